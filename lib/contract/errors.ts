@@ -1,0 +1,129 @@
+/**
+ * Error taxonomy (SPEC §3). Every alkstore error extends {@link AlkstoreError}
+ * and carries a stable `code`. "No work", lost locks and refused job-handle
+ * operations are values (`null`, `false`), never errors.
+ */
+
+/** Stable codes of {@link AlkstoreError} subclasses. */
+export type AlkstoreErrorCode =
+  | 'PAYLOAD_TOO_LARGE'
+  | 'RESERVED_NAME'
+  | 'INVALID_NAME'
+  | 'CLOSED'
+  | 'CODEC'
+  | 'DATABASE'
+  | 'INVALID_SPEC'
+  | 'LEADERSHIP_LOST'
+  | 'INVALID_OPTION';
+
+/** Base class of every error alkstore throws on purpose. */
+export class AlkstoreError extends Error {
+  constructor(
+    readonly code: AlkstoreErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** A notify payload exceeds the engine's limit (PostgreSQL: 8000 bytes). Raised before any round trip. */
+export class PayloadTooLarge extends AlkstoreError {
+  constructor(
+    readonly channel: string,
+    readonly bytes: number,
+    readonly limit: number,
+  ) {
+    super('PAYLOAD_TOO_LARGE', `notify payload on channel ${JSON.stringify(channel)} is ${bytes} bytes; the limit is ${limit}`);
+  }
+}
+
+/** A name uses the reserved prefix `__alkstore_`. */
+export class ReservedName extends AlkstoreError {
+  constructor(
+    readonly kind: string,
+    readonly value: string,
+  ) {
+    super('RESERVED_NAME', `${kind} name ${JSON.stringify(value)} uses the reserved prefix "__alkstore_"`);
+  }
+}
+
+/** A name is empty, whitespace-only or not a string. */
+export class InvalidName extends AlkstoreError {
+  constructor(
+    readonly kind: string,
+    readonly value: unknown,
+    reason = 'must be a non-empty string',
+  ) {
+    super('INVALID_NAME', `${kind} name ${describe(value)} ${reason}`);
+  }
+}
+
+/** The store (or the receiver) was closed; later calls get this error. */
+export class Closed extends AlkstoreError {
+  constructor(what = 'store') {
+    super('CLOSED', `the ${what} is closed`);
+  }
+}
+
+/** A payload does not survive JSON (BigInt, a cycle, a non-finite number, undefined at the top), or stored bytes do not decode. */
+export class Codec extends AlkstoreError {
+  constructor(what: string, reason: string, options?: { cause?: unknown }) {
+    super('CODEC', `${what}: ${reason}`, options);
+  }
+}
+
+/** The database failed; the engine's error is kept as `cause`. */
+export class Database extends AlkstoreError {
+  constructor(operation: string, cause: unknown) {
+    super('DATABASE', `${operation} failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+}
+
+/** A schedule spec is not `@every <n><s|m|h|d>` with n > 0 (cron strings included). */
+export class InvalidSpec extends AlkstoreError {
+  constructor(readonly spec: unknown) {
+    super('INVALID_SPEC', `schedule spec ${describe(spec)} is not "@every <n><s|m|h|d>" with n > 0 (cron strings are not supported)`);
+  }
+}
+
+/** The scheduler runner failed to renew the leadership lock and stopped ticking. */
+export class LeadershipLost extends AlkstoreError {
+  constructor(readonly owner: string) {
+    super('LEADERSHIP_LOST', `scheduler runner ${JSON.stringify(owner)} lost the leadership lock "__alkstore_scheduler"`);
+  }
+}
+
+/** An option object has a field of the wrong shape. Names the field, never echoes a secret value. */
+export class InvalidOption extends AlkstoreError {
+  constructor(
+    readonly field: string,
+    reason: string,
+  ) {
+    super('INVALID_OPTION', `option ${field} ${reason}`);
+  }
+}
+
+/**
+ * Thrown by a delivery handler to say "retrying cannot help": the message is
+ * dead-lettered at once instead of retried.
+ */
+export class PermanentError extends Error {
+  readonly code = 'PERMANENT';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'PermanentError';
+  }
+}
+
+function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (value === undefined) return 'undefined';
+  if (typeof value === 'bigint') return `${value}n`;
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}

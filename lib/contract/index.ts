@@ -1,0 +1,11 @@
+/**
+ * The engine-agnostic contract: types, errors, name rules and pure functions.
+ * Imports nothing from Nest, TypeORM or any database driver.
+ */
+export * from './errors.js';
+export * from './names.js';
+export * from './backoff.js';
+export * from './schedule-spec.js';
+export * from './codec.js';
+export * from './options.js';
+export type * from './types.js';

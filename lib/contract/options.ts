@@ -1,0 +1,144 @@
+import { InvalidOption } from './errors.js';
+
+/**
+ * Queue-level options, stamped on each job row at enqueue and never looked up
+ * later (SPEC §5). All durations in milliseconds.
+ */
+export interface QueueOpts {
+  /** How long a claim lasts before the job may be reclaimed. Default 300 000 (outbox-backed: 60 000). */
+  visibilityTimeoutMs?: number;
+  /** Claims allowed before a job goes dead. Default 3 (outbox-backed: 5). */
+  maxAttempts?: number;
+  /** Base of the equal-jitter exponential retry delay. Default 5 000. */
+  backoffBaseMs?: number;
+  /** How long dead rows are kept before `sweepExpired` deletes them. Default `null`: forever. */
+  deadLetterRetentionMs?: number | null;
+}
+
+/** Per-job options (SPEC §5). */
+export interface EnqueueOpts {
+  /** Run no earlier than now + delayMs (database clock). Wins over `runAt`. */
+  delayMs?: number;
+  /** Run no earlier than this instant (epoch milliseconds). */
+  runAt?: number;
+  /** Higher runs first. Default 0. */
+  priority?: number;
+  /** Overrides the queue's `maxAttempts` for this job. */
+  maxAttempts?: number;
+  /** The job expires (goes dead on `sweepExpired`, is never claimed) this long after enqueue. */
+  expiresInMs?: number;
+}
+
+/** Options accepted where a job is enqueued by queue name (transaction handles, outboxes). */
+export type JobOpts = EnqueueOpts & QueueOpts;
+
+/** Defaults for plain queues. */
+export const DEFAULT_QUEUE_OPTS: Readonly<Required<QueueOpts>> = Object.freeze({
+  visibilityTimeoutMs: 300_000,
+  maxAttempts: 3,
+  backoffBaseMs: 5_000,
+  deadLetterRetentionMs: null,
+});
+
+/** Defaults for outbox-backed queues. */
+export const OUTBOX_QUEUE_OPTS: Readonly<Required<QueueOpts>> = Object.freeze({
+  visibilityTimeoutMs: 60_000,
+  maxAttempts: 5,
+  backoffBaseMs: 5_000,
+  deadLetterRetentionMs: null,
+});
+
+/** What is written onto a job row: the resolved stamp, identical on both engines. */
+export interface JobStamp {
+  priority: number;
+  maxAttempts: number;
+  visibilityTimeoutMs: number;
+  backoffBaseMs: number;
+  deadLetterRetentionMs: number | null;
+  /** Delay from the database's now, or null when `runAtMs` decides. */
+  delayMs: number | null;
+  /** Absolute ready time (epoch ms), used only when `delayMs` is null; null means "now". */
+  runAtMs: number | null;
+  /** Expiry relative to the database's now at enqueue, or null for never. */
+  expiresInMs: number | null;
+}
+
+function positiveInt(field: string, v: unknown): number {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw new RangeError(`${field} must be a positive integer, got ${String(v)}`);
+  return v;
+}
+
+function nonNegative(field: string, v: unknown): number {
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw new RangeError(`${field} must be a finite number >= 0, got ${String(v)}`);
+  return Math.floor(v);
+}
+
+function positive(field: string, v: unknown): number {
+  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) throw new RangeError(`${field} must be a finite number > 0, got ${String(v)}`);
+  return Math.ceil(v);
+}
+
+/** Validates queue options (RangeError naming the field) and fills defaults. */
+export function resolveQueueOpts(opts: QueueOpts | undefined, defaults: Readonly<Required<QueueOpts>> = DEFAULT_QUEUE_OPTS): Required<QueueOpts> {
+  const o = opts ?? {};
+  return {
+    visibilityTimeoutMs: o.visibilityTimeoutMs === undefined ? defaults.visibilityTimeoutMs : positive('visibilityTimeoutMs', o.visibilityTimeoutMs),
+    maxAttempts: o.maxAttempts === undefined ? defaults.maxAttempts : positiveInt('maxAttempts', o.maxAttempts),
+    backoffBaseMs: o.backoffBaseMs === undefined ? defaults.backoffBaseMs : nonNegative('backoffBaseMs', o.backoffBaseMs),
+    deadLetterRetentionMs:
+      o.deadLetterRetentionMs === undefined || o.deadLetterRetentionMs === null
+        ? (o.deadLetterRetentionMs ?? defaults.deadLetterRetentionMs)
+        : nonNegative('deadLetterRetentionMs', o.deadLetterRetentionMs),
+  };
+}
+
+/**
+ * Resolves what is stamped on a job row: explicit per-job options win over the
+ * queue's options, which win over the defaults. Pure; both engines call it.
+ */
+export function resolveJobStamp(queueOpts: Required<QueueOpts>, opts: JobOpts | undefined): JobStamp {
+  const o = opts ?? {};
+  const q = resolveQueueOpts(
+    {
+      visibilityTimeoutMs: o.visibilityTimeoutMs ?? queueOpts.visibilityTimeoutMs,
+      maxAttempts: o.maxAttempts ?? queueOpts.maxAttempts,
+      backoffBaseMs: o.backoffBaseMs ?? queueOpts.backoffBaseMs,
+      deadLetterRetentionMs: o.deadLetterRetentionMs === undefined ? queueOpts.deadLetterRetentionMs : o.deadLetterRetentionMs,
+    },
+    queueOpts,
+  );
+  let priority = 0;
+  if (o.priority !== undefined) {
+    if (typeof o.priority !== 'number' || !Number.isInteger(o.priority)) throw new RangeError(`priority must be an integer, got ${String(o.priority)}`);
+    priority = o.priority;
+  }
+  const delayMs = o.delayMs === undefined ? null : nonNegative('delayMs', o.delayMs);
+  let runAtMs: number | null = null;
+  if (delayMs === null && o.runAt !== undefined) {
+    if (typeof o.runAt !== 'number' || !Number.isFinite(o.runAt)) throw new RangeError(`runAt must be epoch milliseconds, got ${String(o.runAt)}`);
+    runAtMs = Math.floor(o.runAt);
+  }
+  const expiresInMs = o.expiresInMs === undefined ? null : positive('expiresInMs', o.expiresInMs);
+  return { priority, ...q, delayMs, runAtMs, expiresInMs };
+}
+
+/** Validates a positive duration argument (ttl, extend, visibility): RangeError naming it. */
+export function requirePositiveMs(name: string, v: unknown): number {
+  return positive(name, v);
+}
+
+/** Validates a non-negative duration argument: RangeError naming it. */
+export function requireNonNegativeMs(name: string, v: unknown): number {
+  return nonNegative(name, v);
+}
+
+/** Validates a positive integer count (batch sizes, limits): RangeError naming it. */
+export function requirePositiveInt(name: string, v: unknown): number {
+  return positiveInt(name, v);
+}
+
+/** Validates that an option is a non-empty string; {@link InvalidOption} naming the field. */
+export function requireString(field: string, v: unknown): string {
+  if (typeof v !== 'string' || v.length === 0) throw new InvalidOption(field, 'must be a non-empty string');
+  return v;
+}

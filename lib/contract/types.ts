@@ -1,0 +1,310 @@
+import type { JobOpts, QueueOpts } from './options.js';
+
+/** Which engine backs a store. Consumer code never needs to branch on it. */
+export type EngineKind = 'sqlite' | 'postgres';
+
+/** An opaque "something changed on this channel, re-read" signal. */
+export interface Wake {
+  readonly channel: string;
+}
+
+/**
+ * Wakes for one channel, starting from the moment `listen` was called.
+ * Wakes may be coalesced or repeated; consumers must be idempotent on wake.
+ */
+export interface WakeReceiver extends AsyncIterable<Wake> {
+  readonly channel: string;
+  /** Next wake, or `null` once the receiver is closed (or `signal` aborts). */
+  recv(signal?: AbortSignal): Promise<Wake | null>;
+  /** Ends the receiver; a pending `recv` resolves `null` and async iteration ends. */
+  close(): void;
+  readonly closed: boolean;
+}
+
+/** A durable stream event (SPEC §6). Offsets are per stream, immutable, ascending. */
+export interface StreamEvent<T = unknown> {
+  readonly offset: number;
+  readonly stream: string;
+  readonly key: string | null;
+  readonly payload: T;
+  /** Epoch milliseconds at publish (database clock). Informational, not an ordering field. */
+  readonly createdAt: number;
+}
+
+/**
+ * A durable subscription: replays events after the consumer's saved offset,
+ * then follows live events. Offsets are saved explicitly only.
+ */
+export interface EventReceiver<T = unknown> extends AsyncIterable<StreamEvent<T>> {
+  readonly stream: string;
+  readonly consumer: string;
+  /** Next event in offset order, or `null` once closed (or `signal` aborts). */
+  next(signal?: AbortSignal): Promise<StreamEvent<T> | null>;
+  /** Saves the consumer offset (monotone: a lower save is a no-op returning false). */
+  saveOffset(offset: number): Promise<boolean>;
+  close(): void;
+  readonly closed: boolean;
+}
+
+/** A durable, per-consumer-offset log. */
+export interface Stream {
+  readonly name: string;
+  /** Appends an event; resolves to its offset. */
+  publish(payload: unknown): Promise<number>;
+  /** Appends an event carrying `key` (non-empty; metadata only, ordering stays global by offset). */
+  publishWithKey(key: string, payload: unknown): Promise<number>;
+  /** Events with offset > `offset`, ascending, at most `limit` (default 1000). After a trim, resumes at the first remaining row. */
+  readSince(offset: number, limit?: number): Promise<StreamEvent[]>;
+  /** Events after the consumer's saved offset. */
+  readFromConsumer(consumer: string, limit?: number): Promise<StreamEvent[]>;
+  /** Replays from the consumer's saved offset, then follows live events without polling delay. */
+  subscribe(consumer: string): EventReceiver;
+  /** Monotone checkpoint; resolves `false` (no-op) when `offset` is not above the saved one. */
+  saveOffset(consumer: string, offset: number): Promise<boolean>;
+  /** The consumer's saved offset, 0 when none. */
+  getOffset(consumer: string): Promise<number>;
+  /** Deletes events with offset <= horizon; resolves to the number deleted. Emits no wake. */
+  trimTo(horizon: number): Promise<number>;
+}
+
+/** Where a job is in its life. Acked and cancelled jobs are deleted. */
+export type JobState = 'pending' | 'processing' | 'dead';
+
+/** A job row as `getJob` / `listDead` see it. Instants are epoch milliseconds (database clock). */
+export interface JobInfo<T = unknown> {
+  readonly id: number;
+  readonly queue: string;
+  readonly state: JobState;
+  readonly payload: T;
+  readonly priority: number;
+  readonly attempts: number;
+  readonly maxAttempts: number;
+  readonly visibilityTimeoutMs: number;
+  readonly backoffBaseMs: number;
+  readonly deadLetterRetentionMs: number | null;
+  /** When the job is (or was) ready to be claimed. */
+  readonly runAt: number;
+  readonly enqueuedAt: number;
+  readonly expiresAt: number | null;
+  /** The claim deadline while processing, else null. */
+  readonly claimedUntil: number | null;
+  readonly lastError: string | null;
+  readonly diedAt: number | null;
+}
+
+/**
+ * A claimed job. Every op is fenced by the claim token and deadline: it
+ * resolves `false` once the row was reclaimed, finished, or its deadline passed.
+ */
+export interface Job<T = unknown> {
+  readonly id: number;
+  readonly queue: string;
+  readonly payload: T;
+  readonly priority: number;
+  /** Claims so far, this one included. */
+  readonly attempts: number;
+  readonly maxAttempts: number;
+  readonly claimToken: string;
+  /** The claim deadline (epoch ms, database clock) as of the claim or the last successful heartbeat. */
+  readonly deadline: number;
+  readonly enqueuedAt: number;
+  /** The payload, typed by the caller (no runtime check). */
+  payloadAs<U>(): U;
+  /** Deletes the job. */
+  ack(): Promise<boolean>;
+  /** Back to pending after `delayMs`, or the queue's equal-jitter backoff; dead when attempts are exhausted. */
+  retry(error: unknown, delayMs?: number): Promise<boolean>;
+  /** Moves the job to dead at once, keeping `error` as `lastError`. */
+  fail(error: unknown): Promise<boolean>;
+  /** Sets the deadline to now + extendMs (absolute, not additive). Refused after the deadline. */
+  heartbeat(extendMs: number): Promise<boolean>;
+}
+
+/** Counts for metrics and dashboards. */
+export interface QueueStats {
+  readonly pending: number;
+  readonly processing: number;
+  readonly dead: number;
+  /** Age of the oldest ready pending job in ms (0 when none). */
+  readonly oldestPendingAgeMs: number;
+}
+
+/** Paging of dead letters, ordered by id ascending (stable). */
+export interface ListDeadOpts {
+  /** Only rows that died before this instant (epoch ms). */
+  before?: number;
+  /** Only rows with id greater than this (the last id of the previous page). */
+  after?: number;
+  /** Page size, default 100. */
+  limit?: number;
+}
+
+/** Handle on a named queue; its `opts` are stamped on every job enqueued through it. */
+export interface Queue {
+  readonly name: string;
+  readonly opts: Readonly<Required<QueueOpts>>;
+  /** Enqueues one job; per-job `opts` override the queue's for this job only. */
+  enqueue(payload: unknown, opts?: JobOpts): Promise<number>;
+  /** Enqueues many jobs in one transaction; resolves to their ids in order. */
+  enqueueMany(payloads: readonly unknown[], opts?: JobOpts): Promise<number[]>;
+  /** Claims the next ready job (priority DESC, ready time, enqueue order), or `null`. */
+  claimOne(workerId?: string): Promise<Job | null>;
+  /** Claims up to `max` ready jobs in one statement. */
+  claimBatch(max: number, workerId?: string): Promise<Job[]>;
+  /** Acks many claimed jobs in one statement; resolves to how many were still ours and got deleted. */
+  ackBatch(jobs: readonly Pick<Job, 'id' | 'claimToken'>[]): Promise<number>;
+  /** Deletes a job in any state, unconditionally (not an interrupt). */
+  cancel(id: number): Promise<boolean>;
+  getJob(id: number): Promise<JobInfo | null>;
+  /** Moves every past-expiry row (any state) to dead, and deletes dead rows past their retention. */
+  sweepExpired(): Promise<{ expired: number; purged: number }>;
+  listDead(opts?: ListDeadOpts): Promise<JobInfo[]>;
+  /** Back to pending now with attempts reset to 0; `lastError` kept. Resolves to how many moved. */
+  retryDead(ids: readonly number[]): Promise<number>;
+  /** Deletes dead rows; resolves to how many. */
+  purgeDead(ids: readonly number[]): Promise<number>;
+  stats(): Promise<QueueStats>;
+  /** Wakes when jobs may have become claimable on this queue (enqueue commits, retries, releases). */
+  listen(): WakeReceiver;
+}
+
+/** A transactional outbox: a helper over its backing queue `__alkstore_outbox:<name>`. */
+export interface Outbox {
+  readonly name: string;
+  /** The backing queue (derived name, outbox defaults: visibility 60 s, 5 attempts). */
+  readonly queue: Queue;
+  enqueue(payload: unknown, opts?: JobOpts): Promise<number>;
+  /**
+   * Pull one message: claim, run `delivery`, ack on success, retry with the
+   * queue's backoff on a throw. Resolves `false` when there was no work.
+   */
+  runOnce(workerId: string, delivery: (job: Job) => Promise<void>): Promise<boolean>;
+}
+
+/** A TTL-bounded named lock. Exclusion lapses silently at expiry. */
+export interface Lock {
+  readonly name: string;
+  readonly owner: string;
+  /** Expiry as of acquisition or the last successful renew (epoch ms, database clock). */
+  readonly expiresAt: number;
+  /** Sets expiry to now + ttlMs while still held; `false` once lost. */
+  renew(ttlMs: number): Promise<boolean>;
+  /** Releases while still held; `false` once lost. */
+  release(): Promise<boolean>;
+}
+
+/** Options stamped on every job a schedule fires. */
+export interface ScheduleOpts {
+  priority?: number;
+  maxAttempts?: number;
+  expiresInMs?: number;
+  /** First boundary (epoch ms). Default: now + interval. Ignored on an upsert that keeps the same spec. */
+  startAt?: number;
+}
+
+/** A stored schedule. */
+export interface Schedule {
+  readonly name: string;
+  readonly spec: string;
+  readonly intervalMs: number;
+  readonly queue: string;
+  readonly payload: unknown;
+  readonly priority: number;
+  readonly maxAttempts: number | null;
+  readonly expiresInMs: number | null;
+  /** Next boundary to fire (epoch ms). */
+  readonly nextFireAt: number;
+}
+
+/** Options of `runSchedules`. */
+export interface RunSchedulesOpts {
+  /** Lock owner identity; default a random id per call. */
+  owner?: string;
+  /** Longest sleep between ticks when nothing is due, default 1000 ms. */
+  maxTickMs?: number;
+}
+
+/** The commit-atomic operations of a transaction (SPEC seam). */
+export interface TxOps {
+  /** Enqueue a job that becomes visible when the transaction commits. */
+  enqueue(queue: string, payload: unknown, opts?: JobOpts): Promise<number>;
+  publish(stream: string, payload: unknown): Promise<number>;
+  publishWithKey(stream: string, key: string, payload: unknown): Promise<number>;
+  /** A wake that fires on commit and never on rollback. */
+  notify(channel: string, payload?: string): Promise<void>;
+  saveOffset(stream: string, consumer: string, offset: number): Promise<boolean>;
+  outboxEnqueue(outbox: string, payload: unknown, opts?: JobOpts): Promise<number>;
+}
+
+/** An engine-owned transaction from `beginTx()`. */
+export interface TxHandle extends TxOps {
+  commit(): Promise<void>;
+  rollback(): Promise<void>;
+  readonly finished: boolean;
+}
+
+/**
+ * A caller-owned SQL transaction (a TypeORM `QueryRunner`, or anything shaped
+ * like one). alkstore runs its SQL through `query` and never commits it.
+ */
+export interface QueryRunnerLike {
+  readonly isTransactionActive: boolean;
+  readonly isReleased?: boolean;
+  query(sql: string, parameters?: unknown[], useStructuredResult?: boolean): Promise<unknown>;
+}
+
+/** A TypeORM `EntityManager`, or anything shaped like one: its `queryRunner` carries the transaction. */
+export interface EntityManagerLike {
+  readonly queryRunner?: QueryRunnerLike;
+}
+
+/** What `store.withTx(...)` joins: a transaction the caller owns. */
+export type ExternalTx = QueryRunnerLike | EntityManagerLike;
+
+/** Where alkstore logs. Nest's `Logger` fits. Default: silent except warnings to stderr. */
+export interface StoreLogger {
+  log(message: string): void;
+  warn(message: string): void;
+  error(message: string, error?: unknown): void;
+}
+
+/** One handle over every mechanism. */
+export interface Store {
+  readonly engine: EngineKind;
+
+  notify(channel: string, payload?: string): Promise<void>;
+  listen(channel: string): WakeReceiver;
+
+  stream(name: string): Stream;
+
+  /** A queue handle; `opts` are stamped on jobs enqueued through it and through `tx.enqueue(name)` in this process. */
+  queue(name: string, opts?: QueueOpts): Queue;
+  outbox(name: string, opts?: QueueOpts): Outbox;
+  outboxEnqueue(outbox: string, payload: unknown, opts?: JobOpts): Promise<number>;
+
+  tryLock(name: string, owner: string, ttlMs: number): Promise<Lock | null>;
+
+  /** Upserts a schedule by name. Same spec keeps the stored next fire; a new spec restarts it. */
+  schedule(name: string, spec: string, queue: string, payload: unknown, opts?: ScheduleOpts): Promise<Schedule>;
+  unschedule(name: string): Promise<boolean>;
+  getSchedule(name: string): Promise<Schedule | null>;
+  /**
+   * Runs the leader-elected scheduler until `signal` aborts (then resolves).
+   * Rejects with `LeadershipLost` when a renew of `__alkstore_scheduler` fails.
+   */
+  runSchedules(signal: AbortSignal, opts?: RunSchedulesOpts): Promise<void>;
+
+  /** Starts an engine-owned transaction. Other writes of this store wait until it ends. */
+  beginTx(): Promise<TxHandle>;
+  /** Runs `fn` in an engine-owned transaction: commit on return, rollback on throw. */
+  withTx<T>(fn: (tx: TxHandle) => Promise<T>): Promise<T>;
+  /** Joins a caller-owned transaction (TypeORM `EntityManager` or `QueryRunner`); refuses one with no active transaction. */
+  withTx(external: ExternalTx): TxOps;
+
+  /** The database clock, epoch milliseconds. */
+  now(): Promise<number>;
+
+  /** Closes the store; later calls reject with `Closed`. Idempotent. */
+  close(): Promise<void>;
+  readonly closed: boolean;
+}

@@ -1,0 +1,19 @@
+import type { StoreLogger } from './contract/types.js';
+
+/** Options of {@link openStore}. */
+export interface OpenStoreOptions {
+  /**
+   * `sqlite:<path>` (a file, or `sqlite::memory:`), or `postgres://…` /
+   * `postgresql://…`. A bare path is treated as a SQLite file.
+   */
+  url: string;
+  /** PostgreSQL: the engine-owned schema (default `alkstore`). */
+  schema?: string;
+  /** PostgreSQL: apply migrations at open (default true). */
+  migrate?: boolean;
+  /** PostgreSQL: pool size (default 10). */
+  poolSize?: number;
+  /** Poll interval (ms) of the fallback when wakes cannot be received. */
+  pollIntervalMs?: number;
+  logger?: StoreLogger;
+}

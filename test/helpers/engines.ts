@@ -1,0 +1,104 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe } from '@jest/globals';
+import type { Store } from '../../lib/contract/types.js';
+
+/** Connection string of the test PostgreSQL (set by global-setup). */
+export const PG_URL = process.env.ALKSTORE_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+/** True when global-setup reached PostgreSQL. */
+export const PG_AVAILABLE = process.env.ALKSTORE_PG_AVAILABLE === '1';
+
+/** Opens a fresh store; `reopen` opens another store on the same database (a second process's view). */
+export interface EngineFixture {
+  readonly name: string;
+  readonly kind: 'sqlite' | 'postgres';
+  /** A fresh, empty database for one test file (or one test). */
+  create(): Promise<EngineDb>;
+}
+
+export interface EngineDb {
+  /** Opens a store on this database. Call it twice for two independent handles. */
+  open(): Promise<Store>;
+  /** Closes every store opened here and drops the database. */
+  destroy(): Promise<void>;
+  /** For engine-only tests: the SQLite file path or the PostgreSQL schema. */
+  readonly location: string;
+}
+
+let counter = 0;
+function uniqueName(prefix: string): string {
+  counter += 1;
+  return `${prefix}_${process.pid}_${Date.now().toString(36)}_${counter}`;
+}
+
+export const sqliteFile: EngineFixture = {
+  name: 'sqlite (file)',
+  kind: 'sqlite',
+  async create(): Promise<EngineDb> {
+    const dir = mkdtempSync(join(tmpdir(), 'alkstore-test-'));
+    const path = join(dir, 'store.db');
+    const stores: Store[] = [];
+    const { openSqliteStore } = await import('../../lib/engines/sqlite/index.js');
+    return {
+      location: path,
+      async open() {
+        const s = await openSqliteStore({ path });
+        stores.push(s);
+        return s;
+      },
+      async destroy() {
+        for (const s of stores) await s.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  },
+};
+
+export const postgres: EngineFixture = {
+  name: 'postgres',
+  kind: 'postgres',
+  async create(): Promise<EngineDb> {
+    const schema = uniqueName('t');
+    const stores: Store[] = [];
+    const { openPostgresStore } = await import('../../lib/engines/postgres/index.js');
+    return {
+      location: schema,
+      async open() {
+        const s = await openPostgresStore({ connectionString: PG_URL, schema, poolSize: 4 });
+        stores.push(s);
+        return s;
+      },
+      async destroy() {
+        for (const s of stores) await s.close();
+        const pg = (await import('pg')).default;
+        const c = new pg.Client({ connectionString: PG_URL });
+        await c.connect();
+        try {
+          await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+        } finally {
+          await c.end();
+        }
+      },
+    };
+  },
+};
+
+/** Engines the shared contract suite runs against. PostgreSQL only when reachable. */
+export function contractEngines(): EngineFixture[] {
+  return PG_AVAILABLE ? [sqliteFile, postgres] : [sqliteFile];
+}
+
+/** `describe` for a PostgreSQL-only block: skipped (with global-setup's one line) when PostgreSQL is not reachable. */
+export const describePg: typeof describe = (PG_AVAILABLE ? describe : describe.skip) as typeof describe;
+
+/** Waits until `check` returns a truthy value, polling; throws naming `what` at the deadline. Never a fixed sleep as proof. */
+export async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs = 10_000, intervalMs = 5): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v) return v as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
