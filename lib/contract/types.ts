@@ -118,6 +118,14 @@ export interface Job<T = unknown> {
   fail(error: unknown): Promise<boolean>;
   /** Sets the deadline to now + extendMs (absolute, not additive). Refused after the deadline. */
   heartbeat(extendMs: number): Promise<boolean>;
+  /** Returns a job whose work never started to pending at once, giving back the attempt its claim consumed. */
+  release(): Promise<boolean>;
+}
+
+/** Per-claim options. */
+export interface ClaimOpts {
+  /** Lease of this claim (ms); default the job's stamped `visibilityTimeoutMs`. */
+  visibilityTimeoutMs?: number;
 }
 
 /** Counts for metrics and dashboards. */
@@ -148,9 +156,9 @@ export interface Queue {
   /** Enqueues many jobs in one transaction; resolves to their ids in order. */
   enqueueMany(payloads: readonly unknown[], opts?: JobOpts): Promise<number[]>;
   /** Claims the next ready job (priority DESC, ready time, enqueue order), or `null`. */
-  claimOne(workerId?: string): Promise<Job | null>;
+  claimOne(workerId?: string, opts?: ClaimOpts): Promise<Job | null>;
   /** Claims up to `max` ready jobs in one statement. */
-  claimBatch(max: number, workerId?: string): Promise<Job[]>;
+  claimBatch(max: number, workerId?: string, opts?: ClaimOpts): Promise<Job[]>;
   /** Acks many claimed jobs in one statement; resolves to how many were still ours and got deleted. */
   ackBatch(jobs: readonly Pick<Job, 'id' | 'claimToken'>[]): Promise<number>;
   /** Deletes a job in any state, unconditionally (not an interrupt). */
