@@ -14,7 +14,8 @@ export type AlkstoreErrorCode =
   | 'DATABASE'
   | 'INVALID_SPEC'
   | 'LEADERSHIP_LOST'
-  | 'INVALID_OPTION';
+  | 'INVALID_OPTION'
+  | 'JOURNAL_CORRUPT';
 
 /** Base class of every error alkstore throws on purpose. */
 export class AlkstoreError extends Error {

@@ -1,0 +1,8 @@
+/**
+ * NestJS wiring for reliable sync: `ReliableSyncModule.forFeature` provides
+ * `ReliableOutbox` instances, `@InjectReliableOutbox(name)` injects them.
+ * Import it from `alkstore/reliable-sync/nest` only in Nest applications.
+ */
+export { ReliableSyncModule, type ReliableOutboxRegistration } from './reliable-sync.module.js';
+export { InjectReliableOutbox } from './inject-reliable-outbox.decorator.js';
+export { getReliableOutboxToken } from './reliable-sync.constants.js';

@@ -1,0 +1,142 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import { Closed, Database as DatabaseError } from '../contract/errors.js';
+import { loadPeer } from '../internal/load-peer.js';
+import { assertEpoch, assertFrame, type OutboxRecord } from './epoch.js';
+import type { OutboxStore } from './outbox-store.js';
+import { checkIdentifier, checkKey } from './store-options.js';
+
+/** Options of {@link SqliteOutboxStore.open}. */
+export interface SqliteOutboxStoreOptions {
+  /** A SQLite file path (opened in WAL mode). Give this or `database`. */
+  path?: string;
+  /** An open better-sqlite3 connection to use instead of `path`; the store never closes it. */
+  database?: BetterSqlite3.Database;
+  /** Which outbox of this database (one per document or peer). Default `"default"`. */
+  key?: string;
+  /** Prefix of the two tables `<prefix>_frame` and `<prefix>_cursor`. Default `alkstore_sync`. */
+  tablePrefix?: string;
+  /** How long a write waits for another connection's lock (ms, default 5000); only for a connection the store opens. */
+  busyTimeoutMs?: number;
+}
+
+/**
+ * An {@link OutboxStore} in an embedded SQLite database (better-sqlite3,
+ * loaded only when a store is opened). Frames live in `<prefix>_frame`
+ * keyed by `(outbox_key, epoch)`; the cursor in `<prefix>_cursor`, where
+ * `saveCursor` upserts `max(cursor, excluded.cursor)` in one statement, so
+ * any number of handles and processes keep the maximum.
+ */
+export class SqliteOutboxStore implements OutboxStore {
+  private closed = false;
+
+  private constructor(
+    private readonly db: BetterSqlite3.Database,
+    private readonly owned: boolean,
+    /** The outbox key this handle reads and writes. */
+    readonly key: string,
+    private readonly sql: ReturnType<typeof prepare>,
+  ) {}
+
+  /** Opens (creating the tables if missing) the outbox `key` of a SQLite database. */
+  static async open(options: SqliteOutboxStoreOptions): Promise<SqliteOutboxStore> {
+    const key = checkKey(options.key);
+    const prefix = checkIdentifier('tablePrefix', options.tablePrefix, 'alkstore_sync');
+    let db = options.database;
+    const owned = !db;
+    if (!db) {
+      if (typeof options.path !== 'string' || options.path.length === 0) {
+        throw new RangeError('SqliteOutboxStore.open needs a non-empty `path` or an open `database`');
+      }
+      const mod = await loadPeer('better-sqlite3', () => import('better-sqlite3'));
+      const path = options.path;
+      db = wrap(`open sqlite outbox ${JSON.stringify(path)}`, () => {
+        const opened = new mod.default(path);
+        // WAL lets readers run beside the writer; FULL makes every commit durable (append before send).
+        opened.pragma('journal_mode = WAL');
+        opened.pragma('synchronous = FULL');
+        return opened;
+      });
+    }
+    const conn = db;
+    wrap('set up sqlite outbox', () => {
+      // A caller-owned connection keeps its own settings.
+      if (owned) conn.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
+      conn.exec(
+        `CREATE TABLE IF NOT EXISTS ${prefix}_frame (
+           outbox_key TEXT NOT NULL,
+           epoch INTEGER NOT NULL,
+           frame BLOB NOT NULL,
+           PRIMARY KEY (outbox_key, epoch)
+         ) WITHOUT ROWID;
+         CREATE TABLE IF NOT EXISTS ${prefix}_cursor (
+           outbox_key TEXT PRIMARY KEY,
+           cursor INTEGER NOT NULL
+         ) WITHOUT ROWID;`,
+      );
+    });
+    return new SqliteOutboxStore(conn, owned, key, prepare(conn, prefix));
+  }
+
+  async put(epoch: number, frame: Uint8Array): Promise<void> {
+    assertEpoch(epoch);
+    assertFrame(frame, epoch);
+    this.run('put', () => this.sql.put.run(this.key, epoch, Buffer.from(frame)));
+  }
+
+  async deleteThrough(epoch: number): Promise<void> {
+    assertEpoch(epoch);
+    this.run('deleteThrough', () => this.sql.deleteThrough.run(this.key, epoch));
+  }
+
+  async scanAfter(epoch: number): Promise<OutboxRecord[]> {
+    assertEpoch(epoch);
+    const rows = this.run('scanAfter', () => this.sql.scanAfter.all(this.key, epoch) as { epoch: number; frame: Buffer }[]);
+    return rows.map((r) => ({ epoch: r.epoch, frame: new Uint8Array(r.frame) }));
+  }
+
+  async loadCursor(): Promise<number> {
+    const row = this.run('loadCursor', () => this.sql.loadCursor.get(this.key) as { cursor: number } | undefined);
+    return row?.cursor ?? 0;
+  }
+
+  async saveCursor(epoch: number): Promise<void> {
+    assertEpoch(epoch);
+    this.run('saveCursor', () => this.sql.saveCursor.run(this.key, epoch));
+  }
+
+  /** Closes the connection if this store opened it. Later calls throw {@link Closed}. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.owned) this.db.close();
+  }
+
+  private run<T>(operation: string, fn: () => T): T {
+    if (this.closed) throw new Closed('sqlite outbox store');
+    return wrap(`sqlite outbox ${operation} (key ${JSON.stringify(this.key)})`, fn);
+  }
+}
+
+function prepare(db: BetterSqlite3.Database, prefix: string) {
+  return {
+    put: db.prepare(
+      `INSERT INTO ${prefix}_frame (outbox_key, epoch, frame) VALUES (?, ?, ?)
+       ON CONFLICT (outbox_key, epoch) DO UPDATE SET frame = excluded.frame`,
+    ),
+    deleteThrough: db.prepare(`DELETE FROM ${prefix}_frame WHERE outbox_key = ? AND epoch <= ?`),
+    scanAfter: db.prepare(`SELECT epoch, frame FROM ${prefix}_frame WHERE outbox_key = ? AND epoch > ? ORDER BY epoch`),
+    loadCursor: db.prepare(`SELECT cursor FROM ${prefix}_cursor WHERE outbox_key = ?`),
+    saveCursor: db.prepare(
+      `INSERT INTO ${prefix}_cursor (outbox_key, cursor) VALUES (?, ?)
+       ON CONFLICT (outbox_key) DO UPDATE SET cursor = max(cursor, excluded.cursor)`,
+    ),
+  };
+}
+
+function wrap<T>(operation: string, fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    throw new DatabaseError(operation, err);
+  }
+}
