@@ -1,0 +1,223 @@
+import { InvalidOption } from '../contract/errors.js';
+import { DEFAULT_RETRY_SETTINGS, type RetrySettings, validateRetrySettings } from './retry-policy.js';
+
+/** Delivery ordering. Only `unordered` exists in this release; `per-key` is a configuration error. */
+export type OutboxOrdering = 'unordered' | 'per-key';
+
+/** Every field of {@link OutboxSettings}. Durations in milliseconds. */
+export interface OutboxSettingsInit {
+  /** Most rows one claim takes (also bounded by free in-flight slots). */
+  readonly batchSize: number;
+  /** Lease of a claim; renewed every `leaseMs / 2` while a row is in flight. Also the outcome-write retry budget. */
+  readonly leaseMs: number;
+  /** Most rows this dispatcher holds at once (delivering, or waiting for their outcome write). */
+  readonly maxInFlight: number;
+  /** A delivery still running after this long is a transient failure (`timeout`); the handler's signal aborts. */
+  readonly publishTimeoutMs: number;
+  /** Poll interval while work is flowing. */
+  readonly pollIntervalMs: number;
+  /** Poll interval when the last claim found nothing (a commit wakes the loop earlier). */
+  readonly idlePollIntervalMs: number;
+  /** On shutdown, how long in-flight deliveries may still finish (0: not at all). */
+  readonly drainTimeoutMs: number;
+  /** A store call (claim, renew, outcome write, stats) still pending after this long counts as failed. */
+  readonly storeTimeoutMs: number;
+  /** How often `pending` / `oldestPendingAgeMs` are sampled from `queue.stats()` (only when metrics are set). */
+  readonly statsIntervalMs: number;
+  /** Only `unordered` is supported. */
+  readonly ordering: OutboxOrdering;
+  /** Retry policy of transient failures. */
+  readonly retry: RetrySettings;
+}
+
+/** What {@link OutboxSettings.create} accepts: any subset; missing fields take the defaults. */
+export type OutboxSettingsInput = Partial<Omit<OutboxSettingsInit, 'retry'>> & { readonly retry?: Partial<RetrySettings> };
+
+/** Defaults of {@link OutboxSettings}; docs/outbox.md explains each choice. */
+export const DEFAULT_OUTBOX_SETTINGS: OutboxSettingsInit = Object.freeze({
+  batchSize: 32,
+  leaseMs: 30_000,
+  maxInFlight: 64,
+  publishTimeoutMs: 10_000,
+  pollIntervalMs: 100,
+  idlePollIntervalMs: 1_000,
+  drainTimeoutMs: 10_000,
+  storeTimeoutMs: 5_000,
+  statsIntervalMs: 10_000,
+  ordering: 'unordered',
+  retry: DEFAULT_RETRY_SETTINGS,
+});
+
+/** Longest delay a Node timer honours; a longer one would fire at once. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+const TOP_FIELDS = Object.keys(DEFAULT_OUTBOX_SETTINGS) as (keyof OutboxSettingsInit)[];
+const RETRY_FIELDS = Object.keys(DEFAULT_RETRY_SETTINGS) as (keyof RetrySettings)[];
+
+/** Environment variable suffix of each field, read by {@link OutboxSettings.fromEnv}. */
+const ENV_NAMES: Record<string, string> = {
+  batchSize: 'BATCH_SIZE',
+  leaseMs: 'LEASE_MS',
+  maxInFlight: 'MAX_IN_FLIGHT',
+  publishTimeoutMs: 'PUBLISH_TIMEOUT_MS',
+  pollIntervalMs: 'POLL_INTERVAL_MS',
+  idlePollIntervalMs: 'IDLE_POLL_INTERVAL_MS',
+  drainTimeoutMs: 'DRAIN_TIMEOUT_MS',
+  storeTimeoutMs: 'STORE_TIMEOUT_MS',
+  statsIntervalMs: 'STATS_INTERVAL_MS',
+  ordering: 'ORDERING',
+  'retry.baseMs': 'RETRY_BASE_MS',
+  'retry.maxDelayMs': 'RETRY_MAX_DELAY_MS',
+  'retry.maxAttempts': 'RETRY_MAX_ATTEMPTS',
+  'retry.jitter': 'RETRY_JITTER',
+};
+
+/**
+ * The dispatcher's settings: immutable, validated when built. Every invalid
+ * field is an {@link InvalidOption} (code `INVALID_OPTION`) naming the field;
+ * messages never echo the value.
+ *
+ * ```ts
+ * const s = OutboxSettings.create({ batchSize: 16, retry: { maxAttempts: 8 } });
+ * const fromEnv = OutboxSettings.fromEnv('ORDERS_OUTBOX_'); // ORDERS_OUTBOX_BATCH_SIZE, …
+ * ```
+ */
+export class OutboxSettings implements OutboxSettingsInit {
+  readonly batchSize!: number;
+  readonly leaseMs!: number;
+  readonly maxInFlight!: number;
+  readonly publishTimeoutMs!: number;
+  readonly pollIntervalMs!: number;
+  readonly idlePollIntervalMs!: number;
+  readonly drainTimeoutMs!: number;
+  readonly storeTimeoutMs!: number;
+  readonly statsIntervalMs!: number;
+  readonly ordering!: OutboxOrdering;
+  readonly retry!: RetrySettings;
+
+  /** Validates `input` over the defaults. @throws InvalidOption naming the first bad field */
+  constructor(input: OutboxSettingsInput = {}) {
+    const merged = resolve(input);
+    Object.assign(this, merged);
+    Object.freeze(this);
+  }
+
+  /** Same as the constructor; an {@link OutboxSettings} passes through unchanged. */
+  static create(input: OutboxSettings | OutboxSettingsInput = {}): OutboxSettings {
+    return input instanceof OutboxSettings ? input : new OutboxSettings(input);
+  }
+
+  /**
+   * Reads `${prefix}BATCH_SIZE`, `${prefix}LEASE_MS`, `${prefix}MAX_IN_FLIGHT`,
+   * `${prefix}PUBLISH_TIMEOUT_MS`, `${prefix}POLL_INTERVAL_MS`,
+   * `${prefix}IDLE_POLL_INTERVAL_MS`, `${prefix}DRAIN_TIMEOUT_MS`,
+   * `${prefix}STORE_TIMEOUT_MS`, `${prefix}STATS_INTERVAL_MS`, `${prefix}ORDERING`,
+   * `${prefix}RETRY_BASE_MS`, `${prefix}RETRY_MAX_DELAY_MS`,
+   * `${prefix}RETRY_MAX_ATTEMPTS`, `${prefix}RETRY_JITTER` from `env`; unset or
+   * empty variables fall back to `base`, then to the defaults. This is the only
+   * code in alkstore that reads the environment, and only when called.
+   *
+   * @throws InvalidOption naming the variable (never its value) when a value is malformed or out of range
+   */
+  static fromEnv(prefix: string, env: Readonly<Record<string, string | undefined>> = process.env, base: OutboxSettingsInput = {}): OutboxSettings {
+    if (typeof prefix !== 'string') throw new InvalidOption('prefix', 'must be a string');
+    const top: Record<string, unknown> = { ...base };
+    const retry: Record<string, unknown> = { ...(base.retry ?? {}) };
+    for (const [field, suffix] of Object.entries(ENV_NAMES)) {
+      const variable = `${prefix}${suffix}`;
+      const raw = env[variable];
+      if (raw === undefined || raw.trim() === '') continue;
+      const value = parseEnvValue(field, variable, raw.trim());
+      if (field.startsWith('retry.')) retry[field.slice('retry.'.length)] = value;
+      else top[field] = value;
+    }
+    try {
+      return new OutboxSettings({ ...top, retry } as OutboxSettingsInput);
+    } catch (err) {
+      // Rename the field to the variable that set it; a field from `base` keeps its own name.
+      if (err instanceof InvalidOption) {
+        const variable = `${prefix}${ENV_NAMES[err.field] ?? ''}`;
+        if (ENV_NAMES[err.field] !== undefined && env[variable] !== undefined && env[variable]?.trim() !== '') {
+          throw new InvalidOption(variable, err.message.slice(`option ${err.field} `.length));
+        }
+      }
+      throw err;
+    }
+  }
+
+  /** A plain copy, e.g. for logging (settings hold no secrets). */
+  toJSON(): OutboxSettingsInit {
+    return { ...this, retry: { ...this.retry } };
+  }
+}
+
+function parseEnvValue(field: string, variable: string, raw: string): unknown {
+  if (field === 'ordering') return raw;
+  if (field === 'retry.jitter') {
+    if (!/^(\d+(\.\d*)?|\.\d+)$/.test(raw)) throw new InvalidOption(variable, 'must be a decimal number in [0, 1)');
+    return Number(raw);
+  }
+  if (!/^\d+$/.test(raw)) throw new InvalidOption(variable, 'must be a non-negative integer (milliseconds or a count)');
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n)) throw new InvalidOption(variable, 'is too large');
+  return n;
+}
+
+function resolve(input: OutboxSettingsInput): OutboxSettingsInit {
+  if (input === null || typeof input !== 'object') throw new InvalidOption('settings', 'must be an object');
+  for (const key of Object.keys(input)) {
+    if (!(TOP_FIELDS as string[]).includes(key)) throw new InvalidOption(key, 'is not an outbox setting');
+  }
+  const retryIn = input.retry ?? {};
+  if (retryIn === null || typeof retryIn !== 'object') throw new InvalidOption('retry', 'must be an object');
+  for (const key of Object.keys(retryIn)) {
+    if (!(RETRY_FIELDS as string[]).includes(key)) throw new InvalidOption(`retry.${key}`, 'is not a retry setting');
+  }
+  const d = DEFAULT_OUTBOX_SETTINGS;
+  const pick = <K extends keyof OutboxSettingsInit>(k: K): OutboxSettingsInit[K] => (input[k as keyof OutboxSettingsInput] ?? d[k]) as OutboxSettingsInit[K];
+  const s: OutboxSettingsInit = {
+    batchSize: pick('batchSize'),
+    leaseMs: pick('leaseMs'),
+    maxInFlight: pick('maxInFlight'),
+    publishTimeoutMs: pick('publishTimeoutMs'),
+    pollIntervalMs: pick('pollIntervalMs'),
+    idlePollIntervalMs: pick('idlePollIntervalMs'),
+    drainTimeoutMs: pick('drainTimeoutMs'),
+    storeTimeoutMs: pick('storeTimeoutMs'),
+    statsIntervalMs: pick('statsIntervalMs'),
+    ordering: pick('ordering'),
+    retry: Object.freeze({
+      baseMs: retryIn.baseMs ?? d.retry.baseMs,
+      maxDelayMs: retryIn.maxDelayMs ?? d.retry.maxDelayMs,
+      maxAttempts: retryIn.maxAttempts ?? d.retry.maxAttempts,
+      jitter: retryIn.jitter ?? d.retry.jitter,
+    }),
+  };
+
+  if (s.ordering === 'per-key') throw new InvalidOption('ordering', 'per-key is not supported in this release; only "unordered" is');
+  if (s.ordering !== 'unordered') throw new InvalidOption('ordering', 'must be "unordered"');
+  positiveInt('batchSize', s.batchSize);
+  positiveInt('maxInFlight', s.maxInFlight);
+  for (const f of ['leaseMs', 'publishTimeoutMs', 'pollIntervalMs', 'idlePollIntervalMs', 'storeTimeoutMs', 'statsIntervalMs'] as const) positiveMs(f, s[f]);
+  if (typeof s.drainTimeoutMs !== 'number' || !Number.isSafeInteger(s.drainTimeoutMs) || s.drainTimeoutMs < 0 || s.drainTimeoutMs > MAX_TIMER_MS) {
+    throw new InvalidOption('drainTimeoutMs', `must be an integer in [0, ${MAX_TIMER_MS}] (milliseconds)`);
+  }
+  // A delivery must be able to finish inside its lease, or every slow publish is a duplicate.
+  if (s.leaseMs <= s.publishTimeoutMs) throw new InvalidOption('leaseMs', 'must be greater than publishTimeoutMs');
+  // Renewals run every leaseMs/2; one that takes up to storeTimeoutMs must still land before the deadline.
+  if (s.storeTimeoutMs * 2 > s.leaseMs) throw new InvalidOption('storeTimeoutMs', 'must be at most half of leaseMs');
+  if (s.idlePollIntervalMs < s.pollIntervalMs) throw new InvalidOption('idlePollIntervalMs', 'must be at least pollIntervalMs');
+  validateRetrySettings(s.retry);
+  return s;
+}
+
+function positiveInt(field: string, v: unknown): void {
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) throw new InvalidOption(field, 'must be a positive integer');
+}
+
+function positiveMs(field: string, v: unknown): void {
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1 || v > MAX_TIMER_MS) {
+    throw new InvalidOption(field, `must be an integer in [1, ${MAX_TIMER_MS}] (milliseconds)`);
+  }
+}
+

@@ -1,0 +1,100 @@
+import { InvalidOption } from '../contract/errors.js';
+
+/** How a delivery attempt failed. A timeout is transient: the publish may simply have been slow. */
+export type FailureKind = 'transient' | 'permanent' | 'timeout';
+
+/** Why a message was dead-lettered: the handler said retrying cannot help, or the attempts ran out. */
+export type DeadReason = 'permanent' | 'exhausted';
+
+/** What to do with a failed delivery. */
+export type RetryDecision = { readonly kind: 'retry'; readonly delayMs: number } | { readonly kind: 'dead'; readonly reason: DeadReason };
+
+/** The retry section of the dispatcher settings. All durations in milliseconds. */
+export interface RetrySettings {
+  /** Delay after the first failed attempt; doubles per attempt. */
+  readonly baseMs: number;
+  /** Cap of any single delay. */
+  readonly maxDelayMs: number;
+  /** Attempts (claims) allowed before a transient failure dead-letters the message. */
+  readonly maxAttempts: number;
+  /** Fraction in [0, 1) by which a delay is randomly shortened, so retries of one outage spread out. */
+  readonly jitter: number;
+}
+
+/** Defaults of {@link RetrySettings}; see docs/outbox.md for the reasoning. */
+export const DEFAULT_RETRY_SETTINGS: RetrySettings = Object.freeze({
+  baseMs: 1_000,
+  maxDelayMs: 300_000,
+  maxAttempts: 5,
+  jitter: 0.2,
+});
+
+/**
+ * Validates a complete retry section, throwing {@link InvalidOption} naming the
+ * field (prefixed with `path`, e.g. `retry.jitter`). Never echoes the value.
+ */
+export function validateRetrySettings(r: RetrySettings, path = 'retry.'): RetrySettings {
+  const posInt = (field: keyof RetrySettings): void => {
+    const v = r[field];
+    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) throw new InvalidOption(`${path}${field}`, 'must be a positive integer');
+  };
+  posInt('baseMs');
+  posInt('maxDelayMs');
+  posInt('maxAttempts');
+  if (typeof r.jitter !== 'number' || !Number.isFinite(r.jitter) || r.jitter < 0 || r.jitter >= 1) {
+    throw new InvalidOption(`${path}jitter`, 'must be a number in [0, 1)');
+  }
+  if (r.baseMs > r.maxDelayMs) throw new InvalidOption(`${path}baseMs`, `must not exceed ${path}maxDelayMs`);
+  return r;
+}
+
+/**
+ * The dispatcher's retry policy: pure, with no I/O and no clock. It answers
+ * with a delay, never an instant; the store applies the delay against the
+ * database clock (`job.retry(err, delayMs)`), so a worker's clock skew can
+ * never hot-loop a row or park it in the future.
+ *
+ * Delay for attempt `n` (the claim that just failed, counting from 1):
+ * `exp = min(baseMs * 2^(n-1), maxDelayMs)`, `delay = floor(exp * (1 - jitter * random))`,
+ * so a delay lies in `(exp * (1 - jitter), exp]` and never exceeds `maxDelayMs`.
+ */
+export class RetryPolicy {
+  readonly settings: RetrySettings;
+
+  /**
+   * @param settings validated like the settings' retry section ({@link InvalidOption} naming the field)
+   * @param random source of uniform numbers in [0, 1); inject a constant in tests
+   */
+  constructor(
+    settings: RetrySettings = DEFAULT_RETRY_SETTINGS,
+    private readonly random: () => number = Math.random,
+  ) {
+    this.settings = Object.freeze({ ...validateRetrySettings(settings) });
+  }
+
+  /**
+   * Decides what happens after attempt `attempts` failed.
+   * @param attempts claims so far, the failed one included (`job.attempts`)
+   * @param failure how it failed; `permanent` dead-letters at once
+   * @param maxAttempts a lower cap from the message itself (its stamped `job.maxAttempts`); the smaller cap wins
+   * @throws RangeError when `attempts` is not a positive integer
+   */
+  decide(attempts: number, failure: FailureKind, maxAttempts?: number): RetryDecision {
+    if (!Number.isSafeInteger(attempts) || attempts < 1) throw new RangeError(`attempts must be a positive integer, got ${String(attempts)}`);
+    if (failure === 'permanent') return { kind: 'dead', reason: 'permanent' };
+    const cap = maxAttempts === undefined ? this.settings.maxAttempts : Math.min(this.settings.maxAttempts, maxAttempts);
+    if (attempts >= cap) return { kind: 'dead', reason: 'exhausted' };
+    return { kind: 'retry', delayMs: this.delayMs(attempts) };
+  }
+
+  /** The delay after failed attempt `attempts` (see the class comment). */
+  delayMs(attempts: number): number {
+    if (!Number.isSafeInteger(attempts) || attempts < 1) throw new RangeError(`attempts must be a positive integer, got ${String(attempts)}`);
+    const { baseMs, maxDelayMs, jitter } = this.settings;
+    // 2^(n-1) overflows to Infinity for huge n; min() clamps it to the cap.
+    const exp = Math.min(baseMs * 2 ** (attempts - 1), maxDelayMs);
+    const r = this.random();
+    if (!(r >= 0 && r < 1)) throw new RangeError(`random must return a number in [0, 1), got ${r}`);
+    return Math.floor(exp * (1 - jitter * r));
+  }
+}
