@@ -85,10 +85,13 @@ export function resolveQueueOpts(opts: QueueOpts | undefined, defaults: Readonly
     visibilityTimeoutMs: o.visibilityTimeoutMs === undefined ? defaults.visibilityTimeoutMs : positive('visibilityTimeoutMs', o.visibilityTimeoutMs),
     maxAttempts: o.maxAttempts === undefined ? defaults.maxAttempts : positiveInt('maxAttempts', o.maxAttempts),
     backoffBaseMs: o.backoffBaseMs === undefined ? defaults.backoffBaseMs : nonNegative('backoffBaseMs', o.backoffBaseMs),
+    // undefined means "the default"; an explicit null means "keep dead rows forever".
     deadLetterRetentionMs:
-      o.deadLetterRetentionMs === undefined || o.deadLetterRetentionMs === null
-        ? (o.deadLetterRetentionMs ?? defaults.deadLetterRetentionMs)
-        : nonNegative('deadLetterRetentionMs', o.deadLetterRetentionMs),
+      o.deadLetterRetentionMs === undefined
+        ? defaults.deadLetterRetentionMs
+        : o.deadLetterRetentionMs === null
+          ? null
+          : nonNegative('deadLetterRetentionMs', o.deadLetterRetentionMs),
   };
 }
 

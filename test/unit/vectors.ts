@@ -1,0 +1,31 @@
+import { readFileSync } from 'node:fs';
+
+/** Reads a vector file from conformance/contract/ (shared by the unit and contract suites). */
+export function loadVectors<T>(file: string): T {
+  return JSON.parse(readFileSync(new URL(`../../conformance/contract/${file}`, import.meta.url), 'utf8')) as T;
+}
+
+export interface BackoffVectors {
+  maxBackoffMs: number;
+  delays: { attempts: number; baseMs: number; random: number; capMs: number; delayMs: number }[];
+  ranges: { attempts: number; baseMs: number; minMs: number; maxMs: number }[];
+  invalid: { attempts: number; baseMs: number }[];
+  invalidRandom: number[];
+}
+
+export interface EverySpecVectors {
+  accept: { spec: string; intervalMs: number }[];
+  reject: string[];
+}
+
+export interface NameVectors {
+  kinds: ('channel' | 'stream' | 'queue' | 'outbox' | 'lock' | 'schedule')[];
+  valid: string[];
+  reserved: string[];
+  invalid: string[];
+  outboxQueue: { outbox: string; queue: string }[];
+}
+
+export interface CodecVectors {
+  roundTrip: { value: unknown; text: string }[];
+}
