@@ -1,23 +1,106 @@
+/**
+ * The PostgreSQL engine: `openPostgresStore(options)` and the engine's
+ * migrations for teams that apply them with their own tooling.
+ */
+import type { ClientConfig, Pool } from 'pg';
+import { InvalidOption } from '../../contract/errors.js';
 import type { Store, StoreLogger } from '../../contract/types.js';
+import { loadPeer } from '../../internal/load-peer.js';
+import { applyMigrations, verifySchema } from './migrations.js';
+import { PostgresListener } from './postgres-listener.js';
+import { PostgresStore } from './postgres-store.js';
+import { engineChannel, validateSchemaName } from './schema-sql.js';
+
+export { POSTGRES_MIGRATIONS, POSTGRES_SCHEMA_VERSION, postgresMigrationSql, type PostgresMigration } from './migrations.js';
+export { PG_NOTIFY_LIMIT } from './schema-sql.js';
 
 /** Options of {@link openPostgresStore}. */
 export interface PostgresStoreOptions {
   /** `postgres://user@host:5432/db`. Either this or `pool`. */
   connectionString?: string;
-  /** A `pg.Pool` the caller owns (never ended by the store). */
-  pool?: unknown;
-  /** Engine-owned schema, default `alkstore`. */
+  /**
+   * A `pg.Pool` the caller owns: `close()` never ends it. The store's LISTEN
+   * connection is a separate client built from the pool's connection options.
+   */
+  pool?: Pool | unknown;
+  /** Engine-owned schema, default `alkstore`. A plain identifier; always quoted in SQL (case is kept). */
   schema?: string;
-  /** Apply migrations at open (default true). */
+  /**
+   * Apply migrations at open (default true), under a transaction-scoped
+   * advisory lock so concurrent boots migrate once. `false`: only check the
+   * schema is at the expected version (apply `postgresMigrationSql()` yourself).
+   */
   migrate?: boolean;
   /** Pool size when the store creates its pool (default 10). */
   poolSize?: number;
-  /** Poll fallback interval when LISTEN is unavailable (ms, default 1000). */
+  /** Poll interval while LISTEN is unavailable (ms, default 1000). */
   pollIntervalMs?: number;
+  /**
+   * Open a LISTEN connection (default true). Set `false` behind a
+   * transaction-mode pooler (PgBouncer), where LISTEN does not work: every
+   * receiver is then woken by polling every `pollIntervalMs`.
+   */
+  listen?: boolean;
   logger?: StoreLogger;
 }
 
-/** Opens a store on PostgreSQL. */
-export async function openPostgresStore(_options: PostgresStoreOptions): Promise<Store> {
-  throw new Error('not implemented yet');
+const defaultLogger: StoreLogger = {
+  log: () => undefined,
+  warn: (message) => console.warn(message),
+  error: (message, error) => console.error(message, error),
+};
+
+/**
+ * Opens a store on PostgreSQL: validates options, applies (or verifies) the
+ * engine schema's migrations, and attaches the LISTEN connection.
+ */
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<Store> {
+  if (options === null || typeof options !== 'object') throw new InvalidOption('options', 'must be an object');
+  const schema = validateSchemaName(options.schema ?? 'alkstore');
+  const hasUrl = options.connectionString !== undefined;
+  if (hasUrl === (options.pool !== undefined)) throw new InvalidOption('connectionString', 'or pool is required (exactly one of them)');
+  if (hasUrl && (typeof options.connectionString !== 'string' || options.connectionString.length === 0)) {
+    throw new InvalidOption('connectionString', 'must be a non-empty string');
+  }
+  const poolSize = options.poolSize ?? 10;
+  if (!Number.isInteger(poolSize) || poolSize < 1) throw new RangeError(`poolSize must be a positive integer, got ${String(poolSize)}`);
+  const pollIntervalMs = options.pollIntervalMs ?? 1_000;
+  if (typeof pollIntervalMs !== 'number' || !Number.isFinite(pollIntervalMs) || pollIntervalMs <= 0) {
+    throw new RangeError(`pollIntervalMs must be a finite number > 0, got ${String(pollIntervalMs)}`);
+  }
+  const migrate = options.migrate ?? true;
+  if (typeof migrate !== 'boolean') throw new InvalidOption('migrate', 'must be a boolean');
+  const logger = options.logger ?? defaultLogger;
+
+  if (options.pool !== undefined && !isPool(options.pool)) throw new InvalidOption('pool', 'must be a pg.Pool (an object with connect, query and end)');
+  const pg = (await loadPeer('pg', () => import('pg'))).default;
+  const ownsPool = options.pool === undefined;
+  const pool: Pool = isPool(options.pool) ? options.pool : new pg.Pool({ connectionString: options.connectionString, max: poolSize });
+  if (ownsPool) pool.on('error', (err) => logger.warn(`alkstore postgres: an idle pool connection failed: ${err.message}`));
+  try {
+    if (migrate) await applyMigrations(pool, schema, logger);
+    else await verifySchema(pool, schema);
+  } catch (err) {
+    if (ownsPool) await pool.end().catch(() => undefined);
+    throw err;
+  }
+
+  const store = new PostgresStore({ pool, ownsPool, schema, pollIntervalMs, logger });
+  let listener: PostgresListener | null = null;
+  if (options.listen !== false) {
+    const base: ClientConfig = hasUrl ? { connectionString: options.connectionString } : { ...(pool as unknown as { options: ClientConfig }).options };
+    const config: ClientConfig = { ...base, application_name: `alkstore-listener:${schema}`.slice(0, 63), keepAlive: true, connectionTimeoutMillis: base.connectionTimeoutMillis ?? 10_000 };
+    listener = new PostgresListener(() => new pg.Client(config), engineChannel(schema), {
+      onPayload: (payload) => store.dispatch(payload),
+      onReconnected: () => store.reconnected(),
+      onHealthChange: (healthy) => store.listenerHealth(healthy),
+    }, logger);
+  }
+  await store.attachListener(listener);
+  return store;
+}
+
+function isPool(v: unknown): v is Pool {
+  const p = v as { connect?: unknown; query?: unknown; end?: unknown } | null;
+  return typeof p === 'object' && p !== null && typeof p.connect === 'function' && typeof p.query === 'function' && typeof p.end === 'function';
 }

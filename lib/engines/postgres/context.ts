@@ -1,0 +1,86 @@
+import { Codec, PayloadTooLarge } from '../../contract/errors.js';
+import { encodePayload, utf8Length } from '../../contract/codec.js';
+import { queueWakeChannel, streamWakeChannel, validateKey, validateName } from '../../contract/names.js';
+import { requireNonNegativeMs, resolveJobStamp, type JobOpts, type QueueOpts } from '../../contract/options.js';
+import type { WakeHub } from '../../internal/wake-hub.js';
+import { num, type Executor } from './executor.js';
+import { lockSql } from './lock.sql.js';
+import { notifySql } from './notify.sql.js';
+import { queueSql } from './queue.sql.js';
+import { scheduleSql } from './schedule.sql.js';
+import { PG_NOTIFY_LIMIT, SchemaSql, wakePayload } from './schema-sql.js';
+import { streamSql } from './stream.sql.js';
+
+/** Every statement of the engine for one schema. */
+export function engineSql(schema: string) {
+  const s = new SchemaSql(schema);
+  return { queue: queueSql(s), stream: streamSql(s), lock: lockSql(s), schedule: scheduleSql(s), notify: notifySql(s) };
+}
+
+export type EngineSql = ReturnType<typeof engineSql>;
+
+/** What mechanism handles share with their store. */
+export interface PgContext {
+  readonly sql: EngineSql;
+  /** The store's pool. */
+  readonly exec: Executor;
+  readonly hub: WakeHub;
+  /** Rejects with `Closed` once the store is closed. */
+  guard(): void;
+  /** Registered queue options of `queue` (or `defaults`). */
+  queueOpts(queue: string, defaults?: Readonly<Required<QueueOpts>>): Required<QueueOpts>;
+  /** Poll interval while LISTEN is down, else undefined. */
+  readonly pollFallbackMs: number | undefined;
+}
+
+/** Enqueues one job through `exec` (pool or transaction). The name is validated by the caller. */
+export async function enqueueJob(ctx: PgContext, exec: Executor, queue: string, queueOpts: Required<QueueOpts>, payload: unknown, opts?: JobOpts): Promise<number> {
+  const stamp = resolveJobStamp(queueOpts, opts);
+  const text = encodePayload(payload);
+  const r = await exec.run<{ id: string }>(ctx.sql.queue.enqueue, [queue, text, ...stampParams(stamp), wakePayload(queueWakeChannel(queue))]);
+  return num(r.rows[0]!.id);
+}
+
+/** Enqueues many jobs in one statement; ids in payload order. */
+export async function enqueueJobs(ctx: PgContext, exec: Executor, queue: string, queueOpts: Required<QueueOpts>, payloads: readonly unknown[], opts?: JobOpts): Promise<number[]> {
+  if (!Array.isArray(payloads)) throw new Codec('payloads', 'must be an array');
+  const stamp = resolveJobStamp(queueOpts, opts);
+  const texts = payloads.map((p, i) => encodePayload(p, `payload ${i}`));
+  if (texts.length === 0) return [];
+  const r = await exec.run<{ id: string }>(ctx.sql.queue.enqueueMany, [queue, texts, ...stampParams(stamp), wakePayload(queueWakeChannel(queue))]);
+  return r.rows.map((row) => num(row.id));
+}
+
+function stampParams(st: ReturnType<typeof resolveJobStamp>): unknown[] {
+  return [st.priority, st.maxAttempts, st.visibilityTimeoutMs, st.backoffBaseMs, st.deadLetterRetentionMs, st.delayMs, st.runAtMs, st.expiresInMs];
+}
+
+/** Publishes one event (key null or validated non-empty). */
+export async function publishEvent(ctx: PgContext, exec: Executor, stream: string, key: string | null, payload: unknown): Promise<number> {
+  validateName('stream', stream);
+  if (key !== null) validateKey('key', key);
+  const text = encodePayload(payload);
+  const r = await exec.run<{ seq: string }>(ctx.sql.stream.publish, [stream, key, text, wakePayload(streamWakeChannel(stream))]);
+  return num(r.rows[0]!.seq);
+}
+
+/** Sends a wake on a user channel (payload checked against PostgreSQL's 8000-byte limit, not carried). */
+export async function notifyChannel(ctx: PgContext, exec: Executor, channel: string, payload: unknown = '', echoTag?: string): Promise<void> {
+  validateName('channel', channel);
+  if (typeof payload !== 'string') throw new Codec(`notify payload on channel ${JSON.stringify(channel)}`, 'must be a string');
+  const bytes = utf8Length(payload);
+  if (bytes > PG_NOTIFY_LIMIT) throw new PayloadTooLarge(channel, bytes, PG_NOTIFY_LIMIT);
+  // The user payload is only checked, never carried: wakes carry the channel alone (SPEC §7).
+  const wake = echoTag === undefined ? wakePayload(channel) : `t${echoTag};${wakePayload(channel)}`;
+  await exec.run(ctx.sql.notify.notify, [wake]);
+}
+
+/** Monotone consumer checkpoint; true only when the stored offset increased. */
+export async function saveConsumerOffset(ctx: PgContext, exec: Executor, stream: string, consumer: string, offset: number): Promise<boolean> {
+  validateName('stream', stream);
+  validateKey('consumer', consumer);
+  if (!Number.isSafeInteger(offset)) throw new RangeError(`offset must be a safe integer, got ${String(offset)}`);
+  requireNonNegativeMs('offset', offset);
+  const r = await exec.run(ctx.sql.stream.saveOffset, [stream, consumer, offset]);
+  return r.rowCount > 0;
+}

@@ -1,0 +1,190 @@
+import type { Pool } from 'pg';
+import { AlkstoreError, Database, InvalidOption } from '../../contract/errors.js';
+import type { StoreLogger } from '../../contract/types.js';
+import { migrationLockKey, quoteIdent, validateSchemaName } from './schema-sql.js';
+
+/** One numbered, immutable migration of the engine schema. Never edit a released one: add the next. */
+export interface PostgresMigration {
+  readonly version: number;
+  readonly name: string;
+  /** The migration's SQL for a schema (the argument is the already-quoted schema name). */
+  sql(quotedSchema: string): string;
+}
+
+/**
+ * The engine's migrations, in order. Applied at open (unless `migrate: false`)
+ * and recorded in `<schema>.migrations`.
+ */
+export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
+  {
+    version: 1,
+    name: 'initial',
+    sql: (s: string) => `
+CREATE TABLE ${s}.jobs (
+  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  queue text NOT NULL,
+  state text NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'processing', 'dead')),
+  payload json NOT NULL,
+  priority integer NOT NULL DEFAULT 0,
+  attempts integer NOT NULL DEFAULT 0,
+  max_attempts integer NOT NULL,
+  visibility_timeout_ms bigint NOT NULL,
+  backoff_base_ms bigint NOT NULL,
+  dead_letter_retention_ms bigint,
+  run_at bigint NOT NULL,
+  enqueued_at bigint NOT NULL,
+  expires_at bigint,
+  claimed_until bigint,
+  claim_token uuid,
+  worker_id text,
+  last_error text,
+  died_at bigint
+);
+-- Claims walk these partial indexes only, so dead and processing backlogs never slow the ready scan.
+CREATE INDEX jobs_pending_idx ON ${s}.jobs (queue, priority DESC, run_at, id) WHERE state = 'pending';
+CREATE INDEX jobs_processing_idx ON ${s}.jobs (queue, claimed_until) WHERE state = 'processing';
+CREATE INDEX jobs_dead_idx ON ${s}.jobs (queue, id) WHERE state = 'dead';
+CREATE INDEX jobs_expiring_idx ON ${s}.jobs (queue, expires_at) WHERE expires_at IS NOT NULL AND state <> 'dead';
+
+-- One counter row per stream: the publishing transaction holds its row lock until commit,
+-- so offsets are assigned in commit order and a reader never skips a late commit.
+CREATE TABLE ${s}.stream_heads (
+  stream text PRIMARY KEY,
+  last_offset bigint NOT NULL
+);
+CREATE TABLE ${s}.stream_events (
+  stream text NOT NULL,
+  seq bigint NOT NULL,
+  key text,
+  payload json NOT NULL,
+  created_at bigint NOT NULL,
+  PRIMARY KEY (stream, seq)
+);
+CREATE TABLE ${s}.stream_offsets (
+  stream text NOT NULL,
+  consumer text NOT NULL,
+  saved bigint NOT NULL,
+  PRIMARY KEY (stream, consumer)
+);
+
+CREATE TABLE ${s}.locks (
+  name text PRIMARY KEY,
+  owner text NOT NULL,
+  expires_at bigint NOT NULL
+);
+
+CREATE TABLE ${s}.schedules (
+  name text PRIMARY KEY,
+  spec text NOT NULL,
+  interval_ms bigint NOT NULL,
+  queue text NOT NULL,
+  payload json NOT NULL,
+  priority integer NOT NULL DEFAULT 0,
+  max_attempts integer,
+  expires_in_ms bigint,
+  next_fire_at bigint NOT NULL
+);
+CREATE INDEX schedules_next_fire_idx ON ${s}.schedules (next_fire_at);
+`,
+  },
+]);
+
+/** The schema version this build of alkstore expects. */
+export const POSTGRES_SCHEMA_VERSION = POSTGRES_MIGRATIONS[POSTGRES_MIGRATIONS.length - 1]!.version;
+
+function migrationsTable(s: string): string {
+  return `CREATE TABLE IF NOT EXISTS ${s}.migrations (
+  version integer PRIMARY KEY,
+  name text NOT NULL,
+  applied_at timestamptz NOT NULL DEFAULT now()
+);`;
+}
+
+/**
+ * The full SQL (schema, migrations table, every migration and its record) for
+ * teams that run their own migrations; open the store with `migrate: false`.
+ * Idempotent only as a whole on an empty schema: run it once.
+ */
+export function postgresMigrationSql(schema = 'alkstore'): string {
+  const s = quoteIdent(validateSchemaName(schema));
+  const parts = [`CREATE SCHEMA IF NOT EXISTS ${s};`, migrationsTable(s)];
+  for (const m of POSTGRES_MIGRATIONS) {
+    parts.push(`-- ${m.version}: ${m.name}`, m.sql(s).trim(), `INSERT INTO ${s}.migrations (version, name) VALUES (${m.version}, '${m.name}');`);
+  }
+  return `${parts.join('\n')}\n`;
+}
+
+/**
+ * Applies missing migrations in one transaction holding
+ * `pg_advisory_xact_lock(<key of the schema>)`, so processes booting at once
+ * migrate exactly once. Resolves to the versions this call applied.
+ */
+export async function applyMigrations(pool: Pool, schema: string, logger?: StoreLogger): Promise<number[]> {
+  const s = quoteIdent(schema);
+  let client;
+  try {
+    client = await pool.connect();
+  } catch (err) {
+    throw new Database(`connecting to migrate schema ${JSON.stringify(schema)}`, err);
+  }
+  const applied: number[] = [];
+  try {
+    await client.query('BEGIN');
+    await client.query('SELECT pg_advisory_xact_lock($1::bigint)', [migrationLockKey(schema)]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
+    await client.query(migrationsTable(s));
+    const done = await client.query<{ version: number }>(`SELECT version FROM ${s}.migrations`);
+    const have = new Set(done.rows.map((r) => Number(r.version)));
+    const newest = Math.max(0, ...have);
+    if (newest > POSTGRES_SCHEMA_VERSION) throw tooNew(schema, newest);
+    for (const m of POSTGRES_MIGRATIONS) {
+      if (have.has(m.version)) continue;
+      await client.query(m.sql(s));
+      await client.query(`INSERT INTO ${s}.migrations (version, name) VALUES ($1, $2)`, [m.version, m.name]);
+      applied.push(m.version);
+    }
+    await client.query('COMMIT');
+    client.release();
+    for (const v of applied) logger?.log(`alkstore postgres: applied migration ${v} (${POSTGRES_MIGRATIONS.find((m) => m.version === v)!.name}) to schema ${JSON.stringify(schema)}`);
+    return applied;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    client.release();
+    if (err instanceof AlkstoreError) throw err;
+    throw new Database(`migrating schema ${JSON.stringify(schema)}`, err);
+  }
+}
+
+/** With `migrate: false`: checks the schema is at exactly the expected version, else a clear error. */
+export async function verifySchema(pool: Pool, schema: string): Promise<void> {
+  const s = quoteIdent(schema);
+  let version: number;
+  try {
+    const reg = await pool.query<{ t: string | null }>('SELECT to_regclass($1) AS t', [`${s}.migrations`]);
+    if (!reg.rows[0]?.t) {
+      throw new InvalidOption(
+        'migrate',
+        `is false but schema ${JSON.stringify(schema)} has no alkstore migrations table; apply postgresMigrationSql(${JSON.stringify(schema)}) or open with migrate: true`,
+      );
+    }
+    const r = await pool.query<{ v: number | null }>(`SELECT max(version) AS v FROM ${s}.migrations`);
+    version = Number(r.rows[0]?.v ?? 0);
+  } catch (err) {
+    if (err instanceof AlkstoreError) throw err;
+    throw new Database(`checking the version of schema ${JSON.stringify(schema)}`, err);
+  }
+  if (version > POSTGRES_SCHEMA_VERSION) throw tooNew(schema, version);
+  if (version < POSTGRES_SCHEMA_VERSION) {
+    throw new InvalidOption(
+      'migrate',
+      `is false but schema ${JSON.stringify(schema)} is at version ${version}; this alkstore needs version ${POSTGRES_SCHEMA_VERSION} (apply the missing POSTGRES_MIGRATIONS or open with migrate: true)`,
+    );
+  }
+}
+
+function tooNew(schema: string, version: number): AlkstoreError {
+  return new InvalidOption(
+    'schema',
+    `${JSON.stringify(schema)} is at migration version ${version}, newer than this alkstore knows (${POSTGRES_SCHEMA_VERSION}); upgrade alkstore`,
+  );
+}

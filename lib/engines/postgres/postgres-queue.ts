@@ -1,0 +1,212 @@
+import { backoffDelayMs } from '../../contract/backoff.js';
+import { decodePayload } from '../../contract/codec.js';
+import { queueWakeChannel, validateKey } from '../../contract/names.js';
+import { requireNonNegativeMs, requirePositiveInt, requirePositiveMs, type JobOpts, type QueueOpts } from '../../contract/options.js';
+import type { ClaimOpts, Job, JobInfo, ListDeadOpts, Queue, QueueStats, WakeReceiver } from '../../contract/types.js';
+import { errorText } from '../../internal/outbox-handle.js';
+import { enqueueJob, enqueueJobs, type PgContext } from './context.js';
+import { num, numOrNull } from './executor.js';
+import type { JobRow } from './queue.sql.js';
+import { wakePayload } from './schema-sql.js';
+
+/** A queue handle; the name is validated (or engine-derived) by the store. */
+export class PostgresQueue implements Queue {
+  readonly opts: Readonly<Required<QueueOpts>>;
+  private readonly wake: string;
+
+  constructor(
+    private readonly ctx: PgContext,
+    readonly name: string,
+    opts: Required<QueueOpts>,
+  ) {
+    this.opts = Object.freeze({ ...opts });
+    this.wake = wakePayload(queueWakeChannel(name));
+  }
+
+  async enqueue(payload: unknown, opts?: JobOpts): Promise<number> {
+    this.ctx.guard();
+    return enqueueJob(this.ctx, this.ctx.exec, this.name, this.opts, payload, opts);
+  }
+
+  async enqueueMany(payloads: readonly unknown[], opts?: JobOpts): Promise<number[]> {
+    this.ctx.guard();
+    return enqueueJobs(this.ctx, this.ctx.exec, this.name, this.opts, payloads, opts);
+  }
+
+  async claimOne(workerId?: string, opts?: ClaimOpts): Promise<Job | null> {
+    const [job] = await this.claimBatch(1, workerId, opts);
+    return job ?? null;
+  }
+
+  async claimBatch(max: number, workerId?: string, opts?: ClaimOpts): Promise<Job[]> {
+    this.ctx.guard();
+    requirePositiveInt('max', max);
+    if (workerId !== undefined) validateKey('worker', workerId);
+    const lease = opts?.visibilityTimeoutMs === undefined ? null : requirePositiveMs('visibilityTimeoutMs', opts.visibilityTimeoutMs);
+    const r = await this.ctx.exec.run<JobRow>(this.ctx.sql.queue.claim, [this.name, max, lease, workerId ?? null]);
+    return r.rows.map((row) => new PostgresJob(this.ctx, row, this.wake));
+  }
+
+  async ackBatch(jobs: readonly Pick<Job, 'id' | 'claimToken'>[]): Promise<number> {
+    this.ctx.guard();
+    if (jobs.length === 0) return 0;
+    const r = await this.ctx.exec.run(this.ctx.sql.queue.ackBatch, [this.name, jobs.map((j) => j.id), jobs.map((j) => j.claimToken)]);
+    return r.rowCount;
+  }
+
+  async cancel(id: number): Promise<boolean> {
+    this.ctx.guard();
+    const r = await this.ctx.exec.run(this.ctx.sql.queue.cancel, [this.name, jobId(id)]);
+    return r.rowCount > 0;
+  }
+
+  async getJob(id: number): Promise<JobInfo | null> {
+    this.ctx.guard();
+    const r = await this.ctx.exec.run<JobRow>(this.ctx.sql.queue.getJob, [this.name, jobId(id)]);
+    return r.rows[0] ? toJobInfo(r.rows[0]) : null;
+  }
+
+  async sweepExpired(): Promise<{ expired: number; purged: number }> {
+    this.ctx.guard();
+    // Two statements on purpose: rows expired now are purged in the same call when their retention is 0.
+    const expired = await this.ctx.exec.run(this.ctx.sql.queue.expire, [this.name]);
+    const purged = await this.ctx.exec.run(this.ctx.sql.queue.purgeRetained, [this.name]);
+    return { expired: expired.rowCount, purged: purged.rowCount };
+  }
+
+  async listDead(opts: ListDeadOpts = {}): Promise<JobInfo[]> {
+    this.ctx.guard();
+    const before = opts.before === undefined ? null : finite('before', opts.before);
+    const after = opts.after === undefined ? null : finite('after', opts.after);
+    const limit = opts.limit === undefined ? 100 : requirePositiveInt('limit', opts.limit);
+    const r = await this.ctx.exec.run<JobRow>(this.ctx.sql.queue.listDead, [this.name, before, after, limit]);
+    return r.rows.map(toJobInfo);
+  }
+
+  async retryDead(ids: readonly number[]): Promise<number> {
+    this.ctx.guard();
+    if (ids.length === 0) return 0;
+    const r = await this.ctx.exec.run<{ moved: string }>(this.ctx.sql.queue.retryDead, [this.name, ids.map(jobId), this.wake]);
+    return num(r.rows[0]?.moved ?? 0);
+  }
+
+  async purgeDead(ids: readonly number[]): Promise<number> {
+    this.ctx.guard();
+    if (ids.length === 0) return 0;
+    const r = await this.ctx.exec.run(this.ctx.sql.queue.purgeDead, [this.name, ids.map(jobId)]);
+    return r.rowCount;
+  }
+
+  async stats(): Promise<QueueStats> {
+    this.ctx.guard();
+    const r = await this.ctx.exec.run<{ pending: string; processing: string; dead: string; oldest: string }>(this.ctx.sql.queue.stats, [this.name]);
+    const row = r.rows[0]!;
+    return { pending: num(row.pending), processing: num(row.processing), dead: num(row.dead), oldestPendingAgeMs: Math.max(0, num(row.oldest)) };
+  }
+
+  listen(): WakeReceiver {
+    this.ctx.guard();
+    return this.ctx.hub.listen(queueWakeChannel(this.name));
+  }
+}
+
+/** A claimed job; every op is fenced by token and deadline in SQL. */
+export class PostgresJob implements Job {
+  readonly id: number;
+  readonly queue: string;
+  readonly payload: unknown;
+  readonly priority: number;
+  readonly attempts: number;
+  readonly maxAttempts: number;
+  readonly claimToken: string;
+  deadline: number;
+  readonly enqueuedAt: number;
+  private readonly backoffBaseMs: number;
+
+  constructor(
+    private readonly ctx: PgContext,
+    row: JobRow,
+    private readonly wake: string,
+  ) {
+    this.id = num(row.id);
+    this.queue = row.queue;
+    this.payload = decodePayload(row.payload, `payload of job ${row.id}`);
+    this.priority = row.priority;
+    this.attempts = row.attempts;
+    this.maxAttempts = row.max_attempts;
+    this.claimToken = row.claim_token!;
+    this.deadline = num(row.claimed_until);
+    this.enqueuedAt = num(row.enqueued_at);
+    this.backoffBaseMs = num(row.backoff_base_ms);
+  }
+
+  payloadAs<U>(): U {
+    return this.payload as U;
+  }
+
+  async ack(): Promise<boolean> {
+    this.ctx.guard();
+    const r = await this.ctx.exec.run(this.ctx.sql.queue.ack, [this.id, this.claimToken]);
+    return r.rowCount > 0;
+  }
+
+  async retry(error: unknown, delayMs?: number): Promise<boolean> {
+    this.ctx.guard();
+    const delay = delayMs === undefined ? backoffDelayMs(this.attempts, this.backoffBaseMs) : requireNonNegativeMs('delayMs', delayMs);
+    const r = await this.ctx.exec.run(this.ctx.sql.queue.retry, [this.id, this.claimToken, delay, errorText(error), this.wake]);
+    return r.rows.length > 0;
+  }
+
+  async fail(error: unknown): Promise<boolean> {
+    this.ctx.guard();
+    const r = await this.ctx.exec.run(this.ctx.sql.queue.fail, [this.id, this.claimToken, errorText(error)]);
+    return r.rowCount > 0;
+  }
+
+  async heartbeat(extendMs: number): Promise<boolean> {
+    this.ctx.guard();
+    const extend = requirePositiveMs('extendMs', extendMs);
+    const r = await this.ctx.exec.run<{ claimed_until: string }>(this.ctx.sql.queue.heartbeat, [this.id, this.claimToken, extend]);
+    if (!r.rows[0]) return false;
+    this.deadline = num(r.rows[0].claimed_until);
+    return true;
+  }
+
+  async release(): Promise<boolean> {
+    this.ctx.guard();
+    const r = await this.ctx.exec.run(this.ctx.sql.queue.release, [this.id, this.claimToken, this.wake]);
+    return r.rows.length > 0;
+  }
+}
+
+/** A job row as `JobInfo`. */
+export function toJobInfo(row: JobRow): JobInfo {
+  return {
+    id: num(row.id),
+    queue: row.queue,
+    state: row.state,
+    payload: decodePayload(row.payload, `payload of job ${row.id}`),
+    priority: row.priority,
+    attempts: row.attempts,
+    maxAttempts: row.max_attempts,
+    visibilityTimeoutMs: num(row.visibility_timeout_ms),
+    backoffBaseMs: num(row.backoff_base_ms),
+    deadLetterRetentionMs: numOrNull(row.dead_letter_retention_ms),
+    runAt: num(row.run_at),
+    enqueuedAt: num(row.enqueued_at),
+    expiresAt: numOrNull(row.expires_at),
+    claimedUntil: numOrNull(row.claimed_until),
+    lastError: row.last_error,
+    diedAt: numOrNull(row.died_at),
+  };
+}
+
+function jobId(id: unknown): number {
+  if (typeof id !== 'number' || !Number.isSafeInteger(id)) throw new RangeError(`job id must be a safe integer, got ${String(id)}`);
+  return id;
+}
+
+function finite(field: string, v: unknown): number {
+  if (typeof v !== 'number' || !Number.isFinite(v)) throw new RangeError(`${field} must be a finite number, got ${String(v)}`);
+  return Math.floor(v);
+}

@@ -1,0 +1,505 @@
+import { randomUUID } from 'node:crypto';
+import type { Pool, PoolClient } from 'pg';
+import { encodePayload, decodePayload, utf8Length } from '../../contract/codec.js';
+import { AlkstoreError, Closed, Database, InvalidOption } from '../../contract/errors.js';
+import { LISTENER_RECONNECTED_CHANNEL, SCHEDULES_WAKE_CHANNEL, outboxQueueName, validateKey, validateName } from '../../contract/names.js';
+import {
+  DEFAULT_QUEUE_OPTS,
+  OUTBOX_QUEUE_OPTS,
+  requirePositiveInt,
+  requirePositiveMs,
+  resolveQueueOpts,
+  type JobOpts,
+  type QueueOpts,
+} from '../../contract/options.js';
+import { dueBoundaries, parseEverySpec } from '../../contract/schedule-spec.js';
+import type {
+  ExternalTx,
+  Lock,
+  Outbox,
+  Queue,
+  QueryRunnerLike,
+  RunSchedulesOpts,
+  Schedule,
+  ScheduleOpts,
+  Store,
+  StoreLogger,
+  Stream,
+  TxHandle,
+  TxOps,
+  WakeReceiver,
+} from '../../contract/types.js';
+import { OutboxHandle } from '../../internal/outbox-handle.js';
+import { runSchedules, type SchedulerEngine } from '../../internal/scheduler-runner.js';
+import { WakeHub } from '../../internal/wake-hub.js';
+import { engineSql, enqueueJob, enqueueJobs, notifyChannel, type EngineSql, type PgContext } from './context.js';
+import { ClientExecutor, num, numOrNull, PoolExecutor, QueryRunnerExecutor, type Executor } from './executor.js';
+import type { PostgresListener } from './postgres-listener.js';
+import { PostgresLock } from './postgres-lock.js';
+import { PostgresQueue } from './postgres-queue.js';
+import { PostgresStream } from './postgres-stream.js';
+import { PostgresTxHandle, PostgresTxOps } from './postgres-tx.js';
+import type { ScheduleRow } from './schedule.sql.js';
+import { channelHash, wakePayload } from './schema-sql.js';
+
+const LONG_CHANNEL_BYTES = 7_000;
+/** Longest a `notify` waits for its own notification to come back before resolving anyway. */
+const ECHO_WAIT_MS = 2_000;
+
+/** Construction parameters of {@link PostgresStore} (resolved by `openPostgresStore`). */
+export interface PostgresStoreParts {
+  pool: Pool;
+  ownsPool: boolean;
+  schema: string;
+  pollIntervalMs: number;
+  logger: StoreLogger;
+}
+
+/** The PostgreSQL `Store`. Open it with `openPostgresStore`. */
+export class PostgresStore implements Store {
+  readonly engine = 'postgres' as const;
+  closed = false;
+  readonly schema: string;
+  private readonly pool: Pool;
+  private readonly ownsPool: boolean;
+  private readonly sql: EngineSql;
+  private readonly exec: Executor;
+  private readonly hub: WakeHub;
+  private readonly longChannels = new Map<string, string>();
+  private readonly registry = new Map<string, Required<QueueOpts>>();
+  private readonly ctx: PgContext;
+  private readonly pollIntervalMs: number;
+  private readonly logger: StoreLogger;
+  private listener: PostgresListener | null = null;
+  private listenerHealthy = false;
+  private pollTimer: NodeJS.Timeout | null = null;
+  private closing: Promise<void> | null = null;
+  private readonly openTx = new Set<PostgresTxHandle>();
+  private readonly echoes = new Map<string, () => void>();
+  private readonly guarded = new WeakSet<PoolClient>();
+  private readonly storeTag = randomUUID().slice(0, 8);
+  private echoSeq = 0;
+
+  constructor(parts: PostgresStoreParts) {
+    this.pool = parts.pool;
+    this.ownsPool = parts.ownsPool;
+    this.schema = parts.schema;
+    this.pollIntervalMs = parts.pollIntervalMs;
+    this.logger = parts.logger;
+    this.sql = engineSql(parts.schema);
+    this.exec = new PoolExecutor(parts.pool);
+    this.hub = new WakeHub(
+      (channel) => {
+        if (utf8Length(channel) > LONG_CHANNEL_BYTES) this.longChannels.set(channelHash(channel), channel);
+      },
+      (channel) => {
+        if (utf8Length(channel) > LONG_CHANNEL_BYTES) this.longChannels.delete(channelHash(channel));
+      },
+    );
+    // eslint-disable-next-line @typescript-eslint/no-this-alias
+    const store = this;
+    this.ctx = {
+      sql: this.sql,
+      exec: this.exec,
+      hub: this.hub,
+      guard: () => this.guard(),
+      queueOpts: (queue, defaults = DEFAULT_QUEUE_OPTS) => this.registry.get(queue) ?? { ...defaults },
+      get pollFallbackMs() {
+        return store.listenerHealthy ? undefined : store.pollIntervalMs;
+      },
+    };
+  }
+
+  /** Attaches the LISTEN connection (or starts polling when there is none). Called once by `openPostgresStore`. */
+  async attachListener(listener: PostgresListener | null): Promise<void> {
+    this.listener = listener;
+    if (!listener) {
+      this.logger.log(`alkstore postgres: LISTEN disabled; wakes come from polling every ${this.pollIntervalMs} ms`);
+      this.setPolling(true);
+      return;
+    }
+    await listener.start();
+    // A failed first attempt reports no health change (it starts unhealthy): poll until it reconnects.
+    if (!listener.healthy) this.setPolling(true);
+  }
+
+  /** Listener callback: a payload on the engine channel. */
+  dispatch(payload: string): void {
+    let echo: (() => void) | undefined;
+    if (payload.startsWith('t')) {
+      const end = payload.indexOf(';');
+      const tag = payload.slice(1, end);
+      echo = this.echoes.get(tag);
+      this.echoes.delete(tag);
+      payload = payload.slice(end + 1);
+    }
+    this.wakeFor(payload);
+    echo?.();
+  }
+
+  private wakeFor(payload: string): void {
+    if (payload.startsWith('c:')) this.hub.wake(payload.slice(2));
+    else if (payload.startsWith('h:')) {
+      const channel = this.longChannels.get(payload.slice(2));
+      if (channel !== undefined) this.hub.wake(channel);
+    }
+  }
+
+  /** Listener callback: LISTEN is back after a gap. Own channel first, then the reserved one, so neither overwrites the other's meaning. */
+  reconnected(): void {
+    this.hub.wakeAll();
+    this.hub.wakeAll(LISTENER_RECONNECTED_CHANNEL);
+  }
+
+  /** Listener callback. */
+  listenerHealth(healthy: boolean): void {
+    this.listenerHealthy = healthy;
+    this.setPolling(!healthy);
+  }
+
+  private setPolling(on: boolean): void {
+    if (on && !this.pollTimer && !this.closed) {
+      // Without LISTEN every receiver gets a periodic wake and re-reads: correct, just slower.
+      this.pollTimer = setInterval(() => this.hub.wakeAll(), this.pollIntervalMs);
+      this.pollTimer.unref();
+    } else if (!on && this.pollTimer) {
+      clearInterval(this.pollTimer);
+      this.pollTimer = null;
+    }
+  }
+
+  private guard(): void {
+    if (this.closed) throw new Closed();
+  }
+
+  // ── notify ──────────────────────────────────────────────────────────
+
+  /**
+   * Resolves once the notification is committed and, while LISTEN works, has
+   * come back through this store's own listener: a `listen` started after
+   * `notify` resolves never sees it ("listen starts from now").
+   */
+  async notify(channel: string, payload?: string): Promise<void> {
+    this.guard();
+    if (!this.listenerHealthy) return notifyChannel(this.ctx, this.exec, channel, payload);
+    const tag = `${this.storeTag}.${++this.echoSeq}`;
+    const echoed = new Promise<void>((resolve) => {
+      const timer = setTimeout(() => this.echoes.delete(tag) && resolve(), ECHO_WAIT_MS);
+      timer.unref();
+      this.echoes.set(tag, () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    try {
+      await notifyChannel(this.ctx, this.exec, channel, payload, tag);
+    } catch (err) {
+      this.echoes.delete(tag);
+      throw err;
+    }
+    await echoed;
+  }
+
+  listen(channel: string): WakeReceiver {
+    this.guard();
+    validateName('channel', channel);
+    return this.hub.listen(channel);
+  }
+
+  // ── streams ─────────────────────────────────────────────────────────
+
+  stream(name: string): Stream {
+    this.guard();
+    return new PostgresStream(this.ctx, validateName('stream', name));
+  }
+
+  // ── queues and outboxes ─────────────────────────────────────────────
+
+  queue(name: string, opts?: QueueOpts): Queue {
+    this.guard();
+    return this.queueHandle(validateName('queue', name), opts, DEFAULT_QUEUE_OPTS);
+  }
+
+  private queueHandle(name: string, opts: QueueOpts | undefined, defaults: Readonly<Required<QueueOpts>>): Queue {
+    let resolved: Required<QueueOpts>;
+    if (opts !== undefined) {
+      resolved = resolveQueueOpts(opts, defaults);
+      this.registry.set(name, resolved);
+    } else {
+      resolved = this.registry.get(name) ?? { ...defaults };
+    }
+    return new PostgresQueue(this.ctx, name, resolved);
+  }
+
+  outbox(name: string, opts?: QueueOpts): Outbox {
+    this.guard();
+    return new OutboxHandle(name, (queueName, o) => this.queueHandle(queueName, o, OUTBOX_QUEUE_OPTS), opts);
+  }
+
+  async outboxEnqueue(outbox: string, payload: unknown, opts?: JobOpts): Promise<number> {
+    this.guard();
+    const queue = outboxQueueName(outbox);
+    return enqueueJob(this.ctx, this.exec, queue, this.ctx.queueOpts(queue, OUTBOX_QUEUE_OPTS), payload, opts);
+  }
+
+  // ── locks ───────────────────────────────────────────────────────────
+
+  async tryLock(name: string, owner: string, ttlMs: number): Promise<Lock | null> {
+    this.guard();
+    validateName('lock', name);
+    return this.takeLock(name, owner, ttlMs);
+  }
+
+  /** tryLock without the reserved-name check: the scheduler's own lock is `__alkstore_scheduler`. */
+  private async takeLock(name: string, owner: string, ttlMs: number): Promise<Lock | null> {
+    this.guard();
+    validateKey('owner', owner);
+    const ttl = requirePositiveMs('ttlMs', ttlMs);
+    const r = await this.exec.run<{ owner: string; expires_at: string }>(this.sql.lock.tryLock, [name, owner, ttl]);
+    const row = r.rows[0];
+    return row ? new PostgresLock(this.ctx, name, owner, num(row.expires_at)) : null;
+  }
+
+  // ── scheduler ───────────────────────────────────────────────────────
+
+  async schedule(name: string, spec: string, queue: string, payload: unknown, opts: ScheduleOpts = {}): Promise<Schedule> {
+    this.guard();
+    validateName('schedule', name);
+    const { intervalMs } = parseEverySpec(spec);
+    validateName('queue', queue);
+    const text = encodePayload(payload);
+    let priority = 0;
+    if (opts.priority !== undefined) {
+      if (!Number.isInteger(opts.priority)) throw new RangeError(`priority must be an integer, got ${String(opts.priority)}`);
+      priority = opts.priority;
+    }
+    const maxAttempts = opts.maxAttempts === undefined ? null : requirePositiveInt('maxAttempts', opts.maxAttempts);
+    const expiresInMs = opts.expiresInMs === undefined ? null : requirePositiveMs('expiresInMs', opts.expiresInMs);
+    let startAt: number | null = null;
+    if (opts.startAt !== undefined) {
+      if (typeof opts.startAt !== 'number' || !Number.isFinite(opts.startAt)) throw new RangeError(`startAt must be epoch milliseconds, got ${String(opts.startAt)}`);
+      startAt = Math.floor(opts.startAt);
+    }
+    const r = await this.exec.run<ScheduleRow>(this.sql.schedule.upsert, [
+      name,
+      spec,
+      intervalMs,
+      queue,
+      text,
+      priority,
+      maxAttempts,
+      expiresInMs,
+      startAt,
+      wakePayload(SCHEDULES_WAKE_CHANNEL),
+    ]);
+    return toSchedule(r.rows[0]!);
+  }
+
+  async unschedule(name: string): Promise<boolean> {
+    this.guard();
+    validateName('schedule', name);
+    const r = await this.exec.run(this.sql.schedule.remove, [name]);
+    return r.rowCount > 0;
+  }
+
+  async getSchedule(name: string): Promise<Schedule | null> {
+    this.guard();
+    validateName('schedule', name);
+    const r = await this.exec.run<ScheduleRow>(this.sql.schedule.get, [name]);
+    return r.rows[0] ? toSchedule(r.rows[0]) : null;
+  }
+
+  runSchedules(signal: AbortSignal, opts?: RunSchedulesOpts): Promise<void> {
+    try {
+      this.guard();
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const engine: SchedulerEngine = {
+      tryLock: (name, owner, ttlMs) => this.takeLock(name, owner, ttlMs),
+      listen: (channel) => this.hub.listen(channel),
+      fireDue: () => this.fireDue(),
+    };
+    return runSchedules(engine, signal, opts);
+  }
+
+  /** One transaction: lock due schedules (SKIP LOCKED), enqueue their boundaries, advance them. */
+  async fireDue(): Promise<{ now: number; nextFireAt: number | null }> {
+    return this.inTransaction(async (exec) => {
+      const now = num((await exec.run<{ ms: string }>(this.sql.schedule.now, [])).rows[0]!.ms);
+      const due = await exec.run<ScheduleRow>(this.sql.schedule.lockDue, [now]);
+      for (const row of due.rows) {
+        const { fires, nextFireAt } = dueBoundaries(num(row.next_fire_at), num(row.interval_ms), now);
+        if (fires.length > 0) {
+          const payload = decodePayload(row.payload, `payload of schedule ${JSON.stringify(row.name)}`);
+          await enqueueJobs(
+            this.ctx,
+            exec,
+            row.queue,
+            this.ctx.queueOpts(row.queue),
+            fires.map(() => payload),
+            {
+              priority: row.priority,
+              maxAttempts: row.max_attempts ?? undefined,
+              expiresInMs: numOrNull(row.expires_in_ms) ?? undefined,
+            },
+          );
+        }
+        await exec.run(this.sql.schedule.advance, [row.name, nextFireAt]);
+      }
+      const next = (await exec.run<{ next: string | null }>(this.sql.schedule.nextFire, [])).rows[0]?.next ?? null;
+      return { now, nextFireAt: numOrNull(next) };
+    });
+  }
+
+  // ── transactions ────────────────────────────────────────────────────
+
+  async beginTx(): Promise<TxHandle> {
+    this.guard();
+    const client = await this.connect();
+    try {
+      await client.query('BEGIN');
+    } catch (err) {
+      client.release(err instanceof Error ? err : true);
+      throw new Database('BEGIN', err);
+    }
+    const tx = new PostgresTxHandle(this.ctx, new ClientExecutor(client), (t) => this.openTx.delete(t));
+    this.openTx.add(tx);
+    return tx;
+  }
+
+  withTx<T>(fn: (tx: TxHandle) => Promise<T>): Promise<T>;
+  withTx(external: ExternalTx): TxOps;
+  withTx<T>(arg: ((tx: TxHandle) => Promise<T>) | ExternalTx): Promise<T> | TxOps {
+    if (typeof arg === 'function') return this.runTx(arg);
+    this.guard();
+    return new ExternalTxOps(this.ctx, externalRunner(arg));
+  }
+
+  private async runTx<T>(fn: (tx: TxHandle) => Promise<T>): Promise<T> {
+    const tx = await this.beginTx();
+    let result: T;
+    try {
+      result = await fn(tx);
+    } catch (err) {
+      if (!tx.finished) await tx.rollback().catch(() => undefined);
+      throw err;
+    }
+    if (!tx.finished) await tx.commit();
+    return result;
+  }
+
+  private async connect(): Promise<PoolClient> {
+    let client: PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (err) {
+      throw new Database('acquiring a connection from the pool', err);
+    }
+    // pg-pool listens for errors only on idle clients; a checked-out client whose backend dies
+    // between statements (idle in transaction) would otherwise crash the process with an
+    // unhandled 'error' event. The next statement on it fails and the caller sees Database.
+    if (!this.guarded.has(client)) {
+      this.guarded.add(client);
+      client.on('error', (err: Error) => this.logger.warn(`alkstore postgres: a transaction connection failed: ${err.message}`));
+    }
+    return client;
+  }
+
+  private async inTransaction<T>(fn: (exec: Executor) => Promise<T>): Promise<T> {
+    this.guard();
+    const client = await this.connect();
+    try {
+      await client.query('BEGIN');
+      const result = await fn(new ClientExecutor(client));
+      await client.query('COMMIT');
+      client.release();
+      return result;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      client.release();
+      if (err instanceof AlkstoreError || err instanceof RangeError) throw err;
+      throw new Database('transaction', err);
+    }
+  }
+
+  async now(): Promise<number> {
+    this.guard();
+    const r = await this.exec.run<{ ms: string }>(this.sql.notify.now, []);
+    return num(r.rows[0]!.ms);
+  }
+
+  // ── close ───────────────────────────────────────────────────────────
+
+  close(): Promise<void> {
+    if (!this.closing) {
+      this.closed = true;
+      this.closing = this.shutdown();
+    }
+    return this.closing;
+  }
+
+  private async shutdown(): Promise<void> {
+    this.setPolling(false);
+    this.hub.closeAll();
+    for (const resolve of this.echoes.values()) resolve();
+    this.echoes.clear();
+    // Transactions still open are rolled back; their handles then refuse with Closed.
+    await Promise.all([...this.openTx].map((tx) => tx.rollback().catch(() => undefined)));
+    await this.listener?.close();
+    if (this.ownsPool) await this.pool.end().catch((err: unknown) => this.logger.warn(`alkstore postgres: ending the pool failed: ${String(err)}`));
+  }
+}
+
+/** `withTx(external)`: every op first checks the caller's transaction is still active. */
+class ExternalTxOps extends PostgresTxOps {
+  constructor(
+    ctx: PgContext,
+    private readonly runner: QueryRunnerLike,
+  ) {
+    super(ctx, new QueryRunnerExecutor(runner));
+  }
+
+  protected override check(): void {
+    super.check();
+    assertActive(this.runner);
+  }
+}
+
+function assertActive(runner: QueryRunnerLike): void {
+  if (runner.isReleased === true) throw new InvalidOption('withTx', 'was given a QueryRunner that is already released (no active transaction)');
+  if (runner.isTransactionActive !== true) {
+    throw new InvalidOption('withTx', 'was given a QueryRunner with no active transaction; call queryRunner.startTransaction() or use dataSource.transaction(...) first');
+  }
+}
+
+function externalRunner(arg: ExternalTx): QueryRunnerLike {
+  if (arg === null || typeof arg !== 'object') {
+    throw new InvalidOption('withTx', 'expects a function, a TypeORM EntityManager or a QueryRunner in an active transaction');
+  }
+  let runner: QueryRunnerLike | undefined;
+  if ('isTransactionActive' in arg && typeof (arg as QueryRunnerLike).query === 'function') runner = arg as QueryRunnerLike;
+  else runner = (arg as { queryRunner?: QueryRunnerLike }).queryRunner;
+  if (!runner || typeof runner.query !== 'function') {
+    throw new InvalidOption(
+      'withTx',
+      'was given an EntityManager with no active transaction (it has no queryRunner); use the manager handed to dataSource.transaction(...) or queryRunner.manager after startTransaction()',
+    );
+  }
+  assertActive(runner);
+  return runner;
+}
+
+function toSchedule(row: ScheduleRow): Schedule {
+  return {
+    name: row.name,
+    spec: row.spec,
+    intervalMs: num(row.interval_ms),
+    queue: row.queue,
+    payload: decodePayload(row.payload, `payload of schedule ${JSON.stringify(row.name)}`),
+    priority: row.priority,
+    maxAttempts: row.max_attempts,
+    expiresInMs: numOrNull(row.expires_in_ms),
+    nextFireAt: num(row.next_fire_at),
+  };
+}

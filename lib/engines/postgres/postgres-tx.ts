@@ -1,0 +1,97 @@
+import { Closed, Database } from '../../contract/errors.js';
+import { outboxQueueName, validateKey, validateName } from '../../contract/names.js';
+import { OUTBOX_QUEUE_OPTS, type JobOpts } from '../../contract/options.js';
+import type { TxHandle, TxOps } from '../../contract/types.js';
+import { enqueueJob, notifyChannel, publishEvent, saveConsumerOffset, type PgContext } from './context.js';
+import type { ClientExecutor, Executor } from './executor.js';
+
+/**
+ * The commit-atomic operations over one transaction's executor. Wakes are
+ * `pg_notify` calls in the same transaction, so they fire on commit only.
+ */
+export class PostgresTxOps implements TxOps {
+  constructor(
+    protected readonly ctx: PgContext,
+    protected readonly exec: Executor,
+  ) {}
+
+  protected check(): void {
+    this.ctx.guard();
+  }
+
+  async enqueue(queue: string, payload: unknown, opts?: JobOpts): Promise<number> {
+    this.check();
+    validateName('queue', queue);
+    return enqueueJob(this.ctx, this.exec, queue, this.ctx.queueOpts(queue), payload, opts);
+  }
+
+  async publish(stream: string, payload: unknown): Promise<number> {
+    this.check();
+    return publishEvent(this.ctx, this.exec, stream, null, payload);
+  }
+
+  async publishWithKey(stream: string, key: string, payload: unknown): Promise<number> {
+    this.check();
+    validateName('stream', stream);
+    validateKey('key', key);
+    return publishEvent(this.ctx, this.exec, stream, key, payload);
+  }
+
+  async notify(channel: string, payload?: string): Promise<void> {
+    this.check();
+    return notifyChannel(this.ctx, this.exec, channel, payload);
+  }
+
+  async saveOffset(stream: string, consumer: string, offset: number): Promise<boolean> {
+    this.check();
+    return saveConsumerOffset(this.ctx, this.exec, stream, consumer, offset);
+  }
+
+  async outboxEnqueue(outbox: string, payload: unknown, opts?: JobOpts): Promise<number> {
+    this.check();
+    const queue = outboxQueueName(outbox);
+    return enqueueJob(this.ctx, this.exec, queue, this.ctx.queueOpts(queue, OUTBOX_QUEUE_OPTS), payload, opts);
+  }
+}
+
+/** An engine-owned transaction on one pooled client. */
+export class PostgresTxHandle extends PostgresTxOps implements TxHandle {
+  finished = false;
+
+  constructor(
+    ctx: PgContext,
+    private readonly clientExec: ClientExecutor,
+    private readonly onEnd: (handle: PostgresTxHandle) => void,
+  ) {
+    super(ctx, clientExec);
+  }
+
+  protected override check(): void {
+    if (this.finished) throw new Closed('transaction');
+    super.check();
+  }
+
+  async commit(): Promise<void> {
+    await this.end('COMMIT');
+  }
+
+  async rollback(): Promise<void> {
+    await this.end('ROLLBACK');
+  }
+
+  private async end(command: 'COMMIT' | 'ROLLBACK'): Promise<void> {
+    if (this.finished) throw new Closed('transaction');
+    this.finished = true;
+    const client = this.clientExec.client;
+    try {
+      await client.query(command);
+      client.release();
+    } catch (err) {
+      // A connection that failed mid-COMMIT/ROLLBACK is in an unknown state: destroy it.
+      client.release(err instanceof Error ? err : true);
+      throw new Database(`transaction ${command}`, err);
+    } finally {
+      this.onEnd(this);
+    }
+  }
+}

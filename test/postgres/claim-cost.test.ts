@@ -1,0 +1,59 @@
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import type { Store } from '../../lib/contract/types.js';
+import { engineSql } from '../../lib/engines/postgres/context.js';
+import { type EngineDb, describePg, postgres } from '../helpers/engines.js';
+import { withClient } from './pg-helpers.js';
+
+interface PlanNode {
+  'Node Type': string;
+  'Index Name'?: string;
+  'Shared Hit Blocks'?: number;
+  'Shared Read Blocks'?: number;
+  Plans?: PlanNode[];
+}
+
+function indexesUsed(node: PlanNode, out = new Set<string>()): Set<string> {
+  if (node['Index Name']) out.add(node['Index Name']);
+  for (const child of node.Plans ?? []) indexesUsed(child, out);
+  return out;
+}
+
+describePg('postgres claim cost', () => {
+  let db: EngineDb;
+  let store: Store;
+  beforeAll(async () => {
+    db = await postgres.create();
+    store = await db.open();
+  });
+  afterAll(async () => {
+    await db.destroy();
+  });
+
+  it('a claim reads a handful of pages however large the backlog of dead, future and in-flight rows', async () => {
+    const s = `"${db.location}"`;
+    const backlog = 40_000;
+    await withClient(async (c) => {
+      const cols = 'queue, state, payload, max_attempts, visibility_timeout_ms, backoff_base_ms, run_at, enqueued_at';
+      await c.query(`INSERT INTO ${s}.jobs (${cols}, died_at) SELECT 'work', 'dead', '{}', 3, 1000, 1000, 0, 0, 0 FROM generate_series(1, $1::int)`, [backlog]);
+      await c.query(`INSERT INTO ${s}.jobs (${cols}) SELECT 'work', 'pending', '{}', 3, 1000, 1000, 9999999999999, 0 FROM generate_series(1, $1::int)`, [backlog]);
+      await c.query(
+        `INSERT INTO ${s}.jobs (${cols}, claimed_until, claim_token) SELECT 'work', 'processing', '{}', 3, 1000, 1000, 0, 0, 9999999999999, gen_random_uuid() FROM generate_series(1, $1::int)`,
+        [backlog],
+      );
+      await c.query(`ANALYZE ${s}.jobs`);
+    });
+    const ready = await store.queue('work').enqueueMany([1, 2, 3]);
+
+    const claim = engineSql(db.location).queue.claim;
+    const plan = await withClient(async (c) => {
+      const r = await c.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${claim.text}`, ['work', 2, null, 'w']);
+      return (r.rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
+    });
+    const pages = (plan['Shared Hit Blocks'] ?? 0) + (plan['Shared Read Blocks'] ?? 0);
+    // A scan of the table would read thousands of pages; the partial indexes keep it to a few dozen.
+    expect(pages).toBeLessThan(300);
+    expect([...indexesUsed(plan)]).toEqual(expect.arrayContaining(['jobs_pending_idx']));
+    const claimed = await withClient((c) => c.query(`SELECT id FROM ${s}.jobs WHERE state = 'processing' AND worker_id = 'w' ORDER BY id`));
+    expect(claimed.rows.map((r) => Number(r.id))).toEqual(ready.slice(0, 2));
+  }, 60_000);
+});
