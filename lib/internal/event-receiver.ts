@@ -1,4 +1,5 @@
 import { Closed } from '../contract/errors.js';
+import { abortAfter } from './sleep.js';
 import type { EventReceiver, StreamEvent, WakeReceiver } from '../contract/types.js';
 
 /** What a stream subscription needs from its engine. */
@@ -76,8 +77,9 @@ export class StreamSubscription implements EventReceiver {
   private async waitForWake(signal?: AbortSignal): Promise<void> {
     const signals = [this.stop.signal];
     if (signal) signals.push(signal);
-    if (this.source.pollFallbackMs !== undefined) signals.push(AbortSignal.timeout(this.source.pollFallbackMs));
-    const wake = await this.wakes.recv(AbortSignal.any(signals));
+    // abortAfter, not AbortSignal.timeout in AbortSignal.any: Node can collect that timeout source and never fire it.
+    const timed = this.source.pollFallbackMs !== undefined ? abortAfter(this.source.pollFallbackMs, ...signals) : null;
+    const wake = await this.wakes.recv(timed ? timed.signal : AbortSignal.any(signals)).finally(() => timed?.clear());
     // The engine closed the wake receiver (watcher death, store close): end the subscription too.
     if (wake === null && this.wakes.closed) this.close();
   }

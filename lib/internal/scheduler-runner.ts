@@ -1,7 +1,7 @@
 import { LeadershipLost } from '../contract/errors.js';
 import { SCHEDULER_LOCK, SCHEDULES_WAKE_CHANNEL } from '../contract/names.js';
 import type { Lock, RunSchedulesOpts, WakeReceiver } from '../contract/types.js';
-import { sleep } from './sleep.js';
+import { abortAfter, sleep } from './sleep.js';
 
 /** Leadership lock TTL and renew cadence (SPEC §7). */
 export const SCHEDULER_LOCK_TTL_MS = 60_000;
@@ -45,7 +45,10 @@ export async function runSchedules(engine: SchedulerEngine, signal: AbortSignal,
         const { now, nextFireAt } = await engine.fireDue();
         const untilDue = nextFireAt === null ? maxTickMs : Math.max(0, nextFireAt - now);
         const wait = Math.min(untilDue, maxTickMs, Math.max(0, renewAt - Date.now()));
-        if (wait > 0) await wakes.recv(AbortSignal.any([signal, AbortSignal.timeout(wait)]));
+        if (wait > 0) {
+          const timed = abortAfter(wait, signal);
+          await wakes.recv(timed.signal).finally(timed.clear);
+        }
       }
     }
   } finally {

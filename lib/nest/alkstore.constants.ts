@@ -1,0 +1,27 @@
+/** Injection token of the resolved module options. */
+export const ALKSTORE_MODULE_OPTIONS = 'alkstore:module-options';
+
+/** Metadata key of `@OutboxHandler` (a list per method). */
+export const OUTBOX_HANDLER_METADATA = 'alkstore:outbox-handler';
+/** Metadata key of `@QueueHandler` (a list per method). */
+export const QUEUE_HANDLER_METADATA = 'alkstore:queue-handler';
+/** Metadata key of `@Scheduled` (a list per method). */
+export const SCHEDULED_METADATA = 'alkstore:scheduled';
+
+/** Prefix of the queue a `@Scheduled` method's boundaries are enqueued on, unless `options.queue` names one. */
+export const SCHEDULED_QUEUE_PREFIX = 'scheduled:';
+
+/** Default drain budget of `app.close()` for in-flight handlers (ms). */
+export const DEFAULT_DRAIN_TIMEOUT_MS = 10_000;
+/** Default safety poll of idle queue workers (ms); wakes normally cut the wait short. */
+export const DEFAULT_IDLE_POLL_INTERVAL_MS = 5_000;
+
+/** The provider token of the queue handle `name` registered with `AlkstoreModule.forFeature`. */
+export function getQueueToken(name: string): string {
+  return `alkstore:queue:${name}`;
+}
+
+/** The provider token of the outbox handle `name` registered with `AlkstoreModule.forFeature`. */
+export function getOutboxToken(name: string): string {
+  return `alkstore:outbox:${name}`;
+}

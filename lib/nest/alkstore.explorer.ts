@@ -1,0 +1,129 @@
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { DiscoveryService, MetadataScanner } from '@nestjs/core';
+import { validateName } from '../contract/names.js';
+import { parseEverySpec } from '../contract/schedule-spec.js';
+import type { Job, StoreLogger } from '../contract/types.js';
+import { ALKSTORE_MODULE_OPTIONS, OUTBOX_HANDLER_METADATA, QUEUE_HANDLER_METADATA, SCHEDULED_METADATA, SCHEDULED_QUEUE_PREFIX } from './alkstore.constants.js';
+import { InvalidHandler } from './errors/invalid-handler.error.js';
+import type { AlkstoreModuleOptions } from './interfaces/alkstore-options.interface.js';
+import type { OutboxHandlerMetadata, QueueHandlerMetadata, ScheduledMetadata } from './interfaces/handler-options.interface.js';
+import { Store } from './store.token.js';
+import { readMethodMetadata } from './utils/append-metadata.js';
+import { nestStoreLogger } from './utils/nest-logger.js';
+
+/** A discovered handler: `Class.method` and the bound method. */
+export interface DiscoveredMethod {
+  /** `ClassName.methodName`, used in every log line and error about it. */
+  readonly label: string;
+  readonly call: (job: Job, signal?: AbortSignal) => Promise<unknown>;
+}
+
+export interface DiscoveredOutboxHandler extends DiscoveredMethod {
+  readonly meta: OutboxHandlerMetadata;
+}
+export interface DiscoveredQueueHandler extends DiscoveredMethod {
+  readonly meta: QueueHandlerMetadata;
+}
+export interface DiscoveredScheduled extends DiscoveredMethod {
+  readonly meta: ScheduledMetadata;
+  /** The queue the schedule fires on. */
+  readonly queue: string;
+}
+
+/**
+ * Finds `@OutboxHandler`, `@QueueHandler` and `@Scheduled` methods on
+ * providers and controllers in `onModuleInit`, and fails startup on a name
+ * used twice or an invalid name or spec. Starting the loops is
+ * `AlkstoreWorkerHost`'s job, at bootstrap.
+ */
+@Injectable()
+export class AlkstoreExplorer implements OnModuleInit {
+  outboxHandlers: DiscoveredOutboxHandler[] = [];
+  queueHandlers: DiscoveredQueueHandler[] = [];
+  scheduled: DiscoveredScheduled[] = [];
+  private readonly logger: StoreLogger;
+
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly scanner: MetadataScanner,
+    private readonly store: Store,
+    @Inject(ALKSTORE_MODULE_OPTIONS) options: AlkstoreModuleOptions,
+  ) {
+    this.logger = options.logger ?? nestStoreLogger();
+  }
+
+  async onModuleInit(): Promise<void> {
+    try {
+      this.explore();
+    } catch (err) {
+      // Startup fails here, before anything could close the store: do not leak its connections.
+      await this.store.close().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private explore(): void {
+    const outboxes = new Map<string, string>();
+    const queues = new Map<string, string>();
+    const schedules = new Map<string, string>();
+    for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
+      const instance: unknown = wrapper.instance;
+      if (!instance || typeof instance !== 'object') continue;
+      const proto: unknown = Object.getPrototypeOf(instance);
+      if (!proto) continue;
+      const className = (instance.constructor as { name?: string } | undefined)?.name ?? String(wrapper.name);
+      for (const methodName of this.scanner.getAllMethodNames(proto)) {
+        const method: unknown = (instance as Record<string, unknown>)[methodName];
+        const outboxMeta = readMethodMetadata<OutboxHandlerMetadata>(OUTBOX_HANDLER_METADATA, method);
+        const queueMeta = readMethodMetadata<QueueHandlerMetadata>(QUEUE_HANDLER_METADATA, method);
+        const scheduledMeta = readMethodMetadata<ScheduledMetadata>(SCHEDULED_METADATA, method);
+        if (outboxMeta.length + queueMeta.length + scheduledMeta.length === 0) continue;
+        const label = `${className}.${methodName}`;
+        if (!wrapper.isDependencyTreeStatic()) {
+          this.logger.warn(`${label} is skipped: alkstore handlers cannot live on request-scoped (or transient-dependent) providers`);
+          continue;
+        }
+        const fn = method as (job: Job, signal?: AbortSignal) => unknown;
+        const call = async (job: Job, signal?: AbortSignal): Promise<unknown> => fn.call(instance, job, signal);
+        for (const meta of outboxMeta) {
+          this.check(label, () => validateName('outbox', meta.outbox));
+          claimName(outboxes, `outbox ${JSON.stringify(meta.outbox)}`, meta.outbox, label, '@OutboxHandler');
+          this.outboxHandlers.push({ label, call, meta });
+        }
+        for (const meta of queueMeta) {
+          this.check(label, () => validateName('queue', meta.queue));
+          claimName(queues, `queue ${JSON.stringify(meta.queue)}`, meta.queue, label, '@QueueHandler');
+          this.queueHandlers.push({ label, call, meta });
+        }
+        for (const meta of scheduledMeta) {
+          const queue = meta.options.queue ?? `${SCHEDULED_QUEUE_PREFIX}${meta.name}`;
+          this.check(label, () => {
+            validateName('schedule', meta.name);
+            parseEverySpec(meta.spec);
+            validateName('queue', queue);
+          });
+          claimName(schedules, `schedule ${JSON.stringify(meta.name)}`, meta.name, label, '@Scheduled');
+          claimName(queues, `queue ${JSON.stringify(queue)}`, queue, label, '@Scheduled');
+          this.scheduled.push({ label, call, meta, queue });
+        }
+      }
+    }
+  }
+
+  private check(label: string, validate: () => void): void {
+    try {
+      validate();
+    } catch (err) {
+      throw new InvalidHandler(`${label}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    }
+  }
+}
+
+/** Records `name` as handled by `label`, or throws naming both methods. */
+function claimName(seen: Map<string, string>, what: string, name: string, label: string, decorator: string): void {
+  const previous = seen.get(name);
+  if (previous !== undefined) {
+    throw new InvalidHandler(`${what} has two handlers: ${previous} and ${label} (${decorator}); one application may have one handler per name`);
+  }
+  seen.set(name, label);
+}

@@ -1,0 +1,12 @@
+import { AlkstoreError } from '../../contract/errors.js';
+
+/**
+ * A decorated handler cannot run: a duplicate outbox, queue or schedule name,
+ * an invalid name or spec. Thrown at startup; the message names the class and
+ * method (both of them, for a duplicate).
+ */
+export class InvalidHandler extends AlkstoreError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('INVALID_OPTION', message, options);
+  }
+}

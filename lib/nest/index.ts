@@ -1,0 +1,17 @@
+/**
+ * alkstore for NestJS: `AlkstoreModule`, the `Store` injection token, the
+ * `@OutboxHandler` / `@QueueHandler` / `@Scheduled` decorators, named queue
+ * and outbox handles, and the TypeORM transaction helpers. The only part of
+ * alkstore that imports `@nestjs/*`.
+ */
+export * from './alkstore.constants.js';
+export * from './alkstore.module.js';
+export { AlkstoreExplorer } from './alkstore.explorer.js';
+export { AlkstoreWorkerHost } from './alkstore.worker-host.js';
+export { postgresUrlOf } from './alkstore.store-factory.js';
+export * from './decorators/index.js';
+export * from './errors/index.js';
+export * from './interfaces/index.js';
+export { Store, Store as AlkstoreStore } from './store.token.js';
+export * from './typeorm/index.js';
+export { QueueWorker, type QueueWorkerOptions } from './workers/queue-worker.js';

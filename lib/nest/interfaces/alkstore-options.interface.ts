@@ -1,0 +1,63 @@
+import type { FactoryProvider, ModuleMetadata, Type } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import type { StoreLogger } from '../../contract/types.js';
+
+/** Options of `AlkstoreModule.forRoot` (or what `forRootAsync` resolves to). */
+export interface AlkstoreModuleOptions {
+  /**
+   * `sqlite:<path>` or `postgres://…`. Either this or `dataSource`.
+   */
+  url?: string;
+  /**
+   * A TypeORM `DataSource` to share a database with. SQLite (`better-sqlite3`
+   * / `sqlite`): the store opens the same file (`:memory:` is refused: a
+   * second connection would see another database). PostgreSQL: the store
+   * connects with the DataSource's connection settings (or reuses its pool,
+   * see `reusePool`). alkstore never initializes or destroys this DataSource.
+   */
+  dataSource?: DataSource;
+  /** PostgreSQL with a DataSource: reuse the DataSource's `pg.Pool` instead of opening one. Default false. */
+  reusePool?: boolean;
+  /** PostgreSQL: the engine-owned schema (default `alkstore`). */
+  schema?: string;
+  /** PostgreSQL: apply migrations at open (default true). */
+  migrate?: boolean;
+  /** PostgreSQL: pool size when the store opens its own pool (default 10). */
+  poolSize?: number;
+  /**
+   * Run handlers and the scheduler runner in this process (default true).
+   * `false` for API-only replicas: the store is injectable, nothing is claimed.
+   */
+  workers?: boolean;
+  /**
+   * Run the leader-elected scheduler runner. Default: when `@Scheduled`
+   * methods exist. `true` also fires schedules created with `store.schedule()`.
+   */
+  scheduler?: boolean;
+  /** The engine's wake fallback (ms): SQLite watcher cadence / PostgreSQL poll when LISTEN is down. */
+  pollIntervalMs?: number;
+  /** Safety poll of idle workers and dispatchers (ms, default 5000); wakes cut it short. */
+  idlePollIntervalMs?: number;
+  /** How long `app.close()` waits for in-flight handlers (ms, default 10000). */
+  drainTimeoutMs?: number;
+  /** Identity of this process's workers in claims (default `<host>:<pid>:<random>`). */
+  workerId?: string;
+  /** Where the store and the workers log. Default: Nest's `Logger` with context `Alkstore`. */
+  logger?: StoreLogger;
+}
+
+/** A class that builds the options, for `forRootAsync({ useClass | useExisting })`. */
+export interface AlkstoreOptionsFactory {
+  createAlkstoreOptions(): AlkstoreModuleOptions | Promise<AlkstoreModuleOptions>;
+}
+
+/** Options of `AlkstoreModule.forRootAsync`. */
+export interface AlkstoreModuleAsyncOptions extends Pick<ModuleMetadata, 'imports'> {
+  /** Builds the options from the providers named in `inject`. */
+  useFactory?: (...args: never[]) => AlkstoreModuleOptions | Promise<AlkstoreModuleOptions>;
+  inject?: FactoryProvider['inject'];
+  /** A class implementing {@link AlkstoreOptionsFactory}, instantiated by the module. */
+  useClass?: Type<AlkstoreOptionsFactory>;
+  /** An already provided {@link AlkstoreOptionsFactory} (from `imports`). */
+  useExisting?: Type<AlkstoreOptionsFactory>;
+}

@@ -1,0 +1,47 @@
+import type { OutboxDispatcher } from '../../outbox/index.js';
+import type { JobOpts, QueueOpts } from '../../contract/options.js';
+
+/** Options of `@QueueHandler(queue, options)`. */
+export interface QueueHandlerOptions {
+  /** Jobs run at once by this process (default 1). */
+  concurrency?: number;
+  /** Lease of each claim (ms); default the job's stamped visibility timeout. Long work calls `job.heartbeat(ms)`. */
+  visibilityTimeoutMs?: number;
+  /** Options registered for the queue in this store (stamped on jobs enqueued through it). */
+  queueOpts?: QueueOpts;
+  /** Safety poll while idle (ms); default the module's `idlePollIntervalMs`. */
+  idlePollIntervalMs?: number;
+}
+
+/** Options of `@Scheduled(name, spec, options)`. */
+export interface ScheduledOptions extends Omit<QueueHandlerOptions, 'queueOpts'> {
+  /** The queue boundaries are enqueued on; default `scheduled:<name>`. */
+  queue?: string;
+  /** Payload of every fired job (default null). */
+  payload?: unknown;
+  priority?: JobOpts['priority'];
+  maxAttempts?: number;
+  expiresInMs?: number;
+}
+
+/** Dispatcher settings a `@OutboxHandler` may override (see `OutboxSettings` in `alkstore/outbox`). */
+export type OutboxHandlerSettings = NonNullable<ConstructorParameters<typeof OutboxDispatcher>[0]['settings']>;
+
+/** What `@OutboxHandler` records on its method. */
+export interface OutboxHandlerMetadata {
+  readonly outbox: string;
+  readonly settings?: OutboxHandlerSettings;
+}
+
+/** What `@QueueHandler` records on its method. */
+export interface QueueHandlerMetadata {
+  readonly queue: string;
+  readonly options: QueueHandlerOptions;
+}
+
+/** What `@Scheduled` records on its method. */
+export interface ScheduledMetadata {
+  readonly name: string;
+  readonly spec: string;
+  readonly options: ScheduledOptions;
+}

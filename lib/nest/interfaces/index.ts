@@ -1,0 +1,2 @@
+export * from './alkstore-options.interface.js';
+export * from './handler-options.interface.js';

@@ -1,0 +1,2 @@
+export * from './run-transaction.js';
+export * from './alkstore-transactions.service.js';

@@ -1,0 +1,26 @@
+import { resolve } from 'node:path';
+
+/** What the sample app needs to know; `configFromEnv()` reads it from the environment. */
+export interface SampleConfig {
+  /** `postgres://…` switches both TypeORM and alkstore to PostgreSQL. Default: embedded SQLite. */
+  databaseUrl?: string;
+  /** PostgreSQL schema of the sample's own tables (default `public`). */
+  databaseSchema?: string;
+  /** PostgreSQL schema of alkstore's tables (default `alkstore`). */
+  alkstoreSchema?: string;
+  /** SQLite file shared by TypeORM and alkstore (default `sample/data/app.db`). */
+  sqlitePath: string;
+  /** Workers' safety poll (ms); wakes make delivery prompt regardless. */
+  idlePollIntervalMs?: number;
+  drainTimeoutMs?: number;
+}
+
+/** Reads `DATABASE_URL`, `DATABASE_SCHEMA`, `ALKSTORE_SCHEMA`, `SQLITE_PATH` (`PORT` and `REPORT_SPEC` are read by main.ts and the report job). */
+export function configFromEnv(env: NodeJS.ProcessEnv = process.env): SampleConfig {
+  return {
+    databaseUrl: env.DATABASE_URL || undefined,
+    databaseSchema: env.DATABASE_SCHEMA || undefined,
+    alkstoreSchema: env.ALKSTORE_SCHEMA || undefined,
+    sqlitePath: resolve(env.SQLITE_PATH || 'sample/data/app.db'),
+  };
+}
