@@ -1,15 +1,45 @@
-import type { Store, StoreLogger } from '../../contract/types.js';
+import { Closed } from '../../contract/errors.js';
+import type { Store } from '../../contract/types.js';
+import { openConnection, retryOnBusy, type SqliteConn } from './connection.js';
+import { resolveSqliteOptions, type SqliteStoreOptions } from './options.js';
+import { applySchema } from './schema.js';
+import { SqliteStore } from './store.js';
+import { asStoreError } from './writer.js';
 
-/** Options of {@link openSqliteStore}. */
-export interface SqliteStoreOptions {
-  /** A file path, or `:memory:` (one process, one connection's worth of mechanisms). */
-  path: string;
-  /** How often the watcher checks `PRAGMA data_version` for commits by other connections (ms, default 1). */
-  pollIntervalMs?: number;
-  logger?: StoreLogger;
-}
+export type { SqliteStoreOptions } from './options.js';
+export { SqliteStore } from './store.js';
 
-/** Opens a store on an embedded SQLite file (WAL mode). */
-export async function openSqliteStore(_options: SqliteStoreOptions): Promise<Store> {
-  throw new Error('not implemented yet');
+/**
+ * Opens a store on an embedded SQLite file (WAL mode) or `:memory:`.
+ * Creates the `__alkstore_*` tables if missing; safe to call from several
+ * processes at once.
+ */
+export async function openSqliteStore(options: SqliteStoreOptions): Promise<Store> {
+  const o = resolveSqliteOptions(options);
+  const writeConn = await openConnection(o.path, o.synchronous);
+  let readConn: SqliteConn | null = null;
+  try {
+    const ready = (): void => undefined;
+    if (!o.memory) {
+      const mode = await retryOnBusy('opening (journal_mode = WAL)', o.lockWaitTimeoutMs, ready, () => writeConn.db.pragma('journal_mode = WAL', { simple: true }) as string, asStoreError);
+      if (String(mode).toLowerCase() !== 'wal') o.logger.warn(`SQLite file ${JSON.stringify(o.path)} could not switch to WAL (journal_mode is ${String(mode)}); readers will block writers`);
+    }
+    await retryOnBusy('creating the alkstore tables', o.lockWaitTimeoutMs, ready, () => {
+      writeConn.db.exec('BEGIN IMMEDIATE');
+      try {
+        applySchema(writeConn);
+        writeConn.db.exec('COMMIT');
+      } catch (err) {
+        if (writeConn.db.inTransaction) writeConn.db.exec('ROLLBACK');
+        throw err;
+      }
+      return true;
+    }, asStoreError);
+    if (!o.memory) readConn = await openConnection(o.path, o.synchronous);
+  } catch (err) {
+    readConn?.close();
+    writeConn.close();
+    throw err instanceof Closed ? err : asStoreError(`opening SQLite store ${JSON.stringify(o.path)}`, err);
+  }
+  return new SqliteStore(o, writeConn, readConn);
 }

@@ -1,0 +1,17 @@
+import type { QueueOpts } from '../../contract/options.js';
+import type { WakeReceiver } from '../../contract/types.js';
+import type { SqliteConn } from './connection.js';
+import type { WriteCtx } from './writer.js';
+
+/** What the mechanism modules need from the store: its write and read paths, wakes, and the queue-opts registry. */
+export interface SqliteCore {
+  /** One write transaction on the store's write connection (async mutex, busy retried). */
+  write<T>(op: string, fn: (ctx: WriteCtx) => T): Promise<T>;
+  /** A read of committed data (the read connection; `:memory:` reads wait for the write connection). */
+  read<T>(op: string, fn: (conn: SqliteConn) => T): Promise<T>;
+  /** A receiver on any channel, reserved engine channels included (no name validation). */
+  wakes(channel: string): WakeReceiver;
+  readonly random: () => number;
+  /** Opts registered for a queue name by `store.queue(name, opts)`, else `defaults`. */
+  registeredQueueOpts(queue: string, defaults: Readonly<Required<QueueOpts>>): Required<QueueOpts>;
+}

@@ -1,0 +1,123 @@
+import { InvalidOption } from '../../contract/errors.js';
+import { queueWakeChannel, streamWakeChannel } from '../../contract/names.js';
+import type { JobOpts } from '../../contract/options.js';
+import type { ExternalTx, QueryRunnerLike, TxOps } from '../../contract/types.js';
+import { NOW_SQL } from './connection.js';
+import type { SqliteCore } from './core.js';
+import { INSERT_NOTIFY_SQL } from './notify/notify-log.js';
+import { INSERT_JOB } from './queue.sql.js';
+import { jobInsertParams } from './rows.js';
+import { INSERT_EVENT, NEXT_SEQ, SAVE_OFFSET } from './stream.sql.js';
+import { enqueueInput, notifyInput, outboxEnqueueInput, publishInput, saveOffsetInput, type EnqueueInput } from './tx-input.js';
+import { asStoreError } from './writer.js';
+
+function noActiveTx(): InvalidOption {
+  return new InvalidOption(
+    'withTx(external)',
+    'is an EntityManager/QueryRunner with no active transaction; pass the manager given by dataSource.transaction(...) or a QueryRunner after startTransaction()',
+  );
+}
+
+function isQueryRunner(x: unknown): x is QueryRunnerLike {
+  return typeof x === 'object' && x !== null && typeof (x as QueryRunnerLike).query === 'function' && 'isTransactionActive' in x;
+}
+
+/** The QueryRunner behind an EntityManager or QueryRunner, asserted to be inside a transaction. */
+export function activeQueryRunner(external: ExternalTx): QueryRunnerLike {
+  const runner = isQueryRunner(external) ? external : (external as { queryRunner?: unknown } | null)?.queryRunner;
+  if (!isQueryRunner(runner) || runner.isTransactionActive !== true || runner.isReleased === true) throw noActiveTx();
+  return runner;
+}
+
+interface Rows {
+  records: Record<string, unknown>[];
+  affected: number;
+}
+
+/**
+ * The tx seam over a caller-owned TypeORM transaction on the same SQLite file:
+ * our SQL runs through `queryRunner.query`, and the caller's commit makes it
+ * visible. Wake rows are written in that transaction; the store's watcher sees
+ * the commit through `PRAGMA data_version`.
+ */
+export class ExternalTxOps implements TxOps {
+  constructor(
+    private readonly core: Pick<SqliteCore, 'registeredQueueOpts'>,
+    private readonly runner: QueryRunnerLike,
+    private readonly assertOpen: () => void,
+  ) {}
+
+  async enqueue(queue: string, payload: unknown, opts?: JobOpts): Promise<number> {
+    return this.insertJob('tx.enqueue', enqueueInput(this.core, queue, payload, opts));
+  }
+
+  async outboxEnqueue(outbox: string, payload: unknown, opts?: JobOpts): Promise<number> {
+    return this.insertJob('tx.outboxEnqueue', outboxEnqueueInput(this.core, outbox, payload, opts));
+  }
+
+  async publish(stream: string, payload: unknown): Promise<number> {
+    return this.insertEvent('tx.publish', stream, null, payload);
+  }
+
+  async publishWithKey(stream: string, key: string, payload: unknown): Promise<number> {
+    return this.insertEvent('tx.publishWithKey', stream, key, payload);
+  }
+
+  async notify(channel: string, payload?: string): Promise<void> {
+    const c = notifyInput(channel, payload);
+    await this.guard('tx.notify', async () => {
+      await this.query(INSERT_NOTIFY_SQL, [c, await this.now()]);
+    });
+  }
+
+  async saveOffset(stream: string, consumer: string, offset: number): Promise<boolean> {
+    const i = saveOffsetInput(stream, consumer, offset);
+    if (i.offset <= 0) return this.guard('tx.saveOffset', async () => false);
+    return this.guard('tx.saveOffset', async () => (await this.query(SAVE_OFFSET, [i.stream, i.consumer, i.offset])).affected > 0);
+  }
+
+  private insertJob(op: string, i: EnqueueInput): Promise<number> {
+    return this.guard(op, async () => {
+      const now = await this.now();
+      const { records } = await this.query(`${INSERT_JOB} RETURNING id`, jobInsertParams(i.queue, i.text, i.stamp, now));
+      await this.query(INSERT_NOTIFY_SQL, [queueWakeChannel(i.queue), now]);
+      return Number(records[0].id);
+    });
+  }
+
+  private async insertEvent(op: string, stream: string, key: string | null, payload: unknown): Promise<number> {
+    const i = publishInput(stream, key, payload);
+    return this.guard(op, async () => {
+      const now = await this.now();
+      const seq = Number((await this.query(NEXT_SEQ, [i.stream])).records[0].last_seq);
+      await this.query(INSERT_EVENT, [i.stream, seq, i.key, i.text, now]);
+      await this.query(INSERT_NOTIFY_SQL, [streamWakeChannel(i.stream), now]);
+      return seq;
+    });
+  }
+
+  private async guard<T>(op: string, fn: () => Promise<T>): Promise<T> {
+    this.assertOpen();
+    if (this.runner.isTransactionActive !== true || this.runner.isReleased === true) throw noActiveTx();
+    try {
+      return await fn();
+    } catch (err) {
+      throw asStoreError(op, err);
+    }
+  }
+
+  private async now(): Promise<number> {
+    const { records } = await this.query(`${NOW_SQL} AS now`, []);
+    return Number(records[0].now);
+  }
+
+  /** TypeORM's structured result (`records` / `affected`); a plain array result is taken as records. */
+  private async query(sql: string, params: unknown[]): Promise<Rows> {
+    const res = (await this.runner.query(sql, params, true)) as { records?: unknown; affected?: unknown } | unknown[];
+    if (Array.isArray(res)) return { records: res as Record<string, unknown>[], affected: 0 };
+    return {
+      records: Array.isArray(res?.records) ? (res.records as Record<string, unknown>[]) : [],
+      affected: typeof res?.affected === 'number' ? res.affected : 0,
+    };
+  }
+}

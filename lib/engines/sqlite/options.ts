@@ -1,0 +1,65 @@
+import { InvalidOption } from '../../contract/errors.js';
+import type { StoreLogger } from '../../contract/types.js';
+
+/** Options of `openSqliteStore`. */
+export interface SqliteStoreOptions {
+  /** A file path, or `:memory:` (one store in one process; wakes are in-process only). */
+  path: string;
+  /** How often the watcher checks `PRAGMA data_version` for commits by other connections (ms, default 1). Runs only while someone listens. */
+  pollIntervalMs?: number;
+  /**
+   * `'full'` (default): every acknowledged write is fsynced to the WAL before the call resolves.
+   * `'normal'`: faster; a power loss (not a process crash) may lose the last commits.
+   */
+  synchronous?: 'full' | 'normal';
+  /**
+   * Longest time (ms) a write waits, asynchronously, for the database write lock held by
+   * another connection (another process, or an open TypeORM transaction) before it fails
+   * with a `Database` error. Default 30 000.
+   */
+  lockWaitTimeoutMs?: number;
+  /** Random source in [0, 1) for retry backoff jitter (tests inject it). Default `Math.random`. */
+  random?: () => number;
+  logger?: StoreLogger;
+}
+
+/** Options with defaults filled in. */
+export interface ResolvedSqliteOptions {
+  path: string;
+  memory: boolean;
+  pollIntervalMs: number;
+  synchronous: 'full' | 'normal';
+  lockWaitTimeoutMs: number;
+  random: () => number;
+  logger: StoreLogger;
+}
+
+const defaultLogger: StoreLogger = {
+  log: () => undefined,
+  warn: (m) => console.warn(`[alkstore] ${m}`),
+  error: (m, e) => console.error(`[alkstore] ${m}`, e ?? ''),
+};
+
+function positiveNumber(field: string, v: unknown, dflt: number): number {
+  if (v === undefined) return dflt;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) throw new RangeError(`${field} must be a finite number > 0, got ${String(v)}`);
+  return v;
+}
+
+/** Validates `SqliteStoreOptions` and fills defaults. */
+export function resolveSqliteOptions(o: SqliteStoreOptions): ResolvedSqliteOptions {
+  if (o === null || typeof o !== 'object') throw new InvalidOption('sqlite options', 'must be an object with a path');
+  if (typeof o.path !== 'string' || o.path.length === 0) throw new InvalidOption('path', 'must be a non-empty string (a file path or ":memory:")');
+  const synchronous = o.synchronous ?? 'full';
+  if (synchronous !== 'full' && synchronous !== 'normal') throw new InvalidOption('synchronous', `must be "full" or "normal", got ${JSON.stringify(synchronous)}`);
+  if (o.random !== undefined && typeof o.random !== 'function') throw new InvalidOption('random', 'must be a function returning a number in [0, 1)');
+  return {
+    path: o.path,
+    memory: o.path === ':memory:',
+    pollIntervalMs: positiveNumber('pollIntervalMs', o.pollIntervalMs, 1),
+    synchronous,
+    lockWaitTimeoutMs: positiveNumber('lockWaitTimeoutMs', o.lockWaitTimeoutMs, 30_000),
+    random: o.random ?? Math.random,
+    logger: o.logger ?? defaultLogger,
+  };
+}

@@ -1,0 +1,190 @@
+import { randomUUID } from 'node:crypto';
+import { encodePayload, decodePayload } from '../../contract/codec.js';
+import { queueWakeChannel, validateKey } from '../../contract/names.js';
+import {
+  requireNonNegativeMs,
+  requirePositiveInt,
+  requirePositiveMs,
+  resolveJobStamp,
+  type JobOpts,
+  type QueueOpts,
+} from '../../contract/options.js';
+import type { ClaimOpts, Job, JobInfo, ListDeadOpts, Queue, QueueStats, WakeReceiver } from '../../contract/types.js';
+import { errorText } from '../../internal/outbox-handle.js';
+import type { SqliteCore } from './core.js';
+import * as ops from './queue-ops.js';
+import * as Q from './queue.sql.js';
+import { toJobInfo, type JobRow } from './rows.js';
+
+function requireId(name: string, v: unknown): number {
+  if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw new RangeError(`${name} must be an integer job id, got ${String(v)}`);
+  return v;
+}
+
+/** A queue handle on the SQLite engine (docs/semantics.md, Queues). */
+export class SqliteQueue implements Queue {
+  constructor(
+    private readonly core: SqliteCore,
+    readonly name: string,
+    readonly opts: Readonly<Required<QueueOpts>>,
+  ) {}
+
+  enqueue(payload: unknown, opts?: JobOpts): Promise<number> {
+    try {
+      const text = encodePayload(payload);
+      const stamp = resolveJobStamp(this.opts, opts);
+      return this.core.write('enqueue', (ctx) => ops.insertJobs(ctx, this.name, [text], stamp)[0]);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  async enqueueMany(payloads: readonly unknown[], opts?: JobOpts): Promise<number[]> {
+    if (!Array.isArray(payloads)) throw new RangeError(`payloads must be an array, got ${typeof payloads}`);
+    const texts = payloads.map((p, i) => encodePayload(p, `payload ${i}`));
+    const stamp = resolveJobStamp(this.opts, opts);
+    if (texts.length === 0) return [];
+    return this.core.write('enqueueMany', (ctx) => ops.insertJobs(ctx, this.name, texts, stamp));
+  }
+
+  async claimOne(workerId?: string, opts?: ClaimOpts): Promise<Job | null> {
+    const jobs = await this.claim(1, workerId, opts);
+    return jobs[0] ?? null;
+  }
+
+  claimBatch(max: number, workerId?: string, opts?: ClaimOpts): Promise<Job[]> {
+    try {
+      return this.claim(requirePositiveInt('max', max), workerId, opts);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  async ackBatch(jobs: readonly Pick<Job, 'id' | 'claimToken'>[]): Promise<number> {
+    if (!Array.isArray(jobs)) throw new RangeError('jobs must be an array of { id, claimToken }');
+    if (jobs.length === 0) return 0;
+    return this.core.write('ackBatch', (ctx) => ops.ackJobs(ctx, jobs));
+  }
+
+  async cancel(id: number): Promise<boolean> {
+    requireId('id', id);
+    return this.core.write('cancel', (ctx) => ops.cancelJob(ctx, this.name, id));
+  }
+
+  async getJob(id: number): Promise<JobInfo | null> {
+    requireId('id', id);
+    const row = await this.core.read('getJob', (conn) => conn.stmt(Q.GET_JOB).get(id, this.name) as JobRow | undefined);
+    return row ? toJobInfo(row) : null;
+  }
+
+  sweepExpired(): Promise<{ expired: number; purged: number }> {
+    return this.core.write('sweepExpired', (ctx) => ops.sweepQueue(ctx, this.name));
+  }
+
+  async listDead(opts: ListDeadOpts = {}): Promise<JobInfo[]> {
+    const before = opts.before === undefined ? null : requireNonNegativeMs('before', opts.before);
+    const after = opts.after === undefined ? 0 : requireNonNegativeMs('after', opts.after);
+    const limit = opts.limit === undefined ? 100 : requirePositiveInt('limit', opts.limit);
+    const rows = await this.core.read('listDead', (conn) => conn.stmt(Q.LIST_DEAD).all({ queue: this.name, before, after, limit }) as JobRow[]);
+    return rows.map(toJobInfo);
+  }
+
+  async retryDead(ids: readonly number[]): Promise<number> {
+    const list = ids.map((id) => requireId('ids[]', id));
+    if (list.length === 0) return 0;
+    return this.core.write('retryDead', (ctx) => ops.retryDeadJobs(ctx, this.name, list));
+  }
+
+  async purgeDead(ids: readonly number[]): Promise<number> {
+    const list = ids.map((id) => requireId('ids[]', id));
+    if (list.length === 0) return 0;
+    return this.core.write('purgeDead', (ctx) => ops.purgeDeadJobs(ctx, this.name, list));
+  }
+
+  stats(): Promise<QueueStats> {
+    return this.core.read('stats', (conn) => {
+      const now = conn.now();
+      const counts = conn.stmt(Q.COUNT_BY_STATE).get({ queue: this.name }) as { pending: number; processing: number; dead: number };
+      const oldest = conn.pluck(Q.OLDEST_READY).get({ queue: this.name, now }) as number | null;
+      return { ...counts, oldestPendingAgeMs: oldest === null ? 0 : Math.max(0, now - oldest) };
+    });
+  }
+
+  listen(): WakeReceiver {
+    return this.core.wakes(queueWakeChannel(this.name));
+  }
+
+  private claim(max: number, workerId: string | undefined, opts: ClaimOpts | undefined): Promise<Job[]> {
+    try {
+      const worker = workerId === undefined ? null : validateKey('worker', workerId);
+      const lease = opts?.visibilityTimeoutMs === undefined ? null : requirePositiveMs('visibilityTimeoutMs', opts.visibilityTimeoutMs);
+      return this.core
+        .write('claim', (ctx) => ops.claimJobs(ctx, this.name, max, lease, worker, randomUUID))
+        .then((rows) => rows.map((r) => new SqliteJob(this.core, this.name, r)));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+}
+
+/** A claimed job; every op is fenced by its claim token and deadline. */
+export class SqliteJob implements Job {
+  readonly id: number;
+  readonly payload: unknown;
+  readonly priority: number;
+  readonly attempts: number;
+  readonly maxAttempts: number;
+  readonly claimToken: string;
+  readonly enqueuedAt: number;
+  private currentDeadline: number;
+
+  constructor(
+    private readonly core: SqliteCore,
+    readonly queue: string,
+    row: ops.ClaimedRow,
+  ) {
+    this.id = row.id;
+    this.payload = decodePayload(row.payload, `payload of job ${row.id}`);
+    this.priority = row.priority;
+    this.attempts = row.attempts;
+    this.maxAttempts = row.max_attempts;
+    this.claimToken = row.token;
+    this.enqueuedAt = row.enqueued_at;
+    this.currentDeadline = row.claimed_until;
+  }
+
+  get deadline(): number {
+    return this.currentDeadline;
+  }
+
+  payloadAs<U>(): U {
+    return this.payload as U;
+  }
+
+  ack(): Promise<boolean> {
+    return this.core.write('ack', (ctx) => ops.ackJob(ctx, this.id, this.claimToken));
+  }
+
+  async retry(error: unknown, delayMs?: number): Promise<boolean> {
+    const delay = delayMs === undefined ? undefined : requireNonNegativeMs('delayMs', delayMs);
+    const text = errorText(error);
+    return this.core.write('retry', (ctx) => ops.retryJob(ctx, this.queue, this.id, this.claimToken, text, delay, this.core.random));
+  }
+
+  async fail(error: unknown): Promise<boolean> {
+    const text = errorText(error);
+    return this.core.write('fail', (ctx) => ops.failJob(ctx, this.id, this.claimToken, text));
+  }
+
+  async heartbeat(extendMs: number): Promise<boolean> {
+    const ext = requirePositiveMs('extendMs', extendMs);
+    const deadline = await this.core.write('heartbeat', (ctx) => ops.heartbeatJob(ctx, this.id, this.claimToken, ext));
+    if (deadline === null) return false;
+    this.currentDeadline = deadline;
+    return true;
+  }
+
+  release(): Promise<boolean> {
+    return this.core.write('release', (ctx) => ops.releaseJob(ctx, this.queue, this.id, this.claimToken));
+  }
+}

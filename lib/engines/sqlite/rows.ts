@@ -1,0 +1,63 @@
+import { decodePayload } from '../../contract/codec.js';
+import type { JobInfo, JobState, StreamEvent } from '../../contract/types.js';
+import type { JobStamp } from '../../contract/options.js';
+
+/** A `__alkstore_jobs` row as selected by `JOB_COLUMNS`. */
+export interface JobRow {
+  id: number;
+  queue: string;
+  state: JobState;
+  payload: string;
+  priority: number;
+  attempts: number;
+  max_attempts: number;
+  visibility_timeout_ms: number;
+  backoff_base_ms: number;
+  dead_letter_retention_ms: number | null;
+  run_at: number;
+  enqueued_at: number;
+  expires_at: number | null;
+  claimed_until: number | null;
+  last_error: string | null;
+  died_at: number | null;
+}
+
+export function toJobInfo(r: JobRow): JobInfo {
+  return {
+    id: r.id,
+    queue: r.queue,
+    state: r.state,
+    payload: decodePayload(r.payload, `payload of job ${r.id}`),
+    priority: r.priority,
+    attempts: r.attempts,
+    maxAttempts: r.max_attempts,
+    visibilityTimeoutMs: r.visibility_timeout_ms,
+    backoffBaseMs: r.backoff_base_ms,
+    deadLetterRetentionMs: r.dead_letter_retention_ms,
+    runAt: r.run_at,
+    enqueuedAt: r.enqueued_at,
+    expiresAt: r.expires_at,
+    claimedUntil: r.claimed_until,
+    lastError: r.last_error,
+    diedAt: r.died_at,
+  };
+}
+
+/** Parameters of `INSERT_JOB` for one payload, resolved against the database's now. */
+export function jobInsertParams(queue: string, payloadText: string, stamp: JobStamp, now: number): unknown[] {
+  const runAt = stamp.delayMs !== null ? now + stamp.delayMs : (stamp.runAtMs ?? now);
+  const expiresAt = stamp.expiresInMs !== null ? now + stamp.expiresInMs : null;
+  return [queue, payloadText, stamp.priority, stamp.maxAttempts, stamp.visibilityTimeoutMs, stamp.backoffBaseMs, stamp.deadLetterRetentionMs, runAt, now, expiresAt];
+}
+
+/** A `__alkstore_events` row. */
+export interface EventRow {
+  seq: number;
+  key: string | null;
+  payload: string;
+  created_at: number;
+}
+
+export function toStreamEvent(stream: string, r: EventRow): StreamEvent {
+  return { offset: r.seq, stream, key: r.key, payload: decodePayload(r.payload, `payload of event ${r.seq} on stream ${JSON.stringify(stream)}`), createdAt: r.created_at };
+}

@@ -1,0 +1,267 @@
+import { Closed } from '../../contract/errors.js';
+import { encodePayload } from '../../contract/codec.js';
+import { validateKey, validateName } from '../../contract/names.js';
+import {
+  DEFAULT_QUEUE_OPTS,
+  OUTBOX_QUEUE_OPTS,
+  requirePositiveInt,
+  requirePositiveMs,
+  resolveJobStamp,
+  resolveQueueOpts,
+  type JobOpts,
+  type QueueOpts,
+} from '../../contract/options.js';
+import { parseEverySpec } from '../../contract/schedule-spec.js';
+import type {
+  ExternalTx,
+  Lock,
+  Outbox,
+  Queue,
+  RunSchedulesOpts,
+  Schedule,
+  ScheduleOpts,
+  Store,
+  Stream,
+  TxHandle,
+  TxOps,
+  WakeReceiver,
+} from '../../contract/types.js';
+import { OutboxHandle } from '../../internal/outbox-handle.js';
+import { runSchedules, type SchedulerEngine } from '../../internal/scheduler-runner.js';
+import { WakeHub } from '../../internal/wake-hub.js';
+import { isBusy, retryOnBusy, type SqliteConn } from './connection.js';
+import type { SqliteCore } from './core.js';
+import { activeQueryRunner, ExternalTxOps } from './external-tx.js';
+import { SqliteLock, tryLockRow } from './lock.js';
+import { Watcher } from './notify/watcher.js';
+import type { ResolvedSqliteOptions } from './options.js';
+import { insertJobs } from './queue-ops.js';
+import { SqliteQueue } from './queue.js';
+import { deleteSchedule, fireDueSchedules, readSchedule, upsertSchedule, type ScheduleInput } from './scheduler.js';
+import { SqliteStream } from './stream.js';
+import { SqliteTxHandle } from './tx.js';
+import { notifyInput, outboxEnqueueInput } from './tx-input.js';
+import { asStoreError, Writer, type WriteCtx } from './writer.js';
+
+/** The SQLite engine's `Store`. */
+export class SqliteStore implements Store, SqliteCore {
+  readonly engine = 'sqlite' as const;
+  readonly random: () => number;
+  private isClosed = false;
+  private readonly hub = new WakeHub();
+  private readonly watcher: Watcher | null;
+  private readonly writer: Writer;
+  private readonly queueOptsByName = new Map<string, Required<QueueOpts>>();
+  private openTx: SqliteTxHandle | null = null;
+
+  constructor(
+    private readonly options: ResolvedSqliteOptions,
+    private readonly writeConn: SqliteConn,
+    /** null for `:memory:`: one connection, reads wait for the write mutex. */
+    private readonly readConn: SqliteConn | null,
+  ) {
+    this.random = options.random;
+    this.watcher = readConn ? new Watcher(readConn, this.hub, options.pollIntervalMs, options.logger) : null;
+    this.writer = new Writer(writeConn, options.memory, options.lockWaitTimeoutMs, {
+      isClosed: () => this.isClosed,
+      afterCommit: (channels) => {
+        if (channels.size === 0) return;
+        // :memory: has no other connection to hear from, so its wakes are in-process only.
+        if (this.watcher) this.watcher.poke();
+        else for (const c of channels) this.hub.wake(c);
+      },
+    });
+  }
+
+  get closed(): boolean {
+    return this.isClosed;
+  }
+
+  // ---- SqliteCore ----
+
+  write<T>(op: string, fn: (ctx: WriteCtx) => T): Promise<T> {
+    return this.writer.write(op, fn);
+  }
+
+  read<T>(op: string, fn: (conn: SqliteConn) => T): Promise<T> {
+    if (this.isClosed) return Promise.reject(new Closed());
+    const conn = this.readConn;
+    if (!conn) return this.writer.exclusive(op, () => fn(this.writeConn));
+    try {
+      return Promise.resolve(fn(conn));
+    } catch (err) {
+      if (!isBusy(err)) return Promise.reject(asStoreError(op, err));
+    }
+    return retryOnBusy(op, this.options.lockWaitTimeoutMs, () => this.assertOpen(), () => fn(conn), asStoreError);
+  }
+
+  listen(channel: string): WakeReceiver {
+    this.assertOpen();
+    return this.wakes(validateName('channel', channel));
+  }
+
+  registeredQueueOpts(queue: string, defaults: Readonly<Required<QueueOpts>>): Required<QueueOpts> {
+    return this.queueOptsByName.get(queue) ?? { ...defaults };
+  }
+
+  // ---- notify ----
+
+  async notify(channel: string, payload?: string): Promise<void> {
+    const c = notifyInput(channel, payload);
+    await this.write('notify', (ctx) => ctx.wake(c));
+  }
+
+  // ---- handles ----
+
+  stream(name: string): Stream {
+    return new SqliteStream(this, validateName('stream', name));
+  }
+
+  queue(name: string, opts?: QueueOpts): Queue {
+    return this.queueHandle(validateName('queue', name), opts, DEFAULT_QUEUE_OPTS);
+  }
+
+  outbox(name: string, opts?: QueueOpts): Outbox {
+    return new OutboxHandle(name, (queueName, o) => this.queueHandle(queueName, o, OUTBOX_QUEUE_OPTS), opts);
+  }
+
+  async outboxEnqueue(outbox: string, payload: unknown, opts?: JobOpts): Promise<number> {
+    const i = outboxEnqueueInput(this, outbox, payload, opts);
+    return this.write('outboxEnqueue', (ctx) => insertJobs(ctx, i.queue, [i.text], i.stamp)[0]);
+  }
+
+  // ---- locks ----
+
+  async tryLock(name: string, owner: string, ttlMs: number): Promise<Lock | null> {
+    return this.lockInternal(validateName('lock', name), owner, ttlMs);
+  }
+
+  // ---- scheduler ----
+
+  async schedule(name: string, spec: string, queue: string, payload: unknown, opts: ScheduleOpts = {}): Promise<Schedule> {
+    const input: ScheduleInput = {
+      name: validateName('schedule', name),
+      ...parseEverySpec(spec),
+      queue: validateName('queue', queue),
+      payloadText: encodePayload(payload),
+      priority: opts.priority === undefined ? 0 : resolveJobStamp(DEFAULT_QUEUE_OPTS, { priority: opts.priority }).priority,
+      maxAttempts: opts.maxAttempts === undefined ? null : requirePositiveInt('maxAttempts', opts.maxAttempts),
+      expiresInMs: opts.expiresInMs === undefined ? null : requirePositiveMs('expiresInMs', opts.expiresInMs),
+      startAt: null,
+    };
+    if (opts.startAt !== undefined) {
+      if (typeof opts.startAt !== 'number' || !Number.isFinite(opts.startAt)) throw new RangeError(`startAt must be epoch milliseconds, got ${String(opts.startAt)}`);
+      input.startAt = Math.floor(opts.startAt);
+    }
+    return this.write('schedule', (ctx) => upsertSchedule(ctx, input));
+  }
+
+  async unschedule(name: string): Promise<boolean> {
+    const n = validateName('schedule', name);
+    return this.write('unschedule', (ctx) => deleteSchedule(ctx, n));
+  }
+
+  async getSchedule(name: string): Promise<Schedule | null> {
+    const n = validateName('schedule', name);
+    return this.read('getSchedule', (conn) => readSchedule(conn, n));
+  }
+
+  /** One scheduler tick (the runner calls it); public for tests and custom runners. */
+  fireDue(): Promise<{ now: number; nextFireAt: number | null }> {
+    return this.write('fireDue', (ctx) => fireDueSchedules(ctx, (q, d) => this.registeredQueueOpts(q, d)));
+  }
+
+  async runSchedules(signal: AbortSignal, opts?: RunSchedulesOpts): Promise<void> {
+    this.assertOpen();
+    const engine: SchedulerEngine = {
+      // The leadership lock and the schedules channel are reserved names: skip user-name validation.
+      tryLock: (name, owner, ttlMs) => this.lockInternal(name, owner, ttlMs),
+      listen: (channel) => this.wakes(channel),
+      fireDue: () => this.fireDue(),
+    };
+    return runSchedules(engine, signal, opts);
+  }
+
+  // ---- transactions ----
+
+  async beginTx(): Promise<TxHandle> {
+    this.assertOpen();
+    await this.writer.beginOpen();
+    const tx = new SqliteTxHandle(this, this.writer, (h) => {
+      if (this.openTx === h) this.openTx = null;
+    });
+    this.openTx = tx;
+    return tx;
+  }
+
+  withTx<T>(fn: (tx: TxHandle) => Promise<T>): Promise<T>;
+  withTx(external: ExternalTx): TxOps;
+  withTx<T>(arg: ((tx: TxHandle) => Promise<T>) | ExternalTx): Promise<T> | TxOps {
+    if (typeof arg === 'function') return this.runInTx(arg);
+    this.assertOpen();
+    return new ExternalTxOps(this, activeQueryRunner(arg), () => this.assertOpen());
+  }
+
+  // ---- misc ----
+
+  now(): Promise<number> {
+    return this.read('now', (conn) => conn.now());
+  }
+
+  async close(): Promise<void> {
+    if (this.isClosed) return;
+    this.isClosed = true;
+    this.hub.closeAll();
+    this.watcher?.stop();
+    this.openTx?.abandon();
+    this.writer.rollbackQuietly();
+    this.readConn?.close();
+    this.writeConn.close();
+  }
+
+  // ---- internals ----
+
+  private assertOpen(): void {
+    if (this.isClosed) throw new Closed();
+  }
+
+  wakes(channel: string): WakeReceiver {
+    this.assertOpen();
+    // Dispatch what already committed first, so the new receiver starts from now.
+    this.watcher?.catchUp();
+    const r = this.hub.listen(channel);
+    this.watcher?.ensureRunning();
+    return r;
+  }
+
+  private async lockInternal(name: string, owner: string, ttlMs: number): Promise<Lock | null> {
+    const o = validateKey('owner', owner);
+    const ttl = requirePositiveMs('ttlMs', ttlMs);
+    const expiresAt = await this.write('tryLock', (ctx) => tryLockRow(ctx, name, o, ttl));
+    return expiresAt === null ? null : new SqliteLock(this, name, o, expiresAt);
+  }
+
+  private queueHandle(name: string, opts: QueueOpts | undefined, defaults: Readonly<Required<QueueOpts>>): Queue {
+    let resolved: Required<QueueOpts>;
+    if (opts !== undefined) {
+      resolved = resolveQueueOpts(opts, defaults);
+      this.queueOptsByName.set(name, resolved);
+    } else {
+      resolved = this.registeredQueueOpts(name, defaults);
+    }
+    return new SqliteQueue(this, name, Object.freeze({ ...resolved }));
+  }
+
+  private async runInTx<T>(fn: (tx: TxHandle) => Promise<T>): Promise<T> {
+    const tx = await this.beginTx();
+    let result: T;
+    try {
+      result = await fn(tx);
+    } catch (err) {
+      await tx.rollback();
+      throw err;
+    }
+    if (!tx.finished) await tx.commit();
+    return result;
+  }
+}

@@ -1,0 +1,37 @@
+import { streamWakeChannel } from '../../contract/names.js';
+import type { WriteCtx } from './writer.js';
+
+/**
+ * SQL of streams (docs/semantics.md, Streams). Offsets come from a per-stream
+ * head row, so they stay monotone after `trimTo` empties the stream; the single
+ * writer assigns them in commit order.
+ */
+export const NEXT_SEQ = `INSERT INTO __alkstore_stream_heads (stream, last_seq) VALUES (?, 1)
+  ON CONFLICT (stream) DO UPDATE SET last_seq = last_seq + 1 RETURNING last_seq`;
+/** stream, seq, key, payload, created_at */
+export const INSERT_EVENT = 'INSERT INTO __alkstore_events (stream, seq, key, payload, created_at) VALUES (?, ?, ?, ?, ?)';
+export const READ_SINCE = 'SELECT seq, key, payload, created_at FROM __alkstore_events WHERE stream = ? AND seq > ? ORDER BY seq LIMIT ?';
+export const TRIM = 'DELETE FROM __alkstore_events WHERE stream = ? AND seq <= ?';
+/** Monotone upsert: `changes` is 1 only when the stored offset rose (or a first save). */
+export const SAVE_OFFSET = `INSERT INTO __alkstore_offsets (stream, consumer, seq) VALUES (?, ?, ?)
+  ON CONFLICT (stream, consumer) DO UPDATE SET seq = excluded.seq WHERE excluded.seq > __alkstore_offsets.seq`;
+export const GET_OFFSET = 'SELECT seq FROM __alkstore_offsets WHERE stream = ? AND consumer = ?';
+
+export function publishEvent(ctx: WriteCtx, stream: string, key: string | null, payloadText: string): number {
+  const seq = ctx.conn.pluck(NEXT_SEQ).get(stream) as number;
+  ctx.conn.stmt(INSERT_EVENT).run(stream, seq, key, payloadText, ctx.now);
+  ctx.wake(streamWakeChannel(stream));
+  return seq;
+}
+
+/** Offsets start at 1, so saving 0 (or less) never raises the stored value. */
+export function saveConsumerOffset(ctx: WriteCtx, stream: string, consumer: string, offset: number): boolean {
+  if (offset <= 0) return false;
+  return ctx.conn.stmt(SAVE_OFFSET).run(stream, consumer, offset).changes > 0;
+}
+
+/** Validates an offset argument: a non-negative safe integer. */
+export function requireOffset(name: string, v: unknown): number {
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw new RangeError(`${name} must be an integer >= 0, got ${String(v)}`);
+  return v;
+}

@@ -1,0 +1,58 @@
+import { Codec } from '../../contract/errors.js';
+import { encodePayload } from '../../contract/codec.js';
+import { outboxQueueName, validateKey, validateName } from '../../contract/names.js';
+import { DEFAULT_QUEUE_OPTS, OUTBOX_QUEUE_OPTS, resolveJobStamp, type JobOpts, type JobStamp } from '../../contract/options.js';
+import type { SqliteCore } from './core.js';
+import { requireOffset } from './stream.sql.js';
+
+/**
+ * Validation shared by every transactional entry point (beginTx handles and
+ * joined TypeORM transactions): names, payload encoding and opts stamping all
+ * happen before any SQL.
+ */
+
+export interface EnqueueInput {
+  queue: string;
+  text: string;
+  stamp: JobStamp;
+}
+
+export function enqueueInput(core: Pick<SqliteCore, 'registeredQueueOpts'>, queue: string, payload: unknown, opts?: JobOpts): EnqueueInput {
+  const q = validateName('queue', queue);
+  const text = encodePayload(payload);
+  return { queue: q, text, stamp: resolveJobStamp(core.registeredQueueOpts(q, DEFAULT_QUEUE_OPTS), opts) };
+}
+
+export function outboxEnqueueInput(core: Pick<SqliteCore, 'registeredQueueOpts'>, outbox: string, payload: unknown, opts?: JobOpts): EnqueueInput {
+  const q = outboxQueueName(outbox);
+  const text = encodePayload(payload);
+  return { queue: q, text, stamp: resolveJobStamp(core.registeredQueueOpts(q, OUTBOX_QUEUE_OPTS), opts) };
+}
+
+export interface PublishInput {
+  stream: string;
+  key: string | null;
+  text: string;
+}
+
+export function publishInput(stream: string, key: string | null, payload: unknown): PublishInput {
+  const s = validateName('stream', stream);
+  const k = key === null ? null : validateKey('key', key);
+  return { stream: s, key: k, text: encodePayload(payload) };
+}
+
+export function notifyInput(channel: string, payload: unknown): string {
+  const c = validateName('channel', channel);
+  if (payload !== undefined && typeof payload !== 'string') throw new Codec(`notify payload on channel ${JSON.stringify(c)}`, `must be a string, got ${typeof payload}`);
+  return c;
+}
+
+export interface SaveOffsetInput {
+  stream: string;
+  consumer: string;
+  offset: number;
+}
+
+export function saveOffsetInput(stream: string, consumer: string, offset: number): SaveOffsetInput {
+  return { stream: validateName('stream', stream), consumer: validateKey('consumer', consumer), offset: requireOffset('offset', offset) };
+}

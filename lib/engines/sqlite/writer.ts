@@ -1,0 +1,287 @@
+import { AlkstoreError, Closed, Database } from '../../contract/errors.js';
+import { isBusy, retryOnBusy, type SqliteConn } from './connection.js';
+import { Mutex } from './mutex.js';
+import { INSERT_NOTIFY_SQL, NotifyPruner } from './notify/notify-log.js';
+
+/** What one write transaction sees: its connection, one database-clock reading, the channels to wake on commit. */
+export class WriteCtx {
+  private nowMs: number | undefined;
+
+  constructor(
+    readonly conn: SqliteConn,
+    /** Shared by every op of one `beginTx` handle. */
+    readonly channels = new Set<string>(),
+  ) {}
+
+  /** The database clock, read once per transaction so every row of it agrees. */
+  get now(): number {
+    this.nowMs ??= this.conn.now();
+    return this.nowMs;
+  }
+
+  /** Wake `channel` when this transaction commits (never on rollback). */
+  wake(channel: string): void {
+    this.channels.add(channel);
+  }
+}
+
+export interface WriterHooks {
+  isClosed(): boolean;
+  /** Runs right after a commit, before the caller's promise settles. */
+  afterCommit(channels: ReadonlySet<string>): void;
+}
+
+const BUSY = Symbol('busy');
+/** Most queued writes committed in one group transaction. */
+const MAX_GROUP = 256;
+
+interface QueuedWrite {
+  op: string;
+  fn: (ctx: WriteCtx) => unknown;
+  resolve: (value: unknown) => void;
+  reject: (err: unknown) => void;
+}
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/** Wraps an unexpected failure as `Database`; our own errors and RangeErrors pass through. */
+export function asStoreError(op: string, err: unknown): Error {
+  if (err instanceof AlkstoreError || err instanceof RangeError) return err;
+  return new Database(op, err);
+}
+
+/**
+ * The store's single write connection. Every write is one synchronous
+ * `BEGIN IMMEDIATE … COMMIT` (cross-process claimers serialize on the write
+ * lock), taken in turn on an async mutex. SQLITE_BUSY (another process, or an
+ * open TypeORM transaction on another connection) is retried asynchronously
+ * with a short growing backoff: the event loop is never blocked on a lock.
+ */
+export class Writer {
+  readonly mutex = new Mutex();
+  private readonly pruner = new NotifyPruner();
+  private readonly queued: QueuedWrite[] = [];
+  private flushScheduled = false;
+  /** A write already ran synchronously in this event-loop turn. */
+  private turnUsed = false;
+
+  constructor(
+    readonly conn: SqliteConn,
+    private readonly memory: boolean,
+    private readonly lockWaitTimeoutMs: number,
+    private readonly hooks: WriterHooks,
+  ) {}
+
+  /**
+   * Runs `fn` as its own unit of work, committed before the promise resolves.
+   * The first write of an event-loop turn runs at once, synchronously. Writes
+   * that arrive while it is busy, or later in the same turn, are queued and
+   * committed together in one transaction at the end of the turn (group
+   * commit: one fsync for many workers), each inside its own savepoint so a
+   * failing write rolls back alone.
+   */
+  write<T>(op: string, fn: (ctx: WriteCtx) => T): Promise<T> {
+    if (this.hooks.isClosed()) return Promise.reject(new Closed());
+    if (!this.turnUsed && this.queued.length === 0 && this.mutex.tryAcquire()) {
+      this.markTurn();
+      let r: { value: T } | typeof BUSY;
+      try {
+        r = this.attempt(fn);
+      } catch (err) {
+        this.mutex.release();
+        return Promise.reject(asStoreError(op, err));
+      }
+      if (r !== BUSY) {
+        this.mutex.release();
+        return Promise.resolve(r.value);
+      }
+      return this.holdAndRetry(op, fn);
+    }
+    return new Promise<T>((resolve, reject) => {
+      this.queued.push({ op, fn, resolve: resolve as (v: unknown) => void, reject });
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => void this.flush());
+      }
+    });
+  }
+
+  private markTurn(): void {
+    this.turnUsed = true;
+    setImmediate(() => (this.turnUsed = false));
+  }
+
+  private async flush(): Promise<void> {
+    this.flushScheduled = false;
+    await this.mutex.acquire();
+    const group = this.queued.splice(0, MAX_GROUP);
+    if (this.queued.length > 0 && !this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => void this.flush());
+    }
+    try {
+      if (group.length === 0) return;
+      const outcomes = await this.retryBusy('write', () => {
+        const r = this.attemptGroup(group);
+        return r === BUSY ? undefined : r;
+      });
+      group.forEach((w, i) => {
+        const o = outcomes[i];
+        if (o.ok) w.resolve(o.value);
+        else w.reject(asStoreError(w.op, o.error));
+      });
+    } catch (err) {
+      for (const w of group) w.reject(err instanceof Closed ? err : asStoreError(w.op, err));
+    } finally {
+      this.mutex.release();
+    }
+  }
+
+  /** One transaction for a group of queued writes, a savepoint each. */
+  private attemptGroup(group: readonly QueuedWrite[]): Outcome[] | typeof BUSY {
+    try {
+      this.conn.stmt('BEGIN IMMEDIATE').run();
+    } catch (err) {
+      if (isBusy(err)) return BUSY;
+      throw err;
+    }
+    const channels = new Set<string>();
+    const outcomes: Outcome[] = [];
+    try {
+      for (const w of group) {
+        const mine = new Set<string>();
+        this.conn.stmt('SAVEPOINT alkstore_write').run();
+        try {
+          const value = w.fn(new WriteCtx(this.conn, mine));
+          this.conn.stmt('RELEASE alkstore_write').run();
+          for (const c of mine) channels.add(c);
+          outcomes.push({ ok: true, value });
+        } catch (error) {
+          if (isBusy(error)) throw error;
+          this.conn.stmt('ROLLBACK TO alkstore_write').run();
+          this.conn.stmt('RELEASE alkstore_write').run();
+          outcomes.push({ ok: false, error });
+        }
+      }
+      this.flushWakes(new WriteCtx(this.conn, channels));
+      this.conn.stmt('COMMIT').run();
+    } catch (err) {
+      this.rollbackQuietly();
+      if (isBusy(err)) return BUSY;
+      throw err;
+    }
+    this.hooks.afterCommit(channels);
+    return outcomes;
+  }
+
+  /** Runs `fn` while holding the mutex, outside any transaction (`:memory:` reads). */
+  async exclusive<T>(op: string, fn: () => T): Promise<T> {
+    if (this.hooks.isClosed()) throw new Closed();
+    await this.mutex.acquire();
+    try {
+      if (this.hooks.isClosed()) throw new Closed();
+      return fn();
+    } catch (err) {
+      throw asStoreError(op, err);
+    } finally {
+      this.mutex.release();
+    }
+  }
+
+  /** For `beginTx`: takes the mutex and opens BEGIN IMMEDIATE; the caller ends it with `commitOpen`/`rollbackOpen`. */
+  async beginOpen(): Promise<WriteCtx> {
+    if (this.hooks.isClosed()) throw new Closed();
+    await this.mutex.acquire();
+    try {
+      await this.retryBusy('beginTx', () => {
+        this.conn.stmt('BEGIN IMMEDIATE').run();
+        return true;
+      });
+    } catch (err) {
+      this.mutex.release();
+      throw err;
+    }
+    return new WriteCtx(this.conn);
+  }
+
+  commitOpen(ctx: WriteCtx): void {
+    try {
+      this.flushWakes(ctx);
+      this.conn.stmt('COMMIT').run();
+    } catch (err) {
+      this.rollbackQuietly();
+      this.mutex.release();
+      throw asStoreError('commit', err);
+    }
+    this.mutex.release();
+    this.hooks.afterCommit(ctx.channels);
+  }
+
+  rollbackOpen(): void {
+    this.rollbackQuietly();
+    this.mutex.release();
+  }
+
+  /** True while a transaction is open on the write connection (a `beginTx` handle). */
+  get inTransaction(): boolean {
+    return this.conn.db.open && this.conn.db.inTransaction;
+  }
+
+  rollbackQuietly(): void {
+    try {
+      if (this.inTransaction) this.conn.stmt('ROLLBACK').run();
+    } catch {
+      // The connection already rolled back (SQLite does so on some errors).
+    }
+  }
+
+  private async holdAndRetry<T>(op: string, fn: (ctx: WriteCtx) => T): Promise<T> {
+    try {
+      return await this.retryBusy(op, () => {
+        const r = this.attempt(fn);
+        return r === BUSY ? undefined : r;
+      }).then((r) => r.value);
+    } finally {
+      this.mutex.release();
+    }
+  }
+
+  private retryBusy<R>(op: string, step: () => R | undefined): Promise<R> {
+    return retryOnBusy(op, this.lockWaitTimeoutMs, () => this.assertOpen(), step, asStoreError);
+  }
+
+  private assertOpen(): void {
+    if (this.hooks.isClosed()) throw new Closed();
+  }
+
+  private attempt<T>(fn: (ctx: WriteCtx) => T): { value: T } | typeof BUSY {
+    const ctx = new WriteCtx(this.conn);
+    try {
+      this.conn.stmt('BEGIN IMMEDIATE').run();
+    } catch (err) {
+      if (isBusy(err)) return BUSY;
+      throw err;
+    }
+    let value: T;
+    try {
+      value = fn(ctx);
+      this.flushWakes(ctx);
+      this.conn.stmt('COMMIT').run();
+    } catch (err) {
+      this.rollbackQuietly();
+      if (isBusy(err)) return BUSY;
+      throw err;
+    }
+    this.hooks.afterCommit(ctx.channels);
+    return { value };
+  }
+
+  /** File mode: wake rows go into the transaction, and old ones are pruned now and then. `:memory:` wakes in-process after commit. */
+  private flushWakes(ctx: WriteCtx): void {
+    if (this.memory || ctx.channels.size === 0) return;
+    const insert = this.conn.stmt(INSERT_NOTIFY_SQL);
+    const now = ctx.now;
+    for (const channel of ctx.channels) insert.run(channel, now);
+    this.pruner.maybePrune(this.conn, now);
+  }
+}

@@ -1,0 +1,79 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { sqliteFile, waitFor, type EngineDb } from '../helpers/engines.js';
+import type { Store } from '../../lib/contract/types.js';
+import { openSqliteStore } from '../../lib/engines/sqlite/index.js';
+import { spawnChild } from './helpers.js';
+
+describe('sqlite engine across processes (one file)', () => {
+  let db: EngineDb;
+  let store: Store;
+
+  beforeAll(async () => {
+    db = await sqliteFile.create();
+    store = await db.open();
+  });
+  afterAll(async () => {
+    await db.destroy();
+  });
+
+  it('hands every job to exactly one of two claiming processes and this one', async () => {
+    const q = store.queue('shared');
+    const ids = await q.enqueueMany(Array.from({ length: 600 }, (_, i) => i));
+    const a = spawnChild('claim', db.location, 'shared');
+    const b = spawnChild('claim', db.location, 'shared');
+    await Promise.all([a.waitFor('ready'), b.waitFor('ready')]);
+    const mine: number[] = [];
+    for (;;) {
+      const batch = await q.claimBatch(5, 'parent');
+      if (batch.length === 0) break;
+      for (const j of batch) mine.push(j.id);
+      expect(await q.ackBatch(batch)).toBe(batch.length);
+    }
+    const fromA = (await a.waitFor('ids')).ids as number[];
+    const fromB = (await b.waitFor('ids')).ids as number[];
+    const all = [...mine, ...fromA, ...fromB];
+    expect(new Set(all).size).toBe(all.length);
+    expect([...all].sort((x, y) => x - y)).toEqual(ids);
+    expect(await q.stats()).toMatchObject({ pending: 0, processing: 0, dead: 0 });
+  });
+
+  it('delivers a notify from this process to a listener in another process', async () => {
+    const child = spawnChild('listen', db.location, 'xp-chan');
+    await child.waitFor('ready');
+    // The listener may attach an instant after "ready": notify until it wakes (wakes are hints, repeats are fine).
+    const woke = child.waitFor('woke');
+    let done = false;
+    void woke.then(() => (done = true));
+    await waitFor('child wake', async () => {
+      if (!done) await store.notify('xp-chan');
+      return done;
+    }, 20_000, 50);
+    expect((await woke).woke).toBe('xp-chan');
+  });
+
+  it('wakes a listener here when another process enqueues or notifies', async () => {
+    const r = store.listen('from-child');
+    const child = spawnChild('notify', db.location, 'from-child');
+    const wake = await r.recv(AbortSignal.timeout(20_000));
+    expect(wake).toEqual({ channel: 'from-child' });
+    await child.exited;
+    r.close();
+  });
+
+  it('keeps every committed job when a process is killed inside a transaction', async () => {
+    const child = spawnChild('crash', db.location, '25');
+    await child.waitFor('inTx');
+    child.proc.kill('SIGKILL');
+    await child.exited;
+    // The dead process's write lock is gone: this store writes at once, and a fresh open sees exactly the committed rows.
+    const reopened = await openSqliteStore({ path: db.location });
+    try {
+      expect(await reopened.queue('crash').stats()).toMatchObject({ pending: 25, processing: 0 });
+      expect(await reopened.stream('crash-stream').readSince(0)).toEqual([]);
+      await reopened.queue('crash').enqueue('after the crash');
+      expect((await reopened.queue('crash').stats()).pending).toBe(26);
+    } finally {
+      await reopened.close();
+    }
+  });
+});

@@ -1,0 +1,141 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { DataSource } from 'typeorm';
+import { AlkstoreError } from '../../lib/contract/errors.js';
+import type { Store } from '../../lib/contract/types.js';
+import { sqliteFile, type EngineDb } from '../helpers/engines.js';
+
+/** The TypeORM seam: store.withTx(manager | queryRunner) joins a transaction on TypeORM's own connection to the same file. */
+describe('sqlite engine joined to a TypeORM transaction (same file)', () => {
+  let db: EngineDb;
+  let store: Store;
+  let ds: DataSource;
+
+  beforeAll(async () => {
+    db = await sqliteFile.create();
+    store = await db.open();
+    ds = new DataSource({ type: 'better-sqlite3', database: db.location, entities: [] });
+    await ds.initialize();
+    await ds.query('CREATE TABLE orders (id INTEGER PRIMARY KEY, note TEXT NOT NULL)');
+  });
+  afterAll(async () => {
+    await ds.destroy();
+    await db.destroy();
+  });
+
+  const count = async (sql: string, params: unknown[] = []): Promise<number> => {
+    const rows = (await ds.query(sql, params)) as { n: number }[];
+    return rows[0].n;
+  };
+
+  it('refuses a manager or query runner with no active transaction', async () => {
+    expect(() => store.withTx(ds.manager)).toThrow(AlkstoreError);
+    expect(() => store.withTx(ds.manager)).toThrow(/no active transaction/);
+    const qr = ds.createQueryRunner();
+    try {
+      expect(() => store.withTx(qr)).toThrow(/no active transaction/);
+      try {
+        store.withTx(qr);
+      } catch (err) {
+        expect((err as AlkstoreError).code).toBe('INVALID_OPTION');
+      }
+    } finally {
+      await qr.release();
+    }
+  });
+
+  it('drops the job, event, notify and offset save on rollback', async () => {
+    const marker = store.listen('rb-marker');
+    const rolledBack = store.listen('rb-notify');
+    const queueWake = store.queue('rb-queue').listen();
+    await expect(
+      ds.transaction(async (em) => {
+        await em.query('INSERT INTO orders (note) VALUES (?)', ['rolled back']);
+        const tx = store.withTx(em);
+        await tx.enqueue('rb-queue', { order: 1 });
+        await tx.publish('rb-stream', { order: 1 });
+        await tx.publishWithKey('rb-stream', 'k', { order: 1 });
+        await tx.notify('rb-notify');
+        await tx.saveOffset('rb-stream', 'consumer', 1);
+        throw new Error('business failure');
+      }),
+    ).rejects.toThrow('business failure');
+    expect(await count('SELECT count(*) AS n FROM orders')).toBe(0);
+    expect(await store.queue('rb-queue').stats()).toMatchObject({ pending: 0, processing: 0, dead: 0 });
+    expect(await store.stream('rb-stream').readSince(0)).toEqual([]);
+    expect(await store.stream('rb-stream').getOffset('consumer')).toBe(0);
+    expect(await count('SELECT count(*) AS n FROM __alkstore_notify WHERE channel = ?', ['rb-notify'])).toBe(0);
+    // A later commit wakes its own channel; by then the watcher has seen everything before it: nothing from the rollback.
+    await ds.transaction(async (em) => store.withTx(em).notify('rb-marker'));
+    expect(await marker.recv(AbortSignal.timeout(10_000))).toEqual({ channel: 'rb-marker' });
+    expect(await rolledBack.recv(AbortSignal.abort())).toBeNull();
+    expect(await queueWake.recv(AbortSignal.abort())).toBeNull();
+    for (const r of [marker, rolledBack, queueWake]) r.close();
+  });
+
+  it('makes the job claimable and wakes a listener when TypeORM commits', async () => {
+    const q = store.queue('commit-queue', { maxAttempts: 7 });
+    const wake = q.listen();
+    const events = store.stream('commit-stream').subscribe('reader');
+    const id = await ds.transaction(async (em) => {
+      await em.query('INSERT INTO orders (note) VALUES (?)', ['committed']);
+      const tx = store.withTx(em);
+      await tx.publishWithKey('commit-stream', 'order-1', { order: 1 });
+      await tx.saveOffset('commit-stream', 'other', 1);
+      return tx.enqueue('commit-queue', { order: 1 });
+    });
+    expect(await wake.recv(AbortSignal.timeout(10_000))).toEqual({ channel: '__alkstore_queue:commit-queue' });
+    const job = await q.claimOne('w');
+    expect(job?.id).toBe(id);
+    expect(job?.payload).toEqual({ order: 1 });
+    expect(job?.maxAttempts).toBe(7); // the opts registered by store.queue(name, opts) apply to tx.enqueue
+    expect(await job!.ack()).toBe(true);
+    const e = await events.next(AbortSignal.timeout(10_000));
+    expect(e).toMatchObject({ offset: 1, stream: 'commit-stream', key: 'order-1', payload: { order: 1 } });
+    expect(await store.stream('commit-stream').getOffset('other')).toBe(1);
+    wake.close();
+    events.close();
+  });
+
+  it('joins a QueryRunner transaction too', async () => {
+    const qr = ds.createQueryRunner();
+    await qr.connect();
+    await qr.startTransaction();
+    let id: number;
+    try {
+      id = await store.withTx(qr).outboxEnqueue('mails', { to: 'a@b.c' });
+      await qr.commitTransaction();
+    } finally {
+      await qr.release();
+    }
+    const info = await store.outbox('mails').queue.getJob(id);
+    expect(info).toMatchObject({ state: 'pending', maxAttempts: 5, visibilityTimeoutMs: 60_000, payload: { to: 'a@b.c' } });
+  });
+
+  it('lets workers claim and ack while a TypeORM transaction is open: they wait, then complete after its commit', async () => {
+    const q = store.queue('busy-queue');
+    await q.enqueueMany([1, 2, 3]);
+    const held = await q.claimOne('w');
+    let settled = 0;
+    const work: Promise<unknown>[] = [];
+    await ds.transaction(async (em) => {
+      await em.query('INSERT INTO orders (note) VALUES (?)', ['holds the write lock']);
+      work.push(held!.ack().finally(() => settled++));
+      work.push(q.claimOne('w').finally(() => settled++));
+      work.push(q.enqueue(4).finally(() => settled++));
+      // Keep the transaction open across event-loop turns; TypeORM's own statements still run.
+      for (let i = 0; i < 20; i++) {
+        await new Promise((r) => setTimeout(r, 5));
+        await em.query('INSERT INTO orders (note) VALUES (?)', [`more ${i}`]);
+      }
+      await store.withTx(em).enqueue('busy-queue', 'from the business transaction');
+      // The write lock is TypeORM's until commit, so none of the store's own writes can have landed yet.
+      expect(settled).toBe(0);
+    });
+    const [acked, claimed, enqueued] = await Promise.all(work);
+    expect(acked).toBe(true);
+    expect(claimed).not.toBeNull();
+    expect(typeof enqueued).toBe('number');
+    expect(await q.stats()).toMatchObject({ pending: 3, processing: 1 });
+    expect(await count('SELECT count(*) AS n FROM orders')).toBeGreaterThanOrEqual(21);
+  });
+});
