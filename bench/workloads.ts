@@ -1,0 +1,217 @@
+import { Arrivals, Counter, indexOf, now, payload, percentile, randomGap, sleep, waitUntil } from './lib/util.js';
+import { ENQUEUE_BATCH, type SystemInstance } from './systems/types.js';
+
+export const WORKLOADS = ['B1', 'B1b', 'B2', 'B3', 'B4', 'B5'] as const;
+export type WorkloadId = (typeof WORKLOADS)[number];
+
+export interface WorkloadConfig {
+  /** N: jobs for B1/B1b/B2/B4 publish+replay and B5 throughput. */
+  jobs: number;
+  /** Latency samples for B3, B4 live and B5 latency. */
+  samples: number;
+  /** Upper bound of one workload phase (ms); a phase that hits it reports what it measured so far, flagged partial. */
+  phaseTimeoutMs: number;
+  /** Upper bound of one latency sample (ms); a sample that hits it counts as a timeout. */
+  sampleTimeoutMs: number;
+  /** Upper bound of one latency phase (ms): a polling system with ~0.5 s wakes stops short of `samples` (its sample count is reported). */
+  latencyPhaseMs: number;
+}
+
+/** Metric name -> value. Throughputs are per second, latencies milliseconds. */
+export type Metrics = Record<string, number>;
+
+/** Latency samples discarded before measuring (first-call costs: prepared statements, JIT, pool connections). */
+const WARMUP_SAMPLES = 5;
+/** How long a freshly started worker idles before the first latency sample. */
+const IDLE_BEFORE_MS = 300;
+
+function rate(count: number, ms: number): number {
+  return ms > 0 ? (count * 1000) / ms : Number.NaN;
+}
+
+async function timedSequential(n: number, timeoutMs: number, op: (i: number) => Promise<void>): Promise<{ done: number; ms: number }> {
+  const t0 = now();
+  const deadline = t0 + timeoutMs;
+  let done = 0;
+  for (let i = 0; i < n; i++) {
+    await op(i);
+    done += 1;
+    if (now() > deadline) break;
+  }
+  return { done, ms: now() - t0 };
+}
+
+/** B1: N single enqueues, one commit each, awaited in sequence. */
+async function b1(sys: SystemInstance, cfg: WorkloadConfig): Promise<Metrics> {
+  const q = await sys.prepareQueue('b1');
+  await sys.enqueue(q, payload(-1)); // first call pays connection / statement setup outside the timing
+  const r = await timedSequential(cfg.jobs, cfg.phaseTimeoutMs, (i) => sys.enqueue(q, payload(i)));
+  return { 'B1.enqueue_per_s': rate(r.done, r.ms), ...(r.done < cfg.jobs ? { 'B1.partial_count': r.done } : {}) };
+}
+
+/** B1b: N jobs enqueued in batches of ENQUEUE_BATCH with the system's batch call. */
+async function b1b(sys: SystemInstance, cfg: WorkloadConfig): Promise<Metrics> {
+  if (!sys.enqueueMany) return {};
+  const many = sys.enqueueMany;
+  const q = await sys.prepareQueue('b1b');
+  await many(q, [payload(-1)]);
+  const batches = Math.ceil(cfg.jobs / ENQUEUE_BATCH);
+  const r = await timedSequential(batches, cfg.phaseTimeoutMs, (b) => {
+    const ps = [];
+    for (let i = b * ENQUEUE_BATCH; i < Math.min(cfg.jobs, (b + 1) * ENQUEUE_BATCH); i++) ps.push(payload(i));
+    return many(q, ps);
+  });
+  const jobs = Math.min(cfg.jobs, r.done * ENQUEUE_BATCH);
+  return { 'B1b.enqueue_per_s': rate(jobs, r.ms), ...(r.done < batches ? { 'B1b.partial_count': jobs } : {}) };
+}
+
+async function preEnqueue(sys: SystemInstance, q: string, n: number): Promise<void> {
+  for (let start = 0; start < n; start += ENQUEUE_BATCH) {
+    const ps = [];
+    for (let i = start; i < Math.min(n, start + ENQUEUE_BATCH); i++) ps.push(payload(i));
+    if (sys.enqueueMany) await sys.enqueueMany(q, ps);
+    else for (const p of ps) await sys.enqueue(q, p);
+  }
+}
+
+/** B2: N pre-enqueued jobs drained by a concurrency-10 worker with a no-op handler, timed until every job is completed. */
+async function b2(sys: SystemInstance, cfg: WorkloadConfig): Promise<Metrics> {
+  const q = await sys.prepareQueue('b2');
+  await preEnqueue(sys, q, cfg.jobs);
+  const handled = new Counter();
+  const t0 = now();
+  const w = await sys.startWorker(q, () => {
+    handled.add();
+  });
+  try {
+    await handled.reached(cfg.jobs, cfg.phaseTimeoutMs, 'B2 handlers');
+    const left = Math.max(1000, cfg.phaseTimeoutMs - (now() - t0));
+    await waitUntil('B2 completions', async () => (await w.completed()) >= cfg.jobs, left, 5);
+    return { 'B2.drain_per_s': rate(cfg.jobs, now() - t0) };
+  } finally {
+    await w.stop();
+  }
+}
+
+function latencyMetrics(prefix: string, lat: number[], timeouts: number): Metrics {
+  return {
+    [`${prefix}_p50_ms`]: percentile(lat, 50),
+    [`${prefix}_p95_ms`]: percentile(lat, 95),
+    [`${prefix}_p99_ms`]: percentile(lat, 99),
+    [`${prefix}_samples`]: lat.length,
+    ...(timeouts > 0 ? { [`${prefix}_timeouts`]: timeouts } : {}),
+  };
+}
+
+/**
+ * One latency sample at a time: random 5–25 ms gap, `fire(i)` (t0 taken just before),
+ * wait until `arrivals` sees sample i. Warm-up samples are discarded.
+ */
+async function sampleLatency(
+  cfg: WorkloadConfig,
+  arrivals: Arrivals,
+  fire: (i: number, markT0: () => void) => Promise<void>,
+): Promise<{ lat: number[]; timeouts: number }> {
+  const lat: number[] = [];
+  let timeouts = 0;
+  const deadline = now() + cfg.latencyPhaseMs;
+  for (let i = 0; i < cfg.samples + WARMUP_SAMPLES && now() < deadline; i++) {
+    await sleep(randomGap());
+    let t0 = now();
+    await fire(i, () => {
+      t0 = now();
+    });
+    const t1 = await arrivals.wait(i, cfg.sampleTimeoutMs);
+    if (i < WARMUP_SAMPLES) continue;
+    if (t1 === null) timeouts += 1;
+    else lat.push(t1 - t0);
+  }
+  return { lat, timeouts };
+}
+
+/** B3: an idle running worker; enqueue one job and time until its handler starts. */
+async function b3(sys: SystemInstance, cfg: WorkloadConfig): Promise<Metrics> {
+  const q = await sys.prepareQueue('b3');
+  const arrivals = new Arrivals();
+  const w = await sys.startWorker(q, (p) => arrivals.mark(indexOf(p)));
+  try {
+    await sleep(IDLE_BEFORE_MS);
+    const { lat, timeouts } = await sampleLatency(cfg, arrivals, (i) => sys.enqueue(q, payload(i)));
+    return latencyMetrics('B3.wake', lat, timeouts);
+  } finally {
+    await w.stop();
+  }
+}
+
+/** B4 (streams): publish throughput, readSince replay throughput, live subscriber latency. */
+async function b4(sys: SystemInstance, cfg: WorkloadConfig): Promise<Metrics> {
+  const st = sys.streams;
+  if (!st) return {};
+  await st.publish('b4', payload(-1));
+  const pub = await timedSequential(cfg.jobs, cfg.phaseTimeoutMs, async (i) => {
+    await st.publish('b4', payload(i));
+  });
+  const t0 = now();
+  const read = await st.replay('b4', 1000);
+  const replayMs = now() - t0;
+  const arrivals = new Arrivals();
+  const sub = await st.subscribe('b4live', (p) => arrivals.mark(indexOf(p)));
+  try {
+    await sleep(IDLE_BEFORE_MS);
+    const { lat, timeouts } = await sampleLatency(cfg, arrivals, async (i) => {
+      await st.publish('b4live', payload(i));
+    });
+    return {
+      'B4.publish_per_s': rate(pub.done, pub.ms),
+      'B4.replay_per_s': rate(read, replayMs),
+      ...latencyMetrics('B4.live', lat, timeouts),
+    };
+  } finally {
+    await sub.stop();
+  }
+}
+
+/**
+ * B5 (outbox end to end): a business row and an outbox message committed in one
+ * transaction, delivered by the system's dispatcher. Throughput: N sequential
+ * producer transactions while the dispatcher runs, timed until all are
+ * delivered. Latency: one message at a time, from just before the commit is
+ * issued until the handler is called.
+ */
+async function b5(sys: SystemInstance, cfg: WorkloadConfig): Promise<Metrics> {
+  const ob = sys.outbox;
+  if (!ob) return {};
+  const arrivals = new Arrivals();
+  const handled = new Counter();
+  const w = await ob.startDispatcher((p) => {
+    arrivals.mark(indexOf(p));
+    handled.add();
+  });
+  try {
+    await sleep(IDLE_BEFORE_MS);
+    const { lat, timeouts } = await sampleLatency(cfg, arrivals, (i, markT0) => ob.produce(payload(i), markT0));
+    const base = handled.value;
+    const t0 = now();
+    const prod = await timedSequential(cfg.jobs, cfg.phaseTimeoutMs, (i) => ob.produce(payload(1_000_000 + i)));
+    const produceMs = now() - t0;
+    await handled.reached(base + prod.done, Math.max(1000, cfg.phaseTimeoutMs - produceMs), 'B5 deliveries');
+    const total = base + prod.done;
+    await waitUntil('B5 completions', async () => (await w.completed()) >= total, Math.max(1000, cfg.phaseTimeoutMs - (now() - t0)), 5);
+    return {
+      'B5.e2e_per_s': rate(prod.done, now() - t0),
+      'B5.produce_per_s': rate(prod.done, produceMs),
+      ...latencyMetrics('B5.commit_to_handler', lat, timeouts),
+    };
+  } finally {
+    await w.stop();
+  }
+}
+
+export const RUNNERS: Record<WorkloadId, (sys: SystemInstance, cfg: WorkloadConfig) => Promise<Metrics>> = {
+  B1: b1,
+  B1b: b1b,
+  B2: b2,
+  B3: b3,
+  B4: b4,
+  B5: b5,
+};
