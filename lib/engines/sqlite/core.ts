@@ -5,8 +5,11 @@ import type { WriteCtx } from './writer.js';
 
 /** What the mechanism modules need from the store: its write and read paths, wakes, and the queue-opts registry. */
 export interface SqliteCore {
-  /** One write transaction on the store's write connection (async mutex, busy retried). */
-  write<T>(op: string, fn: (ctx: WriteCtx) => T): Promise<T>;
+  /**
+   * One write transaction on the store's write connection (async mutex, busy retried).
+   * `lazySync`: claims only, the commit need not wait for its fsync (claimDurability).
+   */
+  write<T>(op: string, fn: (ctx: WriteCtx) => T, lazySync?: boolean): Promise<T>;
   /** A read of committed data (the read connection; `:memory:` reads wait for the write connection). */
   read<T>(op: string, fn: (conn: SqliteConn) => T): Promise<T>;
   /** A receiver on any channel, reserved engine channels included (no name validation). */

@@ -18,6 +18,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
   const o = resolveSqliteOptions(options);
   const writeConn = await openConnection(o.path, o.synchronous);
   let readConn: SqliteConn | null = null;
+  let claimConn: SqliteConn | null = null;
   try {
     const ready = (): void => undefined;
     if (!o.memory) {
@@ -36,10 +37,13 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
       return true;
     }, asStoreError);
     if (!o.memory) readConn = await openConnection(o.path, o.synchronous);
+    // Deferred claims commit on their own NORMAL connection (PRAGMA synchronous cannot change per statement).
+    if (!o.memory && o.synchronous === 'full' && o.claimDurability === 'deferred') claimConn = await openConnection(o.path, 'normal');
   } catch (err) {
+    claimConn?.close();
     readConn?.close();
     writeConn.close();
     throw err instanceof Closed ? err : asStoreError(`opening SQLite store ${JSON.stringify(o.path)}`, err);
   }
-  return new SqliteStore(o, writeConn, readConn);
+  return new SqliteStore(o, writeConn, readConn, claimConn);
 }

@@ -119,7 +119,7 @@ export class SqliteQueue implements Queue {
       const worker = workerId === undefined ? null : validateKey('worker', workerId);
       const lease = opts?.visibilityTimeoutMs === undefined ? null : requirePositiveMs('visibilityTimeoutMs', opts.visibilityTimeoutMs);
       return this.core
-        .write('claim', (ctx) => ops.claimJobs(ctx, this.name, max, lease, worker, randomUUID))
+        .write('claim', (ctx) => ops.claimJobs(ctx, this.name, max, lease, worker, randomUUID), true)
         .then((rows) => rows.map((r) => new SqliteJob(this.core, this.name, r)));
     } catch (err) {
       return Promise.reject(err);

@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { Closed } from '../../contract/errors.js';
 import { encodePayload } from '../../contract/codec.js';
 import { validateKey, validateName } from '../../contract/names.js';
@@ -31,6 +32,7 @@ import { runSchedules, type SchedulerEngine } from '../../internal/scheduler-run
 import { WakeHub } from '../../internal/wake-hub.js';
 import { isBusy, retryOnBusy, type SqliteConn } from './connection.js';
 import type { SqliteCore } from './core.js';
+import { DeferredSync } from './deferred-sync.js';
 import { activeQueryRunner, ExternalTxOps } from './external-tx.js';
 import { SqliteLock, tryLockRow } from './lock.js';
 import { Watcher } from './notify/watcher.js';
@@ -51,6 +53,7 @@ export class SqliteStore implements Store, SqliteCore {
   private readonly hub = new WakeHub();
   private readonly watcher: Watcher | null;
   private readonly writer: Writer;
+  private readonly deferredSync: DeferredSync | null;
   private readonly queueOptsByName = new Map<string, Required<QueueOpts>>();
   private openTx: SqliteTxHandle | null = null;
 
@@ -59,18 +62,23 @@ export class SqliteStore implements Store, SqliteCore {
     private readonly writeConn: SqliteConn,
     /** null for `:memory:`: one connection, reads wait for the write mutex. */
     private readonly readConn: SqliteConn | null,
+    /** The `synchronous = NORMAL` write connection of deferred claims; null when claims fsync (see DeferredSync). */
+    claimConn: SqliteConn | null = null,
   ) {
     this.random = options.random;
     this.watcher = readConn ? new Watcher(readConn, this.hub, options.pollIntervalMs, options.logger) : null;
+    this.deferredSync = claimConn ? new DeferredSync(claimConn, `${resolve(options.path)}-wal`, options.logger) : null;
     this.writer = new Writer(writeConn, options.memory, options.lockWaitTimeoutMs, {
       isClosed: () => this.isClosed,
-      afterCommit: (channels) => {
+      afterCommit: (channels, notifyIds) => {
         if (channels.size === 0) return;
-        // :memory: has no other connection to hear from, so its wakes are in-process only.
-        if (this.watcher) this.watcher.poke();
-        else for (const c of channels) this.hub.wake(c);
+        // Our own commit wakes this process's receivers right here, synchronously after COMMIT
+        // (no watcher poll, no timer hop): the rows are committed, so the wake is commit-atomic.
+        // The watcher still carries them to other connections/processes; it skips these ids.
+        this.watcher?.skipOwn(notifyIds);
+        for (const c of channels) this.hub.wake(c);
       },
-    });
+    }, this.deferredSync);
   }
 
   get closed(): boolean {
@@ -79,8 +87,8 @@ export class SqliteStore implements Store, SqliteCore {
 
   // ---- SqliteCore ----
 
-  write<T>(op: string, fn: (ctx: WriteCtx) => T): Promise<T> {
-    return this.writer.write(op, fn);
+  write<T>(op: string, fn: (ctx: WriteCtx) => T, lazySync = false): Promise<T> {
+    return this.writer.write(op, fn, lazySync);
   }
 
   read<T>(op: string, fn: (conn: SqliteConn) => T): Promise<T> {
@@ -215,6 +223,7 @@ export class SqliteStore implements Store, SqliteCore {
     this.watcher?.stop();
     this.openTx?.abandon();
     this.writer.rollbackQuietly();
+    this.deferredSync?.close();
     this.readConn?.close();
     this.writeConn.close();
   }

@@ -1,5 +1,6 @@
 import { AlkstoreError, Closed, Database } from '../../contract/errors.js';
 import { isBusy, retryOnBusy, type SqliteConn } from './connection.js';
+import type { DeferredSync } from './deferred-sync.js';
 import { Mutex } from './mutex.js';
 import { INSERT_NOTIFY_SQL, NotifyPruner } from './notify/notify-log.js';
 
@@ -27,16 +28,22 @@ export class WriteCtx {
 
 export interface WriterHooks {
   isClosed(): boolean;
-  /** Runs right after a commit, before the caller's promise settles. */
-  afterCommit(channels: ReadonlySet<string>): void;
+  /**
+   * Runs synchronously right after a commit, before the caller's promise
+   * settles: `channels` were woken by it, `notifyIds` are the wake rows it
+   * wrote (file mode; empty for `:memory:`).
+   */
+  afterCommit(channels: ReadonlySet<string>, notifyIds: readonly number[]): void;
 }
 
 const BUSY = Symbol('busy');
+const NO_IDS: readonly number[] = Object.freeze([]);
 /** Most queued writes committed in one group transaction. */
 const MAX_GROUP = 256;
 
 interface QueuedWrite {
   op: string;
+  lazy: boolean;
   fn: (ctx: WriteCtx) => unknown;
   resolve: (value: unknown) => void;
   reject: (err: unknown) => void;
@@ -70,6 +77,8 @@ export class Writer {
     private readonly memory: boolean,
     private readonly lockWaitTimeoutMs: number,
     private readonly hooks: WriterHooks,
+    /** Set when claims may skip the fsync inside COMMIT (file, synchronous FULL, claimDurability 'deferred'). */
+    private readonly deferred: DeferredSync | null = null,
   ) {}
 
   /**
@@ -79,14 +88,21 @@ export class Writer {
    * committed together in one transaction at the end of the turn (group
    * commit: one fsync for many workers), each inside its own savepoint so a
    * failing write rolls back alone.
+   *
+   * `lazySync` (claims): the commit need not wait for its fsync, see
+   * `DeferredSync`; a group is lazy only when all of its writes are.
    */
-  write<T>(op: string, fn: (ctx: WriteCtx) => T): Promise<T> {
+  write<T>(op: string, fn: (ctx: WriteCtx) => T, lazySync = false): Promise<T> {
     if (this.hooks.isClosed()) return Promise.reject(new Closed());
-    if (!this.turnUsed && this.queued.length === 0 && this.mutex.tryAcquire()) {
-      this.markTurn();
+    const lazy = lazySync && this.deferred !== null;
+    // A lazy write (a claim: no fsync in its COMMIT) gains nothing from waiting for the end of the
+    // turn to share a commit, so it runs at once whenever the connection is free: a worker woken
+    // by a commit claims in the same turn, with no setImmediate hop.
+    if ((lazy || !this.turnUsed) && this.queued.length === 0 && this.mutex.tryAcquire()) {
+      if (!lazy) this.markTurn();
       let r: { value: T } | typeof BUSY;
       try {
-        r = this.attempt(fn);
+        r = this.attempt(fn, lazy);
       } catch (err) {
         this.mutex.release();
         return Promise.reject(asStoreError(op, err));
@@ -95,10 +111,10 @@ export class Writer {
         this.mutex.release();
         return Promise.resolve(r.value);
       }
-      return this.holdAndRetry(op, fn);
+      return this.holdAndRetry(op, fn, lazy);
     }
     return new Promise<T>((resolve, reject) => {
-      this.queued.push({ op, fn, resolve: resolve as (v: unknown) => void, reject });
+      this.queued.push({ op, lazy, fn, resolve: resolve as (v: unknown) => void, reject });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         setImmediate(() => void this.flush());
@@ -121,8 +137,9 @@ export class Writer {
     }
     try {
       if (group.length === 0) return;
+      const lazy = group.every((w) => w.lazy);
       const outcomes = await this.retryBusy('write', () => {
-        const r = this.attemptGroup(group);
+        const r = this.attemptGroup(group, lazy);
         return r === BUSY ? undefined : r;
       });
       group.forEach((w, i) => {
@@ -138,39 +155,45 @@ export class Writer {
   }
 
   /** One transaction for a group of queued writes, a savepoint each. */
-  private attemptGroup(group: readonly QueuedWrite[]): Outcome[] | typeof BUSY {
+  private attemptGroup(group: readonly QueuedWrite[], lazy: boolean): Outcome[] | typeof BUSY {
+    if (lazy && this.deferred) return this.deferred.run((conn) => this.attemptGroupTx(group, conn));
+    return this.attemptGroupTx(group, this.conn);
+  }
+
+  private attemptGroupTx(group: readonly QueuedWrite[], conn: SqliteConn): Outcome[] | typeof BUSY {
     try {
-      this.conn.stmt('BEGIN IMMEDIATE').run();
+      conn.stmt('BEGIN IMMEDIATE').run();
     } catch (err) {
       if (isBusy(err)) return BUSY;
       throw err;
     }
     const channels = new Set<string>();
     const outcomes: Outcome[] = [];
+    let ids: readonly number[];
     try {
       for (const w of group) {
         const mine = new Set<string>();
-        this.conn.stmt('SAVEPOINT alkstore_write').run();
+        conn.stmt('SAVEPOINT alkstore_write').run();
         try {
-          const value = w.fn(new WriteCtx(this.conn, mine));
-          this.conn.stmt('RELEASE alkstore_write').run();
+          const value = w.fn(new WriteCtx(conn, mine));
+          conn.stmt('RELEASE alkstore_write').run();
           for (const c of mine) channels.add(c);
           outcomes.push({ ok: true, value });
         } catch (error) {
           if (isBusy(error)) throw error;
-          this.conn.stmt('ROLLBACK TO alkstore_write').run();
-          this.conn.stmt('RELEASE alkstore_write').run();
+          conn.stmt('ROLLBACK TO alkstore_write').run();
+          conn.stmt('RELEASE alkstore_write').run();
           outcomes.push({ ok: false, error });
         }
       }
-      this.flushWakes(new WriteCtx(this.conn, channels));
-      this.conn.stmt('COMMIT').run();
+      ids = this.flushWakes(new WriteCtx(conn, channels));
+      conn.stmt('COMMIT').run();
     } catch (err) {
-      this.rollbackQuietly();
+      this.rollbackQuietly(conn);
       if (isBusy(err)) return BUSY;
       throw err;
     }
-    this.hooks.afterCommit(channels);
+    this.hooks.afterCommit(channels, ids);
     return outcomes;
   }
 
@@ -205,8 +228,9 @@ export class Writer {
   }
 
   commitOpen(ctx: WriteCtx): void {
+    let ids: readonly number[];
     try {
-      this.flushWakes(ctx);
+      ids = this.flushWakes(ctx);
       this.conn.stmt('COMMIT').run();
     } catch (err) {
       this.rollbackQuietly();
@@ -214,7 +238,7 @@ export class Writer {
       throw asStoreError('commit', err);
     }
     this.mutex.release();
-    this.hooks.afterCommit(ctx.channels);
+    this.hooks.afterCommit(ctx.channels, ids);
   }
 
   rollbackOpen(): void {
@@ -227,18 +251,18 @@ export class Writer {
     return this.conn.db.open && this.conn.db.inTransaction;
   }
 
-  rollbackQuietly(): void {
+  rollbackQuietly(conn: SqliteConn = this.conn): void {
     try {
-      if (this.inTransaction) this.conn.stmt('ROLLBACK').run();
+      if (conn.db.open && conn.db.inTransaction) conn.stmt('ROLLBACK').run();
     } catch {
       // The connection already rolled back (SQLite does so on some errors).
     }
   }
 
-  private async holdAndRetry<T>(op: string, fn: (ctx: WriteCtx) => T): Promise<T> {
+  private async holdAndRetry<T>(op: string, fn: (ctx: WriteCtx) => T, lazy: boolean): Promise<T> {
     try {
       return await this.retryBusy(op, () => {
-        const r = this.attempt(fn);
+        const r = this.attempt(fn, lazy);
         return r === BUSY ? undefined : r;
       }).then((r) => r.value);
     } finally {
@@ -254,34 +278,42 @@ export class Writer {
     if (this.hooks.isClosed()) throw new Closed();
   }
 
-  private attempt<T>(fn: (ctx: WriteCtx) => T): { value: T } | typeof BUSY {
-    const ctx = new WriteCtx(this.conn);
+  private attempt<T>(fn: (ctx: WriteCtx) => T, lazy: boolean): { value: T } | typeof BUSY {
+    if (lazy && this.deferred) return this.deferred.run((conn) => this.attemptTx(fn, conn));
+    return this.attemptTx(fn, this.conn);
+  }
+
+  private attemptTx<T>(fn: (ctx: WriteCtx) => T, conn: SqliteConn): { value: T } | typeof BUSY {
+    const ctx = new WriteCtx(conn);
     try {
-      this.conn.stmt('BEGIN IMMEDIATE').run();
+      conn.stmt('BEGIN IMMEDIATE').run();
     } catch (err) {
       if (isBusy(err)) return BUSY;
       throw err;
     }
     let value: T;
+    let ids: readonly number[];
     try {
       value = fn(ctx);
-      this.flushWakes(ctx);
-      this.conn.stmt('COMMIT').run();
+      ids = this.flushWakes(ctx);
+      conn.stmt('COMMIT').run();
     } catch (err) {
-      this.rollbackQuietly();
+      this.rollbackQuietly(conn);
       if (isBusy(err)) return BUSY;
       throw err;
     }
-    this.hooks.afterCommit(ctx.channels);
+    this.hooks.afterCommit(ctx.channels, ids);
     return { value };
   }
 
   /** File mode: wake rows go into the transaction, and old ones are pruned now and then. `:memory:` wakes in-process after commit. */
-  private flushWakes(ctx: WriteCtx): void {
-    if (this.memory || ctx.channels.size === 0) return;
-    const insert = this.conn.stmt(INSERT_NOTIFY_SQL);
+  private flushWakes(ctx: WriteCtx): readonly number[] {
+    if (this.memory || ctx.channels.size === 0) return NO_IDS;
+    const insert = ctx.conn.stmt(INSERT_NOTIFY_SQL);
     const now = ctx.now;
-    for (const channel of ctx.channels) insert.run(channel, now);
-    this.pruner.maybePrune(this.conn, now);
+    const ids: number[] = [];
+    for (const channel of ctx.channels) ids.push(Number(insert.run(channel, now).lastInsertRowid));
+    this.pruner.maybePrune(ctx.conn, now);
+    return ids;
   }
 }

@@ -8,15 +8,18 @@ import { MAX_NOTIFY_ID_SQL, NOTIFY_AFTER_SQL } from './notify-log.js';
  * the watcher's own read connection changes whenever any other connection
  * commits (this store's writer, a TypeORM connection, another process); on a
  * change it reads the wake rows after the last id it saw. It polls every
- * `intervalMs` only while someone listens; the store's own commits poke it at
- * once so in-process wakes do not wait for the next poll.
+ * `intervalMs` only while someone listens. The store's own commits wake this
+ * process's receivers directly (synchronously after COMMIT, see `SqliteStore`)
+ * and hand their row ids to `skipOwn`, so the watcher does not wake them a
+ * second time when it reads those rows.
  */
 export class Watcher {
   private lastId: number | null = null;
   private lastVersion = -1;
   private timer: NodeJS.Timeout | undefined;
-  private pokeScheduled = false;
   private stopped = false;
+  /** Ids of wake rows this store committed and already dispatched in-process, ascending. */
+  private readonly own = new Set<number>();
 
   constructor(
     private readonly conn: SqliteConn,
@@ -35,6 +38,7 @@ export class Watcher {
       try {
         this.lastVersion = this.dataVersion();
         this.lastId = this.conn.pluck(MAX_NOTIFY_ID_SQL).get() as number;
+        this.own.clear();
       } catch (err) {
         // Busy for a moment: the next check starts from the old id (a spurious wake at worst, which wakes allow).
         if (!isBusy(err)) throw err;
@@ -49,14 +53,14 @@ export class Watcher {
     if (this.timer === undefined && !this.stopped && this.hub.size > 0) this.schedule();
   }
 
-  /** After one of our own commits: check right away instead of at the next poll. */
-  poke(): void {
-    if (this.pokeScheduled || this.stopped || this.hub.size === 0) return;
-    this.pokeScheduled = true;
-    setImmediate(() => {
-      this.pokeScheduled = false;
-      this.check(true);
-    });
+  /**
+   * After one of our own commits whose channels were already woken in-process:
+   * remember its wake rows so reading them later wakes nobody again. Nothing
+   * to remember while nobody listens (the next `catchUp` starts from the max id).
+   */
+  skipOwn(ids: readonly number[]): void {
+    if (this.stopped || this.hub.size === 0 || this.lastId === null) return;
+    for (const id of ids) this.own.add(id);
   }
 
   stop(): void {
@@ -89,9 +93,15 @@ export class Watcher {
       this.lastVersion = version;
       const rows = this.conn.stmt(NOTIFY_AFTER_SQL).all(this.lastId ?? 0) as { id: number; channel: string }[];
       if (rows.length === 0) return;
-      this.lastId = rows[rows.length - 1].id;
+      const last = rows[rows.length - 1].id;
+      this.lastId = last;
       const channels = new Set<string>();
-      for (const r of rows) channels.add(r.channel);
+      for (const r of rows) if (!this.own.delete(r.id)) channels.add(r.channel);
+      // Own ids at or below the last row read were pruned unseen (a long stall): forget them.
+      for (const id of this.own) {
+        if (id > last) break;
+        this.own.delete(id);
+      }
       for (const c of channels) this.hub.wake(c);
     } catch (err) {
       // A transient lock (WAL recovery, checkpoint) is retried at the next poll.
