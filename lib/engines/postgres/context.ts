@@ -37,7 +37,7 @@ export interface PgContext {
 export async function enqueueJob(ctx: PgContext, exec: Executor, queue: string, queueOpts: Required<QueueOpts>, payload: unknown, opts?: JobOpts): Promise<number> {
   const stamp = resolveJobStamp(queueOpts, opts);
   const text = encodePayload(payload);
-  const r = await exec.run<{ id: string }>(ctx.sql.queue.enqueue, [queue, text, ...stampParams(stamp), wakePayload(queueWakeChannel(queue))]);
+  const r = await exec.run<{ id: string }>(exec.prepared ? ctx.sql.queue.enqueue : ctx.sql.queue.enqueueCall, [queue, text, ...stampParams(stamp), wakePayload(queueWakeChannel(queue))]);
   return num(r.rows[0]!.id);
 }
 
@@ -60,7 +60,7 @@ export async function publishEvent(ctx: PgContext, exec: Executor, stream: strin
   validateName('stream', stream);
   if (key !== null) validateKey('key', key);
   const text = encodePayload(payload);
-  const r = await exec.run<{ seq: string }>(ctx.sql.stream.publish, [stream, key, text, wakePayload(streamWakeChannel(stream))]);
+  const r = await exec.run<{ seq: string }>(exec.prepared ? ctx.sql.stream.publish : ctx.sql.stream.publishCall, [stream, key, text, wakePayload(streamWakeChannel(stream))]);
   return num(r.rows[0]!.seq);
 }
 

@@ -11,6 +11,13 @@ export interface Rows<R> {
 
 /** Where a statement runs: the pool, one pooled client (a transaction), or a caller's query runner. */
 export interface Executor {
+  /**
+   * Whether statements run as named prepared statements (planned once per
+   * connection). A caller's query runner cannot: long multi-CTE statements
+   * then go through the engine's plpgsql functions instead of being planned
+   * on every call.
+   */
+  readonly prepared: boolean;
   run<R>(sql: Sql, values: readonly unknown[]): Promise<Rows<R>>;
 }
 
@@ -21,6 +28,7 @@ function wrap(sql: Sql, err: unknown): never {
 
 /** Runs statements on a pool as named (prepared) statements. */
 export class PoolExecutor implements Executor {
+  readonly prepared = true;
   constructor(private readonly pool: Pool) {}
 
   async run<R>(sql: Sql, values: readonly unknown[]): Promise<Rows<R>> {
@@ -35,6 +43,7 @@ export class PoolExecutor implements Executor {
 
 /** Runs statements on one checked-out client (an engine-owned transaction). */
 export class ClientExecutor implements Executor {
+  readonly prepared = true;
   constructor(readonly client: PoolClient) {}
 
   async run<R>(sql: Sql, values: readonly unknown[]): Promise<Rows<R>> {
@@ -55,6 +64,7 @@ export class ClientExecutor implements Executor {
  * as is a raw `pg` result, so any runner shaped like TypeORM's works.
  */
 export class QueryRunnerExecutor implements Executor {
+  readonly prepared = false;
   constructor(private readonly runner: QueryRunnerLike) {}
 
   async run<R>(sql: Sql, values: readonly unknown[]): Promise<Rows<R>> {

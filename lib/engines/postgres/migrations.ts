@@ -87,6 +87,52 @@ CREATE TABLE ${s}.schedules (
 CREATE INDEX schedules_next_fire_idx ON ${s}.schedules (next_fire_at);
 `,
   },
+  {
+    version: 2,
+    name: 'caller-transaction functions',
+    // A caller-owned transaction (withTx(queryRunner)) cannot use named prepared statements: the
+    // runner owns its connection. An unnamed multi-CTE statement is parsed and planned on every
+    // call (about as long as the insert itself); plpgsql caches its plans per connection, so the
+    // caller's path costs one short SELECT. Same rows, instants and wakes as the engine's own
+    // q_enqueue / s_publish statements (lib/engines/postgres/queue.sql.ts, stream.sql.ts).
+    sql: (s: string) => `
+CREATE FUNCTION ${s}.enqueue_job(
+  p_queue text, p_payload text, p_priority integer, p_max_attempts integer, p_visibility_ms bigint,
+  p_backoff_base_ms bigint, p_retention_ms bigint, p_delay_ms bigint, p_run_at bigint, p_expires_in_ms bigint,
+  p_channel text, p_wake text
+) RETURNS bigint LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_now bigint := floor(extract(epoch from clock_timestamp()) * 1000)::bigint;
+  v_id bigint;
+BEGIN
+  INSERT INTO ${s}.jobs (queue, payload, priority, max_attempts, visibility_timeout_ms, backoff_base_ms,
+                         dead_letter_retention_ms, run_at, enqueued_at, expires_at)
+  VALUES (p_queue, p_payload::json, p_priority, p_max_attempts, p_visibility_ms, p_backoff_base_ms, p_retention_ms,
+          CASE WHEN p_delay_ms IS NOT NULL THEN v_now + p_delay_ms ELSE coalesce(p_run_at, v_now) END,
+          v_now, v_now + p_expires_in_ms)
+  RETURNING id INTO v_id;
+  PERFORM pg_notify(p_channel, p_wake);
+  RETURN v_id;
+END
+$fn$;
+
+CREATE FUNCTION ${s}.publish_event(p_stream text, p_key text, p_payload text, p_channel text, p_wake text)
+RETURNS bigint LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_offset bigint;
+BEGIN
+  -- The counter row stays locked until the transaction ends: offsets follow commit order.
+  INSERT INTO ${s}.stream_heads AS h (stream, last_offset) VALUES (p_stream, 1)
+  ON CONFLICT (stream) DO UPDATE SET last_offset = h.last_offset + 1
+  RETURNING h.last_offset INTO v_offset;
+  INSERT INTO ${s}.stream_events (stream, seq, key, payload, created_at)
+  VALUES (p_stream, v_offset, p_key, p_payload::json, floor(extract(epoch from clock_timestamp()) * 1000)::bigint);
+  PERFORM pg_notify(p_channel, p_wake);
+  RETURN v_offset;
+END
+$fn$;
+`,
+  },
 ]);
 
 /** The schema version this build of alkstore expects. */

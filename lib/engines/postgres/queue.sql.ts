@@ -66,6 +66,15 @@ export function queueSql(s: SchemaSql) {
        ins AS (INSERT INTO ${jobs} (${insertCols}) SELECT $1::text, $2::text::json, ${stampValues} FROM t RETURNING id)
        SELECT ins.id FROM ins, (SELECT ${s.notify('$11')}) AS n`,
     ),
+    /**
+     * enqueue for a caller-owned transaction (unnamed statements): the same
+     * row and wake through the `enqueue_job` function (migration 2), whose
+     * plan is cached per connection. Same parameters as enqueue.
+     */
+    enqueueCall: s.def(
+      'q_enqueue_call',
+      `SELECT ${s.q}.enqueue_job($1::text, $2::text, $3::int, $4::int, $5::bigint, $6::bigint, $7::bigint, $8::bigint, $9::bigint, $10::bigint, ${s.channel}, $11::text) AS id`,
+    ),
     /** Same as enqueue with $2 a text[] of payloads, inserted (and numbered) in array order. */
     enqueueMany: s.def(
       'q_enqueue_many',
@@ -84,25 +93,26 @@ export function queueSql(s: SchemaSql) {
      */
     claim: s.def(
       'q_claim',
+      // The clock is read once (t) and used as a scalar subquery, so each bound is an index
+      // condition of its partial index instead of a join filter over every row of the queue.
       `WITH t AS MATERIALIZED (SELECT ${NOW_MS} AS ms),
        pend AS (
-         SELECT j.id, j.priority, j.run_at FROM ${jobs} j, t
-         WHERE j.queue = $1::text AND j.state = 'pending' AND j.run_at <= t.ms
-           AND (j.expires_at IS NULL OR j.expires_at > t.ms)
+         SELECT j.id, j.priority, j.run_at FROM ${jobs} j
+         WHERE j.queue = $1::text AND j.state = 'pending' AND j.run_at <= (SELECT ms FROM t)
+           AND (j.expires_at IS NULL OR j.expires_at > (SELECT ms FROM t))
          ORDER BY j.priority DESC, j.run_at, j.id LIMIT $2::int FOR UPDATE OF j SKIP LOCKED
        ),
        lapsed AS (
-         SELECT j.id, j.priority, j.run_at FROM ${jobs} j, t
-         WHERE j.queue = $1::text AND j.state = 'processing' AND j.claimed_until <= t.ms
-           AND j.attempts < j.max_attempts AND (j.expires_at IS NULL OR j.expires_at > t.ms)
+         SELECT j.id, j.priority, j.run_at FROM ${jobs} j
+         WHERE j.queue = $1::text AND j.state = 'processing' AND j.claimed_until <= (SELECT ms FROM t)
+           AND j.attempts < j.max_attempts AND (j.expires_at IS NULL OR j.expires_at > (SELECT ms FROM t))
          ORDER BY j.priority DESC, j.run_at, j.id LIMIT $2::int FOR UPDATE OF j SKIP LOCKED
        ),
-       ready AS (SELECT * FROM pend UNION ALL SELECT * FROM lapsed),
-       picked AS (SELECT id FROM ready ORDER BY priority DESC, run_at, id LIMIT $2::int),
+       picked AS (SELECT r.id FROM (SELECT * FROM pend UNION ALL SELECT * FROM lapsed) r ORDER BY r.priority DESC, r.run_at, r.id LIMIT $2::int),
        exhausted AS (
-         SELECT j.id FROM ${jobs} j, t
-         WHERE j.queue = $1::text AND j.state = 'processing' AND j.claimed_until <= t.ms
-           AND j.attempts >= j.max_attempts AND (j.expires_at IS NULL OR j.expires_at > t.ms)
+         SELECT j.id FROM ${jobs} j
+         WHERE j.queue = $1::text AND j.state = 'processing' AND j.claimed_until <= (SELECT ms FROM t)
+           AND j.attempts >= j.max_attempts AND (j.expires_at IS NULL OR j.expires_at > (SELECT ms FROM t))
          LIMIT 1000 FOR UPDATE OF j SKIP LOCKED
        ),
        buried AS (
@@ -122,8 +132,10 @@ export function queueSql(s: SchemaSql) {
     /** $1 queue, $2 ids bigint[], $3 tokens uuid[]. */
     ackBatch: s.def(
       'q_ack_batch',
-      `DELETE FROM ${jobs} j USING (SELECT ${NOW_MS} AS ms) t, unnest($2::bigint[], $3::text[]) AS x(id, token)
-       WHERE j.queue = $1::text AND j.id = x.id AND j.claim_token::text = x.token AND j.state = 'processing' AND j.claimed_until > t.ms`,
+      // j.id = ANY($2) lets the primary key find the rows whatever the planner guesses of unnest.
+      `DELETE FROM ${jobs} j USING unnest($2::bigint[], $3::text[]) AS x(id, token)
+       WHERE j.id = ANY($2::bigint[]) AND j.id = x.id AND j.queue = $1::text AND j.claim_token::text = x.token
+         AND j.state = 'processing' AND j.claimed_until > (SELECT ${NOW_MS})`,
     ),
     /** $1 id, $2 token, $3 delay ms, $4 last error, $5 wake payload → state. Dead when attempts are exhausted. */
     retry: s.def(

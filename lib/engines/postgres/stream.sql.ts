@@ -30,6 +30,8 @@ export function streamSql(s: SchemaSql) {
        )
        SELECT ins.seq FROM ins, (SELECT ${s.notify('$4')}) AS n`,
     ),
+    /** publish for a caller-owned transaction (unnamed statements) through `publish_event` (migration 2). Same parameters. */
+    publishCall: s.def('s_publish_call', `SELECT ${s.q}.publish_event($1::text, $2::text, $3::text, ${s.channel}, $4::text) AS seq`),
     /** $1 stream, $2 after offset, $3 limit. */
     readSince: s.def(
       's_read_since',
