@@ -13,8 +13,8 @@ import { CONCURRENCY, type Handler, type RunningWorker, type StreamPath, type Sy
 
 /**
  * B2/B3 worker: `batch` (default) is the loop below; `host` runs the Nest
- * module's own `QueueWorker` (claimBatch of its free slots, one `job.ack()`
- * per job) so its cost can be compared: BENCH_ALK_WORKER=host.
+ * module's own `QueueWorker` (claimBatch of its free slots, acks coalesced
+ * into `ackBatch` calls) so its cost can be compared: BENCH_ALK_WORKER=host.
  */
 const WORKER_MODE = process.env.BENCH_ALK_WORKER === 'host' ? 'host' : 'batch';
 
@@ -258,7 +258,7 @@ function makeFactory(engine: 'sqlite' | 'postgres'): SystemFactory {
         stops.push(stop);
         return {
           async completed() {
-            // The host acks each job itself; acked rows are deleted.
+            // The host writes its own (batched) acks; acked rows are deleted.
             const st = await q(name).stats();
             return (enqueued.get(name) ?? 0) - st.pending - st.processing - st.dead;
           },
@@ -286,7 +286,7 @@ function makeFactory(engine: 'sqlite' | 'postgres'): SystemFactory {
           ...t.settings,
           worker:
             WORKER_MODE === 'host'
-              ? `lib/nest QueueWorker (the @QueueHandler host): concurrency ${CONCURRENCY}, claimBatch(free slots), job.ack() per job, idlePollIntervalMs ${IDLE_POLL_MS}`
+              ? `lib/nest QueueWorker (the @QueueHandler host): concurrency ${CONCURRENCY}, claimBatch(free slots), acks of jobs finishing together coalesced into one ackBatch, idlePollIntervalMs ${IDLE_POLL_MS}`
               : `claimBatch(${CONCURRENCY}) -> ${CONCURRENCY} handlers concurrently -> ackBatch; idle: queue.listen() wake, ${IDLE_POLL_MS} ms poll fallback`,
           batchEnqueue: 'queue.enqueueMany (one transaction)',
           dispatcher: DISPATCHER_SETTINGS,

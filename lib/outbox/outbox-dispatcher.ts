@@ -9,6 +9,7 @@ import { sleep } from '../internal/sleep.js';
 import { NOOP_OUTBOX_METRICS, NoopOutboxMetrics, type AbandonReason, type OutboxMetrics, type PublishResult, type RetryReason } from './outbox-metrics.js';
 import { OutboxSettings, type OutboxSettingsInput } from './outbox-settings.js';
 import { type DeadReason, type FailureKind, RetryPolicy } from './retry-policy.js';
+import { AckBatcher } from './ack-batcher.js';
 import { ChangeLatch, PublishTimeout, withTimeout } from './timers.js';
 
 /**
@@ -39,15 +40,17 @@ export interface OutboxDispatcherOptions {
   readonly random?: () => number;
 }
 
-type Outcome =
-  | { readonly kind: 'ack' }
+/** A failed delivery's outcome, written by itself (failures are rare; acks are batched). */
+type FailureOutcome =
   | { readonly kind: 'retry'; readonly reason: RetryReason; readonly delayMs: number; readonly error: unknown }
   | { readonly kind: 'dead'; readonly reason: DeadReason; readonly error: Error };
+
+type Outcome = { readonly kind: 'ack' } | FailureOutcome;
 
 /** A claimed row this dispatcher is responsible for until its outcome lands or it lets go. */
 interface Tracked {
   readonly job: Job;
-  /** running: handler in flight; recording: outcome write in flight; unrecorded: outcome write failed, to be retried. */
+  /** running: handler in flight; recording: outcome write queued or in flight; unrecorded: outcome write failed, to be retried. */
   state: 'running' | 'recording' | 'unrecorded' | 'finished';
   readonly abort: AbortController;
   outcome: Outcome | null;
@@ -97,6 +100,8 @@ export class OutboxDispatcher {
   private readonly logger: StoreLogger;
 
   private readonly tracked = new Set<Tracked>();
+  /** Acks of successful deliveries, coalesced into `queue.ackBatch` calls. */
+  private readonly acks: AckBatcher<Tracked>;
   private readonly changed = new ChangeLatch();
   private wakes: WakeReceiver | null = null;
   private storeFailures = 0;
@@ -120,6 +125,12 @@ export class OutboxDispatcher {
     }
     this.workerId = options.workerId ?? `${hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`;
     this.queue = options.store.outbox(this.outbox).queue;
+    this.acks = new AckBatcher<Tracked>({
+      maxBatch: this.settings.batchSize,
+      write: (items) => this.writeAcks(items),
+      landed: (items, count) => this.acksLanded(items, count),
+      failed: (items, err) => this.acksFailed(items, err),
+    });
   }
 
   /** Rows claimed and not yet let go of (delivering, or waiting for their outcome write). */
@@ -196,8 +207,9 @@ export class OutboxDispatcher {
         break;
       }
       for (const job of jobs) this.start(job);
-      // A full batch with room left: more rows are probably ready, claim again at once.
-      if (jobs.length === want && this.tracked.size < s.maxInFlight) continue;
+      // A full batch: more rows are probably ready. Claim again at once, or (no room left) wait at the
+      // top of the loop for a freed slot rather than for the poll interval.
+      if (jobs.length === want) continue;
       const interval = jobs.length === 0 ? s.idlePollIntervalMs : s.pollIntervalMs;
       await this.waitForWork(this.pauseMs(interval), signal, false);
     }
@@ -264,10 +276,64 @@ export class OutboxDispatcher {
       this.untrack(t);
       return;
     }
-    await this.record(t, result === 'ok' ? { kind: 'ack' } : this.outcomeOf(t.job, result, error));
+    if (result === 'ok') this.queueAck(t);
+    else await this.record(t, this.outcomeOf(t.job, result, error));
   }
 
-  private outcomeOf(job: Job, result: Exclude<PublishResult, 'ok'>, error: unknown): Outcome {
+  /** The delivery succeeded: its ack joins the next `ackBatch` (written within the current event-loop turn or right after the write in flight). */
+  private queueAck(t: Tracked): void {
+    t.outcome = ACK;
+    t.state = 'recording';
+    this.acks.add(t);
+  }
+
+  private writeAcks(items: readonly Tracked[]): Promise<number> {
+    // run() already resolved (drain window): these rows were let go of; leave them to their lease.
+    if (this.stopped) return Promise.resolve(0);
+    return withTimeout(
+      this.queue.ackBatch(items.map((t) => t.job)),
+      this.settings.storeTimeoutMs,
+      'ackBatch',
+    );
+  }
+
+  private acksLanded(items: readonly Tracked[], count: number): void {
+    if (this.stopped) {
+      for (const t of items) this.untrack(t);
+      return;
+    }
+    this.storeFailures = 0;
+    // Fenced rows (lease lapsed, maybe reclaimed) changed nothing; ackBatch does not say which, only how many.
+    const lost = Math.max(0, items.length - count);
+    for (let i = 0; i < lost; i++) this.emit('abandoned', (m) => m.abandoned?.('lease-lost', this.outbox));
+    for (const t of items) this.untrack(t);
+  }
+
+  /** A failed ack write is kept for a retry on a later iteration, within the lease budget, as any outcome write. */
+  private acksFailed(items: readonly Tracked[], err: unknown): void {
+    if (this.stopped) {
+      for (const t of items) this.untrack(t);
+      return;
+    }
+    const ids = items.length === 1 ? `job ${items[0]!.job.id}` : `${items.length} jobs (${items[0]!.job.id}, …)`;
+    if (this.noteStoreError(`writing the ack of ${ids}`, err)) {
+      for (const t of items) this.abandon(t, 'outcome-write');
+      return;
+    }
+    const now = performance.now();
+    for (const t of items) {
+      t.writeFailingSince ??= now;
+      if (now - t.writeFailingSince >= this.settings.leaseMs) {
+        this.logger.warn(`outbox ${JSON.stringify(this.outbox)}: giving up on the outcome of job ${t.job.id} after ${this.settings.leaseMs} ms; it will be redelivered after its lease`);
+        this.abandon(t, 'outcome-write');
+      } else {
+        t.state = 'unrecorded';
+      }
+    }
+    this.changed.fire();
+  }
+
+  private outcomeOf(job: Job, result: Exclude<PublishResult, 'ok'>, error: unknown): FailureOutcome {
     const failure: FailureKind = result === 'permanent' ? 'permanent' : result === 'timeout' ? 'timeout' : 'transient';
     const decision = this.retryPolicy.decide(job.attempts, failure, job.maxAttempts);
     if (decision.kind === 'retry') return { kind: 'retry', reason: result === 'timeout' ? 'timeout' : 'error', delayMs: decision.delayMs, error };
@@ -275,13 +341,13 @@ export class OutboxDispatcher {
     return { kind: 'dead', reason: decision.reason, error: new Error(text, { cause: error }) };
   }
 
-  /** Writes an outcome, fenced by the claim token; a store failure keeps it for a later retry within the lease budget. */
-  private async record(t: Tracked, outcome: Outcome): Promise<void> {
+  /** Writes a retry or dead-letter outcome, fenced by the claim token; a store failure keeps it for a later retry within the lease budget. */
+  private async record(t: Tracked, outcome: FailureOutcome): Promise<void> {
     t.outcome = outcome;
     t.state = 'recording';
     let landed: boolean;
     try {
-      const write = outcome.kind === 'ack' ? t.job.ack() : outcome.kind === 'retry' ? t.job.retry(outcome.error, outcome.delayMs) : t.job.fail(outcome.error);
+      const write = outcome.kind === 'retry' ? t.job.retry(outcome.error, outcome.delayMs) : t.job.fail(outcome.error);
       landed = await withTimeout(write, this.settings.storeTimeoutMs, outcome.kind === 'dead' ? 'fail' : outcome.kind);
       this.storeFailures = 0;
     } catch (err) {
@@ -313,8 +379,23 @@ export class OutboxDispatcher {
   }
 
   private async flushOutcomes(): Promise<void> {
-    const due = [...this.tracked].filter((t) => t.state === 'unrecorded' && t.outcome !== null);
-    await Promise.all(due.map((t) => this.record(t, t.outcome as Outcome)));
+    const writes: Promise<void>[] = [];
+    let acks = 0;
+    for (const t of this.tracked) {
+      if (t.state !== 'unrecorded' || t.outcome === null) continue;
+      if (t.outcome.kind === 'ack') {
+        t.state = 'recording';
+        this.acks.add(t);
+        acks += 1;
+      } else {
+        writes.push(this.record(t, t.outcome));
+      }
+    }
+    if (acks > 0) {
+      this.acks.flush();
+      writes.push(this.acks.idle());
+    }
+    await Promise.all(writes);
   }
 
   private abandon(t: Tracked, reason: AbandonReason): void {
@@ -471,6 +552,8 @@ export class OutboxDispatcher {
     }
   }
 }
+
+const ACK: Outcome = { kind: 'ack' };
 
 function isPermanent(err: unknown): boolean {
   // Also recognise a PermanentError from another copy of the package.

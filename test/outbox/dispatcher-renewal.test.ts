@@ -24,17 +24,13 @@ for (const engine of contractEngines()) {
       const other = await db.open();
       const calls: string[] = [];
       let ackFailingUntil = 0;
-      const flakyAck = faultyStore(store, (jobs) =>
-        jobs.map((job) =>
-          patchJob(job, {
-            ack: async () => {
-              if (ackFailingUntil === 0) ackFailingUntil = Date.now() + 2_500;
-              if (Date.now() < ackFailingUntil) throw new Error('simulated store outage');
-              return job.ack();
-            },
-          }),
-        ),
-      );
+      const flakyAck = faultyStore(store, {
+        ackBatch: async (jobs, real) => {
+          if (ackFailingUntil === 0) ackFailingUntil = Date.now() + 2_500;
+          if (Date.now() < ackFailingUntil) throw new Error('simulated store outage');
+          return real(jobs);
+        },
+      });
       const settings = { leaseMs: 3_000, publishTimeoutMs: 2_500, storeTimeoutMs: 1_000 };
       const metricsA = new RecordingMetrics();
       const a = startDispatcher({
@@ -69,9 +65,13 @@ for (const engine of contractEngines()) {
         writes += 1;
         return true;
       };
-      const refusingRenewals = faultyStore(store, (jobs) =>
-        jobs.map((job) => patchJob(job, { heartbeat: async () => false, ack: count, retry: count, fail: count, release: count })),
-      );
+      const refusingRenewals = faultyStore(store, {
+        afterClaim: (jobs) => jobs.map((job) => patchJob(job, { heartbeat: async () => false, ack: count, retry: count, fail: count, release: count })),
+        ackBatch: async (jobs) => {
+          await count();
+          return jobs.length;
+        },
+      });
       const reasons: unknown[] = [];
       const metrics = new RecordingMetrics();
       const settings = { leaseMs: 2_000, publishTimeoutMs: 1_900, storeTimeoutMs: 1_000 };

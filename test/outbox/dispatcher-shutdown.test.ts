@@ -25,17 +25,13 @@ for (const engine of contractEngines()) {
       let started = 0;
       const finishedBeforeResolve: boolean[] = [];
       const ackedBeforeResolve: boolean[] = [];
-      const watchAcks = faultyStore(store, (jobs) =>
-        jobs.map((job) =>
-          patchJob(job, {
-            ack: async () => {
-              const ok = await job.ack();
-              ackedBeforeResolve.push(ok && !r.resolved);
-              return ok;
-            },
-          }),
-        ),
-      );
+      const watchAcks = faultyStore(store, {
+        ackBatch: async (jobs, real) => {
+          const n = await real(jobs);
+          for (let i = 0; i < jobs.length; i++) ackedBeforeResolve.push(i < n && !r.resolved);
+          return n;
+        },
+      });
       const r = startDispatcher({
         store: watchAcks,
         outbox,
@@ -89,7 +85,13 @@ for (const engine of contractEngines()) {
         return true;
       };
       // Outcome writes are counted and swallowed: none may happen after run() gave the row up.
-      const countWrites = faultyStore(store, (jobs) => jobs.map((job) => patchJob(job, { ack: counted, retry: counted, fail: counted, release: counted })));
+      const countWrites = faultyStore(store, {
+        afterClaim: (jobs) => jobs.map((job) => patchJob(job, { ack: counted, retry: counted, fail: counted, release: counted })),
+        ackBatch: async (jobs) => {
+          await counted();
+          return jobs.length;
+        },
+      });
       const metrics = new RecordingMetrics();
       const r = startDispatcher({
         store: countWrites,

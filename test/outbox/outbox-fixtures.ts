@@ -188,9 +188,17 @@ export function patchJob(job: Job, patch: JobPatch): Job {
 export interface ClaimHooks {
   /** Runs before the real claim; a throw stands for a store error (nothing is claimed). */
   beforeClaim?: () => void | Promise<void>;
-  /** May replace the jobs the real claim returned (e.g. patch their ack). */
+  /** May replace the jobs the real claim returned (e.g. patch their heartbeat). */
   afterClaim?: (jobs: Job[]) => Job[] | Promise<Job[]>;
+  /**
+   * Stands in for `queue.ackBatch` (the dispatcher writes its acks in batches); `real` reaches the
+   * database. A throw stands for a store error.
+   */
+  ackBatch?: (jobs: readonly AckRef[], real: (jobs: readonly AckRef[]) => Promise<number>) => Promise<number>;
 }
+
+/** What `queue.ackBatch` takes per job. */
+export type AckRef = Pick<Job, 'id' | 'claimToken'>;
 
 /**
  * The real store seen through a fault-injecting lens. The database is real;
@@ -209,6 +217,10 @@ export function faultyStore(store: Store, hooks: ClaimHooks | ((jobs: Job[]) => 
               const jobs = await target.claimBatch(...args);
               return h.afterClaim ? h.afterClaim(jobs) : jobs;
             };
+          }
+          if (prop === 'ackBatch' && h.ackBatch) {
+            const hook = h.ackBatch;
+            return (jobs: readonly AckRef[]) => hook(jobs, (js) => target.ackBatch(js));
           }
           const v: unknown = Reflect.get(target, prop, receiver);
           return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;

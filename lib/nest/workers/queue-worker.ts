@@ -1,6 +1,8 @@
 import { PermanentError } from '../../contract/errors.js';
 import type { Job, Queue, StoreLogger, WakeReceiver } from '../../contract/types.js';
-import { abortAfter, sleep } from '../../internal/sleep.js';
+import { sleep } from '../../internal/sleep.js';
+import { AckBatcher } from '../../outbox/ack-batcher.js';
+import { withTimeout } from '../../outbox/timers.js';
 import { supervise } from './supervise.js';
 
 /** Options of {@link QueueWorker}. */
@@ -23,21 +25,64 @@ export interface QueueWorkerOptions {
 
 /** Longest pause after a failing claim (the database is down, say). */
 const MAX_ERROR_BACKOFF_MS = 30_000;
+/** First and longest pause before rewriting acks whose write failed. */
+const FIRST_ACK_RETRY_MS = 100;
+const MAX_ACK_RETRY_MS = 5_000;
+/** A hung ack write must not hold every later ack behind it: it counts as failed (and is retried) after this. */
+const ACK_WRITE_TIMEOUT_MS = 10_000;
+/** On shutdown, pending acks get at least this long to land, even when the drain timeout is shorter. */
+const MIN_ACK_DRAIN_MS = 1_000;
+
+/** A job whose handler succeeded and whose ack is not recorded yet. */
+interface PendingAck {
+  readonly job: Job;
+  /** Failed writes so far. */
+  failures: number;
+}
 
 /**
- * A pg-boss-shaped worker: one loop that claims up to its free concurrency,
- * runs each job, and otherwise sleeps until the queue's wake, a finished job
- * or the safety poll. `stop()` stops claiming, waits for in-flight jobs up to
- * the drain timeout, and releases what is still running after it, so the jobs
- * are claimable again at once (a late ack of a released job is fenced out).
+ * A pg-boss-shaped worker: one loop that claims up to its free concurrency
+ * in one `claimBatch`, runs each job, and otherwise sleeps until the queue's
+ * wake, a freed slot (when more work is probably ready) or the safety poll.
+ *
+ * Acks are batched: a job whose handler resolved frees its slot at once and
+ * its ack joins the next `queue.ackBatch` (written within the same
+ * event-loop turn, or right after the ack write in flight). A fenced ack
+ * (the claim lapsed and the job may run again elsewhere) is the documented
+ * at-least-once window, not an error. A failing ack write is retried with
+ * backoff until the job's claim deadline passes. At most `concurrency`
+ * unrecorded acks are held before claiming pauses.
+ *
+ * `stop()` stops claiming, waits for in-flight jobs up to the drain timeout,
+ * releases what is still running after it, so the jobs are claimable again
+ * at once (a late ack of a released job is fenced out), then writes the
+ * pending acks.
  */
 export class QueueWorker {
-  private readonly inFlight = new Map<Job, Promise<void>>();
-  private readonly jobSignals = new Map<Job, AbortController>();
+  /** Running handlers (and the retry/dead-letter write of a failed one). */
+  private readonly running = new Set<Job>();
+  /** Resolves stop()'s wait once `running` empties. */
+  private onDrained: (() => void) | null = null;
+  /**
+   * The handlers' signal. Shared: the only abort is shutdown giving up on every job still running at
+   * the drain timeout at once (and a per-job controller costs more than the rest of a no-op job).
+   */
+  private readonly handlerAbort = new AbortController();
   /** Jobs given back after the drain timeout: their handler's late outcome is dropped, not written. */
   private readonly abandoned = new Set<Job>();
   private readonly stopping = new AbortController();
-  private kick = new AbortController();
+  private readonly acks: AckBatcher<PendingAck>;
+  /** Acks whose write failed, waiting for {@link retryTimer}. */
+  private unacked: PendingAck[] = [];
+  private retryTimer: ReturnType<typeof setTimeout> | null = null;
+  private ackRetryMs = FIRST_ACK_RETRY_MS;
+  /** Ends the loop's current wait: true for the queue's wake, false for a kick, the poll or stop. */
+  private waiter: ((woken: boolean) => void) | null = null;
+  /** A wake arrived while the loop was not waiting. */
+  private wakePending = false;
+  private kickScheduled = false;
+  /** The last claim filled every free slot, or a wake arrived while no slot was free: a freed slot claims at once. */
+  private backlog = false;
   private loop: Promise<void> | null = null;
   private wakes: WakeReceiver | null = null;
 
@@ -45,6 +90,17 @@ export class QueueWorker {
     if (!Number.isInteger(opts.concurrency) || opts.concurrency < 1) {
       throw new RangeError(`concurrency of ${opts.name} must be a positive integer, got ${String(opts.concurrency)}`);
     }
+    this.acks = new AckBatcher<PendingAck>({
+      maxBatch: opts.concurrency,
+      write: (items) =>
+        withTimeout(
+          opts.queue.ackBatch(items.map((a) => a.job)),
+          ACK_WRITE_TIMEOUT_MS,
+          'ackBatch',
+        ),
+      landed: (items, count) => this.acksLanded(items, count),
+      failed: (items, err) => this.acksFailed(items, err),
+    });
   }
 
   /** Starts the loop. Idempotent. */
@@ -52,30 +108,55 @@ export class QueueWorker {
     if (this.loop || this.stopping.signal.aborted) return;
     // Listen before the first claim so no enqueue between the claim and the wait is missed.
     this.wakes = this.opts.queue.listen();
+    void this.receiveWakes(this.wakes);
     // Supervised: an unexpected throw in the loop restarts it instead of surfacing as an unhandled rejection.
     this.loop = supervise(this.opts.name, () => this.run(), this.stopping.signal, this.opts.logger);
   }
 
-  /** Stops claiming, drains in-flight jobs up to the drain timeout, releases the rest. */
+  /** Stops claiming, drains in-flight jobs up to the drain timeout, releases the rest, then writes the pending acks. */
   async stop(): Promise<void> {
+    const started = performance.now();
     this.stopping.abort();
-    this.kick.abort();
+    this.waiter?.(false);
     await this.loop;
     this.wakes?.close();
-    if (this.inFlight.size > 0) {
+    if (this.running.size > 0) {
       const timer = new AbortController();
-      const drained = Promise.allSettled(this.inFlight.values()).then(() => true);
+      const drained = new Promise<boolean>((resolve) => {
+        this.onDrained = () => resolve(true);
+      });
       const finished = await Promise.race([drained, sleep(this.opts.drainTimeoutMs, timer.signal).then(() => false)]);
       timer.abort();
+      this.onDrained = null;
       if (!finished) {
-        const left = [...this.inFlight.keys()];
-        for (const job of left) {
-          this.abandoned.add(job);
-          this.jobSignals.get(job)?.abort(new Error('worker stopped: drain timeout'));
-        }
+        const left = [...this.running];
+        for (const job of left) this.abandoned.add(job);
+        this.handlerAbort.abort(new Error('worker stopped: drain timeout'));
         this.opts.logger.warn(`${this.opts.name}: ${left.length} job(s) still running after the ${this.opts.drainTimeoutMs} ms drain; releasing them`);
         await Promise.allSettled(left.map((job) => job.release()));
       }
+    }
+    await this.drainAcks(Math.max(started + this.opts.drainTimeoutMs, performance.now() + MIN_ACK_DRAIN_MS));
+  }
+
+  /** Writes pending acks (retrying failed ones at once) until none is left or `deadline` passes. */
+  private async drainAcks(deadline: number): Promise<void> {
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    while (this.acks.size > 0 || this.unacked.length > 0) {
+      const left = deadline - performance.now();
+      if (left <= 0) break;
+      this.requeueUnacked();
+      this.acks.flush();
+      const timer = new AbortController();
+      await Promise.race([this.acks.idle(), sleep(left, timer.signal)]);
+      timer.abort();
+      // Writes that failed just now: pause before rewriting, within what is left.
+      if (this.unacked.length > 0 && this.acks.size === 0) await sleep(Math.min(this.ackRetryMs, deadline - performance.now()));
+    }
+    const unwritten = this.acks.size + this.unacked.length;
+    if (unwritten > 0) {
+      this.opts.logger.warn(`${this.opts.name}: ${unwritten} ack(s) not recorded by shutdown; those jobs run again after their claims lapse`);
     }
   }
 
@@ -83,7 +164,7 @@ export class QueueWorker {
     const stop = this.stopping.signal;
     let errorBackoffMs = 100;
     while (!stop.aborted) {
-      const free = this.opts.concurrency - this.inFlight.size;
+      const free = this.freeSlots();
       if (free > 0) {
         let jobs: Job[];
         try {
@@ -104,39 +185,84 @@ export class QueueWorker {
         }
         for (const job of jobs) this.execute(job);
         // A full batch means there may be more: claim again as soon as a slot frees.
-        if (jobs.length === free) continue;
+        this.backlog = jobs.length === free;
+        if (this.backlog && this.freeSlots() > 0) continue;
       }
-      await this.waitForWork();
+      if (await this.waitForWork()) this.backlog = true;
     }
   }
 
-  private async waitForWork(): Promise<void> {
-    this.kick = new AbortController();
-    // Not AbortSignal.timeout inside AbortSignal.any: Node can collect that timeout and never wake us.
-    const { signal, clear } = abortAfter(this.opts.idlePollIntervalMs, this.stopping.signal, this.kick.signal);
+  /** Free concurrency, held back while more than `concurrency` acks are unrecorded (a slow or failing ack write). */
+  private freeSlots(): number {
+    if (this.acks.size + this.unacked.length > this.opts.concurrency) return 0;
+    return this.opts.concurrency - this.running.size;
+  }
+
+  /** Turns the queue's wakes into a flag and a resolved wait: no AbortSignal per wait. */
+  private async receiveWakes(wakes: WakeReceiver): Promise<void> {
     try {
-      const wakes = this.wakes;
-      if (wakes && !wakes.closed) await wakes.recv(signal);
-      else await sleep(this.opts.idlePollIntervalMs, signal);
-    } finally {
-      clear();
+      for (;;) {
+        if ((await wakes.recv()) === null) return;
+        const w = this.waiter;
+        if (w) w(true);
+        else this.wakePending = true;
+      }
+    } catch (err) {
+      // Not expected (recv only rejects on a second concurrent recv); the idle poll still finds the work.
+      this.opts.logger.warn(`${this.opts.name}: stopped listening for wakes of queue ${JSON.stringify(this.opts.queue.name)} (${String(err)}); polling every ${this.opts.idlePollIntervalMs} ms`);
     }
+  }
+
+  /** Resolves true when the queue's wake ended the wait (a commit on the queue), false on a kick, the poll or stop. */
+  private waitForWork(): Promise<boolean> {
+    if (this.wakePending) {
+      this.wakePending = false;
+      return Promise.resolve(true);
+    }
+    if (this.stopping.signal.aborted) return Promise.resolve(false);
+    return new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => done(false), this.opts.idlePollIntervalMs);
+      const done = (woken: boolean): void => {
+        clearTimeout(timer);
+        if (this.waiter === done) this.waiter = null;
+        resolve(woken);
+      };
+      this.waiter = done;
+    });
+  }
+
+  /** Ends the loop's current wait, if any, to claim again. */
+  private kick(): void {
+    this.waiter?.(false);
+  }
+
+  /**
+   * Wakes the loop to claim for freed slots, once per event-loop turn: jobs finishing together share one
+   * claim. Only when more work is probably ready; otherwise the queue's wake or the poll ends the wait.
+   */
+  private slotFreed(): void {
+    if (!this.backlog || this.kickScheduled) return;
+    this.kickScheduled = true;
+    setImmediate(() => {
+      this.kickScheduled = false;
+      this.kick();
+    });
   }
 
   private execute(job: Job): void {
-    const abort = new AbortController();
-    this.jobSignals.set(job, abort);
-    const done = this.process(job, abort.signal).finally(() => {
-      this.inFlight.delete(job);
-      this.jobSignals.delete(job);
-      this.kick.abort();
-    });
-    this.inFlight.set(job, done);
+    this.running.add(job);
+    void this.process(job)
+      .catch((err: unknown) => this.opts.logger.error(`${this.opts.name}: bookkeeping of job ${job.id} failed`, err))
+      .finally(() => {
+        this.running.delete(job);
+        if (this.running.size === 0) this.onDrained?.();
+        this.slotFreed();
+      });
   }
 
-  private async process(job: Job, signal: AbortSignal): Promise<void> {
+  private async process(job: Job): Promise<void> {
     try {
-      await this.opts.handler(job, signal);
+      await this.opts.handler(job, this.handlerAbort.signal);
     } catch (err) {
       if (this.abandoned.has(job)) return;
       const permanent = err instanceof PermanentError;
@@ -149,10 +275,51 @@ export class QueueWorker {
       return;
     }
     if (this.abandoned.has(job)) return;
-    try {
-      await job.ack();
-    } catch (err) {
-      this.opts.logger.error(`${this.opts.name}: ack of job ${job.id} failed; its claim will lapse and it will run again`, err);
+    this.acks.add({ job, failures: 0 });
+  }
+
+  private acksLanded(items: readonly PendingAck[], count: number): void {
+    this.ackRetryMs = FIRST_ACK_RETRY_MS;
+    const fenced = items.length - count;
+    if (fenced > 0) {
+      // Not an error: the claims lapsed (a long handler without heartbeats, a stalled loop) and the jobs may run again.
+      this.opts.logger.warn(`${this.opts.name}: ${fenced} of ${items.length} ack(s) came after the claim lapsed; those jobs may run again`);
     }
+    // Held-back claims may resume.
+    if (this.backlog) this.kick();
+  }
+
+  /** Keeps failed acks for a retry with backoff, while their claims may still be valid. */
+  private acksFailed(items: readonly PendingAck[], err: unknown): void {
+    const now = Date.now();
+    const keep: PendingAck[] = [];
+    for (const a of items) {
+      a.failures += 1;
+      // Past its deadline the ack would be fenced anyway; retry at least once so a clock skew cannot rule out a retry.
+      if (a.failures < 2 || now < a.job.deadline) keep.push(a);
+    }
+    const dropped = items.length - keep.length;
+    this.opts.logger.error(
+      `${this.opts.name}: recording the ack of ${items.length} job(s) failed; ${keep.length > 0 ? `retrying in ${this.ackRetryMs} ms` : ''}${dropped > 0 ? `${keep.length > 0 ? '; ' : ''}${dropped} claim(s) lapsed, those jobs will run again` : ''}`,
+      err,
+    );
+    this.unacked.push(...keep);
+    this.scheduleAckRetry();
+  }
+
+  private scheduleAckRetry(): void {
+    if (this.retryTimer || this.unacked.length === 0 || this.stopping.signal.aborted) return;
+    const delay = this.ackRetryMs;
+    this.ackRetryMs = Math.min(this.ackRetryMs * 2, MAX_ACK_RETRY_MS);
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      this.requeueUnacked();
+    }, delay);
+  }
+
+  private requeueUnacked(): void {
+    const due = this.unacked;
+    this.unacked = [];
+    for (const a of due) this.acks.add(a);
   }
 }
