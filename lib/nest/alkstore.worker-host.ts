@@ -104,6 +104,7 @@ export class AlkstoreWorkerHost implements OnApplicationBootstrap, BeforeApplica
       handler: method.call,
       name: `${decorator} ${method.label}`,
       concurrency: opts.concurrency ?? 1,
+      prefetch: opts.prefetch,
       visibilityTimeoutMs: opts.visibilityTimeoutMs,
       idlePollIntervalMs: opts.idlePollIntervalMs ?? this.idlePollIntervalMs,
       drainTimeoutMs: this.drainTimeoutMs,

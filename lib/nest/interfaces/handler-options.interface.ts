@@ -5,6 +5,12 @@ import type { JobOpts, QueueOpts } from '../../contract/options.js';
 export interface QueueHandlerOptions {
   /** Jobs run at once by this process (default 1). */
   concurrency?: number;
+  /**
+   * Claimed jobs held on top of `concurrency` in a local buffer (default 0): fewer, larger claims. A buffered
+   * job keeps its lease; one that waits half of it is released instead of started late; on shutdown the buffer
+   * is released at once.
+   */
+  prefetch?: number;
   /** Lease of each claim (ms); default the job's stamped visibility timeout. Long work calls `job.heartbeat(ms)`. */
   visibilityTimeoutMs?: number;
   /** Options registered for the queue in this store (stamped on jobs enqueued through it). */

@@ -16,12 +16,24 @@ export interface QueueWorkerOptions {
   /** Shown in logs, e.g. `OrdersService.deliver`. */
   readonly name: string;
   readonly concurrency: number;
+  /**
+   * Claimed jobs the worker may hold on top of `concurrency`, waiting in a local buffer for a free slot
+   * (default {@link DEFAULT_PREFETCH}). More means fewer, larger claim statements; 0 claims only for free slots.
+   */
+  readonly prefetch?: number;
   readonly visibilityTimeoutMs?: number;
   readonly idlePollIntervalMs: number;
   readonly drainTimeoutMs: number;
   readonly workerId: string;
   readonly logger: StoreLogger;
 }
+
+/**
+ * Default `prefetch`: none, today's behaviour. A buffer speeds up short handlers (fewer claim commits per
+ * job; see docs/bench.md), but with long handlers and several replicas a buffered job would wait up to
+ * half its lease behind this replica's busy slots while another replica sits idle: opt in per handler.
+ */
+export const DEFAULT_PREFETCH = 0;
 
 /** Longest pause after a failing claim (the database is down, say). */
 const MAX_ERROR_BACKOFF_MS = 30_000;
@@ -33,6 +45,13 @@ const ACK_WRITE_TIMEOUT_MS = 10_000;
 /** On shutdown, pending acks get at least this long to land, even when the drain timeout is shorter. */
 const MIN_ACK_DRAIN_MS = 1_000;
 
+/** A claimed job waiting in the local buffer for a free slot. */
+interface Buffered {
+  readonly job: Job;
+  /** performance.now() after which it is released instead of run: half its lease, counted from before the claim. */
+  readonly releaseAt: number;
+}
+
 /** A job whose handler succeeded and whose ack is not recorded yet. */
 interface PendingAck {
   readonly job: Job;
@@ -41,19 +60,29 @@ interface PendingAck {
 }
 
 /**
- * A pg-boss-shaped worker: one loop that claims up to its free concurrency
- * in one `claimBatch`, runs each job, and otherwise sleeps until the queue's
+ * A pg-boss-shaped worker: one loop that claims up to its free capacity
+ * (`concurrency + prefetch` minus the jobs it holds) in one `claimBatch`,
+ * runs at most `concurrency` handlers, and otherwise sleeps until the queue's
  * wake, a freed slot (when more work is probably ready) or the safety poll.
+ *
+ * Prefetch: claimed jobs beyond the free slots wait in a local FIFO buffer
+ * and start as slots free, so one claim commit feeds more jobs. They hold
+ * their lease while waiting; one that has waited half its lease is released
+ * (`job.release()`: pending at once, attempt given back) instead of being
+ * started late, where its lease could lapse mid-run. With a prefetch, the
+ * loop claims again only once the buffer is down to half the prefetch.
  *
  * Acks are batched: a job whose handler resolved frees its slot at once and
  * its ack joins the next `queue.ackBatch` (written within the same
  * event-loop turn, or right after the ack write in flight). A fenced ack
  * (the claim lapsed and the job may run again elsewhere) is the documented
  * at-least-once window, not an error. A failing ack write is retried with
- * backoff until the job's claim deadline passes. At most `concurrency`
+ * backoff until the job's claim deadline passes. At most `concurrency + prefetch`
  * unrecorded acks are held before claiming pauses.
  *
- * `stop()` stops claiming, waits for in-flight jobs up to the drain timeout,
+ * `stop()` stops claiming, releases the buffered jobs at once (they never
+ * started, so another worker can claim them with their attempt given back),
+ * waits for in-flight jobs up to the drain timeout,
  * releases what is still running after it, so the jobs are claimable again
  * at once (a late ack of a released job is fenced out), then writes the
  * pending acks.
@@ -61,6 +90,12 @@ interface PendingAck {
 export class QueueWorker {
   /** Running handlers (and the retry/dead-letter write of a failed one). */
   private readonly running = new Set<Job>();
+  /** Claimed jobs waiting for a slot, in claim order. */
+  private buffer: Buffered[] = [];
+  private readonly prefetch: number;
+  /** Ends the wait of buffered jobs that reach their release point before a slot frees. */
+  private expiryTimer: ReturnType<typeof setTimeout> | null = null;
+  private expiryAt = 0;
   /** Resolves stop()'s wait once `running` empties. */
   private onDrained: (() => void) | null = null;
   /**
@@ -90,8 +125,12 @@ export class QueueWorker {
     if (!Number.isInteger(opts.concurrency) || opts.concurrency < 1) {
       throw new RangeError(`concurrency of ${opts.name} must be a positive integer, got ${String(opts.concurrency)}`);
     }
+    this.prefetch = opts.prefetch ?? DEFAULT_PREFETCH;
+    if (!Number.isInteger(this.prefetch) || this.prefetch < 0) {
+      throw new RangeError(`prefetch of ${opts.name} must be a non-negative integer, got ${String(opts.prefetch)}`);
+    }
     this.acks = new AckBatcher<PendingAck>({
-      maxBatch: opts.concurrency,
+      maxBatch: opts.concurrency + this.prefetch,
       write: (items) =>
         withTimeout(
           opts.queue.ackBatch(items.map((a) => a.job)),
@@ -113,13 +152,19 @@ export class QueueWorker {
     this.loop = supervise(this.opts.name, () => this.run(), this.stopping.signal, this.opts.logger);
   }
 
-  /** Stops claiming, drains in-flight jobs up to the drain timeout, releases the rest, then writes the pending acks. */
+  /**
+   * Stops claiming, releases the buffered jobs, drains in-flight jobs up to the drain timeout, releases the
+   * rest, then writes the pending acks.
+   */
   async stop(): Promise<void> {
     const started = performance.now();
     this.stopping.abort();
     this.waiter?.(false);
+    // Buffered jobs never started: give them back before waiting for anything, so other workers take them now.
+    const releasing = this.releaseBuffered(this.buffer.splice(0).map((b) => b.job), 'the worker is stopping');
     await this.loop;
     this.wakes?.close();
+    await releasing;
     if (this.running.size > 0) {
       const timer = new AbortController();
       const drained = new Promise<boolean>((resolve) => {
@@ -167,6 +212,8 @@ export class QueueWorker {
       const free = this.freeSlots();
       if (free > 0) {
         let jobs: Job[];
+        const claimStarted = performance.now();
+        const wallStarted = Date.now();
         try {
           const claim = this.opts.visibilityTimeoutMs === undefined ? undefined : { visibilityTimeoutMs: this.opts.visibilityTimeoutMs };
           jobs = await this.opts.queue.claimBatch(free, this.opts.workerId, claim);
@@ -183,7 +230,7 @@ export class QueueWorker {
           await Promise.allSettled(jobs.map((job) => job.release()));
           break;
         }
-        for (const job of jobs) this.execute(job);
+        this.take(jobs, claimStarted, wallStarted);
         // A full batch means there may be more: claim again as soon as a slot frees.
         this.backlog = jobs.length === free;
         if (this.backlog && this.freeSlots() > 0) continue;
@@ -192,10 +239,89 @@ export class QueueWorker {
     }
   }
 
-  /** Free concurrency, held back while more than `concurrency` acks are unrecorded (a slow or failing ack write). */
+  /**
+   * How many jobs the next claim may take: the free capacity (`concurrency + prefetch` minus running and
+   * buffered jobs), 0 while the buffer is above half the prefetch (claim in larger, fewer batches) or while
+   * more than that capacity of acks is unrecorded (a slow or failing ack write).
+   */
   private freeSlots(): number {
-    if (this.acks.size + this.unacked.length > this.opts.concurrency) return 0;
-    return this.opts.concurrency - this.running.size;
+    const capacity = this.opts.concurrency + this.prefetch;
+    if (this.acks.size + this.unacked.length > capacity) return 0;
+    if (this.buffer.length > Math.floor(this.prefetch / 2)) return 0;
+    return capacity - this.running.size - this.buffer.length;
+  }
+
+  /** Starts what free slots allow of a fresh claim and buffers the rest. */
+  private take(jobs: readonly Job[], claimStarted: number, wallStarted: number): void {
+    for (const job of jobs) {
+      if (this.running.size < this.opts.concurrency && this.buffer.length === 0) {
+        this.execute(job);
+        continue;
+      }
+      // Half the lease, counted from before the claim was sent (so never later than the database's half-way point).
+      const leaseMs = this.opts.visibilityTimeoutMs ?? Math.max(0, job.deadline - wallStarted);
+      this.buffer.push({ job, releaseAt: claimStarted + leaseMs / 2 });
+    }
+    this.startBuffered();
+  }
+
+  /** Moves buffered jobs into free slots; one past its release point is given back instead of started late. */
+  private startBuffered(): void {
+    if (this.stopping.signal.aborted) return;
+    let late: Job[] | null = null;
+    const now = performance.now();
+    while (this.running.size < this.opts.concurrency && this.buffer.length > 0) {
+      const next = this.buffer.shift()!;
+      if (now >= next.releaseAt) (late ??= []).push(next.job);
+      else this.execute(next.job);
+    }
+    if (late) void this.releaseBuffered(late, 'they waited half their lease for a free slot');
+    this.scheduleExpiry();
+  }
+
+  /** Keeps one timer at the earliest release point of the buffer. */
+  private scheduleExpiry(): void {
+    if (this.buffer.length === 0 || this.stopping.signal.aborted) {
+      if (this.expiryTimer) clearTimeout(this.expiryTimer);
+      this.expiryTimer = null;
+      return;
+    }
+    let first = Infinity;
+    for (const b of this.buffer) first = Math.min(first, b.releaseAt);
+    // A timer due no later than the first release point stays (it re-plans when it fires): no timer churn per job.
+    if (this.expiryTimer && this.expiryAt <= first) return;
+    if (this.expiryTimer) clearTimeout(this.expiryTimer);
+    this.expiryAt = first;
+    this.expiryTimer = setTimeout(() => {
+      this.expiryTimer = null;
+      const now = performance.now();
+      const late = this.buffer.filter((b) => now >= b.releaseAt).map((b) => b.job);
+      if (late.length > 0) {
+        this.buffer = this.buffer.filter((b) => now < b.releaseAt);
+        void this.releaseBuffered(late, 'they waited half their lease for a free slot');
+        // Buffer space freed: claim again if work is waiting (the releases themselves wake the queue too).
+        this.slotFreed();
+      }
+      this.scheduleExpiry();
+    }, Math.max(0, first - performance.now()));
+  }
+
+  /** Gives buffered (never started) jobs back: pending at once, attempt returned. A failed release lets the claim lapse. */
+  private async releaseBuffered(jobs: readonly Job[], why: string): Promise<void> {
+    if (this.expiryTimer && this.buffer.length === 0) {
+      clearTimeout(this.expiryTimer);
+      this.expiryTimer = null;
+    }
+    if (jobs.length === 0) return;
+    const line = `${this.opts.name}: releasing ${jobs.length} buffered job(s) that never started: ${why}`;
+    // On shutdown this is the normal path; while running it means the prefetch outruns the handlers.
+    if (this.stopping.signal.aborted) this.opts.logger.log(line);
+    else this.opts.logger.warn(line);
+    const results = await Promise.allSettled(jobs.map((job) => job.release()));
+    const failed = results.filter((r) => r.status === 'rejected').length;
+    if (failed > 0) {
+      this.opts.logger.error(`${this.opts.name}: releasing ${failed} buffered job(s) failed; they run again after their claims lapse`, (results.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason);
+    }
   }
 
   /** Turns the queue's wakes into a flag and a resolved wait: no AbortSignal per wait. */
@@ -255,6 +381,7 @@ export class QueueWorker {
       .catch((err: unknown) => this.opts.logger.error(`${this.opts.name}: bookkeeping of job ${job.id} failed`, err))
       .finally(() => {
         this.running.delete(job);
+        this.startBuffered();
         if (this.running.size === 0) this.onDrained?.();
         this.slotFreed();
       });
