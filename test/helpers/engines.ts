@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe } from '@jest/globals';
+import { afterAll, beforeAll, describe } from '@jest/globals';
 import type { Store } from '../../lib/contract/types.js';
 
 /** Connection string of the test PostgreSQL (set by global-setup). */
@@ -71,18 +71,38 @@ export const postgres: EngineFixture = {
       },
       async destroy() {
         for (const s of stores) await s.close();
-        const pg = (await import('pg')).default;
-        const c = new pg.Client({ connectionString: PG_URL });
-        await c.connect();
-        try {
-          await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-        } finally {
-          await c.end();
-        }
+        await dropPgSchemas(schema);
       },
     };
   },
 };
+
+/** Drops test schemas on the test PostgreSQL (CASCADE). */
+export async function dropPgSchemas(...schemas: string[]): Promise<void> {
+  const pg = (await import('pg')).default;
+  const c = new pg.Client({ connectionString: PG_URL });
+  await c.connect();
+  try {
+    for (const schema of schemas) await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  } finally {
+    await c.end();
+  }
+}
+
+/**
+ * Gives the enclosing describe block a fresh database and one open store:
+ * created in beforeAll (handed to `opened`), destroyed in afterAll.
+ */
+export function withEngineDb(engine: EngineFixture, opened: (db: EngineDb, store: Store) => void): void {
+  let db: EngineDb | undefined;
+  beforeAll(async () => {
+    db = await engine.create();
+    opened(db, await db.open());
+  }, 60_000);
+  afterAll(async () => {
+    await db?.destroy();
+  }, 60_000);
+}
 
 /** Engines the shared contract suite runs against. PostgreSQL only when reachable. */
 export function contractEngines(): EngineFixture[] {

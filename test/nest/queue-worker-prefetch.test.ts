@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import type { ClaimOpts, Job, Queue, Store } from '../../lib/contract/types.js';
 import { QueueWorker } from '../../lib/nest/workers/queue-worker.js';
-import { contractEngines, waitFor, type EngineDb } from '../helpers/engines.js';
+import { contractEngines, withEngineDb, waitFor } from '../helpers/engines.js';
 import { gate, MemoryLogger } from './nest-fixtures.js';
 
 /** The real queue with every `claimBatch` result reported to `seen` (ids of the claimed jobs, per call). */
@@ -45,15 +45,9 @@ function worker(queue: Queue, handler: (job: Job) => Promise<void>, logger: Memo
 
 for (const engine of contractEngines()) {
   describe(`QueueWorker prefetch (${engine.name})`, () => {
-    let db: EngineDb;
-    let store: Store;
-
-    beforeAll(async () => {
-      db = await engine.create();
-      store = await db.open();
-    });
-    afterAll(async () => {
-      await db?.destroy();
+    let store!: Store;
+    withEngineDb(engine, (_db, s) => {
+      store = s;
     });
 
     it('refuses a negative or fractional prefetch', () => {

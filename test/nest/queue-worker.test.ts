@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import type { Job, Queue, Store } from '../../lib/contract/types.js';
 import { QueueWorker } from '../../lib/nest/workers/queue-worker.js';
-import { contractEngines, waitFor, type EngineDb } from '../helpers/engines.js';
+import { contractEngines, withEngineDb, waitFor } from '../helpers/engines.js';
 import { gate, MemoryLogger } from './nest-fixtures.js';
 
 type AckRef = Pick<Job, 'id' | 'claimToken'>;
@@ -32,15 +32,9 @@ function worker(queue: Queue, handler: (job: Job) => Promise<void>, logger: Memo
 
 for (const engine of contractEngines()) {
   describe(`QueueWorker batched acks (${engine.name})`, () => {
-    let db: EngineDb;
-    let store: Store;
-
-    beforeAll(async () => {
-      db = await engine.create();
-      store = await db.open();
-    });
-    afterAll(async () => {
-      await db?.destroy();
+    let store!: Store;
+    withEngineDb(engine, (_db, s) => {
+      store = s;
     });
 
     it('claims up to its concurrency in one statement and acks the jobs that finish together in one ackBatch', async () => {

@@ -1,21 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { PermanentError } from '../../lib/contract/errors.js';
 import type { Store } from '../../lib/contract/types.js';
 import { listDead, purgeDead, purgeDeadOlderThan, retryDead } from '../../lib/outbox/index.js';
-import { contractEngines, waitFor, type EngineDb } from '../helpers/engines.js';
+import { contractEngines, withEngineDb, waitFor } from '../helpers/engines.js';
 import { startDispatcher } from './outbox-fixtures.js';
 
 for (const engine of contractEngines()) {
   describe(`outbox dead letters (${engine.name})`, () => {
-    let db: EngineDb;
-    let store: Store;
-
-    beforeAll(async () => {
-      db = await engine.create();
-      store = await db.open();
-    });
-    afterAll(async () => {
-      await db?.destroy();
+    let store!: Store;
+    withEngineDb(engine, (_db, s) => {
+      store = s;
     });
 
     /** Enqueues and dead-letters `n` messages through the queue contract; resolves to their ids. */

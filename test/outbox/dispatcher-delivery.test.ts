@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { PermanentError } from '../../lib/contract/errors.js';
 import type { Job, Store } from '../../lib/contract/types.js';
 import { OutboxDispatcher, PublishTimeout } from '../../lib/outbox/index.js';
-import { contractEngines, waitFor, type EngineDb } from '../helpers/engines.js';
+import { contractEngines, withEngineDb, waitFor, type EngineDb } from '../helpers/engines.js';
 import { faultyStore, MemoryLogger, RecordingMetrics, startDispatcher } from './outbox-fixtures.js';
 
 interface Msg {
@@ -11,15 +11,11 @@ interface Msg {
 
 for (const engine of contractEngines()) {
   describe(`outbox dispatcher delivery (${engine.name})`, () => {
-    let db: EngineDb;
-    let store: Store;
-
-    beforeAll(async () => {
-      db = await engine.create();
-      store = await db.open();
-    });
-    afterAll(async () => {
-      await db?.destroy();
+    let db!: EngineDb;
+    let store!: Store;
+    withEngineDb(engine, (d, s) => {
+      db = d;
+      store = s;
     });
 
     async function drained(outbox: string): Promise<boolean> {

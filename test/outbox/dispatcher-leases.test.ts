@@ -1,19 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import type { Store } from '../../lib/contract/types.js';
-import { contractEngines, waitFor, type EngineDb } from '../helpers/engines.js';
+import { contractEngines, withEngineDb, waitFor, type EngineDb } from '../helpers/engines.js';
 import { faultyStore, gate, MemoryLogger, RecordingMetrics, startDispatcher, type AckRef } from './outbox-fixtures.js';
 
 for (const engine of contractEngines()) {
   describe(`outbox dispatcher leases and fencing (${engine.name})`, () => {
-    let db: EngineDb;
-    let store: Store;
-
-    beforeAll(async () => {
-      db = await engine.create();
-      store = await db.open();
-    });
-    afterAll(async () => {
-      await db?.destroy();
+    let db!: EngineDb;
+    let store!: Store;
+    withEngineDb(engine, (d, s) => {
+      db = d;
+      store = s;
     });
 
     it("fences a lapsed lease: the first worker's late completion changes zero rows, and the reclaiming dispatcher delivers it", async () => {

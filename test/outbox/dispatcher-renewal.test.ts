@@ -1,19 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import type { Store } from '../../lib/contract/types.js';
-import { contractEngines, waitFor, type EngineDb } from '../helpers/engines.js';
+import { contractEngines, withEngineDb, waitFor, type EngineDb } from '../helpers/engines.js';
 import { faultyStore, MemoryLogger, pause, patchJob, RecordingMetrics, startDispatcher } from './outbox-fixtures.js';
 
 for (const engine of contractEngines()) {
   describe(`outbox dispatcher lease renewal (${engine.name})`, () => {
-    let db: EngineDb;
-    let store: Store;
-
-    beforeAll(async () => {
-      db = await engine.create();
-      store = await db.open();
-    });
-    afterAll(async () => {
-      await db?.destroy();
+    let db!: EngineDb;
+    let store!: Store;
+    withEngineDb(engine, (d, s) => {
+      db = d;
+      store = s;
     });
 
     it('renews the lease of a row in flight, so a second dispatcher never reclaims it even when it is held longer than the lease', async () => {

@@ -1,20 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import type { Store } from '../../lib/contract/types.js';
 import { OutboxDispatcher } from '../../lib/outbox/index.js';
-import { contractEngines, waitFor, type EngineDb } from '../helpers/engines.js';
+import { contractEngines, withEngineDb, waitFor } from '../helpers/engines.js';
 import { faultyStore, gate, patchJob, RecordingMetrics, startDispatcher } from './outbox-fixtures.js';
 
 for (const engine of contractEngines()) {
   describe(`outbox dispatcher shutdown (${engine.name})`, () => {
-    let db: EngineDb;
-    let store: Store;
-
-    beforeAll(async () => {
-      db = await engine.create();
-      store = await db.open();
-    });
-    afterAll(async () => {
-      await db?.destroy();
+    let store!: Store;
+    withEngineDb(engine, (_db, s) => {
+      store = s;
     });
 
     it('on abort, drains in-flight deliveries and records their outcomes before run() resolves', async () => {

@@ -13,7 +13,7 @@ import {
   type OutboxRecord,
   type OutboxStore,
 } from '../../lib/reliable-sync/index.js';
-import { PG_URL } from '../helpers/engines.js';
+import { PG_URL, dropPgSchemas } from '../helpers/engines.js';
 
 /** A store handle the fixtures can close. */
 export type TestStore = OutboxStore & { close?(): Promise<void> };
@@ -100,14 +100,7 @@ export function postgresKind(fileTag: string): StoreKind {
     },
     async cleanup() {
       for (const l of all) await l.restart();
-      const pg = (await import('pg')).default;
-      const c = new pg.Client({ connectionString: PG_URL });
-      await c.connect();
-      try {
-        await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      } finally {
-        await c.end();
-      }
+      await dropPgSchemas(schema);
     },
   };
 }

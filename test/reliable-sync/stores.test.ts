@@ -7,7 +7,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { Closed, Database, InvalidName, InvalidOption } from '../../lib/contract/errors.js';
 import { InMemoryOutboxStore, PostgresOutboxStore, ReliableOutbox, SqliteOutboxStore } from '../../lib/reliable-sync/index.js';
-import { PG_URL, describePg } from '../helpers/engines.js';
+import { PG_URL, describePg, dropPgSchemas } from '../helpers/engines.js';
 
 const root = mkdtempSync(join(tmpdir(), 'alkstore-rsync-stores-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -133,13 +133,7 @@ describe('SqliteOutboxStore', () => {
 describePg('PostgresOutboxStore', () => {
   const schema = `rsync_stores_${process.pid}_${Date.now().toString(36)}`;
   afterAll(async () => {
-    const c = new pg.Client({ connectionString: PG_URL });
-    await c.connect();
-    try {
-      await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    } finally {
-      await c.end();
-    }
+    await dropPgSchemas(schema);
   });
 
   it('concurrent opens on a fresh schema all succeed', async () => {
