@@ -2,8 +2,10 @@ import { Codec, PayloadTooLarge } from '../../contract/errors.js';
 import { encodePayload, utf8Length } from '../../contract/codec.js';
 import { queueWakeChannel, streamWakeChannel, validateKey, validateName } from '../../contract/names.js';
 import { requireNonNegativeMs, resolveJobStamp, type JobOpts, type QueueOpts } from '../../contract/options.js';
+import type { OutcomeCounter } from '../../internal/outcome-counter.js';
 import type { WakeHub } from '../../internal/wake-hub.js';
 import { num, type Executor } from './executor.js';
+import { adminSql } from './admin.sql.js';
 import { lockSql } from './lock.sql.js';
 import { notifySql } from './notify.sql.js';
 import { queueSql } from './queue.sql.js';
@@ -14,7 +16,7 @@ import { streamSql } from './stream.sql.js';
 /** Every statement of the engine for one schema. */
 export function engineSql(schema: string) {
   const s = new SchemaSql(schema);
-  return { queue: queueSql(s), stream: streamSql(s), lock: lockSql(s), schedule: scheduleSql(s), notify: notifySql(s) };
+  return { queue: queueSql(s), stream: streamSql(s), lock: lockSql(s), schedule: scheduleSql(s), notify: notifySql(s), admin: adminSql(s) };
 }
 
 export type EngineSql = ReturnType<typeof engineSql>;
@@ -29,6 +31,8 @@ export interface PgContext {
   guard(): void;
   /** Registered queue options of `queue` (or `defaults`). */
   queueOpts(queue: string, defaults?: Readonly<Required<QueueOpts>>): Required<QueueOpts>;
+  /** Buffered throughput counts (dashboard), written every few seconds. */
+  readonly outcomes: OutcomeCounter;
   /** Poll interval while LISTEN is down, else undefined. */
   readonly pollFallbackMs: number | undefined;
 }

@@ -51,6 +51,7 @@ export class PostgresQueue implements Queue {
     this.ctx.guard();
     if (jobs.length === 0) return 0;
     const r = await this.ctx.exec.run(this.ctx.sql.queue.ackBatch, [this.name, jobs.map((j) => j.id), jobs.map((j) => j.claimToken)]);
+    this.ctx.outcomes.record(this.name, 'completed', r.rowCount);
     return r.rowCount;
   }
 
@@ -147,19 +148,22 @@ export class PostgresJob implements Job {
   async ack(): Promise<boolean> {
     this.ctx.guard();
     const r = await this.ctx.exec.run(this.ctx.sql.queue.ack, [this.id, this.claimToken]);
+    this.ctx.outcomes.record(this.queue, 'completed', r.rowCount);
     return r.rowCount > 0;
   }
 
   async retry(error: unknown, delayMs?: number): Promise<boolean> {
     this.ctx.guard();
     const delay = delayMs === undefined ? backoffDelayMs(this.attempts, this.backoffBaseMs) : requireNonNegativeMs('delayMs', delayMs);
-    const r = await this.ctx.exec.run(this.ctx.sql.queue.retry, [this.id, this.claimToken, delay, errorText(error), this.wake]);
+    const r = await this.ctx.exec.run<{ state: string }>(this.ctx.sql.queue.retry, [this.id, this.claimToken, delay, errorText(error), this.wake]);
+    if (r.rows[0]) this.ctx.outcomes.record(this.queue, r.rows[0].state === 'dead' ? 'dead' : 'retried');
     return r.rows.length > 0;
   }
 
   async fail(error: unknown): Promise<boolean> {
     this.ctx.guard();
     const r = await this.ctx.exec.run(this.ctx.sql.queue.fail, [this.id, this.claimToken, errorText(error)]);
+    this.ctx.outcomes.record(this.queue, 'dead', r.rowCount);
     return r.rowCount > 0;
   }
 

@@ -51,6 +51,8 @@ export function scheduleSql(s: SchemaSql) {
     /** $1 name, $2 next fire. */
     advance: s.def('sc_advance', `UPDATE ${schedules} SET next_fire_at = $2::bigint WHERE name = $1::text`),
     nextFire: s.def('sc_next_fire', `SELECT min(next_fire_at) AS next FROM ${schedules}`),
+    /** $1 after name or null, $2 limit (admin listing, name order). */
+    list: s.def('sc_list', `SELECT ${COLS} FROM ${schedules} s WHERE ($1::text IS NULL OR s.name > $1::text) ORDER BY s.name LIMIT $2::int`),
   } satisfies Record<string, Sql>;
 }
 

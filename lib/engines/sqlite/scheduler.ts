@@ -79,6 +79,12 @@ export function readSchedule(conn: SqliteConn, name: string): Schedule | null {
   return row ? toSchedule(row) : null;
 }
 
+/** Schedules after `after` in name order (admin listing). */
+export function listSchedulesPage(conn: SqliteConn, after: string | null, limit: number): Schedule[] {
+  const rows = conn.stmt(`SELECT ${COLUMNS} FROM __alkstore_schedules WHERE (@after IS NULL OR name > @after) ORDER BY name LIMIT @limit`).all({ after, limit }) as ScheduleRow[];
+  return rows.map(toSchedule);
+}
+
 /** One transaction: enqueue every due boundary (at most 64 per schedule, then skip forward) and advance. */
 export function fireDueSchedules(
   ctx: WriteCtx,

@@ -1,8 +1,36 @@
 import { AlkstoreError } from '../../contract/errors.js';
 import type { SqliteConn } from './connection.js';
 
+/**
+ * A numbered upgrade step for files created by an older build (the DDL below
+ * already has its result for fresh files). Numbers match the PostgreSQL
+ * migrations of the same feature; gaps are fine: each step is recorded under
+ * its own meta key, so a step numbered below one already applied still runs.
+ */
+export interface SqliteMigration {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
+  {
+    version: 6,
+    name: 'per-minute queue throughput',
+    sql: `CREATE TABLE IF NOT EXISTS __alkstore_queue_minutes (
+  queue TEXT NOT NULL,
+  minute INTEGER NOT NULL,
+  completed INTEGER NOT NULL DEFAULT 0,
+  retried INTEGER NOT NULL DEFAULT 0,
+  dead INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (queue, minute)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS __alkstore_queue_minutes_minute ON __alkstore_queue_minutes (minute);`,
+  },
+]);
+
 /** Version of the `__alkstore_*` tables this build reads and writes. */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = Math.max(1, ...SQLITE_MIGRATIONS.map((m) => m.version));
 
 // Ids of jobs use AUTOINCREMENT so an id is never reused after deletes (a stale
 // `cancel(id)` must not hit a newer job). Stream offsets come from a per-stream
@@ -85,6 +113,17 @@ CREATE TABLE IF NOT EXISTS __alkstore_schedules (
   expires_in_ms INTEGER,
   next_fire_at INTEGER NOT NULL
 ) WITHOUT ROWID;
+
+-- Throughput minutes for the dashboard (migration 6), written by the store's outcome counter.
+CREATE TABLE IF NOT EXISTS __alkstore_queue_minutes (
+  queue TEXT NOT NULL,
+  minute INTEGER NOT NULL,
+  completed INTEGER NOT NULL DEFAULT 0,
+  retried INTEGER NOT NULL DEFAULT 0,
+  dead INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (queue, minute)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS __alkstore_queue_minutes_minute ON __alkstore_queue_minutes (minute);
 `;
 
 /**
@@ -96,8 +135,11 @@ CREATE TABLE IF NOT EXISTS __alkstore_schedules (
 export function applySchema(conn: SqliteConn): void {
   conn.db.exec(DDL);
   const stored = conn.db.prepare("SELECT value FROM __alkstore_meta WHERE key = 'schema_version'").pluck().get() as number | undefined;
+  const mark = conn.db.prepare('INSERT OR IGNORE INTO __alkstore_meta (key, value) VALUES (?, ?)');
   if (stored === undefined) {
+    // A fresh file: the DDL above already holds every step's result.
     conn.db.prepare("INSERT INTO __alkstore_meta (key, value) VALUES ('schema_version', ?)").run(SCHEMA_VERSION);
+    for (const m of SQLITE_MIGRATIONS) mark.run(`migration:${m.version}`, m.version);
     return;
   }
   if (stored > SCHEMA_VERSION) {
@@ -106,5 +148,11 @@ export function applySchema(conn: SqliteConn): void {
       `the SQLite file has alkstore schema version ${stored}, newer than this build's ${SCHEMA_VERSION}; upgrade alkstore`,
     );
   }
-  // stored < SCHEMA_VERSION: numbered migrations go here when version 2 exists.
+  const done = conn.db.prepare('SELECT 1 FROM __alkstore_meta WHERE key = ?').pluck();
+  for (const m of SQLITE_MIGRATIONS) {
+    if (done.get(`migration:${m.version}`) !== undefined) continue;
+    conn.db.exec(m.sql);
+    mark.run(`migration:${m.version}`, m.version);
+  }
+  if (stored < SCHEMA_VERSION) conn.db.prepare("UPDATE __alkstore_meta SET value = ? WHERE key = 'schema_version'").run(SCHEMA_VERSION);
 }

@@ -1,0 +1,38 @@
+import { JOB_COLUMNS } from './queue.sql.js';
+
+/** SQL of the admin operations: keyset pages over the state indexes, bounded counts, throughput minutes. */
+
+/** The next queue name after @after in one state's partial index (a loose index scan, one seek per queue). */
+export const NEXT_QUEUE_OF_STATE = `SELECT queue FROM __alkstore_jobs WHERE state = @state AND queue > @after ORDER BY queue LIMIT 1`;
+export const MINUTE_QUEUES = 'SELECT DISTINCT queue FROM __alkstore_queue_minutes';
+
+export const NEXT_PRIORITY = `SELECT priority FROM __alkstore_jobs INDEXED BY __alkstore_jobs_pending
+  WHERE queue = @queue AND state = 'pending' AND priority <= @atMost ORDER BY priority DESC LIMIT 1`;
+export const PENDING_OF_PRIORITY = `SELECT ${JOB_COLUMNS} FROM __alkstore_jobs INDEXED BY __alkstore_jobs_pending
+  WHERE queue = @queue AND state = 'pending' AND priority = @priority AND (run_at, id) > (@runAt, @id)
+  ORDER BY run_at, id LIMIT @limit`;
+export const COUNT_OF_PRIORITY = `SELECT count(*) FROM (SELECT 1 FROM __alkstore_jobs INDEXED BY __alkstore_jobs_pending
+  WHERE queue = @queue AND state = 'pending' AND priority = @priority AND run_at > @now LIMIT @limit)`;
+export const PROCESSING = `SELECT ${JOB_COLUMNS} FROM __alkstore_jobs INDEXED BY __alkstore_jobs_processing
+  WHERE queue = @queue AND state = 'processing' AND (@after IS NULL OR (claimed_until, id) > (@after, @id))
+  ORDER BY claimed_until, id LIMIT @limit`;
+export const DEAD = `SELECT ${JOB_COLUMNS} FROM __alkstore_jobs INDEXED BY __alkstore_jobs_dead
+  WHERE queue = @queue AND state = 'dead' AND id > @after ORDER BY id LIMIT @limit`;
+export const ALL = `SELECT ${JOB_COLUMNS} FROM __alkstore_jobs WHERE queue = @queue AND id > @after ORDER BY id LIMIT @limit`;
+
+export const RETRY_ALL_DEAD = `UPDATE __alkstore_jobs
+  SET state = 'pending', attempts = 0, run_at = @now, died_at = NULL, claim_token = NULL, claimed_until = NULL, worker_id = NULL
+  WHERE queue = @queue AND state = 'dead'`;
+export const PURGE_ALL_DEAD = `DELETE FROM __alkstore_jobs WHERE queue = @queue AND state = 'dead'`;
+
+export const ADD_MINUTE = `INSERT INTO __alkstore_queue_minutes (queue, minute, completed, retried, dead)
+  VALUES (@queue, @minute, @completed, @retried, @dead)
+  ON CONFLICT (queue, minute) DO UPDATE SET completed = completed + excluded.completed,
+    retried = retried + excluded.retried, dead = dead + excluded.dead`;
+export const PRUNE_MINUTES = 'DELETE FROM __alkstore_queue_minutes WHERE minute < @now - @retention';
+export const MINUTES = `SELECT queue, minute, completed, retried, dead FROM __alkstore_queue_minutes
+  WHERE minute >= @since AND (@queue IS NULL OR queue = @queue) ORDER BY minute, queue`;
+
+export const STREAM_HEADS = 'SELECT stream, last_seq FROM __alkstore_stream_heads WHERE (@after IS NULL OR stream > @after) ORDER BY stream LIMIT @limit';
+export const STREAM_OFFSETS = 'SELECT consumer, seq FROM __alkstore_offsets WHERE stream = ? ORDER BY consumer';
+export const LOCK = 'SELECT owner, expires_at FROM __alkstore_locks WHERE name = ?';
