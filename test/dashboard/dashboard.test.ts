@@ -152,9 +152,9 @@ for (const engine of nestEngines()) {
       let url: string | null = `${BASE}/queue?name=${queue}&state=pending`;
       let pages = 0;
       while (url) {
-        const res = await http.get(url).set('x-admin-token', TEST_TOKEN).expect(200);
+        const res: request.Response = await http.get(url).set('x-admin-token', TEST_TOKEN).expect(200);
         for (const m of res.text.matchAll(/data-job="(\d+)"/g)) seen.add(m[1]!);
-        const next = /rel="next" href="([^"]+)"/.exec(res.text)?.[1];
+        const next: string | undefined = /rel="next" href="([^"]+)"/.exec(res.text)?.[1];
         url = next ? next.replace(/&amp;/g, '&') : null;
         pages++;
       }

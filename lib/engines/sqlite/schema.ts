@@ -126,6 +126,11 @@ CREATE TABLE IF NOT EXISTS __alkstore_queue_minutes (
 CREATE INDEX IF NOT EXISTS __alkstore_queue_minutes_minute ON __alkstore_queue_minutes (minute);
 `;
 
+/** The engine tables' DDL (idempotent: `CREATE … IF NOT EXISTS`), for `alkstore migrate --print`. The store applies it itself at open. */
+export function sqliteSchemaSql(): string {
+  return `${DDL.trim()}\n`;
+}
+
 /**
  * Creates the engine tables if missing and checks the stored schema version.
  * Runs inside the caller's write transaction, so concurrent opens are safe.
