@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { AlkstoreError, InvalidOption, PermanentError } from '../contract/errors.js';
-import { validateName } from '../contract/names.js';
+import { asOption, requireFunction, validateKey, validateName } from '../contract/validate.js';
 import type { Job, Queue, Store, StoreLogger, WakeReceiver } from '../contract/types.js';
 import { errorText } from '../internal/outbox-handle.js';
 import { sleep } from '../internal/sleep.js';
@@ -113,16 +113,15 @@ export class OutboxDispatcher {
   constructor(options: OutboxDispatcherOptions) {
     if (options === null || typeof options !== 'object') throw new InvalidOption('options', 'must be an object');
     if (!options.store || typeof options.store.outbox !== 'function') throw new InvalidOption('store', 'must be an alkstore Store');
-    if (typeof options.handler !== 'function') throw new InvalidOption('handler', 'must be a function');
+    asOption(() => requireFunction('handler', options.handler));
+    if (options.random !== undefined) asOption(() => requireFunction('random', options.random));
     this.outbox = validateName('outbox', options.outbox);
     this.settings = OutboxSettings.create(options.settings ?? {});
     this.retryPolicy = new RetryPolicy(this.settings.retry, options.random);
     this.handler = options.handler;
     this.metrics = options.metrics ?? NOOP_OUTBOX_METRICS;
     this.logger = options.logger ?? defaultLogger;
-    if (options.workerId !== undefined && (typeof options.workerId !== 'string' || options.workerId.trim() === '')) {
-      throw new InvalidOption('workerId', 'must be a non-empty string');
-    }
+    if (options.workerId !== undefined) validateKey('worker', options.workerId);
     this.workerId = options.workerId ?? `${hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`;
     this.queue = options.store.outbox(this.outbox).queue;
     this.acks = new AckBatcher<Tracked>({
