@@ -7,8 +7,9 @@ const MAX_RETRY_DELAY_MS = 365 * 24 * 3_600_000;
 /** How a delivery attempt failed. A timeout is transient: the publish may simply have been slow. */
 export type FailureKind = 'transient' | 'permanent' | 'timeout';
 
-/** Why a message was dead-lettered: the handler said retrying cannot help, or the attempts ran out. */
-export type DeadReason = 'permanent' | 'exhausted';
+import type { DeadReason } from '../worker/worker-observer.js';
+
+export type { DeadReason };
 
 /** What to do with a failed delivery. */
 export type RetryDecision = { readonly kind: 'retry'; readonly delayMs: number } | { readonly kind: 'dead'; readonly reason: DeadReason };
