@@ -11,3 +11,4 @@ export * from './options.js';
 export * from './job-extras.js';
 export * from './queue-settings.js';
 export type * from './types.js';
+export * from './validate.js';

@@ -1,16 +1,17 @@
+import { InvalidArgument } from './errors.js';
 import type { RateLimit } from './types.js';
+import { requireInt } from './validate.js';
 
 const MAX_INT32 = 2 ** 31 - 1;
 
 function int32(field: string, v: unknown): number {
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > MAX_INT32) throw new RangeError(`${field} must be an integer in 1..${MAX_INT32}, got ${String(v)}`);
-  return v;
+  return requireInt(field, v, 1, MAX_INT32);
 }
 
-/** Validates a rate limit argument (`null` removes it): RangeError naming the field, before any I/O. */
+/** Validates a rate limit argument (`null` removes it): {@link InvalidArgument} naming the field, before any I/O. */
 export function resolveRateLimit(limit: RateLimit | null | undefined): RateLimit | null {
   if (limit === null) return null;
-  if (typeof limit !== 'object' || limit === undefined) throw new RangeError(`rateLimit must be { max, perMs } or null, got ${String(limit)}`);
+  if (typeof limit !== 'object' || limit === undefined) throw new InvalidArgument('rateLimit', `must be { max, perMs } or null, got ${String(limit)}`);
   return { max: int32('rateLimit.max', limit.max), perMs: int32('rateLimit.perMs', limit.perMs) };
 }
 
