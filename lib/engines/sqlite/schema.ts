@@ -1,8 +1,34 @@
 import { AlkstoreError } from '../../contract/errors.js';
 import type { SqliteConn } from './connection.js';
 
+/** One numbered upgrade step of an existing file (fresh files get the same columns from the DDL). */
+export interface SqliteMigration {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+/**
+ * Upgrade steps, numbered like the PostgreSQL migrations (gaps allowed). Each
+ * applied step is recorded as `migration:<n>` in `__alkstore_meta`, so steps
+ * landing out of order still run once. A step's columns are in the DDL too;
+ * a fresh file records every step as applied without running it.
+ */
+export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
+  {
+    version: 5,
+    name: 'cron schedules',
+    sql: `
+ALTER TABLE __alkstore_schedules ADD COLUMN time_zone TEXT NOT NULL DEFAULT 'UTC';
+ALTER TABLE __alkstore_schedules ADD COLUMN catch_up TEXT NOT NULL DEFAULT 'all';
+ALTER TABLE __alkstore_schedules ADD COLUMN owner TEXT;
+ALTER TABLE __alkstore_schedules ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;
+`,
+  },
+]);
+
 /** Version of the `__alkstore_*` tables this build reads and writes. */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = Math.max(1, ...SQLITE_MIGRATIONS.map((m) => m.version));
 
 // Ids of jobs use AUTOINCREMENT so an id is never reused after deletes (a stale
 // `cancel(id)` must not hit a newer job). Stream offsets come from a per-stream
@@ -83,7 +109,11 @@ CREATE TABLE IF NOT EXISTS __alkstore_schedules (
   priority INTEGER NOT NULL,
   max_attempts INTEGER,
   expires_in_ms INTEGER,
-  next_fire_at INTEGER NOT NULL
+  next_fire_at INTEGER NOT NULL,
+  time_zone TEXT NOT NULL DEFAULT 'UTC',
+  catch_up TEXT NOT NULL DEFAULT 'all',
+  owner TEXT,
+  paused INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
 `;
 
@@ -96,8 +126,10 @@ CREATE TABLE IF NOT EXISTS __alkstore_schedules (
 export function applySchema(conn: SqliteConn): void {
   conn.db.exec(DDL);
   const stored = conn.db.prepare("SELECT value FROM __alkstore_meta WHERE key = 'schema_version'").pluck().get() as number | undefined;
+  const record = conn.db.prepare('INSERT OR IGNORE INTO __alkstore_meta (key, value) VALUES (?, 1)');
   if (stored === undefined) {
     conn.db.prepare("INSERT INTO __alkstore_meta (key, value) VALUES ('schema_version', ?)").run(SCHEMA_VERSION);
+    for (const m of SQLITE_MIGRATIONS) record.run(`migration:${m.version}`);
     return;
   }
   if (stored > SCHEMA_VERSION) {
@@ -106,5 +138,13 @@ export function applySchema(conn: SqliteConn): void {
       `the SQLite file has alkstore schema version ${stored}, newer than this build's ${SCHEMA_VERSION}; upgrade alkstore`,
     );
   }
-  // stored < SCHEMA_VERSION: numbered migrations go here when version 2 exists.
+  const applied = new Set(
+    (conn.db.prepare("SELECT key FROM __alkstore_meta WHERE key LIKE 'migration:%'").pluck().all() as string[]).map((k) => Number(k.slice('migration:'.length))),
+  );
+  for (const m of SQLITE_MIGRATIONS) {
+    if (applied.has(m.version)) continue;
+    conn.db.exec(m.sql);
+    record.run(`migration:${m.version}`);
+  }
+  if (stored < SCHEMA_VERSION) conn.db.prepare("UPDATE __alkstore_meta SET value = ? WHERE key = 'schema_version'").run(SCHEMA_VERSION);
 }
