@@ -1,4 +1,4 @@
-import { InvalidOption, InvalidSpec } from './errors.js';
+import { InvalidArgument, InvalidSpec } from './errors.js';
 import type { CatchUpPolicy } from './types.js';
 import { instantOfWallTime, isTimeZone, transitionBetween, wallTimeOf, zoneOffsetMs } from './zone-time.js';
 import { loadCron, requireCron, type CronCompiler, type CronStepper } from '../internal/load-cron.js';
@@ -185,7 +185,7 @@ function firesFor(catchUp: CatchUpPolicy, elapsed: number, oldest: number, now: 
 export function parseCatchUp(value: unknown): CatchUpPolicy {
   if (value === undefined) return 'all';
   if (typeof value === 'string' && (CATCH_UP_POLICIES as readonly string[]).includes(value)) return value as CatchUpPolicy;
-  throw new InvalidOption('catchUp', 'must be one of "all", "latest", "none"');
+  throw new InvalidArgument('catchUp', 'must be one of "all", "latest", "none"');
 }
 
 /**

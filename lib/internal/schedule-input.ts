@@ -1,9 +1,7 @@
 import { encodePayload } from '../contract/codec.js';
-import { InvalidOption } from '../contract/errors.js';
-import { validateKey, validateName } from '../contract/names.js';
-import { DEFAULT_QUEUE_OPTS, requirePositiveInt, requirePositiveMs, resolveJobStamp } from '../contract/options.js';
 import { parseCatchUp, parseScheduleSpec, type ScheduleSpec } from '../contract/schedule-spec.js';
 import type { CatchUpPolicy, ScheduleOpts } from '../contract/types.js';
+import { optionalKey, optionalObject, scheduleOptsInput, validateName } from '../contract/validate.js';
 
 /** A validated `store.schedule(...)` call, the same on both engines; nothing is written before it is built. */
 export interface ScheduleInput {
@@ -20,27 +18,17 @@ export interface ScheduleInput {
 }
 
 /** Validates every argument of `schedule(...)` before any I/O (loads croner for a cron spec). */
-export async function scheduleInput(name: string, spec: string, queue: string, payload: unknown, opts: ScheduleOpts = {}): Promise<ScheduleInput> {
+export async function scheduleInput(name: unknown, spec: unknown, queue: unknown, payload: unknown, opts: unknown): Promise<ScheduleInput> {
   const validName = validateName('schedule', name);
-  if (opts === null || typeof opts !== 'object') throw new InvalidOption('opts', 'must be an object of schedule options');
-  const parsed = await parseScheduleSpec(spec, opts.timeZone ?? 'UTC');
-  const input: ScheduleInput = {
+  const o = optionalObject<ScheduleOpts>('schedule opts', opts) ?? {};
+  const parsed = await parseScheduleSpec(spec, o.timeZone ?? 'UTC');
+  return {
     name: validName,
     parsed,
     queue: validateName('queue', queue),
     payloadText: encodePayload(payload),
-    priority: opts.priority === undefined ? 0 : resolveJobStamp(DEFAULT_QUEUE_OPTS, { priority: opts.priority }).priority,
-    maxAttempts: opts.maxAttempts === undefined ? null : requirePositiveInt('maxAttempts', opts.maxAttempts),
-    expiresInMs: opts.expiresInMs === undefined ? null : requirePositiveMs('expiresInMs', opts.expiresInMs),
-    startAt: null,
-    catchUp: parseCatchUp(opts.catchUp),
-    owner: opts.owner === undefined || opts.owner === null ? null : validateKey('owner', opts.owner),
+    ...scheduleOptsInput(opts),
+    catchUp: parseCatchUp(o.catchUp),
+    owner: o.owner === null ? null : (optionalKey('owner', o.owner) ?? null),
   };
-  if (opts.startAt !== undefined) {
-    if (typeof opts.startAt !== 'number' || !Number.isFinite(opts.startAt) || Math.abs(opts.startAt) > 8.64e15) {
-      throw new RangeError(`startAt must be epoch milliseconds, got ${String(opts.startAt)}`);
-    }
-    input.startAt = Math.floor(opts.startAt);
-  }
-  return input;
 }

@@ -1,6 +1,7 @@
-import { InvalidOption, LeadershipLost } from '../contract/errors.js';
+import { LeadershipLost } from '../contract/errors.js';
 import { SCHEDULER_LOCK, SCHEDULES_WAKE_CHANNEL } from '../contract/names.js';
 import type { Lock, RunSchedulesOpts, WakeReceiver } from '../contract/types.js';
+import { requireInt, requireTimerMs, runSchedulesInput } from '../contract/validate.js';
 import { abortAfter } from './sleep.js';
 
 /** Leadership lock TTL and renew cadence by default (SPEC §7); `lockTtlMs` / `renewIntervalMs` change them. */
@@ -8,7 +9,6 @@ export const SCHEDULER_LOCK_TTL_MS = 60_000;
 export const SCHEDULER_RENEW_MS = 20_000;
 /** Shortest lock TTL a runner accepts: a renew must fit in half of it, round trips included. */
 export const SCHEDULER_MIN_LOCK_TTL_MS = 1_000;
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** What the runner needs from an engine. */
 export interface SchedulerEngine {
@@ -25,16 +25,13 @@ export interface SchedulerEngine {
   wake?(): Promise<void>;
 }
 
-/** The runner's lock timings, validated before any I/O. */
-export function runnerTimings(opts: RunSchedulesOpts): { lockTtlMs: number; renewIntervalMs: number } {
-  const lockTtlMs = opts.lockTtlMs ?? SCHEDULER_LOCK_TTL_MS;
-  if (!Number.isInteger(lockTtlMs) || lockTtlMs < SCHEDULER_MIN_LOCK_TTL_MS || lockTtlMs > MAX_TIMER_MS) {
-    throw new InvalidOption('lockTtlMs', `must be an integer number of milliseconds in ${SCHEDULER_MIN_LOCK_TTL_MS}..${MAX_TIMER_MS}`);
-  }
-  const renewIntervalMs = opts.renewIntervalMs ?? Math.min(SCHEDULER_RENEW_MS, Math.floor(lockTtlMs / 3));
-  if (!Number.isInteger(renewIntervalMs) || renewIntervalMs < 1 || renewIntervalMs > Math.floor(lockTtlMs / 2)) {
-    throw new InvalidOption('renewIntervalMs', `must be an integer number of milliseconds in 1..${Math.floor(lockTtlMs / 2)} (at most half of lockTtlMs ${lockTtlMs})`);
-  }
+/** The runner's lock timings, validated before any I/O (`InvalidArgument` naming the option and its bounds). */
+export function runnerTimings(opts: Pick<RunSchedulesOpts, 'lockTtlMs' | 'renewIntervalMs'>): { lockTtlMs: number; renewIntervalMs: number } {
+  const lockTtlMs = opts.lockTtlMs === undefined ? SCHEDULER_LOCK_TTL_MS : requireTimerMs('lockTtlMs', opts.lockTtlMs, SCHEDULER_MIN_LOCK_TTL_MS);
+  const renewIntervalMs =
+    opts.renewIntervalMs === undefined
+      ? Math.min(SCHEDULER_RENEW_MS, Math.floor(lockTtlMs / 3))
+      : requireInt('renewIntervalMs', opts.renewIntervalMs, 1, Math.floor(lockTtlMs / 2));
   return { lockTtlMs, renewIntervalMs };
 }
 
@@ -44,10 +41,11 @@ export function runnerTimings(opts: RunSchedulesOpts): { lockTtlMs: number; rene
  * standbys, so another replica leads within a round trip (SPEC §10); after a
  * crash the lock lapses after `lockTtlMs`.
  */
-export async function runSchedules(engine: SchedulerEngine, signal: AbortSignal, opts: RunSchedulesOpts = {}): Promise<void> {
-  const { lockTtlMs, renewIntervalMs } = runnerTimings(opts);
-  const owner = opts.owner ?? `runner-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
-  const maxTickMs = opts.maxTickMs ?? 1_000;
+export async function runSchedules(engine: SchedulerEngine, signal: AbortSignal, opts?: RunSchedulesOpts): Promise<void> {
+  const input = runSchedulesInput(signal, opts);
+  const { lockTtlMs, renewIntervalMs } = runnerTimings(opts ?? {});
+  const owner = input.owner ?? `runner-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+  const maxTickMs = input.maxTickMs;
   const wakes = engine.listen(SCHEDULES_WAKE_CHANNEL);
   const waitWake = async (ms: number): Promise<void> => {
     if (ms <= 0) return;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { InvalidName, InvalidOption, InvalidSpec, ReservedName } from '../../lib/contract/errors.js';
+import { InvalidArgument, InvalidName, InvalidSpec, ReservedName } from '../../lib/contract/errors.js';
 import type { RunSchedulesOpts, Store } from '../../lib/contract/types.js';
 import type { EngineFixture } from '../helpers/engines.js';
 import { loadVectors, type CronVectors } from '../unit/vectors.js';
@@ -79,7 +79,7 @@ export function cronContract(engine: EngineFixture): void {
         const err = await expectError(() => store().schedule(name, '0 3 * * *', 'q', null, { timeZone: zone }), InvalidSpec);
         expect(err.message).toContain(JSON.stringify(zone));
       }
-      await expectError(() => store().schedule(name, '0 3 * * *', 'q', null, { catchUp: 'some' as never }), InvalidOption);
+      await expectError(() => store().schedule(name, '0 3 * * *', 'q', null, { catchUp: 'some' as never }), InvalidArgument);
       await expectError(() => store().schedule(name, '0 3 * * *', '__alkstore_x', null), ReservedName);
       await expectError(() => store().schedule(name, '0 3 * * *', ' ', null), InvalidName);
       expect(await store().getSchedule(name)).toBeNull();

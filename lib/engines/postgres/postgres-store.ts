@@ -2,15 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 import { utf8Length } from '../../contract/codec.js';
 import { AlkstoreError, Closed, Database, InvalidOption } from '../../contract/errors.js';
-import { LISTENER_RECONNECTED_CHANNEL, SCHEDULES_WAKE_CHANNEL, outboxQueueName, validateKey, validateName } from '../../contract/names.js';
-import {
-  DEFAULT_QUEUE_OPTS,
-  OUTBOX_QUEUE_OPTS,
-  requirePositiveMs,
-  resolveQueueOpts,
-  type JobOpts,
-  type QueueOpts,
-} from '../../contract/options.js';
+import { LISTENER_RECONNECTED_CHANNEL, SCHEDULES_WAKE_CHANNEL, outboxQueueName } from '../../contract/names.js';
+import { DEFAULT_QUEUE_OPTS, OUTBOX_QUEUE_OPTS, resolveQueueOpts, type JobOpts, type QueueOpts } from '../../contract/options.js';
+import { requireDurationMs, validateKey, validateName } from '../../contract/validate.js';
 import type {
   ExternalTx,
   Lock,
@@ -54,6 +48,8 @@ export interface PostgresStoreParts {
   schema: string;
   pollIntervalMs: number;
   logger: StoreLogger;
+  /** Random source in [0, 1) of the retry backoff jitter. */
+  random: () => number;
 }
 
 /** The PostgreSQL `Store`. Open it with `openPostgresStore`. */
@@ -105,6 +101,7 @@ export class PostgresStore implements Store {
       hub: this.hub,
       guard: () => this.guard(),
       queueOpts: (queue, defaults = DEFAULT_QUEUE_OPTS) => this.registry.get(queue) ?? { ...defaults },
+      random: parts.random,
       get pollFallbackMs() {
         return store.listenerHealthy ? undefined : store.pollIntervalMs;
       },
@@ -255,7 +252,7 @@ export class PostgresStore implements Store {
   private async takeLock(name: string, owner: string, ttlMs: number): Promise<Lock | null> {
     this.guard();
     validateKey('owner', owner);
-    const ttl = requirePositiveMs('ttlMs', ttlMs);
+    const ttl = requireDurationMs('ttlMs', ttlMs);
     const r = await this.exec.run<{ owner: string; expires_at: string }>(this.sql.lock.tryLock, [name, owner, ttl]);
     const row = r.rows[0];
     return row ? new PostgresLock(this.ctx, name, owner, num(row.expires_at)) : null;
@@ -263,7 +260,7 @@ export class PostgresStore implements Store {
 
   // ── scheduler ───────────────────────────────────────────────────────
 
-  async schedule(name: string, spec: string, queue: string, payload: unknown, opts: ScheduleOpts = {}): Promise<Schedule> {
+  async schedule(name: string, spec: string, queue: string, payload: unknown, opts?: ScheduleOpts): Promise<Schedule> {
     this.guard();
     const input = await scheduleInput(name, spec, queue, payload, opts);
     return pgScheduler.upsertSchedule(this.ctx, input);

@@ -1,14 +1,8 @@
 import { resolve } from 'node:path';
 import { Closed } from '../../contract/errors.js';
-import { SCHEDULES_WAKE_CHANNEL, validateKey, validateName } from '../../contract/names.js';
-import {
-  DEFAULT_QUEUE_OPTS,
-  OUTBOX_QUEUE_OPTS,
-  requirePositiveMs,
-  resolveQueueOpts,
-  type JobOpts,
-  type QueueOpts,
-} from '../../contract/options.js';
+import { SCHEDULES_WAKE_CHANNEL } from '../../contract/names.js';
+import { DEFAULT_QUEUE_OPTS, OUTBOX_QUEUE_OPTS, resolveQueueOpts, type JobOpts, type QueueOpts } from '../../contract/options.js';
+import { requireDurationMs, validateKey, validateName } from '../../contract/validate.js';
 import type {
   ExternalTx,
   Lock,
@@ -129,14 +123,17 @@ export class SqliteStore implements Store, SqliteCore {
   // ---- handles ----
 
   stream(name: string): Stream {
+    this.assertOpen();
     return new SqliteStream(this, validateName('stream', name));
   }
 
   queue(name: string, opts?: QueueOpts): Queue {
+    this.assertOpen();
     return this.queueHandle(validateName('queue', name), opts, DEFAULT_QUEUE_OPTS);
   }
 
   outbox(name: string, opts?: QueueOpts): Outbox {
+    this.assertOpen();
     return new OutboxHandle(name, (queueName, o) => this.queueHandle(queueName, o, OUTBOX_QUEUE_OPTS), opts);
   }
 
@@ -263,7 +260,7 @@ export class SqliteStore implements Store, SqliteCore {
 
   private async lockInternal(name: string, owner: string, ttlMs: number): Promise<Lock | null> {
     const o = validateKey('owner', owner);
-    const ttl = requirePositiveMs('ttlMs', ttlMs);
+    const ttl = requireDurationMs('ttlMs', ttlMs);
     const expiresAt = await this.write('tryLock', (ctx) => tryLockRow(ctx, name, o, ttl));
     return expiresAt === null ? null : new SqliteLock(this, name, o, expiresAt);
   }
@@ -285,7 +282,7 @@ export class SqliteStore implements Store, SqliteCore {
     try {
       result = await fn(tx);
     } catch (err) {
-      await tx.rollback();
+      if (!tx.finished) await tx.rollback();
       throw err;
     }
     if (!tx.finished) await tx.commit();
