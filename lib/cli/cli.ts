@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { AlkstoreError } from '../contract/errors.js';
 import type { Store, StoreLogger } from '../contract/types.js';
-import { canPause, queueHandle, queueRows, scheduleListing, setPaused, triggerSchedule, type QueueRow } from '../dashboard/data.js';
+import { queueHandle, queueRows, setPaused, type QueueRow } from '../dashboard/data.js';
 import { engineOfUrl, openStore, sqlitePathOfUrl } from '../open-store.js';
 import { redact } from './redact.js';
 import { table } from './table.js';
@@ -17,8 +17,6 @@ export const EXIT = Object.freeze({
   usage: 2,
   /** Nothing matched: no such schedule, the job is not dead, no such job. */
   notFound: 3,
-  /** The store lacks the feature (e.g. queue pause). */
-  unsupported: 4,
 });
 
 export const USAGE = `Usage: alkstore <command> [options]
@@ -39,7 +37,7 @@ Options:
   --json          machine-readable output on stdout
   -h, --help      this text
 
-Exit codes: 0 done, 1 failed (database), 2 usage, 3 nothing matched, 4 not supported by this store.`;
+Exit codes: 0 done, 1 failed (database), 2 usage, 3 nothing matched.`;
 
 /** Where the CLI writes; tests pass their own. */
 export interface CliIo {
@@ -248,24 +246,22 @@ async function runCommand(store: Store, p: Parsed, io: CliIo, cmd: string, sub: 
     }
     case 'schedules': {
       if (sub === 'list') {
-        const listing = await scheduleListing(store);
+        const listing = await store.listSchedules();
         emit(
           listing,
           `leader: ${listing.leader ? `${listing.leader.owner} (lock until ${iso(listing.leader.expiresAt)})` : 'none (no runner holds the scheduler lock)'}\n${table(
-            ['name', 'spec', 'zone', 'queue', 'next fire'],
-            listing.schedules.map((s) => [s.name, s.spec, (s as { timeZone?: string }).timeZone ?? 'UTC', s.queue, iso(s.nextFireAt)]),
+            ['name', 'spec', 'zone', 'queue', 'next fire', 'state'],
+            listing.schedules.map((s) => [s.name, s.spec, s.timeZone, s.queue, iso(s.nextFireAt), s.paused ? 'paused' : '']),
           )}`,
         );
         return EXIT.ok;
       }
-      const id = await triggerSchedule(store, arg!);
+      const id = await store.triggerSchedule(arg!);
       if (id === null) throw new Outcome(EXIT.notFound, `no schedule named ${JSON.stringify(arg)}`);
       emit({ schedule: arg, jobId: id }, `triggered ${arg}: job ${id}`);
       return EXIT.ok;
     }
     case 'queue': {
-      queueHandle(store, arg!);
-      if (!canPause(store, arg!)) throw new Outcome(EXIT.unsupported, 'this alkstore has no queue pause (it needs the queue settings feature)');
       await setPaused(store, arg!, sub === 'pause');
       emit({ queue: arg, paused: sub === 'pause' }, `${sub === 'pause' ? 'paused' : 'resumed'} ${arg}`);
       return EXIT.ok;

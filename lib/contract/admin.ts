@@ -1,8 +1,9 @@
-import type { JobInfo, Schedule } from './types.js';
+import type { JobInfo } from './types.js';
 
 /**
- * Which jobs `listJobs` pages through. `scheduled` is the pending jobs whose
- * run time is still in the future; `pending` is every pending job.
+ * Which jobs `listJobs` pages through. `pending` is the claimable-order pending
+ * jobs, `scheduled` those whose run time is still in the future. Jobs waiting
+ * behind an older job of their ordering key are listed under `all` only.
  */
 export type JobListState = 'pending' | 'scheduled' | 'processing' | 'dead' | 'all';
 
@@ -70,7 +71,7 @@ export interface LockInfo {
 /** The PostgreSQL LISTEN connection: `connected`, `down` (polling fallback) or `none` (no LISTEN: SQLite, or `listen: false`). */
 export type ListenerState = 'connected' | 'down' | 'none';
 
-/** Name-keyset paging of small lists (streams, schedules). */
+/** Name-keyset paging of small lists (streams). */
 export interface NamePageOpts {
   /** Names strictly after this one. */
   after?: string;
@@ -85,7 +86,7 @@ export interface NamePageOpts {
  * engine-derived ones (`__alkstore_outbox:<name>`) included.
  */
 export interface StoreAdmin {
-  /** Names of every queue with jobs or recent throughput, ascending (one index seek per queue). */
+  /** Names of every queue with jobs, settings or recent throughput, ascending (one index seek per queue). */
   queueNames(): Promise<string[]>;
   /** Pending jobs whose run time is in the future, counted up to `cap` (default 10 000): `cap` means "at least". */
   countScheduled(queue: string, cap?: number): Promise<number>;
@@ -102,8 +103,6 @@ export interface StoreAdmin {
   throughput(queue: string | null, sinceMs: number): Promise<ThroughputPoint[]>;
   /** Streams with head offset and consumers, name ascending. */
   streams(opts?: NamePageOpts): Promise<StreamInfo[]>;
-  /** Stored schedules, name ascending. */
-  schedules(opts?: NamePageOpts): Promise<Schedule[]>;
   /** The row of a lock (reserved names allowed: `__alkstore_scheduler` is the scheduler's leadership), or null. */
   lock(name: string): Promise<LockInfo | null>;
   /** State of this store's LISTEN connection. */

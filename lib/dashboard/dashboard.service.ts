@@ -2,7 +2,7 @@ import { AlkstoreError } from '../contract/errors.js';
 import type { JobListState } from '../contract/admin.js';
 import type { Store } from '../contract/types.js';
 import { CSRF_COOKIE, CsrfTokens, readCookie } from './csrf.js';
-import { outboxOf, queueHandle, queueRows, scheduleListing, setPaused, triggerSchedule } from './data.js';
+import { outboxOf, queueHandle, queueRows, setPaused } from './data.js';
 import type { ResolvedDashboardOptions } from './dashboard.options.js';
 import { confirmPage, deadPage, messagePage, outboxesPage, queuePage, queuesPage, schedulesPage, streamsPage, type PageCtx } from './pages.js';
 
@@ -126,10 +126,10 @@ export class DashboardService {
         return (await queueHandle(this.store, queue!).cancel(id!)) ? 1 : 0;
       case 'pause':
       case 'resume':
-        if (!(await setPaused(this.store, queue!, action === 'pause'))) throw new BadRequest('this alkstore has no queue pause');
+        await setPaused(this.store, queue!, action === 'pause');
         return 1;
       case 'trigger':
-        return (await triggerSchedule(this.store, schedule!)) ?? 0;
+        return (await this.store.triggerSchedule(schedule!)) ?? 0;
     }
   }
 
@@ -191,7 +191,7 @@ export class DashboardService {
         return deadPage(ctx, rows, queue, page.jobs, page.next);
       }
       case 'schedules': {
-        const listing = await scheduleListing(this.store);
+        const listing = await this.store.listSchedules();
         return schedulesPage(ctx, listing.leader, listing.schedules);
       }
       case 'streams': {

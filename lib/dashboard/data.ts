@@ -1,6 +1,6 @@
 import type { ThroughputPoint } from '../contract/admin.js';
 import { outboxQueueName } from '../contract/names.js';
-import type { JobInfo, Queue, QueueStats, Schedule, Store } from '../contract/types.js';
+import type { JobInfo, Queue, QueueStats, Store } from '../contract/types.js';
 
 /**
  * What the dashboard and the CLI read, through the public `Store` API and
@@ -11,19 +11,6 @@ const OUTBOX_PREFIX = outboxQueueName('x').slice(0, -1);
 /** Scheduled jobs are counted up to this many ("10000+" beyond). */
 export const SCHEDULED_CAP = 10_000;
 const HOUR = 3_600_000;
-
-/** Queue operations added by later features, used when present (pause, settings). */
-interface QueueExtras {
-  pause?(): Promise<void>;
-  resume?(): Promise<void>;
-  settings?(): Promise<{ paused: boolean; rateLimit: { max: number; perMs: number } | null }>;
-}
-
-/** Store operations added by later features, used when present (schedule listing with leader, trigger). */
-interface StoreExtras {
-  listSchedules?(): Promise<{ now: number; leader: { owner: string; expiresAt: number } | null; schedules: Schedule[] }>;
-  triggerSchedule?(name: string): Promise<number | null>;
-}
 
 /** One row of the queues page. */
 export interface QueueRow {
@@ -40,8 +27,7 @@ export interface QueueRow {
   readonly oldestReadyAgeMs: number;
   readonly completedLastHour: number;
   readonly failedLastHour: number;
-  /** null when the store has no pause feature. */
-  readonly paused: boolean | null;
+  readonly paused: boolean;
 }
 
 /** The outbox name of a stored queue name, or null. */
@@ -50,24 +36,16 @@ export function outboxOf(queue: string): string | null {
 }
 
 /** A handle on a stored queue name (outbox-backed names through their outbox). */
-export function queueHandle(store: Store, name: string): Queue & QueueExtras {
+export function queueHandle(store: Store, name: string): Queue {
   const box = outboxOf(name);
-  return (box === null ? store.queue(name) : store.outbox(box).queue) as Queue & QueueExtras;
+  return box === null ? store.queue(name) : store.outbox(box).queue;
 }
 
-/** Whether queues can be paused on this store (the queue-settings feature). */
-export function canPause(store: Store, queue: string): boolean {
+/** Pauses or resumes a queue on every replica. */
+export async function setPaused(store: Store, queue: string, paused: boolean): Promise<void> {
   const q = queueHandle(store, queue);
-  return typeof q.pause === 'function' && typeof q.resume === 'function';
-}
-
-/** Pauses or resumes a queue; false when the feature is missing. */
-export async function setPaused(store: Store, queue: string, paused: boolean): Promise<boolean> {
-  const q = queueHandle(store, queue);
-  if (typeof q.pause !== 'function' || typeof q.resume !== 'function') return false;
   if (paused) await q.pause();
   else await q.resume();
-  return true;
 }
 
 async function scheduledOf(store: Store, name: string, stats: QueueStats): Promise<number> {
@@ -86,7 +64,7 @@ export async function queueRows(store: Store, now: number): Promise<{ rows: Queu
       const stats = await q.stats();
       const scheduled = await scheduledOf(store, name, stats);
       const mine = throughput.filter((p) => p.queue === name);
-      const settings = typeof q.settings === 'function' ? await q.settings() : null;
+      const settings = await q.settings();
       return {
         name,
         outbox: outboxOf(name),
@@ -98,49 +76,14 @@ export async function queueRows(store: Store, now: number): Promise<{ rows: Queu
         oldestReadyAgeMs: stats.oldestPendingAgeMs,
         completedLastHour: mine.reduce((a, p) => a + p.completed, 0),
         failedLastHour: mine.reduce((a, p) => a + p.retried + p.dead, 0),
-        paused: settings ? settings.paused : null,
+        paused: settings.paused,
       };
     }),
   );
   return { rows, throughput };
 }
 
-/** The schedules with the leader, through `listSchedules` when the store has it, else the admin API. */
-export async function scheduleListing(store: Store): Promise<{ now: number; leader: { owner: string; expiresAt: number } | null; schedules: Schedule[] }> {
-  const s = store as Store & StoreExtras;
-  if (typeof s.listSchedules === 'function') return s.listSchedules();
-  const admin = store.admin();
-  const [now, lock] = await Promise.all([store.now(), admin.lock('__alkstore_scheduler')]);
-  const schedules: Schedule[] = [];
-  let after: string | undefined;
-  for (;;) {
-    const page = await admin.schedules({ after, limit: 500 });
-    schedules.push(...page);
-    if (page.length < 500) break;
-    after = page[page.length - 1]!.name;
-  }
-  return { now, leader: lock && !lock.expired ? { owner: lock.owner, expiresAt: lock.expiresAt } : null, schedules };
-}
-
-/**
- * Fires a schedule once now (its next boundary unchanged): `triggerSchedule`
- * when the store has it, else one job enqueued as the schedule would.
- * Resolves to the job id, or null when there is no such schedule.
- */
-export async function triggerSchedule(store: Store, name: string): Promise<number | null> {
-  const s = store as Store & StoreExtras;
-  if (typeof s.triggerSchedule === 'function') return s.triggerSchedule(name);
-  const sched = await store.getSchedule(name);
-  if (!sched) return null;
-  return queueHandle(store, sched.queue).enqueue(sched.payload, {
-    priority: sched.priority,
-    ...(sched.maxAttempts === null ? {} : { maxAttempts: sched.maxAttempts }),
-    ...(sched.expiresInMs === null ? {} : { expiresInMs: sched.expiresInMs }),
-  });
-}
-
-/** Job headers when the store carries them (the headers feature), else null. */
+/** Job headers, or null when the job has none. */
 export function headersOf(job: JobInfo): Readonly<Record<string, string>> | null {
-  const h = (job as JobInfo & { headers?: Readonly<Record<string, string>> | null }).headers;
-  return h && typeof h === 'object' && Object.keys(h).length > 0 ? h : null;
+  return Object.keys(job.headers).length > 0 ? job.headers : null;
 }

@@ -93,7 +93,7 @@ ${user.map(
 <td class="n">${r.pending}</td><td class="n">${r.processing}</td><td class="n">${count(r.scheduled, r.scheduledCapped)}</td>
 <td class="n">${r.dead > 0 ? html`<a class="dead" href="${link(ctx, 'dead', { queue: r.name })}">${r.dead}</a>` : '0'}</td>
 <td class="n">${r.oldestReadyAgeMs > 0 ? ago(r.oldestReadyAgeMs) : '–'}</td><td class="n">${r.completedLastHour}</td><td class="n">${r.failedLastHour}</td>
-<td>${r.paused === null ? 'active' : r.paused ? html`<span class="warn">paused</span> ${action(ctx, 'resume', 'Resume', { queue: r.name })}` : html`active ${action(ctx, 'pause', 'Pause', { queue: r.name })}`}</td></tr>`,
+<td>${r.paused ? html`<span class="warn">paused</span> ${action(ctx, 'resume', 'Resume', { queue: r.name })}` : html`active ${action(ctx, 'pause', 'Pause', { queue: r.name })}`}</td></tr>`,
 )}
 ${user.length === 0 ? html`<tr><td colspan="9">No queues yet.</td></tr>` : ''}</tbody></table>`;
   return layout(ctx, 'Queues', '', body);
@@ -157,11 +157,9 @@ ${withDead.length === 0 ? html`<tr><td colspan="3">No dead letters.</td></tr>` :
 
 /** Schedules: spec, zone, next fire, leader, trigger now. */
 export function schedulesPage(ctx: PageCtx, leader: { owner: string; expiresAt: number } | null, schedules: readonly Schedule[]): string {
-  const zone = (s: Schedule) => (s as Schedule & { timeZone?: string }).timeZone ?? 'UTC';
-  const paused = (s: Schedule) => (s as Schedule & { paused?: boolean }).paused === true;
   const body = html`<p id="leader">Leader: ${leader ? html`<code>${leader.owner}</code> (lock until ${when(leader.expiresAt, ctx.now)})` : html`<span class="warn">none: no runner holds the scheduler lock, nothing fires</span>`}</p>
 <table id="schedules"><thead><tr><th>Name</th><th>Spec</th><th>Zone</th><th>Queue</th><th>Next fire</th><th>Payload</th><th></th></tr></thead><tbody>
-${schedules.map((s) => html`<tr data-schedule="${s.name}"><td>${s.name}${paused(s) ? html` <span class="warn">paused</span>` : ''}</td><td><code>${s.spec}</code></td><td>${zone(s)}</td>
+${schedules.map((s) => html`<tr data-schedule="${s.name}"><td>${s.name}${s.paused ? html` <span class="warn">paused</span>` : ''}</td><td><code>${s.spec}</code></td><td>${s.timeZone}</td>
 <td><a href="${link(ctx, 'queue', { name: s.queue })}">${s.queue}</a></td><td>${when(s.nextFireAt, ctx.now)}</td><td><pre>${payloadText(s.payload)}</pre></td>
 <td>${action(ctx, 'trigger', 'Trigger now', { schedule: s.name })}</td></tr>`)}
 ${schedules.length === 0 ? html`<tr><td colspan="7">No schedules.</td></tr>` : ''}</tbody></table>`;

@@ -1,7 +1,6 @@
-import { InvalidOption } from '../contract/errors.js';
+import { InvalidArgument } from '../contract/errors.js';
 import type { JobListState, ListJobsOpts, NamePageOpts } from '../contract/admin.js';
-import { validateName } from '../contract/names.js';
-import { requirePositiveInt } from '../contract/options.js';
+import { optionalObject, requireInstantMs, requireInt, validateName } from '../contract/validate.js';
 import type { JobInfo } from '../contract/types.js';
 
 const STATES: readonly JobListState[] = ['pending', 'scheduled', 'processing', 'dead', 'all'];
@@ -22,18 +21,17 @@ function keyLength(state: JobListState): number {
 
 /** Validates `listJobs` options; a cursor from another state or a tampered one is `InvalidOption('cursor')`. */
 export function resolveJobListQuery(opts: ListJobsOpts | undefined): JobListQuery {
-  if (opts !== undefined && (opts === null || typeof opts !== 'object')) throw new InvalidOption('listJobs options', 'must be an object');
-  const state = opts?.state ?? 'all';
-  if (!STATES.includes(state)) throw new InvalidOption('state', `must be one of ${STATES.join(', ')}, got ${JSON.stringify(state)}`);
-  const limit = opts?.limit === undefined ? 50 : requirePositiveInt('limit', opts.limit);
-  if (limit > 1000) throw new RangeError(`limit must be at most 1000, got ${limit}`);
+  const o = optionalObject<ListJobsOpts>('listJobs options', opts);
+  const state = o?.state ?? 'all';
+  if (!STATES.includes(state)) throw new InvalidArgument('state', `must be one of ${STATES.join(', ')}, got ${typeof state === 'string' ? JSON.stringify(state.slice(0, 40)) : typeof state}`);
+  const limit = o?.limit === undefined ? 50 : requireInt('limit', o.limit, 1, 1000);
   let after: Keyset | null = null;
-  if (opts?.cursor !== undefined) {
-    const bad = new InvalidOption('cursor', `is not a ${state} cursor of listJobs`);
-    if (typeof opts.cursor !== 'string' || opts.cursor.length > 200) throw bad;
+  if (o?.cursor !== undefined) {
+    const bad = new InvalidArgument('cursor', `must be a ${state} cursor returned by listJobs`);
+    if (typeof o.cursor !== 'string' || o.cursor.length > 200) throw bad;
     let parsed: unknown;
     try {
-      parsed = JSON.parse(Buffer.from(opts.cursor, 'base64url').toString('utf8'));
+      parsed = JSON.parse(Buffer.from(o.cursor, 'base64url').toString('utf8'));
     } catch {
       throw bad;
     }
@@ -53,26 +51,20 @@ export function encodeCursor(state: JobListState, key: Keyset): string {
 
 /** Validates name-paging options. */
 export function resolveNamePage(opts: NamePageOpts | undefined): { after: string | null; limit: number } {
-  if (opts !== undefined && (opts === null || typeof opts !== 'object')) throw new InvalidOption('page options', 'must be an object');
-  const limit = opts?.limit === undefined ? 200 : requirePositiveInt('limit', opts.limit);
-  if (limit > 1000) throw new RangeError(`limit must be at most 1000, got ${limit}`);
-  if (opts?.after !== undefined && typeof opts.after !== 'string') throw new InvalidOption('after', 'must be a string');
-  return { after: opts?.after ?? null, limit };
+  const o = optionalObject<NamePageOpts>('page options', opts);
+  const limit = o?.limit === undefined ? 200 : requireInt('limit', o.limit, 1, 1000);
+  if (o?.after !== undefined && typeof o.after !== 'string') throw new InvalidArgument('after', `must be a string, got ${typeof o.after}`);
+  return { after: o?.after ?? null, limit };
 }
 
 /** Validates the scheduled-count cap (1..1 000 000, default 10 000). */
 export function resolveCap(cap: number | undefined): number {
-  const c = cap === undefined ? 10_000 : requirePositiveInt('cap', cap);
-  if (c > 1_000_000) throw new RangeError(`cap must be at most 1000000, got ${c}`);
-  return c;
+  return cap === undefined ? 10_000 : requireInt('cap', cap, 1, 1_000_000);
 }
 
 /** Validates a throughput window start (epoch ms). */
 export function resolveSince(sinceMs: unknown): number {
-  if (typeof sinceMs !== 'number' || !Number.isFinite(sinceMs) || sinceMs < 0 || sinceMs > 8.64e15) {
-    throw new RangeError(`sinceMs must be epoch milliseconds, got ${String(sinceMs)}`);
-  }
-  return Math.floor(sinceMs);
+  return requireInstantMs('sinceMs', sinceMs);
 }
 
 /** Minutes of throughput history kept (one day). */

@@ -1,7 +1,13 @@
 import { InvalidOption } from '../contract/errors.js';
+import { asOption, MAX_BATCH, requireCount, requireTimerMs } from '../contract/validate.js';
 import { DEFAULT_RETRY_SETTINGS, type RetrySettings, validateRetrySettings } from './retry-policy.js';
 
-/** Delivery ordering. Only `unordered` exists in this release; `per-key` is a configuration error. */
+/**
+ * Delivery ordering. `unordered`: nothing is promised. `per-key`: messages
+ * enqueued with the same `orderingKey` are delivered one at a time in enqueue
+ * order (the store hands out only the oldest live message of a key; a retried
+ * one keeps its key blocked). Messages without a key stay unordered.
+ */
 export type OutboxOrdering = 'unordered' | 'per-key';
 
 /** Every field of {@link OutboxSettings}. Durations in milliseconds. */
@@ -24,7 +30,7 @@ export interface OutboxSettingsInit {
   readonly storeTimeoutMs: number;
   /** How often `pending` / `oldestPendingAgeMs` are sampled from `queue.stats()` (only when metrics are set). */
   readonly statsIntervalMs: number;
-  /** Only `unordered` is supported. */
+  /** `unordered` (default) or `per-key` (see {@link OutboxOrdering}). */
   readonly ordering: OutboxOrdering;
   /** Retry policy of transient failures. */
   readonly retry: RetrySettings;
@@ -47,9 +53,6 @@ export const DEFAULT_OUTBOX_SETTINGS: OutboxSettingsInit = Object.freeze({
   ordering: 'unordered',
   retry: DEFAULT_RETRY_SETTINGS,
 });
-
-/** Longest delay a Node timer honours; a longer one would fire at once. */
-const MAX_TIMER_MS = 2_147_483_647;
 
 const TOP_FIELDS = Object.keys(DEFAULT_OUTBOX_SETTINGS) as (keyof OutboxSettingsInit)[];
 const RETRY_FIELDS = Object.keys(DEFAULT_RETRY_SETTINGS) as (keyof RetrySettings)[];
@@ -194,14 +197,13 @@ function resolve(input: OutboxSettingsInput): OutboxSettingsInit {
     }),
   };
 
-  if (s.ordering === 'per-key') throw new InvalidOption('ordering', 'per-key is not supported in this release; only "unordered" is');
-  if (s.ordering !== 'unordered') throw new InvalidOption('ordering', 'must be "unordered"');
-  positiveInt('batchSize', s.batchSize);
-  positiveInt('maxInFlight', s.maxInFlight);
-  for (const f of ['leaseMs', 'publishTimeoutMs', 'pollIntervalMs', 'idlePollIntervalMs', 'storeTimeoutMs', 'statsIntervalMs'] as const) positiveMs(f, s[f]);
-  if (typeof s.drainTimeoutMs !== 'number' || !Number.isSafeInteger(s.drainTimeoutMs) || s.drainTimeoutMs < 0 || s.drainTimeoutMs > MAX_TIMER_MS) {
-    throw new InvalidOption('drainTimeoutMs', `must be an integer in [0, ${MAX_TIMER_MS}] (milliseconds)`);
-  }
+  if (s.ordering !== 'unordered' && s.ordering !== 'per-key') throw new InvalidOption('ordering', 'must be "unordered" or "per-key"');
+  asOption(() => {
+    requireCount('batchSize', s.batchSize, MAX_BATCH);
+    requireCount('maxInFlight', s.maxInFlight);
+    for (const f of ['leaseMs', 'publishTimeoutMs', 'pollIntervalMs', 'idlePollIntervalMs', 'storeTimeoutMs', 'statsIntervalMs'] as const) requireTimerMs(f, s[f]);
+    requireTimerMs('drainTimeoutMs', s.drainTimeoutMs, 0);
+  });
   // A delivery must be able to finish inside its lease, or every slow publish is a duplicate.
   if (s.leaseMs <= s.publishTimeoutMs) throw new InvalidOption('leaseMs', 'must be greater than publishTimeoutMs');
   // Renewals run every leaseMs/2; one that takes up to storeTimeoutMs must still land before the deadline.
@@ -209,15 +211,5 @@ function resolve(input: OutboxSettingsInput): OutboxSettingsInit {
   if (s.idlePollIntervalMs < s.pollIntervalMs) throw new InvalidOption('idlePollIntervalMs', 'must be at least pollIntervalMs');
   validateRetrySettings(s.retry);
   return s;
-}
-
-function positiveInt(field: string, v: unknown): void {
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) throw new InvalidOption(field, 'must be a positive integer');
-}
-
-function positiveMs(field: string, v: unknown): void {
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1 || v > MAX_TIMER_MS) {
-    throw new InvalidOption(field, `must be an integer in [1, ${MAX_TIMER_MS}] (milliseconds)`);
-  }
 }
 

@@ -99,7 +99,7 @@ for (const engine of nestEngines()) {
       await page.screenshot({ path: join(SHOTS, `queues-${engine.kind}.png`), fullPage: true });
       await page.goto(`${base}/queue?name=emails&state=dead`);
       expect(await page.locator('pre.payload').first().textContent()).toContain('<script>window.__owned = 1</script>');
-      expect(await page.evaluate(() => (window as unknown as { __owned?: number }).__owned)).toBeUndefined();
+      expect(await page.evaluate(() => (globalThis as { __owned?: number }).__owned)).toBeUndefined();
       expect(await page.locator('script').count()).toBe(0);
       await page.screenshot({ path: join(SHOTS, `queue-${engine.kind}.png`), fullPage: true });
     });

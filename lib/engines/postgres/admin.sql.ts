@@ -5,35 +5,36 @@ import { jobColumns } from './queue.sql.js';
 export function adminSql(s: SchemaSql) {
   const jobs = `${s.q}.jobs`;
   // One index seek per distinct queue of a state's partial index (a loose index scan).
-  const loose = (state: string) => `(WITH RECURSIVE r AS (
-      SELECT (SELECT j.queue FROM ${jobs} j WHERE j.state = '${state}' ORDER BY j.queue LIMIT 1) AS q
+  // `cond` matches a partial index's predicate exactly, so each seek is an index seek.
+  const loose = (cond: string) => `(WITH RECURSIVE r AS (
+      SELECT (SELECT j.queue FROM ${jobs} j WHERE ${cond} ORDER BY j.queue LIMIT 1) AS q
       UNION ALL
-      SELECT (SELECT j.queue FROM ${jobs} j WHERE j.state = '${state}' AND j.queue > r.q ORDER BY j.queue LIMIT 1) FROM r WHERE r.q IS NOT NULL
+      SELECT (SELECT j.queue FROM ${jobs} j WHERE ${cond} AND j.queue > r.q ORDER BY j.queue LIMIT 1) FROM r WHERE r.q IS NOT NULL
     ) SELECT q FROM r WHERE q IS NOT NULL)`;
   return {
     queueNames: s.def(
       'a_queue_names',
-      `${loose('pending')} UNION ${loose('processing')} UNION ${loose('dead')}
-       UNION SELECT DISTINCT queue FROM ${s.q}.queue_minutes ORDER BY 1`,
+      `${loose("j.state = 'pending' AND NOT j.blocked")} UNION ${loose("j.state = 'processing'")} UNION ${loose("j.state = 'dead'")}
+       UNION SELECT DISTINCT queue FROM ${s.q}.queue_minutes UNION SELECT queue FROM ${s.q}.queue_settings ORDER BY 1`,
     ),
     /** $1 queue, $2 at most → the highest pending priority <= $2. */
     nextPriority: s.def(
       'a_next_priority',
-      `SELECT j.priority FROM ${jobs} j WHERE j.queue = $1::text AND j.state = 'pending' AND j.priority <= $2::int
+      `SELECT j.priority FROM ${jobs} j WHERE j.queue = $1::text AND j.state = 'pending' AND NOT j.blocked AND j.priority <= $2::int
        ORDER BY j.priority DESC LIMIT 1`,
     ),
     /** $1 queue, $2 priority, $3 after run_at, $4 after id, $5 limit. */
     pendingOfPriority: s.def(
       'a_pending_of_priority',
       `SELECT ${jobColumns('j')} FROM ${jobs} j
-       WHERE j.queue = $1::text AND j.state = 'pending' AND j.priority = $2::int AND (j.run_at, j.id) > ($3::bigint, $4::bigint)
+       WHERE j.queue = $1::text AND j.state = 'pending' AND NOT j.blocked AND j.priority = $2::int AND (j.run_at, j.id) > ($3::bigint, $4::bigint)
        ORDER BY j.run_at, j.id LIMIT $5::int`,
     ),
     /** $1 queue, $2 priority, $3 after run_at, $4 limit → count of rows (capped). */
     countOfPriority: s.def(
       'a_count_of_priority',
       `SELECT count(*) AS n FROM (SELECT 1 FROM ${jobs} j
-         WHERE j.queue = $1::text AND j.state = 'pending' AND j.priority = $2::int AND j.run_at > $3::bigint LIMIT $4::int) x`,
+         WHERE j.queue = $1::text AND j.state = 'pending' AND NOT j.blocked AND j.priority = $2::int AND j.run_at > $3::bigint LIMIT $4::int) x`,
     ),
     /** $1 queue, $2 after claimed_until (null: first page), $3 after id, $4 limit. */
     processing: s.def(
@@ -54,16 +55,8 @@ export function adminSql(s: SchemaSql) {
       `SELECT ${jobColumns('j')} FROM ${jobs} j WHERE j.queue = $1::text AND j.id > $2::bigint ORDER BY j.id LIMIT $3::int`,
     ),
     now: s.def('a_now', `SELECT ${NOW_MS} AS ms`),
-    /** $1 queue, $2 wake payload. */
-    retryAllDead: s.def(
-      'a_retry_all_dead',
-      `WITH t AS (SELECT ${NOW_MS} AS ms),
-       u AS (
-         UPDATE ${jobs} j SET state = 'pending', attempts = 0, run_at = t.ms, died_at = NULL, claim_token = NULL, claimed_until = NULL, worker_id = NULL
-         FROM t WHERE j.queue = $1::text AND j.state = 'dead' RETURNING j.id
-       )
-       SELECT count(*) AS moved, CASE WHEN count(*) > 0 THEN ${s.notify('$2')}::text END AS woke FROM u`,
-    ),
+    /** $1 queue, $2 limit: ids of dead jobs (the dead index), for a bulk redrive through the ordering-aware retryDead. */
+    deadIds: s.def('a_dead_ids', `SELECT j.id FROM ${jobs} j WHERE j.queue = $1::text AND j.state = 'dead' ORDER BY j.id LIMIT $2::int`),
     /** $1 queue. */
     purgeAllDead: s.def('a_purge_all_dead', `DELETE FROM ${jobs} WHERE queue = $1::text AND state = 'dead'`),
     /** $1 queues, $2 completed, $3 retried, $4 dead: added to the current minute (database clock). */

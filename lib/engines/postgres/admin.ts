@@ -1,13 +1,11 @@
 import type { JobPage, ListenerState, ListJobsOpts, LockInfo, NamePageOpts, StoreAdmin, StreamInfo, ThroughputPoint } from '../../contract/admin.js';
 import { queueWakeChannel, validateName } from '../../contract/names.js';
-import type { Schedule } from '../../contract/types.js';
 import { encodeCursor, keyOf, validateQueue, resolveCap, resolveJobListQuery, resolveNamePage, resolveSince, THROUGHPUT_RETENTION_MS, walkClaimOrder } from '../../internal/admin-paging.js';
 import type { OutcomeRow } from '../../internal/outcome-counter.js';
 import type { PgContext } from './context.js';
 import { num } from './executor.js';
 import { toJobInfo } from './postgres-queue.js';
 import type { JobRow } from './queue.sql.js';
-import type { ScheduleRow } from './schedule.sql.js';
 import { wakePayload } from './schema-sql.js';
 
 const MIN_RUN_AT = -Number.MAX_SAFE_INTEGER;
@@ -17,7 +15,6 @@ export class PostgresAdmin implements StoreAdmin {
   constructor(
     private readonly ctx: PgContext,
     private readonly listenerState: () => ListenerState,
-    private readonly toSchedule: (row: ScheduleRow) => Schedule,
   ) {}
 
   async queueNames(): Promise<string[]> {
@@ -72,8 +69,16 @@ export class PostgresAdmin implements StoreAdmin {
   async retryAllDead(queue: string): Promise<number> {
     this.ctx.guard();
     const name = validateQueue(queue);
-    const r = await this.ctx.exec.run<{ moved: string }>(this.ctx.sql.admin.retryAllDead, [name, wakePayload(queueWakeChannel(name))]);
-    return num(r.rows[0]?.moved ?? 0);
+    // In batches through the queue's own redrive, which puts ordered jobs back behind their key's head.
+    let moved = 0;
+    for (;;) {
+      const ids = (await this.ctx.exec.run<{ id: string }>(this.ctx.sql.admin.deadIds, [name, 10_000])).rows.map((r) => num(r.id));
+      if (ids.length === 0) return moved;
+      const r = await this.ctx.exec.run<{ moved: string }>(this.ctx.sql.queue.retryDead, [name, ids, wakePayload(queueWakeChannel(name))]);
+      const n = num(r.rows[0]?.moved ?? 0);
+      moved += n;
+      if (n === 0) return moved;
+    }
   }
 
   async purgeAllDead(queue: string): Promise<number> {
@@ -105,13 +110,6 @@ export class PostgresAdmin implements StoreAdmin {
         consumers: offsets.filter((o) => o.stream === h.stream).map((o) => ({ consumer: o.consumer, offset: num(o.saved), lag: Math.max(0, head - num(o.saved)) })),
       };
     });
-  }
-
-  async schedules(opts?: NamePageOpts): Promise<Schedule[]> {
-    this.ctx.guard();
-    const page = resolveNamePage(opts);
-    const r = await this.ctx.exec.run<ScheduleRow>(this.ctx.sql.schedule.list, [page.after, page.limit]);
-    return r.rows.map(this.toSchedule);
   }
 
   async lock(name: string): Promise<LockInfo | null> {

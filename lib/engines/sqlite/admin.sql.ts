@@ -3,16 +3,18 @@ import { JOB_COLUMNS } from './queue.sql.js';
 /** SQL of the admin operations: keyset pages over the state indexes, bounded counts, throughput minutes. */
 
 /** The next queue name after @after in one state's partial index (a loose index scan, one seek per queue). */
-export const NEXT_QUEUE_OF_STATE = `SELECT queue FROM __alkstore_jobs WHERE state = @state AND queue > @after ORDER BY queue LIMIT 1`;
-export const MINUTE_QUEUES = 'SELECT DISTINCT queue FROM __alkstore_queue_minutes';
+export const NEXT_PENDING_QUEUE = `SELECT queue FROM __alkstore_jobs WHERE state = 'pending' AND blocked = 0 AND queue > @after ORDER BY queue LIMIT 1`;
+export const NEXT_PROCESSING_QUEUE = `SELECT queue FROM __alkstore_jobs WHERE state = 'processing' AND queue > @after ORDER BY queue LIMIT 1`;
+export const NEXT_DEAD_QUEUE = `SELECT queue FROM __alkstore_jobs WHERE state = 'dead' AND queue > @after ORDER BY queue LIMIT 1`;
+export const OTHER_QUEUES = 'SELECT DISTINCT queue FROM __alkstore_queue_minutes UNION SELECT queue FROM __alkstore_queue_settings';
 
 export const NEXT_PRIORITY = `SELECT priority FROM __alkstore_jobs INDEXED BY __alkstore_jobs_pending
-  WHERE queue = @queue AND state = 'pending' AND priority <= @atMost ORDER BY priority DESC LIMIT 1`;
+  WHERE queue = @queue AND state = 'pending' AND blocked = 0 AND priority <= @atMost ORDER BY priority DESC LIMIT 1`;
 export const PENDING_OF_PRIORITY = `SELECT ${JOB_COLUMNS} FROM __alkstore_jobs INDEXED BY __alkstore_jobs_pending
-  WHERE queue = @queue AND state = 'pending' AND priority = @priority AND (run_at, id) > (@runAt, @id)
+  WHERE queue = @queue AND state = 'pending' AND blocked = 0 AND priority = @priority AND (run_at, id) > (@runAt, @id)
   ORDER BY run_at, id LIMIT @limit`;
 export const COUNT_OF_PRIORITY = `SELECT count(*) FROM (SELECT 1 FROM __alkstore_jobs INDEXED BY __alkstore_jobs_pending
-  WHERE queue = @queue AND state = 'pending' AND priority = @priority AND run_at > @now LIMIT @limit)`;
+  WHERE queue = @queue AND state = 'pending' AND blocked = 0 AND priority = @priority AND run_at > @now LIMIT @limit)`;
 export const PROCESSING = `SELECT ${JOB_COLUMNS} FROM __alkstore_jobs INDEXED BY __alkstore_jobs_processing
   WHERE queue = @queue AND state = 'processing' AND (@after IS NULL OR (claimed_until, id) > (@after, @id))
   ORDER BY claimed_until, id LIMIT @limit`;
@@ -20,9 +22,7 @@ export const DEAD = `SELECT ${JOB_COLUMNS} FROM __alkstore_jobs INDEXED BY __alk
   WHERE queue = @queue AND state = 'dead' AND id > @after ORDER BY id LIMIT @limit`;
 export const ALL = `SELECT ${JOB_COLUMNS} FROM __alkstore_jobs WHERE queue = @queue AND id > @after ORDER BY id LIMIT @limit`;
 
-export const RETRY_ALL_DEAD = `UPDATE __alkstore_jobs
-  SET state = 'pending', attempts = 0, run_at = @now, died_at = NULL, claim_token = NULL, claimed_until = NULL, worker_id = NULL
-  WHERE queue = @queue AND state = 'dead'`;
+export const DEAD_IDS = `SELECT id FROM __alkstore_jobs INDEXED BY __alkstore_jobs_dead WHERE queue = @queue AND state = 'dead' ORDER BY id`;
 export const PURGE_ALL_DEAD = `DELETE FROM __alkstore_jobs WHERE queue = @queue AND state = 'dead'`;
 
 export const ADD_MINUTE = `INSERT INTO __alkstore_queue_minutes (queue, minute, completed, retried, dead)

@@ -1,17 +1,15 @@
 import type { JobPage, ListenerState, ListJobsOpts, LockInfo, NamePageOpts, StoreAdmin, StreamInfo, ThroughputPoint } from '../../contract/admin.js';
-import { queueWakeChannel, validateName } from '../../contract/names.js';
-import type { Schedule } from '../../contract/types.js';
+import { validateName } from '../../contract/names.js';
 import { encodeCursor, keyOf, resolveCap, resolveJobListQuery, resolveNamePage, resolveSince, THROUGHPUT_RETENTION_MS, validateQueue, walkClaimOrderSync } from '../../internal/admin-paging.js';
 import type { OutcomeRow } from '../../internal/outcome-counter.js';
 import * as A from './admin.sql.js';
+import { retryDeadJobs } from './queue-ops.js';
 import type { SqliteConn } from './connection.js';
 import type { SqliteCore } from './core.js';
 import { toJobInfo, type JobRow } from './rows.js';
-import { listSchedulesPage } from './scheduler.js';
 import type { WriteCtx } from './writer.js';
 
 const MIN_RUN_AT = -Number.MAX_SAFE_INTEGER;
-const STATES = ['pending', 'processing', 'dead'] as const;
 
 /** `StoreAdmin` on SQLite: every list walks an index by keyset, every count is capped. */
 export class SqliteAdmin implements StoreAdmin {
@@ -20,17 +18,17 @@ export class SqliteAdmin implements StoreAdmin {
   queueNames(): Promise<string[]> {
     return this.core.read('admin.queueNames', (conn) => {
       const names = new Set<string>();
-      const next = conn.pluck(A.NEXT_QUEUE_OF_STATE);
-      for (const state of STATES) {
+      for (const sql of [A.NEXT_PENDING_QUEUE, A.NEXT_PROCESSING_QUEUE, A.NEXT_DEAD_QUEUE]) {
+        const next = conn.pluck(sql);
         let after = '';
         for (;;) {
-          const q = next.get({ state, after }) as string | undefined;
+          const q = next.get({ after }) as string | undefined;
           if (q === undefined) break;
           names.add(q);
           after = q;
         }
       }
-      for (const q of conn.pluck(A.MINUTE_QUEUES).all() as string[]) names.add(q);
+      for (const q of conn.pluck(A.OTHER_QUEUES).all() as string[]) names.add(q);
       return [...names].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     });
   }
@@ -79,11 +77,8 @@ export class SqliteAdmin implements StoreAdmin {
 
   async retryAllDead(queue: string): Promise<number> {
     const name = validateQueue(queue);
-    return this.core.write('admin.retryAllDead', (ctx) => {
-      const n = ctx.conn.stmt(A.RETRY_ALL_DEAD).run({ queue: name, now: ctx.now }).changes;
-      if (n > 0) ctx.wake(queueWakeChannel(name));
-      return n;
-    });
+    // Through the queue's own redrive, which puts ordered jobs back behind their key's head.
+    return this.core.write('admin.retryAllDead', (ctx) => retryDeadJobs(ctx, name, ctx.conn.pluck(A.DEAD_IDS).all({ queue: name }) as number[]));
   }
 
   async purgeAllDead(queue: string): Promise<number> {
@@ -112,11 +107,6 @@ export class SqliteAdmin implements StoreAdmin {
         })),
       }));
     });
-  }
-
-  async schedules(opts?: NamePageOpts): Promise<Schedule[]> {
-    const page = resolveNamePage(opts);
-    return this.core.read('admin.schedules', (conn) => listSchedulesPage(conn, page.after, page.limit));
   }
 
   async lock(name: string): Promise<LockInfo | null> {

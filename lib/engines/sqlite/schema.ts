@@ -1,23 +1,12 @@
 import { AlkstoreError } from '../../contract/errors.js';
 import type { SqliteConn } from './connection.js';
 
-/**
- * A numbered upgrade step for files created by an older build (the DDL below
- * already has its result for fresh files). Numbers match the PostgreSQL
- * migrations of the same feature; gaps are fine: each step is recorded under
- * its own meta key, so a step numbered below one already applied still runs.
- */
-export interface SqliteMigration {
-  readonly version: number;
-  readonly name: string;
-  readonly sql: string;
-}
+/** Version of the `__alkstore_*` tables this build reads and writes: the newest numbered step (SQLITE_MIGRATIONS). */
+export const SCHEMA_VERSION = 6;
 
-export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
-  {
-    version: 6,
-    name: 'per-minute queue throughput',
-    sql: `CREATE TABLE IF NOT EXISTS __alkstore_queue_minutes (
+// Throughput minutes for the dashboard (step 6), written by the store's outcome counter every few seconds.
+const THROUGHPUT_DDL = `
+CREATE TABLE IF NOT EXISTS __alkstore_queue_minutes (
   queue TEXT NOT NULL,
   minute INTEGER NOT NULL,
   completed INTEGER NOT NULL DEFAULT 0,
@@ -25,12 +14,8 @@ export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
   dead INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (queue, minute)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS __alkstore_queue_minutes_minute ON __alkstore_queue_minutes (minute);`,
-  },
-]);
-
-/** Version of the `__alkstore_*` tables this build reads and writes. */
-export const SCHEMA_VERSION = Math.max(1, ...SQLITE_MIGRATIONS.map((m) => m.version));
+CREATE INDEX IF NOT EXISTS __alkstore_queue_minutes_minute ON __alkstore_queue_minutes (minute);
+`;
 
 // Ids of jobs use AUTOINCREMENT so an id is never reused after deletes (a stale
 // `cancel(id)` must not hit a newer job). Stream offsets come from a per-stream
@@ -60,10 +45,12 @@ CREATE TABLE IF NOT EXISTS __alkstore_jobs (
   claim_token TEXT,
   worker_id TEXT,
   last_error TEXT,
-  died_at INTEGER
+  died_at INTEGER,
+  headers TEXT,
+  unique_key TEXT,
+  ordering_key TEXT,
+  blocked INTEGER NOT NULL DEFAULT 0
 );
-CREATE INDEX IF NOT EXISTS __alkstore_jobs_pending
-  ON __alkstore_jobs (queue, priority DESC, run_at) WHERE state = 'pending'; -- rowid (id) is the implicit last key: claim order without a sort
 CREATE INDEX IF NOT EXISTS __alkstore_jobs_processing
   ON __alkstore_jobs (queue, claimed_until) WHERE state = 'processing';
 CREATE INDEX IF NOT EXISTS __alkstore_jobs_dead
@@ -102,6 +89,15 @@ CREATE TABLE IF NOT EXISTS __alkstore_locks (
   expires_at INTEGER NOT NULL
 ) WITHOUT ROWID;
 
+CREATE TABLE IF NOT EXISTS __alkstore_queue_settings (
+  queue TEXT PRIMARY KEY,
+  paused INTEGER NOT NULL DEFAULT 0,
+  rate_max INTEGER,
+  rate_per_ms INTEGER,
+  window_start INTEGER NOT NULL DEFAULT 0,
+  window_count INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+
 CREATE TABLE IF NOT EXISTS __alkstore_schedules (
   name TEXT PRIMARY KEY,
   spec TEXT NOT NULL,
@@ -111,25 +107,70 @@ CREATE TABLE IF NOT EXISTS __alkstore_schedules (
   priority INTEGER NOT NULL,
   max_attempts INTEGER,
   expires_in_ms INTEGER,
-  next_fire_at INTEGER NOT NULL
+  next_fire_at INTEGER NOT NULL,
+  time_zone TEXT NOT NULL DEFAULT 'UTC',
+  catch_up TEXT NOT NULL DEFAULT 'all',
+  owner TEXT,
+  paused INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
-
--- Throughput minutes for the dashboard (migration 6), written by the store's outcome counter.
-CREATE TABLE IF NOT EXISTS __alkstore_queue_minutes (
-  queue TEXT NOT NULL,
-  minute INTEGER NOT NULL,
-  completed INTEGER NOT NULL DEFAULT 0,
-  retried INTEGER NOT NULL DEFAULT 0,
-  dead INTEGER NOT NULL DEFAULT 0,
-  PRIMARY KEY (queue, minute)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS __alkstore_queue_minutes_minute ON __alkstore_queue_minutes (minute);
-`;
+${THROUGHPUT_DDL}`;
 
 /** The engine tables' DDL (idempotent: `CREATE … IF NOT EXISTS`), for `alkstore migrate --print`. The store applies it itself at open. */
 export function sqliteSchemaSql(): string {
-  return `${DDL.trim()}\n`;
+  return `${DDL.trim()}\n${INDEX_DDL.trim()}\n`;
 }
+
+// Indexes on columns a numbered step may have added: created after the steps ran.
+const INDEX_DDL = `
+-- Jobs waiting behind an older live job of their ordering key are blocked: claims never walk them.
+CREATE INDEX IF NOT EXISTS __alkstore_jobs_pending
+  ON __alkstore_jobs (queue, priority DESC, run_at) WHERE state = 'pending' AND blocked = 0; -- rowid (id) is the implicit last key: claim order without a sort
+CREATE UNIQUE INDEX IF NOT EXISTS __alkstore_jobs_unique
+  ON __alkstore_jobs (queue, unique_key) WHERE unique_key IS NOT NULL AND state IN ('pending', 'processing');
+CREATE INDEX IF NOT EXISTS __alkstore_jobs_ordering
+  ON __alkstore_jobs (queue, ordering_key, id) WHERE ordering_key IS NOT NULL AND state IN ('pending', 'processing');
+`;
+
+/**
+ * One numbered upgrade of an existing file (numbers shared with the PostgreSQL migrations). Each
+ * applied step is recorded under its own meta key (`migration:<n>`), so a step numbered below one a
+ * file already has (a gap filled later) still runs.
+ */
+export interface SqliteMigration {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+/** Upgrades applied, in order, to existing files that lack them. Fresh files get the full DDL instead. */
+export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
+  {
+    version: 3,
+    name: 'queue features',
+    sql: `
+ALTER TABLE __alkstore_jobs ADD COLUMN headers TEXT;
+ALTER TABLE __alkstore_jobs ADD COLUMN unique_key TEXT;
+ALTER TABLE __alkstore_jobs ADD COLUMN ordering_key TEXT;
+ALTER TABLE __alkstore_jobs ADD COLUMN blocked INTEGER NOT NULL DEFAULT 0;
+DROP INDEX IF EXISTS __alkstore_jobs_pending;
+`,
+  },
+  {
+    version: 5,
+    name: 'cron schedules',
+    sql: `
+ALTER TABLE __alkstore_schedules ADD COLUMN time_zone TEXT NOT NULL DEFAULT 'UTC';
+ALTER TABLE __alkstore_schedules ADD COLUMN catch_up TEXT NOT NULL DEFAULT 'all';
+ALTER TABLE __alkstore_schedules ADD COLUMN owner TEXT;
+ALTER TABLE __alkstore_schedules ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;
+`,
+  },
+  {
+    version: 6,
+    name: 'per-minute queue throughput',
+    sql: THROUGHPUT_DDL,
+  },
+]);
 
 /**
  * Creates the engine tables if missing and checks the stored schema version.
@@ -138,26 +179,29 @@ export function sqliteSchemaSql(): string {
  * application that owns user_version.)
  */
 export function applySchema(conn: SqliteConn): void {
+  const fresh = conn.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__alkstore_meta'").get() === undefined;
   conn.db.exec(DDL);
   const stored = conn.db.prepare("SELECT value FROM __alkstore_meta WHERE key = 'schema_version'").pluck().get() as number | undefined;
   const mark = conn.db.prepare('INSERT OR IGNORE INTO __alkstore_meta (key, value) VALUES (?, ?)');
-  if (stored === undefined) {
+  if (stored === undefined || fresh) {
     // A fresh file: the DDL above already holds every step's result.
-    conn.db.prepare("INSERT INTO __alkstore_meta (key, value) VALUES ('schema_version', ?)").run(SCHEMA_VERSION);
+    conn.db.prepare("INSERT OR REPLACE INTO __alkstore_meta (key, value) VALUES ('schema_version', ?)").run(SCHEMA_VERSION);
     for (const m of SQLITE_MIGRATIONS) mark.run(`migration:${m.version}`, m.version);
-    return;
-  }
-  if (stored > SCHEMA_VERSION) {
+  } else if (stored > SCHEMA_VERSION) {
     throw new AlkstoreError(
       'DATABASE',
       `the SQLite file has alkstore schema version ${stored}, newer than this build's ${SCHEMA_VERSION}; upgrade alkstore`,
     );
+  } else {
+    const done = conn.db.prepare('SELECT 1 FROM __alkstore_meta WHERE key = ?').pluck();
+    // A file from before per-step records holds every step at or below its version.
+    const legacy = conn.db.prepare("SELECT 1 FROM __alkstore_meta WHERE key LIKE 'migration:%' LIMIT 1").get() === undefined;
+    for (const m of SQLITE_MIGRATIONS) {
+      if (done.get(`migration:${m.version}`) !== undefined) continue;
+      if (!(legacy && m.version <= stored)) conn.db.exec(m.sql);
+      mark.run(`migration:${m.version}`, m.version);
+    }
+    if (stored < SCHEMA_VERSION) conn.db.prepare("UPDATE __alkstore_meta SET value = ? WHERE key = 'schema_version'").run(SCHEMA_VERSION);
   }
-  const done = conn.db.prepare('SELECT 1 FROM __alkstore_meta WHERE key = ?').pluck();
-  for (const m of SQLITE_MIGRATIONS) {
-    if (done.get(`migration:${m.version}`) !== undefined) continue;
-    conn.db.exec(m.sql);
-    mark.run(`migration:${m.version}`, m.version);
-  }
-  if (stored < SCHEMA_VERSION) conn.db.prepare("UPDATE __alkstore_meta SET value = ? WHERE key = 'schema_version'").run(SCHEMA_VERSION);
+  conn.db.exec(INDEX_DDL);
 }
