@@ -1,12 +1,12 @@
 import { AlkstoreError } from '../contract/errors.js';
 
-/** An optional peer dependency is not installed. */
+/** An optional peer dependency is not installed (code `MISSING_PEER`); the message names the package to install. */
 export class MissingPeer extends AlkstoreError {
   constructor(
     readonly pkg: string,
     cause: unknown,
   ) {
-    super('INVALID_OPTION', `alkstore needs the package "${pkg}" for this engine; install it with: npm install ${pkg}`, { cause });
+    super('MISSING_PEER', `alkstore needs the package "${pkg}" for this engine; install it with: npm install ${pkg}`, { cause });
   }
 }
 

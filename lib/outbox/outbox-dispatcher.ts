@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { AlkstoreError, InvalidOption, PermanentError } from '../contract/errors.js';
+import { AlkstoreError, AlreadyRunning, InvalidOption, PermanentError } from '../contract/errors.js';
 import { validateName } from '../contract/names.js';
 import type { Job, Queue, Store, StoreLogger, WakeReceiver } from '../contract/types.js';
 import { errorText } from '../internal/outbox-handle.js';
@@ -145,7 +145,7 @@ export class OutboxDispatcher {
    * @throws Error when this dispatcher is already running
    */
   async run(signal: AbortSignal): Promise<void> {
-    if (this.running) throw new Error(`the dispatcher of outbox ${JSON.stringify(this.outbox)} is already running`);
+    if (this.running) throw new AlreadyRunning(`the dispatcher of outbox ${JSON.stringify(this.outbox)}`);
     this.running = true;
     this.stopped = false;
     this.storeClosed = false;

@@ -1,3 +1,5 @@
+import { Codec } from '../contract/errors.js';
+
 /** One retained frame: its epoch and its bytes. */
 export interface OutboxRecord {
   readonly epoch: number;
@@ -11,10 +13,10 @@ export function assertEpoch(value: unknown, what = 'epoch'): asserts value is nu
   }
 }
 
-/** Throws a TypeError unless `value` is a Uint8Array (a Buffer is one). */
+/** Throws a {@link Codec} error unless `value` is a Uint8Array (a Buffer is one). */
 export function assertFrame(value: unknown, epoch: number): asserts value is Uint8Array {
   if (!(value instanceof Uint8Array)) {
-    throw new TypeError(`frame of epoch ${epoch} must be a Uint8Array, got ${value === null ? 'null' : typeof value}`);
+    throw new Codec(`frame of epoch ${epoch}`, `must be a Uint8Array, got ${value === null ? 'null' : typeof value}`);
   }
 }
 
