@@ -52,7 +52,7 @@ export function sqlitePathOfUrl(url: string): string {
  * error naming the package to install. No error carries the URL's password.
  */
 export async function openStore(options: OpenStoreOptions): Promise<Store> {
-  if (options === null || typeof options !== 'object') throw new InvalidOption('options', 'must be an object');
+  if (options === null || typeof options !== 'object') throw new InvalidOption('options', 'must be an object with a url');
   const engine = engineOfUrl(options.url);
   try {
     if (engine === 'postgres') {

@@ -1,4 +1,5 @@
 import { AlreadyRunning } from '../contract/errors.js';
+import { optionalSignal } from '../contract/validate.js';
 import type { Wake, WakeReceiver } from '../contract/types.js';
 
 /**
@@ -91,6 +92,11 @@ class HubReceiver implements WakeReceiver {
   }
 
   recv(signal?: AbortSignal): Promise<Wake | null> {
+    try {
+      optionalSignal('signal', signal);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     if (this.pending !== null) {
       const channel = this.pending;
       this.pending = null;

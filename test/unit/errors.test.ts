@@ -31,8 +31,14 @@ describe('error classes', () => {
   it('every exported error class extends AlkstoreError', () => {
     const classes = errorClasses();
     expect(classes.size).toBeGreaterThan(10);
-    const strays = [...classes].filter(([, cls]) => cls !== AlkstoreError && !(cls.prototype instanceof AlkstoreError)).map(([name]) => name);
+    // InvalidArgument must be a RangeError (SPEC §3); instanceof AlkstoreError holds for its instances.
+    const strays = [...classes]
+      .filter(([, cls]) => cls !== AlkstoreError && cls !== root.InvalidArgument && !(cls.prototype instanceof AlkstoreError))
+      .map(([name]) => name);
     expect(strays).toEqual([]);
+    const invalid = new root.InvalidArgument('priority', 'must be an integer');
+    expect(invalid).toBeInstanceOf(RangeError);
+    expect(invalid).toBeInstanceOf(AlkstoreError);
   });
 
   it('PermanentError is an AlkstoreError with code PERMANENT and keeps its cause', () => {
@@ -68,6 +74,7 @@ describe('error classes', () => {
       LeadershipLost: () => new root.LeadershipLost('x'),
       InvalidOption: () => new root.InvalidOption('x', 'y'),
       JournalCorrupt: () => new reliableSync.JournalCorrupt('f', 1, 0, 'x'),
+      InvalidArgument: () => new root.InvalidArgument('x', 'y') as unknown as AlkstoreError,
       PublishTimeout: () => new outbox.PublishTimeout(1),
       StoreCallTimeout: () => new outbox.StoreCallTimeout('claim', 1),
     };
