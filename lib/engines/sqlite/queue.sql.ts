@@ -65,10 +65,3 @@ export const RETRY_DEAD = `UPDATE __alkstore_jobs
   SET state = 'pending', attempts = 0, run_at = @now, died_at = NULL
   WHERE id = @id AND queue = @queue AND state = 'dead'`;
 export const PURGE_DEAD = `DELETE FROM __alkstore_jobs WHERE id = ? AND queue = ? AND state = 'dead'`;
-
-/** Three counts, each answered from its state's partial index (a GROUP BY would scan the table). */
-export const COUNT_BY_STATE = `SELECT
-  (SELECT count(*) FROM __alkstore_jobs WHERE queue = @queue AND state = 'pending') AS pending,
-  (SELECT count(*) FROM __alkstore_jobs WHERE queue = @queue AND state = 'processing') AS processing,
-  (SELECT count(*) FROM __alkstore_jobs WHERE queue = @queue AND state = 'dead') AS dead`;
-export const OLDEST_READY = `SELECT min(run_at) FROM __alkstore_jobs WHERE queue = @queue AND state = 'pending' AND run_at <= @now`;

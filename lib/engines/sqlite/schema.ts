@@ -1,8 +1,27 @@
 import { AlkstoreError } from '../../contract/errors.js';
 import type { SqliteConn } from './connection.js';
+import { QUEUE_COUNTS_STEP } from './counts.sql.js';
+
+/**
+ * Numbered upgrade steps after the base DDL (version 1), sharing their numbers
+ * with the PostgreSQL migrations. Each applied step is recorded in
+ * `__alkstore_meta` as `migration:<n>`, so a step numbered below one already
+ * applied (a gap filled by a later build) still runs. Steps are idempotent:
+ * a fresh file runs them all after the base DDL.
+ */
+export interface SqliteMigration {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+/** The upgrade steps, in order. Never edit a released one: add the next. */
+export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
+  { version: 4, name: 'queue counters', sql: QUEUE_COUNTS_STEP },
+]);
 
 /** Version of the `__alkstore_*` tables this build reads and writes. */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = Math.max(1, ...SQLITE_MIGRATIONS.map((m) => m.version));
 
 // Ids of jobs use AUTOINCREMENT so an id is never reused after deletes (a stale
 // `cancel(id)` must not hit a newer job). Stream offsets come from a per-stream
@@ -96,15 +115,17 @@ CREATE TABLE IF NOT EXISTS __alkstore_schedules (
 export function applySchema(conn: SqliteConn): void {
   conn.db.exec(DDL);
   const stored = conn.db.prepare("SELECT value FROM __alkstore_meta WHERE key = 'schema_version'").pluck().get() as number | undefined;
-  if (stored === undefined) {
-    conn.db.prepare("INSERT INTO __alkstore_meta (key, value) VALUES ('schema_version', ?)").run(SCHEMA_VERSION);
-    return;
-  }
-  if (stored > SCHEMA_VERSION) {
+  if (stored !== undefined && stored > SCHEMA_VERSION) {
     throw new AlkstoreError(
       'DATABASE',
       `the SQLite file has alkstore schema version ${stored}, newer than this build's ${SCHEMA_VERSION}; upgrade alkstore`,
     );
   }
-  // stored < SCHEMA_VERSION: numbered migrations go here when version 2 exists.
+  const applied = conn.db.prepare("SELECT key FROM __alkstore_meta WHERE key LIKE 'migration:%'").pluck().all() as string[];
+  for (const m of SQLITE_MIGRATIONS) {
+    if (applied.includes(`migration:${m.version}`)) continue;
+    conn.db.exec(m.sql);
+    conn.db.prepare('INSERT INTO __alkstore_meta (key, value) VALUES (?, 1)').run(`migration:${m.version}`);
+  }
+  conn.db.prepare("INSERT INTO __alkstore_meta (key, value) VALUES ('schema_version', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(SCHEMA_VERSION);
 }
