@@ -4,7 +4,7 @@
  * Statement-level triggers on `jobs` append one delta row per (queue, state,
  * due bucket) that a statement changed, in the same transaction as the change:
  * counts are exact in every snapshot, and concurrent writers never wait on a
- * shared counter row (each appends its own rows). About one statement in 32
+ * shared counter row (each appends its own rows). About one statement in 64
  * folds a queue's committed deltas into one row per key, skipping rows another
  * fold holds, so the rows of a queue stay few whatever its depth.
  *
@@ -20,7 +20,7 @@
 export const COUNT_BUCKET_MS = 10_000;
 
 /** One statement in this many folds the deltas of the queues it touched. */
-const FOLD_ONE_IN = 32;
+const FOLD_ONE_IN = 64;
 
 function bucketOf(state: string, runAt: string, cur: string): string {
   return `CASE WHEN ${state} = 'pending' AND ${runAt} / ${COUNT_BUCKET_MS} > ${cur} THEN ${runAt} / ${COUNT_BUCKET_MS} ELSE 0 END`;
