@@ -90,7 +90,7 @@ describe('sqlite engine: file, options and lifecycle', () => {
     }
   });
 
-  it('upgrades a version-1 file to the queue counters of step 4, counting the jobs already there', async () => {
+  it('upgrades a version-3 file to the queue counters of step 4, counting the jobs already there', async () => {
     const old = await sqliteFile.create();
     try {
       const s1 = await old.open();
@@ -99,12 +99,11 @@ describe('sqlite engine: file, options and lifecycle', () => {
       await q.enqueue('later', { delayMs: 600_000 });
       await (await q.claimOne('w'))!.fail('x');
       await s1.close();
-      // Back to what a version-1 build left: no counters, no triggers, no step recorded.
+      // Back to what a version-3 build left: no counters, no triggers.
       const raw = new Database(old.location);
       for (const t of ['__alkstore_jobs_count_insert', '__alkstore_jobs_count_delete', '__alkstore_jobs_count_update', '__alkstore_queue_counts_fold']) raw.exec(`DROP TRIGGER ${t}`);
       raw.exec('DROP TABLE __alkstore_queue_counts');
-      raw.exec("DELETE FROM __alkstore_meta WHERE key LIKE 'migration:%'");
-      raw.exec("UPDATE __alkstore_meta SET value = 1 WHERE key = 'schema_version'");
+      raw.exec("UPDATE __alkstore_meta SET value = 3 WHERE key = 'schema_version'");
       raw.prepare("INSERT INTO __alkstore_jobs (queue, state, payload, priority, attempts, max_attempts, visibility_timeout_ms, backoff_base_ms, run_at, enqueued_at) VALUES ('upgrade', 'pending', '4', 0, 0, 3, 1000, 1000, 0, 0)").run();
       raw.close();
       const s2 = await old.open();
@@ -160,13 +159,15 @@ describe('sqlite engine: file, options and lifecycle', () => {
     const pending = r.recv();
     const tx = await s.beginTx();
     await tx.enqueue('closing-queue', 'never committed');
-    const waiting = s.queue('closing-queue').enqueue('queued behind the transaction');
+    const queue = s.queue('closing-queue');
+    const waiting = queue.enqueue('queued behind the transaction');
     await s.close();
     expect(await pending).toBeNull();
     expect(r.closed).toBe(true);
     await expect(waiting).rejects.toThrow(Closed);
     await expect(tx.enqueue('closing-queue', 1)).rejects.toThrow(Closed);
-    await expect(s.queue('closing-queue').enqueue(1)).rejects.toThrow(Closed);
+    await expect(queue.enqueue(1)).rejects.toThrow(Closed);
+    expect(() => s.queue('closing-queue')).toThrow(Closed);
     await expect(s.now()).rejects.toThrow(Closed);
     expect(() => s.listen('closing')).toThrow(Closed);
     await s.close();

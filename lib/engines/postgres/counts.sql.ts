@@ -104,7 +104,9 @@ SELECT queue, state, ${bucketOf('state', 'run_at', cur)} AS b, count(*) FROM ${s
 /**
  * `stats` of one queue ($1): counters summed, plus a walk of the distinct
  * priorities of its pending index (one index probe each) for the oldest ready
- * job and the rows due in the rest of the current bucket.
+ * claimable job and the rows due in the rest of the current bucket. Jobs
+ * blocked behind their ordering key's head are not in that index: they count
+ * in `pending` (and in `scheduled` when due in a later bucket), not in the age.
  */
 export function queueStatsSql(s: string, nowMs: string): string {
   const jobs = `${s}.jobs`;
@@ -116,13 +118,13 @@ export function queueStatsSql(s: string, nowMs: string): string {
            coalesce(sum(k.n) FILTER (WHERE k.state = 'pending' AND k.due_bucket > (SELECT ms FROM t) / ${COUNT_BUCKET_MS}), 0) AS later
     FROM ${s}.queue_counts k WHERE k.queue = $1::text),
   pr(p) AS (
-    (SELECT j.priority FROM ${jobs} j WHERE j.queue = $1::text AND j.state = 'pending' ORDER BY j.priority DESC LIMIT 1)
+    (SELECT j.priority FROM ${jobs} j WHERE j.queue = $1::text AND j.state = 'pending' AND NOT j.blocked ORDER BY j.priority DESC LIMIT 1)
     UNION ALL
-    SELECT (SELECT j.priority FROM ${jobs} j WHERE j.queue = $1::text AND j.state = 'pending' AND j.priority < pr.p ORDER BY j.priority DESC LIMIT 1)
+    SELECT (SELECT j.priority FROM ${jobs} j WHERE j.queue = $1::text AND j.state = 'pending' AND NOT j.blocked AND j.priority < pr.p ORDER BY j.priority DESC LIMIT 1)
     FROM pr WHERE pr.p IS NOT NULL),
   heads AS (
-    SELECT (SELECT j.run_at FROM ${jobs} j WHERE j.queue = $1::text AND j.state = 'pending' AND j.priority = pr.p ORDER BY j.run_at LIMIT 1) AS first_at,
-           (SELECT count(*) FROM ${jobs} j WHERE j.queue = $1::text AND j.state = 'pending' AND j.priority = pr.p
+    SELECT (SELECT j.run_at FROM ${jobs} j WHERE j.queue = $1::text AND j.state = 'pending' AND NOT j.blocked AND j.priority = pr.p ORDER BY j.run_at LIMIT 1) AS first_at,
+           (SELECT count(*) FROM ${jobs} j WHERE j.queue = $1::text AND j.state = 'pending' AND NOT j.blocked AND j.priority = pr.p
               AND j.run_at > t.ms AND j.run_at < (t.ms / ${COUNT_BUCKET_MS} + 1) * ${COUNT_BUCKET_MS}) AS soon
     FROM pr, t WHERE pr.p IS NOT NULL)
   SELECT c.pending, c.processing, c.dead, c.later + coalesce((SELECT sum(h.soon) FROM heads h), 0) AS scheduled,

@@ -83,15 +83,15 @@ export const COUNTS = `SELECT
  */
 export const PRIORITY_HEADS = `WITH RECURSIVE pr(p) AS (
   SELECT (SELECT priority FROM __alkstore_jobs INDEXED BY __alkstore_jobs_pending
-          WHERE queue = @queue AND state = 'pending' ORDER BY priority DESC LIMIT 1)
+          WHERE queue = @queue AND state = 'pending' AND blocked = 0 ORDER BY priority DESC LIMIT 1)
   UNION ALL
   SELECT (SELECT j.priority FROM __alkstore_jobs j INDEXED BY __alkstore_jobs_pending
-          WHERE j.queue = @queue AND j.state = 'pending' AND j.priority < pr.p ORDER BY j.priority DESC LIMIT 1)
+          WHERE j.queue = @queue AND j.state = 'pending' AND j.blocked = 0 AND j.priority < pr.p ORDER BY j.priority DESC LIMIT 1)
   FROM pr WHERE pr.p IS NOT NULL)
 SELECT
   (SELECT j.run_at FROM __alkstore_jobs j INDEXED BY __alkstore_jobs_pending
-   WHERE j.queue = @queue AND j.state = 'pending' AND j.priority = pr.p ORDER BY j.run_at LIMIT 1) AS first_at,
+   WHERE j.queue = @queue AND j.state = 'pending' AND j.blocked = 0 AND j.priority = pr.p ORDER BY j.run_at LIMIT 1) AS first_at,
   (SELECT count(*) FROM __alkstore_jobs j INDEXED BY __alkstore_jobs_pending
-   WHERE j.queue = @queue AND j.state = 'pending' AND j.priority = pr.p
+   WHERE j.queue = @queue AND j.state = 'pending' AND j.blocked = 0 AND j.priority = pr.p
      AND j.run_at > @now AND j.run_at < (@now / ${COUNT_BUCKET_MS} + 1) * ${COUNT_BUCKET_MS}) AS soon
 FROM pr WHERE pr.p IS NOT NULL`;
