@@ -34,6 +34,7 @@ import { deleteSchedule, fireDueSchedules, readSchedule, upsertSchedule, type Sc
 import { SqliteStream } from './stream.js';
 import { SqliteTxHandle } from './tx.js';
 import { notifyInput, outboxEnqueueInput } from './tx-input.js';
+import { WriteTickets } from './write-tickets.js';
 import { asStoreError, Writer, type WriteCtx } from './writer.js';
 
 /** The SQLite engine's `Store`. */
@@ -69,7 +70,7 @@ export class SqliteStore implements Store, SqliteCore {
         this.watcher?.skipOwn(notifyIds);
         for (const c of channels) this.hub.wake(c);
       },
-    }, this.deferredSync);
+    }, this.deferredSync, new WriteTickets(options.memory || !options.writeFairness ? null : resolve(options.path)));
   }
 
   get closed(): boolean {
@@ -213,6 +214,7 @@ export class SqliteStore implements Store, SqliteCore {
     this.deferredSync?.close();
     this.readConn?.close();
     this.writeConn.close();
+    this.writer.tickets.close();
   }
 
   // ---- internals ----
