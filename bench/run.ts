@@ -364,7 +364,7 @@ async function main(): Promise<void> {
 
   let scale: { metrics: Metrics; errors: string[] } | null = null;
   if (opts.scaleWorkloads.length > 0) {
-    scale = await runScale(opts.scaleWorkloads, { scale: opts.scale, engines: opts.engines, jobs: opts.jobs, rounds: opts.runs }, log);
+    scale = await runScale(opts.scaleWorkloads, { scale: opts.scale, engines: opts.engines, jobs: opts.jobs, rounds: opts.runs, fairSeconds: opts.quick ? 5 : 10 }, log);
     out.push(`\nalkstore scale workloads (${opts.scaleWorkloads.join(', ')}; --scale ${opts.scale}: points ${[10_000, 100_000, 1_000_000].map((n) => Math.max(100, Math.round(n * opts.scale))).join(' / ')} jobs)`);
     out.push(table([['metric', 'value'], ...Object.entries(scale.metrics).map(([k, v]) => [k, fmt(v)])]));
     for (const e of scale.errors) out.push(`scale: ERROR ${e}`);
