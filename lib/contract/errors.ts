@@ -93,10 +93,17 @@ export class Database extends AlkstoreError {
   }
 }
 
-/** A schedule spec is not `@every <n><s|m|h|d>` with n > 0 (cron strings included). */
+/**
+ * A schedule spec is neither `@every <n><s|m|h|d>` (n > 0) nor a valid cron
+ * expression, never fires, or its time zone is unknown. The message names the
+ * spec (and the zone).
+ */
 export class InvalidSpec extends AlkstoreError {
-  constructor(readonly spec: unknown) {
-    super('INVALID_SPEC', `schedule spec ${describe(spec)} is not "@every <n><s|m|h|d>" with n > 0 (cron strings are not supported)`);
+  constructor(
+    readonly spec: unknown,
+    reason = 'is neither "@every <n><s|m|h|d>" with n > 0 nor a cron expression of 5 or 6 fields',
+  ) {
+    super('INVALID_SPEC', `schedule spec ${describe(spec)} ${reason}`);
   }
 }
 

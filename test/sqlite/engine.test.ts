@@ -90,7 +90,7 @@ describe('sqlite engine: file, options and lifecycle', () => {
     }
   });
 
-  it('upgrades a version-3 file to the queue counters of step 4, counting the jobs already there', async () => {
+  it('adds the queue counters of step 4 to a file without them, counting the jobs already there', async () => {
     const old = await sqliteFile.create();
     try {
       const s1 = await old.open();
@@ -99,11 +99,11 @@ describe('sqlite engine: file, options and lifecycle', () => {
       await q.enqueue('later', { delayMs: 600_000 });
       await (await q.claimOne('w'))!.fail('x');
       await s1.close();
-      // Back to what a version-3 build left: no counters, no triggers.
+      // What a build without step 4 left (its version may already be past 4): no counters, no triggers.
       const raw = new Database(old.location);
       for (const t of ['__alkstore_jobs_count_insert', '__alkstore_jobs_count_delete', '__alkstore_jobs_count_update', '__alkstore_queue_counts_fold']) raw.exec(`DROP TRIGGER ${t}`);
       raw.exec('DROP TABLE __alkstore_queue_counts');
-      raw.exec("UPDATE __alkstore_meta SET value = 3 WHERE key = 'schema_version'");
+      raw.exec(`UPDATE __alkstore_meta SET value = ${SCHEMA_VERSION} WHERE key = 'schema_version'`);
       raw.prepare("INSERT INTO __alkstore_jobs (queue, state, payload, priority, attempts, max_attempts, visibility_timeout_ms, backoff_base_ms, run_at, enqueued_at) VALUES ('upgrade', 'pending', '4', 0, 0, 3, 1000, 1000, 0, 0)").run();
       raw.close();
       const s2 = await old.open();

@@ -2,8 +2,8 @@ import { AlkstoreError } from '../../contract/errors.js';
 import type { SqliteConn } from './connection.js';
 import { QUEUE_COUNTS_STEP } from './counts.sql.js';
 
-/** Version of the `__alkstore_*` tables this build reads and writes. */
-export const SCHEMA_VERSION = 4;
+/** Version of the `__alkstore_*` tables this build reads and writes: the newest numbered step (SQLITE_MIGRATIONS). */
+export const SCHEMA_VERSION = 5;
 
 // Ids of jobs use AUTOINCREMENT so an id is never reused after deletes (a stale
 // `cancel(id)` must not hit a newer job). Stream offsets come from a per-stream
@@ -95,7 +95,11 @@ CREATE TABLE IF NOT EXISTS __alkstore_schedules (
   priority INTEGER NOT NULL,
   max_attempts INTEGER,
   expires_in_ms INTEGER,
-  next_fire_at INTEGER NOT NULL
+  next_fire_at INTEGER NOT NULL,
+  time_zone TEXT NOT NULL DEFAULT 'UTC',
+  catch_up TEXT NOT NULL DEFAULT 'all',
+  owner TEXT,
+  paused INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
 `;
 
@@ -131,8 +135,18 @@ DROP INDEX IF EXISTS __alkstore_jobs_pending;
 `,
   },
   // Per-queue counters kept by triggers, so stats() does not count rows (counts.sql.ts). Idempotent:
-  // fresh files run it too.
+  // fresh files run it too, and so does a file whose version passed 4 before this step existed.
   { version: 4, name: 'queue counters', sql: QUEUE_COUNTS_STEP },
+  {
+    version: 5,
+    name: 'cron schedules',
+    sql: `
+ALTER TABLE __alkstore_schedules ADD COLUMN time_zone TEXT NOT NULL DEFAULT 'UTC';
+ALTER TABLE __alkstore_schedules ADD COLUMN catch_up TEXT NOT NULL DEFAULT 'all';
+ALTER TABLE __alkstore_schedules ADD COLUMN owner TEXT;
+ALTER TABLE __alkstore_schedules ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;
+`,
+  },
 ]);
 
 /**
@@ -146,7 +160,6 @@ export function applySchema(conn: SqliteConn): void {
   conn.db.exec(DDL);
   const stored = conn.db.prepare("SELECT value FROM __alkstore_meta WHERE key = 'schema_version'").pluck().get() as number | undefined;
   if (stored === undefined || fresh) {
-    conn.db.exec(QUEUE_COUNTS_STEP);
     conn.db.prepare("INSERT OR REPLACE INTO __alkstore_meta (key, value) VALUES ('schema_version', ?)").run(SCHEMA_VERSION);
   } else if (stored > SCHEMA_VERSION) {
     throw new AlkstoreError(
@@ -156,6 +169,10 @@ export function applySchema(conn: SqliteConn): void {
   } else if (stored < SCHEMA_VERSION) {
     for (const m of SQLITE_MIGRATIONS) if (m.version > stored) conn.db.exec(m.sql);
     conn.db.prepare("UPDATE __alkstore_meta SET value = ? WHERE key = 'schema_version'").run(SCHEMA_VERSION);
+  }
+  // Fresh files, and files whose version passed 4 before the counters step existed, get it here.
+  if (conn.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__alkstore_queue_counts'").get() === undefined) {
+    conn.db.exec(QUEUE_COUNTS_STEP);
   }
   conn.db.exec(INDEX_DDL);
 }
