@@ -215,7 +215,7 @@ async function runCommand(store: Store, p: Parsed, io: CliIo, cmd: string, sub: 
           ? 'no queues'
           : table(
               ['queue', 'pending', 'processing', 'scheduled', 'dead', 'oldest ready', 'done 1h', 'failed 1h', 'state'],
-              shown.map((r) => [r.name, r.pending, r.processing, r.scheduledCapped ? `${r.scheduled}+` : r.scheduled, r.dead, age(r.oldestReadyAgeMs), r.completedLastHour, r.failedLastHour, r.paused ? 'paused' : 'active']),
+              shown.map((r) => [r.name, r.pending, r.processing, r.scheduled, r.dead, age(r.oldestReadyAgeMs), r.completedLastHour, r.failedLastHour, r.paused ? 'paused' : 'active']),
             ),
       );
       return EXIT.ok;

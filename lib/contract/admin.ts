@@ -81,15 +81,13 @@ export interface NamePageOpts {
 
 /**
  * Read and repair operations for dashboards, the CLI and health checks. Every
- * list is keyset-paged and every count is bounded, so each call costs the same
+ * list is keyset-paged and counts come from `stats()`, so each call costs the same
  * at a million jobs as at ten. Queue names here are the stored names,
  * engine-derived ones (`__alkstore_outbox:<name>`) included.
  */
 export interface StoreAdmin {
   /** Names of every queue with jobs, settings or recent throughput, ascending (one index seek per queue). */
   queueNames(): Promise<string[]>;
-  /** Pending jobs whose run time is in the future, counted up to `cap` (default 10 000): `cap` means "at least". */
-  countScheduled(queue: string, cap?: number): Promise<number>;
   /** One page of a queue's jobs in a state. */
   listJobs(queue: string, opts?: ListJobsOpts): Promise<JobPage>;
   /** Every dead job of the queue back to pending with attempts reset (as `retryDead`); resolves to how many. */

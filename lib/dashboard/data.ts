@@ -1,6 +1,6 @@
 import type { ThroughputPoint } from '../contract/admin.js';
 import { outboxQueueName } from '../contract/names.js';
-import type { JobInfo, Queue, QueueStats, Store } from '../contract/types.js';
+import type { JobInfo, Queue, Store } from '../contract/types.js';
 
 /**
  * What the dashboard and the CLI read, through the public `Store` API and
@@ -8,8 +8,6 @@ import type { JobInfo, Queue, QueueStats, Store } from '../contract/types.js';
  */
 
 const OUTBOX_PREFIX = outboxQueueName('x').slice(0, -1);
-/** Scheduled jobs are counted up to this many ("10000+" beyond). */
-export const SCHEDULED_CAP = 10_000;
 const HOUR = 3_600_000;
 
 /** One row of the queues page. */
@@ -20,9 +18,8 @@ export interface QueueRow {
   readonly outbox: string | null;
   readonly pending: number;
   readonly processing: number;
-  /** Pending jobs not yet due; `scheduledCapped` when there are at least that many. */
+  /** Pending jobs not yet due (a subset of pending). */
   readonly scheduled: number;
-  readonly scheduledCapped: boolean;
   readonly dead: number;
   readonly oldestReadyAgeMs: number;
   readonly completedLastHour: number;
@@ -48,12 +45,6 @@ export async function setPaused(store: Store, queue: string, paused: boolean): P
   else await q.resume();
 }
 
-async function scheduledOf(store: Store, name: string, stats: QueueStats): Promise<number> {
-  const fromStats = (stats as QueueStats & { scheduled?: number }).scheduled;
-  if (typeof fromStats === 'number') return fromStats;
-  return store.admin().countScheduled(name, SCHEDULED_CAP);
-}
-
 /** Every queue with its counts and last-hour outcomes (stats() per queue: constant-time counters). */
 export async function queueRows(store: Store, now: number): Promise<{ rows: QueueRow[]; throughput: ThroughputPoint[] }> {
   const admin = store.admin();
@@ -62,7 +53,6 @@ export async function queueRows(store: Store, now: number): Promise<{ rows: Queu
     names.map(async (name): Promise<QueueRow> => {
       const q = queueHandle(store, name);
       const stats = await q.stats();
-      const scheduled = await scheduledOf(store, name, stats);
       const mine = throughput.filter((p) => p.queue === name);
       const settings = await q.settings();
       return {
@@ -70,8 +60,7 @@ export async function queueRows(store: Store, now: number): Promise<{ rows: Queu
         outbox: outboxOf(name),
         pending: stats.pending,
         processing: stats.processing,
-        scheduled,
-        scheduledCapped: scheduled >= SCHEDULED_CAP,
+        scheduled: stats.scheduled,
         dead: stats.dead,
         oldestReadyAgeMs: stats.oldestPendingAgeMs,
         completedLastHour: mine.reduce((a, p) => a + p.completed, 0),

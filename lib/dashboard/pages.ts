@@ -79,10 +79,6 @@ export function layout(ctx: PageCtx, title: string, active: string, body: SafeHt
 <main><h1>${title}</h1>${ctx.flash ? html`<p class="flash" role="status">${ctx.flash}</p>` : ''}${body}</main></body></html>`.value;
 }
 
-function count(n: number, capped = false): string {
-  return capped ? `${n}+` : String(n);
-}
-
 /** Queues: counts, oldest ready age, last-hour outcomes, pause controls. */
 export function queuesPage(ctx: PageCtx, rows: readonly QueueRow[], throughput: readonly ThroughputPoint[]): string {
   const user = rows.filter((r) => r.outbox === null);
@@ -90,7 +86,7 @@ export function queuesPage(ctx: PageCtx, rows: readonly QueueRow[], throughput: 
 <table id="queues"><thead><tr><th>Queue</th><th>Pending</th><th>Processing</th><th>Scheduled</th><th>Dead</th><th>Oldest ready</th><th>Done (1 h)</th><th>Failed (1 h)</th><th>State</th></tr></thead><tbody>
 ${user.map(
   (r) => html`<tr data-queue="${r.name}"><td><a href="${link(ctx, 'queue', { name: r.name })}">${r.name}</a></td>
-<td class="n">${r.pending}</td><td class="n">${r.processing}</td><td class="n">${count(r.scheduled, r.scheduledCapped)}</td>
+<td class="n">${r.pending}</td><td class="n">${r.processing}</td><td class="n">${r.scheduled}</td>
 <td class="n">${r.dead > 0 ? html`<a class="dead" href="${link(ctx, 'dead', { queue: r.name })}">${r.dead}</a>` : '0'}</td>
 <td class="n">${r.oldestReadyAgeMs > 0 ? ago(r.oldestReadyAgeMs) : '–'}</td><td class="n">${r.completedLastHour}</td><td class="n">${r.failedLastHour}</td>
 <td>${r.paused ? html`<span class="warn">paused</span> ${action(ctx, 'resume', 'Resume', { queue: r.name })}` : html`active ${action(ctx, 'pause', 'Pause', { queue: r.name })}`}</td></tr>`,
@@ -133,7 +129,7 @@ const STATES: readonly JobListState[] = ['pending', 'scheduled', 'processing', '
 export function queuePage(ctx: PageCtx, queue: QueueRow | null, name: string, state: JobListState, jobs: readonly JobInfo[], next: string | null, throughput: readonly ThroughputPoint[]): string {
   const states = STATES.map((s) => html`<a href="${link(ctx, 'queue', { name, state: s })}" class="${s === state ? 'on' : ''}">${s}</a>`);
   const summary = queue
-    ? html`<p>${queue.pending} pending (${count(queue.scheduled, queue.scheduledCapped)} scheduled), ${queue.processing} processing, ${queue.dead} dead; oldest ready ${queue.oldestReadyAgeMs > 0 ? ago(queue.oldestReadyAgeMs) : '–'}.</p>`
+    ? html`<p>${queue.pending} pending (${queue.scheduled} scheduled), ${queue.processing} processing, ${queue.dead} dead; oldest ready ${queue.oldestReadyAgeMs > 0 ? ago(queue.oldestReadyAgeMs) : '–'}.</p>`
     : html`<p>No jobs on this queue.</p>`;
   const body = html`${summary}${throughputChart(throughput, ctx.now, `Jobs per minute, ${name}`)}
 <nav class="states">State: ${states}</nav>${jobTable(ctx, jobs)}

@@ -57,11 +57,6 @@ export function resolveNamePage(opts: NamePageOpts | undefined): { after: string
   return { after: o?.after ?? null, limit };
 }
 
-/** Validates the scheduled-count cap (1..1 000 000, default 10 000). */
-export function resolveCap(cap: number | undefined): number {
-  return cap === undefined ? 10_000 : requireInt('cap', cap, 1, 1_000_000);
-}
-
 /** Validates a throughput window start (epoch ms). */
 export function resolveSince(sinceMs: unknown): number {
   return requireInstantMs('sinceMs', sinceMs);

@@ -39,15 +39,6 @@ export function adminContract(engine: EngineFixture): void {
       expect([...names].sort()).toEqual(names);
     });
 
-    it('counts scheduled (future) jobs across priorities, capped', async () => {
-      const q = store().queue(uid('adm-sched'));
-      await q.enqueue('ready');
-      await q.enqueue('later-1', { delayMs: 3_600_000 });
-      await q.enqueue('later-2', { delayMs: 3_600_000, priority: 5 });
-      await q.enqueue('later-3', { delayMs: 7_200_000, priority: -3 });
-      expect(await store().admin().countScheduled(q.name)).toBe(3);
-      expect(await store().admin().countScheduled(q.name, 2)).toBe(2);
-    });
   });
 
   describe('listJobs', () => {

@@ -30,12 +30,6 @@ export function adminSql(s: SchemaSql) {
        WHERE j.queue = $1::text AND j.state = 'pending' AND NOT j.blocked AND j.priority = $2::int AND (j.run_at, j.id) > ($3::bigint, $4::bigint)
        ORDER BY j.run_at, j.id LIMIT $5::int`,
     ),
-    /** $1 queue, $2 priority, $3 after run_at, $4 limit → count of rows (capped). */
-    countOfPriority: s.def(
-      'a_count_of_priority',
-      `SELECT count(*) AS n FROM (SELECT 1 FROM ${jobs} j
-         WHERE j.queue = $1::text AND j.state = 'pending' AND NOT j.blocked AND j.priority = $2::int AND j.run_at > $3::bigint LIMIT $4::int) x`,
-    ),
     /** $1 queue, $2 after claimed_until (null: first page), $3 after id, $4 limit. */
     processing: s.def(
       'a_processing',

@@ -1,6 +1,6 @@
 import type { JobPage, ListenerState, ListJobsOpts, LockInfo, NamePageOpts, StoreAdmin, StreamInfo, ThroughputPoint } from '../../contract/admin.js';
 import { queueWakeChannel, validateName } from '../../contract/names.js';
-import { encodeCursor, keyOf, validateQueue, resolveCap, resolveJobListQuery, resolveNamePage, resolveSince, THROUGHPUT_RETENTION_MS, walkClaimOrder } from '../../internal/admin-paging.js';
+import { encodeCursor, keyOf, validateQueue, resolveJobListQuery, resolveNamePage, resolveSince, THROUGHPUT_RETENTION_MS, walkClaimOrder } from '../../internal/admin-paging.js';
 import type { OutcomeRow } from '../../internal/outcome-counter.js';
 import type { PgContext } from './context.js';
 import { num } from './executor.js';
@@ -21,24 +21,6 @@ export class PostgresAdmin implements StoreAdmin {
     this.ctx.guard();
     const r = await this.ctx.exec.run<{ q: string }>(this.ctx.sql.admin.queueNames, []);
     return r.rows.map((row) => row.q);
-  }
-
-  async countScheduled(queue: string, cap?: number): Promise<number> {
-    this.ctx.guard();
-    const name = validateQueue(queue);
-    const limit = resolveCap(cap);
-    const now = await this.now();
-    let total = 0;
-    let atMost = 2_147_483_647;
-    while (total < limit) {
-      const p = await this.nextPriority(name, atMost);
-      if (p === null) break;
-      const r = await this.ctx.exec.run<{ n: string }>(this.ctx.sql.admin.countOfPriority, [name, p, now, limit - total]);
-      total += num(r.rows[0]!.n);
-      if (p <= -2_147_483_648) break;
-      atMost = p - 1;
-    }
-    return total;
   }
 
   async listJobs(queue: string, opts?: ListJobsOpts): Promise<JobPage> {

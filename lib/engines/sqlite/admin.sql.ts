@@ -13,8 +13,6 @@ export const NEXT_PRIORITY = `SELECT priority FROM __alkstore_jobs INDEXED BY __
 export const PENDING_OF_PRIORITY = `SELECT ${JOB_COLUMNS} FROM __alkstore_jobs INDEXED BY __alkstore_jobs_pending
   WHERE queue = @queue AND state = 'pending' AND blocked = 0 AND priority = @priority AND (run_at, id) > (@runAt, @id)
   ORDER BY run_at, id LIMIT @limit`;
-export const COUNT_OF_PRIORITY = `SELECT count(*) FROM (SELECT 1 FROM __alkstore_jobs INDEXED BY __alkstore_jobs_pending
-  WHERE queue = @queue AND state = 'pending' AND blocked = 0 AND priority = @priority AND run_at > @now LIMIT @limit)`;
 export const PROCESSING = `SELECT ${JOB_COLUMNS} FROM __alkstore_jobs INDEXED BY __alkstore_jobs_processing
   WHERE queue = @queue AND state = 'processing' AND (@after IS NULL OR (claimed_until, id) > (@after, @id))
   ORDER BY claimed_until, id LIMIT @limit`;

@@ -1,6 +1,6 @@
 import type { JobPage, ListenerState, ListJobsOpts, LockInfo, NamePageOpts, StoreAdmin, StreamInfo, ThroughputPoint } from '../../contract/admin.js';
 import { validateName } from '../../contract/names.js';
-import { encodeCursor, keyOf, resolveCap, resolveJobListQuery, resolveNamePage, resolveSince, THROUGHPUT_RETENTION_MS, validateQueue, walkClaimOrderSync } from '../../internal/admin-paging.js';
+import { encodeCursor, keyOf, resolveJobListQuery, resolveNamePage, resolveSince, THROUGHPUT_RETENTION_MS, validateQueue, walkClaimOrderSync } from '../../internal/admin-paging.js';
 import type { OutcomeRow } from '../../internal/outcome-counter.js';
 import * as A from './admin.sql.js';
 import { retryDeadJobs } from './queue-ops.js';
@@ -30,24 +30,6 @@ export class SqliteAdmin implements StoreAdmin {
       }
       for (const q of conn.pluck(A.OTHER_QUEUES).all() as string[]) names.add(q);
       return [...names].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-    });
-  }
-
-  async countScheduled(queue: string, cap?: number): Promise<number> {
-    const name = validateQueue(queue);
-    const limit = resolveCap(cap);
-    return this.core.read('admin.countScheduled', (conn) => {
-      const now = conn.now();
-      let total = 0;
-      let atMost = 2_147_483_647;
-      while (total < limit) {
-        const p = nextPriority(conn, name, atMost);
-        if (p === null) break;
-        total += conn.pluck(A.COUNT_OF_PRIORITY).get({ queue: name, priority: p, now, limit: limit - total }) as number;
-        if (p <= -2_147_483_648) break;
-        atMost = p - 1;
-      }
-      return total;
     });
   }
 

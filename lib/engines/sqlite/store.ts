@@ -47,6 +47,7 @@ import {
 import { SqliteStream } from './stream.js';
 import { SqliteTxHandle } from './tx.js';
 import { notifyInput, outboxEnqueueInput } from './tx-input.js';
+import { WriteTickets } from './write-tickets.js';
 import { asStoreError, WriteCtx, Writer } from './writer.js';
 
 /** The SQLite engine's `Store`. */
@@ -84,7 +85,7 @@ export class SqliteStore implements Store, SqliteCore {
         this.watcher?.skipOwn(notifyIds);
         for (const c of channels) this.hub.wake(c);
       },
-    }, this.deferredSync);
+    }, this.deferredSync, new WriteTickets(options.memory || !options.writeFairness ? null : resolve(options.path)));
     this.outcomes = new OutcomeCounter(
       (rows) => this.write('throughput', (ctx) => writeOutcomes(ctx, rows)),
       (err) => options.logger.warn(`alkstore sqlite: writing throughput counts failed: ${String(err)}`),
@@ -258,6 +259,7 @@ export class SqliteStore implements Store, SqliteCore {
     this.deferredSync?.close();
     this.readConn?.close();
     this.writeConn.close();
+    this.writer.tickets.close();
   }
 
   // ---- internals ----
