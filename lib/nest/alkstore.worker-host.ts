@@ -1,4 +1,5 @@
 import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { PermanentError } from '../contract/errors.js';
 import type { Job, StoreLogger } from '../contract/types.js';
 import { OutboxDispatcher, OutboxSettings, type OutboxSettingsInput } from '../outbox/index.js';
 import { ALKSTORE_MODULE_OPTIONS, DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_IDLE_POLL_INTERVAL_MS } from './alkstore.constants.js';
@@ -128,9 +129,14 @@ export class AlkstoreWorkerHost implements OnApplicationBootstrap, BeforeApplica
       try {
         await method.call(job, signal);
       } catch (err) {
-        this.logger.error(`${decorator} ${method.label} failed on job ${job.id} (attempt ${job.attempts}/${job.maxAttempts})`, err);
+        // A PermanentError is a decision, not a crash: the dispatcher's one dead-letter WARN line reports it.
+        if (!isPermanent(err)) this.logger.error(`${decorator} ${method.label} failed on job ${job.id} (attempt ${job.attempts}/${job.maxAttempts})`, err);
         throw err;
       }
     };
   }
+}
+
+function isPermanent(err: unknown): boolean {
+  return err instanceof PermanentError || (err instanceof Error && (err as { code?: unknown }).code === 'PERMANENT');
 }

@@ -4,6 +4,7 @@ import { performance } from 'node:perf_hooks';
 import { AlkstoreError, InvalidOption, PermanentError } from '../contract/errors.js';
 import { validateName } from '../contract/names.js';
 import type { Job, Queue, Store, StoreLogger, WakeReceiver } from '../contract/types.js';
+import { deadLetterLine } from '../internal/dead-letter-log.js';
 import { errorText } from '../internal/outbox-handle.js';
 import { sleep } from '../internal/sleep.js';
 import { NOOP_OUTBOX_METRICS, NoopOutboxMetrics, type AbandonReason, type OutboxMetrics, type PublishResult, type RetryReason } from './outbox-metrics.js';
@@ -369,7 +370,10 @@ export class OutboxDispatcher {
       return;
     }
     if (outcome.kind === 'retry') this.emit('retried', (m) => m.retried(outcome.reason, this.outbox));
-    if (outcome.kind === 'dead') this.emit('dead', (m) => m.dead(outcome.reason, this.outbox));
+    if (outcome.kind === 'dead') {
+      this.logger.warn(deadLetterLine(`outbox ${JSON.stringify(this.outbox)}`, t.job.id, outcome.error.message));
+      this.emit('dead', (m) => m.dead(outcome.reason, this.outbox));
+    }
     this.untrack(t);
   }
 

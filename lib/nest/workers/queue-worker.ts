@@ -1,5 +1,7 @@
 import { PermanentError } from '../../contract/errors.js';
 import type { Job, Queue, StoreLogger, WakeReceiver } from '../../contract/types.js';
+import { deadLetterLine } from '../../internal/dead-letter-log.js';
+import { errorText } from '../../internal/outbox-handle.js';
 import { sleep } from '../../internal/sleep.js';
 import { AckBatcher } from '../../outbox/ack-batcher.js';
 import { withTimeout } from '../../outbox/timers.js';
@@ -393,9 +395,12 @@ export class QueueWorker {
     } catch (err) {
       if (this.abandoned.has(job)) return;
       const permanent = err instanceof PermanentError;
-      this.opts.logger.error(`${this.opts.name} failed on job ${job.id} (attempt ${job.attempts}/${job.maxAttempts})${permanent ? '; dead-lettered (PermanentError)' : ''}`, err);
+      const dies = permanent || job.attempts >= job.maxAttempts;
+      if (!permanent) this.opts.logger.error(`${this.opts.name} failed on job ${job.id} (attempt ${job.attempts}/${job.maxAttempts})`, err);
       try {
-        await (permanent ? job.fail(err) : job.retry(err));
+        const landed = await (permanent ? job.fail(err) : job.retry(err));
+        const reason = permanent ? `permanent: ${errorText(err)}` : `exhausted after ${job.attempts} attempts: ${errorText(err)}`;
+        if (dies && landed) this.opts.logger.warn(deadLetterLine(`${this.opts.name} (queue ${JSON.stringify(job.queue)})`, job.id, reason));
       } catch (writeErr) {
         this.opts.logger.error(`${this.opts.name}: recording the failure of job ${job.id} failed; its claim will lapse and it will be retried`, writeErr);
       }
