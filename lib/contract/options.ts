@@ -1,4 +1,6 @@
 import { InvalidOption } from './errors.js';
+import { resolveJobExtras, type JobExtras, type JobHeaders, type OnConflict } from './job-extras.js';
+import { optionalObject, requireBatchSize, requireDurationMs, requireInstantMs, requireMaxAttempts, requirePriority } from './validate.js';
 
 /**
  * Queue-level options, stamped on each job row at enqueue and never looked up
@@ -27,6 +29,31 @@ export interface EnqueueOpts {
   maxAttempts?: number;
   /** The job expires (goes dead on `sweepExpired`, is never claimed) this long after enqueue. */
   expiresInMs?: number;
+  /**
+   * String metadata stored with the job and handed back as `Job.headers`
+   * (correlation id, causation id, `traceparent`). At most 8 KB of names and
+   * values in all (UTF-8); anything else is a RangeError before any write.
+   */
+  headers?: JobHeaders;
+  /**
+   * Deduplication key (SPEC §10): while a job of this queue with the key is
+   * pending or processing, another enqueue with it writes nothing and resolves
+   * to the existing job's id. Free again once that job is acked, cancelled or
+   * dead. At most 1024 UTF-8 bytes (`InvalidName` otherwise).
+   */
+  uniqueKey?: string;
+  /**
+   * With `uniqueKey`: `'keep'` (default) leaves the live job as it is;
+   * `'replace'` replaces the payload, headers and run time of a still-pending
+   * job (debounce). A job already processing is never changed.
+   */
+  onConflict?: OnConflict;
+  /**
+   * Ordered key (SPEC §10): among this queue's jobs with the same key only the
+   * oldest live one (enqueue order) can be claimed; the next becomes claimable
+   * once it is acked, cancelled or dead. A retried job keeps its key blocked.
+   */
+  orderingKey?: string;
 }
 
 /** Options accepted where a job is enqueued by queue name (transaction handles, outboxes). */
@@ -63,35 +90,23 @@ export interface JobStamp {
   expiresInMs: number | null;
 }
 
-function positiveInt(field: string, v: unknown): number {
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw new RangeError(`${field} must be a positive integer, got ${String(v)}`);
-  return v;
-}
+/** A stamp plus the validated headers and keys. */
+export type JobWrite = JobStamp & JobExtras;
 
-function nonNegative(field: string, v: unknown): number {
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw new RangeError(`${field} must be a finite number >= 0, got ${String(v)}`);
-  return Math.floor(v);
-}
-
-function positive(field: string, v: unknown): number {
-  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) throw new RangeError(`${field} must be a finite number > 0, got ${String(v)}`);
-  return Math.ceil(v);
-}
-
-/** Validates queue options (RangeError naming the field) and fills defaults. */
+/** Validates queue options ({@link InvalidArgument} naming the field and its bound) and fills defaults. */
 export function resolveQueueOpts(opts: QueueOpts | undefined, defaults: Readonly<Required<QueueOpts>> = DEFAULT_QUEUE_OPTS): Required<QueueOpts> {
-  const o = opts ?? {};
+  const o = optionalObject<QueueOpts>('queue opts', opts) ?? {};
   return {
-    visibilityTimeoutMs: o.visibilityTimeoutMs === undefined ? defaults.visibilityTimeoutMs : positive('visibilityTimeoutMs', o.visibilityTimeoutMs),
-    maxAttempts: o.maxAttempts === undefined ? defaults.maxAttempts : positiveInt('maxAttempts', o.maxAttempts),
-    backoffBaseMs: o.backoffBaseMs === undefined ? defaults.backoffBaseMs : nonNegative('backoffBaseMs', o.backoffBaseMs),
+    visibilityTimeoutMs: o.visibilityTimeoutMs === undefined ? defaults.visibilityTimeoutMs : requireDurationMs('visibilityTimeoutMs', o.visibilityTimeoutMs),
+    maxAttempts: o.maxAttempts === undefined ? defaults.maxAttempts : requireMaxAttempts('maxAttempts', o.maxAttempts),
+    backoffBaseMs: o.backoffBaseMs === undefined ? defaults.backoffBaseMs : requireDurationMs('backoffBaseMs', o.backoffBaseMs, { allowZero: true }),
     // undefined means "the default"; an explicit null means "keep dead rows forever".
     deadLetterRetentionMs:
       o.deadLetterRetentionMs === undefined
         ? defaults.deadLetterRetentionMs
         : o.deadLetterRetentionMs === null
           ? null
-          : nonNegative('deadLetterRetentionMs', o.deadLetterRetentionMs),
+          : requireDurationMs('deadLetterRetentionMs', o.deadLetterRetentionMs, { allowZero: true }),
   };
 }
 
@@ -99,8 +114,8 @@ export function resolveQueueOpts(opts: QueueOpts | undefined, defaults: Readonly
  * Resolves what is stamped on a job row: explicit per-job options win over the
  * queue's options, which win over the defaults. Pure; both engines call it.
  */
-export function resolveJobStamp(queueOpts: Required<QueueOpts>, opts: JobOpts | undefined): JobStamp {
-  const o = opts ?? {};
+export function resolveJobStamp(queueOpts: Required<QueueOpts>, opts: JobOpts | undefined): JobWrite {
+  const o = optionalObject<JobOpts>('job opts', opts) ?? {};
   const q = resolveQueueOpts(
     {
       visibilityTimeoutMs: o.visibilityTimeoutMs ?? queueOpts.visibilityTimeoutMs,
@@ -110,34 +125,28 @@ export function resolveJobStamp(queueOpts: Required<QueueOpts>, opts: JobOpts | 
     },
     queueOpts,
   );
-  let priority = 0;
-  if (o.priority !== undefined) {
-    if (typeof o.priority !== 'number' || !Number.isInteger(o.priority)) throw new RangeError(`priority must be an integer, got ${String(o.priority)}`);
-    priority = o.priority;
-  }
-  const delayMs = o.delayMs === undefined ? null : nonNegative('delayMs', o.delayMs);
-  let runAtMs: number | null = null;
-  if (delayMs === null && o.runAt !== undefined) {
-    if (typeof o.runAt !== 'number' || !Number.isFinite(o.runAt)) throw new RangeError(`runAt must be epoch milliseconds, got ${String(o.runAt)}`);
-    runAtMs = Math.floor(o.runAt);
-  }
-  const expiresInMs = o.expiresInMs === undefined ? null : positive('expiresInMs', o.expiresInMs);
-  return { priority, ...q, delayMs, runAtMs, expiresInMs };
+  const priority = o.priority === undefined ? 0 : requirePriority('priority', o.priority);
+  const delayMs = o.delayMs === undefined ? null : requireDurationMs('delayMs', o.delayMs, { allowZero: true });
+  // Checked even when delayMs wins, so a bad runAt is never silently ignored.
+  const runAt = o.runAt === undefined ? null : requireInstantMs('runAt', o.runAt);
+  const runAtMs = delayMs === null ? runAt : null;
+  const expiresInMs = o.expiresInMs === undefined ? null : requireDurationMs('expiresInMs', o.expiresInMs);
+  return { priority, ...q, delayMs, runAtMs, expiresInMs, ...resolveJobExtras(o) };
 }
 
-/** Validates a positive duration argument (ttl, extend, visibility): RangeError naming it. */
+/** A positive duration argument (ttl, extend, visibility). Prefer `requireDurationMs` from the validation module. */
 export function requirePositiveMs(name: string, v: unknown): number {
-  return positive(name, v);
+  return requireDurationMs(name, v);
 }
 
-/** Validates a non-negative duration argument: RangeError naming it. */
+/** A non-negative duration argument. Prefer `requireDurationMs(name, v, { allowZero: true })`. */
 export function requireNonNegativeMs(name: string, v: unknown): number {
-  return nonNegative(name, v);
+  return requireDurationMs(name, v, { allowZero: true });
 }
 
-/** Validates a positive integer count (batch sizes, limits): RangeError naming it. */
+/** A batch size or limit (1..10 000). Prefer `requireBatchSize` from the validation module. */
 export function requirePositiveInt(name: string, v: unknown): number {
-  return positiveInt(name, v);
+  return requireBatchSize(name, v);
 }
 
 /** Validates that an option is a non-empty string; {@link InvalidOption} naming the field. */

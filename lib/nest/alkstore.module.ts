@@ -15,7 +15,7 @@ import { nestStoreLogger } from './utils/nest-logger.js';
 
 const storeProvider: Provider = {
   provide: Store,
-  useFactory: (options: AlkstoreModuleOptions) => openStoreFromOptions(options, options.logger ?? nestStoreLogger()),
+  useFactory: (options: AlkstoreModuleOptions) => openStoreFromOptions(options, options?.logger ?? nestStoreLogger()),
   inject: [ALKSTORE_MODULE_OPTIONS],
 };
 

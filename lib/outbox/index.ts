@@ -18,5 +18,5 @@ export {
 export { NoopOutboxMetrics, NOOP_OUTBOX_METRICS, type OutboxMetrics, type RetryReason, type PublishResult, type AbandonReason } from './outbox-metrics.js';
 export { createPromMetrics, type PromMetricsOptions, type PromRegistryLike } from './prom-metrics.js';
 export { listDead, retryDead, purgeDead, purgeDeadOlderThan, type ListDeadLettersOpts } from './dead-letters.js';
-export { PublishTimeout, StoreCallTimeout } from './timers.js';
+export { PublishTimeout, StoreCallTimeout } from '../worker/timers.js';
 export { PermanentError } from '../contract/errors.js';

@@ -1,10 +1,9 @@
-import type { DeadReason } from './retry-policy.js';
+import type { DeadReason, HandlerResult, RetryReason, WorkerObserver } from '../worker/worker-observer.js';
 
-/** Why a failed delivery was retried: the handler threw, or it outran `publishTimeoutMs`. */
-export type RetryReason = 'error' | 'timeout';
+export type { RetryReason };
 
 /** How one delivery attempt ended, as seen by the worker. */
-export type PublishResult = 'ok' | 'error' | 'timeout' | 'permanent';
+export type PublishResult = HandlerResult;
 
 /**
  * Why the dispatcher let go of a row without recording its outcome; the row
@@ -54,3 +53,23 @@ export class NoopOutboxMetrics implements OutboxMetrics {
 
 /** One shared no-op instance. */
 export const NOOP_OUTBOX_METRICS: OutboxMetrics = Object.freeze(new NoopOutboxMetrics());
+
+/** The seam observer that feeds an {@link OutboxMetrics} (what the dispatcher builds from its `metrics` option). */
+export function outboxMetricsObserver(m: OutboxMetrics, outbox: string): WorkerObserver {
+  return {
+    claimed: (count) => m.claimed(count, outbox),
+    completed: (_job, ms) => {
+      m.publishDuration(ms, 'ok', outbox);
+      m.published(ms, outbox);
+    },
+    failed: (_job, _err, ms, result) => m.publishDuration(ms, result, outbox),
+    retried: (_job, reason) => m.retried(reason, outbox),
+    dead: (_job, reason) => m.dead(reason, outbox),
+    leaseLost: () => m.abandoned?.('lease-lost', outbox),
+    abandoned: (_job, reason) => m.abandoned?.(reason, outbox),
+    stats: (st) => {
+      m.pending(st.pending, outbox);
+      m.oldestPendingAgeMs(st.oldestPendingAgeMs, outbox);
+    },
+  };
+}

@@ -29,3 +29,9 @@ export interface NameVectors {
 export interface CodecVectors {
   roundTrip: { value: unknown; text: string }[];
 }
+
+export interface CronVectors {
+  next: { note: string; spec: string; zone: string; prev: string; next: string }[];
+  invalidSpecs: string[];
+  invalidZones: string[];
+}

@@ -1,18 +1,8 @@
 import { resolve } from 'node:path';
 import { Closed } from '../../contract/errors.js';
-import { encodePayload } from '../../contract/codec.js';
-import { validateKey, validateName } from '../../contract/names.js';
-import {
-  DEFAULT_QUEUE_OPTS,
-  OUTBOX_QUEUE_OPTS,
-  requirePositiveInt,
-  requirePositiveMs,
-  resolveJobStamp,
-  resolveQueueOpts,
-  type JobOpts,
-  type QueueOpts,
-} from '../../contract/options.js';
-import { parseEverySpec } from '../../contract/schedule-spec.js';
+import { SCHEDULES_WAKE_CHANNEL } from '../../contract/names.js';
+import { DEFAULT_QUEUE_OPTS, OUTBOX_QUEUE_OPTS, resolveQueueOpts, type JobOpts, type QueueOpts } from '../../contract/options.js';
+import { requireDurationMs, validateKey, validateName } from '../../contract/validate.js';
 import type {
   ExternalTx,
   Lock,
@@ -20,6 +10,7 @@ import type {
   Queue,
   RunSchedulesOpts,
   Schedule,
+  ScheduleListing,
   ScheduleOpts,
   Store,
   Stream,
@@ -27,7 +18,9 @@ import type {
   TxOps,
   WakeReceiver,
 } from '../../contract/types.js';
+import { loadCronIfInstalled } from '../../internal/load-cron.js';
 import { OutboxHandle } from '../../internal/outbox-handle.js';
+import { scheduleInput } from '../../internal/schedule-input.js';
 import { runSchedules, type SchedulerEngine } from '../../internal/scheduler-runner.js';
 import { WakeHub } from '../../internal/wake-hub.js';
 import { isBusy, retryOnBusy, type SqliteConn } from './connection.js';
@@ -39,7 +32,15 @@ import { Watcher } from './notify/watcher.js';
 import type { ResolvedSqliteOptions } from './options.js';
 import { insertJobs } from './queue-ops.js';
 import { SqliteQueue } from './queue.js';
-import { deleteSchedule, fireDueSchedules, readSchedule, upsertSchedule, type ScheduleInput } from './scheduler.js';
+import {
+  deleteSchedule,
+  fireDueSchedules,
+  listSchedules,
+  readSchedule,
+  setSchedulePaused,
+  triggerSchedule,
+  upsertSchedule,
+} from './scheduler.js';
 import { SqliteStream } from './stream.js';
 import { SqliteTxHandle } from './tx.js';
 import { notifyInput, outboxEnqueueInput } from './tx-input.js';
@@ -122,14 +123,17 @@ export class SqliteStore implements Store, SqliteCore {
   // ---- handles ----
 
   stream(name: string): Stream {
+    this.assertOpen();
     return new SqliteStream(this, validateName('stream', name));
   }
 
   queue(name: string, opts?: QueueOpts): Queue {
+    this.assertOpen();
     return this.queueHandle(validateName('queue', name), opts, DEFAULT_QUEUE_OPTS);
   }
 
   outbox(name: string, opts?: QueueOpts): Outbox {
+    this.assertOpen();
     return new OutboxHandle(name, (queueName, o) => this.queueHandle(queueName, o, OUTBOX_QUEUE_OPTS), opts);
   }
 
@@ -147,20 +151,8 @@ export class SqliteStore implements Store, SqliteCore {
   // ---- scheduler ----
 
   async schedule(name: string, spec: string, queue: string, payload: unknown, opts: ScheduleOpts = {}): Promise<Schedule> {
-    const input: ScheduleInput = {
-      name: validateName('schedule', name),
-      ...parseEverySpec(spec),
-      queue: validateName('queue', queue),
-      payloadText: encodePayload(payload),
-      priority: opts.priority === undefined ? 0 : resolveJobStamp(DEFAULT_QUEUE_OPTS, { priority: opts.priority }).priority,
-      maxAttempts: opts.maxAttempts === undefined ? null : requirePositiveInt('maxAttempts', opts.maxAttempts),
-      expiresInMs: opts.expiresInMs === undefined ? null : requirePositiveMs('expiresInMs', opts.expiresInMs),
-      startAt: null,
-    };
-    if (opts.startAt !== undefined) {
-      if (typeof opts.startAt !== 'number' || !Number.isFinite(opts.startAt)) throw new RangeError(`startAt must be epoch milliseconds, got ${String(opts.startAt)}`);
-      input.startAt = Math.floor(opts.startAt);
-    }
+    this.assertOpen();
+    const input = await scheduleInput(name, spec, queue, payload, opts);
     return this.write('schedule', (ctx) => upsertSchedule(ctx, input));
   }
 
@@ -174,8 +166,30 @@ export class SqliteStore implements Store, SqliteCore {
     return this.read('getSchedule', (conn) => readSchedule(conn, n));
   }
 
+  async listSchedules(): Promise<ScheduleListing> {
+    this.assertOpen();
+    return this.read('listSchedules', (conn) => listSchedules(conn));
+  }
+
+  async pauseSchedule(name: string): Promise<boolean> {
+    const n = validateName('schedule', name);
+    return this.write('pauseSchedule', (ctx) => setSchedulePaused(ctx, n, true));
+  }
+
+  async resumeSchedule(name: string): Promise<boolean> {
+    const n = validateName('schedule', name);
+    await loadCronIfInstalled();
+    return this.write('resumeSchedule', (ctx) => setSchedulePaused(ctx, n, false));
+  }
+
+  async triggerSchedule(name: string): Promise<number | null> {
+    const n = validateName('schedule', name);
+    return this.write('triggerSchedule', (ctx) => triggerSchedule(ctx, n, (q, d) => this.registeredQueueOpts(q, d)));
+  }
+
   /** One scheduler tick (the runner calls it); public for tests and custom runners. */
-  fireDue(): Promise<{ now: number; nextFireAt: number | null }> {
+  async fireDue(): Promise<{ now: number; nextFireAt: number | null }> {
+    await loadCronIfInstalled();
     return this.write('fireDue', (ctx) => fireDueSchedules(ctx, (q, d) => this.registeredQueueOpts(q, d)));
   }
 
@@ -186,6 +200,7 @@ export class SqliteStore implements Store, SqliteCore {
       tryLock: (name, owner, ttlMs) => this.lockInternal(name, owner, ttlMs),
       listen: (channel) => this.wakes(channel),
       fireDue: () => this.fireDue(),
+      wake: () => this.write('wake', (ctx) => ctx.wake(SCHEDULES_WAKE_CHANNEL)),
     };
     return runSchedules(engine, signal, opts);
   }
@@ -245,7 +260,7 @@ export class SqliteStore implements Store, SqliteCore {
 
   private async lockInternal(name: string, owner: string, ttlMs: number): Promise<Lock | null> {
     const o = validateKey('owner', owner);
-    const ttl = requirePositiveMs('ttlMs', ttlMs);
+    const ttl = requireDurationMs('ttlMs', ttlMs);
     const expiresAt = await this.write('tryLock', (ctx) => tryLockRow(ctx, name, o, ttl));
     return expiresAt === null ? null : new SqliteLock(this, name, o, expiresAt);
   }
@@ -267,7 +282,7 @@ export class SqliteStore implements Store, SqliteCore {
     try {
       result = await fn(tx);
     } catch (err) {
-      await tx.rollback();
+      if (!tx.finished) await tx.rollback();
       throw err;
     }
     if (!tx.finished) await tx.commit();

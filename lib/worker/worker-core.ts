@@ -1,0 +1,811 @@
+import { performance } from 'node:perf_hooks';
+import { AlkstoreError, PermanentError } from '../contract/errors.js';
+import type { Job, Queue, StoreLogger, WakeReceiver } from '../contract/types.js';
+import { deadLetterLine } from '../internal/dead-letter-log.js';
+import { errorText } from '../internal/outbox-handle.js';
+import { sleep } from '../internal/sleep.js';
+import { AckBatcher } from './ack-batcher.js';
+import { ChangeLatch, withTimeout } from './timers.js';
+import type { AbandonReason, DeadReason, HandlerResult, RetryReason, WorkerObserver } from './worker-observer.js';
+
+/** How a handler call failed. */
+export type FailureKind = 'transient' | 'timeout' | 'permanent';
+
+/**
+ * What to write for a failed job: `retry` (with `delayMs`, or the store's
+ * stamped backoff when undefined; the store dead-letters a job whose attempts
+ * are exhausted) or `dead` at once with `error` as its last error.
+ */
+export type FailureOutcome =
+  | { readonly kind: 'retry'; readonly reason: RetryReason; readonly delayMs: number | undefined; readonly error: unknown }
+  | { readonly kind: 'dead'; readonly reason: DeadReason; readonly error: unknown };
+
+/**
+ * A batch handler's answer: nothing (every job succeeded) or one entry per
+ * job, in order: an `Error` retries that job (`PermanentError` dead-letters
+ * it), anything else acks it.
+ */
+export type BatchOutcomes = readonly unknown[] | void | undefined | null;
+
+/** Runs a handler call inside a context (a tracing span, a correlation id); must return what `run` returns. */
+export type HandlerWrapper = (jobs: readonly Job[], run: () => Promise<unknown>) => Promise<unknown>;
+
+/** Configuration of {@link WorkerCore}; the outbox dispatcher and the queue worker each fill it their way. */
+export interface WorkerCoreOptions {
+  readonly queue: Queue;
+  /** Prefix of every log line, e.g. `outbox "orders"` or `@QueueHandler Mailer.send`. */
+  readonly name: string;
+  /** Called once per job. Exactly one of `handler` and `batchHandler`. */
+  readonly handler?: (job: Job, signal: AbortSignal) => unknown;
+  /** Called with up to `batchSize` jobs at once; see {@link BatchOutcomes}. */
+  readonly batchHandler?: (jobs: Job[], signal: AbortSignal) => unknown;
+  /** Jobs per batch handler call (batch mode only). */
+  readonly batchSize?: number;
+  /** Handler calls running at once. */
+  readonly concurrency: number;
+  /** Claimed jobs held on top of `concurrency` in a local buffer (single-job mode only). */
+  readonly prefetch: number;
+  /** Largest single claim. */
+  readonly maxClaim: number;
+  /** Lease of each claim (ms); undefined = the job's stamped visibility timeout. */
+  readonly leaseMs: number | undefined;
+  /** Heartbeat claims in flight every half lease, so a long handler keeps its job. */
+  readonly renewLeases: boolean;
+  /** Abort (and fail with `timeoutError`) a handler call that runs longer than this. */
+  readonly handlerTimeoutMs?: number;
+  readonly timeoutError?: (ms: number) => Error;
+  /** One AbortController per job (aborted on timeout, lost lease, drain) instead of one shared by all. */
+  readonly jobSignals: boolean;
+  /** Bound of every store call (a hung call counts as failed). */
+  readonly storeTimeoutMs: number;
+  /** Wait after a claim that returned some jobs but fewer than asked. */
+  readonly pollIntervalMs: number;
+  /** Wait after an empty claim (wakes cut it short). */
+  readonly idlePollIntervalMs: number;
+  /** First pause after a store error; doubles per consecutive error up to `maxBackoffMs`. */
+  readonly firstBackoffMs: number;
+  readonly maxBackoffMs: number;
+  readonly drainTimeoutMs: number;
+  /** Outcome writes get at least this long on shutdown, even past the drain timeout. */
+  readonly minOutcomeDrainMs: number;
+  /** After the drain timeout, `release()` still-running jobs (claimable again at once) instead of leaving them to their lease. */
+  readonly releaseOnDrainTimeout: boolean;
+  /** Abort reason given to handlers still running when the drain gives up. */
+  readonly stopMessage: string;
+  readonly decide: (job: Job, failure: FailureKind, error: unknown) => FailureOutcome;
+  readonly workerId: string;
+  readonly logger: StoreLogger;
+  /** Log every handler failure at error level. */
+  readonly logHandlerErrors: boolean;
+  /** The seam for metrics and events (see {@link combineObservers}); null = none. */
+  readonly observer: WorkerObserver | null;
+  readonly statsIntervalMs: number;
+  readonly wrap?: HandlerWrapper | null;
+}
+
+type State = 'buffered' | 'running' | 'recording' | 'unrecorded' | 'finished';
+
+/** A claimed job this worker is responsible for until its outcome lands or it lets go. */
+interface Tracked {
+  readonly job: Job;
+  state: State;
+  abort: AbortController | null;
+  /** The outcome to write (null: ack). */
+  outcome: FailureOutcome | null;
+  /** performance.now() of the first failed outcome write. */
+  failingSince: number | null;
+  leaseLost: boolean;
+  renewing: boolean;
+  readonly leaseMs: number;
+  /** performance.now(): buffered jobs are released here; in-flight ones renewed. */
+  dueAt: number;
+}
+
+const ACK_LIKE = null;
+
+/**
+ * The one worker loop under the outbox dispatcher and the queue worker:
+ * claim sizing (free slots + prefetch, bounded by `maxClaim`), a prefetch
+ * buffer whose jobs are released at half their lease, handler calls with an
+ * optional timeout and abort signal, acks coalesced into `ackBatch`, fenced
+ * retry/dead writes with retries within the lease, lease renewal of every
+ * claim in flight, store-error backoff, an abortable wait woken by the
+ * queue's commits and by freed slots, and a drain that releases what never
+ * started. Metrics, events and tracing hook in through `observer` and `wrap`.
+ * Built only on the public `Queue`/`Job` contract.
+ */
+export class WorkerCore {
+  private readonly o: WorkerCoreOptions;
+  private readonly batchMode: boolean;
+  private readonly tracked = new Set<Tracked>();
+  private buffer: Tracked[] = [];
+  /** Handler calls in flight (a batch counts once). */
+  private runningCalls = 0;
+  /** Jobs whose outcome write is queued, in flight or waiting for a retry. */
+  private unsettled = 0;
+  private readonly acks: AckBatcher<Tracked>;
+  private unrecorded: Tracked[] = [];
+  private retryTimer: ReturnType<typeof setTimeout> | null = null;
+  private bufferTimer: ReturnType<typeof setTimeout> | null = null;
+  private bufferTimerAt = 0;
+  private renewTimer: ReturnType<typeof setTimeout> | null = null;
+  private renewTimerAt = 0;
+  private readonly renewals = new Set<Promise<void>>();
+  private readonly changed = new ChangeLatch();
+  private sharedAbort = new AbortController();
+  private wakes: WakeReceiver | null = null;
+  private waiter: ((woken: boolean) => void) | null = null;
+  private wakePending = false;
+  private kickScheduled = false;
+  private backlog = false;
+  private ranSinceDrained = false;
+  private storeFailures = 0;
+  private storeClosed = false;
+  /** The drain gave up: late handler results and writes are dropped. */
+  private stopped = false;
+  private stopping = false;
+  private active = false;
+
+  constructor(options: WorkerCoreOptions) {
+    this.o = options;
+    this.batchMode = options.batchHandler !== undefined;
+    this.acks = new AckBatcher<Tracked>({
+      maxBatch: Math.max(1, options.maxClaim, options.concurrency + options.prefetch),
+      write: (items) => (this.stopped ? Promise.resolve(0) : withTimeout(this.o.queue.ackBatch(items.map((t) => t.job)), this.o.storeTimeoutMs, 'ackBatch')),
+      landed: (items, count) => this.acksLanded(items, count),
+      failed: (items, err) => this.acksFailed(items, err),
+    });
+  }
+
+  /** Jobs claimed and not yet handed to a handler, plus those whose handler runs. */
+  get inFlight(): number {
+    let n = this.buffer.length;
+    for (const t of this.tracked) if (t.state === 'running') n += 1;
+    return n;
+  }
+
+  /** True while {@link run} has not resolved. */
+  get running(): boolean {
+    return this.active;
+  }
+
+  /**
+   * Runs until `signal` aborts (or the store closes), then drains and resolves.
+   * Store errors are logged and backed off, never thrown.
+   */
+  async run(signal: AbortSignal): Promise<void> {
+    if (this.active) throw new Error(`${this.o.name} is already running`);
+    this.active = true;
+    this.stopped = false;
+    this.stopping = false;
+    this.storeClosed = false;
+    this.storeFailures = 0;
+    this.backlog = false;
+    this.wakePending = false;
+    if (this.sharedAbort.signal.aborted) this.sharedAbort = new AbortController();
+    const background = new AbortController();
+    const onAbort = (): void => this.waiter?.(false);
+    try {
+      if (signal.aborted) return;
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.openWakes();
+      const stats = this.statsLoop(background.signal);
+      const started = { at: 0 };
+      try {
+        await this.claimLoop(signal);
+      } finally {
+        started.at = performance.now();
+        this.stopping = true;
+        await this.drain(started.at);
+        background.abort();
+        await stats;
+      }
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      background.abort();
+      this.clearTimers();
+      this.wakes?.close();
+      this.wakes = null;
+      this.waiter = null;
+      this.active = false;
+    }
+  }
+
+  private openWakes(): void {
+    try {
+      const wakes = this.o.queue.listen();
+      this.wakes = wakes;
+      void this.receiveWakes(wakes);
+    } catch (err) {
+      this.wakes = null;
+      this.o.logger.warn(`${this.o.name}: cannot listen for commits on queue ${JSON.stringify(this.o.queue.name)} (${errorText(err)}); polling only`);
+    }
+  }
+
+  /** Turns the queue's wakes into a flag and a resolved wait: no AbortSignal per wait. */
+  private async receiveWakes(wakes: WakeReceiver): Promise<void> {
+    try {
+      for (;;) {
+        if ((await wakes.recv()) === null) return;
+        const w = this.waiter;
+        if (w) w(true);
+        else this.wakePending = true;
+      }
+    } catch (err) {
+      this.o.logger.warn(`${this.o.name}: stopped listening for wakes of queue ${JSON.stringify(this.o.queue.name)} (${errorText(err)}); polling every ${this.o.idlePollIntervalMs} ms`);
+    }
+  }
+
+  // ---- claiming ---------------------------------------------------------------------------------
+
+  private async claimLoop(stop: AbortSignal): Promise<void> {
+    while (!stop.aborted && !this.storeClosed) {
+      const free = this.freeSlots();
+      if (free <= 0) {
+        if (await this.waitForWork(this.o.idlePollIntervalMs)) this.backlog = true;
+        continue;
+      }
+      const want = Math.min(this.o.maxClaim, free);
+      const wallStarted = Date.now();
+      const claimStarted = performance.now();
+      let jobs: Job[];
+      try {
+        jobs = await this.claim(want);
+        this.storeFailures = 0;
+      } catch (err) {
+        if (stop.aborted) break;
+        if (this.noteStoreError('claimBatch', err)) break;
+        await sleep(this.backoffMs(), stop);
+        continue;
+      }
+      if (jobs.length > 0) {
+        this.o.observer?.claimed?.(jobs.length);
+        this.ranSinceDrained = true;
+      } else if (this.ranSinceDrained) {
+        this.ranSinceDrained = false;
+        this.o.observer?.drained?.();
+      }
+      if (stop.aborted) {
+        // Claimed after shutdown began: never started, so hand them back with their attempt.
+        await this.releaseJobs(jobs, null);
+        break;
+      }
+      this.take(jobs, claimStarted, wallStarted);
+      // A full claim: more is probably ready. Claim again at once, or wait for a freed slot.
+      this.backlog = jobs.length === want;
+      if (this.backlog && this.freeSlots() > 0) continue;
+      const wait = jobs.length === 0 ? this.o.idlePollIntervalMs : this.o.pollIntervalMs;
+      if (await this.waitForWork(wait)) this.backlog = true;
+    }
+  }
+
+  /**
+   * How many jobs the next claim may take: the free capacity (`concurrency + prefetch` minus
+   * running and buffered jobs; in batch mode one batch per free call slot), 0 while the buffer
+   * is above half the prefetch or while more than that capacity of outcomes is unrecorded.
+   */
+  private freeSlots(): number {
+    if (this.batchMode) {
+      const size = this.o.batchSize ?? 1;
+      if (this.unsettled > this.o.concurrency * size) return 0;
+      return this.runningCalls < this.o.concurrency ? size : 0;
+    }
+    const capacity = this.o.concurrency + this.o.prefetch;
+    if (this.unsettled > capacity) return 0;
+    if (this.buffer.length > Math.floor(this.o.prefetch / 2)) return 0;
+    return capacity - this.runningCalls - this.buffer.length;
+  }
+
+  private async claim(max: number): Promise<Job[]> {
+    const opts = this.o.leaseMs === undefined ? undefined : { visibilityTimeoutMs: this.o.leaseMs };
+    const pending = this.o.queue.claimBatch(max, this.o.workerId, opts);
+    try {
+      return await withTimeout(pending, this.o.storeTimeoutMs, 'claimBatch');
+    } catch (err) {
+      // A claim that lands after we gave up on it would strand its jobs until their lease: hand them back.
+      pending.then(
+        (late) => this.releaseJobs(late, null),
+        () => undefined,
+      );
+      throw err;
+    }
+  }
+
+  private track(job: Job, claimStarted: number, wallStarted: number): Tracked {
+    // The stamped lease, measured from before the claim was sent (never later than the database's).
+    const leaseMs = this.o.leaseMs ?? Math.max(1, job.deadline - wallStarted);
+    const t: Tracked = { job, state: 'buffered', abort: null, outcome: null, failingSince: null, leaseLost: false, renewing: false, leaseMs, dueAt: claimStarted + leaseMs / 2 };
+    this.tracked.add(t);
+    return t;
+  }
+
+  /** Starts what free slots allow of a fresh claim and buffers the rest. */
+  private take(jobs: readonly Job[], claimStarted: number, wallStarted: number): void {
+    if (jobs.length === 0) return;
+    if (this.batchMode) {
+      this.execute(jobs.map((job) => this.track(job, claimStarted, wallStarted)));
+      return;
+    }
+    for (const job of jobs) {
+      const t = this.track(job, claimStarted, wallStarted);
+      if (this.runningCalls < this.o.concurrency && this.buffer.length === 0) this.execute([t]);
+      else this.buffer.push(t);
+    }
+    this.startBuffered();
+  }
+
+  /** Moves buffered jobs into free slots; one past its release point is given back instead of started late. */
+  private startBuffered(): void {
+    if (this.stopping) return;
+    let late: Tracked[] | null = null;
+    const now = performance.now();
+    while (this.runningCalls < this.o.concurrency && this.buffer.length > 0) {
+      const next = this.buffer.shift()!;
+      if (now >= next.dueAt) (late ??= []).push(next);
+      else this.execute([next]);
+    }
+    if (late) void this.releaseBuffered(late, 'they waited half their lease for a free slot');
+    this.scheduleBufferExpiry();
+  }
+
+  /** Keeps one timer at the earliest release point of the buffer. */
+  private scheduleBufferExpiry(): void {
+    if (this.buffer.length === 0 || this.stopping) {
+      if (this.bufferTimer) clearTimeout(this.bufferTimer);
+      this.bufferTimer = null;
+      return;
+    }
+    let first = Infinity;
+    for (const b of this.buffer) first = Math.min(first, b.dueAt);
+    // A timer due no later than the first release point stays (it re-plans when it fires).
+    if (this.bufferTimer && this.bufferTimerAt <= first) return;
+    if (this.bufferTimer) clearTimeout(this.bufferTimer);
+    this.bufferTimerAt = first;
+    this.bufferTimer = setTimeout(() => {
+      this.bufferTimer = null;
+      const now = performance.now();
+      const late = this.buffer.filter((b) => now >= b.dueAt);
+      if (late.length > 0) {
+        this.buffer = this.buffer.filter((b) => now < b.dueAt);
+        void this.releaseBuffered(late, 'they waited half their lease for a free slot');
+        this.slotFreed();
+      }
+      this.scheduleBufferExpiry();
+    }, Math.max(0, first - performance.now()));
+  }
+
+  /** Gives buffered (never started) jobs back: pending at once, attempt returned. */
+  private async releaseBuffered(items: readonly Tracked[], why: string): Promise<void> {
+    if (items.length === 0) return;
+    const line = `${this.o.name}: releasing ${items.length} buffered job(s) that never started: ${why}`;
+    // On shutdown this is the normal path; while running it means the prefetch outruns the handlers.
+    if (this.stopping) this.o.logger.log(line);
+    else this.o.logger.warn(line);
+    for (const t of items) this.untrack(t);
+    await this.releaseJobs(
+      items.map((t) => t.job),
+      null,
+    );
+  }
+
+  private async releaseJobs(jobs: readonly Job[], why: string | null): Promise<void> {
+    if (jobs.length === 0) return;
+    const results = await Promise.allSettled(jobs.map((job) => withTimeout(job.release(), this.o.storeTimeoutMs, 'release')));
+    const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed.length > 0) {
+      this.o.logger.warn(`${this.o.name}: could not release ${failed.length} job(s)${why ? ` (${why})` : ''}: ${errorText(failed[0]!.reason)}; they return after their claims lapse`);
+    }
+  }
+
+  // ---- running handlers ------------------------------------------------------------------------
+
+  private execute(items: Tracked[]): void {
+    this.runningCalls += 1;
+    for (const t of items) t.state = 'running';
+    if (this.o.renewLeases) this.scheduleRenewal(items[0]!.dueAt);
+    void this.call(items)
+      .catch((err: unknown) => {
+        this.o.logger.error(`${this.o.name}: bookkeeping of job ${items[0]!.job.id} failed`, err);
+        for (const t of items) if (t.state === 'running') this.untrack(t);
+      })
+      .finally(() => {
+        this.runningCalls -= 1;
+        this.changed.fire();
+        this.startBuffered();
+        this.slotFreed();
+      });
+  }
+
+  private signalFor(items: Tracked[]): AbortSignal {
+    if (!this.o.jobSignals) return this.sharedAbort.signal;
+    const ac = new AbortController();
+    for (const t of items) t.abort = ac;
+    return ac.signal;
+  }
+
+  private async call(items: Tracked[]): Promise<void> {
+    const o = this.o;
+    const timed = o.observer !== null || o.handlerTimeoutMs !== undefined;
+    const started = timed ? performance.now() : 0;
+    const signal = this.signalFor(items);
+    const jobs = items.map((t) => t.job);
+    let result: HandlerResult = 'ok';
+    let error: unknown = null;
+    let outcomes: BatchOutcomes = undefined;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      const invoke = (): Promise<unknown> =>
+        Promise.resolve().then(() => (this.batchMode ? o.batchHandler!(jobs, signal) : o.handler!(jobs[0]!, signal)));
+      const attempt = o.wrap ? o.wrap(jobs, invoke) : invoke();
+      if (o.handlerTimeoutMs === undefined) {
+        outcomes = (await attempt) as BatchOutcomes;
+      } else {
+        const ms = o.handlerTimeoutMs;
+        const timedOut = new Promise<typeof TIMEOUT>((resolve) => {
+          timer = setTimeout(() => resolve(TIMEOUT), ms);
+        });
+        const r = await Promise.race([attempt, timedOut]);
+        if (r === TIMEOUT) {
+          result = 'timeout';
+          error = o.timeoutError ? o.timeoutError(ms) : new Error(`handler timed out after ${ms} ms`);
+          items[0]!.abort?.abort(error);
+        } else {
+          outcomes = r as BatchOutcomes;
+        }
+      }
+    } catch (err) {
+      error = err;
+      result = isPermanent(err) ? 'permanent' : 'error';
+    } finally {
+      clearTimeout(timer);
+    }
+    const durationMs = timed ? performance.now() - started : 0;
+    for (let i = 0; i < items.length; i++) {
+      const t = items[i]!;
+      let r = result;
+      let e = error;
+      if (r === 'ok' && this.batchMode && Array.isArray(outcomes) && outcomes[i] instanceof Error) {
+        e = outcomes[i];
+        r = isPermanent(e) ? 'permanent' : 'error';
+      }
+      this.settle(t, r, e, durationMs);
+    }
+  }
+
+  /** One job's handler result: queue its ack or write its failure, unless the worker let go of it meanwhile. */
+  private settle(t: Tracked, result: HandlerResult, error: unknown, durationMs: number): void {
+    // The drain gave up on it (left to its lease or released): its late result is dropped.
+    if (t.state === 'finished') return;
+    const obs = this.o.observer;
+    if (result === 'ok') obs?.completed?.(t.job, durationMs);
+    else {
+      obs?.failed?.(t.job, error, durationMs, result);
+      // A PermanentError is a decision, not a crash: its one line is the dead-letter WARN in record().
+      if (this.o.logHandlerErrors && result !== 'permanent') {
+        const job = t.job;
+        this.o.logger.error(`${this.o.name} failed on job ${job.id} (attempt ${job.attempts}/${job.maxAttempts})`, error);
+      }
+    }
+    if (this.stopped || t.leaseLost) {
+      // Someone else owns the job now (or shutdown let go of it); its outcome is theirs to write.
+      this.untrack(t);
+      return;
+    }
+    this.unsettled += 1;
+    if (result === 'ok') {
+      t.outcome = ACK_LIKE;
+      t.state = 'recording';
+      this.acks.add(t);
+    } else {
+      const failure: FailureKind = result === 'permanent' ? 'permanent' : result === 'timeout' ? 'timeout' : 'transient';
+      void this.record(t, this.o.decide(t.job, failure, error));
+    }
+  }
+
+  // ---- outcomes ---------------------------------------------------------------------------------
+
+  private acksLanded(items: readonly Tracked[], count: number): void {
+    this.storeFailures = 0;
+    // Fenced acks (the claim lapsed, the job may run again) changed nothing; ackBatch says how many, not which.
+    const lost = Math.max(0, items.length - count);
+    if (lost > 0 && !this.stopped) {
+      // The documented at-least-once window, counted by `leaseLost`: not a warning.
+      this.o.logger.log(`${this.o.name}: ${lost} of ${items.length} ack(s) came after the claim lapsed; those jobs may run again`);
+      for (let i = 0; i < lost; i++) this.o.observer?.leaseLost?.(null);
+    }
+    for (const t of items) this.settled(t);
+    // Held-back claims may resume.
+    if (this.backlog) this.kick();
+  }
+
+  /** A failed ack write is kept for a retry, within one lease from its first failure. */
+  private acksFailed(items: readonly Tracked[], err: unknown): void {
+    if (this.stopped) {
+      for (const t of items) this.settled(t);
+      return;
+    }
+    if (this.noteStoreError(`recording the ack of ${items.length} job(s)`, err)) {
+      for (const t of items) this.giveUp(t, 'outcome-write');
+      return;
+    }
+    for (const t of items) this.keepForRetry(t);
+  }
+
+  /** Writes a retry or dead-letter outcome, fenced by the claim token. */
+  private async record(t: Tracked, outcome: FailureOutcome): Promise<void> {
+    t.outcome = outcome;
+    t.state = 'recording';
+    let landed: boolean;
+    try {
+      const write = outcome.kind === 'retry' ? t.job.retry(outcome.error, outcome.delayMs) : t.job.fail(outcome.error);
+      landed = await withTimeout(write, this.o.storeTimeoutMs, outcome.kind === 'dead' ? 'fail' : 'retry');
+      this.storeFailures = 0;
+    } catch (err) {
+      if (this.stopped) return this.settled(t);
+      if (this.noteStoreError(`writing the outcome of job ${t.job.id}`, err)) return this.giveUp(t, 'outcome-write');
+      return this.keepForRetry(t);
+    }
+    if ((t.state as State) === 'finished') return;
+    if (!landed) {
+      // Fenced: the lease lapsed and the job was (or may be) reclaimed. Zero rows changed.
+      this.loseLease(t);
+      return;
+    }
+    const dead = outcome.kind === 'dead' ? outcome.reason : outcome.delayMs === undefined && t.job.attempts >= t.job.maxAttempts ? 'exhausted' : null;
+    if (dead !== null) {
+      this.o.logger.warn(deadLetterLine(`${this.o.name}: job ${t.job.id} of queue ${JSON.stringify(this.o.queue.name)}`, t.job, dead, outcome.error));
+      this.o.observer?.dead?.(t.job, dead, outcome.error);
+    } else if (outcome.kind === 'retry') this.o.observer?.retried?.(t.job, outcome.reason, outcome.error);
+    this.settled(t);
+  }
+
+  private keepForRetry(t: Tracked): void {
+    const now = performance.now();
+    t.failingSince ??= now;
+    if (now - t.failingSince >= t.leaseMs) {
+      this.o.logger.warn(`${this.o.name}: giving up on the outcome of job ${t.job.id} after ${Math.round(t.leaseMs)} ms; it runs again after its claim lapses`);
+      this.giveUp(t, 'outcome-write');
+      return;
+    }
+    t.state = 'unrecorded';
+    this.unrecorded.push(t);
+    this.scheduleOutcomeRetry();
+  }
+
+  private scheduleOutcomeRetry(): void {
+    if (this.retryTimer || this.unrecorded.length === 0) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      this.rewriteUnrecorded();
+    }, this.backoffMs());
+  }
+
+  private rewriteUnrecorded(): void {
+    const due = this.unrecorded;
+    this.unrecorded = [];
+    for (const t of due) {
+      if (t.state !== 'unrecorded') continue;
+      if (t.outcome === null) {
+        t.state = 'recording';
+        this.acks.add(t);
+      } else {
+        void this.record(t, t.outcome);
+      }
+    }
+  }
+
+  /** The outcome of `t` landed (or was dropped): it no longer counts against the claim capacity. */
+  private settled(t: Tracked): void {
+    if (t.state === 'recording' || t.state === 'unrecorded') this.unsettled -= 1;
+    this.untrack(t);
+  }
+
+  private giveUp(t: Tracked, reason: AbandonReason): void {
+    this.o.observer?.abandoned?.(t.job, reason);
+    this.settled(t);
+  }
+
+  private untrack(t: Tracked): void {
+    t.state = 'finished';
+    if (this.tracked.delete(t)) this.changed.fire();
+  }
+
+  // ---- lease renewal -----------------------------------------------------------------------------
+
+  /** Keeps one timer at the earliest renewal point of the claims in flight. */
+  private scheduleRenewal(at: number): void {
+    if (this.stopped) return;
+    if (this.renewTimer && this.renewTimerAt <= at) return;
+    if (this.renewTimer) clearTimeout(this.renewTimer);
+    this.renewTimerAt = at;
+    this.renewTimer = setTimeout(() => this.renewDue(), Math.max(0, at - performance.now()));
+  }
+
+  private renewDue(): void {
+    this.renewTimer = null;
+    const now = performance.now();
+    let next = Infinity;
+    for (const t of this.tracked) {
+      if (t.state === 'buffered' || t.state === 'finished' || t.leaseLost) continue;
+      if (now >= t.dueAt) {
+        // A fixed schedule: one slow round does not delay the next.
+        t.dueAt += Math.max(1, t.leaseMs / 2);
+        if (t.dueAt <= now) t.dueAt = now + Math.max(1, t.leaseMs / 2);
+        if (!t.renewing) {
+          const p = this.renew(t).finally(() => this.renewals.delete(p));
+          this.renewals.add(p);
+        }
+      }
+      next = Math.min(next, t.dueAt);
+    }
+    if (next < Infinity) this.scheduleRenewal(next);
+  }
+
+  private async renew(t: Tracked): Promise<void> {
+    t.renewing = true;
+    try {
+      const ok = await withTimeout(t.job.heartbeat(t.leaseMs), this.o.storeTimeoutMs, 'heartbeat');
+      // A write in flight decides for itself.
+      if (ok || t.state === 'finished' || t.state === 'recording') return;
+      this.loseLease(t);
+    } catch (err) {
+      // Not a verdict: the next round may still land before the deadline.
+      if (!this.stopped) this.noteStoreError(`renewing the lease of job ${t.job.id}`, err);
+    } finally {
+      t.renewing = false;
+    }
+  }
+
+  private loseLease(t: Tracked): void {
+    if (t.leaseLost || t.state === 'finished') return;
+    t.leaseLost = true;
+    this.o.logger.warn(`${this.o.name}: lost the claim of job ${t.job.id}; another worker may run it again`);
+    this.o.observer?.leaseLost?.(t.job);
+    if (t.state === 'running') {
+      // The slot stays taken until the handler settles (settle() untracks it).
+      t.abort?.abort(new Error('lease lost'));
+    } else {
+      this.settled(t);
+    }
+  }
+
+  // ---- stats ----------------------------------------------------------------------------------------
+
+  private async statsLoop(stop: AbortSignal): Promise<void> {
+    const obs = this.o.observer;
+    if (!obs?.stats) return;
+    while (!stop.aborted) {
+      try {
+        obs.stats(await withTimeout(this.o.queue.stats(), this.o.storeTimeoutMs, 'stats'));
+      } catch (err) {
+        if (!isClosed(err)) this.o.logger.warn(`${this.o.name}: sampling queue stats failed (${errorText(err)})`);
+      }
+      await sleep(this.o.statsIntervalMs, stop);
+    }
+  }
+
+  // ---- shutdown -----------------------------------------------------------------------------------
+
+  /** Claiming has stopped: release the buffer, wait for handlers up to the drain timeout, then for outcome writes. */
+  private async drain(startedAt: number): Promise<void> {
+    const buffered = this.buffer.splice(0);
+    const releasing = this.releaseBuffered(buffered, 'the worker is stopping');
+    this.scheduleBufferExpiry();
+    const deadline = startedAt + this.o.drainTimeoutMs;
+    while (this.runningCalls > 0) {
+      const left = deadline - performance.now();
+      if (left <= 0) break;
+      await this.changed.wait(left);
+    }
+    await releasing;
+    if (this.runningCalls > 0) {
+      const left = [...this.tracked].filter((t) => t.state === 'running');
+      const reason = new Error(this.o.stopMessage);
+      for (const t of left) {
+        this.o.observer?.abandoned?.(t.job, 'drain');
+        this.untrack(t);
+        t.abort?.abort(reason);
+      }
+      if (!this.o.jobSignals) this.sharedAbort.abort(reason);
+      if (this.o.releaseOnDrainTimeout && left.length > 0) {
+        this.o.logger.warn(`${this.o.name}: ${left.length} job(s) still running after the ${this.o.drainTimeoutMs} ms drain; releasing them`);
+        await this.releaseJobs(
+          left.map((t) => t.job),
+          'drain timeout',
+        );
+      }
+    }
+    // Outcome writes: retry failed ones at once, within what is left (and at least minOutcomeDrainMs).
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    const writeDeadline = Math.max(deadline, performance.now() + this.o.minOutcomeDrainMs);
+    while (this.unsettled > 0 && !this.storeClosed) {
+      const left = writeDeadline - performance.now();
+      if (left <= 0) break;
+      this.rewriteUnrecorded();
+      this.acks.flush();
+      await this.changed.wait(this.unrecorded.length > 0 ? Math.min(left, this.backoffMs()) : left);
+    }
+    this.stopped = true;
+    this.clearTimers();
+    const leftover = [...this.tracked];
+    if (leftover.length > 0) {
+      const unwritten = leftover.filter((t) => t.state !== 'running').length;
+      if (unwritten > 0) this.o.logger.warn(`${this.o.name}: ${unwritten} outcome(s) not recorded by shutdown; those jobs run again after their claims lapse`);
+      const reason = new Error(this.o.stopMessage);
+      for (const t of leftover) {
+        t.abort?.abort(reason);
+        this.giveUp(t, 'drain');
+      }
+    }
+    await Promise.all(this.renewals);
+  }
+
+  private clearTimers(): void {
+    for (const timer of [this.retryTimer, this.bufferTimer, this.renewTimer]) if (timer) clearTimeout(timer);
+    this.retryTimer = this.bufferTimer = this.renewTimer = null;
+  }
+
+  // ---- waiting ----------------------------------------------------------------------------------------
+
+  /** Resolves true when the queue's wake ended the wait (a commit on the queue), false on a kick, the poll or stop. */
+  private waitForWork(ms: number): Promise<boolean> {
+    if (this.wakePending) {
+      this.wakePending = false;
+      return Promise.resolve(true);
+    }
+    if (this.stopping) return Promise.resolve(false);
+    return new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => done(false), ms);
+      const done = (woken: boolean): void => {
+        clearTimeout(timer);
+        if (this.waiter === done) this.waiter = null;
+        resolve(woken);
+      };
+      this.waiter = done;
+    });
+  }
+
+  private kick(): void {
+    this.waiter?.(false);
+  }
+
+  /** Wakes the loop to claim for freed slots, once per event-loop turn, when more work is probably ready. */
+  private slotFreed(): void {
+    if (!this.backlog || this.kickScheduled) return;
+    this.kickScheduled = true;
+    setImmediate(() => {
+      this.kickScheduled = false;
+      this.kick();
+    });
+  }
+
+  private backoffMs(): number {
+    const n = Math.max(1, this.storeFailures);
+    return Math.min(this.o.firstBackoffMs * 2 ** Math.min(n - 1, 30), Math.max(this.o.firstBackoffMs, this.o.maxBackoffMs));
+  }
+
+  /** Logs a store error and counts it for the backoff; true when the store is closed (the loop ends). */
+  private noteStoreError(operation: string, err: unknown): boolean {
+    if (isClosed(err)) {
+      if (!this.storeClosed) this.o.logger.warn(`${this.o.name}: the store is closed; the worker stops`);
+      this.storeClosed = true;
+      this.kick();
+      return true;
+    }
+    this.storeFailures += 1;
+    this.o.logger.warn(`${this.o.name}: ${operation} failed; retrying in ${this.backoffMs()} ms (${errorText(err)})`);
+    return false;
+  }
+}
+
+const TIMEOUT = Symbol('timeout');
+
+/** Also recognises a PermanentError from another copy of the package. */
+export function isPermanent(err: unknown): boolean {
+  return err instanceof PermanentError || (err instanceof Error && (err as { code?: unknown }).code === 'PERMANENT');
+}
+
+function isClosed(err: unknown): boolean {
+  return err instanceof AlkstoreError && err.code === 'CLOSED';
+}
