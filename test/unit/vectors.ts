@@ -35,3 +35,21 @@ export interface CronVectors {
   invalidSpecs: string[];
   invalidZones: string[];
 }
+
+export interface QueueFeatureVectors {
+  rateWindow: {
+    note: string;
+    limit: { max: number; perMs: number };
+    stored: { windowStart: number; windowCount: number };
+    now: number;
+    want: number;
+    window: number;
+    used: number;
+    allowed: number;
+  }[];
+  headers: {
+    accept: Record<string, string>[];
+    reject: { note: string; headers: unknown }[];
+    sized: { name: string; valueBytes: number; ok: boolean }[];
+  };
+}
