@@ -76,9 +76,11 @@ export class AlkstoreWorkerHost implements OnApplicationBootstrap, BeforeApplica
       const { priority, maxAttempts, expiresInMs, payload } = s.meta.options;
       await this.store.schedule(s.meta.name, s.meta.spec, s.queue, payload ?? null, { priority, maxAttempts, expiresInMs });
     }
-    for (const h of queueHandlers) this.startQueueWorker(h.meta.queue, h, h.meta.options, '@QueueHandler');
-    for (const s of scheduled) this.startQueueWorker(s.queue, s, s.meta.options, '@Scheduled');
-    for (const d of dispatchers) this.loops.push(supervise(`@OutboxHandler ${d.label}`, d.run, this.abort.signal, this.logger));
+    // 'manual' (the testing kit): handlers run only when a test drains the queues.
+    const runHandlers = this.options.workers !== 'manual';
+    if (runHandlers) for (const h of queueHandlers) this.startQueueWorker(h.meta.queue, h, h.meta.options, '@QueueHandler');
+    if (runHandlers) for (const s of scheduled) this.startQueueWorker(s.queue, s, s.meta.options, '@Scheduled');
+    if (runHandlers) for (const d of dispatchers) this.loops.push(supervise(`@OutboxHandler ${d.label}`, d.run, this.abort.signal, this.logger));
     if (this.options.scheduler ?? scheduled.length > 0) {
       this.loops.push(supervise('scheduler runner', (signal) => this.store.runSchedules(signal, { owner: this.workerId }), this.abort.signal, this.logger));
     }

@@ -39,8 +39,10 @@ export interface AlkstoreModuleOptions {
   /**
    * Run handlers and the scheduler runner in this process (default true).
    * `false` for API-only replicas: the store is injectable, nothing is claimed.
+   * `'manual'` (what `alkstore/testing` uses): schedules are stored and the scheduler runner fires them,
+   * but no handler runs until a test calls `drain()`.
    */
-  workers?: boolean;
+  workers?: boolean | 'manual';
   /**
    * Run the leader-elected scheduler runner. Default: when `@Scheduled`
    * methods exist. `true` also fires schedules created with `store.schedule()`.
