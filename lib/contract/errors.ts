@@ -16,7 +16,14 @@ export type AlkstoreErrorCode =
   | 'LEADERSHIP_LOST'
   | 'INVALID_OPTION'
   | 'JOURNAL_CORRUPT'
-  | 'INVALID_ARGUMENT';
+  | 'PERMANENT'
+  | 'MISSING_PEER'
+  | 'INVALID_HANDLER'
+  | 'ALREADY_RUNNING'
+  | 'PUBLISH_TIMEOUT'
+  | 'STORE_CALL_TIMEOUT'
+  | 'INVALID_ARGUMENT'
+  | 'DRAIN_LIMIT';
 
 /** Base class of every error alkstore throws on purpose. */
 export class AlkstoreError extends Error {
@@ -126,13 +133,21 @@ export class InvalidOption extends AlkstoreError {
 
 /**
  * Thrown by a delivery handler to say "retrying cannot help": the message is
- * dead-lettered at once instead of retried.
+ * dead-lettered at once instead of retried. Code `PERMANENT`.
  */
-export class PermanentError extends Error {
-  readonly code = 'PERMANENT';
+export class PermanentError extends AlkstoreError {
   constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'PermanentError';
+    super('PERMANENT', message, options);
+  }
+}
+
+/** A worker loop (an outbox dispatcher) was started while it runs, or a second `recv()` was called while one is pending. */
+export class AlreadyRunning extends AlkstoreError {
+  constructor(
+    readonly what: string,
+    state: 'running' | 'pending' = 'running',
+  ) {
+    super('ALREADY_RUNNING', `${what} is already ${state}`);
   }
 }
 

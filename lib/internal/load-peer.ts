@@ -1,13 +1,13 @@
 import { AlkstoreError } from '../contract/errors.js';
 
-/** An optional peer dependency is not installed. */
+/** An optional peer dependency is not installed (code `MISSING_PEER`); the message names the package to install. */
 export class MissingPeer extends AlkstoreError {
   constructor(
     readonly pkg: string,
     cause: unknown,
     purpose = 'for this engine',
   ) {
-    super('INVALID_OPTION', `alkstore needs the package "${pkg}" ${purpose}; install it with: npm install ${pkg}`, { cause });
+    super('MISSING_PEER', `alkstore needs the package "${pkg}" ${purpose}; install it with: npm install ${pkg}`, { cause });
   }
 }
 

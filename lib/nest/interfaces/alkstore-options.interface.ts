@@ -1,6 +1,18 @@
 import type { FactoryProvider, ModuleMetadata, Type } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
+import type { QueueOpts } from '../../contract/options.js';
 import type { StoreLogger } from '../../contract/types.js';
+
+/** A named handle: a name, a name with queue options, or a `defineQueue` / `defineOutbox` ref. */
+export type FeatureHandle = string | { readonly name: string; readonly opts?: QueueOpts };
+
+/** Handles to provide by name, in `forRoot`, `forRootAsync` or `forFeature`. */
+export interface AlkstoreFeatureOptions {
+  /** Queues injectable with `@InjectQueue(name)`. */
+  queues?: FeatureHandle[];
+  /** Outboxes injectable with `@InjectOutbox(name)`. */
+  outboxes?: FeatureHandle[];
+}
 
 /** Options of `AlkstoreModule.forRoot` (or what `forRootAsync` resolves to). */
 export interface AlkstoreModuleOptions {
@@ -27,13 +39,36 @@ export interface AlkstoreModuleOptions {
   /**
    * Run handlers and the scheduler runner in this process (default true).
    * `false` for API-only replicas: the store is injectable, nothing is claimed.
+   * `'manual'` (what `alkstore/testing` uses): schedules are stored and the scheduler runner fires them,
+   * but no handler runs until a test calls `drain()`.
    */
-  workers?: boolean;
+  workers?: boolean | 'manual';
   /**
    * Run the leader-elected scheduler runner. Default: when `@Scheduled`
    * methods exist. `true` also fires schedules created with `store.schedule()`.
    */
   scheduler?: boolean;
+  /**
+   * TTL of the scheduler's leadership lock (ms, default 60 000): after a crash of the leading
+   * replica, another one leads at most this long after the last renew. A graceful shutdown
+   * hands leadership over at once.
+   */
+  schedulerLockTtlMs?: number;
+  /** How often the leading replica renews its lock (ms, default 20 000, at most half the TTL). */
+  schedulerRenewIntervalMs?: number;
+  /**
+   * `'cluster'`: take over `@nestjs/schedule`'s `@Cron` and `@Interval` methods and run each
+   * once per boundary across all replicas (instead of importing `ScheduleModule.forRoot()`,
+   * which then must not be imported). `@Timeout` methods keep running once per process.
+   */
+  nestSchedule?: 'cluster';
+  /**
+   * Owner marker of the schedules this application declares with decorators (default
+   * `alkstore:nest`). At bootstrap, schedules with this marker whose method is gone are
+   * removed. Applications sharing one database with different decorated methods need
+   * different markers.
+   */
+  scheduleOwner?: string;
   /** The engine's wake fallback (ms): SQLite watcher cadence / PostgreSQL poll when LISTEN is down. */
   pollIntervalMs?: number;
   /** Safety poll of idle workers and dispatchers (ms, default 5000); wakes cut it short. */
@@ -51,8 +86,12 @@ export interface AlkstoreOptionsFactory {
   createAlkstoreOptions(): AlkstoreModuleOptions | Promise<AlkstoreModuleOptions>;
 }
 
-/** Options of `AlkstoreModule.forRootAsync`. */
-export interface AlkstoreModuleAsyncOptions extends Pick<ModuleMetadata, 'imports'> {
+/**
+ * Options of `AlkstoreModule.forRootAsync`. `queues` / `outboxes` sit here,
+ * next to the factory, not in what it resolves: Nest needs the provider list
+ * before any factory runs.
+ */
+export interface AlkstoreModuleAsyncOptions extends Pick<ModuleMetadata, 'imports'>, AlkstoreFeatureOptions {
   /** Builds the options from the providers named in `inject`. */
   useFactory?: (...args: never[]) => AlkstoreModuleOptions | Promise<AlkstoreModuleOptions>;
   inject?: FactoryProvider['inject'];

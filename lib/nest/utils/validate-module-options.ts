@@ -1,5 +1,6 @@
 import { InvalidOption } from '../../contract/errors.js';
 import { asOption, requireBoolean, requireCount, requireTimerMs, validateKey, validatePgSchema } from '../../contract/validate.js';
+import { runnerTimings } from '../../internal/scheduler-runner.js';
 import type { AlkstoreModuleOptions } from '../interfaces/alkstore-options.interface.js';
 
 /**
@@ -12,14 +13,18 @@ export function validateModuleOptions(options: AlkstoreModuleOptions): AlkstoreM
   if (options.url !== undefined && (typeof options.url !== 'string' || options.url.length === 0)) throw new InvalidOption('url', 'must be a non-empty string');
   if (options.schema !== undefined) validatePgSchema('schema', options.schema);
   asOption(() => {
-    for (const field of ['migrate', 'workers', 'scheduler', 'reusePool'] as const) {
+    for (const field of ['migrate', 'scheduler', 'reusePool'] as const) {
       if (options[field] !== undefined) requireBoolean(field, options[field]);
     }
+    if (options.workers !== undefined && options.workers !== 'manual') requireBoolean('workers', options.workers);
     if (options.poolSize !== undefined) requireCount('poolSize', options.poolSize, 10_000);
     if (options.pollIntervalMs !== undefined) requireTimerMs('pollIntervalMs', options.pollIntervalMs);
     if (options.idlePollIntervalMs !== undefined) requireTimerMs('idlePollIntervalMs', options.idlePollIntervalMs);
     if (options.drainTimeoutMs !== undefined) requireTimerMs('drainTimeoutMs', options.drainTimeoutMs, 0);
   });
   if (options.workerId !== undefined) validateKey('worker', options.workerId);
+  asOption(() => runnerTimings({ lockTtlMs: options.schedulerLockTtlMs, renewIntervalMs: options.schedulerRenewIntervalMs }));
+  if (options.nestSchedule !== undefined && options.nestSchedule !== 'cluster') throw new InvalidOption('nestSchedule', "must be 'cluster' or left out");
+  if (options.scheduleOwner !== undefined) validateKey('owner', options.scheduleOwner);
   return options;
 }
