@@ -56,8 +56,10 @@ export class PostgresQueue implements Queue {
     this.ctx.guard();
     const { ids, tokens } = ackBatchInput(jobs);
     if (ids.length === 0) return 0;
-    const r = await this.ctx.exec.run<Counted>(this.ctx.sql.queue.ackBatch, [this.name, ids, tokens, this.wake]);
-    const n = counted(r);
+    // Only our own handles are trusted to say "no ordering key"; otherwise the statement that promotes.
+    const n = jobs.every((j) => j instanceof PostgresJob && j.orderingKey === null)
+      ? (await this.ctx.exec.run(this.ctx.sql.queue.ackBatchPlain, [this.name, ids, tokens])).rowCount
+      : counted(await this.ctx.exec.run<Counted>(this.ctx.sql.queue.ackBatch, [this.name, ids, tokens, this.wake]));
     this.ctx.outcomes.record(this.name, 'completed', n);
     return n;
   }
@@ -202,8 +204,10 @@ export class PostgresJob implements Job {
 
   async ack(): Promise<boolean> {
     this.ctx.guard();
-    const r = await this.ctx.exec.run<Counted>(this.ctx.sql.queue.ack, [this.id, this.claimToken, this.wake]);
-    const n = counted(r);
+    const n =
+      this.orderingKey === null
+        ? (await this.ctx.exec.run(this.ctx.sql.queue.ackPlain, [this.id, this.claimToken])).rowCount
+        : counted(await this.ctx.exec.run<Counted>(this.ctx.sql.queue.ack, [this.id, this.claimToken, this.wake]));
     this.ctx.outcomes.record(this.queue, 'completed', n);
     return n > 0;
   }

@@ -63,7 +63,9 @@ export class SqliteQueue implements Queue {
   async ackBatch(jobs: readonly Pick<Job, 'id' | 'claimToken'>[]): Promise<number> {
     const { ids, tokens } = ackBatchInput(jobs);
     if (ids.length === 0) return 0;
-    const n = await this.core.write('ackBatch', (ctx) => ops.ackJobs(ctx, this.name, ids.map((id, i) => ({ id, claimToken: tokens[i]! }))));
+    // Only our own handles are trusted to say "no ordering key"; anything else takes the checking path.
+    const plain = jobs.map((j) => j instanceof SqliteJob && j.orderingKey === null);
+    const n = await this.core.write('ackBatch', (ctx) => ops.ackJobs(ctx, this.name, ids.map((id, i) => ({ id, claimToken: tokens[i]!, plain: plain[i] }))));
     this.core.outcomes.record(this.name, 'completed', n);
     return n;
   }
@@ -212,7 +214,7 @@ export class SqliteJob implements Job {
   }
 
   async ack(): Promise<boolean> {
-    const ok = await this.core.write('ack', (ctx) => ops.ackJob(ctx, this.queue, this.id, this.claimToken));
+    const ok = await this.core.write('ack', (ctx) => ops.ackJob(ctx, this.queue, this.id, this.claimToken, this.orderingKey === null));
     if (ok) this.core.outcomes.record(this.queue, 'completed');
     return ok;
   }
