@@ -31,6 +31,8 @@ export interface QueueWorkerOptions {
   readonly observers?: readonly WorkerObserver[];
   /** Runs each handler call inside a context (tracing span, correlation id). */
   readonly wrap?: HandlerWrapper;
+  /** How often `queue.stats()` is sampled for observers with a `stats` hook (ms, default 10 000). */
+  readonly statsIntervalMs?: number;
 }
 
 /**
@@ -116,7 +118,7 @@ export class QueueWorker {
       logger: opts.logger,
       logHandlerErrors: true,
       observer: combineObservers(opts.observers ?? [], opts.logger, opts.name),
-      statsIntervalMs: 10_000,
+      statsIntervalMs: opts.statsIntervalMs ?? 10_000,
       wrap: opts.wrap ?? null,
     });
   }
