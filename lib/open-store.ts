@@ -21,6 +21,7 @@ export function sqlitePathOfUrl(url: string): string {
  * error naming the package to install.
  */
 export async function openStore(options: OpenStoreOptions): Promise<Store> {
+  if (options === null || typeof options !== 'object') throw new InvalidOption('options', 'must be an object with a url');
   if (engineOfUrl(options.url) === 'postgres') {
     const { openPostgresStore } = await import('./engines/postgres/index.js');
     return openPostgresStore({ ...options, connectionString: options.url });

@@ -15,5 +15,10 @@ export interface OpenStoreOptions {
   poolSize?: number;
   /** Poll interval (ms) of the fallback when wakes cannot be received. */
   pollIntervalMs?: number;
+  /**
+   * Random source in [0, 1) of the retry backoff jitter (SPEC §5), on either
+   * engine. Default `Math.random`; tests inject one to pin delays.
+   */
+  random?: () => number;
   logger?: StoreLogger;
 }

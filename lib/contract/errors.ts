@@ -15,7 +15,8 @@ export type AlkstoreErrorCode =
   | 'INVALID_SPEC'
   | 'LEADERSHIP_LOST'
   | 'INVALID_OPTION'
-  | 'JOURNAL_CORRUPT';
+  | 'JOURNAL_CORRUPT'
+  | 'INVALID_ARGUMENT';
 
 /** Base class of every error alkstore throws on purpose. */
 export class AlkstoreError extends Error {
@@ -26,6 +27,16 @@ export class AlkstoreError extends Error {
   ) {
     super(message, options);
     this.name = new.target.name;
+  }
+
+  /**
+   * `err instanceof AlkstoreError` is also true for {@link InvalidArgument}, which
+   * must extend `RangeError` (SPEC §3) and so cannot extend this class: one
+   * `instanceof` check catches every refusal alkstore makes on purpose.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    if (this === AlkstoreError && value instanceof InvalidArgument) return true;
+    return Function.prototype[Symbol.hasInstance].call(this, value);
   }
 }
 
@@ -118,8 +129,34 @@ export class PermanentError extends Error {
   }
 }
 
+/**
+ * A call argument, or a field of a per-call options object, has the wrong type
+ * or is out of its bounds (SPEC §3: durations, instants, counts, offsets, ids,
+ * priorities, timer options). It is a `RangeError`, as SPEC §3 asks of
+ * programmer errors on numbers, with the stable code `INVALID_ARGUMENT`, and
+ * `instanceof AlkstoreError` holds for it too. The message names the argument,
+ * what is wrong and the bound; it never echoes a string value.
+ */
+export class InvalidArgument extends RangeError {
+  readonly code = 'INVALID_ARGUMENT' as const;
+  constructor(
+    /** The argument or option field, e.g. `priority` or `jobs[3].id`. */
+    readonly argument: string,
+    /** What is wrong, with the bound, e.g. `must be an integer in [1, 10000]`. */
+    readonly problem: string,
+  ) {
+    super(`${argument} ${problem}`);
+    this.name = 'InvalidArgument';
+  }
+}
+
+/** Longest name or key (in characters) an error message quotes in full. */
+const QUOTE_LIMIT = 80;
+
 function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'string') {
+    return value.length <= QUOTE_LIMIT ? JSON.stringify(value) : `${JSON.stringify(value.slice(0, QUOTE_LIMIT))}… (${Buffer.byteLength(value, 'utf8')} bytes)`;
+  }
   if (value === undefined) return 'undefined';
   if (typeof value === 'bigint') return `${value}n`;
   try {

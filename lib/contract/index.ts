@@ -9,3 +9,4 @@ export * from './schedule-spec.js';
 export * from './codec.js';
 export * from './options.js';
 export type * from './types.js';
+export * from './validate.js';

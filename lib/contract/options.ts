@@ -1,4 +1,5 @@
 import { InvalidOption } from './errors.js';
+import { optionalObject, requireBatchSize, requireDurationMs, requireInstantMs, requireMaxAttempts, requirePriority } from './validate.js';
 
 /**
  * Queue-level options, stamped on each job row at enqueue and never looked up
@@ -63,35 +64,20 @@ export interface JobStamp {
   expiresInMs: number | null;
 }
 
-function positiveInt(field: string, v: unknown): number {
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) throw new RangeError(`${field} must be a positive integer, got ${String(v)}`);
-  return v;
-}
-
-function nonNegative(field: string, v: unknown): number {
-  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw new RangeError(`${field} must be a finite number >= 0, got ${String(v)}`);
-  return Math.floor(v);
-}
-
-function positive(field: string, v: unknown): number {
-  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) throw new RangeError(`${field} must be a finite number > 0, got ${String(v)}`);
-  return Math.ceil(v);
-}
-
-/** Validates queue options (RangeError naming the field) and fills defaults. */
+/** Validates queue options ({@link InvalidArgument} naming the field and its bound) and fills defaults. */
 export function resolveQueueOpts(opts: QueueOpts | undefined, defaults: Readonly<Required<QueueOpts>> = DEFAULT_QUEUE_OPTS): Required<QueueOpts> {
-  const o = opts ?? {};
+  const o = optionalObject<QueueOpts>('queue opts', opts) ?? {};
   return {
-    visibilityTimeoutMs: o.visibilityTimeoutMs === undefined ? defaults.visibilityTimeoutMs : positive('visibilityTimeoutMs', o.visibilityTimeoutMs),
-    maxAttempts: o.maxAttempts === undefined ? defaults.maxAttempts : positiveInt('maxAttempts', o.maxAttempts),
-    backoffBaseMs: o.backoffBaseMs === undefined ? defaults.backoffBaseMs : nonNegative('backoffBaseMs', o.backoffBaseMs),
+    visibilityTimeoutMs: o.visibilityTimeoutMs === undefined ? defaults.visibilityTimeoutMs : requireDurationMs('visibilityTimeoutMs', o.visibilityTimeoutMs),
+    maxAttempts: o.maxAttempts === undefined ? defaults.maxAttempts : requireMaxAttempts('maxAttempts', o.maxAttempts),
+    backoffBaseMs: o.backoffBaseMs === undefined ? defaults.backoffBaseMs : requireDurationMs('backoffBaseMs', o.backoffBaseMs, { allowZero: true }),
     // undefined means "the default"; an explicit null means "keep dead rows forever".
     deadLetterRetentionMs:
       o.deadLetterRetentionMs === undefined
         ? defaults.deadLetterRetentionMs
         : o.deadLetterRetentionMs === null
           ? null
-          : nonNegative('deadLetterRetentionMs', o.deadLetterRetentionMs),
+          : requireDurationMs('deadLetterRetentionMs', o.deadLetterRetentionMs, { allowZero: true }),
   };
 }
 
@@ -100,7 +86,7 @@ export function resolveQueueOpts(opts: QueueOpts | undefined, defaults: Readonly
  * queue's options, which win over the defaults. Pure; both engines call it.
  */
 export function resolveJobStamp(queueOpts: Required<QueueOpts>, opts: JobOpts | undefined): JobStamp {
-  const o = opts ?? {};
+  const o = optionalObject<JobOpts>('job opts', opts) ?? {};
   const q = resolveQueueOpts(
     {
       visibilityTimeoutMs: o.visibilityTimeoutMs ?? queueOpts.visibilityTimeoutMs,
@@ -110,34 +96,28 @@ export function resolveJobStamp(queueOpts: Required<QueueOpts>, opts: JobOpts | 
     },
     queueOpts,
   );
-  let priority = 0;
-  if (o.priority !== undefined) {
-    if (typeof o.priority !== 'number' || !Number.isInteger(o.priority)) throw new RangeError(`priority must be an integer, got ${String(o.priority)}`);
-    priority = o.priority;
-  }
-  const delayMs = o.delayMs === undefined ? null : nonNegative('delayMs', o.delayMs);
-  let runAtMs: number | null = null;
-  if (delayMs === null && o.runAt !== undefined) {
-    if (typeof o.runAt !== 'number' || !Number.isFinite(o.runAt)) throw new RangeError(`runAt must be epoch milliseconds, got ${String(o.runAt)}`);
-    runAtMs = Math.floor(o.runAt);
-  }
-  const expiresInMs = o.expiresInMs === undefined ? null : positive('expiresInMs', o.expiresInMs);
+  const priority = o.priority === undefined ? 0 : requirePriority('priority', o.priority);
+  const delayMs = o.delayMs === undefined ? null : requireDurationMs('delayMs', o.delayMs, { allowZero: true });
+  // Checked even when delayMs wins, so a bad runAt is never silently ignored.
+  const runAt = o.runAt === undefined ? null : requireInstantMs('runAt', o.runAt);
+  const runAtMs = delayMs === null ? runAt : null;
+  const expiresInMs = o.expiresInMs === undefined ? null : requireDurationMs('expiresInMs', o.expiresInMs);
   return { priority, ...q, delayMs, runAtMs, expiresInMs };
 }
 
-/** Validates a positive duration argument (ttl, extend, visibility): RangeError naming it. */
+/** A positive duration argument (ttl, extend, visibility). Prefer `requireDurationMs` from the validation module. */
 export function requirePositiveMs(name: string, v: unknown): number {
-  return positive(name, v);
+  return requireDurationMs(name, v);
 }
 
-/** Validates a non-negative duration argument: RangeError naming it. */
+/** A non-negative duration argument. Prefer `requireDurationMs(name, v, { allowZero: true })`. */
 export function requireNonNegativeMs(name: string, v: unknown): number {
-  return nonNegative(name, v);
+  return requireDurationMs(name, v, { allowZero: true });
 }
 
-/** Validates a positive integer count (batch sizes, limits): RangeError naming it. */
+/** A batch size or limit (1..10 000). Prefer `requireBatchSize` from the validation module. */
 export function requirePositiveInt(name: string, v: unknown): number {
-  return positiveInt(name, v);
+  return requireBatchSize(name, v);
 }
 
 /** Validates that an option is a non-empty string; {@link InvalidOption} naming the field. */

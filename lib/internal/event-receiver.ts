@@ -1,3 +1,4 @@
+import { optionalSignal } from '../contract/validate.js';
 import { Closed } from '../contract/errors.js';
 import { abortAfter } from './sleep.js';
 import type { EventReceiver, StreamEvent, WakeReceiver } from '../contract/types.js';
@@ -36,6 +37,7 @@ export class StreamSubscription implements EventReceiver {
   }
 
   async next(signal?: AbortSignal): Promise<StreamEvent | null> {
+    optionalSignal('signal', signal);
     for (;;) {
       if (this.closed || signal?.aborted) return null;
       const buffered = this.buffer.shift();

@@ -1,6 +1,7 @@
 import { outboxQueueName } from '../contract/names.js';
 import type { JobOpts, QueueOpts } from '../contract/options.js';
 import type { Job, Outbox, Queue } from '../contract/types.js';
+import { requireFunction, validateKey } from '../contract/validate.js';
 
 /** Engine-agnostic outbox over its backing queue (`__alkstore_outbox:<name>`). */
 export class OutboxHandle implements Outbox {
@@ -19,6 +20,8 @@ export class OutboxHandle implements Outbox {
   }
 
   async runOnce(workerId: string, delivery: (job: Job) => Promise<void>): Promise<boolean> {
+    validateKey('worker', workerId);
+    requireFunction('delivery', delivery);
     const job = await this.queue.claimOne(workerId);
     if (!job) return false;
     try {

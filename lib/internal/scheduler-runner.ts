@@ -1,6 +1,7 @@
 import { LeadershipLost } from '../contract/errors.js';
 import { SCHEDULER_LOCK, SCHEDULES_WAKE_CHANNEL } from '../contract/names.js';
 import type { Lock, RunSchedulesOpts, WakeReceiver } from '../contract/types.js';
+import { runSchedulesInput } from '../contract/validate.js';
 import { abortAfter, sleep } from './sleep.js';
 
 /** Leadership lock TTL and renew cadence (SPEC §7). */
@@ -21,9 +22,10 @@ export interface SchedulerEngine {
 }
 
 /** Engine-agnostic `runSchedules`: leader election, ticking, renewals, leadership loss. */
-export async function runSchedules(engine: SchedulerEngine, signal: AbortSignal, opts: RunSchedulesOpts = {}): Promise<void> {
-  const owner = opts.owner ?? `runner-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
-  const maxTickMs = opts.maxTickMs ?? 1_000;
+export async function runSchedules(engine: SchedulerEngine, signal: AbortSignal, opts?: RunSchedulesOpts): Promise<void> {
+  const input = runSchedulesInput(signal, opts);
+  const owner = input.owner ?? `runner-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+  const maxTickMs = input.maxTickMs;
   const wakes = engine.listen(SCHEDULES_WAKE_CHANNEL);
   let lock: Lock | null = null;
   try {

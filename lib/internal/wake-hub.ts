@@ -1,3 +1,4 @@
+import { optionalSignal } from '../contract/validate.js';
 import type { Wake, WakeReceiver } from '../contract/types.js';
 
 /**
@@ -90,6 +91,11 @@ class HubReceiver implements WakeReceiver {
   }
 
   recv(signal?: AbortSignal): Promise<Wake | null> {
+    try {
+      optionalSignal('signal', signal);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     if (this.pending !== null) {
       const channel = this.pending;
       this.pending = null;

@@ -24,7 +24,7 @@ export interface AlkstoreFeatureOptions {
 
 const storeProvider: Provider = {
   provide: Store,
-  useFactory: (options: AlkstoreModuleOptions) => openStoreFromOptions(options, options.logger ?? nestStoreLogger()),
+  useFactory: (options: AlkstoreModuleOptions) => openStoreFromOptions(options, options?.logger ?? nestStoreLogger()),
   inject: [ALKSTORE_MODULE_OPTIONS],
 };
 

@@ -4,12 +4,14 @@ import { InvalidOption } from '../contract/errors.js';
 import type { Store, StoreLogger } from '../contract/types.js';
 import { openStore } from '../open-store.js';
 import type { AlkstoreModuleOptions } from './interfaces/alkstore-options.interface.js';
+import { validateModuleOptions } from './utils/validate-module-options.js';
 
 const SQLITE_TYPES = new Set(['better-sqlite3', 'sqlite']);
 const POSTGRES_TYPES = new Set(['postgres']);
 
 /** Opens the store the module options describe: from `url`, or next to a TypeORM `DataSource`. */
 export async function openStoreFromOptions(options: AlkstoreModuleOptions, logger: StoreLogger): Promise<Store> {
+  validateModuleOptions(options);
   const common = {
     schema: options.schema,
     migrate: options.migrate,

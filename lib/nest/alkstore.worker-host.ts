@@ -10,6 +10,7 @@ import type { WorkerObserver } from '../worker/worker-observer.js';
 import { ALKSTORE_MODULE_OPTIONS, DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_IDLE_POLL_INTERVAL_MS } from './alkstore.constants.js';
 import { AlkstoreExplorer, type DiscoveredMethod } from './alkstore.explorer.js';
 import type { AlkstoreModuleOptions } from './interfaces/alkstore-options.interface.js';
+import { validateModuleOptions } from './utils/validate-module-options.js';
 import type { QueueHandlerOptions } from './interfaces/handler-options.interface.js';
 import { Store } from './store.token.js';
 import { nestStoreLogger } from './utils/nest-logger.js';
@@ -45,8 +46,7 @@ export class AlkstoreWorkerHost implements OnApplicationBootstrap, BeforeApplica
     this.workerId = options.workerId ?? defaultWorkerId();
     this.drainTimeoutMs = options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
     this.idlePollIntervalMs = options.idlePollIntervalMs ?? DEFAULT_IDLE_POLL_INTERVAL_MS;
-    if (!(this.drainTimeoutMs >= 0)) throw new RangeError(`drainTimeoutMs must be a number >= 0, got ${String(options.drainTimeoutMs)}`);
-    if (!(this.idlePollIntervalMs > 0)) throw new RangeError(`idlePollIntervalMs must be a number > 0, got ${String(options.idlePollIntervalMs)}`);
+    validateModuleOptions(options);
   }
 
   async onApplicationBootstrap(): Promise<void> {

@@ -1,4 +1,4 @@
-import { requirePositiveMs } from '../contract/options.js';
+import { requireBatchSize, requireDurationMs } from '../contract/validate.js';
 import type { JobInfo, ListDeadOpts, Store } from '../contract/types.js';
 
 /** Options of {@link listDead}: which outbox, and a page of its dead letters (ordered by id ascending). */
@@ -34,7 +34,8 @@ export function purgeDead(store: Pick<Store, 'outbox'>, outbox: string, ids: rea
  * `queue.sweepExpired()` periodically instead.
  */
 export async function purgeDeadOlderThan(store: Pick<Store, 'outbox' | 'now'>, outbox: string, ageMs: number, pageSize = 500): Promise<number> {
-  requirePositiveMs('ageMs', ageMs);
+  requireDurationMs('ageMs', ageMs);
+  requireBatchSize('pageSize', pageSize);
   const queue = store.outbox(outbox).queue;
   const before = (await store.now()) - ageMs;
   let purged = 0;

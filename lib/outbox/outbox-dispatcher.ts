@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { InvalidOption } from '../contract/errors.js';
-import { validateName } from '../contract/names.js';
+import { asOption, requireFunction, validateKey, validateName } from '../contract/validate.js';
 import type { Job, Queue, Store, StoreLogger } from '../contract/types.js';
 import { errorText } from '../internal/outbox-handle.js';
 import { PublishTimeout } from '../worker/timers.js';
@@ -90,14 +90,13 @@ export class OutboxDispatcher {
   constructor(options: OutboxDispatcherOptions) {
     if (options === null || typeof options !== 'object') throw new InvalidOption('options', 'must be an object');
     if (!options.store || typeof options.store.outbox !== 'function') throw new InvalidOption('store', 'must be an alkstore Store');
-    if (typeof options.handler !== 'function') throw new InvalidOption('handler', 'must be a function');
+    asOption(() => requireFunction('handler', options.handler));
+    if (options.random !== undefined) asOption(() => requireFunction('random', options.random));
     this.outbox = validateName('outbox', options.outbox);
     this.settings = OutboxSettings.create(options.settings ?? {});
     this.retryPolicy = new RetryPolicy(this.settings.retry, options.random);
     const logger = options.logger ?? defaultLogger;
-    if (options.workerId !== undefined && (typeof options.workerId !== 'string' || options.workerId.trim() === '')) {
-      throw new InvalidOption('workerId', 'must be a non-empty string');
-    }
+    if (options.workerId !== undefined) validateKey('worker', options.workerId);
     this.workerId = options.workerId ?? `${hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`;
     const queue: Queue = options.store.outbox(this.outbox).queue;
     const s = this.settings;

@@ -1,4 +1,5 @@
 import { InvalidOption } from '../contract/errors.js';
+import { asOption, MAX_BATCH, requireCount, requireTimerMs } from '../contract/validate.js';
 import { DEFAULT_RETRY_SETTINGS, type RetrySettings, validateRetrySettings } from './retry-policy.js';
 
 /** Delivery ordering. Only `unordered` exists in this release; `per-key` is a configuration error. */
@@ -47,9 +48,6 @@ export const DEFAULT_OUTBOX_SETTINGS: OutboxSettingsInit = Object.freeze({
   ordering: 'unordered',
   retry: DEFAULT_RETRY_SETTINGS,
 });
-
-/** Longest delay a Node timer honours; a longer one would fire at once. */
-const MAX_TIMER_MS = 2_147_483_647;
 
 const TOP_FIELDS = Object.keys(DEFAULT_OUTBOX_SETTINGS) as (keyof OutboxSettingsInit)[];
 const RETRY_FIELDS = Object.keys(DEFAULT_RETRY_SETTINGS) as (keyof RetrySettings)[];
@@ -196,12 +194,12 @@ function resolve(input: OutboxSettingsInput): OutboxSettingsInit {
 
   if (s.ordering === 'per-key') throw new InvalidOption('ordering', 'per-key is not supported in this release; only "unordered" is');
   if (s.ordering !== 'unordered') throw new InvalidOption('ordering', 'must be "unordered"');
-  positiveInt('batchSize', s.batchSize);
-  positiveInt('maxInFlight', s.maxInFlight);
-  for (const f of ['leaseMs', 'publishTimeoutMs', 'pollIntervalMs', 'idlePollIntervalMs', 'storeTimeoutMs', 'statsIntervalMs'] as const) positiveMs(f, s[f]);
-  if (typeof s.drainTimeoutMs !== 'number' || !Number.isSafeInteger(s.drainTimeoutMs) || s.drainTimeoutMs < 0 || s.drainTimeoutMs > MAX_TIMER_MS) {
-    throw new InvalidOption('drainTimeoutMs', `must be an integer in [0, ${MAX_TIMER_MS}] (milliseconds)`);
-  }
+  asOption(() => {
+    requireCount('batchSize', s.batchSize, MAX_BATCH);
+    requireCount('maxInFlight', s.maxInFlight);
+    for (const f of ['leaseMs', 'publishTimeoutMs', 'pollIntervalMs', 'idlePollIntervalMs', 'storeTimeoutMs', 'statsIntervalMs'] as const) requireTimerMs(f, s[f]);
+    requireTimerMs('drainTimeoutMs', s.drainTimeoutMs, 0);
+  });
   // A delivery must be able to finish inside its lease, or every slow publish is a duplicate.
   if (s.leaseMs <= s.publishTimeoutMs) throw new InvalidOption('leaseMs', 'must be greater than publishTimeoutMs');
   // Renewals run every leaseMs/2; one that takes up to storeTimeoutMs must still land before the deadline.
@@ -209,15 +207,5 @@ function resolve(input: OutboxSettingsInput): OutboxSettingsInit {
   if (s.idlePollIntervalMs < s.pollIntervalMs) throw new InvalidOption('idlePollIntervalMs', 'must be at least pollIntervalMs');
   validateRetrySettings(s.retry);
   return s;
-}
-
-function positiveInt(field: string, v: unknown): void {
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) throw new InvalidOption(field, 'must be a positive integer');
-}
-
-function positiveMs(field: string, v: unknown): void {
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1 || v > MAX_TIMER_MS) {
-    throw new InvalidOption(field, `must be an integer in [1, ${MAX_TIMER_MS}] (milliseconds)`);
-  }
 }
 

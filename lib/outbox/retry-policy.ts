@@ -1,4 +1,8 @@
 import { InvalidOption } from '../contract/errors.js';
+import { asOption, MAX_ATTEMPTS, requireInt } from '../contract/validate.js';
+
+/** Longest retry delay a setting may ask for: one year (the store bounds now + a delay by 8.64e15). */
+const MAX_RETRY_DELAY_MS = 365 * 24 * 3_600_000;
 
 /** How a delivery attempt failed. A timeout is transient: the publish may simply have been slow. */
 export type FailureKind = 'transient' | 'permanent' | 'timeout';
@@ -35,13 +39,11 @@ export const DEFAULT_RETRY_SETTINGS: RetrySettings = Object.freeze({
  * field (prefixed with `path`, e.g. `retry.jitter`). Never echoes the value.
  */
 export function validateRetrySettings(r: RetrySettings, path = 'retry.'): RetrySettings {
-  const posInt = (field: keyof RetrySettings): void => {
-    const v = r[field];
-    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) throw new InvalidOption(`${path}${field}`, 'must be a positive integer');
-  };
-  posInt('baseMs');
-  posInt('maxDelayMs');
-  posInt('maxAttempts');
+  asOption(() => {
+    requireInt(`${path}baseMs`, r.baseMs, 1, MAX_RETRY_DELAY_MS);
+    requireInt(`${path}maxDelayMs`, r.maxDelayMs, 1, MAX_RETRY_DELAY_MS);
+    requireInt(`${path}maxAttempts`, r.maxAttempts, 1, MAX_ATTEMPTS);
+  });
   if (typeof r.jitter !== 'number' || !Number.isFinite(r.jitter) || r.jitter < 0 || r.jitter >= 1) {
     throw new InvalidOption(`${path}jitter`, 'must be a number in [0, 1)');
   }

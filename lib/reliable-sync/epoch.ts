@@ -1,14 +1,13 @@
+import { requireOffset } from '../contract/validate.js';
 /** One retained frame: its epoch and its bytes. */
 export interface OutboxRecord {
   readonly epoch: number;
   readonly frame: Uint8Array;
 }
 
-/** Throws a RangeError unless `value` is a non-negative safe integer. */
+/** Throws `InvalidArgument` (a RangeError) unless `value` is a non-negative safe integer. */
 export function assertEpoch(value: unknown, what = 'epoch'): asserts value is number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-    throw new RangeError(`${what} must be a non-negative safe integer, got ${describe(value)}`);
-  }
+  requireOffset(what, value);
 }
 
 /** Throws a TypeError unless `value` is a Uint8Array (a Buffer is one). */
@@ -27,10 +26,4 @@ export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   if (a.byteLength !== b.byteLength) return false;
   for (let i = 0; i < a.byteLength; i += 1) if (a[i] !== b[i]) return false;
   return true;
-}
-
-function describe(value: unknown): string {
-  if (typeof value === 'bigint') return `${value}n`;
-  if (typeof value === 'string') return JSON.stringify(value);
-  return String(value);
 }

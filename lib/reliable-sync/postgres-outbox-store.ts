@@ -4,6 +4,7 @@ import { loadPeer } from '../internal/load-peer.js';
 import { assertEpoch, assertFrame, type OutboxRecord } from './epoch.js';
 import type { OutboxStore } from './outbox-store.js';
 import { checkIdentifier, checkKey } from './store-options.js';
+import { validatePgSchema } from '../contract/validate.js';
 
 /** Options of {@link PostgresOutboxStore.open}. */
 export interface PostgresOutboxStoreOptions {
@@ -43,7 +44,7 @@ export class PostgresOutboxStore implements OutboxStore {
   /** Opens the outbox `key`, creating the schema and tables if missing (under an advisory lock, so concurrent boots are safe). */
   static async open(options: PostgresOutboxStoreOptions): Promise<PostgresOutboxStore> {
     const key = checkKey(options.key);
-    const schema = checkIdentifier('schema', options.schema, 'public');
+    const schema = options.schema === undefined ? 'public' : validatePgSchema('schema', options.schema);
     const prefix = checkIdentifier('tablePrefix', options.tablePrefix, 'alkstore_sync');
     let pool = options.pool;
     const owned = !pool;

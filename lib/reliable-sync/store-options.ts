@@ -1,12 +1,12 @@
-import { InvalidName, InvalidOption } from '../contract/errors.js';
+import { InvalidOption } from '../contract/errors.js';
+import { validateKey } from '../contract/validate.js';
 
 /** The default outbox key when a store holds one outbox only. */
 export const DEFAULT_OUTBOX_KEY = 'default';
 
 export function checkKey(key: unknown): string {
   if (key === undefined) return DEFAULT_OUTBOX_KEY;
-  if (typeof key !== 'string' || key.length === 0) throw new InvalidName('outbox key', key);
-  return key;
+  return validateKey('outbox key', key);
 }
 
 const IDENT = /^[A-Za-z_][A-Za-z0-9_]{0,39}$/;

@@ -1,6 +1,7 @@
 import { backoffDelayMs } from '../contract/backoff.js';
 import { Closed } from '../contract/errors.js';
 import { sleep } from '../internal/sleep.js';
+import { optionalObject, optionalSignal, requireCount, requireFunction, requireTimerMs } from '../contract/validate.js';
 import type { ReliableOutbox } from './reliable-outbox.js';
 
 /** How a {@link SyncDriver} reaches the peer. */
@@ -54,13 +55,13 @@ export class SyncDriver {
     private readonly transport: SyncTransport,
     private readonly options: SyncDriverOptions = {},
   ) {
-    this.window = options.window ?? 16;
-    if (!Number.isSafeInteger(this.window) || this.window < 1) throw new RangeError(`window must be a positive integer, got ${options.window}`);
-    this.retryDelayMs = options.retryDelayMs ?? 500;
-    if (!Number.isFinite(this.retryDelayMs) || this.retryDelayMs < 0) throw new RangeError(`retryDelayMs must be a finite number >= 0, got ${options.retryDelayMs}`);
-    this.maxRetryDelayMs = options.maxRetryDelayMs ?? 30_000;
-    if (!Number.isFinite(this.maxRetryDelayMs) || this.maxRetryDelayMs < 0) throw new RangeError(`maxRetryDelayMs must be a finite number >= 0, got ${options.maxRetryDelayMs}`);
-    const external = options.signal;
+    optionalObject('SyncDriver options', options);
+    requireFunction('transport.send', (transport as Partial<SyncTransport> | null)?.send);
+    this.window = options.window === undefined ? 16 : requireCount('window', options.window, 10_000);
+    this.retryDelayMs = options.retryDelayMs === undefined ? 500 : requireTimerMs('retryDelayMs', options.retryDelayMs, 0);
+    this.maxRetryDelayMs = options.maxRetryDelayMs === undefined ? 30_000 : requireTimerMs('maxRetryDelayMs', options.maxRetryDelayMs, 0);
+    if (options.onSendError !== undefined) requireFunction('onSendError', options.onSendError);
+    const external = optionalSignal('signal', options.signal);
     const onAbort = (): void => this.controller.abort();
     external?.addEventListener('abort', onAbort, { once: true });
     this.removeAbortListener = () => external?.removeEventListener('abort', onAbort);

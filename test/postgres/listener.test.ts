@@ -109,8 +109,9 @@ describePg('postgres listener', () => {
       r.close();
     });
 
-    it('delivers a wake on a channel name longer than a notification payload', async () => {
-      const long = `long-${'名'.repeat(3000)}`; // 9005 bytes
+    it('delivers a wake on a channel name of the longest legal size (255 UTF-8 bytes)', async () => {
+      const long = `long-${'名'.repeat(83)}x`; // 5 + 249 + 1 = 255 bytes
+      expect(Buffer.byteLength(long, 'utf8')).toBe(255);
       const r = other.listen(long);
       await store.notify(long);
       expect((await recvUntil(r, long)).channel).toBe(long);

@@ -21,7 +21,7 @@ describe('ReliableOutbox argument checks', () => {
       await expect(outbox.ackThrough(bad)).rejects.toThrow(RangeError);
       await expect(outbox.replayFrom(bad)).rejects.toThrow(RangeError);
     }
-    await expect(outbox.append('1' as unknown as number, text('x'))).rejects.toThrow(/epoch must be a non-negative safe integer, got "1"/);
+    await expect(outbox.append('1' as unknown as number, text('x'))).rejects.toThrow(/epoch must be an integer in \[0, 9007199254740991\], got a string/);
     expect(outbox.cursor).toBe(0);
   });
 
@@ -56,7 +56,7 @@ describe('ReliableOutbox argument checks', () => {
   it('a store whose cursor is not a safe integer is refused at open', async () => {
     const store = new InMemoryOutboxStore();
     store.loadCursor = async () => -3;
-    await expect(ReliableOutbox.open(store)).rejects.toThrow(/stored cursor must be a non-negative safe integer/);
+    await expect(ReliableOutbox.open(store)).rejects.toThrow(/stored cursor must be an integer in \[0, 9007199254740991\]/);
   });
 });
 

@@ -127,13 +127,15 @@ describe('sqlite engine: file, options and lifecycle', () => {
     const pending = r.recv();
     const tx = await s.beginTx();
     await tx.enqueue('closing-queue', 'never committed');
-    const waiting = s.queue('closing-queue').enqueue('queued behind the transaction');
+    const queue = s.queue('closing-queue');
+    const waiting = queue.enqueue('queued behind the transaction');
     await s.close();
     expect(await pending).toBeNull();
     expect(r.closed).toBe(true);
     await expect(waiting).rejects.toThrow(Closed);
     await expect(tx.enqueue('closing-queue', 1)).rejects.toThrow(Closed);
-    await expect(s.queue('closing-queue').enqueue(1)).rejects.toThrow(Closed);
+    await expect(queue.enqueue(1)).rejects.toThrow(Closed);
+    expect(() => s.queue('closing-queue')).toThrow(Closed);
     await expect(s.now()).rejects.toThrow(Closed);
     expect(() => s.listen('closing')).toThrow(Closed);
     await s.close();

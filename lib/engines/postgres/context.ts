@@ -1,7 +1,8 @@
 import { Codec, PayloadTooLarge } from '../../contract/errors.js';
+import { requireArray, requireOffset, validateKey, validateName } from '../../contract/validate.js';
 import { encodePayload, utf8Length } from '../../contract/codec.js';
-import { queueWakeChannel, streamWakeChannel, validateKey, validateName } from '../../contract/names.js';
-import { requireNonNegativeMs, resolveJobStamp, type JobOpts, type QueueOpts } from '../../contract/options.js';
+import { queueWakeChannel, streamWakeChannel } from '../../contract/names.js';
+import { resolveJobStamp, type JobOpts, type QueueOpts } from '../../contract/options.js';
 import type { WakeHub } from '../../internal/wake-hub.js';
 import { num, type Executor } from './executor.js';
 import { lockSql } from './lock.sql.js';
@@ -29,6 +30,8 @@ export interface PgContext {
   guard(): void;
   /** Registered queue options of `queue` (or `defaults`). */
   queueOpts(queue: string, defaults?: Readonly<Required<QueueOpts>>): Required<QueueOpts>;
+  /** Random source in [0, 1) of the retry backoff jitter (the `random` store option). */
+  readonly random: () => number;
   /** Poll interval while LISTEN is down, else undefined. */
   readonly pollFallbackMs: number | undefined;
 }
@@ -43,9 +46,9 @@ export async function enqueueJob(ctx: PgContext, exec: Executor, queue: string, 
 
 /** Enqueues many jobs in one statement; ids in payload order. */
 export async function enqueueJobs(ctx: PgContext, exec: Executor, queue: string, queueOpts: Required<QueueOpts>, payloads: readonly unknown[], opts?: JobOpts): Promise<number[]> {
-  if (!Array.isArray(payloads)) throw new Codec('payloads', 'must be an array');
+  const list = requireArray('payloads', payloads);
   const stamp = resolveJobStamp(queueOpts, opts);
-  const texts = payloads.map((p, i) => encodePayload(p, `payload ${i}`));
+  const texts = list.map((p, i) => encodePayload(p, `payload ${i}`));
   if (texts.length === 0) return [];
   const r = await exec.run<{ id: string }>(ctx.sql.queue.enqueueMany, [queue, texts, ...stampParams(stamp), wakePayload(queueWakeChannel(queue))]);
   return r.rows.map((row) => num(row.id));
@@ -79,8 +82,7 @@ export async function notifyChannel(ctx: PgContext, exec: Executor, channel: str
 export async function saveConsumerOffset(ctx: PgContext, exec: Executor, stream: string, consumer: string, offset: number): Promise<boolean> {
   validateName('stream', stream);
   validateKey('consumer', consumer);
-  if (!Number.isSafeInteger(offset)) throw new RangeError(`offset must be a safe integer, got ${String(offset)}`);
-  requireNonNegativeMs('offset', offset);
+  requireOffset('offset', offset);
   const r = await exec.run(ctx.sql.stream.saveOffset, [stream, consumer, offset]);
   return r.rowCount > 0;
 }

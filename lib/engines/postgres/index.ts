@@ -5,6 +5,7 @@
 import type { ClientConfig, Pool } from 'pg';
 import { InvalidOption } from '../../contract/errors.js';
 import type { Store, StoreLogger } from '../../contract/types.js';
+import { asOption, requireBoolean, requireCount, requireFunction, requireTimerMs } from '../../contract/validate.js';
 import { loadPeer } from '../../internal/load-peer.js';
 import { applyMigrations, verifySchema } from './migrations.js';
 import { PostgresListener } from './postgres-listener.js';
@@ -41,6 +42,8 @@ export interface PostgresStoreOptions {
    * receiver is then woken by polling every `pollIntervalMs`.
    */
   listen?: boolean;
+  /** Random source in [0, 1) for retry backoff jitter (tests inject it). Default `Math.random`. */
+  random?: () => number;
   logger?: StoreLogger;
 }
 
@@ -62,14 +65,11 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   if (hasUrl && (typeof options.connectionString !== 'string' || options.connectionString.length === 0)) {
     throw new InvalidOption('connectionString', 'must be a non-empty string');
   }
-  const poolSize = options.poolSize ?? 10;
-  if (!Number.isInteger(poolSize) || poolSize < 1) throw new RangeError(`poolSize must be a positive integer, got ${String(poolSize)}`);
-  const pollIntervalMs = options.pollIntervalMs ?? 1_000;
-  if (typeof pollIntervalMs !== 'number' || !Number.isFinite(pollIntervalMs) || pollIntervalMs <= 0) {
-    throw new RangeError(`pollIntervalMs must be a finite number > 0, got ${String(pollIntervalMs)}`);
-  }
-  const migrate = options.migrate ?? true;
-  if (typeof migrate !== 'boolean') throw new InvalidOption('migrate', 'must be a boolean');
+  const poolSize = options.poolSize === undefined ? 10 : requireCount('poolSize', options.poolSize, 10_000);
+  const pollIntervalMs = options.pollIntervalMs === undefined ? 1_000 : requireTimerMs('pollIntervalMs', options.pollIntervalMs);
+  const migrate = options.migrate === undefined ? true : asOption(() => requireBoolean('migrate', options.migrate));
+  if (options.listen !== undefined) asOption(() => requireBoolean('listen', options.listen));
+  const random = options.random === undefined ? Math.random : asOption(() => requireFunction<() => number>('random', options.random));
   const logger = options.logger ?? defaultLogger;
 
   if (options.pool !== undefined && !isPool(options.pool)) throw new InvalidOption('pool', 'must be a pg.Pool (an object with connect, query and end)');
@@ -85,7 +85,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     throw err;
   }
 
-  const store = new PostgresStore({ pool, ownsPool, schema, pollIntervalMs, logger });
+  const store = new PostgresStore({ pool, ownsPool, schema, pollIntervalMs, logger, random });
   let listener: PostgresListener | null = null;
   if (options.listen !== false) {
     const base: ClientConfig = hasUrl ? { connectionString: options.connectionString } : { ...(pool as unknown as { options: ClientConfig }).options };

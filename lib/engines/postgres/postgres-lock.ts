@@ -1,4 +1,4 @@
-import { requirePositiveMs } from '../../contract/options.js';
+import { requireDurationMs } from '../../contract/validate.js';
 import type { Lock } from '../../contract/types.js';
 import type { PgContext } from './context.js';
 import { num } from './executor.js';
@@ -14,7 +14,7 @@ export class PostgresLock implements Lock {
 
   async renew(ttlMs: number): Promise<boolean> {
     this.ctx.guard();
-    const ttl = requirePositiveMs('ttlMs', ttlMs);
+    const ttl = requireDurationMs('ttlMs', ttlMs);
     const r = await this.ctx.exec.run<{ expires_at: string }>(this.ctx.sql.lock.renew, [this.name, this.owner, ttl]);
     if (!r.rows[0]) return false;
     this.expiresAt = num(r.rows[0].expires_at);

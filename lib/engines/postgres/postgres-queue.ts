@@ -1,7 +1,8 @@
 import { backoffDelayMs } from '../../contract/backoff.js';
 import { decodePayload } from '../../contract/codec.js';
-import { queueWakeChannel, validateKey } from '../../contract/names.js';
-import { requireNonNegativeMs, requirePositiveInt, requirePositiveMs, type JobOpts, type QueueOpts } from '../../contract/options.js';
+import { queueWakeChannel } from '../../contract/names.js';
+import type { JobOpts, QueueOpts } from '../../contract/options.js';
+import { ackBatchInput, claimInput, jobIdsInput, listDeadInput, requireBatchSize, requireDurationMs, requireJobId } from '../../contract/validate.js';
 import type { ClaimOpts, Job, JobInfo, ListDeadOpts, Queue, QueueStats, WakeReceiver } from '../../contract/types.js';
 import { errorText } from '../../internal/outbox-handle.js';
 import { enqueueJob, enqueueJobs, type PgContext } from './context.js';
@@ -40,29 +41,29 @@ export class PostgresQueue implements Queue {
 
   async claimBatch(max: number, workerId?: string, opts?: ClaimOpts): Promise<Job[]> {
     this.ctx.guard();
-    requirePositiveInt('max', max);
-    if (workerId !== undefined) validateKey('worker', workerId);
-    const lease = opts?.visibilityTimeoutMs === undefined ? null : requirePositiveMs('visibilityTimeoutMs', opts.visibilityTimeoutMs);
-    const r = await this.ctx.exec.run<JobRow>(this.ctx.sql.queue.claim, [this.name, max, lease, workerId ?? null]);
+    requireBatchSize('max', max);
+    const { workerId: worker, leaseMs } = claimInput(workerId, opts);
+    const r = await this.ctx.exec.run<JobRow>(this.ctx.sql.queue.claim, [this.name, max, leaseMs, worker]);
     return r.rows.map((row) => new PostgresJob(this.ctx, row, this.wake));
   }
 
   async ackBatch(jobs: readonly Pick<Job, 'id' | 'claimToken'>[]): Promise<number> {
     this.ctx.guard();
-    if (jobs.length === 0) return 0;
-    const r = await this.ctx.exec.run(this.ctx.sql.queue.ackBatch, [this.name, jobs.map((j) => j.id), jobs.map((j) => j.claimToken)]);
+    const { ids, tokens } = ackBatchInput(jobs);
+    if (ids.length === 0) return 0;
+    const r = await this.ctx.exec.run(this.ctx.sql.queue.ackBatch, [this.name, ids, tokens]);
     return r.rowCount;
   }
 
   async cancel(id: number): Promise<boolean> {
     this.ctx.guard();
-    const r = await this.ctx.exec.run(this.ctx.sql.queue.cancel, [this.name, jobId(id)]);
+    const r = await this.ctx.exec.run(this.ctx.sql.queue.cancel, [this.name, requireJobId('id', id)]);
     return r.rowCount > 0;
   }
 
   async getJob(id: number): Promise<JobInfo | null> {
     this.ctx.guard();
-    const r = await this.ctx.exec.run<JobRow>(this.ctx.sql.queue.getJob, [this.name, jobId(id)]);
+    const r = await this.ctx.exec.run<JobRow>(this.ctx.sql.queue.getJob, [this.name, requireJobId('id', id)]);
     return r.rows[0] ? toJobInfo(r.rows[0]) : null;
   }
 
@@ -74,26 +75,26 @@ export class PostgresQueue implements Queue {
     return { expired: expired.rowCount, purged: purged.rowCount };
   }
 
-  async listDead(opts: ListDeadOpts = {}): Promise<JobInfo[]> {
+  async listDead(opts?: ListDeadOpts): Promise<JobInfo[]> {
     this.ctx.guard();
-    const before = opts.before === undefined ? null : finite('before', opts.before);
-    const after = opts.after === undefined ? null : finite('after', opts.after);
-    const limit = opts.limit === undefined ? 100 : requirePositiveInt('limit', opts.limit);
+    const { before, after, limit } = listDeadInput(opts);
     const r = await this.ctx.exec.run<JobRow>(this.ctx.sql.queue.listDead, [this.name, before, after, limit]);
     return r.rows.map(toJobInfo);
   }
 
   async retryDead(ids: readonly number[]): Promise<number> {
     this.ctx.guard();
-    if (ids.length === 0) return 0;
-    const r = await this.ctx.exec.run<{ moved: string }>(this.ctx.sql.queue.retryDead, [this.name, ids.map(jobId), this.wake]);
+    const list = jobIdsInput(ids);
+    if (list.length === 0) return 0;
+    const r = await this.ctx.exec.run<{ moved: string }>(this.ctx.sql.queue.retryDead, [this.name, list, this.wake]);
     return num(r.rows[0]?.moved ?? 0);
   }
 
   async purgeDead(ids: readonly number[]): Promise<number> {
     this.ctx.guard();
-    if (ids.length === 0) return 0;
-    const r = await this.ctx.exec.run(this.ctx.sql.queue.purgeDead, [this.name, ids.map(jobId)]);
+    const list = jobIdsInput(ids);
+    if (list.length === 0) return 0;
+    const r = await this.ctx.exec.run(this.ctx.sql.queue.purgeDead, [this.name, list]);
     return r.rowCount;
   }
 
@@ -152,7 +153,7 @@ export class PostgresJob implements Job {
 
   async retry(error: unknown, delayMs?: number): Promise<boolean> {
     this.ctx.guard();
-    const delay = delayMs === undefined ? backoffDelayMs(this.attempts, this.backoffBaseMs) : requireNonNegativeMs('delayMs', delayMs);
+    const delay = delayMs === undefined ? backoffDelayMs(this.attempts, this.backoffBaseMs, this.ctx.random) : requireDurationMs('delayMs', delayMs, { allowZero: true });
     const r = await this.ctx.exec.run(this.ctx.sql.queue.retry, [this.id, this.claimToken, delay, errorText(error), this.wake]);
     return r.rows.length > 0;
   }
@@ -165,7 +166,7 @@ export class PostgresJob implements Job {
 
   async heartbeat(extendMs: number): Promise<boolean> {
     this.ctx.guard();
-    const extend = requirePositiveMs('extendMs', extendMs);
+    const extend = requireDurationMs('extendMs', extendMs);
     const r = await this.ctx.exec.run<{ claimed_until: string }>(this.ctx.sql.queue.heartbeat, [this.id, this.claimToken, extend]);
     if (!r.rows[0]) return false;
     this.deadline = num(r.rows[0].claimed_until);
@@ -199,14 +200,4 @@ export function toJobInfo(row: JobRow): JobInfo {
     lastError: row.last_error,
     diedAt: numOrNull(row.died_at),
   };
-}
-
-function jobId(id: unknown): number {
-  if (typeof id !== 'number' || !Number.isSafeInteger(id)) throw new RangeError(`job id must be a safe integer, got ${String(id)}`);
-  return id;
-}
-
-function finite(field: string, v: unknown): number {
-  if (typeof v !== 'number' || !Number.isFinite(v)) throw new RangeError(`${field} must be a finite number, got ${String(v)}`);
-  return Math.floor(v);
 }

@@ -2,16 +2,9 @@ import { randomUUID } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 import { encodePayload, decodePayload, utf8Length } from '../../contract/codec.js';
 import { AlkstoreError, Closed, Database, InvalidOption } from '../../contract/errors.js';
-import { LISTENER_RECONNECTED_CHANNEL, SCHEDULES_WAKE_CHANNEL, outboxQueueName, validateKey, validateName } from '../../contract/names.js';
-import {
-  DEFAULT_QUEUE_OPTS,
-  OUTBOX_QUEUE_OPTS,
-  requirePositiveInt,
-  requirePositiveMs,
-  resolveQueueOpts,
-  type JobOpts,
-  type QueueOpts,
-} from '../../contract/options.js';
+import { LISTENER_RECONNECTED_CHANNEL, SCHEDULES_WAKE_CHANNEL, outboxQueueName } from '../../contract/names.js';
+import { DEFAULT_QUEUE_OPTS, OUTBOX_QUEUE_OPTS, resolveQueueOpts, type JobOpts, type QueueOpts } from '../../contract/options.js';
+import { requireDurationMs, scheduleOptsInput, validateKey, validateName } from '../../contract/validate.js';
 import { dueBoundaries, parseEverySpec } from '../../contract/schedule-spec.js';
 import type {
   ExternalTx,
@@ -55,6 +48,8 @@ export interface PostgresStoreParts {
   schema: string;
   pollIntervalMs: number;
   logger: StoreLogger;
+  /** Random source in [0, 1) of the retry backoff jitter. */
+  random: () => number;
 }
 
 /** The PostgreSQL `Store`. Open it with `openPostgresStore`. */
@@ -106,6 +101,7 @@ export class PostgresStore implements Store {
       hub: this.hub,
       guard: () => this.guard(),
       queueOpts: (queue, defaults = DEFAULT_QUEUE_OPTS) => this.registry.get(queue) ?? { ...defaults },
+      random: parts.random,
       get pollFallbackMs() {
         return store.listenerHealthy ? undefined : store.pollIntervalMs;
       },
@@ -270,7 +266,7 @@ export class PostgresStore implements Store {
   private async takeLock(name: string, owner: string, ttlMs: number): Promise<Lock | null> {
     this.guard();
     validateKey('owner', owner);
-    const ttl = requirePositiveMs('ttlMs', ttlMs);
+    const ttl = requireDurationMs('ttlMs', ttlMs);
     const r = await this.exec.run<{ owner: string; expires_at: string }>(this.sql.lock.tryLock, [name, owner, ttl]);
     const row = r.rows[0];
     return row ? new PostgresLock(this.ctx, name, owner, num(row.expires_at)) : null;
@@ -278,24 +274,13 @@ export class PostgresStore implements Store {
 
   // ── scheduler ───────────────────────────────────────────────────────
 
-  async schedule(name: string, spec: string, queue: string, payload: unknown, opts: ScheduleOpts = {}): Promise<Schedule> {
+  async schedule(name: string, spec: string, queue: string, payload: unknown, opts?: ScheduleOpts): Promise<Schedule> {
     this.guard();
     validateName('schedule', name);
     const { intervalMs } = parseEverySpec(spec);
     validateName('queue', queue);
     const text = encodePayload(payload);
-    let priority = 0;
-    if (opts.priority !== undefined) {
-      if (!Number.isInteger(opts.priority)) throw new RangeError(`priority must be an integer, got ${String(opts.priority)}`);
-      priority = opts.priority;
-    }
-    const maxAttempts = opts.maxAttempts === undefined ? null : requirePositiveInt('maxAttempts', opts.maxAttempts);
-    const expiresInMs = opts.expiresInMs === undefined ? null : requirePositiveMs('expiresInMs', opts.expiresInMs);
-    let startAt: number | null = null;
-    if (opts.startAt !== undefined) {
-      if (typeof opts.startAt !== 'number' || !Number.isFinite(opts.startAt)) throw new RangeError(`startAt must be epoch milliseconds, got ${String(opts.startAt)}`);
-      startAt = Math.floor(opts.startAt);
-    }
+    const { priority, maxAttempts, expiresInMs, startAt } = scheduleOptsInput(opts);
     const r = await this.exec.run<ScheduleRow>(this.sql.schedule.upsert, [
       name,
       spec,

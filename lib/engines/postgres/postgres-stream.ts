@@ -1,6 +1,6 @@
 import { decodePayload } from '../../contract/codec.js';
-import { streamWakeChannel, validateKey } from '../../contract/names.js';
-import { requirePositiveInt } from '../../contract/options.js';
+import { streamWakeChannel } from '../../contract/names.js';
+import { limitInput, requireOffset, validateKey } from '../../contract/validate.js';
 import type { EventReceiver, Stream, StreamEvent, WakeReceiver } from '../../contract/types.js';
 import { StreamSubscription, type SubscriptionSource } from '../../internal/event-receiver.js';
 import { publishEvent, saveConsumerOffset, type PgContext } from './context.js';
@@ -29,11 +29,11 @@ export class PostgresStream implements Stream, SubscriptionSource {
     return publishEvent(this.ctx, this.ctx.exec, this.name, key, payload);
   }
 
-  async readSince(offset: number, limit = 1000): Promise<StreamEvent[]> {
+  async readSince(offset: number, limit?: number): Promise<StreamEvent[]> {
     this.ctx.guard();
-    if (typeof offset !== 'number' || !Number.isFinite(offset)) throw new RangeError(`offset must be a finite number, got ${String(offset)}`);
-    requirePositiveInt('limit', limit);
-    const r = await this.ctx.exec.run<EventRow>(this.ctx.sql.stream.readSince, [this.name, Math.floor(offset), limit]);
+    const from = requireOffset('offset', offset);
+    const n = limitInput(limit);
+    const r = await this.ctx.exec.run<EventRow>(this.ctx.sql.stream.readSince, [this.name, from, n]);
     return r.rows.map((row) => ({
       offset: num(row.seq),
       stream: this.name,
@@ -44,6 +44,9 @@ export class PostgresStream implements Stream, SubscriptionSource {
   }
 
   async readFromConsumer(consumer: string, limit?: number): Promise<StreamEvent[]> {
+    this.ctx.guard();
+    validateKey('consumer', consumer);
+    limitInput(limit);
     return this.readSince(await this.getOffset(consumer), limit);
   }
 
@@ -67,8 +70,8 @@ export class PostgresStream implements Stream, SubscriptionSource {
 
   async trimTo(horizon: number): Promise<number> {
     this.ctx.guard();
-    if (typeof horizon !== 'number' || !Number.isFinite(horizon)) throw new RangeError(`horizon must be a finite number, got ${String(horizon)}`);
-    const r = await this.ctx.exec.run(this.ctx.sql.stream.trimTo, [this.name, Math.floor(horizon)]);
+    const h = requireOffset('horizon', horizon);
+    const r = await this.ctx.exec.run(this.ctx.sql.stream.trimTo, [this.name, h]);
     return r.rowCount;
   }
 

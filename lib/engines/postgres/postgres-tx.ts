@@ -1,5 +1,6 @@
 import { Closed, Database } from '../../contract/errors.js';
-import { outboxQueueName, validateKey, validateName } from '../../contract/names.js';
+import { outboxQueueName } from '../../contract/names.js';
+import { validateKey, validateName } from '../../contract/validate.js';
 import { OUTBOX_QUEUE_OPTS, type JobOpts } from '../../contract/options.js';
 import type { TxHandle, TxOps } from '../../contract/types.js';
 import { enqueueJob, notifyChannel, publishEvent, saveConsumerOffset, type PgContext } from './context.js';

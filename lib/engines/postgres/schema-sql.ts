@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { InvalidOption } from '../../contract/errors.js';
+import { validatePgSchema } from '../../contract/validate.js';
 
 /** The database clock in epoch milliseconds (floored, like SQLite's integer cast). */
 export const NOW_MS = 'floor(extract(epoch from clock_timestamp()) * 1000)::bigint';
@@ -13,16 +13,10 @@ export interface Sql {
 /** Longest notification payload PostgreSQL accepts (bytes). */
 export const PG_NOTIFY_LIMIT = 8000;
 
-const IDENT = /^[A-Za-z_][A-Za-z0-9_$]*$/;
 
-/** Validates an engine schema name: a plain identifier of at most 63 bytes, not `pg_*`. */
+/** Validates an engine schema name: a plain identifier of at most 63 bytes, not a system schema (`pg_*`, `information_schema`). */
 export function validateSchemaName(schema: unknown): string {
-  if (typeof schema !== 'string' || !IDENT.test(schema)) {
-    throw new InvalidOption('schema', `must be an identifier (letters, digits, _ or $, not starting with a digit), got ${JSON.stringify(schema)}`);
-  }
-  if (Buffer.byteLength(schema, 'utf8') > 63) throw new InvalidOption('schema', `must be at most 63 bytes, got ${JSON.stringify(schema)}`);
-  if (schema.toLowerCase().startsWith('pg_')) throw new InvalidOption('schema', `must not start with "pg_" (reserved by PostgreSQL), got ${JSON.stringify(schema)}`);
-  return schema;
+  return validatePgSchema('schema', schema);
 }
 
 /** Double-quotes an identifier (the schema is validated too; quoting keeps its case). */

@@ -1,4 +1,4 @@
-import { requirePositiveMs } from '../../contract/options.js';
+import { requireDurationMs } from '../../contract/validate.js';
 import type { Lock } from '../../contract/types.js';
 import type { SqliteCore } from './core.js';
 import type { WriteCtx } from './writer.js';
@@ -33,7 +33,7 @@ export class SqliteLock implements Lock {
   }
 
   async renew(ttlMs: number): Promise<boolean> {
-    const ttl = requirePositiveMs('ttlMs', ttlMs);
+    const ttl = requireDurationMs('ttlMs', ttlMs);
     const row = await this.core.write('renew', (ctx) => ctx.conn.stmt(RENEW).get({ name: this.name, owner: this.owner, ttl, now: ctx.now }) as { expires_at: number } | undefined);
     if (!row) return false;
     this.expiry = row.expires_at;

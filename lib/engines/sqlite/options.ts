@@ -1,5 +1,6 @@
 import { InvalidOption } from '../../contract/errors.js';
 import type { StoreLogger } from '../../contract/types.js';
+import { asOption, requireFunction, requireTimerMs } from '../../contract/validate.js';
 
 /** Options of `openSqliteStore`. */
 export interface SqliteStoreOptions {
@@ -51,10 +52,8 @@ const defaultLogger: StoreLogger = {
   error: (m, e) => console.error(`[alkstore] ${m}`, e ?? ''),
 };
 
-function positiveNumber(field: string, v: unknown, dflt: number): number {
-  if (v === undefined) return dflt;
-  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) throw new RangeError(`${field} must be a finite number > 0, got ${String(v)}`);
-  return v;
+function timerOption(field: string, v: unknown, dflt: number): number {
+  return v === undefined ? dflt : requireTimerMs(field, v);
 }
 
 /** Validates `SqliteStoreOptions` and fills defaults. */
@@ -67,15 +66,14 @@ export function resolveSqliteOptions(o: SqliteStoreOptions): ResolvedSqliteOptio
   if (claimDurability !== 'deferred' && claimDurability !== 'immediate') {
     throw new InvalidOption('claimDurability', `must be "deferred" or "immediate", got ${JSON.stringify(claimDurability)}`);
   }
-  if (o.random !== undefined && typeof o.random !== 'function') throw new InvalidOption('random', 'must be a function returning a number in [0, 1)');
   return {
     path: o.path,
     memory: o.path === ':memory:',
-    pollIntervalMs: positiveNumber('pollIntervalMs', o.pollIntervalMs, 1),
+    pollIntervalMs: timerOption('pollIntervalMs', o.pollIntervalMs, 1),
     synchronous,
     claimDurability,
-    lockWaitTimeoutMs: positiveNumber('lockWaitTimeoutMs', o.lockWaitTimeoutMs, 30_000),
-    random: o.random ?? Math.random,
+    lockWaitTimeoutMs: timerOption('lockWaitTimeoutMs', o.lockWaitTimeoutMs, 30_000),
+    random: o.random === undefined ? Math.random : asOption(() => requireFunction<() => number>('random', o.random)),
     logger: o.logger ?? defaultLogger,
   };
 }

@@ -1,25 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import { encodePayload, decodePayload } from '../../contract/codec.js';
-import { queueWakeChannel, validateKey } from '../../contract/names.js';
+import { queueWakeChannel } from '../../contract/names.js';
+import { resolveJobStamp, type JobOpts, type QueueOpts } from '../../contract/options.js';
 import {
-  requireNonNegativeMs,
-  requirePositiveInt,
-  requirePositiveMs,
-  resolveJobStamp,
-  type JobOpts,
-  type QueueOpts,
-} from '../../contract/options.js';
+  ackBatchInput,
+  claimInput,
+  jobIdsInput,
+  listDeadInput,
+  requireArray,
+  requireBatchSize,
+  requireDurationMs,
+  requireJobId,
+} from '../../contract/validate.js';
 import type { ClaimOpts, Job, JobInfo, ListDeadOpts, Queue, QueueStats, WakeReceiver } from '../../contract/types.js';
 import { errorText } from '../../internal/outbox-handle.js';
 import type { SqliteCore } from './core.js';
 import * as ops from './queue-ops.js';
 import * as Q from './queue.sql.js';
 import { toJobInfo, type JobRow } from './rows.js';
-
-function requireId(name: string, v: unknown): number {
-  if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw new RangeError(`${name} must be an integer job id, got ${String(v)}`);
-  return v;
-}
 
 /** A queue handle on the SQLite engine (docs/semantics.md, Queues). */
 export class SqliteQueue implements Queue {
@@ -40,8 +38,7 @@ export class SqliteQueue implements Queue {
   }
 
   async enqueueMany(payloads: readonly unknown[], opts?: JobOpts): Promise<number[]> {
-    if (!Array.isArray(payloads)) throw new RangeError(`payloads must be an array, got ${typeof payloads}`);
-    const texts = payloads.map((p, i) => encodePayload(p, `payload ${i}`));
+    const texts = requireArray('payloads', payloads).map((p, i) => encodePayload(p, `payload ${i}`));
     const stamp = resolveJobStamp(this.opts, opts);
     if (texts.length === 0) return [];
     return this.core.write('enqueueMany', (ctx) => ops.insertJobs(ctx, this.name, texts, stamp));
@@ -54,25 +51,25 @@ export class SqliteQueue implements Queue {
 
   claimBatch(max: number, workerId?: string, opts?: ClaimOpts): Promise<Job[]> {
     try {
-      return this.claim(requirePositiveInt('max', max), workerId, opts);
+      return this.claim(requireBatchSize('max', max), workerId, opts);
     } catch (err) {
       return Promise.reject(err);
     }
   }
 
   async ackBatch(jobs: readonly Pick<Job, 'id' | 'claimToken'>[]): Promise<number> {
-    if (!Array.isArray(jobs)) throw new RangeError('jobs must be an array of { id, claimToken }');
-    if (jobs.length === 0) return 0;
-    return this.core.write('ackBatch', (ctx) => ops.ackJobs(ctx, jobs));
+    const { ids, tokens } = ackBatchInput(jobs);
+    if (ids.length === 0) return 0;
+    return this.core.write('ackBatch', (ctx) => ops.ackJobs(ctx, ids.map((id, i) => ({ id, claimToken: tokens[i]! }))));
   }
 
   async cancel(id: number): Promise<boolean> {
-    requireId('id', id);
+    requireJobId('id', id);
     return this.core.write('cancel', (ctx) => ops.cancelJob(ctx, this.name, id));
   }
 
   async getJob(id: number): Promise<JobInfo | null> {
-    requireId('id', id);
+    requireJobId('id', id);
     const row = await this.core.read('getJob', (conn) => conn.stmt(Q.GET_JOB).get(id, this.name) as JobRow | undefined);
     return row ? toJobInfo(row) : null;
   }
@@ -81,22 +78,20 @@ export class SqliteQueue implements Queue {
     return this.core.write('sweepExpired', (ctx) => ops.sweepQueue(ctx, this.name));
   }
 
-  async listDead(opts: ListDeadOpts = {}): Promise<JobInfo[]> {
-    const before = opts.before === undefined ? null : requireNonNegativeMs('before', opts.before);
-    const after = opts.after === undefined ? 0 : requireNonNegativeMs('after', opts.after);
-    const limit = opts.limit === undefined ? 100 : requirePositiveInt('limit', opts.limit);
-    const rows = await this.core.read('listDead', (conn) => conn.stmt(Q.LIST_DEAD).all({ queue: this.name, before, after, limit }) as JobRow[]);
+  async listDead(opts?: ListDeadOpts): Promise<JobInfo[]> {
+    const { before, after, limit } = listDeadInput(opts);
+    const rows = await this.core.read('listDead', (conn) => conn.stmt(Q.LIST_DEAD).all({ queue: this.name, before, after: after ?? 0, limit }) as JobRow[]);
     return rows.map(toJobInfo);
   }
 
   async retryDead(ids: readonly number[]): Promise<number> {
-    const list = ids.map((id) => requireId('ids[]', id));
+    const list = jobIdsInput(ids);
     if (list.length === 0) return 0;
     return this.core.write('retryDead', (ctx) => ops.retryDeadJobs(ctx, this.name, list));
   }
 
   async purgeDead(ids: readonly number[]): Promise<number> {
-    const list = ids.map((id) => requireId('ids[]', id));
+    const list = jobIdsInput(ids);
     if (list.length === 0) return 0;
     return this.core.write('purgeDead', (ctx) => ops.purgeDeadJobs(ctx, this.name, list));
   }
@@ -116,10 +111,9 @@ export class SqliteQueue implements Queue {
 
   private claim(max: number, workerId: string | undefined, opts: ClaimOpts | undefined): Promise<Job[]> {
     try {
-      const worker = workerId === undefined ? null : validateKey('worker', workerId);
-      const lease = opts?.visibilityTimeoutMs === undefined ? null : requirePositiveMs('visibilityTimeoutMs', opts.visibilityTimeoutMs);
+      const { workerId: worker, leaseMs } = claimInput(workerId, opts);
       return this.core
-        .write('claim', (ctx) => ops.claimJobs(ctx, this.name, max, lease, worker, randomUUID), true)
+        .write('claim', (ctx) => ops.claimJobs(ctx, this.name, max, leaseMs, worker, randomUUID), true)
         .then((rows) => rows.map((r) => new SqliteJob(this.core, this.name, r)));
     } catch (err) {
       return Promise.reject(err);
@@ -166,7 +160,7 @@ export class SqliteJob implements Job {
   }
 
   async retry(error: unknown, delayMs?: number): Promise<boolean> {
-    const delay = delayMs === undefined ? undefined : requireNonNegativeMs('delayMs', delayMs);
+    const delay = delayMs === undefined ? undefined : requireDurationMs('delayMs', delayMs, { allowZero: true });
     const text = errorText(error);
     return this.core.write('retry', (ctx) => ops.retryJob(ctx, this.queue, this.id, this.claimToken, text, delay, this.core.random));
   }
@@ -177,7 +171,7 @@ export class SqliteJob implements Job {
   }
 
   async heartbeat(extendMs: number): Promise<boolean> {
-    const ext = requirePositiveMs('extendMs', extendMs);
+    const ext = requireDurationMs('extendMs', extendMs);
     const deadline = await this.core.write('heartbeat', (ctx) => ops.heartbeatJob(ctx, this.id, this.claimToken, ext));
     if (deadline === null) return false;
     this.currentDeadline = deadline;

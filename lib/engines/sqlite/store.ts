@@ -1,17 +1,8 @@
 import { resolve } from 'node:path';
 import { Closed } from '../../contract/errors.js';
 import { encodePayload } from '../../contract/codec.js';
-import { validateKey, validateName } from '../../contract/names.js';
-import {
-  DEFAULT_QUEUE_OPTS,
-  OUTBOX_QUEUE_OPTS,
-  requirePositiveInt,
-  requirePositiveMs,
-  resolveJobStamp,
-  resolveQueueOpts,
-  type JobOpts,
-  type QueueOpts,
-} from '../../contract/options.js';
+import { DEFAULT_QUEUE_OPTS, OUTBOX_QUEUE_OPTS, resolveQueueOpts, type JobOpts, type QueueOpts } from '../../contract/options.js';
+import { requireDurationMs, scheduleOptsInput, validateKey, validateName } from '../../contract/validate.js';
 import { parseEverySpec } from '../../contract/schedule-spec.js';
 import type {
   ExternalTx,
@@ -124,14 +115,17 @@ export class SqliteStore implements Store, SqliteCore {
   // ---- handles ----
 
   stream(name: string): Stream {
+    this.assertOpen();
     return new SqliteStream(this, validateName('stream', name));
   }
 
   queue(name: string, opts?: QueueOpts): Queue {
+    this.assertOpen();
     return this.queueHandle(validateName('queue', name), opts, DEFAULT_QUEUE_OPTS);
   }
 
   outbox(name: string, opts?: QueueOpts): Outbox {
+    this.assertOpen();
     return new OutboxHandle(name, (queueName, o) => this.queueHandle(queueName, o, OUTBOX_QUEUE_OPTS), opts);
   }
 
@@ -159,21 +153,14 @@ export class SqliteStore implements Store, SqliteCore {
 
   // ---- scheduler ----
 
-  async schedule(name: string, spec: string, queue: string, payload: unknown, opts: ScheduleOpts = {}): Promise<Schedule> {
+  async schedule(name: string, spec: string, queue: string, payload: unknown, opts?: ScheduleOpts): Promise<Schedule> {
     const input: ScheduleInput = {
       name: validateName('schedule', name),
       ...parseEverySpec(spec),
       queue: validateName('queue', queue),
       payloadText: encodePayload(payload),
-      priority: opts.priority === undefined ? 0 : resolveJobStamp(DEFAULT_QUEUE_OPTS, { priority: opts.priority }).priority,
-      maxAttempts: opts.maxAttempts === undefined ? null : requirePositiveInt('maxAttempts', opts.maxAttempts),
-      expiresInMs: opts.expiresInMs === undefined ? null : requirePositiveMs('expiresInMs', opts.expiresInMs),
-      startAt: null,
+      ...scheduleOptsInput(opts),
     };
-    if (opts.startAt !== undefined) {
-      if (typeof opts.startAt !== 'number' || !Number.isFinite(opts.startAt)) throw new RangeError(`startAt must be epoch milliseconds, got ${String(opts.startAt)}`);
-      input.startAt = Math.floor(opts.startAt);
-    }
     return this.write('schedule', (ctx) => upsertSchedule(ctx, input));
   }
 
@@ -258,7 +245,7 @@ export class SqliteStore implements Store, SqliteCore {
 
   private async lockInternal(name: string, owner: string, ttlMs: number): Promise<Lock | null> {
     const o = validateKey('owner', owner);
-    const ttl = requirePositiveMs('ttlMs', ttlMs);
+    const ttl = requireDurationMs('ttlMs', ttlMs);
     const expiresAt = await this.write('tryLock', (ctx) => tryLockRow(ctx, name, o, ttl));
     return expiresAt === null ? null : new SqliteLock(this, name, o, expiresAt);
   }
@@ -280,7 +267,7 @@ export class SqliteStore implements Store, SqliteCore {
     try {
       result = await fn(tx);
     } catch (err) {
-      await tx.rollback();
+      if (!tx.finished) await tx.rollback();
       throw err;
     }
     if (!tx.finished) await tx.commit();

@@ -29,9 +29,3 @@ export function saveConsumerOffset(ctx: WriteCtx, stream: string, consumer: stri
   if (offset <= 0) return false;
   return ctx.conn.stmt(SAVE_OFFSET).run(stream, consumer, offset).changes > 0;
 }
-
-/** Validates an offset argument: a non-negative safe integer. */
-export function requireOffset(name: string, v: unknown): number {
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw new RangeError(`${name} must be an integer >= 0, got ${String(v)}`);
-  return v;
-}

@@ -1,6 +1,6 @@
 import { encodePayload } from '../../contract/codec.js';
-import { streamWakeChannel, validateKey } from '../../contract/names.js';
-import { requirePositiveInt } from '../../contract/options.js';
+import { streamWakeChannel } from '../../contract/names.js';
+import { limitInput, requireOffset, validateKey } from '../../contract/validate.js';
 import type { EventReceiver, Stream, StreamEvent } from '../../contract/types.js';
 import { StreamSubscription } from '../../internal/event-receiver.js';
 import type { SqliteCore } from './core.js';
@@ -25,16 +25,16 @@ export class SqliteStream implements Stream {
     return this.core.write('publishWithKey', (ctx) => S.publishEvent(ctx, this.name, k, text));
   }
 
-  async readSince(offset: number, limit = 1000): Promise<StreamEvent[]> {
-    const from = S.requireOffset('offset', offset);
-    const n = requirePositiveInt('limit', limit);
+  async readSince(offset: number, limit?: number): Promise<StreamEvent[]> {
+    const from = requireOffset('offset', offset);
+    const n = limitInput(limit);
     const rows = await this.core.read('readSince', (conn) => conn.stmt(S.READ_SINCE).all(this.name, from, n) as EventRow[]);
     return rows.map((r) => toStreamEvent(this.name, r));
   }
 
-  async readFromConsumer(consumer: string, limit = 1000): Promise<StreamEvent[]> {
+  async readFromConsumer(consumer: string, limit?: number): Promise<StreamEvent[]> {
     const c = validateKey('consumer', consumer);
-    const n = requirePositiveInt('limit', limit);
+    const n = limitInput(limit);
     const rows = await this.core.read('readFromConsumer', (conn) => {
       const from = (conn.pluck(S.GET_OFFSET).get(this.name, c) as number | undefined) ?? 0;
       return conn.stmt(S.READ_SINCE).all(this.name, from, n) as EventRow[];
@@ -54,7 +54,7 @@ export class SqliteStream implements Stream {
 
   async saveOffset(consumer: string, offset: number): Promise<boolean> {
     const c = validateKey('consumer', consumer);
-    const o = S.requireOffset('offset', offset);
+    const o = requireOffset('offset', offset);
     return this.core.write('saveOffset', (ctx) => S.saveConsumerOffset(ctx, this.name, c, o));
   }
 
@@ -65,7 +65,7 @@ export class SqliteStream implements Stream {
   }
 
   async trimTo(horizon: number): Promise<number> {
-    const h = S.requireOffset('horizon', horizon);
+    const h = requireOffset('horizon', horizon);
     // No wake: trimming adds nothing to read.
     return this.core.write('trimTo', (ctx) => ctx.conn.stmt(S.TRIM).run(this.name, h).changes);
   }

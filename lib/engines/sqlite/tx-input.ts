@@ -1,9 +1,9 @@
 import { Codec } from '../../contract/errors.js';
 import { encodePayload } from '../../contract/codec.js';
-import { outboxQueueName, validateKey, validateName } from '../../contract/names.js';
+import { outboxQueueName } from '../../contract/names.js';
+import { requireOffset, validateKey, validateName } from '../../contract/validate.js';
 import { DEFAULT_QUEUE_OPTS, OUTBOX_QUEUE_OPTS, resolveJobStamp, type JobOpts, type JobStamp } from '../../contract/options.js';
 import type { SqliteCore } from './core.js';
-import { requireOffset } from './stream.sql.js';
 
 /**
  * Validation shared by every transactional entry point (beginTx handles and

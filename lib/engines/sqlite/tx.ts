@@ -65,7 +65,7 @@ export class SqliteTxHandle implements TxHandle {
   }
 
   async rollback(): Promise<void> {
-    if (this.done) return;
+    this.assertActive();
     this.done = true;
     this.onFinish(this);
     this.writer.rollbackOpen();
@@ -73,7 +73,7 @@ export class SqliteTxHandle implements TxHandle {
 
   /** Store close: roll back and refuse further use. */
   abandon(): void {
-    void this.rollback();
+    if (!this.done) void this.rollback();
   }
 
   private assertActive(): void {

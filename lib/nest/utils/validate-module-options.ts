@@ -1,0 +1,25 @@
+import { InvalidOption } from '../../contract/errors.js';
+import { asOption, requireBoolean, requireCount, requireTimerMs, validateKey, validatePgSchema } from '../../contract/validate.js';
+import type { AlkstoreModuleOptions } from '../interfaces/alkstore-options.interface.js';
+
+/**
+ * Checks `AlkstoreModule` options with the shared validation module before the
+ * store opens: {@link InvalidOption} naming the field and its bound (an
+ * `InvalidName` for a bad `workerId`). Never echoes `url`: it may hold a password.
+ */
+export function validateModuleOptions(options: AlkstoreModuleOptions): AlkstoreModuleOptions {
+  if (options === null || typeof options !== 'object') throw new InvalidOption('AlkstoreModule options', 'must be an object');
+  if (options.url !== undefined && (typeof options.url !== 'string' || options.url.length === 0)) throw new InvalidOption('url', 'must be a non-empty string');
+  if (options.schema !== undefined) validatePgSchema('schema', options.schema);
+  asOption(() => {
+    for (const field of ['migrate', 'workers', 'scheduler', 'reusePool'] as const) {
+      if (options[field] !== undefined) requireBoolean(field, options[field]);
+    }
+    if (options.poolSize !== undefined) requireCount('poolSize', options.poolSize, 10_000);
+    if (options.pollIntervalMs !== undefined) requireTimerMs('pollIntervalMs', options.pollIntervalMs);
+    if (options.idlePollIntervalMs !== undefined) requireTimerMs('idlePollIntervalMs', options.idlePollIntervalMs);
+    if (options.drainTimeoutMs !== undefined) requireTimerMs('drainTimeoutMs', options.drainTimeoutMs, 0);
+  });
+  if (options.workerId !== undefined) validateKey('worker', options.workerId);
+  return options;
+}
