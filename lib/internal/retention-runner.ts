@@ -1,5 +1,6 @@
 import { RETENTION_LOCK } from '../contract/names.js';
 import type { Lock, Queue, RunRetentionOpts } from '../contract/types.js';
+import { optionalKey, optionalObject, requireFunction, requireSignal, requireTimerMs } from '../contract/validate.js';
 import { sleep } from './sleep.js';
 
 /** Default time between retention sweeps. */
@@ -18,15 +19,15 @@ export interface RetentionEngine {
  * The lock outlives a few intervals, so a crashed leader is replaced within
  * about three rounds; a graceful stop releases it.
  */
-export async function runRetention(engine: RetentionEngine, signal: AbortSignal, opts: RunRetentionOpts = {}): Promise<void> {
-  const owner = opts.owner ?? `retention-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
-  const intervalMs = opts.intervalMs ?? DEFAULT_RETENTION_INTERVAL_MS;
-  if (!Number.isSafeInteger(intervalMs) || intervalMs < 1 || intervalMs > 2 ** 31 - 1) {
-    throw new RangeError(`retention intervalMs must be an integer in 1..2147483647, got ${String(opts.intervalMs)}`);
-  }
+export async function runRetention(engine: RetentionEngine, signal: AbortSignal, opts?: RunRetentionOpts): Promise<void> {
+  requireSignal('signal', signal);
+  const o = optionalObject<RunRetentionOpts>('runRetention opts', opts) ?? {};
+  const owner = optionalKey('owner', o.owner) ?? `retention-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+  const intervalMs = o.intervalMs === undefined ? DEFAULT_RETENTION_INTERVAL_MS : requireTimerMs('intervalMs', o.intervalMs);
+  for (const fn of ['queues', 'outboxes', 'onSweep', 'onError'] as const) if (o[fn] !== undefined) requireFunction(fn, o[fn]);
   const ttlMs = Math.max(3 * intervalMs, 10_000);
   const report = (err: unknown): void => {
-    if (opts.onError) opts.onError(err);
+    if (o.onError) o.onError(err);
   };
   let lock: Lock | null = null;
   try {
@@ -40,14 +41,14 @@ export async function runRetention(engine: RetentionEngine, signal: AbortSignal,
       }
       if (lock) {
         const targets: [string, () => Queue][] = [
-          ...(opts.queues?.() ?? []).map((n): [string, () => Queue] => [`queue ${JSON.stringify(n)}`, () => engine.queue(n)]),
-          ...(opts.outboxes?.() ?? []).map((n): [string, () => Queue] => [`outbox ${JSON.stringify(n)}`, () => engine.outboxQueue(n)]),
+          ...(o.queues?.() ?? []).map((n): [string, () => Queue] => [`queue ${JSON.stringify(n)}`, () => engine.queue(n)]),
+          ...(o.outboxes?.() ?? []).map((n): [string, () => Queue] => [`outbox ${JSON.stringify(n)}`, () => engine.outboxQueue(n)]),
         ];
         for (const [label, queue] of targets) {
           if (signal.aborted) break;
           try {
             const result = await queue().sweepExpired();
-            if (result.expired + result.purged > 0) opts.onSweep?.(label, result);
+            if (result.expired + result.purged > 0) o.onSweep?.(label, result);
           } catch (err) {
             report(err);
           }

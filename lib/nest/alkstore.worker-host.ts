@@ -1,7 +1,7 @@
 import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import { outboxQueueName } from '../contract/names.js';
 import type { Job, StoreLogger } from '../contract/types.js';
-import { jobMetricsObserver, type JobMetrics } from '../metrics/job-metrics.js';
+import { jobMetricsObserver, validateJobMetrics, type JobMetrics } from '../metrics/job-metrics.js';
 import { OutboxDispatcher, OutboxSettings, type OutboxSettingsInput } from '../outbox/index.js';
 import { correlationWrapper, createTracingWrapper } from '../tracing/handler-span.js';
 import type { HandlerWrapper } from '../worker/worker-core.js';
@@ -128,6 +128,7 @@ export class AlkstoreWorkerHost implements OnApplicationBootstrap, BeforeApplica
   /** The observers of one worker: its metrics sink (the handler's, else the module's) and its `@On…Event` listeners. */
   private observersFor(kind: 'queue' | 'outbox', name: string, queueLabel: string, own: JobMetrics | false | undefined, workerName: string): WorkerObserver[] {
     const observers: WorkerObserver[] = [];
+    if (own !== undefined && own !== false) validateJobMetrics(`metrics of ${workerName}`, own);
     const metrics = own === false ? undefined : (own ?? this.options.metrics);
     if (metrics) observers.push(jobMetricsObserver(metrics, queueLabel));
     const listeners = this.explorer.workerEvents.filter((e) => e.meta.kind === kind && e.meta.name === name);

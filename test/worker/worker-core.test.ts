@@ -71,7 +71,10 @@ for (const engine of contractEngines()) {
       const w = worker(q, async () => Promise.reject(new Error('batch failed')), new MemoryLogger(), { batchSize: 10 });
       w.start();
       try {
-        await waitFor('all three back to pending', async () => (await q.stats()).pending === 3 && (await q.stats()).processing === 0);
+        await waitFor('all three back to pending after one attempt', async () => {
+          const rows = await Promise.all(ids.map((id) => q.getJob(id)));
+          return rows.every((r) => r?.state === 'pending' && r.attempts === 1);
+        });
       } finally {
         await w.stop();
       }

@@ -1,4 +1,6 @@
+import { InvalidOption } from '../../contract/errors.js';
 import type { Job, Queue, StoreLogger } from '../../contract/types.js';
+import { asOption, requireBatchSize, requireTimerMs } from '../../contract/validate.js';
 import { WorkerCore, type FailureOutcome, type HandlerWrapper } from '../../worker/worker-core.js';
 import { combineObservers, type WorkerObserver } from '../../worker/worker-observer.js';
 
@@ -84,11 +86,10 @@ export class QueueWorker {
     }
     const batchSize = opts.batchSize;
     if (batchSize !== undefined) {
-      if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000) {
-        throw new RangeError(`batchSize of ${opts.name} must be an integer in 1..10000, got ${String(batchSize)}`);
-      }
-      if (prefetch > 0) throw new RangeError(`prefetch of ${opts.name} cannot be combined with batchSize`);
+      asOption(() => requireBatchSize(`batchSize of ${opts.name}`, batchSize));
+      if (prefetch > 0) throw new InvalidOption(`prefetch of ${opts.name}`, 'cannot be combined with batchSize');
     }
+    if (opts.statsIntervalMs !== undefined) asOption(() => requireTimerMs(`statsIntervalMs of ${opts.name}`, opts.statsIntervalMs));
     const batch = batchSize !== undefined;
     const handler = opts.handler as (job: unknown, signal: AbortSignal) => unknown;
     this.core = new WorkerCore({
