@@ -1,3 +1,4 @@
+import type { JobHeaders } from './job-extras.js';
 import type { JobOpts, QueueOpts } from './options.js';
 
 /** Which engine backs a store. Consumer code never needs to branch on it. */
@@ -90,6 +91,12 @@ export interface JobInfo<T = unknown> {
   readonly claimedUntil: number | null;
   readonly lastError: string | null;
   readonly diedAt: number | null;
+  /** The headers given at enqueue (`{}` when none). */
+  readonly headers: JobHeaders;
+  /** The job's `uniqueKey`, or null. */
+  readonly uniqueKey: string | null;
+  /** The job's `orderingKey`, or null. */
+  readonly orderingKey: string | null;
 }
 
 /**
@@ -108,6 +115,12 @@ export interface Job<T = unknown> {
   /** The claim deadline (epoch ms, database clock) as of the claim or the last successful heartbeat. */
   readonly deadline: number;
   readonly enqueuedAt: number;
+  /** The headers given at enqueue (`{}` when none). */
+  readonly headers: JobHeaders;
+  /** The job's `uniqueKey`, or null. */
+  readonly uniqueKey: string | null;
+  /** The job's `orderingKey`, or null: while this job is live, later jobs with the key wait. */
+  readonly orderingKey: string | null;
   /** The payload, typed by the caller (no runtime check). */
   payloadAs<U>(): U;
   /** Deletes the job. */
@@ -137,6 +150,22 @@ export interface QueueStats {
   readonly oldestPendingAgeMs: number;
 }
 
+/** At most `max` claims in any window of `perMs` (windows are aligned to the epoch: `floor(now / perMs)`). */
+export interface RateLimit {
+  /** Integer in 1..2^31-1. */
+  readonly max: number;
+  /** Window length in ms, integer in 1..2^31-1. */
+  readonly perMs: number;
+}
+
+/** A queue's cluster-wide settings, stored in the database (SPEC §10). */
+export interface QueueSettings {
+  /** A paused queue hands out nothing; jobs already claimed finish normally. */
+  readonly paused: boolean;
+  /** The claim cap, or null for none. */
+  readonly rateLimit: RateLimit | null;
+}
+
 /** Paging of dead letters, ordered by id ascending (stable). */
 export interface ListDeadOpts {
   /** Only rows that died before this instant (epoch ms). */
@@ -163,7 +192,19 @@ export interface Queue {
   ackBatch(jobs: readonly Pick<Job, 'id' | 'claimToken'>[]): Promise<number>;
   /** Deletes a job in any state, unconditionally (not an interrupt). */
   cancel(id: number): Promise<boolean>;
+  /** Deletes the live (pending or processing) job holding `uniqueKey`, like `cancel`; `false` when none holds it. */
+  cancelByKey(uniqueKey: string): Promise<boolean>;
   getJob(id: number): Promise<JobInfo | null>;
+  /** The live (pending or processing) job holding `uniqueKey`, or null. */
+  getJobByKey(uniqueKey: string): Promise<JobInfo | null>;
+  /** Stops handing out jobs, on every replica, until `resume()`. In-flight jobs finish normally. */
+  pause(): Promise<void>;
+  /** Hands out jobs again (and wakes this queue's workers). */
+  resume(): Promise<void>;
+  /** Caps claims across every worker and process (`null` removes the cap). */
+  setRateLimit(limit: RateLimit | null): Promise<void>;
+  /** The stored settings (defaults when none were set). */
+  settings(): Promise<QueueSettings>;
   /** Moves every past-expiry row (any state) to dead, and deletes dead rows past their retention. */
   sweepExpired(): Promise<{ expired: number; purged: number }>;
   listDead(opts?: ListDeadOpts): Promise<JobInfo[]>;

@@ -539,6 +539,9 @@ export function queueContract(engine: EngineFixture): void {
         claimedUntil: null,
         lastError: null,
         diedAt: null,
+        headers: {},
+        uniqueKey: null,
+        orderingKey: null,
       });
       expect(info.enqueuedAt).toBeGreaterThanOrEqual(t0);
       expect(info.enqueuedAt).toBeLessThanOrEqual(t1);

@@ -46,7 +46,7 @@ describePg('postgres claim cost', () => {
 
     const claim = engineSql(db.location).queue.claim;
     const plan = await withClient(async (c) => {
-      const r = await c.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${claim.text}`, ['work', 2, null, 'w']);
+      const r = await c.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${claim.text}`, ['work', 2, null, 'w', 'c:wake']);
       return (r.rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
     });
     const pages = (plan['Shared Hit Blocks'] ?? 0) + (plan['Shared Read Blocks'] ?? 0);
