@@ -1,6 +1,7 @@
 import { InvalidOption } from './contract/errors.js';
 import type { Store } from './contract/types.js';
 import type { OpenStoreOptions } from './store-options.js';
+import { loadOtelApi } from './tracing/otel-api.js';
 
 /** Which engine a URL names. */
 export function engineOfUrl(url: string): 'sqlite' | 'postgres' {
@@ -22,6 +23,8 @@ export function sqlitePathOfUrl(url: string): string {
  */
 export async function openStore(options: OpenStoreOptions): Promise<Store> {
   if (options === null || typeof options !== 'object') throw new InvalidOption('options', 'must be an object with a url');
+  // Optional: when @opentelemetry/api is installed, enqueues carry the active trace context from now on.
+  await loadOtelApi();
   if (engineOfUrl(options.url) === 'postgres') {
     const { openPostgresStore } = await import('./engines/postgres/index.js');
     return openPostgresStore({ ...options, connectionString: options.url });

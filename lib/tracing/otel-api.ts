@@ -1,4 +1,6 @@
 import type * as OtelApi from '@opentelemetry/api';
+import { setEnqueueHeadersHook } from '../contract/job-extras.js';
+import { withTraceContext } from './trace-headers.js';
 
 /** The loaded `@opentelemetry/api` module, null when it is not installed, undefined before the first try. */
 let loaded: typeof OtelApi | null | undefined;
@@ -12,6 +14,8 @@ export function loadOtelApi(): Promise<typeof OtelApi | null> {
       // An ESM import of the CommonJS build may put the API on `default`.
       const api = ((mod as { trace?: unknown }).trace ? mod : (mod as unknown as { default?: typeof OtelApi }).default) ?? null;
       loaded = api as typeof OtelApi | null;
+      // From now on every enqueue carries the active span's trace context.
+      if (loaded) setEnqueueHeadersHook(withTraceContext);
       return loaded;
     },
     () => {
