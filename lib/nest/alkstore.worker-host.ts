@@ -2,6 +2,7 @@ import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationB
 import { outboxQueueName } from '../contract/names.js';
 import type { Job, StoreLogger } from '../contract/types.js';
 import { jobMetricsObserver, validateJobMetrics, type JobMetrics } from '../metrics/job-metrics.js';
+import { runnerTimings } from '../internal/scheduler-runner.js';
 import { OutboxDispatcher, OutboxSettings, type OutboxSettingsInput } from '../outbox/index.js';
 import { correlationWrapper, createTracingWrapper } from '../tracing/handler-span.js';
 import type { HandlerWrapper } from '../worker/worker-core.js';
@@ -15,6 +16,8 @@ import type { QueueHandlerOptions } from './interfaces/handler-options.interface
 import { Store } from './store.token.js';
 import { nestStoreLogger } from './utils/nest-logger.js';
 import { defaultWorkerId } from './utils/worker-id.js';
+import { NestTimeouts } from './schedules/nest-timeouts.js';
+import { DEFAULT_SCHEDULE_OWNER, syncSchedules } from './schedules/sync-schedules.js';
 import { QueueWorker } from './workers/queue-worker.js';
 import { supervise } from './workers/supervise.js';
 
@@ -36,6 +39,9 @@ export class AlkstoreWorkerHost implements OnApplicationBootstrap, BeforeApplica
   private readonly workers: QueueWorker[] = [];
   private readonly loops: Promise<void>[] = [];
   private stopped: Promise<void> | null = null;
+  private readonly scheduleOwner: string;
+  private readonly runnerTimings: { lockTtlMs: number; renewIntervalMs: number };
+  private readonly timeouts: NestTimeouts;
 
   constructor(
     @Inject(ALKSTORE_MODULE_OPTIONS) private readonly options: AlkstoreModuleOptions,
@@ -47,9 +53,13 @@ export class AlkstoreWorkerHost implements OnApplicationBootstrap, BeforeApplica
     this.drainTimeoutMs = options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
     this.idlePollIntervalMs = options.idlePollIntervalMs ?? DEFAULT_IDLE_POLL_INTERVAL_MS;
     validateModuleOptions(options);
+    this.scheduleOwner = options.scheduleOwner ?? DEFAULT_SCHEDULE_OWNER;
+    this.runnerTimings = runnerTimings({ lockTtlMs: options.schedulerLockTtlMs, renewIntervalMs: options.schedulerRenewIntervalMs });
+    this.timeouts = new NestTimeouts(this.logger);
   }
 
   async onApplicationBootstrap(): Promise<void> {
+    this.timeouts.start(this.explorer.timeouts);
     if (this.options.workers === false) return;
     try {
       await this.startAll();
@@ -85,15 +95,13 @@ export class AlkstoreWorkerHost implements OnApplicationBootstrap, BeforeApplica
       };
       dispatchers.push({ label: h.label, run });
     }
-    for (const s of scheduled) {
-      const { priority, maxAttempts, expiresInMs, payload } = s.meta.options;
-      await this.store.schedule(s.meta.name, s.meta.spec, s.queue, payload ?? null, { priority, maxAttempts, expiresInMs });
-    }
+    await syncSchedules(this.store, scheduled, this.scheduleOwner, this.logger);
     for (const h of queueHandlers) this.startQueueWorker(h.meta.queue, h, h.meta.options, '@QueueHandler', await wrapFor(`queue ${h.meta.queue}`));
-    for (const s of scheduled) this.startQueueWorker(s.queue, s, s.meta.options, '@Scheduled', await wrapFor(`queue ${s.queue}`));
+    for (const s of scheduled) this.startQueueWorker(s.queue, s, s.meta.options, s.source ?? '@Scheduled', await wrapFor(`queue ${s.queue}`));
     for (const d of dispatchers) this.loops.push(supervise(`@OutboxHandler ${d.label}`, d.run, this.abort.signal, this.logger));
     if (this.options.scheduler ?? scheduled.length > 0) {
-      this.loops.push(supervise('scheduler runner', (signal) => this.store.runSchedules(signal, { owner: this.workerId }), this.abort.signal, this.logger));
+      const runnerOpts = { owner: this.workerId, ...this.runnerTimings };
+      this.loops.push(supervise('scheduler runner', (signal) => this.store.runSchedules(signal, runnerOpts), this.abort.signal, this.logger));
     }
     this.startRetention();
   }
@@ -157,6 +165,7 @@ export class AlkstoreWorkerHost implements OnApplicationBootstrap, BeforeApplica
   beforeApplicationShutdown(): Promise<void> {
     this.stopped ??= (async () => {
       this.abort.abort();
+      this.timeouts.stop();
       await Promise.allSettled([...this.workers.map((w) => w.stop()), ...this.loops]);
     })();
     return this.stopped;

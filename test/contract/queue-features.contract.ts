@@ -3,6 +3,7 @@ import { InvalidName } from '../../lib/contract/errors.js';
 import { MAX_HEADERS_BYTES } from '../../lib/contract/job-extras.js';
 import type { Job, Queue, Store } from '../../lib/contract/types.js';
 import type { EngineFixture } from '../helpers/engines.js';
+import { loadVectors, type QueueFeatureVectors } from '../unit/vectors.js';
 import { expectError, uid, useEnv, waitFor } from './harness.js';
 
 /** Claims until a job appears. */
@@ -47,6 +48,30 @@ export function queueFeaturesContract(engine: EngineFixture): void {
       for (const id of [a, b, c]) expect((await outbox.queue.getJob(id))!.headers).toEqual(h);
       const claimed = await outbox.queue.claimBatch(3, 'w');
       expect(claimed.map((j) => j.headers)).toEqual([h, h, h]);
+    });
+
+    it('accepts and refuses the conformance vectors the same way on every entry point, writing nothing when refused', async () => {
+      const v = loadVectors<QueueFeatureVectors>('queue-features.json');
+      const name = uid('h-vectors');
+      const ob = uid('h-vectors-outbox');
+      const q = store().queue(name);
+      const entries: ((h: unknown) => Promise<number>)[] = [
+        (h) => q.enqueue(1, { headers: h as never }),
+        async (h) => (await q.enqueueMany([1], { headers: h as never }))[0]!,
+        (h) => store().withTx((tx) => tx.enqueue(name, 1, { headers: h as never })),
+        (h) => store().withTx((tx) => tx.outboxEnqueue(ob, 1, { headers: h as never })),
+        (h) => store().outboxEnqueue(ob, 1, { headers: h as never }),
+      ];
+      for (const h of v.headers.accept) {
+        for (const enqueue of entries) {
+          const id = await enqueue(h);
+          const info = (await q.getJob(id)) ?? (await store().outbox(ob).queue.getJob(id));
+          expect(info!.headers).toEqual(h);
+        }
+      }
+      const before = [(await q.stats()).pending, (await store().outbox(ob).queue.stats()).pending];
+      for (const c of v.headers.reject) for (const enqueue of entries) await expectError(() => enqueue(c.headers), RangeError);
+      expect([(await q.stats()).pending, (await store().outbox(ob).queue.stats()).pending]).toEqual(before);
     });
 
     it('may hold 8 KB of names and values in all; more, or a non-string value, is refused before any write', async () => {

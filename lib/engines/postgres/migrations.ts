@@ -283,6 +283,18 @@ END
 $fn$;
 `,
   },
+  {
+    version: 5,
+    name: 'cron schedules',
+    // Cron rows store interval_ms = 0 (the API reports null); paused and owner serve the operator API and owned schedules.
+    sql: (s: string) => `
+ALTER TABLE ${s}.schedules
+  ADD COLUMN time_zone text NOT NULL DEFAULT 'UTC',
+  ADD COLUMN catch_up text NOT NULL DEFAULT 'all' CHECK (catch_up IN ('all', 'latest', 'none')),
+  ADD COLUMN owner text,
+  ADD COLUMN paused boolean NOT NULL DEFAULT false;
+`,
+  },
 ]);
 
 /** An SQL string literal of a quoted identifier (to mix the schema into lock keys). */

@@ -122,7 +122,8 @@ export function queueSql(s: SchemaSql) {
       // Settings: `qp` reads the pause flag by primary key (no row: nothing to pay); `qr` locks the
       // settings row only while a rate limit is set, serializing this queue's window accounting.
       // Windows are aligned to the epoch; a claim whose clock reading is older than the stored
-      // window counts against the stored one. The result always has a row (`extra` LEFT JOIN
+      // window counts against the stored one, and its claim starts at that window's start (a
+      // clock read before waiting on the settings row lock can be older). The result always has a row (`extra` LEFT JOIN
       // claimed), so the promotion after buried heads runs when nothing was claimed.
       `WITH t AS MATERIALIZED (SELECT ${NOW_MS} AS ms),
        qp AS MATERIALIZED (SELECT qs.paused FROM ${settings} qs WHERE qs.queue = $1::text),
@@ -161,7 +162,7 @@ export function queueSql(s: SchemaSql) {
        ),
        claimed AS (
          UPDATE ${jobs} j SET state = 'processing', attempts = j.attempts + 1, claim_token = gen_random_uuid(),
-           claimed_until = t.ms + coalesce($3::bigint, j.visibility_timeout_ms), worker_id = $4::text
+           claimed_until = greatest(t.ms, (SELECT win FROM qr)) + coalesce($3::bigint, j.visibility_timeout_ms), worker_id = $4::text
          FROM picked p, t WHERE j.id = p.id
          RETURNING ${jobColumns('j')}
        ),

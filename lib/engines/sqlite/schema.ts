@@ -1,8 +1,8 @@
 import { AlkstoreError } from '../../contract/errors.js';
 import type { SqliteConn } from './connection.js';
 
-/** Version of the `__alkstore_*` tables this build reads and writes. */
-export const SCHEMA_VERSION = 3;
+/** Version of the `__alkstore_*` tables this build reads and writes: the newest numbered step (SQLITE_MIGRATIONS). */
+export const SCHEMA_VERSION = 5;
 
 // Ids of jobs use AUTOINCREMENT so an id is never reused after deletes (a stale
 // `cancel(id)` must not hit a newer job). Stream offsets come from a per-stream
@@ -94,7 +94,11 @@ CREATE TABLE IF NOT EXISTS __alkstore_schedules (
   priority INTEGER NOT NULL,
   max_attempts INTEGER,
   expires_in_ms INTEGER,
-  next_fire_at INTEGER NOT NULL
+  next_fire_at INTEGER NOT NULL,
+  time_zone TEXT NOT NULL DEFAULT 'UTC',
+  catch_up TEXT NOT NULL DEFAULT 'all',
+  owner TEXT,
+  paused INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
 `;
 
@@ -127,6 +131,16 @@ ALTER TABLE __alkstore_jobs ADD COLUMN unique_key TEXT;
 ALTER TABLE __alkstore_jobs ADD COLUMN ordering_key TEXT;
 ALTER TABLE __alkstore_jobs ADD COLUMN blocked INTEGER NOT NULL DEFAULT 0;
 DROP INDEX IF EXISTS __alkstore_jobs_pending;
+`,
+  },
+  {
+    version: 5,
+    name: 'cron schedules',
+    sql: `
+ALTER TABLE __alkstore_schedules ADD COLUMN time_zone TEXT NOT NULL DEFAULT 'UTC';
+ALTER TABLE __alkstore_schedules ADD COLUMN catch_up TEXT NOT NULL DEFAULT 'all';
+ALTER TABLE __alkstore_schedules ADD COLUMN owner TEXT;
+ALTER TABLE __alkstore_schedules ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;
 `,
   },
 ]);

@@ -2,6 +2,7 @@ import type { OutboxDispatcher } from '../../outbox/index.js';
 import type { JobOpts, QueueOpts } from '../../contract/options.js';
 import type { JobMetrics } from '../../metrics/job-metrics.js';
 import type { WorkerEventName } from '../../worker/worker-events.js';
+import type { CatchUpPolicy } from '../../contract/types.js';
 
 /** Options of `@QueueHandler(queue, options)`. */
 export interface QueueHandlerOptions {
@@ -39,6 +40,10 @@ export interface ScheduledOptions extends Omit<QueueHandlerOptions, 'queueOpts'>
   priority?: JobOpts['priority'];
   maxAttempts?: number;
   expiresInMs?: number;
+  /** IANA time zone a cron spec is read in (default `UTC`), e.g. `Europe/Berlin`. */
+  timeZone?: string;
+  /** Boundaries missed while no replica ran the scheduler: `'all'` (default, at most 64), `'latest'` or `'none'`. */
+  catchUp?: CatchUpPolicy;
 }
 
 /** Dispatcher settings a `@OutboxHandler` may override (see `OutboxSettings` in `alkstore/outbox`), plus its metrics sink. */
