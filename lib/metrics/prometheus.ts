@@ -1,3 +1,4 @@
+import { InvalidOption } from '../contract/errors.js';
 import { loadPeer } from '../internal/load-peer.js';
 import type { DeadReason } from '../worker/worker-observer.js';
 import type { JobMetrics, QueueDepth } from './job-metrics.js';
@@ -65,7 +66,7 @@ export async function createPrometheusMetrics(options: PrometheusMetricsOptions 
   const loaded = options.client ?? (await loadPeer('prom-client', () => import('prom-client')));
   const client = clientOf(loaded);
   const registry = options.registry ?? client.register;
-  if (!registry) throw new TypeError('createPrometheusMetrics: no registry given and the client has no default register');
+  if (!registry) throw new InvalidOption('registry', 'of createPrometheusMetrics is missing and the client has no default register');
   const get = <T>(kind: 'Counter' | 'Gauge' | 'Histogram', name: string, help: string, labelNames: string[], extra: Partial<MetricConfig> = {}): T => {
     const existing = registry.getSingleMetric(name);
     if (existing) return existing as T;
@@ -109,5 +110,5 @@ function clientOf(mod: unknown): PromClientLike {
     const m = c as Partial<PromClientLike> | null | undefined;
     if (m && typeof m.Counter === 'function' && typeof m.Gauge === 'function' && typeof m.Histogram === 'function') return m as PromClientLike;
   }
-  throw new TypeError('createPrometheusMetrics: the client module has no Counter, Gauge and Histogram classes (pass the prom-client module)');
+  throw new InvalidOption('client', 'of createPrometheusMetrics has no Counter, Gauge and Histogram classes (pass the prom-client module)');
 }

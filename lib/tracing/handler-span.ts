@@ -3,7 +3,8 @@ import type { Job } from '../contract/types.js';
 import type { HandlerWrapper } from '../worker/worker-core.js';
 import { runInJobCorrelation } from './correlation.js';
 import { loadOtelApi } from './otel-api.js';
-import { headersOf, spanContextOf } from './trace-headers.js';
+import { spanContextOf } from './span-context.js';
+import { headersOf } from './trace-headers.js';
 
 /**
  * A worker wrapper that runs each handler call in a CONSUMER span named

@@ -7,4 +7,4 @@
 export { withTraceContext, headersOf, TRACEPARENT_HEADER, TRACESTATE_HEADER } from './trace-headers.js';
 export { withCorrelationId, currentCorrelationId, correlationHeaders, correlationIdOf, CORRELATION_ID_HEADER, CAUSATION_ID_HEADER } from './correlation.js';
 export { createTracingWrapper, correlationWrapper } from './handler-span.js';
-export { loadOtelApi } from './otel-api.js';
+export { loadOpenTelemetry } from './otel-api.js';

@@ -26,6 +26,15 @@ export function loadOtelApi(): Promise<typeof OtelApi | null> {
   return loading;
 }
 
+/**
+ * Loads `@opentelemetry/api` if it is installed, so that enqueues carry the
+ * active trace context from then on (`openStore` and the Nest module call it
+ * for you). Resolves whether it is available.
+ */
+export async function loadOpenTelemetry(): Promise<boolean> {
+  return (await loadOtelApi()) !== null;
+}
+
 /** The API if {@link loadOtelApi} already loaded it, else null (never loads: for synchronous paths). */
 export function otelApiIfLoaded(): typeof OtelApi | null {
   return loaded ?? null;

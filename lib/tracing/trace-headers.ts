@@ -1,4 +1,3 @@
-import type * as OtelApi from '@opentelemetry/api';
 import type { Job } from '../contract/types.js';
 import { otelApiIfLoaded } from './otel-api.js';
 
@@ -39,21 +38,4 @@ export function withTraceContext<H extends Headers | undefined>(headers: H): H |
   if (carrier[TRACEPARENT_HEADER] !== undefined) out[TRACEPARENT_HEADER] = carrier[TRACEPARENT_HEADER];
   if (carrier[TRACESTATE_HEADER] !== undefined) out[TRACESTATE_HEADER] = carrier[TRACESTATE_HEADER];
   return { ...out, ...(headers ?? {}) };
-}
-
-const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
-
-/** The remote span context a job's headers carry, or null. */
-export function spanContextOf(api: typeof OtelApi, headers: Headers): OtelApi.SpanContext | null {
-  const tp = headers[TRACEPARENT_HEADER];
-  if (tp === undefined) return null;
-  const ctx = api.propagation.extract(api.ROOT_CONTEXT, headers);
-  const fromPropagator = api.trace.getSpanContext(ctx);
-  if (fromPropagator && api.isSpanContextValid(fromPropagator)) return fromPropagator;
-  const m = TRACEPARENT.exec(tp.trim());
-  if (!m || m[1] === 'ff') return null;
-  const sc: OtelApi.SpanContext = { traceId: m[2]!, spanId: m[3]!, traceFlags: parseInt(m[4]!, 16) & 1, isRemote: true };
-  const ts = headers[TRACESTATE_HEADER];
-  if (ts) sc.traceState = api.createTraceState(ts);
-  return api.isSpanContextValid(sc) ? sc : null;
 }
