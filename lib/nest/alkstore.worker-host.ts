@@ -5,7 +5,7 @@ import { jobMetricsObserver, validateJobMetrics, type JobMetrics } from '../metr
 import { runnerTimings } from '../internal/scheduler-runner.js';
 import { OutboxDispatcher, OutboxSettings, type OutboxSettingsInput } from '../outbox/index.js';
 import { correlationWrapper, createTracingWrapper } from '../tracing/handler-span.js';
-import type { HandlerWrapper } from '../worker/worker-core.js';
+import { isPermanent, type HandlerWrapper } from '../worker/worker-core.js';
 import { WorkerEvents } from '../worker/worker-events.js';
 import type { WorkerObserver } from '../worker/worker-observer.js';
 import { ALKSTORE_MODULE_OPTIONS, DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_IDLE_POLL_INTERVAL_MS } from './alkstore.constants.js';
@@ -96,14 +96,16 @@ export class AlkstoreWorkerHost implements OnApplicationBootstrap, BeforeApplica
       dispatchers.push({ label: h.label, run });
     }
     await syncSchedules(this.store, scheduled, this.scheduleOwner, this.logger);
-    for (const h of queueHandlers) this.startQueueWorker(h.meta.queue, h, h.meta.options, '@QueueHandler', await wrapFor(`queue ${h.meta.queue}`));
-    for (const s of scheduled) this.startQueueWorker(s.queue, s, s.meta.options, s.source ?? '@Scheduled', await wrapFor(`queue ${s.queue}`));
-    for (const d of dispatchers) this.loops.push(supervise(`@OutboxHandler ${d.label}`, d.run, this.abort.signal, this.logger));
+    // 'manual' (the testing kit): handlers run only when a test drains the queues.
+    const runHandlers = this.options.workers !== 'manual';
+    if (runHandlers) for (const h of queueHandlers) this.startQueueWorker(h.meta.queue, h, h.meta.options, '@QueueHandler', await wrapFor(`queue ${h.meta.queue}`));
+    if (runHandlers) for (const s of scheduled) this.startQueueWorker(s.queue, s, s.meta.options, s.source ?? '@Scheduled', await wrapFor(`queue ${s.queue}`));
+    if (runHandlers) for (const d of dispatchers) this.loops.push(supervise(`@OutboxHandler ${d.label}`, d.run, this.abort.signal, this.logger));
     if (this.options.scheduler ?? scheduled.length > 0) {
       const runnerOpts = { owner: this.workerId, ...this.runnerTimings };
       this.loops.push(supervise('scheduler runner', (signal) => this.store.runSchedules(signal, runnerOpts), this.abort.signal, this.logger));
     }
-    this.startRetention();
+    if (runHandlers) this.startRetention();
   }
 
   /** SPEC §10 retention: one replica at a time sweeps every known queue and outbox on an interval. */
@@ -213,7 +215,8 @@ export class AlkstoreWorkerHost implements OnApplicationBootstrap, BeforeApplica
       try {
         await method.call(job, signal);
       } catch (err) {
-        this.logger.error(`${decorator} ${method.label} failed on job ${job.id} (attempt ${job.attempts}/${job.maxAttempts})`, err);
+        // A PermanentError is a decision, not a crash: the dispatcher's one dead-letter WARN line reports it.
+        if (!isPermanent(err)) this.logger.error(`${decorator} ${method.label} failed on job ${job.id} (attempt ${job.attempts}/${job.maxAttempts})`, err);
         throw err;
       }
     };
