@@ -111,6 +111,128 @@ export function cronContract(engine: EngineFixture): void {
     });
   });
 
+  describe('runner', () => {
+    it('a 6-field spec fires on its seconds: every boundary once, none before its second', async () => {
+      const name = uid('cron-secs');
+      const queue = uid('q-secs');
+      const first = await store().schedule(name, '*/2 * * * * *', queue, 's');
+      expect(first.nextFireAt % 2_000).toBe(0);
+      const runner = startRunner(store());
+      try {
+        await waitRunning(runner, 'three boundaries fired', async () => (await jobCount(store(), queue)) >= 3);
+      } finally {
+        await runner.stop();
+      }
+      const next = (await store().getSchedule(name))!.nextFireAt;
+      expect(next % 2_000).toBe(0);
+      const count = (next - first.nextFireAt) / 2_000;
+      expect(await jobCount(store(), queue)).toBe(count);
+      const jobs = await store().queue(queue).claimBatch(count, 'w');
+      const enqueued = (await Promise.all(jobs.map(async (j) => (await store().queue(queue).getJob(j.id))!.enqueuedAt))).sort((a, b) => a - b);
+      // The i-th job was enqueued at or after the i-th boundary: never early.
+      enqueued.forEach((at, i) => expect(at).toBeGreaterThanOrEqual(first.nextFireAt + i * 2_000));
+      await store().unschedule(name);
+    });
+
+    it('reads the spec in its zone: an hour field fires by the wall clock of Asia/Kathmandu (+05:45), not UTC', async () => {
+      const now = await store().now();
+      const hour = (zone: string, at: number): number => Number(new Intl.DateTimeFormat('en-GB', { timeZone: zone, hour: '2-digit', hourCycle: 'h23' }).format(at));
+      const h = hour('Asia/Kathmandu', now);
+      const hours = `${h},${(h + 1) % 24}`;
+      const spec = `* * ${hours} * * *`;
+      const local = await store().schedule(uid('cron-ktm'), spec, uid('q-ktm'), null, { timeZone: 'Asia/Kathmandu' });
+      const utc = await store().schedule(uid('cron-utc'), spec, uid('q-utc'), null);
+      expect(local.nextFireAt - now).toBeLessThanOrEqual(1_000);
+      // In UTC those hours are 5-6 hours away (Kathmandu is UTC+05:45).
+      expect(hours.split(',').map(Number)).toContain(hour('UTC', utc.nextFireAt));
+      expect(utc.nextFireAt - now).toBeGreaterThan(3_600_000);
+      const runner = startRunner(store());
+      try {
+        await waitRunning(runner, 'the Kathmandu schedule to fire', async () => (await jobCount(store(), local.queue)) >= 2);
+      } finally {
+        await runner.stop();
+      }
+      expect(await jobCount(store(), utc.queue)).toBe(0);
+      await store().unschedule(local.name);
+      await store().unschedule(utc.name);
+    });
+
+    for (const [policy, expected] of [
+      ['all', 11],
+      ['latest', 1],
+      ['none', 0],
+    ] as const) {
+      it(`catch-up '${policy}' after 10.5 missed minutes enqueues ${expected} and skips forward past now`, async () => {
+        const name = uid(`cron-catch-${policy}`);
+        const queue = uid(`q-catch-${policy}`);
+        const startAt = (await store().now()) - 630_000;
+        await store().schedule(name, '@every 1m', queue, null, { startAt, catchUp: policy });
+        const before = await store().now();
+        const runner = startRunner(env.other);
+        try {
+          await waitRunning(runner, 'the schedule to skip forward', async () => (await store().getSchedule(name))!.nextFireAt > before);
+        } finally {
+          await runner.stop();
+        }
+        expect(await jobCount(store(), queue)).toBe(expected);
+        const next = (await store().getSchedule(name))!.nextFireAt;
+        expect(next - startAt).toBe(11 * 60_000);
+        await store().unschedule(name);
+      });
+    }
+
+    it("catch-up 'none' still fires a boundary the runner reaches within the 60 s grace, once", async () => {
+      const name = uid('cron-grace');
+      const queue = uid('q-grace');
+      const startAt = (await store().now()) - 5_000;
+      await store().schedule(name, '@every 1h', queue, null, { startAt, catchUp: 'none' });
+      const runner = startRunner(store());
+      try {
+        await waitRunning(runner, 'the late boundary to fire', async () => (await store().getSchedule(name))!.nextFireAt > startAt);
+      } finally {
+        await runner.stop();
+      }
+      expect(await jobCount(store(), queue)).toBe(1);
+      await store().unschedule(name);
+    });
+
+    it("catch-up 'all' on a cron spec fires each missed boundary, then the next one after now", async () => {
+      const name = uid('cron-all');
+      const queue = uid('q-all');
+      const first = await store().schedule(name, '*/10 * * * * *', queue, null, { startAt: (await store().now()) - 45_000 });
+      const runner = startRunner(store());
+      try {
+        await waitRunning(runner, 'the catch-up', async () => (await jobCount(store(), queue)) >= 4);
+      } finally {
+        await runner.stop();
+      }
+      const next = (await store().getSchedule(name))!.nextFireAt;
+      expect(next % 10_000).toBe(0);
+      expect(await jobCount(store(), queue)).toBe((next - first.nextFireAt) / 10_000);
+      await store().unschedule(name);
+    });
+
+    it('validates lockTtlMs and renewIntervalMs before taking the lock', async () => {
+      for (const opts of [{ lockTtlMs: 999 }, { lockTtlMs: 2 ** 31 }, { lockTtlMs: 1.5e3 + 0.5 }, { lockTtlMs: 4_000, renewIntervalMs: 2_001 }, { renewIntervalMs: 0 }]) {
+        const err = await expectError(() => store().runSchedules(new AbortController().signal, opts), InvalidArgument);
+        expect(err.message).toMatch(/lockTtlMs|renewIntervalMs/);
+      }
+      expect((await store().listSchedules()).leader).toBeNull();
+    });
+
+    it('a runner with a short lock TTL renews it while leading', async () => {
+      const runner = startRunner(store(), { owner: 'short-ttl', lockTtlMs: 1_000, renewIntervalMs: 200 });
+      try {
+        await waitRunning(runner, 'the runner to lead', async () => (await store().listSchedules()).leader?.owner === 'short-ttl');
+        const first = (await store().listSchedules()).leader!.expiresAt;
+        await waitRunning(runner, 'a renewed lock', async () => ((await store().listSchedules()).leader?.expiresAt ?? 0) > first);
+        expect(runner.error).toBeUndefined();
+      } finally {
+        await runner.stop();
+      }
+    });
+  });
+
   describe('operator API', () => {
     it('listSchedules shows every schedule and the leading runner while one runs', async () => {
       const name = uid('cron-list');
