@@ -9,6 +9,7 @@ import type {
   Lock,
   Outbox,
   Queue,
+  RunRetentionOpts,
   RunSchedulesOpts,
   Schedule,
   ScheduleListing,
@@ -24,6 +25,7 @@ import { OutboxHandle } from '../../internal/outbox-handle.js';
 import { scheduleInput } from '../../internal/schedule-input.js';
 import { OutcomeCounter } from '../../internal/outcome-counter.js';
 import { runSchedules, type SchedulerEngine } from '../../internal/scheduler-runner.js';
+import { runRetention, type RetentionEngine } from '../../internal/retention-runner.js';
 import { WakeHub } from '../../internal/wake-hub.js';
 import { SqliteAdmin, writeOutcomes } from './admin.js';
 import { isBusy, retryOnBusy, type SqliteConn } from './connection.js';
@@ -163,6 +165,17 @@ export class SqliteStore implements Store, SqliteCore {
 
   async tryLock(name: string, owner: string, ttlMs: number): Promise<Lock | null> {
     return this.lockInternal(validateName('lock', name), owner, ttlMs);
+  }
+
+  async runRetention(signal: AbortSignal, opts?: RunRetentionOpts): Promise<void> {
+    this.assertOpen();
+    const engine: RetentionEngine = {
+      // The retention lock is a reserved name: skip user-name validation.
+      tryLock: (name, owner, ttlMs) => this.lockInternal(name, owner, ttlMs),
+      queue: (name) => this.queue(name),
+      outboxQueue: (name) => this.outbox(name).queue,
+    };
+    return runRetention(engine, signal, opts);
   }
 
   // ---- scheduler ----
