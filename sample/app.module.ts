@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { AlkstoreModule } from '../lib/nest/index.js';
 import type { SampleConfig } from './config.js';
 import { DatabaseModule } from './database.module.js';
+import { OpsModule } from './ops/ops.module.js';
 import { OrdersModule } from './orders/orders.module.js';
 
 /**
@@ -27,6 +28,7 @@ export class AppModule {
           }),
         }),
         OrdersModule,
+        OpsModule.forRoot({ dashboardToken: config.dashboardToken }),
       ],
     };
   }

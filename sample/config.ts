@@ -13,14 +13,17 @@ export interface SampleConfig {
   /** Workers' safety poll (ms); wakes make delivery prompt regardless. */
   idlePollIntervalMs?: number;
   drainTimeoutMs?: number;
+  /** Password of the dashboard at /alkstore (HTTP Basic, any user name); unset or under 16 characters keeps it locked. */
+  dashboardToken?: string;
 }
 
-/** Reads `DATABASE_URL`, `DATABASE_SCHEMA`, `ALKSTORE_SCHEMA`, `SQLITE_PATH` (`PORT` and `REPORT_SPEC` are read by main.ts and the report job). */
+/** Reads `DATABASE_URL`, `DATABASE_SCHEMA`, `ALKSTORE_SCHEMA`, `SQLITE_PATH`, `ALKSTORE_DASHBOARD_TOKEN` (`PORT` and `REPORT_SPEC` are read by main.ts and the report job). */
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): SampleConfig {
   return {
     databaseUrl: env.DATABASE_URL || undefined,
     databaseSchema: env.DATABASE_SCHEMA || undefined,
     alkstoreSchema: env.ALKSTORE_SCHEMA || undefined,
     sqlitePath: resolve(env.SQLITE_PATH || 'sample/data/app.db'),
+    dashboardToken: env.ALKSTORE_DASHBOARD_TOKEN || undefined,
   };
 }
