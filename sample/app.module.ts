@@ -43,7 +43,7 @@ export class AppModule {
         }),
         OrdersModule,
       ],
-      providers: [{ provide: APP_PIPE, useValue: new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true, transform: true }) }],
+      providers: [{ provide: APP_PIPE, useValue: new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true }) }],
     };
   }
 }
