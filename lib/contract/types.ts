@@ -141,11 +141,18 @@ export interface ClaimOpts {
   visibilityTimeoutMs?: number;
 }
 
-/** Counts for metrics and dashboards. */
+/**
+ * Counts for metrics and dashboards, exact as of one snapshot. Read from
+ * per-queue counters kept in the same transactions as the jobs, so the cost
+ * does not grow with the queue's depth (docs/semantics.md, Queue stats).
+ */
 export interface QueueStats {
+  /** Pending jobs, ready or not yet due. */
   readonly pending: number;
   readonly processing: number;
   readonly dead: number;
+  /** Pending jobs not yet due (`runAt` in the future): a subset of `pending`. */
+  readonly scheduled: number;
   /** Age of the oldest ready pending job in ms (0 when none). */
   readonly oldestPendingAgeMs: number;
 }

@@ -1,6 +1,7 @@
 import type { Pool } from 'pg';
 import { AlkstoreError, Database, InvalidOption } from '../../contract/errors.js';
 import type { StoreLogger } from '../../contract/types.js';
+import { queueCountsMigrationSql } from './counts.sql.js';
 import { migrationLockKey, quoteIdent, validateSchemaName } from './schema-sql.js';
 
 /** One numbered, immutable migration of the engine schema. Never edit a released one: add the next. */
@@ -282,6 +283,12 @@ BEGIN
 END
 $fn$;
 `,
+  },
+  {
+    version: 4,
+    name: 'queue counters',
+    // Per-queue counters kept by statement triggers, so stats() does not count rows (counts.sql.ts).
+    sql: queueCountsMigrationSql,
   },
   {
     version: 5,

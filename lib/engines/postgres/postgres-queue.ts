@@ -141,9 +141,15 @@ export class PostgresQueue implements Queue {
 
   async stats(): Promise<QueueStats> {
     this.ctx.guard();
-    const r = await this.ctx.exec.run<{ pending: string; processing: string; dead: string; oldest: string }>(this.ctx.sql.queue.stats, [this.name]);
+    const r = await this.ctx.exec.run<{ pending: string; processing: string; dead: string; scheduled: string; oldest: string }>(this.ctx.sql.queue.stats, [this.name]);
     const row = r.rows[0]!;
-    return { pending: num(row.pending), processing: num(row.processing), dead: num(row.dead), oldestPendingAgeMs: Math.max(0, num(row.oldest)) };
+    return {
+      pending: num(row.pending),
+      processing: num(row.processing),
+      dead: num(row.dead),
+      scheduled: num(row.scheduled),
+      oldestPendingAgeMs: Math.max(0, num(row.oldest)),
+    };
   }
 
   listen(): WakeReceiver {

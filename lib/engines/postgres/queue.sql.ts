@@ -1,3 +1,4 @@
+import { queueStatsSql } from './counts.sql.js';
 import { NOW_MS, type SchemaSql, type Sql } from './schema-sql.js';
 
 /** Columns of a job as `JobRow` (payload as raw JSON text, token as text). */
@@ -279,16 +280,8 @@ export function queueSql(s: SchemaSql) {
     retryDead: s.def('q_retry_dead', `SELECT ${s.q}.retry_dead($1::text, $2::bigint[], ${s.channel}, $3::text) AS moved`),
     /** $1 queue, $2 ids. */
     purgeDead: s.def('q_purge_dead', `DELETE FROM ${jobs} WHERE queue = $1::text AND state = 'dead' AND id = ANY($2::bigint[])`),
-    /** $1 queue. */
-    stats: s.def(
-      'q_stats',
-      `WITH t AS (SELECT ${NOW_MS} AS ms)
-       SELECT count(j.id) FILTER (WHERE j.state = 'pending') AS pending,
-              count(j.id) FILTER (WHERE j.state = 'processing') AS processing,
-              count(j.id) FILTER (WHERE j.state = 'dead') AS dead,
-              coalesce(t.ms - min(j.run_at) FILTER (WHERE j.state = 'pending' AND j.run_at <= t.ms), 0) AS oldest
-       FROM t LEFT JOIN ${jobs} j ON j.queue = $1::text GROUP BY t.ms`,
-    ),
+    /** $1 queue → pending, processing, dead, scheduled, oldest (counters, not a count of rows; counts.sql.ts). */
+    stats: s.def('q_stats', queueStatsSql(s.q, NOW_MS)),
     /** $1 queue → paused, rate_max, rate_per_ms (no row: defaults). */
     getSettings: s.def('q_get_settings', `SELECT paused, rate_max, rate_per_ms FROM ${settings} WHERE queue = $1::text`),
     /** $1 queue, $2 paused, $3 wake payload. Resuming wakes the queue's workers. */

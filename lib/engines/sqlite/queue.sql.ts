@@ -84,17 +84,6 @@ export const RETRY_DEAD = `UPDATE __alkstore_jobs
   RETURNING ordering_key`;
 export const PURGE_DEAD = `DELETE FROM __alkstore_jobs WHERE id = ? AND queue = ? AND state = 'dead'`;
 
-/** Three counts, each answered from its state's partial index (a GROUP BY would scan the table). */
-export const COUNT_BY_STATE = `SELECT
-  (SELECT count(*) FROM __alkstore_jobs WHERE queue = @queue AND state = 'pending' AND blocked = 0)
-    + (SELECT count(*) FROM __alkstore_jobs WHERE queue = @queue AND ordering_key IS NOT NULL AND state IN ('pending', 'processing') AND blocked = 1) AS pending,
-  (SELECT count(*) FROM __alkstore_jobs WHERE queue = @queue AND state = 'processing') AS processing,
-  (SELECT count(*) FROM __alkstore_jobs WHERE queue = @queue AND state = 'dead') AS dead`;
-export const OLDEST_READY = `SELECT min(m) FROM (
-  SELECT min(run_at) AS m FROM __alkstore_jobs WHERE queue = @queue AND state = 'pending' AND blocked = 0 AND run_at <= @now
-  UNION ALL
-  SELECT min(run_at) FROM __alkstore_jobs WHERE queue = @queue AND ordering_key IS NOT NULL AND state IN ('pending', 'processing') AND blocked = 1 AND run_at <= @now)`;
-
 /** Queue settings (pause, rate limit and its window). */
 export const GET_SETTINGS = `SELECT paused, rate_max, rate_per_ms, window_start, window_count FROM __alkstore_queue_settings WHERE queue = ?`;
 export const SET_PAUSED = `INSERT INTO __alkstore_queue_settings (queue, paused) VALUES (?, ?)

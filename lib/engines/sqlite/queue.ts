@@ -18,6 +18,7 @@ import type { ClaimOpts, Job, JobInfo, ListDeadOpts, Queue, QueueSettings, Queue
 import { errorText } from '../../internal/outbox-handle.js';
 import type { SqliteCore } from './core.js';
 import * as ops from './queue-ops.js';
+import { COUNTS, PRIORITY_HEADS } from './counts.sql.js';
 import * as Q from './queue.sql.js';
 import { toJobInfo, type JobRow } from './rows.js';
 
@@ -130,10 +131,25 @@ export class SqliteQueue implements Queue {
 
   stats(): Promise<QueueStats> {
     return this.core.read('stats', (conn) => {
-      const now = conn.now();
-      const counts = conn.stmt(Q.COUNT_BY_STATE).get({ queue: this.name }) as { pending: number; processing: number; dead: number };
-      const oldest = conn.pluck(Q.OLDEST_READY).get({ queue: this.name, now }) as number | null;
-      return { ...counts, oldestPendingAgeMs: oldest === null ? 0 : Math.max(0, now - oldest) };
+      // One read transaction, so the counters and the index probes see the same snapshot.
+      return conn.db.transaction(() => {
+        const now = conn.now();
+        const c = conn.stmt(COUNTS).get({ queue: this.name, now }) as { pending: number; processing: number; dead: number; later: number };
+        const heads = conn.stmt(PRIORITY_HEADS).all({ queue: this.name, now }) as { first_at: number; soon: number }[];
+        let oldest: number | null = null;
+        let soon = 0;
+        for (const h of heads) {
+          if (h.first_at <= now && (oldest === null || h.first_at < oldest)) oldest = h.first_at;
+          soon += h.soon;
+        }
+        return {
+          pending: c.pending,
+          processing: c.processing,
+          dead: c.dead,
+          scheduled: c.later + soon,
+          oldestPendingAgeMs: oldest === null ? 0 : Math.max(0, now - oldest),
+        };
+      })();
     });
   }
 

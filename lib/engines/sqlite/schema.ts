@@ -1,5 +1,6 @@
 import { AlkstoreError } from '../../contract/errors.js';
 import type { SqliteConn } from './connection.js';
+import { QUEUE_COUNTS_STEP } from './counts.sql.js';
 
 /** Version of the `__alkstore_*` tables this build reads and writes: the newest numbered step (SQLITE_MIGRATIONS). */
 export const SCHEMA_VERSION = 5;
@@ -133,6 +134,9 @@ ALTER TABLE __alkstore_jobs ADD COLUMN blocked INTEGER NOT NULL DEFAULT 0;
 DROP INDEX IF EXISTS __alkstore_jobs_pending;
 `,
   },
+  // Per-queue counters kept by triggers, so stats() does not count rows (counts.sql.ts). Idempotent:
+  // fresh files run it too, and so does a file whose version passed 4 before this step existed.
+  { version: 4, name: 'queue counters', sql: QUEUE_COUNTS_STEP },
   {
     version: 5,
     name: 'cron schedules',
@@ -165,6 +169,10 @@ export function applySchema(conn: SqliteConn): void {
   } else if (stored < SCHEMA_VERSION) {
     for (const m of SQLITE_MIGRATIONS) if (m.version > stored) conn.db.exec(m.sql);
     conn.db.prepare("UPDATE __alkstore_meta SET value = ? WHERE key = 'schema_version'").run(SCHEMA_VERSION);
+  }
+  // Fresh files, and files whose version passed 4 before the counters step existed, get it here.
+  if (conn.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__alkstore_queue_counts'").get() === undefined) {
+    conn.db.exec(QUEUE_COUNTS_STEP);
   }
   conn.db.exec(INDEX_DDL);
 }

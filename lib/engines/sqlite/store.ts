@@ -44,6 +44,7 @@ import {
 import { SqliteStream } from './stream.js';
 import { SqliteTxHandle } from './tx.js';
 import { notifyInput, outboxEnqueueInput } from './tx-input.js';
+import { WriteTickets } from './write-tickets.js';
 import { asStoreError, Writer, type WriteCtx } from './writer.js';
 
 /** The SQLite engine's `Store`. */
@@ -79,7 +80,7 @@ export class SqliteStore implements Store, SqliteCore {
         this.watcher?.skipOwn(notifyIds);
         for (const c of channels) this.hub.wake(c);
       },
-    }, this.deferredSync);
+    }, this.deferredSync, new WriteTickets(options.memory || !options.writeFairness ? null : resolve(options.path)));
   }
 
   get closed(): boolean {
@@ -241,6 +242,7 @@ export class SqliteStore implements Store, SqliteCore {
     this.deferredSync?.close();
     this.readConn?.close();
     this.writeConn.close();
+    this.writer.tickets.close();
   }
 
   // ---- internals ----
