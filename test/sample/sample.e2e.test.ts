@@ -8,9 +8,12 @@ import { AlkstoreTestKit, AlkstoreTesting, createTestDatabase, type AlkstoreTest
 import { PG_AVAILABLE, PG_URL, waitFor } from '../helpers/engines.js';
 
 // The report's spec is a decorator argument, read when the sample is loaded: set it first, then import.
+const previousSpec = process.env.REPORT_SPEC;
 process.env.REPORT_SPEC = '@every 1s';
 const { AppModule } = await import('../../sample/app.module.js');
 const { CONFIRMATION_EMAILS, ORDER_CREATED, REPORT_SCHEDULE } = await import('../../sample/orders/handles.js');
+if (previousSpec === undefined) delete process.env.REPORT_SPEC;
+else process.env.REPORT_SPEC = previousSpec;
 
 interface OrderBody {
   id: number;
