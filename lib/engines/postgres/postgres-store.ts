@@ -11,6 +11,7 @@ import type {
   Outbox,
   Queue,
   QueryRunnerLike,
+  RunRetentionOpts,
   RunSchedulesOpts,
   Schedule,
   ScheduleListing,
@@ -26,6 +27,7 @@ import { loadCronIfInstalled } from '../../internal/load-cron.js';
 import { OutboxHandle } from '../../internal/outbox-handle.js';
 import { scheduleInput } from '../../internal/schedule-input.js';
 import { runSchedules, type SchedulerEngine } from '../../internal/scheduler-runner.js';
+import { runRetention, type RetentionEngine } from '../../internal/retention-runner.js';
 import { WakeHub } from '../../internal/wake-hub.js';
 import { engineSql, enqueueJob, notifyChannel, type EngineSql, type PgContext } from './context.js';
 import { ClientExecutor, num, PoolExecutor, QueryRunnerExecutor, type Executor } from './executor.js';
@@ -247,6 +249,20 @@ export class PostgresStore implements Store {
     this.guard();
     validateName('lock', name);
     return this.takeLock(name, owner, ttlMs);
+  }
+
+  runRetention(signal: AbortSignal, opts?: RunRetentionOpts): Promise<void> {
+    try {
+      this.guard();
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const engine: RetentionEngine = {
+      tryLock: (name, owner, ttlMs) => this.takeLock(name, owner, ttlMs),
+      queue: (name) => this.queue(name),
+      outboxQueue: (name) => this.outbox(name).queue,
+    };
+    return runRetention(engine, signal, opts);
   }
 
   /** tryLock without the reserved-name check: the scheduler's own lock is `__alkstore_scheduler`. */

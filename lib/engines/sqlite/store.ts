@@ -8,6 +8,7 @@ import type {
   Lock,
   Outbox,
   Queue,
+  RunRetentionOpts,
   RunSchedulesOpts,
   Schedule,
   ScheduleListing,
@@ -22,6 +23,7 @@ import { loadCronIfInstalled } from '../../internal/load-cron.js';
 import { OutboxHandle } from '../../internal/outbox-handle.js';
 import { scheduleInput } from '../../internal/schedule-input.js';
 import { runSchedules, type SchedulerEngine } from '../../internal/scheduler-runner.js';
+import { runRetention, type RetentionEngine } from '../../internal/retention-runner.js';
 import { WakeHub } from '../../internal/wake-hub.js';
 import { isBusy, retryOnBusy, type SqliteConn } from './connection.js';
 import type { SqliteCore } from './core.js';
@@ -147,6 +149,17 @@ export class SqliteStore implements Store, SqliteCore {
 
   async tryLock(name: string, owner: string, ttlMs: number): Promise<Lock | null> {
     return this.lockInternal(validateName('lock', name), owner, ttlMs);
+  }
+
+  async runRetention(signal: AbortSignal, opts?: RunRetentionOpts): Promise<void> {
+    this.assertOpen();
+    const engine: RetentionEngine = {
+      // The retention lock is a reserved name: skip user-name validation.
+      tryLock: (name, owner, ttlMs) => this.lockInternal(name, owner, ttlMs),
+      queue: (name) => this.queue(name),
+      outboxQueue: (name) => this.outbox(name).queue,
+    };
+    return runRetention(engine, signal, opts);
   }
 
   // ---- scheduler ----
