@@ -162,7 +162,10 @@ export class SqliteJob implements Job {
   async retry(error: unknown, delayMs?: number): Promise<boolean> {
     const delay = delayMs === undefined ? undefined : requireDurationMs('delayMs', delayMs, { allowZero: true });
     const text = errorText(error);
-    return this.core.write('retry', (ctx) => ops.retryJob(ctx, this.queue, this.id, this.claimToken, text, delay, this.core.random));
+    // One draw per retry without a delay, before the write, as on PostgreSQL: the same random
+    // sequence then gives the same delays on both engines (the draw is checked inside the write).
+    const r = delay === undefined ? this.core.random() : 0;
+    return this.core.write('retry', (ctx) => ops.retryJob(ctx, this.queue, this.id, this.claimToken, text, delay, () => r));
   }
 
   async fail(error: unknown): Promise<boolean> {
