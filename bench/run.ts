@@ -5,6 +5,7 @@
  *
  *   npm run bench -- [--quick] [--jobs N] [--runs R] [--samples S]
  *                    [--systems a,b] [--workloads B1,B2] [--out file.json]
+ *   npm run bench -- --workloads STATS,B1C [--scale F] [--engines sqlite,postgres]
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem, type as osType, release } from 'node:os';
@@ -19,6 +20,8 @@ import { graphileSystem } from './systems/graphile.js';
 import { pgBossSystem } from './systems/pgboss.js';
 import { plainjobSystem } from './systems/plainjob.js';
 import { CONCURRENCY, ENQUEUE_BATCH, type SystemFactory } from './systems/types.js';
+import { runScale, SCALE_WORKLOADS, type ScaleWorkloadId } from './scale/index.js';
+import type { ScaleEngine } from './scale/env.js';
 import { RUNNERS, WORKLOADS, type Metrics, type WorkloadConfig, type WorkloadId } from './workloads.js';
 
 type Engine = 'sqlite' | 'postgres' | 'redis';
@@ -47,6 +50,10 @@ interface Options {
   phaseTimeoutMs: number;
   latencyPhaseMs: number;
   quick: boolean;
+  /** Scale workloads (alkstore only): bench/scale/. */
+  scaleWorkloads: ScaleWorkloadId[];
+  scale: number;
+  engines: ScaleEngine[];
 }
 
 function usage(msg?: string): never {
@@ -58,7 +65,9 @@ function usage(msg?: string): never {
       '  --runs R           runs per system, medians reported (default 3)',
       '  --samples S        latency samples for B3/B4/B5 (default 200)',
       `  --systems a,b      any of ${ALL_SYSTEMS.join(', ')} (default all; refs of the chosen engines are added)`,
-      `  --workloads W,..   any of ${WORKLOADS.join(', ')} (default all)`,
+      `  --workloads W,..   any of ${WORKLOADS.join(', ')} (default all), or the alkstore-only scale workloads ${SCALE_WORKLOADS.join(', ')} (run only when named)`,
+      '  --scale F          size multiplier of the scale workloads: 1 = 10k/100k/1M jobs (default 1; --quick 0.01)',
+      '  --engines e,..     engines of the scale workloads: sqlite, postgres (default both)',
       '  --out file.json    default bench/results/<timestamp>.json',
       '  --phase-timeout S  upper bound of one workload phase in seconds (default 60)',
       '  --latency-timeout S upper bound of one latency phase in seconds (default 20; polling peers get fewer samples)',
@@ -86,7 +95,11 @@ function parseArgs(argv: string[]): Options {
     phaseTimeoutMs: 60_000,
     latencyPhaseMs: 20_000,
     quick: false,
+    scaleWorkloads: [],
+    scale: 1,
+    engines: ['sqlite', 'postgres'],
   };
+  let scaleSet = false;
   let jobsSet = false;
   let timeoutSet = false;
   let latencySet = false;
@@ -116,8 +129,22 @@ function parseArgs(argv: string[]): Options {
       }
       case '--workloads': {
         const list = (next() ?? '').split(',').map((s) => s.trim()).filter(Boolean);
-        for (const w of list) if (!(WORKLOADS as readonly string[]).includes(w)) usage(`unknown workload ${JSON.stringify(w)}`);
-        o.workloads = list as WorkloadId[];
+        for (const w of list) if (!(WORKLOADS as readonly string[]).includes(w) && !(SCALE_WORKLOADS as readonly string[]).includes(w)) usage(`unknown workload ${JSON.stringify(w)}`);
+        o.workloads = list.filter((w) => (WORKLOADS as readonly string[]).includes(w)) as WorkloadId[];
+        o.scaleWorkloads = list.filter((w) => (SCALE_WORKLOADS as readonly string[]).includes(w)) as ScaleWorkloadId[];
+        break;
+      }
+      case '--scale': {
+        const f = Number(next());
+        if (!Number.isFinite(f) || f <= 0 || f > 10) usage('--scale needs a number in (0, 10]');
+        o.scale = f;
+        scaleSet = true;
+        break;
+      }
+      case '--engines': {
+        const list = (next() ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+        for (const e of list) if (e !== 'sqlite' && e !== 'postgres') usage(`unknown engine ${JSON.stringify(e)}`);
+        o.engines = list as ScaleEngine[];
         break;
       }
       case '--out':
@@ -142,6 +169,7 @@ function parseArgs(argv: string[]): Options {
     if (!jobsSet) o.jobs = 300;
     if (!timeoutSet) o.phaseTimeoutMs = 30_000;
     if (!latencySet) o.latencyPhaseMs = 10_000;
+    if (!scaleSet) o.scale = 0.01;
   }
   // References of every engine a chosen system runs on.
   const engines = new Set(FACTORIES.filter((x) => o.systems.includes(x.f.name)).map((x) => x.engine));
@@ -192,11 +220,13 @@ async function main(): Promise<void> {
   const opts = parseArgs(process.argv.slice(2));
   const cfg: WorkloadConfig = { jobs: opts.jobs, samples: opts.samples, phaseTimeoutMs: opts.phaseTimeoutMs, sampleTimeoutMs: 5000, latencyPhaseMs: opts.latencyPhaseMs };
   const startedAt = new Date().toISOString();
-  log(`jobs=${cfg.jobs} runs=${opts.runs} samples=${cfg.samples} systems=${opts.systems.join(',')} workloads=${opts.workloads.join(',')}`);
+  log(`jobs=${cfg.jobs} runs=${opts.runs} samples=${cfg.samples} systems=${opts.systems.join(',')} workloads=${[...opts.workloads, ...opts.scaleWorkloads].join(',')}`);
+  // Naming only scale workloads runs no peer system.
+  const runPeers = opts.workloads.length > 0;
 
   const results: Record<string, SystemResult> = {};
   const ready: { f: SystemFactory; engine: Engine }[] = [];
-  for (const x of FACTORIES.filter((y) => opts.systems.includes(y.f.name))) {
+  for (const x of runPeers ? FACTORIES.filter((y) => opts.systems.includes(y.f.name)) : []) {
     const why = await withTimeout(`${x.f.name} availability`, 60_000, x.f.available()).catch((e: unknown) => (e as Error).message);
     const version = x.f.pkg === 'alkstore' ? (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version : packageVersion(x.f.pkg);
     results[x.f.name] = { engine: x.engine, version, settings: {}, notes: [], runs: [], errors: [], summary: {} };
@@ -205,7 +235,7 @@ async function main(): Promise<void> {
       log(`${x.f.name}: skipped (${why})`);
     } else ready.push(x);
   }
-  const refs = REFS.filter((r) => opts.systems.includes(r.name));
+  const refs = runPeers ? REFS.filter((r) => opts.systems.includes(r.name)) : [];
   for (const r of refs) {
     results[r.name] = { engine: r.engine, version: r.engine === 'sqlite' ? `better-sqlite3 ${packageVersion('better-sqlite3')}` : `pg ${packageVersion('pg')}`, settings: REF_SETTINGS[r.name as keyof typeof REF_SETTINGS], notes: [], runs: [], errors: [], summary: {} };
     if (r.engine === 'postgres') {
@@ -228,7 +258,7 @@ async function main(): Promise<void> {
       }
     }
   };
-  for (let run = 1; run <= opts.runs; run++) {
+  for (let run = 1; run <= (runPeers ? opts.runs : 0); run++) {
     await measureRefs(run, 'before');
     // Interleaved per workload: every system runs B1, then every system runs B2, …, each on a
     // fresh instance, so drift in the machine's disk and CPU hits all systems alike. The system
@@ -331,6 +361,14 @@ async function main(): Promise<void> {
     if (res.unavailable) out.push(`${n}: not run (${res.unavailable})`);
     for (const e of res.errors) out.push(`${n}: ERROR ${e}`);
   }
+
+  let scale: { metrics: Metrics; errors: string[] } | null = null;
+  if (opts.scaleWorkloads.length > 0) {
+    scale = await runScale(opts.scaleWorkloads, { scale: opts.scale, engines: opts.engines, jobs: opts.jobs, rounds: opts.runs, fairSeconds: opts.quick ? 5 : 10 }, log);
+    out.push(`\nalkstore scale workloads (${opts.scaleWorkloads.join(', ')}; --scale ${opts.scale}: points ${[10_000, 100_000, 1_000_000].map((n) => Math.max(100, Math.round(n * opts.scale))).join(' / ')} jobs)`);
+    out.push(table([['metric', 'value'], ...Object.entries(scale.metrics).map(([k, v]) => [k, fmt(v)])]));
+    for (const e of scale.errors) out.push(`scale: ERROR ${e}`);
+  }
   process.stdout.write(`${out.join('\n')}\n`);
 
   const report = {
@@ -351,6 +389,7 @@ async function main(): Promise<void> {
     sqliteSynchronous: alkstoreSqliteSynchronous(),
     systems: results,
     ratios,
+    scale: scale ? { workloads: opts.scaleWorkloads, scale: opts.scale, engines: opts.engines, ...scale } : null,
   };
   mkdirSync(dirname(opts.out), { recursive: true });
   writeFileSync(opts.out, `${JSON.stringify(report, null, 2)}\n`);

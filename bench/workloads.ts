@@ -1,7 +1,7 @@
 import { Arrivals, Counter, indexOf, now, payload, percentile, randomGap, sleep, waitUntil } from './lib/util.js';
 import { ENQUEUE_BATCH, type SystemInstance } from './systems/types.js';
 
-export const WORKLOADS = ['B1', 'B1b', 'B2', 'B3', 'B4', 'B5'] as const;
+export const WORKLOADS = ['B1', 'B1b', 'B2', 'B3', 'B4', 'B5', 'B6', 'B7'] as const;
 export type WorkloadId = (typeof WORKLOADS)[number];
 
 export interface WorkloadConfig {
@@ -207,6 +207,54 @@ async function b5(sys: SystemInstance, cfg: WorkloadConfig): Promise<Metrics> {
   }
 }
 
+/** B6 (unique jobs): N single enqueues with a uniqueKey, every second one conflicting with the still-pending job before it. */
+async function b6(sys: SystemInstance, cfg: WorkloadConfig): Promise<Metrics> {
+  const k = sys.keyed;
+  if (!k) return {};
+  const q = await sys.prepareQueue('b6');
+  await k.enqueueUnique(q, 'warm-up', payload(-1));
+  const r = await timedSequential(cfg.jobs, cfg.phaseTimeoutMs, (i) => k.enqueueUnique(q, `u${Math.floor(i / 2)}`, payload(i)));
+  return { 'B6.unique_enqueue_per_s': rate(r.done, r.ms), ...(r.done < cfg.jobs ? { 'B6.partial_count': r.done } : {}) };
+}
+
+/** Keys of B7. */
+const B7_KEYS = 100;
+
+/** B7 (ordered keys): N pre-enqueued jobs over 100 ordering keys drained by the concurrency-10 worker; each key in order. */
+async function b7(sys: SystemInstance, cfg: WorkloadConfig): Promise<Metrics> {
+  const k = sys.keyed;
+  if (!k) return {};
+  const q = await sys.prepareQueue('b7');
+  const perKey = Math.max(1, Math.floor(cfg.jobs / B7_KEYS));
+  for (let key = 0; key < B7_KEYS; key++) {
+    for (let start = 0; start < perKey; start += ENQUEUE_BATCH) {
+      const ps = [];
+      for (let n = start; n < Math.min(perKey, start + ENQUEUE_BATCH); n++) ps.push({ ...(payload(key * perKey + n) as object), key, n });
+      await k.enqueueOrdered(q, `key-${key}`, ps);
+    }
+  }
+  const total = perKey * B7_KEYS;
+  const last = new Array<number>(B7_KEYS).fill(-1);
+  let outOfOrder = 0;
+  const handled = new Counter();
+  const t0 = now();
+  const w = await sys.startWorker(q, (p) => {
+    const { key, n } = p as { key: number; n: number };
+    if (n !== last[key]! + 1) outOfOrder += 1;
+    last[key] = n;
+    handled.add();
+  });
+  try {
+    await handled.reached(total, cfg.phaseTimeoutMs, 'B7 handlers');
+    const left = Math.max(1000, cfg.phaseTimeoutMs - (now() - t0));
+    await waitUntil('B7 completions', async () => (await w.completed()) >= total, left, 5);
+    if (outOfOrder > 0) throw new Error(`B7: ${outOfOrder} jobs ran out of key order`);
+    return { 'B7.ordered_drain_per_s': rate(total, now() - t0) };
+  } finally {
+    await w.stop();
+  }
+}
+
 export const RUNNERS: Record<WorkloadId, (sys: SystemInstance, cfg: WorkloadConfig) => Promise<Metrics>> = {
   B1: b1,
   B1b: b1b,
@@ -214,4 +262,6 @@ export const RUNNERS: Record<WorkloadId, (sys: SystemInstance, cfg: WorkloadConf
   B3: b3,
   B4: b4,
   B5: b5,
+  B6: b6,
+  B7: b7,
 };

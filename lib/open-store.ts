@@ -1,31 +1,67 @@
 import { InvalidOption } from './contract/errors.js';
 import type { Store } from './contract/types.js';
+import { scrubSecrets, urlSecrets } from './internal/secrets.js';
 import type { OpenStoreOptions } from './store-options.js';
 
-/** Which engine a URL names. */
+const ACCEPTED = 'accepted: sqlite:<path>, sqlite::memory:, a plain file path, postgres://… or postgresql://…';
+
+/**
+ * Which engine a URL names. Accepted forms: `sqlite:<path>`,
+ * `sqlite::memory:`, a plain file path (no scheme), `postgres://…` and
+ * `postgresql://…` (scheme case-insensitive). Anything else is
+ * {@link InvalidOption} naming the scheme, never the rest of the URL.
+ */
 export function engineOfUrl(url: string): 'sqlite' | 'postgres' {
-  if (typeof url !== 'string' || url.length === 0) throw new InvalidOption('url', 'must be a non-empty string');
-  if (/^postgres(ql)?:\/\//i.test(url)) return 'postgres';
-  return 'sqlite';
+  if (typeof url !== 'string' || url.trim().length === 0) throw new InvalidOption('url', 'must be a non-empty string');
+  const scheme = schemeOf(url);
+  if (scheme === null) return 'sqlite';
+  const lower = scheme.toLowerCase();
+  if (lower === 'sqlite') return 'sqlite';
+  if (lower === 'postgres' || lower === 'postgresql') {
+    if (!url.slice(scheme.length + 1).startsWith('//')) {
+      throw new InvalidOption('url', `has the scheme "${scheme}:" without "//"; write ${lower}://user@host:5432/db`);
+    }
+    if (!URL.canParse(url)) {
+      throw new InvalidOption('url', `is not a valid ${lower}:// URL (check the host, the port, and that the user and password are percent-encoded)`);
+    }
+    return 'postgres';
+  }
+  throw new InvalidOption('url', `has the unsupported scheme "${scheme.length > 32 ? `${scheme.slice(0, 32)}…` : scheme}:"; ${ACCEPTED}`);
+}
+
+/**
+ * The scheme of a URL, or null for a plain path. A single letter before the
+ * colon is a Windows drive (`C:\data\app.db`), not a scheme.
+ */
+function schemeOf(url: string): string | null {
+  const m = /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(url);
+  if (!m || m[1].length === 1) return null;
+  return m[1];
 }
 
 /** The SQLite path of a `sqlite:` URL (or a bare path). */
 export function sqlitePathOfUrl(url: string): string {
-  const path = url.startsWith('sqlite://') ? url.slice('sqlite://'.length) : url.startsWith('sqlite:') ? url.slice('sqlite:'.length) : url;
+  const lower = url.toLowerCase();
+  const path = lower.startsWith('sqlite://') ? url.slice('sqlite://'.length) : lower.startsWith('sqlite:') ? url.slice('sqlite:'.length) : url;
   if (path.length === 0) throw new InvalidOption('url', 'names no SQLite file (use sqlite:./data/app.db or sqlite::memory:)');
   return path;
 }
 
 /**
  * Opens a store on the engine the URL names. A missing driver package is an
- * error naming the package to install.
+ * error naming the package to install. No error carries the URL's password.
  */
 export async function openStore(options: OpenStoreOptions): Promise<Store> {
   if (options === null || typeof options !== 'object') throw new InvalidOption('options', 'must be an object with a url');
-  if (engineOfUrl(options.url) === 'postgres') {
-    const { openPostgresStore } = await import('./engines/postgres/index.js');
-    return openPostgresStore({ ...options, connectionString: options.url });
+  const engine = engineOfUrl(options.url);
+  try {
+    if (engine === 'postgres') {
+      const { openPostgresStore } = await import('./engines/postgres/index.js');
+      return await openPostgresStore({ ...options, connectionString: options.url });
+    }
+    const { openSqliteStore } = await import('./engines/sqlite/index.js');
+    return await openSqliteStore({ ...options, path: sqlitePathOfUrl(options.url) });
+  } catch (err) {
+    throw scrubSecrets(err, urlSecrets(options.url));
   }
-  const { openSqliteStore } = await import('./engines/sqlite/index.js');
-  return openSqliteStore({ ...options, path: sqlitePathOfUrl(options.url) });
 }

@@ -3,8 +3,9 @@ import type { StoreLogger } from './contract/types.js';
 /** Options of {@link openStore}. */
 export interface OpenStoreOptions {
   /**
-   * `sqlite:<path>` (a file, or `sqlite::memory:`), or `postgres://…` /
-   * `postgresql://…`. A bare path is treated as a SQLite file.
+   * `sqlite:<path>`, `sqlite::memory:`, a plain file path (no scheme), or
+   * `postgres://…` / `postgresql://…`. Any other scheme is `InvalidOption`
+   * naming the scheme only; the password never appears in an error or a log.
    */
   url: string;
   /** PostgreSQL: the engine-owned schema (default `alkstore`). */

@@ -246,6 +246,7 @@ function makeFactory(engine: 'sqlite' | 'postgres'): SystemFactory {
       };
 
       const enqueued = new Map<string, number>();
+      const lastUnique = new Map<string, number>();
       const bump = (name: string, k: number): void => {
         enqueued.set(name, (enqueued.get(name) ?? 0) + k);
       };
@@ -320,6 +321,18 @@ function makeFactory(engine: 'sqlite' | 'postgres'): SystemFactory {
         },
         startWorker,
         streams: streamPath(store),
+        keyed: {
+          async enqueueUnique(name, key, p) {
+            const id = await q(name).enqueue(p, { uniqueKey: key });
+            // Only a new job counts toward completions.
+            if (id !== lastUnique.get(name)) bump(name, 1);
+            lastUnique.set(name, id);
+          },
+          async enqueueOrdered(name, key, ps) {
+            await q(name).enqueueMany(ps, { orderingKey: key });
+            bump(name, ps.length);
+          },
+        },
         outbox: {
           how: b5How(engine),
           async startDispatcher(handler) {

@@ -23,7 +23,7 @@ function redisAnswers(): Promise<boolean> {
 export const bullmqSystem: SystemFactory = {
   name: 'bullmq',
   pkg: 'bullmq',
-  lacks: ['B4', 'B5'],
+  lacks: ['B4', 'B5', 'B6', 'B7'],
   async available() {
     return (await redisAnswers()) ? null : `Redis does not answer on ${REDIS_HOST}:${REDIS_PORT}`;
   },

@@ -14,7 +14,7 @@ const silentLogger = new Logger(() => () => {});
 export const graphileSystem: SystemFactory = {
   name: 'graphile-worker',
   pkg: 'graphile-worker',
-  lacks: ['B4'],
+  lacks: ['B4', 'B6', 'B7'],
   available: pgAvailable,
   async create(): Promise<SystemInstance> {
     const schema = uniqueId('bench_graphile');

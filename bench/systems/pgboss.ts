@@ -11,7 +11,7 @@ const BATCH_SIZE = 100;
 export const pgBossSystem: SystemFactory = {
   name: 'pg-boss',
   pkg: 'pg-boss',
-  lacks: ['B4'],
+  lacks: ['B4', 'B6', 'B7'],
   available: pgAvailable,
   async create(): Promise<SystemInstance> {
     const schema = uniqueId('bench_pgboss');

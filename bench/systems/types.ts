@@ -37,6 +37,14 @@ export interface StreamPath {
   subscribe(stream: string, onEvent: (payload: unknown) => void): Promise<{ stop(): Promise<void> }>;
 }
 
+/** Keyed enqueues (alkstore's unique and ordered keys; peers have their own names for these). */
+export interface KeyedPath {
+  /** One enqueue with a deduplication key; a live job with the key makes it a no-op. */
+  enqueueUnique(queue: string, key: string, payload: unknown): Promise<void>;
+  /** One batched call for `payloads`, all under one ordering key, in order. */
+  enqueueOrdered(queue: string, key: string, payloads: readonly unknown[]): Promise<void>;
+}
+
 export interface SystemInstance {
   /** Settings actually used (recorded in the JSON and docs). */
   readonly settings: Record<string, unknown>;
@@ -51,6 +59,7 @@ export interface SystemInstance {
   startWorker(queue: string, handler: Handler): Promise<RunningWorker>;
   outbox?: OutboxPath;
   streams?: StreamPath;
+  keyed?: KeyedPath;
   close(): Promise<void>;
 }
 

@@ -16,6 +16,12 @@ export type AlkstoreErrorCode =
   | 'LEADERSHIP_LOST'
   | 'INVALID_OPTION'
   | 'JOURNAL_CORRUPT'
+  | 'PERMANENT'
+  | 'MISSING_PEER'
+  | 'INVALID_HANDLER'
+  | 'ALREADY_RUNNING'
+  | 'PUBLISH_TIMEOUT'
+  | 'STORE_CALL_TIMEOUT'
   | 'INVALID_ARGUMENT';
 
 /** Base class of every error alkstore throws on purpose. */
@@ -93,10 +99,17 @@ export class Database extends AlkstoreError {
   }
 }
 
-/** A schedule spec is not `@every <n><s|m|h|d>` with n > 0 (cron strings included). */
+/**
+ * A schedule spec is neither `@every <n><s|m|h|d>` (n > 0) nor a valid cron
+ * expression, never fires, or its time zone is unknown. The message names the
+ * spec (and the zone).
+ */
 export class InvalidSpec extends AlkstoreError {
-  constructor(readonly spec: unknown) {
-    super('INVALID_SPEC', `schedule spec ${describe(spec)} is not "@every <n><s|m|h|d>" with n > 0 (cron strings are not supported)`);
+  constructor(
+    readonly spec: unknown,
+    reason = 'is neither "@every <n><s|m|h|d>" with n > 0 nor a cron expression of 5 or 6 fields',
+  ) {
+    super('INVALID_SPEC', `schedule spec ${describe(spec)} ${reason}`);
   }
 }
 
@@ -119,13 +132,21 @@ export class InvalidOption extends AlkstoreError {
 
 /**
  * Thrown by a delivery handler to say "retrying cannot help": the message is
- * dead-lettered at once instead of retried.
+ * dead-lettered at once instead of retried. Code `PERMANENT`.
  */
-export class PermanentError extends Error {
-  readonly code = 'PERMANENT';
+export class PermanentError extends AlkstoreError {
   constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = 'PermanentError';
+    super('PERMANENT', message, options);
+  }
+}
+
+/** A worker loop (an outbox dispatcher) was started while it runs, or a second `recv()` was called while one is pending. */
+export class AlreadyRunning extends AlkstoreError {
+  constructor(
+    readonly what: string,
+    state: 'running' | 'pending' = 'running',
+  ) {
+    super('ALREADY_RUNNING', `${what} is already ${state}`);
   }
 }
 

@@ -8,5 +8,7 @@ export * from './backoff.js';
 export * from './schedule-spec.js';
 export * from './codec.js';
 export * from './options.js';
+export * from './job-extras.js';
+export * from './queue-settings.js';
 export type * from './types.js';
 export * from './validate.js';

@@ -1,4 +1,5 @@
 import { InvalidOption } from './errors.js';
+import { resolveJobExtras, type JobExtras, type JobHeaders, type OnConflict } from './job-extras.js';
 import { optionalObject, requireBatchSize, requireDurationMs, requireInstantMs, requireMaxAttempts, requirePriority } from './validate.js';
 
 /**
@@ -28,6 +29,31 @@ export interface EnqueueOpts {
   maxAttempts?: number;
   /** The job expires (goes dead on `sweepExpired`, is never claimed) this long after enqueue. */
   expiresInMs?: number;
+  /**
+   * String metadata stored with the job and handed back as `Job.headers`
+   * (correlation id, causation id, `traceparent`). At most 8 KB of names and
+   * values in all (UTF-8); anything else is a RangeError before any write.
+   */
+  headers?: JobHeaders;
+  /**
+   * Deduplication key (SPEC §10): while a job of this queue with the key is
+   * pending or processing, another enqueue with it writes nothing and resolves
+   * to the existing job's id. Free again once that job is acked, cancelled or
+   * dead. At most 1024 UTF-8 bytes (`InvalidName` otherwise).
+   */
+  uniqueKey?: string;
+  /**
+   * With `uniqueKey`: `'keep'` (default) leaves the live job as it is;
+   * `'replace'` replaces the payload, headers and run time of a still-pending
+   * job (debounce). A job already processing is never changed.
+   */
+  onConflict?: OnConflict;
+  /**
+   * Ordered key (SPEC §10): among this queue's jobs with the same key only the
+   * oldest live one (enqueue order) can be claimed; the next becomes claimable
+   * once it is acked, cancelled or dead. A retried job keeps its key blocked.
+   */
+  orderingKey?: string;
 }
 
 /** Options accepted where a job is enqueued by queue name (transaction handles, outboxes). */
@@ -64,6 +90,9 @@ export interface JobStamp {
   expiresInMs: number | null;
 }
 
+/** A stamp plus the validated headers and keys. */
+export type JobWrite = JobStamp & JobExtras;
+
 /** Validates queue options ({@link InvalidArgument} naming the field and its bound) and fills defaults. */
 export function resolveQueueOpts(opts: QueueOpts | undefined, defaults: Readonly<Required<QueueOpts>> = DEFAULT_QUEUE_OPTS): Required<QueueOpts> {
   const o = optionalObject<QueueOpts>('queue opts', opts) ?? {};
@@ -85,7 +114,7 @@ export function resolveQueueOpts(opts: QueueOpts | undefined, defaults: Readonly
  * Resolves what is stamped on a job row: explicit per-job options win over the
  * queue's options, which win over the defaults. Pure; both engines call it.
  */
-export function resolveJobStamp(queueOpts: Required<QueueOpts>, opts: JobOpts | undefined): JobStamp {
+export function resolveJobStamp(queueOpts: Required<QueueOpts>, opts: JobOpts | undefined): JobWrite {
   const o = optionalObject<JobOpts>('job opts', opts) ?? {};
   const q = resolveQueueOpts(
     {
@@ -102,7 +131,7 @@ export function resolveJobStamp(queueOpts: Required<QueueOpts>, opts: JobOpts | 
   const runAt = o.runAt === undefined ? null : requireInstantMs('runAt', o.runAt);
   const runAtMs = delayMs === null ? runAt : null;
   const expiresInMs = o.expiresInMs === undefined ? null : requireDurationMs('expiresInMs', o.expiresInMs);
-  return { priority, ...q, delayMs, runAtMs, expiresInMs };
+  return { priority, ...q, delayMs, runAtMs, expiresInMs, ...resolveJobExtras(o) };
 }
 
 /** A positive duration argument (ttl, extend, visibility). Prefer `requireDurationMs` from the validation module. */

@@ -1,3 +1,4 @@
+import type { JobHeaders } from './job-extras.js';
 import type { JobOpts, QueueOpts } from './options.js';
 
 /** Which engine backs a store. Consumer code never needs to branch on it. */
@@ -90,6 +91,12 @@ export interface JobInfo<T = unknown> {
   readonly claimedUntil: number | null;
   readonly lastError: string | null;
   readonly diedAt: number | null;
+  /** The headers given at enqueue (`{}` when none). */
+  readonly headers: JobHeaders;
+  /** The job's `uniqueKey`, or null. */
+  readonly uniqueKey: string | null;
+  /** The job's `orderingKey`, or null. */
+  readonly orderingKey: string | null;
 }
 
 /**
@@ -108,6 +115,12 @@ export interface Job<T = unknown> {
   /** The claim deadline (epoch ms, database clock) as of the claim or the last successful heartbeat. */
   readonly deadline: number;
   readonly enqueuedAt: number;
+  /** The headers given at enqueue (`{}` when none). */
+  readonly headers: JobHeaders;
+  /** The job's `uniqueKey`, or null. */
+  readonly uniqueKey: string | null;
+  /** The job's `orderingKey`, or null: while this job is live, later jobs with the key wait. */
+  readonly orderingKey: string | null;
   /** The payload, typed by the caller (no runtime check). */
   payloadAs<U>(): U;
   /** Deletes the job. */
@@ -128,13 +141,36 @@ export interface ClaimOpts {
   visibilityTimeoutMs?: number;
 }
 
-/** Counts for metrics and dashboards. */
+/**
+ * Counts for metrics and dashboards, exact as of one snapshot. Read from
+ * per-queue counters kept in the same transactions as the jobs, so the cost
+ * does not grow with the queue's depth (docs/semantics.md, Queue stats).
+ */
 export interface QueueStats {
+  /** Pending jobs, ready or not yet due. */
   readonly pending: number;
   readonly processing: number;
   readonly dead: number;
+  /** Pending jobs not yet due (`runAt` in the future): a subset of `pending`. */
+  readonly scheduled: number;
   /** Age of the oldest ready pending job in ms (0 when none). */
   readonly oldestPendingAgeMs: number;
+}
+
+/** At most `max` claims in any window of `perMs` (windows are aligned to the epoch: `floor(now / perMs)`). */
+export interface RateLimit {
+  /** Integer in 1..2^31-1. */
+  readonly max: number;
+  /** Window length in ms, integer in 1..2^31-1. */
+  readonly perMs: number;
+}
+
+/** A queue's cluster-wide settings, stored in the database (SPEC §10). */
+export interface QueueSettings {
+  /** A paused queue hands out nothing; jobs already claimed finish normally. */
+  readonly paused: boolean;
+  /** The claim cap, or null for none. */
+  readonly rateLimit: RateLimit | null;
 }
 
 /** Paging of dead letters, ordered by id ascending (stable). */
@@ -163,7 +199,19 @@ export interface Queue {
   ackBatch(jobs: readonly Pick<Job, 'id' | 'claimToken'>[]): Promise<number>;
   /** Deletes a job in any state, unconditionally (not an interrupt). */
   cancel(id: number): Promise<boolean>;
+  /** Deletes the live (pending or processing) job holding `uniqueKey`, like `cancel`; `false` when none holds it. */
+  cancelByKey(uniqueKey: string): Promise<boolean>;
   getJob(id: number): Promise<JobInfo | null>;
+  /** The live (pending or processing) job holding `uniqueKey`, or null. */
+  getJobByKey(uniqueKey: string): Promise<JobInfo | null>;
+  /** Stops handing out jobs, on every replica, until `resume()`. In-flight jobs finish normally. */
+  pause(): Promise<void>;
+  /** Hands out jobs again (and wakes this queue's workers). */
+  resume(): Promise<void>;
+  /** Caps claims across every worker and process (`null` removes the cap). */
+  setRateLimit(limit: RateLimit | null): Promise<void>;
+  /** The stored settings (defaults when none were set). */
+  settings(): Promise<QueueSettings>;
   /** Moves every past-expiry row (any state) to dead, and deletes dead rows past their retention. */
   sweepExpired(): Promise<{ expired: number; purged: number }>;
   listDead(opts?: ListDeadOpts): Promise<JobInfo[]>;
@@ -201,35 +249,91 @@ export interface Lock {
   release(): Promise<boolean>;
 }
 
-/** Options stamped on every job a schedule fires. */
+/**
+ * What a schedule does with boundaries that elapsed while no runner fired them
+ * (SPEC §10): `'all'` enqueues each of them, at most 64, then skips forward;
+ * `'latest'` enqueues one and skips forward; `'none'` skips forward without
+ * firing, except that a runner reaching the oldest missed boundary within
+ * {@link CATCH_UP_GRACE_MS} (60 s) still fires it once.
+ */
+export type CatchUpPolicy = 'all' | 'latest' | 'none';
+
+/** Options of a schedule, and what is stamped on every job it fires. */
 export interface ScheduleOpts {
   priority?: number;
   maxAttempts?: number;
   expiresInMs?: number;
-  /** First boundary (epoch ms). Default: now + interval. Ignored on an upsert that keeps the same spec. */
+  /**
+   * First boundary (epoch ms). `@every`: that instant; cron: the first matching instant at or after it.
+   * Default: now + interval (`@every`), the first matching instant after now (cron).
+   * Ignored on an upsert that keeps the same spec and zone.
+   */
   startAt?: number;
+  /** IANA time zone the cron expression is read in (default `UTC`). `@every` ignores it. */
+  timeZone?: string;
+  /** What to do with boundaries missed while no runner fired them (default `'all'`). */
+  catchUp?: CatchUpPolicy;
+  /**
+   * Marks the schedule as owned by code (the Nest module uses `alkstore:nest`): whoever
+   * owns it may remove it once the code that declared it is gone. Default null: nothing
+   * but an explicit `unschedule` removes it.
+   */
+  owner?: string | null;
 }
 
 /** A stored schedule. */
 export interface Schedule {
   readonly name: string;
   readonly spec: string;
-  readonly intervalMs: number;
+  /** The `@every` interval (ms); null for a cron expression. */
+  readonly intervalMs: number | null;
+  /** IANA zone the spec is read in (`UTC` unless set). */
+  readonly timeZone: string;
+  readonly catchUp: CatchUpPolicy;
   readonly queue: string;
   readonly payload: unknown;
   readonly priority: number;
   readonly maxAttempts: number | null;
   readonly expiresInMs: number | null;
-  /** Next boundary to fire (epoch ms). */
+  /** Next boundary to fire (epoch ms). While paused, the runner moves it forward without firing. */
   readonly nextFireAt: number;
+  /** Paused by an operator: the runner fires nothing until `resumeSchedule`. Upserts keep it. */
+  readonly paused: boolean;
+  /** The code that owns the schedule (see {@link ScheduleOpts.owner}); null when created by hand. */
+  readonly owner: string | null;
+}
+
+/** The holder of the scheduler's leadership lock `__alkstore_scheduler`. */
+export interface SchedulerLeader {
+  /** The runner's owner id (`RunSchedulesOpts.owner`; the Nest module uses its `workerId`). */
+  readonly owner: string;
+  /** When its lock lapses unless renewed (epoch ms, database clock). */
+  readonly expiresAt: number;
+}
+
+/** One consistent view of the schedules, for operators (`store.listSchedules()`). */
+export interface ScheduleListing {
+  /** The database clock when the listing was read. */
+  readonly now: number;
+  /** The runner currently leading, or null when no runner holds an unexpired lock. */
+  readonly leader: SchedulerLeader | null;
+  /** Every schedule, by name. */
+  readonly schedules: Schedule[];
 }
 
 /** Options of `runSchedules`. */
 export interface RunSchedulesOpts {
   /** Lock owner identity; default a random id per call. */
   owner?: string;
-  /** Longest sleep between ticks when nothing is due, default 1000 ms. */
+  /** Longest sleep between ticks when nothing is due, default 1000 ms. Also how often a standby retries the lock. */
   maxTickMs?: number;
+  /**
+   * TTL of the leadership lock (ms, default 60 000, at least 1000): after a crash, another runner
+   * leads at most this long (plus one `maxTickMs`) after the leader's last renew.
+   */
+  lockTtlMs?: number;
+  /** How often the leader renews its lock (ms, default 20 000); at most half of `lockTtlMs`. */
+  renewIntervalMs?: number;
 }
 
 /** The commit-atomic operations of a transaction (SPEC seam). */
@@ -301,6 +405,20 @@ export interface Store {
    * Rejects with `LeadershipLost` when a renew of `__alkstore_scheduler` fails.
    */
   runSchedules(signal: AbortSignal, opts?: RunSchedulesOpts): Promise<void>;
+  /** Every schedule with its next fire, and the runner currently leading (operators, dashboards). */
+  listSchedules(): Promise<ScheduleListing>;
+  /** Stops a schedule from firing until resumed, on every replica. `false` when there is no such schedule. */
+  pauseSchedule(name: string): Promise<boolean>;
+  /**
+   * Lets a paused schedule fire again from its next boundary after now: boundaries that elapsed
+   * while paused are never fired. `false` when there is no such schedule.
+   */
+  resumeSchedule(name: string): Promise<boolean>;
+  /**
+   * Enqueues one job of the schedule now, outside its boundaries (even while paused); the next
+   * fire is unchanged. Resolves to the job id, or null when there is no such schedule.
+   */
+  triggerSchedule(name: string): Promise<number | null>;
 
   /** Starts an engine-owned transaction. Other writes of this store wait until it ends. */
   beginTx(): Promise<TxHandle>;

@@ -1,22 +1,23 @@
 import { AlkstoreError } from '../contract/errors.js';
 
-/** An optional peer dependency is not installed. */
+/** An optional peer dependency is not installed (code `MISSING_PEER`); the message names the package to install. */
 export class MissingPeer extends AlkstoreError {
   constructor(
     readonly pkg: string,
     cause: unknown,
+    purpose = 'for this engine',
   ) {
-    super('INVALID_OPTION', `alkstore needs the package "${pkg}" for this engine; install it with: npm install ${pkg}`, { cause });
+    super('MISSING_PEER', `alkstore needs the package "${pkg}" ${purpose}; install it with: npm install ${pkg}`, { cause });
   }
 }
 
 /** Imports an optional peer, turning "module not found" into {@link MissingPeer}. */
-export async function loadPeer<T>(pkg: string, load: () => Promise<T>): Promise<T> {
+export async function loadPeer<T>(pkg: string, load: () => Promise<T>, purpose?: string): Promise<T> {
   try {
     return await load();
   } catch (err) {
     const code = (err as { code?: string }).code;
-    if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') throw new MissingPeer(pkg, err);
+    if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') throw new MissingPeer(pkg, err, purpose);
     throw err;
   }
 }

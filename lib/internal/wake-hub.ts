@@ -1,3 +1,4 @@
+import { AlreadyRunning } from '../contract/errors.js';
 import { optionalSignal } from '../contract/validate.js';
 import type { Wake, WakeReceiver } from '../contract/types.js';
 
@@ -102,7 +103,7 @@ class HubReceiver implements WakeReceiver {
       return Promise.resolve({ channel });
     }
     if (this.closed || signal?.aborted) return Promise.resolve(null);
-    if (this.waiter) return Promise.reject(new Error(`a recv() on channel ${JSON.stringify(this.channel)} is already pending`));
+    if (this.waiter) return Promise.reject(new AlreadyRunning(`a recv() on channel ${JSON.stringify(this.channel)}`, 'pending'));
     return new Promise((resolve) => {
       const onAbort = (): void => {
         if (this.waiter === settle) this.waiter = null;

@@ -1,10 +1,11 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { validateName } from '../contract/names.js';
-import { parseEverySpec } from '../contract/schedule-spec.js';
 import type { Job, StoreLogger } from '../contract/types.js';
 import { ALKSTORE_MODULE_OPTIONS, OUTBOX_HANDLER_METADATA, QUEUE_HANDLER_METADATA, SCHEDULED_METADATA, SCHEDULED_QUEUE_PREFIX } from './alkstore.constants.js';
 import { InvalidHandler } from './errors/invalid-handler.error.js';
+import { exploreNestSchedule, type DiscoveredTimeout } from './schedules/explore-nest-schedule.js';
+import { validateScheduledSpecs } from './schedules/sync-schedules.js';
 import type { AlkstoreModuleOptions } from './interfaces/alkstore-options.interface.js';
 import type { OutboxHandlerMetadata, QueueHandlerMetadata, ScheduledMetadata } from './interfaces/handler-options.interface.js';
 import { Store } from './store.token.js';
@@ -28,6 +29,8 @@ export interface DiscoveredScheduled extends DiscoveredMethod {
   readonly meta: ScheduledMetadata;
   /** The queue the schedule fires on. */
   readonly queue: string;
+  /** The decorator that declared it: `@Scheduled` unless taken over from `@nestjs/schedule`. */
+  readonly source?: '@Scheduled' | '@Cron' | '@Interval';
 }
 
 /**
@@ -41,7 +44,10 @@ export class AlkstoreExplorer implements OnModuleInit {
   outboxHandlers: DiscoveredOutboxHandler[] = [];
   queueHandlers: DiscoveredQueueHandler[] = [];
   scheduled: DiscoveredScheduled[] = [];
+  /** `@Timeout` methods, run per process under `nestSchedule: 'cluster'`. */
+  timeouts: DiscoveredTimeout[] = [];
   private readonly logger: StoreLogger;
+  private readonly nestSchedule: AlkstoreModuleOptions['nestSchedule'];
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -50,11 +56,13 @@ export class AlkstoreExplorer implements OnModuleInit {
     @Inject(ALKSTORE_MODULE_OPTIONS) options: AlkstoreModuleOptions,
   ) {
     this.logger = options.logger ?? nestStoreLogger();
+    this.nestSchedule = options.nestSchedule;
   }
 
   async onModuleInit(): Promise<void> {
     try {
       this.explore();
+      await this.exploreSchedules();
     } catch (err) {
       // Startup fails here, before anything could close the store: do not leak its connections.
       await this.store.close().catch(() => undefined);
@@ -99,7 +107,6 @@ export class AlkstoreExplorer implements OnModuleInit {
           const queue = meta.options.queue ?? `${SCHEDULED_QUEUE_PREFIX}${meta.name}`;
           this.check(label, () => {
             validateName('schedule', meta.name);
-            parseEverySpec(meta.spec);
             validateName('queue', queue);
           });
           claimName(schedules, `schedule ${JSON.stringify(meta.name)}`, meta.name, label, '@Scheduled');
@@ -108,6 +115,24 @@ export class AlkstoreExplorer implements OnModuleInit {
         }
       }
     }
+  }
+
+  /** `@nestjs/schedule` takeover (own file) and every spec validated in its zone. */
+  private async exploreSchedules(): Promise<void> {
+    if (this.nestSchedule === 'cluster') {
+      const taken = exploreNestSchedule(this.discovery, this.scanner);
+      const names = new Map(this.scheduled.map((s) => [s.meta.name, s.label]));
+      const queues = new Map(this.queueHandlers.map((h) => [h.meta.queue, h.label]));
+      for (const s of [...this.scheduled]) queues.set(s.queue, s.label);
+      for (const s of taken.scheduled) {
+        this.check(s.label, () => validateName('schedule', s.meta.name));
+        claimName(names, `schedule ${JSON.stringify(s.meta.name)}`, s.meta.name, s.label, s.source ?? '@Cron');
+        claimName(queues, `queue ${JSON.stringify(s.queue)}`, s.queue, s.label, s.source ?? '@Cron');
+        this.scheduled.push(s);
+      }
+      this.timeouts = taken.timeouts;
+    }
+    await validateScheduledSpecs(this.scheduled);
   }
 
   private check(label: string, validate: () => void): void {

@@ -1,5 +1,6 @@
 import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
 import type { Job, StoreLogger } from '../contract/types.js';
+import { runnerTimings } from '../internal/scheduler-runner.js';
 import { OutboxDispatcher, OutboxSettings, type OutboxSettingsInput } from '../outbox/index.js';
 import { ALKSTORE_MODULE_OPTIONS, DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_IDLE_POLL_INTERVAL_MS } from './alkstore.constants.js';
 import { AlkstoreExplorer, type DiscoveredMethod } from './alkstore.explorer.js';
@@ -9,6 +10,8 @@ import type { QueueHandlerOptions } from './interfaces/handler-options.interface
 import { Store } from './store.token.js';
 import { nestStoreLogger } from './utils/nest-logger.js';
 import { defaultWorkerId } from './utils/worker-id.js';
+import { NestTimeouts } from './schedules/nest-timeouts.js';
+import { DEFAULT_SCHEDULE_OWNER, syncSchedules } from './schedules/sync-schedules.js';
 import { QueueWorker } from './workers/queue-worker.js';
 import { supervise } from './workers/supervise.js';
 
@@ -30,6 +33,9 @@ export class AlkstoreWorkerHost implements OnApplicationBootstrap, BeforeApplica
   private readonly workers: QueueWorker[] = [];
   private readonly loops: Promise<void>[] = [];
   private stopped: Promise<void> | null = null;
+  private readonly scheduleOwner: string;
+  private readonly runnerTimings: { lockTtlMs: number; renewIntervalMs: number };
+  private readonly timeouts: NestTimeouts;
 
   constructor(
     @Inject(ALKSTORE_MODULE_OPTIONS) private readonly options: AlkstoreModuleOptions,
@@ -41,9 +47,13 @@ export class AlkstoreWorkerHost implements OnApplicationBootstrap, BeforeApplica
     this.drainTimeoutMs = options.drainTimeoutMs ?? DEFAULT_DRAIN_TIMEOUT_MS;
     this.idlePollIntervalMs = options.idlePollIntervalMs ?? DEFAULT_IDLE_POLL_INTERVAL_MS;
     validateModuleOptions(options);
+    this.scheduleOwner = options.scheduleOwner ?? DEFAULT_SCHEDULE_OWNER;
+    this.runnerTimings = runnerTimings({ lockTtlMs: options.schedulerLockTtlMs, renewIntervalMs: options.schedulerRenewIntervalMs });
+    this.timeouts = new NestTimeouts(this.logger);
   }
 
   async onApplicationBootstrap(): Promise<void> {
+    this.timeouts.start(this.explorer.timeouts);
     if (this.options.workers === false) return;
     try {
       await this.startAll();
@@ -71,15 +81,13 @@ export class AlkstoreWorkerHost implements OnApplicationBootstrap, BeforeApplica
       };
       return { label: h.label, run };
     });
-    for (const s of scheduled) {
-      const { priority, maxAttempts, expiresInMs, payload } = s.meta.options;
-      await this.store.schedule(s.meta.name, s.meta.spec, s.queue, payload ?? null, { priority, maxAttempts, expiresInMs });
-    }
+    await syncSchedules(this.store, scheduled, this.scheduleOwner, this.logger);
     for (const h of queueHandlers) this.startQueueWorker(h.meta.queue, h, h.meta.options, '@QueueHandler');
-    for (const s of scheduled) this.startQueueWorker(s.queue, s, s.meta.options, '@Scheduled');
+    for (const s of scheduled) this.startQueueWorker(s.queue, s, s.meta.options, s.source ?? '@Scheduled');
     for (const d of dispatchers) this.loops.push(supervise(`@OutboxHandler ${d.label}`, d.run, this.abort.signal, this.logger));
     if (this.options.scheduler ?? scheduled.length > 0) {
-      this.loops.push(supervise('scheduler runner', (signal) => this.store.runSchedules(signal, { owner: this.workerId }), this.abort.signal, this.logger));
+      const runnerOpts = { owner: this.workerId, ...this.runnerTimings };
+      this.loops.push(supervise('scheduler runner', (signal) => this.store.runSchedules(signal, runnerOpts), this.abort.signal, this.logger));
     }
   }
 
@@ -87,6 +95,7 @@ export class AlkstoreWorkerHost implements OnApplicationBootstrap, BeforeApplica
   beforeApplicationShutdown(): Promise<void> {
     this.stopped ??= (async () => {
       this.abort.abort();
+      this.timeouts.stop();
       await Promise.allSettled([...this.workers.map((w) => w.stop()), ...this.loops]);
     })();
     return this.stopped;

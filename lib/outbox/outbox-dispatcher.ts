@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { InvalidOption } from '../contract/errors.js';
+import { AlreadyRunning, InvalidOption } from '../contract/errors.js';
 import { asOption, requireFunction, validateKey, validateName } from '../contract/validate.js';
 import type { Job, Queue, Store, StoreLogger } from '../contract/types.js';
 import { errorText } from '../internal/outbox-handle.js';
@@ -145,7 +145,7 @@ export class OutboxDispatcher {
    * @throws Error when this dispatcher is already running
    */
   async run(signal: AbortSignal): Promise<void> {
-    if (this.core.running) throw new Error(`the dispatcher of outbox ${JSON.stringify(this.outbox)} is already running`);
+    if (this.core.running) throw new AlreadyRunning(`the dispatcher of outbox ${JSON.stringify(this.outbox)}`);
     await this.core.run(signal);
   }
 

@@ -2,7 +2,12 @@ import { InvalidOption } from '../contract/errors.js';
 import { asOption, MAX_BATCH, requireCount, requireTimerMs } from '../contract/validate.js';
 import { DEFAULT_RETRY_SETTINGS, type RetrySettings, validateRetrySettings } from './retry-policy.js';
 
-/** Delivery ordering. Only `unordered` exists in this release; `per-key` is a configuration error. */
+/**
+ * Delivery ordering. `unordered`: nothing is promised. `per-key`: messages
+ * enqueued with the same `orderingKey` are delivered one at a time in enqueue
+ * order (the store hands out only the oldest live message of a key; a retried
+ * one keeps its key blocked). Messages without a key stay unordered.
+ */
 export type OutboxOrdering = 'unordered' | 'per-key';
 
 /** Every field of {@link OutboxSettings}. Durations in milliseconds. */
@@ -25,7 +30,7 @@ export interface OutboxSettingsInit {
   readonly storeTimeoutMs: number;
   /** How often `pending` / `oldestPendingAgeMs` are sampled from `queue.stats()` (only when metrics are set). */
   readonly statsIntervalMs: number;
-  /** Only `unordered` is supported. */
+  /** `unordered` (default) or `per-key` (see {@link OutboxOrdering}). */
   readonly ordering: OutboxOrdering;
   /** Retry policy of transient failures. */
   readonly retry: RetrySettings;
@@ -192,8 +197,7 @@ function resolve(input: OutboxSettingsInput): OutboxSettingsInit {
     }),
   };
 
-  if (s.ordering === 'per-key') throw new InvalidOption('ordering', 'per-key is not supported in this release; only "unordered" is');
-  if (s.ordering !== 'unordered') throw new InvalidOption('ordering', 'must be "unordered"');
+  if (s.ordering !== 'unordered' && s.ordering !== 'per-key') throw new InvalidOption('ordering', 'must be "unordered" or "per-key"');
   asOption(() => {
     requireCount('batchSize', s.batchSize, MAX_BATCH);
     requireCount('maxInFlight', s.maxInFlight);

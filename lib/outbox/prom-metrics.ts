@@ -1,3 +1,4 @@
+import { InvalidOption } from '../contract/errors.js';
 import { loadPeer } from '../internal/load-peer.js';
 import type { AbandonReason, OutboxMetrics, PublishResult, RetryReason } from './outbox-metrics.js';
 import type { DeadReason } from './retry-policy.js';
@@ -92,5 +93,5 @@ function clientOf(mod: unknown): PromClientLike {
     const m = c as Partial<PromClientLike> | null | undefined;
     if (m && typeof m.Counter === 'function' && typeof m.Gauge === 'function' && typeof m.Histogram === 'function') return m as PromClientLike;
   }
-  throw new TypeError('createPromMetrics: the client module has no Counter, Gauge and Histogram classes (pass the prom-client module)');
+  throw new InvalidOption('client', 'of createPromMetrics has no Counter, Gauge and Histogram classes (pass the prom-client module)');
 }

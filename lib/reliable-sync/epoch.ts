@@ -1,3 +1,4 @@
+import { Codec } from '../contract/errors.js';
 import { requireOffset } from '../contract/validate.js';
 /** One retained frame: its epoch and its bytes. */
 export interface OutboxRecord {
@@ -10,10 +11,10 @@ export function assertEpoch(value: unknown, what = 'epoch'): asserts value is nu
   requireOffset(what, value);
 }
 
-/** Throws a TypeError unless `value` is a Uint8Array (a Buffer is one). */
+/** Throws a {@link Codec} error unless `value` is a Uint8Array (a Buffer is one). */
 export function assertFrame(value: unknown, epoch: number): asserts value is Uint8Array {
   if (!(value instanceof Uint8Array)) {
-    throw new TypeError(`frame of epoch ${epoch} must be a Uint8Array, got ${value === null ? 'null' : typeof value}`);
+    throw new Codec(`frame of epoch ${epoch}`, `must be a Uint8Array, got ${value === null ? 'null' : typeof value}`);
   }
 }
 

@@ -1,19 +1,18 @@
+import { AlkstoreError } from '../contract/errors.js';
 /** A store call that did not settle within `storeTimeoutMs`. Its effect may still land later. */
-export class StoreCallTimeout extends Error {
+export class StoreCallTimeout extends AlkstoreError {
   constructor(
     readonly operation: string,
     readonly timeoutMs: number,
   ) {
-    super(`${operation} did not complete within ${timeoutMs} ms`);
-    this.name = 'StoreCallTimeout';
+    super('STORE_CALL_TIMEOUT', `${operation} did not complete within ${timeoutMs} ms`);
   }
 }
 
 /** A delivery outran `publishTimeoutMs`; also the `reason` of the handler's aborted signal. */
-export class PublishTimeout extends Error {
+export class PublishTimeout extends AlkstoreError {
   constructor(readonly timeoutMs: number) {
-    super(`publish timed out after ${timeoutMs} ms`);
-    this.name = 'PublishTimeout';
+    super('PUBLISH_TIMEOUT', `publish timed out after ${timeoutMs} ms`);
   }
 }
 

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { AlkstoreError, PermanentError } from '../contract/errors.js';
+import { AlkstoreError, AlreadyRunning, PermanentError } from '../contract/errors.js';
 import type { Job, Queue, StoreLogger, WakeReceiver } from '../contract/types.js';
 import { errorText } from '../internal/outbox-handle.js';
 import { sleep } from '../internal/sleep.js';
@@ -173,7 +173,7 @@ export class WorkerCore {
    * Store errors are logged and backed off, never thrown.
    */
   async run(signal: AbortSignal): Promise<void> {
-    if (this.active) throw new Error(`${this.o.name} is already running`);
+    if (this.active) throw new AlreadyRunning(this.o.name);
     this.active = true;
     this.stopped = false;
     this.stopping = false;

@@ -549,6 +549,9 @@ export function queueContract(engine: EngineFixture): void {
         claimedUntil: null,
         lastError: null,
         diedAt: null,
+        headers: {},
+        uniqueKey: null,
+        orderingKey: null,
       });
       expect(info.enqueuedAt).toBeGreaterThanOrEqual(t0);
       expect(info.enqueuedAt).toBeLessThanOrEqual(t1);
@@ -605,19 +608,97 @@ export function queueContract(engine: EngineFixture): void {
 
     it('stats counts pending, processing and dead, and ages the oldest ready pending job', async () => {
       const q = store().queue(uid('q-stats'));
-      expect(await q.stats()).toEqual({ pending: 0, processing: 0, dead: 0, oldestPendingAgeMs: 0 });
+      expect(await q.stats()).toEqual({ pending: 0, processing: 0, dead: 0, scheduled: 0, oldestPendingAgeMs: 0 });
       const [aId, , cId] = await q.enqueueMany(['a', 'b', 'c']);
       const claimed = await q.claimBatch(2, 'w');
       expect(claimed[0]!.id).toBe(aId);
       expect(await claimed[0]!.fail('x')).toBe(true);
       await q.enqueue('not ready', { delayMs: 600_000 });
-      expect(await q.stats()).toMatchObject({ pending: 2, processing: 1, dead: 1 });
+      expect(await q.stats()).toMatchObject({ pending: 2, processing: 1, dead: 1, scheduled: 1 });
       const ready = (await q.getJob(cId!))!.runAt;
       await untilDbPasses(store(), ready + 50);
       const s = await q.stats();
-      expect(s).toMatchObject({ pending: 2, processing: 1, dead: 1 });
+      expect(s).toMatchObject({ pending: 2, processing: 1, dead: 1, scheduled: 1 });
       expect(s.oldestPendingAgeMs).toBeGreaterThanOrEqual(50);
       expect(s.oldestPendingAgeMs).toBeLessThan(600_000);
+    });
+
+    it('stats stay exact through every state change, rollbacks and many small transactions', async () => {
+      const q = store().queue(uid('q-stats-all'), { maxAttempts: 2, visibilityTimeoutMs: 600_000 });
+      const expectStats = async (want: { pending: number; processing: number; dead: number; scheduled: number }): Promise<void> => {
+        expect(await q.stats()).toMatchObject(want);
+      };
+      // Many one-row statements, so the engines' folding of counters runs between them.
+      for (let i = 0; i < 40; i++) {
+        await q.enqueue({ i });
+        const j = (await q.claimOne('w'))!;
+        expect(await j.ack()).toBe(true);
+      }
+      await expectStats({ pending: 0, processing: 0, dead: 0, scheduled: 0 });
+      const ids = await q.enqueueMany([1, 2, 3, 4, 5, 6]);
+      await q.enqueue('later', { delayMs: 600_000 });
+      await q.enqueue('later too', { delayMs: 600_000, priority: 3 });
+      await expectStats({ pending: 8, processing: 0, dead: 0, scheduled: 2 });
+      const [a, b, c, d, e] = await q.claimBatch(5, 'w');
+      expect([a, b, c, d, e].map((j) => j!.id)).toEqual(ids.slice(0, 5));
+      await expectStats({ pending: 3, processing: 5, dead: 0, scheduled: 2 });
+      expect(await a!.heartbeat(600_000)).toBe(true);
+      expect(await q.ackBatch([a!])).toBe(1);
+      expect(await b!.retry('again', 600_000)).toBe(true);
+      expect(await c!.fail('broken')).toBe(true);
+      expect(await d!.release()).toBe(true);
+      await expectStats({ pending: 5, processing: 1, dead: 1, scheduled: 3 });
+      expect(await q.cancel(e!.id)).toBe(true);
+      expect(await q.cancel(ids[5]!)).toBe(true);
+      await expectStats({ pending: 4, processing: 0, dead: 1, scheduled: 3 });
+      expect(await q.retryDead([c!.id])).toBe(1);
+      await expectStats({ pending: 5, processing: 0, dead: 0, scheduled: 3 });
+      const both = await q.claimBatch(10, 'w');
+      expect(both.map((j) => j.id).sort((x, y) => x - y)).toEqual([c!.id, d!.id]);
+      await expectStats({ pending: 3, processing: 2, dead: 0, scheduled: 3 });
+      expect(await both.find((j) => j.id === c!.id)!.retry('again', 0)).toBe(true);
+      const last = await claimSoon(q);
+      expect(last.id).toBe(c!.id);
+      expect(await last.retry('attempts exhausted')).toBe(true);
+      await expectStats({ pending: 3, processing: 1, dead: 1, scheduled: 3 });
+      expect(await q.purgeDead([c!.id])).toBe(1);
+      const tx = await store().beginTx();
+      await tx.enqueue(q.name, 'rolled back');
+      await tx.enqueue(q.name, 'rolled back', { delayMs: 600_000 });
+      await tx.rollback();
+      await expectStats({ pending: 3, processing: 1, dead: 0, scheduled: 3 });
+      const tx2 = await store().beginTx();
+      await tx2.enqueue(q.name, 'committed', { delayMs: 600_000 });
+      await tx2.commit();
+      await expectStats({ pending: 4, processing: 1, dead: 0, scheduled: 4 });
+    });
+
+    it('stats count a job due in a few seconds as scheduled, and no longer once it is cancelled', async () => {
+      const q = store().queue(uid('q-stats-soon'));
+      // Start early in a 10 s window of the database clock, so the job falls due within the same window.
+      const start = await waitFor('an early instant of a 10 s window', async () => {
+        const now = await store().now();
+        return now % 10_000 < 4_000 ? now : 0;
+      }, 15_000, 50);
+      const id = await q.enqueue('soon', { delayMs: 9_000 - (start % 10_000) });
+      expect(await q.stats()).toMatchObject({ pending: 1, scheduled: 1, oldestPendingAgeMs: 0 });
+      expect(await q.cancel(id)).toBe(true);
+      expect(await q.stats()).toMatchObject({ pending: 0, scheduled: 0 });
+    });
+
+    it('stats age the oldest ready job across priorities and ignore jobs not yet due', async () => {
+      const q = store().queue(uid('q-stats-prio'));
+      await q.enqueue('low, due later', { priority: -5, delayMs: 600_000 });
+      expect(await q.stats()).toMatchObject({ pending: 1, scheduled: 1, oldestPendingAgeMs: 0 });
+      const oldId = await q.enqueue('old, low', { priority: -1 });
+      await q.enqueue('high', { priority: 9 });
+      await q.enqueue('high, due later', { priority: 9, delayMs: 600_000 });
+      const oldAt = (await q.getJob(oldId))!.runAt;
+      const now = await untilDbPasses(store(), oldAt + 60);
+      const s = await q.stats();
+      expect(s).toMatchObject({ pending: 4, scheduled: 2 });
+      expect(s.oldestPendingAgeMs).toBeGreaterThanOrEqual(60);
+      expect(s.oldestPendingAgeMs).toBeLessThanOrEqual(now - oldAt + 600_000);
     });
   });
 
@@ -703,7 +784,7 @@ export function queueContract(engine: EngineFixture): void {
       await expectError(() => q.enqueue(undefined), Codec);
       await expectError(() => q.enqueue(Number.NaN), Codec);
       await expectError(() => q.enqueueMany([1, 2, 3n]), Codec);
-      expect(await q.stats()).toEqual({ pending: 0, processing: 0, dead: 0, oldestPendingAgeMs: 0 });
+      expect(await q.stats()).toEqual({ pending: 0, processing: 0, dead: 0, scheduled: 0, oldestPendingAgeMs: 0 });
     });
 
     it('refuses bad numbers with RangeError', async () => {

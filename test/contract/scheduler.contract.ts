@@ -55,9 +55,9 @@ export function schedulerContract(engine: EngineFixture): void {
   const store = (): Store => env.store;
 
   describe('schedules', () => {
-    it('rejects anything but "@every <n><s|m|h|d>" with InvalidSpec, storing nothing', async () => {
+    it('rejects anything but "@every <n><s|m|h|d>" or a cron expression with InvalidSpec, storing nothing', async () => {
       const name = uid('sched-spec');
-      for (const spec of ['*/5 * * * *', '0 0 * * *', '@daily', '@hourly', '@every 0s', '@every 1x', 'every 1s', '@every', '']) {
+      for (const spec of ['*/5 * * *', '0 0 * * * * *', '@dayly', '@reboot', '@every 0s', '@every 1x', 'every 1s', '@every', '']) {
         const err = await expectError(() => store().schedule(name, spec, 'q', null), InvalidSpec);
         expect(err.message).toContain(JSON.stringify(spec));
       }

@@ -59,7 +59,7 @@ describePg('@Scheduled across two application instances on one PostgreSQL databa
       }
       const last = await store.getSchedule('tick');
       // Boundaries the leader fired while the apps ran; each became one job.
-      const fired = (last!.nextFireAt - first.nextFireAt) / first.intervalMs;
+      const fired = (last!.nextFireAt - first.nextFireAt) / first.intervalMs!;
       const left = await store.queue('scheduled:tick').stats();
       const ids = runs.map((r) => r.job);
       expect(new Set(ids).size).toBe(ids.length);

@@ -136,7 +136,7 @@ for (const engine of contractEngines()) {
     it('validates its options before any I/O', () => {
       expect(() => new OutboxDispatcher({ store, outbox: '', handler: () => undefined })).toThrow(/outbox name/);
       expect(() => new OutboxDispatcher({ store, outbox: '__alkstore_x', handler: () => undefined })).toThrow(/reserved prefix/);
-      expect(() => new OutboxDispatcher({ store, outbox: 'x', handler: () => undefined, settings: { ordering: 'per-key' } })).toThrow(/ordering/);
+      expect(() => new OutboxDispatcher({ store, outbox: 'x', handler: () => undefined, settings: { ordering: 'fifo' as never } })).toThrow(/ordering/);
       expect(() => new OutboxDispatcher({ store, outbox: 'x', handler: 'nope' as never })).toThrow(/handler/);
     });
   });

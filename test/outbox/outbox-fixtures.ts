@@ -175,6 +175,15 @@ export function patchJob(job: Job, patch: JobPatch): Job {
     get enqueuedAt() {
       return job.enqueuedAt;
     },
+    get headers() {
+      return job.headers;
+    },
+    get uniqueKey() {
+      return job.uniqueKey;
+    },
+    get orderingKey() {
+      return job.orderingKey;
+    },
     payloadAs: <U>() => job.payloadAs<U>(),
     ack: patch.ack ?? (() => job.ack()),
     retry: patch.retry ?? ((e: unknown, d?: number) => job.retry(e, d)),

@@ -88,11 +88,12 @@ describe('OutboxSettings', () => {
     expect(invalid(() => OutboxSettings.create({ pollIntervalMs: 500, idlePollIntervalMs: 100 })).field).toBe('idlePollIntervalMs');
   });
 
-  it('refuses per-key ordering as a configuration error, and any other ordering', () => {
-    const err = invalid(() => OutboxSettings.create({ ordering: 'per-key' }));
+  it('accepts unordered and per-key ordering, and refuses any other', () => {
+    expect(OutboxSettings.create({ ordering: 'per-key' }).ordering).toBe('per-key');
+    expect(OutboxSettings.create({ ordering: 'unordered' }).ordering).toBe('unordered');
+    const err = invalid(() => OutboxSettings.create({ ordering: 'fifo' as never }));
     expect(err.field).toBe('ordering');
-    expect(err.message).toMatch(/per-key is not supported/);
-    expect(invalid(() => OutboxSettings.create({ ordering: 'fifo' as never })).field).toBe('ordering');
+    expect(err.message).toMatch(/per-key/);
   });
 
   it('refuses unknown fields (typos) by name', () => {
@@ -170,7 +171,8 @@ describe('OutboxSettings.fromEnv', () => {
     expect(err.message).not.toContain('1.5');
     const zero = invalid(() => OutboxSettings.fromEnv('X_', { X_BATCH_SIZE: '0' }));
     expect(zero.field).toBe('X_BATCH_SIZE');
-    expect(invalid(() => OutboxSettings.fromEnv('X_', { X_ORDERING: 'per-key' })).field).toBe('X_ORDERING');
+    expect(invalid(() => OutboxSettings.fromEnv('X_', { X_ORDERING: 'fifo' })).field).toBe('X_ORDERING');
+    expect(OutboxSettings.fromEnv('X_', { X_ORDERING: 'per-key' }).ordering).toBe('per-key');
   });
 
   it('does not read process.env unless called, and reads it by default when called', () => {

@@ -34,6 +34,29 @@ describePg('postgres migrations', () => {
     }
   });
 
+  it('migration 4 counts the jobs a schema at version 2 already holds, and keeps counting', async () => {
+    const schema = schemaFor('counts');
+    await withClient(async (c) => {
+      await c.query(`CREATE SCHEMA "${schema}"`);
+      await c.query(`CREATE TABLE "${schema}".migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+      for (const m of POSTGRES_MIGRATIONS.filter((x) => x.version <= 2)) {
+        await c.query(m.sql(`"${schema}"`));
+        await c.query(`INSERT INTO "${schema}".migrations (version, name) VALUES ($1, $2)`, [m.version, m.name]);
+      }
+      const cols = 'queue, state, payload, max_attempts, visibility_timeout_ms, backoff_base_ms, run_at, enqueued_at';
+      await c.query(`INSERT INTO "${schema}".jobs (${cols}) SELECT 'old', 'pending', '1', 3, 1000, 1000, 0, 0 FROM generate_series(1, 3)`);
+      await c.query(`INSERT INTO "${schema}".jobs (${cols}) VALUES ('old', 'dead', '1', 3, 1000, 1000, 0, 0), ('old', 'pending', '1', 3, 1000, 1000, 9e15, 0)`);
+    });
+    const store = await openPostgresStore({ connectionString: PG_URL, schema });
+    try {
+      expect(await store.queue('old').stats()).toMatchObject({ pending: 4, processing: 0, dead: 1, scheduled: 1 });
+      expect((await store.queue('old').claimOne('w'))!.payload).toBe(1);
+      expect(await store.queue('old').stats()).toMatchObject({ pending: 3, processing: 1, dead: 1, scheduled: 1 });
+    } finally {
+      await store.close();
+    }
+  });
+
   it('reopening a migrated schema applies nothing', async () => {
     const schema = schemaFor('reopen');
     await (await openPostgresStore({ connectionString: PG_URL, schema })).close();

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { AlkstoreError, Closed, InvalidName } from '../../lib/contract/errors.js';
+import { AlkstoreError, Closed, Codec, InvalidName } from '../../lib/contract/errors.js';
 import {
   FileJournalOutboxStore,
   JournalCorrupt,
@@ -285,7 +285,7 @@ describe('keys and handles', () => {
     await expect(store.put(-1, text('x'))).rejects.toThrow(RangeError);
     await expect(store.put(1.5, text('x'))).rejects.toThrow(RangeError);
     await expect(store.saveCursor(Number.MAX_SAFE_INTEGER + 1)).rejects.toThrow(RangeError);
-    await expect(store.put(1, 'x' as unknown as Uint8Array)).rejects.toThrow(TypeError);
+    await expect(store.put(1, 'x' as unknown as Uint8Array)).rejects.toThrow(Codec);
     await store.close();
     expect(readFileSync(journalPath(dir), 'utf8')).toBe('');
   });

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
-import { Closed, Database, InvalidName, InvalidOption } from '../../lib/contract/errors.js';
+import { Closed, Codec, Database, InvalidName, InvalidOption } from '../../lib/contract/errors.js';
 import { InMemoryOutboxStore, PostgresOutboxStore, ReliableOutbox, SqliteOutboxStore } from '../../lib/reliable-sync/index.js';
 import { PG_URL, describePg, dropPgSchemas } from '../helpers/engines.js';
 
@@ -25,9 +25,9 @@ describe('ReliableOutbox argument checks', () => {
     expect(outbox.cursor).toBe(0);
   });
 
-  it('refuses a frame that is not a Uint8Array with TypeError', async () => {
+  it('refuses a frame that is not a Uint8Array with a Codec error', async () => {
     const outbox = await ReliableOutbox.open(new InMemoryOutboxStore());
-    await expect(outbox.append(1, 'x' as unknown as Uint8Array)).rejects.toThrow(TypeError);
+    await expect(outbox.append(1, 'x' as unknown as Uint8Array)).rejects.toThrow(Codec);
   });
 
   it('keeps its own copy of a frame: mutating the caller buffer later changes nothing', async () => {
@@ -213,13 +213,14 @@ describe('optional peers', () => {
         ['better-sqlite3', () => rs.SqliteOutboxStore.open({ path: ':memory:' })],
       ];
       for (const [name, open] of opens) {
-        try { await open(); out[name] = 'opened'; } catch (e) { out[name] = { name: e.name, message: e.message }; }
+        try { await open(); out[name] = 'opened'; } catch (e) { out[name] = { name: e.name, code: e.code, message: e.message }; }
       }
       console.log(JSON.stringify(out));
     `;
     const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: process.cwd(), encoding: 'utf8' });
-    const result = JSON.parse(out.trim().split('\n').pop()!) as Record<string, { name: string; message: string }>;
+    const result = JSON.parse(out.trim().split('\n').pop()!) as Record<string, { name: string; code: string; message: string }>;
     expect(result.pg.name).toBe('MissingPeer');
+    expect(result.pg.code).toBe('MISSING_PEER');
     expect(result.pg.message).toContain('npm install pg');
     expect(result['better-sqlite3'].name).toBe('MissingPeer');
     expect(result['better-sqlite3'].message).toContain('npm install better-sqlite3');

@@ -90,6 +90,38 @@ describe('sqlite engine: file, options and lifecycle', () => {
     }
   });
 
+  it('adds the queue counters of step 4 to a file without them, counting the jobs already there', async () => {
+    const old = await sqliteFile.create();
+    try {
+      const s1 = await old.open();
+      const q = s1.queue('upgrade');
+      await q.enqueueMany([1, 2, 3]);
+      await q.enqueue('later', { delayMs: 600_000 });
+      await (await q.claimOne('w'))!.fail('x');
+      await s1.close();
+      // What a build without step 4 left (its version may already be past 4): no counters, no triggers.
+      const raw = new Database(old.location);
+      for (const t of ['__alkstore_jobs_count_insert', '__alkstore_jobs_count_delete', '__alkstore_jobs_count_update', '__alkstore_queue_counts_fold']) raw.exec(`DROP TRIGGER ${t}`);
+      raw.exec('DROP TABLE __alkstore_queue_counts');
+      raw.exec(`UPDATE __alkstore_meta SET value = ${SCHEMA_VERSION} WHERE key = 'schema_version'`);
+      raw.prepare("INSERT INTO __alkstore_jobs (queue, state, payload, priority, attempts, max_attempts, visibility_timeout_ms, backoff_base_ms, run_at, enqueued_at) VALUES ('upgrade', 'pending', '4', 0, 0, 3, 1000, 1000, 0, 0)").run();
+      raw.close();
+      const s2 = await old.open();
+      try {
+        expect(await s2.queue('upgrade').stats()).toMatchObject({ pending: 4, processing: 0, dead: 1, scheduled: 1 });
+        await s2.queue('upgrade').enqueue(5);
+        expect(await s2.queue('upgrade').stats()).toMatchObject({ pending: 5 });
+      } finally {
+        await s2.close();
+      }
+      const check = new Database(old.location, { readonly: true });
+      expect(check.prepare("SELECT value FROM __alkstore_meta WHERE key = 'schema_version'").pluck().get()).toBe(SCHEMA_VERSION);
+      check.close();
+    } finally {
+      await old.destroy();
+    }
+  });
+
   it('applies the synchronous option and validates options', async () => {
     const conn = await openConnection(db.location, 'normal');
     expect(conn.db.pragma('synchronous', { simple: true })).toBe(1);

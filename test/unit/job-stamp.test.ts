@@ -24,6 +24,10 @@ describe('queue options and job stamps', () => {
       delayMs: null,
       runAtMs: null,
       expiresInMs: null,
+      headersText: null,
+      uniqueKey: null,
+      replace: false,
+      orderingKey: null,
     });
   });
 
@@ -53,6 +57,10 @@ describe('queue options and job stamps', () => {
       delayMs: null,
       runAtMs: null,
       expiresInMs: 100,
+      headersText: null,
+      uniqueKey: null,
+      replace: false,
+      orderingKey: null,
     });
     // The queue's options are untouched.
     expect(resolveJobStamp(queueOpts, {}).maxAttempts).toBe(4);

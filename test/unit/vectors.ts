@@ -29,3 +29,27 @@ export interface NameVectors {
 export interface CodecVectors {
   roundTrip: { value: unknown; text: string }[];
 }
+
+export interface CronVectors {
+  next: { note: string; spec: string; zone: string; prev: string; next: string }[];
+  invalidSpecs: string[];
+  invalidZones: string[];
+}
+
+export interface QueueFeatureVectors {
+  rateWindow: {
+    note: string;
+    limit: { max: number; perMs: number };
+    stored: { windowStart: number; windowCount: number };
+    now: number;
+    want: number;
+    window: number;
+    used: number;
+    allowed: number;
+  }[];
+  headers: {
+    accept: Record<string, string>[];
+    reject: { note: string; headers: unknown }[];
+    sized: { name: string; valueBytes: number; ok: boolean }[];
+  };
+}

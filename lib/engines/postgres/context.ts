@@ -2,7 +2,7 @@ import { Codec, PayloadTooLarge } from '../../contract/errors.js';
 import { requireArray, requireOffset, validateKey, validateName } from '../../contract/validate.js';
 import { encodePayload, utf8Length } from '../../contract/codec.js';
 import { queueWakeChannel, streamWakeChannel } from '../../contract/names.js';
-import { resolveJobStamp, type JobOpts, type QueueOpts } from '../../contract/options.js';
+import { resolveJobStamp, type JobOpts, type JobWrite, type QueueOpts } from '../../contract/options.js';
 import type { WakeHub } from '../../internal/wake-hub.js';
 import { num, type Executor } from './executor.js';
 import { lockSql } from './lock.sql.js';
@@ -40,7 +40,13 @@ export interface PgContext {
 export async function enqueueJob(ctx: PgContext, exec: Executor, queue: string, queueOpts: Required<QueueOpts>, payload: unknown, opts?: JobOpts): Promise<number> {
   const stamp = resolveJobStamp(queueOpts, opts);
   const text = encodePayload(payload);
-  const r = await exec.run<{ id: string }>(exec.prepared ? ctx.sql.queue.enqueue : ctx.sql.queue.enqueueCall, [queue, text, ...stampParams(stamp), wakePayload(queueWakeChannel(queue))]);
+  const wake = wakePayload(queueWakeChannel(queue));
+  // Keyed jobs need the engine function (locks and look-ups with fresh snapshots); plain jobs on
+  // our own connections keep the single prepared statement.
+  const r =
+    exec.prepared && !keyed(stamp)
+      ? await exec.run<{ id: string }>(ctx.sql.queue.enqueue, [queue, text, ...stampParams(stamp), wake, stamp.headersText])
+      : await exec.run<{ id: string }>(ctx.sql.queue.enqueueCall, [queue, text, ...stampParams(stamp), wake, ...extraParams(stamp)]);
   return num(r.rows[0]!.id);
 }
 
@@ -50,12 +56,24 @@ export async function enqueueJobs(ctx: PgContext, exec: Executor, queue: string,
   const stamp = resolveJobStamp(queueOpts, opts);
   const texts = list.map((p, i) => encodePayload(p, `payload ${i}`));
   if (texts.length === 0) return [];
-  const r = await exec.run<{ id: string }>(ctx.sql.queue.enqueueMany, [queue, texts, ...stampParams(stamp), wakePayload(queueWakeChannel(queue))]);
+  const wake = wakePayload(queueWakeChannel(queue));
+  const r = keyed(stamp)
+    ? await exec.run<{ id: string }>(ctx.sql.queue.enqueueManyCall, [queue, texts, ...stampParams(stamp), wake, ...extraParams(stamp)])
+    : await exec.run<{ id: string }>(ctx.sql.queue.enqueueMany, [queue, texts, ...stampParams(stamp), wake, stamp.headersText]);
   return r.rows.map((row) => num(row.id));
 }
 
-function stampParams(st: ReturnType<typeof resolveJobStamp>): unknown[] {
+function keyed(st: JobWrite): boolean {
+  return st.uniqueKey !== null || st.orderingKey !== null;
+}
+
+function stampParams(st: JobWrite): unknown[] {
   return [st.priority, st.maxAttempts, st.visibilityTimeoutMs, st.backoffBaseMs, st.deadLetterRetentionMs, st.delayMs, st.runAtMs, st.expiresInMs];
+}
+
+/** $12..$15 of the enqueue functions. */
+function extraParams(st: JobWrite): unknown[] {
+  return [st.headersText, st.uniqueKey, st.replace, st.orderingKey];
 }
 
 /** Publishes one event (key null or validated non-empty). */

@@ -7,6 +7,7 @@ import { InvalidOption } from '../../contract/errors.js';
 import type { Store, StoreLogger } from '../../contract/types.js';
 import { asOption, requireBoolean, requireCount, requireFunction, requireTimerMs } from '../../contract/validate.js';
 import { loadPeer } from '../../internal/load-peer.js';
+import { scrubbingLogger, scrubSecrets, secretForms, urlSecrets } from '../../internal/secrets.js';
 import { applyMigrations, verifySchema } from './migrations.js';
 import { PostgresListener } from './postgres-listener.js';
 import { PostgresStore } from './postgres-store.js';
@@ -55,10 +56,25 @@ const defaultLogger: StoreLogger = {
 
 /**
  * Opens a store on PostgreSQL: validates options, applies (or verifies) the
- * engine schema's migrations, and attaches the LISTEN connection.
+ * engine schema's migrations, and attaches the LISTEN connection. No error
+ * it throws and no line it logs carries the connection's password.
  */
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<Store> {
   if (options === null || typeof options !== 'object') throw new InvalidOption('options', 'must be an object');
+  const secrets = connectionSecrets(options);
+  try {
+    return await open(options, secrets);
+  } catch (err) {
+    throw scrubSecrets(err, secrets);
+  }
+}
+
+function connectionSecrets(options: PostgresStoreOptions): string[] {
+  const poolPassword = (options.pool as { options?: { password?: unknown } } | undefined)?.options?.password;
+  return [...new Set([...urlSecrets(options.connectionString), ...secretForms(poolPassword), ...urlSecrets((options.pool as { options?: { connectionString?: unknown } } | undefined)?.options?.connectionString)])];
+}
+
+async function open(options: PostgresStoreOptions, secrets: readonly string[]): Promise<Store> {
   const schema = validateSchemaName(options.schema ?? 'alkstore');
   const hasUrl = options.connectionString !== undefined;
   if (hasUrl === (options.pool !== undefined)) throw new InvalidOption('connectionString', 'or pool is required (exactly one of them)');
@@ -70,7 +86,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const migrate = options.migrate === undefined ? true : asOption(() => requireBoolean('migrate', options.migrate));
   if (options.listen !== undefined) asOption(() => requireBoolean('listen', options.listen));
   const random = options.random === undefined ? Math.random : asOption(() => requireFunction<() => number>('random', options.random));
-  const logger = options.logger ?? defaultLogger;
+  const logger = scrubbingLogger(options.logger ?? defaultLogger, secrets);
 
   if (options.pool !== undefined && !isPool(options.pool)) throw new InvalidOption('pool', 'must be a pg.Pool (an object with connect, query and end)');
   const pg = (await loadPeer('pg', () => import('pg'))).default;

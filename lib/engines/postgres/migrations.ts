@@ -1,6 +1,7 @@
 import type { Pool } from 'pg';
 import { AlkstoreError, Database, InvalidOption } from '../../contract/errors.js';
 import type { StoreLogger } from '../../contract/types.js';
+import { queueCountsMigrationSql } from './counts.sql.js';
 import { migrationLockKey, quoteIdent, validateSchemaName } from './schema-sql.js';
 
 /** One numbered, immutable migration of the engine schema. Never edit a released one: add the next. */
@@ -133,7 +134,180 @@ END
 $fn$;
 `,
   },
+  {
+    version: 3,
+    name: 'queue features',
+    // Headers, unique jobs, ordered keys, pause and rate limits (SPEC §10). Jobs waiting behind an
+    // older live job of their ordering key are `blocked`: the ready index leaves them out, so a claim
+    // never walks them, and the plain path keeps one index of the same shape as before.
+    sql: (s: string) => `
+ALTER TABLE ${s}.jobs
+  ADD COLUMN headers json,
+  ADD COLUMN unique_key text,
+  ADD COLUMN ordering_key text,
+  ADD COLUMN blocked boolean NOT NULL DEFAULT false;
+DROP INDEX ${s}.jobs_pending_idx;
+CREATE INDEX jobs_pending_idx ON ${s}.jobs (queue, priority DESC, run_at, id) WHERE state = 'pending' AND NOT blocked;
+CREATE UNIQUE INDEX jobs_unique_idx ON ${s}.jobs (queue, unique_key) WHERE unique_key IS NOT NULL AND state IN ('pending', 'processing');
+CREATE INDEX jobs_ordering_idx ON ${s}.jobs (queue, ordering_key, id) WHERE ordering_key IS NOT NULL AND state IN ('pending', 'processing');
+
+-- One row per queue with settings; claims read it by primary key and lock it only while a rate limit is set.
+CREATE TABLE ${s}.queue_settings (
+  queue text PRIMARY KEY,
+  paused boolean NOT NULL DEFAULT false,
+  rate_max integer,
+  rate_per_ms bigint,
+  window_start bigint NOT NULL DEFAULT 0,
+  window_count integer NOT NULL DEFAULT 0
+);
+
+-- Serializes, per (queue, ordering key), deciding which job is the key's head: enqueues and
+-- finishes of the key's jobs take it, claims never do. Held to the end of the transaction. A hash
+-- collision only serializes two keys needlessly.
+CREATE FUNCTION ${s}.ordering_lock(p_queue text, p_key text) RETURNS void LANGUAGE sql AS $fn$
+  SELECT pg_advisory_xact_lock(hashtextextended(p_key, hashtextextended(${pgLiteral(s)} || '/' || p_queue, 7)))
+$fn$;
+
+-- After jobs p_done of a key left the live states: unless a head is still live, the oldest live
+-- job of the key becomes its head. Runs its statements with fresh snapshots after the key lock,
+-- so an enqueue of the key that committed meanwhile is seen; p_done is excluded whether or not
+-- the calling statement's own changes are visible here.
+CREATE FUNCTION ${s}.ordering_next(p_queue text, p_key text, p_done bigint[], p_channel text, p_wake text)
+RETURNS integer LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_id bigint;
+BEGIN
+  PERFORM ${s}.ordering_lock(p_queue, p_key);
+  LOOP
+    PERFORM 1 FROM ${s}.jobs
+    WHERE queue = p_queue AND ordering_key = p_key AND state IN ('pending', 'processing') AND NOT blocked AND id <> ALL (p_done)
+    LIMIT 1;
+    IF FOUND THEN RETURN 0; END IF;
+    SELECT id INTO v_id FROM ${s}.jobs
+    WHERE queue = p_queue AND ordering_key = p_key AND state IN ('pending', 'processing') AND id <> ALL (p_done)
+    ORDER BY id LIMIT 1;
+    IF v_id IS NULL THEN RETURN 0; END IF;
+    UPDATE ${s}.jobs SET blocked = false WHERE id = v_id AND blocked AND state = 'pending';
+    IF FOUND THEN
+      PERFORM pg_notify(p_channel, p_wake);
+      RETURN 1;
+    END IF;
+    -- The candidate was cancelled or expired under us: look again.
+  END LOOP;
+END
+$fn$;
+
+-- Enqueue with headers, unique key and ordering key; used by caller-owned transactions and by
+-- every enqueue that carries a key. Same row and wake as the engine's q_enqueue statement.
+CREATE FUNCTION ${s}.enqueue_job(
+  p_queue text, p_payload text, p_priority integer, p_max_attempts integer, p_visibility_ms bigint,
+  p_backoff_base_ms bigint, p_retention_ms bigint, p_delay_ms bigint, p_run_at bigint, p_expires_in_ms bigint,
+  p_channel text, p_wake text, p_headers text, p_unique_key text, p_replace boolean, p_ordering_key text
+) RETURNS bigint LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_now bigint := floor(extract(epoch from clock_timestamp()) * 1000)::bigint;
+  v_run_at bigint;
+  v_blocked boolean := false;
+  v_id bigint;
+  v_state text;
+BEGIN
+  v_run_at := CASE WHEN p_delay_ms IS NOT NULL THEN v_now + p_delay_ms ELSE coalesce(p_run_at, v_now) END;
+  IF p_ordering_key IS NOT NULL THEN
+    PERFORM ${s}.ordering_lock(p_queue, p_ordering_key);
+    v_blocked := EXISTS (SELECT 1 FROM ${s}.jobs WHERE queue = p_queue AND ordering_key = p_ordering_key AND state IN ('pending', 'processing'));
+  END IF;
+  LOOP
+    INSERT INTO ${s}.jobs (queue, payload, priority, max_attempts, visibility_timeout_ms, backoff_base_ms,
+                           dead_letter_retention_ms, run_at, enqueued_at, expires_at, headers, unique_key, ordering_key, blocked)
+    VALUES (p_queue, p_payload::json, p_priority, p_max_attempts, p_visibility_ms, p_backoff_base_ms, p_retention_ms,
+            v_run_at, v_now, v_now + p_expires_in_ms, p_headers::json, p_unique_key, p_ordering_key, v_blocked)
+    ON CONFLICT (queue, unique_key) WHERE unique_key IS NOT NULL AND state IN ('pending', 'processing') DO NOTHING
+    RETURNING id INTO v_id;
+    IF v_id IS NOT NULL THEN
+      IF NOT v_blocked THEN PERFORM pg_notify(p_channel, p_wake); END IF;
+      RETURN v_id;
+    END IF;
+    -- A live job holds the key (its transaction has committed, or the insert would still wait).
+    SELECT id, state INTO v_id, v_state FROM ${s}.jobs
+    WHERE queue = p_queue AND unique_key = p_unique_key AND state IN ('pending', 'processing');
+    IF v_id IS NOT NULL THEN
+      IF p_replace AND v_state = 'pending' THEN
+        UPDATE ${s}.jobs SET payload = p_payload::json, headers = p_headers::json, run_at = v_run_at
+        WHERE id = v_id AND state = 'pending';
+        IF FOUND THEN PERFORM pg_notify(p_channel, p_wake); END IF;
+      END IF;
+      RETURN v_id;
+    END IF;
+    -- It finished between the insert and the look-up: try again.
+  END LOOP;
+END
+$fn$;
+
+CREATE FUNCTION ${s}.enqueue_jobs(
+  p_queue text, p_payloads text[], p_priority integer, p_max_attempts integer, p_visibility_ms bigint,
+  p_backoff_base_ms bigint, p_retention_ms bigint, p_delay_ms bigint, p_run_at bigint, p_expires_in_ms bigint,
+  p_channel text, p_wake text, p_headers text, p_unique_key text, p_replace boolean, p_ordering_key text
+) RETURNS SETOF bigint LANGUAGE plpgsql AS $fn$
+BEGIN
+  -- One after another, each seeing the ones before: a batch behaves as enqueues in order.
+  FOR i IN 1 .. coalesce(array_length(p_payloads, 1), 0) LOOP
+    RETURN NEXT ${s}.enqueue_job(p_queue, p_payloads[i], p_priority, p_max_attempts, p_visibility_ms, p_backoff_base_ms,
+      p_retention_ms, p_delay_ms, p_run_at, p_expires_in_ms, p_channel, p_wake, p_headers, p_unique_key, p_replace, p_ordering_key);
+  END LOOP;
+END
+$fn$;
+
+-- Dead jobs back to pending; ordered ones rejoin their key behind any live head.
+CREATE FUNCTION ${s}.retry_dead(p_queue text, p_ids bigint[], p_channel text, p_wake text)
+RETURNS integer LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_keys text[];
+  v_key text;
+  v_moved integer;
+  v_now bigint := floor(extract(epoch from clock_timestamp()) * 1000)::bigint;
+BEGIN
+  SELECT array_agg(DISTINCT ordering_key ORDER BY ordering_key) INTO v_keys FROM ${s}.jobs
+  WHERE queue = p_queue AND state = 'dead' AND id = ANY (p_ids) AND ordering_key IS NOT NULL;
+  FOREACH v_key IN ARRAY coalesce(v_keys, '{}') LOOP
+    PERFORM ${s}.ordering_lock(p_queue, v_key);
+  END LOOP;
+  UPDATE ${s}.jobs SET state = 'pending', attempts = 0, run_at = v_now, died_at = NULL, claim_token = NULL,
+    claimed_until = NULL, worker_id = NULL, blocked = ordering_key IS NOT NULL
+  WHERE queue = p_queue AND state = 'dead' AND id = ANY (p_ids);
+  GET DIAGNOSTICS v_moved = ROW_COUNT;
+  FOREACH v_key IN ARRAY coalesce(v_keys, '{}') LOOP
+    PERFORM ${s}.ordering_next(p_queue, v_key, '{}', p_channel, p_wake);
+  END LOOP;
+  IF v_moved > 0 THEN PERFORM pg_notify(p_channel, p_wake); END IF;
+  RETURN v_moved;
+END
+$fn$;
+`,
+  },
+  {
+    version: 4,
+    name: 'queue counters',
+    // Per-queue counters kept by statement triggers, so stats() does not count rows (counts.sql.ts).
+    sql: queueCountsMigrationSql,
+  },
+  {
+    version: 5,
+    name: 'cron schedules',
+    // Cron rows store interval_ms = 0 (the API reports null); paused and owner serve the operator API and owned schedules.
+    sql: (s: string) => `
+ALTER TABLE ${s}.schedules
+  ADD COLUMN time_zone text NOT NULL DEFAULT 'UTC',
+  ADD COLUMN catch_up text NOT NULL DEFAULT 'all' CHECK (catch_up IN ('all', 'latest', 'none')),
+  ADD COLUMN owner text,
+  ADD COLUMN paused boolean NOT NULL DEFAULT false;
+`,
+  },
 ]);
+
+/** An SQL string literal of a quoted identifier (to mix the schema into lock keys). */
+function pgLiteral(quoted: string): string {
+  return `'${quoted.replace(/'/g, "''")}'`;
+}
 
 /** The schema version this build of alkstore expects. */
 export const POSTGRES_SCHEMA_VERSION = POSTGRES_MIGRATIONS[POSTGRES_MIGRATIONS.length - 1]!.version;

@@ -2,8 +2,10 @@ import { backoffDelayMs } from '../../contract/backoff.js';
 import { decodePayload } from '../../contract/codec.js';
 import { queueWakeChannel } from '../../contract/names.js';
 import type { JobOpts, QueueOpts } from '../../contract/options.js';
+import { decodeHeaders, validateUniqueKey, type JobHeaders } from '../../contract/job-extras.js';
+import { resolveRateLimit } from '../../contract/queue-settings.js';
 import { ackBatchInput, claimInput, jobIdsInput, listDeadInput, requireBatchSize, requireDurationMs, requireJobId } from '../../contract/validate.js';
-import type { ClaimOpts, Job, JobInfo, ListDeadOpts, Queue, QueueStats, WakeReceiver } from '../../contract/types.js';
+import type { ClaimOpts, Job, JobInfo, ListDeadOpts, Queue, QueueSettings, QueueStats, RateLimit, WakeReceiver } from '../../contract/types.js';
 import { errorText } from '../../internal/outbox-handle.js';
 import { enqueueJob, enqueueJobs, type PgContext } from './context.js';
 import { num, numOrNull } from './executor.js';
@@ -43,22 +45,31 @@ export class PostgresQueue implements Queue {
     this.ctx.guard();
     requireBatchSize('max', max);
     const { workerId: worker, leaseMs } = claimInput(workerId, opts);
-    const r = await this.ctx.exec.run<JobRow>(this.ctx.sql.queue.claim, [this.name, max, leaseMs, worker]);
-    return r.rows.map((row) => new PostgresJob(this.ctx, row, this.wake));
+    const r = await this.ctx.exec.run<JobRow | { id: null }>(this.ctx.sql.queue.claim, [this.name, max, leaseMs, worker, this.wake]);
+    // The statement always returns a row (see q_claim); an empty claim is one row of nulls.
+    const jobs: Job[] = [];
+    for (const row of r.rows) if (row.id !== null) jobs.push(new PostgresJob(this.ctx, row, this.wake));
+    return jobs;
   }
 
   async ackBatch(jobs: readonly Pick<Job, 'id' | 'claimToken'>[]): Promise<number> {
     this.ctx.guard();
     const { ids, tokens } = ackBatchInput(jobs);
     if (ids.length === 0) return 0;
-    const r = await this.ctx.exec.run(this.ctx.sql.queue.ackBatch, [this.name, ids, tokens]);
-    return r.rowCount;
+    const r = await this.ctx.exec.run<Counted>(this.ctx.sql.queue.ackBatch, [this.name, ids, tokens, this.wake]);
+    return counted(r);
   }
 
   async cancel(id: number): Promise<boolean> {
     this.ctx.guard();
-    const r = await this.ctx.exec.run(this.ctx.sql.queue.cancel, [this.name, requireJobId('id', id)]);
-    return r.rowCount > 0;
+    const r = await this.ctx.exec.run<Counted>(this.ctx.sql.queue.cancel, [this.name, requireJobId('id', id), this.wake]);
+    return counted(r) > 0;
+  }
+
+  async cancelByKey(uniqueKey: string): Promise<boolean> {
+    this.ctx.guard();
+    const r = await this.ctx.exec.run<Counted>(this.ctx.sql.queue.cancelByKey, [this.name, validateUniqueKey(uniqueKey), this.wake]);
+    return counted(r) > 0;
   }
 
   async getJob(id: number): Promise<JobInfo | null> {
@@ -67,12 +78,42 @@ export class PostgresQueue implements Queue {
     return r.rows[0] ? toJobInfo(r.rows[0]) : null;
   }
 
+  async getJobByKey(uniqueKey: string): Promise<JobInfo | null> {
+    this.ctx.guard();
+    const r = await this.ctx.exec.run<JobRow>(this.ctx.sql.queue.getJobByKey, [this.name, validateUniqueKey(uniqueKey)]);
+    return r.rows[0] ? toJobInfo(r.rows[0]) : null;
+  }
+
+  async pause(): Promise<void> {
+    this.ctx.guard();
+    await this.ctx.exec.run(this.ctx.sql.queue.setPaused, [this.name, true, this.wake]);
+  }
+
+  async resume(): Promise<void> {
+    this.ctx.guard();
+    await this.ctx.exec.run(this.ctx.sql.queue.setPaused, [this.name, false, this.wake]);
+  }
+
+  async setRateLimit(limit: RateLimit | null): Promise<void> {
+    this.ctx.guard();
+    const l = resolveRateLimit(limit);
+    await this.ctx.exec.run(this.ctx.sql.queue.setRateLimit, [this.name, l?.max ?? null, l?.perMs ?? null, this.wake]);
+  }
+
+  async settings(): Promise<QueueSettings> {
+    this.ctx.guard();
+    const r = await this.ctx.exec.run<{ paused: boolean; rate_max: number | null; rate_per_ms: string | null }>(this.ctx.sql.queue.getSettings, [this.name]);
+    const row = r.rows[0];
+    if (!row) return { paused: false, rateLimit: null };
+    return { paused: row.paused, rateLimit: row.rate_max === null ? null : { max: row.rate_max, perMs: num(row.rate_per_ms) } };
+  }
+
   async sweepExpired(): Promise<{ expired: number; purged: number }> {
     this.ctx.guard();
     // Two statements on purpose: rows expired now are purged in the same call when their retention is 0.
-    const expired = await this.ctx.exec.run(this.ctx.sql.queue.expire, [this.name]);
+    const expired = await this.ctx.exec.run<Counted>(this.ctx.sql.queue.expire, [this.name, this.wake]);
     const purged = await this.ctx.exec.run(this.ctx.sql.queue.purgeRetained, [this.name]);
-    return { expired: expired.rowCount, purged: purged.rowCount };
+    return { expired: counted(expired), purged: purged.rowCount };
   }
 
   async listDead(opts?: ListDeadOpts): Promise<JobInfo[]> {
@@ -100,9 +141,15 @@ export class PostgresQueue implements Queue {
 
   async stats(): Promise<QueueStats> {
     this.ctx.guard();
-    const r = await this.ctx.exec.run<{ pending: string; processing: string; dead: string; oldest: string }>(this.ctx.sql.queue.stats, [this.name]);
+    const r = await this.ctx.exec.run<{ pending: string; processing: string; dead: string; scheduled: string; oldest: string }>(this.ctx.sql.queue.stats, [this.name]);
     const row = r.rows[0]!;
-    return { pending: num(row.pending), processing: num(row.processing), dead: num(row.dead), oldestPendingAgeMs: Math.max(0, num(row.oldest)) };
+    return {
+      pending: num(row.pending),
+      processing: num(row.processing),
+      dead: num(row.dead),
+      scheduled: num(row.scheduled),
+      oldestPendingAgeMs: Math.max(0, num(row.oldest)),
+    };
   }
 
   listen(): WakeReceiver {
@@ -122,6 +169,9 @@ export class PostgresJob implements Job {
   readonly claimToken: string;
   deadline: number;
   readonly enqueuedAt: number;
+  readonly headers: JobHeaders;
+  readonly uniqueKey: string | null;
+  readonly orderingKey: string | null;
   private readonly backoffBaseMs: number;
 
   constructor(
@@ -139,6 +189,9 @@ export class PostgresJob implements Job {
     this.deadline = num(row.claimed_until);
     this.enqueuedAt = num(row.enqueued_at);
     this.backoffBaseMs = num(row.backoff_base_ms);
+    this.headers = decodeHeaders(row.headers);
+    this.uniqueKey = row.unique_key;
+    this.orderingKey = row.ordering_key;
   }
 
   payloadAs<U>(): U {
@@ -147,8 +200,8 @@ export class PostgresJob implements Job {
 
   async ack(): Promise<boolean> {
     this.ctx.guard();
-    const r = await this.ctx.exec.run(this.ctx.sql.queue.ack, [this.id, this.claimToken]);
-    return r.rowCount > 0;
+    const r = await this.ctx.exec.run<Counted>(this.ctx.sql.queue.ack, [this.id, this.claimToken, this.wake]);
+    return counted(r) > 0;
   }
 
   async retry(error: unknown, delayMs?: number): Promise<boolean> {
@@ -160,8 +213,8 @@ export class PostgresJob implements Job {
 
   async fail(error: unknown): Promise<boolean> {
     this.ctx.guard();
-    const r = await this.ctx.exec.run(this.ctx.sql.queue.fail, [this.id, this.claimToken, errorText(error)]);
-    return r.rowCount > 0;
+    const r = await this.ctx.exec.run<Counted>(this.ctx.sql.queue.fail, [this.id, this.claimToken, errorText(error), this.wake]);
+    return counted(r) > 0;
   }
 
   async heartbeat(extendMs: number): Promise<boolean> {
@@ -199,5 +252,17 @@ export function toJobInfo(row: JobRow): JobInfo {
     claimedUntil: numOrNull(row.claimed_until),
     lastError: row.last_error,
     diedAt: numOrNull(row.died_at),
+    headers: decodeHeaders(row.headers),
+    uniqueKey: row.unique_key,
+    orderingKey: row.ordering_key,
   };
+}
+
+/** Statements that end jobs return one row `{ n }`. */
+interface Counted {
+  n: string;
+}
+
+function counted(r: { rows: Counted[] }): number {
+  return num(r.rows[0]?.n ?? 0);
 }

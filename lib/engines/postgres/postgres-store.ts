@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
-import { encodePayload, decodePayload, utf8Length } from '../../contract/codec.js';
+import { utf8Length } from '../../contract/codec.js';
 import { AlkstoreError, Closed, Database, InvalidOption } from '../../contract/errors.js';
 import { LISTENER_RECONNECTED_CHANNEL, SCHEDULES_WAKE_CHANNEL, outboxQueueName } from '../../contract/names.js';
 import { DEFAULT_QUEUE_OPTS, OUTBOX_QUEUE_OPTS, resolveQueueOpts, type JobOpts, type QueueOpts } from '../../contract/options.js';
-import { requireDurationMs, scheduleOptsInput, validateKey, validateName } from '../../contract/validate.js';
-import { dueBoundaries, parseEverySpec } from '../../contract/schedule-spec.js';
+import { requireDurationMs, validateKey, validateName } from '../../contract/validate.js';
 import type {
   ExternalTx,
   Lock,
@@ -14,6 +13,7 @@ import type {
   QueryRunnerLike,
   RunSchedulesOpts,
   Schedule,
+  ScheduleListing,
   ScheduleOpts,
   Store,
   StoreLogger,
@@ -22,17 +22,19 @@ import type {
   TxOps,
   WakeReceiver,
 } from '../../contract/types.js';
+import { loadCronIfInstalled } from '../../internal/load-cron.js';
 import { OutboxHandle } from '../../internal/outbox-handle.js';
+import { scheduleInput } from '../../internal/schedule-input.js';
 import { runSchedules, type SchedulerEngine } from '../../internal/scheduler-runner.js';
 import { WakeHub } from '../../internal/wake-hub.js';
-import { engineSql, enqueueJob, enqueueJobs, notifyChannel, type EngineSql, type PgContext } from './context.js';
-import { ClientExecutor, num, numOrNull, PoolExecutor, QueryRunnerExecutor, type Executor } from './executor.js';
+import { engineSql, enqueueJob, notifyChannel, type EngineSql, type PgContext } from './context.js';
+import { ClientExecutor, num, PoolExecutor, QueryRunnerExecutor, type Executor } from './executor.js';
 import type { PostgresListener } from './postgres-listener.js';
 import { PostgresLock } from './postgres-lock.js';
 import { PostgresQueue } from './postgres-queue.js';
 import { PostgresStream } from './postgres-stream.js';
 import { PostgresTxHandle, PostgresTxOps } from './postgres-tx.js';
-import type { ScheduleRow } from './schedule.sql.js';
+import * as pgScheduler from './scheduler.js';
 import { channelHash, wakePayload } from './schema-sql.js';
 
 const LONG_CHANNEL_BYTES = 7_000;
@@ -260,24 +262,8 @@ export class PostgresStore implements Store {
 
   async schedule(name: string, spec: string, queue: string, payload: unknown, opts?: ScheduleOpts): Promise<Schedule> {
     this.guard();
-    validateName('schedule', name);
-    const { intervalMs } = parseEverySpec(spec);
-    validateName('queue', queue);
-    const text = encodePayload(payload);
-    const { priority, maxAttempts, expiresInMs, startAt } = scheduleOptsInput(opts);
-    const r = await this.exec.run<ScheduleRow>(this.sql.schedule.upsert, [
-      name,
-      spec,
-      intervalMs,
-      queue,
-      text,
-      priority,
-      maxAttempts,
-      expiresInMs,
-      startAt,
-      wakePayload(SCHEDULES_WAKE_CHANNEL),
-    ]);
-    return toSchedule(r.rows[0]!);
+    const input = await scheduleInput(name, spec, queue, payload, opts);
+    return pgScheduler.upsertSchedule(this.ctx, input);
   }
 
   async unschedule(name: string): Promise<boolean> {
@@ -290,8 +276,8 @@ export class PostgresStore implements Store {
   async getSchedule(name: string): Promise<Schedule | null> {
     this.guard();
     validateName('schedule', name);
-    const r = await this.exec.run<ScheduleRow>(this.sql.schedule.get, [name]);
-    return r.rows[0] ? toSchedule(r.rows[0]) : null;
+    const r = await this.exec.run<pgScheduler.ScheduleRow>(this.sql.schedule.get, [name]);
+    return r.rows[0] ? pgScheduler.toSchedule(r.rows[0]) : null;
   }
 
   runSchedules(signal: AbortSignal, opts?: RunSchedulesOpts): Promise<void> {
@@ -304,37 +290,39 @@ export class PostgresStore implements Store {
       tryLock: (name, owner, ttlMs) => this.takeLock(name, owner, ttlMs),
       listen: (channel) => this.hub.listen(channel),
       fireDue: () => this.fireDue(),
+      wake: async () => {
+        await this.exec.run(this.sql.notify.notify, [wakePayload(SCHEDULES_WAKE_CHANNEL)]);
+      },
     };
     return runSchedules(engine, signal, opts);
   }
 
-  /** One transaction: lock due schedules (SKIP LOCKED), enqueue their boundaries, advance them. */
+  async listSchedules(): Promise<ScheduleListing> {
+    this.guard();
+    return pgScheduler.listSchedules(this.ctx);
+  }
+
+  async pauseSchedule(name: string): Promise<boolean> {
+    this.guard();
+    return pgScheduler.pauseSchedule(this.ctx, validateName('schedule', name));
+  }
+
+  async resumeSchedule(name: string): Promise<boolean> {
+    this.guard();
+    const n = validateName('schedule', name);
+    await loadCronIfInstalled();
+    return pgScheduler.resumeSchedule(this.ctx, (fn) => this.inTransaction(fn), n);
+  }
+
+  async triggerSchedule(name: string): Promise<number | null> {
+    this.guard();
+    return pgScheduler.triggerSchedule(this.ctx, validateName('schedule', name));
+  }
+
+  /** One scheduler tick (the runner calls it): lock due schedules (SKIP LOCKED), enqueue, advance. */
   async fireDue(): Promise<{ now: number; nextFireAt: number | null }> {
-    return this.inTransaction(async (exec) => {
-      const now = num((await exec.run<{ ms: string }>(this.sql.schedule.now, [])).rows[0]!.ms);
-      const due = await exec.run<ScheduleRow>(this.sql.schedule.lockDue, [now]);
-      for (const row of due.rows) {
-        const { fires, nextFireAt } = dueBoundaries(num(row.next_fire_at), num(row.interval_ms), now);
-        if (fires.length > 0) {
-          const payload = decodePayload(row.payload, `payload of schedule ${JSON.stringify(row.name)}`);
-          await enqueueJobs(
-            this.ctx,
-            exec,
-            row.queue,
-            this.ctx.queueOpts(row.queue),
-            fires.map(() => payload),
-            {
-              priority: row.priority,
-              maxAttempts: row.max_attempts ?? undefined,
-              expiresInMs: numOrNull(row.expires_in_ms) ?? undefined,
-            },
-          );
-        }
-        await exec.run(this.sql.schedule.advance, [row.name, nextFireAt]);
-      }
-      const next = (await exec.run<{ next: string | null }>(this.sql.schedule.nextFire, [])).rows[0]?.next ?? null;
-      return { now, nextFireAt: numOrNull(next) };
-    });
+    await loadCronIfInstalled();
+    return pgScheduler.fireDue(this.ctx, (fn) => this.inTransaction(fn));
   }
 
   // ── transactions ────────────────────────────────────────────────────
@@ -475,16 +463,3 @@ function externalRunner(arg: ExternalTx): QueryRunnerLike {
   return runner;
 }
 
-function toSchedule(row: ScheduleRow): Schedule {
-  return {
-    name: row.name,
-    spec: row.spec,
-    intervalMs: num(row.interval_ms),
-    queue: row.queue,
-    payload: decodePayload(row.payload, `payload of schedule ${JSON.stringify(row.name)}`),
-    priority: row.priority,
-    maxAttempts: row.max_attempts,
-    expiresInMs: numOrNull(row.expires_in_ms),
-    nextFireAt: num(row.next_fire_at),
-  };
-}

@@ -1,3 +1,4 @@
+import { queueStatsSql } from './counts.sql.js';
 import { NOW_MS, type SchemaSql, type Sql } from './schema-sql.js';
 
 /** Columns of a job as `JobRow` (payload as raw JSON text, token as text). */
@@ -21,6 +22,9 @@ export function jobColumns(alias: string): string {
     `${a}claim_token::text AS claim_token`,
     `${a}last_error`,
     `${a}died_at`,
+    `${a}headers::text AS headers`,
+    `${a}unique_key`,
+    `${a}ordering_key`,
   ].join(', ');
 }
 
@@ -43,23 +47,43 @@ export interface JobRow {
   claim_token: string | null;
   last_error: string | null;
   died_at: string | null;
+  headers: string | null;
+  unique_key: string | null;
+  ordering_key: string | null;
 }
 
 // Handle ops are fenced by token and deadline: state='processing' AND token AND claimed_until > now.
 const FENCE = `j.id = $1::bigint AND j.claim_token::text = $2::text AND j.state = 'processing' AND j.claimed_until > t.ms`;
 const CLEAR_CLAIM = 'claim_token = NULL, claimed_until = NULL, worker_id = NULL';
+/** What a statement that ends jobs' live life returns for {@link promoteFrom}. */
+const FINISHED = 'j.id, j.queue, j.ordering_key, j.blocked';
+
+/**
+ * Selects, from CTE `d` (rows that just left the live states, with queue,
+ * ordering_key, blocked), the number of keys whose next job became head. Keys
+ * whose finished rows were all blocked need nothing. Grouping reads all of `d`
+ * before any `ordering_next` call, which gets every finished id of its key.
+ */
+function promoteFrom(s: SchemaSql, d: string, wakeParam: string): string {
+  return `(SELECT coalesce(sum(p.n), 0) FROM (
+    SELECT ${s.q}.ordering_next(${d}.queue, ${d}.ordering_key, array_agg(${d}.id), ${s.channel}, ${wakeParam}::text) AS n
+    FROM ${d} WHERE ${d}.ordering_key IS NOT NULL GROUP BY ${d}.queue, ${d}.ordering_key HAVING bool_or(NOT ${d}.blocked)) p)`;
+}
 
 /** Queue statements for one schema. Every instant comes from the database clock. */
 export function queueSql(s: SchemaSql) {
   const jobs = `${s.q}.jobs`;
+  const settings = `${s.q}.queue_settings`;
   const insertCols =
-    'queue, payload, priority, max_attempts, visibility_timeout_ms, backoff_base_ms, dead_letter_retention_ms, run_at, enqueued_at, expires_at';
+    'queue, payload, priority, max_attempts, visibility_timeout_ms, backoff_base_ms, dead_letter_retention_ms, run_at, enqueued_at, expires_at, headers';
   // $3..$10: priority, max_attempts, visibility, backoff base, retention, delayMs, runAtMs, expiresInMs
   const stampValues = `$3::int, $4::int, $5::bigint, $6::bigint, $7::bigint,
     CASE WHEN $8::bigint IS NOT NULL THEN t.ms + $8::bigint ELSE coalesce($9::bigint, t.ms) END,
-    t.ms, t.ms + $10::bigint`;
+    t.ms, t.ms + $10::bigint, $12::text::json`;
+  // The wake is built from the queue name in SQL by neither path: callers pass it ($11).
+  const fnArgs = `$3::int, $4::int, $5::bigint, $6::bigint, $7::bigint, $8::bigint, $9::bigint, $10::bigint, ${s.channel}, $11::text, $12::text, $13::text, $14::boolean, $15::text`;
   return {
-    /** $1 queue, $2 payload json text, $3..$10 stamp, $11 wake payload → id. Wakes on commit. */
+    /** $1 queue, $2 payload json text, $3..$10 stamp, $11 wake payload, $12 headers json text → id. Wakes on commit. */
     enqueue: s.def(
       'q_enqueue',
       `WITH t AS (SELECT ${NOW_MS} AS ms),
@@ -68,13 +92,14 @@ export function queueSql(s: SchemaSql) {
     ),
     /**
      * enqueue for a caller-owned transaction (unnamed statements): the same
-     * row and wake through the `enqueue_job` function (migration 2), whose
-     * plan is cached per connection. Same parameters as enqueue.
+     * row and wake through the `enqueue_job` function (migration 3), whose
+     * plan is cached per connection; also every enqueue with a unique or
+     * ordering key. Parameters of enqueue, then $13 unique key, $14 replace,
+     * $15 ordering key.
      */
-    enqueueCall: s.def(
-      'q_enqueue_call',
-      `SELECT ${s.q}.enqueue_job($1::text, $2::text, $3::int, $4::int, $5::bigint, $6::bigint, $7::bigint, $8::bigint, $9::bigint, $10::bigint, ${s.channel}, $11::text) AS id`,
-    ),
+    enqueueCall: s.def('q_enqueue_call', `SELECT ${s.q}.enqueue_job($1::text, $2::text, ${fnArgs}) AS id`),
+    /** enqueueCall for a text[] of payloads ($2), enqueued one after another (a keyed batch behaves as enqueues in order). */
+    enqueueManyCall: s.def('q_enqueue_many_call', `SELECT id FROM ${s.q}.enqueue_jobs($1::text, $2::text[], ${fnArgs}) AS id`),
     /** Same as enqueue with $2 a text[] of payloads, inserted (and numbered) in array order. */
     enqueueMany: s.def(
       'q_enqueue_many',
@@ -95,20 +120,37 @@ export function queueSql(s: SchemaSql) {
       'q_claim',
       // The clock is read once (t) and used as a scalar subquery, so each bound is an index
       // condition of its partial index instead of a join filter over every row of the queue.
+      // Settings: `qp` reads the pause flag by primary key (no row: nothing to pay); `qr` locks the
+      // settings row only while a rate limit is set, serializing this queue's window accounting.
+      // Windows are aligned to the epoch; a claim whose clock reading is older than the stored
+      // window counts against the stored one, and its claim starts at that window's start (a
+      // clock read before waiting on the settings row lock can be older). The result always has a row (`extra` LEFT JOIN
+      // claimed), so the promotion after buried heads runs when nothing was claimed.
       `WITH t AS MATERIALIZED (SELECT ${NOW_MS} AS ms),
+       qp AS MATERIALIZED (SELECT qs.paused FROM ${settings} qs WHERE qs.queue = $1::text),
+       qr AS MATERIALIZED (
+         SELECT qs.rate_max, qs.window_start, qs.window_count,
+                greatest(qs.window_start, ((SELECT ms FROM t) / qs.rate_per_ms) * qs.rate_per_ms) AS win
+         FROM ${settings} qs WHERE qs.queue = $1::text AND qs.rate_max IS NOT NULL FOR UPDATE
+       ),
+       allow AS MATERIALIZED (
+         SELECT CASE WHEN coalesce((SELECT paused FROM qp), false) THEN 0
+                     ELSE coalesce((SELECT greatest(0, least($2::int, qr.rate_max - CASE WHEN qr.window_start = qr.win THEN qr.window_count ELSE 0 END)) FROM qr), $2::int)
+                END AS n
+       ),
        pend AS (
          SELECT j.id, j.priority, j.run_at FROM ${jobs} j
-         WHERE j.queue = $1::text AND j.state = 'pending' AND j.run_at <= (SELECT ms FROM t)
+         WHERE j.queue = $1::text AND j.state = 'pending' AND NOT j.blocked AND j.run_at <= (SELECT ms FROM t)
            AND (j.expires_at IS NULL OR j.expires_at > (SELECT ms FROM t))
-         ORDER BY j.priority DESC, j.run_at, j.id LIMIT $2::int FOR UPDATE OF j SKIP LOCKED
+         ORDER BY j.priority DESC, j.run_at, j.id LIMIT (SELECT n FROM allow) FOR UPDATE OF j SKIP LOCKED
        ),
        lapsed AS (
          SELECT j.id, j.priority, j.run_at FROM ${jobs} j
          WHERE j.queue = $1::text AND j.state = 'processing' AND j.claimed_until <= (SELECT ms FROM t)
            AND j.attempts < j.max_attempts AND (j.expires_at IS NULL OR j.expires_at > (SELECT ms FROM t))
-         ORDER BY j.priority DESC, j.run_at, j.id LIMIT $2::int FOR UPDATE OF j SKIP LOCKED
+         ORDER BY j.priority DESC, j.run_at, j.id LIMIT (SELECT n FROM allow) FOR UPDATE OF j SKIP LOCKED
        ),
-       picked AS (SELECT r.id FROM (SELECT * FROM pend UNION ALL SELECT * FROM lapsed) r ORDER BY r.priority DESC, r.run_at, r.id LIMIT $2::int),
+       picked AS (SELECT r.id FROM (SELECT * FROM pend UNION ALL SELECT * FROM lapsed) r ORDER BY r.priority DESC, r.run_at, r.id LIMIT (SELECT n FROM allow)),
        exhausted AS (
          SELECT j.id FROM ${jobs} j
          WHERE j.queue = $1::text AND j.state = 'processing' AND j.claimed_until <= (SELECT ms FROM t)
@@ -117,25 +159,38 @@ export function queueSql(s: SchemaSql) {
        ),
        buried AS (
          UPDATE ${jobs} j SET state = 'dead', last_error = 'max attempts exceeded', died_at = t.ms, ${CLEAR_CLAIM}
-         FROM exhausted e, t WHERE j.id = e.id RETURNING j.id
+         FROM exhausted e, t WHERE j.id = e.id RETURNING j.id, j.queue, j.ordering_key, j.blocked
        ),
        claimed AS (
          UPDATE ${jobs} j SET state = 'processing', attempts = j.attempts + 1, claim_token = gen_random_uuid(),
-           claimed_until = t.ms + coalesce($3::bigint, j.visibility_timeout_ms), worker_id = $4::text
+           claimed_until = greatest(t.ms, (SELECT win FROM qr)) + coalesce($3::bigint, j.visibility_timeout_ms), worker_id = $4::text
          FROM picked p, t WHERE j.id = p.id
          RETURNING ${jobColumns('j')}
-       )
-       SELECT c.*, (SELECT count(*) FROM buried) AS buried FROM claimed c ORDER BY c.priority DESC, c.run_at, c.id`,
+       ),
+       windowed AS (
+         UPDATE ${settings} qs SET window_start = qr.win,
+           window_count = CASE WHEN qr.window_start = qr.win THEN qr.window_count ELSE 0 END + (SELECT count(*) FROM claimed)
+         FROM qr WHERE qs.queue = $1::text RETURNING 1
+       ),
+       extra AS MATERIALIZED (SELECT ${promoteFrom(s, 'buried', '$5')} AS promoted, (SELECT count(*) FROM windowed) AS windowed)
+       SELECT c.*, extra.promoted FROM extra LEFT JOIN claimed c ON true ORDER BY c.priority DESC, c.run_at, c.id`,
     ),
-    /** $1 id, $2 token. */
-    ack: s.def('q_ack', `DELETE FROM ${jobs} j USING (SELECT ${NOW_MS} AS ms) t WHERE ${FENCE}`),
-    /** $1 queue, $2 ids bigint[], $3 tokens uuid[]. */
+    /** $1 id, $2 token, $3 wake payload → n (0 or 1). */
+    ack: s.def(
+      'q_ack',
+      `WITH d AS (DELETE FROM ${jobs} j USING (SELECT ${NOW_MS} AS ms) t WHERE ${FENCE} RETURNING ${FINISHED})
+       SELECT (SELECT count(*) FROM d) AS n, ${promoteFrom(s, 'd', '$3')} AS promoted`,
+    ),
+    /** $1 queue, $2 ids bigint[], $3 tokens uuid[], $4 wake payload → n. */
     ackBatch: s.def(
       'q_ack_batch',
       // j.id = ANY($2) lets the primary key find the rows whatever the planner guesses of unnest.
-      `DELETE FROM ${jobs} j USING unnest($2::bigint[], $3::text[]) AS x(id, token)
-       WHERE j.id = ANY($2::bigint[]) AND j.id = x.id AND j.queue = $1::text AND j.claim_token::text = x.token
-         AND j.state = 'processing' AND j.claimed_until > (SELECT ${NOW_MS})`,
+      `WITH d AS (
+         DELETE FROM ${jobs} j USING unnest($2::bigint[], $3::text[]) AS x(id, token)
+         WHERE j.id = ANY($2::bigint[]) AND j.id = x.id AND j.queue = $1::text AND j.claim_token::text = x.token
+           AND j.state = 'processing' AND j.claimed_until > (SELECT ${NOW_MS})
+         RETURNING ${FINISHED})
+       SELECT (SELECT count(*) FROM d) AS n, ${promoteFrom(s, 'd', '$4')} AS promoted`,
     ),
     /** $1 id, $2 token, $3 delay ms, $4 last error, $5 wake payload → state. Dead when attempts are exhausted. */
     retry: s.def(
@@ -147,15 +202,18 @@ export function queueSql(s: SchemaSql) {
            run_at = CASE WHEN j.attempts >= j.max_attempts THEN j.run_at ELSE t.ms + $3::bigint END,
            died_at = CASE WHEN j.attempts >= j.max_attempts THEN t.ms ELSE NULL END,
            last_error = $4::text, ${CLEAR_CLAIM}
-         FROM t WHERE ${FENCE} RETURNING j.state
-       )
-       SELECT u.state, CASE WHEN u.state = 'pending' THEN ${s.notify('$5')}::text END AS woke FROM u`,
+         FROM t WHERE ${FENCE} RETURNING j.state, ${FINISHED}
+       ),
+       d AS (SELECT * FROM u WHERE u.state = 'dead')
+       SELECT u.state, CASE WHEN u.state = 'pending' THEN ${s.notify('$5')}::text END AS woke, ${promoteFrom(s, 'd', '$5')} AS promoted FROM u`,
     ),
-    /** $1 id, $2 token, $3 last error. */
+    /** $1 id, $2 token, $3 last error, $4 wake payload → n. */
     fail: s.def(
       'q_fail',
-      `UPDATE ${jobs} j SET state = 'dead', died_at = t.ms, last_error = $3::text, ${CLEAR_CLAIM}
-       FROM (SELECT ${NOW_MS} AS ms) t WHERE ${FENCE}`,
+      `WITH d AS (
+         UPDATE ${jobs} j SET state = 'dead', died_at = t.ms, last_error = $3::text, ${CLEAR_CLAIM}
+         FROM (SELECT ${NOW_MS} AS ms) t WHERE ${FENCE} RETURNING ${FINISHED})
+       SELECT (SELECT count(*) FROM d) AS n, ${promoteFrom(s, 'd', '$4')} AS promoted`,
     ),
     /** $1 id, $2 token, $3 extend ms → claimed_until. */
     heartbeat: s.def(
@@ -172,16 +230,36 @@ export function queueSql(s: SchemaSql) {
        )
        SELECT u.id, ${s.notify('$3')}::text AS woke FROM u`,
     ),
-    /** $1 queue, $2 id. */
-    cancel: s.def('q_cancel', `DELETE FROM ${jobs} WHERE queue = $1::text AND id = $2::bigint`),
+    /** $1 queue, $2 id, $3 wake payload → n. */
+    cancel: s.def(
+      'q_cancel',
+      `WITH d AS (DELETE FROM ${jobs} j WHERE j.queue = $1::text AND j.id = $2::bigint RETURNING ${FINISHED})
+       SELECT (SELECT count(*) FROM d) AS n, ${promoteFrom(s, 'd', '$3')} AS promoted`,
+    ),
+    /** $1 queue, $2 unique key, $3 wake payload → n. */
+    cancelByKey: s.def(
+      'q_cancel_by_key',
+      `WITH d AS (
+         DELETE FROM ${jobs} j WHERE j.queue = $1::text AND j.unique_key = $2::text AND j.state IN ('pending', 'processing')
+         RETURNING ${FINISHED})
+       SELECT (SELECT count(*) FROM d) AS n, ${promoteFrom(s, 'd', '$3')} AS promoted`,
+    ),
     /** $1 queue, $2 id. */
     getJob: s.def('q_get', `SELECT ${jobColumns('j')} FROM ${jobs} j WHERE j.queue = $1::text AND j.id = $2::bigint`),
-    /** $1 queue. */
+    /** $1 queue, $2 unique key. */
+    getJobByKey: s.def(
+      'q_get_by_key',
+      `SELECT ${jobColumns('j')} FROM ${jobs} j WHERE j.queue = $1::text AND j.unique_key = $2::text AND j.state IN ('pending', 'processing')`,
+    ),
+    /** $1 queue, $2 wake payload → n. */
     expire: s.def(
       'q_expire',
-      `UPDATE ${jobs} j SET state = 'dead', last_error = 'expired', died_at = t.ms, ${CLEAR_CLAIM}
-       FROM (SELECT ${NOW_MS} AS ms) t
-       WHERE j.queue = $1::text AND j.state <> 'dead' AND j.expires_at IS NOT NULL AND j.expires_at <= t.ms`,
+      `WITH d AS (
+         UPDATE ${jobs} j SET state = 'dead', last_error = 'expired', died_at = t.ms, ${CLEAR_CLAIM}
+         FROM (SELECT ${NOW_MS} AS ms) t
+         WHERE j.queue = $1::text AND j.state <> 'dead' AND j.expires_at IS NOT NULL AND j.expires_at <= t.ms
+         RETURNING ${FINISHED})
+       SELECT (SELECT count(*) FROM d) AS n, ${promoteFrom(s, 'd', '$2')} AS promoted`,
     ),
     /** $1 queue. */
     purgeRetained: s.def(
@@ -199,26 +277,29 @@ export function queueSql(s: SchemaSql) {
        ORDER BY j.id LIMIT $4::int`,
     ),
     /** $1 queue, $2 ids, $3 wake payload → moved rows. */
-    retryDead: s.def(
-      'q_retry_dead',
-      `WITH t AS (SELECT ${NOW_MS} AS ms),
-       u AS (
-         UPDATE ${jobs} j SET state = 'pending', attempts = 0, run_at = t.ms, died_at = NULL, ${CLEAR_CLAIM}
-         FROM t WHERE j.queue = $1::text AND j.state = 'dead' AND j.id = ANY($2::bigint[]) RETURNING j.id
-       )
-       SELECT count(*) AS moved, CASE WHEN count(*) > 0 THEN ${s.notify('$3')}::text END AS woke FROM u`,
-    ),
+    retryDead: s.def('q_retry_dead', `SELECT ${s.q}.retry_dead($1::text, $2::bigint[], ${s.channel}, $3::text) AS moved`),
     /** $1 queue, $2 ids. */
     purgeDead: s.def('q_purge_dead', `DELETE FROM ${jobs} WHERE queue = $1::text AND state = 'dead' AND id = ANY($2::bigint[])`),
-    /** $1 queue. */
-    stats: s.def(
-      'q_stats',
-      `WITH t AS (SELECT ${NOW_MS} AS ms)
-       SELECT count(j.id) FILTER (WHERE j.state = 'pending') AS pending,
-              count(j.id) FILTER (WHERE j.state = 'processing') AS processing,
-              count(j.id) FILTER (WHERE j.state = 'dead') AS dead,
-              coalesce(t.ms - min(j.run_at) FILTER (WHERE j.state = 'pending' AND j.run_at <= t.ms), 0) AS oldest
-       FROM t LEFT JOIN ${jobs} j ON j.queue = $1::text GROUP BY t.ms`,
+    /** $1 queue → pending, processing, dead, scheduled, oldest (counters, not a count of rows; counts.sql.ts). */
+    stats: s.def('q_stats', queueStatsSql(s.q, NOW_MS)),
+    /** $1 queue → paused, rate_max, rate_per_ms (no row: defaults). */
+    getSettings: s.def('q_get_settings', `SELECT paused, rate_max, rate_per_ms FROM ${settings} WHERE queue = $1::text`),
+    /** $1 queue, $2 paused, $3 wake payload. Resuming wakes the queue's workers. */
+    setPaused: s.def(
+      'q_set_paused',
+      `WITH u AS (
+         INSERT INTO ${settings} AS qs (queue, paused) VALUES ($1::text, $2::boolean)
+         ON CONFLICT (queue) DO UPDATE SET paused = EXCLUDED.paused RETURNING qs.paused)
+       SELECT CASE WHEN NOT u.paused THEN ${s.notify('$3')}::text END AS woke FROM u`,
+    ),
+    /** $1 queue, $2 max (null = no limit), $3 per ms, $4 wake payload. A new limit starts a fresh window. */
+    setRateLimit: s.def(
+      'q_set_rate_limit',
+      `WITH u AS (
+         INSERT INTO ${settings} AS qs (queue, rate_max, rate_per_ms) VALUES ($1::text, $2::int, $3::bigint)
+         ON CONFLICT (queue) DO UPDATE SET rate_max = EXCLUDED.rate_max, rate_per_ms = EXCLUDED.rate_per_ms, window_start = 0, window_count = 0
+         RETURNING qs.queue)
+       SELECT ${s.notify('$4')}::text AS woke FROM u`,
     ),
   } satisfies Record<string, Sql>;
 }

@@ -100,7 +100,14 @@ export function pause(ms: number): Promise<void> {
  * growing backoff and retry until `timeoutMs`, then fail with `Database`.
  * `check` runs before every attempt (it throws `Closed` after close).
  */
-export async function retryOnBusy<R>(op: string, timeoutMs: number, check: () => void, step: () => R | undefined, wrap: (op: string, err: unknown) => Error): Promise<R> {
+export async function retryOnBusy<R>(
+  op: string,
+  timeoutMs: number,
+  check: () => void,
+  step: () => R | undefined,
+  wrap: (op: string, err: unknown) => Error,
+  delayMs: (attempt: number) => number = busyDelayMs,
+): Promise<R> {
   const deadline = Date.now() + timeoutMs;
   for (let attempt = 0; ; attempt++) {
     check();
@@ -114,6 +121,6 @@ export async function retryOnBusy<R>(op: string, timeoutMs: number, check: () =>
     if (Date.now() > deadline) {
       throw new DatabaseError(op, new Error(`the database stayed locked by another connection for ${timeoutMs} ms (lockWaitTimeoutMs)`));
     }
-    await pause(busyDelayMs(attempt));
+    await pause(delayMs(attempt));
   }
 }

@@ -5,8 +5,8 @@ import type { ExternalTx, QueryRunnerLike, TxOps } from '../../contract/types.js
 import { NOW_SQL } from './connection.js';
 import type { SqliteCore } from './core.js';
 import { INSERT_NOTIFY_SQL } from './notify/notify-log.js';
-import { INSERT_JOB } from './queue.sql.js';
-import { jobInsertParams } from './rows.js';
+import { INSERT_JOB, KEY_IS_LIVE, LIVE_BY_UNIQUE_KEY, REPLACE_PENDING } from './queue.sql.js';
+import { jobInsertParams, stampRunAt } from './rows.js';
 import { INSERT_EVENT, NEXT_SEQ, SAVE_OFFSET } from './stream.sql.js';
 import { enqueueInput, notifyInput, outboxEnqueueInput, publishInput, publishWithKeyInput, saveOffsetInput, type EnqueueInput, type PublishInput } from './tx-input.js';
 import { asStoreError } from './writer.js';
@@ -79,8 +79,21 @@ export class ExternalTxOps implements TxOps {
   private insertJob(op: string, i: EnqueueInput): Promise<number> {
     return this.guard(op, async () => {
       const now = await this.now();
-      const { records } = await this.query(`${INSERT_JOB} RETURNING id`, jobInsertParams(i.queue, i.text, i.stamp, now));
-      await this.query(INSERT_NOTIFY_SQL, [queueWakeChannel(i.queue), now]);
+      const st = i.stamp;
+      // The same decisions as queue-ops insertJobs, through the caller's connection (which holds the write lock once it wrote).
+      if (st.uniqueKey !== null) {
+        const live = (await this.query(LIVE_BY_UNIQUE_KEY, [i.queue, st.uniqueKey])).records[0];
+        if (live) {
+          if (st.replace && live.state === 'pending') {
+            await this.query(REPLACE_PENDING, [i.text, st.headersText, stampRunAt(st, now), live.id]);
+            await this.query(INSERT_NOTIFY_SQL, [queueWakeChannel(i.queue), now]);
+          }
+          return Number(live.id);
+        }
+      }
+      const blocked = st.orderingKey !== null && (await this.query(KEY_IS_LIVE, [i.queue, st.orderingKey])).records.length > 0;
+      const { records } = await this.query(`${INSERT_JOB} RETURNING id`, jobInsertParams(i.queue, i.text, st, now, blocked));
+      if (!blocked) await this.query(INSERT_NOTIFY_SQL, [queueWakeChannel(i.queue), now]);
       return Number(records[0].id);
     });
   }

@@ -1,6 +1,6 @@
 import { InvalidOption } from '../../contract/errors.js';
 import type { StoreLogger } from '../../contract/types.js';
-import { asOption, requireFunction, requireTimerMs } from '../../contract/validate.js';
+import { asOption, requireBoolean, requireFunction, requireTimerMs } from '../../contract/validate.js';
 
 /** Options of `openSqliteStore`. */
 export interface SqliteStoreOptions {
@@ -29,6 +29,13 @@ export interface SqliteStoreOptions {
    * with a `Database` error. Default 30 000.
    */
   lockWaitTimeoutMs?: number;
+  /**
+   * Cross-process turn-taking on the write lock (default true): a write that finds the lock
+   * taken leaves a ticket in `<path>-alkwait/`, and the writers of other alkstore stores step
+   * aside before their next transaction until it has had its turn, so one process writing flat
+   * out cannot starve another (docs/sqlite.md, Several processes). `false`: plain polling.
+   */
+  writeFairness?: boolean;
   /** Random source in [0, 1) for retry backoff jitter (tests inject it). Default `Math.random`. */
   random?: () => number;
   logger?: StoreLogger;
@@ -42,6 +49,7 @@ export interface ResolvedSqliteOptions {
   synchronous: 'full' | 'normal';
   claimDurability: 'deferred' | 'immediate';
   lockWaitTimeoutMs: number;
+  writeFairness: boolean;
   random: () => number;
   logger: StoreLogger;
 }
@@ -73,6 +81,7 @@ export function resolveSqliteOptions(o: SqliteStoreOptions): ResolvedSqliteOptio
     synchronous,
     claimDurability,
     lockWaitTimeoutMs: timerOption('lockWaitTimeoutMs', o.lockWaitTimeoutMs, 30_000),
+    writeFairness: o.writeFairness === undefined ? true : asOption(() => requireBoolean('writeFairness', o.writeFairness)),
     random: o.random === undefined ? Math.random : asOption(() => requireFunction<() => number>('random', o.random)),
     logger: o.logger ?? defaultLogger,
   };

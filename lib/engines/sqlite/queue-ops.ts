@@ -1,19 +1,58 @@
 import { backoffDelayMs } from '../../contract/backoff.js';
 import { queueWakeChannel } from '../../contract/names.js';
-import type { JobStamp } from '../../contract/options.js';
+import type { JobWrite } from '../../contract/options.js';
+import { rateAllowance } from '../../contract/queue-settings.js';
 import * as Q from './queue.sql.js';
-import { jobInsertParams } from './rows.js';
+import { jobInsertParams, stampRunAt } from './rows.js';
 import type { WriteCtx } from './writer.js';
 
 /** Synchronous queue writes, each run inside one write transaction (docs/semantics.md, Queues). */
 
-export function insertJobs(ctx: WriteCtx, queue: string, payloadTexts: readonly string[], stamp: JobStamp): number[] {
+/**
+ * Inserts jobs in order, each seeing the ones before (a keyed batch behaves as
+ * enqueues in order). A live job holding the unique key wins: its id is
+ * returned, and with `replace` a pending one takes the new payload, headers
+ * and run time. A job behind a live job of its ordering key is inserted blocked.
+ */
+export function insertJobs(ctx: WriteCtx, queue: string, payloadTexts: readonly string[], stamp: JobWrite): number[] {
   const insert = ctx.conn.stmt(Q.INSERT_JOB);
   const now = ctx.now;
   const ids: number[] = [];
-  for (const text of payloadTexts) ids.push(Number(insert.run(...jobInsertParams(queue, text, stamp, now)).lastInsertRowid));
-  if (ids.length > 0) ctx.wake(queueWakeChannel(queue));
+  let wake = false;
+  for (const text of payloadTexts) {
+    if (stamp.uniqueKey !== null) {
+      const live = ctx.conn.stmt(Q.LIVE_BY_UNIQUE_KEY).get(queue, stamp.uniqueKey) as { id: number; state: string } | undefined;
+      if (live) {
+        if (stamp.replace && live.state === 'pending') {
+          ctx.conn.stmt(Q.REPLACE_PENDING).run(text, stamp.headersText, stampRunAt(stamp, now), live.id);
+          wake = true;
+        }
+        ids.push(live.id);
+        continue;
+      }
+    }
+    const blocked = stamp.orderingKey !== null && ctx.conn.stmt(Q.KEY_IS_LIVE).get(queue, stamp.orderingKey) !== undefined;
+    ids.push(Number(insert.run(...jobInsertParams(queue, text, stamp, now, blocked)).lastInsertRowid));
+    if (!blocked) wake = true;
+  }
+  if (wake) ctx.wake(queueWakeChannel(queue));
   return ids;
+}
+
+/** After a job of `key` left the live states: unless a head is still live, the oldest live job becomes the head. */
+export function promoteNext(ctx: WriteCtx, queue: string, key: string): void {
+  if (ctx.conn.stmt(Q.KEY_HAS_HEAD).get(queue, key) !== undefined) return;
+  if (ctx.conn.stmt(Q.PROMOTE_OLDEST).run(queue, key).changes > 0) ctx.wake(queueWakeChannel(queue));
+}
+
+/** What a statement ending a job reports (`RETURNING ordering_key, blocked`). */
+interface Ended {
+  ordering_key: string | null;
+  blocked: number;
+}
+
+function afterEnded(ctx: WriteCtx, queue: string, row: Ended | undefined): void {
+  if (row && row.ordering_key !== null && row.blocked === 0) promoteNext(ctx, queue, row.ordering_key);
 }
 
 /** A row just claimed. */
@@ -25,6 +64,9 @@ export interface ClaimedRow {
   max_attempts: number;
   claimed_until: number;
   enqueued_at: number;
+  headers: string | null;
+  unique_key: string | null;
+  ordering_key: string | null;
   token: string;
 }
 
@@ -32,13 +74,43 @@ interface Candidate {
   id: number;
   attempts: number;
   max_attempts: number;
+  ordering_key: string | null;
+}
+
+interface SettingsRow {
+  paused: number;
+  rate_max: number | null;
+  rate_per_ms: number | null;
+  window_start: number;
+  window_count: number;
 }
 
 /**
  * Claims up to `max` candidates in claim order. A candidate whose attempts are
  * exhausted goes dead instead and does not count toward `max`.
  */
-export function claimJobs(ctx: WriteCtx, queue: string, max: number, leaseMs: number | null, workerId: string | null, newToken: () => string): ClaimedRow[] {
+export function claimJobs(ctx: WriteCtx, queue: string, want: number, leaseMs: number | null, workerId: string | null, newToken: () => string): ClaimedRow[] {
+  const now = ctx.now;
+  // Pause and rate limit: the settings row is read in this write transaction, so every process
+  // counts against the same window (writes are serialized on the file's write lock).
+  const settings = ctx.conn.stmt(Q.GET_SETTINGS).get(queue) as SettingsRow | undefined;
+  let max = want;
+  let rate: { window: number; used: number } | null = null;
+  if (settings) {
+    if (settings.paused !== 0) return [];
+    if (settings.rate_max !== null && settings.rate_per_ms !== null) {
+      const a = rateAllowance({ max: settings.rate_max, perMs: settings.rate_per_ms }, { windowStart: settings.window_start, windowCount: settings.window_count }, now, want);
+      if (a.allowed === 0) return [];
+      max = a.allowed;
+      rate = a;
+    }
+  }
+  const claimed = claimUpTo(ctx, queue, max, leaseMs, workerId, newToken);
+  if (rate) ctx.conn.stmt(Q.SET_WINDOW).run(rate.window, rate.used + claimed.length, queue);
+  return claimed;
+}
+
+function claimUpTo(ctx: WriteCtx, queue: string, max: number, leaseMs: number | null, workerId: string | null, newToken: () => string): ClaimedRow[] {
   const now = ctx.now;
   const select = ctx.conn.stmt(Q.CLAIM_CANDIDATES);
   const claim = ctx.conn.stmt(Q.CLAIM_ROW);
@@ -50,6 +122,7 @@ export function claimJobs(ctx: WriteCtx, queue: string, max: number, leaseMs: nu
     for (const c of candidates) {
       if (c.attempts >= c.max_attempts) {
         ctx.conn.stmt(Q.TO_DEAD).run({ error: 'max attempts exceeded', now, id: c.id });
+        if (c.ordering_key !== null) promoteNext(ctx, queue, c.ordering_key);
         exhausted++;
         continue;
       }
@@ -62,24 +135,34 @@ export function claimJobs(ctx: WriteCtx, queue: string, max: number, leaseMs: nu
   }
 }
 
-export function ackJob(ctx: WriteCtx, id: number, token: string): boolean {
-  return ctx.conn.stmt(Q.ACK).run({ id, token, now: ctx.now }).changes > 0;
+export function ackJob(ctx: WriteCtx, queue: string, id: number, token: string): boolean {
+  const row = ctx.conn.stmt(Q.ACK).get({ id, token, now: ctx.now }) as Ended | undefined;
+  afterEnded(ctx, queue, row);
+  return row !== undefined;
 }
 
-export function ackJobs(ctx: WriteCtx, jobs: readonly { id: number; claimToken: string }[]): number {
+export function ackJobs(ctx: WriteCtx, queue: string, jobs: readonly { id: number; claimToken: string }[]): number {
   const ack = ctx.conn.stmt(Q.ACK);
   const now = ctx.now;
   let n = 0;
-  for (const j of jobs) n += ack.run({ id: j.id, token: j.claimToken, now }).changes;
+  for (const j of jobs) {
+    const row = ack.get({ id: j.id, token: j.claimToken, now }) as Ended | undefined;
+    if (row === undefined) continue;
+    n++;
+    afterEnded(ctx, queue, row);
+  }
   return n;
 }
 
 export function retryJob(ctx: WriteCtx, queue: string, id: number, token: string, lastError: string, delayMs: number | undefined, random: () => number): boolean {
   const now = ctx.now;
-  const row = ctx.conn.stmt(Q.VALID_FOR_RETRY).get({ id, token, now }) as { attempts: number; max_attempts: number; backoff_base_ms: number } | undefined;
+  const row = ctx.conn.stmt(Q.VALID_FOR_RETRY).get({ id, token, now }) as
+    | { attempts: number; max_attempts: number; backoff_base_ms: number; ordering_key: string | null }
+    | undefined;
   if (!row) return false;
   if (row.attempts >= row.max_attempts) {
     ctx.conn.stmt(Q.TO_DEAD).run({ error: lastError, now, id });
+    if (row.ordering_key !== null) promoteNext(ctx, queue, row.ordering_key);
     return true;
   }
   const delay = delayMs ?? backoffDelayMs(Math.max(1, row.attempts), row.backoff_base_ms, random);
@@ -88,10 +171,12 @@ export function retryJob(ctx: WriteCtx, queue: string, id: number, token: string
   return true;
 }
 
-export function failJob(ctx: WriteCtx, id: number, token: string, lastError: string): boolean {
+export function failJob(ctx: WriteCtx, queue: string, id: number, token: string, lastError: string): boolean {
   const now = ctx.now;
-  if (!ctx.conn.stmt(Q.VALID_FOR_RETRY).get({ id, token, now })) return false;
+  const row = ctx.conn.stmt(Q.VALID_FOR_RETRY).get({ id, token, now }) as { ordering_key: string | null } | undefined;
+  if (!row) return false;
   ctx.conn.stmt(Q.TO_DEAD).run({ error: lastError, now, id });
+  if (row.ordering_key !== null) promoteNext(ctx, queue, row.ordering_key);
   return true;
 }
 
@@ -108,23 +193,52 @@ export function releaseJob(ctx: WriteCtx, queue: string, id: number, token: stri
 }
 
 export function cancelJob(ctx: WriteCtx, queue: string, id: number): boolean {
-  return ctx.conn.stmt(Q.CANCEL).run(id, queue).changes > 0;
+  const row = ctx.conn.stmt(Q.CANCEL).get(id, queue) as Ended | undefined;
+  afterEnded(ctx, queue, row);
+  return row !== undefined;
+}
+
+export function cancelJobByKey(ctx: WriteCtx, queue: string, uniqueKey: string): boolean {
+  const row = ctx.conn.stmt(Q.CANCEL_BY_KEY).get(queue, uniqueKey) as Ended | undefined;
+  afterEnded(ctx, queue, row);
+  return row !== undefined;
 }
 
 export function sweepQueue(ctx: WriteCtx, queue: string): { expired: number; purged: number } {
   const now = ctx.now;
-  const expired = ctx.conn.stmt(Q.EXPIRE).run({ queue, now }).changes;
+  const ended = ctx.conn.stmt(Q.EXPIRE).all({ queue, now }) as Ended[];
+  // Every expired row is dead before any key's next head is chosen.
+  const heads = new Set<string>();
+  for (const r of ended) if (r.ordering_key !== null && r.blocked === 0) heads.add(r.ordering_key);
+  for (const key of heads) promoteNext(ctx, queue, key);
   const purged = ctx.conn.stmt(Q.PURGE_RETAINED).run({ queue, now }).changes;
-  return { expired, purged };
+  return { expired: ended.length, purged };
 }
 
 export function retryDeadJobs(ctx: WriteCtx, queue: string, ids: readonly number[]): number {
   const stmt = ctx.conn.stmt(Q.RETRY_DEAD);
   const now = ctx.now;
   let n = 0;
-  for (const id of ids) n += stmt.run({ id, queue, now }).changes;
+  const keys = new Set<string>();
+  for (const id of ids) {
+    const row = stmt.get({ id, queue, now }) as { ordering_key: string | null } | undefined;
+    if (row === undefined) continue;
+    n++;
+    if (row.ordering_key !== null) keys.add(row.ordering_key);
+  }
+  for (const key of keys) promoteNext(ctx, queue, key);
   if (n > 0) ctx.wake(queueWakeChannel(queue));
   return n;
+}
+
+export function setPaused(ctx: WriteCtx, queue: string, paused: boolean): void {
+  ctx.conn.stmt(Q.SET_PAUSED).run(queue, paused ? 1 : 0);
+  if (!paused) ctx.wake(queueWakeChannel(queue));
+}
+
+export function setRateLimit(ctx: WriteCtx, queue: string, max: number | null, perMs: number | null): void {
+  ctx.conn.stmt(Q.SET_RATE_LIMIT).run(queue, max, perMs);
+  ctx.wake(queueWakeChannel(queue));
 }
 
 export function purgeDeadJobs(ctx: WriteCtx, queue: string, ids: readonly number[]): number {

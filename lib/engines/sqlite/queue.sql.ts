@@ -1,12 +1,24 @@
 /** SQL of the queue mechanism (docs/semantics.md, Queues). `?` for now is the database clock read once per transaction. */
 
 export const JOB_COLUMNS =
-  'id, queue, state, payload, priority, attempts, max_attempts, visibility_timeout_ms, backoff_base_ms, dead_letter_retention_ms, run_at, enqueued_at, expires_at, claimed_until, last_error, died_at';
+  'id, queue, state, payload, priority, attempts, max_attempts, visibility_timeout_ms, backoff_base_ms, dead_letter_retention_ms, run_at, enqueued_at, expires_at, claimed_until, last_error, died_at, headers, unique_key, ordering_key';
 
-/** queue, payload, priority, max_attempts, visibility_timeout_ms, backoff_base_ms, dead_letter_retention_ms, run_at, enqueued_at, expires_at */
+/** queue, payload, priority, max_attempts, visibility_timeout_ms, backoff_base_ms, dead_letter_retention_ms, run_at, enqueued_at, expires_at, headers, unique_key, ordering_key, blocked */
 export const INSERT_JOB = `INSERT INTO __alkstore_jobs
-  (queue, state, payload, priority, attempts, max_attempts, visibility_timeout_ms, backoff_base_ms, dead_letter_retention_ms, run_at, enqueued_at, expires_at)
-  VALUES (?, 'pending', ?, ?, 0, ?, ?, ?, ?, ?, ?, ?)`;
+  (queue, state, payload, priority, attempts, max_attempts, visibility_timeout_ms, backoff_base_ms, dead_letter_retention_ms, run_at, enqueued_at, expires_at, headers, unique_key, ordering_key, blocked)
+  VALUES (?, 'pending', ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+
+/** The live job holding a unique key: queue, key. */
+export const LIVE_BY_UNIQUE_KEY = `SELECT id, state FROM __alkstore_jobs WHERE queue = ? AND unique_key = ? AND state IN ('pending', 'processing')`;
+/** Debounce: payload, headers, run_at, id. */
+export const REPLACE_PENDING = `UPDATE __alkstore_jobs SET payload = ?, headers = ?, run_at = ? WHERE id = ? AND state = 'pending'`;
+/** Whether a live job holds an ordering key: queue, key. */
+export const KEY_IS_LIVE = `SELECT 1 FROM __alkstore_jobs WHERE queue = ? AND ordering_key = ? AND state IN ('pending', 'processing') LIMIT 1`;
+/** Whether the key has a head (a live job that is not blocked): queue, key. */
+export const KEY_HAS_HEAD = `SELECT 1 FROM __alkstore_jobs WHERE queue = ? AND ordering_key = ? AND state IN ('pending', 'processing') AND blocked = 0 LIMIT 1`;
+/** Makes the oldest live job of a key its head: queue, key. */
+export const PROMOTE_OLDEST = `UPDATE __alkstore_jobs SET blocked = 0 WHERE id = (
+  SELECT id FROM __alkstore_jobs WHERE queue = ? AND ordering_key = ? AND state IN ('pending', 'processing') ORDER BY id LIMIT 1) AND blocked = 1`;
 
 /**
  * Claim candidates of @queue at @now, at most @limit, in claim order. Two index
@@ -14,13 +26,13 @@ export const INSERT_JOB = `INSERT INTO __alkstore_jobs
  * processing index) merged, instead of one OR the planner cannot index.
  */
 export const CLAIM_CANDIDATES = `
-SELECT id, priority, run_at, attempts, max_attempts FROM (
-  SELECT id, priority, run_at, attempts, max_attempts FROM __alkstore_jobs INDEXED BY __alkstore_jobs_pending
-  WHERE queue = @queue AND state = 'pending' AND run_at <= @now AND (expires_at IS NULL OR expires_at > @now)
+SELECT id, priority, run_at, attempts, max_attempts, ordering_key FROM (
+  SELECT id, priority, run_at, attempts, max_attempts, ordering_key FROM __alkstore_jobs INDEXED BY __alkstore_jobs_pending
+  WHERE queue = @queue AND state = 'pending' AND blocked = 0 AND run_at <= @now AND (expires_at IS NULL OR expires_at > @now)
   ORDER BY priority DESC, run_at, id LIMIT @limit)
 UNION ALL
-SELECT id, priority, run_at, attempts, max_attempts FROM (
-  SELECT id, priority, run_at, attempts, max_attempts FROM __alkstore_jobs INDEXED BY __alkstore_jobs_processing
+SELECT id, priority, run_at, attempts, max_attempts, ordering_key FROM (
+  SELECT id, priority, run_at, attempts, max_attempts, ordering_key FROM __alkstore_jobs INDEXED BY __alkstore_jobs_processing
   WHERE queue = @queue AND state = 'processing' AND claimed_until <= @now AND (expires_at IS NULL OR expires_at > @now)
   ORDER BY priority DESC, run_at, id LIMIT @limit)
 ORDER BY priority DESC, run_at, id LIMIT @limit`;
@@ -29,7 +41,7 @@ ORDER BY priority DESC, run_at, id LIMIT @limit`;
 export const CLAIM_ROW = `UPDATE __alkstore_jobs
   SET state = 'processing', attempts = attempts + 1, claim_token = @token, claimed_until = @now + coalesce(@lease, visibility_timeout_ms), worker_id = @worker
   WHERE id = @id
-  RETURNING id, payload, priority, attempts, max_attempts, claimed_until, enqueued_at`;
+  RETURNING id, payload, priority, attempts, max_attempts, claimed_until, enqueued_at, headers, unique_key, ordering_key`;
 
 export const TO_DEAD = `UPDATE __alkstore_jobs
   SET state = 'dead', last_error = @error, died_at = @now, claim_token = NULL, claimed_until = NULL
@@ -38,8 +50,9 @@ export const TO_DEAD = `UPDATE __alkstore_jobs
 /** The handle-op validity predicate (docs/semantics.md): processing, our token, deadline not passed. */
 const VALID = `id = @id AND claim_token = @token AND state = 'processing' AND claimed_until > @now`;
 
-export const ACK = `DELETE FROM __alkstore_jobs WHERE ${VALID}`;
-export const VALID_FOR_RETRY = `SELECT attempts, max_attempts, backoff_base_ms FROM __alkstore_jobs WHERE ${VALID}`;
+/** Rows that leave the live states report their ordering key and whether they were blocked (a head's end promotes the next). */
+export const ACK = `DELETE FROM __alkstore_jobs WHERE ${VALID} RETURNING ordering_key, blocked`;
+export const VALID_FOR_RETRY = `SELECT attempts, max_attempts, backoff_base_ms, ordering_key FROM __alkstore_jobs WHERE ${VALID}`;
 export const TO_PENDING = `UPDATE __alkstore_jobs
   SET state = 'pending', run_at = @runAt, last_error = @error, claim_token = NULL, claimed_until = NULL, worker_id = NULL
   WHERE id = @id`;
@@ -48,12 +61,15 @@ export const RELEASE = `UPDATE __alkstore_jobs
   SET state = 'pending', run_at = @now, attempts = max(attempts - 1, 0), claim_token = NULL, claimed_until = NULL, worker_id = NULL
   WHERE ${VALID}`;
 
-export const CANCEL = 'DELETE FROM __alkstore_jobs WHERE id = ? AND queue = ?';
+export const CANCEL = 'DELETE FROM __alkstore_jobs WHERE id = ? AND queue = ? RETURNING ordering_key, blocked';
+export const CANCEL_BY_KEY = `DELETE FROM __alkstore_jobs WHERE queue = ? AND unique_key = ? AND state IN ('pending', 'processing') RETURNING ordering_key, blocked`;
 export const GET_JOB = `SELECT ${JOB_COLUMNS} FROM __alkstore_jobs WHERE id = ? AND queue = ?`;
+export const GET_JOB_BY_KEY = `SELECT ${JOB_COLUMNS} FROM __alkstore_jobs WHERE queue = ? AND unique_key = ? AND state IN ('pending', 'processing')`;
 
 export const EXPIRE = `UPDATE __alkstore_jobs
   SET state = 'dead', last_error = 'expired', died_at = @now, claim_token = NULL, claimed_until = NULL
-  WHERE queue = @queue AND expires_at <= @now AND state <> 'dead'`;
+  WHERE queue = @queue AND expires_at <= @now AND state <> 'dead'
+  RETURNING ordering_key, blocked`;
 export const PURGE_RETAINED = `DELETE FROM __alkstore_jobs
   WHERE queue = @queue AND state = 'dead' AND dead_letter_retention_ms IS NOT NULL AND died_at + dead_letter_retention_ms <= @now`;
 
@@ -61,14 +77,17 @@ export const PURGE_RETAINED = `DELETE FROM __alkstore_jobs
 export const LIST_DEAD = `SELECT ${JOB_COLUMNS} FROM __alkstore_jobs
   WHERE queue = @queue AND state = 'dead' AND (@before IS NULL OR died_at < @before) AND id > @after
   ORDER BY id LIMIT @limit`;
+/** Ordered jobs rejoin their key blocked; the key's head is then re-decided. */
 export const RETRY_DEAD = `UPDATE __alkstore_jobs
-  SET state = 'pending', attempts = 0, run_at = @now, died_at = NULL
-  WHERE id = @id AND queue = @queue AND state = 'dead'`;
+  SET state = 'pending', attempts = 0, run_at = @now, died_at = NULL, blocked = (ordering_key IS NOT NULL)
+  WHERE id = @id AND queue = @queue AND state = 'dead'
+  RETURNING ordering_key`;
 export const PURGE_DEAD = `DELETE FROM __alkstore_jobs WHERE id = ? AND queue = ? AND state = 'dead'`;
 
-/** Three counts, each answered from its state's partial index (a GROUP BY would scan the table). */
-export const COUNT_BY_STATE = `SELECT
-  (SELECT count(*) FROM __alkstore_jobs WHERE queue = @queue AND state = 'pending') AS pending,
-  (SELECT count(*) FROM __alkstore_jobs WHERE queue = @queue AND state = 'processing') AS processing,
-  (SELECT count(*) FROM __alkstore_jobs WHERE queue = @queue AND state = 'dead') AS dead`;
-export const OLDEST_READY = `SELECT min(run_at) FROM __alkstore_jobs WHERE queue = @queue AND state = 'pending' AND run_at <= @now`;
+/** Queue settings (pause, rate limit and its window). */
+export const GET_SETTINGS = `SELECT paused, rate_max, rate_per_ms, window_start, window_count FROM __alkstore_queue_settings WHERE queue = ?`;
+export const SET_PAUSED = `INSERT INTO __alkstore_queue_settings (queue, paused) VALUES (?, ?)
+  ON CONFLICT (queue) DO UPDATE SET paused = excluded.paused`;
+export const SET_RATE_LIMIT = `INSERT INTO __alkstore_queue_settings (queue, rate_max, rate_per_ms) VALUES (?, ?, ?)
+  ON CONFLICT (queue) DO UPDATE SET rate_max = excluded.rate_max, rate_per_ms = excluded.rate_per_ms, window_start = 0, window_count = 0`;
+export const SET_WINDOW = `UPDATE __alkstore_queue_settings SET window_start = ?, window_count = ? WHERE queue = ?`;

@@ -12,10 +12,13 @@ import {
   requireDurationMs,
   requireJobId,
 } from '../../contract/validate.js';
-import type { ClaimOpts, Job, JobInfo, ListDeadOpts, Queue, QueueStats, WakeReceiver } from '../../contract/types.js';
+import { decodeHeaders, validateUniqueKey, type JobHeaders } from '../../contract/job-extras.js';
+import { resolveRateLimit } from '../../contract/queue-settings.js';
+import type { ClaimOpts, Job, JobInfo, ListDeadOpts, Queue, QueueSettings, QueueStats, RateLimit, WakeReceiver } from '../../contract/types.js';
 import { errorText } from '../../internal/outbox-handle.js';
 import type { SqliteCore } from './core.js';
 import * as ops from './queue-ops.js';
+import { COUNTS, PRIORITY_HEADS } from './counts.sql.js';
 import * as Q from './queue.sql.js';
 import { toJobInfo, type JobRow } from './rows.js';
 
@@ -60,7 +63,7 @@ export class SqliteQueue implements Queue {
   async ackBatch(jobs: readonly Pick<Job, 'id' | 'claimToken'>[]): Promise<number> {
     const { ids, tokens } = ackBatchInput(jobs);
     if (ids.length === 0) return 0;
-    return this.core.write('ackBatch', (ctx) => ops.ackJobs(ctx, ids.map((id, i) => ({ id, claimToken: tokens[i]! }))));
+    return this.core.write('ackBatch', (ctx) => ops.ackJobs(ctx, this.name, ids.map((id, i) => ({ id, claimToken: tokens[i]! }))));
   }
 
   async cancel(id: number): Promise<boolean> {
@@ -68,10 +71,40 @@ export class SqliteQueue implements Queue {
     return this.core.write('cancel', (ctx) => ops.cancelJob(ctx, this.name, id));
   }
 
+  async cancelByKey(uniqueKey: string): Promise<boolean> {
+    const key = validateUniqueKey(uniqueKey);
+    return this.core.write('cancelByKey', (ctx) => ops.cancelJobByKey(ctx, this.name, key));
+  }
+
   async getJob(id: number): Promise<JobInfo | null> {
     requireJobId('id', id);
     const row = await this.core.read('getJob', (conn) => conn.stmt(Q.GET_JOB).get(id, this.name) as JobRow | undefined);
     return row ? toJobInfo(row) : null;
+  }
+
+  async getJobByKey(uniqueKey: string): Promise<JobInfo | null> {
+    const key = validateUniqueKey(uniqueKey);
+    const row = await this.core.read('getJobByKey', (conn) => conn.stmt(Q.GET_JOB_BY_KEY).get(this.name, key) as JobRow | undefined);
+    return row ? toJobInfo(row) : null;
+  }
+
+  pause(): Promise<void> {
+    return this.core.write('pause', (ctx) => ops.setPaused(ctx, this.name, true));
+  }
+
+  resume(): Promise<void> {
+    return this.core.write('resume', (ctx) => ops.setPaused(ctx, this.name, false));
+  }
+
+  async setRateLimit(limit: RateLimit | null): Promise<void> {
+    const l = resolveRateLimit(limit);
+    return this.core.write('setRateLimit', (ctx) => ops.setRateLimit(ctx, this.name, l?.max ?? null, l?.perMs ?? null));
+  }
+
+  async settings(): Promise<QueueSettings> {
+    const row = await this.core.read('settings', (conn) => conn.stmt(Q.GET_SETTINGS).get(this.name) as { paused: number; rate_max: number | null; rate_per_ms: number | null } | undefined);
+    if (!row) return { paused: false, rateLimit: null };
+    return { paused: row.paused !== 0, rateLimit: row.rate_max === null || row.rate_per_ms === null ? null : { max: row.rate_max, perMs: row.rate_per_ms } };
   }
 
   sweepExpired(): Promise<{ expired: number; purged: number }> {
@@ -98,10 +131,25 @@ export class SqliteQueue implements Queue {
 
   stats(): Promise<QueueStats> {
     return this.core.read('stats', (conn) => {
-      const now = conn.now();
-      const counts = conn.stmt(Q.COUNT_BY_STATE).get({ queue: this.name }) as { pending: number; processing: number; dead: number };
-      const oldest = conn.pluck(Q.OLDEST_READY).get({ queue: this.name, now }) as number | null;
-      return { ...counts, oldestPendingAgeMs: oldest === null ? 0 : Math.max(0, now - oldest) };
+      // One read transaction, so the counters and the index probes see the same snapshot.
+      return conn.db.transaction(() => {
+        const now = conn.now();
+        const c = conn.stmt(COUNTS).get({ queue: this.name, now }) as { pending: number; processing: number; dead: number; later: number };
+        const heads = conn.stmt(PRIORITY_HEADS).all({ queue: this.name, now }) as { first_at: number; soon: number }[];
+        let oldest: number | null = null;
+        let soon = 0;
+        for (const h of heads) {
+          if (h.first_at <= now && (oldest === null || h.first_at < oldest)) oldest = h.first_at;
+          soon += h.soon;
+        }
+        return {
+          pending: c.pending,
+          processing: c.processing,
+          dead: c.dead,
+          scheduled: c.later + soon,
+          oldestPendingAgeMs: oldest === null ? 0 : Math.max(0, now - oldest),
+        };
+      })();
     });
   }
 
@@ -130,6 +178,9 @@ export class SqliteJob implements Job {
   readonly maxAttempts: number;
   readonly claimToken: string;
   readonly enqueuedAt: number;
+  readonly headers: JobHeaders;
+  readonly uniqueKey: string | null;
+  readonly orderingKey: string | null;
   private currentDeadline: number;
 
   constructor(
@@ -145,6 +196,9 @@ export class SqliteJob implements Job {
     this.claimToken = row.token;
     this.enqueuedAt = row.enqueued_at;
     this.currentDeadline = row.claimed_until;
+    this.headers = decodeHeaders(row.headers);
+    this.uniqueKey = row.unique_key;
+    this.orderingKey = row.ordering_key;
   }
 
   get deadline(): number {
@@ -156,7 +210,7 @@ export class SqliteJob implements Job {
   }
 
   ack(): Promise<boolean> {
-    return this.core.write('ack', (ctx) => ops.ackJob(ctx, this.id, this.claimToken));
+    return this.core.write('ack', (ctx) => ops.ackJob(ctx, this.queue, this.id, this.claimToken));
   }
 
   async retry(error: unknown, delayMs?: number): Promise<boolean> {
@@ -170,7 +224,7 @@ export class SqliteJob implements Job {
 
   async fail(error: unknown): Promise<boolean> {
     const text = errorText(error);
-    return this.core.write('fail', (ctx) => ops.failJob(ctx, this.id, this.claimToken, text));
+    return this.core.write('fail', (ctx) => ops.failJob(ctx, this.queue, this.id, this.claimToken, text));
   }
 
   async heartbeat(extendMs: number): Promise<boolean> {

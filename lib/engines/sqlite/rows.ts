@@ -1,6 +1,7 @@
 import { decodePayload } from '../../contract/codec.js';
 import type { JobInfo, JobState, StreamEvent } from '../../contract/types.js';
-import type { JobStamp } from '../../contract/options.js';
+import { decodeHeaders } from '../../contract/job-extras.js';
+import type { JobStamp, JobWrite } from '../../contract/options.js';
 
 /** A `__alkstore_jobs` row as selected by `JOB_COLUMNS`. */
 export interface JobRow {
@@ -20,6 +21,9 @@ export interface JobRow {
   claimed_until: number | null;
   last_error: string | null;
   died_at: number | null;
+  headers: string | null;
+  unique_key: string | null;
+  ordering_key: string | null;
 }
 
 export function toJobInfo(r: JobRow): JobInfo {
@@ -40,14 +44,36 @@ export function toJobInfo(r: JobRow): JobInfo {
     claimedUntil: r.claimed_until,
     lastError: r.last_error,
     diedAt: r.died_at,
+    headers: decodeHeaders(r.headers),
+    uniqueKey: r.unique_key,
+    orderingKey: r.ordering_key,
   };
 }
 
+/** The ready time a stamp asks for, against the database's now. */
+export function stampRunAt(stamp: JobStamp, now: number): number {
+  return stamp.delayMs !== null ? now + stamp.delayMs : (stamp.runAtMs ?? now);
+}
+
 /** Parameters of `INSERT_JOB` for one payload, resolved against the database's now. */
-export function jobInsertParams(queue: string, payloadText: string, stamp: JobStamp, now: number): unknown[] {
-  const runAt = stamp.delayMs !== null ? now + stamp.delayMs : (stamp.runAtMs ?? now);
+export function jobInsertParams(queue: string, payloadText: string, stamp: JobWrite, now: number, blocked: boolean): unknown[] {
   const expiresAt = stamp.expiresInMs !== null ? now + stamp.expiresInMs : null;
-  return [queue, payloadText, stamp.priority, stamp.maxAttempts, stamp.visibilityTimeoutMs, stamp.backoffBaseMs, stamp.deadLetterRetentionMs, runAt, now, expiresAt];
+  return [
+    queue,
+    payloadText,
+    stamp.priority,
+    stamp.maxAttempts,
+    stamp.visibilityTimeoutMs,
+    stamp.backoffBaseMs,
+    stamp.deadLetterRetentionMs,
+    stampRunAt(stamp, now),
+    now,
+    expiresAt,
+    stamp.headersText,
+    stamp.uniqueKey,
+    stamp.orderingKey,
+    blocked ? 1 : 0,
+  ];
 }
 
 /** A `__alkstore_events` row. */

@@ -1,8 +1,9 @@
 import { AlkstoreError } from '../../contract/errors.js';
 import type { SqliteConn } from './connection.js';
+import { QUEUE_COUNTS_STEP } from './counts.sql.js';
 
-/** Version of the `__alkstore_*` tables this build reads and writes. */
-export const SCHEMA_VERSION = 1;
+/** Version of the `__alkstore_*` tables this build reads and writes: the newest numbered step (SQLITE_MIGRATIONS). */
+export const SCHEMA_VERSION = 5;
 
 // Ids of jobs use AUTOINCREMENT so an id is never reused after deletes (a stale
 // `cancel(id)` must not hit a newer job). Stream offsets come from a per-stream
@@ -32,10 +33,12 @@ CREATE TABLE IF NOT EXISTS __alkstore_jobs (
   claim_token TEXT,
   worker_id TEXT,
   last_error TEXT,
-  died_at INTEGER
+  died_at INTEGER,
+  headers TEXT,
+  unique_key TEXT,
+  ordering_key TEXT,
+  blocked INTEGER NOT NULL DEFAULT 0
 );
-CREATE INDEX IF NOT EXISTS __alkstore_jobs_pending
-  ON __alkstore_jobs (queue, priority DESC, run_at) WHERE state = 'pending'; -- rowid (id) is the implicit last key: claim order without a sort
 CREATE INDEX IF NOT EXISTS __alkstore_jobs_processing
   ON __alkstore_jobs (queue, claimed_until) WHERE state = 'processing';
 CREATE INDEX IF NOT EXISTS __alkstore_jobs_dead
@@ -74,6 +77,15 @@ CREATE TABLE IF NOT EXISTS __alkstore_locks (
   expires_at INTEGER NOT NULL
 ) WITHOUT ROWID;
 
+CREATE TABLE IF NOT EXISTS __alkstore_queue_settings (
+  queue TEXT PRIMARY KEY,
+  paused INTEGER NOT NULL DEFAULT 0,
+  rate_max INTEGER,
+  rate_per_ms INTEGER,
+  window_start INTEGER NOT NULL DEFAULT 0,
+  window_count INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+
 CREATE TABLE IF NOT EXISTS __alkstore_schedules (
   name TEXT PRIMARY KEY,
   spec TEXT NOT NULL,
@@ -83,9 +95,59 @@ CREATE TABLE IF NOT EXISTS __alkstore_schedules (
   priority INTEGER NOT NULL,
   max_attempts INTEGER,
   expires_in_ms INTEGER,
-  next_fire_at INTEGER NOT NULL
+  next_fire_at INTEGER NOT NULL,
+  time_zone TEXT NOT NULL DEFAULT 'UTC',
+  catch_up TEXT NOT NULL DEFAULT 'all',
+  owner TEXT,
+  paused INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
 `;
+
+// Indexes on columns a numbered step may have added: created after the steps ran.
+const INDEX_DDL = `
+-- Jobs waiting behind an older live job of their ordering key are blocked: claims never walk them.
+CREATE INDEX IF NOT EXISTS __alkstore_jobs_pending
+  ON __alkstore_jobs (queue, priority DESC, run_at) WHERE state = 'pending' AND blocked = 0; -- rowid (id) is the implicit last key: claim order without a sort
+CREATE UNIQUE INDEX IF NOT EXISTS __alkstore_jobs_unique
+  ON __alkstore_jobs (queue, unique_key) WHERE unique_key IS NOT NULL AND state IN ('pending', 'processing');
+CREATE INDEX IF NOT EXISTS __alkstore_jobs_ordering
+  ON __alkstore_jobs (queue, ordering_key, id) WHERE ordering_key IS NOT NULL AND state IN ('pending', 'processing');
+`;
+
+/** One numbered upgrade of an existing file (numbers shared with the PostgreSQL migrations; gaps are fine). */
+export interface SqliteMigration {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+/** Upgrades applied, in order, to files whose stored version is below theirs. Fresh files get the full DDL instead. */
+export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
+  {
+    version: 3,
+    name: 'queue features',
+    sql: `
+ALTER TABLE __alkstore_jobs ADD COLUMN headers TEXT;
+ALTER TABLE __alkstore_jobs ADD COLUMN unique_key TEXT;
+ALTER TABLE __alkstore_jobs ADD COLUMN ordering_key TEXT;
+ALTER TABLE __alkstore_jobs ADD COLUMN blocked INTEGER NOT NULL DEFAULT 0;
+DROP INDEX IF EXISTS __alkstore_jobs_pending;
+`,
+  },
+  // Per-queue counters kept by triggers, so stats() does not count rows (counts.sql.ts). Idempotent:
+  // fresh files run it too, and so does a file whose version passed 4 before this step existed.
+  { version: 4, name: 'queue counters', sql: QUEUE_COUNTS_STEP },
+  {
+    version: 5,
+    name: 'cron schedules',
+    sql: `
+ALTER TABLE __alkstore_schedules ADD COLUMN time_zone TEXT NOT NULL DEFAULT 'UTC';
+ALTER TABLE __alkstore_schedules ADD COLUMN catch_up TEXT NOT NULL DEFAULT 'all';
+ALTER TABLE __alkstore_schedules ADD COLUMN owner TEXT;
+ALTER TABLE __alkstore_schedules ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;
+`,
+  },
+]);
 
 /**
  * Creates the engine tables if missing and checks the stored schema version.
@@ -94,17 +156,23 @@ CREATE TABLE IF NOT EXISTS __alkstore_schedules (
  * application that owns user_version.)
  */
 export function applySchema(conn: SqliteConn): void {
+  const fresh = conn.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__alkstore_meta'").get() === undefined;
   conn.db.exec(DDL);
   const stored = conn.db.prepare("SELECT value FROM __alkstore_meta WHERE key = 'schema_version'").pluck().get() as number | undefined;
-  if (stored === undefined) {
-    conn.db.prepare("INSERT INTO __alkstore_meta (key, value) VALUES ('schema_version', ?)").run(SCHEMA_VERSION);
-    return;
-  }
-  if (stored > SCHEMA_VERSION) {
+  if (stored === undefined || fresh) {
+    conn.db.prepare("INSERT OR REPLACE INTO __alkstore_meta (key, value) VALUES ('schema_version', ?)").run(SCHEMA_VERSION);
+  } else if (stored > SCHEMA_VERSION) {
     throw new AlkstoreError(
       'DATABASE',
       `the SQLite file has alkstore schema version ${stored}, newer than this build's ${SCHEMA_VERSION}; upgrade alkstore`,
     );
+  } else if (stored < SCHEMA_VERSION) {
+    for (const m of SQLITE_MIGRATIONS) if (m.version > stored) conn.db.exec(m.sql);
+    conn.db.prepare("UPDATE __alkstore_meta SET value = ? WHERE key = 'schema_version'").run(SCHEMA_VERSION);
   }
-  // stored < SCHEMA_VERSION: numbered migrations go here when version 2 exists.
+  // Fresh files, and files whose version passed 4 before the counters step existed, get it here.
+  if (conn.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__alkstore_queue_counts'").get() === undefined) {
+    conn.db.exec(QUEUE_COUNTS_STEP);
+  }
+  conn.db.exec(INDEX_DDL);
 }

@@ -1,9 +1,8 @@
 import { resolve } from 'node:path';
 import { Closed } from '../../contract/errors.js';
-import { encodePayload } from '../../contract/codec.js';
+import { SCHEDULES_WAKE_CHANNEL } from '../../contract/names.js';
 import { DEFAULT_QUEUE_OPTS, OUTBOX_QUEUE_OPTS, resolveQueueOpts, type JobOpts, type QueueOpts } from '../../contract/options.js';
-import { requireDurationMs, scheduleOptsInput, validateKey, validateName } from '../../contract/validate.js';
-import { parseEverySpec } from '../../contract/schedule-spec.js';
+import { requireDurationMs, validateKey, validateName } from '../../contract/validate.js';
 import type {
   ExternalTx,
   Lock,
@@ -11,6 +10,7 @@ import type {
   Queue,
   RunSchedulesOpts,
   Schedule,
+  ScheduleListing,
   ScheduleOpts,
   Store,
   Stream,
@@ -18,7 +18,9 @@ import type {
   TxOps,
   WakeReceiver,
 } from '../../contract/types.js';
+import { loadCronIfInstalled } from '../../internal/load-cron.js';
 import { OutboxHandle } from '../../internal/outbox-handle.js';
+import { scheduleInput } from '../../internal/schedule-input.js';
 import { runSchedules, type SchedulerEngine } from '../../internal/scheduler-runner.js';
 import { WakeHub } from '../../internal/wake-hub.js';
 import { isBusy, retryOnBusy, type SqliteConn } from './connection.js';
@@ -30,10 +32,19 @@ import { Watcher } from './notify/watcher.js';
 import type { ResolvedSqliteOptions } from './options.js';
 import { insertJobs } from './queue-ops.js';
 import { SqliteQueue } from './queue.js';
-import { deleteSchedule, fireDueSchedules, readSchedule, upsertSchedule, type ScheduleInput } from './scheduler.js';
+import {
+  deleteSchedule,
+  fireDueSchedules,
+  listSchedules,
+  readSchedule,
+  setSchedulePaused,
+  triggerSchedule,
+  upsertSchedule,
+} from './scheduler.js';
 import { SqliteStream } from './stream.js';
 import { SqliteTxHandle } from './tx.js';
 import { notifyInput, outboxEnqueueInput } from './tx-input.js';
+import { WriteTickets } from './write-tickets.js';
 import { asStoreError, Writer, type WriteCtx } from './writer.js';
 
 /** The SQLite engine's `Store`. */
@@ -69,7 +80,7 @@ export class SqliteStore implements Store, SqliteCore {
         this.watcher?.skipOwn(notifyIds);
         for (const c of channels) this.hub.wake(c);
       },
-    }, this.deferredSync);
+    }, this.deferredSync, new WriteTickets(options.memory || !options.writeFairness ? null : resolve(options.path)));
   }
 
   get closed(): boolean {
@@ -140,14 +151,9 @@ export class SqliteStore implements Store, SqliteCore {
 
   // ---- scheduler ----
 
-  async schedule(name: string, spec: string, queue: string, payload: unknown, opts?: ScheduleOpts): Promise<Schedule> {
-    const input: ScheduleInput = {
-      name: validateName('schedule', name),
-      ...parseEverySpec(spec),
-      queue: validateName('queue', queue),
-      payloadText: encodePayload(payload),
-      ...scheduleOptsInput(opts),
-    };
+  async schedule(name: string, spec: string, queue: string, payload: unknown, opts: ScheduleOpts = {}): Promise<Schedule> {
+    this.assertOpen();
+    const input = await scheduleInput(name, spec, queue, payload, opts);
     return this.write('schedule', (ctx) => upsertSchedule(ctx, input));
   }
 
@@ -161,8 +167,30 @@ export class SqliteStore implements Store, SqliteCore {
     return this.read('getSchedule', (conn) => readSchedule(conn, n));
   }
 
+  async listSchedules(): Promise<ScheduleListing> {
+    this.assertOpen();
+    return this.read('listSchedules', (conn) => listSchedules(conn));
+  }
+
+  async pauseSchedule(name: string): Promise<boolean> {
+    const n = validateName('schedule', name);
+    return this.write('pauseSchedule', (ctx) => setSchedulePaused(ctx, n, true));
+  }
+
+  async resumeSchedule(name: string): Promise<boolean> {
+    const n = validateName('schedule', name);
+    await loadCronIfInstalled();
+    return this.write('resumeSchedule', (ctx) => setSchedulePaused(ctx, n, false));
+  }
+
+  async triggerSchedule(name: string): Promise<number | null> {
+    const n = validateName('schedule', name);
+    return this.write('triggerSchedule', (ctx) => triggerSchedule(ctx, n, (q, d) => this.registeredQueueOpts(q, d)));
+  }
+
   /** One scheduler tick (the runner calls it); public for tests and custom runners. */
-  fireDue(): Promise<{ now: number; nextFireAt: number | null }> {
+  async fireDue(): Promise<{ now: number; nextFireAt: number | null }> {
+    await loadCronIfInstalled();
     return this.write('fireDue', (ctx) => fireDueSchedules(ctx, (q, d) => this.registeredQueueOpts(q, d)));
   }
 
@@ -173,6 +201,7 @@ export class SqliteStore implements Store, SqliteCore {
       tryLock: (name, owner, ttlMs) => this.lockInternal(name, owner, ttlMs),
       listen: (channel) => this.wakes(channel),
       fireDue: () => this.fireDue(),
+      wake: () => this.write('wake', (ctx) => ctx.wake(SCHEDULES_WAKE_CHANNEL)),
     };
     return runSchedules(engine, signal, opts);
   }
@@ -213,6 +242,7 @@ export class SqliteStore implements Store, SqliteCore {
     this.deferredSync?.close();
     this.readConn?.close();
     this.writeConn.close();
+    this.writer.tickets.close();
   }
 
   // ---- internals ----

@@ -2,7 +2,7 @@ import { Codec } from '../../contract/errors.js';
 import { encodePayload } from '../../contract/codec.js';
 import { outboxQueueName } from '../../contract/names.js';
 import { requireOffset, validateKey, validateName } from '../../contract/validate.js';
-import { DEFAULT_QUEUE_OPTS, OUTBOX_QUEUE_OPTS, resolveJobStamp, type JobOpts, type JobStamp } from '../../contract/options.js';
+import { DEFAULT_QUEUE_OPTS, OUTBOX_QUEUE_OPTS, resolveJobStamp, type JobOpts, type JobWrite } from '../../contract/options.js';
 import type { SqliteCore } from './core.js';
 
 /**
@@ -14,7 +14,7 @@ import type { SqliteCore } from './core.js';
 export interface EnqueueInput {
   queue: string;
   text: string;
-  stamp: JobStamp;
+  stamp: JobWrite;
 }
 
 export function enqueueInput(core: Pick<SqliteCore, 'registeredQueueOpts'>, queue: string, payload: unknown, opts?: JobOpts): EnqueueInput {

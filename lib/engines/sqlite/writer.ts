@@ -1,8 +1,9 @@
 import { AlkstoreError, Closed, Database } from '../../contract/errors.js';
-import { isBusy, retryOnBusy, type SqliteConn } from './connection.js';
+import { busyDelayMs, isBusy, retryOnBusy, type SqliteConn } from './connection.js';
 import type { DeferredSync } from './deferred-sync.js';
 import { Mutex } from './mutex.js';
 import { INSERT_NOTIFY_SQL, NotifyPruner } from './notify/notify-log.js';
+import { WriteTickets } from './write-tickets.js';
 
 /** What one write transaction sees: its connection, one database-clock reading, the channels to wake on commit. */
 export class WriteCtx {
@@ -79,7 +80,31 @@ export class Writer {
     private readonly hooks: WriterHooks,
     /** Set when claims may skip the fsync inside COMMIT (file, synchronous FULL, claimDurability 'deferred'). */
     private readonly deferred: DeferredSync | null = null,
+    /** Cross-process turn-taking on the write lock (see WriteTickets); a no-op one for `:memory:`. */
+    readonly tickets: WriteTickets = new WriteTickets(null),
   ) {}
+
+  /**
+   * `BEGIN IMMEDIATE` on `conn`, unless an older waiter of another connection
+   * should go first (then BUSY without trying). False when the lock is taken.
+   */
+  private begin(conn: SqliteConn): boolean {
+    if (this.tickets.shouldYield()) {
+      this.tickets.touch();
+      return false;
+    }
+    try {
+      conn.stmt('BEGIN IMMEDIATE').run();
+    } catch (err) {
+      if (isBusy(err)) {
+        this.tickets.waiting();
+        return false;
+      }
+      throw err;
+    }
+    this.tickets.done();
+    return true;
+  }
 
   /**
    * Runs `fn` as its own unit of work, committed before the promise resolves.
@@ -161,12 +186,7 @@ export class Writer {
   }
 
   private attemptGroupTx(group: readonly QueuedWrite[], conn: SqliteConn): Outcome[] | typeof BUSY {
-    try {
-      conn.stmt('BEGIN IMMEDIATE').run();
-    } catch (err) {
-      if (isBusy(err)) return BUSY;
-      throw err;
-    }
+    if (!this.begin(conn)) return BUSY;
     const channels = new Set<string>();
     const outcomes: Outcome[] = [];
     let ids: readonly number[];
@@ -216,10 +236,7 @@ export class Writer {
     if (this.hooks.isClosed()) throw new Closed();
     await this.mutex.acquire();
     try {
-      await this.retryBusy('beginTx', () => {
-        this.conn.stmt('BEGIN IMMEDIATE').run();
-        return true;
-      });
+      await this.retryBusy('beginTx', () => (this.begin(this.conn) ? true : undefined));
     } catch (err) {
       this.mutex.release();
       throw err;
@@ -270,8 +287,16 @@ export class Writer {
     }
   }
 
-  private retryBusy<R>(op: string, step: () => R | undefined): Promise<R> {
-    return retryOnBusy(op, this.lockWaitTimeoutMs, () => this.assertOpen(), step, asStoreError);
+  private async retryBusy<R>(op: string, step: () => R | undefined): Promise<R> {
+    try {
+      // While queued or stepping aside, poll every 1–2 ms: the turn comes as soon as the holder commits.
+      return await retryOnBusy(op, this.lockWaitTimeoutMs, () => this.assertOpen(), step, asStoreError, (attempt) =>
+        this.tickets.contended ? Math.min(2, busyDelayMs(attempt)) : busyDelayMs(attempt),
+      );
+    } catch (err) {
+      this.tickets.done();
+      throw err;
+    }
   }
 
   private assertOpen(): void {
@@ -285,12 +310,7 @@ export class Writer {
 
   private attemptTx<T>(fn: (ctx: WriteCtx) => T, conn: SqliteConn): { value: T } | typeof BUSY {
     const ctx = new WriteCtx(conn);
-    try {
-      conn.stmt('BEGIN IMMEDIATE').run();
-    } catch (err) {
-      if (isBusy(err)) return BUSY;
-      throw err;
-    }
+    if (!this.begin(conn)) return BUSY;
     let value: T;
     let ids: readonly number[];
     try {

@@ -3,11 +3,14 @@ import type { ScheduledOptions } from '../interfaces/handler-options.interface.j
 import { appendMethodMetadata } from '../utils/append-metadata.js';
 
 /**
- * Runs the method once per `spec` boundary (`@every <n><s|m|h|d>`) across all
- * replicas sharing the database: the schedule `name` is stored at bootstrap,
- * one leader-elected runner enqueues each boundary on `scheduled:<name>` (or
- * `options.queue`), and a worker on that queue calls the method with the `Job`.
- * A run that throws is retried like any job. Names are unique per application.
+ * Runs the method once per `spec` boundary across all replicas sharing the
+ * database. `spec` is `@every <n><s|m|h|d>` or a cron expression (5 fields, or
+ * 6 with seconds; names, steps, `@daily`…) read in `options.timeZone` (IANA,
+ * default UTC). The schedule `name` is stored at bootstrap, marked as owned by
+ * the application (removed once no method declares it), one leader-elected
+ * runner enqueues each boundary on `scheduled:<name>` (or `options.queue`),
+ * and a worker on that queue calls the method with the `Job`. A run that
+ * throws is retried like any job. Names are unique per application.
  */
 export function Scheduled(name: string, spec: string, options: ScheduledOptions = {}): MethodDecorator {
   return appendMethodMetadata(SCHEDULED_METADATA, { name, spec, options });

@@ -1,1 +1,2 @@
 export * from './invalid-handler.error.js';
+export * from './scheduler-conflict.error.js';

@@ -34,6 +34,27 @@ export interface AlkstoreModuleOptions {
    * methods exist. `true` also fires schedules created with `store.schedule()`.
    */
   scheduler?: boolean;
+  /**
+   * TTL of the scheduler's leadership lock (ms, default 60 000): after a crash of the leading
+   * replica, another one leads at most this long after the last renew. A graceful shutdown
+   * hands leadership over at once.
+   */
+  schedulerLockTtlMs?: number;
+  /** How often the leading replica renews its lock (ms, default 20 000, at most half the TTL). */
+  schedulerRenewIntervalMs?: number;
+  /**
+   * `'cluster'`: take over `@nestjs/schedule`'s `@Cron` and `@Interval` methods and run each
+   * once per boundary across all replicas (instead of importing `ScheduleModule.forRoot()`,
+   * which then must not be imported). `@Timeout` methods keep running once per process.
+   */
+  nestSchedule?: 'cluster';
+  /**
+   * Owner marker of the schedules this application declares with decorators (default
+   * `alkstore:nest`). At bootstrap, schedules with this marker whose method is gone are
+   * removed. Applications sharing one database with different decorated methods need
+   * different markers.
+   */
+  scheduleOwner?: string;
   /** The engine's wake fallback (ms): SQLite watcher cadence / PostgreSQL poll when LISTEN is down. */
   pollIntervalMs?: number;
   /** Safety poll of idle workers and dispatchers (ms, default 5000); wakes cut it short. */

@@ -1,5 +1,6 @@
 import type { OutboxDispatcher } from '../../outbox/index.js';
 import type { JobOpts, QueueOpts } from '../../contract/options.js';
+import type { CatchUpPolicy } from '../../contract/types.js';
 
 /** Options of `@QueueHandler(queue, options)`. */
 export interface QueueHandlerOptions {
@@ -28,6 +29,10 @@ export interface ScheduledOptions extends Omit<QueueHandlerOptions, 'queueOpts'>
   priority?: JobOpts['priority'];
   maxAttempts?: number;
   expiresInMs?: number;
+  /** IANA time zone a cron spec is read in (default `UTC`), e.g. `Europe/Berlin`. */
+  timeZone?: string;
+  /** Boundaries missed while no replica ran the scheduler: `'all'` (default, at most 64), `'latest'` or `'none'`. */
+  catchUp?: CatchUpPolicy;
 }
 
 /** Dispatcher settings a `@OutboxHandler` may override (see `OutboxSettings` in `alkstore/outbox`). */

@@ -1,5 +1,6 @@
 import { InvalidOption } from '../../contract/errors.js';
 import { asOption, requireBoolean, requireCount, requireTimerMs, validateKey, validatePgSchema } from '../../contract/validate.js';
+import { runnerTimings } from '../../internal/scheduler-runner.js';
 import type { AlkstoreModuleOptions } from '../interfaces/alkstore-options.interface.js';
 
 /**
@@ -21,5 +22,8 @@ export function validateModuleOptions(options: AlkstoreModuleOptions): AlkstoreM
     if (options.drainTimeoutMs !== undefined) requireTimerMs('drainTimeoutMs', options.drainTimeoutMs, 0);
   });
   if (options.workerId !== undefined) validateKey('worker', options.workerId);
+  asOption(() => runnerTimings({ lockTtlMs: options.schedulerLockTtlMs, renewIntervalMs: options.schedulerRenewIntervalMs }));
+  if (options.nestSchedule !== undefined && options.nestSchedule !== 'cluster') throw new InvalidOption('nestSchedule', "must be 'cluster' or left out");
+  if (options.scheduleOwner !== undefined) validateKey('owner', options.scheduleOwner);
   return options;
 }

@@ -1,0 +1,72 @@
+/**
+ * A/B comparison of two checkouts of alkstore on the same workloads, interleaved
+ * in one run (A B B A A B B A …) so the machine's drift hits both sides alike.
+ *
+ *   npx tsx bench/ab.ts --a <dir> --b <dir> [--rounds R] -- <bench/run.ts args>
+ *
+ * Each side runs its own `bench/run.ts` with the given args plus `--runs 1`;
+ * the medians over rounds of every alkstore metric are printed with B/A.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+interface Report {
+  systems: Record<string, { summary: Record<string, { median: number }> }>;
+}
+
+function arg(name: string, dflt?: string): string {
+  const i = process.argv.indexOf(name);
+  const v = i >= 0 ? process.argv[i + 1] : dflt;
+  if (v === undefined) throw new Error(`missing ${name}`);
+  return v;
+}
+
+const dirs = { A: resolve(arg('--a')), B: resolve(arg('--b')) };
+const rounds = Number(arg('--rounds', '4'));
+const sep = process.argv.indexOf('--');
+const benchArgs = sep >= 0 ? process.argv.slice(sep + 1) : [];
+const tmp = mkdtempSync(join(tmpdir(), 'alkstore-ab-'));
+const values: Record<'A' | 'B', Map<string, number[]>> = { A: new Map(), B: new Map() };
+
+function runSide(side: 'A' | 'B', round: number): void {
+  const out = join(tmp, `${side}-${round}.json`);
+  const env = { ...process.env };
+  delete env.NODE_OPTIONS;
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', ...benchArgs, '--runs', '1', '--out', out], { cwd: dirs[side], env, stdio: ['ignore', 'ignore', 'inherit'] });
+  if (r.status !== 0) throw new Error(`${side} round ${round} failed with ${r.status}`);
+  const rep = JSON.parse(readFileSync(out, 'utf8')) as Report;
+  for (const [sys, res] of Object.entries(rep.systems)) {
+    if (!sys.startsWith('alkstore')) continue;
+    for (const [metric, s] of Object.entries(res.summary)) {
+      const key = `${sys} ${metric}`;
+      const list = values[side].get(key) ?? [];
+      list.push(s.median);
+      values[side].set(key, list);
+    }
+  }
+  process.stderr.write(`ab: round ${round} ${side} done\n`);
+}
+
+for (let round = 1; round <= rounds; round++) {
+  const order: ('A' | 'B')[] = round % 2 === 1 ? ['A', 'B'] : ['B', 'A'];
+  for (const side of order) runSide(side, round);
+}
+
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((x, y) => x - y);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+const fmt = (v: number): string => (Math.abs(v) >= 100 ? Math.round(v).toString() : v.toFixed(2));
+const lines = [`A = ${dirs.A}`, `B = ${dirs.B}`, `rounds = ${rounds}, args: ${benchArgs.join(' ')}`, ''];
+lines.push(['metric', 'A median [min-max]', 'B median [min-max]', 'B/A'].join(' | '));
+for (const key of [...values.A.keys()].sort()) {
+  const a = values.A.get(key)!;
+  const b = values.B.get(key);
+  if (!b) continue;
+  const range = (xs: number[]): string => `${fmt(median(xs))} [${fmt(Math.min(...xs))}-${fmt(Math.max(...xs))}]`;
+  lines.push([key, range(a), range(b), (median(b) / median(a)).toFixed(3)].join(' | '));
+}
+process.stdout.write(`${lines.join('\n')}\n`);

@@ -1,0 +1,87 @@
+import { InvalidArgument } from './errors.js';
+import { validateKey } from './validate.js';
+
+/** String metadata that travels with a job or outbox message (SPEC §10): correlation id, causation id, `traceparent`. */
+export type JobHeaders = Readonly<Record<string, string>>;
+
+/** Largest total size of a job's headers: the UTF-8 bytes of every key and value together. */
+export const MAX_HEADERS_BYTES = 8192;
+
+/** What a conflicting `uniqueKey` enqueue does: keep the live job as is, or replace a pending job's payload and run time (debounce). */
+export type OnConflict = 'keep' | 'replace';
+
+/** The per-job options beyond the stamp, validated and in storage form. */
+export interface JobExtras {
+  /** Headers as JSON text, or null when there are none. */
+  headersText: string | null;
+  uniqueKey: string | null;
+  /** `onConflict: 'replace'`. */
+  replace: boolean;
+  orderingKey: string | null;
+}
+
+/** The fields of `EnqueueOpts` that {@link resolveJobExtras} reads. */
+export interface JobExtrasInput {
+  headers?: JobHeaders;
+  uniqueKey?: string;
+  onConflict?: OnConflict;
+  orderingKey?: string;
+}
+
+const EMPTY_HEADERS: JobHeaders = Object.freeze({});
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Validates a `uniqueKey` argument (e.g. of `cancelByKey`): {@link InvalidName} naming it. */
+export function validateUniqueKey(v: unknown): string {
+  return validateKey('uniqueKey', v);
+}
+
+function headerText(what: string, v: unknown): string {
+  if (typeof v !== 'string') throw new InvalidArgument(what, `must be a string, got ${v === null ? 'null' : typeof v}`);
+  if (v.includes('\u0000') || LONE_SURROGATE.test(v)) throw new InvalidArgument(what, 'must be well-formed text without NUL');
+  return v;
+}
+
+/**
+ * Validates headers (a plain object of string → string, at most
+ * {@link MAX_HEADERS_BYTES} in all) and encodes them; null when empty.
+ * {@link InvalidArgument} naming the offending header; values are never echoed.
+ */
+export function encodeHeaders(headers: unknown): string | null {
+  if (headers === undefined || headers === null) return null;
+  if (typeof headers !== 'object' || Array.isArray(headers)) throw new InvalidArgument('headers', `must be an object of string values, got ${Array.isArray(headers) ? 'an array' : typeof headers}`);
+  const proto = Object.getPrototypeOf(headers) as unknown;
+  if (proto !== Object.prototype && proto !== null) throw new InvalidArgument('headers', 'must be a plain object of string values');
+  const entries = Object.entries(headers as Record<string, unknown>);
+  if (entries.length === 0) return null;
+  let bytes = 0;
+  const clean: Record<string, string> = {};
+  for (const [k, v] of entries) {
+    if (k.length === 0) throw new InvalidArgument('headers', 'must not have an empty name');
+    headerText(`header name ${JSON.stringify(k.slice(0, 64))}`, k);
+    clean[k] = headerText(`header ${JSON.stringify(k.slice(0, 64))}`, v);
+    bytes += Buffer.byteLength(k, 'utf8') + Buffer.byteLength(v as string, 'utf8');
+  }
+  if (bytes > MAX_HEADERS_BYTES) throw new InvalidArgument('headers', `must be at most ${MAX_HEADERS_BYTES} bytes of names and values (UTF-8), got ${bytes}`);
+  return JSON.stringify(clean);
+}
+
+/** Stored headers text (or null) as a frozen object; `{}` when none. */
+export function decodeHeaders(text: string | null | undefined): JobHeaders {
+  if (text === null || text === undefined) return EMPTY_HEADERS;
+  const parsed = JSON.parse(text) as Record<string, string>;
+  return Object.freeze(parsed);
+}
+
+/** Validates `headers`, `uniqueKey`, `onConflict` and `orderingKey` before any I/O. Pure; both engines call it. */
+export function resolveJobExtras(o: JobExtrasInput): JobExtras {
+  const uniqueKey = o.uniqueKey === undefined ? null : validateKey('uniqueKey', o.uniqueKey);
+  let replace = false;
+  if (o.onConflict !== undefined) {
+    if (o.onConflict !== 'keep' && o.onConflict !== 'replace') throw new InvalidArgument('onConflict', `must be 'keep' or 'replace', got ${JSON.stringify(o.onConflict)}`);
+    if (uniqueKey === null) throw new InvalidArgument('onConflict', 'needs a uniqueKey');
+    replace = o.onConflict === 'replace';
+  }
+  const orderingKey = o.orderingKey === undefined ? null : validateKey('orderingKey', o.orderingKey);
+  return { headersText: encodeHeaders(o.headers), uniqueKey, replace, orderingKey };
+}

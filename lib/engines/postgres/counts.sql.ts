@@ -1,0 +1,133 @@
+/**
+ * Per-queue job counters for `stats()` in constant time (migration 4).
+ *
+ * Statement-level triggers on `jobs` append one delta row per (queue, state,
+ * due bucket) that a statement changed, in the same transaction as the change:
+ * counts are exact in every snapshot, and concurrent writers never wait on a
+ * shared counter row (each appends its own rows). About one statement in 64
+ * folds a queue's committed deltas into one row per key, skipping rows another
+ * fold holds, so the rows of a queue stay few whatever its depth.
+ *
+ * `due_bucket` is `run_at / COUNT_BUCKET_MS` for a pending row whose bucket was
+ * still in the future when the change was written, else 0. A bucket is only
+ * ever read while it is in the future, when every change to its rows was
+ * recorded in it; past buckets fold into 0. `scheduled` is then the sum of the
+ * future buckets plus an index range count of the rows due in the rest of the
+ * current bucket.
+ */
+
+/** Width of a due bucket (ms). */
+export const COUNT_BUCKET_MS = 10_000;
+
+/** One statement in this many folds the deltas of the queues it touched. */
+const FOLD_ONE_IN = 64;
+
+function bucketOf(state: string, runAt: string, cur: string): string {
+  return `CASE WHEN ${state} = 'pending' AND ${runAt} / ${COUNT_BUCKET_MS} > ${cur} THEN ${runAt} / ${COUNT_BUCKET_MS} ELSE 0 END`;
+}
+
+/** Migration 4: the counters table, fold function, triggers, and counts of the rows already there. */
+export function queueCountsMigrationSql(s: string): string {
+  const cur = `floor(extract(epoch from clock_timestamp()) * 1000)::bigint / ${COUNT_BUCKET_MS}`;
+  const fold = (rows: string) => `IF random() < ${1 / FOLD_ONE_IN} THEN
+    PERFORM ${s}.fold_queue_counts(d.queue) FROM (SELECT DISTINCT queue FROM ${rows}) d;
+  END IF;`;
+  return `
+CREATE TABLE ${s}.queue_counts (
+  queue text NOT NULL,
+  state text NOT NULL,
+  due_bucket bigint NOT NULL,
+  n bigint NOT NULL
+) WITH (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 5000, autovacuum_analyze_scale_factor = 0, autovacuum_analyze_threshold = 5000);
+CREATE INDEX queue_counts_queue_idx ON ${s}.queue_counts (queue);
+
+-- Folds the committed deltas of one queue into one row per (state, bucket); past buckets become 0.
+-- Rows locked by a concurrent fold are skipped, so folds never wait on each other.
+CREATE FUNCTION ${s}.fold_queue_counts(p_queue text) RETURNS void LANGUAGE sql AS $fn$
+  WITH taken AS (SELECT c.ctid AS tid FROM ${s}.queue_counts c WHERE c.queue = p_queue FOR UPDATE SKIP LOCKED),
+  gone AS (DELETE FROM ${s}.queue_counts c USING taken t WHERE c.ctid = t.tid RETURNING c.state, c.due_bucket, c.n)
+  INSERT INTO ${s}.queue_counts (queue, state, due_bucket, n)
+  SELECT p_queue, g.state, CASE WHEN g.due_bucket > ${cur} THEN g.due_bucket ELSE 0 END AS b, sum(g.n)
+  FROM gone g GROUP BY g.state, b HAVING sum(g.n) <> 0
+$fn$;
+
+CREATE FUNCTION ${s}.jobs_counts_insert() RETURNS trigger LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_cur bigint := ${cur};
+BEGIN
+  INSERT INTO ${s}.queue_counts (queue, state, due_bucket, n)
+  SELECT queue, state, ${bucketOf('state', 'run_at', 'v_cur')} AS b, count(*) FROM new_jobs GROUP BY queue, state, b;
+  ${fold('new_jobs')}
+  RETURN NULL;
+END
+$fn$;
+
+CREATE FUNCTION ${s}.jobs_counts_update() RETURNS trigger LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_cur bigint := ${cur};
+BEGIN
+  INSERT INTO ${s}.queue_counts (queue, state, due_bucket, n)
+  SELECT x.queue, x.state, x.b, sum(x.n) FROM (
+    SELECT queue, state, ${bucketOf('state', 'run_at', 'v_cur')} AS b, -1 AS n FROM old_jobs
+    UNION ALL
+    SELECT queue, state, ${bucketOf('state', 'run_at', 'v_cur')} AS b, 1 AS n FROM new_jobs
+  ) x GROUP BY x.queue, x.state, x.b HAVING sum(x.n) <> 0;
+  ${fold('new_jobs')}
+  RETURN NULL;
+END
+$fn$;
+
+CREATE FUNCTION ${s}.jobs_counts_delete() RETURNS trigger LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_cur bigint := ${cur};
+BEGIN
+  INSERT INTO ${s}.queue_counts (queue, state, due_bucket, n)
+  SELECT queue, state, ${bucketOf('state', 'run_at', 'v_cur')} AS b, -count(*) FROM old_jobs GROUP BY queue, state, b;
+  ${fold('old_jobs')}
+  RETURN NULL;
+END
+$fn$;
+
+-- No writer may change jobs between the snapshot of the initial counts and the triggers going live.
+LOCK TABLE ${s}.jobs IN SHARE ROW EXCLUSIVE MODE;
+CREATE TRIGGER jobs_counts_insert AFTER INSERT ON ${s}.jobs REFERENCING NEW TABLE AS new_jobs
+  FOR EACH STATEMENT EXECUTE FUNCTION ${s}.jobs_counts_insert();
+CREATE TRIGGER jobs_counts_update AFTER UPDATE ON ${s}.jobs REFERENCING OLD TABLE AS old_jobs NEW TABLE AS new_jobs
+  FOR EACH STATEMENT EXECUTE FUNCTION ${s}.jobs_counts_update();
+CREATE TRIGGER jobs_counts_delete AFTER DELETE ON ${s}.jobs REFERENCING OLD TABLE AS old_jobs
+  FOR EACH STATEMENT EXECUTE FUNCTION ${s}.jobs_counts_delete();
+INSERT INTO ${s}.queue_counts (queue, state, due_bucket, n)
+SELECT queue, state, ${bucketOf('state', 'run_at', cur)} AS b, count(*) FROM ${s}.jobs GROUP BY queue, state, b;
+`;
+}
+
+/**
+ * `stats` of one queue ($1): counters summed, plus a walk of the distinct
+ * priorities of its pending index (one index probe each) for the oldest ready
+ * claimable job and the rows due in the rest of the current bucket. Jobs
+ * blocked behind their ordering key's head are not in that index: they count
+ * in `pending` (and in `scheduled` when due in a later bucket), not in the age.
+ */
+export function queueStatsSql(s: string, nowMs: string): string {
+  const jobs = `${s}.jobs`;
+  return `WITH RECURSIVE t AS MATERIALIZED (SELECT ${nowMs} AS ms),
+  c AS MATERIALIZED (
+    SELECT coalesce(sum(k.n) FILTER (WHERE k.state = 'pending'), 0) AS pending,
+           coalesce(sum(k.n) FILTER (WHERE k.state = 'processing'), 0) AS processing,
+           coalesce(sum(k.n) FILTER (WHERE k.state = 'dead'), 0) AS dead,
+           coalesce(sum(k.n) FILTER (WHERE k.state = 'pending' AND k.due_bucket > (SELECT ms FROM t) / ${COUNT_BUCKET_MS}), 0) AS later
+    FROM ${s}.queue_counts k WHERE k.queue = $1::text),
+  pr(p) AS (
+    (SELECT j.priority FROM ${jobs} j WHERE j.queue = $1::text AND j.state = 'pending' AND NOT j.blocked ORDER BY j.priority DESC LIMIT 1)
+    UNION ALL
+    SELECT (SELECT j.priority FROM ${jobs} j WHERE j.queue = $1::text AND j.state = 'pending' AND NOT j.blocked AND j.priority < pr.p ORDER BY j.priority DESC LIMIT 1)
+    FROM pr WHERE pr.p IS NOT NULL),
+  heads AS (
+    SELECT (SELECT j.run_at FROM ${jobs} j WHERE j.queue = $1::text AND j.state = 'pending' AND NOT j.blocked AND j.priority = pr.p ORDER BY j.run_at LIMIT 1) AS first_at,
+           (SELECT count(*) FROM ${jobs} j WHERE j.queue = $1::text AND j.state = 'pending' AND NOT j.blocked AND j.priority = pr.p
+              AND j.run_at > t.ms AND j.run_at < (t.ms / ${COUNT_BUCKET_MS} + 1) * ${COUNT_BUCKET_MS}) AS soon
+    FROM pr, t WHERE pr.p IS NOT NULL)
+  SELECT c.pending, c.processing, c.dead, c.later + coalesce((SELECT sum(h.soon) FROM heads h), 0) AS scheduled,
+         coalesce(t.ms - (SELECT min(h.first_at) FROM heads h WHERE h.first_at <= t.ms), 0) AS oldest
+  FROM c, t`;
+}

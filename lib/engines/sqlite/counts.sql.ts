@@ -1,0 +1,97 @@
+/**
+ * Per-queue job counters for `stats()` in constant time (SQLite step 4).
+ *
+ * Row triggers on `__alkstore_jobs` keep one counter row per (queue, state, due
+ * bucket), written in the same transaction as the change (SQLite has one writer
+ * at a time, so a shared counter row costs no concurrency). `due_bucket` is
+ * `run_at / COUNT_BUCKET_MS` for a pending row whose bucket was still in the
+ * future when the change was written, else 0; a bucket is only read while it is
+ * in the future, when every change to its rows was recorded in it. Creating a
+ * future bucket row folds the queue's past buckets into 0, so the rows of a
+ * queue stay few whatever its depth. `unixepoch()` is fixed for one statement,
+ * so the trigger bodies agree on the current bucket.
+ */
+
+/** Width of a due bucket (ms); the same as PostgreSQL's (postgres/counts.sql.ts). */
+export const COUNT_BUCKET_MS = 10_000;
+
+const NOW = "CAST(unixepoch('subsec') * 1000 AS INTEGER)";
+const CUR = `(${NOW} / ${COUNT_BUCKET_MS})`;
+
+function bucket(row: 'NEW' | 'OLD'): string {
+  return `CASE WHEN ${row}.state = 'pending' AND ${row}.run_at / ${COUNT_BUCKET_MS} > ${CUR} THEN ${row}.run_at / ${COUNT_BUCKET_MS} ELSE 0 END`;
+}
+
+function add(row: 'NEW' | 'OLD', delta: 1 | -1): string {
+  return `INSERT INTO __alkstore_queue_counts (queue, state, due_bucket, n) VALUES (${row}.queue, ${row}.state, ${bucket(row)}, ${delta})
+    ON CONFLICT (queue, state, due_bucket) DO UPDATE SET n = n + ${delta};`;
+}
+
+/** Step 4 (idempotent): the counters table, its triggers, and counts of the rows already there. */
+export const QUEUE_COUNTS_STEP = `
+CREATE TABLE IF NOT EXISTS __alkstore_queue_counts (
+  queue TEXT NOT NULL,
+  state TEXT NOT NULL,
+  due_bucket INTEGER NOT NULL,
+  n INTEGER NOT NULL,
+  PRIMARY KEY (queue, state, due_bucket)
+) WITHOUT ROWID;
+
+DROP TRIGGER IF EXISTS __alkstore_jobs_count_insert;
+CREATE TRIGGER __alkstore_jobs_count_insert AFTER INSERT ON __alkstore_jobs BEGIN
+  ${add('NEW', 1)}
+END;
+DROP TRIGGER IF EXISTS __alkstore_jobs_count_delete;
+CREATE TRIGGER __alkstore_jobs_count_delete AFTER DELETE ON __alkstore_jobs BEGIN
+  ${add('OLD', -1)}
+END;
+DROP TRIGGER IF EXISTS __alkstore_jobs_count_update;
+CREATE TRIGGER __alkstore_jobs_count_update AFTER UPDATE OF queue, state, run_at ON __alkstore_jobs
+  WHEN OLD.queue IS NOT NEW.queue OR OLD.state IS NOT NEW.state OR (NEW.state = 'pending' AND OLD.run_at IS NOT NEW.run_at)
+BEGIN
+  ${add('OLD', -1)}
+  ${add('NEW', 1)}
+END;
+DROP TRIGGER IF EXISTS __alkstore_queue_counts_fold;
+CREATE TRIGGER __alkstore_queue_counts_fold AFTER INSERT ON __alkstore_queue_counts WHEN NEW.due_bucket > 0 BEGIN
+  INSERT INTO __alkstore_queue_counts (queue, state, due_bucket, n)
+    SELECT queue, state, 0, sum(n) FROM __alkstore_queue_counts
+    WHERE queue = NEW.queue AND state = NEW.state AND due_bucket BETWEEN 1 AND ${CUR}
+    GROUP BY queue, state
+    ON CONFLICT (queue, state, due_bucket) DO UPDATE SET n = n + excluded.n;
+  DELETE FROM __alkstore_queue_counts WHERE queue = NEW.queue AND state = NEW.state AND due_bucket BETWEEN 1 AND ${CUR};
+END;
+
+DELETE FROM __alkstore_queue_counts;
+INSERT INTO __alkstore_queue_counts (queue, state, due_bucket, n)
+  SELECT queue, state, CASE WHEN state = 'pending' AND run_at / ${COUNT_BUCKET_MS} > ${CUR} THEN run_at / ${COUNT_BUCKET_MS} ELSE 0 END AS b, count(*)
+  FROM __alkstore_jobs GROUP BY queue, state, b;
+`;
+
+/** Counters of @queue at @now: pending, processing, dead, and pending rows in buckets after the current one. */
+export const COUNTS = `SELECT
+  coalesce(sum(n) FILTER (WHERE state = 'pending'), 0) AS pending,
+  coalesce(sum(n) FILTER (WHERE state = 'processing'), 0) AS processing,
+  coalesce(sum(n) FILTER (WHERE state = 'dead'), 0) AS dead,
+  coalesce(sum(n) FILTER (WHERE state = 'pending' AND due_bucket > @now / ${COUNT_BUCKET_MS}), 0) AS later
+  FROM __alkstore_queue_counts WHERE queue = @queue`;
+
+/**
+ * Per distinct priority of the queue's pending index (one index probe each):
+ * its earliest run_at, and how many of its rows fall due in the rest of the
+ * current bucket.
+ */
+export const PRIORITY_HEADS = `WITH RECURSIVE pr(p) AS (
+  SELECT (SELECT priority FROM __alkstore_jobs INDEXED BY __alkstore_jobs_pending
+          WHERE queue = @queue AND state = 'pending' AND blocked = 0 ORDER BY priority DESC LIMIT 1)
+  UNION ALL
+  SELECT (SELECT j.priority FROM __alkstore_jobs j INDEXED BY __alkstore_jobs_pending
+          WHERE j.queue = @queue AND j.state = 'pending' AND j.blocked = 0 AND j.priority < pr.p ORDER BY j.priority DESC LIMIT 1)
+  FROM pr WHERE pr.p IS NOT NULL)
+SELECT
+  (SELECT j.run_at FROM __alkstore_jobs j INDEXED BY __alkstore_jobs_pending
+   WHERE j.queue = @queue AND j.state = 'pending' AND j.blocked = 0 AND j.priority = pr.p ORDER BY j.run_at LIMIT 1) AS first_at,
+  (SELECT count(*) FROM __alkstore_jobs j INDEXED BY __alkstore_jobs_pending
+   WHERE j.queue = @queue AND j.state = 'pending' AND j.blocked = 0 AND j.priority = pr.p
+     AND j.run_at > @now AND j.run_at < (@now / ${COUNT_BUCKET_MS} + 1) * ${COUNT_BUCKET_MS}) AS soon
+FROM pr WHERE pr.p IS NOT NULL`;

@@ -1,0 +1,98 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from '@jest/globals';
+import * as root from '../../lib/index.js';
+import * as nest from '../../lib/nest/index.js';
+import * as outbox from '../../lib/outbox/index.js';
+import * as reliableSync from '../../lib/reliable-sync/index.js';
+import { AlkstoreError, PermanentError } from '../../lib/contract/errors.js';
+import { MissingPeer } from '../../lib/internal/load-peer.js';
+
+type ErrorClass = new (...args: never[]) => Error;
+
+function errorClasses(): Map<string, ErrorClass> {
+  const found = new Map<string, ErrorClass>();
+  for (const mod of [root, nest, outbox, reliableSync] as Record<string, unknown>[]) {
+    for (const [name, value] of Object.entries(mod)) {
+      if (typeof value === 'function' && value.prototype instanceof Error) found.set(name, value as ErrorClass);
+    }
+  }
+  return found;
+}
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((entry) => {
+    const path = join(dir, entry);
+    return statSync(path).isDirectory() ? sourceFiles(path) : path.endsWith('.ts') ? [path] : [];
+  });
+}
+
+describe('error classes', () => {
+  it('every exported error class extends AlkstoreError', () => {
+    const classes = errorClasses();
+    expect(classes.size).toBeGreaterThan(10);
+    // InvalidArgument must be a RangeError (SPEC §3); instanceof AlkstoreError holds for its instances.
+    const strays = [...classes]
+      .filter(([, cls]) => cls !== AlkstoreError && cls !== root.InvalidArgument && !(cls.prototype instanceof AlkstoreError))
+      .map(([name]) => name);
+    expect(strays).toEqual([]);
+    const invalid = new root.InvalidArgument('priority', 'must be an integer');
+    expect(invalid).toBeInstanceOf(RangeError);
+    expect(invalid).toBeInstanceOf(AlkstoreError);
+  });
+
+  it('PermanentError is an AlkstoreError with code PERMANENT and keeps its cause', () => {
+    const cause = new Error('receiver said 400');
+    const err = new PermanentError('rejected by the receiver', { cause });
+    expect(err).toBeInstanceOf(AlkstoreError);
+    expect(err.code).toBe('PERMANENT');
+    expect(err.name).toBe('PermanentError');
+    expect(err.message).toBe('rejected by the receiver');
+    expect(err.cause).toBe(cause);
+  });
+
+  it('MissingPeer has its own code and names the package to install', () => {
+    const err = new MissingPeer('pg', new Error('not found'));
+    expect(err.code).toBe('MISSING_PEER');
+    expect(err.message).toContain('npm install pg');
+  });
+
+  it('no two error classes share a code', () => {
+    const codes = new Map<string, string>();
+    const samples: Record<string, () => AlkstoreError> = {
+      PermanentError: () => new PermanentError('x'),
+      MissingPeer: () => new MissingPeer('pg', null),
+      InvalidHandler: () => new nest.InvalidHandler('x'),
+      AlreadyRunning: () => new root.AlreadyRunning('x'),
+      PayloadTooLarge: () => new root.PayloadTooLarge('c', 9000, 8000),
+      ReservedName: () => new root.ReservedName('queue', '__alkstore_x'),
+      InvalidName: () => new root.InvalidName('queue', ''),
+      Closed: () => new root.Closed(),
+      Codec: () => new root.Codec('payload', 'x'),
+      Database: () => new root.Database('op', new Error('x')),
+      InvalidSpec: () => new root.InvalidSpec('x'),
+      LeadershipLost: () => new root.LeadershipLost('x'),
+      InvalidOption: () => new root.InvalidOption('x', 'y'),
+      JournalCorrupt: () => new reliableSync.JournalCorrupt('f', 1, 0, 'x'),
+      InvalidArgument: () => new root.InvalidArgument('x', 'y') as unknown as AlkstoreError,
+      PublishTimeout: () => new outbox.PublishTimeout(1),
+      StoreCallTimeout: () => new outbox.StoreCallTimeout('claim', 1),
+    };
+    for (const [name, make] of Object.entries(samples)) {
+      const { code } = make();
+      expect(codes.get(code)).toBeUndefined();
+      codes.set(code, name);
+    }
+  });
+
+  it('the library source throws no bare Error or TypeError', () => {
+    const offenders = sourceFiles('lib').flatMap((file) =>
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .map((line, i) => ({ line, at: `${file}:${i + 1}` }))
+        .filter(({ line }) => /(\bthrow|Promise\.reject\()\s*new (Type)?Error\(/.test(line))
+        .map(({ at }) => at),
+    );
+    expect(offenders).toEqual([]);
+  });
+});

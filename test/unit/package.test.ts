@@ -1,0 +1,86 @@
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { describe, expect, it } from '@jest/globals';
+
+interface PackageJson {
+  exports: Record<string, string | { types: string; default: string }>;
+  typesVersions: Record<string, Record<string, string[]>>;
+  files: string[];
+  peerDependencies: Record<string, string>;
+  peerDependenciesMeta: Record<string, { optional?: boolean }>;
+  devDependencies: Record<string, string>;
+  scripts: Record<string, string>;
+}
+
+const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as PackageJson;
+
+function installedVersion(name: string): string {
+  return (JSON.parse(readFileSync(join('node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
+}
+
+/** The major (or 0.minor) a caret range allows. */
+function caretMajor(range: string): string {
+  const m = /^\^(\d+)\.(\d+)/.exec(range);
+  if (!m) throw new Error(`peer range ${range} is not a caret range`);
+  return m[1] === '0' ? `0.${m[2]}` : m[1];
+}
+
+function majorOf(version: string): string {
+  const [major, minor] = version.split('.');
+  return major === '0' ? `0.${minor}` : major;
+}
+
+describe('package.json', () => {
+  it('every optional peer is at the major the repo installs and tests', () => {
+    const mismatched = Object.entries(pkg.peerDependencies)
+      .map(([name, range]) => ({ name, range, installed: installedVersion(name) }))
+      .filter(({ range, installed }) => caretMajor(range) !== majorOf(installed))
+      .map(({ name, range, installed }) => `${name}: peer ${range}, installed ${installed}`);
+    expect(mismatched).toEqual([]);
+  });
+
+  it('every peer is optional and listed in devDependencies', () => {
+    for (const name of Object.keys(pkg.peerDependencies)) {
+      expect({ name, optional: pkg.peerDependenciesMeta[name]?.optional }).toEqual({ name, optional: true });
+      expect({ name, dev: name in pkg.devDependencies }).toEqual({ name, dev: true });
+    }
+  });
+
+  it('typesVersions maps every exported subpath to its types (node10 resolution)', () => {
+    const mapped = pkg.typesVersions['*'];
+    for (const [key, target] of Object.entries(pkg.exports)) {
+      if (key === '.' || typeof target === 'string') continue;
+      expect({ subpath: key, types: mapped[key.slice(2)] }).toEqual({ subpath: key, types: [target.types.replace(/^\.\//, '')] });
+    }
+  });
+
+  it('every export points into the shipped build, built from a shipped source file', () => {
+    for (const [key, target] of Object.entries(pkg.exports)) {
+      if (typeof target === 'string') continue;
+      expect({ key, shipped: pkg.files.some((f) => target.default.startsWith(`./${f}/`)) }).toEqual({ key, shipped: true });
+      const source = target.default.replace(/^\.\/dist\//, '').replace(/\.js$/, '.ts');
+      expect({ key, source: existsSync(source) }).toEqual({ key, source: true });
+    }
+  });
+
+  it('ships LICENSE, the docs and the sources the source maps point at, and builds before packing', () => {
+    expect(pkg.files).toEqual(expect.arrayContaining(['dist/lib', 'lib', 'docs', 'README.md', 'LICENSE']));
+    expect(readFileSync('LICENSE', 'utf8')).toContain('MIT License');
+    expect(pkg.scripts.prepack).toContain('tsc -p tsconfig.build.json');
+  });
+
+  it('every relative link in README.md and docs/*.md names a shipped file', () => {
+    const docs = ['README.md', ...readdirSync('docs').filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+    const broken: string[] = [];
+    for (const md of docs) {
+      for (const m of readFileSync(md, 'utf8').matchAll(/\]\(([^)\s]+)\)/g)) {
+        const href = m[1]!;
+        if (/^[a-z]+:/i.test(href) || href.startsWith('#')) continue;
+        const target = join(dirname(md), href.split('#')[0]!);
+        const shipped = pkg.files.some((f) => target === f || target.startsWith(`${f}/`));
+        if (!existsSync(target) || !shipped) broken.push(`${md}: ${href}`);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+});
