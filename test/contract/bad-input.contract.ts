@@ -485,8 +485,8 @@ export { decode as decodeSpecial, SYNC_ENTRIES };
  * {@link NEVER_CLOSED}.
  */
 const NO_INPUT: Record<string, string[]> = {
-  store: ['beginTx', 'now', 'close'],
-  queue: ['sweepExpired', 'stats', 'listen'],
+  store: ['beginTx', 'now', 'close', 'listSchedules'],
+  queue: ['sweepExpired', 'stats', 'listen', 'pause', 'resume', 'settings'],
   job: ['ack', 'fail', 'release', 'payloadAs'],
   lock: ['release'],
   tx: ['commit', 'rollback'],
