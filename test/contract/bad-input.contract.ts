@@ -17,7 +17,10 @@ import type { Store, StoreLogger, TxOps } from '../../lib/contract/types.js';
 import { openStore } from '../../lib/open-store.js';
 import { OutboxDispatcher } from '../../lib/outbox/outbox-dispatcher.js';
 import { OutboxSettings } from '../../lib/outbox/outbox-settings.js';
+import { FileJournalOutboxStore } from '../../lib/reliable-sync/file-journal-outbox-store.js';
 import { InMemoryOutboxStore } from '../../lib/reliable-sync/in-memory-outbox-store.js';
+import { PostgresOutboxStore } from '../../lib/reliable-sync/postgres-outbox-store.js';
+import { SqliteOutboxStore } from '../../lib/reliable-sync/sqlite-outbox-store.js';
 import { ReliableOutbox } from '../../lib/reliable-sync/reliable-outbox.js';
 import { SyncDriver } from '../../lib/reliable-sync/sync-driver.js';
 import { openStoreFromOptions } from '../../lib/nest/alkstore.store-factory.js';
@@ -265,6 +268,27 @@ export function badInputContract(engine: EngineFixture): void {
         case 'settings.create':
           result = OutboxSettings.create(args[0] as never);
           break;
+        case 'journalStore.open':
+        case 'sqliteOutboxStore.open':
+        case 'postgresOutboxStore.open': {
+          const dir = mkdtempSync(join(tmpdir(), 'alkstore-bad-rs-'));
+          const given = args[0];
+          const base: Record<string, unknown> =
+            entry === 'journalStore.open'
+              ? { directory: dir }
+              : entry === 'sqliteOutboxStore.open'
+                ? { path: join(dir, 'sync.db') }
+                : { connectionString: PG_URL, schema: `bad_rs_${process.pid}` };
+          const options = given === null ? null : { ...base, ...(given as object) };
+          const open =
+            entry === 'journalStore.open'
+              ? FileJournalOutboxStore.open(options as never)
+              : entry === 'sqliteOutboxStore.open'
+                ? SqliteOutboxStore.open(options as never)
+                : PostgresOutboxStore.open(options as never);
+          result = open.finally(() => rmSync(dir, { recursive: true, force: true }));
+          break;
+        }
         case 'syncDriver.new':
           result = new SyncDriver(await ReliableOutbox.open(new InMemoryOutboxStore()), { send: async () => undefined }, args[0] as never);
           break;
@@ -452,20 +476,18 @@ async function snapshotter(engine: EngineFixture, location: string): Promise<Sna
   const pg = (await import('pg')).default;
   const client = new pg.Client({ connectionString: PG_URL });
   await client.connect();
+  // One statement reads every table of the engine schema: one round trip per snapshot.
+  const tables = await client.query<{ t: string }>(
+    "SELECT table_name AS t FROM information_schema.tables WHERE table_schema = $1 AND table_type = 'BASE TABLE' ORDER BY 1",
+    [location],
+  );
+  const parts = tables.rows.map(({ t }) => {
+    const q = `"${location}"."${t.replace(/"/g, '""')}"`;
+    return `'${t.replace(/'/g, "''")}:' || (SELECT coalesce(string_agg(x::text, E'\\n' ORDER BY x::text), '') FROM ${q} x)`;
+  });
+  const sql = `SELECT concat_ws(E'\\n\\n', ${parts.join(', ')}) AS snapshot`;
   return {
-    take: async () => {
-      const tables = await client.query<{ t: string }>(
-        "SELECT table_name AS t FROM information_schema.tables WHERE table_schema = $1 AND table_type = 'BASE TABLE' ORDER BY 1",
-        [location],
-      );
-      const parts: string[] = [];
-      for (const { t } of tables.rows) {
-        const q = `"${location}"."${t.replace(/"/g, '""')}"`;
-        const r = await client.query<{ rows: string | null }>(`SELECT string_agg(x::text, E'\\n' ORDER BY x::text) AS rows FROM ${q} x`);
-        parts.push(`${t}:${r.rows[0]?.rows ?? ''}`);
-      }
-      return parts.join('\n\n');
-    },
+    take: async () => (await client.query<{ snapshot: string }>(sql)).rows[0]!.snapshot,
     system: async () => {
       const r = await client.query<{ t: string }>(
         "SELECT schemaname || '.' || tablename AS t FROM pg_tables WHERE schemaname IN ('information_schema', 'INFORMATION_SCHEMA', 'pg_catalog', 'pg_toast', 'pg_mine') ORDER BY 1",
