@@ -2,6 +2,7 @@ import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationB
 import type { Job, StoreLogger } from '../contract/types.js';
 import { runnerTimings } from '../internal/scheduler-runner.js';
 import { OutboxDispatcher, OutboxSettings, type OutboxSettingsInput } from '../outbox/index.js';
+import { isPermanent } from '../worker/worker-core.js';
 import { ALKSTORE_MODULE_OPTIONS, DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_IDLE_POLL_INTERVAL_MS } from './alkstore.constants.js';
 import { AlkstoreExplorer, type DiscoveredMethod } from './alkstore.explorer.js';
 import type { AlkstoreModuleOptions } from './interfaces/alkstore-options.interface.js';
@@ -82,9 +83,11 @@ export class AlkstoreWorkerHost implements OnApplicationBootstrap, BeforeApplica
       return { label: h.label, run };
     });
     await syncSchedules(this.store, scheduled, this.scheduleOwner, this.logger);
-    for (const h of queueHandlers) this.startQueueWorker(h.meta.queue, h, h.meta.options, '@QueueHandler');
-    for (const s of scheduled) this.startQueueWorker(s.queue, s, s.meta.options, s.source ?? '@Scheduled');
-    for (const d of dispatchers) this.loops.push(supervise(`@OutboxHandler ${d.label}`, d.run, this.abort.signal, this.logger));
+    // 'manual' (the testing kit): handlers run only when a test drains the queues.
+    const runHandlers = this.options.workers !== 'manual';
+    if (runHandlers) for (const h of queueHandlers) this.startQueueWorker(h.meta.queue, h, h.meta.options, '@QueueHandler');
+    if (runHandlers) for (const s of scheduled) this.startQueueWorker(s.queue, s, s.meta.options, s.source ?? '@Scheduled');
+    if (runHandlers) for (const d of dispatchers) this.loops.push(supervise(`@OutboxHandler ${d.label}`, d.run, this.abort.signal, this.logger));
     if (this.options.scheduler ?? scheduled.length > 0) {
       const runnerOpts = { owner: this.workerId, ...this.runnerTimings };
       this.loops.push(supervise('scheduler runner', (signal) => this.store.runSchedules(signal, runnerOpts), this.abort.signal, this.logger));
@@ -137,7 +140,8 @@ export class AlkstoreWorkerHost implements OnApplicationBootstrap, BeforeApplica
       try {
         await method.call(job, signal);
       } catch (err) {
-        this.logger.error(`${decorator} ${method.label} failed on job ${job.id} (attempt ${job.attempts}/${job.maxAttempts})`, err);
+        // A PermanentError is a decision, not a crash: the dispatcher's one dead-letter WARN line reports it.
+        if (!isPermanent(err)) this.logger.error(`${decorator} ${method.label} failed on job ${job.id} (attempt ${job.attempts}/${job.maxAttempts})`, err);
         throw err;
       }
     };

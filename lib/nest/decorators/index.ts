@@ -2,3 +2,4 @@ export * from './outbox-handler.decorator.js';
 export * from './queue-handler.decorator.js';
 export * from './scheduled.decorator.js';
 export * from './inject.decorators.js';
+export * from './typed-method-decorator.js';

@@ -1,6 +1,18 @@
 import type { FactoryProvider, ModuleMetadata, Type } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
+import type { QueueOpts } from '../../contract/options.js';
 import type { StoreLogger } from '../../contract/types.js';
+
+/** A named handle: a name, a name with queue options, or a `defineQueue` / `defineOutbox` ref. */
+export type FeatureHandle = string | { readonly name: string; readonly opts?: QueueOpts };
+
+/** Handles to provide by name, in `forRoot`, `forRootAsync` or `forFeature`. */
+export interface AlkstoreFeatureOptions {
+  /** Queues injectable with `@InjectQueue(name)`. */
+  queues?: FeatureHandle[];
+  /** Outboxes injectable with `@InjectOutbox(name)`. */
+  outboxes?: FeatureHandle[];
+}
 
 /** Options of `AlkstoreModule.forRoot` (or what `forRootAsync` resolves to). */
 export interface AlkstoreModuleOptions {
@@ -27,8 +39,10 @@ export interface AlkstoreModuleOptions {
   /**
    * Run handlers and the scheduler runner in this process (default true).
    * `false` for API-only replicas: the store is injectable, nothing is claimed.
+   * `'manual'` (what `alkstore/testing` uses): schedules are stored and the scheduler runner fires them,
+   * but no handler runs until a test calls `drain()`.
    */
-  workers?: boolean;
+  workers?: boolean | 'manual';
   /**
    * Run the leader-elected scheduler runner. Default: when `@Scheduled`
    * methods exist. `true` also fires schedules created with `store.schedule()`.
@@ -72,8 +86,12 @@ export interface AlkstoreOptionsFactory {
   createAlkstoreOptions(): AlkstoreModuleOptions | Promise<AlkstoreModuleOptions>;
 }
 
-/** Options of `AlkstoreModule.forRootAsync`. */
-export interface AlkstoreModuleAsyncOptions extends Pick<ModuleMetadata, 'imports'> {
+/**
+ * Options of `AlkstoreModule.forRootAsync`. `queues` / `outboxes` sit here,
+ * next to the factory, not in what it resolves: Nest needs the provider list
+ * before any factory runs.
+ */
+export interface AlkstoreModuleAsyncOptions extends Pick<ModuleMetadata, 'imports'>, AlkstoreFeatureOptions {
   /** Builds the options from the providers named in `inject`. */
   useFactory?: (...args: never[]) => AlkstoreModuleOptions | Promise<AlkstoreModuleOptions>;
   inject?: FactoryProvider['inject'];

@@ -13,9 +13,10 @@ export function validateModuleOptions(options: AlkstoreModuleOptions): AlkstoreM
   if (options.url !== undefined && (typeof options.url !== 'string' || options.url.length === 0)) throw new InvalidOption('url', 'must be a non-empty string');
   if (options.schema !== undefined) validatePgSchema('schema', options.schema);
   asOption(() => {
-    for (const field of ['migrate', 'workers', 'scheduler', 'reusePool'] as const) {
+    for (const field of ['migrate', 'scheduler', 'reusePool'] as const) {
       if (options[field] !== undefined) requireBoolean(field, options[field]);
     }
+    if (options.workers !== undefined && options.workers !== 'manual') requireBoolean('workers', options.workers);
     if (options.poolSize !== undefined) requireCount('poolSize', options.poolSize, 10_000);
     if (options.pollIntervalMs !== undefined) requireTimerMs('pollIntervalMs', options.pollIntervalMs);
     if (options.idlePollIntervalMs !== undefined) requireTimerMs('idlePollIntervalMs', options.idlePollIntervalMs);
