@@ -56,6 +56,10 @@ export class PostgresQueue implements Queue {
     this.ctx.guard();
     const { ids, tokens } = ackBatchInput(jobs);
     if (ids.length === 0) return 0;
+    // Only our own handles are trusted to say "no ordering key"; otherwise the statement that promotes.
+    if (jobs.every((j) => j instanceof PostgresJob && j.orderingKey === null)) {
+      return (await this.ctx.exec.run(this.ctx.sql.queue.ackBatchPlain, [this.name, ids, tokens])).rowCount;
+    }
     const r = await this.ctx.exec.run<Counted>(this.ctx.sql.queue.ackBatch, [this.name, ids, tokens, this.wake]);
     return counted(r);
   }
@@ -200,6 +204,7 @@ export class PostgresJob implements Job {
 
   async ack(): Promise<boolean> {
     this.ctx.guard();
+    if (this.orderingKey === null) return (await this.ctx.exec.run(this.ctx.sql.queue.ackPlain, [this.id, this.claimToken])).rowCount > 0;
     const r = await this.ctx.exec.run<Counted>(this.ctx.sql.queue.ack, [this.id, this.claimToken, this.wake]);
     return counted(r) > 0;
   }

@@ -63,7 +63,9 @@ export class SqliteQueue implements Queue {
   async ackBatch(jobs: readonly Pick<Job, 'id' | 'claimToken'>[]): Promise<number> {
     const { ids, tokens } = ackBatchInput(jobs);
     if (ids.length === 0) return 0;
-    return this.core.write('ackBatch', (ctx) => ops.ackJobs(ctx, this.name, ids.map((id, i) => ({ id, claimToken: tokens[i]! }))));
+    // Only our own handles are trusted to say "no ordering key"; anything else takes the checking path.
+    const plain = jobs.map((j) => j instanceof SqliteJob && j.orderingKey === null);
+    return this.core.write('ackBatch', (ctx) => ops.ackJobs(ctx, this.name, ids.map((id, i) => ({ id, claimToken: tokens[i]!, plain: plain[i] }))));
   }
 
   async cancel(id: number): Promise<boolean> {
@@ -210,7 +212,7 @@ export class SqliteJob implements Job {
   }
 
   ack(): Promise<boolean> {
-    return this.core.write('ack', (ctx) => ops.ackJob(ctx, this.queue, this.id, this.claimToken));
+    return this.core.write('ack', (ctx) => ops.ackJob(ctx, this.queue, this.id, this.claimToken, this.orderingKey === null));
   }
 
   async retry(error: unknown, delayMs?: number): Promise<boolean> {
