@@ -1,3 +1,4 @@
+import type { StoreAdmin } from './admin.js';
 import type { JobHeaders } from './job-extras.js';
 import type { JobOpts, QueueOpts } from './options.js';
 
@@ -324,6 +325,22 @@ export interface ScheduleListing {
   readonly schedules: Schedule[];
 }
 
+/** Options of `runRetention`. */
+export interface RunRetentionOpts {
+  /** Queues to sweep (their `sweepExpired`), read at every round so the list may grow. */
+  queues?: () => readonly string[];
+  /** Outboxes to sweep (their backing queues), read at every round. */
+  outboxes?: () => readonly string[];
+  /** Time between sweeps, default 60 000 ms. */
+  intervalMs?: number;
+  /** Lock owner identity; default a random id per call. */
+  owner?: string;
+  /** Told what each sweep that changed something did. */
+  onSweep?: (target: string, result: { expired: number; purged: number }) => void;
+  /** Told about a failed sweep or lock call (the runner carries on). */
+  onError?: (err: unknown) => void;
+}
+
 /** Options of `runSchedules`. */
 export interface RunSchedulesOpts {
   /** Lock owner identity; default a random id per call. */
@@ -408,6 +425,13 @@ export interface Store {
    * Rejects with `LeadershipLost` when a renew of `__alkstore_scheduler` fails.
    */
   runSchedules(signal: AbortSignal, opts?: RunSchedulesOpts): Promise<void>;
+  /**
+   * Sweeps expired jobs and past-retention dead letters (`sweepExpired`) of the
+   * given queues and outboxes every `intervalMs` while this caller holds the
+   * `__alkstore_retention` lock (one replica sweeps at a time), until `signal`
+   * aborts. Errors are reported to `onError`, never thrown.
+   */
+  runRetention(signal: AbortSignal, opts?: RunRetentionOpts): Promise<void>;
   /** Every schedule with its next fire, and the runner currently leading (operators, dashboards). */
   listSchedules(): Promise<ScheduleListing>;
   /** Stops a schedule from firing until resumed, on every replica. `false` when there is no such schedule. */
@@ -432,6 +456,9 @@ export interface Store {
 
   /** The database clock, epoch milliseconds. */
   now(): Promise<number>;
+
+  /** Read and repair operations for dashboards, the CLI and health checks (keyset paging, bounded counts). */
+  admin(): StoreAdmin;
 
   /** Closes the store; later calls reject with `Closed`. Idempotent. */
   close(): Promise<void>;

@@ -5,6 +5,8 @@ export const ALKSTORE_MODULE_OPTIONS = 'alkstore:module-options';
 export const OUTBOX_HANDLER_METADATA = 'alkstore:outbox-handler';
 /** Metadata key of `@QueueHandler` (a list per method). */
 export const QUEUE_HANDLER_METADATA = 'alkstore:queue-handler';
+/** Metadata key of `@OnQueueEvent` / `@OnOutboxEvent` (a list per method). */
+export const WORKER_EVENT_METADATA = 'alkstore:worker-event';
 /** Metadata key of `@Scheduled` (a list per method). */
 export const SCHEDULED_METADATA = 'alkstore:scheduled';
 

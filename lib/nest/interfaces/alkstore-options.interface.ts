@@ -2,6 +2,17 @@ import type { FactoryProvider, ModuleMetadata, Type } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import type { QueueOpts } from '../../contract/options.js';
 import type { StoreLogger } from '../../contract/types.js';
+import type { JobMetrics } from '../../metrics/job-metrics.js';
+
+/** Options of the module's automatic retention (`sweepExpired` under leadership). */
+export interface AlkstoreRetentionOptions {
+  /** Time between sweeps (ms, default 60 000). */
+  intervalMs?: number;
+  /** Queues to sweep besides those of the application's handlers and schedules. */
+  queues?: string[];
+  /** Outboxes to sweep besides those of the application's `@OutboxHandler`s. */
+  outboxes?: string[];
+}
 
 /** A named handle: a name, a name with queue options, or a `defineQueue` / `defineOutbox` ref. */
 export type FeatureHandle = string | { readonly name: string; readonly opts?: QueueOpts };
@@ -79,6 +90,25 @@ export interface AlkstoreModuleOptions {
   workerId?: string;
   /** Where the store and the workers log. Default: Nest's `Logger` with context `Alkstore`. */
   logger?: StoreLogger;
+  /**
+   * Where every worker reports its metrics (see `alkstore/metrics`: `createPrometheusMetrics`,
+   * `createOpenTelemetryMetrics`). Default none: nothing is measured. A handler's own `metrics`
+   * option overrides it (`false` turns it off for that handler).
+   */
+  metrics?: JobMetrics;
+  /** How often workers sample `queue.stats()` for the depth gauges when metrics are on (ms, default 10 000). */
+  metricsIntervalMs?: number;
+  /**
+   * Run each handler in an OpenTelemetry span, child of the producer's trace context carried in the
+   * job's headers. Default: on when `@opentelemetry/api` is installed; `false` turns it off.
+   */
+  tracing?: boolean;
+  /**
+   * Automatic retention (SPEC §10): one replica at a time (lock `__alkstore_retention`) runs
+   * `sweepExpired` on every known queue and outbox on an interval, so expiry and dead-letter retention
+   * hold without user code. On by default (when `workers` is not false); `false` turns it off.
+   */
+  retention?: AlkstoreRetentionOptions | false;
 }
 
 /** A class that builds the options, for `forRootAsync({ useClass | useExisting })`. */

@@ -31,6 +31,8 @@ interface Worked {
   readonly queue: Queue;
   readonly names: readonly string[];
   readonly method: DiscoveredMethod;
+  /** A batch handler (`@QueueHandler(q, { batchSize })`): called with `[job]`, its per-job outcome applies. */
+  readonly batch?: boolean;
 }
 
 /** `drain()` ran `maxJobs` jobs and work was still left: a handler that keeps enqueueing, most likely. */
@@ -142,7 +144,13 @@ export class AlkstoreTestKit {
 
   private async runOne(w: Worked, job: Job, result: { succeeded: number; retried: number; dead: number; failures: { queue: string; jobId: number; error: unknown }[] }): Promise<void> {
     try {
-      await w.method.call(job, new AbortController().signal);
+      if (w.batch) {
+        const call = w.method.call as unknown as (jobs: Job[], signal: AbortSignal) => Promise<unknown>;
+        const outcomes = await call([job], new AbortController().signal);
+        if (Array.isArray(outcomes) && outcomes[0] instanceof Error) throw outcomes[0];
+      } else {
+        await w.method.call(job, new AbortController().signal);
+      }
     } catch (error) {
       result.failures.push({ queue: w.queue.name, jobId: job.id, error });
       const permanent = isPermanent(error);
@@ -158,7 +166,7 @@ export class AlkstoreTestKit {
   private worked(only: DrainOptions['only']): Worked[] {
     const { queueHandlers, scheduled, outboxHandlers } = this.explorer;
     const all: Worked[] = [
-      ...queueHandlers.map((h) => ({ queue: this.store.queue(h.meta.queue, h.meta.options.queueOpts), names: [h.meta.queue], method: h })),
+      ...queueHandlers.map((h) => ({ queue: this.store.queue(h.meta.queue, h.meta.options.queueOpts), names: [h.meta.queue], method: h, batch: h.meta.options.batchSize !== undefined })),
       ...scheduled.map((s) => ({ queue: this.store.queue(s.queue), names: [s.queue], method: s })),
       ...outboxHandlers.map((h) => ({ queue: this.store.outbox(h.meta.outbox).queue, names: [h.meta.outbox, outboxQueueName(h.meta.outbox)], method: h })),
     ];

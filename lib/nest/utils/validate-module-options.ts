@@ -1,6 +1,7 @@
 import { InvalidArgument, InvalidOption } from '../../contract/errors.js';
-import { asOption, requireBoolean, requireCount, requireTimerMs, validateKey, validatePgSchema } from '../../contract/validate.js';
+import { asOption, optionalObject, requireArray, requireBoolean, requireCount, requireTimerMs, validateKey, validateName, validatePgSchema } from '../../contract/validate.js';
 import { runnerTimings } from '../../internal/scheduler-runner.js';
+import { validateJobMetrics } from '../../metrics/job-metrics.js';
 import type { AlkstoreModuleOptions } from '../interfaces/alkstore-options.interface.js';
 
 /**
@@ -32,5 +33,21 @@ export function validateModuleOptions(options: AlkstoreModuleOptions): AlkstoreM
   }
   if (options.nestSchedule !== undefined && options.nestSchedule !== 'cluster') throw new InvalidOption('nestSchedule', "must be 'cluster' or left out");
   if (options.scheduleOwner !== undefined) validateKey('owner', options.scheduleOwner);
+  validateObservabilityOptions(options);
   return options;
+}
+
+/** `metrics`, `metricsIntervalMs`, `tracing` and `retention`. */
+function validateObservabilityOptions(options: AlkstoreModuleOptions): void {
+  if (options.metrics !== undefined) validateJobMetrics('metrics', options.metrics);
+  const retention = options.retention;
+  asOption(() => {
+    if (options.metricsIntervalMs !== undefined) requireTimerMs('metricsIntervalMs', options.metricsIntervalMs);
+    if (options.tracing !== undefined) requireBoolean('tracing', options.tracing);
+    if (retention === false || retention === undefined) return;
+    const r = optionalObject<NonNullable<typeof retention>>('retention', retention) ?? {};
+    if (r.intervalMs !== undefined) requireTimerMs('retention.intervalMs', r.intervalMs);
+    if (r.queues !== undefined) for (const q of requireArray('retention.queues', r.queues)) validateName('queue', q);
+    if (r.outboxes !== undefined) for (const o of requireArray('retention.outboxes', r.outboxes)) validateName('outbox', o);
+  });
 }
