@@ -225,6 +225,8 @@ export function badInputContract(engine: EngineFixture): void {
         const r = s.listen(uid('bad-ch'));
         return onObject(r, undefined, async () => r.close());
       }
+      case 'admin':
+        return onObject(s.admin());
       case 'reliable': {
         const outbox = await ReliableOutbox.open(new InMemoryOutboxStore());
         return onObject(outbox);
@@ -247,7 +249,7 @@ export function badInputContract(engine: EngineFixture): void {
   ): Promise<{ error: unknown; sync: boolean; target?: Target }> {
     const args = decode(rawArgs) as unknown[];
     const [kind, method] = entry.split('.') as [string, string | undefined];
-    const handleKinds = new Set(['store', 'queue', 'stream', 'outbox', 'tx', 'ext', 'job', 'lock', 'subscription', 'receiver', 'reliable']);
+    const handleKinds = new Set(['store', 'queue', 'stream', 'outbox', 'tx', 'ext', 'job', 'lock', 'subscription', 'receiver', 'admin', 'reliable']);
     const t: Target | undefined = handleKinds.has(kind) ? await target(kind) : undefined;
     await beforeCall();
     let result: unknown;
@@ -399,6 +401,7 @@ export function badInputContract(engine: EngineFixture): void {
         job: (await q.claimOne('w'))!,
         lock: (await s.tryLock(uid('closed-lock'), 'o', 60_000))!,
         subscription: s.stream(uid('closed-sub')).subscribe('c'),
+        admin: s.admin(),
         tx: await s.beginTx(),
       };
       await s.close();
@@ -523,10 +526,11 @@ const NO_INPUT: Record<string, string[]> = {
   tx: ['commit', 'rollback'],
   subscription: ['close'],
   receiver: ['close'],
+  admin: ['queueNames', 'listener'],
 };
 
 /** Pure accessors and idempotent closes: they never refuse, not even after close. */
-const NEVER_CLOSED = new Set(['store.close', 'job.payloadAs', 'subscription.close', 'receiver.close']);
+const NEVER_CLOSED = new Set(['store.close', 'job.payloadAs', 'subscription.close', 'receiver.close', 'admin.listener']);
 
 /**
  * Engine internals: present on the runtime objects (TypeScript `private`, or
@@ -575,6 +579,8 @@ const INTERNAL: Record<string, string[]> = {
   job: [],
   lock: [],
   outbox: [],
+  // PostgreSQL admin: private helpers and the store's callbacks
+  admin: ['listenerState', 'nextPriority', 'now', 'writeOutcomes'],
 };
 
 function methodsOf(obj: object): string[] {
@@ -616,6 +622,7 @@ export function entryPointCoverageContract(engine: EngineFixture): void {
       lock,
       subscription: sub,
       receiver,
+      admin: s.admin(),
     };
     const withVectors = new Set(file.vectors.map((v) => v.entry));
     const closedVectors = new Set([...file.closed.afterStoreClose, ...file.closed.afterTxEnd].map((c) => c.entry));
