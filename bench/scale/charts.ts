@@ -6,7 +6,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Metrics } from '../workloads.js';
 
 export interface Series {
@@ -90,12 +90,12 @@ function chromium(): string | null {
 /** Writes `<file>.svg` and, with Chromium, `<file>.png`; resolves to the files written. */
 export function writeChart(dir: string, c: Chart): string[] {
   mkdirSync(dir, { recursive: true });
-  const svg = join(dir, `${c.file}.svg`);
+  const svg = resolve(dir, `${c.file}.svg`);
   writeFileSync(svg, svgChart(c));
   const files = [svg];
   const bin = chromium();
   if (bin) {
-    const png = join(dir, `${c.file}.png`);
+    const png = resolve(dir, `${c.file}.png`);
     try {
       execFileSync(bin, ['--headless', '--no-sandbox', '--disable-gpu', '--hide-scrollbars', `--window-size=${W},${H}`, `--screenshot=${png}`, `file://${svg}`], { stdio: 'ignore', timeout: 60_000 });
       if (existsSync(png)) files.push(png);
