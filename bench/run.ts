@@ -14,7 +14,7 @@ import { pgAvailable, pgServerSettings } from './lib/pg.js';
 import { alkstoreSqliteSynchronous } from './lib/sqlite-settings.js';
 import { median, packageVersion, ROOT, withTimeout } from './lib/util.js';
 import { postgresReference, REF_SETTINGS, sqliteReference } from './references.js';
-import { alkstorePostgresSystem, alkstoreSqliteSystem } from './systems/alkstore.js';
+import { alkstorePostgresMetricsSystem, alkstorePostgresSystem, alkstoreSqliteMetricsSystem, alkstoreSqliteSystem } from './systems/alkstore.js';
 import { bullmqSystem } from './systems/bullmq.js';
 import { graphileSystem } from './systems/graphile.js';
 import { pgBossSystem } from './systems/pgboss.js';
@@ -29,6 +29,8 @@ type Engine = 'sqlite' | 'postgres' | 'redis';
 const FACTORIES: { f: SystemFactory; engine: Engine }[] = [
   { f: alkstoreSqliteSystem, engine: 'sqlite' },
   { f: alkstorePostgresSystem, engine: 'postgres' },
+  { f: alkstoreSqliteMetricsSystem, engine: 'sqlite' },
+  { f: alkstorePostgresMetricsSystem, engine: 'postgres' },
   { f: plainjobSystem, engine: 'sqlite' },
   { f: pgBossSystem, engine: 'postgres' },
   { f: graphileSystem, engine: 'postgres' },

@@ -2,6 +2,7 @@ import { InvalidOption } from './contract/errors.js';
 import type { Store } from './contract/types.js';
 import { scrubSecrets, urlSecrets } from './internal/secrets.js';
 import type { OpenStoreOptions } from './store-options.js';
+import { loadOtelApi } from './tracing/otel-api.js';
 
 const ACCEPTED = 'accepted: sqlite:<path>, sqlite::memory:, a plain file path, postgres://… or postgresql://…';
 
@@ -54,6 +55,8 @@ export function sqlitePathOfUrl(url: string): string {
 export async function openStore(options: OpenStoreOptions): Promise<Store> {
   if (options === null || typeof options !== 'object') throw new InvalidOption('options', 'must be an object with a url');
   const engine = engineOfUrl(options.url);
+  // Optional: when @opentelemetry/api is installed, enqueues carry the active trace context from now on.
+  await loadOtelApi();
   try {
     if (engine === 'postgres') {
       const { openPostgresStore } = await import('./engines/postgres/index.js');

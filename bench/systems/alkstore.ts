@@ -7,6 +7,8 @@ import type { Job, Queue, Store } from '../../lib/contract/types.js';
 import { dropSchema, pgAvailable, pgClient } from '../lib/pg.js';
 import { alkstoreSqliteSynchronous } from '../lib/sqlite-settings.js';
 import { Counter, PG_URL, uniqueId, withTimeout } from '../lib/util.js';
+import * as promClient from 'prom-client';
+import { createPrometheusMetrics, jobMetricsObserver } from '../../lib/metrics/index.js';
 import { QueueWorker } from '../../lib/nest/workers/queue-worker.js';
 import { startDispatcher, DISPATCHER_SETTINGS } from './alkstore-dispatcher.js';
 import { CONCURRENCY, type Handler, type RunningWorker, type StreamPath, type SystemFactory, type SystemInstance } from './types.js';
@@ -201,9 +203,13 @@ async function typeormProducer(engine: 'sqlite' | 'postgres', store: Store, t: T
   };
 }
 
-function makeFactory(engine: 'sqlite' | 'postgres'): SystemFactory {
+/**
+ * `metrics`: the same system with worker metrics on (a prom-client registry fed through the worker seam,
+ * queue depth sampled every 10 s), to show what metrics cost on B2/B3 next to the plain system.
+ */
+function makeFactory(engine: 'sqlite' | 'postgres', variant: 'plain' | 'metrics' = 'plain'): SystemFactory {
   return {
-    name: `alkstore-${engine}`,
+    name: variant === 'metrics' ? `alkstore-${engine}-metrics` : `alkstore-${engine}`,
     pkg: 'alkstore',
     async available() {
       if (engine === 'postgres') {
@@ -250,8 +256,10 @@ function makeFactory(engine: 'sqlite' | 'postgres'): SystemFactory {
       const bump = (name: string, k: number): void => {
         enqueued.set(name, (enqueued.get(name) ?? 0) + k);
       };
+      const metrics = variant === 'metrics' ? await createPrometheusMetrics({ registry: new promClient.Registry() }) : null;
       const startHostWorker = (name: string, handler: Handler): RunningWorker => {
         const w = new QueueWorker({
+          observers: metrics ? [jobMetricsObserver(metrics, name)] : [],
           queue: q(name),
           handler: async (job) => handler(job.payload),
           name: `bench:${name}`,
@@ -298,6 +306,7 @@ function makeFactory(engine: 'sqlite' | 'postgres'): SystemFactory {
               ? `lib/nest QueueWorker (the @QueueHandler host): concurrency ${CONCURRENCY}, prefetch ${HOST_PREFETCH}, claimBatch(free slots + prefetch), acks of jobs finishing together coalesced into one ackBatch, idlePollIntervalMs ${IDLE_POLL_MS}`
               : `claimBatch(${CONCURRENCY}) -> ${CONCURRENCY} handlers concurrently -> ackBatch; idle: queue.listen() wake, ${IDLE_POLL_MS} ms poll fallback`,
           batchEnqueue: 'queue.enqueueMany (one transaction)',
+          metrics: variant === 'metrics' ? 'prom-client JobMetrics on the QueueWorker (alkstore/metrics), depth sampled every 10 s' : 'none',
           dispatcher: DISPATCHER_SETTINGS,
         },
         notes: [
@@ -394,3 +403,5 @@ async function target(engine: 'sqlite' | 'postgres'): Promise<Target> {
 
 export const alkstoreSqliteSystem = makeFactory('sqlite');
 export const alkstorePostgresSystem = makeFactory('postgres');
+export const alkstoreSqliteMetricsSystem = makeFactory('sqlite', 'metrics');
+export const alkstorePostgresMetricsSystem = makeFactory('postgres', 'metrics');

@@ -22,7 +22,8 @@ export type AlkstoreErrorCode =
   | 'ALREADY_RUNNING'
   | 'PUBLISH_TIMEOUT'
   | 'STORE_CALL_TIMEOUT'
-  | 'INVALID_ARGUMENT';
+  | 'INVALID_ARGUMENT'
+  | 'DRAIN_LIMIT';
 
 /** Base class of every error alkstore throws on purpose. */
 export class AlkstoreError extends Error {

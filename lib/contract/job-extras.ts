@@ -74,6 +74,32 @@ export function decodeHeaders(text: string | null | undefined): JobHeaders {
 }
 
 /** Validates `headers`, `uniqueKey`, `onConflict` and `orderingKey` before any I/O. Pure; both engines call it. */
+/**
+ * Adds context headers to every enqueue (the W3C trace context of the active
+ * span). Set by `alkstore/tracing` once `@opentelemetry/api` has loaded: the
+ * enqueue path is synchronous and must not import an optional peer itself.
+ */
+export type EnqueueHeadersHook = (headers: JobHeaders | undefined) => JobHeaders | undefined;
+let headersHook: EnqueueHeadersHook | null = null;
+
+/** Installs (or, with null, removes) the {@link EnqueueHeadersHook}. */
+export function setEnqueueHeadersHook(hook: EnqueueHeadersHook | null): void {
+  headersHook = hook;
+}
+
+function encodeWithContext(headers: JobHeaders | undefined): string | null {
+  const isPlain = headers === undefined || (headers !== null && typeof headers === 'object' && !Array.isArray(headers));
+  if (!headersHook || !isPlain) return encodeHeaders(headers);
+  const merged = headersHook(headers);
+  if (merged === headers) return encodeHeaders(headers);
+  try {
+    return encodeHeaders(merged);
+  } catch {
+    // The caller's own headers decide (and name any error): context never makes a valid enqueue fail.
+    return encodeHeaders(headers);
+  }
+}
+
 export function resolveJobExtras(o: JobExtrasInput): JobExtras {
   const uniqueKey = o.uniqueKey === undefined ? null : validateKey('uniqueKey', o.uniqueKey);
   let replace = false;
@@ -83,5 +109,5 @@ export function resolveJobExtras(o: JobExtrasInput): JobExtras {
     replace = o.onConflict === 'replace';
   }
   const orderingKey = o.orderingKey === undefined ? null : validateKey('orderingKey', o.orderingKey);
-  return { headersText: encodeHeaders(o.headers), uniqueKey, replace, orderingKey };
+  return { headersText: encodeWithContext(o.headers), uniqueKey, replace, orderingKey };
 }

@@ -1,3 +1,4 @@
+import type { StoreAdmin } from './admin.js';
 import type { JobHeaders } from './job-extras.js';
 import type { JobOpts, QueueOpts } from './options.js';
 
@@ -183,27 +184,30 @@ export interface ListDeadOpts {
   limit?: number;
 }
 
-/** Handle on a named queue; its `opts` are stamped on every job enqueued through it. */
-export interface Queue {
+/**
+ * Handle on a named queue; its `opts` are stamped on every job enqueued through it.
+ * `T` is the payload type, a compile-time promise only (default `unknown`): no runtime check.
+ */
+export interface Queue<T = unknown> {
   readonly name: string;
   readonly opts: Readonly<Required<QueueOpts>>;
   /** Enqueues one job; per-job `opts` override the queue's for this job only. */
-  enqueue(payload: unknown, opts?: JobOpts): Promise<number>;
+  enqueue(payload: T, opts?: JobOpts): Promise<number>;
   /** Enqueues many jobs in one transaction; resolves to their ids in order. */
-  enqueueMany(payloads: readonly unknown[], opts?: JobOpts): Promise<number[]>;
+  enqueueMany(payloads: readonly T[], opts?: JobOpts): Promise<number[]>;
   /** Claims the next ready job (priority DESC, ready time, enqueue order), or `null`. */
-  claimOne(workerId?: string, opts?: ClaimOpts): Promise<Job | null>;
+  claimOne(workerId?: string, opts?: ClaimOpts): Promise<Job<T> | null>;
   /** Claims up to `max` ready jobs in one statement. */
-  claimBatch(max: number, workerId?: string, opts?: ClaimOpts): Promise<Job[]>;
+  claimBatch(max: number, workerId?: string, opts?: ClaimOpts): Promise<Job<T>[]>;
   /** Acks many claimed jobs in one statement; resolves to how many were still ours and got deleted. */
   ackBatch(jobs: readonly Pick<Job, 'id' | 'claimToken'>[]): Promise<number>;
   /** Deletes a job in any state, unconditionally (not an interrupt). */
   cancel(id: number): Promise<boolean>;
   /** Deletes the live (pending or processing) job holding `uniqueKey`, like `cancel`; `false` when none holds it. */
   cancelByKey(uniqueKey: string): Promise<boolean>;
-  getJob(id: number): Promise<JobInfo | null>;
+  getJob(id: number): Promise<JobInfo<T> | null>;
   /** The live (pending or processing) job holding `uniqueKey`, or null. */
-  getJobByKey(uniqueKey: string): Promise<JobInfo | null>;
+  getJobByKey(uniqueKey: string): Promise<JobInfo<T> | null>;
   /** Stops handing out jobs, on every replica, until `resume()`. In-flight jobs finish normally. */
   pause(): Promise<void>;
   /** Hands out jobs again (and wakes this queue's workers). */
@@ -214,7 +218,7 @@ export interface Queue {
   settings(): Promise<QueueSettings>;
   /** Moves every past-expiry row (any state) to dead, and deletes dead rows past their retention. */
   sweepExpired(): Promise<{ expired: number; purged: number }>;
-  listDead(opts?: ListDeadOpts): Promise<JobInfo[]>;
+  listDead(opts?: ListDeadOpts): Promise<JobInfo<T>[]>;
   /** Back to pending now with attempts reset to 0; `lastError` kept. Resolves to how many moved. */
   retryDead(ids: readonly number[]): Promise<number>;
   /** Deletes dead rows; resolves to how many. */
@@ -224,17 +228,17 @@ export interface Queue {
   listen(): WakeReceiver;
 }
 
-/** A transactional outbox: a helper over its backing queue `__alkstore_outbox:<name>`. */
-export interface Outbox {
+/** A transactional outbox: a helper over its backing queue `__alkstore_outbox:<name>`. `T` is the payload type (default `unknown`). */
+export interface Outbox<T = unknown> {
   readonly name: string;
   /** The backing queue (derived name, outbox defaults: visibility 60 s, 5 attempts). */
-  readonly queue: Queue;
-  enqueue(payload: unknown, opts?: JobOpts): Promise<number>;
+  readonly queue: Queue<T>;
+  enqueue(payload: T, opts?: JobOpts): Promise<number>;
   /**
    * Pull one message: claim, run `delivery`, ack on success, retry with the
    * queue's backoff on a throw. Resolves `false` when there was no work.
    */
-  runOnce(workerId: string, delivery: (job: Job) => Promise<void>): Promise<boolean>;
+  runOnce(workerId: string, delivery: (job: Job<T>) => Promise<void>): Promise<boolean>;
 }
 
 /** A TTL-bounded named lock. Exclusion lapses silently at expiry. */
@@ -321,6 +325,22 @@ export interface ScheduleListing {
   readonly schedules: Schedule[];
 }
 
+/** Options of `runRetention`. */
+export interface RunRetentionOpts {
+  /** Queues to sweep (their `sweepExpired`), read at every round so the list may grow. */
+  queues?: () => readonly string[];
+  /** Outboxes to sweep (their backing queues), read at every round. */
+  outboxes?: () => readonly string[];
+  /** Time between sweeps, default 60 000 ms. */
+  intervalMs?: number;
+  /** Lock owner identity; default a random id per call. */
+  owner?: string;
+  /** Told what each sweep that changed something did. */
+  onSweep?: (target: string, result: { expired: number; purged: number }) => void;
+  /** Told about a failed sweep or lock call (the runner carries on). */
+  onError?: (err: unknown) => void;
+}
+
 /** Options of `runSchedules`. */
 export interface RunSchedulesOpts {
   /** Lock owner identity; default a random id per call. */
@@ -405,6 +425,13 @@ export interface Store {
    * Rejects with `LeadershipLost` when a renew of `__alkstore_scheduler` fails.
    */
   runSchedules(signal: AbortSignal, opts?: RunSchedulesOpts): Promise<void>;
+  /**
+   * Sweeps expired jobs and past-retention dead letters (`sweepExpired`) of the
+   * given queues and outboxes every `intervalMs` while this caller holds the
+   * `__alkstore_retention` lock (one replica sweeps at a time), until `signal`
+   * aborts. Errors are reported to `onError`, never thrown.
+   */
+  runRetention(signal: AbortSignal, opts?: RunRetentionOpts): Promise<void>;
   /** Every schedule with its next fire, and the runner currently leading (operators, dashboards). */
   listSchedules(): Promise<ScheduleListing>;
   /** Stops a schedule from firing until resumed, on every replica. `false` when there is no such schedule. */
@@ -429,6 +456,9 @@ export interface Store {
 
   /** The database clock, epoch milliseconds. */
   now(): Promise<number>;
+
+  /** Read and repair operations for dashboards, the CLI and health checks (keyset paging, bounded counts). */
+  admin(): StoreAdmin;
 
   /** Closes the store; later calls reject with `Closed`. Idempotent. */
   close(): Promise<void>;

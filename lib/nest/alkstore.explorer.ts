@@ -2,12 +2,13 @@ import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { validateName } from '../contract/names.js';
 import type { Job, StoreLogger } from '../contract/types.js';
-import { ALKSTORE_MODULE_OPTIONS, OUTBOX_HANDLER_METADATA, QUEUE_HANDLER_METADATA, SCHEDULED_METADATA, SCHEDULED_QUEUE_PREFIX } from './alkstore.constants.js';
+import { WORKER_EVENT_NAMES } from '../worker/worker-events.js';
+import { ALKSTORE_MODULE_OPTIONS, OUTBOX_HANDLER_METADATA, QUEUE_HANDLER_METADATA, SCHEDULED_METADATA, SCHEDULED_QUEUE_PREFIX, WORKER_EVENT_METADATA } from './alkstore.constants.js';
 import { InvalidHandler } from './errors/invalid-handler.error.js';
 import { exploreNestSchedule, type DiscoveredTimeout } from './schedules/explore-nest-schedule.js';
 import { validateScheduledSpecs } from './schedules/sync-schedules.js';
 import type { AlkstoreModuleOptions } from './interfaces/alkstore-options.interface.js';
-import type { OutboxHandlerMetadata, QueueHandlerMetadata, ScheduledMetadata } from './interfaces/handler-options.interface.js';
+import type { OutboxHandlerMetadata, QueueHandlerMetadata, ScheduledMetadata, WorkerEventMetadata } from './interfaces/handler-options.interface.js';
 import { Store } from './store.token.js';
 import { readMethodMetadata } from './utils/append-metadata.js';
 import { nestStoreLogger } from './utils/nest-logger.js';
@@ -24,6 +25,12 @@ export interface DiscoveredOutboxHandler extends DiscoveredMethod {
 }
 export interface DiscoveredQueueHandler extends DiscoveredMethod {
   readonly meta: QueueHandlerMetadata;
+}
+/** A discovered `@OnQueueEvent` / `@OnOutboxEvent` listener. */
+export interface DiscoveredWorkerEvent {
+  readonly label: string;
+  readonly meta: WorkerEventMetadata;
+  readonly call: (...args: unknown[]) => unknown;
 }
 export interface DiscoveredScheduled extends DiscoveredMethod {
   readonly meta: ScheduledMetadata;
@@ -44,6 +51,7 @@ export class AlkstoreExplorer implements OnModuleInit {
   outboxHandlers: DiscoveredOutboxHandler[] = [];
   queueHandlers: DiscoveredQueueHandler[] = [];
   scheduled: DiscoveredScheduled[] = [];
+  workerEvents: DiscoveredWorkerEvent[] = [];
   /** `@Timeout` methods, run per process under `nestSchedule: 'cluster'`. */
   timeouts: DiscoveredTimeout[] = [];
   private readonly logger: StoreLogger;
@@ -85,7 +93,8 @@ export class AlkstoreExplorer implements OnModuleInit {
         const outboxMeta = readMethodMetadata<OutboxHandlerMetadata>(OUTBOX_HANDLER_METADATA, method);
         const queueMeta = readMethodMetadata<QueueHandlerMetadata>(QUEUE_HANDLER_METADATA, method);
         const scheduledMeta = readMethodMetadata<ScheduledMetadata>(SCHEDULED_METADATA, method);
-        if (outboxMeta.length + queueMeta.length + scheduledMeta.length === 0) continue;
+        const eventMeta = readMethodMetadata<WorkerEventMetadata>(WORKER_EVENT_METADATA, method);
+        if (outboxMeta.length + queueMeta.length + scheduledMeta.length + eventMeta.length === 0) continue;
         const label = `${className}.${methodName}`;
         if (!wrapper.isDependencyTreeStatic()) {
           this.logger.warn(`${label} is skipped: alkstore handlers cannot live on request-scoped (or transient-dependent) providers`);
@@ -93,6 +102,16 @@ export class AlkstoreExplorer implements OnModuleInit {
         }
         const fn = method as (job: Job, signal?: AbortSignal) => unknown;
         const call = async (job: Job, signal?: AbortSignal): Promise<unknown> => fn.call(instance, job, signal);
+        for (const meta of eventMeta) {
+          this.check(label, () => {
+            validateName(meta.kind, meta.name);
+            if (!WORKER_EVENT_NAMES.includes(meta.event)) {
+              throw new RangeError(`unknown worker event ${JSON.stringify(meta.event)}; one of ${WORKER_EVENT_NAMES.join(', ')}`);
+            }
+          });
+          const listener = method as (...args: unknown[]) => unknown;
+          this.workerEvents.push({ label, meta, call: (...args: unknown[]) => listener.apply(instance, args) });
+        }
         for (const meta of outboxMeta) {
           this.check(label, () => validateName('outbox', meta.outbox));
           claimName(outboxes, `outbox ${JSON.stringify(meta.outbox)}`, meta.outbox, label, '@OutboxHandler');

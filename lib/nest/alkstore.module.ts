@@ -1,26 +1,17 @@
-import { Module, type DynamicModule, type Provider } from '@nestjs/common';
+import { Module, type DynamicModule, type FactoryProvider, type Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { InvalidOption } from '../contract/errors.js';
+import { validateName } from '../contract/names.js';
 import type { QueueOpts } from '../contract/options.js';
 import { ALKSTORE_MODULE_OPTIONS, getOutboxToken, getQueueToken } from './alkstore.constants.js';
 import { AlkstoreExplorer } from './alkstore.explorer.js';
+import { declaredHandles, type HandleKind } from './alkstore.registry.js';
 import { openStoreFromOptions } from './alkstore.store-factory.js';
 import { AlkstoreWorkerHost } from './alkstore.worker-host.js';
-import type { AlkstoreModuleAsyncOptions, AlkstoreModuleOptions, AlkstoreOptionsFactory } from './interfaces/alkstore-options.interface.js';
+import type { AlkstoreFeatureOptions, AlkstoreModuleAsyncOptions, AlkstoreModuleOptions, AlkstoreOptionsFactory } from './interfaces/alkstore-options.interface.js';
 import { Store } from './store.token.js';
 import { AlkstoreTransactions } from './typeorm/alkstore-transactions.service.js';
 import { nestStoreLogger } from './utils/nest-logger.js';
-
-/** A named handle for `AlkstoreModule.forFeature`: a name, or a name with queue options. */
-export type FeatureHandle = string | { name: string; opts?: QueueOpts };
-
-/** Options of `AlkstoreModule.forFeature`. */
-export interface AlkstoreFeatureOptions {
-  /** Queues injectable with `@InjectQueue(name)`. */
-  queues?: FeatureHandle[];
-  /** Outboxes injectable with `@InjectOutbox(name)`. */
-  outboxes?: FeatureHandle[];
-}
 
 const storeProvider: Provider = {
   provide: Store,
@@ -42,48 +33,102 @@ const coreExports = [Store, AlkstoreTransactions, ALKSTORE_MODULE_OPTIONS];
  */
 @Module({})
 export class AlkstoreModule {
-  /** Registers the store from static options. */
-  static forRoot(options: AlkstoreModuleOptions): DynamicModule {
-    return {
-      global: true,
-      module: AlkstoreModule,
-      imports: [DiscoveryModule],
-      providers: [{ provide: ALKSTORE_MODULE_OPTIONS, useValue: options }, ...coreProviders],
-      exports: coreExports,
-    };
+  /**
+   * Registers the store from static options, plus a `Queue` / `Outbox`
+   * provider for every queue and outbox a handler names and every one in
+   * `queues` / `outboxes`.
+   */
+  static forRoot(options: AlkstoreModuleOptions & AlkstoreFeatureOptions): DynamicModule {
+    const { queues, outboxes, ...moduleOptions } = options;
+    return rootModule([DiscoveryModule], [{ provide: ALKSTORE_MODULE_OPTIONS, useValue: moduleOptions }], { queues, outboxes });
   }
 
   /** Registers the store from options built by a factory, a class, or an existing provider. */
   static forRootAsync(options: AlkstoreModuleAsyncOptions): DynamicModule {
-    return {
-      global: true,
-      module: AlkstoreModule,
-      imports: [DiscoveryModule, ...(options.imports ?? [])],
-      providers: [...asyncOptionsProviders(options), ...coreProviders],
-      exports: coreExports,
-    };
+    return rootModule([DiscoveryModule, ...(options.imports ?? [])], asyncOptionsProviders(options), options);
   }
 
-  /** Provides named `Queue` / `Outbox` handles (tokens `getQueueToken(name)` / `getOutboxToken(name)`). */
+  /**
+   * Provides named `Queue` / `Outbox` handles in one module (tokens
+   * `getQueueToken(name)` / `getOutboxToken(name)`). `forRoot` already
+   * provides every handled or listed name globally; this is for handles no
+   * handler names, scoped to a module.
+   */
   static forFeature(features: AlkstoreFeatureOptions): DynamicModule {
-    const providers: Provider[] = [
-      ...(features.queues ?? []).map(handle).map(({ name, opts }) => ({
-        provide: getQueueToken(name),
-        useFactory: (store: Store) => store.queue(name, opts),
-        inject: [Store],
-      })),
-      ...(features.outboxes ?? []).map(handle).map(({ name, opts }) => ({
-        provide: getOutboxToken(name),
-        useFactory: (store: Store) => store.outbox(name, opts),
-        inject: [Store],
-      })),
-    ];
-    return { module: AlkstoreModule, providers, exports: providers.map((p) => (p as { provide: string }).provide) };
+    const providers = handleProviders(listedHandles(features));
+    return { module: AlkstoreFeatureModule, providers, exports: providers.map((p) => p.provide) };
   }
 }
 
-function handle(h: FeatureHandle): { name: string; opts?: QueueOpts } {
-  return typeof h === 'string' ? { name: h } : h;
+/**
+ * The module `forFeature` returns: handles only. Its own class, so features
+ * never hold a second explorer or worker host, and Nest's
+ * "AlkstoreModule dependencies initialized" line stays one per application.
+ */
+@Module({})
+export class AlkstoreFeatureModule {}
+
+type HandleMap = Map<string, QueueOpts | undefined>;
+
+function rootModule(imports: DynamicModule['imports'], optionsProviders: Provider[], features: AlkstoreFeatureOptions): DynamicModule {
+  const listed = listedHandles(features);
+  let handles: FactoryProvider[] | undefined;
+  // Read when Nest scans the module, after every handler class was defined (and recorded by its decorator):
+  // `forRoot(...)` itself may be evaluated before the files that define handlers.
+  const lazyHandles = (): FactoryProvider[] => (handles ??= handleProviders(merged(listed)));
+  return {
+    global: true,
+    module: AlkstoreModule,
+    imports,
+    get providers(): Provider[] {
+      return [...optionsProviders, ...coreProviders, ...lazyHandles()];
+    },
+    get exports(): NonNullable<DynamicModule['exports']> {
+      return [...coreExports, ...lazyHandles().map((p) => p.provide)];
+    },
+  };
+}
+
+/** Validates the listed names now (a typed error naming the handle, before any I/O). */
+function listedHandles(features: AlkstoreFeatureOptions): Record<HandleKind, HandleMap> {
+  const out: Record<HandleKind, HandleMap> = { queue: new Map(), outbox: new Map() };
+  const add = (kind: HandleKind, list: unknown): void => {
+    if (list === undefined) return;
+    if (!Array.isArray(list)) throw new InvalidOption(`${kind === 'queue' ? 'queues' : 'outboxes'}`, 'must be an array of names or { name, opts }');
+    for (const h of list as unknown[]) {
+      const name = typeof h === 'string' ? h : (h as { name?: unknown } | null)?.name;
+      validateName(kind, name);
+      const opts = typeof h === 'string' ? undefined : (h as { opts?: QueueOpts }).opts;
+      out[kind].set(name as string, opts ?? out[kind].get(name as string));
+    }
+  };
+  add('queue', features.queues);
+  add('outbox', features.outboxes);
+  return out;
+}
+
+/** What handlers declared, overlaid with what the module lists (its options win). */
+function merged(listed: Record<HandleKind, HandleMap>): Record<HandleKind, HandleMap> {
+  const out: Record<HandleKind, HandleMap> = { queue: new Map(declaredHandles('queue')), outbox: new Map(declaredHandles('outbox')) };
+  for (const kind of ['queue', 'outbox'] as const) {
+    for (const [name, opts] of listed[kind]) out[kind].set(name, opts ?? out[kind].get(name));
+  }
+  return out;
+}
+
+function handleProviders(handles: Record<HandleKind, HandleMap>): (FactoryProvider & { provide: string })[] {
+  return [
+    ...[...handles.queue].map(([name, opts]) => ({
+      provide: getQueueToken(name),
+      useFactory: (store: Store) => store.queue(name, opts),
+      inject: [Store],
+    })),
+    ...[...handles.outbox].map(([name, opts]) => ({
+      provide: getOutboxToken(name),
+      useFactory: (store: Store) => store.outbox(name, opts),
+      inject: [Store],
+    })),
+  ];
 }
 
 function asyncOptionsProviders(options: AlkstoreModuleAsyncOptions): Provider[] {

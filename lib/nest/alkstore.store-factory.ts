@@ -1,3 +1,4 @@
+import { loadOtelApi } from '../tracing/otel-api.js';
 import type { Pool } from 'pg';
 import type { DataSource } from 'typeorm';
 import { InvalidOption } from '../contract/errors.js';
@@ -12,6 +13,8 @@ const POSTGRES_TYPES = new Set(['postgres']);
 /** Opens the store the module options describe: from `url`, or next to a TypeORM `DataSource`. */
 export async function openStoreFromOptions(options: AlkstoreModuleOptions, logger: StoreLogger): Promise<Store> {
   validateModuleOptions(options);
+  // Optional: when @opentelemetry/api is installed, enqueues carry the active trace context from now on.
+  if (options.tracing !== false) await loadOtelApi();
   const common = {
     schema: options.schema,
     migrate: options.migrate,

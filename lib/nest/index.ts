@@ -12,6 +12,7 @@ export { postgresUrlOf } from './alkstore.store-factory.js';
 export * from './decorators/index.js';
 export * from './errors/index.js';
 export * from './interfaces/index.js';
+export * from './queue-ref.js';
 export { Store, Store as AlkstoreStore } from './store.token.js';
 export * from './typeorm/index.js';
 export { QueueWorker, type QueueWorkerOptions } from './workers/queue-worker.js';

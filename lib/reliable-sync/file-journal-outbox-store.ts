@@ -1,6 +1,6 @@
 import { mkdir, open, readFile, realpath, rename, rm, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Closed, InvalidName, InvalidOption } from '../contract/errors.js';
+import { AlkstoreError, Closed, Database, InvalidName, InvalidOption } from '../contract/errors.js';
 import { assertEpoch, assertFrame, copyFrame, type OutboxRecord } from './epoch.js';
 import { applyJournal, decodeJournal, encodeJournalRecord, type JournalRecord, type JournalState } from './journal-codec.js';
 import type { OutboxStore } from './outbox-store.js';
@@ -69,11 +69,15 @@ export class FileJournalOutboxStore implements OutboxStore {
     if (!Number.isFinite(intervalMs) || intervalMs < 0) throw new RangeError(`fsyncIntervalMs must be a non-negative finite number, got ${intervalMs}`);
     const threshold = options.compactThresholdBytes ?? 1024 * 1024;
     if (Number.isNaN(threshold) || threshold <= 0) throw new RangeError(`compactThresholdBytes must be positive, got ${threshold}`);
-    await mkdir(options.directory, { recursive: true });
-    const dir = await realpath(options.directory);
-    const path = join(dir, journalFileName(key));
-    const journal = await Journal.acquire(path, dir, { policy, intervalMs, threshold });
-    return new FileJournalOutboxStore(journal, key);
+    try {
+      await mkdir(options.directory, { recursive: true });
+      const dir = await realpath(options.directory);
+      const path = join(dir, journalFileName(key));
+      const journal = await Journal.acquire(path, dir, { policy, intervalMs, threshold });
+      return new FileJournalOutboxStore(journal, key);
+    } catch (err) {
+      throw journalError(`opening the journal of outbox ${JSON.stringify(key)} in ${options.directory}`, err);
+    }
   }
 
   /** The journal file of this outbox. */
@@ -133,8 +137,15 @@ export class FileJournalOutboxStore implements OutboxStore {
 
   private run<T>(task: () => Promise<T>): Promise<T> {
     if (this.closed) return Promise.reject(new Closed('file journal outbox store'));
-    return this.journal.serial.run(task);
+    return this.journal.serial.run(task).catch((err: unknown) => {
+      throw journalError(`journal ${this.journal.path}`, err);
+    });
   }
+}
+
+/** A file-system failure surfaces as {@link Database} (the journal is the store's storage), the OS error kept as `cause`. */
+function journalError(what: string, err: unknown): unknown {
+  return err instanceof AlkstoreError || err instanceof RangeError ? err : new Database(what, err);
 }
 
 /**
@@ -254,7 +265,7 @@ class Journal {
       try {
         await this.fd.truncate(this.size);
       } catch {
-        this.failed = new Error(`journal ${this.path} could not be repaired after a failed write; reopen it`, { cause: err });
+        this.failed = new Database(`repairing journal ${this.path} after a failed write (reopen it)`, err);
       }
       throw err;
     }
@@ -291,7 +302,7 @@ class Journal {
       await this.fd.close().catch(() => undefined);
       this.fd = await open(this.path, 'a');
     } catch (err) {
-      this.failed = new Error(`journal ${this.path} was compacted but could not be reopened; reopen it`, { cause: err });
+      this.failed = new Database(`reopening journal ${this.path} after compaction (reopen it)`, err);
       throw err;
     }
     this.size = buf.byteLength;

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { AlkstoreError, AlreadyRunning, PermanentError } from '../contract/errors.js';
 import type { Job, Queue, StoreLogger, WakeReceiver } from '../contract/types.js';
+import { deadLetterLine } from '../internal/dead-letter-log.js';
 import { errorText } from '../internal/outbox-handle.js';
 import { sleep } from '../internal/sleep.js';
 import { AckBatcher } from './ack-batcher.js';
@@ -479,9 +480,10 @@ export class WorkerCore {
     if (result === 'ok') obs?.completed?.(t.job, durationMs);
     else {
       obs?.failed?.(t.job, error, durationMs, result);
-      if (this.o.logHandlerErrors) {
+      // A PermanentError is a decision, not a crash: its one line is the dead-letter WARN in record().
+      if (this.o.logHandlerErrors && result !== 'permanent') {
         const job = t.job;
-        this.o.logger.error(`${this.o.name} failed on job ${job.id} (attempt ${job.attempts}/${job.maxAttempts})${result === 'permanent' ? '; dead-lettered (PermanentError)' : ''}`, error);
+        this.o.logger.error(`${this.o.name} failed on job ${job.id} (attempt ${job.attempts}/${job.maxAttempts})`, error);
       }
     }
     if (this.stopped || t.leaseLost) {
@@ -549,9 +551,11 @@ export class WorkerCore {
       this.loseLease(t);
       return;
     }
-    if (outcome.kind === 'dead') this.o.observer?.dead?.(t.job, outcome.reason, outcome.error);
-    else if (outcome.delayMs === undefined && t.job.attempts >= t.job.maxAttempts) this.o.observer?.dead?.(t.job, 'exhausted', outcome.error);
-    else this.o.observer?.retried?.(t.job, outcome.reason, outcome.error);
+    const dead = outcome.kind === 'dead' ? outcome.reason : outcome.delayMs === undefined && t.job.attempts >= t.job.maxAttempts ? 'exhausted' : null;
+    if (dead !== null) {
+      this.o.logger.warn(deadLetterLine(`${this.o.name}: job ${t.job.id} of queue ${JSON.stringify(this.o.queue.name)}`, t.job, dead, outcome.error));
+      this.o.observer?.dead?.(t.job, dead, outcome.error);
+    } else if (outcome.kind === 'retry') this.o.observer?.retried?.(t.job, outcome.reason, outcome.error);
     this.settled(t);
   }
 

@@ -247,19 +247,34 @@ export function queueFeaturesContract(engine: EngineFixture): void {
       expect(a1).toBe(first[0]!.id);
     });
 
-    it('a retried head keeps its key blocked; it is claimed again before the next', async () => {
+    it('a retried head keeps its key blocked, and only its key; it is claimed again before the next', async () => {
       const q = store().queue(uid('o-retry'));
       await q.enqueue('a1', { orderingKey: 'a' });
       await q.enqueue('a2', { orderingKey: 'a' });
       await q.enqueue('b1', { orderingKey: 'b' });
+      await q.enqueue('b2', { orderingKey: 'b' });
       const [a1, b1] = await claimAll(q);
-      expect(await a1!.retry('flaky', 0)).toBe(true);
+      expect([a1!.payload, b1!.payload]).toEqual(['a1', 'b1']);
+      // a1 waits an hour for its retry; key b keeps flowing meanwhile, key a does not.
+      expect(await a1!.retry('flaky', 3_600_000)).toBe(true);
       expect(await b1!.ack()).toBe(true);
+      const b2 = await claimAll(q);
+      expect(b2.map((j) => j.payload)).toEqual(['b2']);
+      expect(await b2[0]!.ack()).toBe(true);
+      expect(await claimAll(q)).toEqual([]);
+      expect((await q.getJob(a1!.id))!.state).toBe('pending');
+      // Retried at once instead, a1 comes back before a2; a release keeps its place too.
+      const id = a1!.id;
+      expect(await q.cancel(id)).toBe(true);
+      const a2 = await claimSoon(q);
+      expect(a2.payload).toBe('a2');
+      await q.enqueue('a3', { orderingKey: 'a' });
+      expect(await a2.retry('flaky', 0)).toBe(true);
       const again = await claimSoon(q);
-      expect(again.payload).toBe('a1');
+      expect(again.payload).toBe('a2');
       expect(await claimAll(q)).toEqual([]);
       expect(await again.release()).toBe(true);
-      expect((await claimSoon(q)).payload).toBe('a1');
+      expect((await claimSoon(q)).payload).toBe('a2');
     });
 
     it('the next job becomes claimable when the head is cancelled or dead', async () => {

@@ -1,4 +1,5 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import * as root from '../../lib/index.js';
@@ -94,5 +95,19 @@ describe('error classes', () => {
         .map(({ at }) => at),
     );
     expect(offenders).toEqual([]);
+  });
+
+  it('a file-system failure of the reliable-sync journal is a Database error keeping the OS error as cause', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'alkstore-journal-err-'));
+    try {
+      const notADirectory = join(dir, 'file');
+      writeFileSync(notADirectory, 'x');
+      const err = await reliableSync.FileJournalOutboxStore.open({ directory: join(notADirectory, 'sub'), key: 'k' }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(root.Database);
+      expect((err as root.Database).code).toBe('DATABASE');
+      expect(((err as Error).cause as NodeJS.ErrnoException).code).toMatch(/^(ENOTDIR|EEXIST)$/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -181,6 +181,15 @@ export function queueSql(s: SchemaSql) {
       `WITH d AS (DELETE FROM ${jobs} j USING (SELECT ${NOW_MS} AS ms) t WHERE ${FENCE} RETURNING ${FINISHED})
        SELECT (SELECT count(*) FROM d) AS n, ${promoteFrom(s, 'd', '$3')} AS promoted`,
     ),
+    /** ack of a job whose claimed handle has no ordering key: nothing to promote. $1 id, $2 token. */
+    ackPlain: s.def('q_ack_plain', `DELETE FROM ${jobs} j USING (SELECT ${NOW_MS} AS ms) t WHERE ${FENCE}`),
+    /** ackBatch of such jobs. $1 queue, $2 ids bigint[], $3 tokens. */
+    ackBatchPlain: s.def(
+      'q_ack_batch_plain',
+      `DELETE FROM ${jobs} j USING unnest($2::bigint[], $3::text[]) AS x(id, token)
+       WHERE j.id = ANY($2::bigint[]) AND j.id = x.id AND j.queue = $1::text AND j.claim_token::text = x.token
+         AND j.state = 'processing' AND j.claimed_until > (SELECT ${NOW_MS})`,
+    ),
     /** $1 queue, $2 ids bigint[], $3 tokens uuid[], $4 wake payload → n. */
     ackBatch: s.def(
       'q_ack_batch',

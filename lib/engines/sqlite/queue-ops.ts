@@ -135,22 +135,17 @@ function claimUpTo(ctx: WriteCtx, queue: string, max: number, leaseMs: number | 
   }
 }
 
-export function ackJob(ctx: WriteCtx, queue: string, id: number, token: string): boolean {
+/** `plain`: the caller's own claimed handle says the job has no ordering key, so nothing can need promoting. */
+export function ackJob(ctx: WriteCtx, queue: string, id: number, token: string, plain = false): boolean {
+  if (plain) return ctx.conn.stmt(Q.ACK_PLAIN).run({ id, token, now: ctx.now }).changes > 0;
   const row = ctx.conn.stmt(Q.ACK).get({ id, token, now: ctx.now }) as Ended | undefined;
   afterEnded(ctx, queue, row);
   return row !== undefined;
 }
 
-export function ackJobs(ctx: WriteCtx, queue: string, jobs: readonly { id: number; claimToken: string }[]): number {
-  const ack = ctx.conn.stmt(Q.ACK);
-  const now = ctx.now;
+export function ackJobs(ctx: WriteCtx, queue: string, jobs: readonly { id: number; claimToken: string; plain?: boolean }[]): number {
   let n = 0;
-  for (const j of jobs) {
-    const row = ack.get({ id: j.id, token: j.claimToken, now }) as Ended | undefined;
-    if (row === undefined) continue;
-    n++;
-    afterEnded(ctx, queue, row);
-  }
+  for (const j of jobs) if (ackJob(ctx, queue, j.id, j.claimToken, j.plain)) n++;
   return n;
 }
 

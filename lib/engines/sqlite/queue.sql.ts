@@ -56,6 +56,8 @@ const VALID = `id = @id AND claim_token = @token AND state = 'processing' AND cl
 
 /** Rows that leave the live states report their ordering key and whether they were blocked (a head's end promotes the next). */
 export const ACK = `DELETE FROM __alkstore_jobs WHERE ${VALID} RETURNING ordering_key, blocked`;
+/** ACK for a job known to have no ordering key (a claimed handle says so): no RETURNING to read. */
+export const ACK_PLAIN = `DELETE FROM __alkstore_jobs WHERE ${VALID}`;
 export const VALID_FOR_RETRY = `SELECT attempts, max_attempts, backoff_base_ms, ordering_key FROM __alkstore_jobs WHERE ${VALID}`;
 export const TO_PENDING = `UPDATE __alkstore_jobs
   SET state = 'pending', run_at = @runAt, last_error = @error, claim_token = NULL, claimed_until = NULL, worker_id = NULL

@@ -1,6 +1,10 @@
+import type { Job } from '../../contract/types.js';
 import { OUTBOX_HANDLER_METADATA } from '../alkstore.constants.js';
+import { declareHandle } from '../alkstore.registry.js';
 import type { OutboxHandlerSettings } from '../interfaces/handler-options.interface.js';
+import type { OutboxRef } from '../queue-ref.js';
 import { appendMethodMetadata } from '../utils/append-metadata.js';
+import type { TypedMethodDecorator } from './typed-method-decorator.js';
 
 /**
  * Delivers the messages of `outbox`: the module runs one `OutboxDispatcher`
@@ -10,7 +14,14 @@ import { appendMethodMetadata } from '../utils/append-metadata.js';
  *
  * `settings` override the dispatcher's settings (batch size, lease, timeouts,
  * retry policy) for this handler. One handler per outbox per application.
+ * Given an {@link OutboxRef} (`defineOutbox<T>(name)`), the method must
+ * accept a `Job<T>`. `AlkstoreModule.forRoot` provides the outbox's handle
+ * for `@InjectOutbox`.
  */
-export function OutboxHandler(outbox: string, settings?: OutboxHandlerSettings): MethodDecorator {
-  return appendMethodMetadata(OUTBOX_HANDLER_METADATA, { outbox, settings });
+export function OutboxHandler<T>(outbox: OutboxRef<T>, settings?: OutboxHandlerSettings): TypedMethodDecorator<(job: Job<T>, signal: AbortSignal) => unknown>;
+export function OutboxHandler(outbox: string, settings?: OutboxHandlerSettings): MethodDecorator;
+export function OutboxHandler(outbox: string | OutboxRef<unknown>, settings?: OutboxHandlerSettings): MethodDecorator {
+  const name = typeof outbox === 'string' ? outbox : outbox.name;
+  declareHandle('outbox', name, typeof outbox === 'string' ? undefined : outbox.opts);
+  return appendMethodMetadata(OUTBOX_HANDLER_METADATA, { outbox: name, settings });
 }

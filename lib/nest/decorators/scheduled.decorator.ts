@@ -1,4 +1,5 @@
-import { SCHEDULED_METADATA } from '../alkstore.constants.js';
+import { SCHEDULED_METADATA, SCHEDULED_QUEUE_PREFIX } from '../alkstore.constants.js';
+import { declareHandle } from '../alkstore.registry.js';
 import type { ScheduledOptions } from '../interfaces/handler-options.interface.js';
 import { appendMethodMetadata } from '../utils/append-metadata.js';
 
@@ -13,5 +14,6 @@ import { appendMethodMetadata } from '../utils/append-metadata.js';
  * throws is retried like any job. Names are unique per application.
  */
 export function Scheduled(name: string, spec: string, options: ScheduledOptions = {}): MethodDecorator {
+  declareHandle('queue', options.queue ?? `${SCHEDULED_QUEUE_PREFIX}${name}`);
   return appendMethodMetadata(SCHEDULED_METADATA, { name, spec, options });
 }

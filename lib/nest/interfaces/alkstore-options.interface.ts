@@ -1,6 +1,29 @@
 import type { FactoryProvider, ModuleMetadata, Type } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
+import type { QueueOpts } from '../../contract/options.js';
 import type { StoreLogger } from '../../contract/types.js';
+import type { JobMetrics } from '../../metrics/job-metrics.js';
+
+/** Options of the module's automatic retention (`sweepExpired` under leadership). */
+export interface AlkstoreRetentionOptions {
+  /** Time between sweeps (ms, default 60 000). */
+  intervalMs?: number;
+  /** Queues to sweep besides those of the application's handlers and schedules. */
+  queues?: string[];
+  /** Outboxes to sweep besides those of the application's `@OutboxHandler`s. */
+  outboxes?: string[];
+}
+
+/** A named handle: a name, a name with queue options, or a `defineQueue` / `defineOutbox` ref. */
+export type FeatureHandle = string | { readonly name: string; readonly opts?: QueueOpts };
+
+/** Handles to provide by name, in `forRoot`, `forRootAsync` or `forFeature`. */
+export interface AlkstoreFeatureOptions {
+  /** Queues injectable with `@InjectQueue(name)`. */
+  queues?: FeatureHandle[];
+  /** Outboxes injectable with `@InjectOutbox(name)`. */
+  outboxes?: FeatureHandle[];
+}
 
 /** Options of `AlkstoreModule.forRoot` (or what `forRootAsync` resolves to). */
 export interface AlkstoreModuleOptions {
@@ -27,8 +50,10 @@ export interface AlkstoreModuleOptions {
   /**
    * Run handlers and the scheduler runner in this process (default true).
    * `false` for API-only replicas: the store is injectable, nothing is claimed.
+   * `'manual'` (what `alkstore/testing` uses): schedules are stored and the scheduler runner fires them,
+   * but no handler runs until a test calls `drain()`.
    */
-  workers?: boolean;
+  workers?: boolean | 'manual';
   /**
    * Run the leader-elected scheduler runner. Default: when `@Scheduled`
    * methods exist. `true` also fires schedules created with `store.schedule()`.
@@ -65,6 +90,25 @@ export interface AlkstoreModuleOptions {
   workerId?: string;
   /** Where the store and the workers log. Default: Nest's `Logger` with context `Alkstore`. */
   logger?: StoreLogger;
+  /**
+   * Where every worker reports its metrics (see `alkstore/metrics`: `createPrometheusMetrics`,
+   * `createOpenTelemetryMetrics`). Default none: nothing is measured. A handler's own `metrics`
+   * option overrides it (`false` turns it off for that handler).
+   */
+  metrics?: JobMetrics;
+  /** How often workers sample `queue.stats()` for the depth gauges when metrics are on (ms, default 10 000). */
+  metricsIntervalMs?: number;
+  /**
+   * Run each handler in an OpenTelemetry span, child of the producer's trace context carried in the
+   * job's headers. Default: on when `@opentelemetry/api` is installed; `false` turns it off.
+   */
+  tracing?: boolean;
+  /**
+   * Automatic retention (SPEC §10): one replica at a time (lock `__alkstore_retention`) runs
+   * `sweepExpired` on every known queue and outbox on an interval, so expiry and dead-letter retention
+   * hold without user code. On by default (when `workers` is not false); `false` turns it off.
+   */
+  retention?: AlkstoreRetentionOptions | false;
 }
 
 /** A class that builds the options, for `forRootAsync({ useClass | useExisting })`. */
@@ -72,8 +116,12 @@ export interface AlkstoreOptionsFactory {
   createAlkstoreOptions(): AlkstoreModuleOptions | Promise<AlkstoreModuleOptions>;
 }
 
-/** Options of `AlkstoreModule.forRootAsync`. */
-export interface AlkstoreModuleAsyncOptions extends Pick<ModuleMetadata, 'imports'> {
+/**
+ * Options of `AlkstoreModule.forRootAsync`. `queues` / `outboxes` sit here,
+ * next to the factory, not in what it resolves: Nest needs the provider list
+ * before any factory runs.
+ */
+export interface AlkstoreModuleAsyncOptions extends Pick<ModuleMetadata, 'imports'>, AlkstoreFeatureOptions {
   /** Builds the options from the providers named in `inject`. */
   useFactory?: (...args: never[]) => AlkstoreModuleOptions | Promise<AlkstoreModuleOptions>;
   inject?: FactoryProvider['inject'];

@@ -1,5 +1,7 @@
 import type { OutboxDispatcher } from '../../outbox/index.js';
 import type { JobOpts, QueueOpts } from '../../contract/options.js';
+import type { JobMetrics } from '../../metrics/job-metrics.js';
+import type { WorkerEventName } from '../../worker/worker-events.js';
 import type { CatchUpPolicy } from '../../contract/types.js';
 
 /** Options of `@QueueHandler(queue, options)`. */
@@ -18,6 +20,15 @@ export interface QueueHandlerOptions {
   queueOpts?: QueueOpts;
   /** Safety poll while idle (ms); default the module's `idlePollIntervalMs`. */
   idlePollIntervalMs?: number;
+  /**
+   * Batch mode: the method receives up to `batchSize` jobs at once (`Job[]`), claimed in one statement.
+   * Resolve to ack them all (one `ackBatch`), throw to retry them all, or resolve to one entry per job:
+   * an `Error` retries that job (`PermanentError` dead-letters it), anything else acks it.
+   * `concurrency` then counts batches; `prefetch` is not allowed.
+   */
+  batchSize?: number;
+  /** This handler's metrics sink instead of the module's; `false`: none for this handler. */
+  metrics?: JobMetrics | false;
 }
 
 /** Options of `@Scheduled(name, spec, options)`. */
@@ -35,8 +46,11 @@ export interface ScheduledOptions extends Omit<QueueHandlerOptions, 'queueOpts'>
   catchUp?: CatchUpPolicy;
 }
 
-/** Dispatcher settings a `@OutboxHandler` may override (see `OutboxSettings` in `alkstore/outbox`). */
-export type OutboxHandlerSettings = NonNullable<ConstructorParameters<typeof OutboxDispatcher>[0]['settings']>;
+/** Dispatcher settings a `@OutboxHandler` may override (see `OutboxSettings` in `alkstore/outbox`), plus its metrics sink. */
+export type OutboxHandlerSettings = NonNullable<ConstructorParameters<typeof OutboxDispatcher>[0]['settings']> & {
+  /** This handler's metrics sink instead of the module's; `false`: none for this handler. */
+  metrics?: JobMetrics | false;
+};
 
 /** What `@OutboxHandler` records on its method. */
 export interface OutboxHandlerMetadata {
@@ -48,6 +62,13 @@ export interface OutboxHandlerMetadata {
 export interface QueueHandlerMetadata {
   readonly queue: string;
   readonly options: QueueHandlerOptions;
+}
+
+/** What `@OnQueueEvent` / `@OnOutboxEvent` record on their method. */
+export interface WorkerEventMetadata {
+  readonly kind: 'queue' | 'outbox';
+  readonly name: string;
+  readonly event: WorkerEventName;
 }
 
 /** What `@Scheduled` records on its method. */

@@ -1,6 +1,7 @@
 import { InvalidOption } from '../../contract/errors.js';
-import { asOption, requireBoolean, requireCount, requireTimerMs, validateKey, validatePgSchema } from '../../contract/validate.js';
+import { asOption, optionalObject, requireArray, requireBoolean, requireCount, requireTimerMs, validateKey, validateName, validatePgSchema } from '../../contract/validate.js';
 import { runnerTimings } from '../../internal/scheduler-runner.js';
+import { validateJobMetrics } from '../../metrics/job-metrics.js';
 import type { AlkstoreModuleOptions } from '../interfaces/alkstore-options.interface.js';
 
 /**
@@ -13,9 +14,10 @@ export function validateModuleOptions(options: AlkstoreModuleOptions): AlkstoreM
   if (options.url !== undefined && (typeof options.url !== 'string' || options.url.length === 0)) throw new InvalidOption('url', 'must be a non-empty string');
   if (options.schema !== undefined) validatePgSchema('schema', options.schema);
   asOption(() => {
-    for (const field of ['migrate', 'workers', 'scheduler', 'reusePool'] as const) {
+    for (const field of ['migrate', 'scheduler', 'reusePool'] as const) {
       if (options[field] !== undefined) requireBoolean(field, options[field]);
     }
+    if (options.workers !== undefined && options.workers !== 'manual') requireBoolean('workers', options.workers);
     if (options.poolSize !== undefined) requireCount('poolSize', options.poolSize, 10_000);
     if (options.pollIntervalMs !== undefined) requireTimerMs('pollIntervalMs', options.pollIntervalMs);
     if (options.idlePollIntervalMs !== undefined) requireTimerMs('idlePollIntervalMs', options.idlePollIntervalMs);
@@ -25,5 +27,21 @@ export function validateModuleOptions(options: AlkstoreModuleOptions): AlkstoreM
   asOption(() => runnerTimings({ lockTtlMs: options.schedulerLockTtlMs, renewIntervalMs: options.schedulerRenewIntervalMs }));
   if (options.nestSchedule !== undefined && options.nestSchedule !== 'cluster') throw new InvalidOption('nestSchedule', "must be 'cluster' or left out");
   if (options.scheduleOwner !== undefined) validateKey('owner', options.scheduleOwner);
+  validateObservabilityOptions(options);
   return options;
+}
+
+/** `metrics`, `metricsIntervalMs`, `tracing` and `retention`. */
+function validateObservabilityOptions(options: AlkstoreModuleOptions): void {
+  if (options.metrics !== undefined) validateJobMetrics('metrics', options.metrics);
+  const retention = options.retention;
+  asOption(() => {
+    if (options.metricsIntervalMs !== undefined) requireTimerMs('metricsIntervalMs', options.metricsIntervalMs);
+    if (options.tracing !== undefined) requireBoolean('tracing', options.tracing);
+    if (retention === false || retention === undefined) return;
+    const r = optionalObject<NonNullable<typeof retention>>('retention', retention) ?? {};
+    if (r.intervalMs !== undefined) requireTimerMs('retention.intervalMs', r.intervalMs);
+    if (r.queues !== undefined) for (const q of requireArray('retention.queues', r.queues)) validateName('queue', q);
+    if (r.outboxes !== undefined) for (const o of requireArray('retention.outboxes', r.outboxes)) validateName('outbox', o);
+  });
 }

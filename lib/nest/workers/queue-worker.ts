@@ -1,4 +1,6 @@
+import { InvalidOption } from '../../contract/errors.js';
 import type { Job, Queue, StoreLogger } from '../../contract/types.js';
+import { asOption, requireBatchSize, requireTimerMs } from '../../contract/validate.js';
 import { WorkerCore, type FailureOutcome, type HandlerWrapper } from '../../worker/worker-core.js';
 import { combineObservers, type WorkerObserver } from '../../worker/worker-observer.js';
 
@@ -31,6 +33,8 @@ export interface QueueWorkerOptions {
   readonly observers?: readonly WorkerObserver[];
   /** Runs each handler call inside a context (tracing span, correlation id). */
   readonly wrap?: HandlerWrapper;
+  /** How often `queue.stats()` is sampled for observers with a `stats` hook (ms, default 10 000). */
+  readonly statsIntervalMs?: number;
 }
 
 /**
@@ -82,11 +86,10 @@ export class QueueWorker {
     }
     const batchSize = opts.batchSize;
     if (batchSize !== undefined) {
-      if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000) {
-        throw new RangeError(`batchSize of ${opts.name} must be an integer in 1..10000, got ${String(batchSize)}`);
-      }
-      if (prefetch > 0) throw new RangeError(`prefetch of ${opts.name} cannot be combined with batchSize`);
+      asOption(() => requireBatchSize(`batchSize of ${opts.name}`, batchSize));
+      if (prefetch > 0) throw new InvalidOption(`prefetch of ${opts.name}`, 'cannot be combined with batchSize');
     }
+    if (opts.statsIntervalMs !== undefined) asOption(() => requireTimerMs(`statsIntervalMs of ${opts.name}`, opts.statsIntervalMs));
     const batch = batchSize !== undefined;
     const handler = opts.handler as (job: unknown, signal: AbortSignal) => unknown;
     this.core = new WorkerCore({
@@ -116,7 +119,7 @@ export class QueueWorker {
       logger: opts.logger,
       logHandlerErrors: true,
       observer: combineObservers(opts.observers ?? [], opts.logger, opts.name),
-      statsIntervalMs: 10_000,
+      statsIntervalMs: opts.statsIntervalMs ?? 10_000,
       wrap: opts.wrap ?? null,
     });
   }

@@ -1,0 +1,9 @@
+/**
+ * The worker core shared by the queue worker and the outbox dispatcher, and
+ * its one observation seam: {@link WorkerObserver} (metrics, events, tests)
+ * and {@link WorkerEvents} (lifecycle events with listeners).
+ */
+export { WorkerCore, isPermanent, type WorkerCoreOptions, type FailureKind, type FailureOutcome, type BatchOutcomes, type HandlerWrapper } from './worker-core.js';
+export { combineObservers, type WorkerObserver, type HandlerResult, type RetryReason, type DeadReason, type AbandonReason } from './worker-observer.js';
+export { WorkerEvents, WORKER_EVENT_NAMES, type WorkerEventMap, type WorkerEventName, type WorkerEventListener } from './worker-events.js';
+export { StoreCallTimeout, PublishTimeout } from './timers.js';

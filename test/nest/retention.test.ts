@@ -1,0 +1,56 @@
+import 'reflect-metadata';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Injectable } from '@nestjs/common';
+import { Test, type TestingModule } from '@nestjs/testing';
+import { AlkstoreModule, QueueHandler, Store } from '../../lib/nest/index.js';
+import { waitFor } from '../helpers/engines.js';
+import { MemoryLogger, nestEngines, type NestDb } from './nest-fixtures.js';
+
+@Injectable()
+class Mailer {
+  @QueueHandler('retention-mail')
+  async send(): Promise<void> {}
+}
+
+for (const engine of nestEngines()) {
+  describe(`automatic retention (${engine.name})`, () => {
+    let db: NestDb;
+    let app: TestingModule | null = null;
+    const logger = new MemoryLogger();
+
+    beforeAll(async () => {
+      db = await engine.create();
+    });
+
+    afterAll(async () => {
+      await app?.close();
+      await db?.destroy();
+    });
+
+    it('moves an expired job to dead and deletes a dead letter past its retention, with no user code', async () => {
+      // Written before the application starts, by another process say: a job that expires before it is
+      // ever due, and a dead letter kept for 1 ms.
+      const seed = await Test.createTestingModule({ imports: [AlkstoreModule.forRoot(db.moduleOptions({ workers: false, logger }))] }).compile();
+      await seed.init();
+      const seedStore = seed.get(Store);
+      const expiring = await seedStore.queue('retention-mail').enqueue({ to: 'a' }, { delayMs: 3_600_000, expiresInMs: 1 });
+      const deadQ = seedStore.queue('retention-mail', { deadLetterRetentionMs: 1 });
+      const doomed = await deadQ.enqueue({ to: 'b' });
+      const claimed = await deadQ.claimOne('seed');
+      expect(claimed?.id).toBe(doomed);
+      expect(await claimed!.fail(new Error('bounced'))).toBe(true);
+      expect((await deadQ.getJob(doomed))?.state).toBe('dead');
+      await seed.close();
+
+      app = await Test.createTestingModule({
+        imports: [AlkstoreModule.forRoot(db.moduleOptions({ logger, retention: { intervalMs: 100 } }))],
+        providers: [Mailer],
+      }).compile();
+      await app.init();
+      const q = app.get(Store).queue('retention-mail');
+      await waitFor('the expired job is dead', async () => (await q.getJob(expiring))?.state === 'dead');
+      await waitFor('the old dead letter is gone', async () => (await q.getJob(doomed)) === null);
+      expect(logger.has(/retention: queue "retention-mail": /)).toBe(true);
+    });
+  });
+}

@@ -1,0 +1,131 @@
+import { describe, expect, it } from '@jest/globals';
+import { PermanentError } from '../../lib/contract/errors.js';
+import type { ClaimOpts, Job, Queue, Store } from '../../lib/contract/types.js';
+import { QueueWorker } from '../../lib/nest/workers/queue-worker.js';
+import { WorkerEvents, type WorkerObserver } from '../../lib/worker/index.js';
+import { contractEngines, withEngineDb, waitFor } from '../helpers/engines.js';
+import { gate, MemoryLogger } from '../nest/nest-fixtures.js';
+
+type AckRef = Pick<Job, 'id' | 'claimToken'>;
+
+/** The real queue, with `ackBatch` calls recorded and claimed jobs optionally patched. */
+function instrumented(queue: Queue, acks: number[][], patch?: (job: Job) => Job): Queue {
+  return new Proxy(queue, {
+    get(target, prop, receiver) {
+      if (prop === 'ackBatch') {
+        return (jobs: readonly AckRef[]) => {
+          acks.push(jobs.map((j) => j.id));
+          return target.ackBatch(jobs);
+        };
+      }
+      if (prop === 'claimBatch' && patch) {
+        return async (max: number, workerId?: string, opts?: ClaimOpts) => (await target.claimBatch(max, workerId, opts)).map(patch);
+      }
+      const v: unknown = Reflect.get(target, prop, receiver);
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+}
+
+function worker(queue: Queue, handler: (job: Job) => Promise<unknown>, logger: MemoryLogger, extra: Partial<ConstructorParameters<typeof QueueWorker>[0]> = {}): QueueWorker {
+  return new QueueWorker({ queue, handler, name: 'core test', concurrency: 1, idlePollIntervalMs: 100, drainTimeoutMs: 2_000, workerId: 'core-test', logger, ...extra });
+}
+
+for (const engine of contractEngines()) {
+  describe(`worker core (${engine.name})`, () => {
+    let store!: Store;
+    withEngineDb(engine, (_db, s) => {
+      store = s;
+    });
+
+    it('batch mode: one handler call per claim, the successes acked in one ackBatch, failures retried or dead-lettered per job', async () => {
+      const q = store.queue('core-batch', { backoffBaseMs: 60_000 });
+      const ids = await q.enqueueMany([0, 1, 2, 3, 4, 5]);
+      const acks: number[][] = [];
+      const calls: number[][] = [];
+      const w = worker(
+        instrumented(q, acks),
+        async (jobs) => {
+          const batch = jobs as unknown as Job<number>[];
+          calls.push(batch.map((j) => j.payload));
+          return batch.map((j) => (j.payload === 1 ? new Error('retry me') : j.payload === 4 ? new PermanentError('never') : undefined));
+        },
+        new MemoryLogger(),
+        { batchSize: 6 },
+      );
+      w.start();
+      try {
+        await waitFor('the batch settled', async () => (await q.stats()).processing === 0 && (await q.stats()).pending === 1);
+      } finally {
+        await w.stop();
+      }
+      expect(calls).toEqual([[0, 1, 2, 3, 4, 5]]);
+      expect(acks).toEqual([[ids[0], ids[2], ids[3], ids[5]]]);
+      expect(await q.getJob(ids[1]!)).toMatchObject({ state: 'pending', attempts: 1 });
+      expect(await q.getJob(ids[4]!)).toMatchObject({ state: 'dead' });
+    });
+
+    it('batch mode: a throw retries every job of the batch', async () => {
+      const q = store.queue('core-batch-throw', { backoffBaseMs: 60_000 });
+      const ids = await q.enqueueMany([1, 2, 3]);
+      const w = worker(q, async () => Promise.reject(new Error('batch failed')), new MemoryLogger(), { batchSize: 10 });
+      w.start();
+      try {
+        await waitFor('all three back to pending after one attempt', async () => {
+          const rows = await Promise.all(ids.map((id) => q.getJob(id)));
+          return rows.every((r) => r?.state === 'pending' && r.attempts === 1);
+        });
+      } finally {
+        await w.stop();
+      }
+      for (const id of ids) expect(await q.getJob(id)).toMatchObject({ state: 'pending', attempts: 1 });
+    });
+
+    it('refuses a batchSize outside 1..10000 or combined with prefetch', () => {
+      const q = store.queue('core-batch-invalid');
+      for (const batchSize of [0, 1.5, 10_001]) expect(() => worker(q, async () => undefined, new MemoryLogger(), { batchSize })).toThrow(/batchSize of core test/);
+      expect(() => worker(q, async () => undefined, new MemoryLogger(), { batchSize: 5, prefetch: 2 })).toThrow(/prefetch of core test cannot be combined/);
+    });
+
+    it('emits lease-lost when a renewal is refused, and writes no outcome for that job', async () => {
+      const q = store.queue('core-lease-lost');
+      const id = await q.enqueue({ n: 1 });
+      const events = new WorkerEvents(new MemoryLogger(), 'core test');
+      const lost: (number | null)[] = [];
+      events.on('lease-lost', (job) => void lost.push(job?.id ?? null));
+      const hold = gate();
+      const acks: number[][] = [];
+      const refuseRenewals = (job: Job): Job => new Proxy(job, { get: (t, p, r) => (p === 'heartbeat' ? async () => false : (Reflect.get(t, p, r) as unknown)) });
+      const w = worker(instrumented(q, acks, refuseRenewals), async () => hold.promise, new MemoryLogger(), { visibilityTimeoutMs: 300, observers: [events] });
+      w.start();
+      try {
+        await waitFor('lease-lost was emitted', () => lost.length === 1);
+        hold.open();
+      } finally {
+        hold.open();
+        await w.stop();
+      }
+      expect(lost).toEqual([id]);
+      expect(acks).toEqual([]);
+    });
+
+    it('keeps working when an observer hook throws, and logs it', async () => {
+      const q = store.queue('core-bad-observer');
+      await q.enqueueMany([1, 2]);
+      const logger = new MemoryLogger();
+      const bad: WorkerObserver = {
+        completed: () => {
+          throw new Error('observer bug');
+        },
+      };
+      const w = worker(q, async () => undefined, logger, { observers: [bad] });
+      w.start();
+      try {
+        await waitFor('both acked', async () => (await q.stats()).pending + (await q.stats()).processing === 0);
+      } finally {
+        await w.stop();
+      }
+      expect(logger.has(/the completed hook of an observer threw \(observer bug\)/)).toBe(true);
+    });
+  });
+}
