@@ -29,6 +29,7 @@ Commands:
   dead purge --queue Q (--id ID... | --all)       delete dead jobs
   schedules list                                  schedules with spec, zone, next fire, and the leader
   schedules trigger NAME                          enqueue one job of a schedule now
+  schedules pause NAME | schedules resume NAME    stop / restart a schedule's firing (every replica)
   queue pause NAME | queue resume NAME            stop / restart handing out a queue's jobs (every replica)
 
 Options:
@@ -144,11 +145,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
 
 async function dispatch(p: Parsed, io: CliIo): Promise<number> {
   const [cmd, sub, arg, ...extra] = p.command;
-  const known: Record<string, readonly string[] | null> = { migrate: null, stats: null, dead: ['list', 'redrive', 'purge'], schedules: ['list', 'trigger'], queue: ['pause', 'resume'] };
+  const known: Record<string, readonly string[] | null> = { migrate: null, stats: null, dead: ['list', 'redrive', 'purge'], schedules: ['list', 'trigger', 'pause', 'resume'], queue: ['pause', 'resume'] };
   if (!(cmd! in known)) throw new UsageError(`unknown command ${JSON.stringify(cmd)}`);
   const subs = known[cmd!];
   if (subs && !subs.includes(sub ?? '')) throw new UsageError(`${cmd} needs one of: ${subs.join(', ')}`);
-  const wantsArg = (cmd === 'schedules' && sub === 'trigger') || cmd === 'queue';
+  const wantsArg = (cmd === 'schedules' && sub !== 'list') || cmd === 'queue';
   if (wantsArg && !arg) throw new UsageError(`${cmd} ${sub} needs a name`);
   if ((!subs && sub !== undefined) || (!wantsArg && arg !== undefined) || extra.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(subs ? (wantsArg ? extra[0] : arg) : sub)}`);
   if (cmd === 'dead' && !p.queue) throw new UsageError(`dead ${sub} needs --queue`);
@@ -254,6 +255,12 @@ async function runCommand(store: Store, p: Parsed, io: CliIo, cmd: string, sub: 
             listing.schedules.map((s) => [s.name, s.spec, s.timeZone, s.queue, iso(s.nextFireAt), s.paused ? 'paused' : '']),
           )}`,
         );
+        return EXIT.ok;
+      }
+      if (sub === 'pause' || sub === 'resume') {
+        const found = sub === 'pause' ? await store.pauseSchedule(arg!) : await store.resumeSchedule(arg!);
+        if (!found) throw new Outcome(EXIT.notFound, `no schedule named ${JSON.stringify(arg)}`);
+        emit({ schedule: arg, paused: sub === 'pause' }, `${sub === 'pause' ? 'paused' : 'resumed'} schedule ${arg}`);
         return EXIT.ok;
       }
       const id = await store.triggerSchedule(arg!);

@@ -114,6 +114,8 @@ for (const engine of contractEngines()) {
       const { jobId } = JSON.parse(trig.stdout) as { jobId: number };
       expect(await store.queue('reports').getJob(jobId)).toMatchObject({ state: 'pending', payload: { kind: 'nightly' } });
       expect((await cli(['schedules', 'trigger', 'weekly', '--url', url, ...extra])).code).toBe(3);
+      expect((await cli(['schedules', 'pause', 'nightly', '--url', url, ...extra])).code).toBe(0);
+      expect((await store.getSchedule('nightly'))?.paused).toBe(true);
     });
 
     it('pauses and resumes a queue on every replica', async () => {
