@@ -11,4 +11,5 @@ export * from './options.js';
 export * from './job-extras.js';
 export * from './queue-settings.js';
 export type * from './types.js';
+export type * from './admin.js';
 export * from './validate.js';

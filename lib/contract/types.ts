@@ -1,3 +1,4 @@
+import type { StoreAdmin } from './admin.js';
 import type { JobHeaders } from './job-extras.js';
 import type { JobOpts, QueueOpts } from './options.js';
 
@@ -455,6 +456,9 @@ export interface Store {
 
   /** The database clock, epoch milliseconds. */
   now(): Promise<number>;
+
+  /** Read and repair operations for dashboards, the CLI and health checks (keyset paging, bounded counts). */
+  admin(): StoreAdmin;
 
   /** Closes the store; later calls reject with `Closed`. Idempotent. */
   close(): Promise<void>;

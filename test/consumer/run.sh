@@ -20,8 +20,20 @@ node "$here/check-tarball.mjs" "$work/extracted/package"
 
 step "install the tarball into a scratch Nest 12 app"
 cp -R "$here/app" "$work/app"
+# better-sqlite3's install script (prebuild-install) looks for a local
+# prebuild before downloading one; offer the binary this checkout already
+# built, so a machine without access to GitHub releases does not compile
+# SQLite again. Another version, ABI or platform ignores it and builds.
+prebuilt="$root/node_modules/better-sqlite3/build/Release/better_sqlite3.node"
+if [ -f "$prebuilt" ]; then
+  mkdir -p "$work/prebuilds/build/Release"
+  cp "$prebuilt" "$work/prebuilds/build/Release/"
+  bsver="$(node -p "require('$root/node_modules/better-sqlite3/package.json').version")"
+  abi="$(node -p 'process.versions.modules + "-" + process.platform + "-" + process.arch')"
+  tar -czf "$work/prebuilds/better-sqlite3-v$bsver-node-v$abi.tar.gz" -C "$work/prebuilds" build
+fi
 cd "$work/app"
-npm install --prefer-offline --no-audit --no-fund --loglevel=error "$work/$tarball" >"$work/install.log" 2>&1 || { cat "$work/install.log"; exit 1; }
+npm_config_better_sqlite3_local_prebuilds="$work/prebuilds" npm install --prefer-offline --no-audit --no-fund --loglevel=error "$work/$tarball" >"$work/install.log" 2>&1 || { cat "$work/install.log"; exit 1; }
 grep -q '"alkstore": "file:' package.json || { echo "the tarball was not recorded as a dependency"; exit 1; }
 
 step "tsc"

@@ -3,8 +3,10 @@ import { requireArray, requireOffset, validateKey, validateName } from '../../co
 import { encodePayload, utf8Length } from '../../contract/codec.js';
 import { queueWakeChannel, streamWakeChannel } from '../../contract/names.js';
 import { resolveJobStamp, type JobOpts, type JobWrite, type QueueOpts } from '../../contract/options.js';
+import type { OutcomeCounter } from '../../internal/outcome-counter.js';
 import type { WakeHub } from '../../internal/wake-hub.js';
 import { num, type Executor } from './executor.js';
+import { adminSql } from './admin.sql.js';
 import { lockSql } from './lock.sql.js';
 import { notifySql } from './notify.sql.js';
 import { queueSql } from './queue.sql.js';
@@ -15,7 +17,7 @@ import { streamSql } from './stream.sql.js';
 /** Every statement of the engine for one schema. */
 export function engineSql(schema: string) {
   const s = new SchemaSql(schema);
-  return { queue: queueSql(s), stream: streamSql(s), lock: lockSql(s), schedule: scheduleSql(s), notify: notifySql(s) };
+  return { queue: queueSql(s), stream: streamSql(s), lock: lockSql(s), schedule: scheduleSql(s), notify: notifySql(s), admin: adminSql(s) };
 }
 
 export type EngineSql = ReturnType<typeof engineSql>;
@@ -32,6 +34,8 @@ export interface PgContext {
   queueOpts(queue: string, defaults?: Readonly<Required<QueueOpts>>): Required<QueueOpts>;
   /** Random source in [0, 1) of the retry backoff jitter (the `random` store option). */
   readonly random: () => number;
+  /** Buffered throughput counts (dashboard), written every few seconds. */
+  readonly outcomes: OutcomeCounter;
   /** Poll interval while LISTEN is down, else undefined. */
   readonly pollFallbackMs: number | undefined;
 }

@@ -302,6 +302,23 @@ ALTER TABLE ${s}.schedules
   ADD COLUMN paused boolean NOT NULL DEFAULT false;
 `,
   },
+  {
+    version: 6,
+    name: 'per-minute queue throughput',
+    // Written by the store's outcome counter (lib/internal/outcome-counter.ts) every few
+    // seconds, never by an ack itself; read by the dashboard's throughput chart.
+    sql: (s: string) => `
+CREATE TABLE ${s}.queue_minutes (
+  queue text NOT NULL,
+  minute bigint NOT NULL,
+  completed bigint NOT NULL DEFAULT 0,
+  retried bigint NOT NULL DEFAULT 0,
+  dead bigint NOT NULL DEFAULT 0,
+  PRIMARY KEY (queue, minute)
+);
+CREATE INDEX queue_minutes_minute_idx ON ${s}.queue_minutes (minute);
+`,
+  },
 ]);
 
 /** An SQL string literal of a quoted identifier (to mix the schema into lock keys). */

@@ -57,11 +57,11 @@ export class PostgresQueue implements Queue {
     const { ids, tokens } = ackBatchInput(jobs);
     if (ids.length === 0) return 0;
     // Only our own handles are trusted to say "no ordering key"; otherwise the statement that promotes.
-    if (jobs.every((j) => j instanceof PostgresJob && j.orderingKey === null)) {
-      return (await this.ctx.exec.run(this.ctx.sql.queue.ackBatchPlain, [this.name, ids, tokens])).rowCount;
-    }
-    const r = await this.ctx.exec.run<Counted>(this.ctx.sql.queue.ackBatch, [this.name, ids, tokens, this.wake]);
-    return counted(r);
+    const n = jobs.every((j) => j instanceof PostgresJob && j.orderingKey === null)
+      ? (await this.ctx.exec.run(this.ctx.sql.queue.ackBatchPlain, [this.name, ids, tokens])).rowCount
+      : counted(await this.ctx.exec.run<Counted>(this.ctx.sql.queue.ackBatch, [this.name, ids, tokens, this.wake]));
+    this.ctx.outcomes.record(this.name, 'completed', n);
+    return n;
   }
 
   async cancel(id: number): Promise<boolean> {
@@ -204,22 +204,28 @@ export class PostgresJob implements Job {
 
   async ack(): Promise<boolean> {
     this.ctx.guard();
-    if (this.orderingKey === null) return (await this.ctx.exec.run(this.ctx.sql.queue.ackPlain, [this.id, this.claimToken])).rowCount > 0;
-    const r = await this.ctx.exec.run<Counted>(this.ctx.sql.queue.ack, [this.id, this.claimToken, this.wake]);
-    return counted(r) > 0;
+    const n =
+      this.orderingKey === null
+        ? (await this.ctx.exec.run(this.ctx.sql.queue.ackPlain, [this.id, this.claimToken])).rowCount
+        : counted(await this.ctx.exec.run<Counted>(this.ctx.sql.queue.ack, [this.id, this.claimToken, this.wake]));
+    this.ctx.outcomes.record(this.queue, 'completed', n);
+    return n > 0;
   }
 
   async retry(error: unknown, delayMs?: number): Promise<boolean> {
     this.ctx.guard();
     const delay = delayMs === undefined ? backoffDelayMs(this.attempts, this.backoffBaseMs, this.ctx.random) : requireDurationMs('delayMs', delayMs, { allowZero: true });
-    const r = await this.ctx.exec.run(this.ctx.sql.queue.retry, [this.id, this.claimToken, delay, errorText(error), this.wake]);
+    const r = await this.ctx.exec.run<{ state: string }>(this.ctx.sql.queue.retry, [this.id, this.claimToken, delay, errorText(error), this.wake]);
+    if (r.rows[0]) this.ctx.outcomes.record(this.queue, r.rows[0].state === 'dead' ? 'dead' : 'retried');
     return r.rows.length > 0;
   }
 
   async fail(error: unknown): Promise<boolean> {
     this.ctx.guard();
     const r = await this.ctx.exec.run<Counted>(this.ctx.sql.queue.fail, [this.id, this.claimToken, errorText(error), this.wake]);
-    return counted(r) > 0;
+    const n = counted(r);
+    this.ctx.outcomes.record(this.queue, 'dead', n);
+    return n > 0;
   }
 
   async heartbeat(extendMs: number): Promise<boolean> {

@@ -5,6 +5,7 @@ import { AlkstoreError, Closed, Database, InvalidOption } from '../../contract/e
 import { LISTENER_RECONNECTED_CHANNEL, SCHEDULES_WAKE_CHANNEL, outboxQueueName } from '../../contract/names.js';
 import { DEFAULT_QUEUE_OPTS, OUTBOX_QUEUE_OPTS, resolveQueueOpts, type JobOpts, type QueueOpts } from '../../contract/options.js';
 import { requireDurationMs, validateKey, validateName } from '../../contract/validate.js';
+import type { StoreAdmin } from '../../contract/admin.js';
 import type {
   ExternalTx,
   Lock,
@@ -29,8 +30,10 @@ import { scheduleInput } from '../../internal/schedule-input.js';
 import { runSchedules, type SchedulerEngine } from '../../internal/scheduler-runner.js';
 import { runRetention, type RetentionEngine } from '../../internal/retention-runner.js';
 import { WakeHub } from '../../internal/wake-hub.js';
+import { PostgresAdmin } from './admin.js';
 import { engineSql, enqueueJob, notifyChannel, type EngineSql, type PgContext } from './context.js';
 import { ClientExecutor, num, PoolExecutor, QueryRunnerExecutor, type Executor } from './executor.js';
+import { OutcomeCounter } from '../../internal/outcome-counter.js';
 import type { PostgresListener } from './postgres-listener.js';
 import { PostgresLock } from './postgres-lock.js';
 import { PostgresQueue } from './postgres-queue.js';
@@ -78,6 +81,8 @@ export class PostgresStore implements Store {
   private readonly guarded = new WeakSet<PoolClient>();
   private readonly storeTag = randomUUID().slice(0, 8);
   private echoSeq = 0;
+  private readonly outcomes: OutcomeCounter;
+  private readonly adminApi: PostgresAdmin;
 
   constructor(parts: PostgresStoreParts) {
     this.pool = parts.pool;
@@ -95,12 +100,17 @@ export class PostgresStore implements Store {
         if (utf8Length(channel) > LONG_CHANNEL_BYTES) this.longChannels.delete(channelHash(channel));
       },
     );
+    this.outcomes = new OutcomeCounter(
+      (rows) => this.adminApi.writeOutcomes(rows),
+      (err) => this.logger.warn(`alkstore postgres: writing throughput counts failed: ${String(err)}`),
+    );
     // eslint-disable-next-line @typescript-eslint/no-this-alias
     const store = this;
     this.ctx = {
       sql: this.sql,
       exec: this.exec,
       hub: this.hub,
+      outcomes: this.outcomes,
       guard: () => this.guard(),
       queueOpts: (queue, defaults = DEFAULT_QUEUE_OPTS) => this.registry.get(queue) ?? { ...defaults },
       random: parts.random,
@@ -108,6 +118,13 @@ export class PostgresStore implements Store {
         return store.listenerHealthy ? undefined : store.pollIntervalMs;
       },
     };
+    this.adminApi = new PostgresAdmin(this.ctx, () => (this.listener === null ? 'none' : this.listenerHealthy ? 'connected' : 'down'));
+  }
+
+  /** Read and repair operations for dashboards, the CLI and health checks. */
+  admin(): StoreAdmin {
+    this.guard();
+    return this.adminApi;
   }
 
   /** Attaches the LISTEN connection (or starts polling when there is none). Called once by `openPostgresStore`. */
@@ -422,13 +439,16 @@ export class PostgresStore implements Store {
 
   close(): Promise<void> {
     if (!this.closing) {
+      // Buffered throughput counts go out while the pool is still usable (best effort).
+      const flushed = this.outcomes.flush().catch(() => undefined);
       this.closed = true;
-      this.closing = this.shutdown();
+      this.closing = flushed.then(() => this.shutdown());
     }
     return this.closing;
   }
 
   private async shutdown(): Promise<void> {
+    this.outcomes.stop();
     this.setPolling(false);
     this.hub.closeAll();
     for (const resolve of this.echoes.values()) resolve();

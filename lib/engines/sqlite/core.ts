@@ -1,5 +1,6 @@
 import type { QueueOpts } from '../../contract/options.js';
 import type { WakeReceiver } from '../../contract/types.js';
+import type { OutcomeCounter } from '../../internal/outcome-counter.js';
 import type { SqliteConn } from './connection.js';
 import type { WriteCtx } from './writer.js';
 
@@ -15,6 +16,8 @@ export interface SqliteCore {
   /** A receiver on any channel, reserved engine channels included (no name validation). */
   wakes(channel: string): WakeReceiver;
   readonly random: () => number;
+  /** Buffered throughput counts (dashboard), written every few seconds. */
+  readonly outcomes: OutcomeCounter;
   /** Opts registered for a queue name by `store.queue(name, opts)`, else `defaults`. */
   registeredQueueOpts(queue: string, defaults: Readonly<Required<QueueOpts>>): Required<QueueOpts>;
 }

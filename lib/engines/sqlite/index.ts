@@ -8,6 +8,7 @@ import { asStoreError } from './writer.js';
 
 export type { SqliteStoreOptions } from './options.js';
 export { SqliteStore } from './store.js';
+export { sqliteSchemaSql, SCHEMA_VERSION as SQLITE_SCHEMA_VERSION } from './schema.js';
 
 /**
  * Opens a store on an embedded SQLite file (WAL mode) or `:memory:`.

@@ -65,7 +65,9 @@ export class SqliteQueue implements Queue {
     if (ids.length === 0) return 0;
     // Only our own handles are trusted to say "no ordering key"; anything else takes the checking path.
     const plain = jobs.map((j) => j instanceof SqliteJob && j.orderingKey === null);
-    return this.core.write('ackBatch', (ctx) => ops.ackJobs(ctx, this.name, ids.map((id, i) => ({ id, claimToken: tokens[i]!, plain: plain[i] }))));
+    const n = await this.core.write('ackBatch', (ctx) => ops.ackJobs(ctx, this.name, ids.map((id, i) => ({ id, claimToken: tokens[i]!, plain: plain[i] }))));
+    this.core.outcomes.record(this.name, 'completed', n);
+    return n;
   }
 
   async cancel(id: number): Promise<boolean> {
@@ -211,19 +213,26 @@ export class SqliteJob implements Job {
     return this.payload as U;
   }
 
-  ack(): Promise<boolean> {
-    return this.core.write('ack', (ctx) => ops.ackJob(ctx, this.queue, this.id, this.claimToken, this.orderingKey === null));
+  async ack(): Promise<boolean> {
+    const ok = await this.core.write('ack', (ctx) => ops.ackJob(ctx, this.queue, this.id, this.claimToken, this.orderingKey === null));
+    if (ok) this.core.outcomes.record(this.queue, 'completed');
+    return ok;
   }
 
   async retry(error: unknown, delayMs?: number): Promise<boolean> {
     const delay = delayMs === undefined ? undefined : requireDurationMs('delayMs', delayMs, { allowZero: true });
     const text = errorText(error);
-    return this.core.write('retry', (ctx) => ops.retryJob(ctx, this.queue, this.id, this.claimToken, text, delay, this.core.random));
+    const ok = await this.core.write('retry', (ctx) => ops.retryJob(ctx, this.queue, this.id, this.claimToken, text, delay, this.core.random));
+    // The row goes dead when this claim was its last attempt (the same rule as the SQL).
+    if (ok) this.core.outcomes.record(this.queue, this.attempts >= this.maxAttempts ? 'dead' : 'retried');
+    return ok;
   }
 
   async fail(error: unknown): Promise<boolean> {
     const text = errorText(error);
-    return this.core.write('fail', (ctx) => ops.failJob(ctx, this.queue, this.id, this.claimToken, text));
+    const ok = await this.core.write('fail', (ctx) => ops.failJob(ctx, this.queue, this.id, this.claimToken, text));
+    if (ok) this.core.outcomes.record(this.queue, 'dead');
+    return ok;
   }
 
   async heartbeat(extendMs: number): Promise<boolean> {

@@ -3,7 +3,20 @@ import type { SqliteConn } from './connection.js';
 import { QUEUE_COUNTS_STEP } from './counts.sql.js';
 
 /** Version of the `__alkstore_*` tables this build reads and writes: the newest numbered step (SQLITE_MIGRATIONS). */
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
+
+// Throughput minutes for the dashboard (step 6), written by the store's outcome counter every few seconds.
+const THROUGHPUT_DDL = `
+CREATE TABLE IF NOT EXISTS __alkstore_queue_minutes (
+  queue TEXT NOT NULL,
+  minute INTEGER NOT NULL,
+  completed INTEGER NOT NULL DEFAULT 0,
+  retried INTEGER NOT NULL DEFAULT 0,
+  dead INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (queue, minute)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS __alkstore_queue_minutes_minute ON __alkstore_queue_minutes (minute);
+`;
 
 // Ids of jobs use AUTOINCREMENT so an id is never reused after deletes (a stale
 // `cancel(id)` must not hit a newer job). Stream offsets come from a per-stream
@@ -101,7 +114,12 @@ CREATE TABLE IF NOT EXISTS __alkstore_schedules (
   owner TEXT,
   paused INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
-`;
+${THROUGHPUT_DDL}`;
+
+/** The engine tables' DDL (idempotent: `CREATE … IF NOT EXISTS`), for `alkstore migrate --print`. The store applies it itself at open. */
+export function sqliteSchemaSql(): string {
+  return `${DDL.trim()}\n${INDEX_DDL.trim()}\n`;
+}
 
 // Indexes on columns a numbered step may have added: created after the steps ran.
 const INDEX_DDL = `
@@ -114,14 +132,18 @@ CREATE INDEX IF NOT EXISTS __alkstore_jobs_ordering
   ON __alkstore_jobs (queue, ordering_key, id) WHERE ordering_key IS NOT NULL AND state IN ('pending', 'processing');
 `;
 
-/** One numbered upgrade of an existing file (numbers shared with the PostgreSQL migrations; gaps are fine). */
+/**
+ * One numbered upgrade of an existing file (numbers shared with the PostgreSQL migrations). Each
+ * applied step is recorded under its own meta key (`migration:<n>`), so a step numbered below one a
+ * file already has (a gap filled later) still runs.
+ */
 export interface SqliteMigration {
   readonly version: number;
   readonly name: string;
   readonly sql: string;
 }
 
-/** Upgrades applied, in order, to files whose stored version is below theirs. Fresh files get the full DDL instead. */
+/** Upgrades applied, in order, to existing files that lack them. Fresh files get the full DDL instead. */
 export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
   {
     version: 3,
@@ -147,6 +169,11 @@ ALTER TABLE __alkstore_schedules ADD COLUMN owner TEXT;
 ALTER TABLE __alkstore_schedules ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;
 `,
   },
+  {
+    version: 6,
+    name: 'per-minute queue throughput',
+    sql: THROUGHPUT_DDL,
+  },
 ]);
 
 /**
@@ -159,16 +186,26 @@ export function applySchema(conn: SqliteConn): void {
   const fresh = conn.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__alkstore_meta'").get() === undefined;
   conn.db.exec(DDL);
   const stored = conn.db.prepare("SELECT value FROM __alkstore_meta WHERE key = 'schema_version'").pluck().get() as number | undefined;
+  const mark = conn.db.prepare('INSERT OR IGNORE INTO __alkstore_meta (key, value) VALUES (?, ?)');
   if (stored === undefined || fresh) {
+    // A fresh file: the DDL above already holds every step's result.
     conn.db.prepare("INSERT OR REPLACE INTO __alkstore_meta (key, value) VALUES ('schema_version', ?)").run(SCHEMA_VERSION);
+    for (const m of SQLITE_MIGRATIONS) mark.run(`migration:${m.version}`, m.version);
   } else if (stored > SCHEMA_VERSION) {
     throw new AlkstoreError(
       'DATABASE',
       `the SQLite file has alkstore schema version ${stored}, newer than this build's ${SCHEMA_VERSION}; upgrade alkstore`,
     );
-  } else if (stored < SCHEMA_VERSION) {
-    for (const m of SQLITE_MIGRATIONS) if (m.version > stored) conn.db.exec(m.sql);
-    conn.db.prepare("UPDATE __alkstore_meta SET value = ? WHERE key = 'schema_version'").run(SCHEMA_VERSION);
+  } else {
+    const done = conn.db.prepare('SELECT 1 FROM __alkstore_meta WHERE key = ?').pluck();
+    // A file from before per-step records holds every step at or below its version.
+    const legacy = conn.db.prepare("SELECT 1 FROM __alkstore_meta WHERE key LIKE 'migration:%' LIMIT 1").get() === undefined;
+    for (const m of SQLITE_MIGRATIONS) {
+      if (done.get(`migration:${m.version}`) !== undefined) continue;
+      if (!(legacy && m.version <= stored)) conn.db.exec(m.sql);
+      mark.run(`migration:${m.version}`, m.version);
+    }
+    if (stored < SCHEMA_VERSION) conn.db.prepare("UPDATE __alkstore_meta SET value = ? WHERE key = 'schema_version'").run(SCHEMA_VERSION);
   }
   // Fresh files, and files whose version passed 4 before the counters step existed, get it here.
   if (conn.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__alkstore_queue_counts'").get() === undefined) {

@@ -3,6 +3,7 @@ import { Closed } from '../../contract/errors.js';
 import { SCHEDULES_WAKE_CHANNEL } from '../../contract/names.js';
 import { DEFAULT_QUEUE_OPTS, OUTBOX_QUEUE_OPTS, resolveQueueOpts, type JobOpts, type QueueOpts } from '../../contract/options.js';
 import { requireDurationMs, validateKey, validateName } from '../../contract/validate.js';
+import type { StoreAdmin } from '../../contract/admin.js';
 import type {
   ExternalTx,
   Lock,
@@ -22,9 +23,11 @@ import type {
 import { loadCronIfInstalled } from '../../internal/load-cron.js';
 import { OutboxHandle } from '../../internal/outbox-handle.js';
 import { scheduleInput } from '../../internal/schedule-input.js';
+import { OutcomeCounter } from '../../internal/outcome-counter.js';
 import { runSchedules, type SchedulerEngine } from '../../internal/scheduler-runner.js';
 import { runRetention, type RetentionEngine } from '../../internal/retention-runner.js';
 import { WakeHub } from '../../internal/wake-hub.js';
+import { SqliteAdmin, writeOutcomes } from './admin.js';
 import { isBusy, retryOnBusy, type SqliteConn } from './connection.js';
 import type { SqliteCore } from './core.js';
 import { DeferredSync } from './deferred-sync.js';
@@ -47,7 +50,7 @@ import { SqliteStream } from './stream.js';
 import { SqliteTxHandle } from './tx.js';
 import { notifyInput, outboxEnqueueInput } from './tx-input.js';
 import { WriteTickets } from './write-tickets.js';
-import { asStoreError, Writer, type WriteCtx } from './writer.js';
+import { asStoreError, WriteCtx, Writer } from './writer.js';
 
 /** The SQLite engine's `Store`. */
 export class SqliteStore implements Store, SqliteCore {
@@ -60,6 +63,8 @@ export class SqliteStore implements Store, SqliteCore {
   private readonly deferredSync: DeferredSync | null;
   private readonly queueOptsByName = new Map<string, Required<QueueOpts>>();
   private openTx: SqliteTxHandle | null = null;
+  readonly outcomes: OutcomeCounter;
+  private readonly adminApi: SqliteAdmin;
 
   constructor(
     private readonly options: ResolvedSqliteOptions,
@@ -83,6 +88,17 @@ export class SqliteStore implements Store, SqliteCore {
         for (const c of channels) this.hub.wake(c);
       },
     }, this.deferredSync, new WriteTickets(options.memory || !options.writeFairness ? null : resolve(options.path)));
+    this.outcomes = new OutcomeCounter(
+      (rows) => this.write('throughput', (ctx) => writeOutcomes(ctx, rows)),
+      (err) => options.logger.warn(`alkstore sqlite: writing throughput counts failed: ${String(err)}`),
+    );
+    this.adminApi = new SqliteAdmin(this);
+  }
+
+  /** Read and repair operations for dashboards, the CLI and health checks. */
+  admin(): StoreAdmin {
+    this.assertOpen();
+    return this.adminApi;
   }
 
   get closed(): boolean {
@@ -252,6 +268,7 @@ export class SqliteStore implements Store, SqliteCore {
     this.watcher?.stop();
     this.openTx?.abandon();
     this.writer.rollbackQuietly();
+    this.writeLastOutcomes();
     this.deferredSync?.close();
     this.readConn?.close();
     this.writeConn.close();
@@ -259,6 +276,20 @@ export class SqliteStore implements Store, SqliteCore {
   }
 
   // ---- internals ----
+
+  /** Best effort at close: the last buffered throughput counts, one direct write (skipped if the file is busy). */
+  private writeLastOutcomes(): void {
+    const rows = this.outcomes.drain();
+    const db = this.writeConn.db;
+    if (rows.length === 0 || !db.open || db.inTransaction) return;
+    try {
+      db.exec('BEGIN IMMEDIATE');
+      writeOutcomes(new WriteCtx(this.writeConn), rows);
+      db.exec('COMMIT');
+    } catch {
+      if (db.inTransaction) db.exec('ROLLBACK');
+    }
+  }
 
   private assertOpen(): void {
     if (this.isClosed) throw new Closed();

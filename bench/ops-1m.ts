@@ -1,0 +1,129 @@
+/**
+ * How long the dashboard and the CLI take on a large queue (issue 14): fills a
+ * queue with N jobs (default 1 000 000: mostly pending over 4 priorities, some
+ * scheduled, some dead), mounts the dashboard in a Nest app, and times page
+ * loads over HTTP (median of --runs) plus `alkstore stats` as a child process.
+ *
+ *   npx tsx bench/ops-1m.ts [--engine sqlite|postgres] [--jobs N] [--runs R]
+ *
+ * A measurement script, not a test: it prints timings and asserts nothing.
+ */
+import 'reflect-metadata';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Injectable, Module, type CanActivate } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { AlkstoreDashboardModule } from '../lib/dashboard/index.js';
+import { AlkstoreModule, Store } from '../lib/nest/index.js';
+import { openStore } from '../lib/open-store.js';
+import { ROOT } from './lib/util.js';
+
+const { values } = parseArgs({ options: { engine: { type: 'string', default: 'sqlite' }, jobs: { type: 'string', default: '1000000' }, runs: { type: 'string', default: '5' } } });
+const engine = values.engine === 'postgres' ? 'postgres' : 'sqlite';
+const total = Number(values.jobs);
+const runs = Number(values.runs);
+const PG = process.env.ALKSTORE_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const dir = mkdtempSync(join(tmpdir(), 'alkstore-ops-1m-'));
+const schema = `ops_1m_${process.pid}`;
+const url = engine === 'postgres' ? PG : `sqlite:${join(dir, 'big.db')}`;
+const QUEUE = 'big';
+
+@Injectable()
+class OpenGuard implements CanActivate {
+  canActivate(): boolean {
+    return true;
+  }
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+async function fill(): Promise<void> {
+  const store = await openStore({ url, schema: engine === 'postgres' ? schema : undefined });
+  const q = store.queue(QUEUE, { maxAttempts: 1 });
+  const t0 = Date.now();
+  const batch = 10_000;
+  const dead = Math.min(5_000, Math.floor(total / 100));
+  const scheduled = Math.floor(total / 20);
+  for (let done = 0; done < total - dead - scheduled; done += batch) {
+    const n = Math.min(batch, total - dead - scheduled - done);
+    await q.enqueueMany(Array.from({ length: n }, (_, i) => ({ n: done + i, to: `user${done + i}@example.com` })), { priority: (done / batch) % 4 });
+  }
+  for (let done = 0; done < scheduled; done += batch) {
+    await q.enqueueMany(Array.from({ length: Math.min(batch, scheduled - done) }, (_, i) => ({ later: done + i })), { delayMs: 86_400_000, priority: 9 });
+  }
+  const doomed = store.queue('big-dead-src', { maxAttempts: 1 });
+  await doomed.enqueueMany(Array.from({ length: dead }, (_, i) => ({ d: i })), { priority: 100 });
+  for (let left = dead; left > 0; ) {
+    const jobs = await doomed.claimBatch(Math.min(1000, left), 'filler');
+    await Promise.all(jobs.map((j) => j.fail(new Error('550 mailbox unavailable'))));
+    left -= jobs.length;
+  }
+  console.log(`filled ${total} jobs on ${engine} in ${((Date.now() - t0) / 1000).toFixed(1)} s (${dead} dead on big-dead-src, ${scheduled} scheduled)`);
+  await store.close();
+}
+
+async function main(): Promise<void> {
+  await fill();
+  @Module({
+    imports: [
+      AlkstoreModule.forRoot({ url, schema: engine === 'postgres' ? schema : undefined, workers: false }),
+      AlkstoreDashboardModule.forRoot({ path: '/alkstore', guard: OpenGuard }),
+    ],
+  })
+  class BenchModule {}
+  const app = await NestFactory.create(BenchModule, { logger: ['error'] });
+  await app.listen(0, '127.0.0.1');
+  const { port } = app.getHttpServer().address() as AddressInfo;
+  const base = `http://127.0.0.1:${port}/alkstore`;
+  const store = app.get(Store);
+  const second = (await store.admin().listJobs(QUEUE, { state: 'pending', limit: 50 })).next!;
+  const pages: [string, string][] = [
+    ['queues (/)', `${base}/`],
+    ['queue pending, page 1', `${base}/queue?name=${QUEUE}&state=pending`],
+    ['queue pending, page 2', `${base}/queue?name=${QUEUE}&state=pending&cursor=${second}`],
+    ['queue scheduled', `${base}/queue?name=${QUEUE}&state=scheduled`],
+    ['queue all', `${base}/queue?name=${QUEUE}&state=all`],
+    ['dead letters of a queue', `${base}/dead?queue=big-dead-src`],
+    ['outboxes', `${base}/outboxes`],
+  ];
+  console.log(`\n${engine}, ${total} jobs: median of ${runs} page loads (server time + local HTTP)`);
+  for (const [name, href] of pages) {
+    const times: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      const t = performance.now();
+      const res = await fetch(href);
+      await res.text();
+      if (res.status !== 200) throw new Error(`${name}: HTTP ${res.status}`);
+      times.push(performance.now() - t);
+    }
+    console.log(`  ${name.padEnd(26)} ${median(times).toFixed(1).padStart(8)} ms`);
+  }
+  await app.close();
+  const cliTimes: number[] = [];
+  for (let i = 0; i < Math.min(runs, 3); i++) {
+    const t = performance.now();
+    execFileSync(process.execPath, ['--import', 'tsx', join(ROOT, 'lib/cli/main.ts'), 'stats', '--url', url, ...(engine === 'postgres' ? ['--schema', schema] : [])], { stdio: 'pipe' });
+    cliTimes.push(performance.now() - t);
+  }
+  console.log(`  ${'alkstore stats (process)'.padEnd(26)} ${median(cliTimes).toFixed(1).padStart(8)} ms (includes node + tsx start-up)`);
+}
+
+try {
+  await main();
+} finally {
+  if (engine === 'postgres') {
+    const pg = (await import('pg')).default;
+    const c = new pg.Client({ connectionString: PG });
+    await c.connect();
+    await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await c.end();
+  }
+  rmSync(dir, { recursive: true, force: true });
+}

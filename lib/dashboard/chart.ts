@@ -1,0 +1,41 @@
+import type { ThroughputPoint } from '../contract/admin.js';
+import { html, type SafeHtml } from './html.js';
+
+const MINUTE = 60_000;
+
+/** Per-minute totals of the last `minutes` minutes ending at `now` (oldest first). */
+export function minuteSeries(points: readonly ThroughputPoint[], now: number, minutes = 60): { minute: number; ok: number; bad: number }[] {
+  const last = Math.floor(now / MINUTE) * MINUTE;
+  const first = last - (minutes - 1) * MINUTE;
+  const series = Array.from({ length: minutes }, (_, i) => ({ minute: first + i * MINUTE, ok: 0, bad: 0 }));
+  for (const p of points) {
+    const i = Math.round((p.minute - first) / MINUTE);
+    if (i < 0 || i >= minutes) continue;
+    series[i]!.ok += p.completed;
+    series[i]!.bad += p.retried + p.dead;
+  }
+  return series;
+}
+
+/**
+ * A bar chart drawn as inline SVG (no script, no external asset): completed
+ * jobs per minute in green, retried and dead stacked in red.
+ */
+export function throughputChart(points: readonly ThroughputPoint[], now: number, label: string): SafeHtml {
+  const series = minuteSeries(points, now);
+  const w = 600;
+  const h = 120;
+  const top = Math.max(1, ...series.map((s) => s.ok + s.bad));
+  const bw = w / series.length;
+  const total = series.reduce((a, s) => a + s.ok, 0);
+  const failed = series.reduce((a, s) => a + s.bad, 0);
+  const bars = series.map((s, i) => {
+    const okH = (s.ok / top) * (h - 14);
+    const badH = (s.bad / top) * (h - 14);
+    const x = (i * bw + 1).toFixed(1);
+    const t = `${new Date(s.minute).toISOString().slice(11, 16)} UTC: ${s.ok} completed, ${s.bad} retried/dead`;
+    return html`<g><title>${t}</title><rect x="${x}" y="${(h - okH).toFixed(1)}" width="${(bw - 2).toFixed(1)}" height="${okH.toFixed(1)}" class="ok"/><rect x="${x}" y="${(h - okH - badH).toFixed(1)}" width="${(bw - 2).toFixed(1)}" height="${badH.toFixed(1)}" class="bad"/></g>`;
+  });
+  return html`<figure class="chart"><svg viewBox="0 0 ${w} ${h}" width="${w}" height="${h}" role="img" aria-label="${label}"><text x="4" y="11" class="axis">max ${top}/min</text>${bars}</svg>
+<figcaption>${label}: ${total} completed, ${failed} retried or dead in the last hour</figcaption></figure>`;
+}

@@ -1,0 +1,7 @@
+/**
+ * The alkstore operator dashboard for NestJS (`alkstore/dashboard`): mount
+ * `AlkstoreDashboardModule.forRoot({ path, guard })` next to `AlkstoreModule`.
+ */
+export { AlkstoreDashboardModule } from './dashboard.module.js';
+export type { AlkstoreDashboardOptions } from './dashboard.options.js';
+export { CSRF_COOKIE } from './csrf.js';

@@ -1,0 +1,88 @@
+import { NOW_MS, type SchemaSql, type Sql } from './schema-sql.js';
+import { jobColumns } from './queue.sql.js';
+
+/** Admin statements for one schema: keyset pages, bounded counts, throughput minutes. */
+export function adminSql(s: SchemaSql) {
+  const jobs = `${s.q}.jobs`;
+  // One index seek per distinct queue of a state's partial index (a loose index scan).
+  // `cond` matches a partial index's predicate exactly, so each seek is an index seek.
+  const loose = (cond: string) => `(WITH RECURSIVE r AS (
+      SELECT (SELECT j.queue FROM ${jobs} j WHERE ${cond} ORDER BY j.queue LIMIT 1) AS q
+      UNION ALL
+      SELECT (SELECT j.queue FROM ${jobs} j WHERE ${cond} AND j.queue > r.q ORDER BY j.queue LIMIT 1) FROM r WHERE r.q IS NOT NULL
+    ) SELECT q FROM r WHERE q IS NOT NULL)`;
+  return {
+    queueNames: s.def(
+      'a_queue_names',
+      `${loose("j.state = 'pending' AND NOT j.blocked")} UNION ${loose("j.state = 'processing'")} UNION ${loose("j.state = 'dead'")}
+       UNION SELECT DISTINCT queue FROM ${s.q}.queue_minutes UNION SELECT queue FROM ${s.q}.queue_settings ORDER BY 1`,
+    ),
+    /** $1 queue, $2 at most → the highest pending priority <= $2. */
+    nextPriority: s.def(
+      'a_next_priority',
+      `SELECT j.priority FROM ${jobs} j WHERE j.queue = $1::text AND j.state = 'pending' AND NOT j.blocked AND j.priority <= $2::int
+       ORDER BY j.priority DESC LIMIT 1`,
+    ),
+    /** $1 queue, $2 priority, $3 after run_at, $4 after id, $5 limit. */
+    pendingOfPriority: s.def(
+      'a_pending_of_priority',
+      `SELECT ${jobColumns('j')} FROM ${jobs} j
+       WHERE j.queue = $1::text AND j.state = 'pending' AND NOT j.blocked AND j.priority = $2::int AND (j.run_at, j.id) > ($3::bigint, $4::bigint)
+       ORDER BY j.run_at, j.id LIMIT $5::int`,
+    ),
+    /** $1 queue, $2 after claimed_until (null: first page), $3 after id, $4 limit. */
+    processing: s.def(
+      'a_processing',
+      `SELECT ${jobColumns('j')} FROM ${jobs} j
+       WHERE j.queue = $1::text AND j.state = 'processing'
+         AND ($2::bigint IS NULL OR (j.claimed_until, j.id) > ($2::bigint, $3::bigint))
+       ORDER BY j.claimed_until, j.id LIMIT $4::int`,
+    ),
+    /** $1 queue, $2 after id, $3 limit. */
+    dead: s.def(
+      'a_dead',
+      `SELECT ${jobColumns('j')} FROM ${jobs} j WHERE j.queue = $1::text AND j.state = 'dead' AND j.id > $2::bigint ORDER BY j.id LIMIT $3::int`,
+    ),
+    /** $1 queue, $2 after id, $3 limit. */
+    all: s.def(
+      'a_all',
+      `SELECT ${jobColumns('j')} FROM ${jobs} j WHERE j.queue = $1::text AND j.id > $2::bigint ORDER BY j.id LIMIT $3::int`,
+    ),
+    now: s.def('a_now', `SELECT ${NOW_MS} AS ms`),
+    /** $1 queue, $2 limit: ids of dead jobs (the dead index), for a bulk redrive through the ordering-aware retryDead. */
+    deadIds: s.def('a_dead_ids', `SELECT j.id FROM ${jobs} j WHERE j.queue = $1::text AND j.state = 'dead' ORDER BY j.id LIMIT $2::int`),
+    /** $1 queue. */
+    purgeAllDead: s.def('a_purge_all_dead', `DELETE FROM ${jobs} WHERE queue = $1::text AND state = 'dead'`),
+    /** $1 queues, $2 completed, $3 retried, $4 dead: added to the current minute (database clock). */
+    addMinutes: s.def(
+      'a_add_minutes',
+      `INSERT INTO ${s.q}.queue_minutes AS m (queue, minute, completed, retried, dead)
+       SELECT x.q, (${NOW_MS} / 60000) * 60000, x.c, x.r, x.d
+       FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[]) AS x(q, c, r, d)
+       ON CONFLICT (queue, minute) DO UPDATE SET completed = m.completed + EXCLUDED.completed,
+         retried = m.retried + EXCLUDED.retried, dead = m.dead + EXCLUDED.dead`,
+    ),
+    /** $1 retention ms. */
+    pruneMinutes: s.def('a_prune_minutes', `DELETE FROM ${s.q}.queue_minutes WHERE minute < ${NOW_MS} - $1::bigint`),
+    /** $1 since, $2 queue or null. */
+    minutes: s.def(
+      'a_minutes',
+      `SELECT queue, minute, completed, retried, dead FROM ${s.q}.queue_minutes
+       WHERE minute >= $1::bigint AND ($2::text IS NULL OR queue = $2::text) ORDER BY minute, queue`,
+    ),
+    /** $1 after name or null, $2 limit. */
+    streamHeads: s.def(
+      'a_stream_heads',
+      `SELECT stream, last_offset FROM ${s.q}.stream_heads WHERE ($1::text IS NULL OR stream > $1::text) ORDER BY stream LIMIT $2::int`,
+    ),
+    /** $1 streams. */
+    streamOffsets: s.def(
+      'a_stream_offsets',
+      `SELECT stream, consumer, saved FROM ${s.q}.stream_offsets WHERE stream = ANY($1::text[]) ORDER BY stream, consumer`,
+    ),
+    /** $1 name. */
+    lock: s.def('a_lock', `SELECT owner, expires_at, ${NOW_MS} AS now FROM ${s.q}.locks WHERE name = $1::text`),
+  } satisfies Record<string, Sql>;
+}
+
+export type AdminSql = ReturnType<typeof adminSql>;

@@ -1,0 +1,124 @@
+import type { JobPage, ListenerState, ListJobsOpts, LockInfo, NamePageOpts, StoreAdmin, StreamInfo, ThroughputPoint } from '../../contract/admin.js';
+import { queueWakeChannel, validateName } from '../../contract/names.js';
+import { encodeCursor, keyOf, validateQueue, resolveJobListQuery, resolveNamePage, resolveSince, THROUGHPUT_RETENTION_MS, walkClaimOrder } from '../../internal/admin-paging.js';
+import type { OutcomeRow } from '../../internal/outcome-counter.js';
+import type { PgContext } from './context.js';
+import { num } from './executor.js';
+import { toJobInfo } from './postgres-queue.js';
+import type { JobRow } from './queue.sql.js';
+import { wakePayload } from './schema-sql.js';
+
+const MIN_RUN_AT = -Number.MAX_SAFE_INTEGER;
+
+/** `StoreAdmin` on PostgreSQL: every list walks an index by keyset, every count is capped. */
+export class PostgresAdmin implements StoreAdmin {
+  constructor(
+    private readonly ctx: PgContext,
+    private readonly listenerState: () => ListenerState,
+  ) {}
+
+  async queueNames(): Promise<string[]> {
+    this.ctx.guard();
+    const r = await this.ctx.exec.run<{ q: string }>(this.ctx.sql.admin.queueNames, []);
+    return r.rows.map((row) => row.q);
+  }
+
+  async listJobs(queue: string, opts?: ListJobsOpts): Promise<JobPage> {
+    this.ctx.guard();
+    const name = validateQueue(queue);
+    const q = resolveJobListQuery(opts);
+    const a = this.ctx.sql.admin;
+    let rows: JobRow[];
+    if (q.state === 'pending' || q.state === 'scheduled') {
+      const floor = q.state === 'scheduled' ? await this.now() : MIN_RUN_AT;
+      rows = await walkClaimOrder(
+        q.after,
+        q.limit + 1,
+        floor,
+        (atMost) => this.nextPriority(name, atMost),
+        async (p, runAt, id, limit) => (await this.ctx.exec.run<JobRow>(a.pendingOfPriority, [name, p, runAt, id, limit])).rows,
+      );
+    } else if (q.state === 'processing') {
+      rows = (await this.ctx.exec.run<JobRow>(a.processing, [name, q.after?.[0] ?? null, q.after?.[1] ?? 0, q.limit + 1])).rows;
+    } else {
+      rows = (await this.ctx.exec.run<JobRow>(q.state === 'dead' ? a.dead : a.all, [name, q.after?.[0] ?? 0, q.limit + 1])).rows;
+    }
+    const jobs = rows.slice(0, q.limit).map(toJobInfo);
+    const last = jobs[jobs.length - 1];
+    return { jobs, next: rows.length > q.limit && last ? encodeCursor(q.state, keyOf(q.state, last)) : null };
+  }
+
+  async retryAllDead(queue: string): Promise<number> {
+    this.ctx.guard();
+    const name = validateQueue(queue);
+    // In batches through the queue's own redrive, which puts ordered jobs back behind their key's head.
+    let moved = 0;
+    for (;;) {
+      const ids = (await this.ctx.exec.run<{ id: string }>(this.ctx.sql.admin.deadIds, [name, 10_000])).rows.map((r) => num(r.id));
+      if (ids.length === 0) return moved;
+      const r = await this.ctx.exec.run<{ moved: string }>(this.ctx.sql.queue.retryDead, [name, ids, wakePayload(queueWakeChannel(name))]);
+      const n = num(r.rows[0]?.moved ?? 0);
+      moved += n;
+      if (n === 0) return moved;
+    }
+  }
+
+  async purgeAllDead(queue: string): Promise<number> {
+    this.ctx.guard();
+    const r = await this.ctx.exec.run(this.ctx.sql.admin.purgeAllDead, [validateQueue(queue)]);
+    return r.rowCount;
+  }
+
+  async throughput(queue: string | null, sinceMs: number): Promise<ThroughputPoint[]> {
+    this.ctx.guard();
+    const name = queue === null ? null : validateQueue(queue);
+    const since = resolveSince(sinceMs);
+    await this.ctx.outcomes.flush();
+    const r = await this.ctx.exec.run<{ queue: string; minute: string; completed: string; retried: string; dead: string }>(this.ctx.sql.admin.minutes, [since, name]);
+    return r.rows.map((row) => ({ queue: row.queue, minute: num(row.minute), completed: num(row.completed), retried: num(row.retried), dead: num(row.dead) }));
+  }
+
+  async streams(opts?: NamePageOpts): Promise<StreamInfo[]> {
+    this.ctx.guard();
+    const page = resolveNamePage(opts);
+    const heads = await this.ctx.exec.run<{ stream: string; last_offset: string }>(this.ctx.sql.admin.streamHeads, [page.after, page.limit]);
+    const names = heads.rows.map((h) => h.stream);
+    const offsets = names.length === 0 ? [] : (await this.ctx.exec.run<{ stream: string; consumer: string; saved: string }>(this.ctx.sql.admin.streamOffsets, [names])).rows;
+    return heads.rows.map((h) => {
+      const head = num(h.last_offset);
+      return {
+        name: h.stream,
+        headOffset: head,
+        consumers: offsets.filter((o) => o.stream === h.stream).map((o) => ({ consumer: o.consumer, offset: num(o.saved), lag: Math.max(0, head - num(o.saved)) })),
+      };
+    });
+  }
+
+  async lock(name: string): Promise<LockInfo | null> {
+    this.ctx.guard();
+    if (typeof name !== 'string' || name.length === 0) validateName('lock', name);
+    const r = await this.ctx.exec.run<{ owner: string; expires_at: string; now: string }>(this.ctx.sql.admin.lock, [name]);
+    const row = r.rows[0];
+    return row ? { name, owner: row.owner, expiresAt: num(row.expires_at), expired: num(row.expires_at) <= num(row.now) } : null;
+  }
+
+  listener(): ListenerState {
+    return this.listenerState();
+  }
+
+  /** Adds buffered outcome counts to the current minute and prunes minutes past a day. */
+  async writeOutcomes(rows: OutcomeRow[]): Promise<void> {
+    const a = this.ctx.sql.admin;
+    await this.ctx.exec.run(a.addMinutes, [rows.map((r) => r.queue), rows.map((r) => r.completed), rows.map((r) => r.retried), rows.map((r) => r.dead)]);
+    await this.ctx.exec.run(a.pruneMinutes, [THROUGHPUT_RETENTION_MS]);
+  }
+
+  private async now(): Promise<number> {
+    return num((await this.ctx.exec.run<{ ms: string }>(this.ctx.sql.admin.now, [])).rows[0]!.ms);
+  }
+
+  private async nextPriority(queue: string, atMost: number): Promise<number | null> {
+    const r = await this.ctx.exec.run<{ priority: number }>(this.ctx.sql.admin.nextPriority, [queue, atMost]);
+    return r.rows[0]?.priority ?? null;
+  }
+}

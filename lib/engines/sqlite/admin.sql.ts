@@ -1,0 +1,36 @@
+import { JOB_COLUMNS } from './queue.sql.js';
+
+/** SQL of the admin operations: keyset pages over the state indexes, bounded counts, throughput minutes. */
+
+/** The next queue name after @after in one state's partial index (a loose index scan, one seek per queue). */
+export const NEXT_PENDING_QUEUE = `SELECT queue FROM __alkstore_jobs WHERE state = 'pending' AND blocked = 0 AND queue > @after ORDER BY queue LIMIT 1`;
+export const NEXT_PROCESSING_QUEUE = `SELECT queue FROM __alkstore_jobs WHERE state = 'processing' AND queue > @after ORDER BY queue LIMIT 1`;
+export const NEXT_DEAD_QUEUE = `SELECT queue FROM __alkstore_jobs WHERE state = 'dead' AND queue > @after ORDER BY queue LIMIT 1`;
+export const OTHER_QUEUES = 'SELECT DISTINCT queue FROM __alkstore_queue_minutes UNION SELECT queue FROM __alkstore_queue_settings';
+
+export const NEXT_PRIORITY = `SELECT priority FROM __alkstore_jobs INDEXED BY __alkstore_jobs_pending
+  WHERE queue = @queue AND state = 'pending' AND blocked = 0 AND priority <= @atMost ORDER BY priority DESC LIMIT 1`;
+export const PENDING_OF_PRIORITY = `SELECT ${JOB_COLUMNS} FROM __alkstore_jobs INDEXED BY __alkstore_jobs_pending
+  WHERE queue = @queue AND state = 'pending' AND blocked = 0 AND priority = @priority AND (run_at, id) > (@runAt, @id)
+  ORDER BY run_at, id LIMIT @limit`;
+export const PROCESSING = `SELECT ${JOB_COLUMNS} FROM __alkstore_jobs INDEXED BY __alkstore_jobs_processing
+  WHERE queue = @queue AND state = 'processing' AND (@after IS NULL OR (claimed_until, id) > (@after, @id))
+  ORDER BY claimed_until, id LIMIT @limit`;
+export const DEAD = `SELECT ${JOB_COLUMNS} FROM __alkstore_jobs INDEXED BY __alkstore_jobs_dead
+  WHERE queue = @queue AND state = 'dead' AND id > @after ORDER BY id LIMIT @limit`;
+export const ALL = `SELECT ${JOB_COLUMNS} FROM __alkstore_jobs WHERE queue = @queue AND id > @after ORDER BY id LIMIT @limit`;
+
+export const DEAD_IDS = `SELECT id FROM __alkstore_jobs INDEXED BY __alkstore_jobs_dead WHERE queue = @queue AND state = 'dead' ORDER BY id`;
+export const PURGE_ALL_DEAD = `DELETE FROM __alkstore_jobs WHERE queue = @queue AND state = 'dead'`;
+
+export const ADD_MINUTE = `INSERT INTO __alkstore_queue_minutes (queue, minute, completed, retried, dead)
+  VALUES (@queue, @minute, @completed, @retried, @dead)
+  ON CONFLICT (queue, minute) DO UPDATE SET completed = completed + excluded.completed,
+    retried = retried + excluded.retried, dead = dead + excluded.dead`;
+export const PRUNE_MINUTES = 'DELETE FROM __alkstore_queue_minutes WHERE minute < @now - @retention';
+export const MINUTES = `SELECT queue, minute, completed, retried, dead FROM __alkstore_queue_minutes
+  WHERE minute >= @since AND (@queue IS NULL OR queue = @queue) ORDER BY minute, queue`;
+
+export const STREAM_HEADS = 'SELECT stream, last_seq FROM __alkstore_stream_heads WHERE (@after IS NULL OR stream > @after) ORDER BY stream LIMIT @limit';
+export const STREAM_OFFSETS = 'SELECT consumer, seq FROM __alkstore_offsets WHERE stream = ? ORDER BY consumer';
+export const LOCK = 'SELECT owner, expires_at FROM __alkstore_locks WHERE name = ?';

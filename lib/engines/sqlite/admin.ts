@@ -1,0 +1,117 @@
+import type { JobPage, ListenerState, ListJobsOpts, LockInfo, NamePageOpts, StoreAdmin, StreamInfo, ThroughputPoint } from '../../contract/admin.js';
+import { validateName } from '../../contract/names.js';
+import { encodeCursor, keyOf, resolveJobListQuery, resolveNamePage, resolveSince, THROUGHPUT_RETENTION_MS, validateQueue, walkClaimOrderSync } from '../../internal/admin-paging.js';
+import type { OutcomeRow } from '../../internal/outcome-counter.js';
+import * as A from './admin.sql.js';
+import { retryDeadJobs } from './queue-ops.js';
+import type { SqliteConn } from './connection.js';
+import type { SqliteCore } from './core.js';
+import { toJobInfo, type JobRow } from './rows.js';
+import type { WriteCtx } from './writer.js';
+
+const MIN_RUN_AT = -Number.MAX_SAFE_INTEGER;
+
+/** `StoreAdmin` on SQLite: every list walks an index by keyset, every count is capped. */
+export class SqliteAdmin implements StoreAdmin {
+  constructor(private readonly core: SqliteCore) {}
+
+  queueNames(): Promise<string[]> {
+    return this.core.read('admin.queueNames', (conn) => {
+      const names = new Set<string>();
+      for (const sql of [A.NEXT_PENDING_QUEUE, A.NEXT_PROCESSING_QUEUE, A.NEXT_DEAD_QUEUE]) {
+        const next = conn.pluck(sql);
+        let after = '';
+        for (;;) {
+          const q = next.get({ after }) as string | undefined;
+          if (q === undefined) break;
+          names.add(q);
+          after = q;
+        }
+      }
+      for (const q of conn.pluck(A.OTHER_QUEUES).all() as string[]) names.add(q);
+      return [...names].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    });
+  }
+
+  async listJobs(queue: string, opts?: ListJobsOpts): Promise<JobPage> {
+    const name = validateQueue(queue);
+    const q = resolveJobListQuery(opts);
+    const rows = await this.core.read('admin.listJobs', (conn) => {
+      if (q.state === 'pending' || q.state === 'scheduled') {
+        const floor = q.state === 'scheduled' ? conn.now() : MIN_RUN_AT;
+        return walkClaimOrderSync(
+          q.after,
+          q.limit + 1,
+          floor,
+          (atMost) => nextPriority(conn, name, atMost),
+          (priority, runAt, id, limit) => conn.stmt(A.PENDING_OF_PRIORITY).all({ queue: name, priority, runAt, id, limit }) as JobRow[],
+        );
+      }
+      if (q.state === 'processing') {
+        return conn.stmt(A.PROCESSING).all({ queue: name, after: q.after?.[0] ?? null, id: q.after?.[1] ?? 0, limit: q.limit + 1 }) as JobRow[];
+      }
+      return conn.stmt(q.state === 'dead' ? A.DEAD : A.ALL).all({ queue: name, after: q.after?.[0] ?? 0, limit: q.limit + 1 }) as JobRow[];
+    });
+    const jobs = rows.slice(0, q.limit).map(toJobInfo);
+    const last = jobs[jobs.length - 1];
+    return { jobs, next: rows.length > q.limit && last ? encodeCursor(q.state, keyOf(q.state, last)) : null };
+  }
+
+  async retryAllDead(queue: string): Promise<number> {
+    const name = validateQueue(queue);
+    // Through the queue's own redrive, which puts ordered jobs back behind their key's head.
+    return this.core.write('admin.retryAllDead', (ctx) => retryDeadJobs(ctx, name, ctx.conn.pluck(A.DEAD_IDS).all({ queue: name }) as number[]));
+  }
+
+  async purgeAllDead(queue: string): Promise<number> {
+    const name = validateQueue(queue);
+    return this.core.write('admin.purgeAllDead', (ctx) => ctx.conn.stmt(A.PURGE_ALL_DEAD).run({ queue: name }).changes);
+  }
+
+  async throughput(queue: string | null, sinceMs: number): Promise<ThroughputPoint[]> {
+    const name = queue === null ? null : validateQueue(queue);
+    const since = resolveSince(sinceMs);
+    await this.core.outcomes.flush();
+    return this.core.read('admin.throughput', (conn) => conn.stmt(A.MINUTES).all({ since, queue: name }) as ThroughputPoint[]);
+  }
+
+  async streams(opts?: NamePageOpts): Promise<StreamInfo[]> {
+    const page = resolveNamePage(opts);
+    return this.core.read('admin.streams', (conn) => {
+      const heads = conn.stmt(A.STREAM_HEADS).all({ after: page.after, limit: page.limit }) as { stream: string; last_seq: number }[];
+      return heads.map((h) => ({
+        name: h.stream,
+        headOffset: h.last_seq,
+        consumers: (conn.stmt(A.STREAM_OFFSETS).all(h.stream) as { consumer: string; seq: number }[]).map((o) => ({
+          consumer: o.consumer,
+          offset: o.seq,
+          lag: Math.max(0, h.last_seq - o.seq),
+        })),
+      }));
+    });
+  }
+
+  async lock(name: string): Promise<LockInfo | null> {
+    if (typeof name !== 'string' || name.length === 0) validateName('lock', name);
+    return this.core.read('admin.lock', (conn) => {
+      const row = conn.stmt(A.LOCK).get(name) as { owner: string; expires_at: number } | undefined;
+      return row ? { name, owner: row.owner, expiresAt: row.expires_at, expired: row.expires_at <= conn.now() } : null;
+    });
+  }
+
+  listener(): ListenerState {
+    return 'none';
+  }
+}
+
+/** Adds buffered outcome counts to the current minute and prunes minutes past a day (inside one write). */
+export function writeOutcomes(ctx: WriteCtx, rows: readonly OutcomeRow[]): void {
+  const add = ctx.conn.stmt(A.ADD_MINUTE);
+  for (const r of rows) add.run({ queue: r.queue, minute: Math.floor(ctx.now / 60_000) * 60_000, completed: r.completed, retried: r.retried, dead: r.dead });
+  ctx.conn.stmt(A.PRUNE_MINUTES).run({ now: ctx.now, retention: THROUGHPUT_RETENTION_MS });
+}
+
+function nextPriority(conn: SqliteConn, queue: string, atMost: number): number | null {
+  const p = conn.pluck(A.NEXT_PRIORITY).get({ queue, atMost }) as number | undefined;
+  return p ?? null;
+}

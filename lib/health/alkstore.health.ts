@@ -1,0 +1,123 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { HealthIndicatorResult, HealthIndicatorStatus } from '@nestjs/terminus';
+import { SCHEDULER_LOCK } from '../contract/names.js';
+import { Store } from '../nest/store.token.js';
+import { queueHandle } from '../dashboard/data.js';
+
+/** Per-queue limits: above either, the indicator is down. */
+export interface QueueHealthThresholds {
+  /** Longest a ready job may wait before it is claimed (ms). */
+  maxOldestReadyAgeMs?: number;
+  /** Most dead letters tolerated. */
+  maxDead?: number;
+}
+
+/** Options of {@link AlkstoreHealthIndicator.isHealthy}. */
+export interface AlkstoreHealthOptions {
+  /** How long the database may take to answer (ms, default 3000). */
+  timeoutMs?: number;
+  /** Thresholds by stored queue name (outbox-backed ones are `__alkstore_outbox:<name>`). */
+  queues?: Readonly<Record<string, QueueHealthThresholds>>;
+  /**
+   * PostgreSQL: a lost LISTEN connection makes the indicator `down` instead of
+   * `degraded` (the store keeps working by polling meanwhile). Default false.
+   */
+  requireListener?: boolean;
+  /** No runner holding the scheduler lock makes the indicator `down` (default false: only reported). */
+  requireLeader?: boolean;
+}
+
+/** What the indicator reports under its key (besides `status`). */
+export interface AlkstoreHealthData {
+  [field: string]: unknown;
+  engine: string;
+  database: 'up' | 'down';
+  /** PostgreSQL LISTEN: connected, down (polling), or none (SQLite / listen: false). */
+  listener: 'connected' | 'down' | 'none' | 'unknown';
+  /** The runner holding `__alkstore_scheduler`, null when none, `unknown` when unreadable. */
+  schedulerLeader: string | null;
+  queues: Record<string, { pending: number; dead: number; oldestReadyAgeMs: number; ok: boolean }>;
+  /** Why the indicator is not up. */
+  problems: string[];
+}
+
+class Timeout extends Error {}
+
+function result<Key extends string>(key: Key, status: HealthIndicatorStatus, data: AlkstoreHealthData): HealthIndicatorResult<Key, HealthIndicatorStatus, AlkstoreHealthData> {
+  const out = {} as Record<Key, { status: HealthIndicatorStatus } & AlkstoreHealthData>;
+  out[key] = { status, ...data };
+  return out;
+}
+
+function within<T>(ms: number, p: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const t = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Timeout(`no answer within ${ms} ms`)), ms);
+    timer.unref();
+  });
+  return Promise.race([p, t]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * A `@nestjs/terminus` health indicator for the store: database reachable,
+ * LISTEN connected (PostgreSQL), scheduler leadership known, and per-queue
+ * thresholds on oldest ready age and dead letters. It returns terminus's
+ * result shape and needs nothing from terminus at run time.
+ *
+ * ```ts
+ * @Get('health') @HealthCheck()
+ * check() { return this.health.check([() => this.alkstore.isHealthy('alkstore', { queues: { emails: { maxDead: 100 } } })]); }
+ * ```
+ */
+@Injectable()
+export class AlkstoreHealthIndicator {
+  constructor(@Inject(Store) private readonly store: Store) {}
+
+  async isHealthy<const Key extends string>(key: Key, options: AlkstoreHealthOptions = {}): Promise<HealthIndicatorResult<Key, HealthIndicatorStatus, AlkstoreHealthData>> {
+    const timeoutMs = options.timeoutMs ?? 3_000;
+    if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 2_147_483_647) throw new RangeError(`timeoutMs must be an integer in 1..2147483647, got ${String(timeoutMs)}`);
+    const data: AlkstoreHealthData = { engine: this.store.engine, database: 'down', listener: 'unknown', schedulerLeader: null, queues: {}, problems: [] };
+    let status: HealthIndicatorStatus = 'up';
+    const down = (why: string) => {
+      data.problems.push(why);
+      status = 'down';
+    };
+    try {
+      await within(timeoutMs, this.store.now());
+      data.database = 'up';
+    } catch (err) {
+      down(`database unreachable: ${err instanceof Error ? err.message : String(err)}`);
+      return result(key, status, data);
+    }
+    const admin = this.store.admin();
+    data.listener = admin.listener();
+    if (data.listener === 'down') {
+      if (options.requireListener) down('LISTEN connection down (polling)');
+      else {
+        data.problems.push('LISTEN connection down (polling)');
+        status = 'degraded';
+      }
+    }
+    try {
+      const lock = await within(timeoutMs, admin.lock(SCHEDULER_LOCK));
+      data.schedulerLeader = lock && !lock.expired ? lock.owner : null;
+      if (options.requireLeader && data.schedulerLeader === null) down('no scheduler leader');
+    } catch (err) {
+      data.schedulerLeader = 'unknown';
+      down(`scheduler leadership unknown: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    for (const [name, limits] of Object.entries(options.queues ?? {})) {
+      try {
+        const s = await within(timeoutMs, queueHandle(this.store, name).stats());
+        const tooOld = limits.maxOldestReadyAgeMs !== undefined && s.oldestPendingAgeMs > limits.maxOldestReadyAgeMs;
+        const tooDead = limits.maxDead !== undefined && s.dead > limits.maxDead;
+        data.queues[name] = { pending: s.pending, dead: s.dead, oldestReadyAgeMs: s.oldestPendingAgeMs, ok: !tooOld && !tooDead };
+        if (tooOld) down(`queue ${JSON.stringify(name)}: oldest ready job waited ${s.oldestPendingAgeMs} ms (limit ${limits.maxOldestReadyAgeMs})`);
+        if (tooDead) down(`queue ${JSON.stringify(name)}: ${s.dead} dead letters (limit ${limits.maxDead})`);
+      } catch (err) {
+        down(`queue ${JSON.stringify(name)}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+    return result(key, status, data);
+  }
+}

@@ -1,0 +1,173 @@
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { Store } from '../../lib/contract/types.js';
+import { contractEngines, dropPgSchemas, PG_AVAILABLE, PG_URL } from '../helpers/engines.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** The CLI entry bundled once for this file (esbuild, as tsx uses): a child process then starts in a fraction of tsx's time. */
+let entry = '';
+beforeAll(async () => {
+  const outDir = join(ROOT, '.tmp', `cli-${process.pid}`);
+  mkdirSync(outDir, { recursive: true });
+  entry = join(outDir, 'alkstore.mjs');
+  const esbuild = await import('esbuild');
+  await esbuild.build({ entryPoints: [join(ROOT, 'lib/cli/main.ts')], bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', outfile: entry, logLevel: 'error' });
+}, 60_000);
+afterAll(() => rmSync(join(ROOT, '.tmp', `cli-${process.pid}`), { recursive: true, force: true }));
+
+/** Runs `alkstore …` as a child process. */
+function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  return new Promise((done) => {
+    execFile(process.execPath, [entry, ...args], { cwd: ROOT, env: { ...process.env, ...env, NODE_OPTIONS: '' }, timeout: 60_000 }, (err, stdout, stderr) => {
+      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+      done({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Makes `n` dead jobs on `queue`. */
+async function deadJobs(store: Store, queue: string, n: number): Promise<number[]> {
+  const q = store.queue(queue, { maxAttempts: 1 });
+  const ids = await q.enqueueMany(Array.from({ length: n }, (_, i) => ({ i })));
+  for (const job of await q.claimBatch(n, 'w')) await job.fail(new Error('smtp 550'));
+  return ids;
+}
+
+for (const engine of contractEngines()) {
+  describe(`alkstore CLI as a child process [${engine.name}]`, () => {
+    let dir = '';
+    let schema = '';
+    let url = '';
+    let extra: string[] = [];
+    let store: Store;
+
+    beforeAll(async () => {
+      if (engine.kind === 'sqlite') {
+        dir = mkdtempSync(join(tmpdir(), 'alkstore-cli-'));
+        url = `sqlite:${join(dir, 'ops.db')}`;
+      } else {
+        schema = `cli_${process.pid}_${Date.now().toString(36)}`;
+        url = PG_URL;
+        extra = ['--schema', schema];
+      }
+      const migrated = await cli(['migrate', '--url', url, ...extra]);
+      expect(migrated).toMatchObject({ code: 0 });
+      const { openStore } = await import('../../lib/open-store.js');
+      store = await openStore({ url, schema: schema || undefined, migrate: false });
+    }, 60_000);
+
+    afterAll(async () => {
+      await store?.close();
+      if (dir) rmSync(dir, { recursive: true, force: true });
+      if (schema) await dropPgSchemas(schema);
+    }, 60_000);
+
+    it('prints stats as a table and as JSON', async () => {
+      await store.queue('mail').enqueueMany([1, 2]);
+      await store.queue('mail').enqueue(3, { delayMs: 3_600_000 });
+      await deadJobs(store, 'billing', 2);
+      const human = await cli(['stats', '--url', url, ...extra]);
+      expect(human.code).toBe(0);
+      expect(human.stdout).toMatch(/^queue\s+pending\s+processing\s+scheduled\s+dead/m);
+      expect(human.stdout).toMatch(/^mail\s+3\s+0\s+1\s+0/m);
+      const json = await cli(['stats', '--json', '--url', url, ...extra]);
+      const rows = JSON.parse(json.stdout) as { name: string; pending: number; dead: number; scheduled: number }[];
+      expect(rows.find((r) => r.name === 'billing')).toMatchObject({ pending: 0, dead: 2 });
+      expect(rows.find((r) => r.name === 'mail')).toMatchObject({ pending: 3, scheduled: 1 });
+    });
+
+    it('lists, redrives and purges dead letters, with exit 3 when nothing matched', async () => {
+      const [a, b, c] = await deadJobs(store, 'hooks', 3);
+      const list = await cli(['dead', 'list', '--queue', 'hooks', '--url', url, ...extra]);
+      expect(list.code).toBe(0);
+      expect(list.stdout).toContain('smtp 550');
+      expect(list.stdout).toMatch(new RegExp(`^\\s*${a}\\s+1\\s`, 'm'));
+      const redrive = await cli(['dead', 'redrive', '--queue', 'hooks', '--id', String(a), '--url', url, ...extra]);
+      expect(redrive).toMatchObject({ code: 0 });
+      expect(await store.queue('hooks').getJob(a!)).toMatchObject({ state: 'pending', attempts: 0 });
+      const again = await cli(['dead', 'redrive', '--queue', 'hooks', '--id', String(a), '--url', url, ...extra]);
+      expect(again.code).toBe(3);
+      const purge = await cli(['dead', 'purge', '--queue', 'hooks', '--all', '--json', '--url', url, ...extra]);
+      expect(JSON.parse(purge.stdout)).toEqual({ purged: 2 });
+      expect(await store.queue('hooks').getJob(b!)).toBeNull();
+      expect(await store.queue('hooks').getJob(c!)).toBeNull();
+    });
+
+    it('lists and triggers schedules', async () => {
+      await store.schedule('nightly', '@every 1d', 'reports', { kind: 'nightly' });
+      const list = await cli(['schedules', 'list', '--url', url, ...extra]);
+      expect(list.code).toBe(0);
+      expect(list.stdout).toMatch(/^leader: none/m);
+      expect(list.stdout).toMatch(/^nightly\s+@every 1d\s+UTC\s+reports/m);
+      const trig = await cli(['schedules', 'trigger', 'nightly', '--json', '--url', url, ...extra]);
+      expect(trig.code).toBe(0);
+      const { jobId } = JSON.parse(trig.stdout) as { jobId: number };
+      expect(await store.queue('reports').getJob(jobId)).toMatchObject({ state: 'pending', payload: { kind: 'nightly' } });
+      expect((await cli(['schedules', 'trigger', 'weekly', '--url', url, ...extra])).code).toBe(3);
+    });
+
+    it('pauses and resumes a queue on every replica', async () => {
+      const q = store.queue('paused-q');
+      const run = await cli(['queue', 'pause', 'paused-q', '--url', url, ...extra]);
+      expect(run.code).toBe(0);
+      expect((await q.settings()).paused).toBe(true);
+      expect((await cli(['queue', 'resume', 'paused-q', '--url', url, ...extra])).code).toBe(0);
+      expect((await q.settings()).paused).toBe(false);
+    });
+  });
+}
+
+describe('alkstore CLI errors', () => {
+  it('prints the migration SQL without touching a database', async () => {
+    const pg = await cli(['migrate', '--print', '--url', 'postgres://nobody@127.0.0.1:1/none', '--schema', 'ops_print']);
+    expect(pg.code).toBe(0);
+    expect(pg.stdout).toContain('CREATE TABLE "ops_print".jobs');
+    const lite = await cli(['migrate', '--print', '--url', 'sqlite:/nonexistent/dir/x.db']);
+    expect(lite.stdout).toContain('CREATE TABLE IF NOT EXISTS __alkstore_jobs');
+  });
+
+  it('exits 2 on usage errors, with the usage text', async () => {
+    const unknown = await cli(['frobnicate', '--url', 'sqlite:x.db']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('Usage: alkstore');
+    expect((await cli(['dead', 'redrive', '--queue', 'q', '--url', 'sqlite:x.db'])).code).toBe(2);
+    expect((await cli(['stats'], { ALKSTORE_URL: '' })).code).toBe(2);
+  });
+
+  it('never prints the password of a bad URL or an unreachable database', async () => {
+    const bad = await cli(['stats', '--url', 'mysql://root:hunter2pw@db.example/app']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('unsupported scheme "mysql:"');
+    expect(bad.stderr + bad.stdout).not.toContain('hunter2pw');
+    const down = await cli(['stats', '--url', 'postgres://postgres:hunter2pw@127.0.0.1:1/test']);
+    expect(down.code).toBe(1);
+    expect(down.stderr).toMatch(/cannot open the database/);
+    expect(down.stderr + down.stdout).not.toContain('hunter2pw');
+    if (PG_AVAILABLE) {
+      const wrongDb = await cli(['stats', '--url', `${PG_URL.replace(/\/[^/]*$/, '')}/no_such_db_ops`]);
+      expect(wrongDb.code).toBe(1);
+      expect(wrongDb.stderr).toMatch(/no_such_db_ops/);
+    }
+  });
+
+  it('refuses a missing SQLite file instead of creating it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'alkstore-cli-'));
+    try {
+      const run = await cli(['stats', '--url', `sqlite:${join(dir, 'absent.db')}`]);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain('no SQLite database at');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

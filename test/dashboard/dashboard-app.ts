@@ -1,0 +1,29 @@
+import 'reflect-metadata';
+import { Injectable, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { AlkstoreDashboardModule, type AlkstoreDashboardOptions } from '../../lib/dashboard/index.js';
+import { AlkstoreModule, Store } from '../../lib/nest/index.js';
+import type { NestDb } from '../nest/nest-fixtures.js';
+
+/** The header a test client sends to pass {@link TokenGuard}. */
+export const TEST_TOKEN = 'let-me-in-0123456789';
+
+/** A guard that lets a request in only with `x-admin-token: TEST_TOKEN` (or the `admin_token` cookie, for the browser). */
+@Injectable()
+export class TokenGuard implements CanActivate {
+  canActivate(context: ExecutionContext): boolean {
+    const req = context.switchToHttp().getRequest<{ headers: Record<string, string | undefined> }>();
+    return req.headers['x-admin-token'] === TEST_TOKEN || (req.headers.cookie ?? '').split(/;\s*/).includes(`admin_token=${TEST_TOKEN}`);
+  }
+}
+
+/** A live Nest app (no workers) with the dashboard mounted at /ops/alkstore. */
+export async function dashboardApp(db: NestDb, options: AlkstoreDashboardOptions = { path: '/alkstore', guard: TokenGuard }): Promise<{ app: INestApplication; store: Store }> {
+  const moduleRef = await Test.createTestingModule({
+    imports: [AlkstoreModule.forRoot(db.moduleOptions({ workers: false })), AlkstoreDashboardModule.forRoot(options)],
+  }).compile();
+  const app = moduleRef.createNestApplication({ logger: ['error', 'warn'] });
+  app.setGlobalPrefix('ops');
+  await app.init();
+  return { app, store: app.get(Store) };
+}

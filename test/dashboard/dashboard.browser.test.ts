@@ -1,0 +1,135 @@
+import 'reflect-metadata';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { INestApplication } from '@nestjs/common';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { Store } from '../../lib/nest/index.js';
+import { nestEngines, type NestDb } from '../nest/nest-fixtures.js';
+import { dashboardApp, TEST_TOKEN } from './dashboard-app.js';
+
+/** Debian's Chromium (.ci/run installs it). */
+const CHROMIUM = process.env.ALKSTORE_CHROMIUM ?? '/usr/bin/chromium';
+const SHOTS = resolve(import.meta.dirname, '../../.tmp/screenshots');
+
+let browser: BrowserContext;
+let profile = '';
+
+beforeAll(async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  profile = mkdtempSync(join(tmpdir(), 'alkstore-chromium-'));
+  browser = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+    viewport: { width: 1280, height: 900 },
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  if (profile) rmSync(profile, { recursive: true, force: true });
+});
+
+/** Jobs, dead letters, throughput, a schedule, a stream and an outbox, so every page has something to show. */
+async function seed(store: Store): Promise<{ xss: number; doomed: number[] }> {
+  const emails = store.queue('emails', { maxAttempts: 1 });
+  await emails.enqueueMany(Array.from({ length: 6 }, (_, i) => ({ to: `user${i}@example.com` })));
+  for (const j of await emails.claimBatch(4, 'w')) await j.ack();
+  await emails.enqueue({ to: 'later@example.com' }, { delayMs: 3_600_000 });
+  const xss = await emails.enqueue({ subject: '<script>window.__owned = 1</script>' });
+  const doomed = [xss, ...(await emails.enqueueMany([{ to: 'bounce-1@example.com' }, { to: 'bounce-2@example.com' }]))];
+  for (;;) {
+    const j = await emails.claimOne('w');
+    if (!j) break;
+    if (doomed.includes(j.id)) await j.fail(new Error('550 mailbox unavailable <img src=x onerror=alert(1)>'));
+    else await j.ack();
+  }
+  await store.queue('thumbnails').enqueueMany([{ image: 1 }, { image: 2 }], { priority: 5 });
+  await store.schedule('nightly-report', '@every 1d', 'reports', { kind: 'nightly' });
+  const s = store.stream('orders');
+  for (let i = 0; i < 5; i++) await s.publish({ order: i });
+  await s.saveOffset('billing', 5);
+  await s.saveOffset('analytics', 2);
+  await store.outboxEnqueue('webhooks', { event: 'order.created' });
+  return { xss, doomed: doomed.slice(1) };
+}
+
+/** Submits the action form of `button`, then confirms it on the confirmation page. */
+async function actAndConfirm(page: Page, button: string): Promise<void> {
+  await Promise.all([page.waitForURL(/\/action$/), page.click(button)]);
+  expect(await page.textContent('.confirm')).toMatch(/\?/);
+  await Promise.all([page.waitForURL(/done=/), page.click('#confirm')]);
+}
+
+for (const engine of nestEngines()) {
+  describe(`dashboard in Chromium [${engine.name}]`, () => {
+    let db: NestDb;
+    let app: INestApplication;
+    let store: Store;
+    let base = '';
+    let page: Page;
+    let seeded: { xss: number; doomed: number[] };
+
+    beforeAll(async () => {
+      db = await engine.create();
+      ({ app, store } = await dashboardApp(db));
+      await app.listen(0, '127.0.0.1');
+      const { port } = app.getHttpServer().address() as AddressInfo;
+      base = `http://127.0.0.1:${port}/ops/alkstore`;
+      seeded = await seed(store);
+      await browser.addCookies([{ name: 'admin_token', value: TEST_TOKEN, url: `http://127.0.0.1:${port}` }]);
+      page = await browser.newPage();
+    }, 60_000);
+    afterAll(async () => {
+      await page?.close();
+      // The browser keeps its connections alive; the server must not wait for them.
+      (app?.getHttpServer() as { closeAllConnections?: () => void } | undefined)?.closeAllConnections?.();
+      await app?.close();
+      await db?.destroy();
+    }, 60_000);
+
+    it('shows the queues with counts and a throughput chart, and runs no injected script', async () => {
+      await page.goto(`${base}/`);
+      const row = page.locator('tr[data-queue="emails"] td');
+      expect(await row.allTextContents()).toEqual(expect.arrayContaining(['emails', '1', '0', '3']));
+      expect(await page.locator('.chart svg rect.ok').count()).toBe(60);
+      await page.screenshot({ path: join(SHOTS, `queues-${engine.kind}.png`), fullPage: true });
+      await page.goto(`${base}/queue?name=emails&state=dead`);
+      expect(await page.locator('pre.payload').first().textContent()).toContain('<script>window.__owned = 1</script>');
+      expect(await page.evaluate(() => (globalThis as { __owned?: number }).__owned)).toBeUndefined();
+      expect(await page.locator('script').count()).toBe(0);
+      await page.screenshot({ path: join(SHOTS, `queue-${engine.kind}.png`), fullPage: true });
+    });
+
+    it('redrives a dead job and purges another after confirmation', async () => {
+      await page.goto(`${base}/dead?queue=emails`);
+      await page.screenshot({ path: join(SHOTS, `dead-${engine.kind}.png`), fullPage: true });
+      await actAndConfirm(page, `tr[data-job="${seeded.xss}"] button[data-action="redrive"]`);
+      expect(await page.textContent('.flash')).toContain('Redrove the job');
+      expect(await store.queue('emails').getJob(seeded.xss)).toMatchObject({ state: 'pending', attempts: 0 });
+      await actAndConfirm(page, `tr[data-job="${seeded.doomed[0]}"] button[data-action="purge"]`);
+      expect(await page.textContent('.flash')).toContain('Purged the job');
+      expect(await store.queue('emails').getJob(seeded.doomed[0]!)).toBeNull();
+      expect(await store.queue('emails').getJob(seeded.doomed[1]!)).toMatchObject({ state: 'dead' });
+    });
+
+    it('triggers a schedule now and shows streams and outboxes', async () => {
+      await page.goto(`${base}/schedules`);
+      expect(await page.textContent('tr[data-schedule="nightly-report"]')).toContain('@every 1d');
+      await page.screenshot({ path: join(SHOTS, `schedules-${engine.kind}.png`), fullPage: true });
+      await actAndConfirm(page, 'tr[data-schedule="nightly-report"] button[data-action="trigger"]');
+      expect(await page.textContent('.flash')).toMatch(/Triggered the schedule: job \d+ enqueued/);
+      const jobs = await store.admin().listJobs('reports', { state: 'pending' });
+      expect(jobs.jobs.map((j) => j.payload)).toEqual([{ kind: 'nightly' }]);
+      await page.goto(`${base}/streams`);
+      expect(await page.locator('#streams td.warn').textContent()).toBe('3');
+      await page.screenshot({ path: join(SHOTS, `streams-${engine.kind}.png`), fullPage: true });
+      await page.goto(`${base}/outboxes`);
+      expect(await page.textContent('section[data-outbox="webhooks"]')).toContain('1 pending');
+      await page.screenshot({ path: join(SHOTS, `outboxes-${engine.kind}.png`), fullPage: true });
+    });
+  });
+}

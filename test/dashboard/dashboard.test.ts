@@ -1,0 +1,203 @@
+import 'reflect-metadata';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { INestApplication } from '@nestjs/common';
+import request from 'supertest';
+import { InvalidOption } from '../../lib/contract/errors.js';
+import { AlkstoreDashboardModule } from '../../lib/dashboard/index.js';
+import type { Store } from '../../lib/nest/index.js';
+import { nestEngines, type NestDb } from '../nest/nest-fixtures.js';
+import { dashboardApp, TEST_TOKEN, TokenGuard } from './dashboard-app.js';
+
+const BASE = '/ops/alkstore';
+const XSS = '<script>window.__owned = 1</script>';
+
+/** A fresh CSRF cookie and form token from a page load. */
+async function csrfOf(app: INestApplication): Promise<{ cookie: string; token: string }> {
+  const res = await request(app.getHttpServer()).get(`${BASE}/dead`).set('x-admin-token', TEST_TOKEN).expect(200);
+  const setCookie = ([] as string[]).concat(res.headers['set-cookie'] ?? []);
+  const cookie = setCookie.find((c) => c.startsWith('alkstore_csrf='))!.split(';')[0]!;
+  const token = /<meta name="csrf-token" content="([^"]+)">/.exec(res.text)?.[1];
+  if (!token) throw new Error('no csrf token in the page');
+  return { cookie, token };
+}
+
+/** Makes one dead job on `queue` and returns its id. */
+async function deadJob(store: Store, queue: string, payload: unknown): Promise<number> {
+  const q = store.queue(queue, { maxAttempts: 1 });
+  const id = await q.enqueue(payload);
+  const job = await q.claimOne('w');
+  if (!job || job.id !== id) throw new Error('could not claim');
+  await job.fail(new Error(`failed with ${XSS}`));
+  return id;
+}
+
+describe('dashboard options', () => {
+  it('refuses to start without an access rule', () => {
+    expect(() => AlkstoreDashboardModule.forRoot({ path: '/alkstore' })).toThrow(InvalidOption);
+    expect(() => AlkstoreDashboardModule.forRoot({ path: '/alkstore', readOnly: false })).toThrow(/guard/);
+    expect(() => AlkstoreDashboardModule.forRoot(undefined as never)).toThrow(InvalidOption);
+    expect(() => AlkstoreDashboardModule.forRoot({ guard: {} as never })).toThrow(/guard/);
+    expect(() => AlkstoreDashboardModule.forRoot({ guard: TokenGuard, path: '../x' })).toThrow(/path/);
+    expect(() => AlkstoreDashboardModule.forRoot({ guard: TokenGuard })).not.toThrow();
+    expect(() => AlkstoreDashboardModule.forRoot({ readOnly: true })).not.toThrow();
+  });
+});
+
+for (const engine of nestEngines()) {
+  describe(`dashboard over HTTP [${engine.name}]`, () => {
+    let db: NestDb;
+    let app: INestApplication;
+    let store: Store;
+
+    beforeAll(async () => {
+      db = await engine.create();
+      ({ app, store } = await dashboardApp(db));
+    }, 60_000);
+    afterAll(async () => {
+      await app?.close();
+      await db?.destroy();
+    }, 60_000);
+
+    it('answers nothing under the mount path without the guard’s consent', async () => {
+      const http = request(app.getHttpServer());
+      for (const path of ['', '/', '/queue?name=x', '/dead', '/schedules', '/streams', '/outboxes', '/nope', '/a/b/c']) {
+        const res = await http.get(`${BASE}${path}`);
+        expect(res.status).toBe(403);
+        expect(res.text).not.toContain('alkstore_csrf');
+      }
+      await http.post(`${BASE}/action`).type('form').send({ action: 'purge-all', queue: 'x' }).expect(403);
+      await http.get(`${BASE}/nope`).set('x-admin-token', TEST_TOKEN).expect(404);
+    });
+
+    it('lists queues with their counts and escapes payloads and errors', async () => {
+      const queue = `emails-${engine.kind}`;
+      const dead = await deadJob(store, queue, { html: XSS });
+      await store.queue(queue).enqueue({ to: 'a@example.com' });
+      await store.queue(queue).enqueue({ later: true }, { delayMs: 3_600_000 });
+      const http = request(app.getHttpServer());
+      const home = await http.get(`${BASE}/`).set('x-admin-token', TEST_TOKEN).expect(200);
+      expect(home.headers['content-type']).toMatch(/text\/html/);
+      expect(home.headers['content-security-policy']).toContain("default-src 'none'");
+      const row = new RegExp(`data-queue="${queue}">.*?</tr>`, 's').exec(home.text)![0];
+      expect(row.match(/<td class="n">[^<]*<\/td>/g)!.slice(0, 3)).toEqual(['<td class="n">2</td>', '<td class="n">0</td>', '<td class="n">1</td>']);
+      expect(home.text).toContain('<svg');
+      const page = await http.get(`${BASE}/queue`).query({ name: queue, state: 'dead' }).set('x-admin-token', TEST_TOKEN).expect(200);
+      expect(page.text).toContain(`data-job="${dead}"`);
+      expect(page.text).not.toContain('<script');
+      expect(page.text).toContain('&lt;script&gt;window.__owned = 1&lt;/script&gt;');
+    });
+
+    it('redrives a dead job only after a CSRF-checked POST and a confirmation', async () => {
+      const queue = `redrive-${engine.kind}`;
+      const id = await deadJob(store, queue, { n: 1 });
+      const http = request(app.getHttpServer());
+      const { cookie, token } = await csrfOf(app);
+      // No token, a wrong token, a cross-site request: refused, nothing changes.
+      await http.post(`${BASE}/action`).set('x-admin-token', TEST_TOKEN).set('cookie', cookie).type('form').send({ action: 'redrive', queue, id: String(id), confirm: 'yes' }).expect(403);
+      await http.post(`${BASE}/action`).set('x-admin-token', TEST_TOKEN).set('cookie', cookie).type('form').send({ csrf: 'x'.repeat(43), action: 'redrive', queue, id: String(id), confirm: 'yes' }).expect(403);
+      await http.post(`${BASE}/action`).set('x-admin-token', TEST_TOKEN).set('cookie', cookie).set('sec-fetch-site', 'cross-site').type('form').send({ csrf: token, action: 'redrive', queue, id: String(id), confirm: 'yes' }).expect(403);
+      expect((await store.queue(queue).getJob(id))?.state).toBe('dead');
+      // First POST: a confirmation page, still nothing changed.
+      const confirm = await http.post(`${BASE}/action`).set('x-admin-token', TEST_TOKEN).set('cookie', cookie).type('form').send({ csrf: token, action: 'redrive', queue, id: String(id) }).expect(200);
+      expect(confirm.text).toContain('name="confirm" value="yes"');
+      expect((await store.queue(queue).getJob(id))?.state).toBe('dead');
+      // Confirmed: done, and redirected back to the dead letters.
+      const done = await http.post(`${BASE}/action`).set('x-admin-token', TEST_TOKEN).set('cookie', cookie).type('form').send({ csrf: token, action: 'redrive', queue, id: String(id), confirm: 'yes' }).expect(303);
+      expect(done.headers.location).toBe(`${BASE}/dead?queue=${queue}&done=redrive&n=1`);
+      expect(await store.queue(queue).getJob(id)).toMatchObject({ state: 'pending', attempts: 0 });
+    });
+
+    it('purges one, redrives all and purges all dead letters', async () => {
+      const queue = `purge-${engine.kind}`;
+      const a = await deadJob(store, queue, 1);
+      const b = await deadJob(store, queue, 2);
+      const c = await deadJob(store, queue, 3);
+      const { cookie, token } = await csrfOf(app);
+      const post = (fields: Record<string, string>) =>
+        request(app.getHttpServer()).post(`${BASE}/action`).set('x-admin-token', TEST_TOKEN).set('cookie', cookie).type('form').send({ csrf: token, confirm: 'yes', ...fields }).expect(303);
+      await post({ action: 'purge', queue, id: String(a) });
+      expect(await store.queue(queue).getJob(a)).toBeNull();
+      await post({ action: 'redrive-all', queue });
+      expect((await store.queue(queue).stats()).pending).toBe(2);
+      for (const j of await store.queue(queue).claimBatch(2, 'w')) await j.fail('again');
+      await post({ action: 'purge-all', queue });
+      expect(await store.queue(queue).getJob(b)).toBeNull();
+      expect(await store.queue(queue).getJob(c)).toBeNull();
+    });
+
+    it('cancels a pending job and triggers a schedule', async () => {
+      const queue = `cancel-${engine.kind}`;
+      const id = await store.queue(queue).enqueue('x');
+      await store.schedule(`nightly-${engine.kind}`, '@every 1d', `reports-${engine.kind}`, { kind: 'nightly' });
+      const { cookie, token } = await csrfOf(app);
+      const post = (fields: Record<string, string>) =>
+        request(app.getHttpServer()).post(`${BASE}/action`).set('x-admin-token', TEST_TOKEN).set('cookie', cookie).type('form').send({ csrf: token, confirm: 'yes', ...fields }).expect(303);
+      await post({ action: 'cancel', queue, id: String(id) });
+      expect(await store.queue(queue).getJob(id)).toBeNull();
+      const before = await store.getSchedule(`nightly-${engine.kind}`);
+      await post({ action: 'trigger', schedule: `nightly-${engine.kind}` });
+      const jobs = await store.admin().listJobs(`reports-${engine.kind}`, { state: 'pending' });
+      expect(jobs.jobs.map((j) => j.payload)).toEqual([{ kind: 'nightly' }]);
+      expect((await store.getSchedule(`nightly-${engine.kind}`))?.nextFireAt).toBe(before?.nextFireAt);
+      const page = await request(app.getHttpServer()).get(`${BASE}/schedules`).set('x-admin-token', TEST_TOKEN).expect(200);
+      expect(page.text).toContain(`data-schedule="nightly-${engine.kind}"`);
+      expect(page.text).toContain('@every 1d');
+    });
+
+    it('pages a queue by keyset with a next link', async () => {
+      const queue = `paged-${engine.kind}`;
+      await store.queue(queue).enqueueMany(Array.from({ length: 120 }, (_, i) => ({ i })));
+      const http = request(app.getHttpServer());
+      const seen = new Set<string>();
+      let url: string | null = `${BASE}/queue?name=${queue}&state=pending`;
+      let pages = 0;
+      while (url) {
+        const res: request.Response = await http.get(url).set('x-admin-token', TEST_TOKEN).expect(200);
+        for (const m of res.text.matchAll(/data-job="(\d+)"/g)) seen.add(m[1]!);
+        const next: string | undefined = /rel="next" href="([^"]+)"/.exec(res.text)?.[1];
+        url = next ? next.replace(/&amp;/g, '&') : null;
+        pages++;
+      }
+      expect(pages).toBe(3);
+      expect(seen.size).toBe(120);
+    });
+
+    it('shows streams with consumer lag and outboxes with their backlog', async () => {
+      const s = store.stream(`events-${engine.kind}`);
+      for (let i = 0; i < 4; i++) await s.publish(i);
+      await s.saveOffset('projector', 1);
+      await store.outboxEnqueue(`webhooks-${engine.kind}`, { hook: 1 });
+      const http = request(app.getHttpServer());
+      const streams = await http.get(`${BASE}/streams`).set('x-admin-token', TEST_TOKEN).expect(200);
+      expect(streams.text).toMatch(new RegExp(`events-${engine.kind}</td><td class="n" rowspan="1">4</td><td>projector</td><td class="n">1</td><td class="n warn">3</td>`));
+      const boxes = await http.get(`${BASE}/outboxes`).set('x-admin-token', TEST_TOKEN).expect(200);
+      expect(boxes.text).toContain(`data-outbox="webhooks-${engine.kind}"`);
+      expect(boxes.text).toContain('1 pending');
+    });
+  });
+}
+
+describe('read-only dashboard without a guard', () => {
+  const engine = nestEngines()[0]!;
+  let db: NestDb;
+  let app: INestApplication;
+  let store: Store;
+  beforeAll(async () => {
+    db = await engine.create();
+    ({ app, store } = await dashboardApp(db, { readOnly: true }));
+  }, 60_000);
+  afterAll(async () => {
+    await app?.close();
+    await db?.destroy();
+  }, 60_000);
+
+  it('serves pages without actions and refuses every POST', async () => {
+    const id = await deadJob(store, 'ro', 1);
+    const http = request(app.getHttpServer());
+    const page = await http.get(`${BASE}/dead?queue=ro`).expect(200);
+    expect(page.text).toContain(`data-job="${id}"`);
+    expect(page.text).not.toContain('data-action=');
+    await http.post(`${BASE}/action`).type('form').send({ action: 'purge', queue: 'ro', id: String(id), confirm: 'yes' }).expect(403);
+    expect((await store.queue('ro').getJob(id))?.state).toBe('dead');
+  });
+});
