@@ -1,18 +1,33 @@
-import { Module, type DynamicModule } from '@nestjs/common';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { Module, ValidationPipe, type DynamicModule } from '@nestjs/common';
+import { APP_PIPE } from '@nestjs/core';
+import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { Registry } from 'prom-client';
 import { createPrometheusMetrics } from '../lib/metrics/index.js';
 import { AlkstoreModule } from '../lib/nest/index.js';
 import type { SampleConfig } from './config.js';
-import { DatabaseModule } from './database.module.js';
+import { ENTITIES } from './orders/entities.js';
 import { METRICS_REGISTRY, MetricsModule } from './metrics/metrics.module.js';
 import { OrdersModule } from './orders/orders.module.js';
 
+/** TypeORM options: PostgreSQL when `databaseUrl` says so, else the SQLite file alkstore shares. */
+export function typeOrmOptions(config: SampleConfig): TypeOrmModuleOptions {
+  if (config.databaseUrl) {
+    return { type: 'postgres', url: config.databaseUrl, schema: config.databaseSchema, entities: ENTITIES, synchronize: true };
+  }
+  mkdirSync(dirname(config.sqlitePath), { recursive: true });
+  return { type: 'better-sqlite3', database: config.sqlitePath, entities: ENTITIES, synchronize: true, enableWAL: true };
+}
+
 /**
- * The sample: TypeORM and alkstore share one database. alkstore is built
- * from the DataSource, so `POST /orders` can write the order and its outbox
- * message in one TypeORM transaction. `GET /metrics` serves the workers'
- * Prometheus metrics.
+ * The sample: TypeORM (through `@nestjs/typeorm`) and alkstore share one
+ * database. alkstore is built from the application's DataSource, so
+ * `POST /orders` writes the order and its outbox message in one TypeORM
+ * transaction. Every request body and parameter is validated (a global
+ * `ValidationPipe`): bad input is a 400, never a 500.
+ * `GET /metrics` serves the workers' Prometheus metrics.
  */
 @Module({})
 export class AppModule {
@@ -20,7 +35,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
-        DatabaseModule.forRoot(config),
+        TypeOrmModule.forRoot(typeOrmOptions(config)),
         MetricsModule,
         AlkstoreModule.forRootAsync({
           imports: [MetricsModule],
@@ -36,6 +51,7 @@ export class AppModule {
         }),
         OrdersModule,
       ],
+      providers: [{ provide: APP_PIPE, useValue: new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true }) }],
     };
   }
 }

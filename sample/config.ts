@@ -4,9 +4,9 @@ import { resolve } from 'node:path';
 export interface SampleConfig {
   /** `postgres://…` switches both TypeORM and alkstore to PostgreSQL. Default: embedded SQLite. */
   databaseUrl?: string;
-  /** PostgreSQL schema of the sample's own tables (default `public`). */
+  /** PostgreSQL schema of the sample's own tables (default `public`; it must exist). */
   databaseSchema?: string;
-  /** PostgreSQL schema of alkstore's tables (default `alkstore`). */
+  /** PostgreSQL schema of alkstore's tables (default `alkstore`; created by its migrations). */
   alkstoreSchema?: string;
   /** SQLite file shared by TypeORM and alkstore (default `sample/data/app.db`). */
   sqlitePath: string;
@@ -15,7 +15,11 @@ export interface SampleConfig {
   drainTimeoutMs?: number;
 }
 
-/** Reads `DATABASE_URL`, `DATABASE_SCHEMA`, `ALKSTORE_SCHEMA`, `SQLITE_PATH` (`PORT` and `REPORT_SPEC` are read by main.ts and the report job). */
+/**
+ * Reads `DATABASE_URL`, `DATABASE_SCHEMA`, `ALKSTORE_SCHEMA`, `SQLITE_PATH`
+ * (`PORT` is read by main.ts, `REPORT_SPEC` by the report job: a decorator
+ * argument is fixed when its class is defined).
+ */
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): SampleConfig {
   return {
     databaseUrl: env.DATABASE_URL || undefined,

@@ -6,7 +6,7 @@ import { configFromEnv } from './config.js';
 // `npm start` compiles with tsc first: Nest's DI needs emitDecoratorMetadata, which tsx/esbuild do not emit.
 const config = configFromEnv();
 const app = await NestFactory.create(AppModule.forRoot(config));
-// SIGTERM / SIGINT run app.close(): alkstore stops claiming and drains in-flight handlers.
+// SIGTERM / SIGINT run app.close(): alkstore stops claiming and drains in-flight handlers, then TypeORM closes.
 app.enableShutdownHooks();
 const port = Number(process.env.PORT ?? 3000);
 await app.listen(port);

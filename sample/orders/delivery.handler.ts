@@ -1,22 +1,33 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { Injectable, Logger } from '@nestjs/common';
 import type { Job } from '../../lib/index.js';
-import { OutboxHandler } from '../../lib/nest/index.js';
+import { AlkstoreTransactions, OutboxHandler } from '../../lib/nest/index.js';
 import { Delivery } from './delivery.entity.js';
-import { ORDER_CREATED_OUTBOX, type OrderCreated } from './orders.service.js';
+import { CONFIRMATION_EMAILS, ORDER_CREATED, type ConfirmationEmail, type OrderCreated } from './handles.js';
+import { Order } from './order.entity.js';
 
-/** Delivers `order-created` messages: records a `Delivery` row (idempotent, delivery is at-least-once). */
+/**
+ * Delivers `order-created` messages: records a `Delivery` row and, in the same
+ * transaction, enqueues the confirmation email. Delivery is at-least-once: a
+ * redelivered message finds its row and does nothing.
+ */
 @Injectable()
 export class DeliveryHandler {
   private readonly logger = new Logger(DeliveryHandler.name);
 
-  constructor(@Inject(DataSource) private readonly dataSource: DataSource) {}
+  constructor(private readonly transactions: AlkstoreTransactions) {}
 
-  @OutboxHandler(ORDER_CREATED_OUTBOX)
-  async deliver(job: Job): Promise<void> {
-    const { orderId } = job.payloadAs<OrderCreated>();
-    // orderId is unique: a redelivered message inserts nothing.
-    await this.dataSource.createQueryBuilder().insert().into(Delivery).values({ orderId, jobId: job.id }).orIgnore().execute();
-    this.logger.log(`delivered order ${orderId} (job ${job.id}, attempt ${job.attempts})`);
+  @OutboxHandler(ORDER_CREATED)
+  async deliver(job: Job<OrderCreated>): Promise<void> {
+    const { orderId } = job.payload;
+    const delivered = await this.transactions.run(async (tx, em) => {
+      if (await em.findOneBy(Delivery, { orderId })) return false;
+      const order = await em.findOneByOrFail(Order, { id: orderId });
+      await em.insert(Delivery, { orderId, jobId: job.id });
+      const email: ConfirmationEmail = { orderId, to: order.customer, reason: 'delivered' };
+      // Commits with the Delivery row, or not at all.
+      await tx.enqueue(CONFIRMATION_EMAILS.name, email);
+      return true;
+    });
+    if (delivered) this.logger.log(`delivered order ${orderId} (job ${job.id}, attempt ${job.attempts})`);
   }
 }

@@ -42,11 +42,6 @@ export class DrainLimit extends AlkstoreError {
   }
 }
 
-/** What `store.admin()` gives (the operator API); the kit needs one call of it. */
-interface JobLister {
-  admin(): { listJobs(queue: string, opts: { state: 'pending'; cursor?: string; limit: number }): Promise<{ jobs: JobInfo[]; next: string | null }> };
-}
-
 const WORKER_ID = 'alkstore-testing';
 const BATCH = 100;
 
@@ -87,9 +82,7 @@ export class AlkstoreTestKit {
 
   /** The pending jobs of `queue` as rows (payload, attempts, priority, run time...), in claim order. */
   async pendingJobs(queue: string): Promise<JobInfo[]> {
-    const lister = this.store as Partial<JobLister>;
-    if (typeof lister.admin !== 'function') throw new AlkstoreError('INVALID_OPTION', 'the store has no admin() API to list jobs with');
-    const admin = lister.admin();
+    const admin = this.store.admin();
     const out: JobInfo[] = [];
     let cursor: string | undefined;
     do {

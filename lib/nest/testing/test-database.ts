@@ -27,10 +27,11 @@ export interface AlkstoreTestDatabase {
   /** `{ url, schema }` for `AlkstoreModule.forRoot`. */
   moduleOptions(): { url: string; schema?: string };
   /**
-   * PostgreSQL: another fresh schema name for the application's own tables
-   * (TypeORM's `schema`), dropped with the rest. SQLite: `undefined`.
+   * PostgreSQL: creates another fresh schema for the application's own tables
+   * (TypeORM's `schema`), dropped with the rest, and resolves to its name.
+   * SQLite: `undefined` (one file holds everything).
    */
-  appSchema(suffix?: string): string | undefined;
+  appSchema(suffix?: string): Promise<string | undefined>;
   /** Deletes the file, or drops every schema handed out. Idempotent. */
   drop(): Promise<void>;
 }
@@ -50,7 +51,7 @@ export async function createTestDatabase(options: TestDatabaseOptions = {}): Pro
       url: `sqlite:${path}`,
       path,
       moduleOptions: () => ({ url: `sqlite:${path}` }),
-      appSchema: () => undefined,
+      appSchema: async () => undefined,
       drop: async () => rmSync(dir, { recursive: true, force: true }),
     };
   }
@@ -64,22 +65,29 @@ export async function createTestDatabase(options: TestDatabaseOptions = {}): Pro
     url,
     schema: base,
     moduleOptions: () => ({ url, schema: base }),
-    appSchema(suffix = 'app') {
-      if (!/^[a-z0-9_]{1,20}$/.test(suffix)) throw new InvalidOption('appSchema suffix', 'must be 1..20 of [a-z0-9_]');
+    async appSchema(suffix = 'app') {
+      if (typeof suffix !== 'string' || !/^[a-z0-9_]{1,20}$/.test(suffix)) throw new InvalidOption('appSchema suffix', 'must be 1..20 characters of [a-z0-9_]');
       const name = `${base}_${suffix}`;
       if (!schemas.includes(name)) schemas.push(name);
+      // The names are ours: fixed characters, nothing to escape.
+      await withClient(url, (c) => c.query(`CREATE SCHEMA IF NOT EXISTS "${name}"`));
       return name;
     },
     async drop() {
-      const pg = (await loadPeer('pg', () => import('pg'), 'for a PostgreSQL test database')).default;
-      const client = new pg.Client({ connectionString: url });
-      await client.connect();
-      try {
-        // The names are ours (see above): fixed characters, no quoting issues.
-        for (const s of schemas) await client.query(`DROP SCHEMA IF EXISTS "${s}" CASCADE`);
-      } finally {
-        await client.end();
-      }
+      await withClient(url, async (c) => {
+        for (const s of schemas) await c.query(`DROP SCHEMA IF EXISTS "${s}" CASCADE`);
+      });
     },
   };
+}
+
+async function withClient(url: string, fn: (client: { query(sql: string): Promise<unknown> }) => Promise<unknown>): Promise<void> {
+  const pg = (await loadPeer('pg', () => import('pg'), 'for a PostgreSQL test database')).default;
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await fn(client);
+  } finally {
+    await client.end();
+  }
 }
