@@ -20,7 +20,7 @@ import { graphileSystem } from './systems/graphile.js';
 import { pgBossSystem } from './systems/pgboss.js';
 import { plainjobSystem } from './systems/plainjob.js';
 import { CONCURRENCY, ENQUEUE_BATCH, type SystemFactory } from './systems/types.js';
-import { runScale, SCALE_WORKLOADS, type ScaleWorkloadId } from './scale/index.js';
+import { runScale, SCALE_WORKLOADS, type ScaleResult, type ScaleWorkloadId } from './scale/index.js';
 import type { ScaleEngine } from './scale/env.js';
 import { RUNNERS, WORKLOADS, type Metrics, type WorkloadConfig, type WorkloadId } from './workloads.js';
 
@@ -56,6 +56,9 @@ interface Options {
   scaleWorkloads: ScaleWorkloadId[];
   scale: number;
   engines: ScaleEngine[];
+  soakMinutes: number | null;
+  chartsDir: string | null;
+  workloadsNamed: boolean;
 }
 
 function usage(msg?: string): never {
@@ -70,6 +73,8 @@ function usage(msg?: string): never {
       `  --workloads W,..   any of ${WORKLOADS.join(', ')} (default all), or the alkstore-only scale workloads ${SCALE_WORKLOADS.join(', ')} (run only when named)`,
       '  --scale F          size multiplier of the scale workloads: 1 = 10k/100k/1M jobs (default 1; --quick 0.01)',
       '  --engines e,..     engines of the scale workloads: sqlite, postgres (default both)',
+      '  --soak [MIN]       also run the bounded soak for MIN minutes per engine (default 30)',
+      '  --charts [DIR]     write SVG (and PNG with chromium) charts of the scale curves (default bench/charts/)',
       '  --out file.json    default bench/results/<timestamp>.json',
       '  --phase-timeout S  upper bound of one workload phase in seconds (default 60)',
       '  --latency-timeout S upper bound of one latency phase in seconds (default 20; polling peers get fewer samples)',
@@ -100,6 +105,9 @@ function parseArgs(argv: string[]): Options {
     scaleWorkloads: [],
     scale: 1,
     engines: ['sqlite', 'postgres'],
+    soakMinutes: null,
+    chartsDir: null,
+    workloadsNamed: false,
   };
   let scaleSet = false;
   let jobsSet = false;
@@ -134,6 +142,7 @@ function parseArgs(argv: string[]): Options {
         for (const w of list) if (!(WORKLOADS as readonly string[]).includes(w) && !(SCALE_WORKLOADS as readonly string[]).includes(w)) usage(`unknown workload ${JSON.stringify(w)}`);
         o.workloads = list.filter((w) => (WORKLOADS as readonly string[]).includes(w)) as WorkloadId[];
         o.scaleWorkloads = list.filter((w) => (SCALE_WORKLOADS as readonly string[]).includes(w)) as ScaleWorkloadId[];
+        o.workloadsNamed = true;
         break;
       }
       case '--scale': {
@@ -141,6 +150,19 @@ function parseArgs(argv: string[]): Options {
         if (!Number.isFinite(f) || f <= 0 || f > 10) usage('--scale needs a number in (0, 10]');
         o.scale = f;
         scaleSet = true;
+        break;
+      }
+      case '--soak': {
+        const v = argv[i + 1];
+        if (v !== undefined && /^\d+(\.\d+)?$/.test(v)) {
+          o.soakMinutes = Number(next());
+          if (!(o.soakMinutes > 0 && o.soakMinutes <= 240)) usage('--soak needs minutes in (0, 240]');
+        } else o.soakMinutes = 30;
+        break;
+      }
+      case '--charts': {
+        const v = argv[i + 1];
+        o.chartsDir = v !== undefined && !v.startsWith('--') ? next()! : join(ROOT, 'bench', 'charts');
         break;
       }
       case '--engines': {
@@ -223,8 +245,8 @@ async function main(): Promise<void> {
   const cfg: WorkloadConfig = { jobs: opts.jobs, samples: opts.samples, phaseTimeoutMs: opts.phaseTimeoutMs, sampleTimeoutMs: 5000, latencyPhaseMs: opts.latencyPhaseMs };
   const startedAt = new Date().toISOString();
   log(`jobs=${cfg.jobs} runs=${opts.runs} samples=${cfg.samples} systems=${opts.systems.join(',')} workloads=${[...opts.workloads, ...opts.scaleWorkloads].join(',')}`);
-  // Naming only scale workloads runs no peer system.
-  const runPeers = opts.workloads.length > 0;
+  // Naming only scale workloads (or --soak alone) runs no peer system.
+  const runPeers = opts.workloads.length > 0 && !(opts.soakMinutes !== null && !opts.workloadsNamed);
 
   const results: Record<string, SystemResult> = {};
   const ready: { f: SystemFactory; engine: Engine }[] = [];
@@ -364,12 +386,17 @@ async function main(): Promise<void> {
     for (const e of res.errors) out.push(`${n}: ERROR ${e}`);
   }
 
-  let scale: { metrics: Metrics; errors: string[] } | null = null;
-  if (opts.scaleWorkloads.length > 0) {
-    scale = await runScale(opts.scaleWorkloads, { scale: opts.scale, engines: opts.engines, jobs: opts.jobs, rounds: opts.runs, fairSeconds: opts.quick ? 5 : 10 }, log);
-    out.push(`\nalkstore scale workloads (${opts.scaleWorkloads.join(', ')}; --scale ${opts.scale}: points ${[10_000, 100_000, 1_000_000].map((n) => Math.max(100, Math.round(n * opts.scale))).join(' / ')} jobs)`);
+  let scale: ScaleResult | null = null;
+  if (opts.scaleWorkloads.length > 0 || opts.soakMinutes !== null) {
+    scale = await runScale(
+      opts.scaleWorkloads,
+      { scale: opts.scale, engines: opts.engines, jobs: opts.jobs, rounds: opts.runs, fairSeconds: opts.quick ? 5 : 10, soakMinutes: opts.soakMinutes, chartsDir: opts.chartsDir },
+      log,
+    );
+    out.push(`\nalkstore scale workloads (${[...opts.scaleWorkloads, ...(opts.soakMinutes !== null ? [`SOAK ${opts.soakMinutes} min`] : [])].join(', ')}; --scale ${opts.scale}: points ${[10_000, 100_000, 1_000_000].map((n) => Math.max(100, Math.round(n * opts.scale))).join(' / ')} jobs)`);
     out.push(table([['metric', 'value'], ...Object.entries(scale.metrics).map(([k, v]) => [k, fmt(v)])]));
     for (const e of scale.errors) out.push(`scale: ERROR ${e}`);
+    if (scale.charts.length > 0) out.push(`charts: ${scale.charts.join(', ')}`);
   }
   process.stdout.write(`${out.join('\n')}\n`);
 

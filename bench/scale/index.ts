@@ -7,10 +7,14 @@ import type { Metrics } from '../workloads.js';
 import { depthWorkload } from './depth.js';
 import { concurrentEnqueueWorkload } from './enqueue.js';
 import { fairWorkload } from './fair.js';
+import { chartsOf, writeChart, type Chart } from './charts.js';
+import { fleetWorkload } from './fleet.js';
+import { memWorkload } from './mem.js';
+import { soakWorkload, type SoakSample } from './soak.js';
 import type { ScaleEngine } from './env.js';
 import { statsWorkload } from './stats.js';
 
-export const SCALE_WORKLOADS = ['STATS', 'B1C', 'DEPTH', 'FAIR'] as const;
+export const SCALE_WORKLOADS = ['STATS', 'B1C', 'DEPTH', 'FAIR', 'FLEET', 'MEM'] as const;
 export type ScaleWorkloadId = (typeof SCALE_WORKLOADS)[number];
 
 export interface ScaleOptions {
@@ -23,6 +27,10 @@ export interface ScaleOptions {
   rounds: number;
   /** Seconds of one FAIR round. */
   fairSeconds: number;
+  /** Minutes of the opt-in soak per engine, or null. */
+  soakMinutes: number | null;
+  /** Folder for `--charts`, or null. */
+  chartsDir: string | null;
 }
 
 type Runner = (engine: ScaleEngine, o: ScaleOptions, log: (m: string) => void) => Promise<Metrics>;
@@ -36,11 +44,22 @@ const RUNNERS: Record<ScaleWorkloadId, Runner> = {
   DEPTH: (e, o, log) => depthWorkload(e, o.scale, log),
   // SQLite only: PostgreSQL queues its lock waiters itself.
   FAIR: async (e, o, log) => (e === 'sqlite' ? fairWorkload(o.fairSeconds, o.rounds, log) : {}),
+  // PostgreSQL only: SQLite has one writer per file.
+  FLEET: async (e, o, log) => (e === 'postgres' ? fleetWorkload(o.scale, o.rounds, log) : {}),
+  MEM: (e, _o, log) => memWorkload(e, log),
 };
 
-export async function runScale(workloads: readonly ScaleWorkloadId[], o: ScaleOptions, log: (m: string) => void): Promise<{ metrics: Metrics; errors: string[] }> {
+export interface ScaleResult {
+  metrics: Metrics;
+  errors: string[];
+  soak: Record<string, SoakSample[]>;
+  charts: string[];
+}
+
+export async function runScale(workloads: readonly ScaleWorkloadId[], o: ScaleOptions, log: (m: string) => void): Promise<ScaleResult> {
   const metrics: Metrics = {};
   const errors: string[] = [];
+  const soak: Record<string, SoakSample[]> = {};
   for (const w of workloads) {
     for (const engine of o.engines) {
       log(`${w} ${engine}`);
@@ -52,5 +71,27 @@ export async function runScale(workloads: readonly ScaleWorkloadId[], o: ScaleOp
       }
     }
   }
-  return { metrics, errors };
+  if (o.soakMinutes !== null) {
+    for (const engine of o.engines) {
+      log(`SOAK ${engine}: ${o.soakMinutes} min`);
+      try {
+        const r = await soakWorkload(engine, o.soakMinutes, log);
+        Object.assign(metrics, r.metrics);
+        soak[engine] = r.samples;
+      } catch (err) {
+        errors.push(`SOAK ${engine}: ${(err as Error).message}`);
+      }
+    }
+  }
+  const charts: string[] = [];
+  if (o.chartsDir !== null) {
+    const all: Chart[] = chartsOf(metrics);
+    for (const k of ['jobs_table_mb', 'dead_tuples', 'rss_mb'] as const) {
+      const series = Object.entries(soak).map(([engine, samples]) => ({ name: engine, points: samples.map((s) => ({ x: `${Math.round(s.t_s / 60)}m`, y: s[k] })) }));
+      if (series.length > 0) all.push({ file: `soak-${k.replace(/_/g, '-')}`, title: `SOAK: ${k.replace(/_/g, ' ')}`, yLabel: k, xLabel: 'minutes into the run', series });
+    }
+    for (const c of all) charts.push(...writeChart(o.chartsDir, c));
+    log(`charts: ${charts.length} files in ${o.chartsDir}`);
+  }
+  return { metrics, errors, soak, charts };
 }

@@ -1,5 +1,5 @@
 import { InvalidArgument } from './errors.js';
-import { validateKey } from './validate.js';
+import { optionalObject, requireArray, validateKey } from './validate.js';
 
 /** String metadata that travels with a job or outbox message (SPEC §10): correlation id, causation id, `traceparent`. */
 export type JobHeaders = Readonly<Record<string, string>>;
@@ -110,4 +110,14 @@ export function resolveJobExtras(o: JobExtrasInput): JobExtras {
   }
   const orderingKey = o.orderingKey === undefined ? null : validateKey('orderingKey', o.orderingKey);
   return { headersText: encodeWithContext(o.headers), uniqueKey, replace, orderingKey };
+}
+
+/** The items of `enqueueBulk`: an array (at most 10 000) of `{ payload, opts? }` objects; `InvalidArgument` naming the item. */
+export function bulkItems<T extends { payload: unknown; opts?: object }>(jobs: unknown): readonly T[] {
+  const list = requireArray<T>('jobs', jobs);
+  list.forEach((j, i) => {
+    if (j === null || typeof j !== 'object' || Array.isArray(j) || !('payload' in j)) throw new InvalidArgument(`jobs[${i}]`, 'must be an object { payload, opts? }');
+    optionalObject(`jobs[${i}].opts`, j.opts);
+  });
+  return list;
 }

@@ -158,6 +158,12 @@ export interface QueueStats {
   readonly oldestPendingAgeMs: number;
 }
 
+/** One item of `queue.enqueueBulk`. */
+export interface BulkJob<T = unknown> {
+  readonly payload: T;
+  readonly opts?: JobOpts;
+}
+
 /** At most `max` claims in any window of `perMs` (windows are aligned to the epoch: `floor(now / perMs)`). */
 export interface RateLimit {
   /** Integer in 1..2^31-1. */
@@ -195,6 +201,13 @@ export interface Queue<T = unknown> {
   enqueue(payload: T, opts?: JobOpts): Promise<number>;
   /** Enqueues many jobs in one transaction; resolves to their ids in order. */
   enqueueMany(payloads: readonly T[], opts?: JobOpts): Promise<number[]>;
+  /**
+   * Enqueues jobs with options of their own (e.g. one `uniqueKey` each) in one
+   * transaction, in order, each as if enqueued alone: a job whose unique key is
+   * held (by a live job or an earlier item) resolves to the holder's id.
+   * Every item is validated before any write.
+   */
+  enqueueBulk(jobs: readonly BulkJob<T>[]): Promise<number[]>;
   /** Claims the next ready job (priority DESC, ready time, enqueue order), or `null`. */
   claimOne(workerId?: string, opts?: ClaimOpts): Promise<Job<T> | null>;
   /** Claims up to `max` ready jobs in one statement. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { InvalidName } from '../../lib/contract/errors.js';
+import { Codec, InvalidName } from '../../lib/contract/errors.js';
 import { MAX_HEADERS_BYTES } from '../../lib/contract/job-extras.js';
 import type { Job, Queue, Store } from '../../lib/contract/types.js';
 import type { EngineFixture } from '../helpers/engines.js';
@@ -167,6 +167,41 @@ export function queueFeaturesContract(engine: EngineFixture): void {
       expect(replace).toEqual([keep[0], keep[0]]);
       expect((await q.getJob(keep[0]!))!.payload).toBe(5);
       expect((await q.stats()).pending).toBe(1);
+    });
+
+    it('enqueueBulk gives each job its own key: duplicates in the batch and live holders resolve to the holder', async () => {
+      const q = store().queue(uid('u-bulk'));
+      const held = await q.enqueue({ user: 1 }, { uniqueKey: 'welcome:1' });
+      const ids = await q.enqueueBulk([
+        { payload: { user: 1 }, opts: { uniqueKey: 'welcome:1' } },
+        { payload: { user: 2 }, opts: { uniqueKey: 'welcome:2', headers: { h: '2' } } },
+        { payload: { user: 2, again: true }, opts: { uniqueKey: 'welcome:2' } },
+        { payload: { user: 3 }, opts: { uniqueKey: 'welcome:3', onConflict: 'replace' } },
+        { payload: { user: 3, latest: true }, opts: { uniqueKey: 'welcome:3', onConflict: 'replace' } },
+        { payload: 'o1', opts: { orderingKey: 'o' } },
+        { payload: 'o2', opts: { orderingKey: 'o', priority: 5 } },
+        { payload: 'plain' },
+      ]);
+      expect(ids[0]).toBe(held);
+      expect(ids[2]).toBe(ids[1]);
+      expect(ids[4]).toBe(ids[3]);
+      expect(new Set(ids).size).toBe(6);
+      expect((await q.getJob(ids[1]!))!.headers).toEqual({ h: '2' });
+      expect((await q.getJob(ids[3]!))!.payload).toEqual({ user: 3, latest: true });
+      // o2 has the higher priority but waits behind o1 of its key.
+      const claimed = await q.claimBatch(10, 'w');
+      expect(claimed.map((j) => j.payload)).toEqual([{ user: 1 }, { user: 2 }, { user: 3, latest: true }, 'o1', 'plain']);
+      expect(await q.enqueueBulk([])).toEqual([]);
+    });
+
+    it('enqueueBulk validates every item before any write', async () => {
+      const q = store().queue(uid('u-bulk-bad'));
+      await expectError(() => q.enqueueBulk([{ payload: 1 }, { payload: 2, opts: { uniqueKey: '' } }]), InvalidName);
+      await expectError(() => q.enqueueBulk([{ payload: 1 }, { payload: 2, opts: { headers: { k: 1 } as never } }]), RangeError);
+      await expectError(() => q.enqueueBulk([{ payload: 1 }, 'nope' as never]), RangeError);
+      await expectError(() => q.enqueueBulk([{ payload: 1 }, { payload: 10n }]), Codec);
+      await expectError(() => q.enqueueBulk('nope' as never), RangeError);
+      expect((await q.stats()).pending).toBe(0);
     });
 
     it('holds inside transactions: a rolled-back enqueue frees nothing and takes nothing', async () => {

@@ -65,6 +65,18 @@ export class TypedHandlers {
     void job;
   }
 
+  // A batch handler takes the jobs as an array of the same type.
+  @QueueHandler(defineQueue<Email>('typed-batch'), { batchSize: 10 })
+  async batch(jobs: Job<Email>[]): Promise<void> {
+    void jobs;
+  }
+
+  // @ts-expect-error a batch of the wrong payload type
+  @QueueHandler(defineQueue<Email>('typed-batch-wrong'), { batchSize: 10 })
+  async wrongBatch(jobs: Job<number>[]): Promise<void> {
+    void jobs;
+  }
+
   // A plain name keeps the untyped decorator: existing handlers compile unchanged.
   @QueueHandler('typed-plain')
   async plain(job: Job<{ anything: boolean }>): Promise<void> {

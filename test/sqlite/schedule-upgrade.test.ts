@@ -10,10 +10,11 @@ describe('SQLite step 5 (engine-only): a file from before cron schedules', () =>
       const s1 = await old.open();
       const before = await s1.schedule('legacy', '@every 1h', 'q', { v: 1 }, { startAt: 1_234_567 });
       await s1.close();
-      // What a build before step 5 left: the schedules table without the four columns, at version 3.
+      // What a build without step 5 left: the schedules table without the four columns, and no record of the step.
       const raw = new Database(old.location);
       for (const c of ['time_zone', 'catch_up', 'owner', 'paused']) raw.exec(`ALTER TABLE __alkstore_schedules DROP COLUMN ${c}`);
-      raw.exec("UPDATE __alkstore_meta SET value = 3 WHERE key = 'schema_version'");
+      raw.exec("DELETE FROM __alkstore_meta WHERE key = 'migration:5'");
+      raw.exec("UPDATE __alkstore_meta SET value = 4 WHERE key = 'schema_version'");
       raw.close();
       const s2 = await old.open();
       try {

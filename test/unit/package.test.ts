@@ -83,4 +83,24 @@ describe('package.json', () => {
     }
     expect(broken).toEqual([]);
   });
+
+  it('has no duplicate keys among the peers (JSON.parse would hide them)', () => {
+    const text = readFileSync('package.json', 'utf8');
+    for (const block of ['peerDependencies', 'peerDependenciesMeta']) {
+      const start = text.indexOf(`"${block}": {`);
+      const body = text.slice(start, text.indexOf('\n  }', start));
+      const keys = [...body.matchAll(/^ {4}"([^"]+)":/gm)].map((m) => m[1]!);
+      expect({ block, keys }).toEqual({ block, keys: [...new Set(keys)] });
+    }
+  });
+
+  it("README's entry point list names every exported subpath", () => {
+    const readme = readFileSync('README.md', 'utf8');
+    const list = readme.slice(readme.indexOf('Entry points:'), readme.indexOf('\n\n', readme.indexOf('Entry points:')));
+    const missing = Object.keys(pkg.exports)
+      .filter((k) => k !== './package.json')
+      .map((k) => (k === '.' ? 'alkstore' : `alkstore/${k.slice(2)}`))
+      .filter((specifier) => !list.includes(`\`${specifier}\``));
+    expect(missing).toEqual([]);
+  });
 });

@@ -34,6 +34,8 @@ export interface PgContext {
   queueOpts(queue: string, defaults?: Readonly<Required<QueueOpts>>): Required<QueueOpts>;
   /** Random source in [0, 1) of the retry backoff jitter (the `random` store option). */
   readonly random: () => number;
+  /** Runs `fn` in a transaction on one pooled client (commit on return, rollback on throw). */
+  inTransaction<T>(fn: (exec: Executor) => Promise<T>): Promise<T>;
   /** Buffered throughput counts (dashboard), written every few seconds. */
   readonly outcomes: OutcomeCounter;
   /** Poll interval while LISTEN is down, else undefined. */
@@ -65,6 +67,21 @@ export async function enqueueJobs(ctx: PgContext, exec: Executor, queue: string,
     ? await exec.run<{ id: string }>(ctx.sql.queue.enqueueManyCall, [queue, texts, ...stampParams(stamp), wake, ...extraParams(stamp)])
     : await exec.run<{ id: string }>(ctx.sql.queue.enqueueMany, [queue, texts, ...stampParams(stamp), wake, stamp.headersText]);
   return r.rows.map((row) => num(row.id));
+}
+
+/** enqueueBulk: every item stamped and encoded first, then one enqueue_job call each in one transaction. */
+export async function enqueueBulkJobs(ctx: PgContext, queue: string, queueOpts: Required<QueueOpts>, jobs: readonly { payload: unknown; opts?: JobOpts }[]): Promise<number[]> {
+  const items = jobs.map((j, i) => ({ text: encodePayload(j.payload, `jobs[${i}].payload`), stamp: resolveJobStamp(queueOpts, j.opts) }));
+  if (items.length === 0) return [];
+  const wake = wakePayload(queueWakeChannel(queue));
+  return ctx.inTransaction(async (exec) => {
+    const ids: number[] = [];
+    for (const it of items) {
+      const r = await exec.run<{ id: string }>(ctx.sql.queue.enqueueCall, [queue, it.text, ...stampParams(it.stamp), wake, ...extraParams(it.stamp)]);
+      ids.push(num(r.rows[0]!.id));
+    }
+    return ids;
+  });
 }
 
 function keyed(st: JobWrite): boolean {

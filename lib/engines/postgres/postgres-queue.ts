@@ -2,12 +2,12 @@ import { backoffDelayMs } from '../../contract/backoff.js';
 import { decodePayload } from '../../contract/codec.js';
 import { queueWakeChannel } from '../../contract/names.js';
 import type { JobOpts, QueueOpts } from '../../contract/options.js';
-import { decodeHeaders, validateUniqueKey, type JobHeaders } from '../../contract/job-extras.js';
+import { bulkItems, decodeHeaders, validateUniqueKey, type JobHeaders } from '../../contract/job-extras.js';
 import { resolveRateLimit } from '../../contract/queue-settings.js';
 import { ackBatchInput, claimInput, jobIdsInput, listDeadInput, requireBatchSize, requireDurationMs, requireJobId } from '../../contract/validate.js';
-import type { ClaimOpts, Job, JobInfo, ListDeadOpts, Queue, QueueSettings, QueueStats, RateLimit, WakeReceiver } from '../../contract/types.js';
+import type { BulkJob, ClaimOpts, Job, JobInfo, ListDeadOpts, Queue, QueueSettings, QueueStats, RateLimit, WakeReceiver } from '../../contract/types.js';
 import { errorText } from '../../internal/outbox-handle.js';
-import { enqueueJob, enqueueJobs, type PgContext } from './context.js';
+import { enqueueBulkJobs, enqueueJob, enqueueJobs, type PgContext } from './context.js';
 import { num, numOrNull } from './executor.js';
 import type { JobRow } from './queue.sql.js';
 import { wakePayload } from './schema-sql.js';
@@ -34,6 +34,11 @@ export class PostgresQueue implements Queue {
   async enqueueMany(payloads: readonly unknown[], opts?: JobOpts): Promise<number[]> {
     this.ctx.guard();
     return enqueueJobs(this.ctx, this.ctx.exec, this.name, this.opts, payloads, opts);
+  }
+
+  async enqueueBulk(jobs: readonly BulkJob[]): Promise<number[]> {
+    this.ctx.guard();
+    return enqueueBulkJobs(this.ctx, this.name, this.opts, bulkItems<BulkJob>(jobs));
   }
 
   async claimOne(workerId?: string, opts?: ClaimOpts): Promise<Job | null> {

@@ -114,6 +114,7 @@ export class PostgresStore implements Store {
       guard: () => this.guard(),
       queueOpts: (queue, defaults = DEFAULT_QUEUE_OPTS) => this.registry.get(queue) ?? { ...defaults },
       random: parts.random,
+      inTransaction: (fn) => this.inTransaction(fn),
       get pollFallbackMs() {
         return store.listenerHealthy ? undefined : store.pollIntervalMs;
       },

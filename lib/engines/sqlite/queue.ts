@@ -12,9 +12,9 @@ import {
   requireDurationMs,
   requireJobId,
 } from '../../contract/validate.js';
-import { decodeHeaders, validateUniqueKey, type JobHeaders } from '../../contract/job-extras.js';
+import { bulkItems, decodeHeaders, validateUniqueKey, type JobHeaders } from '../../contract/job-extras.js';
 import { resolveRateLimit } from '../../contract/queue-settings.js';
-import type { ClaimOpts, Job, JobInfo, ListDeadOpts, Queue, QueueSettings, QueueStats, RateLimit, WakeReceiver } from '../../contract/types.js';
+import type { BulkJob, ClaimOpts, Job, JobInfo, ListDeadOpts, Queue, QueueSettings, QueueStats, RateLimit, WakeReceiver } from '../../contract/types.js';
 import { errorText } from '../../internal/outbox-handle.js';
 import type { SqliteCore } from './core.js';
 import * as ops from './queue-ops.js';
@@ -45,6 +45,12 @@ export class SqliteQueue implements Queue {
     const stamp = resolveJobStamp(this.opts, opts);
     if (texts.length === 0) return [];
     return this.core.write('enqueueMany', (ctx) => ops.insertJobs(ctx, this.name, texts, stamp));
+  }
+
+  async enqueueBulk(jobs: readonly BulkJob[]): Promise<number[]> {
+    const items = bulkItems<BulkJob>(jobs).map((j, i) => ({ text: encodePayload(j.payload, `jobs[${i}].payload`), stamp: resolveJobStamp(this.opts, j.opts) }));
+    if (items.length === 0) return [];
+    return this.core.write('enqueueBulk', (ctx) => items.map((it) => ops.insertJobs(ctx, this.name, [it.text], it.stamp)[0]!));
   }
 
   async claimOne(workerId?: string, opts?: ClaimOpts): Promise<Job | null> {

@@ -15,10 +15,13 @@ import type { TypedMethodDecorator } from './typed-method-decorator.js';
  * One handler per queue per application.
  *
  * Given a {@link QueueRef} (`defineQueue<T>(name)`), the method must accept a
- * `Job<T>`: a compile error otherwise. `AlkstoreModule.forRoot` provides the
+ * `Job<T>` (a batch handler, `Job<T>[]`): a compile error otherwise. `AlkstoreModule.forRoot` provides the
  * queue's handle for `@InjectQueue` without a `forFeature`.
  */
-export function QueueHandler<T>(queue: QueueRef<T>, options?: QueueHandlerOptions): TypedMethodDecorator<(job: Job<T>, signal: AbortSignal) => unknown>;
+export function QueueHandler<T>(
+  queue: QueueRef<T>,
+  options?: QueueHandlerOptions,
+): TypedMethodDecorator<((job: Job<T>, signal: AbortSignal) => unknown) | ((jobs: Job<T>[], signal: AbortSignal) => unknown)>;
 export function QueueHandler(queue: string, options?: QueueHandlerOptions): MethodDecorator;
 export function QueueHandler(queue: string | QueueRef<unknown>, options: QueueHandlerOptions = {}): MethodDecorator {
   const name = typeof queue === 'string' ? queue : queue.name;
