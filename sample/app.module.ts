@@ -8,6 +8,7 @@ import type { Registry } from 'prom-client';
 import { createPrometheusMetrics } from '../lib/metrics/index.js';
 import { AlkstoreModule } from '../lib/nest/index.js';
 import type { SampleConfig } from './config.js';
+import { OpsModule } from './ops/ops.module.js';
 import { ENTITIES } from './orders/entities.js';
 import { METRICS_REGISTRY, MetricsModule } from './metrics/metrics.module.js';
 import { OrdersModule } from './orders/orders.module.js';
@@ -50,6 +51,7 @@ export class AppModule {
           }),
         }),
         OrdersModule,
+        OpsModule.forRoot({ dashboardToken: config.dashboardToken }),
       ],
       providers: [{ provide: APP_PIPE, useValue: new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true }) }],
     };

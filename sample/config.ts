@@ -13,10 +13,13 @@ export interface SampleConfig {
   /** Workers' safety poll (ms); wakes make delivery prompt regardless. */
   idlePollIntervalMs?: number;
   drainTimeoutMs?: number;
+  /** Password of the dashboard at /alkstore (HTTP Basic, any user name); unset or under 16 characters keeps it locked. */
+  dashboardToken?: string;
 }
 
 /**
- * Reads `DATABASE_URL`, `DATABASE_SCHEMA`, `ALKSTORE_SCHEMA`, `SQLITE_PATH`
+ * Reads `DATABASE_URL`, `DATABASE_SCHEMA`, `ALKSTORE_SCHEMA`, `SQLITE_PATH`,
+ * `ALKSTORE_DASHBOARD_TOKEN`
  * (`PORT` is read by main.ts, `REPORT_SPEC` by the report job: a decorator
  * argument is fixed when its class is defined).
  */
@@ -26,5 +29,6 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): SampleConfi
     databaseSchema: env.DATABASE_SCHEMA || undefined,
     alkstoreSchema: env.ALKSTORE_SCHEMA || undefined,
     sqlitePath: resolve(env.SQLITE_PATH || 'sample/data/app.db'),
+    dashboardToken: env.ALKSTORE_DASHBOARD_TOKEN || undefined,
   };
 }

@@ -63,6 +63,15 @@ export function validateName(kind: NameKind, name: unknown): string {
   return n;
 }
 
+/**
+ * A name as stored, engine-derived (`__alkstore_…`) names included: for read
+ * paths that may look at the engine's own rows (the admin API's `lock`). Same
+ * rules as {@link validateName} except the reserved prefix.
+ */
+export function validateStoredName(kind: NameKind, name: unknown): string {
+  return wellFormed(kind, name, MAX_NAME_BYTES);
+}
+
 /** A free-form key (SPEC §4): like a name, but at most 1024 bytes and never reserved. */
 export function validateKey(kind: KeyKind, value: unknown): string {
   return wellFormed(kind, value, MAX_KEY_BYTES);

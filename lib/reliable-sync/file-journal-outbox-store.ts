@@ -6,6 +6,7 @@ import { applyJournal, decodeJournal, encodeJournalRecord, type JournalRecord, t
 import type { OutboxStore } from './outbox-store.js';
 import { Serial } from './serial.js';
 import { checkKey } from './store-options.js';
+import { requireCount, requireTimerMs } from '../contract/validate.js';
 
 /**
  * When the journal calls fdatasync:
@@ -61,14 +62,15 @@ export class FileJournalOutboxStore implements OutboxStore {
 
   /** Opens (creating if missing) the journal of outbox `key` in `directory`, replaying it. */
   static async open(options: FileJournalOutboxStoreOptions): Promise<FileJournalOutboxStore> {
+    if (options === null || typeof options !== 'object') throw new InvalidOption('options', 'must be an object');
     const key = checkKey(options.key);
     if (typeof options.directory !== 'string' || options.directory.length === 0) throw new InvalidOption('directory', 'must be a non-empty path');
     const policy = options.fsync ?? 'always';
     if (policy !== 'always' && policy !== 'interval' && policy !== 'never') throw new InvalidOption('fsync', 'must be "always", "interval" or "never"');
-    const intervalMs = options.fsyncIntervalMs ?? 100;
-    if (!Number.isFinite(intervalMs) || intervalMs < 0) throw new RangeError(`fsyncIntervalMs must be a non-negative finite number, got ${intervalMs}`);
+    const intervalMs = options.fsyncIntervalMs === undefined ? 100 : requireTimerMs('fsyncIntervalMs', options.fsyncIntervalMs, 0);
     const threshold = options.compactThresholdBytes ?? 1024 * 1024;
-    if (Number.isNaN(threshold) || threshold <= 0) throw new RangeError(`compactThresholdBytes must be positive, got ${threshold}`);
+    // Infinity turns compaction off.
+    if (threshold !== Number.POSITIVE_INFINITY) requireCount('compactThresholdBytes', threshold);
     try {
       await mkdir(options.directory, { recursive: true });
       const dir = await realpath(options.directory);

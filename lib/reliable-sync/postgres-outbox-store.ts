@@ -1,5 +1,5 @@
 import type { Pool, PoolConfig } from 'pg';
-import { Closed, Database as DatabaseError } from '../contract/errors.js';
+import { Closed, Database as DatabaseError, InvalidOption } from '../contract/errors.js';
 import { loadPeer } from '../internal/load-peer.js';
 import { assertEpoch, assertFrame, type OutboxRecord } from './epoch.js';
 import type { OutboxStore } from './outbox-store.js';
@@ -43,6 +43,7 @@ export class PostgresOutboxStore implements OutboxStore {
 
   /** Opens the outbox `key`, creating the schema and tables if missing (under an advisory lock, so concurrent boots are safe). */
   static async open(options: PostgresOutboxStoreOptions): Promise<PostgresOutboxStore> {
+    if (options === null || typeof options !== 'object') throw new InvalidOption('options', 'must be an object');
     const key = checkKey(options.key);
     const schema = options.schema === undefined ? 'public' : validatePgSchema('schema', options.schema);
     const prefix = checkIdentifier('tablePrefix', options.tablePrefix, 'alkstore_sync');
@@ -50,7 +51,7 @@ export class PostgresOutboxStore implements OutboxStore {
     const owned = !pool;
     if (!pool) {
       if (typeof options.connectionString !== 'string' || options.connectionString.length === 0) {
-        throw new RangeError('PostgresOutboxStore.open needs a `pool` or a non-empty `connectionString`');
+        throw new InvalidOption('connectionString', 'must be a non-empty string (PostgresOutboxStore.open needs a `pool` or a `connectionString`)');
       }
       const pg = await loadPeer('pg', () => import('pg'));
       pool = new pg.default.Pool({ max: 2, ...options.poolConfig, connectionString: options.connectionString });

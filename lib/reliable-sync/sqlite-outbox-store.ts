@@ -1,5 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import { Closed, Database as DatabaseError } from '../contract/errors.js';
+import { Closed, Database as DatabaseError, InvalidOption } from '../contract/errors.js';
 import { loadPeer } from '../internal/load-peer.js';
 import { assertEpoch, assertFrame, type OutboxRecord } from './epoch.js';
 import type { OutboxStore } from './outbox-store.js';
@@ -39,13 +39,14 @@ export class SqliteOutboxStore implements OutboxStore {
 
   /** Opens (creating the tables if missing) the outbox `key` of a SQLite database. */
   static async open(options: SqliteOutboxStoreOptions): Promise<SqliteOutboxStore> {
+    if (options === null || typeof options !== 'object') throw new InvalidOption('options', 'must be an object');
     const key = checkKey(options.key);
     const prefix = checkIdentifier('tablePrefix', options.tablePrefix, 'alkstore_sync');
     let db = options.database;
     const owned = !db;
     if (!db) {
       if (typeof options.path !== 'string' || options.path.length === 0) {
-        throw new RangeError('SqliteOutboxStore.open needs a non-empty `path` or an open `database`');
+        throw new InvalidOption('path', 'must be a non-empty string (SqliteOutboxStore.open needs a `path` or an open `database`)');
       }
       const mod = await loadPeer('better-sqlite3', () => import('better-sqlite3'));
       const path = options.path;

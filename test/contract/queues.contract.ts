@@ -4,7 +4,7 @@ import { Codec } from '../../lib/contract/errors.js';
 import type { Job, Queue, Store } from '../../lib/contract/types.js';
 import type { EngineFixture } from '../helpers/engines.js';
 import { type CodecVectors, loadVectors } from '../unit/vectors.js';
-import { expectError, uid, untilDbPasses, useEnv, waitFor } from './harness.js';
+import { expectError, pause, uid, untilDbPasses, useEnv, waitFor } from './harness.js';
 
 /** Claims until a job appears (a ready job may need a moment on a busy machine). */
 async function claimSoon(q: Queue, workerId = 'w', timeoutMs = 10_000): Promise<Job> {
@@ -253,24 +253,34 @@ export function queueContract(engine: EngineFixture): void {
       expect(info.lastError).toBeNull();
     });
 
-    it('an ack racing a reclaim at the deadline: never both win', async () => {
+    it('an ack racing a reclaim at the deadline: never both win, and no ack lands after the deadline', async () => {
       const name = uid('q-ack-race');
       const q = store().queue(name);
       const rival = env.other.queue(name);
-      for (let round = 0; round < 8; round++) {
+      // Every pairing of an ack before, at and after the 40 ms deadline with a rival that
+      // arrives early, at the deadline or late (so some acks come after the deadline with
+      // no reclaim yet: only the deadline in the fence can refuse those).
+      const ackDelays = [25, 38, 42, 55];
+      const rivalDelays = [0, 20, 45, 80];
+      for (let round = 0; round < ackDelays.length * rivalDelays.length; round++) {
         const id = await q.enqueue(round);
         const j = (await q.claimOne('w1', { visibilityTimeoutMs: 40 }))!;
-        const stopAt = Date.now() + 400;
+        const claimedAt = Date.now();
+        const stopAt = claimedAt + 250;
         const reclaim = (async () => {
+          await pause(rivalDelays[Math.floor(round / ackDelays.length)]!);
           while (Date.now() < stopAt) {
             const got = await rival.claimOne('w2', { visibilityTimeoutMs: 60_000 });
             if (got) return got;
           }
           return null;
         })();
-        await new Promise((r) => setTimeout(r, 30 + Math.floor(Math.random() * 20)));
+        await pause(Math.max(0, claimedAt + ackDelays[round % ackDelays.length]! - Date.now()));
+        const ackStart = await store().now();
         const acked = await j.ack();
         const reclaimed = await reclaim;
+        // An ack that starts at or after the deadline (database clock) is refused, reclaimed or not.
+        if (ackStart >= j.deadline) expect({ round, ackStart, deadline: j.deadline, acked }).toMatchObject({ acked: false });
         // Exactly one outcome: the ack landed (row gone, nothing to reclaim) or the rival owns the row.
         expect(acked && reclaimed !== null).toBe(false);
         if (acked) expect(await q.getJob(id)).toBeNull();

@@ -17,9 +17,15 @@ export interface EngineFixture {
   create(): Promise<EngineDb>;
 }
 
+/** Options a test may add when opening a store (the same on both engines). */
+export interface OpenExtra {
+  /** The backoff jitter's random source. */
+  random?: () => number;
+}
+
 export interface EngineDb {
   /** Opens a store on this database. Call it twice for two independent handles. */
-  open(): Promise<Store>;
+  open(extra?: OpenExtra): Promise<Store>;
   /** Closes every store opened here and drops the database. */
   destroy(): Promise<void>;
   /** For engine-only tests: the SQLite file path or the PostgreSQL schema. */
@@ -42,8 +48,8 @@ export const sqliteFile: EngineFixture = {
     const { openSqliteStore } = await import('../../lib/engines/sqlite/index.js');
     return {
       location: path,
-      async open() {
-        const s = await openSqliteStore({ path });
+      async open(extra?: OpenExtra) {
+        const s = await openSqliteStore({ path, ...extra });
         stores.push(s);
         return s;
       },
@@ -64,8 +70,8 @@ export const postgres: EngineFixture = {
     const { openPostgresStore } = await import('../../lib/engines/postgres/index.js');
     return {
       location: schema,
-      async open() {
-        const s = await openPostgresStore({ connectionString: PG_URL, schema, poolSize: 4 });
+      async open(extra?: OpenExtra) {
+        const s = await openPostgresStore({ connectionString: PG_URL, schema, poolSize: 4, ...extra });
         stores.push(s);
         return s;
       },

@@ -257,9 +257,9 @@ for (const engine of nestEngines()) {
 
     it('refuses bad scheduler options at startup', async () => {
       const ttl = await bootFails(db, [Kept], { schedulerLockTtlMs: 10 });
-      expect(ttl.message).toContain('lockTtlMs');
+      expect(ttl.message).toContain('schedulerLockTtlMs');
       const renew = await bootFails(db, [Kept], { schedulerLockTtlMs: 10_000, schedulerRenewIntervalMs: 6_000 });
-      expect(renew.message).toContain('renewIntervalMs');
+      expect(renew.message).toContain('schedulerRenewIntervalMs');
       const mode = await bootFails(db, [Kept], { nestSchedule: 'everywhere' as never });
       expect(mode.message).toContain('nestSchedule');
     }, 60_000);

@@ -18,18 +18,36 @@ for (const engine of contractEngines()) {
       const id = await store.outboxEnqueue(outbox, { n: 1 });
       const [stale] = await q.claimBatch(1, 'stale-worker', { visibilityTimeoutMs: 300 });
       expect(stale!.id).toBe(id);
+      // Lapsed, not yet reclaimed: only the deadline in the fence refuses these.
+      await waitFor('the database clock to pass the stale deadline', async () => (await store.now()) > stale!.deadline);
+      expect(await stale!.heartbeat(60_000)).toBe(false);
+      expect(await stale!.ack()).toBe(false);
+      expect(await q.getJob(id)).toMatchObject({ state: 'processing', attempts: 1, claimedUntil: stale!.deadline });
+      // Reclaimed and in delivery: the row is live again under the dispatcher's token, so only
+      // the token in the fence refuses the stale worker's late completion.
       const delivered: number[] = [];
-      const r = startDispatcher({ store, outbox, handler: (job) => void delivered.push(job.attempts) });
+      const staleResults: Record<string, boolean> = {};
+      const r = startDispatcher({
+        store,
+        outbox,
+        handler: async (job) => {
+          staleResults.ack = await stale!.ack();
+          staleResults.retry = await stale!.retry(new Error('late'), 0);
+          staleResults.fail = await stale!.fail(new Error('late'));
+          staleResults.heartbeat = await stale!.heartbeat(60_000);
+          const live = await q.getJob(job.id);
+          staleResults.rowIntact = live?.state === 'processing' && live.attempts === 2 && live.lastError === null;
+          delivered.push(job.attempts);
+        },
+      });
       try {
         await waitFor('the dispatcher reclaimed, delivered and acked it', async () => delivered.length === 1 && (await q.getJob(id)) === null);
       } finally {
         await r.stop();
       }
       expect(delivered).toEqual([2]);
+      expect(staleResults).toEqual({ ack: false, retry: false, fail: false, heartbeat: false, rowIntact: true });
       expect(await stale!.ack()).toBe(false);
-      expect(await stale!.retry(new Error('late'), 0)).toBe(false);
-      expect(await stale!.fail(new Error('late'))).toBe(false);
-      expect(await stale!.heartbeat(60_000)).toBe(false);
       expect(await q.getJob(id)).toBeNull();
       expect(await q.stats()).toMatchObject({ pending: 0, processing: 0, dead: 0 });
     });

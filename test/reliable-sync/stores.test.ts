@@ -120,7 +120,7 @@ describe('SqliteOutboxStore', () => {
   });
 
   it('refuses bad options before opening anything', async () => {
-    await expect(SqliteOutboxStore.open({})).rejects.toThrow(RangeError);
+    await expect(SqliteOutboxStore.open({})).rejects.toThrow(InvalidOption);
     await expect(SqliteOutboxStore.open({ path: join(root, 'x.db'), key: '' })).rejects.toThrow(InvalidName);
     await expect(SqliteOutboxStore.open({ path: join(root, 'x.db'), tablePrefix: 'x; DROP TABLE y' })).rejects.toThrow(InvalidOption);
   });

@@ -1,5 +1,6 @@
 import type { JobPage, ListenerState, ListJobsOpts, LockInfo, NamePageOpts, StoreAdmin, StreamInfo, ThroughputPoint } from '../../contract/admin.js';
-import { queueWakeChannel, validateName } from '../../contract/names.js';
+import { queueWakeChannel } from '../../contract/names.js';
+import { validateStoredName } from '../../contract/validate.js';
 import { encodeCursor, keyOf, validateQueue, resolveJobListQuery, resolveNamePage, resolveSince, THROUGHPUT_RETENTION_MS, walkClaimOrder } from '../../internal/admin-paging.js';
 import type { OutcomeRow } from '../../internal/outcome-counter.js';
 import type { PgContext } from './context.js';
@@ -96,7 +97,7 @@ export class PostgresAdmin implements StoreAdmin {
 
   async lock(name: string): Promise<LockInfo | null> {
     this.ctx.guard();
-    if (typeof name !== 'string' || name.length === 0) validateName('lock', name);
+    validateStoredName('lock', name);
     const r = await this.ctx.exec.run<{ owner: string; expires_at: string; now: string }>(this.ctx.sql.admin.lock, [name]);
     const row = r.rows[0];
     return row ? { name, owner: row.owner, expiresAt: num(row.expires_at), expired: num(row.expires_at) <= num(row.now) } : null;

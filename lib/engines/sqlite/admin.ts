@@ -1,5 +1,5 @@
 import type { JobPage, ListenerState, ListJobsOpts, LockInfo, NamePageOpts, StoreAdmin, StreamInfo, ThroughputPoint } from '../../contract/admin.js';
-import { validateName } from '../../contract/names.js';
+import { validateStoredName } from '../../contract/validate.js';
 import { encodeCursor, keyOf, resolveJobListQuery, resolveNamePage, resolveSince, THROUGHPUT_RETENTION_MS, validateQueue, walkClaimOrderSync } from '../../internal/admin-paging.js';
 import type { OutcomeRow } from '../../internal/outcome-counter.js';
 import * as A from './admin.sql.js';
@@ -92,7 +92,7 @@ export class SqliteAdmin implements StoreAdmin {
   }
 
   async lock(name: string): Promise<LockInfo | null> {
-    if (typeof name !== 'string' || name.length === 0) validateName('lock', name);
+    validateStoredName('lock', name);
     return this.core.read('admin.lock', (conn) => {
       const row = conn.stmt(A.LOCK).get(name) as { owner: string; expires_at: number } | undefined;
       return row ? { name, owner: row.owner, expiresAt: row.expires_at, expired: row.expires_at <= conn.now() } : null;

@@ -8,7 +8,7 @@ import { INSERT_NOTIFY_SQL } from './notify/notify-log.js';
 import { INSERT_JOB, KEY_IS_LIVE, LIVE_BY_UNIQUE_KEY, REPLACE_PENDING } from './queue.sql.js';
 import { jobInsertParams, stampRunAt } from './rows.js';
 import { INSERT_EVENT, NEXT_SEQ, SAVE_OFFSET } from './stream.sql.js';
-import { enqueueInput, notifyInput, outboxEnqueueInput, publishInput, saveOffsetInput, type EnqueueInput } from './tx-input.js';
+import { enqueueInput, notifyInput, outboxEnqueueInput, publishInput, publishWithKeyInput, saveOffsetInput, type EnqueueInput, type PublishInput } from './tx-input.js';
 import { asStoreError } from './writer.js';
 
 function noActiveTx(): InvalidOption {
@@ -56,11 +56,11 @@ export class ExternalTxOps implements TxOps {
   }
 
   async publish(stream: string, payload: unknown): Promise<number> {
-    return this.insertEvent('tx.publish', stream, null, payload);
+    return this.insertEvent('tx.publish', publishInput(stream, payload));
   }
 
   async publishWithKey(stream: string, key: string, payload: unknown): Promise<number> {
-    return this.insertEvent('tx.publishWithKey', stream, key, payload);
+    return this.insertEvent('tx.publishWithKey', publishWithKeyInput(stream, key, payload));
   }
 
   async notify(channel: string, payload?: string): Promise<void> {
@@ -98,8 +98,7 @@ export class ExternalTxOps implements TxOps {
     });
   }
 
-  private async insertEvent(op: string, stream: string, key: string | null, payload: unknown): Promise<number> {
-    const i = publishInput(stream, key, payload);
+  private async insertEvent(op: string, i: PublishInput): Promise<number> {
     return this.guard(op, async () => {
       const now = await this.now();
       const seq = Number((await this.query(NEXT_SEQ, [i.stream])).records[0].last_seq);

@@ -228,7 +228,10 @@ export class SqliteJob implements Job {
   async retry(error: unknown, delayMs?: number): Promise<boolean> {
     const delay = delayMs === undefined ? undefined : requireDurationMs('delayMs', delayMs, { allowZero: true });
     const text = errorText(error);
-    const ok = await this.core.write('retry', (ctx) => ops.retryJob(ctx, this.queue, this.id, this.claimToken, text, delay, this.core.random));
+    // One draw per retry without a delay, before the write, as on PostgreSQL: the same random
+    // sequence then gives the same delays on both engines (the draw is checked inside the write).
+    const r = delay === undefined ? this.core.random() : 0;
+    const ok = await this.core.write('retry', (ctx) => ops.retryJob(ctx, this.queue, this.id, this.claimToken, text, delay, () => r));
     // The row goes dead when this claim was its last attempt (the same rule as the SQL).
     if (ok) this.core.outcomes.record(this.queue, this.attempts >= this.maxAttempts ? 'dead' : 'retried');
     return ok;

@@ -201,8 +201,9 @@ export function applySchema(conn: SqliteConn): void {
     // A file from before per-step records holds every step at or below its version.
     const legacy = conn.db.prepare("SELECT 1 FROM __alkstore_meta WHERE key LIKE 'migration:%' LIMIT 1").get() === undefined;
     for (const m of SQLITE_MIGRATIONS) {
-      if (done.get(`migration:${m.version}`) !== undefined) continue;
-      if (!(legacy && m.version <= stored)) conn.db.exec(m.sql);
+      // Above the stored version a step always runs; at or below it, only when it is missing (a gap filled later).
+      const covered = m.version <= stored && (legacy || done.get(`migration:${m.version}`) !== undefined);
+      if (!covered) conn.db.exec(m.sql);
       mark.run(`migration:${m.version}`, m.version);
     }
     if (stored < SCHEMA_VERSION) conn.db.prepare("UPDATE __alkstore_meta SET value = ? WHERE key = 'schema_version'").run(SCHEMA_VERSION);

@@ -35,10 +35,14 @@ export interface PublishInput {
   text: string;
 }
 
-export function publishInput(stream: string, key: string | null, payload: unknown): PublishInput {
+export function publishInput(stream: string, payload: unknown): PublishInput {
+  return { stream: validateName('stream', stream), key: null, text: encodePayload(payload) };
+}
+
+/** A keyed publish: the key is required (a `null` key is refused, not taken as "unkeyed"). */
+export function publishWithKeyInput(stream: string, key: unknown, payload: unknown): PublishInput {
   const s = validateName('stream', stream);
-  const k = key === null ? null : validateKey('key', key);
-  return { stream: s, key: k, text: encodePayload(payload) };
+  return { stream: s, key: validateKey('key', key), text: encodePayload(payload) };
 }
 
 export function notifyInput(channel: string, payload: unknown): string {

@@ -4,7 +4,7 @@ import type { TxHandle } from '../../contract/types.js';
 import type { SqliteCore } from './core.js';
 import { insertJobs } from './queue-ops.js';
 import { publishEvent, saveConsumerOffset } from './stream.sql.js';
-import { enqueueInput, notifyInput, outboxEnqueueInput, publishInput, saveOffsetInput } from './tx-input.js';
+import { enqueueInput, notifyInput, outboxEnqueueInput, publishInput, publishWithKeyInput, saveOffsetInput } from './tx-input.js';
 import { asStoreError, WriteCtx, type Writer } from './writer.js';
 
 /**
@@ -38,12 +38,12 @@ export class SqliteTxHandle implements TxHandle {
   }
 
   async publish(stream: string, payload: unknown): Promise<number> {
-    const i = publishInput(stream, null, payload);
+    const i = publishInput(stream, payload);
     return this.run('tx.publish', (ctx) => publishEvent(ctx, i.stream, null, i.text));
   }
 
   async publishWithKey(stream: string, key: string, payload: unknown): Promise<number> {
-    const i = publishInput(stream, key, payload);
+    const i = publishWithKeyInput(stream, key, payload);
     return this.run('tx.publishWithKey', (ctx) => publishEvent(ctx, i.stream, i.key, i.text));
   }
 

@@ -1,4 +1,4 @@
-import { InvalidOption } from '../../contract/errors.js';
+import { InvalidArgument, InvalidOption } from '../../contract/errors.js';
 import { asOption, optionalObject, requireArray, requireBoolean, requireCount, requireTimerMs, validateKey, validateName, validatePgSchema } from '../../contract/validate.js';
 import { runnerTimings } from '../../internal/scheduler-runner.js';
 import { validateJobMetrics } from '../../metrics/job-metrics.js';
@@ -24,7 +24,13 @@ export function validateModuleOptions(options: AlkstoreModuleOptions): AlkstoreM
     if (options.drainTimeoutMs !== undefined) requireTimerMs('drainTimeoutMs', options.drainTimeoutMs, 0);
   });
   if (options.workerId !== undefined) validateKey('worker', options.workerId);
-  asOption(() => runnerTimings({ lockTtlMs: options.schedulerLockTtlMs, renewIntervalMs: options.schedulerRenewIntervalMs }));
+  try {
+    runnerTimings({ lockTtlMs: options.schedulerLockTtlMs, renewIntervalMs: options.schedulerRenewIntervalMs });
+  } catch (err) {
+    // Name the module's own fields, not the runner's.
+    if (err instanceof InvalidArgument) throw new InvalidOption(err.argument === 'lockTtlMs' ? 'schedulerLockTtlMs' : 'schedulerRenewIntervalMs', err.problem);
+    throw err;
+  }
   if (options.nestSchedule !== undefined && options.nestSchedule !== 'cluster') throw new InvalidOption('nestSchedule', "must be 'cluster' or left out");
   if (options.scheduleOwner !== undefined) validateKey('owner', options.scheduleOwner);
   validateObservabilityOptions(options);
