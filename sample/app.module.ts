@@ -4,10 +4,13 @@ import { Module, ValidationPipe, type DynamicModule } from '@nestjs/common';
 import { APP_PIPE } from '@nestjs/core';
 import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import type { Registry } from 'prom-client';
+import { createPrometheusMetrics } from '../lib/metrics/index.js';
 import { AlkstoreModule } from '../lib/nest/index.js';
 import type { SampleConfig } from './config.js';
 import { OpsModule } from './ops/ops.module.js';
 import { ENTITIES } from './orders/entities.js';
+import { METRICS_REGISTRY, MetricsModule } from './metrics/metrics.module.js';
 import { OrdersModule } from './orders/orders.module.js';
 
 /** TypeORM options: PostgreSQL when `databaseUrl` says so, else the SQLite file alkstore shares. */
@@ -25,6 +28,7 @@ export function typeOrmOptions(config: SampleConfig): TypeOrmModuleOptions {
  * `POST /orders` writes the order and its outbox message in one TypeORM
  * transaction. Every request body and parameter is validated (a global
  * `ValidationPipe`): bad input is a 400, never a 500.
+ * `GET /metrics` serves the workers' Prometheus metrics.
  */
 @Module({})
 export class AppModule {
@@ -33,10 +37,14 @@ export class AppModule {
       module: AppModule,
       imports: [
         TypeOrmModule.forRoot(typeOrmOptions(config)),
+        MetricsModule,
         AlkstoreModule.forRootAsync({
-          inject: [DataSource],
-          useFactory: (dataSource: DataSource) => ({
+          imports: [MetricsModule],
+          inject: [DataSource, METRICS_REGISTRY],
+          useFactory: async (dataSource: DataSource, registry: Registry) => ({
             dataSource,
+            // Every worker reports to the registry GET /metrics serves.
+            metrics: await createPrometheusMetrics({ registry }),
             schema: config.alkstoreSchema,
             idlePollIntervalMs: config.idlePollIntervalMs,
             drainTimeoutMs: config.drainTimeoutMs,

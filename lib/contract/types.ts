@@ -344,6 +344,8 @@ export interface RunRetentionOpts {
   queues?: () => readonly string[];
   /** Outboxes to sweep (their backing queues), read at every round. */
   outboxes?: () => readonly string[];
+  /** Also sweep every queue and outbox the database has jobs of (`admin().queueNames()`), default false. */
+  everyQueue?: boolean;
   /** Time between sweeps, default 60 000 ms. */
   intervalMs?: number;
   /** Lock owner identity; default a random id per call. */

@@ -1,6 +1,6 @@
-import { RETENTION_LOCK } from '../contract/names.js';
+import { outboxQueueName, RESERVED_PREFIX, RETENTION_LOCK } from '../contract/names.js';
 import type { Lock, Queue, RunRetentionOpts } from '../contract/types.js';
-import { optionalKey, optionalObject, requireFunction, requireSignal, requireTimerMs } from '../contract/validate.js';
+import { optionalKey, optionalObject, requireBoolean, requireFunction, requireSignal, requireTimerMs } from '../contract/validate.js';
 import { sleep } from './sleep.js';
 
 /** Default time between retention sweeps. */
@@ -11,7 +11,11 @@ export interface RetentionEngine {
   tryLock(name: string, owner: string, ttlMs: number): Promise<Lock | null>;
   queue(name: string): Queue;
   outboxQueue(name: string): Queue;
+  /** Every queue name the database has jobs of (outbox backing queues included). */
+  queueNames(): Promise<string[]>;
 }
+
+const OUTBOX_PREFIX = outboxQueueName('x').slice(0, -1);
 
 /**
  * Engine-agnostic `runRetention`: every interval, the holder of
@@ -25,6 +29,7 @@ export async function runRetention(engine: RetentionEngine, signal: AbortSignal,
   const owner = optionalKey('owner', o.owner) ?? `retention-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
   const intervalMs = o.intervalMs === undefined ? DEFAULT_RETENTION_INTERVAL_MS : requireTimerMs('intervalMs', o.intervalMs);
   for (const fn of ['queues', 'outboxes', 'onSweep', 'onError'] as const) if (o[fn] !== undefined) requireFunction(fn, o[fn]);
+  const everyQueue = o.everyQueue === undefined ? false : requireBoolean('everyQueue', o.everyQueue);
   const ttlMs = Math.max(3 * intervalMs, 10_000);
   const report = (err: unknown): void => {
     if (o.onError) o.onError(err);
@@ -40,9 +45,21 @@ export async function runRetention(engine: RetentionEngine, signal: AbortSignal,
         report(err);
       }
       if (lock) {
+        const queues = new Set(o.queues?.() ?? []);
+        const outboxes = new Set(o.outboxes?.() ?? []);
+        if (everyQueue) {
+          try {
+            for (const name of await engine.queueNames()) {
+              if (name.startsWith(OUTBOX_PREFIX)) outboxes.add(name.slice(OUTBOX_PREFIX.length));
+              else if (!name.startsWith(RESERVED_PREFIX)) queues.add(name);
+            }
+          } catch (err) {
+            report(err);
+          }
+        }
         const targets: [string, () => Queue][] = [
-          ...(o.queues?.() ?? []).map((n): [string, () => Queue] => [`queue ${JSON.stringify(n)}`, () => engine.queue(n)]),
-          ...(o.outboxes?.() ?? []).map((n): [string, () => Queue] => [`outbox ${JSON.stringify(n)}`, () => engine.outboxQueue(n)]),
+          ...[...queues].map((n): [string, () => Queue] => [`queue ${JSON.stringify(n)}`, () => engine.queue(n)]),
+          ...[...outboxes].map((n): [string, () => Queue] => [`outbox ${JSON.stringify(n)}`, () => engine.outboxQueue(n)]),
         ];
         for (const [label, queue] of targets) {
           if (signal.aborted) break;

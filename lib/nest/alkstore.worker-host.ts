@@ -115,7 +115,6 @@ export class AlkstoreWorkerHost implements OnApplicationBootstrap, BeforeApplica
     const { outboxHandlers, queueHandlers, scheduled } = this.explorer;
     const queues = [...new Set([...queueHandlers.map((h) => h.meta.queue), ...scheduled.map((s) => s.queue), ...(retention?.queues ?? [])])];
     const outboxes = [...new Set([...outboxHandlers.map((h) => h.meta.outbox), ...(retention?.outboxes ?? [])])];
-    if (queues.length + outboxes.length === 0) return;
     const intervalMs = retention?.intervalMs;
     this.loops.push(
       supervise(
@@ -124,6 +123,7 @@ export class AlkstoreWorkerHost implements OnApplicationBootstrap, BeforeApplica
           this.store.runRetention(signal, {
             queues: () => queues,
             outboxes: () => outboxes,
+            everyQueue: true,
             ...(intervalMs === undefined ? {} : { intervalMs }),
             owner: this.workerId,
             onSweep: (target, r) => this.logger.log(`retention: ${target}: ${r.expired} expired job(s) moved to dead, ${r.purged} dead letter(s) past retention deleted`),

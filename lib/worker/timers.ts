@@ -33,6 +33,7 @@ export class ChangeLatch {
   private waiters = new Set<() => void>();
 
   fire(): void {
+    if (this.waiters.size === 0) return;
     const ws = [...this.waiters];
     this.waiters.clear();
     for (const w of ws) w();

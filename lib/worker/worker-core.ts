@@ -428,15 +428,16 @@ export class WorkerCore {
     const timed = o.observer !== null || o.handlerTimeoutMs !== undefined;
     const started = timed ? performance.now() : 0;
     const signal = this.signalFor(items);
-    const jobs = items.map((t) => t.job);
+    const jobs = this.batchMode || o.wrap ? items.map((t) => t.job) : null;
+    const single = items[0]!.job;
     let result: HandlerResult = 'ok';
     let error: unknown = null;
     let outcomes: BatchOutcomes = undefined;
     let timer: ReturnType<typeof setTimeout> | undefined;
     try {
-      const invoke = (): Promise<unknown> =>
-        Promise.resolve().then(() => (this.batchMode ? o.batchHandler!(jobs, signal) : o.handler!(jobs[0]!, signal)));
-      const attempt = o.wrap ? o.wrap(jobs, invoke) : invoke();
+      // async: a synchronous throw of the handler becomes a rejection.
+      const invoke = async (): Promise<unknown> => (this.batchMode ? o.batchHandler!(jobs!, signal) : o.handler!(single, signal));
+      const attempt = o.wrap ? o.wrap(jobs!, invoke) : invoke();
       if (o.handlerTimeoutMs === undefined) {
         outcomes = (await attempt) as BatchOutcomes;
       } else {

@@ -40,6 +40,10 @@ for (const engine of nestEngines()) {
       expect(claimed?.id).toBe(doomed);
       expect(await claimed!.fail(new Error('bounced'))).toBe(true);
       expect((await deadQ.getJob(doomed))?.state).toBe('dead');
+      // A queue no handler of this application works: known only from the database.
+      const orphanQ = seedStore.queue('retention-orphan', { deadLetterRetentionMs: 1 });
+      const orphan = await orphanQ.enqueue({ to: 'c' });
+      expect(await (await orphanQ.claimOne('seed'))!.fail(new Error('bounced'))).toBe(true);
       await seed.close();
 
       app = await Test.createTestingModule({
@@ -50,6 +54,7 @@ for (const engine of nestEngines()) {
       const q = app.get(Store).queue('retention-mail');
       await waitFor('the expired job is dead', async () => (await q.getJob(expiring))?.state === 'dead');
       await waitFor('the old dead letter is gone', async () => (await q.getJob(doomed)) === null);
+      await waitFor('the dead letter of a queue without a handler is gone too', async () => (await app!.get(Store).queue('retention-orphan').getJob(orphan)) === null);
       expect(logger.has(/retention: queue "retention-mail": /)).toBe(true);
     });
   });

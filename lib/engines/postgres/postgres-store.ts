@@ -278,6 +278,7 @@ export class PostgresStore implements Store {
       tryLock: (name, owner, ttlMs) => this.takeLock(name, owner, ttlMs),
       queue: (name) => this.queue(name),
       outboxQueue: (name) => this.outbox(name).queue,
+      queueNames: () => this.admin().queueNames(),
     };
     return runRetention(engine, signal, opts);
   }

@@ -174,6 +174,7 @@ export class SqliteStore implements Store, SqliteCore {
       tryLock: (name, owner, ttlMs) => this.lockInternal(name, owner, ttlMs),
       queue: (name) => this.queue(name),
       outboxQueue: (name) => this.outbox(name).queue,
+      queueNames: () => this.admin().queueNames(),
     };
     return runRetention(engine, signal, opts);
   }
