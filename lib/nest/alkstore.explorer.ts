@@ -1,5 +1,6 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
+import { InvalidOption } from '../contract/errors.js';
 import { validateName } from '../contract/names.js';
 import type { Job, StoreLogger } from '../contract/types.js';
 import { WORKER_EVENT_NAMES } from '../worker/worker-events.js';
@@ -106,7 +107,7 @@ export class AlkstoreExplorer implements OnModuleInit {
           this.check(label, () => {
             validateName(meta.kind, meta.name);
             if (!WORKER_EVENT_NAMES.includes(meta.event)) {
-              throw new RangeError(`unknown worker event ${JSON.stringify(meta.event)}; one of ${WORKER_EVENT_NAMES.join(', ')}`);
+              throw new InvalidOption('event', `must be one of ${WORKER_EVENT_NAMES.join(', ')}`);
             }
           });
           const listener = method as (...args: unknown[]) => unknown;

@@ -1,6 +1,6 @@
 import { InvalidOption } from '../../contract/errors.js';
 import type { Job, Queue, StoreLogger } from '../../contract/types.js';
-import { asOption, requireBatchSize, requireTimerMs } from '../../contract/validate.js';
+import { asOption, MAX_BATCH, requireBatchSize, requireInt, requireTimerMs } from '../../contract/validate.js';
 import { WorkerCore, type FailureOutcome, type HandlerWrapper } from '../../worker/worker-core.js';
 import { combineObservers, type WorkerObserver } from '../../worker/worker-observer.js';
 
@@ -77,13 +77,8 @@ export class QueueWorker {
   private loop: Promise<void> | null = null;
 
   constructor(private readonly opts: QueueWorkerOptions) {
-    if (!Number.isInteger(opts.concurrency) || opts.concurrency < 1) {
-      throw new RangeError(`concurrency of ${opts.name} must be a positive integer, got ${String(opts.concurrency)}`);
-    }
-    const prefetch = opts.prefetch ?? DEFAULT_PREFETCH;
-    if (!Number.isInteger(prefetch) || prefetch < 0) {
-      throw new RangeError(`prefetch of ${opts.name} must be a non-negative integer, got ${String(opts.prefetch)}`);
-    }
+    requireInt(`concurrency of ${opts.name}`, opts.concurrency, 1, MAX_BATCH);
+    const prefetch = requireInt(`prefetch of ${opts.name}`, opts.prefetch ?? DEFAULT_PREFETCH, 0, MAX_BATCH);
     const batchSize = opts.batchSize;
     if (batchSize !== undefined) {
       asOption(() => requireBatchSize(`batchSize of ${opts.name}`, batchSize));
