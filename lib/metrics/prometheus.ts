@@ -1,39 +1,9 @@
-import { InvalidOption } from '../contract/errors.js';
-import { loadPeer } from '../internal/load-peer.js';
+import { promMetricGetter, type CounterLike, type GaugeLike, type HistogramLike, type PromRegistryLike } from '../internal/prom-client.js';
 import type { DeadReason } from '../worker/worker-observer.js';
 import type { JobMetrics, QueueDepth } from './job-metrics.js';
 
-// prom-client stays optional: these structural types stand in for its classes,
-// so neither this file nor its declaration output imports the package.
-
 /** The part of a prom-client `Registry` this adapter needs. */
-export interface PrometheusRegistryLike {
-  getSingleMetric(name: string): unknown;
-}
-
-type Labels = Record<string, string>;
-interface CounterLike {
-  inc(labels: Labels, value?: number): void;
-}
-interface GaugeLike {
-  set(labels: Labels, value: number): void;
-}
-interface HistogramLike {
-  observe(labels: Labels, value: number): void;
-}
-interface MetricConfig {
-  name: string;
-  help: string;
-  labelNames: string[];
-  registers: PrometheusRegistryLike[];
-  buckets?: number[];
-}
-interface PromClientLike {
-  Counter: new (config: MetricConfig) => CounterLike;
-  Gauge: new (config: MetricConfig) => GaugeLike;
-  Histogram: new (config: MetricConfig) => HistogramLike;
-  register?: PrometheusRegistryLike;
-}
+export type PrometheusRegistryLike = PromRegistryLike;
 
 /** Options of {@link createPrometheusMetrics}. */
 export interface PrometheusMetricsOptions {
@@ -63,15 +33,7 @@ export const DEFAULT_DURATION_BUCKETS: readonly number[] = [0.005, 0.01, 0.025, 
  * Calling it twice on one registry reuses the registered metrics.
  */
 export async function createPrometheusMetrics(options: PrometheusMetricsOptions = {}): Promise<JobMetrics> {
-  const loaded = options.client ?? (await loadPeer('prom-client', () => import('prom-client')));
-  const client = clientOf(loaded);
-  const registry = options.registry ?? client.register;
-  if (!registry) throw new InvalidOption('registry', 'of createPrometheusMetrics is missing and the client has no default register');
-  const get = <T>(kind: 'Counter' | 'Gauge' | 'Histogram', name: string, help: string, labelNames: string[], extra: Partial<MetricConfig> = {}): T => {
-    const existing = registry.getSingleMetric(name);
-    if (existing) return existing as T;
-    return new client[kind]({ name, help, labelNames, registers: [registry], ...extra }) as T;
-  };
+  const get = await promMetricGetter('createPrometheusMetrics', options.client, options.registry);
   const q = ['queue'];
   const claimed = get<CounterLike>('Counter', 'alkstore_jobs_claimed_total', 'Jobs claimed by a worker', q);
   const completed = get<CounterLike>('Counter', 'alkstore_jobs_completed_total', 'Jobs whose handler succeeded', q);
@@ -101,14 +63,4 @@ export async function createPrometheusMetrics(options: PrometheusMetricsOptions 
     },
     oldestReadyAge: (queue, ms) => oldest.set({ queue }, ms / 1000),
   };
-}
-
-function clientOf(mod: unknown): PromClientLike {
-  // An ESM import of the CommonJS package may put the classes on `default`.
-  const candidates = [mod, (mod as { default?: unknown } | null)?.default];
-  for (const c of candidates) {
-    const m = c as Partial<PromClientLike> | null | undefined;
-    if (m && typeof m.Counter === 'function' && typeof m.Gauge === 'function' && typeof m.Histogram === 'function') return m as PromClientLike;
-  }
-  throw new InvalidOption('client', 'of createPrometheusMetrics has no Counter, Gauge and Histogram classes (pass the prom-client module)');
 }

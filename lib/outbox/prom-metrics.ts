@@ -1,38 +1,6 @@
-import { InvalidOption } from '../contract/errors.js';
-import { loadPeer } from '../internal/load-peer.js';
+import { promMetricGetter, type CounterLike, type GaugeLike, type HistogramLike, type PromRegistryLike } from '../internal/prom-client.js';
 import type { AbandonReason, OutboxMetrics, PublishResult, RetryReason } from './outbox-metrics.js';
 import type { DeadReason } from './retry-policy.js';
-
-// prom-client stays optional: these structural types stand in for its classes,
-// so neither this file nor its declaration output imports the package.
-
-/** The part of a prom-client `Registry` this adapter needs. */
-export interface PromRegistryLike {
-  getSingleMetric(name: string): unknown;
-}
-
-type Labels = Record<string, string>;
-interface CounterLike {
-  inc(labels: Labels, value?: number): void;
-}
-interface GaugeLike {
-  set(labels: Labels, value: number): void;
-}
-interface HistogramLike {
-  observe(labels: Labels, value: number): void;
-}
-interface MetricConfig {
-  name: string;
-  help: string;
-  labelNames: string[];
-  registers: PromRegistryLike[];
-  buckets?: number[];
-}
-interface PromClientLike {
-  Counter: new (config: MetricConfig) => CounterLike;
-  Gauge: new (config: MetricConfig) => GaugeLike;
-  Histogram: new (config: MetricConfig) => HistogramLike;
-}
 
 /** Options of {@link createPromMetrics}. */
 export interface PromMetricsOptions {
@@ -55,15 +23,10 @@ export interface PromMetricsOptions {
  * registry reuses the registered metrics, so one instance may serve many outboxes.
  */
 export async function createPromMetrics(registry: PromRegistryLike, options: PromMetricsOptions = {}): Promise<OutboxMetrics> {
-  const loaded = options.client ?? (await loadPeer('prom-client', () => import('prom-client')));
-  const client = clientOf(loaded);
   const prefix = options.prefix ?? 'alkstore_outbox_';
-  const get = <T>(kind: 'Counter' | 'Gauge' | 'Histogram', suffix: string, help: string, labelNames: string[], extra: Partial<MetricConfig> = {}): T => {
-    const name = `${prefix}${suffix}`;
-    const existing = registry.getSingleMetric(name);
-    if (existing) return existing as T;
-    return new client[kind]({ name, help, labelNames, registers: [registry], ...extra }) as T;
-  };
+  const getNamed = await promMetricGetter('createPromMetrics', options.client, registry);
+  const get = <T>(kind: 'Counter' | 'Gauge' | 'Histogram', suffix: string, help: string, labelNames: string[], extra: { buckets?: number[] } = {}): T =>
+    getNamed<T>(kind, `${prefix}${suffix}`, help, labelNames, extra);
   const claimed = get<CounterLike>('Counter', 'claimed_total', 'Outbox rows claimed by a dispatcher', ['outbox']);
   const published = get<CounterLike>('Counter', 'published_total', 'Outbox deliveries that succeeded', ['outbox']);
   const retried = get<CounterLike>('Counter', 'retried_total', 'Outbox deliveries put back for a retry', ['outbox', 'reason']);
@@ -86,12 +49,5 @@ export async function createPromMetrics(registry: PromRegistryLike, options: Pro
   };
 }
 
-function clientOf(mod: unknown): PromClientLike {
-  // An ESM import of the CommonJS package may put the classes on `default`.
-  const candidates = [mod, (mod as { default?: unknown } | null)?.default];
-  for (const c of candidates) {
-    const m = c as Partial<PromClientLike> | null | undefined;
-    if (m && typeof m.Counter === 'function' && typeof m.Gauge === 'function' && typeof m.Histogram === 'function') return m as PromClientLike;
-  }
-  throw new InvalidOption('client', 'of createPromMetrics has no Counter, Gauge and Histogram classes (pass the prom-client module)');
-}
+/** The part of a prom-client `Registry` this adapter needs. */
+export type { PromRegistryLike };
