@@ -64,10 +64,11 @@ export function countersContract(engine: EngineFixture): void {
       const lq = store().queue(uid('cnt-lapse'), { maxAttempts: 2, visibilityTimeoutMs: LATER });
       const eq = store().queue(uid('cnt-expire'), { visibilityTimeoutMs: LATER });
       const rq = store().queue(uid('cnt-retry'), { maxAttempts: 1, visibilityTimeoutMs: LATER });
+      const bq = store().queue(uid('cnt-batch'), { visibilityTimeoutMs: LATER });
       const pq = store().queue(uid('cnt-purge'), { visibilityTimeoutMs: LATER, deadLetterRetentionMs: 0 });
       const box = uid('cnt-box');
       const oq = store().outbox(box).queue;
-      queues.push(q, rq, lq, eq, pq, oq);
+      queues.push(q, rq, bq, lq, eq, pq, oq);
 
       // Enqueues: one, many, bulk, delayed (a future bucket), prioritized.
       await q.enqueue('a');
@@ -117,6 +118,11 @@ export function countersContract(engine: EngineFixture): void {
       expect(batch.length).toBe(6);
       await check('claimBatch of six');
       expect(await q.ackBatch(batch.slice(0, 2))).toBe(2);
+      await check('ackBatch with an ordered job');
+      await bq.enqueueMany(['p1', 'p2', 'p3']);
+      const plain = await bq.claimBatch(3, 'w');
+      expect(plain.length).toBe(3);
+      expect(await bq.ackBatch(plain.slice(0, 2))).toBe(2);
       await check('ackBatch');
       expect(await batch[2]!.retry('again', 0)).toBe(true);
       await check('retry to pending, due');
