@@ -109,6 +109,19 @@ describePg('postgres migration 7 (inline counter deltas)', () => {
         expect(await j.ack()).toBe(true);
       }
       await check('drained, with folds in between');
+
+      // Hand-written SQL is not counted any more; recount_queue_counts repairs a queue from its rows.
+      await withClient((c) =>
+        c.query(
+          `INSERT INTO ${s}.jobs (queue, payload, max_attempts, visibility_timeout_ms, backoff_base_ms, run_at, enqueued_at)
+           SELECT 'up', '1', 2, 1000, 1000, ${NOW} + g * 60000, ${NOW} FROM generate_series(0, 3) g`,
+        ),
+      );
+      expect((await q.stats()).pending).not.toBe((await rowCounts(schema, 'up')).pending);
+      await withClient((c) => c.query(`SELECT ${s}.recount_queue_counts('up')`));
+      await check('recounted');
+      await (await q.claimOne('w'))!.fail('x');
+      await check('after the recount');
     } finally {
       await store.close();
     }

@@ -451,6 +451,20 @@ BEGIN
   RETURN v_moved;
 END
 $fn$;
+
+-- Rebuilds one queue's counters from its rows: the repair after jobs were changed by statements
+-- that do not count (hand-written SQL, an older alkstore). Holds off every writer of jobs until
+-- the calling transaction ends.
+CREATE FUNCTION ${s}.recount_queue_counts(p_queue text) RETURNS void LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_now bigint := ${now};
+BEGIN
+  LOCK TABLE ${jobs} IN SHARE MODE;
+  v_now := ${now};
+  DELETE FROM ${s}.queue_counts WHERE queue = p_queue;
+  ${countDeltas(s, `SELECT queue, state, ${dueBucket('state', 'run_at', 'v_now')} AS b, count(*) FROM ${jobs} WHERE queue = p_queue GROUP BY queue, state, b`)};
+END
+$fn$;
 `;
 }
 
