@@ -231,5 +231,47 @@ export function countersContract(engine: EngineFixture): void {
       await check('after many folds');
       expect(checked.length).toBeGreaterThan(30);
     }, 60_000);
+
+    it('match the rows after concurrent producers and workers on two stores', async () => {
+      const name = uid('cnt-conc');
+      const opts = { maxAttempts: 2, visibilityTimeoutMs: LATER };
+      const sides = [store().queue(name, opts), env.other.queue(name, opts)];
+      const producers = sides.flatMap((q, s) =>
+        [0, 1].map(async (p) => {
+          for (let i = 0; i < 25; i++) {
+            if (i % 5 === 4) await q.enqueueMany([`${s}${p}${i}a`, `${s}${p}${i}b`]);
+            else await q.enqueue(`${s}${p}${i}`, i % 7 === 3 ? { delayMs: LATER } : undefined);
+          }
+        }),
+      );
+      let producing = true;
+      const workers = sides.map(async (q, s) => {
+        let n = 0;
+        const ready = async (): Promise<boolean> => {
+          const r = await countRows(store(), name);
+          return r.pending > r.scheduled;
+        };
+        while (producing || (await ready())) {
+          const jobs = await q.claimBatch(4, `w${s}`);
+          const rest: Job[] = [];
+          for (const j of jobs) {
+            n += 1;
+            if (n % 5 === 0) await j.retry('again', 0);
+            else if (n % 7 === 0) await j.fail('broken');
+            else rest.push(j);
+          }
+          if (rest.length > 0) expect(await q.ackBatch(rest)).toBe(rest.length);
+        }
+      });
+      await Promise.all(producers);
+      producing = false;
+      await Promise.all(workers);
+      const s = await sides[0]!.stats();
+      const rows = await countRows(store(), name);
+      expect({ pending: s.pending, processing: s.processing, dead: s.dead, scheduled: s.scheduled }).toEqual(rows);
+      expect(rows.processing).toBe(0);
+      expect(rows.dead).toBeGreaterThan(0);
+      expect(rows.scheduled).toBeGreaterThan(0);
+    }, 60_000);
   });
 }
