@@ -10,7 +10,7 @@ import { errorText } from '../../internal/outbox-handle.js';
 import { enqueueBulkJobs, enqueueJob, enqueueJobs, type PgContext } from './context.js';
 import { num, numOrNull } from './executor.js';
 import type { JobRow } from './queue.sql.js';
-import { wakePayload } from './schema-sql.js';
+import { wakePayload, type Sql } from './schema-sql.js';
 
 /** A queue handle; the name is validated (or engine-derived) by the store. */
 export class PostgresQueue implements Queue {
@@ -50,11 +50,28 @@ export class PostgresQueue implements Queue {
     this.ctx.guard();
     requireBatchSize('max', max);
     const { workerId: worker, leaseMs } = claimInput(workerId, opts);
-    const r = await this.ctx.exec.run<JobRow | { id: null }>(this.ctx.sql.queue.claim, [this.name, max, leaseMs, worker, this.wake]);
+    const gate = this.ctx.claims;
+    if (gate.usePlain(this.name)) {
+      const r = await this.ctx.exec.run<JobRow>(this.ctx.sql.queue.claimPlain, [this.name, max, leaseMs, worker]);
+      gate.plainDone(this.name, r.rows.length >= max);
+      return r.rows.map((row) => new PostgresJob(this.ctx, row, this.wake));
+    }
+    const started = gate.begin();
+    const r = await this.ctx.exec.run<(JobRow | { id: null }) & { limited: boolean }>(this.ctx.sql.queue.claim, [this.name, max, leaseMs, worker, this.wake]);
     // The statement always returns a row (see q_claim); an empty claim is one row of nulls.
     const jobs: Job[] = [];
     for (const row of r.rows) if (row.id !== null) jobs.push(new PostgresJob(this.ctx, row, this.wake));
+    gate.fullDone(this.name, started, r.rows[0]?.limited !== false, jobs.length >= max);
     return jobs;
+  }
+
+  /** Runs a settings statement; whatever happens, this store's next claim of the queue reads the settings again. */
+  private async changeSettings(sql: Sql, params: unknown[]): Promise<void> {
+    try {
+      await this.ctx.exec.run(sql, params);
+    } finally {
+      this.ctx.claims.invalidate(this.name);
+    }
   }
 
   async ackBatch(jobs: readonly Pick<Job, 'id' | 'claimToken'>[]): Promise<number> {
@@ -95,18 +112,18 @@ export class PostgresQueue implements Queue {
 
   async pause(): Promise<void> {
     this.ctx.guard();
-    await this.ctx.exec.run(this.ctx.sql.queue.setPaused, [this.name, true, this.wake]);
+    await this.changeSettings(this.ctx.sql.queue.setPaused, [this.name, true, this.wake]);
   }
 
   async resume(): Promise<void> {
     this.ctx.guard();
-    await this.ctx.exec.run(this.ctx.sql.queue.setPaused, [this.name, false, this.wake]);
+    await this.changeSettings(this.ctx.sql.queue.setPaused, [this.name, false, this.wake]);
   }
 
   async setRateLimit(limit: RateLimit | null): Promise<void> {
     this.ctx.guard();
     const l = resolveRateLimit(limit);
-    await this.ctx.exec.run(this.ctx.sql.queue.setRateLimit, [this.name, l?.max ?? null, l?.perMs ?? null, this.wake]);
+    await this.changeSettings(this.ctx.sql.queue.setRateLimit, [this.name, l?.max ?? null, l?.perMs ?? null, this.wake]);
   }
 
   async settings(): Promise<QueueSettings> {
