@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { ClaimGate, FULL_CLAIM_EVERY, SETTINGS_TRUST_MS } from '../../lib/engines/postgres/claim-gate.js';
+import { ClaimGate, SETTINGS_TRUST_MS } from '../../lib/engines/postgres/claim-gate.js';
 
 /** A gate on a hand-driven clock, listening, whose queue `q` just had a full claim that read no settings. */
 function trusted(): { gate: ClaimGate; clock: { t: number } } {
@@ -21,21 +21,9 @@ describe('ClaimGate (PostgreSQL: which claim statement runs)', () => {
     expect(gate.usePlain('q')).toBe(false);
     gate.fullDone('q', gate.begin(), false, true);
     expect(gate.usePlain('q')).toBe(true);
+    expect(gate.usePlain('q')).toBe(true);
     expect(gate.usePlain('other')).toBe(false);
-  });
-
-  it(`forces a full claim at least every ${FULL_CLAIM_EVERY} claims under a backlog, and after any claim that was not full`, () => {
-    const { gate } = trusted();
-    const kinds: boolean[] = [];
-    for (let i = 0; i < FULL_CLAIM_EVERY * 2; i++) {
-      const plain = gate.usePlain('q');
-      kinds.push(plain);
-      if (plain) gate.plainDone('q', true);
-      else gate.fullDone('q', gate.begin(), false, true);
-    }
-    expect(kinds.filter((p) => !p)).toHaveLength(2);
-    expect(kinds.indexOf(false)).toBe(FULL_CLAIM_EVERY - 1);
-    gate.plainDone('q', false);
+    gate.fullDone('q', gate.begin(), false, false);
     expect(gate.usePlain('q')).toBe(false);
   });
 

@@ -1,7 +1,5 @@
 /** Longest a "this queue has no settings" reading is trusted, whatever the listener says. */
 export const SETTINGS_TRUST_MS = 2_000;
-/** Under a sustained backlog at least every this many claims of a queue is a full one (burial of exhausted lapsed jobs). */
-export const FULL_CLAIM_EVERY = 16;
 /** Queues remembered per store; past this the memory starts over (every queue's next claim is full). */
 const MAX_QUEUES = 10_000;
 
@@ -12,15 +10,14 @@ interface QueueClaims {
   trustedUntil: number;
   /** The last claim to finish returned as many jobs as it asked for (the queue is backlogged). */
   lastFull: boolean;
-  /** Plain claims started since the last full one. */
-  plainRun: number;
 }
 
 /**
  * Per store: which claim statement a queue's next claim may use. The full
  * `claim` reads the queue's settings (pause, rate limit) and buries exhausted
- * lapsed jobs; `claimPlain` does neither and is cheaper. A claim is plain only
- * when all of these hold:
+ * lapsed jobs; `claimPlain` reads no settings and only looks for such jobs
+ * (the caller then follows up with a full claim), and is cheaper. A claim
+ * starts plain only when all of these hold:
  *
  * - the last full claim of the queue in this store read no pause and no rate
  *   limit, less than {@link SETTINGS_TRUST_MS} ago;
@@ -28,9 +25,9 @@ interface QueueClaims {
  *   settings change committed since (pause, resume and setRateLimit notify
  *   `s:<queue>` in their statement) has invalidated it on arrival; this
  *   store's own changes invalidate at once;
- * - the queue's last claim here came back full (a backlog: a queue that
- *   drains gets full claims, which bury exhausted jobs), and fewer than
- *   {@link FULL_CLAIM_EVERY} - 1 plain claims ran since the last full one.
+ * - the queue's last claim here came back full (a backlog; a plain claim
+ *   that comes back short is followed by a full one, so a queue that is
+ *   polled while empty gets full claims only).
  *
  * A generation counter, bumped by every invalidation and every listener
  * health change, keeps a full claim that was in flight when a change arrived
@@ -43,13 +40,10 @@ export class ClaimGate {
 
   constructor(private readonly now: () => number = () => performance.now()) {}
 
-  /** Decides the next claim of `queue`; a plain claim counts towards the next forced full one. */
+  /** Whether the next claim of `queue` may start with `claimPlain`. */
   usePlain(queue: string): boolean {
     const q = this.queues.get(queue);
-    if (!q || !this.listening || !q.unlimited || !q.lastFull || this.now() >= q.trustedUntil) return false;
-    if (q.plainRun >= FULL_CLAIM_EVERY - 1) return false;
-    q.plainRun += 1;
-    return true;
+    return q !== undefined && this.listening && q.unlimited && q.lastFull && this.now() < q.trustedUntil;
   }
 
   /** Taken before a full claim is sent; hand it back to {@link fullDone}. */
@@ -57,17 +51,11 @@ export class ClaimGate {
     return { gen: this.gen, at: this.now() };
   }
 
-  /** A full claim finished: `limited` is what it read, `full` whether it got as many jobs as asked. */
+  /** A full claim finished: `limited` is what it read, `full` whether the claim call got as many jobs as asked. */
   fullDone(queue: string, started: { gen: number; at: number }, limited: boolean, full: boolean): void {
     const unlimited = !limited && this.listening && started.gen === this.gen;
     if (this.queues.size >= MAX_QUEUES && !this.queues.has(queue)) this.queues.clear();
-    this.queues.set(queue, { unlimited, trustedUntil: started.at + SETTINGS_TRUST_MS, lastFull: full, plainRun: 0 });
-  }
-
-  /** A plain claim finished. */
-  plainDone(queue: string, full: boolean): void {
-    const q = this.queues.get(queue);
-    if (q) q.lastFull = full;
+    this.queues.set(queue, { unlimited, trustedUntil: started.at + SETTINGS_TRUST_MS, lastFull: full });
   }
 
   /** The settings of `queue` changed (or may have): its next claim is a full one. */

@@ -51,15 +51,17 @@ export class PostgresQueue implements Queue {
     requireBatchSize('max', max);
     const { workerId: worker, leaseMs } = claimInput(workerId, opts);
     const gate = this.ctx.claims;
+    const jobs: Job[] = [];
     if (gate.usePlain(this.name)) {
-      const r = await this.ctx.exec.run<JobRow>(this.ctx.sql.queue.claimPlain, [this.name, max, leaseMs, worker]);
-      gate.plainDone(this.name, r.rows.length >= max);
-      return r.rows.map((row) => new PostgresJob(this.ctx, row, this.wake));
+      const r = await this.ctx.exec.run<JobRow & { exhausted: boolean }>(this.ctx.sql.queue.claimPlain, [this.name, max, leaseMs, worker]);
+      for (const row of r.rows) jobs.push(new PostgresJob(this.ctx, row, this.wake));
+      // A full batch with nothing to bury is the whole claim; otherwise the full claim takes the
+      // rest (often nothing) and buries, so this call does all a full claim would have done.
+      if (jobs.length >= max && !r.rows.some((row) => row.exhausted)) return jobs;
     }
     const started = gate.begin();
-    const r = await this.ctx.exec.run<(JobRow | { id: null }) & { limited: boolean }>(this.ctx.sql.queue.claim, [this.name, max, leaseMs, worker, this.wake]);
+    const r = await this.ctx.exec.run<(JobRow | { id: null }) & { limited: boolean }>(this.ctx.sql.queue.claim, [this.name, max - jobs.length, leaseMs, worker, this.wake]);
     // The statement always returns a row (see q_claim); an empty claim is one row of nulls.
-    const jobs: Job[] = [];
     for (const row of r.rows) if (row.id !== null) jobs.push(new PostgresJob(this.ctx, row, this.wake));
     gate.fullDone(this.name, started, r.rows[0]?.limited !== false, jobs.length >= max);
     return jobs;

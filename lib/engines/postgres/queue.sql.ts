@@ -182,10 +182,13 @@ export function queueSql(s: SchemaSql) {
     ),
     /**
      * `claim` without what cannot matter while the queue has no settings and
-     * is backlogged: no pause or rate-limit read, no burial of exhausted
-     * lapsed rows (the full claim does it; see `ClaimGate`). Claimed rows in
-     * claim order; none when nothing is claimable. $1 queue, $2 max, $3
-     * visibility override ms (null = stamped), $4 worker id.
+     * is backlogged (see `ClaimGate`): no pause or rate-limit read, and no
+     * burial of exhausted lapsed rows, only a look for them: each claimed row
+     * says whether there are any (`exhausted`), and the caller follows up
+     * with a full claim when they exist or when fewer than $2 rows came back,
+     * so a claim call still buries what it finds. Claimed rows in claim
+     * order; none when nothing is claimable. $1 queue, $2 max, $3 visibility
+     * override ms (null = stamped), $4 worker id.
      */
     claimPlain: s.def(
       'q_claim_plain',
@@ -209,7 +212,12 @@ export function queueSql(s: SchemaSql) {
          FROM picked p, t WHERE j.id = p.id
          RETURNING ${jobColumns('j')}
        )
-       SELECT * FROM claimed c ORDER BY c.priority DESC, c.run_at, c.id`,
+       SELECT c.*, (
+         SELECT j.claimed_until FROM ${jobs} j
+         WHERE j.queue = $1::text AND j.state = 'processing' AND j.claimed_until <= (SELECT ms FROM t)
+           AND j.attempts >= j.max_attempts AND (j.expires_at IS NULL OR j.expires_at > (SELECT ms FROM t))
+         ORDER BY j.claimed_until LIMIT 1) IS NOT NULL AS exhausted
+       FROM claimed c ORDER BY c.priority DESC, c.run_at, c.id`,
     ),
     /** $1 id, $2 token, $3 wake payload → n (0 or 1). */
     ack: s.def(
