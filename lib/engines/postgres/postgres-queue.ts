@@ -72,14 +72,6 @@ export class PostgresQueue implements Queue {
     return jobs;
   }
 
-  /** Runs a settings statement; whatever happens, this store's next claim of the queue reads the settings again. */
-  private async changeSettings(statement: () => Promise<unknown>): Promise<void> {
-    try {
-      await statement();
-    } finally {
-      this.ctx.claims.invalidate(this.name);
-    }
-  }
 
   async ackBatch(jobs: readonly Pick<Job, 'id' | 'claimToken'>[]): Promise<number> {
     this.ctx.guard();
@@ -119,18 +111,18 @@ export class PostgresQueue implements Queue {
 
   async pause(): Promise<void> {
     this.ctx.guard();
-    await this.changeSettings(() => runWaking(this.ctx, this.ctx.sql.queue.setPaused, [this.name, true], this.wake, woke));
+    await changeSettings(this.ctx, this.name, () => runWaking(this.ctx, this.ctx.sql.queue.setPaused, [this.name, true], this.wake, woke));
   }
 
   async resume(): Promise<void> {
     this.ctx.guard();
-    await this.changeSettings(() => runWaking(this.ctx, this.ctx.sql.queue.setPaused, [this.name, false], this.wake, woke));
+    await changeSettings(this.ctx, this.name, () => runWaking(this.ctx, this.ctx.sql.queue.setPaused, [this.name, false], this.wake, woke));
   }
 
   async setRateLimit(limit: RateLimit | null): Promise<void> {
     this.ctx.guard();
     const l = resolveRateLimit(limit);
-    await this.changeSettings(() => runWaking(this.ctx, this.ctx.sql.queue.setRateLimit, [this.name, l?.max ?? null, l?.perMs ?? null], this.wake, always));
+    await changeSettings(this.ctx, this.name, () => runWaking(this.ctx, this.ctx.sql.queue.setRateLimit, [this.name, l?.max ?? null, l?.perMs ?? null], this.wake, always));
   }
 
   async settings(): Promise<QueueSettings> {
@@ -302,6 +294,15 @@ export function toJobInfo(row: JobRow): JobInfo {
     uniqueKey: row.unique_key,
     orderingKey: row.ordering_key,
   };
+}
+
+/** Runs a settings statement; whatever happens, this store's next claim of the queue reads the settings again. */
+async function changeSettings(ctx: PgContext, queue: string, statement: () => Promise<unknown>): Promise<void> {
+  try {
+    await statement();
+  } finally {
+    ctx.claims.invalidate(queue);
+  }
 }
 
 /** Statements that end jobs return one row `{ n }`. */
