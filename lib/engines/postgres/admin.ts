@@ -66,8 +66,8 @@ export class PostgresAdmin implements StoreAdmin {
 
   async purgeAllDead(queue: string): Promise<number> {
     this.ctx.guard();
-    const r = await this.ctx.exec.run(this.ctx.sql.admin.purgeAllDead, [validateQueue(queue)]);
-    return r.rowCount;
+    const r = await this.ctx.exec.run<{ n: string }>(this.ctx.sql.admin.purgeAllDead, [validateQueue(queue)]);
+    return num(r.rows[0]?.n ?? 0);
   }
 
   async throughput(queue: string | null, sinceMs: number): Promise<ThroughputPoint[]> {

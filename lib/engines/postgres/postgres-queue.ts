@@ -79,7 +79,7 @@ export class PostgresQueue implements Queue {
     if (ids.length === 0) return 0;
     // Only our own handles are trusted to say "no ordering key"; otherwise the statement that promotes.
     const n = jobs.every((j) => j instanceof PostgresJob && j.orderingKey === null)
-      ? (await this.ctx.exec.run(this.ctx.sql.queue.ackBatchPlain, [this.name, ids, tokens])).rowCount
+      ? counted(await this.ctx.exec.run<Counted>(this.ctx.sql.queue.ackBatchPlain, [this.name, ids, tokens]))
       : counted(await runWaking<Counted>(this.ctx, this.ctx.sql.queue.ackBatch, [this.name, ids, tokens], this.wake, promoted));
     this.ctx.outcomes.record(this.name, 'completed', n);
     return n;
@@ -137,8 +137,8 @@ export class PostgresQueue implements Queue {
     this.ctx.guard();
     // Two statements on purpose: rows expired now are purged in the same call when their retention is 0.
     const expired = await runWaking<Counted>(this.ctx, this.ctx.sql.queue.expire, [this.name], this.wake, promoted);
-    const purged = await this.ctx.exec.run(this.ctx.sql.queue.purgeRetained, [this.name]);
-    return { expired: counted(expired), purged: purged.rowCount };
+    const purged = await this.ctx.exec.run<Counted>(this.ctx.sql.queue.purgeRetained, [this.name]);
+    return { expired: counted(expired), purged: counted(purged) };
   }
 
   async listDead(opts?: ListDeadOpts): Promise<JobInfo[]> {
@@ -160,8 +160,7 @@ export class PostgresQueue implements Queue {
     this.ctx.guard();
     const list = jobIdsInput(ids);
     if (list.length === 0) return 0;
-    const r = await this.ctx.exec.run(this.ctx.sql.queue.purgeDead, [this.name, list]);
-    return r.rowCount;
+    return counted(await this.ctx.exec.run<Counted>(this.ctx.sql.queue.purgeDead, [this.name, list]));
   }
 
   async stats(): Promise<QueueStats> {
@@ -227,7 +226,7 @@ export class PostgresJob implements Job {
     this.ctx.guard();
     const n =
       this.orderingKey === null
-        ? (await this.ctx.exec.run(this.ctx.sql.queue.ackPlain, [this.id, this.claimToken])).rowCount
+        ? counted(await this.ctx.exec.run<Counted>(this.ctx.sql.queue.ackPlain, [this.id, this.claimToken]))
         : counted(await runWaking<Counted>(this.ctx, this.ctx.sql.queue.ack, [this.id, this.claimToken], this.wake, promoted));
     this.ctx.outcomes.record(this.queue, 'completed', n);
     return n > 0;
