@@ -37,14 +37,18 @@ function runSide(side: 'A' | 'B', round: number): void {
   const r = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', ...benchArgs, '--runs', '1', '--out', out], { cwd: dirs[side], env, stdio: ['ignore', 'ignore', 'inherit'] });
   if (r.status !== 0) throw new Error(`${side} round ${round} failed with ${r.status}`);
   const rep = JSON.parse(readFileSync(out, 'utf8')) as Report;
+  const add = (key: string, v: number): void => {
+    const list = values[side].get(key) ?? [];
+    list.push(v);
+    values[side].set(key, list);
+  };
   for (const [sys, res] of Object.entries(rep.systems)) {
-    if (!sys.startsWith('alkstore')) continue;
-    for (const [metric, s] of Object.entries(res.summary)) {
-      const key = `${sys} ${metric}`;
-      const list = values[side].get(key) ?? [];
-      list.push(s.median);
-      values[side].set(key, list);
-    }
+    // The physical references of the same run too (ref-postgres, ref-sqlite), and B3 as a ratio to the bare NOTIFY of its round.
+    if (!sys.startsWith('alkstore') && !sys.startsWith('ref-')) continue;
+    for (const [metric, s] of Object.entries(res.summary)) add(`${sys} ${metric}`, s.median);
+    const wake = res.summary['B3.wake_p50_ms']?.median;
+    const bare = rep.systems[`ref-${sys.split('-').pop()}`]?.summary['REF.notify_p50_ms']?.median;
+    if (wake !== undefined && bare !== undefined && bare > 0) add(`${sys} B3.wake_p50 / REF.notify_p50`, wake / bare);
   }
   process.stderr.write(`ab: round ${round} ${side} done\n`);
 }

@@ -1,6 +1,7 @@
 /**
- * B1C: enqueue commit rate with 1 and 10 concurrent clients on one store, with
- * the queue counters of migration/step 4 on and off, in many short rounds that
+ * B1C (SQLite; PostgreSQL until its migration 7 moved the counters into the
+ * statements): enqueue commit rate with 1 and 10 concurrent clients on one store, with
+ * the queue counters of step 4 on and off, in many short rounds that
  * alternate the two (same schema, triggers switched between rounds), so the
  * shared disk's drifting fsync rate hits both alike. Shows what keeping
  * stats() constant costs a producer, and that concurrent enqueuers do not
@@ -15,7 +16,7 @@ const SQLITE_TRIGGERS = ['__alkstore_jobs_count_insert', '__alkstore_jobs_count_
 
 async function setCounters(t: ScaleTarget, on: boolean): Promise<void> {
   if (t.engine === 'postgres') {
-    for (const tr of ['jobs_counts_insert', 'jobs_counts_update', 'jobs_counts_delete']) await t.sql(`ALTER TABLE ${t.jobs} ${on ? 'ENABLE' : 'DISABLE'} TRIGGER ${tr}`);
+    throw new Error('B1C: PostgreSQL counters are written by the statements themselves (migration 7); nothing to switch off');
   } else if (on) {
     await t.exec(QUEUE_COUNTS_STEP);
   } else {

@@ -37,10 +37,13 @@ type Runner = (engine: ScaleEngine, o: ScaleOptions, log: (m: string) => void) =
 
 const RUNNERS: Record<ScaleWorkloadId, Runner> = {
   STATS: (e, o, log) => statsWorkload(e, o.scale, log),
-  B1C: async (e, o, log) => ({
-    ...(await concurrentEnqueueWorkload(e, o.jobs, Math.max(2, o.rounds * 2), log)),
-    ...(e === 'postgres' ? await concurrentEnqueueWorkload(e, o.jobs, Math.max(2, o.rounds * 2), log, true) : {}),
-  }),
+  // SQLite only since PostgreSQL migration 7: the enqueue statement writes its own counter delta,
+  // so there is no trigger to switch off (bench/ab-ops.ts against a pre-0.2 checkout shows the cost).
+  B1C: async (e, o, log) => {
+    if (e === 'sqlite') return concurrentEnqueueWorkload(e, o.jobs, Math.max(2, o.rounds * 2), log);
+    log('B1C postgres: skipped (counters are written inline since migration 7 and cannot be switched off)');
+    return {};
+  },
   DEPTH: (e, o, log) => depthWorkload(e, o.scale, log),
   // SQLite only: PostgreSQL queues its lock waiters itself.
   FAIR: async (e, o, log) => (e === 'sqlite' ? fairWorkload(o.fairSeconds, o.rounds, log) : {}),

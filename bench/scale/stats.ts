@@ -47,7 +47,7 @@ export async function statsWorkload(engine: ScaleEngine, scale: number, log: (m:
       have = size;
       if (p50s.length === 0) await q.claimBatch(100, 'bench'); // 100 processing rows
       // Ordinary traffic after the bulk fill (whose few big statements leave unfolded counter rows):
-      // the triggers fold as they would in a running system.
+      // the statements fold as they would in a running system.
       for (let i = 0; i < 200; i++) {
         await q.enqueue({ i });
         const [j] = await q.claimBatch(1, 'bench');

@@ -1,3 +1,4 @@
+import { countDeltas, foldSometimes } from './counts.sql.js';
 import { NOW_MS, type SchemaSql, type Sql } from './schema-sql.js';
 import { jobColumns } from './queue.sql.js';
 
@@ -51,8 +52,13 @@ export function adminSql(s: SchemaSql) {
     now: s.def('a_now', `SELECT ${NOW_MS} AS ms`),
     /** $1 queue, $2 limit: ids of dead jobs (the dead index), for a bulk redrive through the ordering-aware retryDead. */
     deadIds: s.def('a_dead_ids', `SELECT j.id FROM ${jobs} j WHERE j.queue = $1::text AND j.state = 'dead' ORDER BY j.id LIMIT $2::int`),
-    /** $1 queue. */
-    purgeAllDead: s.def('a_purge_all_dead', `DELETE FROM ${jobs} WHERE queue = $1::text AND state = 'dead'`),
+    /** $1 queue → n; with its counter deltas (counts.sql.ts). */
+    purgeAllDead: s.def(
+      'a_purge_all_dead',
+      `WITH d AS (DELETE FROM ${jobs} WHERE queue = $1::text AND state = 'dead' RETURNING 1),
+       cnt AS (${countDeltas(s.q, `SELECT $1::text, 'dead', 0, -count(*) FROM d HAVING count(*) > 0`)})
+       SELECT count(*) AS n, ${foldSometimes(s.q, 'SELECT $1::text FROM d LIMIT 1')} AS folded FROM d`,
+    ),
     /** $1 queues, $2 completed, $3 retried, $4 dead: added to the current minute (database clock). */
     addMinutes: s.def(
       'a_add_minutes',

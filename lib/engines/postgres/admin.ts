@@ -3,7 +3,7 @@ import { queueWakeChannel } from '../../contract/names.js';
 import { validateStoredName } from '../../contract/validate.js';
 import { encodeCursor, keyOf, validateQueue, resolveJobListQuery, resolveNamePage, resolveSince, THROUGHPUT_RETENTION_MS, walkClaimOrder } from '../../internal/admin-paging.js';
 import type { OutcomeRow } from '../../internal/outcome-counter.js';
-import type { PgContext } from './context.js';
+import { moved as movedAny, runWaking, type PgContext } from './context.js';
 import { num } from './executor.js';
 import { toJobInfo } from './postgres-queue.js';
 import type { JobRow } from './queue.sql.js';
@@ -57,7 +57,7 @@ export class PostgresAdmin implements StoreAdmin {
     for (;;) {
       const ids = (await this.ctx.exec.run<{ id: string }>(this.ctx.sql.admin.deadIds, [name, 10_000])).rows.map((r) => num(r.id));
       if (ids.length === 0) return moved;
-      const r = await this.ctx.exec.run<{ moved: string }>(this.ctx.sql.queue.retryDead, [name, ids, wakePayload(queueWakeChannel(name))]);
+      const r = await runWaking<{ moved: string }>(this.ctx, this.ctx.sql.queue.retryDead, [name, ids], wakePayload(queueWakeChannel(name)), movedAny);
       const n = num(r.rows[0]?.moved ?? 0);
       moved += n;
       if (n === 0) return moved;
@@ -66,8 +66,8 @@ export class PostgresAdmin implements StoreAdmin {
 
   async purgeAllDead(queue: string): Promise<number> {
     this.ctx.guard();
-    const r = await this.ctx.exec.run(this.ctx.sql.admin.purgeAllDead, [validateQueue(queue)]);
-    return r.rowCount;
+    const r = await this.ctx.exec.run<{ n: string }>(this.ctx.sql.admin.purgeAllDead, [validateQueue(queue)]);
+    return num(r.rows[0]?.n ?? 0);
   }
 
   async throughput(queue: string | null, sinceMs: number): Promise<ThroughputPoint[]> {

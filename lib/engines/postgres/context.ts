@@ -5,13 +5,13 @@ import { queueWakeChannel, streamWakeChannel } from '../../contract/names.js';
 import { resolveJobStamp, type JobOpts, type JobWrite, type QueueOpts } from '../../contract/options.js';
 import type { OutcomeCounter } from '../../internal/outcome-counter.js';
 import type { WakeHub } from '../../internal/wake-hub.js';
-import { num, type Executor } from './executor.js';
+import { num, type Executor, type Rows } from './executor.js';
 import { adminSql } from './admin.sql.js';
 import { lockSql } from './lock.sql.js';
 import { notifySql } from './notify.sql.js';
 import { queueSql } from './queue.sql.js';
 import { scheduleSql } from './schedule.sql.js';
-import { PG_NOTIFY_LIMIT, SchemaSql, wakePayload } from './schema-sql.js';
+import { PG_NOTIFY_LIMIT, SchemaSql, wakePayload, type Sql } from './schema-sql.js';
 import { streamSql } from './stream.sql.js';
 
 /** Every statement of the engine for one schema. */
@@ -49,10 +49,12 @@ export async function enqueueJob(ctx: PgContext, exec: Executor, queue: string, 
   const wake = wakePayload(queueWakeChannel(queue));
   // Keyed jobs need the engine function (locks and look-ups with fresh snapshots); plain jobs on
   // our own connections keep the single prepared statement.
+  // A keyed enqueue may not notify (a duplicate, a blocked ordering key): counted as notifying,
+  // which costs at most one spurious local wake.
   const r =
     exec.prepared && !keyed(stamp)
-      ? await exec.run<{ id: string }>(ctx.sql.queue.enqueue, [queue, text, ...stampParams(stamp), wake, stamp.headersText])
-      : await exec.run<{ id: string }>(ctx.sql.queue.enqueueCall, [queue, text, ...stampParams(stamp), wake, ...extraParams(stamp)]);
+      ? await exec.wakes.run(wake, (w) => exec.run<{ id: string }>(ctx.sql.queue.enqueue, [queue, text, ...stampParams(stamp), w, stamp.headersText]), always)
+      : await exec.wakes.run(wake, (w) => exec.run<{ id: string }>(ctx.sql.queue.enqueueCall, [queue, text, ...stampParams(stamp), w, ...extraParams(stamp)]), always);
   return num(r.rows[0]!.id);
 }
 
@@ -64,8 +66,8 @@ export async function enqueueJobs(ctx: PgContext, exec: Executor, queue: string,
   if (texts.length === 0) return [];
   const wake = wakePayload(queueWakeChannel(queue));
   const r = keyed(stamp)
-    ? await exec.run<{ id: string }>(ctx.sql.queue.enqueueManyCall, [queue, texts, ...stampParams(stamp), wake, ...extraParams(stamp)])
-    : await exec.run<{ id: string }>(ctx.sql.queue.enqueueMany, [queue, texts, ...stampParams(stamp), wake, stamp.headersText]);
+    ? await exec.wakes.run(wake, (w) => exec.run<{ id: string }>(ctx.sql.queue.enqueueManyCall, [queue, texts, ...stampParams(stamp), w, ...extraParams(stamp)]), always)
+    : await exec.wakes.run(wake, (w) => exec.run<{ id: string }>(ctx.sql.queue.enqueueMany, [queue, texts, ...stampParams(stamp), w, stamp.headersText]), always);
   return r.rows.map((row) => num(row.id));
 }
 
@@ -77,7 +79,7 @@ export async function enqueueBulkJobs(ctx: PgContext, queue: string, queueOpts: 
   return ctx.inTransaction(async (exec) => {
     const ids: number[] = [];
     for (const it of items) {
-      const r = await exec.run<{ id: string }>(ctx.sql.queue.enqueueCall, [queue, it.text, ...stampParams(it.stamp), wake, ...extraParams(it.stamp)]);
+      const r = await exec.wakes.run(wake, (w) => exec.run<{ id: string }>(ctx.sql.queue.enqueueCall, [queue, it.text, ...stampParams(it.stamp), w, ...extraParams(it.stamp)]), always);
       ids.push(num(r.rows[0]!.id));
     }
     return ids;
@@ -102,19 +104,53 @@ export async function publishEvent(ctx: PgContext, exec: Executor, stream: strin
   validateName('stream', stream);
   if (key !== null) validateKey('key', key);
   const text = encodePayload(payload);
-  const r = await exec.run<{ seq: string }>(exec.prepared ? ctx.sql.stream.publish : ctx.sql.stream.publishCall, [stream, key, text, wakePayload(streamWakeChannel(stream))]);
+  const sql = exec.prepared ? ctx.sql.stream.publish : ctx.sql.stream.publishCall;
+  const r = await exec.wakes.run(wakePayload(streamWakeChannel(stream)), (w) => exec.run<{ seq: string }>(sql, [stream, key, text, w]), always);
   return num(r.rows[0]!.seq);
 }
 
 /** Sends a wake on a user channel (payload checked against PostgreSQL's 8000-byte limit, not carried). */
-export async function notifyChannel(ctx: PgContext, exec: Executor, channel: string, payload: unknown = '', echoTag?: string): Promise<void> {
+export async function notifyChannel(ctx: PgContext, exec: Executor, channel: string, payload: unknown = ''): Promise<void> {
   validateName('channel', channel);
   if (typeof payload !== 'string') throw new Codec(`notify payload on channel ${JSON.stringify(channel)}`, 'must be a string');
   const bytes = utf8Length(payload);
   if (bytes > PG_NOTIFY_LIMIT) throw new PayloadTooLarge(channel, bytes, PG_NOTIFY_LIMIT);
   // The user payload is only checked, never carried: wakes carry the channel alone (SPEC §7).
-  const wake = echoTag === undefined ? wakePayload(channel) : `t${echoTag};${wakePayload(channel)}`;
-  await exec.run(ctx.sql.notify.notify, [wake]);
+  await exec.wakes.run(wakePayload(channel), (w) => exec.run(ctx.sql.notify.notify, [w]), always);
+}
+
+/**
+ * Runs `sql` on the store's pool with `values` plus the wake parameter last,
+ * announcing the wake through the pool's `Wakes` (same-process delivery after
+ * the commit; see `OwnWakes`).
+ */
+export function runWaking<R>(ctx: PgContext, sql: Sql, values: readonly unknown[], wake: string, notified: (r: Rows<R>) => boolean): Promise<Rows<R>> {
+  const exec = ctx.exec;
+  return exec.wakes.run(wake, (w) => exec.run<R>(sql, [...values, w]), notified);
+}
+
+/** `notified` of a statement that always notifies when it succeeds. */
+export function always(): boolean {
+  return true;
+}
+
+/** `notified` of a statement returning `promoted` (ordering keys whose next job became head): it notified when > 0. */
+export function promoted(r: Rows<object>): boolean {
+  const p = (r.rows[0] as { promoted?: string | number | null } | undefined)?.promoted;
+  return p !== undefined && p !== null && Number(p) > 0;
+}
+
+/** `notified` of `retry_dead`: it notified when it moved a job. */
+export function moved(r: Rows<object>): boolean {
+  return Number((r.rows[0] as { moved?: string | number | null } | undefined)?.moved ?? 0) > 0;
+}
+
+/** `notified` of a statement returning a `woke` column that is NULL when it did not notify. */
+export function woke(r: Rows<object>): boolean {
+  return r.rows.some((row) => {
+    const w = (row as { woke?: string | null }).woke;
+    return w !== null && w !== undefined;
+  });
 }
 
 /** Monotone consumer checkpoint; true only when the stored offset increased. */

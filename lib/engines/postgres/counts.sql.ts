@@ -1,19 +1,23 @@
 /**
- * Per-queue job counters for `stats()` in constant time (migration 4).
+ * Per-queue job counters for `stats()` in constant time.
  *
- * Statement-level triggers on `jobs` append one delta row per (queue, state,
- * due bucket) that a statement changed, in the same transaction as the change:
- * counts are exact in every snapshot, and concurrent writers never wait on a
- * shared counter row (each appends its own rows). About one statement in 64
- * folds a queue's committed deltas into one row per key, skipping rows another
- * fold holds, so the rows of a queue stay few whatever its depth.
+ * Every statement that inserts or deletes jobs, or changes their state or
+ * run_at, also appends one delta row per (queue, state, due bucket) it changed,
+ * in the same statement (migration 7; migration 4 did it with statement
+ * triggers, which cost about four times as much per statement): counts are
+ * exact in every snapshot, and concurrent writers never wait on a shared
+ * counter row (each appends its own rows). About one statement in 64 folds a
+ * queue's committed deltas into one row per key, skipping rows another fold
+ * holds, so the rows of a queue stay few whatever its depth.
  *
  * `due_bucket` is `run_at / COUNT_BUCKET_MS` for a pending row whose bucket was
  * still in the future when the change was written, else 0. A bucket is only
  * ever read while it is in the future, when every change to its rows was
  * recorded in it; past buckets fold into 0. `scheduled` is then the sum of the
  * future buckets plus an index range count of the rows due in the rest of the
- * current bucket.
+ * current bucket. The clock of a delta is any reading taken in its transaction:
+ * a reader only reads buckets later than its own clock, which is later than
+ * every clock read before the commits it sees.
  */
 
 /** Width of a due bucket (ms). */
@@ -24,6 +28,39 @@ const FOLD_ONE_IN = 64;
 
 function bucketOf(state: string, runAt: string, cur: string): string {
   return `CASE WHEN ${state} = 'pending' AND ${runAt} / ${COUNT_BUCKET_MS} > ${cur} THEN ${runAt} / ${COUNT_BUCKET_MS} ELSE 0 END`;
+}
+
+/** Probability that a statement folds the counters of the queues it changed. */
+const FOLD_P = 1 / FOLD_ONE_IN;
+
+/**
+ * The due bucket of a row image (`state`, `runAt` SQL expressions) at the
+ * clock `nowMs` (epoch ms): the formula of migration 4's triggers.
+ */
+export function dueBucket(state: string, runAt: string, nowMs: string): string {
+  return `CASE WHEN ${state} = 'pending' AND ${runAt} / ${COUNT_BUCKET_MS} > ${nowMs} / ${COUNT_BUCKET_MS} THEN ${runAt} / ${COUNT_BUCKET_MS} ELSE 0 END`;
+}
+
+/**
+ * An `INSERT` of counter deltas for a data-modifying CTE: `select` yields
+ * (queue, state, due_bucket, n) rows, none with n = 0.
+ */
+export function countDeltas(q: string, select: string): string {
+  return `INSERT INTO ${q}.queue_counts (queue, state, due_bucket, n) ${select}`;
+}
+
+/**
+ * A scalar subquery that, in about one evaluation in 64, folds the counters
+ * of the queues `queues` yields (a SELECT of one text column; none: nothing).
+ * A statement must reference it (e.g. as an output column) for it to run.
+ */
+export function foldSometimes(q: string, queues: string): string {
+  return `(SELECT count(*) FROM (SELECT ${q}.fold_queue_counts(f.queue) FROM (${queues}) AS f(queue) WHERE random() < ${FOLD_P}) AS x)`;
+}
+
+/** The same for plpgsql: folds `queue` in about one call in 64. */
+export function foldSometimesStmt(q: string, queue: string): string {
+  return `IF random() < ${FOLD_P} THEN PERFORM ${q}.fold_queue_counts(${queue}); END IF;`;
 }
 
 /** Migration 4: the counters table, fold function, triggers, and counts of the rows already there. */

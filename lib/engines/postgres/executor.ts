@@ -1,6 +1,7 @@
 import type { Pool, PoolClient } from 'pg';
 import { AlkstoreError, Database } from '../../contract/errors.js';
 import type { QueryRunnerLike } from '../../contract/types.js';
+import { NOTIFY_ONLY, type Wakes } from './own-wakes.js';
 import type { Sql } from './schema-sql.js';
 
 /** Rows of a statement. int8 columns arrive as strings: callers convert with `Number`. */
@@ -18,6 +19,8 @@ export interface Executor {
    * on every call.
    */
   readonly prepared: boolean;
+  /** How statements on this executor announce wakes (see `OwnWakes`). */
+  readonly wakes: Wakes;
   run<R>(sql: Sql, values: readonly unknown[]): Promise<Rows<R>>;
 }
 
@@ -29,7 +32,10 @@ function wrap(sql: Sql, err: unknown): never {
 /** Runs statements on a pool as named (prepared) statements. */
 export class PoolExecutor implements Executor {
   readonly prepared = true;
-  constructor(private readonly pool: Pool) {}
+  constructor(
+    private readonly pool: Pool,
+    readonly wakes: Wakes = NOTIFY_ONLY,
+  ) {}
 
   async run<R>(sql: Sql, values: readonly unknown[]): Promise<Rows<R>> {
     try {
@@ -44,7 +50,10 @@ export class PoolExecutor implements Executor {
 /** Runs statements on one checked-out client (an engine-owned transaction). */
 export class ClientExecutor implements Executor {
   readonly prepared = true;
-  constructor(readonly client: PoolClient) {}
+  constructor(
+    readonly client: PoolClient,
+    readonly wakes: Wakes = NOTIFY_ONLY,
+  ) {}
 
   async run<R>(sql: Sql, values: readonly unknown[]): Promise<Rows<R>> {
     try {
@@ -65,6 +74,7 @@ export class ClientExecutor implements Executor {
  */
 export class QueryRunnerExecutor implements Executor {
   readonly prepared = false;
+  readonly wakes: Wakes = NOTIFY_ONLY;
   constructor(private readonly runner: QueryRunnerLike) {}
 
   async run<R>(sql: Sql, values: readonly unknown[]): Promise<Rows<R>> {

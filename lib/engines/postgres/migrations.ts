@@ -1,7 +1,7 @@
 import type { Pool } from 'pg';
 import { AlkstoreError, Database, InvalidOption } from '../../contract/errors.js';
 import type { StoreLogger } from '../../contract/types.js';
-import { queueCountsMigrationSql } from './counts.sql.js';
+import { countDeltas, dueBucket, foldSometimesStmt, queueCountsMigrationSql } from './counts.sql.js';
 import { migrationLockKey, quoteIdent, validateSchemaName } from './schema-sql.js';
 
 /** One numbered, immutable migration of the engine schema. Never edit a released one: add the next. */
@@ -319,7 +319,154 @@ CREATE TABLE ${s}.queue_minutes (
 CREATE INDEX queue_minutes_minute_idx ON ${s}.queue_minutes (minute);
 `,
   },
+  {
+    version: 7,
+    name: 'inline queue counter deltas',
+    // The statements that change jobs write their own counter deltas (counts.sql.ts), at about a
+    // quarter of the triggers' cost per statement: the triggers go, and the functions that change
+    // jobs are re-created to write theirs. Processes of an older alkstore must not change jobs
+    // after this migration (their statements would not count): stop them before upgrading.
+    sql: inlineCountsMigrationSql,
+  },
 ]);
+
+/** Migration 7: drops the counter triggers; re-creates the functions that change jobs with their own deltas. */
+function inlineCountsMigrationSql(s: string): string {
+  const now = 'floor(extract(epoch from clock_timestamp()) * 1000)::bigint';
+  const jobs = `${s}.jobs`;
+  return `
+-- In-flight writers finish (their triggers still count) before the triggers go.
+LOCK TABLE ${jobs} IN SHARE ROW EXCLUSIVE MODE;
+DROP TRIGGER jobs_counts_insert ON ${jobs};
+DROP TRIGGER jobs_counts_update ON ${jobs};
+DROP TRIGGER jobs_counts_delete ON ${jobs};
+DROP FUNCTION ${s}.jobs_counts_insert();
+DROP FUNCTION ${s}.jobs_counts_update();
+DROP FUNCTION ${s}.jobs_counts_delete();
+
+-- Migration 2's signature: the same job through the keyed function, which counts it.
+CREATE OR REPLACE FUNCTION ${s}.enqueue_job(
+  p_queue text, p_payload text, p_priority integer, p_max_attempts integer, p_visibility_ms bigint,
+  p_backoff_base_ms bigint, p_retention_ms bigint, p_delay_ms bigint, p_run_at bigint, p_expires_in_ms bigint,
+  p_channel text, p_wake text
+) RETURNS bigint LANGUAGE plpgsql AS $fn$
+BEGIN
+  RETURN ${s}.enqueue_job(p_queue, p_payload, p_priority, p_max_attempts, p_visibility_ms, p_backoff_base_ms, p_retention_ms,
+    p_delay_ms, p_run_at, p_expires_in_ms, p_channel, p_wake, NULL::text, NULL::text, false, NULL::text);
+END
+$fn$;
+
+CREATE OR REPLACE FUNCTION ${s}.enqueue_job(
+  p_queue text, p_payload text, p_priority integer, p_max_attempts integer, p_visibility_ms bigint,
+  p_backoff_base_ms bigint, p_retention_ms bigint, p_delay_ms bigint, p_run_at bigint, p_expires_in_ms bigint,
+  p_channel text, p_wake text, p_headers text, p_unique_key text, p_replace boolean, p_ordering_key text
+) RETURNS bigint LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_now bigint := ${now};
+  v_run_at bigint;
+  v_blocked boolean := false;
+  v_id bigint;
+  v_state text;
+  v_old_at bigint;
+  v_old_b bigint;
+  v_new_b bigint;
+BEGIN
+  v_run_at := CASE WHEN p_delay_ms IS NOT NULL THEN v_now + p_delay_ms ELSE coalesce(p_run_at, v_now) END;
+  IF p_ordering_key IS NOT NULL THEN
+    PERFORM ${s}.ordering_lock(p_queue, p_ordering_key);
+    v_blocked := EXISTS (SELECT 1 FROM ${jobs} WHERE queue = p_queue AND ordering_key = p_ordering_key AND state IN ('pending', 'processing'));
+  END IF;
+  LOOP
+    WITH i AS (
+      INSERT INTO ${jobs} (queue, payload, priority, max_attempts, visibility_timeout_ms, backoff_base_ms,
+                           dead_letter_retention_ms, run_at, enqueued_at, expires_at, headers, unique_key, ordering_key, blocked)
+      VALUES (p_queue, p_payload::json, p_priority, p_max_attempts, p_visibility_ms, p_backoff_base_ms, p_retention_ms,
+              v_run_at, v_now, v_now + p_expires_in_ms, p_headers::json, p_unique_key, p_ordering_key, v_blocked)
+      ON CONFLICT (queue, unique_key) WHERE unique_key IS NOT NULL AND state IN ('pending', 'processing') DO NOTHING
+      RETURNING id),
+    c AS (${countDeltas(s, `SELECT p_queue, 'pending', ${dueBucket("'pending'", 'v_run_at', 'v_now')}, 1 FROM i`)})
+    SELECT i.id INTO v_id FROM i;
+    IF v_id IS NOT NULL THEN
+      ${foldSometimesStmt(s, 'p_queue')}
+      IF NOT v_blocked THEN PERFORM pg_notify(p_channel, p_wake); END IF;
+      RETURN v_id;
+    END IF;
+    -- A live job holds the key (its transaction has committed, or the insert would still wait).
+    SELECT id, state INTO v_id, v_state FROM ${jobs}
+    WHERE queue = p_queue AND unique_key = p_unique_key AND state IN ('pending', 'processing');
+    IF v_id IS NOT NULL THEN
+      IF p_replace AND v_state = 'pending' THEN
+        -- Locked first, so the old run_at (the bucket its count leaves) is the one replaced.
+        SELECT run_at INTO v_old_at FROM ${jobs} WHERE id = v_id AND state = 'pending' FOR UPDATE;
+        IF FOUND THEN
+          UPDATE ${jobs} SET payload = p_payload::json, headers = p_headers::json, run_at = v_run_at WHERE id = v_id;
+          v_old_b := ${dueBucket("'pending'", 'v_old_at', 'v_now')};
+          v_new_b := ${dueBucket("'pending'", 'v_run_at', 'v_now')};
+          IF v_old_b <> v_new_b THEN
+            ${countDeltas(s, `VALUES (p_queue, 'pending', v_old_b, -1), (p_queue, 'pending', v_new_b, 1)`)};
+          END IF;
+          PERFORM pg_notify(p_channel, p_wake);
+        END IF;
+      END IF;
+      RETURN v_id;
+    END IF;
+    -- It finished between the insert and the look-up: try again.
+  END LOOP;
+END
+$fn$;
+
+CREATE OR REPLACE FUNCTION ${s}.retry_dead(p_queue text, p_ids bigint[], p_channel text, p_wake text)
+RETURNS integer LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_keys text[];
+  v_key text;
+  v_moved integer;
+  v_now bigint := ${now};
+BEGIN
+  SELECT array_agg(DISTINCT ordering_key ORDER BY ordering_key) INTO v_keys FROM ${jobs}
+  WHERE queue = p_queue AND state = 'dead' AND id = ANY (p_ids) AND ordering_key IS NOT NULL;
+  FOREACH v_key IN ARRAY coalesce(v_keys, '{}') LOOP
+    PERFORM ${s}.ordering_lock(p_queue, v_key);
+  END LOOP;
+  WITH u AS (
+    UPDATE ${jobs} SET state = 'pending', attempts = 0, run_at = v_now, died_at = NULL, claim_token = NULL,
+      claimed_until = NULL, worker_id = NULL, blocked = ordering_key IS NOT NULL
+    WHERE queue = p_queue AND state = 'dead' AND id = ANY (p_ids)
+    RETURNING run_at),
+  c AS (${countDeltas(
+    s,
+    `SELECT p_queue, x.state, x.b, sum(x.n) FROM (
+       SELECT 'dead' AS state, 0::bigint AS b, -1 AS n FROM u
+       UNION ALL SELECT 'pending', ${dueBucket("'pending'", 'u.run_at', 'v_now')}, 1 FROM u
+     ) x GROUP BY x.state, x.b HAVING sum(x.n) <> 0`,
+  )})
+  SELECT count(*) INTO v_moved FROM u;
+  FOREACH v_key IN ARRAY coalesce(v_keys, '{}') LOOP
+    PERFORM ${s}.ordering_next(p_queue, v_key, '{}', p_channel, p_wake);
+  END LOOP;
+  IF v_moved > 0 THEN
+    ${foldSometimesStmt(s, 'p_queue')}
+    PERFORM pg_notify(p_channel, p_wake);
+  END IF;
+  RETURN v_moved;
+END
+$fn$;
+
+-- Rebuilds one queue's counters from its rows: the repair after jobs were changed by statements
+-- that do not count (hand-written SQL, an older alkstore). Holds off every writer of jobs until
+-- the calling transaction ends.
+CREATE FUNCTION ${s}.recount_queue_counts(p_queue text) RETURNS void LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_now bigint := ${now};
+BEGIN
+  LOCK TABLE ${jobs} IN SHARE MODE;
+  v_now := ${now};
+  DELETE FROM ${s}.queue_counts WHERE queue = p_queue;
+  ${countDeltas(s, `SELECT queue, state, ${dueBucket('state', 'run_at', 'v_now')} AS b, count(*) FROM ${jobs} WHERE queue = p_queue GROUP BY queue, state, b`)};
+END
+$fn$;
+`;
+}
 
 /** An SQL string literal of a quoted identifier (to mix the schema into lock keys). */
 function pgLiteral(quoted: string): string {

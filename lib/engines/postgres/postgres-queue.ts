@@ -7,7 +7,7 @@ import { resolveRateLimit } from '../../contract/queue-settings.js';
 import { ackBatchInput, claimInput, jobIdsInput, listDeadInput, requireBatchSize, requireDurationMs, requireJobId } from '../../contract/validate.js';
 import type { BulkJob, ClaimOpts, Job, JobInfo, ListDeadOpts, Queue, QueueSettings, QueueStats, RateLimit, WakeReceiver } from '../../contract/types.js';
 import { errorText } from '../../internal/outbox-handle.js';
-import { enqueueBulkJobs, enqueueJob, enqueueJobs, type PgContext } from './context.js';
+import { always, enqueueBulkJobs, enqueueJob, enqueueJobs, moved, promoted, runWaking, woke, type PgContext } from './context.js';
 import { num, numOrNull } from './executor.js';
 import type { JobRow } from './queue.sql.js';
 import { wakePayload } from './schema-sql.js';
@@ -50,7 +50,8 @@ export class PostgresQueue implements Queue {
     this.ctx.guard();
     requireBatchSize('max', max);
     const { workerId: worker, leaseMs } = claimInput(workerId, opts);
-    const r = await this.ctx.exec.run<JobRow | { id: null }>(this.ctx.sql.queue.claim, [this.name, max, leaseMs, worker, this.wake]);
+    const exec = this.ctx.exec;
+    const r = await exec.wakes.run(this.wake, (w) => exec.run<JobRow | { id: null }>(this.ctx.sql.queue.claim, [this.name, max, leaseMs, worker, w]), promoted);
     // The statement always returns a row (see q_claim); an empty claim is one row of nulls.
     const jobs: Job[] = [];
     for (const row of r.rows) if (row.id !== null) jobs.push(new PostgresJob(this.ctx, row, this.wake));
@@ -63,21 +64,21 @@ export class PostgresQueue implements Queue {
     if (ids.length === 0) return 0;
     // Only our own handles are trusted to say "no ordering key"; otherwise the statement that promotes.
     const n = jobs.every((j) => j instanceof PostgresJob && j.orderingKey === null)
-      ? (await this.ctx.exec.run(this.ctx.sql.queue.ackBatchPlain, [this.name, ids, tokens])).rowCount
-      : counted(await this.ctx.exec.run<Counted>(this.ctx.sql.queue.ackBatch, [this.name, ids, tokens, this.wake]));
+      ? counted(await this.ctx.exec.run<Counted>(this.ctx.sql.queue.ackBatchPlain, [this.name, ids, tokens]))
+      : counted(await runWaking<Counted>(this.ctx, this.ctx.sql.queue.ackBatch, [this.name, ids, tokens], this.wake, promoted));
     this.ctx.outcomes.record(this.name, 'completed', n);
     return n;
   }
 
   async cancel(id: number): Promise<boolean> {
     this.ctx.guard();
-    const r = await this.ctx.exec.run<Counted>(this.ctx.sql.queue.cancel, [this.name, requireJobId('id', id), this.wake]);
+    const r = await runWaking<Counted>(this.ctx, this.ctx.sql.queue.cancel, [this.name, requireJobId('id', id)], this.wake, promoted);
     return counted(r) > 0;
   }
 
   async cancelByKey(uniqueKey: string): Promise<boolean> {
     this.ctx.guard();
-    const r = await this.ctx.exec.run<Counted>(this.ctx.sql.queue.cancelByKey, [this.name, validateUniqueKey(uniqueKey), this.wake]);
+    const r = await runWaking<Counted>(this.ctx, this.ctx.sql.queue.cancelByKey, [this.name, validateUniqueKey(uniqueKey)], this.wake, promoted);
     return counted(r) > 0;
   }
 
@@ -95,18 +96,18 @@ export class PostgresQueue implements Queue {
 
   async pause(): Promise<void> {
     this.ctx.guard();
-    await this.ctx.exec.run(this.ctx.sql.queue.setPaused, [this.name, true, this.wake]);
+    await runWaking(this.ctx, this.ctx.sql.queue.setPaused, [this.name, true], this.wake, woke);
   }
 
   async resume(): Promise<void> {
     this.ctx.guard();
-    await this.ctx.exec.run(this.ctx.sql.queue.setPaused, [this.name, false, this.wake]);
+    await runWaking(this.ctx, this.ctx.sql.queue.setPaused, [this.name, false], this.wake, woke);
   }
 
   async setRateLimit(limit: RateLimit | null): Promise<void> {
     this.ctx.guard();
     const l = resolveRateLimit(limit);
-    await this.ctx.exec.run(this.ctx.sql.queue.setRateLimit, [this.name, l?.max ?? null, l?.perMs ?? null, this.wake]);
+    await runWaking(this.ctx, this.ctx.sql.queue.setRateLimit, [this.name, l?.max ?? null, l?.perMs ?? null], this.wake, always);
   }
 
   async settings(): Promise<QueueSettings> {
@@ -120,9 +121,9 @@ export class PostgresQueue implements Queue {
   async sweepExpired(): Promise<{ expired: number; purged: number }> {
     this.ctx.guard();
     // Two statements on purpose: rows expired now are purged in the same call when their retention is 0.
-    const expired = await this.ctx.exec.run<Counted>(this.ctx.sql.queue.expire, [this.name, this.wake]);
-    const purged = await this.ctx.exec.run(this.ctx.sql.queue.purgeRetained, [this.name]);
-    return { expired: counted(expired), purged: purged.rowCount };
+    const expired = await runWaking<Counted>(this.ctx, this.ctx.sql.queue.expire, [this.name], this.wake, promoted);
+    const purged = await this.ctx.exec.run<Counted>(this.ctx.sql.queue.purgeRetained, [this.name]);
+    return { expired: counted(expired), purged: counted(purged) };
   }
 
   async listDead(opts?: ListDeadOpts): Promise<JobInfo[]> {
@@ -136,7 +137,7 @@ export class PostgresQueue implements Queue {
     this.ctx.guard();
     const list = jobIdsInput(ids);
     if (list.length === 0) return 0;
-    const r = await this.ctx.exec.run<{ moved: string }>(this.ctx.sql.queue.retryDead, [this.name, list, this.wake]);
+    const r = await runWaking<{ moved: string }>(this.ctx, this.ctx.sql.queue.retryDead, [this.name, list], this.wake, moved);
     return num(r.rows[0]?.moved ?? 0);
   }
 
@@ -144,8 +145,7 @@ export class PostgresQueue implements Queue {
     this.ctx.guard();
     const list = jobIdsInput(ids);
     if (list.length === 0) return 0;
-    const r = await this.ctx.exec.run(this.ctx.sql.queue.purgeDead, [this.name, list]);
-    return r.rowCount;
+    return counted(await this.ctx.exec.run<Counted>(this.ctx.sql.queue.purgeDead, [this.name, list]));
   }
 
   async stats(): Promise<QueueStats> {
@@ -211,8 +211,8 @@ export class PostgresJob implements Job {
     this.ctx.guard();
     const n =
       this.orderingKey === null
-        ? (await this.ctx.exec.run(this.ctx.sql.queue.ackPlain, [this.id, this.claimToken])).rowCount
-        : counted(await this.ctx.exec.run<Counted>(this.ctx.sql.queue.ack, [this.id, this.claimToken, this.wake]));
+        ? counted(await this.ctx.exec.run<Counted>(this.ctx.sql.queue.ackPlain, [this.id, this.claimToken]))
+        : counted(await runWaking<Counted>(this.ctx, this.ctx.sql.queue.ack, [this.id, this.claimToken], this.wake, promoted));
     this.ctx.outcomes.record(this.queue, 'completed', n);
     return n > 0;
   }
@@ -220,14 +220,20 @@ export class PostgresJob implements Job {
   async retry(error: unknown, delayMs?: number): Promise<boolean> {
     this.ctx.guard();
     const delay = delayMs === undefined ? backoffDelayMs(this.attempts, this.backoffBaseMs, this.ctx.random) : requireDurationMs('delayMs', delayMs, { allowZero: true });
-    const r = await this.ctx.exec.run<{ state: string }>(this.ctx.sql.queue.retry, [this.id, this.claimToken, delay, errorText(error), this.wake]);
+    const r = await runWaking<{ state: string; woke: string | null; promoted: string }>(
+      this.ctx,
+      this.ctx.sql.queue.retry,
+      [this.id, this.claimToken, delay, errorText(error)],
+      this.wake,
+      (x) => woke(x) || promoted(x),
+    );
     if (r.rows[0]) this.ctx.outcomes.record(this.queue, r.rows[0].state === 'dead' ? 'dead' : 'retried');
     return r.rows.length > 0;
   }
 
   async fail(error: unknown): Promise<boolean> {
     this.ctx.guard();
-    const r = await this.ctx.exec.run<Counted>(this.ctx.sql.queue.fail, [this.id, this.claimToken, errorText(error), this.wake]);
+    const r = await runWaking<Counted>(this.ctx, this.ctx.sql.queue.fail, [this.id, this.claimToken, errorText(error)], this.wake, promoted);
     const n = counted(r);
     this.ctx.outcomes.record(this.queue, 'dead', n);
     return n > 0;
@@ -244,7 +250,7 @@ export class PostgresJob implements Job {
 
   async release(): Promise<boolean> {
     this.ctx.guard();
-    const r = await this.ctx.exec.run(this.ctx.sql.queue.release, [this.id, this.claimToken, this.wake]);
+    const r = await runWaking(this.ctx, this.ctx.sql.queue.release, [this.id, this.claimToken], this.wake, (x) => x.rows.length > 0);
     return r.rows.length > 0;
   }
 }

@@ -31,7 +31,8 @@ import { runSchedules, type SchedulerEngine } from '../../internal/scheduler-run
 import { runRetention, type RetentionEngine } from '../../internal/retention-runner.js';
 import { WakeHub } from '../../internal/wake-hub.js';
 import { PostgresAdmin } from './admin.js';
-import { engineSql, enqueueJob, notifyChannel, type EngineSql, type PgContext } from './context.js';
+import { always, engineSql, enqueueJob, notifyChannel, type EngineSql, type PgContext } from './context.js';
+import { OwnWakes } from './own-wakes.js';
 import { ClientExecutor, num, PoolExecutor, QueryRunnerExecutor, type Executor } from './executor.js';
 import { OutcomeCounter } from '../../internal/outcome-counter.js';
 import type { PostgresListener } from './postgres-listener.js';
@@ -43,8 +44,6 @@ import * as pgScheduler from './scheduler.js';
 import { channelHash, wakePayload } from './schema-sql.js';
 
 const LONG_CHANNEL_BYTES = 7_000;
-/** Longest a `notify` waits for its own notification to come back before resolving anyway. */
-const ECHO_WAIT_MS = 2_000;
 
 /** Construction parameters of {@link PostgresStore} (resolved by `openPostgresStore`). */
 export interface PostgresStoreParts {
@@ -77,10 +76,9 @@ export class PostgresStore implements Store {
   private pollTimer: NodeJS.Timeout | null = null;
   private closing: Promise<void> | null = null;
   private readonly openTx = new Set<PostgresTxHandle>();
-  private readonly echoes = new Map<string, () => void>();
   private readonly guarded = new WeakSet<PoolClient>();
-  private readonly storeTag = randomUUID().slice(0, 8);
-  private echoSeq = 0;
+  /** Same-process wakes of this store's own commits (and suppression of their NOTIFY echo). */
+  private readonly own: OwnWakes;
   private readonly outcomes: OutcomeCounter;
   private readonly adminApi: PostgresAdmin;
 
@@ -91,7 +89,13 @@ export class PostgresStore implements Store {
     this.pollIntervalMs = parts.pollIntervalMs;
     this.logger = parts.logger;
     this.sql = engineSql(parts.schema);
-    this.exec = new PoolExecutor(parts.pool);
+    // A tag unique to this store among every store on the schema (16 hex digits of a random UUID).
+    this.own = new OwnWakes(
+      randomUUID().replace(/-/g, '').slice(0, 16),
+      (payload) => this.wakeFor(payload),
+      () => this.listenerHealthy,
+    );
+    this.exec = new PoolExecutor(parts.pool, this.own.autocommit);
     this.hub = new WakeHub(
       (channel) => {
         if (utf8Length(channel) > LONG_CHANNEL_BYTES) this.longChannels.set(channelHash(channel), channel);
@@ -141,18 +145,19 @@ export class PostgresStore implements Store {
     if (!listener.healthy) this.setPolling(true);
   }
 
-  /** Listener callback: a payload on the engine channel. */
+  /**
+   * Listener callback: a payload on the engine channel. `t<tag>;<payload>` is
+   * a tagged wake: the echo of one this store already delivered in-process
+   * is dropped (see `OwnWakes`); every other one wakes.
+   */
   dispatch(payload: string): void {
-    let echo: (() => void) | undefined;
     if (payload.startsWith('t')) {
       const end = payload.indexOf(';');
-      const tag = payload.slice(1, end);
-      echo = this.echoes.get(tag);
-      this.echoes.delete(tag);
+      if (end < 0) return;
+      if (!this.own.echo(payload.slice(1, end), payload)) return;
       payload = payload.slice(end + 1);
     }
     this.wakeFor(payload);
-    echo?.();
   }
 
   private wakeFor(payload: string): void {
@@ -165,6 +170,7 @@ export class PostgresStore implements Store {
 
   /** Listener callback: LISTEN is back after a gap. Own channel first, then the reserved one, so neither overwrites the other's meaning. */
   reconnected(): void {
+    this.own.reset();
     this.hub.wakeAll();
     this.hub.wakeAll(LISTENER_RECONNECTED_CHANNEL);
   }
@@ -193,29 +199,15 @@ export class PostgresStore implements Store {
   // ── notify ──────────────────────────────────────────────────────────
 
   /**
-   * Resolves once the notification is committed and, while LISTEN works, has
-   * come back through this store's own listener: a `listen` started after
-   * `notify` resolves never sees it ("listen starts from now").
+   * Resolves once the notification is committed; this store's receivers are
+   * woken at that moment, in-process, and the NOTIFY's echo through this
+   * store's LISTEN connection is dropped: a `listen` started after `notify`
+   * resolves does not see it ("listen starts from now"). Other stores are
+   * woken by the NOTIFY.
    */
   async notify(channel: string, payload?: string): Promise<void> {
     this.guard();
-    if (!this.listenerHealthy) return notifyChannel(this.ctx, this.exec, channel, payload);
-    const tag = `${this.storeTag}.${++this.echoSeq}`;
-    const echoed = new Promise<void>((resolve) => {
-      const timer = setTimeout(() => this.echoes.delete(tag) && resolve(), ECHO_WAIT_MS);
-      timer.unref();
-      this.echoes.set(tag, () => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
-    try {
-      await notifyChannel(this.ctx, this.exec, channel, payload, tag);
-    } catch (err) {
-      this.echoes.delete(tag);
-      throw err;
-    }
-    await echoed;
+    return notifyChannel(this.ctx, this.exec, channel, payload);
   }
 
   listen(channel: string): WakeReceiver {
@@ -326,7 +318,7 @@ export class PostgresStore implements Store {
       listen: (channel) => this.hub.listen(channel),
       fireDue: () => this.fireDue(),
       wake: async () => {
-        await this.exec.run(this.sql.notify.notify, [wakePayload(SCHEDULES_WAKE_CHANNEL)]);
+        await this.exec.wakes.run(wakePayload(SCHEDULES_WAKE_CHANNEL), (w) => this.exec.run(this.sql.notify.notify, [w]), always);
       },
     };
     return runSchedules(engine, signal, opts);
@@ -371,7 +363,7 @@ export class PostgresStore implements Store {
       client.release(err instanceof Error ? err : true);
       throw new Database('BEGIN', err);
     }
-    const tx = new PostgresTxHandle(this.ctx, new ClientExecutor(client), (t) => this.openTx.delete(t));
+    const tx = new PostgresTxHandle(this.ctx, new ClientExecutor(client, this.own.forTransaction()), (t) => this.openTx.delete(t));
     this.openTx.add(tx);
     return tx;
   }
@@ -417,13 +409,18 @@ export class PostgresStore implements Store {
   private async inTransaction<T>(fn: (exec: Executor) => Promise<T>): Promise<T> {
     this.guard();
     const client = await this.connect();
+    const wakes = this.own.forTransaction();
     try {
       await client.query('BEGIN');
-      const result = await fn(new ClientExecutor(client));
-      await client.query('COMMIT');
+      const result = await fn(new ClientExecutor(client, wakes));
+      const done = await client.query('COMMIT');
       client.release();
+      // A failed statement the callback caught turns COMMIT into ROLLBACK: then nothing wakes.
+      if (done.command === 'COMMIT') wakes.commit();
+      else wakes.abandon();
       return result;
     } catch (err) {
+      wakes.abandon();
       await client.query('ROLLBACK').catch(() => undefined);
       client.release();
       if (err instanceof AlkstoreError || err instanceof RangeError) throw err;
@@ -453,8 +450,7 @@ export class PostgresStore implements Store {
     this.outcomes.stop();
     this.setPolling(false);
     this.hub.closeAll();
-    for (const resolve of this.echoes.values()) resolve();
-    this.echoes.clear();
+    this.own.reset();
     // Transactions still open are rolled back; their handles then refuse with Closed.
     await Promise.all([...this.openTx].map((tx) => tx.rollback().catch(() => undefined)));
     await this.listener?.close();

@@ -5,10 +5,13 @@ import { OUTBOX_QUEUE_OPTS, type JobOpts } from '../../contract/options.js';
 import type { TxHandle, TxOps } from '../../contract/types.js';
 import { enqueueJob, notifyChannel, publishEvent, saveConsumerOffset, type PgContext } from './context.js';
 import type { ClientExecutor, Executor } from './executor.js';
+import { TxWakes } from './own-wakes.js';
 
 /**
  * The commit-atomic operations over one transaction's executor. Wakes are
- * `pg_notify` calls in the same transaction, so they fire on commit only.
+ * `pg_notify` calls in the same transaction, so they fire on commit only; in
+ * an engine-owned transaction this store's own receivers are also woken
+ * in-process once COMMIT has resolved (`TxWakes`).
  */
 export class PostgresTxOps implements TxOps {
   constructor(
@@ -67,6 +70,10 @@ export class PostgresTxHandle extends PostgresTxOps implements TxHandle {
     super(ctx, clientExec);
   }
 
+  private get wakes(): TxWakes | null {
+    return this.clientExec.wakes instanceof TxWakes ? this.clientExec.wakes : null;
+  }
+
   protected override check(): void {
     if (this.finished) throw new Closed('transaction');
     super.check();
@@ -85,9 +92,13 @@ export class PostgresTxHandle extends PostgresTxOps implements TxHandle {
     this.finished = true;
     const client = this.clientExec.client;
     try {
-      await client.query(command);
+      const r = await client.query(command);
       client.release();
+      // COMMIT of a transaction that had failed answers ROLLBACK: nothing was committed, nothing wakes.
+      if (command === 'COMMIT' && r.command === 'COMMIT') this.wakes?.commit();
+      else this.wakes?.abandon();
     } catch (err) {
+      this.wakes?.abandon();
       // A connection that failed mid-COMMIT/ROLLBACK is in an unknown state: destroy it.
       client.release(err instanceof Error ? err : true);
       throw new Database(`transaction ${command}`, err);

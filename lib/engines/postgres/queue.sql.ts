@@ -1,4 +1,4 @@
-import { queueStatsSql } from './counts.sql.js';
+import { countDeltas, dueBucket, foldSometimes, queueStatsSql } from './counts.sql.js';
 import { NOW_MS, type SchemaSql, type Sql } from './schema-sql.js';
 
 /** Columns of a job as `JobRow` (payload as raw JSON text, token as text). */
@@ -70,6 +70,37 @@ function promoteFrom(s: SchemaSql, d: string, wakeParam: string): string {
     FROM ${d} WHERE ${d}.ordering_key IS NOT NULL GROUP BY ${d}.queue, ${d}.ordering_key HAVING bool_or(NOT ${d}.blocked)) p)`;
 }
 
+/**
+ * Counter deltas (counts.sql.ts) of CTE `d`, rows that left the live states of
+ * queue $1 from state `from` (processing or dead rows: bucket 0): -count(*).
+ */
+function minusAll(s: SchemaSql, d: string, from: 'processing' | 'dead'): string {
+  return countDeltas(s.q, `SELECT $1::text, '${from}', 0, -count(*) FROM ${d} HAVING count(*) > 0`);
+}
+
+/**
+ * Counter deltas of CTE `d`, one row per job moved out of `from` (bucket 0)
+ * into state `d.state` at `d.run_at` (new image; clock `t.ms`), with `d.queue`.
+ */
+function moved(s: SchemaSql, d: string, from: 'processing' | 'dead'): string {
+  return countDeltas(
+    s.q,
+    `SELECT x.queue, x.state, x.b, sum(x.n) FROM (
+       SELECT ${d}.queue, '${from}' AS state, 0::bigint AS b, -1 AS n FROM ${d}
+       UNION ALL
+       SELECT ${d}.queue, ${d}.state, ${dueBucket(`${d}.state`, `${d}.run_at`, 't.ms')}, 1 FROM ${d}, t
+     ) x GROUP BY x.queue, x.state, x.b HAVING sum(x.n) <> 0`,
+  );
+}
+
+/** Counter deltas of CTE `d`, deleted rows (old image: queue, state, run_at; clock `t.ms`). */
+function deleted(s: SchemaSql, d: string): string {
+  return countDeltas(
+    s.q,
+    `SELECT ${d}.queue, ${d}.state, ${dueBucket(`${d}.state`, `${d}.run_at`, 't.ms')} AS b, -count(*) FROM ${d}, t GROUP BY 1, 2, 3`,
+  );
+}
+
 /** Queue statements for one schema. Every instant comes from the database clock. */
 export function queueSql(s: SchemaSql) {
   const jobs = `${s.q}.jobs`;
@@ -82,13 +113,18 @@ export function queueSql(s: SchemaSql) {
     t.ms, t.ms + $10::bigint, $12::text::json`;
   // The wake is built from the queue name in SQL by neither path: callers pass it ($11).
   const fnArgs = `$3::int, $4::int, $5::bigint, $6::bigint, $7::bigint, $8::bigint, $9::bigint, $10::bigint, ${s.channel}, $11::text, $12::text, $13::text, $14::boolean, $15::text`;
+  // expire: rows of queue $1 in state `from` whose time is up go dead.
+  const expireFrom = (from: 'pending' | 'processing') => `UPDATE ${jobs} j SET state = 'dead', last_error = 'expired', died_at = t.ms, ${CLEAR_CLAIM}
+    FROM t WHERE j.queue = $1::text AND j.state = '${from}' AND j.expires_at IS NOT NULL AND j.expires_at <= t.ms
+    RETURNING ${FINISHED}, '${from}'::text AS was, j.run_at`;
   return {
     /** $1 queue, $2 payload json text, $3..$10 stamp, $11 wake payload, $12 headers json text → id. Wakes on commit. */
     enqueue: s.def(
       'q_enqueue',
       `WITH t AS (SELECT ${NOW_MS} AS ms),
-       ins AS (INSERT INTO ${jobs} (${insertCols}) SELECT $1::text, $2::text::json, ${stampValues} FROM t RETURNING id)
-       SELECT ins.id FROM ins, (SELECT ${s.notify('$11')}) AS n`,
+       ins AS (INSERT INTO ${jobs} (${insertCols}) SELECT $1::text, $2::text::json, ${stampValues} FROM t RETURNING id, run_at),
+       cnt AS (${countDeltas(s.q, `SELECT $1::text, 'pending', ${dueBucket("'pending'", 'ins.run_at', 't.ms')}, 1 FROM ins, t`)})
+       SELECT ins.id, ${foldSometimes(s.q, 'SELECT $1::text')} AS folded FROM ins, (SELECT ${s.notify('$11')}) AS n`,
     ),
     /**
      * enqueue for a caller-owned transaction (unnamed statements): the same
@@ -106,8 +142,9 @@ export function queueSql(s: SchemaSql) {
       `WITH t AS (SELECT ${NOW_MS} AS ms),
        ins AS (INSERT INTO ${jobs} (${insertCols})
          SELECT $1::text, p.payload::json, ${stampValues}
-         FROM t, unnest($2::text[]) WITH ORDINALITY AS p(payload, ord) ORDER BY p.ord RETURNING id)
-       SELECT ins.id FROM ins, (SELECT ${s.notify('$11')}) AS n ORDER BY ins.id`,
+         FROM t, unnest($2::text[]) WITH ORDINALITY AS p(payload, ord) ORDER BY p.ord RETURNING id, run_at),
+       cnt AS (${countDeltas(s.q, `SELECT $1::text, 'pending', ${dueBucket("'pending'", 'ins.run_at', 't.ms')} AS b, count(*) FROM ins, t GROUP BY b`)})
+       SELECT ins.id, ${foldSometimes(s.q, 'SELECT $1::text')} AS folded FROM ins, (SELECT ${s.notify('$11')}) AS n ORDER BY ins.id`,
     ),
     /**
      * One statement: lock ready pending rows and lapsed processing rows (SKIP
@@ -139,18 +176,18 @@ export function queueSql(s: SchemaSql) {
                 END AS n
        ),
        pend AS (
-         SELECT j.id, j.priority, j.run_at FROM ${jobs} j
+         SELECT j.id, j.priority, j.run_at, true AS fresh FROM ${jobs} j
          WHERE j.queue = $1::text AND j.state = 'pending' AND NOT j.blocked AND j.run_at <= (SELECT ms FROM t)
            AND (j.expires_at IS NULL OR j.expires_at > (SELECT ms FROM t))
          ORDER BY j.priority DESC, j.run_at, j.id LIMIT (SELECT n FROM allow) FOR UPDATE OF j SKIP LOCKED
        ),
        lapsed AS (
-         SELECT j.id, j.priority, j.run_at FROM ${jobs} j
+         SELECT j.id, j.priority, j.run_at, false AS fresh FROM ${jobs} j
          WHERE j.queue = $1::text AND j.state = 'processing' AND j.claimed_until <= (SELECT ms FROM t)
            AND j.attempts < j.max_attempts AND (j.expires_at IS NULL OR j.expires_at > (SELECT ms FROM t))
          ORDER BY j.priority DESC, j.run_at, j.id LIMIT (SELECT n FROM allow) FOR UPDATE OF j SKIP LOCKED
        ),
-       picked AS (SELECT r.id FROM (SELECT * FROM pend UNION ALL SELECT * FROM lapsed) r ORDER BY r.priority DESC, r.run_at, r.id LIMIT (SELECT n FROM allow)),
+       picked AS (SELECT r.id, r.fresh FROM (SELECT * FROM pend UNION ALL SELECT * FROM lapsed) r ORDER BY r.priority DESC, r.run_at, r.id LIMIT (SELECT n FROM allow)),
        exhausted AS (
          SELECT j.id FROM ${jobs} j
          WHERE j.queue = $1::text AND j.state = 'processing' AND j.claimed_until <= (SELECT ms FROM t)
@@ -165,30 +202,49 @@ export function queueSql(s: SchemaSql) {
          UPDATE ${jobs} j SET state = 'processing', attempts = j.attempts + 1, claim_token = gen_random_uuid(),
            claimed_until = greatest(t.ms, (SELECT win FROM qr)) + coalesce($3::bigint, j.visibility_timeout_ms), worker_id = $4::text
          FROM picked p, t WHERE j.id = p.id
-         RETURNING ${jobColumns('j')}
+         RETURNING ${jobColumns('j')}, p.fresh
        ),
+       cnt AS (${countDeltas(
+         s.q,
+         `SELECT $1::text, v.state, 0, v.n
+          FROM (SELECT count(*) FILTER (WHERE c.fresh) AS f FROM claimed c) a, (SELECT count(*) AS b FROM buried) b,
+            LATERAL (VALUES ('pending', -a.f), ('processing', a.f - b.b), ('dead', b.b)) AS v(state, n)
+          WHERE v.n <> 0`,
+       )}),
        windowed AS (
          UPDATE ${settings} qs SET window_start = qr.win,
            window_count = CASE WHEN qr.window_start = qr.win THEN qr.window_count ELSE 0 END + (SELECT count(*) FROM claimed)
          FROM qr WHERE qs.queue = $1::text RETURNING 1
        ),
-       extra AS MATERIALIZED (SELECT ${promoteFrom(s, 'buried', '$5')} AS promoted, (SELECT count(*) FROM windowed) AS windowed)
-       SELECT c.*, extra.promoted FROM extra LEFT JOIN claimed c ON true ORDER BY c.priority DESC, c.run_at, c.id`,
+       extra AS MATERIALIZED (
+         SELECT ${promoteFrom(s, 'buried', '$5')} AS promoted, (SELECT count(*) FROM windowed) AS windowed,
+           ${foldSometimes(s.q, `SELECT $1::text WHERE EXISTS (SELECT 1 FROM claimed WHERE claimed.fresh) OR EXISTS (SELECT 1 FROM buried)`)} AS folded)
+       SELECT c.*, extra.promoted, extra.folded FROM extra LEFT JOIN claimed c ON true ORDER BY c.priority DESC, c.run_at, c.id`,
     ),
     /** $1 id, $2 token, $3 wake payload → n (0 or 1). */
     ack: s.def(
       'q_ack',
-      `WITH d AS (DELETE FROM ${jobs} j USING (SELECT ${NOW_MS} AS ms) t WHERE ${FENCE} RETURNING ${FINISHED})
-       SELECT (SELECT count(*) FROM d) AS n, ${promoteFrom(s, 'd', '$3')} AS promoted`,
+      `WITH d AS (DELETE FROM ${jobs} j USING (SELECT ${NOW_MS} AS ms) t WHERE ${FENCE} RETURNING ${FINISHED}),
+       cnt AS (${countDeltas(s.q, `SELECT d.queue, 'processing', 0, -1 FROM d`)})
+       SELECT (SELECT count(*) FROM d) AS n, ${promoteFrom(s, 'd', '$3')} AS promoted, ${foldSometimes(s.q, 'SELECT d.queue FROM d')} AS folded`,
     ),
-    /** ack of a job whose claimed handle has no ordering key: nothing to promote. $1 id, $2 token. */
-    ackPlain: s.def('q_ack_plain', `DELETE FROM ${jobs} j USING (SELECT ${NOW_MS} AS ms) t WHERE ${FENCE}`),
-    /** ackBatch of such jobs. $1 queue, $2 ids bigint[], $3 tokens. */
+    /** ack of a job whose claimed handle has no ordering key: nothing to promote. $1 id, $2 token → n. */
+    ackPlain: s.def(
+      'q_ack_plain',
+      `WITH d AS (DELETE FROM ${jobs} j USING (SELECT ${NOW_MS} AS ms) t WHERE ${FENCE} RETURNING j.queue),
+       cnt AS (${countDeltas(s.q, `SELECT d.queue, 'processing', 0, -1 FROM d`)})
+       SELECT count(*) AS n, ${foldSometimes(s.q, 'SELECT d.queue FROM d')} AS folded FROM d`,
+    ),
+    /** ackBatch of such jobs. $1 queue, $2 ids bigint[], $3 tokens → n. */
     ackBatchPlain: s.def(
       'q_ack_batch_plain',
-      `DELETE FROM ${jobs} j USING unnest($2::bigint[], $3::text[]) AS x(id, token)
-       WHERE j.id = ANY($2::bigint[]) AND j.id = x.id AND j.queue = $1::text AND j.claim_token::text = x.token
-         AND j.state = 'processing' AND j.claimed_until > (SELECT ${NOW_MS})`,
+      `WITH d AS (
+         DELETE FROM ${jobs} j USING unnest($2::bigint[], $3::text[]) AS x(id, token)
+         WHERE j.id = ANY($2::bigint[]) AND j.id = x.id AND j.queue = $1::text AND j.claim_token::text = x.token
+           AND j.state = 'processing' AND j.claimed_until > (SELECT ${NOW_MS})
+         RETURNING 1),
+       cnt AS (${minusAll(s, 'd', 'processing')})
+       SELECT count(*) AS n, ${foldSometimes(s.q, 'SELECT $1::text FROM d LIMIT 1')} AS folded FROM d`,
     ),
     /** $1 queue, $2 ids bigint[], $3 tokens uuid[], $4 wake payload → n. */
     ackBatch: s.def(
@@ -198,8 +254,9 @@ export function queueSql(s: SchemaSql) {
          DELETE FROM ${jobs} j USING unnest($2::bigint[], $3::text[]) AS x(id, token)
          WHERE j.id = ANY($2::bigint[]) AND j.id = x.id AND j.queue = $1::text AND j.claim_token::text = x.token
            AND j.state = 'processing' AND j.claimed_until > (SELECT ${NOW_MS})
-         RETURNING ${FINISHED})
-       SELECT (SELECT count(*) FROM d) AS n, ${promoteFrom(s, 'd', '$4')} AS promoted`,
+         RETURNING ${FINISHED}),
+       cnt AS (${minusAll(s, 'd', 'processing')})
+       SELECT (SELECT count(*) FROM d) AS n, ${promoteFrom(s, 'd', '$4')} AS promoted, ${foldSometimes(s.q, 'SELECT $1::text FROM d LIMIT 1')} AS folded`,
     ),
     /** $1 id, $2 token, $3 delay ms, $4 last error, $5 wake payload → state. Dead when attempts are exhausted. */
     retry: s.def(
@@ -211,18 +268,21 @@ export function queueSql(s: SchemaSql) {
            run_at = CASE WHEN j.attempts >= j.max_attempts THEN j.run_at ELSE t.ms + $3::bigint END,
            died_at = CASE WHEN j.attempts >= j.max_attempts THEN t.ms ELSE NULL END,
            last_error = $4::text, ${CLEAR_CLAIM}
-         FROM t WHERE ${FENCE} RETURNING j.state, ${FINISHED}
+         FROM t WHERE ${FENCE} RETURNING j.state, j.run_at, ${FINISHED}
        ),
-       d AS (SELECT * FROM u WHERE u.state = 'dead')
-       SELECT u.state, CASE WHEN u.state = 'pending' THEN ${s.notify('$5')}::text END AS woke, ${promoteFrom(s, 'd', '$5')} AS promoted FROM u`,
+       d AS (SELECT * FROM u WHERE u.state = 'dead'),
+       cnt AS (${moved(s, 'u', 'processing')})
+       SELECT u.state, CASE WHEN u.state = 'pending' THEN ${s.notify('$5')}::text END AS woke, ${promoteFrom(s, 'd', '$5')} AS promoted,
+         ${foldSometimes(s.q, 'SELECT u.queue')} AS folded FROM u`,
     ),
     /** $1 id, $2 token, $3 last error, $4 wake payload → n. */
     fail: s.def(
       'q_fail',
       `WITH d AS (
          UPDATE ${jobs} j SET state = 'dead', died_at = t.ms, last_error = $3::text, ${CLEAR_CLAIM}
-         FROM (SELECT ${NOW_MS} AS ms) t WHERE ${FENCE} RETURNING ${FINISHED})
-       SELECT (SELECT count(*) FROM d) AS n, ${promoteFrom(s, 'd', '$4')} AS promoted`,
+         FROM (SELECT ${NOW_MS} AS ms) t WHERE ${FENCE} RETURNING ${FINISHED}),
+       cnt AS (${countDeltas(s.q, `SELECT d.queue, v.state, 0, v.n FROM d, (VALUES ('processing', -1), ('dead', 1)) AS v(state, n)`)})
+       SELECT (SELECT count(*) FROM d) AS n, ${promoteFrom(s, 'd', '$4')} AS promoted, ${foldSometimes(s.q, 'SELECT d.queue FROM d')} AS folded`,
     ),
     /** $1 id, $2 token, $3 extend ms → claimed_until. */
     heartbeat: s.def(
@@ -235,23 +295,28 @@ export function queueSql(s: SchemaSql) {
       `WITH t AS (SELECT ${NOW_MS} AS ms),
        u AS (
          UPDATE ${jobs} j SET state = 'pending', run_at = t.ms, attempts = greatest(j.attempts - 1, 0), ${CLEAR_CLAIM}
-         FROM t WHERE ${FENCE} RETURNING j.id
-       )
-       SELECT u.id, ${s.notify('$3')}::text AS woke FROM u`,
+         FROM t WHERE ${FENCE} RETURNING j.id, j.queue, j.state, j.run_at
+       ),
+       cnt AS (${moved(s, 'u', 'processing')})
+       SELECT u.id, ${s.notify('$3')}::text AS woke, ${foldSometimes(s.q, 'SELECT u.queue')} AS folded FROM u`,
     ),
     /** $1 queue, $2 id, $3 wake payload → n. */
     cancel: s.def(
       'q_cancel',
-      `WITH d AS (DELETE FROM ${jobs} j WHERE j.queue = $1::text AND j.id = $2::bigint RETURNING ${FINISHED})
-       SELECT (SELECT count(*) FROM d) AS n, ${promoteFrom(s, 'd', '$3')} AS promoted`,
+      `WITH t AS (SELECT ${NOW_MS} AS ms),
+       d AS (DELETE FROM ${jobs} j WHERE j.queue = $1::text AND j.id = $2::bigint RETURNING ${FINISHED}, j.state, j.run_at),
+       cnt AS (${deleted(s, 'd')})
+       SELECT (SELECT count(*) FROM d) AS n, ${promoteFrom(s, 'd', '$3')} AS promoted, ${foldSometimes(s.q, 'SELECT $1::text FROM d LIMIT 1')} AS folded`,
     ),
     /** $1 queue, $2 unique key, $3 wake payload → n. */
     cancelByKey: s.def(
       'q_cancel_by_key',
-      `WITH d AS (
+      `WITH t AS (SELECT ${NOW_MS} AS ms),
+       d AS (
          DELETE FROM ${jobs} j WHERE j.queue = $1::text AND j.unique_key = $2::text AND j.state IN ('pending', 'processing')
-         RETURNING ${FINISHED})
-       SELECT (SELECT count(*) FROM d) AS n, ${promoteFrom(s, 'd', '$3')} AS promoted`,
+         RETURNING ${FINISHED}, j.state, j.run_at),
+       cnt AS (${deleted(s, 'd')})
+       SELECT (SELECT count(*) FROM d) AS n, ${promoteFrom(s, 'd', '$3')} AS promoted, ${foldSometimes(s.q, 'SELECT $1::text FROM d LIMIT 1')} AS folded`,
     ),
     /** $1 queue, $2 id. */
     getJob: s.def('q_get', `SELECT ${jobColumns('j')} FROM ${jobs} j WHERE j.queue = $1::text AND j.id = $2::bigint`),
@@ -260,22 +325,36 @@ export function queueSql(s: SchemaSql) {
       'q_get_by_key',
       `SELECT ${jobColumns('j')} FROM ${jobs} j WHERE j.queue = $1::text AND j.unique_key = $2::text AND j.state IN ('pending', 'processing')`,
     ),
-    /** $1 queue, $2 wake payload → n. */
+    /**
+     * $1 queue, $2 wake payload → n. One update per old state, so each row's
+     * old state is known for its counter delta (a row whose state changed
+     * under the sweep is left to the next one).
+     */
     expire: s.def(
       'q_expire',
-      `WITH d AS (
-         UPDATE ${jobs} j SET state = 'dead', last_error = 'expired', died_at = t.ms, ${CLEAR_CLAIM}
-         FROM (SELECT ${NOW_MS} AS ms) t
-         WHERE j.queue = $1::text AND j.state <> 'dead' AND j.expires_at IS NOT NULL AND j.expires_at <= t.ms
-         RETURNING ${FINISHED})
-       SELECT (SELECT count(*) FROM d) AS n, ${promoteFrom(s, 'd', '$2')} AS promoted`,
+      `WITH t AS (SELECT ${NOW_MS} AS ms),
+       dp AS (${expireFrom('pending')}),
+       dq AS (${expireFrom('processing')}),
+       d AS (SELECT * FROM dp UNION ALL SELECT * FROM dq),
+       cnt AS (${countDeltas(
+         s.q,
+         `SELECT x.queue, x.state, x.b, sum(x.n) FROM (
+            SELECT d.queue, d.was AS state, ${dueBucket('d.was', 'd.run_at', 't.ms')} AS b, -1 AS n FROM d, t
+            UNION ALL SELECT d.queue, 'dead', 0, 1 FROM d
+          ) x GROUP BY x.queue, x.state, x.b`,
+       )})
+       SELECT (SELECT count(*) FROM d) AS n, ${promoteFrom(s, 'd', '$2')} AS promoted, ${foldSometimes(s.q, 'SELECT $1::text FROM d LIMIT 1')} AS folded`,
     ),
-    /** $1 queue. */
+    /** $1 queue → n. */
     purgeRetained: s.def(
       'q_purge_retained',
-      `DELETE FROM ${jobs} j USING (SELECT ${NOW_MS} AS ms) t
-       WHERE j.queue = $1::text AND j.state = 'dead' AND j.dead_letter_retention_ms IS NOT NULL
-         AND j.died_at + j.dead_letter_retention_ms <= t.ms`,
+      `WITH d AS (
+         DELETE FROM ${jobs} j USING (SELECT ${NOW_MS} AS ms) t
+         WHERE j.queue = $1::text AND j.state = 'dead' AND j.dead_letter_retention_ms IS NOT NULL
+           AND j.died_at + j.dead_letter_retention_ms <= t.ms
+         RETURNING 1),
+       cnt AS (${minusAll(s, 'd', 'dead')})
+       SELECT count(*) AS n, ${foldSometimes(s.q, 'SELECT $1::text FROM d LIMIT 1')} AS folded FROM d`,
     ),
     /** $1 queue, $2 before (died_at <), $3 after (id >), $4 limit. */
     listDead: s.def(
@@ -287,8 +366,13 @@ export function queueSql(s: SchemaSql) {
     ),
     /** $1 queue, $2 ids, $3 wake payload → moved rows. */
     retryDead: s.def('q_retry_dead', `SELECT ${s.q}.retry_dead($1::text, $2::bigint[], ${s.channel}, $3::text) AS moved`),
-    /** $1 queue, $2 ids. */
-    purgeDead: s.def('q_purge_dead', `DELETE FROM ${jobs} WHERE queue = $1::text AND state = 'dead' AND id = ANY($2::bigint[])`),
+    /** $1 queue, $2 ids → n. */
+    purgeDead: s.def(
+      'q_purge_dead',
+      `WITH d AS (DELETE FROM ${jobs} WHERE queue = $1::text AND state = 'dead' AND id = ANY($2::bigint[]) RETURNING 1),
+       cnt AS (${minusAll(s, 'd', 'dead')})
+       SELECT count(*) AS n, ${foldSometimes(s.q, 'SELECT $1::text FROM d LIMIT 1')} AS folded FROM d`,
+    ),
     /** $1 queue → pending, processing, dead, scheduled, oldest (counters, not a count of rows; counts.sql.ts). */
     stats: s.def('q_stats', queueStatsSql(s.q, NOW_MS)),
     /** $1 queue → paused, rate_max, rate_per_ms (no row: defaults). */

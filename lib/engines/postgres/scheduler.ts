@@ -3,7 +3,7 @@ import { SCHEDULER_LOCK, SCHEDULES_WAKE_CHANNEL } from '../../contract/names.js'
 import { dueFires, firstFireAt, NEVER_MS, parseScheduleSpecSync } from '../../contract/schedule-spec.js';
 import type { Schedule, ScheduleListing } from '../../contract/types.js';
 import type { ScheduleInput } from '../../internal/schedule-input.js';
-import { enqueueJobs, type PgContext } from './context.js';
+import { enqueueJobs, runWaking, woke, type PgContext } from './context.js';
 import { num, numOrNull, type Executor } from './executor.js';
 import type { ScheduleRow } from './schedule.sql.js';
 
@@ -40,7 +40,7 @@ function specOf(row: ScheduleRow) {
 /** Upsert; the first fire is computed from the database clock read just before. */
 export async function upsertSchedule(ctx: PgContext, s: ScheduleInput): Promise<Schedule> {
   const now = num((await ctx.exec.run<{ ms: string }>(ctx.sql.schedule.now, [])).rows[0]!.ms);
-  const r = await ctx.exec.run<ScheduleRow>(ctx.sql.schedule.upsert, [
+  const r = await runWaking<ScheduleRow>(ctx, ctx.sql.schedule.upsert, [
     s.name,
     s.parsed.spec,
     s.parsed.intervalMs ?? 0,
@@ -53,8 +53,7 @@ export async function upsertSchedule(ctx: PgContext, s: ScheduleInput): Promise<
     s.parsed.timeZone,
     s.catchUp,
     s.owner,
-    wakePayload(SCHEDULES_WAKE_CHANNEL),
-  ]);
+  ], wakePayload(SCHEDULES_WAKE_CHANNEL), woke);
   return toSchedule(r.rows[0]!);
 }
 
@@ -69,7 +68,7 @@ export async function listSchedules(ctx: PgContext): Promise<ScheduleListing> {
 }
 
 export async function pauseSchedule(ctx: PgContext, name: string): Promise<boolean> {
-  const r = await ctx.exec.run(ctx.sql.schedule.setPaused, [name, true, wakePayload(SCHEDULES_WAKE_CHANNEL)]);
+  const r = await runWaking(ctx, ctx.sql.schedule.setPaused, [name, true], wakePayload(SCHEDULES_WAKE_CHANNEL), woke);
   return r.rows.length > 0;
 }
 
@@ -81,7 +80,7 @@ export async function resumeSchedule(ctx: PgContext, inTransaction: InTransactio
     const now = num((await exec.run<{ ms: string }>(ctx.sql.schedule.now, [])).rows[0]!.ms);
     const next = num(row.next_fire_at);
     if (next <= now) await exec.run(ctx.sql.schedule.advance, [name, dueFires(specOf(row), next, now, row.catch_up, true).nextFireAt]);
-    await exec.run(ctx.sql.schedule.setPaused, [name, false, wakePayload(SCHEDULES_WAKE_CHANNEL)]);
+    await exec.wakes.run(wakePayload(SCHEDULES_WAKE_CHANNEL), (w) => exec.run(ctx.sql.schedule.setPaused, [name, false, w]), woke);
     return true;
   });
 }
