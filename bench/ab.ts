@@ -49,6 +49,9 @@ function runSide(side: 'A' | 'B', round: number): void {
     const wake = res.summary['B3.wake_p50_ms']?.median;
     const bare = rep.systems[`ref-${sys.split('-').pop()}`]?.summary['REF.notify_p50_ms']?.median;
     if (wake !== undefined && bare !== undefined && bare > 0) add(`${sys} B3.wake_p50 / REF.notify_p50`, wake / bare);
+    const enq = res.summary['B1.enqueue_per_s']?.median;
+    const raw = rep.systems[`ref-${sys.split('-').pop()}`]?.summary['REF.insert_1client_per_s']?.median;
+    if (enq !== undefined && raw !== undefined && raw > 0) add(`${sys} B1.enqueue_per_s / REF.insert_1client_per_s`, enq / raw);
   }
   process.stderr.write(`ab: round ${round} ${side} done\n`);
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { OwnWakes } from '../../lib/engines/postgres/own-wakes.js';
+import { OwnWakes, WakeSender } from '../../lib/engines/postgres/own-wakes.js';
 
 /**
  * PostgreSQL engine: the bookkeeping that delivers a store's own wakes
@@ -125,5 +125,63 @@ describe('OwnWakes (PostgreSQL engine: same-process wakes of own commits)', () =
     rolled.abandon();
     expect(delivered).toEqual(['c:a', 'c:b']);
     expect(own.pending).toBe(0);
+  });
+
+  it('WakeSender: wakes this store at once, sends one NOTIFY per group with at most one in flight, and drops its echo', async () => {
+    const { own, delivered, echo } = setup();
+    const groups: string[][] = [];
+    let release!: () => void;
+    const sender = new WakeSender(
+      own,
+      (payloads) => {
+        groups.push(payloads);
+        return new Promise<void>((res) => (release = res));
+      },
+      (err) => {
+        throw err;
+      },
+    );
+    sender.committed('c:q');
+    expect(delivered).toEqual(['c:q']);
+    expect(groups).toHaveLength(1);
+    // While the first NOTIFY is in flight, later wakes wait and coalesce into the next one.
+    sender.committed('c:q');
+    sender.committed('c:r');
+    sender.committed('c:q');
+    expect(delivered).toEqual(['c:q', 'c:q', 'c:r', 'c:q']);
+    expect(groups).toHaveLength(1);
+    release();
+    await new Promise((r) => setImmediate(r));
+    expect(groups).toHaveLength(2);
+    expect(groups[1]!.map((t) => t.slice(t.indexOf(';') + 1))).toEqual(['c:q', 'c:r']);
+    const drained = sender.drain();
+    release();
+    await drained;
+    // The echoes of what this store already delivered wake nobody; another store's wake does.
+    for (const g of groups) for (const t of g) expect(echo(t)).toBe(false);
+    expect(echo('tother.1;c:q')).toBe(true);
+    expect(own.pending).toBe(0);
+  });
+
+  it('WakeSender: a failed NOTIFY is reported, forgotten, and the next wakes are still sent', async () => {
+    const { own } = setup();
+    const errors: unknown[] = [];
+    let calls = 0;
+    const sender = new WakeSender(
+      own,
+      async () => {
+        calls += 1;
+        if (calls === 1) throw new Error('connection lost');
+      },
+      (err) => errors.push(err),
+    );
+    sender.committed('c:q');
+    await sender.drain();
+    expect(errors).toHaveLength(1);
+    expect(own.pending).toBe(0);
+    sender.committed('c:q');
+    await sender.drain();
+    expect(calls).toBe(2);
+    expect(errors).toHaveLength(1);
   });
 });

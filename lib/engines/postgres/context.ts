@@ -38,6 +38,11 @@ export interface PgContext {
   inTransaction<T>(fn: (exec: Executor) => Promise<T>): Promise<T>;
   /** Buffered throughput counts (dashboard), written every few seconds. */
   readonly outcomes: OutcomeCounter;
+  /**
+   * After a pool statement that committed without notifying (plain enqueue):
+   * wakes this store now and the other stores with the next grouped NOTIFY.
+   */
+  wakeAfterCommit(payload: string): void;
   /** Poll interval while LISTEN is down, else undefined. */
   readonly pollFallbackMs: number | undefined;
 }
@@ -51,6 +56,12 @@ export async function enqueueJob(ctx: PgContext, exec: Executor, queue: string, 
   // our own connections keep the single prepared statement.
   // A keyed enqueue may not notify (a duplicate, a blocked ordering key): counted as notifying,
   // which costs at most one spurious local wake.
+  if (exec === ctx.exec && !keyed(stamp)) {
+    // The pool's plain enqueue commits without a notification (no NOTIFY lock in its commit);
+    // the wake follows the commit, grouped with others (WakeSender).
+    const r = await afterCommit(ctx, wake, () => exec.run<{ id: string }>(ctx.sql.queue.enqueue, [queue, text, ...stampParams(stamp), null, stamp.headersText]));
+    return num(r.rows[0]!.id);
+  }
   const r =
     exec.prepared && !keyed(stamp)
       ? await exec.wakes.run(wake, (w) => exec.run<{ id: string }>(ctx.sql.queue.enqueue, [queue, text, ...stampParams(stamp), w, stamp.headersText]), always)
@@ -65,6 +76,10 @@ export async function enqueueJobs(ctx: PgContext, exec: Executor, queue: string,
   const texts = list.map((p, i) => encodePayload(p, `payload ${i}`));
   if (texts.length === 0) return [];
   const wake = wakePayload(queueWakeChannel(queue));
+  if (exec === ctx.exec && !keyed(stamp)) {
+    const r = await afterCommit(ctx, wake, () => exec.run<{ id: string }>(ctx.sql.queue.enqueueMany, [queue, texts, ...stampParams(stamp), null, stamp.headersText]));
+    return r.rows.map((row) => num(row.id));
+  }
   const r = keyed(stamp)
     ? await exec.wakes.run(wake, (w) => exec.run<{ id: string }>(ctx.sql.queue.enqueueManyCall, [queue, texts, ...stampParams(stamp), w, ...extraParams(stamp)]), always)
     : await exec.wakes.run(wake, (w) => exec.run<{ id: string }>(ctx.sql.queue.enqueueMany, [queue, texts, ...stampParams(stamp), w, stamp.headersText]), always);
@@ -84,6 +99,19 @@ export async function enqueueBulkJobs(ctx: PgContext, queue: string, queueOpts: 
     }
     return ids;
   });
+}
+
+/**
+ * Runs a pool statement that does not notify, then hands its wake to the
+ * store: this store's receivers at once, other stores with the next grouped
+ * NOTIFY. A statement that failed wakes nobody: had it committed after all
+ * (a reply lost with the connection), workers find the job at their next
+ * poll, as after a crash between the commit and the NOTIFY.
+ */
+async function afterCommit<R>(ctx: PgContext, wake: string, statement: () => Promise<R>): Promise<R> {
+  const r = await statement();
+  ctx.wakeAfterCommit(wake);
+  return r;
 }
 
 function keyed(st: JobWrite): boolean {

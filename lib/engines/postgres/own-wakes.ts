@@ -109,6 +109,19 @@ export class OwnWakes {
     this.deliver(payload);
   }
 
+  /** Wakes this store's receivers for `payload` now (its write has committed). */
+  deliverLocal(payload: string): void {
+    this.deliver(payload);
+  }
+
+  /** A tagged payload whose wake this store already delivered: drop its echo. */
+  expectDelivered(tagged: string): void {
+    const payload = tagged.slice(tagged.indexOf(';') + 1);
+    this.expect(tagged, payload);
+    const e = this.expected.get(tagged);
+    if (e) e.woken = true;
+  }
+
   /** `tagged` will never be committed (rolled back), or its fate is unknown. */
   forget(tagged: string): void {
     this.expected.delete(tagged);
@@ -184,5 +197,53 @@ export class TxWakes implements Wakes {
   abandon(): void {
     for (const tagged of this.sent.keys()) this.own.forget(tagged);
     this.sent.clear();
+  }
+}
+
+/**
+ * Wakes for other stores sent after the write, outside its commit: one
+ * `pg_notify` statement per group, at most one in flight; wakes arriving while
+ * it runs ride the next one. The write's own commit then carries no
+ * notification (no NOTIFY queue lock in its commit). A wake lost to a crash
+ * between the write's commit and this statement is bounded by the workers'
+ * polling.
+ */
+export class WakeSender {
+  private pending = new Set<string>();
+  private inflight: Promise<void> | null = null;
+
+  constructor(
+    private readonly own: OwnWakes,
+    private readonly send: (payloads: string[]) => Promise<void>,
+    private readonly onError: (err: unknown) => void,
+  ) {}
+
+  /** After the write committed: wake this store now, and the others with the next group. */
+  committed(payload: string): void {
+    this.own.deliverLocal(payload);
+    this.pending.add(payload);
+    if (this.inflight === null) this.inflight = this.flush();
+  }
+
+  /** Resolves when every wake handed over so far has been sent (store close). */
+  async drain(): Promise<void> {
+    while (this.inflight !== null) await this.inflight;
+  }
+
+  private async flush(): Promise<void> {
+    while (this.pending.size > 0) {
+      const batch = [...this.pending];
+      this.pending = new Set();
+      const tag = this.own.newTag();
+      const tagged = batch.map((p) => this.own.tag(p, tag));
+      for (const t of tagged) this.own.expectDelivered(t);
+      try {
+        await this.send(tagged);
+      } catch (err) {
+        for (const t of tagged) this.own.forget(t);
+        this.onError(err);
+      }
+    }
+    this.inflight = null;
   }
 }

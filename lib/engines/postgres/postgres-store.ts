@@ -32,7 +32,7 @@ import { runRetention, type RetentionEngine } from '../../internal/retention-run
 import { WakeHub } from '../../internal/wake-hub.js';
 import { PostgresAdmin } from './admin.js';
 import { always, engineSql, enqueueJob, notifyChannel, type EngineSql, type PgContext } from './context.js';
-import { OwnWakes } from './own-wakes.js';
+import { OwnWakes, WakeSender } from './own-wakes.js';
 import { ClientExecutor, num, PoolExecutor, QueryRunnerExecutor, type Executor } from './executor.js';
 import { OutcomeCounter } from '../../internal/outcome-counter.js';
 import type { PostgresListener } from './postgres-listener.js';
@@ -79,6 +79,7 @@ export class PostgresStore implements Store {
   private readonly guarded = new WeakSet<PoolClient>();
   /** Same-process wakes of this store's own commits (and suppression of their NOTIFY echo). */
   private readonly own: OwnWakes;
+  private readonly sender: WakeSender;
   private readonly outcomes: OutcomeCounter;
   private readonly adminApi: PostgresAdmin;
 
@@ -96,6 +97,13 @@ export class PostgresStore implements Store {
       () => this.listenerHealthy,
     );
     this.exec = new PoolExecutor(parts.pool, this.own.autocommit);
+    this.sender = new WakeSender(
+      this.own,
+      async (payloads) => {
+        await this.exec.run(this.sql.notify.notifyMany, [payloads]);
+      },
+      (err) => this.logger.warn(`alkstore postgres: sending wakes failed (workers elsewhere find the work at their next poll): ${String(err)}`),
+    );
     this.hub = new WakeHub(
       (channel) => {
         if (utf8Length(channel) > LONG_CHANNEL_BYTES) this.longChannels.set(channelHash(channel), channel);
@@ -119,6 +127,7 @@ export class PostgresStore implements Store {
       queueOpts: (queue, defaults = DEFAULT_QUEUE_OPTS) => this.registry.get(queue) ?? { ...defaults },
       random: parts.random,
       inTransaction: (fn) => this.inTransaction(fn),
+      wakeAfterCommit: (payload) => this.sender.committed(payload),
       get pollFallbackMs() {
         return store.listenerHealthy ? undefined : store.pollIntervalMs;
       },
@@ -439,7 +448,7 @@ export class PostgresStore implements Store {
   close(): Promise<void> {
     if (!this.closing) {
       // Buffered throughput counts go out while the pool is still usable (best effort).
-      const flushed = this.outcomes.flush().catch(() => undefined);
+      const flushed = Promise.all([this.outcomes.flush().catch(() => undefined), this.sender.drain()]);
       this.closed = true;
       this.closing = flushed.then(() => this.shutdown());
     }

@@ -118,13 +118,18 @@ export function queueSql(s: SchemaSql) {
     FROM t WHERE j.queue = $1::text AND j.state = '${from}' AND j.expires_at IS NOT NULL AND j.expires_at <= t.ms
     RETURNING ${FINISHED}, '${from}'::text AS was, j.run_at`;
   return {
-    /** $1 queue, $2 payload json text, $3..$10 stamp, $11 wake payload, $12 headers json text → id. Wakes on commit. */
+    /**
+     * $1 queue, $2 payload json text, $3..$10 stamp, $11 wake payload, $12
+     * headers json text → id. Wakes on commit; with $11 NULL it does not
+     * notify (the store's pool path sends the wake after the commit instead,
+     * see `WakeSender`).
+     */
     enqueue: s.def(
       'q_enqueue',
       `WITH t AS (SELECT ${NOW_MS} AS ms),
        ins AS (INSERT INTO ${jobs} (${insertCols}) SELECT $1::text, $2::text::json, ${stampValues} FROM t RETURNING id, run_at),
        cnt AS (${countDeltas(s.q, `SELECT $1::text, 'pending', ${dueBucket("'pending'", 'ins.run_at', 't.ms')}, 1 FROM ins, t`)})
-       SELECT ins.id, ${foldSometimes(s.q, 'SELECT $1::text')} AS folded FROM ins, (SELECT ${s.notify('$11')}) AS n`,
+       SELECT ins.id, ${foldSometimes(s.q, 'SELECT $1::text')} AS folded FROM ins, (SELECT CASE WHEN $11::text IS NOT NULL THEN ${s.notify('$11')}::text END) AS n`,
     ),
     /**
      * enqueue for a caller-owned transaction (unnamed statements): the same
@@ -136,7 +141,7 @@ export function queueSql(s: SchemaSql) {
     enqueueCall: s.def('q_enqueue_call', `SELECT ${s.q}.enqueue_job($1::text, $2::text, ${fnArgs}) AS id`),
     /** enqueueCall for a text[] of payloads ($2), enqueued one after another (a keyed batch behaves as enqueues in order). */
     enqueueManyCall: s.def('q_enqueue_many_call', `SELECT id FROM ${s.q}.enqueue_jobs($1::text, $2::text[], ${fnArgs}) AS id`),
-    /** Same as enqueue with $2 a text[] of payloads, inserted (and numbered) in array order. */
+    /** Same as enqueue (including $11 NULL) with $2 a text[] of payloads, inserted (and numbered) in array order. */
     enqueueMany: s.def(
       'q_enqueue_many',
       `WITH t AS (SELECT ${NOW_MS} AS ms),
@@ -144,7 +149,7 @@ export function queueSql(s: SchemaSql) {
          SELECT $1::text, p.payload::json, ${stampValues}
          FROM t, unnest($2::text[]) WITH ORDINALITY AS p(payload, ord) ORDER BY p.ord RETURNING id, run_at),
        cnt AS (${countDeltas(s.q, `SELECT $1::text, 'pending', ${dueBucket("'pending'", 'ins.run_at', 't.ms')} AS b, count(*) FROM ins, t GROUP BY b`)})
-       SELECT ins.id, ${foldSometimes(s.q, 'SELECT $1::text')} AS folded FROM ins, (SELECT ${s.notify('$11')}) AS n ORDER BY ins.id`,
+       SELECT ins.id, ${foldSometimes(s.q, 'SELECT $1::text')} AS folded FROM ins, (SELECT CASE WHEN $11::text IS NOT NULL THEN ${s.notify('$11')}::text END) AS n ORDER BY ins.id`,
     ),
     /**
      * One statement: lock ready pending rows and lapsed processing rows (SKIP
