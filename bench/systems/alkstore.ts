@@ -17,15 +17,17 @@ import { CONCURRENCY, type Handler, type RunningWorker, type StreamPath, type Sy
  * B2/B3 worker: `host` (default) runs the Nest module's own `QueueWorker`
  * (claimBatch of its free slots plus prefetch, acks coalesced into `ackBatch`
  * calls), what a `@QueueHandler` runs; `batch` is the plain loop below, kept
- * for comparison: BENCH_ALK_WORKER=batch. With prefetch 10 the host drains
- * faster than the loop (one claim commit feeds up to 20 jobs instead of 10).
+ * for comparison: BENCH_ALK_WORKER=batch. With its default (adaptive)
+ * prefetch the host grows its claims while the backlog lasts, so one claim
+ * commit feeds hundreds of jobs instead of 10.
  */
 const WORKER_MODE = process.env.BENCH_ALK_WORKER === 'batch' ? 'batch' : 'host';
 /**
- * `prefetch` of the host worker (BENCH_ALK_PREFETCH=N overrides; 0 is the library default): the concurrency,
- * matching graphile-worker's `localQueue.size` of concurrency + 1 below, set the same explicit way.
+ * `prefetch` of the host worker: unset, the library default (adaptive); BENCH_ALK_PREFETCH=N fixes it
+ * (e.g. 10, what earlier runs set to match graphile-worker's `localQueue.size` of concurrency + 1).
  */
-const HOST_PREFETCH = process.env.BENCH_ALK_PREFETCH === undefined ? CONCURRENCY : Number(process.env.BENCH_ALK_PREFETCH);
+const HOST_PREFETCH = process.env.BENCH_ALK_PREFETCH === undefined ? undefined : Number(process.env.BENCH_ALK_PREFETCH);
+const PREFETCH_TEXT = HOST_PREFETCH === undefined ? 'default (adaptive)' : String(HOST_PREFETCH);
 
 /** Upper bound of one idle wait of the worker loop; a wake (enqueue commit) cuts it short. */
 const IDLE_POLL_MS = 1000;
@@ -264,7 +266,7 @@ function makeFactory(engine: 'sqlite' | 'postgres', variant: 'plain' | 'metrics'
           handler: async (job) => handler(job.payload),
           name: `bench:${name}`,
           concurrency: CONCURRENCY,
-          prefetch: HOST_PREFETCH,
+          ...(HOST_PREFETCH === undefined ? {} : { prefetch: HOST_PREFETCH }),
           idlePollIntervalMs: IDLE_POLL_MS,
           drainTimeoutMs: 2000,
           workerId: 'bench-host-worker',
@@ -303,7 +305,7 @@ function makeFactory(engine: 'sqlite' | 'postgres', variant: 'plain' | 'metrics'
           ...t.settings,
           worker:
             WORKER_MODE === 'host'
-              ? `lib/nest QueueWorker (the @QueueHandler host): concurrency ${CONCURRENCY}, prefetch ${HOST_PREFETCH}, claimBatch(free slots + prefetch), acks of jobs finishing together coalesced into one ackBatch, idlePollIntervalMs ${IDLE_POLL_MS}`
+              ? `lib/nest QueueWorker (the @QueueHandler host): concurrency ${CONCURRENCY}, prefetch ${PREFETCH_TEXT}, claimBatch(free slots + prefetch), acks of jobs finishing together coalesced into one ackBatch, idlePollIntervalMs ${IDLE_POLL_MS}`
               : `claimBatch(${CONCURRENCY}) -> ${CONCURRENCY} handlers concurrently -> ackBatch; idle: queue.listen() wake, ${IDLE_POLL_MS} ms poll fallback`,
           batchEnqueue: 'queue.enqueueMany (one transaction)',
           metrics: variant === 'metrics' ? 'prom-client JobMetrics on the QueueWorker (alkstore/metrics), depth sampled every 10 s' : 'none',
@@ -311,7 +313,7 @@ function makeFactory(engine: 'sqlite' | 'postgres', variant: 'plain' | 'metrics'
         },
         notes: [
           WORKER_MODE === 'host'
-            ? `B2/B3 worker: the Nest QueueWorker itself, prefetch ${HOST_PREFETCH} (BENCH_ALK_WORKER=batch runs the bench's own claimBatch/ackBatch loop instead)`
+            ? `B2/B3 worker: the Nest QueueWorker itself, prefetch ${PREFETCH_TEXT} (BENCH_ALK_WORKER=batch runs the bench's own claimBatch/ackBatch loop instead)`
             : 'B2/B3 worker: bench loop claimBatch(10)/ackBatch (BENCH_ALK_WORKER=batch; the default runs the Nest QueueWorker)',
           'B5: OutboxDispatcher delivers; the business row and the message share one caller-owned transaction (see B5 transaction)',
           'acked jobs are deleted (SPEC)',

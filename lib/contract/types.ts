@@ -221,11 +221,20 @@ export interface Queue<T = unknown> {
   getJob(id: number): Promise<JobInfo<T> | null>;
   /** The live (pending or processing) job holding `uniqueKey`, or null. */
   getJobByKey(uniqueKey: string): Promise<JobInfo<T> | null>;
-  /** Stops handing out jobs, on every replica, until `resume()`. In-flight jobs finish normally. */
+  /**
+   * Stops handing out jobs, on every replica, until `resume()`. In-flight jobs finish normally.
+   * Claims through this store see the pause once it resolves; on PostgreSQL another store sees it
+   * when the change notification sent on commit reaches it (the wake latency, like a claim that
+   * raced the pause; 2 s at most should that store's LISTEN connection lose it silently).
+   */
   pause(): Promise<void>;
   /** Hands out jobs again (and wakes this queue's workers). */
   resume(): Promise<void>;
-  /** Caps claims across every worker and process (`null` removes the cap). */
+  /**
+   * Caps claims across every worker and process (`null` removes the cap); a new limit starts a
+   * fresh window. Like {@link Queue.pause}, on PostgreSQL another store applies it when the change
+   * notification reaches it; its claims before that do not count against the window.
+   */
   setRateLimit(limit: RateLimit | null): Promise<void>;
   /** The stored settings (defaults when none were set). */
   settings(): Promise<QueueSettings>;

@@ -7,3 +7,4 @@ export { WorkerCore, isPermanent, type WorkerCoreOptions, type FailureKind, type
 export { combineObservers, type WorkerObserver, type HandlerResult, type RetryReason, type DeadReason, type AbandonReason } from './worker-observer.js';
 export { WorkerEvents, WORKER_EVENT_NAMES, type WorkerEventMap, type WorkerEventName, type WorkerEventListener } from './worker-events.js';
 export { StoreCallTimeout, PublishTimeout } from './timers.js';
+export { AdaptivePrefetch, DEFAULT_LEASE_SHARE, type AdaptivePrefetchOptions } from './adaptive-prefetch.js';

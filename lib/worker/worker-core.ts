@@ -5,6 +5,7 @@ import { deadLetterLine } from '../internal/dead-letter-log.js';
 import { errorText } from '../internal/outbox-handle.js';
 import { sleep } from '../internal/sleep.js';
 import { AckBatcher } from './ack-batcher.js';
+import { AdaptivePrefetch } from './adaptive-prefetch.js';
 import { ChangeLatch, withTimeout } from './timers.js';
 import type { AbandonReason, DeadReason, HandlerResult, RetryReason, WorkerObserver } from './worker-observer.js';
 
@@ -45,6 +46,11 @@ export interface WorkerCoreOptions {
   readonly concurrency: number;
   /** Claimed jobs held on top of `concurrency` in a local buffer (single-job mode only). */
   readonly prefetch: number;
+  /**
+   * Adaptive prefetch (single-job mode, `prefetch` 0): the worker sizes its buffer by itself between 0 and
+   * this many jobs (see {@link AdaptivePrefetch}); 0 or undefined = off, `prefetch` is used as given.
+   */
+  readonly autoPrefetchMax?: number;
   /** Largest single claim. */
   readonly maxClaim: number;
   /** Lease of each claim (ms); undefined = the job's stamped visibility timeout. */
@@ -105,8 +111,9 @@ const ACK_LIKE = null;
 
 /**
  * The one worker loop under the outbox dispatcher and the queue worker:
- * claim sizing (free slots + prefetch, bounded by `maxClaim`), a prefetch
- * buffer whose jobs are released at half their lease, handler calls with an
+ * claim sizing (free slots + prefetch, bounded by `maxClaim`; the prefetch
+ * fixed or chosen by {@link AdaptivePrefetch}), a prefetch buffer whose jobs
+ * are released at half their lease, handler calls with an
  * optional timeout and abort signal, acks coalesced into `ackBatch`, fenced
  * retry/dead writes with retries within the lease, lease renewal of every
  * claim in flight, store-error backoff, an abortable wait woken by the
@@ -124,6 +131,8 @@ export class WorkerCore {
   /** Jobs whose outcome write is queued, in flight or waiting for a retry. */
   private unsettled = 0;
   private readonly acks: AckBatcher<Tracked>;
+  /** Sizes the buffer when the prefetch is adaptive; null: `o.prefetch` as given. */
+  private readonly auto: AdaptivePrefetch | null;
   private unrecorded: Tracked[] = [];
   private retryTimer: ReturnType<typeof setTimeout> | null = null;
   private bufferTimer: ReturnType<typeof setTimeout> | null = null;
@@ -149,8 +158,10 @@ export class WorkerCore {
   constructor(options: WorkerCoreOptions) {
     this.o = options;
     this.batchMode = options.batchHandler !== undefined;
+    const autoMax = options.autoPrefetchMax ?? 0;
+    this.auto = autoMax > 0 && !this.batchMode && options.prefetch === 0 ? new AdaptivePrefetch({ concurrency: options.concurrency, max: autoMax }) : null;
     this.acks = new AckBatcher<Tracked>({
-      maxBatch: Math.max(1, options.maxClaim, options.concurrency + options.prefetch),
+      maxBatch: Math.max(1, options.maxClaim, options.concurrency + options.prefetch, this.auto ? options.concurrency + autoMax : 0),
       write: (items) => (this.stopped ? Promise.resolve(0) : withTimeout(this.o.queue.ackBatch(items.map((t) => t.job)), this.o.storeTimeoutMs, 'ackBatch')),
       landed: (items, count) => this.acksLanded(items, count),
       failed: (items, err) => this.acksFailed(items, err),
@@ -162,6 +173,11 @@ export class WorkerCore {
     let n = this.buffer.length;
     for (const t of this.tracked) if (t.state === 'running') n += 1;
     return n;
+  }
+
+  /** The prefetch in use: as configured, or the adaptive choice of the moment. */
+  get prefetch(): number {
+    return this.auto ? this.auto.current : this.o.prefetch;
   }
 
   /** True while {@link run} has not resolved. */
@@ -270,6 +286,11 @@ export class WorkerCore {
         await this.releaseJobs(jobs, null);
         break;
       }
+      if (this.auto) {
+        // Starved: a slot sat idle with nothing buffered while this claim was on its way.
+        const starved = this.runningCalls < this.o.concurrency && this.buffer.length === 0;
+        this.auto.claimed(want, jobs.length, performance.now() - claimStarted, this.shortestLease(jobs, wallStarted), starved);
+      }
       this.take(jobs, claimStarted, wallStarted);
       // A full claim: more is probably ready. Claim again at once, or wait for a freed slot.
       this.backlog = jobs.length === want;
@@ -290,10 +311,22 @@ export class WorkerCore {
       if (this.unsettled > this.o.concurrency * size) return 0;
       return this.runningCalls < this.o.concurrency ? size : 0;
     }
-    const capacity = this.o.concurrency + this.o.prefetch;
+    const prefetch = this.prefetch;
+    const capacity = this.o.concurrency + prefetch;
     if (this.unsettled > capacity) return 0;
-    if (this.buffer.length > Math.floor(this.o.prefetch / 2)) return 0;
+    if (this.buffer.length > Math.floor(prefetch / 2)) return 0;
     return capacity - this.runningCalls - this.buffer.length;
+  }
+
+  /** The shortest lease among freshly claimed jobs (ms), as {@link track} computes it; null for none. */
+  private shortestLease(jobs: readonly Job[], wallStarted: number): number | null {
+    if (this.o.leaseMs !== undefined) return this.o.leaseMs;
+    let least: number | null = null;
+    for (const job of jobs) {
+      const ms = Math.max(1, job.deadline - wallStarted);
+      if (least === null || ms < least) least = ms;
+    }
+    return least;
   }
 
   private async claim(max: number): Promise<Job[]> {
@@ -344,7 +377,10 @@ export class WorkerCore {
       if (now >= next.dueAt) (late ??= []).push(next);
       else this.execute([next]);
     }
-    if (late) void this.releaseBuffered(late, 'they waited half their lease for a free slot');
+    if (late) {
+      this.auto?.overran();
+      void this.releaseBuffered(late, 'they waited half their lease for a free slot');
+    }
     this.scheduleBufferExpiry();
   }
 
@@ -366,6 +402,7 @@ export class WorkerCore {
       const now = performance.now();
       const late = this.buffer.filter((b) => now >= b.dueAt);
       if (late.length > 0) {
+        this.auto?.overran();
         this.buffer = this.buffer.filter((b) => now < b.dueAt);
         void this.releaseBuffered(late, 'they waited half their lease for a free slot');
         this.slotFreed();
@@ -425,7 +462,7 @@ export class WorkerCore {
 
   private async call(items: Tracked[]): Promise<void> {
     const o = this.o;
-    const timed = o.observer !== null || o.handlerTimeoutMs !== undefined;
+    const timed = o.observer !== null || o.handlerTimeoutMs !== undefined || this.auto !== null;
     const started = timed ? performance.now() : 0;
     const signal = this.signalFor(items);
     const jobs = this.batchMode || o.wrap ? items.map((t) => t.job) : null;
@@ -461,6 +498,7 @@ export class WorkerCore {
       clearTimeout(timer);
     }
     const durationMs = timed ? performance.now() - started : 0;
+    this.auto?.handled(durationMs);
     for (let i = 0; i < items.length; i++) {
       const t = items[i]!;
       let r = result;

@@ -464,6 +464,96 @@ export function queueFeaturesContract(engine: EngineFixture): void {
       expect(await q.claimBatch(100, 'w')).toHaveLength(15);
     });
 
+    // A store may claim without reading the settings while its queue is backlogged and it has seen no
+    // settings change (PostgreSQL: ClaimGate); another store's change then takes effect when its
+    // notification arrives. The fence is a notify from the changing store after the change: wakes of
+    // one database arrive in commit order, so once the fence is here the change has been seen.
+    async function fenceAfter(change: () => Promise<void>): Promise<void> {
+      const channel = uid('fence');
+      const fence = store().listen(channel);
+      try {
+        await change();
+        await env.other.notify(channel);
+        const deadline = AbortSignal.timeout(15_000);
+        for (;;) {
+          const w = await fence.recv(deadline);
+          if (w === null) throw new Error(`the fence wake on ${channel} did not arrive`);
+          if (w.channel === channel) return;
+        }
+      } finally {
+        fence.close();
+      }
+    }
+
+    /** A backlog of `n` jobs on `name`, claimed here in full batches until claims skip the settings where the engine allows it. */
+    async function backlogged(name: string, n: number): Promise<Queue> {
+      const q = store().queue(name);
+      await q.enqueueMany(Array.from({ length: n }, (_, i) => i));
+      for (let i = 0; i < 3; i++) await q.ackBatch(await q.claimBatch(10, 'w')).then((acked) => expect(acked).toBe(10));
+      return q;
+    }
+
+    it("a pause on another store stops this store's full-batch claims of a backlog once the pause's wake has arrived", async () => {
+      const name = uid('p-backlog');
+      const q = await backlogged(name, 300);
+      await fenceAfter(() => env.other.queue(name).pause());
+      expect(await q.claimBatch(10, 'w')).toEqual([]);
+      // Claims that skipped the settings keep the counters exact too.
+      expect(await q.stats()).toMatchObject({ pending: 270, processing: 0, dead: 0 });
+      await fenceAfter(() => env.other.queue(name).resume());
+      expect(await q.claimBatch(10, 'w')).toHaveLength(10);
+    });
+
+    it("a rate limit set on another store caps this store's full-batch claims of a backlog once its wake has arrived", async () => {
+      const name = uid('r-backlog');
+      const q = await backlogged(name, 300);
+      await fenceAfter(() => env.other.queue(name).setRateLimit({ max: 4, perMs: 3_600_000 }));
+      expect(await q.claimBatch(10, 'w')).toHaveLength(4);
+      expect(await q.claimBatch(10, 'w')).toEqual([]);
+      await fenceAfter(() => env.other.queue(name).setRateLimit(null));
+      expect(await q.claimBatch(10, 'w')).toHaveLength(10);
+    });
+
+    it('a worker draining a backlog in full batches stops within a deadline when another store pauses the queue', async () => {
+      const name = uid('p-worker');
+      const q = await backlogged(name, 3000);
+      let stop = false;
+      let emptyInARow = 0;
+      const worker = (async () => {
+        while (!stop) {
+          const jobs = await q.claimBatch(10, 'w');
+          emptyInARow = jobs.length === 0 ? emptyInARow + 1 : 0;
+          if (jobs.length > 0) await q.ackBatch(jobs);
+          else await new Promise((r) => setTimeout(r, 5));
+        }
+      })();
+      try {
+        await waitFor('the worker to claim a few more batches', async () => (await q.stats()).pending < 2950, 30_000, 5);
+        await env.other.queue(name).pause();
+        // Once it is empty it stays empty: the pause holds, and the backlog is still there.
+        await waitFor('the worker to see the pause (5 empty claims in a row)', () => emptyInARow >= 5, 15_000, 5);
+      } finally {
+        stop = true;
+        await worker;
+      }
+      expect((await q.stats()).pending).toBeGreaterThan(0);
+      expect(await q.claimBatch(10, 'w')).toEqual([]);
+    }, 60_000);
+
+    it('a lapsed job out of attempts goes dead at the next claim even while a backlog keeps every claim full', async () => {
+      const name = uid('bury');
+      const q = store().queue(name);
+      const doomed = await q.enqueue('doomed', { maxAttempts: 1 });
+      const [held] = await q.claimBatch(1, 'w', { visibilityTimeoutMs: 300 });
+      expect(held?.id).toBe(doomed);
+      await q.enqueueMany(Array.from({ length: 400 }, (_, i) => i));
+      for (let i = 0; i < 3; i++) expect(await q.claimBatch(10, 'w')).toHaveLength(10);
+      await waitFor('the lease to lapse', async () => (await store().now()) > held!.deadline, 10_000, 20);
+      expect(await q.claimBatch(10, 'w')).toHaveLength(10);
+      expect(await q.getJob(doomed)).toMatchObject({ state: 'dead', lastError: 'max attempts exceeded' });
+      expect(await q.stats()).toMatchObject({ pending: 400 - 40, processing: 40, dead: 1 });
+    });
+
     it('refuses a bad rate limit before any write', async () => {
       const q = store().queue(uid('r-bad'));
       await expectError(() => q.setRateLimit({ max: 0, perMs: 1000 }), RangeError);

@@ -55,6 +55,17 @@ describePg('postgres claim cost', () => {
     expect([...indexesUsed(plan)]).toEqual(expect.arrayContaining(['jobs_pending_idx']));
     const claimed = await withClient((c) => c.query(`SELECT id FROM ${s}.jobs WHERE state = 'processing' AND worker_id = 'w' ORDER BY id`));
     expect(claimed.rows.map((r) => Number(r.id))).toEqual(ready.slice(0, 2));
+
+    // The plain claim (no settings read, no burial) walks the same partial indexes.
+    const plainClaim = engineSql(db.location).queue.claimPlain;
+    const plain = await withClient(async (c) => {
+      const r = await c.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${plainClaim.text}`, ['work', 1, null, 'p']);
+      return (r.rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
+    });
+    expect((plain['Shared Hit Blocks'] ?? 0) + (plain['Shared Read Blocks'] ?? 0)).toBeLessThan(300);
+    expect([...indexesUsed(plain)]).toEqual(expect.arrayContaining(['jobs_pending_idx']));
+    const plainClaimed = await withClient((c) => c.query(`SELECT id FROM ${s}.jobs WHERE state = 'processing' AND worker_id = 'p' ORDER BY id`));
+    expect(plainClaimed.rows.map((r) => Number(r.id))).toEqual(ready.slice(2, 3));
   }, 60_000);
 
   it('an ordered claim reads only key heads: bounded pages with 100k jobs over 10k keys', async () => {

@@ -7,6 +7,7 @@ import type { OutcomeCounter } from '../../internal/outcome-counter.js';
 import type { WakeHub } from '../../internal/wake-hub.js';
 import { num, type Executor, type Rows } from './executor.js';
 import { adminSql } from './admin.sql.js';
+import type { ClaimGate } from './claim-gate.js';
 import { lockSql } from './lock.sql.js';
 import { notifySql } from './notify.sql.js';
 import { queueSql } from './queue.sql.js';
@@ -38,6 +39,8 @@ export interface PgContext {
   inTransaction<T>(fn: (exec: Executor) => Promise<T>): Promise<T>;
   /** Buffered throughput counts (dashboard), written every few seconds. */
   readonly outcomes: OutcomeCounter;
+  /** Which claim statement each queue's next claim may use (settings cache of this store). */
+  readonly claims: ClaimGate;
   /** Poll interval while LISTEN is down, else undefined. */
   readonly pollFallbackMs: number | undefined;
 }

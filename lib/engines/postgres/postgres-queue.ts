@@ -50,13 +50,28 @@ export class PostgresQueue implements Queue {
     this.ctx.guard();
     requireBatchSize('max', max);
     const { workerId: worker, leaseMs } = claimInput(workerId, opts);
+    const gate = this.ctx.claims;
     const exec = this.ctx.exec;
-    const r = await exec.wakes.run(this.wake, (w) => exec.run<JobRow | { id: null }>(this.ctx.sql.queue.claim, [this.name, max, leaseMs, worker, w]), promoted);
-    // The statement always returns a row (see q_claim); an empty claim is one row of nulls.
     const jobs: Job[] = [];
+    if (gate.usePlain(this.name)) {
+      const r = await exec.run<JobRow & { exhausted: boolean }>(this.ctx.sql.queue.claimPlain, [this.name, max, leaseMs, worker]);
+      for (const row of r.rows) jobs.push(new PostgresJob(this.ctx, row, this.wake));
+      // A full batch with nothing to bury is the whole claim; otherwise the full claim takes the
+      // rest (often nothing) and buries, so this call does all a full claim would have done.
+      if (jobs.length >= max && !r.rows.some((row) => row.exhausted)) return jobs;
+    }
+    const started = gate.begin();
+    const r = await exec.wakes.run(
+      this.wake,
+      (w) => exec.run<(JobRow | { id: null }) & { limited: boolean }>(this.ctx.sql.queue.claim, [this.name, max - jobs.length, leaseMs, worker, w]),
+      promoted,
+    );
+    // The statement always returns a row (see q_claim); an empty claim is one row of nulls.
     for (const row of r.rows) if (row.id !== null) jobs.push(new PostgresJob(this.ctx, row, this.wake));
+    gate.fullDone(this.name, started, r.rows[0]?.limited !== false, jobs.length >= max);
     return jobs;
   }
+
 
   async ackBatch(jobs: readonly Pick<Job, 'id' | 'claimToken'>[]): Promise<number> {
     this.ctx.guard();
@@ -96,18 +111,18 @@ export class PostgresQueue implements Queue {
 
   async pause(): Promise<void> {
     this.ctx.guard();
-    await runWaking(this.ctx, this.ctx.sql.queue.setPaused, [this.name, true], this.wake, woke);
+    await changeSettings(this.ctx, this.name, () => runWaking(this.ctx, this.ctx.sql.queue.setPaused, [this.name, true], this.wake, woke));
   }
 
   async resume(): Promise<void> {
     this.ctx.guard();
-    await runWaking(this.ctx, this.ctx.sql.queue.setPaused, [this.name, false], this.wake, woke);
+    await changeSettings(this.ctx, this.name, () => runWaking(this.ctx, this.ctx.sql.queue.setPaused, [this.name, false], this.wake, woke));
   }
 
   async setRateLimit(limit: RateLimit | null): Promise<void> {
     this.ctx.guard();
     const l = resolveRateLimit(limit);
-    await runWaking(this.ctx, this.ctx.sql.queue.setRateLimit, [this.name, l?.max ?? null, l?.perMs ?? null], this.wake, always);
+    await changeSettings(this.ctx, this.name, () => runWaking(this.ctx, this.ctx.sql.queue.setRateLimit, [this.name, l?.max ?? null, l?.perMs ?? null], this.wake, always));
   }
 
   async settings(): Promise<QueueSettings> {
@@ -278,6 +293,15 @@ export function toJobInfo(row: JobRow): JobInfo {
     uniqueKey: row.unique_key,
     orderingKey: row.ordering_key,
   };
+}
+
+/** Runs a settings statement; whatever happens, this store's next claim of the queue reads the settings again. */
+async function changeSettings(ctx: PgContext, queue: string, statement: () => Promise<unknown>): Promise<void> {
+  try {
+    await statement();
+  } finally {
+    ctx.claims.invalidate(queue);
+  }
 }
 
 /** Statements that end jobs return one row `{ n }`. */

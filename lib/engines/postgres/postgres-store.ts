@@ -31,6 +31,7 @@ import { runSchedules, type SchedulerEngine } from '../../internal/scheduler-run
 import { runRetention, type RetentionEngine } from '../../internal/retention-runner.js';
 import { WakeHub } from '../../internal/wake-hub.js';
 import { PostgresAdmin } from './admin.js';
+import { ClaimGate } from './claim-gate.js';
 import { always, engineSql, enqueueJob, notifyChannel, type EngineSql, type PgContext } from './context.js';
 import { OwnWakes } from './own-wakes.js';
 import { ClientExecutor, num, PoolExecutor, QueryRunnerExecutor, type Executor } from './executor.js';
@@ -81,6 +82,7 @@ export class PostgresStore implements Store {
   private readonly own: OwnWakes;
   private readonly outcomes: OutcomeCounter;
   private readonly adminApi: PostgresAdmin;
+  private readonly claims = new ClaimGate();
 
   constructor(parts: PostgresStoreParts) {
     this.pool = parts.pool;
@@ -118,6 +120,7 @@ export class PostgresStore implements Store {
       guard: () => this.guard(),
       queueOpts: (queue, defaults = DEFAULT_QUEUE_OPTS) => this.registry.get(queue) ?? { ...defaults },
       random: parts.random,
+      claims: this.claims,
       inTransaction: (fn) => this.inTransaction(fn),
       get pollFallbackMs() {
         return store.listenerHealthy ? undefined : store.pollIntervalMs;
@@ -162,6 +165,7 @@ export class PostgresStore implements Store {
 
   private wakeFor(payload: string): void {
     if (payload.startsWith('c:')) this.hub.wake(payload.slice(2));
+    else if (payload.startsWith('s:')) this.claims.invalidate(payload.slice(2));
     else if (payload.startsWith('h:')) {
       const channel = this.longChannels.get(payload.slice(2));
       if (channel !== undefined) this.hub.wake(channel);
@@ -178,6 +182,7 @@ export class PostgresStore implements Store {
   /** Listener callback. */
   listenerHealth(healthy: boolean): void {
     this.listenerHealthy = healthy;
+    this.claims.setListening(healthy);
     this.setPolling(!healthy);
   }
 

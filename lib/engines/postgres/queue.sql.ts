@@ -151,7 +151,9 @@ export function queueSql(s: SchemaSql) {
      * LOCKED, each branch walking its partial index), hand out the first $2 in
      * claim order with attempts+1, a fresh token and a deadline; lapsed rows
      * whose attempts are exhausted go dead instead and do not count.
-     * $1 queue, $2 max, $3 visibility override ms (null = stamped), $4 worker id.
+     * $1 queue, $2 max, $3 visibility override ms (null = stamped), $4 worker id,
+     * $5 wake payload → claimed rows plus `promoted` and `limited` (the
+     * settings it read pause the queue or set a rate limit).
      */
     claim: s.def(
       'q_claim',
@@ -218,8 +220,56 @@ export function queueSql(s: SchemaSql) {
        ),
        extra AS MATERIALIZED (
          SELECT ${promoteFrom(s, 'buried', '$5')} AS promoted, (SELECT count(*) FROM windowed) AS windowed,
-           ${foldSometimes(s.q, `SELECT $1::text WHERE EXISTS (SELECT 1 FROM claimed WHERE claimed.fresh) OR EXISTS (SELECT 1 FROM buried)`)} AS folded)
-       SELECT c.*, extra.promoted, extra.folded FROM extra LEFT JOIN claimed c ON true ORDER BY c.priority DESC, c.run_at, c.id`,
+           ${foldSometimes(s.q, `SELECT $1::text WHERE EXISTS (SELECT 1 FROM claimed WHERE claimed.fresh) OR EXISTS (SELECT 1 FROM buried)`)} AS folded,
+           coalesce((SELECT paused FROM qp), false) OR EXISTS (SELECT 1 FROM qr) AS limited)
+       SELECT c.*, extra.promoted, extra.folded, extra.limited FROM extra LEFT JOIN claimed c ON true ORDER BY c.priority DESC, c.run_at, c.id`,
+    ),
+    /**
+     * `claim` without what cannot matter while the queue has no settings and
+     * is backlogged (see `ClaimGate`): no pause or rate-limit read, and no
+     * burial of exhausted lapsed rows, only a look for them: each claimed row
+     * says whether there are any (`exhausted`), and the caller follows up
+     * with a full claim when they exist or when fewer than $2 rows came back,
+     * so a claim call still buries what it finds. Counter deltas as in
+     * `claim`. Claimed rows in claim order; none when nothing is claimable. $1 queue, $2 max, $3 visibility
+     * override ms (null = stamped), $4 worker id.
+     */
+    claimPlain: s.def(
+      'q_claim_plain',
+      `WITH t AS MATERIALIZED (SELECT ${NOW_MS} AS ms),
+       pend AS (
+         SELECT j.id, j.priority, j.run_at, true AS fresh FROM ${jobs} j
+         WHERE j.queue = $1::text AND j.state = 'pending' AND NOT j.blocked AND j.run_at <= (SELECT ms FROM t)
+           AND (j.expires_at IS NULL OR j.expires_at > (SELECT ms FROM t))
+         ORDER BY j.priority DESC, j.run_at, j.id LIMIT $2::int FOR UPDATE OF j SKIP LOCKED
+       ),
+       lapsed AS (
+         SELECT j.id, j.priority, j.run_at, false AS fresh FROM ${jobs} j
+         WHERE j.queue = $1::text AND j.state = 'processing' AND j.claimed_until <= (SELECT ms FROM t)
+           AND j.attempts < j.max_attempts AND (j.expires_at IS NULL OR j.expires_at > (SELECT ms FROM t))
+         ORDER BY j.priority DESC, j.run_at, j.id LIMIT $2::int FOR UPDATE OF j SKIP LOCKED
+       ),
+       picked AS (SELECT r.id, r.fresh FROM (SELECT * FROM pend UNION ALL SELECT * FROM lapsed) r ORDER BY r.priority DESC, r.run_at, r.id LIMIT $2::int),
+       claimed AS (
+         UPDATE ${jobs} j SET state = 'processing', attempts = j.attempts + 1, claim_token = gen_random_uuid(),
+           claimed_until = t.ms + coalesce($3::bigint, j.visibility_timeout_ms), worker_id = $4::text
+         FROM picked p, t WHERE j.id = p.id
+         RETURNING ${jobColumns('j')}, p.fresh
+       ),
+       cnt AS (${countDeltas(
+         s.q,
+         `SELECT $1::text, v.state, 0, v.n
+          FROM (SELECT count(*) FILTER (WHERE c.fresh) AS f FROM claimed c) a,
+            LATERAL (VALUES ('pending', -a.f), ('processing', a.f)) AS v(state, n)
+          WHERE v.n <> 0`,
+       )})
+       SELECT c.*, (
+         SELECT j.claimed_until FROM ${jobs} j
+         WHERE j.queue = $1::text AND j.state = 'processing' AND j.claimed_until <= (SELECT ms FROM t)
+           AND j.attempts >= j.max_attempts AND (j.expires_at IS NULL OR j.expires_at > (SELECT ms FROM t))
+         ORDER BY j.claimed_until LIMIT 1) IS NOT NULL AS exhausted,
+         ${foldSometimes(s.q, `SELECT $1::text WHERE EXISTS (SELECT 1 FROM claimed WHERE claimed.fresh)`)} AS folded
+       FROM claimed c ORDER BY c.priority DESC, c.run_at, c.id`,
     ),
     /** $1 id, $2 token, $3 wake payload → n (0 or 1). */
     ack: s.def(
@@ -377,22 +427,26 @@ export function queueSql(s: SchemaSql) {
     stats: s.def('q_stats', queueStatsSql(s.q, NOW_MS)),
     /** $1 queue → paused, rate_max, rate_per_ms (no row: defaults). */
     getSettings: s.def('q_get_settings', `SELECT paused, rate_max, rate_per_ms FROM ${settings} WHERE queue = $1::text`),
-    /** $1 queue, $2 paused, $3 wake payload. Resuming wakes the queue's workers. */
+    /**
+     * $1 queue, $2 paused, $3 wake payload. Resuming wakes the queue's workers;
+     * either way `s:<queue>` tells every store of the schema, on commit, that
+     * the queue's settings changed (see `ClaimGate`).
+     */
     setPaused: s.def(
       'q_set_paused',
       `WITH u AS (
          INSERT INTO ${settings} AS qs (queue, paused) VALUES ($1::text, $2::boolean)
          ON CONFLICT (queue) DO UPDATE SET paused = EXCLUDED.paused RETURNING qs.paused)
-       SELECT CASE WHEN NOT u.paused THEN ${s.notify('$3')}::text END AS woke FROM u`,
+       SELECT CASE WHEN NOT u.paused THEN ${s.notify('$3')}::text END AS woke, ${s.notify("'s:' || $1::text")}::text AS changed FROM u`,
     ),
-    /** $1 queue, $2 max (null = no limit), $3 per ms, $4 wake payload. A new limit starts a fresh window. */
+    /** $1 queue, $2 max (null = no limit), $3 per ms, $4 wake payload. A new limit starts a fresh window; notifies `s:<queue>` like setPaused. */
     setRateLimit: s.def(
       'q_set_rate_limit',
       `WITH u AS (
          INSERT INTO ${settings} AS qs (queue, rate_max, rate_per_ms) VALUES ($1::text, $2::int, $3::bigint)
          ON CONFLICT (queue) DO UPDATE SET rate_max = EXCLUDED.rate_max, rate_per_ms = EXCLUDED.rate_per_ms, window_start = 0, window_count = 0
          RETURNING qs.queue)
-       SELECT ${s.notify('$4')}::text AS woke FROM u`,
+       SELECT ${s.notify('$4')}::text AS woke, ${s.notify("'s:' || $1::text")}::text AS changed FROM u`,
     ),
   } satisfies Record<string, Sql>;
 }

@@ -9,9 +9,12 @@ export interface QueueHandlerOptions {
   /** Jobs run at once by this process (default 1). */
   concurrency?: number;
   /**
-   * Claimed jobs held on top of `concurrency` in a local buffer (default 0): fewer, larger claims. A buffered
-   * job keeps its lease; one that waits half of it is released instead of started late; on shutdown the buffer
-   * is released at once.
+   * Claimed jobs held on top of `concurrency` in a local buffer: fewer, larger claims. Unset (the default):
+   * adaptive, the worker grows the buffer while claims come back full and its slots wait for them, shrinks it
+   * when claims come back short, and bounds it by what the handlers start in a quarter of the lease (at most
+   * 500). A number fixes it and wins over the adaptive choice (0: claim only for free slots). A buffered job
+   * keeps its lease; one that waits half of it is released instead of started late; on shutdown the buffer is
+   * released at once.
    */
   prefetch?: number;
   /** Lease of each claim (ms); default the job's stamped visibility timeout. Long work calls `job.heartbeat(ms)`. */

@@ -20,8 +20,10 @@ export interface QueueWorkerOptions {
   readonly name: string;
   readonly concurrency: number;
   /**
-   * Claimed jobs the worker may hold on top of `concurrency`, waiting in a local buffer for a free slot
-   * (default {@link DEFAULT_PREFETCH}). More means fewer, larger claim statements; 0 claims only for free slots.
+   * Claimed jobs the worker may hold on top of `concurrency`, waiting in a local buffer for a free slot.
+   * Unset (the default): adaptive, between 0 and {@link AUTO_PREFETCH_MAX} (see there).
+   * A number fixes it and wins over the adaptive choice: more means fewer, larger claim statements;
+   * 0 claims only for free slots.
    */
   readonly prefetch?: number;
   readonly visibilityTimeoutMs?: number;
@@ -38,11 +40,15 @@ export interface QueueWorkerOptions {
 }
 
 /**
- * Default `prefetch`: none. A buffer speeds up short handlers (fewer claim commits per
- * job; see docs/bench.md), but with long handlers and several replicas a buffered job would wait up to
- * half its lease behind this replica's busy slots while another replica sits idle: opt in per handler.
+ * Largest adaptive prefetch, used when `prefetch` is unset: the worker sizes its buffer itself (see
+ * `AdaptivePrefetch` in alkstore/worker). It grows (doubling) while claims come back full and the slots sat
+ * idle waiting for them, halves when a claim comes back short, and never exceeds what the handlers, at their
+ * measured speed, get through in two claim round trips, nor in a quarter of the claim's lease, nor this.
+ * So short handlers on a backlog get large claims (few claim and ack statements per job), while long
+ * handlers keep a buffer of about one job and leave the rest to other replicas. Past a few hundred jobs a
+ * claim statement costs about the same per job, so more would not pay.
  */
-export const DEFAULT_PREFETCH = 0;
+export const AUTO_PREFETCH_MAX = 500;
 
 /** Longest pause after a failing store call (the database is down, say). */
 const MAX_ERROR_BACKOFF_MS = 30_000;
@@ -58,7 +64,7 @@ const MIN_ACK_DRAIN_MS = 1_000;
  * jobs it holds) in one `claimBatch`, runs at most `concurrency` handlers, and
  * otherwise sleeps until the queue's wake, a freed slot or the safety poll.
  *
- * Prefetch: claimed jobs beyond the free slots wait in a local FIFO buffer;
+ * Prefetch (adaptive unless set, see {@link AUTO_PREFETCH_MAX}): claimed jobs beyond the free slots wait in a local FIFO buffer;
  * one that has waited half its lease is released (`job.release()`) instead of
  * being started late. Acks are coalesced into `queue.ackBatch`. Every running
  * job's claim is renewed (`job.heartbeat`) every half lease, so a handler may
@@ -78,7 +84,7 @@ export class QueueWorker {
 
   constructor(private readonly opts: QueueWorkerOptions) {
     requireInt(`concurrency of ${opts.name}`, opts.concurrency, 1, MAX_BATCH);
-    const prefetch = requireInt(`prefetch of ${opts.name}`, opts.prefetch ?? DEFAULT_PREFETCH, 0, MAX_BATCH);
+    const prefetch = opts.prefetch === undefined ? 0 : requireInt(`prefetch of ${opts.name}`, opts.prefetch, 0, MAX_BATCH);
     const batchSize = opts.batchSize;
     if (batchSize !== undefined) {
       asOption(() => requireBatchSize(`batchSize of ${opts.name}`, batchSize));
@@ -86,6 +92,7 @@ export class QueueWorker {
     }
     if (opts.statsIntervalMs !== undefined) asOption(() => requireTimerMs(`statsIntervalMs of ${opts.name}`, opts.statsIntervalMs));
     const batch = batchSize !== undefined;
+    const autoPrefetchMax = batch || opts.prefetch !== undefined ? 0 : AUTO_PREFETCH_MAX;
     const handler = opts.handler as (job: unknown, signal: AbortSignal) => unknown;
     this.core = new WorkerCore({
       queue: opts.queue,
@@ -93,7 +100,8 @@ export class QueueWorker {
       ...(batch ? { batchHandler: (jobs: Job[], signal: AbortSignal) => handler(jobs, signal), batchSize } : { handler: opts.handler }),
       concurrency: opts.concurrency,
       prefetch,
-      maxClaim: batch ? batchSize : opts.concurrency + prefetch,
+      autoPrefetchMax,
+      maxClaim: batch ? batchSize : opts.concurrency + prefetch + autoPrefetchMax,
       leaseMs: opts.visibilityTimeoutMs,
       renewLeases: true,
       jobSignals: false,
