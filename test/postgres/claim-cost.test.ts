@@ -46,7 +46,7 @@ describePg('postgres claim cost', () => {
 
     const claim = engineSql(db.location).queue.claim;
     const plan = await withClient(async (c) => {
-      const r = await c.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${claim.text}`, ['work', 2, null, 'w', 'c:wake']);
+      const r = await c.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${claim.text}`, ['work', 2, null, 'w', 'c:wake', true]);
       return (r.rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
     });
     const pages = (plan['Shared Hit Blocks'] ?? 0) + (plan['Shared Read Blocks'] ?? 0);
@@ -59,7 +59,7 @@ describePg('postgres claim cost', () => {
     // The plain claim (no settings read, no burial) walks the same partial indexes.
     const plainClaim = engineSql(db.location).queue.claimPlain;
     const plain = await withClient(async (c) => {
-      const r = await c.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${plainClaim.text}`, ['work', 1, null, 'p']);
+      const r = await c.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${plainClaim.text}`, ['work', 1, null, 'p', true]);
       return (r.rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
     });
     expect((plain['Shared Hit Blocks'] ?? 0) + (plain['Shared Read Blocks'] ?? 0)).toBeLessThan(300);
@@ -86,7 +86,7 @@ describePg('postgres claim cost', () => {
     });
     const claim = engineSql(db.location).queue.claim;
     const plan = await withClient(async (c) => {
-      const r = await c.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${claim.text}`, ['ordered', 10, null, 'w', 'c:wake']);
+      const r = await c.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${claim.text}`, ['ordered', 10, null, 'w', 'c:wake', true]);
       return (r.rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
     });
     const pages = (plan['Shared Hit Blocks'] ?? 0) + (plan['Shared Read Blocks'] ?? 0);

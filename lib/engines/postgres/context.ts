@@ -35,6 +35,8 @@ export interface PgContext {
   queueOpts(queue: string, defaults?: Readonly<Required<QueueOpts>>): Required<QueueOpts>;
   /** Random source in [0, 1) of the retry backoff jitter (the `random` store option). */
   readonly random: () => number;
+  /** Claims commit with `synchronous_commit = off` for their own transaction (`claimDurability: 'deferred'`). */
+  readonly claimDeferred: boolean;
   /** Runs `fn` in a transaction on one pooled client (commit on return, rollback on throw). */
   inTransaction<T>(fn: (exec: Executor) => Promise<T>): Promise<T>;
   /** Buffered throughput counts (dashboard), written every few seconds. */

@@ -43,6 +43,18 @@ export interface PostgresStoreOptions {
    * receiver is then woken by polling every `pollIntervalMs`.
    */
   listen?: boolean;
+  /**
+   * How claims commit (default `'deferred'`). `'deferred'`: a claim's transaction commits with
+   * `synchronous_commit = off` (for that transaction only), so it does not wait for its WAL
+   * flush; the server flushes it within a few hundred ms, and at the latest with the next
+   * durable commit, usually the job's own ack. A crash of this process loses nothing; only a
+   * crash of the PostgreSQL server (or its machine) in that window can undo a claim, and then
+   * the job is pending again with that attempt uncounted (delivered again, as at-least-once
+   * allows). Enqueues, acks, retries and every other write stay durable before they resolve.
+   * `'immediate'`: claims wait for their flush like every other write (the server's
+   * `synchronous_commit` setting applies). Same option, same meaning as SQLite's.
+   */
+  claimDurability?: 'deferred' | 'immediate';
   /** Random source in [0, 1) for retry backoff jitter (tests inject it). Default `Math.random`. */
   random?: () => number;
   logger?: StoreLogger;
@@ -85,6 +97,10 @@ async function open(options: PostgresStoreOptions, secrets: readonly string[]): 
   const pollIntervalMs = options.pollIntervalMs === undefined ? 1_000 : requireTimerMs('pollIntervalMs', options.pollIntervalMs);
   const migrate = options.migrate === undefined ? true : asOption(() => requireBoolean('migrate', options.migrate));
   if (options.listen !== undefined) asOption(() => requireBoolean('listen', options.listen));
+  const claimDurability = options.claimDurability ?? 'deferred';
+  if (claimDurability !== 'deferred' && claimDurability !== 'immediate') {
+    throw new InvalidOption('claimDurability', 'must be "deferred" or "immediate"');
+  }
   const random = options.random === undefined ? Math.random : asOption(() => requireFunction<() => number>('random', options.random));
   const logger = scrubbingLogger(options.logger ?? defaultLogger, secrets);
 
@@ -101,7 +117,7 @@ async function open(options: PostgresStoreOptions, secrets: readonly string[]): 
     throw err;
   }
 
-  const store = new PostgresStore({ pool, ownsPool, schema, pollIntervalMs, logger, random });
+  const store = new PostgresStore({ pool, ownsPool, schema, pollIntervalMs, logger, random, claimDeferred: claimDurability === 'deferred' });
   let listener: PostgresListener | null = null;
   if (options.listen !== false) {
     const base: ClientConfig = hasUrl ? { connectionString: options.connectionString } : { ...(pool as unknown as { options: ClientConfig }).options };

@@ -54,7 +54,7 @@ export class PostgresQueue implements Queue {
     const exec = this.ctx.exec;
     const jobs: Job[] = [];
     if (gate.usePlain(this.name)) {
-      const r = await exec.run<JobRow & { exhausted: boolean }>(this.ctx.sql.queue.claimPlain, [this.name, max, leaseMs, worker]);
+      const r = await exec.run<JobRow & { exhausted: boolean }>(this.ctx.sql.queue.claimPlain, [this.name, max, leaseMs, worker, this.ctx.claimDeferred]);
       for (const row of r.rows) jobs.push(new PostgresJob(this.ctx, row, this.wake));
       // A full batch with nothing to bury is the whole claim; otherwise the full claim takes the
       // rest (often nothing) and buries, so this call does all a full claim would have done.
@@ -63,7 +63,7 @@ export class PostgresQueue implements Queue {
     const started = gate.begin();
     const r = await exec.wakes.run(
       this.wake,
-      (w) => exec.run<(JobRow | { id: null }) & { limited: boolean }>(this.ctx.sql.queue.claim, [this.name, max - jobs.length, leaseMs, worker, w]),
+      (w) => exec.run<(JobRow | { id: null }) & { limited: boolean }>(this.ctx.sql.queue.claim, [this.name, max - jobs.length, leaseMs, worker, w, this.ctx.claimDeferred]),
       promoted,
     );
     // The statement always returns a row (see q_claim); an empty claim is one row of nulls.

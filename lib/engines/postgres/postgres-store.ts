@@ -55,6 +55,8 @@ export interface PostgresStoreParts {
   logger: StoreLogger;
   /** Random source in [0, 1) of the retry backoff jitter. */
   random: () => number;
+  /** Claims commit without waiting for their WAL flush (`claimDurability: 'deferred'`). Default false. */
+  claimDeferred?: boolean;
 }
 
 /** The PostgreSQL `Store`. Open it with `openPostgresStore`. */
@@ -121,6 +123,7 @@ export class PostgresStore implements Store {
       queueOpts: (queue, defaults = DEFAULT_QUEUE_OPTS) => this.registry.get(queue) ?? { ...defaults },
       random: parts.random,
       claims: this.claims,
+      claimDeferred: parts.claimDeferred ?? false,
       inTransaction: (fn) => this.inTransaction(fn),
       get pollFallbackMs() {
         return store.listenerHealthy ? undefined : store.pollIntervalMs;

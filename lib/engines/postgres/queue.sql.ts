@@ -101,6 +101,17 @@ function deleted(s: SchemaSql, d: string): string {
   );
 }
 
+/**
+ * CTE `sc` of a claim: when the parameter is true, the claim's own (implicit)
+ * transaction commits with `synchronous_commit = off` — `set_config(…, true)`
+ * lasts until the end of the transaction, so nothing else on the pooled
+ * connection is affected. The statement must reference `sc` so it runs.
+ * (`claimDurability: 'deferred'`.)
+ */
+function DEFERRED_COMMIT(param: string): string {
+  return `sc AS MATERIALIZED (SELECT CASE WHEN ${param}::boolean THEN set_config('synchronous_commit', 'off', true) END AS v)`;
+}
+
 /** Queue statements for one schema. Every instant comes from the database clock. */
 export function queueSql(s: SchemaSql) {
   const jobs = `${s.q}.jobs`;
@@ -152,8 +163,8 @@ export function queueSql(s: SchemaSql) {
      * claim order with attempts+1, a fresh token and a deadline; lapsed rows
      * whose attempts are exhausted go dead instead and do not count.
      * $1 queue, $2 max, $3 visibility override ms (null = stamped), $4 worker id,
-     * $5 wake payload → claimed rows plus `promoted` and `limited` (the
-     * settings it read pause the queue or set a rate limit).
+     * $5 wake payload, $6 deferred commit (see {@link DEFERRED_COMMIT}) → claimed rows plus
+     * `promoted` and `limited` (the settings it read pause the queue or set a rate limit).
      */
     claim: s.def(
       'q_claim',
@@ -166,6 +177,7 @@ export function queueSql(s: SchemaSql) {
       // clock read before waiting on the settings row lock can be older). The result always has a row (`extra` LEFT JOIN
       // claimed), so the promotion after buried heads runs when nothing was claimed.
       `WITH t AS MATERIALIZED (SELECT ${NOW_MS} AS ms),
+       ${DEFERRED_COMMIT('$6')},
        qp AS MATERIALIZED (SELECT qs.paused FROM ${settings} qs WHERE qs.queue = $1::text),
        qr AS MATERIALIZED (
          SELECT qs.rate_max, qs.window_start, qs.window_count,
@@ -222,7 +234,7 @@ export function queueSql(s: SchemaSql) {
          SELECT ${promoteFrom(s, 'buried', '$5')} AS promoted, (SELECT count(*) FROM windowed) AS windowed,
            ${foldSometimes(s.q, `SELECT $1::text WHERE EXISTS (SELECT 1 FROM claimed WHERE claimed.fresh) OR EXISTS (SELECT 1 FROM buried)`)} AS folded,
            coalesce((SELECT paused FROM qp), false) OR EXISTS (SELECT 1 FROM qr) AS limited)
-       SELECT c.*, extra.promoted, extra.folded, extra.limited FROM extra LEFT JOIN claimed c ON true ORDER BY c.priority DESC, c.run_at, c.id`,
+       SELECT c.*, extra.promoted, extra.folded, extra.limited FROM sc, extra LEFT JOIN claimed c ON true ORDER BY c.priority DESC, c.run_at, c.id`,
     ),
     /**
      * `claim` without what cannot matter while the queue has no settings and
@@ -232,11 +244,12 @@ export function queueSql(s: SchemaSql) {
      * with a full claim when they exist or when fewer than $2 rows came back,
      * so a claim call still buries what it finds. Counter deltas as in
      * `claim`. Claimed rows in claim order; none when nothing is claimable. $1 queue, $2 max, $3 visibility
-     * override ms (null = stamped), $4 worker id.
+     * override ms (null = stamped), $4 worker id, $5 deferred commit.
      */
     claimPlain: s.def(
       'q_claim_plain',
       `WITH t AS MATERIALIZED (SELECT ${NOW_MS} AS ms),
+       ${DEFERRED_COMMIT('$5')},
        pend AS (
          SELECT j.id, j.priority, j.run_at, true AS fresh FROM ${jobs} j
          WHERE j.queue = $1::text AND j.state = 'pending' AND NOT j.blocked AND j.run_at <= (SELECT ms FROM t)
@@ -269,7 +282,7 @@ export function queueSql(s: SchemaSql) {
            AND j.attempts >= j.max_attempts AND (j.expires_at IS NULL OR j.expires_at > (SELECT ms FROM t))
          ORDER BY j.claimed_until LIMIT 1) IS NOT NULL AS exhausted,
          ${foldSometimes(s.q, `SELECT $1::text WHERE EXISTS (SELECT 1 FROM claimed WHERE claimed.fresh)`)} AS folded
-       FROM claimed c ORDER BY c.priority DESC, c.run_at, c.id`,
+       FROM sc, claimed c ORDER BY c.priority DESC, c.run_at, c.id`,
     ),
     /** $1 id, $2 token, $3 wake payload → n (0 or 1). */
     ack: s.def(
