@@ -10,21 +10,15 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import pg from 'pg';
+import { loadOpen, PG_URL, type Open } from './lib/ab-checkout.js';
 import type { Queue, Store } from '../lib/contract/types.js';
 
 const [dirA, dirB, chunksArg, sizeArg] = process.argv.slice(2);
 if (!dirA || !dirB) throw new Error('usage: ab-ops.ts <dirA> <dirB> [chunks] [chunkSize]');
 const CHUNKS = Number(chunksArg ?? 40);
 const SIZE = Number(sizeArg ?? 50);
-const PG_URL = process.env.ALKSTORE_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
-type Open = (o: { url: string; schema?: string }) => Promise<Store>;
-async function loadOpen(dir: string): Promise<Open> {
-  const mod = (await import(pathToFileURL(join(resolve(dir), 'lib/index.js')).href)) as { openStore: Open };
-  return mod.openStore;
-}
 
 interface Side {
   name: 'A' | 'B';

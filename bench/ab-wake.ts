@@ -13,9 +13,9 @@
  *
  *   npx tsx bench/ab-wake.ts <dirA> <dirB> [samples=300] [--cross]
  */
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { resolve } from 'node:path';
 import pg from 'pg';
+import { loadOpen, PG_URL, type Open } from './lib/ab-checkout.js';
 import type { Queue, Store, WakeReceiver } from '../lib/contract/types.js';
 
 const args = process.argv.slice(2).filter((a) => a !== '--cross');
@@ -23,13 +23,7 @@ const CROSS = process.argv.includes('--cross');
 const [dirA, dirB, samplesArg] = args;
 if (!dirA || !dirB) throw new Error('usage: ab-wake.ts <dirA> <dirB> [samples] [--cross]');
 const SAMPLES = Number(samplesArg ?? 300);
-const PG_URL = process.env.ALKSTORE_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
-type Open = (o: { url: string; schema?: string }) => Promise<Store>;
-async function loadOpen(dir: string): Promise<Open> {
-  const mod = (await import(pathToFileURL(join(resolve(dir), 'lib/index.js')).href)) as { openStore: Open };
-  return mod.openStore;
-}
 
 interface Side {
   name: string;
