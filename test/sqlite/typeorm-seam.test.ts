@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { AlkstoreError } from '../../lib/contract/errors.js';
 import type { Store } from '../../lib/contract/types.js';
 import { sqliteFile, type EngineDb } from '../helpers/engines.js';
+import { keyedEnqueuesThroughJoinedTx } from '../helpers/typeorm-keyed.js';
 
 /** The TypeORM seam: store.withTx(manager | queryRunner) joins a transaction on TypeORM's own connection to the same file. */
 describe('sqlite engine joined to a TypeORM transaction (same file)', () => {
@@ -43,25 +44,7 @@ describe('sqlite engine joined to a TypeORM transaction (same file)', () => {
     }
   });
 
-  it('keyed enqueues (uniqueKey, orderingKey, headers) work through the joined transaction as through the store', async () => {
-    const first = await ds.transaction(async (em) => {
-      const ops = store.withTx(em);
-      const a = await ops.enqueue('tx-keyed', { v: 1 }, { uniqueKey: 'u', headers: { 'correlation-id': 'c-9' } });
-      expect(await ops.enqueue('tx-keyed', { v: 2 }, { uniqueKey: 'u' })).toBe(a);
-      expect(await ops.enqueue('tx-keyed', { v: 3 }, { uniqueKey: 'u', onConflict: 'replace', headers: { 'correlation-id': 'c-10' } })).toBe(a);
-      await ops.enqueue('tx-keyed', 'o1', { orderingKey: 'o' });
-      await ops.enqueue('tx-keyed', 'o2', { orderingKey: 'o' });
-      await ops.outboxEnqueue('tx-keyed-outbox', 'm', { uniqueKey: 'm', headers: { h: '1' } });
-      return a;
-    });
-    const q = store.queue('tx-keyed');
-    expect(await q.getJobByKey('u')).toMatchObject({ id: first, payload: { v: 3 }, headers: { 'correlation-id': 'c-10' } });
-    // A later transaction finds the committed holder.
-    expect(await ds.transaction((em) => store.withTx(em).enqueue('tx-keyed', { v: 4 }, { uniqueKey: 'u' }))).toBe(first);
-    const claimed = await q.claimBatch(10, 'w');
-    expect(claimed.map((j) => j.payload)).toEqual([{ v: 3 }, 'o1']);
-    expect((await store.outbox('tx-keyed-outbox').queue.getJobByKey('m'))!.headers).toEqual({ h: '1' });
-  });
+  it('keyed enqueues (uniqueKey, orderingKey, headers) work through the joined transaction as through the store', () => keyedEnqueuesThroughJoinedTx(ds, store));
 
   it('drops the job, event, notify and offset save on rollback', async () => {
     const marker = store.listen('rb-marker');
