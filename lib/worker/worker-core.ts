@@ -370,7 +370,10 @@ export class WorkerCore {
         this.changed.fire();
       },
       cancel: () => {
-        if (settle()) this.changed.fire();
+        if (!settle()) return;
+        this.changed.fire();
+        // The job went pending and woke us: a wake taken while this slot was held found no free slot.
+        this.slotFreed();
       },
     };
   }

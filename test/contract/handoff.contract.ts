@@ -140,10 +140,8 @@ export function handoffContract(engine: EngineFixture): void {
     });
 
     const fallbacks: [string, (q: Queue) => Promise<number>, ((q: Queue) => Promise<void>) | null][] = [
-      ['a rate-limited queue', async (q) => {
-        await q.setRateLimit({ max: 1000, perMs: 1000 });
-        return q.enqueue('x');
-      }, null],
+      // setRateLimit wakes the worker: it claims (nothing) and is idle again before the enqueue.
+      ['a rate-limited queue', (q) => q.enqueue('x'), (q) => q.setRateLimit({ max: 1000, perMs: 1000 })],
       ['an ordering key', (q) => q.enqueue('x', { orderingKey: 'k' }), null],
       ['a unique key', (q) => q.enqueue('x', { uniqueKey: 'u' }), null],
       ['a caller transaction', async (q) => {
@@ -153,13 +151,19 @@ export function handoffContract(engine: EngineFixture): void {
         return id;
       }, null],
     ];
-    for (const [what, enqueue] of fallbacks) {
+    for (const [what, enqueue, prepare] of fallbacks) {
       it(`${what}: no hand-off, the job is pending and claimed as before`, async () => {
         const o = observed(env.store.queue(uid('ho-fb'), { visibilityTimeoutMs: LONG }));
         const r = await idleWorker(o, async () => undefined);
+        if (prepare) {
+          const before = o.claims;
+          await prepare(o.queue);
+          await waitFor('the claim after the settings wake', () => o.claims > before, 10_000, 5);
+        }
         const id = await enqueue(o.queue);
         await waitFor('the handler ran', () => r.seen.some((j) => j.id === id), 10_000, 5);
         expect(o.claimedIds.has(id)).toBe(true);
+        expect(r.seen.find((j) => j.id === id)?.attempts).toBe(1);
       });
     }
 
