@@ -41,27 +41,7 @@ export class PostgresQueue implements Queue {
     // Reserved synchronously, before anything is sent: two enqueues never over-fill a worker.
     const slot = handoffCandidate(stamp) ? handoff.reserve(this.name) : null;
     if (slot === null) return enqueueJob(this.ctx, this.ctx.exec, this.name, this.opts, payload, opts);
-    return this.enqueueHandingOff(text, stamp, slot);
-  }
-
-  /** One statement inserts the job claimed by `slot`'s worker, or pending (and waking) when the queue's settings or the clock say no. */
-  private async enqueueHandingOff(text: string, stamp: JobWrite, slot: HandoffSlot): Promise<number> {
-    let row: JobRow & { woke: string | null };
-    try {
-      const exec = this.ctx.exec;
-      const r = await exec.wakes.run(
-        this.wake,
-        (w) => exec.run<JobRow & { woke: string | null }>(this.ctx.sql.queue.enqueueHandoff, [this.name, text, ...stampParams(stamp), w, stamp.headersText, slot.workerId, slot.leaseMs]),
-        woke,
-      );
-      row = r.rows[0]!;
-    } catch (err) {
-      slot.cancel();
-      throw err;
-    }
-    if (row.state === 'processing') slot.deliver(new PostgresJob(this.ctx, row, this.wake));
-    else slot.cancel();
-    return num(row.id);
+    return enqueueHandingOff(this.ctx, this.name, this.wake, text, stamp, slot);
   }
 
   async enqueueMany(payloads: readonly unknown[], opts?: JobOpts): Promise<number[]> {
@@ -301,6 +281,26 @@ export class PostgresJob implements Job {
     const r = await runWaking(this.ctx, this.ctx.sql.queue.release, [this.id, this.claimToken], this.wake, (x) => x.rows.length > 0);
     return r.rows.length > 0;
   }
+}
+
+/** One statement inserts the job claimed by `slot`'s worker, or pending (and waking) when the queue's settings or the clock say no. */
+async function enqueueHandingOff(ctx: PgContext, queue: string, wake: string, text: string, stamp: JobWrite, slot: HandoffSlot): Promise<number> {
+  let row: JobRow & { woke: string | null };
+  try {
+    const exec = ctx.exec;
+    const r = await exec.wakes.run(
+      wake,
+      (w) => exec.run<JobRow & { woke: string | null }>(ctx.sql.queue.enqueueHandoff, [queue, text, ...stampParams(stamp), w, stamp.headersText, slot.workerId, slot.leaseMs]),
+      woke,
+    );
+    row = r.rows[0]!;
+  } catch (err) {
+    slot.cancel();
+    throw err;
+  }
+  if (row.state === 'processing') slot.deliver(new PostgresJob(ctx, row, wake));
+  else slot.cancel();
+  return num(row.id);
 }
 
 /** A job local hand-off may take: no ordering or unique key, due now by this process's clock (the statement checks the database's). */

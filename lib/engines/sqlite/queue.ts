@@ -42,33 +42,11 @@ export class SqliteQueue implements Queue {
       const stamp = resolveJobStamp(this.opts, opts);
       // Reserved synchronously, before the write: two enqueues never over-fill a worker.
       const slot = this.core.handoff?.has(this.name) && handoffCandidate(stamp) ? this.core.handoff.reserve(this.name) : null;
-      if (slot) return this.enqueueHandingOff(text, stamp, slot);
+      if (slot) return enqueueHandingOff(this.core, this.name, text, stamp, slot);
       return this.core.write('enqueue', (ctx) => ops.insertJobs(ctx, this.name, [text], stamp)[0]);
     } catch (err) {
       return Promise.reject(err);
     }
-  }
-
-  /** One write transaction inserts the job claimed by `slot`'s worker, or pending (and waking) when the queue's settings or the clock say no. */
-  private enqueueHandingOff(text: string, stamp: JobWrite, slot: HandoffSlot): Promise<number> {
-    let written: Promise<{ id: number; claimed: ops.ClaimedRow | null }>;
-    try {
-      written = this.core.write('enqueue', (ctx) => ops.insertJobHandingOff(ctx, this.name, text, stamp, slot.workerId, slot.leaseMs, randomUUID));
-    } catch (err) {
-      slot.cancel();
-      throw err;
-    }
-    return written.then(
-      (r) => {
-        if (r.claimed) slot.deliver(new SqliteJob(this.core, this.name, r.claimed));
-        else slot.cancel();
-        return r.id;
-      },
-      (err: unknown) => {
-        slot.cancel();
-        throw err;
-      },
-    );
   }
 
   async enqueueMany(payloads: readonly unknown[], opts?: JobOpts): Promise<number[]> {
@@ -208,6 +186,28 @@ export class SqliteQueue implements Queue {
       return Promise.reject(err);
     }
   }
+}
+
+/** One write transaction inserts the job claimed by `slot`'s worker, or pending (and waking) when the queue's settings or the clock say no. */
+function enqueueHandingOff(core: SqliteCore, queue: string, text: string, stamp: JobWrite, slot: HandoffSlot): Promise<number> {
+  let written: Promise<{ id: number; claimed: ops.ClaimedRow | null }>;
+  try {
+    written = core.write('enqueue', (ctx) => ops.insertJobHandingOff(ctx, queue, text, stamp, slot.workerId, slot.leaseMs, randomUUID));
+  } catch (err) {
+    slot.cancel();
+    throw err;
+  }
+  return written.then(
+    (r) => {
+      if (r.claimed) slot.deliver(new SqliteJob(core, queue, r.claimed));
+      else slot.cancel();
+      return r.id;
+    },
+    (err: unknown) => {
+      slot.cancel();
+      throw err;
+    },
+  );
 }
 
 /** A job local hand-off may take: no ordering or unique key, due now by this process's clock (the write checks the database's). */
