@@ -21,6 +21,14 @@ function send(res: ReplyTarget, reply: DashboardReply): void {
 }
 
 /**
+ * Unknown paths under the mount, up to 8 segments deep. Express 5
+ * (path-to-regexp: `*rest`) and Fastify (find-my-way: `*`, last only) share no
+ * wildcard syntax, but both read named segments. Deeper paths get the app's own
+ * 404, which says nothing about the dashboard either.
+ */
+const CATCH_ALL = Array.from({ length: 8 }, (_, depth) => Array.from({ length: depth + 1 }, (_, i) => `:s${i}`).join('/'));
+
+/**
  * Builds the dashboard's controller at `path`, behind `guard` when given.
  * One class per mount: the path is part of the class's route metadata.
  */
@@ -65,7 +73,7 @@ export function createDashboardController(path: string, guard: Type<CanActivate>
     }
 
     // Anything else under the mount path still goes through the guard first.
-    @All('*rest')
+    @All(CATCH_ALL)
     async other(@Req() req: DashboardRequest, @Res() res: ReplyTarget): Promise<void> {
       send(res, await this.dashboard.notFound(req));
     }

@@ -157,7 +157,7 @@ export class DashboardService {
 
   private backTo(ctx: PageCtx, action: Action, queue: string | undefined): string {
     if (action === 'trigger') return `${ctx.base}/schedules`;
-    if (action === 'pause' || action === 'resume') return `${ctx.base}/`;
+    if (action === 'pause' || action === 'resume') return ctx.base;
     if (action === 'cancel') return `${ctx.base}/queue?${new URLSearchParams({ name: queue! }).toString()}`;
     return `${ctx.base}/dead?${new URLSearchParams({ queue: queue! }).toString()}`;
   }

@@ -54,7 +54,8 @@ function when(at: number | null, now: number): SafeHtml {
 function link(ctx: PageCtx, path: string, params: Record<string, string | undefined> = {}): string {
   const q = Object.entries(params).filter((e): e is [string, string] => e[1] !== undefined);
   const search = q.length ? `?${new URLSearchParams(q).toString()}` : '';
-  return `${ctx.base}/${path}${search}`;
+  // The home page is the mount path itself, never `mount/`: Fastify routes `/x/` apart from `/x`.
+  return `${path ? `${ctx.base}/${path}` : ctx.base}${search}`;
 }
 
 /** A POST form for one action; the server answers with a confirmation page before doing it. */
@@ -200,5 +201,5 @@ export function confirmPage(ctx: PageCtx, question: string, fields: Record<strin
 
 /** A plain error page (bad input, missing feature, refused request). */
 export function messagePage(ctx: PageCtx, title: string, message: string): string {
-  return layout(ctx, title, '', html`<p>${message}</p><p><a href="${ctx.base}/">Back to the queues</a></p>`);
+  return layout(ctx, title, '', html`<p>${message}</p><p><a href="${ctx.base}">Back to the queues</a></p>`);
 }

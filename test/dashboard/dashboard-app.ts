@@ -1,8 +1,9 @@
 import 'reflect-metadata';
-import { Injectable, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
+import { Injectable, type CanActivate, type ExecutionContext, type INestApplication, type NestApplicationOptions } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { AlkstoreDashboardModule, type AlkstoreDashboardOptions } from '../../lib/dashboard/index.js';
 import { AlkstoreModule, Store } from '../../lib/nest/index.js';
+import { httpApp, type HttpAdapterKind } from '../helpers/http-adapters.js';
 import type { NestDb } from '../nest/nest-fixtures.js';
 
 /** The header a test client sends to pass {@link TokenGuard}. */
@@ -17,13 +18,18 @@ export class TokenGuard implements CanActivate {
   }
 }
 
-/** A live Nest app (no workers) with the dashboard mounted at /ops/alkstore. */
-export async function dashboardApp(db: NestDb, options: AlkstoreDashboardOptions = { path: '/alkstore', guard: TokenGuard }): Promise<{ app: INestApplication; store: Store }> {
+/** A live Nest app (no workers) over `adapter` with the dashboard mounted at /ops/alkstore. */
+export async function dashboardApp(
+  db: NestDb,
+  options: AlkstoreDashboardOptions = { path: '/alkstore', guard: TokenGuard },
+  adapter: HttpAdapterKind = 'express',
+  appOptions: NestApplicationOptions = {},
+): Promise<{ app: INestApplication; store: Store }> {
   const moduleRef = await Test.createTestingModule({
     imports: [AlkstoreModule.forRoot(db.moduleOptions({ workers: false })), AlkstoreDashboardModule.forRoot(options)],
   }).compile();
-  const app = moduleRef.createNestApplication({ logger: ['error', 'warn'] });
-  app.setGlobalPrefix('ops');
-  await app.init();
+  const app = await httpApp(moduleRef, adapter, { logger: ['error', 'warn'], ...appOptions }, (a) => {
+    a.setGlobalPrefix('ops');
+  });
   return { app, store: app.get(Store) };
 }

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { INestApplication } from '@nestjs/common';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import type { Store } from '../../lib/nest/index.js';
+import { HTTP_ADAPTERS } from '../helpers/http-adapters.js';
 import { nestEngines, type NestDb } from '../nest/nest-fixtures.js';
 import { dashboardApp, TEST_TOKEN } from './dashboard-app.js';
 
@@ -64,8 +65,8 @@ async function actAndConfirm(page: Page, button: string): Promise<void> {
   await Promise.all([page.waitForURL(/done=/), page.click('#confirm')]);
 }
 
-for (const engine of nestEngines()) {
-  describe(`dashboard in Chromium [${engine.name}]`, () => {
+for (const engine of nestEngines()) for (const adapter of HTTP_ADAPTERS) {
+  describe(`dashboard in Chromium [${engine.name}, ${adapter}]`, () => {
     let db: NestDb;
     let app: INestApplication;
     let store: Store;
@@ -75,7 +76,7 @@ for (const engine of nestEngines()) {
 
     beforeAll(async () => {
       db = await engine.create();
-      ({ app, store } = await dashboardApp(db));
+      ({ app, store } = await dashboardApp(db, undefined, adapter));
       await app.listen(0, '127.0.0.1');
       const { port } = app.getHttpServer().address() as AddressInfo;
       base = `http://127.0.0.1:${port}/ops/alkstore`;
@@ -92,21 +93,24 @@ for (const engine of nestEngines()) {
     }, 60_000);
 
     it('shows the queues with counts and a throughput chart, and runs no injected script', async () => {
-      await page.goto(`${base}/`);
+      await page.goto(base);
       const row = page.locator('tr[data-queue="emails"] td');
       expect(await row.allTextContents()).toEqual(expect.arrayContaining(['emails', '1', '0', '3']));
       expect(await page.locator('.chart svg rect.ok').count()).toBe(60);
-      await page.screenshot({ path: join(SHOTS, `queues-${engine.kind}.png`), fullPage: true });
+      await page.screenshot({ path: join(SHOTS, `queues-${engine.kind}-${adapter}.png`), fullPage: true });
       await page.goto(`${base}/queue?name=emails&state=dead`);
       expect(await page.locator('pre.payload').first().textContent()).toContain('<script>window.__owned = 1</script>');
       expect(await page.evaluate(() => (globalThis as { __owned?: number }).__owned)).toBeUndefined();
       expect(await page.locator('script').count()).toBe(0);
-      await page.screenshot({ path: join(SHOTS, `queue-${engine.kind}.png`), fullPage: true });
+      await page.screenshot({ path: join(SHOTS, `queue-${engine.kind}-${adapter}.png`), fullPage: true });
+      // The menu leads back home (the mount path itself, which Fastify does not match with a trailing slash).
+      await Promise.all([page.waitForURL(base), page.click('header a:text-is("Queues")')]);
+      expect(await page.locator('tr[data-queue="emails"]').count()).toBe(1);
     });
 
     it('redrives a dead job and purges another after confirmation', async () => {
       await page.goto(`${base}/dead?queue=emails`);
-      await page.screenshot({ path: join(SHOTS, `dead-${engine.kind}.png`), fullPage: true });
+      await page.screenshot({ path: join(SHOTS, `dead-${engine.kind}-${adapter}.png`), fullPage: true });
       await actAndConfirm(page, `tr[data-job="${seeded.xss}"] button[data-action="redrive"]`);
       expect(await page.textContent('.flash')).toContain('Redrove the job');
       expect(await store.queue('emails').getJob(seeded.xss)).toMatchObject({ state: 'pending', attempts: 0 });
@@ -119,17 +123,17 @@ for (const engine of nestEngines()) {
     it('triggers a schedule now and shows streams and outboxes', async () => {
       await page.goto(`${base}/schedules`);
       expect(await page.textContent('tr[data-schedule="nightly-report"]')).toContain('@every 1d');
-      await page.screenshot({ path: join(SHOTS, `schedules-${engine.kind}.png`), fullPage: true });
+      await page.screenshot({ path: join(SHOTS, `schedules-${engine.kind}-${adapter}.png`), fullPage: true });
       await actAndConfirm(page, 'tr[data-schedule="nightly-report"] button[data-action="trigger"]');
       expect(await page.textContent('.flash')).toMatch(/Triggered the schedule: job \d+ enqueued/);
       const jobs = await store.admin().listJobs('reports', { state: 'pending' });
       expect(jobs.jobs.map((j) => j.payload)).toEqual([{ kind: 'nightly' }]);
       await page.goto(`${base}/streams`);
       expect(await page.locator('#streams td.warn').textContent()).toBe('3');
-      await page.screenshot({ path: join(SHOTS, `streams-${engine.kind}.png`), fullPage: true });
+      await page.screenshot({ path: join(SHOTS, `streams-${engine.kind}-${adapter}.png`), fullPage: true });
       await page.goto(`${base}/outboxes`);
       expect(await page.textContent('section[data-outbox="webhooks"]')).toContain('1 pending');
-      await page.screenshot({ path: join(SHOTS, `outboxes-${engine.kind}.png`), fullPage: true });
+      await page.screenshot({ path: join(SHOTS, `outboxes-${engine.kind}-${adapter}.png`), fullPage: true });
     });
   });
 }
