@@ -3,6 +3,7 @@ import type { JobListState } from '../contract/admin.js';
 import type { Store } from '../contract/types.js';
 import { CSRF_COOKIE, CsrfTokens, readCookie } from './csrf.js';
 import { outboxOf, queueHandle, queueRows, setPaused } from './data.js';
+import { formBody } from './form-body.js';
 import type { ResolvedDashboardOptions } from './dashboard.options.js';
 import { confirmPage, deadPage, messagePage, outboxesPage, queuePage, queuesPage, schedulesPage, streamsPage, type PageCtx } from './pages.js';
 
@@ -82,15 +83,22 @@ export class DashboardService {
   async action(req: DashboardRequest): Promise<DashboardReply> {
     const { ctx, cookie, nonce } = await this.context(req);
     if (this.options.readOnly) return this.reply(403, messagePage(ctx, 'Read-only', 'This dashboard is read-only: actions are disabled.'), cookie);
-    if (!this.sameOrigin(req) || !this.csrf.verify(nonce, field(req.body, 'csrf'))) {
+    let body: unknown;
+    try {
+      body = await formBody(req);
+    } catch (err) {
+      if (err instanceof RangeError) return this.reply(413, messagePage(ctx, 'Form too large', err.message), cookie);
+      throw err;
+    }
+    if (!this.sameOrigin(req) || !this.csrf.verify(nonce, field(body, 'csrf'))) {
       return this.reply(403, messagePage(ctx, 'Refused', 'The form is stale or came from another site (CSRF check failed). Reload the page and try again.'), cookie);
     }
     try {
-      const action = field(req.body, 'action') as Action | undefined;
+      const action = field(body, 'action') as Action | undefined;
       if (!action || !ACTIONS.includes(action)) throw new BadRequest('unknown action');
-      const queue = field(req.body, 'queue');
-      const schedule = field(req.body, 'schedule');
-      const idText = field(req.body, 'id');
+      const queue = field(body, 'queue');
+      const schedule = field(body, 'schedule');
+      const idText = field(body, 'id');
       const id = idText !== undefined && /^\d{1,16}$/.test(idText) ? Number(idText) : undefined;
       const needsId = action === 'redrive' || action === 'purge' || action === 'cancel';
       if (action === 'trigger' ? !schedule : !queue) throw new BadRequest(action === 'trigger' ? 'schedule is required' : 'queue is required');
@@ -100,7 +108,7 @@ export class DashboardService {
       if (schedule) fields.schedule = schedule;
       if (id !== undefined) fields.id = String(id);
       const back = this.backTo(ctx, action, queue);
-      if (field(req.body, 'confirm') !== 'yes') {
+      if (field(body, 'confirm') !== 'yes') {
         return this.reply(200, confirmPage(ctx, this.question(action, queue, schedule, id), fields, back), cookie);
       }
       const n = await this.run(action, queue, schedule, id);

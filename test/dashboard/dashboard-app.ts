@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { Injectable, type CanActivate, type ExecutionContext, type INestApplication, type NestApplicationOptions } from '@nestjs/common';
+import { Injectable, type CanActivate, type ExecutionContext, type INestApplication, type NestApplicationOptions, type Type } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { AlkstoreDashboardModule, type AlkstoreDashboardOptions } from '../../lib/dashboard/index.js';
 import { AlkstoreModule, Store } from '../../lib/nest/index.js';
@@ -18,15 +18,17 @@ export class TokenGuard implements CanActivate {
   }
 }
 
-/** A live Nest app (no workers) over `adapter` with the dashboard mounted at /ops/alkstore. */
+/** A live Nest app (no workers) over `adapter` with the dashboard mounted at /ops/alkstore, next to the app's own `controllers`. */
 export async function dashboardApp(
   db: NestDb,
   options: AlkstoreDashboardOptions = { path: '/alkstore', guard: TokenGuard },
   adapter: HttpAdapterKind = 'express',
   appOptions: NestApplicationOptions = {},
+  controllers: Type[] = [],
 ): Promise<{ app: INestApplication; store: Store }> {
   const moduleRef = await Test.createTestingModule({
     imports: [AlkstoreModule.forRoot(db.moduleOptions({ workers: false })), AlkstoreDashboardModule.forRoot(options)],
+    controllers,
   }).compile();
   const app = await httpApp(moduleRef, adapter, { logger: ['error', 'warn'], ...appOptions }, (a) => {
     a.setGlobalPrefix('ops');

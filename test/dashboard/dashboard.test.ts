@@ -1,15 +1,25 @@
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { INestApplication } from '@nestjs/common';
+import { Body, Controller, Post, type INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import { InvalidOption } from '../../lib/contract/errors.js';
 import { AlkstoreDashboardModule } from '../../lib/dashboard/index.js';
+import { parseForm } from '../../lib/dashboard/form-body.js';
 import type { Store } from '../../lib/nest/index.js';
 import { HTTP_ADAPTERS } from '../helpers/http-adapters.js';
 import { nestEngines, type NestDb } from '../nest/nest-fixtures.js';
 import { dashboardApp, TEST_TOKEN, TokenGuard } from './dashboard-app.js';
 
 const BASE = '/ops/alkstore';
+
+/** One route of the application itself, next to the dashboard. */
+@Controller('echo')
+class EchoController {
+  @Post()
+  echo(@Body() body: unknown): { body: unknown } {
+    return { body: body ?? null };
+  }
+}
 const XSS = '<script>window.__owned = 1</script>';
 
 /** A fresh CSRF cookie and form token from a page load. */
@@ -41,6 +51,12 @@ describe('dashboard options', () => {
     expect(() => AlkstoreDashboardModule.forRoot({ guard: TokenGuard, path: '../x' })).toThrow(/path/);
     expect(() => AlkstoreDashboardModule.forRoot({ guard: TokenGuard })).not.toThrow();
     expect(() => AlkstoreDashboardModule.forRoot({ readOnly: true })).not.toThrow();
+  });
+
+  it('parses a form to its first values, with no prototype to pollute', () => {
+    const form = parseForm('a=1&a=2&b=x+y%21&__proto__=z');
+    expect({ ...form }).toEqual({ a: '1', b: 'x y!', ['__proto__']: 'z' });
+    expect(Object.getPrototypeOf(form)).toBeNull();
   });
 });
 
@@ -225,3 +241,47 @@ for (const adapter of HTTP_ADAPTERS) describe(`read-only dashboard without a gua
   });
 });
 
+for (const adapter of HTTP_ADAPTERS) describe(`dashboard in an app without body parsing [${adapter}]`, () => {
+  const engine = nestEngines()[0]!;
+  let db: NestDb;
+  let app: INestApplication;
+  let store: Store;
+  beforeAll(async () => {
+    db = await engine.create();
+    ({ app, store } = await dashboardApp(db, undefined, adapter, { bodyParser: false }, [EchoController]));
+  }, 60_000);
+  afterAll(async () => {
+    await app?.close();
+    await db?.destroy();
+  }, 60_000);
+
+  it('reads its own forms: a confirmed redrive works, a forged one is refused', async () => {
+    const id = await deadJob(store, 'raw', 1);
+    const { cookie, token } = await csrfOf(app);
+    const post = (fields: Record<string, string>) =>
+      request(app.getHttpServer()).post(`${BASE}/action`).set('x-admin-token', TEST_TOKEN).set('cookie', cookie).type('form').send({ action: 'redrive', queue: 'raw', id: String(id), ...fields });
+    await post({ csrf: 'x'.repeat(43), confirm: 'yes' }).expect(403);
+    expect((await post({ csrf: token }).expect(200)).text).toContain('name="confirm" value="yes"');
+    await post({ csrf: token, confirm: 'yes' }).expect(303);
+    expect(await store.queue('raw').getJob(id)).toMatchObject({ state: 'pending', attempts: 0 });
+  });
+
+  it('refuses a form over 64 KiB', async () => {
+    const id = await deadJob(store, 'raw-big', 1);
+    const { cookie, token } = await csrfOf(app);
+    await request(app.getHttpServer())
+      .post(`${BASE}/action`)
+      .set('x-admin-token', TEST_TOKEN)
+      .set('cookie', cookie)
+      .type('form')
+      .send({ csrf: token, action: 'purge', queue: 'raw-big', id: String(id), confirm: 'yes', pad: 'x'.repeat(70_000) })
+      .expect(413);
+    expect((await store.queue('raw-big').getJob(id))?.state).toBe('dead');
+  });
+
+  it('leaves the app’s other routes as they were: Fastify still answers 415, Express parses nothing', async () => {
+    const res = await request(app.getHttpServer()).post('/ops/echo').type('form').send({ a: '1' });
+    if (adapter === 'fastify') expect(res.status).toBe(415);
+    else expect(res.body).toEqual({ body: null });
+  });
+});

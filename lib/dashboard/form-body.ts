@@ -1,0 +1,82 @@
+import { BadRequestException, UnsupportedMediaTypeException } from '@nestjs/common';
+
+/** The content type of the dashboard's forms. */
+export const FORM_TYPE = 'application/x-www-form-urlencoded';
+
+/** The dashboard's forms are a few short fields; anything bigger is refused. */
+export const FORM_LIMIT = 64 * 1024;
+
+function isForm(contentType: unknown): boolean {
+  return typeof contentType === 'string' && contentType.split(';')[0]!.trim().toLowerCase() === FORM_TYPE;
+}
+
+/** Fields of a urlencoded body, first value of each name; no prototype, so `__proto__` is just a name. */
+export function parseForm(text: string): Record<string, string> {
+  const out = Object.create(null) as Record<string, string>;
+  for (const [name, value] of new URLSearchParams(text)) if (!Object.hasOwn(out, name)) out[name] = value;
+  return out;
+}
+
+/** Reads and parses a urlencoded body from its stream; a RangeError past {@link FORM_LIMIT} bytes. */
+export async function readForm(stream: AsyncIterable<Buffer | string>): Promise<Record<string, string>> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of stream) {
+    const buf = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
+    size += buf.length;
+    if (size > FORM_LIMIT) throw new RangeError(`the form is larger than ${FORM_LIMIT} bytes`);
+    chunks.push(buf);
+  }
+  return parseForm(Buffer.concat(chunks).toString('utf8'));
+}
+
+interface RawRequest {
+  readonly body?: unknown;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  readonly readableEnded?: boolean;
+}
+
+/**
+ * The body of a dashboard POST. The app's body parser normally did the work;
+ * when it is off (`bodyParser: false` on Express), the request stream is still
+ * unread and the form is read here.
+ */
+export async function formBody(req: RawRequest): Promise<unknown> {
+  // The Fastify parser below hands a too-large form over as its error, so the dashboard answers with its own page.
+  if (req.body instanceof RangeError) throw req.body;
+  if (req.body !== undefined) return req.body;
+  const stream = req as Partial<AsyncIterable<Buffer | string>>;
+  if (!isForm(req.headers['content-type']) || req.readableEnded !== false || typeof stream[Symbol.asyncIterator] !== 'function') return undefined;
+  return readForm(stream as AsyncIterable<Buffer | string>);
+}
+
+/** The parts of a Fastify instance used here (alkstore does not depend on Fastify). */
+interface FastifyLike {
+  hasContentTypeParser(contentType: string): boolean;
+  addContentTypeParser(
+    contentType: string,
+    parser: (request: { readonly routeOptions?: { readonly url?: string } }, payload: AsyncIterable<Buffer | string>, done: (err: Error | null, body?: unknown) => void) => void,
+  ): void;
+}
+
+/**
+ * Fastify answers 415 to a urlencoded POST when no parser is registered for it
+ * (a Nest app created with `bodyParser: false`). Registers one that reads the
+ * dashboard's action route only: every other route of the app keeps Fastify's
+ * 415, so mounting the dashboard changes nothing outside it. A parser the app
+ * has by `onModuleInit` (Nest's default one, `@fastify/formbody` registered
+ * before `app.init()`) is left alone and reads the dashboard's forms too.
+ */
+export function ensureFastifyFormParser(fastify: FastifyLike, actionRoute: string): void {
+  if (fastify.hasContentTypeParser(FORM_TYPE)) return;
+  fastify.addContentTypeParser(FORM_TYPE, (request, payload, done) => {
+    if (!request.routeOptions?.url?.endsWith(actionRoute)) {
+      done(new UnsupportedMediaTypeException(`Unsupported Media Type: ${FORM_TYPE}`));
+      return;
+    }
+    readForm(payload).then(
+      (form) => done(null, form),
+      (err: unknown) => (err instanceof RangeError ? done(null, err) : done(new BadRequestException(err instanceof Error ? err.message : String(err)))),
+    );
+  });
+}
