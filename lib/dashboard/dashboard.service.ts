@@ -15,7 +15,10 @@ export interface DashboardRequest {
   readonly headers: Readonly<Record<string, string | string[] | undefined>>;
   readonly query?: unknown;
   readonly body?: unknown;
+  /** Express: set on HTTPS requests. */
   readonly secure?: boolean;
+  /** Fastify (and Express): `https` on HTTPS requests. */
+  readonly protocol?: string;
 }
 
 /** A response to send: status, headers, body. */
@@ -221,7 +224,7 @@ export class DashboardService {
     const base = this.baseOf(req);
     if (!nonce) {
       nonce = this.csrf.newNonce();
-      const secure = req.secure === true || req.headers['x-forwarded-proto'] === 'https';
+      const secure = req.secure === true || req.protocol === 'https' || req.headers['x-forwarded-proto'] === 'https';
       cookie = `${CSRF_COOKIE}=${nonce}; Path=${base}; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`;
     }
     const done = field(req.query, 'done') as Action | undefined;

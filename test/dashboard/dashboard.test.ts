@@ -4,6 +4,7 @@ import { Body, Controller, Post, type INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import { InvalidOption } from '../../lib/contract/errors.js';
 import { AlkstoreDashboardModule } from '../../lib/dashboard/index.js';
+import { DashboardService, type DashboardRequest } from '../../lib/dashboard/dashboard.service.js';
 import { parseForm } from '../../lib/dashboard/form-body.js';
 import type { Store } from '../../lib/nest/index.js';
 import { HTTP_ADAPTERS } from '../helpers/http-adapters.js';
@@ -238,6 +239,14 @@ for (const adapter of HTTP_ADAPTERS) describe(`read-only dashboard without a gua
     expect(page.text).not.toContain('data-action=');
     await http.post(`${BASE}/action`).type('form').send({ action: 'purge', queue: 'ro', id: String(id), confirm: 'yes' }).expect(403);
     expect((await store.queue('ro').getJob(id))?.state).toBe('dead');
+  });
+
+  it('marks its cookie Secure on HTTPS requests as either adapter describes them', async () => {
+    const dashboard = app.get(DashboardService, { strict: false });
+    const cookieOf = async (extra: Partial<DashboardRequest>) => (await dashboard.page({ method: 'GET', url: BASE, headers: {}, ...extra }, 'dead')).headers['set-cookie'];
+    expect(await cookieOf({})).not.toContain('Secure');
+    expect(await cookieOf({ secure: true })).toContain('; Secure');
+    expect(await cookieOf({ protocol: 'https' })).toContain('; Secure');
   });
 });
 
