@@ -7,6 +7,7 @@ import request from 'supertest';
 import { AlkstoreHealthIndicator, AlkstoreHealthModule } from '../../lib/health/index.js';
 import { AlkstoreModule, Store, type AlkstoreModuleOptions } from '../../lib/nest/index.js';
 import { describePg, PG_URL, waitFor } from '../helpers/engines.js';
+import { HTTP_ADAPTERS, httpApp, type HttpAdapterKind } from '../helpers/http-adapters.js';
 import { nestEngines, type NestDb } from '../nest/nest-fixtures.js';
 
 @Controller('health')
@@ -23,13 +24,11 @@ class HealthController {
   }
 }
 
-async function healthApp(options: AlkstoreModuleOptions): Promise<INestApplication> {
+async function healthApp(options: AlkstoreModuleOptions, adapter: HttpAdapterKind = 'express'): Promise<INestApplication> {
   @Module({ imports: [AlkstoreModule.forRoot({ workers: false, ...options }), TerminusModule.forRoot({ logger: false }), AlkstoreHealthModule], controllers: [HealthController] })
   class HealthAppModule {}
   const ref = await Test.createTestingModule({ imports: [HealthAppModule] }).compile();
-  const app = ref.createNestApplication({ logger: false });
-  await app.init();
-  return app;
+  return httpApp(ref, adapter, { logger: false });
 }
 
 interface Details {
@@ -37,13 +36,13 @@ interface Details {
   details: { alkstore: { status: string; database: string; listener: string; schedulerLeader: string | null; problems: string[]; queues: Record<string, { dead: number; ok: boolean }> } };
 }
 
-for (const engine of nestEngines()) {
-  describe(`terminus health indicator [${engine.name}]`, () => {
+for (const engine of nestEngines()) for (const adapter of HTTP_ADAPTERS) {
+  describe(`terminus health indicator [${engine.name}, ${adapter}]`, () => {
     let db: NestDb;
     let app: INestApplication;
     beforeAll(async () => {
       db = await engine.create();
-      app = await healthApp(db.moduleOptions());
+      app = await healthApp(db.moduleOptions(), adapter);
     }, 60_000);
     afterAll(async () => {
       await app?.close();
