@@ -30,6 +30,8 @@ declare global {
   const nextEpoch: number;
   const frameBytes: Uint8Array;
   const transport: { send(epoch: number, frame: Uint8Array): Promise<void> };
+  /** The reader's root module. */
+  class AppModule {}
   /** @nestjs/config, which alkstore does not depend on. */
   const ConfigModule: DynamicModule;
   class ConfigService {
