@@ -1,10 +1,11 @@
 import 'reflect-metadata';
+import { afterAll, beforeAll } from '@jest/globals';
 import { Injectable, type CanActivate, type ExecutionContext, type INestApplication, type NestApplicationOptions, type Type } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { AlkstoreDashboardModule, type AlkstoreDashboardOptions } from '../../lib/dashboard/index.js';
 import { AlkstoreModule, Store } from '../../lib/nest/index.js';
 import { httpApp, type HttpAdapterKind } from '../helpers/http-adapters.js';
-import type { NestDb } from '../nest/nest-fixtures.js';
+import type { NestDb, NestEngine } from '../nest/nest-fixtures.js';
 
 /** The header a test client sends to pass {@link TokenGuard}. */
 export const TEST_TOKEN = 'let-me-in-0123456789';
@@ -34,4 +35,24 @@ export async function dashboardApp(
     a.setGlobalPrefix('ops');
   });
   return { app, store: app.get(Store) };
+}
+
+/** One dashboard app and its database for the enclosing describe: made before its tests (handed to `use`), closed after them. */
+export function withDashboardApp(
+  engine: NestEngine,
+  use: (made: { app: INestApplication; store: Store }) => void,
+  ...args: Parameters<typeof dashboardApp> extends [NestDb, ...infer Rest] ? Rest : never
+): void {
+  let db: NestDb | undefined;
+  let app: INestApplication | undefined;
+  beforeAll(async () => {
+    db = await engine.create();
+    const made = await dashboardApp(db, ...args);
+    app = made.app;
+    use(made);
+  }, 60_000);
+  afterAll(async () => {
+    await app?.close();
+    await db?.destroy();
+  }, 60_000);
 }

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { Body, Controller, Post, type INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import { InvalidOption } from '../../lib/contract/errors.js';
@@ -8,8 +8,8 @@ import { DashboardService, type DashboardRequest } from '../../lib/dashboard/das
 import { parseForm } from '../../lib/dashboard/form-body.js';
 import type { Store } from '../../lib/nest/index.js';
 import { HTTP_ADAPTERS } from '../helpers/http-adapters.js';
-import { nestEngines, type NestDb } from '../nest/nest-fixtures.js';
-import { dashboardApp, TEST_TOKEN, TokenGuard } from './dashboard-app.js';
+import { nestEngines } from '../nest/nest-fixtures.js';
+import { TEST_TOKEN, TokenGuard, withDashboardApp } from './dashboard-app.js';
 
 const BASE = '/ops/alkstore';
 
@@ -63,18 +63,9 @@ describe('dashboard options', () => {
 
 for (const engine of nestEngines()) for (const adapter of HTTP_ADAPTERS) {
   describe(`dashboard over HTTP [${engine.name}, ${adapter}]`, () => {
-    let db: NestDb;
     let app: INestApplication;
     let store: Store;
-
-    beforeAll(async () => {
-      db = await engine.create();
-      ({ app, store } = await dashboardApp(db, undefined, adapter));
-    }, 60_000);
-    afterAll(async () => {
-      await app?.close();
-      await db?.destroy();
-    }, 60_000);
+    withDashboardApp(engine, (made) => ({ app, store } = made), undefined, adapter);
 
     it('answers nothing under the mount path without the guard’s consent', async () => {
       const http = request(app.getHttpServer());
@@ -218,18 +209,9 @@ for (const engine of nestEngines()) for (const adapter of HTTP_ADAPTERS) {
 }
 
 for (const adapter of HTTP_ADAPTERS) describe(`read-only dashboard without a guard [${adapter}]`, () => {
-  const engine = nestEngines()[0]!;
-  let db: NestDb;
   let app: INestApplication;
   let store: Store;
-  beforeAll(async () => {
-    db = await engine.create();
-    ({ app, store } = await dashboardApp(db, { readOnly: true }, adapter));
-  }, 60_000);
-  afterAll(async () => {
-    await app?.close();
-    await db?.destroy();
-  }, 60_000);
+  withDashboardApp(nestEngines()[0]!, (made) => ({ app, store } = made), { readOnly: true }, adapter);
 
   it('serves pages without actions and refuses every POST', async () => {
     const id = await deadJob(store, 'ro', 1);
@@ -251,18 +233,9 @@ for (const adapter of HTTP_ADAPTERS) describe(`read-only dashboard without a gua
 });
 
 for (const adapter of HTTP_ADAPTERS) describe(`dashboard in an app without body parsing [${adapter}]`, () => {
-  const engine = nestEngines()[0]!;
-  let db: NestDb;
   let app: INestApplication;
   let store: Store;
-  beforeAll(async () => {
-    db = await engine.create();
-    ({ app, store } = await dashboardApp(db, undefined, adapter, { bodyParser: false }, [EchoController]));
-  }, 60_000);
-  afterAll(async () => {
-    await app?.close();
-    await db?.destroy();
-  }, 60_000);
+  withDashboardApp(nestEngines()[0]!, (made) => ({ app, store } = made), undefined, adapter, { bodyParser: false }, [EchoController]);
 
   it('reads its own forms: a confirmed redrive works, a forged one is refused', async () => {
     const id = await deadJob(store, 'raw', 1);
