@@ -218,7 +218,7 @@ export function optionalSignal(argument: string, v: unknown): AbortSignal | unde
  * string that is not blank. The message never echoes the value.
  */
 export function requireNonBlankString(argument: string, v: unknown): string {
-  if (typeof v !== 'string') throw new InvalidArgument(argument, `must be a non-empty string, got ${typeName(v)}`);
+  if (typeof v !== 'string') throw new InvalidArgument(argument, `must be a non-empty string, got ${typeof v === 'number' ? 'a number' : typeName(v)}`);
   if (v.trim().length === 0) throw new InvalidArgument(argument, 'must be a non-empty string, got a blank one');
   return v;
 }
