@@ -95,5 +95,20 @@ export function backoffContract(engine: EngineFixture): void {
         expect(await job.ack()).toBe(true);
       },
     );
+
+    it('a bad random draw is refused the same way on the last attempt too (checked before the write, not after the attempts test)', async () => {
+      const q = s().queue(uid('b6-bad-last'), { backoffBaseMs: 1_000, maxAttempts: 1 });
+      const id = await q.enqueue(1);
+      const job = (await q.claimOne('w'))!;
+      const before = (await q.getJob(id))!;
+      next = 1;
+      try {
+        expectInvalidArgument(await refusal(() => job.retry(new Error('boom'))), 'random', ['[0, 1)']);
+      } finally {
+        next = 0.5;
+      }
+      expect(await q.getJob(id)).toEqual(before);
+      expect(await job.ack()).toBe(true);
+    });
   });
 }
