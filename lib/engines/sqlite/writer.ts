@@ -162,6 +162,20 @@ export class Writer {
     }
     try {
       if (group.length === 0) return;
+      if (group.length === 1) {
+        // Alone in its turn (a sequential caller): its own transaction, no savepoint.
+        const w = group[0]!;
+        try {
+          const r = await this.retryBusy(w.op, () => {
+            const x = this.attempt(w.fn, w.lazy);
+            return x === BUSY ? undefined : x;
+          });
+          w.resolve(r.value);
+        } catch (err) {
+          w.reject(err instanceof Closed ? err : asStoreError(w.op, err));
+        }
+        return;
+      }
       const lazy = group.every((w) => w.lazy);
       const outcomes = await this.retryBusy('write', () => {
         const r = this.attemptGroup(group, lazy);
