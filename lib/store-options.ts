@@ -21,5 +21,13 @@ export interface OpenStoreOptions {
    * engine. Default `Math.random`; tests inject one to pin delays.
    */
   random?: () => number;
+  /**
+   * Local hand-off (default true; both engines): a plain `queue.enqueue` (no ordering or unique
+   * key, due now, not in a transaction) while a worker of this store is idle on that queue, which
+   * is neither paused nor rate-limited, inserts the job already claimed by that worker and starts it
+   * without a claim round trip. `false`: every job is enqueued pending and claimed
+   * (docs/semantics.md, Queues, Local hand-off).
+   */
+  localHandoff?: boolean;
   logger?: StoreLogger;
 }

@@ -20,6 +20,7 @@ export async function openStoreFromOptions(options: AlkstoreModuleOptions, logge
     migrate: options.migrate,
     poolSize: options.poolSize,
     pollIntervalMs: options.pollIntervalMs,
+    localHandoff: options.localHandoff,
     logger,
   };
   if (options.url !== undefined && options.dataSource !== undefined) {
@@ -44,7 +45,7 @@ async function openNextToDataSource(ds: DataSource, options: AlkstoreModuleOptio
       );
     }
     const { openSqliteStore } = await import('../engines/sqlite/index.js');
-    return openSqliteStore({ path: database, pollIntervalMs: common.pollIntervalMs, logger: common.logger });
+    return openSqliteStore({ path: database, pollIntervalMs: common.pollIntervalMs, localHandoff: common.localHandoff, logger: common.logger });
   }
   if (POSTGRES_TYPES.has(type)) {
     const { openPostgresStore } = await import('../engines/postgres/index.js');

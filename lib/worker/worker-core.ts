@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { AlkstoreError, AlreadyRunning, PermanentError } from '../contract/errors.js';
 import type { Job, Queue, StoreLogger, WakeReceiver } from '../contract/types.js';
 import { deadLetterLine } from '../internal/dead-letter-log.js';
+import { handoffPoint, type HandoffSlot } from '../internal/handoff.js';
 import { errorText } from '../internal/outbox-handle.js';
 import { sleep } from '../internal/sleep.js';
 import { AckBatcher } from './ack-batcher.js';
@@ -87,6 +88,13 @@ export interface WorkerCoreOptions {
   readonly observer: WorkerObserver | null;
   readonly statsIntervalMs: number;
   readonly wrap?: HandlerWrapper | null;
+  /**
+   * Take jobs enqueued through this process's store straight from the enqueue while idle (a free slot,
+   * the last claim came back short): the enqueue inserts them already claimed by this worker, so no claim
+   * statement runs (see `lib/internal/handoff.ts`). Only when the queue handle offers it (the store's
+   * `localHandoff`, default on). Default false.
+   */
+  readonly localHandoff?: boolean;
 }
 
 type State = 'buffered' | 'running' | 'recording' | 'unrecorded' | 'finished';
@@ -154,6 +162,14 @@ export class WorkerCore {
   private stopped = false;
   private stopping = false;
   private active = false;
+  /** Set while {@link run} runs: its stop signal (a hand-off arriving after it aborted is released). */
+  private stopSignal: AbortSignal | null = null;
+  /** Unregisters this worker as an idle hand-off taker; null while not registered. */
+  private handoffOff: (() => void) | null = null;
+  /** Hand-off slots reserved and not yet delivered or cancelled (each holds a handler slot). */
+  private handoffReserved = 0;
+  /** Releases of hand-offs that arrived after stop began (the drain waits for them). */
+  private readonly handoffReleases = new Set<Promise<void>>();
 
   constructor(options: WorkerCoreOptions) {
     this.o = options;
@@ -199,6 +215,7 @@ export class WorkerCore {
     this.backlog = false;
     this.wakePending = false;
     if (this.sharedAbort.signal.aborted) this.sharedAbort = new AbortController();
+    this.stopSignal = signal;
     const background = new AbortController();
     const onAbort = (): void => this.waiter?.(false);
     try {
@@ -211,6 +228,7 @@ export class WorkerCore {
         await this.claimLoop(signal);
       } finally {
         started.at = performance.now();
+        this.leaveHandoff();
         this.stopping = true;
         await this.drain(started.at);
         background.abort();
@@ -219,6 +237,8 @@ export class WorkerCore {
     } finally {
       signal.removeEventListener('abort', onAbort);
       background.abort();
+      this.leaveHandoff();
+      this.stopSignal = null;
       this.clearTimers();
       this.wakes?.close();
       this.wakes = null;
@@ -262,6 +282,8 @@ export class WorkerCore {
         continue;
       }
       const want = Math.min(this.o.maxClaim, free);
+      // Claiming: hand-offs would race this claim for the same slots.
+      this.leaveHandoff();
       const wallStarted = Date.now();
       const claimStarted = performance.now();
       let jobs: Job[];
@@ -296,8 +318,77 @@ export class WorkerCore {
       this.backlog = jobs.length === want;
       if (this.backlog && this.freeSlots() > 0) continue;
       const wait = jobs.length === 0 ? this.o.idlePollIntervalMs : this.o.pollIntervalMs;
+      // Short claim, free slots: idle. Fresh enqueues of this store may come straight here.
+      this.joinHandoff();
       if (await this.waitForWork(wait)) this.backlog = true;
     }
+  }
+
+  // ---- local hand-off -------------------------------------------------------------------------
+
+  private joinHandoff(): void {
+    if (this.handoffOff || !this.o.localHandoff || this.stopping) return;
+    const point = handoffPoint(this.o.queue);
+    if (point) this.handoffOff = point.register({ reserve: () => this.reserveHandoff() });
+  }
+
+  private leaveHandoff(): void {
+    const off = this.handoffOff;
+    this.handoffOff = null;
+    off?.();
+  }
+
+  /** One handler slot for a job in flight from an enqueue of this store, or null when none is free now. */
+  private reserveHandoff(): HandoffSlot | null {
+    if (this.stopping || this.storeClosed || this.stopSignal === null || this.stopSignal.aborted || this.handoffOff === null) return null;
+    // Jobs are probably ready already (a full claim, a wake while the slots were taken): they go first.
+    if (this.backlog) return null;
+    if (this.batchMode) {
+      const size = this.o.batchSize ?? 1;
+      if (this.unsettled > this.o.concurrency * size || this.runningCalls + this.handoffReserved >= this.o.concurrency) return null;
+    } else {
+      // A slot that starts the job at once: no buffering of handed-off jobs.
+      if (this.unsettled > this.o.concurrency + this.prefetch) return null;
+      if (this.runningCalls + this.buffer.length + this.handoffReserved >= this.o.concurrency) return null;
+    }
+    this.handoffReserved += 1;
+    const claimStarted = performance.now();
+    const wallStarted = Date.now();
+    let done = false;
+    const settle = (): boolean => {
+      if (done) return false;
+      done = true;
+      this.handoffReserved -= 1;
+      return true;
+    };
+    return {
+      workerId: this.o.workerId,
+      leaseMs: this.o.leaseMs ?? null,
+      deliver: (job) => {
+        if (!settle()) return;
+        this.handedOff(job, claimStarted, wallStarted);
+        this.changed.fire();
+      },
+      cancel: () => {
+        if (!settle()) return;
+        this.changed.fire();
+        // The job went pending and woke us: a wake taken while this slot was held found no free slot.
+        this.slotFreed();
+      },
+    };
+  }
+
+  /** A job an enqueue of this store inserted claimed by this worker: as if a claim had returned it. */
+  private handedOff(job: Job, claimStarted: number, wallStarted: number): void {
+    this.o.observer?.claimed?.(1);
+    if (this.stopping || this.stopped || !this.active || this.stopSignal?.aborted !== false) {
+      // Stop began while it was in flight: never started, so give it back with its attempt.
+      const p = this.releaseJobs([job], 'the worker is stopping').finally(() => this.handoffReleases.delete(p));
+      this.handoffReleases.add(p);
+      return;
+    }
+    this.ranSinceDrained = true;
+    this.take([job], claimStarted, wallStarted);
   }
 
   /**
@@ -309,13 +400,13 @@ export class WorkerCore {
     if (this.batchMode) {
       const size = this.o.batchSize ?? 1;
       if (this.unsettled > this.o.concurrency * size) return 0;
-      return this.runningCalls < this.o.concurrency ? size : 0;
+      return this.runningCalls + this.handoffReserved < this.o.concurrency ? size : 0;
     }
     const prefetch = this.prefetch;
     const capacity = this.o.concurrency + prefetch;
     if (this.unsettled > capacity) return 0;
     if (this.buffer.length > Math.floor(prefetch / 2)) return 0;
-    return capacity - this.runningCalls - this.buffer.length;
+    return Math.max(0, capacity - this.runningCalls - this.buffer.length - this.handoffReserved);
   }
 
   /** The shortest lease among freshly claimed jobs (ms), as {@link track} computes it; null for none. */
@@ -731,12 +822,14 @@ export class WorkerCore {
     const releasing = this.releaseBuffered(buffered, 'the worker is stopping');
     this.scheduleBufferExpiry();
     const deadline = startedAt + this.o.drainTimeoutMs;
-    while (this.runningCalls > 0) {
+    // Hand-offs in flight land (a job arriving now is released) or fall back; handlers run as usual.
+    while (this.runningCalls > 0 || this.handoffReserved > 0) {
       const left = deadline - performance.now();
       if (left <= 0) break;
       await this.changed.wait(left);
     }
     await releasing;
+    await Promise.all(this.handoffReleases);
     if (this.runningCalls > 0) {
       const left = [...this.tracked].filter((t) => t.state === 'running');
       const reason = new Error(this.o.stopMessage);

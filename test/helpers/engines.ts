@@ -21,6 +21,8 @@ export interface EngineFixture {
 export interface OpenExtra {
   /** The backoff jitter's random source. */
   random?: () => number;
+  /** Local hand-off to this store's idle workers (default true). */
+  localHandoff?: boolean;
 }
 
 export interface EngineDb {

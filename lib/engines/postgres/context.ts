@@ -3,6 +3,7 @@ import { requireArray, requireOffset, validateKey, validateName } from '../../co
 import { encodePayload, utf8Length } from '../../contract/codec.js';
 import { queueWakeChannel, streamWakeChannel } from '../../contract/names.js';
 import { resolveJobStamp, type JobOpts, type JobWrite, type QueueOpts } from '../../contract/options.js';
+import type { HandoffRegistry } from '../../internal/handoff.js';
 import type { OutcomeCounter } from '../../internal/outcome-counter.js';
 import type { WakeHub } from '../../internal/wake-hub.js';
 import { num, type Executor, type Rows } from './executor.js';
@@ -45,6 +46,8 @@ export interface PgContext {
   readonly claims: ClaimGate;
   /** Poll interval while LISTEN is down, else undefined. */
   readonly pollFallbackMs: number | undefined;
+  /** Idle workers of this store that plain enqueues may hand jobs to (`localHandoff`); null when off. */
+  readonly handoff: HandoffRegistry | null;
 }
 
 /** Enqueues one job through `exec` (pool or transaction). The name is validated by the caller. */
@@ -91,11 +94,11 @@ export async function enqueueBulkJobs(ctx: PgContext, queue: string, queueOpts: 
   });
 }
 
-function keyed(st: JobWrite): boolean {
+export function keyed(st: JobWrite): boolean {
   return st.uniqueKey !== null || st.orderingKey !== null;
 }
 
-function stampParams(st: JobWrite): unknown[] {
+export function stampParams(st: JobWrite): unknown[] {
   return [st.priority, st.maxAttempts, st.visibilityTimeoutMs, st.backoffBaseMs, st.deadLetterRetentionMs, st.delayMs, st.runAtMs, st.expiresInMs];
 }
 

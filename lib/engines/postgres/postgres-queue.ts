@@ -7,7 +7,10 @@ import { resolveRateLimit } from '../../contract/queue-settings.js';
 import { ackBatchInput, claimInput, jobIdsInput, listDeadInput, requireBatchSize, requireDurationMs, requireJobId } from '../../contract/validate.js';
 import type { BulkJob, ClaimOpts, Job, JobInfo, ListDeadOpts, Queue, QueueSettings, QueueStats, RateLimit, WakeReceiver } from '../../contract/types.js';
 import { errorText } from '../../internal/outbox-handle.js';
-import { always, enqueueBulkJobs, enqueueJob, enqueueJobs, moved, promoted, runWaking, woke, type PgContext } from './context.js';
+import { encodePayload } from '../../contract/codec.js';
+import { resolveJobStamp, type JobWrite } from '../../contract/options.js';
+import { HANDOFF, type HandoffPoint, type HandoffSlot } from '../../internal/handoff.js';
+import { always, enqueueBulkJobs, enqueueJob, enqueueJobs, keyed, moved, promoted, runWaking, stampParams, woke, type PgContext } from './context.js';
 import { num, numOrNull } from './executor.js';
 import type { JobRow } from './queue.sql.js';
 import { wakePayload } from './schema-sql.js';
@@ -15,6 +18,8 @@ import { wakePayload } from './schema-sql.js';
 /** A queue handle; the name is validated (or engine-derived) by the store. */
 export class PostgresQueue implements Queue {
   readonly opts: Readonly<Required<QueueOpts>>;
+  /** Where this store's idle workers of the queue register for local hand-off (internal; null when `localHandoff` is off). */
+  readonly [HANDOFF]: HandoffPoint | null;
   private readonly wake: string;
 
   constructor(
@@ -24,11 +29,19 @@ export class PostgresQueue implements Queue {
   ) {
     this.opts = Object.freeze({ ...opts });
     this.wake = wakePayload(queueWakeChannel(name));
+    this[HANDOFF] = ctx.handoff ? ctx.handoff.point(name) : null;
   }
 
   async enqueue(payload: unknown, opts?: JobOpts): Promise<number> {
     this.ctx.guard();
-    return enqueueJob(this.ctx, this.ctx.exec, this.name, this.opts, payload, opts);
+    const handoff = this.ctx.handoff;
+    if (handoff === null || !handoff.has(this.name)) return enqueueJob(this.ctx, this.ctx.exec, this.name, this.opts, payload, opts);
+    const stamp = resolveJobStamp(this.opts, opts);
+    const text = encodePayload(payload);
+    // Reserved synchronously, before anything is sent: two enqueues never over-fill a worker.
+    const slot = handoffCandidate(stamp) ? handoff.reserve(this.name) : null;
+    if (slot === null) return enqueueJob(this.ctx, this.ctx.exec, this.name, this.opts, payload, opts);
+    return enqueueHandingOff(this.ctx, this.name, this.wake, text, stamp, slot);
   }
 
   async enqueueMany(payloads: readonly unknown[], opts?: JobOpts): Promise<number[]> {
@@ -268,6 +281,33 @@ export class PostgresJob implements Job {
     const r = await runWaking(this.ctx, this.ctx.sql.queue.release, [this.id, this.claimToken], this.wake, (x) => x.rows.length > 0);
     return r.rows.length > 0;
   }
+}
+
+/** One statement inserts the job claimed by `slot`'s worker, or pending (and waking) when the queue's settings or the clock say no. */
+async function enqueueHandingOff(ctx: PgContext, queue: string, wake: string, text: string, stamp: JobWrite, slot: HandoffSlot): Promise<number> {
+  let row: JobRow & { woke: string | null };
+  try {
+    const exec = ctx.exec;
+    const r = await exec.wakes.run(
+      wake,
+      (w) => exec.run<JobRow & { woke: string | null }>(ctx.sql.queue.enqueueHandoff, [queue, text, ...stampParams(stamp), w, stamp.headersText, slot.workerId, slot.leaseMs]),
+      woke,
+    );
+    row = r.rows[0]!;
+  } catch (err) {
+    slot.cancel();
+    throw err;
+  }
+  if (row.state === 'processing') slot.deliver(new PostgresJob(ctx, row, wake));
+  else slot.cancel();
+  return num(row.id);
+}
+
+/** A job local hand-off may take: no ordering or unique key, due now by this process's clock (the statement checks the database's). */
+function handoffCandidate(stamp: JobWrite): boolean {
+  if (keyed(stamp)) return false;
+  if (stamp.delayMs !== null) return stamp.delayMs <= 0;
+  return stamp.runAtMs === null || stamp.runAtMs <= Date.now();
 }
 
 /** A job row as `JobInfo`. */

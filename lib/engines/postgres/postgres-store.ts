@@ -37,6 +37,7 @@ import { OwnWakes } from './own-wakes.js';
 import { ClientExecutor, num, PoolExecutor, QueryRunnerExecutor, type Executor } from './executor.js';
 import { OutcomeCounter } from '../../internal/outcome-counter.js';
 import type { PostgresListener } from './postgres-listener.js';
+import { HandoffRegistry } from '../../internal/handoff.js';
 import { PostgresLock } from './postgres-lock.js';
 import { PostgresQueue } from './postgres-queue.js';
 import { PostgresStream } from './postgres-stream.js';
@@ -57,6 +58,8 @@ export interface PostgresStoreParts {
   random: () => number;
   /** Claims commit without waiting for their WAL flush (`claimDurability: 'deferred'`). Default false. */
   claimDeferred?: boolean;
+  /** Plain enqueues may hand jobs straight to this store's idle workers (`localHandoff`). Default true. */
+  localHandoff?: boolean;
 }
 
 /** The PostgreSQL `Store`. Open it with `openPostgresStore`. */
@@ -125,6 +128,7 @@ export class PostgresStore implements Store {
       claims: this.claims,
       claimDeferred: parts.claimDeferred ?? false,
       inTransaction: (fn) => this.inTransaction(fn),
+      handoff: parts.localHandoff === false ? null : new HandoffRegistry(),
       get pollFallbackMs() {
         return store.listenerHealthy ? undefined : store.pollIntervalMs;
       },

@@ -138,6 +138,35 @@ export function queueSql(s: SchemaSql) {
        SELECT ins.id, ${foldSometimes(s.q, 'SELECT $1::text')} AS folded FROM ins, (SELECT ${s.notify('$11')}) AS n`,
     ),
     /**
+     * enqueue straight into an idle worker of this store (local hand-off, lib/internal/handoff.ts):
+     * one statement reads the queue's settings and inserts the job already claimed by worker $13
+     * (processing, attempts 1, a fresh token, deadline now + ($14 lease override ms, null = the
+     * stamped visibility timeout)) when the queue is neither paused nor rate-limited and the job is
+     * due now; otherwise pending and notifying, exactly as `enqueue`. Parameters of `enqueue`, then
+     * $13 worker id, $14 lease override → the job's columns, `woke` (null when handed off). Durable
+     * (no `claimDurability`): it is an enqueue.
+     */
+    enqueueHandoff: s.def(
+      'q_enqueue_handoff',
+      `WITH t AS MATERIALIZED (SELECT ${NOW_MS} AS ms),
+       h AS MATERIALIZED (
+         SELECT NOT coalesce((SELECT qs.paused OR qs.rate_max IS NOT NULL FROM ${settings} qs WHERE qs.queue = $1::text), false)
+           AND CASE WHEN $8::bigint IS NOT NULL THEN t.ms + $8::bigint ELSE coalesce($9::bigint, t.ms) END <= t.ms AS take
+         FROM t
+       ),
+       ins AS (
+         INSERT INTO ${jobs} AS j (${insertCols}, state, attempts, claim_token, claimed_until, worker_id)
+         SELECT $1::text, $2::text::json, ${stampValues},
+           CASE WHEN h.take THEN 'processing' ELSE 'pending' END, CASE WHEN h.take THEN 1 ELSE 0 END,
+           CASE WHEN h.take THEN gen_random_uuid() END, CASE WHEN h.take THEN t.ms + coalesce($14::bigint, $5::bigint) END,
+           CASE WHEN h.take THEN $13::text END
+         FROM t, h
+         RETURNING ${jobColumns('j')}
+       ),
+       cnt AS (${countDeltas(s.q, `SELECT $1::text, ins.state, ${dueBucket('ins.state', 'ins.run_at', 't.ms')}, 1 FROM ins, t`)})
+       SELECT ins.*, CASE WHEN ins.state = 'pending' THEN ${s.notify('$11')}::text END AS woke, ${foldSometimes(s.q, 'SELECT $1::text')} AS folded FROM ins`,
+    ),
+    /**
      * enqueue for a caller-owned transaction (unnamed statements): the same
      * row and wake through the `enqueue_job` function (migration 3), whose
      * plan is cached per connection; also every enqueue with a unique or

@@ -1,5 +1,6 @@
 import type { QueueOpts } from '../../contract/options.js';
 import type { WakeReceiver } from '../../contract/types.js';
+import type { HandoffRegistry } from '../../internal/handoff.js';
 import type { OutcomeCounter } from '../../internal/outcome-counter.js';
 import type { SqliteConn } from './connection.js';
 import type { WriteCtx } from './writer.js';
@@ -18,6 +19,8 @@ export interface SqliteCore {
   readonly random: () => number;
   /** Buffered throughput counts (dashboard), written every few seconds. */
   readonly outcomes: OutcomeCounter;
+  /** Idle workers of this store that plain enqueues may hand jobs to (`localHandoff`); null when off. */
+  readonly handoff: HandoffRegistry | null;
   /** Opts registered for a queue name by `store.queue(name, opts)`, else `defaults`. */
   registeredQueueOpts(queue: string, defaults: Readonly<Required<QueueOpts>>): Required<QueueOpts>;
 }

@@ -36,6 +36,16 @@ export interface SqliteStoreOptions {
    * out cannot starve another (docs/sqlite.md, Several processes). `false`: plain polling.
    */
   writeFairness?: boolean;
+  /**
+   * Local hand-off (default true): while a worker of this store is idle on a queue (a free
+   * slot, its last claim came back short), a plain `queue.enqueue` of this store (no ordering or
+   * unique key, due now, not in a transaction) on a queue that is neither paused nor rate-limited
+   * inserts the job already claimed by that worker and gives it straight to it: no claim write
+   * and no wake. The job then runs in this process even when workers of other processes are idle
+   * too. `false`: every enqueue inserts a pending job and workers claim it (docs/semantics.md,
+   * Queues). Same option on PostgreSQL.
+   */
+  localHandoff?: boolean;
   /** Random source in [0, 1) for retry backoff jitter (tests inject it). Default `Math.random`. */
   random?: () => number;
   logger?: StoreLogger;
@@ -50,6 +60,7 @@ export interface ResolvedSqliteOptions {
   claimDurability: 'deferred' | 'immediate';
   lockWaitTimeoutMs: number;
   writeFairness: boolean;
+  localHandoff: boolean;
   random: () => number;
   logger: StoreLogger;
 }
@@ -82,6 +93,7 @@ export function resolveSqliteOptions(o: SqliteStoreOptions): ResolvedSqliteOptio
     claimDurability,
     lockWaitTimeoutMs: timerOption('lockWaitTimeoutMs', o.lockWaitTimeoutMs, 30_000),
     writeFairness: o.writeFairness === undefined ? true : asOption(() => requireBoolean('writeFairness', o.writeFairness)),
+    localHandoff: o.localHandoff === undefined ? true : asOption(() => requireBoolean('localHandoff', o.localHandoff)),
     random: o.random === undefined ? Math.random : asOption(() => requireFunction<() => number>('random', o.random)),
     logger: o.logger ?? defaultLogger,
   };

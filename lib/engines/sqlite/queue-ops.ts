@@ -39,6 +39,48 @@ export function insertJobs(ctx: WriteCtx, queue: string, payloadTexts: readonly 
   return ids;
 }
 
+/**
+ * Local hand-off: one plain job (no unique or ordering key) inserted already claimed by
+ * `workerId` when, in this write transaction, the queue is neither paused nor rate-limited and
+ * the job is due now; otherwise inserted pending (waking) exactly as {@link insertJobs}.
+ * `claimed` is null when it went pending.
+ */
+export function insertJobHandingOff(
+  ctx: WriteCtx,
+  queue: string,
+  payloadText: string,
+  stamp: JobWrite,
+  workerId: string,
+  leaseMs: number | null,
+  newToken: () => string,
+): { id: number; claimed: ClaimedRow | null } {
+  const now = ctx.now;
+  const settings = ctx.conn.stmt(Q.GET_SETTINGS).get(queue) as SettingsRow | undefined;
+  const limited = settings !== undefined && (settings.paused !== 0 || settings.rate_max !== null);
+  const runAt = stampRunAt(stamp, now);
+  if (limited || stamp.uniqueKey !== null || stamp.orderingKey !== null || runAt > now) {
+    return { id: insertJobs(ctx, queue, [payloadText], stamp)[0]!, claimed: null };
+  }
+  const token = newToken();
+  const row = ctx.conn.stmt(Q.INSERT_CLAIMED_JOB).get({
+    queue,
+    payload: payloadText,
+    priority: stamp.priority,
+    maxAttempts: stamp.maxAttempts,
+    visibility: stamp.visibilityTimeoutMs,
+    backoff: stamp.backoffBaseMs,
+    retention: stamp.deadLetterRetentionMs,
+    runAt,
+    now,
+    expiresAt: stamp.expiresInMs !== null ? now + stamp.expiresInMs : null,
+    headers: stamp.headersText,
+    token,
+    lease: leaseMs,
+    worker: workerId,
+  }) as Omit<ClaimedRow, 'token'>;
+  return { id: row.id, claimed: { ...row, token } };
+}
+
 /** After a job of `key` left the live states: unless a head is still live, the oldest live job becomes the head. */
 export function promoteNext(ctx: WriteCtx, queue: string, key: string): void {
   if (ctx.conn.stmt(Q.KEY_HAS_HEAD).get(queue, key) !== undefined) return;

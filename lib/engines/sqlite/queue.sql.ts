@@ -97,3 +97,15 @@ export const SET_PAUSED = `INSERT INTO __alkstore_queue_settings (queue, paused)
 export const SET_RATE_LIMIT = `INSERT INTO __alkstore_queue_settings (queue, rate_max, rate_per_ms) VALUES (?, ?, ?)
   ON CONFLICT (queue) DO UPDATE SET rate_max = excluded.rate_max, rate_per_ms = excluded.rate_per_ms, window_start = 0, window_count = 0`;
 export const SET_WINDOW = `UPDATE __alkstore_queue_settings SET window_start = ?, window_count = ? WHERE queue = ?`;
+
+/**
+ * Local hand-off (lib/internal/handoff.ts): a plain job inserted already claimed by @worker,
+ * attempts 1, deadline @now + coalesce(@lease, visibility). The counter triggers count it as processing.
+ * Named parameters of `INSERT_JOB`'s columns (@runAt at or before @now) plus @token, @worker, @lease.
+ */
+export const INSERT_CLAIMED_JOB = `INSERT INTO __alkstore_jobs
+  (queue, state, payload, priority, attempts, max_attempts, visibility_timeout_ms, backoff_base_ms, dead_letter_retention_ms, run_at, enqueued_at, expires_at, headers,
+   claim_token, claimed_until, worker_id)
+  VALUES (@queue, 'processing', @payload, @priority, 1, @maxAttempts, @visibility, @backoff, @retention, @runAt, @now, @expiresAt, @headers,
+   @token, @now + coalesce(@lease, @visibility), @worker)
+  RETURNING id, payload, priority, attempts, max_attempts, claimed_until, enqueued_at, headers, unique_key, ordering_key`;

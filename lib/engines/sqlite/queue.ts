@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { encodePayload, decodePayload } from '../../contract/codec.js';
 import { queueWakeChannel } from '../../contract/names.js';
-import { resolveJobStamp, type JobOpts, type QueueOpts } from '../../contract/options.js';
+import { resolveJobStamp, type JobOpts, type JobWrite, type QueueOpts } from '../../contract/options.js';
 import {
   ackBatchInput,
   claimInput,
@@ -16,6 +16,7 @@ import {
 import { bulkItems, decodeHeaders, validateUniqueKey, type JobHeaders } from '../../contract/job-extras.js';
 import { resolveRateLimit } from '../../contract/queue-settings.js';
 import type { BulkJob, ClaimOpts, Job, JobInfo, ListDeadOpts, Queue, QueueSettings, QueueStats, RateLimit, WakeReceiver } from '../../contract/types.js';
+import { HANDOFF, type HandoffPoint, type HandoffSlot } from '../../internal/handoff.js';
 import { errorText } from '../../internal/outbox-handle.js';
 import type { SqliteCore } from './core.js';
 import * as ops from './queue-ops.js';
@@ -25,16 +26,24 @@ import { toJobInfo, type JobRow } from './rows.js';
 
 /** A queue handle on the SQLite engine (docs/semantics.md, Queues). */
 export class SqliteQueue implements Queue {
+  /** Where this store's idle workers of the queue register for local hand-off (internal; null when `localHandoff` is off). */
+  readonly [HANDOFF]: HandoffPoint | null;
+
   constructor(
     private readonly core: SqliteCore,
     readonly name: string,
     readonly opts: Readonly<Required<QueueOpts>>,
-  ) {}
+  ) {
+    this[HANDOFF] = core.handoff ? core.handoff.point(name) : null;
+  }
 
   enqueue(payload: unknown, opts?: JobOpts): Promise<number> {
     try {
       const text = encodePayload(payload);
       const stamp = resolveJobStamp(this.opts, opts);
+      // Reserved synchronously, before the write: two enqueues never over-fill a worker.
+      const slot = this.core.handoff?.has(this.name) && handoffCandidate(stamp) ? this.core.handoff.reserve(this.name) : null;
+      if (slot) return enqueueHandingOff(this.core, this.name, text, stamp, slot);
       return this.core.write('enqueue', (ctx) => ops.insertJobs(ctx, this.name, [text], stamp)[0]);
     } catch (err) {
       return Promise.reject(err);
@@ -178,6 +187,35 @@ export class SqliteQueue implements Queue {
       return Promise.reject(err);
     }
   }
+}
+
+/** One write transaction inserts the job claimed by `slot`'s worker, or pending (and waking) when the queue's settings or the clock say no. */
+function enqueueHandingOff(core: SqliteCore, queue: string, text: string, stamp: JobWrite, slot: HandoffSlot): Promise<number> {
+  let written: Promise<{ id: number; claimed: ops.ClaimedRow | null }>;
+  try {
+    written = core.write('enqueue', (ctx) => ops.insertJobHandingOff(ctx, queue, text, stamp, slot.workerId, slot.leaseMs, randomUUID));
+  } catch (err) {
+    slot.cancel();
+    throw err;
+  }
+  return written.then(
+    (r) => {
+      if (r.claimed) slot.deliver(new SqliteJob(core, queue, r.claimed));
+      else slot.cancel();
+      return r.id;
+    },
+    (err: unknown) => {
+      slot.cancel();
+      throw err;
+    },
+  );
+}
+
+/** A job local hand-off may take: no ordering or unique key, due now by this process's clock (the write checks the database's). */
+function handoffCandidate(stamp: JobWrite): boolean {
+  if (stamp.uniqueKey !== null || stamp.orderingKey !== null) return false;
+  if (stamp.delayMs !== null) return stamp.delayMs <= 0;
+  return stamp.runAtMs === null || stamp.runAtMs <= Date.now();
 }
 
 /** A claimed job; every op is fenced by its claim token and deadline. */

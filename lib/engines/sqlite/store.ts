@@ -20,6 +20,7 @@ import type {
   TxOps,
   WakeReceiver,
 } from '../../contract/types.js';
+import { HandoffRegistry } from '../../internal/handoff.js';
 import { loadCronIfInstalled } from '../../internal/load-cron.js';
 import { OutboxHandle } from '../../internal/outbox-handle.js';
 import { scheduleInput } from '../../internal/schedule-input.js';
@@ -64,6 +65,7 @@ export class SqliteStore implements Store, SqliteCore {
   private readonly queueOptsByName = new Map<string, Required<QueueOpts>>();
   private openTx: SqliteTxHandle | null = null;
   readonly outcomes: OutcomeCounter;
+  readonly handoff: HandoffRegistry | null;
   private readonly adminApi: SqliteAdmin;
 
   constructor(
@@ -75,6 +77,7 @@ export class SqliteStore implements Store, SqliteCore {
     claimConn: SqliteConn | null = null,
   ) {
     this.random = options.random;
+    this.handoff = options.localHandoff ? new HandoffRegistry() : null;
     this.watcher = readConn ? new Watcher(readConn, this.hub, options.pollIntervalMs, options.logger) : null;
     this.deferredSync = claimConn ? new DeferredSync(claimConn, `${resolve(options.path)}-wal`, options.logger) : null;
     this.writer = new Writer(writeConn, options.memory, options.lockWaitTimeoutMs, {

@@ -80,6 +80,14 @@ export interface AlkstoreModuleOptions {
    * different markers.
    */
   scheduleOwner?: string;
+  /**
+   * Local hand-off (default true): while a `@QueueHandler` of this process is idle on a queue, a plain
+   * `queue.enqueue` of this process (no ordering or unique key, due now, not in a transaction; the queue
+   * neither paused nor rate-limited) inserts the job already claimed by that handler's worker and starts
+   * it without a claim round trip, even when workers of other processes are idle too. `false` turns it
+   * off (docs/semantics.md, Queues, Local hand-off).
+   */
+  localHandoff?: boolean;
   /** The engine's wake fallback (ms): SQLite watcher cadence / PostgreSQL poll when LISTEN is down. */
   pollIntervalMs?: number;
   /** Safety poll of idle workers and dispatchers (ms, default 5000); wakes cut it short. */

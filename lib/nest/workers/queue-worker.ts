@@ -124,6 +124,8 @@ export class QueueWorker {
       observer: combineObservers(opts.observers ?? [], opts.logger, opts.name),
       statsIntervalMs: opts.statsIntervalMs ?? 10_000,
       wrap: opts.wrap ?? null,
+      // Idle, it takes this store's fresh plain enqueues straight from the enqueue (the store's `localHandoff`).
+      localHandoff: true,
     });
   }
 
