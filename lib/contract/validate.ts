@@ -213,6 +213,24 @@ export function optionalSignal(argument: string, v: unknown): AbortSignal | unde
   return v === undefined ? undefined : requireSignal(argument, v);
 }
 
+/**
+ * A free-form string argument that must carry text (a correlation id): a
+ * string that is not blank. The message never echoes the value.
+ */
+export function requireNonBlankString(argument: string, v: unknown): string {
+  if (typeof v !== 'string') throw new InvalidArgument(argument, `must be a non-empty string, got ${typeof v === 'number' ? 'a number' : typeName(v)}`);
+  if (v.trim().length === 0) throw new InvalidArgument(argument, 'must be a non-empty string, got a blank one');
+  return v;
+}
+
+/** One draw of a random source (backoff jitter): a number in `[0, 1)`. `argument` names the source, e.g. `random`. */
+export function requireRandomDraw(argument: string, v: unknown): number {
+  if (!isNumber(v) || !(v >= 0 && v < 1)) {
+    throw new InvalidArgument(argument, `must return a number in [0, 1), got ${typeof v === 'number' && Number.isFinite(v) ? String(v) : typeName(v)}`);
+  }
+  return v;
+}
+
 /** A boolean option. */
 export function requireBoolean(argument: string, v: unknown): boolean {
   if (typeof v !== 'boolean') throw new InvalidArgument(argument, `must be a boolean, got ${typeName(v)}`);

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { HealthIndicatorResult, HealthIndicatorStatus } from '@nestjs/terminus';
 import { SCHEDULER_LOCK } from '../contract/names.js';
+import { optionalObject, requireBoolean, requireInt, requireNonBlankString, requireTimerMs, validateStoredName } from '../contract/validate.js';
 import { Store } from '../nest/store.token.js';
 import { queueHandle } from '../dashboard/data.js';
 
@@ -58,6 +59,24 @@ function within<T>(ms: number, p: Promise<T>): Promise<T> {
   return Promise.race([p, t]).finally(() => clearTimeout(timer));
 }
 
+/** The checked options of one `isHealthy` call. */
+function healthInput(key: unknown, options: unknown): { timeoutMs: number; queues: [string, QueueHealthThresholds][] } {
+  requireNonBlankString('key', key);
+  const o = optionalObject<AlkstoreHealthOptions>('health options', options) ?? {};
+  const timeoutMs = o.timeoutMs === undefined ? 3_000 : requireTimerMs('timeoutMs', o.timeoutMs);
+  if (o.requireListener !== undefined) requireBoolean('requireListener', o.requireListener);
+  if (o.requireLeader !== undefined) requireBoolean('requireLeader', o.requireLeader);
+  const queues = Object.entries(optionalObject<Record<string, QueueHealthThresholds>>('queues', o.queues) ?? {}).map(([name, limits]): [string, QueueHealthThresholds] => {
+    validateStoredName('queue', name);
+    const at = `queues[${JSON.stringify(name)}]`;
+    const l = optionalObject<QueueHealthThresholds>(at, limits) ?? {};
+    if (l.maxDead !== undefined) requireInt(`${at}.maxDead`, l.maxDead, 0, Number.MAX_SAFE_INTEGER);
+    if (l.maxOldestReadyAgeMs !== undefined) requireInt(`${at}.maxOldestReadyAgeMs`, l.maxOldestReadyAgeMs, 0, Number.MAX_SAFE_INTEGER);
+    return [name, l];
+  });
+  return { timeoutMs, queues };
+}
+
 /**
  * A `@nestjs/terminus` health indicator for the store: database reachable,
  * LISTEN connected (PostgreSQL), scheduler leadership known, and per-queue
@@ -73,9 +92,18 @@ function within<T>(ms: number, p: Promise<T>): Promise<T> {
 export class AlkstoreHealthIndicator {
   constructor(@Inject(Store) private readonly store: Store) {}
 
+  /**
+   * Checks the store and reports under `key` (see {@link AlkstoreHealthData}).
+   *
+   * Options are checked before the database is asked anything; a bad one rejects with
+   * `InvalidArgument` (a `RangeError`, code `INVALID_ARGUMENT`) naming it: `key` (not a non-blank
+   * string), `health options` (not an object), `timeoutMs` (not an integer in [1, 2^31-1]),
+   * `requireListener` / `requireLeader` (not a boolean), `queues` / `queues["<name>"]` (not an
+   * object) or `queues["<name>"].maxDead` / `.maxOldestReadyAgeMs` (not an integer >= 0). A queue
+   * name that is not a valid stored name rejects with `InvalidName`.
+   */
   async isHealthy<const Key extends string>(key: Key, options: AlkstoreHealthOptions = {}): Promise<HealthIndicatorResult<Key, HealthIndicatorStatus, AlkstoreHealthData>> {
-    const timeoutMs = options.timeoutMs ?? 3_000;
-    if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 2_147_483_647) throw new RangeError(`timeoutMs must be an integer in 1..2147483647, got ${String(timeoutMs)}`);
+    const { timeoutMs, queues } = healthInput(key, options);
     const data: AlkstoreHealthData = { engine: this.store.engine, database: 'down', listener: 'unknown', schedulerLeader: null, queues: {}, problems: [] };
     let status: HealthIndicatorStatus = 'up';
     const down = (why: string) => {
@@ -106,7 +134,7 @@ export class AlkstoreHealthIndicator {
       data.schedulerLeader = 'unknown';
       down(`scheduler leadership unknown: ${err instanceof Error ? err.message : String(err)}`);
     }
-    for (const [name, limits] of Object.entries(options.queues ?? {})) {
+    for (const [name, limits] of queues) {
       try {
         const s = await within(timeoutMs, queueHandle(this.store, name).stats());
         const tooOld = limits.maxOldestReadyAgeMs !== undefined && s.oldestPendingAgeMs > limits.maxOldestReadyAgeMs;

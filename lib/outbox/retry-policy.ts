@@ -1,5 +1,5 @@
-import { InvalidOption } from '../contract/errors.js';
-import { asOption, MAX_ATTEMPTS, requireInt } from '../contract/validate.js';
+import { InvalidArgument, InvalidOption } from '../contract/errors.js';
+import { asOption, MAX_ATTEMPTS, requireFunction, requireInt, requireMaxAttempts, requireRandomDraw } from '../contract/validate.js';
 
 /** Longest retry delay a setting may ask for: one year (the store bounds now + a delay by 8.64e15). */
 const MAX_RETRY_DELAY_MS = 365 * 24 * 3_600_000;
@@ -39,6 +39,7 @@ export const DEFAULT_RETRY_SETTINGS: RetrySettings = Object.freeze({
  * field (prefixed with `path`, e.g. `retry.jitter`). Never echoes the value.
  */
 export function validateRetrySettings(r: RetrySettings, path = 'retry.'): RetrySettings {
+  if (r === null || typeof r !== 'object') throw new InvalidOption(path.replace(/\.$/, '') || 'retry', 'must be an object');
   asOption(() => {
     requireInt(`${path}baseMs`, r.baseMs, 1, MAX_RETRY_DELAY_MS);
     requireInt(`${path}maxDelayMs`, r.maxDelayMs, 1, MAX_RETRY_DELAY_MS);
@@ -67,12 +68,14 @@ export class RetryPolicy {
   /**
    * @param settings validated like the settings' retry section ({@link InvalidOption} naming the field)
    * @param random source of uniform numbers in [0, 1); inject a constant in tests
+   * @throws InvalidOption naming the settings field; InvalidArgument naming `random` when it is not a function
    */
   constructor(
     settings: RetrySettings = DEFAULT_RETRY_SETTINGS,
     private readonly random: () => number = Math.random,
   ) {
     this.settings = Object.freeze({ ...validateRetrySettings(settings) });
+    requireFunction('random', random);
   }
 
   /**
@@ -80,24 +83,39 @@ export class RetryPolicy {
    * @param attempts claims so far, the failed one included (`job.attempts`)
    * @param failure how it failed; `permanent` dead-letters at once
    * @param maxAttempts a lower cap from the message itself (its stamped `job.maxAttempts`); the smaller cap wins
-   * @throws RangeError when `attempts` is not a positive integer
+   * @throws InvalidArgument (a `RangeError`, code `INVALID_ARGUMENT`) naming `attempts` (not a positive safe
+   *   integer), `failure` (not a {@link FailureKind}) or `maxAttempts` (not an integer in [1, 2^31-1]), or
+   *   `random` (see {@link delayMs})
    */
   decide(attempts: number, failure: FailureKind, maxAttempts?: number): RetryDecision {
-    if (!Number.isSafeInteger(attempts) || attempts < 1) throw new RangeError(`attempts must be a positive integer, got ${String(attempts)}`);
+    requireAttempts(attempts);
+    if (!FAILURE_KINDS.includes(failure)) {
+      throw new InvalidArgument('failure', `must be one of ${FAILURE_KINDS.join(', ')}, got ${typeof failure === 'string' ? 'another string' : typeof failure}`);
+    }
+    if (maxAttempts !== undefined) requireMaxAttempts('maxAttempts', maxAttempts);
     if (failure === 'permanent') return { kind: 'dead', reason: 'permanent' };
     const cap = maxAttempts === undefined ? this.settings.maxAttempts : Math.min(this.settings.maxAttempts, maxAttempts);
     if (attempts >= cap) return { kind: 'dead', reason: 'exhausted' };
     return { kind: 'retry', delayMs: this.delayMs(attempts) };
   }
 
-  /** The delay after failed attempt `attempts` (see the class comment). */
+  /**
+   * The delay after failed attempt `attempts` (see the class comment).
+   * @throws InvalidArgument naming `attempts` (not a positive safe integer) or `random` (the source returned
+   *   anything but a number in [0, 1))
+   */
   delayMs(attempts: number): number {
-    if (!Number.isSafeInteger(attempts) || attempts < 1) throw new RangeError(`attempts must be a positive integer, got ${String(attempts)}`);
+    requireAttempts(attempts);
     const { baseMs, maxDelayMs, jitter } = this.settings;
     // 2^(n-1) overflows to Infinity for huge n; min() clamps it to the cap.
     const exp = Math.min(baseMs * 2 ** (attempts - 1), maxDelayMs);
-    const r = this.random();
-    if (!(r >= 0 && r < 1)) throw new RangeError(`random must return a number in [0, 1), got ${r}`);
+    const r = requireRandomDraw('random', this.random());
     return Math.floor(exp * (1 - jitter * r));
   }
+}
+
+const FAILURE_KINDS: readonly FailureKind[] = ['transient', 'permanent', 'timeout'];
+
+function requireAttempts(attempts: unknown): void {
+  requireInt('attempts', attempts, 1, Number.MAX_SAFE_INTEGER);
 }

@@ -5,7 +5,8 @@ import type { OutboxRecord } from './epoch.js';
  * owns persistence only; {@link ReliableOutbox} owns the protocol.
  *
  * Every method validates its epoch (a non-negative safe integer, otherwise
- * `RangeError`) before touching storage.
+ * `InvalidArgument`, a `RangeError` with code `INVALID_ARGUMENT`) before
+ * touching storage.
  */
 export interface OutboxStore {
   /** Stores `frame` under `epoch`, replacing a frame already stored there. */

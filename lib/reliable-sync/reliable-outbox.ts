@@ -1,3 +1,5 @@
+import { InvalidArgument } from '../contract/errors.js';
+import { requireFunction, requireInt } from '../contract/validate.js';
 import { assertEpoch, assertFrame, copyFrame, sameBytes, type OutboxRecord } from './epoch.js';
 import type { OutboxStore } from './outbox-store.js';
 import { Serial } from './serial.js';
@@ -34,8 +36,15 @@ export class ReliableOutbox<S extends OutboxStore = OutboxStore> {
     for (const r of frames) if (r.epoch > cursor) this.retain(r.epoch, r.frame);
   }
 
-  /** Loads the stored cursor and the retained frames above it. */
+  /**
+   * Loads the stored cursor and the retained frames above it.
+   * @throws InvalidArgument (a `RangeError`, code `INVALID_ARGUMENT`, as a rejection) naming the missing method
+   *   (`store.put`, `store.scanAfter`, …) when `store` is not an {@link OutboxStore}, or `stored cursor` when the
+   *   store holds a cursor that is not an epoch.
+   */
   static async open<S extends OutboxStore>(store: S): Promise<ReliableOutbox<S>> {
+    const methods = ['put', 'deleteThrough', 'scanAfter', 'loadCursor', 'saveCursor'] as const;
+    for (const m of methods) requireFunction(`store.${m}`, (store as Partial<OutboxStore> | null)?.[m]);
     const cursor = await store.loadCursor();
     assertEpoch(cursor, 'stored cursor');
     const frames = await store.scanAfter(cursor);
@@ -50,15 +59,19 @@ export class ReliableOutbox<S extends OutboxStore = OutboxStore> {
   /**
    * Persists `frame` under `epoch`; send it only after this resolves.
    *
-   * - `epoch` at or below the cursor: `RangeError` (the peer already
-   *   acknowledged that epoch; a silent no-op would hide a sequencing bug).
+   * - `epoch` at or below the cursor: `InvalidArgument` naming `epoch` (the
+   *   peer already acknowledged that epoch; a silent no-op would hide a sequencing bug).
    * - `epoch` already retained by this handle with the same bytes: an
    *   idempotent no-op, resolving `false` (a retry after an uncertain failure is safe).
-   * - `epoch` already retained with different bytes: `RangeError` (an epoch
-   *   names exactly one frame; the peer may already hold the first one).
+   * - `epoch` already retained with different bytes: `InvalidArgument` naming
+   *   `epoch` (an epoch names exactly one frame; the peer may already hold the first one).
    *
    * Epochs need not be appended in order; replay is always ascending.
-   * Resolves `true` when the frame was written.
+   * Resolves `true` when the frame was written; a refused append writes nothing.
+   *
+   * @throws InvalidArgument (a `RangeError`, code `INVALID_ARGUMENT`, as a rejection) naming `epoch`: not a
+   *   non-negative safe integer, at or below the cursor, or already appended with other bytes.
+   * @throws Codec when `frame` is not a `Uint8Array`.
    */
   async append(epoch: number, frame: Uint8Array): Promise<boolean> {
     assertEpoch(epoch);
@@ -66,12 +79,12 @@ export class ReliableOutbox<S extends OutboxStore = OutboxStore> {
     const bytes = copyFrame(frame);
     return this.serial.run(async () => {
       if (epoch <= this.current) {
-        throw new RangeError(`epoch ${epoch} is at or below the acknowledgment cursor ${this.current}; append epochs above it`);
+        throw new InvalidArgument('epoch', `${epoch} is at or below the acknowledgment cursor ${this.current}; append epochs above it`);
       }
       const existing = this.retained.get(epoch);
       if (existing) {
         if (sameBytes(existing, bytes)) return false;
-        throw new RangeError(`epoch ${epoch} is already appended with different bytes; an epoch names one frame`);
+        throw new InvalidArgument('epoch', `${epoch} is already appended with different bytes; an epoch names one frame`);
       }
       await this.store.put(epoch, bytes);
       this.retain(epoch, bytes);
@@ -120,9 +133,12 @@ export class ReliableOutbox<S extends OutboxStore = OutboxStore> {
     return this.firstPending(this.order.length);
   }
 
-  /** The lowest `count` of {@link pending}, ascending, without copying the rest. */
+  /**
+   * The lowest `count` of {@link pending}, ascending, without copying the rest.
+   * @throws InvalidArgument naming `count` when it is not a non-negative safe integer.
+   */
   firstPending(count: number): OutboxRecord[] {
-    return this.order.slice(0, Math.max(0, count)).map((epoch) => ({ epoch, frame: this.retained.get(epoch)! }));
+    return this.order.slice(0, requireInt('count', count, 0, Number.MAX_SAFE_INTEGER)).map((epoch) => ({ epoch, frame: this.retained.get(epoch)! }));
   }
 
   /** The epochs of {@link pending}, ascending. */

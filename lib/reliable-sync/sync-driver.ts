@@ -49,12 +49,18 @@ export class SyncDriver {
   private loop: Promise<void> | null = null;
   private readonly removeAbortListener: () => void;
 
+  /**
+   * @throws InvalidArgument (a `RangeError`, code `INVALID_ARGUMENT`) naming what is wrong: `outbox.<method>`
+   *   when `outbox` is not a {@link ReliableOutbox}, `transport.send`, `SyncDriver options`, `window`,
+   *   `retryDelayMs`, `maxRetryDelayMs`, `signal` or `onSendError`.
+   */
   constructor(
     /** The outbox this driver sends from. */
     readonly outbox: ReliableOutbox,
     private readonly transport: SyncTransport,
     private readonly options: SyncDriverOptions = {},
   ) {
+    for (const m of ['append', 'ackThrough', 'replayFrom', 'firstPending'] as const) requireFunction(`outbox.${m}`, (outbox as Partial<ReliableOutbox> | null)?.[m]);
     optionalObject('SyncDriver options', options);
     requireFunction('transport.send', (transport as Partial<SyncTransport> | null)?.send);
     this.window = options.window === undefined ? 16 : requireCount('window', options.window, 10_000);

@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import type { Job } from '../contract/types.js';
+import { optionalObject, requireFunction, requireNonBlankString } from '../contract/validate.js';
 import { headersOf } from './trace-headers.js';
 
 /** Header carrying the id shared by every message of one business flow. */
@@ -10,9 +11,15 @@ export const CAUSATION_ID_HEADER = 'causation-id';
 
 const current = new AsyncLocalStorage<{ correlationId: string; causationId?: string }>();
 
-/** Runs `fn` with `correlationId` current (and `causationId`, if given): {@link correlationHeaders} inside it carry them. */
+/**
+ * Runs `fn` with `correlationId` current (and `causationId`, if given): {@link correlationHeaders} inside it carry them.
+ * @throws InvalidArgument (a `RangeError`, code `INVALID_ARGUMENT`) naming `correlationId` or `causationId` when it
+ *   is not a non-blank string, or `fn` when it is not a function; `fn` is not called then.
+ */
 export function withCorrelationId<T>(correlationId: string, fn: () => T, causationId?: string): T {
-  if (typeof correlationId !== 'string' || correlationId.trim() === '') throw new RangeError('correlationId must be a non-empty string');
+  requireNonBlankString('correlationId', correlationId);
+  requireFunction('fn', fn);
+  if (causationId !== undefined) requireNonBlankString('causationId', causationId);
   return current.run(causationId === undefined ? { correlationId } : { correlationId, causationId }, fn);
 }
 
@@ -29,8 +36,13 @@ export function currentCorrelationId(): string | undefined {
  * ```ts
  * await queue.enqueue(payload, { headers: correlationHeaders() });
  * ```
+ *
+ * @throws InvalidArgument naming `correlationId` when one is given that is not a non-blank string, or `extra`
+ *   when it is not an object (the enqueue checks the header values themselves).
  */
 export function correlationHeaders(correlationId?: string, extra: Readonly<Record<string, string>> = {}): Record<string, string> {
+  if (correlationId !== undefined) requireNonBlankString('correlationId', correlationId);
+  optionalObject('extra', extra);
   const ctx = current.getStore();
   const out: Record<string, string> = { ...extra, [CORRELATION_ID_HEADER]: correlationId ?? ctx?.correlationId ?? randomUUID() };
   if (ctx?.causationId !== undefined && out[CAUSATION_ID_HEADER] === undefined) out[CAUSATION_ID_HEADER] = ctx.causationId;

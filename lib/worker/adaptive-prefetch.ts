@@ -1,3 +1,6 @@
+import { InvalidArgument, InvalidOption } from '../contract/errors.js';
+import { requireCount, requireInt } from '../contract/validate.js';
+
 /** Options of {@link AdaptivePrefetch}. */
 export interface AdaptivePrefetchOptions {
   /** Handler slots of the worker. */
@@ -43,11 +46,18 @@ export class AdaptivePrefetch {
   private leaseMs: number | null = null;
   private readonly leaseShare: number;
 
+  /**
+   * @throws InvalidArgument (a `RangeError`, code `INVALID_ARGUMENT`) naming `concurrency` (not an integer >= 1),
+   *   `max` (not an integer >= 0) or `leaseShare` (not a number in (0, 0.5]); InvalidOption when `o` is not an object.
+   */
   constructor(private readonly o: AdaptivePrefetchOptions) {
-    if (!Number.isInteger(o.concurrency) || o.concurrency < 1) throw new RangeError(`concurrency must be a positive integer, got ${String(o.concurrency)}`);
-    if (!Number.isInteger(o.max) || o.max < 0) throw new RangeError(`max must be a non-negative integer, got ${String(o.max)}`);
+    if (o === null || typeof o !== 'object') throw new InvalidOption('AdaptivePrefetch options', 'must be an object with concurrency and max');
+    requireCount('concurrency', o.concurrency);
+    requireInt('max', o.max, 0, Number.MAX_SAFE_INTEGER);
     this.leaseShare = o.leaseShare ?? DEFAULT_LEASE_SHARE;
-    if (!(this.leaseShare > 0 && this.leaseShare <= 0.5)) throw new RangeError(`leaseShare must be in (0, 0.5], got ${String(o.leaseShare)}`);
+    if (typeof this.leaseShare !== 'number' || !(this.leaseShare > 0 && this.leaseShare <= 0.5)) {
+      throw new InvalidArgument('leaseShare', `must be a number in (0, 0.5], got ${typeof o.leaseShare === 'number' ? String(o.leaseShare) : typeof o.leaseShare}`);
+    }
   }
 
   /** The prefetch to use now. */

@@ -1,4 +1,6 @@
+import { InvalidArgument } from '../contract/errors.js';
 import type { Job, StoreLogger } from '../contract/types.js';
+import { requireFunction } from '../contract/validate.js';
 import type { DeadReason, WorkerObserver } from './worker-observer.js';
 
 /** The lifecycle events of a worker and their listener arguments. */
@@ -40,9 +42,16 @@ export class WorkerEvents implements WorkerObserver {
     private readonly name: string,
   ) {}
 
-  /** Adds a listener of `event`. */
+  /**
+   * Adds a listener of `event`.
+   * @throws InvalidArgument (a `RangeError`, code `INVALID_ARGUMENT`) naming `event` when it is not one of
+   *   {@link WORKER_EVENT_NAMES}, or `listener` when it is not a function; nothing is registered then.
+   */
   on<E extends WorkerEventName>(event: E, listener: WorkerEventListener<E>): this {
-    if (!WORKER_EVENT_NAMES.includes(event)) throw new RangeError(`unknown worker event ${JSON.stringify(event)}; one of ${WORKER_EVENT_NAMES.join(', ')}`);
+    if (!WORKER_EVENT_NAMES.includes(event)) {
+      throw new InvalidArgument('event', `must be one of ${WORKER_EVENT_NAMES.join(', ')}, got ${typeof event === 'string' ? 'an unknown name' : typeof event}`);
+    }
+    requireFunction('listener', listener);
     const list = this.listeners.get(event) ?? [];
     list.push(listener as WorkerEventListener<never>);
     this.listeners.set(event, list);

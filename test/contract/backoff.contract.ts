@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Store } from '../../lib/contract/types.js';
 import type { EngineFixture } from '../helpers/engines.js';
+import { expectInvalidArgument, refusal } from '../helpers/typed-errors.js';
 import { type BackoffVectors, loadVectors } from '../unit/vectors.js';
 import { uid, useEnv } from './harness.js';
 
@@ -71,6 +72,43 @@ export function backoffContract(engine: EngineFixture): void {
       // The handle is stale now (the row is pending): the retry is refused, yet it drew, on both engines alike.
       expect(await job.retry('stale')).toBe(false);
       expect(draws - start).toBe(1);
+    });
+
+    it.each([1, -0.5, Number.NaN])(
+      'a random source returning %p is refused with an InvalidArgument naming random, and the job is left as it was',
+      async (bad) => {
+        const q = s().queue(uid('b6-bad'), { backoffBaseMs: 1_000, maxAttempts: 5 });
+        const id = await q.enqueue(1);
+        const job = (await q.claimOne('w'))!;
+        const before = (await q.getJob(id))!;
+        next = bad;
+        try {
+          expectInvalidArgument(await refusal(() => job.retry(new Error('boom'))), 'random', ['[0, 1)']);
+        } finally {
+          next = 0.5;
+        }
+        // Nothing was written: still processing under this claim, same attempts, no error recorded.
+        const after = (await q.getJob(id))!;
+        expect(after).toEqual(before);
+        expect(after.state).toBe('processing');
+        // The claim is intact: the job can still be retried or acked by its holder.
+        expect(await job.ack()).toBe(true);
+      },
+    );
+
+    it('a bad random draw is refused the same way on the last attempt too (checked before the write, not after the attempts test)', async () => {
+      const q = s().queue(uid('b6-bad-last'), { backoffBaseMs: 1_000, maxAttempts: 1 });
+      const id = await q.enqueue(1);
+      const job = (await q.claimOne('w'))!;
+      const before = (await q.getJob(id))!;
+      next = 1;
+      try {
+        expectInvalidArgument(await refusal(() => job.retry(new Error('boom'))), 'random', ['[0, 1)']);
+      } finally {
+        next = 0.5;
+      }
+      expect(await q.getJob(id)).toEqual(before);
+      expect(await job.ack()).toBe(true);
     });
   });
 }

@@ -78,6 +78,7 @@ const SYNC_ENTRIES = new Set([
   'settings.create',
   'syncDriver.new',
   'store.admin',
+  'reliable.firstPending',
 ]);
 
 const silent: StoreLogger = { log: () => undefined, warn: () => undefined, error: () => undefined };

@@ -1,34 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
 import { InvalidArgument, InvalidName, InvalidSpec, ReservedName } from '../../lib/contract/errors.js';
-import type { RunSchedulesOpts, Store } from '../../lib/contract/types.js';
+import type { Store } from '../../lib/contract/types.js';
 import type { EngineFixture } from '../helpers/engines.js';
 import { loadVectors, type CronVectors } from '../unit/vectors.js';
-import { expectError, uid, useEnv, waitFor, within } from './harness.js';
+import { expectError, type Runner, startRunner, uid, useEnv, waitFor } from './harness.js';
 
 const vectors = loadVectors<CronVectors>('cron.json');
-
-interface Runner {
-  stop(): Promise<void>;
-  readonly error: unknown;
-}
-
-function startRunner(store: Store, opts: RunSchedulesOpts = {}): Runner {
-  const ac = new AbortController();
-  const result = store.runSchedules(ac.signal, { maxTickMs: 100, ...opts });
-  let error: unknown;
-  result.catch((err: unknown) => {
-    error = err ?? new Error('runSchedules rejected');
-  });
-  return {
-    get error() {
-      return error;
-    },
-    async stop() {
-      ac.abort();
-      await within('runSchedules after abort', 15_000, result);
-    },
-  };
-}
 
 async function waitRunning(runner: Runner, what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
   await waitFor(

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect } from '@jest/globals';
-import type { Store } from '../../lib/contract/types.js';
+import type { RunSchedulesOpts, Store } from '../../lib/contract/types.js';
 import { type EngineDb, type EngineFixture, waitFor } from '../helpers/engines.js';
 
 /** What a contract module gets: one database per describe block, and stores on it. */
@@ -110,6 +110,36 @@ export async function within<T>(what: string, ms: number, p: Promise<T>): Promis
 /** A short pause that is never used as proof of anything (only to give a race a chance to happen). */
 export function pause(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
+}
+
+/** A `runSchedules` call running in the background. */
+export interface Runner {
+  /** Aborts the runner and waits (at most 15 s) for it to resolve. */
+  stop(): Promise<void>;
+  readonly result: Promise<void>;
+  /** Set when the runner rejected before it was stopped. */
+  readonly error: unknown;
+}
+
+/** Starts `runSchedules` in the background (maxTickMs 100 unless given); `stop()` aborts it and waits for it to resolve. */
+export function startRunner(store: Store, opts: RunSchedulesOpts = {}): Runner {
+  const ac = new AbortController();
+  const result = store.runSchedules(ac.signal, { maxTickMs: 100, ...opts });
+  let error: unknown;
+  // Keep an early rejection from being reported as unhandled before the test awaits it.
+  result.catch((err: unknown) => {
+    error = err ?? new Error('runSchedules rejected');
+  });
+  return {
+    result,
+    get error() {
+      return error;
+    },
+    async stop() {
+      ac.abort();
+      await within('runSchedules after abort', 15_000, result);
+    },
+  };
 }
 
 export { waitFor };

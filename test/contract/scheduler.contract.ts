@@ -1,36 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { InvalidName, InvalidSpec, ReservedName } from '../../lib/contract/errors.js';
-import type { RunSchedulesOpts, Store } from '../../lib/contract/types.js';
+import type { Store } from '../../lib/contract/types.js';
 import type { EngineFixture } from '../helpers/engines.js';
-import { expectError, pause, uid, useEnv, waitFor, within } from './harness.js';
-
-interface Runner {
-  stop(): Promise<void>;
-  readonly result: Promise<void>;
-  /** Set when the runner rejected before it was stopped. */
-  readonly error: unknown;
-}
-
-/** Starts `runSchedules` in the background; `stop()` aborts it and waits for it to resolve. */
-function startRunner(store: Store, opts: RunSchedulesOpts = {}): Runner {
-  const ac = new AbortController();
-  const result = store.runSchedules(ac.signal, { maxTickMs: 100, ...opts });
-  let error: unknown;
-  // Keep an early rejection from being reported as unhandled before the test awaits it.
-  result.catch((err: unknown) => {
-    error = err ?? new Error('runSchedules rejected');
-  });
-  return {
-    result,
-    get error() {
-      return error;
-    },
-    async stop() {
-      ac.abort();
-      await within('runSchedules after abort', 15_000, result);
-    },
-  };
-}
+import { expectError, pause, type Runner, startRunner, uid, useEnv, waitFor, within } from './harness.js';
 
 /** waitFor that fails at once (with the runner's error) when a runner died instead of timing out. */
 async function waitRunning(runners: Runner[], what: string, check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {

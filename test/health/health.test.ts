@@ -9,6 +9,8 @@ import { AlkstoreModule, Store, type AlkstoreModuleOptions } from '../../lib/nes
 import { describePg, PG_URL, waitFor } from '../helpers/engines.js';
 import { HTTP_ADAPTERS, httpApp, type HttpAdapterKind } from '../helpers/http-adapters.js';
 import { nestEngines, type NestDb } from '../nest/nest-fixtures.js';
+import { InvalidName } from '../../lib/contract/errors.js';
+import { expectInvalidArgument, refusal } from '../helpers/typed-errors.js';
 
 @Controller('health')
 class HealthController {
@@ -76,6 +78,50 @@ for (const engine of nestEngines()) for (const adapter of HTTP_ADAPTERS) {
       expect(body.error.alkstore.problems.join('\n')).toContain('2 dead letters (limit 1)');
       await store.admin().purgeAllDead('mail');
       await request(app.getHttpServer()).get('/health').expect(200);
+    });
+
+    it('refuses bad options with an InvalidArgument naming the option, before asking the database anything', async () => {
+      const store = app.get(Store);
+      // The real store behind a proxy that records every method the indicator reaches for.
+      const touched: string[] = [];
+      const watched = new Proxy(store, {
+        get(target, prop, receiver) {
+          const v: unknown = Reflect.get(target, prop, receiver);
+          if (typeof v !== 'function') return v;
+          return (...args: unknown[]) => {
+            touched.push(String(prop));
+            return (v as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        },
+      });
+      const indicator = new AlkstoreHealthIndicator(watched);
+      const cases: [unknown, unknown, string, string[]][] = [
+        ['alkstore', { timeoutMs: 0 }, 'timeoutMs', ['[1, 2147483647]']],
+        ['alkstore', { timeoutMs: 2_147_483_648 }, 'timeoutMs', ['[1, 2147483647]']],
+        ['alkstore', { timeoutMs: 1.5 }, 'timeoutMs', ['fraction']],
+        ['alkstore', { timeoutMs: '3000' }, 'timeoutMs', ['string']],
+        ['alkstore', { timeoutMs: Number.NaN }, 'timeoutMs', ['NaN']],
+        ['alkstore', { requireListener: 'yes' }, 'requireListener', ['boolean']],
+        ['alkstore', { requireLeader: 1 }, 'requireLeader', ['boolean']],
+        ['alkstore', { queues: ['mail'] }, 'queues', ['object']],
+        ['alkstore', { queues: { mail: 5 } }, 'queues["mail"]', ['object']],
+        ['alkstore', { queues: { mail: { maxDead: -1 } } }, 'queues["mail"].maxDead', ['[0, ']],
+        ['alkstore', { queues: { mail: { maxDead: Number.NaN } } }, 'queues["mail"].maxDead', ['NaN']],
+        ['alkstore', { queues: { mail: { maxOldestReadyAgeMs: '60s' } } }, 'queues["mail"].maxOldestReadyAgeMs', ['string']],
+        ['alkstore', null, 'health options', ['null']],
+        ['', {}, 'key', ['non-empty']],
+        [42, {}, 'key', ['number']],
+      ];
+      for (const [key, options, argument, words] of cases) {
+        const e = expectInvalidArgument(await refusal(() => indicator.isHealthy(key as never, options as never)), argument, words);
+        expect(e.message).not.toContain('60s');
+      }
+      await expect(indicator.isHealthy('alkstore', { queues: { '': { maxDead: 1 } } })).rejects.toBeInstanceOf(InvalidName);
+      expect(touched).toEqual([]);
+      // The bounds themselves are accepted (and then the store is asked).
+      const ok = await indicator.isHealthy('alkstore', { timeoutMs: 2_147_483_647, requireListener: false, queues: { mail: { maxDead: 0, maxOldestReadyAgeMs: 0 } } });
+      expect(ok.alkstore.queues.mail).toBeDefined();
+      expect(touched).toContain('now');
     });
   });
 }

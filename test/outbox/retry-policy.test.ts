@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import { InvalidOption } from '../../lib/contract/errors.js';
 import { DEFAULT_RETRY_SETTINGS, RetryPolicy, type RetrySettings } from '../../lib/outbox/index.js';
+import { expectInvalidArgument, expectInvalidOption, thrown } from '../helpers/typed-errors.js';
 
 const settings = (over: Partial<RetrySettings> = {}): RetrySettings => ({ baseMs: 1_000, maxDelayMs: 60_000, maxAttempts: 6, jitter: 0.2, ...over });
 
@@ -72,14 +73,22 @@ describe('RetryPolicy', () => {
     for (let n = 1; n < 6; n++) expect(a.decide(n, 'transient')).toEqual(b.decide(n, 'transient'));
   });
 
-  it('refuses a non-positive or fractional attempt count with a RangeError', () => {
+  it('refuses a bad attempt count, failure kind or maxAttempts with an InvalidArgument naming it', () => {
     const p = new RetryPolicy();
-    expect(() => p.decide(0, 'transient')).toThrow(RangeError);
-    expect(() => p.decide(1.5, 'timeout')).toThrow(RangeError);
+    expectInvalidArgument(thrown(() => p.decide(0, 'transient')), 'attempts', ['[1, 9007199254740991]']);
+    expectInvalidArgument(thrown(() => p.decide(1.5, 'timeout')), 'attempts', ['fraction']);
+    expectInvalidArgument(thrown(() => p.decide(Number.NaN, 'timeout')), 'attempts', ['NaN']);
+    expectInvalidArgument(thrown(() => p.delayMs(-1)), 'attempts', ['[1, 9007199254740991]']);
+    expectInvalidArgument(thrown(() => p.decide(1, 'fatal' as never)), 'failure', ['transient, permanent, timeout', 'another string']);
+    // A NaN cap used to make `attempts >= cap` false forever: retried without end.
+    expectInvalidArgument(thrown(() => p.decide(9, 'transient', Number.NaN)), 'maxAttempts', ['NaN']);
+    expectInvalidArgument(thrown(() => p.decide(1, 'transient', 0)), 'maxAttempts', ['[1, 2147483647]']);
   });
 
-  it('refuses a random source outside [0, 1)', () => {
-    expect(() => new RetryPolicy(settings(), () => 1).delayMs(1)).toThrow(RangeError);
+  it('refuses a random source outside [0, 1), or one that is not a function, with an InvalidArgument naming random', () => {
+    expectInvalidArgument(thrown(() => new RetryPolicy(settings(), () => 1).delayMs(1)), 'random', ['[0, 1)', '1']);
+    expectInvalidArgument(thrown(() => new RetryPolicy(settings(), () => Number.NaN).decide(1, 'transient')), 'random', ['NaN']);
+    expectInvalidArgument(thrown(() => new RetryPolicy(settings(), 0.5 as never)), 'random', ['function']);
   });
 
   it('validates its settings with InvalidOption naming the field', () => {
@@ -88,6 +97,7 @@ describe('RetryPolicy', () => {
     expect(() => new RetryPolicy(settings({ baseMs: 0 }))).toThrow(/retry\.baseMs/);
     expect(() => new RetryPolicy(settings({ baseMs: 5_000, maxDelayMs: 4_000 }))).toThrow(/retry\.baseMs must not exceed retry\.maxDelayMs/);
     expect(() => new RetryPolicy(settings({ maxAttempts: 2.5 }))).toThrow(/retry\.maxAttempts/);
+    expectInvalidOption(thrown(() => new RetryPolicy(null as never)), 'retry', ['object']);
   });
 
   it('has defaults that validate', () => {

@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from '@jest/globals';
+import { InvalidArgument } from '../../lib/contract/errors.js';
 import {
   FileJournalOutboxStore,
   InMemoryOutboxStore,
@@ -162,6 +163,7 @@ interface Step extends VectorFrame {
   cursor?: number;
   written?: boolean;
   error?: string;
+  argument?: string;
   replay?: VectorRecord[];
   replayFrom?: number;
   storedCursor?: number;
@@ -200,7 +202,19 @@ export async function runScenario(location: OutboxLocation, scenario: ProtocolSc
       case 'append': {
         const call = h(step, i).outbox.append(step.epoch!, frameBytes(step));
         if (step.error) {
-          await expect(call).rejects.toThrow(step.error === 'RangeError' ? RangeError : Error);
+          const err: unknown = await call.then(
+            () => new Error(`${where}: resolved; expected ${step.error}`),
+            (e: unknown) => e,
+          );
+          if (step.error !== 'InvalidArgument') throw new Error(`${where}: unknown error class ${step.error}`);
+          expect({ where, cls: (err as Error).name, rangeError: err instanceof RangeError, code: (err as InvalidArgument).code, argument: (err as InvalidArgument).argument }).toEqual({
+            where,
+            cls: 'InvalidArgument',
+            rangeError: true,
+            code: 'INVALID_ARGUMENT',
+            argument: step.argument,
+          });
+          expect(err).toBeInstanceOf(InvalidArgument);
         } else {
           const written = await call;
           if (step.written !== undefined) expect({ where, written }).toEqual({ where, written: step.written });

@@ -8,21 +8,52 @@ import pg from 'pg';
 import { Closed, Codec, Database, InvalidName, InvalidOption } from '../../lib/contract/errors.js';
 import { InMemoryOutboxStore, PostgresOutboxStore, ReliableOutbox, SqliteOutboxStore } from '../../lib/reliable-sync/index.js';
 import { PG_URL, describePg, dropPgSchemas } from '../helpers/engines.js';
+import { expectInvalidArgument, refusal, thrown } from '../helpers/typed-errors.js';
 
 const root = mkdtempSync(join(tmpdir(), 'alkstore-rsync-stores-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 const text = (s: string): Uint8Array => new Uint8Array(Buffer.from(s));
 
 describe('ReliableOutbox argument checks', () => {
-  it('refuses epochs that are not non-negative safe integers with RangeError', async () => {
+  it('refuses epochs that are not non-negative safe integers with an InvalidArgument naming epoch', async () => {
     const outbox = await ReliableOutbox.open(new InMemoryOutboxStore());
     for (const bad of [-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, Number.MAX_SAFE_INTEGER + 1]) {
-      await expect(outbox.append(bad, text('x'))).rejects.toThrow(RangeError);
-      await expect(outbox.ackThrough(bad)).rejects.toThrow(RangeError);
-      await expect(outbox.replayFrom(bad)).rejects.toThrow(RangeError);
+      expectInvalidArgument(await refusal(() => outbox.append(bad, text('x'))), 'epoch', ['[0, 9007199254740991]']);
+      expectInvalidArgument(await refusal(() => outbox.ackThrough(bad)), 'epoch', ['[0, 9007199254740991]']);
+      expectInvalidArgument(await refusal(() => outbox.replayFrom(bad)), 'replay start', ['[0, 9007199254740991]']);
     }
-    await expect(outbox.append('1' as unknown as number, text('x'))).rejects.toThrow(/epoch must be an integer in \[0, 9007199254740991\], got a string/);
+    expectInvalidArgument(await refusal(() => outbox.append('1' as unknown as number, text('x'))), 'epoch', ['got a string']);
     expect(outbox.cursor).toBe(0);
+    expect(outbox.retainedEpochs()).toEqual([]);
+  });
+
+  it('refuses an epoch at or below the cursor, and one appended before with other bytes, with an InvalidArgument naming epoch; the store keeps what it had', async () => {
+    const store = new InMemoryOutboxStore();
+    const outbox = await ReliableOutbox.open(store);
+    await outbox.append(1, text('f1'));
+    await outbox.append(2, text('f2'));
+    await outbox.ackThrough(1);
+    const below = expectInvalidArgument(await refusal(() => outbox.append(1, text('again'))), 'epoch');
+    expect(below.message).toBe('epoch 1 is at or below the acknowledgment cursor 1; append epochs above it');
+    const other = expectInvalidArgument(await refusal(() => outbox.append(2, text('other'))), 'epoch');
+    expect(other.message).toBe('epoch 2 is already appended with different bytes; an epoch names one frame');
+    expect((await store.scanAfter(0)).map((r) => [r.epoch, Buffer.from(r.frame).toString()])).toEqual([[2, 'f2']]);
+    expect(outbox.retainedEpochs()).toEqual([2]);
+  });
+
+  it('refuses a firstPending count that is not a non-negative safe integer', async () => {
+    const outbox = await ReliableOutbox.open(new InMemoryOutboxStore());
+    await outbox.append(1, text('f1'));
+    for (const bad of [-1, 1.5, Number.NaN, '2']) {
+      expectInvalidArgument(thrown(() => outbox.firstPending(bad as number)), 'count', ['[0, 9007199254740991]']);
+    }
+    expect(outbox.firstPending(Number.MAX_SAFE_INTEGER).map((r) => r.epoch)).toEqual([1]);
+  });
+
+  it('refuses to open over something that is not an OutboxStore, naming the missing method', async () => {
+    expectInvalidArgument(await refusal(() => ReliableOutbox.open(null as never)), 'store.put', ['function', 'undefined']);
+    const partial = { ...new InMemoryOutboxStore(), put: async () => undefined } as never;
+    expectInvalidArgument(await refusal(() => ReliableOutbox.open(partial)), 'store.deleteThrough', ['function']);
   });
 
   it('refuses a frame that is not a Uint8Array with a Codec error', async () => {

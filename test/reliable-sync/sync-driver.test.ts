@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from '@jest/globals';
 import { Closed } from '../../lib/contract/errors.js';
 import { InMemoryOutboxStore, ReliableOutbox, SqliteOutboxStore, SyncDriver, type SyncTransport } from '../../lib/reliable-sync/index.js';
 import { waitFor } from '../helpers/engines.js';
+import { expectInvalidArgument, refusal, thrown } from '../helpers/typed-errors.js';
 
 const root = mkdtempSync(join(tmpdir(), 'alkstore-rsync-driver-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -207,5 +208,28 @@ describe('SyncDriver', () => {
       expect(() => new SyncDriver(o, recorder(), { window: 0 })).toThrow(RangeError);
       expect(() => new SyncDriver(o, recorder(), { window: 1.5 })).toThrow(RangeError);
     });
+  });
+
+  it('refuses an outbox that is not a ReliableOutbox, and a transport without send, with an InvalidArgument naming it', async () => {
+    expectInvalidArgument(thrown(() => new SyncDriver(null as never, recorder())), 'outbox.append', ['function']);
+    expectInvalidArgument(thrown(() => new SyncDriver(new InMemoryOutboxStore() as never, recorder())), 'outbox.append', ['function']);
+    const outbox = await ReliableOutbox.open(new InMemoryOutboxStore());
+    expectInvalidArgument(thrown(() => new SyncDriver(outbox, {} as never)), 'transport.send', ['function']);
+  });
+
+  it('append and onAck pass the outbox refusals through, sending nothing', async () => {
+    const store = new InMemoryOutboxStore();
+    const outbox = await ReliableOutbox.open(store);
+    const wire = recorder();
+    const driver = new SyncDriver(outbox, wire);
+    await driver.start();
+    try {
+      expectInvalidArgument(await refusal(() => driver.append(0, text('f0'))), 'epoch', ['acknowledgment cursor 0']);
+      expectInvalidArgument(await refusal(() => driver.onAck(-1)), 'epoch');
+      expect(await store.scanAfter(0)).toEqual([]);
+      expect(wire.sent).toEqual([]);
+    } finally {
+      await driver.stop();
+    }
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { MAX_BACKOFF_MS, backoffCapMs, backoffDelayMs, backoffRangeMs } from '../../lib/contract/backoff.js';
+import { expectInvalidArgument, thrown } from '../helpers/typed-errors.js';
 import { type BackoffVectors, loadVectors } from './vectors.js';
 
 const v = loadVectors<BackoffVectors>('backoff.json');
@@ -51,24 +52,30 @@ describe('backoff (equal-jitter exponential, conformance/contract/backoff.json)'
     }
   });
 
-  it.each(v.invalid.map((x) => [`attempts=${x.attempts} base=${x.baseMs}`, x] as const))('refuses %s with a RangeError', (_label, x) => {
-    expect(() => backoffCapMs(x.attempts, x.baseMs)).toThrow(RangeError);
-    expect(() => backoffDelayMs(x.attempts, x.baseMs, () => 0)).toThrow(RangeError);
-    expect(() => backoffRangeMs(x.attempts, x.baseMs)).toThrow(RangeError);
+  it.each(v.invalid.map((x) => [`attempts=${x.attempts} base=${x.baseMs}`, x] as const))('refuses %s with an InvalidArgument naming the argument', (_label, x) => {
+    expectInvalidArgument(thrown(() => backoffCapMs(x.attempts, x.baseMs)), x.argument);
+    expectInvalidArgument(thrown(() => backoffDelayMs(x.attempts, x.baseMs, () => 0)), x.argument);
+    expectInvalidArgument(thrown(() => backoffRangeMs(x.attempts, x.baseMs)), x.argument);
   });
 
-  it('refuses non-finite inputs with a RangeError', () => {
-    expect(() => backoffCapMs(Number.NaN, 5000)).toThrow(RangeError);
-    expect(() => backoffCapMs(1, Number.NaN)).toThrow(RangeError);
-    expect(() => backoffCapMs(1, Number.POSITIVE_INFINITY)).toThrow(RangeError);
-    expect(() => backoffCapMs(Number.POSITIVE_INFINITY, 5000)).toThrow(RangeError);
+  it('refuses non-finite and non-number inputs with an InvalidArgument naming the argument', () => {
+    expectInvalidArgument(thrown(() => backoffCapMs(Number.NaN, 5000)), 'attempts', ['NaN']);
+    expectInvalidArgument(thrown(() => backoffCapMs(1, Number.NaN)), 'baseMs', ['NaN']);
+    expectInvalidArgument(thrown(() => backoffCapMs(1, Number.POSITIVE_INFINITY)), 'baseMs');
+    expectInvalidArgument(thrown(() => backoffCapMs(Number.POSITIVE_INFINITY, 5000)), 'attempts');
+    expectInvalidArgument(thrown(() => backoffCapMs('2' as never, 5000)), 'attempts', ['string']);
+    expectInvalidArgument(thrown(() => backoffCapMs(1, null as never)), 'baseMs', ['null']);
   });
 
-  it.each(v.invalidRandom)('refuses a random source returning %p', (r) => {
-    expect(() => backoffDelayMs(1, 5000, () => r)).toThrow(RangeError);
+  it.each(v.invalidRandom)('refuses a random source returning %p with an InvalidArgument naming random', (r) => {
+    expectInvalidArgument(thrown(() => backoffDelayMs(1, 5000, () => r)), 'random', ['[0, 1)', String(r)]);
   });
 
-  it('refuses a random source returning NaN', () => {
-    expect(() => backoffDelayMs(1, 5000, () => Number.NaN)).toThrow(RangeError);
+  it('refuses a random source returning NaN or a string, and one that is not a function', () => {
+    expectInvalidArgument(thrown(() => backoffDelayMs(1, 5000, () => Number.NaN)), 'random', ['NaN']);
+    // The message shows the type of a non-number draw, never the value.
+    const e = expectInvalidArgument(thrown(() => backoffDelayMs(1, 5000, () => 'secret-ish' as never)), 'random', ['string']);
+    expect(e.message).not.toContain('secret-ish');
+    expectInvalidArgument(thrown(() => backoffDelayMs(1, 5000, 5 as never)), 'random', ['function']);
   });
 });

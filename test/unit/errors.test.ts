@@ -97,6 +97,25 @@ describe('error classes', () => {
     expect(offenders).toEqual([]);
   });
 
+  it('the library source throws no bare RangeError: bad input is an InvalidArgument naming it', () => {
+    // Internal invariants only, never reachable from a caller's input through a validated entry point.
+    const invariants = new Set([
+      // AckBatcher is not exported. Its only caller, WorkerCore, passes maxBatch = max(1, maxClaim, concurrency + prefetch, …)
+      // from options its callers (OutboxDispatcher, QueueWorker) have validated, and never sets maxWrites.
+      'lib/worker/ack-batcher.ts',
+    ]);
+    const offenders = sourceFiles('lib')
+      .filter((file) => !invariants.has(file.split('\\').join('/')))
+      .flatMap((file) =>
+        readFileSync(file, 'utf8')
+          .split('\n')
+          .map((line, i) => ({ line, at: `${file}:${i + 1}` }))
+          .filter(({ line }) => /(\bthrow|Promise\.reject\()\s*new RangeError\(/.test(line))
+          .map(({ at }) => at),
+      );
+    expect(offenders).toEqual([]);
+  });
+
   it('a file-system failure of the reliable-sync journal is a Database error keeping the OS error as cause', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'alkstore-journal-err-'));
     try {

@@ -9,7 +9,7 @@ export interface BackoffVectors {
   maxBackoffMs: number;
   delays: { attempts: number; baseMs: number; random: number; capMs: number; delayMs: number }[];
   ranges: { attempts: number; baseMs: number; minMs: number; maxMs: number }[];
-  invalid: { attempts: number; baseMs: number }[];
+  invalid: { attempts: number; baseMs: number; argument: 'attempts' | 'baseMs' }[];
   invalidRandom: number[];
 }
 

@@ -11,6 +11,7 @@ import {
   requireBatchSize,
   requireDurationMs,
   requireJobId,
+  requireRandomDraw,
 } from '../../contract/validate.js';
 import { bulkItems, decodeHeaders, validateUniqueKey, type JobHeaders } from '../../contract/job-extras.js';
 import { resolveRateLimit } from '../../contract/queue-settings.js';
@@ -267,8 +268,9 @@ export class SqliteJob implements Job {
     const delay = delayMs === undefined ? undefined : requireDurationMs('delayMs', delayMs, { allowZero: true });
     const text = errorText(error);
     // One draw per retry without a delay, before the write, as on PostgreSQL: the same random
-    // sequence then gives the same delays on both engines (the draw is checked inside the write).
-    const r = delay === undefined ? this.core.random() : 0;
+    // sequence then gives the same delays on both engines. Checked here too, as PostgreSQL does
+    // before its statement: a bad draw is refused even on the last attempt, which the write dead-letters.
+    const r = delay === undefined ? requireRandomDraw('random', this.core.random()) : 0;
     const ok = await this.core.write('retry', (ctx) => ops.retryJob(ctx, this.queue, this.id, this.claimToken, text, delay, () => r));
     // The row goes dead when this claim was its last attempt (the same rule as the SQL).
     if (ok) this.core.outcomes.record(this.queue, this.attempts >= this.maxAttempts ? 'dead' : 'retried');
