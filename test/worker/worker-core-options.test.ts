@@ -220,6 +220,42 @@ describe('a throwing decide (sqlite file)', () => {
     expect(handled.sort()).toEqual(['fails', 'last try', 'ok', 'permanent']);
   });
 
+  it('the outbox dispatcher with a random source out of [0, 1): its RetryPolicy throws, the row is retried with the queue backoff, the next row is delivered', async () => {
+    const logger = new MemoryLogger();
+    const delivered: string[] = [];
+    const d = new OutboxDispatcher({
+      store,
+      outbox: 'bad-random',
+      logger,
+      random: () => 2,
+      settings: { pollIntervalMs: 20, idlePollIntervalMs: 50 },
+      handler: async (job) => {
+        if (job.payload === 'fails') throw new Error('broker down');
+        delivered.push(job.payload as string);
+      },
+    });
+    const ob = store.outbox('bad-random');
+    const stop = new AbortController();
+    const done = d.run(stop.signal);
+    try {
+      const id = await ob.enqueue('fails');
+      const row = await waitFor('the row back to pending', async () => {
+        const j = await ob.queue.getJob(id);
+        return j?.state === 'pending' && j.attempts === 1 ? j : null;
+      });
+      expect(row.lastError).toContain('broker down');
+      const lines = logger.lines.filter((l) => l.includes('decide failed'));
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain(`job ${id}`);
+      expect(lines[0]).toContain('random must return a number in [0, 1)');
+      await ob.enqueue('next');
+      await waitFor('the next row delivered', () => delivered.includes('next'));
+    } finally {
+      stop.abort();
+      await done;
+    }
+  });
+
   it('an answer that is not an outcome is handled the same way', async () => {
     const q = store.queue('decide-bad-answer', { backoffBaseMs: 60_000 });
     const logger = new MemoryLogger();
