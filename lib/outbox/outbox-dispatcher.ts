@@ -118,7 +118,8 @@ export class OutboxDispatcher {
       pollIntervalMs: s.pollIntervalMs,
       idlePollIntervalMs: s.idlePollIntervalMs,
       firstBackoffMs: s.pollIntervalMs,
-      maxBackoffMs: Math.min(STORE_BACKOFF_CAP_MS, Math.floor(s.leaseMs / 4)),
+      // Never below the first pause (the core requires first <= max); the effective cap is unchanged.
+      maxBackoffMs: Math.max(s.pollIntervalMs, Math.min(STORE_BACKOFF_CAP_MS, Math.floor(s.leaseMs / 4))),
       drainTimeoutMs: s.drainTimeoutMs,
       minOutcomeDrainMs: 0,
       releaseOnDrainTimeout: false,

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
-import { AlkstoreError, AlreadyRunning, PermanentError } from '../contract/errors.js';
+import { AlkstoreError, AlreadyRunning, InvalidArgument, InvalidOption, PermanentError } from '../contract/errors.js';
 import type { Job, Queue, StoreLogger, WakeReceiver } from '../contract/types.js';
+import { asOption, requireBatchSize, requireBoolean, requireCount, requireInt, requireTimerMs } from '../contract/validate.js';
 import { deadLetterLine } from '../internal/dead-letter-log.js';
 import { handoffPoint, type HandoffSlot } from '../internal/handoff.js';
 import { errorText } from '../internal/outbox-handle.js';
@@ -79,6 +80,15 @@ export interface WorkerCoreOptions {
   readonly releaseOnDrainTimeout: boolean;
   /** Abort reason given to handlers still running when the drain gives up. */
   readonly stopMessage: string;
+  /**
+   * The outcome of a failed handler call (a retry policy). User code, so guarded: when it throws (or
+   * returns something that is not a {@link FailureOutcome}), the worker logs it once at error level naming
+   * the job and falls back to the default outcome, the one a pg-boss or BullMQ user gets with no custom
+   * retry policy: a `PermanentError` is dead-lettered (reason `permanent`); any other failure is retried with
+   * the queue's stamped backoff (`delayMs` undefined), so the store still dead-letters the job once its
+   * `maxAttempts` are exhausted. The handler's error is recorded as the job's last error; the worker keeps
+   * running.
+   */
   readonly decide: (job: Job, failure: FailureKind, error: unknown) => FailureOutcome;
   readonly workerId: string;
   readonly logger: StoreLogger;
@@ -116,6 +126,73 @@ interface Tracked {
 }
 
 const ACK_LIKE = null;
+
+const QUEUE_METHODS = ['claimBatch', 'ackBatch', 'listen', 'stats'] as const;
+const LOGGER_METHODS = ['log', 'warn', 'error'] as const;
+const OBSERVER_HOOKS = ['claimed', 'completed', 'failed', 'retried', 'dead', 'leaseLost', 'abandoned', 'drained', 'stats'] as const;
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+function optionalFunction(field: string, v: unknown): void {
+  if (v !== undefined && typeof v !== 'function') throw new InvalidOption(field, 'must be a function or undefined');
+}
+
+/**
+ * Refuses bad {@link WorkerCoreOptions} before any I/O (SPEC §3): numbers out of range are
+ * {@link InvalidArgument} naming the option (a `RangeError`, code `INVALID_ARGUMENT`), wrong shapes
+ * (functions, objects, strings, booleans) {@link InvalidOption} naming it.
+ */
+function validateWorkerCoreOptions(o: WorkerCoreOptions): void {
+  if (!isObject(o)) throw new InvalidOption('WorkerCore options', 'must be an object');
+  const q = o.queue as unknown;
+  if (!isObject(q) || typeof q.name !== 'string' || QUEUE_METHODS.some((m) => typeof q[m] !== 'function')) {
+    throw new InvalidOption('queue', `must be a Queue (a name and ${QUEUE_METHODS.join(', ')})`);
+  }
+  if (typeof o.name !== 'string' || o.name.trim().length === 0) throw new InvalidOption('name', 'must be a non-empty string');
+  const single = o.handler !== undefined;
+  const batch = o.batchHandler !== undefined;
+  if (single === batch) throw new InvalidOption('handler', 'exactly one of handler and batchHandler must be given');
+  if (single && typeof o.handler !== 'function') throw new InvalidOption('handler', 'must be a function');
+  if (batch && typeof o.batchHandler !== 'function') throw new InvalidOption('batchHandler', 'must be a function');
+  if (o.batchSize !== undefined) {
+    if (!batch) throw new InvalidOption('batchSize', 'applies only with batchHandler');
+    requireBatchSize('batchSize', o.batchSize);
+  }
+  requireCount('concurrency', o.concurrency);
+  requireInt('prefetch', o.prefetch, 0, Number.MAX_SAFE_INTEGER);
+  if (batch && o.prefetch > 0) throw new InvalidOption('prefetch', 'must be 0 with batchHandler (a batch is claimed per free call slot)');
+  if (o.autoPrefetchMax !== undefined) requireInt('autoPrefetchMax', o.autoPrefetchMax, 0, Number.MAX_SAFE_INTEGER);
+  requireBatchSize('maxClaim', o.maxClaim);
+  if (o.leaseMs !== undefined) requireTimerMs('leaseMs', o.leaseMs);
+  if (o.handlerTimeoutMs !== undefined) requireTimerMs('handlerTimeoutMs', o.handlerTimeoutMs);
+  requireTimerMs('storeTimeoutMs', o.storeTimeoutMs);
+  requireTimerMs('pollIntervalMs', o.pollIntervalMs);
+  requireTimerMs('idlePollIntervalMs', o.idlePollIntervalMs);
+  requireTimerMs('firstBackoffMs', o.firstBackoffMs);
+  requireTimerMs('maxBackoffMs', o.maxBackoffMs);
+  if (o.maxBackoffMs < o.firstBackoffMs) throw new InvalidArgument('maxBackoffMs', `must be at least firstBackoffMs (${o.firstBackoffMs}), got ${o.maxBackoffMs}`);
+  requireTimerMs('drainTimeoutMs', o.drainTimeoutMs, 0);
+  requireTimerMs('minOutcomeDrainMs', o.minOutcomeDrainMs, 0);
+  requireTimerMs('statsIntervalMs', o.statsIntervalMs);
+  asOption(() => {
+    for (const f of ['renewLeases', 'jobSignals', 'releaseOnDrainTimeout', 'logHandlerErrors'] as const) requireBoolean(f, o[f]);
+    if (o.localHandoff !== undefined) requireBoolean('localHandoff', o.localHandoff);
+  });
+  optionalFunction('timeoutError', o.timeoutError);
+  if (typeof o.stopMessage !== 'string') throw new InvalidOption('stopMessage', 'must be a string');
+  if (typeof o.decide !== 'function') throw new InvalidOption('decide', 'must be a function (job, failure, error) => FailureOutcome');
+  if (typeof o.workerId !== 'string' || o.workerId.trim().length === 0) throw new InvalidOption('workerId', 'must be a non-empty string (not blank)');
+  const log = o.logger as unknown;
+  if (!isObject(log) || LOGGER_METHODS.some((m) => typeof log[m] !== 'function')) throw new InvalidOption('logger', `must be a StoreLogger (${LOGGER_METHODS.join(', ')})`);
+  const obs = o.observer as unknown;
+  if (obs !== null) {
+    if (!isObject(obs)) throw new InvalidOption('observer', 'must be a WorkerObserver object or null');
+    for (const h of OBSERVER_HOOKS) optionalFunction(`observer.${h}`, obs[h]);
+  }
+  if (o.wrap !== undefined && o.wrap !== null && typeof o.wrap !== 'function') throw new InvalidOption('wrap', 'must be a function, null or undefined');
+}
 
 /**
  * The one worker loop under the outbox dispatcher and the queue worker:
@@ -171,7 +248,22 @@ export class WorkerCore {
   /** Releases of hand-offs that arrived after stop began (the drain waits for them). */
   private readonly handoffReleases = new Set<Promise<void>>();
 
+  /**
+   * Checks every option before anything else (no claim, no listen):
+   * @throws InvalidArgument (a `RangeError`, code `INVALID_ARGUMENT`) naming the option for a number out of
+   *   range: `batchSize` (1..10 000), `concurrency` (>= 1), `prefetch` / `autoPrefetchMax` (>= 0), `maxClaim`
+   *   (1..10 000), `leaseMs`, `handlerTimeoutMs`, `storeTimeoutMs`, `pollIntervalMs`, `idlePollIntervalMs`,
+   *   `firstBackoffMs`, `maxBackoffMs` (>= `firstBackoffMs`), `statsIntervalMs` (integers in 1..2^31-1),
+   *   `drainTimeoutMs`, `minOutcomeDrainMs` (integers in 0..2^31-1).
+   * @throws InvalidOption (code `INVALID_OPTION`) naming the option for a wrong shape: options not an object,
+   *   `queue` without `name`/`claimBatch`/`ackBatch`/`listen`/`stats`, not exactly one of `handler` and
+   *   `batchHandler` a function, `batchSize` without `batchHandler`, `prefetch` > 0 with `batchHandler`, a
+   *   non-boolean `renewLeases`/`jobSignals`/`releaseOnDrainTimeout`/`logHandlerErrors`/`localHandoff`,
+   *   `decide`/`timeoutError`/`wrap` not a function, a blank `name` or `workerId`, `logger` without
+   *   `log`/`warn`/`error`, `observer` not an object (or null) of function hooks.
+   */
   constructor(options: WorkerCoreOptions) {
+    validateWorkerCoreOptions(options);
     this.o = options;
     this.batchMode = options.batchHandler !== undefined;
     const autoMax = options.autoPrefetchMax ?? 0;
@@ -628,8 +720,33 @@ export class WorkerCore {
       this.acks.add(t);
     } else {
       const failure: FailureKind = result === 'permanent' ? 'permanent' : result === 'timeout' ? 'timeout' : 'transient';
-      void this.record(t, this.o.decide(t.job, failure, error));
+      void this.record(t, this.decideSafely(t.job, failure, error));
     }
+  }
+
+  /**
+   * `decide`, guarded: a throw (or an answer that is not a `retry`/`dead` outcome) is logged once at error
+   * level naming the job, and the job gets the default outcome: dead for a `PermanentError`, otherwise a
+   * retry with the queue's own backoff (`delayMs` undefined; the store dead-letters it once its attempts
+   * are exhausted). The worker keeps running.
+   */
+  private decideSafely(job: Job, failure: FailureKind, error: unknown): FailureOutcome {
+    let problem: unknown;
+    try {
+      const outcome = this.o.decide(job, failure, error);
+      const kind = (outcome as { kind?: unknown } | null | undefined)?.kind;
+      if (kind === 'retry' || kind === 'dead') return outcome;
+      problem = new TypeError(`decide returned ${outcome === null ? 'null' : typeof outcome === 'object' ? 'an object without kind "retry" or "dead"' : typeof outcome}`);
+    } catch (err) {
+      problem = err;
+    }
+    const fallback: FailureOutcome =
+      failure === 'permanent'
+        ? { kind: 'dead', reason: 'permanent', error }
+        : { kind: 'retry', reason: failure === 'timeout' ? 'timeout' : 'error', delayMs: undefined, error };
+    const then = fallback.kind === 'dead' ? 'dead-lettering it (PermanentError)' : "retrying it with the queue's backoff";
+    this.o.logger.error(`${this.o.name}: decide failed for job ${job.id} of queue ${JSON.stringify(this.o.queue.name)} (attempt ${job.attempts}/${job.maxAttempts}); ${then}`, problem);
+    return fallback;
   }
 
   // ---- outcomes ---------------------------------------------------------------------------------

@@ -101,7 +101,7 @@ describe('error classes', () => {
     // Internal invariants only, never reachable from a caller's input through a validated entry point.
     const invariants = new Set([
       // AckBatcher is not exported. Its only caller, WorkerCore, passes maxBatch = max(1, maxClaim, concurrency + prefetch, …)
-      // from options its callers (OutboxDispatcher, QueueWorker) have validated, and never sets maxWrites.
+      // from options its own constructor has validated (InvalidArgument naming each), and never sets maxWrites.
       'lib/worker/ack-batcher.ts',
     ]);
     const offenders = sourceFiles('lib')

@@ -24,27 +24,153 @@ export interface Executor {
   run<R>(sql: Sql, values: readonly unknown[]): Promise<Rows<R>>;
 }
 
+/** Keeps a connection error on a one-off checkout from being an unhandled 'error' event (the statement fails anyway). */
+function noop(): void {}
+
 function wrap(sql: Sql, err: unknown): never {
   if (err instanceof AlkstoreError) throw err;
   throw new Database(`postgres statement ${sql.name}`, err);
 }
 
-/** Runs statements on a pool as named (prepared) statements. */
+/** How long the held connection may stay unused before it goes back to the pool (ms). */
+export const HELD_IDLE_MS = 1_000;
+
+/**
+ * Runs statements on a pool as named (prepared) statements.
+ *
+ * With `hold` (a pool the store created, of two or more connections), one
+ * connection stays checked out for statements that arrive one at a time:
+ * `pool.query` checks a connection out and back in around every statement,
+ * which costs 30–45 µs of a 0.4 ms round trip on a local server. A statement
+ * that finds the held connection busy goes through the pool as before. The
+ * held connection goes back to the pool when anyone waits for one (checked
+ * after each of its statements, and by {@link yieldHeld} before the store
+ * checks one out itself), after {@link HELD_IDLE_MS} unused, on a
+ * connection error, and on {@link close}.
+ */
 export class PoolExecutor implements Executor {
   readonly prepared = true;
+  private held: PoolClient | null = null;
+  private heldBusy = false;
+  private acquiring = false;
+  private closed = false;
+  private lastUsed = 0;
+  private sweeper: ReturnType<typeof setInterval> | null = null;
+  private readonly onHeldError = (): void => {
+    // The next statement on it would fail: let the pool drop it (pg-pool ends a client released with an error).
+    const c = this.held;
+    if (c === null) return;
+    this.held = null;
+    c.removeListener('error', this.onHeldError);
+    c.on('error', noop); // a second report of the same failure must not go unhandled either
+    if (!this.heldBusy) c.release(true);
+    else this.heldBusy = false; // released by the statement that is still on it
+  };
+
   constructor(
     private readonly pool: Pool,
     readonly wakes: Wakes = NOTIFY_ONLY,
+    private readonly hold = false,
   ) {}
 
   async run<R>(sql: Sql, values: readonly unknown[]): Promise<Rows<R>> {
+    const q = { name: sql.name, text: sql.text, values: values as unknown[] };
+    let held = this.takeHeld();
+    /** A one-off checkout (the held slot was taken meanwhile, or someone waits): released after the statement. */
+    let once: PoolClient | null = null;
+    let failed: unknown = undefined;
     try {
-      const r = await this.pool.query({ name: sql.name, text: sql.text, values: values as unknown[] });
+      if (held === null && this.canAdopt()) {
+        // The first statement checks a connection out itself and keeps it, instead of racing a separate checkout.
+        this.acquiring = true;
+        let c: PoolClient;
+        try {
+          c = await this.pool.connect();
+        } finally {
+          this.acquiring = false;
+        }
+        if (this.closed || this.held !== null || this.pool.waitingCount > 0) {
+          once = c;
+          c.once('error', noop);
+        } else {
+          this.adopt(c);
+          held = c;
+        }
+      }
+      const conn = held ?? once;
+      const r = conn === null ? await this.pool.query(q) : await conn.query(q);
       return { rows: r.rows as R[], rowCount: r.rowCount ?? 0 };
     } catch (err) {
-      wrap(sql, err);
+      failed = err;
+      return wrap(sql, err);
+    } finally {
+      if (once !== null) {
+        once.removeListener('error', noop);
+        once.release(failed instanceof Error ? failed : undefined);
+      }
+      if (held !== null) this.putBack(held);
     }
   }
+
+  /** Before the store checks a connection out itself: hand the held one back if it is free. */
+  yieldHeld(): void {
+    if (this.held !== null && !this.heldBusy) this.releaseHeld();
+  }
+
+  /** Returns the held connection to the pool; later statements use the pool. */
+  close(): void {
+    this.closed = true;
+    if (this.sweeper !== null) clearInterval(this.sweeper);
+    this.sweeper = null;
+    if (this.held !== null && !this.heldBusy) this.releaseHeld();
+  }
+
+  private takeHeld(): PoolClient | null {
+    const c = this.held;
+    if (c === null || this.heldBusy || this.closed) return null;
+    this.heldBusy = true;
+    return c;
+  }
+
+  /** Whether this statement should check a connection out and keep it: only while nobody waits for one. */
+  private canAdopt(): boolean {
+    return this.hold && !this.closed && this.held === null && !this.acquiring && this.pool.waitingCount === 0;
+  }
+
+  private adopt(c: PoolClient): void {
+    c.on('error', this.onHeldError);
+    this.held = c;
+    this.heldBusy = true;
+    if (this.sweeper === null) {
+      this.sweeper = setInterval(() => this.sweep(), HELD_IDLE_MS);
+      this.sweeper.unref();
+    }
+  }
+
+  private putBack(client: PoolClient): void {
+    if (client !== this.held) {
+      // Dropped after a connection error while this statement ran on it.
+      client.release(true);
+      return;
+    }
+    this.heldBusy = false;
+    this.lastUsed = performance.now();
+    if (this.closed || this.pool.waitingCount > 0) this.releaseHeld();
+  }
+
+  private releaseHeld(): void {
+    const c = this.held;
+    if (c === null) return;
+    this.held = null;
+    this.heldBusy = false;
+    c.removeListener('error', this.onHeldError);
+    c.release();
+  }
+
+  private sweep(): void {
+    if (this.held !== null && !this.heldBusy && performance.now() - this.lastUsed >= HELD_IDLE_MS) this.releaseHeld();
+  }
+
 }
 
 /** Runs statements on one checked-out client (an engine-owned transaction). */

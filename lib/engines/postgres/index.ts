@@ -128,7 +128,8 @@ async function open(options: PostgresStoreOptions, secrets: readonly string[]): 
     throw err;
   }
 
-  const store = new PostgresStore({ pool, ownsPool, schema, pollIntervalMs, logger, random, claimDeferred: claimDurability === 'deferred', localHandoff });
+  // A pool of one is left alone: a held connection would make every transaction wait for it.
+  const store = new PostgresStore({ pool, ownsPool, schema, pollIntervalMs, logger, random, claimDeferred: claimDurability === 'deferred', localHandoff, holdConnection: ownsPool && poolSize >= 2 });
   let listener: PostgresListener | null = null;
   if (options.listen !== false) {
     const base: ClientConfig = hasUrl ? { connectionString: options.connectionString } : { ...(pool as unknown as { options: ClientConfig }).options };

@@ -60,6 +60,8 @@ export interface PostgresStoreParts {
   claimDeferred?: boolean;
   /** Plain enqueues may hand jobs straight to this store's idle workers (`localHandoff`). Default true. */
   localHandoff?: boolean;
+  /** Keep one pool connection checked out for statements that arrive one at a time (see `PoolExecutor`). Default false. */
+  holdConnection?: boolean;
 }
 
 /** The PostgreSQL `Store`. Open it with `openPostgresStore`. */
@@ -70,7 +72,7 @@ export class PostgresStore implements Store {
   private readonly pool: Pool;
   private readonly ownsPool: boolean;
   private readonly sql: EngineSql;
-  private readonly exec: Executor;
+  private readonly exec: PoolExecutor;
   private readonly hub: WakeHub;
   private readonly longChannels = new Map<string, string>();
   private readonly registry = new Map<string, Required<QueueOpts>>();
@@ -102,7 +104,7 @@ export class PostgresStore implements Store {
       (payload) => this.wakeFor(payload),
       () => this.listenerHealthy,
     );
-    this.exec = new PoolExecutor(parts.pool, this.own.autocommit);
+    this.exec = new PoolExecutor(parts.pool, this.own.autocommit, parts.holdConnection === true);
     this.hub = new WakeHub(
       (channel) => {
         if (utf8Length(channel) > LONG_CHANNEL_BYTES) this.longChannels.set(channelHash(channel), channel);
@@ -403,6 +405,8 @@ export class PostgresStore implements Store {
 
   private async connect(): Promise<PoolClient> {
     let client: PoolClient;
+    // A connection the executor holds between statements goes back first, so this checkout never waits for it.
+    this.exec.yieldHeld();
     try {
       client = await this.pool.connect();
     } catch (err) {
@@ -466,6 +470,7 @@ export class PostgresStore implements Store {
     // Transactions still open are rolled back; their handles then refuse with Closed.
     await Promise.all([...this.openTx].map((tx) => tx.rollback().catch(() => undefined)));
     await this.listener?.close();
+    this.exec.close();
     if (this.ownsPool) await this.pool.end().catch((err: unknown) => this.logger.warn(`alkstore postgres: ending the pool failed: ${String(err)}`));
   }
 }

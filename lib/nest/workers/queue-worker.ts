@@ -91,6 +91,8 @@ export class QueueWorker {
       if (prefetch > 0) throw new InvalidOption(`prefetch of ${opts.name}`, 'cannot be combined with batchSize');
     }
     if (opts.statsIntervalMs !== undefined) asOption(() => requireTimerMs(`statsIntervalMs of ${opts.name}`, opts.statsIntervalMs));
+    if (opts.visibilityTimeoutMs !== undefined) asOption(() => requireTimerMs(`visibilityTimeoutMs of ${opts.name}`, opts.visibilityTimeoutMs));
+    asOption(() => requireTimerMs(`idlePollIntervalMs of ${opts.name}`, opts.idlePollIntervalMs));
     const batch = batchSize !== undefined;
     const autoPrefetchMax = batch || opts.prefetch !== undefined ? 0 : AUTO_PREFETCH_MAX;
     const handler = opts.handler as (job: unknown, signal: AbortSignal) => unknown;
@@ -101,7 +103,8 @@ export class QueueWorker {
       concurrency: opts.concurrency,
       prefetch,
       autoPrefetchMax,
-      maxClaim: batch ? batchSize : opts.concurrency + prefetch + autoPrefetchMax,
+      // One claim statement takes at most MAX_BATCH jobs.
+      maxClaim: batch ? batchSize : Math.min(MAX_BATCH, opts.concurrency + prefetch + autoPrefetchMax),
       leaseMs: opts.visibilityTimeoutMs,
       renewLeases: true,
       jobSignals: false,
