@@ -3,7 +3,7 @@ import type { JobListState } from '../contract/admin.js';
 import type { Store } from '../contract/types.js';
 import { CSRF_COOKIE, CsrfTokens, readCookie } from './csrf.js';
 import { outboxOf, queueHandle, queueRows, setPaused } from './data.js';
-import { formBody } from './form-body.js';
+import { formBody, FormTooLarge } from './form-body.js';
 import type { ResolvedDashboardOptions } from './dashboard.options.js';
 import { confirmPage, deadPage, messagePage, outboxesPage, queuePage, queuesPage, schedulesPage, streamsPage, type PageCtx } from './pages.js';
 
@@ -90,7 +90,7 @@ export class DashboardService {
     try {
       body = await formBody(req);
     } catch (err) {
-      if (err instanceof RangeError) return this.reply(413, messagePage(ctx, 'Form too large', err.message), cookie);
+      if (err instanceof FormTooLarge) return this.reply(413, messagePage(ctx, 'Form too large', err.message), cookie);
       throw err;
     }
     if (!this.sameOrigin(req) || !this.csrf.verify(nonce, field(body, 'csrf'))) {

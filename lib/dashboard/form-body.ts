@@ -6,6 +6,13 @@ export const FORM_TYPE = 'application/x-www-form-urlencoded';
 /** The dashboard's forms are a few short fields; anything bigger is refused. */
 export const FORM_LIMIT = 64 * 1024;
 
+/** A form over {@link FORM_LIMIT}; the dashboard answers it with a 413 page, never lets it out. */
+export class FormTooLarge extends Error {
+  constructor() {
+    super(`the form is larger than ${FORM_LIMIT} bytes`);
+  }
+}
+
 function isForm(contentType: unknown): boolean {
   return typeof contentType === 'string' && contentType.split(';')[0]!.trim().toLowerCase() === FORM_TYPE;
 }
@@ -17,14 +24,14 @@ export function parseForm(text: string): Record<string, string> {
   return out;
 }
 
-/** Reads and parses a urlencoded body from its stream; a RangeError past {@link FORM_LIMIT} bytes. */
+/** Reads and parses a urlencoded body from its stream; {@link FormTooLarge} past {@link FORM_LIMIT} bytes. */
 export async function readForm(stream: AsyncIterable<Buffer | string>): Promise<Record<string, string>> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of stream) {
     const buf = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk;
     size += buf.length;
-    if (size > FORM_LIMIT) throw new RangeError(`the form is larger than ${FORM_LIMIT} bytes`);
+    if (size > FORM_LIMIT) throw new FormTooLarge();
     chunks.push(buf);
   }
   return parseForm(Buffer.concat(chunks).toString('utf8'));
@@ -43,7 +50,7 @@ interface RawRequest {
  */
 export async function formBody(req: RawRequest): Promise<unknown> {
   // The Fastify parser below hands a too-large form over as its error, so the dashboard answers with its own page.
-  if (req.body instanceof RangeError) throw req.body;
+  if (req.body instanceof FormTooLarge) throw req.body;
   if (req.body !== undefined) return req.body;
   const stream = req as Partial<AsyncIterable<Buffer | string>>;
   if (!isForm(req.headers['content-type']) || req.readableEnded !== false || typeof stream[Symbol.asyncIterator] !== 'function') return undefined;
@@ -76,7 +83,7 @@ export function ensureFastifyFormParser(fastify: FastifyLike, actionRoute: strin
     }
     readForm(payload).then(
       (form) => done(null, form),
-      (err: unknown) => (err instanceof RangeError ? done(null, err) : done(new BadRequestException(err instanceof Error ? err.message : String(err)))),
+      (err: unknown) => (err instanceof FormTooLarge ? done(null, err) : done(new BadRequestException(err instanceof Error ? err.message : String(err)))),
     );
   });
 }
