@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { AlkstoreError, AlreadyRunning, InvalidArgument, InvalidOption, PermanentError } from '../contract/errors.js';
 import type { Job, Queue, StoreLogger, WakeReceiver } from '../contract/types.js';
-import { asOption, requireBatchSize, requireBoolean, requireCount, requireInt, requireTimerMs } from '../contract/validate.js';
+import { asOption, MAX_BATCH, requireBatchSize, requireBoolean, requireCount, requireInt, requireTimerMs } from '../contract/validate.js';
 import { deadLetterLine } from '../internal/dead-letter-log.js';
 import { handoffPoint, type HandoffSlot } from '../internal/handoff.js';
 import { errorText } from '../internal/outbox-handle.js';
@@ -269,7 +269,8 @@ export class WorkerCore {
     const autoMax = options.autoPrefetchMax ?? 0;
     this.auto = autoMax > 0 && !this.batchMode && options.prefetch === 0 ? new AdaptivePrefetch({ concurrency: options.concurrency, max: autoMax }) : null;
     this.acks = new AckBatcher<Tracked>({
-      maxBatch: Math.max(1, options.maxClaim, options.concurrency + options.prefetch, this.auto ? options.concurrency + autoMax : 0),
+      // One ackBatch takes at most MAX_BATCH ids: more completions than that (behind a slow write) go out in several.
+      maxBatch: Math.min(MAX_BATCH, Math.max(1, options.maxClaim, options.concurrency + options.prefetch, this.auto ? options.concurrency + autoMax : 0)),
       write: (items) => (this.stopped ? Promise.resolve(0) : withTimeout(this.o.queue.ackBatch(items.map((t) => t.job)), this.o.storeTimeoutMs, 'ackBatch')),
       landed: (items, count) => this.acksLanded(items, count),
       failed: (items, err) => this.acksFailed(items, err),
