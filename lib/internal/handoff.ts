@@ -1,3 +1,4 @@
+import type { JobWrite } from '../contract/options.js';
 import type { Job, Queue } from '../contract/types.js';
 
 /**
@@ -89,4 +90,14 @@ export class HandoffRegistry {
     }
     return null;
   }
+}
+
+/**
+ * Whether a job may be handed off at all: no unique or ordering key, and due now by this
+ * process's clock (the engine's statement checks the database clock again).
+ */
+export function handoffCandidate(stamp: JobWrite): boolean {
+  if (stamp.uniqueKey !== null || stamp.orderingKey !== null) return false;
+  if (stamp.delayMs !== null) return stamp.delayMs <= 0;
+  return stamp.runAtMs === null || stamp.runAtMs <= Date.now();
 }

@@ -53,7 +53,11 @@ export interface PgContext {
 /** Enqueues one job through `exec` (pool or transaction). The name is validated by the caller. */
 export async function enqueueJob(ctx: PgContext, exec: Executor, queue: string, queueOpts: Required<QueueOpts>, payload: unknown, opts?: JobOpts): Promise<number> {
   const stamp = resolveJobStamp(queueOpts, opts);
-  const text = encodePayload(payload);
+  return enqueueResolved(ctx, exec, queue, encodePayload(payload), stamp);
+}
+
+/** {@link enqueueJob} with the payload already encoded and the stamp already resolved. */
+export async function enqueueResolved(ctx: PgContext, exec: Executor, queue: string, text: string, stamp: JobWrite): Promise<number> {
   const wake = wakePayload(queueWakeChannel(queue));
   // Keyed jobs need the engine function (locks and look-ups with fresh snapshots); plain jobs on
   // our own connections keep the single prepared statement.

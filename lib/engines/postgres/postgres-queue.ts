@@ -9,8 +9,8 @@ import type { BulkJob, ClaimOpts, Job, JobInfo, ListDeadOpts, Queue, QueueSettin
 import { errorText } from '../../internal/outbox-handle.js';
 import { encodePayload } from '../../contract/codec.js';
 import { resolveJobStamp, type JobWrite } from '../../contract/options.js';
-import { HANDOFF, type HandoffPoint, type HandoffSlot } from '../../internal/handoff.js';
-import { always, enqueueBulkJobs, enqueueJob, enqueueJobs, keyed, moved, promoted, runWaking, stampParams, woke, type PgContext } from './context.js';
+import { HANDOFF, handoffCandidate, type HandoffPoint, type HandoffSlot } from '../../internal/handoff.js';
+import { always, enqueueBulkJobs, enqueueJob, enqueueJobs, enqueueResolved, moved, promoted, runWaking, stampParams, woke, type PgContext } from './context.js';
 import { num, numOrNull } from './executor.js';
 import type { JobRow } from './queue.sql.js';
 import { wakePayload } from './schema-sql.js';
@@ -40,7 +40,7 @@ export class PostgresQueue implements Queue {
     const text = encodePayload(payload);
     // Reserved synchronously, before anything is sent: two enqueues never over-fill a worker.
     const slot = handoffCandidate(stamp) ? handoff.reserve(this.name) : null;
-    if (slot === null) return enqueueJob(this.ctx, this.ctx.exec, this.name, this.opts, payload, opts);
+    if (slot === null) return enqueueResolved(this.ctx, this.ctx.exec, this.name, text, stamp);
     return enqueueHandingOff(this.ctx, this.name, this.wake, text, stamp, slot);
   }
 
@@ -301,13 +301,6 @@ async function enqueueHandingOff(ctx: PgContext, queue: string, wake: string, te
   if (row.state === 'processing') slot.deliver(new PostgresJob(ctx, row, wake));
   else slot.cancel();
   return num(row.id);
-}
-
-/** A job local hand-off may take: no ordering or unique key, due now by this process's clock (the statement checks the database's). */
-function handoffCandidate(stamp: JobWrite): boolean {
-  if (keyed(stamp)) return false;
-  if (stamp.delayMs !== null) return stamp.delayMs <= 0;
-  return stamp.runAtMs === null || stamp.runAtMs <= Date.now();
 }
 
 /** A job row as `JobInfo`. */

@@ -16,7 +16,7 @@ import {
 import { bulkItems, decodeHeaders, validateUniqueKey, type JobHeaders } from '../../contract/job-extras.js';
 import { resolveRateLimit } from '../../contract/queue-settings.js';
 import type { BulkJob, ClaimOpts, Job, JobInfo, ListDeadOpts, Queue, QueueSettings, QueueStats, RateLimit, WakeReceiver } from '../../contract/types.js';
-import { HANDOFF, type HandoffPoint, type HandoffSlot } from '../../internal/handoff.js';
+import { HANDOFF, handoffCandidate, type HandoffPoint, type HandoffSlot } from '../../internal/handoff.js';
 import { errorText } from '../../internal/outbox-handle.js';
 import type { SqliteCore } from './core.js';
 import * as ops from './queue-ops.js';
@@ -212,12 +212,6 @@ function enqueueHandingOff(core: SqliteCore, queue: string, text: string, stamp:
 }
 
 /** A job local hand-off may take: no ordering or unique key, due now by this process's clock (the write checks the database's). */
-function handoffCandidate(stamp: JobWrite): boolean {
-  if (stamp.uniqueKey !== null || stamp.orderingKey !== null) return false;
-  if (stamp.delayMs !== null) return stamp.delayMs <= 0;
-  return stamp.runAtMs === null || stamp.runAtMs <= Date.now();
-}
-
 /** A claimed job; every op is fenced by its claim token and deadline. */
 export class SqliteJob implements Job {
   readonly id: number;
