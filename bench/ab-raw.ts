@@ -18,6 +18,7 @@ import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { loadOpen, PG_URL, type Open } from './lib/ab-checkout.js';
+import { interleave, REF_SQLITE_TABLE, refPgTable, type Variant } from './lib/interleave.js';
 import { alkstoreSqliteSynchronous } from './lib/sqlite-settings.js';
 
 const [dir, chunksArg, sizeArg] = process.argv.slice(2);
@@ -25,29 +26,12 @@ if (!dir) throw new Error('usage: ab-raw.ts <dir> [chunks] [chunkSize]');
 const CHUNKS = Number(chunksArg ?? 40);
 const SIZE = Number(sizeArg ?? 50);
 
-interface Side {
-  name: string;
-  op: (i: number) => Promise<unknown> | unknown;
-  ms: number;
-}
-
 const body = (i: number): string => JSON.stringify({ i, kind: 'bench' });
 
-async function alternate(sides: Side[]): Promise<void> {
-  for (const s of sides) for (let i = 0; i < 20; i++) await s.op(i);
-  for (let c = 0; c < CHUNKS; c++) {
-    for (const s of c % 2 === 0 ? sides : [...sides].reverse()) {
-      const t0 = performance.now();
-      for (let i = 0; i < SIZE; i++) await s.op(i);
-      s.ms += performance.now() - t0;
-    }
-  }
-}
-
-function report(engine: string, sides: Side[]): string[] {
-  const raw = sides.find((s) => s.name === 'raw')!;
-  const per = (s: Side): number => (CHUNKS * SIZE * 1000) / s.ms;
-  return sides.map((s) => `${engine} ${s.name.padEnd(14)} ${Math.round(per(s))}/s  / raw ${(per(s) / per(raw)).toFixed(3)}`);
+async function measure(engine: string, variants: Variant[]): Promise<string[]> {
+  const ms = await interleave(variants, CHUNKS, SIZE);
+  const per = (name: string): number => (CHUNKS * SIZE * 1000) / ms.get(name)!;
+  return variants.map(([n]) => `${engine} ${n.padEnd(14)} ${Math.round(per(n))}/s  / raw ${(per(n) / per('raw')).toFixed(3)}`);
 }
 
 async function sqlite(open: Open): Promise<string[]> {
@@ -57,15 +41,13 @@ async function sqlite(open: Open): Promise<string[]> {
   try {
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${alkstoreSqliteSynchronous().value}`);
-    db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY AUTOINCREMENT, payload TEXT NOT NULL, created_at INTEGER NOT NULL)');
+    db.exec(REF_SQLITE_TABLE);
     const ins = db.prepare('INSERT INTO t (payload, created_at) VALUES (?, ?)');
     const q = store.queue('b1');
-    const sides: Side[] = [
-      { name: 'alk enqueue', op: (i) => q.enqueue({ i, kind: 'bench' }), ms: 0 },
-      { name: 'raw', op: (i) => ins.run(body(i), Date.now()), ms: 0 },
-    ];
-    await alternate(sides);
-    return report('sqlite', sides);
+    return await measure('sqlite', [
+      ['alk enqueue', (i) => q.enqueue({ i, kind: 'bench' })],
+      ['raw', (i) => ins.run(body(i), Date.now())],
+    ]);
   } finally {
     db.close();
     await store.close();
@@ -79,24 +61,21 @@ async function postgres(open: Open): Promise<string[]> {
   const c = new pg.Client({ connectionString: PG_URL });
   await c.connect();
   try {
-    await c.query(`CREATE TABLE "${schema}".t (id bigserial PRIMARY KEY, payload jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`);
+    await c.query(refPgTable(schema));
     const q = store.queue('b1');
-    const sides: Side[] = [
-      { name: 'alk enqueue', op: (i) => q.enqueue({ i, kind: 'bench' }), ms: 0 },
-      { name: 'raw', op: (i) => c.query({ name: 'abraw_ins', text: `INSERT INTO "${schema}".t (payload) VALUES ($1)`, values: [body(i)] }), ms: 0 },
-      {
-        name: 'raw + notify',
-        op: (i) =>
+    return await measure('postgres', [
+      ['alk enqueue', (i) => q.enqueue({ i, kind: 'bench' })],
+      ['raw', (i) => c.query({ name: 'abraw_ins', text: `INSERT INTO "${schema}".t (payload) VALUES ($1)`, values: [body(i)] })],
+      [
+        'raw + notify',
+        (i) =>
           c.query({
             name: 'abraw_ins_notify',
             text: `WITH i AS (INSERT INTO "${schema}".t (payload) VALUES ($1) RETURNING id) SELECT i.id, pg_notify('abraw_${schema}', 'x') FROM i`,
             values: [body(i)],
           }),
-        ms: 0,
-      },
-    ];
-    await alternate(sides);
-    return report('postgres', sides);
+      ],
+    ]);
   } finally {
     await store.close();
     await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);

@@ -31,6 +31,7 @@ import { NOW_SQL } from '../lib/engines/sqlite/connection.js';
 import { queueSql } from '../lib/engines/postgres/queue.sql.js';
 import { SchemaSql } from '../lib/engines/postgres/schema-sql.js';
 import { PG_URL } from './lib/ab-checkout.js';
+import { interleave, REF_SQLITE_TABLE, refPgTable, type Variant } from './lib/interleave.js';
 
 const args = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const SQLITE_NORMAL = process.argv.includes('--sqlite-normal');
@@ -40,16 +41,8 @@ const SIZE = Number(args[1] ?? 50);
 type Op = (i: number) => unknown;
 const body = (i: number): string => JSON.stringify({ i, kind: 'bench' });
 
-async function alternate(variants: [string, Op][]): Promise<string[]> {
-  const ms = new Map<string, number>(variants.map(([n]) => [n, 0]));
-  for (const [, op] of variants) for (let i = 0; i < 20; i++) await op(i);
-  for (let c = 0; c < CHUNKS; c++) {
-    for (const [name, op] of c % 2 === 0 ? variants : [...variants].reverse()) {
-      const t0 = performance.now();
-      for (let i = 0; i < SIZE; i++) await op(i);
-      ms.set(name, ms.get(name)! + performance.now() - t0);
-    }
-  }
+async function alternate(variants: Variant[]): Promise<string[]> {
+  const ms = await interleave(variants, CHUNKS, SIZE);
   const raw = ms.get('raw')!;
   return variants.map(([n]) => `  ${n.padEnd(34)} ${((ms.get(n)! / (CHUNKS * SIZE)) * 1000).toFixed(0).padStart(5)} µs/op   raw / this ${(raw / ms.get(n)!).toFixed(3)}`);
 }
@@ -60,7 +53,7 @@ async function postgres(): Promise<string[]> {
   const c = new pg.Client({ connectionString: PG_URL });
   await c.connect();
   try {
-    await c.query(`CREATE TABLE "${schema}".t (id bigserial PRIMARY KEY, payload jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`);
+    await c.query(refPgTable(schema));
     const q = store.queue('b1');
     const full = queueSql(new SchemaSql(schema)).enqueue.text;
     // The wake parameter stays referenced when the notify goes, so the parameter list is unchanged.
@@ -107,7 +100,7 @@ async function sqlite(): Promise<string[]> {
       return db;
     };
     const raw = open('raw.db');
-    raw.exec('CREATE TABLE t (id INTEGER PRIMARY KEY AUTOINCREMENT, payload TEXT NOT NULL, created_at INTEGER NOT NULL)');
+    raw.exec(REF_SQLITE_TABLE);
     const rawIns = raw.prepare('INSERT INTO t (payload, created_at) VALUES (?, ?)');
     const noTrig = open('notrig.db');
     noTrig.exec('DROP TRIGGER __alkstore_jobs_count_insert');

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type pg from 'pg';
+import { REF_SQLITE_TABLE, refPgTable } from './lib/interleave.js';
 import { dropSchema, pgClient } from './lib/pg.js';
 import { alkstoreSqliteSynchronous } from './lib/sqlite-settings.js';
 import { Arrivals, now, percentile, randomGap, sleep, uniqueId } from './lib/util.js';
@@ -23,7 +24,7 @@ export async function postgresReference(cfg: WorkloadConfig): Promise<Metrics> {
   const clients: pg.Client[] = [];
   try {
     await admin.query(`CREATE SCHEMA "${schema}"`);
-    await admin.query(`CREATE TABLE "${schema}".t (id bigserial PRIMARY KEY, payload jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`);
+    await admin.query(refPgTable(schema));
     const sql = `INSERT INTO "${schema}".t (payload) VALUES ($1)`;
     const body = JSON.stringify({ i: 0, kind: 'bench' });
     const deadline = (): number => now() + cfg.phaseTimeoutMs;
@@ -91,7 +92,7 @@ export async function sqliteReference(cfg: WorkloadConfig): Promise<Metrics> {
     const db = new Database(join(dir, 'ref.db'));
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${alkstoreSqliteSynchronous().value}`);
-    db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY AUTOINCREMENT, payload TEXT NOT NULL, created_at INTEGER NOT NULL)');
+    db.exec(REF_SQLITE_TABLE);
     const ins = db.prepare('INSERT INTO t (payload, created_at) VALUES (?, ?)');
     const body = JSON.stringify({ i: 0, kind: 'bench' });
     ins.run(body, Date.now());
