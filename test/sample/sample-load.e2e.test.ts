@@ -36,6 +36,9 @@ for (const engine of engines) {
       const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config)] }).compile();
       app = moduleRef.createNestApplication({ logger: ['error', 'warn'] });
       await app.listen(0, '127.0.0.1');
+      // Above the client's idle time under load, as in production behind a proxy: a socket the server
+      // closed while idle would reset a request that reused it (a transport race, not the app's answer).
+      (app.getHttpServer() as { keepAliveTimeout: number }).keepAliveTimeout = 65_000;
       base = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
     }, 60_000);
     afterAll(async () => {
