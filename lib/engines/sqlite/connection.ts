@@ -1,6 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { Database as DatabaseError } from '../../contract/errors.js';
-import { loadPeer } from '../../internal/load-peer.js';
+import { loadPeer, MissingPeer } from '../../internal/load-peer.js';
+import { resolveOpener, type SqliteDatabase, type SqliteDriverName, type SqliteOpener, type SqliteStatement } from './sqlite-driver.js';
 
 /** The database clock in epoch milliseconds (docs/semantics.md, Time). */
 export const NOW_SQL = "SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)";
@@ -15,15 +16,44 @@ export function loadDriver(): Promise<DatabaseCtor> {
   return driver;
 }
 
-/** One better-sqlite3 connection with its prepared statements cached by SQL text. */
+let betterProbe: Promise<SqliteOpener> | undefined;
+
+/**
+ * better-sqlite3 connections with the engine's settings (no busy wait). The
+ * native addon is probed once: a package whose addon does not load on this
+ * Node (built for another ABI) is `MissingPeer` saying to rebuild it.
+ */
+function betterSqlite3Opener(): Promise<SqliteOpener> {
+  betterProbe ??= loadDriver().then((Ctor) => {
+    try {
+      new Ctor(':memory:').close();
+    } catch (err) {
+      betterProbe = undefined;
+      throw new MissingPeer(
+        'better-sqlite3',
+        err,
+        `for the SQLite engine: it is installed but its native addon does not load on Node ${process.version} (built for another Node?); run npm rebuild better-sqlite3, or use driver: 'node:sqlite' on Node 22.13+`,
+      );
+    }
+    return (path: string, { readonly }: { readonly: boolean }) => new Ctor(path, { timeout: 0, readonly }) as unknown as SqliteDatabase;
+  });
+  return betterProbe;
+}
+
+/** The driver `driver` names (`'auto'`: better-sqlite3 when installed, else node:sqlite). */
+export function sqliteOpener(driver: 'auto' | SqliteDriverName = 'auto'): Promise<{ name: SqliteDriverName; open: SqliteOpener; fellBack?: MissingPeer }> {
+  return resolveOpener(driver, betterSqlite3Opener);
+}
+
+/** One SQLite connection with its prepared statements cached by SQL text. */
 export class SqliteConn {
-  private readonly cache = new Map<string, BetterSqlite3.Statement>();
-  private readonly plucked = new Map<string, BetterSqlite3.Statement>();
-  private nowStmt: BetterSqlite3.Statement | undefined;
+  private readonly cache = new Map<string, SqliteStatement>();
+  private readonly plucked = new Map<string, SqliteStatement>();
+  private nowStmt: SqliteStatement | undefined;
 
-  constructor(readonly db: BetterSqlite3.Database) {}
+  constructor(readonly db: SqliteDatabase) {}
 
-  stmt(sql: string): BetterSqlite3.Statement {
+  stmt(sql: string): SqliteStatement {
     let s = this.cache.get(sql);
     if (!s) {
       s = this.db.prepare(sql);
@@ -33,7 +63,7 @@ export class SqliteConn {
   }
 
   /** A cached statement that returns the first column only. */
-  pluck(sql: string): BetterSqlite3.Statement {
+  pluck(sql: string): SqliteStatement {
     let s = this.plucked.get(sql);
     if (!s) {
       s = this.db.prepare(sql).pluck();
@@ -59,11 +89,11 @@ export class SqliteConn {
  * Opens a connection that never blocks the event loop on a lock: busy_timeout
  * is 0, callers retry SQLITE_BUSY asynchronously (see `retryBusy`).
  */
-export async function openConnection(path: string, synchronous: 'full' | 'normal', readonly = false): Promise<SqliteConn> {
-  const Ctor = await loadDriver();
-  let db: BetterSqlite3.Database;
+export async function openConnection(path: string, synchronous: 'full' | 'normal', readonly = false, opener?: SqliteOpener): Promise<SqliteConn> {
+  const open = opener ?? (await sqliteOpener()).open;
+  let db: SqliteDatabase;
   try {
-    db = new Ctor(path, { timeout: 0, readonly });
+    db = open(path, { readonly });
   } catch (err) {
     throw new DatabaseError(`opening SQLite file ${JSON.stringify(path)}`, err);
   }
