@@ -17,7 +17,7 @@ export { sqliteSchemaSql, SCHEMA_VERSION as SQLITE_SCHEMA_VERSION } from './sche
  */
 export async function openSqliteStore(options: SqliteStoreOptions): Promise<Store> {
   const o = resolveSqliteOptions(options);
-  const writeConn = await openConnection(o.path, o.synchronous);
+  const writeConn = await openConnection(o.path, o.synchronous, { lockWaitTimeoutMs: o.lockWaitTimeoutMs });
   let readConn: SqliteConn | null = null;
   let claimConn: SqliteConn | null = null;
   try {
@@ -37,9 +37,9 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
       }
       return true;
     }, asStoreError);
-    if (!o.memory) readConn = await openConnection(o.path, o.synchronous);
+    if (!o.memory) readConn = await openConnection(o.path, o.synchronous, { lockWaitTimeoutMs: o.lockWaitTimeoutMs });
     // Deferred claims commit on their own NORMAL connection (PRAGMA synchronous cannot change per statement).
-    if (!o.memory && o.synchronous === 'full' && o.claimDurability === 'deferred') claimConn = await openConnection(o.path, 'normal');
+    if (!o.memory && o.synchronous === 'full' && o.claimDurability === 'deferred') claimConn = await openConnection(o.path, 'normal', { lockWaitTimeoutMs: o.lockWaitTimeoutMs });
   } catch (err) {
     claimConn?.close();
     readConn?.close();
