@@ -574,7 +574,7 @@ const INTERNAL: Record<string, string[]> = {
   // the store's end-of-transaction callback is an instance field
   tx: ['assertActive', 'run', 'abandon', 'check', 'end', 'onFinish', 'onEnd'],
   ext: ['insertJob', 'insertEvent', 'guard', 'now', 'query', 'check', 'assertOpen'],
-  subscription: ['waitForWake'],
+  subscription: ['waitForWake', 'ended'],
   // the wake hub's delivery and unregister callbacks
   receiver: ['push', 'onClose'],
   job: [],
