@@ -112,6 +112,11 @@ function decode(v: unknown): unknown {
         return String(o.s).repeat(Number(o.n));
       case 'array':
         return Array.from({ length: Number(o.n) }, () => decode(o.of));
+      case 'nested': {
+        let v: unknown[] = [];
+        for (let i = 1; i < Number(o.n); i++) v = [v];
+        return v;
+      }
       default:
         throw new Error(`unknown special value ${String(o.$)}`);
     }
