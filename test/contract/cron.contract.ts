@@ -21,11 +21,12 @@ async function waitRunning(runner: Runner, what: string, check: () => Promise<bo
 }
 
 /** Every job of `queue`, claimed: the boundary each carries and the schedule it names. */
-async function firedBoundaries(store: Store, queue: string): Promise<{ boundaries: (number | null)[]; schedules: Set<string | undefined> }> {
+async function firedBoundaries(store: Store, queue: string): Promise<{ boundaries: (number | null)[]; schedules: Set<string | undefined>; enqueuedAts: Set<number> }> {
   const jobs = await store.queue(queue).claimBatch(1_000, 'boundary-reader');
   return {
     boundaries: jobs.map((j) => scheduleBoundaryOf(j)).sort((a, b) => (a ?? 0) - (b ?? 0)),
     schedules: new Set(jobs.map((j) => j.headers[SCHEDULE_NAME_HEADER])),
+    enqueuedAts: new Set(jobs.map((j) => j.enqueuedAt)),
   };
 }
 
@@ -213,9 +214,11 @@ export function cronContract(engine: EngineFixture): void {
       } finally {
         await runner.stop();
       }
-      const { boundaries, schedules } = await firedBoundaries(store(), queue);
+      const { boundaries, schedules, enqueuedAts } = await firedBoundaries(store(), queue);
       expect(boundaries).toEqual(Array.from({ length: 25 }, (_, i) => startAt + i * HOUR));
       expect(schedules).toEqual(new Set([name]));
+      // One tick enqueued them together: the boundary, not the enqueue time, tells them apart.
+      expect(enqueuedAts.size).toBe(1);
       await store().unschedule(name);
     });
 

@@ -1,10 +1,12 @@
 import { decodePayload } from '../../contract/codec.js';
-import { SCHEDULER_LOCK, SCHEDULES_WAKE_CHANNEL } from '../../contract/names.js';
+import { encodeHeaders } from '../../contract/job-extras.js';
+import { queueWakeChannel, SCHEDULER_LOCK, SCHEDULES_WAKE_CHANNEL } from '../../contract/names.js';
+import { resolveJobStamp } from '../../contract/options.js';
 import { scheduleHeaders } from '../../contract/schedule-headers.js';
 import { dueFireBoundaries, dueFires, firstFireAt, NEVER_MS, parseScheduleSpecSync } from '../../contract/schedule-spec.js';
 import type { Schedule, ScheduleListing } from '../../contract/types.js';
 import type { ScheduleInput } from '../../internal/schedule-input.js';
-import { enqueueJobs, runWaking, woke, type PgContext } from './context.js';
+import { always, runWaking, stampParams, woke, type PgContext } from './context.js';
 import { num, numOrNull, type Executor } from './executor.js';
 import type { ScheduleRow } from './schedule.sql.js';
 
@@ -86,15 +88,17 @@ export async function resumeSchedule(ctx: PgContext, inTransaction: InTransactio
   });
 }
 
-/** One job per boundary, each stamped with its boundary (SCHEDULE_BOUNDARY_HEADER), in boundary order. */
+/**
+ * One job per boundary, each stamped with its boundary (SCHEDULE_BOUNDARY_HEADER), in boundary
+ * order, in one statement (the jobs of one tick share one `enqueuedAt`, as on SQLite).
+ */
 async function enqueueFires(ctx: PgContext, exec: Executor, row: ScheduleRow, boundaries: readonly number[]): Promise<number[]> {
-  const payload = decodePayload(row.payload, `payload of schedule ${JSON.stringify(row.name)}`);
-  const ids: number[] = [];
-  for (const boundary of boundaries) {
-    const opts = { priority: row.priority, maxAttempts: row.max_attempts ?? undefined, expiresInMs: numOrNull(row.expires_in_ms) ?? undefined, headers: scheduleHeaders(row.name, boundary) };
-    ids.push(...(await enqueueJobs(ctx, exec, row.queue, ctx.queueOpts(row.queue), [payload], opts)));
-  }
-  return ids;
+  const stamp = resolveJobStamp(ctx.queueOpts(row.queue), { priority: row.priority, maxAttempts: row.max_attempts ?? undefined, expiresInMs: numOrNull(row.expires_in_ms) ?? undefined });
+  const headers = boundaries.map((b) => encodeHeaders(scheduleHeaders(row.name, b)));
+  const texts = boundaries.map(() => row.payload);
+  const wake = wakePayload(queueWakeChannel(row.queue));
+  const r = await exec.wakes.run(wake, (w) => exec.run<{ id: string }>(ctx.sql.queue.enqueueManyHeaders, [row.queue, texts, ...stampParams(stamp), w, headers]), always);
+  return r.rows.map((x) => num(x.id));
 }
 
 /** One job of the schedule now, for the boundary "now" (database time); its next fire is unchanged. */
