@@ -48,8 +48,10 @@ describe('sqlite: processes opening one file at once', () => {
   it(`${PROCESSES} processes opening a file together right after its last writer was SIGKILLed all succeed (${ROUNDS} rounds)`, async () => {
     const failures: unknown[] = [];
     for (let round = 0; round < ROUNDS; round++) {
+      // A writer commits 30 jobs (a WAL to recover) and is killed inside an open transaction,
+      // leaving -wal and -shm behind; the first opener then runs WAL recovery under a lock.
       const path = join(dir, `killed-${round}.db`);
-      const writer = spawnChild('crash', path, '5');
+      const writer = spawnChild('crash', path, '30');
       await writer.waitFor('inTx');
       writer.proc.kill('SIGKILL');
       await writer.exited;
@@ -57,5 +59,5 @@ describe('sqlite: processes opening one file at once', () => {
       failures.push(...answers.filter((a) => 'failed' in a));
     }
     expect(failures).toEqual([]);
-  });
+  }, 90_000); // ten writer processes started one after another, like the failover tests
 });
