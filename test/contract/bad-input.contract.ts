@@ -113,6 +113,11 @@ function decode(v: unknown): unknown {
         return String(o.s).repeat(Number(o.n));
       case 'array':
         return Array.from({ length: Number(o.n) }, () => decode(o.of));
+      case 'nested': {
+        let v: unknown[] = [];
+        for (let i = 1; i < Number(o.n); i++) v = [v];
+        return v;
+      }
       default:
         throw new Error(`unknown special value ${String(o.$)}`);
     }
@@ -616,7 +621,7 @@ const INTERNAL: Record<string, string[]> = {
   tx: ['assertActive', 'run', 'abandon', 'check', 'end', 'onFinish', 'onEnd', 'open', 'revoke'],
   // SQLite: the join takes the write lock; multi-statement ops run in a savepoint
   ext: ['insertJob', 'insertEvent', 'guard', 'now', 'query', 'check', 'assertOpen', 'atomically', 'takeWriteLock'],
-  subscription: ['waitForWake'],
+  subscription: ['waitForWake', 'ended'],
   // the wake hub's delivery and unregister callbacks
   receiver: ['push', 'onClose'],
   job: [],

@@ -187,6 +187,20 @@ export function queueSql(s: SchemaSql) {
        SELECT ins.id, ${foldSometimes(s.q, 'SELECT $1::text')} AS folded FROM ins, (SELECT ${s.notify('$11')}) AS n ORDER BY ins.id`,
     ),
     /**
+     * enqueueMany with $12 a text[] of headers JSON (null for none), one per payload of $2: one
+     * statement, so the jobs share one `enqueued_at` (a scheduler tick's boundaries, each job
+     * with its own boundary header).
+     */
+    enqueueManyHeaders: s.def(
+      'q_enqueue_many_headers',
+      `WITH t AS (SELECT ${NOW_MS} AS ms),
+       ins AS (INSERT INTO ${jobs} (${insertCols})
+         SELECT $1::text, p.payload::json, ${stampValues.replace('$12::text::json', 'p.headers::json')}
+         FROM t, unnest($2::text[], $12::text[]) WITH ORDINALITY AS p(payload, headers, ord) ORDER BY p.ord RETURNING id, run_at),
+       cnt AS (${countDeltas(s.q, `SELECT $1::text, 'pending', ${dueBucket("'pending'", 'ins.run_at', 't.ms')} AS b, count(*) FROM ins, t GROUP BY b`)})
+       SELECT ins.id, ${foldSometimes(s.q, 'SELECT $1::text')} AS folded FROM ins, (SELECT ${s.notify('$11')}) AS n ORDER BY ins.id`,
+    ),
+    /**
      * One statement: lock ready pending rows and lapsed processing rows (SKIP
      * LOCKED, each branch walking its partial index), hand out the first $2 in
      * claim order with attempts+1, a fresh token and a deadline; lapsed rows

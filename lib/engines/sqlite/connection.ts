@@ -1,3 +1,5 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { Database as DatabaseError } from '../../contract/errors.js';
 import { loadPeer, MissingPeer } from '../../internal/load-peer.js';
@@ -87,10 +89,20 @@ export class SqliteConn {
 
 /**
  * Opens a connection that never blocks the event loop on a lock: busy_timeout
- * is 0, callers retry SQLITE_BUSY asynchronously (see `retryBusy`).
+ * is 0, callers retry SQLITE_BUSY asynchronously (see `retryOnBusy`). The
+ * file's parent directory is created when missing (`sqlite:./data/app.db` on a
+ * fresh checkout). The first statement (PRAGMA synchronous) is a retried write
+ * too: another process switching the file to WAL, creating the tables or
+ * recovering the WAL after a crash holds a lock it must wait out, up to
+ * `lockWaitTimeoutMs`.
  */
-export async function openConnection(path: string, synchronous: 'full' | 'normal', readonly = false, opener?: SqliteOpener): Promise<SqliteConn> {
+export async function openConnection(
+  path: string,
+  synchronous: 'full' | 'normal',
+  { lockWaitTimeoutMs = 30_000, readonly = false, opener }: { lockWaitTimeoutMs?: number; readonly?: boolean; opener?: SqliteOpener } = {},
+): Promise<SqliteConn> {
   const open = opener ?? (await sqliteOpener()).open;
+  if (!readonly) ensureParentDirectory(path);
   let db: SqliteDatabase;
   try {
     db = open(path, { readonly });
@@ -98,13 +110,32 @@ export async function openConnection(path: string, synchronous: 'full' | 'normal
     throw new DatabaseError(`opening SQLite file ${JSON.stringify(path)}`, err);
   }
   const conn = new SqliteConn(db);
+  const pragma = `synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`;
   try {
-    db.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+    await retryOnBusy(`configuring SQLite file ${JSON.stringify(path)}`, lockWaitTimeoutMs, () => undefined, () => {
+      db.pragma(pragma);
+      return true;
+    }, (op, err) => new DatabaseError(op, err));
   } catch (err) {
     conn.close();
-    throw new DatabaseError(`configuring SQLite file ${JSON.stringify(path)}`, err);
+    throw err instanceof DatabaseError ? err : new DatabaseError(`configuring SQLite file ${JSON.stringify(path)}`, err);
   }
   return conn;
+}
+
+/** Whether `path` names a file on disk (not `:memory:`, not better-sqlite3's anonymous temp database ""). */
+function isFilePath(path: string): boolean {
+  return path !== '' && path !== ':memory:' && !path.startsWith('file:');
+}
+
+function ensureParentDirectory(path: string): void {
+  if (!isFilePath(path)) return;
+  const dir = dirname(resolve(path));
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (err) {
+    throw new DatabaseError(`creating the directory ${JSON.stringify(dir)} of SQLite file ${JSON.stringify(path)} (create it, or point the path at a writable directory)`, err);
+  }
 }
 
 /** SQLITE_BUSY and its extended codes (BUSY_SNAPSHOT, BUSY_RECOVERY, BUSY_TIMEOUT). */

@@ -23,7 +23,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
     if (fellBack.message.includes('native addon')) o.logger.warn(`SQLite driver: node:sqlite (better-sqlite3 is installed but did not load: ${fellBack.message})`);
     else o.logger.log('SQLite driver: node:sqlite (better-sqlite3 is not installed)');
   }
-  const writeConn = await openConnection(o.path, o.synchronous, false, open);
+  const writeConn = await openConnection(o.path, o.synchronous, { lockWaitTimeoutMs: o.lockWaitTimeoutMs, opener: open });
   let readConn: SqliteConn | null = null;
   let claimConn: SqliteConn | null = null;
   try {
@@ -43,9 +43,9 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
       }
       return true;
     }, asStoreError);
-    if (!o.memory) readConn = await openConnection(o.path, o.synchronous, false, open);
+    if (!o.memory) readConn = await openConnection(o.path, o.synchronous, { lockWaitTimeoutMs: o.lockWaitTimeoutMs, opener: open });
     // Deferred claims commit on their own NORMAL connection (PRAGMA synchronous cannot change per statement).
-    if (!o.memory && o.synchronous === 'full' && o.claimDurability === 'deferred') claimConn = await openConnection(o.path, 'normal', false, open);
+    if (!o.memory && o.synchronous === 'full' && o.claimDurability === 'deferred') claimConn = await openConnection(o.path, 'normal', { lockWaitTimeoutMs: o.lockWaitTimeoutMs, opener: open });
   } catch (err) {
     claimConn?.close();
     readConn?.close();
