@@ -9,7 +9,7 @@ import { sleep } from '../internal/sleep.js';
 import { AckBatcher } from './ack-batcher.js';
 import { AdaptivePrefetch } from './adaptive-prefetch.js';
 import { ChangeLatch, withTimeout } from './timers.js';
-import type { AbandonReason, DeadReason, HandlerResult, RetryReason, WorkerObserver } from './worker-observer.js';
+import { guardObserver, type AbandonReason, type DeadReason, type HandlerResult, type RetryReason, type WorkerObserver } from './worker-observer.js';
 
 /** How a handler call failed. */
 export type FailureKind = 'transient' | 'timeout' | 'permanent';
@@ -208,6 +208,8 @@ function validateWorkerCoreOptions(o: WorkerCoreOptions): void {
  */
 export class WorkerCore {
   private readonly o: WorkerCoreOptions;
+  /** `o.observer` with every hook guarded (see {@link guardObserver}). */
+  private readonly obs: WorkerObserver | null;
   private readonly batchMode: boolean;
   private readonly tracked = new Set<Tracked>();
   private buffer: Tracked[] = [];
@@ -265,6 +267,7 @@ export class WorkerCore {
   constructor(options: WorkerCoreOptions) {
     validateWorkerCoreOptions(options);
     this.o = options;
+    this.obs = guardObserver(options.observer, options.logger, options.name);
     this.batchMode = options.batchHandler !== undefined;
     const autoMax = options.autoPrefetchMax ?? 0;
     this.auto = autoMax > 0 && !this.batchMode && options.prefetch === 0 ? new AdaptivePrefetch({ concurrency: options.concurrency, max: autoMax }) : null;
@@ -377,7 +380,7 @@ export class WorkerCore {
       const want = Math.min(this.o.maxClaim, free);
       // Claiming: hand-offs would race this claim for the same slots.
       this.leaveHandoff();
-      const wallStarted = Date.now();
+      // The lease of what comes back is timed from here, before the claim is sent (never later than the database's start).
       const claimStarted = performance.now();
       let jobs: Job[];
       try {
@@ -390,11 +393,11 @@ export class WorkerCore {
         continue;
       }
       if (jobs.length > 0) {
-        this.o.observer?.claimed?.(jobs.length);
+        this.obs?.claimed?.(jobs.length);
         this.ranSinceDrained = true;
       } else if (this.ranSinceDrained) {
         this.ranSinceDrained = false;
-        this.o.observer?.drained?.();
+        this.obs?.drained?.();
       }
       if (stop.aborted) {
         // Claimed after shutdown began: never started, so hand them back with their attempt.
@@ -404,9 +407,9 @@ export class WorkerCore {
       if (this.auto) {
         // Starved: a slot sat idle with nothing buffered while this claim was on its way.
         const starved = this.runningCalls < this.o.concurrency && this.buffer.length === 0;
-        this.auto.claimed(want, jobs.length, performance.now() - claimStarted, this.shortestLease(jobs, wallStarted), starved);
+        this.auto.claimed(want, jobs.length, performance.now() - claimStarted, this.shortestLease(jobs), starved);
       }
-      this.take(jobs, claimStarted, wallStarted);
+      this.take(jobs, claimStarted);
       // A full claim: more is probably ready. Claim again at once, or wait for a freed slot.
       this.backlog = jobs.length === want;
       if (this.backlog && this.freeSlots() > 0) continue;
@@ -446,7 +449,6 @@ export class WorkerCore {
     }
     this.handoffReserved += 1;
     const claimStarted = performance.now();
-    const wallStarted = Date.now();
     let done = false;
     const settle = (): boolean => {
       if (done) return false;
@@ -459,7 +461,7 @@ export class WorkerCore {
       leaseMs: this.o.leaseMs ?? null,
       deliver: (job) => {
         if (!settle()) return;
-        this.handedOff(job, claimStarted, wallStarted);
+        this.handedOff(job, claimStarted);
         this.changed.fire();
       },
       cancel: () => {
@@ -472,8 +474,8 @@ export class WorkerCore {
   }
 
   /** A job an enqueue of this store inserted claimed by this worker: as if a claim had returned it. */
-  private handedOff(job: Job, claimStarted: number, wallStarted: number): void {
-    this.o.observer?.claimed?.(1);
+  private handedOff(job: Job, claimStarted: number): void {
+    this.obs?.claimed?.(1);
     if (this.stopping || this.stopped || !this.active || this.stopSignal?.aborted !== false) {
       // Stop began while it was in flight: never started, so give it back with its attempt.
       const p = this.releaseJobs([job], 'the worker is stopping').finally(() => this.handoffReleases.delete(p));
@@ -481,7 +483,7 @@ export class WorkerCore {
       return;
     }
     this.ranSinceDrained = true;
-    this.take([job], claimStarted, wallStarted);
+    this.take([job], claimStarted);
   }
 
   /**
@@ -503,14 +505,25 @@ export class WorkerCore {
   }
 
   /** The shortest lease among freshly claimed jobs (ms), as {@link track} computes it; null for none. */
-  private shortestLease(jobs: readonly Job[], wallStarted: number): number | null {
+  private shortestLease(jobs: readonly Job[]): number | null {
     if (this.o.leaseMs !== undefined) return this.o.leaseMs;
     let least: number | null = null;
     for (const job of jobs) {
-      const ms = Math.max(1, job.deadline - wallStarted);
+      const ms = this.grantedLease(job);
       if (least === null || ms < least) least = ms;
     }
     return least;
+  }
+
+  /**
+   * The lease the claim of `job` granted (`job.leaseMs`; a `Job` of another implementation without it:
+   * the queue's visibility timeout). A duration, timed on this worker's monotonic clock: the claim's
+   * `deadline` is a database instant and is never compared with this process's clock (SPEC §11).
+   */
+  private grantedLease(job: Job): number {
+    const ms = (job as { leaseMs?: unknown }).leaseMs;
+    if (typeof ms === 'number' && Number.isFinite(ms) && ms > 0) return ms;
+    return Math.max(1, this.o.queue.opts?.visibilityTimeoutMs ?? 1);
   }
 
   private async claim(max: number): Promise<Job[]> {
@@ -528,23 +541,23 @@ export class WorkerCore {
     }
   }
 
-  private track(job: Job, claimStarted: number, wallStarted: number): Tracked {
-    // The stamped lease, measured from before the claim was sent (never later than the database's).
-    const leaseMs = this.o.leaseMs ?? Math.max(1, job.deadline - wallStarted);
+  private track(job: Job, claimStarted: number): Tracked {
+    // The granted lease, timed from before the claim was sent (never later than the database's start).
+    const leaseMs = this.o.leaseMs ?? this.grantedLease(job);
     const t: Tracked = { job, state: 'buffered', abort: null, outcome: null, failingSince: null, leaseLost: false, renewing: false, leaseMs, dueAt: claimStarted + leaseMs / 2 };
     this.tracked.add(t);
     return t;
   }
 
   /** Starts what free slots allow of a fresh claim and buffers the rest. */
-  private take(jobs: readonly Job[], claimStarted: number, wallStarted: number): void {
+  private take(jobs: readonly Job[], claimStarted: number): void {
     if (jobs.length === 0) return;
     if (this.batchMode) {
-      this.execute(jobs.map((job) => this.track(job, claimStarted, wallStarted)));
+      this.execute(jobs.map((job) => this.track(job, claimStarted)));
       return;
     }
     for (const job of jobs) {
-      const t = this.track(job, claimStarted, wallStarted);
+      const t = this.track(job, claimStarted);
       if (this.runningCalls < this.o.concurrency && this.buffer.length === 0) this.execute([t]);
       else this.buffer.push(t);
     }
@@ -646,7 +659,7 @@ export class WorkerCore {
 
   private async call(items: Tracked[]): Promise<void> {
     const o = this.o;
-    const timed = o.observer !== null || o.handlerTimeoutMs !== undefined || this.auto !== null;
+    const timed = this.obs !== null || o.handlerTimeoutMs !== undefined || this.auto !== null;
     const started = timed ? performance.now() : 0;
     const signal = this.signalFor(items);
     const jobs = this.batchMode || o.wrap ? items.map((t) => t.job) : null;
@@ -699,7 +712,7 @@ export class WorkerCore {
   private settle(t: Tracked, result: HandlerResult, error: unknown, durationMs: number): void {
     // The drain gave up on it (left to its lease or released): its late result is dropped.
     if (t.state === 'finished') return;
-    const obs = this.o.observer;
+    const obs = this.obs;
     if (result === 'ok') obs?.completed?.(t.job, durationMs);
     else {
       obs?.failed?.(t.job, error, durationMs, result);
@@ -759,7 +772,7 @@ export class WorkerCore {
     if (lost > 0 && !this.stopped) {
       // The documented at-least-once window, counted by `leaseLost`: not a warning.
       this.o.logger.log(`${this.o.name}: ${lost} of ${items.length} ack(s) came after the claim lapsed; those jobs may run again`);
-      for (let i = 0; i < lost; i++) this.o.observer?.leaseLost?.(null);
+      for (let i = 0; i < lost; i++) this.obs?.leaseLost?.(null);
     }
     for (const t of items) this.settled(t);
     // Held-back claims may resume.
@@ -802,8 +815,8 @@ export class WorkerCore {
     const dead = outcome.kind === 'dead' ? outcome.reason : outcome.delayMs === undefined && t.job.attempts >= t.job.maxAttempts ? 'exhausted' : null;
     if (dead !== null) {
       this.o.logger.warn(deadLetterLine(`${this.o.name}: job ${t.job.id} of queue ${JSON.stringify(this.o.queue.name)}`, t.job, dead, outcome.error));
-      this.o.observer?.dead?.(t.job, dead, outcome.error);
-    } else if (outcome.kind === 'retry') this.o.observer?.retried?.(t.job, outcome.reason, outcome.error);
+      this.obs?.dead?.(t.job, dead, outcome.error);
+    } else if (outcome.kind === 'retry') this.obs?.retried?.(t.job, outcome.reason, outcome.error);
     this.settled(t);
   }
 
@@ -849,7 +862,7 @@ export class WorkerCore {
   }
 
   private giveUp(t: Tracked, reason: AbandonReason): void {
-    this.o.observer?.abandoned?.(t.job, reason);
+    this.obs?.abandoned?.(t.job, reason);
     this.settled(t);
   }
 
@@ -908,7 +921,7 @@ export class WorkerCore {
     if (t.leaseLost || t.state === 'finished') return;
     t.leaseLost = true;
     this.o.logger.warn(`${this.o.name}: lost the claim of job ${t.job.id}; another worker may run it again`);
-    this.o.observer?.leaseLost?.(t.job);
+    this.obs?.leaseLost?.(t.job);
     if (t.state === 'running') {
       // The slot stays taken until the handler settles (settle() untracks it).
       t.abort?.abort(new Error('lease lost'));
@@ -920,7 +933,7 @@ export class WorkerCore {
   // ---- stats ----------------------------------------------------------------------------------------
 
   private async statsLoop(stop: AbortSignal): Promise<void> {
-    const obs = this.o.observer;
+    const obs = this.obs;
     if (!obs?.stats) return;
     while (!stop.aborted) {
       try {
@@ -952,7 +965,7 @@ export class WorkerCore {
       const left = [...this.tracked].filter((t) => t.state === 'running');
       const reason = new Error(this.o.stopMessage);
       for (const t of left) {
-        this.o.observer?.abandoned?.(t.job, 'drain');
+        this.obs?.abandoned?.(t.job, 'drain');
         this.untrack(t);
         t.abort?.abort(reason);
       }

@@ -105,6 +105,8 @@ export interface ClaimedRow {
   attempts: number;
   max_attempts: number;
   claimed_until: number;
+  /** The lease the claim granted (ms). */
+  lease_ms: number;
   enqueued_at: number;
   headers: string | null;
   unique_key: string | null;

@@ -41,11 +41,11 @@ SELECT id, priority, run_at, attempts, max_attempts, ordering_key FROM (
   ORDER BY priority DESC, run_at, id LIMIT @limit)
 ORDER BY priority DESC, run_at, id LIMIT @limit`;
 
-/** @lease null = the stamped visibility timeout. */
+/** @lease null = the stamped visibility timeout; `lease_ms` is the lease granted. */
 export const CLAIM_ROW = `UPDATE __alkstore_jobs
   SET state = 'processing', attempts = attempts + 1, claim_token = @token, claimed_until = @now + coalesce(@lease, visibility_timeout_ms), worker_id = @worker
   WHERE id = @id
-  RETURNING id, payload, priority, attempts, max_attempts, claimed_until, enqueued_at, headers, unique_key, ordering_key`;
+  RETURNING id, payload, priority, attempts, max_attempts, claimed_until, coalesce(@lease, visibility_timeout_ms) AS lease_ms, enqueued_at, headers, unique_key, ordering_key`;
 
 export const TO_DEAD = `UPDATE __alkstore_jobs
   SET state = 'dead', last_error = @error, died_at = @now, claim_token = NULL, claimed_until = NULL
@@ -108,4 +108,4 @@ export const INSERT_CLAIMED_JOB = `INSERT INTO __alkstore_jobs
    claim_token, claimed_until, worker_id)
   VALUES (@queue, 'processing', @payload, @priority, 1, @maxAttempts, @visibility, @backoff, @retention, @runAt, @now, @expiresAt, @headers,
    @token, @now + coalesce(@lease, @visibility), @worker)
-  RETURNING id, payload, priority, attempts, max_attempts, claimed_until, enqueued_at, headers, unique_key, ordering_key`;
+  RETURNING id, payload, priority, attempts, max_attempts, claimed_until, coalesce(@lease, @visibility) AS lease_ms, enqueued_at, headers, unique_key, ordering_key`;

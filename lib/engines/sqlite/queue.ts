@@ -211,7 +211,6 @@ function enqueueHandingOff(core: SqliteCore, queue: string, text: string, stamp:
   );
 }
 
-/** A job local hand-off may take: no ordering or unique key, due now by this process's clock (the write checks the database's). */
 /** A claimed job; every op is fenced by its claim token and deadline. */
 export class SqliteJob implements Job {
   readonly id: number;
@@ -220,6 +219,7 @@ export class SqliteJob implements Job {
   readonly attempts: number;
   readonly maxAttempts: number;
   readonly claimToken: string;
+  readonly leaseMs: number;
   readonly enqueuedAt: number;
   readonly headers: JobHeaders;
   readonly uniqueKey: string | null;
@@ -239,6 +239,7 @@ export class SqliteJob implements Job {
     this.claimToken = row.token;
     this.enqueuedAt = row.enqueued_at;
     this.currentDeadline = row.claimed_until;
+    this.leaseMs = row.lease_ms;
     this.headers = decodeHeaders(row.headers);
     this.uniqueKey = row.unique_key;
     this.orderingKey = row.ordering_key;
