@@ -1,9 +1,10 @@
 import { performance } from 'node:perf_hooks';
 import { AlkstoreError, AlreadyRunning, InvalidArgument, InvalidOption, PermanentError } from '../contract/errors.js';
 import type { Job, Queue, StoreLogger, WakeReceiver } from '../contract/types.js';
-import { asOption, MAX_BATCH, requireBatchSize, requireBoolean, requireCount, requireInt, requireTimerMs } from '../contract/validate.js';
+import { asOption, MAX_BATCH, requireBatchSize, requireBoolean, requireCount, requireDurationMs, requireInt, requireTimerMs } from '../contract/validate.js';
 import { deadLetterLine } from '../internal/dead-letter-log.js';
 import { handoffPoint, type HandoffSlot } from '../internal/handoff.js';
+import { nextDueOf } from '../internal/next-due.js';
 import { errorText } from '../internal/outbox-handle.js';
 import { sleep } from '../internal/sleep.js';
 import { AckBatcher } from './ack-batcher.js';
@@ -234,6 +235,8 @@ export class WorkerCore {
   private wakePending = false;
   private kickScheduled = false;
   private backlog = false;
+  /** The claim loop is waiting because it has no capacity (slots taken or too many outcomes unsettled). */
+  private heldBack = false;
   private ranSinceDrained = false;
   private storeFailures = 0;
   private storeClosed = false;
@@ -374,7 +377,11 @@ export class WorkerCore {
     while (!stop.aborted && !this.storeClosed) {
       const free = this.freeSlots();
       if (free <= 0) {
-        if (await this.waitForWork(this.o.idlePollIntervalMs)) this.backlog = true;
+        // Freed slots and settled outcomes (a landed ack, retry or dead-letter write) cut this short.
+        this.heldBack = true;
+        const woken = await this.waitForWork(this.o.idlePollIntervalMs);
+        this.heldBack = false;
+        if (woken) this.backlog = true;
         continue;
       }
       const want = Math.min(this.o.maxClaim, free);
@@ -413,7 +420,11 @@ export class WorkerCore {
       // A full claim: more is probably ready. Claim again at once, or wait for a freed slot.
       this.backlog = jobs.length === want;
       if (this.backlog && this.freeSlots() > 0) continue;
-      const wait = jobs.length === 0 ? this.o.idlePollIntervalMs : this.o.pollIntervalMs;
+      const poll = jobs.length === 0 ? this.o.idlePollIntervalMs : this.o.pollIntervalMs;
+      // A job that falls due by time sends no wake: wait no longer than until the next run_at the claim reported
+      // (a database duration, timed from now, when the claim has returned: never early, late by at most a round trip).
+      const nextDue = nextDueOf(jobs);
+      const wait = nextDue === null || nextDue === undefined ? poll : Math.max(1, Math.min(poll, Math.ceil(nextDue) + 1));
       // Short claim, free slots: idle. Fresh enqueues of this store may come straight here.
       this.joinHandoff();
       if (await this.waitForWork(wait)) this.backlog = true;
@@ -749,7 +760,14 @@ export class WorkerCore {
     try {
       const outcome = this.o.decide(job, failure, error);
       const kind = (outcome as { kind?: unknown } | null | undefined)?.kind;
-      if (kind === 'retry' || kind === 'dead') return outcome;
+      if (kind === 'dead') return outcome;
+      if (kind === 'retry') {
+        // A delay the store would refuse (NaN, negative, past the largest Date) is decide's mistake, not a store
+        // error: refused here, before any write, so the job is not stuck in processing until its lease lapses.
+        const delayMs = (outcome as { delayMs?: unknown }).delayMs;
+        if (delayMs !== undefined) requireDurationMs('delayMs returned by decide', delayMs, { allowZero: true });
+        return outcome;
+      }
       problem = new TypeError(`decide returned ${outcome === null ? 'null' : typeof outcome === 'object' ? 'an object without kind "retry" or "dead"' : typeof outcome}`);
     } catch (err) {
       problem = err;
@@ -857,7 +875,11 @@ export class WorkerCore {
 
   /** The outcome of `t` landed (or was dropped): it no longer counts against the claim capacity. */
   private settled(t: Tracked): void {
-    if (t.state === 'recording' || t.state === 'unrecorded') this.unsettled -= 1;
+    if (t.state === 'recording' || t.state === 'unrecorded') {
+      this.unsettled -= 1;
+      // A claim loop held back by unsettled outcomes may go on (acks, retries and dead-letters alike).
+      if (this.heldBack) this.scheduleKick();
+    }
     this.untrack(t);
   }
 
@@ -937,9 +959,12 @@ export class WorkerCore {
     if (!obs?.stats) return;
     while (!stop.aborted) {
       try {
-        obs.stats(await withTimeout(this.o.queue.stats(), this.o.storeTimeoutMs, 'stats'));
+        // Shutdown does not wait for a sample in flight (up to storeTimeoutMs): it is dropped.
+        const sample = await untilAborted(withTimeout(this.o.queue.stats(), this.o.storeTimeoutMs, 'stats'), stop);
+        if (sample === ABORTED) return;
+        obs.stats(sample);
       } catch (err) {
-        if (!isClosed(err)) this.o.logger.warn(`${this.o.name}: sampling queue stats failed (${errorText(err)})`);
+        if (!isClosed(err) && !stop.aborted) this.o.logger.warn(`${this.o.name}: sampling queue stats failed (${errorText(err)})`);
       }
       await sleep(this.o.statsIntervalMs, stop);
     }
@@ -1035,7 +1060,12 @@ export class WorkerCore {
 
   /** Wakes the loop to claim for freed slots, once per event-loop turn, when more work is probably ready. */
   private slotFreed(): void {
-    if (!this.backlog || this.kickScheduled) return;
+    if (this.backlog) this.scheduleKick();
+  }
+
+  /** Kicks the waiting claim loop once per event-loop turn, however many events asked for it. */
+  private scheduleKick(): void {
+    if (this.kickScheduled) return;
     this.kickScheduled = true;
     setImmediate(() => {
       this.kickScheduled = false;
@@ -1063,6 +1093,29 @@ export class WorkerCore {
 }
 
 const TIMEOUT = Symbol('timeout');
+const ABORTED = Symbol('aborted');
+
+/** `promise`, or {@link ABORTED} as soon as `signal` aborts (the promise is left to settle on its own, its rejection handled). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | typeof ABORTED> {
+  if (signal.aborted) {
+    promise.catch(() => undefined);
+    return Promise.resolve(ABORTED);
+  }
+  return new Promise<T | typeof ABORTED>((resolve, reject) => {
+    const onAbort = (): void => resolve(ABORTED);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      },
+    );
+  });
+}
 
 /** Also recognises a PermanentError from another copy of the package. */
 export function isPermanent(err: unknown): boolean {

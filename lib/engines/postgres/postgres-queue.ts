@@ -10,6 +10,7 @@ import { errorText } from '../../internal/outbox-handle.js';
 import { encodePayload } from '../../contract/codec.js';
 import { resolveJobStamp, type JobWrite } from '../../contract/options.js';
 import { HANDOFF, handoffCandidate, type HandoffPoint, type HandoffSlot } from '../../internal/handoff.js';
+import { withNextDue } from '../../internal/next-due.js';
 import { always, enqueueBulkJobs, enqueueJob, enqueueJobs, enqueueResolved, moved, promoted, runWaking, stampParams, woke, type PgContext } from './context.js';
 import { num, numOrNull } from './executor.js';
 import type { JobRow } from './queue.sql.js';
@@ -76,12 +77,14 @@ export class PostgresQueue implements Queue {
     const started = gate.begin();
     const r = await exec.wakes.run(
       this.wake,
-      (w) => exec.run<(JobRow | { id: null }) & { limited: boolean }>(this.ctx.sql.queue.claim, [this.name, max - jobs.length, leaseMs, worker, w, this.ctx.claimDeferred]),
+      (w) =>
+        exec.run<(JobRow | { id: null }) & { limited: boolean; next_due_in: string | null }>(this.ctx.sql.queue.claim, [this.name, max - jobs.length, leaseMs, worker, w, this.ctx.claimDeferred]),
       promoted,
     );
     // The statement always returns a row (see q_claim); an empty claim is one row of nulls.
     for (const row of r.rows) if (row.id !== null) jobs.push(new PostgresJob(this.ctx, row, this.wake, leaseMs));
     gate.fullDone(this.name, started, r.rows[0]?.limited !== false, jobs.length >= max);
+    if (jobs.length < max) withNextDue(jobs, numOrNull(r.rows[0]?.next_due_in ?? null));
     return jobs;
   }
 

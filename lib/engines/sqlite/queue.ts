@@ -17,6 +17,7 @@ import { bulkItems, decodeHeaders, validateUniqueKey, type JobHeaders } from '..
 import { resolveRateLimit } from '../../contract/queue-settings.js';
 import type { BulkJob, ClaimOpts, Job, JobInfo, ListDeadOpts, Queue, QueueSettings, QueueStats, RateLimit, WakeReceiver } from '../../contract/types.js';
 import { HANDOFF, handoffCandidate, type HandoffPoint, type HandoffSlot } from '../../internal/handoff.js';
+import { withNextDue } from '../../internal/next-due.js';
 import { errorText } from '../../internal/outbox-handle.js';
 import type { SqliteCore } from './core.js';
 import * as ops from './queue-ops.js';
@@ -182,7 +183,10 @@ export class SqliteQueue implements Queue {
       const { workerId: worker, leaseMs } = claimInput(workerId, opts);
       return this.core
         .write('claim', (ctx) => ops.claimJobs(ctx, this.name, max, leaseMs, worker, randomUUID), true)
-        .then((rows) => rows.map((r) => new SqliteJob(this.core, this.name, r)));
+        .then((c) => {
+          const jobs: Job[] = c.rows.map((r) => new SqliteJob(this.core, this.name, r));
+          return jobs.length < max ? withNextDue(jobs, c.nextDueInMs) : jobs;
+        });
     } catch (err) {
       return Promise.reject(err);
     }
