@@ -242,6 +242,40 @@ export function handoffContract(engine: EngineFixture): void {
       expect(await again?.ack()).toBe(true);
     });
 
+    it('a job that fell due by time runs before a later enqueue: high-priority A (delayed) before low-priority B', async () => {
+      const o = observed(env.store.queue(uid('ho-due'), { visibilityTimeoutMs: LONG }));
+      const order: string[] = [];
+      // Idle poll 60 s: only a wake, the worker's due timer or a claim can start A.
+      const r = await idleWorker(o, async (job) => void order.push(job.payload as string));
+      const a = await o.queue.enqueue('A', { priority: 10, delayMs: 500 });
+      // A is due (no longer counted as scheduled) before B is enqueued: B must not overtake it.
+      await waitFor('A is due', async () => (await o.queue.stats()).scheduled === 0, 10_000, 10);
+      const b = await o.queue.enqueue('B', { priority: 0 });
+      await waitFor('both ran', () => order.length === 2, 10_000, 5);
+      expect(order).toEqual(['A', 'B']);
+      expect(r.seen.map((j) => j.id)).toEqual([a, b]);
+    });
+
+    it('a lapsed claim is not overtaken: an enqueue while it waits goes pending and runs after it', async () => {
+      const name = uid('ho-lapsed');
+      // A crashed worker of another process held A with a short lease; it lapses with no wake.
+      const other = env.other.queue(name, { visibilityTimeoutMs: LONG });
+      const a = await other.enqueue('A');
+      const crashed = await other.claimOne('crashed-worker', { visibilityTimeoutMs: 1_500 });
+      expect(crashed?.id).toBe(a);
+      const o = observed(env.store.queue(name, { visibilityTimeoutMs: LONG }));
+      const order: string[] = [];
+      const r = await idleWorker(o, async (job) => void order.push(job.payload as string));
+      // Lapsed: the store refuses the crashed worker's heartbeat (each accepted one only extends it by 1 ms).
+      await waitFor('the crashed claim lapsed', async () => !(await crashed!.heartbeat(1)), 10_000, 20);
+      expect(order).toEqual([]);
+      const b = await o.queue.enqueue('B');
+      expect(o.claimedIds.has(b)).toBe(false);
+      await waitFor('both ran', () => order.length === 2, 10_000, 5);
+      expect(order).toEqual(['A', 'B']);
+      expect(r.seen.map((j) => j.attempts)).toEqual([2, 1]);
+    });
+
     it('localHandoff: false turns it off (every enqueue is pending and claimed)', async () => {
       const off = await env.db.open({ localHandoff: false });
       const o = observed(off.queue(uid('ho-off'), { visibilityTimeoutMs: LONG }));
