@@ -121,6 +121,8 @@ export function handoffContract(engine: EngineFixture): void {
       expect(info?.state).toBe('processing');
       expect(info?.attempts).toBe(1);
       expect(info?.claimedUntil).toBe(job.deadline);
+      // The lease the hand-off granted: the worker's own visibility timeout.
+      expect(job.leaseMs).toBe(LONG);
       await expectExactCounts(env.store, o.queue, { pending: 0, processing: 1, dead: 0 });
       // The handle is a real claim: heartbeat and ack are fenced by its token.
       expect(await job.heartbeat(LONG)).toBe(true);
