@@ -91,7 +91,7 @@ export function keyLocksContract(engine: EngineFixture): void {
       const producers = stores.flatMap((s, si) =>
         [0, 1].map(async (pi) => {
           const q = s.queue(name);
-          for (let round = 0; round < 12; round++) {
+          for (let round = 0; round < 8; round++) {
             const keys = shuffled(KEYS, si * 1000 + pi * 100 + round);
             await q.enqueueBulk(keys.map((k) => ({ payload: { k, round }, opts: { orderingKey: k } }))).catch((err: unknown) => void errors.push(err));
           }
@@ -115,7 +115,7 @@ export function keyLocksContract(engine: EngineFixture): void {
       const producers = stores.flatMap((s, si) =>
         [0, 1].map(async (pi) => {
           const q = s.queue(name);
-          for (let round = 0; round < 12; round++) {
+          for (let round = 0; round < 8; round++) {
             const keys = shuffled(KEYS, si * 1000 + pi * 100 + round + 7);
             const ids = await q.enqueueBulk(keys.map((k) => ({ payload: { k }, opts: { uniqueKey: k } }))).catch((err: unknown) => {
               errors.push(err);

@@ -13,7 +13,7 @@ import { describeCluster, reportFigures, sleep } from './fault-helpers.js';
 // again and again while the store enqueues, claims and acks. PostgreSQL-only; on a private
 // cluster (pg-cluster.ts), never on the shared server other test files use.
 
-const JOBS = 1_000;
+const JOBS = 600;
 const CUTS = 8;
 
 describeCluster(clusterUnavailable(), 'fault: a network cut between the store and PostgreSQL', () => {
