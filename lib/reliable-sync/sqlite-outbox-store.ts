@@ -1,6 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { Closed, Database as DatabaseError, InvalidOption } from '../contract/errors.js';
-import { loadPeer } from '../internal/load-peer.js';
+import { loadBetterSqlite3 } from '../internal/load-better-sqlite3.js';
 import { assertEpoch, assertFrame, type OutboxRecord } from './epoch.js';
 import type { OutboxStore } from './outbox-store.js';
 import { checkIdentifier, checkKey } from './store-options.js';
@@ -48,7 +48,7 @@ export class SqliteOutboxStore implements OutboxStore {
       if (typeof options.path !== 'string' || options.path.length === 0) {
         throw new InvalidOption('path', 'must be a non-empty string (SqliteOutboxStore.open needs a `path` or an open `database`)');
       }
-      const mod = await loadPeer('better-sqlite3', () => import('better-sqlite3'));
+      const mod = await loadBetterSqlite3();
       const path = options.path;
       db = wrap(`open sqlite outbox ${JSON.stringify(path)}`, () => {
         const opened = new mod.default(path);

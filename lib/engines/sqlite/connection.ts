@@ -1,6 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { Database as DatabaseError } from '../../contract/errors.js';
-import { loadPeer } from '../../internal/load-peer.js';
+import { loadBetterSqlite3 } from '../../internal/load-better-sqlite3.js';
 
 /** The database clock in epoch milliseconds (docs/semantics.md, Time). */
 export const NOW_SQL = "SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)";
@@ -9,9 +9,9 @@ type DatabaseCtor = typeof BetterSqlite3;
 
 let driver: Promise<DatabaseCtor> | undefined;
 
-/** Loads better-sqlite3 once; a missing package is a `MissingPeer` error naming it. */
+/** Loads better-sqlite3 once; a missing package is `MissingPeer`, one this Node cannot run `IncompatiblePeer`. */
 export function loadDriver(): Promise<DatabaseCtor> {
-  driver ??= loadPeer('better-sqlite3', async () => (await import('better-sqlite3')).default);
+  driver ??= loadBetterSqlite3().then((mod) => mod.default);
   return driver;
 }
 
