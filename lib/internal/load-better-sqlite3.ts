@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import type BetterSqlite3 from 'better-sqlite3';
 import { IncompatiblePeer, loadPeer } from './load-peer.js';
 
 /** The first major of better-sqlite3 whose native module needs Node 22 (it crashes the process on older Node). */
@@ -49,7 +50,7 @@ export function checkBetterSqlite3(probe: DriverProbe = realProbe): void {
  * Loads better-sqlite3 after {@link checkBetterSqlite3}: a missing package is
  * `MissingPeer`, one this Node cannot run is `IncompatiblePeer`.
  */
-export async function loadBetterSqlite3(probe: DriverProbe = realProbe): Promise<typeof import('better-sqlite3')> {
+export async function loadBetterSqlite3(probe: DriverProbe = realProbe): Promise<typeof BetterSqlite3> {
   checkBetterSqlite3(probe);
-  return loadPeer('better-sqlite3', () => import('better-sqlite3'));
+  return loadPeer('better-sqlite3', async () => (await import('better-sqlite3')).default);
 }

@@ -48,10 +48,10 @@ export class SqliteOutboxStore implements OutboxStore {
       if (typeof options.path !== 'string' || options.path.length === 0) {
         throw new InvalidOption('path', 'must be a non-empty string (SqliteOutboxStore.open needs a `path` or an open `database`)');
       }
-      const mod = await loadBetterSqlite3();
+      const Driver = await loadBetterSqlite3();
       const path = options.path;
       db = wrap(`open sqlite outbox ${JSON.stringify(path)}`, () => {
-        const opened = new mod.default(path);
+        const opened = new Driver(path);
         // WAL lets readers run beside the writer; FULL makes every commit durable (append before send).
         opened.pragma('journal_mode = WAL');
         opened.pragma('synchronous = FULL');

@@ -35,7 +35,7 @@ describe('better-sqlite3 loader', () => {
   });
 
   it('the real probe reads the installed driver and loads it on this Node', async () => {
-    const mod = await loadBetterSqlite3();
-    expect(typeof mod.default).toBe('function');
+    const Driver = await loadBetterSqlite3();
+    expect(typeof Driver).toBe('function');
   });
 });

@@ -11,7 +11,7 @@ let driver: Promise<DatabaseCtor> | undefined;
 
 /** Loads better-sqlite3 once; a missing package is `MissingPeer`, one this Node cannot run `IncompatiblePeer`. */
 export function loadDriver(): Promise<DatabaseCtor> {
-  driver ??= loadBetterSqlite3().then((mod) => mod.default);
+  driver ??= loadBetterSqlite3();
   return driver;
 }
 
