@@ -1,6 +1,6 @@
 import { InvalidOption } from '../../contract/errors.js';
 import type { StoreLogger } from '../../contract/types.js';
-import { asOption, requireBoolean, requireFunction, requireTimerMs } from '../../contract/validate.js';
+import { asOption, maxPayloadBytesOption, requireBoolean, requireFunction, requireTimerMs } from '../../contract/validate.js';
 
 /** Options of `openSqliteStore`. */
 export interface SqliteStoreOptions {
@@ -46,6 +46,12 @@ export interface SqliteStoreOptions {
    * Queues). Same option on PostgreSQL.
    */
   localHandoff?: boolean;
+  /**
+   * Largest queue, outbox, stream or schedule payload, in UTF-8 bytes of its JSON text
+   * (default 1 048 576, 1 MiB; at most 2^30). A larger payload is `PayloadTooLarge` at the
+   * call, before any write. Same option on both engines.
+   */
+  maxPayloadBytes?: number;
   /** Random source in [0, 1) for retry backoff jitter (tests inject it). Default `Math.random`. */
   random?: () => number;
   logger?: StoreLogger;
@@ -61,6 +67,7 @@ export interface ResolvedSqliteOptions {
   lockWaitTimeoutMs: number;
   writeFairness: boolean;
   localHandoff: boolean;
+  maxPayloadBytes: number;
   random: () => number;
   logger: StoreLogger;
 }
@@ -94,6 +101,7 @@ export function resolveSqliteOptions(o: SqliteStoreOptions): ResolvedSqliteOptio
     lockWaitTimeoutMs: timerOption('lockWaitTimeoutMs', o.lockWaitTimeoutMs, 30_000),
     writeFairness: o.writeFairness === undefined ? true : asOption(() => requireBoolean('writeFairness', o.writeFairness)),
     localHandoff: o.localHandoff === undefined ? true : asOption(() => requireBoolean('localHandoff', o.localHandoff)),
+    maxPayloadBytes: maxPayloadBytesOption(o.maxPayloadBytes),
     random: o.random === undefined ? Math.random : asOption(() => requireFunction<() => number>('random', o.random)),
     logger: o.logger ?? defaultLogger,
   };
