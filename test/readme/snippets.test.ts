@@ -8,6 +8,8 @@
 //                     a prelude importing the public names (PRELUDE below).
 //  - ```ts member     a class member (a decorated method): compiled inside a
 //                     class body, after the prelude.
+//  - ```ts main       a `main.ts` that imports the module block before it as
+//                     `./app.module.js`: compiled next to that block.
 //  - ```ts skip <reason>  not compiled; the reason is required and printed.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -32,6 +34,7 @@ function sourceOf(s: Snippet): string | null {
   if (kind === 'module') return `${s.code}export {};\n`;
   if (kind === 'fragment') return `${PRELUDE}${s.code}export {};\n`;
   if (kind === 'member') return `${PRELUDE}@Injectable()\nexport class Snippet {\n${s.code}}\n`;
+  if (kind === 'main') return `${s.code}export {};\n`;
   throw new Error(`${s.file}:${s.line}: unknown snippet kind "${kind}" (use fragment, member or skip <reason>)`);
 }
 
@@ -51,7 +54,15 @@ describe('documentation snippets', () => {
     all.forEach((s, i) => {
       const source = sourceOf(s);
       if (source === null) return;
-      const file = join(outDir, `${s.file.replace(/[/.]/g, '_')}_${s.line}_${i}.ts`);
+      let file = join(outDir, `${s.file.replace(/[/.]/g, '_')}_${s.line}_${i}.ts`);
+      if (s.flags[0] === 'main') {
+        const module = all[i - 1];
+        if (!module || module.file !== s.file || (module.flags[0] ?? 'module') !== 'module') throw new Error(`${s.file}:${s.line}: a main block follows the module block it imports`);
+        const dir = join(outDir, `${s.file.replace(/[/.]/g, '_')}_${s.line}_main`);
+        mkdirSync(dir, { recursive: true });
+        writeFileSync(join(dir, 'app.module.ts'), sourceOf(module)!);
+        file = join(dir, 'main.ts');
+      }
       writeFileSync(file, source);
       files.set(file, s);
     });
