@@ -33,6 +33,16 @@ export type Jsonified<T> = T extends string | number | boolean | null
  */
 export const DEFAULT_MAX_PAYLOAD_BYTES = 1_048_576;
 
+/**
+ * Deepest nesting of arrays and objects a payload may have (the top-level value is depth 1).
+ * Far beyond any message, and far below where a recursive encoder or validator (JSON.stringify,
+ * class-transformer, PostgreSQL's json parser) runs out of stack, so the limit is the same
+ * everywhere instead of depending on the caller's stack.
+ */
+export const MAX_PAYLOAD_DEPTH = 256;
+
+const TOO_DEEP = `is nested more than ${MAX_PAYLOAD_DEPTH} levels deep (arrays and objects); flatten it`;
+
 /** The largest `maxPayloadBytes` a store accepts (1 GiB, PostgreSQL's limit for one text value). */
 export const MAX_PAYLOAD_BYTES_LIMIT = 1_073_741_824;
 
@@ -58,7 +68,10 @@ function nonPlainReason(v: object): string {
   return `an instance of ${name} does not survive JSON (it comes back as a plain object without its prototype); send a plain object`;
 }
 
-/** The first value under `v` that JSON would lose or refuse, as `[path, reason]`, or null. */
+/**
+ * The first value under `v` that JSON would lose or refuse, as `[path, reason]`, or null.
+ * Recursion stops at {@link MAX_PAYLOAD_DEPTH}, so no payload can exhaust the stack here.
+ */
 function findUnsafe(v: unknown, path: Path, stack: Set<object>): [Path, string] | null {
   switch (typeof v) {
     case 'string':
@@ -77,6 +90,8 @@ function findUnsafe(v: unknown, path: Path, stack: Set<object>): [Path, string] 
   if (v === null) return null;
   const obj = v as object;
   if (stack.has(obj)) return [[...path], 'a cycle does not survive JSON'];
+  // `stack` holds the objects above this one: this object is at depth stack.size + 1.
+  if (stack.size >= MAX_PAYLOAD_DEPTH) return [[], TOO_DEEP];
   const proto = Object.getPrototypeOf(obj) as unknown;
   stack.add(obj);
   try {
@@ -108,8 +123,9 @@ function findUnsafe(v: unknown, path: Path, stack: Set<object>): [Path, string] 
  * Encodes a payload as JSON text, refusing with {@link Codec} (naming the path
  * of the offending value, e.g. `payload.items[2].at`) anything that would not
  * come back as it was sent (SPEC §2): BigInt, cycles, non-finite numbers,
- * functions, symbols, `undefined` at the top or in an array, and non-plain
- * objects (`Date`, `Map`, `Set`, `Buffer` and typed arrays, class instances).
+ * functions, symbols, `undefined` at the top or in an array, non-plain
+ * objects (`Date`, `Map`, `Set`, `Buffer` and typed arrays, class instances),
+ * and nesting deeper than {@link MAX_PAYLOAD_DEPTH}.
  * Nested `undefined` object properties are dropped, as JSON does; `-0` is
  * accepted and comes back as `0` (equal under `===`). Text over `maxBytes`
  * UTF-8 bytes is {@link PayloadTooLarge}. Nothing is written before this runs.
