@@ -48,6 +48,14 @@ export const MAX_PAYLOAD_BYTES_LIMIT = 1_073_741_824;
 
 type Path = (string | number)[];
 
+/** A running lower bound of the encoded size, against the limit. */
+interface SizeBound {
+  atLeast: number;
+  readonly max: number;
+}
+
+const TOO_LARGE = 'too large';
+
 function pathText(what: string, path: Path): string {
   let out = what;
   for (const p of path) out += typeof p === 'number' ? `[${p}]` : /^[A-Za-z_$][\w$]*$/.test(p) ? `.${p}` : `[${JSON.stringify(p)}]`;
@@ -72,9 +80,12 @@ function nonPlainReason(v: object): string {
  * The first value under `v` that JSON would lose or refuse, as `[path, reason]`, or null.
  * Recursion stops at {@link MAX_PAYLOAD_DEPTH}, so no payload can exhaust the stack here.
  */
-function findUnsafe(v: unknown, path: Path, stack: Set<object>): [Path, string] | null {
+function findUnsafe(v: unknown, path: Path, stack: Set<object>, size: SizeBound): [Path, string] | null {
   switch (typeof v) {
     case 'string':
+      // A string's JSON is at least as many UTF-8 bytes as it has UTF-16 units: stop before encoding a runaway payload.
+      size.atLeast += v.length;
+      return size.atLeast > size.max ? [[], TOO_LARGE] : null;
     case 'boolean':
       return null;
     case 'number':
@@ -98,7 +109,7 @@ function findUnsafe(v: unknown, path: Path, stack: Set<object>): [Path, string] 
     if (Array.isArray(obj) && proto === Array.prototype) {
       for (let i = 0; i < obj.length; i++) {
         path.push(i);
-        const bad = findUnsafe(obj[i], path, stack);
+        const bad = findUnsafe(obj[i], path, stack, size);
         path.pop();
         if (bad) return bad;
       }
@@ -109,7 +120,8 @@ function findUnsafe(v: unknown, path: Path, stack: Set<object>): [Path, string] 
       const child = (obj as Record<string, unknown>)[key];
       if (child === undefined) continue; // a nested undefined property is dropped, as JSON does
       path.push(key);
-      const bad = findUnsafe(child, path, stack);
+      size.atLeast += key.length;
+      const bad = findUnsafe(child, path, stack, size);
       path.pop();
       if (bad) return bad;
     }
@@ -131,7 +143,9 @@ function findUnsafe(v: unknown, path: Path, stack: Set<object>): [Path, string] 
  * UTF-8 bytes is {@link PayloadTooLarge}. Nothing is written before this runs.
  */
 export function encodePayload(value: unknown, what = 'payload', maxBytes: number = DEFAULT_MAX_PAYLOAD_BYTES): string {
-  const bad = findUnsafe(value, [], new Set());
+  const size: SizeBound = { atLeast: 0, max: maxBytes };
+  const bad = findUnsafe(value, [], new Set(), size);
+  if (bad?.[1] === TOO_LARGE) throw PayloadTooLarge.atLeast(what, size.atLeast, maxBytes);
   if (bad) throw new Codec(pathText(what, bad[0]), bad[1]);
   let text: string;
   try {

@@ -71,6 +71,11 @@ export class PayloadTooLarge extends AlkstoreError {
   static payload(what: string, bytes: number, limit: number): PayloadTooLarge {
     return new PayloadTooLarge(what, bytes, limit, `${what} is ${bytes} bytes as JSON; the limit is ${limit} (the maxPayloadBytes store option)`);
   }
+
+  /** {@link payload}, found before encoding: its strings alone are `atLeast` bytes (`bytes` is that lower bound). */
+  static atLeast(what: string, atLeast: number, limit: number): PayloadTooLarge {
+    return new PayloadTooLarge(what, atLeast, limit, `${what} is more than ${limit} bytes as JSON (its strings alone are at least ${atLeast}); the limit is ${limit} (the maxPayloadBytes store option)`);
+  }
 }
 
 /** A name uses the reserved prefix `__alkstore_`. */

@@ -90,6 +90,20 @@ describe('payload codec (conformance/contract/codec.json)', () => {
     expect(() => encodePayload('x'.repeat(9), 'payload', 10)).toThrow(/payload is 11 bytes as JSON; the limit is 10 \(the maxPayloadBytes store option\)/);
   });
 
+  it('a payload whose strings alone are over the limit is refused before it is encoded', () => {
+    const err = (() => {
+      try {
+        encodePayload({ blob: 'x'.repeat(2_000) }, 'payload', 1_000);
+      } catch (e) {
+        return e as PayloadTooLarge;
+      }
+      throw new Error('accepted');
+    })();
+    expect(err).toBeInstanceOf(PayloadTooLarge);
+    expect(err.message).toBe('payload is more than 1000 bytes as JSON (its strings alone are at least 2004); the limit is 1000 (the maxPayloadBytes store option)');
+    expect(err.limit).toBe(1_000);
+  });
+
   it('the default limit is 1 MiB', () => {
     expect(DEFAULT_MAX_PAYLOAD_BYTES).toBe(1024 * 1024);
     expect(() => encodePayload('x'.repeat(1024 * 1024 - 2))).not.toThrow();

@@ -53,6 +53,7 @@ export interface SqliteStoreOptions {
    * call, before any write. Same option on both engines.
    */
   maxPayloadBytes?: number;
+  /**
    * Which SQLite driver opens the file. `'auto'` (default): better-sqlite3 when it is installed,
    * else Node's built-in `node:sqlite` (Node 22.13+; no native addon to build). `'better-sqlite3'`
    * or `'node:sqlite'` to choose; the file, the tables and every behaviour are the same.
