@@ -29,5 +29,11 @@ export interface OpenStoreOptions {
    * (docs/semantics.md, Queues, Local hand-off).
    */
   localHandoff?: boolean;
+  /**
+   * Largest queue, outbox, stream or schedule payload, in UTF-8 bytes of its JSON text
+   * (default 1 048 576, 1 MiB; at most 2^30). A larger payload is `PayloadTooLarge` at the
+   * call, before any write. Same option on both engines.
+   */
+  maxPayloadBytes?: number;
   logger?: StoreLogger;
 }

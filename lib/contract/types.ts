@@ -1,4 +1,5 @@
 import type { StoreAdmin } from './admin.js';
+import type { Jsonified } from './codec.js';
 import type { JobHeaders } from './job-extras.js';
 import type { JobOpts, QueueOpts } from './options.js';
 
@@ -28,7 +29,8 @@ export interface StreamEvent<T = unknown> {
   readonly offset: number;
   readonly stream: string;
   readonly key: string | null;
-  readonly payload: T;
+  /** The payload as it comes back: the JSON shape of what was sent ({@link Jsonified}). */
+  readonly payload: Jsonified<T>;
   /** Epoch milliseconds at publish (database clock). Informational, not an ordering field. */
   readonly createdAt: number;
 }
@@ -77,7 +79,8 @@ export interface JobInfo<T = unknown> {
   readonly id: number;
   readonly queue: string;
   readonly state: JobState;
-  readonly payload: T;
+  /** The payload as it comes back: the JSON shape of what was sent ({@link Jsonified}). */
+  readonly payload: Jsonified<T>;
   readonly priority: number;
   readonly attempts: number;
   readonly maxAttempts: number;
@@ -107,7 +110,8 @@ export interface JobInfo<T = unknown> {
 export interface Job<T = unknown> {
   readonly id: number;
   readonly queue: string;
-  readonly payload: T;
+  /** The payload as it comes back: the JSON shape of what was sent ({@link Jsonified}). */
+  readonly payload: Jsonified<T>;
   readonly priority: number;
   /** Claims so far, this one included. */
   readonly attempts: number;
@@ -172,7 +176,8 @@ export interface QueueStats {
 
 /** One item of `queue.enqueueBulk`. */
 export interface BulkJob<T = unknown> {
-  readonly payload: T;
+  /** The payload as it comes back: the JSON shape of what was sent ({@link Jsonified}). */
+  readonly payload: Jsonified<T>;
   readonly opts?: JobOpts;
 }
 

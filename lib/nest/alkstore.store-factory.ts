@@ -21,6 +21,7 @@ export async function openStoreFromOptions(options: AlkstoreModuleOptions, logge
     poolSize: options.poolSize,
     pollIntervalMs: options.pollIntervalMs,
     localHandoff: options.localHandoff,
+    maxPayloadBytes: options.maxPayloadBytes,
     logger,
   };
   if (options.url !== undefined && options.dataSource !== undefined) {
@@ -45,7 +46,7 @@ async function openNextToDataSource(ds: DataSource, options: AlkstoreModuleOptio
       );
     }
     const { openSqliteStore } = await import('../engines/sqlite/index.js');
-    return openSqliteStore({ path: database, pollIntervalMs: common.pollIntervalMs, localHandoff: common.localHandoff, logger: common.logger });
+    return openSqliteStore({ path: database, pollIntervalMs: common.pollIntervalMs, localHandoff: common.localHandoff, maxPayloadBytes: common.maxPayloadBytes, logger: common.logger });
   }
   if (POSTGRES_TYPES.has(type)) {
     const { openPostgresStore } = await import('../engines/postgres/index.js');

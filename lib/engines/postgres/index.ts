@@ -5,7 +5,7 @@
 import type { ClientConfig, Pool } from 'pg';
 import { InvalidOption } from '../../contract/errors.js';
 import type { Store, StoreLogger } from '../../contract/types.js';
-import { asOption, requireBoolean, requireCount, requireFunction, requireTimerMs } from '../../contract/validate.js';
+import { asOption, maxPayloadBytesOption, requireBoolean, requireCount, requireFunction, requireTimerMs } from '../../contract/validate.js';
 import { loadPeer } from '../../internal/load-peer.js';
 import { scrubbingLogger, scrubSecrets, secretForms, urlSecrets } from '../../internal/secrets.js';
 import { applyMigrations, verifySchema } from './migrations.js';
@@ -65,6 +65,12 @@ export interface PostgresStoreOptions {
    * pending job and workers claim it (docs/semantics.md, Queues). Same option on SQLite.
    */
   localHandoff?: boolean;
+  /**
+   * Largest queue, outbox, stream or schedule payload, in UTF-8 bytes of its JSON text
+   * (default 1 048 576, 1 MiB; at most 2^30). A larger payload is `PayloadTooLarge` at the
+   * call, before any write. Same option on both engines.
+   */
+  maxPayloadBytes?: number;
   /** Random source in [0, 1) for retry backoff jitter (tests inject it). Default `Math.random`. */
   random?: () => number;
   logger?: StoreLogger;
@@ -108,6 +114,7 @@ async function open(options: PostgresStoreOptions, secrets: readonly string[]): 
   const migrate = options.migrate === undefined ? true : asOption(() => requireBoolean('migrate', options.migrate));
   if (options.listen !== undefined) asOption(() => requireBoolean('listen', options.listen));
   const localHandoff = options.localHandoff === undefined ? true : asOption(() => requireBoolean('localHandoff', options.localHandoff));
+  const maxPayloadBytes = maxPayloadBytesOption(options.maxPayloadBytes);
   const claimDurability = options.claimDurability ?? 'deferred';
   if (claimDurability !== 'deferred' && claimDurability !== 'immediate') {
     throw new InvalidOption('claimDurability', 'must be "deferred" or "immediate"');
@@ -129,7 +136,7 @@ async function open(options: PostgresStoreOptions, secrets: readonly string[]): 
   }
 
   // A pool of one is left alone: a held connection would make every transaction wait for it.
-  const store = new PostgresStore({ pool, ownsPool, schema, pollIntervalMs, logger, random, claimDeferred: claimDurability === 'deferred', localHandoff, holdConnection: ownsPool && poolSize >= 2 });
+  const store = new PostgresStore({ pool, ownsPool, schema, pollIntervalMs, logger, random, claimDeferred: claimDurability === 'deferred', localHandoff, maxPayloadBytes, holdConnection: ownsPool && poolSize >= 2 });
   let listener: PostgresListener | null = null;
   if (options.listen !== false) {
     const base: ClientConfig = hasUrl ? { connectionString: options.connectionString } : { ...(pool as unknown as { options: ClientConfig }).options };

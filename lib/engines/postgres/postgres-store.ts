@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
-import { utf8Length } from '../../contract/codec.js';
+import { DEFAULT_MAX_PAYLOAD_BYTES, utf8Length } from '../../contract/codec.js';
 import { AlkstoreError, Closed, Database, InvalidOption } from '../../contract/errors.js';
 import { LISTENER_RECONNECTED_CHANNEL, SCHEDULES_WAKE_CHANNEL, outboxQueueName } from '../../contract/names.js';
 import { DEFAULT_QUEUE_OPTS, OUTBOX_QUEUE_OPTS, resolveQueueOpts, type JobOpts, type QueueOpts } from '../../contract/options.js';
@@ -60,6 +60,8 @@ export interface PostgresStoreParts {
   claimDeferred?: boolean;
   /** Plain enqueues may hand jobs straight to this store's idle workers (`localHandoff`). Default true. */
   localHandoff?: boolean;
+  /** Largest payload JSON in UTF-8 bytes. Default 1 MiB. */
+  maxPayloadBytes?: number;
   /** Keep one pool connection checked out for statements that arrive one at a time (see `PoolExecutor`). Default false. */
   holdConnection?: boolean;
 }
@@ -149,6 +151,7 @@ export class PostgresStore implements Store {
       claimDeferred: parts.claimDeferred ?? false,
       inTransaction: (fn) => this.inTransaction(fn),
       handoff: parts.localHandoff === false ? null : new HandoffRegistry(),
+      maxPayloadBytes: parts.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES,
       get pollFallbackMs() {
         return store.listenerHealthy ? undefined : store.pollIntervalMs;
       },
@@ -321,7 +324,7 @@ export class PostgresStore implements Store {
 
   async schedule(name: string, spec: string, queue: string, payload: unknown, opts?: ScheduleOpts): Promise<Schedule> {
     this.guard();
-    const input = await scheduleInput(name, spec, queue, payload, opts);
+    const input = await scheduleInput(name, spec, queue, payload, opts, this.ctx.maxPayloadBytes);
     return pgScheduler.upsertSchedule(this.ctx, input);
   }
 

@@ -73,11 +73,11 @@ export class ExternalTxOps implements TxOps {
   }
 
   async publish(stream: string, payload: unknown): Promise<number> {
-    return this.insertEvent('tx.publish', publishInput(stream, payload));
+    return this.insertEvent('tx.publish', publishInput(this.core, stream, payload));
   }
 
   async publishWithKey(stream: string, key: string, payload: unknown): Promise<number> {
-    return this.insertEvent('tx.publishWithKey', publishWithKeyInput(stream, key, payload));
+    return this.insertEvent('tx.publishWithKey', publishWithKeyInput(this.core, stream, key, payload));
   }
 
   async notify(channel: string, payload?: string): Promise<void> {

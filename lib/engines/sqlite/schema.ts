@@ -180,9 +180,10 @@ ALTER TABLE __alkstore_schedules ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;
  * Creates the engine tables if missing and checks the stored schema version.
  * Runs inside the caller's write transaction, so concurrent opens are safe.
  * (A meta row, not `PRAGMA user_version`: the file may be shared with an
- * application that owns user_version.)
+ * application that owns user_version.) Returns what it did, for the open's log.
  */
-export function applySchema(conn: SqliteConn): void {
+export function applySchema(conn: SqliteConn): SchemaChange {
+  const change: SchemaChange = { created: false, applied: [] };
   const fresh = conn.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__alkstore_meta'").get() === undefined;
   conn.db.exec(DDL);
   const stored = conn.db.prepare("SELECT value FROM __alkstore_meta WHERE key = 'schema_version'").pluck().get() as number | undefined;
@@ -191,6 +192,7 @@ export function applySchema(conn: SqliteConn): void {
     // A fresh file: the DDL above already holds every step's result.
     conn.db.prepare("INSERT OR REPLACE INTO __alkstore_meta (key, value) VALUES ('schema_version', ?)").run(SCHEMA_VERSION);
     for (const m of SQLITE_MIGRATIONS) mark.run(`migration:${m.version}`, m.version);
+    change.created = true;
   } else if (stored > SCHEMA_VERSION) {
     throw new AlkstoreError(
       'DATABASE',
@@ -203,7 +205,10 @@ export function applySchema(conn: SqliteConn): void {
     for (const m of SQLITE_MIGRATIONS) {
       // Above the stored version a step always runs; at or below it, only when it is missing (a gap filled later).
       const covered = m.version <= stored && (legacy || done.get(`migration:${m.version}`) !== undefined);
-      if (!covered) conn.db.exec(m.sql);
+      if (!covered) {
+        conn.db.exec(m.sql);
+        change.applied.push(m);
+      }
       mark.run(`migration:${m.version}`, m.version);
     }
     if (stored < SCHEMA_VERSION) conn.db.prepare("UPDATE __alkstore_meta SET value = ? WHERE key = 'schema_version'").run(SCHEMA_VERSION);
@@ -213,4 +218,11 @@ export function applySchema(conn: SqliteConn): void {
     conn.db.exec(QUEUE_COUNTS_STEP);
   }
   conn.db.exec(INDEX_DDL);
+  return change;
+}
+
+/** What {@link applySchema} did: created the tables in a file that had none, or applied upgrade steps. */
+export interface SchemaChange {
+  created: boolean;
+  applied: SqliteMigration[];
 }

@@ -68,6 +68,7 @@ export class SqliteStore implements Store, SqliteCore {
   private openTx: SqliteTxHandle | null = null;
   readonly outcomes: OutcomeCounter;
   readonly handoff: HandoffRegistry | null;
+  readonly maxPayloadBytes: number;
   private readonly adminApi: SqliteAdmin;
 
   constructor(
@@ -80,6 +81,7 @@ export class SqliteStore implements Store, SqliteCore {
   ) {
     this.random = options.random;
     this.handoff = options.localHandoff ? new HandoffRegistry() : null;
+    this.maxPayloadBytes = options.maxPayloadBytes;
     this.watcher = readConn ? new Watcher(readConn, this.hub, options.pollIntervalMs, options.logger) : null;
     this.deferredSync = claimConn ? new DeferredSync(claimConn, `${resolve(options.path)}-wal`, options.logger) : null;
     this.writer = new Writer(writeConn, options.memory, options.lockWaitTimeoutMs, {
@@ -188,7 +190,7 @@ export class SqliteStore implements Store, SqliteCore {
 
   async schedule(name: string, spec: string, queue: string, payload: unknown, opts: ScheduleOpts = {}): Promise<Schedule> {
     this.assertOpen();
-    const input = await scheduleInput(name, spec, queue, payload, opts);
+    const input = await scheduleInput(name, spec, queue, payload, opts, this.maxPayloadBytes);
     return this.write('schedule', (ctx) => upsertSchedule(ctx, input));
   }
 

@@ -54,12 +54,12 @@ export class SqliteTxHandle implements TxHandle {
   }
 
   async publish(stream: string, payload: unknown): Promise<number> {
-    const i = publishInput(stream, payload);
+    const i = publishInput(this.core, stream, payload);
     return this.run('tx.publish', (ctx) => publishEvent(ctx, i.stream, null, i.text));
   }
 
   async publishWithKey(stream: string, key: string, payload: unknown): Promise<number> {
-    const i = publishWithKeyInput(stream, key, payload);
+    const i = publishWithKeyInput(this.core, stream, key, payload);
     return this.run('tx.publishWithKey', (ctx) => publishEvent(ctx, i.stream, i.key, i.text));
   }
 

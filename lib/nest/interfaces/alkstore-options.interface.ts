@@ -88,6 +88,11 @@ export interface AlkstoreModuleOptions {
    * off (docs/semantics.md, Queues, Local hand-off).
    */
   localHandoff?: boolean;
+  /**
+   * Largest queue, outbox, stream or schedule payload in UTF-8 bytes of its JSON (default
+   * 1 MiB): a larger one is `PayloadTooLarge` before any write. The store option of the same name.
+   */
+  maxPayloadBytes?: number;
   /** The engine's wake fallback (ms): SQLite watcher cadence / PostgreSQL poll when LISTEN is down. */
   pollIntervalMs?: number;
   /** Safety poll of idle workers and dispatchers (ms, default 5000); wakes cut it short. */
