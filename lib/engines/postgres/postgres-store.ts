@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Pool, PoolClient } from 'pg';
+import type { Client, Pool, PoolClient } from 'pg';
 import { utf8Length } from '../../contract/codec.js';
 import { AlkstoreError, Closed, Database, InvalidOption } from '../../contract/errors.js';
 import { LISTENER_RECONNECTED_CHANNEL, SCHEDULES_WAKE_CHANNEL, outboxQueueName } from '../../contract/names.js';
@@ -62,6 +62,8 @@ export interface PostgresStoreParts {
   localHandoff?: boolean;
   /** Keep one pool connection checked out for statements that arrive one at a time (see `PoolExecutor`). Default false. */
   holdConnection?: boolean;
+  /** Run statements as named prepared statements (default true; false behind a transaction-mode pooler). */
+  prepared?: boolean;
 }
 
 /** The PostgreSQL `Store`. Open it with `openPostgresStore`. */
@@ -90,6 +92,7 @@ export class PostgresStore implements Store {
   private readonly outcomes: OutcomeCounter;
   private readonly adminApi: PostgresAdmin;
   private readonly claims = new ClaimGate();
+  private readonly prepared: boolean;
 
   constructor(parts: PostgresStoreParts) {
     this.pool = parts.pool;
@@ -104,7 +107,8 @@ export class PostgresStore implements Store {
       (payload) => this.wakeFor(payload),
       () => this.listenerHealthy,
     );
-    this.exec = new PoolExecutor(parts.pool, this.own.autocommit, parts.holdConnection === true);
+    this.prepared = parts.prepared !== false;
+    this.exec = new PoolExecutor(parts.pool, this.own.autocommit, parts.holdConnection === true, this.prepared);
     this.hub = new WakeHub(
       (channel) => {
         if (utf8Length(channel) > LONG_CHANNEL_BYTES) this.longChannels.set(channelHash(channel), channel);
@@ -144,15 +148,20 @@ export class PostgresStore implements Store {
     return this.adminApi;
   }
 
-  /** Attaches the LISTEN connection (or starts polling when there is none). Called once by `openPostgresStore`. */
-  async attachListener(listener: PostgresListener | null): Promise<void> {
+  /**
+   * Attaches the LISTEN connection (or starts polling when there is none) and logs where wakes come
+   * from, in one line. `verify` checks the first LISTEN connection (see `PostgresListener.start`).
+   * Called once by `openPostgresStore`.
+   */
+  async attachListener(listener: PostgresListener | null, wakesFrom: string, verify?: (client: Client) => Promise<void>): Promise<void> {
     this.listener = listener;
     if (!listener) {
-      this.logger.log(`alkstore postgres: LISTEN disabled; wakes come from polling every ${this.pollIntervalMs} ms`);
+      this.logger.log(`alkstore postgres: ${wakesFrom}; wakes come from polling every ${this.pollIntervalMs} ms`);
       this.setPolling(true);
       return;
     }
-    await listener.start();
+    await listener.start(verify);
+    this.logger.log(`alkstore postgres: wakes come from LISTEN on ${wakesFrom}`);
     // A failed first attempt reports no health change (it starts unhealthy): poll until it reconnects.
     if (!listener.healthy) this.setPolling(true);
   }
@@ -377,7 +386,7 @@ export class PostgresStore implements Store {
       client.release(err instanceof Error ? err : true);
       throw new Database('BEGIN', err);
     }
-    const tx = new PostgresTxHandle(this.ctx, new ClientExecutor(client, this.own.forTransaction()), (t) => this.openTx.delete(t));
+    const tx = new PostgresTxHandle(this.ctx, new ClientExecutor(client, this.own.forTransaction(), this.prepared), (t) => this.openTx.delete(t));
     this.openTx.add(tx);
     return tx;
   }
@@ -428,7 +437,7 @@ export class PostgresStore implements Store {
     const wakes = this.own.forTransaction();
     try {
       await client.query('BEGIN');
-      const result = await fn(new ClientExecutor(client, wakes));
+      const result = await fn(new ClientExecutor(client, wakes, this.prepared));
       const done = await client.query('COMMIT');
       client.release();
       // A failed statement the callback caught turns COMMIT into ROLLBACK: then nothing wakes.
