@@ -161,9 +161,10 @@ export class PostgresStore implements Store {
       return;
     }
     await listener.start(verify);
-    this.logger.log(`alkstore postgres: wakes come from LISTEN on ${wakesFrom}`);
     // A failed first attempt reports no health change (it starts unhealthy): poll until it reconnects.
+    // The listener's own warning is then the one line; else this one.
     if (!listener.healthy) this.setPolling(true);
+    else this.logger.log(`alkstore postgres: wakes come from LISTEN on ${wakesFrom}`);
   }
 
   /**
