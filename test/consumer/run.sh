@@ -3,7 +3,12 @@
 # into a fresh Nest 12 application in a temp dir (its own package.json),
 # compile it with tsc, boot it on SQLite and see an outbox message and a queue
 # job handled. Also checks the tarball's contents and that the types resolve
-# under nodenext, bundler and node10. Exits non-zero on any failure.
+# under nodenext, bundler and node10. Then the way a new user meets it: the app
+# `nest new` generates (ESM, TypeScript 6, vitest; checked in as nest-app/)
+# gets the tarball and the README's peers, the README's Nest block pasted as
+# src/app.module.ts, `nest build`, a boot of dist/main.js, and a vitest test
+# that calls the block's service. Runs on whatever `node` is first on PATH
+# (.ci/run calls it once per Node version). Exits non-zero on any failure.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 here="$root/test/consumer"
@@ -51,5 +56,36 @@ echo "$out" | sed 's/^/   app: /'
 echo "$out" | grep -q '^outbox message handled: order 1$' || { echo "no outbox message was handled"; exit 1; }
 echo "$out" | grep -q '^queue job handled: email to ada@example.com for order 1$' || { echo "no queue job was handled"; exit 1; }
 echo "$out" | grep -q '^engine: sqlite$' || { echo "the store did not run on SQLite"; exit 1; }
+
+step "nest new app ($(node -v)): install the tarball and the README's peers"
+cp -R "$here/nest-app" "$work/nest-app"
+cd "$work/nest-app"
+# The README's install lines for what the Nest block uses: the SQLite engine, the TypeORM seam, and
+# croner (its @Scheduled takes a cron expression).
+npm_config_better_sqlite3_local_prebuilds="$work/prebuilds" npm install --prefer-offline --no-audit --no-fund --loglevel=error \
+  "$work/$tarball" better-sqlite3@12 typeorm @nestjs/typeorm@12 croner >"$work/nest-install.log" 2>&1 || { cat "$work/nest-install.log"; exit 1; }
+npm install --prefer-offline --no-audit --no-fund --loglevel=error >>"$work/nest-install.log" 2>&1 || { cat "$work/nest-install.log"; exit 1; }
+
+step "paste the README's Nest block as src/app.module.ts; nest build"
+node "$here/readme-nest-block.mjs" "$root/README.md" >src/app.module.ts
+npm run --silent build
+
+step "boot dist/main.js"
+boot_log="$work/nest-boot.log"
+PORT=0 node dist/main.js >"$boot_log" 2>&1 &
+boot_pid=$!
+booted=0
+for _ in $(seq 1 300); do
+  if grep -q 'Nest application successfully started' "$boot_log"; then booted=1; break; fi
+  kill -0 "$boot_pid" 2>/dev/null || break
+  sleep 0.1
+done
+kill "$boot_pid" 2>/dev/null || true
+wait "$boot_pid" 2>/dev/null || true
+sed 's/^/   boot: /' "$boot_log" | tail -20
+[ "$booted" = 1 ] || { echo "the README's Nest block did not boot within 30 s"; exit 1; }
+
+step "vitest: the README block's service, outbox handler and queue handler"
+npx --no-install vitest run
 
 step "passed"
