@@ -18,5 +18,5 @@ describe('the README Nest block', () => {
     } finally {
       await app.close();
     }
-  });
+  }, 30_000); // vitest's 5 s default would cut the 20 s wait above short on a loaded machine
 });
