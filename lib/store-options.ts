@@ -1,4 +1,5 @@
 import type { StoreLogger } from './contract/types.js';
+import type { PoolerMode } from './engines/postgres/pooler.js';
 
 /** Options of {@link openStore}. */
 export interface OpenStoreOptions {
@@ -14,6 +15,14 @@ export interface OpenStoreOptions {
   migrate?: boolean;
   /** PostgreSQL: pool size (default 10). */
   poolSize?: number;
+  /**
+   * PostgreSQL: `'transaction'` when `url` goes through a transaction-mode pooler (PgBouncer,
+   * Supavisor, RDS Proxy): statements run unnamed, and wakes come from `listenUrl` or polling
+   * (docs/postgres.md, "Behind a connection pooler"). Default `'none'`.
+   */
+  pooler?: PoolerMode;
+  /** PostgreSQL: a direct connection URL (past the pooler) for the one LISTEN connection. */
+  listenUrl?: string;
   /** Poll interval (ms) of the fallback when wakes cannot be received. */
   pollIntervalMs?: number;
   /**

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Pool, PoolClient } from 'pg';
+import type { Client, Pool, PoolClient } from 'pg';
 import { DEFAULT_MAX_PAYLOAD_BYTES, utf8Length } from '../../contract/codec.js';
 import { AlkstoreError, Closed, Database, InvalidOption } from '../../contract/errors.js';
 import { LISTENER_RECONNECTED_CHANNEL, SCHEDULES_WAKE_CHANNEL, outboxQueueName } from '../../contract/names.js';
@@ -64,6 +64,8 @@ export interface PostgresStoreParts {
   maxPayloadBytes?: number;
   /** Keep one pool connection checked out for statements that arrive one at a time (see `PoolExecutor`). Default false. */
   holdConnection?: boolean;
+  /** Run statements as named prepared statements (default true; false behind a transaction-mode pooler). */
+  prepared?: boolean;
 }
 
 /** The PostgreSQL `Store`. Open it with `openPostgresStore`. */
@@ -110,6 +112,7 @@ export class PostgresStore implements Store {
   private readonly outcomes: OutcomeCounter;
   private readonly adminApi: PostgresAdmin;
   private readonly claims = new ClaimGate();
+  private readonly prepared: boolean;
 
   constructor(parts: PostgresStoreParts) {
     this.pool = parts.pool;
@@ -124,7 +127,8 @@ export class PostgresStore implements Store {
       (payload) => this.wakeFor(payload),
       () => this.listenerHealthy,
     );
-    this.exec = new PoolExecutor(parts.pool, this.own.autocommit, parts.holdConnection === true);
+    this.prepared = parts.prepared !== false;
+    this.exec = new PoolExecutor(parts.pool, this.own.autocommit, parts.holdConnection === true, this.prepared);
     this.hub = new WakeHub(
       (channel) => {
         if (utf8Length(channel) > LONG_CHANNEL_BYTES) this.longChannels.set(channelHash(channel), channel);
@@ -165,17 +169,23 @@ export class PostgresStore implements Store {
     return this.adminApi;
   }
 
-  /** Attaches the LISTEN connection (or starts polling when there is none). Called once by `openPostgresStore`. */
-  async attachListener(listener: PostgresListener | null): Promise<void> {
+  /**
+   * Attaches the LISTEN connection (or starts polling when there is none) and logs where wakes come
+   * from, in one line. `verify` checks the first LISTEN connection (see `PostgresListener.start`).
+   * Called once by `openPostgresStore`.
+   */
+  async attachListener(listener: PostgresListener | null, wakesFrom: string, verify?: (client: Client) => Promise<void>): Promise<void> {
     this.listener = listener;
     if (!listener) {
-      this.logger.log(`alkstore postgres: LISTEN disabled; wakes come from polling every ${this.pollIntervalMs} ms`);
+      this.logger.log(`alkstore postgres: ${wakesFrom}; wakes come from polling every ${this.pollIntervalMs} ms`);
       this.setPolling(true);
       return;
     }
-    await listener.start();
+    await listener.start(verify);
     // A failed first attempt reports no health change (it starts unhealthy): poll until it reconnects.
+    // The listener's own warning is then the one line; else this one.
     if (!listener.healthy) this.setPolling(true);
+    else this.logger.log(`alkstore postgres: wakes come from LISTEN on ${wakesFrom}`);
   }
 
   /**
@@ -398,7 +408,7 @@ export class PostgresStore implements Store {
       client.release(err instanceof Error ? err : true);
       throw new Database('BEGIN', err);
     }
-    const tx = new PostgresTxHandle(this.ctx, new ClientExecutor(client, this.own.forTransaction()), (t) => this.openTx.delete(t));
+    const tx = new PostgresTxHandle(this.ctx, new ClientExecutor(client, this.own.forTransaction(), this.prepared), (t) => this.openTx.delete(t));
     this.openTx.add(tx);
     return tx;
   }
@@ -453,7 +463,7 @@ export class PostgresStore implements Store {
     const wakes = this.own.forTransaction();
     try {
       await client.query('BEGIN');
-      const result = await fn(new ClientExecutor(client, wakes));
+      const result = await fn(new ClientExecutor(client, wakes, this.prepared));
       const done = await client.query('COMMIT');
       client.release();
       // A failed statement the callback caught turns COMMIT into ROLLBACK: then nothing wakes.
