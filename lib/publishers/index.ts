@@ -7,5 +7,6 @@ export type { Publisher, PublisherContext, PublisherHealth, OutboxMessage } from
 export { outboxMessage } from './publisher.js';
 export { compileDestination, TEMPLATE_FIELDS, type Destination } from './subject.js';
 export { NatsJetStreamPublisher, type NatsJetStreamPublisherOptions } from './nats-jetstream.js';
+export { RabbitMqPublisher, type RabbitMqPublisherOptions } from './rabbitmq.js';
 export { readEnvelope, type MessageEnvelope, type EnvelopeInit } from '../contract/envelope.js';
 export type { DeliveryReceipt, StoredReceipt } from '../contract/types.js';
