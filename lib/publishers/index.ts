@@ -8,5 +8,7 @@ export { outboxMessage } from './publisher.js';
 export { compileDestination, TEMPLATE_FIELDS, type Destination } from './subject.js';
 export { NatsJetStreamPublisher, type NatsJetStreamPublisherOptions } from './nats-jetstream.js';
 export { RabbitMqPublisher, type RabbitMqPublisherOptions } from './rabbitmq.js';
+export { MqttPublisher, MQTT_MESSAGE_ID_PROPERTY, type MqttPublisherOptions } from './mqtt.js';
+export { RedisStreamsPublisher, type RedisStreamsPublisherOptions } from './redis-streams.js';
 export { readEnvelope, type MessageEnvelope, type EnvelopeInit } from '../contract/envelope.js';
 export type { DeliveryReceipt, StoredReceipt } from '../contract/types.js';
