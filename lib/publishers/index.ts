@@ -10,5 +10,6 @@ export { NatsJetStreamPublisher, type NatsJetStreamPublisherOptions } from './na
 export { RabbitMqPublisher, type RabbitMqPublisherOptions } from './rabbitmq.js';
 export { MqttPublisher, MQTT_MESSAGE_ID_PROPERTY, type MqttPublisherOptions } from './mqtt.js';
 export { RedisStreamsPublisher, type RedisStreamsPublisherOptions } from './redis-streams.js';
+export { ClientProxyPublisher, type ClientProxyPublisherOptions, type ClientProxyLike, type OutboxEvent } from './client-proxy.js';
 export { readEnvelope, type MessageEnvelope, type EnvelopeInit } from '../contract/envelope.js';
 export type { DeliveryReceipt, StoredReceipt } from '../contract/types.js';
