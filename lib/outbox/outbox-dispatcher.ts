@@ -37,6 +37,8 @@ export interface OutboxDispatcherOptions {
    * dedup id, and stores the broker's receipt before the ack.
    */
   readonly publisher?: Publisher;
+  /** With `publisher`: store each broker receipt before the ack (default true; false saves one batched write per event-loop turn). */
+  readonly receipts?: boolean;
   /** With `publisher`: the restart allowance of the retry horizon checked against the broker's dedup window (default 60 000 ms). */
   readonly restartAllowanceMs?: number;
   /** Settings, or any subset of them over the defaults. */
@@ -124,7 +126,8 @@ export class OutboxDispatcher {
     this.publisher = options.publisher ?? null;
     this.logger = logger;
     if (this.publisher) this.publisherCtx = publisherContext(this.outbox, this.settings, restartAllowanceMs, logger, options.metrics);
-    const handler = options.publisher ? publisherDelivery(options.publisher, outboxHandle) : options.handler!;
+    if (options.receipts !== undefined && typeof options.receipts !== 'boolean') throw new InvalidOption('receipts', 'must be a boolean');
+    const handler = options.publisher ? publisherDelivery(options.publisher, outboxHandle, options.receipts ?? true) : options.handler!;
     const s = this.settings;
     const name = `outbox ${JSON.stringify(this.outbox)}`;
     const metrics = options.metrics && !(options.metrics instanceof NoopOutboxMetrics) ? outboxMetricsObserver(options.metrics, this.outbox) : null;

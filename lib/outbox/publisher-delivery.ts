@@ -60,7 +60,12 @@ class ReceiptWriter {
  * fails the delivery, so it is retried (and the broker's dedup id absorbs the
  * republish): an acked message always has its receipt.
  */
-export function publisherDelivery(publisher: Publisher, outbox: Outbox): (job: Job, signal: AbortSignal) => Promise<void> {
+export function publisherDelivery(publisher: Publisher, outbox: Outbox, storeReceipts: boolean): (job: Job, signal: AbortSignal) => Promise<void> {
+  if (!storeReceipts) {
+    return async (job, signal) => {
+      await publisher.publish(outboxMessage(outbox.name, job), signal);
+    };
+  }
   const receipts = new ReceiptWriter(outbox);
   return async (job, signal) => {
     const receipt = await publisher.publish(outboxMessage(outbox.name, job), signal);
