@@ -305,7 +305,7 @@ export interface Inbox {
   readonly name: string;
   /** Resolved options, with the retention floor they imply. */
   readonly settings: InboxSettings;
-  /** Same as `tx.inboxClaim(name, messageId)`; `tx` is a `beginTx()` handle or `store.withTx(entityManager)`. */
+  /** Same as `tx.inboxClaim(name, messageId)`; `tx` is a `beginTx()` / `withTx(fn)` handle or the `tx` of `store.joinTransaction`. */
   claim(tx: TxOps, messageId: string): Promise<InboxClaim>;
   /**
    * Records a failed attempt after the effect's transaction rolled back (its

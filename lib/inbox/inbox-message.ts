@@ -21,7 +21,7 @@ export type InboxHandlerFn<T = unknown> = (tx: TxOps, message: InboxMessage<T>) 
 
 /**
  * Opens the transaction the claim and the effect share. Default:
- * `store.withTx(fn)`; with TypeORM: `(fn) => dataSource.transaction((em) => fn(store.withTx(em)))`.
+ * `store.withTx(fn)`; with TypeORM: `(fn) => store.joinTransaction((body) => dataSource.transaction(body), (tx) => fn(tx))`.
  */
 export type InboxTransaction = <R>(fn: (tx: TxOps) => Promise<R>) => Promise<R>;
 

@@ -30,7 +30,7 @@ export class InboxHandle implements Inbox {
 
   claim(tx: TxOps, messageId: string): Promise<InboxClaim> {
     if (tx === null || typeof tx !== 'object' || typeof (tx as Partial<TxOps>).inboxClaim !== 'function') {
-      return Promise.reject(new InvalidOption('tx', 'must be a transaction: a beginTx()/withTx(fn) handle or store.withTx(entityManager)'));
+      return Promise.reject(new InvalidOption('tx', 'must be a transaction: a beginTx() / withTx(fn) handle or the tx of store.joinTransaction(open, fn)'));
     }
     return tx.inboxClaim(this.name, messageId);
   }
