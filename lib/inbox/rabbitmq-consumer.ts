@@ -45,7 +45,9 @@ export class RabbitMqInboxConsumer<T = unknown> {
       let conn: ChannelModel | null = null;
       try {
         conn = await amqp.connect(this.options.url ?? 'amqp://guest:guest@127.0.0.1:5672');
+        conn.on('error', () => undefined);
         const ch = await conn.createChannel();
+        ch.on('error', () => undefined);
         await ch.prefetch(this.prefetch);
         const lost = new Promise<void>((resolve) => {
           conn!.on('close', () => resolve());

@@ -1,4 +1,4 @@
-import { InvalidOption } from '../contract/errors.js';
+import { InvalidOption, PublishFailed } from '../contract/errors.js';
 import type { DeliveryReceipt } from '../contract/types.js';
 import { awaitConfirm, OutageLog, pauseUnlessAborted } from './confirm.js';
 import type { OutboxMessage, Publisher, PublisherContext, PublisherHealth } from './publisher.js';
@@ -76,7 +76,7 @@ export class ClientProxyPublisher implements Publisher {
 
   async publish(message: OutboxMessage, signal: AbortSignal): Promise<DeliveryReceipt> {
     const ctx = this.ctx;
-    if (!ctx) throw new Error('the ClientProxy publisher is not connected');
+    if (!ctx) throw new PublishFailed('the ClientProxy publisher is not connected');
     const pattern = this.patternOf(message);
     const data = this.options.data ? this.options.data(message) : ({ messageId: String(message.id), payload: message.payload, headers: message.headers } satisfies OutboxEvent);
     const emitted = new Promise<void>((resolve, reject) => {

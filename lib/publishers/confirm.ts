@@ -1,4 +1,4 @@
-import { PermanentError } from '../contract/errors.js';
+import { PermanentError, PublishFailed } from '../contract/errors.js';
 
 /**
  * Awaits a broker confirmation, but gives up when `signal` aborts (the
@@ -39,7 +39,7 @@ export function awaitConfirm<T>(confirm: Promise<T>, signal: AbortSignal, onLate
 
 function abortError(signal: AbortSignal): Error {
   const r: unknown = signal.reason;
-  return r instanceof Error ? r : new Error(typeof r === 'string' ? r : 'publish aborted');
+  return r instanceof Error ? r : new PublishFailed(typeof r === 'string' ? r : 'publish aborted');
 }
 
 /** Encodes a payload as the broker message body (JSON, UTF-8) and refuses one above `maxBytes` as permanent. */

@@ -1,5 +1,5 @@
 import type { IClientOptions, MqttClient } from 'mqtt';
-import { InvalidOption } from '../contract/errors.js';
+import { InvalidOption, PublishFailed } from '../contract/errors.js';
 import type { DeliveryReceipt } from '../contract/types.js';
 import { loadPeer } from '../internal/load-peer.js';
 import { awaitConfirm, encodeBody, OutageLog, pauseUnlessAborted } from './confirm.js';
@@ -63,7 +63,7 @@ export class MqttPublisher implements Publisher {
     while (!signal.aborted && !this.closed) {
       try {
         const client = await mqtt.connectAsync(this.options.url ?? 'mqtt://127.0.0.1:1883', { protocolVersion: 5, reconnectPeriod: 1000, connectTimeout: 5000, ...this.options.clientOptions }, false);
-        client.on('offline', () => this.outage?.failed(new Error('connection lost')));
+        client.on('offline', () => this.outage?.failed(new PublishFailed('connection lost')));
         client.on('error', (err) => this.outage?.failed(err));
         client.on('connect', (connack) => {
           this.outage?.recovered();
@@ -81,7 +81,7 @@ export class MqttPublisher implements Publisher {
 
   async publish(message: OutboxMessage, signal: AbortSignal): Promise<DeliveryReceipt> {
     const { client, ctx } = this;
-    if (!client || !ctx) throw new Error('the MQTT publisher is not connected');
+    if (!client || !ctx) throw new PublishFailed('the MQTT publisher is not connected');
     const body = encodeBody(message.payload, this.options.maxMessageBytes ?? this.maxBytes, 'MQTT', 'maximum packet size');
     const topic = this.topicOf(message);
     const e = message.envelope;

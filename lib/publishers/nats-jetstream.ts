@@ -1,6 +1,6 @@
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import type { ConnectionOptions, NatsConnection } from '@nats-io/transport-node';
-import { InvalidOption } from '../contract/errors.js';
+import { InvalidOption, PublishFailed } from '../contract/errors.js';
 import type { DeliveryReceipt } from '../contract/types.js';
 import { loadPeer } from '../internal/load-peer.js';
 import { awaitConfirm, encodeBody, OutageLog, pauseUnlessAborted } from './confirm.js';
@@ -99,7 +99,7 @@ export class NatsJetStreamPublisher implements Publisher {
 
   async publish(message: OutboxMessage, signal: AbortSignal): Promise<DeliveryReceipt> {
     const { js, nc, ctx, peers } = this;
-    if (!js || !nc || !ctx || !peers) throw new Error('the NATS JetStream publisher is not connected');
+    if (!js || !nc || !ctx || !peers) throw new PublishFailed('the NATS JetStream publisher is not connected');
     const body = encodeBody(message.payload, nc.info?.max_payload ?? 1024 * 1024, 'NATS', 'max_payload');
     const h = peers.headers();
     for (const [k, v] of Object.entries(message.headers)) h.set(k, v);
@@ -147,7 +147,7 @@ export class NatsJetStreamPublisher implements Publisher {
       for await (const s of nc.status()) {
         if (s.type === 'disconnect' || s.type === 'reconnecting') {
           this.status = 'degraded';
-          this.outage?.failed(new Error(`connection ${s.type}`));
+          this.outage?.failed(new PublishFailed(`connection ${s.type}`));
         } else if (s.type === 'reconnect') {
           this.status = 'up';
           this.outage?.recovered();

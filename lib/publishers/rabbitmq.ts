@@ -1,5 +1,5 @@
 import type { ChannelModel, ConfirmChannel, Message, Options } from 'amqplib';
-import { InvalidOption } from '../contract/errors.js';
+import { InvalidOption, PublishFailed } from '../contract/errors.js';
 import type { DeliveryReceipt } from '../contract/types.js';
 import { loadPeer } from '../internal/load-peer.js';
 import { awaitConfirm, encodeBody, OutageLog, pauseUnlessAborted } from './confirm.js';
@@ -78,7 +78,7 @@ export class RabbitMqPublisher implements Publisher {
 
   async publish(message: OutboxMessage, signal: AbortSignal): Promise<DeliveryReceipt> {
     const ctx = this.ctx;
-    if (!ctx) throw new Error('the RabbitMQ publisher is not connected');
+    if (!ctx) throw new PublishFailed('the RabbitMQ publisher is not connected');
     const body = encodeBody(message.payload, this.maxBytes, 'RabbitMQ', 'maxMessageBytes');
     const routingKey = this.routingKeyOf(message);
     const ch = await this.channel(signal);
@@ -101,9 +101,9 @@ export class RabbitMqPublisher implements Publisher {
     };
     const confirmed = new Promise<void>((resolve, reject) => {
       try {
-        ch.publish(this.options.exchange, routingKey, body, props, (err: unknown) => (err ? reject(err instanceof Error ? err : new Error(`RabbitMQ nacked message ${messageId}`)) : resolve()));
+        ch.publish(this.options.exchange, routingKey, body, props, (err: unknown) => (err ? reject(err instanceof Error ? err : new PublishFailed(`RabbitMQ nacked message ${messageId}`)) : resolve()));
       } catch (err) {
-        reject(err instanceof Error ? err : new Error(String(err)));
+        reject(err instanceof Error ? err : new PublishFailed(String(err)));
       }
     });
     try {
@@ -112,7 +112,7 @@ export class RabbitMqPublisher implements Publisher {
       this.pending.delete(key);
     }
     // basic.return precedes the basic.ack of the same message on its channel.
-    if (entry.returned) throw new Error(`unroutable: no queue is bound to exchange ${JSON.stringify(this.options.exchange)} for routing key ${JSON.stringify(routingKey)} (mandatory)`);
+    if (entry.returned) throw new PublishFailed(`unroutable: no queue is bound to exchange ${JSON.stringify(this.options.exchange)} for routing key ${JSON.stringify(routingKey)} (mandatory)`);
     return { broker: this.broker, exchange: this.options.exchange, routingKey, deliveryTag: tag, channel: generation, confirmed: true };
   }
 
@@ -139,7 +139,10 @@ export class RabbitMqPublisher implements Publisher {
       let conn: ChannelModel | null = null;
       try {
         conn = await amqp.connect(this.options.url ?? 'amqp://guest:guest@127.0.0.1:5672');
+        // A loss before attach() is a failed attempt (the awaits below reject), not an unhandled 'error' event.
+        conn.on('error', () => undefined);
         const ch = await conn.createConfirmChannel();
+        ch.on('error', () => undefined);
         if (first && this.options.exchange !== '') await this.checkExchange(conn);
         this.attach(conn, ch);
         return;
@@ -187,14 +190,14 @@ export class RabbitMqPublisher implements Publisher {
       if (this.generation !== generation || this.closed) return;
       this.ch = null;
       this.conn = null;
-      this.outage!.failed(err ?? new Error('connection closed'));
+      this.outage!.failed(err ?? new PublishFailed('connection closed'));
       conn.close().catch(() => undefined);
       this.reconnect();
     };
     ch.on('error', lost);
-    ch.on('close', () => lost(new Error('channel closed')));
+    ch.on('close', () => lost(new PublishFailed('channel closed')));
     conn.on('error', lost);
-    conn.on('close', () => lost(new Error('connection closed')));
+    conn.on('close', () => lost(new PublishFailed('connection closed')));
     for (const w of this.waiters) w();
   }
 
@@ -205,8 +208,8 @@ export class RabbitMqPublisher implements Publisher {
   /** The open channel, waiting (within the publish's signal) for a reconnect. */
   private async channel(signal: AbortSignal): Promise<ConfirmChannel> {
     while (!this.ch) {
-      if (this.closed) throw new Error('the RabbitMQ publisher is closed');
-      if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new Error('publish aborted while RabbitMQ was reconnecting');
+      if (this.closed) throw new PublishFailed('the RabbitMQ publisher is closed');
+      if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new PublishFailed('publish aborted while RabbitMQ was reconnecting');
       await new Promise<void>((resolve) => {
         const done = (): void => {
           this.waiters.delete(done);

@@ -1,5 +1,5 @@
 import type { Redis, RedisOptions } from 'ioredis';
-import { InvalidOption } from '../contract/errors.js';
+import { InvalidOption, PublishFailed } from '../contract/errors.js';
 import type { DeliveryReceipt } from '../contract/types.js';
 import { loadPeer } from '../internal/load-peer.js';
 import { awaitConfirm, encodeBody, OutageLog, pauseUnlessAborted } from './confirm.js';
@@ -93,17 +93,17 @@ export class RedisStreamsPublisher implements Publisher {
 
   async publish(message: OutboxMessage, signal: AbortSignal): Promise<DeliveryReceipt> {
     const { redis, ctx } = this;
-    if (!redis || !ctx) throw new Error('the Redis Streams publisher is not connected');
+    if (!redis || !ctx) throw new PublishFailed('the Redis Streams publisher is not connected');
     const body = encodeBody(message.payload, this.options.maxMessageBytes ?? 512 * 1024 * 1024, 'Redis', 'maxMessageBytes');
     const stream = this.streamOf(message);
     const trim = this.options.maxLen === undefined ? [] : ['MAXLEN', '~', String(this.options.maxLen)];
     const w = this.options.waitAof;
     const run = async (): Promise<{ entryId: string; aof: boolean }> => {
       const entryId = await redis.xadd(stream, ...trim, '*', 'id', String(message.id), 'payload', body, 'headers', JSON.stringify(message.headers));
-      if (!entryId) throw new Error(`XADD to ${JSON.stringify(stream)} returned no entry id`);
+      if (!entryId) throw new PublishFailed(`XADD to ${JSON.stringify(stream)} returned no entry id`);
       if (w) {
         const [local, replicas] = (await redis.call('WAITAOF', String(w.local), String(w.replicas), String(w.timeoutMs))) as [number, number];
-        if (local < w.local || replicas < w.replicas) throw new Error(`WAITAOF: the entry reached ${local} local and ${replicas} replica AOFs within ${w.timeoutMs} ms, fewer than ${w.local} and ${w.replicas}`);
+        if (local < w.local || replicas < w.replicas) throw new PublishFailed(`WAITAOF: the entry reached ${local} local and ${replicas} replica AOFs within ${w.timeoutMs} ms, fewer than ${w.local} and ${w.replicas}`);
       }
       return { entryId, aof: w !== undefined };
     };
