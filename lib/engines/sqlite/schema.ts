@@ -3,7 +3,7 @@ import type { SqliteConn } from './connection.js';
 import { QUEUE_COUNTS_STEP } from './counts.sql.js';
 
 /** Version of the `__alkstore_*` tables this build reads and writes: the newest numbered step (SQLITE_MIGRATIONS). */
-export const SCHEMA_VERSION = 8;
+export const SCHEMA_VERSION = 9;
 
 // Throughput minutes for the dashboard (step 6), written by the store's outcome counter every few seconds.
 const THROUGHPUT_DDL = `
@@ -18,7 +18,7 @@ CREATE TABLE IF NOT EXISTS __alkstore_queue_minutes (
 CREATE INDEX IF NOT EXISTS __alkstore_queue_minutes_minute ON __alkstore_queue_minutes (minute);
 `;
 
-// Consumer inbox and outbox delivery receipts (step 8): the inbox primary key is the effectively-once guard.
+// Consumer inbox and outbox delivery receipts (step 9, number shared with PostgreSQL migration 9): the inbox primary key is the effectively-once guard.
 const INBOX_DDL = `
 CREATE TABLE IF NOT EXISTS __alkstore_inbox (
   inbox TEXT NOT NULL,
@@ -197,7 +197,7 @@ ALTER TABLE __alkstore_schedules ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;
     name: 'per-minute queue throughput',
     sql: THROUGHPUT_DDL,
   },
-  { version: 8, name: 'inbox and delivery receipts', sql: INBOX_DDL },
+  { version: 9, name: 'inbox and delivery receipts', sql: INBOX_DDL },
 ]);
 
 /**
