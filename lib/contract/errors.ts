@@ -26,7 +26,8 @@ export type AlkstoreErrorCode =
   | 'INVALID_ARGUMENT'
   | 'DRAIN_LIMIT'
   | 'TRANSACTION_IN_PROGRESS'
-  | 'TRANSACTION_TIMEOUT';
+  | 'TRANSACTION_TIMEOUT'
+  | 'PUBLISH_FAILED';
 
 /** Base class of every error alkstore throws on purpose. */
 export class AlkstoreError extends Error {
@@ -158,6 +159,17 @@ export class InvalidOption extends AlkstoreError {
 export class PermanentError extends AlkstoreError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('PERMANENT', message, options);
+  }
+}
+
+/**
+ * A broker publisher did not get the broker's acknowledgment: not connected
+ * yet, nacked, returned as unroutable, closed mid-publish, a durability wait
+ * that fell short. Code `PUBLISH_FAILED`; the dispatcher retries it.
+ */
+export class PublishFailed extends AlkstoreError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('PUBLISH_FAILED', message, options);
   }
 }
 

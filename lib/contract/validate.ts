@@ -35,7 +35,7 @@ export const MAX_PRIORITY = 2 ** 31 - 1;
 export const MAX_ATTEMPTS = 2 ** 31 - 1;
 
 /** Name kinds in the shared (reserved-prefix) namespace. */
-export type NameKind = 'channel' | 'stream' | 'queue' | 'outbox' | 'lock' | 'schedule';
+export type NameKind = 'channel' | 'stream' | 'queue' | 'outbox' | 'lock' | 'schedule' | 'inbox';
 
 /** Kinds of free-form keys: not in the reserved namespace, at most {@link MAX_KEY_BYTES}. */
 export type KeyKind = 'key' | 'consumer' | 'owner' | 'worker' | 'uniqueKey' | 'orderingKey' | 'outbox key' | (string & {});

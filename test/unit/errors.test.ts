@@ -78,6 +78,7 @@ describe('error classes', () => {
       JournalCorrupt: () => new reliableSync.JournalCorrupt('f', 1, 0, 'x'),
       InvalidArgument: () => new root.InvalidArgument('x', 'y') as unknown as AlkstoreError,
       PublishTimeout: () => new outbox.PublishTimeout(1),
+      PublishFailed: () => new root.PublishFailed('x'),
       StoreCallTimeout: () => new outbox.StoreCallTimeout('claim', 1),
     };
     for (const [name, make] of Object.entries(samples)) {

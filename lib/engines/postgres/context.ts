@@ -10,6 +10,7 @@ import type { WakeHub } from '../../internal/wake-hub.js';
 import { num, type Executor, type Rows } from './executor.js';
 import { adminSql } from './admin.sql.js';
 import type { ClaimGate } from './claim-gate.js';
+import { inboxSql } from './inbox.sql.js';
 import { lockSql } from './lock.sql.js';
 import { notifySql } from './notify.sql.js';
 import { queueSql } from './queue.sql.js';
@@ -20,7 +21,7 @@ import { streamSql } from './stream.sql.js';
 /** Every statement of the engine for one schema. */
 export function engineSql(schema: string) {
   const s = new SchemaSql(schema);
-  return { queue: queueSql(s), stream: streamSql(s), lock: lockSql(s), schedule: scheduleSql(s), notify: notifySql(s), admin: adminSql(s) };
+  return { queue: queueSql(s), stream: streamSql(s), lock: lockSql(s), schedule: scheduleSql(s), notify: notifySql(s), admin: adminSql(s), inbox: inboxSql(s) };
 }
 
 export type EngineSql = ReturnType<typeof engineSql>;

@@ -6,8 +6,10 @@ import { LISTENER_RECONNECTED_CHANNEL, SCHEDULES_WAKE_CHANNEL, outboxQueueName }
 import { DEFAULT_QUEUE_OPTS, OUTBOX_QUEUE_OPTS, resolveQueueOpts, type JobOpts, type QueueOpts } from '../../contract/options.js';
 import { joinTransactionInput, requireDurationMs, validateKey, validateName } from '../../contract/validate.js';
 import type { StoreAdmin } from '../../contract/admin.js';
+import type { InboxOpts } from '../../contract/inbox.js';
 import type {
   ExternalTx,
+  Inbox,
   Lock,
   Outbox,
   Queue,
@@ -25,7 +27,8 @@ import type {
   WakeReceiver,
 } from '../../contract/types.js';
 import { loadCronIfInstalled } from '../../internal/load-cron.js';
-import { OutboxHandle } from '../../internal/outbox-handle.js';
+import { InboxHandle, type InboxDriver } from '../../internal/inbox-handle.js';
+import { OutboxHandle, type ReceiptDriver } from '../../internal/outbox-handle.js';
 import { scheduleInput } from '../../internal/schedule-input.js';
 import { runSchedules, type SchedulerEngine } from '../../internal/scheduler-runner.js';
 import { runRetention, type RetentionEngine } from '../../internal/retention-runner.js';
@@ -33,6 +36,7 @@ import { WakeHub } from '../../internal/wake-hub.js';
 import { PostgresAdmin } from './admin.js';
 import { ClaimGate } from './claim-gate.js';
 import { always, engineSql, enqueueJob, notifyChannel, type EngineSql, type PgContext } from './context.js';
+import { postgresInboxDriver } from './inbox.js';
 import { OwnWakes } from './own-wakes.js';
 import { ClientExecutor, num, PoolExecutor, QueryRunnerExecutor, type Executor } from './executor.js';
 import { OutcomeCounter } from '../../internal/outcome-counter.js';
@@ -113,6 +117,7 @@ export class PostgresStore implements Store {
   private readonly adminApi: PostgresAdmin;
   private readonly claims = new ClaimGate();
   private readonly prepared: boolean;
+  private readonly inboxDriver: InboxDriver & ReceiptDriver;
 
   constructor(parts: PostgresStoreParts) {
     this.pool = parts.pool;
@@ -160,6 +165,7 @@ export class PostgresStore implements Store {
         return store.listenerHealthy ? undefined : store.pollIntervalMs;
       },
     };
+    this.inboxDriver = postgresInboxDriver(this.ctx);
     this.adminApi = new PostgresAdmin(this.ctx, () => (this.listener === null ? 'none' : this.listenerHealthy ? 'connected' : 'down'));
   }
 
@@ -288,7 +294,12 @@ export class PostgresStore implements Store {
 
   outbox(name: string, opts?: QueueOpts): Outbox {
     this.guard();
-    return new OutboxHandle(name, (queueName, o) => this.queueHandle(queueName, o, OUTBOX_QUEUE_OPTS), opts);
+    return new OutboxHandle(name, (queueName, o) => this.queueHandle(queueName, o, OUTBOX_QUEUE_OPTS), opts, this.inboxDriver);
+  }
+
+  inbox(name: string, opts?: InboxOpts): Inbox {
+    this.guard();
+    return new InboxHandle(name, opts, this.inboxDriver);
   }
 
   async outboxEnqueue(outbox: string, payload: unknown, opts?: JobOpts): Promise<number> {

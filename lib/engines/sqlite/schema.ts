@@ -3,7 +3,7 @@ import type { SqliteConn } from './connection.js';
 import { QUEUE_COUNTS_STEP } from './counts.sql.js';
 
 /** Version of the `__alkstore_*` tables this build reads and writes: the newest numbered step (SQLITE_MIGRATIONS). */
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 9;
 
 // Throughput minutes for the dashboard (step 6), written by the store's outcome counter every few seconds.
 const THROUGHPUT_DDL = `
@@ -16,6 +16,29 @@ CREATE TABLE IF NOT EXISTS __alkstore_queue_minutes (
   PRIMARY KEY (queue, minute)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS __alkstore_queue_minutes_minute ON __alkstore_queue_minutes (minute);
+`;
+
+// Consumer inbox and outbox delivery receipts (step 9, number shared with PostgreSQL migration 9): the inbox primary key is the effectively-once guard.
+const INBOX_DDL = `
+CREATE TABLE IF NOT EXISTS __alkstore_inbox (
+  inbox TEXT NOT NULL,
+  message_id TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('done', 'failed', 'dead')),
+  attempts INTEGER NOT NULL,
+  received_at INTEGER NOT NULL,
+  done_at INTEGER,
+  last_error TEXT,
+  PRIMARY KEY (inbox, message_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS __alkstore_inbox_done ON __alkstore_inbox (inbox, done_at) WHERE state = 'done';
+CREATE TABLE IF NOT EXISTS __alkstore_outbox_receipts (
+  outbox TEXT NOT NULL,
+  message_id INTEGER NOT NULL,
+  receipt TEXT NOT NULL,
+  delivered_at INTEGER NOT NULL,
+  PRIMARY KEY (outbox, message_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS __alkstore_outbox_receipts_delivered ON __alkstore_outbox_receipts (outbox, delivered_at);
 `;
 
 // Ids of jobs use AUTOINCREMENT so an id is never reused after deletes (a stale
@@ -114,7 +137,7 @@ CREATE TABLE IF NOT EXISTS __alkstore_schedules (
   owner TEXT,
   paused INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
-${THROUGHPUT_DDL}`;
+${THROUGHPUT_DDL}${INBOX_DDL}`;
 
 /** The engine tables' DDL (idempotent: `CREATE … IF NOT EXISTS`), for `alkstore migrate --print`. The store applies it itself at open. */
 export function sqliteSchemaSql(): string {
@@ -174,6 +197,7 @@ ALTER TABLE __alkstore_schedules ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;
     name: 'per-minute queue throughput',
     sql: THROUGHPUT_DDL,
   },
+  { version: 9, name: 'inbox and delivery receipts', sql: INBOX_DDL },
 ]);
 
 /**
