@@ -30,6 +30,14 @@ declare global {
   const nextEpoch: number;
   const frameBytes: Uint8Array;
   const transport: { send(epoch: number, frame: Uint8Array): Promise<void> };
+  /** The reader's generated Prisma client (`prisma generate`), reduced to what the examples use. */
+  interface ReaderPrismaTx {
+    order: { create(args: { data: { customer: string } }): Promise<Order> };
+    $queryRawUnsafe<R = unknown>(query: string, ...values: unknown[]): Promise<R>;
+    $executeRawUnsafe(query: string, ...values: unknown[]): Promise<number>;
+  }
+  const prisma: ReaderPrismaTx & { $transaction<R>(fn: (prismaTx: ReaderPrismaTx) => Promise<R>, options?: { timeout?: number }): Promise<R> };
+  const customer: string;
   /** The reader's root module. */
   class AppModule {}
   /** @nestjs/config, which alkstore does not depend on. */
