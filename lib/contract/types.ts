@@ -113,8 +113,20 @@ export interface Job<T = unknown> {
   readonly attempts: number;
   readonly maxAttempts: number;
   readonly claimToken: string;
-  /** The claim deadline (epoch ms, database clock) as of the claim or the last successful heartbeat. */
+  /**
+   * The claim deadline (epoch ms, database clock) as of the claim or the last successful heartbeat. For
+   * display and for comparison with other database instants only: a worker's clock may be off from the
+   * database's, so never subtract `Date.now()` from it; time the claim from {@link Job.leaseMs} instead.
+   */
   readonly deadline: number;
+  /**
+   * The lease this claim granted (ms): the claim's `visibilityTimeoutMs` override, or the job's stamped
+   * visibility timeout. The deadline lies at least this long after the moment the claim was sent, so a
+   * worker that times the lease on its own monotonic clock (`performance.now()`) from before it sent the
+   * claim never overestimates what is left, whatever its wall clock says. After `heartbeat(extendMs)`
+   * resolves `true`, the claim is good for `extendMs` from when the heartbeat was sent.
+   */
+  readonly leaseMs: number;
   readonly enqueuedAt: number;
   /** The headers given at enqueue (`{}` when none). */
   readonly headers: JobHeaders;

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -26,9 +26,9 @@ beforeAll(async () => {
 afterAll(() => rmSync(join(ROOT, '.tmp', `cli-${process.pid}`), { recursive: true, force: true }));
 
 /** Runs `alkstore …` as a child process. */
-function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
+function cli(args: string[], env: Record<string, string> = {}, cwd = ROOT): Promise<Run> {
   return new Promise((done) => {
-    execFile(process.execPath, [entry, ...args], { cwd: ROOT, env: { ...process.env, ...env, NODE_OPTIONS: '' }, timeout: 60_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, [entry, ...args], { cwd, env: { ...process.env, ...env, NODE_OPTIONS: '' }, timeout: 60_000 }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
       done({ code, stdout, stderr });
     });
@@ -159,6 +159,19 @@ describe('alkstore CLI errors', () => {
       const wrongDb = await cli(['stats', '--url', `${PG_URL.replace(/\/[^/]*$/, '')}/no_such_db_ops`]);
       expect(wrongDb.code).toBe(1);
       expect(wrongDb.stderr).toMatch(/no_such_db_ops/);
+    }
+  });
+
+  it('migrate creates a SQLite file in a directory that does not exist yet (sqlite:./newdir/x.db)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'alkstore-cli-'));
+    try {
+      const run = await cli(['migrate', '--url', 'sqlite:./newdir/deeper/x.db'], {}, dir);
+      expect(run).toMatchObject({ code: 0, stderr: '' });
+      expect(existsSync(join(dir, 'newdir', 'deeper', 'x.db'))).toBe(true);
+      const stats = await cli(['stats', '--url', 'sqlite:./newdir/deeper/x.db'], {}, dir);
+      expect(stats.code).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

@@ -10,6 +10,7 @@ import { errorText } from '../../internal/outbox-handle.js';
 import { encodePayload } from '../../contract/codec.js';
 import { resolveJobStamp, type JobWrite } from '../../contract/options.js';
 import { HANDOFF, handoffCandidate, type HandoffPoint, type HandoffSlot } from '../../internal/handoff.js';
+import { withNextDue } from '../../internal/next-due.js';
 import { always, enqueueBulkJobs, enqueueJob, enqueueJobs, enqueueResolved, moved, promoted, runWaking, stampParams, woke, type PgContext } from './context.js';
 import { num, numOrNull } from './executor.js';
 import type { JobRow } from './queue.sql.js';
@@ -68,7 +69,7 @@ export class PostgresQueue implements Queue {
     const jobs: Job[] = [];
     if (gate.usePlain(this.name)) {
       const r = await exec.run<JobRow & { exhausted: boolean }>(this.ctx.sql.queue.claimPlain, [this.name, max, leaseMs, worker, this.ctx.claimDeferred]);
-      for (const row of r.rows) jobs.push(new PostgresJob(this.ctx, row, this.wake));
+      for (const row of r.rows) jobs.push(new PostgresJob(this.ctx, row, this.wake, leaseMs));
       // A full batch with nothing to bury is the whole claim; otherwise the full claim takes the
       // rest (often nothing) and buries, so this call does all a full claim would have done.
       if (jobs.length >= max && !r.rows.some((row) => row.exhausted)) return jobs;
@@ -76,12 +77,14 @@ export class PostgresQueue implements Queue {
     const started = gate.begin();
     const r = await exec.wakes.run(
       this.wake,
-      (w) => exec.run<(JobRow | { id: null }) & { limited: boolean }>(this.ctx.sql.queue.claim, [this.name, max - jobs.length, leaseMs, worker, w, this.ctx.claimDeferred]),
+      (w) =>
+        exec.run<(JobRow | { id: null }) & { limited: boolean; next_due_in: string | null }>(this.ctx.sql.queue.claim, [this.name, max - jobs.length, leaseMs, worker, w, this.ctx.claimDeferred]),
       promoted,
     );
     // The statement always returns a row (see q_claim); an empty claim is one row of nulls.
-    for (const row of r.rows) if (row.id !== null) jobs.push(new PostgresJob(this.ctx, row, this.wake));
+    for (const row of r.rows) if (row.id !== null) jobs.push(new PostgresJob(this.ctx, row, this.wake, leaseMs));
     gate.fullDone(this.name, started, r.rows[0]?.limited !== false, jobs.length >= max);
+    if (jobs.length < max) withNextDue(jobs, numOrNull(r.rows[0]?.next_due_in ?? null));
     return jobs;
   }
 
@@ -205,6 +208,7 @@ export class PostgresJob implements Job {
   readonly maxAttempts: number;
   readonly claimToken: string;
   deadline: number;
+  readonly leaseMs: number;
   readonly enqueuedAt: number;
   readonly headers: JobHeaders;
   readonly uniqueKey: string | null;
@@ -215,6 +219,8 @@ export class PostgresJob implements Job {
     private readonly ctx: PgContext,
     row: JobRow,
     private readonly wake: string,
+    /** The claim's lease override (ms); null = the row's stamped visibility timeout. */
+    leaseOverrideMs: number | null,
   ) {
     this.id = num(row.id);
     this.queue = row.queue;
@@ -224,6 +230,7 @@ export class PostgresJob implements Job {
     this.maxAttempts = row.max_attempts;
     this.claimToken = row.claim_token!;
     this.deadline = num(row.claimed_until);
+    this.leaseMs = leaseOverrideMs ?? num(row.visibility_timeout_ms);
     this.enqueuedAt = num(row.enqueued_at);
     this.backoffBaseMs = num(row.backoff_base_ms);
     this.headers = decodeHeaders(row.headers);
@@ -298,7 +305,7 @@ async function enqueueHandingOff(ctx: PgContext, queue: string, wake: string, te
     slot.cancel();
     throw err;
   }
-  if (row.state === 'processing') slot.deliver(new PostgresJob(ctx, row, wake));
+  if (row.state === 'processing') slot.deliver(new PostgresJob(ctx, row, wake, slot.leaseMs));
   else slot.cancel();
   return num(row.id);
 }

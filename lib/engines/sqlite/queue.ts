@@ -17,6 +17,7 @@ import { bulkItems, decodeHeaders, validateUniqueKey, type JobHeaders } from '..
 import { resolveRateLimit } from '../../contract/queue-settings.js';
 import type { BulkJob, ClaimOpts, Job, JobInfo, ListDeadOpts, Queue, QueueSettings, QueueStats, RateLimit, WakeReceiver } from '../../contract/types.js';
 import { HANDOFF, handoffCandidate, type HandoffPoint, type HandoffSlot } from '../../internal/handoff.js';
+import { withNextDue } from '../../internal/next-due.js';
 import { errorText } from '../../internal/outbox-handle.js';
 import type { SqliteCore } from './core.js';
 import * as ops from './queue-ops.js';
@@ -182,7 +183,10 @@ export class SqliteQueue implements Queue {
       const { workerId: worker, leaseMs } = claimInput(workerId, opts);
       return this.core
         .write('claim', (ctx) => ops.claimJobs(ctx, this.name, max, leaseMs, worker, randomUUID), true)
-        .then((rows) => rows.map((r) => new SqliteJob(this.core, this.name, r)));
+        .then((c) => {
+          const jobs: Job[] = c.rows.map((r) => new SqliteJob(this.core, this.name, r));
+          return jobs.length < max ? withNextDue(jobs, c.nextDueInMs) : jobs;
+        });
     } catch (err) {
       return Promise.reject(err);
     }
@@ -211,7 +215,6 @@ function enqueueHandingOff(core: SqliteCore, queue: string, text: string, stamp:
   );
 }
 
-/** A job local hand-off may take: no ordering or unique key, due now by this process's clock (the write checks the database's). */
 /** A claimed job; every op is fenced by its claim token and deadline. */
 export class SqliteJob implements Job {
   readonly id: number;
@@ -220,6 +223,7 @@ export class SqliteJob implements Job {
   readonly attempts: number;
   readonly maxAttempts: number;
   readonly claimToken: string;
+  readonly leaseMs: number;
   readonly enqueuedAt: number;
   readonly headers: JobHeaders;
   readonly uniqueKey: string | null;
@@ -239,6 +243,7 @@ export class SqliteJob implements Job {
     this.claimToken = row.token;
     this.enqueuedAt = row.enqueued_at;
     this.currentDeadline = row.claimed_until;
+    this.leaseMs = row.lease_ms;
     this.headers = decodeHeaders(row.headers);
     this.uniqueKey = row.unique_key;
     this.orderingKey = row.ordering_key;
