@@ -63,9 +63,6 @@ export async function prismaTransaction<P extends PrismaClientLike, T>(
   options?: PrismaTransactionOptions,
 ): Promise<T> {
   if (!isClient(prisma)) throw new InvalidOption(`${HELPER}(prisma)`, 'must be a Prisma client (new PrismaClient({ adapter })), with $transaction and $queryRawUnsafe');
-  if (typeof (prisma as Partial<PrismaClientLike>).$transaction !== 'function') {
-    throw new InvalidOption(`${HELPER}(prisma)`, `is a Prisma transaction client; ${HELPER} opens the transaction itself: pass the PrismaClient and write through the prismaTx it gives your function`);
-  }
   const engine = engineOf(prisma);
   if (engine !== null) assertSameEngine(HELPER, 'prisma', engine, store);
   return joinVia<PrismaTxOf<P>, T>(
