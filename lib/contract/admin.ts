@@ -80,9 +80,12 @@ export interface JobSearchPage {
 /** Most rows of a queue one {@link StoreAdmin.searchJobs} call reads. */
 export const SEARCH_SCAN_ROWS = 20_000;
 
-/** A job as its detail page shows it: the row, plus the worker of the latest claim. */
+/** A job as its detail page shows it: the row, plus the worker holding it. */
 export interface JobDetail extends JobInfo {
-  /** Worker id of the latest claim (kept after a retry or death), null when never claimed or claimed without one. */
+  /**
+   * Worker id of the current claim while processing, else null (the row does
+   * not keep who ran an attempt that ended: that needs a job-history table).
+   */
   readonly workerId: string | null;
   /** A pending job waiting behind an older live job of its `orderingKey`. */
   readonly blocked: boolean;

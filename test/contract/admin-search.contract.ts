@@ -107,7 +107,7 @@ export function adminSearchContract(engine: EngineFixture): void {
   });
 
   describe('jobDetail', () => {
-    it('shows the row with the worker of its latest claim and whether it waits behind its ordering key', async () => {
+    it('shows the row with the worker holding its claim and whether it waits behind its ordering key', async () => {
       const q = store().queue(uid('detail'));
       const head = await q.enqueue({ n: 1 }, { orderingKey: 'k' });
       const behind = await q.enqueue({ n: 2 }, { orderingKey: 'k' });
@@ -117,6 +117,8 @@ export function adminSearchContract(engine: EngineFixture): void {
       const job = await waitFor('a claim', () => q.claimOne('worker-7'));
       expect(job.id).toBe(head);
       expect(await admin.jobDetail(q.name, head)).toMatchObject({ state: 'processing', workerId: 'worker-7', attempts: 1 });
+      await job.retry(new Error('again'), 3_600_000);
+      expect(await admin.jobDetail(q.name, head)).toMatchObject({ state: 'pending', workerId: null, attempts: 1, lastError: expect.stringContaining('again') });
       expect(await admin.jobDetail(`${q.name}-other`, head)).toBeNull();
       await expectError(() => admin.jobDetail(q.name, 1.5), InvalidArgument);
     });

@@ -42,7 +42,7 @@ export function searchSql(s: SchemaSql) {
        LEFT JOIN hit h ON true ORDER BY h.id DESC`,
     ),
     /** $1 queue, $2 id. */
-    detail: s.def('a_job_detail', `SELECT ${jobColumns('j')}, j.worker_id, j.blocked FROM ${jobs} j WHERE j.id = $2::bigint AND j.queue = $1::text`),
+    detail: s.def('a_job_detail', `SELECT ${jobColumns('j')}, CASE WHEN j.state = 'processing' THEN j.worker_id END AS worker_id, j.blocked FROM ${jobs} j WHERE j.id = $2::bigint AND j.queue = $1::text`),
   } satisfies Record<string, Sql>;
 }
 

@@ -29,4 +29,4 @@ export const SEARCH = `WITH scan AS MATERIALIZED (
   SELECT s.scanned, s.low, h.* FROM (SELECT count(*) AS scanned, min(id) AS low FROM scan) s
   LEFT JOIN hit h ON 1 ORDER BY h.id DESC`;
 
-export const JOB_DETAIL = `SELECT ${JOB_COLUMNS}, worker_id, blocked FROM __alkstore_jobs WHERE id = @id AND queue = @queue`;
+export const JOB_DETAIL = `SELECT ${JOB_COLUMNS}, CASE WHEN state = 'processing' THEN worker_id END AS worker_id, blocked FROM __alkstore_jobs WHERE id = @id AND queue = @queue`;
