@@ -31,6 +31,7 @@ Commands:
   schedules trigger NAME                          enqueue one job of a schedule now
   schedules pause NAME | schedules resume NAME    stop / restart a schedule's firing (every replica)
   queue pause NAME | queue resume NAME            stop / restart handing out a queue's jobs (every replica)
+  dashboard --token-env VAR [--port N] [--host H] serve the operator dashboard (see alkstore dashboard --help)
 
 Options:
   --url URL       sqlite:<path>, a file path, postgres://… or postgresql://… (default: $ALKSTORE_URL)
@@ -119,6 +120,7 @@ function parse(argv: readonly string[], env: CliIo['env']): Parsed {
 
 /** Runs one command; resolves to the process exit code. Never prints the URL's password. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  if (argv[0] === 'dashboard') return (await import('./dashboard-command.js')).runDashboardCommand(argv.slice(1), io);
   let p: Parsed | undefined;
   try {
     p = parse(argv, io.env);

@@ -152,8 +152,9 @@ export class DashboardService {
       action: a.action,
       queue: a.queue ?? null,
       schedule: a.schedule ?? null,
-      jobs: a.id !== undefined && n > 0 ? [a.id] : [],
-      count: n,
+      // A trigger resolves to the id of the job it enqueued.
+      jobs: a.action === 'trigger' ? (n > 0 ? [n] : []) : a.id !== undefined && n > 0 ? [a.id] : [],
+      count: a.action === 'trigger' ? (n > 0 ? 1 : 0) : n,
       filter: null,
       op: null,
     });

@@ -83,7 +83,11 @@ function timeline(ctx: PageCtx, job: JobDetail, audit: readonly AuditRow[]): Saf
   if (job.state === 'pending' && job.attempts > 0) items.push({ at: job.runAt, text: html`Retry ${job.runAt > ctx.now ? 'due' : 'ready since'}` });
   if (job.diedAt !== null) items.push({ at: job.diedAt, text: html`<span class="dead">Dead</span>` });
   for (const r of audit) items.push({ at: r.entry.at, text: html`Operator <b>${r.entry.actor}</b> (${r.entry.role}): ${r.entry.action}` });
-  items.sort((a, b) => (a.at ?? Number.MAX_SAFE_INTEGER) - (b.at ?? Number.MAX_SAFE_INTEGER));
+  // In the row's own order; an undated step sorts with the step before it, so operator actions fall in by time.
+  let last = Number.MIN_SAFE_INTEGER;
+  const keyed = items.map((i) => ({ ...i, key: (last = i.at ?? last) }));
+  keyed.sort((a, b) => a.key - b.key);
+  items.splice(0, items.length, ...keyed);
   return html`<ol class="timeline" id="timeline">${items.map((i) => html`<li>${i.at !== null ? html`${when(i.at, ctx.now)}: ` : ''}${i.text}</li>`)}</ol>`;
 }
 
