@@ -65,19 +65,21 @@ export interface JobSearch {
 
 /**
  * One page of a search, newest job first. Each call reads at most
- * {@link SEARCH_SCAN_ROWS} of the queue's rows (by id, descending), so it
- * costs the same at any depth; a page may hold fewer than `limit` jobs (even
- * none) while `next` is not null: the search is not finished, follow `next`.
+ * {@link SEARCH_SCAN_ROWS} rows by id, descending: of the jobs table (every
+ * queue's rows, walked on the primary key), or, for `state: 'dead'`, of the
+ * queue's dead jobs (the dead index). So a call costs the same at any depth,
+ * and a page may hold fewer than `limit` jobs (even none) while `next` is not
+ * null: the search is not finished, follow `next`.
  */
 export interface JobSearchPage {
   readonly jobs: JobInfo[];
   /** Cursor of the rest of the search, `null` once every row of the queue was looked at. */
   readonly next: string | null;
-  /** Rows this call looked at. */
+  /** Rows this call read (of every queue, unless the search is of dead jobs). */
   readonly scanned: number;
 }
 
-/** Most rows of a queue one {@link StoreAdmin.searchJobs} call reads. */
+/** Most rows one {@link StoreAdmin.searchJobs} call reads. */
 export const SEARCH_SCAN_ROWS = 20_000;
 
 /** A job as its detail page shows it: the row, plus the worker holding it. */

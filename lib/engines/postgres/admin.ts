@@ -57,7 +57,7 @@ export class PostgresAdmin implements StoreAdmin {
     this.ctx.guard();
     const name = validateQueue(queue);
     const q = resolveSearch(query);
-    const r = await this.ctx.exec.run<JobRow & { scanned: string; low: string | null }>(this.ctx.sql.search.search, [
+    const r = await this.ctx.exec.run<JobRow & { scanned: string; low: string | null }>(q.rowState === 'dead' ? this.ctx.sql.search.searchDead : this.ctx.sql.search.search, [
       name,
       q.before,
       q.rowState,

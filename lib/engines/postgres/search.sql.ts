@@ -3,28 +3,21 @@ import { jobColumns } from './queue.sql.js';
 
 /**
  * The dashboard's job search and job detail. A search reads one bounded slice
- * of the queue by id (descending, at most `budget` rows: the primary key
- * walked backwards, or the dead index), filters it, and reports how far the
- * slice reached so the caller can continue below it.
+ * by id, descending, at most `budget` rows: of the whole jobs table (the
+ * primary key walked backwards), or of the queue's dead jobs (the dead index).
+ * It filters the slice and reports how far it reached, so the caller can
+ * continue below it.
  */
 export function searchSql(s: SchemaSql) {
   const jobs = `${s.q}.jobs`;
-  return {
-    /**
-     * $1 queue, $2 ids below, $3 row state or null, $4 budget, $5 future run time only,
-     * $6 id, $7 unique key, $8 ordering key, $9 enqueued from, $10 enqueued to, $11 error needle (lower case),
-     * $12 payload path, $13 payload type, $14 payload text, $15 payload number, $16 limit.
-     */
-    search: s.def(
-      'a_search_jobs',
-      `WITH scan AS MATERIALIZED (
-         SELECT j.* FROM ${jobs} j
-         WHERE j.queue = $1::text AND j.id < $2::bigint AND ($3::text IS NULL OR j.state = $3::text)
-         ORDER BY j.id DESC LIMIT $4::int
-       ),
+  const search = (name: string, scan: string) =>
+    s.def(
+      name,
+      `WITH scan AS MATERIALIZED (${scan}),
        hit AS (
          SELECT ${jobColumns('j')} FROM scan j
-         WHERE (NOT $5::boolean OR j.run_at > ${NOW_MS})
+         WHERE j.queue = $1::text AND ($3::text IS NULL OR j.state = $3::text)
+           AND (NOT $5::boolean OR j.run_at > ${NOW_MS})
            AND ($6::bigint IS NULL OR j.id = $6::bigint)
            AND ($7::text IS NULL OR j.unique_key = $7::text)
            AND ($8::text IS NULL OR j.ordering_key = $8::text)
@@ -40,6 +33,22 @@ export function searchSql(s: SchemaSql) {
        )
        SELECT s.scanned, s.low, h.* FROM (SELECT count(*) AS scanned, min(id) AS low FROM scan) s
        LEFT JOIN hit h ON true ORDER BY h.id DESC`,
+    );
+  return {
+    /**
+     * $1 queue, $2 ids below, $3 row state or null, $4 budget, $5 future run time only,
+     * $6 id, $7 unique key, $8 ordering key, $9 enqueued from, $10 enqueued to, $11 error needle (lower case),
+     * $12 payload path, $13 payload type, $14 payload text, $15 payload number, $16 limit.
+     */
+    search: search(
+      'a_search_jobs',
+      // The primary key walked backwards, every queue's rows: a plan no statistics can turn into a sort of the queue.
+      `SELECT j.* FROM ${jobs} j WHERE j.id < $2::bigint ORDER BY j.id DESC LIMIT $4::int`,
+    ),
+    /** The same parameters; the queue's dead jobs through the dead index (queue, id), so a small dead set in a large table is read alone. */
+    searchDead: search(
+      'a_search_jobs_dead',
+      `SELECT j.* FROM ${jobs} j WHERE j.queue = $1::text AND j.state = 'dead' AND j.id < $2::bigint ORDER BY j.id DESC LIMIT $4::int`,
     ),
     /** $1 queue, $2 id. */
     detail: s.def('a_job_detail', `SELECT ${jobColumns('j')}, CASE WHEN j.state = 'processing' THEN j.worker_id END AS worker_id, j.blocked FROM ${jobs} j WHERE j.id = $2::bigint AND j.queue = $1::text`),

@@ -6,7 +6,7 @@ import { resolveSearch, searchPage } from '../../internal/job-search.js';
 import { encodeCursor, keyOf, resolveJobListQuery, resolveNamePage, resolveSince, THROUGHPUT_RETENTION_MS, validateQueue, walkClaimOrderSync } from '../../internal/admin-paging.js';
 import type { OutcomeRow } from '../../internal/outcome-counter.js';
 import * as A from './admin.sql.js';
-import { JOB_DETAIL, SEARCH } from './search.sql.js';
+import { JOB_DETAIL, SEARCH, SEARCH_DEAD } from './search.sql.js';
 import { SqliteStream } from './stream.js';
 import { retryDeadJobs } from './queue-ops.js';
 import type { SqliteConn } from './connection.js';
@@ -73,7 +73,7 @@ export class SqliteAdmin implements StoreAdmin {
     const name = validateQueue(queue);
     const q = resolveSearch(query);
     const rows = await this.core.read('admin.searchJobs', (conn) =>
-      conn.stmt(SEARCH).all({
+      conn.stmt(q.rowState === 'dead' ? SEARCH_DEAD : SEARCH).all({
         queue: name,
         before: q.before,
         state: q.rowState,

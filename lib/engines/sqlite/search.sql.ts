@@ -2,17 +2,15 @@ import { JOB_COLUMNS } from './queue.sql.js';
 
 /**
  * The dashboard's job search and job detail. A search reads one bounded slice
- * of the queue by id (descending, at most @budget rows), filters it, and
- * reports how far the slice reached so the caller can continue below it.
+ * by id, descending, at most @budget rows: of the whole jobs table, or of the
+ * queue's dead jobs. It filters the slice and reports how far it reached, so
+ * the caller can continue below it.
  */
-export const SEARCH = `WITH scan AS MATERIALIZED (
-    SELECT * FROM __alkstore_jobs
-    WHERE queue = @queue AND id < @before AND (@state IS NULL OR state = @state)
-    ORDER BY id DESC LIMIT @budget
-  ),
+const search = (scan: string) => `WITH scan AS MATERIALIZED (${scan}),
   hit AS (
     SELECT ${JOB_COLUMNS} FROM scan
-    WHERE (@future = 0 OR run_at > @now)
+    WHERE queue = @queue AND (@state IS NULL OR state = @state)
+      AND (@future = 0 OR run_at > @now)
       AND (@id IS NULL OR id = @id)
       AND (@uniqueKey IS NULL OR unique_key = @uniqueKey)
       AND (@orderingKey IS NULL OR ordering_key = @orderingKey)
@@ -28,5 +26,13 @@ export const SEARCH = `WITH scan AS MATERIALIZED (
   )
   SELECT s.scanned, s.low, h.* FROM (SELECT count(*) AS scanned, min(id) AS low FROM scan) s
   LEFT JOIN hit h ON 1 ORDER BY h.id DESC`;
+
+/** Every queue's rows, the rowid walked backwards (the outer query keeps the queue's). */
+export const SEARCH = search(`SELECT * FROM __alkstore_jobs WHERE id < @before ORDER BY id DESC LIMIT @budget`);
+
+/** The queue's dead jobs: the dead index, (queue, id), so a small dead set in a large table is read alone. */
+export const SEARCH_DEAD = search(`SELECT * FROM __alkstore_jobs INDEXED BY __alkstore_jobs_dead
+    WHERE queue = @queue AND state = 'dead' AND id < @before
+    ORDER BY id DESC LIMIT @budget`);
 
 export const JOB_DETAIL = `SELECT ${JOB_COLUMNS}, CASE WHEN state = 'processing' THEN worker_id END AS worker_id, blocked FROM __alkstore_jobs WHERE id = @id AND queue = @queue`;
