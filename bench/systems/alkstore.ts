@@ -91,8 +91,14 @@ function streamPath(store: Store): StreamPath {
       const s = store.stream(stream);
       const consumer = uniqueId('live');
       // Subscribe from the current tail: save the consumer at the last offset so nothing is replayed.
-      const tail = await s.readSince(0, 1_000_000);
-      if (tail.length > 0) await s.saveOffset(consumer, tail[tail.length - 1]!.offset);
+      // Paged at the store's read cap (10 000): one larger read is refused before any I/O.
+      let last = 0;
+      for (let k = 0; k < 10_000; k++) {
+        const page = await s.readSince(last, 10_000);
+        if (page.length === 0) break;
+        last = page[page.length - 1]!.offset;
+      }
+      if (last > 0) await s.saveOffset(consumer, last);
       const rx = s.subscribe(consumer);
       const ac = new AbortController();
       const loop = (async () => {

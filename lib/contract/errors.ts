@@ -23,7 +23,9 @@ export type AlkstoreErrorCode =
   | 'PUBLISH_TIMEOUT'
   | 'STORE_CALL_TIMEOUT'
   | 'INVALID_ARGUMENT'
-  | 'DRAIN_LIMIT';
+  | 'DRAIN_LIMIT'
+  | 'TRANSACTION_IN_PROGRESS'
+  | 'TRANSACTION_TIMEOUT';
 
 /** Base class of every error alkstore throws on purpose. */
 export class AlkstoreError extends Error {
@@ -148,6 +150,58 @@ export class AlreadyRunning extends AlkstoreError {
     state: 'running' | 'pending' = 'running',
   ) {
     super('ALREADY_RUNNING', `${what} is already ${state}`);
+  }
+}
+
+/**
+ * A plain (non-transactional) store write was called inside the async context
+ * of a transaction that holds the same SQLite store's write path
+ * (`withTx(fn)`, `joinTransaction`, `AlkstoreTransactions.run`), where it
+ * would wait for the commit that waits for it. Refused at once, before any
+ * write; the message names the transaction's own method to use instead
+ * (`tx.enqueue`, …). SQLite only: a PostgreSQL store runs such a write on
+ * another connection.
+ */
+export class TransactionInProgress extends AlkstoreError {
+  constructor(
+    /** The refused call, e.g. `enqueue`. */
+    readonly operation: string,
+    /** The transaction that holds the write path, e.g. `withTx(fn)`. */
+    readonly holder: string,
+  ) {
+    super(
+      'TRANSACTION_IN_PROGRESS',
+      `${operation} was called inside the open ${holder} transaction of the same SQLite store, where it would wait for that transaction to commit: use the transaction's own method (tx.${txMethodOf(operation)}) so the write commits with it, or call it after the transaction ends`,
+    );
+  }
+}
+
+function txMethodOf(operation: string): string {
+  const known = ['enqueue', 'outboxEnqueue', 'publish', 'publishWithKey', 'notify', 'saveOffset'];
+  return known.includes(operation) ? operation : 'enqueue / outboxEnqueue / publish / notify / saveOffset';
+}
+
+/**
+ * An application transaction on a SQLite store (`beginTx()`, `withTx(fn)`,
+ * `joinTransaction`) held the store's write path while one of its workers'
+ * lease renewals waited for a quarter of that lease, so it was rolled back:
+ * every write it made is gone, nothing of it commits, and its handle refuses
+ * further use. Keep transactions that run beside workers shorter than a
+ * quarter of the shortest lease (or give the queue a longer lease).
+ */
+export class TransactionTimeout extends AlkstoreError {
+  constructor(
+    /** The transaction, e.g. `beginTx()`. */
+    readonly holder: string,
+    /** How long it had held the write path when it was rolled back. */
+    readonly heldMs: number,
+    /** The lease of the renewal that waited. */
+    readonly leaseMs: number,
+  ) {
+    super(
+      'TRANSACTION_TIMEOUT',
+      `the ${holder} transaction held the SQLite store's write path for ${Math.round(heldMs)} ms while a worker's lease renewal waited (a renewal waits at most a quarter of its ${leaseMs} ms lease), so it was rolled back and none of its writes commit: keep transactions beside workers shorter than a quarter of the shortest lease, or give the queue a longer lease`,
+    );
   }
 }
 

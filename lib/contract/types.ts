@@ -475,8 +475,35 @@ export interface Store {
   beginTx(): Promise<TxHandle>;
   /** Runs `fn` in an engine-owned transaction: commit on return, rollback on throw. */
   withTx<T>(fn: (tx: TxHandle) => Promise<T>): Promise<T>;
-  /** Joins a caller-owned transaction (TypeORM `EntityManager` or `QueryRunner`); refuses one with no active transaction. */
+  /**
+   * Joins a caller-owned transaction (TypeORM `EntityManager` or `QueryRunner`); refuses one with no active transaction.
+   * On SQLite it joins only the transaction of a {@link Store.joinTransaction} callback it is called in
+   * (anything else is refused with `InvalidOption` naming that path): TypeORM runs every transaction of a
+   * SQLite DataSource on one connection without serializing them.
+   */
   withTx(external: ExternalTx): TxOps;
+  /**
+   * Runs `fn` inside a transaction your ORM opens, with alkstore joined to it: `open` opens the
+   * transaction and calls its argument with the handle, and `fn` gets alkstore's operations on it
+   * (`tx`) next to the handle. alkstore's writes commit with your business writes or vanish with them.
+   * Name the handle's type and the result's (TypeScript cannot infer them through `open`); for TypeORM,
+   * `runTransaction(dataSource, store, fn)` and Nest's `AlkstoreTransactions.run(fn)` do it for you.
+   *
+   * ```ts
+   * await store.joinTransaction<EntityManager, void>((body) => dataSource.transaction(body), async (tx, em) => {
+   *   const order = await em.save(Order, { customer });
+   *   await tx.outboxEnqueue('deliveries', { orderId: order.id });
+   * });
+   * ```
+   *
+   * PostgreSQL: the transaction runs on its own pooled connection; nothing is serialized.
+   * SQLite: joined transactions of one store run one at a time through its write path (the store's
+   * own writes wait for them, at most `lockWaitTimeoutMs`), the write lock is taken when the
+   * transaction starts, a plain write of the same store inside `fn` is refused at once
+   * (`TransactionInProgress`), and a worker's lease renewal that waited a quarter of its lease for
+   * it rolls it back (`TransactionTimeout`).
+   */
+  joinTransaction<X extends ExternalTx, T>(open: (body: (external: X) => Promise<T>) => Promise<T>, fn: (tx: TxOps, external: X) => Promise<T>): Promise<T>;
 
   /** The database clock, epoch milliseconds. */
   now(): Promise<number>;

@@ -200,6 +200,12 @@ export function requireFunction<F extends (...args: never[]) => unknown>(argumen
 }
 
 /** An `AbortSignal` (or anything shaped like one). */
+/** `store.joinTransaction(open, fn)`'s arguments, checked the same way on both engines before any I/O. */
+export function joinTransactionInput(open: unknown, fn: unknown): void {
+  requireFunction('open', open);
+  requireFunction('fn', fn);
+}
+
 export function requireSignal(argument: string, v: unknown): AbortSignal {
   const s = v as AbortSignal | null;
   if (s === null || typeof s !== 'object' || typeof s.aborted !== 'boolean' || typeof s.addEventListener !== 'function') {

@@ -13,7 +13,7 @@ import {
   PayloadTooLarge,
   ReservedName,
 } from '../../lib/contract/errors.js';
-import type { Store, StoreLogger, TxOps } from '../../lib/contract/types.js';
+import type { QueryRunnerLike, Store, StoreLogger, TxOps } from '../../lib/contract/types.js';
 import { openStore } from '../../lib/open-store.js';
 import { OutboxDispatcher } from '../../lib/outbox/outbox-dispatcher.js';
 import { OutboxSettings } from '../../lib/outbox/outbox-settings.js';
@@ -121,17 +121,50 @@ function decode(v: unknown): unknown {
 }
 
 /** A caller-owned transaction that must never see SQL: refused calls run none. */
-function sentinelRunner(): { runner: { isTransactionActive: boolean; query: () => Promise<never> }; used: () => boolean } {
+function sentinelRunner(): { runner: { isTransactionActive: boolean; query: () => Promise<unknown> }; used: () => boolean; arm: () => void } {
   let used = false;
+  let armed = false;
   return {
     runner: {
       isTransactionActive: true,
       query: () => {
+        // Joining may run SQL (SQLite takes the write lock); only what comes after counts.
+        if (!armed) return Promise.resolve([]);
         used = true;
         return Promise.reject(new Error('alkstore ran SQL on the caller transaction for a refused call'));
       },
     },
     used: () => used,
+    arm: () => {
+      armed = true;
+    },
+  };
+}
+
+/**
+ * alkstore joined to a caller's transaction over `runner` (through `joinTransaction`, the one
+ * path both engines join by), kept open until `end()`.
+ */
+async function joinedOps(s: Store, sentinel: ReturnType<typeof sentinelRunner>): Promise<{ ops: TxOps; end: () => Promise<void> }> {
+  let release!: () => void;
+  const done = new Promise<void>((r) => (release = r));
+  let ready!: (ops: TxOps) => void;
+  const joined = new Promise<TxOps>((r) => (ready = r));
+  const finished = s.joinTransaction<QueryRunnerLike, void>(
+    (body) => body(sentinel.runner),
+    async (tx) => {
+      sentinel.arm();
+      ready(tx);
+      await done;
+    },
+  );
+  const ops = await Promise.race([joined, finished.then(() => Promise.reject(new Error('joinTransaction ended before its body ran')))]);
+  return {
+    ops,
+    end: async () => {
+      release();
+      await finished;
+    },
   };
 }
 
@@ -204,10 +237,14 @@ export function badInputContract(engine: EngineFixture): void {
       }
       case 'ext': {
         const sentinel = sentinelRunner();
-        const ops: TxOps = s.withTx(sentinel.runner);
-        return onObject(ops, async () => {
-          if (sentinel.used()) throw new Error('a refused call ran SQL on the caller transaction');
-        });
+        const { ops, end } = await joinedOps(s, sentinel);
+        return onObject(
+          ops,
+          async () => {
+            if (sentinel.used()) throw new Error('a refused call ran SQL on the caller transaction');
+          },
+          end,
+        );
       }
       case 'job': {
         const q = s.queue(uid('bad-job'));
@@ -552,6 +589,7 @@ const INTERNAL: Record<string, string[]> = {
     'lockInternal',
     'queueHandle',
     'runInTx',
+    'openTxHandle',
     'writeLastOutcomes',
     // both: one scheduler tick, driven by runSchedules
     'fireDue',
@@ -573,8 +611,10 @@ const INTERNAL: Record<string, string[]> = {
   // PostgreSQL: the SubscriptionSource seam of a stream handle
   stream: ['listen'],
   // the store's end-of-transaction callback is an instance field
-  tx: ['assertActive', 'run', 'abandon', 'check', 'end', 'onFinish', 'onEnd'],
-  ext: ['insertJob', 'insertEvent', 'guard', 'now', 'query', 'check', 'assertOpen'],
+  // SQLite: the store opens the handle, and a lease renewal may revoke it
+  tx: ['assertActive', 'run', 'abandon', 'check', 'end', 'onFinish', 'onEnd', 'open', 'revoke'],
+  // SQLite: the join takes the write lock; multi-statement ops run in a savepoint
+  ext: ['insertJob', 'insertEvent', 'guard', 'now', 'query', 'check', 'assertOpen', 'atomically', 'takeWriteLock'],
   subscription: ['waitForWake'],
   // the wake hub's delivery and unregister callbacks
   receiver: ['push', 'onClose'],
@@ -612,6 +652,9 @@ export function entryPointCoverageContract(engine: EngineFixture): void {
     const lock = (await s.tryLock(uid('cov-lock'), 'o', 60_000))!;
     const sub = s.stream(uid('cov-sub')).subscribe('c');
     const receiver = s.listen(uid('cov-ch'));
+    // Joined and ended before beginTx: on SQLite both hold the write path. Only its methods are listed.
+    const joined = await joinedOps(s, sentinelRunner());
+    await joined.end();
     const tx = await s.beginTx();
     const objects: Record<string, object> = {
       store: s,
@@ -619,7 +662,7 @@ export function entryPointCoverageContract(engine: EngineFixture): void {
       stream: s.stream(uid('cov-s')),
       outbox: s.outbox(uid('cov-ob')),
       tx,
-      ext: s.withTx(sentinelRunner().runner),
+      ext: joined.ops,
       job,
       lock,
       subscription: sub,

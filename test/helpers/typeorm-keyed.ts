@@ -1,14 +1,16 @@
 import { expect } from '@jest/globals';
-import type { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 import type { Store } from '../../lib/contract/types.js';
 
 /**
  * Shared by both engines' TypeORM seam tests: keyed enqueues (uniqueKey,
- * orderingKey, headers) through `store.withTx(em)` behave as through the store.
+ * orderingKey, headers) through a joined TypeORM transaction (`store.joinTransaction`,
+ * and `store.withTx(em)` inside it) behave as through the store.
  */
 export async function keyedEnqueuesThroughJoinedTx(ds: DataSource, store: Store): Promise<void> {
-  const first = await ds.transaction(async (em) => {
+  const first = await store.joinTransaction<EntityManager, unknown>((body) => ds.transaction(body), async (tx, em) => {
     const ops = store.withTx(em);
+    expect(ops).toBeDefined();
     const a = await ops.enqueue('tx-keyed', { v: 1 }, { uniqueKey: 'u', headers: { 'correlation-id': 'c-9' } });
     expect(await ops.enqueue('tx-keyed', { v: 2 }, { uniqueKey: 'u' })).toBe(a);
     expect(await ops.enqueue('tx-keyed', { v: 3 }, { uniqueKey: 'u', onConflict: 'replace', headers: { 'correlation-id': 'c-10' } })).toBe(a);
@@ -20,7 +22,7 @@ export async function keyedEnqueuesThroughJoinedTx(ds: DataSource, store: Store)
   const q = store.queue('tx-keyed');
   expect(await q.getJobByKey('u')).toMatchObject({ id: first, payload: { v: 3 }, headers: { 'correlation-id': 'c-10' } });
   // A later transaction finds the committed holder.
-  expect(await ds.transaction((em) => store.withTx(em).enqueue('tx-keyed', { v: 4 }, { uniqueKey: 'u' }))).toBe(first);
+  expect(await store.joinTransaction<EntityManager, unknown>((body) => ds.transaction(body), (tx) => tx.enqueue('tx-keyed', { v: 4 }, { uniqueKey: 'u' }))).toBe(first);
   const claimed = await q.claimBatch(10, 'w');
   expect(claimed.map((j) => j.payload)).toEqual([{ v: 3 }, 'o1']);
   expect((await store.outbox('tx-keyed-outbox').queue.getJobByKey('m'))!.headers).toEqual({ h: '1' });

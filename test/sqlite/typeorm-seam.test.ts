@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager, type QueryRunner } from 'typeorm';
 import { AlkstoreError } from '../../lib/contract/errors.js';
 import type { Store } from '../../lib/contract/types.js';
 import { sqliteFile, type EngineDb } from '../helpers/engines.js';
 import { keyedEnqueuesThroughJoinedTx } from '../helpers/typeorm-keyed.js';
 
-/** The TypeORM seam: store.withTx(manager | queryRunner) joins a transaction on TypeORM's own connection to the same file. */
+/** The TypeORM seam: store.joinTransaction runs a TypeORM transaction on TypeORM's own connection to the same file, with the store joined to it. */
 describe('sqlite engine joined to a TypeORM transaction (same file)', () => {
   let db: EngineDb;
   let store: Store;
@@ -51,9 +51,8 @@ describe('sqlite engine joined to a TypeORM transaction (same file)', () => {
     const rolledBack = store.listen('rb-notify');
     const queueWake = store.queue('rb-queue').listen();
     await expect(
-      ds.transaction(async (em) => {
+      store.joinTransaction<EntityManager, unknown>((body) => ds.transaction(body), async (tx, em) => {
         await em.query('INSERT INTO orders (note) VALUES (?)', ['rolled back']);
-        const tx = store.withTx(em);
         await tx.enqueue('rb-queue', { order: 1 });
         await tx.publish('rb-stream', { order: 1 });
         await tx.publishWithKey('rb-stream', 'k', { order: 1 });
@@ -68,7 +67,7 @@ describe('sqlite engine joined to a TypeORM transaction (same file)', () => {
     expect(await store.stream('rb-stream').getOffset('consumer')).toBe(0);
     expect(await count('SELECT count(*) AS n FROM __alkstore_notify WHERE channel = ?', ['rb-notify'])).toBe(0);
     // A later commit wakes its own channel; by then the watcher has seen everything before it: nothing from the rollback.
-    await ds.transaction(async (em) => store.withTx(em).notify('rb-marker'));
+    await store.joinTransaction<EntityManager, unknown>((body) => ds.transaction(body), (tx) => tx.notify('rb-marker'));
     expect(await marker.recv(AbortSignal.timeout(10_000))).toEqual({ channel: 'rb-marker' });
     expect(await rolledBack.recv(AbortSignal.abort())).toBeNull();
     expect(await queueWake.recv(AbortSignal.abort())).toBeNull();
@@ -79,9 +78,8 @@ describe('sqlite engine joined to a TypeORM transaction (same file)', () => {
     const q = store.queue('commit-queue', { maxAttempts: 7 });
     const wake = q.listen();
     const events = store.stream('commit-stream').subscribe('reader');
-    const id = await ds.transaction(async (em) => {
+    const id = await store.joinTransaction<EntityManager, unknown>((body) => ds.transaction(body), async (tx, em) => {
       await em.query('INSERT INTO orders (note) VALUES (?)', ['committed']);
-      const tx = store.withTx(em);
       await tx.publishWithKey('commit-stream', 'order-1', { order: 1 });
       await tx.saveOffset('commit-stream', 'other', 1);
       return tx.enqueue('commit-queue', { order: 1 });
@@ -100,16 +98,24 @@ describe('sqlite engine joined to a TypeORM transaction (same file)', () => {
   });
 
   it('joins a QueryRunner transaction too', async () => {
-    const qr = ds.createQueryRunner();
-    await qr.connect();
-    await qr.startTransaction();
-    let id: number;
-    try {
-      id = await store.withTx(qr).outboxEnqueue('mails', { to: 'a@b.c' });
-      await qr.commitTransaction();
-    } finally {
-      await qr.release();
-    }
+    const id = await store.joinTransaction(
+      async (body: (qr: QueryRunner) => Promise<number>) => {
+        const qr = ds.createQueryRunner();
+        await qr.connect();
+        await qr.startTransaction();
+        try {
+          const r = await body(qr);
+          await qr.commitTransaction();
+          return r;
+        } catch (err) {
+          await qr.rollbackTransaction();
+          throw err;
+        } finally {
+          await qr.release();
+        }
+      },
+      (_tx, qr) => store.withTx(qr).outboxEnqueue('mails', { to: 'a@b.c' }),
+    );
     const info = await store.outbox('mails').queue.getJob(id);
     expect(info).toMatchObject({ state: 'pending', maxAttempts: 5, visibilityTimeoutMs: 60_000, payload: { to: 'a@b.c' } });
   });
@@ -120,20 +126,26 @@ describe('sqlite engine joined to a TypeORM transaction (same file)', () => {
     const held = await q.claimOne('w');
     let settled = 0;
     const work: Promise<unknown>[] = [];
-    await ds.transaction(async (em) => {
+    let started!: () => void;
+    const inside = new Promise<void>((r) => (started = r));
+    const business = store.joinTransaction<EntityManager, unknown>((body) => ds.transaction(body), async (tx, em) => {
       await em.query('INSERT INTO orders (note) VALUES (?)', ['holds the write lock']);
-      work.push(held!.ack().finally(() => settled++));
-      work.push(q.claimOne('w').finally(() => settled++));
-      work.push(q.enqueue(4).finally(() => settled++));
+      started();
       // Keep the transaction open across event-loop turns; TypeORM's own statements still run.
       for (let i = 0; i < 20; i++) {
         await new Promise((r) => setTimeout(r, 5));
         await em.query('INSERT INTO orders (note) VALUES (?)', [`more ${i}`]);
       }
-      await store.withTx(em).enqueue('busy-queue', 'from the business transaction');
-      // The write lock is TypeORM's until commit, so none of the store's own writes can have landed yet.
+      await tx.enqueue('busy-queue', 'from the business transaction');
+      // The write path is the transaction's until commit, so none of the store's own writes can have landed yet.
       expect(settled).toBe(0);
     });
+    // The workers' writes come from outside the transaction (another request, a worker loop).
+    await inside;
+    work.push(held!.ack().finally(() => settled++));
+    work.push(q.claimOne('w').finally(() => settled++));
+    work.push(q.enqueue(4).finally(() => settled++));
+    await business;
     const [acked, claimed, enqueued] = await Promise.all(work);
     expect(acked).toBe(true);
     expect(claimed).not.toBeNull();

@@ -4,7 +4,7 @@ import { utf8Length } from '../../contract/codec.js';
 import { AlkstoreError, Closed, Database, InvalidOption } from '../../contract/errors.js';
 import { LISTENER_RECONNECTED_CHANNEL, SCHEDULES_WAKE_CHANNEL, outboxQueueName } from '../../contract/names.js';
 import { DEFAULT_QUEUE_OPTS, OUTBOX_QUEUE_OPTS, resolveQueueOpts, type JobOpts, type QueueOpts } from '../../contract/options.js';
-import { requireDurationMs, validateKey, validateName } from '../../contract/validate.js';
+import { joinTransactionInput, requireDurationMs, validateKey, validateName } from '../../contract/validate.js';
 import type { StoreAdmin } from '../../contract/admin.js';
 import type {
   ExternalTx,
@@ -388,6 +388,13 @@ export class PostgresStore implements Store {
     if (typeof arg === 'function') return this.runTx(arg);
     this.guard();
     return new ExternalTxOps(this.ctx, externalRunner(arg));
+  }
+
+  async joinTransaction<X extends ExternalTx, T>(open: (body: (external: X) => Promise<T>) => Promise<T>, fn: (tx: TxOps, external: X) => Promise<T>): Promise<T> {
+    this.guard();
+    joinTransactionInput(open, fn);
+    // Each caller's transaction has a pooled connection of its own: nothing to serialize.
+    return open((external) => fn(this.withTx(external), external));
   }
 
   private async runTx<T>(fn: (tx: TxHandle) => Promise<T>): Promise<T> {

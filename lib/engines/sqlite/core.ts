@@ -10,8 +10,9 @@ export interface SqliteCore {
   /**
    * One write transaction on the store's write connection (async mutex, busy retried).
    * `lazySync`: claims only, the commit need not wait for its fsync (claimDurability).
+   * `urgentLeaseMs`: a lease renewal of that lease (see `Writer.writeUrgent`).
    */
-  write<T>(op: string, fn: (ctx: WriteCtx) => T, lazySync?: boolean): Promise<T>;
+  write<T>(op: string, fn: (ctx: WriteCtx) => T, lazySync?: boolean, urgentLeaseMs?: number): Promise<T>;
   /** A read of committed data (the read connection; `:memory:` reads wait for the write connection). */
   read<T>(op: string, fn: (conn: SqliteConn) => T): Promise<T>;
   /** A receiver on any channel, reserved engine channels included (no name validation). */

@@ -11,6 +11,23 @@ import { INSERT_EVENT, NEXT_SEQ, SAVE_OFFSET } from './stream.sql.js';
 import { enqueueInput, notifyInput, outboxEnqueueInput, publishInput, publishWithKeyInput, saveOffsetInput, type EnqueueInput, type PublishInput } from './tx-input.js';
 import { asStoreError } from './writer.js';
 
+/** Changes nothing, and so takes the write lock without a row to clean up. */
+const TAKE_WRITE_LOCK = "UPDATE __alkstore_meta SET value = value WHERE key = '' AND 0";
+
+/**
+ * The better-sqlite3 connection under a TypeORM query runner (`driver.databaseConnection`),
+ * when there is one: a revoked transaction is rolled back on it synchronously.
+ */
+interface SyncConnection {
+  exec(sql: string): unknown;
+  readonly inTransaction: boolean;
+}
+
+export function syncConnectionOf(runner: QueryRunnerLike): SyncConnection | null {
+  const db = (runner as { driver?: { databaseConnection?: unknown } }).driver?.databaseConnection as Partial<SyncConnection> | undefined;
+  return db !== undefined && typeof db.exec === 'function' && typeof db.inTransaction === 'boolean' ? (db as SyncConnection) : null;
+}
+
 function noActiveTx(): InvalidOption {
   return new InvalidOption(
     'withTx(external)',
@@ -76,8 +93,20 @@ export class ExternalTxOps implements TxOps {
     return this.guard('tx.saveOffset', async () => (await this.query(SAVE_OFFSET, [i.stream, i.consumer, i.offset])).affected > 0);
   }
 
+  /**
+   * Takes SQLite's write lock on the caller's connection now, at the start of
+   * the transaction (a write that changes nothing still takes it): a
+   * transaction that read first and wrote later could otherwise fail with
+   * SQLITE_BUSY once another connection committed in between.
+   */
+  async takeWriteLock(): Promise<void> {
+    await this.guard('joinTransaction', async () => {
+      await this.query(TAKE_WRITE_LOCK, []);
+    });
+  }
+
   private insertJob(op: string, i: EnqueueInput): Promise<number> {
-    return this.guard(op, async () => {
+    return this.atomically(op, async () => {
       const now = await this.now();
       const st = i.stamp;
       // The same decisions as queue-ops insertJobs, through the caller's connection (which holds the write lock once it wrote).
@@ -99,12 +128,29 @@ export class ExternalTxOps implements TxOps {
   }
 
   private async insertEvent(op: string, i: PublishInput): Promise<number> {
-    return this.guard(op, async () => {
+    return this.atomically(op, async () => {
       const now = await this.now();
       const seq = Number((await this.query(NEXT_SEQ, [i.stream])).records[0].last_seq);
       await this.query(INSERT_EVENT, [i.stream, seq, i.key, i.text, now]);
       await this.query(INSERT_NOTIFY_SQL, [streamWakeChannel(i.stream), now]);
       return seq;
+    });
+  }
+
+  /** A multi-statement op in its own savepoint: one that fails halfway leaves nothing of itself in the caller's transaction. */
+  private atomically<T>(op: string, fn: () => Promise<T>): Promise<T> {
+    return this.guard(op, async () => {
+      await this.query('SAVEPOINT alkstore_op', []);
+      let value: T;
+      try {
+        value = await fn();
+      } catch (err) {
+        await this.query('ROLLBACK TO alkstore_op', []);
+        await this.query('RELEASE alkstore_op', []);
+        throw err;
+      }
+      await this.query('RELEASE alkstore_op', []);
+      return value;
     });
   }
 

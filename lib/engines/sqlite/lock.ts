@@ -34,7 +34,7 @@ export class SqliteLock implements Lock {
 
   async renew(ttlMs: number): Promise<boolean> {
     const ttl = requireDurationMs('ttlMs', ttlMs);
-    const row = await this.core.write('renew', (ctx) => ctx.conn.stmt(RENEW).get({ name: this.name, owner: this.owner, ttl, now: ctx.now }) as { expires_at: number } | undefined);
+    const row = await this.core.write('renew', (ctx) => ctx.conn.stmt(RENEW).get({ name: this.name, owner: this.owner, ttl, now: ctx.now }) as { expires_at: number } | undefined, false, ttl);
     if (!row) return false;
     this.expiry = row.expires_at;
     return true;

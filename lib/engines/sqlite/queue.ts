@@ -280,7 +280,7 @@ export class SqliteJob implements Job {
 
   async heartbeat(extendMs: number): Promise<boolean> {
     const ext = requireDurationMs('extendMs', extendMs);
-    const deadline = await this.core.write('heartbeat', (ctx) => ops.heartbeatJob(ctx, this.id, this.claimToken, ext));
+    const deadline = await this.core.write('heartbeat', (ctx) => ops.heartbeatJob(ctx, this.id, this.claimToken, ext), false, ext);
     if (deadline === null) return false;
     this.currentDeadline = deadline;
     return true;

@@ -1,12 +1,13 @@
 import { resolve } from 'node:path';
-import { Closed } from '../../contract/errors.js';
+import { Closed, InvalidOption, TransactionTimeout } from '../../contract/errors.js';
 import { SCHEDULES_WAKE_CHANNEL } from '../../contract/names.js';
 import { DEFAULT_QUEUE_OPTS, OUTBOX_QUEUE_OPTS, resolveQueueOpts, type JobOpts, type QueueOpts } from '../../contract/options.js';
-import { requireDurationMs, validateKey, validateName } from '../../contract/validate.js';
+import { joinTransactionInput, requireDurationMs, validateKey, validateName } from '../../contract/validate.js';
 import type { StoreAdmin } from '../../contract/admin.js';
 import type {
   ExternalTx,
   Lock,
+  QueryRunnerLike,
   Outbox,
   Queue,
   RunRetentionOpts,
@@ -32,7 +33,8 @@ import { SqliteAdmin, writeOutcomes } from './admin.js';
 import { isBusy, retryOnBusy, type SqliteConn } from './connection.js';
 import type { SqliteCore } from './core.js';
 import { DeferredSync } from './deferred-sync.js';
-import { activeQueryRunner, ExternalTxOps } from './external-tx.js';
+import { activeQueryRunner, ExternalTxOps, syncConnectionOf } from './external-tx.js';
+import { openTxOf, runInOpenTx, type OpenTx } from './tx-context.js';
 import { SqliteLock, tryLockRow } from './lock.js';
 import { Watcher } from './notify/watcher.js';
 import type { ResolvedSqliteOptions } from './options.js';
@@ -110,8 +112,8 @@ export class SqliteStore implements Store, SqliteCore {
 
   // ---- SqliteCore ----
 
-  write<T>(op: string, fn: (ctx: WriteCtx) => T, lazySync = false): Promise<T> {
-    return this.writer.write(op, fn, lazySync);
+  write<T>(op: string, fn: (ctx: WriteCtx) => T, lazySync = false, urgentLeaseMs?: number): Promise<T> {
+    return this.writer.write(op, fn, lazySync, urgentLeaseMs);
   }
 
   read<T>(op: string, fn: (conn: SqliteConn) => T): Promise<T> {
@@ -241,14 +243,8 @@ export class SqliteStore implements Store, SqliteCore {
 
   // ---- transactions ----
 
-  async beginTx(): Promise<TxHandle> {
-    this.assertOpen();
-    await this.writer.beginOpen();
-    const tx = new SqliteTxHandle(this, this.writer, (h) => {
-      if (this.openTx === h) this.openTx = null;
-    });
-    this.openTx = tx;
-    return tx;
+  beginTx(): Promise<TxHandle> {
+    return this.openTxHandle('beginTx()');
   }
 
   withTx<T>(fn: (tx: TxHandle) => Promise<T>): Promise<T>;
@@ -256,7 +252,54 @@ export class SqliteStore implements Store, SqliteCore {
   withTx<T>(arg: ((tx: TxHandle) => Promise<T>) | ExternalTx): Promise<T> | TxOps {
     if (typeof arg === 'function') return this.runInTx(arg);
     this.assertOpen();
-    return new ExternalTxOps(this, activeQueryRunner(arg), () => this.assertOpen());
+    const runner = activeQueryRunner(arg);
+    const open = openTxOf(this.writer);
+    if (open?.joined?.runner === runner) return open.joined.ops;
+    throw new InvalidOption(
+      'withTx(external)',
+      'on SQLite joins only a transaction the store opened itself: run it as store.joinTransaction((body) => dataSource.transaction(body), async (tx, em) => …) (or runTransaction(dataSource, store, fn), or AlkstoreTransactions.run(fn) in Nest). TypeORM runs every transaction of a SQLite DataSource on one connection without serializing them, so two overlapping dataSource.transaction calls share one transaction and one rollback can undo the other\'s business rows or outbox messages; joinTransaction runs them one at a time through the store\'s write path',
+    );
+  }
+
+  async joinTransaction<X extends ExternalTx, T>(open: (body: (external: X) => Promise<T>) => Promise<T>, fn: (tx: TxOps, external: X) => Promise<T>): Promise<T> {
+    this.assertOpen();
+    joinTransactionInput(open, fn);
+    const label = 'joinTransaction';
+    const openedAt = performance.now();
+    let revoked: TransactionTimeout | null = null;
+    let current: { runner: QueryRunnerLike } | null = null;
+    const hold = await this.writer.holdForApp(label, (leaseMs) => {
+      revoked = new TransactionTimeout(label, performance.now() - openedAt, leaseMs);
+      // Roll the caller's transaction back now and start an empty one in its place (in one
+      // synchronous step, so none of the caller's statements can run between them outside a
+      // transaction): the write lock is free for the renewal, and the caller's ORM still sees a
+      // transaction, which it rolls back when the body rejects with the TransactionTimeout.
+      const db = current ? syncConnectionOf(current.runner) : null;
+      if (db?.inTransaction) {
+        db.exec('ROLLBACK');
+        db.exec('BEGIN');
+      }
+      hold.release();
+    });
+    const check = (): void => {
+      this.assertOpen();
+      if (revoked) throw revoked;
+    };
+    try {
+      return await open(async (external) => {
+        check();
+        const runner = activeQueryRunner(external);
+        const ops = new ExternalTxOps(this, runner, check);
+        current = { runner };
+        await ops.takeWriteLock();
+        const tx: OpenTx = { owner: this.writer, label, active: true, joined: { runner, ops } };
+        const result = await runInOpenTx(tx, () => fn(ops, external));
+        check();
+        return result;
+      });
+    } finally {
+      hold.release();
+    }
   }
 
   // ---- misc ----
@@ -326,16 +369,28 @@ export class SqliteStore implements Store, SqliteCore {
     return new SqliteQueue(this, name, Object.freeze({ ...resolved }));
   }
 
+  private async openTxHandle(label: string): Promise<SqliteTxHandle> {
+    this.assertOpen();
+    const tx = new SqliteTxHandle(this, this.writer, (h) => {
+      if (this.openTx === h) this.openTx = null;
+    }, label);
+    await tx.open();
+    this.openTx = tx;
+    return tx;
+  }
+
   private async runInTx<T>(fn: (tx: TxHandle) => Promise<T>): Promise<T> {
-    const tx = await this.beginTx();
+    const label = 'withTx(fn)';
+    const tx = await this.openTxHandle(label);
     let result: T;
     try {
-      result = await fn(tx);
+      result = await runInOpenTx({ owner: this.writer, label, active: true }, () => fn(tx));
     } catch (err) {
       if (!tx.finished) await tx.rollback();
       throw err;
     }
-    if (!tx.finished) await tx.commit();
+    // A revoked handle rejects here with its TransactionTimeout.
+    if (!tx.finished || tx.revokedError) await tx.commit();
     return result;
   }
 }

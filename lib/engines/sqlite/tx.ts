@@ -1,30 +1,46 @@
-import { Closed } from '../../contract/errors.js';
+import { Closed, TransactionTimeout } from '../../contract/errors.js';
 import type { JobOpts } from '../../contract/options.js';
 import type { TxHandle } from '../../contract/types.js';
 import type { SqliteCore } from './core.js';
 import { insertJobs } from './queue-ops.js';
 import { publishEvent, saveConsumerOffset } from './stream.sql.js';
 import { enqueueInput, notifyInput, outboxEnqueueInput, publishInput, publishWithKeyInput, saveOffsetInput } from './tx-input.js';
-import { asStoreError, WriteCtx, type Writer } from './writer.js';
+import { asStoreError, WriteCtx, type AppHold, type Writer } from './writer.js';
 
 /**
  * A `beginTx()` handle: an open BEGIN IMMEDIATE on the store's write
- * connection, holding the store's write mutex until commit or rollback. Every
- * other write of this store waits for it, so calling a non-transactional store
- * write from inside an open handle deadlocks (like exhausting a pool of one).
+ * connection, holding the store's write path until commit or rollback. Every
+ * other write of this store waits for it (at most `lockWaitTimeoutMs`, then
+ * it fails naming this transaction). A lease renewal that waits a quarter of
+ * its lease for it rolls it back (`TransactionTimeout`). Each operation runs
+ * in its own savepoint: one that fails leaves nothing of itself behind.
  */
 export class SqliteTxHandle implements TxHandle {
   private done = false;
+  private revoked: TransactionTimeout | null = null;
   private readonly channels = new Set<string>();
+  private hold: AppHold | null = null;
+  private readonly openedAt = performance.now();
 
   constructor(
     private readonly core: SqliteCore,
     private readonly writer: Writer,
     private readonly onFinish: (h: SqliteTxHandle) => void,
+    private readonly label: string,
   ) {}
+
+  /** Takes the write path; the handle is usable once this resolves. */
+  async open(): Promise<void> {
+    this.hold = await this.writer.beginOpen(this.label, (leaseMs) => this.revoke(leaseMs));
+  }
 
   get finished(): boolean {
     return this.done;
+  }
+
+  /** Set when a lease renewal rolled this transaction back (see `TransactionTimeout`). */
+  get revokedError(): TransactionTimeout | null {
+    return this.revoked;
   }
 
   async enqueue(queue: string, payload: unknown, opts?: JobOpts): Promise<number> {
@@ -61,14 +77,16 @@ export class SqliteTxHandle implements TxHandle {
     this.assertActive();
     this.done = true;
     this.onFinish(this);
-    this.writer.commitOpen(new WriteCtx(this.writer.conn, this.channels));
+    this.writer.commitOpen(new WriteCtx(this.writer.conn, this.channels), this.hold!);
   }
 
+  /** Rolls back; after a `TransactionTimeout` it resolves (the rollback already happened). */
   async rollback(): Promise<void> {
+    if (this.revoked !== null && this.done) return;
     this.assertActive();
     this.done = true;
     this.onFinish(this);
-    this.writer.rollbackOpen();
+    this.writer.rollbackOpen(this.hold!);
   }
 
   /** Store close: roll back and refuse further use. */
@@ -76,16 +94,35 @@ export class SqliteTxHandle implements TxHandle {
     if (!this.done) void this.rollback();
   }
 
+  /** A lease renewal waited a quarter of its lease: roll back now, hand the write path over, refuse every later call. */
+  private revoke(leaseMs: number): void {
+    if (this.done) return;
+    this.revoked = new TransactionTimeout(this.label, performance.now() - this.openedAt, leaseMs);
+    this.done = true;
+    this.onFinish(this);
+    this.writer.rollbackOpen(this.hold!);
+  }
+
   private assertActive(): void {
+    if (this.revoked !== null) throw this.revoked;
     if (this.done) throw new Closed('transaction');
   }
 
   private run<T>(op: string, fn: (ctx: WriteCtx) => T): T {
     this.assertActive();
+    const conn = this.writer.conn;
+    conn.stmt('SAVEPOINT alkstore_op').run();
     try {
-      // A fresh clock reading per op: a long transaction does not freeze time.
-      return fn(new WriteCtx(this.writer.conn, this.channels));
+      // A fresh clock reading per op: a long transaction does not freeze time. Its wakes join the
+      // transaction's only if it succeeds.
+      const mine = new Set<string>();
+      const value = fn(new WriteCtx(conn, mine));
+      conn.stmt('RELEASE alkstore_op').run();
+      for (const c of mine) this.channels.add(c);
+      return value;
     } catch (err) {
+      conn.stmt('ROLLBACK TO alkstore_op').run();
+      conn.stmt('RELEASE alkstore_op').run();
       throw asStoreError(op, err);
     }
   }

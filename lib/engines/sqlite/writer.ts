@@ -1,7 +1,8 @@
-import { AlkstoreError, Closed, Database } from '../../contract/errors.js';
+import { AlkstoreError, Closed, Database, TransactionInProgress } from '../../contract/errors.js';
 import { busyDelayMs, isBusy, retryOnBusy, type SqliteConn } from './connection.js';
 import type { DeferredSync } from './deferred-sync.js';
-import { Mutex } from './mutex.js';
+import { Mutex, type Holder } from './mutex.js';
+import { openTxOf } from './tx-context.js';
 import { INSERT_NOTIFY_SQL, NotifyPruner } from './notify/notify-log.js';
 import { WriteTickets } from './write-tickets.js';
 
@@ -51,6 +52,15 @@ interface QueuedWrite {
 }
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+/** Writes the store makes on its own (buffered counters): never refused inside an application transaction's context. */
+const INTERNAL_OPS = new Set(['throughput']);
+
+/** An application transaction's hold on the write path (see `Writer.holdForApp`). */
+export interface AppHold {
+  /** Ends the hold (idempotent): the next writer goes. */
+  release(): void;
+}
 
 /** Wraps an unexpected failure as `Database`; our own errors and RangeErrors pass through. */
 export function asStoreError(op: string, err: unknown): Error {
@@ -117,8 +127,10 @@ export class Writer {
    * `lazySync` (claims): the commit need not wait for its fsync, see
    * `DeferredSync`; a group is lazy only when all of its writes are.
    */
-  write<T>(op: string, fn: (ctx: WriteCtx) => T, lazySync = false): Promise<T> {
+  write<T>(op: string, fn: (ctx: WriteCtx) => T, lazySync = false, urgentLeaseMs?: number): Promise<T> {
     if (this.hooks.isClosed()) return Promise.reject(new Closed());
+    const inside = openTxOf(this);
+    if (inside !== null && !INTERNAL_OPS.has(op)) return Promise.reject(new TransactionInProgress(op, inside.label));
     const lazy = lazySync && this.deferred !== null;
     // A lazy write (a claim: no fsync in its COMMIT) gains nothing from waiting for the end of the
     // turn to share a commit, so it runs at once whenever the connection is free: a worker woken
@@ -138,6 +150,7 @@ export class Writer {
       }
       return this.holdAndRetry(op, fn, lazy);
     }
+    if (urgentLeaseMs !== undefined) return this.writeUrgent(op, fn, lazy, urgentLeaseMs);
     return new Promise<T>((resolve, reject) => {
       this.queued.push({ op, lazy, fn, resolve: resolve as (v: unknown) => void, reject });
       if (!this.flushScheduled) {
@@ -152,9 +165,72 @@ export class Writer {
     setImmediate(() => (this.turnUsed = false));
   }
 
+  /**
+   * A lease renewal: queued before every other waiter, and when an application
+   * transaction still holds the write path after a quarter of the lease, that
+   * transaction is rolled back (`TransactionTimeout`) so the renewal lands in
+   * time and no other process reclaims the running job.
+   */
+  private async writeUrgent<T>(op: string, fn: (ctx: WriteCtx) => T, lazy: boolean, leaseMs: number): Promise<T> {
+    const revokeTimer = setTimeout(() => this.mutex.holder?.revoke(leaseMs), Math.max(1, leaseMs / 4));
+    try {
+      await this.mutex.acquire({ urgent: true, ...this.waitLimit(op) });
+    } finally {
+      clearTimeout(revokeTimer);
+    }
+    return this.holdAndRetry(op, fn, lazy);
+  }
+
+  /** How long a write waits for the write path held in this process, and the error naming the holder. */
+  private waitLimit(op: string): { timeoutMs: number; onTimeout: (holder: Holder | null) => Error } {
+    return {
+      timeoutMs: this.lockWaitTimeoutMs,
+      onTimeout: (holder) =>
+        new Database(
+          op,
+          new Error(
+            holder === null
+              ? `the store's write path stayed busy for ${this.lockWaitTimeoutMs} ms (lockWaitTimeoutMs)`
+              : `waited ${this.lockWaitTimeoutMs} ms (lockWaitTimeoutMs) for the store's write path, held by the ${holder.label} transaction opened ${Math.round(performance.now() - holder.since)} ms ago and still open: end it (commit or rollback), and inside it write through the transaction's own methods (tx.enqueue, …)`,
+          ),
+        ),
+    };
+  }
+
+  /**
+   * For an application transaction (`beginTx()`, `withTx(fn)`, `joinTransaction`):
+   * waits for the write path (at most `lockWaitTimeoutMs`) and holds it until
+   * `release()`. `revoke` rolls the transaction back when a lease renewal has
+   * waited a quarter of its lease; it must end the hold.
+   */
+  async holdForApp(label: string, revoke: (leaseMs: number) => void): Promise<AppHold> {
+    if (this.hooks.isClosed()) throw new Closed();
+    const inside = openTxOf(this);
+    if (inside !== null) throw new TransactionInProgress(label, inside.label);
+    await this.mutex.acquire(this.waitLimit(label));
+    if (this.hooks.isClosed()) {
+      this.mutex.release();
+      throw new Closed();
+    }
+    let held = true;
+    const release = (): void => {
+      if (!held) return;
+      held = false;
+      this.mutex.release();
+    };
+    this.mutex.holder = { label, since: performance.now(), revoke };
+    return { release };
+  }
+
   private async flush(): Promise<void> {
     this.flushScheduled = false;
-    await this.mutex.acquire();
+    try {
+      await this.mutex.acquire(this.waitLimit('write'));
+    } catch (err) {
+      // Every write queued so far waited as long: they all fail with the holder named.
+      for (const w of this.queued.splice(0)) w.reject(err);
+      return;
+    }
     const group = this.queued.splice(0, MAX_GROUP);
     if (this.queued.length > 0 && !this.flushScheduled) {
       this.flushScheduled = true;
@@ -234,7 +310,9 @@ export class Writer {
   /** Runs `fn` while holding the mutex, outside any transaction (`:memory:` reads). */
   async exclusive<T>(op: string, fn: () => T): Promise<T> {
     if (this.hooks.isClosed()) throw new Closed();
-    await this.mutex.acquire();
+    const inside = openTxOf(this);
+    if (inside !== null) throw new TransactionInProgress(op, inside.label);
+    await this.mutex.acquire(this.waitLimit(op));
     try {
       if (this.hooks.isClosed()) throw new Closed();
       return fn();
@@ -245,36 +323,38 @@ export class Writer {
     }
   }
 
-  /** For `beginTx`: takes the mutex and opens BEGIN IMMEDIATE; the caller ends it with `commitOpen`/`rollbackOpen`. */
-  async beginOpen(): Promise<WriteCtx> {
-    if (this.hooks.isClosed()) throw new Closed();
-    await this.mutex.acquire();
+  /**
+   * For `beginTx`: holds the write path (see `holdForApp`) and opens BEGIN
+   * IMMEDIATE; the caller ends it with `commitOpen`/`rollbackOpen`.
+   */
+  async beginOpen(label: string, revoke: (leaseMs: number) => void): Promise<AppHold> {
+    const hold = await this.holdForApp(label, revoke);
     try {
-      await this.retryBusy('beginTx', () => (this.begin(this.conn) ? true : undefined));
+      await this.retryBusy(label, () => (this.begin(this.conn) ? true : undefined));
     } catch (err) {
-      this.mutex.release();
+      hold.release();
       throw err;
     }
-    return new WriteCtx(this.conn);
+    return hold;
   }
 
-  commitOpen(ctx: WriteCtx): void {
+  commitOpen(ctx: WriteCtx, hold: AppHold): void {
     let ids: readonly number[];
     try {
       ids = this.flushWakes(ctx);
       this.conn.stmt('COMMIT').run();
     } catch (err) {
       this.rollbackQuietly();
-      this.mutex.release();
+      hold.release();
       throw asStoreError('commit', err);
     }
-    this.mutex.release();
+    hold.release();
     this.hooks.afterCommit(ctx.channels, ids);
   }
 
-  rollbackOpen(): void {
+  rollbackOpen(hold: AppHold): void {
     this.rollbackQuietly();
-    this.mutex.release();
+    hold.release();
   }
 
   /** True while a transaction is open on the write connection (a `beginTx` handle). */
