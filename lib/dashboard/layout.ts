@@ -53,13 +53,15 @@ progress{width:320px}
  */
 const LIVE_SCRIPT = `(()=>{const s=document.getElementById('live-status');const regions=()=>Array.from(document.querySelectorAll('[data-live]'));
 if(!s||regions().length===0)return;const every=Number(document.body.dataset.every)||5000;let t=null;
-async function tick(){if(document.visibilityState!=='visible')return;try{const res=await fetch(location.href,{headers:{'x-alkstore-live':'1'},credentials:'same-origin',cache:'no-store'});
-if(!res.ok)throw new Error('HTTP '+res.status);const doc=new DOMParser().parseFromString(await res.text(),'text/html');
+const shown=()=>document.visibilityState==='visible';
+async function tick(){if(!shown())return;try{const res=await fetch(location.href,{headers:{'x-alkstore-live':'1'},credentials:'same-origin',cache:'no-store'});
+if(!res.ok){s.textContent='live updates failed: HTTP '+res.status;s.dataset.state='error';return;}
+const text=await res.text();if(!shown())return;const doc=new DOMParser().parseFromString(text,'text/html');
 for(const r of regions()){const n=doc.getElementById(r.id);if(n)r.replaceChildren(...Array.from(n.childNodes).map((c)=>document.importNode(c,true)));}
-s.textContent='live, updated '+new Date().toLocaleTimeString();s.dataset.state='on';s.dataset.ticks=String(Number(s.dataset.ticks||0)+1);}
-catch(e){s.textContent='live updates failed: '+e.message;s.dataset.state='error';}}
-function plan(){clearInterval(t);t=null;if(document.visibilityState==='visible'){t=setInterval(tick,every);s.textContent='live';s.dataset.state='on';}else{s.textContent='live updates paused (tab hidden)';s.dataset.state='paused';}}
-document.addEventListener('visibilitychange',()=>{plan();if(document.visibilityState==='visible')void tick();});plan();})();`;
+s.textContent='live, updated '+new Date().toLocaleTimeString();s.dataset.state='on';}
+catch(e){if(shown()){s.textContent='live updates failed: '+String(e);s.dataset.state='error';}}}
+function plan(){clearInterval(t);t=null;if(shown()){t=setInterval(tick,every);s.textContent='live';s.dataset.state='on';}else{s.textContent='live updates paused (tab hidden)';s.dataset.state='paused';}}
+document.addEventListener('visibilitychange',()=>{plan();if(shown())void tick();});plan();})();`;
 
 /** A region the page refreshes in place (counts, charts, job lists): the live script swaps in the same id's content. */
 export function live(id: string, body: SafeHtml): SafeHtml {
