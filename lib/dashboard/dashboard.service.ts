@@ -38,6 +38,7 @@ export interface DashboardReply {
 export type DashboardPage = '' | 'queue' | 'job' | 'dead' | 'schedules' | 'streams' | 'outboxes' | 'audit' | 'bulk';
 
 const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
 
 interface Context {
   ctx: PageCtx;
@@ -180,7 +181,7 @@ export class DashboardService {
             ? admin.searchJobs(filter.queue, { ...filter.search, cursor, limit: 50 })
             : admin.listJobs(filter.queue, { state: filter.state, cursor, limit: 50 }).then((p) => ({ ...p, scanned: null })),
           queueRows(this.store, ctx.now).then((r) => r.rows),
-          admin.throughput(filter.queue, ctx.now - HOUR),
+          admin.throughput(filter.queue, ctx.now - DAY),
         ]);
         return queuePage(ctx, rows.find((r) => r.name === filter.queue) ?? null, filter, list.jobs, list.next, list.scanned, throughput);
       }

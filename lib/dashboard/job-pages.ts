@@ -51,7 +51,7 @@ export function queuePage(
   const searched = f.filtered
     ? html`<p class="note" id="search-note">Matching ${describeFilter(f)}, newest first${scanned !== null ? html`; this page looked at ${scanned} rows` : ''}${next ? html`, <a rel="next" href="${link(ctx, 'queue', { ...f.params, cursor: next })}">search further →</a>` : html`, no more rows`}.</p>`
     : html``;
-  const body = html`${live('live-summary', html`${summary}${throughputChart(throughput, ctx.now, `Jobs per minute, ${name}`)}`)}
+  const body = html`${live('live-summary', html`${summary}<div class="charts">${throughputChart(throughput, ctx.now, `Jobs per minute, ${name}`)}${throughputChart(throughput, ctx.now, `Jobs per hour, ${name}`, 'day')}</div>`)}
 <nav class="states">State: ${states}</nav>${searchForm(ctx, f)}${searched}${bulkForms(ctx, f)}${live('live-jobs', jobTable(ctx, jobs))}
 ${next && !f.filtered ? html`<p><a rel="next" href="${link(ctx, 'queue', { ...f.params, cursor: next })}">Next page →</a></p>` : ''}`;
   return layout(ctx, `Queue ${name}`, '', body);

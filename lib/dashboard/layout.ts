@@ -42,7 +42,7 @@ dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px;background
 dl.kv dt{color:#57606a}dl.kv dd{margin:0}
 ol.timeline{background:#fff;border:1px solid #d0d7de;padding:8px 8px 8px 32px;margin:8px 0}ol.timeline li{margin:4px 0}
 pre.full{max-width:none;max-height:none}#live-status{color:#8c959f;font-size:12px;margin-left:auto}
-progress{width:320px}
+progress{width:320px}.charts{display:flex;gap:16px;flex-wrap:wrap}.charts figure{margin:0}
 `;
 
 /**

@@ -164,6 +164,22 @@ for (const engine of nestEngines()) for (const adapter of HTTP_ADAPTERS) {
       expect(log.text).toContain('<td>bulk-retry-done</td>');
     });
 
+    it('charts a queue over the last hour by minute and the last day by hour', async () => {
+      const queue = `charts-${engine.kind}`;
+      const q = store.queue(queue, { maxAttempts: 1 });
+      await q.enqueueMany([1, 2, 3, 4]);
+      const jobs = await q.claimBatch(4, 'w');
+      for (const j of jobs.slice(0, 3)) await j.ack();
+      await jobs[3]!.fail(new Error('x'));
+      const page = await get(`${BASE}/queue?name=${queue}`).expect(200);
+      const figures = [...page.text.matchAll(/<figure class="chart">(.*?)<\/figure>/gs)].map((m) => m[1]!);
+      expect(figures).toHaveLength(2);
+      expect(figures[0]!.match(/class="ok"/g)).toHaveLength(60);
+      expect(figures[1]!.match(/class="ok"/g)).toHaveLength(24);
+      expect(figures[0]).toContain(`Jobs per minute, ${queue}: 3 completed, 1 retried or dead in the last hour`);
+      expect(figures[1]).toContain(`Jobs per hour, ${queue}: 3 completed, 1 retried or dead in the last 24 hours`);
+    });
+
     it('keeps viewers to reading and refuses requests without a role', async () => {
       const queue = `roles-${engine.kind}`;
       await store.queue(queue).enqueue(1);
