@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Module, ValidationPipe, type DynamicModule } from '@nestjs/common';
+import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_PIPE } from '@nestjs/core';
 import { TypeOrmModule, type TypeOrmModuleOptions } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
@@ -12,6 +12,7 @@ import { OpsModule } from './ops/ops.module.js';
 import { ENTITIES } from './orders/entities.js';
 import { METRICS_REGISTRY, MetricsModule } from './metrics/metrics.module.js';
 import { OrdersModule } from './orders/orders.module.js';
+import { SampleValidationPipe } from './validation.pipe.js';
 
 /** TypeORM options: PostgreSQL when `databaseUrl` says so, else the SQLite file alkstore shares. */
 export function typeOrmOptions(config: SampleConfig): TypeOrmModuleOptions {
@@ -27,7 +28,8 @@ export function typeOrmOptions(config: SampleConfig): TypeOrmModuleOptions {
  * database. alkstore is built from the application's DataSource, so
  * `POST /orders` writes the order and its outbox message in one TypeORM
  * transaction. Every request body and parameter is validated (a global
- * `ValidationPipe`): bad input is a 400, never a 500.
+ * `ValidationPipe`, which first refuses a body nested too deep): bad input
+ * is a 400, never a 500.
  * `GET /metrics` serves the workers' Prometheus metrics.
  */
 @Module({})
@@ -53,7 +55,7 @@ export class AppModule {
         OrdersModule,
         OpsModule.forRoot({ dashboardToken: config.dashboardToken }),
       ],
-      providers: [{ provide: APP_PIPE, useValue: new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true }) }],
+      providers: [{ provide: APP_PIPE, useValue: new SampleValidationPipe({ whitelist: true, forbidNonWhitelisted: true }) }],
     };
   }
 }

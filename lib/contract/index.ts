@@ -6,6 +6,7 @@ export * from './errors.js';
 export * from './names.js';
 export * from './backoff.js';
 export * from './schedule-spec.js';
+export * from './schedule-headers.js';
 export * from './codec.js';
 export * from './options.js';
 export * from './job-extras.js';

@@ -101,6 +101,8 @@ function encodeWithContext(headers: JobHeaders | undefined): string | null {
 }
 
 export function resolveJobExtras(o: JobExtrasInput): JobExtras {
+  // Left out means "no headers"; null is a wrong type like every other null option (SPEC §3).
+  if (o.headers === null) throw new InvalidArgument('headers', 'must be an object of string values, got null');
   const uniqueKey = o.uniqueKey === undefined ? null : validateKey('uniqueKey', o.uniqueKey);
   let replace = false;
   if (o.onConflict !== undefined) {

@@ -116,11 +116,13 @@ export function resolveQueueOpts(opts: QueueOpts | undefined, defaults: Readonly
  */
 export function resolveJobStamp(queueOpts: Required<QueueOpts>, opts: JobOpts | undefined): JobWrite {
   const o = optionalObject<JobOpts>('job opts', opts) ?? {};
+  // Only undefined (absent) means "the queue's value"; null is refused like every other
+  // wrongly typed option (SPEC §3), as for priority and delayMs.
   const q = resolveQueueOpts(
     {
-      visibilityTimeoutMs: o.visibilityTimeoutMs ?? queueOpts.visibilityTimeoutMs,
-      maxAttempts: o.maxAttempts ?? queueOpts.maxAttempts,
-      backoffBaseMs: o.backoffBaseMs ?? queueOpts.backoffBaseMs,
+      visibilityTimeoutMs: o.visibilityTimeoutMs === undefined ? queueOpts.visibilityTimeoutMs : o.visibilityTimeoutMs,
+      maxAttempts: o.maxAttempts === undefined ? queueOpts.maxAttempts : o.maxAttempts,
+      backoffBaseMs: o.backoffBaseMs === undefined ? queueOpts.backoffBaseMs : o.backoffBaseMs,
       deadLetterRetentionMs: o.deadLetterRetentionMs === undefined ? queueOpts.deadLetterRetentionMs : o.deadLetterRetentionMs,
     },
     queueOpts,

@@ -152,33 +152,71 @@ export interface DueFires {
   readonly nextFireAt: number;
 }
 
+/** {@link DueFires} with the boundary instant of each job to enqueue, oldest first. */
+export interface DueBoundaries {
+  /** One entry per job to enqueue: the boundary (epoch ms) it fires for. */
+  readonly boundaries: readonly number[];
+  /** The schedule's next fire after this tick, strictly after now (NEVER_MS when none is left). */
+  readonly nextFireAt: number;
+}
+
 /**
  * Pure catch-up logic of one tick (SPEC §7 and §10) for a schedule whose
  * stored next fire is `nextFireAt`, at database time `now`.
  */
 export function dueFires(spec: ScheduleSpec, nextFireAt: number, now: number, catchUp: CatchUpPolicy, paused = false): DueFires {
-  if (nextFireAt > now) return { count: 0, nextFireAt };
-  if (spec.intervalMs !== null) {
-    const every = dueBoundaries(nextFireAt, spec.intervalMs, now);
-    return { count: paused ? 0 : firesFor(catchUp, every.fires.length, nextFireAt, now), nextFireAt: every.nextFireAt };
-  }
-  const skip = (): number => spec.nextAfter(now) ?? NEVER_MS;
-  if (paused || catchUp !== 'all') return { count: paused ? 0 : firesFor(catchUp, 1, nextFireAt, now), nextFireAt: skip() };
-  let count = 1;
-  let boundary: number | null = nextFireAt;
-  while (count < SCHEDULE_CATCH_UP_CAP) {
-    boundary = spec.nextAfter(boundary);
-    if (boundary === null) return { count, nextFireAt: NEVER_MS };
-    if (boundary > now) return { count, nextFireAt: boundary };
-    count += 1;
-  }
-  return { count, nextFireAt: skip() };
+  const due = dueFireBoundaries(spec, nextFireAt, now, catchUp, paused);
+  return { count: due.boundaries.length, nextFireAt: due.nextFireAt };
 }
 
-function firesFor(catchUp: CatchUpPolicy, elapsed: number, oldest: number, now: number): number {
-  if (catchUp === 'all') return elapsed;
-  if (catchUp === 'latest') return 1;
-  return now - oldest <= CATCH_UP_GRACE_MS ? 1 : 0;
+/**
+ * {@link dueFires} naming each fire's boundary: `'all'` fires the elapsed
+ * boundaries oldest first (at most 64); `'latest'`, and `'none'` within its
+ * grace, fire once for the latest elapsed boundary.
+ */
+export function dueFireBoundaries(spec: ScheduleSpec, nextFireAt: number, now: number, catchUp: CatchUpPolicy, paused = false): DueBoundaries {
+  if (nextFireAt > now) return { boundaries: [], nextFireAt };
+  if (spec.intervalMs !== null) {
+    const every = dueBoundaries(nextFireAt, spec.intervalMs, now);
+    if (paused) return { boundaries: [], nextFireAt: every.nextFireAt };
+    if (catchUp === 'all') return { boundaries: every.fires, nextFireAt: every.nextFireAt };
+    return { boundaries: firesOnce(catchUp, nextFireAt, now) ? [every.nextFireAt - spec.intervalMs] : [], nextFireAt: every.nextFireAt };
+  }
+  const skip = (): number => spec.nextAfter(now) ?? NEVER_MS;
+  if (paused) return { boundaries: [], nextFireAt: skip() };
+  if (catchUp !== 'all') return { boundaries: firesOnce(catchUp, nextFireAt, now) ? [latestBoundary(spec, nextFireAt, now)] : [], nextFireAt: skip() };
+  const boundaries = [nextFireAt];
+  let boundary: number | null = nextFireAt;
+  while (boundaries.length < SCHEDULE_CATCH_UP_CAP) {
+    boundary = spec.nextAfter(boundary);
+    if (boundary === null) return { boundaries, nextFireAt: NEVER_MS };
+    if (boundary > now) return { boundaries, nextFireAt: boundary };
+    boundaries.push(boundary);
+  }
+  return { boundaries, nextFireAt: skip() };
+}
+
+/** `'latest'` fires once; `'none'` once only when the oldest missed boundary is within the grace. */
+function firesOnce(catchUp: Exclude<CatchUpPolicy, 'all'>, oldest: number, now: number): boolean {
+  return catchUp === 'latest' || now - oldest <= CATCH_UP_GRACE_MS;
+}
+
+/**
+ * The last cron boundary at or before `now`, given `oldest`, a boundary at or
+ * before `now`. A bisection over "the first boundary after t" (at most ~50
+ * steps however many boundaries elapsed): `lo` is always a boundary, and no
+ * boundary lies in (hi, now].
+ */
+function latestBoundary(spec: ScheduleSpec, oldest: number, now: number): number {
+  let lo = oldest;
+  let hi = now;
+  while (lo < hi) {
+    const mid = lo + Math.floor((hi - lo) / 2);
+    const b = spec.nextAfter(mid);
+    if (b !== null && b <= hi) lo = b;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** Validates a catch-up policy option (default `'all'`). */

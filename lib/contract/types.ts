@@ -113,8 +113,20 @@ export interface Job<T = unknown> {
   readonly attempts: number;
   readonly maxAttempts: number;
   readonly claimToken: string;
-  /** The claim deadline (epoch ms, database clock) as of the claim or the last successful heartbeat. */
+  /**
+   * The claim deadline (epoch ms, database clock) as of the claim or the last successful heartbeat. For
+   * display and for comparison with other database instants only: a worker's clock may be off from the
+   * database's, so never subtract `Date.now()` from it; time the claim from {@link Job.leaseMs} instead.
+   */
   readonly deadline: number;
+  /**
+   * The lease this claim granted (ms): the claim's `visibilityTimeoutMs` override, or the job's stamped
+   * visibility timeout. The deadline lies at least this long after the moment the claim was sent, so a
+   * worker that times the lease on its own monotonic clock (`performance.now()`) from before it sent the
+   * claim never overestimates what is left, whatever its wall clock says. After `heartbeat(extendMs)`
+   * resolves `true`, the claim is good for `extendMs` from when the heartbeat was sent.
+   */
+  readonly leaseMs: number;
   readonly enqueuedAt: number;
   /** The headers given at enqueue (`{}` when none). */
   readonly headers: JobHeaders;
@@ -180,6 +192,22 @@ export interface QueueSettings {
   readonly rateLimit: RateLimit | null;
 }
 
+/**
+ * What a redrive (`queue.retryDead`, `admin().retryAllDead`) did. Dead jobs go back to pending in id
+ * order; a dead job whose unique key is held by a live job (or by an earlier job of the same
+ * redrive) cannot go back without breaking the key's promise, so it stays dead, untouched, and is
+ * reported here instead of failing the whole redrive. Cancel or finish the holder, then redrive it
+ * again.
+ */
+export interface RedriveResult {
+  /** Dead jobs moved back to pending. */
+  readonly moved: number;
+  /** How many stayed dead because their unique key is held (`conflictIds.length`). */
+  readonly conflicts: number;
+  /** Ids of those jobs, ascending. */
+  readonly conflictIds: readonly number[];
+}
+
 /** Paging of dead letters, ordered by id ascending (stable). */
 export interface ListDeadOpts {
   /** Only rows that died before this instant (epoch ms). */
@@ -241,8 +269,12 @@ export interface Queue<T = unknown> {
   /** Moves every past-expiry row (any state) to dead, and deletes dead rows past their retention. */
   sweepExpired(): Promise<{ expired: number; purged: number }>;
   listDead(opts?: ListDeadOpts): Promise<JobInfo<T>[]>;
-  /** Back to pending now with attempts reset to 0; `lastError` kept. Resolves to how many moved. */
-  retryDead(ids: readonly number[]): Promise<number>;
+  /**
+   * Back to pending now with attempts reset to 0; `lastError` kept. Ids that are not dead jobs of
+   * this queue are ignored. Resolves to how many moved and which stayed dead because a live job
+   * holds their unique key ({@link RedriveResult}).
+   */
+  retryDead(ids: readonly number[]): Promise<RedriveResult>;
   /** Deletes dead rows; resolves to how many. */
   purgeDead(ids: readonly number[]): Promise<number>;
   stats(): Promise<QueueStats>;

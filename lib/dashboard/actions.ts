@@ -37,7 +37,7 @@ export interface ActionRequest {
 }
 
 export const DONE_TEXT: Record<Action, (n: number) => string> = {
-  redrive: (n) => (n > 0 ? 'Redrove the job: it is pending again.' : 'Nothing redriven: the job is no longer dead.'),
+  redrive: (n) => (n > 0 ? 'Redrove the job: it is pending again.' : 'Nothing redriven.'),
   purge: (n) => (n > 0 ? 'Purged the job.' : 'Nothing purged: the job is no longer dead.'),
   'redrive-all': (n) => `Redrove ${n} dead job${n === 1 ? '' : 's'}.`,
   'purge-all': (n) => `Purged ${n} dead job${n === 1 ? '' : 's'}.`,
@@ -50,6 +50,22 @@ export const DONE_TEXT: Record<Action, (n: number) => string> = {
   'bulk-retry': (n) => `Started: retrying ${n} matching job${n === 1 ? '' : 's'}.`,
   'bulk-delete': (n) => `Started: deleting ${n} matching job${n === 1 ? '' : 's'}.`,
 };
+
+/** How many conflicting ids a redrive's flash names (the count is always exact). */
+export const FLASH_IDS = 20;
+
+/** The flash's sentence about jobs a redrive left dead because a live job holds their unique key. */
+export function conflictText(count: number, ids: readonly number[]): string {
+  if (count === 0) return '';
+  const named = ids.length === 0 ? '' : ` (${count > ids.length ? 'first ids' : ids.length === 1 ? 'id' : 'ids'} ${ids.join(', ')})`;
+  return ` ${count} stayed dead: a live job holds ${count === 1 ? 'its' : 'their'} unique key${named}. Cancel or finish it, then redrive again.`;
+}
+
+/** What an action did: a count, and for a redrive the jobs it left dead (unique key held). */
+export interface ActionResult {
+  n: number;
+  conflicts?: readonly number[];
+}
 
 function str(v: unknown): string | undefined {
   return typeof v === 'string' && v.length > 0 && v.length <= 2048 ? v : undefined;
@@ -121,30 +137,34 @@ export function question(a: ActionRequest, matched: number): string {
   }
 }
 
-/** Runs a single (not bulk) action; resolves to how many things it changed. */
-export async function runAction(store: Store, a: ActionRequest): Promise<number> {
+/** Runs a single (not bulk) action: how many things it changed, and the jobs a redrive left dead. */
+export async function runAction(store: Store, a: ActionRequest): Promise<ActionResult> {
   const admin = store.admin();
   switch (a.action) {
-    case 'redrive':
-      return queueHandle(store, a.queue!).retryDead([a.id!]);
+    case 'redrive': {
+      const r = await queueHandle(store, a.queue!).retryDead([a.id!]);
+      return { n: r.moved, conflicts: r.conflictIds };
+    }
     case 'purge':
-      return queueHandle(store, a.queue!).purgeDead([a.id!]);
-    case 'redrive-all':
-      return admin.retryAllDead(a.queue!);
+      return { n: await queueHandle(store, a.queue!).purgeDead([a.id!]) };
+    case 'redrive-all': {
+      const r = await admin.retryAllDead(a.queue!);
+      return { n: r.moved, conflicts: r.conflictIds };
+    }
     case 'purge-all':
-      return admin.purgeAllDead(a.queue!);
+      return { n: await admin.purgeAllDead(a.queue!) };
     case 'cancel':
-      return (await queueHandle(store, a.queue!).cancel(a.id!)) ? 1 : 0;
+      return { n: (await queueHandle(store, a.queue!).cancel(a.id!)) ? 1 : 0 };
     case 'pause':
     case 'resume':
       await setPaused(store, a.queue!, a.action === 'pause');
-      return 1;
+      return { n: 1 };
     case 'trigger':
-      return (await store.triggerSchedule(a.schedule!)) ?? 0;
+      return { n: (await store.triggerSchedule(a.schedule!)) ?? 0 };
     case 'pause-schedule':
-      return (await store.pauseSchedule(a.schedule!)) ? 1 : 0;
+      return { n: (await store.pauseSchedule(a.schedule!)) ? 1 : 0 };
     case 'resume-schedule':
-      return (await store.resumeSchedule(a.schedule!)) ? 1 : 0;
+      return { n: (await store.resumeSchedule(a.schedule!)) ? 1 : 0 };
     case 'bulk-retry':
     case 'bulk-delete':
       throw new BadRequest('a bulk action runs in the background');

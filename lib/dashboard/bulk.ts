@@ -17,6 +17,8 @@ export interface BulkOp {
   seen: number;
   /** Jobs changed so far (redriven or deleted). */
   changed: number;
+  /** Dead jobs a retry left dead because a live job holds their unique key. */
+  conflicts: number;
   /** Batches written so far. */
   batches: number;
   state: 'running' | 'done' | 'failed';
@@ -75,7 +77,7 @@ export class BulkRunner {
     const runningId = this.runningByKey.get(key);
     const running = runningId === undefined ? undefined : this.ops.get(runningId);
     if (running && running.state === 'running') return { op: running, fresh: false };
-    const op: BulkOp = { id, kind, filter, matched, seen: 0, changed: 0, batches: 0, state: 'running', error: null, startedAt: now, finishedAt: null };
+    const op: BulkOp = { id, kind, filter, matched, seen: 0, changed: 0, conflicts: 0, batches: 0, state: 'running', error: null, startedAt: now, finishedAt: null };
     this.ops.set(id, op);
     this.runningByKey.set(key, id);
     this.prune();
@@ -109,7 +111,11 @@ export class BulkRunner {
       op.seen += page.jobs.length;
       const dead = page.jobs.filter((j) => j.state === 'dead').map((j) => j.id);
       if (op.kind === 'retry') {
-        if (dead.length > 0) op.changed += await queue.retryDead(dead);
+        if (dead.length > 0) {
+          const r = await queue.retryDead(dead);
+          op.changed += r.moved;
+          op.conflicts += r.conflicts;
+        }
       } else {
         if (dead.length > 0) op.changed += await queue.purgeDead(dead);
         const live = page.jobs.filter((j) => j.state !== 'dead').map((j) => j.id);

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { AlkstoreError } from '../contract/errors.js';
 import type { Store } from '../contract/types.js';
-import { ACTIONS, backTo, BadRequest, DONE_TEXT, field, question, readAction, runAction, type Action, type ActionRequest } from './actions.js';
+import { ACTIONS, backTo, BadRequest, conflictText, DONE_TEXT, field, FLASH_IDS, question, readAction, runAction, type Action, type ActionRequest } from './actions.js';
 import { AUDIT_IDS, auditOfJob, readAudit, writeAudit, type AuditEntry } from './audit.js';
 import { BulkRunner, countMatching, newOpId, type BulkOp } from './bulk.js';
 import { CSRF_COOKIE, CsrfTokens, readCookie } from './csrf.js';
@@ -107,11 +107,12 @@ export class DashboardService {
         return this.reply(200, confirmPage(ctx, question(a, matched), fields, back), c);
       }
       if (bulk) return await this.startBulk(c, a, body);
-      const n = await runAction(this.store, a);
+      const { n, conflicts } = await runAction(this.store, a);
       await this.audit(c, a, n);
       const back = backTo(ctx.base, a);
       const sep = back.includes('?') ? '&' : '?';
-      return this.redirect(`${back}${sep}done=${a.action}&n=${n}`);
+      const held = conflicts !== undefined && conflicts.length > 0 ? `&c=${conflicts.length}&cids=${conflicts.slice(0, FLASH_IDS).join(',')}` : '';
+      return this.redirect(`${back}${sep}done=${a.action}&n=${n}${held}`);
     } catch (err) {
       return this.failure(c, err);
     }
@@ -240,7 +241,11 @@ export class DashboardService {
     }
     const done = field(req.query, 'done') as Action | undefined;
     const n = Number(field(req.query, 'n') ?? '0');
-    const flash = done && ACTIONS.includes(done) && Number.isSafeInteger(n) ? DONE_TEXT[done](n) : null;
+    const c = Number(field(req.query, 'c') ?? '0');
+    const cids = (field(req.query, 'cids') ?? '').split(',').filter((x) => /^\d{1,16}$/.test(x)).slice(0, FLASH_IDS).map(Number);
+    const redrive = done === 'redrive' || done === 'redrive-all';
+    const held = redrive && Number.isSafeInteger(c) && c > 0 ? conflictText(c, cids) : '';
+    const flash = done && ACTIONS.includes(done) && Number.isSafeInteger(n) ? DONE_TEXT[done](n) + held : null;
     let now = Date.now();
     try {
       now = await this.store.now();

@@ -125,7 +125,7 @@ export function bulkPage(ctx: PageCtx, op: BulkOp): string {
   const body = live(
     'live-bulk',
     html`<div id="bulk" data-state="${op.state}"><p>${verb} of queue <a href="${link(ctx, 'queue', { ...op.filter.params })}">${op.filter.queue}</a> matching ${describeFilter(op.filter)}.</p>
-<p><progress max="${Math.max(op.matched, op.seen, 1)}" value="${op.seen}"></progress> ${op.seen} of ${op.matched} matched jobs looked at, <b id="bulk-changed">${op.changed}</b> ${op.kind === 'retry' ? 'redriven' : 'deleted'} in ${op.batches} batch${op.batches === 1 ? '' : 'es'}.</p>
+<p><progress max="${Math.max(op.matched, op.seen, 1)}" value="${op.seen}"></progress> ${op.seen} of ${op.matched} matched jobs looked at, <b id="bulk-changed">${op.changed}</b> ${op.kind === 'retry' ? 'redriven' : 'deleted'} in ${op.batches} batch${op.batches === 1 ? '' : 'es'}.${op.conflicts > 0 ? html` <span class="warn" id="bulk-conflicts">${op.conflicts} stayed dead: a live job holds their unique key.</span>` : ''}</p>
 <p id="bulk-state">${op.state === 'running' ? 'Running…' : op.state === 'done' ? html`Done ${when(op.finishedAt, Date.now())}.` : html`<span class="dead">Failed: ${op.error}</span>`}</p></div>`,
   );
   return layout(ctx, 'Bulk action', '', body);

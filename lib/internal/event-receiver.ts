@@ -39,14 +39,22 @@ export class StreamSubscription implements EventReceiver {
   async next(signal?: AbortSignal): Promise<StreamEvent | null> {
     optionalSignal('signal', signal);
     for (;;) {
-      if (this.closed || signal?.aborted) return null;
+      if (this.ended() || signal?.aborted) return null;
       const buffered = this.buffer.shift();
       if (buffered) {
         this.position = buffered.offset;
         return buffered;
       }
-      if (this.position === null) this.position = await this.source.getOffset(this.consumer);
-      const events = await this.source.readSince(this.position, this.batchSize);
+      let events: StreamEvent[];
+      try {
+        if (this.position === null) this.position = await this.source.getOffset(this.consumer);
+        events = await this.source.readSince(this.position, this.batchSize);
+      } catch (err) {
+        // The store closed between the check above and the read: that is the end, not an error.
+        if (!(err instanceof Closed)) throw err;
+        this.close();
+        return null;
+      }
       if (this.closed) return null;
       if (events.length > 0) {
         this.buffer = events;
@@ -74,6 +82,16 @@ export class StreamSubscription implements EventReceiver {
       if (e === null) return;
       yield e;
     }
+  }
+
+  /**
+   * Closed by the caller, or by the engine: a store's close closes every wake receiver, so a
+   * subscription whose receiver is closed belongs to a closed store and ends (the interface:
+   * `next()` is null once closed), read-ahead events included.
+   */
+  private ended(): boolean {
+    if (!this.closed && this.wakes.closed) this.close();
+    return this.closed;
   }
 
   private async waitForWake(signal?: AbortSignal): Promise<void> {

@@ -2,6 +2,7 @@ import { LeadershipLost } from '../contract/errors.js';
 import { SCHEDULER_LOCK, SCHEDULES_WAKE_CHANNEL } from '../contract/names.js';
 import type { Lock, RunSchedulesOpts, WakeReceiver } from '../contract/types.js';
 import { requireInt, requireTimerMs, runSchedulesInput } from '../contract/validate.js';
+import { performance } from 'node:perf_hooks';
 import { abortAfter } from './sleep.js';
 
 /** Leadership lock TTL and renew cadence by default (SPEC §7); `lockTtlMs` / `renewIntervalMs` change them. */
@@ -63,15 +64,18 @@ export async function runSchedules(engine: SchedulerEngine, signal: AbortSignal,
           continue;
         }
       }
-      let renewAt = Date.now() + renewIntervalMs;
+      // Local intervals on the monotonic clock: a wall-clock jump never delays a renewal.
+      let renewAt = performance.now() + renewIntervalMs;
       while (!signal.aborted) {
-        if (Date.now() >= renewAt) {
+        if (performance.now() >= renewAt) {
+          // The next renewal is due an interval after this one was sent.
+          const sent = performance.now();
           if (!(await lock.renew(lockTtlMs))) throw new LeadershipLost(owner);
-          renewAt = Date.now() + renewIntervalMs;
+          renewAt = sent + renewIntervalMs;
         }
         const { now, nextFireAt } = await engine.fireDue();
         const untilDue = nextFireAt === null ? maxTickMs : Math.max(0, nextFireAt - now);
-        await waitWake(Math.min(untilDue, maxTickMs, Math.max(0, renewAt - Date.now())));
+        await waitWake(Math.min(untilDue, maxTickMs, Math.max(0, renewAt - performance.now())));
       }
     }
   } finally {

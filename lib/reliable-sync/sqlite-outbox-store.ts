@@ -1,5 +1,6 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { Closed, Database as DatabaseError, InvalidOption } from '../contract/errors.js';
+import { asOption, requireTimerMs } from '../contract/validate.js';
 import { loadPeer } from '../internal/load-peer.js';
 import { assertEpoch, assertFrame, type OutboxRecord } from './epoch.js';
 import type { OutboxStore } from './outbox-store.js';
@@ -15,7 +16,11 @@ export interface SqliteOutboxStoreOptions {
   key?: string;
   /** Prefix of the two tables `<prefix>_frame` and `<prefix>_cursor`. Default `alkstore_sync`. */
   tablePrefix?: string;
-  /** How long a write waits for another connection's lock (ms, default 5000); only for a connection the store opens. */
+  /**
+   * How long a statement waits for another connection's lock (ms, an integer in 0..2^31-1,
+   * default 5000; 0 fails at once); only for a connection the store opens. Anything else is
+   * an `InvalidOption` naming `busyTimeoutMs`, before the file is opened.
+   */
   busyTimeoutMs?: number;
 }
 
@@ -42,6 +47,7 @@ export class SqliteOutboxStore implements OutboxStore {
     if (options === null || typeof options !== 'object') throw new InvalidOption('options', 'must be an object');
     const key = checkKey(options.key);
     const prefix = checkIdentifier('tablePrefix', options.tablePrefix, 'alkstore_sync');
+    const busyTimeoutMs = options.busyTimeoutMs === undefined ? 5000 : asOption(() => requireTimerMs('busyTimeoutMs', options.busyTimeoutMs, 0));
     let db = options.database;
     const owned = !db;
     if (!db) {
@@ -51,7 +57,8 @@ export class SqliteOutboxStore implements OutboxStore {
       const mod = await loadPeer('better-sqlite3', () => import('better-sqlite3'));
       const path = options.path;
       db = wrap(`open sqlite outbox ${JSON.stringify(path)}`, () => {
-        const opened = new mod.default(path);
+        // The timeout applies from the first statement on: another process may hold the lock while it switches the file to WAL.
+        const opened = new mod.default(path, { timeout: busyTimeoutMs });
         // WAL lets readers run beside the writer; FULL makes every commit durable (append before send).
         opened.pragma('journal_mode = WAL');
         opened.pragma('synchronous = FULL');
@@ -60,8 +67,6 @@ export class SqliteOutboxStore implements OutboxStore {
     }
     const conn = db;
     wrap('set up sqlite outbox', () => {
-      // A caller-owned connection keeps its own settings.
-      if (owned) conn.pragma(`busy_timeout = ${Math.max(0, Math.floor(options.busyTimeoutMs ?? 5000))}`);
       conn.exec(
         `CREATE TABLE IF NOT EXISTS ${prefix}_frame (
            outbox_key TEXT NOT NULL,

@@ -1,15 +1,16 @@
 import { performance } from 'node:perf_hooks';
 import { AlkstoreError, AlreadyRunning, InvalidArgument, InvalidOption, PermanentError } from '../contract/errors.js';
 import type { Job, Queue, StoreLogger, WakeReceiver } from '../contract/types.js';
-import { asOption, MAX_BATCH, requireBatchSize, requireBoolean, requireCount, requireInt, requireTimerMs } from '../contract/validate.js';
+import { asOption, MAX_BATCH, requireBatchSize, requireBoolean, requireCount, requireDurationMs, requireInt, requireTimerMs } from '../contract/validate.js';
 import { deadLetterLine } from '../internal/dead-letter-log.js';
 import { handoffPoint, type HandoffSlot } from '../internal/handoff.js';
+import { nextDueOf } from '../internal/next-due.js';
 import { errorText } from '../internal/outbox-handle.js';
 import { sleep } from '../internal/sleep.js';
 import { AckBatcher } from './ack-batcher.js';
 import { AdaptivePrefetch } from './adaptive-prefetch.js';
 import { ChangeLatch, withTimeout } from './timers.js';
-import type { AbandonReason, DeadReason, HandlerResult, RetryReason, WorkerObserver } from './worker-observer.js';
+import { guardObserver, type AbandonReason, type DeadReason, type HandlerResult, type RetryReason, type WorkerObserver } from './worker-observer.js';
 
 /** How a handler call failed. */
 export type FailureKind = 'transient' | 'timeout' | 'permanent';
@@ -208,6 +209,8 @@ function validateWorkerCoreOptions(o: WorkerCoreOptions): void {
  */
 export class WorkerCore {
   private readonly o: WorkerCoreOptions;
+  /** `o.observer` with every hook guarded (see {@link guardObserver}). */
+  private readonly obs: WorkerObserver | null;
   private readonly batchMode: boolean;
   private readonly tracked = new Set<Tracked>();
   private buffer: Tracked[] = [];
@@ -232,6 +235,8 @@ export class WorkerCore {
   private wakePending = false;
   private kickScheduled = false;
   private backlog = false;
+  /** The claim loop is waiting because it has no capacity (slots taken or too many outcomes unsettled). */
+  private heldBack = false;
   private ranSinceDrained = false;
   private storeFailures = 0;
   private storeClosed = false;
@@ -265,6 +270,7 @@ export class WorkerCore {
   constructor(options: WorkerCoreOptions) {
     validateWorkerCoreOptions(options);
     this.o = options;
+    this.obs = guardObserver(options.observer, options.logger, options.name);
     this.batchMode = options.batchHandler !== undefined;
     const autoMax = options.autoPrefetchMax ?? 0;
     this.auto = autoMax > 0 && !this.batchMode && options.prefetch === 0 ? new AdaptivePrefetch({ concurrency: options.concurrency, max: autoMax }) : null;
@@ -371,13 +377,17 @@ export class WorkerCore {
     while (!stop.aborted && !this.storeClosed) {
       const free = this.freeSlots();
       if (free <= 0) {
-        if (await this.waitForWork(this.o.idlePollIntervalMs)) this.backlog = true;
+        // Freed slots and settled outcomes (a landed ack, retry or dead-letter write) cut this short.
+        this.heldBack = true;
+        const woken = await this.waitForWork(this.o.idlePollIntervalMs);
+        this.heldBack = false;
+        if (woken) this.backlog = true;
         continue;
       }
       const want = Math.min(this.o.maxClaim, free);
       // Claiming: hand-offs would race this claim for the same slots.
       this.leaveHandoff();
-      const wallStarted = Date.now();
+      // The lease of what comes back is timed from here, before the claim is sent (never later than the database's start).
       const claimStarted = performance.now();
       let jobs: Job[];
       try {
@@ -390,11 +400,11 @@ export class WorkerCore {
         continue;
       }
       if (jobs.length > 0) {
-        this.o.observer?.claimed?.(jobs.length);
+        this.obs?.claimed?.(jobs.length);
         this.ranSinceDrained = true;
       } else if (this.ranSinceDrained) {
         this.ranSinceDrained = false;
-        this.o.observer?.drained?.();
+        this.obs?.drained?.();
       }
       if (stop.aborted) {
         // Claimed after shutdown began: never started, so hand them back with their attempt.
@@ -404,13 +414,17 @@ export class WorkerCore {
       if (this.auto) {
         // Starved: a slot sat idle with nothing buffered while this claim was on its way.
         const starved = this.runningCalls < this.o.concurrency && this.buffer.length === 0;
-        this.auto.claimed(want, jobs.length, performance.now() - claimStarted, this.shortestLease(jobs, wallStarted), starved);
+        this.auto.claimed(want, jobs.length, performance.now() - claimStarted, this.shortestLease(jobs), starved);
       }
-      this.take(jobs, claimStarted, wallStarted);
+      this.take(jobs, claimStarted);
       // A full claim: more is probably ready. Claim again at once, or wait for a freed slot.
       this.backlog = jobs.length === want;
       if (this.backlog && this.freeSlots() > 0) continue;
-      const wait = jobs.length === 0 ? this.o.idlePollIntervalMs : this.o.pollIntervalMs;
+      const poll = jobs.length === 0 ? this.o.idlePollIntervalMs : this.o.pollIntervalMs;
+      // A job that falls due by time sends no wake: wait no longer than until the next run_at the claim reported
+      // (a database duration, timed from now, when the claim has returned: never early, late by at most a round trip).
+      const nextDue = nextDueOf(jobs);
+      const wait = nextDue === null || nextDue === undefined ? poll : Math.max(1, Math.min(poll, Math.ceil(nextDue) + 1));
       // Short claim, free slots: idle. Fresh enqueues of this store may come straight here.
       this.joinHandoff();
       if (await this.waitForWork(wait)) this.backlog = true;
@@ -446,7 +460,6 @@ export class WorkerCore {
     }
     this.handoffReserved += 1;
     const claimStarted = performance.now();
-    const wallStarted = Date.now();
     let done = false;
     const settle = (): boolean => {
       if (done) return false;
@@ -459,7 +472,7 @@ export class WorkerCore {
       leaseMs: this.o.leaseMs ?? null,
       deliver: (job) => {
         if (!settle()) return;
-        this.handedOff(job, claimStarted, wallStarted);
+        this.handedOff(job, claimStarted);
         this.changed.fire();
       },
       cancel: () => {
@@ -472,8 +485,8 @@ export class WorkerCore {
   }
 
   /** A job an enqueue of this store inserted claimed by this worker: as if a claim had returned it. */
-  private handedOff(job: Job, claimStarted: number, wallStarted: number): void {
-    this.o.observer?.claimed?.(1);
+  private handedOff(job: Job, claimStarted: number): void {
+    this.obs?.claimed?.(1);
     if (this.stopping || this.stopped || !this.active || this.stopSignal?.aborted !== false) {
       // Stop began while it was in flight: never started, so give it back with its attempt.
       const p = this.releaseJobs([job], 'the worker is stopping').finally(() => this.handoffReleases.delete(p));
@@ -481,7 +494,7 @@ export class WorkerCore {
       return;
     }
     this.ranSinceDrained = true;
-    this.take([job], claimStarted, wallStarted);
+    this.take([job], claimStarted);
   }
 
   /**
@@ -503,14 +516,25 @@ export class WorkerCore {
   }
 
   /** The shortest lease among freshly claimed jobs (ms), as {@link track} computes it; null for none. */
-  private shortestLease(jobs: readonly Job[], wallStarted: number): number | null {
+  private shortestLease(jobs: readonly Job[]): number | null {
     if (this.o.leaseMs !== undefined) return this.o.leaseMs;
     let least: number | null = null;
     for (const job of jobs) {
-      const ms = Math.max(1, job.deadline - wallStarted);
+      const ms = this.grantedLease(job);
       if (least === null || ms < least) least = ms;
     }
     return least;
+  }
+
+  /**
+   * The lease the claim of `job` granted (`job.leaseMs`; a `Job` of another implementation without it:
+   * the queue's visibility timeout). A duration, timed on this worker's monotonic clock: the claim's
+   * `deadline` is a database instant and is never compared with this process's clock (SPEC §11).
+   */
+  private grantedLease(job: Job): number {
+    const ms = (job as { leaseMs?: unknown }).leaseMs;
+    if (typeof ms === 'number' && Number.isFinite(ms) && ms > 0) return ms;
+    return Math.max(1, this.o.queue.opts?.visibilityTimeoutMs ?? 1);
   }
 
   private async claim(max: number): Promise<Job[]> {
@@ -528,23 +552,23 @@ export class WorkerCore {
     }
   }
 
-  private track(job: Job, claimStarted: number, wallStarted: number): Tracked {
-    // The stamped lease, measured from before the claim was sent (never later than the database's).
-    const leaseMs = this.o.leaseMs ?? Math.max(1, job.deadline - wallStarted);
+  private track(job: Job, claimStarted: number): Tracked {
+    // The granted lease, timed from before the claim was sent (never later than the database's start).
+    const leaseMs = this.o.leaseMs ?? this.grantedLease(job);
     const t: Tracked = { job, state: 'buffered', abort: null, outcome: null, failingSince: null, leaseLost: false, renewing: false, leaseMs, dueAt: claimStarted + leaseMs / 2 };
     this.tracked.add(t);
     return t;
   }
 
   /** Starts what free slots allow of a fresh claim and buffers the rest. */
-  private take(jobs: readonly Job[], claimStarted: number, wallStarted: number): void {
+  private take(jobs: readonly Job[], claimStarted: number): void {
     if (jobs.length === 0) return;
     if (this.batchMode) {
-      this.execute(jobs.map((job) => this.track(job, claimStarted, wallStarted)));
+      this.execute(jobs.map((job) => this.track(job, claimStarted)));
       return;
     }
     for (const job of jobs) {
-      const t = this.track(job, claimStarted, wallStarted);
+      const t = this.track(job, claimStarted);
       if (this.runningCalls < this.o.concurrency && this.buffer.length === 0) this.execute([t]);
       else this.buffer.push(t);
     }
@@ -646,7 +670,7 @@ export class WorkerCore {
 
   private async call(items: Tracked[]): Promise<void> {
     const o = this.o;
-    const timed = o.observer !== null || o.handlerTimeoutMs !== undefined || this.auto !== null;
+    const timed = this.obs !== null || o.handlerTimeoutMs !== undefined || this.auto !== null;
     const started = timed ? performance.now() : 0;
     const signal = this.signalFor(items);
     const jobs = this.batchMode || o.wrap ? items.map((t) => t.job) : null;
@@ -699,7 +723,7 @@ export class WorkerCore {
   private settle(t: Tracked, result: HandlerResult, error: unknown, durationMs: number): void {
     // The drain gave up on it (left to its lease or released): its late result is dropped.
     if (t.state === 'finished') return;
-    const obs = this.o.observer;
+    const obs = this.obs;
     if (result === 'ok') obs?.completed?.(t.job, durationMs);
     else {
       obs?.failed?.(t.job, error, durationMs, result);
@@ -736,7 +760,14 @@ export class WorkerCore {
     try {
       const outcome = this.o.decide(job, failure, error);
       const kind = (outcome as { kind?: unknown } | null | undefined)?.kind;
-      if (kind === 'retry' || kind === 'dead') return outcome;
+      if (kind === 'dead') return outcome;
+      if (kind === 'retry') {
+        // A delay the store would refuse (NaN, negative, past the largest Date) is decide's mistake, not a store
+        // error: refused here, before any write, so the job is not stuck in processing until its lease lapses.
+        const delayMs = (outcome as { delayMs?: unknown }).delayMs;
+        if (delayMs !== undefined) requireDurationMs('delayMs returned by decide', delayMs, { allowZero: true });
+        return outcome;
+      }
       problem = new TypeError(`decide returned ${outcome === null ? 'null' : typeof outcome === 'object' ? 'an object without kind "retry" or "dead"' : typeof outcome}`);
     } catch (err) {
       problem = err;
@@ -759,7 +790,7 @@ export class WorkerCore {
     if (lost > 0 && !this.stopped) {
       // The documented at-least-once window, counted by `leaseLost`: not a warning.
       this.o.logger.log(`${this.o.name}: ${lost} of ${items.length} ack(s) came after the claim lapsed; those jobs may run again`);
-      for (let i = 0; i < lost; i++) this.o.observer?.leaseLost?.(null);
+      for (let i = 0; i < lost; i++) this.obs?.leaseLost?.(null);
     }
     for (const t of items) this.settled(t);
     // Held-back claims may resume.
@@ -802,8 +833,8 @@ export class WorkerCore {
     const dead = outcome.kind === 'dead' ? outcome.reason : outcome.delayMs === undefined && t.job.attempts >= t.job.maxAttempts ? 'exhausted' : null;
     if (dead !== null) {
       this.o.logger.warn(deadLetterLine(`${this.o.name}: job ${t.job.id} of queue ${JSON.stringify(this.o.queue.name)}`, t.job, dead, outcome.error));
-      this.o.observer?.dead?.(t.job, dead, outcome.error);
-    } else if (outcome.kind === 'retry') this.o.observer?.retried?.(t.job, outcome.reason, outcome.error);
+      this.obs?.dead?.(t.job, dead, outcome.error);
+    } else if (outcome.kind === 'retry') this.obs?.retried?.(t.job, outcome.reason, outcome.error);
     this.settled(t);
   }
 
@@ -844,12 +875,16 @@ export class WorkerCore {
 
   /** The outcome of `t` landed (or was dropped): it no longer counts against the claim capacity. */
   private settled(t: Tracked): void {
-    if (t.state === 'recording' || t.state === 'unrecorded') this.unsettled -= 1;
+    if (t.state === 'recording' || t.state === 'unrecorded') {
+      this.unsettled -= 1;
+      // A claim loop held back by unsettled outcomes may go on (acks, retries and dead-letters alike).
+      if (this.heldBack) this.scheduleKick();
+    }
     this.untrack(t);
   }
 
   private giveUp(t: Tracked, reason: AbandonReason): void {
-    this.o.observer?.abandoned?.(t.job, reason);
+    this.obs?.abandoned?.(t.job, reason);
     this.settled(t);
   }
 
@@ -908,7 +943,7 @@ export class WorkerCore {
     if (t.leaseLost || t.state === 'finished') return;
     t.leaseLost = true;
     this.o.logger.warn(`${this.o.name}: lost the claim of job ${t.job.id}; another worker may run it again`);
-    this.o.observer?.leaseLost?.(t.job);
+    this.obs?.leaseLost?.(t.job);
     if (t.state === 'running') {
       // The slot stays taken until the handler settles (settle() untracks it).
       t.abort?.abort(new Error('lease lost'));
@@ -920,13 +955,16 @@ export class WorkerCore {
   // ---- stats ----------------------------------------------------------------------------------------
 
   private async statsLoop(stop: AbortSignal): Promise<void> {
-    const obs = this.o.observer;
+    const obs = this.obs;
     if (!obs?.stats) return;
     while (!stop.aborted) {
       try {
-        obs.stats(await withTimeout(this.o.queue.stats(), this.o.storeTimeoutMs, 'stats'));
+        // Shutdown does not wait for a sample in flight (up to storeTimeoutMs): it is dropped.
+        const sample = await untilAborted(withTimeout(this.o.queue.stats(), this.o.storeTimeoutMs, 'stats'), stop);
+        if (sample === ABORTED) return;
+        obs.stats(sample);
       } catch (err) {
-        if (!isClosed(err)) this.o.logger.warn(`${this.o.name}: sampling queue stats failed (${errorText(err)})`);
+        if (!isClosed(err) && !stop.aborted) this.o.logger.warn(`${this.o.name}: sampling queue stats failed (${errorText(err)})`);
       }
       await sleep(this.o.statsIntervalMs, stop);
     }
@@ -952,7 +990,7 @@ export class WorkerCore {
       const left = [...this.tracked].filter((t) => t.state === 'running');
       const reason = new Error(this.o.stopMessage);
       for (const t of left) {
-        this.o.observer?.abandoned?.(t.job, 'drain');
+        this.obs?.abandoned?.(t.job, 'drain');
         this.untrack(t);
         t.abort?.abort(reason);
       }
@@ -1022,7 +1060,12 @@ export class WorkerCore {
 
   /** Wakes the loop to claim for freed slots, once per event-loop turn, when more work is probably ready. */
   private slotFreed(): void {
-    if (!this.backlog || this.kickScheduled) return;
+    if (this.backlog) this.scheduleKick();
+  }
+
+  /** Kicks the waiting claim loop once per event-loop turn, however many events asked for it. */
+  private scheduleKick(): void {
+    if (this.kickScheduled) return;
     this.kickScheduled = true;
     setImmediate(() => {
       this.kickScheduled = false;
@@ -1050,6 +1093,29 @@ export class WorkerCore {
 }
 
 const TIMEOUT = Symbol('timeout');
+const ABORTED = Symbol('aborted');
+
+/** `promise`, or {@link ABORTED} as soon as `signal` aborts (the promise is left to settle on its own, its rejection handled). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T | typeof ABORTED> {
+  if (signal.aborted) {
+    promise.catch(() => undefined);
+    return Promise.resolve(ABORTED);
+  }
+  return new Promise<T | typeof ABORTED>((resolve, reject) => {
+    const onAbort = (): void => resolve(ABORTED);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      },
+    );
+  });
+}
 
 /** Also recognises a PermanentError from another copy of the package. */
 export function isPermanent(err: unknown): boolean {

@@ -76,3 +76,39 @@ export function combineObservers(observers: readonly (WorkerObserver | null | un
   }
   return combined as WorkerObserver;
 }
+
+/**
+ * `observer` with every hook guarded, as the worker core calls it: a hook that throws (or returns a
+ * promise that rejects) is logged at error level the first time, naming the hook, and ignored
+ * afterwards; the worker's own bookkeeping (the job's outcome) goes on as if it had returned.
+ * Null stays null.
+ */
+export function guardObserver(observer: WorkerObserver | null, logger: StoreLogger, name: string): WorkerObserver | null {
+  if (observer === null) return null;
+  const guarded: Record<string, (...args: never[]) => void> = {};
+  const reported = new Set<HookName>();
+  const report = (hook: HookName, err: unknown): void => {
+    if (reported.has(hook)) return;
+    reported.add(hook);
+    try {
+      logger.error(`${name}: the ${hook} hook of the worker's observer failed; ignoring it (logged once per hook)`, err);
+    } catch {
+      // A logger that throws cannot be told either.
+    }
+  };
+  for (const hook of HOOKS) {
+    const fn = observer[hook];
+    if (typeof fn !== 'function') continue;
+    guarded[hook] = (...args: never[]) => {
+      try {
+        const r: unknown = (fn as (...a: never[]) => unknown).apply(observer, args);
+        if (r !== null && typeof r === 'object' && typeof (r as PromiseLike<unknown>).then === 'function') {
+          (r as PromiseLike<unknown>).then(undefined, (err: unknown) => report(hook, err));
+        }
+      } catch (err) {
+        report(hook, err);
+      }
+    };
+  }
+  return guarded as WorkerObserver;
+}

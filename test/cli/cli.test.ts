@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -26,9 +26,9 @@ beforeAll(async () => {
 afterAll(() => rmSync(join(ROOT, '.tmp', `cli-${process.pid}`), { recursive: true, force: true }));
 
 /** Runs `alkstore …` as a child process. */
-function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
+function cli(args: string[], env: Record<string, string> = {}, cwd = ROOT): Promise<Run> {
   return new Promise((done) => {
-    execFile(process.execPath, [entry, ...args], { cwd: ROOT, env: { ...process.env, ...env, NODE_OPTIONS: '' }, timeout: 60_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, [entry, ...args], { cwd, env: { ...process.env, ...env, NODE_OPTIONS: '' }, timeout: 60_000 }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
       done({ code, stdout, stderr });
     });
@@ -103,6 +103,21 @@ for (const engine of contractEngines()) {
       expect(await store.queue('hooks').getJob(c!)).toBeNull();
     });
 
+    it('dead redrive redrives past a held unique key, names the job left dead and exits 4', async () => {
+      const q = store.queue('held', { maxAttempts: 1 });
+      const held = await q.enqueue({ k: 1 }, { uniqueKey: 'k' });
+      const free = await q.enqueue({ k: 2 });
+      for (const job of await q.claimBatch(2, 'w')) await job.fail(new Error('x'));
+      await q.enqueue({ holder: true }, { uniqueKey: 'k' });
+      const human = await cli(['dead', 'redrive', '--queue', 'held', '--id', String(held), '--url', url, ...extra]);
+      expect(human.code).toBe(4);
+      expect(human.stdout).toContain(`redrove 0 dead jobs of held; 1 stayed dead, their unique key held by a live job: ${held}`);
+      const json = await cli(['dead', 'redrive', '--queue', 'held', '--all', '--json', '--url', url, ...extra]);
+      expect(json.code).toBe(4);
+      expect(JSON.parse(json.stdout)).toEqual({ redriven: 1, conflicts: 1, conflictIds: [held] });
+      expect(await q.getJob(free)).toMatchObject({ state: 'pending' });
+    });
+
     it('lists and triggers schedules', async () => {
       await store.schedule('nightly', '@every 1d', 'reports', { kind: 'nightly' });
       const list = await cli(['schedules', 'list', '--url', url, ...extra]);
@@ -159,6 +174,19 @@ describe('alkstore CLI errors', () => {
       const wrongDb = await cli(['stats', '--url', `${PG_URL.replace(/\/[^/]*$/, '')}/no_such_db_ops`]);
       expect(wrongDb.code).toBe(1);
       expect(wrongDb.stderr).toMatch(/no_such_db_ops/);
+    }
+  });
+
+  it('migrate creates a SQLite file in a directory that does not exist yet (sqlite:./newdir/x.db)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'alkstore-cli-'));
+    try {
+      const run = await cli(['migrate', '--url', 'sqlite:./newdir/deeper/x.db'], {}, dir);
+      expect(run).toMatchObject({ code: 0, stderr: '' });
+      expect(existsSync(join(dir, 'newdir', 'deeper', 'x.db'))).toBe(true);
+      const stats = await cli(['stats', '--url', 'sqlite:./newdir/deeper/x.db'], {}, dir);
+      expect(stats.code).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

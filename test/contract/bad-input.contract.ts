@@ -15,6 +15,7 @@ import {
 } from '../../lib/contract/errors.js';
 import type { QueryRunnerLike, Store, StoreLogger, TxOps } from '../../lib/contract/types.js';
 import { openStore } from '../../lib/open-store.js';
+import { sqliteOpener } from '../../lib/engines/sqlite/connection.js';
 import { OutboxDispatcher } from '../../lib/outbox/outbox-dispatcher.js';
 import { OutboxSettings } from '../../lib/outbox/outbox-settings.js';
 import { FileJournalOutboxStore } from '../../lib/reliable-sync/file-journal-outbox-store.js';
@@ -24,7 +25,7 @@ import { SqliteOutboxStore } from '../../lib/reliable-sync/sqlite-outbox-store.j
 import { ReliableOutbox } from '../../lib/reliable-sync/reliable-outbox.js';
 import { SyncDriver } from '../../lib/reliable-sync/sync-driver.js';
 import { openStoreFromOptions } from '../../lib/nest/alkstore.store-factory.js';
-import { PG_URL, type EngineFixture } from '../helpers/engines.js';
+import { PG_URL, sqliteDriverFromEnv, type EngineFixture } from '../helpers/engines.js';
 import { loadVectors } from '../unit/vectors.js';
 import { uid, useEnv, within } from './harness.js';
 
@@ -113,6 +114,11 @@ function decode(v: unknown): unknown {
         return String(o.s).repeat(Number(o.n));
       case 'array':
         return Array.from({ length: Number(o.n) }, () => decode(o.of));
+      case 'nested': {
+        let v: unknown[] = [];
+        for (let i = 1; i < Number(o.n); i++) v = [v];
+        return v;
+      }
       default:
         throw new Error(`unknown special value ${String(o.$)}`);
     }
@@ -507,8 +513,9 @@ const BACKGROUND_TABLES = new Set(['queue_minutes', '__alkstore_queue_minutes'])
 
 async function snapshotter(engine: EngineFixture, location: string): Promise<Snapshotter> {
   if (engine.kind === 'sqlite') {
-    const Database = (await import('better-sqlite3')).default;
-    const db = new Database(location, { readonly: true, fileMustExist: true });
+    // The suite's own driver (better-sqlite3, or node:sqlite with ALKSTORE_SQLITE_DRIVER), read-only.
+    const { open } = await sqliteOpener(sqliteDriverFromEnv().driver);
+    const db = open(location, { readonly: true });
     return {
       take: async () => {
         const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all() as string[];
@@ -615,7 +622,7 @@ const INTERNAL: Record<string, string[]> = {
   tx: ['assertActive', 'run', 'abandon', 'check', 'end', 'onFinish', 'onEnd', 'open', 'revoke'],
   // SQLite: the join takes the write lock; multi-statement ops run in a savepoint
   ext: ['insertJob', 'insertEvent', 'guard', 'now', 'query', 'check', 'assertOpen', 'atomically', 'takeWriteLock'],
-  subscription: ['waitForWake'],
+  subscription: ['waitForWake', 'ended'],
   // the wake hub's delivery and unregister callbacks
   receiver: ['push', 'onClose'],
   job: [],

@@ -101,6 +101,27 @@ export function closeContract(engine: EngineFixture): void {
       expect(sub.closed).toBe(true);
     });
 
+    it('next() on a subscription called after the store closed resolves to null, as after its own close', async () => {
+      const store = await open();
+      const stream = store.stream(uid('close-after'));
+      for (let i = 0; i < 3; i++) await stream.publish({ i });
+      const reading = stream.subscribe('reader');
+      expect((await reading.next())?.payload).toEqual({ i: 0 }); // two more are read ahead
+      const idle = stream.subscribe('never-read');
+      const receiver = store.listen(uid('close-after-ch'));
+      await within('close', 10_000, store.close());
+      expect(await within('next() of a subscription that had read', 5_000, reading.next())).toBeNull();
+      expect(await within('next() of a subscription that never read', 5_000, idle.next())).toBeNull();
+      expect(await within('recv() after close', 5_000, receiver.recv())).toBeNull();
+      const iterated: unknown[] = [];
+      for await (const e of idle) iterated.push(e);
+      expect(iterated).toEqual([]);
+      expect(reading.closed).toBe(true);
+      expect(idle.closed).toBe(true);
+      // Saving an offset is a write: it still refuses with Closed.
+      await expectError(() => reading.saveOffset(1), Closed);
+    });
+
     it('close is idempotent', async () => {
       const store = await open();
       await Promise.all([store.close(), store.close()]);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { InvalidArgument, InvalidName, InvalidSpec, ReservedName } from '../../lib/contract/errors.js';
+import { SCHEDULE_BOUNDARY_HEADER, SCHEDULE_NAME_HEADER, scheduleBoundaryOf } from '../../lib/contract/schedule-headers.js';
 import type { Store } from '../../lib/contract/types.js';
 import type { EngineFixture } from '../helpers/engines.js';
 import { loadVectors, type CronVectors } from '../unit/vectors.js';
@@ -18,6 +19,18 @@ async function waitRunning(runner: Runner, what: string, check: () => Promise<bo
     50,
   );
 }
+
+/** Every job of `queue`, claimed: the boundary each carries and the schedule it names. */
+async function firedBoundaries(store: Store, queue: string): Promise<{ boundaries: (number | null)[]; schedules: Set<string | undefined>; enqueuedAts: Set<number> }> {
+  const jobs = await store.queue(queue).claimBatch(1_000, 'boundary-reader');
+  return {
+    boundaries: jobs.map((j) => scheduleBoundaryOf(j)).sort((a, b) => (a ?? 0) - (b ?? 0)),
+    schedules: new Set(jobs.map((j) => j.headers[SCHEDULE_NAME_HEADER])),
+    enqueuedAts: new Set(jobs.map((j) => j.enqueuedAt)),
+  };
+}
+
+const HOUR = 3_600_000;
 
 async function jobCount(store: Store, queue: string): Promise<number> {
   const s = await store.queue(queue).stats();
@@ -187,6 +200,72 @@ export function cronContract(engine: EngineFixture): void {
       const next = (await store().getSchedule(name))!.nextFireAt;
       expect(next % 10_000).toBe(0);
       expect(await jobCount(store(), queue)).toBe((next - first.nextFireAt) / 10_000);
+      await store().unschedule(name);
+    });
+
+    it('stamps each job of a catch-up burst with its own boundary (alkstore-schedule-boundary), oldest first', async () => {
+      const name = uid('boundary-burst');
+      const queue = uid('q-boundary-burst');
+      const startAt = (await store().now()) - 24.5 * HOUR;
+      await store().schedule(name, '@every 1h', queue, { report: 'hourly' }, { startAt });
+      const runner = startRunner(env.other);
+      try {
+        await waitRunning(runner, 'the 25-job catch-up burst', async () => (await jobCount(store(), queue)) >= 25);
+      } finally {
+        await runner.stop();
+      }
+      const { boundaries, schedules, enqueuedAts } = await firedBoundaries(store(), queue);
+      expect(boundaries).toEqual(Array.from({ length: 25 }, (_, i) => startAt + i * HOUR));
+      expect(schedules).toEqual(new Set([name]));
+      // One tick enqueued them together: the boundary, not the enqueue time, tells them apart.
+      expect(enqueuedAts.size).toBe(1);
+      await store().unschedule(name);
+    });
+
+    it("stamps a cron catch-up with each boundary, and 'latest' with the latest elapsed boundary", async () => {
+      const all = { name: uid('boundary-cron-all'), queue: uid('q-boundary-cron-all') };
+      const latest = { name: uid('boundary-cron-latest'), queue: uid('q-boundary-cron-latest') };
+      const every = { name: uid('boundary-every-latest'), queue: uid('q-boundary-every-latest') };
+      const before = await store().now();
+      await store().schedule(all.name, '0 * * * *', all.queue, null, { startAt: before - 5.5 * HOUR });
+      await store().schedule(latest.name, '0 * * * *', latest.queue, null, { startAt: before - 30 * HOUR, catchUp: 'latest' });
+      const everyStart = before - 10.5 * 60_000;
+      await store().schedule(every.name, '@every 1m', every.queue, null, { startAt: everyStart, catchUp: 'latest' });
+      const runner = startRunner(env.other);
+      try {
+        await waitRunning(runner, 'the three schedules to skip forward', async () => {
+          const next = await Promise.all([all, latest, every].map(async (s) => (await store().getSchedule(s.name))!.nextFireAt));
+          return next.every((n) => n > before);
+        });
+      } finally {
+        await runner.stop();
+      }
+      const after = await store().now();
+      const topOfHour = Math.floor(after / HOUR) * HOUR;
+      const fromAll = (await firedBoundaries(store(), all.queue)).boundaries;
+      // The first top of the hour at or after startAt, then every hour up to now.
+      const first = Math.ceil((before - 5.5 * HOUR) / HOUR) * HOUR;
+      expect(fromAll).toEqual(Array.from({ length: (topOfHour - first) / HOUR + 1 }, (_, i) => first + i * HOUR));
+      expect((await firedBoundaries(store(), latest.queue)).boundaries).toEqual([topOfHour]);
+      expect((await firedBoundaries(store(), every.queue)).boundaries).toEqual([everyStart + 10 * 60_000]);
+      for (const s of [all, latest, every]) await store().unschedule(s.name);
+    });
+
+    it('a triggered run carries the database time of the trigger as its boundary; a plain job carries none', async () => {
+      const name = uid('boundary-trigger');
+      const queue = uid('q-boundary-trigger');
+      await store().schedule(name, '0 3 * * *', queue, null);
+      const before = await store().now();
+      const id = (await env.other.triggerSchedule(name))!;
+      const after = await store().now();
+      const job = (await store().queue(queue).getJob(id))!;
+      expect(job.headers[SCHEDULE_NAME_HEADER]).toBe(name);
+      const boundary = scheduleBoundaryOf(job)!;
+      expect(boundary).toBeGreaterThanOrEqual(before);
+      expect(boundary).toBeLessThanOrEqual(after);
+      expect(job.headers[SCHEDULE_BOUNDARY_HEADER]).toBe(String(boundary));
+      const plain = (await store().queue(queue).getJob(await store().queue(queue).enqueue(1)))!;
+      expect(scheduleBoundaryOf(plain)).toBeNull();
       await store().unschedule(name);
     });
 

@@ -121,6 +121,8 @@ export function handoffContract(engine: EngineFixture): void {
       expect(info?.state).toBe('processing');
       expect(info?.attempts).toBe(1);
       expect(info?.claimedUntil).toBe(job.deadline);
+      // The lease the hand-off granted: the worker's own visibility timeout.
+      expect(job.leaseMs).toBe(LONG);
       await expectExactCounts(env.store, o.queue, { pending: 0, processing: 1, dead: 0 });
       // The handle is a real claim: heartbeat and ack are fenced by its token.
       expect(await job.heartbeat(LONG)).toBe(true);
@@ -193,7 +195,7 @@ export function handoffContract(engine: EngineFixture): void {
       expect(o.claimedIds.has(id)).toBe(true);
     });
 
-    it('a busy worker takes nothing; of two quick enqueues to one free slot, one is handed off and one claimed', async () => {
+    it('a busy worker takes nothing; of two quick enqueues to one free slot, at most one is handed off and the other claimed', async () => {
       const o = observed(env.store.queue(uid('ho-busy'), { visibilityTimeoutMs: LONG }));
       const holds = new Map<number, { wait: Promise<void>; open: () => void }>();
       const holdOf = (id: number) => {
@@ -202,10 +204,15 @@ export function handoffContract(engine: EngineFixture): void {
         return h;
       };
       const r = await idleWorker(o, (job) => holdOf(job.id).wait);
-      const [a, b] = await Promise.all([o.queue.enqueue('a'), o.queue.enqueue('b')]);
+      const [first, second] = await Promise.all([o.queue.enqueue('a'), o.queue.enqueue('b')]);
       await waitFor('the first handler started', () => r.seen.length === 1, 10_000, 5);
-      expect(r.seen[0]!.id).toBe(a);
-      expect(o.claimedIds.has(a)).toBe(false);
+      // The first enqueue reserved the slot. It is handed off, unless the second (a plain insert on another
+      // connection) committed first: then a ready job was waiting and the hand-off went pending rather than
+      // overtake it, and the worker claimed the older one.
+      const a = r.seen[0]!.id;
+      const b = a === first ? second : first;
+      if (a === first) expect(o.claimedIds.has(a)).toBe(false);
+      else expect(o.claimedIds.has(a)).toBe(true);
       expect((await o.queue.getJob(b))?.state).toBe('pending');
       await expectExactCounts(env.store, o.queue, { pending: 1, processing: 1, dead: 0 });
       // Busy (its one slot taken): a third enqueue is pending too.
@@ -240,6 +247,40 @@ export function handoffContract(engine: EngineFixture): void {
       expect(again?.id).toBe(id);
       expect(again?.attempts).toBe(1);
       expect(await again?.ack()).toBe(true);
+    });
+
+    it('a job that fell due by time runs before a later enqueue: high-priority A (delayed) before low-priority B', async () => {
+      const o = observed(env.store.queue(uid('ho-due'), { visibilityTimeoutMs: LONG }));
+      const order: string[] = [];
+      // Idle poll 60 s: only a wake, the worker's due timer or a claim can start A.
+      const r = await idleWorker(o, async (job) => void order.push(job.payload as string));
+      const a = await o.queue.enqueue('A', { priority: 10, delayMs: 500 });
+      // A is due (no longer counted as scheduled) before B is enqueued: B must not overtake it.
+      await waitFor('A is due', async () => (await o.queue.stats()).scheduled === 0, 10_000, 10);
+      const b = await o.queue.enqueue('B', { priority: 0 });
+      await waitFor('both ran', () => order.length === 2, 10_000, 5);
+      expect(order).toEqual(['A', 'B']);
+      expect(r.seen.map((j) => j.id)).toEqual([a, b]);
+    });
+
+    it('a lapsed claim is not overtaken: an enqueue while it waits goes pending and runs after it', async () => {
+      const name = uid('ho-lapsed');
+      // A crashed worker of another process held A with a short lease; it lapses with no wake.
+      const other = env.other.queue(name, { visibilityTimeoutMs: LONG });
+      const a = await other.enqueue('A');
+      const crashed = await other.claimOne('crashed-worker', { visibilityTimeoutMs: 1_500 });
+      expect(crashed?.id).toBe(a);
+      const o = observed(env.store.queue(name, { visibilityTimeoutMs: LONG }));
+      const order: string[] = [];
+      const r = await idleWorker(o, async (job) => void order.push(job.payload as string));
+      // Lapsed: the store refuses the crashed worker's heartbeat (each accepted one only extends it by 1 ms).
+      await waitFor('the crashed claim lapsed', async () => !(await crashed!.heartbeat(1)), 10_000, 20);
+      expect(order).toEqual([]);
+      const b = await o.queue.enqueue('B');
+      expect(o.claimedIds.has(b)).toBe(false);
+      await waitFor('both ran', () => order.length === 2, 10_000, 5);
+      expect(order).toEqual(['A', 'B']);
+      expect(r.seen.map((j) => j.attempts)).toEqual([2, 1]);
     });
 
     it('localHandoff: false turns it off (every enqueue is pending and claimed)', async () => {

@@ -34,6 +34,12 @@ export interface EngineDb {
   readonly location: string;
 }
 
+/** The SQLite driver the suites run on: `ALKSTORE_SQLITE_DRIVER=node:sqlite` runs them without better-sqlite3. */
+export function sqliteDriverFromEnv(): { driver?: 'better-sqlite3' | 'node:sqlite' } {
+  const d = process.env.ALKSTORE_SQLITE_DRIVER;
+  return d === 'better-sqlite3' || d === 'node:sqlite' ? { driver: d } : {};
+}
+
 let counter = 0;
 function uniqueName(prefix: string): string {
   counter += 1;
@@ -51,7 +57,7 @@ export const sqliteFile: EngineFixture = {
     return {
       location: path,
       async open(extra?: OpenExtra) {
-        const s = await openSqliteStore({ path, ...extra });
+        const s = await openSqliteStore({ path, ...sqliteDriverFromEnv(), ...extra });
         stores.push(s);
         return s;
       },

@@ -172,6 +172,9 @@ export function patchJob(job: Job, patch: JobPatch): Job {
     get deadline() {
       return job.deadline;
     },
+    get leaseMs() {
+      return job.leaseMs;
+    },
     get enqueuedAt() {
       return job.enqueuedAt;
     },

@@ -142,6 +142,18 @@ for (const engine of engines) {
         const res = await http().post('/orders').set('content-type', 'application/json').send(raw);
         expect({ raw, status: res.status }).toEqual({ raw, status: 400 });
       }
+      // Nested 45,000 levels deep (about 90 KB, under the 100 KB body limit): JSON.parse takes it, but
+      // validating or encoding it recursively would overflow the stack. A 400, never a 500.
+      const deep = (n: number): string => `${'['.repeat(n)}${']'.repeat(n)}`;
+      for (const raw of [
+        deep(45_000),
+        `{"customer": ${deep(45_000)}, "item": "x"}`,
+        `{"customer": "Ada", "item": "x", "extra": ${deep(45_000)}}`,
+        `{"customer": "Ada", "item": "x", "quantity": ${'{"a":'.repeat(15_000)}1${'}'.repeat(15_000)}}`,
+      ]) {
+        const res = await http().post('/orders').set('content-type', 'application/json').send(raw);
+        expect({ raw: raw.slice(0, 40), status: res.status }).toEqual({ raw: raw.slice(0, 40), status: 400 });
+      }
       // Over the body limit: refused before parsing.
       const huge = await http().post('/orders').send({ customer: 'x'.repeat(2_000_000), item: 'x' });
       expect(huge.status).toBe(413);

@@ -1,12 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import Database from 'better-sqlite3';
-import { AlkstoreError, Closed, InvalidOption } from '../../lib/contract/errors.js';
+import { existsSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { AlkstoreError, Closed, Database as DatabaseError, InvalidOption } from '../../lib/contract/errors.js';
 import type { Store } from '../../lib/contract/types.js';
 import { openConnection } from '../../lib/engines/sqlite/connection.js';
 import { openSqliteStore } from '../../lib/engines/sqlite/index.js';
 import { NotifyPruner } from '../../lib/engines/sqlite/notify/notify-log.js';
 import { SCHEMA_VERSION } from '../../lib/engines/sqlite/schema.js';
 import { sqliteFile, waitFor, type EngineDb } from '../helpers/engines.js';
+import { refusal } from '../helpers/typed-errors.js';
 
 describe('sqlite engine: file, options and lifecycle', () => {
   let db: EngineDb;
@@ -132,6 +135,23 @@ describe('sqlite engine: file, options and lifecycle', () => {
     await expect(openSqliteStore({ path: db.location, synchronous: 'off' as 'full' })).rejects.toThrow(InvalidOption);
     await expect(openSqliteStore({ path: '' })).rejects.toThrow(InvalidOption);
     await expect(openSqliteStore({ path: db.location, pollIntervalMs: 0 })).rejects.toThrow(RangeError);
+  });
+
+  it('creates the missing parent directories of a file path, and names the directory when it cannot', async () => {
+    const root = dirname(db.location);
+    const nested = join(root, 'fresh-checkout', 'data', 'app.db');
+    const s = await openSqliteStore({ path: nested });
+    try {
+      await s.queue('first-boot').enqueue(1);
+      expect(existsSync(nested)).toBe(true);
+    } finally {
+      await s.close();
+    }
+    // A file where a directory should be: mkdir cannot help, and the error says which directory.
+    writeFileSync(join(root, 'not-a-dir'), 'x');
+    const err = await refusal(() => openSqliteStore({ path: join(root, 'not-a-dir', 'app.db') }));
+    expect(err).toBeInstanceOf(DatabaseError);
+    expect((err as Error).message).toContain(`creating the directory ${JSON.stringify(join(root, 'not-a-dir'))}`);
   });
 
   it('prunes wake rows older than the retention, keeping the newest row', async () => {

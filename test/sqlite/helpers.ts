@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const fixture = join(here, 'fixtures', 'child.ts');
+const openerFixture = join(here, 'fixtures', 'opener.ts');
 
 /** A child `node` process running fixtures/child.ts, with its JSON lines collected. */
 export interface Child {
@@ -16,9 +17,18 @@ export interface Child {
 }
 
 export function spawnChild(mode: string, file: string, arg: string): Child {
+  return spawnFixture(mode, [fixture, mode, file, arg], 'ignore');
+}
+
+/** A long-lived fixtures/opener.ts process: write a file path and a newline to its stdin to have it open a store there. */
+export function spawnOpener(): Child {
+  return spawnFixture('opener', [openerFixture], 'pipe');
+}
+
+function spawnFixture(mode: string, args: string[], stdin: 'ignore' | 'pipe'): Child {
   const env = { ...process.env };
   delete env.NODE_OPTIONS; // jest's --experimental-vm-modules is not wanted in the child
-  const proc = spawn(process.execPath, ['--import', 'tsx', fixture, mode, file, arg], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, ['--import', 'tsx', ...args], { env, stdio: [stdin, 'pipe', 'pipe'] });
   const messages: Record<string, unknown>[] = [];
   const listeners = new Set<() => void>();
   let out = '';

@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from '@jest/globals';
 import { Cron } from 'croner';
 import { InvalidSpec } from '../../lib/contract/errors.js';
-import { CATCH_UP_GRACE_MS, NEVER_MS, dueFires, firstFireAt, parseScheduleSpec } from '../../lib/contract/schedule-spec.js';
+import { CATCH_UP_GRACE_MS, NEVER_MS, dueFireBoundaries, dueFires, firstFireAt, parseScheduleSpec } from '../../lib/contract/schedule-spec.js';
 import { loadVectors, type CronVectors } from './vectors.js';
 
 const v = loadVectors<CronVectors>('cron.json');
@@ -85,6 +85,23 @@ describe('dueFires (catch-up policies, SPEC §10)', () => {
     expect(dueFires(cron, t0, now, 'none')).toEqual({ count: 0, nextFireAt: t0 + 3_610_000 });
     expect(dueFires(cron, t0, t0 + CATCH_UP_GRACE_MS, 'none')).toEqual({ count: 1, nextFireAt: t0 + CATCH_UP_GRACE_MS + 10_000 });
     expect(dueFires(cron, t0, now, 'all', true)).toEqual({ count: 0, nextFireAt: t0 + 3_610_000 });
+  });
+
+  it('names the boundary of each fire: the elapsed ones for all, the latest elapsed one for latest and none', async () => {
+    const cron = await parseScheduleSpec('* * * * *');
+    const every = await parseScheduleSpec('@every 1m');
+    const t0 = Date.UTC(2026, 0, 1);
+    for (const spec of [cron, every]) {
+      expect(dueFireBoundaries(spec, t0, t0 + 3 * minute + 5, 'all')).toEqual({ boundaries: [t0, t0 + minute, t0 + 2 * minute, t0 + 3 * minute], nextFireAt: t0 + 4 * minute });
+      // 30 days of missed minutes (43 200 boundaries): the latest is found without stepping through them.
+      expect(dueFireBoundaries(spec, t0, t0 + 43_200 * minute + 5, 'latest')).toEqual({ boundaries: [t0 + 43_200 * minute], nextFireAt: t0 + 43_201 * minute });
+      expect(dueFireBoundaries(spec, t0, t0 + 30_005, 'none')).toEqual({ boundaries: [t0], nextFireAt: t0 + minute });
+      expect(dueFireBoundaries(spec, t0, t0 + 10 * minute, 'latest', true)).toEqual({ boundaries: [], nextFireAt: t0 + 11 * minute });
+    }
+    // In a zone across a DST change: Berlin's 02:30 does not exist on 2026-03-29; 03:30 local is 01:30 UTC.
+    const berlin = await parseScheduleSpec('30 * * * *', 'Europe/Berlin');
+    const nightStart = Date.UTC(2026, 2, 28, 20, 30);
+    expect(dueFireBoundaries(berlin, nightStart, Date.UTC(2026, 2, 29, 1, 45), 'latest').boundaries).toEqual([Date.UTC(2026, 2, 29, 1, 30)]);
   });
 
   it('a schedule with no boundary left waits at NEVER_MS', async () => {

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { LeadershipLost } from '../../lib/contract/errors.js';
 import { SCHEDULER_LOCK, SCHEDULES_WAKE_CHANNEL } from '../../lib/contract/names.js';
@@ -8,7 +9,8 @@ import { WakeHub } from '../../lib/internal/wake-hub.js';
 /**
  * An in-memory SchedulerEngine: the runner is engine-agnostic, so its
  * leadership discipline is pinned here once, without a database. Time is
- * moved forward through a Date.now spy so a 20 s renew cadence takes no time.
+ * moved forward through a performance.now spy (the runner times its renewals on the
+ * monotonic clock) so a 20 s renew cadence takes no time.
  */
 class FakeEngine implements SchedulerEngine {
   readonly hub = new WakeHub();
@@ -54,9 +56,9 @@ class FakeEngine implements SchedulerEngine {
 }
 
 function shiftClock(): { jump(ms: number): void } {
-  const real = Date.now.bind(Date);
+  const real = performance.now.bind(performance);
   let offset = 0;
-  jest.spyOn(Date, 'now').mockImplementation(() => real() + offset);
+  jest.spyOn(performance, 'now').mockImplementation(() => real() + offset);
   return {
     jump(ms: number) {
       offset += ms;

@@ -5,12 +5,13 @@ import type { JobOpts, QueueOpts } from '../../contract/options.js';
 import { bulkItems, decodeHeaders, validateUniqueKey, type JobHeaders } from '../../contract/job-extras.js';
 import { resolveRateLimit } from '../../contract/queue-settings.js';
 import { ackBatchInput, claimInput, jobIdsInput, listDeadInput, requireBatchSize, requireDurationMs, requireJobId } from '../../contract/validate.js';
-import type { BulkJob, ClaimOpts, Job, JobInfo, ListDeadOpts, Queue, QueueSettings, QueueStats, RateLimit, WakeReceiver } from '../../contract/types.js';
+import type { BulkJob, ClaimOpts, Job, JobInfo, ListDeadOpts, Queue, QueueSettings, QueueStats, RateLimit, RedriveResult, WakeReceiver } from '../../contract/types.js';
 import { errorText } from '../../internal/outbox-handle.js';
 import { encodePayload } from '../../contract/codec.js';
 import { resolveJobStamp, type JobWrite } from '../../contract/options.js';
 import { HANDOFF, handoffCandidate, type HandoffPoint, type HandoffSlot } from '../../internal/handoff.js';
-import { always, enqueueBulkJobs, enqueueJob, enqueueJobs, enqueueResolved, moved, promoted, runWaking, stampParams, woke, type PgContext } from './context.js';
+import { withNextDue } from '../../internal/next-due.js';
+import { always, enqueueBulkJobs, enqueueJob, enqueueJobs, enqueueResolved, moved, promoted, redriveResult, runWaking, stampParams, woke, type PgContext, type RedriveRow } from './context.js';
 import { num, numOrNull } from './executor.js';
 import type { JobRow } from './queue.sql.js';
 import { wakePayload } from './schema-sql.js';
@@ -68,7 +69,7 @@ export class PostgresQueue implements Queue {
     const jobs: Job[] = [];
     if (gate.usePlain(this.name)) {
       const r = await exec.run<JobRow & { exhausted: boolean }>(this.ctx.sql.queue.claimPlain, [this.name, max, leaseMs, worker, this.ctx.claimDeferred]);
-      for (const row of r.rows) jobs.push(new PostgresJob(this.ctx, row, this.wake));
+      for (const row of r.rows) jobs.push(new PostgresJob(this.ctx, row, this.wake, leaseMs));
       // A full batch with nothing to bury is the whole claim; otherwise the full claim takes the
       // rest (often nothing) and buries, so this call does all a full claim would have done.
       if (jobs.length >= max && !r.rows.some((row) => row.exhausted)) return jobs;
@@ -76,12 +77,14 @@ export class PostgresQueue implements Queue {
     const started = gate.begin();
     const r = await exec.wakes.run(
       this.wake,
-      (w) => exec.run<(JobRow | { id: null }) & { limited: boolean }>(this.ctx.sql.queue.claim, [this.name, max - jobs.length, leaseMs, worker, w, this.ctx.claimDeferred]),
+      (w) =>
+        exec.run<(JobRow | { id: null }) & { limited: boolean; next_due_in: string | null }>(this.ctx.sql.queue.claim, [this.name, max - jobs.length, leaseMs, worker, w, this.ctx.claimDeferred]),
       promoted,
     );
     // The statement always returns a row (see q_claim); an empty claim is one row of nulls.
-    for (const row of r.rows) if (row.id !== null) jobs.push(new PostgresJob(this.ctx, row, this.wake));
+    for (const row of r.rows) if (row.id !== null) jobs.push(new PostgresJob(this.ctx, row, this.wake, leaseMs));
     gate.fullDone(this.name, started, r.rows[0]?.limited !== false, jobs.length >= max);
+    if (jobs.length < max) withNextDue(jobs, numOrNull(r.rows[0]?.next_due_in ?? null));
     return jobs;
   }
 
@@ -161,12 +164,11 @@ export class PostgresQueue implements Queue {
     return r.rows.map(toJobInfo);
   }
 
-  async retryDead(ids: readonly number[]): Promise<number> {
+  async retryDead(ids: readonly number[]): Promise<RedriveResult> {
     this.ctx.guard();
     const list = jobIdsInput(ids);
-    if (list.length === 0) return 0;
-    const r = await runWaking<{ moved: string }>(this.ctx, this.ctx.sql.queue.retryDead, [this.name, list], this.wake, moved);
-    return num(r.rows[0]?.moved ?? 0);
+    if (list.length === 0) return { moved: 0, conflicts: 0, conflictIds: [] };
+    return redriveResult(await runWaking<RedriveRow>(this.ctx, this.ctx.sql.queue.retryDead, [this.name, list], this.wake, moved));
   }
 
   async purgeDead(ids: readonly number[]): Promise<number> {
@@ -205,6 +207,7 @@ export class PostgresJob implements Job {
   readonly maxAttempts: number;
   readonly claimToken: string;
   deadline: number;
+  readonly leaseMs: number;
   readonly enqueuedAt: number;
   readonly headers: JobHeaders;
   readonly uniqueKey: string | null;
@@ -215,6 +218,8 @@ export class PostgresJob implements Job {
     private readonly ctx: PgContext,
     row: JobRow,
     private readonly wake: string,
+    /** The claim's lease override (ms); null = the row's stamped visibility timeout. */
+    leaseOverrideMs: number | null,
   ) {
     this.id = num(row.id);
     this.queue = row.queue;
@@ -224,6 +229,7 @@ export class PostgresJob implements Job {
     this.maxAttempts = row.max_attempts;
     this.claimToken = row.claim_token!;
     this.deadline = num(row.claimed_until);
+    this.leaseMs = leaseOverrideMs ?? num(row.visibility_timeout_ms);
     this.enqueuedAt = num(row.enqueued_at);
     this.backoffBaseMs = num(row.backoff_base_ms);
     this.headers = decodeHeaders(row.headers);
@@ -298,7 +304,7 @@ async function enqueueHandingOff(ctx: PgContext, queue: string, wake: string, te
     slot.cancel();
     throw err;
   }
-  if (row.state === 'processing') slot.deliver(new PostgresJob(ctx, row, wake));
+  if (row.state === 'processing') slot.deliver(new PostgresJob(ctx, row, wake, slot.leaseMs));
   else slot.cancel();
   return num(row.id);
 }

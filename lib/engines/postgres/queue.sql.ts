@@ -65,9 +65,15 @@ const FINISHED = 'j.id, j.queue, j.ordering_key, j.blocked';
  * before any `ordering_next` call, which gets every finished id of its key.
  */
 function promoteFrom(s: SchemaSql, d: string, wakeParam: string): string {
+  // Keys in the canonical order of `lock_keys` (queue, then key in byte order): each
+  // `ordering_next` takes its key's lock, and a statement finishing jobs of several keys (an
+  // ackBatch) must take them in the order a keyed bulk does, or the two deadlock. OFFSET 0 keeps
+  // the sorted subquery from being flattened, so the calls run in its order.
   return `(SELECT coalesce(sum(p.n), 0) FROM (
-    SELECT ${s.q}.ordering_next(${d}.queue, ${d}.ordering_key, array_agg(${d}.id), ${s.channel}, ${wakeParam}::text) AS n
-    FROM ${d} WHERE ${d}.ordering_key IS NOT NULL GROUP BY ${d}.queue, ${d}.ordering_key HAVING bool_or(NOT ${d}.blocked)) p)`;
+    SELECT ${s.q}.ordering_next(g.queue, g.ordering_key, g.ids, ${s.channel}, ${wakeParam}::text) AS n FROM (
+      SELECT ${d}.queue, ${d}.ordering_key, array_agg(${d}.id) AS ids
+      FROM ${d} WHERE ${d}.ordering_key IS NOT NULL GROUP BY ${d}.queue, ${d}.ordering_key HAVING bool_or(NOT ${d}.blocked)
+      ORDER BY ${d}.queue COLLATE "C", ${d}.ordering_key COLLATE "C" OFFSET 0) g) p)`;
 }
 
 /**
@@ -112,6 +118,46 @@ function DEFERRED_COMMIT(param: string): string {
   return `sc AS MATERIALIZED (SELECT CASE WHEN ${param}::boolean THEN set_config('synchronous_commit', 'off', true) END AS v)`;
 }
 
+/** Distinct priorities a short claim's next-due probe walks; past them a due job waits for the idle poll. */
+const NEXT_DUE_PRIORITIES = 16;
+
+/**
+ * Scalar subquery: ms from `nowMs` to the earliest future `run_at` of queue $1's claimable pending jobs
+ * (null for none), for the worker's due timer (lib/internal/next-due.ts). A skip scan of the pending
+ * index: one probe per distinct priority (at most {@link NEXT_DUE_PRIORITIES}) and one for its first future row.
+ */
+function nextDueIn(s: SchemaSql, nowMs: string): string {
+  const jobs = `${s.q}.jobs`;
+  const live = `j.queue = $1::text AND j.state = 'pending' AND NOT j.blocked`;
+  return `(WITH RECURSIVE pr(p, n) AS (
+      (SELECT j.priority, 1 FROM ${jobs} j WHERE ${live} ORDER BY j.priority DESC LIMIT 1)
+      UNION ALL
+      SELECT (SELECT j.priority FROM ${jobs} j WHERE ${live} AND j.priority < pr.p ORDER BY j.priority DESC LIMIT 1), pr.n + 1
+      FROM pr WHERE pr.p IS NOT NULL AND pr.n < ${NEXT_DUE_PRIORITIES})
+    SELECT min((SELECT j.run_at FROM ${jobs} j WHERE ${live} AND j.priority = pr.p AND j.run_at > ${nowMs} ORDER BY j.run_at LIMIT 1)) - ${nowMs}
+    FROM pr WHERE pr.p IS NOT NULL)`;
+}
+
+/**
+ * Boolean subquery for the hand-off statement: whether queue $1 already has a job a claim would take
+ * before (or with) a new job of priority $3 at `nowMs`: a ready pending head of priority >= $3 (a skip
+ * scan of the pending index, one probe per distinct priority from the top, at most
+ * {@link NEXT_DUE_PRIORITIES}; past them it answers yes), or a lapsed claim with attempts left (one probe
+ * of the processing index). Then the new job is inserted pending, so it never overtakes a waiting job.
+ */
+function claimableWaiting(s: SchemaSql, nowMs: string): string {
+  const jobs = `${s.q}.jobs`;
+  const live = `j.queue = $1::text AND j.state = 'pending' AND NOT j.blocked`;
+  return `(EXISTS (WITH RECURSIVE pr(p, n) AS (
+      (SELECT j.priority, 1 FROM ${jobs} j WHERE ${live} ORDER BY j.priority DESC LIMIT 1)
+      UNION ALL
+      SELECT (SELECT j.priority FROM ${jobs} j WHERE ${live} AND j.priority < pr.p ORDER BY j.priority DESC LIMIT 1), pr.n + 1
+      FROM pr WHERE pr.p IS NOT NULL AND pr.p > $3::int AND pr.n < ${NEXT_DUE_PRIORITIES})
+    SELECT 1 FROM pr WHERE pr.p >= $3::int
+      AND (pr.n >= ${NEXT_DUE_PRIORITIES} OR (SELECT j.run_at FROM ${jobs} j WHERE ${live} AND j.priority = pr.p ORDER BY j.run_at LIMIT 1) <= ${nowMs}))
+    OR EXISTS (SELECT 1 FROM ${jobs} j WHERE j.queue = $1::text AND j.state = 'processing' AND j.claimed_until <= ${nowMs} AND j.attempts < j.max_attempts))`;
+}
+
 /** Queue statements for one schema. Every instant comes from the database clock. */
 export function queueSql(s: SchemaSql) {
   const jobs = `${s.q}.jobs`;
@@ -141,8 +187,9 @@ export function queueSql(s: SchemaSql) {
      * enqueue straight into an idle worker of this store (local hand-off, lib/internal/handoff.ts):
      * one statement reads the queue's settings and inserts the job already claimed by worker $13
      * (processing, attempts 1, a fresh token, deadline now + ($14 lease override ms, null = the
-     * stamped visibility timeout)) when the queue is neither paused nor rate-limited and the job is
-     * due now; otherwise pending and notifying, exactly as `enqueue`. Parameters of `enqueue`, then
+     * stamped visibility timeout)) when the queue is neither paused nor rate-limited, the job is
+     * due now and no job a claim would take first is waiting (`claimableWaiting`: a hand-off never
+     * overtakes a ready job); otherwise pending and notifying, exactly as `enqueue`. Parameters of `enqueue`, then
      * $13 worker id, $14 lease override → the job's columns, `woke` (null when handed off). Durable
      * (no `claimDurability`): it is an enqueue.
      */
@@ -151,7 +198,8 @@ export function queueSql(s: SchemaSql) {
       `WITH t AS MATERIALIZED (SELECT ${NOW_MS} AS ms),
        h AS MATERIALIZED (
          SELECT NOT coalesce((SELECT qs.paused OR qs.rate_max IS NOT NULL FROM ${settings} qs WHERE qs.queue = $1::text), false)
-           AND CASE WHEN $8::bigint IS NOT NULL THEN t.ms + $8::bigint ELSE coalesce($9::bigint, t.ms) END <= t.ms AS take
+           AND CASE WHEN $8::bigint IS NOT NULL THEN t.ms + $8::bigint ELSE coalesce($9::bigint, t.ms) END <= t.ms
+           AND NOT ${claimableWaiting(s, 't.ms')} AS take
          FROM t
        ),
        ins AS (
@@ -187,13 +235,28 @@ export function queueSql(s: SchemaSql) {
        SELECT ins.id, ${foldSometimes(s.q, 'SELECT $1::text')} AS folded FROM ins, (SELECT ${s.notify('$11')}) AS n ORDER BY ins.id`,
     ),
     /**
+     * enqueueMany with $12 a text[] of headers JSON (null for none), one per payload of $2: one
+     * statement, so the jobs share one `enqueued_at` (a scheduler tick's boundaries, each job
+     * with its own boundary header).
+     */
+    enqueueManyHeaders: s.def(
+      'q_enqueue_many_headers',
+      `WITH t AS (SELECT ${NOW_MS} AS ms),
+       ins AS (INSERT INTO ${jobs} (${insertCols})
+         SELECT $1::text, p.payload::json, ${stampValues.replace('$12::text::json', 'p.headers::json')}
+         FROM t, unnest($2::text[], $12::text[]) WITH ORDINALITY AS p(payload, headers, ord) ORDER BY p.ord RETURNING id, run_at),
+       cnt AS (${countDeltas(s.q, `SELECT $1::text, 'pending', ${dueBucket("'pending'", 'ins.run_at', 't.ms')} AS b, count(*) FROM ins, t GROUP BY b`)})
+       SELECT ins.id, ${foldSometimes(s.q, 'SELECT $1::text')} AS folded FROM ins, (SELECT ${s.notify('$11')}) AS n ORDER BY ins.id`,
+    ),
+    /**
      * One statement: lock ready pending rows and lapsed processing rows (SKIP
      * LOCKED, each branch walking its partial index), hand out the first $2 in
      * claim order with attempts+1, a fresh token and a deadline; lapsed rows
      * whose attempts are exhausted go dead instead and do not count.
      * $1 queue, $2 max, $3 visibility override ms (null = stamped), $4 worker id,
      * $5 wake payload, $6 deferred commit (see {@link DEFERRED_COMMIT}) → claimed rows plus
-     * `promoted` and `limited` (the settings it read pause the queue or set a rate limit).
+     * `promoted`, `limited` (the settings it read pause the queue or set a rate limit) and, when fewer
+     * than $2 rows were claimed, `next_due_in` (ms to the next future run_at, see `nextDueIn`).
      */
     claim: s.def(
       'q_claim',
@@ -262,8 +325,10 @@ export function queueSql(s: SchemaSql) {
        extra AS MATERIALIZED (
          SELECT ${promoteFrom(s, 'buried', '$5')} AS promoted, (SELECT count(*) FROM windowed) AS windowed,
            ${foldSometimes(s.q, `SELECT $1::text WHERE EXISTS (SELECT 1 FROM claimed WHERE claimed.fresh) OR EXISTS (SELECT 1 FROM buried)`)} AS folded,
-           coalesce((SELECT paused FROM qp), false) OR EXISTS (SELECT 1 FROM qr) AS limited)
-       SELECT c.*, extra.promoted, extra.folded, extra.limited FROM sc, extra LEFT JOIN claimed c ON true ORDER BY c.priority DESC, c.run_at, c.id`,
+           coalesce((SELECT paused FROM qp), false) OR EXISTS (SELECT 1 FROM qr) AS limited,
+           CASE WHEN (SELECT count(*) FROM claimed) < $2::int AND NOT coalesce((SELECT paused FROM qp), false)
+             THEN ${nextDueIn(s, '(SELECT ms FROM t)')} END AS next_due_in)
+       SELECT c.*, extra.promoted, extra.folded, extra.limited, extra.next_due_in FROM sc, extra LEFT JOIN claimed c ON true ORDER BY c.priority DESC, c.run_at, c.id`,
     ),
     /**
      * `claim` without what cannot matter while the queue has no settings and
@@ -456,8 +521,17 @@ export function queueSql(s: SchemaSql) {
          AND ($2::bigint IS NULL OR j.died_at < $2::bigint) AND ($3::bigint IS NULL OR j.id > $3::bigint)
        ORDER BY j.id LIMIT $4::int`,
     ),
-    /** $1 queue, $2 ids, $3 wake payload → moved rows. */
-    retryDead: s.def('q_retry_dead', `SELECT ${s.q}.retry_dead($1::text, $2::bigint[], ${s.channel}, $3::text) AS moved`),
+    /**
+     * $1 queue, $2 ids, $3 wake payload → `moved` (rows back to pending) and `conflicts` (ids left
+     * dead because a live job holds their unique key), through `redrive_dead` (migration 8).
+     */
+    retryDead: s.def('q_redrive_dead', `SELECT r.moved, r.conflicts::text[] AS conflicts FROM ${s.q}.redrive_dead($1::text, $2::bigint[], ${s.channel}, $3::text) r`),
+    /**
+     * $1 queue, $2 ordering keys text[], $3 unique keys text[]: takes every key lock of a keyed bulk
+     * up front in the canonical order (`lock_keys`, migration 8); the bulk's enqueues then find
+     * them held. Inside a transaction only (the locks last until it ends).
+     */
+    lockKeys: s.def('q_lock_keys', `SELECT ${s.q}.lock_keys($1::text, $2::text[], $3::text[])`),
     /** $1 queue, $2 ids → n. */
     purgeDead: s.def(
       'q_purge_dead',

@@ -1,9 +1,12 @@
 import { decodePayload } from '../../contract/codec.js';
-import { SCHEDULER_LOCK, SCHEDULES_WAKE_CHANNEL } from '../../contract/names.js';
-import { dueFires, firstFireAt, NEVER_MS, parseScheduleSpecSync } from '../../contract/schedule-spec.js';
+import { encodeHeaders } from '../../contract/job-extras.js';
+import { queueWakeChannel, SCHEDULER_LOCK, SCHEDULES_WAKE_CHANNEL } from '../../contract/names.js';
+import { resolveJobStamp } from '../../contract/options.js';
+import { scheduleHeaders } from '../../contract/schedule-headers.js';
+import { dueFireBoundaries, dueFires, firstFireAt, NEVER_MS, parseScheduleSpecSync } from '../../contract/schedule-spec.js';
 import type { Schedule, ScheduleListing } from '../../contract/types.js';
 import type { ScheduleInput } from '../../internal/schedule-input.js';
-import { enqueueJobs, runWaking, woke, type PgContext } from './context.js';
+import { always, runWaking, stampParams, woke, type PgContext } from './context.js';
 import { num, numOrNull, type Executor } from './executor.js';
 import type { ScheduleRow } from './schedule.sql.js';
 
@@ -85,21 +88,25 @@ export async function resumeSchedule(ctx: PgContext, inTransaction: InTransactio
   });
 }
 
-async function enqueueFires(ctx: PgContext, exec: Executor, row: ScheduleRow, count: number): Promise<number[]> {
-  const payload = decodePayload(row.payload, `payload of schedule ${JSON.stringify(row.name)}`);
-  return enqueueJobs(
-    ctx,
-    exec,
-    row.queue,
-    ctx.queueOpts(row.queue),
-    Array.from({ length: count }, () => payload),
-    { priority: row.priority, maxAttempts: row.max_attempts ?? undefined, expiresInMs: numOrNull(row.expires_in_ms) ?? undefined },
-  );
+/**
+ * One job per boundary, each stamped with its boundary (SCHEDULE_BOUNDARY_HEADER), in boundary
+ * order, in one statement (the jobs of one tick share one `enqueuedAt`, as on SQLite).
+ */
+async function enqueueFires(ctx: PgContext, exec: Executor, row: ScheduleRow, boundaries: readonly number[]): Promise<number[]> {
+  const stamp = resolveJobStamp(ctx.queueOpts(row.queue), { priority: row.priority, maxAttempts: row.max_attempts ?? undefined, expiresInMs: numOrNull(row.expires_in_ms) ?? undefined });
+  const headers = boundaries.map((b) => encodeHeaders(scheduleHeaders(row.name, b)));
+  const texts = boundaries.map(() => row.payload);
+  const wake = wakePayload(queueWakeChannel(row.queue));
+  const r = await exec.wakes.run(wake, (w) => exec.run<{ id: string }>(ctx.sql.queue.enqueueManyHeaders, [row.queue, texts, ...stampParams(stamp), w, headers]), always);
+  return r.rows.map((x) => num(x.id));
 }
 
+/** One job of the schedule now, for the boundary "now" (database time); its next fire is unchanged. */
 export async function triggerSchedule(ctx: PgContext, name: string): Promise<number | null> {
   const row = (await ctx.exec.run<ScheduleRow>(ctx.sql.schedule.get, [name])).rows[0];
-  return row ? (await enqueueFires(ctx, ctx.exec, row, 1))[0]! : null;
+  if (!row) return null;
+  const now = num((await ctx.exec.run<{ ms: string }>(ctx.sql.schedule.now, [])).rows[0]!.ms);
+  return (await enqueueFires(ctx, ctx.exec, row, [now]))[0]!;
 }
 
 /** One transaction: lock due schedules (SKIP LOCKED), enqueue what their catch-up policy allows, advance them. */
@@ -109,8 +116,8 @@ export async function fireDue(ctx: PgContext, inTransaction: InTransaction): Pro
     const due = await exec.run<ScheduleRow>(ctx.sql.schedule.lockDue, [now]);
     for (const row of due.rows) {
       if (num(row.next_fire_at) >= NEVER_MS) continue;
-      const { count, nextFireAt } = dueFires(specOf(row), num(row.next_fire_at), now, row.catch_up, row.paused);
-      if (count > 0) await enqueueFires(ctx, exec, row, count);
+      const { boundaries, nextFireAt } = dueFireBoundaries(specOf(row), num(row.next_fire_at), now, row.catch_up, row.paused);
+      if (boundaries.length > 0) await enqueueFires(ctx, exec, row, boundaries);
       await exec.run(ctx.sql.schedule.advance, [row.name, nextFireAt]);
     }
     const next = (await exec.run<{ next: string | null }>(ctx.sql.schedule.nextFire, [])).rows[0]?.next ?? null;

@@ -1,6 +1,6 @@
 import type { JobDetail, JobPage, JobSearch, JobSearchPage, ListenerState, ListJobsOpts, LockInfo, NamePageOpts, StoreAdmin, StreamInfo, ThroughputPoint } from '../../contract/admin.js';
 import { AUDIT_STREAM } from '../../contract/names.js';
-import type { Stream } from '../../contract/types.js';
+import type { RedriveResult, Stream } from '../../contract/types.js';
 import { requireJobId, validateStoredName } from '../../contract/validate.js';
 import { resolveSearch, searchPage } from '../../internal/job-search.js';
 import { encodeCursor, keyOf, resolveJobListQuery, resolveNamePage, resolveSince, THROUGHPUT_RETENTION_MS, validateQueue, walkClaimOrderSync } from '../../internal/admin-paging.js';
@@ -110,7 +110,7 @@ export class SqliteAdmin implements StoreAdmin {
     return new SqliteStream(this.core, AUDIT_STREAM);
   }
 
-  async retryAllDead(queue: string): Promise<number> {
+  async retryAllDead(queue: string): Promise<RedriveResult> {
     const name = validateQueue(queue);
     // Through the queue's own redrive, which puts ordered jobs back behind their key's head.
     return this.core.write('admin.retryAllDead', (ctx) => retryDeadJobs(ctx, name, ctx.conn.pluck(A.DEAD_IDS).all({ queue: name }) as number[]));

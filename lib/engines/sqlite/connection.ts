@@ -1,6 +1,9 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { Database as DatabaseError } from '../../contract/errors.js';
-import { loadPeer } from '../../internal/load-peer.js';
+import { loadPeer, MissingPeer } from '../../internal/load-peer.js';
+import { resolveOpener, type SqliteDatabase, type SqliteDriverName, type SqliteOpener, type SqliteStatement } from './sqlite-driver.js';
 
 /** The database clock in epoch milliseconds (docs/semantics.md, Time). */
 export const NOW_SQL = "SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)";
@@ -15,15 +18,44 @@ export function loadDriver(): Promise<DatabaseCtor> {
   return driver;
 }
 
-/** One better-sqlite3 connection with its prepared statements cached by SQL text. */
+let betterProbe: Promise<SqliteOpener> | undefined;
+
+/**
+ * better-sqlite3 connections with the engine's settings (no busy wait). The
+ * native addon is probed once: a package whose addon does not load on this
+ * Node (built for another ABI) is `MissingPeer` saying to rebuild it.
+ */
+function betterSqlite3Opener(): Promise<SqliteOpener> {
+  betterProbe ??= loadDriver().then((Ctor) => {
+    try {
+      new Ctor(':memory:').close();
+    } catch (err) {
+      betterProbe = undefined;
+      throw new MissingPeer(
+        'better-sqlite3',
+        err,
+        `for the SQLite engine: it is installed but its native addon does not load on Node ${process.version} (built for another Node?); run npm rebuild better-sqlite3, or use driver: 'node:sqlite' on Node 22.13+`,
+      );
+    }
+    return (path: string, { readonly }: { readonly: boolean }) => new Ctor(path, { timeout: 0, readonly }) as unknown as SqliteDatabase;
+  });
+  return betterProbe;
+}
+
+/** The driver `driver` names (`'auto'`: better-sqlite3 when installed, else node:sqlite). */
+export function sqliteOpener(driver: 'auto' | SqliteDriverName = 'auto'): Promise<{ name: SqliteDriverName; open: SqliteOpener; fellBack?: MissingPeer }> {
+  return resolveOpener(driver, betterSqlite3Opener);
+}
+
+/** One SQLite connection with its prepared statements cached by SQL text. */
 export class SqliteConn {
-  private readonly cache = new Map<string, BetterSqlite3.Statement>();
-  private readonly plucked = new Map<string, BetterSqlite3.Statement>();
-  private nowStmt: BetterSqlite3.Statement | undefined;
+  private readonly cache = new Map<string, SqliteStatement>();
+  private readonly plucked = new Map<string, SqliteStatement>();
+  private nowStmt: SqliteStatement | undefined;
 
-  constructor(readonly db: BetterSqlite3.Database) {}
+  constructor(readonly db: SqliteDatabase) {}
 
-  stmt(sql: string): BetterSqlite3.Statement {
+  stmt(sql: string): SqliteStatement {
     let s = this.cache.get(sql);
     if (!s) {
       s = this.db.prepare(sql);
@@ -33,7 +65,7 @@ export class SqliteConn {
   }
 
   /** A cached statement that returns the first column only. */
-  pluck(sql: string): BetterSqlite3.Statement {
+  pluck(sql: string): SqliteStatement {
     let s = this.plucked.get(sql);
     if (!s) {
       s = this.db.prepare(sql).pluck();
@@ -57,24 +89,53 @@ export class SqliteConn {
 
 /**
  * Opens a connection that never blocks the event loop on a lock: busy_timeout
- * is 0, callers retry SQLITE_BUSY asynchronously (see `retryBusy`).
+ * is 0, callers retry SQLITE_BUSY asynchronously (see `retryOnBusy`). The
+ * file's parent directory is created when missing (`sqlite:./data/app.db` on a
+ * fresh checkout). The first statement (PRAGMA synchronous) is a retried write
+ * too: another process switching the file to WAL, creating the tables or
+ * recovering the WAL after a crash holds a lock it must wait out, up to
+ * `lockWaitTimeoutMs`.
  */
-export async function openConnection(path: string, synchronous: 'full' | 'normal', readonly = false): Promise<SqliteConn> {
-  const Ctor = await loadDriver();
-  let db: BetterSqlite3.Database;
+export async function openConnection(
+  path: string,
+  synchronous: 'full' | 'normal',
+  { lockWaitTimeoutMs = 30_000, readonly = false, opener }: { lockWaitTimeoutMs?: number; readonly?: boolean; opener?: SqliteOpener } = {},
+): Promise<SqliteConn> {
+  const open = opener ?? (await sqliteOpener()).open;
+  if (!readonly) ensureParentDirectory(path);
+  let db: SqliteDatabase;
   try {
-    db = new Ctor(path, { timeout: 0, readonly });
+    db = open(path, { readonly });
   } catch (err) {
     throw new DatabaseError(`opening SQLite file ${JSON.stringify(path)}`, err);
   }
   const conn = new SqliteConn(db);
+  const pragma = `synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`;
   try {
-    db.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
+    await retryOnBusy(`configuring SQLite file ${JSON.stringify(path)}`, lockWaitTimeoutMs, () => undefined, () => {
+      db.pragma(pragma);
+      return true;
+    }, (op, err) => new DatabaseError(op, err));
   } catch (err) {
     conn.close();
-    throw new DatabaseError(`configuring SQLite file ${JSON.stringify(path)}`, err);
+    throw err instanceof DatabaseError ? err : new DatabaseError(`configuring SQLite file ${JSON.stringify(path)}`, err);
   }
   return conn;
+}
+
+/** Whether `path` names a file on disk (not `:memory:`, not better-sqlite3's anonymous temp database ""). */
+function isFilePath(path: string): boolean {
+  return path !== '' && path !== ':memory:' && !path.startsWith('file:');
+}
+
+function ensureParentDirectory(path: string): void {
+  if (!isFilePath(path)) return;
+  const dir = dirname(resolve(path));
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (err) {
+    throw new DatabaseError(`creating the directory ${JSON.stringify(dir)} of SQLite file ${JSON.stringify(path)} (create it, or point the path at a writable directory)`, err);
+  }
 }
 
 /** SQLITE_BUSY and its extended codes (BUSY_SNAPSHOT, BUSY_RECOVERY, BUSY_TIMEOUT). */

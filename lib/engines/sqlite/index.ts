@@ -1,6 +1,6 @@
 import { Closed } from '../../contract/errors.js';
 import type { Store } from '../../contract/types.js';
-import { openConnection, retryOnBusy, type SqliteConn } from './connection.js';
+import { openConnection, retryOnBusy, sqliteOpener, type SqliteConn } from './connection.js';
 import { resolveSqliteOptions, type SqliteStoreOptions } from './options.js';
 import { applySchema } from './schema.js';
 import { SqliteStore } from './store.js';
@@ -17,7 +17,13 @@ export { sqliteSchemaSql, SCHEMA_VERSION as SQLITE_SCHEMA_VERSION } from './sche
  */
 export async function openSqliteStore(options: SqliteStoreOptions): Promise<Store> {
   const o = resolveSqliteOptions(options);
-  const writeConn = await openConnection(o.path, o.synchronous);
+  const { open, fellBack } = await sqliteOpener(o.driver);
+  if (fellBack) {
+    // Installed but not loadable is worth a warning; not installed is the node:sqlite setup working as meant.
+    if (fellBack.message.includes('native addon')) o.logger.warn(`SQLite driver: node:sqlite (better-sqlite3 is installed but did not load: ${fellBack.message})`);
+    else o.logger.log('SQLite driver: node:sqlite (better-sqlite3 is not installed)');
+  }
+  const writeConn = await openConnection(o.path, o.synchronous, { lockWaitTimeoutMs: o.lockWaitTimeoutMs, opener: open });
   let readConn: SqliteConn | null = null;
   let claimConn: SqliteConn | null = null;
   try {
@@ -37,9 +43,9 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
       }
       return true;
     }, asStoreError);
-    if (!o.memory) readConn = await openConnection(o.path, o.synchronous);
+    if (!o.memory) readConn = await openConnection(o.path, o.synchronous, { lockWaitTimeoutMs: o.lockWaitTimeoutMs, opener: open });
     // Deferred claims commit on their own NORMAL connection (PRAGMA synchronous cannot change per statement).
-    if (!o.memory && o.synchronous === 'full' && o.claimDurability === 'deferred') claimConn = await openConnection(o.path, 'normal');
+    if (!o.memory && o.synchronous === 'full' && o.claimDurability === 'deferred') claimConn = await openConnection(o.path, 'normal', { lockWaitTimeoutMs: o.lockWaitTimeoutMs, opener: open });
   } catch (err) {
     claimConn?.close();
     readConn?.close();

@@ -1,6 +1,7 @@
 import { InvalidOption } from '../../contract/errors.js';
 import type { StoreLogger } from '../../contract/types.js';
 import { asOption, requireBoolean, requireFunction, requireTimerMs } from '../../contract/validate.js';
+import { validateDriverOption, type SqliteDriverName } from './sqlite-driver.js';
 
 /** Options of `openSqliteStore`. */
 export interface SqliteStoreOptions {
@@ -46,6 +47,12 @@ export interface SqliteStoreOptions {
    * Queues). Same option on PostgreSQL.
    */
   localHandoff?: boolean;
+  /**
+   * Which SQLite driver opens the file. `'auto'` (default): better-sqlite3 when it is installed,
+   * else Node's built-in `node:sqlite` (Node 22.13+; no native addon to build). `'better-sqlite3'`
+   * or `'node:sqlite'` to choose; the file, the tables and every behaviour are the same.
+   */
+  driver?: 'auto' | SqliteDriverName;
   /** Random source in [0, 1) for retry backoff jitter (tests inject it). Default `Math.random`. */
   random?: () => number;
   logger?: StoreLogger;
@@ -61,6 +68,7 @@ export interface ResolvedSqliteOptions {
   lockWaitTimeoutMs: number;
   writeFairness: boolean;
   localHandoff: boolean;
+  driver: 'auto' | SqliteDriverName;
   random: () => number;
   logger: StoreLogger;
 }
@@ -94,6 +102,7 @@ export function resolveSqliteOptions(o: SqliteStoreOptions): ResolvedSqliteOptio
     lockWaitTimeoutMs: timerOption('lockWaitTimeoutMs', o.lockWaitTimeoutMs, 30_000),
     writeFairness: o.writeFairness === undefined ? true : asOption(() => requireBoolean('writeFairness', o.writeFairness)),
     localHandoff: o.localHandoff === undefined ? true : asOption(() => requireBoolean('localHandoff', o.localHandoff)),
+    driver: validateDriverOption(o.driver),
     random: o.random === undefined ? Math.random : asOption(() => requireFunction<() => number>('random', o.random)),
     logger: o.logger ?? defaultLogger,
   };

@@ -1,6 +1,7 @@
 import { backoffDelayMs } from '../../contract/backoff.js';
 import { queueWakeChannel } from '../../contract/names.js';
 import type { JobWrite } from '../../contract/options.js';
+import type { RedriveResult } from '../../contract/types.js';
 import { rateAllowance } from '../../contract/queue-settings.js';
 import * as Q from './queue.sql.js';
 import { jobInsertParams, stampRunAt } from './rows.js';
@@ -41,8 +42,9 @@ export function insertJobs(ctx: WriteCtx, queue: string, payloadTexts: readonly 
 
 /**
  * Local hand-off: one plain job (no unique or ordering key) inserted already claimed by
- * `workerId` when, in this write transaction, the queue is neither paused nor rate-limited and
- * the job is due now; otherwise inserted pending (waking) exactly as {@link insertJobs}.
+ * `workerId` when, in this write transaction, the queue is neither paused nor rate-limited, the job
+ * is due now and no job a claim would take first is waiting; otherwise inserted pending (waking)
+ * exactly as {@link insertJobs}.
  * `claimed` is null when it went pending.
  */
 export function insertJobHandingOff(
@@ -58,7 +60,9 @@ export function insertJobHandingOff(
   const settings = ctx.conn.stmt(Q.GET_SETTINGS).get(queue) as SettingsRow | undefined;
   const limited = settings !== undefined && (settings.paused !== 0 || settings.rate_max !== null);
   const runAt = stampRunAt(stamp, now);
-  if (limited || stamp.uniqueKey !== null || stamp.orderingKey !== null || runAt > now) {
+  // A job a claim would take first is waiting (it fell due by time, sending no wake): never overtake it.
+  const waiting = () => (ctx.conn.stmt(Q.CLAIMABLE_WAITING).get({ queue, now, priority: stamp.priority }) as { waiting: number }).waiting !== 0;
+  if (limited || stamp.uniqueKey !== null || stamp.orderingKey !== null || runAt > now || waiting()) {
     return { id: insertJobs(ctx, queue, [payloadText], stamp)[0]!, claimed: null };
   }
   const token = newToken();
@@ -105,6 +109,8 @@ export interface ClaimedRow {
   attempts: number;
   max_attempts: number;
   claimed_until: number;
+  /** The lease the claim granted (ms). */
+  lease_ms: number;
   enqueued_at: number;
   headers: string | null;
   unique_key: string | null;
@@ -127,11 +133,26 @@ interface SettingsRow {
   window_count: number;
 }
 
+/** What a claim returns: the rows it claimed and, when fewer than asked, ms to the queue's next future run_at (null: none). */
+export interface Claimed {
+  rows: ClaimedRow[];
+  nextDueInMs: number | null;
+}
+
 /**
- * Claims up to `max` candidates in claim order. A candidate whose attempts are
- * exhausted goes dead instead and does not count toward `max`.
+ * Claims up to `want` candidates in claim order. A candidate whose attempts are
+ * exhausted goes dead instead and does not count toward `want`.
  */
-export function claimJobs(ctx: WriteCtx, queue: string, want: number, leaseMs: number | null, workerId: string | null, newToken: () => string): ClaimedRow[] {
+export function claimJobs(ctx: WriteCtx, queue: string, want: number, leaseMs: number | null, workerId: string | null, newToken: () => string): Claimed {
+  const rows = claimRows(ctx, queue, want, leaseMs, workerId, newToken);
+  if (rows === null) return { rows: [], nextDueInMs: null };
+  // A short claim: the worker times its next claim to the next run_at instead of its idle poll.
+  const nextDueInMs = rows.length < want ? ((ctx.conn.stmt(Q.NEXT_DUE_IN).get({ queue, now: ctx.now }) as { due_in: number | null } | undefined)?.due_in ?? null) : null;
+  return { rows, nextDueInMs };
+}
+
+/** null: the queue is paused (nothing to wait for). */
+function claimRows(ctx: WriteCtx, queue: string, want: number, leaseMs: number | null, workerId: string | null, newToken: () => string): ClaimedRow[] | null {
   const now = ctx.now;
   // Pause and rate limit: the settings row is read in this write transaction, so every process
   // counts against the same window (writes are serialized on the file's write lock).
@@ -139,7 +160,7 @@ export function claimJobs(ctx: WriteCtx, queue: string, want: number, leaseMs: n
   let max = want;
   let rate: { window: number; used: number } | null = null;
   if (settings) {
-    if (settings.paused !== 0) return [];
+    if (settings.paused !== 0) return null;
     if (settings.rate_max !== null && settings.rate_per_ms !== null) {
       const a = rateAllowance({ max: settings.rate_max, perMs: settings.rate_per_ms }, { windowStart: settings.window_start, windowCount: settings.window_count }, now, want);
       if (a.allowed === 0) return [];
@@ -252,20 +273,29 @@ export function sweepQueue(ctx: WriteCtx, queue: string): { expired: number; pur
   return { expired: ended.length, purged };
 }
 
-export function retryDeadJobs(ctx: WriteCtx, queue: string, ids: readonly number[]): number {
+/**
+ * Redrive in id order: a dead job whose unique key a live job holds (or an earlier job of this
+ * redrive just took back) stays dead and is reported, as on PostgreSQL (`redrive_dead`).
+ */
+export function retryDeadJobs(ctx: WriteCtx, queue: string, ids: readonly number[]): RedriveResult {
   const stmt = ctx.conn.stmt(Q.RETRY_DEAD);
+  const held = ctx.conn.stmt(Q.DEAD_KEY_HELD);
   const now = ctx.now;
   let n = 0;
+  const conflictIds: number[] = [];
   const keys = new Set<string>();
-  for (const id of ids) {
+  for (const id of [...new Set(ids)].sort((a, b) => a - b)) {
     const row = stmt.get({ id, queue, now }) as { ordering_key: string | null } | undefined;
-    if (row === undefined) continue;
+    if (row === undefined) {
+      if (held.get({ id, queue }) !== undefined) conflictIds.push(id);
+      continue;
+    }
     n++;
     if (row.ordering_key !== null) keys.add(row.ordering_key);
   }
   for (const key of keys) promoteNext(ctx, queue, key);
   if (n > 0) ctx.wake(queueWakeChannel(queue));
-  return n;
+  return { moved: n, conflicts: conflictIds.length, conflictIds };
 }
 
 export function setPaused(ctx: WriteCtx, queue: string, paused: boolean): void {

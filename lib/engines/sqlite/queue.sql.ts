@@ -41,11 +41,50 @@ SELECT id, priority, run_at, attempts, max_attempts, ordering_key FROM (
   ORDER BY priority DESC, run_at, id LIMIT @limit)
 ORDER BY priority DESC, run_at, id LIMIT @limit`;
 
-/** @lease null = the stamped visibility timeout. */
+/** Distinct priorities a short claim's next-due probe walks; past them a due job waits for the idle poll. */
+const NEXT_DUE_PRIORITIES = 16;
+
+/**
+ * ms from @now to the earliest future run_at of @queue's claimable pending jobs (null for none), for
+ * the worker's due timer (lib/internal/next-due.ts). A skip scan of the pending index: one probe per
+ * distinct priority (at most NEXT_DUE_PRIORITIES) and one for its first future row.
+ */
+export const NEXT_DUE_IN = `WITH RECURSIVE pr(p, n) AS (
+  SELECT (SELECT priority FROM __alkstore_jobs INDEXED BY __alkstore_jobs_pending
+          WHERE queue = @queue AND state = 'pending' AND blocked = 0 ORDER BY priority DESC LIMIT 1), 1
+  UNION ALL
+  SELECT (SELECT j.priority FROM __alkstore_jobs j INDEXED BY __alkstore_jobs_pending
+          WHERE j.queue = @queue AND j.state = 'pending' AND j.blocked = 0 AND j.priority < pr.p ORDER BY j.priority DESC LIMIT 1), pr.n + 1
+  FROM pr WHERE pr.p IS NOT NULL AND pr.n < ${NEXT_DUE_PRIORITIES})
+SELECT min((SELECT j.run_at FROM __alkstore_jobs j INDEXED BY __alkstore_jobs_pending
+            WHERE j.queue = @queue AND j.state = 'pending' AND j.blocked = 0 AND j.priority = pr.p AND j.run_at > @now ORDER BY j.run_at LIMIT 1)) - @now AS due_in
+FROM pr WHERE pr.p IS NOT NULL`;
+
+/**
+ * Whether @queue already has a job a claim would take before (or with) a new job of @priority at @now
+ * (`waiting` 1/0): a ready pending head of priority >= @priority (skip scan of the pending index, one
+ * probe per distinct priority from the top, at most NEXT_DUE_PRIORITIES; past them it answers yes), or a
+ * lapsed claim with attempts left (one probe of the processing index). Local hand-off then inserts the
+ * new job pending, so it never overtakes a waiting job.
+ */
+export const CLAIMABLE_WAITING = `WITH RECURSIVE pr(p, n) AS (
+  SELECT (SELECT priority FROM __alkstore_jobs INDEXED BY __alkstore_jobs_pending
+          WHERE queue = @queue AND state = 'pending' AND blocked = 0 ORDER BY priority DESC LIMIT 1), 1
+  UNION ALL
+  SELECT (SELECT j.priority FROM __alkstore_jobs j INDEXED BY __alkstore_jobs_pending
+          WHERE j.queue = @queue AND j.state = 'pending' AND j.blocked = 0 AND j.priority < pr.p ORDER BY j.priority DESC LIMIT 1), pr.n + 1
+  FROM pr WHERE pr.p IS NOT NULL AND pr.p > @priority AND pr.n < ${NEXT_DUE_PRIORITIES})
+SELECT EXISTS (SELECT 1 FROM pr WHERE pr.p >= @priority
+    AND (pr.n >= ${NEXT_DUE_PRIORITIES} OR (SELECT j.run_at FROM __alkstore_jobs j INDEXED BY __alkstore_jobs_pending
+         WHERE j.queue = @queue AND j.state = 'pending' AND j.blocked = 0 AND j.priority = pr.p ORDER BY j.run_at LIMIT 1) <= @now))
+  OR EXISTS (SELECT 1 FROM __alkstore_jobs INDEXED BY __alkstore_jobs_processing
+    WHERE queue = @queue AND state = 'processing' AND claimed_until <= @now AND attempts < max_attempts) AS waiting`;
+
+/** @lease null = the stamped visibility timeout; `lease_ms` is the lease granted. */
 export const CLAIM_ROW = `UPDATE __alkstore_jobs
   SET state = 'processing', attempts = attempts + 1, claim_token = @token, claimed_until = @now + coalesce(@lease, visibility_timeout_ms), worker_id = @worker
   WHERE id = @id
-  RETURNING id, payload, priority, attempts, max_attempts, claimed_until, enqueued_at, headers, unique_key, ordering_key`;
+  RETURNING id, payload, priority, attempts, max_attempts, claimed_until, coalesce(@lease, visibility_timeout_ms) AS lease_ms, enqueued_at, headers, unique_key, ordering_key`;
 
 export const TO_DEAD = `UPDATE __alkstore_jobs
   SET state = 'dead', last_error = @error, died_at = @now, claim_token = NULL, claimed_until = NULL
@@ -84,10 +123,15 @@ export const LIST_DEAD = `SELECT ${JOB_COLUMNS} FROM __alkstore_jobs
   WHERE queue = @queue AND state = 'dead' AND (@before IS NULL OR died_at < @before) AND id > @after
   ORDER BY id LIMIT @limit`;
 /** Ordered jobs rejoin their key blocked; the key's head is then re-decided. */
+/** A dead job back to pending, unless a live job holds its unique key (then nothing: see DEAD_KEY_HELD). */
 export const RETRY_DEAD = `UPDATE __alkstore_jobs
   SET state = 'pending', attempts = 0, run_at = @now, died_at = NULL, blocked = (ordering_key IS NOT NULL)
   WHERE id = @id AND queue = @queue AND state = 'dead'
+    AND (unique_key IS NULL OR NOT EXISTS (
+      SELECT 1 FROM __alkstore_jobs l WHERE l.queue = @queue AND l.unique_key = __alkstore_jobs.unique_key AND l.state IN ('pending', 'processing')))
   RETURNING ordering_key`;
+/** After RETRY_DEAD changed nothing: 1 when the job is dead with a unique key (a live job holds it). */
+export const DEAD_KEY_HELD = `SELECT 1 FROM __alkstore_jobs WHERE id = @id AND queue = @queue AND state = 'dead' AND unique_key IS NOT NULL`;
 export const PURGE_DEAD = `DELETE FROM __alkstore_jobs WHERE id = ? AND queue = ? AND state = 'dead'`;
 
 /** Queue settings (pause, rate limit and its window). */
@@ -108,4 +152,4 @@ export const INSERT_CLAIMED_JOB = `INSERT INTO __alkstore_jobs
    claim_token, claimed_until, worker_id)
   VALUES (@queue, 'processing', @payload, @priority, 1, @maxAttempts, @visibility, @backoff, @retention, @runAt, @now, @expiresAt, @headers,
    @token, @now + coalesce(@lease, @visibility), @worker)
-  RETURNING id, payload, priority, attempts, max_attempts, claimed_until, enqueued_at, headers, unique_key, ordering_key`;
+  RETURNING id, payload, priority, attempts, max_attempts, claimed_until, coalesce(@lease, @visibility) AS lease_ms, enqueued_at, headers, unique_key, ordering_key`;

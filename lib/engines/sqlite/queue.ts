@@ -15,8 +15,9 @@ import {
 } from '../../contract/validate.js';
 import { bulkItems, decodeHeaders, validateUniqueKey, type JobHeaders } from '../../contract/job-extras.js';
 import { resolveRateLimit } from '../../contract/queue-settings.js';
-import type { BulkJob, ClaimOpts, Job, JobInfo, ListDeadOpts, Queue, QueueSettings, QueueStats, RateLimit, WakeReceiver } from '../../contract/types.js';
+import type { BulkJob, ClaimOpts, Job, JobInfo, ListDeadOpts, Queue, QueueSettings, QueueStats, RateLimit, RedriveResult, WakeReceiver } from '../../contract/types.js';
 import { HANDOFF, handoffCandidate, type HandoffPoint, type HandoffSlot } from '../../internal/handoff.js';
+import { withNextDue } from '../../internal/next-due.js';
 import { errorText } from '../../internal/outbox-handle.js';
 import type { SqliteCore } from './core.js';
 import * as ops from './queue-ops.js';
@@ -137,9 +138,9 @@ export class SqliteQueue implements Queue {
     return rows.map(toJobInfo);
   }
 
-  async retryDead(ids: readonly number[]): Promise<number> {
+  async retryDead(ids: readonly number[]): Promise<RedriveResult> {
     const list = jobIdsInput(ids);
-    if (list.length === 0) return 0;
+    if (list.length === 0) return { moved: 0, conflicts: 0, conflictIds: [] };
     return this.core.write('retryDead', (ctx) => ops.retryDeadJobs(ctx, this.name, list));
   }
 
@@ -182,7 +183,10 @@ export class SqliteQueue implements Queue {
       const { workerId: worker, leaseMs } = claimInput(workerId, opts);
       return this.core
         .write('claim', (ctx) => ops.claimJobs(ctx, this.name, max, leaseMs, worker, randomUUID), true)
-        .then((rows) => rows.map((r) => new SqliteJob(this.core, this.name, r)));
+        .then((c) => {
+          const jobs: Job[] = c.rows.map((r) => new SqliteJob(this.core, this.name, r));
+          return jobs.length < max ? withNextDue(jobs, c.nextDueInMs) : jobs;
+        });
     } catch (err) {
       return Promise.reject(err);
     }
@@ -211,7 +215,6 @@ function enqueueHandingOff(core: SqliteCore, queue: string, text: string, stamp:
   );
 }
 
-/** A job local hand-off may take: no ordering or unique key, due now by this process's clock (the write checks the database's). */
 /** A claimed job; every op is fenced by its claim token and deadline. */
 export class SqliteJob implements Job {
   readonly id: number;
@@ -220,6 +223,7 @@ export class SqliteJob implements Job {
   readonly attempts: number;
   readonly maxAttempts: number;
   readonly claimToken: string;
+  readonly leaseMs: number;
   readonly enqueuedAt: number;
   readonly headers: JobHeaders;
   readonly uniqueKey: string | null;
@@ -239,6 +243,7 @@ export class SqliteJob implements Job {
     this.claimToken = row.token;
     this.enqueuedAt = row.enqueued_at;
     this.currentDeadline = row.claimed_until;
+    this.leaseMs = row.lease_ms;
     this.headers = decodeHeaders(row.headers);
     this.uniqueKey = row.unique_key;
     this.orderingKey = row.ordering_key;

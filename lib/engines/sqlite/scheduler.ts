@@ -1,7 +1,8 @@
 import { decodePayload } from '../../contract/codec.js';
 import { SCHEDULER_LOCK, SCHEDULES_WAKE_CHANNEL } from '../../contract/names.js';
 import { DEFAULT_QUEUE_OPTS, resolveJobStamp, type QueueOpts } from '../../contract/options.js';
-import { dueFires, firstFireAt, NEVER_MS, parseScheduleSpecSync } from '../../contract/schedule-spec.js';
+import { scheduleHeaders } from '../../contract/schedule-headers.js';
+import { dueFireBoundaries, dueFires, firstFireAt, NEVER_MS, parseScheduleSpecSync } from '../../contract/schedule-spec.js';
 import type { CatchUpPolicy, Schedule, ScheduleListing } from '../../contract/types.js';
 import type { ScheduleInput } from '../../internal/schedule-input.js';
 import { insertJobs } from './queue-ops.js';
@@ -109,19 +110,24 @@ export function setSchedulePaused(ctx: WriteCtx, name: string, paused: boolean):
 
 type QueueOptsOf = (queue: string, defaults: Readonly<Required<QueueOpts>>) => Required<QueueOpts>;
 
-function enqueueFires(ctx: WriteCtx, r: ScheduleRow, count: number, queueOpts: QueueOptsOf): number[] {
-  const stamp = resolveJobStamp(queueOpts(r.queue, DEFAULT_QUEUE_OPTS), {
-    priority: r.priority,
-    maxAttempts: r.max_attempts ?? undefined,
-    expiresInMs: r.expires_in_ms ?? undefined,
+/** One job per boundary, each stamped with its boundary (SCHEDULE_BOUNDARY_HEADER). */
+function enqueueFires(ctx: WriteCtx, r: ScheduleRow, boundaries: readonly number[], queueOpts: QueueOptsOf): number[] {
+  const opts = queueOpts(r.queue, DEFAULT_QUEUE_OPTS);
+  return boundaries.flatMap((boundary) => {
+    const stamp = resolveJobStamp(opts, {
+      priority: r.priority,
+      maxAttempts: r.max_attempts ?? undefined,
+      expiresInMs: r.expires_in_ms ?? undefined,
+      headers: scheduleHeaders(r.name, boundary),
+    });
+    return insertJobs(ctx, r.queue, [r.payload], stamp);
   });
-  return insertJobs(ctx, r.queue, Array.from({ length: count }, () => r.payload), stamp);
 }
 
-/** One job of the schedule now; its next fire is unchanged. */
+/** One job of the schedule now, for the boundary "now"; its next fire is unchanged. */
 export function triggerSchedule(ctx: WriteCtx, name: string, queueOpts: QueueOptsOf): number | null {
   const row = ctx.conn.stmt(GET).get(name) as ScheduleRow | undefined;
-  return row ? enqueueFires(ctx, row, 1, queueOpts)[0]! : null;
+  return row ? enqueueFires(ctx, row, [ctx.now], queueOpts)[0]! : null;
 }
 
 function specOf(r: ScheduleRow) {
@@ -133,8 +139,8 @@ export function fireDueSchedules(ctx: WriteCtx, queueOpts: QueueOptsOf): { now: 
   const now = ctx.now;
   for (const r of ctx.conn.stmt(DUE).all(now) as ScheduleRow[]) {
     if (r.next_fire_at >= NEVER_MS) continue;
-    const { count, nextFireAt } = dueFires(specOf(r), r.next_fire_at, now, r.catch_up, r.paused !== 0);
-    if (count > 0) enqueueFires(ctx, r, count, queueOpts);
+    const { boundaries, nextFireAt } = dueFireBoundaries(specOf(r), r.next_fire_at, now, r.catch_up, r.paused !== 0);
+    if (boundaries.length > 0) enqueueFires(ctx, r, boundaries, queueOpts);
     ctx.conn.stmt(SET_NEXT).run(nextFireAt, r.name);
   }
   const earliest = ctx.conn.pluck(EARLIEST).get() as number | null;

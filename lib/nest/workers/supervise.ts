@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { LeadershipLost } from '../../contract/errors.js';
 import type { StoreLogger } from '../../contract/types.js';
 import { sleep } from '../../internal/sleep.js';
@@ -13,7 +14,7 @@ const MAX_RESTART_MS = 30_000;
 export async function supervise(name: string, loop: (signal: AbortSignal) => Promise<void>, signal: AbortSignal, logger: StoreLogger): Promise<void> {
   let delay = FIRST_RESTART_MS;
   while (!signal.aborted) {
-    const started = Date.now();
+    const started = performance.now();
     try {
       await loop(signal);
       if (signal.aborted) return;
@@ -24,7 +25,7 @@ export async function supervise(name: string, loop: (signal: AbortSignal) => Pro
       else logger.error(`${name} stopped with an error; restarting in ${delay} ms`, err);
     }
     // A loop that ran for a while before failing starts over from the short delay.
-    if (Date.now() - started > MAX_RESTART_MS) delay = FIRST_RESTART_MS;
+    if (performance.now() - started > MAX_RESTART_MS) delay = FIRST_RESTART_MS;
     await sleep(delay, signal);
     delay = Math.min(delay * 2, MAX_RESTART_MS);
   }
