@@ -98,6 +98,12 @@ async function main(): Promise<void> {
     ['queue all', `${base}/queue?name=${QUEUE}&state=all`],
     ['dead letters of a queue', `${base}/dead?queue=big-dead-src`],
     ['outboxes', `${base}/outboxes`],
+    // Search (issue 29): one bounded scan of SEARCH_SCAN_ROWS rows a page, whatever matches.
+    ['search by job id', `${base}/queue?name=${QUEUE}&state=all&id=${Math.floor(total / 2)}`],
+    ['search payload field', `${base}/queue?name=${QUEUE}&state=all&payload=${encodeURIComponent(`n = ${total - 100}`)}`],
+    ['search payload, no match', `${base}/queue?name=${QUEUE}&state=all&payload=${encodeURIComponent('n = -1')}`],
+    ['search error text (dead)', `${base}/queue?name=big-dead-src&state=dead&error=mailbox`],
+    ['job detail', `${base}/job?queue=${QUEUE}&id=${Math.floor(total / 2)}`],
   ];
   console.log(`\n${engine}, ${total} jobs: median of ${runs} page loads (server time + local HTTP)`);
   for (const [name, href] of pages) {

@@ -43,6 +43,7 @@ Commands:
   schedules pause NAME | schedules resume NAME    stop / restart a schedule's firing (every replica)
   queue pause NAME | queue resume NAME [--force]  stop / restart handing out a queue's jobs (every replica);
                                                   --force: a queue that has no jobs yet
+  dashboard --token-env VAR [--port N] [--host H] serve the operator dashboard (see alkstore dashboard --help)
 
 Options:
   --url URL       sqlite:<path>, a file path, postgres://… or postgresql://… (default: $ALKSTORE_URL)
@@ -186,6 +187,7 @@ function outboxQueueOf(outbox: string): string {
 
 /** Runs one command; resolves to the process exit code. Never prints the URL's password. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  if (argv[0] === 'dashboard') return (await import('./dashboard-command.js')).runDashboardCommand(argv.slice(1), io);
   let p: Parsed | undefined;
   try {
     p = parse(argv, io.env);

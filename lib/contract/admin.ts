@@ -1,4 +1,4 @@
-import type { JobInfo, RedriveResult } from './types.js';
+import type { JobInfo, RedriveResult, Stream } from './types.js';
 
 /**
  * Which jobs `listJobs` pages through. `pending` is the claimable-order pending
@@ -27,6 +27,70 @@ export interface JobPage {
   readonly jobs: JobInfo[];
   /** Cursor of the next page, `null` on the last one. */
   readonly next: string | null;
+}
+
+/** A JSON scalar a payload field is compared with. */
+export type JsonScalar = string | number | boolean | null;
+
+/**
+ * What {@link StoreAdmin.searchJobs} matches. Every field narrows the result
+ * (AND); an absent field matches everything.
+ */
+export interface JobSearch {
+  /** Default `all`. `pending` includes scheduled jobs; `scheduled` is pending with a run time in the future (database clock). */
+  state?: JobListState;
+  /** Exactly this job id. */
+  id?: number;
+  /** Jobs carrying this `uniqueKey` (any state). */
+  uniqueKey?: string;
+  /** Jobs carrying this `orderingKey` (any state). */
+  orderingKey?: string;
+  /** Enqueued at or after this instant (epoch ms). */
+  enqueuedFrom?: number;
+  /** Enqueued before this instant (epoch ms). */
+  enqueuedTo?: number;
+  /** `lastError` contains this text, ignoring ASCII case (1..200 characters). */
+  error?: string;
+  /**
+   * A payload field equals a JSON scalar, type included: `{ path: 'order.id', equals: 42 }`
+   * matches `{"order":{"id":42}}`, not `{"order":{"id":"42"}}`. `path` is 1..8 dot-separated
+   * identifiers (`[A-Za-z_][A-Za-z0-9_]*`).
+   */
+  payload?: { path: string; equals: JsonScalar };
+  /** The `next` cursor of the previous page (opaque). */
+  cursor?: string;
+  /** Page size, 1..1000, default 50. */
+  limit?: number;
+}
+
+/**
+ * One page of a search, newest job first. Each call reads at most
+ * {@link SEARCH_SCAN_ROWS} rows by id, descending: of the jobs table (every
+ * queue's rows, walked on the primary key), or, for `state: 'dead'`, of the
+ * queue's dead jobs (the dead index). So a call costs the same at any depth,
+ * and a page may hold fewer than `limit` jobs (even none) while `next` is not
+ * null: the search is not finished, follow `next`.
+ */
+export interface JobSearchPage {
+  readonly jobs: JobInfo[];
+  /** Cursor of the rest of the search, `null` once every row of the queue was looked at. */
+  readonly next: string | null;
+  /** Rows this call read (of every queue, unless the search is of dead jobs). */
+  readonly scanned: number;
+}
+
+/** Most rows one {@link StoreAdmin.searchJobs} call reads. */
+export const SEARCH_SCAN_ROWS = 20_000;
+
+/** A job as its detail page shows it: the row, plus the worker holding it. */
+export interface JobDetail extends JobInfo {
+  /**
+   * Worker id of the current claim while processing, else null (the row does
+   * not keep who ran an attempt that ended: that needs a job-history table).
+   */
+  readonly workerId: string | null;
+  /** A pending job waiting behind an older live job of its `orderingKey`. */
+  readonly blocked: boolean;
 }
 
 /** Completed / retried / dead outcomes of one queue in one minute. */
@@ -90,6 +154,20 @@ export interface StoreAdmin {
   queueNames(): Promise<string[]>;
   /** One page of a queue's jobs in a state. */
   listJobs(queue: string, opts?: ListJobsOpts): Promise<JobPage>;
+  /**
+   * Jobs of a queue matching `query`, newest first, keyset-paged by id; each
+   * call reads at most {@link SEARCH_SCAN_ROWS} rows (see {@link JobSearchPage}).
+   * Bad input is an `InvalidArgument` naming the field, before any I/O.
+   */
+  searchJobs(queue: string, query?: JobSearch): Promise<JobSearchPage>;
+  /** One job with its latest worker id, or null when the queue has no such job. */
+  jobDetail(queue: string, id: number): Promise<JobDetail | null>;
+  /**
+   * The reserved stream `__alkstore_audit` where the dashboard records who did
+   * what (one JSON event per action). Readable like any stream; applications
+   * should only read it.
+   */
+  auditLog(): Stream;
   /**
    * Every dead job of the queue back to pending with attempts reset (as `retryDead`), in batches;
    * resolves to how many moved and which stayed dead because a live job holds their unique key.

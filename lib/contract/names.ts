@@ -4,6 +4,8 @@ import { RESERVED_PREFIX, validateName } from './validate.js';
 export { RESERVED_PREFIX, validateKey, validateName, type NameKind } from './validate.js';
 /** The scheduler's leadership lock. */
 export const SCHEDULER_LOCK = '__alkstore_scheduler';
+/** The reserved stream of the dashboard's audit log (`store.admin().auditLog()`). */
+export const AUDIT_STREAM = '__alkstore_audit';
 /** The retention runner's leadership lock. */
 export const RETENTION_LOCK = '__alkstore_retention';
 /** The wake channel every PostgreSQL receiver gets one wake on after the listener reconnects. */

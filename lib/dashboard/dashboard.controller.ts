@@ -47,6 +47,21 @@ export function createDashboardController(path: string, guard: Type<CanActivate>
       send(res, await this.dashboard.page(req, 'queue'));
     }
 
+    @Get('job')
+    async job(@Req() req: DashboardRequest, @Res() res: ReplyTarget): Promise<void> {
+      send(res, await this.dashboard.page(req, 'job'));
+    }
+
+    @Get('audit')
+    async audit(@Req() req: DashboardRequest, @Res() res: ReplyTarget): Promise<void> {
+      send(res, await this.dashboard.page(req, 'audit'));
+    }
+
+    @Get('bulk')
+    async bulk(@Req() req: DashboardRequest, @Res() res: ReplyTarget): Promise<void> {
+      send(res, await this.dashboard.page(req, 'bulk'));
+    }
+
     @Get('dead')
     async dead(@Req() req: DashboardRequest, @Res() res: ReplyTarget): Promise<void> {
       send(res, await this.dashboard.page(req, 'dead'));

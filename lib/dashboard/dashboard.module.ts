@@ -4,7 +4,7 @@ import { Store } from '../nest/store.token.js';
 import { createDashboardController } from './dashboard.controller.js';
 import { resolveDashboardOptions, type AlkstoreDashboardOptions } from './dashboard.options.js';
 import { DashboardService } from './dashboard.service.js';
-import { ensureFastifyFormParser } from './form-body.js';
+import { ensureFastifyFormParser } from './fastify-form.js';
 
 /**
  * Makes the app's HTTP adapter read the dashboard's forms. Runs at

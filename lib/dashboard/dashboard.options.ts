@@ -1,5 +1,16 @@
 import type { CanActivate, Type } from '@nestjs/common';
 import { InvalidOption } from '../contract/errors.js';
+import type { AuditEntry } from './audit.js';
+
+/** What a user may do on the dashboard: `admin` acts, `viewer` only reads. */
+export type DashboardRole = 'admin' | 'viewer';
+
+/**
+ * Decides a request's role from the raw request (Express's or Fastify's, or
+ * Node's on the standalone server): `admin`, `viewer`, or `null` to refuse it
+ * (403). May be async.
+ */
+export type DashboardRoles = (req: unknown) => DashboardRole | null | Promise<DashboardRole | null>;
 
 /** Options of `AlkstoreDashboardModule.forRoot`. */
 export interface AlkstoreDashboardOptions {
@@ -18,6 +29,23 @@ export interface AlkstoreDashboardOptions {
    */
   readOnly?: boolean;
   /**
+   * One mount for read-only and admin users: called on every request (after
+   * the guard, when there is one); `viewer` sees the pages without any action,
+   * `null` is refused with 403. Without it, every request the guard lets in is
+   * `admin` (or `viewer` with `readOnly: true`). An access rule on its own, so
+   * `guard` may be left out when it decides everyone's role.
+   */
+  roles?: DashboardRoles;
+  /**
+   * Who made a request, for the audit log (e.g. the user name your auth put on
+   * the request). Default: `anonymous`. At most 200 characters are kept.
+   */
+  actor?: (req: unknown) => string | null | undefined | Promise<string | null | undefined>;
+  /** Called with every audit entry once it is stored (an event for your own log or alerting); errors are ignored. */
+  onAudit?: (entry: AuditEntry) => void;
+  /** How often open pages refresh their counts and lists while the tab is visible, in ms (250..600000, default 5000). */
+  liveIntervalMs?: number;
+  /**
    * Secret that signs CSRF tokens. Default: random per process, so set the
    * same value on every replica when one browser session may hit several.
    */
@@ -30,6 +58,10 @@ export interface ResolvedDashboardOptions {
   readonly guard: Type<CanActivate> | CanActivate | null;
   readonly readOnly: boolean;
   readonly csrfSecret: string | undefined;
+  readonly roles: DashboardRoles | null;
+  readonly liveIntervalMs: number;
+  readonly actor: ((req: unknown) => string | null | undefined | Promise<string | null | undefined>) | null;
+  readonly onAudit: ((entry: AuditEntry) => void) | null;
 }
 
 const PATH = /^\/?[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*\/?$/;
@@ -55,19 +87,28 @@ export function resolveDashboardOptions(options: AlkstoreDashboardOptions | unde
   if (options.guard !== undefined && !isGuard(options.guard)) {
     throw new InvalidOption('guard', 'must be a Nest guard: a class or an object with canActivate(context)');
   }
-  if (options.guard === undefined && options.readOnly !== true) {
+  for (const fn of ['roles', 'actor', 'onAudit'] as const) {
+    if (options[fn] !== undefined && typeof options[fn] !== 'function') throw new InvalidOption(fn, 'must be a function');
+  }
+  if (options.guard === undefined && options.readOnly !== true && options.roles === undefined) {
     throw new InvalidOption(
       'guard',
-      'is required: the dashboard can redrive, purge and cancel jobs, so it refuses to start without an access rule. Pass { guard: YourAuthGuard } or { readOnly: true }',
+      'is required: the dashboard can redrive, purge and cancel jobs, so it refuses to start without an access rule. Pass { guard: YourAuthGuard }, { roles: (req) => "admin" | "viewer" | null } or { readOnly: true }',
     );
   }
   if (options.csrfSecret !== undefined && (typeof options.csrfSecret !== 'string' || options.csrfSecret.length < 16)) {
     throw new InvalidOption('csrfSecret', 'must be a string of at least 16 characters');
   }
+  const live = options.liveIntervalMs ?? 5000;
+  if (typeof live !== 'number' || !Number.isInteger(live) || live < 250 || live > 600_000) throw new InvalidOption('liveIntervalMs', 'must be an integer number of ms in [250, 600000]');
   return {
+    liveIntervalMs: live,
     path: `/${path.replace(/^\/+|\/+$/g, '')}`,
     guard: options.guard ?? null,
     readOnly: options.readOnly === true,
     csrfSecret: options.csrfSecret,
+    roles: options.roles ?? null,
+    actor: options.actor ?? null,
+    onAudit: options.onAudit ?? null,
   };
 }

@@ -1,14 +1,20 @@
+import { randomBytes } from 'node:crypto';
 import { AlkstoreError } from '../contract/errors.js';
-import type { JobListState } from '../contract/admin.js';
 import type { Store } from '../contract/types.js';
+import { ACTIONS, backTo, BadRequest, conflictText, DONE_TEXT, field, FLASH_IDS, question, readAction, runAction, type Action, type ActionRequest } from './actions.js';
+import { AUDIT_IDS, auditOfJob, readAudit, writeAudit, type AuditEntry } from './audit.js';
+import { BulkRunner, countMatching, newOpId, type BulkOp } from './bulk.js';
 import { CSRF_COOKIE, CsrfTokens, readCookie } from './csrf.js';
-import { outboxOf, queueHandle, queueRows, setPaused } from './data.js';
+import { outboxOf, queueRows } from './data.js';
+import type { DashboardRole, ResolvedDashboardOptions } from './dashboard.options.js';
 import { formBody, FormTooLarge } from './form-body.js';
-import type { ResolvedDashboardOptions } from './dashboard.options.js';
-import { confirmPage, deadPage, messagePage, outboxesPage, queuePage, queuesPage, schedulesPage, streamsPage, type PageCtx } from './pages.js';
+import { auditPage, bulkPage, jobPage, queuePage } from './job-pages.js';
+import { mountOf, type RoutedRequest } from './mount.js';
+import { confirmPage, deadPage, messagePage, outboxesPage, queuesPage, schedulesPage, streamsPage, type PageCtx } from './pages.js';
+import { BadFilter, describeFilter, readFilter } from './search-query.js';
 
-/** The request fields the dashboard reads (Express and Fastify requests both have them). */
-export interface DashboardRequest {
+/** The request fields the dashboard reads (Express and Fastify requests both have them; so does the standalone server's). */
+export interface DashboardRequest extends RoutedRequest {
   readonly method: string;
   readonly url: string;
   readonly originalUrl?: string;
@@ -28,173 +34,140 @@ export interface DashboardReply {
   body: string;
 }
 
+/** The pages under the mount path (`''` is the mount path itself). */
+export type DashboardPage = '' | 'queue' | 'job' | 'dead' | 'schedules' | 'streams' | 'outboxes' | 'audit' | 'bulk';
+
 const HOUR = 3_600_000;
-const STATES: readonly JobListState[] = ['pending', 'scheduled', 'processing', 'dead', 'all'];
-const ACTIONS = ['redrive', 'purge', 'redrive-all', 'purge-all', 'cancel', 'pause', 'resume', 'trigger'] as const;
-type Action = (typeof ACTIONS)[number];
+const DAY = 24 * HOUR;
 
-const DONE_TEXT: Record<Action, (n: number) => string> = {
-  redrive: (n) => (n > 0 ? 'Redrove the job: it is pending again.' : 'Nothing redriven.'),
-  purge: (n) => (n > 0 ? 'Purged the job.' : 'Nothing purged: the job is no longer dead.'),
-  'redrive-all': (n) => `Redrove ${n} dead job${n === 1 ? '' : 's'}.`,
-  'purge-all': (n) => `Purged ${n} dead job${n === 1 ? '' : 's'}.`,
-  cancel: (n) => (n > 0 ? 'Cancelled the job.' : 'Nothing cancelled: the job is gone.'),
-  pause: () => 'Paused the queue on every replica.',
-  resume: () => 'Resumed the queue.',
-  trigger: (n) => (n > 0 ? `Triggered the schedule: job ${n} enqueued.` : 'No such schedule.'),
-};
-
-/** How many conflicting ids a redrive's flash names (the count is always exact). */
-const FLASH_IDS = 20;
-
-/** The flash's sentence about jobs a redrive left dead because a live job holds their unique key. */
-function conflictText(count: number, ids: readonly number[]): string {
-  if (count === 0) return '';
-  const named = ids.length === 0 ? '' : ` (${count > ids.length ? 'first ids' : ids.length === 1 ? 'id' : 'ids'} ${ids.join(', ')})`;
-  return ` ${count} stayed dead: a live job holds ${count === 1 ? 'its' : 'their'} unique key${named}. Cancel or finish it, then redrive again.`;
+interface Context {
+  ctx: PageCtx;
+  cookie: string | null;
+  nonce: string | undefined;
+  /** null: refused by `roles`. */
+  role: DashboardRole | null;
+  actor: string;
 }
 
-/** What an action did: a count, and for a redrive the jobs it left dead (unique key held). */
-interface ActionResult {
-  n: number;
-  conflicts?: readonly number[];
-}
-
-function str(v: unknown): string | undefined {
-  return typeof v === 'string' && v.length > 0 && v.length <= 2048 ? v : undefined;
-}
-
-function field(source: unknown, name: string): string | undefined {
-  return source && typeof source === 'object' ? str((source as Record<string, unknown>)[name]) : undefined;
-}
-
-class BadRequest extends Error {}
-
-/** Renders pages and runs actions; the controller only moves requests and replies. */
+/** Renders pages and runs actions; the controller (or the standalone server) only moves requests and replies. */
 export class DashboardService {
   private readonly csrf: CsrfTokens;
+  private readonly bulk: BulkRunner;
 
   constructor(
     private readonly store: Store,
     private readonly options: ResolvedDashboardOptions,
   ) {
     this.csrf = new CsrfTokens(options.csrfSecret);
+    this.bulk = new BulkRunner(store);
   }
 
   /** Every GET page. `page` is the route under the mount path. */
-  async page(req: DashboardRequest, page: string): Promise<DashboardReply> {
-    const { ctx, cookie } = await this.context(req);
+  async page(req: DashboardRequest, page: DashboardPage): Promise<DashboardReply> {
+    const c = await this.context(req, page === '' ? '' : `/${page}`);
+    if (c.role === null) return this.refused(c);
     try {
-      const body = await this.render(ctx, page, req.query);
-      return this.reply(200, body, cookie);
+      const body = await this.render(c.ctx, page, req.query);
+      return this.reply(200, body, c);
     } catch (err) {
-      return this.failure(ctx, err, cookie);
+      return this.failure(c, err);
     }
   }
 
   /** 404 for anything else under the mount path (reached only through the guard). */
   async notFound(req: DashboardRequest): Promise<DashboardReply> {
-    const { ctx, cookie } = await this.context(req);
-    return this.reply(404, messagePage(ctx, 'Not found', 'There is no such dashboard page.'), cookie);
+    const c = await this.context(req, '*');
+    if (c.role === null) return this.refused(c);
+    return this.reply(404, messagePage(c.ctx, 'Not found', 'There is no such dashboard page.'), c);
   }
 
-  /** POST /action: CSRF check, then a confirmation page, then (with confirm=yes) the action and a 303 back. */
+  /** POST /action: CSRF check, then a confirmation page, then (with confirm=yes) the action, an audit entry and a 303 back. */
   async action(req: DashboardRequest): Promise<DashboardReply> {
-    const { ctx, cookie, nonce } = await this.context(req);
-    if (this.options.readOnly) return this.reply(403, messagePage(ctx, 'Read-only', 'This dashboard is read-only: actions are disabled.'), cookie);
+    const c = await this.context(req, '/action');
+    if (c.role === null) return this.refused(c);
+    const { ctx } = c;
+    if (ctx.readOnly) return this.reply(403, messagePage(ctx, 'Read-only', 'This dashboard is read-only for you: actions are disabled.'), c);
     let body: unknown;
     try {
       body = await formBody(req);
     } catch (err) {
-      if (err instanceof FormTooLarge) return this.reply(413, messagePage(ctx, 'Form too large', err.message), cookie);
+      if (err instanceof FormTooLarge) return this.reply(413, messagePage(ctx, 'Form too large', err.message), c);
       throw err;
     }
-    if (!this.sameOrigin(req) || !this.csrf.verify(nonce, field(body, 'csrf'))) {
-      return this.reply(403, messagePage(ctx, 'Refused', 'The form is stale or came from another site (CSRF check failed). Reload the page and try again.'), cookie);
+    if (!this.sameOrigin(req) || !this.csrf.verify(c.nonce, field(body, 'csrf'))) {
+      return this.reply(403, messagePage(ctx, 'Refused', 'The form is stale or came from another site (CSRF check failed). Reload the page and try again.'), c);
     }
     try {
-      const action = field(body, 'action') as Action | undefined;
-      if (!action || !ACTIONS.includes(action)) throw new BadRequest('unknown action');
-      const queue = field(body, 'queue');
-      const schedule = field(body, 'schedule');
-      const idText = field(body, 'id');
-      const id = idText !== undefined && /^\d{1,16}$/.test(idText) ? Number(idText) : undefined;
-      const needsId = action === 'redrive' || action === 'purge' || action === 'cancel';
-      if (action === 'trigger' ? !schedule : !queue) throw new BadRequest(action === 'trigger' ? 'schedule is required' : 'queue is required');
-      if (needsId && id === undefined) throw new BadRequest('id must be a job id');
-      const fields: Record<string, string> = { action };
-      if (queue) fields.queue = queue;
-      if (schedule) fields.schedule = schedule;
-      if (id !== undefined) fields.id = String(id);
-      const back = this.backTo(ctx, action, queue);
+      const a = readAction(body);
+      const bulk = a.action === 'bulk-retry' || a.action === 'bulk-delete';
       if (field(body, 'confirm') !== 'yes') {
-        return this.reply(200, confirmPage(ctx, this.question(action, queue, schedule, id), fields, back), cookie);
+        const matched = bulk ? await countMatching(this.store, a.filter!) : 0;
+        const fields = bulk ? { ...a.fields, op: newOpId(), matched: String(matched) } : a.fields;
+        const back = bulk ? `${ctx.base}/queue?${new URLSearchParams(a.filter!.params).toString()}` : backTo(ctx.base, a);
+        return this.reply(200, confirmPage(ctx, question(a, matched), fields, back), c);
       }
-      const { n, conflicts } = await this.run(action, queue, schedule, id);
+      if (bulk) return await this.startBulk(c, a, body);
+      const { n, conflicts } = await runAction(this.store, a);
+      await this.audit(c, a, n);
+      const back = backTo(ctx.base, a);
       const sep = back.includes('?') ? '&' : '?';
       const held = conflicts !== undefined && conflicts.length > 0 ? `&c=${conflicts.length}&cids=${conflicts.slice(0, FLASH_IDS).join(',')}` : '';
-      return { status: 303, headers: { ...this.securityHeaders(), location: `${back}${sep}done=${action}&n=${n}${held}` }, body: '' };
+      return this.redirect(`${back}${sep}done=${a.action}&n=${n}${held}`);
     } catch (err) {
-      return this.failure(ctx, err, cookie);
+      return this.failure(c, err);
     }
   }
 
-  private async run(action: Action, queue: string | undefined, schedule: string | undefined, id: number | undefined): Promise<ActionResult> {
-    const admin = this.store.admin();
-    switch (action) {
-      case 'redrive': {
-        const r = await queueHandle(this.store, queue!).retryDead([id!]);
-        return { n: r.moved, conflicts: r.conflictIds };
-      }
-      case 'purge':
-        return { n: await queueHandle(this.store, queue!).purgeDead([id!]) };
-      case 'redrive-all': {
-        const r = await admin.retryAllDead(queue!);
-        return { n: r.moved, conflicts: r.conflictIds };
-      }
-      case 'purge-all':
-        return { n: await admin.purgeAllDead(queue!) };
-      case 'cancel':
-        return { n: (await queueHandle(this.store, queue!).cancel(id!)) ? 1 : 0 };
-      case 'pause':
-      case 'resume':
-        await setPaused(this.store, queue!, action === 'pause');
-        return { n: 1 };
-      case 'trigger':
-        return { n: (await this.store.triggerSchedule(schedule!)) ?? 0 };
-    }
+  /** Waits until no bulk action of this dashboard is running (tests, shutdown). */
+  idle(): Promise<void> {
+    return this.bulk.idle();
   }
 
-  private question(action: Action, queue: string | undefined, schedule: string | undefined, id: number | undefined): string {
-    const q = JSON.stringify(queue);
-    switch (action) {
-      case 'redrive':
-        return `Redrive dead job ${id} of queue ${q}? It goes back to pending with its attempts reset.`;
-      case 'purge':
-        return `Purge dead job ${id} of queue ${q}? It is deleted for good.`;
-      case 'redrive-all':
-        return `Redrive every dead job of queue ${q}? They all go back to pending with their attempts reset.`;
-      case 'purge-all':
-        return `Purge every dead job of queue ${q}? They are deleted for good.`;
-      case 'cancel':
-        return `Cancel job ${id} of queue ${q}? It is deleted whatever its state; a running handler is not interrupted.`;
-      case 'pause':
-        return `Pause queue ${q} on every replica? Jobs already running finish; nothing new is handed out until resumed.`;
-      case 'resume':
-        return `Resume queue ${q}?`;
-      case 'trigger':
-        return `Trigger schedule ${JSON.stringify(schedule)} now? One job is enqueued; its next fire stays as it is.`;
-    }
+  private async startBulk(c: Context, a: ActionRequest, body: unknown): Promise<DashboardReply> {
+    const op = field(body, 'op');
+    if (!op || !/^[A-Za-z0-9_-]{8,32}$/.test(op)) throw new BadRequest('op must be the id from the confirmation form');
+    const matched = Number(field(body, 'matched') ?? '0');
+    const kind = a.action === 'bulk-retry' ? 'retry' : 'delete';
+    const filter = a.filter!;
+    const entry = (action: string, count: number, ids: readonly number[] = []): Omit<AuditEntry, 'at'> => ({
+      actor: c.actor,
+      role: 'admin',
+      action,
+      queue: filter.queue,
+      schedule: null,
+      jobs: ids,
+      count,
+      filter: `${describeFilter(filter)} (${new URLSearchParams(filter.params).toString()})`,
+      op,
+    });
+    const started = this.bulk.start(op, kind, filter, Number.isSafeInteger(matched) ? matched : 0, c.ctx.now, async (done: BulkOp) => {
+      await this.writeEntry({ ...entry(`${a.action}-${done.state}`, done.changed) });
+    });
+    if (started.fresh) await this.writeEntry(entry(a.action, started.op.matched));
+    return this.redirect(`${c.ctx.base}/bulk?${new URLSearchParams({ op: started.op.id }).toString()}`);
   }
 
-  private backTo(ctx: PageCtx, action: Action, queue: string | undefined): string {
-    if (action === 'trigger') return `${ctx.base}/schedules`;
-    if (action === 'pause' || action === 'resume') return ctx.base;
-    if (action === 'cancel') return `${ctx.base}/queue?${new URLSearchParams({ name: queue! }).toString()}`;
-    return `${ctx.base}/dead?${new URLSearchParams({ queue: queue! }).toString()}`;
+  private async audit(c: Context, a: ActionRequest, n: number): Promise<void> {
+    await this.writeEntry({
+      actor: c.actor,
+      role: 'admin',
+      action: a.action,
+      queue: a.queue ?? null,
+      schedule: a.schedule ?? null,
+      // A trigger resolves to the id of the job it enqueued.
+      jobs: a.action === 'trigger' ? (n > 0 ? [n] : []) : a.id !== undefined && n > 0 ? [a.id] : [],
+      count: a.action === 'trigger' ? (n > 0 ? 1 : 0) : n,
+      filter: null,
+      op: null,
+    });
   }
 
-  private async render(ctx: PageCtx, page: string, query: unknown): Promise<string> {
+  private async writeEntry(e: Omit<AuditEntry, 'at'>): Promise<void> {
+    const at = await this.store.now();
+    await writeAudit(this.store, { ...e, at, jobs: e.jobs.slice(0, AUDIT_IDS) }, this.options.onAudit);
+  }
+
+  private async render(ctx: PageCtx, page: DashboardPage, query: unknown): Promise<string> {
     const admin = this.store.admin();
     switch (page) {
       case '': {
@@ -202,25 +175,33 @@ export class DashboardService {
         return queuesPage(ctx, rows, throughput);
       }
       case 'queue': {
-        const name = field(query, 'name');
-        if (!name) throw new BadRequest('name is required');
-        const stateText = field(query, 'state') ?? 'pending';
-        const state = STATES.find((s) => s === stateText);
-        if (!state) throw new BadRequest(`state must be one of ${STATES.join(', ')}`);
-        const [page, rows, throughput] = await Promise.all([
-          admin.listJobs(name, { state, cursor: field(query, 'cursor'), limit: 50 }),
+        const filter = readFilter(query);
+        const cursor = field(query, 'cursor');
+        const [list, rows, throughput] = await Promise.all([
+          filter.filtered
+            ? admin.searchJobs(filter.queue, { ...filter.search, cursor, limit: 50 })
+            : admin.listJobs(filter.queue, { state: filter.state, cursor, limit: 50 }).then((p) => ({ ...p, scanned: null })),
           queueRows(this.store, ctx.now).then((r) => r.rows),
-          admin.throughput(name, ctx.now - HOUR),
+          admin.throughput(filter.queue, ctx.now - DAY),
         ]);
-        return queuePage(ctx, rows.find((r) => r.name === name) ?? null, name, state, page.jobs, page.next, throughput);
+        return queuePage(ctx, rows.find((r) => r.name === filter.queue) ?? null, filter, list.jobs, list.next, list.scanned, throughput);
+      }
+      case 'job': {
+        const queue = field(query, 'queue');
+        const idText = field(query, 'id');
+        if (!queue) throw new BadRequest('queue is required');
+        if (!idText || !/^\d{1,16}$/.test(idText)) throw new BadRequest('id must be a job id');
+        const [job, audit] = await Promise.all([admin.jobDetail(queue, Number(idText)), auditOfJob(this.store, queue, Number(idText))]);
+        if (!job) throw new NotFound(`Queue ${JSON.stringify(queue)} has no job ${idText}: it was acked, cancelled, purged, or never existed.`);
+        return jobPage(ctx, job, audit, field(query, 'full') === '1');
       }
       case 'dead': {
         const queue = field(query, 'queue') ?? null;
-        const [{ rows }, page] = await Promise.all([
+        const [{ rows }, list] = await Promise.all([
           queueRows(this.store, ctx.now),
           queue === null ? Promise.resolve({ jobs: [], next: null }) : admin.listJobs(queue, { state: 'dead', cursor: field(query, 'cursor'), limit: 50 }),
         ]);
-        return deadPage(ctx, rows, queue, page.jobs, page.next);
+        return deadPage(ctx, rows, queue, list.jobs, list.next);
       }
       case 'schedules': {
         const listing = await this.store.listSchedules();
@@ -234,15 +215,25 @@ export class DashboardService {
         const { rows, throughput } = await queueRows(this.store, ctx.now);
         return outboxesPage(ctx, rows.filter((r) => outboxOf(r.name) !== null), throughput);
       }
-      default:
-        throw new BadRequest('no such page');
+      case 'audit': {
+        const beforeText = field(query, 'before');
+        if (beforeText !== undefined && !/^\d{1,16}$/.test(beforeText)) throw new BadRequest('before must be an offset');
+        const { rows, next } = await readAudit(this.store, beforeText === undefined ? null : Number(beforeText), 50);
+        return auditPage(ctx, rows, next);
+      }
+      case 'bulk': {
+        const op = this.bulk.get(field(query, 'op') ?? '');
+        if (!op) throw new NotFound('No such bulk action in this process: it ran on another replica, or this process restarted (see the audit log).');
+        return bulkPage(ctx, op);
+      }
     }
   }
 
-  private async context(req: DashboardRequest): Promise<{ ctx: PageCtx; cookie: string | null; nonce: string | undefined }> {
+  private async context(req: DashboardRequest, suffix: string): Promise<Context> {
     let nonce = readCookie(req.headers.cookie, CSRF_COOKIE);
     let cookie: string | null = null;
-    const base = this.baseOf(req);
+    // From the route's pattern and the configuration only: the request's own path is the client's to choose.
+    const base = mountOf(req, suffix, this.options.path);
     if (!nonce) {
       nonce = this.csrf.newNonce();
       const secure = req.secure === true || req.protocol === 'https' || req.headers['x-forwarded-proto'] === 'https';
@@ -261,15 +252,19 @@ export class DashboardService {
     } catch {
       // The page itself reports the database error.
     }
-    return { ctx: { base, csrf: this.csrf.tokenFor(nonce), readOnly: this.options.readOnly, now, flash }, cookie, nonce: readCookie(req.headers.cookie, CSRF_COOKIE) };
-  }
-
-  /** The mount path as the browser addressed it (global prefix included). */
-  private baseOf(req: DashboardRequest): string {
-    const pathname = (req.originalUrl ?? req.url).split('?')[0]!;
-    const mount = this.options.path;
-    const i = pathname.lastIndexOf(mount);
-    return i >= 0 ? pathname.slice(0, i + mount.length) : mount;
+    const role = this.options.readOnly ? ((await this.options.roles?.(req)) === null ? null : 'viewer') : this.options.roles ? await this.options.roles(req) : 'admin';
+    const actorText = role === null ? null : await this.options.actor?.(req);
+    const ctx: PageCtx = {
+      base,
+      csrf: this.csrf.tokenFor(nonce),
+      readOnly: role !== 'admin',
+      now,
+      flash,
+      role: role ?? 'viewer',
+      nonce: randomBytes(16).toString('base64'),
+      liveIntervalMs: this.options.liveIntervalMs,
+    };
+    return { ctx, cookie, nonce: readCookie(req.headers.cookie, CSRF_COOKIE), role: role === 'admin' || role === 'viewer' ? role : null, actor: (typeof actorText === 'string' && actorText ? actorText : 'anonymous').slice(0, 200) };
   }
 
   private sameOrigin(req: DashboardRequest): boolean {
@@ -286,27 +281,38 @@ export class DashboardService {
     return true;
   }
 
-  private failure(ctx: PageCtx, err: unknown, cookie: string | null): DashboardReply {
-    if (err instanceof BadRequest || err instanceof AlkstoreError || err instanceof RangeError) {
+  private refused(c: Context): DashboardReply {
+    return { status: 403, headers: { ...this.securityHeaders(c.ctx.nonce), 'content-type': 'text/plain; charset=utf-8' }, body: 'Forbidden' };
+  }
+
+  private failure(c: Context, err: unknown): DashboardReply {
+    if (err instanceof NotFound) return this.reply(404, messagePage(c.ctx, 'Not found', err.message), c);
+    if (err instanceof BadRequest || err instanceof BadFilter || err instanceof AlkstoreError || err instanceof RangeError) {
       const status = err instanceof AlkstoreError && err.code === 'DATABASE' ? 503 : 400;
-      return this.reply(status, messagePage(ctx, status === 503 ? 'Database unavailable' : 'Bad request', err.message), cookie);
+      return this.reply(status, messagePage(c.ctx, status === 503 ? 'Database unavailable' : 'Bad request', err.message), c);
     }
     throw err;
   }
 
-  private securityHeaders(): Record<string, string> {
+  private securityHeaders(nonce: string): Record<string, string> {
     return {
       'cache-control': 'no-store',
-      'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+      'content-security-policy': `default-src 'none'; script-src 'nonce-${nonce}'; connect-src 'self'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
       'x-content-type-options': 'nosniff',
       'x-frame-options': 'DENY',
       'referrer-policy': 'same-origin',
     };
   }
 
-  private reply(status: number, body: string, cookie: string | null): DashboardReply {
-    const headers: Record<string, string> = { ...this.securityHeaders(), 'content-type': 'text/html; charset=utf-8' };
-    if (cookie) headers['set-cookie'] = cookie;
+  private redirect(location: string): DashboardReply {
+    return { status: 303, headers: { ...this.securityHeaders(randomBytes(16).toString('base64')), location }, body: '' };
+  }
+
+  private reply(status: number, body: string, c: Context): DashboardReply {
+    const headers: Record<string, string> = { ...this.securityHeaders(c.ctx.nonce), 'content-type': 'text/html; charset=utf-8' };
+    if (c.cookie) headers['set-cookie'] = c.cookie;
     return { status, headers, body };
   }
 }
+
+class NotFound extends Error {}

@@ -1,5 +1,3 @@
-import { BadRequestException, UnsupportedMediaTypeException } from '@nestjs/common';
-
 /** The content type of the dashboard's forms. */
 export const FORM_TYPE = 'application/x-www-form-urlencoded';
 
@@ -57,33 +55,3 @@ export async function formBody(req: RawRequest): Promise<unknown> {
   return readForm(stream as AsyncIterable<Buffer | string>);
 }
 
-/** The parts of a Fastify instance used here (alkstore does not depend on Fastify). */
-interface FastifyLike {
-  hasContentTypeParser(contentType: string): boolean;
-  addContentTypeParser(
-    contentType: string,
-    parser: (request: { readonly routeOptions?: { readonly url?: string } }, payload: AsyncIterable<Buffer | string>, done: (err: Error | null, body?: unknown) => void) => void,
-  ): void;
-}
-
-/**
- * Fastify answers 415 to a urlencoded POST when no parser is registered for it
- * (a Nest app created with `bodyParser: false`). Registers one that reads the
- * dashboard's action route only: every other route of the app keeps Fastify's
- * 415, so mounting the dashboard changes nothing outside it. A parser the app
- * has by `onModuleInit` (Nest's default one, `@fastify/formbody` registered
- * before `app.init()`) is left alone and reads the dashboard's forms too.
- */
-export function ensureFastifyFormParser(fastify: FastifyLike, actionRoute: string): void {
-  if (fastify.hasContentTypeParser(FORM_TYPE)) return;
-  fastify.addContentTypeParser(FORM_TYPE, (request, payload, done) => {
-    if (!request.routeOptions?.url?.endsWith(actionRoute)) {
-      done(new UnsupportedMediaTypeException(`Unsupported Media Type: ${FORM_TYPE}`));
-      return;
-    }
-    readForm(payload).then(
-      (form) => done(null, form),
-      (err: unknown) => (err instanceof FormTooLarge ? done(null, err) : done(new BadRequestException(err instanceof Error ? err.message : String(err)))),
-    );
-  });
-}

@@ -5,3 +5,5 @@
 export { AlkstoreDashboardModule } from './dashboard.module.js';
 export type { AlkstoreDashboardOptions } from './dashboard.options.js';
 export { CSRF_COOKIE } from './csrf.js';
+export type { DashboardRole, DashboardRoles } from './dashboard.options.js';
+export type { AuditEntry } from './audit.js';

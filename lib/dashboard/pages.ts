@@ -1,89 +1,16 @@
-import type { JobListState, StreamInfo, ThroughputPoint } from '../contract/admin.js';
+import type { StreamInfo, ThroughputPoint } from '../contract/admin.js';
 import type { JobInfo, Schedule } from '../contract/types.js';
 import { throughputChart } from './chart.js';
 import { headersOf, type QueueRow } from './data.js';
 import { html, type SafeHtml } from './html.js';
+import { action, ago, layout, link, live, payloadText, when, type PageCtx } from './layout.js';
 
-/** What every page needs: where the dashboard is mounted, the CSRF token for forms, whether actions are allowed. */
-export interface PageCtx {
-  /** The mount path as the browser sees it, no trailing slash (e.g. `/alkstore`). */
-  readonly base: string;
-  readonly csrf: string;
-  readonly readOnly: boolean;
-  /** The database clock. */
-  readonly now: number;
-  /** A one-line result of the last action (from the redirect). */
-  readonly flash: string | null;
-}
-
-const STYLE = `
-body{font:14px/1.4 system-ui,sans-serif;margin:0;color:#1b1f24;background:#f6f8fa}
-header{background:#24292f;color:#fff;padding:8px 16px;display:flex;gap:16px;align-items:center}
-header a{color:#fff;text-decoration:none}header a.on{text-decoration:underline}
-header b{margin-right:16px}main{padding:16px}
-table{border-collapse:collapse;background:#fff;width:100%;margin:8px 0}
-th,td{border:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:top}
-th{background:#eaeef2}td.n{text-align:right;font-variant-numeric:tabular-nums}
-pre{margin:0;max-width:520px;max-height:160px;overflow:auto;white-space:pre-wrap;word-break:break-all;font-size:12px}
-.flash{background:#dafbe1;border:1px solid #4ac26b;padding:6px 10px;margin-bottom:8px}
-.warn{color:#bc4c00}.dead{color:#cf222e;font-weight:600}
-form.inline{display:inline}button{cursor:pointer}
-button.danger{color:#fff;background:#cf222e;border:1px solid #a40e26}
-nav.states a{margin-right:8px}nav.states a.on{font-weight:700}
-.chart svg{background:#fff;border:1px solid #d0d7de}.chart rect.ok{fill:#2da44e}.chart rect.bad{fill:#cf222e}
-.chart text.axis{font-size:10px;fill:#57606a}figcaption{color:#57606a;font-size:12px}
-.confirm{background:#fff;border:2px solid #cf222e;padding:16px;max-width:640px}
-`;
-
-/** A duration for humans: 950 ms, 12 s, 4 min, 3 h, 2 d. */
-export function ago(ms: number): string {
-  if (ms < 1000) return `${Math.max(0, Math.round(ms))} ms`;
-  if (ms < 120_000) return `${Math.round(ms / 1000)} s`;
-  if (ms < 7_200_000) return `${Math.round(ms / 60_000)} min`;
-  if (ms < 172_800_000) return `${Math.round(ms / 3_600_000)} h`;
-  return `${Math.round(ms / 86_400_000)} d`;
-}
-
-function when(at: number | null, now: number): SafeHtml {
-  if (at === null) return html`–`;
-  const d = at - now;
-  const rel = d >= 0 ? `in ${ago(d)}` : `${ago(-d)} ago`;
-  return html`<time datetime="${new Date(at).toISOString()}" title="${new Date(at).toISOString()}">${rel}</time>`;
-}
-
-function link(ctx: PageCtx, path: string, params: Record<string, string | undefined> = {}): string {
-  const q = Object.entries(params).filter((e): e is [string, string] => e[1] !== undefined);
-  const search = q.length ? `?${new URLSearchParams(q).toString()}` : '';
-  // The home page is the mount path itself, never `mount/`: Fastify routes `/x/` apart from `/x`.
-  return `${path ? `${ctx.base}/${path}` : ctx.base}${search}`;
-}
-
-/** A POST form for one action; the server answers with a confirmation page before doing it. */
-function action(ctx: PageCtx, name: string, label: string, fields: Record<string, string | number>, danger = false): SafeHtml {
-  if (ctx.readOnly) return html``;
-  const hidden = Object.entries(fields).map(([k, v]) => html`<input type="hidden" name="${k}" value="${String(v)}">`);
-  return html`<form class="inline" method="post" action="${ctx.base}/action"><input type="hidden" name="csrf" value="${ctx.csrf}"><input type="hidden" name="action" value="${name}">${hidden}<button type="submit" class="${danger ? 'danger' : ''}" data-action="${name}">${label}</button></form>`;
-}
-
-/** The page frame: header navigation, flash line, body. */
-export function layout(ctx: PageCtx, title: string, active: string, body: SafeHtml): string {
-  const nav = [
-    ['', 'Queues'],
-    ['dead', 'Dead letters'],
-    ['schedules', 'Schedules'],
-    ['streams', 'Streams'],
-    ['outboxes', 'Outboxes'],
-  ].map(([p, label]) => html`<a href="${link(ctx, p!)}" class="${p === active ? 'on' : ''}">${label}</a>`);
-  return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-<meta name="csrf-token" content="${ctx.readOnly ? '' : ctx.csrf}"><title>${title} · alkstore</title><style>${STYLE}</style></head>
-<body><header><b>alkstore</b>${nav}${ctx.readOnly ? html`<span class="warn">read-only</span>` : ''}</header>
-<main><h1>${title}</h1>${ctx.flash ? html`<p class="flash" role="status">${ctx.flash}</p>` : ''}${body}</main></body></html>`.value;
-}
+export { layout, type PageCtx } from './layout.js';
 
 /** Queues: counts, oldest ready age, last-hour outcomes, pause controls. */
 export function queuesPage(ctx: PageCtx, rows: readonly QueueRow[], throughput: readonly ThroughputPoint[]): string {
   const user = rows.filter((r) => r.outbox === null);
-  const body = html`${throughputChart(throughput.filter((p) => user.some((r) => r.name === p.queue)), ctx.now, 'Jobs per minute, all queues')}
+  const body = live('live-queues', html`${throughputChart(throughput.filter((p) => user.some((r) => r.name === p.queue)), ctx.now, 'Jobs per minute, all queues')}
 <table id="queues"><thead><tr><th>Queue</th><th>Pending</th><th>Processing</th><th>Scheduled</th><th>Dead</th><th>Oldest ready</th><th>Done (1 h)</th><th>Failed (1 h)</th><th>State</th></tr></thead><tbody>
 ${user.map(
   (r) => html`<tr data-queue="${r.name}"><td><a href="${link(ctx, 'queue', { name: r.name })}">${r.name}</a></td>
@@ -92,18 +19,13 @@ ${user.map(
 <td class="n">${r.oldestReadyAgeMs > 0 ? ago(r.oldestReadyAgeMs) : '–'}</td><td class="n">${r.completedLastHour}</td><td class="n">${r.failedLastHour}</td>
 <td>${r.paused ? html`<span class="warn">paused</span> ${action(ctx, 'resume', 'Resume', { queue: r.name })}` : html`active ${action(ctx, 'pause', 'Pause', { queue: r.name })}`}</td></tr>`,
 )}
-${user.length === 0 ? html`<tr><td colspan="9">No queues yet.</td></tr>` : ''}</tbody></table>`;
+${user.length === 0 ? html`<tr><td colspan="9">No queues yet.</td></tr>` : ''}</tbody></table>`);
   return layout(ctx, 'Queues', '', body);
-}
-
-function payloadText(value: unknown): string {
-  const text = JSON.stringify(value, null, 2) ?? 'null';
-  return text.length > 4000 ? `${text.slice(0, 4000)}\n… (${text.length} characters)` : text;
 }
 
 function jobRow(ctx: PageCtx, job: JobInfo, withActions: boolean): SafeHtml {
   const headers = headersOf(job);
-  return html`<tr data-job="${job.id}"><td class="n">${job.id}</td><td>${job.state}${job.state === 'pending' && job.runAt > ctx.now ? ' (scheduled)' : ''}</td>
+  return html`<tr data-job="${job.id}"><td class="n"><a class="job" href="${link(ctx, 'job', { queue: job.queue, id: String(job.id) })}">${job.id}</a></td><td>${job.state}${job.state === 'pending' && job.runAt > ctx.now ? ' (scheduled)' : ''}</td>
 <td><pre class="payload">${payloadText(job.payload)}</pre></td>
 <td>${headers ? html`<pre>${Object.entries(headers).map(([k, v]) => `${k}: ${v}\n`)}</pre>` : '–'}</td>
 <td class="n">${job.attempts}/${job.maxAttempts}</td><td class="n">${job.priority}</td>
@@ -119,23 +41,9 @@ function jobActions(ctx: PageCtx, job: JobInfo): SafeHtml {
   return action(ctx, 'cancel', 'Cancel', { queue: job.queue, id: job.id }, true);
 }
 
-function jobTable(ctx: PageCtx, jobs: readonly JobInfo[]): SafeHtml {
+export function jobTable(ctx: PageCtx, jobs: readonly JobInfo[]): SafeHtml {
   return html`<table class="jobs"><thead><tr><th>Id</th><th>State</th><th>Payload</th><th>Headers</th><th>Attempts</th><th>Priority</th><th>Last error</th><th>Times</th><th></th></tr></thead>
 <tbody>${jobs.map((j) => jobRow(ctx, j, true))}${jobs.length === 0 ? html`<tr><td colspan="9">No jobs.</td></tr>` : ''}</tbody></table>`;
-}
-
-const STATES: readonly JobListState[] = ['pending', 'scheduled', 'processing', 'dead', 'all'];
-
-/** One queue's jobs, one keyset page, filtered by state. */
-export function queuePage(ctx: PageCtx, queue: QueueRow | null, name: string, state: JobListState, jobs: readonly JobInfo[], next: string | null, throughput: readonly ThroughputPoint[]): string {
-  const states = STATES.map((s) => html`<a href="${link(ctx, 'queue', { name, state: s })}" class="${s === state ? 'on' : ''}">${s}</a>`);
-  const summary = queue
-    ? html`<p>${queue.pending} pending (${queue.scheduled} scheduled), ${queue.processing} processing, ${queue.dead} dead; oldest ready ${queue.oldestReadyAgeMs > 0 ? ago(queue.oldestReadyAgeMs) : '–'}.</p>`
-    : html`<p>No jobs on this queue.</p>`;
-  const body = html`${summary}${throughputChart(throughput, ctx.now, `Jobs per minute, ${name}`)}
-<nav class="states">State: ${states}</nav>${jobTable(ctx, jobs)}
-${next ? html`<p><a rel="next" href="${link(ctx, 'queue', { name, state, cursor: next })}">Next page →</a></p>` : ''}`;
-  return layout(ctx, `Queue ${name}`, '', body);
 }
 
 /** Dead letters: queues with dead jobs, and one queue's dead jobs with redrive / purge. */
@@ -158,7 +66,7 @@ export function schedulesPage(ctx: PageCtx, leader: { owner: string; expiresAt: 
 <table id="schedules"><thead><tr><th>Name</th><th>Spec</th><th>Zone</th><th>Queue</th><th>Next fire</th><th>Payload</th><th></th></tr></thead><tbody>
 ${schedules.map((s) => html`<tr data-schedule="${s.name}"><td>${s.name}${s.paused ? html` <span class="warn">paused</span>` : ''}</td><td><code>${s.spec}</code></td><td>${s.timeZone}</td>
 <td><a href="${link(ctx, 'queue', { name: s.queue })}">${s.queue}</a></td><td>${when(s.nextFireAt, ctx.now)}</td><td><pre>${payloadText(s.payload)}</pre></td>
-<td>${action(ctx, 'trigger', 'Trigger now', { schedule: s.name })}</td></tr>`)}
+<td>${action(ctx, 'trigger', 'Trigger now', { schedule: s.name })} ${s.paused ? action(ctx, 'resume-schedule', 'Resume', { schedule: s.name }) : action(ctx, 'pause-schedule', 'Pause', { schedule: s.name })}</td></tr>`)}
 ${schedules.length === 0 ? html`<tr><td colspan="7">No schedules.</td></tr>` : ''}</tbody></table>`;
   return layout(ctx, 'Schedules', 'schedules', body);
 }
@@ -181,12 +89,12 @@ ${next ? html`<p><a rel="next" href="${link(ctx, 'streams', { after: next })}">N
 /** Outboxes: each dispatcher's backlog and its outcomes over the last hour, minute by minute. */
 export function outboxesPage(ctx: PageCtx, rows: readonly QueueRow[], throughput: readonly ThroughputPoint[]): string {
   const boxes = rows.filter((r) => r.outbox !== null);
-  const body = html`${boxes.length === 0 ? html`<p>No outbox has messages or recent deliveries.</p>` : ''}
+  const body = live('live-outboxes', html`${boxes.length === 0 ? html`<p>No outbox has messages or recent deliveries.</p>` : ''}
 ${boxes.map((r) => html`<section data-outbox="${r.outbox}"><h2>${r.outbox}</h2>
 <p>${r.pending} pending, ${r.processing} in flight, ${r.dead > 0 ? html`<a class="dead" href="${link(ctx, 'dead', { queue: r.name })}">${r.dead} dead</a>` : '0 dead'}; oldest ready ${r.oldestReadyAgeMs > 0 ? ago(r.oldestReadyAgeMs) : '–'}.
 Last hour: ${r.completedLastHour} delivered, ${r.failedLastHour} retried or dead-lettered.</p>
 ${throughputChart(throughput.filter((p) => p.queue === r.name), ctx.now, `Deliveries per minute, ${r.outbox}`)}
-<p><a href="${link(ctx, 'queue', { name: r.name, state: 'pending' })}">Messages</a></p></section>`)}`;
+<p><a href="${link(ctx, 'queue', { name: r.name, state: 'pending' })}">Pending messages</a> · <a href="${link(ctx, 'queue', { name: r.name, state: 'dead' })}">Dead-lettered messages</a> · <a href="${link(ctx, 'queue', { name: r.name, state: 'all' })}">Search</a></p></section>`)}`);
   return layout(ctx, 'Outboxes', 'outboxes', body);
 }
 

@@ -74,6 +74,7 @@ const SYNC_ENTRIES = new Set([
   'store.inbox',
   'store.withTx',
   'stream.subscribe',
+  'admin.auditLog',
   'queue.listen',
   'job.payloadAs',
   'dispatcher.new',
@@ -572,7 +573,7 @@ const NO_INPUT: Record<string, string[]> = {
   tx: ['commit', 'rollback'],
   subscription: ['close'],
   receiver: ['close'],
-  admin: ['queueNames', 'listener'],
+  admin: ['queueNames', 'listener', 'auditLog'],
 };
 
 /** Pure accessors and idempotent closes: they never refuse, not even after close. */

@@ -9,7 +9,7 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import type { Store } from '../../lib/nest/index.js';
 import { HTTP_ADAPTERS } from '../helpers/http-adapters.js';
 import { nestEngines, type NestDb } from '../nest/nest-fixtures.js';
-import { dashboardApp, TEST_TOKEN } from './dashboard-app.js';
+import { dashboardApp, TEST_TOKEN, TokenGuard } from './dashboard-app.js';
 
 /** Debian's Chromium (.ci/run installs it). */
 const CHROMIUM = process.env.ALKSTORE_CHROMIUM ?? '/usr/bin/chromium';
@@ -58,6 +58,22 @@ async function seed(store: Store): Promise<{ xss: number; doomed: number[] }> {
   return { xss, doomed: doomed.slice(1) };
 }
 
+/** The page's `document`, as far as the tests touch it (the test's own TypeScript has no DOM types). */
+interface PageDocument {
+  dispatchEvent(event: unknown): boolean;
+}
+/**
+ * Sets what `document.visibilityState` says and tells the page. A function, not a string: the strict CSP refuses
+ * `eval`, which Playwright uses for string expressions.
+ */
+async function setVisibility(page: Page, state: 'hidden' | 'visible'): Promise<void> {
+  await page.evaluate((s) => {
+    const g = globalThis as unknown as { document: PageDocument; Event: new (type: string) => unknown };
+    Object.defineProperty(g.document, 'visibilityState', { configurable: true, get: () => s });
+    g.document.dispatchEvent(new g.Event('visibilitychange'));
+  }, state);
+}
+
 /** Submits the action form of `button`, then confirms it on the confirmation page. */
 async function actAndConfirm(page: Page, button: string): Promise<void> {
   await Promise.all([page.waitForURL(/\/action$/), page.click(button)]);
@@ -76,7 +92,7 @@ for (const engine of nestEngines()) for (const adapter of HTTP_ADAPTERS) {
 
     beforeAll(async () => {
       db = await engine.create();
-      ({ app, store } = await dashboardApp(db, undefined, adapter));
+      ({ app, store } = await dashboardApp(db, { path: '/alkstore', guard: TokenGuard, liveIntervalMs: 300, actor: () => 'browser-admin' }, adapter));
       await app.listen(0, '127.0.0.1');
       const { port } = app.getHttpServer().address() as AddressInfo;
       base = `http://127.0.0.1:${port}/ops/alkstore`;
@@ -101,7 +117,9 @@ for (const engine of nestEngines()) for (const adapter of HTTP_ADAPTERS) {
       await page.goto(`${base}/queue?name=emails&state=dead`);
       expect(await page.locator('pre.payload').first().textContent()).toContain('<script>window.__owned = 1</script>');
       expect(await page.evaluate(() => (globalThis as { __owned?: number }).__owned)).toBeUndefined();
-      expect(await page.locator('script').count()).toBe(0);
+      // The one script is the live-update script with this response's nonce; the payload's stayed text.
+      expect(await page.locator('script').count()).toBe(1);
+      expect(await page.locator('script').first().getAttribute('nonce')).not.toBeNull();
       await page.screenshot({ path: join(SHOTS, `queue-${engine.kind}-${adapter}.png`), fullPage: true });
       // The menu leads back home (the mount path itself, which Fastify does not match with a trailing slash).
       await Promise.all([page.waitForURL(base), page.click('header a:text-is("Queues")')]);
@@ -134,6 +152,73 @@ for (const engine of nestEngines()) for (const adapter of HTTP_ADAPTERS) {
       await page.goto(`${base}/outboxes`);
       expect(await page.textContent('section[data-outbox="webhooks"]')).toContain('1 pending');
       await page.screenshot({ path: join(SHOTS, `outboxes-${engine.kind}-${adapter}.png`), fullPage: true });
+    });
+
+    it('keeps the CSRF cookie on the mount path when a crafted link names another', async () => {
+      await browser.clearCookies({ name: 'alkstore_csrf' });
+      const res = await page.goto(`${base}/x;Path=/;Max-Age=315360000;/alkstore`);
+      expect(res?.status()).toBe(404);
+      const csrf = (await browser.cookies()).filter((c) => c.name === 'alkstore_csrf');
+      expect(csrf.map((c) => ({ path: c.path, session: c.expires === -1, httpOnly: c.httpOnly, sameSite: c.sameSite }))).toEqual([
+        { path: '/ops/alkstore', session: true, httpOnly: true, sameSite: 'Strict' },
+      ]);
+      // The page's links lead to the dashboard itself.
+      await Promise.all([page.waitForURL(base), page.click('header a:text-is("Queues")')]);
+    });
+
+    it('opens a job from the list and shows its payload, headers and timeline', async () => {
+      const q = store.queue('orders', { maxAttempts: 1 });
+      const id = await q.enqueue({ orderId: 42, items: [{ sku: 'A-1', qty: 2 }] }, { uniqueKey: 'order-42', headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } });
+      const job = (await q.claimOne('worker-eu-1'))!;
+      await job.fail(new Error('PaymentDeclined: card ending 4242 was declined\n    at charge (billing.ts:41)'));
+      await page.goto(`${base}/queue?name=orders&state=dead`);
+      await Promise.all([page.waitForURL(/\/job\?/), page.click(`tr[data-job="${id}"] a.job`)]);
+      expect(await page.textContent('#job-state')).toBe('dead');
+      expect(await page.textContent('#payload')).toContain('"orderId": 42');
+      expect(await page.textContent('#timeline')).toContain('PaymentDeclined');
+      expect(await page.textContent('#headers')).toContain('0af7651916cd43dd8448eb211c80319c');
+      await page.screenshot({ path: join(SHOTS, `job-${engine.kind}-${adapter}.png`), fullPage: true });
+      await actAndConfirm(page, 'button[data-action="redrive"]');
+      expect(await page.textContent('#job-state')).toBe('pending');
+      expect(await page.textContent('#timeline')).toContain('browser-admin');
+    });
+
+    it('searches with the form, keeps the query in the URL, and deletes every match after confirming the count', async () => {
+      const q = store.queue('invoices');
+      await q.enqueueMany(Array.from({ length: 120 }, (_, i) => ({ customer: i % 3 === 0 ? 'acme' : 'globex', n: i })));
+      await page.goto(`${base}/queue?name=invoices&state=all`);
+      await page.fill('input[name="payload"]', 'customer = "acme"');
+      await Promise.all([page.waitForURL(/payload=/), page.click('#search button[type="submit"]')]);
+      expect(new URL(page.url()).searchParams.get('payload')).toBe('customer = "acme"');
+      expect(await page.locator('tr[data-job]').count()).toBe(40);
+      await page.screenshot({ path: join(SHOTS, `search-${engine.kind}-${adapter}.png`) });
+      await Promise.all([page.waitForURL(/\/action$/), page.click('button[data-action="bulk-delete"]')]);
+      expect(await page.textContent('.confirm')).toContain('Delete 40 jobs');
+      await Promise.all([page.waitForURL(/\/bulk\?op=/), page.click('#confirm')]);
+      // The live region refreshes the progress until it is done.
+      await page.waitForSelector('#bulk[data-state="done"]', { timeout: 30_000 });
+      expect(await page.textContent('#bulk-changed')).toBe('40');
+      await page.screenshot({ path: join(SHOTS, `bulk-${engine.kind}-${adapter}.png`), fullPage: true });
+      expect((await q.stats()).pending).toBe(80);
+      await page.goto(`${base}/audit`);
+      expect(await page.textContent('#audit')).toContain('bulk-delete-done');
+      expect(await page.textContent('#audit')).toContain('browser-admin');
+      await page.screenshot({ path: join(SHOTS, `audit-${engine.kind}-${adapter}.png`), fullPage: true });
+    });
+
+    it('refreshes counts live while the tab is visible and pauses while it is hidden', async () => {
+      await page.goto(base);
+      await page.waitForSelector('#live-status[data-state="on"]');
+      await store.queue('live').enqueueMany([1, 2, 3]);
+      const pending = (n: number) => page.locator('tr[data-queue="live"] td:nth-child(2)', { hasText: new RegExp(`^${n}$`) }).waitFor({ timeout: 15_000 });
+      await pending(3);
+      // Hidden: the poll stops and says so; visible again: one refresh at once.
+      await setVisibility(page, 'hidden');
+      expect(await page.getAttribute('#live-status', 'data-state')).toBe('paused');
+      await store.queue('live').enqueue(4);
+      await setVisibility(page, 'visible');
+      await pending(4);
+      expect(await page.getAttribute('#live-status', 'data-state')).toBe('on');
     });
   });
 }

@@ -1,12 +1,14 @@
-import type { JobPage, ListenerState, ListJobsOpts, LockInfo, NamePageOpts, StoreAdmin, StreamInfo, ThroughputPoint } from '../../contract/admin.js';
-import { queueWakeChannel } from '../../contract/names.js';
-import type { RedriveResult } from '../../contract/types.js';
-import { validateStoredName } from '../../contract/validate.js';
+import type { JobDetail, JobPage, JobSearch, JobSearchPage, ListenerState, ListJobsOpts, LockInfo, NamePageOpts, StoreAdmin, StreamInfo, ThroughputPoint } from '../../contract/admin.js';
+import { AUDIT_STREAM, queueWakeChannel } from '../../contract/names.js';
+import type { RedriveResult, Stream } from '../../contract/types.js';
+import { requireJobId, validateStoredName } from '../../contract/validate.js';
+import { resolveSearch, searchPage } from '../../internal/job-search.js';
 import { encodeCursor, keyOf, validateQueue, resolveJobListQuery, resolveNamePage, resolveSince, THROUGHPUT_RETENTION_MS, walkClaimOrder } from '../../internal/admin-paging.js';
 import type { OutcomeRow } from '../../internal/outcome-counter.js';
 import { moved as movedAny, redriveResult, runWaking, type PgContext, type RedriveRow } from './context.js';
 import { num } from './executor.js';
 import { toJobInfo } from './postgres-queue.js';
+import { PostgresStream } from './postgres-stream.js';
 import type { JobRow } from './queue.sql.js';
 import { wakePayload } from './schema-sql.js';
 
@@ -48,6 +50,47 @@ export class PostgresAdmin implements StoreAdmin {
     const jobs = rows.slice(0, q.limit).map(toJobInfo);
     const last = jobs[jobs.length - 1];
     return { jobs, next: rows.length > q.limit && last ? encodeCursor(q.state, keyOf(q.state, last)) : null };
+  }
+
+  async searchJobs(queue: string, query?: JobSearch): Promise<JobSearchPage> {
+    this.ctx.guard();
+    const name = validateQueue(queue);
+    const q = resolveSearch(query);
+    const r = await this.ctx.exec.run<JobRow & { scanned: string; low: string | null }>(q.rowState === 'dead' ? this.ctx.sql.search.searchDead : this.ctx.sql.search.search, [
+      name,
+      q.before,
+      q.rowState,
+      q.budget,
+      q.futureOnly,
+      q.id,
+      q.uniqueKey,
+      q.orderingKey,
+      q.enqueuedFrom,
+      q.enqueuedTo,
+      q.error,
+      q.payloadPath,
+      q.payloadType,
+      q.payloadText,
+      q.payloadNumber === null ? null : String(q.payloadNumber),
+      q.limit + 1,
+    ]);
+    const first = r.rows[0];
+    const hits = r.rows.filter((row) => row.id !== null).map(toJobInfo);
+    return searchPage(q, hits, num(first?.scanned ?? 0), first?.low == null ? null : num(first.low));
+  }
+
+  async jobDetail(queue: string, id: number): Promise<JobDetail | null> {
+    this.ctx.guard();
+    const name = validateQueue(queue);
+    const jobId = requireJobId('id', id);
+    const r = await this.ctx.exec.run<JobRow & { worker_id: string | null; blocked: boolean }>(this.ctx.sql.search.detail, [name, jobId]);
+    const row = r.rows[0];
+    return row ? { ...toJobInfo(row), workerId: row.worker_id, blocked: row.blocked } : null;
+  }
+
+  auditLog(): Stream {
+    this.ctx.guard();
+    return new PostgresStream(this.ctx, AUDIT_STREAM);
   }
 
   async retryAllDead(queue: string): Promise<RedriveResult> {

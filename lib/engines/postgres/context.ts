@@ -1,5 +1,5 @@
 import { Codec, PayloadTooLarge } from '../../contract/errors.js';
-import { requireArray, requireOffset, validateKey, validateName } from '../../contract/validate.js';
+import { requireArray, requireOffset, validateKey, validateName, validateStoredName } from '../../contract/validate.js';
 import { encodePayload, utf8Length } from '../../contract/codec.js';
 import { queueWakeChannel, streamWakeChannel } from '../../contract/names.js';
 import { resolveJobStamp, type JobOpts, type JobWrite, type QueueOpts } from '../../contract/options.js';
@@ -9,6 +9,7 @@ import type { OutcomeCounter } from '../../internal/outcome-counter.js';
 import type { WakeHub } from '../../internal/wake-hub.js';
 import { num, type Executor, type Rows } from './executor.js';
 import { adminSql } from './admin.sql.js';
+import { searchSql } from './search.sql.js';
 import type { ClaimGate } from './claim-gate.js';
 import { inboxSql } from './inbox.sql.js';
 import { lockSql } from './lock.sql.js';
@@ -21,7 +22,7 @@ import { streamSql } from './stream.sql.js';
 /** Every statement of the engine for one schema. */
 export function engineSql(schema: string) {
   const s = new SchemaSql(schema);
-  return { queue: queueSql(s), stream: streamSql(s), lock: lockSql(s), schedule: scheduleSql(s), notify: notifySql(s), admin: adminSql(s), inbox: inboxSql(s) };
+  return { queue: queueSql(s), stream: streamSql(s), lock: lockSql(s), schedule: scheduleSql(s), notify: notifySql(s), admin: adminSql(s), inbox: inboxSql(s), search: searchSql(s) };
 }
 
 export type EngineSql = ReturnType<typeof engineSql>;
@@ -120,9 +121,9 @@ function extraParams(st: JobWrite): unknown[] {
   return [st.headersText, st.uniqueKey, st.replace, st.orderingKey];
 }
 
-/** Publishes one event (key null or validated non-empty). */
+/** Publishes one event on a validated stream name (reserved ones included: the audit log); key null or validated non-empty. */
 export async function publishEvent(ctx: PgContext, exec: Executor, stream: string, key: string | null, payload: unknown): Promise<number> {
-  validateName('stream', stream);
+  validateStoredName('stream', stream);
   if (key !== null) validateKey('key', key);
   const text = encodePayload(payload, 'payload', ctx.maxPayloadBytes);
   const sql = exec.prepared ? ctx.sql.stream.publish : ctx.sql.stream.publishCall;

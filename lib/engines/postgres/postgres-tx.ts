@@ -33,6 +33,7 @@ export class PostgresTxOps implements TxOps {
 
   async publish(stream: string, payload: unknown): Promise<number> {
     this.check();
+    validateName('stream', stream);
     return publishEvent(this.ctx, this.exec, stream, null, payload);
   }
 

@@ -1,9 +1,13 @@
-import type { JobPage, ListenerState, ListJobsOpts, LockInfo, NamePageOpts, StoreAdmin, StreamInfo, ThroughputPoint } from '../../contract/admin.js';
-import type { RedriveResult } from '../../contract/types.js';
-import { validateStoredName } from '../../contract/validate.js';
+import type { JobDetail, JobPage, JobSearch, JobSearchPage, ListenerState, ListJobsOpts, LockInfo, NamePageOpts, StoreAdmin, StreamInfo, ThroughputPoint } from '../../contract/admin.js';
+import { AUDIT_STREAM } from '../../contract/names.js';
+import type { RedriveResult, Stream } from '../../contract/types.js';
+import { requireJobId, validateStoredName } from '../../contract/validate.js';
+import { resolveSearch, searchPage } from '../../internal/job-search.js';
 import { encodeCursor, keyOf, resolveJobListQuery, resolveNamePage, resolveSince, THROUGHPUT_RETENTION_MS, validateQueue, walkClaimOrderSync } from '../../internal/admin-paging.js';
 import type { OutcomeRow } from '../../internal/outcome-counter.js';
 import * as A from './admin.sql.js';
+import { JOB_DETAIL, SEARCH, SEARCH_DEAD } from './search.sql.js';
+import { SqliteStream } from './stream.js';
 import { retryDeadJobs } from './queue-ops.js';
 import type { SqliteConn } from './connection.js';
 import type { SqliteCore } from './core.js';
@@ -14,7 +18,14 @@ const MIN_RUN_AT = -Number.MAX_SAFE_INTEGER;
 
 /** `StoreAdmin` on SQLite: every list walks an index by keyset, every count is capped. */
 export class SqliteAdmin implements StoreAdmin {
-  constructor(private readonly core: SqliteCore) {}
+  readonly #assertOpen: () => void;
+
+  constructor(
+    private readonly core: SqliteCore,
+    assertOpen: () => void,
+  ) {
+    this.#assertOpen = assertOpen;
+  }
 
   queueNames(): Promise<string[]> {
     return this.core.read('admin.queueNames', (conn) => {
@@ -56,6 +67,47 @@ export class SqliteAdmin implements StoreAdmin {
     const jobs = rows.slice(0, q.limit).map(toJobInfo);
     const last = jobs[jobs.length - 1];
     return { jobs, next: rows.length > q.limit && last ? encodeCursor(q.state, keyOf(q.state, last)) : null };
+  }
+
+  async searchJobs(queue: string, query?: JobSearch): Promise<JobSearchPage> {
+    const name = validateQueue(queue);
+    const q = resolveSearch(query);
+    const rows = await this.core.read('admin.searchJobs', (conn) =>
+      conn.stmt(q.rowState === 'dead' ? SEARCH_DEAD : SEARCH).all({
+        queue: name,
+        before: q.before,
+        state: q.rowState,
+        budget: q.budget,
+        future: q.futureOnly ? 1 : 0,
+        now: conn.now(),
+        id: q.id,
+        uniqueKey: q.uniqueKey,
+        orderingKey: q.orderingKey,
+        from: q.enqueuedFrom,
+        to: q.enqueuedTo,
+        error: q.error,
+        path: q.payloadPath === null ? null : `$.${q.payloadPath.join('.')}`,
+        ptype: q.payloadType,
+        ptext: q.payloadText,
+        pnum: q.payloadNumber,
+        limit: q.limit + 1,
+      }) as (JobRow & { scanned: number; low: number | null })[],
+    );
+    const first = rows[0];
+    const hits = rows.filter((row) => row.id !== null).map(toJobInfo);
+    return searchPage(q, hits, first?.scanned ?? 0, first?.low ?? null);
+  }
+
+  async jobDetail(queue: string, id: number): Promise<JobDetail | null> {
+    const name = validateQueue(queue);
+    const jobId = requireJobId('id', id);
+    const row = await this.core.read('admin.jobDetail', (conn) => conn.stmt(JOB_DETAIL).get({ queue: name, id: jobId }) as (JobRow & { worker_id: string | null; blocked: number }) | undefined);
+    return row ? { ...toJobInfo(row), workerId: row.worker_id, blocked: row.blocked === 1 } : null;
+  }
+
+  auditLog(): Stream {
+    this.#assertOpen();
+    return new SqliteStream(this.core, AUDIT_STREAM);
   }
 
   async retryAllDead(queue: string): Promise<RedriveResult> {

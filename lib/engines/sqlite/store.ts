@@ -107,7 +107,7 @@ export class SqliteStore implements Store, SqliteCore {
       (rows) => this.write('throughput', (ctx) => writeOutcomes(ctx, rows)),
       (err) => options.logger.warn(`alkstore sqlite: writing throughput counts failed: ${String(err)}`),
     );
-    this.adminApi = new SqliteAdmin(this);
+    this.adminApi = new SqliteAdmin(this, () => this.assertOpen());
   }
 
   /** Read and repair operations for dashboards, the CLI and health checks. */

@@ -1,0 +1,182 @@
+import type { Store } from '../contract/types.js';
+import { queueHandle, setPaused } from './data.js';
+import { describeFilter, readFilter, type JobFilter } from './search-query.js';
+
+/** The dashboard's POST actions. */
+export const ACTIONS = [
+  'redrive',
+  'purge',
+  'redrive-all',
+  'purge-all',
+  'cancel',
+  'pause',
+  'resume',
+  'trigger',
+  'pause-schedule',
+  'resume-schedule',
+  'bulk-retry',
+  'bulk-delete',
+] as const;
+export type Action = (typeof ACTIONS)[number];
+
+/** A form field the operator (or a forged request) got wrong. */
+export class BadRequest extends Error {}
+
+/** One action as the form asked for it, checked. */
+export interface ActionRequest {
+  readonly action: Action;
+  readonly queue: string | undefined;
+  readonly schedule: string | undefined;
+  readonly id: number | undefined;
+  /** Where a single-job action was started (`job`: its detail page). */
+  readonly from: 'job' | undefined;
+  /** The filter of a bulk action. */
+  readonly filter: JobFilter | undefined;
+  /** The fields the confirmation form posts again. */
+  readonly fields: Record<string, string>;
+}
+
+export const DONE_TEXT: Record<Action, (n: number) => string> = {
+  redrive: (n) => (n > 0 ? 'Redrove the job: it is pending again.' : 'Nothing redriven.'),
+  purge: (n) => (n > 0 ? 'Purged the job.' : 'Nothing purged: the job is no longer dead.'),
+  'redrive-all': (n) => `Redrove ${n} dead job${n === 1 ? '' : 's'}.`,
+  'purge-all': (n) => `Purged ${n} dead job${n === 1 ? '' : 's'}.`,
+  cancel: (n) => (n > 0 ? 'Cancelled the job.' : 'Nothing cancelled: the job is gone.'),
+  pause: () => 'Paused the queue on every replica.',
+  resume: () => 'Resumed the queue.',
+  trigger: (n) => (n > 0 ? `Triggered the schedule: job ${n} enqueued.` : 'No such schedule.'),
+  'pause-schedule': () => 'Paused the schedule: it fires nothing until resumed.',
+  'resume-schedule': () => 'Resumed the schedule.',
+  'bulk-retry': (n) => `Started: retrying ${n} matching job${n === 1 ? '' : 's'}.`,
+  'bulk-delete': (n) => `Started: deleting ${n} matching job${n === 1 ? '' : 's'}.`,
+};
+
+/** How many conflicting ids a redrive's flash names (the count is always exact). */
+export const FLASH_IDS = 20;
+
+/** The flash's sentence about jobs a redrive left dead because a live job holds their unique key. */
+export function conflictText(count: number, ids: readonly number[]): string {
+  if (count === 0) return '';
+  const named = ids.length === 0 ? '' : ` (${count > ids.length ? 'first ids' : ids.length === 1 ? 'id' : 'ids'} ${ids.join(', ')})`;
+  return ` ${count} stayed dead: a live job holds ${count === 1 ? 'its' : 'their'} unique key${named}. Cancel or finish it, then redrive again.`;
+}
+
+/** What an action did: a count, and for a redrive the jobs it left dead (unique key held). */
+export interface ActionResult {
+  n: number;
+  conflicts?: readonly number[];
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' && v.length > 0 && v.length <= 2048 ? v : undefined;
+}
+
+/** A field of a parsed form or query. */
+export function field(source: unknown, name: string): string | undefined {
+  return source && typeof source === 'object' ? str((source as Record<string, unknown>)[name]) : undefined;
+}
+
+/** Reads and checks an action form (before any I/O). */
+export function readAction(body: unknown): ActionRequest {
+  const action = field(body, 'action') as Action | undefined;
+  if (!action || !ACTIONS.includes(action)) throw new BadRequest('unknown action');
+  const fields: Record<string, string> = { action };
+  if (action === 'bulk-retry' || action === 'bulk-delete') {
+    let filter: JobFilter;
+    try {
+      filter = readFilter(body, 'all');
+    } catch (err) {
+      throw new BadRequest(err instanceof Error ? err.message : String(err));
+    }
+    Object.assign(fields, filter.params);
+    return { action, queue: filter.queue, schedule: undefined, id: undefined, from: undefined, filter, fields };
+  }
+  const queue = field(body, 'queue');
+  const schedule = field(body, 'schedule');
+  const idText = field(body, 'id');
+  const id = idText !== undefined && /^\d{1,16}$/.test(idText) ? Number(idText) : undefined;
+  const onSchedule = action === 'trigger' || action === 'pause-schedule' || action === 'resume-schedule';
+  if (onSchedule ? !schedule : !queue) throw new BadRequest(onSchedule ? 'schedule is required' : 'queue is required');
+  if ((action === 'redrive' || action === 'purge' || action === 'cancel') && id === undefined) throw new BadRequest('id must be a job id');
+  if (queue) fields.queue = queue;
+  if (schedule) fields.schedule = schedule;
+  if (id !== undefined) fields.id = String(id);
+  const from = field(body, 'back') === 'job' ? 'job' : undefined;
+  if (from) fields.back = from;
+  return { action, queue, schedule, id, from, filter: undefined, fields };
+}
+
+/** The confirmation question (bulk actions get the count of matching jobs). */
+export function question(a: ActionRequest, matched: number): string {
+  const q = JSON.stringify(a.queue);
+  switch (a.action) {
+    case 'redrive':
+      return `Redrive dead job ${a.id} of queue ${q}? It goes back to pending with its attempts reset.`;
+    case 'purge':
+      return `Purge dead job ${a.id} of queue ${q}? It is deleted for good.`;
+    case 'redrive-all':
+      return `Redrive every dead job of queue ${q}? They all go back to pending with their attempts reset.`;
+    case 'purge-all':
+      return `Purge every dead job of queue ${q}? They are deleted for good.`;
+    case 'cancel':
+      return `Cancel job ${a.id} of queue ${q}? It is deleted whatever its state; a running handler is not interrupted.`;
+    case 'pause':
+      return `Pause queue ${q} on every replica? Jobs already running finish; nothing new is handed out until resumed.`;
+    case 'resume':
+      return `Resume queue ${q}?`;
+    case 'trigger':
+      return `Trigger schedule ${JSON.stringify(a.schedule)} now? One job is enqueued; its next fire stays as it is.`;
+    case 'pause-schedule':
+      return `Pause schedule ${JSON.stringify(a.schedule)}? It fires nothing until resumed.`;
+    case 'resume-schedule':
+      return `Resume schedule ${JSON.stringify(a.schedule)}?`;
+    case 'bulk-retry':
+      return `Retry ${matched} job${matched === 1 ? '' : 's'} of queue ${q} matching ${describeFilter(a.filter!)}? Dead ones go back to pending with their attempts reset; others are left as they are.`;
+    case 'bulk-delete':
+      return `Delete ${matched} job${matched === 1 ? '' : 's'} of queue ${q} matching ${describeFilter(a.filter!)}? They are deleted for good, whatever their state; running handlers are not interrupted.`;
+  }
+}
+
+/** Runs a single (not bulk) action: how many things it changed, and the jobs a redrive left dead. */
+export async function runAction(store: Store, a: ActionRequest): Promise<ActionResult> {
+  const admin = store.admin();
+  switch (a.action) {
+    case 'redrive': {
+      const r = await queueHandle(store, a.queue!).retryDead([a.id!]);
+      return { n: r.moved, conflicts: r.conflictIds };
+    }
+    case 'purge':
+      return { n: await queueHandle(store, a.queue!).purgeDead([a.id!]) };
+    case 'redrive-all': {
+      const r = await admin.retryAllDead(a.queue!);
+      return { n: r.moved, conflicts: r.conflictIds };
+    }
+    case 'purge-all':
+      return { n: await admin.purgeAllDead(a.queue!) };
+    case 'cancel':
+      return { n: (await queueHandle(store, a.queue!).cancel(a.id!)) ? 1 : 0 };
+    case 'pause':
+    case 'resume':
+      await setPaused(store, a.queue!, a.action === 'pause');
+      return { n: 1 };
+    case 'trigger':
+      return { n: (await store.triggerSchedule(a.schedule!)) ?? 0 };
+    case 'pause-schedule':
+      return { n: (await store.pauseSchedule(a.schedule!)) ? 1 : 0 };
+    case 'resume-schedule':
+      return { n: (await store.resumeSchedule(a.schedule!)) ? 1 : 0 };
+    case 'bulk-retry':
+    case 'bulk-delete':
+      throw new BadRequest('a bulk action runs in the background');
+  }
+}
+
+/** Where the browser goes after the action. */
+export function backTo(base: string, a: ActionRequest): string {
+  const qs = (p: Record<string, string>) => new URLSearchParams(p).toString();
+  if (a.action === 'trigger' || a.action === 'pause-schedule' || a.action === 'resume-schedule') return `${base}/schedules`;
+  if (a.action === 'pause' || a.action === 'resume') return base;
+  if (a.from === 'job' && a.action === 'redrive') return `${base}/job?${qs({ queue: a.queue!, id: String(a.id) })}`;
+  if (a.action === 'cancel' || a.from === 'job') return `${base}/queue?${qs({ name: a.queue! })}`;
+  return `${base}/dead?${qs({ queue: a.queue! })}`;
+}

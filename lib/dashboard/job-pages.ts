@@ -1,0 +1,146 @@
+import type { JobDetail, JobListState, ThroughputPoint } from '../contract/admin.js';
+import type { JobInfo } from '../contract/types.js';
+import type { AuditRow } from './audit.js';
+import type { BulkOp } from './bulk.js';
+import { throughputChart } from './chart.js';
+import { headersOf, type QueueRow } from './data.js';
+import { html, type SafeHtml } from './html.js';
+import { action, ago, layout, link, live, payloadText, when, type PageCtx } from './layout.js';
+import { jobTable } from './pages.js';
+import { describeFilter, type JobFilter } from './search-query.js';
+
+const STATES: readonly JobListState[] = ['pending', 'scheduled', 'processing', 'dead', 'all'];
+
+function field(name: string, label: string, value: string | undefined, placeholder: string, type = 'text'): SafeHtml {
+  return html`<label>${label}<input type="${type}" name="${name}" value="${value ?? ''}" placeholder="${placeholder}"></label>`;
+}
+
+/** The filter form: a GET, so the query is in the URL and a link can be shared. */
+function searchForm(ctx: PageCtx, f: JobFilter): SafeHtml {
+  const p = f.params;
+  return html`<form class="search" method="get" action="${link(ctx, 'queue')}" id="search"><input type="hidden" name="name" value="${f.queue}">
+<label>State<select name="state">${STATES.map((s) => html`<option value="${s}" ${s === f.state ? html`selected` : ''}>${s}</option>`)}</select></label>
+${field('id', 'Job id', p.id, '42')}${field('unique', 'Unique key', p.unique, 'order-42')}${field('ordering', 'Ordering key', p.ordering, 'customer-7')}
+${field('error', 'Error contains', p.error, 'timeout')}${field('payload', 'Payload field', p.payload, 'orderId = 42')}
+${field('from', 'Enqueued from (UTC)', p.from, '', 'datetime-local')}${field('to', 'Enqueued before (UTC)', p.to, '', 'datetime-local')}
+<button type="submit">Search</button> <a href="${link(ctx, 'queue', { name: f.queue, state: f.state })}">Clear</a></form>`;
+}
+
+/** Bulk actions on every job the filter matches (not only this page); each asks for confirmation with the count. */
+function bulkForms(ctx: PageCtx, f: JobFilter): SafeHtml {
+  if (ctx.readOnly) return html``;
+  const fields = { ...f.params, queue: f.queue };
+  return html`<p class="bulk">All jobs matching this filter: ${action(ctx, 'bulk-retry', 'Retry all matching dead jobs', fields)} ${action(ctx, 'bulk-delete', 'Delete all matching jobs', fields, true)}</p>`;
+}
+
+/** One queue's jobs: the filter form, one keyset page (claim order without a filter, newest first with one), bulk actions. */
+export function queuePage(
+  ctx: PageCtx,
+  queue: QueueRow | null,
+  f: JobFilter,
+  jobs: readonly JobInfo[],
+  next: string | null,
+  scanned: number | null,
+  throughput: readonly ThroughputPoint[],
+): string {
+  const name = f.queue;
+  const states = STATES.map((s) => html`<a href="${link(ctx, 'queue', { ...f.params, state: s })}" class="${s === f.state ? 'on' : ''}">${s}</a>`);
+  const summary = queue
+    ? html`<p id="summary">${queue.pending} pending (${queue.scheduled} scheduled), ${queue.processing} processing, ${queue.dead} dead; oldest ready ${queue.oldestReadyAgeMs > 0 ? ago(queue.oldestReadyAgeMs) : '–'}.${queue.paused ? html` <span class="warn">Paused.</span>` : ''}</p>`
+    : html`<p id="summary">No jobs on this queue.</p>`;
+  const searched = f.filtered
+    ? html`<p class="note" id="search-note">Matching ${describeFilter(f)}, newest first${scanned !== null ? html`; this page looked at ${scanned} rows` : ''}${next ? html`, <a rel="next" href="${link(ctx, 'queue', { ...f.params, cursor: next })}">search further →</a>` : html`, no more rows`}.</p>`
+    : html``;
+  const body = html`${live('live-summary', html`${summary}<div class="charts">${throughputChart(throughput, ctx.now, `Jobs per minute, ${name}`)}${throughputChart(throughput, ctx.now, `Jobs per hour, ${name}`, 'day')}</div>`)}
+<nav class="states">State: ${states}</nav>${searchForm(ctx, f)}${searched}${bulkForms(ctx, f)}${live('live-jobs', jobTable(ctx, jobs))}
+${next && !f.filtered ? html`<p><a rel="next" href="${link(ctx, 'queue', { ...f.params, cursor: next })}">Next page →</a></p>` : ''}`;
+  return layout(ctx, `Queue ${name}`, '', body);
+}
+
+function traceId(headers: Readonly<Record<string, string>>): string | null {
+  const m = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/.exec(headers.traceparent ?? '');
+  return m ? m[1]! : null;
+}
+
+function stateText(job: JobDetail, now: number): string {
+  if (job.state === 'pending' && job.blocked) return 'pending (waiting behind an older job of its ordering key)';
+  if (job.state === 'pending' && job.runAt > now) return 'pending (scheduled)';
+  return job.state;
+}
+
+/** The state timeline from what the row keeps, plus the audit log's actions on the job. */
+function timeline(ctx: PageCtx, job: JobDetail, audit: readonly AuditRow[]): SafeHtml {
+  const items: { at: number | null; text: SafeHtml }[] = [{ at: job.enqueuedAt, text: html`Enqueued` }];
+  if (job.runAt > job.enqueuedAt + 1000 && (job.attempts === 0 || job.state === 'pending')) items.push({ at: job.runAt, text: html`${job.runAt > ctx.now ? 'Runs' : 'Became ready'}` });
+  if (job.attempts > 0) {
+    items.push({
+      at: null,
+      text: html`Claimed ${job.attempts} time${job.attempts === 1 ? '' : 's'} of ${job.maxAttempts}${job.workerId ? html`; latest by worker <code>${job.workerId}</code>` : ''}`,
+    });
+  }
+  if (job.state === 'processing') items.push({ at: job.claimedUntil, text: html`Processing, lease until` });
+  if (job.lastError !== null) items.push({ at: null, text: html`${job.state === 'dead' ? 'Failed' : 'Last attempt failed'}: <pre class="error full">${job.lastError}</pre>` });
+  if (job.state === 'pending' && job.attempts > 0) items.push({ at: job.runAt, text: html`Retry ${job.runAt > ctx.now ? 'due' : 'ready since'}` });
+  if (job.diedAt !== null) items.push({ at: job.diedAt, text: html`<span class="dead">Dead</span>` });
+  for (const r of audit) items.push({ at: r.entry.at, text: html`Operator <b>${r.entry.actor}</b> (${r.entry.role}): ${r.entry.action}` });
+  // In the row's own order; an undated step sorts with the step before it, so operator actions fall in by time.
+  let last = Number.MIN_SAFE_INTEGER;
+  const keyed = items.map((i) => ({ ...i, key: (last = i.at ?? last) }));
+  keyed.sort((a, b) => a.key - b.key);
+  items.splice(0, items.length, ...keyed);
+  return html`<ol class="timeline" id="timeline">${items.map((i) => html`<li>${i.at !== null ? html`${when(i.at, ctx.now)}: ` : ''}${i.text}</li>`)}</ol>`;
+}
+
+function jobActions(ctx: PageCtx, job: JobDetail): SafeHtml {
+  const ids = { queue: job.queue, id: job.id, back: 'job' };
+  if (job.state === 'dead') return html`${action(ctx, 'redrive', 'Retry now', ids)} ${action(ctx, 'purge', 'Delete', ids, true)}`;
+  return action(ctx, 'cancel', job.state === 'processing' ? 'Cancel (delete; the running handler is not interrupted)' : 'Cancel', ids, true);
+}
+
+/** One job: fields, payload, headers, timeline, actions valid in its state. */
+export function jobPage(ctx: PageCtx, job: JobDetail, audit: readonly AuditRow[], full: boolean): string {
+  const headers = headersOf(job);
+  const trace = traceId(job.headers);
+  const payload = payloadText(job.payload, full ? Number.MAX_SAFE_INTEGER : 4000);
+  const cut = !full && payload.length < (JSON.stringify(job.payload, null, 2) ?? '').length;
+  const body = html`${live('live-job', html`<dl class="kv" id="job">
+<dt>Queue</dt><dd><a href="${link(ctx, 'queue', { name: job.queue })}">${job.queue}</a></dd>
+<dt>State</dt><dd class="${job.state === 'dead' ? 'dead' : ''}" id="job-state">${stateText(job, ctx.now)}</dd>
+<dt>Attempts</dt><dd>${job.attempts} of ${job.maxAttempts}</dd><dt>Priority</dt><dd>${job.priority}</dd>
+<dt>Unique key</dt><dd>${job.uniqueKey ?? '–'}</dd><dt>Ordering key</dt><dd>${job.orderingKey ? html`<a href="${link(ctx, 'queue', { name: job.queue, state: 'all', ordering: job.orderingKey })}">${job.orderingKey}</a>` : '–'}</dd>
+<dt>Trace id</dt><dd>${trace ?? '–'}</dd><dt>Worker</dt><dd>${job.workerId ?? '–'}</dd>
+<dt>Run at</dt><dd>${when(job.runAt, ctx.now)}</dd><dt>Expires</dt><dd>${when(job.expiresAt, ctx.now)}</dd>
+<dt>Lease</dt><dd>${job.visibilityTimeoutMs} ms${job.claimedUntil !== null ? html`, until ${when(job.claimedUntil, ctx.now)}` : ''}</dd><dt>Backoff base</dt><dd>${job.backoffBaseMs} ms</dd>
+</dl><h2>Timeline</h2>${timeline(ctx, job, audit)}`)}
+<p>${jobActions(ctx, job)}</p>
+<h2>Payload</h2><pre class="payload full" id="payload">${payload}</pre>${cut ? html`<p><a id="payload-all" href="${link(ctx, 'job', { queue: job.queue, id: String(job.id), full: '1' })}">Show all of the payload</a></p>` : ''}
+<h2>Headers</h2>${headers ? html`<table id="headers"><tbody>${Object.entries(headers).map(([k, v]) => html`<tr><th>${k}</th><td><code>${v}</code></td></tr>`)}</tbody></table>` : html`<p>None.</p>`}
+<p class="note">Editing a pending job's payload, run time or priority is not offered yet: the store has no such call.</p>`;
+  return layout(ctx, `Job ${job.id}`, '', body);
+}
+
+/** A bulk action's progress; the live region refreshes it until it ends. */
+export function bulkPage(ctx: PageCtx, op: BulkOp): string {
+  const verb = op.kind === 'retry' ? 'Retry matching dead jobs' : 'Delete matching jobs';
+  const body = live(
+    'live-bulk',
+    html`<div id="bulk" data-state="${op.state}"><p>${verb} of queue <a href="${link(ctx, 'queue', { ...op.filter.params })}">${op.filter.queue}</a> matching ${describeFilter(op.filter)}.</p>
+<p><progress max="${Math.max(op.matched, op.seen, 1)}" value="${op.seen}"></progress> ${op.seen} of ${op.matched} matched jobs looked at, <b id="bulk-changed">${op.changed}</b> ${op.kind === 'retry' ? 'redriven' : 'deleted'} in ${op.batches} batch${op.batches === 1 ? '' : 'es'}.${op.conflicts > 0 ? html` <span class="warn" id="bulk-conflicts">${op.conflicts} stayed dead: a live job holds their unique key.</span>` : ''}</p>
+<p id="bulk-state">${op.state === 'running' ? 'Running…' : op.state === 'done' ? html`Done ${when(op.finishedAt, Date.now())}.` : html`<span class="dead">Failed: ${op.error}</span>`}</p></div>`,
+  );
+  return layout(ctx, 'Bulk action', '', body);
+}
+
+/** The audit log, newest first, keyset-paged by offset. */
+export function auditPage(ctx: PageCtx, rows: readonly AuditRow[], next: number | null): string {
+  const body = html`<table id="audit"><thead><tr><th>#</th><th>When</th><th>Who</th><th>Action</th><th>Queue / schedule</th><th>Jobs</th><th>Filter</th></tr></thead><tbody>
+${rows.map(
+  (r) => html`<tr data-offset="${r.offset}"><td class="n">${r.offset}</td><td>${when(r.entry.at, ctx.now)}</td><td>${r.entry.actor} <span class="note">(${r.entry.role})</span></td><td>${r.entry.action}</td>
+<td>${r.entry.queue ? html`<a href="${link(ctx, 'queue', { name: r.entry.queue, state: 'all' })}">${r.entry.queue}</a>` : (r.entry.schedule ?? '–')}</td>
+<td class="n">${r.entry.count}${r.entry.jobs.length > 0 && r.entry.queue ? html`: ${r.entry.jobs.slice(0, 10).map((id) => html`<a href="${link(ctx, 'job', { queue: r.entry.queue!, id: String(id) })}">${id}</a> `)}${r.entry.jobs.length > 10 ? '…' : ''}` : ''}</td>
+<td>${r.entry.filter ?? '–'}</td></tr>`,
+)}
+${rows.length === 0 ? html`<tr><td colspan="7">No actions yet.</td></tr>` : ''}</tbody></table>
+${next !== null ? html`<p><a rel="next" href="${link(ctx, 'audit', { before: String(next) })}">Older →</a></p>` : ''}`;
+  return layout(ctx, 'Audit log', 'audit', body);
+}

@@ -1,0 +1,58 @@
+import { NOW_MS, type SchemaSql, type Sql } from './schema-sql.js';
+import { jobColumns } from './queue.sql.js';
+
+/**
+ * The dashboard's job search and job detail. A search reads one bounded slice
+ * by id, descending, at most `budget` rows: of the whole jobs table (the
+ * primary key walked backwards), or of the queue's dead jobs (the dead index).
+ * It filters the slice and reports how far it reached, so the caller can
+ * continue below it.
+ */
+export function searchSql(s: SchemaSql) {
+  const jobs = `${s.q}.jobs`;
+  const search = (name: string, scan: string) =>
+    s.def(
+      name,
+      `WITH scan AS MATERIALIZED (${scan}),
+       hit AS (
+         SELECT ${jobColumns('j')} FROM scan j
+         WHERE j.queue = $1::text AND ($3::text IS NULL OR j.state = $3::text)
+           AND (NOT $5::boolean OR j.run_at > ${NOW_MS})
+           AND ($6::bigint IS NULL OR j.id = $6::bigint)
+           AND ($7::text IS NULL OR j.unique_key = $7::text)
+           AND ($8::text IS NULL OR j.ordering_key = $8::text)
+           AND ($9::bigint IS NULL OR j.enqueued_at >= $9::bigint)
+           AND ($10::bigint IS NULL OR j.enqueued_at < $10::bigint)
+           AND ($11::text IS NULL OR strpos(lower(j.last_error), $11::text) > 0)
+           AND ($12::text[] IS NULL OR CASE $13::text
+             WHEN 'null' THEN json_typeof(j.payload #> $12::text[]) = 'null'
+             WHEN 'number' THEN CASE WHEN json_typeof(j.payload #> $12::text[]) = 'number' THEN (j.payload #>> $12::text[])::numeric = $15::numeric ELSE false END
+             WHEN 'boolean' THEN json_typeof(j.payload #> $12::text[]) = 'boolean' AND (j.payload #>> $12::text[]) = $14::text
+             ELSE json_typeof(j.payload #> $12::text[]) = 'string' AND (j.payload #>> $12::text[]) = $14::text END)
+         ORDER BY j.id DESC LIMIT $16::int
+       )
+       SELECT s.scanned, s.low, h.* FROM (SELECT count(*) AS scanned, min(id) AS low FROM scan) s
+       LEFT JOIN hit h ON true ORDER BY h.id DESC`,
+    );
+  return {
+    /**
+     * $1 queue, $2 ids below, $3 row state or null, $4 budget, $5 future run time only,
+     * $6 id, $7 unique key, $8 ordering key, $9 enqueued from, $10 enqueued to, $11 error needle (lower case),
+     * $12 payload path, $13 payload type, $14 payload text, $15 payload number, $16 limit.
+     */
+    search: search(
+      'a_search_jobs',
+      // The primary key walked backwards, every queue's rows: a plan no statistics can turn into a sort of the queue.
+      `SELECT j.* FROM ${jobs} j WHERE j.id < $2::bigint ORDER BY j.id DESC LIMIT $4::int`,
+    ),
+    /** The same parameters; the queue's dead jobs through the dead index (queue, id), so a small dead set in a large table is read alone. */
+    searchDead: search(
+      'a_search_jobs_dead',
+      `SELECT j.* FROM ${jobs} j WHERE j.queue = $1::text AND j.state = 'dead' AND j.id < $2::bigint ORDER BY j.id DESC LIMIT $4::int`,
+    ),
+    /** $1 queue, $2 id. */
+    detail: s.def('a_job_detail', `SELECT ${jobColumns('j')}, CASE WHEN j.state = 'processing' THEN j.worker_id END AS worker_id, j.blocked FROM ${jobs} j WHERE j.id = $2::bigint AND j.queue = $1::text`),
+  } satisfies Record<string, Sql>;
+}
+
+export type SearchSql = ReturnType<typeof searchSql>;

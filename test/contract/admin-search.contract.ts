@@ -1,0 +1,154 @@
+import { describe, expect, it } from '@jest/globals';
+import { SEARCH_SCAN_ROWS, type JobSearch, type StoreAdmin } from '../../lib/contract/admin.js';
+import { InvalidArgument } from '../../lib/contract/errors.js';
+import type { Store } from '../../lib/contract/types.js';
+import type { EngineFixture } from '../helpers/engines.js';
+import { expectError, uid, useEnv, waitFor } from './harness.js';
+
+/** Every id a search finds, following `next` to the end. */
+async function searchAll(admin: StoreAdmin, queue: string, query: JobSearch): Promise<number[]> {
+  const ids: number[] = [];
+  let cursor: string | undefined;
+  for (let pages = 0; pages < 1000; pages++) {
+    const page = await admin.searchJobs(queue, { ...query, cursor });
+    ids.push(...page.jobs.map((j) => j.id));
+    if (page.next === null) return ids;
+    cursor = page.next;
+  }
+  throw new Error('too many pages');
+}
+
+/** The admin reads behind the dashboard's search and job detail page. */
+export function adminSearchContract(engine: EngineFixture): void {
+  const env = useEnv(engine);
+  const store = (): Store => env.store;
+
+  describe('searchJobs', () => {
+    it('finds jobs by id, unique key, ordering key, state, error text and payload field, newest first', async () => {
+      const q = store().queue(uid('srch'), { maxAttempts: 1 });
+      const a = await q.enqueue({ orderId: 42, customer: { id: 'c-1' }, vip: true });
+      const b = await q.enqueue({ orderId: '42', customer: { id: 'c-2' }, vip: false });
+      const c = await q.enqueue({ orderId: 7, note: null }, { uniqueKey: 'order-7', orderingKey: 'cust-9' });
+      const d = await q.enqueue({ orderId: 1.5 }, { delayMs: 3_600_000 });
+      const claimed = await waitFor('a claim', () => q.claimOne('w'));
+      expect(claimed.id).toBe(a);
+      await claimed.fail(new Error('SMTP 550 Mailbox Unavailable'));
+      const admin = store().admin();
+      const ids = (query: JobSearch) => searchAll(admin, q.name, query);
+      expect(await ids({})).toEqual([d, c, b, a]);
+      expect(await ids({ id: c })).toEqual([c]);
+      expect(await ids({ id: c, state: 'dead' })).toEqual([]);
+      expect(await ids({ id: 999_999_999 })).toEqual([]);
+      expect(await ids({ uniqueKey: 'order-7' })).toEqual([c]);
+      expect(await ids({ orderingKey: 'cust-9' })).toEqual([c]);
+      expect(await ids({ state: 'dead' })).toEqual([a]);
+      expect(await ids({ state: 'pending' })).toEqual([d, c, b]);
+      expect(await ids({ state: 'scheduled' })).toEqual([d]);
+      expect(await ids({ state: 'processing' })).toEqual([]);
+      expect(await ids({ error: 'mailbox unavailable' })).toEqual([a]);
+      expect(await ids({ error: '552' })).toEqual([]);
+      // Type-aware: the number 42 is not the string "42".
+      expect(await ids({ payload: { path: 'orderId', equals: 42 } })).toEqual([a]);
+      expect(await ids({ payload: { path: 'orderId', equals: '42' } })).toEqual([b]);
+      expect(await ids({ payload: { path: 'orderId', equals: 1.5 } })).toEqual([d]);
+      expect(await ids({ payload: { path: 'customer.id', equals: 'c-2' } })).toEqual([b]);
+      expect(await ids({ payload: { path: 'vip', equals: true } })).toEqual([a]);
+      expect(await ids({ payload: { path: 'vip', equals: false } })).toEqual([b]);
+      expect(await ids({ payload: { path: 'note', equals: null } })).toEqual([c]);
+      expect(await ids({ payload: { path: 'missing', equals: null } })).toEqual([]);
+      expect(await ids({ payload: { path: 'orderId', equals: 42 }, state: 'dead', error: 'smtp' })).toEqual([a]);
+      const job = (await admin.searchJobs(q.name, { id: a })).jobs[0];
+      expect(job).toMatchObject({ id: a, state: 'dead', payload: { orderId: 42 }, lastError: expect.stringContaining('SMTP 550') });
+    });
+
+    it('filters by enqueue time, [from, to)', async () => {
+      const q = store().queue(uid('srch-time'));
+      const [x, y] = await q.enqueueMany([1, 2]);
+      const jx = (await q.getJob(x!))!;
+      const admin = store().admin();
+      expect(await searchAll(admin, q.name, { enqueuedFrom: jx.enqueuedAt })).toEqual([y, x]);
+      expect(await searchAll(admin, q.name, { enqueuedTo: jx.enqueuedAt })).toEqual([]);
+      expect(await searchAll(admin, q.name, { enqueuedFrom: jx.enqueuedAt + 3_600_000 })).toEqual([]);
+    });
+
+    it('pages by keyset with no gaps or repeats, and reads at most SEARCH_SCAN_ROWS rows a call', async () => {
+      const q = store().queue(uid('srch-page'));
+      const ids: number[] = [];
+      for (let i = 0; i < 3; i++) ids.push(...(await q.enqueueMany(Array.from({ length: 10_000 }, (_, k) => ({ k, even: k % 2 === 0 })))));
+      const admin = store().admin();
+      const first = await admin.searchJobs(q.name, { limit: 7 });
+      expect(first.jobs.map((j) => j.id)).toEqual(ids.slice(-7).reverse());
+      expect(first.next).not.toBeNull();
+      const all = await searchAll(admin, q.name, { limit: 1000 });
+      expect(all).toEqual([...ids].reverse());
+      // A filter that matches nothing still answers page by page, each a bounded slice.
+      const none = await admin.searchJobs(q.name, { error: 'never' });
+      expect(none.jobs).toEqual([]);
+      expect(none.scanned).toBe(SEARCH_SCAN_ROWS);
+      expect(none.next).not.toBeNull();
+      // Rows of other queues (earlier tests') count against the slice too: it is the table's id range.
+      const rest = await admin.searchJobs(q.name, { error: 'never', cursor: none.next! });
+      expect(rest.scanned).toBeGreaterThanOrEqual(30_000 - SEARCH_SCAN_ROWS);
+      expect(rest.scanned).toBeLessThan(SEARCH_SCAN_ROWS);
+      expect(rest.next).toBeNull();
+      expect((await searchAll(admin, q.name, { payload: { path: 'even', equals: true }, limit: 1000 })).length).toBe(15_000);
+    }, 120_000);
+
+    it('reads a dead search on the dead index: a few dead jobs under many newer rows come in one call', async () => {
+      const q = store().queue(uid('srch-dead'), { maxAttempts: 1 });
+      const dead = await q.enqueueMany([1, 2, 3]);
+      for (const j of await q.claimBatch(3, 'w')) await j.fail(new Error('gone'));
+      const noise = store().queue(uid('srch-noise'));
+      for (let left = SEARCH_SCAN_ROWS + 10; left > 0; left -= 10_000) await noise.enqueueMany(Array.from({ length: Math.min(10_000, left) }, (_, i) => i));
+      const page = await store().admin().searchJobs(q.name, { state: 'dead', error: 'gone' });
+      expect(page.jobs.map((j) => j.id)).toEqual([...dead].reverse());
+      expect(page.scanned).toBe(3);
+      expect(page.next).toBeNull();
+      // Any state: the table's newest rows first, so the same jobs take a second call.
+      const first = await store().admin().searchJobs(q.name, { error: 'gone' });
+      expect(first.jobs).toEqual([]);
+      expect((await store().admin().searchJobs(q.name, { error: 'gone', cursor: first.next! })).jobs.map((j) => j.id)).toEqual([...dead].reverse());
+    }, 120_000);
+
+    it('refuses bad input with a typed error naming the field, before any I/O', async () => {
+      const admin = store().admin();
+      const q = uid('srch-bad');
+      expect((await expectError(() => admin.searchJobs(q, { state: 'done' as never }), InvalidArgument)).message).toMatch(/^state/);
+      expect((await expectError(() => admin.searchJobs(q, { limit: 0 }), InvalidArgument)).message).toMatch(/^limit/);
+      expect((await expectError(() => admin.searchJobs(q, { id: -1 }), InvalidArgument)).message).toMatch(/^id/);
+      expect((await expectError(() => admin.searchJobs(q, { cursor: 'nope' }), InvalidArgument)).message).toMatch(/^cursor/);
+      expect((await expectError(() => admin.searchJobs(q, { error: '' }), InvalidArgument)).message).toMatch(/^error/);
+      expect((await expectError(() => admin.searchJobs(q, { payload: { path: 'a;drop', equals: 1 } }), InvalidArgument)).message).toMatch(/^payload\.path/);
+      expect((await expectError(() => admin.searchJobs(q, { payload: { path: 'a', equals: {} as never } }), InvalidArgument)).message).toMatch(/^payload\.equals/);
+      expect((await expectError(() => admin.searchJobs(q, { enqueuedFrom: Number.NaN }), InvalidArgument)).message).toMatch(/^enqueuedFrom/);
+    });
+  });
+
+  describe('jobDetail', () => {
+    it('shows the row with the worker holding its claim and whether it waits behind its ordering key', async () => {
+      const q = store().queue(uid('detail'));
+      const head = await q.enqueue({ n: 1 }, { orderingKey: 'k' });
+      const behind = await q.enqueue({ n: 2 }, { orderingKey: 'k' });
+      const admin = store().admin();
+      expect(await admin.jobDetail(q.name, head)).toMatchObject({ id: head, state: 'pending', workerId: null, blocked: false });
+      expect(await admin.jobDetail(q.name, behind)).toMatchObject({ id: behind, blocked: true });
+      const job = await waitFor('a claim', () => q.claimOne('worker-7'));
+      expect(job.id).toBe(head);
+      expect(await admin.jobDetail(q.name, head)).toMatchObject({ state: 'processing', workerId: 'worker-7', attempts: 1 });
+      await job.retry(new Error('again'), 3_600_000);
+      expect(await admin.jobDetail(q.name, head)).toMatchObject({ state: 'pending', workerId: null, attempts: 1, lastError: expect.stringContaining('again') });
+      expect(await admin.jobDetail(`${q.name}-other`, head)).toBeNull();
+      await expectError(() => admin.jobDetail(q.name, 1.5), InvalidArgument);
+    });
+  });
+
+  describe('auditLog', () => {
+    it('is the reserved stream __alkstore_audit, readable like any stream', async () => {
+      const log = store().admin().auditLog();
+      expect(log.name).toBe('__alkstore_audit');
+      const offset = await log.publish({ action: 'test' });
+      expect((await log.readSince(offset - 1, 1)).map((e) => e.payload)).toEqual([{ action: 'test' }]);
+      expect((await env.other.admin().auditLog().readSince(offset - 1, 1)).map((e) => e.payload)).toEqual([{ action: 'test' }]);
+    });
+  });
+}

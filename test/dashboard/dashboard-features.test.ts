@@ -1,0 +1,213 @@
+import 'reflect-metadata';
+import { describe, expect, it } from '@jest/globals';
+import type { INestApplication } from '@nestjs/common';
+import request from 'supertest';
+import type { AuditEntry } from '../../lib/dashboard/index.js';
+import { DashboardService } from '../../lib/dashboard/dashboard.service.js';
+import type { Store } from '../../lib/nest/index.js';
+import { waitFor } from '../helpers/engines.js';
+import { HTTP_ADAPTERS } from '../helpers/http-adapters.js';
+import { nestEngines } from '../nest/nest-fixtures.js';
+import { TEST_TOKEN, TokenGuard, withDashboardApp } from './dashboard-app.js';
+
+const BASE = '/ops/alkstore';
+const XSS = '<script>window.__owned = 1</script>';
+
+/** Roles from a header, so one app serves admins, viewers and strangers. */
+function roleOf(req: unknown): 'admin' | 'viewer' | null {
+  const role = (req as { headers: Record<string, string | undefined> }).headers['x-role'];
+  return role === 'admin' || role === 'viewer' ? role : role === undefined ? 'admin' : null;
+}
+function actorOf(req: unknown): string | undefined {
+  return (req as { headers: Record<string, string | undefined> }).headers['x-user'];
+}
+
+const audited: AuditEntry[] = [];
+
+/** A fresh CSRF cookie and form token from a page load. */
+async function csrfOf(app: INestApplication): Promise<{ cookie: string; token: string }> {
+  const res = await request(app.getHttpServer()).get(`${BASE}/dead`).set('x-admin-token', TEST_TOKEN).expect(200);
+  const cookie = ([] as string[]).concat(res.headers['set-cookie'] ?? []).find((c) => c.startsWith('alkstore_csrf='))!.split(';')[0]!;
+  const token = /<meta name="csrf-token" content="([^"]+)">/.exec(res.text)![1]!;
+  return { cookie, token };
+}
+
+function unescape(href: string): string {
+  return href.replace(/&amp;/g, '&');
+}
+
+for (const engine of nestEngines()) for (const adapter of HTTP_ADAPTERS) {
+  describe(`dashboard features over HTTP [${engine.name}, ${adapter}]`, () => {
+    let app: INestApplication;
+    let store: Store;
+    withDashboardApp(engine, (made) => ({ app, store } = made), { path: '/alkstore', guard: TokenGuard, roles: roleOf, actor: actorOf, onAudit: (e) => audited.push(e) }, adapter);
+
+    const get = (path: string, headers: Record<string, string> = {}) => {
+      let r = request(app.getHttpServer()).get(path).set('x-admin-token', TEST_TOKEN);
+      for (const [k, v] of Object.entries(headers)) r = r.set(k, v);
+      return r;
+    };
+    const post = async (fields: Record<string, string>, status: number, headers: Record<string, string> = {}): Promise<request.Response> => {
+      const { cookie, token } = await csrfOf(app);
+      let r = request(app.getHttpServer()).post(`${BASE}/action`).set('x-admin-token', TEST_TOKEN).set('cookie', cookie);
+      for (const [k, v] of Object.entries(headers)) r = r.set(k, v);
+      return r.type('form').send({ csrf: token, ...fields }).expect(status);
+    };
+
+    it('scopes the CSRF cookie to the configured mount, whatever path the request used', async () => {
+      for (const path of ['', '/queue?name=x', '/dead', '/audit', '/x;Path=/;Max-Age=315360000;/alkstore', '/alkstore/alkstore', '/a/b/c;Path=/x']) {
+        const res = await get(`${BASE}${path}`);
+        if (!res.headers['set-cookie']) throw new Error(`${path}: ${res.status} ${res.text.slice(0, 300)}`);
+        const cookie = ([] as string[]).concat(res.headers['set-cookie'] ?? []).find((c) => c.startsWith('alkstore_csrf='));
+        expect(cookie).toMatch(/^alkstore_csrf=[A-Za-z0-9_-]+; Path=\/ops\/alkstore; HttpOnly; SameSite=Strict$/);
+        // Links and forms name the mount too, never the request's path.
+        expect(res.text).not.toContain('Max-Age');
+        expect(res.text).not.toContain('Path=/');
+        expect(res.text).toContain(`href="${BASE}/audit"`);
+      }
+      const action = await post({ action: 'pause', queue: 'q' }, 200);
+      expect(action.text).toContain(`action="${BASE}/action"`);
+    });
+
+    it('shows a job: payload, headers, trace id, keys, worker, timeline with the error, actions for its state', async () => {
+      const queue = `detail-${engine.kind}`;
+      const q = store.queue(queue, { maxAttempts: 1 });
+      const big = 'x'.repeat(5000);
+      const id = await q.enqueue(
+        { orderId: 42, html: XSS, big },
+        { uniqueKey: 'order-42', orderingKey: 'cust-1', headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', note: XSS } },
+      );
+      const job = await waitFor('a claim', () => q.claimOne('worker-a'));
+      const running = await get(`${BASE}/job?queue=${queue}&id=${id}`).expect(200);
+      expect(running.text).toContain('<code>worker-a</code>');
+      expect(running.text).toMatch(/id="job-state">processing</);
+      await job.fail(new Error(`card declined ${XSS}`));
+      const res = await get(`${BASE}/job?queue=${queue}&id=${id}`).expect(200);
+      expect(res.text).toContain('0af7651916cd43dd8448eb211c80319c');
+      expect(res.text).toContain('order-42');
+      expect(res.text).toContain('cust-1');
+      expect(res.text).toMatch(/id="job-state">dead</);
+      expect(res.text).toContain('card declined &lt;script&gt;');
+      expect(res.text).not.toContain(XSS);
+      expect(res.text).toContain('Show all of the payload');
+      expect(res.text).not.toContain(big);
+      expect((await get(`${BASE}/job?queue=${queue}&id=${id}&full=1`).expect(200)).text).toContain(big);
+      expect(res.text).toContain('data-action="redrive"');
+      expect(res.text).toContain('data-action="purge"');
+      expect(res.text).not.toContain('data-action="cancel"');
+      // Retry now from the job page comes back to it, with the operator action on its timeline.
+      const done = await post({ action: 'redrive', queue, id: String(id), back: 'job', confirm: 'yes' }, 303, { 'x-user': 'alice' });
+      expect(done.headers.location).toBe(`${BASE}/job?queue=${queue}&id=${id}&done=redrive&n=1`);
+      const after = await get(unescape(done.headers.location as string)).expect(200);
+      expect(after.text).toMatch(/id="job-state">pending</);
+      expect(after.text).toContain('Operator <b>alice</b> (admin): redrive');
+      expect(after.text).toContain('data-action="cancel"');
+      await get(`${BASE}/job?queue=${queue}&id=999999999`).expect(404);
+      await get(`${BASE}/job?queue=${queue}&id=abc`).expect(400);
+    });
+
+    it('searches by id, keys, state, error text, payload field and time, with the query in the URL and keyset pages', async () => {
+      const queue = `search-${engine.kind}`;
+      const q = store.queue(queue, { maxAttempts: 1 });
+      const ids = await q.enqueueMany(Array.from({ length: 60 }, (_, i) => ({ orderId: i, kind: i % 2 === 0 ? 'even' : 'odd' })));
+      const keyed = await q.enqueue({ orderId: 1000 }, { uniqueKey: 'u-1000' });
+      const page = await get(`${BASE}/queue?name=${queue}&state=all&payload=${encodeURIComponent('orderId = 42')}`).expect(200);
+      expect([...page.text.matchAll(/data-job="(\d+)"/g)].map((m) => Number(m[1]))).toEqual([ids[42]]);
+      expect(page.text).toContain('value="orderId = 42"');
+      const byKey = await get(`${BASE}/queue?name=${queue}&state=pending&unique=u-1000`).expect(200);
+      expect([...byKey.text.matchAll(/data-job="(\d+)"/g)].map((m) => Number(m[1]))).toEqual([keyed]);
+      const byId = await get(`${BASE}/queue?name=${queue}&state=all&id=${ids[7]}`).expect(200);
+      expect([...byId.text.matchAll(/data-job="(\d+)"/g)].map((m) => Number(m[1]))).toEqual([ids[7]]);
+      // Keyset pages, newest first, through the "search further" link.
+      const seen: number[] = [];
+      let url: string | null = `${BASE}/queue?name=${queue}&state=all&payload=${encodeURIComponent('kind = "even"')}`;
+      while (url) {
+        const res: request.Response = await get(url).expect(200);
+        seen.push(...[...res.text.matchAll(/data-job="(\d+)"/g)].map((m) => Number(m[1])));
+        const next: string | undefined = /rel="next" href="([^"]+)"/.exec(res.text)?.[1];
+        url = next ? unescape(next) : null;
+      }
+      expect(seen).toEqual(ids.filter((_, i) => i % 2 === 0).reverse());
+      // Error text, and a time window that excludes everything.
+      const j = await waitFor('a claim', () => q.claimOne('w'));
+      await j.fail(new Error('Gateway Timeout from upstream'));
+      const byError = await get(`${BASE}/queue?name=${queue}&state=dead&error=gateway+timeout`).expect(200);
+      expect([...byError.text.matchAll(/data-job="(\d+)"/g)].map((m) => Number(m[1]))).toEqual([j.id]);
+      const none = await get(`${BASE}/queue?name=${queue}&state=all&from=2999-01-01T00:00`).expect(200);
+      expect(none.text).not.toMatch(/data-job="/);
+      // Wrong fields are named.
+      expect((await get(`${BASE}/queue?name=${queue}&payload=${encodeURIComponent('a b c')}`).expect(400)).text).toContain('payload must look like');
+      expect((await get(`${BASE}/queue?name=${queue}&from=yesterday`).expect(400)).text).toContain('from must be a date');
+      expect((await get(`${BASE}/queue?name=${queue}&id=x1`).expect(400)).text).toContain('id must be a job id');
+    });
+
+    it('retries every dead job matching a filter after a confirmation with the count, once even if confirmed twice', async () => {
+      const queue = `bulk-retry-${engine.kind}`;
+      const q = store.queue(queue, { maxAttempts: 1 });
+      await q.enqueueMany(Array.from({ length: 30 }, (_, i) => ({ i, group: i < 20 ? 'a' : 'b' })));
+      for (const job of await q.claimBatch(30, 'w')) await job.fail(new Error(job.payloadAs<{ group: string }>().group === 'a' ? 'smtp 550' : 'dns'));
+      const filter = { name: queue, state: 'dead', error: 'smtp' };
+      const confirm = await post({ action: 'bulk-retry', ...filter }, 200);
+      expect(confirm.text).toContain('Retry 20 jobs of queue');
+      const op = /name="op" value="([^"]+)"/.exec(confirm.text)![1]!;
+      const fields = { action: 'bulk-retry', ...filter, op, matched: '20', confirm: 'yes' };
+      const [first, second] = await Promise.all([post(fields, 303, { 'x-user': 'bob' }), post(fields, 303, { 'x-user': 'bob' })]);
+      expect(first.headers.location).toBe(`${BASE}/bulk?op=${op}`);
+      expect(second.headers.location).toBe(first.headers.location);
+      await app.get(DashboardService, { strict: false }).idle();
+      const progress = await get(first.headers.location as string).expect(200);
+      expect(progress.text).toContain('data-state="done"');
+      expect(progress.text).toContain('<b id="bulk-changed">20</b>');
+      expect(await q.stats()).toMatchObject({ pending: 20, dead: 10 });
+      const log = await get(`${BASE}/audit`).expect(200);
+      expect(log.text.match(new RegExp(`<td>bulk-retry</td>`, 'g'))?.length).toBe(1);
+      expect(log.text).toContain('<td>bulk-retry-done</td>');
+    });
+
+    it('charts a queue over the last hour by minute and the last day by hour', async () => {
+      const queue = `charts-${engine.kind}`;
+      const q = store.queue(queue, { maxAttempts: 1 });
+      await q.enqueueMany([1, 2, 3, 4]);
+      const jobs = await q.claimBatch(4, 'w');
+      for (const j of jobs.slice(0, 3)) await j.ack();
+      await jobs[3]!.fail(new Error('x'));
+      const page = await get(`${BASE}/queue?name=${queue}`).expect(200);
+      const figures = [...page.text.matchAll(/<figure class="chart">(.*?)<\/figure>/gs)].map((m) => m[1]!);
+      expect(figures).toHaveLength(2);
+      expect(figures[0]!.match(/class="ok"/g)).toHaveLength(60);
+      expect(figures[1]!.match(/class="ok"/g)).toHaveLength(24);
+      expect(figures[0]).toContain(`Jobs per minute, ${queue}: 3 completed, 1 retried or dead in the last hour`);
+      expect(figures[1]).toContain(`Jobs per hour, ${queue}: 3 completed, 1 retried or dead in the last 24 hours`);
+    });
+
+    it('keeps viewers to reading and refuses requests without a role', async () => {
+      const queue = `roles-${engine.kind}`;
+      await store.queue(queue).enqueue(1);
+      const viewer = await get(`${BASE}/queue?name=${queue}`, { 'x-role': 'viewer' }).expect(200);
+      expect(viewer.text).toContain('data-job=');
+      expect(viewer.text).not.toContain('data-action=');
+      expect(viewer.text).toContain('read-only');
+      await post({ action: 'pause', queue, confirm: 'yes' }, 403, { 'x-role': 'viewer' });
+      expect((await store.queue(queue).settings()).paused).toBe(false);
+      await get(`${BASE}/queue?name=${queue}`, { 'x-role': 'stranger' }).expect(403);
+      await post({ action: 'pause', queue, confirm: 'yes' }, 403, { 'x-role': 'stranger' });
+      await post({ action: 'pause', queue, confirm: 'yes' }, 303, { 'x-role': 'admin', 'x-user': 'carol' });
+      expect((await store.queue(queue).settings()).paused).toBe(true);
+    });
+
+    it('writes every action to the audit log with who, what and which jobs, shows it, and emits it', async () => {
+      const queue = `audit-${engine.kind}`;
+      const id = await store.queue(queue).enqueue(1);
+      const before = audited.length;
+      await post({ action: 'cancel', queue, id: String(id), confirm: 'yes' }, 303, { 'x-user': `dave <${XSS}>` });
+      const entry = audited.slice(before).find((e) => e.queue === queue);
+      expect(entry).toMatchObject({ actor: `dave <${XSS}>`, role: 'admin', action: 'cancel', jobs: [id], count: 1 });
+      const stored = await store.admin().auditLog().readSince(0, 1000);
+      expect(stored.map((e) => e.payload)).toContainEqual(expect.objectContaining({ action: 'cancel', queue, jobs: [id], actor: `dave <${XSS}>` }));
+      const log = await get(`${BASE}/audit`).expect(200);
+      expect(log.text).toContain(`dave &lt;&lt;script&gt;`);
+      expect(log.text).not.toContain(XSS);
+      expect(log.text).toContain(`>${queue}</a>`);
+    });
+  });
+}
