@@ -4,7 +4,7 @@ import { InvalidOption } from '../../lib/contract/errors.js';
 import type { Store } from '../../lib/contract/types.js';
 import { OutboxDispatcher } from '../../lib/outbox/index.js';
 import { NatsJetStreamPublisher } from '../../lib/publishers/index.js';
-import { contractEngines, waitFor, withEngineDb } from '../helpers/engines.js';
+import { contractEngines, waitFor, withEngineDb, type EngineDb } from '../helpers/engines.js';
 import { brokerName, createStream, deleteStream, natsAdmin } from '../helpers/brokers.js';
 import { expectError, pause, uid } from '../contract/harness.js';
 import { RecordingMetrics, recordingLogger } from './recording-metrics.js';
@@ -13,9 +13,13 @@ import { RecordingMetrics, recordingLogger } from './recording-metrics.js';
 for (const engine of contractEngines()) {
   describe(`NATS JetStream publisher [${engine.name}]`, () => {
     let store: Store;
+    let db: EngineDb;
     let nc: NatsConnection;
     const streams: string[] = [];
-    withEngineDb(engine, (_db, s) => (store = s));
+    withEngineDb(engine, (d, s) => {
+      db = d;
+      store = s;
+    });
     beforeAll(async () => {
       nc = await natsAdmin();
     });
@@ -135,7 +139,9 @@ for (const engine of contractEngines()) {
     it('dead-letters a message larger than the server max_payload at once, with that reason', async () => {
       const s = await stream();
       const outbox = uid('js-big');
-      const id = await store.outboxEnqueue(outbox, 'x'.repeat(nc.info!.max_payload + 10));
+      // A store whose own payload limit is above the broker's: the broker's refusal is what this pins.
+      const big = await db.open({ maxPayloadBytes: 4 * nc.info!.max_payload });
+      const id = await big.outboxEnqueue(outbox, 'x'.repeat(nc.info!.max_payload + 10));
       const metrics = new RecordingMetrics();
       const run = start(new OutboxDispatcher({ store, outbox, metrics, logger: recordingLogger(), publisher: new NatsJetStreamPublisher({ stream: s.name, subject: `${s.prefix}.x` }) }));
       try {
