@@ -18,7 +18,7 @@ import { nestStoreLogger } from './utils/nest-logger.js';
 import { defaultWorkerId } from './utils/worker-id.js';
 import { NestTimeouts } from './schedules/nest-timeouts.js';
 import { DEFAULT_SCHEDULE_OWNER, syncSchedules } from './schedules/sync-schedules.js';
-import { QueueWorker } from './workers/queue-worker.js';
+import { QueueWorker } from '../worker/queue-worker.js';
 import { supervise } from './workers/supervise.js';
 
 /**

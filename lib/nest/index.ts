@@ -15,4 +15,4 @@ export * from './interfaces/index.js';
 export * from './queue-ref.js';
 export { Store, Store as AlkstoreStore } from './store.token.js';
 export * from './typeorm/index.js';
-export { QueueWorker, type QueueWorkerOptions } from './workers/queue-worker.js';
+export { QueueWorker, type QueueWorkerOptions } from '../worker/queue-worker.js';
