@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'bench/results/**', '.tmp/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'bench/results/**', '.tmp/**', '.ci/node/**', 'test/consumer/nest-app/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

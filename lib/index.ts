@@ -7,4 +7,4 @@
 export * from './contract/index.js';
 export type { OpenStoreOptions } from './store-options.js';
 export { openStore } from './open-store.js';
-export { MissingPeer } from './internal/load-peer.js';
+export { IncompatiblePeer, MissingPeer } from './internal/load-peer.js';

@@ -48,6 +48,13 @@ export function sqlitePathOfUrl(url: string): string {
   return path;
 }
 
+/** `pooler` and `listenUrl` name PostgreSQL connections: given with a SQLite store they are a mistake, not a no-op. */
+export function refusePostgresOnly(options: { pooler?: unknown; listenUrl?: unknown }, store: 'url' | 'dataSource'): void {
+  for (const key of ['pooler', 'listenUrl'] as const) {
+    if (options[key] !== undefined) throw new InvalidOption(key, `is a PostgreSQL option, but this ${store} opens SQLite: remove it`);
+  }
+}
+
 /**
  * Opens a store on the engine the URL names. A missing driver package is an
  * error naming the package to install. No error carries the URL's password.
@@ -62,6 +69,7 @@ export async function openStore(options: OpenStoreOptions): Promise<Store> {
       const { openPostgresStore } = await import('./engines/postgres/index.js');
       return await openPostgresStore({ ...options, connectionString: options.url });
     }
+    refusePostgresOnly(options, 'url');
     const { openSqliteStore } = await import('./engines/sqlite/index.js');
     return await openSqliteStore({ ...options, path: sqlitePathOfUrl(options.url) });
   } catch (err) {

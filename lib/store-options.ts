@@ -1,4 +1,5 @@
 import type { StoreLogger } from './contract/types.js';
+import type { PoolerMode } from './engines/postgres/pooler.js';
 
 /** Options of {@link openStore}. */
 export interface OpenStoreOptions {
@@ -14,6 +15,14 @@ export interface OpenStoreOptions {
   migrate?: boolean;
   /** PostgreSQL: pool size (default 10). */
   poolSize?: number;
+  /**
+   * PostgreSQL: `'transaction'` when `url` goes through a transaction-mode pooler (PgBouncer,
+   * Supavisor, RDS Proxy): statements run unnamed, and wakes come from `listenUrl` or polling
+   * (docs/postgres.md, "Behind a connection pooler"). Default `'none'`.
+   */
+  pooler?: PoolerMode;
+  /** PostgreSQL: a direct connection URL (past the pooler) for the one LISTEN connection. */
+  listenUrl?: string;
   /** Poll interval (ms) of the fallback when wakes cannot be received. */
   pollIntervalMs?: number;
   /**
@@ -29,5 +38,11 @@ export interface OpenStoreOptions {
    * (docs/semantics.md, Queues, Local hand-off).
    */
   localHandoff?: boolean;
+  /**
+   * Largest queue, outbox, stream or schedule payload, in UTF-8 bytes of its JSON text
+   * (default 1 048 576, 1 MiB; at most 2^30). A larger payload is `PayloadTooLarge` at the
+   * call, before any write. Same option on both engines.
+   */
+  maxPayloadBytes?: number;
   logger?: StoreLogger;
 }

@@ -4,6 +4,7 @@
  * Sizes follow `--scale` (1 = 10k / 100k / 1M jobs).
  */
 import type { Metrics } from '../workloads.js';
+import { brokerWorkload } from './brokers.js';
 import { depthWorkload } from './depth.js';
 import { concurrentEnqueueWorkload } from './enqueue.js';
 import { fairWorkload } from './fair.js';
@@ -14,7 +15,7 @@ import { soakWorkload, type SoakSample } from './soak.js';
 import type { ScaleEngine } from './env.js';
 import { statsWorkload } from './stats.js';
 
-export const SCALE_WORKLOADS = ['STATS', 'B1C', 'DEPTH', 'FAIR', 'FLEET', 'MEM'] as const;
+export const SCALE_WORKLOADS = ['STATS', 'B1C', 'DEPTH', 'FAIR', 'FLEET', 'MEM', 'B8'] as const;
 export type ScaleWorkloadId = (typeof SCALE_WORKLOADS)[number];
 
 export interface ScaleOptions {
@@ -50,6 +51,8 @@ const RUNNERS: Record<ScaleWorkloadId, Runner> = {
   // PostgreSQL only: SQLite has one writer per file.
   FLEET: async (e, o, log) => (e === 'postgres' ? fleetWorkload(o.scale, o.rounds, log) : {}),
   MEM: (e, _o, log) => memWorkload(e, log),
+  // Outbox → NATS JetStream and RabbitMQ beside a bare publish loop (bench/scale/brokers.ts).
+  B8: (e, o, log) => brokerWorkload(e, o.jobs, 200, log),
 };
 
 export interface ScaleResult {

@@ -1,11 +1,16 @@
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { AlkstoreError } from '../contract/errors.js';
+import { outboxQueueName } from '../contract/names.js';
 import type { Store, StoreLogger } from '../contract/types.js';
-import { queueHandle, queueRows, setPaused, type QueueRow } from '../dashboard/data.js';
-import { engineOfUrl, openStore, sqlitePathOfUrl } from '../open-store.js';
+import { validatePgSchema } from '../contract/validate.js';
+import { queueRows, setPaused, type QueueRow } from '../dashboard/data.js';
+import { engineOfUrl, sqlitePathOfUrl } from '../open-store.js';
+import { deadCommand } from './dead.js';
+import { openForCli, Outcome, UsageError } from './open-db.js';
 import { redact } from './redact.js';
 import { table } from './table.js';
+import { packageVersion } from './version.js';
 
 /** Exit codes of `alkstore`. */
 export const EXIT = Object.freeze({
@@ -24,54 +29,80 @@ export const EXIT = Object.freeze({
 export const USAGE = `Usage: alkstore <command> [options]
 
 Commands:
-  migrate [--print]                               apply the engine schema, or print its SQL
+  migrate                                         apply the engine schema and say what was applied
+  migrate --print [--engine sqlite|postgres]      print the schema SQL (no database needed)
   stats                                           every queue: pending, processing, scheduled, dead, oldest ready, last hour
-  dead list --queue Q [--limit N] [--cursor C]    dead letters of a queue (oldest first, keyset paged)
-  dead redrive --queue Q (--id ID... | --all)     dead jobs back to pending, attempts reset
-  dead purge --queue Q (--id ID... | --all)       delete dead jobs
+  dead list (--queue Q | --outbox O) [--limit N] [--cursor C]
+                                                  dead letters of a queue or outbox (oldest first, keyset paged)
+  dead redrive (--queue Q | --outbox O) (--id ID... | --all) [--dry-run] [--yes]
+                                                  dead jobs back to pending, attempts reset
+  dead purge (--queue Q | --outbox O) (--id ID... | --all) [--dry-run] [--yes]
+                                                  delete dead jobs
   schedules list                                  schedules with spec, zone, next fire, and the leader
   schedules trigger NAME                          enqueue one job of a schedule now
   schedules pause NAME | schedules resume NAME    stop / restart a schedule's firing (every replica)
-  queue pause NAME | queue resume NAME            stop / restart handing out a queue's jobs (every replica)
+  queue pause NAME | queue resume NAME [--force]  stop / restart handing out a queue's jobs (every replica);
+                                                  --force: a queue that has no jobs yet
 
 Options:
   --url URL       sqlite:<path>, a file path, postgres://… or postgresql://… (default: $ALKSTORE_URL)
   --schema NAME   PostgreSQL schema (default alkstore)
   --json          machine-readable output on stdout
+  --dry-run       dead redrive / purge: say what would change, change nothing
+  -y, --yes       dead redrive / purge: do not ask (on a terminal they ask first)
+  -v, --version   the alkstore version
   -h, --help      this text
 
-Exit codes: 0 done, 1 failed (database), 2 usage, 3 nothing matched.`;
+Exit codes: 0 done, 1 failed (database, or not confirmed), 2 usage, 3 nothing matched (no such queue, schedule or dead job).`;
 
 /** Where the CLI writes; tests pass their own. */
 export interface CliIo {
   out(text: string): void;
   err(text: string): void;
   env: Readonly<Record<string, string | undefined>>;
+  /**
+   * Asks the operator a yes/no question; present only when the CLI runs on a
+   * terminal (`bin` sets it when stdin and stdout are TTYs). Without it,
+   * destructive commands act at once, as in scripts.
+   */
+  confirm?: (question: string) => Promise<boolean>;
 }
 
-class UsageError extends Error {}
-class Outcome extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-interface Parsed {
+/** One parsed command line. */
+export interface Parsed {
   command: string[];
   url: string | undefined;
   schema: string | undefined;
+  engine: 'sqlite' | 'postgres' | undefined;
   json: boolean;
   print: boolean;
+  /** `--queue`, or the backing queue of `--outbox`. */
   queue: string | undefined;
+  /** What the operator named: `queue "x"` or `outbox "y"`. */
+  queueLabel: string;
   ids: number[];
   all: boolean;
   limit: number;
   cursor: string | undefined;
+  dryRun: boolean;
+  yes: boolean;
+  force: boolean;
   help: boolean;
+  version: boolean;
 }
+
+/**
+ * The commands and their subcommands (`null`: none). `takesName`: the
+ * subcommands that need a NAME argument. A new command adds a row here and a
+ * case in `runCommand` (or its own module, as `dead` does).
+ */
+export const COMMANDS: Readonly<Record<string, { subs: readonly string[] | null; takesName?: readonly string[] }>> = {
+  migrate: { subs: null },
+  stats: { subs: null },
+  dead: { subs: ['list', 'redrive', 'purge'] },
+  schedules: { subs: ['list', 'trigger', 'pause', 'resume'], takesName: ['trigger', 'pause', 'resume'] },
+  queue: { subs: ['pause', 'resume'], takesName: ['pause', 'resume'] },
+};
 
 function parse(argv: readonly string[], env: CliIo['env']): Parsed {
   let values;
@@ -86,12 +117,18 @@ function parse(argv: readonly string[], env: CliIo['env']): Parsed {
         schema: { type: 'string' },
         json: { type: 'boolean' },
         print: { type: 'boolean' },
+        engine: { type: 'string' },
         queue: { type: 'string' },
+        outbox: { type: 'string' },
         id: { type: 'string', multiple: true },
         all: { type: 'boolean' },
         limit: { type: 'string' },
         cursor: { type: 'string' },
+        'dry-run': { type: 'boolean' },
+        yes: { type: 'boolean', short: 'y' },
+        force: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' },
       },
     }));
   } catch (err) {
@@ -104,19 +141,47 @@ function parse(argv: readonly string[], env: CliIo['env']): Parsed {
   const limitText = values.limit ?? '50';
   const limit = Number(limitText);
   if (!/^\d+$/.test(limitText) || limit < 1 || limit > 1000) throw new UsageError(`--limit must be an integer in 1..1000, got ${JSON.stringify(limitText)}`);
+  if (values.schema !== undefined) {
+    try {
+      validatePgSchema('--schema', values.schema);
+    } catch (err) {
+      throw new UsageError(`--schema ${JSON.stringify(values.schema)}: ${err instanceof AlkstoreError ? err.message.replace(/^option --schema /, '') : String(err)}`);
+    }
+  }
+  if (values.engine !== undefined && values.engine !== 'sqlite' && values.engine !== 'postgres') {
+    throw new UsageError(`--engine must be sqlite or postgres, got ${JSON.stringify(values.engine)}`);
+  }
+  if (values.queue !== undefined && values.outbox !== undefined) throw new UsageError('--queue and --outbox are exclusive: name one');
+  for (const [flag, v] of [['--queue', values.queue], ['--outbox', values.outbox]] as const) {
+    if (v !== undefined && v.trim().length === 0) throw new UsageError(`${flag} needs a name`);
+  }
   return {
     command: positionals,
-    url: values.url ?? env.ALKSTORE_URL,
+    url: values.url ?? (env.ALKSTORE_URL || undefined),
     schema: values.schema,
+    engine: values.engine as 'sqlite' | 'postgres' | undefined,
     json: values.json === true,
     print: values.print === true,
-    queue: values.queue,
+    queue: values.outbox !== undefined ? outboxQueueOf(values.outbox) : values.queue,
+    queueLabel: values.outbox !== undefined ? `outbox ${JSON.stringify(values.outbox)}` : `queue ${JSON.stringify(values.queue)}`,
     ids,
     all: values.all === true,
     limit,
     cursor: values.cursor,
+    dryRun: values['dry-run'] === true,
+    yes: values.yes === true,
+    force: values.force === true,
     help: values.help === true,
+    version: values.version === true,
   };
+}
+
+function outboxQueueOf(outbox: string): string {
+  try {
+    return outboxQueueName(outbox);
+  } catch (err) {
+    throw new UsageError(`--outbox: ${err instanceof Error ? err.message : String(err)}`);
+  }
 }
 
 /** Runs one command; resolves to the process exit code. Never prints the URL's password. */
@@ -124,6 +189,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   let p: Parsed | undefined;
   try {
     p = parse(argv, io.env);
+    if (p.version) {
+      io.out(p.json ? JSON.stringify({ version: packageVersion() }) : `alkstore ${packageVersion()}`);
+      return EXIT.ok;
+    }
     if (p.help || p.command.length === 0) {
       io.out(USAGE);
       return p.help ? EXIT.ok : EXIT.usage;
@@ -147,48 +216,64 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
 
 async function dispatch(p: Parsed, io: CliIo): Promise<number> {
   const [cmd, sub, arg, ...extra] = p.command;
-  const known: Record<string, readonly string[] | null> = { migrate: null, stats: null, dead: ['list', 'redrive', 'purge'], schedules: ['list', 'trigger', 'pause', 'resume'], queue: ['pause', 'resume'] };
-  if (!(cmd! in known)) throw new UsageError(`unknown command ${JSON.stringify(cmd)}`);
-  const subs = known[cmd!];
+  const spec = COMMANDS[cmd!];
+  if (spec === undefined || !Object.hasOwn(COMMANDS, cmd!)) throw new UsageError(`unknown command ${JSON.stringify(cmd)}`);
+  const subs = spec.subs;
   if (subs && !subs.includes(sub ?? '')) throw new UsageError(`${cmd} needs one of: ${subs.join(', ')}`);
-  const wantsArg = (cmd === 'schedules' && sub !== 'list') || cmd === 'queue';
+  const wantsArg = spec.takesName?.includes(sub ?? '') ?? false;
   if (wantsArg && !arg) throw new UsageError(`${cmd} ${sub} needs a name`);
   if ((!subs && sub !== undefined) || (!wantsArg && arg !== undefined) || extra.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(subs ? (wantsArg ? extra[0] : arg) : sub)}`);
-  if (cmd === 'dead' && !p.queue) throw new UsageError(`dead ${sub} needs --queue`);
+  if (cmd === 'dead' && !p.queue) throw new UsageError(`dead ${sub} needs --queue or --outbox`);
   if (cmd === 'dead' && sub !== 'list' && p.all === (p.ids.length > 0)) throw new UsageError(`dead ${sub} needs either --id (one or more) or --all`);
-  if (!p.url) throw new UsageError('--url is required (or set ALKSTORE_URL)');
+  if (cmd === 'migrate' && p.print && (p.url === undefined || p.engine !== undefined)) return printSchema(p, io);
+  if (!p.url) throw new UsageError(`--url is required (or set ALKSTORE_URL)${cmd === 'migrate' ? '; `migrate --print --engine sqlite|postgres` needs none' : ''}`);
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]+):/.exec(p.url)?.[1]?.toLowerCase();
   if (scheme !== undefined && !['sqlite', 'postgres', 'postgresql'].includes(scheme)) {
     throw new UsageError(`--url has the unsupported scheme "${scheme.slice(0, 32)}:"; use sqlite:<path>, a file path, or postgres://user@host:5432/db`);
   }
   const engine = engineOfUrl(p.url);
-
-  if (cmd === 'migrate' && p.print) {
-    io.out(engine === 'postgres' ? (await import('../engines/postgres/index.js')).postgresMigrationSql(p.schema ?? 'alkstore') : (await import('../engines/sqlite/index.js')).sqliteSchemaSql());
-    return EXIT.ok;
-  }
+  if (cmd === 'migrate' && p.print) return printSchema({ ...p, engine }, io);
   if (engine === 'sqlite' && cmd !== 'migrate') {
     const path = sqlitePathOfUrl(p.url);
     if (path !== ':memory:' && !existsSync(path)) throw new Outcome(EXIT.failed, `no SQLite database at ${JSON.stringify(path)} (create it with: alkstore migrate --url ${p.url})`);
   }
-  const store = await open(p, io, cmd === 'migrate');
+  const applied: string[] = [];
+  const logger: StoreLogger = {
+    log: (m) => applied.push(m),
+    warn: (m) => io.err(redact(m, p.url)),
+    error: (m) => io.err(redact(m, p.url)),
+  };
+  const store = await openForCli(p.url, p.schema, cmd === 'migrate', logger);
   try {
+    if (cmd === 'migrate') return migrated(store, p, io, applied);
     return await runCommand(store, p, io, cmd!, sub, arg);
   } finally {
     await store.close();
   }
 }
 
-async function open(p: Parsed, io: CliIo, migrate: boolean): Promise<Store> {
-  const logger: StoreLogger = { log: () => undefined, warn: (m) => io.err(redact(m, p.url)), error: (m) => io.err(redact(m, p.url)) };
-  try {
-    return await openStore({ url: p.url!, schema: p.schema, migrate, poolSize: 2, logger });
-  } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
-    const hint = !migrate && err instanceof AlkstoreError && err.code === 'INVALID_OPTION' ? ' (run: alkstore migrate)' : '';
-    if (err instanceof AlkstoreError && err.code === 'INVALID_OPTION' && /\burl\b/.test(message)) throw new UsageError(message);
-    throw new Outcome(EXIT.failed, `cannot open the database: ${message}${hint}`);
-  }
+async function printSchema(p: Parsed, io: CliIo): Promise<number> {
+  if (p.engine === undefined) throw new UsageError('migrate --print needs --engine sqlite|postgres (or --url)');
+  if (p.url !== undefined && engineOfUrl(p.url) !== p.engine) throw new UsageError(`--engine ${p.engine} does not match the engine of --url`);
+  io.out(p.engine === 'postgres' ? (await import('../engines/postgres/index.js')).postgresMigrationSql(p.schema ?? 'alkstore') : (await import('../engines/sqlite/index.js')).sqliteSchemaSql());
+  return EXIT.ok;
+}
+
+/** `migrate`: what the open applied (the engines log each step), or that nothing was needed. */
+function migrated(store: Store, p: Parsed, io: CliIo, logLines: readonly string[]): number {
+  const steps = logLines.filter((m) => /\b(applied migration|created the alkstore tables)\b/.test(m)).map((m) => m.replace(/^alkstore (postgres|sqlite): /, ''));
+  const where = `${store.engine}${store.engine === 'postgres' ? `, schema ${p.schema ?? 'alkstore'}` : ''}`;
+  const human = steps.length === 0 ? `alkstore schema is up to date (${where}); nothing applied` : `${steps.join('\n')}\nalkstore schema is up to date (${where}); applied ${steps.length} step${steps.length === 1 ? '' : 's'}`;
+  io.out(p.json ? JSON.stringify({ engine: store.engine, migrated: true, applied: steps }, null, 2) : human);
+  return EXIT.ok;
+}
+
+/** A queue the store knows (it has or had jobs, counters or settings), else exit 3 naming it. */
+export async function requireKnownQueue(store: Store, name: string, label: string): Promise<void> {
+  const names = await store.admin().queueNames();
+  if (names.includes(name)) return;
+  const shown = names.filter((n) => !n.startsWith('__alkstore_')).slice(0, 10);
+  throw new Outcome(EXIT.notFound, `no ${label}: it has no jobs and no settings in this database${shown.length ? ` (queues: ${shown.join(', ')})` : ''}`);
 }
 
 function iso(ms: number | null): string {
@@ -205,10 +290,6 @@ function age(ms: number): string {
 async function runCommand(store: Store, p: Parsed, io: CliIo, cmd: string, sub: string | undefined, arg: string | undefined): Promise<number> {
   const emit = (json: unknown, human: string) => io.out(p.json ? JSON.stringify(json, null, 2) : human);
   switch (cmd) {
-    case 'migrate': {
-      emit({ engine: store.engine, migrated: true }, `alkstore schema is up to date (${store.engine}${store.engine === 'postgres' ? `, schema ${p.schema ?? 'alkstore'}` : ''})`);
-      return EXIT.ok;
-    }
     case 'stats': {
       const { rows } = await queueRows(store, await store.now());
       const shown: QueueRow[] = p.queue ? rows.filter((r) => r.name === p.queue) : rows;
@@ -224,29 +305,8 @@ async function runCommand(store: Store, p: Parsed, io: CliIo, cmd: string, sub: 
       return EXIT.ok;
     }
     case 'dead': {
-      if (!p.queue) throw new UsageError(`dead ${sub} needs --queue`);
-      const q = queueHandle(store, p.queue);
-      if (sub === 'list') {
-        const page = await store.admin().listJobs(p.queue, { state: 'dead', limit: p.limit, cursor: p.cursor });
-        emit(
-          page,
-          `${table(
-            ['id', 'attempts', 'died', 'last error', 'payload'],
-            page.jobs.map((j) => [j.id, j.attempts, iso(j.diedAt), j.lastError ?? '', JSON.stringify(j.payload)]),
-          )}${page.next ? `\nmore: --cursor ${page.next}` : ''}`,
-        );
-        return EXIT.ok;
-      }
-      if (sub === 'redrive') {
-        const r = p.all ? await store.admin().retryAllDead(p.queue) : await q.retryDead(p.ids);
-        const held = r.conflicts === 0 ? '' : `; ${r.conflicts} stayed dead, their unique key held by a live job: ${r.conflictIds.join(' ')}`;
-        emit({ redriven: r.moved, conflicts: r.conflicts, conflictIds: r.conflictIds }, `redrove ${r.moved} dead job${r.moved === 1 ? '' : 's'} of ${p.queue}${held}`);
-        if (r.conflicts > 0) return EXIT.conflict;
-        return r.moved === 0 && !p.all ? EXIT.notFound : EXIT.ok;
-      }
-      const n = p.all ? await store.admin().purgeAllDead(p.queue) : await q.purgeDead(p.ids);
-      emit({ purged: n }, `purged ${n} dead job${n === 1 ? '' : 's'} of ${p.queue}`);
-      return n === 0 && !p.all ? EXIT.notFound : EXIT.ok;
+      await requireKnownQueue(store, p.queue!, p.queueLabel);
+      return deadCommand(store, p, io, sub as 'list' | 'redrive' | 'purge', { iso, emit });
     }
     case 'schedules': {
       if (sub === 'list') {
@@ -272,6 +332,15 @@ async function runCommand(store: Store, p: Parsed, io: CliIo, cmd: string, sub: 
       return EXIT.ok;
     }
     case 'queue': {
+      // A typo would otherwise create (and pause) a queue nobody works; --force pauses one before its first job.
+      if (!p.force) {
+        try {
+          await requireKnownQueue(store, arg!, `queue ${JSON.stringify(arg)}`);
+        } catch (err) {
+          if (err instanceof Outcome) throw new Outcome(err.code, `${err.message}; check the name, or pass --force to ${sub} it before its first job`);
+          throw err;
+        }
+      }
       await setPaused(store, arg!, sub === 'pause');
       emit({ queue: arg, paused: sub === 'pause' }, `${sub === 'pause' ? 'paused' : 'resumed'} ${arg}`);
       return EXIT.ok;

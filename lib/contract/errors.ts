@@ -18,6 +18,7 @@ export type AlkstoreErrorCode =
   | 'JOURNAL_CORRUPT'
   | 'PERMANENT'
   | 'MISSING_PEER'
+  | 'INCOMPATIBLE_PEER'
   | 'INVALID_HANDLER'
   | 'ALREADY_RUNNING'
   | 'PUBLISH_TIMEOUT'
@@ -25,7 +26,8 @@ export type AlkstoreErrorCode =
   | 'INVALID_ARGUMENT'
   | 'DRAIN_LIMIT'
   | 'TRANSACTION_IN_PROGRESS'
-  | 'TRANSACTION_TIMEOUT';
+  | 'TRANSACTION_TIMEOUT'
+  | 'PUBLISH_FAILED';
 
 /** Base class of every error alkstore throws on purpose. */
 export class AlkstoreError extends Error {
@@ -49,14 +51,31 @@ export class AlkstoreError extends Error {
   }
 }
 
-/** A notify payload exceeds the engine's limit (PostgreSQL: 8000 bytes). Raised before any round trip. */
+/**
+ * A payload exceeds its limit, raised before any write or round trip: a notify
+ * payload over the engine's limit (PostgreSQL: 8000 bytes; `channel` names the
+ * channel), or a queue, outbox, stream or schedule payload whose JSON is over
+ * the store's `maxPayloadBytes` (default 1 MiB; `channel` is then what was
+ * refused, e.g. `payload`).
+ */
 export class PayloadTooLarge extends AlkstoreError {
   constructor(
     readonly channel: string,
     readonly bytes: number,
     readonly limit: number,
+    message = `notify payload on channel ${JSON.stringify(channel)} is ${bytes} bytes; the limit is ${limit}`,
   ) {
-    super('PAYLOAD_TOO_LARGE', `notify payload on channel ${JSON.stringify(channel)} is ${bytes} bytes; the limit is ${limit}`);
+    super('PAYLOAD_TOO_LARGE', message);
+  }
+
+  /** A queue, outbox, stream or schedule payload over the store's `maxPayloadBytes`. */
+  static payload(what: string, bytes: number, limit: number): PayloadTooLarge {
+    return new PayloadTooLarge(what, bytes, limit, `${what} is ${bytes} bytes as JSON; the limit is ${limit} (the maxPayloadBytes store option)`);
+  }
+
+  /** {@link payload}, found before encoding: its strings alone are `atLeast` bytes (`bytes` is that lower bound). */
+  static atLeast(what: string, atLeast: number, limit: number): PayloadTooLarge {
+    return new PayloadTooLarge(what, atLeast, limit, `${what} is more than ${limit} bytes as JSON (its strings alone are at least ${atLeast}); the limit is ${limit} (the maxPayloadBytes store option)`);
   }
 }
 
@@ -140,6 +159,17 @@ export class InvalidOption extends AlkstoreError {
 export class PermanentError extends AlkstoreError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('PERMANENT', message, options);
+  }
+}
+
+/**
+ * A broker publisher did not get the broker's acknowledgment: not connected
+ * yet, nacked, returned as unroutable, closed mid-publish, a durability wait
+ * that fell short. Code `PUBLISH_FAILED`; the dispatcher retries it.
+ */
+export class PublishFailed extends AlkstoreError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('PUBLISH_FAILED', message, options);
   }
 }
 

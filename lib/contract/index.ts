@@ -10,6 +10,8 @@ export * from './schedule-headers.js';
 export * from './codec.js';
 export * from './options.js';
 export * from './job-extras.js';
+export * from './envelope.js';
+export * from './inbox.js';
 export * from './queue-settings.js';
 export type * from './types.js';
 export type * from './admin.js';

@@ -1,3 +1,4 @@
+import { envelopeHeaders, type EnvelopeInit } from './envelope.js';
 import { InvalidArgument } from './errors.js';
 import { optionalObject, requireArray, validateKey } from './validate.js';
 
@@ -26,6 +27,7 @@ export interface JobExtrasInput {
   uniqueKey?: string;
   onConflict?: OnConflict;
   orderingKey?: string;
+  envelope?: EnvelopeInit;
 }
 
 const EMPTY_HEADERS: JobHeaders = Object.freeze({});
@@ -111,7 +113,16 @@ export function resolveJobExtras(o: JobExtrasInput): JobExtras {
     replace = o.onConflict === 'replace';
   }
   const orderingKey = o.orderingKey === undefined ? null : validateKey('orderingKey', o.orderingKey);
-  return { headersText: encodeWithContext(o.headers), uniqueKey, replace, orderingKey };
+  // The envelope's fields win over same-named caller headers: they are the typed form of the same values.
+  const headers = o.envelope === undefined ? o.headers : mergeEnvelope(o.headers, envelopeHeaders(o.envelope));
+  return { headersText: encodeWithContext(headers), uniqueKey, replace, orderingKey };
+}
+
+function mergeEnvelope(headers: JobHeaders | undefined, envelope: Record<string, string>): JobHeaders {
+  if (headers === undefined || headers === null) return envelope;
+  // A malformed `headers` is left for encodeHeaders to name.
+  if (typeof headers !== 'object' || Array.isArray(headers)) return headers;
+  return { ...headers, ...envelope };
 }
 
 /** The items of `enqueueBulk`: an array (at most 10 000) of `{ payload, opts? }` objects; `InvalidArgument` naming the item. */

@@ -1,3 +1,4 @@
+import type { EnvelopeInit } from './envelope.js';
 import { InvalidOption } from './errors.js';
 import { resolveJobExtras, type JobExtras, type JobHeaders, type OnConflict } from './job-extras.js';
 import { optionalObject, requireBatchSize, requireDurationMs, requireInstantMs, requireMaxAttempts, requirePriority } from './validate.js';
@@ -54,6 +55,14 @@ export interface EnqueueOpts {
    * once it is acked, cancelled or dead. A retried job keeps its key blocked.
    */
   orderingKey?: string;
+  /**
+   * The message envelope (seed 004): type, version, content type, correlation
+   * and causation ids, stored as the headers `message-type`, `message-version`,
+   * `content-type`, `correlation-id` and `causation-id` (they win over
+   * same-named `headers`). Publishers map them to the broker's headers;
+   * `readEnvelope(id, job.headers)` reads them back typed.
+   */
+  envelope?: EnvelopeInit;
 }
 
 /** Options accepted where a job is enqueued by queue name (transaction handles, outboxes). */

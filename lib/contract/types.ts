@@ -1,4 +1,6 @@
 import type { StoreAdmin } from './admin.js';
+import type { Jsonified } from './codec.js';
+import type { InboxClaim, InboxEntry, InboxFailure, InboxOpts, InboxSettings } from './inbox.js';
 import type { JobHeaders } from './job-extras.js';
 import type { JobOpts, QueueOpts } from './options.js';
 
@@ -28,7 +30,8 @@ export interface StreamEvent<T = unknown> {
   readonly offset: number;
   readonly stream: string;
   readonly key: string | null;
-  readonly payload: T;
+  /** The payload as it comes back: the JSON shape of what was sent ({@link Jsonified}). */
+  readonly payload: Jsonified<T>;
   /** Epoch milliseconds at publish (database clock). Informational, not an ordering field. */
   readonly createdAt: number;
 }
@@ -77,7 +80,8 @@ export interface JobInfo<T = unknown> {
   readonly id: number;
   readonly queue: string;
   readonly state: JobState;
-  readonly payload: T;
+  /** The payload as it comes back: the JSON shape of what was sent ({@link Jsonified}). */
+  readonly payload: Jsonified<T>;
   readonly priority: number;
   readonly attempts: number;
   readonly maxAttempts: number;
@@ -107,7 +111,8 @@ export interface JobInfo<T = unknown> {
 export interface Job<T = unknown> {
   readonly id: number;
   readonly queue: string;
-  readonly payload: T;
+  /** The payload as it comes back: the JSON shape of what was sent ({@link Jsonified}). */
+  readonly payload: Jsonified<T>;
   readonly priority: number;
   /** Claims so far, this one included. */
   readonly attempts: number;
@@ -172,7 +177,8 @@ export interface QueueStats {
 
 /** One item of `queue.enqueueBulk`. */
 export interface BulkJob<T = unknown> {
-  readonly payload: T;
+  /** The payload as it comes back: the JSON shape of what was sent ({@link Jsonified}). */
+  readonly payload: Jsonified<T>;
   readonly opts?: JobOpts;
 }
 
@@ -293,6 +299,64 @@ export interface Outbox<T = unknown> {
    * queue's backoff on a throw. Resolves `false` when there was no work.
    */
   runOnce(workerId: string, delivery: (job: Job<T>) => Promise<void>): Promise<boolean>;
+  /** Stores brokers' receipts of delivered messages (upsert by message id). Written by the dispatcher before the ack. */
+  recordReceipts(receipts: readonly { readonly messageId: number; readonly receipt: DeliveryReceipt }[]): Promise<void>;
+  /** The broker's receipt of a delivered message, or null (not delivered through a publisher, or pruned). */
+  receipt(messageId: number): Promise<StoredReceipt | null>;
+  /** Deletes receipts delivered more than `olderThanMs` ago (database clock); resolves to how many. */
+  pruneReceipts(olderThanMs: number): Promise<number>;
+}
+
+/**
+ * What a broker confirmed for one published message: `broker` names it, the
+ * other fields are its own (JetStream `stream`/`seq`/`duplicate`, RabbitMQ
+ * `exchange`/`routingKey`/`confirmed`, Redis `entryId`, …).
+ */
+export interface DeliveryReceipt {
+  readonly broker: string;
+  readonly [field: string]: string | number | boolean;
+}
+
+/** A receipt as stored with its delivered message. */
+export interface StoredReceipt {
+  readonly outbox: string;
+  readonly messageId: number;
+  readonly receipt: DeliveryReceipt;
+  /** Epoch ms, database clock. */
+  readonly deliveredAt: number;
+}
+
+/**
+ * A consumer inbox (SPEC §11): makes a consumer's effects effectively-once by
+ * claiming each message id inside the effect's own transaction.
+ *
+ * ```ts
+ * const inbox = store.inbox('billing');
+ * await store.withTx(async (tx) => {
+ *   if ((await inbox.claim(tx, envelope.messageId)) !== 'claimed') return; // seen: skip, then ack
+ *   await tx.enqueue('invoices', payload);                                  // the effect
+ * });
+ * ```
+ */
+export interface Inbox {
+  readonly name: string;
+  /** Resolved options, with the retention floor they imply. */
+  readonly settings: InboxSettings;
+  /** Same as `tx.inboxClaim(name, messageId)`; `tx` is a `beginTx()` / `withTx(fn)` handle or the `tx` of `store.joinTransaction`. */
+  claim(tx: TxOps, messageId: string): Promise<InboxClaim>;
+  /**
+   * Records a failed attempt after the effect's transaction rolled back (its
+   * own write): `'retry'` below `maxAttempts`, else `'dead'` (later claims
+   * answer `'dead'`). A message already done stays done (`'retry'` is never
+   * answered for it: the answer is `'dead'` only when it is dead).
+   */
+  fail(messageId: string, error: unknown): Promise<InboxFailure>;
+  get(messageId: string): Promise<InboxEntry | null>;
+  /**
+   * Deletes done entries older than `olderThanMs` (default: the retention
+   * floor). A value below the floor is refused with `InvalidOption` naming both.
+   */
+  prune(olderThanMs?: number): Promise<number>;
 }
 
 /** A TTL-bounded named lock. Exclusion lapses silently at expiry. */
@@ -422,6 +486,13 @@ export interface TxOps {
   notify(channel: string, payload?: string): Promise<void>;
   saveOffset(stream: string, consumer: string, offset: number): Promise<boolean>;
   outboxEnqueue(outbox: string, payload: unknown, opts?: JobOpts): Promise<number>;
+  /**
+   * Inbox guard (SPEC §11): inserts (inbox, messageId) first, in this
+   * transaction. `'claimed'`: run the effect here, it commits with the claim;
+   * `'duplicate'`: another transaction claimed it (committed, or live: this
+   * call then waits for it to end); `'dead'`. Prefer `store.inbox(name).claim(tx, id)`.
+   */
+  inboxClaim(inbox: string, messageId: string): Promise<InboxClaim>;
 }
 
 /** An engine-owned transaction from `beginTx()`. */
@@ -469,6 +540,8 @@ export interface Store {
   queue(name: string, opts?: QueueOpts): Queue;
   outbox(name: string, opts?: QueueOpts): Outbox;
   outboxEnqueue(outbox: string, payload: unknown, opts?: JobOpts): Promise<number>;
+  /** A consumer inbox handle (SPEC §11). @throws InvalidOption on bad options, name errors on a bad name. */
+  inbox(name: string, opts?: InboxOpts): Inbox;
 
   tryLock(name: string, owner: string, ttlMs: number): Promise<Lock | null>;
 

@@ -13,6 +13,7 @@
  * - Configuration objects (store, dispatcher, module options) use
  *   {@link InvalidOption} with the same bounds, via {@link asOption}.
  */
+import { DEFAULT_MAX_PAYLOAD_BYTES, MAX_PAYLOAD_BYTES_LIMIT } from './codec.js';
 import { InvalidArgument, InvalidName, InvalidOption, ReservedName } from './errors.js';
 
 /** The reserved prefix of every engine-owned name. Case-sensitive. */
@@ -34,7 +35,7 @@ export const MAX_PRIORITY = 2 ** 31 - 1;
 export const MAX_ATTEMPTS = 2 ** 31 - 1;
 
 /** Name kinds in the shared (reserved-prefix) namespace. */
-export type NameKind = 'channel' | 'stream' | 'queue' | 'outbox' | 'lock' | 'schedule';
+export type NameKind = 'channel' | 'stream' | 'queue' | 'outbox' | 'lock' | 'schedule' | 'inbox';
 
 /** Kinds of free-form keys: not in the reserved namespace, at most {@link MAX_KEY_BYTES}. */
 export type KeyKind = 'key' | 'consumer' | 'owner' | 'worker' | 'uniqueKey' | 'orderingKey' | 'outbox key' | (string & {});
@@ -254,6 +255,11 @@ export function asOption<T>(check: () => T): T {
     if (err instanceof InvalidArgument) throw new InvalidOption(err.argument, err.problem);
     throw err;
   }
+}
+
+/** The `maxPayloadBytes` store option (both engines): an integer in 1..2^30, default 1 MiB. */
+export function maxPayloadBytesOption(v: unknown): number {
+  return v === undefined ? DEFAULT_MAX_PAYLOAD_BYTES : asOption(() => requireInt('maxPayloadBytes', v, 1, MAX_PAYLOAD_BYTES_LIMIT));
 }
 
 // ── composite inputs shared by both engines ─────────────────────────────

@@ -11,6 +11,20 @@ export class MissingPeer extends AlkstoreError {
   }
 }
 
+/**
+ * An optional peer is installed at a version this runtime cannot use (code
+ * `INCOMPATIBLE_PEER`); the message names the package, its version and the fix.
+ */
+export class IncompatiblePeer extends AlkstoreError {
+  constructor(
+    readonly pkg: string,
+    readonly version: string,
+    fix: string,
+  ) {
+    super('INCOMPATIBLE_PEER', `alkstore cannot use the installed "${pkg}" ${version}: it ${fix}`);
+  }
+}
+
 /** Imports an optional peer, turning "module not found" into {@link MissingPeer}. */
 export async function loadPeer<T>(pkg: string, load: () => Promise<T>, purpose?: string): Promise<T> {
   try {

@@ -1,7 +1,32 @@
 import { outboxQueueName } from '../contract/names.js';
 import type { JobOpts, QueueOpts } from '../contract/options.js';
-import type { Job, Outbox, Queue } from '../contract/types.js';
-import { requireFunction, validateKey } from '../contract/validate.js';
+import { InvalidArgument } from '../contract/errors.js';
+import type { DeliveryReceipt, Job, Outbox, Queue, StoredReceipt } from '../contract/types.js';
+import { requireArray, requireDurationMs, requireFunction, requireJobId, validateKey } from '../contract/validate.js';
+
+/** Where an engine keeps the brokers' receipts of delivered outbox messages. */
+export interface ReceiptDriver {
+  putReceipts(outbox: string, rows: readonly { messageId: number; receiptText: string }[]): Promise<void>;
+  getReceipt(outbox: string, messageId: number): Promise<StoredReceipt | null>;
+  pruneReceipts(outbox: string, olderThanMs: number): Promise<number>;
+}
+
+/** Largest stored receipt (JSON characters). */
+const MAX_RECEIPT_CHARS = 4096;
+
+function receiptText(i: number, r: unknown): string {
+  if (r === null || typeof r !== 'object' || Array.isArray(r) || typeof (r as DeliveryReceipt).broker !== 'string') {
+    throw new InvalidArgument(`receipts[${i}].receipt`, 'must be an object with a string broker field');
+  }
+  for (const [k, v] of Object.entries(r)) {
+    if (typeof v !== 'string' && typeof v !== 'boolean' && !(typeof v === 'number' && Number.isFinite(v))) {
+      throw new InvalidArgument(`receipts[${i}].receipt.${k.slice(0, 64)}`, 'must be a string, a finite number or a boolean');
+    }
+  }
+  const text = JSON.stringify(r);
+  if (text.length > MAX_RECEIPT_CHARS) throw new InvalidArgument(`receipts[${i}].receipt`, `must encode to at most ${MAX_RECEIPT_CHARS} characters, got ${text.length}`);
+  return text;
+}
 
 /** Engine-agnostic outbox over its backing queue (`__alkstore_outbox:<name>`). */
 export class OutboxHandle implements Outbox {
@@ -10,9 +35,27 @@ export class OutboxHandle implements Outbox {
   constructor(
     readonly name: string,
     backingQueue: (queueName: string, opts?: QueueOpts) => Queue,
-    opts?: QueueOpts,
+    opts: QueueOpts | undefined,
+    private readonly receipts: ReceiptDriver,
   ) {
     this.queue = backingQueue(outboxQueueName(name), opts);
+  }
+
+  async recordReceipts(receipts: readonly { readonly messageId: number; readonly receipt: DeliveryReceipt }[]): Promise<void> {
+    const list = requireArray<{ readonly messageId: number; readonly receipt: DeliveryReceipt } | null>('receipts', receipts);
+    const rows = list.map((e, i) => {
+      if (e === null || typeof e !== 'object') throw new InvalidArgument(`receipts[${i}]`, 'must be an object { messageId, receipt }');
+      return { messageId: requireJobId(`receipts[${i}].messageId`, e.messageId), receiptText: receiptText(i, e.receipt) };
+    });
+    if (rows.length > 0) await this.receipts.putReceipts(this.name, rows);
+  }
+
+  async receipt(messageId: number): Promise<StoredReceipt | null> {
+    return this.receipts.getReceipt(this.name, requireJobId('messageId', messageId));
+  }
+
+  async pruneReceipts(olderThanMs: number): Promise<number> {
+    return this.receipts.pruneReceipts(this.name, requireDurationMs('olderThanMs', olderThanMs, { allowZero: true }));
   }
 
   enqueue(payload: unknown, opts?: JobOpts): Promise<number> {

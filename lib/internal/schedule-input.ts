@@ -18,7 +18,7 @@ export interface ScheduleInput {
 }
 
 /** Validates every argument of `schedule(...)` before any I/O (loads croner for a cron spec). */
-export async function scheduleInput(name: unknown, spec: unknown, queue: unknown, payload: unknown, opts: unknown): Promise<ScheduleInput> {
+export async function scheduleInput(name: unknown, spec: unknown, queue: unknown, payload: unknown, opts: unknown, maxPayloadBytes?: number): Promise<ScheduleInput> {
   const validName = validateName('schedule', name);
   const o = optionalObject<ScheduleOpts>('schedule opts', opts) ?? {};
   const parsed = await parseScheduleSpec(spec, o.timeZone ?? 'UTC');
@@ -26,7 +26,7 @@ export async function scheduleInput(name: unknown, spec: unknown, queue: unknown
     name: validName,
     parsed,
     queue: validateName('queue', queue),
-    payloadText: encodePayload(payload),
+    payloadText: encodePayload(payload, 'payload', maxPayloadBytes),
     ...scheduleOptsInput(opts),
     catchUp: parseCatchUp(o.catchUp),
     owner: o.owner === null ? null : (optionalKey('owner', o.owner) ?? null),

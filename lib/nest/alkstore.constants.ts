@@ -1,6 +1,9 @@
 /** Injection token of the resolved module options. */
 export const ALKSTORE_MODULE_OPTIONS = 'alkstore:module-options';
 
+/** Injection token of the queue and outbox names `forRoot` / `forRootAsync` list (`queues`, `outboxes`). */
+export const ALKSTORE_LISTED_HANDLES = 'alkstore:listed-handles';
+
 /** Metadata key of `@OutboxHandler` (a list per method). */
 export const OUTBOX_HANDLER_METADATA = 'alkstore:outbox-handler';
 /** Metadata key of `@QueueHandler` (a list per method). */

@@ -1,10 +1,10 @@
-import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Optional, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { InvalidOption } from '../contract/errors.js';
 import { validateName } from '../contract/names.js';
 import type { Job, StoreLogger } from '../contract/types.js';
 import { WORKER_EVENT_NAMES } from '../worker/worker-events.js';
-import { ALKSTORE_MODULE_OPTIONS, OUTBOX_HANDLER_METADATA, QUEUE_HANDLER_METADATA, SCHEDULED_METADATA, SCHEDULED_QUEUE_PREFIX, WORKER_EVENT_METADATA } from './alkstore.constants.js';
+import { ALKSTORE_LISTED_HANDLES, ALKSTORE_MODULE_OPTIONS, OUTBOX_HANDLER_METADATA, QUEUE_HANDLER_METADATA, SCHEDULED_METADATA, SCHEDULED_QUEUE_PREFIX, WORKER_EVENT_METADATA } from './alkstore.constants.js';
 import { InvalidHandler } from './errors/invalid-handler.error.js';
 import { exploreNestSchedule, type DiscoveredTimeout } from './schedules/explore-nest-schedule.js';
 import { validateScheduledSpecs } from './schedules/sync-schedules.js';
@@ -12,6 +12,7 @@ import type { AlkstoreModuleOptions } from './interfaces/alkstore-options.interf
 import type { OutboxHandlerMetadata, QueueHandlerMetadata, ScheduledMetadata, WorkerEventMetadata } from './interfaces/handler-options.interface.js';
 import { Store } from './store.token.js';
 import { readMethodMetadata } from './utils/append-metadata.js';
+import { checkWiring, refuseUntypedParameters, type ListedHandles } from './utils/check-wiring.js';
 import { nestStoreLogger } from './utils/nest-logger.js';
 
 /** A discovered handler: `Class.method` and the bound method. */
@@ -57,26 +58,63 @@ export class AlkstoreExplorer implements OnModuleInit {
   timeouts: DiscoveredTimeout[] = [];
   private readonly logger: StoreLogger;
   private readonly nestSchedule: AlkstoreModuleOptions['nestSchedule'];
+  private readonly workers: AlkstoreModuleOptions['workers'];
 
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
     private readonly store: Store,
     @Inject(ALKSTORE_MODULE_OPTIONS) options: AlkstoreModuleOptions,
+    @Optional() @Inject(ALKSTORE_LISTED_HANDLES) private readonly listed?: ListedHandles,
   ) {
     this.logger = options.logger ?? nestStoreLogger();
     this.nestSchedule = options.nestSchedule;
+    this.workers = options.workers;
   }
 
   async onModuleInit(): Promise<void> {
     try {
+      this.refuseSecondRoot();
+      refuseUntypedParameters(this.discovery);
       this.explore();
       await this.exploreSchedules();
+      checkWiring(
+        this.discovery,
+        this.listed,
+        {
+          handled: {
+            queue: new Set([...this.queueHandlers.map((h) => h.meta.queue), ...this.scheduled.map((s) => s.queue)]),
+            outbox: new Set(this.outboxHandlers.map((h) => h.meta.outbox)),
+          },
+          // The testing kit's manual mode runs chosen handlers on purpose: no warning about the others.
+          workers: this.workers !== false && this.workers !== 'manual',
+        },
+        this.logger,
+      );
     } catch (err) {
       // Startup fails here, before anything could close the store: do not leak its connections.
-      await this.store.close().catch(() => undefined);
+      await this.closeAfterFailedStart();
       throw err;
     }
+  }
+
+  /** Closes this explorer's store when startup fails. */
+  async closeAfterFailedStart(): Promise<void> {
+    await this.store.close().catch(() => undefined);
+  }
+
+  /**
+   * Two `forRoot` / `forRootAsync` in one application open two stores, and
+   * every module then gets the last one registered: refuse at bootstrap.
+   */
+  private refuseSecondRoot(): void {
+    const roots = this.discovery.getProviders().filter((w) => w.instance instanceof AlkstoreExplorer);
+    if (roots.length <= 1) return;
+    for (const w of roots) if (w.instance !== this) void (w.instance as AlkstoreExplorer).closeAfterFailedStart();
+    throw new InvalidOption(
+      'AlkstoreModule.forRoot',
+      `is registered ${roots.length} times in this application: each opens its own store, and every module would get the last one. Register forRoot or forRootAsync once, in the root module; feature modules use AlkstoreModule.forFeature({ queues, outboxes })`,
+    );
   }
 
   private explore(): void {

@@ -3,14 +3,15 @@ import { DiscoveryModule } from '@nestjs/core';
 import { InvalidOption } from '../contract/errors.js';
 import { validateName } from '../contract/names.js';
 import type { QueueOpts } from '../contract/options.js';
-import { ALKSTORE_MODULE_OPTIONS, getOutboxToken, getQueueToken } from './alkstore.constants.js';
+import { ALKSTORE_LISTED_HANDLES, ALKSTORE_MODULE_OPTIONS, getOutboxToken, getQueueToken } from './alkstore.constants.js';
 import { AlkstoreExplorer } from './alkstore.explorer.js';
-import { declaredHandles, type HandleKind } from './alkstore.registry.js';
+import { declaredHandles, injectionSitesSoFar, recordFeatureHandles, type HandleKind } from './alkstore.registry.js';
 import { openStoreFromOptions } from './alkstore.store-factory.js';
 import { AlkstoreWorkerHost } from './alkstore.worker-host.js';
 import type { AlkstoreFeatureOptions, AlkstoreModuleAsyncOptions, AlkstoreModuleOptions, AlkstoreOptionsFactory } from './interfaces/alkstore-options.interface.js';
 import { Store } from './store.token.js';
 import { AlkstoreTransactions } from './typeorm/alkstore-transactions.service.js';
+import { UNTYPED_PARAMETER } from './utils/check-wiring.js';
 import { nestStoreLogger } from './utils/nest-logger.js';
 
 const storeProvider: Provider = {
@@ -55,7 +56,9 @@ export class AlkstoreModule {
    * handler names, scoped to a module.
    */
   static forFeature(features: AlkstoreFeatureOptions): DynamicModule {
-    const providers = handleProviders(listedHandles(features));
+    const listed = listedHandles(features);
+    for (const kind of ['queue', 'outbox'] as const) recordFeatureHandles(kind, listed[kind].keys());
+    const providers = handleProviders(listed);
     return { module: AlkstoreFeatureModule, providers, exports: providers.map((p) => p.provide) };
   }
 }
@@ -81,10 +84,16 @@ function rootModule(imports: DynamicModule['imports'], optionsProviders: Provide
     module: AlkstoreModule,
     imports,
     get providers(): Provider[] {
-      return [...optionsProviders, ...coreProviders, ...lazyHandles()];
+      return [
+        ...optionsProviders,
+        ...coreProviders,
+        { provide: ALKSTORE_LISTED_HANDLES, useValue: listed },
+        { provide: Object, useValue: UNTYPED_PARAMETER },
+        ...lazyHandles(),
+      ];
     },
     get exports(): NonNullable<DynamicModule['exports']> {
-      return [...coreExports, ...lazyHandles().map((p) => p.provide)];
+      return [...coreExports, Object, ...lazyHandles().map((p) => p.provide)];
     },
   };
 }
@@ -107,9 +116,23 @@ function listedHandles(features: AlkstoreFeatureOptions): Record<HandleKind, Han
   return out;
 }
 
-/** What handlers declared, overlaid with what the module lists (its options win). */
+/**
+ * What handlers declared, overlaid with what the module lists (its options
+ * win), plus every name an `@InjectQueue` / `@InjectOutbox` uses: Nest then
+ * resolves it, and the explorer explains at bootstrap a name nothing declares
+ * (instead of Nest's generic "can't resolve dependencies").
+ */
 function merged(listed: Record<HandleKind, HandleMap>): Record<HandleKind, HandleMap> {
   const out: Record<HandleKind, HandleMap> = { queue: new Map(declaredHandles('queue')), outbox: new Map(declaredHandles('outbox')) };
+  for (const site of injectionSitesSoFar()) {
+    if (out[site.kind].has(site.name)) continue;
+    try {
+      validateName(site.kind, site.name);
+      out[site.kind].set(site.name, undefined);
+    } catch {
+      // An invalid injected name gets no provider: Nest's error names its token.
+    }
+  }
   for (const kind of ['queue', 'outbox'] as const) {
     for (const [name, opts] of listed[kind]) out[kind].set(name, opts ?? out[kind].get(name));
   }

@@ -3,7 +3,7 @@ import type { Pool } from 'pg';
 import type { DataSource } from 'typeorm';
 import { InvalidOption } from '../contract/errors.js';
 import type { Store, StoreLogger } from '../contract/types.js';
-import { openStore } from '../open-store.js';
+import { openStore, refusePostgresOnly } from '../open-store.js';
 import type { AlkstoreModuleOptions } from './interfaces/alkstore-options.interface.js';
 import { validateModuleOptions } from './utils/validate-module-options.js';
 
@@ -19,8 +19,11 @@ export async function openStoreFromOptions(options: AlkstoreModuleOptions, logge
     schema: options.schema,
     migrate: options.migrate,
     poolSize: options.poolSize,
+    pooler: options.pooler,
+    listenUrl: options.listenUrl,
     pollIntervalMs: options.pollIntervalMs,
     localHandoff: options.localHandoff,
+    maxPayloadBytes: options.maxPayloadBytes,
     logger,
   };
   if (options.url !== undefined && options.dataSource !== undefined) {
@@ -44,8 +47,9 @@ async function openNextToDataSource(ds: DataSource, options: AlkstoreModuleOptio
         `of type ${type} uses an in-memory database (":memory:"); alkstore opens its own connection, which would see a different, empty database. Use a file path`,
       );
     }
+    refusePostgresOnly(common, 'dataSource');
     const { openSqliteStore } = await import('../engines/sqlite/index.js');
-    return openSqliteStore({ path: database, pollIntervalMs: common.pollIntervalMs, localHandoff: common.localHandoff, logger: common.logger });
+    return openSqliteStore({ path: database, pollIntervalMs: common.pollIntervalMs, localHandoff: common.localHandoff, maxPayloadBytes: common.maxPayloadBytes, logger: common.logger });
   }
   if (POSTGRES_TYPES.has(type)) {
     const { openPostgresStore } = await import('../engines/postgres/index.js');

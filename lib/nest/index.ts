@@ -14,5 +14,9 @@ export * from './errors/index.js';
 export * from './interfaces/index.js';
 export * from './queue-ref.js';
 export { Store, Store as AlkstoreStore } from './store.token.js';
+// The contract types a Nest application uses next to the module, so one import path serves both.
+export type { Job, JobInfo, Outbox, Queue, StreamEvent, TxOps } from '../contract/types.js';
+export type { Jsonified } from '../contract/codec.js';
+export { PermanentError } from '../contract/errors.js';
 export * from './typeorm/index.js';
 export { QueueWorker, type QueueWorkerOptions } from '../worker/queue-worker.js';

@@ -10,6 +10,8 @@ import { combineObservers, type WorkerObserver } from '../worker/worker-observer
 import { NoopOutboxMetrics, outboxMetricsObserver, type OutboxMetrics } from './outbox-metrics.js';
 import { OutboxSettings, type OutboxSettingsInput } from './outbox-settings.js';
 import { RetryPolicy } from './retry-policy.js';
+import type { Publisher, PublisherHealth } from '../publishers/publisher.js';
+import { DEFAULT_RESTART_ALLOWANCE_MS, publisherContext, publisherDelivery } from './publisher-delivery.js';
 
 /**
  * Delivers one outbox message (publishes it to a broker, calls a webhook, …).
@@ -26,7 +28,19 @@ export interface OutboxDispatcherOptions {
   readonly store: Pick<Store, 'outbox'>;
   /** The outbox to drain (its backing queue is `__alkstore_outbox:<name>`). */
   readonly outbox: string;
-  readonly handler: OutboxDeliveryHandler;
+  /** Custom delivery; give either this or `publisher`. */
+  readonly handler?: OutboxDeliveryHandler;
+  /**
+   * A broker publisher (`alkstore/publishers`) instead of a handler: the
+   * dispatcher connects it before claiming (a server that is down keeps the
+   * messages pending), publishes each message with its id as the broker's
+   * dedup id, and stores the broker's receipt before the ack.
+   */
+  readonly publisher?: Publisher;
+  /** With `publisher`: store each broker receipt before the ack (default true; false saves one batched write per event-loop turn). */
+  readonly receipts?: boolean;
+  /** With `publisher`: the restart allowance of the retry horizon checked against the broker's dedup window (default 60 000 ms). */
+  readonly restartAllowanceMs?: number;
   /** Settings, or any subset of them over the defaults. */
   readonly settings?: OutboxSettings | OutboxSettingsInput;
   /** Default: a no-op. */
@@ -85,12 +99,21 @@ export class OutboxDispatcher {
   readonly workerId: string;
   readonly retryPolicy: RetryPolicy;
   private readonly core: WorkerCore;
+  private readonly publisher: Publisher | null;
+  private readonly logger: StoreLogger;
+  private publisherCtx: ReturnType<typeof publisherContext> | null = null;
 
   /** @throws InvalidOption (or the name errors of `store.outbox`) on bad options, before any I/O */
   constructor(options: OutboxDispatcherOptions) {
     if (options === null || typeof options !== 'object') throw new InvalidOption('options', 'must be an object');
     if (!options.store || typeof options.store.outbox !== 'function') throw new InvalidOption('store', 'must be an alkstore Store');
-    asOption(() => requireFunction('handler', options.handler));
+    if ((options.handler === undefined) === (options.publisher === undefined)) throw new InvalidOption('handler', 'or publisher: give exactly one of them');
+    if (options.handler !== undefined) asOption(() => requireFunction('handler', options.handler));
+    if (options.publisher !== undefined && (typeof options.publisher !== 'object' || typeof options.publisher.publish !== 'function' || typeof options.publisher.connect !== 'function')) {
+      throw new InvalidOption('publisher', 'must be a Publisher (connect, publish, health, close), e.g. new NatsJetStreamPublisher(...) from alkstore/publishers');
+    }
+    const restartAllowanceMs = options.restartAllowanceMs ?? DEFAULT_RESTART_ALLOWANCE_MS;
+    if (!Number.isInteger(restartAllowanceMs) || restartAllowanceMs < 0 || restartAllowanceMs > 2_147_483_647) throw new InvalidOption('restartAllowanceMs', 'must be an integer in [0, 2147483647]');
     if (options.random !== undefined) asOption(() => requireFunction('random', options.random));
     this.outbox = validateName('outbox', options.outbox);
     this.settings = OutboxSettings.create(options.settings ?? {});
@@ -98,14 +121,20 @@ export class OutboxDispatcher {
     const logger = options.logger ?? defaultLogger;
     if (options.workerId !== undefined) validateKey('worker', options.workerId);
     this.workerId = options.workerId ?? `${hostname()}-${process.pid}-${randomBytes(4).toString('hex')}`;
-    const queue: Queue = options.store.outbox(this.outbox).queue;
+    const outboxHandle = options.store.outbox(this.outbox);
+    const queue: Queue = outboxHandle.queue;
+    this.publisher = options.publisher ?? null;
+    this.logger = logger;
+    if (this.publisher) this.publisherCtx = publisherContext(this.outbox, this.settings, restartAllowanceMs, logger, options.metrics);
+    if (options.receipts !== undefined && typeof options.receipts !== 'boolean') throw new InvalidOption('receipts', 'must be a boolean');
+    const handler = options.publisher ? publisherDelivery(options.publisher, outboxHandle, options.receipts ?? true) : options.handler!;
     const s = this.settings;
     const name = `outbox ${JSON.stringify(this.outbox)}`;
     const metrics = options.metrics && !(options.metrics instanceof NoopOutboxMetrics) ? outboxMetricsObserver(options.metrics, this.outbox) : null;
     this.core = new WorkerCore({
       queue,
       name,
-      handler: options.handler,
+      handler,
       concurrency: s.maxInFlight,
       prefetch: 0,
       maxClaim: s.batchSize,
@@ -147,7 +176,19 @@ export class OutboxDispatcher {
    */
   async run(signal: AbortSignal): Promise<void> {
     if (this.core.running) throw new AlreadyRunning(`the dispatcher of outbox ${JSON.stringify(this.outbox)}`);
-    await this.core.run(signal);
+    if (!this.publisher) return this.core.run(signal);
+    try {
+      // Nothing is claimed until the broker is reachable and its configuration checked.
+      await this.publisher.connect(this.publisherCtx!, signal);
+      if (!signal.aborted) await this.core.run(signal);
+    } finally {
+      await this.publisher.close().catch((err: unknown) => this.logger.warn(`closing the publisher of outbox ${JSON.stringify(this.outbox)} failed: ${String(err)}`));
+    }
+  }
+
+  /** The publisher's connection state (`up` for a handler-backed dispatcher: it has none). */
+  health(): PublisherHealth {
+    return this.publisher ? this.publisher.health() : { status: 'up' };
   }
 
   private outcomeOf(job: Job, failure: FailureKind, error: unknown): FailureOutcome {

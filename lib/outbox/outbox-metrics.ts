@@ -37,6 +37,13 @@ export interface OutboxMetrics {
   oldestPendingAgeMs(ageMs: number, outbox: string): void;
   /** The dispatcher let go of a row without recording its outcome. Optional. */
   abandoned?(reason: AbandonReason, outbox: string): void;
+  /** A publisher's broker answered a publish as a duplicate it already stored (absorbed by the dedup id). Optional. */
+  brokerDuplicate?(outbox: string): void;
+  /**
+   * A publish that had already timed out (and will be retried) was confirmed by
+   * the broker afterwards: the fourth duplicate window. Optional.
+   */
+  lateConfirm?(outbox: string): void;
 }
 
 /** The default: records nothing. The dispatcher also skips stats sampling for it. */
@@ -49,6 +56,8 @@ export class NoopOutboxMetrics implements OutboxMetrics {
   pending(): void {}
   oldestPendingAgeMs(): void {}
   abandoned(): void {}
+  brokerDuplicate(): void {}
+  lateConfirm(): void {}
 }
 
 /** One shared no-op instance. */

@@ -1,7 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { Closed, Database as DatabaseError, InvalidOption } from '../contract/errors.js';
 import { asOption, requireTimerMs } from '../contract/validate.js';
-import { loadPeer } from '../internal/load-peer.js';
+import { loadBetterSqlite3 } from '../internal/load-better-sqlite3.js';
 import { assertEpoch, assertFrame, type OutboxRecord } from './epoch.js';
 import type { OutboxStore } from './outbox-store.js';
 import { checkIdentifier, checkKey } from './store-options.js';
@@ -54,11 +54,11 @@ export class SqliteOutboxStore implements OutboxStore {
       if (typeof options.path !== 'string' || options.path.length === 0) {
         throw new InvalidOption('path', 'must be a non-empty string (SqliteOutboxStore.open needs a `path` or an open `database`)');
       }
-      const mod = await loadPeer('better-sqlite3', () => import('better-sqlite3'));
+      const Driver = await loadBetterSqlite3();
       const path = options.path;
       db = wrap(`open sqlite outbox ${JSON.stringify(path)}`, () => {
         // The timeout applies from the first statement on: another process may hold the lock while it switches the file to WAL.
-        const opened = new mod.default(path, { timeout: busyTimeoutMs });
+        const opened = new Driver(path, { timeout: busyTimeoutMs });
         // WAL lets readers run beside the writer; FULL makes every commit durable (append before send).
         opened.pragma('journal_mode = WAL');
         opened.pragma('synchronous = FULL');

@@ -1,5 +1,5 @@
-import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -135,16 +135,172 @@ for (const engine of contractEngines()) {
 
     it('pauses and resumes a queue on every replica', async () => {
       const q = store.queue('paused-q');
+      await q.enqueue({ n: 1 });
       const run = await cli(['queue', 'pause', 'paused-q', '--url', url, ...extra]);
       expect(run.code).toBe(0);
       expect((await q.settings()).paused).toBe(true);
       expect((await cli(['queue', 'resume', 'paused-q', '--url', url, ...extra])).code).toBe(0);
       expect((await q.settings()).paused).toBe(false);
     });
+
+    it('queue pause refuses a queue it does not know (exit 3, nothing created) unless --force', async () => {
+      const typo = await cli(['queue', 'pause', 'nosuchqueue', '--url', url, ...extra]);
+      expect(typo.code).toBe(3);
+      expect(typo.stderr).toContain('no queue "nosuchqueue"');
+      expect(typo.stderr).toContain('--force');
+      expect(await store.admin().queueNames()).not.toContain('nosuchqueue');
+      const forced = await cli(['queue', 'pause', 'before-first-job', '--force', '--url', url, ...extra]);
+      expect(forced.code).toBe(0);
+      expect((await store.queue('before-first-job').settings()).paused).toBe(true);
+    });
+
+    it('dead commands name an unknown queue or outbox and exit 3', async () => {
+      const run = await cli(['dead', 'list', '--queue', 'nosuch', '--url', url, ...extra]);
+      expect(run.code).toBe(3);
+      expect(run.stderr).toContain('no queue "nosuch"');
+      const box = await cli(['dead', 'purge', '--outbox', 'nosuch-box', '--all', '--url', url, ...extra]);
+      expect(box.code).toBe(3);
+      expect(box.stderr).toContain('no outbox "nosuch-box"');
+    });
+
+    it('--outbox reaches an outbox\'s dead letters without the reserved queue name', async () => {
+      const outbox = store.outbox('order-created', { maxAttempts: 1 });
+      const id = await outbox.enqueue({ orderId: 7 });
+      for (const job of await outbox.queue.claimBatch(1, 'w')) await job.fail(new Error('broker said no'));
+      const list = await cli(['dead', 'list', '--outbox', 'order-created', '--url', url, ...extra]);
+      expect(list.code).toBe(0);
+      expect(list.stdout).toContain('broker said no');
+      expect(list.stdout).toContain('{"orderId":7}');
+      const redrive = await cli(['dead', 'redrive', '--outbox', 'order-created', '--id', String(id), '--url', url, ...extra]);
+      expect(redrive).toMatchObject({ code: 0 });
+      expect(redrive.stdout).toContain('redrove 1 dead job of outbox "order-created"');
+      expect(await outbox.queue.getJob(id)).toMatchObject({ state: 'pending' });
+      const both = await cli(['dead', 'list', '--outbox', 'order-created', '--queue', 'x', '--url', url, ...extra]);
+      expect(both.code).toBe(2);
+    });
+
+    it('dead purge and redrive --dry-run say what they would change and change nothing', async () => {
+      const [a] = await deadJobs(store, 'dry', 2);
+      const dry = await cli(['dead', 'purge', '--queue', 'dry', '--all', '--dry-run', '--url', url, ...extra]);
+      expect(dry.code).toBe(0);
+      expect(dry.stdout).toContain('would purge 2 dead jobs of queue "dry"; nothing changed');
+      const one = await cli(['dead', 'redrive', '--queue', 'dry', '--id', String(a), '--dry-run', '--json', '--url', url, ...extra]);
+      expect(JSON.parse(one.stdout)).toEqual({ dryRun: true, wouldRedrive: 1, ids: [a] });
+      expect((await store.queue('dry').stats()).dead).toBe(2);
+    });
+
+    it('on a terminal, dead purge asks first: "n" changes nothing, "y" (or --yes) purges', async () => {
+      await deadJobs(store, 'tty', 2);
+      const no = await onTerminal(['dead', 'purge', '--queue', 'tty', '--all', '--url', url, ...extra], 'n\n');
+      expect(no.output).toContain('purge 2 dead jobs of queue "tty" (deleted for good)? [y/N]');
+      expect(no.output).toContain('not confirmed: nothing changed');
+      expect(no.code).toBe(1);
+      expect((await store.queue('tty').stats()).dead).toBe(2);
+      const yes = await onTerminal(['dead', 'purge', '--queue', 'tty', '--all', '--url', url, ...extra], 'y\n');
+      expect(yes.code).toBe(0);
+      expect(yes.output).toContain('purged 2 dead jobs of queue "tty"');
+      expect((await store.queue('tty').stats()).dead).toBe(0);
+      await deadJobs(store, 'tty', 1);
+      const skip = await onTerminal(['dead', 'purge', '--queue', 'tty', '--all', '--yes', '--url', url, ...extra], '');
+      expect(skip.output).not.toContain('[y/N]');
+      expect(skip.code).toBe(0);
+    });
   });
 }
 
+/** Runs `alkstore …` on a pseudo-terminal (util-linux `script`), typing `input`. */
+function onTerminal(args: string[], input: string): Promise<{ code: number; output: string }> {
+  const quoted = [process.execPath, entry, ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
+  return new Promise((done) => {
+    const child = spawn('script', ['-qec', quoted, '/dev/null'], { cwd: ROOT, env: { ...process.env, NODE_OPTIONS: '' } });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => {
+      output += d.toString();
+      if (input && output.includes('[y/N]')) {
+        child.stdin.write(input);
+        input = '';
+      }
+    });
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    child.on('close', (code) => done({ code: code ?? 1, output }));
+  });
+}
+
+describe('alkstore CLI on an empty database', () => {
+  it('migrate says what it applied, then that nothing was needed (SQLite)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'alkstore-cli-'));
+    try {
+      const u = `sqlite:${join(dir, 'fresh.db')}`;
+      const first = await cli(['migrate', '--url', u]);
+      expect(first.code).toBe(0);
+      expect(first.stdout).toMatch(/created the alkstore tables \(schema version \d+\)/);
+      expect(first.stdout).toContain('applied 1 step');
+      const again = await cli(['migrate', '--url', u]);
+      expect(again.stdout).toContain('nothing applied');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  (PG_AVAILABLE ? it : it.skip)('migrate says which migrations it applied, then that nothing was needed (PostgreSQL)', async () => {
+    const schema = `cli_fresh_${process.pid}_${Date.now().toString(36)}`;
+    try {
+      const first = await cli(['migrate', '--url', PG_URL, '--schema', schema, '--json']);
+      expect(first.code).toBe(0);
+      const applied = (JSON.parse(first.stdout) as { applied: string[] }).applied;
+      expect(applied.length).toBeGreaterThan(1);
+      expect(applied[0]).toMatch(/^applied migration 1 \(.+\) to schema/);
+      const again = await cli(['migrate', '--url', PG_URL, '--schema', schema]);
+      expect(again.stdout).toContain('nothing applied');
+    } finally {
+      await dropPgSchemas(schema);
+    }
+  });
+
+  (PG_AVAILABLE ? it : it.skip)('an unmigrated PostgreSQL schema is explained as `alkstore migrate` (engine-only: SQLite creates its tables)', async () => {
+    const run = await cli(['stats', '--url', PG_URL, '--schema', `cli_never_${process.pid}`]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('has no alkstore tables');
+    expect(run.stderr).toContain('run `alkstore migrate` with the same --url and --schema');
+    expect(run.stderr).not.toContain('postgresMigrationSql');
+  });
+
+  (PG_AVAILABLE ? it : it.skip)('a PostgreSQL database that does not exist (SQLSTATE 3D000) says createdb', async () => {
+    const base = new URL(PG_URL);
+    base.pathname = '/no_such_db_cli';
+    const run = await cli(['stats', '--url', base.toString()]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`createdb -h ${base.hostname}${base.port ? ` -p ${base.port}` : ''}${base.username ? ` -U ${base.username}` : ''} no_such_db_cli`);
+  });
+});
+
 describe('alkstore CLI errors', () => {
+  it('--version prints the package version', async () => {
+    const run = await cli(['--version']);
+    expect(run.code).toBe(0);
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+    expect(run.stdout.trim()).toBe(`alkstore ${pkg.version}`);
+    expect((await cli(['-v'])).stdout.trim()).toBe(`alkstore ${pkg.version}`);
+  });
+
+  it('migrate --print needs no --url with --engine', async () => {
+    const pg = await cli(['migrate', '--print', '--engine', 'postgres', '--schema', 'ops_print'], { ALKSTORE_URL: '' });
+    expect(pg.code).toBe(0);
+    expect(pg.stdout).toContain('CREATE TABLE "ops_print".jobs');
+    const lite = await cli(['migrate', '--print', '--engine', 'sqlite'], { ALKSTORE_URL: '' });
+    expect(lite.stdout).toContain('CREATE TABLE IF NOT EXISTS __alkstore_jobs');
+    const none = await cli(['migrate', '--print'], { ALKSTORE_URL: '' });
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain('--engine sqlite|postgres');
+  });
+
+  it('a malformed --schema exits 2 before any connection', async () => {
+    const run = await cli(['stats', '--url', 'postgres://nobody@127.0.0.1:1/none', '--schema', 'bad-name!']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('--schema "bad-name!"');
+    expect(run.stderr).not.toContain('cannot open');
+  });
+
   it('prints the migration SQL without touching a database', async () => {
     const pg = await cli(['migrate', '--print', '--url', 'postgres://nobody@127.0.0.1:1/none', '--schema', 'ops_print']);
     expect(pg.code).toBe(0);

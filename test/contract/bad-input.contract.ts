@@ -71,6 +71,7 @@ const SYNC_ENTRIES = new Set([
   'store.stream',
   'store.queue',
   'store.outbox',
+  'store.inbox',
   'store.withTx',
   'stream.subscribe',
   'queue.listen',

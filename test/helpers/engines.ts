@@ -23,6 +23,8 @@ export interface OpenExtra {
   random?: () => number;
   /** Local hand-off to this store's idle workers (default true). */
   localHandoff?: boolean;
+  /** Largest payload JSON in bytes (default 1 MiB). */
+  maxPayloadBytes?: number;
 }
 
 export interface EngineDb {

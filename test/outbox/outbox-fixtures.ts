@@ -238,7 +238,15 @@ export function faultyStore(store: Store, hooks: ClaimHooks | ((jobs: Job[]) => 
           return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
         },
       });
-      return { name: real.name, queue, enqueue: (p, o) => real.enqueue(p, o), runOnce: (w, d) => real.runOnce(w, d) };
+      return {
+        name: real.name,
+        queue,
+        enqueue: (p, o) => real.enqueue(p, o),
+        runOnce: (w, d) => real.runOnce(w, d),
+        recordReceipts: (r) => real.recordReceipts(r),
+        receipt: (id) => real.receipt(id),
+        pruneReceipts: (ms) => real.pruneReceipts(ms),
+      };
     },
   };
 }

@@ -11,19 +11,21 @@ export interface Snippet {
   readonly code: string;
 }
 
-/** Every ```ts block of README.md and docs/*.md, in file order. */
+/** Every ```ts block of README.md and docs/*.md, in file order, indented ones (in list items) included. */
 export function snippets(): Snippet[] {
   const files = ['README.md', ...readdirSync('docs').filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)];
   const out: Snippet[] = [];
   for (const file of files) {
     const lines = readFileSync(file, 'utf8').split('\n');
     for (let i = 0; i < lines.length; i += 1) {
-      const open = /^```(ts|typescript)\b(.*)$/.exec(lines[i]!);
+      // Fences may be indented (a block inside a list item): the body loses the fence's indentation.
+      const open = /^( *)```(ts|typescript)\b(.*)$/.exec(lines[i]!);
       if (!open) continue;
+      const indent = open[1]!;
       const start = i;
       const body: string[] = [];
-      for (i += 1; i < lines.length && !lines[i]!.startsWith('```'); i += 1) body.push(lines[i]!);
-      out.push({ file, line: start + 1, flags: open[2]!.trim().split(/\s+/).filter(Boolean), code: `${body.join('\n')}\n` });
+      for (i += 1; i < lines.length && !/^ *```\s*$/.test(lines[i]!); i += 1) body.push(lines[i]!.startsWith(indent) ? lines[i]!.slice(indent.length) : lines[i]!.trimStart());
+      out.push({ file, line: start + 1, flags: open[3]!.trim().split(/\s+/).filter(Boolean), code: `${body.join('\n')}\n` });
     }
   }
   return out;

@@ -7,7 +7,7 @@ import * as nest from '../../lib/nest/index.js';
 import * as outbox from '../../lib/outbox/index.js';
 import * as reliableSync from '../../lib/reliable-sync/index.js';
 import { AlkstoreError, PermanentError } from '../../lib/contract/errors.js';
-import { MissingPeer } from '../../lib/internal/load-peer.js';
+import { IncompatiblePeer, MissingPeer } from '../../lib/internal/load-peer.js';
 
 type ErrorClass = new (...args: never[]) => Error;
 
@@ -63,6 +63,7 @@ describe('error classes', () => {
     const samples: Record<string, () => AlkstoreError> = {
       PermanentError: () => new PermanentError('x'),
       MissingPeer: () => new MissingPeer('pg', null),
+      IncompatiblePeer: () => new IncompatiblePeer('better-sqlite3', '13.0.0', 'x'),
       InvalidHandler: () => new nest.InvalidHandler('x'),
       AlreadyRunning: () => new root.AlreadyRunning('x'),
       PayloadTooLarge: () => new root.PayloadTooLarge('c', 9000, 8000),
@@ -77,6 +78,7 @@ describe('error classes', () => {
       JournalCorrupt: () => new reliableSync.JournalCorrupt('f', 1, 0, 'x'),
       InvalidArgument: () => new root.InvalidArgument('x', 'y') as unknown as AlkstoreError,
       PublishTimeout: () => new outbox.PublishTimeout(1),
+      PublishFailed: () => new root.PublishFailed('x'),
       StoreCallTimeout: () => new outbox.StoreCallTimeout('claim', 1),
     };
     for (const [name, make] of Object.entries(samples)) {

@@ -10,6 +10,7 @@ import type { WakeHub } from '../../internal/wake-hub.js';
 import { num, type Executor, type Rows } from './executor.js';
 import { adminSql } from './admin.sql.js';
 import type { ClaimGate } from './claim-gate.js';
+import { inboxSql } from './inbox.sql.js';
 import { lockSql } from './lock.sql.js';
 import { notifySql } from './notify.sql.js';
 import { queueSql } from './queue.sql.js';
@@ -20,7 +21,7 @@ import { streamSql } from './stream.sql.js';
 /** Every statement of the engine for one schema. */
 export function engineSql(schema: string) {
   const s = new SchemaSql(schema);
-  return { queue: queueSql(s), stream: streamSql(s), lock: lockSql(s), schedule: scheduleSql(s), notify: notifySql(s), admin: adminSql(s) };
+  return { queue: queueSql(s), stream: streamSql(s), lock: lockSql(s), schedule: scheduleSql(s), notify: notifySql(s), admin: adminSql(s), inbox: inboxSql(s) };
 }
 
 export type EngineSql = ReturnType<typeof engineSql>;
@@ -49,12 +50,14 @@ export interface PgContext {
   readonly pollFallbackMs: number | undefined;
   /** Idle workers of this store that plain enqueues may hand jobs to (`localHandoff`); null when off. */
   readonly handoff: HandoffRegistry | null;
+  /** Largest payload JSON in UTF-8 bytes (the `maxPayloadBytes` store option). */
+  readonly maxPayloadBytes: number;
 }
 
 /** Enqueues one job through `exec` (pool or transaction). The name is validated by the caller. */
 export async function enqueueJob(ctx: PgContext, exec: Executor, queue: string, queueOpts: Required<QueueOpts>, payload: unknown, opts?: JobOpts): Promise<number> {
   const stamp = resolveJobStamp(queueOpts, opts);
-  return enqueueResolved(ctx, exec, queue, encodePayload(payload), stamp);
+  return enqueueResolved(ctx, exec, queue, encodePayload(payload, 'payload', ctx.maxPayloadBytes), stamp);
 }
 
 /** {@link enqueueJob} with the payload already encoded and the stamp already resolved. */
@@ -75,7 +78,7 @@ export async function enqueueResolved(ctx: PgContext, exec: Executor, queue: str
 export async function enqueueJobs(ctx: PgContext, exec: Executor, queue: string, queueOpts: Required<QueueOpts>, payloads: readonly unknown[], opts?: JobOpts): Promise<number[]> {
   const list = requireArray('payloads', payloads);
   const stamp = resolveJobStamp(queueOpts, opts);
-  const texts = list.map((p, i) => encodePayload(p, `payload ${i}`));
+  const texts = list.map((p, i) => encodePayload(p, `payloads[${i}]`, ctx.maxPayloadBytes));
   if (texts.length === 0) return [];
   const wake = wakePayload(queueWakeChannel(queue));
   const r = keyed(stamp)
@@ -86,7 +89,7 @@ export async function enqueueJobs(ctx: PgContext, exec: Executor, queue: string,
 
 /** enqueueBulk: every item stamped and encoded first, then one enqueue_job call each in one transaction. */
 export async function enqueueBulkJobs(ctx: PgContext, queue: string, queueOpts: Required<QueueOpts>, jobs: readonly { payload: unknown; opts?: JobOpts }[]): Promise<number[]> {
-  const items = jobs.map((j, i) => ({ text: encodePayload(j.payload, `jobs[${i}].payload`), stamp: resolveJobStamp(queueOpts, j.opts) }));
+  const items = jobs.map((j, i) => ({ text: encodePayload(j.payload, `jobs[${i}].payload`, ctx.maxPayloadBytes), stamp: resolveJobStamp(queueOpts, j.opts) }));
   if (items.length === 0) return [];
   const wake = wakePayload(queueWakeChannel(queue));
   const orderingKeys = [...new Set(items.flatMap((it) => (it.stamp.orderingKey === null ? [] : [it.stamp.orderingKey])))];
@@ -121,7 +124,7 @@ function extraParams(st: JobWrite): unknown[] {
 export async function publishEvent(ctx: PgContext, exec: Executor, stream: string, key: string | null, payload: unknown): Promise<number> {
   validateName('stream', stream);
   if (key !== null) validateKey('key', key);
-  const text = encodePayload(payload);
+  const text = encodePayload(payload, 'payload', ctx.maxPayloadBytes);
   const sql = exec.prepared ? ctx.sql.stream.publish : ctx.sql.stream.publishCall;
   const r = await exec.wakes.run(wakePayload(streamWakeChannel(stream)), (w) => exec.run<{ seq: string }>(sql, [stream, key, text, w]), always);
   return num(r.rows[0]!.seq);

@@ -24,6 +24,11 @@ export interface Executor {
   run<R>(sql: Sql, values: readonly unknown[]): Promise<Rows<R>>;
 }
 
+/** A named (prepared) statement, or an unnamed one that leaves no state on the server connection. */
+function statement(sql: Sql, values: readonly unknown[], prepared: boolean): { name?: string; text: string; values: unknown[] } {
+  return prepared ? { name: sql.name, text: sql.text, values: values as unknown[] } : { text: sql.text, values: values as unknown[] };
+}
+
 /** Keeps a connection error on a one-off checkout from being an unhandled 'error' event (the statement fails anyway). */
 function noop(): void {}
 
@@ -62,7 +67,6 @@ export const HELD_IDLE_MS = 1_000;
  * connection error, and on {@link close}.
  */
 export class PoolExecutor implements Executor {
-  readonly prepared = true;
   private held: PoolClient | null = null;
   private heldBusy = false;
   private acquiring = false;
@@ -84,10 +88,12 @@ export class PoolExecutor implements Executor {
     private readonly pool: Pool,
     readonly wakes: Wakes = NOTIFY_ONLY,
     private readonly hold = false,
+    /** False behind a transaction-mode pooler: a statement prepared on one server connection is unknown on the next. */
+    readonly prepared = true,
   ) {}
 
   async run<R>(sql: Sql, values: readonly unknown[]): Promise<Rows<R>> {
-    const q = { name: sql.name, text: sql.text, values: values as unknown[] };
+    const q = statement(sql, values, this.prepared);
     let held = this.takeHeld();
     /** A one-off checkout (the held slot was taken meanwhile, or someone waits): released after the statement. */
     let once: PoolClient | null = null;
@@ -190,15 +196,15 @@ export class PoolExecutor implements Executor {
 
 /** Runs statements on one checked-out client (an engine-owned transaction). */
 export class ClientExecutor implements Executor {
-  readonly prepared = true;
   constructor(
     readonly client: PoolClient,
     readonly wakes: Wakes = NOTIFY_ONLY,
+    readonly prepared = true,
   ) {}
 
   async run<R>(sql: Sql, values: readonly unknown[]): Promise<Rows<R>> {
     try {
-      const r = await this.client.query({ name: sql.name, text: sql.text, values: values as unknown[] });
+      const r = await this.client.query(statement(sql, values, this.prepared));
       return { rows: r.rows as R[], rowCount: r.rowCount ?? 0 };
     } catch (err) {
       wrap(sql, err);

@@ -5,16 +5,18 @@
 import type { ClientConfig, Pool } from 'pg';
 import { InvalidOption } from '../../contract/errors.js';
 import type { Store, StoreLogger } from '../../contract/types.js';
-import { asOption, requireBoolean, requireCount, requireFunction, requireTimerMs } from '../../contract/validate.js';
+import { asOption, maxPayloadBytesOption, requireBoolean, requireCount, requireFunction, requireTimerMs } from '../../contract/validate.js';
 import { loadPeer } from '../../internal/load-peer.js';
 import { scrubbingLogger, scrubSecrets, secretForms, urlSecrets } from '../../internal/secrets.js';
 import { applyMigrations, verifySchema } from './migrations.js';
 import { PostgresListener } from './postgres-listener.js';
 import { PostgresStore } from './postgres-store.js';
+import { describeUrl, listenUrlOption, poolerOption, verifyListenConnection, type PoolerMode } from './pooler.js';
 import { engineChannel, validateSchemaName } from './schema-sql.js';
 
 export { POSTGRES_MIGRATIONS, POSTGRES_SCHEMA_VERSION, postgresMigrationSql, type PostgresMigration } from './migrations.js';
 export { PG_NOTIFY_LIMIT } from './schema-sql.js';
+export type { PoolerMode } from './pooler.js';
 
 /** Options of {@link openPostgresStore}. */
 export interface PostgresStoreOptions {
@@ -38,11 +40,28 @@ export interface PostgresStoreOptions {
   /** Poll interval while LISTEN is unavailable (ms, default 1000). */
   pollIntervalMs?: number;
   /**
-   * Open a LISTEN connection (default true). Set `false` behind a
-   * transaction-mode pooler (PgBouncer), where LISTEN does not work: every
-   * receiver is then woken by polling every `pollIntervalMs`.
+   * Open a LISTEN connection (default true). `false`: every receiver is
+   * woken by polling every `pollIntervalMs` instead of on commit.
    */
   listen?: boolean;
+  /**
+   * What sits between `connectionString` (or `pool`) and PostgreSQL
+   * (docs/postgres.md, "Behind a connection pooler"). `'none'` (default) or
+   * `'session'` (a session-mode pooler): nothing changes. `'transaction'`
+   * (PgBouncer `pool_mode = transaction`, Supavisor on 6543, RDS Proxy):
+   * statements run unnamed (no prepared statements left on server
+   * connections), and wakes come from LISTEN on `listenUrl` when given, else
+   * from polling every `pollIntervalMs`. A store never relies on other
+   * session state (no `SET`, session advisory locks or temp tables) in any mode.
+   */
+  pooler?: PoolerMode;
+  /**
+   * A `postgres://` URL of a direct connection (past the pooler) for the one
+   * LISTEN connection, so wakes still come on commit behind a
+   * transaction-mode pooler. A URL that itself goes through a
+   * transaction-mode pooler is refused at open (`InvalidOption`).
+   */
+  listenUrl?: string;
   /**
    * How claims commit (default `'deferred'`). `'deferred'`: a claim's transaction commits with
    * `synchronous_commit = off` (for that transaction only), so it does not wait for its WAL
@@ -65,6 +84,12 @@ export interface PostgresStoreOptions {
    * pending job and workers claim it (docs/semantics.md, Queues). Same option on SQLite.
    */
   localHandoff?: boolean;
+  /**
+   * Largest queue, outbox, stream or schedule payload, in UTF-8 bytes of its JSON text
+   * (default 1 048 576, 1 MiB; at most 2^30). A larger payload is `PayloadTooLarge` at the
+   * call, before any write. Same option on both engines.
+   */
+  maxPayloadBytes?: number;
   /** Random source in [0, 1) for retry backoff jitter (tests inject it). Default `Math.random`. */
   random?: () => number;
   logger?: StoreLogger;
@@ -93,7 +118,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
 
 function connectionSecrets(options: PostgresStoreOptions): string[] {
   const poolPassword = (options.pool as { options?: { password?: unknown } } | undefined)?.options?.password;
-  return [...new Set([...urlSecrets(options.connectionString), ...secretForms(poolPassword), ...urlSecrets((options.pool as { options?: { connectionString?: unknown } } | undefined)?.options?.connectionString)])];
+  return [...new Set([...urlSecrets(options.connectionString), ...urlSecrets(options.listenUrl), ...secretForms(poolPassword), ...urlSecrets((options.pool as { options?: { connectionString?: unknown } } | undefined)?.options?.connectionString)])];
 }
 
 async function open(options: PostgresStoreOptions, secrets: readonly string[]): Promise<Store> {
@@ -107,7 +132,10 @@ async function open(options: PostgresStoreOptions, secrets: readonly string[]): 
   const pollIntervalMs = options.pollIntervalMs === undefined ? 1_000 : requireTimerMs('pollIntervalMs', options.pollIntervalMs);
   const migrate = options.migrate === undefined ? true : asOption(() => requireBoolean('migrate', options.migrate));
   if (options.listen !== undefined) asOption(() => requireBoolean('listen', options.listen));
+  const pooler = poolerOption(options.pooler);
+  const listenUrl = listenUrlOption(options.listenUrl, options.listen);
   const localHandoff = options.localHandoff === undefined ? true : asOption(() => requireBoolean('localHandoff', options.localHandoff));
+  const maxPayloadBytes = maxPayloadBytesOption(options.maxPayloadBytes);
   const claimDurability = options.claimDurability ?? 'deferred';
   if (claimDurability !== 'deferred' && claimDurability !== 'immediate') {
     throw new InvalidOption('claimDurability', 'must be "deferred" or "immediate"');
@@ -120,19 +148,16 @@ async function open(options: PostgresStoreOptions, secrets: readonly string[]): 
   const ownsPool = options.pool === undefined;
   const pool: Pool = isPool(options.pool) ? options.pool : new pg.Pool({ connectionString: options.connectionString, max: poolSize });
   if (ownsPool) pool.on('error', (err) => logger.warn(`alkstore postgres: an idle pool connection failed: ${err.message}`));
-  try {
-    if (migrate) await applyMigrations(pool, schema, logger);
-    else await verifySchema(pool, schema);
-  } catch (err) {
-    if (ownsPool) await pool.end().catch(() => undefined);
-    throw err;
-  }
-
   // A pool of one is left alone: a held connection would make every transaction wait for it.
-  const store = new PostgresStore({ pool, ownsPool, schema, pollIntervalMs, logger, random, claimDeferred: claimDurability === 'deferred', localHandoff, holdConnection: ownsPool && poolSize >= 2 });
+  const store = new PostgresStore({
+    pool, ownsPool, schema, pollIntervalMs, logger, random, claimDeferred: claimDurability === 'deferred', localHandoff, maxPayloadBytes,
+    holdConnection: ownsPool && poolSize >= 2, prepared: pooler !== 'transaction',
+  });
+  // LISTEN goes past a transaction-mode pooler (listenUrl) or nowhere: through it, notifications never arrive.
+  const listenTarget = options.listen === false ? null : listenUrl !== undefined ? 'listenUrl' : pooler === 'transaction' ? null : hasUrl ? 'connectionString' : 'pool';
   let listener: PostgresListener | null = null;
-  if (options.listen !== false) {
-    const base: ClientConfig = hasUrl ? { connectionString: options.connectionString } : { ...(pool as unknown as { options: ClientConfig }).options };
+  if (listenTarget !== null) {
+    const base: ClientConfig = listenUrl !== undefined ? { connectionString: listenUrl } : hasUrl ? { connectionString: options.connectionString } : { ...(pool as unknown as { options: ClientConfig }).options };
     const config: ClientConfig = { ...base, application_name: `alkstore-listener:${schema}`.slice(0, 63), keepAlive: true, connectionTimeoutMillis: base.connectionTimeoutMillis ?? 10_000 };
     listener = new PostgresListener(() => new pg.Client(config), engineChannel(schema), {
       onPayload: (payload) => store.dispatch(payload),
@@ -140,7 +165,21 @@ async function open(options: PostgresStoreOptions, secrets: readonly string[]): 
       onHealthChange: (healthy) => store.listenerHealth(healthy),
     }, logger);
   }
-  await store.attachListener(listener);
+  const wakesFrom =
+    listenTarget === 'listenUrl' ? `${describeUrl(listenUrl ?? '')} (listenUrl)`
+    : listenTarget !== null ? 'the store\'s own connection'
+    : pooler === 'transaction' && options.listen !== false ? 'behind a transaction-mode pooler with no listenUrl'
+    : 'LISTEN disabled';
+  try {
+    // Before any write: a LISTEN target that could never deliver is refused here, not polled around.
+    await store.attachListener(listener, wakesFrom, listenTarget === null ? undefined : (client) =>
+      verifyListenConnection(client, engineChannel(schema), (channel, payload) => pool.query('SELECT pg_notify($1, $2)', [channel, payload]), listenTarget));
+    if (migrate) await applyMigrations(pool, schema, logger);
+    else await verifySchema(pool, schema);
+  } catch (err) {
+    await store.close().catch(() => undefined);
+    throw err;
+  }
   return store;
 }
 

@@ -336,6 +336,33 @@ CREATE INDEX queue_minutes_minute_idx ON ${s}.queue_minutes (minute);
     // that meets a unique key held by a live job redrives the rest and reports the conflicts.
     sql: keyLocksMigrationSql,
   },
+  {
+    version: 9,
+    name: 'inbox and delivery receipts',
+    sql: (s: string) => `
+-- Consumer inbox: the primary key is the effectively-once guard (claim inserts first, inside the caller's transaction).
+CREATE TABLE ${s}.inbox (
+  inbox text NOT NULL,
+  message_id text NOT NULL,
+  state text NOT NULL CHECK (state IN ('done', 'failed', 'dead')),
+  attempts integer NOT NULL,
+  received_at bigint NOT NULL,
+  done_at bigint,
+  last_error text,
+  PRIMARY KEY (inbox, message_id)
+);
+CREATE INDEX inbox_done_idx ON ${s}.inbox (inbox, done_at) WHERE state = 'done';
+-- The broker's receipt of a delivered outbox message (its row is gone once acked), for reconciliation.
+CREATE TABLE ${s}.outbox_receipts (
+  outbox text NOT NULL,
+  message_id bigint NOT NULL,
+  receipt json NOT NULL,
+  delivered_at bigint NOT NULL,
+  PRIMARY KEY (outbox, message_id)
+);
+CREATE INDEX outbox_receipts_delivered_idx ON ${s}.outbox_receipts (outbox, delivered_at);
+`,
+  },
 ]);
 
 /** Migration 7: drops the counter triggers; re-creates the functions that change jobs with their own deltas. */

@@ -41,9 +41,13 @@ export class PostgresListener {
     private readonly logger: StoreLogger,
   ) {}
 
-  /** First connection attempt; on failure the store starts polling and a reconnect loop keeps trying. */
-  async start(): Promise<void> {
-    if (await this.connectOnce()) {
+  /**
+   * First connection attempt; on failure the store starts polling and a reconnect loop keeps trying.
+   * `verify` runs once on that first connection, after LISTEN: what it throws closes the listener and
+   * is thrown from here (a LISTEN target that can never deliver is refused at open, not polled around).
+   */
+  async start(verify?: (client: Client) => Promise<void>): Promise<void> {
+    if (await this.connectOnce(verify)) {
       this.setHealthy(true);
       return;
     }
@@ -61,7 +65,7 @@ export class PostgresListener {
     await this.reconnecting?.catch(() => undefined);
   }
 
-  private async connectOnce(): Promise<boolean> {
+  private async connectOnce(verify?: (client: Client) => Promise<void>): Promise<boolean> {
     const client = this.newClient();
     client.on('notification', (m: Notification) => {
       if (m.channel === this.channel && typeof m.payload === 'string') this.events.onPayload(m.payload);
@@ -77,6 +81,17 @@ export class PostgresListener {
       await client.end().catch(() => undefined);
       this.lastError = err;
       return false;
+    }
+    if (verify) {
+      try {
+        await verify(client);
+      } catch (err) {
+        this.closed = true;
+        client.removeAllListeners('end');
+        client.on('error', () => undefined);
+        await client.end().catch(() => undefined);
+        throw err;
+      }
     }
     if (this.closed) {
       await client.end().catch(() => undefined);

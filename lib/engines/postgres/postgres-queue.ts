@@ -38,7 +38,7 @@ export class PostgresQueue implements Queue {
     const handoff = this.ctx.handoff;
     if (handoff === null || !handoff.has(this.name)) return enqueueJob(this.ctx, this.ctx.exec, this.name, this.opts, payload, opts);
     const stamp = resolveJobStamp(this.opts, opts);
-    const text = encodePayload(payload);
+    const text = encodePayload(payload, 'payload', this.ctx.maxPayloadBytes);
     // Reserved synchronously, before anything is sent: two enqueues never over-fill a worker.
     const slot = handoffCandidate(stamp) ? handoff.reserve(this.name) : null;
     if (slot === null) return enqueueResolved(this.ctx, this.ctx.exec, this.name, text, stamp);

@@ -1,13 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import type { Pool, PoolClient } from 'pg';
-import { utf8Length } from '../../contract/codec.js';
+import type { Client, Pool, PoolClient } from 'pg';
+import { DEFAULT_MAX_PAYLOAD_BYTES, utf8Length } from '../../contract/codec.js';
 import { AlkstoreError, Closed, Database, InvalidOption } from '../../contract/errors.js';
 import { LISTENER_RECONNECTED_CHANNEL, SCHEDULES_WAKE_CHANNEL, outboxQueueName } from '../../contract/names.js';
 import { DEFAULT_QUEUE_OPTS, OUTBOX_QUEUE_OPTS, resolveQueueOpts, type JobOpts, type QueueOpts } from '../../contract/options.js';
 import { joinTransactionInput, requireDurationMs, validateKey, validateName } from '../../contract/validate.js';
 import type { StoreAdmin } from '../../contract/admin.js';
+import type { InboxOpts } from '../../contract/inbox.js';
 import type {
   ExternalTx,
+  Inbox,
   Lock,
   Outbox,
   Queue,
@@ -25,7 +27,8 @@ import type {
   WakeReceiver,
 } from '../../contract/types.js';
 import { loadCronIfInstalled } from '../../internal/load-cron.js';
-import { OutboxHandle } from '../../internal/outbox-handle.js';
+import { InboxHandle, type InboxDriver } from '../../internal/inbox-handle.js';
+import { OutboxHandle, type ReceiptDriver } from '../../internal/outbox-handle.js';
 import { scheduleInput } from '../../internal/schedule-input.js';
 import { runSchedules, type SchedulerEngine } from '../../internal/scheduler-runner.js';
 import { runRetention, type RetentionEngine } from '../../internal/retention-runner.js';
@@ -33,6 +36,7 @@ import { WakeHub } from '../../internal/wake-hub.js';
 import { PostgresAdmin } from './admin.js';
 import { ClaimGate } from './claim-gate.js';
 import { always, engineSql, enqueueJob, notifyChannel, type EngineSql, type PgContext } from './context.js';
+import { postgresInboxDriver } from './inbox.js';
 import { OwnWakes } from './own-wakes.js';
 import { ClientExecutor, num, PoolExecutor, QueryRunnerExecutor, type Executor } from './executor.js';
 import { OutcomeCounter } from '../../internal/outcome-counter.js';
@@ -60,8 +64,12 @@ export interface PostgresStoreParts {
   claimDeferred?: boolean;
   /** Plain enqueues may hand jobs straight to this store's idle workers (`localHandoff`). Default true. */
   localHandoff?: boolean;
+  /** Largest payload JSON in UTF-8 bytes. Default 1 MiB. */
+  maxPayloadBytes?: number;
   /** Keep one pool connection checked out for statements that arrive one at a time (see `PoolExecutor`). Default false. */
   holdConnection?: boolean;
+  /** Run statements as named prepared statements (default true; false behind a transaction-mode pooler). */
+  prepared?: boolean;
 }
 
 /** The PostgreSQL `Store`. Open it with `openPostgresStore`. */
@@ -108,6 +116,8 @@ export class PostgresStore implements Store {
   private readonly outcomes: OutcomeCounter;
   private readonly adminApi: PostgresAdmin;
   private readonly claims = new ClaimGate();
+  private readonly prepared: boolean;
+  private readonly inboxDriver: InboxDriver & ReceiptDriver;
 
   constructor(parts: PostgresStoreParts) {
     this.pool = parts.pool;
@@ -122,7 +132,8 @@ export class PostgresStore implements Store {
       (payload) => this.wakeFor(payload),
       () => this.listenerHealthy,
     );
-    this.exec = new PoolExecutor(parts.pool, this.own.autocommit, parts.holdConnection === true);
+    this.prepared = parts.prepared !== false;
+    this.exec = new PoolExecutor(parts.pool, this.own.autocommit, parts.holdConnection === true, this.prepared);
     this.hub = new WakeHub(
       (channel) => {
         if (utf8Length(channel) > LONG_CHANNEL_BYTES) this.longChannels.set(channelHash(channel), channel);
@@ -149,10 +160,12 @@ export class PostgresStore implements Store {
       claimDeferred: parts.claimDeferred ?? false,
       inTransaction: (fn) => this.inTransaction(fn),
       handoff: parts.localHandoff === false ? null : new HandoffRegistry(),
+      maxPayloadBytes: parts.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES,
       get pollFallbackMs() {
         return store.listenerHealthy ? undefined : store.pollIntervalMs;
       },
     };
+    this.inboxDriver = postgresInboxDriver(this.ctx);
     this.adminApi = new PostgresAdmin(this.ctx, () => (this.listener === null ? 'none' : this.listenerHealthy ? 'connected' : 'down'));
   }
 
@@ -162,17 +175,23 @@ export class PostgresStore implements Store {
     return this.adminApi;
   }
 
-  /** Attaches the LISTEN connection (or starts polling when there is none). Called once by `openPostgresStore`. */
-  async attachListener(listener: PostgresListener | null): Promise<void> {
+  /**
+   * Attaches the LISTEN connection (or starts polling when there is none) and logs where wakes come
+   * from, in one line. `verify` checks the first LISTEN connection (see `PostgresListener.start`).
+   * Called once by `openPostgresStore`.
+   */
+  async attachListener(listener: PostgresListener | null, wakesFrom: string, verify?: (client: Client) => Promise<void>): Promise<void> {
     this.listener = listener;
     if (!listener) {
-      this.logger.log(`alkstore postgres: LISTEN disabled; wakes come from polling every ${this.pollIntervalMs} ms`);
+      this.logger.log(`alkstore postgres: ${wakesFrom}; wakes come from polling every ${this.pollIntervalMs} ms`);
       this.setPolling(true);
       return;
     }
-    await listener.start();
+    await listener.start(verify);
     // A failed first attempt reports no health change (it starts unhealthy): poll until it reconnects.
+    // The listener's own warning is then the one line; else this one.
     if (!listener.healthy) this.setPolling(true);
+    else this.logger.log(`alkstore postgres: wakes come from LISTEN on ${wakesFrom}`);
   }
 
   /**
@@ -275,7 +294,12 @@ export class PostgresStore implements Store {
 
   outbox(name: string, opts?: QueueOpts): Outbox {
     this.guard();
-    return new OutboxHandle(name, (queueName, o) => this.queueHandle(queueName, o, OUTBOX_QUEUE_OPTS), opts);
+    return new OutboxHandle(name, (queueName, o) => this.queueHandle(queueName, o, OUTBOX_QUEUE_OPTS), opts, this.inboxDriver);
+  }
+
+  inbox(name: string, opts?: InboxOpts): Inbox {
+    this.guard();
+    return new InboxHandle(name, opts, this.inboxDriver);
   }
 
   async outboxEnqueue(outbox: string, payload: unknown, opts?: JobOpts): Promise<number> {
@@ -321,7 +345,7 @@ export class PostgresStore implements Store {
 
   async schedule(name: string, spec: string, queue: string, payload: unknown, opts?: ScheduleOpts): Promise<Schedule> {
     this.guard();
-    const input = await scheduleInput(name, spec, queue, payload, opts);
+    const input = await scheduleInput(name, spec, queue, payload, opts, this.ctx.maxPayloadBytes);
     return pgScheduler.upsertSchedule(this.ctx, input);
   }
 
@@ -395,7 +419,7 @@ export class PostgresStore implements Store {
       client.release(err instanceof Error ? err : true);
       throw new Database('BEGIN', err);
     }
-    const tx = new PostgresTxHandle(this.ctx, new ClientExecutor(client, this.own.forTransaction()), (t) => this.openTx.delete(t));
+    const tx = new PostgresTxHandle(this.ctx, new ClientExecutor(client, this.own.forTransaction(), this.prepared), (t) => this.openTx.delete(t));
     this.openTx.add(tx);
     return tx;
   }
@@ -450,7 +474,7 @@ export class PostgresStore implements Store {
     const wakes = this.own.forTransaction();
     try {
       await client.query('BEGIN');
-      const result = await fn(new ClientExecutor(client, wakes));
+      const result = await fn(new ClientExecutor(client, wakes, this.prepared));
       const done = await client.query('COMMIT');
       client.release();
       // A failed statement the callback caught turns COMMIT into ROLLBACK: then nothing wakes.

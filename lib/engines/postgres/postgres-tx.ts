@@ -2,9 +2,11 @@ import { Closed, Database } from '../../contract/errors.js';
 import { outboxQueueName } from '../../contract/names.js';
 import { validateKey, validateName } from '../../contract/validate.js';
 import { OUTBOX_QUEUE_OPTS, type JobOpts } from '../../contract/options.js';
+import type { InboxClaim } from '../../contract/inbox.js';
 import type { TxHandle, TxOps } from '../../contract/types.js';
 import { enqueueJob, notifyChannel, publishEvent, saveConsumerOffset, type PgContext } from './context.js';
 import type { ClientExecutor, Executor } from './executor.js';
+import { claimInbox } from './inbox.js';
 import { TxWakes } from './own-wakes.js';
 
 /**
@@ -55,6 +57,11 @@ export class PostgresTxOps implements TxOps {
     this.check();
     const queue = outboxQueueName(outbox);
     return enqueueJob(this.ctx, this.exec, queue, this.ctx.queueOpts(queue, OUTBOX_QUEUE_OPTS), payload, opts);
+  }
+
+  async inboxClaim(inbox: string, messageId: string): Promise<InboxClaim> {
+    this.check();
+    return claimInbox(this.ctx, this.exec, inbox, messageId);
   }
 }
 

@@ -2,7 +2,8 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { Database as DatabaseError } from '../../contract/errors.js';
-import { loadPeer, MissingPeer } from '../../internal/load-peer.js';
+import { loadBetterSqlite3 } from '../../internal/load-better-sqlite3.js';
+import { MissingPeer } from '../../internal/load-peer.js';
 import { resolveOpener, type SqliteDatabase, type SqliteDriverName, type SqliteOpener, type SqliteStatement } from './sqlite-driver.js';
 
 /** The database clock in epoch milliseconds (docs/semantics.md, Time). */
@@ -12,9 +13,13 @@ type DatabaseCtor = typeof BetterSqlite3;
 
 let driver: Promise<DatabaseCtor> | undefined;
 
-/** Loads better-sqlite3 once; a missing package is a `MissingPeer` error naming it. */
+/**
+ * Loads better-sqlite3 once; a missing package is a `MissingPeer` error naming
+ * it, and a version this Node cannot run (13.x on Node < 22) is
+ * `IncompatiblePeer`, refused before its addon loads.
+ */
 export function loadDriver(): Promise<DatabaseCtor> {
-  driver ??= loadPeer('better-sqlite3', async () => (await import('better-sqlite3')).default);
+  driver ??= loadBetterSqlite3();
   return driver;
 }
 

@@ -22,6 +22,8 @@ export interface SqliteCore {
   readonly outcomes: OutcomeCounter;
   /** Idle workers of this store that plain enqueues may hand jobs to (`localHandoff`); null when off. */
   readonly handoff: HandoffRegistry | null;
+  /** Largest payload JSON in UTF-8 bytes (the `maxPayloadBytes` store option). */
+  readonly maxPayloadBytes: number;
   /** Opts registered for a queue name by `store.queue(name, opts)`, else `defaults`. */
   registeredQueueOpts(queue: string, defaults: Readonly<Required<QueueOpts>>): Required<QueueOpts>;
 }

@@ -1,9 +1,12 @@
 import { InvalidOption } from '../../contract/errors.js';
 import { queueWakeChannel, streamWakeChannel } from '../../contract/names.js';
+import type { InboxClaim } from '../../contract/inbox.js';
 import type { JobOpts } from '../../contract/options.js';
 import type { ExternalTx, QueryRunnerLike, TxOps } from '../../contract/types.js';
 import { NOW_SQL } from './connection.js';
 import type { SqliteCore } from './core.js';
+import { claimAnswer, inboxClaimInput } from './inbox.js';
+import { CLAIM_INBOX, GET_INBOX } from './inbox.sql.js';
 import { INSERT_NOTIFY_SQL } from './notify/notify-log.js';
 import { INSERT_JOB, KEY_IS_LIVE, LIVE_BY_UNIQUE_KEY, REPLACE_PENDING } from './queue.sql.js';
 import { jobInsertParams, stampRunAt } from './rows.js';
@@ -73,11 +76,11 @@ export class ExternalTxOps implements TxOps {
   }
 
   async publish(stream: string, payload: unknown): Promise<number> {
-    return this.insertEvent('tx.publish', publishInput(stream, payload));
+    return this.insertEvent('tx.publish', publishInput(this.core, stream, payload));
   }
 
   async publishWithKey(stream: string, key: string, payload: unknown): Promise<number> {
-    return this.insertEvent('tx.publishWithKey', publishWithKeyInput(stream, key, payload));
+    return this.insertEvent('tx.publishWithKey', publishWithKeyInput(this.core, stream, key, payload));
   }
 
   async notify(channel: string, payload?: string): Promise<void> {
@@ -91,6 +94,16 @@ export class ExternalTxOps implements TxOps {
     const i = saveOffsetInput(stream, consumer, offset);
     if (i.offset <= 0) return this.guard('tx.saveOffset', async () => false);
     return this.guard('tx.saveOffset', async () => (await this.query(SAVE_OFFSET, [i.stream, i.consumer, i.offset])).affected > 0);
+  }
+
+  async inboxClaim(inbox: string, messageId: string): Promise<InboxClaim> {
+    const i = inboxClaimInput(inbox, messageId);
+    return this.atomically('tx.inboxClaim', async () => {
+      const now = await this.now();
+      const claimed = (await this.query(CLAIM_INBOX, [i.inbox, i.messageId, now, now])).records.length > 0;
+      if (claimed) return 'claimed';
+      return claimAnswer(false, (await this.query(GET_INBOX, [i.inbox, i.messageId])).records[0]?.state as string | undefined);
+    });
   }
 
   /**

@@ -2,7 +2,7 @@ import { Closed } from '../../contract/errors.js';
 import type { Store } from '../../contract/types.js';
 import { openConnection, retryOnBusy, sqliteOpener, type SqliteConn } from './connection.js';
 import { resolveSqliteOptions, type SqliteStoreOptions } from './options.js';
-import { applySchema } from './schema.js';
+import { applySchema, SCHEMA_VERSION } from './schema.js';
 import { SqliteStore } from './store.js';
 import { asStoreError } from './writer.js';
 
@@ -32,17 +32,19 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
       const mode = await retryOnBusy('opening (journal_mode = WAL)', o.lockWaitTimeoutMs, ready, () => writeConn.db.pragma('journal_mode = WAL', { simple: true }) as string, asStoreError);
       if (String(mode).toLowerCase() !== 'wal') o.logger.warn(`SQLite file ${JSON.stringify(o.path)} could not switch to WAL (journal_mode is ${String(mode)}); readers will block writers`);
     }
-    await retryOnBusy('creating the alkstore tables', o.lockWaitTimeoutMs, ready, () => {
+    const change = await retryOnBusy('creating the alkstore tables', o.lockWaitTimeoutMs, ready, () => {
       writeConn.db.exec('BEGIN IMMEDIATE');
       try {
-        applySchema(writeConn);
+        const done = applySchema(writeConn);
         writeConn.db.exec('COMMIT');
+        return done;
       } catch (err) {
         if (writeConn.db.inTransaction) writeConn.db.exec('ROLLBACK');
         throw err;
       }
-      return true;
     }, asStoreError);
+    if (change.created) o.logger.log(`alkstore sqlite: created the alkstore tables (schema version ${SCHEMA_VERSION}) in ${JSON.stringify(o.path)}`);
+    for (const m of change.applied) o.logger.log(`alkstore sqlite: applied migration ${m.version} (${m.name}) to ${JSON.stringify(o.path)}`);
     if (!o.memory) readConn = await openConnection(o.path, o.synchronous, { lockWaitTimeoutMs: o.lockWaitTimeoutMs, opener: open });
     // Deferred claims commit on their own NORMAL connection (PRAGMA synchronous cannot change per statement).
     if (!o.memory && o.synchronous === 'full' && o.claimDurability === 'deferred') claimConn = await openConnection(o.path, 'normal', { lockWaitTimeoutMs: o.lockWaitTimeoutMs, opener: open });

@@ -1,6 +1,6 @@
 import { InvalidOption } from '../../contract/errors.js';
 import type { StoreLogger } from '../../contract/types.js';
-import { asOption, requireBoolean, requireFunction, requireTimerMs } from '../../contract/validate.js';
+import { asOption, maxPayloadBytesOption, requireBoolean, requireFunction, requireTimerMs } from '../../contract/validate.js';
 import { validateDriverOption, type SqliteDriverName } from './sqlite-driver.js';
 
 /** Options of `openSqliteStore`. */
@@ -48,6 +48,12 @@ export interface SqliteStoreOptions {
    */
   localHandoff?: boolean;
   /**
+   * Largest queue, outbox, stream or schedule payload, in UTF-8 bytes of its JSON text
+   * (default 1 048 576, 1 MiB; at most 2^30). A larger payload is `PayloadTooLarge` at the
+   * call, before any write. Same option on both engines.
+   */
+  maxPayloadBytes?: number;
+  /**
    * Which SQLite driver opens the file. `'auto'` (default): better-sqlite3 when it is installed,
    * else Node's built-in `node:sqlite` (Node 22.13+; no native addon to build). `'better-sqlite3'`
    * or `'node:sqlite'` to choose; the file, the tables and every behaviour are the same.
@@ -68,6 +74,7 @@ export interface ResolvedSqliteOptions {
   lockWaitTimeoutMs: number;
   writeFairness: boolean;
   localHandoff: boolean;
+  maxPayloadBytes: number;
   driver: 'auto' | SqliteDriverName;
   random: () => number;
   logger: StoreLogger;
@@ -102,6 +109,7 @@ export function resolveSqliteOptions(o: SqliteStoreOptions): ResolvedSqliteOptio
     lockWaitTimeoutMs: timerOption('lockWaitTimeoutMs', o.lockWaitTimeoutMs, 30_000),
     writeFairness: o.writeFairness === undefined ? true : asOption(() => requireBoolean('writeFairness', o.writeFairness)),
     localHandoff: o.localHandoff === undefined ? true : asOption(() => requireBoolean('localHandoff', o.localHandoff)),
+    maxPayloadBytes: maxPayloadBytesOption(o.maxPayloadBytes),
     driver: validateDriverOption(o.driver),
     random: o.random === undefined ? Math.random : asOption(() => requireFunction<() => number>('random', o.random)),
     logger: o.logger ?? defaultLogger,

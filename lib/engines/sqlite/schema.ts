@@ -3,7 +3,7 @@ import type { SqliteConn } from './connection.js';
 import { QUEUE_COUNTS_STEP } from './counts.sql.js';
 
 /** Version of the `__alkstore_*` tables this build reads and writes: the newest numbered step (SQLITE_MIGRATIONS). */
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 9;
 
 // Throughput minutes for the dashboard (step 6), written by the store's outcome counter every few seconds.
 const THROUGHPUT_DDL = `
@@ -16,6 +16,29 @@ CREATE TABLE IF NOT EXISTS __alkstore_queue_minutes (
   PRIMARY KEY (queue, minute)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS __alkstore_queue_minutes_minute ON __alkstore_queue_minutes (minute);
+`;
+
+// Consumer inbox and outbox delivery receipts (step 9, number shared with PostgreSQL migration 9): the inbox primary key is the effectively-once guard.
+const INBOX_DDL = `
+CREATE TABLE IF NOT EXISTS __alkstore_inbox (
+  inbox TEXT NOT NULL,
+  message_id TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('done', 'failed', 'dead')),
+  attempts INTEGER NOT NULL,
+  received_at INTEGER NOT NULL,
+  done_at INTEGER,
+  last_error TEXT,
+  PRIMARY KEY (inbox, message_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS __alkstore_inbox_done ON __alkstore_inbox (inbox, done_at) WHERE state = 'done';
+CREATE TABLE IF NOT EXISTS __alkstore_outbox_receipts (
+  outbox TEXT NOT NULL,
+  message_id INTEGER NOT NULL,
+  receipt TEXT NOT NULL,
+  delivered_at INTEGER NOT NULL,
+  PRIMARY KEY (outbox, message_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS __alkstore_outbox_receipts_delivered ON __alkstore_outbox_receipts (outbox, delivered_at);
 `;
 
 // Ids of jobs use AUTOINCREMENT so an id is never reused after deletes (a stale
@@ -114,7 +137,7 @@ CREATE TABLE IF NOT EXISTS __alkstore_schedules (
   owner TEXT,
   paused INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
-${THROUGHPUT_DDL}`;
+${THROUGHPUT_DDL}${INBOX_DDL}`;
 
 /** The engine tables' DDL (idempotent: `CREATE … IF NOT EXISTS`), for `alkstore migrate --print`. The store applies it itself at open. */
 export function sqliteSchemaSql(): string {
@@ -174,15 +197,17 @@ ALTER TABLE __alkstore_schedules ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;
     name: 'per-minute queue throughput',
     sql: THROUGHPUT_DDL,
   },
+  { version: 9, name: 'inbox and delivery receipts', sql: INBOX_DDL },
 ]);
 
 /**
  * Creates the engine tables if missing and checks the stored schema version.
  * Runs inside the caller's write transaction, so concurrent opens are safe.
  * (A meta row, not `PRAGMA user_version`: the file may be shared with an
- * application that owns user_version.)
+ * application that owns user_version.) Returns what it did, for the open's log.
  */
-export function applySchema(conn: SqliteConn): void {
+export function applySchema(conn: SqliteConn): SchemaChange {
+  const change: SchemaChange = { created: false, applied: [] };
   const fresh = conn.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__alkstore_meta'").get() === undefined;
   conn.db.exec(DDL);
   const stored = conn.db.prepare("SELECT value FROM __alkstore_meta WHERE key = 'schema_version'").pluck().get() as number | undefined;
@@ -191,6 +216,7 @@ export function applySchema(conn: SqliteConn): void {
     // A fresh file: the DDL above already holds every step's result.
     conn.db.prepare("INSERT OR REPLACE INTO __alkstore_meta (key, value) VALUES ('schema_version', ?)").run(SCHEMA_VERSION);
     for (const m of SQLITE_MIGRATIONS) mark.run(`migration:${m.version}`, m.version);
+    change.created = true;
   } else if (stored > SCHEMA_VERSION) {
     throw new AlkstoreError(
       'DATABASE',
@@ -203,7 +229,10 @@ export function applySchema(conn: SqliteConn): void {
     for (const m of SQLITE_MIGRATIONS) {
       // Above the stored version a step always runs; at or below it, only when it is missing (a gap filled later).
       const covered = m.version <= stored && (legacy || done.get(`migration:${m.version}`) !== undefined);
-      if (!covered) conn.db.exec(m.sql);
+      if (!covered) {
+        conn.db.exec(m.sql);
+        change.applied.push(m);
+      }
       mark.run(`migration:${m.version}`, m.version);
     }
     if (stored < SCHEMA_VERSION) conn.db.prepare("UPDATE __alkstore_meta SET value = ? WHERE key = 'schema_version'").run(SCHEMA_VERSION);
@@ -213,4 +242,11 @@ export function applySchema(conn: SqliteConn): void {
     conn.db.exec(QUEUE_COUNTS_STEP);
   }
   conn.db.exec(INDEX_DDL);
+  return change;
+}
+
+/** What {@link applySchema} did: created the tables in a file that had none, or applied upgrade steps. */
+export interface SchemaChange {
+  created: boolean;
+  applied: SqliteMigration[];
 }

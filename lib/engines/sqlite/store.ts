@@ -4,8 +4,10 @@ import { SCHEDULES_WAKE_CHANNEL } from '../../contract/names.js';
 import { DEFAULT_QUEUE_OPTS, OUTBOX_QUEUE_OPTS, resolveQueueOpts, type JobOpts, type QueueOpts } from '../../contract/options.js';
 import { joinTransactionInput, requireDurationMs, validateKey, validateName } from '../../contract/validate.js';
 import type { StoreAdmin } from '../../contract/admin.js';
+import type { InboxOpts } from '../../contract/inbox.js';
 import type {
   ExternalTx,
+  Inbox,
   Lock,
   QueryRunnerLike,
   Outbox,
@@ -23,7 +25,8 @@ import type {
 } from '../../contract/types.js';
 import { HandoffRegistry } from '../../internal/handoff.js';
 import { loadCronIfInstalled } from '../../internal/load-cron.js';
-import { OutboxHandle } from '../../internal/outbox-handle.js';
+import { InboxHandle, type InboxDriver } from '../../internal/inbox-handle.js';
+import { OutboxHandle, type ReceiptDriver } from '../../internal/outbox-handle.js';
 import { scheduleInput } from '../../internal/schedule-input.js';
 import { OutcomeCounter } from '../../internal/outcome-counter.js';
 import { runSchedules, type SchedulerEngine } from '../../internal/scheduler-runner.js';
@@ -34,6 +37,7 @@ import { isBusy, retryOnBusy, type SqliteConn } from './connection.js';
 import type { SqliteCore } from './core.js';
 import { DeferredSync } from './deferred-sync.js';
 import { activeQueryRunner, ExternalTxOps, syncConnectionOf } from './external-tx.js';
+import { sqliteInboxDriver } from './inbox.js';
 import { openTxOf, runInOpenTx, type OpenTx } from './tx-context.js';
 import { SqliteLock, tryLockRow } from './lock.js';
 import { Watcher } from './notify/watcher.js';
@@ -68,7 +72,12 @@ export class SqliteStore implements Store, SqliteCore {
   private openTx: SqliteTxHandle | null = null;
   readonly outcomes: OutcomeCounter;
   readonly handoff: HandoffRegistry | null;
+  readonly maxPayloadBytes: number;
   private readonly adminApi: SqliteAdmin;
+  private readonly inboxDriver: InboxDriver & ReceiptDriver = sqliteInboxDriver(
+    (op, fn) => this.write(op, fn),
+    (op, fn) => this.read(op, fn),
+  );
 
   constructor(
     private readonly options: ResolvedSqliteOptions,
@@ -80,6 +89,7 @@ export class SqliteStore implements Store, SqliteCore {
   ) {
     this.random = options.random;
     this.handoff = options.localHandoff ? new HandoffRegistry() : null;
+    this.maxPayloadBytes = options.maxPayloadBytes;
     this.watcher = readConn ? new Watcher(readConn, this.hub, options.pollIntervalMs, options.logger) : null;
     this.deferredSync = claimConn ? new DeferredSync(claimConn, `${resolve(options.path)}-wal`, options.logger) : null;
     this.writer = new Writer(writeConn, options.memory, options.lockWaitTimeoutMs, {
@@ -158,7 +168,12 @@ export class SqliteStore implements Store, SqliteCore {
 
   outbox(name: string, opts?: QueueOpts): Outbox {
     this.assertOpen();
-    return new OutboxHandle(name, (queueName, o) => this.queueHandle(queueName, o, OUTBOX_QUEUE_OPTS), opts);
+    return new OutboxHandle(name, (queueName, o) => this.queueHandle(queueName, o, OUTBOX_QUEUE_OPTS), opts, this.inboxDriver);
+  }
+
+  inbox(name: string, opts?: InboxOpts): Inbox {
+    this.assertOpen();
+    return new InboxHandle(name, opts, this.inboxDriver);
   }
 
   async outboxEnqueue(outbox: string, payload: unknown, opts?: JobOpts): Promise<number> {
@@ -188,7 +203,7 @@ export class SqliteStore implements Store, SqliteCore {
 
   async schedule(name: string, spec: string, queue: string, payload: unknown, opts: ScheduleOpts = {}): Promise<Schedule> {
     this.assertOpen();
-    const input = await scheduleInput(name, spec, queue, payload, opts);
+    const input = await scheduleInput(name, spec, queue, payload, opts, this.maxPayloadBytes);
     return this.write('schedule', (ctx) => upsertSchedule(ctx, input));
   }
 

@@ -15,13 +15,13 @@ export class SqliteStream implements Stream {
   ) {}
 
   async publish(payload: unknown): Promise<number> {
-    const text = encodePayload(payload);
+    const text = encodePayload(payload, 'payload', this.core.maxPayloadBytes);
     return this.core.write('publish', (ctx) => S.publishEvent(ctx, this.name, null, text));
   }
 
   async publishWithKey(key: string, payload: unknown): Promise<number> {
     const k = validateKey('key', key);
-    const text = encodePayload(payload);
+    const text = encodePayload(payload, 'payload', this.core.maxPayloadBytes);
     return this.core.write('publishWithKey', (ctx) => S.publishEvent(ctx, this.name, k, text));
   }
 

@@ -17,15 +17,18 @@ export interface EnqueueInput {
   stamp: JobWrite;
 }
 
-export function enqueueInput(core: Pick<SqliteCore, 'registeredQueueOpts'>, queue: string, payload: unknown, opts?: JobOpts): EnqueueInput {
+/** What the inputs need of the store; `maxPayloadBytes` is the store's (the default when a caller has none). */
+type InputCore = Pick<SqliteCore, 'registeredQueueOpts'> & Partial<Pick<SqliteCore, 'maxPayloadBytes'>>;
+
+export function enqueueInput(core: InputCore, queue: string, payload: unknown, opts?: JobOpts): EnqueueInput {
   const q = validateName('queue', queue);
-  const text = encodePayload(payload);
+  const text = encodePayload(payload, 'payload', core.maxPayloadBytes);
   return { queue: q, text, stamp: resolveJobStamp(core.registeredQueueOpts(q, DEFAULT_QUEUE_OPTS), opts) };
 }
 
-export function outboxEnqueueInput(core: Pick<SqliteCore, 'registeredQueueOpts'>, outbox: string, payload: unknown, opts?: JobOpts): EnqueueInput {
+export function outboxEnqueueInput(core: InputCore, outbox: string, payload: unknown, opts?: JobOpts): EnqueueInput {
   const q = outboxQueueName(outbox);
-  const text = encodePayload(payload);
+  const text = encodePayload(payload, 'payload', core.maxPayloadBytes);
   return { queue: q, text, stamp: resolveJobStamp(core.registeredQueueOpts(q, OUTBOX_QUEUE_OPTS), opts) };
 }
 
@@ -35,14 +38,14 @@ export interface PublishInput {
   text: string;
 }
 
-export function publishInput(stream: string, payload: unknown): PublishInput {
-  return { stream: validateName('stream', stream), key: null, text: encodePayload(payload) };
+export function publishInput(core: InputCore, stream: string, payload: unknown): PublishInput {
+  return { stream: validateName('stream', stream), key: null, text: encodePayload(payload, 'payload', core.maxPayloadBytes) };
 }
 
 /** A keyed publish: the key is required (a `null` key is refused, not taken as "unkeyed"). */
-export function publishWithKeyInput(stream: string, key: unknown, payload: unknown): PublishInput {
+export function publishWithKeyInput(core: InputCore, stream: string, key: unknown, payload: unknown): PublishInput {
   const s = validateName('stream', stream);
-  return { stream: s, key: validateKey('key', key), text: encodePayload(payload) };
+  return { stream: s, key: validateKey('key', key), text: encodePayload(payload, 'payload', core.maxPayloadBytes) };
 }
 
 export function notifyInput(channel: string, payload: unknown): string {

@@ -1,7 +1,9 @@
 import { Closed, TransactionTimeout } from '../../contract/errors.js';
+import type { InboxClaim } from '../../contract/inbox.js';
 import type { JobOpts } from '../../contract/options.js';
 import type { TxHandle } from '../../contract/types.js';
 import type { SqliteCore } from './core.js';
+import { claimInboxIn, inboxClaimInput } from './inbox.js';
 import { insertJobs } from './queue-ops.js';
 import { publishEvent, saveConsumerOffset } from './stream.sql.js';
 import { enqueueInput, notifyInput, outboxEnqueueInput, publishInput, publishWithKeyInput, saveOffsetInput } from './tx-input.js';
@@ -54,12 +56,12 @@ export class SqliteTxHandle implements TxHandle {
   }
 
   async publish(stream: string, payload: unknown): Promise<number> {
-    const i = publishInput(stream, payload);
+    const i = publishInput(this.core, stream, payload);
     return this.run('tx.publish', (ctx) => publishEvent(ctx, i.stream, null, i.text));
   }
 
   async publishWithKey(stream: string, key: string, payload: unknown): Promise<number> {
-    const i = publishWithKeyInput(stream, key, payload);
+    const i = publishWithKeyInput(this.core, stream, key, payload);
     return this.run('tx.publishWithKey', (ctx) => publishEvent(ctx, i.stream, i.key, i.text));
   }
 
@@ -71,6 +73,11 @@ export class SqliteTxHandle implements TxHandle {
   async saveOffset(stream: string, consumer: string, offset: number): Promise<boolean> {
     const i = saveOffsetInput(stream, consumer, offset);
     return this.run('tx.saveOffset', (ctx) => saveConsumerOffset(ctx, i.stream, i.consumer, i.offset));
+  }
+
+  async inboxClaim(inbox: string, messageId: string): Promise<InboxClaim> {
+    const i = inboxClaimInput(inbox, messageId);
+    return this.run('tx.inboxClaim', (ctx) => claimInboxIn(ctx, i.inbox, i.messageId));
   }
 
   async commit(): Promise<void> {

@@ -1,5 +1,6 @@
 import { Inject } from '@nestjs/common';
 import { getOutboxToken, getQueueToken } from '../alkstore.constants.js';
+import { recordInjection, type HandleKind } from '../alkstore.registry.js';
 import type { OutboxRef, QueueRef } from '../queue-ref.js';
 
 /**
@@ -9,10 +10,18 @@ import type { OutboxRef, QueueRef } from '../queue-ref.js';
  * `enqueue` takes what the handler's `Job<T>` expects.
  */
 export function InjectQueue(queue: string | QueueRef<unknown>): ParameterDecorator & PropertyDecorator {
-  return Inject(getQueueToken(queue));
+  return recorded('queue', typeof queue === 'string' ? queue : queue.name, Inject(getQueueToken(queue)));
 }
 
 /** Injects the `Outbox` handle of `outbox` (handled by an `@OutboxHandler`, or listed in `forRoot({ outboxes })` / `forFeature`). */
 export function InjectOutbox(outbox: string | OutboxRef<unknown>): ParameterDecorator & PropertyDecorator {
-  return Inject(getOutboxToken(outbox));
+  return recorded('outbox', typeof outbox === 'string' ? outbox : outbox.name, Inject(getOutboxToken(outbox)));
+}
+
+/** Nest's `Inject`, plus a record of where it was used (the bootstrap check names the class and parameter). */
+function recorded(kind: HandleKind, name: string, inject: PropertyDecorator & ParameterDecorator): ParameterDecorator & PropertyDecorator {
+  return ((target: object, property: string | symbol | undefined, index?: number) => {
+    if (typeof name === 'string') recordInjection(kind, name, target, property, index);
+    (inject as (t: object, p: string | symbol | undefined, i?: number) => void)(target, property, index);
+  }) as ParameterDecorator & PropertyDecorator;
 }

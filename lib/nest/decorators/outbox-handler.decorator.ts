@@ -1,9 +1,9 @@
 import type { Job } from '../../contract/types.js';
 import { OUTBOX_HANDLER_METADATA } from '../alkstore.constants.js';
-import { declareHandle } from '../alkstore.registry.js';
+import { declareHandle, recordHandlerSite } from '../alkstore.registry.js';
 import type { OutboxHandlerSettings } from '../interfaces/handler-options.interface.js';
 import type { OutboxRef } from '../queue-ref.js';
-import { appendMethodMetadata } from '../utils/append-metadata.js';
+import { appendMethodMetadata, composeMethodDecorators } from '../utils/append-metadata.js';
 import type { TypedMethodDecorator } from './typed-method-decorator.js';
 
 /**
@@ -23,5 +23,5 @@ export function OutboxHandler(outbox: string, settings?: OutboxHandlerSettings):
 export function OutboxHandler(outbox: string | OutboxRef<unknown>, settings?: OutboxHandlerSettings): MethodDecorator {
   const name = typeof outbox === 'string' ? outbox : outbox.name;
   declareHandle('outbox', name, typeof outbox === 'string' ? undefined : outbox.opts);
-  return appendMethodMetadata(OUTBOX_HANDLER_METADATA, { outbox: name, settings });
+  return composeMethodDecorators(appendMethodMetadata(OUTBOX_HANDLER_METADATA, { outbox: name, settings }), recordHandlerSite('outbox', name, '@OutboxHandler'));
 }

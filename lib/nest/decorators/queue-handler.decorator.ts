@@ -1,9 +1,9 @@
 import type { Job } from '../../contract/types.js';
 import { QUEUE_HANDLER_METADATA } from '../alkstore.constants.js';
-import { declareHandle } from '../alkstore.registry.js';
+import { declareHandle, recordHandlerSite } from '../alkstore.registry.js';
 import type { QueueHandlerOptions } from '../interfaces/handler-options.interface.js';
 import type { QueueRef } from '../queue-ref.js';
-import { appendMethodMetadata } from '../utils/append-metadata.js';
+import { appendMethodMetadata, composeMethodDecorators } from '../utils/append-metadata.js';
 import type { TypedMethodDecorator } from './typed-method-decorator.js';
 
 /**
@@ -27,5 +27,5 @@ export function QueueHandler(queue: string | QueueRef<unknown>, options: QueueHa
   const name = typeof queue === 'string' ? queue : queue.name;
   const merged: QueueHandlerOptions = typeof queue === 'string' || queue.opts === undefined || options.queueOpts !== undefined ? options : { ...options, queueOpts: queue.opts };
   declareHandle('queue', name, merged.queueOpts);
-  return appendMethodMetadata(QUEUE_HANDLER_METADATA, { queue: name, options: merged });
+  return composeMethodDecorators(appendMethodMetadata(QUEUE_HANDLER_METADATA, { queue: name, options: merged }), recordHandlerSite('queue', name, '@QueueHandler'));
 }

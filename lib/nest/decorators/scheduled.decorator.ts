@@ -1,7 +1,7 @@
 import { SCHEDULED_METADATA, SCHEDULED_QUEUE_PREFIX } from '../alkstore.constants.js';
-import { declareHandle } from '../alkstore.registry.js';
+import { declareHandle, recordHandlerSite } from '../alkstore.registry.js';
 import type { ScheduledOptions } from '../interfaces/handler-options.interface.js';
-import { appendMethodMetadata } from '../utils/append-metadata.js';
+import { appendMethodMetadata, composeMethodDecorators } from '../utils/append-metadata.js';
 
 /**
  * Runs the method once per `spec` boundary across all replicas sharing the
@@ -14,6 +14,7 @@ import { appendMethodMetadata } from '../utils/append-metadata.js';
  * throws is retried like any job. Names are unique per application.
  */
 export function Scheduled(name: string, spec: string, options: ScheduledOptions = {}): MethodDecorator {
-  declareHandle('queue', options.queue ?? `${SCHEDULED_QUEUE_PREFIX}${name}`);
-  return appendMethodMetadata(SCHEDULED_METADATA, { name, spec, options });
+  const queue = options.queue ?? `${SCHEDULED_QUEUE_PREFIX}${name}`;
+  declareHandle('queue', queue);
+  return composeMethodDecorators(appendMethodMetadata(SCHEDULED_METADATA, { name, spec, options }), recordHandlerSite('queue', queue, `@Scheduled(${JSON.stringify(name)})`));
 }

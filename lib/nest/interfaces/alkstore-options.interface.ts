@@ -2,6 +2,7 @@ import type { FactoryProvider, ModuleMetadata, Type } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import type { QueueOpts } from '../../contract/options.js';
 import type { StoreLogger } from '../../contract/types.js';
+import type { PoolerMode } from '../../engines/postgres/pooler.js';
 import type { JobMetrics } from '../../metrics/job-metrics.js';
 
 /** Options of the module's automatic retention (`sweepExpired` under leadership). */
@@ -47,6 +48,10 @@ export interface AlkstoreModuleOptions {
   migrate?: boolean;
   /** PostgreSQL: pool size when the store opens its own pool (default 10). */
   poolSize?: number;
+  /** PostgreSQL: `'transaction'` behind a transaction-mode pooler such as PgBouncer (see `PostgresStoreOptions.pooler`). */
+  pooler?: PoolerMode;
+  /** PostgreSQL: a direct connection URL for LISTEN, past a transaction-mode pooler (see `PostgresStoreOptions.listenUrl`). */
+  listenUrl?: string;
   /**
    * Run handlers and the scheduler runner in this process (default true).
    * `false` for API-only replicas: the store is injectable, nothing is claimed.
@@ -88,6 +93,11 @@ export interface AlkstoreModuleOptions {
    * off (docs/semantics.md, Queues, Local hand-off).
    */
   localHandoff?: boolean;
+  /**
+   * Largest queue, outbox, stream or schedule payload in UTF-8 bytes of its JSON (default
+   * 1 MiB): a larger one is `PayloadTooLarge` before any write. The store option of the same name.
+   */
+  maxPayloadBytes?: number;
   /** The engine's wake fallback (ms): SQLite watcher cadence / PostgreSQL poll when LISTEN is down. */
   pollIntervalMs?: number;
   /** Safety poll of idle workers and dispatchers (ms, default 5000); wakes cut it short. */

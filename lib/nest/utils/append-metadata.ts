@@ -14,6 +14,14 @@ export function appendMethodMetadata(key: string, value: unknown): MethodDecorat
 }
 
 /** The list {@link appendMethodMetadata} kept on `method` (empty when none). */
+/** Applies several method decorators in order. */
+export function composeMethodDecorators(...decorators: MethodDecorator[]): MethodDecorator {
+  return (target, property, descriptor) => {
+    for (const d of decorators) d(target, property, descriptor);
+    return descriptor;
+  };
+}
+
 export function readMethodMetadata<T>(key: string, method: unknown): T[] {
   if (typeof method !== 'function') return [];
   return (Reflect.getMetadata(key, method) as T[] | undefined) ?? [];

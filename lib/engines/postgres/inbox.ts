@@ -1,0 +1,68 @@
+import type { InboxClaim, InboxEntry, InboxFailure } from '../../contract/inbox.js';
+import type { DeliveryReceipt, StoredReceipt } from '../../contract/types.js';
+import { validateKey, validateName } from '../../contract/validate.js';
+import type { InboxDriver } from '../../internal/inbox-handle.js';
+import type { ReceiptDriver } from '../../internal/outbox-handle.js';
+import type { PgContext } from './context.js';
+import { num, numOrNull, type Executor } from './executor.js';
+
+interface EntryRow {
+  inbox: string;
+  message_id: string;
+  state: InboxEntry['state'];
+  attempts: number;
+  received_at: string;
+  done_at: string | null;
+  last_error: string | null;
+}
+
+/** `tx.inboxClaim` through a transaction's executor. */
+export async function claimInbox(ctx: PgContext, exec: Executor, inbox: string, messageId: string): Promise<InboxClaim> {
+  validateName('inbox', inbox);
+  validateKey('messageId', messageId);
+  const r = await exec.run<{ r: InboxClaim }>(ctx.sql.inbox.claim, [inbox, messageId]);
+  return r.rows[0]?.r ?? 'duplicate';
+}
+
+/** The store-level inbox and receipt operations (autocommit statements on the pool). */
+export function postgresInboxDriver(ctx: PgContext): InboxDriver & ReceiptDriver {
+  const run = <R>(sql: Parameters<Executor['run']>[0], values: readonly unknown[]) => {
+    ctx.guard();
+    return ctx.exec.run<R>(sql, values);
+  };
+  const q = ctx.sql.inbox;
+  return {
+    async inboxFail(inbox, messageId, error, maxAttempts): Promise<InboxFailure> {
+      const r = await run<{ state: string }>(q.fail, [inbox, messageId, error, maxAttempts]);
+      const state = r.rows[0]?.state ?? (await run<EntryRow>(q.get, [inbox, messageId])).rows[0]?.state;
+      return state === 'dead' ? 'dead' : 'retry';
+    },
+    async inboxGet(inbox, messageId): Promise<InboxEntry | null> {
+      const row = (await run<EntryRow>(q.get, [inbox, messageId])).rows[0];
+      if (!row) return null;
+      return Object.freeze({
+        inbox: row.inbox,
+        messageId: row.message_id,
+        state: row.state,
+        attempts: num(row.attempts),
+        receivedAt: num(row.received_at),
+        doneAt: numOrNull(row.done_at),
+        lastError: row.last_error,
+      });
+    },
+    async inboxPrune(inbox, olderThanMs): Promise<number> {
+      return (await run(q.prune, [inbox, olderThanMs])).rowCount;
+    },
+    async putReceipts(outbox, rows): Promise<void> {
+      await run(q.putReceipts, [outbox, rows.map((r) => r.messageId), rows.map((r) => r.receiptText)]);
+    },
+    async getReceipt(outbox, messageId): Promise<StoredReceipt | null> {
+      const row = (await run<{ receipt: string; delivered_at: string }>(q.getReceipt, [outbox, messageId])).rows[0];
+      if (!row) return null;
+      return Object.freeze({ outbox, messageId, receipt: JSON.parse(row.receipt) as DeliveryReceipt, deliveredAt: num(row.delivered_at) });
+    },
+    async pruneReceipts(outbox, olderThanMs): Promise<number> {
+      return (await run(q.pruneReceipts, [outbox, olderThanMs])).rowCount;
+    },
+  };
+}

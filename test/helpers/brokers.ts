@@ -1,0 +1,45 @@
+import { connect as tcpConnect } from 'node:net';
+import type { NatsConnection } from '@nats-io/transport-node';
+
+/** Broker addresses of the test machine (and CI): `.ci/run` checks each is up. */
+export const NATS_URL = process.env.ALKSTORE_NATS_URL ?? '127.0.0.1:4222';
+export const AMQP_URL = process.env.ALKSTORE_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+export const MQTT_URL = process.env.ALKSTORE_MQTT_URL ?? 'mqtt://127.0.0.1:1883';
+export const REDIS_URL = process.env.ALKSTORE_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** Rejects with a message naming the broker when nothing listens at host:port. */
+export async function requireBroker(name: string, hostPort: string): Promise<void> {
+  const [host, port] = hostPort.replace(/^[a-z]+:\/\/([^@]*@)?/, '').split(':') as [string, string];
+  await new Promise<void>((resolve, reject) => {
+    const s = tcpConnect({ host, port: Number(port.replace(/\/.*$/, '')) }, () => {
+      s.end();
+      resolve();
+    });
+    s.on('error', (err) => reject(new Error(`${name} is not reachable at ${hostPort} (${err.message}); these tests need the real broker (see .ci/run)`)));
+  });
+}
+
+/** A NATS connection for test set-up (streams, consumers, reads). */
+export async function natsAdmin(): Promise<NatsConnection> {
+  await requireBroker('NATS', NATS_URL);
+  const { connect } = await import('@nats-io/transport-node');
+  return connect({ servers: NATS_URL });
+}
+
+/** Creates a stream on `<prefix>.>` with the given duplicate window (ms). */
+export async function createStream(nc: NatsConnection, name: string, subjectPrefix: string, duplicateWindowMs = 120_000): Promise<void> {
+  const { jetstreamManager } = await import('@nats-io/jetstream');
+  const jsm = await jetstreamManager(nc);
+  await jsm.streams.add({ name, subjects: [`${subjectPrefix}.>`], duplicate_window: duplicateWindowMs * 1_000_000 });
+}
+
+export async function deleteStream(nc: NatsConnection, name: string): Promise<void> {
+  const { jetstreamManager } = await import('@nats-io/jetstream');
+  const jsm = await jetstreamManager(nc);
+  await jsm.streams.delete(name).catch(() => undefined);
+}
+
+/** A name safe for NATS subjects, stream names and RabbitMQ queues. */
+export function brokerName(prefix: string): string {
+  return `${prefix}_${process.pid}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 7)}`;
+}
