@@ -10,6 +10,7 @@ import { openStoreFromOptions } from './alkstore.store-factory.js';
 import { AlkstoreWorkerHost } from './alkstore.worker-host.js';
 import type { AlkstoreFeatureOptions, AlkstoreModuleAsyncOptions, AlkstoreModuleOptions, AlkstoreOptionsFactory } from './interfaces/alkstore-options.interface.js';
 import { Store } from './store.token.js';
+import { OrmTransactions } from './orm/orm-transactions.service.js';
 import { AlkstoreTransactions } from './typeorm/alkstore-transactions.service.js';
 import { UNTYPED_PARAMETER } from './utils/check-wiring.js';
 import { nestStoreLogger } from './utils/nest-logger.js';
@@ -20,8 +21,8 @@ const storeProvider: Provider = {
   inject: [ALKSTORE_MODULE_OPTIONS],
 };
 
-const coreProviders: Provider[] = [storeProvider, AlkstoreExplorer, AlkstoreWorkerHost, AlkstoreTransactions];
-const coreExports = [Store, AlkstoreTransactions, ALKSTORE_MODULE_OPTIONS];
+const coreProviders: Provider[] = [storeProvider, AlkstoreExplorer, AlkstoreWorkerHost, AlkstoreTransactions, OrmTransactions];
+const coreExports = [Store, AlkstoreTransactions, OrmTransactions, ALKSTORE_MODULE_OPTIONS];
 
 /**
  * The alkstore module: opens one `Store` (injectable as `Store`), runs the

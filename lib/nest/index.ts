@@ -19,4 +19,5 @@ export type { Job, JobInfo, Outbox, Queue, StreamEvent, TxOps } from '../contrac
 export type { Jsonified } from '../contract/codec.js';
 export { PermanentError } from '../contract/errors.js';
 export * from './typeorm/index.js';
+export * from './orm/index.js';
 export { QueueWorker, type QueueWorkerOptions } from '../worker/queue-worker.js';

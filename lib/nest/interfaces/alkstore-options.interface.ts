@@ -4,6 +4,7 @@ import type { QueueOpts } from '../../contract/options.js';
 import type { StoreLogger } from '../../contract/types.js';
 import type { PoolerMode } from '../../engines/postgres/pooler.js';
 import type { JobMetrics } from '../../metrics/job-metrics.js';
+import type { AlkstoreOrmAdapter } from '../orm/orm-adapter.js';
 
 /** Options of the module's automatic retention (`sweepExpired` under leadership). */
 export interface AlkstoreRetentionOptions {
@@ -40,6 +41,12 @@ export interface AlkstoreModuleOptions {
    * see `reusePool`). alkstore never initializes or destroys this DataSource.
    */
   dataSource?: DataSource;
+  /**
+   * The ORM whose transactions `OrmTransactions.run(fn)` opens with the store joined (Prisma,
+   * Drizzle, Kysely, knex, `pg`): `prismaAdapter(PrismaService)`, `drizzleAdapter(DRIZZLE)`, … from
+   * `alkstore/nest`. TypeORM needs none (`AlkstoreTransactions`).
+   */
+  orm?: AlkstoreOrmAdapter<unknown>;
   /** PostgreSQL with a DataSource: reuse the DataSource's `pg.Pool` instead of opening one. Default false. */
   reusePool?: boolean;
   /** PostgreSQL: the engine-owned schema (default `alkstore`). */

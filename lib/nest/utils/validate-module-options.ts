@@ -34,6 +34,12 @@ export function validateModuleOptions(options: AlkstoreModuleOptions): AlkstoreM
   if (options.nestSchedule !== undefined && options.nestSchedule !== 'cluster') throw new InvalidOption('nestSchedule', "must be 'cluster' or left out");
   if (options.scheduleOwner !== undefined) validateKey('owner', options.scheduleOwner);
   validateObservabilityOptions(options);
+  if (options.orm !== undefined) {
+    const orm = options.orm as { run?: unknown; clientToken?: unknown } | null;
+    if (orm === null || typeof orm !== 'object' || typeof orm.run !== 'function' || orm.clientToken === undefined || orm.clientToken === null) {
+      throw new InvalidOption('orm', 'must be made by prismaAdapter, drizzleAdapter, kyselyAdapter, knexAdapter or pgAdapter (from alkstore/nest) with the injection token of your client, e.g. orm: prismaAdapter(PrismaService)');
+    }
+  }
   return options;
 }
 

@@ -1,0 +1,136 @@
+import type { SQL } from 'drizzle-orm';
+import { InvalidOption } from '../contract/errors.js';
+import type { Store, TxOps } from '../contract/types.js';
+import { loadPeer } from '../internal/load-peer.js';
+import { assertSameEngine, joinVia } from './join.js';
+import { returnsRows, splitPlaceholders, type Dialect } from './placeholders.js';
+import { adapterRunner, whileActive, type AdapterResult, type Joined, type SyncSqliteConnection } from './runner.js';
+
+const HELPER = 'drizzleTransaction';
+
+/** A Drizzle PostgreSQL database (node-postgres, postgres.js, …): `transaction(async (tx) => …)` with `tx.execute(sql)`. */
+export interface DrizzlePgDatabaseLike {
+  transaction(...args: never[]): Promise<unknown>;
+  execute(query: SQL): PromiseLike<unknown>;
+}
+
+/** A Drizzle better-sqlite3 database: synchronous `run`/`all`, `$client` the better-sqlite3 connection. */
+export interface DrizzleSqliteDatabaseLike {
+  run(query: SQL): unknown;
+  all(query: SQL): unknown;
+  readonly $client: SyncSqliteConnection & { prepare(sql: string): unknown };
+}
+
+/** The transaction object Drizzle hands `db.transaction(fn)`'s callback. */
+export type DrizzleTxOf<D extends DrizzlePgDatabaseLike> = D extends { transaction(fn: (tx: infer X) => Promise<unknown>, ...rest: never[]): unknown } ? X : never;
+
+interface Executes {
+  execute(query: SQL): PromiseLike<unknown>;
+}
+
+type SqlTag = typeof import('drizzle-orm').sql;
+
+function isSqlite(db: unknown): db is DrizzleSqliteDatabaseLike {
+  const c = (db as { $client?: Partial<SyncSqliteConnection & { prepare: unknown }> } | null)?.$client;
+  return typeof c === 'object' && c !== null && typeof c.prepare === 'function' && typeof c.inTransaction === 'boolean' && typeof (db as DrizzleSqliteDatabaseLike).all === 'function';
+}
+
+function isPg(db: unknown): db is DrizzlePgDatabaseLike {
+  const d = db as Partial<DrizzlePgDatabaseLike> | null;
+  return typeof d === 'object' && d !== null && typeof d.transaction === 'function' && typeof d.execute === 'function';
+}
+
+/** One alkstore statement as a Drizzle `SQL`: its text as raw pieces, its values as Drizzle parameters (Drizzle numbers them). */
+function toSql(sql: SqlTag, text: string, params: unknown[], dialect: Dialect): SQL {
+  const { parts, refs } = splitPlaceholders(text, dialect);
+  const chunks: SQL[] = [sql.raw(parts[0]!)];
+  refs.forEach((ref, i) => {
+    chunks.push(sql`${sql.param(params[ref])}`, sql.raw(parts[i + 1]!));
+  });
+  return sql.join(chunks);
+}
+
+function pgResult(raw: unknown): AdapterResult {
+  if (Array.isArray(raw)) {
+    // postgres.js: the rows array, with `count`.
+    const count = (raw as { count?: unknown }).count;
+    return { records: raw as Record<string, unknown>[], affected: typeof count === 'number' ? count : raw.length };
+  }
+  const r = raw as { rows?: unknown; rowCount?: unknown } | null;
+  const rows = Array.isArray(r?.rows) ? (r.rows as Record<string, unknown>[]) : [];
+  return { records: rows, affected: typeof r?.rowCount === 'number' ? r.rowCount : rows.length };
+}
+
+/**
+ * Runs `fn` in a Drizzle transaction with the store joined to it: alkstore's writes through `tx`
+ * run on the transaction's own connection and commit with your business writes through
+ * `drizzleTx`, or vanish with them; wakes fire on commit.
+ *
+ * - PostgreSQL (node-postgres, postgres.js): `db.transaction(async (drizzleTx) => …)`, and `fn` gets
+ *   that `drizzleTx`.
+ * - SQLite (better-sqlite3): Drizzle's better-sqlite3 transactions are synchronous, so this helper
+ *   opens the transaction itself on the database's connection (`BEGIN` … `COMMIT`, `ROLLBACK` when
+ *   `fn` throws) and `fn` gets `db`; such transactions of one store run one at a time through the
+ *   store's write path. Do not write through the same `db` outside one while one is open.
+ *
+ * ```ts
+ * await drizzleTransaction(db, store, async (tx, drizzleTx) => {
+ *   const [order] = await drizzleTx.insert(orders).values({ customer }).returning();
+ *   await tx.outboxEnqueue('deliveries', { orderId: order.id });
+ * });
+ * ```
+ */
+export function drizzleTransaction<D extends DrizzleSqliteDatabaseLike, T>(db: D, store: Store, fn: (tx: TxOps, db: D) => Promise<T>): Promise<T>;
+export function drizzleTransaction<D extends DrizzlePgDatabaseLike, T>(db: D, store: Store, fn: (tx: TxOps, drizzleTx: DrizzleTxOf<D>) => Promise<T>): Promise<T>;
+export async function drizzleTransaction<T>(db: DrizzlePgDatabaseLike | DrizzleSqliteDatabaseLike, store: Store, userFn: (tx: TxOps, handle: never) => Promise<T>): Promise<T> {
+  const fn = userFn as (tx: TxOps, handle: unknown) => Promise<T>;
+  if (typeof (db as { rollback?: unknown } | null)?.rollback === 'function') {
+    throw new InvalidOption(`${HELPER}(db)`, `is a Drizzle transaction; ${HELPER} opens the transaction itself: pass the database (drizzle(...)) and write through the handle it gives your function`);
+  }
+  if (isSqlite(db)) {
+    assertSameEngine(HELPER, 'db', 'sqlite', store);
+    const { sql } = await loadPeer('drizzle-orm', () => import('drizzle-orm'), `for ${HELPER}`);
+    const run = async (text: string, params: unknown[]): Promise<AdapterResult> => {
+      const q = toSql(sql, text, params, 'sqlite');
+      if (returnsRows(text)) {
+        const rows = db.all(q) as Record<string, unknown>[];
+        return { records: rows, affected: rows.length };
+      }
+      const r = db.run(q) as { changes?: number };
+      return { records: [], affected: r.changes ?? 0 };
+    };
+    return joinVia<DrizzleSqliteDatabaseLike, T>(
+      store,
+      async (body) => {
+        db.run(sql.raw('BEGIN'));
+        try {
+          const result = await whileActive((isActive) => body({ queryRunner: adapterRunner(run, () => isActive() && db.$client.inTransaction, db.$client), handle: db }));
+          db.run(sql.raw('COMMIT'));
+          return result;
+        } catch (err) {
+          if (db.$client.inTransaction) db.run(sql.raw('ROLLBACK'));
+          throw err;
+        }
+      },
+      fn,
+    );
+  }
+  if (isPg(db)) {
+    assertSameEngine(HELPER, 'db', 'postgres', store);
+    const { sql } = await loadPeer('drizzle-orm', () => import('drizzle-orm'), `for ${HELPER}`);
+    return joinVia<Executes, T>(
+      store,
+      (body) =>
+        (db.transaction as (fn: (drizzleTx: unknown) => Promise<T>) => Promise<T>)((drizzleTx) =>
+          whileActive((isActive) => {
+            const handle = drizzleTx as Executes;
+            const run = async (text: string, params: unknown[]): Promise<AdapterResult> => pgResult(await handle.execute(toSql(sql, text, params, 'postgres')));
+            const joined: Joined<Executes> = { queryRunner: adapterRunner(run, isActive), handle };
+            return body(joined);
+          }),
+        ),
+      fn,
+    );
+  }
+  throw new InvalidOption(`${HELPER}(db)`, 'must be a Drizzle database: drizzle(pool) of drizzle-orm/node-postgres (or postgres-js) on PostgreSQL, drizzle(database) of drizzle-orm/better-sqlite3 on SQLite');
+}

@@ -1,0 +1,88 @@
+import { InvalidOption } from '../contract/errors.js';
+import type { EngineKind, Store, TxOps } from '../contract/types.js';
+import { assertSameEngine, joinVia } from './join.js';
+import { returnsRows } from './placeholders.js';
+import { adapterRunner, whileActive, type AdapterResult } from './runner.js';
+
+const HELPER = 'prismaTransaction';
+
+/** What alkstore uses of a Prisma transaction client: raw statements, passed to the driver as written. */
+export interface PrismaTxLike {
+  $queryRawUnsafe<R = unknown>(query: string, ...values: unknown[]): PromiseLike<R>;
+  $executeRawUnsafe(query: string, ...values: unknown[]): PromiseLike<number>;
+}
+
+/** Options of Prisma's interactive transactions (`prisma.$transaction(fn, options)`). */
+export interface PrismaTransactionOptions {
+  maxWait?: number;
+  timeout?: number;
+  isolationLevel?: string;
+}
+
+/** A Prisma client (Prisma 7 with a driver adapter): interactive `$transaction(async (prismaTx) => …)`. */
+export interface PrismaClientLike {
+  $transaction(...args: never[]): Promise<unknown>;
+}
+
+/** The transaction client Prisma hands `prisma.$transaction(fn)`'s callback. */
+export type PrismaTxOf<P extends PrismaClientLike> = P extends { $transaction(fn: (prismaTx: infer X) => Promise<unknown>, ...rest: never[]): unknown } ? X : never;
+
+function isClient(p: unknown): p is PrismaClientLike & PrismaTxLike {
+  const c = p as Partial<PrismaClientLike & PrismaTxLike> | null;
+  return typeof c === 'object' && c !== null && typeof c.$queryRawUnsafe === 'function' && typeof c.$executeRawUnsafe === 'function';
+}
+
+/** The provider Prisma's client was generated for (`postgresql`, `sqlite`, …), when it says. */
+function engineOf(p: object): EngineKind | null {
+  const provider = (p as { _activeProvider?: unknown })._activeProvider ?? (p as { _engineConfig?: { activeProvider?: unknown } })._engineConfig?.activeProvider;
+  if (provider === 'sqlite') return 'sqlite';
+  if (provider === 'postgresql' || provider === 'postgres') return 'postgres';
+  return null;
+}
+
+/**
+ * Runs `fn` in a Prisma interactive transaction (`prisma.$transaction(async (prismaTx) => …)`)
+ * with the store joined to it: alkstore's writes through `tx` run on the transaction's own
+ * connection (`$queryRawUnsafe` / `$executeRawUnsafe`) and commit with your business writes through
+ * `prismaTx`, or vanish with them; wakes fire on commit. Prisma 7 with `@prisma/adapter-pg` on a
+ * PostgreSQL store, `@prisma/adapter-better-sqlite3` on a SQLite one. `options` go to
+ * `$transaction` (its `timeout` counts from when the transaction opens, after any wait for the
+ * SQLite store's write path).
+ *
+ * ```ts
+ * await prismaTransaction(prisma, store, async (tx, prismaTx) => {
+ *   const order = await prismaTx.order.create({ data: { customer } });
+ *   await tx.outboxEnqueue('deliveries', { orderId: order.id });
+ * });
+ * ```
+ */
+export async function prismaTransaction<P extends PrismaClientLike, T>(
+  prisma: P,
+  store: Store,
+  fn: (tx: TxOps, prismaTx: PrismaTxOf<P>) => Promise<T>,
+  options?: PrismaTransactionOptions,
+): Promise<T> {
+  if (!isClient(prisma)) throw new InvalidOption(`${HELPER}(prisma)`, 'must be a Prisma client (new PrismaClient({ adapter })), with $transaction and $queryRawUnsafe');
+  const engine = engineOf(prisma);
+  if (engine !== null) assertSameEngine(HELPER, 'prisma', engine, store);
+  return joinVia<PrismaTxOf<P>, T>(
+    store,
+    (body) =>
+      (prisma.$transaction as (fn: (prismaTx: unknown) => Promise<T>, options?: PrismaTransactionOptions) => Promise<T>)(
+        (prismaTx) =>
+          whileActive((isActive) => {
+            const ptx = prismaTx as PrismaTxLike;
+            const run = async (sql: string, params: unknown[]): Promise<AdapterResult> => {
+              if (returnsRows(sql)) {
+                const rows = (await ptx.$queryRawUnsafe<Record<string, unknown>[]>(sql, ...params)) ?? [];
+                return { records: rows, affected: rows.length };
+              }
+              return { records: [], affected: await ptx.$executeRawUnsafe(sql, ...params) };
+            };
+            return body({ queryRunner: adapterRunner(run, isActive), handle: prismaTx as PrismaTxOf<P> });
+          }),
+        options,
+      ),
+    fn,
+  );
+}

@@ -1,0 +1,7 @@
+/**
+ * `@nestjs-cls/transactional` support (optional peers `nestjs-cls`, `@nestjs-cls/transactional`):
+ * wrap your ORM's adapter in {@link AlkstoreTransactionalAdapter} and write through
+ * {@link AlkstoreClsTx} to join the active `@Transactional()` transaction.
+ */
+export { AlkstoreTransactionalAdapter, type AlkstoreTransactionalAdapterOptions, type ClsJoin } from './alkstore-cls-adapter.js';
+export { AlkstoreClsTx } from './alkstore-cls-tx.service.js';

@@ -1,0 +1,2 @@
+export * from './orm-adapter.js';
+export * from './orm-transactions.service.js';

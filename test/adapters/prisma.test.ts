@@ -1,0 +1,81 @@
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { beforeAll, expect, it } from '@jest/globals';
+import { PrismaBetterSqlite3 } from '@prisma/adapter-better-sqlite3';
+import { PrismaPg } from '@prisma/adapter-pg';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { prismaTransaction } from '../../lib/adapters/prisma.js';
+import { PG_URL } from '../helpers/engines.js';
+import { describeAdapter } from './adapter-cases.js';
+
+/** The generated client's surface this test uses (the real type is generated at run time). */
+interface OrderDelegate {
+  create(args: { data: { id: number; caller: number } }): Promise<unknown>;
+  findMany(args: { select: { id: true }; orderBy: { id: 'asc' } }): Promise<{ id: number }[]>;
+}
+interface TestPrismaTx {
+  order: OrderDelegate;
+  $queryRawUnsafe<R = unknown>(query: string, ...values: unknown[]): Promise<R>;
+  $executeRawUnsafe(query: string, ...values: unknown[]): Promise<number>;
+}
+interface TestPrisma extends TestPrismaTx {
+  $transaction<R>(fn: (prismaTx: TestPrismaTx) => Promise<R>, options?: { timeout?: number; maxWait?: number }): Promise<R>;
+  $disconnect(): Promise<void>;
+}
+type PrismaCtor = new (options: { adapter: unknown }) => TestPrisma;
+
+const clients: Partial<Record<'sqlite' | 'postgresql', PrismaCtor>> = {};
+
+/**
+ * Prisma 7's client (prisma-client-js with the query compiler) needs no engine binary: generated here
+ * offline from the committed schemas into node_modules/.alkstore-prisma/<provider>.
+ */
+beforeAll(async () => {
+  for (const provider of ['postgresql', 'sqlite'] as const) {
+    execFileSync(process.execPath, [join(process.cwd(), 'node_modules/prisma/build/index.js'), 'generate', '--schema', `test/adapters/prisma/${provider}.prisma`], {
+      env: { ...process.env, PRISMA_SCHEMA_ENGINE_BINARY: '/bin/true', PRISMA_ENGINES_CHECKSUM_IGNORE_MISSING: '1', PRISMA_HIDE_UPDATE_MESSAGE: '1' },
+      stdio: 'pipe',
+    });
+    const mod = (await import(join(process.cwd(), `node_modules/.alkstore-prisma/${provider}/index.js`))) as { PrismaClient?: PrismaCtor; default?: { PrismaClient: PrismaCtor } };
+    clients[provider] = mod.PrismaClient ?? mod.default!.PrismaClient;
+  }
+}, 120_000);
+
+describeAdapter({
+  name: 'prisma',
+  engines: ['postgres', 'sqlite'],
+  async open(engine, db, table, callers) {
+    let prisma: TestPrisma;
+    if (engine.kind === 'sqlite') {
+      const conn = new Database(db.location);
+      conn.exec(`CREATE TABLE ${table} (id INTEGER PRIMARY KEY, caller INTEGER NOT NULL)`);
+      conn.close();
+      prisma = new clients.sqlite!({ adapter: new PrismaBetterSqlite3({ url: `file:${db.location}` }) });
+    } else {
+      const pool = new pg.Pool({ connectionString: PG_URL });
+      await pool.query(`CREATE TABLE ${table} (id INTEGER PRIMARY KEY, caller INTEGER NOT NULL)`);
+      await pool.end();
+      prisma = new clients.postgresql!({ adapter: new PrismaPg({ connectionString: PG_URL, max: callers }, { schema: db.location }) });
+    }
+    return {
+      transaction: (store, fn) =>
+        prismaTransaction(prisma, store, (tx, prismaTx) => fn(tx, async (id, caller) => void (await prismaTx.order.create({ data: { id, caller } }))), { timeout: 30_000, maxWait: 30_000 }),
+      ids: async () => (await prisma.order.findMany({ select: { id: true }, orderBy: { id: 'asc' } })).map((r) => r.id),
+      close: () => prisma.$disconnect(),
+    };
+  },
+  extra(ctx, engine) {
+    it('bad input: not a Prisma client, a client of the other provider: typed errors naming the input, before any write', async () => {
+      const { store } = ctx();
+      const fn = async (): Promise<void> => undefined;
+      await expect(prismaTransaction({} as never, store, fn)).rejects.toThrow(/prismaTransaction\(prisma\) must be a Prisma client/);
+      const other =
+        engine.kind === 'sqlite'
+          ? new clients.postgresql!({ adapter: new PrismaPg({ connectionString: PG_URL, max: 1 }) })
+          : new clients.sqlite!({ adapter: new PrismaBetterSqlite3({ url: ':memory:' }) });
+      await expect(prismaTransaction(other, store, fn)).rejects.toThrow(engine.kind === 'sqlite' ? /PostgreSQL handle but the store is on SQLite/ : /SQLite handle but the store is on PostgreSQL/);
+      await other.$disconnect();
+    });
+  },
+});
