@@ -5,7 +5,7 @@ import { jobMetricsObserver, validateJobMetrics, type JobMetrics } from '../metr
 import { runnerTimings } from '../internal/scheduler-runner.js';
 import { OutboxDispatcher, OutboxSettings, type OutboxSettingsInput } from '../outbox/index.js';
 import { correlationWrapper, createTracingWrapper } from '../tracing/handler-span.js';
-import { isPermanent, type HandlerWrapper } from '../worker/worker-core.js';
+import { isPermanent, type HandlerWrapper } from '../worker/worker-options.js';
 import { WorkerEvents } from '../worker/worker-events.js';
 import type { WorkerObserver } from '../worker/worker-observer.js';
 import { ALKSTORE_MODULE_OPTIONS, DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_IDLE_POLL_INTERVAL_MS } from './alkstore.constants.js';
@@ -18,7 +18,7 @@ import { nestStoreLogger } from './utils/nest-logger.js';
 import { defaultWorkerId } from './utils/worker-id.js';
 import { NestTimeouts } from './schedules/nest-timeouts.js';
 import { DEFAULT_SCHEDULE_OWNER, syncSchedules } from './schedules/sync-schedules.js';
-import { QueueWorker } from './workers/queue-worker.js';
+import { QueueWorker } from '../worker/queue-worker.js';
 import { supervise } from './workers/supervise.js';
 
 /**

@@ -20,4 +20,4 @@ export type { Jsonified } from '../contract/codec.js';
 export { PermanentError } from '../contract/errors.js';
 export * from './typeorm/index.js';
 export * from './orm/index.js';
-export { QueueWorker, type QueueWorkerOptions } from './workers/queue-worker.js';
+export { QueueWorker, type QueueWorkerOptions } from '../worker/queue-worker.js';

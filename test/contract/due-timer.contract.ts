@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { performance } from 'node:perf_hooks';
 import type { Job, Store } from '../../lib/contract/types.js';
-import { QueueWorker } from '../../lib/nest/workers/queue-worker.js';
+import { QueueWorker } from '../../lib/worker/queue-worker.js';
 import type { EngineFixture } from '../helpers/engines.js';
 import { uid, useEnv, waitFor } from './harness.js';
 

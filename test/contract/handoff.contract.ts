@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import type { JobOpts } from '../../lib/contract/options.js';
 import type { ClaimOpts, Job, Queue, Store } from '../../lib/contract/types.js';
-import { QueueWorker } from '../../lib/nest/workers/queue-worker.js';
+import { QueueWorker } from '../../lib/worker/queue-worker.js';
 import type { EngineFixture } from '../helpers/engines.js';
 import { uid, useEnv, waitFor, within } from './harness.js';
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import type { Store } from '../../lib/contract/types.js';
 import { openPostgresStore } from '../../lib/engines/postgres/index.js';
-import { QueueWorker } from '../../lib/nest/workers/queue-worker.js';
+import { QueueWorker } from '../../lib/worker/queue-worker.js';
 import { waitFor } from '../helpers/engines.js';
 import { MemoryLogger } from '../nest/nest-fixtures.js';
 import { clusterUnavailable, startCluster, type PgCluster } from './pg-cluster.js';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { Job, Queue } from '../../lib/contract/types.js';
 import { MAX_BATCH } from '../../lib/contract/validate.js';
 import { openSqliteStore } from '../../lib/engines/sqlite/index.js';
-import { QueueWorker } from '../../lib/nest/workers/queue-worker.js';
+import { QueueWorker } from '../../lib/worker/queue-worker.js';
 import { waitFor } from '../helpers/engines.js';
 import { gate, MemoryLogger } from '../nest/nest-fixtures.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import type { ClaimOpts, Job, Queue, Store } from '../../lib/contract/types.js';
-import { QueueWorker } from '../../lib/nest/workers/queue-worker.js';
+import { QueueWorker } from '../../lib/worker/queue-worker.js';
 import { contractEngines, withEngineDb, waitFor } from '../helpers/engines.js';
 import { gate, MemoryLogger } from '../nest/nest-fixtures.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { PermanentError } from '../../lib/contract/errors.js';
 import type { Job, Queue, Store } from '../../lib/contract/types.js';
-import { QueueWorker } from '../../lib/nest/workers/queue-worker.js';
+import { QueueWorker } from '../../lib/worker/queue-worker.js';
 import { OutboxDispatcher } from '../../lib/outbox/outbox-dispatcher.js';
 import { WorkerCore, type FailureOutcome, type WorkerCoreOptions } from '../../lib/worker/index.js';
 import { sqliteFile, waitFor, withEngineDb } from '../helpers/engines.js';

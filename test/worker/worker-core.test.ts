@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { PermanentError } from '../../lib/contract/errors.js';
 import type { ClaimOpts, Job, Queue, Store } from '../../lib/contract/types.js';
-import { QueueWorker } from '../../lib/nest/workers/queue-worker.js';
+import { QueueWorker } from '../../lib/worker/queue-worker.js';
 import { WorkerEvents, type WorkerObserver } from '../../lib/worker/index.js';
 import { contractEngines, withEngineDb, waitFor } from '../helpers/engines.js';
 import { gate, MemoryLogger } from '../nest/nest-fixtures.js';
