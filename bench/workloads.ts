@@ -112,7 +112,13 @@ async function b2(sys: SystemInstance, cfg: WorkloadConfig): Promise<Metrics> {
     handled.add();
   });
   try {
-    await handled.reached(cfg.jobs, cfg.phaseTimeoutMs, 'B2 handlers');
+    try {
+      await handled.reached(cfg.jobs, cfg.phaseTimeoutMs, 'B2 handlers');
+    } catch {
+      // A slow poller (pg-boss at its defaults: one job per 2 s poll per worker) reports what it drained, flagged partial.
+      const done = await w.completed();
+      return { 'B2.drain_per_s': rate(done, now() - t0), 'B2.partial_count': done };
+    }
     const left = Math.max(1000, cfg.phaseTimeoutMs - (now() - t0));
     await waitUntil('B2 completions', async () => (await w.completed()) >= cfg.jobs, left, 5);
     return { 'B2.drain_per_s': rate(cfg.jobs, now() - t0) };

@@ -49,6 +49,7 @@ export async function xminWorkload(o: XminOptions, log: (m: string) => void): Pr
   let phase: Phase = 'before';
   const lat: Record<Phase, number[]> = { before: [], during: [], after: [] };
   const drained: Record<Phase, number> = { before: 0, during: 0, after: 0 };
+  const enqueued: Record<Phase, number> = { before: 0, during: 0, after: 0 };
   const phaseMs: Record<Phase, number> = { before: 0, during: 0, after: 0 };
   let enq = 0;
   let drainedSecond = 0;
@@ -94,6 +95,7 @@ export async function xminWorkload(o: XminOptions, log: (m: string) => void): Pr
         }
         enq++;
         enqSecond++;
+        enqueued[phase]++;
         await q.enqueue({ i: enq, kind: 'bench', at: epochNow() });
       }
     });
@@ -130,6 +132,7 @@ export async function xminWorkload(o: XminOptions, log: (m: string) => void): Pr
     await sizes('after');
     for (const p of ['before', 'during', 'after'] as const) {
       m[`B12.postgres.drain_per_s@${p}`] = (drained[p] * 1000) / phaseMs[p];
+      m[`B12.postgres.enqueue_per_s@${p}`] = (enqueued[p] * 1000) / phaseMs[p];
       m[`B12.postgres.latency_p50_ms@${p}`] = percentile(lat[p], 50);
       m[`B12.postgres.latency_p99_ms@${p}`] = percentile(lat[p], 99);
     }
