@@ -17,6 +17,8 @@ export const EXIT = Object.freeze({
   usage: 2,
   /** Nothing matched: no such schedule, the job is not dead, no such job. */
   notFound: 3,
+  /** A redrive left some dead jobs dead: a live job holds their unique key (the rest were redriven). */
+  conflict: 4,
 });
 
 export const USAGE = `Usage: alkstore <command> [options]
@@ -235,14 +237,15 @@ async function runCommand(store: Store, p: Parsed, io: CliIo, cmd: string, sub: 
         );
         return EXIT.ok;
       }
-      const n = p.all
-        ? sub === 'redrive'
-          ? await store.admin().retryAllDead(p.queue)
-          : await store.admin().purgeAllDead(p.queue)
-        : sub === 'redrive'
-          ? await q.retryDead(p.ids)
-          : await q.purgeDead(p.ids);
-      emit({ [sub === 'redrive' ? 'redriven' : 'purged']: n }, `${sub === 'redrive' ? 'redrove' : 'purged'} ${n} dead job${n === 1 ? '' : 's'} of ${p.queue}`);
+      if (sub === 'redrive') {
+        const r = p.all ? await store.admin().retryAllDead(p.queue) : await q.retryDead(p.ids);
+        const held = r.conflicts === 0 ? '' : `; ${r.conflicts} stayed dead, their unique key held by a live job: ${r.conflictIds.join(' ')}`;
+        emit({ redriven: r.moved, conflicts: r.conflicts, conflictIds: r.conflictIds }, `redrove ${r.moved} dead job${r.moved === 1 ? '' : 's'} of ${p.queue}${held}`);
+        if (r.conflicts > 0) return EXIT.conflict;
+        return r.moved === 0 && !p.all ? EXIT.notFound : EXIT.ok;
+      }
+      const n = p.all ? await store.admin().purgeAllDead(p.queue) : await q.purgeDead(p.ids);
+      emit({ purged: n }, `purged ${n} dead job${n === 1 ? '' : 's'} of ${p.queue}`);
       return n === 0 && !p.all ? EXIT.notFound : EXIT.ok;
     }
     case 'schedules': {

@@ -1,4 +1,4 @@
-import type { JobInfo } from './types.js';
+import type { JobInfo, RedriveResult } from './types.js';
 
 /**
  * Which jobs `listJobs` pages through. `pending` is the claimable-order pending
@@ -90,8 +90,11 @@ export interface StoreAdmin {
   queueNames(): Promise<string[]>;
   /** One page of a queue's jobs in a state. */
   listJobs(queue: string, opts?: ListJobsOpts): Promise<JobPage>;
-  /** Every dead job of the queue back to pending with attempts reset (as `retryDead`); resolves to how many. */
-  retryAllDead(queue: string): Promise<number>;
+  /**
+   * Every dead job of the queue back to pending with attempts reset (as `retryDead`), in batches;
+   * resolves to how many moved and which stayed dead because a live job holds their unique key.
+   */
+  retryAllDead(queue: string): Promise<RedriveResult>;
   /** Deletes every dead job of the queue; resolves to how many. */
   purgeAllDead(queue: string): Promise<number>;
   /**

@@ -192,6 +192,22 @@ export interface QueueSettings {
   readonly rateLimit: RateLimit | null;
 }
 
+/**
+ * What a redrive (`queue.retryDead`, `admin().retryAllDead`) did. Dead jobs go back to pending in id
+ * order; a dead job whose unique key is held by a live job (or by an earlier job of the same
+ * redrive) cannot go back without breaking the key's promise, so it stays dead, untouched, and is
+ * reported here instead of failing the whole redrive. Cancel or finish the holder, then redrive it
+ * again.
+ */
+export interface RedriveResult {
+  /** Dead jobs moved back to pending. */
+  readonly moved: number;
+  /** How many stayed dead because their unique key is held (`conflictIds.length`). */
+  readonly conflicts: number;
+  /** Ids of those jobs, ascending. */
+  readonly conflictIds: readonly number[];
+}
+
 /** Paging of dead letters, ordered by id ascending (stable). */
 export interface ListDeadOpts {
   /** Only rows that died before this instant (epoch ms). */
@@ -253,8 +269,12 @@ export interface Queue<T = unknown> {
   /** Moves every past-expiry row (any state) to dead, and deletes dead rows past their retention. */
   sweepExpired(): Promise<{ expired: number; purged: number }>;
   listDead(opts?: ListDeadOpts): Promise<JobInfo<T>[]>;
-  /** Back to pending now with attempts reset to 0; `lastError` kept. Resolves to how many moved. */
-  retryDead(ids: readonly number[]): Promise<number>;
+  /**
+   * Back to pending now with attempts reset to 0; `lastError` kept. Ids that are not dead jobs of
+   * this queue are ignored. Resolves to how many moved and which stayed dead because a live job
+   * holds their unique key ({@link RedriveResult}).
+   */
+  retryDead(ids: readonly number[]): Promise<RedriveResult>;
   /** Deletes dead rows; resolves to how many. */
   purgeDead(ids: readonly number[]): Promise<number>;
   stats(): Promise<QueueStats>;

@@ -34,7 +34,7 @@ const ACTIONS = ['redrive', 'purge', 'redrive-all', 'purge-all', 'cancel', 'paus
 type Action = (typeof ACTIONS)[number];
 
 const DONE_TEXT: Record<Action, (n: number) => string> = {
-  redrive: (n) => (n > 0 ? 'Redrove the job: it is pending again.' : 'Nothing redriven: the job is no longer dead.'),
+  redrive: (n) => (n > 0 ? 'Redrove the job: it is pending again.' : 'Nothing redriven.'),
   purge: (n) => (n > 0 ? 'Purged the job.' : 'Nothing purged: the job is no longer dead.'),
   'redrive-all': (n) => `Redrove ${n} dead job${n === 1 ? '' : 's'}.`,
   'purge-all': (n) => `Purged ${n} dead job${n === 1 ? '' : 's'}.`,
@@ -43,6 +43,22 @@ const DONE_TEXT: Record<Action, (n: number) => string> = {
   resume: () => 'Resumed the queue.',
   trigger: (n) => (n > 0 ? `Triggered the schedule: job ${n} enqueued.` : 'No such schedule.'),
 };
+
+/** How many conflicting ids a redrive's flash names (the count is always exact). */
+const FLASH_IDS = 20;
+
+/** The flash's sentence about jobs a redrive left dead because a live job holds their unique key. */
+function conflictText(count: number, ids: readonly number[]): string {
+  if (count === 0) return '';
+  const named = ids.length === 0 ? '' : ` (${count > ids.length ? 'first ids' : ids.length === 1 ? 'id' : 'ids'} ${ids.join(', ')})`;
+  return ` ${count} stayed dead: a live job holds ${count === 1 ? 'its' : 'their'} unique key${named}. Cancel or finish it, then redrive again.`;
+}
+
+/** What an action did: a count, and for a redrive the jobs it left dead (unique key held). */
+interface ActionResult {
+  n: number;
+  conflicts?: readonly number[];
+}
 
 function str(v: unknown): string | undefined {
   return typeof v === 'string' && v.length > 0 && v.length <= 2048 ? v : undefined;
@@ -114,33 +130,38 @@ export class DashboardService {
       if (field(body, 'confirm') !== 'yes') {
         return this.reply(200, confirmPage(ctx, this.question(action, queue, schedule, id), fields, back), cookie);
       }
-      const n = await this.run(action, queue, schedule, id);
+      const { n, conflicts } = await this.run(action, queue, schedule, id);
       const sep = back.includes('?') ? '&' : '?';
-      return { status: 303, headers: { ...this.securityHeaders(), location: `${back}${sep}done=${action}&n=${n}` }, body: '' };
+      const held = conflicts !== undefined && conflicts.length > 0 ? `&c=${conflicts.length}&cids=${conflicts.slice(0, FLASH_IDS).join(',')}` : '';
+      return { status: 303, headers: { ...this.securityHeaders(), location: `${back}${sep}done=${action}&n=${n}${held}` }, body: '' };
     } catch (err) {
       return this.failure(ctx, err, cookie);
     }
   }
 
-  private async run(action: Action, queue: string | undefined, schedule: string | undefined, id: number | undefined): Promise<number> {
+  private async run(action: Action, queue: string | undefined, schedule: string | undefined, id: number | undefined): Promise<ActionResult> {
     const admin = this.store.admin();
     switch (action) {
-      case 'redrive':
-        return queueHandle(this.store, queue!).retryDead([id!]);
+      case 'redrive': {
+        const r = await queueHandle(this.store, queue!).retryDead([id!]);
+        return { n: r.moved, conflicts: r.conflictIds };
+      }
       case 'purge':
-        return queueHandle(this.store, queue!).purgeDead([id!]);
-      case 'redrive-all':
-        return admin.retryAllDead(queue!);
+        return { n: await queueHandle(this.store, queue!).purgeDead([id!]) };
+      case 'redrive-all': {
+        const r = await admin.retryAllDead(queue!);
+        return { n: r.moved, conflicts: r.conflictIds };
+      }
       case 'purge-all':
-        return admin.purgeAllDead(queue!);
+        return { n: await admin.purgeAllDead(queue!) };
       case 'cancel':
-        return (await queueHandle(this.store, queue!).cancel(id!)) ? 1 : 0;
+        return { n: (await queueHandle(this.store, queue!).cancel(id!)) ? 1 : 0 };
       case 'pause':
       case 'resume':
         await setPaused(this.store, queue!, action === 'pause');
-        return 1;
+        return { n: 1 };
       case 'trigger':
-        return (await this.store.triggerSchedule(schedule!)) ?? 0;
+        return { n: (await this.store.triggerSchedule(schedule!)) ?? 0 };
     }
   }
 
@@ -229,7 +250,11 @@ export class DashboardService {
     }
     const done = field(req.query, 'done') as Action | undefined;
     const n = Number(field(req.query, 'n') ?? '0');
-    const flash = done && ACTIONS.includes(done) && Number.isSafeInteger(n) ? DONE_TEXT[done](n) : null;
+    const c = Number(field(req.query, 'c') ?? '0');
+    const cids = (field(req.query, 'cids') ?? '').split(',').filter((x) => /^\d{1,16}$/.test(x)).slice(0, FLASH_IDS).map(Number);
+    const redrive = done === 'redrive' || done === 'redrive-all';
+    const held = redrive && Number.isSafeInteger(c) && c > 0 ? conflictText(c, cids) : '';
+    const flash = done && ACTIONS.includes(done) && Number.isSafeInteger(n) ? DONE_TEXT[done](n) + held : null;
     let now = Date.now();
     try {
       now = await this.store.now();

@@ -1,5 +1,5 @@
 import { requireBatchSize, requireDurationMs } from '../contract/validate.js';
-import type { JobInfo, ListDeadOpts, Store } from '../contract/types.js';
+import type { JobInfo, ListDeadOpts, RedriveResult, Store } from '../contract/types.js';
 
 /** Options of {@link listDead}: which outbox, and a page of its dead letters (ordered by id ascending). */
 export interface ListDeadLettersOpts extends ListDeadOpts {
@@ -17,8 +17,11 @@ export function listDead(store: Pick<Store, 'outbox'>, opts: ListDeadLettersOpts
   return store.outbox(outbox).queue.listDead(page);
 }
 
-/** Redrives dead letters: back to pending now with attempts reset to 0. Resolves to how many moved. */
-export function retryDead(store: Pick<Store, 'outbox'>, outbox: string, ids: readonly number[]): Promise<number> {
+/**
+ * Redrives dead letters: back to pending now with attempts reset to 0. Resolves to how many moved
+ * and which stayed dead because a live message holds their unique key.
+ */
+export function retryDead(store: Pick<Store, 'outbox'>, outbox: string, ids: readonly number[]): Promise<RedriveResult> {
   return store.outbox(outbox).queue.retryDead(ids);
 }
 

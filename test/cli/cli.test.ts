@@ -103,6 +103,21 @@ for (const engine of contractEngines()) {
       expect(await store.queue('hooks').getJob(c!)).toBeNull();
     });
 
+    it('dead redrive redrives past a held unique key, names the job left dead and exits 4', async () => {
+      const q = store.queue('held', { maxAttempts: 1 });
+      const held = await q.enqueue({ k: 1 }, { uniqueKey: 'k' });
+      const free = await q.enqueue({ k: 2 });
+      for (const job of await q.claimBatch(2, 'w')) await job.fail(new Error('x'));
+      await q.enqueue({ holder: true }, { uniqueKey: 'k' });
+      const human = await cli(['dead', 'redrive', '--queue', 'held', '--id', String(held), '--url', url, ...extra]);
+      expect(human.code).toBe(4);
+      expect(human.stdout).toContain(`redrove 0 dead jobs of held; 1 stayed dead, their unique key held by a live job: ${held}`);
+      const json = await cli(['dead', 'redrive', '--queue', 'held', '--all', '--json', '--url', url, ...extra]);
+      expect(json.code).toBe(4);
+      expect(JSON.parse(json.stdout)).toEqual({ redriven: 1, conflicts: 1, conflictIds: [held] });
+      expect(await q.getJob(free)).toMatchObject({ state: 'pending' });
+    });
+
     it('lists and triggers schedules', async () => {
       await store.schedule('nightly', '@every 1d', 'reports', { kind: 'nightly' });
       const list = await cli(['schedules', 'list', '--url', url, ...extra]);

@@ -100,12 +100,56 @@ export function adminContract(engine: EngineFixture): void {
       await q.enqueueMany([1, 2, 3]);
       for (const j of await q.claimBatch(3, 'w')) await j.fail('x');
       expect((await q.stats()).dead).toBe(3);
-      expect(await store().admin().retryAllDead(q.name)).toBe(3);
+      expect(await store().admin().retryAllDead(q.name)).toEqual({ moved: 3, conflicts: 0, conflictIds: [] });
       const again = await q.claimBatch(3, 'w');
       expect(again.map((j) => j.attempts)).toEqual([1, 1, 1]);
       for (const j of again) await j.fail('y');
       expect(await store().admin().purgeAllDead(q.name)).toBe(3);
       expect(await q.stats()).toMatchObject({ pending: 0, processing: 0, dead: 0 });
+    });
+
+    /** Dead jobs of `q` with the given unique keys (one each), in enqueue order. */
+    async function deadWithKeys(q: ReturnType<Store['queue']>, keys: readonly (string | null)[]): Promise<number[]> {
+      const ids: number[] = [];
+      for (const k of keys) ids.push(await q.enqueue({ k }, k === null ? {} : { uniqueKey: k }));
+      for (const j of await q.claimBatch(keys.length, 'w')) await j.fail('x');
+      for (const id of ids) expect(await q.getJob(id)).toMatchObject({ state: 'dead' });
+      return ids;
+    }
+
+    it('a redrive redrives what it can and reports, by id, the dead jobs whose unique key a live job holds', async () => {
+      const q = store().queue(uid('adm-held'), { maxAttempts: 1 });
+      const [a, b, c] = await deadWithKeys(q, ['k1', 'k2', null]);
+      // A live job takes k1 again: dead job a cannot come back without two live jobs on one key.
+      const holder = await q.enqueue({ holder: true }, { uniqueKey: 'k1' });
+      expect(await q.retryDead([c!, a!, b!])).toEqual({ moved: 2, conflicts: 1, conflictIds: [a] });
+      expect(await q.getJob(a!)).toMatchObject({ state: 'dead' });
+      expect(await q.getJob(b!)).toMatchObject({ state: 'pending', attempts: 0 });
+      expect(await q.getJob(c!)).toMatchObject({ state: 'pending' });
+      expect((await q.getJobByKey('k1'))?.id).toBe(holder);
+      // Once the holder is gone, the conflicting job redrives.
+      expect(await q.cancel(holder)).toBe(true);
+      expect(await q.retryDead([a!])).toEqual({ moved: 1, conflicts: 0, conflictIds: [] });
+      expect((await q.getJobByKey('k1'))?.id).toBe(a);
+    });
+
+    it('two dead jobs of one unique key: the redrive brings back the older one and reports the other', async () => {
+      const q = store().queue(uid('adm-twin'), { maxAttempts: 1 });
+      const [a] = await deadWithKeys(q, ['twin']);
+      const [b] = await deadWithKeys(q, ['twin']);
+      expect(await q.retryDead([b!, a!])).toEqual({ moved: 1, conflicts: 1, conflictIds: [b] });
+      expect((await q.getJobByKey('twin'))?.id).toBe(a);
+    });
+
+    it('retryAllDead redrives the rest of the queue past held keys and reports every conflict', async () => {
+      const q = store().queue(uid('adm-all-held'), { maxAttempts: 1 });
+      const ids = await deadWithKeys(q, ['h1', null, 'h2', 'free', null]);
+      await q.enqueue({ holder: 1 }, { uniqueKey: 'h1' });
+      await q.enqueue({ holder: 2 }, { uniqueKey: 'h2' });
+      expect(await store().admin().retryAllDead(q.name)).toEqual({ moved: 3, conflicts: 2, conflictIds: [ids[0], ids[2]] });
+      expect(await q.stats()).toMatchObject({ pending: 5, dead: 2 });
+      // Nothing left to redrive but the two held ones: the same answer, nothing moved.
+      expect(await store().admin().retryAllDead(q.name)).toEqual({ moved: 0, conflicts: 2, conflictIds: [ids[0], ids[2]] });
     });
   });
 

@@ -161,11 +161,11 @@ export function countersContract(engine: EngineFixture): void {
       await check('fail');
       const dead = await q.listDead();
       expect(dead.length).toBe(3);
-      expect(await q.retryDead([dead[0]!.id])).toBe(1);
+      expect(await q.retryDead([dead[0]!.id])).toEqual({ moved: 1, conflicts: 0, conflictIds: [] });
       await check('retryDead');
       expect(await q.purgeDead([dead[1]!.id])).toBe(1);
       await check('purgeDead');
-      expect(await store().admin().retryAllDead(q.name)).toBe(1);
+      expect(await store().admin().retryAllDead(q.name)).toEqual({ moved: 1, conflicts: 0, conflictIds: [] });
       await check('admin retryAllDead');
       const j2 = (await q.claimOne('w'))!;
       expect(await j2.fail('x')).toBe(true);

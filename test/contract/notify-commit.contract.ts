@@ -168,7 +168,7 @@ export function notifyCommitContract(engine: EngineFixture): void {
         // maxAttempts 1: the retry buried it; retryDead brings it back and wakes.
         const dead = await queue.listDead();
         expect(dead.map((d) => d.id)).toEqual([job!.id]);
-        expect(await queue.retryDead([job!.id])).toBe(1);
+        expect(await queue.retryDead([job!.id])).toEqual({ moved: 1, conflicts: 0, conflictIds: [] });
         await wakeSoon(r);
         await queue.pause();
         await queue.resume();

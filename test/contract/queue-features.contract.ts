@@ -348,7 +348,7 @@ export function queueFeaturesContract(engine: EngineFixture): void {
       expect(await a1.fail('x')).toBe(true);
       const a2 = await claimSoon(q);
       expect(a2.payload).toBe('a2');
-      expect(await q.retryDead([a1.id])).toBe(1);
+      expect(await q.retryDead([a1.id])).toEqual({ moved: 1, conflicts: 0, conflictIds: [] });
       expect(await claimAll(q)).toEqual([]);
       expect(await a2.ack()).toBe(true);
       expect((await claimSoon(q)).payload).toBe('a1');

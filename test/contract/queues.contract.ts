@@ -502,14 +502,14 @@ export function queueContract(engine: EngineFixture): void {
       const id = await q.enqueue('again');
       const pendingId = await q.enqueue('pending', { delayMs: 3_600_000 });
       await (await q.claimOne('w'))!.fail('went wrong');
-      expect(await q.retryDead([id, pendingId, 987_654_321])).toBe(1);
+      expect(await q.retryDead([id, pendingId, 987_654_321])).toEqual({ moved: 1, conflicts: 0, conflictIds: [] });
       const info = (await q.getJob(id))!;
       expect(info).toMatchObject({ state: 'pending', attempts: 0, lastError: 'went wrong', diedAt: null });
       const j = await claimSoon(q);
       expect(j.id).toBe(id);
       expect(j.attempts).toBe(1);
       expect(await j.ack()).toBe(true);
-      expect(await q.retryDead([])).toBe(0);
+      expect(await q.retryDead([])).toEqual({ moved: 0, conflicts: 0, conflictIds: [] });
     });
 
     it('purgeDead deletes dead rows only', async () => {
@@ -651,7 +651,7 @@ export function queueContract(engine: EngineFixture): void {
       expect(await q.cancel(e!.id)).toBe(true);
       expect(await q.cancel(ids[5]!)).toBe(true);
       await expectStats({ pending: 4, processing: 0, dead: 1, scheduled: 3 });
-      expect(await q.retryDead([c!.id])).toBe(1);
+      expect(await q.retryDead([c!.id])).toEqual({ moved: 1, conflicts: 0, conflictIds: [] });
       await expectStats({ pending: 5, processing: 0, dead: 0, scheduled: 3 });
       const both = await q.claimBatch(10, 'w');
       expect(both.map((j) => j.id).sort((x, y) => x - y)).toEqual([c!.id, d!.id]);

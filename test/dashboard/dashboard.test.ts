@@ -139,6 +139,24 @@ for (const engine of nestEngines()) for (const adapter of HTTP_ADAPTERS) {
       expect(await store.queue(queue).getJob(c)).toBeNull();
     });
 
+    it('redrive-all redrives past a held unique key and the flash names the job left dead', async () => {
+      const queue = `held-${engine.kind}`;
+      const q = store.queue(queue, { maxAttempts: 1 });
+      const held = await q.enqueue({ k: 1 }, { uniqueKey: 'k' });
+      const free = await q.enqueue({ k: 2 });
+      for (const j of await q.claimBatch(2, 'w')) await j.fail('x');
+      await q.enqueue({ holder: true }, { uniqueKey: 'k' });
+      const { cookie, token } = await csrfOf(app);
+      const done = await request(app.getHttpServer())
+        .post(`${BASE}/action`).set('x-admin-token', TEST_TOKEN).set('cookie', cookie).type('form')
+        .send({ csrf: token, confirm: 'yes', action: 'redrive-all', queue }).expect(303);
+      expect(done.headers.location).toBe(`${BASE}/dead?queue=${queue}&done=redrive-all&n=1&c=1&cids=${held}`);
+      expect(await q.getJob(free)).toMatchObject({ state: 'pending' });
+      expect(await q.getJob(held)).toMatchObject({ state: 'dead' });
+      const page = await request(app.getHttpServer()).get(done.headers.location as string).set('x-admin-token', TEST_TOKEN).set('cookie', cookie).expect(200);
+      expect(page.text).toContain(`Redrove 1 dead job. 1 stayed dead: a live job holds its unique key (id ${held}).`);
+    });
+
     it('cancels a pending job and triggers a schedule', async () => {
       const queue = `cancel-${engine.kind}`;
       const id = await store.queue(queue).enqueue('x');

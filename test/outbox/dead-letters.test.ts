@@ -50,7 +50,7 @@ for (const engine of contractEngines()) {
         const [dead] = await listDead(store, { outbox });
         expect(dead).toMatchObject({ id, attempts: 1, lastError: 'permanent: downstream rejected it' });
         accept = true;
-        expect(await retryDead(store, outbox, [id])).toBe(1);
+        expect(await retryDead(store, outbox, [id])).toEqual({ moved: 1, conflicts: 0, conflictIds: [] });
         await waitFor('redelivered and acked', async () => delivered.length === 1 && (await q.getJob(id)) === null);
       } finally {
         await r.stop();

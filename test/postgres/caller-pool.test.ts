@@ -76,4 +76,34 @@ describePg('postgres with a caller-owned pool', () => {
       await other.destroy();
     }
   });
+  it('twelve stores over one caller pool leave one error listener on its connection, not one per store', async () => {
+    const one = new pg.Pool({ connectionString: PG_URL, max: 1 });
+    const warnings: string[] = [];
+    const onWarning = (w: Error): void => void warnings.push(w.name);
+    process.on('warning', onWarning);
+    const stores = [];
+    try {
+      const baseline = await (async () => {
+        const c = await one.connect();
+        const n = c.listenerCount('error');
+        c.release();
+        return n;
+      })();
+      for (let i = 0; i < 12; i++) {
+        const store = await openPostgresStore({ pool: one, schema: db.location, listen: false });
+        stores.push(store);
+        // Engine-owned transactions check the pool's only connection out: every store uses the same client.
+        await store.withTx((tx) => tx.enqueue('listeners', { i }));
+      }
+      const c = await one.connect();
+      const after = c.listenerCount('error');
+      c.release();
+      expect(after).toBe(baseline + 1);
+      expect(warnings).not.toContain('MaxListenersExceededWarning');
+    } finally {
+      process.off('warning', onWarning);
+      for (const s of stores) await s.close();
+      await one.end();
+    }
+  });
 });

@@ -97,7 +97,7 @@ describePg('postgres migration 7 (inline counter deltas)', () => {
       await check('cancel of a job the triggers counted in a future bucket');
       const dead = await q.listDead();
       expect(dead.length).toBe(3);
-      expect(await q.retryDead([dead[0]!.id])).toBe(1);
+      expect(await q.retryDead([dead[0]!.id])).toEqual({ moved: 1, conflicts: 0, conflictIds: [] });
       expect(await q.purgeDead([dead[1]!.id])).toBe(1);
       await check('retryDead and purgeDead');
       await q.enqueueMany(['a', 'b'], { delayMs: 600_000 });

@@ -50,8 +50,11 @@ export function adminSql(s: SchemaSql) {
       `SELECT ${jobColumns('j')} FROM ${jobs} j WHERE j.queue = $1::text AND j.id > $2::bigint ORDER BY j.id LIMIT $3::int`,
     ),
     now: s.def('a_now', `SELECT ${NOW_MS} AS ms`),
-    /** $1 queue, $2 limit: ids of dead jobs (the dead index), for a bulk redrive through the ordering-aware retryDead. */
-    deadIds: s.def('a_dead_ids', `SELECT j.id FROM ${jobs} j WHERE j.queue = $1::text AND j.state = 'dead' ORDER BY j.id LIMIT $2::int`),
+    /**
+     * $1 queue, $2 limit, $3 after id: ids of dead jobs (the dead index), for a bulk redrive through
+     * the ordering-aware retryDead. Paged by id: jobs a redrive left dead (conflicts) are not read again.
+     */
+    deadIds: s.def('a_dead_ids_after', `SELECT j.id FROM ${jobs} j WHERE j.queue = $1::text AND j.state = 'dead' AND j.id > $3::bigint ORDER BY j.id LIMIT $2::int`),
     /** $1 queue → n; with its counter deltas (counts.sql.ts). */
     purgeAllDead: s.def(
       'a_purge_all_dead',

@@ -1,9 +1,10 @@
 import type { JobPage, ListenerState, ListJobsOpts, LockInfo, NamePageOpts, StoreAdmin, StreamInfo, ThroughputPoint } from '../../contract/admin.js';
 import { queueWakeChannel } from '../../contract/names.js';
+import type { RedriveResult } from '../../contract/types.js';
 import { validateStoredName } from '../../contract/validate.js';
 import { encodeCursor, keyOf, validateQueue, resolveJobListQuery, resolveNamePage, resolveSince, THROUGHPUT_RETENTION_MS, walkClaimOrder } from '../../internal/admin-paging.js';
 import type { OutcomeRow } from '../../internal/outcome-counter.js';
-import { moved as movedAny, runWaking, type PgContext } from './context.js';
+import { moved as movedAny, redriveResult, runWaking, type PgContext, type RedriveRow } from './context.js';
 import { num } from './executor.js';
 import { toJobInfo } from './postgres-queue.js';
 import type { JobRow } from './queue.sql.js';
@@ -49,18 +50,21 @@ export class PostgresAdmin implements StoreAdmin {
     return { jobs, next: rows.length > q.limit && last ? encodeCursor(q.state, keyOf(q.state, last)) : null };
   }
 
-  async retryAllDead(queue: string): Promise<number> {
+  async retryAllDead(queue: string): Promise<RedriveResult> {
     this.ctx.guard();
     const name = validateQueue(queue);
-    // In batches through the queue's own redrive, which puts ordered jobs back behind their key's head.
+    // In batches through the queue's own redrive, which puts ordered jobs back behind their key's
+    // head; paged by id, so jobs left dead by a conflict are not read again.
     let moved = 0;
+    const conflictIds: number[] = [];
+    let after = 0;
     for (;;) {
-      const ids = (await this.ctx.exec.run<{ id: string }>(this.ctx.sql.admin.deadIds, [name, 10_000])).rows.map((r) => num(r.id));
-      if (ids.length === 0) return moved;
-      const r = await runWaking<{ moved: string }>(this.ctx, this.ctx.sql.queue.retryDead, [name, ids], wakePayload(queueWakeChannel(name)), movedAny);
-      const n = num(r.rows[0]?.moved ?? 0);
-      moved += n;
-      if (n === 0) return moved;
+      const ids = (await this.ctx.exec.run<{ id: string }>(this.ctx.sql.admin.deadIds, [name, 10_000, after])).rows.map((r) => num(r.id));
+      if (ids.length === 0) return { moved, conflicts: conflictIds.length, conflictIds };
+      const r = redriveResult(await runWaking<RedriveRow>(this.ctx, this.ctx.sql.queue.retryDead, [name, ids], wakePayload(queueWakeChannel(name)), movedAny));
+      moved += r.moved;
+      conflictIds.push(...r.conflictIds);
+      after = ids[ids.length - 1]!;
     }
   }
 

@@ -3,6 +3,7 @@ import { requireArray, requireOffset, validateKey, validateName } from '../../co
 import { encodePayload, utf8Length } from '../../contract/codec.js';
 import { queueWakeChannel, streamWakeChannel } from '../../contract/names.js';
 import { resolveJobStamp, type JobOpts, type JobWrite, type QueueOpts } from '../../contract/options.js';
+import type { RedriveResult } from '../../contract/types.js';
 import type { HandoffRegistry } from '../../internal/handoff.js';
 import type { OutcomeCounter } from '../../internal/outcome-counter.js';
 import type { WakeHub } from '../../internal/wake-hub.js';
@@ -88,7 +89,12 @@ export async function enqueueBulkJobs(ctx: PgContext, queue: string, queueOpts: 
   const items = jobs.map((j, i) => ({ text: encodePayload(j.payload, `jobs[${i}].payload`), stamp: resolveJobStamp(queueOpts, j.opts) }));
   if (items.length === 0) return [];
   const wake = wakePayload(queueWakeChannel(queue));
+  const orderingKeys = [...new Set(items.flatMap((it) => (it.stamp.orderingKey === null ? [] : [it.stamp.orderingKey])))];
+  const uniqueKeys = [...new Set(items.flatMap((it) => (it.stamp.uniqueKey === null ? [] : [it.stamp.uniqueKey])))];
   return ctx.inTransaction(async (exec) => {
+    // Every key lock of the bulk first, in the canonical order (`lock_keys`): taken item by item,
+    // two bulks with the same keys in different orders would deadlock.
+    if (orderingKeys.length + uniqueKeys.length > 1) await exec.run(ctx.sql.queue.lockKeys, [queue, orderingKeys, uniqueKeys]);
     const ids: number[] = [];
     for (const it of items) {
       const r = await exec.wakes.run(wake, (w) => exec.run<{ id: string }>(ctx.sql.queue.enqueueCall, [queue, it.text, ...stampParams(it.stamp), w, ...extraParams(it.stamp)]), always);
@@ -152,7 +158,20 @@ export function promoted(r: Rows<object>): boolean {
   return p !== undefined && p !== null && Number(p) > 0;
 }
 
-/** `notified` of `retry_dead`: it notified when it moved a job. */
+/** A row of `redrive_dead` (queue.sql.ts `retryDead`). */
+export interface RedriveRow {
+  moved: number | string;
+  conflicts: string[] | null;
+}
+
+/** The public {@link RedriveResult} of a `redrive_dead` call. */
+export function redriveResult(r: Rows<RedriveRow>): RedriveResult {
+  const row = r.rows[0];
+  const conflictIds = (row?.conflicts ?? []).map(num);
+  return { moved: num(row?.moved ?? 0), conflicts: conflictIds.length, conflictIds };
+}
+
+/** `notified` of `redrive_dead`: it notified when it moved a job. */
 export function moved(r: Rows<object>): boolean {
   return Number((r.rows[0] as { moved?: string | number | null } | undefined)?.moved ?? 0) > 0;
 }

@@ -32,6 +32,19 @@ function wrap(sql: Sql, err: unknown): never {
   throw new Database(`postgres statement ${sql.name}`, err);
 }
 
+/**
+ * Whether `err` (thrown by a statement) means the connection itself is gone or unusable: anything
+ * that is not a server error with an SQLSTATE (a socket error, "Connection terminated", a
+ * timeout), and the server errors that end the session (class 08 connection exception, 57P01–03
+ * shutdown or termination). A plain statement error (23505, 40P01, 22P02, …) is not.
+ */
+export function isConnectionError(err: unknown): boolean {
+  if (err === undefined || err === null) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return true;
+  return code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03';
+}
+
 /** How long the held connection may stay unused before it goes back to the pool (ms). */
 export const HELD_IDLE_MS = 1_000;
 
@@ -106,7 +119,9 @@ export class PoolExecutor implements Executor {
     } finally {
       if (once !== null) {
         once.removeListener('error', noop);
-        once.release(failed instanceof Error ? failed : undefined);
+        // A statement error (a constraint, a cast, a lock timeout) leaves the connection good:
+        // only a connection error makes pg-pool destroy it instead of keeping it idle.
+        once.release(isConnectionError(failed) ? (failed as Error) : undefined);
       }
       if (held !== null) this.putBack(held);
     }

@@ -328,6 +328,14 @@ CREATE INDEX queue_minutes_minute_idx ON ${s}.queue_minutes (minute);
     // after this migration (their statements would not count): stop them before upgrading.
     sql: inlineCountsMigrationSql,
   },
+  {
+    version: 8,
+    name: 'canonical key locks and redrive conflicts',
+    // Key locks (ordering keys, and now unique keys too) are taken in one order inside a statement
+    // or a bulk, so two callers with the same keys in different orders never deadlock; a redrive
+    // that meets a unique key held by a live job redrives the rest and reports the conflicts.
+    sql: keyLocksMigrationSql,
+  },
 ]);
 
 /** Migration 7: drops the counter triggers; re-creates the functions that change jobs with their own deltas. */
@@ -356,66 +364,9 @@ BEGIN
 END
 $fn$;
 
-CREATE OR REPLACE FUNCTION ${s}.enqueue_job(
-  p_queue text, p_payload text, p_priority integer, p_max_attempts integer, p_visibility_ms bigint,
-  p_backoff_base_ms bigint, p_retention_ms bigint, p_delay_ms bigint, p_run_at bigint, p_expires_in_ms bigint,
-  p_channel text, p_wake text, p_headers text, p_unique_key text, p_replace boolean, p_ordering_key text
-) RETURNS bigint LANGUAGE plpgsql AS $fn$
-DECLARE
-  v_now bigint := ${now};
-  v_run_at bigint;
-  v_blocked boolean := false;
-  v_id bigint;
-  v_state text;
-  v_old_at bigint;
-  v_old_b bigint;
-  v_new_b bigint;
-BEGIN
-  v_run_at := CASE WHEN p_delay_ms IS NOT NULL THEN v_now + p_delay_ms ELSE coalesce(p_run_at, v_now) END;
-  IF p_ordering_key IS NOT NULL THEN
+${keyedEnqueueFunctionSql(s, `  IF p_ordering_key IS NOT NULL THEN
     PERFORM ${s}.ordering_lock(p_queue, p_ordering_key);
-    v_blocked := EXISTS (SELECT 1 FROM ${jobs} WHERE queue = p_queue AND ordering_key = p_ordering_key AND state IN ('pending', 'processing'));
-  END IF;
-  LOOP
-    WITH i AS (
-      INSERT INTO ${jobs} (queue, payload, priority, max_attempts, visibility_timeout_ms, backoff_base_ms,
-                           dead_letter_retention_ms, run_at, enqueued_at, expires_at, headers, unique_key, ordering_key, blocked)
-      VALUES (p_queue, p_payload::json, p_priority, p_max_attempts, p_visibility_ms, p_backoff_base_ms, p_retention_ms,
-              v_run_at, v_now, v_now + p_expires_in_ms, p_headers::json, p_unique_key, p_ordering_key, v_blocked)
-      ON CONFLICT (queue, unique_key) WHERE unique_key IS NOT NULL AND state IN ('pending', 'processing') DO NOTHING
-      RETURNING id),
-    c AS (${countDeltas(s, `SELECT p_queue, 'pending', ${dueBucket("'pending'", 'v_run_at', 'v_now')}, 1 FROM i`)})
-    SELECT i.id INTO v_id FROM i;
-    IF v_id IS NOT NULL THEN
-      ${foldSometimesStmt(s, 'p_queue')}
-      IF NOT v_blocked THEN PERFORM pg_notify(p_channel, p_wake); END IF;
-      RETURN v_id;
-    END IF;
-    -- A live job holds the key (its transaction has committed, or the insert would still wait).
-    SELECT id, state INTO v_id, v_state FROM ${jobs}
-    WHERE queue = p_queue AND unique_key = p_unique_key AND state IN ('pending', 'processing');
-    IF v_id IS NOT NULL THEN
-      IF p_replace AND v_state = 'pending' THEN
-        -- Locked first, so the old run_at (the bucket its count leaves) is the one replaced.
-        SELECT run_at INTO v_old_at FROM ${jobs} WHERE id = v_id AND state = 'pending' FOR UPDATE;
-        IF FOUND THEN
-          UPDATE ${jobs} SET payload = p_payload::json, headers = p_headers::json, run_at = v_run_at WHERE id = v_id;
-          v_old_b := ${dueBucket("'pending'", 'v_old_at', 'v_now')};
-          v_new_b := ${dueBucket("'pending'", 'v_run_at', 'v_now')};
-          IF v_old_b <> v_new_b THEN
-            ${countDeltas(s, `VALUES (p_queue, 'pending', v_old_b, -1), (p_queue, 'pending', v_new_b, 1)`)};
-          END IF;
-          PERFORM pg_notify(p_channel, p_wake);
-        END IF;
-      END IF;
-      RETURN v_id;
-    END IF;
-    -- It finished between the insert and the look-up: try again.
-  END LOOP;
-END
-$fn$;
-
-CREATE OR REPLACE FUNCTION ${s}.retry_dead(p_queue text, p_ids bigint[], p_channel text, p_wake text)
+`)}CREATE OR REPLACE FUNCTION ${s}.retry_dead(p_queue text, p_ids bigint[], p_channel text, p_wake text)
 RETURNS integer LANGUAGE plpgsql AS $fn$
 DECLARE
   v_keys text[];
@@ -469,6 +420,164 @@ $fn$;
 }
 
 /** An SQL string literal of a quoted identifier (to mix the schema into lock keys). */
+/** Migration 8: `lock_keys`, the keyed enqueue through it, and `redrive_dead`. */
+function keyLocksMigrationSql(s: string): string {
+  const now = 'floor(extract(epoch from clock_timestamp()) * 1000)::bigint';
+  const jobs = `${s}.jobs`;
+  return `
+-- Takes the key locks of keys of one queue, each once, in one canonical order: by key in byte order
+-- (COLLATE "C": code point order), an ordering key before a unique key of the same text. Every
+-- statement or bulk that may take more than one key lock takes them here first, so two of them never
+-- wait on each other in a cycle. Held to the end of the transaction. A unique key's lock is taken
+-- before its row is inserted, so the wait on the unique index never happens while holding another
+-- key's lock (the lock holder is the only writer of the key).
+CREATE FUNCTION ${s}.lock_keys(p_queue text, p_ordering text[], p_unique text[]) RETURNS void LANGUAGE plpgsql AS $fn$
+DECLARE
+  r record;
+BEGIN
+  FOR r IN
+    SELECT x.key, x.kind FROM (
+      SELECT o.key, 0 AS kind FROM unnest(p_ordering) AS o(key)
+      UNION SELECT u.key, 1 AS kind FROM unnest(p_unique) AS u(key)
+    ) x WHERE x.key IS NOT NULL ORDER BY x.key COLLATE "C", x.kind
+  LOOP
+    IF r.kind = 0 THEN
+      PERFORM ${s}.ordering_lock(p_queue, r.key);
+    ELSE
+      PERFORM pg_advisory_xact_lock(hashtextextended(r.key, hashtextextended(${pgLiteral(s)} || '/unique/' || p_queue, 7)));
+    END IF;
+  END LOOP;
+END
+$fn$;
+
+${keyedEnqueueFunctionSql(s, `  IF p_ordering_key IS NOT NULL OR p_unique_key IS NOT NULL THEN
+    PERFORM ${s}.lock_keys(p_queue, ARRAY[p_ordering_key], ARRAY[p_unique_key]);
+  END IF;
+  IF p_ordering_key IS NOT NULL THEN
+`)}
+-- Dead jobs back to pending, in id order; ordered ones rejoin their key behind any live head. A dead
+-- job whose unique key a live job holds (or an earlier job of this redrive just took back) stays
+-- dead and is reported in conflicts (ascending ids). The keys are locked first, in lock_keys order.
+CREATE FUNCTION ${s}.redrive_dead(p_queue text, p_ids bigint[], p_channel text, p_wake text)
+RETURNS TABLE (moved integer, conflicts bigint[]) LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_okeys text[];
+  v_ukeys text[];
+  v_key text;
+  v_moved integer;
+  v_conflicts bigint[];
+  v_now bigint := ${now};
+BEGIN
+  SELECT array_agg(DISTINCT j.ordering_key) FILTER (WHERE j.ordering_key IS NOT NULL),
+         array_agg(DISTINCT j.unique_key) FILTER (WHERE j.unique_key IS NOT NULL)
+  INTO v_okeys, v_ukeys FROM ${jobs} j
+  WHERE j.queue = p_queue AND j.state = 'dead' AND j.id = ANY (p_ids);
+  PERFORM ${s}.lock_keys(p_queue, coalesce(v_okeys, '{}'), coalesce(v_ukeys, '{}'));
+  v_now := ${now};
+  WITH cand AS MATERIALIZED (
+    SELECT j.id, j.unique_key IS NOT NULL AND (
+        row_number() OVER (PARTITION BY j.unique_key ORDER BY j.id) > 1
+        OR EXISTS (SELECT 1 FROM ${jobs} l WHERE l.queue = p_queue AND l.unique_key = j.unique_key AND l.state IN ('pending', 'processing'))
+      ) AS conflict
+    FROM ${jobs} j WHERE j.queue = p_queue AND j.state = 'dead' AND j.id = ANY (p_ids)
+  ),
+  u AS (
+    UPDATE ${jobs} j SET state = 'pending', attempts = 0, run_at = v_now, died_at = NULL, claim_token = NULL,
+      claimed_until = NULL, worker_id = NULL, blocked = j.ordering_key IS NOT NULL
+    FROM cand c WHERE j.id = c.id AND NOT c.conflict AND j.queue = p_queue AND j.state = 'dead'
+    RETURNING j.run_at),
+  c AS (${countDeltas(
+    s,
+    `SELECT p_queue, x.state, x.b, sum(x.n) FROM (
+       SELECT 'dead' AS state, 0::bigint AS b, -1 AS n FROM u
+       UNION ALL SELECT 'pending', ${dueBucket("'pending'", 'u.run_at', 'v_now')}, 1 FROM u
+     ) x GROUP BY x.state, x.b HAVING sum(x.n) <> 0`,
+  )})
+  SELECT (SELECT count(*) FROM u), (SELECT coalesce(array_agg(cand.id ORDER BY cand.id), '{}') FROM cand WHERE cand.conflict)
+  INTO v_moved, v_conflicts;
+  FOREACH v_key IN ARRAY coalesce(v_okeys, '{}') LOOP
+    PERFORM ${s}.ordering_next(p_queue, v_key, '{}', p_channel, p_wake);
+  END LOOP;
+  IF v_moved > 0 THEN
+    ${foldSometimesStmt(s, 'p_queue')}
+    PERFORM pg_notify(p_channel, p_wake);
+  END IF;
+  moved := v_moved;
+  conflicts := v_conflicts;
+  RETURN NEXT;
+END
+$fn$;
+`;
+}
+
+/**
+ * `enqueue_job` with headers, unique and ordering keys (the keyed enqueue), as migration 7 wrote it
+ * and migration 8 re-creates it. `lock` opens the `IF` that takes the key locks and decides
+ * `v_blocked` (its body continues with the blocked check and `END IF`).
+ */
+export function keyedEnqueueFunctionSql(s: string, lock: string): string {
+  const now = 'floor(extract(epoch from clock_timestamp()) * 1000)::bigint';
+  const jobs = `${s}.jobs`;
+  return `CREATE OR REPLACE FUNCTION ${s}.enqueue_job(
+  p_queue text, p_payload text, p_priority integer, p_max_attempts integer, p_visibility_ms bigint,
+  p_backoff_base_ms bigint, p_retention_ms bigint, p_delay_ms bigint, p_run_at bigint, p_expires_in_ms bigint,
+  p_channel text, p_wake text, p_headers text, p_unique_key text, p_replace boolean, p_ordering_key text
+) RETURNS bigint LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_now bigint := ${now};
+  v_run_at bigint;
+  v_blocked boolean := false;
+  v_id bigint;
+  v_state text;
+  v_old_at bigint;
+  v_old_b bigint;
+  v_new_b bigint;
+BEGIN
+  v_run_at := CASE WHEN p_delay_ms IS NOT NULL THEN v_now + p_delay_ms ELSE coalesce(p_run_at, v_now) END;
+${lock}    v_blocked := EXISTS (SELECT 1 FROM ${jobs} WHERE queue = p_queue AND ordering_key = p_ordering_key AND state IN ('pending', 'processing'));
+  END IF;
+  LOOP
+    WITH i AS (
+      INSERT INTO ${jobs} (queue, payload, priority, max_attempts, visibility_timeout_ms, backoff_base_ms,
+                           dead_letter_retention_ms, run_at, enqueued_at, expires_at, headers, unique_key, ordering_key, blocked)
+      VALUES (p_queue, p_payload::json, p_priority, p_max_attempts, p_visibility_ms, p_backoff_base_ms, p_retention_ms,
+              v_run_at, v_now, v_now + p_expires_in_ms, p_headers::json, p_unique_key, p_ordering_key, v_blocked)
+      ON CONFLICT (queue, unique_key) WHERE unique_key IS NOT NULL AND state IN ('pending', 'processing') DO NOTHING
+      RETURNING id),
+    c AS (${countDeltas(s, `SELECT p_queue, 'pending', ${dueBucket("'pending'", 'v_run_at', 'v_now')}, 1 FROM i`)})
+    SELECT i.id INTO v_id FROM i;
+    IF v_id IS NOT NULL THEN
+      ${foldSometimesStmt(s, 'p_queue')}
+      IF NOT v_blocked THEN PERFORM pg_notify(p_channel, p_wake); END IF;
+      RETURN v_id;
+    END IF;
+    -- A live job holds the key (its transaction has committed, or the insert would still wait).
+    SELECT id, state INTO v_id, v_state FROM ${jobs}
+    WHERE queue = p_queue AND unique_key = p_unique_key AND state IN ('pending', 'processing');
+    IF v_id IS NOT NULL THEN
+      IF p_replace AND v_state = 'pending' THEN
+        -- Locked first, so the old run_at (the bucket its count leaves) is the one replaced.
+        SELECT run_at INTO v_old_at FROM ${jobs} WHERE id = v_id AND state = 'pending' FOR UPDATE;
+        IF FOUND THEN
+          UPDATE ${jobs} SET payload = p_payload::json, headers = p_headers::json, run_at = v_run_at WHERE id = v_id;
+          v_old_b := ${dueBucket("'pending'", 'v_old_at', 'v_now')};
+          v_new_b := ${dueBucket("'pending'", 'v_run_at', 'v_now')};
+          IF v_old_b <> v_new_b THEN
+            ${countDeltas(s, `VALUES (p_queue, 'pending', v_old_b, -1), (p_queue, 'pending', v_new_b, 1)`)};
+          END IF;
+          PERFORM pg_notify(p_channel, p_wake);
+        END IF;
+      END IF;
+      RETURN v_id;
+    END IF;
+    -- It finished between the insert and the look-up: try again.
+  END LOOP;
+END
+$fn$;
+
+`;
+}
+
 function pgLiteral(quoted: string): string {
   return `'${quoted.replace(/'/g, "''")}'`;
 }

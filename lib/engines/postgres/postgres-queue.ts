@@ -5,13 +5,13 @@ import type { JobOpts, QueueOpts } from '../../contract/options.js';
 import { bulkItems, decodeHeaders, validateUniqueKey, type JobHeaders } from '../../contract/job-extras.js';
 import { resolveRateLimit } from '../../contract/queue-settings.js';
 import { ackBatchInput, claimInput, jobIdsInput, listDeadInput, requireBatchSize, requireDurationMs, requireJobId } from '../../contract/validate.js';
-import type { BulkJob, ClaimOpts, Job, JobInfo, ListDeadOpts, Queue, QueueSettings, QueueStats, RateLimit, WakeReceiver } from '../../contract/types.js';
+import type { BulkJob, ClaimOpts, Job, JobInfo, ListDeadOpts, Queue, QueueSettings, QueueStats, RateLimit, RedriveResult, WakeReceiver } from '../../contract/types.js';
 import { errorText } from '../../internal/outbox-handle.js';
 import { encodePayload } from '../../contract/codec.js';
 import { resolveJobStamp, type JobWrite } from '../../contract/options.js';
 import { HANDOFF, handoffCandidate, type HandoffPoint, type HandoffSlot } from '../../internal/handoff.js';
 import { withNextDue } from '../../internal/next-due.js';
-import { always, enqueueBulkJobs, enqueueJob, enqueueJobs, enqueueResolved, moved, promoted, runWaking, stampParams, woke, type PgContext } from './context.js';
+import { always, enqueueBulkJobs, enqueueJob, enqueueJobs, enqueueResolved, moved, promoted, redriveResult, runWaking, stampParams, woke, type PgContext, type RedriveRow } from './context.js';
 import { num, numOrNull } from './executor.js';
 import type { JobRow } from './queue.sql.js';
 import { wakePayload } from './schema-sql.js';
@@ -164,12 +164,11 @@ export class PostgresQueue implements Queue {
     return r.rows.map(toJobInfo);
   }
 
-  async retryDead(ids: readonly number[]): Promise<number> {
+  async retryDead(ids: readonly number[]): Promise<RedriveResult> {
     this.ctx.guard();
     const list = jobIdsInput(ids);
-    if (list.length === 0) return 0;
-    const r = await runWaking<{ moved: string }>(this.ctx, this.ctx.sql.queue.retryDead, [this.name, list], this.wake, moved);
-    return num(r.rows[0]?.moved ?? 0);
+    if (list.length === 0) return { moved: 0, conflicts: 0, conflictIds: [] };
+    return redriveResult(await runWaking<RedriveRow>(this.ctx, this.ctx.sql.queue.retryDead, [this.name, list], this.wake, moved));
   }
 
   async purgeDead(ids: readonly number[]): Promise<number> {

@@ -65,6 +65,25 @@ export interface PostgresStoreParts {
 }
 
 /** The PostgreSQL `Store`. Open it with `openPostgresStore`. */
+/**
+ * The logger that reports a checked-out client's connection error, one per client whatever the
+ * number of stores sharing the pool: a caller's pool may serve many stores, and a listener per
+ * store per client would pile up (`MaxListenersExceededWarning`). The store that checked the
+ * client out last is the one that reports.
+ */
+const guards = new WeakMap<PoolClient, { logger: StoreLogger }>();
+
+function guardClient(client: PoolClient, logger: StoreLogger): void {
+  const guard = guards.get(client);
+  if (guard !== undefined) {
+    guard.logger = logger;
+    return;
+  }
+  const fresh = { logger };
+  guards.set(client, fresh);
+  client.on('error', (err: Error) => fresh.logger.warn(`alkstore postgres: a transaction connection failed: ${err.message}`));
+}
+
 export class PostgresStore implements Store {
   readonly engine = 'postgres' as const;
   closed = false;
@@ -84,7 +103,6 @@ export class PostgresStore implements Store {
   private pollTimer: NodeJS.Timeout | null = null;
   private closing: Promise<void> | null = null;
   private readonly openTx = new Set<PostgresTxHandle>();
-  private readonly guarded = new WeakSet<PoolClient>();
   /** Same-process wakes of this store's own commits (and suppression of their NOTIFY echo). */
   private readonly own: OwnWakes;
   private readonly outcomes: OutcomeCounter;
@@ -422,10 +440,7 @@ export class PostgresStore implements Store {
     // pg-pool listens for errors only on idle clients; a checked-out client whose backend dies
     // between statements (idle in transaction) would otherwise crash the process with an
     // unhandled 'error' event. The next statement on it fails and the caller sees Database.
-    if (!this.guarded.has(client)) {
-      this.guarded.add(client);
-      client.on('error', (err: Error) => this.logger.warn(`alkstore postgres: a transaction connection failed: ${err.message}`));
-    }
+    guardClient(client, this.logger);
     return client;
   }
 

@@ -65,9 +65,15 @@ const FINISHED = 'j.id, j.queue, j.ordering_key, j.blocked';
  * before any `ordering_next` call, which gets every finished id of its key.
  */
 function promoteFrom(s: SchemaSql, d: string, wakeParam: string): string {
+  // Keys in the canonical order of `lock_keys` (queue, then key in byte order): each
+  // `ordering_next` takes its key's lock, and a statement finishing jobs of several keys (an
+  // ackBatch) must take them in the order a keyed bulk does, or the two deadlock. OFFSET 0 keeps
+  // the sorted subquery from being flattened, so the calls run in its order.
   return `(SELECT coalesce(sum(p.n), 0) FROM (
-    SELECT ${s.q}.ordering_next(${d}.queue, ${d}.ordering_key, array_agg(${d}.id), ${s.channel}, ${wakeParam}::text) AS n
-    FROM ${d} WHERE ${d}.ordering_key IS NOT NULL GROUP BY ${d}.queue, ${d}.ordering_key HAVING bool_or(NOT ${d}.blocked)) p)`;
+    SELECT ${s.q}.ordering_next(g.queue, g.ordering_key, g.ids, ${s.channel}, ${wakeParam}::text) AS n FROM (
+      SELECT ${d}.queue, ${d}.ordering_key, array_agg(${d}.id) AS ids
+      FROM ${d} WHERE ${d}.ordering_key IS NOT NULL GROUP BY ${d}.queue, ${d}.ordering_key HAVING bool_or(NOT ${d}.blocked)
+      ORDER BY ${d}.queue COLLATE "C", ${d}.ordering_key COLLATE "C" OFFSET 0) g) p)`;
 }
 
 /**
@@ -515,8 +521,17 @@ export function queueSql(s: SchemaSql) {
          AND ($2::bigint IS NULL OR j.died_at < $2::bigint) AND ($3::bigint IS NULL OR j.id > $3::bigint)
        ORDER BY j.id LIMIT $4::int`,
     ),
-    /** $1 queue, $2 ids, $3 wake payload → moved rows. */
-    retryDead: s.def('q_retry_dead', `SELECT ${s.q}.retry_dead($1::text, $2::bigint[], ${s.channel}, $3::text) AS moved`),
+    /**
+     * $1 queue, $2 ids, $3 wake payload → `moved` (rows back to pending) and `conflicts` (ids left
+     * dead because a live job holds their unique key), through `redrive_dead` (migration 8).
+     */
+    retryDead: s.def('q_redrive_dead', `SELECT r.moved, r.conflicts::text[] AS conflicts FROM ${s.q}.redrive_dead($1::text, $2::bigint[], ${s.channel}, $3::text) r`),
+    /**
+     * $1 queue, $2 ordering keys text[], $3 unique keys text[]: takes every key lock of a keyed bulk
+     * up front in the canonical order (`lock_keys`, migration 8); the bulk's enqueues then find
+     * them held. Inside a transaction only (the locks last until it ends).
+     */
+    lockKeys: s.def('q_lock_keys', `SELECT ${s.q}.lock_keys($1::text, $2::text[], $3::text[])`),
     /** $1 queue, $2 ids → n. */
     purgeDead: s.def(
       'q_purge_dead',

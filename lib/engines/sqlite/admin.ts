@@ -1,4 +1,5 @@
 import type { JobPage, ListenerState, ListJobsOpts, LockInfo, NamePageOpts, StoreAdmin, StreamInfo, ThroughputPoint } from '../../contract/admin.js';
+import type { RedriveResult } from '../../contract/types.js';
 import { validateStoredName } from '../../contract/validate.js';
 import { encodeCursor, keyOf, resolveJobListQuery, resolveNamePage, resolveSince, THROUGHPUT_RETENTION_MS, validateQueue, walkClaimOrderSync } from '../../internal/admin-paging.js';
 import type { OutcomeRow } from '../../internal/outcome-counter.js';
@@ -57,7 +58,7 @@ export class SqliteAdmin implements StoreAdmin {
     return { jobs, next: rows.length > q.limit && last ? encodeCursor(q.state, keyOf(q.state, last)) : null };
   }
 
-  async retryAllDead(queue: string): Promise<number> {
+  async retryAllDead(queue: string): Promise<RedriveResult> {
     const name = validateQueue(queue);
     // Through the queue's own redrive, which puts ordered jobs back behind their key's head.
     return this.core.write('admin.retryAllDead', (ctx) => retryDeadJobs(ctx, name, ctx.conn.pluck(A.DEAD_IDS).all({ queue: name }) as number[]));

@@ -1,6 +1,7 @@
 import { backoffDelayMs } from '../../contract/backoff.js';
 import { queueWakeChannel } from '../../contract/names.js';
 import type { JobWrite } from '../../contract/options.js';
+import type { RedriveResult } from '../../contract/types.js';
 import { rateAllowance } from '../../contract/queue-settings.js';
 import * as Q from './queue.sql.js';
 import { jobInsertParams, stampRunAt } from './rows.js';
@@ -272,20 +273,29 @@ export function sweepQueue(ctx: WriteCtx, queue: string): { expired: number; pur
   return { expired: ended.length, purged };
 }
 
-export function retryDeadJobs(ctx: WriteCtx, queue: string, ids: readonly number[]): number {
+/**
+ * Redrive in id order: a dead job whose unique key a live job holds (or an earlier job of this
+ * redrive just took back) stays dead and is reported, as on PostgreSQL (`redrive_dead`).
+ */
+export function retryDeadJobs(ctx: WriteCtx, queue: string, ids: readonly number[]): RedriveResult {
   const stmt = ctx.conn.stmt(Q.RETRY_DEAD);
+  const held = ctx.conn.stmt(Q.DEAD_KEY_HELD);
   const now = ctx.now;
   let n = 0;
+  const conflictIds: number[] = [];
   const keys = new Set<string>();
-  for (const id of ids) {
+  for (const id of [...new Set(ids)].sort((a, b) => a - b)) {
     const row = stmt.get({ id, queue, now }) as { ordering_key: string | null } | undefined;
-    if (row === undefined) continue;
+    if (row === undefined) {
+      if (held.get({ id, queue }) !== undefined) conflictIds.push(id);
+      continue;
+    }
     n++;
     if (row.ordering_key !== null) keys.add(row.ordering_key);
   }
   for (const key of keys) promoteNext(ctx, queue, key);
   if (n > 0) ctx.wake(queueWakeChannel(queue));
-  return n;
+  return { moved: n, conflicts: conflictIds.length, conflictIds };
 }
 
 export function setPaused(ctx: WriteCtx, queue: string, paused: boolean): void {

@@ -123,10 +123,15 @@ export const LIST_DEAD = `SELECT ${JOB_COLUMNS} FROM __alkstore_jobs
   WHERE queue = @queue AND state = 'dead' AND (@before IS NULL OR died_at < @before) AND id > @after
   ORDER BY id LIMIT @limit`;
 /** Ordered jobs rejoin their key blocked; the key's head is then re-decided. */
+/** A dead job back to pending, unless a live job holds its unique key (then nothing: see DEAD_KEY_HELD). */
 export const RETRY_DEAD = `UPDATE __alkstore_jobs
   SET state = 'pending', attempts = 0, run_at = @now, died_at = NULL, blocked = (ordering_key IS NOT NULL)
   WHERE id = @id AND queue = @queue AND state = 'dead'
+    AND (unique_key IS NULL OR NOT EXISTS (
+      SELECT 1 FROM __alkstore_jobs l WHERE l.queue = @queue AND l.unique_key = __alkstore_jobs.unique_key AND l.state IN ('pending', 'processing')))
   RETURNING ordering_key`;
+/** After RETRY_DEAD changed nothing: 1 when the job is dead with a unique key (a live job holds it). */
+export const DEAD_KEY_HELD = `SELECT 1 FROM __alkstore_jobs WHERE id = @id AND queue = @queue AND state = 'dead' AND unique_key IS NOT NULL`;
 export const PURGE_DEAD = `DELETE FROM __alkstore_jobs WHERE id = ? AND queue = ? AND state = 'dead'`;
 
 /** Queue settings (pause, rate limit and its window). */

@@ -15,7 +15,7 @@ import {
 } from '../../contract/validate.js';
 import { bulkItems, decodeHeaders, validateUniqueKey, type JobHeaders } from '../../contract/job-extras.js';
 import { resolveRateLimit } from '../../contract/queue-settings.js';
-import type { BulkJob, ClaimOpts, Job, JobInfo, ListDeadOpts, Queue, QueueSettings, QueueStats, RateLimit, WakeReceiver } from '../../contract/types.js';
+import type { BulkJob, ClaimOpts, Job, JobInfo, ListDeadOpts, Queue, QueueSettings, QueueStats, RateLimit, RedriveResult, WakeReceiver } from '../../contract/types.js';
 import { HANDOFF, handoffCandidate, type HandoffPoint, type HandoffSlot } from '../../internal/handoff.js';
 import { withNextDue } from '../../internal/next-due.js';
 import { errorText } from '../../internal/outbox-handle.js';
@@ -138,9 +138,9 @@ export class SqliteQueue implements Queue {
     return rows.map(toJobInfo);
   }
 
-  async retryDead(ids: readonly number[]): Promise<number> {
+  async retryDead(ids: readonly number[]): Promise<RedriveResult> {
     const list = jobIdsInput(ids);
-    if (list.length === 0) return 0;
+    if (list.length === 0) return { moved: 0, conflicts: 0, conflictIds: [] };
     return this.core.write('retryDead', (ctx) => ops.retryDeadJobs(ctx, this.name, list));
   }
 
