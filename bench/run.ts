@@ -87,7 +87,7 @@ function usage(msg?: string): never {
       '  --scale F          size multiplier of the scale workloads: 1 = 10k/100k/1M jobs (default 1; --quick 0.01)',
       '  --engines e,..     engines of the scale workloads: sqlite, postgres (default both)',
       '  --soak [MIN]       also run the bounded soak for MIN minutes per engine (default 30)',
-      '  --charts [DIR]     write SVG (and PNG with chromium) charts of the scale curves (default bench/charts/)',
+      '  --charts [DIR]     write SVG (and PNG with chromium) charts: B2 drain by system, wake p50/p99 (B3, B3x), B12 over time, the scale curves (default bench/charts/)',
       '  --out file.json    default bench/results/<timestamp>.json',
       '  --phase-timeout S  upper bound of one workload phase in seconds (default 60)',
       '  --latency-timeout S upper bound of one latency phase in seconds (default 20; polling peers get fewer samples)',
