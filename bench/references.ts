@@ -14,7 +14,7 @@ import { Arrivals, now, percentile, randomGap, sleep, uniqueId } from './lib/uti
 import type { Metrics, WorkloadConfig } from './workloads.js';
 
 export const REF_SETTINGS = {
-  'ref-postgres': 'fresh schema; CREATE TABLE t (id bigserial primary key, payload jsonb, created_at timestamptz default now()); one INSERT per autocommit statement (parameterised); notify latency: LISTEN on one client, NOTIFY from another',
+  'ref-postgres': 'fresh schema; CREATE TABLE t (id bigserial primary key, payload jsonb, created_at timestamptz default now()); one INSERT per autocommit statement (parameterised) from 1, 10 and 16 clients; notify latency: LISTEN on one client, NOTIFY from another',
   'ref-sqlite': 'fresh temp file, WAL, synchronous matched to alkstore; same table shape; one prepared INSERT per implicit transaction on one connection',
 };
 
@@ -47,7 +47,7 @@ export async function postgresReference(cfg: WorkloadConfig): Promise<Metrics> {
     t0 = now();
     const per = Math.ceil(cfg.jobs / 10);
     const counts = await Promise.all(
-      clients.map(async (c) => {
+      clients.slice(0, 10).map(async (c) => {
         let n = 0;
         for (let i = 0; i < per && now() < d; i++) {
           await c.query(sql, [body]);
@@ -57,6 +57,24 @@ export async function postgresReference(cfg: WorkloadConfig): Promise<Metrics> {
       }),
     );
     const ten = (counts.reduce((a, b) => a + b, 0) * 1000) / (now() - t0);
+
+    // Sixteen clients concurrently (B1C's yardstick), one commit per row, N rows in total.
+    for (let k = 10; k < 16; k++) clients.push(await pgClient());
+    await Promise.all(clients.map((c) => c.query(sql, [body])));
+    d = deadline();
+    t0 = now();
+    const per16 = Math.ceil(cfg.jobs / 16);
+    const counts16 = await Promise.all(
+      clients.map(async (c) => {
+        let n = 0;
+        for (let i = 0; i < per16 && now() < d; i++) {
+          await c.query(sql, [body]);
+          n += 1;
+        }
+        return n;
+      }),
+    );
+    const sixteen = (counts16.reduce((a, b) => a + b, 0) * 1000) / (now() - t0);
 
     // NOTIFY -> LISTEN delivery latency between two connections.
     const listener = clients[0]!;
@@ -75,6 +93,7 @@ export async function postgresReference(cfg: WorkloadConfig): Promise<Metrics> {
     return {
       'REF.insert_1client_per_s': one,
       'REF.insert_10clients_per_s': ten,
+      'REF.insert_16clients_per_s': sixteen,
       'REF.notify_p50_ms': percentile(lat, 50),
       'REF.notify_p95_ms': percentile(lat, 95),
       'REF.notify_p99_ms': percentile(lat, 99),

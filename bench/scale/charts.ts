@@ -20,11 +20,13 @@ export interface Chart {
   yLabel: string;
   xLabel: string;
   series: Series[];
+  /** `bar`: grouped bars per x category (systems); default `line`. */
+  kind?: 'line' | 'bar';
 }
 
 const W = 720;
-const H = 420;
-const M = { left: 70, right: 170, top: 44, bottom: 56 };
+const H = 460;
+const M = { left: 70, right: 170, top: 44, bottom: 90 };
 const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b'];
 
 function esc(s: string): string {
@@ -63,16 +65,31 @@ export function svgChart(c: Chart): string {
     out.push(`<line x1="${M.left}" x2="${M.left + pw}" y1="${yAt(y)}" y2="${yAt(y)}" stroke="#ddd"/>`);
     out.push(`<text x="${M.left - 8}" y="${yAt(y) + 4}" text-anchor="end">${fmt(y)}</text>`);
   }
-  for (const x of xs) out.push(`<text x="${xAt(x)}" y="${M.top + ph + 20}" text-anchor="middle">${esc(x)}</text>`);
+  const xLabelAt = (x: string): number => (c.kind === 'bar' ? M.left + (xs.indexOf(x) + 0.5) * (pw / Math.max(1, xs.length)) : xAt(x));
+  const every = c.kind === 'bar' ? 1 : Math.max(1, Math.ceil(xs.length / 12));
+  xs.forEach((x, k) => {
+    if (k % every !== 0) return;
+    const rot = c.kind === 'bar' && xs.length > 6 ? ` transform="rotate(20 ${xLabelAt(x)} ${M.top + ph + 16})"` : '';
+    out.push(`<text x="${xLabelAt(x)}" y="${M.top + ph + 16}" text-anchor="${rot ? 'start' : 'middle'}"${rot} font-size="${c.kind === 'bar' ? 10 : 12}">${esc(x)}</text>`);
+  });
   out.push(`<line x1="${M.left}" x2="${M.left}" y1="${M.top}" y2="${M.top + ph}" stroke="#333"/>`);
   out.push(`<line x1="${M.left}" x2="${M.left + pw}" y1="${M.top + ph}" y2="${M.top + ph}" stroke="#333"/>`);
   out.push(`<text x="${M.left + pw / 2}" y="${H - 12}" text-anchor="middle">${esc(c.xLabel)}</text>`);
   out.push(`<text transform="translate(18 ${M.top + ph / 2}) rotate(-90)" text-anchor="middle">${esc(c.yLabel)}</text>`);
+  const slot = pw / Math.max(1, xs.length);
+  const barW = (slot * 0.8) / Math.max(1, c.series.length);
   c.series.forEach((s, i) => {
     const color = COLORS[i % COLORS.length]!;
     const pts = s.points.filter((p) => Number.isFinite(p.y));
-    out.push(`<polyline fill="none" stroke="${color}" stroke-width="2.5" points="${pts.map((p) => `${xAt(p.x)},${yAt(p.y)}`).join(' ')}"/>`);
-    for (const p of pts) out.push(`<circle cx="${xAt(p.x)}" cy="${yAt(p.y)}" r="4" fill="${color}"><title>${esc(`${s.name} ${p.x}: ${p.y}`)}</title></circle>`);
+    if (c.kind === 'bar') {
+      for (const p of pts) {
+        const x = M.left + xs.indexOf(p.x) * slot + slot * 0.1 + i * barW;
+        out.push(`<rect x="${x}" y="${yAt(p.y)}" width="${barW}" height="${M.top + ph - yAt(p.y)}" fill="${color}"><title>${esc(`${s.name} ${p.x}: ${p.y}`)}</title></rect>`);
+      }
+    } else {
+      out.push(`<polyline fill="none" stroke="${color}" stroke-width="2.5" points="${pts.map((p) => `${xAt(p.x)},${yAt(p.y)}`).join(' ')}"/>`);
+      for (const p of pts) out.push(`<circle cx="${xAt(p.x)}" cy="${yAt(p.y)}" r="4" fill="${color}"><title>${esc(`${s.name} ${p.x}: ${p.y}`)}</title></circle>`);
+    }
     const ly = M.top + 10 + i * 20;
     out.push(`<line x1="${W - M.right + 14}" x2="${W - M.right + 38}" y1="${ly}" y2="${ly}" stroke="${color}" stroke-width="3"/>`);
     out.push(`<text x="${W - M.right + 44}" y="${ly + 4}">${esc(s.name)}</text>`);
@@ -117,6 +134,7 @@ export function chartsOf(metrics: Metrics): Chart[] {
     if (!m) continue;
     const [, w, series, metric, x] = m;
     if (/@(start|end|max|autovacuum_end)$/.test(k)) continue;
+    if (w === 'B12' && /_(mb|tuples)$/.test(metric!)) continue; // sizes: start / during / after in the table, not a curve
     const key = `${w}.${metric}`;
     if (!groups.has(key)) groups.set(key, new Map());
     const g = groups.get(key)!;
@@ -131,7 +149,7 @@ export function chartsOf(metrics: Metrics): Chart[] {
       file: key.replace(/\./g, '-').toLowerCase(),
       title: `${w}: ${metric.replace(/_/g, ' ')}`,
       yLabel: unit || metric,
-      xLabel: w === 'FLEET' ? 'worker processes' : 'jobs on the queue',
+      xLabel: w === 'FLEET' ? 'worker processes' : w === 'B12' ? 'phase (snapshot held during)' : 'jobs on the queue',
       series: [...g].map(([name, points]) => ({ name, points })),
     });
   }

@@ -1,5 +1,5 @@
 /**
- * B1C (SQLite; PostgreSQL until its migration 7 moved the counters into the
+ * B1CT (SQLite; PostgreSQL until its migration 7 moved the counters into the
  * statements): enqueue commit rate with 1 and 10 concurrent clients on one store, with
  * the queue counters of step 4 on and off, in many short rounds that
  * alternate the two (same schema, triggers switched between rounds), so the
@@ -16,7 +16,7 @@ const SQLITE_TRIGGERS = ['__alkstore_jobs_count_insert', '__alkstore_jobs_count_
 
 async function setCounters(t: ScaleTarget, on: boolean): Promise<void> {
   if (t.engine === 'postgres') {
-    throw new Error('B1C: PostgreSQL counters are written by the statements themselves (migration 7); nothing to switch off');
+    throw new Error('B1CT: PostgreSQL counters are written by the statements themselves (migration 7); nothing to switch off');
   } else if (on) {
     await t.exec(QUEUE_COUNTS_STEP);
   } else {
@@ -58,8 +58,8 @@ export async function concurrentEnqueueWorkload(engine: ScaleEngine, jobs: numbe
             }),
           );
           const rate = (per * clients * 1000) / (now() - t0);
-          (res[`B1C.${tag}.enqueue_${clients}clients_counters_${on ? 'on' : 'off'}_per_s`] ??= []).push(rate);
-          log(`B1C ${tag} round ${r + 1}/${rounds}: ${clients} clients, counters ${on ? 'on ' : 'off'}: ${rate.toFixed(0)}/s`);
+          (res[`B1CT.${tag}.enqueue_${clients}clients_counters_${on ? 'on' : 'off'}_per_s`] ??= []).push(rate);
+          log(`B1CT ${tag} round ${r + 1}/${rounds}: ${clients} clients, counters ${on ? 'on ' : 'off'}: ${rate.toFixed(0)}/s`);
         }
       }
     }
@@ -70,10 +70,10 @@ export async function concurrentEnqueueWorkload(engine: ScaleEngine, jobs: numbe
   const out: Metrics = {};
   for (const [k, v] of Object.entries(res)) out[k] = median(v);
   for (const c of [1, 10]) {
-    const on = res[`B1C.${tag}.enqueue_${c}clients_counters_on_per_s`]!;
-    const off = res[`B1C.${tag}.enqueue_${c}clients_counters_off_per_s`]!;
+    const on = res[`B1CT.${tag}.enqueue_${c}clients_counters_on_per_s`]!;
+    const off = res[`B1CT.${tag}.enqueue_${c}clients_counters_off_per_s`]!;
     // Per-round ratios (each pair measured back to back), then their median.
-    out[`B1C.${tag}.enqueue_${c}clients_on_over_off`] = median(on.map((v, i) => v / off[i]!));
+    out[`B1CT.${tag}.enqueue_${c}clients_on_over_off`] = median(on.map((v, i) => v / off[i]!));
   }
   return out;
 }

@@ -14,17 +14,24 @@ import { memWorkload } from './mem.js';
 import { soakWorkload, type SoakSample } from './soak.js';
 import type { ScaleEngine } from './env.js';
 import { statsWorkload } from './stats.js';
+import { crossWakeWorkload } from './wake-x.js';
+import { xminWorkload, type XminOptions, type XminSecond } from './xmin.js';
 
-export const SCALE_WORKLOADS = ['STATS', 'B1C', 'DEPTH', 'FAIR', 'FLEET', 'MEM', 'B8'] as const;
+export const SCALE_WORKLOADS = ['STATS', 'B1CT', 'B3x', 'B12', 'DEPTH', 'FAIR', 'FLEET', 'MEM', 'B8'] as const;
 export type ScaleWorkloadId = (typeof SCALE_WORKLOADS)[number];
 
 export interface ScaleOptions {
   /** Multiplier of the 10k / 100k / 1M size points. */
   scale: number;
   engines: ScaleEngine[];
-  /** Jobs per round of B1C. */
+  /** B3x: latency samples and the upper bound of its phase (ms). */
+  samples: number;
+  latencyPhaseMs: number;
+  /** B12 phases, rate and autovacuum. */
+  xmin: XminOptions;
+  /** Jobs per round of B1CT. */
   jobs: number;
-  /** Alternating rounds of before/after comparisons (B1C, FAIR). */
+  /** Alternating rounds of before/after comparisons (B1CT, FAIR). */
   rounds: number;
   /** Seconds of one FAIR round. */
   fairSeconds: number;
@@ -40,10 +47,18 @@ const RUNNERS: Record<ScaleWorkloadId, Runner> = {
   STATS: (e, o, log) => statsWorkload(e, o.scale, log),
   // SQLite only since PostgreSQL migration 7: the enqueue statement writes its own counter delta,
   // so there is no trigger to switch off (bench/ab-ops.ts against a pre-0.2 checkout shows the cost).
-  B1C: async (e, o, log) => {
+  B1CT: async (e, o, log) => {
     if (e === 'sqlite') return concurrentEnqueueWorkload(e, o.jobs, Math.max(2, o.rounds * 2), log);
-    log('B1C postgres: skipped (counters are written inline since migration 7 and cannot be switched off)');
+    log('B1CT postgres: skipped (counters are written inline since migration 7 and cannot be switched off)');
     return {};
+  },
+  B3x: (e, o, log) => crossWakeWorkload(e, o.samples, o.latencyPhaseMs, log),
+  // PostgreSQL only: the xmin horizon and vacuum are PostgreSQL's.
+  B12: async (e, o, log) => {
+    if (e !== 'postgres') return {};
+    const r = await xminWorkload(o.xmin, log);
+    b12Seconds.push(...r.seconds);
+    return r.metrics;
   },
   DEPTH: (e, o, log) => depthWorkload(e, o.scale, log),
   // SQLite only: PostgreSQL queues its lock waiters itself.
@@ -55,8 +70,13 @@ const RUNNERS: Record<ScaleWorkloadId, Runner> = {
   B8: (e, o, log) => brokerWorkload(e, o.jobs, 200, log),
 };
 
+/** Per-second drain of the last B12 run (for its chart and the JSON). */
+const b12Seconds: XminSecond[] = [];
+
 export interface ScaleResult {
   metrics: Metrics;
+  /** B12's per-second enqueued / drained counts. */
+  b12: XminSecond[];
   errors: string[];
   soak: Record<string, SoakSample[]>;
   charts: string[];
@@ -96,8 +116,12 @@ export async function runScale(workloads: readonly ScaleWorkloadId[], o: ScaleOp
       const series = Object.entries(soak).map(([engine, samples]) => ({ name: engine, points: samples.map((s) => ({ x: `${Math.round(s.t_s / 60)}m`, y: s[k] })) }));
       if (series.length > 0) all.push({ file: `soak-${k.replace(/_/g, '-')}`, title: `SOAK: ${k.replace(/_/g, ' ')}`, yLabel: k, xLabel: 'minutes into the run', series });
     }
+    if (b12Seconds.length > 0) {
+      const pts = (k: 'enqueued' | 'drained'): { x: string; y: number }[] => b12Seconds.map((s) => ({ x: `${s.t_s}`, y: s[k] }));
+      all.push({ file: 'b12-throughput', title: 'B12: held xmin, jobs per second (snapshot held in the middle phase)', yLabel: 'jobs per second', xLabel: 'seconds into the run', series: [{ name: 'drained', points: pts('drained') }, { name: 'enqueued', points: pts('enqueued') }] });
+    }
     for (const c of all) charts.push(...writeChart(o.chartsDir, c));
     log(`charts: ${charts.length} files in ${o.chartsDir}`);
   }
-  return { metrics, errors, soak, charts };
+  return { metrics, errors, soak, charts, b12: b12Seconds };
 }

@@ -9,14 +9,14 @@ export interface CountingWorker {
   stop(): Promise<void>;
 }
 
-/** Concurrency 10, prefetch 10 (the B2 settings); `onJob` runs in each handler. */
-export function startWorker(queue: Queue, name: string, onJob: () => void = () => undefined): CountingWorker {
+/** Concurrency 10, prefetch 10 (the B2 settings); `onJob` runs in each handler with the job's payload. */
+export function startWorker(queue: Queue, name: string, onJob: (payload: unknown) => void = () => undefined): CountingWorker {
   let handled = 0;
   const w = new QueueWorker({
     queue,
-    handler: async () => {
+    handler: async (job) => {
       handled++;
-      onJob();
+      onJob(job.payload);
     },
     name: `bench:${name}`,
     concurrency: 10,

@@ -52,7 +52,12 @@ export interface SystemInstance {
   readonly notes: string[];
   /** Creates a queue if the system needs it; returns the name to use. */
   prepareQueue(name: string): Promise<string>;
-  enqueue(queue: string, payload: unknown): Promise<void>;
+  /**
+   * One enqueue, one commit. `markStart`, when given, is called when the
+   * enqueue call starts (a child-process peer calls it at the child's start
+   * instant, so the stdio hop is not counted as the peer's latency).
+   */
+  enqueue(queue: string, payload: unknown, markStart?: () => void): Promise<void>;
   /** One batched call for all `payloads`, or undefined when the system has none. */
   enqueueMany?: (queue: string, payloads: readonly unknown[]) => Promise<void>;
   /** A worker with concurrency 10 on `queue` (the system's fastest documented settings). */
