@@ -111,7 +111,7 @@ for (const engine of contractEngines()) {
       await q.enqueue({ holder: true }, { uniqueKey: 'k' });
       const human = await cli(['dead', 'redrive', '--queue', 'held', '--id', String(held), '--url', url, ...extra]);
       expect(human.code).toBe(4);
-      expect(human.stdout).toContain(`redrove 0 dead jobs of held; 1 stayed dead, their unique key held by a live job: ${held}`);
+      expect(human.stdout).toContain(`redrove 0 dead jobs of queue "held"; 1 stayed dead, their unique key held by a live job: ${held}`);
       const json = await cli(['dead', 'redrive', '--queue', 'held', '--all', '--json', '--url', url, ...extra]);
       expect(json.code).toBe(4);
       expect(JSON.parse(json.stdout)).toEqual({ redriven: 1, conflicts: 1, conflictIds: [held] });
