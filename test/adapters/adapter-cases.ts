@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { AlkstoreError } from '../../lib/contract/errors.js';
 import type { Store, TxOps } from '../../lib/contract/types.js';
 import { contractEngines, type EngineDb, type EngineFixture } from '../helpers/engines.js';
+import { drainIdsConcurrently } from '../helpers/outbox-consumer.js';
 
 /** One ORM over one test database: a table `orders (id, caller)` and the adapter's helper. */
 export interface AdapterFixture {
@@ -98,17 +99,8 @@ export function describeAdapter(c: AdapterCase): void {
 
     it(`${CALLERS} callers × ${PER_CALLER} transactions, half rolled back, while a consumer drains: every committed row has its one message, no rolled-back row has one`, async () => {
       const base = 1000;
-      const delivered: number[] = [];
-      let draining = true;
       const outbox = store.outbox('k-out').queue;
-      const consumer = (async () => {
-        while (draining || (await outbox.stats()).pending > 0) {
-          const jobs = await outbox.claimBatch(100, 'consumer');
-          for (const j of jobs) delivered.push((j.payload as { id: number }).id);
-          if (jobs.length > 0) await outbox.ackBatch(jobs);
-          else await new Promise((r) => setTimeout(r, 5));
-        }
-      })();
+      const consumer = drainIdsConcurrently(outbox);
       const rejected: unknown[] = [];
       await Promise.all(
         Array.from({ length: CALLERS }, async (_, caller) => {
@@ -126,8 +118,7 @@ export function describeAdapter(c: AdapterCase): void {
           }
         }),
       );
-      draining = false;
-      await consumer;
+      const delivered = await consumer.stop();
       expect(rejected).toEqual([]);
       const even = Array.from({ length: CALLERS * PER_CALLER }, (_, i) => base + i).filter((i) => i % 2 === 0);
       expect((await fixture.ids()).filter((i) => i >= base)).toEqual(even);

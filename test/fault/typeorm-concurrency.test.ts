@@ -4,6 +4,7 @@ import { InvalidOption } from '../../lib/contract/errors.js';
 import type { Store, TxOps } from '../../lib/contract/types.js';
 import { runTransaction } from '../../lib/nest/typeorm/run-transaction.js';
 import { contractEngines, PG_URL, type EngineDb } from '../helpers/engines.js';
+import { drainIdsConcurrently } from '../helpers/outbox-consumer.js';
 
 /**
  * Fault suite: commit-atomic under load. Concurrent callers open TypeORM
@@ -50,17 +51,8 @@ describe.each(contractEngines().map((e) => [e.name, e] as const))('concurrent Ty
   }
 
   it(`${CALLERS} callers × ${PER_CALLER} transactions, half rolled back, through runTransaction and joinTransaction: every committed row has its one message, no rolled-back row has one`, async () => {
-    const delivered: number[] = [];
-    let draining = true;
     const outbox = store.outbox('orders-out').queue;
-    const consumer = (async () => {
-      while (draining || (await outbox.stats()).pending > 0) {
-        const jobs = await outbox.claimBatch(100, 'consumer');
-        for (const j of jobs) delivered.push((j.payload as { id: number }).id);
-        if (jobs.length > 0) await outbox.ackBatch(jobs);
-        else await new Promise((r) => setTimeout(r, 5));
-      }
-    })();
+    const consumer = drainIdsConcurrently(outbox);
     const rejected: unknown[] = [];
     await Promise.all(
       Array.from({ length: CALLERS }, async (_, caller) => {
@@ -76,8 +68,7 @@ describe.each(contractEngines().map((e) => [e.name, e] as const))('concurrent Ty
         }
       }),
     );
-    draining = false;
-    await consumer;
+    const delivered = await consumer.stop();
     expect(rejected).toEqual([]);
     const rows = ((await ds.query(`SELECT id FROM ${table} ORDER BY id`)) as { id: number }[]).map((r) => Number(r.id));
     const even = Array.from({ length: CALLERS * PER_CALLER }, (_, i) => i).filter((i) => i % 2 === 0);
