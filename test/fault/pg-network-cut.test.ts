@@ -15,6 +15,9 @@ import { describeCluster, reportFigures, sleep } from './fault-helpers.js';
 
 const JOBS = 600;
 const CUTS = 8;
+// The production is cut into segments; segment k+1 waits for cut k, so a fast producer cannot
+// finish before every cut has happened (a CI run once produced all 600 jobs before the 8th cut).
+const SEGMENT = JOBS / (CUTS + 2);
 
 describeCluster(clusterUnavailable(), 'fault: a network cut between the store and PostgreSQL', () => {
   let cluster: PgCluster | undefined;
@@ -38,6 +41,7 @@ describeCluster(clusterUnavailable(), 'fault: a network cut between the store an
     await killer.connect();
     const q = store.queue('cut', { visibilityTimeoutMs: 3_000 });
 
+    const cuts: number[] = [];
     // seq → ids its enqueue returned (a retried enqueue whose first try committed unseen adds one).
     const enqueued = new Map<number, number>();
     const handledSeq = new Map<number, number>();
@@ -66,6 +70,8 @@ describeCluster(clusterUnavailable(), 'fault: a network cut between the store an
     let producing = true;
     const producer = (async () => {
       for (let seq = 0; seq < JOBS; seq++) {
+        const deadline = performance.now() + 60_000;
+        while (cuts.length < Math.min(CUTS, Math.floor(seq / SEGMENT) - 1) && performance.now() < deadline) await sleep(5);
         for (;;) {
           try {
             enqueued.set(seq, await q.enqueue({ seq }, { uniqueKey: `seq-${seq}` }));
@@ -82,10 +88,9 @@ describeCluster(clusterUnavailable(), 'fault: a network cut between the store an
     })();
 
     // The cuts, each once the system has made progress since the last one.
-    const cuts: number[] = [];
     const recoveries: { enqueueMs: number; handleMs: number }[] = [];
     for (let i = 0; i < CUTS && producing; i++) {
-      await waitFor('progress before the next cut', () => enqueuedAt.length > (i + 1) * (JOBS / (CUTS + 2)) || !producing, 30_000);
+      await waitFor('progress before the next cut', () => enqueuedAt.length > (i + 1) * SEGMENT || !producing, 30_000);
       if (!producing) break;
       const r = await killer.query<{ n: string }>(
         `SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity
