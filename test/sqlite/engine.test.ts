@@ -7,7 +7,7 @@ import type { Store } from '../../lib/contract/types.js';
 import { openConnection } from '../../lib/engines/sqlite/connection.js';
 import { openSqliteStore } from '../../lib/engines/sqlite/index.js';
 import { NotifyPruner } from '../../lib/engines/sqlite/notify/notify-log.js';
-import { SCHEMA_VERSION } from '../../lib/engines/sqlite/schema.js';
+import { SCHEMA_VERSION } from '../../lib/engines/sqlite/migrations.js';
 import { sqliteFile, waitFor, type EngineDb } from '../helpers/engines.js';
 import { refusal } from '../helpers/typed-errors.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import Database from 'better-sqlite3';
-import { SCHEMA_VERSION } from '../../lib/engines/sqlite/schema.js';
+import { SCHEMA_VERSION } from '../../lib/engines/sqlite/migrations.js';
 import { sqliteFile } from '../helpers/engines.js';
 
 describe('SQLite step 5 (engine-only): a file from before cron schedules', () => {

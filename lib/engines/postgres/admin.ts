@@ -7,8 +7,8 @@ import { encodeCursor, keyOf, validateQueue, resolveJobListQuery, resolveNamePag
 import type { OutcomeRow } from '../../internal/outcome-counter.js';
 import { moved as movedAny, redriveResult, runWaking, type PgContext, type RedriveRow } from './context.js';
 import { num } from './executor.js';
-import { toJobInfo } from './postgres-queue.js';
-import { PostgresStream } from './postgres-stream.js';
+import { toJobInfo } from './queue.js';
+import { PostgresStream } from './stream.js';
 import type { JobRow } from './queue.sql.js';
 import { wakePayload } from './schema-sql.js';
 

@@ -9,8 +9,8 @@ import { asOption, maxPayloadBytesOption, requireBoolean, requireCount, requireF
 import { loadPeer } from '../../internal/load-peer.js';
 import { scrubbingLogger, scrubSecrets, secretForms, urlSecrets } from '../../internal/secrets.js';
 import { applyMigrations, verifySchema } from './migrations.js';
-import { PostgresListener } from './postgres-listener.js';
-import { PostgresStore } from './postgres-store.js';
+import { PostgresListener } from './listener.js';
+import { PostgresStore } from './store.js';
 import { describeUrl, listenUrlOption, poolerOption, verifyListenConnection, type PoolerMode } from './pooler.js';
 import { engineChannel, validateSchemaName } from './schema-sql.js';
 

@@ -10,7 +10,7 @@ import { JOB_DETAIL, SEARCH, SEARCH_DEAD } from './search.sql.js';
 import { SqliteStream } from './stream.js';
 import { retryDeadJobs } from './queue-ops.js';
 import type { SqliteConn } from './connection.js';
-import type { SqliteCore } from './core.js';
+import type { SqliteCore } from './context.js';
 import { toJobInfo, type JobRow } from './rows.js';
 import type { WriteCtx } from './writer.js';
 

@@ -4,7 +4,7 @@ import type { InboxClaim } from '../../contract/inbox.js';
 import type { JobOpts } from '../../contract/options.js';
 import type { ExternalTx, QueryRunnerLike, TxOps } from '../../contract/types.js';
 import { NOW_SQL } from './connection.js';
-import type { SqliteCore } from './core.js';
+import type { SqliteCore } from './context.js';
 import { claimAnswer, inboxClaimInput } from './inbox.js';
 import { CLAIM_INBOX, GET_INBOX } from './inbox.sql.js';
 import { INSERT_NOTIFY_SQL } from './notify/notify-log.js';

@@ -2,13 +2,13 @@ import { Closed } from '../../contract/errors.js';
 import type { Store } from '../../contract/types.js';
 import { openConnection, retryOnBusy, sqliteOpener, type SqliteConn } from './connection.js';
 import { resolveSqliteOptions, type SqliteStoreOptions } from './options.js';
-import { applySchema, SCHEMA_VERSION } from './schema.js';
+import { applySchema, SCHEMA_VERSION } from './migrations.js';
 import { SqliteStore } from './store.js';
 import { asStoreError } from './writer.js';
 
 export type { SqliteStoreOptions } from './options.js';
 export { SqliteStore } from './store.js';
-export { sqliteSchemaSql, SCHEMA_VERSION as SQLITE_SCHEMA_VERSION } from './schema.js';
+export { sqliteSchemaSql, SCHEMA_VERSION as SQLITE_SCHEMA_VERSION } from './migrations.js';
 
 /**
  * Opens a store on an embedded SQLite file (WAL mode) or `:memory:`.

@@ -1,6 +1,6 @@
 import { requireDurationMs } from '../../contract/validate.js';
 import type { Lock } from '../../contract/types.js';
-import type { SqliteCore } from './core.js';
+import type { SqliteCore } from './context.js';
 import type { WriteCtx } from './writer.js';
 
 /** SQL of named locks (docs/semantics.md, Locks). */

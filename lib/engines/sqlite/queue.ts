@@ -19,7 +19,7 @@ import type { BulkJob, ClaimOpts, Job, JobInfo, ListDeadOpts, Queue, QueueSettin
 import { HANDOFF, handoffCandidate, type HandoffPoint, type HandoffSlot } from '../../internal/handoff.js';
 import { withNextDue } from '../../internal/next-due.js';
 import { errorText } from '../../internal/outbox-handle.js';
-import type { SqliteCore } from './core.js';
+import type { SqliteCore } from './context.js';
 import * as ops from './queue-ops.js';
 import { COUNTS, PRIORITY_HEADS } from './counts.sql.js';
 import * as Q from './queue.sql.js';

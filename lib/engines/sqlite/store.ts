@@ -34,7 +34,7 @@ import { runRetention, type RetentionEngine } from '../../internal/retention-run
 import { WakeHub } from '../../internal/wake-hub.js';
 import { SqliteAdmin, writeOutcomes } from './admin.js';
 import { isBusy, retryOnBusy, type SqliteConn } from './connection.js';
-import type { SqliteCore } from './core.js';
+import type { SqliteCore } from './context.js';
 import { DeferredSync } from './deferred-sync.js';
 import { activeQueryRunner, ExternalTxOps, syncConnectionOf } from './external-tx.js';
 import { sqliteInboxDriver } from './inbox.js';

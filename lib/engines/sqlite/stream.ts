@@ -3,7 +3,7 @@ import { streamWakeChannel } from '../../contract/names.js';
 import { limitInput, requireOffset, validateKey } from '../../contract/validate.js';
 import type { EventReceiver, Stream, StreamEvent } from '../../contract/types.js';
 import { StreamSubscription } from '../../internal/event-receiver.js';
-import type { SqliteCore } from './core.js';
+import type { SqliteCore } from './context.js';
 import { toStreamEvent, type EventRow } from './rows.js';
 import * as S from './stream.sql.js';
 

@@ -3,7 +3,7 @@ import { encodePayload } from '../../contract/codec.js';
 import { outboxQueueName } from '../../contract/names.js';
 import { requireOffset, validateKey, validateName } from '../../contract/validate.js';
 import { DEFAULT_QUEUE_OPTS, OUTBOX_QUEUE_OPTS, resolveJobStamp, type JobOpts, type JobWrite } from '../../contract/options.js';
-import type { SqliteCore } from './core.js';
+import type { SqliteCore } from './context.js';
 
 /**
  * Validation shared by every transactional entry point (beginTx handles and

@@ -40,12 +40,12 @@ import { postgresInboxDriver } from './inbox.js';
 import { OwnWakes } from './own-wakes.js';
 import { ClientExecutor, num, PoolExecutor, QueryRunnerExecutor, type Executor } from './executor.js';
 import { OutcomeCounter } from '../../internal/outcome-counter.js';
-import type { PostgresListener } from './postgres-listener.js';
+import type { PostgresListener } from './listener.js';
 import { HandoffRegistry } from '../../internal/handoff.js';
-import { PostgresLock } from './postgres-lock.js';
-import { PostgresQueue } from './postgres-queue.js';
-import { PostgresStream } from './postgres-stream.js';
-import { PostgresTxHandle, PostgresTxOps } from './postgres-tx.js';
+import { PostgresLock } from './lock.js';
+import { PostgresQueue } from './queue.js';
+import { PostgresStream } from './stream.js';
+import { PostgresTxHandle, PostgresTxOps } from './tx.js';
 import * as pgScheduler from './scheduler.js';
 import { channelHash, wakePayload } from './schema-sql.js';
 
