@@ -1,3 +1,4 @@
+import type { EnqueueHeadersHook } from './contract/job-extras.js';
 import type { StoreLogger } from './contract/types.js';
 import type { PoolerMode } from './engines/postgres/pooler.js';
 
@@ -44,5 +45,17 @@ export interface OpenStoreOptions {
    * call, before any write. Same option on both engines.
    */
   maxPayloadBytes?: number;
+  /**
+   * Enqueues of this store carry the active span's W3C trace context (`traceparent`) when
+   * `@opentelemetry/api` is installed (default true). `false`: they do not. Other stores of the
+   * process are not affected either way.
+   */
+  tracing?: boolean;
+  /**
+   * Adds headers to every enqueue of this store instead of the trace context (see
+   * `EnqueueHeadersHook`); wins over `tracing`. Compose `withTraceContext` from `alkstore/tracing`
+   * into it to keep both.
+   */
+  enqueueHeaders?: EnqueueHeadersHook;
   logger?: StoreLogger;
 }

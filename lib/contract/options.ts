@@ -1,6 +1,6 @@
 import type { EnvelopeInit } from './envelope.js';
 import { InvalidOption } from './errors.js';
-import { resolveJobExtras, type JobExtras, type JobHeaders, type OnConflict } from './job-extras.js';
+import { resolveJobExtras, type EnqueueHeadersHook, type JobExtras, type JobHeaders, type OnConflict } from './job-extras.js';
 import { optionalObject, requireBatchSize, requireDurationMs, requireInstantMs, requireMaxAttempts, requirePriority } from './validate.js';
 
 /**
@@ -121,9 +121,10 @@ export function resolveQueueOpts(opts: QueueOpts | undefined, defaults: Readonly
 
 /**
  * Resolves what is stamped on a job row: explicit per-job options win over the
- * queue's options, which win over the defaults. Pure; both engines call it.
+ * queue's options, which win over the defaults; `headers` is the store's
+ * `enqueueHeaders` hook (null: none). Pure; both engines call it.
  */
-export function resolveJobStamp(queueOpts: Required<QueueOpts>, opts: JobOpts | undefined): JobWrite {
+export function resolveJobStamp(queueOpts: Required<QueueOpts>, opts: JobOpts | undefined, headers: EnqueueHeadersHook | null = null): JobWrite {
   const o = optionalObject<JobOpts>('job opts', opts) ?? {};
   // Only undefined (absent) means "the queue's value"; null is refused like every other
   // wrongly typed option (SPEC §3), as for priority and delayMs.
@@ -142,7 +143,7 @@ export function resolveJobStamp(queueOpts: Required<QueueOpts>, opts: JobOpts | 
   const runAt = o.runAt === undefined ? null : requireInstantMs('runAt', o.runAt);
   const runAtMs = delayMs === null ? runAt : null;
   const expiresInMs = o.expiresInMs === undefined ? null : requireDurationMs('expiresInMs', o.expiresInMs);
-  return { priority, ...q, delayMs, runAtMs, expiresInMs, ...resolveJobExtras(o) };
+  return { priority, ...q, delayMs, runAtMs, expiresInMs, ...resolveJobExtras(o, headers) };
 }
 
 /** A positive duration argument (ttl, extend, visibility). Prefer `requireDurationMs` from the validation module. */

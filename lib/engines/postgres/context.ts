@@ -3,6 +3,7 @@ import { requireArray, requireOffset, validateKey, validateName, validateStoredN
 import { encodePayload, utf8Length } from '../../contract/codec.js';
 import { queueWakeChannel, streamWakeChannel } from '../../contract/names.js';
 import { resolveJobStamp, type JobOpts, type JobWrite, type QueueOpts } from '../../contract/options.js';
+import type { EnqueueHeadersHook } from '../../contract/job-extras.js';
 import type { RedriveResult } from '../../contract/types.js';
 import type { HandoffRegistry } from '../../internal/handoff.js';
 import type { OutcomeCounter } from '../../internal/outcome-counter.js';
@@ -53,11 +54,13 @@ export interface PgContext {
   readonly handoff: HandoffRegistry | null;
   /** Largest payload JSON in UTF-8 bytes (the `maxPayloadBytes` store option). */
   readonly maxPayloadBytes: number;
+  /** Context headers added to every enqueue (the `enqueueHeaders` store option); null: none. */
+  readonly enqueueHeaders: EnqueueHeadersHook | null;
 }
 
 /** Enqueues one job through `exec` (pool or transaction). The name is validated by the caller. */
 export async function enqueueJob(ctx: PgContext, exec: Executor, queue: string, queueOpts: Required<QueueOpts>, payload: unknown, opts?: JobOpts): Promise<number> {
-  const stamp = resolveJobStamp(queueOpts, opts);
+  const stamp = resolveJobStamp(queueOpts, opts, ctx.enqueueHeaders);
   return enqueueResolved(ctx, exec, queue, encodePayload(payload, 'payload', ctx.maxPayloadBytes), stamp);
 }
 
@@ -78,7 +81,7 @@ export async function enqueueResolved(ctx: PgContext, exec: Executor, queue: str
 /** Enqueues many jobs in one statement; ids in payload order. */
 export async function enqueueJobs(ctx: PgContext, exec: Executor, queue: string, queueOpts: Required<QueueOpts>, payloads: readonly unknown[], opts?: JobOpts): Promise<number[]> {
   const list = requireArray('payloads', payloads);
-  const stamp = resolveJobStamp(queueOpts, opts);
+  const stamp = resolveJobStamp(queueOpts, opts, ctx.enqueueHeaders);
   const texts = list.map((p, i) => encodePayload(p, `payloads[${i}]`, ctx.maxPayloadBytes));
   if (texts.length === 0) return [];
   const wake = wakePayload(queueWakeChannel(queue));
@@ -90,7 +93,7 @@ export async function enqueueJobs(ctx: PgContext, exec: Executor, queue: string,
 
 /** enqueueBulk: every item stamped and encoded first, then one enqueue_job call each in one transaction. */
 export async function enqueueBulkJobs(ctx: PgContext, queue: string, queueOpts: Required<QueueOpts>, jobs: readonly { payload: unknown; opts?: JobOpts }[]): Promise<number[]> {
-  const items = jobs.map((j, i) => ({ text: encodePayload(j.payload, `jobs[${i}].payload`, ctx.maxPayloadBytes), stamp: resolveJobStamp(queueOpts, j.opts) }));
+  const items = jobs.map((j, i) => ({ text: encodePayload(j.payload, `jobs[${i}].payload`, ctx.maxPayloadBytes), stamp: resolveJobStamp(queueOpts, j.opts, ctx.enqueueHeaders) }));
   if (items.length === 0) return [];
   const wake = wakePayload(queueWakeChannel(queue));
   const orderingKeys = [...new Set(items.flatMap((it) => (it.stamp.orderingKey === null ? [] : [it.stamp.orderingKey])))];

@@ -4,6 +4,7 @@
  */
 import type { ClientConfig, Pool } from 'pg';
 import { InvalidOption } from '../../contract/errors.js';
+import type { EnqueueHeadersHook } from '../../contract/job-extras.js';
 import type { Store, StoreLogger } from '../../contract/types.js';
 import { asOption, maxPayloadBytesOption, requireBoolean, requireCount, requireFunction, requireTimerMs } from '../../contract/validate.js';
 import { loadPeer } from '../../internal/load-peer.js';
@@ -90,6 +91,12 @@ export interface PostgresStoreOptions {
    * call, before any write. Same option on both engines.
    */
   maxPayloadBytes?: number;
+  /**
+   * Adds context headers to every enqueue of this store, e.g. `withTraceContext` from
+   * `alkstore/tracing` (after `loadOpenTelemetry()`). `openStore` sets it for you when
+   * `@opentelemetry/api` is installed and `tracing` is not false. Default none.
+   */
+  enqueueHeaders?: EnqueueHeadersHook;
   /** Random source in [0, 1) for retry backoff jitter (tests inject it). Default `Math.random`. */
   random?: () => number;
   logger?: StoreLogger;
@@ -136,6 +143,7 @@ async function open(options: PostgresStoreOptions, secrets: readonly string[]): 
   const listenUrl = listenUrlOption(options.listenUrl, options.listen);
   const localHandoff = options.localHandoff === undefined ? true : asOption(() => requireBoolean('localHandoff', options.localHandoff));
   const maxPayloadBytes = maxPayloadBytesOption(options.maxPayloadBytes);
+  const enqueueHeaders = options.enqueueHeaders === undefined ? null : asOption(() => requireFunction<EnqueueHeadersHook>('enqueueHeaders', options.enqueueHeaders));
   const claimDurability = options.claimDurability ?? 'deferred';
   if (claimDurability !== 'deferred' && claimDurability !== 'immediate') {
     throw new InvalidOption('claimDurability', 'must be "deferred" or "immediate"');
@@ -150,7 +158,7 @@ async function open(options: PostgresStoreOptions, secrets: readonly string[]): 
   if (ownsPool) pool.on('error', (err) => logger.warn(`alkstore postgres: an idle pool connection failed: ${err.message}`));
   // A pool of one is left alone: a held connection would make every transaction wait for it.
   const store = new PostgresStore({
-    pool, ownsPool, schema, pollIntervalMs, logger, random, claimDeferred: claimDurability === 'deferred', localHandoff, maxPayloadBytes,
+    pool, ownsPool, schema, pollIntervalMs, logger, random, claimDeferred: claimDurability === 'deferred', localHandoff, maxPayloadBytes, enqueueHeaders,
     holdConnection: ownsPool && poolSize >= 2, prepared: pooler !== 'transaction',
   });
   // LISTEN goes past a transaction-mode pooler (listenUrl) or nowhere: through it, notifications never arrive.

@@ -37,7 +37,7 @@ export class PostgresQueue implements Queue {
     this.ctx.guard();
     const handoff = this.ctx.handoff;
     if (handoff === null || !handoff.has(this.name)) return enqueueJob(this.ctx, this.ctx.exec, this.name, this.opts, payload, opts);
-    const stamp = resolveJobStamp(this.opts, opts);
+    const stamp = resolveJobStamp(this.opts, opts, this.ctx.enqueueHeaders);
     const text = encodePayload(payload, 'payload', this.ctx.maxPayloadBytes);
     // Reserved synchronously, before anything is sent: two enqueues never over-fill a worker.
     const slot = handoffCandidate(stamp) ? handoff.reserve(this.name) : null;

@@ -27,6 +27,7 @@ import type {
   WakeReceiver,
 } from '../../contract/types.js';
 import { loadCronIfInstalled } from '../../internal/load-cron.js';
+import type { EnqueueHeadersHook } from '../../contract/job-extras.js';
 import { InboxHandle, type InboxDriver } from '../../internal/inbox-handle.js';
 import { OutboxHandle, type ReceiptDriver } from '../../internal/outbox-handle.js';
 import { scheduleInput } from '../../internal/schedule-input.js';
@@ -66,6 +67,8 @@ export interface PostgresStoreParts {
   localHandoff?: boolean;
   /** Largest payload JSON in UTF-8 bytes. Default 1 MiB. */
   maxPayloadBytes?: number;
+  /** Context headers added to every enqueue (the `enqueueHeaders` store option). Default none. */
+  enqueueHeaders?: EnqueueHeadersHook | null;
   /** Keep one pool connection checked out for statements that arrive one at a time (see `PoolExecutor`). Default false. */
   holdConnection?: boolean;
   /** Run statements as named prepared statements (default true; false behind a transaction-mode pooler). */
@@ -161,6 +164,7 @@ export class PostgresStore implements Store {
       inTransaction: (fn) => this.inTransaction(fn),
       handoff: parts.localHandoff === false ? null : new HandoffRegistry(),
       maxPayloadBytes: parts.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES,
+      enqueueHeaders: parts.enqueueHeaders ?? null,
       get pollFallbackMs() {
         return store.listenerHealthy ? undefined : store.pollIntervalMs;
       },

@@ -1,3 +1,4 @@
+import type { EnqueueHeadersHook } from '../../contract/job-extras.js';
 import { InvalidOption } from '../../contract/errors.js';
 import type { StoreLogger } from '../../contract/types.js';
 import { asOption, maxPayloadBytesOption, requireBoolean, requireFunction, requireTimerMs } from '../../contract/validate.js';
@@ -59,6 +60,12 @@ export interface SqliteStoreOptions {
    * or `'node:sqlite'` to choose; the file, the tables and every behaviour are the same.
    */
   driver?: 'auto' | SqliteDriverName;
+  /**
+   * Adds context headers to every enqueue of this store, e.g. `withTraceContext` from
+   * `alkstore/tracing` (after `loadOpenTelemetry()`). `openStore` sets it for you when
+   * `@opentelemetry/api` is installed and `tracing` is not false. Default none.
+   */
+  enqueueHeaders?: EnqueueHeadersHook;
   /** Random source in [0, 1) for retry backoff jitter (tests inject it). Default `Math.random`. */
   random?: () => number;
   logger?: StoreLogger;
@@ -76,6 +83,7 @@ export interface ResolvedSqliteOptions {
   localHandoff: boolean;
   maxPayloadBytes: number;
   driver: 'auto' | SqliteDriverName;
+  enqueueHeaders: EnqueueHeadersHook | null;
   random: () => number;
   logger: StoreLogger;
 }
@@ -111,6 +119,7 @@ export function resolveSqliteOptions(o: SqliteStoreOptions): ResolvedSqliteOptio
     localHandoff: o.localHandoff === undefined ? true : asOption(() => requireBoolean('localHandoff', o.localHandoff)),
     maxPayloadBytes: maxPayloadBytesOption(o.maxPayloadBytes),
     driver: validateDriverOption(o.driver),
+    enqueueHeaders: o.enqueueHeaders === undefined ? null : asOption(() => requireFunction<EnqueueHeadersHook>('enqueueHeaders', o.enqueueHeaders)),
     random: o.random === undefined ? Math.random : asOption(() => requireFunction<() => number>('random', o.random)),
     logger: o.logger ?? defaultLogger,
   };

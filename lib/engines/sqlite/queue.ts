@@ -41,7 +41,7 @@ export class SqliteQueue implements Queue {
   enqueue(payload: unknown, opts?: JobOpts): Promise<number> {
     try {
       const text = encodePayload(payload, 'payload', this.core.maxPayloadBytes);
-      const stamp = resolveJobStamp(this.opts, opts);
+      const stamp = resolveJobStamp(this.opts, opts, this.core.enqueueHeaders);
       // Reserved synchronously, before the write: two enqueues never over-fill a worker.
       const slot = this.core.handoff?.has(this.name) && handoffCandidate(stamp) ? this.core.handoff.reserve(this.name) : null;
       if (slot) return enqueueHandingOff(this.core, this.name, text, stamp, slot);
@@ -53,13 +53,13 @@ export class SqliteQueue implements Queue {
 
   async enqueueMany(payloads: readonly unknown[], opts?: JobOpts): Promise<number[]> {
     const texts = requireArray('payloads', payloads).map((p, i) => encodePayload(p, `payloads[${i}]`, this.core.maxPayloadBytes));
-    const stamp = resolveJobStamp(this.opts, opts);
+    const stamp = resolveJobStamp(this.opts, opts, this.core.enqueueHeaders);
     if (texts.length === 0) return [];
     return this.core.write('enqueueMany', (ctx) => ops.insertJobs(ctx, this.name, texts, stamp));
   }
 
   async enqueueBulk(jobs: readonly BulkJob[]): Promise<number[]> {
-    const items = bulkItems<BulkJob>(jobs).map((j, i) => ({ text: encodePayload(j.payload, `jobs[${i}].payload`, this.core.maxPayloadBytes), stamp: resolveJobStamp(this.opts, j.opts) }));
+    const items = bulkItems<BulkJob>(jobs).map((j, i) => ({ text: encodePayload(j.payload, `jobs[${i}].payload`, this.core.maxPayloadBytes), stamp: resolveJobStamp(this.opts, j.opts, this.core.enqueueHeaders) }));
     if (items.length === 0) return [];
     return this.core.write('enqueueBulk', (ctx) => items.map((it) => ops.insertJobs(ctx, this.name, [it.text], it.stamp)[0]!));
   }

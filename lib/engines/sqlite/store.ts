@@ -25,6 +25,7 @@ import type {
 } from '../../contract/types.js';
 import { HandoffRegistry } from '../../internal/handoff.js';
 import { loadCronIfInstalled } from '../../internal/load-cron.js';
+import type { EnqueueHeadersHook } from '../../contract/job-extras.js';
 import { InboxHandle, type InboxDriver } from '../../internal/inbox-handle.js';
 import { OutboxHandle, type ReceiptDriver } from '../../internal/outbox-handle.js';
 import { scheduleInput } from '../../internal/schedule-input.js';
@@ -73,6 +74,7 @@ export class SqliteStore implements Store, SqliteCore {
   readonly outcomes: OutcomeCounter;
   readonly handoff: HandoffRegistry | null;
   readonly maxPayloadBytes: number;
+  readonly enqueueHeaders: EnqueueHeadersHook | null;
   private readonly adminApi: SqliteAdmin;
   private readonly inboxDriver: InboxDriver & ReceiptDriver = sqliteInboxDriver(
     (op, fn) => this.write(op, fn),
@@ -90,6 +92,7 @@ export class SqliteStore implements Store, SqliteCore {
     this.random = options.random;
     this.handoff = options.localHandoff ? new HandoffRegistry() : null;
     this.maxPayloadBytes = options.maxPayloadBytes;
+    this.enqueueHeaders = options.enqueueHeaders;
     this.watcher = readConn ? new Watcher(readConn, this.hub, options.pollIntervalMs, options.logger) : null;
     this.deferredSync = claimConn ? new DeferredSync(claimConn, `${resolve(options.path)}-wal`, options.logger) : null;
     this.writer = new Writer(writeConn, options.memory, options.lockWaitTimeoutMs, {
