@@ -16,3 +16,4 @@ export * from './queue-settings.js';
 export type * from './types.js';
 export type * from './admin.js';
 export * from './validate.js';
+export * from './renamed-option.js';

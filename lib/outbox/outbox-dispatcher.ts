@@ -77,7 +77,7 @@ const defaultLogger: StoreLogger = {
  * deliveries for up to `drainTimeoutMs`.
  *
  * A configuration of the shared {@link WorkerCore}: one slot per row
- * (`maxInFlight`), claims of at most `batchSize`, a per-row abort signal, the
+ * (`concurrency`), claims of at most `claimSize`, a per-row abort signal, the
  * seed-004 retry policy, and rows still running at the drain timeout left to
  * their lease.
  *
@@ -135,20 +135,20 @@ export class OutboxDispatcher {
       queue,
       name,
       handler,
-      concurrency: s.maxInFlight,
+      concurrency: s.concurrency,
       prefetch: 0,
-      maxClaim: s.batchSize,
+      maxClaim: s.claimSize,
       leaseMs: s.leaseMs,
       renewLeases: true,
       handlerTimeoutMs: s.publishTimeoutMs,
       timeoutError: (ms) => new PublishTimeout(ms),
       jobSignals: true,
       storeTimeoutMs: s.storeTimeoutMs,
-      pollIntervalMs: s.pollIntervalMs,
+      pollIntervalMs: s.busyPollIntervalMs,
       idlePollIntervalMs: s.idlePollIntervalMs,
-      firstBackoffMs: s.pollIntervalMs,
+      firstBackoffMs: s.busyPollIntervalMs,
       // Never below the first pause (the core requires first <= max); the effective cap is unchanged.
-      maxBackoffMs: Math.max(s.pollIntervalMs, Math.min(STORE_BACKOFF_CAP_MS, Math.floor(s.leaseMs / 4))),
+      maxBackoffMs: Math.max(s.busyPollIntervalMs, Math.min(STORE_BACKOFF_CAP_MS, Math.floor(s.leaseMs / 4))),
       drainTimeoutMs: s.drainTimeoutMs,
       minOutcomeDrainMs: 0,
       releaseOnDrainTimeout: false,
