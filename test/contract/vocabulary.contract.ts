@@ -1,7 +1,11 @@
 import { afterAll, expect, it, jest } from '@jest/globals';
 import { InvalidOption } from '../../lib/contract/errors.js';
+import type { Job, Queue } from '../../lib/contract/types.js';
+import { QueueWorker, type QueueWorkerOptions } from '../../lib/worker/queue-worker.js';
 import type { EngineFixture } from '../helpers/engines.js';
-import { expectError, uid, useEnv } from './harness.js';
+import { expectError, uid, useEnv, waitFor } from './harness.js';
+
+const silent = { log: () => undefined, warn: () => undefined, error: () => undefined };
 
 /** docs/vocabulary.md on the Store API: `leaseMs` (queue, job and claim options), `visibilityTimeoutMs` deprecated. */
 // One spy for the file: deprecation warnings are once per process, so the first engine's run sees them.
@@ -51,5 +55,30 @@ export function vocabularyContract(engine: EngineFixture): void {
     expect(err.field).toBe('leaseMs');
     expect((await q.stats()).pending).toBe(0);
     await expectError(() => q.claimOne('w', { leaseMs: 1_000, visibilityTimeoutMs: 2_000 }), InvalidOption);
+  });
+
+  it('QueueWorker: leaseMs is the lease of its claims; the deprecated visibilityTimeoutMs too; both differently is InvalidOption', async () => {
+    const seen = new Map<string, number>();
+    const run = async (queue: Queue, lease: Partial<QueueWorkerOptions>, tag: string): Promise<void> => {
+      const worker = new QueueWorker({
+        queue,
+        name: `vocab ${tag}`,
+        concurrency: 1,
+        idlePollIntervalMs: 50,
+        drainTimeoutMs: 1_000,
+        workerId: `w-${tag}`,
+        logger: silent,
+        handler: async (job: Job) => void seen.set(tag, job.leaseMs),
+        ...lease,
+      });
+      worker.start();
+      await queue.enqueue(tag);
+      await waitFor(`the ${tag} worker ran its job`, () => seen.has(tag));
+      await worker.stop();
+    };
+    await run(env.store.queue(uid('qw')), { leaseMs: 6_000 }, 'new');
+    await run(env.store.queue(uid('qw')), { visibilityTimeoutMs: 6_500 }, 'old');
+    expect(seen).toEqual(new Map([['new', 6_000], ['old', 6_500]]));
+    expect(() => new QueueWorker({ queue: env.store.queue(uid('qw')), name: 'both', concurrency: 1, idlePollIntervalMs: 50, drainTimeoutMs: 1_000, workerId: 'w', logger: silent, handler: async () => undefined, leaseMs: 1_000, visibilityTimeoutMs: 2_000 })).toThrow(InvalidOption);
   });
 }
