@@ -47,8 +47,6 @@ export const bulkItems = contract.bulkItems;
 /** @deprecated Internal helper. Import it from `alkstore/contract`; the root entry stops exporting it in 0.4. */
 export const claimInput = contract.claimInput;
 /** @deprecated Internal helper. Import it from `alkstore/contract`; the root entry stops exporting it in 0.4. */
-export const compileScheduleSpec = contract.compileScheduleSpec;
-/** @deprecated Internal helper. Import it from `alkstore/contract`; the root entry stops exporting it in 0.4. */
 export const decodeHeaders = contract.decodeHeaders;
 /** @deprecated Internal helper. Import it from `alkstore/contract`; the root entry stops exporting it in 0.4. */
 export const decodePayload = contract.decodePayload;
@@ -78,8 +76,6 @@ export const limitInput = contract.limitInput;
 export const listDeadInput = contract.listDeadInput;
 /** @deprecated Internal helper. Import it from `alkstore/contract`; the root entry stops exporting it in 0.4. */
 export const maxPayloadBytesOption = contract.maxPayloadBytesOption;
-/** @deprecated Internal helper. Import it from `alkstore/contract`; the root entry stops exporting it in 0.4. */
-export const needsCronCompiler = contract.needsCronCompiler;
 /** @deprecated Internal helper. Import it from `alkstore/contract`; the root entry stops exporting it in 0.4. */
 export const optionalKey = contract.optionalKey;
 /** @deprecated Internal helper. Import it from `alkstore/contract`; the root entry stops exporting it in 0.4. */
