@@ -155,7 +155,9 @@ export function resolveJobStamp(queueOpts: Required<QueueOpts>, opts: JobOpts | 
   const runAt = o.runAt === undefined ? null : requireInstantMs('runAt', o.runAt);
   const runAtMs = delayMs === null ? runAt : null;
   const expiresInMs = o.expiresInMs === undefined ? null : requireDurationMs('expiresInMs', o.expiresInMs);
-  return { priority, ...q, delayMs, runAtMs, expiresInMs, ...resolveJobExtras(o, headers) };
+  // The stamp keeps the storage form: the lease as `visibilityTimeoutMs` (the row's column), once.
+  const { leaseMs: _lease, ...stamped } = q;
+  return { priority, ...stamped, delayMs, runAtMs, expiresInMs, ...resolveJobExtras(o, headers) };
 }
 
 /** A positive duration argument (ttl, extend, visibility). Prefer `requireDurationMs` from the validation module. */
