@@ -54,7 +54,7 @@ export class ClaimedJob<T = unknown> implements Job<T> {
 
   async ack(): Promise<boolean> {
     this.driver.guard();
-    const ok = await this.driver.ack(this.ref());
+    const ok = await this.driver.ack(claimRef(this));
     if (ok) this.driver.outcomes.record(this.queue, 'completed');
     return ok;
   }
@@ -64,21 +64,21 @@ export class ClaimedJob<T = unknown> implements Job<T> {
     // One draw per retry without a delay, before the write, even on the last attempt (which the
     // write dead-letters): the same random sequence gives the same delays on both engines.
     const delay = delayMs === undefined ? backoffDelayMs(this.attempts, this.backoffBaseMs, this.driver.random) : requireDurationMs('delayMs', delayMs, { allowZero: true });
-    const outcome = await this.driver.retry(this.ref(), delay, errorText(error));
+    const outcome = await this.driver.retry(claimRef(this), delay, errorText(error));
     if (outcome !== null) this.driver.outcomes.record(this.queue, outcome);
     return outcome !== null;
   }
 
   async fail(error: unknown): Promise<boolean> {
     this.driver.guard();
-    const ok = await this.driver.fail(this.ref(), errorText(error));
+    const ok = await this.driver.fail(claimRef(this), errorText(error));
     if (ok) this.driver.outcomes.record(this.queue, 'dead');
     return ok;
   }
 
   async heartbeat(extendMs: number): Promise<boolean> {
     this.driver.guard();
-    const deadline = await this.driver.heartbeat(this.ref(), requireDurationMs('extendMs', extendMs));
+    const deadline = await this.driver.heartbeat(claimRef(this), requireDurationMs('extendMs', extendMs));
     if (deadline === null) return false;
     this.currentDeadline = deadline;
     return true;
@@ -86,11 +86,11 @@ export class ClaimedJob<T = unknown> implements Job<T> {
 
   async release(): Promise<boolean> {
     this.driver.guard();
-    return this.driver.release(this.ref());
+    return this.driver.release(claimRef(this));
   }
+}
 
-  /** This claim as the driver's fenced operations take it. */
-  private ref(): ClaimRef {
-    return { id: this.id, claimToken: this.claimToken, plain: this.orderingKey === null };
-  }
+/** A claim as the driver's fenced operations take it. */
+function claimRef(job: ClaimedJob): ClaimRef {
+  return { id: job.id, claimToken: job.claimToken, plain: job.orderingKey === null };
 }

@@ -12,6 +12,11 @@ import type { QueueDriver } from './queue-driver.js';
 /** Where the handle keeps its driver (internal: the driver-level tests reach it here). */
 export const QUEUE_DRIVER: unique symbol = Symbol('alkstore.queueDriver');
 
+/** The driver under a queue handle of this package (internal: the driver-level tests), or null for anything else. */
+export function queueDriverOf(queue: Queue): QueueDriver | null {
+  return queue instanceof QueueHandle ? queue[QUEUE_DRIVER] : null;
+}
+
 /**
  * The queue handle of either engine (docs/semantics.md, Queues): every argument is checked and
  * every option resolved here, before any I/O, the same on both engines; the data operations are
@@ -44,7 +49,7 @@ export class QueueHandle implements Queue {
     // Reserved synchronously, before anything is sent: two enqueues never over-fill a worker.
     const slot = handoff !== null && handoff.has(this.name) && handoffCandidate(stamp) ? handoff.reserve(this.name) : null;
     if (slot === null) return d.insertOne(text, stamp);
-    return this.handOff(text, stamp, slot);
+    return handOff(d, text, stamp, slot);
   }
 
   async enqueueMany(payloads: readonly unknown[], opts?: JobOpts): Promise<number[]> {
@@ -165,18 +170,18 @@ export class QueueHandle implements Queue {
     this.driver.guard();
     return this.driver.listen();
   }
+}
 
-  /** Inserts the job claimed by `slot`'s worker, or pending when the queue's settings or the clock say no; exactly one of deliver/cancel. */
-  private async handOff(text: string, stamp: JobWrite, slot: HandoffSlot): Promise<number> {
-    let r: Awaited<ReturnType<QueueDriver['insertHandingOff']>>;
-    try {
-      r = await this.driver.insertHandingOff(text, stamp, slot.workerId, slot.leaseMs);
-    } catch (err) {
-      slot.cancel();
-      throw err;
-    }
-    if (r.claimed !== null) slot.deliver(new ClaimedJob(this.driver, r.claimed));
-    else slot.cancel();
-    return r.id;
+/** Inserts the job claimed by `slot`'s worker, or pending when the queue's settings or the clock say no; exactly one of deliver/cancel. */
+async function handOff(driver: QueueDriver, text: string, stamp: JobWrite, slot: HandoffSlot): Promise<number> {
+  let r: Awaited<ReturnType<QueueDriver['insertHandingOff']>>;
+  try {
+    r = await driver.insertHandingOff(text, stamp, slot.workerId, slot.leaseMs);
+  } catch (err) {
+    slot.cancel();
+    throw err;
   }
+  if (r.claimed !== null) slot.deliver(new ClaimedJob(driver, r.claimed));
+  else slot.cancel();
+  return r.id;
 }
