@@ -98,7 +98,6 @@ export function insertJobHandingOff(
   if (limited || stamp.uniqueKey !== null || stamp.orderingKey !== null || runAt > now || waiting()) {
     return { id: insertJobs(ctx, queue, [payloadText], stamp)[0]!, claimed: null };
   }
-  const token = newToken();
   const row = ctx.conn.stmt(Q.INSERT_CLAIMED_JOB).get({
     queue,
     payload: payloadText,
@@ -111,11 +110,11 @@ export function insertJobHandingOff(
     now,
     expiresAt: stamp.expiresInMs !== null ? now + stamp.expiresInMs : null,
     headers: stamp.headersText,
-    token,
+    token: newToken(),
     lease: leaseMs,
     worker: workerId,
-  }) as ClaimedSqlRow;
-  return { id: row.id, claimed: claimedRow(queue, row, token) };
+  }) as ClaimedRow;
+  return { id: row.id, claimed: row };
 }
 
 /** After a job of `key` left the live states: unless a head is still live, the oldest live job becomes the head. */
@@ -132,42 +131,6 @@ interface Ended {
 
 function afterEnded(ctx: WriteCtx, queue: string, row: Ended | undefined): void {
   if (row && row.ordering_key !== null && row.blocked === 0) promoteNext(ctx, queue, row.ordering_key);
-}
-
-/** A row as `CLAIM_ROW` / `INSERT_CLAIMED_JOB` return it. */
-interface ClaimedSqlRow {
-  id: number;
-  payload: string;
-  priority: number;
-  attempts: number;
-  max_attempts: number;
-  claimed_until: number;
-  /** The lease the claim granted (ms). */
-  lease_ms: number;
-  enqueued_at: number;
-  headers: string | null;
-  unique_key: string | null;
-  ordering_key: string | null;
-  backoff_base_ms: number;
-}
-
-function claimedRow(queue: string, r: ClaimedSqlRow, token: string): ClaimedRow {
-  return {
-    id: r.id,
-    queue,
-    payloadText: r.payload,
-    priority: r.priority,
-    attempts: r.attempts,
-    maxAttempts: r.max_attempts,
-    claimToken: token,
-    deadline: r.claimed_until,
-    leaseMs: r.lease_ms,
-    enqueuedAt: r.enqueued_at,
-    headersText: r.headers,
-    uniqueKey: r.unique_key,
-    orderingKey: r.ordering_key,
-    backoffBaseMs: r.backoff_base_ms,
-  };
 }
 
 interface Candidate {
@@ -235,9 +198,7 @@ function claimUpTo(ctx: WriteCtx, queue: string, max: number, leaseMs: number | 
         exhausted++;
         continue;
       }
-      const token = newToken();
-      const row = claim.get({ token, now, lease: leaseMs, worker: workerId, id: c.id }) as ClaimedSqlRow;
-      claimed.push(claimedRow(queue, row, token));
+      claimed.push(claim.get({ token: newToken(), now, lease: leaseMs, worker: workerId, id: c.id }) as ClaimedRow);
     }
     // Only dead-lettered candidates can leave room for more; otherwise we are done.
     if (exhausted === 0 || candidates.length < need || claimed.length >= max) return claimed;
