@@ -15,7 +15,7 @@ import type { LockDriver } from '../shared/lock.js';
 import type { ScheduleDriver } from '../shared/scheduler.js';
 import { StoreBase } from '../shared/store.js';
 import type { StreamDriver } from '../shared/stream.js';
-import { activeQueryRunner, assertActiveRunner, type JoinEntry, type TxRunnerParts } from '../shared/tx.js';
+import { activeQueryRunner, assertActiveRunner, type JoinEntry, type TxDriver } from '../shared/tx.js';
 import { PostgresAdmin } from './admin.js';
 import { ClaimGate } from './claim-gate.js';
 import { engineSql, enqueueJob, notifyChannel, type EngineSql, type PgContext } from './context.js';
@@ -88,7 +88,12 @@ export class PostgresStore extends StoreBase {
   private readonly registry = new Map<string, Required<QueueOpts>>();
   private readonly ctx: PgContext;
   private readonly pollIntervalMs: number;
-  protected readonly logger: StoreLogger;
+  readonly logger: StoreLogger;
+  protected readonly txDriver: TxDriver = {
+    open: () => this.beginTx(),
+    // Each caller's transaction has a pooled connection of its own: any active one is joined.
+    join: (external, entry) => new ExternalTxOps(this.ctx, activeQueryRunner(external, entry), entry),
+  };
   readonly maxPayloadBytes: number;
   protected readonly lockDriver: LockDriver;
   protected readonly streamDriver: StreamDriver;
@@ -308,20 +313,11 @@ export class PostgresStore extends StoreBase {
     return tx;
   }
 
-  /** Each caller's transaction has a pooled connection of its own: any active one is joined. */
-  protected joinExternal(external: ExternalTx, entry: JoinEntry): TxOps {
-    return new ExternalTxOps(this.ctx, activeQueryRunner(external, entry), entry);
-  }
-
-  protected txRunner(): TxRunnerParts<TxHandle> {
-    return { open: () => this.beginTx(), logger: this.logger, engine: this.engine };
-  }
-
   async joinTransaction<X extends ExternalTx, T>(open: (body: (external: X) => Promise<T>) => Promise<T>, fn: (tx: TxOps, external: X) => Promise<T>): Promise<T> {
     this.guard();
     joinTransactionInput(open, fn);
     // Each caller's transaction has a pooled connection of its own: nothing to serialize.
-    return open((external) => fn(this.joinExternal(external, 'joinManager'), external));
+    return open((external) => fn(this.txDriver.join(external, 'joinManager'), external));
   }
 
   private async connect(): Promise<PoolClient> {

@@ -29,7 +29,7 @@ import { runSchedules } from '../../internal/scheduler-runner.js';
 import { takeLock, type LockDriver } from './lock.js';
 import type { ScheduleDriver } from './scheduler.js';
 import { StoreStream, type StreamDriver } from './stream.js';
-import { runTx, type JoinEntry, type TxRunnerParts } from './tx.js';
+import { runTx, type TxDriver } from './tx.js';
 
 /**
  * The `Store` methods that are the same on every engine, written once over the engine's
@@ -40,7 +40,8 @@ import { runTx, type JoinEntry, type TxRunnerParts } from './tx.js';
 export abstract class StoreBase implements Store {
   abstract readonly engine: EngineKind;
   abstract readonly closed: boolean;
-  protected abstract readonly logger: StoreLogger;
+  /** Where the store logs (public for the drivers' warnings). */
+  abstract readonly logger: StoreLogger;
   protected abstract readonly lockDriver: LockDriver;
   protected abstract readonly streamDriver: StreamDriver;
   protected abstract readonly scheduleDriver: ScheduleDriver;
@@ -60,10 +61,7 @@ export abstract class StoreBase implements Store {
   abstract close(): Promise<void>;
   /** A receiver on any channel, reserved engine channels included (no name validation). */
   abstract wakes(channel: string): WakeReceiver;
-  /** How this engine runs `withTx(fn)` (see {@link runTx}). */
-  protected abstract txRunner(): TxRunnerParts<TxHandle>;
-  /** `joinManager` after the store's guard: the engine's own refusal rules (SQLite joins only its own open transaction). */
-  protected abstract joinExternal(external: ExternalTx, entry: JoinEntry): TxOps;
+  protected abstract readonly txDriver: TxDriver;
 
   /** Throws `Closed` once the store is closed. */
   protected guard(): void {
@@ -167,18 +165,18 @@ export abstract class StoreBase implements Store {
       } catch (err) {
         return Promise.reject(err);
       }
-      return runTx(this.txRunner(), arg);
+      return runTx(this.txDriver, this, arg);
     }
     if (!this.warnedWithTxExternal) {
       this.warnedWithTxExternal = true;
       this.logger.warn(`alkstore ${this.engine}: store.withTx(entityManager | queryRunner) is deprecated and goes in the next minor version; call store.joinManager(entityManager | queryRunner)`);
     }
     this.guard();
-    return this.joinExternal(arg, 'withTx');
+    return this.txDriver.join(arg, 'withTx');
   }
 
   joinManager(external: ExternalTx): TxOps {
     this.guard();
-    return this.joinExternal(external, 'joinManager');
+    return this.txDriver.join(external, 'joinManager');
   }
 }

@@ -1,18 +1,16 @@
 import { InvalidOption } from '../../contract/errors.js';
-import type { ExternalTx, QueryRunnerLike, StoreLogger, TxHandle } from '../../contract/types.js';
+import type { ExternalTx, QueryRunnerLike, StoreLogger, TxHandle, TxOps } from '../../contract/types.js';
 
-/** How one engine opens, runs and ends a `withTx(fn)` transaction. */
-export interface TxRunnerParts<H extends TxHandle> {
-  /** Opens the handle (BEGIN); the store's guards have run. */
+/** How one engine opens, runs and ends its transactions, and joins a caller's. */
+export interface TxDriver<H extends TxHandle = TxHandle> {
+  /** Opens a `withTx(fn)` handle (BEGIN); the store's guard has run. */
   open(): Promise<H>;
   /** Wraps the callback (SQLite marks the body so plain writes inside it are refused at once). Default: runs it. */
   body?<T>(tx: H, run: () => Promise<T>): Promise<T>;
   /** Whether the handle still needs its COMMIT after the callback returned (SQLite: a revoked handle commits to reject). Default `!tx.finished`. */
   needsCommit?(tx: H): boolean;
-  /** Where a failing rollback is reported. */
-  readonly logger: StoreLogger;
-  /** The engine, in the log line. */
-  readonly engine: string;
+  /** `joinManager` after the store's guard, with the engine's own refusal rules (SQLite joins only its own open transaction). */
+  join(external: ExternalTx, entry: JoinEntry): TxOps;
 }
 
 /**
@@ -22,7 +20,7 @@ export interface TxRunnerParts<H extends TxHandle> {
  * rollback's error never replaces it. (The engine has already discarded the connection; a
  * transaction that never committed is rolled back by the database.)
  */
-export async function runTx<H extends TxHandle, T>(parts: TxRunnerParts<H>, fn: (tx: H) => Promise<T>): Promise<T> {
+export async function runTx<H extends TxHandle, T>(parts: TxDriver<H>, log: { readonly logger: StoreLogger; readonly engine: string }, fn: (tx: H) => Promise<T>): Promise<T> {
   const tx = await parts.open();
   let result: T;
   try {
@@ -30,7 +28,7 @@ export async function runTx<H extends TxHandle, T>(parts: TxRunnerParts<H>, fn: 
   } catch (err) {
     if (!tx.finished) {
       await tx.rollback().catch((rollbackErr: unknown) => {
-        parts.logger.warn(`alkstore ${parts.engine}: rolling back withTx(fn) after its callback failed also failed (${String(rollbackErr)}); the callback's error is the one thrown`);
+        log.logger.warn(`alkstore ${log.engine}: rolling back withTx(fn) after its callback failed also failed (${String(rollbackErr)}); the callback's error is the one thrown`);
       });
     }
     throw err;

@@ -14,7 +14,7 @@ import type { LockDriver } from '../shared/lock.js';
 import type { ScheduleDriver } from '../shared/scheduler.js';
 import { StoreBase } from '../shared/store.js';
 import type { StreamDriver } from '../shared/stream.js';
-import { activeQueryRunner, type JoinEntry, type TxRunnerParts } from '../shared/tx.js';
+import { activeQueryRunner, type TxDriver } from '../shared/tx.js';
 import { SqliteAdmin, writeOutcomes } from './admin.js';
 import { isBusy, retryOnBusy, type SqliteConn } from './connection.js';
 import type { SqliteCore } from './context.js';
@@ -34,6 +34,10 @@ import { notifyInput, outboxEnqueueInput } from './tx-input.js';
 import { WriteTickets } from './write-tickets.js';
 import { asStoreError, WriteCtx, Writer } from './writer.js';
 
+const WITH_TX = 'withTx(fn)';
+const JOIN_ONLY_OWN =
+  'on SQLite joins only a transaction the store opened itself: run it as store.joinTransaction((body) => dataSource.transaction(body), async (tx, em) => …) (or runTransaction(dataSource, store, fn), or AlkstoreTransactions.run(fn) in Nest). TypeORM runs every transaction of a SQLite DataSource on one connection without serializing them, so two overlapping dataSource.transaction calls share one transaction and one rollback can undo the other\'s business rows or outbox messages; joinTransaction runs them one at a time through the store\'s write path';
+
 /** The SQLite engine's `Store`. */
 export class SqliteStore extends StoreBase implements SqliteCore {
   readonly engine = 'sqlite' as const;
@@ -49,7 +53,24 @@ export class SqliteStore extends StoreBase implements SqliteCore {
   readonly handoff: HandoffRegistry | null;
   readonly maxPayloadBytes: number;
   private readonly adminApi: SqliteAdmin;
-  protected readonly logger: StoreLogger;
+  readonly logger: StoreLogger;
+  protected readonly txDriver: TxDriver<SqliteTxHandle> = {
+    open: () => this.openTxHandle(WITH_TX),
+    // Plain writes of this store inside the callback are refused at once (they would wait for this commit).
+    body: (_tx, run) => runInOpenTx({ owner: this.writer, label: WITH_TX, active: true }, run),
+    // A revoked handle rejects here with its TransactionTimeout.
+    needsCommit: (tx) => !tx.finished || tx.revokedError !== null,
+    // Joins only the transaction of the `joinTransaction` callback this runs in.
+    join: (external, entry) => {
+      const runner = activeQueryRunner(external, entry);
+      const open = openTxOf(this.writer);
+      if (open?.joined?.runner === runner) return open.joined.ops;
+      throw new InvalidOption(
+        entry === 'withTx' ? 'withTx(external)' : 'joinManager',
+        JOIN_ONLY_OWN,
+      );
+    },
+  };
   protected readonly lockDriver: LockDriver = sqliteLockDriver(this, () => this.guard());
   protected readonly streamDriver: StreamDriver = sqliteStreamDriver(this, () => this.guard());
   protected readonly scheduleDriver: ScheduleDriver = sqliteScheduleDriver(this);
@@ -156,17 +177,6 @@ export class SqliteStore extends StoreBase implements SqliteCore {
 
   beginTx(): Promise<TxHandle> {
     return this.openTxHandle('beginTx()');
-  }
-
-  /** Joins only the transaction of the `joinTransaction` callback this runs in. */
-  protected joinExternal(external: ExternalTx, entry: JoinEntry): TxOps {
-    const runner = activeQueryRunner(external, entry);
-    const open = openTxOf(this.writer);
-    if (open?.joined?.runner === runner) return open.joined.ops;
-    throw new InvalidOption(
-      entry === 'withTx' ? 'withTx(external)' : 'joinManager',
-      'on SQLite joins only a transaction the store opened itself: run it as store.joinTransaction((body) => dataSource.transaction(body), async (tx, em) => …) (or runTransaction(dataSource, store, fn), or AlkstoreTransactions.run(fn) in Nest). TypeORM runs every transaction of a SQLite DataSource on one connection without serializing them, so two overlapping dataSource.transaction calls share one transaction and one rollback can undo the other\'s business rows or outbox messages; joinTransaction runs them one at a time through the store\'s write path',
-    );
   }
 
   async joinTransaction<X extends ExternalTx, T>(open: (body: (external: X) => Promise<T>) => Promise<T>, fn: (tx: TxOps, external: X) => Promise<T>): Promise<T> {
@@ -278,18 +288,5 @@ export class SqliteStore extends StoreBase implements SqliteCore {
     await tx.open();
     this.openTx = tx;
     return tx;
-  }
-
-  protected txRunner(): TxRunnerParts<TxHandle> {
-    const label = 'withTx(fn)';
-    return {
-      open: () => this.openTxHandle(label),
-      // Plain writes of this store inside the callback are refused at once (they would wait for this commit).
-      body: (_tx, run) => runInOpenTx({ owner: this.writer, label, active: true }, run),
-      // A revoked handle rejects here with its TransactionTimeout.
-      needsCommit: (tx) => !tx.finished || (tx as SqliteTxHandle).revokedError !== null,
-      logger: this.logger,
-      engine: this.engine,
-    };
   }
 }
