@@ -39,7 +39,8 @@ export interface PostgresStoreParts {
   pool: Pool;
   ownsPool: boolean;
   schema: string;
-  pollIntervalMs: number;
+  /** The wake fallback: every receiver is woken this often while LISTEN is unavailable. */
+  wakeFallbackMs: number;
   logger: StoreLogger;
   /** Random source in [0, 1) of the retry backoff jitter. */
   random: () => number;
@@ -87,7 +88,7 @@ export class PostgresStore extends StoreBase {
   private readonly longChannels = new Map<string, string>();
   private readonly registry = new Map<string, Required<QueueOpts>>();
   private readonly ctx: PgContext;
-  private readonly pollIntervalMs: number;
+  private readonly wakeFallbackMs: number;
   readonly logger: StoreLogger;
   protected readonly txDriver: TxDriver = {
     open: () => this.beginTx(),
@@ -116,7 +117,7 @@ export class PostgresStore extends StoreBase {
     this.pool = parts.pool;
     this.ownsPool = parts.ownsPool;
     this.schema = parts.schema;
-    this.pollIntervalMs = parts.pollIntervalMs;
+    this.wakeFallbackMs = parts.wakeFallbackMs;
     this.logger = parts.logger;
     this.sql = engineSql(parts.schema);
     // A tag unique to this store among every store on the schema (16 hex digits of a random UUID).
@@ -155,7 +156,7 @@ export class PostgresStore extends StoreBase {
       handoff: parts.localHandoff === false ? null : new HandoffRegistry(),
       maxPayloadBytes: parts.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES,
       get pollFallbackMs() {
-        return store.listenerHealthy ? undefined : store.pollIntervalMs;
+        return store.listenerHealthy ? undefined : store.wakeFallbackMs;
       },
     };
     this.maxPayloadBytes = this.ctx.maxPayloadBytes;
@@ -184,7 +185,7 @@ export class PostgresStore extends StoreBase {
   async attachListener(listener: PostgresListener | null, wakesFrom: string, verify?: (client: Client) => Promise<void>): Promise<void> {
     this.listener = listener;
     if (!listener) {
-      this.logger.log(`alkstore postgres: ${wakesFrom}; wakes come from polling every ${this.pollIntervalMs} ms`);
+      this.logger.log(`alkstore postgres: ${wakesFrom}; wakes come from polling every ${this.wakeFallbackMs} ms`);
       this.setPolling(true);
       return;
     }
@@ -236,7 +237,7 @@ export class PostgresStore extends StoreBase {
   private setPolling(on: boolean): void {
     if (on && !this.pollTimer && !this.isClosed) {
       // Without LISTEN every receiver gets a periodic wake and re-reads: correct, just slower.
-      this.pollTimer = setInterval(() => this.hub.wakeAll(), this.pollIntervalMs);
+      this.pollTimer = setInterval(() => this.hub.wakeAll(), this.wakeFallbackMs);
       this.pollTimer.unref();
     } else if (!on && this.pollTimer) {
       clearInterval(this.pollTimer);

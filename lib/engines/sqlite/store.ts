@@ -92,7 +92,7 @@ export class SqliteStore extends StoreBase implements SqliteCore {
     this.random = options.random;
     this.handoff = options.localHandoff ? new HandoffRegistry() : null;
     this.maxPayloadBytes = options.maxPayloadBytes;
-    this.watcher = readConn ? new Watcher(readConn, this.hub, options.pollIntervalMs, options.logger) : null;
+    this.watcher = readConn ? new Watcher(readConn, this.hub, options.wakeFallbackMs, options.logger) : null;
     this.deferredSync = claimConn ? new DeferredSync(claimConn, `${resolve(options.path)}-wal`, options.logger) : null;
     this.writer = new Writer(writeConn, options.memory, options.lockWaitTimeoutMs, {
       isClosed: () => this.isClosed,
