@@ -5,65 +5,22 @@
 import type { ClientConfig, Pool } from 'pg';
 import { InvalidOption } from '../../contract/errors.js';
 import type { Store, StoreLogger } from '../../contract/types.js';
-
-export type { CommonStoreOptions } from '../shared/options.js';
 import { asOption, requireBoolean, requireCount } from '../../contract/validate.js';
-import { resolveCommonOptions, type CommonStoreOptions } from '../shared/options.js';
+import { resolveCommonOptions } from '../shared/options.js';
+import type { PostgresStoreOptions } from './options.js';
 import { loadPeer } from '../../internal/load-peer.js';
 import { scrubbingLogger, scrubSecrets, secretForms, urlSecrets } from '../../internal/secrets.js';
 import { applyMigrations, verifySchema } from './migrations.js';
 import { PostgresListener } from './listener.js';
 import { PostgresStore } from './store.js';
-import { describeUrl, listenUrlOption, poolerOption, verifyListenConnection, type PoolerMode } from './pooler.js';
+import { describeUrl, listenUrlOption, poolerOption, verifyListenConnection } from './pooler.js';
 import { engineChannel, validateSchemaName } from './schema-sql.js';
 
 export { POSTGRES_MIGRATIONS, POSTGRES_SCHEMA_VERSION, postgresMigrationSql, type PostgresMigration } from './migrations.js';
 export { PG_NOTIFY_LIMIT } from './schema-sql.js';
+export type { CommonStoreOptions } from '../shared/options.js';
+export type { PostgresStoreOptions } from './options.js';
 export type { PoolerMode } from './pooler.js';
-
-/** Options of {@link openPostgresStore}: the {@link CommonStoreOptions} of every engine, and PostgreSQL's own. */
-export interface PostgresStoreOptions extends CommonStoreOptions {
-  /** `postgres://user@host:5432/db`. Either this or `pool`. */
-  connectionString?: string;
-  /**
-   * A `pg.Pool` the caller owns: `close()` never ends it. The store's LISTEN
-   * connection is a separate client built from the pool's connection options.
-   */
-  pool?: Pool | unknown;
-  /** The engine-owned schema (default `alkstore`). A plain identifier; always quoted in SQL (case is kept). */
-  schema?: string;
-  /**
-   * Apply migrations at open (default true), under a transaction-scoped
-   * advisory lock so concurrent boots migrate once. `false`: only check the
-   * schema is at the expected version (apply `postgresMigrationSql()` yourself).
-   */
-  migrate?: boolean;
-  /** Pool size when the store creates its pool (default 10). */
-  poolSize?: number;
-  /**
-   * Open a LISTEN connection (default true). `false`: every receiver is
-   * woken by polling every `wakeFallbackMs` instead of on commit.
-   */
-  listen?: boolean;
-  /**
-   * What sits between `connectionString` (or `pool`) and PostgreSQL
-   * (docs/postgres.md, "Behind a connection pooler"). `'none'` (default) or
-   * `'session'` (a session-mode pooler): nothing changes. `'transaction'`
-   * (PgBouncer `pool_mode = transaction`, Supavisor on 6543, RDS Proxy):
-   * statements run unnamed (no prepared statements left on server
-   * connections), and wakes come from LISTEN on `listenUrl` when given, else
-   * from polling every `wakeFallbackMs`. A store never relies on other
-   * session state (no `SET`, session advisory locks or temp tables) in any mode.
-   */
-  pooler?: PoolerMode;
-  /**
-   * A `postgres://` URL of a direct connection (past the pooler) for the one
-   * LISTEN connection, so wakes still come on commit behind a
-   * transaction-mode pooler. A URL that itself goes through a
-   * transaction-mode pooler is refused at open (`InvalidOption`).
-   */
-  listenUrl?: string;
-}
 
 const defaultLogger: StoreLogger = {
   log: () => undefined,

@@ -1,3 +1,4 @@
+// PostgreSQL only: connection poolers (PgBouncer, Supavisor, RDS Proxy) between the store and the server; SQLite has no server.
 /**
  * Connection poolers in front of PostgreSQL (PgBouncer, Supavisor, RDS Proxy).
  *
