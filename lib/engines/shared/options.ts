@@ -4,7 +4,7 @@ import { asOption, maxPayloadBytesOption, requireBoolean, requireFunction, requi
 
 /**
  * The options every engine takes, declared once: `openStore`, `openSqliteStore` and
- * `openPostgresStore` extend it with their own (docs/operations.md, Store options).
+ * `openPostgresStore` extend it with their own (docs/semantics.md, Store options).
  */
 export interface CommonStoreOptions {
   /**
