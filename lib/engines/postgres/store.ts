@@ -4,12 +4,10 @@ import { DEFAULT_MAX_PAYLOAD_BYTES, utf8Length } from '../../contract/codec.js';
 import { AlkstoreError, Database } from '../../contract/errors.js';
 import { LISTENER_RECONNECTED_CHANNEL, outboxQueueName } from '../../contract/names.js';
 import { DEFAULT_QUEUE_OPTS, OUTBOX_QUEUE_OPTS, resolveQueueOpts, type JobOpts, type QueueOpts } from '../../contract/options.js';
-import { joinTransactionInput, validateName } from '../../contract/validate.js';
-import type { StoreAdmin } from '../../contract/admin.js';
-import type { InboxOpts } from '../../contract/inbox.js';
-import type { ExternalTx, Inbox, Outbox, Queue, QueryRunnerLike, StoreLogger, TxHandle, TxOps, WakeReceiver } from '../../contract/types.js';
-import { InboxHandle, type InboxDriver } from '../../internal/inbox-handle.js';
-import { OutboxHandle, type ReceiptDriver } from '../../internal/outbox-handle.js';
+import { joinTransactionInput } from '../../contract/validate.js';
+import type { ExternalTx, Queue, QueryRunnerLike, StoreLogger, TxHandle, TxOps, WakeReceiver } from '../../contract/types.js';
+import type { InboxDriver } from '../../internal/inbox-handle.js';
+import type { ReceiptDriver } from '../../internal/outbox-handle.js';
 import { WakeHub } from '../../internal/wake-hub.js';
 import type { LockDriver } from '../shared/lock.js';
 import type { ScheduleDriver } from '../shared/scheduler.js';
@@ -107,10 +105,10 @@ export class PostgresStore extends StoreBase {
   /** Same-process wakes of this store's own commits (and suppression of their NOTIFY echo). */
   private readonly own: OwnWakes;
   private readonly outcomes: OutcomeCounter;
-  private readonly adminApi: PostgresAdmin;
+  protected readonly adminApi: PostgresAdmin;
   private readonly claims = new ClaimGate();
   private readonly prepared: boolean;
-  private readonly inboxDriver: InboxDriver & ReceiptDriver;
+  protected readonly inboxDriver: InboxDriver & ReceiptDriver;
 
   constructor(parts: PostgresStoreParts) {
     super();
@@ -169,12 +167,6 @@ export class PostgresStore extends StoreBase {
 
   get closed(): boolean {
     return this.isClosed;
-  }
-
-  /** Read and repair operations for dashboards, the CLI and health checks. */
-  admin(): StoreAdmin {
-    this.guard();
-    return this.adminApi;
   }
 
   /**
@@ -266,12 +258,7 @@ export class PostgresStore extends StoreBase {
 
   // ── queues and outboxes ─────────────────────────────────────────────
 
-  queue(name: string, opts?: QueueOpts): Queue {
-    this.guard();
-    return this.queueHandle(validateName('queue', name), opts, DEFAULT_QUEUE_OPTS);
-  }
-
-  private queueHandle(name: string, opts: QueueOpts | undefined, defaults: Readonly<Required<QueueOpts>>): Queue {
+  protected queueHandle(name: string, opts: QueueOpts | undefined, defaults: Readonly<Required<QueueOpts>>): Queue {
     let resolved: Required<QueueOpts>;
     if (opts !== undefined) {
       resolved = resolveQueueOpts(opts, defaults);
@@ -280,16 +267,6 @@ export class PostgresStore extends StoreBase {
       resolved = this.registry.get(name) ?? { ...defaults };
     }
     return new PostgresQueue(this.ctx, name, resolved);
-  }
-
-  outbox(name: string, opts?: QueueOpts): Outbox {
-    this.guard();
-    return new OutboxHandle(name, (queueName, o) => this.queueHandle(queueName, o, OUTBOX_QUEUE_OPTS), opts, this.inboxDriver);
-  }
-
-  inbox(name: string, opts?: InboxOpts): Inbox {
-    this.guard();
-    return new InboxHandle(name, opts, this.inboxDriver);
   }
 
   async outboxEnqueue(outbox: string, payload: unknown, opts?: JobOpts): Promise<number> {

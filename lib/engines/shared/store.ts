@@ -1,7 +1,7 @@
 import type { StoreAdmin } from '../../contract/admin.js';
 import { Closed } from '../../contract/errors.js';
 import type { InboxOpts } from '../../contract/inbox.js';
-import type { JobOpts, QueueOpts } from '../../contract/options.js';
+import { DEFAULT_QUEUE_OPTS, OUTBOX_QUEUE_OPTS, type JobOpts, type QueueOpts } from '../../contract/options.js';
 import type {
   EngineKind,
   ExternalTx,
@@ -22,7 +22,9 @@ import type {
   WakeReceiver,
 } from '../../contract/types.js';
 import { validateName } from '../../contract/validate.js';
+import { InboxHandle, type InboxDriver } from '../../internal/inbox-handle.js';
 import { loadCronIfInstalled } from '../../internal/load-cron.js';
+import { OutboxHandle, type ReceiptDriver } from '../../internal/outbox-handle.js';
 import { runRetention } from '../../internal/retention-runner.js';
 import { scheduleInput } from '../../internal/schedule-input.js';
 import { runSchedules } from '../../internal/scheduler-runner.js';
@@ -35,7 +37,7 @@ import { runTx, type TxDriver } from './tx.js';
  * The `Store` methods that are the same on every engine, written once over the engine's
  * drivers: the closed guard, name checks before any I/O, locks, streams, the schedule API and
  * its leader-elected runner, retention, and the transaction entry points. An engine supplies
- * its drivers, its queues and outboxes, its admin, notify and close.
+ * its drivers, its queue handles, its admin, notify and close.
  */
 export abstract class StoreBase implements Store {
   abstract readonly engine: EngineKind;
@@ -50,18 +52,19 @@ export abstract class StoreBase implements Store {
   private warnedWithTxExternal = false;
 
   abstract notify(channel: string, payload?: string): Promise<void>;
-  abstract queue(name: string, opts?: QueueOpts): Queue;
-  abstract outbox(name: string, opts?: QueueOpts): Outbox;
   abstract outboxEnqueue(outbox: string, payload: unknown, opts?: JobOpts): Promise<number>;
-  abstract inbox(name: string, opts?: InboxOpts): Inbox;
   abstract beginTx(): Promise<TxHandle>;
   abstract joinTransaction<X extends ExternalTx, T>(open: (body: (external: X) => Promise<T>) => Promise<T>, fn: (tx: TxOps, external: X) => Promise<T>): Promise<T>;
   abstract now(): Promise<number>;
-  abstract admin(): StoreAdmin;
   abstract close(): Promise<void>;
   /** A receiver on any channel, reserved engine channels included (no name validation). */
   abstract wakes(channel: string): WakeReceiver;
   protected abstract readonly txDriver: TxDriver;
+  protected abstract readonly adminApi: StoreAdmin;
+  /** The inbox and outbox-receipt statements. */
+  protected abstract readonly inboxDriver: InboxDriver & ReceiptDriver;
+  /** A queue handle with `opts` registered for `name` (or the registered ones, else `defaults`); the name is validated. */
+  protected abstract queueHandle(name: string, opts: QueueOpts | undefined, defaults: Readonly<Required<QueueOpts>>): Queue;
 
   /** Throws `Closed` once the store is closed. */
   protected guard(): void {
@@ -71,6 +74,27 @@ export abstract class StoreBase implements Store {
   listen(channel: string): WakeReceiver {
     this.guard();
     return this.wakes(validateName('channel', channel));
+  }
+
+  /** Read and repair operations for dashboards, the CLI and health checks. */
+  admin(): StoreAdmin {
+    this.guard();
+    return this.adminApi;
+  }
+
+  queue(name: string, opts?: QueueOpts): Queue {
+    this.guard();
+    return this.queueHandle(validateName('queue', name), opts, DEFAULT_QUEUE_OPTS);
+  }
+
+  outbox(name: string, opts?: QueueOpts): Outbox {
+    this.guard();
+    return new OutboxHandle(name, (queueName, o) => this.queueHandle(queueName, o, OUTBOX_QUEUE_OPTS), opts, this.inboxDriver);
+  }
+
+  inbox(name: string, opts?: InboxOpts): Inbox {
+    this.guard();
+    return new InboxHandle(name, opts, this.inboxDriver);
   }
 
   stream(name: string): Stream {

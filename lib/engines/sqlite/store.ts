@@ -1,13 +1,11 @@
 import { resolve } from 'node:path';
 import { Closed, InvalidOption, TransactionTimeout } from '../../contract/errors.js';
-import { DEFAULT_QUEUE_OPTS, OUTBOX_QUEUE_OPTS, resolveQueueOpts, type JobOpts, type QueueOpts } from '../../contract/options.js';
-import { joinTransactionInput, validateName } from '../../contract/validate.js';
-import type { StoreAdmin } from '../../contract/admin.js';
-import type { InboxOpts } from '../../contract/inbox.js';
-import type { ExternalTx, Inbox, QueryRunnerLike, Outbox, Queue, StoreLogger, TxHandle, TxOps, WakeReceiver } from '../../contract/types.js';
+import { resolveQueueOpts, type JobOpts, type QueueOpts } from '../../contract/options.js';
+import { joinTransactionInput } from '../../contract/validate.js';
+import type { ExternalTx, QueryRunnerLike, Queue, StoreLogger, TxHandle, TxOps, WakeReceiver } from '../../contract/types.js';
 import { HandoffRegistry } from '../../internal/handoff.js';
-import { InboxHandle, type InboxDriver } from '../../internal/inbox-handle.js';
-import { OutboxHandle, type ReceiptDriver } from '../../internal/outbox-handle.js';
+import type { InboxDriver } from '../../internal/inbox-handle.js';
+import type { ReceiptDriver } from '../../internal/outbox-handle.js';
 import { OutcomeCounter } from '../../internal/outcome-counter.js';
 import { WakeHub } from '../../internal/wake-hub.js';
 import type { LockDriver } from '../shared/lock.js';
@@ -52,7 +50,7 @@ export class SqliteStore extends StoreBase implements SqliteCore {
   readonly outcomes: OutcomeCounter;
   readonly handoff: HandoffRegistry | null;
   readonly maxPayloadBytes: number;
-  private readonly adminApi: SqliteAdmin;
+  protected readonly adminApi: SqliteAdmin;
   readonly logger: StoreLogger;
   protected readonly txDriver: TxDriver<SqliteTxHandle> = {
     open: () => this.openTxHandle(WITH_TX),
@@ -74,7 +72,7 @@ export class SqliteStore extends StoreBase implements SqliteCore {
   protected readonly lockDriver: LockDriver = sqliteLockDriver(this, () => this.guard());
   protected readonly streamDriver: StreamDriver = sqliteStreamDriver(this, () => this.guard());
   protected readonly scheduleDriver: ScheduleDriver = sqliteScheduleDriver(this);
-  private readonly inboxDriver: InboxDriver & ReceiptDriver = sqliteInboxDriver(
+  protected readonly inboxDriver: InboxDriver & ReceiptDriver = sqliteInboxDriver(
     (op, fn) => this.write(op, fn),
     (op, fn) => this.read(op, fn),
   );
@@ -112,12 +110,6 @@ export class SqliteStore extends StoreBase implements SqliteCore {
     this.adminApi = new SqliteAdmin(this, () => this.assertOpen());
   }
 
-  /** Read and repair operations for dashboards, the CLI and health checks. */
-  admin(): StoreAdmin {
-    this.assertOpen();
-    return this.adminApi;
-  }
-
   get closed(): boolean {
     return this.isClosed;
   }
@@ -152,21 +144,6 @@ export class SqliteStore extends StoreBase implements SqliteCore {
   }
 
   // ---- handles ----
-
-  queue(name: string, opts?: QueueOpts): Queue {
-    this.assertOpen();
-    return this.queueHandle(validateName('queue', name), opts, DEFAULT_QUEUE_OPTS);
-  }
-
-  outbox(name: string, opts?: QueueOpts): Outbox {
-    this.assertOpen();
-    return new OutboxHandle(name, (queueName, o) => this.queueHandle(queueName, o, OUTBOX_QUEUE_OPTS), opts, this.inboxDriver);
-  }
-
-  inbox(name: string, opts?: InboxOpts): Inbox {
-    this.assertOpen();
-    return new InboxHandle(name, opts, this.inboxDriver);
-  }
 
   async outboxEnqueue(outbox: string, payload: unknown, opts?: JobOpts): Promise<number> {
     const i = outboxEnqueueInput(this, outbox, payload, opts);
@@ -269,7 +246,7 @@ export class SqliteStore extends StoreBase implements SqliteCore {
     return r;
   }
 
-  private queueHandle(name: string, opts: QueueOpts | undefined, defaults: Readonly<Required<QueueOpts>>): Queue {
+  protected queueHandle(name: string, opts: QueueOpts | undefined, defaults: Readonly<Required<QueueOpts>>): Queue {
     let resolved: Required<QueueOpts>;
     if (opts !== undefined) {
       resolved = resolveQueueOpts(opts, defaults);
