@@ -6,7 +6,7 @@ import type { ScheduleDriver } from '../../lib/engines/shared/scheduler.js';
 import type { StreamDriver } from '../../lib/engines/shared/stream.js';
 import { runTx, type TxDriver } from '../../lib/engines/shared/tx.js';
 import { scheduleInput } from '../../lib/internal/schedule-input.js';
-import { contractEngines, type EngineDb } from '../helpers/engines.js';
+import { contractEngines, describePg, PG_URL, postgres, waitFor, type EngineDb } from '../helpers/engines.js';
 
 /**
  * The driver suite: what lib/engines/shared/ writes once, run against each engine's real
@@ -201,3 +201,42 @@ for (const engine of contractEngines()) {
     });
   });
 }
+
+describePg('withTx(fn) when the connection dies under it [postgres only: a real terminated backend]', () => {
+  it('rejects with the callback\'s own error; the failed rollback is logged, and nothing of the transaction is visible', async () => {
+    const db = await postgres.create();
+    const log = keepingLogger();
+    const { openPostgresStore } = await import('../../lib/engines/postgres/index.js');
+    const store = await openPostgresStore({ connectionString: PG_URL, schema: db.location, poolSize: 4, logger: log });
+    const pg = (await import('pg')).default;
+    const killer = new pg.Client({ connectionString: PG_URL });
+    await killer.connect();
+    const queue = uid('dead-conn');
+    try {
+      const mine = new Error('the callback failed after its connection died');
+      const thrown = await store
+        .withTx(async (tx) => {
+          await tx.enqueue(queue, 1);
+          // The transaction's own backend: idle in transaction, its last statement on this test's schema.
+          const killed = await killer.query<{ ok: boolean }>(
+            "SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE state = 'idle in transaction' AND position($1 in query) > 0",
+            [db.location],
+          );
+          expect(killed.rows.map((r) => r.ok)).toEqual([true]);
+          await waitFor('the backend to be gone', async () => {
+            const r = await killer.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'idle in transaction' AND position($1 in query) > 0", [db.location]);
+            return (r.rows[0] as { n: number }).n === 0;
+          });
+          throw mine;
+        })
+        .catch((err: unknown) => err);
+      expect(thrown).toBe(mine);
+      expect(log.warnings.some((w) => w.includes('rolling back withTx(fn)'))).toBe(true);
+      expect((await store.queue(queue).stats()).pending).toBe(0);
+    } finally {
+      await killer.end();
+      await store.close();
+      await db.destroy();
+    }
+  });
+});
