@@ -24,7 +24,8 @@ import { OutcomeCounter } from '../../internal/outcome-counter.js';
 import type { PostgresListener } from './listener.js';
 import { HandoffRegistry } from '../../internal/handoff.js';
 import { postgresLockDriver } from './lock.js';
-import { PostgresQueue } from './queue.js';
+import { QueueHandle } from '../shared/queue.js';
+import { PostgresQueueDriver } from './queue.js';
 import { postgresScheduleDriver } from './scheduler.js';
 import { postgresStreamDriver } from './stream.js';
 import { PostgresTxHandle, PostgresTxOps } from './tx.js';
@@ -266,7 +267,7 @@ export class PostgresStore extends StoreBase {
     } else {
       resolved = this.registry.get(name) ?? { ...defaults };
     }
-    return new PostgresQueue(this.ctx, name, resolved);
+    return new QueueHandle(new PostgresQueueDriver(this.ctx, name), resolved);
   }
 
   async outboxEnqueue(outbox: string, payload: unknown, opts?: JobOpts): Promise<number> {

@@ -24,7 +24,8 @@ import { sqliteLockDriver } from './lock.js';
 import { Watcher } from './notify/watcher.js';
 import type { ResolvedSqliteOptions } from './options.js';
 import { insertJobs } from './queue-ops.js';
-import { SqliteQueue } from './queue.js';
+import { QueueHandle } from '../shared/queue.js';
+import { SqliteQueueDriver } from './queue.js';
 import { sqliteScheduleDriver } from './scheduler.js';
 import { sqliteStreamDriver } from './stream.js';
 import { SqliteTxHandle } from './tx.js';
@@ -254,7 +255,7 @@ export class SqliteStore extends StoreBase implements SqliteCore {
     } else {
       resolved = this.registeredQueueOpts(name, defaults);
     }
-    return new SqliteQueue(this, name, Object.freeze({ ...resolved }));
+    return new QueueHandle(new SqliteQueueDriver(this, name), resolved);
   }
 
   private async openTxHandle(label: string): Promise<SqliteTxHandle> {
