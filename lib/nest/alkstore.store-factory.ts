@@ -21,7 +21,7 @@ export async function openStoreFromOptions(options: AlkstoreModuleOptions, logge
     poolSize: options.poolSize,
     pooler: options.pooler,
     listenUrl: options.listenUrl,
-    pollIntervalMs: options.pollIntervalMs,
+    wakeFallbackMs: options.pollIntervalMs,
     localHandoff: options.localHandoff,
     maxPayloadBytes: options.maxPayloadBytes,
     tracing: false,
@@ -51,7 +51,7 @@ async function openNextToDataSource(ds: DataSource, options: AlkstoreModuleOptio
     }
     refusePostgresOnly(common, 'dataSource');
     const { openSqliteStore } = await import('../engines/sqlite/index.js');
-    return openSqliteStore({ path: database, pollIntervalMs: common.pollIntervalMs, localHandoff: common.localHandoff, maxPayloadBytes: common.maxPayloadBytes, enqueueHeaders: common.enqueueHeaders, logger: common.logger });
+    return openSqliteStore({ path: database, wakeFallbackMs: common.wakeFallbackMs, localHandoff: common.localHandoff, maxPayloadBytes: common.maxPayloadBytes, enqueueHeaders: common.enqueueHeaders, logger: common.logger });
   }
   if (POSTGRES_TYPES.has(type)) {
     const { openPostgresStore } = await import('../engines/postgres/index.js');
