@@ -4,7 +4,6 @@
  */
 import type { ClientConfig, Pool } from 'pg';
 import { InvalidOption } from '../../contract/errors.js';
-import type { EnqueueHeadersHook } from '../../contract/job-extras.js';
 import type { Store, StoreLogger } from '../../contract/types.js';
 import { asOption, requireBoolean, requireCount } from '../../contract/validate.js';
 import { resolveCommonOptions } from '../shared/options.js';

@@ -1,4 +1,3 @@
-import type { EnqueueHeadersHook } from '../../contract/job-extras.js';
 import { InvalidOption } from '../../contract/errors.js';
 import type { StoreLogger } from '../../contract/types.js';
 import { asOption, requireBoolean, requireTimerMs } from '../../contract/validate.js';
