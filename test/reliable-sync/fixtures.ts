@@ -13,6 +13,7 @@ import {
   type FileJournalOutboxStoreOptions,
   type OutboxRecord,
   type OutboxStore,
+  type SqliteOutboxStoreOptions,
 } from '../../lib/reliable-sync/index.js';
 import { PG_URL, dropPgSchemas } from '../helpers/engines.js';
 
@@ -66,16 +67,17 @@ export function memoryKind(): StoreKind {
   };
 }
 
-export function sqliteKind(): StoreKind {
+/** SQLite files opened through `driver` (default: the store's own choice, 'auto'). */
+export function sqliteKind(driver?: SqliteOutboxStoreOptions['driver']): StoreKind {
   const dir = mkdtempSync(join(tmpdir(), 'alkstore-rsync-sqlite-'));
   let n = 0;
   const all: OutboxLocation[] = [];
   return {
-    name: 'sqlite (file)',
+    name: driver ? `sqlite (file, ${driver})` : 'sqlite (file)',
     async location() {
       n += 1;
       const path = join(dir, `loc-${n}.db`);
-      const loc = tracking((key) => SqliteOutboxStore.open({ path, key }));
+      const loc = tracking((key) => SqliteOutboxStore.open({ path, key, ...(driver ? { driver } : {}) }));
       all.push(loc);
       return loc;
     },

@@ -244,16 +244,23 @@ describe('optional peers', () => {
         ['better-sqlite3', () => rs.SqliteOutboxStore.open({ path: ':memory:' })],
       ];
       for (const [name, open] of opens) {
-        try { await open(); out[name] = 'opened'; } catch (e) { out[name] = { name: e.name, code: e.code, message: e.message }; }
+        try { const s = await open(); await s.close(); out[name] = 'opened'; } catch (e) { out[name] = { name: e.name, code: e.code, message: e.message }; }
       }
+      out.nodeSqlite = await import('node:sqlite').then(() => true, () => false);
       console.log(JSON.stringify(out));
     `;
     const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: process.cwd(), encoding: 'utf8' });
-    const result = JSON.parse(out.trim().split('\n').pop()!) as Record<string, { name: string; code: string; message: string }>;
+    const result = JSON.parse(out.trim().split('\n').pop()!) as Record<string, { name: string; code: string; message: string }> & { nodeSqlite: boolean };
     expect(result.pg.name).toBe('MissingPeer');
     expect(result.pg.code).toBe('MISSING_PEER');
     expect(result.pg.message).toContain('npm install pg');
-    expect(result['better-sqlite3'].name).toBe('MissingPeer');
-    expect(result['better-sqlite3'].message).toContain('npm install better-sqlite3');
+    if (result.nodeSqlite) {
+      // driver 'auto' (the default) falls back to Node's built-in node:sqlite: no package is missing.
+      expect(result['better-sqlite3']).toBe('opened');
+    } else {
+      expect(result['better-sqlite3'].name).toBe('MissingPeer');
+      expect(result['better-sqlite3'].message).toContain('npm install better-sqlite3');
+      expect(result['better-sqlite3'].message).toContain('Node 22.13+');
+    }
   }, 60_000);
 });
