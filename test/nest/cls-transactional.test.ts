@@ -101,6 +101,10 @@ for (const [orm, engine] of ORMS.flatMap((o) => nestEngines().map((e) => [o, e] 
       });
     }
 
+    it('the joined operations kept past the @Transactional() method refuse every write with a typed error after the commit, and write nothing', () => {
+      expect(outcomes.get('kept-after-commit')).toMatchObject({ error: expect.stringMatching(/^(InvalidOption|TransactionNotActive)\b.*/), ids: [1, 20, 50], messages: [50] });
+    });
+
     it('concurrent @Transactional() calls (4 callers, half of them throwing after both writes) stay atomic: every committed row has its message, no rolled-back row has one', () => {
       const c = outcomes.get('concurrent')!;
       const even = Array.from({ length: 24 }, (_, i) => 100 + i).filter((i) => i % 2 === 0);
