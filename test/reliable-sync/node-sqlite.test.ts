@@ -1,32 +1,18 @@
-import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { InvalidOption } from '../../lib/contract/errors.js';
-import { loadNodeSqlite } from '../../lib/engines/sqlite/sqlite-driver.js';
 import { MissingPeer } from '../../lib/internal/load-peer.js';
 import { ReliableOutbox, SqliteOutboxStore } from '../../lib/reliable-sync/index.js';
-import { loadVectors, runScenario, show, sqliteKind, type ProtocolVectors } from './fixtures.js';
+import { hasBetterSqlite3, hasNodeSqlite } from '../helpers/sqlite-drivers.js';
+import { expectCursorRaceKeepsMax, loadVectors, runScenario, show, sqliteKind, type ProtocolVectors } from './fixtures.js';
 import { outboxProperties } from './property-suite.js';
 
 /**
  * The reliable-sync SQLite store on Node's built-in node:sqlite (no native addon). On a Node without
  * it (20) these blocks are skipped, their names say so; CI's Node 24 job runs this file.
  */
-const hasNodeSqlite = (await loadNodeSqlite()) !== null;
-/** better-sqlite3's addon loads on this Node (it is built for the machine's Node; CI rebuilds it per version). */
-const hasBetterSqlite3 = await import('better-sqlite3').then(
-  (m) => {
-    try {
-      new m.default(':memory:').close();
-      return true;
-    } catch {
-      return false;
-    }
-  },
-  () => false,
-);
 const NO_NODE_SQLITE = `(skipped: Node ${process.version} has no node:sqlite; Node 22.13+ / 24 has)`;
 const NO_BOTH = hasNodeSqlite ? `(skipped: better-sqlite3's addon does not load on Node ${process.version})` : NO_NODE_SQLITE;
 const onNodeSqlite = (hasNodeSqlite ? describe : describe.skip) as typeof describe;
@@ -56,25 +42,7 @@ outboxProperties(
 
 onNodeSqlite(`SqliteOutboxStore on node:sqlite ${hasNodeSqlite ? '' : NO_NODE_SQLITE}`, () => {
   it('processes saving cursors concurrently on one file keep the maximum', async () => {
-    const path = join(root, 'multi-process.db');
-    const first = await SqliteOutboxStore.open({ path, key: 'shared', driver: 'node:sqlite' });
-    const child = (values: number[]) => `
-      const rs = await import(${JSON.stringify(join(process.cwd(), 'lib/reliable-sync/index.ts'))});
-      const s = await rs.SqliteOutboxStore.open({ path: ${JSON.stringify(path)}, key: 'shared', driver: 'node:sqlite' });
-      for (const v of ${JSON.stringify(values)}) await s.saveCursor(v);
-      await s.close();
-    `;
-    const lists = [0, 1, 2].map((k) => Array.from({ length: 50 }, (_, i) => (i * 31 + k * 17) % 97));
-    await Promise.all(
-      lists.map(
-        (values) =>
-          new Promise<void>((resolve, reject) => {
-            execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '--no-warnings', '-e', child(values)], { cwd: process.cwd() }, (err) => (err ? reject(err) : resolve()));
-          }),
-      ),
-    );
-    expect(await first.loadCursor()).toBe(Math.max(...lists.flat()));
-    await first.close();
+    await expectCursorRaceKeepsMax(join(root, 'multi-process.db'), 'node:sqlite');
   }, 60_000);
 
   withBoth(`one file through both drivers: frames and the cursor written by one are read by the other ${hasNodeSqlite && hasBetterSqlite3 ? '' : NO_BOTH}`, async () => {

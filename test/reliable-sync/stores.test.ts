@@ -1,4 +1,4 @@
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +9,7 @@ import { Closed, Codec, Database, InvalidName, InvalidOption } from '../../lib/c
 import { InMemoryOutboxStore, PostgresOutboxStore, ReliableOutbox, SqliteOutboxStore } from '../../lib/reliable-sync/index.js';
 import { PG_URL, describePg, dropPgSchemas } from '../helpers/engines.js';
 import { expectInvalidArgument, refusal, thrown } from '../helpers/typed-errors.js';
+import { expectCursorRaceKeepsMax } from './fixtures.js';
 
 const root = mkdtempSync(join(tmpdir(), 'alkstore-rsync-stores-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -115,28 +116,7 @@ describe('SqliteOutboxStore', () => {
   });
 
   it('processes saving cursors concurrently on one file keep the maximum', async () => {
-    const path = join(root, 'multi-process.db');
-    // Create the tables first so the children only race on the cursor upsert.
-    const first = await SqliteOutboxStore.open({ path, key: 'shared' });
-    const child = (values: number[]) => `
-      const rs = await import(${JSON.stringify(join(process.cwd(), 'lib/reliable-sync/index.ts'))});
-      const s = await rs.SqliteOutboxStore.open({ path: ${JSON.stringify(path)}, key: 'shared' });
-      for (const v of ${JSON.stringify(values)}) await s.saveCursor(v);
-      await s.close();
-    `;
-    const lists = [0, 1, 2].map((k) => Array.from({ length: 50 }, (_, i) => (i * 31 + k * 17) % 97));
-    await Promise.all(
-      lists.map(
-        (values) =>
-          new Promise<void>((resolve, reject) => {
-            execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', child(values)], { cwd: process.cwd() }, (err) =>
-              err ? reject(err) : resolve(),
-            );
-          }),
-      ),
-    );
-    expect(await first.loadCursor()).toBe(Math.max(...lists.flat()));
-    await first.close();
+    await expectCursorRaceKeepsMax(join(root, 'multi-process.db'));
   }, 60_000);
 
   it('uses a caller-owned connection without closing it', async () => {
