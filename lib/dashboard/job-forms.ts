@@ -71,7 +71,7 @@ export function runAtText(f: JobFormInput, unset: string): string {
 function formFields(payload: string, priority: number, runAtPlaceholder: string): SafeHtml {
   return html`<label>Payload (JSON)<textarea name="payload" id="payload-input" rows="12" cols="80" spellcheck="false" required>${payload}</textarea></label>
 <label>Priority<input type="number" name="priority" id="priority-input" value="${priority}" step="1"></label>
-<label>Run at (UTC; <code>now</code>, a date-time such as 2026-12-01T10:30:00, or empty)<input type="text" name="runAt" id="run-at-input" value="" placeholder="${runAtPlaceholder}"></label>`;
+<label><span>Run at (UTC): <code>now</code>, a date-time such as 2026-12-01T10:30:00, or empty</span><input type="text" name="runAt" id="run-at-input" value="" placeholder="${runAtPlaceholder}"></label>`;
 }
 
 /** The create page: a queue name and a job; posted as the `enqueue` action (confirmed, audited). */
