@@ -2,6 +2,7 @@ import { InvalidArgument } from '../contract/errors.js';
 import type { JobEdit, ReceiptPageOpts, WorkerInfo } from '../contract/admin.js';
 import { encodePayload } from '../contract/codec.js';
 import type { DeliveryReceipt, StoredReceipt } from '../contract/types.js';
+import { readCursor } from './admin-paging.js';
 import { optionalObject, requireInstantMs, requireInt, requirePriority, validateName } from '../contract/validate.js';
 
 /** `editJob` input after validation: what the engine binds (null: unchanged). */
@@ -38,13 +39,7 @@ export function resolveReceiptPage(outbox: unknown, opts: ReceiptPageOpts | unde
   let before: [number, number] | null = null;
   if (o?.cursor !== undefined) {
     const bad = new InvalidArgument('cursor', 'must be a cursor returned by receipts');
-    if (typeof o.cursor !== 'string' || o.cursor.length > 100) throw bad;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(Buffer.from(o.cursor, 'base64url').toString('utf8'));
-    } catch {
-      throw bad;
-    }
+    const parsed = readCursor(o.cursor, 100, bad);
     if (!Array.isArray(parsed) || parsed.length !== 2 || !parsed.every((n) => Number.isSafeInteger(n))) throw bad;
     before = [parsed[0] as number, parsed[1] as number];
   }

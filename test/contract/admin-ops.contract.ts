@@ -1,22 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
-import type { JobSearch, StoreAdmin } from '../../lib/contract/admin.js';
 import { Codec, InvalidArgument, PayloadTooLarge } from '../../lib/contract/errors.js';
 import { scheduleHeaders } from '../../lib/contract/schedule-headers.js';
 import type { Store } from '../../lib/contract/types.js';
 import type { EngineFixture } from '../helpers/engines.js';
+import { searchAll } from './admin-search.contract.js';
 import { expectError, uid, useEnv, waitFor, within } from './harness.js';
-
-async function searchAll(admin: StoreAdmin, queue: string, query: JobSearch): Promise<number[]> {
-  const ids: number[] = [];
-  let cursor: string | undefined;
-  for (let pages = 0; pages < 1000; pages++) {
-    const page = await admin.searchJobs(queue, { ...query, cursor });
-    ids.push(...page.jobs.map((j) => j.id));
-    if (page.next === null) return ids;
-    cursor = page.next;
-  }
-  throw new Error('too many pages');
-}
 
 /** The admin operations behind the dashboard's job editor, workers list, receipts page, history and schedule fires. */
 export function adminOpsContract(engine: EngineFixture): void {
