@@ -39,8 +39,8 @@ export type JsonScalar = string | number | boolean | null;
 export interface JobSearch {
   /**
    * Default `all`. `pending` includes scheduled jobs; `scheduled` is pending with a run time in the
-   * future (database clock); `finished` is every job that left the live states and is still stored
-   * (the job history: dead jobs, and completed or cancelled ones where the store keeps them).
+   * future (database clock); `finished` is every job of the jobs table past the live states (the job
+   * history; today the dead jobs).
    */
   state?: JobSearchState;
   /** Exactly this job id. */

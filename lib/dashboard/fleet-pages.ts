@@ -71,8 +71,8 @@ export function schedulePage(ctx: PageCtx, s: Schedule, fires: readonly JobInfo[
     html`<table id="fires"><thead><tr><th>Job</th><th>Boundary</th><th>Enqueued</th><th>Late by</th><th>State</th></tr></thead><tbody>
 ${rows}${fires.length === 0 ? html`<tr><td colspan="5">No stored job of this schedule.</td></tr>` : ''}</tbody></table>`,
   )}
-<p class="note">The jobs this schedule enqueued that are still stored (pending, running, dead, or kept after completion), newest first, found by their <code>${SCHEDULE_NAME_HEADER}</code> header.
-A job acked on a queue that keeps nothing is gone, and so is its fire; boundaries a catch-up policy skipped were never enqueued.
+<p class="note">The jobs this schedule enqueued that are still in the jobs table (pending, running or dead), newest first, found by their <code>${SCHEDULE_NAME_HEADER}</code> header.
+An acked job is gone, and so is its fire; boundaries a catch-up policy skipped were never enqueued.
 ${more ? html`<a href="${link(ctx, 'queue', { name: s.queue, state: 'all', header: `${SCHEDULE_NAME_HEADER} = ${s.name}` })}">Search every fire →</a>` : ''}</p>`;
   return layout(ctx, `Schedule ${s.name}`, 'schedules', body);
 }
