@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { AlkstoreError } from '../contract/errors.js';
-import type { JobInfo, Store } from '../contract/types.js';
+import type { Store } from '../contract/types.js';
 import { ACTIONS, backTo, BadRequest, conflictText, DONE_TEXT, field, FLASH_IDS, question, readAction, runAction, type Action, type ActionRequest } from './actions.js';
 import { AUDIT_IDS, auditOfJob, readAudit, writeAudit, type AuditEntry } from './audit.js';
 import { BulkRunner, countMatching, newOpId, type BulkOp } from './bulk.js';
@@ -226,19 +226,10 @@ export class DashboardService {
         if (!name) throw new BadRequest('name (the schedule) is required');
         const s = (await this.store.listSchedules()).schedules.find((x) => x.name === name);
         if (!s) throw new NotFound(`There is no schedule ${JSON.stringify(name)}.`);
-        // A few bounded search calls, newest first, until FIRES jobs or the end.
-        const fires: JobInfo[] = [];
-        let cursor: string | undefined;
-        for (let calls = 0; calls < 5 && fires.length < FIRES; calls++) {
-          const page = await admin.searchJobs(s.queue, { header: { name: SCHEDULE_NAME_HEADER, equals: s.name }, limit: FIRES - fires.length, cursor });
-          fires.push(...page.jobs);
-          if (page.next === null) {
-            cursor = undefined;
-            break;
-          }
-          cursor = page.next;
-        }
-        return schedulePage(ctx, s, fires, cursor !== undefined);
+        // One bounded search call (SEARCH_SCAN_ROWS rows, newest first): the page costs the same at any depth;
+        // older fires are one "search further" link away.
+        const page = await admin.searchJobs(s.queue, { header: { name: SCHEDULE_NAME_HEADER, equals: s.name }, limit: FIRES });
+        return schedulePage(ctx, s, page.jobs, page.next);
       }
       case 'dead': {
         const queue = field(query, 'queue') ?? null;

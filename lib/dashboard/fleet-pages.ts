@@ -54,8 +54,8 @@ function boundaryOf(job: JobInfo): number | null {
   return t !== undefined && /^\d{1,16}$/.test(t) ? Number(t) : null;
 }
 
-/** One schedule: its settings, next fire, and the recent fires whose jobs are still stored. */
-export function schedulePage(ctx: PageCtx, s: Schedule, fires: readonly JobInfo[], more: boolean): string {
+/** One schedule: its settings, next fire, and the recent fires whose jobs are still stored; `next` continues the search below them. */
+export function schedulePage(ctx: PageCtx, s: Schedule, fires: readonly JobInfo[], next: string | null): string {
   const rows = fires.map((j) => {
     const boundary = boundaryOf(j);
     const late = boundary === null ? null : j.enqueuedAt - boundary;
@@ -73,6 +73,6 @@ ${rows}${fires.length === 0 ? html`<tr><td colspan="5">No stored job of this sch
   )}
 <p class="note">The jobs this schedule enqueued that are still in the jobs table (pending, running or dead), newest first, found by their <code>${SCHEDULE_NAME_HEADER}</code> header.
 An acked job is gone, and so is its fire; boundaries a catch-up policy skipped were never enqueued.
-${more ? html`<a href="${link(ctx, 'queue', { name: s.queue, state: 'all', header: `${SCHEDULE_NAME_HEADER} = ${s.name}` })}">Search every fire →</a>` : ''}</p>`;
+${next ? html`<a rel="next" id="older-fires" href="${link(ctx, 'queue', { name: s.queue, state: 'all', header: `${SCHEDULE_NAME_HEADER} = ${s.name}`, cursor: next })}">Older fires: search further →</a>` : ''}</p>`;
   return layout(ctx, `Schedule ${s.name}`, 'schedules', body);
 }
