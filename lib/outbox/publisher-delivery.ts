@@ -58,17 +58,33 @@ class ReceiptWriter {
  * The delivery of a publisher-backed dispatcher: publish, then store the
  * broker's receipt; the dispatcher acks after both. A receipt write that fails
  * fails the delivery, so it is retried (and the broker's dedup id absorbs the
- * republish): an acked message always has its receipt.
+ * republish): an acked message always has its receipt. `pause()` is the
+ * dispatcher's outage signal of the moment: its abort (a broker outage began)
+ * aborts the publish too.
  */
-export function publisherDelivery(publisher: Publisher, outbox: Outbox, storeReceipts: boolean): (job: Job, signal: AbortSignal) => Promise<void> {
+export function publisherDelivery(publisher: Publisher, outbox: Outbox, storeReceipts: boolean, pause: () => AbortSignal): (job: Job, signal: AbortSignal) => Promise<void> {
+  const publish = async (job: Job, signal: AbortSignal): Promise<DeliveryReceipt> => {
+    const paused = pause();
+    const either = new AbortController();
+    const onAbort = (): void => either.abort(signal.aborted ? signal.reason : paused.reason);
+    if (signal.aborted || paused.aborted) onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    paused.addEventListener('abort', onAbort, { once: true });
+    try {
+      return await publisher.publish(outboxMessage(outbox.name, job), either.signal);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      paused.removeEventListener('abort', onAbort);
+    }
+  };
   if (!storeReceipts) {
     return async (job, signal) => {
-      await publisher.publish(outboxMessage(outbox.name, job), signal);
+      await publish(job, signal);
     };
   }
   const receipts = new ReceiptWriter(outbox);
   return async (job, signal) => {
-    const receipt = await publisher.publish(outboxMessage(outbox.name, job), signal);
+    const receipt = await publish(job, signal);
     await receipts.add(job.id, receipt);
   };
 }
