@@ -16,14 +16,18 @@ export interface InboxMessage<T = unknown> {
   readonly deliveryCount: number;
 }
 
-/** The effect of one message, run inside the transaction that claims it. Throw to roll back and retry. */
-export type InboxHandlerFn<T = unknown> = (tx: TxOps, message: InboxMessage<T>) => Promise<void>;
+/**
+ * The effect of one message, run inside the transaction that claims it. Throw to roll back and retry.
+ * `handle` is what the {@link InboxTransaction} passes besides `tx` (an ORM's transaction), if anything.
+ */
+export type InboxHandlerFn<T = unknown> = (tx: TxOps, message: InboxMessage<T>, handle?: unknown) => Promise<void>;
 
 /**
  * Opens the transaction the claim and the effect share. Default:
- * `store.withTx(fn)`; with TypeORM: `(fn) => store.joinTransaction((body) => dataSource.transaction(body), (tx) => fn(tx))`.
+ * `store.withTx(fn)`; with TypeORM: `(fn) => store.joinTransaction((body) => dataSource.transaction(body), (tx, em) => fn(tx, em))`
+ * (the entity manager reaches the handler as its third argument).
  */
-export type InboxTransaction = <R>(fn: (tx: TxOps) => Promise<R>) => Promise<R>;
+export type InboxTransaction = <R>(fn: (tx: TxOps, handle?: unknown) => Promise<R>) => Promise<R>;
 
 /** What a consumer does with the broker message once the inbox decided. */
 export type InboxOutcome = 'ack' | 'retry' | 'dead';
@@ -68,11 +72,16 @@ export class InboxRunner<T> {
    * the id was already done), `dead` for a message the inbox gave up on, else
    * `retry` after recording the failure.
    */
-  async process(message: InboxMessage<T>): Promise<{ outcome: InboxOutcome; error?: string }> {
+  process(message: InboxMessage<T>): Promise<{ outcome: InboxOutcome; error?: string }> {
+    return this.processWith(message, this.handler);
+  }
+
+  /** {@link process} with another effect for this one message (the Nest `@InboxEvent` glue runs the decorated method). */
+  async processWith(message: InboxMessage<T>, handler: InboxHandlerFn<T>): Promise<{ outcome: InboxOutcome; error?: string }> {
     try {
-      const claim = await this.tx(async (tx) => {
+      const claim = await this.tx(async (tx, handle) => {
         const c = await this.inbox.claim(tx, message.messageId);
-        if (c === 'claimed') await this.handler(tx, message);
+        if (c === 'claimed') await handler(tx, message, handle);
         return c;
       });
       return { outcome: claim === 'dead' ? 'dead' : 'ack' };
