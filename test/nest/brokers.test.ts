@@ -12,16 +12,26 @@ import { AlkstoreHealthIndicator, AlkstoreHealthModule } from '../../lib/health/
 import { AlkstoreBrokersModule, AlkstoreModule, InboxEvent, InboxHandler, InboxTx, OutboxHandler, Store, type InboxMessage } from '../../lib/nest/index.js';
 import { ClientProxyPublisher, NatsJetStreamPublisher, RabbitMqPublisher, type OutboxEvent } from '../../lib/publishers/index.js';
 import { waitFor } from '../helpers/engines.js';
-import { AMQP_URL, NATS_URL, brokerName, createStream, deleteStream, natsAdmin, requireBroker } from '../helpers/brokers.js';
+import { AMQP_URL, NATS_URL, brokerName, createStream, deleteStream, natsAdmin, requireBroker, topicQueue } from '../helpers/brokers.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { expectError, uid } from '../contract/harness.js';
 import { MemoryLogger, nestEngines, type NestDb } from './nest-fixtures.js';
 
-/** Effects of the inbox handlers: a queue row per handled message, written in the inbox transaction. */
-async function effects(store: Store, queue: string): Promise<string[]> {
-  const q = store.queue(queue);
-  const jobs = await q.claimBatch(1000, 'test');
-  return jobs.map((j) => (j.payload as { messageId: string }).messageId);
+/**
+ * The effects of the inbox handlers (a queue row per handled message, written in the inbox transaction),
+ * collected until there are `count` of them and `also()` holds.
+ */
+async function effects(store: Store, queue: string, count: number, also: () => Promise<boolean> = async () => true): Promise<string[]> {
+  const seen: string[] = [];
+  await waitFor(
+    `${count} messages handled`,
+    async () => {
+      for (const j of await store.queue(queue).claimBatch(1000, 'test')) seen.push((j.payload as { messageId: string }).messageId);
+      return seen.length >= count && (await also());
+    },
+    30_000,
+  );
+  return seen;
 }
 
 /**
@@ -99,11 +109,7 @@ for (const engine of nestEngines()) {
       const store = app.get(Store);
       const ids: number[] = [];
       for (let n = 0; n < 20; n++) ids.push(await store.withTx((tx) => tx.outboxEnqueue(outbox, { n }, { envelope: { type: 'order.placed' } })));
-      const seen: string[] = [];
-      await waitFor('every message handled', async () => {
-        seen.push(...(await effects(store, effectQueue)));
-        return seen.length >= 20;
-      }, 30_000);
+      const seen = await effects(store, effectQueue, 20);
       await waitFor('every stream message acked', async () => (await jsm.consumers.info(stream, 'billing')).num_ack_pending + (await jsm.consumers.info(stream, 'billing')).num_pending === 0);
       expect([...seen].sort()).toEqual(ids.map(String).sort());
       expect(failedOnce).toBe(true);
@@ -144,11 +150,7 @@ for (const engine of nestEngines()) {
       for (let n = 0; n < 10; n++) ids.push(await store.outboxEnqueue(outbox, { n }));
       // A second copy of the first message, as a broker redelivery or a producer republish would bring it.
       ch.sendToQueue(queue, Buffer.from(JSON.stringify({ n: 0 })), { messageId: String(ids[0]), persistent: true });
-      const seen: string[] = [];
-      await waitFor('every message handled', async () => {
-        seen.push(...(await effects(store, effectQueue)));
-        return seen.length >= 10;
-      }, 30_000);
+      const seen = await effects(store, effectQueue, 10);
       await waitFor('the queue drained and acked', async () => (await ch.checkQueue(queue)).messageCount === 0);
       await app.close();
       // Closed: anything left unacked would be back in the queue now.
@@ -199,11 +201,7 @@ for (const engine of nestEngines()) {
       await waitFor('the failing event recorded', async () => (await store.inbox(inbox).get(String(ids[5])))?.state === 'failed');
       // The same events again (an outbox republish): the one done is skipped, the failed one runs again.
       for (const n of [3, 5]) await lastValueFrom(client.emit(`${subject}.order.placed`, { messageId: String(ids[n]), payload: { n }, headers: {} }), { defaultValue: undefined });
-      const seen: string[] = [];
-      await waitFor('every event handled once', async () => {
-        seen.push(...(await effects(store, effectQueue)));
-        return seen.length >= 10 && (await store.inbox(inbox).get(String(ids[5])))?.state === 'done';
-      }, 30_000);
+      const seen = await effects(store, effectQueue, 10, async () => (await store.inbox(inbox).get(String(ids[5])))?.state === 'done');
       await waitFor('the duplicate went through the pipeline', () => handled.filter((h) => h === String(ids[5])).length === 2);
       expect([...seen].sort()).toEqual(ids.map(String).sort());
       expect(handled.filter((h) => h === String(ids[3]))).toHaveLength(1);
@@ -215,12 +213,7 @@ for (const engine of nestEngines()) {
       const proxy = new TcpProxy('127.0.0.1', 5672);
       const port = await proxy.start();
       cleanups.push(() => proxy.stop());
-      const exchange = brokerName('alk.nest.hx');
-      await ch.assertExchange(exchange, 'topic', { durable: true });
-      const queue = brokerName('alk.nest.hq');
-      await ch.assertQueue(queue, { durable: true });
-      await ch.bindQueue(queue, exchange, 'bound.#');
-      cleanups.push(() => ch.deleteQueue(queue), () => ch.deleteExchange(exchange));
+      const { exchange } = await topicQueue(ch, 'alk.nest.h', 'bound.#', cleanups);
       const cut = uid('nest-h-cut');
       const failing = uid('nest-h-fail');
       const fast = { publishTimeoutMs: 300, pollIntervalMs: 20, idlePollIntervalMs: 100, retry: { baseMs: 20, maxDelayMs: 40, maxAttempts: 50 } };

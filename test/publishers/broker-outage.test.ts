@@ -5,7 +5,7 @@ import type { Store } from '../../lib/contract/types.js';
 import { OutboxDispatcher } from '../../lib/outbox/index.js';
 import { NatsJetStreamPublisher, RabbitMqPublisher, type Publisher } from '../../lib/publishers/index.js';
 import { contractEngines, waitFor, withEngineDb } from '../helpers/engines.js';
-import { AMQP_URL, brokerName, createStream, deleteStream, natsAdmin, requireBroker } from '../helpers/brokers.js';
+import { AMQP_URL, brokerName, createStream, deleteStream, natsAdmin, requireBroker, topicQueue } from '../helpers/brokers.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { pause, uid } from '../contract/harness.js';
 import { RecordingMetrics, recordingLogger } from './recording-metrics.js';
@@ -111,12 +111,7 @@ for (const engine of contractEngines()) {
     });
 
     it('RabbitMQ: an outage longer than three retries dead-letters nothing and every message is delivered after it', async () => {
-      const exchange = brokerName('alk.out.ex');
-      const queue = brokerName('alk.out.q');
-      await ch.assertExchange(exchange, 'topic', { durable: true });
-      await ch.assertQueue(queue, { durable: true });
-      await ch.bindQueue(queue, exchange, '#');
-      cleanups.push(() => ch.deleteQueue(queue), () => ch.deleteExchange(exchange));
+      const { exchange, queue } = await topicQueue(ch, 'alk.out', '#', cleanups);
       await outage(
         (port) => new RabbitMqPublisher({ url: `amqp://guest:guest@127.0.0.1:${port}`, exchange, routingKey: 'x', reconnectWaitMs: 50 }),
         5672,

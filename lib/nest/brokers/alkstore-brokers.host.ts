@@ -16,6 +16,7 @@ import type { AlkstoreModuleOptions } from '../interfaces/alkstore-options.inter
 import type { OutboxHandlerMetadata } from '../interfaces/handler-options.interface.js';
 import { Store } from '../store.token.js';
 import { readMethodMetadata } from '../utils/append-metadata.js';
+import { instanceMethods } from '../utils/discovered-methods.js';
 import { nestStoreLogger } from '../utils/nest-logger.js';
 import { defaultWorkerId } from '../utils/worker-id.js';
 import { supervise } from '../workers/supervise.js';
@@ -94,33 +95,24 @@ export class AlkstoreBrokersHost implements OnModuleInit, OnApplicationBootstrap
   private explore(): void {
     const seen = new Map<string, string>();
     const published = new Set((this.options.publishers ?? []).map((p) => p.outbox));
-    for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
-      const instance: unknown = wrapper.instance;
-      if (!instance || typeof instance !== 'object') continue;
-      const proto: unknown = Object.getPrototypeOf(instance);
-      if (!proto) continue;
-      const className = (instance.constructor as { name?: string } | undefined)?.name ?? String(wrapper.name);
-      for (const methodName of this.scanner.getAllMethodNames(proto)) {
-        const method: unknown = (instance as Record<string, unknown>)[methodName];
-        const label = `${className}.${methodName}`;
-        for (const h of readMethodMetadata<OutboxHandlerMetadata>(OUTBOX_HANDLER_METADATA, method)) {
-          // Two dispatchers (the handler's and the publisher's) would race for the same messages.
-          if (published.has(h.outbox)) throw new InvalidOption(`publishers (outbox ${JSON.stringify(h.outbox)})`, `is also delivered by @OutboxHandler ${label}; give an outbox a publisher or a handler, not both`);
-        }
-        const metas = readMethodMetadata<InboxHandlerMetadata>(INBOX_HANDLER_METADATA, method);
-        if (metas.length === 0) continue;
-        if (!wrapper.isDependencyTreeStatic()) {
-          this.logger.warn(`${label} is skipped: @InboxHandler methods cannot live on request-scoped (or transient-dependent) providers`);
-          continue;
-        }
-        const fn = method as (tx: TxOps, message: InboxMessage, handle?: unknown) => Promise<void>;
-        for (const meta of metas) {
-          const source = this.check(label, meta);
-          const previous = seen.get(source);
-          if (previous !== undefined) throw new InvalidHandler(`${source} has two @InboxHandler methods: ${previous} and ${label}; one consumer per source`);
-          seen.set(source, label);
-          this.handlers.push({ label, meta, call: (tx, message, handle) => fn.call(instance, tx, message, handle) });
-        }
+    for (const { wrapper, instance, label, method } of instanceMethods(this.discovery, this.scanner)) {
+      for (const h of readMethodMetadata<OutboxHandlerMetadata>(OUTBOX_HANDLER_METADATA, method)) {
+        // Two dispatchers (the handler's and the publisher's) would race for the same messages.
+        if (published.has(h.outbox)) throw new InvalidOption(`publishers (outbox ${JSON.stringify(h.outbox)})`, `is also delivered by @OutboxHandler ${label}; give an outbox a publisher or a handler, not both`);
+      }
+      const metas = readMethodMetadata<InboxHandlerMetadata>(INBOX_HANDLER_METADATA, method);
+      if (metas.length === 0) continue;
+      if (!wrapper.isDependencyTreeStatic()) {
+        this.logger.warn(`${label} is skipped: @InboxHandler methods cannot live on request-scoped (or transient-dependent) providers`);
+        continue;
+      }
+      const fn = method as (tx: TxOps, message: InboxMessage, handle?: unknown) => Promise<void>;
+      for (const meta of metas) {
+        const source = this.check(label, meta);
+        const previous = seen.get(source);
+        if (previous !== undefined) throw new InvalidHandler(`${source} has two @InboxHandler methods: ${previous} and ${label}; one consumer per source`);
+        seen.set(source, label);
+        this.handlers.push({ label, meta, call: (tx, message, handle) => fn.call(instance, tx, message, handle) });
       }
     }
   }
