@@ -32,6 +32,13 @@ export type InboxTransaction = <R>(fn: (tx: TxOps, handle?: unknown) => Promise<
 /** What a consumer does with the broker message once the inbox decided. */
 export type InboxOutcome = 'ack' | 'retry' | 'dead';
 
+/** What {@link InboxRunner.process} decided: the outcome, and for a failure its text and the error itself. */
+export interface InboxResult {
+  readonly outcome: InboxOutcome;
+  readonly error?: string;
+  readonly cause?: unknown;
+}
+
 /** Options shared by the broker inbox consumers. */
 export interface InboxConsumerBase<T> {
   readonly store: Store;
@@ -72,12 +79,12 @@ export class InboxRunner<T> {
    * the id was already done), `dead` for a message the inbox gave up on, else
    * `retry` after recording the failure.
    */
-  process(message: InboxMessage<T>): Promise<{ outcome: InboxOutcome; error?: string }> {
+  process(message: InboxMessage<T>): Promise<InboxResult> {
     return this.processWith(message, this.handler);
   }
 
   /** {@link process} with another effect for this one message (the Nest `@InboxEvent` glue runs the decorated method). */
-  async processWith(message: InboxMessage<T>, handler: InboxHandlerFn<T>): Promise<{ outcome: InboxOutcome; error?: string }> {
+  async processWith(message: InboxMessage<T>, handler: InboxHandlerFn<T>): Promise<InboxResult> {
     try {
       const claim = await this.tx(async (tx, handle) => {
         const c = await this.inbox.claim(tx, message.messageId);
@@ -89,10 +96,10 @@ export class InboxRunner<T> {
       const text = errorText(err);
       try {
         const f = await this.inbox.fail(message.messageId, err);
-        return { outcome: f === 'dead' ? 'dead' : 'retry', error: text };
+        return { outcome: f === 'dead' ? 'dead' : 'retry', error: text, cause: err };
       } catch (recordErr) {
         this.logger.warn(`inbox ${JSON.stringify(this.inbox.name)}: recording a failure of message ${JSON.stringify(message.messageId)} failed: ${errorText(recordErr)}`);
-        return { outcome: 'retry', error: text };
+        return { outcome: 'retry', error: text, cause: err };
       }
     }
   }

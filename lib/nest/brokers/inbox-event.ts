@@ -169,22 +169,16 @@ export class InboxEventInterceptor implements NestInterceptor {
       deliveryCount: 1,
     };
     let result: unknown;
-    let thrown: { error: unknown } | null = null;
     const r = await this.runner(meta).processWith(message, async (tx, _m, handle) => {
-      try {
-        result = await scope.run({ tx, handle }, () => lastValueFrom(next.handle(), { defaultValue: undefined }));
-      } catch (err) {
-        thrown = { error: err };
-        throw err;
-      }
+      result = await scope.run({ tx, handle }, () => lastValueFrom(next.handle(), { defaultValue: undefined }));
     });
     if (rmq) {
       const m = rmq.getMessage();
       if (r.outcome === 'ack') rmq.getChannelRef().ack(m);
       else rmq.getChannelRef().nack(m, false, r.outcome === 'retry');
     }
-    if (thrown) throw (thrown as { error: unknown }).error;
-    if (r.outcome !== 'ack' && r.error !== undefined) throw new Error(`inbox ${JSON.stringify(meta.inbox)}: ${r.error}`);
+    // The method's own error (or the claim's): Nest logs it as it logs any failed event handler.
+    if (r.cause !== undefined) throw r.cause;
     return result;
   }
 }
