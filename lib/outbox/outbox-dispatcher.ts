@@ -246,10 +246,17 @@ export class OutboxDispatcher {
     }
   }
 
-  /** Waits (a local read of the publisher's state, every poll interval) until the publisher is connected again. */
+  /**
+   * Waits (a local read of the publisher's state, every poll interval) until the publisher is connected again.
+   * @throws PublishFailed when the publisher closed meanwhile (it gave up reconnecting): the dispatcher stops
+   */
   private async untilReachable(publisher: Publisher, signal: AbortSignal): Promise<void> {
     while (!signal.aborted && publisher.health().status === 'degraded') await pauseUnlessAborted(this.settings.pollIntervalMs, signal);
-    if (!signal.aborted) this.logger.log(`outbox ${JSON.stringify(this.outbox)}: the broker is reachable again; deliveries resume`);
+    if (signal.aborted) return;
+    if (publisher.health().status === 'down') throw new PublishFailed(`the publisher of outbox ${JSON.stringify(this.outbox)} closed during a broker outage`);
+    // Failures during the outage were the broker's, not the messages': health counts afresh.
+    this.failuresInRow = 0;
+    this.logger.log(`outbox ${JSON.stringify(this.outbox)}: the broker is reachable again; deliveries resume`);
   }
 
   /**
