@@ -1,0 +1,58 @@
+import 'reflect-metadata';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Injectable } from '@nestjs/common';
+import { Test, type TestingModule } from '@nestjs/testing';
+import type { TxOps } from '../../lib/contract/types.js';
+import { AlkstoreModule, AlkstoreWorkflowsModule, Store, Workflow, Workflows, type WorkflowContext } from '../../lib/nest/index.js';
+import { nestEngines, type NestDb } from '../nest/nest-fixtures.js';
+
+@Injectable()
+class Greeter {
+  greet(name: string): string {
+    return `hello ${name}`;
+  }
+}
+
+@Workflow('greeting', { version: 2 })
+@Injectable()
+class GreetingWorkflow {
+  constructor(private readonly greeter: Greeter) {}
+
+  async run(input: { name: string }, ctx: WorkflowContext): Promise<string> {
+    const text = await ctx.step('compose', () => this.greeter.greet(input.name));
+    await ctx.transaction('record', async (tx: TxOps) => {
+      await tx.publishWithKey('greetings', ctx.runId, { text });
+    });
+    const reply = await ctx.waitForSignal<string>('reply');
+    return `${text} / ${reply ?? 'no reply'} (v${ctx.version})`;
+  }
+}
+
+for (const engine of nestEngines()) {
+  describe(`AlkstoreWorkflowsModule (${engine.name})`, () => {
+    let db!: NestDb;
+    let app!: TestingModule;
+    beforeAll(async () => {
+      db = await engine.create();
+      app = await Test.createTestingModule({
+        imports: [AlkstoreModule.forRoot(db.moduleOptions()), AlkstoreWorkflowsModule.forRoot({ namespace: 'nest-wf', idlePollIntervalMs: 50 })],
+        providers: [Greeter, GreetingWorkflow],
+      }).compile();
+      await app.init();
+    }, 60_000);
+    afterAll(async () => {
+      await app?.close();
+      await db?.destroy();
+    }, 60_000);
+
+    it('finds @Workflow providers, injects Workflows, and runs them with their injected dependencies', async () => {
+      const workflows = app.get(Workflows);
+      const store = app.get(Store);
+      const { id } = await workflows.start('greeting', { name: 'Ada' }, { id: 'greet-ada' });
+      await workflows.signal(id, 'reply', 'hi back');
+      await expect(workflows.waitForResult(id, { timeoutMs: 20_000 })).resolves.toBe('hello Ada / hi back (v2)');
+      expect((await store.stream('greetings').readSince(0)).filter((e) => e.key === id)).toHaveLength(1);
+      expect((await workflows.getStatus(id))!.version).toBe(2);
+    });
+  });
+}
