@@ -96,7 +96,26 @@ export class RunDriver {
         (error: unknown): PassOutcome => ({ kind: 'threw', error }),
       );
     const outcome = await Promise.race([ran, this.halt]);
-    return this.halted ?? outcome;
+    if (this.halted) return this.halted;
+    // Code that ends before positions its journal holds took another path than the run did.
+    const beyond = this.journal.positions().find((p) => p >= this.pos);
+    if (beyond !== undefined) {
+      const asked = outcome.kind === 'returned' ? 'the end of run' : 'a throw out of run';
+      return { kind: 'fatal', error: new NonDeterministicWorkflow(this.id, beyond, asked, this.journaledAt(beyond)!) };
+    }
+    return outcome;
+  }
+
+  /** What the journal holds at `p`, described, or null. */
+  private journaledAt(p: number): string | null {
+    const j = this.journal;
+    const done = j.done.get(p);
+    const retry = j.retries.get(p)?.[0];
+    if (done) return describeCall(done.k, done.n);
+    if (retry) return describeCall(retry.k, retry.n);
+    if (j.sleeps.has(p)) return describeCall('sleep', '');
+    if (j.waits.has(p)) return describeCall('signal', j.waits.get(p)!.n);
+    return null;
   }
 
   /** Called when a cancellation may have been committed: aborts the running step and starts nothing new. */
@@ -140,10 +159,8 @@ export class RunDriver {
    * {@link NonDeterministicWorkflow}) and returns its outcome entry, if any.
    */
   private at(p: number, k: CallKind, n: string): (Entry & { t: 'done' }) | null | undefined {
-    const j = this.journal;
-    const done = j.done.get(p);
-    const retry = j.retries.get(p)?.[0];
-    const there = done ? describeCall(done.k, done.n) : retry ? describeCall(retry.k, retry.n) : j.sleeps.has(p) ? describeCall('sleep', '') : j.waits.has(p) ? describeCall('signal', j.waits.get(p)!.n) : null;
+    const done = this.journal.done.get(p);
+    const there = this.journaledAt(p);
     const asked = describeCall(k, n);
     if (there !== null && there !== asked) {
       void this.stop({ kind: 'fatal', error: new NonDeterministicWorkflow(this.id, p, asked, there) });

@@ -146,11 +146,15 @@ export class Journal {
     return this.signals.find((s) => s.name === name && !this.consumed.has(s.offset)) ?? null;
   }
 
+  /** Every journaled position, ascending. */
+  positions(): number[] {
+    return [...new Set([...this.done.keys(), ...this.retries.keys(), ...this.sleeps.keys(), ...this.waits.keys()])].sort((a, b) => a - b);
+  }
+
   toRun(id: string): WorkflowRun | null {
     const s = this.start;
     if (!s) return null;
-    const positions = new Set([...this.done.keys(), ...this.retries.keys(), ...this.sleeps.keys(), ...this.waits.keys()]);
-    const steps: RunStep[] = [...positions].sort((a, b) => a - b).map((p) => this.stepAt(p));
+    const steps: RunStep[] = this.positions().map((p) => this.stepAt(p));
     return {
       id,
       workflow: s.wf,

@@ -151,7 +151,7 @@ export class Workflows<X = TxHandle> {
     const o = asOption(() => optionalObject<SignalOptions>('signal options', opts)) ?? {};
     encodePayload({ data }, 'signal data');
     const body = async (tx: TxOps): Promise<void> => {
-      await tx.publish(this.names.runStream(runId), { t: 'signal', n, d: data } satisfies Entry);
+      await tx.publish(this.names.runStream(runId), { t: 'signal', n, d: data ?? null } satisfies Entry);
       await this.driveJob(tx, runId);
     };
     await (o.tx ? body(o.tx) : this.store.withTx(body));

@@ -356,6 +356,27 @@ export function workflowsContract(engine: EngineFixture): void {
     expect(labelled).toBe(false);
   });
 
+  it('a replay whose code ends before the positions its journal holds fails the run with NonDeterministicWorkflow', async () => {
+    const namespace = ns();
+    const v1 = defineWorkflow('refund', {
+      async run(_input: null, ctx) {
+        await ctx.step('lookup', () => 1);
+        await ctx.waitForSignal('approve');
+        return 'refunded';
+      },
+    });
+    const w1 = make({ workflows: [v1], namespace });
+    const { id } = await w1.start(v1, null);
+    await waitFor('the wait journaled', async () => (await w1.getStatus(id))?.steps.some((s) => s.state === 'waiting'));
+    await w1.close();
+    const shortened = defineWorkflow('refund', { run: async () => 'skipped everything' });
+    const w2 = make({ workflows: [shortened], namespace });
+    await w2.signal(id, 'approve');
+    const err = await w2.waitForResult(id, { timeoutMs: 20_000 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WorkflowFailed);
+    expect((err as WorkflowFailed).error.message).toContain('asked for the end of run at position 0, but its journal holds step "lookup"');
+  });
+
   it('a version tag lets an old run finish on the old code while new runs take the new version', async () => {
     const namespace = ns();
     const v1 = defineWorkflow('pricing', {
