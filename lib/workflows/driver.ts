@@ -71,6 +71,7 @@ export class RunDriver {
   private readonly halt = new Promise<Halt>((resolve) => (this.onHalt = resolve));
   private readonly abort = new AbortController();
   private knownNow = -Infinity;
+  private readFirst = true;
   private readonly stream: string;
 
   constructor(
@@ -82,7 +83,14 @@ export class RunDriver {
   ) {
     this.stream = deps.names.runStream(id);
     if (jobSignal.aborted) this.abort.abort();
-    else jobSignal.addEventListener('abort', () => this.abort.abort(), { once: true });
+    else jobSignal.addEventListener('abort', this.onJobAbort, { once: true });
+  }
+
+  private readonly onJobAbort = (): void => this.abort.abort();
+
+  /** Detaches from the job's signal (shared by every job of the worker). */
+  dispose(): void {
+    this.jobSignal.removeEventListener('abort', this.onJobAbort);
   }
 
   /** Runs the pass until `run` settles or the pass halts. */
@@ -171,7 +179,9 @@ export class RunDriver {
 
   /** Before new work: reads what was committed since (signals, a cancellation); false when the pass must stop. */
   private async fresh(): Promise<boolean> {
-    await this.journal.refresh(this.deps.store, this.stream);
+    // The first new call of a pass follows the journal's full read at once: no second read for it.
+    if (this.readFirst) this.readFirst = false;
+    else await this.journal.refresh(this.deps.store, this.stream);
     if (this.halted) return false;
     if (this.journal.cancelled) {
       void this.stop({ kind: 'cancelled' });

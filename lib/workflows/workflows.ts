@@ -254,6 +254,7 @@ export class Workflows<X = TxHandle> {
         outcome = await driver.execute();
       } finally {
         this.active.delete(driver);
+        driver.dispose();
       }
       switch (outcome.kind) {
         case 'superseded':
