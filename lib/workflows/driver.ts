@@ -45,7 +45,13 @@ class StepThrew extends Error {
   }
 }
 
-const NEVER = new Promise<never>(() => undefined);
+/**
+ * A promise that never settles, fresh each time: the abandoned `run` awaiting it (and everything it
+ * holds) becomes garbage with it. One shared promise would keep every abandoned run alive forever.
+ */
+function never(): Promise<never> {
+  return new Promise<never>(() => undefined);
+}
 
 function describeCall(k: CallKind, n: string): string {
   return k === 'sleep' || k === 'now' || k === 'random' ? `${k}()` : `${k} ${JSON.stringify(n)}`;
@@ -139,7 +145,7 @@ export class RunDriver {
       this.abort.abort();
       this.onHalt(h);
     }
-    return NEVER;
+    return never();
   }
 
   private context(): WorkflowContext<unknown> {
@@ -222,11 +228,11 @@ export class RunDriver {
   private async step<T>(k: 'step' | 'transaction', name: string, opts: StepOptions | undefined, attempt: (p: number, signal: AbortSignal) => Promise<{ v?: unknown }>): Promise<Jsonified<T>> {
     validateKey('step name', name);
     const p = this.pos++;
-    if (this.halted) return NEVER;
+    if (this.halted) return never();
     const d = this.at(p, k, name);
-    if (d === undefined) return NEVER;
+    if (d === undefined) return never();
     if (d) return this.replay(name, d) as Jsonified<T>;
-    if (!(await this.fresh())) return NEVER;
+    if (!(await this.fresh())) return never();
     const retries = this.journal.retries.get(p) ?? [];
     const last = retries[retries.length - 1];
     if (last && !(await this.reached(last.at))) return this.stop({ kind: 'suspended' });
@@ -238,12 +244,12 @@ export class RunDriver {
       if (!(err instanceof StepThrew)) throw err;
       if (this.jobSignal.aborted) return this.stop({ kind: 'stopped' });
       await this.checkCancelled();
-      if (this.halted) return NEVER;
+      if (this.halted) return never();
       const error: JournaledError = journalError(err.error);
       const maxAttempts = opts?.maxAttempts ?? this.deps.maxAttempts;
       if (n >= maxAttempts || isPermanent(err.error)) {
         await this.guarded(() => this.append(String(p), { t: 'done', p, k, n: name, e: error, a: n }));
-        if (this.halted) return NEVER;
+        if (this.halted) return never();
         throw new StepFailed(name, n, error);
       }
       const at = (await this.deps.store.now()) + backoffDelayMs(n, opts?.backoffBaseMs ?? this.deps.backoffBaseMs);
@@ -295,13 +301,13 @@ export class RunDriver {
 
   private async sleep(ms: number): Promise<void> {
     const p = this.pos++;
-    if (this.halted || this.at(p, 'sleep', '') === undefined) return NEVER;
+    if (this.halted || this.at(p, 'sleep', '') === undefined) return never();
     const s = this.journal.sleeps.get(p);
     if (s) {
       if (await this.reached(s.until)) return;
       return this.stop({ kind: 'suspended' });
     }
-    if (!(await this.fresh())) return NEVER;
+    if (!(await this.fresh())) return never();
     const until = (await this.deps.store.now()) + ms;
     await this.guarded(() => this.append(`${p}/s`, { t: 'sleep', p, until }, this.timer(until)));
     return this.stop({ kind: 'suspended' });
@@ -310,15 +316,15 @@ export class RunDriver {
   private async waitForSignal(name: string, opts: WaitForSignalOptions | undefined): Promise<unknown> {
     const timeoutMs = opts?.timeoutMs === undefined ? null : durationMs('timeoutMs', opts.timeoutMs, { allowZero: true });
     const p = this.pos++;
-    if (this.halted) return NEVER;
+    if (this.halted) return never();
     const d = this.at(p, 'signal', name);
-    if (d === undefined) return NEVER;
+    if (d === undefined) return never();
     if (d) return (d.r?.v as { d?: unknown } | undefined)?.d;
-    if (!(await this.fresh())) return NEVER;
+    if (!(await this.fresh())) return never();
     const sig = this.journal.firstUnconsumed(name);
     if (sig) {
       await this.guarded(() => this.append(String(p), { t: 'done', p, k: 'signal', n: name, r: { v: { o: sig.offset, d: sig.data } } }));
-      if (this.halted) return NEVER;
+      if (this.halted) return never();
       this.journal.consumed.add(sig.offset);
       return sig.data;
     }
@@ -326,7 +332,7 @@ export class RunDriver {
     if (w) {
       if (w.until !== null && (await this.reached(w.until))) {
         await this.guarded(() => this.append(String(p), { t: 'done', p, k: 'signal', n: name, r: {} }));
-        if (this.halted) return NEVER;
+        if (this.halted) return never();
         return undefined;
       }
       return this.stop({ kind: 'suspended' });
@@ -338,14 +344,14 @@ export class RunDriver {
 
   private async recorded(k: 'now' | 'random', read: () => Promise<number>): Promise<unknown> {
     const p = this.pos++;
-    if (this.halted) return NEVER;
+    if (this.halted) return never();
     const d = this.at(p, k, '');
-    if (d === undefined) return NEVER;
+    if (d === undefined) return never();
     if (d) return d.r?.v;
-    if (!(await this.fresh())) return NEVER;
+    if (!(await this.fresh())) return never();
     const v = await read();
     await this.guarded(() => this.append(String(p), { t: 'done', p, k, n: '', r: { v } }));
-    if (this.halted) return NEVER;
+    if (this.halted) return never();
     return v;
   }
 }

@@ -4,7 +4,8 @@ import { Injectable } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import type { TxOps } from '../../lib/contract/types.js';
 import { AlkstoreModule, AlkstoreWorkflowsModule, Store, Workflow, Workflows, type WorkflowContext } from '../../lib/nest/index.js';
-import { nestEngines, type NestDb } from '../nest/nest-fixtures.js';
+import type { DataSource, EntityManager } from 'typeorm';
+import { nestEngines, Widget, type NestDb } from '../nest/nest-fixtures.js';
 
 @Injectable()
 class Greeter {
@@ -28,7 +29,56 @@ class GreetingWorkflow {
   }
 }
 
+let widgetAttempts = 0;
+
+@Workflow('widget-order')
+@Injectable()
+class WidgetWorkflow {
+  async run(input: { name: string }, ctx: WorkflowContext<EntityManager>): Promise<number> {
+    return ctx.transaction('insert-widget', async (tx, em) => {
+      widgetAttempts += 1;
+      const row = await em.save(Widget, { name: input.name });
+      await tx.publishWithKey('widget-events', ctx.runId, { id: row.id });
+      if (widgetAttempts === 1) throw new Error('the first attempt fails after its writes');
+      return row.id;
+    });
+  }
+}
+
 for (const engine of nestEngines()) {
+  describe(`AlkstoreWorkflowsModule with transaction: 'typeorm' (${engine.name})`, () => {
+    let db!: NestDb;
+    let app!: TestingModule;
+    let dataSource!: DataSource;
+    beforeAll(async () => {
+      db = await engine.create();
+      dataSource = await db.dataSource();
+      app = await Test.createTestingModule({
+        imports: [
+          AlkstoreModule.forRoot({ dataSource, schema: db.moduleOptions().schema }),
+          AlkstoreWorkflowsModule.forRoot({ namespace: 'nest-wf-orm', idlePollIntervalMs: 50, backoffBaseMs: 10, transaction: 'typeorm' }),
+        ],
+        providers: [WidgetWorkflow],
+      }).compile();
+      await app.init();
+    }, 60_000);
+    afterAll(async () => {
+      await app?.close();
+      await db?.destroy();
+    }, 60_000);
+
+    it("a transactional step's ORM rows, its alkstore writes and its journal entry commit together: the failed attempt leaves nothing, the retry commits once", async () => {
+      widgetAttempts = 0;
+      const workflows = app.get(Workflows);
+      const store = app.get(Store);
+      const { id } = await workflows.start('widget-order', { name: 'journaled-widget' });
+      const widgetId = await workflows.waitForResult<number>(id, { timeoutMs: 20_000 });
+      expect(widgetAttempts).toBe(2);
+      expect(await dataSource.getRepository(Widget).findBy({ name: 'journaled-widget' })).toEqual([{ id: widgetId, name: 'journaled-widget' }]);
+      expect((await store.stream('widget-events').readSince(0)).map((e) => e.payload)).toEqual([{ id: widgetId }]);
+    });
+  });
+
   describe(`AlkstoreWorkflowsModule (${engine.name})`, () => {
     let db!: NestDb;
     let app!: TestingModule;

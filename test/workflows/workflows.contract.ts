@@ -23,6 +23,11 @@ function ns(): string {
   return `wf-test-${process.pid}-${seq}`;
 }
 
+/** Waits until run `id` has a position in `state` (its journal says it is parked). */
+async function untilParked(w: Workflows, id: string, state: 'waiting' | 'sleeping'): Promise<void> {
+  await waitFor(`run ${id} ${state}`, async () => (await w.getStatus(id))?.steps.some((s) => s.state === state));
+}
+
 export function workflowsContract(engine: EngineFixture): void {
   let store!: Store;
   withEngineDb(engine, (_db, s) => {
@@ -216,7 +221,7 @@ export function workflowsContract(engine: EngineFixture): void {
     });
     const first = make({ workflows: [wf], namespace });
     const { id } = await first.start(wf, null);
-    await waitFor('the sleep journaled', async () => (await first.getStatus(id))?.steps.some((s) => s.state === 'sleeping'));
+    await untilParked(first, id, 'sleeping');
     // The pass that journaled the sleep ends and its job is acked: no worker holds the run while it sleeps.
     await waitFor('the run released', async () => (await store.outbox(namespace).queue.stats()).processing === 0);
     expect((await first.getStatus(id))!.state).toBe('running');
@@ -237,7 +242,7 @@ export function workflowsContract(engine: EngineFixture): void {
     });
     const w = make({ workflows: [wf], namespace });
     const { id } = await w.start(wf, null);
-    await waitFor('the wait journaled', async () => (await w.getStatus(id))?.steps.some((s) => s.state === 'waiting'));
+    await untilParked(w, id, 'waiting');
     const other = createWorkflows(store, { workflows: [wf], namespace, worker: false });
     await store.withTx((tx) => other.signal(id, 'approved', { by: 'ada' }, { tx }));
     await expect(w.waitForResult(id, { timeoutMs: 20_000 })).resolves.toEqual({ approved: { by: 'ada' }, late: 'timed out' });
@@ -335,7 +340,7 @@ export function workflowsContract(engine: EngineFixture): void {
     });
     const w1 = make({ workflows: [v1], namespace });
     const { id } = await w1.start(v1, null);
-    await waitFor('the wait journaled', async () => (await w1.getStatus(id))?.steps.some((s) => s.state === 'waiting'));
+    await untilParked(w1, id, 'waiting');
     await w1.close();
     let labelled = false;
     const changed = defineWorkflow('shipping', {
@@ -367,7 +372,7 @@ export function workflowsContract(engine: EngineFixture): void {
     });
     const w1 = make({ workflows: [v1], namespace });
     const { id } = await w1.start(v1, null);
-    await waitFor('the wait journaled', async () => (await w1.getStatus(id))?.steps.some((s) => s.state === 'waiting'));
+    await untilParked(w1, id, 'waiting');
     await w1.close();
     const shortened = defineWorkflow('refund', { run: async () => 'skipped everything' });
     const w2 = make({ workflows: [shortened], namespace });
@@ -388,7 +393,7 @@ export function workflowsContract(engine: EngineFixture): void {
     });
     const w1 = make({ workflows: [v1], namespace });
     const old = await w1.start(v1, null);
-    await waitFor('the wait journaled', async () => (await w1.getStatus(old.id))?.steps.some((s) => s.state === 'waiting'));
+    await untilParked(w1, old.id, 'waiting');
     await w1.close();
     const v2 = defineWorkflow('pricing', {
       version: 2,
