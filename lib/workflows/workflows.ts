@@ -18,6 +18,8 @@ const MAX_NAMESPACE_BYTES = 40;
 /** Passes of one job that found their position taken by another writer, before the job is retried later. */
 const MAX_SUPERSEDED_PASSES = 5;
 
+const OPTION_KEYS = ['workflows', 'worker', 'concurrency', 'namespace', 'leaseMs', 'idlePollIntervalMs', 'drainTimeoutMs', 'maxAttempts', 'backoffBaseMs', 'transaction', 'logger', 'workerId'];
+
 type AnyDefinition = WorkflowDefinition<never, unknown, unknown>;
 
 const DEFAULT_LOGGER: StoreLogger = {
@@ -51,6 +53,7 @@ export class Workflows<X = TxHandle> {
     opts: WorkflowsOptions<X>,
   ) {
     const o = asOption(() => optionalObject<WorkflowsOptions<X>>('workflows options', opts)) ?? {};
+    for (const k of Object.keys(o)) if (!OPTION_KEYS.includes(k)) throw new InvalidOption(k.slice(0, 64), `is not a createWorkflows option (${OPTION_KEYS.join(', ')})`);
     const ns = o.namespace === undefined ? 'alkstore.workflows' : validateName('stream', o.namespace);
     if (Buffer.byteLength(ns, 'utf8') > MAX_NAMESPACE_BYTES) throw new InvalidOption('namespace', `must be at most ${MAX_NAMESPACE_BYTES} UTF-8 bytes`);
     this.names = namesOf(ns);

@@ -415,6 +415,8 @@ export function workflowsContract(engine: EngineFixture): void {
     expect(() => defineWorkflow('x', { version: 0, run: async () => null })).toThrow(/version of workflow "x"/);
     expect(() => createWorkflows(store, { workflows: [wf, wf], worker: false })).toThrow(InvalidOption);
     expect(() => createWorkflows(store, { workflows: [wf], concurrency: 0, worker: false })).toThrow(/concurrency/);
+    expect(() => createWorkflows(store, { workflows: [wf], worker: false, concurency: 2 } as WorkflowsOptions)).toThrow(/concurency is not a createWorkflows option/);
+    expect(() => createWorkflows(store, { workflows: [wf], worker: false, namespace: '__alkstore_x' })).toThrow(/reserved/i);
     const w = make({ workflows: [wf], worker: false });
     await expect(w.start('missing', null)).rejects.toBeInstanceOf(UnknownWorkflow);
     await expect(w.start(wf, { n: 1n })).rejects.toThrow(/input/);
