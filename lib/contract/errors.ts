@@ -33,7 +33,8 @@ export type AlkstoreErrorCode =
   | 'WORKFLOW_CANCELLED'
   | 'WORKFLOW_TIMEOUT'
   | 'STEP_FAILED'
-  | 'UNKNOWN_WORKFLOW';
+  | 'UNKNOWN_WORKFLOW'
+  | 'WORKFLOW_INTERRUPTED';
 
 /** Base class of every error alkstore throws on purpose. */
 export class AlkstoreError extends Error {

@@ -1,6 +1,6 @@
 import { backoffDelayMs } from '../contract/backoff.js';
 import type { Jsonified } from '../contract/codec.js';
-import { PermanentError } from '../contract/errors.js';
+import { InvalidArgument, PermanentError } from '../contract/errors.js';
 import type { JobOpts } from '../contract/options.js';
 import type { Store, TxOps } from '../contract/types.js';
 import { validateKey } from '../contract/validate.js';
@@ -158,7 +158,7 @@ export class RunDriver {
       transaction: (<T>(a: string | ((tx: TxOps, x: unknown) => Promise<T>), b?: (tx: TxOps, x: unknown) => Promise<T>, opts?: StepOptions) => {
         const name = typeof a === 'string' ? a : 'transaction';
         const fn = typeof a === 'string' ? b : a;
-        if (typeof fn !== 'function') throw new TypeError('ctx.transaction needs a function (tx, external) => Promise');
+        if (typeof fn !== 'function') throw new InvalidArgument('ctx.transaction', 'needs a function (tx, external) => Promise');
         return this.step<T>('transaction', validateKey('step name', name), opts, (p) => this.txAttempt(p, name, fn));
       }) as WorkflowContext<unknown>['transaction'],
       sleep: (duration: Duration) => this.sleep(durationMs('duration', duration, { allowZero: true })),

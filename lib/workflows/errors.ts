@@ -82,6 +82,20 @@ export class UnknownWorkflow extends AlkstoreError {
   }
 }
 
+/**
+ * A pass of a run ended without an outcome: this worker stopped during a step, or other writers kept
+ * journaling the run's positions first. The run's job is retried (another pass resumes where the journal
+ * ends); nothing of the run is lost. Code `WORKFLOW_INTERRUPTED`.
+ */
+export class WorkflowInterrupted extends AlkstoreError {
+  constructor(
+    readonly runId: string,
+    reason: string,
+  ) {
+    super('WORKFLOW_INTERRUPTED', `workflow run ${JSON.stringify(runId)}: ${reason}; its job is retried`);
+  }
+}
+
 /** The journal form of a thrown value. */
 export function journalError(err: unknown): JournaledError {
   if (err instanceof Error) {

@@ -7,5 +7,5 @@
 export { defineWorkflow, validateWorkflowName, MAX_WORKFLOW_NAME_BYTES, type WorkflowSpec } from './define.js';
 export { createWorkflows, Workflows, MAX_RUN_ID_BYTES } from './workflows.js';
 export { durationMs, type Duration } from './duration.js';
-export { NonDeterministicWorkflow, StepFailed, WorkflowFailed, WorkflowCancelled, WorkflowTimeout, UnknownWorkflow, type JournaledError } from './errors.js';
+export { NonDeterministicWorkflow, StepFailed, WorkflowFailed, WorkflowCancelled, WorkflowTimeout, UnknownWorkflow, WorkflowInterrupted, type JournaledError } from './errors.js';
 export type * from './types.js';

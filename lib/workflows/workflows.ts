@@ -7,7 +7,7 @@ import { asOption, optionalObject, requireBoolean, requireCount, requireFunction
 import { QueueWorker } from '../worker/queue-worker.js';
 import { validateWorkflowName } from './define.js';
 import { RunDriver, type DriverDeps } from './driver.js';
-import { UnknownWorkflow, journalError, WorkflowCancelled, WorkflowFailed, WorkflowTimeout } from './errors.js';
+import { UnknownWorkflow, journalError, WorkflowCancelled, WorkflowInterrupted, WorkflowFailed, WorkflowTimeout } from './errors.js';
 import { foldIndex, loadJournal, namesOf, type Entry, type IndexEntry, type Names } from './journal.js';
 import type { ListRunsOptions, RunSummary, SignalOptions, StartedRun, StartOptions, TransactionRunner, WaitForResultOptions, WorkflowDefinition, WorkflowRun, WorkflowsOptions } from './types.js';
 
@@ -263,7 +263,7 @@ export class Workflows<X = TxHandle> {
         case 'superseded':
           continue;
         case 'stopped':
-          throw new Error(`workflow run ${JSON.stringify(id)}: worker stopped during a step`);
+          throw new WorkflowInterrupted(id, 'the worker stopped during a step');
         case 'suspended':
         case 'cancelled':
           return;
@@ -278,7 +278,7 @@ export class Workflows<X = TxHandle> {
           return;
       }
     }
-    throw new Error(`workflow run ${JSON.stringify(id)}: another worker kept journaling first; retrying later`);
+    throw new WorkflowInterrupted(id, `another writer journaled first ${MAX_SUPERSEDED_PASSES} times`);
   }
 
   private async finish(id: string, end: Entry & { t: 'end' }): Promise<void> {
