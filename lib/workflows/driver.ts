@@ -31,6 +31,8 @@ export type Halt =
   | { readonly kind: 'superseded' }
   | { readonly kind: 'cancelled' }
   | { readonly kind: 'stopped' }
+  /** The store failed under a call (not the step's own code): the job is retried, the run never sees it. */
+  | { readonly kind: 'broken'; readonly error: unknown }
   | { readonly kind: 'fatal'; readonly error: NonDeterministicWorkflow };
 
 export type PassOutcome = Halt | { readonly kind: 'returned'; readonly value: unknown } | { readonly kind: 'threw'; readonly error: unknown };
@@ -154,18 +156,43 @@ export class RunDriver {
       runId: this.id,
       workflow: d.name,
       version: d.version,
-      step: <T>(name: string, fn: (signal: AbortSignal) => Promise<T> | T, opts?: StepOptions) => this.step<T>('step', name, opts, (p, signal) => this.plainAttempt(p, name, fn, signal)),
+      step: <T>(name: string, fn: (signal: AbortSignal) => Promise<T> | T, opts?: StepOptions) => {
+        validateKey('step name', name);
+        if (typeof fn !== 'function') throw new InvalidArgument('ctx.step', 'needs a function (signal) => value');
+        return this.shield(() => this.step<T>('step', name, opts, (p, signal) => this.plainAttempt(p, name, fn, signal)));
+      },
       transaction: (<T>(a: string | ((tx: TxOps, x: unknown) => Promise<T>), b?: (tx: TxOps, x: unknown) => Promise<T>, opts?: StepOptions) => {
-        const name = typeof a === 'string' ? a : 'transaction';
+        const name = validateKey('step name', typeof a === 'string' ? a : 'transaction');
         const fn = typeof a === 'string' ? b : a;
         if (typeof fn !== 'function') throw new InvalidArgument('ctx.transaction', 'needs a function (tx, external) => Promise');
-        return this.step<T>('transaction', validateKey('step name', name), opts, (p) => this.txAttempt(p, name, fn));
+        return this.shield(() => this.step<T>('transaction', name, opts, (p) => this.txAttempt(p, name, fn)));
       }) as WorkflowContext<unknown>['transaction'],
-      sleep: (duration: Duration) => this.sleep(durationMs('duration', duration, { allowZero: true })),
-      waitForSignal: <T>(name: string, opts?: WaitForSignalOptions) => this.waitForSignal(validateKey('signal name', name), opts) as Promise<Jsonified<T> | undefined>,
-      now: () => this.recorded('now', () => this.deps.store.now()) as Promise<number>,
-      random: () => this.recorded('random', () => Promise.resolve(Math.random())) as Promise<number>,
+      sleep: (duration: Duration) => {
+        const ms = durationMs('duration', duration, { allowZero: true });
+        return this.shield(() => this.sleep(ms));
+      },
+      waitForSignal: <T>(name: string, opts?: WaitForSignalOptions) => {
+        validateKey('signal name', name);
+        const timeoutMs = opts?.timeoutMs === undefined ? null : durationMs('timeoutMs', opts.timeoutMs, { allowZero: true });
+        return this.shield(() => this.waitForSignal(name, timeoutMs)) as Promise<Jsonified<T> | undefined>;
+      },
+      now: () => this.shield(() => this.recorded('now', () => this.deps.store.now())) as Promise<number>,
+      random: () => this.shield(() => this.recorded('random', () => Promise.resolve(Math.random()))) as Promise<number>,
     };
+  }
+
+  /**
+   * Keeps the store's failures out of `run`: code that caught them could take a path the journal never
+   * records. Only a step's journaled failure (`StepFailed`) reaches `run`; anything else ends the pass.
+   */
+  private async shield<T>(body: () => Promise<T>): Promise<T> {
+    try {
+      return await body();
+    } catch (err) {
+      if (err instanceof StepFailed) throw err;
+      if (err instanceof Superseded) return this.stop({ kind: 'superseded' });
+      return this.stop({ kind: 'broken', error: err });
+    }
   }
 
   /**
@@ -226,13 +253,15 @@ export class RunDriver {
   }
 
   private async step<T>(k: 'step' | 'transaction', name: string, opts: StepOptions | undefined, attempt: (p: number, signal: AbortSignal) => Promise<{ v?: unknown }>): Promise<Jsonified<T>> {
-    validateKey('step name', name);
     const p = this.pos++;
     if (this.halted) return never();
     const d = this.at(p, k, name);
     if (d === undefined) return never();
     if (d) return this.replay(name, d) as Jsonified<T>;
     if (!(await this.fresh())) return never();
+    // Another writer may have journaled this position since the pass read the journal.
+    const late = this.journal.done.get(p);
+    if (late) return this.stop({ kind: 'superseded' });
     const retries = this.journal.retries.get(p) ?? [];
     const last = retries[retries.length - 1];
     if (last && !(await this.reached(last.at))) return this.stop({ kind: 'suspended' });
@@ -313,8 +342,7 @@ export class RunDriver {
     return this.stop({ kind: 'suspended' });
   }
 
-  private async waitForSignal(name: string, opts: WaitForSignalOptions | undefined): Promise<unknown> {
-    const timeoutMs = opts?.timeoutMs === undefined ? null : durationMs('timeoutMs', opts.timeoutMs, { allowZero: true });
+  private async waitForSignal(name: string, timeoutMs: number | null): Promise<unknown> {
     const p = this.pos++;
     if (this.halted) return never();
     const d = this.at(p, 'signal', name);

@@ -262,6 +262,8 @@ export class Workflows<X = TxHandle> {
       switch (outcome.kind) {
         case 'superseded':
           continue;
+        case 'broken':
+          throw outcome.error;
         case 'stopped':
           throw new WorkflowInterrupted(id, 'the worker stopped during a step');
         case 'suspended':
