@@ -1,15 +1,16 @@
-import { InvalidOption } from '../../contract/errors.js';
+// SQLite only: joining a TypeORM transaction on the same file runs our SQL through its QueryRunner with SQLite's placeholders; PostgreSQL joins through its executor (QueryRunnerExecutor).
 import { queueWakeChannel, streamWakeChannel } from '../../contract/names.js';
 import type { InboxClaim } from '../../contract/inbox.js';
 import type { JobOpts } from '../../contract/options.js';
-import type { ExternalTx, QueryRunnerLike, TxOps } from '../../contract/types.js';
+import type { QueryRunnerLike, TxOps } from '../../contract/types.js';
+import { assertActiveRunner } from '../shared/tx.js';
 import { NOW_SQL } from './connection.js';
 import type { SqliteCore } from './context.js';
 import { claimAnswer, inboxClaimInput } from './inbox.js';
 import { CLAIM_INBOX, GET_INBOX } from './inbox.sql.js';
 import { INSERT_NOTIFY_SQL } from './notify/notify-log.js';
-import { INSERT_JOB, KEY_IS_LIVE, LIVE_BY_UNIQUE_KEY, REPLACE_PENDING } from './queue.sql.js';
-import { jobInsertParams, stampRunAt } from './rows.js';
+import { insertPlan, type StepAnswer } from './queue-ops.js';
+import { INSERT_JOB } from './queue.sql.js';
 import { INSERT_EVENT, NEXT_SEQ, SAVE_OFFSET } from './stream.sql.js';
 import { enqueueInput, notifyInput, outboxEnqueueInput, publishInput, publishWithKeyInput, saveOffsetInput, type EnqueueInput, type PublishInput } from './tx-input.js';
 import { asStoreError } from './writer.js';
@@ -29,24 +30,6 @@ interface SyncConnection {
 export function syncConnectionOf(runner: QueryRunnerLike): SyncConnection | null {
   const db = (runner as { driver?: { databaseConnection?: unknown } }).driver?.databaseConnection as Partial<SyncConnection> | undefined;
   return db !== undefined && typeof db.exec === 'function' && typeof db.inTransaction === 'boolean' ? (db as SyncConnection) : null;
-}
-
-function noActiveTx(): InvalidOption {
-  return new InvalidOption(
-    'withTx(external)',
-    'is an EntityManager/QueryRunner with no active transaction; pass the manager given by dataSource.transaction(...) or a QueryRunner after startTransaction()',
-  );
-}
-
-function isQueryRunner(x: unknown): x is QueryRunnerLike {
-  return typeof x === 'object' && x !== null && typeof (x as QueryRunnerLike).query === 'function' && 'isTransactionActive' in x;
-}
-
-/** The QueryRunner behind an EntityManager or QueryRunner, asserted to be inside a transaction. */
-export function activeQueryRunner(external: ExternalTx): QueryRunnerLike {
-  const runner = isQueryRunner(external) ? external : (external as { queryRunner?: unknown } | null)?.queryRunner;
-  if (!isQueryRunner(runner) || runner.isTransactionActive !== true || runner.isReleased === true) throw noActiveTx();
-  return runner;
 }
 
 interface Rows {
@@ -118,25 +101,24 @@ export class ExternalTxOps implements TxOps {
     });
   }
 
+  /** The key rules of queue-ops `insertPlan`, run through the caller's connection (which holds the write lock once it wrote). */
   private insertJob(op: string, i: EnqueueInput): Promise<number> {
     return this.atomically(op, async () => {
       const now = await this.now();
-      const st = i.stamp;
-      // The same decisions as queue-ops insertJobs, through the caller's connection (which holds the write lock once it wrote).
-      if (st.uniqueKey !== null) {
-        const live = (await this.query(LIVE_BY_UNIQUE_KEY, [i.queue, st.uniqueKey])).records[0];
-        if (live) {
-          if (st.replace && live.state === 'pending') {
-            await this.query(REPLACE_PENDING, [i.text, st.headersText, stampRunAt(st, now), live.id]);
-            await this.query(INSERT_NOTIFY_SQL, [queueWakeChannel(i.queue), now]);
-          }
-          return Number(live.id);
-        }
+      const plan = insertPlan(i.queue, [i.text], i.stamp, now);
+      let step = plan.next();
+      while (!step.done) {
+        const s = step.value;
+        const answer: StepAnswer =
+          s.kind === 'insert'
+            ? Number((await this.query(`${INSERT_JOB} RETURNING id`, s.params)).records[0]!.id)
+            : s.kind === 'get'
+              ? (await this.query(s.sql, s.params)).records[0]
+              : void (await this.query(s.sql, s.params));
+        step = plan.next(answer);
       }
-      const blocked = st.orderingKey !== null && (await this.query(KEY_IS_LIVE, [i.queue, st.orderingKey])).records.length > 0;
-      const { records } = await this.query(`${INSERT_JOB} RETURNING id`, jobInsertParams(i.queue, i.text, st, now, blocked));
-      if (!blocked) await this.query(INSERT_NOTIFY_SQL, [queueWakeChannel(i.queue), now]);
-      return Number(records[0].id);
+      if (step.value.wake) await this.query(INSERT_NOTIFY_SQL, [queueWakeChannel(i.queue), now]);
+      return step.value.ids[0]!;
     });
   }
 
@@ -169,7 +151,7 @@ export class ExternalTxOps implements TxOps {
 
   private async guard<T>(op: string, fn: () => Promise<T>): Promise<T> {
     this.assertOpen();
-    if (this.runner.isTransactionActive !== true || this.runner.isReleased === true) throw noActiveTx();
+    assertActiveRunner(this.runner);
     try {
       return await fn();
     } catch (err) {
