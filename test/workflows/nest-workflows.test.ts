@@ -1,11 +1,11 @@
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Injectable } from '@nestjs/common';
+import { Injectable, type ModuleMetadata, type Provider } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import type { TxOps } from '../../lib/contract/types.js';
 import { AlkstoreModule, AlkstoreWorkflowsModule, Store, Workflow, Workflows, type WorkflowContext } from '../../lib/nest/index.js';
 import type { DataSource, EntityManager } from 'typeorm';
-import { nestEngines, Widget, type NestDb } from '../nest/nest-fixtures.js';
+import { nestEngines, Widget, type NestDb, type NestEngine } from '../nest/nest-fixtures.js';
 
 @Injectable()
 class Greeter {
@@ -45,30 +45,39 @@ class WidgetWorkflow {
   }
 }
 
+/** Boots one application per describe block on a fresh database: `imports` and `providers` from the database. */
+function bootApp(engine: NestEngine, build: (db: NestDb) => Promise<{ imports: ModuleMetadata['imports']; providers: Provider[] }>): () => { app: TestingModule; db: NestDb } {
+  let db!: NestDb;
+  let app!: TestingModule;
+  beforeAll(async () => {
+    db = await engine.create();
+    app = await Test.createTestingModule(await build(db)).compile();
+    await app.init();
+  }, 60_000);
+  afterAll(async () => {
+    await app?.close();
+    await db?.destroy();
+  }, 60_000);
+  return () => ({ app, db });
+}
+
 for (const engine of nestEngines()) {
   describe(`AlkstoreWorkflowsModule with transaction: 'typeorm' (${engine.name})`, () => {
-    let db!: NestDb;
-    let app!: TestingModule;
     let dataSource!: DataSource;
-    beforeAll(async () => {
-      db = await engine.create();
+    const booted = bootApp(engine, async (db) => {
       dataSource = await db.dataSource();
-      app = await Test.createTestingModule({
+      return {
         imports: [
           AlkstoreModule.forRoot({ dataSource, schema: db.moduleOptions().schema }),
           AlkstoreWorkflowsModule.forRoot({ namespace: 'nest-wf-orm', idlePollIntervalMs: 50, backoffBaseMs: 10, transaction: 'typeorm' }),
         ],
         providers: [WidgetWorkflow],
-      }).compile();
-      await app.init();
-    }, 60_000);
-    afterAll(async () => {
-      await app?.close();
-      await db?.destroy();
-    }, 60_000);
+      };
+    });
 
     it("a transactional step's ORM rows, its alkstore writes and its journal entry commit together: the failed attempt leaves nothing, the retry commits once", async () => {
       widgetAttempts = 0;
+      const { app } = booted();
       const workflows = app.get(Workflows);
       const store = app.get(Store);
       const { id } = await workflows.start('widget-order', { name: 'journaled-widget' });
@@ -80,22 +89,13 @@ for (const engine of nestEngines()) {
   });
 
   describe(`AlkstoreWorkflowsModule (${engine.name})`, () => {
-    let db!: NestDb;
-    let app!: TestingModule;
-    beforeAll(async () => {
-      db = await engine.create();
-      app = await Test.createTestingModule({
-        imports: [AlkstoreModule.forRoot(db.moduleOptions()), AlkstoreWorkflowsModule.forRoot({ namespace: 'nest-wf', idlePollIntervalMs: 50 })],
-        providers: [Greeter, GreetingWorkflow],
-      }).compile();
-      await app.init();
-    }, 60_000);
-    afterAll(async () => {
-      await app?.close();
-      await db?.destroy();
-    }, 60_000);
+    const booted = bootApp(engine, async (db) => ({
+      imports: [AlkstoreModule.forRoot(db.moduleOptions()), AlkstoreWorkflowsModule.forRoot({ namespace: 'nest-wf', idlePollIntervalMs: 50 })],
+      providers: [Greeter, GreetingWorkflow],
+    }));
 
     it('finds @Workflow providers, injects Workflows, and runs them with their injected dependencies', async () => {
+      const { app } = booted();
       const workflows = app.get(Workflows);
       const store = app.get(Store);
       const { id } = await workflows.start('greeting', { name: 'Ada' }, { id: 'greet-ada' });
