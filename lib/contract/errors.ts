@@ -27,7 +27,14 @@ export type AlkstoreErrorCode =
   | 'DRAIN_LIMIT'
   | 'TRANSACTION_IN_PROGRESS'
   | 'TRANSACTION_TIMEOUT'
-  | 'PUBLISH_FAILED';
+  | 'PUBLISH_FAILED'
+  | 'NON_DETERMINISTIC_WORKFLOW'
+  | 'WORKFLOW_FAILED'
+  | 'WORKFLOW_CANCELLED'
+  | 'WORKFLOW_TIMEOUT'
+  | 'STEP_FAILED'
+  | 'UNKNOWN_WORKFLOW'
+  | 'WORKFLOW_INTERRUPTED';
 
 /** Base class of every error alkstore throws on purpose. */
 export class AlkstoreError extends Error {

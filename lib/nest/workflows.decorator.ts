@@ -1,0 +1,26 @@
+import { SetMetadata } from '@nestjs/common';
+import type { WorkflowContext } from '../workflows/types.js';
+
+/** Metadata key of `@Workflow` classes. */
+export const WORKFLOW_METADATA = 'alkstore:workflow';
+
+/** What `@Workflow` records on its class. */
+export interface WorkflowMetadata {
+  readonly name: string;
+  readonly version: number;
+}
+
+/** The shape of a `@Workflow` class: a provider with `run(input, ctx)` (see `alkstore/workflows`). */
+export interface WorkflowClass<I = unknown, O = unknown, X = unknown> {
+  run(input: I, ctx: WorkflowContext<X>): Promise<O>;
+}
+
+/**
+ * Declares a provider class as a durable workflow: its `run(input, ctx)` is the workflow's code
+ * (`ctx.step`, `ctx.transaction`, `ctx.sleep`, `ctx.waitForSignal`, docs/workflows.md).
+ * `AlkstoreWorkflowsModule` finds it; the class must be a provider of the application. Give each
+ * incompatible change a new `version` and keep the old class (with the old version) while its runs finish.
+ */
+export function Workflow(name: string, opts: { version?: number } = {}): ClassDecorator {
+  return SetMetadata(WORKFLOW_METADATA, { name, version: opts.version ?? 1 } satisfies WorkflowMetadata);
+}

@@ -1,0 +1,112 @@
+import { Inject, Injectable, Module, type BeforeApplicationShutdown, type DynamicModule, type OnApplicationBootstrap, type Provider } from '@nestjs/common';
+import { DiscoveryModule, DiscoveryService } from '@nestjs/core';
+import { InvalidOption } from '../contract/errors.js';
+import type { TxOps } from '../contract/types.js';
+import { defineWorkflow } from '../workflows/define.js';
+import type { WorkflowContext, WorkflowDefinition, WorkflowsOptions } from '../workflows/types.js';
+import { createWorkflows, Workflows } from '../workflows/workflows.js';
+import { ALKSTORE_MODULE_OPTIONS } from './alkstore.constants.js';
+import type { AlkstoreModuleOptions } from './interfaces/alkstore-options.interface.js';
+import { Store } from './store.token.js';
+import { AlkstoreTransactions } from './typeorm/alkstore-transactions.service.js';
+import { nestStoreLogger } from './utils/nest-logger.js';
+import { WORKFLOW_METADATA, type WorkflowClass, type WorkflowMetadata } from './workflows.decorator.js';
+
+/** Options of `AlkstoreWorkflowsModule.forRoot`: those of `createWorkflows` but the definitions (found from `@Workflow`). */
+export interface AlkstoreWorkflowsOptions extends Omit<WorkflowsOptions<unknown>, 'workflows' | 'transaction' | 'worker'> {
+  /**
+   * What a transactional step's transaction is: `'store'` (default: `store.withTx`, `external` is the
+   * `TxHandle`) or `'typeorm'` (`AlkstoreTransactions.run`: `external` is the TypeORM `EntityManager`).
+   */
+  readonly transaction?: 'store' | 'typeorm';
+}
+
+const WORKFLOWS_OPTIONS = 'alkstore:workflows-options';
+
+type Definitions = WorkflowDefinition<never, unknown, unknown>[];
+
+/** Finds the `@Workflow` providers; each definition calls its provider's `run` (resolved when it runs). */
+function discover(discovery: DiscoveryService): Definitions {
+  return discovery.getProviders().flatMap((wrapper) => {
+    const type = wrapper.metatype as (abstract new (...args: never[]) => unknown) | null | undefined;
+    const meta = typeof type === 'function' ? (Reflect.getMetadata(WORKFLOW_METADATA, type) as WorkflowMetadata | undefined) : undefined;
+    if (!meta) return [];
+    const label = `@Workflow(${JSON.stringify(meta.name)}) ${type!.name}`;
+    if (typeof (type!.prototype as Partial<WorkflowClass>).run !== 'function') throw new InvalidOption(label, 'needs a method run(input, ctx)');
+    return [
+      defineWorkflow<unknown, unknown, unknown>(meta.name, {
+        version: meta.version,
+        run: (input: unknown, ctx: WorkflowContext<unknown>) => {
+          const instance = wrapper.instance as WorkflowClass | undefined;
+          if (!instance) throw new InvalidOption(label, 'has no instance (a request-scoped or transient provider cannot be a workflow)');
+          return instance.run(input, ctx);
+        },
+      }) as WorkflowDefinition<never, unknown, unknown>,
+    ];
+  });
+}
+
+function workflowsOptions(options: AlkstoreWorkflowsOptions, module: AlkstoreModuleOptions, txs: AlkstoreTransactions, workflows: Definitions): WorkflowsOptions<unknown> {
+  const { transaction, ...rest } = options;
+  if (transaction !== undefined && transaction !== 'store' && transaction !== 'typeorm') throw new InvalidOption('transaction', "must be 'store' or 'typeorm'");
+  return {
+    logger: module?.logger ?? nestStoreLogger(),
+    ...rest,
+    workflows,
+    ...(transaction === 'typeorm' ? { transaction: <T>(fn: (tx: TxOps, external: unknown) => Promise<T>) => txs.run(fn) } : {}),
+  };
+}
+
+/** Runs the workflows' worker from bootstrap to shutdown (not with `AlkstoreModule`'s `workers: false`). */
+@Injectable()
+export class AlkstoreWorkflowsHost implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private worker: Workflows<unknown> | null = null;
+  private definitions: Definitions = [];
+
+  constructor(
+    private readonly store: Store,
+    private readonly discovery: DiscoveryService,
+    private readonly txs: AlkstoreTransactions,
+    @Inject(WORKFLOWS_OPTIONS) private readonly options: AlkstoreWorkflowsOptions,
+    @Inject(ALKSTORE_MODULE_OPTIONS) private readonly module: AlkstoreModuleOptions,
+  ) {}
+
+  /** The definitions found (the `Workflows` provider reads them). */
+  found(): Definitions {
+    if (this.definitions.length === 0) this.definitions = discover(this.discovery);
+    return this.definitions;
+  }
+
+  onApplicationBootstrap(): void {
+    if (this.module?.workers === false || this.worker) return;
+    this.worker = createWorkflows(this.store, { ...workflowsOptions(this.options, this.module, this.txs, this.found()), worker: true });
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    const w = this.worker;
+    this.worker = null;
+    await w?.close();
+  }
+}
+
+/**
+ * Durable workflows in Nest: finds the `@Workflow` providers, provides `Workflows` (start, signal,
+ * cancel, getStatus, waitForResult, list) and runs their worker from bootstrap until shutdown. Import it
+ * next to `AlkstoreModule.forRoot(…)`, whose store it uses.
+ */
+@Module({})
+export class AlkstoreWorkflowsModule {
+  static forRoot(options: AlkstoreWorkflowsOptions = {}): DynamicModule {
+    const providers: Provider[] = [
+      { provide: WORKFLOWS_OPTIONS, useValue: options },
+      AlkstoreWorkflowsHost,
+      {
+        provide: Workflows,
+        useFactory: (store: Store, host: AlkstoreWorkflowsHost, txs: AlkstoreTransactions, module: AlkstoreModuleOptions) =>
+          createWorkflows(store, { ...workflowsOptions(options, module, txs, host.found()), worker: false }),
+        inject: [Store, AlkstoreWorkflowsHost, AlkstoreTransactions, ALKSTORE_MODULE_OPTIONS],
+      },
+    ];
+    return { module: AlkstoreWorkflowsModule, global: true, imports: [DiscoveryModule], providers, exports: [Workflows] };
+  }
+}

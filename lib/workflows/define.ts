@@ -1,0 +1,48 @@
+import { InvalidOption } from '../contract/errors.js';
+import type { TxHandle } from '../contract/types.js';
+import { validateKey } from '../contract/validate.js';
+import type { WorkflowContext, WorkflowDefinition } from './types.js';
+import type { Jsonified } from '../contract/codec.js';
+
+/** What `defineWorkflow` takes besides the name. */
+export interface WorkflowSpec<I, O, X> {
+  /** Positive integer (default 1). Bump it for a change that reorders, adds or removes calls. */
+  readonly version?: number;
+  run(input: Jsonified<I>, ctx: WorkflowContext<X>): Promise<O>;
+}
+
+/** Largest workflow name, in UTF-8 bytes. */
+export const MAX_WORKFLOW_NAME_BYTES = 200;
+
+/** Checks a workflow name: a non-blank, well-formed key of at most 200 UTF-8 bytes. */
+export function validateWorkflowName(name: unknown): string {
+  const n = validateKey('workflow name', name);
+  if (Buffer.byteLength(n, 'utf8') > MAX_WORKFLOW_NAME_BYTES) throw new InvalidOption('workflow name', `must be at most ${MAX_WORKFLOW_NAME_BYTES} UTF-8 bytes`);
+  return n;
+}
+
+/**
+ * Defines a workflow (the plain API; `@Workflow` classes in Nest): its name, its version and its code.
+ * Checked at once: a blank name, a version that is not a positive integer or a missing `run` is an
+ * `InvalidOption` / `InvalidName` naming it.
+ *
+ * ```ts
+ * const greet = defineWorkflow('greet', {
+ *   version: 1,
+ *   async run(input: { name: string }, ctx) {
+ *     const text = await ctx.step('compose', () => `hello ${input.name}`);
+ *     await ctx.sleep('1 s');
+ *     return text;
+ *   },
+ * });
+ * ```
+ */
+export function defineWorkflow<I = unknown, O = unknown, X = TxHandle>(name: string, spec: WorkflowSpec<I, O, X>): WorkflowDefinition<I, O, X> {
+  const n = validateWorkflowName(name);
+  if (spec === null || typeof spec !== 'object') throw new InvalidOption(`workflow ${JSON.stringify(n)}`, 'needs { version, run(input, ctx) }');
+  const version = spec.version ?? 1;
+  if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < 1) throw new InvalidOption(`version of workflow ${JSON.stringify(n)}`, 'must be a positive integer');
+  if (typeof spec.run !== 'function') throw new InvalidOption(`run of workflow ${JSON.stringify(n)}`, 'must be a function (input, ctx) => Promise');
+  const run = spec.run.bind(spec);
+  return Object.freeze({ name: n, version, run });
+}

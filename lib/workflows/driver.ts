@@ -1,0 +1,385 @@
+import { backoffDelayMs } from '../contract/backoff.js';
+import type { Jsonified } from '../contract/codec.js';
+import { InvalidArgument, PermanentError } from '../contract/errors.js';
+import type { JobOpts } from '../contract/options.js';
+import type { Store, TxOps } from '../contract/types.js';
+import { validateKey } from '../contract/validate.js';
+import { durationMs, type Duration } from './duration.js';
+import { NonDeterministicWorkflow, StepFailed, journalError, type JournaledError } from './errors.js';
+import type { CallKind, Entry, Journal, Names } from './journal.js';
+import type { StepOptions, TransactionRunner, WaitForSignalOptions, WorkflowContext, WorkflowDefinition } from './types.js';
+
+// One pass of a run on one worker: replays `run(input, ctx)` against the journal (journaled calls return
+// their outcome, nothing runs), then does new work at the first unjournaled position until the run ends
+// or must wait (a sleep, a signal, a retry's backoff). Waiting ends the pass: the run's job is acked and
+// a timer job (or a signal's job) starts the next pass.
+
+/** What a pass needs of the workflows instance. */
+export interface DriverDeps {
+  readonly store: Store;
+  readonly names: Names;
+  readonly transaction: TransactionRunner<unknown>;
+  /** Options of every job of a run (lease, attempts). */
+  readonly jobOpts: JobOpts;
+  readonly maxAttempts: number;
+  readonly backoffBaseMs: number;
+}
+
+/** Why a pass stopped before `run` settled. */
+export type Halt =
+  | { readonly kind: 'suspended' }
+  | { readonly kind: 'superseded' }
+  | { readonly kind: 'cancelled' }
+  | { readonly kind: 'stopped' }
+  /** The store failed under a call (not the step's own code): the job is retried, the run never sees it. */
+  | { readonly kind: 'broken'; readonly error: unknown }
+  | { readonly kind: 'fatal'; readonly error: NonDeterministicWorkflow };
+
+export type PassOutcome = Halt | { readonly kind: 'returned'; readonly value: unknown } | { readonly kind: 'threw'; readonly error: unknown };
+
+/** Another writer journaled this position first (a reclaimed job's old worker, say): re-read and replay. */
+class Superseded extends Error {}
+
+/** A step function's own throw, told apart from a failing journal write. */
+class StepThrew extends Error {
+  constructor(readonly error: unknown) {
+    super('step threw');
+  }
+}
+
+/**
+ * A promise that never settles, fresh each time: the abandoned `run` awaiting it (and everything it
+ * holds) becomes garbage with it. One shared promise would keep every abandoned run alive forever.
+ */
+function never(): Promise<never> {
+  return new Promise<never>(() => undefined);
+}
+
+function describeCall(k: CallKind, n: string): string {
+  return k === 'sleep' || k === 'now' || k === 'random' ? `${k}()` : `${k} ${JSON.stringify(n)}`;
+}
+
+/** The JSON form of a step's result, wrapped so that `undefined` survives. */
+function wrapResult(name: string, v: unknown): { v?: unknown } {
+  try {
+    return JSON.parse(JSON.stringify({ v })) as { v?: unknown };
+  } catch (err) {
+    throw new StepThrew(new PermanentError(`the result of ${JSON.stringify(name)} is not JSON (${err instanceof Error ? err.message : String(err)})`));
+  }
+}
+
+function isPermanent(err: unknown): boolean {
+  return err instanceof PermanentError || (err instanceof Error && (err as { code?: unknown }).code === 'PERMANENT');
+}
+
+export class RunDriver {
+  private pos = 0;
+  private halted: Halt | null = null;
+  private onHalt!: (h: Halt) => void;
+  private readonly halt = new Promise<Halt>((resolve) => (this.onHalt = resolve));
+  private readonly abort = new AbortController();
+  private knownNow = -Infinity;
+  private readFirst = true;
+  private readonly stream: string;
+
+  constructor(
+    private readonly deps: DriverDeps,
+    readonly id: string,
+    private readonly journal: Journal,
+    private readonly def: WorkflowDefinition<never, unknown, unknown>,
+    private readonly jobSignal: AbortSignal,
+  ) {
+    this.stream = deps.names.runStream(id);
+    if (jobSignal.aborted) this.abort.abort();
+    else jobSignal.addEventListener('abort', this.onJobAbort, { once: true });
+  }
+
+  private readonly onJobAbort = (): void => this.abort.abort();
+
+  /** Detaches from the job's signal (shared by every job of the worker). */
+  dispose(): void {
+    this.jobSignal.removeEventListener('abort', this.onJobAbort);
+  }
+
+  /** Runs the pass until `run` settles or the pass halts. */
+  async execute(): Promise<PassOutcome> {
+    const start = this.journal.start!;
+    const ctx = this.context();
+    const ran = Promise.resolve()
+      .then(() => this.def.run(start.input as never, ctx))
+      .then(
+        (value): PassOutcome => ({ kind: 'returned', value }),
+        (error: unknown): PassOutcome => ({ kind: 'threw', error }),
+      );
+    const outcome = await Promise.race([ran, this.halt]);
+    if (this.halted) return this.halted;
+    // Code that ends before positions its journal holds took another path than the run did.
+    const beyond = this.journal.positions().find((p) => p >= this.pos);
+    if (beyond !== undefined) {
+      const asked = outcome.kind === 'returned' ? 'the end of run' : 'a throw out of run';
+      return { kind: 'fatal', error: new NonDeterministicWorkflow(this.id, beyond, asked, this.journaledAt(beyond)!) };
+    }
+    return outcome;
+  }
+
+  /** What the journal holds at `p`, described, or null. */
+  private journaledAt(p: number): string | null {
+    const j = this.journal;
+    const done = j.done.get(p);
+    const retry = j.retries.get(p)?.[0];
+    if (done) return describeCall(done.k, done.n);
+    if (retry) return describeCall(retry.k, retry.n);
+    if (j.sleeps.has(p)) return describeCall('sleep', '');
+    if (j.waits.has(p)) return describeCall('signal', j.waits.get(p)!.n);
+    return null;
+  }
+
+  /** Called when a cancellation may have been committed: aborts the running step and starts nothing new. */
+  async checkCancelled(): Promise<void> {
+    if (this.halted) return;
+    await this.journal.refresh(this.deps.store, this.stream);
+    if (this.journal.cancelled) this.stop({ kind: 'cancelled' });
+  }
+
+  private stop(h: Halt): Promise<never> {
+    if (!this.halted) {
+      this.halted = h;
+      this.abort.abort();
+      this.onHalt(h);
+    }
+    return never();
+  }
+
+  private context(): WorkflowContext<unknown> {
+    const d = this.def;
+    return {
+      runId: this.id,
+      workflow: d.name,
+      version: d.version,
+      step: <T>(name: string, fn: (signal: AbortSignal) => Promise<T> | T, opts?: StepOptions) => {
+        validateKey('step name', name);
+        if (typeof fn !== 'function') throw new InvalidArgument('ctx.step', 'needs a function (signal) => value');
+        return this.shield(() => this.step<T>('step', name, opts, (p, signal) => this.plainAttempt(p, name, fn, signal)));
+      },
+      transaction: (<T>(a: string | ((tx: TxOps, x: unknown) => Promise<T>), b?: (tx: TxOps, x: unknown) => Promise<T>, opts?: StepOptions) => {
+        const name = validateKey('step name', typeof a === 'string' ? a : 'transaction');
+        const fn = typeof a === 'string' ? b : a;
+        if (typeof fn !== 'function') throw new InvalidArgument('ctx.transaction', 'needs a function (tx, external) => Promise');
+        return this.shield(() => this.step<T>('transaction', name, opts, (p) => this.txAttempt(p, name, fn)));
+      }) as WorkflowContext<unknown>['transaction'],
+      sleep: (duration: Duration) => {
+        const ms = durationMs('duration', duration, { allowZero: true });
+        return this.shield(() => this.sleep(ms));
+      },
+      waitForSignal: <T>(name: string, opts?: WaitForSignalOptions) => {
+        validateKey('signal name', name);
+        const timeoutMs = opts?.timeoutMs === undefined ? null : durationMs('timeoutMs', opts.timeoutMs, { allowZero: true });
+        return this.shield(() => this.waitForSignal(name, timeoutMs)) as Promise<Jsonified<T> | undefined>;
+      },
+      now: () => this.shield(() => this.recorded('now', () => this.deps.store.now())) as Promise<number>,
+      random: () => this.shield(() => this.recorded('random', () => Promise.resolve(Math.random()))) as Promise<number>,
+    };
+  }
+
+  /**
+   * Keeps the store's failures out of `run`: code that caught them could take a path the journal never
+   * records. Only a step's journaled failure (`StepFailed`) reaches `run`; anything else ends the pass.
+   */
+  private async shield<T>(body: () => Promise<T>): Promise<T> {
+    try {
+      return await body();
+    } catch (err) {
+      if (err instanceof StepFailed) throw err;
+      if (err instanceof Superseded) return this.stop({ kind: 'superseded' });
+      return this.stop({ kind: 'broken', error: err });
+    }
+  }
+
+  /**
+   * Checks that the journal holds nothing of another kind or name at `p` (else the run fails with
+   * {@link NonDeterministicWorkflow}) and returns its outcome entry, if any.
+   */
+  private at(p: number, k: CallKind, n: string): (Entry & { t: 'done' }) | null | undefined {
+    const done = this.journal.done.get(p);
+    const there = this.journaledAt(p);
+    const asked = describeCall(k, n);
+    if (there !== null && there !== asked) {
+      void this.stop({ kind: 'fatal', error: new NonDeterministicWorkflow(this.id, p, asked, there) });
+      return undefined;
+    }
+    return done ?? null;
+  }
+
+  /** Before new work: reads what was committed since (signals, a cancellation); false when the pass must stop. */
+  private async fresh(): Promise<boolean> {
+    // The first new call of a pass follows the journal's full read at once: no second read for it.
+    if (this.readFirst) this.readFirst = false;
+    else await this.journal.refresh(this.deps.store, this.stream);
+    if (this.halted) return false;
+    if (this.journal.cancelled) {
+      void this.stop({ kind: 'cancelled' });
+      return false;
+    }
+    if (this.journal.end) {
+      void this.stop({ kind: 'superseded' });
+      return false;
+    }
+    return true;
+  }
+
+  private async reached(instant: number): Promise<boolean> {
+    if (this.knownNow >= instant) return true;
+    this.knownNow = await this.deps.store.now();
+    return this.knownNow >= instant;
+  }
+
+  /** Journals `entry` under its once-only guard, with `more` in the same transaction. */
+  private async append(what: string, entry: Entry, more?: (tx: TxOps) => Promise<unknown>): Promise<void> {
+    const { store, names } = this.deps;
+    await store.withTx(async (tx) => {
+      if ((await tx.inboxClaim(names.journalInbox, names.guard(this.id, what))) !== 'claimed') throw new Superseded();
+      await tx.publish(this.stream, entry);
+      if (more) await more(tx);
+    });
+  }
+
+  private timer(at: number): (tx: TxOps) => Promise<number> {
+    return (tx) => tx.outboxEnqueue(this.deps.names.outbox, { k: 'timer', id: this.id }, { ...this.deps.jobOpts, runAt: at });
+  }
+
+  private replay(name: string, d: Entry & { t: 'done' }): unknown {
+    if (d.e) throw new StepFailed(name, d.a ?? 1, d.e);
+    return d.r?.v;
+  }
+
+  private async step<T>(k: 'step' | 'transaction', name: string, opts: StepOptions | undefined, attempt: (p: number, signal: AbortSignal) => Promise<{ v?: unknown }>): Promise<Jsonified<T>> {
+    const p = this.pos++;
+    if (this.halted) return never();
+    const d = this.at(p, k, name);
+    if (d === undefined) return never();
+    if (d) return this.replay(name, d) as Jsonified<T>;
+    if (!(await this.fresh())) return never();
+    // Another writer may have journaled this position since the pass read the journal.
+    const late = this.journal.done.get(p);
+    if (late) return this.stop({ kind: 'superseded' });
+    const retries = this.journal.retries.get(p) ?? [];
+    const last = retries[retries.length - 1];
+    if (last && !(await this.reached(last.at))) return this.stop({ kind: 'suspended' });
+    const n = retries.length + 1;
+    try {
+      return (await attempt(p, this.abort.signal)).v as Jsonified<T>;
+    } catch (err) {
+      if (err instanceof Superseded) return this.stop({ kind: 'superseded' });
+      if (!(err instanceof StepThrew)) throw err;
+      if (this.jobSignal.aborted) return this.stop({ kind: 'stopped' });
+      await this.checkCancelled();
+      if (this.halted) return never();
+      const error: JournaledError = journalError(err.error);
+      const maxAttempts = opts?.maxAttempts ?? this.deps.maxAttempts;
+      if (n >= maxAttempts || isPermanent(err.error)) {
+        await this.guarded(() => this.append(String(p), { t: 'done', p, k, n: name, e: error, a: n }));
+        if (this.halted) return never();
+        throw new StepFailed(name, n, error);
+      }
+      const at = (await this.deps.store.now()) + backoffDelayMs(n, opts?.backoffBaseMs ?? this.deps.backoffBaseMs);
+      await this.guarded(() => this.append(`${p}/r${n}`, { t: 'retry', p, k, n: name, a: n, e: error, at }, this.timer(at)));
+      return this.stop({ kind: 'suspended' });
+    }
+  }
+
+  /** Runs a journal write; a lost guard halts the pass as superseded. */
+  private async guarded(write: () => Promise<void>): Promise<void> {
+    try {
+      await write();
+    } catch (err) {
+      if (err instanceof Superseded) {
+        void this.stop({ kind: 'superseded' });
+        return;
+      }
+      throw err;
+    }
+  }
+
+  private async plainAttempt<T>(p: number, name: string, fn: (signal: AbortSignal) => Promise<T> | T, signal: AbortSignal): Promise<{ v?: unknown }> {
+    let value: T;
+    try {
+      value = await fn(signal);
+    } catch (err) {
+      throw new StepThrew(err);
+    }
+    const r = wrapResult(name, value);
+    await this.append(String(p), { t: 'done', p, k: 'step', n: name, r });
+    return r;
+  }
+
+  private txAttempt<T>(p: number, name: string, fn: (tx: TxOps, external: unknown) => Promise<T>): Promise<{ v?: unknown }> {
+    const { names } = this.deps;
+    return this.deps.transaction(async (tx, external) => {
+      if ((await tx.inboxClaim(names.journalInbox, names.guard(this.id, String(p)))) !== 'claimed') throw new Superseded();
+      let value: T;
+      try {
+        value = await fn(tx, external);
+      } catch (err) {
+        throw new StepThrew(err);
+      }
+      const r = wrapResult(name, value);
+      await tx.publish(this.stream, { t: 'done', p, k: 'transaction', n: name, r } satisfies Entry);
+      return r;
+    });
+  }
+
+  private async sleep(ms: number): Promise<void> {
+    const p = this.pos++;
+    if (this.halted || this.at(p, 'sleep', '') === undefined) return never();
+    const s = this.journal.sleeps.get(p);
+    if (s) {
+      if (await this.reached(s.until)) return;
+      return this.stop({ kind: 'suspended' });
+    }
+    if (!(await this.fresh())) return never();
+    const until = (await this.deps.store.now()) + ms;
+    await this.guarded(() => this.append(`${p}/s`, { t: 'sleep', p, until }, this.timer(until)));
+    return this.stop({ kind: 'suspended' });
+  }
+
+  private async waitForSignal(name: string, timeoutMs: number | null): Promise<unknown> {
+    const p = this.pos++;
+    if (this.halted) return never();
+    const d = this.at(p, 'signal', name);
+    if (d === undefined) return never();
+    if (d) return (d.r?.v as { d?: unknown } | undefined)?.d;
+    if (!(await this.fresh())) return never();
+    const sig = this.journal.firstUnconsumed(name);
+    if (sig) {
+      await this.guarded(() => this.append(String(p), { t: 'done', p, k: 'signal', n: name, r: { v: { o: sig.offset, d: sig.data } } }));
+      if (this.halted) return never();
+      this.journal.consumed.add(sig.offset);
+      return sig.data;
+    }
+    const w = this.journal.waits.get(p);
+    if (w) {
+      if (w.until !== null && (await this.reached(w.until))) {
+        await this.guarded(() => this.append(String(p), { t: 'done', p, k: 'signal', n: name, r: {} }));
+        if (this.halted) return never();
+        return undefined;
+      }
+      return this.stop({ kind: 'suspended' });
+    }
+    const until = timeoutMs === null ? null : (await this.deps.store.now()) + timeoutMs;
+    await this.guarded(() => this.append(`${p}/w`, { t: 'wait', p, n: name, until }, until === null ? undefined : this.timer(until)));
+    return this.stop({ kind: 'suspended' });
+  }
+
+  private async recorded(k: 'now' | 'random', read: () => Promise<number>): Promise<unknown> {
+    const p = this.pos++;
+    if (this.halted) return never();
+    const d = this.at(p, k, '');
+    if (d === undefined) return never();
+    if (d) return d.r?.v;
+    if (!(await this.fresh())) return never();
+    const v = await read();
+    await this.guarded(() => this.append(String(p), { t: 'done', p, k, n: '', r: { v } }));
+    if (this.halted) return never();
+    return v;
+  }
+}

@@ -1,0 +1,219 @@
+import type { Store, StreamEvent } from '../contract/types.js';
+import type { JournaledError } from './errors.js';
+import type { RunState, RunStep, RunSummary, WorkflowRun } from './types.js';
+
+// The journal of a run is the stream `<ns>:run:<id>`: one event per entry, in commit order. Entries with a
+// position are written by the run's driver, each under a once-only inbox guard in the same transaction, so
+// a position holds at most one entry of each kind; signals and cancellation are written by anyone.
+
+/** What a positioned call was. */
+export type CallKind = 'step' | 'transaction' | 'sleep' | 'signal' | 'now' | 'random';
+
+export type Entry =
+  | { readonly t: 'start'; readonly wf: string; readonly v: number; readonly input: unknown }
+  /** A call's outcome: `r` (wrapped so `undefined` survives JSON) or `e` after `a` attempts. */
+  | { readonly t: 'done'; readonly p: number; readonly k: CallKind; readonly n: string; readonly r?: { readonly v?: unknown }; readonly e?: JournaledError; readonly a?: number }
+  /** Attempt `a` of a step failed; the next one is due at `at`. */
+  | { readonly t: 'retry'; readonly p: number; readonly k: CallKind; readonly n: string; readonly a: number; readonly e: JournaledError; readonly at: number }
+  /** A sleep began; it is over once the database clock reaches `until`. */
+  | { readonly t: 'sleep'; readonly p: number; readonly until: number }
+  /** A wait for signal `n` began; it times out at `until` (null: never). */
+  | { readonly t: 'wait'; readonly p: number; readonly n: string; readonly until: number | null }
+  /** A signal (consumed by the first wait for its name that finds it unconsumed). */
+  | { readonly t: 'signal'; readonly n: string; readonly d: unknown }
+  | { readonly t: 'cancel' }
+  | { readonly t: 'end'; readonly s: 'completed' | 'failed'; readonly r?: { readonly v?: unknown }; readonly e?: JournaledError };
+
+/** The names a namespace's workflows live under. */
+export interface Names {
+  readonly ns: string;
+  /** The outbox whose backing queue carries the runs' jobs. */
+  readonly outbox: string;
+  readonly runsStream: string;
+  readonly runsInbox: string;
+  readonly journalInbox: string;
+  readonly cancelChannel: string;
+  runStream(id: string): string;
+  runChannel(id: string): string;
+  /** Guard of one entry of a run: `<id>#<what>` (`what` never holds `#`). */
+  guard(id: string, what: string): string;
+}
+
+export function namesOf(ns: string): Names {
+  return {
+    ns,
+    outbox: ns,
+    runsStream: `${ns}:runs`,
+    runsInbox: `${ns}:runs`,
+    journalInbox: `${ns}:journal`,
+    cancelChannel: `${ns}:cancel`,
+    runStream: (id) => `${ns}:run:${id}`,
+    runChannel: (id) => `${ns}:run:${id}`,
+    guard: (id, what) => `${id}#${what}`,
+  };
+}
+
+/** A run's journal folded for the driver and for readers. */
+export class Journal {
+  start: (Entry & { t: 'start' }) | null = null;
+  startedAt = 0;
+  end: (Entry & { t: 'end' }) | null = null;
+  cancelled = false;
+  finishedAt: number | null = null;
+  readonly done = new Map<number, Entry & { t: 'done' }>();
+  readonly retries = new Map<number, (Entry & { t: 'retry' })[]>();
+  readonly sleeps = new Map<number, Entry & { t: 'sleep' }>();
+  readonly waits = new Map<number, Entry & { t: 'wait' }>();
+  readonly signals: { offset: number; name: string; data: unknown }[] = [];
+  /** Signal offsets already consumed by a journaled wait. */
+  readonly consumed = new Set<number>();
+  readonly lastAt = new Map<number, number>();
+  offset = 0;
+
+  add(ev: StreamEvent): void {
+    this.offset = ev.offset;
+    const e = ev.payload as Entry;
+    switch (e.t) {
+      case 'start':
+        this.start ??= e;
+        this.startedAt = ev.createdAt;
+        break;
+      case 'done':
+        if (!this.done.has(e.p)) this.done.set(e.p, e);
+        if (e.k === 'signal') {
+          const o = (e.r?.v as { o?: unknown } | null | undefined)?.o;
+          if (typeof o === 'number') this.consumed.add(o);
+        }
+        this.lastAt.set(e.p, ev.createdAt);
+        break;
+      case 'retry':
+        this.retries.set(e.p, [...(this.retries.get(e.p) ?? []), e]);
+        this.lastAt.set(e.p, ev.createdAt);
+        break;
+      case 'sleep':
+        this.sleeps.set(e.p, e);
+        this.lastAt.set(e.p, ev.createdAt);
+        break;
+      case 'wait':
+        this.waits.set(e.p, e);
+        this.lastAt.set(e.p, ev.createdAt);
+        break;
+      case 'signal':
+        this.signals.push({ offset: ev.offset, name: e.n, data: e.d });
+        break;
+      case 'cancel':
+        if (!this.end && !this.cancelled) {
+          this.cancelled = true;
+          this.finishedAt = ev.createdAt;
+        }
+        break;
+      case 'end':
+        if (!this.end && !this.cancelled) {
+          this.end = e;
+          this.finishedAt = ev.createdAt;
+        }
+        break;
+    }
+  }
+
+  private reading: Promise<unknown> = Promise.resolve();
+
+  /** Reads the events after the ones folded so far (one read at a time); true when there were any. */
+  refresh(store: Store, stream: string): Promise<boolean> {
+    const next = this.reading.then(() => this.readMore(store, stream));
+    this.reading = next.catch(() => undefined);
+    return next;
+  }
+
+  private async readMore(store: Store, stream: string): Promise<boolean> {
+    let any = false;
+    for (;;) {
+      const events = await store.stream(stream).readSince(this.offset, 1000);
+      for (const ev of events) this.add(ev);
+      if (events.length > 0) any = true;
+      if (events.length < 1000) return any;
+    }
+  }
+
+  get state(): RunState {
+    if (this.cancelled) return 'cancelled';
+    if (this.end) return this.end.s;
+    return 'running';
+  }
+
+  /** The first signal named `name` that no wait consumed, or null. */
+  firstUnconsumed(name: string): { offset: number; data: unknown } | null {
+    return this.signals.find((s) => s.name === name && !this.consumed.has(s.offset)) ?? null;
+  }
+
+  /** Every journaled position, ascending. */
+  positions(): number[] {
+    return [...new Set([...this.done.keys(), ...this.retries.keys(), ...this.sleeps.keys(), ...this.waits.keys()])].sort((a, b) => a - b);
+  }
+
+  toRun(id: string): WorkflowRun | null {
+    const s = this.start;
+    if (!s) return null;
+    const steps: RunStep[] = this.positions().map((p) => this.stepAt(p));
+    return {
+      id,
+      workflow: s.wf,
+      version: s.v,
+      state: this.state,
+      input: s.input,
+      result: this.end?.s === 'completed' ? this.end.r?.v : undefined,
+      error: this.end?.s === 'failed' ? (this.end.e ?? null) : null,
+      startedAt: this.startedAt,
+      finishedAt: this.finishedAt,
+      steps,
+    };
+  }
+
+  private stepAt(p: number): RunStep {
+    const d = this.done.get(p);
+    const retries = this.retries.get(p) ?? [];
+    const sleep = this.sleeps.get(p);
+    const wait = this.waits.get(p);
+    const at = this.lastAt.get(p) ?? 0;
+    const failures = retries.length + (d?.e ? 1 : 0);
+    if (d) return { position: p, kind: d.k, name: d.n, state: d.e ? 'failed' : 'done', failures, until: null, at };
+    if (sleep) return { position: p, kind: 'sleep', name: '', state: 'sleeping', failures: 0, until: sleep.until, at };
+    if (wait) return { position: p, kind: 'signal', name: wait.n, state: 'waiting', failures: 0, until: wait.until, at };
+    const last = retries[retries.length - 1]!;
+    return { position: p, kind: last.k, name: last.n, state: 'retrying', failures, until: last.at, at };
+  }
+}
+
+/** Reads a whole run's journal. */
+export async function loadJournal(store: Store, names: Names, id: string): Promise<Journal> {
+  const j = new Journal();
+  await j.refresh(store, names.runStream(id));
+  return j;
+}
+
+/** Index entries (`<ns>:runs`, keyed by run id): a start, then at most one terminal state. */
+export type IndexEntry = { readonly s: 'running'; readonly wf: string; readonly v: number } | { readonly s: Exclude<RunState, 'running'> };
+
+/** Folds the runs index into summaries, oldest start first. */
+export async function foldIndex(store: Store, names: Names): Promise<RunSummary[]> {
+  const runs = new Map<string, { id: string; workflow: string; version: number; state: RunState; startedAt: number; finishedAt: number | null }>();
+  let offset = 0;
+  for (;;) {
+    const events = await store.stream(names.runsStream).readSince(offset, 1000);
+    for (const ev of events) {
+      offset = ev.offset;
+      const id = ev.key;
+      if (id === null) continue;
+      const e = ev.payload as IndexEntry;
+      const run = runs.get(id);
+      if (e.s === 'running') {
+        if (!run) runs.set(id, { id, workflow: e.wf, version: e.v, state: 'running', startedAt: ev.createdAt, finishedAt: null });
+      } else if (run && run.state === 'running') {
+        run.state = e.s;
+        run.finishedAt = ev.createdAt;
+      }
+    }
+    if (events.length < 1000) break;
+  }
+  return [...runs.values()];
+}

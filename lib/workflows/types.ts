@@ -1,0 +1,199 @@
+import type { Jsonified } from '../contract/codec.js';
+import type { StoreLogger, TxHandle, TxOps } from '../contract/types.js';
+import type { Duration } from './duration.js';
+import type { JournaledError } from './errors.js';
+
+/** Retries of one step: at-least-once, with the jobs' equal-jitter exponential backoff. */
+export interface StepOptions {
+  /** Attempts before the step fails for good (default: the `createWorkflows` option, 3). */
+  readonly maxAttempts?: number;
+  /** Base of the backoff between attempts, ms (default: the `createWorkflows` option, 5 000). */
+  readonly backoffBaseMs?: number;
+}
+
+/** Options of `ctx.waitForSignal`. */
+export interface WaitForSignalOptions {
+  /** Give up after this long (then the call resolves `undefined`); default: wait forever. */
+  readonly timeoutMs?: Duration;
+}
+
+/**
+ * What `run(input, ctx)` gets. Every call takes the next position of the run's journal; on replay a call
+ * whose position is journaled returns the journaled outcome without running anything. Call them one at
+ * a time (await each) and keep every other side effect inside a step: the code between calls runs again
+ * on every replay.
+ *
+ * `X` is what the store's transaction runner hands a transactional step next to the `TxOps` (the
+ * `transaction` option of `createWorkflows`; by default the store's own `TxHandle`).
+ */
+export interface WorkflowContext<X = TxHandle> {
+  /** The run's id (the `id` given to `start`, or a generated UUID). */
+  readonly runId: string;
+  readonly workflow: string;
+  /** The version this run started on; it replays on that version's code. */
+  readonly version: number;
+  /**
+   * Runs `fn` at least once and journals its result (JSON) in the same transaction that records the step
+   * as done; a replay returns the journaled result without calling `fn`. A throw is retried with backoff
+   * up to `maxAttempts` (a `PermanentError` at once ends the step); the last failure is journaled and
+   * thrown here as {@link StepFailed}, on every replay alike. `signal` aborts when the run is cancelled or
+   * this worker stops. The value comes back as its JSON form, on the first run as on replays.
+   */
+  step<T>(name: string, fn: (signal: AbortSignal) => Promise<T> | T, opts?: StepOptions): Promise<Jsonified<T>>;
+  /**
+   * A step that is a transaction of the store: `fn`'s writes through `tx` (and through `external`, the
+   * joined ORM transaction when `createWorkflows` was given a `transaction` runner) commit together with
+   * the step's journal entry and its once-only guard, or not at all. So its effects happen effectively
+   * once. A throw rolls everything back and is retried like {@link WorkflowContext.step}.
+   */
+  transaction<T>(fn: (tx: TxOps, external: X) => Promise<T>): Promise<Jsonified<T>>;
+  transaction<T>(name: string, fn: (tx: TxOps, external: X) => Promise<T>, opts?: StepOptions): Promise<Jsonified<T>>;
+  /**
+   * Sleeps durably: journals the wake-up time (database clock) with a timer job, and frees the worker.
+   * The run resumes on any worker once the time has come, never earlier.
+   */
+  sleep(duration: Duration): Promise<void>;
+  /**
+   * Waits durably for `workflows.signal(runId, name, data)`: resolves with the data of the first signal of
+   * that name this run has not consumed yet (signals sent before the wait count), or `undefined` once
+   * `timeoutMs` passed without one. Signals are consumed in the order they were committed.
+   */
+  waitForSignal<T = unknown>(name: string, opts?: WaitForSignalOptions): Promise<Jsonified<T> | undefined>;
+  /** The database clock (epoch ms), journaled: a replay sees the same instant. */
+  now(): Promise<number>;
+  /** `Math.random()`, journaled: a replay sees the same number. */
+  random(): Promise<number>;
+}
+
+/** A workflow: a name, a version and the code of that version. Make one with `defineWorkflow`. */
+export interface WorkflowDefinition<I = unknown, O = unknown, X = TxHandle> {
+  readonly name: string;
+  /** Positive integer. New runs start on the highest version given to `createWorkflows`; a run stays on its own. */
+  readonly version: number;
+  /** The workflow's code. Its input is the JSON form of what `start` was given. */
+  run(input: Jsonified<I>, ctx: WorkflowContext<X>): Promise<O>;
+}
+
+/** Where a run is. */
+export type RunState = 'running' | 'completed' | 'failed' | 'cancelled';
+
+/** One journaled position of a run, for timelines (dashboard, tests). */
+export interface RunStep {
+  readonly position: number;
+  /** `step`, `transaction`, `sleep`, `signal`, `now` or `random`. */
+  readonly kind: string;
+  /** The step's name (the signal's name; `''` for sleep, now and random). */
+  readonly name: string;
+  /** `done`, `failed`, `sleeping` (until `until`), `waiting` (for a signal), `retrying` (next attempt at `until`). */
+  readonly state: 'done' | 'failed' | 'sleeping' | 'waiting' | 'retrying';
+  /** Failed attempts so far. */
+  readonly failures: number;
+  readonly until: number | null;
+  /** When the position's last entry committed (epoch ms, database clock). */
+  readonly at: number;
+}
+
+/** A run as its journal tells it (`workflows.getStatus`). */
+export interface WorkflowRun {
+  readonly id: string;
+  readonly workflow: string;
+  readonly version: number;
+  readonly state: RunState;
+  readonly input: unknown;
+  /** The value `run` resolved with (its JSON form), when completed. */
+  readonly result: unknown;
+  /** What ended a failed run, else null. */
+  readonly error: JournaledError | null;
+  /** Epoch ms, database clock. */
+  readonly startedAt: number;
+  readonly finishedAt: number | null;
+  /** The journal, by position. */
+  readonly steps: readonly RunStep[];
+}
+
+/** One row of `workflows.list()`. */
+export interface RunSummary {
+  readonly id: string;
+  readonly workflow: string;
+  readonly version: number;
+  readonly state: RunState;
+  readonly startedAt: number;
+  readonly finishedAt: number | null;
+}
+
+/** Filter of `workflows.list()`. */
+export interface ListRunsOptions {
+  readonly state?: RunState;
+  readonly workflow?: string;
+  /** At most this many, oldest start first (default 1000). */
+  readonly limit?: number;
+}
+
+/** Options of `workflows.start`. */
+export interface StartOptions {
+  /** The run's id (idempotency key): a second start with it starts nothing. Default: a random UUID. */
+  readonly id?: string;
+  /**
+   * Start inside this transaction (a `beginTx()` / `withTx(fn)` handle or the `tx` of
+   * `store.joinTransaction`): the run exists once it commits, and never if it rolls back.
+   */
+  readonly tx?: TxOps;
+}
+
+/** What `workflows.start` did. */
+export interface StartedRun {
+  readonly id: string;
+  /** False when a run with this id already existed (nothing was started). */
+  readonly created: boolean;
+}
+
+/** Options of `workflows.signal`. */
+export interface SignalOptions {
+  /** Send inside this transaction: the signal exists (and wakes the run) once it commits. */
+  readonly tx?: TxOps;
+}
+
+/** Options of `workflows.waitForResult`. */
+export interface WaitForResultOptions {
+  /** Give up with `WorkflowTimeout` after this long (default 60 000 ms). */
+  readonly timeoutMs?: number;
+  /** Re-read the run at least this often in case a wake is lost (default 1 000 ms). */
+  readonly pollMs?: number;
+}
+
+/**
+ * Opens a transaction of the store for a transactional step and calls `fn` with alkstore's operations
+ * and the caller's handle, e.g. `(fn) => store.joinTransaction((body) => dataSource.transaction(body), fn)`.
+ */
+export type TransactionRunner<X> = <T>(fn: (tx: TxOps, external: X) => Promise<T>) => Promise<T>;
+
+/** Options of `createWorkflows`. */
+export interface WorkflowsOptions<X = TxHandle> {
+  /** Every workflow (and every version still running) this process knows. */
+  readonly workflows: readonly WorkflowDefinition<never, unknown, X>[];
+  /** Run steps here (default true); false for a replica that only starts, signals and reads runs. */
+  readonly worker?: boolean;
+  /** Runs advanced at once by this process (default 10). */
+  readonly concurrency?: number;
+  /**
+   * Prefix of the names the workflows' state lives under (streams `<ns>:run:<id>` and `<ns>:runs`, inboxes
+   * `<ns>:runs` and `<ns>:journal`, channels `<ns>:…`, the outbox-backed queue `__alkstore_outbox:<ns>`).
+   * Default `alkstore.workflows`.
+   */
+  readonly namespace?: string;
+  /** Lease of a run's job (ms, default 30 000): a crashed worker's run resumes elsewhere after it. Renewed while a step runs. */
+  readonly leaseMs?: number;
+  /** Safety poll of the worker when no wake arrives (ms, default 1 000). */
+  readonly idlePollIntervalMs?: number;
+  /** How long `close()` waits for running steps (ms, default 10 000). */
+  readonly drainTimeoutMs?: number;
+  /** Default attempts of a step (default 3, like jobs). */
+  readonly maxAttempts?: number;
+  /** Default backoff base of a step (ms, default 5 000, like jobs). */
+  readonly backoffBaseMs?: number;
+  /** Opens the transaction of a transactional step (default: `store.withTx`, with the `TxHandle` as `external`). */
+  readonly transaction?: TransactionRunner<X>;
+  readonly logger?: StoreLogger;
+  /** This worker's id in claims and logs (default a random one). */
+  readonly workerId?: string;
+}

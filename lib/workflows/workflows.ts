@@ -1,0 +1,318 @@
+import { randomUUID } from 'node:crypto';
+import { encodePayload } from '../contract/codec.js';
+import { InvalidName, InvalidOption, PermanentError } from '../contract/errors.js';
+import type { JobOpts } from '../contract/options.js';
+import type { Job, Outbox, Store, StoreLogger, TxHandle, TxOps, WakeReceiver } from '../contract/types.js';
+import { asOption, optionalObject, requireBoolean, requireCount, requireFunction, requireMaxAttempts, requireTimerMs, validateKey, validateName } from '../contract/validate.js';
+import { QueueWorker } from '../worker/queue-worker.js';
+import { validateWorkflowName } from './define.js';
+import { RunDriver, type DriverDeps } from './driver.js';
+import { UnknownWorkflow, journalError, WorkflowCancelled, WorkflowInterrupted, WorkflowFailed, WorkflowTimeout } from './errors.js';
+import { foldIndex, loadJournal, namesOf, type Entry, type IndexEntry, type Names } from './journal.js';
+import type { ListRunsOptions, RunSummary, SignalOptions, StartedRun, StartOptions, TransactionRunner, WaitForResultOptions, WorkflowDefinition, WorkflowRun, WorkflowsOptions } from './types.js';
+
+/** Largest run id, in UTF-8 bytes (it is part of stream names, at most 255 bytes with the namespace). */
+export const MAX_RUN_ID_BYTES = 200;
+/** Largest namespace, in UTF-8 bytes. */
+const MAX_NAMESPACE_BYTES = 40;
+/** Passes of one job that found their position taken by another writer, before the job is retried later. */
+const MAX_SUPERSEDED_PASSES = 5;
+
+const OPTION_KEYS = ['workflows', 'worker', 'concurrency', 'namespace', 'leaseMs', 'idlePollIntervalMs', 'drainTimeoutMs', 'maxAttempts', 'backoffBaseMs', 'transaction', 'logger', 'workerId'];
+
+type AnyDefinition = WorkflowDefinition<never, unknown, unknown>;
+
+const DEFAULT_LOGGER: StoreLogger = {
+  log: () => undefined,
+  warn: (m) => console.warn(m),
+  error: (m, e) => console.error(m, e),
+};
+
+function validateRunId(id: unknown): string {
+  const v = validateKey('workflow id', id);
+  if (Buffer.byteLength(v, 'utf8') > MAX_RUN_ID_BYTES) throw new InvalidName('workflow id', v, `must be at most ${MAX_RUN_ID_BYTES} UTF-8 bytes`);
+  return v;
+}
+
+/**
+ * Durable workflows over one store: starts, signals, cancels and reads runs, and (unless `worker: false`)
+ * advances them. Make one with {@link createWorkflows}; `close()` stops its worker.
+ */
+export class Workflows<X = TxHandle> {
+  private readonly names: Names;
+  private readonly byName = new Map<string, AnyDefinition[]>();
+  private readonly deps: DriverDeps;
+  private readonly outbox: Outbox;
+  private readonly worker: QueueWorker | null;
+  private readonly active = new Set<RunDriver>();
+  private cancelWakes: WakeReceiver | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly store: Store,
+    opts: WorkflowsOptions<X>,
+  ) {
+    const o = asOption(() => optionalObject<WorkflowsOptions<X>>('workflows options', opts)) ?? {};
+    for (const k of Object.keys(o)) if (!OPTION_KEYS.includes(k)) throw new InvalidOption(k.slice(0, 64), `is not a createWorkflows option (${OPTION_KEYS.join(', ')})`);
+    const ns = o.namespace === undefined ? 'alkstore.workflows' : validateName('stream', o.namespace);
+    if (Buffer.byteLength(ns, 'utf8') > MAX_NAMESPACE_BYTES) throw new InvalidOption('namespace', `must be at most ${MAX_NAMESPACE_BYTES} UTF-8 bytes`);
+    this.names = namesOf(ns);
+    if (!Array.isArray(o.workflows)) throw new InvalidOption('workflows', 'must be an array of workflow definitions (defineWorkflow)');
+    for (const [i, d] of (o.workflows as readonly AnyDefinition[]).entries()) {
+      if (d === null || typeof d !== 'object' || typeof d.run !== 'function' || !Number.isSafeInteger(d.version) || d.version < 1) throw new InvalidOption(`workflows[${i}]`, 'must be a workflow definition (defineWorkflow)');
+      const name = validateWorkflowName(d.name);
+      const list = this.byName.get(name) ?? [];
+      if (list.some((x) => x.version === d.version)) throw new InvalidOption(`workflows[${i}]`, `defines workflow ${JSON.stringify(name)} version ${d.version} twice`);
+      list.push(d);
+      list.sort((a, b) => b.version - a.version);
+      this.byName.set(name, list);
+    }
+    const concurrency = o.concurrency === undefined ? 10 : asOption(() => requireCount('concurrency', o.concurrency, 10_000));
+    const leaseMs = o.leaseMs === undefined ? 30_000 : asOption(() => requireTimerMs('leaseMs', o.leaseMs));
+    const idlePollIntervalMs = o.idlePollIntervalMs === undefined ? 1_000 : asOption(() => requireTimerMs('idlePollIntervalMs', o.idlePollIntervalMs));
+    const drainTimeoutMs = o.drainTimeoutMs === undefined ? 10_000 : asOption(() => requireTimerMs('drainTimeoutMs', o.drainTimeoutMs, 0));
+    const maxAttempts = o.maxAttempts === undefined ? 3 : asOption(() => requireMaxAttempts('maxAttempts', o.maxAttempts));
+    const backoffBaseMs = o.backoffBaseMs === undefined ? 5_000 : asOption(() => requireTimerMs('backoffBaseMs', o.backoffBaseMs, 0));
+    const runWorker = o.worker === undefined ? true : asOption(() => requireBoolean('worker', o.worker));
+    const transaction: TransactionRunner<unknown> =
+      o.transaction === undefined ? (fn) => store.withTx((tx) => fn(tx, tx)) : asOption(() => requireFunction<TransactionRunner<unknown>>('transaction', o.transaction));
+    const logger = o.logger ?? DEFAULT_LOGGER;
+    // A run's jobs survive many crashes: each pass counts one attempt, and a crashed pass resumes where the journal ends.
+    const jobOpts: JobOpts = { visibilityTimeoutMs: leaseMs, maxAttempts: 1000, backoffBaseMs: 1000 };
+    this.deps = { store, names: this.names, transaction, jobOpts, maxAttempts, backoffBaseMs };
+    this.outbox = store.outbox(this.names.outbox, jobOpts);
+    this.worker = runWorker
+      ? new QueueWorker({
+          queue: this.outbox.queue,
+          name: `workflows ${JSON.stringify(ns)}`,
+          handler: (job, signal) => this.handle(job, signal),
+          concurrency,
+          prefetch: 0,
+          visibilityTimeoutMs: leaseMs,
+          idlePollIntervalMs,
+          drainTimeoutMs,
+          workerId: o.workerId === undefined ? `workflows-${randomUUID()}` : validateKey('workerId', o.workerId),
+          logger,
+        })
+      : null;
+    if (this.worker) {
+      this.watchCancellations();
+      this.worker.start();
+    }
+  }
+
+  /** The definition new runs of `name` start on: its highest version. */
+  private latest(name: string): AnyDefinition {
+    const d = this.byName.get(name)?.[0];
+    if (!d) throw new UnknownWorkflow(name, null, [...this.byName.keys()]);
+    return d;
+  }
+
+  private definition(name: string, version: number): AnyDefinition {
+    const d = this.byName.get(name)?.find((x) => x.version === version);
+    if (!d) throw new UnknownWorkflow(name, version, [...this.byName.entries()].flatMap(([n, l]) => l.map((x) => `${n}@${x.version}`)));
+    return d;
+  }
+
+  private driveJob(tx: TxOps | null, id: string): Promise<number> {
+    const opts: JobOpts = { ...this.deps.jobOpts, orderingKey: id };
+    const payload = { k: 'drive', id };
+    return tx ? tx.outboxEnqueue(this.names.outbox, payload, opts) : this.outbox.enqueue(payload, opts);
+  }
+
+  /**
+   * Starts a run of `workflow` (a definition or its name; new runs take the highest version) with
+   * `input` (JSON). Idempotent by `id`: when a run with that id exists, nothing is started and
+   * `created` is false. With `tx`, the run commits with the caller's transaction or not at all.
+   * @throws UnknownWorkflow for a workflow this instance was not given; `Codec` for input that is not JSON;
+   *   `InvalidName` for a bad id. All before any I/O.
+   */
+  async start<I>(workflow: WorkflowDefinition<I, unknown, X> | string, input: I, opts?: StartOptions): Promise<StartedRun> {
+    const name = typeof workflow === 'string' ? workflow : (workflow as { name?: unknown } | null)?.name;
+    const def = this.latest(validateWorkflowName(name));
+    const o = asOption(() => optionalObject<StartOptions>('start options', opts)) ?? {};
+    const id = o.id === undefined ? randomUUID() : validateRunId(o.id);
+    encodePayload({ input }, 'input');
+    const start: Entry = { t: 'start', wf: def.name, v: def.version, input };
+    const body = async (tx: TxOps): Promise<StartedRun> => {
+      if ((await tx.inboxClaim(this.names.runsInbox, id)) !== 'claimed') return { id, created: false };
+      await tx.publish(this.names.runStream(id), start);
+      await tx.publishWithKey(this.names.runsStream, id, { s: 'running', wf: def.name, v: def.version } satisfies IndexEntry);
+      await this.driveJob(tx, id);
+      return { id, created: true };
+    };
+    return o.tx ? body(o.tx) : this.store.withTx(body);
+  }
+
+  /**
+   * Sends signal `name` with `data` (JSON, default null) to run `id`: a `ctx.waitForSignal(name)` of the
+   * run, now or later, receives it. With `tx`, it exists (and wakes the run) once the transaction commits.
+   */
+  async signal(id: string, name: string, data: unknown = null, opts?: SignalOptions): Promise<void> {
+    const runId = validateRunId(id);
+    const n = validateKey('signal name', name);
+    const o = asOption(() => optionalObject<SignalOptions>('signal options', opts)) ?? {};
+    encodePayload({ data }, 'signal data');
+    const body = async (tx: TxOps): Promise<void> => {
+      await tx.publish(this.names.runStream(runId), { t: 'signal', n, d: data ?? null } satisfies Entry);
+      await this.driveJob(tx, runId);
+    };
+    await (o.tx ? body(o.tx) : this.store.withTx(body));
+  }
+
+  /**
+   * Cancels a running run: no new step starts, a running step's `AbortSignal` aborts (on the worker that
+   * runs it, within one wake), `waitForResult` rejects with `WorkflowCancelled`. Steps already done stay
+   * done (no compensation runs). Resolves false when the run does not exist or has already ended.
+   */
+  async cancel(id: string): Promise<boolean> {
+    const runId = validateRunId(id);
+    const j = await loadJournal(this.store, this.names, runId);
+    if (!j.start || j.state !== 'running') return false;
+    return this.store.withTx(async (tx) => {
+      if ((await tx.inboxClaim(this.names.journalInbox, this.names.guard(runId, 'end'))) !== 'claimed') return false;
+      await tx.publish(this.names.runStream(runId), { t: 'cancel' } satisfies Entry);
+      await tx.publishWithKey(this.names.runsStream, runId, { s: 'cancelled' } satisfies IndexEntry);
+      await tx.notify(this.names.cancelChannel);
+      await tx.notify(this.names.runChannel(runId));
+      return true;
+    });
+  }
+
+  /** The run as its journal tells it (state, input, result or error, the steps), or null when no run has this id. */
+  async getStatus(id: string): Promise<WorkflowRun | null> {
+    const runId = validateRunId(id);
+    return (await loadJournal(this.store, this.names, runId)).toRun(runId);
+  }
+
+  /**
+   * Waits for run `id` to end, from any process: resolves with its result, rejects with `WorkflowFailed`,
+   * `WorkflowCancelled` or (after `timeoutMs`, default 60 s) `WorkflowTimeout`. Woken by the run's end
+   * committing; re-reads at least every `pollMs` in case a wake is lost.
+   */
+  async waitForResult<T = unknown>(id: string, opts?: WaitForResultOptions): Promise<T> {
+    const runId = validateRunId(id);
+    const o = asOption(() => optionalObject<WaitForResultOptions>('waitForResult options', opts)) ?? {};
+    const timeoutMs = o.timeoutMs === undefined ? 60_000 : requireTimerMs('timeoutMs', o.timeoutMs);
+    const pollMs = o.pollMs === undefined ? 1_000 : requireTimerMs('pollMs', o.pollMs);
+    const wakes = this.store.listen(this.names.runChannel(runId));
+    const deadline = performance.now() + timeoutMs;
+    try {
+      for (;;) {
+        const j = await loadJournal(this.store, this.names, runId);
+        if (j.state === 'completed') return j.end?.r?.v as T;
+        if (j.state === 'failed') throw new WorkflowFailed(runId, j.end!.e ?? { name: 'Error', message: 'failed', code: null });
+        if (j.state === 'cancelled') throw new WorkflowCancelled(runId);
+        const left = deadline - performance.now();
+        if (left <= 0) throw new WorkflowTimeout(runId, timeoutMs, j.start !== null);
+        await wakes.recv(AbortSignal.timeout(Math.max(1, Math.min(pollMs, Math.ceil(left)))));
+      }
+    } finally {
+      wakes.close();
+    }
+  }
+
+  /**
+   * Runs by state and workflow, oldest start first. Reads the whole runs index (`<ns>:runs`): its cost
+   * grows with the number of runs ever started.
+   */
+  async list(opts?: ListRunsOptions): Promise<RunSummary[]> {
+    const o = asOption(() => optionalObject<ListRunsOptions>('list options', opts)) ?? {};
+    const limit = o.limit === undefined ? 1000 : requireCount('limit', o.limit, 10_000);
+    const all = await foldIndex(this.store, this.names);
+    return all.filter((r) => (o.state === undefined || r.state === o.state) && (o.workflow === undefined || r.workflow === o.workflow)).slice(0, limit);
+  }
+
+  /** Stops the worker: no new pass starts, running steps get `drainTimeoutMs` to finish. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.cancelWakes?.close();
+    await this.worker?.stop();
+  }
+
+  private watchCancellations(): void {
+    const wakes = this.store.listen(this.names.cancelChannel);
+    this.cancelWakes = wakes;
+    void (async () => {
+      while ((await wakes.recv()) !== null) {
+        for (const d of this.active) void d.checkCancelled().catch(() => undefined);
+      }
+    })();
+  }
+
+  private async handle(job: Job, signal: AbortSignal): Promise<void> {
+    const { k, id } = job.payload as { k: string; id: string };
+    if (k === 'timer') {
+      await this.driveJob(null, id);
+      return;
+    }
+    for (let pass = 0; pass < MAX_SUPERSEDED_PASSES; pass++) {
+      const j = await loadJournal(this.store, this.names, id);
+      if (!j.start || j.state !== 'running') return;
+      const driver = new RunDriver(this.deps, id, j, this.definition(j.start.wf, j.start.v), signal);
+      this.active.add(driver);
+      let outcome;
+      try {
+        outcome = await driver.execute();
+      } finally {
+        this.active.delete(driver);
+        driver.dispose();
+      }
+      switch (outcome.kind) {
+        case 'superseded':
+          continue;
+        case 'broken':
+          throw outcome.error;
+        case 'stopped':
+          throw new WorkflowInterrupted(id, 'the worker stopped during a step');
+        case 'suspended':
+        case 'cancelled':
+          return;
+        case 'returned':
+          await this.finish(id, completed(outcome.value));
+          return;
+        case 'threw':
+          await this.finish(id, { t: 'end', s: 'failed', e: journalError(outcome.error) });
+          return;
+        case 'fatal':
+          await this.finish(id, { t: 'end', s: 'failed', e: journalError(outcome.error) });
+          return;
+      }
+    }
+    throw new WorkflowInterrupted(id, `another writer journaled first ${MAX_SUPERSEDED_PASSES} times`);
+  }
+
+  private async finish(id: string, end: Entry & { t: 'end' }): Promise<void> {
+    await this.store.withTx(async (tx) => {
+      if ((await tx.inboxClaim(this.names.journalInbox, this.names.guard(id, 'end'))) !== 'claimed') return;
+      await tx.publish(this.names.runStream(id), end);
+      await tx.publishWithKey(this.names.runsStream, id, { s: end.s } satisfies IndexEntry);
+      await tx.notify(this.names.runChannel(id));
+    });
+  }
+}
+
+/** The end entry of a run that returned `v`: its JSON form, or a failure when it has none. */
+function completed(v: unknown): Entry & { t: 'end' } {
+  try {
+    return { t: 'end', s: 'completed', r: JSON.parse(JSON.stringify({ v })) as { v?: unknown } };
+  } catch (err) {
+    return { t: 'end', s: 'failed', e: journalError(new PermanentError(`the result of the workflow is not JSON (${err instanceof Error ? err.message : String(err)})`)) };
+  }
+}
+
+/**
+ * Creates the workflows of a store (the plain API; Nest users inject `Workflows`). Options are checked
+ * at once (`InvalidOption` / `InvalidArgument` naming the option); with `worker` (the default) it starts
+ * advancing runs right away, `concurrency` at a time. Call `close()` before closing the store.
+ *
+ * ```ts
+ * const workflows = createWorkflows(store, { workflows: [greet], concurrency: 4 });
+ * const { id } = await workflows.start(greet, { name: 'Ada' });
+ * console.log(await workflows.waitForResult(id));
+ * ```
+ */
+export function createWorkflows<X = TxHandle>(store: Store, opts: WorkflowsOptions<X>): Workflows<X> {
+  return new Workflows<X>(store, opts);
+}

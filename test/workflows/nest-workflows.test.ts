@@ -1,0 +1,108 @@
+import 'reflect-metadata';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Injectable, type ModuleMetadata, type Provider } from '@nestjs/common';
+import { Test, type TestingModule } from '@nestjs/testing';
+import type { TxOps } from '../../lib/contract/types.js';
+import { AlkstoreModule, AlkstoreWorkflowsModule, Store, Workflow, Workflows, type WorkflowContext } from '../../lib/nest/index.js';
+import type { DataSource, EntityManager } from 'typeorm';
+import { nestEngines, Widget, type NestDb, type NestEngine } from '../nest/nest-fixtures.js';
+
+@Injectable()
+class Greeter {
+  greet(name: string): string {
+    return `hello ${name}`;
+  }
+}
+
+@Workflow('greeting', { version: 2 })
+@Injectable()
+class GreetingWorkflow {
+  constructor(private readonly greeter: Greeter) {}
+
+  async run(input: { name: string }, ctx: WorkflowContext): Promise<string> {
+    const text = await ctx.step('compose', () => this.greeter.greet(input.name));
+    await ctx.transaction('record', async (tx: TxOps) => {
+      await tx.publishWithKey('greetings', ctx.runId, { text });
+    });
+    const reply = await ctx.waitForSignal<string>('reply');
+    return `${text} / ${reply ?? 'no reply'} (v${ctx.version})`;
+  }
+}
+
+let widgetAttempts = 0;
+
+@Workflow('widget-order')
+@Injectable()
+class WidgetWorkflow {
+  async run(input: { name: string }, ctx: WorkflowContext<EntityManager>): Promise<number> {
+    return ctx.transaction('insert-widget', async (tx, em) => {
+      widgetAttempts += 1;
+      const row = await em.save(Widget, { name: input.name });
+      await tx.publishWithKey('widget-events', ctx.runId, { id: row.id });
+      if (widgetAttempts === 1) throw new Error('the first attempt fails after its writes');
+      return row.id;
+    });
+  }
+}
+
+/** Boots one application per describe block on a fresh database: `imports` and `providers` from the database. */
+function bootApp(engine: NestEngine, build: (db: NestDb) => Promise<{ imports: ModuleMetadata['imports']; providers: Provider[] }>): () => { app: TestingModule; db: NestDb } {
+  let db!: NestDb;
+  let app!: TestingModule;
+  beforeAll(async () => {
+    db = await engine.create();
+    app = await Test.createTestingModule(await build(db)).compile();
+    await app.init();
+  }, 60_000);
+  afterAll(async () => {
+    await app?.close();
+    await db?.destroy();
+  }, 60_000);
+  return () => ({ app, db });
+}
+
+for (const engine of nestEngines()) {
+  describe(`AlkstoreWorkflowsModule with transaction: 'typeorm' (${engine.name})`, () => {
+    let dataSource!: DataSource;
+    const booted = bootApp(engine, async (db) => {
+      dataSource = await db.dataSource();
+      return {
+        imports: [
+          AlkstoreModule.forRoot({ dataSource, schema: db.moduleOptions().schema }),
+          AlkstoreWorkflowsModule.forRoot({ namespace: 'nest-wf-orm', idlePollIntervalMs: 50, backoffBaseMs: 10, transaction: 'typeorm' }),
+        ],
+        providers: [WidgetWorkflow],
+      };
+    });
+
+    it("a transactional step's ORM rows, its alkstore writes and its journal entry commit together: the failed attempt leaves nothing, the retry commits once", async () => {
+      widgetAttempts = 0;
+      const { app } = booted();
+      const workflows = app.get(Workflows);
+      const store = app.get(Store);
+      const { id } = await workflows.start('widget-order', { name: 'journaled-widget' });
+      const widgetId = await workflows.waitForResult<number>(id, { timeoutMs: 20_000 });
+      expect(widgetAttempts).toBe(2);
+      expect(await dataSource.getRepository(Widget).findBy({ name: 'journaled-widget' })).toEqual([{ id: widgetId, name: 'journaled-widget' }]);
+      expect((await store.stream('widget-events').readSince(0)).map((e) => e.payload)).toEqual([{ id: widgetId }]);
+    });
+  });
+
+  describe(`AlkstoreWorkflowsModule (${engine.name})`, () => {
+    const booted = bootApp(engine, async (db) => ({
+      imports: [AlkstoreModule.forRoot(db.moduleOptions()), AlkstoreWorkflowsModule.forRoot({ namespace: 'nest-wf', idlePollIntervalMs: 50 })],
+      providers: [Greeter, GreetingWorkflow],
+    }));
+
+    it('finds @Workflow providers, injects Workflows, and runs them with their injected dependencies', async () => {
+      const { app } = booted();
+      const workflows = app.get(Workflows);
+      const store = app.get(Store);
+      const { id } = await workflows.start('greeting', { name: 'Ada' }, { id: 'greet-ada' });
+      await workflows.signal(id, 'reply', 'hi back');
+      await expect(workflows.waitForResult(id, { timeoutMs: 20_000 })).resolves.toBe('hello Ada / hi back (v2)');
+      expect((await store.stream('greetings').readSince(0)).filter((e) => e.key === id)).toHaveLength(1);
+      expect((await workflows.getStatus(id))!.version).toBe(2);
+    });
+  });
+}

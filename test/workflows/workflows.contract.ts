@@ -1,0 +1,429 @@
+import { afterEach, expect, it } from '@jest/globals';
+import { InvalidName, InvalidOption, PermanentError } from '../../lib/contract/errors.js';
+import type { Store } from '../../lib/contract/types.js';
+import {
+  createWorkflows,
+  defineWorkflow,
+  NonDeterministicWorkflow,
+  StepFailed,
+  UnknownWorkflow,
+  WorkflowCancelled,
+  WorkflowFailed,
+  WorkflowTimeout,
+  type WorkflowDefinition,
+  type Workflows,
+  type WorkflowsOptions,
+} from '../../lib/workflows/index.js';
+import { waitFor, withEngineDb, type EngineFixture } from '../helpers/engines.js';
+
+let seq = 0;
+/** A namespace of its own per test, so runs of one test never meet another's. */
+function ns(): string {
+  seq += 1;
+  return `wf-test-${process.pid}-${seq}`;
+}
+
+/** Waits until run `id` has a position in `state` (its journal says it is parked). */
+async function untilParked(w: Workflows, id: string, state: 'waiting' | 'sleeping'): Promise<void> {
+  await waitFor(`run ${id} ${state}`, async () => (await w.getStatus(id))?.steps.some((s) => s.state === state));
+}
+
+export function workflowsContract(engine: EngineFixture): void {
+  let store!: Store;
+  withEngineDb(engine, (_db, s) => {
+    store = s;
+  });
+  const open: Workflows<unknown>[] = [];
+  afterEach(async () => {
+    for (const w of open.splice(0)) await w.close();
+  });
+  function make(opts: Partial<WorkflowsOptions> & Pick<WorkflowsOptions, 'workflows'>): Workflows {
+    const w = createWorkflows(store, { namespace: ns(), idlePollIntervalMs: 50, backoffBaseMs: 20, ...opts });
+    open.push(w as Workflows<unknown>);
+    return w;
+  }
+
+  it('a run executes its steps in order and waitForResult returns what run returned', async () => {
+    const calls: string[] = [];
+    const wf = defineWorkflow('add', {
+      async run(input: { a: number; b: number }, ctx) {
+        const sum = await ctx.step('sum', () => {
+          calls.push('sum');
+          return input.a + input.b;
+        });
+        const doubled = await ctx.step('double', () => {
+          calls.push('double');
+          return sum * 2;
+        });
+        return { doubled };
+      },
+    });
+    const w = make({ workflows: [wf] });
+    const { id, created } = await w.start(wf, { a: 2, b: 3 });
+    expect(created).toBe(true);
+    await expect(w.waitForResult(id, { timeoutMs: 20_000 })).resolves.toEqual({ doubled: 10 });
+    expect(calls).toEqual(['sum', 'double']);
+    const run = await w.getStatus(id);
+    expect(run).toMatchObject({ id, workflow: 'add', version: 1, state: 'completed', input: { a: 2, b: 3 }, result: { doubled: 10 }, error: null });
+    expect(run!.steps.map((s) => [s.position, s.kind, s.name, s.state])).toEqual([
+      [0, 'step', 'sum', 'done'],
+      [1, 'step', 'double', 'done'],
+    ]);
+  });
+
+  it('after a crash, completed steps return their journaled result without running again and the run continues at the first unfinished step', async () => {
+    const namespace = ns();
+    const ran: string[] = [];
+    let crash = true;
+    const wf = defineWorkflow('resume', {
+      async run(_input: null, ctx) {
+        const a = await ctx.step('a', () => {
+          ran.push('a');
+          return { at: 'a', n: 1 };
+        });
+        const b = await ctx.step('b', () => {
+          ran.push('b');
+          if (crash) {
+            crash = false;
+            throw new Error('worker died');
+          }
+          return a.n + 1;
+        });
+        return b;
+      },
+    });
+    // One attempt per step: the "crash" journals a failure only if the step is retried, so give it 2.
+    const w = make({ workflows: [wf], namespace, maxAttempts: 2 });
+    const { id } = await w.start(wf, null);
+    await expect(w.waitForResult(id, { timeoutMs: 20_000 })).resolves.toBe(2);
+    expect(ran).toEqual(['a', 'b', 'b']);
+    const run = await w.getStatus(id);
+    expect(run!.steps[1]).toMatchObject({ name: 'b', state: 'done', failures: 1 });
+  });
+
+  it('start is idempotent by id: a second start with the id starts nothing', async () => {
+    let runs = 0;
+    const wf = defineWorkflow('once', {
+      async run(_input: null, ctx) {
+        return ctx.step('count', () => ++runs);
+      },
+    });
+    const w = make({ workflows: [wf] });
+    const first = await w.start(wf, null, { id: 'order-1' });
+    const second = await w.start('once', null, { id: 'order-1' });
+    expect(first).toEqual({ id: 'order-1', created: true });
+    expect(second).toEqual({ id: 'order-1', created: false });
+    await expect(w.waitForResult('order-1', { timeoutMs: 20_000 })).resolves.toBe(1);
+    expect(runs).toBe(1);
+  });
+
+  it('start inside a transaction commits with it, and a rollback leaves no run', async () => {
+    const wf = defineWorkflow('in-tx', {
+      async run(input: { n: number }, ctx) {
+        return ctx.step('echo', () => input.n);
+      },
+    });
+    const w = make({ workflows: [wf] });
+    await expect(
+      store.withTx(async (tx) => {
+        await w.start(wf, { n: 1 }, { id: 'rolled-back', tx });
+        throw new Error('business write failed');
+      }),
+    ).rejects.toThrow('business write failed');
+    await store.withTx(async (tx) => {
+      await tx.publish('orders-business', { order: 2 });
+      await w.start(wf, { n: 2 }, { id: 'committed', tx });
+    });
+    await expect(w.waitForResult('committed', { timeoutMs: 20_000 })).resolves.toBe(2);
+    expect(await w.getStatus('rolled-back')).toBeNull();
+    await expect(w.waitForResult('rolled-back', { timeoutMs: 300 })).rejects.toBeInstanceOf(WorkflowTimeout);
+  });
+
+  it('a transactional step commits its writes and its journal entry together: a failed attempt leaves no write, the next one commits once', async () => {
+    let attempts = 0;
+    const wf = defineWorkflow('ledger', {
+      async run(input: { order: string }, ctx) {
+        return ctx.transaction('book', async (tx) => {
+          attempts += 1;
+          await tx.publishWithKey('ledger-rows', input.order, { order: input.order, attempt: attempts });
+          if (attempts === 1) throw new Error('constraint violated');
+          return attempts;
+        });
+      },
+    });
+    const w = make({ workflows: [wf] });
+    const { id } = await w.start(wf, { order: 'o-7' });
+    await expect(w.waitForResult(id, { timeoutMs: 20_000 })).resolves.toBe(2);
+    const rows = (await store.stream('ledger-rows').readSince(0)).filter((e) => e.key === 'o-7');
+    expect(rows.map((e) => e.payload)).toEqual([{ order: 'o-7', attempt: 2 }]);
+  });
+
+  it('a step failing on its last attempt throws StepFailed in run, so the workflow can compensate; a PermanentError is not retried', async () => {
+    let charges = 0;
+    const wf = defineWorkflow('saga', {
+      async run(_input: null, ctx) {
+        await ctx.step('reserve', () => 'reserved');
+        try {
+          await ctx.step('charge', () => {
+            charges += 1;
+            throw new PermanentError('card declined');
+          });
+        } catch (err) {
+          await ctx.step('release', () => 'released');
+          if (err instanceof StepFailed) return `compensated: ${err.error.message}`;
+          throw err;
+        }
+        return 'charged';
+      },
+    });
+    const w = make({ workflows: [wf], maxAttempts: 5 });
+    const { id } = await w.start(wf, null);
+    await expect(w.waitForResult(id, { timeoutMs: 20_000 })).resolves.toBe('compensated: card declined');
+    expect(charges).toBe(1);
+    const run = await w.getStatus(id);
+    expect(run!.steps.map((s) => `${s.name}:${s.state}`)).toEqual(['reserve:done', 'charge:failed', 'release:done']);
+  });
+
+  it('a step is retried with backoff up to maxAttempts; a run that throws ends failed with the error', async () => {
+    let tries = 0;
+    const wf = defineWorkflow('flaky', {
+      async run(_input: null, ctx) {
+        await ctx.step(
+          'call',
+          () => {
+            tries += 1;
+            throw new Error(`boom ${tries}`);
+          },
+          { maxAttempts: 3, backoffBaseMs: 10 },
+        );
+        return 'never';
+      },
+    });
+    const w = make({ workflows: [wf] });
+    const { id } = await w.start(wf, null);
+    const err = await w.waitForResult(id, { timeoutMs: 20_000 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WorkflowFailed);
+    expect((err as WorkflowFailed).error).toMatchObject({ name: 'StepFailed', code: 'STEP_FAILED' });
+    expect((err as WorkflowFailed).message).toContain('boom 3');
+    expect(tries).toBe(3);
+    expect((await w.getStatus(id))!.state).toBe('failed');
+  });
+
+  it('ctx.sleep is durable: the run is parked (no worker held), resumes on another worker, and never before the time asked', async () => {
+    const namespace = ns();
+    const wf = defineWorkflow('nap', {
+      async run(_input: null, ctx) {
+        const before = await ctx.now();
+        await ctx.sleep('300 ms');
+        const after = await ctx.now();
+        return after - before;
+      },
+    });
+    const first = make({ workflows: [wf], namespace });
+    const { id } = await first.start(wf, null);
+    await untilParked(first, id, 'sleeping');
+    // The pass that journaled the sleep ends and its job is acked: no worker holds the run while it sleeps.
+    await waitFor('the run released', async () => (await store.outbox(namespace).queue.stats()).processing === 0);
+    expect((await first.getStatus(id))!.state).toBe('running');
+    await first.close();
+    const second = make({ workflows: [wf], namespace });
+    const slept = await second.waitForResult<number>(id, { timeoutMs: 20_000 });
+    expect(slept).toBeGreaterThanOrEqual(300);
+  });
+
+  it('waitForSignal resumes on a signal sent from another store handle, in a transaction, and resolves undefined on timeout', async () => {
+    const namespace = ns();
+    const wf = defineWorkflow('approval', {
+      async run(_input: null, ctx) {
+        const approved = await ctx.waitForSignal<{ by: string }>('approved');
+        const late = await ctx.waitForSignal('never', { timeoutMs: 100 });
+        return { approved, late: late === undefined ? 'timed out' : late };
+      },
+    });
+    const w = make({ workflows: [wf], namespace });
+    const { id } = await w.start(wf, null);
+    await untilParked(w, id, 'waiting');
+    const other = createWorkflows(store, { workflows: [wf], namespace, worker: false });
+    await store.withTx((tx) => other.signal(id, 'approved', { by: 'ada' }, { tx }));
+    await expect(w.waitForResult(id, { timeoutMs: 20_000 })).resolves.toEqual({ approved: { by: 'ada' }, late: 'timed out' });
+  });
+
+  it('a signal sent before the wait is kept for it', async () => {
+    const wf = defineWorkflow('early', {
+      async run(_input: null, ctx) {
+        await ctx.sleep(50);
+        return ctx.waitForSignal('go');
+      },
+    });
+    const w = make({ workflows: [wf] });
+    const { id } = await w.start(wf, null);
+    await w.signal(id, 'go', 42);
+    await expect(w.waitForResult(id, { timeoutMs: 20_000 })).resolves.toBe(42);
+  });
+
+  it('ctx.now and ctx.random are journaled: a replay sees the same values', async () => {
+    let fail = true;
+    const seen: number[][] = [];
+    const wf = defineWorkflow('dice', {
+      async run(_input: null, ctx) {
+        const t = await ctx.now();
+        const r = await ctx.random();
+        seen.push([t, r]);
+        await ctx.step('maybe', () => {
+          if (fail) {
+            fail = false;
+            throw new Error('again');
+          }
+        });
+        return [t, r];
+      },
+    });
+    const w = make({ workflows: [wf] });
+    const { id } = await w.start(wf, null);
+    const result = await w.waitForResult<number[]>(id, { timeoutMs: 20_000 });
+    expect(seen.length).toBe(2);
+    expect(seen[1]).toEqual(seen[0]);
+    expect(result).toEqual(seen[0]);
+  });
+
+  it('cancel stops a run: the running step sees its AbortSignal, no later step starts, waitForResult rejects', async () => {
+    let later = false;
+    const wf = defineWorkflow('long', {
+      async run(_input: null, ctx) {
+        await ctx.step('wait-for-abort', (signal) => new Promise<string>((resolve) => signal.addEventListener('abort', () => resolve('aborted'), { once: true })));
+        await ctx.step('later', () => {
+          later = true;
+        });
+      },
+    });
+    const namespace = ns();
+    const w = make({ workflows: [wf], namespace });
+    const { id } = await w.start(wf, null);
+    await waitFor('the step running', async () => (await store.outbox(namespace).queue.stats()).processing === 1);
+    expect(await w.cancel(id)).toBe(true);
+    await expect(w.waitForResult(id, { timeoutMs: 20_000 })).rejects.toBeInstanceOf(WorkflowCancelled);
+    await waitFor('the job finished', async () => (await store.outbox(namespace).queue.stats()).processing === 0);
+    expect(later).toBe(false);
+    expect((await w.getStatus(id))!.state).toBe('cancelled');
+    expect(await w.cancel(id)).toBe(false);
+    expect(await w.cancel('no-such-run')).toBe(false);
+  });
+
+  it('list filters runs by state and workflow', async () => {
+    const ok = defineWorkflow('ok', { run: async () => 'fine' });
+    const bad = defineWorkflow('bad', {
+      run: async () => {
+        throw new Error('nope');
+      },
+    });
+    const w = make({ workflows: [ok, bad] });
+    const a = await w.start(ok, null, { id: 'a' });
+    const b = await w.start(bad, null, { id: 'b' });
+    await w.waitForResult(a.id, { timeoutMs: 20_000 });
+    await expect(w.waitForResult(b.id, { timeoutMs: 20_000 })).rejects.toBeInstanceOf(WorkflowFailed);
+    expect((await w.list()).map((r) => [r.id, r.workflow, r.state])).toEqual([
+      ['a', 'ok', 'completed'],
+      ['b', 'bad', 'failed'],
+    ]);
+    expect((await w.list({ state: 'failed' })).map((r) => r.id)).toEqual(['b']);
+    expect((await w.list({ workflow: 'ok' })).map((r) => r.id)).toEqual(['a']);
+  });
+
+  it('a replay whose code asks for another step than the journal holds fails the run with NonDeterministicWorkflow naming both and the position, running nothing', async () => {
+    const namespace = ns();
+    const v1 = defineWorkflow('shipping', {
+      async run(_input: null, ctx) {
+        await ctx.step('pack', () => 'packed');
+        await ctx.waitForSignal('ship');
+        return 'v1';
+      },
+    });
+    const w1 = make({ workflows: [v1], namespace });
+    const { id } = await w1.start(v1, null);
+    await untilParked(w1, id, 'waiting');
+    await w1.close();
+    let labelled = false;
+    const changed = defineWorkflow('shipping', {
+      async run(_input: null, ctx) {
+        await ctx.step('label', () => {
+          labelled = true;
+        });
+        return 'changed';
+      },
+    });
+    const w2 = make({ workflows: [changed], namespace });
+    await w2.signal(id, 'ship');
+    const err = await w2.waitForResult(id, { timeoutMs: 20_000 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WorkflowFailed);
+    expect((err as WorkflowFailed).error).toMatchObject({ name: 'NonDeterministicWorkflow', code: 'NON_DETERMINISTIC_WORKFLOW' });
+    expect((err as WorkflowFailed).error.message).toContain('step "label" at position 0');
+    expect((err as WorkflowFailed).error.message).toContain('step "pack"');
+    expect(labelled).toBe(false);
+  });
+
+  it('a replay whose code ends before the positions its journal holds fails the run with NonDeterministicWorkflow', async () => {
+    const namespace = ns();
+    const v1 = defineWorkflow('refund', {
+      async run(_input: null, ctx) {
+        await ctx.step('lookup', () => 1);
+        await ctx.waitForSignal('approve');
+        return 'refunded';
+      },
+    });
+    const w1 = make({ workflows: [v1], namespace });
+    const { id } = await w1.start(v1, null);
+    await untilParked(w1, id, 'waiting');
+    await w1.close();
+    const shortened = defineWorkflow('refund', { run: async () => 'skipped everything' });
+    const w2 = make({ workflows: [shortened], namespace });
+    await w2.signal(id, 'approve');
+    const err = await w2.waitForResult(id, { timeoutMs: 20_000 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WorkflowFailed);
+    expect((err as WorkflowFailed).error.message).toContain('asked for the end of run at position 0, but its journal holds step "lookup"');
+  });
+
+  it('a version tag lets an old run finish on the old code while new runs take the new version', async () => {
+    const namespace = ns();
+    const v1 = defineWorkflow('pricing', {
+      version: 1,
+      async run(_input: null, ctx) {
+        await ctx.waitForSignal('go');
+        return await ctx.step('price-v1', () => 'v1');
+      },
+    });
+    const w1 = make({ workflows: [v1], namespace });
+    const old = await w1.start(v1, null);
+    await untilParked(w1, old.id, 'waiting');
+    await w1.close();
+    const v2 = defineWorkflow('pricing', {
+      version: 2,
+      async run(_input: null, ctx) {
+        return ctx.step('price-v2', () => 'v2');
+      },
+    });
+    const w2 = make({ workflows: [v1, v2] as WorkflowDefinition<never>[], namespace });
+    const fresh = await w2.start('pricing', null);
+    await w2.signal(old.id, 'go');
+    await expect(w2.waitForResult(old.id, { timeoutMs: 20_000 })).resolves.toBe('v1');
+    await expect(w2.waitForResult(fresh.id, { timeoutMs: 20_000 })).resolves.toBe('v2');
+    expect((await w2.getStatus(fresh.id))!.version).toBe(2);
+  });
+
+  it('bad input is a typed error naming it, before any I/O', async () => {
+    const wf = defineWorkflow('typed', { run: async () => null });
+    expect(() => defineWorkflow('  ', { run: async () => null })).toThrow(InvalidName);
+    expect(() => defineWorkflow('x', { version: 0, run: async () => null })).toThrow(/version of workflow "x"/);
+    expect(() => createWorkflows(store, { workflows: [wf, wf], worker: false })).toThrow(InvalidOption);
+    expect(() => createWorkflows(store, { workflows: [wf], concurrency: 0, worker: false })).toThrow(/concurrency/);
+    expect(() => createWorkflows(store, { workflows: [wf], worker: false, concurency: 2 } as WorkflowsOptions)).toThrow(/concurency is not a createWorkflows option/);
+    expect(() => createWorkflows(store, { workflows: [wf], worker: false, namespace: '__alkstore_x' })).toThrow(/reserved/i);
+    const w = make({ workflows: [wf], worker: false });
+    await expect(w.start('missing', null)).rejects.toBeInstanceOf(UnknownWorkflow);
+    await expect(w.start(wf, { n: 1n })).rejects.toThrow(/input/);
+    await expect(w.start(wf, null, { id: '' })).rejects.toBeInstanceOf(InvalidName);
+    await expect(w.signal('x'.repeat(300), 'go')).rejects.toThrow(/workflow id/);
+    await expect(w.waitForResult('r', { timeoutMs: -1 })).rejects.toThrow(/timeoutMs/);
+    expect(await w.list()).toEqual([]);
+    expect(NonDeterministicWorkflow.name).toBe('NonDeterministicWorkflow');
+  });
+}
