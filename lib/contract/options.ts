@@ -16,6 +16,13 @@ export interface QueueOpts {
   backoffBaseMs?: number;
   /** How long dead rows are kept before `sweepExpired` deletes them. Default `null`: forever. */
   deadLetterRetentionMs?: number | null;
+  /**
+   * How long outcome records (a completed job's result and last progress, a cancellation) are kept
+   * before `sweepExpired` deletes them; `null`: forever. Default 604 800 000 (7 days). Unlike the
+   * options above it is not stamped at enqueue: the handle that writes the outcome (the worker's
+   * queue, or the one `cancel` is called on) stamps it on the record then.
+   */
+  resultRetentionMs?: number | null;
 }
 
 /** Per-job options (SPEC §5). */
@@ -66,7 +73,7 @@ export interface EnqueueOpts {
 }
 
 /** Options accepted where a job is enqueued by queue name (transaction handles, outboxes). */
-export type JobOpts = EnqueueOpts & QueueOpts;
+export type JobOpts = EnqueueOpts & Omit<QueueOpts, 'resultRetentionMs'>;
 
 /** Defaults for plain queues. */
 export const DEFAULT_QUEUE_OPTS: Readonly<Required<QueueOpts>> = Object.freeze({
@@ -74,6 +81,7 @@ export const DEFAULT_QUEUE_OPTS: Readonly<Required<QueueOpts>> = Object.freeze({
   maxAttempts: 3,
   backoffBaseMs: 5_000,
   deadLetterRetentionMs: null,
+  resultRetentionMs: 604_800_000,
 });
 
 /** Defaults for outbox-backed queues. */
@@ -82,6 +90,7 @@ export const OUTBOX_QUEUE_OPTS: Readonly<Required<QueueOpts>> = Object.freeze({
   maxAttempts: 5,
   backoffBaseMs: 5_000,
   deadLetterRetentionMs: null,
+  resultRetentionMs: 604_800_000,
 });
 
 /** What is written onto a job row: the resolved stamp, identical on both engines. */
@@ -116,6 +125,12 @@ export function resolveQueueOpts(opts: QueueOpts | undefined, defaults: Readonly
         : o.deadLetterRetentionMs === null
           ? null
           : requireDurationMs('deadLetterRetentionMs', o.deadLetterRetentionMs, { allowZero: true }),
+    resultRetentionMs:
+      o.resultRetentionMs === undefined
+        ? defaults.resultRetentionMs
+        : o.resultRetentionMs === null
+          ? null
+          : requireDurationMs('resultRetentionMs', o.resultRetentionMs, { allowZero: true }),
   };
 }
 

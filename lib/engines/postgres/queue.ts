@@ -4,7 +4,7 @@ import { queueWakeChannel } from '../../contract/names.js';
 import type { JobOpts, QueueOpts } from '../../contract/options.js';
 import { bulkItems, decodeHeaders, validateUniqueKey, type JobHeaders } from '../../contract/job-extras.js';
 import { resolveRateLimit } from '../../contract/queue-settings.js';
-import { ackBatchInput, claimInput, jobIdsInput, listDeadInput, requireBatchSize, requireDurationMs, requireJobId } from '../../contract/validate.js';
+import { ackBatchInput, claimInput, jobIdsInput, listDeadInput, requireBatchSize, requireDurationMs } from '../../contract/validate.js';
 import type { BulkJob, ClaimOpts, Job, JobInfo, ListDeadOpts, Queue, QueueSettings, QueueStats, RateLimit, RedriveResult, WakeReceiver } from '../../contract/types.js';
 import { errorText } from '../../internal/outbox-handle.js';
 import { encodePayload } from '../../contract/codec.js';
@@ -15,6 +15,8 @@ import { always, enqueueBulkJobs, enqueueJob, enqueueJobs, enqueueResolved, move
 import { num, numOrNull } from './executor.js';
 import type { JobRow } from './queue.sql.js';
 import { wakePayload } from './schema-sql.js';
+import { cancelWakeChannel, enqueueAndWaitInput, needsOutcome, progressWakeChannel, reportProgress, resultWakeChannel, waitForOutcome, waitInput, type WaitOpts } from '../../contract/results.js';
+import { ackWithOutcome, cancelJobs, cancelledAmong, flushProgress, getJobWithOutcome, purgeOutcomes, wakeWaitersOfDead, writeProgress } from './outcomes.js';
 
 /** A queue handle; the name is validated (or engine-derived) by the store. */
 export class PostgresQueue implements Queue {
@@ -102,21 +104,44 @@ export class PostgresQueue implements Queue {
   }
 
   async cancel(id: number): Promise<boolean> {
-    this.ctx.guard();
-    const r = await runWaking<Counted>(this.ctx, this.ctx.sql.queue.cancel, [this.name, requireJobId('id', id)], this.wake, promoted);
-    return counted(r) > 0;
+    return (await cancelJobs(this.ctx, this.name, { id })) > 0;
   }
 
   async cancelByKey(uniqueKey: string): Promise<boolean> {
+    return (await cancelJobs(this.ctx, this.name, { uniqueKey })) > 0;
+  }
+
+  cancelByOrderingKey(orderingKey: string): Promise<number> {
+    return cancelJobs(this.ctx, this.name, { orderingKey });
+  }
+
+  cancelledAmong(ids: readonly number[]): Promise<number[]> {
+    return cancelledAmong(this.ctx, this.name, ids);
+  }
+
+  listenCancels(): WakeReceiver {
     this.ctx.guard();
-    const r = await runWaking<Counted>(this.ctx, this.ctx.sql.queue.cancelByKey, [this.name, validateUniqueKey(uniqueKey)], this.wake, promoted);
-    return counted(r) > 0;
+    return this.ctx.hub.listen(cancelWakeChannel(this.name));
+  }
+
+  listenProgress(): WakeReceiver {
+    this.ctx.guard();
+    return this.ctx.hub.listen(progressWakeChannel(this.name));
+  }
+
+  async waitForResult(id: number, opts?: WaitOpts): Promise<unknown> {
+    const w = waitInput(id, opts);
+    this.ctx.guard();
+    return waitForOutcome(() => this.ctx.hub.listen(resultWakeChannel(this.name)), (i) => this.getJob(i), w.id, w.timeoutMs);
+  }
+
+  async enqueueAndWait(payload: unknown, opts?: JobOpts & WaitOpts): Promise<unknown> {
+    const { jobOpts, timeoutMs } = enqueueAndWaitInput(opts);
+    return this.waitForResult(await this.enqueue(payload, jobOpts), { timeoutMs });
   }
 
   async getJob(id: number): Promise<JobInfo | null> {
-    this.ctx.guard();
-    const r = await this.ctx.exec.run<JobRow>(this.ctx.sql.queue.getJob, [this.name, requireJobId('id', id)]);
-    return r.rows[0] ? toJobInfo(r.rows[0]) : null;
+    return getJobWithOutcome(this.ctx, this.name, id, toJobInfo);
   }
 
   async getJobByKey(uniqueKey: string): Promise<JobInfo | null> {
@@ -154,7 +179,7 @@ export class PostgresQueue implements Queue {
     // Two statements on purpose: rows expired now are purged in the same call when their retention is 0.
     const expired = await runWaking<Counted>(this.ctx, this.ctx.sql.queue.expire, [this.name], this.wake, promoted);
     const purged = await this.ctx.exec.run<Counted>(this.ctx.sql.queue.purgeRetained, [this.name]);
-    return { expired: counted(expired), purged: counted(purged) };
+    return { expired: counted(expired), purged: counted(purged) + (await purgeOutcomes(this.ctx, this.name)) };
   }
 
   async listDead(opts?: ListDeadOpts): Promise<JobInfo[]> {
@@ -241,10 +266,11 @@ export class PostgresJob implements Job {
     return this.payload as U;
   }
 
-  async ack(): Promise<boolean> {
+  async ack(result?: unknown): Promise<boolean> {
     this.ctx.guard();
-    const n =
-      this.orderingKey === null
+    const n = needsOutcome(this, result)
+      ? await ackWithOutcome(this.ctx, this, result)
+      : this.orderingKey === null
         ? counted(await this.ctx.exec.run<Counted>(this.ctx.sql.queue.ackPlain, [this.id, this.claimToken]))
         : counted(await runWaking<Counted>(this.ctx, this.ctx.sql.queue.ack, [this.id, this.claimToken], this.wake, promoted));
     this.ctx.outcomes.record(this.queue, 'completed', n);
@@ -254,6 +280,7 @@ export class PostgresJob implements Job {
   async retry(error: unknown, delayMs?: number): Promise<boolean> {
     this.ctx.guard();
     const delay = delayMs === undefined ? backoffDelayMs(this.attempts, this.backoffBaseMs, this.ctx.random) : requireDurationMs('delayMs', delayMs, { allowZero: true });
+    await flushProgress(this.ctx, this);
     const r = await runWaking<{ state: string; woke: string | null; promoted: string }>(
       this.ctx,
       this.ctx.sql.queue.retry,
@@ -262,15 +289,22 @@ export class PostgresJob implements Job {
       (x) => woke(x) || promoted(x),
     );
     if (r.rows[0]) this.ctx.outcomes.record(this.queue, r.rows[0].state === 'dead' ? 'dead' : 'retried');
+    await wakeWaitersOfDead(this.ctx, this, r.rows[0]?.state === 'dead');
     return r.rows.length > 0;
   }
 
   async fail(error: unknown): Promise<boolean> {
     this.ctx.guard();
+    await flushProgress(this.ctx, this);
     const r = await runWaking<Counted>(this.ctx, this.ctx.sql.queue.fail, [this.id, this.claimToken, errorText(error)], this.wake, promoted);
     const n = counted(r);
     this.ctx.outcomes.record(this.queue, 'dead', n);
+    await wakeWaitersOfDead(this.ctx, this, n > 0);
     return n > 0;
+  }
+
+  progress(value: unknown): Promise<boolean> {
+    return reportProgress(this, value, (text) => writeProgress(this.ctx, this, text));
   }
 
   async heartbeat(extendMs: number): Promise<boolean> {

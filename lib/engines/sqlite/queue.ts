@@ -10,7 +10,6 @@ import {
   requireArray,
   requireBatchSize,
   requireDurationMs,
-  requireJobId,
   requireRandomDraw,
 } from '../../contract/validate.js';
 import { bulkItems, decodeHeaders, validateUniqueKey, type JobHeaders } from '../../contract/job-extras.js';
@@ -24,6 +23,8 @@ import * as ops from './queue-ops.js';
 import { COUNTS, PRIORITY_HEADS } from './counts.sql.js';
 import * as Q from './queue.sql.js';
 import { toJobInfo, type JobRow } from './rows.js';
+import { cancelWakeChannel, enqueueAndWaitInput, needsOutcome, progressWakeChannel, reportProgress, resultWakeChannel, waitForOutcome, waitInput, type WaitOpts } from '../../contract/results.js';
+import * as outcomes from './outcomes.js';
 
 /** A queue handle on the SQLite engine (docs/semantics.md, Queues). */
 export class SqliteQueue implements Queue {
@@ -88,19 +89,41 @@ export class SqliteQueue implements Queue {
   }
 
   async cancel(id: number): Promise<boolean> {
-    requireJobId('id', id);
-    return this.core.write('cancel', (ctx) => ops.cancelJob(ctx, this.name, id));
+    return (await outcomes.cancelJobs(this.core, this.name, { id })) > 0;
   }
 
   async cancelByKey(uniqueKey: string): Promise<boolean> {
-    const key = validateUniqueKey(uniqueKey);
-    return this.core.write('cancelByKey', (ctx) => ops.cancelJobByKey(ctx, this.name, key));
+    return (await outcomes.cancelJobs(this.core, this.name, { uniqueKey })) > 0;
   }
 
-  async getJob(id: number): Promise<JobInfo | null> {
-    requireJobId('id', id);
-    const row = await this.core.read('getJob', (conn) => conn.stmt(Q.GET_JOB).get(id, this.name) as JobRow | undefined);
-    return row ? toJobInfo(row) : null;
+  cancelByOrderingKey(orderingKey: string): Promise<number> {
+    return outcomes.cancelJobs(this.core, this.name, { orderingKey });
+  }
+
+  cancelledAmong(ids: readonly number[]): Promise<number[]> {
+    return outcomes.cancelledAmong(this.core, this.name, ids);
+  }
+
+  listenCancels(): WakeReceiver {
+    return this.core.wakes(cancelWakeChannel(this.name));
+  }
+
+  listenProgress(): WakeReceiver {
+    return this.core.wakes(progressWakeChannel(this.name));
+  }
+
+  async waitForResult(id: number, opts?: WaitOpts): Promise<unknown> {
+    const w = waitInput(id, opts);
+    return waitForOutcome(() => this.core.wakes(resultWakeChannel(this.name)), (i) => this.getJob(i), w.id, w.timeoutMs);
+  }
+
+  async enqueueAndWait(payload: unknown, opts?: JobOpts & WaitOpts): Promise<unknown> {
+    const { jobOpts, timeoutMs } = enqueueAndWaitInput(opts);
+    return this.waitForResult(await this.enqueue(payload, jobOpts), { timeoutMs });
+  }
+
+  getJob(id: number): Promise<JobInfo | null> {
+    return outcomes.getJobWithOutcome(this.core, this.name, id);
   }
 
   async getJobByKey(uniqueKey: string): Promise<JobInfo | null> {
@@ -129,7 +152,10 @@ export class SqliteQueue implements Queue {
   }
 
   sweepExpired(): Promise<{ expired: number; purged: number }> {
-    return this.core.write('sweepExpired', (ctx) => ops.sweepQueue(ctx, this.name));
+    return this.core.write('sweepExpired', (ctx) => {
+      const r = ops.sweepQueue(ctx, this.name);
+      return { expired: r.expired, purged: r.purged + outcomes.purgeOutcomes(ctx, this.name) };
+    });
   }
 
   async listDead(opts?: ListDeadOpts): Promise<JobInfo[]> {
@@ -257,8 +283,10 @@ export class SqliteJob implements Job {
     return this.payload as U;
   }
 
-  async ack(): Promise<boolean> {
-    const ok = await this.core.write('ack', (ctx) => ops.ackJob(ctx, this.queue, this.id, this.claimToken, this.orderingKey === null));
+  async ack(result?: unknown): Promise<boolean> {
+    const ok = needsOutcome(this, result)
+      ? await outcomes.ackWithOutcome(this.core, this, result)
+      : await this.core.write('ack', (ctx) => ops.ackJob(ctx, this.queue, this.id, this.claimToken, this.orderingKey === null));
     if (ok) this.core.outcomes.record(this.queue, 'completed');
     return ok;
   }
@@ -270,17 +298,25 @@ export class SqliteJob implements Job {
     // sequence then gives the same delays on both engines. Checked here too, as PostgreSQL does
     // before its statement: a bad draw is refused even on the last attempt, which the write dead-letters.
     const r = delay === undefined ? requireRandomDraw('random', this.core.random()) : 0;
+    await outcomes.flushProgress(this.core, this);
     const ok = await this.core.write('retry', (ctx) => ops.retryJob(ctx, this.queue, this.id, this.claimToken, text, delay, () => r));
     // The row goes dead when this claim was its last attempt (the same rule as the SQL).
     if (ok) this.core.outcomes.record(this.queue, this.attempts >= this.maxAttempts ? 'dead' : 'retried');
+    await outcomes.wakeWaitersOfDead(this.core, this, ok && this.attempts >= this.maxAttempts);
     return ok;
   }
 
   async fail(error: unknown): Promise<boolean> {
     const text = errorText(error);
+    await outcomes.flushProgress(this.core, this);
     const ok = await this.core.write('fail', (ctx) => ops.failJob(ctx, this.queue, this.id, this.claimToken, text));
     if (ok) this.core.outcomes.record(this.queue, 'dead');
+    await outcomes.wakeWaitersOfDead(this.core, this, ok);
     return ok;
+  }
+
+  progress(value: unknown): Promise<boolean> {
+    return reportProgress(this, value, (text) => outcomes.writeProgress(this.core, this, text));
   }
 
   async heartbeat(extendMs: number): Promise<boolean> {
