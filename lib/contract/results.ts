@@ -103,6 +103,8 @@ interface JobProgress {
   timer: ReturnType<typeof setTimeout> | null;
   /** The trailing write's promise, resolved by it. */
   trailing: Promise<boolean> | null;
+  /** The job's last progress write (writes of one job run one after another, so none lands out of order). */
+  chain: Promise<unknown>;
   resolveTrailing: ((ok: boolean) => void) | null;
 }
 
@@ -120,11 +122,16 @@ export function reportProgress(job: Job, value: unknown, write: (text: string) =
   }
   let p = throttles.get(job);
   if (!p) {
-    p = { throttle: new ProgressThrottle(), timer: null, trailing: null, resolveTrailing: null };
+    p = { throttle: new ProgressThrottle(), timer: null, trailing: null, resolveTrailing: null, chain: Promise.resolve() };
     throttles.set(job, p);
   }
   const state = p;
-  if (state.throttle.offer(text, performance.now()) === 'write') return write(text);
+  const serial = (t: string): Promise<boolean> => {
+    const next = state.chain.then(() => write(t));
+    state.chain = next.catch(() => undefined);
+    return next;
+  };
+  if (state.throttle.offer(text, performance.now()) === 'write') return serial(text);
   if (state.trailing) return state.trailing;
   state.trailing = new Promise<boolean>((resolve) => {
     state.resolveTrailing = resolve;
@@ -137,7 +144,7 @@ export function reportProgress(job: Job, value: unknown, write: (text: string) =
     state.resolveTrailing = null;
     const t = state.throttle.take(performance.now());
     if (t === null) return resolve?.(true);
-    write(t).then(
+    serial(t).then(
       (ok) => resolve?.(ok),
       () => resolve?.(false),
     );
@@ -148,13 +155,18 @@ export function reportProgress(job: Job, value: unknown, write: (text: string) =
 }
 
 /**
- * At the outcome: stops the job's trailing progress write and hands back the value it would have
- * written (it goes with the outcome statement), or null. `reported` says whether progress was ever
- * reported (then the outcome is recorded, so the last value stays readable).
+ * At the outcome: stops the job's trailing progress write, waits for a write in flight, and hands
+ * back the value the trailing write would have written (it goes with the outcome), or null.
  */
-export function takeProgress(job: Job): { text: string | null; reported: boolean } {
+export async function settleProgress(job: Job): Promise<string | null> {
   const p = throttles.get(job);
-  if (!p) return { text: null, reported: false };
+  if (!p) return null;
+  const text = takeProgress(p);
+  await p.chain;
+  return text;
+}
+
+function takeProgress(p: JobProgress): string | null {
   if (p.timer) clearTimeout(p.timer);
   p.timer = null;
   const text = p.throttle.take(performance.now());
@@ -162,7 +174,7 @@ export function takeProgress(job: Job): { text: string | null; reported: boolean
   p.resolveTrailing?.(true);
   p.trailing = null;
   p.resolveTrailing = null;
-  return { text, reported: p.throttle.reported };
+  return text;
 }
 
 /** Whether acking `job` with `result` must write an outcome record (instead of the plain delete). */

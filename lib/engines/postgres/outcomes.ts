@@ -1,6 +1,6 @@
 import { decodePayload } from '../../contract/codec.js';
 import { queueWakeChannel } from '../../contract/names.js';
-import { cancelWakeChannel, encodeResult, progressWakeChannel, resultWakeChannel, takeProgress } from '../../contract/results.js';
+import { cancelWakeChannel, encodeResult, progressWakeChannel, resultWakeChannel, settleProgress } from '../../contract/results.js';
 import type { Job, JobInfo } from '../../contract/types.js';
 import { requireArray, requireJobId, validateKey } from '../../contract/validate.js';
 import { validateUniqueKey } from '../../contract/job-extras.js';
@@ -28,7 +28,7 @@ function retentionOf(ctx: PgContext, queue: string): number | null {
 /** `job.ack(result)` writing an outcome record (the result checked before any I/O). Resolves how many rows it ended (0 or 1). */
 export async function ackWithOutcome(ctx: PgContext, job: Claimed & Job, result: unknown): Promise<number> {
   const text = encodeResult(result, job.id, ctx.maxPayloadBytes);
-  const progress = takeProgress(job).text;
+  const progress = await settleProgress(job);
   const r = await runWaking<{ n: string }>(
     ctx,
     ctx.sql.queue.ackOutcome,
@@ -51,7 +51,7 @@ export async function writeProgress(ctx: PgContext, job: Claimed, text: string):
  * last value is always stored with the outcome).
  */
 export async function flushProgress(ctx: PgContext, job: Claimed & Job): Promise<void> {
-  const { text } = takeProgress(job);
+  const text = await settleProgress(job);
   if (text !== null) await writeProgress(ctx, job, text);
 }
 

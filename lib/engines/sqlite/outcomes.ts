@@ -1,5 +1,5 @@
 import { decodePayload } from '../../contract/codec.js';
-import { cancelWakeChannel, encodeResult, progressWakeChannel, resultWakeChannel, takeProgress } from '../../contract/results.js';
+import { cancelWakeChannel, encodeResult, progressWakeChannel, resultWakeChannel, settleProgress } from '../../contract/results.js';
 import type { Job, JobInfo } from '../../contract/types.js';
 import { requireArray, requireJobId, validateKey } from '../../contract/validate.js';
 import { validateUniqueKey } from '../../contract/job-extras.js';
@@ -23,14 +23,9 @@ function keepUntil(core: SqliteCore, queue: string, now: number): number | null 
 }
 
 /** `job.ack(result)` writing an outcome record (the result checked before any I/O). */
-export function ackWithOutcome(core: SqliteCore, job: Claimed & Job, result: unknown): Promise<boolean> {
-  let text: string | null;
-  try {
-    text = encodeResult(result, job.id, core.maxPayloadBytes);
-  } catch (err) {
-    return Promise.reject(err);
-  }
-  const progress = takeProgress(job).text;
+export async function ackWithOutcome(core: SqliteCore, job: Claimed & Job, result: unknown): Promise<boolean> {
+  const text = encodeResult(result, job.id, core.maxPayloadBytes);
+  const progress = await settleProgress(job);
   return core.write('ack', (ctx) => {
     const now = ctx.now;
     const params = { id: job.id, token: job.claimToken, now, state: 'completed', result: text, progress, keepUntil: keepUntil(core, job.queue, now) };
@@ -52,7 +47,7 @@ export function writeProgress(core: SqliteCore, job: Claimed, text: string): Pro
 
 /** Before a retry or fail: the progress value still waiting for its window is written first. */
 export async function flushProgress(core: SqliteCore, job: Claimed & Job): Promise<void> {
-  const { text } = takeProgress(job);
+  const text = await settleProgress(job);
   if (text !== null) await writeProgress(core, job, text);
 }
 
