@@ -142,7 +142,8 @@ export function resolveJobStamp(queueOpts: Required<QueueOpts>, opts: JobOpts | 
   const o = optionalObject<JobOpts>('job opts', opts) ?? {};
   // Only undefined (absent) means "the queue's value"; null is refused like every other
   // wrongly typed option (SPEC §3), as for priority and delayMs.
-  const q = resolveQueueOpts(
+  // resultRetentionMs is not stamped (the outcome's writer reads it): left out of the stamp.
+  const { resultRetentionMs: _unstamped, ...q } = resolveQueueOpts(
     {
       visibilityTimeoutMs: o.visibilityTimeoutMs === undefined ? queueOpts.visibilityTimeoutMs : o.visibilityTimeoutMs,
       maxAttempts: o.maxAttempts === undefined ? queueOpts.maxAttempts : o.maxAttempts,

@@ -17,6 +17,11 @@ export function progressContract(engine: EngineFixture): void {
     expect(await job.progress({ pct: 40, stage: 'upload' })).toBe(true);
     const info = (await env.other.queue(q.name).getJob(id))!;
     expect([info.state, info.progress]).toEqual(['processing', { pct: 40, stage: 'upload' }]);
+    // The admin API (dashboards, the CLI) shows it too, and the outcome record once the job completes.
+    expect((await env.other.admin().jobDetail(q.name, id))!.progress).toEqual({ pct: 40, stage: 'upload' });
+    await job.ack('done');
+    const detail = (await env.other.admin().jobDetail(q.name, id))!;
+    expect([detail.state, detail.progress, detail.result, detail.workerId]).toEqual(['completed', { pct: 40, stage: 'upload' }, 'done', null]);
   });
 
   it('wakes listenProgress receivers of another store on commit', async () => {

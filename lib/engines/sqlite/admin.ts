@@ -1,3 +1,4 @@
+import { getJobWithOutcome } from './outcomes.js';
 import type { JobDetail, JobPage, JobSearch, JobSearchPage, ListenerState, ListJobsOpts, LockInfo, NamePageOpts, StoreAdmin, StreamInfo, ThroughputPoint } from '../../contract/admin.js';
 import { AUDIT_STREAM } from '../../contract/names.js';
 import type { RedriveResult, Stream } from '../../contract/types.js';
@@ -102,7 +103,10 @@ export class SqliteAdmin implements StoreAdmin {
     const name = validateQueue(queue);
     const jobId = requireJobId('id', id);
     const row = await this.core.read('admin.jobDetail', (conn) => conn.stmt(JOB_DETAIL).get({ queue: name, id: jobId }) as (JobRow & { worker_id: string | null; blocked: number }) | undefined);
-    return row ? { ...toJobInfo(row), workerId: row.worker_id, blocked: row.blocked === 1 } : null;
+    // Progress, and the outcome record of a completed or cancelled job (issue #27).
+    const full = await getJobWithOutcome(this.core, name, jobId);
+    if (!row) return full ? { ...full, workerId: null, blocked: false } : null;
+    return { ...toJobInfo(row), ...(full?.progress === undefined ? {} : { progress: full.progress }), workerId: row.worker_id, blocked: row.blocked === 1 };
   }
 
   auditLog(): Stream {
