@@ -118,20 +118,15 @@ export function resolveQueueOpts(opts: QueueOpts | undefined, defaults: Readonly
     visibilityTimeoutMs: o.visibilityTimeoutMs === undefined ? defaults.visibilityTimeoutMs : requireDurationMs('visibilityTimeoutMs', o.visibilityTimeoutMs),
     maxAttempts: o.maxAttempts === undefined ? defaults.maxAttempts : requireMaxAttempts('maxAttempts', o.maxAttempts),
     backoffBaseMs: o.backoffBaseMs === undefined ? defaults.backoffBaseMs : requireDurationMs('backoffBaseMs', o.backoffBaseMs, { allowZero: true }),
-    // undefined means "the default"; an explicit null means "keep dead rows forever".
-    deadLetterRetentionMs:
-      o.deadLetterRetentionMs === undefined
-        ? defaults.deadLetterRetentionMs
-        : o.deadLetterRetentionMs === null
-          ? null
-          : requireDurationMs('deadLetterRetentionMs', o.deadLetterRetentionMs, { allowZero: true }),
-    resultRetentionMs:
-      o.resultRetentionMs === undefined
-        ? defaults.resultRetentionMs
-        : o.resultRetentionMs === null
-          ? null
-          : requireDurationMs('resultRetentionMs', o.resultRetentionMs, { allowZero: true }),
+    deadLetterRetentionMs: retentionOpt('deadLetterRetentionMs', o.deadLetterRetentionMs, defaults.deadLetterRetentionMs),
+    resultRetentionMs: retentionOpt('resultRetentionMs', o.resultRetentionMs, defaults.resultRetentionMs),
   };
+}
+
+/** A retention option: undefined means "the default"; an explicit null means "keep forever". */
+function retentionOpt(name: string, v: number | null | undefined, dflt: number | null): number | null {
+  if (v === undefined) return dflt;
+  return v === null ? null : requireDurationMs(name, v, { allowZero: true });
 }
 
 /**

@@ -457,26 +457,6 @@ export function queueSql(s: SchemaSql) {
        cnt AS (${moved(s, 'u', 'processing')})
        SELECT u.id, ${s.notify('$3')}::text AS woke, ${foldSometimes(s.q, 'SELECT u.queue')} AS folded FROM u`,
     ),
-    /** $1 queue, $2 id, $3 wake payload → n. */
-    cancel: s.def(
-      'q_cancel',
-      `WITH t AS (SELECT ${NOW_MS} AS ms),
-       d AS (DELETE FROM ${jobs} j WHERE j.queue = $1::text AND j.id = $2::bigint RETURNING ${FINISHED}, j.state, j.run_at),
-       cnt AS (${deleted(s, 'd')})
-       SELECT (SELECT count(*) FROM d) AS n, ${promoteFrom(s, 'd', '$3')} AS promoted, ${foldSometimes(s.q, 'SELECT $1::text FROM d LIMIT 1')} AS folded`,
-    ),
-    /** $1 queue, $2 unique key, $3 wake payload → n. */
-    cancelByKey: s.def(
-      'q_cancel_by_key',
-      `WITH t AS (SELECT ${NOW_MS} AS ms),
-       d AS (
-         DELETE FROM ${jobs} j WHERE j.queue = $1::text AND j.unique_key = $2::text AND j.state IN ('pending', 'processing')
-         RETURNING ${FINISHED}, j.state, j.run_at),
-       cnt AS (${deleted(s, 'd')})
-       SELECT (SELECT count(*) FROM d) AS n, ${promoteFrom(s, 'd', '$3')} AS promoted, ${foldSometimes(s.q, 'SELECT $1::text FROM d LIMIT 1')} AS folded`,
-    ),
-    /** $1 queue, $2 id. */
-    getJob: s.def('q_get', `SELECT ${jobColumns('j')} FROM ${jobs} j WHERE j.queue = $1::text AND j.id = $2::bigint`),
     /** $1 queue, $2 unique key. */
     getJobByKey: s.def(
       'q_get_by_key',

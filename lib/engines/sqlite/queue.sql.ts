@@ -107,8 +107,6 @@ export const RELEASE = `UPDATE __alkstore_jobs
   WHERE ${VALID}`;
 
 export const CANCEL = 'DELETE FROM __alkstore_jobs WHERE id = ? AND queue = ? RETURNING ordering_key, blocked';
-export const CANCEL_BY_KEY = `DELETE FROM __alkstore_jobs WHERE queue = ? AND unique_key = ? AND state IN ('pending', 'processing') RETURNING ordering_key, blocked`;
-export const GET_JOB = `SELECT ${JOB_COLUMNS} FROM __alkstore_jobs WHERE id = ? AND queue = ?`;
 export const GET_JOB_BY_KEY = `SELECT ${JOB_COLUMNS} FROM __alkstore_jobs WHERE queue = ? AND unique_key = ? AND state IN ('pending', 'processing')`;
 
 export const EXPIRE = `UPDATE __alkstore_jobs
