@@ -257,3 +257,6 @@ export function enqueueAndWaitInput(opts: (JobOpts & WaitOpts) | undefined): { j
   const headers = optionalObject<Record<string, string>>('headers', jobOpts.headers) ?? {};
   return { jobOpts: { ...jobOpts, headers: { ...headers, [WAIT_HEADER]: '1' } }, timeoutMs: ms };
 }
+
+/** Which jobs a cancel ends: one by id, the live holder of a unique key, or every live job of an ordering key. */
+export type CancelTarget = { readonly id: number } | { readonly uniqueKey: string } | { readonly orderingKey: string };

@@ -115,11 +115,8 @@ export interface JobInfo<T = unknown> {
   readonly finishedAt?: number;
 }
 
-/**
- * A claimed job. Every op is fenced by the claim token and deadline: it
- * resolves `false` once the row was reclaimed, finished, or its deadline passed.
- */
-export interface Job<T = unknown> {
+/** What a claim tells about the job it claimed: the fields of {@link Job}. */
+export interface JobFields<T = unknown> {
   readonly id: number;
   readonly queue: string;
   /** The payload as it comes back: the JSON shape of what was sent ({@link Jsonified}). */
@@ -150,6 +147,13 @@ export interface Job<T = unknown> {
   readonly uniqueKey: string | null;
   /** The job's `orderingKey`, or null: while this job is live, later jobs with the key wait. */
   readonly orderingKey: string | null;
+}
+
+/**
+ * A claimed job. Every op is fenced by the claim token and deadline: it
+ * resolves `false` once the row was reclaimed, finished, or its deadline passed.
+ */
+export interface Job<T = unknown> extends JobFields<T> {
   /** The payload, typed by the caller (no runtime check). */
   payloadAs<U>(): U;
   /**

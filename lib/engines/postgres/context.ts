@@ -1,5 +1,5 @@
 import { Codec, PayloadTooLarge } from '../../contract/errors.js';
-import { requireArray, requireOffset, validateKey, validateName, validateStoredName } from '../../contract/validate.js';
+import { requireOffset, validateKey, validateName, validateStoredName } from '../../contract/validate.js';
 import { encodePayload, utf8Length } from '../../contract/codec.js';
 import { queueWakeChannel, streamWakeChannel } from '../../contract/names.js';
 import { resolveJobStamp, type JobOpts, type JobWrite, type QueueOpts } from '../../contract/options.js';
@@ -75,39 +75,6 @@ export async function enqueueResolved(ctx: PgContext, exec: Executor, queue: str
   return num(r.rows[0]!.id);
 }
 
-/** Enqueues many jobs in one statement; ids in payload order. */
-export async function enqueueJobs(ctx: PgContext, exec: Executor, queue: string, queueOpts: Required<QueueOpts>, payloads: readonly unknown[], opts?: JobOpts): Promise<number[]> {
-  const list = requireArray('payloads', payloads);
-  const stamp = resolveJobStamp(queueOpts, opts);
-  const texts = list.map((p, i) => encodePayload(p, `payloads[${i}]`, ctx.maxPayloadBytes));
-  if (texts.length === 0) return [];
-  const wake = wakePayload(queueWakeChannel(queue));
-  const r = keyed(stamp)
-    ? await exec.wakes.run(wake, (w) => exec.run<{ id: string }>(ctx.sql.queue.enqueueManyCall, [queue, texts, ...stampParams(stamp), w, ...extraParams(stamp)]), always)
-    : await exec.wakes.run(wake, (w) => exec.run<{ id: string }>(ctx.sql.queue.enqueueMany, [queue, texts, ...stampParams(stamp), w, stamp.headersText]), always);
-  return r.rows.map((row) => num(row.id));
-}
-
-/** enqueueBulk: every item stamped and encoded first, then one enqueue_job call each in one transaction. */
-export async function enqueueBulkJobs(ctx: PgContext, queue: string, queueOpts: Required<QueueOpts>, jobs: readonly { payload: unknown; opts?: JobOpts }[]): Promise<number[]> {
-  const items = jobs.map((j, i) => ({ text: encodePayload(j.payload, `jobs[${i}].payload`, ctx.maxPayloadBytes), stamp: resolveJobStamp(queueOpts, j.opts) }));
-  if (items.length === 0) return [];
-  const wake = wakePayload(queueWakeChannel(queue));
-  const orderingKeys = [...new Set(items.flatMap((it) => (it.stamp.orderingKey === null ? [] : [it.stamp.orderingKey])))];
-  const uniqueKeys = [...new Set(items.flatMap((it) => (it.stamp.uniqueKey === null ? [] : [it.stamp.uniqueKey])))];
-  return ctx.inTransaction(async (exec) => {
-    // Every key lock of the bulk first, in the canonical order (`lock_keys`): taken item by item,
-    // two bulks with the same keys in different orders would deadlock.
-    if (orderingKeys.length + uniqueKeys.length > 1) await exec.run(ctx.sql.queue.lockKeys, [queue, orderingKeys, uniqueKeys]);
-    const ids: number[] = [];
-    for (const it of items) {
-      const r = await exec.wakes.run(wake, (w) => exec.run<{ id: string }>(ctx.sql.queue.enqueueCall, [queue, it.text, ...stampParams(it.stamp), w, ...extraParams(it.stamp)]), always);
-      ids.push(num(r.rows[0]!.id));
-    }
-    return ids;
-  });
-}
-
 export function keyed(st: JobWrite): boolean {
   return st.uniqueKey !== null || st.orderingKey !== null;
 }
@@ -117,7 +84,7 @@ export function stampParams(st: JobWrite): unknown[] {
 }
 
 /** $12..$15 of the enqueue functions. */
-function extraParams(st: JobWrite): unknown[] {
+export function extraParams(st: JobWrite): unknown[] {
   return [st.headersText, st.uniqueKey, st.replace, st.orderingKey];
 }
 

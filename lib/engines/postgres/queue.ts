@@ -1,211 +1,228 @@
-import { backoffDelayMs } from '../../contract/backoff.js';
 import { decodePayload } from '../../contract/codec.js';
+import { decodeHeaders } from '../../contract/job-extras.js';
 import { queueWakeChannel } from '../../contract/names.js';
-import type { JobOpts, QueueOpts } from '../../contract/options.js';
-import { bulkItems, decodeHeaders, validateUniqueKey, type JobHeaders } from '../../contract/job-extras.js';
-import { resolveRateLimit } from '../../contract/queue-settings.js';
-import { ackBatchInput, claimInput, jobIdsInput, listDeadInput, requireBatchSize, requireDurationMs } from '../../contract/validate.js';
-import type { BulkJob, ClaimOpts, Job, JobInfo, ListDeadOpts, Queue, QueueSettings, QueueStats, RateLimit, RedriveResult, WakeReceiver } from '../../contract/types.js';
-import { errorText } from '../../internal/outbox-handle.js';
-import { encodePayload } from '../../contract/codec.js';
-import { resolveJobStamp, type JobWrite } from '../../contract/options.js';
-import { HANDOFF, handoffCandidate, type HandoffPoint, type HandoffSlot } from '../../internal/handoff.js';
-import { withNextDue } from '../../internal/next-due.js';
-import { always, enqueueBulkJobs, enqueueJob, enqueueJobs, enqueueResolved, moved, promoted, redriveResult, runWaking, stampParams, woke, type PgContext, type RedriveRow } from './context.js';
+import type { JobWrite } from '../../contract/options.js';
+import type { JobInfo, QueueSettings, QueueStats, RedriveResult, WakeReceiver } from '../../contract/types.js';
+import type { HandoffRegistry } from '../../internal/handoff.js';
+import type { OutcomeCounter } from '../../internal/outcome-counter.js';
+import type { ClaimedRow, ClaimRef, ClaimResult, QueueDriver } from '../shared/queue-driver.js';
+import { always, enqueueResolved, extraParams, keyed, moved, promoted, redriveResult, runWaking, stampParams, woke, type PgContext, type RedriveRow } from './context.js';
 import { num, numOrNull } from './executor.js';
 import type { JobRow } from './queue.sql.js';
 import { wakePayload } from './schema-sql.js';
-import { cancelWakeChannel, enqueueAndWaitInput, needsOutcome, progressWakeChannel, reportProgress, resultWakeChannel, waitForOutcome, waitInput, type WaitOpts } from '../../contract/results.js';
-import { ackWithOutcome, cancelJobs, cancelledAmong, flushProgress, getJobWithOutcome, purgeOutcomes, wakeWaitersOfDead, writeProgress } from './outcomes.js';
+import type { CancelTarget } from '../../contract/results.js';
+import * as outcomes from './outcomes.js';
 
-/** A queue handle; the name is validated (or engine-derived) by the store. */
-export class PostgresQueue implements Queue {
-  readonly opts: Readonly<Required<QueueOpts>>;
-  /** Where this store's idle workers of the queue register for local hand-off (internal; null when `localHandoff` is off). */
-  readonly [HANDOFF]: HandoffPoint | null;
+/**
+ * The PostgreSQL queue driver: each operation one statement (CTE claims with SKIP LOCKED, the
+ * claim gate's plain claim while a queue has no settings, key rules in the engine's functions),
+ * sent on the store's pool, its wake sent on commit with NOTIFY (docs/semantics.md, Engine drivers).
+ */
+export class PostgresQueueDriver implements QueueDriver {
+  readonly random: () => number;
+  readonly maxPayloadBytes: number;
+  readonly outcomes: OutcomeCounter;
+  readonly handoff: HandoffRegistry | null;
   private readonly wake: string;
 
   constructor(
     private readonly ctx: PgContext,
-    readonly name: string,
-    opts: Required<QueueOpts>,
+    readonly queue: string,
   ) {
-    this.opts = Object.freeze({ ...opts });
-    this.wake = wakePayload(queueWakeChannel(name));
-    this[HANDOFF] = ctx.handoff ? ctx.handoff.point(name) : null;
+    this.wake = wakePayload(queueWakeChannel(queue));
+    this.random = ctx.random;
+    this.maxPayloadBytes = ctx.maxPayloadBytes;
+    this.outcomes = ctx.outcomes;
+    this.handoff = ctx.handoff;
   }
 
-  async enqueue(payload: unknown, opts?: JobOpts): Promise<number> {
+  guard(): void {
     this.ctx.guard();
-    const handoff = this.ctx.handoff;
-    if (handoff === null || !handoff.has(this.name)) return enqueueJob(this.ctx, this.ctx.exec, this.name, this.opts, payload, opts);
-    const stamp = resolveJobStamp(this.opts, opts);
-    const text = encodePayload(payload, 'payload', this.ctx.maxPayloadBytes);
-    // Reserved synchronously, before anything is sent: two enqueues never over-fill a worker.
-    const slot = handoffCandidate(stamp) ? handoff.reserve(this.name) : null;
-    if (slot === null) return enqueueResolved(this.ctx, this.ctx.exec, this.name, text, stamp);
-    return enqueueHandingOff(this.ctx, this.name, this.wake, text, stamp, slot);
   }
 
-  async enqueueMany(payloads: readonly unknown[], opts?: JobOpts): Promise<number[]> {
-    this.ctx.guard();
-    return enqueueJobs(this.ctx, this.ctx.exec, this.name, this.opts, payloads, opts);
+  insertOne(payloadText: string, stamp: JobWrite): Promise<number> {
+    return enqueueResolved(this.ctx, this.ctx.exec, this.queue, payloadText, stamp);
   }
 
-  async enqueueBulk(jobs: readonly BulkJob[]): Promise<number[]> {
-    this.ctx.guard();
-    return enqueueBulkJobs(this.ctx, this.name, this.opts, bulkItems<BulkJob>(jobs));
-  }
-
-  async claimOne(workerId?: string, opts?: ClaimOpts): Promise<Job | null> {
-    const [job] = await this.claimBatch(1, workerId, opts);
-    return job ?? null;
-  }
-
-  async claimBatch(max: number, workerId?: string, opts?: ClaimOpts): Promise<Job[]> {
-    this.ctx.guard();
-    requireBatchSize('max', max);
-    const { workerId: worker, leaseMs } = claimInput(workerId, opts);
-    const gate = this.ctx.claims;
+  async insert(texts: readonly string[], stamp: JobWrite): Promise<number[]> {
     const exec = this.ctx.exec;
-    const jobs: Job[] = [];
-    if (gate.usePlain(this.name)) {
-      const r = await exec.run<JobRow & { exhausted: boolean }>(this.ctx.sql.queue.claimPlain, [this.name, max, leaseMs, worker, this.ctx.claimDeferred]);
-      for (const row of r.rows) jobs.push(new PostgresJob(this.ctx, row, this.wake, leaseMs));
+    const q = this.ctx.sql.queue;
+    const r = keyed(stamp)
+      ? await exec.wakes.run(this.wake, (w) => exec.run<{ id: string }>(q.enqueueManyCall, [this.queue, texts, ...stampParams(stamp), w, ...extraParams(stamp)]), always)
+      : await exec.wakes.run(this.wake, (w) => exec.run<{ id: string }>(q.enqueueMany, [this.queue, texts, ...stampParams(stamp), w, stamp.headersText]), always);
+    return r.rows.map((row) => num(row.id));
+  }
+
+  /** One enqueue_job call per item in one transaction, every key lock taken first. */
+  insertBulk(items: readonly { text: string; stamp: JobWrite }[]): Promise<number[]> {
+    const { queue, wake } = this;
+    const q = this.ctx.sql.queue;
+    const orderingKeys = [...new Set(items.flatMap((it) => (it.stamp.orderingKey === null ? [] : [it.stamp.orderingKey])))];
+    const uniqueKeys = [...new Set(items.flatMap((it) => (it.stamp.uniqueKey === null ? [] : [it.stamp.uniqueKey])))];
+    return this.ctx.inTransaction(async (exec) => {
+      // Every key lock of the bulk first, in the canonical order (`lock_keys`): taken item by item,
+      // two bulks with the same keys in different orders would deadlock.
+      if (orderingKeys.length + uniqueKeys.length > 1) await exec.run(q.lockKeys, [queue, orderingKeys, uniqueKeys]);
+      const ids: number[] = [];
+      for (const it of items) {
+        const r = await exec.wakes.run(wake, (w) => exec.run<{ id: string }>(q.enqueueCall, [queue, it.text, ...stampParams(it.stamp), w, ...extraParams(it.stamp)]), always);
+        ids.push(num(r.rows[0]!.id));
+      }
+      return ids;
+    });
+  }
+
+  /** One statement inserts the job claimed by `workerId`, or pending (and waking) when the queue's settings or the clock say no. */
+  async insertHandingOff(text: string, stamp: JobWrite, workerId: string, leaseMs: number | null): Promise<{ id: number; claimed: ClaimedRow | null }> {
+    const exec = this.ctx.exec;
+    const r = await exec.wakes.run(
+      this.wake,
+      (w) => exec.run<JobRow & { woke: string | null }>(this.ctx.sql.queue.enqueueHandoff, [this.queue, text, ...stampParams(stamp), w, stamp.headersText, workerId, leaseMs]),
+      woke,
+    );
+    const row = r.rows[0]!;
+    return { id: num(row.id), claimed: row.state === 'processing' ? claimedRow(row, leaseMs) : null };
+  }
+
+  async claim(max: number, leaseMs: number | null, workerId: string | null): Promise<ClaimResult> {
+    const { ctx, queue } = this;
+    const gate = ctx.claims;
+    const exec = ctx.exec;
+    const rows: ClaimedRow[] = [];
+    if (gate.usePlain(queue)) {
+      const r = await exec.run<JobRow & { exhausted: boolean }>(ctx.sql.queue.claimPlain, [queue, max, leaseMs, workerId, ctx.claimDeferred]);
+      for (const row of r.rows) rows.push(claimedRow(row, leaseMs));
       // A full batch with nothing to bury is the whole claim; otherwise the full claim takes the
       // rest (often nothing) and buries, so this call does all a full claim would have done.
-      if (jobs.length >= max && !r.rows.some((row) => row.exhausted)) return jobs;
+      if (rows.length >= max && !r.rows.some((row) => row.exhausted)) return { rows, nextDueInMs: null };
     }
     const started = gate.begin();
     const r = await exec.wakes.run(
       this.wake,
       (w) =>
-        exec.run<(JobRow | { id: null }) & { limited: boolean; next_due_in: string | null }>(this.ctx.sql.queue.claim, [this.name, max - jobs.length, leaseMs, worker, w, this.ctx.claimDeferred]),
+        exec.run<(JobRow | { id: null }) & { limited: boolean; next_due_in: string | null }>(ctx.sql.queue.claim, [queue, max - rows.length, leaseMs, workerId, w, ctx.claimDeferred]),
       promoted,
     );
     // The statement always returns a row (see q_claim); an empty claim is one row of nulls.
-    for (const row of r.rows) if (row.id !== null) jobs.push(new PostgresJob(this.ctx, row, this.wake, leaseMs));
-    gate.fullDone(this.name, started, r.rows[0]?.limited !== false, jobs.length >= max);
-    if (jobs.length < max) withNextDue(jobs, numOrNull(r.rows[0]?.next_due_in ?? null));
-    return jobs;
+    for (const row of r.rows) if (row.id !== null) rows.push(claimedRow(row, leaseMs));
+    gate.fullDone(queue, started, r.rows[0]?.limited !== false, rows.length >= max);
+    return { rows, nextDueInMs: numOrNull(r.rows[0]?.next_due_in ?? null) };
   }
 
-
-  async ackBatch(jobs: readonly Pick<Job, 'id' | 'claimToken'>[]): Promise<number> {
-    this.ctx.guard();
-    const { ids, tokens } = ackBatchInput(jobs);
-    if (ids.length === 0) return 0;
-    // Only our own handles are trusted to say "no ordering key"; otherwise the statement that promotes.
-    const n = jobs.every((j) => j instanceof PostgresJob && j.orderingKey === null)
-      ? counted(await this.ctx.exec.run<Counted>(this.ctx.sql.queue.ackBatchPlain, [this.name, ids, tokens]))
-      : counted(await runWaking<Counted>(this.ctx, this.ctx.sql.queue.ackBatch, [this.name, ids, tokens], this.wake, promoted));
-    this.ctx.outcomes.record(this.name, 'completed', n);
-    return n;
+  async ack(job: ClaimRef): Promise<boolean> {
+    const q = this.ctx.sql.queue;
+    const r = job.plain
+      ? await this.ctx.exec.run<Counted>(q.ackPlain, [job.id, job.claimToken])
+      : await runWaking<Counted>(this.ctx, q.ack, [job.id, job.claimToken], this.wake, promoted);
+    return counted(r) > 0;
   }
 
-  async cancel(id: number): Promise<boolean> {
-    return (await cancelJobs(this.ctx, this.name, { id })) > 0;
+  async ackBatch(jobs: readonly ClaimRef[]): Promise<number> {
+    const q = this.ctx.sql.queue;
+    const ids = jobs.map((j) => j.id);
+    const tokens = jobs.map((j) => j.claimToken);
+    // One statement for the batch: the plain one only when no job can need its key promoted.
+    return jobs.every((j) => j.plain)
+      ? counted(await this.ctx.exec.run<Counted>(q.ackBatchPlain, [this.queue, ids, tokens]))
+      : counted(await runWaking<Counted>(this.ctx, q.ackBatch, [this.queue, ids, tokens], this.wake, promoted));
   }
 
-  async cancelByKey(uniqueKey: string): Promise<boolean> {
-    return (await cancelJobs(this.ctx, this.name, { uniqueKey })) > 0;
+  async retry(job: ClaimRef, delayMs: number, errorText: string): Promise<'retried' | 'dead' | null> {
+    const r = await runWaking<{ state: string; woke: string | null; promoted: string }>(
+      this.ctx,
+      this.ctx.sql.queue.retry,
+      [job.id, job.claimToken, delayMs, errorText],
+      this.wake,
+      (x) => woke(x) || promoted(x),
+    );
+    const row = r.rows[0];
+    return row === undefined ? null : row.state === 'dead' ? 'dead' : 'retried';
   }
 
-  cancelByOrderingKey(orderingKey: string): Promise<number> {
-    return cancelJobs(this.ctx, this.name, { orderingKey });
+  async fail(job: ClaimRef, errorText: string): Promise<boolean> {
+    return counted(await runWaking<Counted>(this.ctx, this.ctx.sql.queue.fail, [job.id, job.claimToken, errorText], this.wake, promoted)) > 0;
+  }
+
+  async heartbeat(job: ClaimRef, extendMs: number): Promise<number | null> {
+    const r = await this.ctx.exec.run<{ claimed_until: string }>(this.ctx.sql.queue.heartbeat, [job.id, job.claimToken, extendMs]);
+    return r.rows[0] ? num(r.rows[0].claimed_until) : null;
+  }
+
+  async release(job: ClaimRef): Promise<boolean> {
+    const r = await runWaking(this.ctx, this.ctx.sql.queue.release, [job.id, job.claimToken], this.wake, (x) => x.rows.length > 0);
+    return r.rows.length > 0;
+  }
+
+  getJob(id: number): Promise<JobInfo | null> {
+    return outcomes.getJobWithOutcome(this.ctx, this.queue, id, toJobInfo);
+  }
+
+  ackOutcome(job: ClaimRef, resultText: string | null, progressText: string | null): Promise<boolean> {
+    return outcomes.ackWithOutcome(this.ctx, this.queue, job, resultText, progressText);
+  }
+
+  progress(job: ClaimRef, text: string): Promise<boolean> {
+    return outcomes.writeProgress(this.ctx, this.queue, job, text);
+  }
+
+  wakeWaiters(): Promise<void> {
+    return outcomes.wakeWaiters(this.ctx, this.queue);
+  }
+
+  cancelJobs(target: CancelTarget): Promise<number> {
+    return outcomes.cancelJobs(this.ctx, this.queue, target);
   }
 
   cancelledAmong(ids: readonly number[]): Promise<number[]> {
-    return cancelledAmong(this.ctx, this.name, ids);
+    return outcomes.cancelledAmong(this.ctx, this.queue, ids);
   }
 
-  listenCancels(): WakeReceiver {
-    this.ctx.guard();
-    return this.ctx.hub.listen(cancelWakeChannel(this.name));
-  }
-
-  listenProgress(): WakeReceiver {
-    this.ctx.guard();
-    return this.ctx.hub.listen(progressWakeChannel(this.name));
-  }
-
-  async waitForResult(id: number, opts?: WaitOpts): Promise<unknown> {
-    const w = waitInput(id, opts);
-    this.ctx.guard();
-    return waitForOutcome(() => this.ctx.hub.listen(resultWakeChannel(this.name)), (i) => this.getJob(i), w.id, w.timeoutMs);
-  }
-
-  async enqueueAndWait(payload: unknown, opts?: JobOpts & WaitOpts): Promise<unknown> {
-    const { jobOpts, timeoutMs } = enqueueAndWaitInput(opts);
-    return this.waitForResult(await this.enqueue(payload, jobOpts), { timeoutMs });
-  }
-
-  async getJob(id: number): Promise<JobInfo | null> {
-    return getJobWithOutcome(this.ctx, this.name, id, toJobInfo);
+  listenOn(channel: string): WakeReceiver {
+    return this.ctx.hub.listen(channel);
   }
 
   async getJobByKey(uniqueKey: string): Promise<JobInfo | null> {
-    this.ctx.guard();
-    const r = await this.ctx.exec.run<JobRow>(this.ctx.sql.queue.getJobByKey, [this.name, validateUniqueKey(uniqueKey)]);
+    const r = await this.ctx.exec.run<JobRow>(this.ctx.sql.queue.getJobByKey, [this.queue, uniqueKey]);
     return r.rows[0] ? toJobInfo(r.rows[0]) : null;
   }
 
-  async pause(): Promise<void> {
-    this.ctx.guard();
-    await changeSettings(this.ctx, this.name, () => runWaking(this.ctx, this.ctx.sql.queue.setPaused, [this.name, true], this.wake, woke));
+  setPaused(paused: boolean): Promise<void> {
+    return this.changeSettings(() => runWaking(this.ctx, this.ctx.sql.queue.setPaused, [this.queue, paused], this.wake, woke));
   }
 
-  async resume(): Promise<void> {
-    this.ctx.guard();
-    await changeSettings(this.ctx, this.name, () => runWaking(this.ctx, this.ctx.sql.queue.setPaused, [this.name, false], this.wake, woke));
-  }
-
-  async setRateLimit(limit: RateLimit | null): Promise<void> {
-    this.ctx.guard();
-    const l = resolveRateLimit(limit);
-    await changeSettings(this.ctx, this.name, () => runWaking(this.ctx, this.ctx.sql.queue.setRateLimit, [this.name, l?.max ?? null, l?.perMs ?? null], this.wake, always));
+  setRateLimit(limit: { max: number; perMs: number } | null): Promise<void> {
+    return this.changeSettings(() => runWaking(this.ctx, this.ctx.sql.queue.setRateLimit, [this.queue, limit?.max ?? null, limit?.perMs ?? null], this.wake, always));
   }
 
   async settings(): Promise<QueueSettings> {
-    this.ctx.guard();
-    const r = await this.ctx.exec.run<{ paused: boolean; rate_max: number | null; rate_per_ms: string | null }>(this.ctx.sql.queue.getSettings, [this.name]);
+    const r = await this.ctx.exec.run<{ paused: boolean; rate_max: number | null; rate_per_ms: string | null }>(this.ctx.sql.queue.getSettings, [this.queue]);
     const row = r.rows[0];
     if (!row) return { paused: false, rateLimit: null };
     return { paused: row.paused, rateLimit: row.rate_max === null ? null : { max: row.rate_max, perMs: num(row.rate_per_ms) } };
   }
 
   async sweepExpired(): Promise<{ expired: number; purged: number }> {
-    this.ctx.guard();
     // Two statements on purpose: rows expired now are purged in the same call when their retention is 0.
-    const expired = await runWaking<Counted>(this.ctx, this.ctx.sql.queue.expire, [this.name], this.wake, promoted);
-    const purged = await this.ctx.exec.run<Counted>(this.ctx.sql.queue.purgeRetained, [this.name]);
-    return { expired: counted(expired), purged: counted(purged) + (await purgeOutcomes(this.ctx, this.name)) };
+    const expired = await runWaking<Counted>(this.ctx, this.ctx.sql.queue.expire, [this.queue], this.wake, promoted);
+    const purged = await this.ctx.exec.run<Counted>(this.ctx.sql.queue.purgeRetained, [this.queue]);
+    return { expired: counted(expired), purged: counted(purged) + (await outcomes.purgeOutcomes(this.ctx, this.queue)) };
   }
 
-  async listDead(opts?: ListDeadOpts): Promise<JobInfo[]> {
-    this.ctx.guard();
-    const { before, after, limit } = listDeadInput(opts);
-    const r = await this.ctx.exec.run<JobRow>(this.ctx.sql.queue.listDead, [this.name, before, after, limit]);
+  async listDead(before: number | null, after: number | null, limit: number): Promise<JobInfo[]> {
+    const r = await this.ctx.exec.run<JobRow>(this.ctx.sql.queue.listDead, [this.queue, before, after, limit]);
     return r.rows.map(toJobInfo);
   }
 
   async retryDead(ids: readonly number[]): Promise<RedriveResult> {
-    this.ctx.guard();
-    const list = jobIdsInput(ids);
-    if (list.length === 0) return { moved: 0, conflicts: 0, conflictIds: [] };
-    return redriveResult(await runWaking<RedriveRow>(this.ctx, this.ctx.sql.queue.retryDead, [this.name, list], this.wake, moved));
+    return redriveResult(await runWaking<RedriveRow>(this.ctx, this.ctx.sql.queue.retryDead, [this.queue, ids], this.wake, moved));
   }
 
   async purgeDead(ids: readonly number[]): Promise<number> {
-    this.ctx.guard();
-    const list = jobIdsInput(ids);
-    if (list.length === 0) return 0;
-    return counted(await this.ctx.exec.run<Counted>(this.ctx.sql.queue.purgeDead, [this.name, list]));
+    return counted(await this.ctx.exec.run<Counted>(this.ctx.sql.queue.purgeDead, [this.queue, ids]));
   }
 
   async stats(): Promise<QueueStats> {
-    this.ctx.guard();
-    const r = await this.ctx.exec.run<{ pending: string; processing: string; dead: string; scheduled: string; oldest: string }>(this.ctx.sql.queue.stats, [this.name]);
+    const r = await this.ctx.exec.run<{ pending: string; processing: string; dead: string; scheduled: string; oldest: string }>(this.ctx.sql.queue.stats, [this.queue]);
     const row = r.rows[0]!;
     return {
       pending: num(row.pending),
@@ -217,130 +234,37 @@ export class PostgresQueue implements Queue {
   }
 
   listen(): WakeReceiver {
-    this.ctx.guard();
-    return this.ctx.hub.listen(queueWakeChannel(this.name));
+    return this.ctx.hub.listen(queueWakeChannel(this.queue));
+  }
+
+  /** Runs a settings statement; whatever happens, this store's next claim of the queue reads the settings again. */
+  private async changeSettings(statement: () => Promise<unknown>): Promise<void> {
+    try {
+      await statement();
+    } finally {
+      this.ctx.claims.invalidate(this.queue);
+    }
   }
 }
 
-/** A claimed job; every op is fenced by token and deadline in SQL. */
-export class PostgresJob implements Job {
-  readonly id: number;
-  readonly queue: string;
-  readonly payload: unknown;
-  readonly priority: number;
-  readonly attempts: number;
-  readonly maxAttempts: number;
-  readonly claimToken: string;
-  deadline: number;
-  readonly leaseMs: number;
-  readonly enqueuedAt: number;
-  readonly headers: JobHeaders;
-  readonly uniqueKey: string | null;
-  readonly orderingKey: string | null;
-  private readonly backoffBaseMs: number;
-
-  constructor(
-    private readonly ctx: PgContext,
-    row: JobRow,
-    private readonly wake: string,
-    /** The claim's lease override (ms); null = the row's stamped visibility timeout. */
-    leaseOverrideMs: number | null,
-  ) {
-    this.id = num(row.id);
-    this.queue = row.queue;
-    this.payload = decodePayload(row.payload, `payload of job ${row.id}`);
-    this.priority = row.priority;
-    this.attempts = row.attempts;
-    this.maxAttempts = row.max_attempts;
-    this.claimToken = row.claim_token!;
-    this.deadline = num(row.claimed_until);
-    this.leaseMs = leaseOverrideMs ?? num(row.visibility_timeout_ms);
-    this.enqueuedAt = num(row.enqueued_at);
-    this.backoffBaseMs = num(row.backoff_base_ms);
-    this.headers = decodeHeaders(row.headers);
-    this.uniqueKey = row.unique_key;
-    this.orderingKey = row.ordering_key;
-  }
-
-  payloadAs<U>(): U {
-    return this.payload as U;
-  }
-
-  async ack(result?: unknown): Promise<boolean> {
-    this.ctx.guard();
-    const n = needsOutcome(this, result)
-      ? await ackWithOutcome(this.ctx, this, result)
-      : this.orderingKey === null
-        ? counted(await this.ctx.exec.run<Counted>(this.ctx.sql.queue.ackPlain, [this.id, this.claimToken]))
-        : counted(await runWaking<Counted>(this.ctx, this.ctx.sql.queue.ack, [this.id, this.claimToken], this.wake, promoted));
-    this.ctx.outcomes.record(this.queue, 'completed', n);
-    return n > 0;
-  }
-
-  async retry(error: unknown, delayMs?: number): Promise<boolean> {
-    this.ctx.guard();
-    const delay = delayMs === undefined ? backoffDelayMs(this.attempts, this.backoffBaseMs, this.ctx.random) : requireDurationMs('delayMs', delayMs, { allowZero: true });
-    await flushProgress(this.ctx, this);
-    const r = await runWaking<{ state: string; woke: string | null; promoted: string }>(
-      this.ctx,
-      this.ctx.sql.queue.retry,
-      [this.id, this.claimToken, delay, errorText(error)],
-      this.wake,
-      (x) => woke(x) || promoted(x),
-    );
-    if (r.rows[0]) this.ctx.outcomes.record(this.queue, r.rows[0].state === 'dead' ? 'dead' : 'retried');
-    await wakeWaitersOfDead(this.ctx, this, r.rows[0]?.state === 'dead');
-    return r.rows.length > 0;
-  }
-
-  async fail(error: unknown): Promise<boolean> {
-    this.ctx.guard();
-    await flushProgress(this.ctx, this);
-    const r = await runWaking<Counted>(this.ctx, this.ctx.sql.queue.fail, [this.id, this.claimToken, errorText(error)], this.wake, promoted);
-    const n = counted(r);
-    this.ctx.outcomes.record(this.queue, 'dead', n);
-    await wakeWaitersOfDead(this.ctx, this, n > 0);
-    return n > 0;
-  }
-
-  progress(value: unknown): Promise<boolean> {
-    return reportProgress(this, value, (text) => writeProgress(this.ctx, this, text));
-  }
-
-  async heartbeat(extendMs: number): Promise<boolean> {
-    this.ctx.guard();
-    const extend = requireDurationMs('extendMs', extendMs);
-    const r = await this.ctx.exec.run<{ claimed_until: string }>(this.ctx.sql.queue.heartbeat, [this.id, this.claimToken, extend]);
-    if (!r.rows[0]) return false;
-    this.deadline = num(r.rows[0].claimed_until);
-    return true;
-  }
-
-  async release(): Promise<boolean> {
-    this.ctx.guard();
-    const r = await runWaking(this.ctx, this.ctx.sql.queue.release, [this.id, this.claimToken], this.wake, (x) => x.rows.length > 0);
-    return r.rows.length > 0;
-  }
-}
-
-/** One statement inserts the job claimed by `slot`'s worker, or pending (and waking) when the queue's settings or the clock say no. */
-async function enqueueHandingOff(ctx: PgContext, queue: string, wake: string, text: string, stamp: JobWrite, slot: HandoffSlot): Promise<number> {
-  let row: JobRow & { woke: string | null };
-  try {
-    const exec = ctx.exec;
-    const r = await exec.wakes.run(
-      wake,
-      (w) => exec.run<JobRow & { woke: string | null }>(ctx.sql.queue.enqueueHandoff, [queue, text, ...stampParams(stamp), w, stamp.headersText, slot.workerId, slot.leaseMs]),
-      woke,
-    );
-    row = r.rows[0]!;
-  } catch (err) {
-    slot.cancel();
-    throw err;
-  }
-  if (row.state === 'processing') slot.deliver(new PostgresJob(ctx, row, wake, slot.leaseMs));
-  else slot.cancel();
-  return num(row.id);
+/** A claimed `JobRow`; `leaseOverrideMs` null = the row's stamped visibility timeout. */
+function claimedRow(row: JobRow, leaseOverrideMs: number | null): ClaimedRow {
+  return {
+    id: num(row.id),
+    queue: row.queue,
+    payloadText: row.payload,
+    priority: row.priority,
+    attempts: row.attempts,
+    maxAttempts: row.max_attempts,
+    claimToken: row.claim_token!,
+    deadline: num(row.claimed_until),
+    leaseMs: leaseOverrideMs ?? num(row.visibility_timeout_ms),
+    enqueuedAt: num(row.enqueued_at),
+    headersText: row.headers,
+    uniqueKey: row.unique_key,
+    orderingKey: row.ordering_key,
+    backoffBaseMs: num(row.backoff_base_ms),
+  };
 }
 
 /** A job row as `JobInfo`. */
@@ -366,15 +290,6 @@ export function toJobInfo(row: JobRow): JobInfo {
     uniqueKey: row.unique_key,
     orderingKey: row.ordering_key,
   };
-}
-
-/** Runs a settings statement; whatever happens, this store's next claim of the queue reads the settings again. */
-async function changeSettings(ctx: PgContext, queue: string, statement: () => Promise<unknown>): Promise<void> {
-  try {
-    await statement();
-  } finally {
-    ctx.claims.invalidate(queue);
-  }
 }
 
 /** Statements that end jobs return one row `{ n }`. */

@@ -43,7 +43,8 @@ import { OutcomeCounter } from '../../internal/outcome-counter.js';
 import type { PostgresListener } from './listener.js';
 import { HandoffRegistry } from '../../internal/handoff.js';
 import { PostgresLock } from './lock.js';
-import { PostgresQueue } from './queue.js';
+import { QueueHandle } from '../shared/queue.js';
+import { PostgresQueueDriver } from './queue.js';
 import { PostgresStream } from './stream.js';
 import { PostgresTxHandle, PostgresTxOps } from './tx.js';
 import * as pgScheduler from './scheduler.js';
@@ -289,7 +290,7 @@ export class PostgresStore implements Store {
     } else {
       resolved = this.registry.get(name) ?? { ...defaults };
     }
-    return new PostgresQueue(this.ctx, name, resolved);
+    return new QueueHandle(new PostgresQueueDriver(this.ctx, name), resolved);
   }
 
   outbox(name: string, opts?: QueueOpts): Outbox {

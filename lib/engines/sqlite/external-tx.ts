@@ -8,8 +8,8 @@ import type { SqliteCore } from './context.js';
 import { claimAnswer, inboxClaimInput } from './inbox.js';
 import { CLAIM_INBOX, GET_INBOX } from './inbox.sql.js';
 import { INSERT_NOTIFY_SQL } from './notify/notify-log.js';
-import { INSERT_JOB, KEY_IS_LIVE, LIVE_BY_UNIQUE_KEY, REPLACE_PENDING } from './queue.sql.js';
-import { jobInsertParams, stampRunAt } from './rows.js';
+import { insertPlan, type StepAnswer } from './queue-ops.js';
+import { INSERT_JOB } from './queue.sql.js';
 import { INSERT_EVENT, NEXT_SEQ, SAVE_OFFSET } from './stream.sql.js';
 import { enqueueInput, notifyInput, outboxEnqueueInput, publishInput, publishWithKeyInput, saveOffsetInput, type EnqueueInput, type PublishInput } from './tx-input.js';
 import { asStoreError } from './writer.js';
@@ -118,25 +118,24 @@ export class ExternalTxOps implements TxOps {
     });
   }
 
+  /** The key rules of queue-ops `insertPlan`, run through the caller's connection (which holds the write lock once it wrote). */
   private insertJob(op: string, i: EnqueueInput): Promise<number> {
     return this.atomically(op, async () => {
       const now = await this.now();
-      const st = i.stamp;
-      // The same decisions as queue-ops insertJobs, through the caller's connection (which holds the write lock once it wrote).
-      if (st.uniqueKey !== null) {
-        const live = (await this.query(LIVE_BY_UNIQUE_KEY, [i.queue, st.uniqueKey])).records[0];
-        if (live) {
-          if (st.replace && live.state === 'pending') {
-            await this.query(REPLACE_PENDING, [i.text, st.headersText, stampRunAt(st, now), live.id]);
-            await this.query(INSERT_NOTIFY_SQL, [queueWakeChannel(i.queue), now]);
-          }
-          return Number(live.id);
-        }
+      const plan = insertPlan(i.queue, [i.text], i.stamp, now);
+      let step = plan.next();
+      while (!step.done) {
+        const s = step.value;
+        const answer: StepAnswer =
+          s.kind === 'insert'
+            ? Number((await this.query(`${INSERT_JOB} RETURNING id`, s.params)).records[0]!.id)
+            : s.kind === 'get'
+              ? (await this.query(s.sql, s.params)).records[0]
+              : void (await this.query(s.sql, s.params));
+        step = plan.next(answer);
       }
-      const blocked = st.orderingKey !== null && (await this.query(KEY_IS_LIVE, [i.queue, st.orderingKey])).records.length > 0;
-      const { records } = await this.query(`${INSERT_JOB} RETURNING id`, jobInsertParams(i.queue, i.text, st, now, blocked));
-      if (!blocked) await this.query(INSERT_NOTIFY_SQL, [queueWakeChannel(i.queue), now]);
-      return Number(records[0].id);
+      if (step.value.wake) await this.query(INSERT_NOTIFY_SQL, [queueWakeChannel(i.queue), now]);
+      return step.value.ids[0]!;
     });
   }
 

@@ -1,9 +1,7 @@
 import { decodePayload } from '../../contract/codec.js';
-import { cancelWakeChannel, encodeResult, progressWakeChannel, resultWakeChannel, settleProgress } from '../../contract/results.js';
-import type { Job, JobInfo } from '../../contract/types.js';
-import { requireArray, requireJobId, validateKey } from '../../contract/validate.js';
-import { validateUniqueKey } from '../../contract/job-extras.js';
 import { DEFAULT_QUEUE_OPTS } from '../../contract/options.js';
+import { cancelWakeChannel, progressWakeChannel, resultWakeChannel, type CancelTarget } from '../../contract/results.js';
+import type { JobInfo } from '../../contract/types.js';
 import type { SqliteCore } from './context.js';
 import * as ops from './queue-ops.js';
 import * as Q from './queue.sql.js';
@@ -12,9 +10,13 @@ import type { WriteCtx } from './writer.js';
 
 // Results, progress and cancellation on SQLite (SPEC §11): each outcome is one write transaction
 // that inserts the record from the job row and then ends the row the way queue-ops.ts does.
+// Arguments are checked by the shared handles.
 
-/** What the outcome writes need of a claimed job handle. */
-type Claimed = Pick<Job, 'id' | 'queue' | 'claimToken' | 'headers'>;
+/** A claim as the fenced statements take it. */
+interface Claim {
+  readonly id: number;
+  readonly claimToken: string;
+}
 
 /** When an outcome record written now for `queue` may be pruned (its registered options), null for never. */
 function keepUntil(core: SqliteCore, queue: string, now: number): number | null {
@@ -22,52 +24,34 @@ function keepUntil(core: SqliteCore, queue: string, now: number): number | null 
   return ms === null ? null : now + ms;
 }
 
-/** `job.ack(result)` writing an outcome record (the result checked before any I/O). */
-export async function ackWithOutcome(core: SqliteCore, job: Claimed & Job, result: unknown): Promise<boolean> {
-  const text = encodeResult(result, job.id, core.maxPayloadBytes);
-  const progress = await settleProgress(job);
+/** Deletes the claimed job and writes its `completed` record in one write transaction. */
+export function ackWithOutcome(core: SqliteCore, queue: string, job: Claim, resultText: string | null, progressText: string | null): Promise<boolean> {
   return core.write('ack', (ctx) => {
     const now = ctx.now;
-    const params = { id: job.id, token: job.claimToken, now, state: 'completed', result: text, progress, keepUntil: keepUntil(core, job.queue, now) };
+    const params = { id: job.id, token: job.claimToken, now, state: 'completed', result: resultText, progress: progressText, keepUntil: keepUntil(core, queue, now) };
     if (ctx.conn.stmt(Q.RECORD_COMPLETED).run(params).changes === 0) return false;
-    ops.ackJob(ctx, job.queue, job.id, job.claimToken, false);
-    ctx.wake(resultWakeChannel(job.queue));
+    ops.ackJob(ctx, queue, job.id, job.claimToken, false);
+    ctx.wake(resultWakeChannel(queue));
     return true;
   });
 }
 
 /** One fenced progress write; true when the claim still held. */
-export function writeProgress(core: SqliteCore, job: Claimed, text: string): Promise<boolean> {
+export function writeProgress(core: SqliteCore, queue: string, job: Claim, text: string): Promise<boolean> {
   return core.write('progress', (ctx) => {
     if (ctx.conn.stmt(Q.WRITE_PROGRESS).run({ id: job.id, token: job.claimToken, now: ctx.now, progress: text }).changes === 0) return false;
-    ctx.wake(progressWakeChannel(job.queue));
+    ctx.wake(progressWakeChannel(queue));
     return true;
   });
 }
 
-/** Before a retry or fail: the progress value still waiting for its window is written first. */
-export async function flushProgress(core: SqliteCore, job: Claimed & Job): Promise<void> {
-  const text = await settleProgress(job);
-  if (text !== null) await writeProgress(core, job, text);
+/** Wakes the queue's result waiters (a job went dead; they read `lastError`). */
+export async function wakeWaiters(core: SqliteCore, queue: string): Promise<void> {
+  await core.write('notify', (ctx) => ctx.wake(resultWakeChannel(queue)));
 }
-
-/** After a retry/fail that made the job dead: its waiters are woken (they read `lastError`). Dying is not the plain path. */
-export async function wakeWaitersOfDead(core: SqliteCore, job: Claimed, dead: boolean): Promise<void> {
-  if (!dead) return;
-  await core.write('notify', (ctx) => ctx.wake(resultWakeChannel(job.queue)));
-}
-
-/** Which cancel: by id, by unique key, or every live job of an ordering key. */
-export type CancelTarget = { id: number } | { uniqueKey: string } | { orderingKey: string };
 
 /** Cancels (see `Queue.cancel`): resolves how many jobs it ended. */
-export function cancelJobs(core: SqliteCore, queue: string, target: CancelTarget): Promise<number> {
-  let t: CancelTarget;
-  try {
-    t = 'id' in target ? { id: requireJobId('id', target.id) } : 'uniqueKey' in target ? { uniqueKey: validateUniqueKey(target.uniqueKey) } : { orderingKey: validateKey('orderingKey', target.orderingKey) };
-  } catch (err) {
-    return Promise.reject(err);
-  }
+export function cancelJobs(core: SqliteCore, queue: string, t: CancelTarget): Promise<number> {
   return core.write('cancel', (ctx) => {
     const rows: { id: number; state: string }[] =
       'id' in t
@@ -104,8 +88,7 @@ interface FullRow extends JobRow {
 
 /** `queue.getJob(id)`: live, dead, or an outcome record. */
 export async function getJobWithOutcome(core: SqliteCore, queue: string, id: number): Promise<JobInfo | null> {
-  const jobId = requireJobId('id', id);
-  const row = await core.read('getJob', (conn) => conn.stmt(Q.GET_JOB_FULL).get({ id: jobId, queue }) as FullRow | undefined);
+  const row = await core.read('getJob', (conn) => conn.stmt(Q.GET_JOB_FULL).get({ id, queue }) as FullRow | undefined);
   if (!row) return null;
   const extra: { result?: unknown; progress?: unknown; finishedAt?: number } = {};
   if (row.result !== null) extra.result = decodePayload(row.result, `result of job ${row.id}`);
@@ -114,11 +97,9 @@ export async function getJobWithOutcome(core: SqliteCore, queue: string, id: num
   return { ...toJobInfo(row), ...extra };
 }
 
-/** `queue.cancelledAmong(ids)`. */
+/** `queue.cancelledAmong(ids)` (`ids` non-empty). */
 export async function cancelledAmong(core: SqliteCore, queue: string, ids: readonly number[]): Promise<number[]> {
-  const list = requireArray('ids', ids).map((id, i) => requireJobId(`ids[${i}]`, id));
-  if (list.length === 0) return [];
-  const rows = await core.read('cancelledAmong', (conn) => conn.stmt(Q.CANCELLED_AMONG).all({ ids: JSON.stringify(list), queue }) as { id: number }[]);
+  const rows = await core.read('cancelledAmong', (conn) => conn.stmt(Q.CANCELLED_AMONG).all({ ids: JSON.stringify(ids), queue }) as { id: number }[]);
   return rows.map((r) => r.id);
 }
 

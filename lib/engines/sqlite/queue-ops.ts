@@ -1,43 +1,76 @@
-import { backoffDelayMs } from '../../contract/backoff.js';
 import { queueWakeChannel } from '../../contract/names.js';
 import type { JobWrite } from '../../contract/options.js';
 import type { RedriveResult } from '../../contract/types.js';
 import { rateAllowance } from '../../contract/queue-settings.js';
 import * as Q from './queue.sql.js';
 import { jobInsertParams, stampRunAt } from './rows.js';
+import type { ClaimedRow, ClaimResult } from '../shared/queue-driver.js';
 import type { WriteCtx } from './writer.js';
 
 /** Synchronous queue writes, each run inside one write transaction (docs/semantics.md, Queues). */
 
 /**
- * Inserts jobs in order, each seeing the ones before (a keyed batch behaves as
- * enqueues in order). A live job holding the unique key wins: its id is
- * returned, and with `replace` a pending one takes the new payload, headers
- * and run time. A job behind a live job of its ordering key is inserted blocked.
+ * One statement of an {@link insertPlan}, and what the plan gets back: `get` the first row (or
+ * undefined), `run` nothing, `insert` (`INSERT_JOB` with these parameters) the new row's id.
  */
-export function insertJobs(ctx: WriteCtx, queue: string, payloadTexts: readonly string[], stamp: JobWrite): number[] {
-  const insert = ctx.conn.stmt(Q.INSERT_JOB);
-  const now = ctx.now;
+export type InsertStep = { kind: 'get' | 'run'; sql: string; params: unknown[] } | { kind: 'insert'; params: unknown[] };
+/** What an {@link InsertStep} gave back. */
+export type StepAnswer = { readonly [column: string]: unknown } | number | undefined;
+/** What an insert plan decided: the ids in payload order, and whether the queue's workers need a wake. */
+export interface Inserted {
+  ids: number[];
+  wake: boolean;
+}
+
+/**
+ * The key rules of an insert, once for both ways SQLite writes (the store's write connection,
+ * synchronously, in {@link insertJobs}; a caller's TypeORM query runner, asynchronously, in
+ * external-tx.ts): the plan yields each statement and resumes with its answer, so the decisions
+ * do not depend on how a statement is run.
+ *
+ * Jobs go in in order, each seeing the ones before (a keyed batch behaves as enqueues in order). A
+ * live job holding the unique key wins: its id is returned, and with `replace` a pending one takes
+ * the new payload, headers and run time. A job behind a live job of its ordering key is inserted blocked.
+ */
+export function* insertPlan(queue: string, payloadTexts: readonly string[], stamp: JobWrite, now: number): Generator<InsertStep, Inserted, StepAnswer> {
   const ids: number[] = [];
   let wake = false;
   for (const text of payloadTexts) {
     if (stamp.uniqueKey !== null) {
-      const live = ctx.conn.stmt(Q.LIVE_BY_UNIQUE_KEY).get(queue, stamp.uniqueKey) as { id: number; state: string } | undefined;
+      const live = (yield { kind: 'get', sql: Q.LIVE_BY_UNIQUE_KEY, params: [queue, stamp.uniqueKey] }) as { id: number | bigint; state: string } | undefined;
       if (live) {
         if (stamp.replace && live.state === 'pending') {
-          ctx.conn.stmt(Q.REPLACE_PENDING).run(text, stamp.headersText, stampRunAt(stamp, now), live.id);
+          yield { kind: 'run', sql: Q.REPLACE_PENDING, params: [text, stamp.headersText, stampRunAt(stamp, now), live.id] };
           wake = true;
         }
-        ids.push(live.id);
+        ids.push(Number(live.id));
         continue;
       }
     }
-    const blocked = stamp.orderingKey !== null && ctx.conn.stmt(Q.KEY_IS_LIVE).get(queue, stamp.orderingKey) !== undefined;
-    ids.push(Number(insert.run(...jobInsertParams(queue, text, stamp, now, blocked)).lastInsertRowid));
+    const blocked = stamp.orderingKey !== null && (yield { kind: 'get', sql: Q.KEY_IS_LIVE, params: [queue, stamp.orderingKey] }) !== undefined;
+    ids.push((yield { kind: 'insert', params: jobInsertParams(queue, text, stamp, now, blocked) }) as number);
     if (!blocked) wake = true;
   }
-  if (wake) ctx.wake(queueWakeChannel(queue));
-  return ids;
+  return { ids, wake };
+}
+
+/** {@link insertPlan} on the store's write connection, in the write transaction of `ctx`. */
+export function insertJobs(ctx: WriteCtx, queue: string, payloadTexts: readonly string[], stamp: JobWrite): number[] {
+  const conn = ctx.conn;
+  const plan = insertPlan(queue, payloadTexts, stamp, ctx.now);
+  let step = plan.next();
+  while (!step.done) {
+    const s = step.value;
+    step = plan.next(
+      s.kind === 'insert'
+        ? Number(conn.stmt(Q.INSERT_JOB).run(...s.params).lastInsertRowid)
+        : s.kind === 'get'
+          ? (conn.stmt(s.sql).get(...s.params) as StepAnswer)
+          : void conn.stmt(s.sql).run(...s.params),
+    );
+  }
+  if (step.value.wake) ctx.wake(queueWakeChannel(queue));
+  return step.value.ids;
 }
 
 /**
@@ -65,7 +98,6 @@ export function insertJobHandingOff(
   if (limited || stamp.uniqueKey !== null || stamp.orderingKey !== null || runAt > now || waiting()) {
     return { id: insertJobs(ctx, queue, [payloadText], stamp)[0]!, claimed: null };
   }
-  const token = newToken();
   const row = ctx.conn.stmt(Q.INSERT_CLAIMED_JOB).get({
     queue,
     payload: payloadText,
@@ -78,11 +110,11 @@ export function insertJobHandingOff(
     now,
     expiresAt: stamp.expiresInMs !== null ? now + stamp.expiresInMs : null,
     headers: stamp.headersText,
-    token,
+    token: newToken(),
     lease: leaseMs,
     worker: workerId,
-  }) as Omit<ClaimedRow, 'token'>;
-  return { id: row.id, claimed: { ...row, token } };
+  }) as ClaimedRow;
+  return { id: row.id, claimed: row };
 }
 
 /** After a job of `key` left the live states: unless a head is still live, the oldest live job becomes the head. */
@@ -101,23 +133,6 @@ function afterEnded(ctx: WriteCtx, queue: string, row: Ended | undefined): void 
   if (row && row.ordering_key !== null && row.blocked === 0) promoteNext(ctx, queue, row.ordering_key);
 }
 
-/** A row just claimed. */
-export interface ClaimedRow {
-  id: number;
-  payload: string;
-  priority: number;
-  attempts: number;
-  max_attempts: number;
-  claimed_until: number;
-  /** The lease the claim granted (ms). */
-  lease_ms: number;
-  enqueued_at: number;
-  headers: string | null;
-  unique_key: string | null;
-  ordering_key: string | null;
-  token: string;
-}
-
 interface Candidate {
   id: number;
   attempts: number;
@@ -133,17 +148,11 @@ interface SettingsRow {
   window_count: number;
 }
 
-/** What a claim returns: the rows it claimed and, when fewer than asked, ms to the queue's next future run_at (null: none). */
-export interface Claimed {
-  rows: ClaimedRow[];
-  nextDueInMs: number | null;
-}
-
 /**
  * Claims up to `want` candidates in claim order. A candidate whose attempts are
  * exhausted goes dead instead and does not count toward `want`.
  */
-export function claimJobs(ctx: WriteCtx, queue: string, want: number, leaseMs: number | null, workerId: string | null, newToken: () => string): Claimed {
+export function claimJobs(ctx: WriteCtx, queue: string, want: number, leaseMs: number | null, workerId: string | null, newToken: () => string): ClaimResult {
   const rows = claimRows(ctx, queue, want, leaseMs, workerId, newToken);
   if (rows === null) return { rows: [], nextDueInMs: null };
   // A short claim: the worker times its next claim to the next run_at instead of its idle poll.
@@ -189,9 +198,7 @@ function claimUpTo(ctx: WriteCtx, queue: string, max: number, leaseMs: number | 
         exhausted++;
         continue;
       }
-      const token = newToken();
-      const row = claim.get({ token, now, lease: leaseMs, worker: workerId, id: c.id }) as Omit<ClaimedRow, 'token'>;
-      claimed.push({ ...row, token });
+      claimed.push(claim.get({ token: newToken(), now, lease: leaseMs, worker: workerId, id: c.id }) as ClaimedRow);
     }
     // Only dead-lettered candidates can leave room for more; otherwise we are done.
     if (exhausted === 0 || candidates.length < need || claimed.length >= max) return claimed;
@@ -212,21 +219,19 @@ export function ackJobs(ctx: WriteCtx, queue: string, jobs: readonly { id: numbe
   return n;
 }
 
-export function retryJob(ctx: WriteCtx, queue: string, id: number, token: string, lastError: string, delayMs: number | undefined, random: () => number): boolean {
+/** `delayMs` already resolved (the job computes the backoff); dead instead when this claim was the last attempt. */
+export function retryJob(ctx: WriteCtx, queue: string, id: number, token: string, lastError: string, delayMs: number): 'retried' | 'dead' | null {
   const now = ctx.now;
-  const row = ctx.conn.stmt(Q.VALID_FOR_RETRY).get({ id, token, now }) as
-    | { attempts: number; max_attempts: number; backoff_base_ms: number; ordering_key: string | null }
-    | undefined;
-  if (!row) return false;
+  const row = ctx.conn.stmt(Q.VALID_FOR_RETRY).get({ id, token, now }) as { attempts: number; max_attempts: number; ordering_key: string | null } | undefined;
+  if (!row) return null;
   if (row.attempts >= row.max_attempts) {
     ctx.conn.stmt(Q.TO_DEAD).run({ error: lastError, now, id });
     if (row.ordering_key !== null) promoteNext(ctx, queue, row.ordering_key);
-    return true;
+    return 'dead';
   }
-  const delay = delayMs ?? backoffDelayMs(Math.max(1, row.attempts), row.backoff_base_ms, random);
-  ctx.conn.stmt(Q.TO_PENDING).run({ id, runAt: now + delay, error: lastError });
+  ctx.conn.stmt(Q.TO_PENDING).run({ id, runAt: now + delayMs, error: lastError });
   ctx.wake(queueWakeChannel(queue));
-  return true;
+  return 'retried';
 }
 
 export function failJob(ctx: WriteCtx, queue: string, id: number, token: string, lastError: string): boolean {

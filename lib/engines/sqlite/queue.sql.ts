@@ -80,11 +80,16 @@ SELECT EXISTS (SELECT 1 FROM pr WHERE pr.p >= @priority
   OR EXISTS (SELECT 1 FROM __alkstore_jobs INDEXED BY __alkstore_jobs_processing
     WHERE queue = @queue AND state = 'processing' AND claimed_until <= @now AND attempts < max_attempts) AS waiting`;
 
-/** @lease null = the stamped visibility timeout; `lease_ms` is the lease granted. */
+/** A claimed row in the shape of the shared `ClaimedRow` (lib/engines/shared/queue-driver.ts); `leaseMs` is the lease granted. */
+const CLAIMED_ROW = `id, queue, payload AS payloadText, priority, attempts, max_attempts AS maxAttempts, claim_token AS claimToken, claimed_until AS deadline,
+  coalesce(@lease, visibility_timeout_ms) AS leaseMs, enqueued_at AS enqueuedAt, headers AS headersText, unique_key AS uniqueKey, ordering_key AS orderingKey,
+  backoff_base_ms AS backoffBaseMs`;
+
+/** @lease null = the stamped visibility timeout. */
 export const CLAIM_ROW = `UPDATE __alkstore_jobs
   SET state = 'processing', attempts = attempts + 1, claim_token = @token, claimed_until = @now + coalesce(@lease, visibility_timeout_ms), worker_id = @worker
   WHERE id = @id
-  RETURNING id, payload, priority, attempts, max_attempts, claimed_until, coalesce(@lease, visibility_timeout_ms) AS lease_ms, enqueued_at, headers, unique_key, ordering_key`;
+  RETURNING ${CLAIMED_ROW}`;
 
 export const TO_DEAD = `UPDATE __alkstore_jobs
   SET state = 'dead', last_error = @error, died_at = @now, claim_token = NULL, claimed_until = NULL
@@ -97,7 +102,7 @@ const VALID = `id = @id AND claim_token = @token AND state = 'processing' AND cl
 export const ACK = `DELETE FROM __alkstore_jobs WHERE ${VALID} RETURNING ordering_key, blocked`;
 /** ACK for a job known to have no ordering key (a claimed handle says so): no RETURNING to read. */
 export const ACK_PLAIN = `DELETE FROM __alkstore_jobs WHERE ${VALID}`;
-export const VALID_FOR_RETRY = `SELECT attempts, max_attempts, backoff_base_ms, ordering_key FROM __alkstore_jobs WHERE ${VALID}`;
+export const VALID_FOR_RETRY = `SELECT attempts, max_attempts, ordering_key FROM __alkstore_jobs WHERE ${VALID}`;
 export const TO_PENDING = `UPDATE __alkstore_jobs
   SET state = 'pending', run_at = @runAt, last_error = @error, claim_token = NULL, claimed_until = NULL, worker_id = NULL
   WHERE id = @id`;
@@ -150,7 +155,7 @@ export const INSERT_CLAIMED_JOB = `INSERT INTO __alkstore_jobs
    claim_token, claimed_until, worker_id)
   VALUES (@queue, 'processing', @payload, @priority, 1, @maxAttempts, @visibility, @backoff, @retention, @runAt, @now, @expiresAt, @headers,
    @token, @now + coalesce(@lease, @visibility), @worker)
-  RETURNING id, payload, priority, attempts, max_attempts, claimed_until, coalesce(@lease, @visibility) AS lease_ms, enqueued_at, headers, unique_key, ordering_key`;
+  RETURNING ${CLAIMED_ROW}`;
 
 // Results, progress and cancellation (SPEC §11, step 10): an outcome record is inserted from the job
 // row in the write transaction that deletes it. Plain acks do not come here.

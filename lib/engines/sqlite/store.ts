@@ -43,7 +43,8 @@ import { SqliteLock, tryLockRow } from './lock.js';
 import { Watcher } from './notify/watcher.js';
 import type { ResolvedSqliteOptions } from './options.js';
 import { insertJobs } from './queue-ops.js';
-import { SqliteQueue } from './queue.js';
+import { QueueHandle } from '../shared/queue.js';
+import { SqliteQueueDriver } from './queue.js';
 import {
   deleteSchedule,
   fireDueSchedules,
@@ -381,7 +382,7 @@ export class SqliteStore implements Store, SqliteCore {
     } else {
       resolved = this.registeredQueueOpts(name, defaults);
     }
-    return new SqliteQueue(this, name, Object.freeze({ ...resolved }));
+    return new QueueHandle(new SqliteQueueDriver(this, name), resolved);
   }
 
   private async openTxHandle(label: string): Promise<SqliteTxHandle> {

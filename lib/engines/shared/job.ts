@@ -1,0 +1,121 @@
+import { backoffDelayMs } from '../../contract/backoff.js';
+import { decodePayload } from '../../contract/codec.js';
+import { decodeHeaders } from '../../contract/job-extras.js';
+import type { Job, JobFields } from '../../contract/types.js';
+import { requireDurationMs } from '../../contract/validate.js';
+import { errorText } from '../../internal/outbox-handle.js';
+import { encodeResult, needsOutcome, reportProgress, settleProgress } from '../../contract/results.js';
+import type { ClaimedRow, ClaimRef, QueueDriver } from './queue-driver.js';
+
+// The fields are the contract's JobFields, declared once there; the class adds the operations.
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface ClaimedJob<T = unknown> extends Omit<JobFields<T>, 'deadline'> {}
+
+/**
+ * A claimed job on either engine. Every operation is fenced by the claim token and deadline in the
+ * driver; this class checks the arguments, computes the retry backoff, and counts outcomes. One
+ * method per outcome: a new outcome is one method here and one driver operation.
+ */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
+export class ClaimedJob<T = unknown> implements Job<T> {
+  private currentDeadline: number;
+  private readonly backoffBaseMs: number;
+
+  constructor(
+    private readonly driver: QueueDriver,
+    row: ClaimedRow,
+  ) {
+    const fields: Omit<JobFields<T>, 'deadline'> = {
+      id: row.id,
+      queue: row.queue,
+      payload: decodePayload(row.payloadText, `payload of job ${row.id}`) as JobFields<T>['payload'],
+      priority: row.priority,
+      attempts: row.attempts,
+      maxAttempts: row.maxAttempts,
+      claimToken: row.claimToken,
+      leaseMs: row.leaseMs,
+      enqueuedAt: row.enqueuedAt,
+      headers: decodeHeaders(row.headersText),
+      uniqueKey: row.uniqueKey,
+      orderingKey: row.orderingKey,
+    };
+    Object.assign(this, fields);
+    this.currentDeadline = row.deadline;
+    this.backoffBaseMs = row.backoffBaseMs;
+  }
+
+  /** The claim deadline as of the claim or the last successful heartbeat (see {@link Job.deadline}). */
+  get deadline(): number {
+    return this.currentDeadline;
+  }
+
+  payloadAs<U>(): U {
+    return this.payload as U;
+  }
+
+  async ack(result?: unknown): Promise<boolean> {
+    this.driver.guard();
+    const ok = needsOutcome(this, result) ? await ackWithOutcome(this.driver, this, result) : await this.driver.ack(claimRef(this));
+    if (ok) this.driver.outcomes.record(this.queue, 'completed');
+    return ok;
+  }
+
+  async retry(error: unknown, delayMs?: number): Promise<boolean> {
+    this.driver.guard();
+    // One draw per retry without a delay, before the write, even on the last attempt (which the
+    // write dead-letters): the same random sequence gives the same delays on both engines.
+    const delay = delayMs === undefined ? backoffDelayMs(this.attempts, this.backoffBaseMs, this.driver.random) : requireDurationMs('delayMs', delayMs, { allowZero: true });
+    await flushProgress(this.driver, this);
+    const outcome = await this.driver.retry(claimRef(this), delay, errorText(error));
+    if (outcome !== null) this.driver.outcomes.record(this.queue, outcome);
+    if (outcome === 'dead') await this.driver.wakeWaiters();
+    return outcome !== null;
+  }
+
+  async fail(error: unknown): Promise<boolean> {
+    this.driver.guard();
+    await flushProgress(this.driver, this);
+    const ok = await this.driver.fail(claimRef(this), errorText(error));
+    if (ok) this.driver.outcomes.record(this.queue, 'dead');
+    // Waiters of the job read its last error (dying is not the plain path).
+    if (ok) await this.driver.wakeWaiters();
+    return ok;
+  }
+
+  progress(value: unknown): Promise<boolean> {
+    return reportProgress(this, value, (text) => {
+      this.driver.guard();
+      return this.driver.progress(claimRef(this), text);
+    });
+  }
+
+  async heartbeat(extendMs: number): Promise<boolean> {
+    this.driver.guard();
+    const deadline = await this.driver.heartbeat(claimRef(this), requireDurationMs('extendMs', extendMs));
+    if (deadline === null) return false;
+    this.currentDeadline = deadline;
+    return true;
+  }
+
+  async release(): Promise<boolean> {
+    this.driver.guard();
+    return this.driver.release(claimRef(this));
+  }
+}
+
+/** The ack that records the outcome: the result checked before any I/O, the last progress value with it. */
+async function ackWithOutcome(driver: QueueDriver, job: ClaimedJob, result: unknown): Promise<boolean> {
+  const text = encodeResult(result, job.id, driver.maxPayloadBytes);
+  return driver.ackOutcome(claimRef(job), text, await settleProgress(job));
+}
+
+/** Before a retry or fail: the progress value still waiting for its window is written first (the last value is always stored). */
+async function flushProgress(driver: QueueDriver, job: ClaimedJob): Promise<void> {
+  const text = await settleProgress(job);
+  if (text !== null) await driver.progress(claimRef(job), text);
+}
+
+/** A claim as the driver's fenced operations take it. */
+function claimRef(job: ClaimedJob): ClaimRef {
+  return { id: job.id, claimToken: job.claimToken, plain: job.orderingKey === null };
+}

@@ -1,0 +1,115 @@
+import type { JobWrite } from '../../contract/options.js';
+import type { CancelTarget } from '../../contract/results.js';
+import type { JobFields, JobInfo, QueueSettings, QueueStats, RedriveResult, WakeReceiver } from '../../contract/types.js';
+import type { HandoffRegistry } from '../../internal/handoff.js';
+import type { OutcomeCounter } from '../../internal/outcome-counter.js';
+
+/**
+ * A row just claimed, as a driver reports it: the {@link JobFields} with the payload and headers
+ * still encoded (the job decodes them once), and the job's stamped backoff base for its retries.
+ */
+export interface ClaimedRow extends Omit<JobFields, 'payload' | 'headers'> {
+  readonly payloadText: string;
+  readonly headersText: string | null;
+  readonly backoffBaseMs: number;
+}
+
+/** What a claim returns: the rows it claimed and, when fewer than asked, ms to the queue's next future run_at (null: none or not known). */
+export interface ClaimResult {
+  readonly rows: readonly ClaimedRow[];
+  readonly nextDueInMs: number | null;
+}
+
+/** A job's claim, as the fenced operations name it. */
+export interface ClaimRef {
+  readonly id: number;
+  readonly claimToken: string;
+  /** The claim's job has no ordering key (only trusted from our own handles): nothing can need promoting. */
+  readonly plain: boolean;
+}
+
+/**
+ * The data operations of one queue on one engine (River's `riverdriver`, BullMQ's `IQueueBackend`).
+ * Every argument is already checked and resolved by the queue handle or the claimed job above it
+ * (lib/engines/shared/queue.ts, job.ts); a driver holds SQL, connections and wakes only. Every
+ * fenced operation acts only while `claimToken` is the job's current claim and its deadline has not
+ * passed (database clock), and resolves false / null otherwise.
+ */
+export interface QueueDriver {
+  /** The queue's name (validated, or engine-derived, by the store). */
+  readonly queue: string;
+  /** Throws `Closed` once the store is closed (a driver whose every operation refuses after close may do nothing). */
+  guard(): void;
+  /** Random source in [0, 1) of the retry backoff jitter (the `random` store option). */
+  readonly random: () => number;
+  /** Largest payload JSON in UTF-8 bytes (the `maxPayloadBytes` store option). */
+  readonly maxPayloadBytes: number;
+  /** Buffered throughput counts (dashboard). */
+  readonly outcomes: OutcomeCounter;
+  /** Idle workers of this store that plain enqueues may hand jobs to (`localHandoff`); null when off. */
+  readonly handoff: HandoffRegistry | null;
+
+  /**
+   * Inserts jobs with the key rules, in order, each seeing the ones before: a live job holding the
+   * unique key wins (its id is returned; with `replace` a pending one takes the new payload, headers
+   * and run time); a job behind a live job of its ordering key is inserted blocked.
+   */
+  insert(payloadTexts: readonly string[], stamp: JobWrite): Promise<number[]>;
+  /** {@link insert} of one payload. */
+  insertOne(payloadText: string, stamp: JobWrite): Promise<number>;
+  /** Items with stamps of their own, in one transaction, in order, each as if inserted alone. */
+  insertBulk(items: readonly { readonly text: string; readonly stamp: JobWrite }[]): Promise<number[]>;
+  /**
+   * Local hand-off: a plain job inserted already claimed by `workerId` when, in the same
+   * transaction, the queue is neither paused nor rate-limited, the job is due now and no job a claim
+   * would take first is waiting; otherwise inserted pending (waking) as {@link insert} does.
+   */
+  insertHandingOff(payloadText: string, stamp: JobWrite, workerId: string, leaseMs: number | null): Promise<{ id: number; claimed: ClaimedRow | null }>;
+
+  /** Claims up to `max` ready jobs in claim order; a candidate with exhausted attempts goes dead instead. */
+  claim(max: number, leaseMs: number | null, workerId: string | null): Promise<ClaimResult>;
+  /** Deletes the claimed job. */
+  ack(job: ClaimRef): Promise<boolean>;
+  /** Deletes every claimed job still ours; resolves to how many. */
+  ackBatch(jobs: readonly ClaimRef[]): Promise<number>;
+  /** Back to pending after `delayMs`, or dead when this claim was the last attempt; null when the claim is gone. */
+  retry(job: ClaimRef, delayMs: number, errorText: string): Promise<'retried' | 'dead' | null>;
+  /** Dead at once with `errorText` as the last error. */
+  fail(job: ClaimRef, errorText: string): Promise<boolean>;
+  /** Sets the deadline to now + extendMs; resolves to the new deadline (database clock). */
+  heartbeat(job: ClaimRef, extendMs: number): Promise<number | null>;
+  /** Back to pending at once, giving back the attempt the claim consumed. */
+  release(job: ClaimRef): Promise<boolean>;
+
+  /** The job in any state, outcome records included. */
+  getJob(id: number): Promise<JobInfo | null>;
+  getJobByKey(uniqueKey: string): Promise<JobInfo | null>;
+  setPaused(paused: boolean): Promise<void>;
+  /** `null` removes the cap. */
+  setRateLimit(limit: { max: number; perMs: number } | null): Promise<void>;
+  settings(): Promise<QueueSettings>;
+  sweepExpired(): Promise<{ expired: number; purged: number }>;
+  /** `after`: null from the first page. */
+  listDead(before: number | null, after: number | null, limit: number): Promise<JobInfo[]>;
+  /** `ids` non-empty. */
+  retryDead(ids: readonly number[]): Promise<RedriveResult>;
+  /** `ids` non-empty. */
+  purgeDead(ids: readonly number[]): Promise<number>;
+  stats(): Promise<QueueStats>;
+  /** A receiver of the queue's wake channel. */
+  listen(): WakeReceiver;
+
+  // Results, progress and cancel (SPEC §11; the engines' outcomes.ts).
+  /** Deletes the claimed job and writes its `completed` record (result, progress: null keeps the row's) in the same statement; wakes result waiters. */
+  ackOutcome(job: ClaimRef, resultText: string | null, progressText: string | null): Promise<boolean>;
+  /** Writes the claimed job's progress (fenced); wakes the queue's progress channel. */
+  progress(job: ClaimRef, text: string): Promise<boolean>;
+  /** Wakes the queue's result waiters (a job went dead). */
+  wakeWaiters(): Promise<void>;
+  /** Live jobs end as `cancelled` records (waking the workers of processing ones), dead ones are deleted; resolves how many ended. */
+  cancelJobs(target: CancelTarget): Promise<number>;
+  /** Of `ids` (non-empty), those recorded `cancelled`, ascending. */
+  cancelledAmong(ids: readonly number[]): Promise<number[]>;
+  /** A receiver of one of the queue's engine channels (results, cancels, progress). */
+  listenOn(channel: string): WakeReceiver;
+}

@@ -1,0 +1,224 @@
+import { encodePayload } from '../../contract/codec.js';
+import { bulkItems, validateUniqueKey } from '../../contract/job-extras.js';
+import { resolveJobStamp, type JobOpts, type JobWrite, type QueueOpts } from '../../contract/options.js';
+import { resolveRateLimit } from '../../contract/queue-settings.js';
+import type { BulkJob, ClaimOpts, Job, JobInfo, ListDeadOpts, Queue, QueueSettings, QueueStats, RateLimit, RedriveResult, WakeReceiver } from '../../contract/types.js';
+import { ackBatchInput, claimInput, jobIdsInput, listDeadInput, requireArray, requireBatchSize, requireJobId } from '../../contract/validate.js';
+import { HANDOFF, handoffCandidate, type HandoffPoint, type HandoffSlot } from '../../internal/handoff.js';
+import { withNextDue } from '../../internal/next-due.js';
+import { ClaimedJob } from './job.js';
+import { cancelWakeChannel, enqueueAndWaitInput, progressWakeChannel, resultWakeChannel, waitForOutcome, waitInput, type WaitOpts } from '../../contract/results.js';
+import { validateKey } from '../../contract/validate.js';
+import type { QueueDriver } from './queue-driver.js';
+
+/** Where the handle keeps its driver (internal: the driver-level tests reach it here). */
+export const QUEUE_DRIVER: unique symbol = Symbol('alkstore.queueDriver');
+
+/** The driver under a queue handle of this package (internal: the driver-level tests), or null for anything else. */
+export function queueDriverOf(queue: Queue): QueueDriver | null {
+  return queue instanceof QueueHandle ? queue[QUEUE_DRIVER] : null;
+}
+
+/**
+ * The queue handle of either engine (docs/semantics.md, Queues): every argument is checked and
+ * every option resolved here, before any I/O, the same on both engines; the data operations are
+ * the engine's {@link QueueDriver}.
+ */
+export class QueueHandle implements Queue {
+  readonly name: string;
+  readonly opts: Readonly<Required<QueueOpts>>;
+  /** Where this store's idle workers of the queue register for local hand-off (internal; null when `localHandoff` is off). */
+  readonly [HANDOFF]: HandoffPoint | null;
+  readonly [QUEUE_DRIVER]: QueueDriver;
+
+  constructor(driver: QueueDriver, opts: Required<QueueOpts>) {
+    this[QUEUE_DRIVER] = driver;
+    this.name = driver.queue;
+    this.opts = Object.freeze({ ...opts });
+    this[HANDOFF] = driver.handoff ? driver.handoff.point(driver.queue) : null;
+  }
+
+  private get driver(): QueueDriver {
+    return this[QUEUE_DRIVER];
+  }
+
+  async enqueue(payload: unknown, opts?: JobOpts): Promise<number> {
+    const d = this.driver;
+    d.guard();
+    const stamp = resolveJobStamp(this.opts, opts);
+    const text = encodePayload(payload, 'payload', d.maxPayloadBytes);
+    const handoff = d.handoff;
+    // Reserved synchronously, before anything is sent: two enqueues never over-fill a worker.
+    const slot = handoff !== null && handoff.has(this.name) && handoffCandidate(stamp) ? handoff.reserve(this.name) : null;
+    if (slot === null) return d.insertOne(text, stamp);
+    return handOff(d, text, stamp, slot);
+  }
+
+  async enqueueMany(payloads: readonly unknown[], opts?: JobOpts): Promise<number[]> {
+    const d = this.driver;
+    d.guard();
+    const list = requireArray('payloads', payloads);
+    const stamp = resolveJobStamp(this.opts, opts);
+    const texts = list.map((p, i) => encodePayload(p, `payloads[${i}]`, d.maxPayloadBytes));
+    if (texts.length === 0) return [];
+    return d.insert(texts, stamp);
+  }
+
+  async enqueueBulk(jobs: readonly BulkJob[]): Promise<number[]> {
+    const d = this.driver;
+    d.guard();
+    const items = bulkItems<BulkJob>(jobs).map((j, i) => ({ text: encodePayload(j.payload, `jobs[${i}].payload`, d.maxPayloadBytes), stamp: resolveJobStamp(this.opts, j.opts) }));
+    if (items.length === 0) return [];
+    return d.insertBulk(items);
+  }
+
+  async claimOne(workerId?: string, opts?: ClaimOpts): Promise<Job | null> {
+    const [job] = await this.claimBatch(1, workerId, opts);
+    return job ?? null;
+  }
+
+  async claimBatch(max: number, workerId?: string, opts?: ClaimOpts): Promise<Job[]> {
+    const d = this.driver;
+    d.guard();
+    requireBatchSize('max', max);
+    const { workerId: worker, leaseMs } = claimInput(workerId, opts);
+    const c = await d.claim(max, leaseMs, worker);
+    const jobs: Job[] = c.rows.map((row) => new ClaimedJob(d, row));
+    return jobs.length < max ? withNextDue(jobs, c.nextDueInMs) : jobs;
+  }
+
+  async ackBatch(jobs: readonly Pick<Job, 'id' | 'claimToken'>[]): Promise<number> {
+    const d = this.driver;
+    d.guard();
+    const { ids, tokens } = ackBatchInput(jobs);
+    if (ids.length === 0) return 0;
+    // Only our own handles are trusted to say "no ordering key"; anything else takes the checking path.
+    const n = await d.ackBatch(ids.map((id, i) => ({ id, claimToken: tokens[i]!, plain: jobs[i] instanceof ClaimedJob && jobs[i].orderingKey === null })));
+    d.outcomes.record(this.name, 'completed', n);
+    return n;
+  }
+
+  async cancel(id: number): Promise<boolean> {
+    const target = { id: requireJobId('id', id) };
+    this.driver.guard();
+    return (await this.driver.cancelJobs(target)) > 0;
+  }
+
+  async cancelByKey(uniqueKey: string): Promise<boolean> {
+    const target = { uniqueKey: validateUniqueKey(uniqueKey) };
+    this.driver.guard();
+    return (await this.driver.cancelJobs(target)) > 0;
+  }
+
+  async cancelByOrderingKey(orderingKey: string): Promise<number> {
+    const target = { orderingKey: validateKey('orderingKey', orderingKey) };
+    this.driver.guard();
+    return this.driver.cancelJobs(target);
+  }
+
+  async cancelledAmong(ids: readonly number[]): Promise<number[]> {
+    this.driver.guard();
+    const list = requireArray('ids', ids).map((id, i) => requireJobId(`ids[${i}]`, id));
+    return list.length === 0 ? [] : this.driver.cancelledAmong(list);
+  }
+
+  listenCancels(): WakeReceiver {
+    this.driver.guard();
+    return this.driver.listenOn(cancelWakeChannel(this.name));
+  }
+
+  listenProgress(): WakeReceiver {
+    this.driver.guard();
+    return this.driver.listenOn(progressWakeChannel(this.name));
+  }
+
+  async waitForResult(id: number, opts?: WaitOpts): Promise<unknown> {
+    const w = waitInput(id, opts);
+    this.driver.guard();
+    return waitForOutcome(() => this.driver.listenOn(resultWakeChannel(this.name)), (i) => this.getJob(i), w.id, w.timeoutMs);
+  }
+
+  async enqueueAndWait(payload: unknown, opts?: JobOpts & WaitOpts): Promise<unknown> {
+    const { jobOpts, timeoutMs } = enqueueAndWaitInput(opts);
+    return this.waitForResult(await this.enqueue(payload, jobOpts), { timeoutMs });
+  }
+
+  async getJob(id: number): Promise<JobInfo | null> {
+    this.driver.guard();
+    return this.driver.getJob(requireJobId('id', id));
+  }
+
+  async getJobByKey(uniqueKey: string): Promise<JobInfo | null> {
+    this.driver.guard();
+    return this.driver.getJobByKey(validateUniqueKey(uniqueKey));
+  }
+
+  async pause(): Promise<void> {
+    this.driver.guard();
+    return this.driver.setPaused(true);
+  }
+
+  async resume(): Promise<void> {
+    this.driver.guard();
+    return this.driver.setPaused(false);
+  }
+
+  async setRateLimit(limit: RateLimit | null): Promise<void> {
+    this.driver.guard();
+    return this.driver.setRateLimit(resolveRateLimit(limit));
+  }
+
+  async settings(): Promise<QueueSettings> {
+    this.driver.guard();
+    return this.driver.settings();
+  }
+
+  async sweepExpired(): Promise<{ expired: number; purged: number }> {
+    this.driver.guard();
+    return this.driver.sweepExpired();
+  }
+
+  async listDead(opts?: ListDeadOpts): Promise<JobInfo[]> {
+    this.driver.guard();
+    const { before, after, limit } = listDeadInput(opts);
+    return this.driver.listDead(before, after, limit);
+  }
+
+  async retryDead(ids: readonly number[]): Promise<RedriveResult> {
+    this.driver.guard();
+    const list = jobIdsInput(ids);
+    if (list.length === 0) return { moved: 0, conflicts: 0, conflictIds: [] };
+    return this.driver.retryDead(list);
+  }
+
+  async purgeDead(ids: readonly number[]): Promise<number> {
+    this.driver.guard();
+    const list = jobIdsInput(ids);
+    if (list.length === 0) return 0;
+    return this.driver.purgeDead(list);
+  }
+
+  async stats(): Promise<QueueStats> {
+    this.driver.guard();
+    return this.driver.stats();
+  }
+
+  listen(): WakeReceiver {
+    this.driver.guard();
+    return this.driver.listen();
+  }
+}
+
+/** Inserts the job claimed by `slot`'s worker, or pending when the queue's settings or the clock say no; exactly one of deliver/cancel. */
+async function handOff(driver: QueueDriver, text: string, stamp: JobWrite, slot: HandoffSlot): Promise<number> {
+  let r: Awaited<ReturnType<QueueDriver['insertHandingOff']>>;
+  try {
+    r = await driver.insertHandingOff(text, stamp, slot.workerId, slot.leaseMs);
+  } catch (err) {
+    slot.cancel();
+    throw err;
+  }
+  if (r.claimed !== null) slot.deliver(new ClaimedJob(driver, r.claimed));
+  else slot.cancel();
+  return r.id;
+}
