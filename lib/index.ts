@@ -5,6 +5,6 @@
  * engine's driver, so a PostgreSQL-only application never loads better-sqlite3.
  */
 export * from './contract/index.js';
-export type { OpenStoreOptions } from './store-options.js';
+export type { CommonStoreOptions, OpenStoreOptions } from './store-options.js';
 export { openStore } from './open-store.js';
 export { IncompatiblePeer, MissingPeer } from './internal/load-peer.js';

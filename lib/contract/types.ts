@@ -568,7 +568,7 @@ export interface EntityManagerLike {
   readonly queryRunner?: QueryRunnerLike;
 }
 
-/** What `store.withTx(...)` joins: a transaction the caller owns. */
+/** What `store.joinManager(...)` joins: a transaction the caller owns. */
 export type ExternalTx = QueryRunnerLike | EntityManagerLike;
 
 /** Where alkstore logs. Nest's `Logger` fits. Default: silent except warnings to stderr. */
@@ -632,12 +632,26 @@ export interface Store {
   /** Runs `fn` in an engine-owned transaction: commit on return, rollback on throw. */
   withTx<T>(fn: (tx: TxHandle) => Promise<T>): Promise<T>;
   /**
-   * Joins a caller-owned transaction (TypeORM `EntityManager` or `QueryRunner`); refuses one with no active transaction.
+   * @deprecated Since 0.x (this minor version); removed in the next one. Use {@link Store.joinManager}, which
+   * does the same: `withTx(fn)` returns a Promise while this overload returns a handle at once.
+   */
+  withTx(external: ExternalTx): TxOps;
+  /**
+   * Joins a TypeORM transaction you own: alkstore's operations on the caller's `EntityManager` or
+   * `QueryRunner`, committed or rolled back by the caller. Returns the handle at once; refuses one with
+   * no active transaction (`InvalidOption`, the same message on both engines, before any I/O).
    * On SQLite it joins only the transaction of a {@link Store.joinTransaction} callback it is called in
    * (anything else is refused with `InvalidOption` naming that path): TypeORM runs every transaction of a
    * SQLite DataSource on one connection without serializing them.
+   *
+   * ```ts
+   * await dataSource.transaction(async (em) => {
+   *   await em.save(Order, { customer });
+   *   await store.joinManager(em).outboxEnqueue('deliveries', { customer });
+   * });
+   * ```
    */
-  withTx(external: ExternalTx): TxOps;
+  joinManager(external: ExternalTx): TxOps;
   /**
    * Runs `fn` inside a transaction your ORM opens, with alkstore joined to it: `open` opens the
    * transaction and calls its argument with the handle, and `fn` gets alkstore's operations on it

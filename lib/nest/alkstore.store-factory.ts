@@ -21,7 +21,7 @@ export async function openStoreFromOptions(options: AlkstoreModuleOptions, logge
     poolSize: options.poolSize,
     pooler: options.pooler,
     listenUrl: options.listenUrl,
-    pollIntervalMs: options.pollIntervalMs,
+    wakeFallbackMs: options.pollIntervalMs,
     localHandoff: options.localHandoff,
     maxPayloadBytes: options.maxPayloadBytes,
     logger,
@@ -49,7 +49,7 @@ async function openNextToDataSource(ds: DataSource, options: AlkstoreModuleOptio
     }
     refusePostgresOnly(common, 'dataSource');
     const { openSqliteStore } = await import('../engines/sqlite/index.js');
-    return openSqliteStore({ path: database, pollIntervalMs: common.pollIntervalMs, localHandoff: common.localHandoff, maxPayloadBytes: common.maxPayloadBytes, logger: common.logger });
+    return openSqliteStore({ path: database, wakeFallbackMs: common.wakeFallbackMs, localHandoff: common.localHandoff, maxPayloadBytes: common.maxPayloadBytes, logger: common.logger });
   }
   if (POSTGRES_TYPES.has(type)) {
     const { openPostgresStore } = await import('../engines/postgres/index.js');

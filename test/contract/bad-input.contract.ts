@@ -73,6 +73,7 @@ const SYNC_ENTRIES = new Set([
   'store.outbox',
   'store.inbox',
   'store.withTx',
+  'store.joinManager',
   'stream.subscribe',
   'admin.auditLog',
   'queue.listen',

@@ -39,6 +39,14 @@ export function transactionContract(engine: EngineFixture): void {
   const store = (): Store => env.store;
 
   describe('transactions', () => {
+    it('joinManager and the deprecated withTx(external) refuse a manager with no active transaction with one message on both engines', () => {
+      const idle = { isTransactionActive: false, query: async (): Promise<unknown> => [] };
+      const reason = 'was given an EntityManager or QueryRunner with no active transaction (or a released QueryRunner); pass the manager given by dataSource.transaction(...) or a QueryRunner after startTransaction()';
+      expect(() => store().joinManager(idle)).toThrow(`option joinManager ${reason}`);
+      expect(() => store().joinManager({ queryRunner: { ...idle, isTransactionActive: true, isReleased: true } })).toThrow(`option joinManager ${reason}`);
+      expect(() => store().withTx(idle)).toThrow(`option withTx(external) ${reason}`);
+    });
+
     it('rollback drops jobs, events (keyed and unkeyed), notifies and offset saves together', async () => {
       const n = names();
       const wakes = env.other.listen(n.channel);

@@ -35,7 +35,7 @@ describeCluster(clusterUnavailable(), 'fault: a network cut between the store an
   it(`every backend terminated ${CUTS} times while ${JOBS} jobs are enqueued, claimed and acked: none lost, each cut recovered`, async () => {
     const c = cluster!;
     const logger = new MemoryLogger();
-    store = await openPostgresStore({ connectionString: c.url, schema: 'fault_cut', logger, pollIntervalMs: 250 });
+    store = await openPostgresStore({ connectionString: c.url, schema: 'fault_cut', logger, wakeFallbackMs: 250 });
     killer = new pg.Client({ connectionString: c.url });
     killer.on('error', () => undefined);
     await killer.connect();

@@ -27,7 +27,7 @@ describeCluster(clusterUnavailable(), 'fault: a PostgreSQL server restart mid-dr
     const c = cluster!;
     const logger = new MemoryLogger();
     const schema = 'fault_restart';
-    const store = await openPostgresStore({ connectionString: c.url, schema, logger, pollIntervalMs: 250 });
+    const store = await openPostgresStore({ connectionString: c.url, schema, logger, wakeFallbackMs: 250 });
     stores.push(store);
     // Another process's view: its enqueue after the restart, and its notify to prove LISTEN is back.
     const other = await openPostgresStore({ connectionString: c.url, schema, logger: new MemoryLogger() });

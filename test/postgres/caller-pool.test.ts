@@ -42,7 +42,7 @@ describePg('postgres with a caller-owned pool', () => {
     }
     const unreachable = new pg.Pool({ host: url.hostname, port: 1, user: 'postgres', database: url.pathname.slice(1), max: 2, Client: Reachable });
     const logger = recordingLogger();
-    const store = await openPostgresStore({ pool: unreachable, schema: db.location, pollIntervalMs: 50, logger });
+    const store = await openPostgresStore({ pool: unreachable, schema: db.location, wakeFallbackMs: 50, logger });
     try {
       expect(logger.lines.filter((l) => l.includes('LISTEN'))).toHaveLength(1);
       const writer = await db.open();

@@ -128,7 +128,7 @@ describePg('postgres without LISTEN (listen: false, as behind a transaction-mode
   beforeAll(async () => {
     db = await postgres.create();
     writer = await db.open();
-    polling = await openPostgresStore({ connectionString: PG_URL, schema: db.location, listen: false, pollIntervalMs: 50, logger });
+    polling = await openPostgresStore({ connectionString: PG_URL, schema: db.location, listen: false, wakeFallbackMs: 50, logger });
   });
   afterAll(async () => {
     await polling.close();

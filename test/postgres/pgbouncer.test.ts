@@ -66,7 +66,7 @@ function behindBouncer(name: string, extra: Partial<PostgresStoreOptions>): Engi
 }
 
 const viaListenUrl = behindBouncer('postgres behind PgBouncer (transaction mode), wakes from listenUrl', { listenUrl: PG_URL });
-const viaPolling = behindBouncer('postgres behind PgBouncer (transaction mode), wakes from polling', { pollIntervalMs: 250 });
+const viaPolling = behindBouncer('postgres behind PgBouncer (transaction mode), wakes from polling', { wakeFallbackMs: 250 });
 
 describeBouncer('behind PgBouncer in transaction mode', () => {
   afterAll(async () => {
@@ -89,7 +89,7 @@ describeBouncer('behind PgBouncer in transaction mode', () => {
       const schema = freshSchema('pgb_residue');
       const stores = [
         await openPostgresStore({ connectionString: b.url, pooler: 'transaction', schema, poolSize: 4, listenUrl: PG_URL }),
-        await openPostgresStore({ connectionString: b.url, pooler: 'transaction', schema, poolSize: 4, pollIntervalMs: 25 }),
+        await openPostgresStore({ connectionString: b.url, pooler: 'transaction', schema, poolSize: 4, wakeFallbackMs: 25 }),
       ];
       try {
         const [a, other] = stores as [Store, Store];
@@ -175,7 +175,7 @@ describeBouncer('behind PgBouncer in transaction mode', () => {
     it('states polling in one log line when there is no listenUrl behind a transaction-mode pooler', async () => {
       const schema = freshSchema('pgb_log');
       const logger = recordingLogger();
-      const s = await openStore({ url: b.url, pooler: 'transaction', schema, pollIntervalMs: 250, logger });
+      const s = await openStore({ url: b.url, pooler: 'transaction', schema, wakeFallbackMs: 250, logger });
       await s.close();
       await dropPgSchemas(schema);
       expect(logger.lines.filter((l) => l.includes('wakes come from'))).toEqual(['alkstore postgres: behind a transaction-mode pooler with no listenUrl; wakes come from polling every 250 ms']);

@@ -92,7 +92,11 @@ export function extraParams(st: JobWrite): unknown[] {
 export async function publishEvent(ctx: PgContext, exec: Executor, stream: string, key: string | null, payload: unknown): Promise<number> {
   validateStoredName('stream', stream);
   if (key !== null) validateKey('key', key);
-  const text = encodePayload(payload, 'payload', ctx.maxPayloadBytes);
+  return publishEventText(ctx, exec, stream, key, encodePayload(payload, 'payload', ctx.maxPayloadBytes));
+}
+
+/** {@link publishEvent} with the payload already encoded and the names validated. */
+export async function publishEventText(ctx: PgContext, exec: Executor, stream: string, key: string | null, text: string): Promise<number> {
   const sql = exec.prepared ? ctx.sql.stream.publish : ctx.sql.stream.publishCall;
   const r = await exec.wakes.run(wakePayload(streamWakeChannel(stream)), (w) => exec.run<{ seq: string }>(sql, [stream, key, text, w]), always);
   return num(r.rows[0]!.seq);

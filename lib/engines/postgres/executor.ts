@@ -1,3 +1,4 @@
+// PostgreSQL only: statements run on a pool, a held connection or a caller's QueryRunner, named-prepared or not; SQLite runs synchronous statements on its own connections (connection.ts).
 import type { Pool, PoolClient } from 'pg';
 import { AlkstoreError, Database } from '../../contract/errors.js';
 import type { QueryRunnerLike } from '../../contract/types.js';

@@ -5,95 +5,22 @@
 import type { ClientConfig, Pool } from 'pg';
 import { InvalidOption } from '../../contract/errors.js';
 import type { Store, StoreLogger } from '../../contract/types.js';
-import { asOption, maxPayloadBytesOption, requireBoolean, requireCount, requireFunction, requireTimerMs } from '../../contract/validate.js';
+import { asOption, requireBoolean, requireCount } from '../../contract/validate.js';
+import { resolveCommonOptions } from '../shared/options.js';
+import type { PostgresStoreOptions } from './options.js';
 import { loadPeer } from '../../internal/load-peer.js';
 import { scrubbingLogger, scrubSecrets, secretForms, urlSecrets } from '../../internal/secrets.js';
 import { applyMigrations, verifySchema } from './migrations.js';
 import { PostgresListener } from './listener.js';
 import { PostgresStore } from './store.js';
-import { describeUrl, listenUrlOption, poolerOption, verifyListenConnection, type PoolerMode } from './pooler.js';
+import { describeUrl, listenUrlOption, poolerOption, verifyListenConnection } from './pooler.js';
 import { engineChannel, validateSchemaName } from './schema-sql.js';
 
 export { POSTGRES_MIGRATIONS, POSTGRES_SCHEMA_VERSION, postgresMigrationSql, type PostgresMigration } from './migrations.js';
 export { PG_NOTIFY_LIMIT } from './schema-sql.js';
+export type { CommonStoreOptions } from '../shared/options.js';
+export type { PostgresStoreOptions } from './options.js';
 export type { PoolerMode } from './pooler.js';
-
-/** Options of {@link openPostgresStore}. */
-export interface PostgresStoreOptions {
-  /** `postgres://user@host:5432/db`. Either this or `pool`. */
-  connectionString?: string;
-  /**
-   * A `pg.Pool` the caller owns: `close()` never ends it. The store's LISTEN
-   * connection is a separate client built from the pool's connection options.
-   */
-  pool?: Pool | unknown;
-  /** Engine-owned schema, default `alkstore`. A plain identifier; always quoted in SQL (case is kept). */
-  schema?: string;
-  /**
-   * Apply migrations at open (default true), under a transaction-scoped
-   * advisory lock so concurrent boots migrate once. `false`: only check the
-   * schema is at the expected version (apply `postgresMigrationSql()` yourself).
-   */
-  migrate?: boolean;
-  /** Pool size when the store creates its pool (default 10). */
-  poolSize?: number;
-  /** Poll interval while LISTEN is unavailable (ms, default 1000). */
-  pollIntervalMs?: number;
-  /**
-   * Open a LISTEN connection (default true). `false`: every receiver is
-   * woken by polling every `pollIntervalMs` instead of on commit.
-   */
-  listen?: boolean;
-  /**
-   * What sits between `connectionString` (or `pool`) and PostgreSQL
-   * (docs/postgres.md, "Behind a connection pooler"). `'none'` (default) or
-   * `'session'` (a session-mode pooler): nothing changes. `'transaction'`
-   * (PgBouncer `pool_mode = transaction`, Supavisor on 6543, RDS Proxy):
-   * statements run unnamed (no prepared statements left on server
-   * connections), and wakes come from LISTEN on `listenUrl` when given, else
-   * from polling every `pollIntervalMs`. A store never relies on other
-   * session state (no `SET`, session advisory locks or temp tables) in any mode.
-   */
-  pooler?: PoolerMode;
-  /**
-   * A `postgres://` URL of a direct connection (past the pooler) for the one
-   * LISTEN connection, so wakes still come on commit behind a
-   * transaction-mode pooler. A URL that itself goes through a
-   * transaction-mode pooler is refused at open (`InvalidOption`).
-   */
-  listenUrl?: string;
-  /**
-   * How claims commit (default `'deferred'`). `'deferred'`: a claim's transaction commits with
-   * `synchronous_commit = off` (for that transaction only), so it does not wait for its WAL
-   * flush; the server flushes it within a few hundred ms, and at the latest with the next
-   * durable commit, usually the job's own ack. A crash of this process loses nothing; only a
-   * crash of the PostgreSQL server (or its machine) in that window can undo a claim, and then
-   * the job is pending again with that attempt uncounted (delivered again, as at-least-once
-   * allows). Enqueues, acks, retries and every other write stay durable before they resolve.
-   * `'immediate'`: claims wait for their flush like every other write (the server's
-   * `synchronous_commit` setting applies). Same option, same meaning as SQLite's.
-   */
-  claimDurability?: 'deferred' | 'immediate';
-  /**
-   * Local hand-off (default true): while a worker of this store is idle on a queue (a free
-   * slot, its last claim came back short), a plain `queue.enqueue` of this store (no ordering or
-   * unique key, due now, not in a transaction) on a queue that is neither paused nor rate-limited
-   * inserts the job already claimed by that worker and gives it straight to it: no claim
-   * statement and no wake, so the handler starts one round trip sooner. The job then runs in this
-   * process even when workers of other processes are idle too. `false`: every enqueue inserts a
-   * pending job and workers claim it (docs/semantics.md, Queues). Same option on SQLite.
-   */
-  localHandoff?: boolean;
-  /**
-   * Largest queue, outbox, stream or schedule payload, in UTF-8 bytes of its JSON text
-   * (default 1 048 576, 1 MiB; at most 2^30). A larger payload is `PayloadTooLarge` at the
-   * call, before any write. Same option on both engines.
-   */
-  maxPayloadBytes?: number;
-  /** Random source in [0, 1) for retry backoff jitter (tests inject it). Default `Math.random`. */
-  random?: () => number;
-  logger?: StoreLogger;
-}
 
 const defaultLogger: StoreLogger = {
   log: () => undefined,
@@ -129,19 +56,14 @@ async function open(options: PostgresStoreOptions, secrets: readonly string[]): 
     throw new InvalidOption('connectionString', 'must be a non-empty string');
   }
   const poolSize = options.poolSize === undefined ? 10 : requireCount('poolSize', options.poolSize, 10_000);
-  const pollIntervalMs = options.pollIntervalMs === undefined ? 1_000 : requireTimerMs('pollIntervalMs', options.pollIntervalMs);
   const migrate = options.migrate === undefined ? true : asOption(() => requireBoolean('migrate', options.migrate));
   if (options.listen !== undefined) asOption(() => requireBoolean('listen', options.listen));
   const pooler = poolerOption(options.pooler);
   const listenUrl = listenUrlOption(options.listenUrl, options.listen);
-  const localHandoff = options.localHandoff === undefined ? true : asOption(() => requireBoolean('localHandoff', options.localHandoff));
-  const maxPayloadBytes = maxPayloadBytesOption(options.maxPayloadBytes);
-  const claimDurability = options.claimDurability ?? 'deferred';
-  if (claimDurability !== 'deferred' && claimDurability !== 'immediate') {
-    throw new InvalidOption('claimDurability', 'must be "deferred" or "immediate"');
-  }
-  const random = options.random === undefined ? Math.random : asOption(() => requireFunction<() => number>('random', options.random));
-  const logger = scrubbingLogger(options.logger ?? defaultLogger, secrets);
+  const { wakeFallbackMs, claimDurability, localHandoff, maxPayloadBytes, random, logger } = resolveCommonOptions(
+    { ...options, logger: scrubbingLogger(options.logger ?? defaultLogger, secrets) },
+    { wakeFallbackMs: 1_000, logger: defaultLogger },
+  );
 
   if (options.pool !== undefined && !isPool(options.pool)) throw new InvalidOption('pool', 'must be a pg.Pool (an object with connect, query and end)');
   const pg = (await loadPeer('pg', () => import('pg'))).default;
@@ -150,7 +72,7 @@ async function open(options: PostgresStoreOptions, secrets: readonly string[]): 
   if (ownsPool) pool.on('error', (err) => logger.warn(`alkstore postgres: an idle pool connection failed: ${err.message}`));
   // A pool of one is left alone: a held connection would make every transaction wait for it.
   const store = new PostgresStore({
-    pool, ownsPool, schema, pollIntervalMs, logger, random, claimDeferred: claimDurability === 'deferred', localHandoff, maxPayloadBytes,
+    pool, ownsPool, schema, wakeFallbackMs, logger, random, claimDeferred: claimDurability === 'deferred', localHandoff, maxPayloadBytes,
     holdConnection: ownsPool && poolSize >= 2, prepared: pooler !== 'transaction',
   });
   // LISTEN goes past a transaction-mode pooler (listenUrl) or nowhere: through it, notifications never arrive.

@@ -1,3 +1,4 @@
+// PostgreSQL only: the one LISTEN connection of a store (reconnects, health); SQLite learns of other connections' commits by watching PRAGMA data_version (notify/watcher.ts).
 import type { Client, Notification } from 'pg';
 import type { StoreLogger } from '../../contract/types.js';
 import { sleep } from '../../internal/sleep.js';

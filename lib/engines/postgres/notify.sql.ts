@@ -1,3 +1,4 @@
+// PostgreSQL only: wakes are pg_notify on the engine channel; SQLite writes wake rows into a log table (notify/notify-log.ts).
 import { NOW_MS, type SchemaSql, type Sql } from './schema-sql.js';
 
 /** Notify statements for one schema: every wake is one `pg_notify` on the schema's engine channel. */

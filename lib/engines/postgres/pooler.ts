@@ -1,3 +1,4 @@
+// PostgreSQL only: connection poolers (PgBouncer, Supavisor, RDS Proxy) between the store and the server; SQLite has no server.
 /**
  * Connection poolers in front of PostgreSQL (PgBouncer, Supavisor, RDS Proxy).
  *
@@ -78,6 +79,6 @@ export async function verifyListenConnection(client: Client, channel: string, no
     input,
     input === 'listenUrl'
       ? 'goes through a transaction-mode connection pooler: LISTEN notifications never arrive through it. Point listenUrl at PostgreSQL itself (or a session-mode pooler), or drop it to poll'
-      : 'goes through a transaction-mode connection pooler: LISTEN notifications never arrive through it (and named prepared statements break). Set pooler: "transaction", plus listenUrl pointing at PostgreSQL itself to keep wakes on commit, or nothing more to poll every pollIntervalMs',
+      : 'goes through a transaction-mode connection pooler: LISTEN notifications never arrive through it (and named prepared statements break). Set pooler: "transaction", plus listenUrl pointing at PostgreSQL itself to keep wakes on commit, or nothing more to poll every wakeFallbackMs',
   );
 }

@@ -1,3 +1,4 @@
+// PostgreSQL only: statements are built per schema (quoted identifiers, named prepared statements); SQLite's tables live in the file with fixed names.
 import { createHash } from 'node:crypto';
 import { validatePgSchema } from '../../contract/validate.js';
 

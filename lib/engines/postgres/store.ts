@@ -1,54 +1,35 @@
 import { randomUUID } from 'node:crypto';
 import type { Client, Pool, PoolClient } from 'pg';
 import { DEFAULT_MAX_PAYLOAD_BYTES, utf8Length } from '../../contract/codec.js';
-import { AlkstoreError, Closed, Database, InvalidOption } from '../../contract/errors.js';
-import { LISTENER_RECONNECTED_CHANNEL, SCHEDULES_WAKE_CHANNEL, outboxQueueName } from '../../contract/names.js';
+import { AlkstoreError, Database } from '../../contract/errors.js';
+import { LISTENER_RECONNECTED_CHANNEL, outboxQueueName } from '../../contract/names.js';
 import { DEFAULT_QUEUE_OPTS, OUTBOX_QUEUE_OPTS, resolveQueueOpts, type JobOpts, type QueueOpts } from '../../contract/options.js';
-import { joinTransactionInput, requireDurationMs, validateKey, validateName } from '../../contract/validate.js';
-import type { StoreAdmin } from '../../contract/admin.js';
-import type { InboxOpts } from '../../contract/inbox.js';
-import type {
-  ExternalTx,
-  Inbox,
-  Lock,
-  Outbox,
-  Queue,
-  QueryRunnerLike,
-  RunRetentionOpts,
-  RunSchedulesOpts,
-  Schedule,
-  ScheduleListing,
-  ScheduleOpts,
-  Store,
-  StoreLogger,
-  Stream,
-  TxHandle,
-  TxOps,
-  WakeReceiver,
-} from '../../contract/types.js';
-import { loadCronIfInstalled } from '../../internal/load-cron.js';
-import { InboxHandle, type InboxDriver } from '../../internal/inbox-handle.js';
-import { OutboxHandle, type ReceiptDriver } from '../../internal/outbox-handle.js';
-import { scheduleInput } from '../../internal/schedule-input.js';
-import { runSchedules, type SchedulerEngine } from '../../internal/scheduler-runner.js';
-import { runRetention, type RetentionEngine } from '../../internal/retention-runner.js';
+import { joinTransactionInput } from '../../contract/validate.js';
+import type { ExternalTx, Queue, QueryRunnerLike, StoreLogger, TxHandle, TxOps, WakeReceiver } from '../../contract/types.js';
+import type { InboxDriver } from '../../internal/inbox-handle.js';
+import type { ReceiptDriver } from '../../internal/outbox-handle.js';
 import { WakeHub } from '../../internal/wake-hub.js';
+import type { LockDriver } from '../shared/lock.js';
+import type { ScheduleDriver } from '../shared/scheduler.js';
+import { StoreBase } from '../shared/store.js';
+import type { StreamDriver } from '../shared/stream.js';
+import { activeQueryRunner, assertActiveRunner, type JoinEntry, type TxDriver } from '../shared/tx.js';
 import { PostgresAdmin } from './admin.js';
 import { ClaimGate } from './claim-gate.js';
-import { always, engineSql, enqueueJob, notifyChannel, type EngineSql, type PgContext } from './context.js';
+import { engineSql, enqueueJob, notifyChannel, type EngineSql, type PgContext } from './context.js';
 import { postgresInboxDriver } from './inbox.js';
 import { OwnWakes } from './own-wakes.js';
 import { ClientExecutor, num, PoolExecutor, QueryRunnerExecutor, type Executor } from './executor.js';
 import { OutcomeCounter } from '../../internal/outcome-counter.js';
 import type { PostgresListener } from './listener.js';
 import { HandoffRegistry } from '../../internal/handoff.js';
-import { PostgresLock } from './lock.js';
+import { postgresLockDriver } from './lock.js';
 import { QueueHandle } from '../shared/queue.js';
 import { PostgresQueueDriver } from './queue.js';
-import { PostgresStream } from './stream.js';
+import { postgresScheduleDriver } from './scheduler.js';
+import { postgresStreamDriver } from './stream.js';
 import { PostgresTxHandle, PostgresTxOps } from './tx.js';
-import * as pgScheduler from './scheduler.js';
-import { channelHash, wakePayload } from './schema-sql.js';
+import { channelHash } from './schema-sql.js';
 
 const LONG_CHANNEL_BYTES = 7_000;
 
@@ -57,7 +38,8 @@ export interface PostgresStoreParts {
   pool: Pool;
   ownsPool: boolean;
   schema: string;
-  pollIntervalMs: number;
+  /** The wake fallback: every receiver is woken this often while LISTEN is unavailable. */
+  wakeFallbackMs: number;
   logger: StoreLogger;
   /** Random source in [0, 1) of the retry backoff jitter. */
   random: () => number;
@@ -73,7 +55,6 @@ export interface PostgresStoreParts {
   prepared?: boolean;
 }
 
-/** The PostgreSQL `Store`. Open it with `openPostgresStore`. */
 /**
  * The logger that reports a checked-out client's connection error, one per client whatever the
  * number of stores sharing the pool: a caller's pool may serve many stores, and a listener per
@@ -93,9 +74,10 @@ function guardClient(client: PoolClient, logger: StoreLogger): void {
   client.on('error', (err: Error) => fresh.logger.warn(`alkstore postgres: a transaction connection failed: ${err.message}`));
 }
 
-export class PostgresStore implements Store {
+/** The PostgreSQL `Store`. Open it with `openPostgresStore`. */
+export class PostgresStore extends StoreBase {
   readonly engine = 'postgres' as const;
-  closed = false;
+  private isClosed = false;
   readonly schema: string;
   private readonly pool: Pool;
   private readonly ownsPool: boolean;
@@ -105,8 +87,17 @@ export class PostgresStore implements Store {
   private readonly longChannels = new Map<string, string>();
   private readonly registry = new Map<string, Required<QueueOpts>>();
   private readonly ctx: PgContext;
-  private readonly pollIntervalMs: number;
-  private readonly logger: StoreLogger;
+  private readonly wakeFallbackMs: number;
+  readonly logger: StoreLogger;
+  protected readonly txDriver: TxDriver = {
+    open: () => this.beginTx(),
+    // Each caller's transaction has a pooled connection of its own: any active one is joined.
+    join: (external, entry) => new ExternalTxOps(this.ctx, activeQueryRunner(external, entry), entry),
+  };
+  readonly maxPayloadBytes: number;
+  protected readonly lockDriver: LockDriver;
+  protected readonly streamDriver: StreamDriver;
+  protected readonly scheduleDriver: ScheduleDriver;
   private listener: PostgresListener | null = null;
   private listenerHealthy = false;
   private pollTimer: NodeJS.Timeout | null = null;
@@ -115,16 +106,17 @@ export class PostgresStore implements Store {
   /** Same-process wakes of this store's own commits (and suppression of their NOTIFY echo). */
   private readonly own: OwnWakes;
   private readonly outcomes: OutcomeCounter;
-  private readonly adminApi: PostgresAdmin;
+  protected readonly adminApi: PostgresAdmin;
   private readonly claims = new ClaimGate();
   private readonly prepared: boolean;
-  private readonly inboxDriver: InboxDriver & ReceiptDriver;
+  protected readonly inboxDriver: InboxDriver & ReceiptDriver;
 
   constructor(parts: PostgresStoreParts) {
+    super();
     this.pool = parts.pool;
     this.ownsPool = parts.ownsPool;
     this.schema = parts.schema;
-    this.pollIntervalMs = parts.pollIntervalMs;
+    this.wakeFallbackMs = parts.wakeFallbackMs;
     this.logger = parts.logger;
     this.sql = engineSql(parts.schema);
     // A tag unique to this store among every store on the schema (16 hex digits of a random UUID).
@@ -163,17 +155,19 @@ export class PostgresStore implements Store {
       handoff: parts.localHandoff === false ? null : new HandoffRegistry(),
       maxPayloadBytes: parts.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES,
       get pollFallbackMs() {
-        return store.listenerHealthy ? undefined : store.pollIntervalMs;
+        return store.listenerHealthy ? undefined : store.wakeFallbackMs;
       },
     };
+    this.maxPayloadBytes = this.ctx.maxPayloadBytes;
+    this.lockDriver = postgresLockDriver(this.ctx);
+    this.streamDriver = postgresStreamDriver(this.ctx);
+    this.scheduleDriver = postgresScheduleDriver(this.ctx);
     this.inboxDriver = postgresInboxDriver(this.ctx);
     this.adminApi = new PostgresAdmin(this.ctx, () => (this.listener === null ? 'none' : this.listenerHealthy ? 'connected' : 'down'));
   }
 
-  /** Read and repair operations for dashboards, the CLI and health checks. */
-  admin(): StoreAdmin {
-    this.guard();
-    return this.adminApi;
+  get closed(): boolean {
+    return this.isClosed;
   }
 
   /**
@@ -184,7 +178,7 @@ export class PostgresStore implements Store {
   async attachListener(listener: PostgresListener | null, wakesFrom: string, verify?: (client: Client) => Promise<void>): Promise<void> {
     this.listener = listener;
     if (!listener) {
-      this.logger.log(`alkstore postgres: ${wakesFrom}; wakes come from polling every ${this.pollIntervalMs} ms`);
+      this.logger.log(`alkstore postgres: ${wakesFrom}; wakes come from polling every ${this.wakeFallbackMs} ms`);
       this.setPolling(true);
       return;
     }
@@ -234,18 +228,14 @@ export class PostgresStore implements Store {
   }
 
   private setPolling(on: boolean): void {
-    if (on && !this.pollTimer && !this.closed) {
+    if (on && !this.pollTimer && !this.isClosed) {
       // Without LISTEN every receiver gets a periodic wake and re-reads: correct, just slower.
-      this.pollTimer = setInterval(() => this.hub.wakeAll(), this.pollIntervalMs);
+      this.pollTimer = setInterval(() => this.hub.wakeAll(), this.wakeFallbackMs);
       this.pollTimer.unref();
     } else if (!on && this.pollTimer) {
       clearInterval(this.pollTimer);
       this.pollTimer = null;
     }
-  }
-
-  private guard(): void {
-    if (this.closed) throw new Closed();
   }
 
   // ── notify ──────────────────────────────────────────────────────────
@@ -262,27 +252,14 @@ export class PostgresStore implements Store {
     return notifyChannel(this.ctx, this.exec, channel, payload);
   }
 
-  listen(channel: string): WakeReceiver {
+  wakes(channel: string): WakeReceiver {
     this.guard();
-    validateName('channel', channel);
     return this.hub.listen(channel);
-  }
-
-  // ── streams ─────────────────────────────────────────────────────────
-
-  stream(name: string): Stream {
-    this.guard();
-    return new PostgresStream(this.ctx, validateName('stream', name));
   }
 
   // ── queues and outboxes ─────────────────────────────────────────────
 
-  queue(name: string, opts?: QueueOpts): Queue {
-    this.guard();
-    return this.queueHandle(validateName('queue', name), opts, DEFAULT_QUEUE_OPTS);
-  }
-
-  private queueHandle(name: string, opts: QueueOpts | undefined, defaults: Readonly<Required<QueueOpts>>): Queue {
+  protected queueHandle(name: string, opts: QueueOpts | undefined, defaults: Readonly<Required<QueueOpts>>): Queue {
     let resolved: Required<QueueOpts>;
     if (opts !== undefined) {
       resolved = resolveQueueOpts(opts, defaults);
@@ -293,120 +270,10 @@ export class PostgresStore implements Store {
     return new QueueHandle(new PostgresQueueDriver(this.ctx, name), resolved);
   }
 
-  outbox(name: string, opts?: QueueOpts): Outbox {
-    this.guard();
-    return new OutboxHandle(name, (queueName, o) => this.queueHandle(queueName, o, OUTBOX_QUEUE_OPTS), opts, this.inboxDriver);
-  }
-
-  inbox(name: string, opts?: InboxOpts): Inbox {
-    this.guard();
-    return new InboxHandle(name, opts, this.inboxDriver);
-  }
-
   async outboxEnqueue(outbox: string, payload: unknown, opts?: JobOpts): Promise<number> {
     this.guard();
     const queue = outboxQueueName(outbox);
     return enqueueJob(this.ctx, this.exec, queue, this.ctx.queueOpts(queue, OUTBOX_QUEUE_OPTS), payload, opts);
-  }
-
-  // ── locks ───────────────────────────────────────────────────────────
-
-  async tryLock(name: string, owner: string, ttlMs: number): Promise<Lock | null> {
-    this.guard();
-    validateName('lock', name);
-    return this.takeLock(name, owner, ttlMs);
-  }
-
-  runRetention(signal: AbortSignal, opts?: RunRetentionOpts): Promise<void> {
-    try {
-      this.guard();
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    const engine: RetentionEngine = {
-      tryLock: (name, owner, ttlMs) => this.takeLock(name, owner, ttlMs),
-      queue: (name) => this.queue(name),
-      outboxQueue: (name) => this.outbox(name).queue,
-      queueNames: () => this.admin().queueNames(),
-    };
-    return runRetention(engine, signal, opts);
-  }
-
-  /** tryLock without the reserved-name check: the scheduler's own lock is `__alkstore_scheduler`. */
-  private async takeLock(name: string, owner: string, ttlMs: number): Promise<Lock | null> {
-    this.guard();
-    validateKey('owner', owner);
-    const ttl = requireDurationMs('ttlMs', ttlMs);
-    const r = await this.exec.run<{ owner: string; expires_at: string }>(this.sql.lock.tryLock, [name, owner, ttl]);
-    const row = r.rows[0];
-    return row ? new PostgresLock(this.ctx, name, owner, num(row.expires_at)) : null;
-  }
-
-  // ── scheduler ───────────────────────────────────────────────────────
-
-  async schedule(name: string, spec: string, queue: string, payload: unknown, opts?: ScheduleOpts): Promise<Schedule> {
-    this.guard();
-    const input = await scheduleInput(name, spec, queue, payload, opts, this.ctx.maxPayloadBytes);
-    return pgScheduler.upsertSchedule(this.ctx, input);
-  }
-
-  async unschedule(name: string): Promise<boolean> {
-    this.guard();
-    validateName('schedule', name);
-    const r = await this.exec.run(this.sql.schedule.remove, [name]);
-    return r.rowCount > 0;
-  }
-
-  async getSchedule(name: string): Promise<Schedule | null> {
-    this.guard();
-    validateName('schedule', name);
-    const r = await this.exec.run<pgScheduler.ScheduleRow>(this.sql.schedule.get, [name]);
-    return r.rows[0] ? pgScheduler.toSchedule(r.rows[0]) : null;
-  }
-
-  runSchedules(signal: AbortSignal, opts?: RunSchedulesOpts): Promise<void> {
-    try {
-      this.guard();
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    const engine: SchedulerEngine = {
-      tryLock: (name, owner, ttlMs) => this.takeLock(name, owner, ttlMs),
-      listen: (channel) => this.hub.listen(channel),
-      fireDue: () => this.fireDue(),
-      wake: async () => {
-        await this.exec.wakes.run(wakePayload(SCHEDULES_WAKE_CHANNEL), (w) => this.exec.run(this.sql.notify.notify, [w]), always);
-      },
-    };
-    return runSchedules(engine, signal, opts);
-  }
-
-  async listSchedules(): Promise<ScheduleListing> {
-    this.guard();
-    return pgScheduler.listSchedules(this.ctx);
-  }
-
-  async pauseSchedule(name: string): Promise<boolean> {
-    this.guard();
-    return pgScheduler.pauseSchedule(this.ctx, validateName('schedule', name));
-  }
-
-  async resumeSchedule(name: string): Promise<boolean> {
-    this.guard();
-    const n = validateName('schedule', name);
-    await loadCronIfInstalled();
-    return pgScheduler.resumeSchedule(this.ctx, (fn) => this.inTransaction(fn), n);
-  }
-
-  async triggerSchedule(name: string): Promise<number | null> {
-    this.guard();
-    return pgScheduler.triggerSchedule(this.ctx, validateName('schedule', name));
-  }
-
-  /** One scheduler tick (the runner calls it): lock due schedules (SKIP LOCKED), enqueue, advance. */
-  async fireDue(): Promise<{ now: number; nextFireAt: number | null }> {
-    await loadCronIfInstalled();
-    return pgScheduler.fireDue(this.ctx, (fn) => this.inTransaction(fn));
   }
 
   // ── transactions ────────────────────────────────────────────────────
@@ -425,32 +292,11 @@ export class PostgresStore implements Store {
     return tx;
   }
 
-  withTx<T>(fn: (tx: TxHandle) => Promise<T>): Promise<T>;
-  withTx(external: ExternalTx): TxOps;
-  withTx<T>(arg: ((tx: TxHandle) => Promise<T>) | ExternalTx): Promise<T> | TxOps {
-    if (typeof arg === 'function') return this.runTx(arg);
-    this.guard();
-    return new ExternalTxOps(this.ctx, externalRunner(arg));
-  }
-
   async joinTransaction<X extends ExternalTx, T>(open: (body: (external: X) => Promise<T>) => Promise<T>, fn: (tx: TxOps, external: X) => Promise<T>): Promise<T> {
     this.guard();
     joinTransactionInput(open, fn);
     // Each caller's transaction has a pooled connection of its own: nothing to serialize.
-    return open((external) => fn(this.withTx(external), external));
-  }
-
-  private async runTx<T>(fn: (tx: TxHandle) => Promise<T>): Promise<T> {
-    const tx = await this.beginTx();
-    let result: T;
-    try {
-      result = await fn(tx);
-    } catch (err) {
-      if (!tx.finished) await tx.rollback().catch(() => undefined);
-      throw err;
-    }
-    if (!tx.finished) await tx.commit();
-    return result;
+    return open((external) => fn(this.txDriver.join(external, 'joinManager'), external));
   }
 
   private async connect(): Promise<PoolClient> {
@@ -503,7 +349,7 @@ export class PostgresStore implements Store {
     if (!this.closing) {
       // Buffered throughput counts go out while the pool is still usable (best effort).
       const flushed = this.outcomes.flush().catch(() => undefined);
-      this.closed = true;
+      this.isClosed = true;
       this.closing = flushed.then(() => this.shutdown());
     }
     return this.closing;
@@ -522,42 +368,18 @@ export class PostgresStore implements Store {
   }
 }
 
-/** `withTx(external)`: every op first checks the caller's transaction is still active. */
+/** `joinManager(external)`: every op first checks the caller's transaction is still active. */
 class ExternalTxOps extends PostgresTxOps {
   constructor(
     ctx: PgContext,
     private readonly runner: QueryRunnerLike,
+    private readonly entry: JoinEntry,
   ) {
     super(ctx, new QueryRunnerExecutor(runner));
   }
 
   protected override check(): void {
     super.check();
-    assertActive(this.runner);
+    assertActiveRunner(this.runner, this.entry);
   }
 }
-
-function assertActive(runner: QueryRunnerLike): void {
-  if (runner.isReleased === true) throw new InvalidOption('withTx', 'was given a QueryRunner that is already released (no active transaction)');
-  if (runner.isTransactionActive !== true) {
-    throw new InvalidOption('withTx', 'was given a QueryRunner with no active transaction; call queryRunner.startTransaction() or use dataSource.transaction(...) first');
-  }
-}
-
-function externalRunner(arg: ExternalTx): QueryRunnerLike {
-  if (arg === null || typeof arg !== 'object') {
-    throw new InvalidOption('withTx', 'expects a function, a TypeORM EntityManager or a QueryRunner in an active transaction');
-  }
-  let runner: QueryRunnerLike | undefined;
-  if ('isTransactionActive' in arg && typeof (arg as QueryRunnerLike).query === 'function') runner = arg as QueryRunnerLike;
-  else runner = (arg as { queryRunner?: QueryRunnerLike }).queryRunner;
-  if (!runner || typeof runner.query !== 'function') {
-    throw new InvalidOption(
-      'withTx',
-      'was given an EntityManager with no active transaction (it has no queryRunner); use the manager handed to dataSource.transaction(...) or queryRunner.manager after startTransaction()',
-    );
-  }
-  assertActive(runner);
-  return runner;
-}
-

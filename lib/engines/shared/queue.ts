@@ -99,20 +99,20 @@ export class QueueHandle implements Queue {
   }
 
   async cancel(id: number): Promise<boolean> {
-    const target = { id: requireJobId('id', id) };
     this.driver.guard();
+    const target = { id: requireJobId('id', id) };
     return (await this.driver.cancelJobs(target)) > 0;
   }
 
   async cancelByKey(uniqueKey: string): Promise<boolean> {
-    const target = { uniqueKey: validateUniqueKey(uniqueKey) };
     this.driver.guard();
+    const target = { uniqueKey: validateUniqueKey(uniqueKey) };
     return (await this.driver.cancelJobs(target)) > 0;
   }
 
   async cancelByOrderingKey(orderingKey: string): Promise<number> {
-    const target = { orderingKey: validateKey('orderingKey', orderingKey) };
     this.driver.guard();
+    const target = { orderingKey: validateKey('orderingKey', orderingKey) };
     return this.driver.cancelJobs(target);
   }
 
@@ -133,12 +133,13 @@ export class QueueHandle implements Queue {
   }
 
   async waitForResult(id: number, opts?: WaitOpts): Promise<unknown> {
-    const w = waitInput(id, opts);
     this.driver.guard();
+    const w = waitInput(id, opts);
     return waitForOutcome(() => this.driver.listenOn(resultWakeChannel(this.name)), (i) => this.getJob(i), w.id, w.timeoutMs);
   }
 
   async enqueueAndWait(payload: unknown, opts?: JobOpts & WaitOpts): Promise<unknown> {
+    this.driver.guard();
     const { jobOpts, timeoutMs } = enqueueAndWaitInput(opts);
     return this.waitForResult(await this.enqueue(payload, jobOpts), { timeoutMs });
   }

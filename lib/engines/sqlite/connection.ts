@@ -1,3 +1,4 @@
+// SQLite only: a synchronous connection to the file with busy retries and the database clock; PostgreSQL uses pooled clients (executor.ts).
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';

@@ -1,3 +1,4 @@
+// SQLite only: claimDurability 'deferred' commits claims on a synchronous = NORMAL connection and fsyncs the WAL right after, off the event loop.
 import { close, fdatasync, open } from 'node:fs';
 import type { StoreLogger } from '../../contract/types.js';
 import type { SqliteConn } from './connection.js';

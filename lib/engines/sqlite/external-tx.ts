@@ -1,8 +1,9 @@
-import { InvalidOption } from '../../contract/errors.js';
+// SQLite only: joining a TypeORM transaction on the same file runs our SQL through its QueryRunner with SQLite's placeholders; PostgreSQL joins through its executor (QueryRunnerExecutor).
 import { queueWakeChannel, streamWakeChannel } from '../../contract/names.js';
 import type { InboxClaim } from '../../contract/inbox.js';
 import type { JobOpts } from '../../contract/options.js';
-import type { ExternalTx, QueryRunnerLike, TxOps } from '../../contract/types.js';
+import type { QueryRunnerLike, TxOps } from '../../contract/types.js';
+import { assertActiveRunner } from '../shared/tx.js';
 import { NOW_SQL } from './connection.js';
 import type { SqliteCore } from './context.js';
 import { claimAnswer, inboxClaimInput } from './inbox.js';
@@ -29,24 +30,6 @@ interface SyncConnection {
 export function syncConnectionOf(runner: QueryRunnerLike): SyncConnection | null {
   const db = (runner as { driver?: { databaseConnection?: unknown } }).driver?.databaseConnection as Partial<SyncConnection> | undefined;
   return db !== undefined && typeof db.exec === 'function' && typeof db.inTransaction === 'boolean' ? (db as SyncConnection) : null;
-}
-
-function noActiveTx(): InvalidOption {
-  return new InvalidOption(
-    'withTx(external)',
-    'is an EntityManager/QueryRunner with no active transaction; pass the manager given by dataSource.transaction(...) or a QueryRunner after startTransaction()',
-  );
-}
-
-function isQueryRunner(x: unknown): x is QueryRunnerLike {
-  return typeof x === 'object' && x !== null && typeof (x as QueryRunnerLike).query === 'function' && 'isTransactionActive' in x;
-}
-
-/** The QueryRunner behind an EntityManager or QueryRunner, asserted to be inside a transaction. */
-export function activeQueryRunner(external: ExternalTx): QueryRunnerLike {
-  const runner = isQueryRunner(external) ? external : (external as { queryRunner?: unknown } | null)?.queryRunner;
-  if (!isQueryRunner(runner) || runner.isTransactionActive !== true || runner.isReleased === true) throw noActiveTx();
-  return runner;
 }
 
 interface Rows {
@@ -168,7 +151,7 @@ export class ExternalTxOps implements TxOps {
 
   private async guard<T>(op: string, fn: () => Promise<T>): Promise<T> {
     this.assertOpen();
-    if (this.runner.isTransactionActive !== true || this.runner.isReleased === true) throw noActiveTx();
+    assertActiveRunner(this.runner);
     try {
       return await fn();
     } catch (err) {

@@ -1,3 +1,4 @@
+// SQLite only: one write connection per store, so writes and application transactions take turns on an async mutex.
 /**
  * An application transaction holding the write path across awaits
  * (`beginTx()`, `withTx(fn)`, `joinTransaction`): named in the errors of the

@@ -1,58 +1,34 @@
-import { decodePayload } from '../../contract/codec.js';
 import { SCHEDULER_LOCK, SCHEDULES_WAKE_CHANNEL } from '../../contract/names.js';
-import { DEFAULT_QUEUE_OPTS, resolveJobStamp, type QueueOpts } from '../../contract/options.js';
-import { scheduleHeaders } from '../../contract/schedule-headers.js';
-import { dueFireBoundaries, dueFires, firstFireAt, NEVER_MS, parseScheduleSpecSync } from '../../contract/schedule-spec.js';
-import type { CatchUpPolicy, Schedule, ScheduleListing } from '../../contract/types.js';
-import type { ScheduleInput } from '../../internal/schedule-input.js';
+import { DEFAULT_QUEUE_OPTS } from '../../contract/options.js';
+import { firstFireAt } from '../../contract/schedule-spec.js';
+import { fireStamp, planFires, resumedNextFire, toSchedule, type ScheduleDriver, type StoredSchedule } from '../shared/scheduler.js';
+import type { SqliteCore } from './context.js';
+import { LOCK_HOLDER } from './lock.sql.js';
 import { insertJobs } from './queue-ops.js';
+import {
+  ALL_SCHEDULES,
+  DELETE_SCHEDULE,
+  DUE_SCHEDULES,
+  EARLIEST_FIRE,
+  GET_SCHEDULE,
+  SET_NEXT_FIRE,
+  SET_PAUSED,
+  UPSERT_SCHEDULE,
+  type ScheduleRow,
+} from './schedule.sql.js';
 import type { WriteCtx } from './writer.js';
-import type { SqliteConn } from './connection.js';
 
-/** SQL and row logic of schedules (docs/semantics.md, Scheduler). */
+/** Schedules on SQLite (docs/semantics.md, Scheduler): the statements of schedule.sql.ts; the decisions are shared/scheduler.ts. */
 
-const COLUMNS = 'name, spec, interval_ms, queue, payload, priority, max_attempts, expires_in_ms, next_fire_at, time_zone, catch_up, owner, paused';
-const GET = `SELECT ${COLUMNS} FROM __alkstore_schedules WHERE name = ?`;
-const ALL = `SELECT ${COLUMNS} FROM __alkstore_schedules ORDER BY name`;
-// An upsert never touches `paused`: an operator's pause survives redeploys that re-declare the schedule.
-const UPSERT = `INSERT INTO __alkstore_schedules (name, spec, interval_ms, queue, payload, priority, max_attempts, expires_in_ms, next_fire_at, time_zone, catch_up, owner)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-  ON CONFLICT (name) DO UPDATE SET spec = excluded.spec, interval_ms = excluded.interval_ms, queue = excluded.queue,
-    payload = excluded.payload, priority = excluded.priority, max_attempts = excluded.max_attempts,
-    expires_in_ms = excluded.expires_in_ms, next_fire_at = excluded.next_fire_at, time_zone = excluded.time_zone,
-    catch_up = excluded.catch_up, owner = excluded.owner`;
-const DELETE = 'DELETE FROM __alkstore_schedules WHERE name = ?';
-const DUE = `SELECT ${COLUMNS} FROM __alkstore_schedules WHERE next_fire_at <= ? ORDER BY next_fire_at, name`;
-const SET_NEXT = 'UPDATE __alkstore_schedules SET next_fire_at = ? WHERE name = ?';
-const SET_PAUSED = 'UPDATE __alkstore_schedules SET paused = ? WHERE name = ?';
-const EARLIEST = 'SELECT min(next_fire_at) FROM __alkstore_schedules';
-const LEADER = 'SELECT owner, expires_at FROM __alkstore_locks WHERE name = ? AND expires_at > ?';
-
-interface ScheduleRow {
-  name: string;
-  spec: string;
-  interval_ms: number;
-  queue: string;
-  payload: string;
-  priority: number;
-  max_attempts: number | null;
-  expires_in_ms: number | null;
-  next_fire_at: number;
-  time_zone: string;
-  catch_up: CatchUpPolicy;
-  owner: string | null;
-  paused: number;
-}
-
-function toSchedule(r: ScheduleRow): Schedule {
+function stored(r: ScheduleRow): StoredSchedule {
   return {
     name: r.name,
     spec: r.spec,
-    intervalMs: r.interval_ms > 0 ? r.interval_ms : null,
+    intervalMs: r.interval_ms,
     timeZone: r.time_zone,
     catchUp: r.catch_up,
     queue: r.queue,
-    payload: decodePayload(r.payload, `payload of schedule ${JSON.stringify(r.name)}`),
+    payloadText: r.payload,
     priority: r.priority,
     maxAttempts: r.max_attempts,
     expiresInMs: r.expires_in_ms,
@@ -62,87 +38,79 @@ function toSchedule(r: ScheduleRow): Schedule {
   };
 }
 
-/** Same spec and zone keep the stored next fire; a new row or a changed spec or zone restarts at the first boundary. */
-export function upsertSchedule(ctx: WriteCtx, s: ScheduleInput): Schedule {
-  const existing = ctx.conn.stmt(GET).get(s.name) as ScheduleRow | undefined;
-  const same = existing && existing.spec === s.parsed.spec && existing.time_zone === s.parsed.timeZone;
-  const next = same ? existing.next_fire_at : firstFireAt(s.parsed, ctx.now, s.startAt);
-  ctx.conn
-    .stmt(UPSERT)
-    .run(s.name, s.parsed.spec, s.parsed.intervalMs ?? 0, s.queue, s.payloadText, s.priority, s.maxAttempts, s.expiresInMs, next, s.parsed.timeZone, s.catchUp, s.owner);
-  ctx.wake(SCHEDULES_WAKE_CHANNEL);
-  return toSchedule(ctx.conn.stmt(GET).get(s.name) as ScheduleRow);
+function row(ctx: WriteCtx, name: string): StoredSchedule | null {
+  const r = ctx.conn.stmt(GET_SCHEDULE).get(name) as ScheduleRow | undefined;
+  return r ? stored(r) : null;
 }
 
-export function deleteSchedule(ctx: WriteCtx, name: string): boolean {
-  const gone = ctx.conn.stmt(DELETE).run(name).changes > 0;
-  if (gone) ctx.wake(SCHEDULES_WAKE_CHANNEL);
-  return gone;
-}
-
-export function readSchedule(conn: SqliteConn, name: string): Schedule | null {
-  const row = conn.stmt(GET).get(name) as ScheduleRow | undefined;
-  return row ? toSchedule(row) : null;
-}
-
-export function listSchedules(conn: SqliteConn): ScheduleListing {
-  const now = conn.now();
-  const leader = conn.stmt(LEADER).get(SCHEDULER_LOCK, now) as { owner: string; expires_at: number } | undefined;
-  return {
-    now,
-    leader: leader ? { owner: leader.owner, expiresAt: leader.expires_at } : null,
-    schedules: (conn.stmt(ALL).all() as ScheduleRow[]).map(toSchedule),
+/** The schedule driver of a SQLite store: each operation one write (or read) of the store. */
+export function sqliteScheduleDriver(core: SqliteCore): ScheduleDriver {
+  /** One job per boundary, each stamped with its boundary (SCHEDULE_BOUNDARY_HEADER). */
+  const enqueueFires = (ctx: WriteCtx, s: StoredSchedule, boundaries: readonly number[]): number[] => {
+    const opts = core.registeredQueueOpts(s.queue, DEFAULT_QUEUE_OPTS);
+    return boundaries.flatMap((boundary) => insertJobs(ctx, s.queue, [s.payloadText], fireStamp(opts, s, boundary)));
   };
-}
-
-/** Pause sets the flag; resume clears it and skips boundaries that elapsed meanwhile. */
-export function setSchedulePaused(ctx: WriteCtx, name: string, paused: boolean): boolean {
-  const row = ctx.conn.stmt(GET).get(name) as ScheduleRow | undefined;
-  if (!row) return false;
-  ctx.conn.stmt(SET_PAUSED).run(paused ? 1 : 0, name);
-  if (!paused && row.next_fire_at <= ctx.now) {
-    const { nextFireAt } = dueFires(specOf(row), row.next_fire_at, ctx.now, row.catch_up, true);
-    ctx.conn.stmt(SET_NEXT).run(nextFireAt, name);
-  }
-  ctx.wake(SCHEDULES_WAKE_CHANNEL);
-  return true;
-}
-
-type QueueOptsOf = (queue: string, defaults: Readonly<Required<QueueOpts>>) => Required<QueueOpts>;
-
-/** One job per boundary, each stamped with its boundary (SCHEDULE_BOUNDARY_HEADER). */
-function enqueueFires(ctx: WriteCtx, r: ScheduleRow, boundaries: readonly number[], queueOpts: QueueOptsOf): number[] {
-  const opts = queueOpts(r.queue, DEFAULT_QUEUE_OPTS);
-  return boundaries.flatMap((boundary) => {
-    const stamp = resolveJobStamp(opts, {
-      priority: r.priority,
-      maxAttempts: r.max_attempts ?? undefined,
-      expiresInMs: r.expires_in_ms ?? undefined,
-      headers: scheduleHeaders(r.name, boundary),
-    });
-    return insertJobs(ctx, r.queue, [r.payload], stamp);
-  });
-}
-
-/** One job of the schedule now, for the boundary "now"; its next fire is unchanged. */
-export function triggerSchedule(ctx: WriteCtx, name: string, queueOpts: QueueOptsOf): number | null {
-  const row = ctx.conn.stmt(GET).get(name) as ScheduleRow | undefined;
-  return row ? enqueueFires(ctx, row, [ctx.now], queueOpts)[0]! : null;
-}
-
-function specOf(r: ScheduleRow) {
-  return parseScheduleSpecSync(r.spec, r.time_zone);
-}
-
-/** One transaction: enqueue every due boundary the catch-up policy allows, and advance. */
-export function fireDueSchedules(ctx: WriteCtx, queueOpts: QueueOptsOf): { now: number; nextFireAt: number | null } {
-  const now = ctx.now;
-  for (const r of ctx.conn.stmt(DUE).all(now) as ScheduleRow[]) {
-    if (r.next_fire_at >= NEVER_MS) continue;
-    const { boundaries, nextFireAt } = dueFireBoundaries(specOf(r), r.next_fire_at, now, r.catch_up, r.paused !== 0);
-    if (boundaries.length > 0) enqueueFires(ctx, r, boundaries, queueOpts);
-    ctx.conn.stmt(SET_NEXT).run(nextFireAt, r.name);
-  }
-  const earliest = ctx.conn.pluck(EARLIEST).get() as number | null;
-  return { now, nextFireAt: earliest };
+  return {
+    /** Same spec and zone keep the stored next fire; a new row or a changed spec or zone restarts at the first boundary. */
+    upsert: (s) =>
+      core.write('schedule', (ctx) => {
+        const existing = row(ctx, s.name);
+        const same = existing && existing.spec === s.parsed.spec && existing.timeZone === s.parsed.timeZone;
+        const next = same ? existing.nextFireAt : firstFireAt(s.parsed, ctx.now, s.startAt);
+        ctx.conn
+          .stmt(UPSERT_SCHEDULE)
+          .run(s.name, s.parsed.spec, s.parsed.intervalMs ?? 0, s.queue, s.payloadText, s.priority, s.maxAttempts, s.expiresInMs, next, s.parsed.timeZone, s.catchUp, s.owner);
+        ctx.wake(SCHEDULES_WAKE_CHANNEL);
+        return toSchedule(row(ctx, s.name)!);
+      }),
+    remove: (name) =>
+      core.write('unschedule', (ctx) => {
+        const gone = ctx.conn.stmt(DELETE_SCHEDULE).run(name).changes > 0;
+        if (gone) ctx.wake(SCHEDULES_WAKE_CHANNEL);
+        return gone;
+      }),
+    get: (name) =>
+      core.read('getSchedule', (conn) => {
+        const r = conn.stmt(GET_SCHEDULE).get(name) as ScheduleRow | undefined;
+        return r ? toSchedule(stored(r)) : null;
+      }),
+    list: () =>
+      core.read('listSchedules', (conn) => {
+        const now = conn.now();
+        const leader = conn.stmt(LOCK_HOLDER).get(SCHEDULER_LOCK, now) as { owner: string; expires_at: number } | undefined;
+        return {
+          now,
+          leader: leader ? { owner: leader.owner, expiresAt: leader.expires_at } : null,
+          schedules: (conn.stmt(ALL_SCHEDULES).all() as ScheduleRow[]).map((r) => toSchedule(stored(r))),
+        };
+      }),
+    setPaused: (name, paused) =>
+      core.write(paused ? 'pauseSchedule' : 'resumeSchedule', (ctx) => {
+        const s = row(ctx, name);
+        if (!s) return false;
+        ctx.conn.stmt(SET_PAUSED).run(paused ? 1 : 0, name);
+        const next = paused ? null : resumedNextFire(s, ctx.now);
+        if (next !== null) ctx.conn.stmt(SET_NEXT_FIRE).run(next, name);
+        ctx.wake(SCHEDULES_WAKE_CHANNEL);
+        return true;
+      }),
+    trigger: (name) =>
+      core.write('triggerSchedule', (ctx) => {
+        const s = row(ctx, name);
+        return s ? enqueueFires(ctx, s, [ctx.now])[0]! : null;
+      }),
+    fireDue: () =>
+      core.write('fireDue', (ctx) => {
+        const now = ctx.now;
+        for (const r of ctx.conn.stmt(DUE_SCHEDULES).all(now) as ScheduleRow[]) {
+          const s = stored(r);
+          const plan = planFires(s, now);
+          if (plan === null) continue;
+          if (plan.boundaries.length > 0) enqueueFires(ctx, s, plan.boundaries);
+          ctx.conn.stmt(SET_NEXT_FIRE).run(plan.nextFireAt, s.name);
+        }
+        return { now, nextFireAt: ctx.conn.pluck(EARLIEST_FIRE).get() as number | null };
+      }),
+    wake: () => core.write('wake', (ctx) => ctx.wake(SCHEDULES_WAKE_CHANNEL)),
+  };
 }

@@ -1,6 +1,3 @@
-import { streamWakeChannel } from '../../contract/names.js';
-import type { WriteCtx } from './writer.js';
-
 /**
  * SQL of streams (docs/semantics.md, Streams). Offsets come from a per-stream
  * head row, so they stay monotone after `trimTo` empties the stream; the single
@@ -16,16 +13,3 @@ export const TRIM = 'DELETE FROM __alkstore_events WHERE stream = ? AND seq <= ?
 export const SAVE_OFFSET = `INSERT INTO __alkstore_offsets (stream, consumer, seq) VALUES (?, ?, ?)
   ON CONFLICT (stream, consumer) DO UPDATE SET seq = excluded.seq WHERE excluded.seq > __alkstore_offsets.seq`;
 export const GET_OFFSET = 'SELECT seq FROM __alkstore_offsets WHERE stream = ? AND consumer = ?';
-
-export function publishEvent(ctx: WriteCtx, stream: string, key: string | null, payloadText: string): number {
-  const seq = ctx.conn.pluck(NEXT_SEQ).get(stream) as number;
-  ctx.conn.stmt(INSERT_EVENT).run(stream, seq, key, payloadText, ctx.now);
-  ctx.wake(streamWakeChannel(stream));
-  return seq;
-}
-
-/** Offsets start at 1, so saving 0 (or less) never raises the stored value. */
-export function saveConsumerOffset(ctx: WriteCtx, stream: string, consumer: string, offset: number): boolean {
-  if (offset <= 0) return false;
-  return ctx.conn.stmt(SAVE_OFFSET).run(stream, consumer, offset).changes > 0;
-}

@@ -1,72 +1,58 @@
-import { encodePayload } from '../../contract/codec.js';
 import { streamWakeChannel } from '../../contract/names.js';
-import { limitInput, requireOffset, validateKey } from '../../contract/validate.js';
-import type { EventReceiver, Stream, StreamEvent } from '../../contract/types.js';
-import { StreamSubscription } from '../../internal/event-receiver.js';
+import { StoreStream, type StreamDriver } from '../shared/stream.js';
 import type { SqliteCore } from './context.js';
 import { toStreamEvent, type EventRow } from './rows.js';
-import * as S from './stream.sql.js';
+import { GET_OFFSET, INSERT_EVENT, NEXT_SEQ, READ_SINCE, SAVE_OFFSET, TRIM } from './stream.sql.js';
+import type { WriteCtx } from './writer.js';
 
-/** A stream handle on the SQLite engine. */
-export class SqliteStream implements Stream {
-  constructor(
-    private readonly core: SqliteCore,
-    readonly name: string,
-  ) {}
+/** Appends one event in the current write transaction; its wake goes out on commit. */
+export function publishEvent(ctx: WriteCtx, stream: string, key: string | null, payloadText: string): number {
+  const seq = ctx.conn.pluck(NEXT_SEQ).get(stream) as number;
+  ctx.conn.stmt(INSERT_EVENT).run(stream, seq, key, payloadText, ctx.now);
+  ctx.wake(streamWakeChannel(stream));
+  return seq;
+}
 
-  async publish(payload: unknown): Promise<number> {
-    const text = encodePayload(payload, 'payload', this.core.maxPayloadBytes);
-    return this.core.write('publish', (ctx) => S.publishEvent(ctx, this.name, null, text));
-  }
+/** Offsets start at 1, so saving 0 (or less) never raises the stored value. */
+export function saveConsumerOffset(ctx: WriteCtx, stream: string, consumer: string, offset: number): boolean {
+  if (offset <= 0) return false;
+  return ctx.conn.stmt(SAVE_OFFSET).run(stream, consumer, offset).changes > 0;
+}
 
-  async publishWithKey(key: string, payload: unknown): Promise<number> {
-    const k = validateKey('key', key);
-    const text = encodePayload(payload, 'payload', this.core.maxPayloadBytes);
-    return this.core.write('publishWithKey', (ctx) => S.publishEvent(ctx, this.name, k, text));
-  }
-
-  async readSince(offset: number, limit?: number): Promise<StreamEvent[]> {
-    const from = requireOffset('offset', offset);
-    const n = limitInput(limit);
-    const rows = await this.core.read('readSince', (conn) => conn.stmt(S.READ_SINCE).all(this.name, from, n) as EventRow[]);
-    return rows.map((r) => toStreamEvent(this.name, r));
-  }
-
-  async readFromConsumer(consumer: string, limit?: number): Promise<StreamEvent[]> {
-    const c = validateKey('consumer', consumer);
-    const n = limitInput(limit);
-    const rows = await this.core.read('readFromConsumer', (conn) => {
-      const from = (conn.pluck(S.GET_OFFSET).get(this.name, c) as number | undefined) ?? 0;
-      return conn.stmt(S.READ_SINCE).all(this.name, from, n) as EventRow[];
-    });
-    return rows.map((r) => toStreamEvent(this.name, r));
-  }
-
-  subscribe(consumer: string): EventReceiver {
-    const c = validateKey('consumer', consumer);
-    return new StreamSubscription(this.name, c, {
-      readSince: (offset, limit) => this.readSince(offset, limit),
-      getOffset: (cons) => this.getOffset(cons),
-      saveOffset: (cons, offset) => this.saveOffset(cons, offset),
-      listen: () => this.core.wakes(streamWakeChannel(this.name)),
-    });
-  }
-
-  async saveOffset(consumer: string, offset: number): Promise<boolean> {
-    const c = validateKey('consumer', consumer);
-    const o = requireOffset('offset', offset);
-    return this.core.write('saveOffset', (ctx) => S.saveConsumerOffset(ctx, this.name, c, o));
-  }
-
-  async getOffset(consumer: string): Promise<number> {
-    const c = validateKey('consumer', consumer);
-    const v = await this.core.read('getOffset', (conn) => conn.pluck(S.GET_OFFSET).get(this.name, c) as number | undefined);
-    return v ?? 0;
-  }
-
-  async trimTo(horizon: number): Promise<number> {
-    const h = requireOffset('horizon', horizon);
+/** Streams on SQLite: writes through the store's writer, reads on its read connection (stream.sql.ts). */
+export function sqliteStreamDriver(core: SqliteCore, guard: () => void): StreamDriver {
+  return {
+    guard,
+    get maxPayloadBytes() {
+      return core.maxPayloadBytes;
+    },
+    publish: (stream, key, text) => core.write(key === null ? 'publish' : 'publishWithKey', (ctx) => publishEvent(ctx, stream, key, text)),
+    async readSince(stream, after, limit) {
+      const rows = await core.read('readSince', (conn) => conn.stmt(READ_SINCE).all(stream, after, limit) as EventRow[]);
+      return rows.map((r) => toStreamEvent(stream, r));
+    },
+    // One read: the offset and the events from it come from one snapshot.
+    async readFromConsumer(stream, consumer, limit) {
+      const rows = await core.read('readFromConsumer', (conn) => {
+        const from = (conn.pluck(GET_OFFSET).get(stream, consumer) as number | undefined) ?? 0;
+        return conn.stmt(READ_SINCE).all(stream, from, limit) as EventRow[];
+      });
+      return rows.map((r) => toStreamEvent(stream, r));
+    },
+    async getOffset(stream, consumer) {
+      return (await core.read('getOffset', (conn) => conn.pluck(GET_OFFSET).get(stream, consumer) as number | undefined)) ?? 0;
+    },
+    saveOffset: (stream, consumer, offset) => core.write('saveOffset', (ctx) => saveConsumerOffset(ctx, stream, consumer, offset)),
     // No wake: trimming adds nothing to read.
-    return this.core.write('trimTo', (ctx) => ctx.conn.stmt(S.TRIM).run(this.name, h).changes);
+    trimTo: (stream, horizon) => core.write('trimTo', (ctx) => ctx.conn.stmt(TRIM).run(stream, horizon).changes),
+    listen: (channel) => core.wakes(channel),
+    pollFallbackMs: undefined,
+  };
+}
+
+/** A stream handle over {@link sqliteStreamDriver} (the admin's audit log). */
+export class SqliteStream extends StoreStream {
+  constructor(core: SqliteCore, name: string) {
+    super(sqliteStreamDriver(core, () => undefined), name);
   }
 }

@@ -1,3 +1,4 @@
+// SQLite only: a transaction's operations run synchronously inside its BEGIN, so their arguments are checked and encoded before the write is queued.
 import { Codec } from '../../contract/errors.js';
 import { encodePayload } from '../../contract/codec.js';
 import { outboxQueueName } from '../../contract/names.js';

@@ -5,7 +5,7 @@ import type { TxHandle } from '../../contract/types.js';
 import type { SqliteCore } from './context.js';
 import { claimInboxIn, inboxClaimInput } from './inbox.js';
 import { insertJobs } from './queue-ops.js';
-import { publishEvent, saveConsumerOffset } from './stream.sql.js';
+import { publishEvent, saveConsumerOffset } from './stream.js';
 import { enqueueInput, notifyInput, outboxEnqueueInput, publishInput, publishWithKeyInput, saveOffsetInput } from './tx-input.js';
 import { asStoreError, WriteCtx, type AppHold, type Writer } from './writer.js';
 

@@ -1,3 +1,4 @@
+// SQLite only: cross-process turn-taking on the file's one write lock (writeFairness), which PostgreSQL's row locks make unnecessary.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, rmdirSync, statSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

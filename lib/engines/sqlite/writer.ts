@@ -1,3 +1,4 @@
+// SQLite only: one write connection per store, so writes are queued and group-committed in one BEGIN IMMEDIATE each; PostgreSQL runs them concurrently on its pool.
 import { AlkstoreError, Closed, Database, TransactionInProgress } from '../../contract/errors.js';
 import { busyDelayMs, isBusy, retryOnBusy, type SqliteConn } from './connection.js';
 import type { DeferredSync } from './deferred-sync.js';

@@ -1,3 +1,4 @@
+// SQLite only: other connections' commits are seen by polling PRAGMA data_version every wakeFallbackMs while something listens; PostgreSQL has LISTEN (listener.ts).
 import type { StoreLogger } from '../../../contract/types.js';
 import type { WakeHub } from '../../../internal/wake-hub.js';
 import { isBusy, type SqliteConn } from '../connection.js';

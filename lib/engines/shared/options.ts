@@ -1,0 +1,88 @@
+import { InvalidOption } from '../../contract/errors.js';
+import type { StoreLogger } from '../../contract/types.js';
+import { asOption, maxPayloadBytesOption, requireBoolean, requireFunction, requireTimerMs } from '../../contract/validate.js';
+
+/**
+ * The options every engine takes, declared once: `openStore`, `openSqliteStore` and
+ * `openPostgresStore` extend it with their own (docs/semantics.md, Store options).
+ */
+export interface CommonStoreOptions {
+  /**
+   * Wake fallback (ms): how often the store looks for commits that no push wake told it about.
+   * SQLite: its watcher checks `PRAGMA data_version` for commits by other connections and
+   * processes this often, only while something listens (default 1). PostgreSQL: every receiver
+   * is woken this often while LISTEN is unavailable (down, disabled, or behind a
+   * transaction-mode pooler without `listenUrl`) (default 1000).
+   */
+  wakeFallbackMs?: number;
+  /**
+   * @deprecated Since this minor version; removed in the next one. The old name of
+   * {@link CommonStoreOptions.wakeFallbackMs} (same meaning). Given with a different
+   * `wakeFallbackMs`, opening fails with `InvalidOption` naming both.
+   */
+  pollIntervalMs?: number;
+  /**
+   * How claims commit (default `'deferred'`). `'deferred'`: a claim's commit does not wait for
+   * its own flush to disk (PostgreSQL: `synchronous_commit = off` for that transaction; SQLite
+   * with `synchronous: 'full'`: a `NORMAL` connection, fsynced right after on a background
+   * thread); the next durable commit, usually the job's ack, flushes it. A crash of this process
+   * loses nothing; only a crash of the database server or a power loss in that short window can
+   * undo a claim, and then the job is pending again with that attempt uncounted (delivered again,
+   * as at-least-once allows). Enqueues, acks, retries and every other write stay durable before
+   * they resolve. `'immediate'`: claims wait for their flush like every other write.
+   */
+  claimDurability?: 'deferred' | 'immediate';
+  /**
+   * Local hand-off (default true): while a worker of this store is idle on a queue (a free
+   * slot, its last claim came back short), a plain `queue.enqueue` of this store (no ordering or
+   * unique key, due now, not in a transaction) on a queue that is neither paused nor rate-limited
+   * inserts the job already claimed by that worker and gives it straight to it: no claim
+   * statement and no wake, so the handler starts one round trip sooner. The job then runs in this
+   * process even when workers of other processes are idle too. `false`: every enqueue inserts a
+   * pending job and workers claim it (docs/semantics.md, Queues, Local hand-off).
+   */
+  localHandoff?: boolean;
+  /**
+   * Largest queue, outbox, stream or schedule payload, in UTF-8 bytes of its JSON text
+   * (default 1 048 576, 1 MiB; at most 2^30). A larger payload is `PayloadTooLarge` at the
+   * call, before any write.
+   */
+  maxPayloadBytes?: number;
+  /** Random source in [0, 1) of the retry backoff jitter (SPEC §5). Default `Math.random`; tests inject one to pin delays. */
+  random?: () => number;
+  /** Where the store logs. Default: silent except warnings and errors to stderr. */
+  logger?: StoreLogger;
+}
+
+/** {@link CommonStoreOptions} validated, with the engine's defaults filled in. */
+export interface ResolvedCommonOptions {
+  wakeFallbackMs: number;
+  claimDurability: 'deferred' | 'immediate';
+  localHandoff: boolean;
+  maxPayloadBytes: number;
+  random: () => number;
+  logger: StoreLogger;
+}
+
+/** Validates the common options before any I/O (`InvalidOption`/`InvalidArgument` naming the option). */
+export function resolveCommonOptions(o: CommonStoreOptions, defaults: { wakeFallbackMs: number; logger: StoreLogger }): ResolvedCommonOptions {
+  const wake = o.wakeFallbackMs === undefined ? undefined : requireTimerMs('wakeFallbackMs', o.wakeFallbackMs);
+  const old = o.pollIntervalMs === undefined ? undefined : requireTimerMs('pollIntervalMs', o.pollIntervalMs);
+  if (wake !== undefined && old !== undefined && wake !== old) {
+    throw new InvalidOption('pollIntervalMs', `is the deprecated name of wakeFallbackMs, and the two disagree (${old} and ${wake}): remove pollIntervalMs`);
+  }
+  const claimDurability = o.claimDurability ?? 'deferred';
+  if (claimDurability !== 'deferred' && claimDurability !== 'immediate') {
+    throw new InvalidOption('claimDurability', `must be "deferred" or "immediate", got ${JSON.stringify(claimDurability)}`);
+  }
+  const logger = o.logger ?? defaults.logger;
+  if (old !== undefined) logger.warn('alkstore: the store option pollIntervalMs is deprecated and goes in the next minor version; call it wakeFallbackMs (same meaning)');
+  return {
+    wakeFallbackMs: wake ?? old ?? defaults.wakeFallbackMs,
+    claimDurability,
+    localHandoff: o.localHandoff === undefined ? true : asOption(() => requireBoolean('localHandoff', o.localHandoff)),
+    maxPayloadBytes: maxPayloadBytesOption(o.maxPayloadBytes),
+    random: o.random === undefined ? Math.random : asOption(() => requireFunction<() => number>('random', o.random)),
+    logger,
+  };
+}

@@ -1,0 +1,92 @@
+import { decodePayload } from '../../contract/codec.js';
+import { resolveJobStamp, type JobOpts, type JobWrite, type QueueOpts } from '../../contract/options.js';
+import { scheduleHeaders } from '../../contract/schedule-headers.js';
+import { dueFireBoundaries, dueFires, NEVER_MS, parseScheduleSpecSync } from '../../contract/schedule-spec.js';
+import type { CatchUpPolicy, Schedule, ScheduleListing } from '../../contract/types.js';
+import type { ScheduleInput } from '../../internal/schedule-input.js';
+
+/** A schedule row as both engines read it (int8 columns as numbers, flags as booleans, the payload as JSON text). */
+export interface StoredSchedule {
+  name: string;
+  spec: string;
+  /** 0 for a cron spec. */
+  intervalMs: number;
+  timeZone: string;
+  catchUp: CatchUpPolicy;
+  queue: string;
+  payloadText: string;
+  priority: number;
+  maxAttempts: number | null;
+  expiresInMs: number | null;
+  nextFireAt: number;
+  paused: boolean;
+  owner: string | null;
+}
+
+/** The public view of a stored schedule. */
+export function toSchedule(s: StoredSchedule): Schedule {
+  return {
+    name: s.name,
+    spec: s.spec,
+    intervalMs: s.intervalMs > 0 ? s.intervalMs : null,
+    timeZone: s.timeZone,
+    catchUp: s.catchUp,
+    queue: s.queue,
+    payload: decodePayload(s.payloadText, `payload of schedule ${JSON.stringify(s.name)}`),
+    priority: s.priority,
+    maxAttempts: s.maxAttempts,
+    expiresInMs: s.expiresInMs,
+    nextFireAt: s.nextFireAt,
+    paused: s.paused,
+    owner: s.owner,
+  };
+}
+
+function specOf(s: StoredSchedule) {
+  return parseScheduleSpecSync(s.spec, s.timeZone);
+}
+
+/**
+ * What one tick does with a due schedule, against the database's `now`: the boundaries to fire
+ * (as its catch-up policy allows; none while paused) and its next fire. Null: a spec with no
+ * boundary left (`NEVER_MS`), left untouched.
+ */
+export function planFires(s: StoredSchedule, now: number): { boundaries: readonly number[]; nextFireAt: number } | null {
+  if (s.nextFireAt >= NEVER_MS) return null;
+  return dueFireBoundaries(specOf(s), s.nextFireAt, now, s.catchUp, s.paused);
+}
+
+/** Resume never fires what elapsed while paused: the next fire after now, or null when the stored one is still ahead. */
+export function resumedNextFire(s: StoredSchedule, now: number): number | null {
+  if (s.nextFireAt > now) return null;
+  return dueFires(specOf(s), s.nextFireAt, now, s.catchUp, true).nextFireAt;
+}
+
+/** The job options a schedule stamps on its fires, over the queue's registered options. */
+export function fireJobOpts(s: StoredSchedule): JobOpts {
+  return { priority: s.priority, maxAttempts: s.maxAttempts ?? undefined, expiresInMs: s.expiresInMs ?? undefined };
+}
+
+/** The resolved stamp of one fire for `boundary` (SCHEDULE_BOUNDARY_HEADER in its headers). */
+export function fireStamp(queueOpts: Required<QueueOpts>, s: StoredSchedule, boundary: number): JobWrite {
+  return resolveJobStamp(queueOpts, { ...fireJobOpts(s), headers: scheduleHeaders(s.name, boundary) });
+}
+
+/** The schedule statements of one engine, each one transaction against the database clock. */
+export interface ScheduleDriver {
+  upsert(input: ScheduleInput): Promise<Schedule>;
+  remove(name: string): Promise<boolean>;
+  get(name: string): Promise<Schedule | null>;
+  list(): Promise<ScheduleListing>;
+  /** Sets the flag; clearing it also skips the boundaries that elapsed ({@link resumedNextFire}). */
+  setPaused(name: string, paused: boolean): Promise<boolean>;
+  /** One job for the boundary "now"; the next fire is unchanged. */
+  trigger(name: string): Promise<number | null>;
+  /**
+   * One transaction: for every due schedule, enqueue {@link planFires}' boundaries and store its
+   * next fire. Resolves to the database's now and the earliest next fire of any schedule.
+   */
+  fireDue(): Promise<{ now: number; nextFireAt: number | null }>;
+  /** Wakes every runner's schedules receiver (after a leader releases its lock). */
+  wake(): Promise<void>;
+}

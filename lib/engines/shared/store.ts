@@ -1,0 +1,206 @@
+import type { StoreAdmin } from '../../contract/admin.js';
+import { Closed } from '../../contract/errors.js';
+import type { InboxOpts } from '../../contract/inbox.js';
+import { DEFAULT_QUEUE_OPTS, OUTBOX_QUEUE_OPTS, type JobOpts, type QueueOpts } from '../../contract/options.js';
+import type {
+  EngineKind,
+  ExternalTx,
+  Inbox,
+  Lock,
+  Outbox,
+  Queue,
+  RunRetentionOpts,
+  RunSchedulesOpts,
+  Schedule,
+  ScheduleListing,
+  ScheduleOpts,
+  Store,
+  StoreLogger,
+  Stream,
+  TxHandle,
+  TxOps,
+  WakeReceiver,
+} from '../../contract/types.js';
+import { validateName } from '../../contract/validate.js';
+import { InboxHandle, type InboxDriver } from '../../internal/inbox-handle.js';
+import { loadCronIfInstalled } from '../../internal/load-cron.js';
+import { OutboxHandle, type ReceiptDriver } from '../../internal/outbox-handle.js';
+import { runRetention } from '../../internal/retention-runner.js';
+import { scheduleInput } from '../../internal/schedule-input.js';
+import { runSchedules } from '../../internal/scheduler-runner.js';
+import { takeLock, type LockDriver } from './lock.js';
+import type { ScheduleDriver } from './scheduler.js';
+import { StoreStream, type StreamDriver } from './stream.js';
+import { runTx, type TxDriver } from './tx.js';
+
+/**
+ * The `Store` methods that are the same on every engine, written once over the engine's
+ * drivers: the closed guard, name checks before any I/O, locks, streams, the schedule API and
+ * its leader-elected runner, retention, and the transaction entry points. An engine supplies
+ * its drivers, its queue handles, its admin, notify and close.
+ */
+export abstract class StoreBase implements Store {
+  abstract readonly engine: EngineKind;
+  abstract readonly closed: boolean;
+  /** Where the store logs (public for the drivers' warnings). */
+  abstract readonly logger: StoreLogger;
+  protected abstract readonly lockDriver: LockDriver;
+  protected abstract readonly streamDriver: StreamDriver;
+  protected abstract readonly scheduleDriver: ScheduleDriver;
+  /** The largest payload a schedule may carry (`maxPayloadBytes`). */
+  abstract readonly maxPayloadBytes: number;
+  private warnedWithTxExternal = false;
+
+  abstract notify(channel: string, payload?: string): Promise<void>;
+  abstract outboxEnqueue(outbox: string, payload: unknown, opts?: JobOpts): Promise<number>;
+  abstract beginTx(): Promise<TxHandle>;
+  abstract joinTransaction<X extends ExternalTx, T>(open: (body: (external: X) => Promise<T>) => Promise<T>, fn: (tx: TxOps, external: X) => Promise<T>): Promise<T>;
+  abstract now(): Promise<number>;
+  abstract close(): Promise<void>;
+  /** A receiver on any channel, reserved engine channels included (no name validation). */
+  abstract wakes(channel: string): WakeReceiver;
+  protected abstract readonly txDriver: TxDriver;
+  protected abstract readonly adminApi: StoreAdmin;
+  /** The inbox and outbox-receipt statements. */
+  protected abstract readonly inboxDriver: InboxDriver & ReceiptDriver;
+  /** A queue handle with `opts` registered for `name` (or the registered ones, else `defaults`); the name is validated. */
+  protected abstract queueHandle(name: string, opts: QueueOpts | undefined, defaults: Readonly<Required<QueueOpts>>): Queue;
+
+  /** Throws `Closed` once the store is closed. */
+  protected guard(): void {
+    if (this.closed) throw new Closed();
+  }
+
+  listen(channel: string): WakeReceiver {
+    this.guard();
+    return this.wakes(validateName('channel', channel));
+  }
+
+  /** Read and repair operations for dashboards, the CLI and health checks. */
+  admin(): StoreAdmin {
+    this.guard();
+    return this.adminApi;
+  }
+
+  queue(name: string, opts?: QueueOpts): Queue {
+    this.guard();
+    return this.queueHandle(validateName('queue', name), opts, DEFAULT_QUEUE_OPTS);
+  }
+
+  outbox(name: string, opts?: QueueOpts): Outbox {
+    this.guard();
+    return new OutboxHandle(name, (queueName, o) => this.queueHandle(queueName, o, OUTBOX_QUEUE_OPTS), opts, this.inboxDriver);
+  }
+
+  inbox(name: string, opts?: InboxOpts): Inbox {
+    this.guard();
+    return new InboxHandle(name, opts, this.inboxDriver);
+  }
+
+  stream(name: string): Stream {
+    this.guard();
+    return new StoreStream(this.streamDriver, validateName('stream', name));
+  }
+
+  // ── locks and retention ─────────────────────────────────────────────
+
+  async tryLock(name: string, owner: string, ttlMs: number): Promise<Lock | null> {
+    this.guard();
+    return takeLock(this.lockDriver, validateName('lock', name), owner, ttlMs);
+  }
+
+  async runRetention(signal: AbortSignal, opts?: RunRetentionOpts): Promise<void> {
+    this.guard();
+    return runRetention({
+      // The retention lock is a reserved name: no user-name validation.
+      tryLock: (name, owner, ttlMs) => takeLock(this.lockDriver, name, owner, ttlMs),
+      queue: (name) => this.queue(name),
+      outboxQueue: (name) => this.outbox(name).queue,
+      queueNames: () => this.admin().queueNames(),
+    }, signal, opts);
+  }
+
+  // ── scheduler ───────────────────────────────────────────────────────
+
+  async schedule(name: string, spec: string, queue: string, payload: unknown, opts?: ScheduleOpts): Promise<Schedule> {
+    this.guard();
+    return this.scheduleDriver.upsert(await scheduleInput(name, spec, queue, payload, opts, this.maxPayloadBytes));
+  }
+
+  async unschedule(name: string): Promise<boolean> {
+    this.guard();
+    return this.scheduleDriver.remove(validateName('schedule', name));
+  }
+
+  async getSchedule(name: string): Promise<Schedule | null> {
+    this.guard();
+    return this.scheduleDriver.get(validateName('schedule', name));
+  }
+
+  async listSchedules(): Promise<ScheduleListing> {
+    this.guard();
+    return this.scheduleDriver.list();
+  }
+
+  async pauseSchedule(name: string): Promise<boolean> {
+    this.guard();
+    return this.scheduleDriver.setPaused(validateName('schedule', name), true);
+  }
+
+  async resumeSchedule(name: string): Promise<boolean> {
+    this.guard();
+    const n = validateName('schedule', name);
+    // Skipping the elapsed boundaries of a cron spec needs croner loaded.
+    await loadCronIfInstalled();
+    return this.scheduleDriver.setPaused(n, false);
+  }
+
+  async triggerSchedule(name: string): Promise<number | null> {
+    this.guard();
+    return this.scheduleDriver.trigger(validateName('schedule', name));
+  }
+
+  /** One scheduler tick (the runner calls it); public for tests and custom runners. */
+  async fireDue(): Promise<{ now: number; nextFireAt: number | null }> {
+    await loadCronIfInstalled();
+    return this.scheduleDriver.fireDue();
+  }
+
+  async runSchedules(signal: AbortSignal, opts?: RunSchedulesOpts): Promise<void> {
+    this.guard();
+    return runSchedules({
+      // The leadership lock and the schedules channel are reserved names: no user-name validation.
+      tryLock: (name, owner, ttlMs) => takeLock(this.lockDriver, name, owner, ttlMs),
+      listen: (channel) => this.wakes(channel),
+      fireDue: () => this.fireDue(),
+      wake: () => this.scheduleDriver.wake(),
+    }, signal, opts);
+  }
+
+  // ── transactions ────────────────────────────────────────────────────
+
+  withTx<T>(fn: (tx: TxHandle) => Promise<T>): Promise<T>;
+  /** @deprecated Use {@link StoreBase.joinManager}; `withTx(external)` goes in the next minor version. */
+  withTx(external: ExternalTx): TxOps;
+  withTx<T>(arg: ((tx: TxHandle) => Promise<T>) | ExternalTx): Promise<T> | TxOps {
+    if (typeof arg === 'function') {
+      try {
+        this.guard();
+      } catch (err) {
+        return Promise.reject(err);
+      }
+      return runTx(this.txDriver, this, arg);
+    }
+    if (!this.warnedWithTxExternal) {
+      this.warnedWithTxExternal = true;
+      this.logger.warn(`alkstore ${this.engine}: store.withTx(entityManager | queryRunner) is deprecated and goes in the next minor version; call store.joinManager(entityManager | queryRunner)`);
+    }
+    this.guard();
+    return this.txDriver.join(arg, 'withTx');
+  }
+
+  joinManager(external: ExternalTx): TxOps {
+    this.guard();
+    return this.txDriver.join(external, 'joinManager');
+  }
+}
