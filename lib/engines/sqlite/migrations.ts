@@ -193,6 +193,11 @@ export interface SqliteMigration {
   readonly version: number;
   readonly name: string;
   readonly sql: string;
+  /**
+   * Columns the step adds, each only when missing (SQLite has no `ADD COLUMN IF NOT EXISTS`): a step
+   * above a file's stored version always runs, so it must be idempotent.
+   */
+  readonly addColumns?: readonly { readonly table: string; readonly column: string; readonly type: string }[];
 }
 
 /** Upgrades applied, in order, to existing files that lack them. Fresh files get the full DDL instead. */
@@ -227,7 +232,7 @@ ALTER TABLE __alkstore_schedules ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;
     sql: THROUGHPUT_DDL,
   },
   { version: 9, name: 'inbox and delivery receipts', sql: INBOX_DDL },
-  { version: 10, name: 'job outcomes and progress', sql: `ALTER TABLE __alkstore_jobs ADD COLUMN progress TEXT;\n${OUTCOMES_DDL}` },
+  { version: 10, name: 'job outcomes and progress', sql: OUTCOMES_DDL, addColumns: [{ table: '__alkstore_jobs', column: 'progress', type: 'TEXT' }] },
 ]);
 
 /**
@@ -260,6 +265,10 @@ export function applySchema(conn: SqliteConn): SchemaChange {
       // Above the stored version a step always runs; at or below it, only when it is missing (a gap filled later).
       const covered = m.version <= stored && (legacy || done.get(`migration:${m.version}`) !== undefined);
       if (!covered) {
+        for (const c of m.addColumns ?? []) {
+          const cols = conn.db.prepare(`PRAGMA table_info(${c.table})`).all() as { name: string }[];
+          if (!cols.some((x) => x.name === c.column)) conn.db.exec(`ALTER TABLE ${c.table} ADD COLUMN ${c.column} ${c.type}`);
+        }
         conn.db.exec(m.sql);
         change.applied.push(m);
       }
