@@ -6,6 +6,19 @@ import type { EngineFixture } from '../helpers/engines.js';
 import { expectError, uid, useEnv, waitFor } from './harness.js';
 import { claimSoon, startWorker, vectors } from './results-fixtures.js';
 
+/** A promise that settles like `p`, its rejection handled at once (rethrown when awaited). */
+function settled<T>(p: Promise<T>): () => Promise<T> {
+  const r = p.then(
+    (v) => ({ ok: true as const, v }),
+    (e: unknown) => ({ ok: false as const, e }),
+  );
+  return async () => {
+    const x = await r;
+    if (x.ok) return x.v;
+    throw x.e;
+  };
+}
+
 /** Job results (SPEC §11): stored with the ack, read by id and by waiters in any process. */
 export function resultsContract(engine: EngineFixture): void {
   const env = useEnv(engine);
@@ -134,10 +147,11 @@ export function resultsContract(engine: EngineFixture): void {
 
     it('rejects with JobDead carrying the final error when the job dies', async () => {
       const q = store().queue(uid('w-dead'));
-      const waiting = env.other.queue(q.name).enqueueAndWait(1, { maxAttempts: 1, timeoutMs: 20_000 });
+      // settled() takes the rejection at once: it may land before the test awaits it.
+      const waiting = settled(env.other.queue(q.name).enqueueAndWait(1, { maxAttempts: 1, timeoutMs: 20_000 }));
       const job = await claimSoon(q);
       await job.fail(new Error('boom: no such customer'));
-      const err = await expectError(() => waiting, JobDead);
+      const err = await expectError(waiting, JobDead);
       expect(err.lastError).toContain('boom: no such customer');
       expect(err.jobId).toBe(job.id);
     });
@@ -145,17 +159,17 @@ export function resultsContract(engine: EngineFixture): void {
     it('rejects with JobDead when retries run out', async () => {
       const q = store().queue(uid('w-exhausted'));
       const id = await q.enqueue(1, { maxAttempts: 1 });
-      const waiting = env.other.queue(q.name).waitForResult(id, { timeoutMs: 20_000 });
+      const waiting = settled(env.other.queue(q.name).waitForResult(id, { timeoutMs: 20_000 }));
       await (await claimSoon(q)).retry(new Error('transient'));
-      expect((await expectError(() => waiting, JobDead)).lastError).toContain('transient');
+      expect((await expectError(waiting, JobDead)).lastError).toContain('transient');
     });
 
     it('rejects with JobCancelled when the job is cancelled', async () => {
       const q = store().queue(uid('w-cancel'));
       const id = await q.enqueue(1, { delayMs: 60_000 });
-      const waiting = env.other.queue(q.name).waitForResult(id, { timeoutMs: 20_000 });
+      const waiting = settled(env.other.queue(q.name).waitForResult(id, { timeoutMs: 20_000 }));
       expect(await q.cancel(id)).toBe(true);
-      expect((await expectError(() => waiting, JobCancelled)).jobId).toBe(id);
+      expect((await expectError(waiting, JobCancelled)).jobId).toBe(id);
     });
 
     it('rejects with ResultTimeout after timeoutMs and leaves the job as it is', async () => {
