@@ -71,6 +71,13 @@ async function fill(): Promise<void> {
     await Promise.all(jobs.map((j) => j.fail(new Error('550 mailbox unavailable'))));
     left -= jobs.length;
   }
+  // Workers page: 1 000 jobs held by 10 workers; receipts page: 1 000 receipts; schedule page: fires on the big queue.
+  const held = store.queue('big-held');
+  await held.enqueueMany(Array.from({ length: 1000 }, (_, i) => ({ h: i })));
+  for (let w = 0; w < 10; w++) await held.claimBatch(100, `bench-host:${1000 + w}:abcdef`);
+  await store.outbox('big-box').recordReceipts(Array.from({ length: 1000 }, (_, i) => ({ messageId: i + 1, receipt: { broker: 'nats-jetstream', stream: 'BIG', seq: i + 1 } })));
+  await store.schedule('big-nightly', '@every 1d', QUEUE, { nightly: true });
+  for (let i = 0; i < 3; i++) await store.triggerSchedule('big-nightly');
   console.log(`filled ${total} jobs on ${engine} in ${((Date.now() - t0) / 1000).toFixed(1)} s (${dead} dead on big-dead-src, ${scheduled} scheduled)`);
   await store.close();
 }
@@ -104,6 +111,11 @@ async function main(): Promise<void> {
     ['search payload, no match', `${base}/queue?name=${QUEUE}&state=all&payload=${encodeURIComponent('n = -1')}`],
     ['search error text (dead)', `${base}/queue?name=big-dead-src&state=dead&error=mailbox`],
     ['job detail', `${base}/job?queue=${QUEUE}&id=${Math.floor(total / 2)}`],
+    // Issue 29 leftovers: history, workers, receipts, a schedule's fires (header search on the big queue).
+    ['history (finished)', `${base}/queue?name=big-dead-src&state=finished`],
+    ['workers', `${base}/workers`],
+    ['outbox receipts', `${base}/receipts?outbox=big-box`],
+    ['schedule with fires', `${base}/schedule?name=big-nightly`],
   ];
   console.log(`\n${engine}, ${total} jobs: median of ${runs} page loads (server time + local HTTP)`);
   for (const [name, href] of pages) {

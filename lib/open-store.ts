@@ -2,7 +2,8 @@ import { InvalidOption } from './contract/errors.js';
 import type { Store } from './contract/types.js';
 import { scrubSecrets, urlSecrets } from './internal/secrets.js';
 import type { OpenStoreOptions } from './store-options.js';
-import { loadOtelApi } from './tracing/otel-api.js';
+import { requireBoolean, requireFunction, asOption } from './contract/validate.js';
+import { traceContextHook } from './tracing/trace-headers.js';
 
 const ACCEPTED = 'accepted: sqlite:<path>, sqlite::memory:, a plain file path, postgres://… or postgresql://…';
 
@@ -62,16 +63,20 @@ export function refusePostgresOnly(options: { pooler?: unknown; listenUrl?: unkn
 export async function openStore(options: OpenStoreOptions): Promise<Store> {
   if (options === null || typeof options !== 'object') throw new InvalidOption('options', 'must be an object with a url');
   const engine = engineOfUrl(options.url);
-  // Optional: when @opentelemetry/api is installed, enqueues carry the active trace context from now on.
-  await loadOtelApi();
+  const { tracing, ...rest } = options;
+  if (tracing !== undefined) asOption(() => requireBoolean('tracing', tracing));
+  if (rest.enqueueHeaders !== undefined) asOption(() => requireFunction('enqueueHeaders', rest.enqueueHeaders));
+  // This store's enqueues carry the active trace context when @opentelemetry/api is installed; other stores are not touched.
+  const enqueueHeaders = rest.enqueueHeaders ?? (await traceContextHook(tracing));
+  const engineOptions = enqueueHeaders === undefined ? rest : { ...rest, enqueueHeaders };
   try {
     if (engine === 'postgres') {
       const { openPostgresStore } = await import('./engines/postgres/index.js');
-      return await openPostgresStore({ ...options, connectionString: options.url });
+      return await openPostgresStore({ ...engineOptions, connectionString: options.url });
     }
     refusePostgresOnly(options, 'url');
     const { openSqliteStore } = await import('./engines/sqlite/index.js');
-    return await openSqliteStore({ ...options, path: sqlitePathOfUrl(options.url) });
+    return await openSqliteStore({ ...engineOptions, path: sqlitePathOfUrl(options.url) });
   } catch (err) {
     throw scrubSecrets(err, urlSecrets(options.url));
   }

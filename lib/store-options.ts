@@ -16,4 +16,10 @@ export interface OpenStoreOptions extends CommonStoreOptions, Pick<PostgresStore
    * naming the scheme only; the password never appears in an error or a log.
    */
   url: string;
+  /**
+   * Enqueues of this store carry the active span's W3C trace context (`traceparent`) when
+   * `@opentelemetry/api` is installed (default true). `false`: they do not. Other stores of the
+   * process are not affected either way. An `enqueueHeaders` hook wins over it.
+   */
+  tracing?: boolean;
 }

@@ -24,18 +24,18 @@ export interface DrizzleSqliteDatabaseLike {
 /** The transaction object Drizzle hands `db.transaction(fn)`'s callback. */
 export type DrizzleTxOf<D extends DrizzlePgDatabaseLike> = D extends { transaction(fn: (tx: infer X) => Promise<unknown>, ...rest: never[]): unknown } ? X : never;
 
-interface Executes {
+export interface Executes {
   execute(query: SQL): PromiseLike<unknown>;
 }
 
-type SqlTag = typeof import('drizzle-orm').sql;
+export type SqlTag = typeof import('drizzle-orm').sql;
 
-function isSqlite(db: unknown): db is DrizzleSqliteDatabaseLike {
+export function isDrizzleSqlite(db: unknown): db is DrizzleSqliteDatabaseLike {
   const c = (db as { $client?: Partial<SyncSqliteConnection & { prepare: unknown }> } | null)?.$client;
   return typeof c === 'object' && c !== null && typeof c.prepare === 'function' && typeof c.inTransaction === 'boolean' && typeof (db as DrizzleSqliteDatabaseLike).all === 'function';
 }
 
-function isPg(db: unknown): db is DrizzlePgDatabaseLike {
+export function isDrizzlePg(db: unknown): db is DrizzlePgDatabaseLike {
   const d = db as Partial<DrizzlePgDatabaseLike> | null;
   return typeof d === 'object' && d !== null && typeof d.transaction === 'function' && typeof d.execute === 'function';
 }
@@ -59,6 +59,26 @@ function pgResult(raw: unknown): AdapterResult {
   const r = raw as { rows?: unknown; rowCount?: unknown } | null;
   const rows = Array.isArray(r?.rows) ? (r.rows as Record<string, unknown>[]) : [];
   return { records: rows, affected: typeof r?.rowCount === 'number' ? r.rowCount : rows.length };
+}
+
+/** alkstore's statements on a Drizzle better-sqlite3 database whose connection is in the transaction; active while `isActive()` and the connection is in it. */
+export function drizzleSqliteJoined<D extends DrizzleSqliteDatabaseLike>(sql: SqlTag, db: D, isActive: () => boolean): Joined<D> {
+  const run = async (text: string, params: unknown[]): Promise<AdapterResult> => {
+    const q = toSql(sql, text, params, 'sqlite');
+    if (returnsRows(text)) {
+      const rows = db.all(q) as Record<string, unknown>[];
+      return { records: rows, affected: rows.length };
+    }
+    const r = db.run(q) as { changes?: number };
+    return { records: [], affected: r.changes ?? 0 };
+  };
+  return { queryRunner: adapterRunner(run, () => isActive() && db.$client.inTransaction, db.$client), handle: db };
+}
+
+/** alkstore's statements on a Drizzle PostgreSQL transaction (`drizzleTx.execute`), active while `isActive()`. */
+export function drizzlePgJoined<X extends Executes>(sql: SqlTag, drizzleTx: X, isActive: () => boolean): Joined<X> {
+  const run = async (text: string, params: unknown[]): Promise<AdapterResult> => pgResult(await drizzleTx.execute(toSql(sql, text, params, 'postgres')));
+  return { queryRunner: adapterRunner(run, isActive), handle: drizzleTx };
 }
 
 /**
@@ -87,24 +107,15 @@ export async function drizzleTransaction<T>(db: DrizzlePgDatabaseLike | DrizzleS
   if (typeof (db as { rollback?: unknown } | null)?.rollback === 'function') {
     throw new InvalidOption(`${HELPER}(db)`, `is a Drizzle transaction; ${HELPER} opens the transaction itself: pass the database (drizzle(...)) and write through the handle it gives your function`);
   }
-  if (isSqlite(db)) {
+  if (isDrizzleSqlite(db)) {
     assertSameEngine(HELPER, 'db', 'sqlite', store);
     const { sql } = await loadPeer('drizzle-orm', () => import('drizzle-orm'), `for ${HELPER}`);
-    const run = async (text: string, params: unknown[]): Promise<AdapterResult> => {
-      const q = toSql(sql, text, params, 'sqlite');
-      if (returnsRows(text)) {
-        const rows = db.all(q) as Record<string, unknown>[];
-        return { records: rows, affected: rows.length };
-      }
-      const r = db.run(q) as { changes?: number };
-      return { records: [], affected: r.changes ?? 0 };
-    };
     return joinVia<DrizzleSqliteDatabaseLike, T>(
       store,
       async (body) => {
         db.run(sql.raw('BEGIN'));
         try {
-          const result = await whileActive((isActive) => body({ queryRunner: adapterRunner(run, () => isActive() && db.$client.inTransaction, db.$client), handle: db }));
+          const result = await whileActive((isActive) => body(drizzleSqliteJoined(sql, db, isActive)));
           db.run(sql.raw('COMMIT'));
           return result;
         } catch (err) {
@@ -115,19 +126,14 @@ export async function drizzleTransaction<T>(db: DrizzlePgDatabaseLike | DrizzleS
       fn,
     );
   }
-  if (isPg(db)) {
+  if (isDrizzlePg(db)) {
     assertSameEngine(HELPER, 'db', 'postgres', store);
     const { sql } = await loadPeer('drizzle-orm', () => import('drizzle-orm'), `for ${HELPER}`);
     return joinVia<Executes, T>(
       store,
       (body) =>
         (db.transaction as (fn: (drizzleTx: unknown) => Promise<T>) => Promise<T>)((drizzleTx) =>
-          whileActive((isActive) => {
-            const handle = drizzleTx as Executes;
-            const run = async (text: string, params: unknown[]): Promise<AdapterResult> => pgResult(await handle.execute(toSql(sql, text, params, 'postgres')));
-            const joined: Joined<Executes> = { queryRunner: adapterRunner(run, isActive), handle };
-            return body(joined);
-          }),
+          whileActive((isActive) => body(drizzlePgJoined(sql, drizzleTx as Executes, isActive))),
         ),
       fn,
     );

@@ -4,9 +4,9 @@
  * `pgTransaction`, `drizzleTransaction`, `kyselyTransaction`, `knexTransaction`, `prismaTransaction`
  * (TypeORM: `runTransaction` in `alkstore/nest`).
  */
-export * from './pg.js';
-export * from './drizzle.js';
-export * from './kysely.js';
-export * from './knex.js';
-export * from './prisma.js';
+export { pgTransaction } from './pg.js';
+export { drizzleTransaction, type DrizzlePgDatabaseLike, type DrizzleSqliteDatabaseLike, type DrizzleTxOf } from './drizzle.js';
+export { kyselyTransaction } from './kysely.js';
+export { knexTransaction } from './knex.js';
+export { prismaTransaction, type PrismaClientLike, type PrismaTransactionOptions, type PrismaTxLike, type PrismaTxOf } from './prisma.js';
 export type { AdapterResult, Joined } from './runner.js';

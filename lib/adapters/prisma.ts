@@ -2,7 +2,7 @@ import { InvalidOption } from '../contract/errors.js';
 import type { EngineKind, Store, TxOps } from '../contract/types.js';
 import { assertSameEngine, joinVia } from './join.js';
 import { returnsRows } from './placeholders.js';
-import { adapterRunner, whileActive, type AdapterResult } from './runner.js';
+import { adapterRunner, whileActive, type AdapterResult, type Joined } from './runner.js';
 
 const HELPER = 'prismaTransaction';
 
@@ -28,8 +28,7 @@ export interface PrismaClientLike {
 export type PrismaTxOf<P extends PrismaClientLike> = P extends { $transaction(fn: (prismaTx: infer X) => Promise<unknown>, ...rest: never[]): unknown } ? X : never;
 
 function isClient(p: unknown): p is PrismaClientLike & PrismaTxLike {
-  const c = p as Partial<PrismaClientLike & PrismaTxLike> | null;
-  return typeof c === 'object' && c !== null && typeof c.$queryRawUnsafe === 'function' && typeof c.$executeRawUnsafe === 'function';
+  return isPrismaTx(p) && typeof (p as Partial<PrismaClientLike>).$transaction === 'function';
 }
 
 /** The provider Prisma's client was generated for (`postgresql`, `sqlite`, …), when it says. */
@@ -38,6 +37,24 @@ function engineOf(p: object): EngineKind | null {
   if (provider === 'sqlite') return 'sqlite';
   if (provider === 'postgresql' || provider === 'postgres') return 'postgres';
   return null;
+}
+
+/** alkstore's statements on a Prisma transaction client (`$queryRawUnsafe` for rows, `$executeRawUnsafe` for counts), active while `isActive()`. */
+export function prismaJoined<X extends PrismaTxLike>(prismaTx: X, isActive: () => boolean): Joined<X> {
+  const run = async (sql: string, params: unknown[]): Promise<AdapterResult> => {
+    if (returnsRows(sql)) {
+      const rows = (await prismaTx.$queryRawUnsafe<Record<string, unknown>[]>(sql, ...params)) ?? [];
+      return { records: rows, affected: rows.length };
+    }
+    return { records: [], affected: await prismaTx.$executeRawUnsafe(sql, ...params) };
+  };
+  return { queryRunner: adapterRunner(run, isActive), handle: prismaTx };
+}
+
+/** A Prisma transaction client (or client): it has the raw-statement methods alkstore runs on. */
+export function isPrismaTx(p: unknown): p is PrismaTxLike {
+  const c = p as Partial<PrismaTxLike> | null;
+  return typeof c === 'object' && c !== null && typeof c.$queryRawUnsafe === 'function' && typeof c.$executeRawUnsafe === 'function';
 }
 
 /**
@@ -69,18 +86,7 @@ export async function prismaTransaction<P extends PrismaClientLike, T>(
     store,
     (body) =>
       (prisma.$transaction as (fn: (prismaTx: unknown) => Promise<T>, options?: PrismaTransactionOptions) => Promise<T>)(
-        (prismaTx) =>
-          whileActive((isActive) => {
-            const ptx = prismaTx as PrismaTxLike;
-            const run = async (sql: string, params: unknown[]): Promise<AdapterResult> => {
-              if (returnsRows(sql)) {
-                const rows = (await ptx.$queryRawUnsafe<Record<string, unknown>[]>(sql, ...params)) ?? [];
-                return { records: rows, affected: rows.length };
-              }
-              return { records: [], affected: await ptx.$executeRawUnsafe(sql, ...params) };
-            };
-            return body({ queryRunner: adapterRunner(run, isActive), handle: prismaTx as PrismaTxOf<P> });
-          }),
+        (prismaTx) => whileActive((isActive) => body(prismaJoined(prismaTx as PrismaTxOf<P> & PrismaTxLike, isActive))),
         options,
       ),
     fn,

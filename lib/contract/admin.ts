@@ -1,4 +1,4 @@
-import type { JobInfo, RedriveResult, Stream } from './types.js';
+import type { JobInfo, RedriveResult, StoredReceipt, Stream } from './types.js';
 
 /**
  * Which jobs `listJobs` pages through. `pending` is the claimable-order pending
@@ -37,8 +37,12 @@ export type JsonScalar = string | number | boolean | null;
  * (AND); an absent field matches everything.
  */
 export interface JobSearch {
-  /** Default `all`. `pending` includes scheduled jobs; `scheduled` is pending with a run time in the future (database clock). */
-  state?: JobListState;
+  /**
+   * Default `all`. `pending` includes scheduled jobs; `scheduled` is pending with a run time in the
+   * future (database clock); `finished` is every job of the jobs table past the live states (the job
+   * history; today the dead jobs).
+   */
+  state?: JobSearchState;
   /** Exactly this job id. */
   id?: number;
   /** Jobs carrying this `uniqueKey` (any state). */
@@ -57,11 +61,19 @@ export interface JobSearch {
    * identifiers (`[A-Za-z_][A-Za-z0-9_]*`).
    */
   payload?: { path: string; equals: JsonScalar };
+  /**
+   * A header equals a string: `{ name: 'alkstore-schedule', equals: 'nightly' }` finds the jobs a
+   * schedule fired. `name` is 1..128 of `A-Za-z0-9_.-`; `equals` at most 1024 characters.
+   */
+  header?: { name: string; equals: string };
   /** The `next` cursor of the previous page (opaque). */
   cursor?: string;
   /** Page size, 1..1000, default 50. */
   limit?: number;
 }
+
+/** The states a search can ask for: those of {@link JobListState}, and `finished` (the job history). */
+export type JobSearchState = JobListState | 'finished';
 
 /**
  * One page of a search, newest job first. Each call reads at most
@@ -135,6 +147,55 @@ export interface LockInfo {
 /** The PostgreSQL LISTEN connection: `connected`, `down` (polling fallback) or `none` (no LISTEN: SQLite, or `listen: false`). */
 export type ListenerState = 'connected' | 'down' | 'none';
 
+/**
+ * What {@link StoreAdmin.editJob} changes on a pending job; an absent field stays as it is.
+ * The payload goes through the payload codec and size limit, as at enqueue.
+ */
+export interface JobEdit {
+  readonly payload?: unknown;
+  /** An integer in the int32 range; higher is claimed first. */
+  readonly priority?: number;
+  /** When the job becomes claimable (epoch ms, database clock). */
+  readonly runAt?: number;
+}
+
+/**
+ * A worker as its claims show it: the processing jobs of one queue that carry
+ * its worker id. Derived from the jobs table, so a worker appears while it
+ * holds a job and an idle one does not.
+ */
+export interface WorkerInfo {
+  /** The id the worker claims with (`''` for claims made without one). */
+  readonly workerId: string;
+  readonly queue: string;
+  /** Jobs of the queue it holds now. */
+  readonly jobs: number;
+  /** The earliest claim deadline among them (epoch ms, database clock). */
+  readonly earliestDeadline: number;
+  /** The latest claim deadline among them: it moves forward while the worker heartbeats. */
+  readonly latestDeadline: number;
+  /** Every one of its claims is past its deadline: the worker stopped, or stalls; its jobs go to the next claim. */
+  readonly lapsed: boolean;
+}
+
+/** Most processing jobs {@link StoreAdmin.workers} reads. */
+export const WORKER_SCAN_ROWS = 10_000;
+
+/** Options of {@link StoreAdmin.receipts}. */
+export interface ReceiptPageOpts {
+  /** The `next` cursor of the previous page (opaque). */
+  cursor?: string;
+  /** Page size, 1..1000, default 50. */
+  limit?: number;
+}
+
+/** One page of an outbox's delivery receipts, latest delivery first. */
+export interface ReceiptPage {
+  readonly receipts: StoredReceipt[];
+  /** Cursor of the next page, `null` on the last one. */
+  readonly next: string | null;
+}
+
 /** Name-keyset paging of small lists (streams). */
 export interface NamePageOpts {
   /** Names strictly after this one. */
@@ -162,6 +223,20 @@ export interface StoreAdmin {
   searchJobs(queue: string, query?: JobSearch): Promise<JobSearchPage>;
   /** One job with its latest worker id, or null when the queue has no such job. */
   jobDetail(queue: string, id: number): Promise<JobDetail | null>;
+  /**
+   * Changes the payload, priority or run time of a pending job (blocked ones included); resolves
+   * `false`, changing nothing, when the queue has no such pending job (it was claimed, finished or
+   * cancelled meanwhile). Counters and wakes follow, as for an enqueue. Bad input is a typed error
+   * naming the field, before any I/O.
+   */
+  editJob(queue: string, id: number, edit: JobEdit): Promise<boolean>;
+  /**
+   * The workers holding jobs now, by worker id then queue, from at most {@link WORKER_SCAN_ROWS}
+   * processing jobs (the processing index). There is no registry: an idle worker is not listed.
+   */
+  workers(): Promise<WorkerInfo[]>;
+  /** An outbox's stored delivery receipts (`__alkstore_outbox_receipts`), latest delivery first, keyset-paged. */
+  receipts(outbox: string, opts?: ReceiptPageOpts): Promise<ReceiptPage>;
   /**
    * The reserved stream `__alkstore_audit` where the dashboard records who did
    * what (one JSON event per action). Readable like any stream; applications

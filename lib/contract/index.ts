@@ -17,3 +17,4 @@ export * from './results.js';
 export type * from './types.js';
 export type * from './admin.js';
 export * from './validate.js';
+export * from './renamed-option.js';

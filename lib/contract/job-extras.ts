@@ -75,24 +75,25 @@ export function decodeHeaders(text: string | null | undefined): JobHeaders {
   return Object.freeze(parsed);
 }
 
-/** Validates `headers`, `uniqueKey`, `onConflict` and `orderingKey` before any I/O. Pure; both engines call it. */
 /**
- * Adds context headers to every enqueue (the W3C trace context of the active
- * span). Set by `alkstore/tracing` once `@opentelemetry/api` has loaded: the
- * enqueue path is synchronous and must not import an optional peer itself.
+ * Adds context headers to every enqueue of one store (its `enqueueHeaders`
+ * option; `openStore` sets `withTraceContext` of `alkstore/tracing` when
+ * `@opentelemetry/api` is installed). Called synchronously on the enqueue
+ * path with the caller's headers; returns them, or a copy with more. Headers
+ * the caller set should win. A result that is not valid headers is ignored.
  */
 export type EnqueueHeadersHook = (headers: JobHeaders | undefined) => JobHeaders | undefined;
-let headersHook: EnqueueHeadersHook | null = null;
 
-/** Installs (or, with null, removes) the {@link EnqueueHeadersHook}. */
-export function setEnqueueHeadersHook(hook: EnqueueHeadersHook | null): void {
-  headersHook = hook;
-}
-
-function encodeWithContext(headers: JobHeaders | undefined): string | null {
+function encodeWithContext(headers: JobHeaders | undefined, hook: EnqueueHeadersHook | null): string | null {
   const isPlain = headers === undefined || (headers !== null && typeof headers === 'object' && !Array.isArray(headers));
-  if (!headersHook || !isPlain) return encodeHeaders(headers);
-  const merged = headersHook(headers);
+  if (!hook || !isPlain) return encodeHeaders(headers);
+  let merged: JobHeaders | undefined;
+  try {
+    merged = hook(headers);
+  } catch {
+    // Context never makes a valid enqueue fail.
+    return encodeHeaders(headers);
+  }
   if (merged === headers) return encodeHeaders(headers);
   try {
     return encodeHeaders(merged);
@@ -102,7 +103,11 @@ function encodeWithContext(headers: JobHeaders | undefined): string | null {
   }
 }
 
-export function resolveJobExtras(o: JobExtrasInput): JobExtras {
+/**
+ * Validates `headers`, `uniqueKey`, `onConflict` and `orderingKey` before any I/O, and adds the store's
+ * context headers (`hook`). Pure; both engines call it.
+ */
+export function resolveJobExtras(o: JobExtrasInput, hook: EnqueueHeadersHook | null = null): JobExtras {
   // Left out means "no headers"; null is a wrong type like every other null option (SPEC §3).
   if (o.headers === null) throw new InvalidArgument('headers', 'must be an object of string values, got null');
   const uniqueKey = o.uniqueKey === undefined ? null : validateKey('uniqueKey', o.uniqueKey);
@@ -115,7 +120,7 @@ export function resolveJobExtras(o: JobExtrasInput): JobExtras {
   const orderingKey = o.orderingKey === undefined ? null : validateKey('orderingKey', o.orderingKey);
   // The envelope's fields win over same-named caller headers: they are the typed form of the same values.
   const headers = o.envelope === undefined ? o.headers : mergeEnvelope(o.headers, envelopeHeaders(o.envelope));
-  return { headersText: encodeWithContext(headers), uniqueKey, replace, orderingKey };
+  return { headersText: encodeWithContext(headers, hook), uniqueKey, replace, orderingKey };
 }
 
 function mergeEnvelope(headers: JobHeaders | undefined, envelope: Record<string, string>): JobHeaders {

@@ -1,6 +1,7 @@
 import type { EnvelopeInit } from './envelope.js';
 import { InvalidOption } from './errors.js';
-import { resolveJobExtras, type JobExtras, type JobHeaders, type OnConflict } from './job-extras.js';
+import { resolveJobExtras, type EnqueueHeadersHook, type JobExtras, type JobHeaders, type OnConflict } from './job-extras.js';
+import { renamedOption } from './renamed-option.js';
 import { optionalObject, requireBatchSize, requireDurationMs, requireInstantMs, requireMaxAttempts, requirePriority } from './validate.js';
 
 /**
@@ -8,7 +9,9 @@ import { optionalObject, requireBatchSize, requireDurationMs, requireInstantMs, 
  * later (SPEC §5). All durations in milliseconds.
  */
 export interface QueueOpts {
-  /** How long a claim lasts before the job may be reclaimed. Default 300 000 (outbox-backed: 60 000). */
+  /** Lease: how long a claim holds a job before it may be reclaimed. Default 300 000 (outbox-backed: 60 000). */
+  leaseMs?: number;
+  /** @deprecated Renamed `leaseMs` (docs/vocabulary.md); accepted, with one warning, until 0.4. */
   visibilityTimeoutMs?: number;
   /** Claims allowed before a job goes dead. Default 3 (outbox-backed: 5). */
   maxAttempts?: number;
@@ -77,6 +80,7 @@ export type JobOpts = EnqueueOpts & Omit<QueueOpts, 'resultRetentionMs'>;
 
 /** Defaults for plain queues. */
 export const DEFAULT_QUEUE_OPTS: Readonly<Required<QueueOpts>> = Object.freeze({
+  leaseMs: 300_000,
   visibilityTimeoutMs: 300_000,
   maxAttempts: 3,
   backoffBaseMs: 5_000,
@@ -86,6 +90,7 @@ export const DEFAULT_QUEUE_OPTS: Readonly<Required<QueueOpts>> = Object.freeze({
 
 /** Defaults for outbox-backed queues. */
 export const OUTBOX_QUEUE_OPTS: Readonly<Required<QueueOpts>> = Object.freeze({
+  leaseMs: 60_000,
   visibilityTimeoutMs: 60_000,
   maxAttempts: 5,
   backoffBaseMs: 5_000,
@@ -111,11 +116,17 @@ export interface JobStamp {
 /** A stamp plus the validated headers and keys. */
 export type JobWrite = JobStamp & JobExtras;
 
-/** Validates queue options ({@link InvalidArgument} naming the field and its bound) and fills defaults. */
+/**
+ * Validates queue options ({@link InvalidArgument} naming the field and its bound) and fills defaults.
+ * The resolved form carries the lease under both names while `visibilityTimeoutMs` is deprecated.
+ */
 export function resolveQueueOpts(opts: QueueOpts | undefined, defaults: Readonly<Required<QueueOpts>> = DEFAULT_QUEUE_OPTS): Required<QueueOpts> {
   const o = optionalObject<QueueOpts>('queue opts', opts) ?? {};
+  const lease = renamedOption('queue', o, 'visibilityTimeoutMs', 'leaseMs');
+  const leaseMs = lease === undefined ? defaults.leaseMs : requireDurationMs(o.leaseMs === undefined ? 'visibilityTimeoutMs' : 'leaseMs', lease);
   return {
-    visibilityTimeoutMs: o.visibilityTimeoutMs === undefined ? defaults.visibilityTimeoutMs : requireDurationMs('visibilityTimeoutMs', o.visibilityTimeoutMs),
+    leaseMs,
+    visibilityTimeoutMs: leaseMs,
     maxAttempts: o.maxAttempts === undefined ? defaults.maxAttempts : requireMaxAttempts('maxAttempts', o.maxAttempts),
     backoffBaseMs: o.backoffBaseMs === undefined ? defaults.backoffBaseMs : requireDurationMs('backoffBaseMs', o.backoffBaseMs, { allowZero: true }),
     deadLetterRetentionMs: retentionOpt('deadLetterRetentionMs', o.deadLetterRetentionMs, defaults.deadLetterRetentionMs),
@@ -131,16 +142,18 @@ function retentionOpt(name: string, v: number | null | undefined, dflt: number |
 
 /**
  * Resolves what is stamped on a job row: explicit per-job options win over the
- * queue's options, which win over the defaults. Pure; both engines call it.
+ * queue's options, which win over the defaults; `headers` is the store's
+ * `enqueueHeaders` hook (null: none). Pure; both engines call it.
  */
-export function resolveJobStamp(queueOpts: Required<QueueOpts>, opts: JobOpts | undefined): JobWrite {
+export function resolveJobStamp(queueOpts: Required<QueueOpts>, opts: JobOpts | undefined, headers: EnqueueHeadersHook | null = null): JobWrite {
   const o = optionalObject<JobOpts>('job opts', opts) ?? {};
   // Only undefined (absent) means "the queue's value"; null is refused like every other
   // wrongly typed option (SPEC §3), as for priority and delayMs.
   // resultRetentionMs is not stamped (the outcome's writer reads it): left out of the stamp.
   const { resultRetentionMs: _unstamped, ...q } = resolveQueueOpts(
     {
-      visibilityTimeoutMs: o.visibilityTimeoutMs === undefined ? queueOpts.visibilityTimeoutMs : o.visibilityTimeoutMs,
+      // A job's own lease (either name) wins over the queue's.
+      ...(o.leaseMs === undefined && o.visibilityTimeoutMs === undefined ? { leaseMs: queueOpts.leaseMs } : { leaseMs: o.leaseMs, visibilityTimeoutMs: o.visibilityTimeoutMs }),
       maxAttempts: o.maxAttempts === undefined ? queueOpts.maxAttempts : o.maxAttempts,
       backoffBaseMs: o.backoffBaseMs === undefined ? queueOpts.backoffBaseMs : o.backoffBaseMs,
       deadLetterRetentionMs: o.deadLetterRetentionMs === undefined ? queueOpts.deadLetterRetentionMs : o.deadLetterRetentionMs,
@@ -153,7 +166,9 @@ export function resolveJobStamp(queueOpts: Required<QueueOpts>, opts: JobOpts | 
   const runAt = o.runAt === undefined ? null : requireInstantMs('runAt', o.runAt);
   const runAtMs = delayMs === null ? runAt : null;
   const expiresInMs = o.expiresInMs === undefined ? null : requireDurationMs('expiresInMs', o.expiresInMs);
-  return { priority, ...q, delayMs, runAtMs, expiresInMs, ...resolveJobExtras(o) };
+  // The stamp keeps the storage form: the lease as `visibilityTimeoutMs` (the row's column), once.
+  const { leaseMs: _lease, ...stamped } = q;
+  return { priority, ...stamped, delayMs, runAtMs, expiresInMs, ...resolveJobExtras(o, headers) };
 }
 
 /** A positive duration argument (ttl, extend, visibility). Prefer `requireDurationMs` from the validation module. */

@@ -1,7 +1,6 @@
 import { InvalidArgument, InvalidSpec } from './errors.js';
 import type { CatchUpPolicy } from './types.js';
 import { instantOfWallTime, isTimeZone, transitionBetween, wallTimeOf, zoneOffsetMs } from './zone-time.js';
-import { loadCron, requireCron, type CronCompiler, type CronStepper } from '../internal/load-cron.js';
 
 const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 const EVERY = /^@every ([1-9][0-9]{0,9})([smhd])$/;
@@ -75,21 +74,31 @@ export interface ScheduleSpec {
   nextAfter(instant: number): number | null;
 }
 
+/** What alkstore uses of a cron library: a pattern stepped over UTC (no DST), one second at the finest. */
+export interface CronStepper {
+  /** The first matching instant strictly after `after`, or null when none is left (croner stops at year 9999). */
+  nextRun(after: Date): Date | null;
+}
+
+/** Compiles a 5- or 6-field expression (or a nickname); throws the library's error on a malformed one. */
+export type CronCompiler = (expression: string) => CronStepper;
+
 /**
- * Validates `spec` in `timeZone` (default `UTC`), loading croner on the first
- * cron expression. A malformed expression, one that never fires, or an unknown
- * zone is {@link InvalidSpec} naming it; `@every` specs never load croner.
+ * Whether validating `spec` in `timeZone` needs a cron compiler: a plausible
+ * cron expression in a known zone (`@every` specs and specs refused anyway do not).
  */
-export async function parseScheduleSpec(spec: unknown, timeZone: unknown = 'UTC'): Promise<ScheduleSpec> {
-  if (typeof spec === 'string' && !spec.startsWith('@every') && isPlausibleCron(spec) && isTimeZone(timeZone)) await loadCron();
-  return parseScheduleSpecSync(spec, timeZone);
+export function needsCronCompiler(spec: unknown, timeZone: unknown = 'UTC'): boolean {
+  return typeof spec === 'string' && !spec.startsWith('@every') && isPlausibleCron(spec) && isTimeZone(timeZone);
 }
 
 /**
- * {@link parseScheduleSpec} for callers that already awaited it once in this
- * process (croner loaded). A cron spec before that throws `MissingPeer`.
+ * Validates `spec` in `timeZone` (default `UTC`). A malformed expression, one
+ * that never fires, or an unknown zone is {@link InvalidSpec} naming it.
+ * `cron` is asked for a compiler only for a cron expression, so `@every`
+ * specs need none; whoever loads the cron library passes it in (this module
+ * holds no state and loads nothing).
  */
-export function parseScheduleSpecSync(spec: unknown, timeZone: unknown = 'UTC'): ScheduleSpec {
+export function compileScheduleSpec(spec: unknown, timeZone: unknown, cron: () => CronCompiler): ScheduleSpec {
   if (typeof spec !== 'string' || spec.length === 0 || spec.length > 256) throw new InvalidSpec(spec);
   if (!isTimeZone(timeZone)) {
     throw new InvalidSpec(spec, `has time zone ${JSON.stringify(timeZone) ?? String(timeZone)}, which is not an IANA time zone name known to this platform (e.g. "UTC", "Europe/Berlin")`);
@@ -99,7 +108,7 @@ export function parseScheduleSpecSync(spec: unknown, timeZone: unknown = 'UTC'):
     return { spec, timeZone, intervalMs, nextAfter: (instant) => instant + intervalMs };
   }
   if (!isPlausibleCron(spec)) throw new InvalidSpec(spec);
-  const stepper = compileCron(requireCron(), spec);
+  const stepper = compileCron(cron(), spec);
   const parsed: ScheduleSpec = { spec, timeZone, intervalMs: null, nextAfter: (instant) => nextCronFire(stepper, spec, timeZone, instant) };
   if (parsed.nextAfter(Date.UTC(2000, 0, 1)) === null) throw new InvalidSpec(spec, 'matches no date (e.g. February 30)');
   return parsed;

@@ -13,6 +13,7 @@
  * - Configuration objects (store, dispatcher, module options) use
  *   {@link InvalidOption} with the same bounds, via {@link asOption}.
  */
+import { renamedOption } from './renamed-option.js';
 import { DEFAULT_MAX_PAYLOAD_BYTES, MAX_PAYLOAD_BYTES_LIMIT } from './codec.js';
 import { InvalidArgument, InvalidName, InvalidOption, ReservedName } from './errors.js';
 
@@ -273,10 +274,11 @@ export interface ClaimInput {
 
 /** Validates the worker id and claim options of a claim. */
 export function claimInput(workerId: unknown, opts: unknown): ClaimInput {
-  const o = optionalObject<{ visibilityTimeoutMs?: number }>('claim opts', opts);
+  const o = optionalObject<{ leaseMs?: number; visibilityTimeoutMs?: number }>('claim opts', opts);
+  const lease = o === undefined ? undefined : renamedOption('claim', o, 'visibilityTimeoutMs', 'leaseMs');
   return {
     workerId: workerId === undefined ? null : validateKey('worker', workerId),
-    leaseMs: o?.visibilityTimeoutMs === undefined ? null : requireDurationMs('visibilityTimeoutMs', o.visibilityTimeoutMs),
+    leaseMs: lease === undefined ? null : requireDurationMs(o?.leaseMs === undefined ? 'visibilityTimeoutMs' : 'leaseMs', lease),
   };
 }
 

@@ -1,5 +1,6 @@
 import type { Store } from '../contract/types.js';
 import { queueHandle, setPaused } from './data.js';
+import { BadJobForm, enqueueOpts, readJobForm, runAtText, type JobFormInput } from './job-forms.js';
 import { describeFilter, readFilter, type JobFilter } from './search-query.js';
 
 /** The dashboard's POST actions. */
@@ -16,6 +17,8 @@ export const ACTIONS = [
   'resume-schedule',
   'bulk-retry',
   'bulk-delete',
+  'enqueue',
+  'edit',
 ] as const;
 export type Action = (typeof ACTIONS)[number];
 
@@ -32,6 +35,8 @@ export interface ActionRequest {
   readonly from: 'job' | undefined;
   /** The filter of a bulk action. */
   readonly filter: JobFilter | undefined;
+  /** The job of an `enqueue` or `edit`. */
+  readonly job: JobFormInput | undefined;
   /** The fields the confirmation form posts again. */
   readonly fields: Record<string, string>;
 }
@@ -49,6 +54,8 @@ export const DONE_TEXT: Record<Action, (n: number) => string> = {
   'resume-schedule': () => 'Resumed the schedule.',
   'bulk-retry': (n) => `Started: retrying ${n} matching job${n === 1 ? '' : 's'}.`,
   'bulk-delete': (n) => `Started: deleting ${n} matching job${n === 1 ? '' : 's'}.`,
+  enqueue: (n) => (n > 0 ? `Enqueued job ${n}.` : 'Nothing enqueued.'),
+  edit: (n) => (n > 0 ? 'Saved the edit.' : 'Nothing changed: the job is no longer pending (a worker claimed it, or it finished).'),
 };
 
 /** How many conflicting ids a redrive's flash names (the count is always exact). */
@@ -89,7 +96,7 @@ export function readAction(body: unknown): ActionRequest {
       throw new BadRequest(err instanceof Error ? err.message : String(err));
     }
     Object.assign(fields, filter.params);
-    return { action, queue: filter.queue, schedule: undefined, id: undefined, from: undefined, filter, fields };
+    return { action, queue: filter.queue, schedule: undefined, id: undefined, from: undefined, filter, job: undefined, fields };
   }
   const queue = field(body, 'queue');
   const schedule = field(body, 'schedule');
@@ -97,13 +104,27 @@ export function readAction(body: unknown): ActionRequest {
   const id = idText !== undefined && /^\d{1,16}$/.test(idText) ? Number(idText) : undefined;
   const onSchedule = action === 'trigger' || action === 'pause-schedule' || action === 'resume-schedule';
   if (onSchedule ? !schedule : !queue) throw new BadRequest(onSchedule ? 'schedule is required' : 'queue is required');
-  if ((action === 'redrive' || action === 'purge' || action === 'cancel') && id === undefined) throw new BadRequest('id must be a job id');
+  if ((action === 'redrive' || action === 'purge' || action === 'cancel' || action === 'edit') && id === undefined) throw new BadRequest('id must be a job id');
+  let job: JobFormInput | undefined;
+  if (action === 'enqueue' || action === 'edit') {
+    try {
+      job = readJobForm(body);
+    } catch (err) {
+      throw new BadRequest(err instanceof BadJobForm ? err.message : String(err));
+    }
+    if (action === 'enqueue' && job.payload === undefined) throw new BadRequest('payload is required: the job\'s JSON, such as {"orderId": 42}');
+    if (action === 'edit' && job.payload === undefined && job.priority === undefined && job.runAt === undefined) throw new BadRequest('the edit changes nothing: give a payload, a priority or a run time');
+    if (job.payloadText !== undefined) fields.payload = job.payloadText;
+    if (job.priority !== undefined) fields.priority = String(job.priority);
+    const runAt = field(body, 'runAt');
+    if (job.runAt !== undefined && runAt) fields.runAt = runAt;
+  }
   if (queue) fields.queue = queue;
   if (schedule) fields.schedule = schedule;
   if (id !== undefined) fields.id = String(id);
   const from = field(body, 'back') === 'job' ? 'job' : undefined;
   if (from) fields.back = from;
-  return { action, queue, schedule, id, from, filter: undefined, fields };
+  return { action, queue, schedule, id, from, filter: undefined, job, fields };
 }
 
 /** The confirmation question (bulk actions get the count of matching jobs). */
@@ -132,6 +153,10 @@ export function question(a: ActionRequest, matched: number): string {
       return `Resume schedule ${JSON.stringify(a.schedule)}?`;
     case 'bulk-retry':
       return `Retry ${matched} job${matched === 1 ? '' : 's'} of queue ${q} matching ${describeFilter(a.filter!)}? Dead ones go back to pending with their attempts reset; others are left as they are.`;
+    case 'enqueue':
+      return `Enqueue a job on queue ${q} with priority ${a.job!.priority ?? 0}, to run ${runAtText(a.job!, 'now')}? Payload: ${a.job!.payloadText!.slice(0, 500)}${a.job!.payloadText!.length > 500 ? '…' : ''}`;
+    case 'edit':
+      return `Save job ${a.id} of queue ${q}${a.job!.priority !== undefined ? ` with priority ${a.job!.priority}` : ''}, to run ${runAtText(a.job!, 'when it was due')}${a.job!.payloadText !== undefined ? `, payload ${a.job!.payloadText.slice(0, 500)}${a.job!.payloadText.length > 500 ? '…' : ''}` : ''}? Only while it is still pending.`;
     case 'bulk-delete':
       return `Delete ${matched} job${matched === 1 ? '' : 's'} of queue ${q} matching ${describeFilter(a.filter!)}? They are deleted for good, whatever their state; running handlers are not interrupted.`;
   }
@@ -165,6 +190,14 @@ export async function runAction(store: Store, a: ActionRequest): Promise<ActionR
       return { n: (await store.pauseSchedule(a.schedule!)) ? 1 : 0 };
     case 'resume-schedule':
       return { n: (await store.resumeSchedule(a.schedule!)) ? 1 : 0 };
+    case 'enqueue':
+      return { n: await queueHandle(store, a.queue!).enqueue(a.job!.payload!.value, enqueueOpts(a.job!)) };
+    case 'edit': {
+      const j = a.job!;
+      const runAt = j.runAt === 'now' ? await store.now() : j.runAt;
+      const edit = { ...(j.payload ? { payload: j.payload.value } : {}), ...(j.priority !== undefined ? { priority: j.priority } : {}), ...(runAt !== undefined ? { runAt } : {}) };
+      return { n: (await admin.editJob(a.queue!, a.id!, edit)) ? 1 : 0 };
+    }
     case 'bulk-retry':
     case 'bulk-delete':
       throw new BadRequest('a bulk action runs in the background');
@@ -176,6 +209,8 @@ export function backTo(base: string, a: ActionRequest): string {
   const qs = (p: Record<string, string>) => new URLSearchParams(p).toString();
   if (a.action === 'trigger' || a.action === 'pause-schedule' || a.action === 'resume-schedule') return `${base}/schedules`;
   if (a.action === 'pause' || a.action === 'resume') return base;
+  if (a.action === 'edit') return `${base}/job?${qs({ queue: a.queue!, id: String(a.id) })}`;
+  if (a.action === 'enqueue') return `${base}/queue?${qs({ name: a.queue! })}`;
   if (a.from === 'job' && a.action === 'redrive') return `${base}/job?${qs({ queue: a.queue!, id: String(a.id) })}`;
   if (a.action === 'cancel' || a.from === 'job') return `${base}/queue?${qs({ name: a.queue! })}`;
   return `${base}/dead?${qs({ queue: a.queue! })}`;

@@ -52,6 +52,26 @@ export function createDashboardController(path: string, guard: Type<CanActivate>
       send(res, await this.dashboard.page(req, 'job'));
     }
 
+    @Get('new')
+    async newJob(@Req() req: DashboardRequest, @Res() res: ReplyTarget): Promise<void> {
+      send(res, await this.dashboard.page(req, 'new'));
+    }
+
+    @Get('workers')
+    async workers(@Req() req: DashboardRequest, @Res() res: ReplyTarget): Promise<void> {
+      send(res, await this.dashboard.page(req, 'workers'));
+    }
+
+    @Get('receipts')
+    async receipts(@Req() req: DashboardRequest, @Res() res: ReplyTarget): Promise<void> {
+      send(res, await this.dashboard.page(req, 'receipts'));
+    }
+
+    @Get('schedule')
+    async schedule(@Req() req: DashboardRequest, @Res() res: ReplyTarget): Promise<void> {
+      send(res, await this.dashboard.page(req, 'schedule'));
+    }
+
     @Get('audit')
     async audit(@Req() req: DashboardRequest, @Res() res: ReplyTarget): Promise<void> {
       send(res, await this.dashboard.page(req, 'audit'));

@@ -8,10 +8,14 @@ import { CSRF_COOKIE, CsrfTokens, readCookie } from './csrf.js';
 import { outboxOf, queueRows } from './data.js';
 import type { DashboardRole, ResolvedDashboardOptions } from './dashboard.options.js';
 import { formBody, FormTooLarge } from './form-body.js';
+import { receiptsPage, schedulePage, workersPage } from './fleet-pages.js';
+import { newJobPage } from './job-forms.js';
 import { auditPage, bulkPage, jobPage, queuePage } from './job-pages.js';
 import { mountOf, type RoutedRequest } from './mount.js';
 import { confirmPage, deadPage, messagePage, outboxesPage, queuesPage, schedulesPage, streamsPage, type PageCtx } from './pages.js';
 import { BadFilter, describeFilter, readFilter } from './search-query.js';
+import type { JobListState } from '../contract/admin.js';
+import { SCHEDULE_NAME_HEADER } from '../contract/schedule-headers.js';
 
 /** The request fields the dashboard reads (Express and Fastify requests both have them; so does the standalone server's). */
 export interface DashboardRequest extends RoutedRequest {
@@ -35,7 +39,13 @@ export interface DashboardReply {
 }
 
 /** The pages under the mount path (`''` is the mount path itself). */
-export type DashboardPage = '' | 'queue' | 'job' | 'dead' | 'schedules' | 'streams' | 'outboxes' | 'audit' | 'bulk';
+export type DashboardPage = '' | 'queue' | 'job' | 'new' | 'dead' | 'schedules' | 'schedule' | 'streams' | 'outboxes' | 'receipts' | 'workers' | 'audit' | 'bulk';
+
+/** Every page route under the mount (the mount itself aside). */
+export const DASHBOARD_PAGES: readonly Exclude<DashboardPage, ''>[] = ['queue', 'job', 'new', 'dead', 'schedules', 'schedule', 'streams', 'outboxes', 'receipts', 'workers', 'audit', 'bulk'];
+
+/** Fires a schedule page lists. */
+const FIRES = 20;
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -109,7 +119,8 @@ export class DashboardService {
       if (bulk) return await this.startBulk(c, a, body);
       const { n, conflicts } = await runAction(this.store, a);
       await this.audit(c, a, n);
-      const back = backTo(ctx.base, a);
+      // A created job opens its own page.
+      const back = a.action === 'enqueue' && n > 0 ? `${ctx.base}/job?${new URLSearchParams({ queue: a.queue!, id: String(n) }).toString()}` : backTo(ctx.base, a);
       const sep = back.includes('?') ? '&' : '?';
       const held = conflicts !== undefined && conflicts.length > 0 ? `&c=${conflicts.length}&cids=${conflicts.slice(0, FLASH_IDS).join(',')}` : '';
       return this.redirect(`${back}${sep}done=${a.action}&n=${n}${held}`);
@@ -155,8 +166,8 @@ export class DashboardService {
       queue: a.queue ?? null,
       schedule: a.schedule ?? null,
       // A trigger resolves to the id of the job it enqueued.
-      jobs: a.action === 'trigger' ? (n > 0 ? [n] : []) : a.id !== undefined && n > 0 ? [a.id] : [],
-      count: a.action === 'trigger' ? (n > 0 ? 1 : 0) : n,
+      jobs: a.action === 'trigger' || a.action === 'enqueue' ? (n > 0 ? [n] : []) : a.id !== undefined && n > 0 ? [a.id] : [],
+      count: a.action === 'trigger' || a.action === 'enqueue' ? (n > 0 ? 1 : 0) : n,
       filter: null,
       op: null,
     });
@@ -180,7 +191,7 @@ export class DashboardService {
         const [list, rows, throughput] = await Promise.all([
           filter.filtered
             ? admin.searchJobs(filter.queue, { ...filter.search, cursor, limit: 50 })
-            : admin.listJobs(filter.queue, { state: filter.state, cursor, limit: 50 }).then((p) => ({ ...p, scanned: null })),
+            : admin.listJobs(filter.queue, { state: filter.state as JobListState, cursor, limit: 50 }).then((p) => ({ ...p, scanned: null })),
           queueRows(this.store, ctx.now).then((r) => r.rows),
           admin.throughput(filter.queue, ctx.now - DAY),
         ]);
@@ -194,6 +205,31 @@ export class DashboardService {
         const [job, audit] = await Promise.all([admin.jobDetail(queue, Number(idText)), auditOfJob(this.store, queue, Number(idText))]);
         if (!job) throw new NotFound(`Queue ${JSON.stringify(queue)} has no job ${idText}: it was acked, cancelled, purged, or never existed.`);
         return jobPage(ctx, job, audit, field(query, 'full') === '1');
+      }
+      case 'new':
+        return newJobPage(ctx, field(query, 'queue'));
+      case 'workers':
+        return workersPage(ctx, await admin.workers());
+      case 'receipts': {
+        const outbox = field(query, 'outbox');
+        if (!outbox) throw new BadRequest('outbox is required');
+        const idText = field(query, 'id');
+        if (idText !== undefined && !/^\d{1,16}$/.test(idText)) throw new BadRequest('id must be a message id (digits)');
+        const [page, found] = await Promise.all([
+          admin.receipts(outbox, { cursor: field(query, 'cursor'), limit: 50 }),
+          idText === undefined ? Promise.resolve(undefined) : this.store.outbox(outbox).receipt(Number(idText)),
+        ]);
+        return receiptsPage(ctx, outbox, page, found, idText);
+      }
+      case 'schedule': {
+        const name = field(query, 'name');
+        if (!name) throw new BadRequest('name (the schedule) is required');
+        const s = (await this.store.listSchedules()).schedules.find((x) => x.name === name);
+        if (!s) throw new NotFound(`There is no schedule ${JSON.stringify(name)}.`);
+        // One bounded search call (SEARCH_SCAN_ROWS rows, newest first): the page costs the same at any depth;
+        // older fires are one "search further" link away.
+        const page = await admin.searchJobs(s.queue, { header: { name: SCHEDULE_NAME_HEADER, equals: s.name }, limit: FIRES });
+        return schedulePage(ctx, s, page.jobs, page.next);
       }
       case 'dead': {
         const queue = field(query, 'queue') ?? null;

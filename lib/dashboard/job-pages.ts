@@ -1,4 +1,4 @@
-import type { JobDetail, JobListState, ThroughputPoint } from '../contract/admin.js';
+import type { JobDetail, JobSearchState, ThroughputPoint } from '../contract/admin.js';
 import type { JobInfo } from '../contract/types.js';
 import type { AuditRow } from './audit.js';
 import type { BulkOp } from './bulk.js';
@@ -7,9 +7,12 @@ import { headersOf, type QueueRow } from './data.js';
 import { html, type SafeHtml } from './html.js';
 import { action, ago, layout, link, live, payloadText, when, type PageCtx } from './layout.js';
 import { jobTable } from './pages.js';
+import { editForm } from './job-forms.js';
 import { describeFilter, type JobFilter } from './search-query.js';
 
-const STATES: readonly JobListState[] = ['pending', 'scheduled', 'processing', 'dead', 'all'];
+const STATES: readonly JobSearchState[] = ['pending', 'scheduled', 'processing', 'dead', 'finished', 'all'];
+/** How the state links and the select name a state (`finished` is the job history). */
+const STATE_LABEL: Record<JobSearchState, string> = { pending: 'pending', scheduled: 'scheduled', processing: 'processing', dead: 'dead', finished: 'history (finished)', all: 'all' };
 
 function field(name: string, label: string, value: string | undefined, placeholder: string, type = 'text'): SafeHtml {
   return html`<label>${label}<input type="${type}" name="${name}" value="${value ?? ''}" placeholder="${placeholder}"></label>`;
@@ -19,9 +22,9 @@ function field(name: string, label: string, value: string | undefined, placehold
 function searchForm(ctx: PageCtx, f: JobFilter): SafeHtml {
   const p = f.params;
   return html`<form class="search" method="get" action="${link(ctx, 'queue')}" id="search"><input type="hidden" name="name" value="${f.queue}">
-<label>State<select name="state">${STATES.map((s) => html`<option value="${s}" ${s === f.state ? html`selected` : ''}>${s}</option>`)}</select></label>
+<label>State<select name="state">${STATES.map((s) => html`<option value="${s}" ${s === f.state ? html`selected` : ''}>${STATE_LABEL[s]}</option>`)}</select></label>
 ${field('id', 'Job id', p.id, '42')}${field('unique', 'Unique key', p.unique, 'order-42')}${field('ordering', 'Ordering key', p.ordering, 'customer-7')}
-${field('error', 'Error contains', p.error, 'timeout')}${field('payload', 'Payload field', p.payload, 'orderId = 42')}
+${field('error', 'Error contains', p.error, 'timeout')}${field('payload', 'Payload field', p.payload, 'orderId = 42')}${field('header', 'Header', p.header, 'alkstore-schedule = nightly')}
 ${field('from', 'Enqueued from (UTC)', p.from, '', 'datetime-local')}${field('to', 'Enqueued before (UTC)', p.to, '', 'datetime-local')}
 <button type="submit">Search</button> <a href="${link(ctx, 'queue', { name: f.queue, state: f.state })}">Clear</a></form>`;
 }
@@ -44,7 +47,7 @@ export function queuePage(
   throughput: readonly ThroughputPoint[],
 ): string {
   const name = f.queue;
-  const states = STATES.map((s) => html`<a href="${link(ctx, 'queue', { ...f.params, state: s })}" class="${s === f.state ? 'on' : ''}">${s}</a>`);
+  const states = STATES.map((s) => html`<a href="${link(ctx, 'queue', { ...f.params, state: s })}" class="${s === f.state ? 'on' : ''}" data-state="${s}">${STATE_LABEL[s]}</a>`);
   const summary = queue
     ? html`<p id="summary">${queue.pending} pending (${queue.scheduled} scheduled), ${queue.processing} processing, ${queue.dead} dead; oldest ready ${queue.oldestReadyAgeMs > 0 ? ago(queue.oldestReadyAgeMs) : '–'}.${queue.paused ? html` <span class="warn">Paused.</span>` : ''}</p>`
     : html`<p id="summary">No jobs on this queue.</p>`;
@@ -52,7 +55,7 @@ export function queuePage(
     ? html`<p class="note" id="search-note">Matching ${describeFilter(f)}, newest first${scanned !== null ? html`; this page looked at ${scanned} rows` : ''}${next ? html`, <a rel="next" href="${link(ctx, 'queue', { ...f.params, cursor: next })}">search further →</a>` : html`, no more rows`}.</p>`
     : html``;
   const body = html`${live('live-summary', html`${summary}<div class="charts">${throughputChart(throughput, ctx.now, `Jobs per minute, ${name}`)}${throughputChart(throughput, ctx.now, `Jobs per hour, ${name}`, 'day')}</div>`)}
-<nav class="states">State: ${states}</nav>${searchForm(ctx, f)}${searched}${bulkForms(ctx, f)}${live('live-jobs', jobTable(ctx, jobs))}
+<nav class="states">State: ${states}${ctx.readOnly ? '' : html` · <a id="new-job-link" href="${link(ctx, 'new', { queue: name })}">Enqueue a job</a>`}</nav>${searchForm(ctx, f)}${searched}${bulkForms(ctx, f)}${live('live-jobs', jobTable(ctx, jobs))}
 ${next && !f.filtered ? html`<p><a rel="next" href="${link(ctx, 'queue', { ...f.params, cursor: next })}">Next page →</a></p>` : ''}`;
   return layout(ctx, `Queue ${name}`, '', body);
 }
@@ -112,10 +115,9 @@ export function jobPage(ctx: PageCtx, job: JobDetail, audit: readonly AuditRow[]
 <dt>Run at</dt><dd>${when(job.runAt, ctx.now)}</dd><dt>Expires</dt><dd>${when(job.expiresAt, ctx.now)}</dd>
 <dt>Lease</dt><dd>${job.visibilityTimeoutMs} ms${job.claimedUntil !== null ? html`, until ${when(job.claimedUntil, ctx.now)}` : ''}</dd><dt>Backoff base</dt><dd>${job.backoffBaseMs} ms</dd>
 </dl><h2>Timeline</h2>${timeline(ctx, job, audit)}`)}
-<p>${jobActions(ctx, job)}</p>
+<p>${jobActions(ctx, job)}</p>${editForm(ctx, job)}
 <h2>Payload</h2><pre class="payload full" id="payload">${payload}</pre>${cut ? html`<p><a id="payload-all" href="${link(ctx, 'job', { queue: job.queue, id: String(job.id), full: '1' })}">Show all of the payload</a></p>` : ''}
-<h2>Headers</h2>${headers ? html`<table id="headers"><tbody>${Object.entries(headers).map(([k, v]) => html`<tr><th>${k}</th><td><code>${v}</code></td></tr>`)}</tbody></table>` : html`<p>None.</p>`}
-<p class="note">Editing a pending job's payload, run time or priority is not offered yet: the store has no such call.</p>`;
+<h2>Headers</h2>${headers ? html`<table id="headers"><tbody>${Object.entries(headers).map(([k, v]) => html`<tr><th>${k}</th><td><code>${v}</code></td></tr>`)}</tbody></table>` : html`<p>None.</p>`}`;
   return layout(ctx, `Job ${job.id}`, '', body);
 }
 

@@ -42,6 +42,8 @@ dl.kv{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px;background
 dl.kv dt{color:#57606a}dl.kv dd{margin:0}
 ol.timeline{background:#fff;border:1px solid #d0d7de;padding:8px 8px 8px 32px;margin:8px 0}ol.timeline li{margin:4px 0}
 pre.full{max-width:none;max-height:none}#live-status{color:#8c959f;font-size:12px;margin-left:auto}
+form.job-form{background:#fff;border:1px solid #d0d7de;padding:8px;display:flex;flex-direction:column;gap:8px;max-width:760px}
+form.job-form label{display:flex;flex-direction:column;font-size:12px;color:#57606a}form.job-form textarea{font:12px monospace}
 progress{width:320px}.charts{display:flex;gap:16px;flex-wrap:wrap}.charts figure{margin:0}
 `;
 
@@ -106,6 +108,7 @@ export function layout(ctx: PageCtx, title: string, active: string, body: SafeHt
     ['schedules', 'Schedules'],
     ['streams', 'Streams'],
     ['outboxes', 'Outboxes'],
+    ['workers', 'Workers'],
     ['audit', 'Audit log'],
   ].map(([p, label]) => html`<a href="${link(ctx, p!)}" class="${p === active ? 'on' : ''}">${label}</a>`);
   return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">

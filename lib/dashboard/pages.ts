@@ -30,7 +30,7 @@ function jobRow(ctx: PageCtx, job: JobInfo, withActions: boolean): SafeHtml {
 <td>${headers ? html`<pre>${Object.entries(headers).map(([k, v]) => `${k}: ${v}\n`)}</pre>` : '–'}</td>
 <td class="n">${job.attempts}/${job.maxAttempts}</td><td class="n">${job.priority}</td>
 <td>${job.lastError ? html`<pre class="error">${job.lastError}</pre>` : '–'}</td>
-<td>enqueued ${when(job.enqueuedAt, ctx.now)}<br>run ${when(job.runAt, ctx.now)}${job.claimedUntil !== null ? html`<br>lease until ${when(job.claimedUntil, ctx.now)}` : ''}${job.diedAt !== null ? html`<br>died ${when(job.diedAt, ctx.now)}` : ''}${job.expiresAt !== null ? html`<br>expires ${when(job.expiresAt, ctx.now)}` : ''}</td>
+<td>enqueued ${when(job.enqueuedAt, ctx.now)}<br>${job.state === 'pending' || job.state === 'processing' ? 'run' : 'ran'} ${when(job.runAt, ctx.now)}${job.claimedUntil !== null ? html`<br>lease until ${when(job.claimedUntil, ctx.now)}` : ''}${job.diedAt !== null ? html`<br>died ${when(job.diedAt, ctx.now)}` : ''}${job.expiresAt !== null ? html`<br>expires ${when(job.expiresAt, ctx.now)}` : ''}</td>
 <td>${withActions ? jobActions(ctx, job) : ''}</td></tr>`;
 }
 
@@ -64,7 +64,7 @@ ${withDead.length === 0 ? html`<tr><td colspan="3">No dead letters.</td></tr>` :
 export function schedulesPage(ctx: PageCtx, leader: { owner: string; expiresAt: number } | null, schedules: readonly Schedule[]): string {
   const body = html`<p id="leader">Leader: ${leader ? html`<code>${leader.owner}</code> (lock until ${when(leader.expiresAt, ctx.now)})` : html`<span class="warn">none: no runner holds the scheduler lock, nothing fires</span>`}</p>
 <table id="schedules"><thead><tr><th>Name</th><th>Spec</th><th>Zone</th><th>Queue</th><th>Next fire</th><th>Payload</th><th></th></tr></thead><tbody>
-${schedules.map((s) => html`<tr data-schedule="${s.name}"><td>${s.name}${s.paused ? html` <span class="warn">paused</span>` : ''}</td><td><code>${s.spec}</code></td><td>${s.timeZone}</td>
+${schedules.map((s) => html`<tr data-schedule="${s.name}"><td><a href="${link(ctx, 'schedule', { name: s.name })}">${s.name}</a>${s.paused ? html` <span class="warn">paused</span>` : ''}</td><td><code>${s.spec}</code></td><td>${s.timeZone}</td>
 <td><a href="${link(ctx, 'queue', { name: s.queue })}">${s.queue}</a></td><td>${when(s.nextFireAt, ctx.now)}</td><td><pre>${payloadText(s.payload)}</pre></td>
 <td>${action(ctx, 'trigger', 'Trigger now', { schedule: s.name })} ${s.paused ? action(ctx, 'resume-schedule', 'Resume', { schedule: s.name }) : action(ctx, 'pause-schedule', 'Pause', { schedule: s.name })}</td></tr>`)}
 ${schedules.length === 0 ? html`<tr><td colspan="7">No schedules.</td></tr>` : ''}</tbody></table>`;
@@ -94,7 +94,7 @@ ${boxes.map((r) => html`<section data-outbox="${r.outbox}"><h2>${r.outbox}</h2>
 <p>${r.pending} pending, ${r.processing} in flight, ${r.dead > 0 ? html`<a class="dead" href="${link(ctx, 'dead', { queue: r.name })}">${r.dead} dead</a>` : '0 dead'}; oldest ready ${r.oldestReadyAgeMs > 0 ? ago(r.oldestReadyAgeMs) : '–'}.
 Last hour: ${r.completedLastHour} delivered, ${r.failedLastHour} retried or dead-lettered.</p>
 ${throughputChart(throughput.filter((p) => p.queue === r.name), ctx.now, `Deliveries per minute, ${r.outbox}`)}
-<p><a href="${link(ctx, 'queue', { name: r.name, state: 'pending' })}">Pending messages</a> · <a href="${link(ctx, 'queue', { name: r.name, state: 'dead' })}">Dead-lettered messages</a> · <a href="${link(ctx, 'queue', { name: r.name, state: 'all' })}">Search</a></p></section>`)}`);
+<p><a href="${link(ctx, 'queue', { name: r.name, state: 'pending' })}">Pending messages</a> · <a href="${link(ctx, 'queue', { name: r.name, state: 'dead' })}">Dead-lettered messages</a> · <a href="${link(ctx, 'queue', { name: r.name, state: 'all' })}">Search</a> · <a href="${link(ctx, 'queue', { name: r.name, state: 'finished' })}">History</a> · <a class="receipts" href="${link(ctx, 'receipts', { outbox: r.outbox! })}">Broker receipts</a></p></section>`)}`);
   return layout(ctx, 'Outboxes', 'outboxes', body);
 }
 

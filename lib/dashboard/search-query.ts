@@ -1,12 +1,12 @@
-import type { JobListState, JobSearch, JsonScalar } from '../contract/admin.js';
+import type { JobSearch, JobSearchState, JsonScalar } from '../contract/admin.js';
 
 /** A job filter as the URL carries it (so a link can be shared), and as the search it runs. */
 export interface JobFilter {
   readonly queue: string;
-  readonly state: JobListState;
+  readonly state: JobSearchState;
   /** The URL parameters of the filter (no cursor), in a stable order. */
   readonly params: Readonly<Record<string, string>>;
-  /** Any field beyond the state: then the page runs `searchJobs` instead of `listJobs`. */
+  /** Any field beyond the state, or the `finished` state: then the page runs `searchJobs` instead of `listJobs`. */
   readonly filtered: boolean;
   readonly search: JobSearch;
 }
@@ -14,9 +14,9 @@ export interface JobFilter {
 /** A filter field the operator typed wrong; the page says which and how. */
 export class BadFilter extends Error {}
 
-const STATES: readonly JobListState[] = ['pending', 'scheduled', 'processing', 'dead', 'all'];
+const STATES: readonly JobSearchState[] = ['pending', 'scheduled', 'processing', 'dead', 'finished', 'all'];
 /** The URL fields of a filter, in the order links carry them. */
-export const FILTER_FIELDS = ['name', 'state', 'id', 'unique', 'ordering', 'error', 'payload', 'from', 'to'] as const;
+export const FILTER_FIELDS = ['name', 'state', 'id', 'unique', 'ordering', 'error', 'payload', 'header', 'from', 'to'] as const;
 
 function text(source: unknown, name: string): string | undefined {
   if (!source || typeof source !== 'object') return undefined;
@@ -27,7 +27,7 @@ function text(source: unknown, name: string): string | undefined {
 }
 
 /** `2026-12-01T10:30` (a datetime-local field, read as UTC) or a full ISO instant. */
-function instant(field: string, v: string): number {
+export function instant(field: string, v: string): number {
   const ms = Date.parse(/[zZ]|[+-]\d\d:\d\d$/.test(v) ? v : `${v}Z`);
   if (!Number.isFinite(ms)) throw new BadFilter(`${field} must be a date and time such as 2026-12-01T10:30 (UTC)`);
   return ms;
@@ -47,8 +47,23 @@ export function parsePayloadFilter(v: string): { path: string; equals: JsonScala
   return { path: m[1]!, equals };
 }
 
+/** `alkstore-schedule = nightly`: a header name, =, the text it equals (JSON string quotes optional). */
+export function parseHeaderFilter(v: string): { name: string; equals: string } {
+  const m = /^\s*([A-Za-z0-9_.-]{1,128})\s*=\s*(.*?)\s*$/.exec(v);
+  if (!m) throw new BadFilter('header must look like alkstore-schedule = nightly (a header name, =, its value)');
+  let equals = m[2]!;
+  if (/^".*"$/.test(equals)) {
+    try {
+      equals = String(JSON.parse(equals));
+    } catch {
+      // Not a JSON string: the text itself.
+    }
+  }
+  return { name: m[1]!, equals };
+}
+
 /** Reads a filter from a query string (or a form); {@link BadFilter} names the field that is wrong. */
-export function readFilter(source: unknown, defaultState: JobListState = 'pending'): JobFilter {
+export function readFilter(source: unknown, defaultState: JobSearchState = 'pending'): JobFilter {
   const queue = text(source, 'name') ?? text(source, 'queue');
   if (!queue) throw new BadFilter('name (the queue) is required');
   const stateText = text(source, 'state') ?? defaultState;
@@ -76,6 +91,11 @@ export function readFilter(source: unknown, defaultState: JobListState = 'pendin
     search.payload = parsePayloadFilter(payload);
     params.payload = payload;
   }
+  const header = text(source, 'header');
+  if (header !== undefined) {
+    search.header = parseHeaderFilter(header);
+    params.header = header;
+  }
   const from = text(source, 'from');
   if (from !== undefined) {
     search.enqueuedFrom = instant('from', from);
@@ -86,7 +106,7 @@ export function readFilter(source: unknown, defaultState: JobListState = 'pendin
     search.enqueuedTo = instant('to', to);
     params.to = to;
   }
-  return { queue, state, params, filtered: Object.keys(params).length > 2, search };
+  return { queue, state, params, filtered: Object.keys(params).length > 2 || state === 'finished', search };
 }
 
 /** A filter in words, for confirmation questions and the audit log. */
@@ -97,6 +117,7 @@ export function describeFilter(f: JobFilter): string {
   if (f.params.ordering) parts.push(`ordering key ${JSON.stringify(f.params.ordering)}`);
   if (f.params.error) parts.push(`error contains ${JSON.stringify(f.params.error)}`);
   if (f.params.payload) parts.push(`payload ${f.params.payload}`);
+  if (f.params.header) parts.push(`header ${f.params.header}`);
   if (f.params.from) parts.push(`enqueued from ${f.params.from}`);
   if (f.params.to) parts.push(`enqueued before ${f.params.to}`);
   return parts.join(', ');

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { timingSafeEqual } from 'node:crypto';
 import type { Store } from '../contract/types.js';
 import { resolveDashboardOptions } from './dashboard.options.js';
-import { DashboardService, type DashboardPage, type DashboardReply, type DashboardRequest } from './dashboard.service.js';
+import { DASHBOARD_PAGES, DashboardService, type DashboardPage, type DashboardReply, type DashboardRequest } from './dashboard.service.js';
 import { parseForm } from './form-body.js';
 
 /** Options of {@link serveDashboard}. */
@@ -31,7 +31,6 @@ export interface StandaloneDashboard {
   close(): Promise<void>;
 }
 
-const PAGES: readonly DashboardPage[] = ['queue', 'job', 'dead', 'schedules', 'streams', 'outboxes', 'audit', 'bulk'];
 
 function same(a: string, b: string): boolean {
   const x = Buffer.from(a, 'utf8');
@@ -97,7 +96,7 @@ export async function serveDashboard(store: Store, options: StandaloneDashboardO
         res.writeHead(405, { allow: 'GET, POST', 'content-type': 'text/plain; charset=utf-8' });
         res.end('Method not allowed');
       } else if (rest === '') send(res, await dashboard.page(request, ''));
-      else if ((PAGES as readonly string[]).includes(rest)) send(res, await dashboard.page(request, rest as DashboardPage));
+      else if ((DASHBOARD_PAGES as readonly string[]).includes(rest)) send(res, await dashboard.page(request, rest as DashboardPage));
       else send(res, await dashboard.notFound(request));
     })().catch((err: unknown) => {
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' });

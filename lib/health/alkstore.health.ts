@@ -1,9 +1,18 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { HealthIndicatorResult, HealthIndicatorStatus } from '@nestjs/terminus';
+import { InvalidOption } from '../contract/errors.js';
 import { SCHEDULER_LOCK } from '../contract/names.js';
 import { optionalObject, requireBoolean, requireInt, requireNonBlankString, requireTimerMs, validateStoredName } from '../contract/validate.js';
 import { Store } from '../nest/store.token.js';
 import { queueHandle } from '../dashboard/data.js';
+import { AlkstoreBrokersHost } from '../nest/brokers/alkstore-brokers.host.js';
+import type { PublisherHealth } from '../publishers/publisher.js';
+
+/** Anything with an outbox name and a publisher health: an `OutboxDispatcher` with a publisher. */
+export interface DispatcherHealthSource {
+  readonly outbox: string;
+  health(): PublisherHealth;
+}
 
 /** Per-queue limits: above either, the indicator is down. */
 export interface QueueHealthThresholds {
@@ -26,6 +35,16 @@ export interface AlkstoreHealthOptions {
   requireListener?: boolean;
   /** No runner holding the scheduler lock makes the indicator `down` (default false: only reported). */
   requireLeader?: boolean;
+  /**
+   * Dispatchers with a publisher to report (`OutboxDispatcher`s you run yourself); those of
+   * `AlkstoreBrokersModule` are reported without being listed.
+   */
+  dispatchers?: readonly DispatcherHealthSource[];
+  /**
+   * A publisher that is not up (its broker unreachable, its publishes failing, its dispatcher
+   * stopped) makes the indicator `down` instead of `degraded`. Default false.
+   */
+  requirePublishers?: boolean;
 }
 
 /** What the indicator reports under its key (besides `status`). */
@@ -38,6 +57,8 @@ export interface AlkstoreHealthData {
   /** The runner holding `__alkstore_scheduler`, null when none, `unknown` when unreadable. */
   schedulerLeader: string | null;
   queues: Record<string, { pending: number; dead: number; oldestReadyAgeMs: number; ok: boolean }>;
+  /** Each publisher-backed outbox's publisher: `up`, `degraded` (with why) or `down`. */
+  publishers: Record<string, PublisherHealth>;
   /** Why the indicator is not up. */
   problems: string[];
 }
@@ -66,6 +87,13 @@ function healthInput(key: unknown, options: unknown): { timeoutMs: number; queue
   const timeoutMs = o.timeoutMs === undefined ? 3_000 : requireTimerMs('timeoutMs', o.timeoutMs);
   if (o.requireListener !== undefined) requireBoolean('requireListener', o.requireListener);
   if (o.requireLeader !== undefined) requireBoolean('requireLeader', o.requireLeader);
+  if (o.requirePublishers !== undefined) requireBoolean('requirePublishers', o.requirePublishers);
+  if (o.dispatchers !== undefined) {
+    if (!Array.isArray(o.dispatchers)) throw new InvalidOption('dispatchers', 'must be an array of OutboxDispatcher');
+    for (const [i, d] of o.dispatchers.entries()) {
+      if (!d || typeof d.outbox !== 'string' || typeof (d as Partial<DispatcherHealthSource>).health !== 'function') throw new InvalidOption(`dispatchers[${i}]`, 'must be an OutboxDispatcher (outbox, health())');
+    }
+  }
   const queues = Object.entries(optionalObject<Record<string, QueueHealthThresholds>>('queues', o.queues) ?? {}).map(([name, limits]): [string, QueueHealthThresholds] => {
     validateStoredName('queue', name);
     const at = `queues[${JSON.stringify(name)}]`;
@@ -90,7 +118,10 @@ function healthInput(key: unknown, options: unknown): { timeoutMs: number; queue
  */
 @Injectable()
 export class AlkstoreHealthIndicator {
-  constructor(@Inject(Store) private readonly store: Store) {}
+  constructor(
+    @Inject(Store) private readonly store: Store,
+    @Optional() private readonly brokers?: AlkstoreBrokersHost,
+  ) {}
 
   /**
    * Checks the store and reports under `key` (see {@link AlkstoreHealthData}).
@@ -99,17 +130,29 @@ export class AlkstoreHealthIndicator {
    * `InvalidArgument` (a `RangeError`, code `INVALID_ARGUMENT`) naming it: `key` (not a non-blank
    * string), `health options` (not an object), `timeoutMs` (not an integer in [1, 2^31-1]),
    * `requireListener` / `requireLeader` (not a boolean), `queues` / `queues["<name>"]` (not an
-   * object) or `queues["<name>"].maxDead` / `.maxOldestReadyAgeMs` (not an integer >= 0). A queue
-   * name that is not a valid stored name rejects with `InvalidName`.
+   * object) or `queues["<name>"].maxDead` / `.maxOldestReadyAgeMs` (not an integer >= 0), and
+   * `requirePublishers` (not a boolean); `dispatchers` / `dispatchers[i]` (not an array of dispatchers)
+   * rejects with `InvalidOption`. A queue name that is not a valid stored name rejects with `InvalidName`.
    */
   async isHealthy<const Key extends string>(key: Key, options: AlkstoreHealthOptions = {}): Promise<HealthIndicatorResult<Key, HealthIndicatorStatus, AlkstoreHealthData>> {
     const { timeoutMs, queues } = healthInput(key, options);
-    const data: AlkstoreHealthData = { engine: this.store.engine, database: 'down', listener: 'unknown', schedulerLeader: null, queues: {}, problems: [] };
+    const data: AlkstoreHealthData = { engine: this.store.engine, database: 'down', listener: 'unknown', schedulerLeader: null, queues: {}, publishers: {}, problems: [] };
     let status: HealthIndicatorStatus = 'up';
     const down = (why: string) => {
       data.problems.push(why);
       status = 'down';
     };
+    // Publishers first: a local read, worth reporting even when the database is down.
+    for (const [outbox, h] of this.publishers(options.dispatchers)) {
+      data.publishers[outbox] = h;
+      if (h.status === 'up') continue;
+      const why = `publisher of outbox ${JSON.stringify(outbox)} ${h.status}${h.detail ? `: ${h.detail}` : ''}`;
+      if (options.requirePublishers) down(why);
+      else {
+        data.problems.push(why);
+        if (status === 'up') status = 'degraded';
+      }
+    }
     try {
       await within(timeoutMs, this.store.now());
       data.database = 'up';
@@ -147,5 +190,11 @@ export class AlkstoreHealthIndicator {
       }
     }
     return result(key, status, data);
+  }
+
+  private publishers(listed: readonly DispatcherHealthSource[] | undefined): [string, PublisherHealth][] {
+    const out = new Map<string, PublisherHealth>(Object.entries(this.brokers?.publisherHealth() ?? {}));
+    for (const d of listed ?? []) out.set(d.outbox, d.health());
+    return [...out];
   }
 }

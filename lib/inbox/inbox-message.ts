@@ -16,17 +16,28 @@ export interface InboxMessage<T = unknown> {
   readonly deliveryCount: number;
 }
 
-/** The effect of one message, run inside the transaction that claims it. Throw to roll back and retry. */
-export type InboxHandlerFn<T = unknown> = (tx: TxOps, message: InboxMessage<T>) => Promise<void>;
+/**
+ * The effect of one message, run inside the transaction that claims it. Throw to roll back and retry.
+ * `handle` is what the {@link InboxTransaction} passes besides `tx` (an ORM's transaction), if anything.
+ */
+export type InboxHandlerFn<T = unknown> = (tx: TxOps, message: InboxMessage<T>, handle?: unknown) => Promise<void>;
 
 /**
  * Opens the transaction the claim and the effect share. Default:
- * `store.withTx(fn)`; with TypeORM: `(fn) => store.joinTransaction((body) => dataSource.transaction(body), (tx) => fn(tx))`.
+ * `store.withTx(fn)`; with TypeORM: `(fn) => store.joinTransaction((body) => dataSource.transaction(body), (tx, em) => fn(tx, em))`
+ * (the entity manager reaches the handler as its third argument).
  */
-export type InboxTransaction = <R>(fn: (tx: TxOps) => Promise<R>) => Promise<R>;
+export type InboxTransaction = <R>(fn: (tx: TxOps, handle?: unknown) => Promise<R>) => Promise<R>;
 
 /** What a consumer does with the broker message once the inbox decided. */
 export type InboxOutcome = 'ack' | 'retry' | 'dead';
+
+/** What {@link InboxRunner.process} decided: the outcome, and for a failure its text and the error itself. */
+export interface InboxResult {
+  readonly outcome: InboxOutcome;
+  readonly error?: string;
+  readonly cause?: unknown;
+}
 
 /** Options shared by the broker inbox consumers. */
 export interface InboxConsumerBase<T> {
@@ -68,11 +79,16 @@ export class InboxRunner<T> {
    * the id was already done), `dead` for a message the inbox gave up on, else
    * `retry` after recording the failure.
    */
-  async process(message: InboxMessage<T>): Promise<{ outcome: InboxOutcome; error?: string }> {
+  process(message: InboxMessage<T>): Promise<InboxResult> {
+    return this.processWith(message, this.handler);
+  }
+
+  /** {@link process} with another effect for this one message (the Nest `@InboxEvent` glue runs the decorated method). */
+  async processWith(message: InboxMessage<T>, handler: InboxHandlerFn<T>): Promise<InboxResult> {
     try {
-      const claim = await this.tx(async (tx) => {
+      const claim = await this.tx(async (tx, handle) => {
         const c = await this.inbox.claim(tx, message.messageId);
-        if (c === 'claimed') await this.handler(tx, message);
+        if (c === 'claimed') await handler(tx, message, handle);
         return c;
       });
       return { outcome: claim === 'dead' ? 'dead' : 'ack' };
@@ -80,10 +96,10 @@ export class InboxRunner<T> {
       const text = errorText(err);
       try {
         const f = await this.inbox.fail(message.messageId, err);
-        return { outcome: f === 'dead' ? 'dead' : 'retry', error: text };
+        return { outcome: f === 'dead' ? 'dead' : 'retry', error: text, cause: err };
       } catch (recordErr) {
         this.logger.warn(`inbox ${JSON.stringify(this.inbox.name)}: recording a failure of message ${JSON.stringify(message.messageId)} failed: ${errorText(recordErr)}`);
-        return { outcome: 'retry', error: text };
+        return { outcome: 'retry', error: text, cause: err };
       }
     }
   }

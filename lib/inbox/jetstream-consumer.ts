@@ -3,7 +3,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { InvalidOption } from '../contract/errors.js';
 import { readEnvelope } from '../contract/envelope.js';
 import { loadPeer } from '../internal/load-peer.js';
-import { pauseUnlessAborted } from '../publishers/confirm.js';
+import { pauseUnlessAborted } from '../publishers/reconnect.js';
 import { decodeBody, InboxRunner, type InboxConsumerBase } from './inbox-message.js';
 
 /** Options of {@link JetStreamInboxConsumer}. */

@@ -2,7 +2,7 @@ import type { Channel, ChannelModel, ConsumeMessage, Options } from 'amqplib';
 import { InvalidOption } from '../contract/errors.js';
 import { readEnvelope } from '../contract/envelope.js';
 import { loadPeer } from '../internal/load-peer.js';
-import { pauseUnlessAborted } from '../publishers/confirm.js';
+import { pauseUnlessAborted } from '../publishers/reconnect.js';
 import { decodeBody, InboxRunner, type InboxConsumerBase } from './inbox-message.js';
 
 /** Options of {@link RabbitMqInboxConsumer}. */

@@ -28,20 +28,23 @@ export function resolveJobListQuery(opts: ListJobsOpts | undefined): JobListQuer
   let after: Keyset | null = null;
   if (o?.cursor !== undefined) {
     const bad = new InvalidArgument('cursor', `must be a ${state} cursor returned by listJobs`);
-    if (typeof o.cursor !== 'string' || o.cursor.length > 200) throw bad;
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(Buffer.from(o.cursor, 'base64url').toString('utf8'));
-    } catch {
-      throw bad;
-    }
-    const p = parsed as { s?: unknown; k?: unknown };
+    const p = readCursor(o.cursor, 200, bad) as { s?: unknown; k?: unknown };
     if (p === null || typeof p !== 'object' || p.s !== state || !Array.isArray(p.k) || p.k.length !== keyLength(state) || !p.k.every((n) => Number.isSafeInteger(n))) {
       throw bad;
     }
     after = p.k as number[];
   }
   return { state, after, limit };
+}
+
+/** The JSON inside an opaque (base64url) cursor of at most `maxLength` characters; `bad` when it is anything else. */
+export function readCursor(cursor: unknown, maxLength: number, bad: InvalidArgument): unknown {
+  if (typeof cursor !== 'string' || cursor.length > maxLength) throw bad;
+  try {
+    return JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw bad;
+  }
 }
 
 /** The opaque cursor after `key`. */

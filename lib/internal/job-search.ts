@@ -1,9 +1,10 @@
 import { InvalidArgument } from '../contract/errors.js';
-import { SEARCH_SCAN_ROWS, type JobListState, type JobSearch, type JobSearchPage, type JsonScalar } from '../contract/admin.js';
+import { SEARCH_SCAN_ROWS, type JobSearch, type JobSearchPage, type JobSearchState, type JsonScalar } from '../contract/admin.js';
 import type { JobInfo } from '../contract/types.js';
 import { optionalKey, optionalObject, requireInstantMs, requireInt, requireJobId } from '../contract/validate.js';
 
-const STATES: readonly JobListState[] = ['pending', 'scheduled', 'processing', 'dead', 'all'];
+const STATES: readonly JobSearchState[] = ['pending', 'scheduled', 'processing', 'dead', 'finished', 'all'];
+const HEADER_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
 const SEGMENT = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** The JSON type of a payload field a search compares with (`number` covers integers and fractions). */
@@ -11,8 +12,8 @@ export type ScalarType = 'string' | 'number' | 'boolean' | 'null';
 
 /** A `searchJobs` query after validation: every value an engine binds as a parameter. */
 export interface ResolvedSearch {
-  /** Row state to scan (`scheduled` is `pending` plus `futureOnly`), null for every state. */
-  readonly rowState: 'pending' | 'processing' | 'dead' | null;
+  /** Row state to scan (`scheduled` is `pending` plus `futureOnly`; `finished` every state but the live ones), null for every state. */
+  readonly rowState: 'pending' | 'processing' | 'dead' | 'finished' | null;
   readonly futureOnly: boolean;
   /** Scan ids strictly below this one. */
   readonly before: number;
@@ -31,6 +32,8 @@ export interface ResolvedSearch {
   readonly payloadText: string | null;
   /** The scalar when it is a number. */
   readonly payloadNumber: number | null;
+  readonly headerName: string | null;
+  readonly headerValue: string | null;
   readonly limit: number;
 }
 
@@ -92,6 +95,13 @@ export function resolveSearch(query: JobSearch | undefined): ResolvedSearch {
     payloadPath = segments;
     scalar = scalarOf(p.equals);
   }
+  let header: { name: string; equals: string } | null = null;
+  if (o?.header !== undefined) {
+    const h = optionalObject<{ name: string; equals: string }>('header', o.header);
+    if (typeof h?.name !== 'string' || !HEADER_NAME.test(h.name)) throw new InvalidArgument('header.name', 'must be 1..128 characters of A-Za-z0-9_.- such as "alkstore-schedule"');
+    if (typeof h.equals !== 'string' || h.equals.length > 1024) throw new InvalidArgument('header.equals', 'must be a string of at most 1024 characters');
+    header = { name: h.name, equals: h.equals };
+  }
   const from = o?.enqueuedFrom === undefined ? null : requireInstantMs('enqueuedFrom', o.enqueuedFrom);
   const to = o?.enqueuedTo === undefined ? null : requireInstantMs('enqueuedTo', o.enqueuedTo);
   return {
@@ -109,6 +119,8 @@ export function resolveSearch(query: JobSearch | undefined): ResolvedSearch {
     payloadType: scalar?.type ?? null,
     payloadText: scalar?.text ?? null,
     payloadNumber: scalar?.num ?? null,
+    headerName: header?.name ?? null,
+    headerValue: header?.equals ?? null,
     limit,
   };
 }

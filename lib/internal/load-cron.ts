@@ -1,13 +1,7 @@
+import { compileScheduleSpec, needsCronCompiler, type CronCompiler, type CronStepper, type ScheduleSpec } from '../contract/schedule-spec.js';
 import { loadPeer, MissingPeer } from './load-peer.js';
 
-/** What alkstore uses of croner: a pattern stepped over UTC (no DST), one second at the finest. */
-export interface CronStepper {
-  /** The first matching instant strictly after `after`, or null when none is left (croner stops at year 9999). */
-  nextRun(after: Date): Date | null;
-}
-
-/** Compiles a 5- or 6-field expression (or a nickname); throws croner's error on a malformed one. */
-export type CronCompiler = (expression: string) => CronStepper;
+// The process's croner, loaded once; the pure spec logic in lib/contract is handed the compiler from here.
 
 interface CronerModule {
   Cron: new (pattern: string, options: { utcOffset: number; mode: '5-or-6-parts' }) => CronStepper;
@@ -55,4 +49,22 @@ export function requireCron(): CronCompiler {
   if (compiler) return compiler;
   if (missing) throw missing;
   throw new MissingPeer('croner', null, `${CRON_PURPOSE}, loaded before use (await parseScheduleSpec first)`);
+}
+
+/**
+ * Validates `spec` in `timeZone` (default `UTC`), loading croner on the first
+ * cron expression. A malformed expression, one that never fires, or an unknown
+ * zone is `InvalidSpec` naming it; `@every` specs never load croner.
+ */
+export async function parseScheduleSpec(spec: unknown, timeZone: unknown = 'UTC'): Promise<ScheduleSpec> {
+  if (needsCronCompiler(spec, timeZone)) await loadCron();
+  return parseScheduleSpecSync(spec, timeZone);
+}
+
+/**
+ * {@link parseScheduleSpec} for callers that already awaited it once in this
+ * process (croner loaded). A cron spec before that throws `MissingPeer`.
+ */
+export function parseScheduleSpecSync(spec: unknown, timeZone: unknown = 'UTC'): ScheduleSpec {
+  return compileScheduleSpec(spec, timeZone, requireCron);
 }

@@ -1,5 +1,6 @@
 import { encodePayload } from '../contract/codec.js';
-import { parseCatchUp, parseScheduleSpec, type ScheduleSpec } from '../contract/schedule-spec.js';
+import { parseCatchUp, type ScheduleSpec } from '../contract/schedule-spec.js';
+import { parseScheduleSpec } from './load-cron.js';
 import type { CatchUpPolicy, ScheduleOpts } from '../contract/types.js';
 import { optionalKey, optionalObject, scheduleOptsInput, validateName } from '../contract/validate.js';
 

@@ -4,6 +4,9 @@ export const ALKSTORE_MODULE_OPTIONS = 'alkstore:module-options';
 /** Injection token of the queue and outbox names `forRoot` / `forRootAsync` list (`queues`, `outboxes`). */
 export const ALKSTORE_LISTED_HANDLES = 'alkstore:listed-handles';
 
+/** Injection token of the queue options this application's own handlers declare (see `discoverOwnHandles`). */
+export const ALKSTORE_OWN_HANDLES = 'alkstore:own-handles';
+
 /** Metadata key of `@OutboxHandler` (a list per method). */
 export const OUTBOX_HANDLER_METADATA = 'alkstore:outbox-handler';
 /** Metadata key of `@QueueHandler` (a list per method). */

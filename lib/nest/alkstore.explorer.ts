@@ -12,6 +12,8 @@ import type { AlkstoreModuleOptions } from './interfaces/alkstore-options.interf
 import type { OutboxHandlerMetadata, QueueHandlerMetadata, ScheduledMetadata, WorkerEventMetadata } from './interfaces/handler-options.interface.js';
 import { Store } from './store.token.js';
 import { readMethodMetadata } from './utils/append-metadata.js';
+import { normalizeHandlerOptions } from './utils/handler-options.js';
+import { workersMode } from './utils/validate-module-options.js';
 import { checkWiring, refuseUntypedParameters, type ListedHandles } from './utils/check-wiring.js';
 import { nestStoreLogger } from './utils/nest-logger.js';
 
@@ -58,7 +60,7 @@ export class AlkstoreExplorer implements OnModuleInit {
   timeouts: DiscoveredTimeout[] = [];
   private readonly logger: StoreLogger;
   private readonly nestSchedule: AlkstoreModuleOptions['nestSchedule'];
-  private readonly workers: AlkstoreModuleOptions['workers'];
+  private readonly workers: ReturnType<typeof workersMode>;
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -69,7 +71,7 @@ export class AlkstoreExplorer implements OnModuleInit {
   ) {
     this.logger = options.logger ?? nestStoreLogger();
     this.nestSchedule = options.nestSchedule;
-    this.workers = options.workers;
+    this.workers = workersMode(options.workers);
   }
 
   async onModuleInit(): Promise<void> {
@@ -87,7 +89,7 @@ export class AlkstoreExplorer implements OnModuleInit {
             outbox: new Set(this.outboxHandlers.map((h) => h.meta.outbox)),
           },
           // The testing kit's manual mode runs chosen handlers on purpose: no warning about the others.
-          workers: this.workers !== false && this.workers !== 'manual',
+          workers: this.workers === 'auto',
         },
         this.logger,
       );
@@ -156,16 +158,22 @@ export class AlkstoreExplorer implements OnModuleInit {
           claimName(outboxes, `outbox ${JSON.stringify(meta.outbox)}`, meta.outbox, label, '@OutboxHandler');
           this.outboxHandlers.push({ label, call, meta });
         }
-        for (const meta of queueMeta) {
-          this.check(label, () => validateName('queue', meta.queue));
+        for (const given of queueMeta) {
+          let meta = given;
+          this.check(label, () => {
+            validateName('queue', given.queue);
+            meta = { ...given, options: normalizeHandlerOptions('@QueueHandler', given.options) };
+          });
           claimName(queues, `queue ${JSON.stringify(meta.queue)}`, meta.queue, label, '@QueueHandler');
           this.queueHandlers.push({ label, call, meta });
         }
-        for (const meta of scheduledMeta) {
-          const queue = meta.options.queue ?? `${SCHEDULED_QUEUE_PREFIX}${meta.name}`;
+        for (const given of scheduledMeta) {
+          const queue = given.options.queue ?? `${SCHEDULED_QUEUE_PREFIX}${given.name}`;
+          let meta = given;
           this.check(label, () => {
-            validateName('schedule', meta.name);
+            validateName('schedule', given.name);
             validateName('queue', queue);
+            meta = { ...given, options: normalizeHandlerOptions('@Scheduled', given.options) };
           });
           claimName(schedules, `schedule ${JSON.stringify(meta.name)}`, meta.name, label, '@Scheduled');
           claimName(queues, `queue ${JSON.stringify(queue)}`, queue, label, '@Scheduled');

@@ -1,9 +1,9 @@
 import { Module, type DynamicModule, type FactoryProvider, type Provider } from '@nestjs/common';
-import { DiscoveryModule } from '@nestjs/core';
+import { DiscoveryModule, DiscoveryService } from '@nestjs/core';
 import { InvalidOption } from '../contract/errors.js';
 import { validateName } from '../contract/names.js';
 import type { QueueOpts } from '../contract/options.js';
-import { ALKSTORE_LISTED_HANDLES, ALKSTORE_MODULE_OPTIONS, getOutboxToken, getQueueToken } from './alkstore.constants.js';
+import { ALKSTORE_LISTED_HANDLES, ALKSTORE_MODULE_OPTIONS, ALKSTORE_OWN_HANDLES, getOutboxToken, getQueueToken } from './alkstore.constants.js';
 import { AlkstoreExplorer } from './alkstore.explorer.js';
 import { declaredHandles, injectionSitesSoFar, recordFeatureHandles, type HandleKind } from './alkstore.registry.js';
 import { openStoreFromOptions } from './alkstore.store-factory.js';
@@ -14,6 +14,7 @@ import { OrmTransactions } from './orm/orm-transactions.service.js';
 import { AlkstoreTransactions } from './typeorm/alkstore-transactions.service.js';
 import { UNTYPED_PARAMETER } from './utils/check-wiring.js';
 import { nestStoreLogger } from './utils/nest-logger.js';
+import { discoverOwnHandles, type OwnHandles } from './utils/own-handles.js';
 
 const storeProvider: Provider = {
   provide: Store,
@@ -59,7 +60,7 @@ export class AlkstoreModule {
   static forFeature(features: AlkstoreFeatureOptions): DynamicModule {
     const listed = listedHandles(features);
     for (const kind of ['queue', 'outbox'] as const) recordFeatureHandles(kind, listed[kind].keys());
-    const providers = handleProviders(listed);
+    const providers = handleProviders(listed, false);
     return { module: AlkstoreFeatureModule, providers, exports: providers.map((p) => p.provide) };
   }
 }
@@ -77,9 +78,11 @@ type HandleMap = Map<string, QueueOpts | undefined>;
 function rootModule(imports: DynamicModule['imports'], optionsProviders: Provider[], features: AlkstoreFeatureOptions): DynamicModule {
   const listed = listedHandles(features);
   let handles: FactoryProvider[] | undefined;
-  // Read when Nest scans the module, after every handler class was defined (and recorded by its decorator):
-  // `forRoot(...)` itself may be evaluated before the files that define handlers.
-  const lazyHandles = (): FactoryProvider[] => (handles ??= handleProviders(merged(listed)));
+  // The tokens are read when Nest scans the module, after every handler class was defined (and recorded by
+  // its decorator): `forRoot(...)` itself may be evaluated before the files that define handlers. Nest needs
+  // them before anything is discovered, so they may include names of another application in the process;
+  // what each handle is made with comes from this application's own discovery (ALKSTORE_OWN_HANDLES).
+  const lazyHandles = (): FactoryProvider[] => (handles ??= handleProviders(names(listed), true));
   return {
     global: true,
     module: AlkstoreModule,
@@ -89,6 +92,7 @@ function rootModule(imports: DynamicModule['imports'], optionsProviders: Provide
         ...optionsProviders,
         ...coreProviders,
         { provide: ALKSTORE_LISTED_HANDLES, useValue: listed },
+        { provide: ALKSTORE_OWN_HANDLES, useFactory: (discovery: DiscoveryService): OwnHandles => discoverOwnHandles(discovery), inject: [DiscoveryService] },
         { provide: Object, useValue: UNTYPED_PARAMETER },
         ...lazyHandles(),
       ];
@@ -118,13 +122,18 @@ function listedHandles(features: AlkstoreFeatureOptions): Record<HandleKind, Han
 }
 
 /**
- * What handlers declared, overlaid with what the module lists (its options
- * win), plus every name an `@InjectQueue` / `@InjectOutbox` uses: Nest then
- * resolves it, and the explorer explains at bootstrap a name nothing declares
- * (instead of Nest's generic "can't resolve dependencies").
+ * The names to provide a token for: what handlers declared, what the module
+ * lists (with its options), plus every name an `@InjectQueue` /
+ * `@InjectOutbox` uses: Nest then resolves it, and the explorer explains at
+ * bootstrap a name nothing declares (instead of Nest's generic "can't resolve
+ * dependencies"). Options of declared names are left to the application's
+ * own discovery.
  */
-function merged(listed: Record<HandleKind, HandleMap>): Record<HandleKind, HandleMap> {
-  const out: Record<HandleKind, HandleMap> = { queue: new Map(declaredHandles('queue')), outbox: new Map(declaredHandles('outbox')) };
+function names(listed: Record<HandleKind, HandleMap>): Record<HandleKind, HandleMap> {
+  const out: Record<HandleKind, HandleMap> = {
+    queue: new Map([...declaredHandles('queue').keys()].map((n) => [n, undefined])),
+    outbox: new Map([...declaredHandles('outbox').keys()].map((n) => [n, undefined])),
+  };
   for (const site of injectionSitesSoFar()) {
     if (out[site.kind].has(site.name)) continue;
     try {
@@ -140,17 +149,23 @@ function merged(listed: Record<HandleKind, HandleMap>): Record<HandleKind, Handl
   return out;
 }
 
-function handleProviders(handles: Record<HandleKind, HandleMap>): (FactoryProvider & { provide: string })[] {
+/**
+ * One provider per handle. `own`: the root module's, whose options not listed come from this
+ * application's discovered handlers (`forFeature` handles have only their listed options).
+ */
+function handleProviders(handles: Record<HandleKind, HandleMap>, own: boolean): (FactoryProvider & { provide: string })[] {
+  const inject = own ? [Store, ALKSTORE_OWN_HANDLES] : [Store];
+  const optsOf = (kind: HandleKind, name: string, listedOpts: QueueOpts | undefined, found: OwnHandles | undefined): QueueOpts | undefined => listedOpts ?? found?.[kind].get(name);
   return [
     ...[...handles.queue].map(([name, opts]) => ({
       provide: getQueueToken(name),
-      useFactory: (store: Store) => store.queue(name, opts),
-      inject: [Store],
+      useFactory: (store: Store, found?: OwnHandles) => store.queue(name, optsOf('queue', name, opts, found)),
+      inject,
     })),
     ...[...handles.outbox].map(([name, opts]) => ({
       provide: getOutboxToken(name),
-      useFactory: (store: Store) => store.outbox(name, opts),
-      inject: [Store],
+      useFactory: (store: Store, found?: OwnHandles) => store.outbox(name, optsOf('outbox', name, opts, found)),
+      inject,
     })),
   ];
 }

@@ -1,4 +1,4 @@
-import { loadOtelApi } from '../tracing/otel-api.js';
+import { traceContextHook } from '../tracing/trace-headers.js';
 import type { Pool } from 'pg';
 import type { DataSource } from 'typeorm';
 import { InvalidOption } from '../contract/errors.js';
@@ -13,8 +13,8 @@ const POSTGRES_TYPES = new Set(['postgres']);
 /** Opens the store the module options describe: from `url`, or next to a TypeORM `DataSource`. */
 export async function openStoreFromOptions(options: AlkstoreModuleOptions, logger: StoreLogger): Promise<Store> {
   validateModuleOptions(options);
-  // Optional: when @opentelemetry/api is installed, enqueues carry the active trace context from now on.
-  if (options.tracing !== false) await loadOtelApi();
+  // Optional: when @opentelemetry/api is installed, this store's enqueues carry the active trace context.
+  const enqueueHeaders = await traceContextHook(options.tracing);
   const common = {
     schema: options.schema,
     migrate: options.migrate,
@@ -24,6 +24,8 @@ export async function openStoreFromOptions(options: AlkstoreModuleOptions, logge
     wakeFallbackMs: options.pollIntervalMs,
     localHandoff: options.localHandoff,
     maxPayloadBytes: options.maxPayloadBytes,
+    tracing: false,
+    enqueueHeaders,
     logger,
   };
   if (options.url !== undefined && options.dataSource !== undefined) {
@@ -49,7 +51,7 @@ async function openNextToDataSource(ds: DataSource, options: AlkstoreModuleOptio
     }
     refusePostgresOnly(common, 'dataSource');
     const { openSqliteStore } = await import('../engines/sqlite/index.js');
-    return openSqliteStore({ path: database, wakeFallbackMs: common.wakeFallbackMs, localHandoff: common.localHandoff, maxPayloadBytes: common.maxPayloadBytes, logger: common.logger });
+    return openSqliteStore({ path: database, wakeFallbackMs: common.wakeFallbackMs, localHandoff: common.localHandoff, maxPayloadBytes: common.maxPayloadBytes, enqueueHeaders: common.enqueueHeaders, logger: common.logger });
   }
   if (POSTGRES_TYPES.has(type)) {
     const { openPostgresStore } = await import('../engines/postgres/index.js');

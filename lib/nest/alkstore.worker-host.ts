@@ -11,7 +11,7 @@ import type { WorkerObserver } from '../worker/worker-observer.js';
 import { ALKSTORE_MODULE_OPTIONS, DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_IDLE_POLL_INTERVAL_MS } from './alkstore.constants.js';
 import { AlkstoreExplorer, type DiscoveredMethod } from './alkstore.explorer.js';
 import type { AlkstoreModuleOptions } from './interfaces/alkstore-options.interface.js';
-import { validateModuleOptions } from './utils/validate-module-options.js';
+import { validateModuleOptions, workersMode } from './utils/validate-module-options.js';
 import type { QueueHandlerOptions } from './interfaces/handler-options.interface.js';
 import { Store } from './store.token.js';
 import { nestStoreLogger } from './utils/nest-logger.js';
@@ -60,7 +60,7 @@ export class AlkstoreWorkerHost implements OnApplicationBootstrap, BeforeApplica
 
   async onApplicationBootstrap(): Promise<void> {
     this.timeouts.start(this.explorer.timeouts);
-    if (this.options.workers === false) return;
+    if (workersMode(this.options.workers) === 'off') return;
     try {
       await this.startAll();
     } catch (err) {
@@ -97,7 +97,7 @@ export class AlkstoreWorkerHost implements OnApplicationBootstrap, BeforeApplica
     }
     await syncSchedules(this.store, scheduled, this.scheduleOwner, this.logger);
     // 'manual' (the testing kit): handlers run only when a test drains the queues.
-    const runHandlers = this.options.workers !== 'manual';
+    const runHandlers = workersMode(this.options.workers) !== 'manual';
     if (runHandlers) for (const h of queueHandlers) this.startQueueWorker(h.meta.queue, h, h.meta.options, '@QueueHandler', await wrapFor(`queue ${h.meta.queue}`));
     if (runHandlers) for (const s of scheduled) this.startQueueWorker(s.queue, s, s.meta.options, s.source ?? '@Scheduled', await wrapFor(`queue ${s.queue}`));
     if (runHandlers) for (const d of dispatchers) this.loops.push(supervise(`@OutboxHandler ${d.label}`, d.run, this.abort.signal, this.logger));
@@ -191,7 +191,7 @@ export class AlkstoreWorkerHost implements OnApplicationBootstrap, BeforeApplica
       wrap,
       concurrency: opts.concurrency ?? 1,
       prefetch: opts.prefetch,
-      visibilityTimeoutMs: opts.visibilityTimeoutMs,
+      leaseMs: opts.leaseMs,
       idlePollIntervalMs: opts.idlePollIntervalMs ?? this.idlePollIntervalMs,
       drainTimeoutMs: this.drainTimeoutMs,
       workerId: this.workerId,

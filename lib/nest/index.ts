@@ -21,3 +21,4 @@ export { PermanentError } from '../contract/errors.js';
 export * from './typeorm/index.js';
 export * from './orm/index.js';
 export { QueueWorker, type QueueWorkerOptions } from '../worker/queue-worker.js';
+export * from './brokers/index.js';

@@ -4,7 +4,7 @@
  * dead letters, metrics and validated settings. Engine-agnostic: it uses only
  * the public `Queue`/`Job` contract.
  */
-export { OutboxDispatcher, type OutboxDispatcherOptions, type OutboxDeliveryHandler } from './outbox-dispatcher.js';
+export { OutboxDispatcher, FAILING_PUBLISHES_DEGRADED, type OutboxDispatcherOptions, type OutboxDeliveryHandler } from './outbox-dispatcher.js';
 export { OutboxSettings, DEFAULT_OUTBOX_SETTINGS, type OutboxSettingsInit, type OutboxSettingsInput, type OutboxOrdering } from './outbox-settings.js';
 export {
   RetryPolicy,

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
-import { AlreadyRunning, InvalidOption } from '../contract/errors.js';
+import { AlreadyRunning, InvalidOption, PublishFailed } from '../contract/errors.js';
 import { asOption, requireFunction, validateKey, validateName } from '../contract/validate.js';
 import type { Job, Queue, Store, StoreLogger } from '../contract/types.js';
 import { errorText } from '../internal/outbox-handle.js';
@@ -11,6 +12,7 @@ import { NoopOutboxMetrics, outboxMetricsObserver, type OutboxMetrics } from './
 import { OutboxSettings, type OutboxSettingsInput } from './outbox-settings.js';
 import { RetryPolicy } from './retry-policy.js';
 import type { Publisher, PublisherHealth } from '../publishers/publisher.js';
+import { pauseUnlessAborted } from '../publishers/reconnect.js';
 import { DEFAULT_RESTART_ALLOWANCE_MS, publisherContext, publisherDelivery } from './publisher-delivery.js';
 
 /**
@@ -59,8 +61,17 @@ export interface OutboxDispatcherOptions {
   readonly logHandlerErrors?: boolean;
 }
 
+/** Publishes failed in a row (no success between them) from which `health()` says `degraded`. */
+export const FAILING_PUBLISHES_DEGRADED = 3;
+
 /** Cap of the store-error backoff (also bounded by a quarter of the lease, so outcome writes get several tries). */
 const STORE_BACKOFF_CAP_MS = 10_000;
+
+/** Every publish in flight listens to the pause signal: no listener-count warning for `maxInFlight` of them. */
+function unlimited(ac: AbortController): AbortController {
+  setMaxListeners(0, ac.signal);
+  return ac;
+}
 
 const defaultLogger: StoreLogger = {
   log: () => undefined,
@@ -77,7 +88,7 @@ const defaultLogger: StoreLogger = {
  * deliveries for up to `drainTimeoutMs`.
  *
  * A configuration of the shared {@link WorkerCore}: one slot per row
- * (`maxInFlight`), claims of at most `batchSize`, a per-row abort signal, the
+ * (`concurrency`), claims of at most `claimSize`, a per-row abort signal, the
  * seed-004 retry policy, and rows still running at the drain timeout left to
  * their lease.
  *
@@ -102,6 +113,14 @@ export class OutboxDispatcher {
   private readonly publisher: Publisher | null;
   private readonly logger: StoreLogger;
   private publisherCtx: ReturnType<typeof publisherContext> | null = null;
+  private active = false;
+  /** Aborted when a broker outage begins (the publishes in flight give up); a fresh one once it is over. */
+  private pause = unlimited(new AbortController());
+  /** Deliveries pause for a broker outage: the round stops, the next starts once the publisher is connected. */
+  private outage = false;
+  private round: AbortController | null = null;
+  private failuresInRow = 0;
+  private lastFailure: string | undefined;
 
   /** @throws InvalidOption (or the name errors of `store.outbox`) on bad options, before any I/O */
   constructor(options: OutboxDispatcherOptions) {
@@ -127,7 +146,7 @@ export class OutboxDispatcher {
     this.logger = logger;
     if (this.publisher) this.publisherCtx = publisherContext(this.outbox, this.settings, restartAllowanceMs, logger, options.metrics);
     if (options.receipts !== undefined && typeof options.receipts !== 'boolean') throw new InvalidOption('receipts', 'must be a boolean');
-    const handler = options.publisher ? publisherDelivery(options.publisher, outboxHandle, options.receipts ?? true) : options.handler!;
+    const handler = options.publisher ? this.counted(publisherDelivery(options.publisher, outboxHandle, options.receipts ?? true, () => this.pause.signal)) : options.handler!;
     const s = this.settings;
     const name = `outbox ${JSON.stringify(this.outbox)}`;
     const metrics = options.metrics && !(options.metrics instanceof NoopOutboxMetrics) ? outboxMetricsObserver(options.metrics, this.outbox) : null;
@@ -135,20 +154,20 @@ export class OutboxDispatcher {
       queue,
       name,
       handler,
-      concurrency: s.maxInFlight,
+      concurrency: s.concurrency,
       prefetch: 0,
-      maxClaim: s.batchSize,
+      maxClaim: s.claimSize,
       leaseMs: s.leaseMs,
       renewLeases: true,
       handlerTimeoutMs: s.publishTimeoutMs,
       timeoutError: (ms) => new PublishTimeout(ms),
       jobSignals: true,
       storeTimeoutMs: s.storeTimeoutMs,
-      pollIntervalMs: s.pollIntervalMs,
+      pollIntervalMs: s.busyPollIntervalMs,
       idlePollIntervalMs: s.idlePollIntervalMs,
-      firstBackoffMs: s.pollIntervalMs,
+      firstBackoffMs: s.busyPollIntervalMs,
       // Never below the first pause (the core requires first <= max); the effective cap is unchanged.
-      maxBackoffMs: Math.max(s.pollIntervalMs, Math.min(STORE_BACKOFF_CAP_MS, Math.floor(s.leaseMs / 4))),
+      maxBackoffMs: Math.max(s.busyPollIntervalMs, Math.min(STORE_BACKOFF_CAP_MS, Math.floor(s.leaseMs / 4))),
       drainTimeoutMs: s.drainTimeoutMs,
       minOutcomeDrainMs: 0,
       releaseOnDrainTimeout: false,
@@ -175,23 +194,105 @@ export class OutboxDispatcher {
    * @throws Error when this dispatcher is already running
    */
   async run(signal: AbortSignal): Promise<void> {
-    if (this.core.running) throw new AlreadyRunning(`the dispatcher of outbox ${JSON.stringify(this.outbox)}`);
+    if (this.active || this.core.running) throw new AlreadyRunning(`the dispatcher of outbox ${JSON.stringify(this.outbox)}`);
     if (!this.publisher) return this.core.run(signal);
+    const publisher = this.publisher;
+    this.active = true;
     try {
       // Nothing is claimed until the broker is reachable and its configuration checked.
-      await this.publisher.connect(this.publisherCtx!, signal);
-      if (!signal.aborted) await this.core.run(signal);
+      await publisher.connect(this.publisherCtx!, signal);
+      while (!signal.aborted) {
+        await this.runRound(signal);
+        // The round ended by itself (the store closed), not for an outage: so does the dispatcher.
+        if (signal.aborted || !this.outage) break;
+        await this.untilReachable(publisher, signal);
+        this.pause = unlimited(new AbortController());
+        this.outage = false;
+      }
     } finally {
-      await this.publisher.close().catch((err: unknown) => this.logger.warn(`closing the publisher of outbox ${JSON.stringify(this.outbox)} failed: ${String(err)}`));
+      this.active = false;
+      this.outage = false;
+      await publisher.close().catch((err: unknown) => this.logger.warn(`closing the publisher of outbox ${JSON.stringify(this.outbox)} failed: ${String(err)}`));
     }
   }
 
-  /** The publisher's connection state (`up` for a handler-backed dispatcher: it has none). */
+  /**
+   * The publisher's connection state, and whether its publishes succeed:
+   * `degraded` while the broker is unreachable (deliveries paused) or once
+   * {@link FAILING_PUBLISHES_DEGRADED} publishes failed in a row, with the
+   * reason in `detail`; `down` once closed. A handler-backed dispatcher has no
+   * connection: always `up`.
+   */
   health(): PublisherHealth {
-    return this.publisher ? this.publisher.health() : { status: 'up' };
+    if (!this.publisher) return { status: 'up' };
+    const h = this.publisher.health();
+    if (h.status !== 'up') return h;
+    if (this.outage) return { status: 'degraded', detail: 'deliveries paused: the broker was unreachable' };
+    if (this.failuresInRow >= FAILING_PUBLISHES_DEGRADED) return { status: 'degraded', detail: `${this.failuresInRow} publishes failed in a row (last: ${this.lastFailure ?? 'unknown'})` };
+    return h;
+  }
+
+  /** One run of the worker core, which a broker outage ends early (see {@link outcomeOf}). */
+  private async runRound(signal: AbortSignal): Promise<void> {
+    const round = new AbortController();
+    const stop = (): void => round.abort();
+    signal.addEventListener('abort', stop, { once: true });
+    this.round = round;
+    try {
+      await this.core.run(round.signal);
+    } finally {
+      this.round = null;
+      signal.removeEventListener('abort', stop);
+    }
+  }
+
+  /**
+   * Waits (a local read of the publisher's state, every poll interval) until the publisher is connected again.
+   * @throws PublishFailed when the publisher closed meanwhile (it gave up reconnecting): the dispatcher stops
+   */
+  private async untilReachable(publisher: Publisher, signal: AbortSignal): Promise<void> {
+    while (!signal.aborted && publisher.health().status === 'degraded') await pauseUnlessAborted(this.settings.pollIntervalMs, signal);
+    if (signal.aborted) return;
+    if (publisher.health().status === 'down') throw new PublishFailed(`the publisher of outbox ${JSON.stringify(this.outbox)} closed during a broker outage`);
+    // Failures during the outage were the broker's, not the messages': health counts afresh.
+    this.failuresInRow = 0;
+    this.logger.log(`outbox ${JSON.stringify(this.outbox)}: the broker is reachable again; deliveries resume`);
+  }
+
+  /**
+   * A failure while the broker is unreachable is not the message's: the
+   * message is released (pending at once, its attempt given back) and the
+   * dispatcher pauses: publishes in flight are aborted (and released too), the
+   * round stops claiming, and the next one starts once the publisher is
+   * connected again. So an outage, however long, never dead-letters a message.
+   */
+  private brokerOutage(error: unknown): boolean {
+    if (this.outage) return true;
+    const h = this.publisher?.health();
+    if (!h || h.status === 'up') return false;
+    this.outage = true;
+    this.logger.log(`outbox ${JSON.stringify(this.outbox)}: the broker is unreachable (${h.detail ?? errorText(error)}); deliveries pause until it is back, and the messages keep their attempts`);
+    this.pause.abort(new PublishFailed('the broker is unreachable: publish abandoned, the message is released'));
+    this.round?.abort();
+    return true;
+  }
+
+  /** Counts publishes that failed in a row, for {@link health}. */
+  private counted(deliver: (job: Job, signal: AbortSignal) => Promise<void>): (job: Job, signal: AbortSignal) => Promise<void> {
+    return async (job, signal) => {
+      try {
+        await deliver(job, signal);
+        this.failuresInRow = 0;
+      } catch (err) {
+        this.failuresInRow += 1;
+        this.lastFailure = errorText(err);
+        throw err;
+      }
+    };
   }
 
   private outcomeOf(job: Job, failure: FailureKind, error: unknown): FailureOutcome {
+    if (failure !== 'permanent' && this.publisher && this.brokerOutage(error)) return { kind: 'release', error };
     const decision = this.retryPolicy.decide(job.attempts, failure, job.maxAttempts);
     if (decision.kind === 'retry') return { kind: 'retry', reason: failure === 'timeout' ? 'timeout' : 'error', delayMs: decision.delayMs, error };
     const text = decision.reason === 'permanent' ? `permanent: ${errorText(error)}` : `exhausted after ${job.attempts} attempts: ${errorText(error)}`;

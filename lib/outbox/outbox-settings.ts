@@ -1,4 +1,5 @@
 import { InvalidOption } from '../contract/errors.js';
+import { renamedOption, warnRenamed } from '../contract/renamed-option.js';
 import { asOption, MAX_BATCH, requireCount, requireTimerMs } from '../contract/validate.js';
 import { DEFAULT_RETRY_SETTINGS, type RetrySettings, validateRetrySettings } from './retry-policy.js';
 
@@ -12,16 +13,16 @@ export type OutboxOrdering = 'unordered' | 'per-key';
 
 /** Every field of {@link OutboxSettings}. Durations in milliseconds. */
 export interface OutboxSettingsInit {
-  /** Most rows one claim takes (also bounded by free in-flight slots). */
-  readonly batchSize: number;
+  /** Claim size: most rows one claim statement takes (also bounded by free `concurrency` slots). */
+  readonly claimSize: number;
   /** Lease of a claim; renewed every `leaseMs / 2` while a row is in flight. Also the outcome-write retry budget. */
   readonly leaseMs: number;
-  /** Most rows this dispatcher holds at once (delivering, or waiting for their outcome write). */
-  readonly maxInFlight: number;
+  /** Concurrency: most rows this dispatcher holds at once (delivering, or waiting for their outcome write). */
+  readonly concurrency: number;
   /** A delivery still running after this long is a transient failure (`timeout`); the handler's signal aborts. */
   readonly publishTimeoutMs: number;
-  /** Poll interval while work is flowing. */
-  readonly pollIntervalMs: number;
+  /** Busy poll: the wait after a claim that came back short (some rows, fewer than asked) while work is flowing. */
+  readonly busyPollIntervalMs: number;
   /** Poll interval when the last claim found nothing (a commit wakes the loop earlier). */
   readonly idlePollIntervalMs: number;
   /** On shutdown, how long in-flight deliveries may still finish (0: not at all). */
@@ -36,16 +37,29 @@ export interface OutboxSettingsInit {
   readonly retry: RetrySettings;
 }
 
+/** The names of 0.2, accepted (one warning per process) until 0.4; docs/vocabulary.md. */
+export interface DeprecatedOutboxSettings {
+  /** @deprecated Renamed `claimSize`. */
+  readonly batchSize?: number;
+  /** @deprecated Renamed `concurrency`. */
+  readonly maxInFlight?: number;
+  /** @deprecated Renamed `busyPollIntervalMs`. */
+  readonly pollIntervalMs?: number;
+}
+
 /** What {@link OutboxSettings.create} accepts: any subset; missing fields take the defaults. */
-export type OutboxSettingsInput = Partial<Omit<OutboxSettingsInit, 'retry'>> & { readonly retry?: Partial<RetrySettings> };
+export type OutboxSettingsInput = Partial<Omit<OutboxSettingsInit, 'retry'>> & DeprecatedOutboxSettings & { readonly retry?: Partial<RetrySettings> };
+
+/** Old name → new name of every renamed setting. */
+const RENAMED = { batchSize: 'claimSize', maxInFlight: 'concurrency', pollIntervalMs: 'busyPollIntervalMs' } as const;
 
 /** Defaults of {@link OutboxSettings}; docs/outbox.md explains each choice. */
 export const DEFAULT_OUTBOX_SETTINGS: OutboxSettingsInit = Object.freeze({
-  batchSize: 32,
+  claimSize: 32,
   leaseMs: 30_000,
-  maxInFlight: 64,
+  concurrency: 64,
   publishTimeoutMs: 10_000,
-  pollIntervalMs: 100,
+  busyPollIntervalMs: 100,
   idlePollIntervalMs: 1_000,
   drainTimeoutMs: 10_000,
   storeTimeoutMs: 5_000,
@@ -59,11 +73,11 @@ const RETRY_FIELDS = Object.keys(DEFAULT_RETRY_SETTINGS) as (keyof RetrySettings
 
 /** Environment variable suffix of each field, read by {@link OutboxSettings.fromEnv}. */
 const ENV_NAMES: Record<string, string> = {
-  batchSize: 'BATCH_SIZE',
+  claimSize: 'CLAIM_SIZE',
   leaseMs: 'LEASE_MS',
-  maxInFlight: 'MAX_IN_FLIGHT',
+  concurrency: 'CONCURRENCY',
   publishTimeoutMs: 'PUBLISH_TIMEOUT_MS',
-  pollIntervalMs: 'POLL_INTERVAL_MS',
+  busyPollIntervalMs: 'BUSY_POLL_INTERVAL_MS',
   idlePollIntervalMs: 'IDLE_POLL_INTERVAL_MS',
   drainTimeoutMs: 'DRAIN_TIMEOUT_MS',
   storeTimeoutMs: 'STORE_TIMEOUT_MS',
@@ -75,22 +89,25 @@ const ENV_NAMES: Record<string, string> = {
   'retry.jitter': 'RETRY_JITTER',
 };
 
+/** The variables of 0.2 (deprecated until 0.4) and the field each sets. */
+const OLD_ENV_NAMES: Record<string, keyof typeof RENAMED> = { BATCH_SIZE: 'batchSize', MAX_IN_FLIGHT: 'maxInFlight', POLL_INTERVAL_MS: 'pollIntervalMs' };
+
 /**
  * The dispatcher's settings: immutable, validated when built. Every invalid
  * field is an {@link InvalidOption} (code `INVALID_OPTION`) naming the field;
  * messages never echo the value.
  *
  * ```ts
- * const s = OutboxSettings.create({ batchSize: 16, retry: { maxAttempts: 8 } });
- * const fromEnv = OutboxSettings.fromEnv('ORDERS_OUTBOX_'); // ORDERS_OUTBOX_BATCH_SIZE, …
+ * const s = OutboxSettings.create({ claimSize: 16, concurrency: 32, retry: { maxAttempts: 8 } });
+ * const fromEnv = OutboxSettings.fromEnv('ORDERS_OUTBOX_'); // ORDERS_OUTBOX_CLAIM_SIZE, …
  * ```
  */
 export class OutboxSettings implements OutboxSettingsInit {
-  readonly batchSize!: number;
+  readonly claimSize!: number;
   readonly leaseMs!: number;
-  readonly maxInFlight!: number;
+  readonly concurrency!: number;
   readonly publishTimeoutMs!: number;
-  readonly pollIntervalMs!: number;
+  readonly busyPollIntervalMs!: number;
   readonly idlePollIntervalMs!: number;
   readonly drainTimeoutMs!: number;
   readonly storeTimeoutMs!: number;
@@ -105,20 +122,37 @@ export class OutboxSettings implements OutboxSettingsInit {
     Object.freeze(this);
   }
 
+  /** @deprecated Renamed `claimSize` (docs/vocabulary.md); until 0.4. */
+  get batchSize(): number {
+    return this.claimSize;
+  }
+
+  /** @deprecated Renamed `concurrency` (docs/vocabulary.md); until 0.4. */
+  get maxInFlight(): number {
+    return this.concurrency;
+  }
+
+  /** @deprecated Renamed `busyPollIntervalMs` (docs/vocabulary.md); until 0.4. */
+  get pollIntervalMs(): number {
+    return this.busyPollIntervalMs;
+  }
+
   /** Same as the constructor; an {@link OutboxSettings} passes through unchanged. */
   static create(input: OutboxSettings | OutboxSettingsInput = {}): OutboxSettings {
     return input instanceof OutboxSettings ? input : new OutboxSettings(input);
   }
 
   /**
-   * Reads `${prefix}BATCH_SIZE`, `${prefix}LEASE_MS`, `${prefix}MAX_IN_FLIGHT`,
-   * `${prefix}PUBLISH_TIMEOUT_MS`, `${prefix}POLL_INTERVAL_MS`,
+   * Reads `${prefix}CLAIM_SIZE`, `${prefix}LEASE_MS`, `${prefix}CONCURRENCY`,
+   * `${prefix}PUBLISH_TIMEOUT_MS`, `${prefix}BUSY_POLL_INTERVAL_MS`,
    * `${prefix}IDLE_POLL_INTERVAL_MS`, `${prefix}DRAIN_TIMEOUT_MS`,
    * `${prefix}STORE_TIMEOUT_MS`, `${prefix}STATS_INTERVAL_MS`, `${prefix}ORDERING`,
    * `${prefix}RETRY_BASE_MS`, `${prefix}RETRY_MAX_DELAY_MS`,
    * `${prefix}RETRY_MAX_ATTEMPTS`, `${prefix}RETRY_JITTER` from `env`; unset or
-   * empty variables fall back to `base`, then to the defaults. This is the only
-   * code in alkstore that reads the environment, and only when called.
+   * empty variables fall back to `base`, then to the defaults. The names of 0.2
+   * (`BATCH_SIZE`, `MAX_IN_FLIGHT`, `POLL_INTERVAL_MS`) are still read, with one
+   * deprecation warning; one set beside its new name is an error naming both.
+   * This is the only code in alkstore that reads the environment, and only when called.
    *
    * @throws InvalidOption naming the variable (never its value) when a value is malformed or out of range
    */
@@ -134,13 +168,25 @@ export class OutboxSettings implements OutboxSettingsInit {
       if (field.startsWith('retry.')) retry[field.slice('retry.'.length)] = value;
       else top[field] = value;
     }
+    for (const [suffix, old] of Object.entries(OLD_ENV_NAMES)) {
+      const variable = `${prefix}${suffix}`;
+      const raw = env[variable];
+      if (raw === undefined || raw.trim() === '') continue;
+      const field = RENAMED[old];
+      const current = `${prefix}${ENV_NAMES[field]!}`;
+      if (env[current] !== undefined && env[current]?.trim() !== '') throw new InvalidOption(current, `and ${variable} are both set; ${variable} is the deprecated name of ${current}: set only ${current}`);
+      warnRenamed('OutboxSettings.fromEnv', variable, current);
+      delete top[old];
+      top[field] = parseEnvValue(field, variable, raw.trim());
+    }
     try {
       return new OutboxSettings({ ...top, retry } as OutboxSettingsInput);
     } catch (err) {
       // Rename the field to the variable that set it; a field from `base` keeps its own name.
       if (err instanceof InvalidOption) {
-        const variable = `${prefix}${ENV_NAMES[err.field] ?? ''}`;
-        if (ENV_NAMES[err.field] !== undefined && env[variable] !== undefined && env[variable]?.trim() !== '') {
+        const oldSuffix = Object.keys(OLD_ENV_NAMES).find((k) => RENAMED[OLD_ENV_NAMES[k]!] === err.field && (env[`${prefix}${k}`]?.trim() ?? '') !== '');
+        const variable = `${prefix}${oldSuffix ?? ENV_NAMES[err.field] ?? ''}`;
+        if ((oldSuffix !== undefined || ENV_NAMES[err.field] !== undefined) && env[variable] !== undefined && env[variable]?.trim() !== '') {
           throw new InvalidOption(variable, err.message.slice(`option ${err.field} `.length));
         }
       }
@@ -166,24 +212,34 @@ function parseEnvValue(field: string, variable: string, raw: string): unknown {
   return n;
 }
 
-function resolve(input: OutboxSettingsInput): OutboxSettingsInit {
-  if (input === null || typeof input !== 'object') throw new InvalidOption('settings', 'must be an object');
-  for (const key of Object.keys(input)) {
-    if (!(TOP_FIELDS as string[]).includes(key)) throw new InvalidOption(key, 'is not an outbox setting');
+function resolve(given: OutboxSettingsInput): OutboxSettingsInit {
+  if (given === null || typeof given !== 'object') throw new InvalidOption('settings', 'must be an object');
+  for (const key of Object.keys(given)) {
+    if (!(TOP_FIELDS as string[]).includes(key) && !(key in RENAMED)) throw new InvalidOption(key, 'is not an outbox setting');
   }
-  const retryIn = input.retry ?? {};
+  // The renamed settings in today's words; a check names the word the caller used.
+  const input: Record<string, unknown> = { ...given };
+  const used: Record<string, string> = {};
+  for (const [old, next] of Object.entries(RENAMED)) {
+    const value = renamedOption('OutboxSettings', given, old, next);
+    delete input[old];
+    if (value !== undefined) input[next] = value;
+    used[next] = (given as Record<string, unknown>)[next] === undefined && (given as Record<string, unknown>)[old] !== undefined ? old : next;
+  }
+  const named = (field: string): string => used[field] ?? field;
+  const retryIn = (given.retry ?? {}) as Partial<RetrySettings>;
   if (retryIn === null || typeof retryIn !== 'object') throw new InvalidOption('retry', 'must be an object');
   for (const key of Object.keys(retryIn)) {
     if (!(RETRY_FIELDS as string[]).includes(key)) throw new InvalidOption(`retry.${key}`, 'is not a retry setting');
   }
   const d = DEFAULT_OUTBOX_SETTINGS;
-  const pick = <K extends keyof OutboxSettingsInit>(k: K): OutboxSettingsInit[K] => (input[k as keyof OutboxSettingsInput] ?? d[k]) as OutboxSettingsInit[K];
+  const pick = <K extends keyof OutboxSettingsInit>(k: K): OutboxSettingsInit[K] => (input[k] ?? d[k]) as OutboxSettingsInit[K];
   const s: OutboxSettingsInit = {
-    batchSize: pick('batchSize'),
+    claimSize: pick('claimSize'),
     leaseMs: pick('leaseMs'),
-    maxInFlight: pick('maxInFlight'),
+    concurrency: pick('concurrency'),
     publishTimeoutMs: pick('publishTimeoutMs'),
-    pollIntervalMs: pick('pollIntervalMs'),
+    busyPollIntervalMs: pick('busyPollIntervalMs'),
     idlePollIntervalMs: pick('idlePollIntervalMs'),
     drainTimeoutMs: pick('drainTimeoutMs'),
     storeTimeoutMs: pick('storeTimeoutMs'),
@@ -199,16 +255,16 @@ function resolve(input: OutboxSettingsInput): OutboxSettingsInit {
 
   if (s.ordering !== 'unordered' && s.ordering !== 'per-key') throw new InvalidOption('ordering', 'must be "unordered" or "per-key"');
   asOption(() => {
-    requireCount('batchSize', s.batchSize, MAX_BATCH);
-    requireCount('maxInFlight', s.maxInFlight);
-    for (const f of ['leaseMs', 'publishTimeoutMs', 'pollIntervalMs', 'idlePollIntervalMs', 'storeTimeoutMs', 'statsIntervalMs'] as const) requireTimerMs(f, s[f]);
+    requireCount(named('claimSize'), s.claimSize, MAX_BATCH);
+    requireCount(named('concurrency'), s.concurrency);
+    for (const f of ['leaseMs', 'publishTimeoutMs', 'busyPollIntervalMs', 'idlePollIntervalMs', 'storeTimeoutMs', 'statsIntervalMs'] as const) requireTimerMs(named(f), s[f]);
     requireTimerMs('drainTimeoutMs', s.drainTimeoutMs, 0);
   });
   // A delivery must be able to finish inside its lease, or every slow publish is a duplicate.
   if (s.leaseMs <= s.publishTimeoutMs) throw new InvalidOption('leaseMs', 'must be greater than publishTimeoutMs');
   // Renewals run every leaseMs/2; one that takes up to storeTimeoutMs must still land before the deadline.
   if (s.storeTimeoutMs * 2 > s.leaseMs) throw new InvalidOption('storeTimeoutMs', 'must be at most half of leaseMs');
-  if (s.idlePollIntervalMs < s.pollIntervalMs) throw new InvalidOption('idlePollIntervalMs', 'must be at least pollIntervalMs');
+  if (s.idlePollIntervalMs < s.busyPollIntervalMs) throw new InvalidOption('idlePollIntervalMs', `must be at least ${named('busyPollIntervalMs')}`);
   validateRetrySettings(s.retry);
   return s;
 }

@@ -1,5 +1,6 @@
 import type { DeliveryReceipt, Job, Outbox, StoreLogger } from '../contract/types.js';
 import { outboxMessage, type Publisher, type PublisherContext } from '../publishers/publisher.js';
+import { AckBatcher } from '../worker/ack-batcher.js';
 import type { OutboxMetrics } from './outbox-metrics.js';
 import type { OutboxSettings } from './outbox-settings.js';
 
@@ -21,55 +22,67 @@ export function retryHorizon(settings: OutboxSettings, restartAllowanceMs: numbe
   };
 }
 
-/** Writes receipts of deliveries finished in one event-loop turn together, before their acks. */
-class ReceiptWriter {
-  private pending: { messageId: number; receipt: DeliveryReceipt; done: () => void; fail: (e: unknown) => void }[] = [];
-  private scheduled = false;
+interface PendingReceipt {
+  readonly messageId: number;
+  readonly receipt: DeliveryReceipt;
+  readonly done: () => void;
+  readonly fail: (err: unknown) => void;
+}
 
-  constructor(private readonly outbox: Outbox) {}
-
-  add(messageId: number, receipt: DeliveryReceipt): Promise<void> {
-    return new Promise((done, fail) => {
-      this.pending.push({ messageId, receipt, done, fail });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => void this.flush());
-      }
-    });
-  }
-
-  private async flush(): Promise<void> {
-    this.scheduled = false;
-    const batch = this.pending.splice(0, 1000);
-    if (this.pending.length > 0) {
-      this.scheduled = true;
-      setImmediate(() => void this.flush());
-    }
-    try {
-      await this.outbox.recordReceipts(batch.map((b) => ({ messageId: b.messageId, receipt: b.receipt })));
-      for (const b of batch) b.done();
-    } catch (err) {
-      for (const b of batch) b.fail(err);
-    }
-  }
+/**
+ * Writes receipts before their acks, batched like the acks themselves
+ * ({@link AckBatcher}): what finished in one event-loop turn shares a write,
+ * and what finishes while a write is in flight forms the next one.
+ */
+function receiptWriter(outbox: Outbox): (messageId: number, receipt: DeliveryReceipt) => Promise<void> {
+  const batcher = new AckBatcher<PendingReceipt>({
+    maxBatch: 1000,
+    write: async (items) => {
+      await outbox.recordReceipts(items.map((r) => ({ messageId: r.messageId, receipt: r.receipt })));
+      return items.length;
+    },
+    landed: (items) => {
+      for (const r of items) r.done();
+    },
+    failed: (items, err) => {
+      for (const r of items) r.fail(err);
+    },
+  });
+  return (messageId, receipt) => new Promise((done, fail) => batcher.add({ messageId, receipt, done, fail }));
 }
 
 /**
  * The delivery of a publisher-backed dispatcher: publish, then store the
  * broker's receipt; the dispatcher acks after both. A receipt write that fails
  * fails the delivery, so it is retried (and the broker's dedup id absorbs the
- * republish): an acked message always has its receipt.
+ * republish): an acked message always has its receipt. `pause()` is the
+ * dispatcher's outage signal of the moment: its abort (a broker outage began)
+ * aborts the publish too.
  */
-export function publisherDelivery(publisher: Publisher, outbox: Outbox, storeReceipts: boolean): (job: Job, signal: AbortSignal) => Promise<void> {
+export function publisherDelivery(publisher: Publisher, outbox: Outbox, storeReceipts: boolean, pause: () => AbortSignal): (job: Job, signal: AbortSignal) => Promise<void> {
+  const publish = async (job: Job, signal: AbortSignal): Promise<DeliveryReceipt> => {
+    const paused = pause();
+    const either = new AbortController();
+    const onAbort = (): void => either.abort(signal.aborted ? signal.reason : paused.reason);
+    if (signal.aborted || paused.aborted) onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    paused.addEventListener('abort', onAbort, { once: true });
+    try {
+      return await publisher.publish(outboxMessage(outbox.name, job), either.signal);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      paused.removeEventListener('abort', onAbort);
+    }
+  };
   if (!storeReceipts) {
     return async (job, signal) => {
-      await publisher.publish(outboxMessage(outbox.name, job), signal);
+      await publish(job, signal);
     };
   }
-  const receipts = new ReceiptWriter(outbox);
+  const record = receiptWriter(outbox);
   return async (job, signal) => {
-    const receipt = await publisher.publish(outboxMessage(outbox.name, job), signal);
-    await receipts.add(job.id, receipt);
+    const receipt = await publish(job, signal);
+    await record(job.id, receipt);
   };
 }
 

@@ -1,6 +1,7 @@
 import { InvalidOption, PublishFailed } from '../contract/errors.js';
 import type { DeliveryReceipt } from '../contract/types.js';
-import { awaitConfirm, OutageLog, pauseUnlessAborted } from './confirm.js';
+import { awaitConfirm } from './confirm.js';
+import { connectWithRetry, OutageLog } from './reconnect.js';
 import type { OutboxMessage, Publisher, PublisherContext, PublisherHealth } from './publisher.js';
 import { compileDestination, type Destination } from './subject.js';
 
@@ -61,17 +62,13 @@ export class ClientProxyPublisher implements Publisher {
   async connect(ctx: PublisherContext, signal: AbortSignal): Promise<void> {
     this.ctx = ctx;
     this.outage = new OutageLog((m) => ctx.logger.warn(m), `the ClientProxy for outbox ${JSON.stringify(ctx.outbox)}`);
-    while (!signal.aborted && !this.closed) {
-      try {
+    await connectWithRetry(
+      async () => {
         await this.options.client.connect();
         this.connected = true;
-        this.outage.recovered();
-        return;
-      } catch (err) {
-        this.outage.failed(err);
-        await pauseUnlessAborted(this.options.reconnectWaitMs ?? 1000, signal);
-      }
-    }
+      },
+      { outage: this.outage, waitMs: this.options.reconnectWaitMs ?? 1000, signal, stopped: () => this.closed },
+    );
   }
 
   async publish(message: OutboxMessage, signal: AbortSignal): Promise<DeliveryReceipt> {

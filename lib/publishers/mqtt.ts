@@ -2,7 +2,8 @@ import type { IClientOptions, MqttClient } from 'mqtt';
 import { InvalidOption, PublishFailed } from '../contract/errors.js';
 import type { DeliveryReceipt } from '../contract/types.js';
 import { loadPeer } from '../internal/load-peer.js';
-import { awaitConfirm, encodeBody, OutageLog, pauseUnlessAborted } from './confirm.js';
+import { awaitConfirm, encodeBody } from './confirm.js';
+import { connectWithRetry, OutageLog } from './reconnect.js';
 import type { OutboxMessage, Publisher, PublisherContext, PublisherHealth } from './publisher.js';
 import { compileDestination, type Destination } from './subject.js';
 
@@ -60,8 +61,8 @@ export class MqttPublisher implements Publisher {
     this.ctx = ctx;
     const mqtt = await loadPeer('mqtt', () => import('mqtt'), 'for the MQTT publisher');
     this.outage = new OutageLog((m) => ctx.logger.warn(m), `MQTT (${this.options.url ?? 'mqtt://127.0.0.1:1883'}) for outbox ${JSON.stringify(ctx.outbox)}`);
-    while (!signal.aborted && !this.closed) {
-      try {
+    await connectWithRetry(
+      async () => {
         const client = await mqtt.connectAsync(this.options.url ?? 'mqtt://127.0.0.1:1883', { protocolVersion: 5, reconnectPeriod: 1000, connectTimeout: 5000, ...this.options.clientOptions }, false);
         client.on('offline', () => this.outage?.failed(new PublishFailed('connection lost')));
         client.on('error', (err) => this.outage?.failed(err));
@@ -70,13 +71,9 @@ export class MqttPublisher implements Publisher {
           this.readLimit(connack.properties?.maximumPacketSize);
         });
         this.client = client;
-        this.outage.recovered();
-        return;
-      } catch (err) {
-        this.outage.failed(err);
-        await pauseUnlessAborted(this.options.reconnectWaitMs ?? 1000, signal);
-      }
-    }
+      },
+      { outage: this.outage, waitMs: this.options.reconnectWaitMs ?? 1000, signal, stopped: () => this.closed },
+    );
   }
 
   async publish(message: OutboxMessage, signal: AbortSignal): Promise<DeliveryReceipt> {

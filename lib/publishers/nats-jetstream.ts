@@ -3,7 +3,8 @@ import type { ConnectionOptions, NatsConnection } from '@nats-io/transport-node'
 import { InvalidOption, PublishFailed } from '../contract/errors.js';
 import type { DeliveryReceipt } from '../contract/types.js';
 import { loadPeer } from '../internal/load-peer.js';
-import { awaitConfirm, encodeBody, OutageLog, pauseUnlessAborted } from './confirm.js';
+import { awaitConfirm, encodeBody } from './confirm.js';
+import { connectWithRetry, OutageLog } from './reconnect.js';
 import type { OutboxMessage, Publisher, PublisherContext, PublisherHealth } from './publisher.js';
 import { compileDestination, type Destination } from './subject.js';
 
@@ -74,26 +75,31 @@ export class NatsJetStreamPublisher implements Publisher {
     this.ctx = ctx;
     this.peers ??= await loadNats();
     this.outage = new OutageLog((m) => ctx.logger.warn(m), `NATS (${this.describeServers()}) for outbox ${JSON.stringify(ctx.outbox)}`);
-    while (!signal.aborted && !this.closed) {
-      try {
-        this.nc = this.options.connection ?? (await this.peers.connect({ servers: this.options.servers ?? '127.0.0.1:4222', maxReconnectAttempts: -1, ...this.options.connectOptions }));
-        this.watchStatus(this.nc);
-        const jsm = await this.peers.jetstreamManager(this.nc);
-        await this.checkWindow(jsm, ctx);
-        this.js = this.peers.jetstream(this.nc);
-        this.status = 'up';
-        this.outage.recovered();
-        return;
-      } catch (err) {
-        if (err instanceof InvalidOption) {
-          await this.close();
-          throw err;
-        }
-        this.outage.failed(err);
-        if (this.nc && !this.options.connection) await this.nc.close().catch(() => undefined);
-        this.nc = null;
-        await pauseUnlessAborted(this.options.reconnectWaitMs ?? 1000, signal);
-      }
+    const peers = this.peers;
+    try {
+      await connectWithRetry(
+        async () => {
+          this.nc = this.options.connection ?? (await peers.connect({ servers: this.options.servers ?? '127.0.0.1:4222', maxReconnectAttempts: -1, ...this.options.connectOptions }));
+          this.watchStatus(this.nc);
+          const jsm = await peers.jetstreamManager(this.nc);
+          await this.checkWindow(jsm, ctx);
+          this.js = peers.jetstream(this.nc);
+          this.status = 'up';
+        },
+        {
+          outage: this.outage,
+          waitMs: this.options.reconnectWaitMs ?? 1000,
+          signal,
+          stopped: () => this.closed,
+          cleanup: async () => {
+            if (this.nc && !this.options.connection) await this.nc.close().catch(() => undefined);
+            this.nc = null;
+          },
+        },
+      );
+    } catch (err) {
+      await this.close();
+      throw err;
     }
   }
 

@@ -2,7 +2,8 @@ import type { ChannelModel, ConfirmChannel, Message, Options } from 'amqplib';
 import { InvalidOption, PublishFailed } from '../contract/errors.js';
 import type { DeliveryReceipt } from '../contract/types.js';
 import { loadPeer } from '../internal/load-peer.js';
-import { awaitConfirm, encodeBody, OutageLog, pauseUnlessAborted } from './confirm.js';
+import { awaitConfirm, encodeBody } from './confirm.js';
+import { connectWithRetry, OutageLog } from './reconnect.js';
 import type { OutboxMessage, Publisher, PublisherContext, PublisherHealth } from './publisher.js';
 import { compileDestination, type Destination } from './subject.js';
 
@@ -135,27 +136,32 @@ export class RabbitMqPublisher implements Publisher {
   /** Opens a connection and confirm channel, retrying until it succeeds, `signal` aborts or the publisher closes. */
   private async openLoop(signal: AbortSignal, first: boolean): Promise<void> {
     const amqp = this.amqp!;
-    while (!signal.aborted && !this.closed) {
-      let conn: ChannelModel | null = null;
-      try {
-        conn = await amqp.connect(this.options.url ?? 'amqp://guest:guest@127.0.0.1:5672');
-        // A loss before attach() is a failed attempt (the awaits below reject), not an unhandled 'error' event.
-        conn.on('error', () => undefined);
-        const ch = await conn.createConfirmChannel();
-        ch.on('error', () => undefined);
-        if (first && this.options.exchange !== '') await this.checkExchange(conn);
-        this.attach(conn, ch);
-        return;
-      } catch (err) {
-        if (err instanceof InvalidOption) {
-          await conn?.close().catch(() => undefined);
-          await this.close();
-          throw err;
-        }
-        this.outage!.failed(err);
-        await conn?.close().catch(() => undefined);
-        await pauseUnlessAborted(this.options.reconnectWaitMs ?? 1000, signal);
-      }
+    let conn: ChannelModel | null = null;
+    try {
+      await connectWithRetry(
+        async () => {
+          conn = await amqp.connect(this.options.url ?? 'amqp://guest:guest@127.0.0.1:5672');
+          // A loss before attach() is a failed attempt (the awaits below reject), not an unhandled 'error' event.
+          conn.on('error', () => undefined);
+          const ch = await conn.createConfirmChannel();
+          ch.on('error', () => undefined);
+          if (first && this.options.exchange !== '') await this.checkExchange(conn);
+          this.attach(conn, ch);
+        },
+        {
+          outage: this.outage!,
+          waitMs: this.options.reconnectWaitMs ?? 1000,
+          signal,
+          stopped: () => this.closed,
+          cleanup: async () => {
+            await (conn as ChannelModel | null)?.close().catch(() => undefined);
+            conn = null;
+          },
+        },
+      );
+    } catch (err) {
+      await this.close();
+      throw err;
     }
   }
 

@@ -2,7 +2,8 @@ import type { Redis, RedisOptions } from 'ioredis';
 import { InvalidOption, PublishFailed } from '../contract/errors.js';
 import type { DeliveryReceipt } from '../contract/types.js';
 import { loadPeer } from '../internal/load-peer.js';
-import { awaitConfirm, encodeBody, OutageLog, pauseUnlessAborted } from './confirm.js';
+import { awaitConfirm, encodeBody } from './confirm.js';
+import { connectWithRetry, OutageLog } from './reconnect.js';
 import type { OutboxMessage, Publisher, PublisherContext, PublisherHealth } from './publisher.js';
 import { compileDestination, type Destination } from './subject.js';
 
@@ -66,28 +67,32 @@ export class RedisStreamsPublisher implements Publisher {
     const mod = await loadPeer('ioredis', () => import('ioredis'), 'for the Redis Streams publisher');
     const RedisCtor = mod.Redis;
     this.outage = new OutageLog((m) => ctx.logger.warn(m), `Redis (${this.options.url ?? 'redis://127.0.0.1:6379'}) for outbox ${JSON.stringify(ctx.outbox)}`);
-    while (!signal.aborted && !this.closed) {
-      let redis: Redis | null = null;
-      try {
-        redis = this.options.client ?? new RedisCtor(this.options.url ?? 'redis://127.0.0.1:6379', { lazyConnect: true, maxRetriesPerRequest: 1, ...this.options.redisOptions });
-        redis.on('error', (err: Error) => this.outage?.failed(err));
-        if (!this.options.client) await redis.connect();
-        if (this.options.waitAof && this.options.waitAof.local > 0) {
-          const [, value] = (await redis.config('GET', 'appendonly')) as [string, string];
-          if (value !== 'yes') throw new InvalidOption('waitAof.local', `is 1 but the server has appendonly ${JSON.stringify(value)}; enable appendonly or wait for replicas only`);
-        }
-        this.redis = redis;
-        this.outage.recovered();
-        return;
-      } catch (err) {
-        if (redis && !this.options.client) redis.disconnect();
-        if (err instanceof InvalidOption) {
-          this.closed = true;
-          throw err;
-        }
-        this.outage.failed(err);
-        await pauseUnlessAborted(this.options.reconnectWaitMs ?? 1000, signal);
-      }
+    let redis: Redis | null = null;
+    try {
+      await connectWithRetry(
+        async () => {
+          redis = this.options.client ?? new RedisCtor(this.options.url ?? 'redis://127.0.0.1:6379', { lazyConnect: true, maxRetriesPerRequest: 1, ...this.options.redisOptions });
+          redis.on('error', (err: Error) => this.outage?.failed(err));
+          if (!this.options.client) await redis.connect();
+          if (this.options.waitAof && this.options.waitAof.local > 0) {
+            const [, value] = (await redis.config('GET', 'appendonly')) as [string, string];
+            if (value !== 'yes') throw new InvalidOption('waitAof.local', `is 1 but the server has appendonly ${JSON.stringify(value)}; enable appendonly or wait for replicas only`);
+          }
+          this.redis = redis;
+        },
+        {
+          outage: this.outage,
+          waitMs: this.options.reconnectWaitMs ?? 1000,
+          signal,
+          stopped: () => this.closed,
+          cleanup: () => {
+            if (redis && !this.options.client) (redis as Redis).disconnect();
+          },
+        },
+      );
+    } catch (err) {
+      this.closed = true;
+      throw err;
     }
   }
 

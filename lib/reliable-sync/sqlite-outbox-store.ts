@@ -1,7 +1,8 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { Closed, Database as DatabaseError, InvalidOption } from '../contract/errors.js';
 import { asOption, requireTimerMs } from '../contract/validate.js';
-import { loadBetterSqlite3 } from '../internal/load-better-sqlite3.js';
+import { sqliteOpener } from '../engines/sqlite/connection.js';
+import { validateDriverOption, type SqliteDatabase, type SqliteDriverName, type SqliteStatement } from '../engines/sqlite/sqlite-driver.js';
 import { assertEpoch, assertFrame, type OutboxRecord } from './epoch.js';
 import type { OutboxStore } from './outbox-store.js';
 import { checkIdentifier, checkKey } from './store-options.js';
@@ -12,6 +13,12 @@ export interface SqliteOutboxStoreOptions {
   path?: string;
   /** An open better-sqlite3 connection to use instead of `path`; the store never closes it. */
   database?: BetterSqlite3.Database;
+  /**
+   * Which SQLite driver opens `path`, as the SQLite engine's `driver` option: `'auto'` (default:
+   * better-sqlite3 when it is installed and loads, else Node's built-in `node:sqlite`),
+   * `'better-sqlite3'`, or `'node:sqlite'` (Node 22.13+ / 24, no native addon). Only with `path`.
+   */
+  driver?: 'auto' | SqliteDriverName;
   /** Which outbox of this database (one per document or peer). Default `"default"`. */
   key?: string;
   /** Prefix of the two tables `<prefix>_frame` and `<prefix>_cursor`. Default `alkstore_sync`. */
@@ -25,8 +32,8 @@ export interface SqliteOutboxStoreOptions {
 }
 
 /**
- * An {@link OutboxStore} in an embedded SQLite database (better-sqlite3,
- * loaded only when a store is opened). Frames live in `<prefix>_frame`
+ * An {@link OutboxStore} in an embedded SQLite database (better-sqlite3 or
+ * `node:sqlite`, loaded only when a store is opened; see `driver`). Frames live in `<prefix>_frame`
  * keyed by `(outbox_key, epoch)`; the cursor in `<prefix>_cursor`, where
  * `saveCursor` upserts `max(cursor, excluded.cursor)` in one statement, so
  * any number of handles and processes keep the maximum.
@@ -35,7 +42,7 @@ export class SqliteOutboxStore implements OutboxStore {
   private closed = false;
 
   private constructor(
-    private readonly db: BetterSqlite3.Database,
+    private readonly db: SqliteDatabase,
     private readonly owned: boolean,
     /** The outbox key this handle reads and writes. */
     readonly key: string,
@@ -48,20 +55,36 @@ export class SqliteOutboxStore implements OutboxStore {
     const key = checkKey(options.key);
     const prefix = checkIdentifier('tablePrefix', options.tablePrefix, 'alkstore_sync');
     const busyTimeoutMs = options.busyTimeoutMs === undefined ? 5000 : asOption(() => requireTimerMs('busyTimeoutMs', options.busyTimeoutMs, 0));
-    let db = options.database;
+    const driver = validateDriverOption(options.driver);
+    let db: SqliteDatabase | undefined;
+    if (options.database !== undefined) {
+      if (options.driver !== undefined) {
+        throw new InvalidOption('driver', 'applies only with `path`: the store uses the `database` connection you pass as it is');
+      }
+      if (!isBetterSqlite3(options.database)) {
+        throw new InvalidOption('database', "must be an open better-sqlite3 connection (new Database(path)); for node:sqlite pass `path` with driver: 'node:sqlite'");
+      }
+      db = options.database as unknown as SqliteDatabase;
+    }
     const owned = !db;
     if (!db) {
       if (typeof options.path !== 'string' || options.path.length === 0) {
         throw new InvalidOption('path', 'must be a non-empty string (SqliteOutboxStore.open needs a `path` or an open `database`)');
       }
-      const Driver = await loadBetterSqlite3();
+      const { open } = await sqliteOpener(driver);
       const path = options.path;
       db = wrap(`open sqlite outbox ${JSON.stringify(path)}`, () => {
-        // The timeout applies from the first statement on: another process may hold the lock while it switches the file to WAL.
-        const opened = new Driver(path, { timeout: busyTimeoutMs });
-        // WAL lets readers run beside the writer; FULL makes every commit durable (append before send).
-        opened.pragma('journal_mode = WAL');
-        opened.pragma('synchronous = FULL');
+        const opened = open(path, { readonly: false });
+        try {
+          // The timeout applies from the first statement that locks on: another process may hold the lock while it switches the file to WAL.
+          opened.pragma(`busy_timeout = ${busyTimeoutMs}`);
+          // WAL lets readers run beside the writer; FULL makes every commit durable (append before send).
+          opened.pragma('journal_mode = WAL');
+          opened.pragma('synchronous = FULL');
+        } catch (err) {
+          opened.close();
+          throw err;
+        }
         return opened;
       });
     }
@@ -96,7 +119,8 @@ export class SqliteOutboxStore implements OutboxStore {
 
   async scanAfter(epoch: number): Promise<OutboxRecord[]> {
     assertEpoch(epoch);
-    const rows = this.run('scanAfter', () => this.sql.scanAfter.all(this.key, epoch) as { epoch: number; frame: Buffer }[]);
+    // better-sqlite3 reads a BLOB as a Buffer, node:sqlite as a Uint8Array: either is copied into a plain Uint8Array.
+    const rows = this.run('scanAfter', () => this.sql.scanAfter.all(this.key, epoch) as { epoch: number; frame: Uint8Array }[]);
     return rows.map((r) => ({ epoch: r.epoch, frame: new Uint8Array(r.frame) }));
   }
 
@@ -123,7 +147,12 @@ export class SqliteOutboxStore implements OutboxStore {
   }
 }
 
-function prepare(db: BetterSqlite3.Database, prefix: string) {
+function isBetterSqlite3(db: unknown): boolean {
+  const d = db as Partial<Record<'prepare' | 'exec' | 'pragma' | 'transaction', unknown>> | null;
+  return typeof d === 'object' && d !== null && typeof d.prepare === 'function' && typeof d.exec === 'function' && typeof d.pragma === 'function';
+}
+
+function prepare(db: SqliteDatabase, prefix: string): Record<'put' | 'deleteThrough' | 'scanAfter' | 'loadCursor' | 'saveCursor', SqliteStatement> {
   return {
     put: db.prepare(
       `INSERT INTO ${prefix}_frame (outbox_key, epoch, frame) VALUES (?, ?, ?)

@@ -1,6 +1,4 @@
 import type * as OtelApi from '@opentelemetry/api';
-import { setEnqueueHeadersHook } from '../contract/job-extras.js';
-import { withTraceContext } from './trace-headers.js';
 
 /** The loaded `@opentelemetry/api` module, null when it is not installed, undefined before the first try. */
 let loaded: typeof OtelApi | null | undefined;
@@ -14,8 +12,6 @@ export function loadOtelApi(): Promise<typeof OtelApi | null> {
       // An ESM import of the CommonJS build may put the API on `default`.
       const api = ((mod as { trace?: unknown }).trace ? mod : (mod as unknown as { default?: typeof OtelApi }).default) ?? null;
       loaded = api as typeof OtelApi | null;
-      // From now on every enqueue carries the active span's trace context.
-      if (loaded) setEnqueueHeadersHook(withTraceContext);
       return loaded;
     },
     () => {
@@ -27,9 +23,9 @@ export function loadOtelApi(): Promise<typeof OtelApi | null> {
 }
 
 /**
- * Loads `@opentelemetry/api` if it is installed, so that enqueues carry the
- * active trace context from then on (`openStore` and the Nest module call it
- * for you). Resolves whether it is available.
+ * Loads `@opentelemetry/api` if it is installed, so that `withTraceContext`
+ * (a store's `enqueueHeaders`) finds the active span (`openStore` and the
+ * Nest module call it for you). Resolves whether it is available.
  */
 export async function loadOpenTelemetry(): Promise<boolean> {
   return (await loadOtelApi()) !== null;

@@ -1,5 +1,6 @@
+import type { EnqueueHeadersHook } from '../contract/job-extras.js';
 import type { Job } from '../contract/types.js';
-import { otelApiIfLoaded } from './otel-api.js';
+import { loadOtelApi, otelApiIfLoaded } from './otel-api.js';
 
 /** W3C trace context header names, as stored in job headers. */
 export const TRACEPARENT_HEADER = 'traceparent';
@@ -38,4 +39,13 @@ export function withTraceContext<H extends Headers | undefined>(headers: H): H |
   if (carrier[TRACEPARENT_HEADER] !== undefined) out[TRACEPARENT_HEADER] = carrier[TRACEPARENT_HEADER];
   if (carrier[TRACESTATE_HEADER] !== undefined) out[TRACESTATE_HEADER] = carrier[TRACESTATE_HEADER];
   return { ...out, ...(headers ?? {}) };
+}
+
+/**
+ * The `enqueueHeaders` hook `openStore` gives a store: {@link withTraceContext} when `tracing` is
+ * not false and `@opentelemetry/api` is installed (loaded here), else undefined.
+ */
+export async function traceContextHook(tracing: boolean | undefined): Promise<EnqueueHeadersHook | undefined> {
+  if (tracing === false) return undefined;
+  return (await loadOtelApi()) ? withTraceContext : undefined;
 }

@@ -189,8 +189,8 @@ export class OutcomeWriter {
     t.state = 'recording';
     let landed: boolean;
     try {
-      const write = outcome.kind === 'retry' ? t.job.retry(outcome.error, outcome.delayMs) : t.job.fail(outcome.error);
-      landed = await withTimeout(write, o.storeTimeoutMs, outcome.kind === 'dead' ? 'fail' : 'retry');
+      const write = outcome.kind === 'retry' ? t.job.retry(outcome.error, outcome.delayMs) : outcome.kind === 'release' ? t.job.release() : t.job.fail(outcome.error);
+      landed = await withTimeout(write, o.storeTimeoutMs, outcome.kind === 'dead' ? 'fail' : outcome.kind);
       health.ok();
     } catch (err) {
       if (this.host.stopped()) return this.settled(t);
@@ -203,7 +203,7 @@ export class OutcomeWriter {
       this.loseLease(t);
       return;
     }
-    const dead = outcome.kind === 'dead' ? outcome.reason : outcome.delayMs === undefined && t.job.attempts >= t.job.maxAttempts ? 'exhausted' : null;
+    const dead = outcome.kind === 'dead' ? outcome.reason : outcome.kind === 'retry' && outcome.delayMs === undefined && t.job.attempts >= t.job.maxAttempts ? 'exhausted' : null;
     if (dead !== null) {
       o.logger.warn(deadLetterLine(`${o.name}: job ${t.job.id} of queue ${JSON.stringify(o.queue.name)}`, t.job, dead, outcome.error));
       obs?.dead?.(t.job, dead, outcome.error);

@@ -1,4 +1,5 @@
 import { InvalidOption } from '../contract/errors.js';
+import { renamedOption } from '../contract/renamed-option.js';
 import type { Job, Queue, StoreLogger } from '../contract/types.js';
 import { asOption, MAX_BATCH, requireBatchSize, requireInt, requireTimerMs } from '../contract/validate.js';
 import { WorkerCore } from './worker-core.js';
@@ -32,6 +33,9 @@ export interface QueueWorkerOptions {
    * 0 claims only for free slots.
    */
   readonly prefetch?: number;
+  /** Lease of each claim (ms); default the job's stamped lease (its queue's `leaseMs`). Renewed every half lease. */
+  readonly leaseMs?: number;
+  /** @deprecated Renamed `leaseMs` (docs/vocabulary.md); accepted, with one warning, until 0.4. */
   readonly visibilityTimeoutMs?: number;
   readonly idlePollIntervalMs: number;
   readonly drainTimeoutMs: number;
@@ -101,7 +105,8 @@ export class QueueWorker {
     }
     if (opts.statsIntervalMs !== undefined) asOption(() => requireTimerMs(`statsIntervalMs of ${opts.name}`, opts.statsIntervalMs));
     if (opts.cancelPollMs !== undefined) asOption(() => requireTimerMs(`cancelPollMs of ${opts.name}`, opts.cancelPollMs));
-    if (opts.visibilityTimeoutMs !== undefined) asOption(() => requireTimerMs(`visibilityTimeoutMs of ${opts.name}`, opts.visibilityTimeoutMs));
+    const leaseMs = renamedOption('QueueWorker', opts, 'visibilityTimeoutMs', 'leaseMs') as number | undefined;
+    if (leaseMs !== undefined) asOption(() => requireTimerMs(`${opts.leaseMs === undefined ? 'visibilityTimeoutMs' : 'leaseMs'} of ${opts.name}`, leaseMs));
     asOption(() => requireTimerMs(`idlePollIntervalMs of ${opts.name}`, opts.idlePollIntervalMs));
     const batch = batchSize !== undefined;
     const autoPrefetchMax = batch || opts.prefetch !== undefined ? 0 : AUTO_PREFETCH_MAX;
@@ -115,7 +120,7 @@ export class QueueWorker {
       autoPrefetchMax,
       // One claim statement takes at most MAX_BATCH jobs.
       maxClaim: batch ? batchSize : Math.min(MAX_BATCH, opts.concurrency + prefetch + autoPrefetchMax),
-      leaseMs: opts.visibilityTimeoutMs,
+      leaseMs,
       renewLeases: true,
       // One signal per job: a cancel aborts that job's handler only.
       jobSignals: true,

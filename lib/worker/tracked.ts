@@ -39,5 +39,5 @@ export function trackedJob(job: Job, leaseMs: number, claimStarted: number): Tra
 export function grantedLease(job: Job, queue: Queue): number {
   const ms = (job as { leaseMs?: unknown }).leaseMs;
   if (typeof ms === 'number' && Number.isFinite(ms) && ms > 0) return ms;
-  return Math.max(1, queue.opts?.visibilityTimeoutMs ?? 1);
+  return Math.max(1, queue.opts?.leaseMs ?? 1);
 }

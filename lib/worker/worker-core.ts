@@ -304,7 +304,7 @@ export class WorkerCore {
   }
 
   private async claim(max: number): Promise<Job[]> {
-    const opts = this.o.leaseMs === undefined ? undefined : { visibilityTimeoutMs: this.o.leaseMs };
+    const opts = this.o.leaseMs === undefined ? undefined : { leaseMs: this.o.leaseMs };
     const pending = this.o.queue.claimBatch(max, this.o.workerId, opts);
     try {
       return await withTimeout(pending, this.o.storeTimeoutMs, 'claimBatch');

@@ -10,11 +10,14 @@ export type FailureKind = 'transient' | 'timeout' | 'permanent';
 /**
  * What to write for a failed job: `retry` (with `delayMs`, or the store's
  * stamped backoff when undefined; the store dead-letters a job whose attempts
- * are exhausted) or `dead` at once with `error` as its last error.
+ * are exhausted), `dead` at once with `error` as its last error, or `release`:
+ * pending again at once with the attempt its claim consumed given back (the
+ * failure was not the job's: the outbox dispatcher's broker was unreachable).
  */
 export type FailureOutcome =
   | { readonly kind: 'retry'; readonly reason: RetryReason; readonly delayMs: number | undefined; readonly error: unknown }
-  | { readonly kind: 'dead'; readonly reason: DeadReason; readonly error: unknown };
+  | { readonly kind: 'dead'; readonly reason: DeadReason; readonly error: unknown }
+  | { readonly kind: 'release'; readonly error: unknown };
 
 /**
  * A batch handler's answer: nothing (every job succeeded) or one entry per
@@ -194,7 +197,7 @@ export function decideSafely(o: WorkerCoreOptions, job: Job, failure: FailureKin
   try {
     const outcome = o.decide(job, failure, error);
     const kind = (outcome as { kind?: unknown } | null | undefined)?.kind;
-    if (kind === 'dead') return outcome;
+    if (kind === 'dead' || kind === 'release') return outcome;
     if (kind === 'retry') {
       // A delay the store would refuse (NaN, negative, past the largest Date) is decide's mistake, not a store
       // error: refused here, before any write, so the job is not stuck in processing until its lease lapses.

@@ -1,6 +1,6 @@
-import { execFileSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { beforeAll, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { PrismaBetterSqlite3 } from '@prisma/adapter-better-sqlite3';
 import { PrismaPg } from '@prisma/adapter-pg';
 import Database from 'better-sqlite3';
@@ -8,6 +8,7 @@ import pg from 'pg';
 import { prismaTransaction } from '../../lib/adapters/prisma.js';
 import { PG_URL } from '../helpers/engines.js';
 import { describeAdapter } from './adapter-cases.js';
+import { generatePrismaClient } from './prisma-client.js';
 
 /** The generated client's surface this test uses (the real type is generated at run time). */
 interface OrderDelegate {
@@ -27,20 +28,15 @@ type PrismaCtor = new (options: { adapter: unknown }) => TestPrisma;
 
 const clients: Partial<Record<'sqlite' | 'postgresql', PrismaCtor>> = {};
 
-/**
- * Prisma 7's client (prisma-client-js with the query compiler) needs no engine binary: generated here
- * offline from the committed schemas into node_modules/.alkstore-prisma/<provider>.
- */
+const OUT = join(process.cwd(), '.tmp', `prisma-${process.pid}`);
+
 beforeAll(async () => {
   for (const provider of ['postgresql', 'sqlite'] as const) {
-    execFileSync(process.execPath, [join(process.cwd(), 'node_modules/prisma/build/index.js'), 'generate', '--schema', `test/adapters/prisma/${provider}.prisma`], {
-      env: { ...process.env, PRISMA_SCHEMA_ENGINE_BINARY: '/bin/true', PRISMA_ENGINES_CHECKSUM_IGNORE_MISSING: '1', PRISMA_HIDE_UPDATE_MESSAGE: '1' },
-      stdio: 'pipe',
-    });
-    const mod = (await import(join(process.cwd(), `node_modules/.alkstore-prisma/${provider}/index.js`))) as { PrismaClient?: PrismaCtor; default?: { PrismaClient: PrismaCtor } };
+    const mod = (await import(generatePrismaClient(provider, OUT))) as { PrismaClient?: PrismaCtor; default?: { PrismaClient: PrismaCtor } };
     clients[provider] = mod.PrismaClient ?? mod.default!.PrismaClient;
   }
 }, 120_000);
+afterAll(() => rmSync(OUT, { recursive: true, force: true }));
 
 describeAdapter({
   name: 'prisma',

@@ -6,7 +6,7 @@ import type { EngineFixture } from '../helpers/engines.js';
 import { expectError, uid, useEnv, waitFor } from './harness.js';
 
 /** Every id a search finds, following `next` to the end. */
-async function searchAll(admin: StoreAdmin, queue: string, query: JobSearch): Promise<number[]> {
+export async function searchAll(admin: StoreAdmin, queue: string, query: JobSearch): Promise<number[]> {
   const ids: number[] = [];
   let cursor: string | undefined;
   for (let pages = 0; pages < 1000; pages++) {

@@ -576,7 +576,7 @@ const NO_INPUT: Record<string, string[]> = {
   tx: ['commit', 'rollback'],
   subscription: ['close'],
   receiver: ['close'],
-  admin: ['queueNames', 'listener', 'auditLog'],
+  admin: ['queueNames', 'listener', 'auditLog', 'workers'],
 };
 
 /** Pure accessors and idempotent closes: they never refuse, not even after close. */

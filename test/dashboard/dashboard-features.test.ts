@@ -8,29 +8,11 @@ import type { Store } from '../../lib/nest/index.js';
 import { waitFor } from '../helpers/engines.js';
 import { HTTP_ADAPTERS } from '../helpers/http-adapters.js';
 import { nestEngines } from '../nest/nest-fixtures.js';
-import { TEST_TOKEN, TokenGuard, withDashboardApp } from './dashboard-app.js';
+import { actorOf, BASE, dashboardClient, roleOf, TokenGuard, withDashboardApp } from './dashboard-app.js';
 
-const BASE = '/ops/alkstore';
 const XSS = '<script>window.__owned = 1</script>';
 
-/** Roles from a header, so one app serves admins, viewers and strangers. */
-function roleOf(req: unknown): 'admin' | 'viewer' | null {
-  const role = (req as { headers: Record<string, string | undefined> }).headers['x-role'];
-  return role === 'admin' || role === 'viewer' ? role : role === undefined ? 'admin' : null;
-}
-function actorOf(req: unknown): string | undefined {
-  return (req as { headers: Record<string, string | undefined> }).headers['x-user'];
-}
-
 const audited: AuditEntry[] = [];
-
-/** A fresh CSRF cookie and form token from a page load. */
-async function csrfOf(app: INestApplication): Promise<{ cookie: string; token: string }> {
-  const res = await request(app.getHttpServer()).get(`${BASE}/dead`).set('x-admin-token', TEST_TOKEN).expect(200);
-  const cookie = ([] as string[]).concat(res.headers['set-cookie'] ?? []).find((c) => c.startsWith('alkstore_csrf='))!.split(';')[0]!;
-  const token = /<meta name="csrf-token" content="([^"]+)">/.exec(res.text)![1]!;
-  return { cookie, token };
-}
 
 function unescape(href: string): string {
   return href.replace(/&amp;/g, '&');
@@ -42,17 +24,7 @@ for (const engine of nestEngines()) for (const adapter of HTTP_ADAPTERS) {
     let store: Store;
     withDashboardApp(engine, (made) => ({ app, store } = made), { path: '/alkstore', guard: TokenGuard, roles: roleOf, actor: actorOf, onAudit: (e) => audited.push(e) }, adapter);
 
-    const get = (path: string, headers: Record<string, string> = {}) => {
-      let r = request(app.getHttpServer()).get(path).set('x-admin-token', TEST_TOKEN);
-      for (const [k, v] of Object.entries(headers)) r = r.set(k, v);
-      return r;
-    };
-    const post = async (fields: Record<string, string>, status: number, headers: Record<string, string> = {}): Promise<request.Response> => {
-      const { cookie, token } = await csrfOf(app);
-      let r = request(app.getHttpServer()).post(`${BASE}/action`).set('x-admin-token', TEST_TOKEN).set('cookie', cookie);
-      for (const [k, v] of Object.entries(headers)) r = r.set(k, v);
-      return r.type('form').send({ csrf: token, ...fields }).expect(status);
-    };
+    const { get, post } = dashboardClient(() => app);
 
     it('scopes the CSRF cookie to the configured mount, whatever path the request used', async () => {
       for (const path of ['', '/queue?name=x', '/dead', '/audit', '/x;Path=/;Max-Age=315360000;/alkstore', '/alkstore/alkstore', '/a/b/c;Path=/x']) {

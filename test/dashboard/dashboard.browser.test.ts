@@ -206,6 +206,62 @@ for (const engine of nestEngines()) for (const adapter of HTTP_ADAPTERS) {
       await page.screenshot({ path: join(SHOTS, `audit-${engine.kind}-${adapter}.png`), fullPage: true });
     });
 
+    it('creates a job from the form, then edits it while it is pending', async () => {
+      await page.goto(`${base}/queue?name=emails`);
+      await Promise.all([page.waitForURL(/\/new\?/), page.click('#new-job-link')]);
+      await page.fill('#payload-input', '{"to": "new@example.com", "html": "<img src=x onerror=window.__owned=1>"}');
+      await page.fill('#priority-input', '3');
+      await page.screenshot({ path: join(SHOTS, `new-job-${engine.kind}-${adapter}.png`), fullPage: true });
+      await Promise.all([page.waitForURL(/\/action$/), page.click('#enqueue')]);
+      expect(await page.textContent('.confirm')).toContain('Enqueue a job on queue "emails" with priority 3');
+      await Promise.all([page.waitForURL(/done=enqueue/), page.click('#confirm')]);
+      const id = Number(new URL(page.url()).searchParams.get('id'));
+      expect(await store.queue('emails').getJob(id)).toMatchObject({ state: 'pending', priority: 3, payload: { to: 'new@example.com' } });
+      expect(await page.textContent('#payload')).toContain('onerror');
+      await page.click('#edit summary');
+      await page.fill('#priority-input', '7');
+      await page.fill('#run-at-input', '2999-01-01T00:00:00');
+      await page.screenshot({ path: join(SHOTS, `edit-job-${engine.kind}-${adapter}.png`), fullPage: true });
+      await Promise.all([page.waitForURL(/\/action$/), page.click('#save-edit')]);
+      expect(await page.textContent('.confirm')).toContain(`Save job ${id} of queue "emails" with priority 7, to run 2999-01-01T00:00:00.000Z`);
+      await Promise.all([page.waitForURL(/done=edit/), page.click('#confirm')]);
+      expect(await page.textContent('.flash')).toContain('Saved the edit.');
+      expect(await page.textContent('#job-state')).toBe('pending (scheduled)');
+      expect(await store.queue('emails').getJob(id)).toMatchObject({ priority: 7, runAt: Date.parse('2999-01-01T00:00:00Z') });
+      expect(await page.evaluate(() => (globalThis as { __owned?: number }).__owned)).toBeUndefined();
+    });
+
+    it('shows the job history, the live workers, an outbox’s broker receipts and a schedule’s recent fires', async () => {
+      const history = store.queue('history', { maxAttempts: 1 });
+      await history.enqueueMany([{ n: 1 }, { n: 2 }, { n: 3 }]);
+      for (const j of await history.claimBatch(2, 'w')) await j.fail(new Error(`boom ${j.id}`));
+      await page.goto(`${base}/queue?name=history`);
+      await Promise.all([page.waitForURL(/state=finished/), page.click('nav.states a[data-state="finished"]')]);
+      expect(await page.locator('tr[data-job]').count()).toBe(2);
+      await page.screenshot({ path: join(SHOTS, `history-${engine.kind}-${adapter}.png`), fullPage: true });
+      const held = await store.queue('thumbnails').claimBatch(2, 'web-7:7777:beef01');
+      expect(held).toHaveLength(2);
+      await Promise.all([page.waitForURL(/\/workers$/), page.click('header a:text-is("Workers")')]);
+      expect(await page.locator('tr[data-worker="web-7:7777:beef01"] td').allTextContents()).toEqual(expect.arrayContaining(['web-7', '7777', 'thumbnails', '2', 'running']));
+      await page.screenshot({ path: join(SHOTS, `workers-${engine.kind}-${adapter}.png`), fullPage: true });
+      for (const j of held) await j.release();
+      await store.outbox('webhooks').recordReceipts([
+        { messageId: 1, receipt: { broker: 'nats-jetstream', stream: 'WEBHOOKS', seq: 12, duplicate: false } },
+        { messageId: 2, receipt: { broker: 'rabbitmq', exchange: 'webhooks', routingKey: 'order.created', deliveryTag: 3, confirmed: true } },
+        { messageId: 3, receipt: { broker: 'redis-streams', stream: 'webhooks', entryId: '1764547200000-0' } },
+      ]);
+      await page.goto(`${base}/outboxes`);
+      await Promise.all([page.waitForURL(/\/receipts\?/), page.click('section[data-outbox="webhooks"] a.receipts')]);
+      expect(await page.locator('#receipts tr[data-message]').count()).toBe(3);
+      expect(await page.textContent('tr[data-message="3"]')).toContain('1764547200000-0');
+      await page.screenshot({ path: join(SHOTS, `receipts-${engine.kind}-${adapter}.png`), fullPage: true });
+      const fired = await store.triggerSchedule('nightly-report');
+      await page.goto(`${base}/schedules`);
+      await Promise.all([page.waitForURL(/\/schedule\?name=/), page.click('tr[data-schedule="nightly-report"] a')]);
+      expect(await page.locator(`#fires tr[data-job="${fired}"]`).count()).toBe(1);
+      await page.screenshot({ path: join(SHOTS, `schedule-${engine.kind}-${adapter}.png`), fullPage: true });
+    });
+
     it('refreshes counts live while the tab is visible and pauses while it is hidden', async () => {
       await page.goto(base);
       await page.waitForSelector('#live-status[data-state="on"]');

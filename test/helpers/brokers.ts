@@ -43,3 +43,14 @@ export async function deleteStream(nc: NatsConnection, name: string): Promise<vo
 export function brokerName(prefix: string): string {
   return `${prefix}_${process.pid}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 7)}`;
 }
+
+/** A durable topic exchange with one durable queue bound on `binding`; `cleanup` gets their deletion. */
+export async function topicQueue(ch: import('amqplib').Channel, prefix: string, binding: string, cleanup: (() => Promise<unknown>)[]): Promise<{ exchange: string; queue: string }> {
+  const exchange = brokerName(`${prefix}.ex`);
+  const queue = brokerName(`${prefix}.q`);
+  await ch.assertExchange(exchange, 'topic', { durable: true });
+  await ch.assertQueue(queue, { durable: true });
+  await ch.bindQueue(queue, exchange, binding);
+  cleanup.push(() => ch.deleteQueue(queue), () => ch.deleteExchange(exchange));
+  return { exchange, queue };
+}

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe } from '@jest/globals';
+import type { EnqueueHeadersHook } from '../../lib/contract/job-extras.js';
 import type { Store } from '../../lib/contract/types.js';
 
 /** Connection string of the test PostgreSQL (set by global-setup). */
@@ -25,6 +26,8 @@ export interface OpenExtra {
   localHandoff?: boolean;
   /** Largest payload JSON in bytes (default 1 MiB). */
   maxPayloadBytes?: number;
+  /** Headers this store adds to every enqueue (default none). */
+  enqueueHeaders?: EnqueueHeadersHook;
 }
 
 export interface EngineDb {

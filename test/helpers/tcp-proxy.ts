@@ -4,6 +4,7 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 export class TcpProxy {
   private readonly sockets = new Set<Socket>();
   private server: Server | null = null;
+  private blocked = false;
   port = 0;
 
   constructor(
@@ -13,6 +14,10 @@ export class TcpProxy {
 
   async start(): Promise<number> {
     this.server = createServer((client) => {
+      if (this.blocked) {
+        client.destroy();
+        return;
+      }
       const upstream = connect({ host: this.host, port: this.targetPort });
       this.sockets.add(client);
       this.sockets.add(upstream);
@@ -38,6 +43,16 @@ export class TcpProxy {
     for (const s of this.sockets) s.destroy();
     this.sockets.clear();
     return n;
+  }
+
+  /** An outage: cuts every connection and refuses new ones (they are closed at once) until {@link unblock}. */
+  block(): number {
+    this.blocked = true;
+    return this.cut();
+  }
+
+  unblock(): void {
+    this.blocked = false;
   }
 
   get connections(): number {

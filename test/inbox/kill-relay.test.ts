@@ -6,7 +6,7 @@ import type { Channel, ChannelModel } from 'amqplib';
 import type { Store } from '../../lib/contract/types.js';
 import { JetStreamInboxConsumer, RabbitMqInboxConsumer, type InboxTransaction } from '../../lib/inbox/index.js';
 import { contractEngines, PG_URL, waitFor, type EngineDb, type EngineFixture } from '../helpers/engines.js';
-import { AMQP_URL, brokerName, createStream, deleteStream, natsAdmin, requireBroker } from '../helpers/brokers.js';
+import { AMQP_URL, brokerName, createStream, deleteStream, natsAdmin, requireBroker, topicQueue } from '../helpers/brokers.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { pause } from '../contract/harness.js';
 
@@ -214,12 +214,7 @@ for (const engine of contractEngines()) {
       });
 
       it(`loses nothing and duplicates no business row across ${KILLS} SIGKILLs and 2 connection cuts`, async () => {
-        const exchange = brokerName('kill.ex');
-        const queue = brokerName('kill.q');
-        await ch.assertExchange(exchange, 'topic', { durable: true });
-        await ch.assertQueue(queue, { durable: true });
-        await ch.bindQueue(queue, exchange, 'orders.#');
-        cleanup.push(() => ch.deleteQueue(queue), () => ch.deleteExchange(exchange));
+        const { exchange, queue } = await topicQueue(ch, 'kill', 'orders.#', cleanup);
         const proxy = new TcpProxy('127.0.0.1', 5672);
         const port = await proxy.start();
         const outbox = 'orders-rmq';

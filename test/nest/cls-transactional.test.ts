@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { generatePrismaClient } from '../adapters/prisma-client.js';
 import { PG_URL } from '../helpers/engines.js';
 import { nestEngines, type NestDb } from './nest-fixtures.js';
 
@@ -12,6 +13,10 @@ import { nestEngines, type NestDb } from './nest-fixtures.js';
  */
 const ROOT = process.cwd();
 const OUT = join(ROOT, '.tmp', `cls-${process.pid}`);
+const prismaClients: Partial<Record<'postgresql' | 'sqlite', string>> = {};
+
+/** Each ORM with its @nestjs-cls/transactional adapter: TypeORM's, Prisma's, Drizzle's (node-postgres) and, on SQLite, alkstore's DrizzleSqliteTransactionalAdapter. */
+const ORMS = ['typeorm', 'prisma', 'drizzle'] as const;
 
 interface Outcome {
   name: string;
@@ -26,11 +31,12 @@ beforeAll(() => {
   writeFileSync(config, JSON.stringify({ extends: join(ROOT, 'tsconfig.json'), compilerOptions: { noEmit: false, outDir: OUT, rootDir: ROOT, types: ['node'], declaration: false, sourceMap: false }, files: [join(ROOT, 'test/nest/fixtures/cls-app.ts')] }));
   const r = spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', config], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`compiling the cls app failed: ${r.stdout}${r.stderr}`);
+  for (const provider of ['postgresql', 'sqlite'] as const) prismaClients[provider] = generatePrismaClient(provider, join(OUT, 'prisma'));
 }, 300_000);
 afterAll(() => rmSync(OUT, { recursive: true, force: true }));
 
-for (const engine of nestEngines()) {
-  describe(`@nestjs-cls/transactional through AlkstoreTransactionalAdapter + AlkstoreClsTx, TypeORM (${engine.name})`, () => {
+for (const [orm, engine] of ORMS.flatMap((o) => nestEngines().map((e) => [o, e] as const))) {
+  describe(`@nestjs-cls/transactional through AlkstoreTransactionalAdapter + AlkstoreClsTx, ${orm} (${engine.name})`, () => {
     let db: NestDb;
     let outcomes: Map<string, Outcome>;
 
@@ -41,9 +47,17 @@ for (const engine of nestEngines()) {
         cwd: ROOT,
         encoding: 'utf8',
         timeout: 120_000,
-        env: { ...process.env, CLS_URL: o.url!, CLS_SCHEMA: o.schema ?? '', CLS_PG_URL: PG_URL, CLS_TABLE: `cls_orders_${process.pid}_${engine.kind}` },
+        env: {
+          ...process.env,
+          CLS_ORM: orm,
+          CLS_URL: o.url!,
+          CLS_SCHEMA: o.schema ?? '',
+          CLS_PG_URL: PG_URL,
+          CLS_TABLE: `cls_orders_${process.pid}_${orm}_${engine.kind}`,
+          CLS_PRISMA_CLIENT: prismaClients[engine.kind === 'sqlite' ? 'sqlite' : 'postgresql'] ?? '',
+        },
       });
-      if (r.status !== 0) throw new Error(`the cls app failed (${r.status}): ${r.stderr}`);
+      if (r.status !== 0) throw new Error(`the cls app failed (${r.status}): ${r.stderr}${r.stdout}`);
       outcomes = new Map(
         r.stdout
           .split('\n')
@@ -86,5 +100,17 @@ for (const engine of nestEngines()) {
         expect(outcomes.get('not-supported-inside')).toMatchObject({ error: expect.stringMatching(/^TransactionInProgress/), ids: [1, 20], messages: [] });
       });
     }
+
+    it('the joined operations kept past the @Transactional() method refuse every write with a typed error after the commit, and write nothing', () => {
+      expect(outcomes.get('kept-after-commit')).toMatchObject({ error: expect.stringMatching(/^(InvalidOption|TransactionNotActive)\b.*/), ids: [1, 20, 50], messages: [50] });
+    });
+
+    it('concurrent @Transactional() calls (4 callers, half of them throwing after both writes) stay atomic: every committed row has its message, no rolled-back row has one', () => {
+      const c = outcomes.get('concurrent')!;
+      const even = Array.from({ length: 24 }, (_, i) => 100 + i).filter((i) => i % 2 === 0);
+      expect(c.error).toBeNull();
+      expect(c.ids.filter((i) => i >= 100)).toEqual(even);
+      expect(c.messages).toEqual(even);
+    });
   });
 }

@@ -13,8 +13,8 @@ let release: (() => void) | null = null;
 
 @Injectable()
 class LongWork {
-  /** Holds its job until the test lets go: far past its 1 s visibility timeout. */
-  @QueueHandler('long-job', { visibilityTimeoutMs: LEASE_MS })
+  /** Holds its job until the test lets go: far past its 1 s lease. */
+  @QueueHandler('long-job', { leaseMs: LEASE_MS })
   async work(job: Job): Promise<void> {
     runs.push(job.id);
     await new Promise<void>((resolve) => (release = resolve));
@@ -42,7 +42,7 @@ for (const engine of nestEngines()) {
       await db?.destroy();
     });
 
-    it('keeps a job whose handler outlives its visibility timeout: no other worker claims it, it runs once and is acked', async () => {
+    it('keeps a job whose handler outlives its lease: no other worker claims it, it runs once and is acked', async () => {
       const queue = app.get(Store).queue('long-job');
       const id = await queue.enqueue({ n: 1 });
       await waitFor('the handler started', () => runs.length === 1);
@@ -50,7 +50,7 @@ for (const engine of nestEngines()) {
       // Another worker tries to claim for three leases: a lapsed claim would be handed out here.
       const stolen: number[] = [];
       while (Date.now() - started < 3 * LEASE_MS) {
-        const job = await queue.claimOne('intruder', { visibilityTimeoutMs: 60_000 });
+        const job = await queue.claimOne('intruder', { leaseMs: 60_000 });
         if (job) stolen.push(job.id);
         await new Promise((r) => setTimeout(r, 50));
       }

@@ -58,8 +58,8 @@ for (const engine of contractEngines()) {
         byWorker[w] += 1;
         await new Promise((r) => setTimeout(r, 2));
       };
-      const a = startDispatcher({ store, outbox, handler: handler('a'), workerId: 'a', settings: { batchSize: 4, maxInFlight: 4 } });
-      const b = startDispatcher({ store: other, outbox, handler: handler('b'), workerId: 'b', settings: { batchSize: 4, maxInFlight: 4 } });
+      const a = startDispatcher({ store, outbox, handler: handler('a'), workerId: 'a', settings: { claimSize: 4, concurrency: 4 } });
+      const b = startDispatcher({ store: other, outbox, handler: handler('b'), workerId: 'b', settings: { claimSize: 4, concurrency: 4 } });
       try {
         await waitFor('every message delivered and acked', async () => deliveries.size === total && (await drained(outbox)), 30_000);
       } finally {
@@ -77,7 +77,7 @@ for (const engine of contractEngines()) {
         store,
         outbox,
         handler: (job) => void seen.push(job.payloadAs<Msg>().n),
-        settings: { idlePollIntervalMs: 600_000, pollIntervalMs: 20 },
+        settings: { idlePollIntervalMs: 600_000, busyPollIntervalMs: 20 },
       });
       try {
         await store.outboxEnqueue(outbox, { n: 1 });
@@ -303,7 +303,7 @@ for (const engine of contractEngines()) {
 
     it('ends run() when its store is closed underneath it', async () => {
       const own = await db.open();
-      const d = new OutboxDispatcher({ store: own, outbox: 'closing', handler: () => undefined, logger: new MemoryLogger(), settings: { idlePollIntervalMs: 50, pollIntervalMs: 20 } });
+      const d = new OutboxDispatcher({ store: own, outbox: 'closing', handler: () => undefined, logger: new MemoryLogger(), settings: { idlePollIntervalMs: 50, busyPollIntervalMs: 20 } });
       const controller = new AbortController();
       const done = d.run(controller.signal);
       await own.close();
@@ -311,7 +311,7 @@ for (const engine of contractEngines()) {
       controller.abort();
     });
 
-    it('never holds more than maxInFlight rows nor claims more than batchSize at once', async () => {
+    it('never holds more than concurrency rows nor claims more than claimSize at once', async () => {
       const outbox = 'bounded';
       await store.outbox(outbox).queue.enqueueMany(Array.from({ length: 40 }, (_, n) => ({ n })));
       let running = 0;
@@ -328,7 +328,7 @@ for (const engine of contractEngines()) {
         store,
         outbox,
         metrics,
-        settings: { batchSize: 3, maxInFlight: 5 },
+        settings: { claimSize: 3, concurrency: 5 },
         handler: async () => {
           running += 1;
           maxRunning = Math.max(maxRunning, running, r.dispatcher.inFlight);

@@ -110,7 +110,7 @@ for (const engine of contractEngines()) {
       const r = startDispatcher({
         store: watched,
         outbox,
-        settings: { batchSize: 8, maxInFlight: 8 },
+        settings: { claimSize: 8, concurrency: 8 },
         handler: async () => {
           started += 1;
           await hold.promise;

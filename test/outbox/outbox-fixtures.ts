@@ -12,12 +12,12 @@ import {
 
 /** Short, test-friendly settings that still leave generous lease margins on a busy machine. */
 export const FAST: OutboxSettingsInput = {
-  batchSize: 8,
-  maxInFlight: 16,
+  claimSize: 8,
+  concurrency: 16,
   leaseMs: 10_000,
   publishTimeoutMs: 5_000,
   storeTimeoutMs: 4_000,
-  pollIntervalMs: 20,
+  busyPollIntervalMs: 20,
   idlePollIntervalMs: 200,
   drainTimeoutMs: 5_000,
   statsIntervalMs: 50,

@@ -1,4 +1,4 @@
-import { describe, expect, it } from '@jest/globals';
+import { afterAll, describe, expect, it, jest } from '@jest/globals';
 import { AlkstoreError, InvalidOption } from '../../lib/contract/errors.js';
 import { DEFAULT_OUTBOX_SETTINGS, OutboxSettings } from '../../lib/outbox/index.js';
 
@@ -17,11 +17,11 @@ describe('OutboxSettings', () => {
   it('fills every field with the documented defaults', () => {
     const s = OutboxSettings.create();
     expect(s.toJSON()).toEqual({
-      batchSize: 32,
+      claimSize: 32,
       leaseMs: 30_000,
-      maxInFlight: 64,
+      concurrency: 64,
       publishTimeoutMs: 10_000,
-      pollIntervalMs: 100,
+      busyPollIntervalMs: 100,
       idlePollIntervalMs: 1_000,
       drainTimeoutMs: 10_000,
       storeTimeoutMs: 5_000,
@@ -29,37 +29,37 @@ describe('OutboxSettings', () => {
       ordering: 'unordered',
       retry: { baseMs: 1_000, maxDelayMs: 300_000, maxAttempts: 5, jitter: 0.2 },
     });
-    expect(DEFAULT_OUTBOX_SETTINGS.batchSize).toBe(32);
+    expect(DEFAULT_OUTBOX_SETTINGS.claimSize).toBe(32);
   });
 
   it('overrides only the given fields, retry fields included', () => {
-    const s = OutboxSettings.create({ batchSize: 8, retry: { maxAttempts: 9 } });
-    expect(s.batchSize).toBe(8);
+    const s = OutboxSettings.create({ claimSize: 8, retry: { maxAttempts: 9 } });
+    expect(s.claimSize).toBe(8);
     expect(s.retry).toEqual({ baseMs: 1_000, maxDelayMs: 300_000, maxAttempts: 9, jitter: 0.2 });
     expect(s.leaseMs).toBe(30_000);
   });
 
   it('is immutable', () => {
-    const s = new OutboxSettings({ batchSize: 4 });
+    const s = new OutboxSettings({ claimSize: 4 });
     expect(Object.isFrozen(s)).toBe(true);
     expect(Object.isFrozen(s.retry)).toBe(true);
     expect(() => {
-      (s as { batchSize: number }).batchSize = 5;
+      (s as { claimSize: number }).claimSize = 5;
     }).toThrow(TypeError);
   });
 
   it('passes an existing instance through create unchanged', () => {
-    const s = new OutboxSettings({ batchSize: 4 });
+    const s = new OutboxSettings({ claimSize: 4 });
     expect(OutboxSettings.create(s)).toBe(s);
   });
 
   it.each([
-    ['batchSize', { batchSize: 0 }],
-    ['batchSize', { batchSize: 1.5 }],
-    ['maxInFlight', { maxInFlight: 0 }],
-    ['maxInFlight', { maxInFlight: Number.NaN }],
+    ['claimSize', { claimSize: 0 }],
+    ['claimSize', { claimSize: 1.5 }],
+    ['concurrency', { concurrency: 0 }],
+    ['concurrency', { concurrency: Number.NaN }],
     ['leaseMs', { leaseMs: -1 }],
-    ['pollIntervalMs', { pollIntervalMs: 0 }],
+    ['busyPollIntervalMs', { busyPollIntervalMs: 0 }],
     ['publishTimeoutMs', { publishTimeoutMs: Number.POSITIVE_INFINITY }],
     ['drainTimeoutMs', { drainTimeoutMs: -5 }],
     ['statsIntervalMs', { statsIntervalMs: 3_000_000_000 }],
@@ -85,7 +85,7 @@ describe('OutboxSettings', () => {
   });
 
   it('requires the idle poll to be no shorter than the busy poll', () => {
-    expect(invalid(() => OutboxSettings.create({ pollIntervalMs: 500, idlePollIntervalMs: 100 })).field).toBe('idlePollIntervalMs');
+    expect(invalid(() => OutboxSettings.create({ busyPollIntervalMs: 500, idlePollIntervalMs: 100 })).field).toBe('idlePollIntervalMs');
   });
 
   it('accepts unordered and per-key ordering, and refuses any other', () => {
@@ -97,7 +97,7 @@ describe('OutboxSettings', () => {
   });
 
   it('refuses unknown fields (typos) by name', () => {
-    expect(invalid(() => OutboxSettings.create({ batchsize: 3 } as never)).field).toBe('batchsize');
+    expect(invalid(() => OutboxSettings.create({ claimsize: 3 } as never)).field).toBe('claimsize');
     expect(invalid(() => OutboxSettings.create({ retry: { base: 3 } } as never)).field).toBe('retry.base');
   });
 
@@ -110,11 +110,11 @@ describe('OutboxSettings', () => {
 describe('OutboxSettings.fromEnv', () => {
   it('reads prefixed variables and defaults the rest', () => {
     const s = OutboxSettings.fromEnv('ORDERS_', {
-      ORDERS_BATCH_SIZE: '10',
+      ORDERS_CLAIM_SIZE: '10',
       ORDERS_LEASE_MS: ' 60000 ',
-      ORDERS_MAX_IN_FLIGHT: '20',
+      ORDERS_CONCURRENCY: '20',
       ORDERS_PUBLISH_TIMEOUT_MS: '20000',
-      ORDERS_POLL_INTERVAL_MS: '50',
+      ORDERS_BUSY_POLL_INTERVAL_MS: '50',
       ORDERS_IDLE_POLL_INTERVAL_MS: '2000',
       ORDERS_DRAIN_TIMEOUT_MS: '0',
       ORDERS_STORE_TIMEOUT_MS: '3000',
@@ -124,14 +124,14 @@ describe('OutboxSettings.fromEnv', () => {
       ORDERS_RETRY_MAX_DELAY_MS: '90000',
       ORDERS_RETRY_MAX_ATTEMPTS: '7',
       ORDERS_RETRY_JITTER: '0.5',
-      OTHER_BATCH_SIZE: '99',
+      OTHER_CLAIM_SIZE: '99',
     });
     expect(s.toJSON()).toEqual({
-      batchSize: 10,
+      claimSize: 10,
       leaseMs: 60_000,
-      maxInFlight: 20,
+      concurrency: 20,
       publishTimeoutMs: 20_000,
-      pollIntervalMs: 50,
+      busyPollIntervalMs: 50,
       idlePollIntervalMs: 2_000,
       drainTimeoutMs: 0,
       storeTimeoutMs: 3_000,
@@ -143,19 +143,19 @@ describe('OutboxSettings.fromEnv', () => {
 
   it('gives the defaults for an empty environment, and treats empty values as unset', () => {
     expect(OutboxSettings.fromEnv('X_', {}).toJSON()).toEqual(OutboxSettings.create().toJSON());
-    expect(OutboxSettings.fromEnv('X_', { X_BATCH_SIZE: '' }).batchSize).toBe(32);
+    expect(OutboxSettings.fromEnv('X_', { X_CLAIM_SIZE: '' }).claimSize).toBe(32);
   });
 
   it('layers the environment over a base', () => {
-    const s = OutboxSettings.fromEnv('X_', { X_BATCH_SIZE: '3' }, { batchSize: 7, maxInFlight: 9 });
-    expect(s.batchSize).toBe(3);
-    expect(s.maxInFlight).toBe(9);
+    const s = OutboxSettings.fromEnv('X_', { X_CLAIM_SIZE: '3' }, { claimSize: 7, concurrency: 9 });
+    expect(s.claimSize).toBe(3);
+    expect(s.concurrency).toBe(9);
   });
 
   it.each([
-    ['X_BATCH_SIZE', 'ten'],
+    ['X_CLAIM_SIZE', 'ten'],
     ['X_LEASE_MS', '30s'],
-    ['X_MAX_IN_FLIGHT', '-4'],
+    ['X_CONCURRENCY', '-4'],
     ['X_RETRY_JITTER', 'lots'],
     ['X_RETRY_MAX_ATTEMPTS', '1e3'],
   ])('names the malformed variable %s without echoing its value', (variable, value) => {
@@ -169,20 +169,66 @@ describe('OutboxSettings.fromEnv', () => {
     const err = invalid(() => OutboxSettings.fromEnv('X_', { X_RETRY_JITTER: '1.5' }));
     expect(err.field).toBe('X_RETRY_JITTER');
     expect(err.message).not.toContain('1.5');
-    const zero = invalid(() => OutboxSettings.fromEnv('X_', { X_BATCH_SIZE: '0' }));
-    expect(zero.field).toBe('X_BATCH_SIZE');
+    const zero = invalid(() => OutboxSettings.fromEnv('X_', { X_CLAIM_SIZE: '0' }));
+    expect(zero.field).toBe('X_CLAIM_SIZE');
     expect(invalid(() => OutboxSettings.fromEnv('X_', { X_ORDERING: 'fifo' })).field).toBe('X_ORDERING');
     expect(OutboxSettings.fromEnv('X_', { X_ORDERING: 'per-key' }).ordering).toBe('per-key');
   });
 
   it('does not read process.env unless called, and reads it by default when called', () => {
-    const key = `ALKSTORE_TEST_${process.pid}_BATCH_SIZE`;
+    const key = `ALKSTORE_TEST_${process.pid}_CLAIM_SIZE`;
     process.env[key] = '11';
     try {
-      expect(OutboxSettings.create().batchSize).toBe(32);
-      expect(OutboxSettings.fromEnv(`ALKSTORE_TEST_${process.pid}_`).batchSize).toBe(11);
+      expect(OutboxSettings.create().claimSize).toBe(32);
+      expect(OutboxSettings.fromEnv(`ALKSTORE_TEST_${process.pid}_`).claimSize).toBe(11);
     } finally {
       delete process.env[key];
     }
+  });
+});
+
+describe('OutboxSettings: the names of 0.2 (deprecated until 0.4)', () => {
+  const warnings: string[] = [];
+  const spy = jest.spyOn(process, 'emitWarning').mockImplementation((w: string | Error) => {
+    warnings.push(String(w));
+  });
+  afterAll(() => spy.mockRestore());
+
+  it('batchSize, maxInFlight and pollIntervalMs still set claimSize, concurrency and busyPollIntervalMs, and are read back', () => {
+    const s = OutboxSettings.create({ batchSize: 5, maxInFlight: 7, pollIntervalMs: 30 });
+    expect([s.claimSize, s.concurrency, s.busyPollIntervalMs]).toEqual([5, 7, 30]);
+    expect([s.batchSize, s.maxInFlight, s.pollIntervalMs]).toEqual([5, 7, 30]);
+    expect(s.toJSON()).not.toHaveProperty('batchSize');
+  });
+
+  it('warns once per old name and process, naming the new one', () => {
+    OutboxSettings.create({ batchSize: 5 });
+    OutboxSettings.create({ batchSize: 6 });
+    const about = warnings.filter((w) => w.includes('option batchSize'));
+    expect(about).toHaveLength(1);
+    expect(about[0]).toContain('use claimSize');
+    expect(warnings.some((w) => w.includes('maxInFlight') && w.includes('concurrency'))).toBe(true);
+  });
+
+  it('both names with different values is an InvalidOption naming both; the same value is accepted', () => {
+    const err = invalid(() => OutboxSettings.create({ batchSize: 5, claimSize: 6 }));
+    expect(err.field).toBe('claimSize');
+    expect(err.message).toContain('batchSize');
+    expect(OutboxSettings.create({ maxInFlight: 9, concurrency: 9 }).concurrency).toBe(9);
+  });
+
+  it('a bad value under the old name is named by the old name', () => {
+    expect(invalid(() => OutboxSettings.create({ batchSize: 0 })).field).toBe('batchSize');
+    expect(invalid(() => OutboxSettings.create({ pollIntervalMs: 2_000, idlePollIntervalMs: 1_000 })).message).toContain('pollIntervalMs');
+  });
+
+  it('fromEnv reads the old variables with one warning, and refuses an old and a new one together, naming both', () => {
+    const s = OutboxSettings.fromEnv('OLD_', { OLD_BATCH_SIZE: '4', OLD_MAX_IN_FLIGHT: '8', OLD_POLL_INTERVAL_MS: '40' });
+    expect([s.claimSize, s.concurrency, s.busyPollIntervalMs]).toEqual([4, 8, 40]);
+    expect(warnings.some((w) => w.includes('OLD_BATCH_SIZE') && w.includes('OLD_CLAIM_SIZE'))).toBe(true);
+    const both = invalid(() => OutboxSettings.fromEnv('OLD_', { OLD_BATCH_SIZE: '4', OLD_CLAIM_SIZE: '5' }));
+    expect(both.field).toBe('OLD_CLAIM_SIZE');
+    expect(both.message).toContain('OLD_BATCH_SIZE');
+    expect(invalid(() => OutboxSettings.fromEnv('OLD_', { OLD_BATCH_SIZE: '0' })).field).toBe('OLD_BATCH_SIZE');
   });
 });

@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,6 +14,7 @@ import {
   type FileJournalOutboxStoreOptions,
   type OutboxRecord,
   type OutboxStore,
+  type SqliteOutboxStoreOptions,
 } from '../../lib/reliable-sync/index.js';
 import { PG_URL, dropPgSchemas } from '../helpers/engines.js';
 
@@ -66,16 +68,17 @@ export function memoryKind(): StoreKind {
   };
 }
 
-export function sqliteKind(): StoreKind {
+/** SQLite files opened through `driver` (default: the store's own choice, 'auto'). */
+export function sqliteKind(driver?: SqliteOutboxStoreOptions['driver']): StoreKind {
   const dir = mkdtempSync(join(tmpdir(), 'alkstore-rsync-sqlite-'));
   let n = 0;
   const all: OutboxLocation[] = [];
   return {
-    name: 'sqlite (file)',
+    name: driver ? `sqlite (file, ${driver})` : 'sqlite (file)',
     async location() {
       n += 1;
       const path = join(dir, `loc-${n}.db`);
-      const loc = tracking((key) => SqliteOutboxStore.open({ path, key }));
+      const loc = tracking((key) => SqliteOutboxStore.open({ path, key, ...(driver ? { driver } : {}) }));
       all.push(loc);
       return loc;
     },
@@ -124,6 +127,36 @@ export function journalKind(options: Partial<FileJournalOutboxStoreOptions> = {}
       rmSync(root, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Three processes save interleaved cursors on one SQLite file (through `driver`, default 'auto') at
+ * once; the stored cursor is the largest of them all.
+ */
+export async function expectCursorRaceKeepsMax(path: string, driver?: SqliteOutboxStoreOptions['driver']): Promise<void> {
+  const options = { path, key: 'shared', ...(driver ? { driver } : {}) };
+  // Create the tables first so the children only race on the cursor upsert.
+  const first = await SqliteOutboxStore.open(options);
+  const child = (values: number[]) => `
+    const rs = await import(${JSON.stringify(join(process.cwd(), 'lib/reliable-sync/index.ts'))});
+    const s = await rs.SqliteOutboxStore.open(${JSON.stringify(options)});
+    for (const v of ${JSON.stringify(values)}) await s.saveCursor(v);
+    await s.close();
+  `;
+  const lists = [0, 1, 2].map((k) => Array.from({ length: 50 }, (_, i) => (i * 31 + k * 17) % 97));
+  try {
+    await Promise.all(
+      lists.map(
+        (values) =>
+          new Promise<void>((resolve, reject) => {
+            execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '--no-warnings', '-e', child(values)], { cwd: process.cwd() }, (err) => (err ? reject(err) : resolve()));
+          }),
+      ),
+    );
+    expect(await first.loadCursor()).toBe(Math.max(...lists.flat()));
+  } finally {
+    await first.close();
+  }
 }
 
 // ---- vectors --------------------------------------------------------------

@@ -1,4 +1,4 @@
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +9,7 @@ import { Closed, Codec, Database, InvalidName, InvalidOption } from '../../lib/c
 import { InMemoryOutboxStore, PostgresOutboxStore, ReliableOutbox, SqliteOutboxStore } from '../../lib/reliable-sync/index.js';
 import { PG_URL, describePg, dropPgSchemas } from '../helpers/engines.js';
 import { expectInvalidArgument, refusal, thrown } from '../helpers/typed-errors.js';
+import { expectCursorRaceKeepsMax } from './fixtures.js';
 
 const root = mkdtempSync(join(tmpdir(), 'alkstore-rsync-stores-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -115,28 +116,7 @@ describe('SqliteOutboxStore', () => {
   });
 
   it('processes saving cursors concurrently on one file keep the maximum', async () => {
-    const path = join(root, 'multi-process.db');
-    // Create the tables first so the children only race on the cursor upsert.
-    const first = await SqliteOutboxStore.open({ path, key: 'shared' });
-    const child = (values: number[]) => `
-      const rs = await import(${JSON.stringify(join(process.cwd(), 'lib/reliable-sync/index.ts'))});
-      const s = await rs.SqliteOutboxStore.open({ path: ${JSON.stringify(path)}, key: 'shared' });
-      for (const v of ${JSON.stringify(values)}) await s.saveCursor(v);
-      await s.close();
-    `;
-    const lists = [0, 1, 2].map((k) => Array.from({ length: 50 }, (_, i) => (i * 31 + k * 17) % 97));
-    await Promise.all(
-      lists.map(
-        (values) =>
-          new Promise<void>((resolve, reject) => {
-            execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', child(values)], { cwd: process.cwd() }, (err) =>
-              err ? reject(err) : resolve(),
-            );
-          }),
-      ),
-    );
-    expect(await first.loadCursor()).toBe(Math.max(...lists.flat()));
-    await first.close();
+    await expectCursorRaceKeepsMax(join(root, 'multi-process.db'));
   }, 60_000);
 
   it('uses a caller-owned connection without closing it', async () => {
@@ -244,16 +224,23 @@ describe('optional peers', () => {
         ['better-sqlite3', () => rs.SqliteOutboxStore.open({ path: ':memory:' })],
       ];
       for (const [name, open] of opens) {
-        try { await open(); out[name] = 'opened'; } catch (e) { out[name] = { name: e.name, code: e.code, message: e.message }; }
+        try { const s = await open(); await s.close(); out[name] = 'opened'; } catch (e) { out[name] = { name: e.name, code: e.code, message: e.message }; }
       }
+      out.nodeSqlite = await import('node:sqlite').then(() => true, () => false);
       console.log(JSON.stringify(out));
     `;
     const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: process.cwd(), encoding: 'utf8' });
-    const result = JSON.parse(out.trim().split('\n').pop()!) as Record<string, { name: string; code: string; message: string }>;
+    const result = JSON.parse(out.trim().split('\n').pop()!) as Record<string, { name: string; code: string; message: string }> & { nodeSqlite: boolean };
     expect(result.pg.name).toBe('MissingPeer');
     expect(result.pg.code).toBe('MISSING_PEER');
     expect(result.pg.message).toContain('npm install pg');
-    expect(result['better-sqlite3'].name).toBe('MissingPeer');
-    expect(result['better-sqlite3'].message).toContain('npm install better-sqlite3');
+    if (result.nodeSqlite) {
+      // driver 'auto' (the default) falls back to Node's built-in node:sqlite: no package is missing.
+      expect(result['better-sqlite3']).toBe('opened');
+    } else {
+      expect(result['better-sqlite3'].name).toBe('MissingPeer');
+      expect(result['better-sqlite3'].message).toContain('npm install better-sqlite3');
+      expect(result['better-sqlite3'].message).toContain('Node 22.13+');
+    }
   }, 60_000);
 });

@@ -4,22 +4,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { InvalidOption } from '../../lib/contract/errors.js';
 import { openSqliteStore } from '../../lib/engines/sqlite/index.js';
-import { loadNodeSqlite } from '../../lib/engines/sqlite/sqlite-driver.js';
 import { MissingPeer } from '../../lib/internal/load-peer.js';
+import { hasBetterSqlite3, hasNodeSqlite } from '../helpers/sqlite-drivers.js';
 
-const hasNodeSqlite = (await loadNodeSqlite()) !== null;
-/** better-sqlite3's addon loads on this Node (the suites rebuild it per Node version). */
-const hasBetterSqlite3 = await import('better-sqlite3').then(
-  (m) => {
-    try {
-      new m.default(':memory:').close();
-      return true;
-    } catch {
-      return false;
-    }
-  },
-  () => false,
-);
 
 /** The SQLite engine's driver choice (engine-only): better-sqlite3, or Node's built-in node:sqlite with no native addon. */
 describe('sqlite driver option (engine-only)', () => {

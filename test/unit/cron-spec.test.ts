@@ -4,7 +4,8 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from '@jest/globals';
 import { Cron } from 'croner';
 import { InvalidSpec } from '../../lib/contract/errors.js';
-import { CATCH_UP_GRACE_MS, NEVER_MS, dueFireBoundaries, dueFires, firstFireAt, parseScheduleSpec } from '../../lib/contract/schedule-spec.js';
+import { CATCH_UP_GRACE_MS, NEVER_MS, dueFireBoundaries, dueFires, firstFireAt } from '../../lib/contract/schedule-spec.js';
+import { parseScheduleSpec } from '../../lib/internal/load-cron.js';
 import { loadVectors, type CronVectors } from './vectors.js';
 
 const v = loadVectors<CronVectors>('cron.json');

@@ -1,4 +1,4 @@
-import { countDeltas, foldSometimes } from './counts.sql.js';
+import { countDeltas, dueBucket, foldSometimes } from './counts.sql.js';
 import { NOW_MS, type SchemaSql, type Sql } from './schema-sql.js';
 import { jobColumns } from './queue.sql.js';
 
@@ -88,6 +88,41 @@ export function adminSql(s: SchemaSql) {
     streamOffsets: s.def(
       'a_stream_offsets',
       `SELECT stream, consumer, saved FROM ${s.q}.stream_offsets WHERE stream = ANY($1::text[]) ORDER BY stream, consumer`,
+    ),
+    /**
+     * $1 queue, $2 id, $3 payload text or null, $4 priority or null, $5 run_at or null, $6 wake payload → n, woke.
+     * The row is locked first, so the old run_at (the due bucket its count leaves) is the one replaced.
+     */
+    editPending: s.def(
+      'a_edit_pending',
+      `WITH t AS (SELECT ${NOW_MS} AS ms),
+       o AS (SELECT j.id, j.run_at FROM ${jobs} j WHERE j.queue = $1::text AND j.id = $2::bigint AND j.state = 'pending' FOR UPDATE),
+       u AS (
+         UPDATE ${jobs} j SET payload = coalesce($3::json, j.payload), priority = coalesce($4::int, j.priority), run_at = coalesce($5::bigint, j.run_at)
+         FROM o WHERE j.id = o.id AND j.state = 'pending'
+         RETURNING o.run_at AS old_at, j.run_at AS new_at, j.blocked),
+       cnt AS (${countDeltas(
+         s.q,
+         `SELECT $1::text, 'pending', x.b, sum(x.n) FROM (
+            SELECT ${dueBucket("'pending'", 'u.old_at', 't.ms')} AS b, -1 AS n FROM u, t
+            UNION ALL SELECT ${dueBucket("'pending'", 'u.new_at', 't.ms')}, 1 FROM u, t
+          ) x GROUP BY x.b HAVING sum(x.n) <> 0`,
+       )})
+       SELECT (SELECT count(*) FROM u) AS n, (SELECT ${s.notify('$6')}::text FROM u WHERE NOT u.blocked) AS woke`,
+    ),
+    /** $1 rows at most: processing jobs by worker and queue (the processing index), with the database clock. */
+    workers: s.def(
+      'a_workers',
+      `SELECT coalesce(p.worker_id, '') AS worker_id, p.queue, count(*) AS jobs, min(p.claimed_until) AS low, max(p.claimed_until) AS high, ${NOW_MS} AS now
+       FROM (SELECT j.worker_id, j.queue, j.claimed_until FROM ${jobs} j WHERE j.state = 'processing' LIMIT $1::int) p
+       GROUP BY 1, 2 ORDER BY 1, 2`,
+    ),
+    /** $1 outbox, $2 before delivered_at (null: first page), $3 before message id, $4 limit: latest delivery first. */
+    receipts: s.def(
+      'a_receipts',
+      `SELECT r.message_id, r.receipt::text AS receipt, r.delivered_at FROM ${s.q}.outbox_receipts r
+       WHERE r.outbox = $1::text AND ($2::bigint IS NULL OR (r.delivered_at, r.message_id) < ($2::bigint, $3::bigint))
+       ORDER BY r.delivered_at DESC, r.message_id DESC LIMIT $4::int`,
     ),
     /** $1 name. */
     lock: s.def('a_lock', `SELECT owner, expires_at, ${NOW_MS} AS now FROM ${s.q}.locks WHERE name = $1::text`),

@@ -1,5 +1,6 @@
 import { getJobWithOutcome } from './outcomes.js';
-import type { JobDetail, JobPage, JobSearch, JobSearchPage, ListenerState, ListJobsOpts, LockInfo, NamePageOpts, StoreAdmin, StreamInfo, ThroughputPoint } from '../../contract/admin.js';
+import { WORKER_SCAN_ROWS, type JobDetail, type JobEdit, type JobPage, type JobSearch, type JobSearchPage, type ListenerState, type ListJobsOpts, type LockInfo, type NamePageOpts, type ReceiptPage, type ReceiptPageOpts, type StoreAdmin, type StreamInfo, type ThroughputPoint, type WorkerInfo } from '../../contract/admin.js';
+import { receiptPage, resolveJobEdit, resolveReceiptPage, toWorkers } from '../../internal/admin-extras.js';
 import { AUDIT_STREAM, queueWakeChannel } from '../../contract/names.js';
 import type { RedriveResult, Stream } from '../../contract/types.js';
 import { requireJobId, validateStoredName } from '../../contract/validate.js';
@@ -74,6 +75,8 @@ export class PostgresAdmin implements StoreAdmin {
       q.payloadText,
       q.payloadNumber === null ? null : String(q.payloadNumber),
       q.limit + 1,
+      q.headerName,
+      q.headerValue,
     ]);
     const first = r.rows[0];
     const hits = r.rows.filter((row) => row.id !== null).map(toJobInfo);
@@ -90,6 +93,35 @@ export class PostgresAdmin implements StoreAdmin {
     const full = await getJobWithOutcome(this.ctx, name, jobId, toJobInfo);
     if (!row) return full ? { ...full, workerId: null, blocked: false } : null;
     return { ...toJobInfo(row), ...(full?.progress === undefined ? {} : { progress: full.progress }), workerId: row.worker_id, blocked: row.blocked };
+  }
+
+  async editJob(queue: string, id: number, edit: JobEdit): Promise<boolean> {
+    this.ctx.guard();
+    const name = validateQueue(queue);
+    const jobId = requireJobId('id', id);
+    const e = resolveJobEdit(edit, this.ctx.maxPayloadBytes);
+    const r = await runWaking<{ n: string; woke: string | null }>(
+      this.ctx,
+      this.ctx.sql.admin.editPending,
+      [name, jobId, e.payloadText, e.priority, e.runAt],
+      wakePayload(queueWakeChannel(name)),
+      (x) => x.rows[0]?.woke !== null && x.rows[0]?.woke !== undefined,
+    );
+    return num(r.rows[0]?.n ?? 0) > 0;
+  }
+
+  async workers(): Promise<WorkerInfo[]> {
+    this.ctx.guard();
+    const r = await this.ctx.exec.run<{ worker_id: string; queue: string; jobs: string; low: string; high: string; now: string }>(this.ctx.sql.admin.workers, [WORKER_SCAN_ROWS]);
+    const now = r.rows[0] ? num(r.rows[0].now) : 0;
+    return toWorkers(r.rows.map((w) => ({ workerId: w.worker_id, queue: w.queue, jobs: num(w.jobs), low: num(w.low), high: num(w.high) })), now);
+  }
+
+  async receipts(outbox: string, opts?: ReceiptPageOpts): Promise<ReceiptPage> {
+    this.ctx.guard();
+    const q = resolveReceiptPage(outbox, opts);
+    const r = await this.ctx.exec.run<{ message_id: string; receipt: string; delivered_at: string }>(this.ctx.sql.admin.receipts, [q.outbox, q.before?.[0] ?? null, q.before?.[1] ?? 0, q.limit + 1]);
+    return receiptPage(q, r.rows.map((row) => ({ messageId: num(row.message_id), receiptText: row.receipt, deliveredAt: num(row.delivered_at) })));
   }
 
   auditLog(): Stream {

@@ -3,6 +3,7 @@ import { requireOffset, validateKey, validateName, validateStoredName } from '..
 import { encodePayload, utf8Length } from '../../contract/codec.js';
 import { queueWakeChannel, streamWakeChannel } from '../../contract/names.js';
 import { resolveJobStamp, type JobOpts, type JobWrite, type QueueOpts } from '../../contract/options.js';
+import type { EnqueueHeadersHook } from '../../contract/job-extras.js';
 import type { RedriveResult } from '../../contract/types.js';
 import type { HandoffRegistry } from '../../internal/handoff.js';
 import type { OutcomeCounter } from '../../internal/outcome-counter.js';
@@ -53,11 +54,13 @@ export interface PgContext {
   readonly handoff: HandoffRegistry | null;
   /** Largest payload JSON in UTF-8 bytes (the `maxPayloadBytes` store option). */
   readonly maxPayloadBytes: number;
+  /** Context headers added to every enqueue (the `enqueueHeaders` store option); null: none. */
+  readonly enqueueHeaders: EnqueueHeadersHook | null;
 }
 
 /** Enqueues one job through `exec` (pool or transaction). The name is validated by the caller. */
 export async function enqueueJob(ctx: PgContext, exec: Executor, queue: string, queueOpts: Required<QueueOpts>, payload: unknown, opts?: JobOpts): Promise<number> {
-  const stamp = resolveJobStamp(queueOpts, opts);
+  const stamp = resolveJobStamp(queueOpts, opts, ctx.enqueueHeaders);
   return enqueueResolved(ctx, exec, queue, encodePayload(payload, 'payload', ctx.maxPayloadBytes), stamp);
 }
 

@@ -60,7 +60,7 @@ async function open(options: PostgresStoreOptions, secrets: readonly string[]): 
   if (options.listen !== undefined) asOption(() => requireBoolean('listen', options.listen));
   const pooler = poolerOption(options.pooler);
   const listenUrl = listenUrlOption(options.listenUrl, options.listen);
-  const { wakeFallbackMs, claimDurability, localHandoff, maxPayloadBytes, random, logger } = resolveCommonOptions(
+  const { wakeFallbackMs, claimDurability, localHandoff, maxPayloadBytes, enqueueHeaders, random, logger } = resolveCommonOptions(
     { ...options, logger: scrubbingLogger(options.logger ?? defaultLogger, secrets) },
     { wakeFallbackMs: 1_000, logger: defaultLogger },
   );
@@ -72,7 +72,7 @@ async function open(options: PostgresStoreOptions, secrets: readonly string[]): 
   if (ownsPool) pool.on('error', (err) => logger.warn(`alkstore postgres: an idle pool connection failed: ${err.message}`));
   // A pool of one is left alone: a held connection would make every transaction wait for it.
   const store = new PostgresStore({
-    pool, ownsPool, schema, wakeFallbackMs, logger, random, claimDeferred: claimDurability === 'deferred', localHandoff, maxPayloadBytes,
+    pool, ownsPool, schema, wakeFallbackMs, logger, random, claimDeferred: claimDurability === 'deferred', localHandoff, maxPayloadBytes, enqueueHeaders,
     holdConnection: ownsPool && poolSize >= 2, prepared: pooler !== 'transaction',
   });
   // LISTEN goes past a transaction-mode pooler (listenUrl) or nowhere: through it, notifications never arrive.

@@ -1,3 +1,4 @@
+import type { EnqueueHeadersHook } from '../../contract/job-extras.js';
 import { decodePayload } from '../../contract/codec.js';
 import { decodeHeaders } from '../../contract/job-extras.js';
 import { queueWakeChannel } from '../../contract/names.js';
@@ -23,6 +24,7 @@ export class PostgresQueueDriver implements QueueDriver {
   readonly maxPayloadBytes: number;
   readonly outcomes: OutcomeCounter;
   readonly handoff: HandoffRegistry | null;
+  readonly enqueueHeaders: EnqueueHeadersHook | null;
   private readonly wake: string;
 
   constructor(
@@ -34,6 +36,7 @@ export class PostgresQueueDriver implements QueueDriver {
     this.maxPayloadBytes = ctx.maxPayloadBytes;
     this.outcomes = ctx.outcomes;
     this.handoff = ctx.handoff;
+    this.enqueueHeaders = ctx.enqueueHeaders;
   }
 
   guard(): void {

@@ -16,7 +16,7 @@ export function searchSql(s: SchemaSql) {
       `WITH scan AS MATERIALIZED (${scan}),
        hit AS (
          SELECT ${jobColumns('j')} FROM scan j
-         WHERE j.queue = $1::text AND ($3::text IS NULL OR j.state = $3::text)
+         WHERE j.queue = $1::text AND ($3::text IS NULL OR j.state = $3::text OR ($3::text = 'finished' AND j.state NOT IN ('pending', 'processing')))
            AND (NOT $5::boolean OR j.run_at > ${NOW_MS})
            AND ($6::bigint IS NULL OR j.id = $6::bigint)
            AND ($7::text IS NULL OR j.unique_key = $7::text)
@@ -29,6 +29,7 @@ export function searchSql(s: SchemaSql) {
              WHEN 'number' THEN CASE WHEN json_typeof(j.payload #> $12::text[]) = 'number' THEN (j.payload #>> $12::text[])::numeric = $15::numeric ELSE false END
              WHEN 'boolean' THEN json_typeof(j.payload #> $12::text[]) = 'boolean' AND (j.payload #>> $12::text[]) = $14::text
              ELSE json_typeof(j.payload #> $12::text[]) = 'string' AND (j.payload #>> $12::text[]) = $14::text END)
+           AND ($17::text IS NULL OR (j.headers ->> $17::text) = $18::text)
          ORDER BY j.id DESC LIMIT $16::int
        )
        SELECT s.scanned, s.low, h.* FROM (SELECT count(*) AS scanned, min(id) AS low FROM scan) s
@@ -38,7 +39,8 @@ export function searchSql(s: SchemaSql) {
     /**
      * $1 queue, $2 ids below, $3 row state or null, $4 budget, $5 future run time only,
      * $6 id, $7 unique key, $8 ordering key, $9 enqueued from, $10 enqueued to, $11 error needle (lower case),
-     * $12 payload path, $13 payload type, $14 payload text, $15 payload number, $16 limit.
+     * $12 payload path, $13 payload type, $14 payload text, $15 payload number, $16 limit,
+     * $17 header name, $18 header value.
      */
     search: search(
       'a_search_jobs',

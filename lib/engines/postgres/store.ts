@@ -6,6 +6,7 @@ import { LISTENER_RECONNECTED_CHANNEL, outboxQueueName } from '../../contract/na
 import { DEFAULT_QUEUE_OPTS, OUTBOX_QUEUE_OPTS, resolveQueueOpts, type JobOpts, type QueueOpts } from '../../contract/options.js';
 import { joinTransactionInput } from '../../contract/validate.js';
 import type { ExternalTx, Queue, QueryRunnerLike, StoreLogger, TxHandle, TxOps, WakeReceiver } from '../../contract/types.js';
+import type { EnqueueHeadersHook } from '../../contract/job-extras.js';
 import type { InboxDriver } from '../../internal/inbox-handle.js';
 import type { ReceiptDriver } from '../../internal/outbox-handle.js';
 import { WakeHub } from '../../internal/wake-hub.js';
@@ -49,6 +50,8 @@ export interface PostgresStoreParts {
   localHandoff?: boolean;
   /** Largest payload JSON in UTF-8 bytes. Default 1 MiB. */
   maxPayloadBytes?: number;
+  /** Context headers added to every enqueue (the `enqueueHeaders` store option). Default none. */
+  enqueueHeaders?: EnqueueHeadersHook | null;
   /** Keep one pool connection checked out for statements that arrive one at a time (see `PoolExecutor`). Default false. */
   holdConnection?: boolean;
   /** Run statements as named prepared statements (default true; false behind a transaction-mode pooler). */
@@ -154,6 +157,7 @@ export class PostgresStore extends StoreBase {
       inTransaction: (fn) => this.inTransaction(fn),
       handoff: parts.localHandoff === false ? null : new HandoffRegistry(),
       maxPayloadBytes: parts.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES,
+      enqueueHeaders: parts.enqueueHeaders ?? null,
       get pollFallbackMs() {
         return store.listenerHealthy ? undefined : store.wakeFallbackMs;
       },

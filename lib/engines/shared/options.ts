@@ -1,4 +1,5 @@
 import { InvalidOption } from '../../contract/errors.js';
+import type { EnqueueHeadersHook } from '../../contract/job-extras.js';
 import type { StoreLogger } from '../../contract/types.js';
 import { asOption, maxPayloadBytesOption, requireBoolean, requireFunction, requireTimerMs } from '../../contract/validate.js';
 
@@ -48,6 +49,12 @@ export interface CommonStoreOptions {
    * call, before any write.
    */
   maxPayloadBytes?: number;
+  /**
+   * Adds context headers to every enqueue of this store, e.g. `withTraceContext` from
+   * `alkstore/tracing` (after `loadOpenTelemetry()`). `openStore` sets it for you when
+   * `@opentelemetry/api` is installed and `tracing` is not false. Default none.
+   */
+  enqueueHeaders?: EnqueueHeadersHook;
   /** Random source in [0, 1) of the retry backoff jitter (SPEC §5). Default `Math.random`; tests inject one to pin delays. */
   random?: () => number;
   /** Where the store logs. Default: silent except warnings and errors to stderr. */
@@ -60,6 +67,7 @@ export interface ResolvedCommonOptions {
   claimDurability: 'deferred' | 'immediate';
   localHandoff: boolean;
   maxPayloadBytes: number;
+  enqueueHeaders: EnqueueHeadersHook | null;
   random: () => number;
   logger: StoreLogger;
 }
@@ -82,6 +90,7 @@ export function resolveCommonOptions(o: CommonStoreOptions, defaults: { wakeFall
     claimDurability,
     localHandoff: o.localHandoff === undefined ? true : asOption(() => requireBoolean('localHandoff', o.localHandoff)),
     maxPayloadBytes: maxPayloadBytesOption(o.maxPayloadBytes),
+    enqueueHeaders: o.enqueueHeaders === undefined ? null : asOption(() => requireFunction<EnqueueHeadersHook>('enqueueHeaders', o.enqueueHeaders)),
     random: o.random === undefined ? Math.random : asOption(() => requireFunction<() => number>('random', o.random)),
     logger,
   };

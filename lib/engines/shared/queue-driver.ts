@@ -1,3 +1,4 @@
+import type { EnqueueHeadersHook } from '../../contract/job-extras.js';
 import type { JobWrite } from '../../contract/options.js';
 import type { CancelTarget } from '../../contract/results.js';
 import type { JobFields, JobInfo, QueueSettings, QueueStats, RedriveResult, WakeReceiver } from '../../contract/types.js';
@@ -48,6 +49,8 @@ export interface QueueDriver {
   readonly outcomes: OutcomeCounter;
   /** Idle workers of this store that plain enqueues may hand jobs to (`localHandoff`); null when off. */
   readonly handoff: HandoffRegistry | null;
+  /** Context headers added to every enqueue (the `enqueueHeaders` store option); null: none. */
+  readonly enqueueHeaders: EnqueueHeadersHook | null;
 
   /**
    * Inserts jobs with the key rules, in order, each seeing the ones before: a live job holding the

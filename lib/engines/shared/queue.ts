@@ -45,7 +45,7 @@ export class QueueHandle implements Queue {
   async enqueue(payload: unknown, opts?: JobOpts): Promise<number> {
     const d = this.driver;
     d.guard();
-    const stamp = resolveJobStamp(this.opts, opts);
+    const stamp = resolveJobStamp(this.opts, opts, d.enqueueHeaders);
     const text = encodePayload(payload, 'payload', d.maxPayloadBytes);
     const handoff = d.handoff;
     // Reserved synchronously, before anything is sent: two enqueues never over-fill a worker.
@@ -58,7 +58,7 @@ export class QueueHandle implements Queue {
     const d = this.driver;
     d.guard();
     const list = requireArray('payloads', payloads);
-    const stamp = resolveJobStamp(this.opts, opts);
+    const stamp = resolveJobStamp(this.opts, opts, d.enqueueHeaders);
     const texts = list.map((p, i) => encodePayload(p, `payloads[${i}]`, d.maxPayloadBytes));
     if (texts.length === 0) return [];
     return d.insert(texts, stamp);
@@ -67,7 +67,7 @@ export class QueueHandle implements Queue {
   async enqueueBulk(jobs: readonly BulkJob[]): Promise<number[]> {
     const d = this.driver;
     d.guard();
-    const items = bulkItems<BulkJob>(jobs).map((j, i) => ({ text: encodePayload(j.payload, `jobs[${i}].payload`, d.maxPayloadBytes), stamp: resolveJobStamp(this.opts, j.opts) }));
+    const items = bulkItems<BulkJob>(jobs).map((j, i) => ({ text: encodePayload(j.payload, `jobs[${i}].payload`, d.maxPayloadBytes), stamp: resolveJobStamp(this.opts, j.opts, d.enqueueHeaders) }));
     if (items.length === 0) return [];
     return d.insertBulk(items);
   }

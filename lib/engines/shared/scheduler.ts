@@ -1,7 +1,8 @@
 import { decodePayload } from '../../contract/codec.js';
 import { resolveJobStamp, type JobOpts, type JobWrite, type QueueOpts } from '../../contract/options.js';
 import { scheduleHeaders } from '../../contract/schedule-headers.js';
-import { dueFireBoundaries, dueFires, NEVER_MS, parseScheduleSpecSync } from '../../contract/schedule-spec.js';
+import { dueFireBoundaries, dueFires, NEVER_MS } from '../../contract/schedule-spec.js';
+import { parseScheduleSpecSync } from '../../internal/load-cron.js';
 import type { CatchUpPolicy, Schedule, ScheduleListing } from '../../contract/types.js';
 import type { ScheduleInput } from '../../internal/schedule-input.js';
 

@@ -34,3 +34,15 @@ export const MINUTES = `SELECT queue, minute, completed, retried, dead FROM __al
 export const STREAM_HEADS = 'SELECT stream, last_seq FROM __alkstore_stream_heads WHERE (@after IS NULL OR stream > @after) ORDER BY stream LIMIT @limit';
 export const STREAM_OFFSETS = 'SELECT consumer, seq FROM __alkstore_offsets WHERE stream = ? ORDER BY consumer';
 export const LOCK = 'SELECT owner, expires_at FROM __alkstore_locks WHERE name = ?';
+
+/** A pending job's payload, priority or run time (null: unchanged); the count triggers follow a run_at change. */
+export const EDIT_PENDING = `UPDATE __alkstore_jobs SET payload = coalesce(@payload, payload), priority = coalesce(@priority, priority), run_at = coalesce(@runAt, run_at)
+  WHERE queue = @queue AND id = @id AND state = 'pending' RETURNING blocked`;
+/** Processing jobs by worker and queue, from at most @limit of them (the processing index). */
+export const WORKERS = `SELECT coalesce(worker_id, '') AS workerId, queue, count(*) AS jobs, min(claimed_until) AS low, max(claimed_until) AS high
+  FROM (SELECT worker_id, queue, claimed_until FROM __alkstore_jobs INDEXED BY __alkstore_jobs_processing WHERE state = 'processing' LIMIT @limit)
+  GROUP BY 1, 2 ORDER BY 1, 2`;
+/** An outbox's receipts, latest delivery first, below the keyset (@at, @id) when @at is not null. */
+export const RECEIPTS = `SELECT message_id AS messageId, receipt AS receiptText, delivered_at AS deliveredAt FROM __alkstore_outbox_receipts
+  WHERE outbox = @outbox AND (@at IS NULL OR (delivered_at, message_id) < (@at, @id))
+  ORDER BY delivered_at DESC, message_id DESC LIMIT @limit`;

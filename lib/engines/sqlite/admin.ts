@@ -1,5 +1,7 @@
 import { getJobWithOutcome } from './outcomes.js';
-import type { JobDetail, JobPage, JobSearch, JobSearchPage, ListenerState, ListJobsOpts, LockInfo, NamePageOpts, StoreAdmin, StreamInfo, ThroughputPoint } from '../../contract/admin.js';
+import { WORKER_SCAN_ROWS, type JobDetail, type JobEdit, type JobPage, type JobSearch, type JobSearchPage, type ListenerState, type ListJobsOpts, type LockInfo, type NamePageOpts, type ReceiptPage, type ReceiptPageOpts, type StoreAdmin, type StreamInfo, type ThroughputPoint, type WorkerInfo } from '../../contract/admin.js';
+import { queueWakeChannel } from '../../contract/names.js';
+import { receiptPage, resolveJobEdit, resolveReceiptPage, toWorkers, type ReceiptRow, type WorkerRow } from '../../internal/admin-extras.js';
 import { AUDIT_STREAM } from '../../contract/names.js';
 import type { RedriveResult, Stream } from '../../contract/types.js';
 import { requireJobId, validateStoredName } from '../../contract/validate.js';
@@ -91,6 +93,9 @@ export class SqliteAdmin implements StoreAdmin {
         ptype: q.payloadType,
         ptext: q.payloadText,
         pnum: q.payloadNumber,
+        // Header names are A-Za-z0-9_.- (checked): a quoted label, dots included, names one key.
+        hpath: q.headerName === null ? null : `$."${q.headerName}"`,
+        hvalue: q.headerValue,
         limit: q.limit + 1,
       }) as (JobRow & { scanned: number; low: number | null })[],
     );
@@ -107,6 +112,27 @@ export class SqliteAdmin implements StoreAdmin {
     const full = await getJobWithOutcome(this.core, name, jobId);
     if (!row) return full ? { ...full, workerId: null, blocked: false } : null;
     return { ...toJobInfo(row), ...(full?.progress === undefined ? {} : { progress: full.progress }), workerId: row.worker_id, blocked: row.blocked === 1 };
+  }
+
+  async editJob(queue: string, id: number, edit: JobEdit): Promise<boolean> {
+    const name = validateQueue(queue);
+    const jobId = requireJobId('id', id);
+    const e = resolveJobEdit(edit, this.core.maxPayloadBytes);
+    return this.core.write('admin.editJob', (ctx) => {
+      const row = ctx.conn.stmt(A.EDIT_PENDING).get({ queue: name, id: jobId, payload: e.payloadText, priority: e.priority, runAt: e.runAt }) as { blocked: number } | undefined;
+      if (row && row.blocked === 0) ctx.wake(queueWakeChannel(name));
+      return row !== undefined;
+    });
+  }
+
+  async workers(): Promise<WorkerInfo[]> {
+    return this.core.read('admin.workers', (conn) => toWorkers(conn.stmt(A.WORKERS).all({ limit: WORKER_SCAN_ROWS }) as WorkerRow[], conn.now()));
+  }
+
+  async receipts(outbox: string, opts?: ReceiptPageOpts): Promise<ReceiptPage> {
+    const q = resolveReceiptPage(outbox, opts);
+    const rows = await this.core.read('admin.receipts', (conn) => conn.stmt(A.RECEIPTS).all({ outbox: q.outbox, at: q.before?.[0] ?? null, id: q.before?.[1] ?? 0, limit: q.limit + 1 }) as ReceiptRow[]);
+    return receiptPage(q, rows);
   }
 
   auditLog(): Stream {

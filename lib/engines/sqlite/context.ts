@@ -1,3 +1,4 @@
+import type { EnqueueHeadersHook } from '../../contract/job-extras.js';
 import type { QueueOpts } from '../../contract/options.js';
 import type { WakeReceiver } from '../../contract/types.js';
 import type { HandoffRegistry } from '../../internal/handoff.js';
@@ -24,6 +25,8 @@ export interface SqliteCore {
   readonly handoff: HandoffRegistry | null;
   /** Largest payload JSON in UTF-8 bytes (the `maxPayloadBytes` store option). */
   readonly maxPayloadBytes: number;
+  /** Context headers added to every enqueue (the `enqueueHeaders` store option); null: none. */
+  readonly enqueueHeaders: EnqueueHeadersHook | null;
   /** Opts registered for a queue name by `store.queue(name, opts)`, else `defaults`. */
   registeredQueueOpts(queue: string, defaults: Readonly<Required<QueueOpts>>): Required<QueueOpts>;
 }

@@ -1,3 +1,4 @@
+import type { EnqueueHeadersHook } from '../../contract/job-extras.js';
 import { randomUUID } from 'node:crypto';
 import { Closed } from '../../contract/errors.js';
 import { queueWakeChannel } from '../../contract/names.js';
@@ -27,6 +28,7 @@ export class SqliteQueueDriver implements QueueDriver {
   readonly maxPayloadBytes: number;
   readonly outcomes: OutcomeCounter;
   readonly handoff: HandoffRegistry | null;
+  readonly enqueueHeaders: EnqueueHeadersHook | null;
 
   constructor(
     private readonly core: SqliteQueueCore,
@@ -36,6 +38,7 @@ export class SqliteQueueDriver implements QueueDriver {
     this.maxPayloadBytes = core.maxPayloadBytes;
     this.outcomes = core.outcomes;
     this.handoff = core.handoff;
+    this.enqueueHeaders = core.enqueueHeaders;
   }
 
   guard(): void {

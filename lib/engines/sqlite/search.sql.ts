@@ -9,7 +9,7 @@ import { JOB_COLUMNS } from './queue.sql.js';
 const search = (scan: string) => `WITH scan AS MATERIALIZED (${scan}),
   hit AS (
     SELECT ${JOB_COLUMNS} FROM scan
-    WHERE queue = @queue AND (@state IS NULL OR state = @state)
+    WHERE queue = @queue AND (@state IS NULL OR state = @state OR (@state = 'finished' AND state NOT IN ('pending', 'processing')))
       AND (@future = 0 OR run_at > @now)
       AND (@id IS NULL OR id = @id)
       AND (@uniqueKey IS NULL OR unique_key = @uniqueKey)
@@ -22,6 +22,7 @@ const search = (scan: string) => `WITH scan AS MATERIALIZED (${scan}),
         WHEN 'number' THEN json_type(payload, @path) IN ('integer', 'real') AND json_extract(payload, @path) = @pnum
         WHEN 'boolean' THEN json_type(payload, @path) = @ptext
         ELSE json_type(payload, @path) = 'text' AND json_extract(payload, @path) = @ptext END)
+      AND (@hpath IS NULL OR (json_type(headers, @hpath) = 'text' AND json_extract(headers, @hpath) = @hvalue))
     ORDER BY id DESC LIMIT @limit
   )
   SELECT s.scanned, s.low, h.* FROM (SELECT count(*) AS scanned, min(id) AS low FROM scan) s

@@ -4,6 +4,7 @@ import { resolveQueueOpts, type JobOpts, type QueueOpts } from '../../contract/o
 import { joinTransactionInput } from '../../contract/validate.js';
 import type { ExternalTx, QueryRunnerLike, Queue, StoreLogger, TxHandle, TxOps, WakeReceiver } from '../../contract/types.js';
 import { HandoffRegistry } from '../../internal/handoff.js';
+import type { EnqueueHeadersHook } from '../../contract/job-extras.js';
 import type { InboxDriver } from '../../internal/inbox-handle.js';
 import type { ReceiptDriver } from '../../internal/outbox-handle.js';
 import { OutcomeCounter } from '../../internal/outcome-counter.js';
@@ -53,6 +54,7 @@ export class SqliteStore extends StoreBase implements SqliteCore {
   readonly maxPayloadBytes: number;
   protected readonly adminApi: SqliteAdmin;
   readonly logger: StoreLogger;
+  readonly enqueueHeaders: EnqueueHeadersHook | null;
   protected readonly txDriver: TxDriver<SqliteTxHandle> = {
     open: () => this.openTxHandle(WITH_TX),
     // Plain writes of this store inside the callback are refused at once (they would wait for this commit).
@@ -91,6 +93,7 @@ export class SqliteStore extends StoreBase implements SqliteCore {
     this.random = options.random;
     this.handoff = options.localHandoff ? new HandoffRegistry() : null;
     this.maxPayloadBytes = options.maxPayloadBytes;
+    this.enqueueHeaders = options.enqueueHeaders;
     this.watcher = readConn ? new Watcher(readConn, this.hub, options.wakeFallbackMs, options.logger) : null;
     this.deferredSync = claimConn ? new DeferredSync(claimConn, `${resolve(options.path)}-wal`, options.logger) : null;
     this.writer = new Writer(writeConn, options.memory, options.lockWaitTimeoutMs, {

@@ -19,18 +19,18 @@ export interface EnqueueInput {
 }
 
 /** What the inputs need of the store; `maxPayloadBytes` is the store's (the default when a caller has none). */
-type InputCore = Pick<SqliteCore, 'registeredQueueOpts'> & Partial<Pick<SqliteCore, 'maxPayloadBytes'>>;
+type InputCore = Pick<SqliteCore, 'registeredQueueOpts'> & Partial<Pick<SqliteCore, 'maxPayloadBytes' | 'enqueueHeaders'>>;
 
 export function enqueueInput(core: InputCore, queue: string, payload: unknown, opts?: JobOpts): EnqueueInput {
   const q = validateName('queue', queue);
   const text = encodePayload(payload, 'payload', core.maxPayloadBytes);
-  return { queue: q, text, stamp: resolveJobStamp(core.registeredQueueOpts(q, DEFAULT_QUEUE_OPTS), opts) };
+  return { queue: q, text, stamp: resolveJobStamp(core.registeredQueueOpts(q, DEFAULT_QUEUE_OPTS), opts, core.enqueueHeaders ?? null) };
 }
 
 export function outboxEnqueueInput(core: InputCore, outbox: string, payload: unknown, opts?: JobOpts): EnqueueInput {
   const q = outboxQueueName(outbox);
   const text = encodePayload(payload, 'payload', core.maxPayloadBytes);
-  return { queue: q, text, stamp: resolveJobStamp(core.registeredQueueOpts(q, OUTBOX_QUEUE_OPTS), opts) };
+  return { queue: q, text, stamp: resolveJobStamp(core.registeredQueueOpts(q, OUTBOX_QUEUE_OPTS), opts, core.enqueueHeaders ?? null) };
 }
 
 export interface PublishInput {

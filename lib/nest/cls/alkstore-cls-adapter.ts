@@ -1,18 +1,24 @@
 import type { TransactionalAdapter, TransactionalAdapterOptions } from '@nestjs-cls/transactional';
 import type { ExternalTx, Store, TxOps } from '../../contract/types.js';
+import { whileActive } from '../../adapters/runner.js';
 import { Store as StoreToken } from '../store.token.js';
 
 /** alkstore's operations of each CLS transaction client the adapter opened (and of its nested ones). */
 export const clsTxOps = new WeakMap<object, TxOps>();
 
-/** Turns the inner adapter's transaction client into what `store.joinTransaction` joins. TypeORM's `EntityManager` is one already. */
-export type ClsJoin<TTx> = (client: TTx) => ExternalTx | Promise<ExternalTx>;
+/**
+ * Turns the inner adapter's transaction client into what `store.joinTransaction` joins, with
+ * `isActive()` true until the `@Transactional()` body settles (then its commit or rollback runs, and
+ * alkstore refuses any later write through it). TypeORM's `EntityManager` is one already; for
+ * Prisma and Drizzle pass {@link prismaClsJoin} or {@link drizzleClsJoin}.
+ */
+export type ClsJoin<TTx> = (client: TTx, isActive: () => boolean, store: Store) => ExternalTx | Promise<ExternalTx>;
 
 /** Options of {@link AlkstoreTransactionalAdapter}. */
 export interface AlkstoreTransactionalAdapterOptions<TConnection, TTx, TOptions> {
   /** The ORM's own `@nestjs-cls/transactional` adapter (e.g. `new TransactionalAdapterTypeOrm({ dataSourceToken: DataSource })`). */
   readonly adapter: TransactionalAdapter<TConnection, TTx, TOptions>;
-  /** How alkstore runs its SQL on that adapter's transaction client; default: the client is a TypeORM `EntityManager`. */
+  /** How alkstore runs its SQL on that adapter's transaction client: `prismaClsJoin`, `drizzleClsJoin`; default: the client is a TypeORM `EntityManager`. */
   readonly join?: ClsJoin<TTx>;
 }
 
@@ -57,7 +63,7 @@ export class AlkstoreTransactionalAdapter<TConnection, TTx, TOptions> implements
             (body) =>
               base.wrapWithTransaction(
                 txOptions,
-                async () => body(await join(client as TTx)),
+                () => whileActive(async (isActive) => body(await join(client as TTx, isActive, store))),
                 (c?: TTx) => {
                   client = c;
                   setTx(c);

@@ -12,7 +12,7 @@ import type { TypedMethodDecorator } from './typed-method-decorator.js';
  * throw to retry with backoff; throw `PermanentError` to dead-letter at once.
  * Delivery is at-least-once: make the method idempotent.
  *
- * `settings` override the dispatcher's settings (batch size, lease, timeouts,
+ * `settings` override the dispatcher's settings (claim size, concurrency, lease, timeouts,
  * retry policy) for this handler. One handler per outbox per application.
  * Given an {@link OutboxRef} (`defineOutbox<T>(name)`), the method must
  * accept a `Job<T>`. `AlkstoreModule.forRoot` provides the outbox's handle
@@ -22,6 +22,7 @@ export function OutboxHandler<T>(outbox: OutboxRef<T>, settings?: OutboxHandlerS
 export function OutboxHandler(outbox: string, settings?: OutboxHandlerSettings): MethodDecorator;
 export function OutboxHandler(outbox: string | OutboxRef<unknown>, settings?: OutboxHandlerSettings): MethodDecorator {
   const name = typeof outbox === 'string' ? outbox : outbox.name;
-  declareHandle('outbox', name, typeof outbox === 'string' ? undefined : outbox.opts);
-  return composeMethodDecorators(appendMethodMetadata(OUTBOX_HANDLER_METADATA, { outbox: name, settings }), recordHandlerSite('outbox', name, '@OutboxHandler'));
+  const opts = typeof outbox === 'string' ? undefined : outbox.opts;
+  declareHandle('outbox', name, opts);
+  return composeMethodDecorators(appendMethodMetadata(OUTBOX_HANDLER_METADATA, opts === undefined ? { outbox: name, settings } : { outbox: name, settings, opts }), recordHandlerSite('outbox', name, '@OutboxHandler'));
 }

@@ -6,6 +6,9 @@ import type { PoolerMode } from '../../engines/postgres/pooler.js';
 import type { JobMetrics } from '../../metrics/job-metrics.js';
 import type { AlkstoreOrmAdapter } from '../orm/orm-adapter.js';
 
+/** Whether this process runs handlers (the `workers` option): see docs/vocabulary.md. */
+export type WorkersMode = 'auto' | 'manual' | 'off';
+
 /** Options of the module's automatic retention (`sweepExpired` under leadership). */
 export interface AlkstoreRetentionOptions {
   /** Time between sweeps (ms, default 60 000). */
@@ -60,12 +63,13 @@ export interface AlkstoreModuleOptions {
   /** PostgreSQL: a direct connection URL for LISTEN, past a transaction-mode pooler (see `PostgresStoreOptions.listenUrl`). */
   listenUrl?: string;
   /**
-   * Run handlers and the scheduler runner in this process (default true).
-   * `false` for API-only replicas: the store is injectable, nothing is claimed.
-   * `'manual'` (what `alkstore/testing` uses): schedules are stored and the scheduler runner fires them,
-   * but no handler runs until a test calls `drain()`.
+   * Whether handlers run in this process. `'auto'` (default): handlers, dispatchers and the scheduler
+   * runner start at bootstrap. `'off'` for API-only replicas: the store is injectable, nothing is
+   * claimed. `'manual'` (what `alkstore/testing` uses): schedules are stored and the scheduler runner
+   * fires them, but no handler runs until a test calls `drain()`.
+   * `true` / `false` are the deprecated spellings of `'auto'` / `'off'` (one warning; removed in 0.4).
    */
-  workers?: boolean | 'manual';
+  workers?: WorkersMode | boolean;
   /**
    * Run the leader-elected scheduler runner. Default: when `@Scheduled`
    * methods exist. `true` also fires schedules created with `store.schedule()`.
@@ -131,7 +135,7 @@ export interface AlkstoreModuleOptions {
   /**
    * Automatic retention (SPEC §10): one replica at a time (lock `__alkstore_retention`) runs
    * `sweepExpired` on every known queue and outbox on an interval, so expiry and dead-letter retention
-   * hold without user code. On by default (when `workers` is not false); `false` turns it off.
+   * hold without user code. On by default (when `workers` is `'auto'`); `false` turns it off.
    */
   retention?: AlkstoreRetentionOptions | false;
 }

@@ -17,9 +17,14 @@ export interface QueueHandlerOptions {
    * released at once.
    */
   prefetch?: number;
-  /** Lease of each claim (ms); default the job's stamped visibility timeout. Long work calls `job.heartbeat(ms)`. */
+  /**
+   * Lease of each claim this handler makes (ms), renewed every half lease while the job runs; default the
+   * job's stamped lease (the queue's `leaseMs`, see `queueOpts`).
+   */
+  leaseMs?: number;
+  /** @deprecated Renamed `leaseMs` (docs/vocabulary.md); accepted, with one warning, until 0.4. */
   visibilityTimeoutMs?: number;
-  /** Options registered for the queue in this store (stamped on jobs enqueued through it). */
+  /** Options registered for the queue in this store (stamped on jobs enqueued through it; `leaseMs` there is the jobs' default lease). */
   queueOpts?: QueueOpts;
   /** Safety poll while idle (ms); default the module's `idlePollIntervalMs`. */
   idlePollIntervalMs?: number;
@@ -59,6 +64,8 @@ export type OutboxHandlerSettings = NonNullable<ConstructorParameters<typeof Out
 export interface OutboxHandlerMetadata {
   readonly outbox: string;
   readonly settings?: OutboxHandlerSettings;
+  /** The queue options of the `defineOutbox` ref it was given. */
+  readonly opts?: QueueOpts;
 }
 
 /** What `@QueueHandler` records on its method. */

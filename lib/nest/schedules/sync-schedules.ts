@@ -1,4 +1,4 @@
-import { parseScheduleSpec } from '../../contract/schedule-spec.js';
+import { parseScheduleSpec } from '../../internal/load-cron.js';
 import type { Store, StoreLogger } from '../../contract/types.js';
 import type { DiscoveredScheduled } from '../alkstore.explorer.js';
 import { InvalidHandler } from '../errors/invalid-handler.error.js';

@@ -10,7 +10,7 @@ export type ListedHandles = Record<HandleKind, ReadonlyMap<string, unknown>>;
 export interface Found {
   /** Names with a discovered handler in this application. */
   handled: Record<HandleKind, ReadonlySet<string>>;
-  /** Workers start on their own (not `workers: false`, not the testing kit's `'manual'`). */
+  /** Workers start on their own (`workers: 'auto'`; not `'off'`, not the testing kit's `'manual'`). */
   workers: boolean;
 }
 

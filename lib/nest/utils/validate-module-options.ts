@@ -2,7 +2,8 @@ import { InvalidArgument, InvalidOption } from '../../contract/errors.js';
 import { asOption, optionalObject, requireArray, requireBoolean, requireCount, requireTimerMs, validateKey, validateName, validatePgSchema } from '../../contract/validate.js';
 import { runnerTimings } from '../../internal/scheduler-runner.js';
 import { validateJobMetrics } from '../../metrics/job-metrics.js';
-import type { AlkstoreModuleOptions } from '../interfaces/alkstore-options.interface.js';
+import type { AlkstoreModuleOptions, WorkersMode } from '../interfaces/alkstore-options.interface.js';
+import { warnRenamed } from '../../contract/renamed-option.js';
 
 /**
  * Checks `AlkstoreModule` options with the shared validation module before the
@@ -17,12 +18,12 @@ export function validateModuleOptions(options: AlkstoreModuleOptions): AlkstoreM
     for (const field of ['migrate', 'scheduler', 'reusePool'] as const) {
       if (options[field] !== undefined) requireBoolean(field, options[field]);
     }
-    if (options.workers !== undefined && options.workers !== 'manual') requireBoolean('workers', options.workers);
     if (options.poolSize !== undefined) requireCount('poolSize', options.poolSize, 10_000);
     if (options.pollIntervalMs !== undefined) requireTimerMs('pollIntervalMs', options.pollIntervalMs);
     if (options.idlePollIntervalMs !== undefined) requireTimerMs('idlePollIntervalMs', options.idlePollIntervalMs);
     if (options.drainTimeoutMs !== undefined) requireTimerMs('drainTimeoutMs', options.drainTimeoutMs, 0);
   });
+  workersMode(options.workers);
   if (options.workerId !== undefined) validateKey('worker', options.workerId);
   try {
     runnerTimings({ lockTtlMs: options.schedulerLockTtlMs, renewIntervalMs: options.schedulerRenewIntervalMs });
@@ -56,4 +57,17 @@ function validateObservabilityOptions(options: AlkstoreModuleOptions): void {
     if (r.queues !== undefined) for (const q of requireArray('retention.queues', r.queues)) validateName('queue', q);
     if (r.outboxes !== undefined) for (const o of requireArray('retention.outboxes', r.outboxes)) validateName('outbox', o);
   });
+}
+
+/**
+ * The `workers` option as a mode: `'auto'` (default), `'manual'` or `'off'`. The booleans of 0.2 are
+ * accepted, deprecated (one warning per process): `true` is `'auto'`, `false` is `'off'`.
+ */
+export function workersMode(v: unknown): WorkersMode {
+  if (v === undefined || v === 'auto' || v === 'manual' || v === 'off') return v ?? 'auto';
+  if (v === true || v === false) {
+    warnRenamed('AlkstoreModule', `workers: ${String(v)}`, `workers: '${v ? 'auto' : 'off'}'`);
+    return v ? 'auto' : 'off';
+  }
+  throw new InvalidOption('workers', `must be 'auto', 'manual' or 'off', got ${typeof v === 'string' ? JSON.stringify(v.slice(0, 32)) : typeof v}`);
 }
