@@ -34,7 +34,10 @@ export type AlkstoreErrorCode =
   | 'WORKFLOW_TIMEOUT'
   | 'STEP_FAILED'
   | 'UNKNOWN_WORKFLOW'
-  | 'WORKFLOW_INTERRUPTED';
+  | 'WORKFLOW_INTERRUPTED'
+  | 'RESULT_TIMEOUT'
+  | 'JOB_DEAD'
+  | 'JOB_CANCELLED';
 
 /** Base class of every error alkstore throws on purpose. */
 export class AlkstoreError extends Error {
@@ -276,5 +279,38 @@ function describe(value: unknown): string {
     return JSON.stringify(value) ?? String(value);
   } catch {
     return String(value);
+  }
+}
+
+/**
+ * `waitForResult` / `enqueueAndWait` gave up: no outcome of the job committed within `timeoutMs`.
+ * The job itself is untouched (it may still run and complete); wait again, or cancel it.
+ */
+export class ResultTimeout extends AlkstoreError {
+  constructor(
+    readonly jobId: number,
+    readonly timeoutMs: number,
+  ) {
+    super('RESULT_TIMEOUT', `no outcome of job ${jobId} within timeoutMs ${timeoutMs}; the job is left as it is (wait again, or cancel it)`);
+  }
+}
+
+/** The awaited job went dead: `lastError` is its final error text (`job.fail`, exhausted retries, expiry). */
+export class JobDead extends AlkstoreError {
+  constructor(
+    readonly jobId: number,
+    readonly lastError: string | null,
+  ) {
+    super('JOB_DEAD', `job ${jobId} is dead: ${lastError ?? 'no error recorded'}`);
+  }
+}
+
+/**
+ * The awaited job was cancelled (`queue.cancel…`); also the reason of the `AbortSignal` a worker
+ * hands the handler of a job cancelled while it runs.
+ */
+export class JobCancelled extends AlkstoreError {
+  constructor(readonly jobId: number) {
+    super('JOB_CANCELLED', `job ${jobId} was cancelled`);
   }
 }

@@ -19,6 +19,13 @@ export interface QueueOpts {
   backoffBaseMs?: number;
   /** How long dead rows are kept before `sweepExpired` deletes them. Default `null`: forever. */
   deadLetterRetentionMs?: number | null;
+  /**
+   * How long outcome records (a completed job's result and last progress, a cancellation) are kept
+   * before `sweepExpired` deletes them; `null`: forever. Default 604 800 000 (7 days). Unlike the
+   * options above it is not stamped at enqueue: the handle that writes the outcome (the worker's
+   * queue, or the one `cancel` is called on) stamps it on the record then.
+   */
+  resultRetentionMs?: number | null;
 }
 
 /** Per-job options (SPEC §5). */
@@ -69,7 +76,7 @@ export interface EnqueueOpts {
 }
 
 /** Options accepted where a job is enqueued by queue name (transaction handles, outboxes). */
-export type JobOpts = EnqueueOpts & QueueOpts;
+export type JobOpts = EnqueueOpts & Omit<QueueOpts, 'resultRetentionMs'>;
 
 /** Defaults for plain queues. */
 export const DEFAULT_QUEUE_OPTS: Readonly<Required<QueueOpts>> = Object.freeze({
@@ -78,6 +85,7 @@ export const DEFAULT_QUEUE_OPTS: Readonly<Required<QueueOpts>> = Object.freeze({
   maxAttempts: 3,
   backoffBaseMs: 5_000,
   deadLetterRetentionMs: null,
+  resultRetentionMs: 604_800_000,
 });
 
 /** Defaults for outbox-backed queues. */
@@ -87,6 +95,7 @@ export const OUTBOX_QUEUE_OPTS: Readonly<Required<QueueOpts>> = Object.freeze({
   maxAttempts: 5,
   backoffBaseMs: 5_000,
   deadLetterRetentionMs: null,
+  resultRetentionMs: 604_800_000,
 });
 
 /** What is written onto a job row: the resolved stamp, identical on both engines. */
@@ -120,14 +129,15 @@ export function resolveQueueOpts(opts: QueueOpts | undefined, defaults: Readonly
     visibilityTimeoutMs: leaseMs,
     maxAttempts: o.maxAttempts === undefined ? defaults.maxAttempts : requireMaxAttempts('maxAttempts', o.maxAttempts),
     backoffBaseMs: o.backoffBaseMs === undefined ? defaults.backoffBaseMs : requireDurationMs('backoffBaseMs', o.backoffBaseMs, { allowZero: true }),
-    // undefined means "the default"; an explicit null means "keep dead rows forever".
-    deadLetterRetentionMs:
-      o.deadLetterRetentionMs === undefined
-        ? defaults.deadLetterRetentionMs
-        : o.deadLetterRetentionMs === null
-          ? null
-          : requireDurationMs('deadLetterRetentionMs', o.deadLetterRetentionMs, { allowZero: true }),
+    deadLetterRetentionMs: retentionOpt('deadLetterRetentionMs', o.deadLetterRetentionMs, defaults.deadLetterRetentionMs),
+    resultRetentionMs: retentionOpt('resultRetentionMs', o.resultRetentionMs, defaults.resultRetentionMs),
   };
+}
+
+/** A retention option: undefined means "the default"; an explicit null means "keep forever". */
+function retentionOpt(name: string, v: number | null | undefined, dflt: number | null): number | null {
+  if (v === undefined) return dflt;
+  return v === null ? null : requireDurationMs(name, v, { allowZero: true });
 }
 
 /**
@@ -139,7 +149,8 @@ export function resolveJobStamp(queueOpts: Required<QueueOpts>, opts: JobOpts | 
   const o = optionalObject<JobOpts>('job opts', opts) ?? {};
   // Only undefined (absent) means "the queue's value"; null is refused like every other
   // wrongly typed option (SPEC §3), as for priority and delayMs.
-  const q = resolveQueueOpts(
+  // resultRetentionMs is not stamped (the outcome's writer reads it): left out of the stamp.
+  const { resultRetentionMs: _unstamped, ...q } = resolveQueueOpts(
     {
       // A job's own lease (either name) wins over the queue's.
       ...(o.leaseMs === undefined && o.visibilityTimeoutMs === undefined ? { leaseMs: queueOpts.leaseMs } : { leaseMs: o.leaseMs, visibilityTimeoutMs: o.visibilityTimeoutMs }),

@@ -3,6 +3,7 @@ import type { Jsonified } from './codec.js';
 import type { InboxClaim, InboxEntry, InboxFailure, InboxOpts, InboxSettings } from './inbox.js';
 import type { JobHeaders } from './job-extras.js';
 import type { JobOpts, QueueOpts } from './options.js';
+import type { WaitOpts } from './results.js';
 
 /** Which engine backs a store. Consumer code never needs to branch on it. */
 export type EngineKind = 'sqlite' | 'postgres';
@@ -72,8 +73,12 @@ export interface Stream {
   trimTo(horizon: number): Promise<number>;
 }
 
-/** Where a job is in its life. Acked and cancelled jobs are deleted. */
-export type JobState = 'pending' | 'processing' | 'dead';
+/**
+ * Where a job is in its life. `completed` and `cancelled` are outcome records (SPEC §11): a job acked
+ * with a result (or with progress, or awaited by `enqueueAndWait`) and a cancelled job stay readable
+ * until `resultRetentionMs` passes; a job acked with nothing to record is deleted (`getJob` → null).
+ */
+export type JobState = 'pending' | 'processing' | 'dead' | 'completed' | 'cancelled';
 
 /** A job row as `getJob` / `listDead` see it. Instants are epoch milliseconds (database clock). */
 export interface JobInfo<T = unknown> {
@@ -102,6 +107,12 @@ export interface JobInfo<T = unknown> {
   readonly uniqueKey: string | null;
   /** The job's `orderingKey`, or null. */
   readonly orderingKey: string | null;
+  /** The handler's return value of a `completed` job (absent when it returned nothing). */
+  readonly result?: unknown;
+  /** The last value the job reported through `job.progress(value)` (absent when none). */
+  readonly progress?: unknown;
+  /** When a `completed` or `cancelled` job's outcome committed (epoch ms, database clock). */
+  readonly finishedAt?: number;
 }
 
 /** What a claim tells about the job it claimed: the fields of {@link Job}. */
@@ -145,8 +156,19 @@ export interface JobFields<T = unknown> {
 export interface Job<T = unknown> extends JobFields<T> {
   /** The payload, typed by the caller (no runtime check). */
   payloadAs<U>(): U;
-  /** Deletes the job. */
-  ack(): Promise<boolean>;
+  /**
+   * Ends the job. With a `result` (any JSON value: the payload codec and `maxPayloadBytes`, checked
+   * before any I/O) the job stays readable as `completed` with it, in the same statement as the ack;
+   * without one it is deleted, unless it reported progress or is awaited (then recorded too).
+   */
+  ack(result?: unknown): Promise<boolean>;
+  /**
+   * Reports progress (a number or a small JSON value, at most 4096 bytes): readable through
+   * `getJob(id).progress` and announced on `queue.listenProgress()`. At most one write per second
+   * per job; a value reported inside the window is written at its end (only the newest), and the
+   * last one always with the outcome. Resolves `false` once the claim is lost.
+   */
+  progress(value: unknown): Promise<boolean>;
   /** Back to pending after `delayMs`, or the queue's equal-jitter backoff; dead when attempts are exhausted. */
   retry(error: unknown, delayMs?: number): Promise<boolean>;
   /** Moves the job to dead at once, keeping `error` as `lastError`. */
@@ -254,10 +276,35 @@ export interface Queue<T = unknown> {
   claimBatch(max: number, workerId?: string, opts?: ClaimOpts): Promise<Job<T>[]>;
   /** Acks many claimed jobs in one statement; resolves to how many were still ours and got deleted. */
   ackBatch(jobs: readonly Pick<Job, 'id' | 'claimToken'>[]): Promise<number>;
-  /** Deletes a job in any state, unconditionally (not an interrupt). */
+  /**
+   * Cancels a job from any process. A pending or processing job ends as `cancelled` (an outcome,
+   * never retried, never dead; its unique and ordering keys are free at once); the worker running it
+   * sees its handler's `AbortSignal` abort (reason `JobCancelled`) within one wake of the commit
+   * (at most its poll interval), and its later ack, retry or fail of that claim lands nowhere. A dead
+   * job is deleted. `false` when there is no such job of this queue.
+   */
   cancel(id: number): Promise<boolean>;
-  /** Deletes the live (pending or processing) job holding `uniqueKey`, like `cancel`; `false` when none holds it. */
+  /** Cancels the live (pending or processing) job holding `uniqueKey`, like `cancel`; `false` when none holds it. */
   cancelByKey(uniqueKey: string): Promise<boolean>;
+  /** Cancels every live job of `orderingKey` (the key's whole line), like `cancel`; resolves how many. */
+  cancelByOrderingKey(orderingKey: string): Promise<number>;
+  /** Of these job ids, those of this queue recorded as `cancelled`, ascending (a worker's cancel check). */
+  cancelledAmong(ids: readonly number[]): Promise<number[]>;
+  /** Wakes when a processing job of this queue is cancelled (workers re-check what they run). */
+  listenCancels(): WakeReceiver;
+  /** Wakes when a job of this queue reports progress (re-read it with `getJob`). */
+  listenProgress(): WakeReceiver;
+  /**
+   * Resolves the result of job `id` once its outcome commits, in any process: the handler's return
+   * value (`undefined` when the job was acked with nothing recorded). Rejects with `JobDead` (its
+   * `lastError`) when the job dies, `JobCancelled` when it is cancelled, `ResultTimeout` after
+   * `timeoutMs` (default 30 000; the job is left as it is). Woken by the commit, re-reading at least
+   * once a second.
+   */
+  waitForResult(id: number, opts?: WaitOpts): Promise<unknown>;
+  /** Enqueues a job (with the `alkstore-wait` header, so its outcome is always recorded) and waits for its result like `waitForResult`. */
+  enqueueAndWait(payload: T, opts?: JobOpts & WaitOpts): Promise<unknown>;
+  /** The job in any state, outcome records (`completed`, `cancelled`) included; null when unknown, acked without a record, or pruned. */
   getJob(id: number): Promise<JobInfo<T> | null>;
   /** The live (pending or processing) job holding `uniqueKey`, or null. */
   getJobByKey(uniqueKey: string): Promise<JobInfo<T> | null>;

@@ -66,6 +66,8 @@ export async function callHandler(
       e = outcomes[i];
       r = isPermanent(e) ? 'permanent' : 'error';
     }
+    // A single handler's return value is its job's result (written only with `keepResults`).
+    if (r === 'ok' && !batchMode) t.result = outcomes;
     each(t, r, e, durationMs);
   }
 }

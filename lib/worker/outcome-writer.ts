@@ -2,6 +2,8 @@ import { performance } from 'node:perf_hooks';
 import type { WorkerCoreOptions, FailureKind, FailureOutcome } from './worker-options.js';
 import { decideSafely } from './worker-options.js';
 import { deadLetterLine } from '../internal/dead-letter-log.js';
+import { Codec, PayloadTooLarge } from '../contract/errors.js';
+import { needsOutcome } from '../contract/results.js';
 import { AckBatcher } from './ack-batcher.js';
 import type { StoreHealth } from './store-health.js';
 import { withTimeout } from './timers.js';
@@ -77,7 +79,7 @@ export class OutcomeWriter {
         o.logger.error(`${o.name} failed on job ${job.id} (attempt ${job.attempts}/${job.maxAttempts})`, error);
       }
     }
-    if (this.host.stopped() || t.leaseLost) {
+    if (this.host.stopped() || t.leaseLost || t.cancelled) {
       // Someone else owns the job now (or shutdown let go of it); its outcome is theirs to write.
       this.host.untrack(t);
       return;
@@ -86,7 +88,7 @@ export class OutcomeWriter {
     if (result === 'ok') {
       t.outcome = null;
       t.state = 'recording';
-      this.acks.add(t);
+      this.queueAck(t);
     } else {
       const failure: FailureKind = result === 'permanent' ? 'permanent' : result === 'timeout' ? 'timeout' : 'transient';
       void this.record(t, decideSafely(o, t.job, failure, error));
@@ -96,6 +98,7 @@ export class OutcomeWriter {
   /** The claim of `t` lapsed (a fenced write or heartbeat): a running handler is aborted, anything else let go. */
   loseLease(t: Tracked): void {
     if (t.leaseLost || t.state === 'finished') return;
+    if (t.cancelled) return this.settled(t);
     const o = this.host.o;
     t.leaseLost = true;
     o.logger.warn(`${o.name}: lost the claim of job ${t.job.id}; another worker may run it again`);
@@ -152,6 +155,31 @@ export class OutcomeWriter {
       return;
     }
     for (const t of items) this.keepForRetry(t);
+  }
+
+  /** An ack joins the coalesced `ackBatch`, unless it records an outcome (a result, progress, a waiter): then its own `job.ack(result)`. */
+  private queueAck(t: Tracked): void {
+    if (needsOutcome(t.job, this.host.o.keepResults === true ? t.result : undefined)) void this.ackWithResult(t);
+    else this.acks.add(t);
+  }
+
+  /** One ack with its result, fenced like every outcome; a result the codec refuses dead-letters the job (running it again would not help). */
+  private async ackWithResult(t: Tracked): Promise<void> {
+    const { o, health } = this.host;
+    let landed: boolean;
+    try {
+      landed = await withTimeout(t.job.ack(o.keepResults === true ? t.result : undefined), o.storeTimeoutMs, 'ack');
+      health.ok();
+    } catch (err) {
+      if (err instanceof Codec || err instanceof PayloadTooLarge) return this.record(t, { kind: 'dead', reason: 'permanent', error: err });
+      if (this.host.stopped()) return this.settled(t);
+      if (health.note(`recording the ack of job ${t.job.id}`, err)) return this.giveUp(t, 'outcome-write');
+      return this.keepForRetry(t);
+    }
+    if ((t.state as TrackedState) === 'finished') return;
+    if (!landed) return this.loseLease(t);
+    this.settled(t);
+    if (this.host.backlog()) this.host.kick();
   }
 
   /** Writes a retry or dead-letter outcome, fenced by the claim token. */
@@ -212,7 +240,7 @@ export class OutcomeWriter {
       if (t.state !== 'unrecorded') continue;
       if (t.outcome === null) {
         t.state = 'recording';
-        this.acks.add(t);
+        this.queueAck(t);
       } else {
         void this.record(t, t.outcome);
       }

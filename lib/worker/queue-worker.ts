@@ -15,7 +15,10 @@ export interface QueueWorkerOptions {
    * Called once per claimed job (or, with `batchSize`, once per batch with a `Job[]`). Resolve to ack,
    * throw to retry, throw `PermanentError` to dead-letter. A batch handler may instead resolve to one
    * entry per job: an `Error` retries (or, a `PermanentError`, dead-letters) that job, anything else acks it.
-   * `signal` aborts when shutdown stops waiting for the job (after the drain timeout).
+   * `signal` aborts when shutdown stops waiting for the job (after the drain timeout), and when the job
+   * is cancelled from any process while it runs (reason `JobCancelled`; within one wake of the cancel's
+   * commit, at most `cancelPollMs`). A single handler's return value is stored as the job's result
+   * (`getJob(id).result`, `waitForResult`): any JSON value within the store's `maxPayloadBytes`.
    */
   readonly handler: (job: Job, signal: AbortSignal) => Promise<unknown>;
   /** Batch mode: the handler receives up to this many jobs at once (as `Job[]`). */
@@ -44,6 +47,8 @@ export interface QueueWorkerOptions {
   readonly wrap?: HandlerWrapper;
   /** How often `queue.stats()` is sampled for observers with a `stats` hook (ms, default 10 000). */
   readonly statsIntervalMs?: number;
+  /** How often running jobs are checked for a cancel when no cancel wake came (ms, default 1000). */
+  readonly cancelPollMs?: number;
 }
 
 /**
@@ -99,6 +104,7 @@ export class QueueWorker {
       if (prefetch > 0) throw new InvalidOption(`prefetch of ${opts.name}`, 'cannot be combined with batchSize');
     }
     if (opts.statsIntervalMs !== undefined) asOption(() => requireTimerMs(`statsIntervalMs of ${opts.name}`, opts.statsIntervalMs));
+    if (opts.cancelPollMs !== undefined) asOption(() => requireTimerMs(`cancelPollMs of ${opts.name}`, opts.cancelPollMs));
     const leaseMs = renamedOption('QueueWorker', opts, 'visibilityTimeoutMs', 'leaseMs') as number | undefined;
     if (leaseMs !== undefined) asOption(() => requireTimerMs(`${opts.leaseMs === undefined ? 'visibilityTimeoutMs' : 'leaseMs'} of ${opts.name}`, leaseMs));
     asOption(() => requireTimerMs(`idlePollIntervalMs of ${opts.name}`, opts.idlePollIntervalMs));
@@ -116,7 +122,11 @@ export class QueueWorker {
       maxClaim: batch ? batchSize : Math.min(MAX_BATCH, opts.concurrency + prefetch + autoPrefetchMax),
       leaseMs,
       renewLeases: true,
-      jobSignals: false,
+      // One signal per job: a cancel aborts that job's handler only.
+      jobSignals: true,
+      keepResults: !batch,
+      watchCancels: true,
+      ...(opts.cancelPollMs === undefined ? {} : { cancelPollMs: opts.cancelPollMs }),
       storeTimeoutMs: STORE_CALL_TIMEOUT_MS,
       pollIntervalMs: opts.idlePollIntervalMs,
       idlePollIntervalMs: opts.idlePollIntervalMs,

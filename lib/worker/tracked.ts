@@ -16,6 +16,10 @@ export interface Tracked {
   /** performance.now() of the first failed outcome write. */
   failingSince: number | null;
   leaseLost: boolean;
+  /** Cancelled from some process while it ran: its outcome is recorded already, nothing is written for it. */
+  cancelled: boolean;
+  /** The single handler's return value, acked as the job's result (`keepResults`). */
+  result: unknown;
   renewing: boolean;
   readonly leaseMs: number;
   /** performance.now(): buffered jobs are released here; in-flight ones renewed. */
@@ -24,7 +28,7 @@ export interface Tracked {
 
 /** A fresh record of `job`, claimed at `claimStarted` (performance.now()) for `leaseMs`: due at half its lease. */
 export function trackedJob(job: Job, leaseMs: number, claimStarted: number): Tracked {
-  return { job, state: 'buffered', abort: null, outcome: null, failingSince: null, leaseLost: false, renewing: false, leaseMs, dueAt: claimStarted + leaseMs / 2 };
+  return { job, state: 'buffered', abort: null, outcome: null, failingSince: null, leaseLost: false, cancelled: false, result: undefined, renewing: false, leaseMs, dueAt: claimStarted + leaseMs / 2 };
 }
 
 /**

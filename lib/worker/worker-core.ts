@@ -7,6 +7,7 @@ import { errorText } from '../internal/outbox-handle.js';
 import { sleep } from '../internal/sleep.js';
 import { AdaptivePrefetch } from './adaptive-prefetch.js';
 import { callHandler } from './handler-call.js';
+import { CancelWatch } from './cancel-watch.js';
 import { HandoffTaker } from './handoff-taker.js';
 import { LeaseRenewal } from './lease-renewal.js';
 import { OutcomeWriter } from './outcome-writer.js';
@@ -47,6 +48,8 @@ export class WorkerCore {
   private readonly handoff: HandoffTaker;
   private readonly waits: WorkWait;
   private readonly health: StoreHealth;
+  /** Aborts handlers of jobs cancelled from any process (`watchCancels`), else null. */
+  private readonly cancels: CancelWatch | null;
   /** Handler calls in flight (a batch counts once). */
   private runningCalls = 0;
   /** Sizes the buffer when the prefetch is adaptive; null: `o.prefetch` as given. */
@@ -118,6 +121,20 @@ export class WorkerCore {
       loseLease: (t) => this.outcomes.loseLease(t),
       storeError: (operation, err) => void this.health.note(operation, err),
     });
+    this.cancels = o.watchCancels
+      ? new CancelWatch({
+          queue: o.queue,
+          name: o.name,
+          logger: o.logger,
+          pollMs: o.cancelPollMs ?? 1000,
+          tracked: () => this.tracked,
+          cancelled: (t, reason) => {
+            t.cancelled = true;
+            this.obs?.cancelled?.(t.job);
+            t.abort?.abort(reason);
+          },
+        })
+      : null;
     this.handoff = new HandoffTaker(
       {
         queue: o.queue,
@@ -169,6 +186,7 @@ export class WorkerCore {
       if (signal.aborted) return;
       signal.addEventListener('abort', onAbort, { once: true });
       this.waits.open();
+      this.cancels?.start();
       const o = this.o;
       const stats = sampleStats(o.queue, this.obs, o.statsIntervalMs, o.storeTimeoutMs, o.name, o.logger, background.signal);
       const started = { at: 0 };
@@ -189,6 +207,7 @@ export class WorkerCore {
       this.stopSignal = null;
       this.clearTimers();
       this.waits.close();
+      await this.cancels?.close();
       this.active = false;
     }
   }

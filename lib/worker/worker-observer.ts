@@ -41,6 +41,8 @@ export interface WorkerObserver {
    * fenced acks of a batch, where the store reports only how many.
    */
   leaseLost?(job: Job | null): void;
+  /** A job was cancelled (from any process) while its handler ran: its signal aborted, no outcome written by this worker. */
+  cancelled?(job: Job): void;
   /** The worker let go of a job without recording its outcome. */
   abandoned?(job: Job, reason: AbandonReason): void;
   /** A claim found the queue empty after the worker had run jobs since the last `drained`. */
@@ -50,7 +52,7 @@ export interface WorkerObserver {
 }
 
 type HookName = keyof WorkerObserver;
-const HOOKS: readonly HookName[] = ['claimed', 'completed', 'failed', 'retried', 'dead', 'leaseLost', 'abandoned', 'drained', 'stats'];
+const HOOKS: readonly HookName[] = ['claimed', 'completed', 'failed', 'retried', 'dead', 'leaseLost', 'cancelled', 'abandoned', 'drained', 'stats'];
 
 /**
  * One observer that forwards every hook to each of `observers` (skipping

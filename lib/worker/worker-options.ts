@@ -101,11 +101,24 @@ export interface WorkerCoreOptions {
    * `localHandoff`, default on). Default false.
    */
   readonly localHandoff?: boolean;
+  /**
+   * Ack each job with its (single) handler's return value as its result (`job.ack(result)`, outside
+   * the coalesced `ackBatch`), so `getJob` and waiters read it. Default false.
+   */
+  readonly keepResults?: boolean;
+  /**
+   * Abort the signal of a running job cancelled from any process (`queue.cancel`), woken by the
+   * queue's cancel wakes and checking every `cancelPollMs` while handlers run. Needs `jobSignals`
+   * for a per-job signal. Default false.
+   */
+  readonly watchCancels?: boolean;
+  /** The cancel check's poll bound (ms), default 1000. */
+  readonly cancelPollMs?: number;
 }
 
 const QUEUE_METHODS = ['claimBatch', 'ackBatch', 'listen', 'stats'] as const;
 const LOGGER_METHODS = ['log', 'warn', 'error'] as const;
-const OBSERVER_HOOKS = ['claimed', 'completed', 'failed', 'retried', 'dead', 'leaseLost', 'abandoned', 'drained', 'stats'] as const;
+const OBSERVER_HOOKS = ['claimed', 'completed', 'failed', 'retried', 'dead', 'leaseLost', 'cancelled', 'abandoned', 'drained', 'stats'] as const;
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -152,9 +165,12 @@ export function validateWorkerCoreOptions(o: WorkerCoreOptions): void {
   requireTimerMs('drainTimeoutMs', o.drainTimeoutMs, 0);
   requireTimerMs('minOutcomeDrainMs', o.minOutcomeDrainMs, 0);
   requireTimerMs('statsIntervalMs', o.statsIntervalMs);
+  if (o.cancelPollMs !== undefined) requireTimerMs('cancelPollMs', o.cancelPollMs);
   asOption(() => {
     for (const f of ['renewLeases', 'jobSignals', 'releaseOnDrainTimeout', 'logHandlerErrors'] as const) requireBoolean(f, o[f]);
     if (o.localHandoff !== undefined) requireBoolean('localHandoff', o.localHandoff);
+    if (o.keepResults !== undefined) requireBoolean('keepResults', o.keepResults);
+    if (o.watchCancels !== undefined) requireBoolean('watchCancels', o.watchCancels);
   });
   optionalFunction('timeoutError', o.timeoutError);
   if (typeof o.stopMessage !== 'string') throw new InvalidOption('stopMessage', 'must be a string');

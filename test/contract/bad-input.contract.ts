@@ -77,6 +77,8 @@ const SYNC_ENTRIES = new Set([
   'stream.subscribe',
   'admin.auditLog',
   'queue.listen',
+  'queue.listenCancels',
+  'queue.listenProgress',
   'job.payloadAs',
   'dispatcher.new',
   'settings.create',
@@ -568,7 +570,7 @@ export { decode as decodeSpecial, SYNC_ENTRIES };
  */
 const NO_INPUT: Record<string, string[]> = {
   store: ['beginTx', 'now', 'close', 'listSchedules', 'admin'],
-  queue: ['sweepExpired', 'stats', 'listen', 'pause', 'resume', 'settings'],
+  queue: ['sweepExpired', 'stats', 'listen', 'listenCancels', 'listenProgress', 'pause', 'resume', 'settings'],
   job: ['ack', 'fail', 'release', 'payloadAs'],
   lock: ['release'],
   tx: ['commit', 'rollback'],

@@ -24,7 +24,7 @@ async function countRows(store: Store, queue: string): Promise<Counts> {
   for (let pages = 0; pages < 1000; pages++) {
     const page = await store.admin().listJobs(queue, { state: 'all', limit: 1000, cursor });
     for (const j of page.jobs) {
-      c[j.state] += 1;
+      c[j.state as 'pending' | 'processing' | 'dead'] += 1;
       if (j.state === 'pending' && j.runAt > now) c.scheduled += 1;
     }
     if (page.next === null) return c;

@@ -54,7 +54,7 @@ interface Running {
 async function rowCounts(store: Store, queue: string): Promise<{ pending: number; processing: number; dead: number }> {
   const c = { pending: 0, processing: 0, dead: 0 };
   const page = await store.admin().listJobs(queue, { state: 'all', limit: 1000 });
-  for (const j of page.jobs) c[j.state] += 1;
+  for (const j of page.jobs) c[j.state as 'pending' | 'processing' | 'dead'] += 1;
   return c;
 }
 

@@ -168,7 +168,7 @@ for (const engine of nestEngines()) for (const adapter of HTTP_ADAPTERS) {
       const post = (fields: Record<string, string>) =>
         request(app.getHttpServer()).post(`${BASE}/action`).set('x-admin-token', TEST_TOKEN).set('cookie', cookie).type('form').send({ csrf: token, confirm: 'yes', ...fields }).expect(303);
       await post({ action: 'cancel', queue, id: String(id) });
-      expect(await store.queue(queue).getJob(id)).toBeNull();
+      expect((await store.queue(queue).getJob(id))!.state).toBe('cancelled');
       const before = await store.getSchedule(`nightly-${engine.kind}`);
       await post({ action: 'trigger', schedule: `nightly-${engine.kind}` });
       const jobs = await store.admin().listJobs(`reports-${engine.kind}`, { state: 'pending' });

@@ -188,7 +188,8 @@ export function patchJob(job: Job, patch: JobPatch): Job {
       return job.orderingKey;
     },
     payloadAs: <U>() => job.payloadAs<U>(),
-    ack: patch.ack ?? (() => job.ack()),
+    ack: patch.ack ?? ((result?: unknown) => job.ack(result)),
+    progress: (value: unknown) => job.progress(value),
     retry: patch.retry ?? ((e: unknown, d?: number) => job.retry(e, d)),
     fail: patch.fail ?? ((e: unknown) => job.fail(e)),
     heartbeat: patch.heartbeat ?? ((ms: number) => job.heartbeat(ms)),

@@ -1,3 +1,4 @@
+import { getJobWithOutcome } from './outcomes.js';
 import { WORKER_SCAN_ROWS, type JobDetail, type JobEdit, type JobPage, type JobSearch, type JobSearchPage, type ListenerState, type ListJobsOpts, type LockInfo, type NamePageOpts, type ReceiptPage, type ReceiptPageOpts, type StoreAdmin, type StreamInfo, type ThroughputPoint, type WorkerInfo } from '../../contract/admin.js';
 import { receiptPage, resolveJobEdit, resolveReceiptPage, toWorkers } from '../../internal/admin-extras.js';
 import { AUDIT_STREAM, queueWakeChannel } from '../../contract/names.js';
@@ -88,7 +89,10 @@ export class PostgresAdmin implements StoreAdmin {
     const jobId = requireJobId('id', id);
     const r = await this.ctx.exec.run<JobRow & { worker_id: string | null; blocked: boolean }>(this.ctx.sql.search.detail, [name, jobId]);
     const row = r.rows[0];
-    return row ? { ...toJobInfo(row), workerId: row.worker_id, blocked: row.blocked } : null;
+    // Progress, and the outcome record of a completed or cancelled job (issue #27).
+    const full = await getJobWithOutcome(this.ctx, name, jobId, toJobInfo);
+    if (!row) return full ? { ...full, workerId: null, blocked: false } : null;
+    return { ...toJobInfo(row), ...(full?.progress === undefined ? {} : { progress: full.progress }), workerId: row.worker_id, blocked: row.blocked };
   }
 
   async editJob(queue: string, id: number, edit: JobEdit): Promise<boolean> {

@@ -457,26 +457,6 @@ export function queueSql(s: SchemaSql) {
        cnt AS (${moved(s, 'u', 'processing')})
        SELECT u.id, ${s.notify('$3')}::text AS woke, ${foldSometimes(s.q, 'SELECT u.queue')} AS folded FROM u`,
     ),
-    /** $1 queue, $2 id, $3 wake payload → n. */
-    cancel: s.def(
-      'q_cancel',
-      `WITH t AS (SELECT ${NOW_MS} AS ms),
-       d AS (DELETE FROM ${jobs} j WHERE j.queue = $1::text AND j.id = $2::bigint RETURNING ${FINISHED}, j.state, j.run_at),
-       cnt AS (${deleted(s, 'd')})
-       SELECT (SELECT count(*) FROM d) AS n, ${promoteFrom(s, 'd', '$3')} AS promoted, ${foldSometimes(s.q, 'SELECT $1::text FROM d LIMIT 1')} AS folded`,
-    ),
-    /** $1 queue, $2 unique key, $3 wake payload → n. */
-    cancelByKey: s.def(
-      'q_cancel_by_key',
-      `WITH t AS (SELECT ${NOW_MS} AS ms),
-       d AS (
-         DELETE FROM ${jobs} j WHERE j.queue = $1::text AND j.unique_key = $2::text AND j.state IN ('pending', 'processing')
-         RETURNING ${FINISHED}, j.state, j.run_at),
-       cnt AS (${deleted(s, 'd')})
-       SELECT (SELECT count(*) FROM d) AS n, ${promoteFrom(s, 'd', '$3')} AS promoted, ${foldSometimes(s.q, 'SELECT $1::text FROM d LIMIT 1')} AS folded`,
-    ),
-    /** $1 queue, $2 id. */
-    getJob: s.def('q_get', `SELECT ${jobColumns('j')} FROM ${jobs} j WHERE j.queue = $1::text AND j.id = $2::bigint`),
     /** $1 queue, $2 unique key. */
     getJobByKey: s.def(
       'q_get_by_key',
@@ -563,6 +543,88 @@ export function queueSql(s: SchemaSql) {
          ON CONFLICT (queue) DO UPDATE SET rate_max = EXCLUDED.rate_max, rate_per_ms = EXCLUDED.rate_per_ms, window_start = 0, window_count = 0
          RETURNING qs.queue)
        SELECT ${s.notify('$4')}::text AS woke, ${s.notify("'s:' || $1::text")}::text AS changed FROM u`,
+    ),
+    ...outcomeSql(s),
+  } satisfies Record<string, Sql>;
+}
+
+/** Columns of `job_outcomes` in insert order (migration 10). */
+const OUTCOME_COLS =
+  'id, queue, state, payload, priority, attempts, max_attempts, visibility_timeout_ms, backoff_base_ms, dead_letter_retention_ms, run_at, enqueued_at, expires_at, headers, unique_key, ordering_key, result, progress, finished_at, keep_until';
+
+/** The outcome record of the ended job rows of CTE `d` (`RETURNING j.*`): `state`, result and progress expressions, retention parameter; clock `t.ms`. */
+function outcomeOf(d: string, state: 'completed' | 'cancelled', result: string, progress: string, retention: string): string {
+  return `SELECT ${d}.id, ${d}.queue, '${state}', ${d}.payload, ${d}.priority, ${d}.attempts, ${d}.max_attempts, ${d}.visibility_timeout_ms,
+    ${d}.backoff_base_ms, ${d}.dead_letter_retention_ms, ${d}.run_at, ${d}.enqueued_at, ${d}.expires_at, ${d}.headers, ${d}.unique_key,
+    ${d}.ordering_key, ${result}, ${progress}, t.ms, t.ms + ${retention}::bigint FROM ${d}, t`;
+}
+
+/**
+ * Results, progress and cancellation (SPEC §11, migration 10). An outcome record is written in the
+ * statement that deletes the job row, so a result is never lost once its ack committed and a
+ * cancelled job can never run again. Plain acks do not come here.
+ */
+function outcomeSql(s: SchemaSql) {
+  const jobs = `${s.q}.jobs`;
+  const outcomes = `${s.q}.job_outcomes`;
+  // Cancel of the live (or, by id, any) rows of queue $1 matching `sel` ($2). $3 retention ms (null:
+  // forever), $4 cancel wake, $5 result wake, $6 queue wake (promotion) → n, how many were processing.
+  const cancel = (name: string, sel: string) =>
+    s.def(
+      name,
+      `WITH t AS (SELECT ${NOW_MS} AS ms),
+       d AS (DELETE FROM ${jobs} j WHERE j.queue = $1::text AND ${sel} RETURNING j.*),
+       ins AS (INSERT INTO ${outcomes} (${OUTCOME_COLS}) ${outcomeOf('d', 'cancelled', 'NULL::json', 'd.progress', '$3')} WHERE d.state <> 'dead' RETURNING 1),
+       cnt AS (${deleted(s, 'd')})
+       SELECT (SELECT count(*) FROM d) AS n, (SELECT count(*) FROM d WHERE d.state = 'processing') AS running,
+         ${promoteFrom(s, 'd', '$6')} AS promoted, ${foldSometimes(s.q, 'SELECT $1::text FROM d LIMIT 1')} AS folded,
+         CASE WHEN EXISTS (SELECT 1 FROM d WHERE d.state = 'processing') THEN ${s.notify('$4')}::text END AS cancel_woke,
+         (SELECT ${s.notify('$5')}::text FROM ins LIMIT 1) AS result_woke`,
+    );
+  return {
+    /**
+     * ack writing an outcome record: $1 id, $2 token, $3 result json text (null: none), $4 progress
+     * json text (null: the row's), $5 retention ms (null: forever), $6 result wake, $7 queue wake → n.
+     */
+    ackOutcome: s.def(
+      'q_ack_outcome',
+      `WITH t AS (SELECT ${NOW_MS} AS ms),
+       d AS (DELETE FROM ${jobs} j USING t WHERE ${FENCE} RETURNING j.*),
+       ins AS (INSERT INTO ${outcomes} (${OUTCOME_COLS}) ${outcomeOf('d', 'completed', '$3::text::json', 'coalesce($4::text::json, d.progress)', '$5')} RETURNING 1),
+       cnt AS (${countDeltas(s.q, `SELECT d.queue, 'processing', 0, -1 FROM d`)})
+       SELECT (SELECT count(*) FROM d) AS n, ${promoteFrom(s, 'd', '$7')} AS promoted, ${foldSometimes(s.q, 'SELECT d.queue FROM d')} AS folded,
+         (SELECT ${s.notify('$6')}::text FROM ins LIMIT 1) AS woke`,
+    ),
+    /** $1 id, $2 token, $3 progress json text, $4 progress wake → a row when written (fenced like every handle op). */
+    progress: s.def(
+      'q_progress',
+      `WITH u AS (UPDATE ${jobs} j SET progress = $3::text::json FROM (SELECT ${NOW_MS} AS ms) t WHERE ${FENCE} RETURNING j.id)
+       SELECT u.id, ${s.notify('$4')}::text AS woke FROM u`,
+    ),
+    cancelOutcome: cancel('q_cancel_outcome', 'j.id = $2::bigint'),
+    cancelByKeyOutcome: cancel('q_cancel_by_key_outcome', "j.unique_key = $2::text AND j.state IN ('pending', 'processing')"),
+    cancelByOrderingKey: cancel('q_cancel_by_ordering_key', "j.ordering_key = $2::text AND j.state IN ('pending', 'processing')"),
+    /** $1 queue, $2 id: the live or dead row (with progress), else the outcome record, as `JobRow` plus progress, result, finished_at. */
+    getJobFull: s.def(
+      'q_get_full',
+      `SELECT ${jobColumns('j')}, j.progress::text AS progress, NULL::text AS result, NULL::bigint AS finished_at
+       FROM ${jobs} j WHERE j.queue = $1::text AND j.id = $2::bigint
+       UNION ALL
+       SELECT o.id, o.queue, o.state, o.payload::text, o.priority, o.attempts, o.max_attempts, o.visibility_timeout_ms, o.backoff_base_ms,
+         o.dead_letter_retention_ms, o.run_at, o.enqueued_at, o.expires_at, NULL::bigint, NULL::text, NULL::text, NULL::bigint, o.headers::text,
+         o.unique_key, o.ordering_key, o.progress::text, o.result::text, o.finished_at
+       FROM ${outcomes} o WHERE o.queue = $1::text AND o.id = $2::bigint`,
+    ),
+    /** $1 queue, $2 ids bigint[] → ids recorded as cancelled, ascending. */
+    cancelledAmong: s.def(
+      'q_cancelled_among',
+      `SELECT o.id FROM ${outcomes} o WHERE o.queue = $1::text AND o.state = 'cancelled' AND o.id = ANY($2::bigint[]) ORDER BY o.id`,
+    ),
+    /** $1 queue → n: outcome records past their retention deleted. */
+    purgeOutcomes: s.def(
+      'q_purge_outcomes',
+      `WITH d AS (DELETE FROM ${outcomes} o WHERE o.queue = $1::text AND o.keep_until IS NOT NULL AND o.keep_until <= ${NOW_MS} RETURNING 1)
+       SELECT count(*) AS n FROM d`,
     ),
   } satisfies Record<string, Sql>;
 }

@@ -11,6 +11,8 @@ import { always, enqueueResolved, extraParams, keyed, moved, promoted, redriveRe
 import { num, numOrNull } from './executor.js';
 import type { JobRow } from './queue.sql.js';
 import { wakePayload } from './schema-sql.js';
+import type { CancelTarget } from '../../contract/results.js';
+import * as outcomes from './outcomes.js';
 
 /**
  * The PostgreSQL queue driver: each operation one statement (CTE claims with SKIP LOCKED, the
@@ -154,17 +156,32 @@ export class PostgresQueueDriver implements QueueDriver {
     return r.rows.length > 0;
   }
 
-  async cancel(id: number): Promise<boolean> {
-    return counted(await runWaking<Counted>(this.ctx, this.ctx.sql.queue.cancel, [this.queue, id], this.wake, promoted)) > 0;
+  getJob(id: number): Promise<JobInfo | null> {
+    return outcomes.getJobWithOutcome(this.ctx, this.queue, id, toJobInfo);
   }
 
-  async cancelByKey(uniqueKey: string): Promise<boolean> {
-    return counted(await runWaking<Counted>(this.ctx, this.ctx.sql.queue.cancelByKey, [this.queue, uniqueKey], this.wake, promoted)) > 0;
+  ackOutcome(job: ClaimRef, resultText: string | null, progressText: string | null): Promise<boolean> {
+    return outcomes.ackWithOutcome(this.ctx, this.queue, job, resultText, progressText);
   }
 
-  async getJob(id: number): Promise<JobInfo | null> {
-    const r = await this.ctx.exec.run<JobRow>(this.ctx.sql.queue.getJob, [this.queue, id]);
-    return r.rows[0] ? toJobInfo(r.rows[0]) : null;
+  progress(job: ClaimRef, text: string): Promise<boolean> {
+    return outcomes.writeProgress(this.ctx, this.queue, job, text);
+  }
+
+  wakeWaiters(): Promise<void> {
+    return outcomes.wakeWaiters(this.ctx, this.queue);
+  }
+
+  cancelJobs(target: CancelTarget): Promise<number> {
+    return outcomes.cancelJobs(this.ctx, this.queue, target);
+  }
+
+  cancelledAmong(ids: readonly number[]): Promise<number[]> {
+    return outcomes.cancelledAmong(this.ctx, this.queue, ids);
+  }
+
+  listenOn(channel: string): WakeReceiver {
+    return this.ctx.hub.listen(channel);
   }
 
   async getJobByKey(uniqueKey: string): Promise<JobInfo | null> {
@@ -191,7 +208,7 @@ export class PostgresQueueDriver implements QueueDriver {
     // Two statements on purpose: rows expired now are purged in the same call when their retention is 0.
     const expired = await runWaking<Counted>(this.ctx, this.ctx.sql.queue.expire, [this.queue], this.wake, promoted);
     const purged = await this.ctx.exec.run<Counted>(this.ctx.sql.queue.purgeRetained, [this.queue]);
-    return { expired: counted(expired), purged: counted(purged) };
+    return { expired: counted(expired), purged: counted(purged) + (await outcomes.purgeOutcomes(this.ctx, this.queue)) };
   }
 
   async listDead(before: number | null, after: number | null, limit: number): Promise<JobInfo[]> {

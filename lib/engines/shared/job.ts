@@ -4,6 +4,7 @@ import { decodeHeaders } from '../../contract/job-extras.js';
 import type { Job, JobFields } from '../../contract/types.js';
 import { requireDurationMs } from '../../contract/validate.js';
 import { errorText } from '../../internal/outbox-handle.js';
+import { encodeResult, needsOutcome, reportProgress, settleProgress } from '../../contract/results.js';
 import type { ClaimedRow, ClaimRef, QueueDriver } from './queue-driver.js';
 
 // The fields are the contract's JobFields, declared once there; the class adds the operations.
@@ -52,9 +53,9 @@ export class ClaimedJob<T = unknown> implements Job<T> {
     return this.payload as U;
   }
 
-  async ack(): Promise<boolean> {
+  async ack(result?: unknown): Promise<boolean> {
     this.driver.guard();
-    const ok = await this.driver.ack(claimRef(this));
+    const ok = needsOutcome(this, result) ? await ackWithOutcome(this.driver, this, result) : await this.driver.ack(claimRef(this));
     if (ok) this.driver.outcomes.record(this.queue, 'completed');
     return ok;
   }
@@ -64,16 +65,28 @@ export class ClaimedJob<T = unknown> implements Job<T> {
     // One draw per retry without a delay, before the write, even on the last attempt (which the
     // write dead-letters): the same random sequence gives the same delays on both engines.
     const delay = delayMs === undefined ? backoffDelayMs(this.attempts, this.backoffBaseMs, this.driver.random) : requireDurationMs('delayMs', delayMs, { allowZero: true });
+    await flushProgress(this.driver, this);
     const outcome = await this.driver.retry(claimRef(this), delay, errorText(error));
     if (outcome !== null) this.driver.outcomes.record(this.queue, outcome);
+    if (outcome === 'dead') await this.driver.wakeWaiters();
     return outcome !== null;
   }
 
   async fail(error: unknown): Promise<boolean> {
     this.driver.guard();
+    await flushProgress(this.driver, this);
     const ok = await this.driver.fail(claimRef(this), errorText(error));
     if (ok) this.driver.outcomes.record(this.queue, 'dead');
+    // Waiters of the job read its last error (dying is not the plain path).
+    if (ok) await this.driver.wakeWaiters();
     return ok;
+  }
+
+  progress(value: unknown): Promise<boolean> {
+    return reportProgress(this, value, (text) => {
+      this.driver.guard();
+      return this.driver.progress(claimRef(this), text);
+    });
   }
 
   async heartbeat(extendMs: number): Promise<boolean> {
@@ -88,6 +101,18 @@ export class ClaimedJob<T = unknown> implements Job<T> {
     this.driver.guard();
     return this.driver.release(claimRef(this));
   }
+}
+
+/** The ack that records the outcome: the result checked before any I/O, the last progress value with it. */
+async function ackWithOutcome(driver: QueueDriver, job: ClaimedJob, result: unknown): Promise<boolean> {
+  const text = encodeResult(result, job.id, driver.maxPayloadBytes);
+  return driver.ackOutcome(claimRef(job), text, await settleProgress(job));
+}
+
+/** Before a retry or fail: the progress value still waiting for its window is written first (the last value is always stored). */
+async function flushProgress(driver: QueueDriver, job: ClaimedJob): Promise<void> {
+  const text = await settleProgress(job);
+  if (text !== null) await driver.progress(claimRef(job), text);
 }
 
 /** A claim as the driver's fenced operations take it. */

@@ -1,5 +1,6 @@
 import type { EnqueueHeadersHook } from '../../contract/job-extras.js';
 import type { JobWrite } from '../../contract/options.js';
+import type { CancelTarget } from '../../contract/results.js';
 import type { JobFields, JobInfo, QueueSettings, QueueStats, RedriveResult, WakeReceiver } from '../../contract/types.js';
 import type { HandoffRegistry } from '../../internal/handoff.js';
 import type { OutcomeCounter } from '../../internal/outcome-counter.js';
@@ -83,8 +84,7 @@ export interface QueueDriver {
   /** Back to pending at once, giving back the attempt the claim consumed. */
   release(job: ClaimRef): Promise<boolean>;
 
-  cancel(id: number): Promise<boolean>;
-  cancelByKey(uniqueKey: string): Promise<boolean>;
+  /** The job in any state, outcome records included. */
   getJob(id: number): Promise<JobInfo | null>;
   getJobByKey(uniqueKey: string): Promise<JobInfo | null>;
   setPaused(paused: boolean): Promise<void>;
@@ -101,4 +101,18 @@ export interface QueueDriver {
   stats(): Promise<QueueStats>;
   /** A receiver of the queue's wake channel. */
   listen(): WakeReceiver;
+
+  // Results, progress and cancel (SPEC §11; the engines' outcomes.ts).
+  /** Deletes the claimed job and writes its `completed` record (result, progress: null keeps the row's) in the same statement; wakes result waiters. */
+  ackOutcome(job: ClaimRef, resultText: string | null, progressText: string | null): Promise<boolean>;
+  /** Writes the claimed job's progress (fenced); wakes the queue's progress channel. */
+  progress(job: ClaimRef, text: string): Promise<boolean>;
+  /** Wakes the queue's result waiters (a job went dead). */
+  wakeWaiters(): Promise<void>;
+  /** Live jobs end as `cancelled` records (waking the workers of processing ones), dead ones are deleted; resolves how many ended. */
+  cancelJobs(target: CancelTarget): Promise<number>;
+  /** Of `ids` (non-empty), those recorded `cancelled`, ascending. */
+  cancelledAmong(ids: readonly number[]): Promise<number[]>;
+  /** A receiver of one of the queue's engine channels (results, cancels, progress). */
+  listenOn(channel: string): WakeReceiver;
 }

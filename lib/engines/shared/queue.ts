@@ -7,6 +7,8 @@ import { ackBatchInput, claimInput, jobIdsInput, listDeadInput, requireArray, re
 import { HANDOFF, handoffCandidate, type HandoffPoint, type HandoffSlot } from '../../internal/handoff.js';
 import { withNextDue } from '../../internal/next-due.js';
 import { ClaimedJob } from './job.js';
+import { cancelWakeChannel, enqueueAndWaitInput, progressWakeChannel, resultWakeChannel, waitForOutcome, waitInput, type WaitOpts } from '../../contract/results.js';
+import { validateKey } from '../../contract/validate.js';
 import type { QueueDriver } from './queue-driver.js';
 
 /** Where the handle keeps its driver (internal: the driver-level tests reach it here). */
@@ -98,12 +100,48 @@ export class QueueHandle implements Queue {
 
   async cancel(id: number): Promise<boolean> {
     this.driver.guard();
-    return this.driver.cancel(requireJobId('id', id));
+    const target = { id: requireJobId('id', id) };
+    return (await this.driver.cancelJobs(target)) > 0;
   }
 
   async cancelByKey(uniqueKey: string): Promise<boolean> {
     this.driver.guard();
-    return this.driver.cancelByKey(validateUniqueKey(uniqueKey));
+    const target = { uniqueKey: validateUniqueKey(uniqueKey) };
+    return (await this.driver.cancelJobs(target)) > 0;
+  }
+
+  async cancelByOrderingKey(orderingKey: string): Promise<number> {
+    this.driver.guard();
+    const target = { orderingKey: validateKey('orderingKey', orderingKey) };
+    return this.driver.cancelJobs(target);
+  }
+
+  async cancelledAmong(ids: readonly number[]): Promise<number[]> {
+    this.driver.guard();
+    const list = requireArray('ids', ids).map((id, i) => requireJobId(`ids[${i}]`, id));
+    return list.length === 0 ? [] : this.driver.cancelledAmong(list);
+  }
+
+  listenCancels(): WakeReceiver {
+    this.driver.guard();
+    return this.driver.listenOn(cancelWakeChannel(this.name));
+  }
+
+  listenProgress(): WakeReceiver {
+    this.driver.guard();
+    return this.driver.listenOn(progressWakeChannel(this.name));
+  }
+
+  async waitForResult(id: number, opts?: WaitOpts): Promise<unknown> {
+    this.driver.guard();
+    const w = waitInput(id, opts);
+    return waitForOutcome(() => this.driver.listenOn(resultWakeChannel(this.name)), (i) => this.getJob(i), w.id, w.timeoutMs);
+  }
+
+  async enqueueAndWait(payload: unknown, opts?: JobOpts & WaitOpts): Promise<unknown> {
+    this.driver.guard();
+    const { jobOpts, timeoutMs } = enqueueAndWaitInput(opts);
+    return this.waitForResult(await this.enqueue(payload, jobOpts), { timeoutMs });
   }
 
   async getJob(id: number): Promise<JobInfo | null> {

@@ -1,3 +1,4 @@
+import { getJobWithOutcome } from './outcomes.js';
 import { WORKER_SCAN_ROWS, type JobDetail, type JobEdit, type JobPage, type JobSearch, type JobSearchPage, type ListenerState, type ListJobsOpts, type LockInfo, type NamePageOpts, type ReceiptPage, type ReceiptPageOpts, type StoreAdmin, type StreamInfo, type ThroughputPoint, type WorkerInfo } from '../../contract/admin.js';
 import { queueWakeChannel } from '../../contract/names.js';
 import { receiptPage, resolveJobEdit, resolveReceiptPage, toWorkers, type ReceiptRow, type WorkerRow } from '../../internal/admin-extras.js';
@@ -107,7 +108,10 @@ export class SqliteAdmin implements StoreAdmin {
     const name = validateQueue(queue);
     const jobId = requireJobId('id', id);
     const row = await this.core.read('admin.jobDetail', (conn) => conn.stmt(JOB_DETAIL).get({ queue: name, id: jobId }) as (JobRow & { worker_id: string | null; blocked: number }) | undefined);
-    return row ? { ...toJobInfo(row), workerId: row.worker_id, blocked: row.blocked === 1 } : null;
+    // Progress, and the outcome record of a completed or cancelled job (issue #27).
+    const full = await getJobWithOutcome(this.core, name, jobId);
+    if (!row) return full ? { ...full, workerId: null, blocked: false } : null;
+    return { ...toJobInfo(row), ...(full?.progress === undefined ? {} : { progress: full.progress }), workerId: row.worker_id, blocked: row.blocked === 1 };
   }
 
   async editJob(queue: string, id: number, edit: JobEdit): Promise<boolean> {

@@ -3,7 +3,7 @@ import type { SqliteConn } from './connection.js';
 import { QUEUE_COUNTS_STEP } from './counts.sql.js';
 
 /** Version of the `__alkstore_*` tables this build reads and writes: the newest numbered step (SQLITE_MIGRATIONS). */
-export const SCHEMA_VERSION = 9;
+export const SCHEMA_VERSION = 10;
 
 // Throughput minutes for the dashboard (step 6), written by the store's outcome counter every few seconds.
 const THROUGHPUT_DDL = `
@@ -41,6 +41,34 @@ CREATE TABLE IF NOT EXISTS __alkstore_outbox_receipts (
 CREATE INDEX IF NOT EXISTS __alkstore_outbox_receipts_delivered ON __alkstore_outbox_receipts (outbox, delivered_at);
 `;
 
+// Outcome records (step 10, number shared with PostgreSQL migration 10): completed jobs with a
+// result (or progress, or a waiter) and cancelled jobs move here from __alkstore_jobs when they end.
+const OUTCOMES_DDL = `
+CREATE TABLE IF NOT EXISTS __alkstore_job_outcomes (
+  id INTEGER PRIMARY KEY,
+  queue TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('completed', 'cancelled')),
+  payload TEXT NOT NULL,
+  priority INTEGER NOT NULL,
+  attempts INTEGER NOT NULL,
+  max_attempts INTEGER NOT NULL,
+  visibility_timeout_ms INTEGER NOT NULL,
+  backoff_base_ms INTEGER NOT NULL,
+  dead_letter_retention_ms INTEGER,
+  run_at INTEGER NOT NULL,
+  enqueued_at INTEGER NOT NULL,
+  expires_at INTEGER,
+  headers TEXT,
+  unique_key TEXT,
+  ordering_key TEXT,
+  result TEXT,
+  progress TEXT,
+  finished_at INTEGER NOT NULL,
+  keep_until INTEGER
+);
+CREATE INDEX IF NOT EXISTS __alkstore_job_outcomes_keep ON __alkstore_job_outcomes (queue, keep_until) WHERE keep_until IS NOT NULL;
+`;
+
 // Ids of jobs use AUTOINCREMENT so an id is never reused after deletes (a stale
 // `cancel(id)` must not hit a newer job). Stream offsets come from a per-stream
 // head row for the same reason after `trimTo`. Notify ids are pruned keeping
@@ -73,7 +101,8 @@ CREATE TABLE IF NOT EXISTS __alkstore_jobs (
   headers TEXT,
   unique_key TEXT,
   ordering_key TEXT,
-  blocked INTEGER NOT NULL DEFAULT 0
+  blocked INTEGER NOT NULL DEFAULT 0,
+  progress TEXT
 );
 CREATE INDEX IF NOT EXISTS __alkstore_jobs_processing
   ON __alkstore_jobs (queue, claimed_until) WHERE state = 'processing';
@@ -137,7 +166,7 @@ CREATE TABLE IF NOT EXISTS __alkstore_schedules (
   owner TEXT,
   paused INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
-${THROUGHPUT_DDL}${INBOX_DDL}`;
+${THROUGHPUT_DDL}${INBOX_DDL}${OUTCOMES_DDL}`;
 
 /** The engine tables' DDL (idempotent: `CREATE … IF NOT EXISTS`), for `alkstore migrate --print`. The store applies it itself at open. */
 export function sqliteSchemaSql(): string {
@@ -164,6 +193,11 @@ export interface SqliteMigration {
   readonly version: number;
   readonly name: string;
   readonly sql: string;
+  /**
+   * Columns the step adds, each only when missing (SQLite has no `ADD COLUMN IF NOT EXISTS`): a step
+   * above a file's stored version always runs, so it must be idempotent.
+   */
+  readonly addColumns?: readonly { readonly table: string; readonly column: string; readonly type: string }[];
 }
 
 /** Upgrades applied, in order, to existing files that lack them. Fresh files get the full DDL instead. */
@@ -198,6 +232,7 @@ ALTER TABLE __alkstore_schedules ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;
     sql: THROUGHPUT_DDL,
   },
   { version: 9, name: 'inbox and delivery receipts', sql: INBOX_DDL },
+  { version: 10, name: 'job outcomes and progress', sql: OUTCOMES_DDL, addColumns: [{ table: '__alkstore_jobs', column: 'progress', type: 'TEXT' }] },
 ]);
 
 /**
@@ -230,6 +265,10 @@ export function applySchema(conn: SqliteConn): SchemaChange {
       // Above the stored version a step always runs; at or below it, only when it is missing (a gap filled later).
       const covered = m.version <= stored && (legacy || done.get(`migration:${m.version}`) !== undefined);
       if (!covered) {
+        for (const c of m.addColumns ?? []) {
+          const cols = conn.db.prepare(`PRAGMA table_info(${c.table})`).all() as { name: string }[];
+          if (!cols.some((x) => x.name === c.column)) conn.db.exec(`ALTER TABLE ${c.table} ADD COLUMN ${c.column} ${c.type}`);
+        }
         conn.db.exec(m.sql);
         change.applied.push(m);
       }

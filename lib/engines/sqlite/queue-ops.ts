@@ -261,12 +261,6 @@ export function cancelJob(ctx: WriteCtx, queue: string, id: number): boolean {
   return row !== undefined;
 }
 
-export function cancelJobByKey(ctx: WriteCtx, queue: string, uniqueKey: string): boolean {
-  const row = ctx.conn.stmt(Q.CANCEL_BY_KEY).get(queue, uniqueKey) as Ended | undefined;
-  afterEnded(ctx, queue, row);
-  return row !== undefined;
-}
-
 export function sweepQueue(ctx: WriteCtx, queue: string): { expired: number; purged: number } {
   const now = ctx.now;
   const ended = ctx.conn.stmt(Q.EXPIRE).all({ queue, now }) as Ended[];

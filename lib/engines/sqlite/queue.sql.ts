@@ -112,8 +112,6 @@ export const RELEASE = `UPDATE __alkstore_jobs
   WHERE ${VALID}`;
 
 export const CANCEL = 'DELETE FROM __alkstore_jobs WHERE id = ? AND queue = ? RETURNING ordering_key, blocked';
-export const CANCEL_BY_KEY = `DELETE FROM __alkstore_jobs WHERE queue = ? AND unique_key = ? AND state IN ('pending', 'processing') RETURNING ordering_key, blocked`;
-export const GET_JOB = `SELECT ${JOB_COLUMNS} FROM __alkstore_jobs WHERE id = ? AND queue = ?`;
 export const GET_JOB_BY_KEY = `SELECT ${JOB_COLUMNS} FROM __alkstore_jobs WHERE queue = ? AND unique_key = ? AND state IN ('pending', 'processing')`;
 
 export const EXPIRE = `UPDATE __alkstore_jobs
@@ -158,3 +156,36 @@ export const INSERT_CLAIMED_JOB = `INSERT INTO __alkstore_jobs
   VALUES (@queue, 'processing', @payload, @priority, 1, @maxAttempts, @visibility, @backoff, @retention, @runAt, @now, @expiresAt, @headers,
    @token, @now + coalesce(@lease, @visibility), @worker)
   RETURNING ${CLAIMED_ROW}`;
+
+// Results, progress and cancellation (SPEC §11, step 10): an outcome record is inserted from the job
+// row in the write transaction that deletes it. Plain acks do not come here.
+
+const OUTCOME_COLS =
+  'id, queue, state, payload, priority, attempts, max_attempts, visibility_timeout_ms, backoff_base_ms, dead_letter_retention_ms, run_at, enqueued_at, expires_at, headers, unique_key, ordering_key, result, progress, finished_at, keep_until';
+const OUTCOME_FROM_JOB = `id, queue, @state, payload, priority, attempts, max_attempts, visibility_timeout_ms, backoff_base_ms, dead_letter_retention_ms, run_at, enqueued_at, expires_at, headers, unique_key, ordering_key`;
+
+/** The completed record of a claimed job still ours (@id, @token, @now), with @result, @progress (null: the row's) and @keepUntil. */
+export const RECORD_COMPLETED = `INSERT INTO __alkstore_job_outcomes (${OUTCOME_COLS})
+  SELECT ${OUTCOME_FROM_JOB}, @result, coalesce(@progress, progress), @now, @keepUntil FROM __alkstore_jobs WHERE ${VALID}`;
+/** The cancelled record of a live job @id of @queue (progress kept). */
+export const RECORD_CANCELLED = `INSERT INTO __alkstore_job_outcomes (${OUTCOME_COLS})
+  SELECT ${OUTCOME_FROM_JOB}, NULL, progress, @now, @keepUntil FROM __alkstore_jobs WHERE id = @id AND queue = @queue AND state IN ('pending', 'processing')`;
+/** The state of job @id of @queue (live or dead), for a cancel. */
+export const JOB_STATE = `SELECT state FROM __alkstore_jobs WHERE id = ? AND queue = ?`;
+/** Live jobs of an ordering key, in id order: queue, key. */
+export const LIVE_OF_ORDERING_KEY = `SELECT id, state FROM __alkstore_jobs WHERE queue = ? AND ordering_key = ? AND state IN ('pending', 'processing') ORDER BY id`;
+/** The live job holding a unique key, with its state: queue, key. */
+export const LIVE_OF_UNIQUE_KEY = `SELECT id, state FROM __alkstore_jobs WHERE queue = ? AND unique_key = ? AND state IN ('pending', 'processing')`;
+/** A fenced progress write: @progress on a claim still ours. */
+export const WRITE_PROGRESS = `UPDATE __alkstore_jobs SET progress = @progress WHERE ${VALID}`;
+/** The job @id of @queue: live or dead row with progress, else its outcome record. */
+export const GET_JOB_FULL = `SELECT ${JOB_COLUMNS}, progress, NULL AS result, NULL AS finished_at FROM __alkstore_jobs WHERE id = @id AND queue = @queue
+  UNION ALL
+  SELECT id, queue, state, payload, priority, attempts, max_attempts, visibility_timeout_ms, backoff_base_ms, dead_letter_retention_ms, run_at, enqueued_at,
+    expires_at, NULL, NULL, NULL, headers, unique_key, ordering_key, progress, result, finished_at
+  FROM __alkstore_job_outcomes WHERE id = @id AND queue = @queue`;
+/** Of the ids in JSON array @ids, those of @queue recorded cancelled. */
+export const CANCELLED_AMONG = `SELECT o.id FROM json_each(@ids) x JOIN __alkstore_job_outcomes o ON o.id = x.value
+  WHERE o.queue = @queue AND o.state = 'cancelled' ORDER BY o.id`;
+/** Outcome records of @queue past their retention at @now. */
+export const PURGE_OUTCOMES = `DELETE FROM __alkstore_job_outcomes WHERE queue = @queue AND keep_until IS NOT NULL AND keep_until <= @now`;

@@ -12,6 +12,8 @@ import { COUNTS, PRIORITY_HEADS } from './counts.sql.js';
 import * as ops from './queue-ops.js';
 import * as Q from './queue.sql.js';
 import { toJobInfo, type JobRow } from './rows.js';
+import type { CancelTarget } from '../../contract/results.js';
+import * as outcomes from './outcomes.js';
 
 /** The store under a queue driver: its write and read paths, and whether it is closed. */
 export type SqliteQueueCore = SqliteCore & { readonly closed: boolean };
@@ -88,17 +90,32 @@ export class SqliteQueueDriver implements QueueDriver {
     return this.core.write('release', (ctx) => ops.releaseJob(ctx, this.queue, job.id, job.claimToken));
   }
 
-  cancel(id: number): Promise<boolean> {
-    return this.core.write('cancel', (ctx) => ops.cancelJob(ctx, this.queue, id));
+  getJob(id: number): Promise<JobInfo | null> {
+    return outcomes.getJobWithOutcome(this.core, this.queue, id);
   }
 
-  cancelByKey(uniqueKey: string): Promise<boolean> {
-    return this.core.write('cancelByKey', (ctx) => ops.cancelJobByKey(ctx, this.queue, uniqueKey));
+  ackOutcome(job: ClaimRef, resultText: string | null, progressText: string | null): Promise<boolean> {
+    return outcomes.ackWithOutcome(this.core, this.queue, job, resultText, progressText);
   }
 
-  async getJob(id: number): Promise<JobInfo | null> {
-    const row = await this.core.read('getJob', (conn) => conn.stmt(Q.GET_JOB).get(id, this.queue) as JobRow | undefined);
-    return row ? toJobInfo(row) : null;
+  progress(job: ClaimRef, text: string): Promise<boolean> {
+    return outcomes.writeProgress(this.core, this.queue, job, text);
+  }
+
+  wakeWaiters(): Promise<void> {
+    return outcomes.wakeWaiters(this.core, this.queue);
+  }
+
+  cancelJobs(target: CancelTarget): Promise<number> {
+    return outcomes.cancelJobs(this.core, this.queue, target);
+  }
+
+  cancelledAmong(ids: readonly number[]): Promise<number[]> {
+    return outcomes.cancelledAmong(this.core, this.queue, ids);
+  }
+
+  listenOn(channel: string): WakeReceiver {
+    return this.core.wakes(channel);
   }
 
   async getJobByKey(uniqueKey: string): Promise<JobInfo | null> {
@@ -121,7 +138,10 @@ export class SqliteQueueDriver implements QueueDriver {
   }
 
   sweepExpired(): Promise<{ expired: number; purged: number }> {
-    return this.core.write('sweepExpired', (ctx) => ops.sweepQueue(ctx, this.queue));
+    return this.core.write('sweepExpired', (ctx) => {
+      const r = ops.sweepQueue(ctx, this.queue);
+      return { expired: r.expired, purged: r.purged + outcomes.purgeOutcomes(ctx, this.queue) };
+    });
   }
 
   async listDead(before: number | null, after: number | null, limit: number): Promise<JobInfo[]> {

@@ -1,0 +1,91 @@
+import { decodePayload } from '../../contract/codec.js';
+import { queueWakeChannel } from '../../contract/names.js';
+import { cancelWakeChannel, progressWakeChannel, resultWakeChannel, type CancelTarget } from '../../contract/results.js';
+import type { JobInfo } from '../../contract/types.js';
+import { promoted, runWaking, type PgContext } from './context.js';
+import { num, numOrNull } from './executor.js';
+import type { JobRow } from './queue.sql.js';
+import { wakePayload } from './schema-sql.js';
+
+// Results, progress and cancellation on PostgreSQL (SPEC §11): the statements of queue.sql.ts
+// (`outcomeSql`) behind the queue driver. Arguments are checked by the shared handles.
+
+/** A claim as the fenced statements take it. */
+interface Claim {
+  readonly id: number;
+  readonly claimToken: string;
+}
+
+/** The retention of outcome records written for `queue` (its registered options). */
+function retentionOf(ctx: PgContext, queue: string): number | null {
+  return ctx.queueOpts(queue).resultRetentionMs;
+}
+
+/** Deletes the claimed job and writes its `completed` record in one statement. */
+export async function ackWithOutcome(ctx: PgContext, queue: string, job: Claim, resultText: string | null, progressText: string | null): Promise<boolean> {
+  const r = await runWaking<{ n: string }>(
+    ctx,
+    ctx.sql.queue.ackOutcome,
+    [job.id, job.claimToken, resultText, progressText, retentionOf(ctx, queue), wakePayload(resultWakeChannel(queue))],
+    wakePayload(queueWakeChannel(queue)),
+    promoted,
+  );
+  return num(r.rows[0]?.n ?? 0) > 0;
+}
+
+/** One fenced progress write; true when the claim still held. */
+export async function writeProgress(ctx: PgContext, queue: string, job: Claim, text: string): Promise<boolean> {
+  const r = await ctx.exec.run(ctx.sql.queue.progress, [job.id, job.claimToken, text, wakePayload(progressWakeChannel(queue))]);
+  return r.rows.length > 0;
+}
+
+/** Wakes the queue's result waiters (a job went dead; they read `lastError`). */
+export async function wakeWaiters(ctx: PgContext, queue: string): Promise<void> {
+  await ctx.exec.run(ctx.sql.notify.notify, [wakePayload(resultWakeChannel(queue))]);
+}
+
+/** Cancels (see `Queue.cancel`): resolves how many jobs it ended. */
+export async function cancelJobs(ctx: PgContext, queue: string, t: CancelTarget): Promise<number> {
+  const sql = 'id' in t ? ctx.sql.queue.cancelOutcome : 'uniqueKey' in t ? ctx.sql.queue.cancelByKeyOutcome : ctx.sql.queue.cancelByOrderingKey;
+  const value = 'id' in t ? t.id : 'uniqueKey' in t ? t.uniqueKey : t.orderingKey;
+  const r = await runWaking<{ n: string }>(
+    ctx,
+    sql,
+    [queue, value, retentionOf(ctx, queue), wakePayload(cancelWakeChannel(queue)), wakePayload(resultWakeChannel(queue))],
+    wakePayload(queueWakeChannel(queue)),
+    promoted,
+  );
+  return num(r.rows[0]?.n ?? 0);
+}
+
+/** A row of `getJobFull`. */
+interface FullRow extends JobRow {
+  progress: string | null;
+  result: string | null;
+  finished_at: string | null;
+}
+
+/** `queue.getJob(id)`: live, dead, or an outcome record. */
+export async function getJobWithOutcome(ctx: PgContext, queue: string, id: number, toJobInfo: (row: JobRow) => JobInfo): Promise<JobInfo | null> {
+  const r = await ctx.exec.run<FullRow>(ctx.sql.queue.getJobFull, [queue, id]);
+  const row = r.rows[0];
+  if (!row) return null;
+  const extra: { result?: unknown; progress?: unknown; finishedAt?: number } = {};
+  if (row.result !== null) extra.result = decodePayload(row.result, `result of job ${row.id}`);
+  if (row.progress !== null) extra.progress = decodePayload(row.progress, `progress of job ${row.id}`);
+  const finished = numOrNull(row.finished_at);
+  if (finished !== null) extra.finishedAt = finished;
+  return { ...toJobInfo(row), ...extra };
+}
+
+/** `queue.cancelledAmong(ids)` (`ids` non-empty). */
+export async function cancelledAmong(ctx: PgContext, queue: string, ids: readonly number[]): Promise<number[]> {
+  const r = await ctx.exec.run<{ id: string }>(ctx.sql.queue.cancelledAmong, [queue, ids]);
+  return r.rows.map((x) => num(x.id));
+}
+
+/** Deletes the queue's outcome records past their retention (part of `sweepExpired`). */
+export async function purgeOutcomes(ctx: PgContext, queue: string): Promise<number> {
+  const r = await ctx.exec.run<{ n: string }>(ctx.sql.queue.purgeOutcomes, [queue]);
+  return num(r.rows[0]?.n ?? 0);
+}

@@ -1,0 +1,118 @@
+import { expect, it } from '@jest/globals';
+import { Codec, PayloadTooLarge } from '../../lib/contract/errors.js';
+import type { Store } from '../../lib/contract/types.js';
+import type { EngineFixture } from '../helpers/engines.js';
+import { expectError, uid, useEnv, waitFor } from './harness.js';
+import { claimSoon, deferred, startWorker, vectors } from './results-fixtures.js';
+
+/** Job progress (issue #27 item 3): bounded, rate-limited per job, readable by id and announced by a wake. */
+export function progressContract(engine: EngineFixture): void {
+  const env = useEnv(engine);
+  const store = (): Store => env.store;
+
+  it('job.progress(value) is readable through getJob from another store while the job runs', async () => {
+    const q = store().queue(uid('p'));
+    const id = await q.enqueue(1);
+    const job = await claimSoon(q);
+    expect(await job.progress({ pct: 40, stage: 'upload' })).toBe(true);
+    const info = (await env.other.queue(q.name).getJob(id))!;
+    expect([info.state, info.progress]).toEqual(['processing', { pct: 40, stage: 'upload' }]);
+    // The admin API (dashboards, the CLI) shows it too, and the outcome record once the job completes.
+    expect((await env.other.admin().jobDetail(q.name, id))!.progress).toEqual({ pct: 40, stage: 'upload' });
+    await job.ack('done');
+    const detail = (await env.other.admin().jobDetail(q.name, id))!;
+    expect([detail.state, detail.progress, detail.result, detail.workerId]).toEqual(['completed', { pct: 40, stage: 'upload' }, 'done', null]);
+  });
+
+  it('wakes listenProgress receivers of another store on commit', async () => {
+    const q = store().queue(uid('p-wake'));
+    const rx = env.other.queue(q.name).listenProgress();
+    try {
+      await q.enqueue(1);
+      const job = await claimSoon(q);
+      const got = rx.recv(AbortSignal.timeout(20_000));
+      await job.progress(10);
+      expect(await got).not.toBeNull();
+    } finally {
+      rx.close();
+    }
+  });
+
+  it('keeps the newest value of a burst and writes it with the outcome (ack right after the burst)', async () => {
+    const q = store().queue(uid('p-burst'));
+    const id = await q.enqueue(1);
+    const job = await claimSoon(q);
+    const writes = [job.progress(1), job.progress(2), job.progress(3)];
+    expect(await job.ack()).toBe(true);
+    expect(await Promise.all(writes)).toEqual([true, true, true]);
+    const info = (await q.getJob(id))!;
+    expect([info.state, info.progress]).toEqual(['completed', 3]);
+  });
+
+  it('a deferred value is written at the end of its window while the job still runs', async () => {
+    const q = store().queue(uid('p-trail'));
+    const id = await q.enqueue(1);
+    const job = await claimSoon(q);
+    await job.progress('first');
+    const trailing = job.progress('second');
+    expect(await trailing).toBe(true);
+    expect((await q.getJob(id))!.progress).toBe('second');
+  });
+
+  it('the last value survives a retry and a dead letter', async () => {
+    const q = store().queue(uid('p-retry'));
+    const id = await q.enqueue(1, { maxAttempts: 2 });
+    const first = await claimSoon(q);
+    void first.progress('a');
+    void first.progress('b');
+    await first.retry(new Error('x'), 0);
+    expect((await q.getJob(id))!.progress).toBe('b');
+    const second = await claimSoon(q);
+    void second.progress('c');
+    void second.progress('d');
+    await second.fail(new Error('y'));
+    const info = (await q.getJob(id))!;
+    expect([info.state, info.progress]).toEqual(['dead', 'd']);
+  });
+
+  it('a handler of a QueueWorker reports progress that stays readable after the job completes', async () => {
+    const name = uid('p-worker');
+    const seen = deferred<number>();
+    const w = startWorker(env.other, name, async (job) => {
+      await job.progress({ step: 1 });
+      seen.resolve(job.id);
+      return 'ok';
+    });
+    try {
+      const id = await store().queue(name).enqueue(1);
+      expect(await seen.promise).toBe(id);
+      const info = await waitFor('the job completed', async () => {
+        const j = await store().queue(name).getJob(id);
+        return j?.state === 'completed' ? j : null;
+      });
+      expect([info.progress, info.result]).toEqual([{ step: 1 }, 'ok']);
+    } finally {
+      await w.stop();
+    }
+  });
+
+  it('refuses a value over the limit or not JSON before any write, per the conformance vectors', async () => {
+    const q = store().queue(uid('p-limit'));
+    const id = await q.enqueue(1);
+    const job = await claimSoon(q);
+    expect(await job.progress('x'.repeat(vectors.progressLimit.acceptStringOfLength))).toBe(true);
+    const err = await expectError(() => job.progress('x'.repeat(vectors.progressLimit.refuseStringOfLength)), PayloadTooLarge);
+    expect(err.message).toContain('progress');
+    await expectError(() => job.progress({ n: 1n }), Codec);
+    await expectError(() => job.progress(undefined), Codec);
+    expect((await q.getJob(id))!.progress).toBe('x'.repeat(vectors.progressLimit.acceptStringOfLength));
+  });
+
+  it('resolves false once the claim is lost', async () => {
+    const q = store().queue(uid('p-lost'));
+    await q.enqueue(1);
+    const old = await claimSoon(q, 'old', 50);
+    await waitFor('the lapsed job reclaimed', () => q.claimOne('new'), 10_000, 20);
+    expect(await old.progress(1)).toBe(false);
+  });
+}
