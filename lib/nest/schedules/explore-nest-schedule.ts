@@ -4,6 +4,7 @@ import { SCHEDULED_METADATA, SCHEDULED_QUEUE_PREFIX } from '../alkstore.constant
 import { InvalidHandler } from '../errors/invalid-handler.error.js';
 import { SchedulerConflict } from '../errors/scheduler-conflict.error.js';
 import type { DiscoveredScheduled } from '../alkstore.explorer.js';
+import { instanceMethods } from '../utils/discovered-methods.js';
 import {
   NEST_SCHEDULE_CRON_OPTIONS,
   NEST_SCHEDULE_INTERVAL_OPTIONS,
@@ -47,46 +48,37 @@ export function exploreNestSchedule(discovery: DiscoveryService, scanner: Metada
   }
   const scheduled: DiscoveredScheduled[] = [];
   const timeouts: DiscoveredTimeout[] = [];
-  for (const wrapper of [...providers, ...discovery.getControllers()]) {
-    const instance: unknown = wrapper.instance;
-    if (!instance || typeof instance !== 'object') continue;
-    const proto: unknown = Object.getPrototypeOf(instance);
-    if (!proto) continue;
-    const className = (instance.constructor as { name?: string } | undefined)?.name ?? String(wrapper.name);
-    for (const methodName of scanner.getAllMethodNames(proto)) {
-      const method: unknown = (instance as Record<string, unknown>)[methodName];
-      const cron = metadata(NEST_SCHEDULE_CRON_OPTIONS, method) as NestCronMetadata | undefined;
-      const interval = metadata(NEST_SCHEDULE_INTERVAL_OPTIONS, method) as { timeout?: unknown } | undefined;
-      const timeout = metadata(NEST_SCHEDULE_TIMEOUT_OPTIONS, method) as { timeout?: unknown } | undefined;
-      const kinds = [cron && '@Cron', interval && '@Interval', timeout && '@Timeout'].filter((k): k is string => typeof k === 'string');
-      if (kinds.length === 0) continue;
-      const label = `${className}.${methodName}`;
-      const own = (metadata(SCHEDULED_METADATA, method) as unknown[] | undefined) ?? [];
-      if (kinds.length > 1 || own.length > 0) {
-        const all = own.length > 0 ? [...kinds, '@Scheduled'] : kinds;
-        throw new InvalidHandler(`${label} is ambiguous: it carries ${all.join(' and ')}; give each schedule its own method`);
-      }
-      if (!wrapper.isDependencyTreeStatic()) {
-        throw new InvalidHandler(`${label}: ${kinds[0]} methods cannot live on request-scoped (or transient-dependent) providers`);
-      }
-      const fn = method as () => unknown;
-      const call = async (): Promise<unknown> => fn.call(instance);
-      const named = metadata(NEST_SCHEDULER_NAME, method);
-      const name = typeof named === 'string' && named.length > 0 ? named : label;
-      if (timeout) {
-        timeouts.push({ label, timeoutMs: positiveMs(label, '@Timeout', timeout.timeout), call });
-        continue;
-      }
-      const spec = cron ? cronSpec(label, cron) : everySpec(label, interval!.timeout);
-      if (spec === null) continue;
-      scheduled.push({
-        label,
-        call: (_job: Job) => call(),
-        meta: { name, spec, options: { catchUp: 'none', ...(cron && typeof cron.timeZone === 'string' ? { timeZone: cron.timeZone } : {}) } },
-        queue: `${SCHEDULED_QUEUE_PREFIX}${name}`,
-        source: kinds[0] as '@Cron' | '@Interval',
-      });
+  for (const { wrapper, instance, label, method } of instanceMethods(discovery, scanner)) {
+    const cron = metadata(NEST_SCHEDULE_CRON_OPTIONS, method) as NestCronMetadata | undefined;
+    const interval = metadata(NEST_SCHEDULE_INTERVAL_OPTIONS, method) as { timeout?: unknown } | undefined;
+    const timeout = metadata(NEST_SCHEDULE_TIMEOUT_OPTIONS, method) as { timeout?: unknown } | undefined;
+    const kinds = [cron && '@Cron', interval && '@Interval', timeout && '@Timeout'].filter((k): k is string => typeof k === 'string');
+    if (kinds.length === 0) continue;
+    const own = (metadata(SCHEDULED_METADATA, method) as unknown[] | undefined) ?? [];
+    if (kinds.length > 1 || own.length > 0) {
+      const all = own.length > 0 ? [...kinds, '@Scheduled'] : kinds;
+      throw new InvalidHandler(`${label} is ambiguous: it carries ${all.join(' and ')}; give each schedule its own method`);
     }
+    if (!wrapper.isDependencyTreeStatic()) {
+      throw new InvalidHandler(`${label}: ${kinds[0]} methods cannot live on request-scoped (or transient-dependent) providers`);
+    }
+    const fn = method as () => unknown;
+    const call = async (): Promise<unknown> => fn.call(instance);
+    const named = metadata(NEST_SCHEDULER_NAME, method);
+    const name = typeof named === 'string' && named.length > 0 ? named : label;
+    if (timeout) {
+      timeouts.push({ label, timeoutMs: positiveMs(label, '@Timeout', timeout.timeout), call });
+      continue;
+    }
+    const spec = cron ? cronSpec(label, cron) : everySpec(label, interval!.timeout);
+    if (spec === null) continue;
+    scheduled.push({
+      label,
+      call: (_job: Job) => call(),
+      meta: { name, spec, options: { catchUp: 'none', ...(cron && typeof cron.timeZone === 'string' ? { timeZone: cron.timeZone } : {}) } },
+      queue: `${SCHEDULED_QUEUE_PREFIX}${name}`,
+      source: kinds[0] as '@Cron' | '@Interval',
+    });
   }
   return { scheduled, timeouts };
 }
