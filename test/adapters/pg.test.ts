@@ -60,11 +60,18 @@ describeAdapter({
       try {
         await expect(pgTransaction(pool, {} as never, fn)).rejects.toThrow(/pgTransaction\(store\) must be an alkstore Store/);
         const client = await pool.connect();
-        await client.query('BEGIN');
-        await client.query('SELECT 1/0').catch(() => undefined);
-        await expect(pgTransaction(client, store, fn)).rejects.toThrow(/failed transaction/);
-        await client.query('ROLLBACK');
-        client.release();
+        try {
+          await client.query('BEGIN');
+          await client.query('SELECT 1/0').catch(() => undefined);
+          // pg rejects a failed query on its ErrorResponse, which may arrive before the
+          // ReadyForQuery that sets the transaction status to 'E'; a second statement (refused by
+          // the aborted transaction) resolves only after that ReadyForQuery has been read.
+          await client.query('SELECT 1').catch(() => undefined);
+          await expect(pgTransaction(client, store, fn)).rejects.toThrow(/failed transaction/);
+          await client.query('ROLLBACK');
+        } finally {
+          client.release();
+        }
       } finally {
         await pool.end();
       }
