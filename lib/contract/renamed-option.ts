@@ -9,8 +9,10 @@ const warned = new Set<string>();
  * `DeprecationWarning` per process and name), else undefined. Both given with different
  * values is {@link InvalidOption} naming both; both given with one value is that value.
  * `where` names the options object in the warning (`@QueueHandler`, `OutboxSettings`, …).
+ * `warn`, when given, receives the warning instead (a store passes its logger, so each
+ * store that is opened with the old name says so in its own log).
  */
-export function renamedOption(where: string, options: object, oldName: string, newName: string): unknown {
+export function renamedOption(where: string, options: object, oldName: string, newName: string, warn?: (message: string) => void): unknown {
   const o = options as Record<string, unknown>;
   const next = o[newName];
   const old = o[oldName];
@@ -19,8 +21,13 @@ export function renamedOption(where: string, options: object, oldName: string, n
     if (!Object.is(next, old)) throw new InvalidOption(newName, `and ${oldName} are both set, to different values; ${oldName} is the deprecated name of ${newName}: give only ${newName}`);
     return next;
   }
-  warnRenamed(where, oldName, newName);
+  if (warn) warn(renamedMessage(where, oldName, newName));
+  else warnRenamed(where, oldName, newName);
   return old;
+}
+
+function renamedMessage(where: string, oldName: string, newName: string): string {
+  return `alkstore: ${where} option ${oldName} is deprecated, use ${newName} (the old name is removed in 0.4)`;
 }
 
 /** One `DeprecationWarning` per process for a renamed option or value (`where` + `oldName`). */
@@ -28,5 +35,5 @@ export function warnRenamed(where: string, oldName: string, newName: string): vo
   const key = `${where}\u0000${oldName}`;
   if (warned.has(key)) return;
   warned.add(key);
-  process.emitWarning(`alkstore: ${where} option ${oldName} is deprecated, use ${newName} (the old name is removed in 0.4)`, { type: 'DeprecationWarning', code: 'ALKSTORE_RENAMED' });
+  process.emitWarning(renamedMessage(where, oldName, newName), { type: 'DeprecationWarning', code: 'ALKSTORE_RENAMED' });
 }

@@ -1,6 +1,7 @@
 import { InvalidOption } from '../../contract/errors.js';
 import type { EnqueueHeadersHook } from '../../contract/job-extras.js';
 import type { StoreLogger } from '../../contract/types.js';
+import { renamedOption } from '../../contract/renamed-option.js';
 import { asOption, maxPayloadBytesOption, requireBoolean, requireFunction, requireTimerMs } from '../../contract/validate.js';
 
 /**
@@ -74,19 +75,16 @@ export interface ResolvedCommonOptions {
 
 /** Validates the common options before any I/O (`InvalidOption`/`InvalidArgument` naming the option). */
 export function resolveCommonOptions(o: CommonStoreOptions, defaults: { wakeFallbackMs: number; logger: StoreLogger }): ResolvedCommonOptions {
-  const wake = o.wakeFallbackMs === undefined ? undefined : requireTimerMs('wakeFallbackMs', o.wakeFallbackMs);
-  const old = o.pollIntervalMs === undefined ? undefined : requireTimerMs('pollIntervalMs', o.pollIntervalMs);
-  if (wake !== undefined && old !== undefined && wake !== old) {
-    throw new InvalidOption('pollIntervalMs', `is the deprecated name of wakeFallbackMs, and the two disagree (${old} and ${wake}): remove pollIntervalMs`);
-  }
+  if (o.wakeFallbackMs !== undefined) requireTimerMs('wakeFallbackMs', o.wakeFallbackMs);
+  if (o.pollIntervalMs !== undefined) requireTimerMs('pollIntervalMs', o.pollIntervalMs);
+  const logger = o.logger ?? defaults.logger;
+  const wake = renamedOption('store', o, 'pollIntervalMs', 'wakeFallbackMs', (m) => logger.warn(m)) as number | undefined;
   const claimDurability = o.claimDurability ?? 'deferred';
   if (claimDurability !== 'deferred' && claimDurability !== 'immediate') {
     throw new InvalidOption('claimDurability', `must be "deferred" or "immediate", got ${JSON.stringify(claimDurability)}`);
   }
-  const logger = o.logger ?? defaults.logger;
-  if (old !== undefined) logger.warn('alkstore: the store option pollIntervalMs is deprecated and goes in the next minor version; call it wakeFallbackMs (same meaning)');
   return {
-    wakeFallbackMs: wake ?? old ?? defaults.wakeFallbackMs,
+    wakeFallbackMs: wake ?? defaults.wakeFallbackMs,
     claimDurability,
     localHandoff: o.localHandoff === undefined ? true : asOption(() => requireBoolean('localHandoff', o.localHandoff)),
     maxPayloadBytes: maxPayloadBytesOption(o.maxPayloadBytes),
