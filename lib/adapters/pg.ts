@@ -25,6 +25,24 @@ function joined<C extends ClientBase>(client: C, isActive: () => boolean): Joine
 }
 
 /**
+ * The client's transaction status once pg has read the server's ReadyForQuery. pg rejects a failed
+ * statement on its ErrorResponse, before the ReadyForQuery that turns the status to 'E', so right
+ * after a caught failure the status can still say 'T'. A status of 'T' is therefore confirmed by one
+ * read-only round trip, which an aborted transaction refuses (SQLSTATE 25P02).
+ */
+async function settledStatus(client: ClientBase): Promise<string> {
+  const status = client.getTransactionStatus();
+  if (status !== 'T') return status ?? 'unknown';
+  try {
+    await client.query('SELECT 1');
+  } catch (err) {
+    if ((err as { code?: unknown }).code === '25P02') return 'E';
+    throw new Database(`${HELPER}(client): checking the transaction`, err);
+  }
+  return client.getTransactionStatus() ?? 'unknown';
+}
+
+/**
  * Runs `fn` in a `pg` transaction with the store joined to it: alkstore's writes through `tx`
  * (enqueue, outboxEnqueue, publish, notify, saveOffset) run on the transaction's own connection and
  * commit with your business writes through `client`, or vanish with them; wakes fire on commit.
@@ -74,7 +92,7 @@ export async function pgTransaction<T>(poolOrClient: Pool | ClientBase, store: S
   if (isClient(poolOrClient)) {
     assertSameEngine(HELPER, 'client', 'postgres', store);
     const client = poolOrClient;
-    const status = client.getTransactionStatus();
+    const status = await settledStatus(client);
     if (status !== 'T') {
       throw new InvalidOption(
         `${HELPER}(client)`,
