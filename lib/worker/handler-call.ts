@@ -9,65 +9,94 @@ import type { HandlerResult } from './worker-observer.js';
 const TIMEOUT = Symbol('timeout');
 
 /**
- * Calls the handler for `items` (one job, or a batch) with `signal`, and reports each job's result with
- * `each(t, result, error, durationMs)`, after `measured(durationMs)`. `durationMs` is measured when `timed`
- * (0 otherwise). A handler that
- * outruns `handlerTimeoutMs` is reported as `timeout` and its job's own abort controller is aborted.
+ * Where a handler call reports: built once per worker, so a call allocates no callbacks of its own
+ * (at 10 000 jobs in flight every per-call closure and promise is 10 000 of them).
  */
-export async function callHandler(
-  o: WorkerCoreOptions,
-  batchMode: boolean,
-  items: readonly Tracked[],
-  signal: AbortSignal,
-  timed: boolean,
-  measured: (durationMs: number) => void,
-  each: (t: Tracked, result: HandlerResult, error: unknown, durationMs: number) => void,
-): Promise<void> {
-  const started = timed ? performance.now() : 0;
-  const jobs = batchMode || o.wrap ? items.map((t) => t.job) : null;
-  const single = items[0]!.job;
-  let result: HandlerResult = 'ok';
-  let error: unknown = null;
-  let outcomes: BatchOutcomes = undefined;
-  let timer: ReturnType<typeof setTimeout> | undefined;
+export interface HandlerCallSink {
+  /** The call's duration (0 unless `timed`), once per call, before the results. */
+  measured(durationMs: number): void;
+  /** One job's result. */
+  settle(t: Tracked, result: HandlerResult, error: unknown, durationMs: number): void;
+  /** `measured` or `settle` threw: the call's bookkeeping failed. */
+  failed(items: readonly Tracked[], err: unknown): void;
+  /** Last, always, whatever happened. */
+  done(): void;
+}
+
+/**
+ * Calls the handler for `items` (one job, or a batch) with `signal`, and reports each job's result to
+ * `sink.settle(t, result, error, durationMs)`, after `sink.measured(durationMs)`, then `sink.done()`.
+ * `durationMs` is measured when `timed` (0 otherwise). A handler that outruns `handlerTimeoutMs` is
+ * reported as `timeout` and its job's own abort controller is aborted. Never rejects (when the sink
+ * does not throw from `failed` or `done`).
+ */
+export async function callHandler(o: WorkerCoreOptions, batchMode: boolean, items: readonly Tracked[], signal: AbortSignal, timed: boolean, sink: HandlerCallSink): Promise<void> {
   try {
-    // async: a synchronous throw of the handler becomes a rejection.
-    const invoke = async (): Promise<unknown> => (batchMode ? o.batchHandler!(jobs!, signal) : o.handler!(single, signal));
-    const attempt = o.wrap ? o.wrap(jobs!, invoke) : invoke();
-    if (o.handlerTimeoutMs === undefined) {
-      outcomes = (await attempt) as BatchOutcomes;
-    } else {
-      const ms = o.handlerTimeoutMs;
-      const timedOut = new Promise<typeof TIMEOUT>((resolve) => {
-        timer = setTimeout(() => resolve(TIMEOUT), ms);
-      });
-      const r = await Promise.race([attempt, timedOut]);
-      if (r === TIMEOUT) {
+    const started = timed ? performance.now() : 0;
+    let result: HandlerResult = 'ok';
+    let error: unknown = null;
+    let outcomes: BatchOutcomes = undefined;
+    try {
+      outcomes = (await (o.wrap || o.handlerTimeoutMs !== undefined ? guarded(o, batchMode, items, signal) : direct(o, batchMode, items, signal))) as BatchOutcomes;
+    } catch (err) {
+      if (err instanceof TimedOut) {
         result = 'timeout';
-        error = o.timeoutError ? o.timeoutError(ms) : new Error(`handler timed out after ${ms} ms`);
-        items[0]!.abort?.abort(error);
+        error = err.error;
       } else {
-        outcomes = r as BatchOutcomes;
+        error = err;
+        result = isPermanent(err) ? 'permanent' : 'error';
       }
     }
+    const durationMs = timed ? performance.now() - started : 0;
+    sink.measured(durationMs);
+    for (let i = 0; i < items.length; i++) {
+      const t = items[i]!;
+      let r = result;
+      let e = error;
+      if (r === 'ok' && batchMode && Array.isArray(outcomes) && outcomes[i] instanceof Error) {
+        e = outcomes[i];
+        r = isPermanent(e) ? 'permanent' : 'error';
+      }
+      // A single handler's return value is its job's result (written only with `keepResults`).
+      if (r === 'ok' && !batchMode) t.result = outcomes;
+      sink.settle(t, r, e, durationMs);
+    }
   } catch (err) {
-    error = err;
-    result = isPermanent(err) ? 'permanent' : 'error';
+    sink.failed(items, err);
+  } finally {
+    sink.done();
+  }
+}
+
+/** The plain call: the handler's promise itself (a synchronous throw lands in the caller's try). */
+function direct(o: WorkerCoreOptions, batchMode: boolean, items: readonly Tracked[], signal: AbortSignal): unknown {
+  return batchMode ? o.batchHandler!(items.map((t) => t.job), signal) : o.handler!(items[0]!.job, signal);
+}
+
+/** A handler that outran `handlerTimeoutMs`: `error` is what the job fails with. */
+class TimedOut {
+  constructor(readonly error: unknown) {}
+}
+
+/** The call inside `wrap`, and raced against `handlerTimeoutMs` when one is set (rejects with {@link TimedOut}). */
+async function guarded(o: WorkerCoreOptions, batchMode: boolean, items: readonly Tracked[], signal: AbortSignal): Promise<unknown> {
+  const jobs = items.map((t) => t.job);
+  // async: a synchronous throw of the handler becomes a rejection.
+  const invoke = async (): Promise<unknown> => (batchMode ? o.batchHandler!(jobs, signal) : o.handler!(jobs[0]!, signal));
+  const attempt = o.wrap ? o.wrap(jobs, invoke) : invoke();
+  if (o.handlerTimeoutMs === undefined) return attempt;
+  const ms = o.handlerTimeoutMs;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timedOut = new Promise<typeof TIMEOUT>((resolve) => {
+    timer = setTimeout(() => resolve(TIMEOUT), ms);
+  });
+  try {
+    const r = await Promise.race([attempt, timedOut]);
+    if (r !== TIMEOUT) return r;
   } finally {
     clearTimeout(timer);
   }
-  const durationMs = timed ? performance.now() - started : 0;
-  measured(durationMs);
-  for (let i = 0; i < items.length; i++) {
-    const t = items[i]!;
-    let r = result;
-    let e = error;
-    if (r === 'ok' && batchMode && Array.isArray(outcomes) && outcomes[i] instanceof Error) {
-      e = outcomes[i];
-      r = isPermanent(e) ? 'permanent' : 'error';
-    }
-    // A single handler's return value is its job's result (written only with `keepResults`).
-    if (r === 'ok' && !batchMode) t.result = outcomes;
-    each(t, r, e, durationMs);
-  }
+  const error = o.timeoutError ? o.timeoutError(ms) : new Error(`handler timed out after ${ms} ms`);
+  items[0]!.abort?.abort(error);
+  throw new TimedOut(error);
 }

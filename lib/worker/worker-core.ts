@@ -6,7 +6,7 @@ import { nextDueOf } from '../internal/next-due.js';
 import { errorText } from '../internal/outbox-handle.js';
 import { sleep } from '../internal/sleep.js';
 import { AdaptivePrefetch } from './adaptive-prefetch.js';
-import { callHandler } from './handler-call.js';
+import { callHandler, type HandlerCallSink } from './handler-call.js';
 import { CancelWatch } from './cancel-watch.js';
 import { HandoffTaker } from './handoff-taker.js';
 import { LeaseRenewal } from './lease-renewal.js';
@@ -45,6 +45,21 @@ export class WorkerCore {
   private readonly buffer: PrefetchBuffer;
   private readonly outcomes: OutcomeWriter;
   private readonly leases: LeaseRenewal;
+  /** Where every handler call reports (one object, so a call allocates no callbacks). */
+  private readonly callSink: HandlerCallSink = {
+    measured: (durationMs) => this.auto?.handled(durationMs),
+    settle: (t, result, error, durationMs) => this.outcomes.settle(t, result, error, durationMs),
+    failed: (items, err) => {
+      this.o.logger.error(`${this.o.name}: bookkeeping of job ${items[0]!.job.id} failed`, err);
+      for (const t of items) if (t.state === 'running') this.untrack(t);
+    },
+    done: () => {
+      this.runningCalls -= 1;
+      this.changed.fire();
+      this.buffer.startReady();
+      this.slotFreed();
+    },
+  };
   private readonly handoff: HandoffTaker;
   private readonly waits: WorkWait;
   private readonly health: StoreHealth;
@@ -375,25 +390,7 @@ export class WorkerCore {
     for (const t of items) t.state = 'running';
     if (this.o.renewLeases) this.leases.schedule(items[0]!.dueAt);
     const timed = this.obs !== null || this.o.handlerTimeoutMs !== undefined || this.auto !== null;
-    void callHandler(
-      this.o,
-      this.batchMode,
-      items,
-      this.signalFor(items),
-      timed,
-      (durationMs) => this.auto?.handled(durationMs),
-      (t, result, error, durationMs) => this.outcomes.settle(t, result, error, durationMs),
-    )
-      .catch((err: unknown) => {
-        this.o.logger.error(`${this.o.name}: bookkeeping of job ${items[0]!.job.id} failed`, err);
-        for (const t of items) if (t.state === 'running') this.untrack(t);
-      })
-      .finally(() => {
-        this.runningCalls -= 1;
-        this.changed.fire();
-        this.buffer.startReady();
-        this.slotFreed();
-      });
+    void callHandler(this.o, this.batchMode, items, this.signalFor(items), timed, this.callSink);
   }
 
   private signalFor(items: Tracked[]): AbortSignal {
