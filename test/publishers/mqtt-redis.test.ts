@@ -159,6 +159,25 @@ for (const engine of contractEngines()) {
       expect((await expectError(() => new RedisStreamsPublisher({ stream: 's', producerId: '' }), InvalidOption)).message).toContain('producerId');
     });
 
+    it('Redis Streams: starts with the server down: logs it once, claims nothing, health says degraded; an unknown stream template field is refused', async () => {
+      const err = await expectError(() => new RedisStreamsPublisher({ stream: 'orders:{bogus}' }), InvalidOption);
+      expect(err.message).toContain('{bogus}');
+      const outbox = uid('redis-down');
+      const id = await store.outboxEnqueue(outbox, 1);
+      const logger = recordingLogger();
+      const d = new OutboxDispatcher({ store, outbox, logger, publisher: new RedisStreamsPublisher({ url: 'redis://127.0.0.1:1', stream: 'x', reconnectWaitMs: 20, redisOptions: { retryStrategy: () => null } }) });
+      const run = start(d);
+      try {
+        await waitFor('the outage logged', () => logger.lines.length > 0);
+        await pause(100); // room for more attempts: the proof is the single line
+        expect(logger.lines.filter((l) => l.includes('unreachable'))).toHaveLength(1);
+        expect(d.health().status).toBe('degraded');
+        expect(await store.outbox(outbox).queue.getJob(id)).toMatchObject({ state: 'pending', attempts: 0 });
+      } finally {
+        await run.stop();
+      }
+    });
+
     it('Redis Streams: waitAof on a server without appendonly is refused at startup; a message above maxMessageBytes is dead at once', async () => {
       const [, aof] = (await redis.config('GET', 'appendonly')) as [string, string];
       const outbox = uid('redis-bad');
