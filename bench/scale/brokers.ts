@@ -4,8 +4,14 @@
  *
  * - `bare`: the broker client alone, 64 publishes in flight, each awaiting its ack;
  * - `outbox`: N messages committed to the outbox, then 1, 2 and 4 relays
- *   (dispatchers with the broker publisher, maxInFlight 64, in this process)
- *   until the broker holds all N: msgs/s, and the ratio to `bare`;
+ *   (dispatchers with the broker publisher, concurrency 64, in this process)
+ *   until the broker holds all N: msgs/s from the moment every relay is
+ *   connected, and the ratio to `bare`; `1relay_c256` is one relay with
+ *   concurrency 256 (a deeper pipeline); `1relay_no_receipts` skips the
+ *   receipt write;
+ * - `cpu_us_per_msg`: this process's CPU time per message (user + system) of
+ *   the bare loop and of one relay: the relay's ceiling on a CPU-bound machine
+ *   is the ratio of the two;
  * - `latency`: one message per transaction at a steady pace while one relay
  *   runs, commit (the transaction resolved) to the consumer receiving it: p50 / p99.
  */
@@ -109,15 +115,22 @@ async function rabbitBroker(): Promise<Broker> {
   };
 }
 
-async function bareRate(n: number, publish: (i: number) => Promise<void>): Promise<number> {
+/** Microseconds of this process's CPU (user + system) since `from`, per message. */
+function cpuPerMessage(from: NodeJS.CpuUsage, n: number): number {
+  const c = process.cpuUsage(from);
+  return Math.round((c.user + c.system) / n);
+}
+
+async function bareRate(n: number, publish: (i: number) => Promise<void>): Promise<{ rate: number; cpuUs: number }> {
   let next = 0;
+  const c0 = process.cpuUsage();
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: IN_FLIGHT }, async () => {
       while (next < n) await publish(next++);
     }),
   );
-  return n / ((performance.now() - t0) / 1000);
+  return { rate: n / ((performance.now() - t0) / 1000), cpuUs: cpuPerMessage(c0, n) };
 }
 
 async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs = 120_000): Promise<void> {
@@ -128,12 +141,13 @@ async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs 
   }
 }
 
-function relays(store: Store, outbox: string, count: number, publisher: () => Publisher, receipts = true): { stop: () => Promise<void> } {
+function relays(store: Store, outbox: string, count: number, publisher: () => Publisher, receipts = true, concurrency = IN_FLIGHT): { connected: () => Promise<void>; stop: () => Promise<void> } {
   const ac = new AbortController();
-  const runs = Array.from({ length: count }, () =>
-    new OutboxDispatcher({ store, outbox, publisher: publisher(), receipts, logger: quiet, settings: { batchSize: 64, maxInFlight: IN_FLIGHT, pollIntervalMs: 5 } }).run(ac.signal),
-  );
+  const dispatchers = Array.from({ length: count }, () => new OutboxDispatcher({ store, outbox, publisher: publisher(), receipts, logger: quiet, settings: { claimSize: 64, concurrency, busyPollIntervalMs: 5 } }));
+  const runs = dispatchers.map((d) => d.run(ac.signal));
   return {
+    // The bare loop's connection is open before its clock starts: so are the relays'.
+    connected: () => waitUntil('every relay connected', async () => dispatchers.every((d) => d.health().status === 'up')),
     stop: async () => {
       ac.abort();
       await Promise.all(runs);
@@ -159,24 +173,30 @@ export async function brokerWorkload(engine: ScaleEngine, jobs: number, samples:
     const store = await target.open();
     try {
       const bareDest = await broker.fresh();
-      const bare = await bareRate(n, bareDest.bare);
+      const { rate: bare, cpuUs: bareCpu } = await bareRate(n, bareDest.bare);
       await bareDest.cleanup();
       out[`B8_${broker.name}_${engine}_bare_msgs_s`] = Math.round(bare);
-      log(`B8 ${broker.name} ${engine}: bare ${Math.round(bare)} msgs/s`);
-      for (const r of [...RELAYS, 'no-receipts'] as const) {
+      out[`B8_${broker.name}_${engine}_bare_cpu_us_per_msg`] = bareCpu;
+      log(`B8 ${broker.name} ${engine}: bare ${Math.round(bare)} msgs/s, ${bareCpu} µs CPU per message`);
+      for (const r of [...RELAYS, 'c256', 'no-receipts'] as const) {
         const dest = await broker.fresh();
         const outbox = uniqueId(`b8-${r}`);
         await fill(store, outbox, n);
+        const run = typeof r === 'number' ? relays(store, outbox, r, dest.publisher) : relays(store, outbox, 1, dest.publisher, r !== 'no-receipts', r === 'c256' ? 256 : IN_FLIGHT);
+        await run.connected();
+        const c0 = process.cpuUsage();
         const t0 = performance.now();
-        const run = r === 'no-receipts' ? relays(store, outbox, 1, dest.publisher, false) : relays(store, outbox, r, dest.publisher);
+        const before = await dest.stored();
         await waitUntil(`${n} messages on the broker`, async () => (await dest.stored()) >= n);
-        const rate = n / ((performance.now() - t0) / 1000);
+        const rate = (n - before) / ((performance.now() - t0) / 1000);
+        const cpuUs = cpuPerMessage(c0, Math.max(1, n - before));
         await run.stop();
         await dest.cleanup();
-        const label = r === 'no-receipts' ? '1relay_no_receipts' : `${r}relay`;
+        const label = r === 'no-receipts' ? '1relay_no_receipts' : r === 'c256' ? '1relay_c256' : `${r}relay`;
         out[`B8_${broker.name}_${engine}_outbox_${label}_msgs_s`] = Math.round(rate);
         out[`B8_${broker.name}_${engine}_outbox_${label}_vs_bare`] = Math.round((rate / bare) * 100) / 100;
-        log(`B8 ${broker.name} ${engine}: outbox ${label} ${Math.round(rate)} msgs/s (${(rate / bare).toFixed(2)}× bare)`);
+        if (r === 1) out[`B8_${broker.name}_${engine}_outbox_1relay_cpu_us_per_msg`] = cpuUs;
+        log(`B8 ${broker.name} ${engine}: outbox ${label} ${Math.round(rate)} msgs/s (${(rate / bare).toFixed(2)}× bare), ${cpuUs} µs CPU per message`);
       }
       const dest = await broker.fresh();
       const committed = new Map<string, number>();

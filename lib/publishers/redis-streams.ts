@@ -29,6 +29,55 @@ export interface RedisStreamsPublisherOptions {
   readonly maxMessageBytes?: number;
   /** Pause between connection attempts at startup (default 1000 ms). */
   readonly reconnectWaitMs?: number;
+  /**
+   * Broker-side dedup with `XADD … IDMP <producerId> <outbox id>` (Redis 8.6+).
+   * `'auto'` (default): probed once at connect and used when the server has
+   * it; without it, the publisher says so once (log and health detail) and a
+   * republish is a second entry, absorbed by the consumer's inbox only.
+   * `'off'`: never used.
+   */
+  readonly idmp?: 'auto' | 'off';
+  /** The IDMP producer id (default `alkstore:<outbox>`): the scope the outbox ids are unique in. */
+  readonly producerId?: string;
+}
+
+/** What the Redis Streams publisher dedups with: `idmp` (XADD IDMP), `none` (the server has no IDMP, or `idmp: 'off'`), `unknown` before connect. */
+export type RedisDedup = 'idmp' | 'none' | 'unknown';
+
+/** Redis's IDMP-DURATION default (seconds), which a stream has until `XCFGSET` changes it. */
+export const REDIS_IDMP_DEFAULT_DURATION_S = 100;
+
+/** What the health detail and the startup log say when the server has no IDMP. */
+export const REDIS_NO_DEDUP = 'no broker-side dedup: this Redis has no XADD IDMP (Redis 8.6+), so a republish is a second entry, absorbed by the consumer inbox only';
+
+/**
+ * Whether the server accepts `XADD … IDMP`: a probe that never writes
+ * (`NOMKSTREAM` on a key that does not exist). A server with IDMP answers
+ * nil; an older one rejects the arguments (Redis 7: "Invalid stream ID").
+ */
+export async function probeRedisIdmp(redis: Pick<Redis, 'call'>): Promise<{ supported: boolean; reason: string }> {
+  const key = `__alkstore:idmp-probe:${process.pid}:${Math.random().toString(36).slice(2)}`;
+  try {
+    await redis.call('XADD', key, 'NOMKSTREAM', 'IDMP', 'alkstore-probe', 'probe', '*', 'probe', '1');
+    return { supported: true, reason: 'XADD IDMP accepted' };
+  } catch (err) {
+    return { supported: false, reason: err instanceof Error ? err.message : String(err) };
+  }
+}
+
+/**
+ * Refuses an IDMP window (the stream's IDMP-DURATION, seconds) shorter than
+ * the dispatcher's retry horizon, naming both numbers and the fix.
+ * @throws InvalidOption
+ */
+export function checkIdmpWindow(stream: string, durationS: number, ctx: Pick<PublisherContext, 'outbox' | 'retryHorizonMs' | 'horizonTerms'>): void {
+  const windowMs = durationS * 1000;
+  if (windowMs >= ctx.retryHorizonMs) return;
+  const needS = Math.ceil(ctx.retryHorizonMs / 1000);
+  throw new InvalidOption(
+    'IDMP-DURATION',
+    `of Redis stream ${JSON.stringify(stream)} is ${windowMs} ms, shorter than the retry horizon of outbox ${JSON.stringify(ctx.outbox)}: ${ctx.retryHorizonMs} ms (${ctx.horizonTerms}); run XCFGSET ${stream} IDMP-DURATION ${needS} (at most 86400), shorten those settings, or set idmp: 'off'`,
+  );
 }
 
 /**
@@ -36,9 +85,13 @@ export interface RedisStreamsPublisherOptions {
  * `connect`). Each entry has the fields `id` (the outbox id), `payload` (JSON)
  * and `headers` (JSON, the envelope included). Success on the XADD reply,
  * which confirms **memory only**; with `waitAof` it also waits for the AOF
- * fsync (`WAITAOF`). Redis 7 has no stream dedup, so a republish is a second
- * entry: consumers dedupe on `id` with an inbox. The receipt is
- * `{ broker, stream, entryId, aof }`.
+ * fsync (`WAITAOF`). Where the server has `XADD … IDMP` (Redis 8.6+, probed
+ * once at connect) the outbox id is the idempotent id, so a republish within
+ * the stream's IDMP window adds no second entry; a static stream's
+ * IDMP-DURATION shorter than the retry horizon is refused at connect. Without
+ * IDMP (Redis 7) a republish is a second entry: consumers dedupe on `id` with
+ * an inbox, and the publisher says so in its startup log and health detail.
+ * The receipt is `{ broker, stream, entryId, aof }`.
  */
 export class RedisStreamsPublisher implements Publisher {
   readonly broker = 'redis-streams';
@@ -47,6 +100,8 @@ export class RedisStreamsPublisher implements Publisher {
   private ctx: PublisherContext | null = null;
   private outage: OutageLog | null = null;
   private closed = false;
+  private idmp: RedisDedup = 'unknown';
+  private producerId = '';
 
   /** @throws InvalidOption naming the field, before any I/O */
   constructor(private readonly options: RedisStreamsPublisherOptions) {
@@ -60,6 +115,13 @@ export class RedisStreamsPublisher implements Publisher {
       if (!Number.isInteger(w.timeoutMs) || w.timeoutMs < 1) throw new InvalidOption('waitAof.timeoutMs', 'must be an integer ≥ 1');
       if (w.local === 0 && w.replicas === 0) throw new InvalidOption('waitAof', 'must wait for the local AOF or at least one replica');
     }
+    if (options.idmp !== undefined && options.idmp !== 'auto' && options.idmp !== 'off') throw new InvalidOption('idmp', `must be 'auto' or 'off', got ${JSON.stringify(options.idmp)}`);
+    if (options.producerId !== undefined && (typeof options.producerId !== 'string' || options.producerId.length === 0)) throw new InvalidOption('producerId', 'must be a non-empty string');
+  }
+
+  /** The broker-side dedup in use: known after `connect`. */
+  get dedup(): RedisDedup {
+    return this.idmp;
   }
 
   async connect(ctx: PublisherContext, signal: AbortSignal): Promise<void> {
@@ -78,6 +140,7 @@ export class RedisStreamsPublisher implements Publisher {
             const [, value] = (await redis.config('GET', 'appendonly')) as [string, string];
             if (value !== 'yes') throw new InvalidOption('waitAof.local', `is 1 but the server has appendonly ${JSON.stringify(value)}; enable appendonly or wait for replicas only`);
           }
+          await this.detectIdmp(redis, ctx);
           this.redis = redis;
         },
         {
@@ -104,7 +167,8 @@ export class RedisStreamsPublisher implements Publisher {
     const trim = this.options.maxLen === undefined ? [] : ['MAXLEN', '~', String(this.options.maxLen)];
     const w = this.options.waitAof;
     const run = async (): Promise<{ entryId: string; aof: boolean }> => {
-      const entryId = await redis.xadd(stream, ...trim, '*', 'id', String(message.id), 'payload', body, 'headers', JSON.stringify(message.headers));
+      const idmp = this.idmp === 'idmp' ? ['IDMP', this.producerId, String(message.id)] : [];
+      const entryId = (await redis.call('XADD', stream, ...idmp, ...trim, '*', 'id', String(message.id), 'payload', body, 'headers', JSON.stringify(message.headers))) as string | null;
       if (!entryId) throw new PublishFailed(`XADD to ${JSON.stringify(stream)} returned no entry id`);
       if (w) {
         const [local, replicas] = (await redis.call('WAITAOF', String(w.local), String(w.replicas), String(w.timeoutMs))) as [number, number];
@@ -118,8 +182,32 @@ export class RedisStreamsPublisher implements Publisher {
 
   health(): PublisherHealth {
     if (this.closed) return { status: 'down' };
-    if (this.redis?.status === 'ready') return { status: 'up' };
+    if (this.redis?.status === 'ready') return this.idmp === 'none' && this.options.idmp !== 'off' ? { status: 'up', detail: REDIS_NO_DEDUP } : { status: 'up' };
     return { status: 'degraded', ...(this.outage?.detail ? { detail: this.outage.detail } : {}) };
+  }
+
+  /** Probes IDMP once (cached for this connection) and, where it is used on a static stream, checks its window. */
+  private async detectIdmp(redis: Redis, ctx: PublisherContext): Promise<void> {
+    this.producerId = this.options.producerId ?? `alkstore:${ctx.outbox}`;
+    if (this.options.idmp === 'off') {
+      this.idmp = 'none';
+      return;
+    }
+    const probe = await probeRedisIdmp(redis);
+    if (!probe.supported) {
+      this.idmp = 'none';
+      ctx.logger.warn(`Redis Streams publisher of outbox ${JSON.stringify(ctx.outbox)}: ${REDIS_NO_DEDUP} (the probe said: ${probe.reason})`);
+      return;
+    }
+    this.idmp = 'idmp';
+    if (typeof this.options.stream === 'string' && !this.options.stream.includes('{')) {
+      checkIdmpWindow(this.options.stream, await idmpDuration(redis, this.options.stream), ctx);
+      ctx.logger.log(`Redis Streams publisher of outbox ${JSON.stringify(ctx.outbox)}: XADD IDMP with producer id ${JSON.stringify(this.producerId)}`);
+    } else {
+      ctx.logger.warn(
+        `Redis Streams publisher of outbox ${JSON.stringify(ctx.outbox)}: XADD IDMP with producer id ${JSON.stringify(this.producerId)}; the stream key is a template, so each stream's IDMP-DURATION (default ${REDIS_IDMP_DEFAULT_DURATION_S} s) is not checked against the retry horizon of ${ctx.retryHorizonMs} ms: set it with XCFGSET`,
+      );
+    }
   }
 
   async close(): Promise<void> {
@@ -128,4 +216,17 @@ export class RedisStreamsPublisher implements Publisher {
     this.redis = null;
     if (r && !this.options.client) await r.quit().catch(() => r.disconnect());
   }
+}
+
+/** A stream's IDMP-DURATION (seconds) from XINFO STREAM; Redis's default for a stream that does not exist yet or reports none. */
+async function idmpDuration(redis: Redis, stream: string): Promise<number> {
+  let info: unknown[];
+  try {
+    info = (await redis.call('XINFO', 'STREAM', stream)) as unknown[];
+  } catch {
+    // No such key yet: the first XADD creates it with the default.
+    return REDIS_IDMP_DEFAULT_DURATION_S;
+  }
+  for (let i = 0; i + 1 < info.length; i += 2) if (String(info[i]) === 'idmp-duration') return Number(info[i + 1]);
+  return REDIS_IDMP_DEFAULT_DURATION_S;
 }

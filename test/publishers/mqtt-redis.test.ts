@@ -4,7 +4,10 @@ import type { Redis } from 'ioredis';
 import { InvalidOption } from '../../lib/contract/errors.js';
 import type { Store } from '../../lib/contract/types.js';
 import { OutboxDispatcher } from '../../lib/outbox/index.js';
-import { MqttPublisher, RedisStreamsPublisher } from '../../lib/publishers/index.js';
+import { MqttPublisher, readEnvelope, RedisStreamsPublisher } from '../../lib/publishers/index.js';
+import { checkIdmpWindow, probeRedisIdmp, REDIS_NO_DEDUP } from '../../lib/publishers/redis-streams.js';
+import { publisherContext } from '../../lib/outbox/publisher-delivery.js';
+import { OutboxSettings } from '../../lib/outbox/outbox-settings.js';
 import { contractEngines, waitFor, withEngineDb } from '../helpers/engines.js';
 import { MQTT_URL, REDIS_URL, brokerName, requireBroker } from '../helpers/brokers.js';
 import { expectError, pause, uid } from '../contract/harness.js';
@@ -108,6 +111,71 @@ for (const engine of contractEngines()) {
       expect(JSON.parse(f0.payload)).toEqual({ i: 0 });
       expect(JSON.parse(f0.headers)).toMatchObject({ 'message-type': 'order.placed' });
       expect((await store.outbox(outbox).receipt(ids[0]!))?.receipt).toEqual({ broker: 'redis-streams', stream: key, entryId: f0.entryId, aof: false });
+    });
+
+    it('Redis Streams: IDMP is probed once at connect without writing; this server without it (Redis < 8.6) gets the fallback: said once in the log and in health, the id in a field, a republish a second entry', async () => {
+      const version = /redis_version:(\d+)\.(\d+)/.exec(await redis.info('server'))!;
+      const hasIdmp = Number(version[1]) > 8 || (Number(version[1]) === 8 && Number(version[2]) >= 6);
+      const keysBefore = (await redis.keys('__alkstore:idmp-probe:*')).length;
+      const probe = await probeRedisIdmp(redis);
+      expect(probe.supported).toBe(hasIdmp);
+      expect((await redis.keys('__alkstore:idmp-probe:*')).length).toBe(keysBefore);
+
+      const key = brokerName('alk:idmp');
+      const outbox = uid('redis-idmp');
+      const logger = recordingLogger();
+      const publisher = new RedisStreamsPublisher({ url: REDIS_URL, stream: key });
+      expect(publisher.dedup).toBe('unknown');
+      const d = new OutboxDispatcher({ store, outbox, logger, publisher, settings: { leaseMs: 10_000, publishTimeoutMs: 5_000, retry: { maxAttempts: 2, baseMs: 100, maxDelayMs: 100 } }, restartAllowanceMs: 1_000 });
+      const id = await store.outboxEnqueue(outbox, { n: 1 });
+      const run = start(d);
+      try {
+        await waitFor('the message acked', () => settled(outbox));
+        expect(publisher.dedup).toBe(hasIdmp ? 'idmp' : 'none');
+        if (!hasIdmp) {
+          expect(d.health()).toEqual({ status: 'up', detail: REDIS_NO_DEDUP });
+          expect(logger.lines.filter((l) => l.includes('no broker-side dedup'))).toHaveLength(1);
+        }
+        // The same message published again (a republish after a lost reply): a second entry without IDMP.
+        const again = { id, outbox, payload: { n: 1 }, headers: {}, envelope: readEnvelope(id, {}), attempts: 2, key: null };
+        await publisher.publish(again, new AbortController().signal);
+      } finally {
+        await run.stop();
+      }
+      const entries = await redis.xrange(key, '-', '+');
+      await redis.del(key);
+      expect(entries.map(([, kv]) => kv[kv.indexOf('id') + 1])).toEqual(hasIdmp ? [String(id)] : [String(id), String(id)]);
+    });
+
+    it('Redis Streams: an IDMP window shorter than the retry horizon is refused naming both numbers; idmp and producerId are checked before any I/O', async () => {
+      const ctx = publisherContext('orders', OutboxSettings.create({ leaseMs: 30_000, publishTimeoutMs: 10_000, retry: { maxAttempts: 3, baseMs: 1_000, maxDelayMs: 5_000 } }), 60_000, recordingLogger(), undefined);
+      const err = await expectError(() => checkIdmpWindow('orders:s', 100, ctx), InvalidOption);
+      expect(err.message).toContain('IDMP-DURATION');
+      expect(err.message).toContain('100000 ms');
+      expect(err.message).toContain(`${ctx.retryHorizonMs} ms`);
+      expect(err.message).toContain(`XCFGSET orders:s IDMP-DURATION ${Math.ceil(ctx.retryHorizonMs / 1000)}`);
+      expect(() => checkIdmpWindow('orders:s', Math.ceil(ctx.retryHorizonMs / 1000), ctx)).not.toThrow();
+      expect((await expectError(() => new RedisStreamsPublisher({ stream: 's', idmp: 'on' as never }), InvalidOption)).message).toContain('idmp');
+      expect((await expectError(() => new RedisStreamsPublisher({ stream: 's', producerId: '' }), InvalidOption)).message).toContain('producerId');
+    });
+
+    it('Redis Streams: starts with the server down: logs it once, claims nothing, health says degraded; an unknown stream template field is refused', async () => {
+      const err = await expectError(() => new RedisStreamsPublisher({ stream: 'orders:{bogus}' }), InvalidOption);
+      expect(err.message).toContain('{bogus}');
+      const outbox = uid('redis-down');
+      const id = await store.outboxEnqueue(outbox, 1);
+      const logger = recordingLogger();
+      const d = new OutboxDispatcher({ store, outbox, logger, publisher: new RedisStreamsPublisher({ url: 'redis://127.0.0.1:1', stream: 'x', reconnectWaitMs: 20, redisOptions: { retryStrategy: () => null } }) });
+      const run = start(d);
+      try {
+        await waitFor('the outage logged', () => logger.lines.length > 0);
+        await pause(100); // room for more attempts: the proof is the single line
+        expect(logger.lines.filter((l) => l.includes('unreachable'))).toHaveLength(1);
+        expect(d.health().status).toBe('degraded');
+        expect(await store.outbox(outbox).queue.getJob(id)).toMatchObject({ state: 'pending', attempts: 0 });
+      } finally {
+        await run.stop();
+      }
     });
 
     it('Redis Streams: waitAof on a server without appendonly is refused at startup; a message above maxMessageBytes is dead at once', async () => {
