@@ -36,6 +36,7 @@ function discover(discovery: DiscoveryService): Definitions {
     return [
       defineWorkflow<unknown, unknown, unknown>(meta.name, {
         version: meta.version,
+        ...(meta.schedule === undefined ? {} : { schedule: meta.schedule }),
         run: (input: unknown, ctx: WorkflowContext<unknown>) => {
           const instance = wrapper.instance as WorkflowClass | undefined;
           if (!instance) throw new InvalidOption(label, 'has no instance (a request-scoped or transient provider cannot be a workflow)');
@@ -62,6 +63,8 @@ function workflowsOptions(options: AlkstoreWorkflowsOptions, module: AlkstoreMod
 export class AlkstoreWorkflowsHost implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private worker: Workflows<unknown> | null = null;
   private definitions: Definitions = [];
+  private readonly scheduler = new AbortController();
+  private schedules: Promise<void> | null = null;
 
   constructor(
     private readonly store: Store,
@@ -80,11 +83,19 @@ export class AlkstoreWorkflowsHost implements OnApplicationBootstrap, BeforeAppl
   onApplicationBootstrap(): void {
     if (this.module?.workers === false || this.worker) return;
     this.worker = createWorkflows(this.store, { ...workflowsOptions(this.options, this.module, this.txs, this.found()), worker: true });
+    // A scheduled @Workflow needs a scheduler runner even where no @Scheduled handler started one
+    // (the runner is leader-elected: a second one in this process only waits for the lock).
+    if (this.module?.scheduler !== false && this.found().some((d) => d.schedule !== undefined)) {
+      const logger = this.module?.logger ?? nestStoreLogger();
+      this.schedules = this.store.runSchedules(this.scheduler.signal).catch((err: unknown) => logger.error('the workflows scheduler runner stopped', err));
+    }
   }
 
   async beforeApplicationShutdown(): Promise<void> {
     const w = this.worker;
     this.worker = null;
+    this.scheduler.abort();
+    await this.schedules;
     await w?.close();
   }
 }
