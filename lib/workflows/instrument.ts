@@ -66,14 +66,14 @@ export function runTraceIds(ns: string, runId: string): { traceId: string; spanI
 
 /** Metrics and spans of the workflows' steps. */
 export class Instrument {
-  private api: typeof OtelApi | null = null;
+  private readonly loading: Promise<typeof OtelApi | null> | null;
 
   constructor(
     private readonly ns: string,
     private readonly metrics: WorkflowMetrics | null,
     tracing: boolean,
   ) {
-    if (tracing) void loadOtelApi().then((api) => (this.api = api));
+    this.loading = tracing ? loadOtelApi() : null;
   }
 
   /** Reports to the metrics sink, ignoring its throws. */
@@ -92,7 +92,7 @@ export class Instrument {
    */
   async step<T>(workflow: string, runId: string, kind: string, name: string, attempt: number, fn: () => Promise<T>): Promise<T> {
     const t0 = performance.now();
-    const api = this.api;
+    const api = this.loading ? await this.loading : null;
     let span: OtelApi.Span | null = null;
     let run = fn;
     if (api) {
