@@ -101,7 +101,7 @@ export class Workflows<X = TxHandle> {
     // A run's jobs survive many crashes: each pass counts one attempt, and a crashed pass resumes where the journal ends.
     // TODO(limits): per-workflow-type concurrency across the fleet: stamp `concurrencyKey: <workflow>` here
     // (and a per-type limit option) once the claim enforces concurrencyKey (branch `limits`).
-    const jobOpts: JobOpts = { visibilityTimeoutMs: leaseMs, maxAttempts: 1000, backoffBaseMs: 1000 };
+    const jobOpts: JobOpts = { leaseMs, maxAttempts: 1000, backoffBaseMs: 1000 };
     this.deps = {
       store,
       names: this.names,
@@ -131,7 +131,7 @@ export class Workflows<X = TxHandle> {
           handler: (job, signal) => this.handle(job, signal),
           concurrency,
           prefetch: 0,
-          visibilityTimeoutMs: leaseMs,
+          leaseMs,
           idlePollIntervalMs,
           drainTimeoutMs,
           workerId: o.workerId === undefined ? `workflows-${randomUUID()}` : validateKey('workerId', o.workerId),
