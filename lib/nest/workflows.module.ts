@@ -10,6 +10,7 @@ import type { AlkstoreModuleOptions } from './interfaces/alkstore-options.interf
 import { Store } from './store.token.js';
 import { AlkstoreTransactions } from './typeorm/alkstore-transactions.service.js';
 import { nestStoreLogger } from './utils/nest-logger.js';
+import { workersMode } from './utils/validate-module-options.js';
 import { WORKFLOW_METADATA, type WorkflowClass, type WorkflowMetadata } from './workflows.decorator.js';
 
 /** Options of `AlkstoreWorkflowsModule.forRoot`: those of `createWorkflows` but the definitions (found from `@Workflow`). */
@@ -58,7 +59,7 @@ function workflowsOptions(options: AlkstoreWorkflowsOptions, module: AlkstoreMod
   };
 }
 
-/** Runs the workflows' worker from bootstrap to shutdown (not with `AlkstoreModule`'s `workers: false`). */
+/** Runs the workflows' worker from bootstrap to shutdown (not with `AlkstoreModule`'s `workers: 'off'`). */
 @Injectable()
 export class AlkstoreWorkflowsHost implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private worker: Workflows<unknown> | null = null;
@@ -81,7 +82,8 @@ export class AlkstoreWorkflowsHost implements OnApplicationBootstrap, BeforeAppl
   }
 
   onApplicationBootstrap(): void {
-    if (this.module?.workers === false || this.worker) return;
+    // 'off' (or the deprecated false): no worker here; 'manual' (the testing kit) still advances runs.
+    if (workersMode(this.module?.workers) === 'off' || this.worker) return;
     this.worker = createWorkflows(this.store, { ...workflowsOptions(this.options, this.module, this.txs, this.found()), worker: true });
     // A scheduled @Workflow needs a scheduler runner even where no @Scheduled handler started one
     // (the runner is leader-elected: a second one in this process only waits for the lock).
