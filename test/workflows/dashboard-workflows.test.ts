@@ -1,16 +1,19 @@
 import 'reflect-metadata';
-import { describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import type { AuditEntry } from '../../lib/dashboard/index.js';
 import type { Store } from '../../lib/nest/index.js';
 import { createWorkflows, defineWorkflow } from '../../lib/workflows/index.js';
-import { waitFor } from '../helpers/engines.js';
+import type { Store as PlainStore } from '../../lib/contract/types.js';
+import { serveDashboard, type StandaloneDashboard } from '../../lib/dashboard/standalone.js';
+import { contractEngines, waitFor, type EngineDb } from '../helpers/engines.js';
 import { HTTP_ADAPTERS } from '../helpers/http-adapters.js';
 import { nestEngines } from '../nest/nest-fixtures.js';
 import { actorOf, BASE, csrfOf, roleOf, TEST_TOKEN, TokenGuard, withDashboardApp } from '../dashboard/dashboard-app.js';
 
 const XSS = '<script>window.__owned = 1</script>';
+const STANDALONE_TOKEN = 'standalone-workflows-0123456789';
 
 for (const engine of nestEngines()) for (const adapter of HTTP_ADAPTERS) {
   describe(`dashboard workflow pages over HTTP [${engine.name}, ${adapter}]`, () => {
@@ -87,6 +90,49 @@ for (const engine of nestEngines()) for (const adapter of HTTP_ADAPTERS) {
         expect((await get(`${BASE}/workflow?ns=${ns}&id=run-b`).expect(200)).text).toContain('data-action="workflow-retry"');
         await post({ action: 'retry', ns, id: 'run-b', confirm: 'yes' }, 303);
         expect(audited.at(-1)).toMatchObject({ action: 'workflow-retry', count: 1 });
+      } finally {
+        await w.close();
+      }
+    });
+  });
+}
+
+for (const engine of contractEngines()) {
+  describe(`standalone dashboard workflow pages [${engine.name}]`, () => {
+    let db: EngineDb;
+    let s: PlainStore;
+    let dash: StandaloneDashboard;
+    beforeAll(async () => {
+      db = await engine.create();
+      s = await db.open();
+      dash = await serveDashboard(s, { token: STANDALONE_TOKEN, port: 0 });
+    }, 60_000);
+    afterAll(async () => {
+      await dash?.close();
+      await db?.destroy();
+    }, 60_000);
+
+    it('lists a run and cancels it through the POST form', async () => {
+      const wf = defineWorkflow('sa-parked', { run: async (_i: null, ctx) => ctx.waitForSignal('go') });
+      const w = createWorkflows(s, { workflows: [wf], idlePollIntervalMs: 50 });
+      try {
+        await w.start(wf, null, { id: 'sa-run' });
+        await waitFor('sa-run waiting', async () => (await w.getStatus('sa-run'))?.steps.some((x) => x.state === 'waiting'));
+        const auth = { authorization: `Bearer ${STANDALONE_TOKEN}` };
+        const list = await fetch(`${dash.url}/workflows`, { headers: auth });
+        expect(list.status).toBe(200);
+        const text = await list.text();
+        expect(text).toContain('data-run="sa-run" data-state="running"');
+        const cookie = list.headers.get('set-cookie')!.split(';')[0]!;
+        const token = /<meta name="csrf-token" content="([^"]+)">/.exec(text)![1]!;
+        const res = await fetch(`${dash.url}/workflow-action`, {
+          method: 'POST',
+          redirect: 'manual',
+          headers: { ...auth, cookie, 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams({ csrf: token, action: 'cancel', ns: 'alkstore.workflows', id: 'sa-run', confirm: 'yes' }).toString(),
+        });
+        expect(res.status).toBe(303);
+        expect((await w.getStatus('sa-run'))!.state).toBe('cancelled');
       } finally {
         await w.close();
       }
