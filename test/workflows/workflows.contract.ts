@@ -618,6 +618,23 @@ export function workflowsContract(engine: EngineFixture): void {
     expect((await w2.getStatus(parked.id))!.state).toBe('running');
   });
 
+  it('a run started with a higher priority is advanced first when runs queue up', async () => {
+    const namespace = ns();
+    const order: string[] = [];
+    const wf = defineWorkflow('prio', {
+      run: async (input: { tag: string }, ctx) =>
+        ctx.step('mark', () => {
+          order.push(input.tag);
+        }),
+    });
+    const starter = make({ workflows: [wf], namespace, worker: false });
+    for (const tag of ['low-1', 'low-2', 'low-3']) await starter.start(wf, { tag });
+    await starter.start(wf, { tag: 'high' }, { priority: 10 });
+    make({ workflows: [wf], namespace, concurrency: 1 });
+    await waitFor('every run marked', async () => order.length === 4);
+    expect(order[0]).toBe('high');
+  });
+
   it('metrics count started, completed and failed runs per workflow and time each step', async () => {
     const registry = new Registry();
     const metrics = await createPrometheusWorkflowMetrics({ registry });
