@@ -14,7 +14,7 @@ import { EXECUTIONS, LEDGER, NAMESPACE, orderWorkflow, PACKED, packWorkflow, VIO
 
 const WORKER = fileURLToPath(new URL('./fixtures/workflow-worker.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const RUNS = 100;
+const RUNS = 200;
 const WORKERS = 4;
 const KILLS = 10;
 
