@@ -419,10 +419,12 @@ export class RunDriver {
     if (!(await this.fresh())) return never();
     const id = given ?? this.deps.childId(this.id, this.journal.epoch(String(p)));
     const handle = { id, workflow };
+    let created = false;
     await this.guarded(() =>
-      this.append(String(p), { t: 'done', p, k: 'child', n: workflow, r: { v: handle } }, (tx) => this.deps.startRun(tx, workflow, input, id, this.id)),
+      this.append(String(p), { t: 'done', p, k: 'child', n: workflow, r: { v: handle } }, async (tx) => (created = await this.deps.startRun(tx, workflow, input, id, this.id))),
     );
     if (this.halted) return never();
+    if (created) this.deps.instrument.count('started', workflow);
     this.journal.children.set(p, id);
     return handle;
   }

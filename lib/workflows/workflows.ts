@@ -199,7 +199,6 @@ export class Workflows<X = TxHandle> {
     await tx.publish(this.names.runStream(id), start);
     await tx.publishWithKey(this.names.runsStream, id, { s: 'running', wf: def.name, v: def.version } satisfies IndexEntry);
     await this.driveJob(tx, id, priority);
-    this.instrument.count('started', def.name);
     return true;
   }
 
@@ -218,7 +217,10 @@ export class Workflows<X = TxHandle> {
     const priority = o.priority === undefined ? 0 : requireInt('priority', o.priority, MIN_PRIORITY, MAX_PRIORITY);
     encodePayload({ input }, 'input');
     const body = async (tx: TxOps): Promise<StartedRun> => ({ id, created: await this.startIn(tx, def, input, id, null, priority) });
-    return o.tx ? body(o.tx) : this.store.withTx(body);
+    // Counted once committed (inside a caller's transaction: once start returns, as the caller commits it).
+    const started = await (o.tx ? body(o.tx) : this.store.withTx(body));
+    if (started.created) this.instrument.count('started', def.name);
+    return started;
   }
 
   /**
