@@ -44,6 +44,10 @@ Commands:
   queue pause NAME | queue resume NAME [--force]  stop / restart handing out a queue's jobs (every replica);
                                                   --force: a queue that has no jobs yet
   dashboard --token-env VAR [--port N] [--host H] serve the operator dashboard (see alkstore dashboard --help)
+  workflows list [--status S] [--name W] [--namespace NS] [--limit N]
+                                                  workflow runs (oldest start first); S: running, completed, failed, cancelled
+  workflows cancel ID | workflows retry ID [--namespace NS]
+                                                  cancel a running run (and its children) / re-drive a failed one
 
 Options:
   --url URL       sqlite:<path>, a file path, postgres://… or postgresql://… (default: $ALKSTORE_URL)
@@ -54,7 +58,7 @@ Options:
   -v, --version   the alkstore version
   -h, --help      this text
 
-Exit codes: 0 done, 1 failed (database, or not confirmed), 2 usage, 3 nothing matched (no such queue, schedule or dead job).`;
+Exit codes: 0 done, 1 failed (database, or not confirmed), 2 usage, 3 nothing matched (no such queue, schedule, dead job or workflow run).`;
 
 /** Where the CLI writes; tests pass their own. */
 export interface CliIo {
@@ -88,6 +92,10 @@ export interface Parsed {
   dryRun: boolean;
   yes: boolean;
   force: boolean;
+  /** `workflows`: `--status`, `--name`, `--namespace`. */
+  status: string | undefined;
+  workflowName: string | undefined;
+  namespace: string | undefined;
   help: boolean;
   version: boolean;
 }
@@ -103,6 +111,7 @@ export const COMMANDS: Readonly<Record<string, { subs: readonly string[] | null;
   dead: { subs: ['list', 'redrive', 'purge'] },
   schedules: { subs: ['list', 'trigger', 'pause', 'resume'], takesName: ['trigger', 'pause', 'resume'] },
   queue: { subs: ['pause', 'resume'], takesName: ['pause', 'resume'] },
+  workflows: { subs: ['list', 'cancel', 'retry'], takesName: ['cancel', 'retry'] },
 };
 
 function parse(argv: readonly string[], env: CliIo['env']): Parsed {
@@ -128,6 +137,9 @@ function parse(argv: readonly string[], env: CliIo['env']): Parsed {
         'dry-run': { type: 'boolean' },
         yes: { type: 'boolean', short: 'y' },
         force: { type: 'boolean' },
+        status: { type: 'string' },
+        name: { type: 'string' },
+        namespace: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
       },
@@ -172,6 +184,9 @@ function parse(argv: readonly string[], env: CliIo['env']): Parsed {
     dryRun: values['dry-run'] === true,
     yes: values.yes === true,
     force: values.force === true,
+    status: values.status,
+    workflowName: values.name,
+    namespace: values.namespace,
     help: values.help === true,
     version: values.version === true,
   };
@@ -333,6 +348,8 @@ async function runCommand(store: Store, p: Parsed, io: CliIo, cmd: string, sub: 
       emit({ schedule: arg, jobId: id }, `triggered ${arg}: job ${id}`);
       return EXIT.ok;
     }
+    case 'workflows':
+      return (await import('./workflows-command.js')).workflowsCommand(store, p, sub as 'list' | 'cancel' | 'retry', arg, { iso, emit, exit: EXIT });
     case 'queue': {
       // A typo would otherwise create (and pause) a queue nobody works; --force pauses one before its first job.
       if (!p.force) {

@@ -35,6 +35,7 @@ export type AlkstoreErrorCode =
   | 'STEP_FAILED'
   | 'UNKNOWN_WORKFLOW'
   | 'WORKFLOW_INTERRUPTED'
+  | 'CHILD_WORKFLOW_FAILED'
   | 'RESULT_TIMEOUT'
   | 'JOB_DEAD'
   | 'JOB_CANCELLED';

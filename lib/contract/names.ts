@@ -1,4 +1,4 @@
-import { RESERVED_PREFIX, validateName } from './validate.js';
+import { INTERNAL_QUEUES, RESERVED_PREFIX, validateName } from './validate.js';
 
 /** The reserved prefix, the name kinds and the name and key checks live in the validation module. */
 export { RESERVED_PREFIX, validateKey, validateName, type NameKind } from './validate.js';
@@ -14,6 +14,19 @@ export const LISTENER_RECONNECTED_CHANNEL = '__alkstore_listener_reconnected__';
 /** The backing queue of an outbox: `__alkstore_outbox:<name>`. Validates the outbox name. */
 export function outboxQueueName(outbox: string): string {
   return `${RESERVED_PREFIX}outbox:${validateName('outbox', outbox)}`;
+}
+
+/** Prefix of the queues that carry workflow runs (`__alkstore_workflows:<namespace>`). */
+export const WORKFLOWS_QUEUE_PREFIX = `${RESERVED_PREFIX}workflows:`;
+
+/**
+ * The queue that carries the runs of workflows namespace `ns`: `__alkstore_workflows:<ns>`. Validates
+ * `ns` and registers the name so that this process's queue handles and transactions accept it.
+ */
+export function workflowsQueueName(ns: string): string {
+  const name = `${WORKFLOWS_QUEUE_PREFIX}${validateName('stream', ns)}`;
+  INTERNAL_QUEUES.add(name);
+  return name;
 }
 
 /** Engine-internal wake channel of a queue. */

@@ -19,6 +19,12 @@ import { InvalidArgument, InvalidName, InvalidOption, ReservedName } from './err
 
 /** The reserved prefix of every engine-owned name. Case-sensitive. */
 export const RESERVED_PREFIX = '__alkstore_';
+/**
+ * Engine-derived queue names that internal code (the workflows, `__alkstore_workflows:<namespace>`)
+ * registered in this process: `validateName('queue', …)` lets exactly these through. Not exported
+ * from the package.
+ */
+export const INTERNAL_QUEUES = new Set<string>();
 /** Longest name, in UTF-8 bytes. */
 export const MAX_NAME_BYTES = 255;
 /** Longest key (stream key, consumer, owner, worker id, uniqueKey, orderingKey), in UTF-8 bytes. */
@@ -61,7 +67,7 @@ function wellFormed(kind: string, value: unknown, maxBytes: number): string {
  */
 export function validateName(kind: NameKind, name: unknown): string {
   const n = wellFormed(kind, name, MAX_NAME_BYTES);
-  if (n.startsWith(RESERVED_PREFIX)) throw new ReservedName(kind, n);
+  if (n.startsWith(RESERVED_PREFIX) && !(kind === 'queue' && INTERNAL_QUEUES.has(n))) throw new ReservedName(kind, n);
   return n;
 }
 

@@ -16,6 +16,7 @@ import { confirmPage, deadPage, messagePage, outboxesPage, queuesPage, schedules
 import { BadFilter, describeFilter, readFilter } from './search-query.js';
 import type { JobListState } from '../contract/admin.js';
 import { SCHEDULE_NAME_HEADER } from '../contract/schedule-headers.js';
+import { workflowPages } from './workflow-pages.js';
 
 /** The request fields the dashboard reads (Express and Fastify requests both have them; so does the standalone server's). */
 export interface DashboardRequest extends RoutedRequest {
@@ -88,6 +89,8 @@ export class DashboardService {
   async notFound(req: DashboardRequest): Promise<DashboardReply> {
     const c = await this.context(req, '*');
     if (c.role === null) return this.refused(c);
+    const wf = await workflowPages({ store: this.store, req, ctx: c.ctx, actor: c.actor, csrfOk: (t) => this.sameOrigin(req) && this.csrf.verify(c.nonce, t), onAudit: this.options.onAudit, reply: (s, b) => this.reply(s, b, c), redirect: (l) => this.redirect(l) }).catch((err: unknown) => this.failure(c, err));
+    if (wf) return wf;
     return this.reply(404, messagePage(c.ctx, 'Not found', 'There is no such dashboard page.'), c);
   }
 

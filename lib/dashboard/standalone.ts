@@ -92,6 +92,7 @@ export async function serveDashboard(store: Store, options: StandaloneDashboardO
         res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' });
         res.end('Not found');
       } else if (req.method === 'POST' && rest === 'action') send(res, await dashboard.action(request));
+      else if (req.method === 'POST' && rest === 'workflow-action') send(res, await dashboard.notFound(request)); // the workflow pages (workflow-pages.ts)
       else if (req.method !== 'GET' && req.method !== 'HEAD') {
         res.writeHead(405, { allow: 'GET, POST', 'content-type': 'text/plain; charset=utf-8' });
         res.end('Method not allowed');

@@ -130,6 +130,7 @@ export function validateQueue(queue: unknown): string {
     validateName('outbox', queue.slice('__alkstore_outbox:'.length));
     return queue;
   }
+  if (typeof queue === 'string' && queue.startsWith('__alkstore_workflows:')) return validateName('stream', queue.slice('__alkstore_workflows:'.length)) && queue;
   return validateName('queue', queue);
 }
 

@@ -1,5 +1,6 @@
 import { SetMetadata } from '@nestjs/common';
 import type { WorkflowContext } from '../workflows/types.js';
+import type { WorkflowSchedule } from '../workflows/define.js';
 
 /** Metadata key of `@Workflow` classes. */
 export const WORKFLOW_METADATA = 'alkstore:workflow';
@@ -8,6 +9,8 @@ export const WORKFLOW_METADATA = 'alkstore:workflow';
 export interface WorkflowMetadata {
   readonly name: string;
   readonly version: number;
+  /** Start runs on this schedule (see `defineWorkflow`'s `schedule`). */
+  readonly schedule?: string | WorkflowSchedule;
 }
 
 /** The shape of a `@Workflow` class: a provider with `run(input, ctx)` (see `alkstore/workflows`). */
@@ -20,7 +23,9 @@ export interface WorkflowClass<I = unknown, O = unknown, X = unknown> {
  * (`ctx.step`, `ctx.transaction`, `ctx.sleep`, `ctx.waitForSignal`, docs/workflows.md).
  * `AlkstoreWorkflowsModule` finds it; the class must be a provider of the application. Give each
  * incompatible change a new `version` and keep the old class (with the old version) while its runs finish.
+ * `schedule` (`'0 * * * *'` or `{ cron, timeZone, input }`) starts runs on a cron, once per fire across
+ * the fleet (the module's scheduler), with the run id `cron:<name>:<boundary ms>`.
  */
-export function Workflow(name: string, opts: { version?: number } = {}): ClassDecorator {
-  return SetMetadata(WORKFLOW_METADATA, { name, version: opts.version ?? 1 } satisfies WorkflowMetadata);
+export function Workflow(name: string, opts: { version?: number; schedule?: string | WorkflowSchedule } = {}): ClassDecorator {
+  return SetMetadata(WORKFLOW_METADATA, { name, version: opts.version ?? 1, ...(opts.schedule === undefined ? {} : { schedule: opts.schedule }) } satisfies WorkflowMetadata);
 }

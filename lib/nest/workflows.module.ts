@@ -10,6 +10,7 @@ import type { AlkstoreModuleOptions } from './interfaces/alkstore-options.interf
 import { Store } from './store.token.js';
 import { AlkstoreTransactions } from './typeorm/alkstore-transactions.service.js';
 import { nestStoreLogger } from './utils/nest-logger.js';
+import { workersMode } from './utils/validate-module-options.js';
 import { WORKFLOW_METADATA, type WorkflowClass, type WorkflowMetadata } from './workflows.decorator.js';
 
 /** Options of `AlkstoreWorkflowsModule.forRoot`: those of `createWorkflows` but the definitions (found from `@Workflow`). */
@@ -36,6 +37,7 @@ function discover(discovery: DiscoveryService): Definitions {
     return [
       defineWorkflow<unknown, unknown, unknown>(meta.name, {
         version: meta.version,
+        ...(meta.schedule === undefined ? {} : { schedule: meta.schedule }),
         run: (input: unknown, ctx: WorkflowContext<unknown>) => {
           const instance = wrapper.instance as WorkflowClass | undefined;
           if (!instance) throw new InvalidOption(label, 'has no instance (a request-scoped or transient provider cannot be a workflow)');
@@ -57,11 +59,13 @@ function workflowsOptions(options: AlkstoreWorkflowsOptions, module: AlkstoreMod
   };
 }
 
-/** Runs the workflows' worker from bootstrap to shutdown (not with `AlkstoreModule`'s `workers: false`). */
+/** Runs the workflows' worker from bootstrap to shutdown (not with `AlkstoreModule`'s `workers: 'off'`). */
 @Injectable()
 export class AlkstoreWorkflowsHost implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private worker: Workflows<unknown> | null = null;
   private definitions: Definitions = [];
+  private readonly scheduler = new AbortController();
+  private schedules: Promise<void> | null = null;
 
   constructor(
     private readonly store: Store,
@@ -78,13 +82,22 @@ export class AlkstoreWorkflowsHost implements OnApplicationBootstrap, BeforeAppl
   }
 
   onApplicationBootstrap(): void {
-    if (this.module?.workers === false || this.worker) return;
+    // 'off' (or the deprecated false): no worker here; 'manual' (the testing kit) still advances runs.
+    if (workersMode(this.module?.workers) === 'off' || this.worker) return;
     this.worker = createWorkflows(this.store, { ...workflowsOptions(this.options, this.module, this.txs, this.found()), worker: true });
+    // A scheduled @Workflow needs a scheduler runner even where no @Scheduled handler started one
+    // (the runner is leader-elected: a second one in this process only waits for the lock).
+    if (this.module?.scheduler !== false && this.found().some((d) => d.schedule !== undefined)) {
+      const logger = this.module?.logger ?? nestStoreLogger();
+      this.schedules = this.store.runSchedules(this.scheduler.signal).catch((err: unknown) => logger.error('the workflows scheduler runner stopped', err));
+    }
   }
 
   async beforeApplicationShutdown(): Promise<void> {
     const w = this.worker;
     this.worker = null;
+    this.scheduler.abort();
+    await this.schedules;
     await w?.close();
   }
 }

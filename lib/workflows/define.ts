@@ -8,7 +8,23 @@ import type { Jsonified } from '../contract/codec.js';
 export interface WorkflowSpec<I, O, X> {
   /** Positive integer (default 1). Bump it for a change that reorders, adds or removes calls. */
   readonly version?: number;
+  /**
+   * Start a run on this schedule (a cron expression like `'0 * * * *'` or `'@every 1h'`, or the
+   * object form with a time zone and an input). Runs fire once across the fleet (the store's
+   * leader-elected scheduler, `store.runSchedules`) with the run id `cron:<name>:<boundary ms>`.
+   */
+  readonly schedule?: string | WorkflowSchedule<I>;
   run(input: Jsonified<I>, ctx: WorkflowContext<X>): Promise<O>;
+}
+
+/** The object form of a workflow's `schedule`. */
+export interface WorkflowSchedule<I = unknown> {
+  /** Cron expression (needs `croner`) or `@every <duration>`. */
+  readonly cron: string;
+  /** IANA zone the cron expression is read in (default `UTC`). */
+  readonly timeZone?: string;
+  /** The input of every scheduled run (default null). */
+  readonly input?: I;
 }
 
 /** Largest workflow name, in UTF-8 bytes. */
@@ -44,5 +60,15 @@ export function defineWorkflow<I = unknown, O = unknown, X = TxHandle>(name: str
   if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < 1) throw new InvalidOption(`version of workflow ${JSON.stringify(n)}`, 'must be a positive integer');
   if (typeof spec.run !== 'function') throw new InvalidOption(`run of workflow ${JSON.stringify(n)}`, 'must be a function (input, ctx) => Promise');
   const run = spec.run.bind(spec);
-  return Object.freeze({ name: n, version, run });
+  const schedule = spec.schedule === undefined ? undefined : validateSchedule(n, spec.schedule);
+  return Object.freeze({ name: n, version, run, ...(schedule ? { schedule } : {}) });
+}
+
+function validateSchedule<I>(name: string, s: string | WorkflowSchedule<I>): WorkflowSchedule<I> {
+  const o = typeof s === 'string' ? { cron: s } : s;
+  if (o === null || typeof o !== 'object' || typeof o.cron !== 'string' || o.cron.trim() === '') {
+    throw new InvalidOption(`schedule of workflow ${JSON.stringify(name)}`, "must be a cron expression ('0 * * * *', '@every 1h') or { cron, timeZone?, input? }");
+  }
+  if (o.timeZone !== undefined && typeof o.timeZone !== 'string') throw new InvalidOption(`schedule.timeZone of workflow ${JSON.stringify(name)}`, 'must be an IANA zone name');
+  return Object.freeze({ ...o });
 }

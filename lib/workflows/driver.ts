@@ -5,9 +5,10 @@ import type { JobOpts } from '../contract/options.js';
 import type { Store, TxOps } from '../contract/types.js';
 import { validateKey } from '../contract/validate.js';
 import { durationMs, type Duration } from './duration.js';
-import { NonDeterministicWorkflow, StepFailed, journalError, type JournaledError } from './errors.js';
-import type { CallKind, Entry, Journal, Names } from './journal.js';
-import type { StepOptions, TransactionRunner, WaitForSignalOptions, WorkflowContext, WorkflowDefinition } from './types.js';
+import { ChildWorkflowFailed, NonDeterministicWorkflow, StepFailed, journalError, type JournaledError } from './errors.js';
+import { loadJournal, type CallKind, type Entry, type Journal, type Names } from './journal.js';
+import type { ChildHandle, StartChildOptions, StepOptions, TransactionRunner, WaitForSignalOptions, WorkflowContext, WorkflowDefinition } from './types.js';
+import type { Instrument } from './instrument.js';
 
 // One pass of a run on one worker: replays `run(input, ctx)` against the journal (journaled calls return
 // their outcome, nothing runs), then does new work at the first unjournaled position until the run ends
@@ -23,6 +24,17 @@ export interface DriverDeps {
   readonly jobOpts: JobOpts;
   readonly maxAttempts: number;
   readonly backoffBaseMs: number;
+  /** Metrics and spans of steps. */
+  readonly instrument: Instrument;
+  /**
+   * Starts run `id` of `workflow` (a definition or a name this instance knows) in `tx`, as a child of
+   * `parent`; false when a run with that id already existed. Validates before any write.
+   */
+  startRun(tx: TxOps, workflow: unknown, input: unknown, id: string, parent: string): Promise<boolean>;
+  /** Checks a child start's arguments before any I/O (the workflow is known, the input is JSON, the id is valid). */
+  checkChild(workflow: unknown, input: unknown, id: string | undefined): { workflow: string };
+  /** A child run's id derived from its parent's id and the call's position (in the run's retry epoch). */
+  childId(parent: string, position: string): string;
 }
 
 /** Why a pass stopped before `run` settled. */
@@ -56,6 +68,7 @@ function never(): Promise<never> {
 }
 
 function describeCall(k: CallKind, n: string): string {
+  if (k === 'children') return `waitAll(${n})`;
   return k === 'sleep' || k === 'now' || k === 'random' ? `${k}()` : `${k} ${JSON.stringify(n)}`;
 }
 
@@ -131,6 +144,7 @@ export class RunDriver {
     if (retry) return describeCall(retry.k, retry.n);
     if (j.sleeps.has(p)) return describeCall('sleep', '');
     if (j.waits.has(p)) return describeCall('signal', j.waits.get(p)!.n);
+    if (j.joins.has(p)) return describeCall('children', j.joins.get(p)!.ids.join(' '));
     return null;
   }
 
@@ -176,6 +190,17 @@ export class RunDriver {
         const timeoutMs = opts?.timeoutMs === undefined ? null : durationMs('timeoutMs', opts.timeoutMs, { allowZero: true });
         return this.shield(() => this.waitForSignal(name, timeoutMs)) as Promise<Jsonified<T> | undefined>;
       },
+      startChild: (<O>(workflow: WorkflowDefinition<never, O, unknown> | string, input: unknown, opts?: StartChildOptions) => {
+        const id = opts?.id === undefined ? undefined : validateKey('child workflow id', opts.id);
+        const { workflow: wf } = this.deps.checkChild(workflow, input, id);
+        return this.shield(() => this.startChild(wf, input, id)) as Promise<ChildHandle<O>>;
+      }) as WorkflowContext<unknown>['startChild'],
+      waitAll: (<O>(handles: readonly ChildHandle<O>[]) => {
+        if (!Array.isArray(handles) || handles.some((h) => h === null || typeof h !== 'object' || typeof (h as { id?: unknown }).id !== 'string')) {
+          throw new InvalidArgument('ctx.waitAll', 'needs an array of the handles ctx.startChild returned');
+        }
+        return this.shield(() => this.waitAll(handles.map((h) => h.id)));
+      }) as WorkflowContext<unknown>['waitAll'],
       now: () => this.shield(() => this.recorded('now', () => this.deps.store.now())) as Promise<number>,
       random: () => this.shield(() => this.recorded('random', () => Promise.resolve(Math.random()))) as Promise<number>,
     };
@@ -189,7 +214,7 @@ export class RunDriver {
     try {
       return await body();
     } catch (err) {
-      if (err instanceof StepFailed) throw err;
+      if (err instanceof StepFailed || err instanceof ChildWorkflowFailed) throw err;
       if (err instanceof Superseded) return this.stop({ kind: 'superseded' });
       return this.stop({ kind: 'broken', error: err });
     }
@@ -237,14 +262,15 @@ export class RunDriver {
   private async append(what: string, entry: Entry, more?: (tx: TxOps) => Promise<unknown>): Promise<void> {
     const { store, names } = this.deps;
     await store.withTx(async (tx) => {
-      if ((await tx.inboxClaim(names.journalInbox, names.guard(this.id, what))) !== 'claimed') throw new Superseded();
+      if ((await tx.inboxClaim(names.journalInbox, names.guard(this.id, this.journal.epoch(what)))) !== 'claimed') throw new Superseded();
       await tx.publish(this.stream, entry);
       if (more) await more(tx);
     });
   }
 
   private timer(at: number): (tx: TxOps) => Promise<number> {
-    return (tx) => tx.outboxEnqueue(this.deps.names.outbox, { k: 'timer', id: this.id }, { ...this.deps.jobOpts, runAt: at });
+    const pr = this.journal.start?.pr;
+    return (tx) => tx.enqueue(this.deps.names.queue, { k: 'timer', id: this.id }, { ...this.deps.jobOpts, runAt: at, ...(pr ? { priority: pr } : {}) });
   }
 
   private replay(name: string, d: Entry & { t: 'done' }): unknown {
@@ -267,7 +293,7 @@ export class RunDriver {
     if (last && !(await this.reached(last.at))) return this.stop({ kind: 'suspended' });
     const n = retries.length + 1;
     try {
-      return (await attempt(p, this.abort.signal)).v as Jsonified<T>;
+      return (await this.deps.instrument.step(this.def.name, this.id, k, name, n, () => attempt(p, this.abort.signal))).v as Jsonified<T>;
     } catch (err) {
       if (err instanceof Superseded) return this.stop({ kind: 'superseded' });
       if (!(err instanceof StepThrew)) throw err;
@@ -315,7 +341,7 @@ export class RunDriver {
   private txAttempt<T>(p: number, name: string, fn: (tx: TxOps, external: unknown) => Promise<T>): Promise<{ v?: unknown }> {
     const { names } = this.deps;
     return this.deps.transaction(async (tx, external) => {
-      if ((await tx.inboxClaim(names.journalInbox, names.guard(this.id, String(p)))) !== 'claimed') throw new Superseded();
+      if ((await tx.inboxClaim(names.journalInbox, names.guard(this.id, this.journal.epoch(String(p))))) !== 'claimed') throw new Superseded();
       let value: T;
       try {
         value = await fn(tx, external);
@@ -381,5 +407,75 @@ export class RunDriver {
     await this.guarded(() => this.append(String(p), { t: 'done', p, k, n: '', r: { v } }));
     if (this.halted) return never();
     return v;
+  }
+
+  /** Starts a child run in the transaction that journals the call: the child exists once, whatever crashes. */
+  private async startChild(workflow: string, input: unknown, given: string | undefined): Promise<ChildHandle<unknown>> {
+    const p = this.pos++;
+    if (this.halted) return never();
+    const d = this.at(p, 'child', workflow);
+    if (d === undefined) return never();
+    if (d) return d.r?.v as ChildHandle<unknown>;
+    if (!(await this.fresh())) return never();
+    const id = given ?? this.deps.childId(this.id, this.journal.epoch(String(p)));
+    const handle = { id, workflow };
+    let created = false;
+    await this.guarded(() =>
+      this.append(String(p), { t: 'done', p, k: 'child', n: workflow, r: { v: handle } }, async (tx) => (created = await this.deps.startRun(tx, workflow, input, id, this.id))),
+    );
+    if (this.halted) return never();
+    if (created) this.deps.instrument.count('started', workflow);
+    this.journal.children.set(p, id);
+    return handle;
+  }
+
+  /**
+   * Fan-in: resolves with the children's results in order once every one completed, throws
+   * {@link ChildWorkflowFailed} for the first (in order) that failed or was cancelled. Until then the
+   * run is parked; each child's end drives it again.
+   */
+  private async waitAll(ids: string[]): Promise<unknown[]> {
+    const p = this.pos++;
+    if (this.halted) return never();
+    const n = ids.join(' ');
+    const d = this.at(p, 'children', n);
+    if (d === undefined) return never();
+    if (d) return this.joined(d);
+    if (!(await this.fresh())) return never();
+    const { store, names } = this.deps;
+    const results: unknown[] = [];
+    let pending = false;
+    for (const id of ids) {
+      const c = await loadJournal(store, names, id);
+      const state = c.start ? c.state : 'missing';
+      if (state === 'completed') {
+        results.push(c.end?.r?.v);
+        continue;
+      }
+      if (state === 'running') {
+        pending = true;
+        continue;
+      }
+      const error: JournaledError = state === 'failed' ? (c.end?.e ?? { name: 'Error', message: 'failed', code: null }) : { name: 'WorkflowCancelled', message: state === 'missing' ? `no run ${JSON.stringify(id)} exists` : `workflow run ${JSON.stringify(id)} was cancelled`, code: state === 'missing' ? 'UNKNOWN_WORKFLOW' : 'WORKFLOW_CANCELLED' };
+      const failed = { id, workflow: c.start?.wf ?? '', state, error };
+      const entry: Entry = { t: 'done', p, k: 'children', n, r: { v: { failed } } };
+      await this.guarded(() => this.append(String(p), entry));
+      if (this.halted) return never();
+      return this.joined(entry);
+    }
+    if (!pending) {
+      const entry: Entry = { t: 'done', p, k: 'children', n, r: { v: { results } } };
+      await this.guarded(() => this.append(String(p), entry));
+      if (this.halted) return never();
+      return results;
+    }
+    if (!this.journal.joins.has(p)) await this.guarded(() => this.append(`${p}/j`, { t: 'join', p, ids }));
+    return this.stop({ kind: 'suspended' });
+  }
+
+  private joined(d: Entry & { t: 'done' }): unknown[] {
+    const v = d.r?.v as { results?: unknown[]; failed?: { id: string; workflow: string; state: string; error: JournaledError } };
+    if (v.failed) throw new ChildWorkflowFailed(v.failed.id, v.failed.workflow, v.failed.state, v.failed.error);
+    return v.results ?? [];
   }
 }

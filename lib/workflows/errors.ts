@@ -42,6 +42,23 @@ export class StepFailed extends AlkstoreError {
   }
 }
 
+/**
+ * A child run that `ctx.waitAll` waited for failed or was cancelled: thrown inside the parent's `run` at
+ * the `waitAll` call, the same way on every replay, so the parent can compensate. `error` is what ended
+ * the child. Code `CHILD_WORKFLOW_FAILED`.
+ */
+export class ChildWorkflowFailed extends AlkstoreError {
+  constructor(
+    readonly childId: string,
+    readonly workflow: string,
+    /** `failed` or `cancelled`. */
+    readonly state: string,
+    readonly error: JournaledError,
+  ) {
+    super('CHILD_WORKFLOW_FAILED', `child workflow run ${JSON.stringify(childId)}${workflow ? ` (${workflow})` : ''} ${state === 'failed' ? 'failed' : 'was cancelled'}: ${error.name}: ${error.message}`);
+  }
+}
+
 /** `waitForResult` of a run that failed: `error` is what ended it. Code `WORKFLOW_FAILED`. */
 export class WorkflowFailed extends AlkstoreError {
   constructor(

@@ -1,3 +1,4 @@
+import { workflowsQueueName } from '../contract/names.js';
 import type { Store, StreamEvent } from '../contract/types.js';
 import type { JournaledError } from './errors.js';
 import type { RunState, RunStep, RunSummary, WorkflowRun } from './types.js';
@@ -7,10 +8,11 @@ import type { RunState, RunStep, RunSummary, WorkflowRun } from './types.js';
 // a position holds at most one entry of each kind; signals and cancellation are written by anyone.
 
 /** What a positioned call was. */
-export type CallKind = 'step' | 'transaction' | 'sleep' | 'signal' | 'now' | 'random';
+export type CallKind = 'step' | 'transaction' | 'sleep' | 'signal' | 'now' | 'random' | 'child' | 'children';
 
 export type Entry =
-  | { readonly t: 'start'; readonly wf: string; readonly v: number; readonly input: unknown }
+  /** The run began; `pa` is the parent run of a child started by `ctx.startChild`. */
+  | { readonly t: 'start'; readonly wf: string; readonly v: number; readonly input: unknown; readonly pa?: string; readonly pr?: number }
   /** A call's outcome: `r` (wrapped so `undefined` survives JSON) or `e` after `a` attempts. */
   | { readonly t: 'done'; readonly p: number; readonly k: CallKind; readonly n: string; readonly r?: { readonly v?: unknown }; readonly e?: JournaledError; readonly a?: number }
   /** Attempt `a` of a step failed; the next one is due at `at`. */
@@ -19,6 +21,10 @@ export type Entry =
   | { readonly t: 'sleep'; readonly p: number; readonly until: number }
   /** A wait for signal `n` began; it times out at `until` (null: never). */
   | { readonly t: 'wait'; readonly p: number; readonly n: string; readonly until: number | null }
+  /** A `ctx.waitAll` began waiting for the runs `ids` (each child's end drives this run again). */
+  | { readonly t: 'join'; readonly p: number; readonly ids: readonly string[] }
+  /** `workflows.retry` re-drives a failed run from its first failed position: entries before `from` stay. */
+  | { readonly t: 'retried'; readonly from: number }
   /** A signal (consumed by the first wait for its name that finds it unconsumed). */
   | { readonly t: 'signal'; readonly n: string; readonly d: unknown }
   | { readonly t: 'cancel' }
@@ -27,8 +33,8 @@ export type Entry =
 /** The names a namespace's workflows live under. */
 export interface Names {
   readonly ns: string;
-  /** The outbox whose backing queue carries the runs' jobs. */
-  readonly outbox: string;
+  /** The queue that carries the runs' jobs (`__alkstore_workflows:<ns>`). */
+  readonly queue: string;
   readonly runsStream: string;
   readonly runsInbox: string;
   readonly journalInbox: string;
@@ -42,7 +48,7 @@ export interface Names {
 export function namesOf(ns: string): Names {
   return {
     ns,
-    outbox: ns,
+    queue: workflowsQueueName(ns),
     runsStream: `${ns}:runs`,
     runsInbox: `${ns}:runs`,
     journalInbox: `${ns}:journal`,
@@ -64,6 +70,11 @@ export class Journal {
   readonly retries = new Map<number, (Entry & { t: 'retry' })[]>();
   readonly sleeps = new Map<number, Entry & { t: 'sleep' }>();
   readonly waits = new Map<number, Entry & { t: 'wait' }>();
+  readonly joins = new Map<number, Entry & { t: 'join' }>();
+  /** Child runs started, by position. */
+  readonly children = new Map<number, string>();
+  /** How many times `workflows.retry` re-drove this run. */
+  retried = 0;
   readonly signals: { offset: number; name: string; data: unknown }[] = [];
   /** Signal offsets already consumed by a journaled wait. */
   readonly consumed = new Set<number>();
@@ -80,6 +91,7 @@ export class Journal {
         break;
       case 'done':
         if (!this.done.has(e.p)) this.done.set(e.p, e);
+        if (e.k === 'child' && !e.e) this.children.set(e.p, (e.r?.v as { id: string }).id);
         if (e.k === 'signal') {
           const o = (e.r?.v as { o?: unknown } | null | undefined)?.o;
           if (typeof o === 'number') this.consumed.add(o);
@@ -97,6 +109,20 @@ export class Journal {
       case 'wait':
         this.waits.set(e.p, e);
         this.lastAt.set(e.p, ev.createdAt);
+        break;
+      case 'join':
+        this.joins.set(e.p, e);
+        this.lastAt.set(e.p, ev.createdAt);
+        break;
+      case 'retried':
+        // A retry forgets the run's end and every position from the failed one on (their guards are
+        // re-keyed by the retry count, see guard()).
+        if (this.end?.s === 'failed') {
+          this.end = null;
+          this.finishedAt = null;
+          this.retried += 1;
+          for (const m of [this.done, this.retries, this.sleeps, this.waits, this.joins, this.children, this.lastAt] as Map<number, unknown>[]) for (const k of [...m.keys()]) if (k >= e.from) m.delete(k);
+        }
         break;
       case 'signal':
         this.signals.push({ offset: ev.offset, name: e.n, data: e.d });
@@ -135,6 +161,11 @@ export class Journal {
     }
   }
 
+  /** A guard's `what` in the run's current retry epoch (positions re-run after `workflows.retry` get fresh guards). */
+  epoch(what: string): string {
+    return this.retried === 0 ? what : `${what}@${this.retried}`;
+  }
+
   get state(): RunState {
     if (this.cancelled) return 'cancelled';
     if (this.end) return this.end.s;
@@ -148,7 +179,7 @@ export class Journal {
 
   /** Every journaled position, ascending. */
   positions(): number[] {
-    return [...new Set([...this.done.keys(), ...this.retries.keys(), ...this.sleeps.keys(), ...this.waits.keys()])].sort((a, b) => a - b);
+    return [...new Set([...this.done.keys(), ...this.retries.keys(), ...this.sleeps.keys(), ...this.waits.keys(), ...this.joins.keys()])].sort((a, b) => a - b);
   }
 
   toRun(id: string): WorkflowRun | null {
@@ -161,6 +192,8 @@ export class Journal {
       version: s.v,
       state: this.state,
       input: s.input,
+      parentId: s.pa ?? null,
+      children: [...this.children.entries()].sort((a, b) => a[0] - b[0]).map(([, id]) => id),
       result: this.end?.s === 'completed' ? this.end.r?.v : undefined,
       error: this.end?.s === 'failed' ? (this.end.e ?? null) : null,
       startedAt: this.startedAt,
@@ -174,11 +207,13 @@ export class Journal {
     const retries = this.retries.get(p) ?? [];
     const sleep = this.sleeps.get(p);
     const wait = this.waits.get(p);
+    const join = this.joins.get(p);
     const at = this.lastAt.get(p) ?? 0;
     const failures = retries.length + (d?.e ? 1 : 0);
     if (d) return { position: p, kind: d.k, name: d.n, state: d.e ? 'failed' : 'done', failures, until: null, at };
     if (sleep) return { position: p, kind: 'sleep', name: '', state: 'sleeping', failures: 0, until: sleep.until, at };
     if (wait) return { position: p, kind: 'signal', name: wait.n, state: 'waiting', failures: 0, until: wait.until, at };
+    if (join) return { position: p, kind: 'children', name: join.ids.join(' '), state: 'waiting', failures: 0, until: null, at };
     const last = retries[retries.length - 1]!;
     return { position: p, kind: last.k, name: last.n, state: 'retrying', failures, until: last.at, at };
   }
@@ -192,7 +227,7 @@ export async function loadJournal(store: Store, names: Names, id: string): Promi
 }
 
 /** Index entries (`<ns>:runs`, keyed by run id): a start, then at most one terminal state. */
-export type IndexEntry = { readonly s: 'running'; readonly wf: string; readonly v: number } | { readonly s: Exclude<RunState, 'running'> };
+export type IndexEntry = { readonly s: 'running'; readonly wf: string; readonly v: number } | { readonly s: Exclude<RunState, 'running'> | 'pruned' };
 
 /** Folds the runs index into summaries, oldest start first. */
 export async function foldIndex(store: Store, names: Names): Promise<RunSummary[]> {
@@ -208,6 +243,13 @@ export async function foldIndex(store: Store, names: Names): Promise<RunSummary[
       const run = runs.get(id);
       if (e.s === 'running') {
         if (!run) runs.set(id, { id, workflow: e.wf, version: e.v, state: 'running', startedAt: ev.createdAt, finishedAt: null });
+        else if (run.state === 'failed') {
+          // workflows.retry re-drove it.
+          run.state = 'running';
+          run.finishedAt = null;
+        }
+      } else if (e.s === 'pruned') {
+        runs.delete(id);
       } else if (run && run.state === 'running') {
         run.state = e.s;
         run.finishedAt = ev.createdAt;

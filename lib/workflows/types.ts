@@ -2,6 +2,25 @@ import type { Jsonified } from '../contract/codec.js';
 import type { StoreLogger, TxHandle, TxOps } from '../contract/types.js';
 import type { Duration } from './duration.js';
 import type { JournaledError } from './errors.js';
+import type { WorkflowMetrics } from './instrument.js';
+
+/**
+ * A child run started by `ctx.startChild`: pass it to `ctx.waitAll`. `O` is the child's result type
+ * (a phantom: only `id` and `workflow` exist at run time).
+ */
+export interface ChildHandle<O = unknown> {
+  /** The child run's id (given, or derived from the parent's id and the call's position). */
+  readonly id: string;
+  readonly workflow: string;
+  /** Never set; carries the child's result type. */
+  readonly __result?: O;
+}
+
+/** Options of `ctx.startChild`. */
+export interface StartChildOptions {
+  /** The child's run id (default `<parent id>:<position>`, or a hash of it when that is over 200 bytes). */
+  readonly id?: string;
+}
 
 /** Retries of one step: at-least-once, with the jobs' equal-jitter exponential backoff. */
 export interface StepOptions {
@@ -59,6 +78,20 @@ export interface WorkflowContext<X = TxHandle> {
    * `timeoutMs` passed without one. Signals are consumed in the order they were committed.
    */
   waitForSignal<T = unknown>(name: string, opts?: WaitForSignalOptions): Promise<Jsonified<T> | undefined>;
+  /**
+   * Fan-out: starts a child run of `workflow` (a definition or a name given to `createWorkflows`) in the
+   * same transaction that journals this call, so a replay returns the same handle and never starts a
+   * second child. The child's id is `opts.id` or derived from this run's id and the call's position.
+   * Cancelling this run cancels its children.
+   */
+  startChild<CI, CO>(workflow: WorkflowDefinition<CI, CO, X> | string, input: CI, opts?: StartChildOptions): Promise<ChildHandle<CO>>;
+  /**
+   * Fan-in: resolves with the results of `handles` (their JSON forms, in order) once every child
+   * completed. Parks the run without holding a worker until then: each child's end drives it again.
+   * Throws `ChildWorkflowFailed` (naming the child and its error) for the first of `handles` that
+   * failed or was cancelled, the same way on every replay.
+   */
+  waitAll<CO>(handles: readonly ChildHandle<CO>[]): Promise<Jsonified<CO>[]>;
   /** The database clock (epoch ms), journaled: a replay sees the same instant. */
   now(): Promise<number>;
   /** `Math.random()`, journaled: a replay sees the same number. */
@@ -70,6 +103,8 @@ export interface WorkflowDefinition<I = unknown, O = unknown, X = TxHandle> {
   readonly name: string;
   /** Positive integer. New runs start on the highest version given to `createWorkflows`; a run stays on its own. */
   readonly version: number;
+  /** Starts runs on a schedule (see `defineWorkflow`); the highest version's schedule counts. */
+  readonly schedule?: { readonly cron: string; readonly timeZone?: string; readonly input?: unknown };
   /** The workflow's code. Its input is the JSON form of what `start` was given. */
   run(input: Jsonified<I>, ctx: WorkflowContext<X>): Promise<O>;
 }
@@ -80,11 +115,11 @@ export type RunState = 'running' | 'completed' | 'failed' | 'cancelled';
 /** One journaled position of a run, for timelines (dashboard, tests). */
 export interface RunStep {
   readonly position: number;
-  /** `step`, `transaction`, `sleep`, `signal`, `now` or `random`. */
+  /** `step`, `transaction`, `sleep`, `signal`, `now`, `random`, `child` (a `startChild`) or `children` (a `waitAll`). */
   readonly kind: string;
-  /** The step's name (the signal's name; `''` for sleep, now and random). */
+  /** The step's name (the signal's name, the child's workflow, the children's ids; `''` for sleep, now and random). */
   readonly name: string;
-  /** `done`, `failed`, `sleeping` (until `until`), `waiting` (for a signal), `retrying` (next attempt at `until`). */
+  /** `done`, `failed`, `sleeping` (until `until`), `waiting` (for a signal or children), `retrying` (next attempt at `until`). */
   readonly state: 'done' | 'failed' | 'sleeping' | 'waiting' | 'retrying';
   /** Failed attempts so far. */
   readonly failures: number;
@@ -100,6 +135,10 @@ export interface WorkflowRun {
   readonly version: number;
   readonly state: RunState;
   readonly input: unknown;
+  /** The run that started this one with `ctx.startChild`, else null. */
+  readonly parentId: string | null;
+  /** The child runs this run started, in call order. */
+  readonly children: readonly string[];
   /** The value `run` resolved with (its JSON form), when completed. */
   readonly result: unknown;
   /** What ended a failed run, else null. */
@@ -138,6 +177,11 @@ export interface StartOptions {
    * `store.joinTransaction`): the run exists once it commits, and never if it rolls back.
    */
   readonly tx?: TxOps;
+  /**
+   * Priority of the run's jobs (higher first, like jobs; default 0): when runs queue up for the
+   * workers, a higher one's passes are claimed first.
+   */
+  readonly priority?: number;
 }
 
 /** What `workflows.start` did. */
@@ -177,10 +221,23 @@ export interface WorkflowsOptions<X = TxHandle> {
   readonly concurrency?: number;
   /**
    * Prefix of the names the workflows' state lives under (streams `<ns>:run:<id>` and `<ns>:runs`, inboxes
-   * `<ns>:runs` and `<ns>:journal`, channels `<ns>:…`, the outbox-backed queue `__alkstore_outbox:<ns>`).
-   * Default `alkstore.workflows`.
+   * `<ns>:runs` and `<ns>:journal`, channels `<ns>:…`, schedules `<ns>:schedule:<workflow>`, and the
+   * engine-derived queue `__alkstore_workflows:<ns>`). Default `alkstore.workflows`.
    */
   readonly namespace?: string;
+  /**
+   * How long a finished run's journal is kept (ms, default 7 days, like `resultRetentionMs`): the
+   * workers prune older ones (one worker of the fleet at a time), after which `getStatus` is null and
+   * `list` no longer shows them. `null` keeps every journal.
+   */
+  readonly retentionMs?: number | null;
+  /** Counters of runs and a histogram of step durations (e.g. `createPrometheusWorkflowMetrics()`). */
+  readonly metrics?: WorkflowMetrics;
+  /**
+   * A span per step attempt in one trace per run when `@opentelemetry/api` is installed (default true;
+   * spans go nowhere without an SDK).
+   */
+  readonly tracing?: boolean;
   /** Lease of a run's job (ms, default 30 000): a crashed worker's run resumes elsewhere after it. Renewed while a step runs. */
   readonly leaseMs?: number;
   /** Safety poll of the worker when no wake arrives (ms, default 1 000). */

@@ -1,14 +1,16 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import { scheduleBoundaryOf } from '../contract/schedule-headers.js';
 import { encodePayload } from '../contract/codec.js';
 import { InvalidName, InvalidOption, PermanentError } from '../contract/errors.js';
 import type { JobOpts } from '../contract/options.js';
-import type { Job, Outbox, Store, StoreLogger, TxHandle, TxOps, WakeReceiver } from '../contract/types.js';
-import { asOption, optionalObject, requireBoolean, requireCount, requireFunction, requireMaxAttempts, requireTimerMs, validateKey, validateName } from '../contract/validate.js';
+import type { Job, Queue, Store, StoreLogger, TxHandle, TxOps, WakeReceiver } from '../contract/types.js';
+import { asOption, optionalObject, requireBoolean, requireCount, requireFunction, requireInt, requireMaxAttempts, requireTimerMs, validateKey, validateName, MAX_PRIORITY, MIN_PRIORITY } from '../contract/validate.js';
+import { Instrument } from './instrument.js';
 import { QueueWorker } from '../worker/queue-worker.js';
 import { validateWorkflowName } from './define.js';
 import { RunDriver, type DriverDeps } from './driver.js';
 import { UnknownWorkflow, journalError, WorkflowCancelled, WorkflowInterrupted, WorkflowFailed, WorkflowTimeout } from './errors.js';
-import { foldIndex, loadJournal, namesOf, type Entry, type IndexEntry, type Names } from './journal.js';
+import { foldIndex, loadJournal, namesOf, type Entry, type IndexEntry, type Journal, type Names } from './journal.js';
 import type { ListRunsOptions, RunSummary, SignalOptions, StartedRun, StartOptions, TransactionRunner, WaitForResultOptions, WorkflowDefinition, WorkflowRun, WorkflowsOptions } from './types.js';
 
 /** Largest run id, in UTF-8 bytes (it is part of stream names, at most 255 bytes with the namespace). */
@@ -18,7 +20,13 @@ const MAX_NAMESPACE_BYTES = 40;
 /** Passes of one job that found their position taken by another writer, before the job is retried later. */
 const MAX_SUPERSEDED_PASSES = 5;
 
-const OPTION_KEYS = ['workflows', 'worker', 'concurrency', 'namespace', 'leaseMs', 'idlePollIntervalMs', 'drainTimeoutMs', 'maxAttempts', 'backoffBaseMs', 'transaction', 'logger', 'workerId'];
+const OPTION_KEYS = ['workflows', 'worker', 'concurrency', 'namespace', 'leaseMs', 'idlePollIntervalMs', 'drainTimeoutMs', 'maxAttempts', 'backoffBaseMs', 'transaction', 'logger', 'workerId', 'retentionMs', 'metrics', 'tracing'];
+/** Default `retentionMs`: 7 days, like the jobs' `resultRetentionMs`. */
+const DEFAULT_RETENTION_MS = 7 * 24 * 3_600_000;
+/** How often a worker tries to prune (under a lock: one worker of the fleet at a time). */
+const PRUNE_INTERVAL_MS = 60_000;
+/** Owner of the schedules `createWorkflows` upserts. */
+const SCHEDULE_OWNER = 'alkstore:workflows';
 
 type AnyDefinition = WorkflowDefinition<never, unknown, unknown>;
 
@@ -42,8 +50,17 @@ export class Workflows<X = TxHandle> {
   private readonly names: Names;
   private readonly byName = new Map<string, AnyDefinition[]>();
   private readonly deps: DriverDeps;
-  private readonly outbox: Outbox;
+  /**
+   * The queue that carries this namespace's runs (`__alkstore_workflows:<ns>`): its `stats()` tell how
+   * many passes wait or run. Its jobs are the workflows' own; do not enqueue into it.
+   */
+  readonly queue: Queue;
   private readonly worker: QueueWorker | null;
+  private readonly instrument: Instrument;
+  private readonly retentionMs: number | null;
+  private readonly scheduled: Promise<void>;
+  private pruneTimer: NodeJS.Timeout | null = null;
+  private pruning: Promise<unknown> = Promise.resolve();
   private readonly active = new Set<RunDriver>();
   private cancelWakes: WakeReceiver | null = null;
   private closed = false;
@@ -77,28 +94,83 @@ export class Workflows<X = TxHandle> {
     const transaction: TransactionRunner<unknown> =
       o.transaction === undefined ? (fn) => store.withTx((tx) => fn(tx, tx)) : asOption(() => requireFunction<TransactionRunner<unknown>>('transaction', o.transaction));
     const logger = o.logger ?? DEFAULT_LOGGER;
+    this.retentionMs = o.retentionMs === undefined ? DEFAULT_RETENTION_MS : o.retentionMs === null ? null : asOption(() => requireInt('retentionMs', o.retentionMs, 1, Number.MAX_SAFE_INTEGER));
+    if (o.metrics !== undefined && (o.metrics === null || typeof o.metrics !== 'object')) throw new InvalidOption('metrics', 'must be a WorkflowMetrics (createPrometheusWorkflowMetrics())');
+    const tracing = o.tracing === undefined ? true : asOption(() => requireBoolean('tracing', o.tracing));
+    this.instrument = new Instrument(ns, o.metrics ?? null, tracing);
     // A run's jobs survive many crashes: each pass counts one attempt, and a crashed pass resumes where the journal ends.
-    const jobOpts: JobOpts = { visibilityTimeoutMs: leaseMs, maxAttempts: 1000, backoffBaseMs: 1000 };
-    this.deps = { store, names: this.names, transaction, jobOpts, maxAttempts, backoffBaseMs };
-    this.outbox = store.outbox(this.names.outbox, jobOpts);
+    // TODO(limits): per-workflow-type concurrency across the fleet: stamp `concurrencyKey: <workflow>` here
+    // (and a per-type limit option) once the claim enforces concurrencyKey (branch `limits`).
+    const jobOpts: JobOpts = { leaseMs, maxAttempts: 1000, backoffBaseMs: 1000 };
+    this.deps = {
+      store,
+      names: this.names,
+      transaction,
+      jobOpts,
+      maxAttempts,
+      backoffBaseMs,
+      instrument: this.instrument,
+      startRun: (tx, workflow, input, id, parent) => this.startIn(tx, this.latest(workflow as string), input, id, parent, 0),
+      checkChild: (workflow, input, id) => {
+        const name = typeof workflow === 'string' ? workflow : (workflow as { name?: unknown } | null)?.name;
+        const def = this.latest(validateWorkflowName(name));
+        if (id !== undefined) validateRunId(id);
+        encodePayload({ input }, 'child input');
+        return { workflow: def.name };
+      },
+      childId: (parent, position) => {
+        const id = `${parent}:${position}`;
+        return Buffer.byteLength(id, 'utf8') <= MAX_RUN_ID_BYTES ? id : `child-${createHash('sha256').update(id).digest('hex').slice(0, 40)}`;
+      },
+    };
+    this.queue = store.queue(this.names.queue, jobOpts);
     this.worker = runWorker
       ? new QueueWorker({
-          queue: this.outbox.queue,
+          queue: this.queue,
           name: `workflows ${JSON.stringify(ns)}`,
           handler: (job, signal) => this.handle(job, signal),
           concurrency,
           prefetch: 0,
-          visibilityTimeoutMs: leaseMs,
+          leaseMs,
           idlePollIntervalMs,
           drainTimeoutMs,
           workerId: o.workerId === undefined ? `workflows-${randomUUID()}` : validateKey('workerId', o.workerId),
           logger,
         })
       : null;
+    this.scheduled = this.upsertSchedules();
+    this.scheduled.catch((err: unknown) => logger.error(`workflows ${JSON.stringify(ns)}: upserting the workflows' schedules failed`, err));
     if (this.worker) {
       this.watchCancellations();
       this.worker.start();
+      if (this.retentionMs !== null) {
+        this.pruneTimer = setInterval(() => {
+          this.pruning = this.pruneUnderLock().catch((err: unknown) => logger.warn(`workflows ${JSON.stringify(ns)}: pruning failed: ${err instanceof Error ? err.message : String(err)}`));
+        }, PRUNE_INTERVAL_MS);
+        this.pruneTimer.unref();
+      }
     }
+  }
+
+  /**
+   * Resolves once the schedules of the workflows given (their `schedule` option) are stored; rejects
+   * with the store's error for one it refused (an `InvalidSpec`, say), which is also logged.
+   */
+  ready(): Promise<void> {
+    return this.scheduled;
+  }
+
+  private async upsertSchedules(): Promise<void> {
+    for (const [name, list] of this.byName) {
+      const s = list[0]!.schedule;
+      if (!s) continue;
+      await this.store.schedule(this.scheduleName(name), s.cron, this.names.queue, { k: 'cron', wf: name }, { owner: SCHEDULE_OWNER, ...(s.timeZone ? { timeZone: s.timeZone } : {}) });
+    }
+  }
+
+  /** The schedule that starts runs of `workflow`: `<ns>:schedule:<workflow>`. */
+  scheduleName(workflow: string): string {
+    return `${this.names.ns}:schedule:${validateWorkflowName(workflow)}`;
   }
 
   /** The definition new runs of `name` start on: its highest version. */
@@ -114,10 +186,20 @@ export class Workflows<X = TxHandle> {
     return d;
   }
 
-  private driveJob(tx: TxOps | null, id: string): Promise<number> {
-    const opts: JobOpts = { ...this.deps.jobOpts, orderingKey: id };
+  private driveJob(tx: TxOps | null, id: string, priority = 0): Promise<number> {
+    const opts: JobOpts = { ...this.deps.jobOpts, orderingKey: id, ...(priority === 0 ? {} : { priority }) };
     const payload = { k: 'drive', id };
-    return tx ? tx.outboxEnqueue(this.names.outbox, payload, opts) : this.outbox.enqueue(payload, opts);
+    return tx ? tx.enqueue(this.names.queue, payload, opts) : this.queue.enqueue(payload, opts);
+  }
+
+  /** Starts run `id` of `def` in `tx` (a child of `parent` when given); false when the id was taken. */
+  private async startIn(tx: TxOps, def: AnyDefinition, input: unknown, id: string, parent: string | null, priority: number): Promise<boolean> {
+    if ((await tx.inboxClaim(this.names.runsInbox, id)) !== 'claimed') return false;
+    const start: Entry = { t: 'start', wf: def.name, v: def.version, input, ...(parent === null ? {} : { pa: parent }), ...(priority === 0 ? {} : { pr: priority }) };
+    await tx.publish(this.names.runStream(id), start);
+    await tx.publishWithKey(this.names.runsStream, id, { s: 'running', wf: def.name, v: def.version } satisfies IndexEntry);
+    await this.driveJob(tx, id, priority);
+    return true;
   }
 
   /**
@@ -132,16 +214,13 @@ export class Workflows<X = TxHandle> {
     const def = this.latest(validateWorkflowName(name));
     const o = asOption(() => optionalObject<StartOptions>('start options', opts)) ?? {};
     const id = o.id === undefined ? randomUUID() : validateRunId(o.id);
+    const priority = o.priority === undefined ? 0 : requireInt('priority', o.priority, MIN_PRIORITY, MAX_PRIORITY);
     encodePayload({ input }, 'input');
-    const start: Entry = { t: 'start', wf: def.name, v: def.version, input };
-    const body = async (tx: TxOps): Promise<StartedRun> => {
-      if ((await tx.inboxClaim(this.names.runsInbox, id)) !== 'claimed') return { id, created: false };
-      await tx.publish(this.names.runStream(id), start);
-      await tx.publishWithKey(this.names.runsStream, id, { s: 'running', wf: def.name, v: def.version } satisfies IndexEntry);
-      await this.driveJob(tx, id);
-      return { id, created: true };
-    };
-    return o.tx ? body(o.tx) : this.store.withTx(body);
+    const body = async (tx: TxOps): Promise<StartedRun> => ({ id, created: await this.startIn(tx, def, input, id, null, priority) });
+    // Counted once committed (inside a caller's transaction: once start returns, as the caller commits it).
+    const started = await (o.tx ? body(o.tx) : this.store.withTx(body));
+    if (started.created) this.instrument.count('started', def.name);
+    return started;
   }
 
   /**
@@ -169,14 +248,76 @@ export class Workflows<X = TxHandle> {
     const runId = validateRunId(id);
     const j = await loadJournal(this.store, this.names, runId);
     if (!j.start || j.state !== 'running') return false;
-    return this.store.withTx(async (tx) => {
-      if ((await tx.inboxClaim(this.names.journalInbox, this.names.guard(runId, 'end'))) !== 'claimed') return false;
+    const wf = j.start.wf;
+    const ok = await this.store.withTx(async (tx) => {
+      if ((await tx.inboxClaim(this.names.journalInbox, this.names.guard(runId, j.epoch('end')))) !== 'claimed') return false;
       await tx.publish(this.names.runStream(runId), { t: 'cancel' } satisfies Entry);
       await tx.publishWithKey(this.names.runsStream, runId, { s: 'cancelled' } satisfies IndexEntry);
       await tx.notify(this.names.cancelChannel);
       await tx.notify(this.names.runChannel(runId));
+      // A parent waiting for this run learns of its end.
+      if (j.start?.pa !== undefined) await this.driveJob(tx, j.start.pa);
       return true;
     });
+    if (!ok) return false;
+    this.instrument.count('cancelled', wf);
+    // Children go with their parent (a child started after this read cancels itself on its first pass).
+    for (const child of j.children.values()) await this.cancel(child);
+    return true;
+  }
+
+  /**
+   * Re-drives a failed run from its first failed position: the steps before it stay done (their
+   * results replay), the failed step and everything after it run again, on the same version's code.
+   * Resolves false when the run does not exist or has not failed. Concurrent retries of one run
+   * re-drive it once.
+   */
+  async retry(id: string): Promise<boolean> {
+    const runId = validateRunId(id);
+    const j = await loadJournal(this.store, this.names, runId);
+    if (!j.start || j.state !== 'failed') return false;
+    const failedAt = [...j.done.values()].filter((d) => d.e !== undefined || (d.k === 'children' && (d.r?.v as { failed?: unknown } | undefined)?.failed !== undefined)).map((d) => d.p);
+    const from = failedAt.length > 0 ? Math.min(...failedAt) : Math.max(-1, ...j.positions()) + 1;
+    const start = j.start;
+    return this.store.withTx(async (tx) => {
+      if ((await tx.inboxClaim(this.names.journalInbox, this.names.guard(runId, `retry@${j.retried + 1}`))) !== 'claimed') return false;
+      await tx.publish(this.names.runStream(runId), { t: 'retried', from } satisfies Entry);
+      await tx.publishWithKey(this.names.runsStream, runId, { s: 'running', wf: start.wf, v: start.v } satisfies IndexEntry);
+      await this.driveJob(tx, runId, start.pr ?? 0);
+      return true;
+    });
+  }
+
+  /**
+   * Prunes the journals of runs that finished more than `retentionMs` ago (the workers call it every
+   * minute, one of the fleet at a time): afterwards `getStatus` is null for them and `list` skips them;
+   * their ids stay taken (a second `start` with one starts nothing). Resolves to the number pruned.
+   */
+  async prune(): Promise<number> {
+    if (this.retentionMs === null) return 0;
+    const horizon = (await this.store.now()) - this.retentionMs;
+    let n = 0;
+    for (const r of await foldIndex(this.store, this.names)) {
+      if (r.state === 'running' || r.finishedAt === null || r.finishedAt > horizon) continue;
+      const stream = this.store.stream(this.names.runStream(r.id));
+      const events = await stream.readSince(0, 1000);
+      let last = 0;
+      for (let batch = events; batch.length > 0; batch = await stream.readSince(last, 1000)) last = batch[batch.length - 1]!.offset;
+      if (last > 0) await stream.trimTo(last);
+      await this.store.stream(this.names.runsStream).publishWithKey(r.id, { s: 'pruned' } satisfies IndexEntry);
+      n += 1;
+    }
+    return n;
+  }
+
+  private async pruneUnderLock(): Promise<void> {
+    const lock = await this.store.tryLock(`${this.names.ns}:prune`, `prune-${randomUUID()}`, 5 * PRUNE_INTERVAL_MS);
+    if (!lock) return;
+    try {
+      await this.prune();
+    } finally {
+      await lock.release().catch(() => undefined);
+    }
   }
 
   /** The run as its journal tells it (state, input, result or error, the steps), or null when no run has this id. */
@@ -227,8 +368,11 @@ export class Workflows<X = TxHandle> {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    if (this.pruneTimer) clearInterval(this.pruneTimer);
     this.cancelWakes?.close();
     await this.worker?.stop();
+    await this.pruning;
+    await this.scheduled.catch(() => undefined);
   }
 
   private watchCancellations(): void {
@@ -242,14 +386,30 @@ export class Workflows<X = TxHandle> {
   }
 
   private async handle(job: Job, signal: AbortSignal): Promise<void> {
-    const { k, id } = job.payload as { k: string; id: string };
+    const { k, id, wf } = job.payload as { k: string; id: string; wf?: string };
     if (k === 'timer') {
       await this.driveJob(null, id);
+      return;
+    }
+    if (k === 'cron') {
+      // One run per fire, whoever handles the job (and however often): the id is derived from the boundary.
+      const boundary = scheduleBoundaryOf(job) ?? job.enqueuedAt;
+      const def = this.byName.get(wf ?? '')?.[0];
+      if (!def) throw new UnknownWorkflow(wf ?? '', null, [...this.byName.keys()]);
+      await this.start(def.name, (def.schedule?.input ?? null) as never, { id: `cron:${def.name}:${boundary}` });
       return;
     }
     for (let pass = 0; pass < MAX_SUPERSEDED_PASSES; pass++) {
       const j = await loadJournal(this.store, this.names, id);
       if (!j.start || j.state !== 'running') return;
+      if (pass === 0 && j.start.pa !== undefined) {
+        // A child started while its parent's cancel committed: it goes with its parent.
+        const parent = await loadJournal(this.store, this.names, j.start.pa);
+        if (parent.state === 'cancelled') {
+          await this.cancel(id);
+          return;
+        }
+      }
       const driver = new RunDriver(this.deps, id, j, this.definition(j.start.wf, j.start.v), signal);
       this.active.add(driver);
       let outcome;
@@ -270,26 +430,31 @@ export class Workflows<X = TxHandle> {
         case 'cancelled':
           return;
         case 'returned':
-          await this.finish(id, completed(outcome.value));
+          await this.finish(j, id, completed(outcome.value));
           return;
         case 'threw':
-          await this.finish(id, { t: 'end', s: 'failed', e: journalError(outcome.error) });
+          await this.finish(j, id, { t: 'end', s: 'failed', e: journalError(outcome.error) });
           return;
         case 'fatal':
-          await this.finish(id, { t: 'end', s: 'failed', e: journalError(outcome.error) });
+          await this.finish(j, id, { t: 'end', s: 'failed', e: journalError(outcome.error) });
           return;
       }
     }
     throw new WorkflowInterrupted(id, `another writer journaled first ${MAX_SUPERSEDED_PASSES} times`);
   }
 
-  private async finish(id: string, end: Entry & { t: 'end' }): Promise<void> {
-    await this.store.withTx(async (tx) => {
-      if ((await tx.inboxClaim(this.names.journalInbox, this.names.guard(id, 'end'))) !== 'claimed') return;
+  private async finish(j: Journal, id: string, end: Entry & { t: 'end' }): Promise<void> {
+    const parent = j.start?.pa;
+    const ended = await this.store.withTx(async (tx) => {
+      if ((await tx.inboxClaim(this.names.journalInbox, this.names.guard(id, j.epoch('end')))) !== 'claimed') return false;
       await tx.publish(this.names.runStream(id), end);
       await tx.publishWithKey(this.names.runsStream, id, { s: end.s } satisfies IndexEntry);
       await tx.notify(this.names.runChannel(id));
+      // A parent waiting in ctx.waitAll is driven again by its child's end, in the same transaction.
+      if (parent !== undefined) await this.driveJob(tx, parent);
+      return true;
     });
+    if (ended && j.start) this.instrument.count(end.s, j.start.wf);
   }
 }
 

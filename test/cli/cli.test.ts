@@ -72,6 +72,43 @@ for (const engine of contractEngines()) {
       if (schema) await dropPgSchemas(schema);
     }, 60_000);
 
+    it('workflows list filters runs by status and name, cancel ends a running run, retry re-drives a failed one, exit 3 for none', async () => {
+      const { createWorkflows, defineWorkflow } = await import('../../lib/workflows/index.js');
+      const parked = defineWorkflow('cli-parked', { run: async (_i: null, ctx) => ctx.waitForSignal('go') });
+      const broken = defineWorkflow('cli-broken', {
+        run: async () => {
+          throw new Error('nope');
+        },
+      });
+      const w = createWorkflows(store, { workflows: [parked, broken], namespace: 'cli-wf', idlePollIntervalMs: 50 });
+      try {
+        await w.start(parked, null, { id: 'cli-run-1' });
+        await w.start(broken, null, { id: 'cli-run-2' });
+        await w.waitForResult('cli-run-2', { timeoutMs: 20_000 }).catch(() => undefined);
+        const ns = ['--namespace', 'cli-wf', '--url', url, ...extra];
+        const all = await cli(['workflows', 'list', ...ns]);
+        expect(all.code).toBe(0);
+        expect(all.stdout).toMatch(/^cli-run-1\s+cli-parked\s+1\s+running/m);
+        expect(all.stdout).toMatch(/^cli-run-2\s+cli-broken\s+1\s+failed/m);
+        const failed = JSON.parse((await cli(['workflows', 'list', '--status', 'failed', '--json', ...ns])).stdout) as { id: string }[];
+        expect(failed.map((r) => r.id)).toEqual(['cli-run-2']);
+        const byName = JSON.parse((await cli(['workflows', 'list', '--name', 'cli-parked', '--json', ...ns])).stdout) as { id: string }[];
+        expect(byName.map((r) => r.id)).toEqual(['cli-run-1']);
+        expect((await cli(['workflows', 'list', '--status', 'sleeping', ...ns])).code).toBe(2);
+        const cancel = await cli(['workflows', 'cancel', 'cli-run-1', ...ns]);
+        expect(cancel).toMatchObject({ code: 0 });
+        expect(cancel.stdout).toContain('cancelled workflow run cli-run-1');
+        expect((await w.getStatus('cli-run-1'))!.state).toBe('cancelled');
+        expect((await cli(['workflows', 'cancel', 'cli-run-1', ...ns])).code).toBe(3);
+        expect((await cli(['workflows', 'cancel', 'no-such-run', ...ns])).code).toBe(3);
+        const retry = await cli(['workflows', 'retry', 'cli-run-2', '--json', ...ns]);
+        expect(JSON.parse(retry.stdout)).toEqual({ id: 'cli-run-2', retried: true });
+        expect((await cli(['workflows', 'retry', 'cli-run-1', ...ns])).code).toBe(3);
+      } finally {
+        await w.close();
+      }
+    });
+
     it('prints stats as a table and as JSON', async () => {
       await store.queue('mail').enqueueMany([1, 2]);
       await store.queue('mail').enqueue(3, { delayMs: 3_600_000 });

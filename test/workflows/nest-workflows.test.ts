@@ -6,6 +6,7 @@ import type { TxOps } from '../../lib/contract/types.js';
 import { AlkstoreModule, AlkstoreWorkflowsModule, Store, Workflow, Workflows, type WorkflowContext } from '../../lib/nest/index.js';
 import type { DataSource, EntityManager } from 'typeorm';
 import { nestEngines, Widget, type NestDb, type NestEngine } from '../nest/nest-fixtures.js';
+import { waitFor } from '../helpers/engines.js';
 
 @Injectable()
 class Greeter {
@@ -26,6 +27,14 @@ class GreetingWorkflow {
     });
     const reply = await ctx.waitForSignal<string>('reply');
     return `${text} / ${reply ?? 'no reply'} (v${ctx.version})`;
+  }
+}
+
+@Workflow('heartbeat', { schedule: '@every 1s' })
+@Injectable()
+class HeartbeatWorkflow {
+  async run(_input: null, ctx: WorkflowContext): Promise<string> {
+    return ctx.step('beat', () => `beat ${ctx.runId}`);
   }
 }
 
@@ -91,8 +100,20 @@ for (const engine of nestEngines()) {
   describe(`AlkstoreWorkflowsModule (${engine.name})`, () => {
     const booted = bootApp(engine, async (db) => ({
       imports: [AlkstoreModule.forRoot(db.moduleOptions()), AlkstoreWorkflowsModule.forRoot({ namespace: 'nest-wf', idlePollIntervalMs: 50 })],
-      providers: [Greeter, GreetingWorkflow],
+      providers: [Greeter, GreetingWorkflow, HeartbeatWorkflow],
     }));
+
+    it("@Workflow({ schedule }) starts runs from the module's scheduler, with a run id per fire", async () => {
+      const { app } = booted();
+      const workflows = app.get(Workflows);
+      const store = app.get(Store);
+      await workflows.ready();
+      expect((await store.listSchedules()).schedules.map((x) => [x.name, x.spec])).toContainEqual(['nest-wf:schedule:heartbeat', '@every 1s']);
+      await waitFor('a scheduled heartbeat completed', async () => (await workflows.list({ workflow: 'heartbeat', state: 'completed' })).length > 0, 20_000);
+      const [run] = await workflows.list({ workflow: 'heartbeat', state: 'completed' });
+      expect(run!.id).toMatch(/^cron:heartbeat:\d+$/);
+      await expect(workflows.waitForResult(run!.id)).resolves.toBe(`beat ${run!.id}`);
+    });
 
     it('finds @Workflow providers, injects Workflows, and runs them with their injected dependencies', async () => {
       const { app } = booted();

@@ -4,16 +4,17 @@ import { describe, expect, it } from '@jest/globals';
 import type { Store } from '../../lib/contract/types.js';
 import { createWorkflows } from '../../lib/workflows/index.js';
 import { contractEngines, PG_URL, waitFor, withEngineDb, type EngineDb, type EngineFixture } from '../helpers/engines.js';
-import { EXECUTIONS, LEDGER, NAMESPACE, orderWorkflow, VIOLATIONS, type OrderResult } from './fixtures/order-workflow.js';
+import { EXECUTIONS, LEDGER, NAMESPACE, orderWorkflow, PACKED, packWorkflow, VIOLATIONS, type OrderResult } from './fixtures/order-workflow.js';
 
 // The crash proof: order runs (a step, a transactional step writing a business row, a durable sleep, a
-// wait for a signal this process sends, a last step) advanced by 4 worker processes, one of which is
+// wait for a signal this process sends, a child run started with ctx.startChild and awaited with
+// ctx.waitAll, a last step) advanced by 4 worker processes, one of which is
 // SIGKILLed at random 10 times (and replaced). Every run must complete; every business row must exist
 // exactly once; no completed step may run again; no sleep may end before the time asked.
 
 const WORKER = fileURLToPath(new URL('./fixtures/workflow-worker.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const RUNS = 100;
+const RUNS = 200;
 const WORKERS = 4;
 const KILLS = 10;
 
@@ -54,7 +55,7 @@ for (const engine of contractEngines()) {
     });
 
     it(`${RUNS} runs, ${WORKERS} workers, ${KILLS} SIGKILLs: every run completes, each business row exists once, no completed step runs again, no sleep ends early`, async () => {
-      const workflows = createWorkflows(store, { workflows: [orderWorkflow(store)], namespace: NAMESPACE, worker: false });
+      const workflows = createWorkflows(store, { workflows: [orderWorkflow(store), packWorkflow(store)], namespace: NAMESPACE, worker: false });
       const workers = Array.from({ length: WORKERS }, () => spawnWorker(engine, db));
       await Promise.all(workers.map((w) => w.ready));
       const ids: string[] = [];
@@ -80,12 +81,19 @@ for (const engine of contractEngines()) {
         }
         await chaos;
         expect(kills).toBe(KILLS);
-        await waitFor('every run completed', async () => (await workflows.list({ state: 'completed' })).length === RUNS, 90_000, 250);
+        await waitFor('every run completed', async () => (await workflows.list({ state: 'completed', workflow: 'order' })).length === RUNS, 120_000, 250);
         const results = await Promise.all(ids.map((id) => workflows.waitForResult<OrderResult>(id, { timeoutMs: 5_000 })));
         for (const r of results) {
           expect(r.sleptMs).toBeGreaterThanOrEqual(r.askedMs);
           expect(r.approvedBy).toBe(`parent-${process.pid}`);
         }
+        for (const [i, r] of results.entries()) expect(r.packed).toBe(`packed ${ids[i]}`);
+        // One child per order, whatever the kills: the child start is journaled with the parent's position.
+        const children = await workflows.list({ workflow: 'pack' });
+        expect(children.length).toBe(RUNS);
+        expect(children.every((c) => c.state === 'completed')).toBe(true);
+        const packed = await countByKey(store, PACKED);
+        expect(packed.size).toBe(RUNS);
         const ledger = await countByKey(store, LEDGER);
         expect(ledger.size).toBe(RUNS);
         expect([...ledger.values()].every((n) => n === 1)).toBe(true);

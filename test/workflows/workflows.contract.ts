@@ -1,7 +1,10 @@
 import { afterEach, expect, it } from '@jest/globals';
 import { InvalidName, InvalidOption, PermanentError } from '../../lib/contract/errors.js';
 import type { Store } from '../../lib/contract/types.js';
+import { Registry } from 'prom-client';
 import {
+  ChildWorkflowFailed,
+  createPrometheusWorkflowMetrics,
   createWorkflows,
   defineWorkflow,
   NonDeterministicWorkflow,
@@ -223,7 +226,7 @@ export function workflowsContract(engine: EngineFixture): void {
     const { id } = await first.start(wf, null);
     await untilParked(first, id, 'sleeping');
     // The pass that journaled the sleep ends and its job is acked: no worker holds the run while it sleeps.
-    await waitFor('the run released', async () => (await store.outbox(namespace).queue.stats()).processing === 0);
+    await waitFor('the run released', async () => (await first.queue.stats()).processing === 0);
     expect((await first.getStatus(id))!.state).toBe('running');
     await first.close();
     const second = make({ workflows: [wf], namespace });
@@ -299,10 +302,10 @@ export function workflowsContract(engine: EngineFixture): void {
     const namespace = ns();
     const w = make({ workflows: [wf], namespace });
     const { id } = await w.start(wf, null);
-    await waitFor('the step running', async () => (await store.outbox(namespace).queue.stats()).processing === 1);
+    await waitFor('the step running', async () => (await w.queue.stats()).processing === 1);
     expect(await w.cancel(id)).toBe(true);
     await expect(w.waitForResult(id, { timeoutMs: 20_000 })).rejects.toBeInstanceOf(WorkflowCancelled);
-    await waitFor('the job finished', async () => (await store.outbox(namespace).queue.stats()).processing === 0);
+    await waitFor('the job finished', async () => (await w.queue.stats()).processing === 0);
     expect(later).toBe(false);
     expect((await w.getStatus(id))!.state).toBe('cancelled');
     expect(await w.cancel(id)).toBe(false);
@@ -409,6 +412,251 @@ export function workflowsContract(engine: EngineFixture): void {
     expect((await w2.getStatus(fresh.id))!.version).toBe(2);
   });
 
+  it('runs live on their own queue __alkstore_workflows:<ns>, not on an outbox', async () => {
+    const namespace = ns();
+    const wf = defineWorkflow('where', { run: async (_i: null, ctx) => ctx.step('s', () => 1) });
+    const w = make({ workflows: [wf], namespace });
+    expect(w.queue.name).toBe(`__alkstore_workflows:${namespace}`);
+    const { id } = await w.start(wf, null);
+    await w.waitForResult(id, { timeoutMs: 20_000 });
+    const names = await store.admin().queueNames();
+    expect(names).not.toContain(`__alkstore_outbox:${namespace}`);
+    // A user queue handle may not take the reserved prefix for another name.
+    expect(() => store.queue(`__alkstore_workflows:${namespace}-other`)).toThrow(/reserved/i);
+  });
+
+  it('startChild fans out and waitAll fans in: the parent parks without a worker and gets the results in order', async () => {
+    const namespace = ns();
+    const ran: string[] = [];
+    const child = defineWorkflow('square', {
+      async run(input: { n: number; ms: number }, ctx) {
+        await ctx.sleep(input.ms);
+        return ctx.step('square', () => {
+          ran.push(`square ${input.n}`);
+          return input.n * input.n;
+        });
+      },
+    });
+    let parentPasses = 0;
+    const parent = defineWorkflow('sum-squares', {
+      async run(input: { ns: number[] }, ctx) {
+        parentPasses += 1;
+        const handles = [];
+        for (const [i, n] of input.ns.entries()) handles.push(await ctx.startChild(child, { n, ms: 100 + 100 * i }));
+        const squares = await ctx.waitAll(handles);
+        return ctx.step('total', () => squares.reduce((a, b) => a + b, 0));
+      },
+    });
+    const w = make({ workflows: [parent, child], namespace });
+    const { id } = await w.start(parent, { ns: [1, 2, 3] }, { id: 'p1' });
+    await untilParked(w, id, 'waiting');
+    // Parked on its children: the parent's job was acked (only the children's sleeps are queued).
+    const parked = await w.getStatus(id);
+    expect(parked!.children).toEqual(['p1:0', 'p1:1', 'p1:2']);
+    expect(parked!.steps.at(-1)).toMatchObject({ kind: 'children', state: 'waiting' });
+    await expect(w.waitForResult(id, { timeoutMs: 20_000 })).resolves.toBe(14);
+    expect(ran.sort()).toEqual(['square 1', 'square 2', 'square 3']);
+    for (const c of ['p1:0', 'p1:1', 'p1:2']) expect(await w.getStatus(c)).toMatchObject({ state: 'completed', parentId: 'p1', workflow: 'square' });
+    // Woken once per child end at most (plus the first pass), not by polling.
+    expect(parentPasses).toBeLessThanOrEqual(5);
+  });
+
+  it('a child start is journaled: a replay returns the same handle and starts no second child', async () => {
+    let childRuns = 0;
+    let crash = true;
+    const child = defineWorkflow('leaf', { run: async (_i: null, ctx) => ctx.step('leaf', () => ++childRuns) });
+    const parent = defineWorkflow('root', {
+      async run(_i: null, ctx) {
+        const h = await ctx.startChild('leaf', null, { id: 'given-child' });
+        await ctx.step('flaky', () => {
+          if (crash) {
+            crash = false;
+            throw new Error('again');
+          }
+        });
+        const [r] = await ctx.waitAll([h]);
+        return { id: h.id, r };
+      },
+    });
+    const w = make({ workflows: [parent, child], maxAttempts: 2 });
+    const { id } = await w.start(parent, null);
+    await expect(w.waitForResult(id, { timeoutMs: 20_000 })).resolves.toEqual({ id: 'given-child', r: 1 });
+    expect(childRuns).toBe(1);
+    expect((await w.list({ workflow: 'leaf' })).map((r) => r.id)).toEqual(['given-child']);
+  });
+
+  it('waitAll throws ChildWorkflowFailed naming a failed child, so the parent can compensate', async () => {
+    const bad = defineWorkflow('bad-child', {
+      run: async () => {
+        throw new PermanentError('out of stock');
+      },
+    });
+    const good = defineWorkflow('good-child', { run: async () => 'ok' });
+    const parent = defineWorkflow('fan', {
+      async run(_i: null, ctx) {
+        const a = await ctx.startChild(good, null);
+        const b = await ctx.startChild(bad, null);
+        try {
+          await ctx.waitAll([a, b]);
+          return 'all fine';
+        } catch (err) {
+          if (err instanceof ChildWorkflowFailed) return `compensated ${err.childId} ${err.state}: ${err.error.message}`;
+          throw err;
+        }
+      },
+    });
+    const w = make({ workflows: [parent, good, bad] });
+    const { id } = await w.start(parent, null, { id: 'fan-1' });
+    await expect(w.waitForResult(id, { timeoutMs: 20_000 })).resolves.toBe('compensated fan-1:1 failed: out of stock');
+  });
+
+  it('cancel of a parent cancels its children', async () => {
+    const child = defineWorkflow('waiter', { run: async (_i: null, ctx) => ctx.waitForSignal('never') });
+    const parent = defineWorkflow('boss', {
+      async run(_i: null, ctx) {
+        const hs = [await ctx.startChild(child, null), await ctx.startChild(child, null)];
+        return ctx.waitAll(hs);
+      },
+    });
+    const w = make({ workflows: [parent, child] });
+    const { id } = await w.start(parent, null, { id: 'boss-1' });
+    await untilParked(w, id, 'waiting');
+    await untilParked(w, 'boss-1:0', 'waiting');
+    await untilParked(w, 'boss-1:1', 'waiting');
+    expect(await w.cancel(id)).toBe(true);
+    await expect(w.waitForResult(id, { timeoutMs: 20_000 })).rejects.toBeInstanceOf(WorkflowCancelled);
+    for (const c of ['boss-1:0', 'boss-1:1']) await expect(w.waitForResult(c, { timeoutMs: 20_000 })).rejects.toBeInstanceOf(WorkflowCancelled);
+  });
+
+  it('ctx.startChild and ctx.waitAll refuse bad input with a typed error naming it', async () => {
+    const seen: string[] = [];
+    const parent = defineWorkflow('bad-fan', {
+      async run(_i: null, ctx) {
+        for (const call of [() => ctx.startChild('nope', null), () => ctx.startChild('bad-fan', { n: 1n }), () => ctx.waitAll('x' as never)]) {
+          try {
+            await call();
+          } catch (err) {
+            seen.push((err as Error).name);
+          }
+        }
+        return seen;
+      },
+    });
+    const w = make({ workflows: [parent] });
+    const { id } = await w.start(parent, null);
+    await expect(w.waitForResult(id, { timeoutMs: 20_000 })).resolves.toEqual(['UnknownWorkflow', 'Codec', 'InvalidArgument']);
+  });
+
+  it('a schedule starts runs once per fire, with a run id derived from the fire, across two workflows instances', async () => {
+    const namespace = ns();
+    const tick = defineWorkflow('tick', { schedule: { cron: '@every 1s', input: { from: 'cron' } }, run: async (input: { from: string }) => input.from });
+    const a = make({ workflows: [tick], namespace });
+    const b = make({ workflows: [tick], namespace });
+    await Promise.all([a.ready(), b.ready()]);
+    const broken = defineWorkflow('broken-schedule', { schedule: 'every minute', run: async () => null });
+    await expect(make({ workflows: [broken], worker: false, logger: { log: () => undefined, warn: () => undefined, error: () => undefined } }).ready()).rejects.toThrow(/every minute/);
+    const ac = new AbortController();
+    const runners = [store.runSchedules(ac.signal), store.runSchedules(ac.signal)];
+    try {
+      await waitFor('three scheduled runs completed', async () => (await a.list({ workflow: 'tick', state: 'completed' })).length >= 3, 30_000);
+    } finally {
+      ac.abort();
+      await Promise.allSettled(runners);
+      await store.unschedule(a.scheduleName('tick'));
+    }
+    const runs = await a.list({ workflow: 'tick' });
+    const boundaries = runs.map((r) => /^cron:tick:(\d+)$/.exec(r.id)?.[1]);
+    expect(boundaries.every((x) => x !== undefined)).toBe(true);
+    expect(new Set(boundaries).size).toBe(runs.length);
+    await expect(a.waitForResult(runs[0]!.id, { timeoutMs: 20_000 })).resolves.toBe('cron');
+  });
+
+  it('retry re-drives a failed run from its first failed step: done steps replay, the failed one runs again', async () => {
+    const ran: string[] = [];
+    let fail = true;
+    const wf = defineWorkflow('redo', {
+      async run(_i: null, ctx) {
+        const a = await ctx.step('a', () => {
+          ran.push('a');
+          return 1;
+        });
+        const b = await ctx.step('b', () => {
+          ran.push('b');
+          if (fail) throw new PermanentError('downstream down');
+          return 2;
+        });
+        return a + b;
+      },
+    });
+    const w = make({ workflows: [wf] });
+    const { id } = await w.start(wf, null);
+    await expect(w.waitForResult(id, { timeoutMs: 20_000 })).rejects.toBeInstanceOf(WorkflowFailed);
+    expect(await w.retry('no-such-run')).toBe(false);
+    fail = false;
+    expect(await w.retry(id)).toBe(true);
+    await expect(w.waitForResult(id, { timeoutMs: 20_000 })).resolves.toBe(3);
+    expect(ran).toEqual(['a', 'b', 'b']);
+    expect(await w.retry(id)).toBe(false);
+    expect((await w.list({ state: 'completed' })).map((r) => r.id)).toEqual([id]);
+  });
+
+  it('prune drops the journals of runs finished longer ago than retentionMs; their ids stay taken', async () => {
+    const wf = defineWorkflow('short', { run: async () => 'done' });
+    const w = make({ workflows: [wf], retentionMs: 1 });
+    const { id } = await w.start(wf, null, { id: 'old' });
+    await w.waitForResult(id, { timeoutMs: 20_000 });
+    const running = defineWorkflow('park', { run: async (_i: null, ctx) => ctx.waitForSignal('go') });
+    const w2 = make({ workflows: [running], retentionMs: 1 });
+    const parked = await w2.start(running, null);
+    await untilParked(w2, parked.id, 'waiting');
+    await new Promise((r) => setTimeout(r, 20));
+    expect(await w.prune()).toBe(1);
+    expect(await w.getStatus(id)).toBeNull();
+    expect(await w.list()).toEqual([]);
+    expect(await w.start(wf, null, { id: 'old' })).toEqual({ id: 'old', created: false });
+    expect(await w2.prune()).toBe(0);
+    expect((await w2.getStatus(parked.id))!.state).toBe('running');
+  });
+
+  it('a run started with a higher priority is advanced first when runs queue up', async () => {
+    const namespace = ns();
+    const order: string[] = [];
+    const wf = defineWorkflow('prio', {
+      run: async (input: { tag: string }, ctx) =>
+        ctx.step('mark', () => {
+          order.push(input.tag);
+        }),
+    });
+    const starter = make({ workflows: [wf], namespace, worker: false });
+    for (const tag of ['low-1', 'low-2', 'low-3']) await starter.start(wf, { tag });
+    await starter.start(wf, { tag: 'high' }, { priority: 10 });
+    make({ workflows: [wf], namespace, concurrency: 1 });
+    await waitFor('every run marked', async () => order.length === 4);
+    expect(order[0]).toBe('high');
+  });
+
+  it('metrics count started, completed and failed runs per workflow and time each step', async () => {
+    const registry = new Registry();
+    const metrics = await createPrometheusWorkflowMetrics({ registry });
+    const ok = defineWorkflow('m-ok', { run: async (_i: null, ctx) => ctx.step('work', () => 1) });
+    const bad = defineWorkflow('m-bad', {
+      run: async () => {
+        throw new Error('no');
+      },
+    });
+    const w = make({ workflows: [ok, bad], metrics });
+    const a = await w.start(ok, null);
+    const b = await w.start(bad, null);
+    await w.waitForResult(a.id, { timeoutMs: 20_000 });
+    await expect(w.waitForResult(b.id, { timeoutMs: 20_000 })).rejects.toBeInstanceOf(WorkflowFailed);
+    const text = await registry.metrics();
+    expect(text).toContain('alkstore_workflow_runs_started_total{workflow="m-ok"} 1');
+    expect(text).toContain('alkstore_workflow_runs_started_total{workflow="m-bad"} 1');
+    expect(text).toContain('alkstore_workflow_runs_completed_total{workflow="m-ok"} 1');
+    expect(text).toContain('alkstore_workflow_runs_failed_total{workflow="m-bad"} 1');
+    expect(text).toContain('alkstore_workflow_step_duration_seconds_count{workflow="m-ok",step="work",outcome="ok"} 1');
+  });
+
   it('bad input is a typed error naming it, before any I/O', async () => {
     const wf = defineWorkflow('typed', { run: async () => null });
     expect(() => defineWorkflow('  ', { run: async () => null })).toThrow(InvalidName);
@@ -423,6 +671,9 @@ export function workflowsContract(engine: EngineFixture): void {
     await expect(w.start(wf, null, { id: '' })).rejects.toBeInstanceOf(InvalidName);
     await expect(w.signal('x'.repeat(300), 'go')).rejects.toThrow(/workflow id/);
     await expect(w.waitForResult('r', { timeoutMs: -1 })).rejects.toThrow(/timeoutMs/);
+    expect(() => defineWorkflow('sched', { schedule: '', run: async () => null })).toThrow(/schedule of workflow "sched"/);
+    expect(() => createWorkflows(store, { workflows: [wf], worker: false, retentionMs: 0 })).toThrow(/retentionMs/);
+    await expect(w.start(wf, null, { priority: 1.5 })).rejects.toThrow(/priority/);
     expect(await w.list()).toEqual([]);
     expect(NonDeterministicWorkflow.name).toBe('NonDeterministicWorkflow');
   });
