@@ -1,5 +1,5 @@
 import type { ThroughputPoint } from '../contract/admin.js';
-import { outboxQueueName } from '../contract/names.js';
+import { outboxQueueName, WORKFLOWS_QUEUE_PREFIX, workflowsQueueName } from '../contract/names.js';
 import type { JobInfo, Queue, Store } from '../contract/types.js';
 
 /**
@@ -32,10 +32,12 @@ export function outboxOf(queue: string): string | null {
   return queue.startsWith(OUTBOX_PREFIX) ? queue.slice(OUTBOX_PREFIX.length) : null;
 }
 
-/** A handle on a stored queue name (outbox-backed names through their outbox). */
+/** A handle on a stored queue name (outbox-backed names through their outbox, workflow queues by their namespace). */
 export function queueHandle(store: Store, name: string): Queue {
   const box = outboxOf(name);
-  return box === null ? store.queue(name) : store.outbox(box).queue;
+  if (box !== null) return store.outbox(box).queue;
+  if (name.startsWith(WORKFLOWS_QUEUE_PREFIX)) return store.queue(workflowsQueueName(name.slice(WORKFLOWS_QUEUE_PREFIX.length)));
+  return store.queue(name);
 }
 
 /** Pauses or resumes a queue on every replica. */
