@@ -126,6 +126,15 @@ export function flowsContract(engine: EngineFixture): void {
       }
     });
 
+    it('queue.ackBatch of children settles their parent like job.ack', async () => {
+      const q = store().queue(uid('f-batch'));
+      const flow = await q.enqueueFlow({ payload: 'p', children: [{ payload: 'a' }, { payload: 'b' }] });
+      const kids = await q.claimBatch(10, 'w');
+      expect(kids.map((k) => k.payload).sort()).toEqual(['a', 'b']);
+      expect(await q.ackBatch(kids)).toBe(2);
+      expect((await claimSoon(q)).id).toBe(flow.id);
+    });
+
     it('commits with the caller transaction, or not at all', async () => {
       const q = store().queue(uid('f-tx'));
       await expect(

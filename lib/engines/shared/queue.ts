@@ -11,7 +11,7 @@ import { cancelWakeChannel, enqueueAndWaitInput, progressWakeChannel, resultWake
 import { validateKey } from '../../contract/validate.js';
 import type { QueueDriver } from './queue-driver.js';
 import { InvalidOption } from '../../contract/errors.js';
-import { dependsOnFlow, hasDependencies, planFlow, type FlowJob, type FlowNode } from '../../contract/flows.js';
+import { dependsOnFlow, FLOW_HEADER, hasDependencies, planFlow, type FlowJob, type FlowNode } from '../../contract/flows.js';
 import type { CancelTarget } from '../../contract/results.js';
 
 /** Where the handle keeps its driver (internal: the driver-level tests reach it here). */
@@ -99,6 +99,16 @@ export class QueueHandle implements Queue {
     d.guard();
     const { ids, tokens } = ackBatchInput(jobs);
     if (ids.length === 0) return 0;
+    // A job something depends on is acked through its outcome path (which settles its dependents); the rest as before.
+    if (jobs.some((j) => j instanceof ClaimedJob && j.headers[FLOW_HEADER] !== undefined)) {
+      let n = 0;
+      const rest: Pick<Job, 'id' | 'claimToken'>[] = [];
+      for (const j of jobs) {
+        if (j instanceof ClaimedJob && j.headers[FLOW_HEADER] !== undefined) n += (await j.ack()) ? 1 : 0;
+        else rest.push(j);
+      }
+      return n + (rest.length > 0 ? await this.ackBatch(rest) : 0);
+    }
     // Only our own handles are trusted to say "no ordering key"; anything else takes the checking path.
     const n = await d.ackBatch(ids.map((id, i) => ({ id, claimToken: tokens[i]!, plain: jobs[i] instanceof ClaimedJob && jobs[i].orderingKey === null })));
     d.outcomes.record(this.name, 'completed', n);
