@@ -86,7 +86,7 @@ export class ClaimedJob<T = unknown> implements Job<T> {
     return ok;
   }
 
-  childResults(): Promise<ChildResult[]> {
+  async childResults(): Promise<ChildResult[]> {
     this.driver.guard();
     return this.driver.childResults(this.id);
   }

@@ -138,27 +138,21 @@ export class QueueHandle implements Queue {
   async cancel(id: number): Promise<boolean> {
     this.driver.guard();
     const target = { id: requireJobId('id', id) };
-    return (await this.cancelAndSettle(target)) > 0;
+    return (await cancelAndSettle(this.driver, target)) > 0;
   }
 
   async cancelByKey(uniqueKey: string): Promise<boolean> {
     this.driver.guard();
     const target = { uniqueKey: validateUniqueKey(uniqueKey) };
-    return (await this.cancelAndSettle(target)) > 0;
+    return (await cancelAndSettle(this.driver, target)) > 0;
   }
 
   async cancelByOrderingKey(orderingKey: string): Promise<number> {
     this.driver.guard();
     const target = { orderingKey: validateKey('orderingKey', orderingKey) };
-    return this.cancelAndSettle(target);
+    return cancelAndSettle(this.driver, target);
   }
 
-  /** A cancel, then its flow part: the dependents of what it ended apply their policy (by id; other targets through the queue's sweep repair). */
-  private async cancelAndSettle(target: CancelTarget): Promise<number> {
-    const n = await this.driver.cancelJobs(target);
-    if (n > 0 && 'id' in target) await this.driver.settleFlows([target.id]);
-    return n;
-  }
 
   async cancelledAmong(ids: readonly number[]): Promise<number[]> {
     this.driver.guard();
@@ -256,6 +250,13 @@ export class QueueHandle implements Queue {
     this.driver.guard();
     return this.driver.listen();
   }
+}
+
+/** A cancel, then its flow part: the dependents of what it ended apply their policy (by id; other targets through the queue's sweep repair). */
+async function cancelAndSettle(driver: QueueDriver, target: CancelTarget): Promise<number> {
+  const n = await driver.cancelJobs(target);
+  if (n > 0 && 'id' in target) await driver.settleFlows([target.id]);
+  return n;
 }
 
 function noDependsOn(op: string): InvalidOption {

@@ -14,7 +14,7 @@ import { INSERT_NOTIFY_SQL } from './notify/notify-log.js';
 import { insertPlan, type StepAnswer } from './queue-ops.js';
 import { INSERT_JOB } from './queue.sql.js';
 import { INSERT_EVENT, NEXT_SEQ, SAVE_OFFSET } from './stream.sql.js';
-import { enqueueInput, notifyInput, outboxEnqueueInput, publishInput, publishWithKeyInput, saveOffsetInput, type EnqueueInput, type PublishInput } from './tx-input.js';
+import { enqueueInput, flowInput, notifyInput, outboxEnqueueInput, publishInput, publishWithKeyInput, saveOffsetInput, type EnqueueInput, type PublishInput } from './tx-input.js';
 import { asStoreError } from './writer.js';
 
 /** Changes nothing, and so takes the write lock without a row to clean up. */
@@ -58,7 +58,9 @@ export class ExternalTxOps implements TxOps {
   }
 
   /** Not on a joined TypeORM transaction on SQLite yet (docs/flows.md): `InvalidOption` before any write. */
-  async enqueueFlow(_queue: string, _flow: FlowJob): Promise<FlowNode> {
+  async enqueueFlow(queue: string, flow: FlowJob): Promise<FlowNode> {
+    // Checked first, so a bad flow is refused as on every other path.
+    flowInput(this.core, queue, flow);
     throw new InvalidOption('tx.enqueueFlow', 'is not supported inside a joined TypeORM transaction on SQLite yet; use store.withTx(tx => tx.enqueueFlow(...)) or queue.enqueueFlow');
   }
 
