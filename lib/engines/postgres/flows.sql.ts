@@ -52,12 +52,15 @@ export function flowsSql(s: SchemaSql) {
        WHERE e.dep_queue = $1::text AND NOT e.done AND (j.id IS NULL OR j.state = 'dead')
        ORDER BY e.job_id, e.dep_id LIMIT $2::int FOR UPDATE OF e SKIP LOCKED`,
     ),
-    /** $1 job, $2 dep, $3 outcome → a row when this call settled the edge. */
-    markDone: s.def('f_mark_done', `UPDATE ${deps} SET done = true, outcome = $3::text WHERE job_id = $1::bigint AND dep_id = $2::bigint AND NOT done RETURNING 1`),
-    /** $1 job, $2 the dependency's outcome → the pending count left and the queue, when it counts down (completed, or a policy that goes on). */
-    countDown: s.def(
-      'f_count_down',
-      `UPDATE ${waits} w SET pending = w.pending - 1 WHERE w.job_id = $1::bigint AND ($2::text = 'completed' OR w.policy <> 'fail') RETURNING w.pending, w.queue`,
+    /**
+     * $1 job, $2 dep, $3 the dependency's outcome: settles the edge and, when it counts down (completed, or a
+     * policy that goes on), the job's pending count → `marked` (0: settled before), `pending` and `queue` (null: no count-down).
+     */
+    settleEdge: s.def(
+      'f_settle_edge',
+      `WITH m AS (UPDATE ${deps} SET done = true, outcome = $3::text WHERE job_id = $1::bigint AND dep_id = $2::bigint AND NOT done RETURNING job_id),
+       c AS (UPDATE ${waits} w SET pending = w.pending - 1 FROM m WHERE w.job_id = m.job_id AND ($3::text = 'completed' OR w.policy <> 'fail') RETURNING w.pending, w.queue)
+       SELECT (SELECT count(*) FROM m) AS marked, c.pending, c.queue FROM (SELECT 1) AS one LEFT JOIN c ON true`,
     ),
     /** $1 job, $2 queue wake → `woke` when the job became claimable. */
     unblock: s.def(

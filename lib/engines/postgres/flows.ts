@@ -81,11 +81,10 @@ async function settleEdges(ctx: PgContext, exec: Executor, rows: readonly EdgeRo
   for (const e of rows) {
     const out = edgeOutcome(e);
     if (out === 'live') continue;
-    if ((await exec.run(f.markDone, [e.job_id, e.dep_id, out])).rows.length === 0) continue;
-    const c = await exec.run<{ pending: number; queue: string }>(f.countDown, [e.job_id, out]);
-    const row = c.rows[0];
-    if (row !== undefined) {
-      if (num(row.pending) === 0) await exec.wakes.run(wakePayload(queueWakeChannel(row.queue)), (w) => exec.run(f.unblock, [e.job_id, w]), woke);
+    const row = (await exec.run<{ marked: string; pending: number | null; queue: string | null }>(f.settleEdge, [e.job_id, e.dep_id, out])).rows[0]!;
+    if (num(row.marked) === 0) continue;
+    if (row.queue !== null) {
+      if (num(row.pending ?? 0) === 0) await exec.wakes.run(wakePayload(queueWakeChannel(row.queue)), (w) => exec.run(f.unblock, [e.job_id, w]), woke);
       continue;
     }
     const error = dependencyDiedError(num(e.dep_id), e.dep_queue, out === 'cancelled' ? 'cancelled' : 'dead', e.last_error);
