@@ -263,6 +263,23 @@ export function flowsContract(engine: EngineFixture): void {
     });
   });
 
+  describe('sweep repair', () => {
+    it('settles a death no handle saw (a child expired by the sweep, one cancelled by key): the parent applies its policy', async () => {
+      const q = store().queue(uid('sweep'));
+      const flow = await q.enqueueFlow({ payload: 'p', children: [{ payload: 'c', opts: { expiresInMs: 1 } }] });
+      await waitFor('the parent failed by the sweep', async () => {
+        await q.sweepExpired();
+        return (await q.getJob(flow.id))?.state === 'dead';
+      });
+      expect((await q.getJob(flow.id))!.lastError).toContain(`dependency job ${flow.children[0]!.id}`);
+      const other = await q.enqueueFlow({ payload: 'p2', onChildDead: 'ignore', children: [{ payload: 'k', opts: { uniqueKey: 'sweep-k' } }] });
+      expect(await q.cancelByKey('sweep-k')).toBe(true);
+      expect((await q.getJob(other.id))!.state).toBe('waiting-children');
+      await q.sweepExpired();
+      expect((await claimSoon(q)).id).toBe(other.id);
+    });
+  });
+
   describe('cancelFlow', () => {
     it('cancels the parent and every unfinished descendant; a running child loses its claim', async () => {
       const q = store().queue(uid('cf'));
