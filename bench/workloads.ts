@@ -1,7 +1,7 @@
 import { Arrivals, Counter, indexOf, now, payload, percentile, randomGap, sleep, waitUntil } from './lib/util.js';
 import { ENQUEUE_BATCH, type SystemInstance } from './systems/types.js';
 
-export const WORKLOADS = ['B1', 'B1b', 'B1C', 'B2', 'B3', 'B4', 'B5', 'B6', 'B7'] as const;
+export const WORKLOADS = ['B1', 'B1b', 'B1C', 'B2', 'B3', 'B4', 'B5', 'B6', 'B7', 'B9'] as const;
 export type WorkloadId = (typeof WORKLOADS)[number];
 
 export interface WorkloadConfig {
@@ -289,6 +289,53 @@ async function b7(sys: SystemInstance, cfg: WorkloadConfig): Promise<Metrics> {
   }
 }
 
+/** Children per flow of B9. */
+export const B9_CHILDREN = 100;
+/** Flows of B9's latency phase, one at a time. */
+const B9_LATENCY_FLOWS = 5;
+
+/**
+ * B9 (fan-out/fan-in): flows of 1 parent × 100 children (children on their own queue, each queue with
+ * the concurrency-10 worker). Throughput: N/100 flows enqueued back to back, until every parent ran.
+ * Latency: one flow at a time, from the start of its enqueue to its parent's handler.
+ */
+async function b9(sys: SystemInstance, cfg: WorkloadConfig): Promise<Metrics> {
+  const f = sys.flows;
+  if (!f) return {};
+  const pq = await sys.prepareQueue('b9p');
+  const cq = await sys.prepareQueue('b9c');
+  const parentsDone = new Counter();
+  const doneAt = new Map<number, number>();
+  const handler = (p: unknown): void => {
+    const x = p as { parent?: number };
+    if (typeof x.parent === 'number') {
+      doneAt.set(x.parent, now());
+      parentsDone.add();
+    }
+  };
+  const wc = await sys.startWorker(cq, handler);
+  const wp = await sys.startWorker(pq, handler);
+  try {
+    const flows = Math.max(5, Math.floor(cfg.jobs / B9_CHILDREN));
+    const t0 = now();
+    for (let i = 0; i < flows; i++) await f.enqueueFlow(pq, cq, { parent: i }, B9_CHILDREN);
+    await parentsDone.reached(flows, cfg.phaseTimeoutMs, 'B9 parents');
+    const ms = now() - t0;
+    const lat: number[] = [];
+    for (let k = 0; k < B9_LATENCY_FLOWS; k++) {
+      const i = flows + k;
+      const s = now();
+      await f.enqueueFlow(pq, cq, { parent: i }, B9_CHILDREN);
+      await waitUntil('B9 latency parent', async () => doneAt.has(i), cfg.sampleTimeoutMs, 1);
+      lat.push(doneAt.get(i)! - s);
+    }
+    return { 'B9.flows_per_s': rate(flows, ms), 'B9.children_per_s': rate(flows * B9_CHILDREN, ms), 'B9.flow_p50_ms': percentile(lat, 50) };
+  } finally {
+    await wp.stop();
+    await wc.stop();
+  }
+}
+
 export const RUNNERS: Record<WorkloadId, (sys: SystemInstance, cfg: WorkloadConfig) => Promise<Metrics>> = {
   B1: b1,
   B1b: b1b,
@@ -299,4 +346,5 @@ export const RUNNERS: Record<WorkloadId, (sys: SystemInstance, cfg: WorkloadConf
   B5: b5,
   B6: b6,
   B7: b7,
+  B9: b9,
 };

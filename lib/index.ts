@@ -17,9 +17,12 @@ export type { InboxClaim, InboxFailure, InboxEntry, InboxOpts, InboxSettings } f
 export type { EnqueueHeadersHook, JobHeaders, OnConflict } from './contract/job-extras.js';
 export type { EnqueueOpts, JobOpts, QueueOpts } from './contract/options.js';
 export type { OpenStoreOptions } from './store-options.js';
+export type { ChildPolicy, ChildResult, FlowJob, FlowNode } from './contract/flows.js';
+export { FLOW_HEADER } from './contract/flows.js';
 export { openStore } from './open-store.js';
 export { IncompatiblePeer, MissingPeer } from './internal/load-peer.js';
 export { AlkstoreError, AlreadyRunning, Closed, Codec, Database, InvalidArgument, InvalidName, InvalidOption, InvalidSpec, LeadershipLost, PayloadTooLarge, PermanentError, PublishFailed, ReservedName, TransactionInProgress, TransactionTimeout } from './contract/errors.js';
+export { InvalidFlow } from './contract/errors.js';
 export { DEFAULT_MAX_PAYLOAD_BYTES, MAX_PAYLOAD_BYTES_LIMIT, MAX_PAYLOAD_DEPTH } from './contract/codec.js';
 export { MAX_HEADERS_BYTES } from './contract/job-extras.js';
 export { MAX_ATTEMPTS, MAX_BATCH, MAX_KEY_BYTES, MAX_NAME_BYTES, MAX_PRIORITY, MIN_PRIORITY, RESERVED_PREFIX } from './contract/validate.js';

@@ -338,6 +338,13 @@ function makeFactory(engine: 'sqlite' | 'postgres', variant: 'plain' | 'metrics'
         },
         startWorker,
         streams: streamPath(store),
+        flows: {
+          async enqueueFlow(pq, cq, parent, children) {
+            await q(pq).enqueueFlow({ payload: parent, children: Array.from({ length: children }, (_, i) => ({ queue: cq, payload: { child: i } })) });
+            bump(pq, 1);
+            bump(cq, children);
+          },
+        },
         keyed: {
           async enqueueUnique(name, key, p) {
             const id = await q(name).enqueue(p, { uniqueKey: key });

@@ -1,5 +1,5 @@
 import { connect } from 'node:net';
-import { createPostgresBackend, Queue, withBackend, Worker } from 'bullmq';
+import { createPostgresBackend, FlowProducer, Queue, withBackend, Worker } from 'bullmq';
 import { dropSchema, pgAvailable } from '../lib/pg.js';
 import { Counter, PG_URL, REDIS_HOST, REDIS_PORT, uniqueId, withTimeout } from '../lib/util.js';
 import { CONCURRENCY, type Handler, type RunningWorker, type SystemFactory, type SystemInstance } from './types.js';
@@ -30,6 +30,8 @@ function redisAnswers(): Promise<boolean> {
 /** The queue and worker of one backend, behind the few calls the bench makes. */
 interface Backend {
   queue(name: string): Queue;
+  /** BullMQ's FlowProducer on the same backend (B9). */
+  flowProducer(): FlowProducer;
   worker(name: string, handler: Handler, concurrency: number): Worker;
   close(): Promise<void>;
   settings: Record<string, unknown>;
@@ -40,6 +42,7 @@ function redisBackend(): Backend {
   const prefix = uniqueId('alkbench');
   return {
     queue: (name) => new Queue(name, { connection: redisConnection, prefix }),
+    flowProducer: () => new FlowProducer({ connection: redisConnection, prefix }),
     worker: (name, handler, concurrency) => new Worker(name, async (job) => handler(job.data), { connection: redisConnection, prefix, concurrency }),
     async close() {},
     settings: { redis: `${REDIS_HOST}:${REDIS_PORT} (server defaults)`, prefix: 'fresh key prefix, queues obliterated afterwards', wake: 'blocking BZPOPMIN on the marker key (built in)' },
@@ -53,6 +56,7 @@ function postgresBackend(): Backend {
   const pgClasses = withBackend(createPostgresBackend);
   return {
     queue: (name) => new pgClasses.Queue(name, { connection }) as unknown as Queue,
+    flowProducer: () => new pgClasses.FlowProducer({ connection }) as unknown as FlowProducer,
     worker: (name, handler, concurrency) => new pgClasses.Worker(name, async (job) => handler(job.data), { connection, concurrency }) as unknown as Worker,
     async close() {
       await dropSchema(schema);
@@ -74,6 +78,7 @@ function bullmqFactory(name: string, backend: 'redis' | 'postgres', concurrency:
       const b = backend === 'redis' ? redisBackend() : postgresBackend();
       const queues = new Map<string, Queue>();
       const workers: Worker[] = [];
+      let flowProducer: FlowProducer | undefined;
       const q = (qn: string): Queue => {
         let queue = queues.get(qn);
         if (!queue) {
@@ -120,7 +125,14 @@ function bullmqFactory(name: string, backend: 'redis' | 'postgres', concurrency:
           await q(qn).addBulk(ps.map((data) => ({ name: qn, data, opts: JOB_OPTS })));
         },
         startWorker: startWorkers,
+        flows: {
+          async enqueueFlow(pq, cq, parent, children) {
+            flowProducer ??= b.flowProducer();
+            await flowProducer.add({ name: pq, queueName: pq, data: parent, opts: JOB_OPTS, children: Array.from({ length: children }, (_, i) => ({ name: cq, queueName: cq, data: { child: i }, opts: JOB_OPTS })) });
+          },
+        },
         async close() {
+          await flowProducer?.close().catch(() => undefined);
           for (const w of workers) await withTimeout('bullmq worker close', 10_000, w.close()).catch(() => undefined);
           for (const queue of queues.values()) {
             if (backend === 'redis') await withTimeout('bullmq obliterate', 10_000, queue.obliterate({ force: true })).catch(() => undefined);

@@ -45,6 +45,12 @@ export interface KeyedPath {
   enqueueOrdered(queue: string, key: string, payloads: readonly unknown[]): Promise<void>;
 }
 
+/** Flows of parent and child jobs (B9): alkstore's enqueueFlow, BullMQ's FlowProducer, pg-boss's flow(). */
+export interface FlowPath {
+  /** One flow in one call: a parent on `parentQueue` with payload `parent`, waiting for `children` children on `childQueue`. */
+  enqueueFlow(parentQueue: string, childQueue: string, parent: unknown, children: number): Promise<void>;
+}
+
 export interface SystemInstance {
   /** Settings actually used (recorded in the JSON and docs). */
   readonly settings: Record<string, unknown>;
@@ -65,6 +71,7 @@ export interface SystemInstance {
   outbox?: OutboxPath;
   streams?: StreamPath;
   keyed?: KeyedPath;
+  flows?: FlowPath;
   close(): Promise<void>;
 }
 

@@ -38,7 +38,8 @@ export type AlkstoreErrorCode =
   | 'CHILD_WORKFLOW_FAILED'
   | 'RESULT_TIMEOUT'
   | 'JOB_DEAD'
-  | 'JOB_CANCELLED';
+  | 'JOB_CANCELLED'
+  | 'INVALID_FLOW';
 
 /** Base class of every error alkstore throws on purpose. */
 export class AlkstoreError extends Error {
@@ -313,5 +314,19 @@ export class JobDead extends AlkstoreError {
 export class JobCancelled extends AlkstoreError {
   constructor(readonly jobId: number) {
     super('JOB_CANCELLED', `job ${jobId} was cancelled`);
+  }
+}
+
+/**
+ * A flow (`enqueueFlow`, or `enqueue` with `dependsOn`) that cannot run, refused before any write:
+ * a cycle, a job depending on itself, an unknown `ref`, a dependency id that is missing or already
+ * dead or cancelled. `target` names the job (its path in the flow) or the dependency id.
+ */
+export class InvalidFlow extends AlkstoreError {
+  constructor(
+    readonly target: string,
+    reason: string,
+  ) {
+    super('INVALID_FLOW', `${target} ${reason}`);
   }
 }

@@ -14,6 +14,7 @@ export * from './envelope.js';
 export * from './inbox.js';
 export * from './queue-settings.js';
 export * from './results.js';
+export * from './flows.js';
 export type * from './types.js';
 export type * from './admin.js';
 export * from './validate.js';

@@ -1,4 +1,5 @@
 import type { EnvelopeInit } from './envelope.js';
+import type { ChildPolicy } from './flows.js';
 import { InvalidOption } from './errors.js';
 import { resolveJobExtras, type EnqueueHeadersHook, type JobExtras, type JobHeaders, type OnConflict } from './job-extras.js';
 import { renamedOption } from './renamed-option.js';
@@ -30,6 +31,13 @@ export interface QueueOpts {
 
 /** Per-job options (SPEC §5). */
 export interface EnqueueOpts {
+  /**
+   * Ids of jobs (any queue) this job waits for (docs/flows.md): it is `waiting-children`, never
+   * claimed, until every one is acked. Only `enqueue` and `tx.enqueue` take it (or use `enqueueFlow`).
+   */
+  dependsOn?: readonly number[];
+  /** With `dependsOn`: what the job does when a dependency dies. Default `'fail'`. */
+  onChildDead?: ChildPolicy;
   /** Run no earlier than now + delayMs (database clock). Wins over `runAt`. */
   delayMs?: number;
   /** Run no earlier than this instant (epoch milliseconds). */

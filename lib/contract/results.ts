@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { FLOW_HEADER } from './flows.js';
 import { encodePayload } from './codec.js';
 import { JobCancelled, JobDead, ResultTimeout } from './errors.js';
 import { optionalObject, RESERVED_PREFIX, requireJobId, requireTimerMs } from './validate.js';
@@ -179,7 +180,7 @@ function takeProgress(p: JobProgress): string | null {
 
 /** Whether acking `job` with `result` must write an outcome record (instead of the plain delete). */
 export function needsOutcome(job: Job, result: unknown): boolean {
-  return result !== undefined || job.headers[WAIT_HEADER] !== undefined || throttles.get(job)?.throttle.reported === true;
+  return result !== undefined || job.headers[WAIT_HEADER] !== undefined || job.headers[FLOW_HEADER] !== undefined || throttles.get(job)?.throttle.reported === true;
 }
 
 /** Options of `waitForResult` / `enqueueAndWait`. */

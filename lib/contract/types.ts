@@ -4,6 +4,7 @@ import type { InboxClaim, InboxEntry, InboxFailure, InboxOpts, InboxSettings } f
 import type { JobHeaders } from './job-extras.js';
 import type { JobOpts, QueueOpts } from './options.js';
 import type { WaitOpts } from './results.js';
+import type { ChildResult, FlowJob, FlowNode } from './flows.js';
 
 /** Which engine backs a store. Consumer code never needs to branch on it. */
 export type EngineKind = 'sqlite' | 'postgres';
@@ -78,7 +79,7 @@ export interface Stream {
  * with a result (or with progress, or awaited by `enqueueAndWait`) and a cancelled job stay readable
  * until `resultRetentionMs` passes; a job acked with nothing to record is deleted (`getJob` → null).
  */
-export type JobState = 'pending' | 'processing' | 'dead' | 'completed' | 'cancelled';
+export type JobState = 'pending' | 'processing' | 'dead' | 'completed' | 'cancelled' | 'waiting-children';
 
 /** A job row as `getJob` / `listDead` see it. Instants are epoch milliseconds (database clock). */
 export interface JobInfo<T = unknown> {
@@ -113,6 +114,8 @@ export interface JobInfo<T = unknown> {
   readonly progress?: unknown;
   /** When a `completed` or `cancelled` job's outcome committed (epoch ms, database clock). */
   readonly finishedAt?: number;
+  /** Of a `waiting-children` job (docs/flows.md): how many of its dependencies have not ended yet. */
+  readonly pendingDependencies?: number;
 }
 
 /** What a claim tells about the job it claimed: the fields of {@link Job}. */
@@ -169,6 +172,12 @@ export interface Job<T = unknown> extends JobFields<T> {
    * last one always with the outcome. Resolves `false` once the claim is lost.
    */
   progress(value: unknown): Promise<boolean>;
+  /**
+   * The outcomes of this job's dependencies (docs/flows.md), by ascending id: every completed one
+   * with its result, and under `onChildDead: 'continue'` the dead and cancelled ones too. `[]` for a
+   * job without dependencies.
+   */
+  childResults(): Promise<ChildResult[]>;
   /** Back to pending after `delayMs`, or the queue's equal-jitter backoff; dead when attempts are exhausted. */
   retry(error: unknown, delayMs?: number): Promise<boolean>;
   /** Moves the job to dead at once, keeping `error` as `lastError`. */
@@ -288,6 +297,15 @@ export interface Queue<T = unknown> {
   cancelByKey(uniqueKey: string): Promise<boolean>;
   /** Cancels every live job of `orderingKey` (the key's whole line), like `cancel`; resolves how many. */
   cancelByOrderingKey(orderingKey: string): Promise<number>;
+  /**
+   * Enqueues a flow in one transaction (docs/flows.md): the root job on this queue and its
+   * `children` (any queue, nested), the root claimable once every child is acked; `dependsOn`
+   * adds existing job ids or `ref`s of the flow (a DAG). `InvalidFlow` before any write for a
+   * cycle, a self-dependency, an unknown ref, or a dependency id that is missing, dead or cancelled.
+   */
+  enqueueFlow(flow: FlowJob): Promise<FlowNode>;
+  /** Cancels job `parentId` of this queue and every descendant still live (any queue), running ones through their `AbortSignal`; resolves how many ended. */
+  cancelFlow(parentId: number): Promise<number>;
   /** Of these job ids, those of this queue recorded as `cancelled`, ascending (a worker's cancel check). */
   cancelledAmong(ids: readonly number[]): Promise<number[]>;
   /** Wakes when a processing job of this queue is cancelled (workers re-check what they run). */
@@ -533,6 +551,8 @@ export interface RunSchedulesOpts {
 export interface TxOps {
   /** Enqueue a job that becomes visible when the transaction commits. */
   enqueue(queue: string, payload: unknown, opts?: JobOpts): Promise<number>;
+  /** `Queue.enqueueFlow` inside this transaction: the whole flow commits with it or not at all (the root job on `queue`). */
+  enqueueFlow(queue: string, flow: FlowJob): Promise<FlowNode>;
   publish(stream: string, payload: unknown): Promise<number>;
   publishWithKey(stream: string, key: string, payload: unknown): Promise<number>;
   /** A wake that fires on commit and never on rollback. */

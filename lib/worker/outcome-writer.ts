@@ -4,6 +4,7 @@ import { decideSafely } from './worker-options.js';
 import { deadLetterLine } from '../internal/dead-letter-log.js';
 import { Codec, PayloadTooLarge } from '../contract/errors.js';
 import { needsOutcome } from '../contract/results.js';
+import { FLOW_HEADER } from '../contract/flows.js';
 import { AckBatcher } from './ack-batcher.js';
 import type { StoreHealth } from './store-health.js';
 import { withTimeout } from './timers.js';
@@ -159,7 +160,7 @@ export class OutcomeWriter {
 
   /** An ack joins the coalesced `ackBatch`, unless it records an outcome (a result, progress, a waiter): then its own `job.ack(result)`. */
   private queueAck(t: Tracked): void {
-    if (needsOutcome(t.job, this.host.o.keepResults === true ? t.result : undefined)) void this.ackWithResult(t);
+    if (needsOutcome(t.job, keeps(this.host.o.keepResults, t.job) ? t.result : undefined)) void this.ackWithResult(t);
     else this.acks.add(t);
   }
 
@@ -168,7 +169,7 @@ export class OutcomeWriter {
     const { o, health } = this.host;
     let landed: boolean;
     try {
-      landed = await withTimeout(t.job.ack(o.keepResults === true ? t.result : undefined), o.storeTimeoutMs, 'ack');
+      landed = await withTimeout(t.job.ack(keeps(o.keepResults, t.job) ? t.result : undefined), o.storeTimeoutMs, 'ack');
       health.ok();
     } catch (err) {
       if (err instanceof Codec || err instanceof PayloadTooLarge) return this.record(t, { kind: 'dead', reason: 'permanent', error: err });
@@ -256,4 +257,9 @@ export class OutcomeWriter {
     }
     this.host.untrack(t);
   }
+}
+
+/** Whether the handler's return value is acked as the result: with `keepResults`, and always for a job of a flow (its dependents read it). */
+function keeps(keepResults: boolean | undefined, job: { readonly headers: Readonly<Record<string, string>> }): boolean {
+  return keepResults === true || job.headers[FLOW_HEADER] !== undefined;
 }

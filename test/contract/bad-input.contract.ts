@@ -2,17 +2,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from '@jest/globals';
-import {
-  AlkstoreError,
-  Closed,
-  Codec,
-  InvalidArgument,
-  InvalidName,
-  InvalidOption,
-  InvalidSpec,
-  PayloadTooLarge,
-  ReservedName,
-} from '../../lib/contract/errors.js';
+import { AlkstoreError, Closed, Codec, InvalidArgument, InvalidFlow, InvalidName, InvalidOption, InvalidSpec, PayloadTooLarge, ReservedName } from '../../lib/contract/errors.js';
 import type { QueryRunnerLike, Store, StoreLogger, TxOps } from '../../lib/contract/types.js';
 import { openStore } from '../../lib/open-store.js';
 import { sqliteOpener } from '../../lib/engines/sqlite/connection.js';
@@ -53,6 +43,7 @@ const file = loadVectors<BadInputVectors>('bad-input.json');
 
 const ERRORS: Record<string, abstract new (...args: never[]) => Error> = {
   InvalidArgument,
+  InvalidFlow,
   InvalidName,
   ReservedName,
   InvalidOption,
@@ -571,7 +562,7 @@ export { decode as decodeSpecial, SYNC_ENTRIES };
 const NO_INPUT: Record<string, string[]> = {
   store: ['beginTx', 'now', 'close', 'listSchedules', 'admin'],
   queue: ['sweepExpired', 'stats', 'listen', 'listenCancels', 'listenProgress', 'pause', 'resume', 'settings'],
-  job: ['ack', 'fail', 'release', 'payloadAs'],
+  job: ['ack', 'fail', 'release', 'payloadAs', 'childResults'],
   lock: ['release'],
   tx: ['commit', 'rollback'],
   subscription: ['close'],

@@ -194,6 +194,7 @@ export function patchJob(job: Job, patch: JobPatch): Job {
     fail: patch.fail ?? ((e: unknown) => job.fail(e)),
     heartbeat: patch.heartbeat ?? ((ms: number) => job.heartbeat(ms)),
     release: patch.release ?? (() => job.release()),
+    childResults: () => job.childResults(),
   };
 }
 

@@ -10,6 +10,7 @@ const PUBLIC = [
   'CONTENT_TYPE_HEADER', 'DEFAULT_MAX_PAYLOAD_BYTES', 'ENVELOPE_CAUSATION_HEADER', 'ENVELOPE_CORRELATION_HEADER', 'MAX_ATTEMPTS', 'MAX_BATCH', 'MAX_HEADERS_BYTES',
   'MAX_KEY_BYTES', 'MAX_NAME_BYTES', 'MAX_PAYLOAD_BYTES_LIMIT', 'MAX_PAYLOAD_DEPTH', 'MAX_PRIORITY', 'MESSAGE_TYPE_HEADER', 'MESSAGE_VERSION_HEADER', 'MIN_PRIORITY',
   'RESERVED_PREFIX', 'SCHEDULE_BOUNDARY_HEADER', 'SCHEDULE_NAME_HEADER', 'openStore', 'outboxQueueName', 'readEnvelope', 'scheduleBoundaryOf',
+  'FLOW_HEADER', 'InvalidFlow',
 ].sort();
 
 const deprecatedSource = readFileSync(new URL('../../lib/root-deprecated.ts', import.meta.url), 'utf8');

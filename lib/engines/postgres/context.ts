@@ -12,6 +12,7 @@ import { num, type Executor, type Rows } from './executor.js';
 import { adminSql } from './admin.sql.js';
 import { searchSql } from './search.sql.js';
 import type { ClaimGate } from './claim-gate.js';
+import { flowsSql } from './flows.sql.js';
 import { inboxSql } from './inbox.sql.js';
 import { lockSql } from './lock.sql.js';
 import { notifySql } from './notify.sql.js';
@@ -23,7 +24,7 @@ import { streamSql } from './stream.sql.js';
 /** Every statement of the engine for one schema. */
 export function engineSql(schema: string) {
   const s = new SchemaSql(schema);
-  return { queue: queueSql(s), stream: streamSql(s), lock: lockSql(s), schedule: scheduleSql(s), notify: notifySql(s), admin: adminSql(s), inbox: inboxSql(s), search: searchSql(s) };
+  return { queue: queueSql(s), stream: streamSql(s), lock: lockSql(s), schedule: scheduleSql(s), notify: notifySql(s), admin: adminSql(s), inbox: inboxSql(s), search: searchSql(s), flows: flowsSql(s) };
 }
 
 export type EngineSql = ReturnType<typeof engineSql>;

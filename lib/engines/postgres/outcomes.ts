@@ -6,6 +6,7 @@ import { promoted, runWaking, type PgContext } from './context.js';
 import { num, numOrNull } from './executor.js';
 import type { JobRow } from './queue.sql.js';
 import { wakePayload } from './schema-sql.js';
+import { settle } from './flows.js';
 
 // Results, progress and cancellation on PostgreSQL (SPEC §11): the statements of queue.sql.ts
 // (`outcomeSql`) behind the queue driver. Arguments are checked by the shared handles.
@@ -21,16 +22,23 @@ function retentionOf(ctx: PgContext, queue: string): number | null {
   return ctx.queueOpts(queue).resultRetentionMs;
 }
 
-/** Deletes the claimed job and writes its `completed` record in one statement. */
-export async function ackWithOutcome(ctx: PgContext, queue: string, job: Claim, resultText: string | null, progressText: string | null): Promise<boolean> {
-  const r = await runWaking<{ n: string }>(
-    ctx,
-    ctx.sql.queue.ackOutcome,
-    [job.id, job.claimToken, resultText, progressText, retentionOf(ctx, queue), wakePayload(resultWakeChannel(queue))],
-    wakePayload(queueWakeChannel(queue)),
-    promoted,
-  );
-  return num(r.rows[0]?.n ?? 0) > 0;
+/**
+ * Deletes the claimed job and writes its `completed` record in one statement; with `settles` (a
+ * job of a flow) its dependents are settled in the same transaction (flows.ts).
+ */
+export async function ackWithOutcome(ctx: PgContext, queue: string, job: Claim, resultText: string | null, progressText: string | null, settles = false): Promise<boolean> {
+  const values = [job.id, job.claimToken, resultText, progressText, retentionOf(ctx, queue), wakePayload(resultWakeChannel(queue))];
+  const wake = wakePayload(queueWakeChannel(queue));
+  if (!settles) {
+    const r = await runWaking<{ n: string }>(ctx, ctx.sql.queue.ackOutcome, values, wake, promoted);
+    return num(r.rows[0]?.n ?? 0) > 0;
+  }
+  return ctx.inTransaction(async (exec) => {
+    const r = await exec.wakes.run(wake, (w) => exec.run<{ n: string }>(ctx.sql.queue.ackOutcome, [...values, w]), promoted);
+    const ok = num(r.rows[0]?.n ?? 0) > 0;
+    if (ok) await settle(ctx, exec, [job.id]);
+    return ok;
+  });
 }
 
 /** One fenced progress write; true when the claim still held. */

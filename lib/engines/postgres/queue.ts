@@ -2,7 +2,7 @@ import type { EnqueueHeadersHook } from '../../contract/job-extras.js';
 import { decodePayload } from '../../contract/codec.js';
 import { decodeHeaders } from '../../contract/job-extras.js';
 import { queueWakeChannel } from '../../contract/names.js';
-import type { JobWrite } from '../../contract/options.js';
+import type { JobWrite, QueueOpts } from '../../contract/options.js';
 import type { JobInfo, QueueSettings, QueueStats, RedriveResult, WakeReceiver } from '../../contract/types.js';
 import type { HandoffRegistry } from '../../internal/handoff.js';
 import type { OutcomeCounter } from '../../internal/outcome-counter.js';
@@ -13,6 +13,8 @@ import type { JobRow } from './queue.sql.js';
 import { wakePayload } from './schema-sql.js';
 import type { CancelTarget } from '../../contract/results.js';
 import * as outcomes from './outcomes.js';
+import * as flows from './flows.js';
+import type { ChildResult, FlowNode, FlowPlan } from '../../contract/flows.js';
 
 /**
  * The PostgreSQL queue driver: each operation one statement (CTE claims with SKIP LOCKED, the
@@ -160,8 +162,36 @@ export class PostgresQueueDriver implements QueueDriver {
     return outcomes.getJobWithOutcome(this.ctx, this.queue, id, toJobInfo);
   }
 
-  ackOutcome(job: ClaimRef, resultText: string | null, progressText: string | null): Promise<boolean> {
-    return outcomes.ackWithOutcome(this.ctx, this.queue, job, resultText, progressText);
+  ackOutcome(job: ClaimRef, resultText: string | null, progressText: string | null, settles = false): Promise<boolean> {
+    return outcomes.ackWithOutcome(this.ctx, this.queue, job, resultText, progressText, settles);
+  }
+
+  queueOptsOf(queue: string): Required<QueueOpts> {
+    return this.ctx.queueOpts(queue);
+  }
+
+  insertFlow(plan: FlowPlan): Promise<FlowNode> {
+    return this.ctx.inTransaction((exec) => flows.insertFlow(this.ctx, exec, plan));
+  }
+
+  settleFlows(ids: readonly number[]): Promise<void> {
+    return this.ctx.inTransaction((exec) => flows.settle(this.ctx, exec, ids));
+  }
+
+  pendingDependencies(id: number): Promise<number> {
+    return flows.pendingDependencies(this.ctx, id);
+  }
+
+  childResults(id: number): Promise<ChildResult[]> {
+    return flows.readChildResults(this.ctx, id);
+  }
+
+  liveDescendants(id: number): Promise<{ id: number; queue: string }[]> {
+    return flows.liveDescendants(this.ctx, id);
+  }
+
+  cancelIn(queue: string, id: number): Promise<number> {
+    return outcomes.cancelJobs(this.ctx, queue, { id });
   }
 
   progress(job: ClaimRef, text: string): Promise<boolean> {
@@ -208,6 +238,7 @@ export class PostgresQueueDriver implements QueueDriver {
     // Two statements on purpose: rows expired now are purged in the same call when their retention is 0.
     const expired = await runWaking<Counted>(this.ctx, this.ctx.sql.queue.expire, [this.queue], this.wake, promoted);
     const purged = await this.ctx.exec.run<Counted>(this.ctx.sql.queue.purgeRetained, [this.queue]);
+    await flows.sweepFlows(this.ctx, this.queue);
     return { expired: counted(expired), purged: counted(purged) + (await outcomes.purgeOutcomes(this.ctx, this.queue)) };
   }
 

@@ -4,6 +4,8 @@ import { validateKey, validateName } from '../../contract/validate.js';
 import { OUTBOX_QUEUE_OPTS, type JobOpts } from '../../contract/options.js';
 import type { InboxClaim } from '../../contract/inbox.js';
 import type { TxHandle, TxOps } from '../../contract/types.js';
+import { dependsOnFlow, hasDependencies, planFlow, type FlowJob, type FlowNode } from '../../contract/flows.js';
+import { insertFlow } from './flows.js';
 import { enqueueJob, notifyChannel, publishEvent, saveConsumerOffset, type PgContext } from './context.js';
 import type { ClientExecutor, Executor } from './executor.js';
 import { claimInbox } from './inbox.js';
@@ -26,9 +28,16 @@ export class PostgresTxOps implements TxOps {
   }
 
   async enqueue(queue: string, payload: unknown, opts?: JobOpts): Promise<number> {
+    if (hasDependencies(opts)) return (await this.enqueueFlow(queue, dependsOnFlow(payload, opts))).id;
     this.check();
     validateName('queue', queue);
     return enqueueJob(this.ctx, this.exec, queue, this.ctx.queueOpts(queue), payload, opts);
+  }
+
+  async enqueueFlow(queue: string, flow: FlowJob): Promise<FlowNode> {
+    this.check();
+    const plan = planFlow(flow, validateName('queue', queue), { queueOpts: (q) => this.ctx.queueOpts(q), enqueueHeaders: this.ctx.enqueueHeaders, maxPayloadBytes: this.ctx.maxPayloadBytes });
+    return insertFlow(this.ctx, this.exec, plan);
   }
 
   async publish(stream: string, payload: unknown): Promise<number> {

@@ -6,6 +6,7 @@ import { requireDurationMs } from '../../contract/validate.js';
 import { errorText } from '../../internal/outbox-handle.js';
 import { encodeResult, needsOutcome, reportProgress, settleProgress } from '../../contract/results.js';
 import type { ClaimedRow, ClaimRef, QueueDriver } from './queue-driver.js';
+import { FLOW_HEADER, type ChildResult } from '../../contract/flows.js';
 
 // The fields are the contract's JobFields, declared once there; the class adds the operations.
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type
@@ -69,6 +70,7 @@ export class ClaimedJob<T = unknown> implements Job<T> {
     const outcome = await this.driver.retry(claimRef(this), delay, errorText(error));
     if (outcome !== null) this.driver.outcomes.record(this.queue, outcome);
     if (outcome === 'dead') await this.driver.wakeWaiters();
+    if (outcome === 'dead' && inFlow(this)) await this.driver.settleFlows([this.id]);
     return outcome !== null;
   }
 
@@ -79,7 +81,14 @@ export class ClaimedJob<T = unknown> implements Job<T> {
     if (ok) this.driver.outcomes.record(this.queue, 'dead');
     // Waiters of the job read its last error (dying is not the plain path).
     if (ok) await this.driver.wakeWaiters();
+    // Its dependents apply their policy (the sweep settles them should this process die first).
+    if (ok && inFlow(this)) await this.driver.settleFlows([this.id]);
     return ok;
+  }
+
+  async childResults(): Promise<ChildResult[]> {
+    this.driver.guard();
+    return this.driver.childResults(this.id);
   }
 
   progress(value: unknown): Promise<boolean> {
@@ -106,13 +115,18 @@ export class ClaimedJob<T = unknown> implements Job<T> {
 /** The ack that records the outcome: the result checked before any I/O, the last progress value with it. */
 async function ackWithOutcome(driver: QueueDriver, job: ClaimedJob, result: unknown): Promise<boolean> {
   const text = encodeResult(result, job.id, driver.maxPayloadBytes);
-  return driver.ackOutcome(claimRef(job), text, await settleProgress(job));
+  return driver.ackOutcome(claimRef(job), text, await settleProgress(job), inFlow(job));
 }
 
 /** Before a retry or fail: the progress value still waiting for its window is written first (the last value is always stored). */
 async function flushProgress(driver: QueueDriver, job: ClaimedJob): Promise<void> {
   const text = await settleProgress(job);
   if (text !== null) await driver.progress(claimRef(job), text);
+}
+
+/** Something depends on the job: its end settles its dependents. */
+function inFlow(job: ClaimedJob): boolean {
+  return job.headers[FLOW_HEADER] !== undefined;
 }
 
 /** A claim as the driver's fenced operations take it. */

@@ -1,6 +1,7 @@
 import type { EnqueueHeadersHook } from '../../contract/job-extras.js';
-import type { JobWrite } from '../../contract/options.js';
+import type { JobWrite, QueueOpts } from '../../contract/options.js';
 import type { CancelTarget } from '../../contract/results.js';
+import type { ChildResult, FlowNode, FlowPlan } from '../../contract/flows.js';
 import type { JobFields, JobInfo, QueueSettings, QueueStats, RedriveResult, WakeReceiver } from '../../contract/types.js';
 import type { HandoffRegistry } from '../../internal/handoff.js';
 import type { OutcomeCounter } from '../../internal/outcome-counter.js';
@@ -103,8 +104,11 @@ export interface QueueDriver {
   listen(): WakeReceiver;
 
   // Results, progress and cancel (SPEC §11; the engines' outcomes.ts).
-  /** Deletes the claimed job and writes its `completed` record (result, progress: null keeps the row's) in the same statement; wakes result waiters. */
-  ackOutcome(job: ClaimRef, resultText: string | null, progressText: string | null): Promise<boolean>;
+  /**
+   * Deletes the claimed job and writes its `completed` record (result, progress: null keeps the row's) in the same statement; wakes result waiters.
+   * `settles` (a job something depends on): its dependents are settled in the same transaction.
+   */
+  ackOutcome(job: ClaimRef, resultText: string | null, progressText: string | null, settles?: boolean): Promise<boolean>;
   /** Writes the claimed job's progress (fenced); wakes the queue's progress channel. */
   progress(job: ClaimRef, text: string): Promise<boolean>;
   /** Wakes the queue's result waiters (a job went dead). */
@@ -115,4 +119,20 @@ export interface QueueDriver {
   cancelledAmong(ids: readonly number[]): Promise<number[]>;
   /** A receiver of one of the queue's engine channels (results, cancels, progress). */
   listenOn(channel: string): WakeReceiver;
+
+  // Flows (SPEC §11; the engines' flows.ts, docs/flows.md).
+  /** The registered options of another queue of the store (a flow's children), or the defaults. */
+  queueOptsOf(queue: string): Required<QueueOpts>;
+  /** Inserts a checked flow in one transaction; refuses a missing, dead or cancelled dependency before any write. */
+  insertFlow(plan: FlowPlan): Promise<FlowNode>;
+  /** Settles the dependents of jobs `ids` that just ended (dead, cancelled), in one transaction. */
+  settleFlows(ids: readonly number[]): Promise<void>;
+  /** The pending dependency count of a job that waits for them, else 0. */
+  pendingDependencies(id: number): Promise<number>;
+  /** What the handler of job `id` reads of its dependencies. */
+  childResults(id: number): Promise<ChildResult[]>;
+  /** The live descendants of job `id` (its dependencies, theirs, …), any queue. */
+  liveDescendants(id: number): Promise<{ id: number; queue: string }[]>;
+  /** Cancels job `id` of `queue` (any queue of the store), as {@link cancelJobs} does; resolves how many ended. */
+  cancelIn(queue: string, id: number): Promise<number>;
 }

@@ -10,6 +10,9 @@ import { ClaimedJob } from './job.js';
 import { cancelWakeChannel, enqueueAndWaitInput, progressWakeChannel, resultWakeChannel, waitForOutcome, waitInput, type WaitOpts } from '../../contract/results.js';
 import { validateKey } from '../../contract/validate.js';
 import type { QueueDriver } from './queue-driver.js';
+import { InvalidOption } from '../../contract/errors.js';
+import { dependsOnFlow, FLOW_HEADER, hasDependencies, planFlow, type FlowJob, type FlowNode } from '../../contract/flows.js';
+import type { CancelTarget } from '../../contract/results.js';
 
 /** Where the handle keeps its driver (internal: the driver-level tests reach it here). */
 export const QUEUE_DRIVER: unique symbol = Symbol('alkstore.queueDriver');
@@ -43,6 +46,7 @@ export class QueueHandle implements Queue {
   }
 
   async enqueue(payload: unknown, opts?: JobOpts): Promise<number> {
+    if (hasDependencies(opts)) return (await this.enqueueFlow(dependsOnFlow(payload, opts))).id;
     const d = this.driver;
     d.guard();
     const stamp = resolveJobStamp(this.opts, opts, d.enqueueHeaders);
@@ -58,6 +62,7 @@ export class QueueHandle implements Queue {
     const d = this.driver;
     d.guard();
     const list = requireArray('payloads', payloads);
+    if (hasDependencies(opts)) throw noDependsOn('enqueueMany');
     const stamp = resolveJobStamp(this.opts, opts, d.enqueueHeaders);
     const texts = list.map((p, i) => encodePayload(p, `payloads[${i}]`, d.maxPayloadBytes));
     if (texts.length === 0) return [];
@@ -67,7 +72,9 @@ export class QueueHandle implements Queue {
   async enqueueBulk(jobs: readonly BulkJob[]): Promise<number[]> {
     const d = this.driver;
     d.guard();
-    const items = bulkItems<BulkJob>(jobs).map((j, i) => ({ text: encodePayload(j.payload, `jobs[${i}].payload`, d.maxPayloadBytes), stamp: resolveJobStamp(this.opts, j.opts, d.enqueueHeaders) }));
+    const list = bulkItems<BulkJob>(jobs);
+    if (list.some((j) => hasDependencies(j.opts))) throw noDependsOn('enqueueBulk');
+    const items = list.map((j, i) => ({ text: encodePayload(j.payload, `jobs[${i}].payload`, d.maxPayloadBytes), stamp: resolveJobStamp(this.opts, j.opts, d.enqueueHeaders) }));
     if (items.length === 0) return [];
     return d.insertBulk(items);
   }
@@ -92,29 +99,60 @@ export class QueueHandle implements Queue {
     d.guard();
     const { ids, tokens } = ackBatchInput(jobs);
     if (ids.length === 0) return 0;
+    // A job something depends on is acked through its outcome path (which settles its dependents); the rest as before.
+    if (jobs.some((j) => j instanceof ClaimedJob && j.headers[FLOW_HEADER] !== undefined)) {
+      let n = 0;
+      const rest: Pick<Job, 'id' | 'claimToken'>[] = [];
+      for (const j of jobs) {
+        if (j instanceof ClaimedJob && j.headers[FLOW_HEADER] !== undefined) n += (await j.ack()) ? 1 : 0;
+        else rest.push(j);
+      }
+      return n + (rest.length > 0 ? await this.ackBatch(rest) : 0);
+    }
     // Only our own handles are trusted to say "no ordering key"; anything else takes the checking path.
     const n = await d.ackBatch(ids.map((id, i) => ({ id, claimToken: tokens[i]!, plain: jobs[i] instanceof ClaimedJob && jobs[i].orderingKey === null })));
     d.outcomes.record(this.name, 'completed', n);
     return n;
   }
 
+  async enqueueFlow(flow: FlowJob): Promise<FlowNode> {
+    const d = this.driver;
+    d.guard();
+    const plan = planFlow(flow, this.name, { queueOpts: (q) => (q === this.name ? { ...this.opts } : d.queueOptsOf(q)), enqueueHeaders: d.enqueueHeaders, maxPayloadBytes: d.maxPayloadBytes });
+    return d.insertFlow(plan);
+  }
+
+  async cancelFlow(parentId: number): Promise<number> {
+    const d = this.driver;
+    d.guard();
+    const id = requireJobId('parentId', parentId);
+    // Everything first, then the flow part: a dependent ended cancelled is not failed by its child's cancel.
+    const below = await d.liveDescendants(id);
+    const ended: number[] = [];
+    if ((await d.cancelJobs({ id })) > 0) ended.push(id);
+    for (const j of below) if ((await d.cancelIn(j.queue, j.id)) > 0) ended.push(j.id);
+    if (ended.length > 0) await d.settleFlows(ended);
+    return ended.length;
+  }
+
   async cancel(id: number): Promise<boolean> {
     this.driver.guard();
     const target = { id: requireJobId('id', id) };
-    return (await this.driver.cancelJobs(target)) > 0;
+    return (await cancelAndSettle(this.driver, target)) > 0;
   }
 
   async cancelByKey(uniqueKey: string): Promise<boolean> {
     this.driver.guard();
     const target = { uniqueKey: validateUniqueKey(uniqueKey) };
-    return (await this.driver.cancelJobs(target)) > 0;
+    return (await cancelAndSettle(this.driver, target)) > 0;
   }
 
   async cancelByOrderingKey(orderingKey: string): Promise<number> {
     this.driver.guard();
     const target = { orderingKey: validateKey('orderingKey', orderingKey) };
-    return this.driver.cancelJobs(target);
+    return cancelAndSettle(this.driver, target);
   }
+
 
   async cancelledAmong(ids: readonly number[]): Promise<number[]> {
     this.driver.guard();
@@ -146,7 +184,11 @@ export class QueueHandle implements Queue {
 
   async getJob(id: number): Promise<JobInfo | null> {
     this.driver.guard();
-    return this.driver.getJob(requireJobId('id', id));
+    const info = await this.driver.getJob(requireJobId('id', id));
+    if (info?.state !== 'pending') return info;
+    // Only a pending job may be waiting for dependencies: one more read, never on the plain path.
+    const waiting = await this.driver.pendingDependencies(info.id);
+    return waiting > 0 ? { ...info, state: 'waiting-children', pendingDependencies: waiting } : info;
   }
 
   async getJobByKey(uniqueKey: string): Promise<JobInfo | null> {
@@ -208,6 +250,17 @@ export class QueueHandle implements Queue {
     this.driver.guard();
     return this.driver.listen();
   }
+}
+
+/** A cancel, then its flow part: the dependents of what it ended apply their policy (by id; other targets through the queue's sweep repair). */
+async function cancelAndSettle(driver: QueueDriver, target: CancelTarget): Promise<number> {
+  const n = await driver.cancelJobs(target);
+  if (n > 0 && 'id' in target) await driver.settleFlows([target.id]);
+  return n;
+}
+
+function noDependsOn(op: string): InvalidOption {
+  return new InvalidOption(`${op} dependsOn`, 'is not taken here; enqueue jobs with dependencies one by one with enqueue(payload, { dependsOn }) or as one flow with enqueueFlow');
 }
 
 /** Inserts the job claimed by `slot`'s worker, or pending when the queue's settings or the clock say no; exactly one of deliver/cancel. */

@@ -1,5 +1,7 @@
 // SQLite only: joining a TypeORM transaction on the same file runs our SQL through its QueryRunner with SQLite's placeholders; PostgreSQL joins through its executor (QueryRunnerExecutor).
 import { queueWakeChannel, streamWakeChannel } from '../../contract/names.js';
+import { InvalidOption } from '../../contract/errors.js';
+import { dependsOnFlow, hasDependencies, type FlowJob, type FlowNode } from '../../contract/flows.js';
 import type { InboxClaim } from '../../contract/inbox.js';
 import type { JobOpts } from '../../contract/options.js';
 import type { QueryRunnerLike, TxOps } from '../../contract/types.js';
@@ -12,7 +14,7 @@ import { INSERT_NOTIFY_SQL } from './notify/notify-log.js';
 import { insertPlan, type StepAnswer } from './queue-ops.js';
 import { INSERT_JOB } from './queue.sql.js';
 import { INSERT_EVENT, NEXT_SEQ, SAVE_OFFSET } from './stream.sql.js';
-import { enqueueInput, notifyInput, outboxEnqueueInput, publishInput, publishWithKeyInput, saveOffsetInput, type EnqueueInput, type PublishInput } from './tx-input.js';
+import { enqueueInput, flowInput, notifyInput, outboxEnqueueInput, publishInput, publishWithKeyInput, saveOffsetInput, type EnqueueInput, type PublishInput } from './tx-input.js';
 import { asStoreError } from './writer.js';
 
 /** Changes nothing, and so takes the write lock without a row to clean up. */
@@ -51,7 +53,15 @@ export class ExternalTxOps implements TxOps {
   ) {}
 
   async enqueue(queue: string, payload: unknown, opts?: JobOpts): Promise<number> {
+    if (hasDependencies(opts)) return (await this.enqueueFlow(queue, dependsOnFlow(payload, opts))).id;
     return this.insertJob('tx.enqueue', enqueueInput(this.core, queue, payload, opts));
+  }
+
+  /** Not on a joined TypeORM transaction on SQLite yet (docs/flows.md): `InvalidOption` before any write. */
+  async enqueueFlow(queue: string, flow: FlowJob): Promise<FlowNode> {
+    // Checked first, so a bad flow is refused as on every other path.
+    flowInput(this.core, queue, flow);
+    throw new InvalidOption('tx.enqueueFlow', 'is not supported inside a joined TypeORM transaction on SQLite yet; use store.withTx(tx => tx.enqueueFlow(...)) or queue.enqueueFlow');
   }
 
   async outboxEnqueue(outbox: string, payload: unknown, opts?: JobOpts): Promise<number> {

@@ -3,7 +3,7 @@ import type { SqliteConn } from './connection.js';
 import { QUEUE_COUNTS_STEP } from './counts.sql.js';
 
 /** Version of the `__alkstore_*` tables this build reads and writes: the newest numbered step (SQLITE_MIGRATIONS). */
-export const SCHEMA_VERSION = 10;
+export const SCHEMA_VERSION = 11;
 
 // Throughput minutes for the dashboard (step 6), written by the store's outcome counter every few seconds.
 const THROUGHPUT_DDL = `
@@ -39,6 +39,27 @@ CREATE TABLE IF NOT EXISTS __alkstore_outbox_receipts (
   PRIMARY KEY (outbox, message_id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS __alkstore_outbox_receipts_delivered ON __alkstore_outbox_receipts (outbox, delivered_at);
+`;
+
+// Job flows (step 11, docs/flows.md): one edge per (dependent, dependency), one wait row per job
+// that waits, with the count still pending and its policy. A waiting job is a pending row held back
+// by the existing `blocked` flag.
+const FLOWS_DDL = `
+CREATE TABLE IF NOT EXISTS __alkstore_job_waits (
+  job_id INTEGER PRIMARY KEY,
+  queue TEXT NOT NULL,
+  pending INTEGER NOT NULL,
+  policy TEXT NOT NULL CHECK (policy IN ('fail', 'ignore', 'continue'))
+);
+CREATE TABLE IF NOT EXISTS __alkstore_job_deps (
+  job_id INTEGER NOT NULL,
+  dep_id INTEGER NOT NULL,
+  dep_queue TEXT NOT NULL,
+  done INTEGER NOT NULL DEFAULT 0,
+  outcome TEXT CHECK (outcome IN ('completed', 'dead', 'cancelled')),
+  PRIMARY KEY (job_id, dep_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS __alkstore_job_deps_dep ON __alkstore_job_deps (dep_id) WHERE done = 0;
 `;
 
 // Outcome records (step 10, number shared with PostgreSQL migration 10): completed jobs with a
@@ -166,7 +187,7 @@ CREATE TABLE IF NOT EXISTS __alkstore_schedules (
   owner TEXT,
   paused INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
-${THROUGHPUT_DDL}${INBOX_DDL}${OUTCOMES_DDL}`;
+${THROUGHPUT_DDL}${INBOX_DDL}${OUTCOMES_DDL}${FLOWS_DDL}`;
 
 /** The engine tables' DDL (idempotent: `CREATE … IF NOT EXISTS`), for `alkstore migrate --print`. The store applies it itself at open. */
 export function sqliteSchemaSql(): string {
@@ -233,6 +254,7 @@ ALTER TABLE __alkstore_schedules ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;
   },
   { version: 9, name: 'inbox and delivery receipts', sql: INBOX_DDL },
   { version: 10, name: 'job outcomes and progress', sql: OUTCOMES_DDL, addColumns: [{ table: '__alkstore_jobs', column: 'progress', type: 'TEXT' }] },
+  { version: 11, name: 'job flows', sql: FLOWS_DDL },
 ]);
 
 /**

@@ -7,6 +7,7 @@ import * as ops from './queue-ops.js';
 import * as Q from './queue.sql.js';
 import { toJobInfo, type JobRow } from './rows.js';
 import type { WriteCtx } from './writer.js';
+import { settle } from './flows.js';
 
 // Results, progress and cancellation on SQLite (SPEC §11): each outcome is one write transaction
 // that inserts the record from the job row and then ends the row the way queue-ops.ts does.
@@ -24,14 +25,15 @@ function keepUntil(core: SqliteCore, queue: string, now: number): number | null 
   return ms === null ? null : now + ms;
 }
 
-/** Deletes the claimed job and writes its `completed` record in one write transaction. */
-export function ackWithOutcome(core: SqliteCore, queue: string, job: Claim, resultText: string | null, progressText: string | null): Promise<boolean> {
+/** Deletes the claimed job and writes its `completed` record in one write transaction; with `settles` (a job of a flow) its dependents are settled in it too (flows.ts). */
+export function ackWithOutcome(core: SqliteCore, queue: string, job: Claim, resultText: string | null, progressText: string | null, settles = false): Promise<boolean> {
   return core.write('ack', (ctx) => {
     const now = ctx.now;
     const params = { id: job.id, token: job.claimToken, now, state: 'completed', result: resultText, progress: progressText, keepUntil: keepUntil(core, queue, now) };
     if (ctx.conn.stmt(Q.RECORD_COMPLETED).run(params).changes === 0) return false;
     ops.ackJob(ctx, queue, job.id, job.claimToken, false);
     ctx.wake(resultWakeChannel(queue));
+    if (settles) settle(ctx, [job.id]);
     return true;
   });
 }

@@ -2,7 +2,7 @@ import type { EnqueueHeadersHook } from '../../contract/job-extras.js';
 import { randomUUID } from 'node:crypto';
 import { Closed } from '../../contract/errors.js';
 import { queueWakeChannel } from '../../contract/names.js';
-import type { JobWrite } from '../../contract/options.js';
+import { DEFAULT_QUEUE_OPTS, type JobWrite, type QueueOpts } from '../../contract/options.js';
 import type { JobInfo, QueueSettings, QueueStats, RedriveResult, WakeReceiver } from '../../contract/types.js';
 import type { HandoffRegistry } from '../../internal/handoff.js';
 import type { OutcomeCounter } from '../../internal/outcome-counter.js';
@@ -14,6 +14,8 @@ import * as Q from './queue.sql.js';
 import { toJobInfo, type JobRow } from './rows.js';
 import type { CancelTarget } from '../../contract/results.js';
 import * as outcomes from './outcomes.js';
+import * as flows from './flows.js';
+import type { ChildResult, FlowNode, FlowPlan } from '../../contract/flows.js';
 
 /** The store under a queue driver: its write and read paths, and whether it is closed. */
 export type SqliteQueueCore = SqliteCore & { readonly closed: boolean };
@@ -94,8 +96,36 @@ export class SqliteQueueDriver implements QueueDriver {
     return outcomes.getJobWithOutcome(this.core, this.queue, id);
   }
 
-  ackOutcome(job: ClaimRef, resultText: string | null, progressText: string | null): Promise<boolean> {
-    return outcomes.ackWithOutcome(this.core, this.queue, job, resultText, progressText);
+  ackOutcome(job: ClaimRef, resultText: string | null, progressText: string | null, settles = false): Promise<boolean> {
+    return outcomes.ackWithOutcome(this.core, this.queue, job, resultText, progressText, settles);
+  }
+
+  queueOptsOf(queue: string): Required<QueueOpts> {
+    return this.core.registeredQueueOpts(queue, DEFAULT_QUEUE_OPTS);
+  }
+
+  insertFlow(plan: FlowPlan): Promise<FlowNode> {
+    return this.core.write('enqueueFlow', (ctx) => flows.insertFlow(ctx, plan));
+  }
+
+  settleFlows(ids: readonly number[]): Promise<void> {
+    return this.core.write('settleFlows', (ctx) => flows.settle(ctx, ids));
+  }
+
+  pendingDependencies(id: number): Promise<number> {
+    return this.core.read('pendingDependencies', (conn) => flows.pendingDependencies(conn, id));
+  }
+
+  childResults(id: number): Promise<ChildResult[]> {
+    return this.core.read('childResults', (conn) => flows.readChildResults(conn, id));
+  }
+
+  liveDescendants(id: number): Promise<{ id: number; queue: string }[]> {
+    return this.core.read('liveDescendants', (conn) => flows.liveDescendants(conn, id));
+  }
+
+  cancelIn(queue: string, id: number): Promise<number> {
+    return outcomes.cancelJobs(this.core, queue, { id });
   }
 
   progress(job: ClaimRef, text: string): Promise<boolean> {
@@ -140,6 +170,7 @@ export class SqliteQueueDriver implements QueueDriver {
   sweepExpired(): Promise<{ expired: number; purged: number }> {
     return this.core.write('sweepExpired', (ctx) => {
       const r = ops.sweepQueue(ctx, this.queue);
+      flows.sweepFlows(ctx, this.queue);
       return { expired: r.expired, purged: r.purged + outcomes.purgeOutcomes(ctx, this.queue) };
     });
   }

@@ -1,6 +1,7 @@
 // SQLite only: a transaction's operations run synchronously inside its BEGIN, so their arguments are checked and encoded before the write is queued.
 import { Codec } from '../../contract/errors.js';
-import { encodePayload } from '../../contract/codec.js';
+import { planFlow, type FlowJob, type FlowPlan } from '../../contract/flows.js';
+import { DEFAULT_MAX_PAYLOAD_BYTES, encodePayload } from '../../contract/codec.js';
 import { outboxQueueName } from '../../contract/names.js';
 import { requireOffset, validateKey, validateName } from '../../contract/validate.js';
 import { DEFAULT_QUEUE_OPTS, OUTBOX_QUEUE_OPTS, resolveJobStamp, type JobOpts, type JobWrite } from '../../contract/options.js';
@@ -25,6 +26,15 @@ export function enqueueInput(core: InputCore, queue: string, payload: unknown, o
   const q = validateName('queue', queue);
   const text = encodePayload(payload, 'payload', core.maxPayloadBytes);
   return { queue: q, text, stamp: resolveJobStamp(core.registeredQueueOpts(q, DEFAULT_QUEUE_OPTS), opts, core.enqueueHeaders ?? null) };
+}
+
+/** A flow checked and resolved for `tx.enqueueFlow`, before any write. */
+export function flowInput(core: InputCore, queue: string, flow: FlowJob): FlowPlan {
+  return planFlow(flow, validateName('queue', queue), {
+    queueOpts: (q) => core.registeredQueueOpts(q, DEFAULT_QUEUE_OPTS),
+    enqueueHeaders: core.enqueueHeaders ?? null,
+    maxPayloadBytes: core.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES,
+  });
 }
 
 export function outboxEnqueueInput(core: InputCore, outbox: string, payload: unknown, opts?: JobOpts): EnqueueInput {

@@ -6,7 +6,9 @@ import type { SqliteCore } from './context.js';
 import { claimInboxIn, inboxClaimInput } from './inbox.js';
 import { insertJobs } from './queue-ops.js';
 import { publishEvent, saveConsumerOffset } from './stream.js';
-import { enqueueInput, notifyInput, outboxEnqueueInput, publishInput, publishWithKeyInput, saveOffsetInput } from './tx-input.js';
+import { dependsOnFlow, hasDependencies, type FlowJob, type FlowNode } from '../../contract/flows.js';
+import { insertFlow } from './flows.js';
+import { enqueueInput, flowInput, notifyInput, outboxEnqueueInput, publishInput, publishWithKeyInput, saveOffsetInput } from './tx-input.js';
 import { asStoreError, WriteCtx, type AppHold, type Writer } from './writer.js';
 
 /**
@@ -46,8 +48,14 @@ export class SqliteTxHandle implements TxHandle {
   }
 
   async enqueue(queue: string, payload: unknown, opts?: JobOpts): Promise<number> {
+    if (hasDependencies(opts)) return (await this.enqueueFlow(queue, dependsOnFlow(payload, opts))).id;
     const i = enqueueInput(this.core, queue, payload, opts);
     return this.run('tx.enqueue', (ctx) => insertJobs(ctx, i.queue, [i.text], i.stamp)[0]);
+  }
+
+  async enqueueFlow(queue: string, flow: FlowJob): Promise<FlowNode> {
+    const plan = flowInput(this.core, queue, flow);
+    return this.run('tx.enqueueFlow', (ctx) => insertFlow(ctx, plan));
   }
 
   async outboxEnqueue(outbox: string, payload: unknown, opts?: JobOpts): Promise<number> {
