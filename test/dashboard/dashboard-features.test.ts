@@ -152,6 +152,32 @@ for (const engine of nestEngines()) for (const adapter of HTTP_ADAPTERS) {
       expect(figures[1]).toContain(`Jobs per hour, ${queue}: 3 completed, 1 retried or dead in the last 24 hours`);
     });
 
+    it('charts wait and run time (p50 and p95) per queue over the last hour and day, and shows the p95s on the queues page', async () => {
+      const queue = `latency-${engine.kind}`;
+      const q = store.queue(queue, { maxAttempts: 1 });
+      await q.enqueueMany([1, 2, 3]);
+      const jobs = await q.claimBatch(3, 'w');
+      // Held before the outcome, so each run is at least this long (a lower bound, not a speed).
+      await new Promise((r) => setTimeout(r, 120));
+      for (const j of jobs.slice(0, 2)) await j.ack();
+      await jobs[2]!.fail(new Error('x'));
+      const page = await get(`${BASE}/queue?name=${queue}`).expect(200);
+      const charts = [...page.text.matchAll(/<figure class="chart latency" data-kind="(wait|run)">(.*?)<\/figure>/gs)].map((m) => ({ kind: m[1]!, body: m[2]! }));
+      expect(charts.map((c) => c.kind)).toEqual(['wait', 'wait', 'run', 'run']);
+      expect(charts[0]!.body).toMatch(new RegExp(`Wait time per minute, ${queue}: 3 jobs waited \\(due to claimed\\), p50 [^,]+, p95 [^<]+ in the last hour`));
+      expect(charts[1]!.body).toContain(`Wait time per hour, ${queue}: 3 jobs waited`);
+      expect(charts[2]!.body).toMatch(new RegExp(`Run time per minute, ${queue}: 3 jobs ran \\(claimed to finished\\), p50 \\d+ ms`));
+      expect(charts[3]!.body).toContain('in the last 24 hours');
+      // One point per minute with finished jobs (two if the outcomes straddled a minute's end).
+      expect(charts[2]!.body.match(/<circle [^>]*class="p50"/g)!.length).toBeLessThanOrEqual(2);
+      const p50 = Number(/p50 (\d+) ms/.exec(charts[2]!.body)![1]);
+      expect(p50).toBeGreaterThanOrEqual(100);
+      const home = await get(BASE).expect(200);
+      const row = new RegExp(`<tr data-queue="${queue}">.*?</tr>`, 's').exec(home.text)![0];
+      expect(row).toMatch(/class="n run-p95">\d+ ms</);
+      expect(row).toMatch(/class="n wait-p95">[^<–]+</);
+    });
+
     it('keeps viewers to reading and refuses requests without a role', async () => {
       const queue = `roles-${engine.kind}`;
       await store.queue(queue).enqueue(1);
