@@ -39,8 +39,9 @@ export type JsonScalar = string | number | boolean | null;
 export interface JobSearch {
   /**
    * Default `all`. `pending` includes scheduled jobs; `scheduled` is pending with a run time in the
-   * future (database clock); `finished` is every job of the jobs table past the live states (the job
-   * history; today the dead jobs).
+   * future (database clock); `finished` is every job past the live states, the job history: dead jobs,
+   * and the outcome records of completed and cancelled jobs (kept per the queue's `resultRetentionMs`),
+   * with their `result`, `progress` and `finishedAt`. `all` reads the outcome records too.
    */
   state?: JobSearchState;
   /** Exactly this job id. */
@@ -78,7 +79,8 @@ export type JobSearchState = JobListState | 'finished';
 /**
  * One page of a search, newest job first. Each call reads at most
  * {@link SEARCH_SCAN_ROWS} rows by id, descending: of the jobs table (every
- * queue's rows, walked on the primary key), or, for `state: 'dead'`, of the
+ * queue's rows, walked on the primary key; for `all` and `finished` merged with
+ * the outcome records, walked the same way), or, for `state: 'dead'`, of the
  * queue's dead jobs (the dead index). So a call costs the same at any depth,
  * and a page may hold fewer than `limit` jobs (even none) while `next` is not
  * null: the search is not finished, follow `next`.

@@ -140,7 +140,7 @@ export function question(a: ActionRequest, matched: number): string {
     case 'purge-all':
       return `Purge every dead job of queue ${q}? They are deleted for good.`;
     case 'cancel':
-      return `Cancel job ${a.id} of queue ${q}? It is deleted whatever its state; a running handler is not interrupted.`;
+      return `Cancel job ${a.id} of queue ${q}? It ends as cancelled whatever its state (never retried); a running handler's abort signal fires.`;
     case 'pause':
       return `Pause queue ${q} on every replica? Jobs already running finish; nothing new is handed out until resumed.`;
     case 'resume':

@@ -28,7 +28,7 @@ th,td{border:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:to
 th{background:#eaeef2}td.n{text-align:right;font-variant-numeric:tabular-nums}
 pre{margin:0;max-width:520px;max-height:160px;overflow:auto;white-space:pre-wrap;word-break:break-all;font-size:12px}
 .flash{background:#dafbe1;border:1px solid #4ac26b;padding:6px 10px;margin-bottom:8px}
-.warn{color:#bc4c00}.dead{color:#cf222e;font-weight:600}
+.warn{color:#bc4c00}.ok{color:#1a7f37;font-weight:600}.dead{color:#cf222e;font-weight:600}
 form.inline{display:inline}button{cursor:pointer}
 button.danger{color:#fff;background:#cf222e;border:1px solid #a40e26}
 nav.states a{margin-right:8px}nav.states a.on{font-weight:700}

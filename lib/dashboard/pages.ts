@@ -31,7 +31,7 @@ function jobRow(ctx: PageCtx, job: JobInfo, withActions: boolean): SafeHtml {
 <td>${headers ? html`<pre>${Object.entries(headers).map(([k, v]) => `${k}: ${v}\n`)}</pre>` : '–'}</td>
 <td class="n">${job.attempts}/${job.maxAttempts}</td><td class="n">${job.priority}</td>
 <td>${job.lastError ? html`<pre class="error">${job.lastError}</pre>` : '–'}</td>
-<td>enqueued ${when(job.enqueuedAt, ctx.now)}<br>${job.state === 'pending' || job.state === 'processing' ? 'run' : 'ran'} ${when(job.runAt, ctx.now)}${job.claimedUntil !== null ? html`<br>lease until ${when(job.claimedUntil, ctx.now)}` : ''}${job.diedAt !== null ? html`<br>died ${when(job.diedAt, ctx.now)}` : ''}${job.expiresAt !== null ? html`<br>expires ${when(job.expiresAt, ctx.now)}` : ''}</td>
+<td>enqueued ${when(job.enqueuedAt, ctx.now)}<br>${job.state === 'pending' || job.state === 'processing' ? 'run' : 'ran'} ${when(job.runAt, ctx.now)}${job.claimedUntil !== null ? html`<br>lease until ${when(job.claimedUntil, ctx.now)}` : ''}${job.diedAt !== null ? html`<br>died ${when(job.diedAt, ctx.now)}` : ''}${job.finishedAt !== undefined ? html`<br>${job.state} ${when(job.finishedAt, ctx.now)}` : ''}${job.expiresAt !== null ? html`<br>expires ${when(job.expiresAt, ctx.now)}` : ''}</td>
 <td>${withActions ? jobActions(ctx, job) : ''}</td></tr>`;
 }
 
@@ -39,6 +39,7 @@ function jobActions(ctx: PageCtx, job: JobInfo): SafeHtml {
   if (job.state === 'dead') {
     return html`${action(ctx, 'redrive', 'Redrive', { queue: job.queue, id: job.id })} ${action(ctx, 'purge', 'Purge', { queue: job.queue, id: job.id }, true)}`;
   }
+  if (job.state === 'completed' || job.state === 'cancelled') return html``;
   return action(ctx, 'cancel', 'Cancel', { queue: job.queue, id: job.id }, true);
 }
 

@@ -8,7 +8,7 @@ import type { Store } from '../../lib/nest/index.js';
 import { waitFor } from '../helpers/engines.js';
 import { HTTP_ADAPTERS } from '../helpers/http-adapters.js';
 import { nestEngines } from '../nest/nest-fixtures.js';
-import { actorOf, BASE, dashboardClient, roleOf, TokenGuard, withDashboardApp } from './dashboard-app.js';
+import { actorOf, BASE, dashboardClient, jobIdsOf, roleOf, TokenGuard, withDashboardApp } from './dashboard-app.js';
 
 const XSS = '<script>window.__owned = 1</script>';
 
@@ -76,6 +76,34 @@ for (const engine of nestEngines()) for (const adapter of HTTP_ADAPTERS) {
       expect(after.text).toContain('data-action="cancel"');
       await get(`${BASE}/job?queue=${queue}&id=999999999`).expect(404);
       await get(`${BASE}/job?queue=${queue}&id=abc`).expect(400);
+    });
+
+    it('lists completed and cancelled jobs in the history and shows a finished job with its result, progress and outcome', async () => {
+      const queue = `history-${engine.kind}`;
+      const q = store.queue(queue, { maxAttempts: 1 });
+      const [done, cancelled, dead] = await q.enqueueMany([{ n: 1 }, { n: 2 }, { n: 3 }]);
+      const jobs = await q.claimBatch(3, 'w');
+      expect(await jobs[0]!.progress({ percent: 60, html: XSS })).toBe(true);
+      await jobs[0]!.ack({ receipt: XSS, total: 42 });
+      expect(await q.cancel(cancelled!)).toBe(true);
+      await jobs[2]!.fail(new Error('declined'));
+      const history = await get(`${BASE}/queue?name=${queue}&state=finished`).expect(200);
+      expect(jobIdsOf(history.text)).toEqual([dead, cancelled, done]);
+      expect(history.text).not.toContain(XSS);
+      const page = await get(`${BASE}/job?queue=${queue}&id=${done}`).expect(200);
+      expect(page.text).toMatch(/id="job-state">completed</);
+      expect(page.text).toMatch(/<pre class="full" id="job-result">[^<]*&quot;total&quot;: 42/);
+      expect(page.text).toContain('&lt;script&gt;');
+      expect(page.text).not.toContain(XSS);
+      expect(page.text).toMatch(/<progress max="100" value="60">/);
+      expect(page.text).toContain('id="job-finished"');
+      expect(page.text).toContain('<span class="ok">Completed</span> with a result');
+      // History has nothing to act on.
+      expect(page.text).not.toContain('data-action="cancel"');
+      const gone = await get(`${BASE}/job?queue=${queue}&id=${cancelled}`).expect(200);
+      expect(gone.text).toMatch(/id="job-state">cancelled</);
+      expect(gone.text).toContain('<span class="warn">Cancelled</span>');
+      expect(gone.text).not.toContain('id="job-result"');
     });
 
     it('searches by id, keys, state, error text, payload field and time, with the query in the URL and keyset pages', async () => {

@@ -1,4 +1,4 @@
-import { getJobWithOutcome } from './outcomes.js';
+import { getJobWithOutcome, outcomeExtras, type FullRow } from './outcomes.js';
 import { LATENCY_BUCKETS, WORKER_SCAN_ROWS, type JobDetail, type JobEdit, type JobPage, type JobSearch, type JobSearchPage, type ListenerState, type ListJobsOpts, type LockInfo, type NamePageOpts, type ReceiptPage, type ReceiptPageOpts, type StoreAdmin, type StreamInfo, type ThroughputPoint, type WorkerInfo } from '../../contract/admin.js';
 import { receiptPage, resolveJobEdit, resolveReceiptPage, toWorkers } from '../../internal/admin-extras.js';
 import { AUDIT_STREAM, queueWakeChannel } from '../../contract/names.js';
@@ -58,7 +58,9 @@ export class PostgresAdmin implements StoreAdmin {
     this.ctx.guard();
     const name = validateQueue(queue);
     const q = resolveSearch(query);
-    const r = await this.ctx.exec.run<JobRow & { scanned: string; low: string | null }>(q.rowState === 'dead' ? this.ctx.sql.search.searchDead : this.ctx.sql.search.search, [
+    // Dead jobs through the dead index; the history and `all` read the outcome records too; the live states only the jobs table.
+    const sql = q.rowState === 'dead' ? this.ctx.sql.search.searchDead : q.rowState === 'finished' || q.rowState === null ? this.ctx.sql.search.searchWithOutcomes : this.ctx.sql.search.search;
+    const r = await this.ctx.exec.run<FullRow & { scanned: string; low: string | null }>(sql, [
       name,
       q.before,
       q.rowState,
@@ -79,7 +81,7 @@ export class PostgresAdmin implements StoreAdmin {
       q.headerValue,
     ]);
     const first = r.rows[0];
-    const hits = r.rows.filter((row) => row.id !== null).map(toJobInfo);
+    const hits = r.rows.filter((row) => row.id !== null).map((row) => ({ ...toJobInfo(row), ...outcomeExtras(row) }));
     return searchPage(q, hits, num(first?.scanned ?? 0), first?.low == null ? null : num(first.low));
   }
 

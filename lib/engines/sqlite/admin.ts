@@ -1,4 +1,4 @@
-import { getJobWithOutcome } from './outcomes.js';
+import { getJobWithOutcome, outcomeExtras, type FullRow } from './outcomes.js';
 import { LATENCY_BUCKETS, WORKER_SCAN_ROWS, type JobDetail, type JobEdit, type JobPage, type JobSearch, type JobSearchPage, type ListenerState, type ListJobsOpts, type LockInfo, type NamePageOpts, type ReceiptPage, type ReceiptPageOpts, type StoreAdmin, type StreamInfo, type ThroughputPoint, type WorkerInfo } from '../../contract/admin.js';
 import { queueWakeChannel } from '../../contract/names.js';
 import { receiptPage, resolveJobEdit, resolveReceiptPage, toWorkers, type ReceiptRow, type WorkerRow } from '../../internal/admin-extras.js';
@@ -9,7 +9,7 @@ import { resolveSearch, searchPage } from '../../internal/job-search.js';
 import { encodeCursor, keyOf, resolveJobListQuery, resolveNamePage, resolveSince, THROUGHPUT_RETENTION_MS, validateQueue, walkClaimOrderSync } from '../../internal/admin-paging.js';
 import type { OutcomeRow } from '../../internal/outcome-counter.js';
 import * as A from './admin.sql.js';
-import { JOB_DETAIL, SEARCH, SEARCH_DEAD } from './search.sql.js';
+import { JOB_DETAIL, SEARCH, SEARCH_DEAD, SEARCH_WITH_OUTCOMES } from './search.sql.js';
 import { SqliteStream } from './stream.js';
 import { retryDeadJobs } from './queue-ops.js';
 import type { SqliteConn } from './connection.js';
@@ -76,7 +76,8 @@ export class SqliteAdmin implements StoreAdmin {
     const name = validateQueue(queue);
     const q = resolveSearch(query);
     const rows = await this.core.read('admin.searchJobs', (conn) =>
-      conn.stmt(q.rowState === 'dead' ? SEARCH_DEAD : SEARCH).all({
+      // Dead jobs through the dead index; the history and `all` read the outcome records too; the live states only the jobs table.
+      conn.stmt(q.rowState === 'dead' ? SEARCH_DEAD : q.rowState === 'finished' || q.rowState === null ? SEARCH_WITH_OUTCOMES : SEARCH).all({
         queue: name,
         before: q.before,
         state: q.rowState,
@@ -97,10 +98,10 @@ export class SqliteAdmin implements StoreAdmin {
         hpath: q.headerName === null ? null : `$."${q.headerName}"`,
         hvalue: q.headerValue,
         limit: q.limit + 1,
-      }) as (JobRow & { scanned: number; low: number | null })[],
+      }) as (FullRow & { scanned: number; low: number | null })[],
     );
     const first = rows[0];
-    const hits = rows.filter((row) => row.id !== null).map(toJobInfo);
+    const hits = rows.filter((row) => row.id !== null).map((row) => ({ ...toJobInfo(row), ...outcomeExtras(row) }));
     return searchPage(q, hits, first?.scanned ?? 0, first?.low ?? null);
   }
 
