@@ -100,7 +100,7 @@ export function latencyChart(points: readonly ThroughputPoint[], kind: 'wait' | 
   const all = sumLatency(series.map((s) => s.stats));
   const p50 = latencyQuantile(all, 0.5);
   const p95 = latencyQuantile(all, 0.95);
-  const grid = [10, 1000, 60_000].map((ms) => html`<line x1="0" x2="${w}" y1="${y(ms).toFixed(1)}" y2="${y(ms).toFixed(1)}" class="grid"/><text x="${w - 4}" y="${(y(ms) - 2).toFixed(1)}" class="axis" text-anchor="end">${msText(ms)}</text>`);
+  const grid = [10, 1000, 60_000].map((ms) => html`<line x1="0" x2="${w}" y1="${y(ms).toFixed(1)}" y2="${y(ms).toFixed(1)}" class="grid"/><text x="4" y="${(y(ms) - 2).toFixed(1)}" class="axis">${msText(ms)}</text>`);
   const what = kind === 'wait' ? 'waited (due to claimed)' : 'ran (claimed to finished)';
   const summary = all.count === 0 ? `no job finished in the last ${window === 'hour' ? 'hour' : '24 hours'}` : `${all.count} jobs ${what}, p50 ${msText(p50!)}, p95 ${msText(p95!)} in the last ${window === 'hour' ? 'hour' : '24 hours'}`;
   return html`<figure class="chart latency" data-kind="${kind}"><svg viewBox="0 0 ${w} ${h}" width="${w}" height="${h}" role="img" aria-label="${label}"><text x="4" y="11" class="axis">p50 — p95 - - (log scale)</text>${grid}

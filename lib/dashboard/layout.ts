@@ -45,7 +45,7 @@ ol.timeline{background:#fff;border:1px solid #d0d7de;padding:8px 8px 8px 32px;ma
 pre.full{max-width:none;max-height:none}#live-status{color:#8c959f;font-size:12px;margin-left:auto}
 form.job-form{background:#fff;border:1px solid #d0d7de;padding:8px;display:flex;flex-direction:column;gap:8px;max-width:760px}
 form.job-form label{display:flex;flex-direction:column;font-size:12px;color:#57606a}form.job-form textarea{font:12px monospace}
-progress{width:320px}.charts{display:flex;gap:16px;flex-wrap:wrap}.charts figure{margin:0}
+progress{width:320px}.charts{display:flex;gap:16px;flex-wrap:wrap}.charts figure{margin:0;max-width:602px}
 `;
 
 /**

@@ -276,5 +276,21 @@ for (const engine of nestEngines()) for (const adapter of HTTP_ADAPTERS) {
       await pending(4);
       expect(await page.getAttribute('#live-status', 'data-state')).toBe('on');
     });
+
+    it('draws a queue’s wait and run time charts and updates them live as jobs finish', async () => {
+      const queue = store.queue('latency-live');
+      await queue.enqueue({ n: 0 });
+      await page.goto(`${base}/queue?name=latency-live`);
+      await page.waitForSelector('#live-status[data-state="on"]');
+      expect(await page.locator('figure.latency').count()).toBe(4);
+      const caption = page.locator('figure.latency[data-kind="run"] figcaption').first();
+      expect(await caption.textContent()).toContain('no job finished in the last hour');
+      const jobs = await queue.claimBatch(1, 'w');
+      await jobs[0]!.ack();
+      // No reload: the live region brings the finished job into the chart.
+      await page.locator('figure.latency[data-kind="run"] figcaption', { hasText: /1 jobs ran \(claimed to finished\), p50/ }).first().waitFor({ timeout: 15_000 });
+      expect(await page.locator('figure.latency[data-kind="run"] circle.p50').count()).toBeGreaterThanOrEqual(1);
+      await page.screenshot({ path: join(SHOTS, `latency-${engine.kind}-${adapter}.png`), fullPage: true });
+    });
   });
 }
