@@ -36,6 +36,17 @@ function bulkForms(ctx: PageCtx, f: JobFilter): SafeHtml {
   return html`<p class="bulk">All jobs matching this filter: ${action(ctx, 'bulk-retry', 'Retry all matching dead jobs', fields)} ${action(ctx, 'bulk-delete', 'Delete all matching jobs', fields, true)}</p>`;
 }
 
+/**
+ * A queue's controls: pause/resume on every replica. Per-key and fleet-wide concurrency and the
+ * rate limit go here too, as more `action(...)` forms in this section, once the queue settings
+ * carry them (the `limits` work).
+ */
+function queueControls(ctx: PageCtx, queue: QueueRow | null, name: string): SafeHtml {
+  if (ctx.readOnly || queue === null) return html``;
+  const pause = queue.paused ? action(ctx, 'resume', 'Resume the queue', { queue: name }) : action(ctx, 'pause', 'Pause the queue', { queue: name });
+  return html`<section id="queue-controls" class="controls">Controls: ${pause}</section>`;
+}
+
 /** One queue's jobs: the filter form, one keyset page (claim order without a filter, newest first with one), bulk actions. */
 export function queuePage(
   ctx: PageCtx,
@@ -57,7 +68,7 @@ export function queuePage(
   const body = html`${live('live-summary', html`${summary}<div class="charts">${throughputChart(throughput, ctx.now, `Jobs per minute, ${name}`)}${throughputChart(throughput, ctx.now, `Jobs per hour, ${name}`, 'day')}
 ${latencyChart(throughput, 'wait', ctx.now, `Wait time per minute, ${name}`)}${latencyChart(throughput, 'wait', ctx.now, `Wait time per hour, ${name}`, 'day')}
 ${latencyChart(throughput, 'run', ctx.now, `Run time per minute, ${name}`)}${latencyChart(throughput, 'run', ctx.now, `Run time per hour, ${name}`, 'day')}</div>`)}
-<nav class="states">State: ${states}${ctx.readOnly ? '' : html` · <a id="new-job-link" href="${link(ctx, 'new', { queue: name })}">Enqueue a job</a>`}</nav>${searchForm(ctx, f)}${searched}${bulkForms(ctx, f)}${live('live-jobs', jobTable(ctx, jobs))}
+${queueControls(ctx, queue, name)}<nav class="states">State: ${states}${ctx.readOnly ? '' : html` · <a id="new-job-link" href="${link(ctx, 'new', { queue: name })}">Enqueue a job</a>`}</nav>${searchForm(ctx, f)}${searched}${bulkForms(ctx, f)}${live('live-jobs', jobTable(ctx, jobs))}
 ${next && !f.filtered ? html`<p><a rel="next" href="${link(ctx, 'queue', { ...f.params, cursor: next })}">Next page →</a></p>` : ''}`;
   return layout(ctx, `Queue ${name}`, '', body);
 }

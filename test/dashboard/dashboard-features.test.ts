@@ -206,6 +206,16 @@ for (const engine of nestEngines()) for (const adapter of HTTP_ADAPTERS) {
       expect(row).toMatch(/class="n wait-p95">[^<–]+</);
     });
 
+    it('offers pause and resume on the queue page to admins only', async () => {
+      const queue = `controls-${engine.kind}`;
+      await store.queue(queue).enqueue(1);
+      const controls = async (headers: Record<string, string> = {}) => /<section id="queue-controls"[^]*?<\/section>/.exec((await get(`${BASE}/queue?name=${queue}`, headers).expect(200)).text)?.[0] ?? null;
+      expect(await controls()).toContain('data-action="pause"');
+      expect(await controls({ 'x-role': 'viewer' })).toBeNull();
+      await post({ action: 'pause', queue, confirm: 'yes' }, 303);
+      expect(await controls()).toContain('data-action="resume"');
+    });
+
     it('keeps viewers to reading and refuses requests without a role', async () => {
       const queue = `roles-${engine.kind}`;
       await store.queue(queue).enqueue(1);
