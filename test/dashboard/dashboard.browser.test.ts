@@ -277,6 +277,27 @@ for (const engine of nestEngines()) for (const adapter of HTTP_ADAPTERS) {
       expect(await page.getAttribute('#live-status', 'data-state')).toBe('on');
     });
 
+    it('pauses and resumes a queue from its controls, and cancels a pending job into the history', async () => {
+      const q = store.queue('controls');
+      const id = await q.enqueue({ report: 'weekly' });
+      await page.goto(`${base}/queue?name=controls`);
+      await actAndConfirm(page, '#queue-controls button[data-action="pause"]');
+      expect(await page.textContent('.flash')).toContain('Paused the queue');
+      expect((await q.settings()).paused).toBe(true);
+      await page.goto(`${base}/queue?name=controls`);
+      expect(await page.textContent('#summary')).toContain('Paused.');
+      await actAndConfirm(page, '#queue-controls button[data-action="resume"]');
+      expect((await q.settings()).paused).toBe(false);
+      await page.goto(`${base}/job?queue=controls&id=${id}`);
+      await actAndConfirm(page, 'button[data-action="cancel"]');
+      expect(await page.textContent('.flash')).toContain('Cancelled the job');
+      await page.goto(`${base}/queue?name=controls&state=finished`);
+      expect(await page.textContent(`tr[data-job="${id}"]`)).toContain('cancelled');
+      await page.goto(`${base}/job?queue=controls&id=${id}`);
+      expect(await page.textContent('#job-state')).toBe('cancelled');
+      expect(await page.locator('button[data-action="cancel"]').count()).toBe(0);
+    });
+
     it('draws a queue’s wait and run time charts and updates them live as jobs finish', async () => {
       const queue = store.queue('latency-live');
       await queue.enqueue({ n: 0 });
