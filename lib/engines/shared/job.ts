@@ -50,9 +50,9 @@ export class ClaimedJob<T = unknown> implements Job<T> {
     this.waitMs = Math.max(0, row.deadline - row.leaseMs - Math.max(row.runAt, row.enqueuedAt));
   }
 
-  /** Wait and run time of this attempt, as of now (the dashboard's latency charts). */
-  times(): OutcomeTimes {
-    return { waitMs: this.waitMs, runMs: performance.now() - this.claimedAtPerf };
+  /** Wait and run time of `job`'s attempt, as of now (the dashboard's latency charts). Static: not a method of the public handle. */
+  static timesOf(job: ClaimedJob): OutcomeTimes {
+    return { waitMs: job.waitMs, runMs: performance.now() - job.claimedAtPerf };
   }
 
   /** The claim deadline as of the claim or the last successful heartbeat (see {@link Job.deadline}). */
@@ -67,7 +67,7 @@ export class ClaimedJob<T = unknown> implements Job<T> {
   async ack(result?: unknown): Promise<boolean> {
     this.driver.guard();
     const ok = needsOutcome(this, result) ? await ackWithOutcome(this.driver, this, result) : await this.driver.ack(claimRef(this));
-    if (ok) this.driver.outcomes.record(this.queue, 'completed', 1, [this.times()]);
+    if (ok) this.driver.outcomes.record(this.queue, 'completed', 1, [ClaimedJob.timesOf(this)]);
     return ok;
   }
 
@@ -78,7 +78,7 @@ export class ClaimedJob<T = unknown> implements Job<T> {
     const delay = delayMs === undefined ? backoffDelayMs(this.attempts, this.backoffBaseMs, this.driver.random) : requireDurationMs('delayMs', delayMs, { allowZero: true });
     await flushProgress(this.driver, this);
     const outcome = await this.driver.retry(claimRef(this), delay, errorText(error));
-    if (outcome !== null) this.driver.outcomes.record(this.queue, outcome, 1, [this.times()]);
+    if (outcome !== null) this.driver.outcomes.record(this.queue, outcome, 1, [ClaimedJob.timesOf(this)]);
     if (outcome === 'dead') await this.driver.wakeWaiters();
     return outcome !== null;
   }
@@ -87,7 +87,7 @@ export class ClaimedJob<T = unknown> implements Job<T> {
     this.driver.guard();
     await flushProgress(this.driver, this);
     const ok = await this.driver.fail(claimRef(this), errorText(error));
-    if (ok) this.driver.outcomes.record(this.queue, 'dead', 1, [this.times()]);
+    if (ok) this.driver.outcomes.record(this.queue, 'dead', 1, [ClaimedJob.timesOf(this)]);
     // Waiters of the job read its last error (dying is not the plain path).
     if (ok) await this.driver.wakeWaiters();
     return ok;
