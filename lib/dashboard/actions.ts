@@ -158,7 +158,7 @@ export function question(a: ActionRequest, matched: number): string {
     case 'edit':
       return `Save job ${a.id} of queue ${q}${a.job!.priority !== undefined ? ` with priority ${a.job!.priority}` : ''}, to run ${runAtText(a.job!, 'when it was due')}${a.job!.payloadText !== undefined ? `, payload ${a.job!.payloadText.slice(0, 500)}${a.job!.payloadText.length > 500 ? '…' : ''}` : ''}? Only while it is still pending.`;
     case 'bulk-delete':
-      return `Delete ${matched} job${matched === 1 ? '' : 's'} of queue ${q} matching ${describeFilter(a.filter!)}? They are deleted for good, whatever their state; running handlers are not interrupted.`;
+      return `Delete ${matched} job${matched === 1 ? '' : 's'} of queue ${q} matching ${describeFilter(a.filter!)}? Dead ones are deleted for good, live ones cancelled (running handlers are signalled to stop); finished history is left as it is.`;
   }
 }
 

@@ -104,6 +104,15 @@ for (const engine of nestEngines()) for (const adapter of HTTP_ADAPTERS) {
       expect(gone.text).toMatch(/id="job-state">cancelled</);
       expect(gone.text).toContain('<span class="warn">Cancelled</span>');
       expect(gone.text).not.toContain('id="job-result"');
+      // A bulk delete of the history counts and deletes the dead job only: outcome records are history.
+      const confirm = await post({ action: 'bulk-delete', name: queue, state: 'finished' }, 200);
+      expect(confirm.text).toContain(`Delete 1 job of queue`);
+      const op = /name="op" value="([^"]+)"/.exec(confirm.text)![1]!;
+      await post({ action: 'bulk-delete', name: queue, state: 'finished', op, matched: '1', confirm: 'yes' }, 303);
+      await app.get(DashboardService, { strict: false }).idle();
+      expect(await q.getJob(dead!)).toBeNull();
+      expect(await q.getJob(done!)).toMatchObject({ state: 'completed', result: { receipt: XSS, total: 42 } });
+      expect(await q.getJob(cancelled!)).toMatchObject({ state: 'cancelled' });
     });
 
     it('searches by id, keys, state, error text, payload field and time, with the query in the URL and keyset pages', async () => {
