@@ -117,7 +117,7 @@ async function main(): Promise<void> {
     await page.click('#confirm');
 
     await shot('dashboard', '/');
-    await shot('dashboard-queue', '/queue?name=emails');
+    await shot('dashboard-queue', '/queue?name=emails&state=dead');
     await shot('dashboard-charts', '/queue?name=thumbnails');
     await shot('dashboard-job', `/job?queue=emails&id=${ids.dead}`);
     await shot('dashboard-completed-job', `/job?queue=reports&id=${ids.done}`);
