@@ -76,6 +76,14 @@ async function fill(): Promise<void> {
   await held.enqueueMany(Array.from({ length: 1000 }, (_, i) => ({ h: i })));
   for (let w = 0; w < 10; w++) await held.claimBatch(100, `bench-host:${1000 + w}:abcdef`);
   await store.outbox('big-box').recordReceipts(Array.from({ length: 1000 }, (_, i) => ({ messageId: i + 1, receipt: { broker: 'nats-jetstream', stream: 'BIG', seq: i + 1 } })));
+  // History (issue 29): completed jobs with a result live in job_outcomes, which the history merges with dead jobs.
+  const finished = store.queue('big-done');
+  await finished.enqueueMany(Array.from({ length: 5000 }, (_, i) => ({ f: i })));
+  for (let left = 5000; left > 0; ) {
+    const jobs = await finished.claimBatch(Math.min(500, left), 'filler');
+    await Promise.all(jobs.map((j) => j.ack({ ok: j.id })));
+    left -= jobs.length;
+  }
   await store.schedule('big-nightly', '@every 1d', QUEUE, { nightly: true });
   for (let i = 0; i < 3; i++) await store.triggerSchedule('big-nightly');
   console.log(`filled ${total} jobs on ${engine} in ${((Date.now() - t0) / 1000).toFixed(1)} s (${dead} dead on big-dead-src, ${scheduled} scheduled)`);
@@ -86,7 +94,7 @@ async function main(): Promise<void> {
   await fill();
   @Module({
     imports: [
-      AlkstoreModule.forRoot({ url, schema: engine === 'postgres' ? schema : undefined, workers: false }),
+      AlkstoreModule.forRoot({ url, schema: engine === 'postgres' ? schema : undefined, workers: 'off' }),
       AlkstoreDashboardModule.forRoot({ path: '/alkstore', guard: OpenGuard }),
     ],
   })
@@ -97,6 +105,7 @@ async function main(): Promise<void> {
   const base = `http://127.0.0.1:${port}/alkstore`;
   const store = app.get(Store);
   const second = (await store.admin().listJobs(QUEUE, { state: 'pending', limit: 50 })).next!;
+  const doneId = (await store.admin().searchJobs('big-done', { state: 'finished', limit: 1 })).jobs[0]!.id;
   const pages: [string, string][] = [
     ['queues (/)', `${base}/`],
     ['queue pending, page 1', `${base}/queue?name=${QUEUE}&state=pending`],
@@ -113,6 +122,9 @@ async function main(): Promise<void> {
     ['job detail', `${base}/job?queue=${QUEUE}&id=${Math.floor(total / 2)}`],
     // Issue 29 leftovers: history, workers, receipts, a schedule's fires (header search on the big queue).
     ['history (finished)', `${base}/queue?name=big-dead-src&state=finished`],
+    ['history with outcomes', `${base}/queue?name=big-done&state=finished`],
+    ['history, big queue', `${base}/queue?name=${QUEUE}&state=finished`],
+    ['completed job detail', `${base}/job?queue=big-done&id=${doneId}`],
     ['workers', `${base}/workers`],
     ['outbox receipts', `${base}/receipts?outbox=big-box`],
     ['schedule with fires', `${base}/schedule?name=big-nightly`],

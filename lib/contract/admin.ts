@@ -39,8 +39,9 @@ export type JsonScalar = string | number | boolean | null;
 export interface JobSearch {
   /**
    * Default `all`. `pending` includes scheduled jobs; `scheduled` is pending with a run time in the
-   * future (database clock); `finished` is every job of the jobs table past the live states (the job
-   * history; today the dead jobs).
+   * future (database clock); `finished` is every job past the live states, the job history: dead jobs,
+   * and the outcome records of completed and cancelled jobs (kept per the queue's `resultRetentionMs`),
+   * with their `result`, `progress` and `finishedAt`. `all` reads the outcome records too.
    */
   state?: JobSearchState;
   /** Exactly this job id. */
@@ -78,7 +79,8 @@ export type JobSearchState = JobListState | 'finished';
 /**
  * One page of a search, newest job first. Each call reads at most
  * {@link SEARCH_SCAN_ROWS} rows by id, descending: of the jobs table (every
- * queue's rows, walked on the primary key), or, for `state: 'dead'`, of the
+ * queue's rows, walked on the primary key; for `all` and `finished` merged with
+ * the outcome records, walked the same way), or, for `state: 'dead'`, of the
  * queue's dead jobs (the dead index). So a call costs the same at any depth,
  * and a page may hold fewer than `limit` jobs (even none) while `next` is not
  * null: the search is not finished, follow `next`.
@@ -116,6 +118,70 @@ export interface ThroughputPoint {
   readonly retried: number;
   /** Jobs moved to dead by a worker (`fail`, or `retry` with attempts exhausted). */
   readonly dead: number;
+  /**
+   * Wait times of the jobs claimed then finished in this minute: from when each was due (its run
+   * time, or its enqueue when later) to its claim, database clock.
+   */
+  readonly wait: LatencyStats;
+  /** Run times of the attempts that ended in this minute (ack, retry, fail): from the claim to the outcome, on the worker's monotonic clock. */
+  readonly run: LatencyStats;
+}
+
+/**
+ * Upper bounds (ms, inclusive) of the latency histogram buckets of {@link LatencyStats}; the last
+ * bucket holds everything above the last bound.
+ */
+export const LATENCY_BOUNDS_MS: readonly number[] = Object.freeze([10, 30, 100, 300, 1_000, 3_000, 10_000, 30_000, 100_000, 300_000, 1_800_000]);
+
+/** Buckets of a latency histogram: one per bound of {@link LATENCY_BOUNDS_MS}, and one above the last. */
+export const LATENCY_BUCKETS = LATENCY_BOUNDS_MS.length + 1;
+
+/** Durations recorded in one minute: how many, their sum, and a histogram over {@link LATENCY_BOUNDS_MS}. */
+export interface LatencyStats {
+  readonly count: number;
+  readonly sumMs: number;
+  /** `buckets[i]` counts durations in (`LATENCY_BOUNDS_MS[i-1]`, `LATENCY_BOUNDS_MS[i]`]; the last one those above the last bound. */
+  readonly buckets: readonly number[];
+}
+
+/** The histogram bucket of a duration (ms). */
+export function latencyBucket(ms: number): number {
+  for (let i = 0; i < LATENCY_BOUNDS_MS.length; i++) if (ms <= LATENCY_BOUNDS_MS[i]!) return i;
+  return LATENCY_BOUNDS_MS.length;
+}
+
+/** Latency stats added together (several minutes, or several queues). */
+export function sumLatency(all: readonly LatencyStats[]): LatencyStats {
+  const buckets = new Array<number>(LATENCY_BUCKETS).fill(0);
+  let count = 0;
+  let sumMs = 0;
+  for (const s of all) {
+    count += s.count;
+    sumMs += s.sumMs;
+    for (let i = 0; i < LATENCY_BUCKETS; i++) buckets[i]! += s.buckets[i] ?? 0;
+  }
+  return { count, sumMs, buckets };
+}
+
+/**
+ * An approximate quantile (`q` in 0..1) from the histogram: the bucket holding it, interpolated
+ * linearly inside the bucket (the top bucket reports its lower bound). Null when nothing was recorded.
+ */
+export function latencyQuantile(stats: LatencyStats, q: number): number | null {
+  if (stats.count <= 0) return null;
+  const rank = Math.min(1, Math.max(0, q)) * stats.count;
+  let seen = 0;
+  for (let i = 0; i < LATENCY_BUCKETS; i++) {
+    const n = stats.buckets[i] ?? 0;
+    if (n > 0 && seen + n >= rank) {
+      const low = i === 0 ? 0 : LATENCY_BOUNDS_MS[i - 1]!;
+      if (i === LATENCY_BOUNDS_MS.length) return low;
+      const high = LATENCY_BOUNDS_MS[i]!;
+      return low + ((high - low) * Math.max(0, rank - seen)) / n;
+    }
+    seen += n;
+  }
+  return LATENCY_BOUNDS_MS[LATENCY_BOUNDS_MS.length - 1]!;
 }
 
 /** A stream's head and its consumers. */

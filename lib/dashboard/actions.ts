@@ -140,7 +140,7 @@ export function question(a: ActionRequest, matched: number): string {
     case 'purge-all':
       return `Purge every dead job of queue ${q}? They are deleted for good.`;
     case 'cancel':
-      return `Cancel job ${a.id} of queue ${q}? It is deleted whatever its state; a running handler is not interrupted.`;
+      return `Cancel job ${a.id} of queue ${q}? It ends as cancelled whatever its state (never retried); a running handler's abort signal fires.`;
     case 'pause':
       return `Pause queue ${q} on every replica? Jobs already running finish; nothing new is handed out until resumed.`;
     case 'resume':
@@ -158,7 +158,7 @@ export function question(a: ActionRequest, matched: number): string {
     case 'edit':
       return `Save job ${a.id} of queue ${q}${a.job!.priority !== undefined ? ` with priority ${a.job!.priority}` : ''}, to run ${runAtText(a.job!, 'when it was due')}${a.job!.payloadText !== undefined ? `, payload ${a.job!.payloadText.slice(0, 500)}${a.job!.payloadText.length > 500 ? '…' : ''}` : ''}? Only while it is still pending.`;
     case 'bulk-delete':
-      return `Delete ${matched} job${matched === 1 ? '' : 's'} of queue ${q} matching ${describeFilter(a.filter!)}? They are deleted for good, whatever their state; running handlers are not interrupted.`;
+      return `Delete ${matched} job${matched === 1 ? '' : 's'} of queue ${q} matching ${describeFilter(a.filter!)}? Dead ones are deleted for good, live ones cancelled (running handlers are signalled to stop); finished history is left as it is.`;
   }
 }
 

@@ -34,14 +34,22 @@ const CANCEL_CONCURRENCY = 16;
 /** Finished operations kept for their progress page. */
 const KEEP = 100;
 
-/** Counts the jobs matching `filter`, page by bounded page (the count the confirmation shows). */
+/**
+ * The jobs a bulk action acts on: rows of the jobs table. Completed and cancelled outcome records
+ * (the history) are not retried or deleted: retention prunes them.
+ */
+function actionable<J extends { state: string }>(jobs: readonly J[]): J[] {
+  return jobs.filter((j) => j.state !== 'completed' && j.state !== 'cancelled');
+}
+
+/** Counts the jobs matching `filter` that a bulk action acts on, page by bounded page (the count the confirmation shows). */
 export async function countMatching(store: Store, filter: JobFilter): Promise<number> {
   const admin = store.admin();
   let n = 0;
   let cursor: string | undefined;
   for (;;) {
     const page = await admin.searchJobs(filter.queue, { ...filter.search, limit: 1000, cursor });
-    n += page.jobs.length;
+    n += actionable(page.jobs).length;
     if (page.next === null) return n;
     cursor = page.next;
   }
@@ -108,8 +116,9 @@ export class BulkRunner {
     let cursor: string | undefined;
     for (;;) {
       const page = await admin.searchJobs(op.filter.queue, { ...op.filter.search, limit: BULK_BATCH, cursor });
-      op.seen += page.jobs.length;
-      const dead = page.jobs.filter((j) => j.state === 'dead').map((j) => j.id);
+      const jobs = actionable(page.jobs);
+      op.seen += jobs.length;
+      const dead = jobs.filter((j) => j.state === 'dead').map((j) => j.id);
       if (op.kind === 'retry') {
         if (dead.length > 0) {
           const r = await queue.retryDead(dead);
@@ -118,13 +127,13 @@ export class BulkRunner {
         }
       } else {
         if (dead.length > 0) op.changed += await queue.purgeDead(dead);
-        const live = page.jobs.filter((j) => j.state !== 'dead').map((j) => j.id);
+        const live = jobs.filter((j) => j.state !== 'dead').map((j) => j.id);
         for (let i = 0; i < live.length; i += CANCEL_CONCURRENCY) {
           const done = await Promise.all(live.slice(i, i + CANCEL_CONCURRENCY).map((id) => queue.cancel(id)));
           op.changed += done.filter(Boolean).length;
         }
       }
-      if (page.jobs.length > 0) op.batches++;
+      if (jobs.length > 0) op.batches++;
       if (page.next === null) return;
       cursor = page.next;
       // Let the app's own requests in between batches.

@@ -1,4 +1,4 @@
-import type { ThroughputPoint } from '../contract/admin.js';
+import { LATENCY_BOUNDS_MS, latencyQuantile, sumLatency, type LatencyStats, type ThroughputPoint } from '../contract/admin.js';
 import { html, type SafeHtml } from './html.js';
 
 const MINUTE = 60_000;
@@ -45,4 +45,65 @@ export function throughputChart(points: readonly ThroughputPoint[], now: number,
   });
   return html`<figure class="chart"><svg viewBox="0 0 ${w} ${h}" width="${w}" height="${h}" role="img" aria-label="${label}"><text x="4" y="11" class="axis">max ${top}/${unit}</text>${bars}</svg>
 <figcaption>${label}: ${total} completed, ${failed} retried or dead in the last ${window === 'hour' ? 'hour' : '24 hours'}</figcaption></figure>`;
+}
+
+/** Per-bucket latency over the last `count` buckets of `bucketMs` (oldest first): the kind's stats summed per bucket. */
+export function latencySeries(points: readonly ThroughputPoint[], kind: 'wait' | 'run', now: number, bucketMs: number, count: number): { start: number; stats: LatencyStats }[] {
+  const last = Math.floor(now / bucketMs) * bucketMs;
+  const first = last - (count - 1) * bucketMs;
+  const per: LatencyStats[][] = Array.from({ length: count }, () => []);
+  for (const p of points) {
+    const i = Math.floor((p.minute - first) / bucketMs);
+    if (i >= 0 && i < count) per[i]!.push(p[kind]);
+  }
+  return per.map((all, i) => ({ start: first + i * bucketMs, stats: sumLatency(all) }));
+}
+
+/** A duration for an axis or a tooltip: 850 ms, 1.2 s, 3.5 min, 1.1 h. */
+export function msText(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(ms < 10_000 ? 1 : 0)} s`;
+  if (ms < 3_600_000) return `${(ms / 60_000).toFixed(1)} min`;
+  return `${(ms / 3_600_000).toFixed(1)} h`;
+}
+
+/**
+ * Wait or run time as inline SVG: the p50 (line) and p95 (dashed line) of each minute (last hour)
+ * or hour (last day), estimated from the stored histogram, on a log scale from 1 ms to the top
+ * bucket. A bucket with no finished job has no point.
+ */
+export function latencyChart(points: readonly ThroughputPoint[], kind: 'wait' | 'run', now: number, label: string, window: 'hour' | 'day' = 'hour'): SafeHtml {
+  const series = window === 'hour' ? latencySeries(points, kind, now, MINUTE, 60) : latencySeries(points, kind, now, HOUR, 24);
+  const w = 600;
+  const h = 120;
+  const topMs = LATENCY_BOUNDS_MS[LATENCY_BOUNDS_MS.length - 1]!;
+  const y = (ms: number): number => {
+    const f = Math.log10(Math.max(1, ms)) / Math.log10(topMs);
+    return h - 4 - Math.min(1, f) * (h - 18);
+  };
+  const bw = w / series.length;
+  const line = (q: number): string =>
+    series
+      .map((s, i) => {
+        const v = latencyQuantile(s.stats, q);
+        return v === null ? null : `${(i * bw + bw / 2).toFixed(1)},${y(v).toFixed(1)}`;
+      })
+      .filter((p): p is string => p !== null)
+      .join(' ');
+  const dots = series.map((s, i) => {
+    const p50 = latencyQuantile(s.stats, 0.5);
+    if (p50 === null) return html``;
+    const p95 = latencyQuantile(s.stats, 0.95)!;
+    const t = `${new Date(s.start).toISOString().slice(11, 16)} UTC${window === 'day' ? ' (1 h)' : ''}: ${s.stats.count} jobs, p50 ${msText(p50)}, p95 ${msText(p95)}, mean ${msText(s.stats.sumMs / s.stats.count)}`;
+    return html`<g><title>${t}</title><circle cx="${(i * bw + bw / 2).toFixed(1)}" cy="${y(p50).toFixed(1)}" r="2" class="p50"/><circle cx="${(i * bw + bw / 2).toFixed(1)}" cy="${y(p95).toFixed(1)}" r="2" class="p95"/></g>`;
+  });
+  const all = sumLatency(series.map((s) => s.stats));
+  const p50 = latencyQuantile(all, 0.5);
+  const p95 = latencyQuantile(all, 0.95);
+  const grid = [10, 1000, 60_000].map((ms) => html`<line x1="0" x2="${w}" y1="${y(ms).toFixed(1)}" y2="${y(ms).toFixed(1)}" class="grid"/><text x="4" y="${(y(ms) - 2).toFixed(1)}" class="axis">${msText(ms)}</text>`);
+  const what = kind === 'wait' ? 'waited (due to claimed)' : 'ran (claimed to finished)';
+  const summary = all.count === 0 ? `no job finished in the last ${window === 'hour' ? 'hour' : '24 hours'}` : `${all.count} jobs ${what}, p50 ${msText(p50!)}, p95 ${msText(p95!)} in the last ${window === 'hour' ? 'hour' : '24 hours'}`;
+  return html`<figure class="chart latency" data-kind="${kind}"><svg viewBox="0 0 ${w} ${h}" width="${w}" height="${h}" role="img" aria-label="${label}"><text x="4" y="11" class="axis">p50 — p95 - - (log scale)</text>${grid}
+<polyline points="${line(0.5)}" class="p50"/><polyline points="${line(0.95)}" class="p95"/>${dots}</svg>
+<figcaption>${label}: ${summary}</figcaption></figure>`;
 }

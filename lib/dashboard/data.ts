@@ -1,4 +1,4 @@
-import type { ThroughputPoint } from '../contract/admin.js';
+import { latencyQuantile, sumLatency, type ThroughputPoint } from '../contract/admin.js';
 import { outboxQueueName, WORKFLOWS_QUEUE_PREFIX, workflowsQueueName } from '../contract/names.js';
 import type { JobInfo, Queue, Store } from '../contract/types.js';
 
@@ -24,6 +24,10 @@ export interface QueueRow {
   readonly oldestReadyAgeMs: number;
   readonly completedLastHour: number;
   readonly failedLastHour: number;
+  /** Approximate p95 wait (due to claimed) of the jobs finished in the last hour, ms; null when none. */
+  readonly waitP95Ms: number | null;
+  /** Approximate p95 run time (claimed to finished) of the attempts that ended in the last hour, ms; null when none. */
+  readonly runP95Ms: number | null;
   readonly paused: boolean;
 }
 
@@ -67,6 +71,8 @@ export async function queueRows(store: Store, now: number): Promise<{ rows: Queu
         oldestReadyAgeMs: stats.oldestPendingAgeMs,
         completedLastHour: mine.reduce((a, p) => a + p.completed, 0),
         failedLastHour: mine.reduce((a, p) => a + p.retried + p.dead, 0),
+        waitP95Ms: latencyQuantile(sumLatency(mine.map((p) => p.wait)), 0.95),
+        runP95Ms: latencyQuantile(sumLatency(mine.map((p) => p.run)), 0.95),
         paused: settings.paused,
       };
     }),

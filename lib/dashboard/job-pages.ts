@@ -2,7 +2,7 @@ import type { JobDetail, JobSearchState, ThroughputPoint } from '../contract/adm
 import type { JobInfo } from '../contract/types.js';
 import type { AuditRow } from './audit.js';
 import type { BulkOp } from './bulk.js';
-import { throughputChart } from './chart.js';
+import { latencyChart, throughputChart } from './chart.js';
 import { headersOf, type QueueRow } from './data.js';
 import { html, type SafeHtml } from './html.js';
 import { action, ago, layout, link, live, payloadText, when, type PageCtx } from './layout.js';
@@ -36,6 +36,17 @@ function bulkForms(ctx: PageCtx, f: JobFilter): SafeHtml {
   return html`<p class="bulk">All jobs matching this filter: ${action(ctx, 'bulk-retry', 'Retry all matching dead jobs', fields)} ${action(ctx, 'bulk-delete', 'Delete all matching jobs', fields, true)}</p>`;
 }
 
+/**
+ * A queue's controls: pause/resume on every replica. Per-key and fleet-wide concurrency and the
+ * rate limit go here too, as more `action(...)` forms in this section, once the queue settings
+ * carry them (the `limits` work).
+ */
+function queueControls(ctx: PageCtx, queue: QueueRow | null, name: string): SafeHtml {
+  if (ctx.readOnly || queue === null) return html``;
+  const pause = queue.paused ? action(ctx, 'resume', 'Resume the queue', { queue: name }) : action(ctx, 'pause', 'Pause the queue', { queue: name });
+  return html`<section id="queue-controls" class="controls">Controls: ${pause}</section>`;
+}
+
 /** One queue's jobs: the filter form, one keyset page (claim order without a filter, newest first with one), bulk actions. */
 export function queuePage(
   ctx: PageCtx,
@@ -54,8 +65,10 @@ export function queuePage(
   const searched = f.filtered
     ? html`<p class="note" id="search-note">Matching ${describeFilter(f)}, newest first${scanned !== null ? html`; this page looked at ${scanned} rows` : ''}${next ? html`, <a rel="next" href="${link(ctx, 'queue', { ...f.params, cursor: next })}">search further →</a>` : html`, no more rows`}.</p>`
     : html``;
-  const body = html`${live('live-summary', html`${summary}<div class="charts">${throughputChart(throughput, ctx.now, `Jobs per minute, ${name}`)}${throughputChart(throughput, ctx.now, `Jobs per hour, ${name}`, 'day')}</div>`)}
-<nav class="states">State: ${states}${ctx.readOnly ? '' : html` · <a id="new-job-link" href="${link(ctx, 'new', { queue: name })}">Enqueue a job</a>`}</nav>${searchForm(ctx, f)}${searched}${bulkForms(ctx, f)}${live('live-jobs', jobTable(ctx, jobs))}
+  const body = html`${live('live-summary', html`${summary}<div class="charts">${throughputChart(throughput, ctx.now, `Jobs per minute, ${name}`)}${throughputChart(throughput, ctx.now, `Jobs per hour, ${name}`, 'day')}
+${latencyChart(throughput, 'wait', ctx.now, `Wait time per minute, ${name}`)}${latencyChart(throughput, 'wait', ctx.now, `Wait time per hour, ${name}`, 'day')}
+${latencyChart(throughput, 'run', ctx.now, `Run time per minute, ${name}`)}${latencyChart(throughput, 'run', ctx.now, `Run time per hour, ${name}`, 'day')}</div>`)}
+${queueControls(ctx, queue, name)}<nav class="states">State: ${states}${ctx.readOnly ? '' : html` · <a id="new-job-link" href="${link(ctx, 'new', { queue: name })}">Enqueue a job</a>`}</nav>${searchForm(ctx, f)}${searched}${bulkForms(ctx, f)}${live('live-jobs', jobTable(ctx, jobs))}
 ${next && !f.filtered ? html`<p><a rel="next" href="${link(ctx, 'queue', { ...f.params, cursor: next })}">Next page →</a></p>` : ''}`;
   return layout(ctx, `Queue ${name}`, '', body);
 }
@@ -85,6 +98,8 @@ function timeline(ctx: PageCtx, job: JobDetail, audit: readonly AuditRow[]): Saf
   if (job.lastError !== null) items.push({ at: null, text: html`${job.state === 'dead' ? 'Failed' : 'Last attempt failed'}: <pre class="error full">${job.lastError}</pre>` });
   if (job.state === 'pending' && job.attempts > 0) items.push({ at: job.runAt, text: html`Retry ${job.runAt > ctx.now ? 'due' : 'ready since'}` });
   if (job.diedAt !== null) items.push({ at: job.diedAt, text: html`<span class="dead">Dead</span>` });
+  if (job.state === 'completed') items.push({ at: job.finishedAt ?? null, text: html`<span class="ok">Completed</span>${job.result !== undefined ? ' with a result' : ''}` });
+  if (job.state === 'cancelled') items.push({ at: job.finishedAt ?? null, text: html`<span class="warn">Cancelled</span>` });
   for (const r of audit) items.push({ at: r.entry.at, text: html`Operator <b>${r.entry.actor}</b> (${r.entry.role}): ${r.entry.action}` });
   // In the row's own order; an undated step sorts with the step before it, so operator actions fall in by time.
   let last = Number.MIN_SAFE_INTEGER;
@@ -97,7 +112,16 @@ function timeline(ctx: PageCtx, job: JobDetail, audit: readonly AuditRow[]): Saf
 function jobActions(ctx: PageCtx, job: JobDetail): SafeHtml {
   const ids = { queue: job.queue, id: job.id, back: 'job' };
   if (job.state === 'dead') return html`${action(ctx, 'redrive', 'Retry now', ids)} ${action(ctx, 'purge', 'Delete', ids, true)}`;
-  return action(ctx, 'cancel', job.state === 'processing' ? 'Cancel (delete; the running handler is not interrupted)' : 'Cancel', ids, true);
+  // An outcome record is history: nothing to act on (retention prunes it).
+  if (job.state === 'completed' || job.state === 'cancelled') return html``;
+  return action(ctx, 'cancel', job.state === 'processing' ? 'Cancel (the running handler is signalled to stop; never retried)' : 'Cancel', ids, true);
+}
+
+/** A progress value: a bar for a number in 0..100 or `{ percent }`, else the JSON. */
+function progressView(value: unknown): SafeHtml {
+  const pct = typeof value === 'number' ? value : typeof value === 'object' && value !== null && typeof (value as { percent?: unknown }).percent === 'number' ? (value as { percent: number }).percent : null;
+  const bar = pct !== null && pct >= 0 && pct <= 100 ? html`<progress max="100" value="${String(pct)}">${String(pct)} %</progress> ` : html``;
+  return html`${bar}<code>${JSON.stringify(value) ?? 'null'}</code>`;
 }
 
 /** One job: fields, payload, headers, timeline, actions valid in its state. */
@@ -114,6 +138,9 @@ export function jobPage(ctx: PageCtx, job: JobDetail, audit: readonly AuditRow[]
 <dt>Trace id</dt><dd>${trace ?? '–'}</dd><dt>Worker</dt><dd>${job.workerId ?? '–'}</dd>
 <dt>Run at</dt><dd>${when(job.runAt, ctx.now)}</dd><dt>Expires</dt><dd>${when(job.expiresAt, ctx.now)}</dd>
 <dt>Lease</dt><dd>${job.visibilityTimeoutMs} ms${job.claimedUntil !== null ? html`, until ${when(job.claimedUntil, ctx.now)}` : ''}</dd><dt>Backoff base</dt><dd>${job.backoffBaseMs} ms</dd>
+${job.finishedAt !== undefined ? html`<dt>Finished</dt><dd id="job-finished">${when(job.finishedAt, ctx.now)}</dd>` : ''}
+<dt>Progress</dt><dd id="job-progress">${job.progress === undefined ? '–' : progressView(job.progress)}</dd>
+${job.state === 'completed' ? html`<dt>Result</dt><dd>${job.result === undefined ? html`<span id="job-result">none (the handler returned nothing)</span>` : html`<pre class="full" id="job-result">${payloadText(job.result)}</pre>`}</dd>` : ''}
 </dl><h2>Timeline</h2>${timeline(ctx, job, audit)}`)}
 <p>${jobActions(ctx, job)}</p>${editForm(ctx, job)}
 <h2>Payload</h2><pre class="payload full" id="payload">${payload}</pre>${cut ? html`<p><a id="payload-all" href="${link(ctx, 'job', { queue: job.queue, id: String(job.id), full: '1' })}">Show all of the payload</a></p>` : ''}

@@ -28,12 +28,13 @@ th,td{border:1px solid #d0d7de;padding:4px 8px;text-align:left;vertical-align:to
 th{background:#eaeef2}td.n{text-align:right;font-variant-numeric:tabular-nums}
 pre{margin:0;max-width:520px;max-height:160px;overflow:auto;white-space:pre-wrap;word-break:break-all;font-size:12px}
 .flash{background:#dafbe1;border:1px solid #4ac26b;padding:6px 10px;margin-bottom:8px}
-.warn{color:#bc4c00}.dead{color:#cf222e;font-weight:600}
+.warn{color:#bc4c00}.ok{color:#1a7f37;font-weight:600}.dead{color:#cf222e;font-weight:600}
 form.inline{display:inline}button{cursor:pointer}
 button.danger{color:#fff;background:#cf222e;border:1px solid #a40e26}
 nav.states a{margin-right:8px}nav.states a.on{font-weight:700}
 .chart svg{background:#fff;border:1px solid #d0d7de}.chart rect.ok{fill:#2da44e}.chart rect.bad{fill:#cf222e}
-.chart text.axis{font-size:10px;fill:#57606a}figcaption{color:#57606a;font-size:12px}
+.chart text.axis{font-size:10px;fill:#57606a}.chart polyline{fill:none;stroke-width:1.5}.chart .p50{stroke:#0969da;fill:none}.chart circle.p50{fill:#0969da}
+.chart polyline.p95{stroke:#8250df;stroke-dasharray:4 3}.chart circle.p95{fill:#8250df}.chart line.grid{stroke:#eaeef2}figcaption{color:#57606a;font-size:12px}
 .confirm{background:#fff;border:2px solid #cf222e;padding:16px;max-width:640px}
 form.search{background:#fff;border:1px solid #d0d7de;padding:8px;display:flex;flex-wrap:wrap;gap:8px;align-items:end;margin:8px 0}
 form.search label{display:flex;flex-direction:column;font-size:12px;color:#57606a}
@@ -44,7 +45,7 @@ ol.timeline{background:#fff;border:1px solid #d0d7de;padding:8px 8px 8px 32px;ma
 pre.full{max-width:none;max-height:none}#live-status{color:#8c959f;font-size:12px;margin-left:auto}
 form.job-form{background:#fff;border:1px solid #d0d7de;padding:8px;display:flex;flex-direction:column;gap:8px;max-width:760px}
 form.job-form label{display:flex;flex-direction:column;font-size:12px;color:#57606a}form.job-form textarea{font:12px monospace}
-progress{width:320px}.charts{display:flex;gap:16px;flex-wrap:wrap}.charts figure{margin:0}
+progress{width:320px}.charts{display:flex;gap:16px;flex-wrap:wrap}.charts figure{margin:0;max-width:602px}
 `;
 
 /**

@@ -1,6 +1,6 @@
 import type { StreamInfo, ThroughputPoint } from '../contract/admin.js';
 import type { JobInfo, Schedule } from '../contract/types.js';
-import { throughputChart } from './chart.js';
+import { msText, throughputChart } from './chart.js';
 import { headersOf, type QueueRow } from './data.js';
 import { html, type SafeHtml } from './html.js';
 import { action, ago, layout, link, live, payloadText, when, type PageCtx } from './layout.js';
@@ -11,15 +11,16 @@ export { layout, type PageCtx } from './layout.js';
 export function queuesPage(ctx: PageCtx, rows: readonly QueueRow[], throughput: readonly ThroughputPoint[]): string {
   const user = rows.filter((r) => r.outbox === null);
   const body = live('live-queues', html`${throughputChart(throughput.filter((p) => user.some((r) => r.name === p.queue)), ctx.now, 'Jobs per minute, all queues')}
-<table id="queues"><thead><tr><th>Queue</th><th>Pending</th><th>Processing</th><th>Scheduled</th><th>Dead</th><th>Oldest ready</th><th>Done (1 h)</th><th>Failed (1 h)</th><th>State</th></tr></thead><tbody>
+<table id="queues"><thead><tr><th>Queue</th><th>Pending</th><th>Processing</th><th>Scheduled</th><th>Dead</th><th>Oldest ready</th><th>Done (1 h)</th><th>Failed (1 h)</th><th>Wait p95 (1 h)</th><th>Run p95 (1 h)</th><th>State</th></tr></thead><tbody>
 ${user.map(
   (r) => html`<tr data-queue="${r.name}"><td><a href="${link(ctx, 'queue', { name: r.name })}">${r.name}</a></td>
 <td class="n">${r.pending}</td><td class="n">${r.processing}</td><td class="n">${r.scheduled}</td>
 <td class="n">${r.dead > 0 ? html`<a class="dead" href="${link(ctx, 'dead', { queue: r.name })}">${r.dead}</a>` : '0'}</td>
 <td class="n">${r.oldestReadyAgeMs > 0 ? ago(r.oldestReadyAgeMs) : '–'}</td><td class="n">${r.completedLastHour}</td><td class="n">${r.failedLastHour}</td>
+<td class="n wait-p95">${r.waitP95Ms === null ? '–' : msText(r.waitP95Ms)}</td><td class="n run-p95">${r.runP95Ms === null ? '–' : msText(r.runP95Ms)}</td>
 <td>${r.paused ? html`<span class="warn">paused</span> ${action(ctx, 'resume', 'Resume', { queue: r.name })}` : html`active ${action(ctx, 'pause', 'Pause', { queue: r.name })}`}</td></tr>`,
 )}
-${user.length === 0 ? html`<tr><td colspan="9">No queues yet.</td></tr>` : ''}</tbody></table>`);
+${user.length === 0 ? html`<tr><td colspan="11">No queues yet.</td></tr>` : ''}</tbody></table>`);
   return layout(ctx, 'Queues', '', body);
 }
 
@@ -30,7 +31,7 @@ function jobRow(ctx: PageCtx, job: JobInfo, withActions: boolean): SafeHtml {
 <td>${headers ? html`<pre>${Object.entries(headers).map(([k, v]) => `${k}: ${v}\n`)}</pre>` : '–'}</td>
 <td class="n">${job.attempts}/${job.maxAttempts}</td><td class="n">${job.priority}</td>
 <td>${job.lastError ? html`<pre class="error">${job.lastError}</pre>` : '–'}</td>
-<td>enqueued ${when(job.enqueuedAt, ctx.now)}<br>${job.state === 'pending' || job.state === 'processing' ? 'run' : 'ran'} ${when(job.runAt, ctx.now)}${job.claimedUntil !== null ? html`<br>lease until ${when(job.claimedUntil, ctx.now)}` : ''}${job.diedAt !== null ? html`<br>died ${when(job.diedAt, ctx.now)}` : ''}${job.expiresAt !== null ? html`<br>expires ${when(job.expiresAt, ctx.now)}` : ''}</td>
+<td>enqueued ${when(job.enqueuedAt, ctx.now)}<br>${job.state === 'pending' || job.state === 'processing' ? 'run' : 'ran'} ${when(job.runAt, ctx.now)}${job.claimedUntil !== null ? html`<br>lease until ${when(job.claimedUntil, ctx.now)}` : ''}${job.diedAt !== null ? html`<br>died ${when(job.diedAt, ctx.now)}` : ''}${job.finishedAt !== undefined ? html`<br>${job.state} ${when(job.finishedAt, ctx.now)}` : ''}${job.expiresAt !== null ? html`<br>expires ${when(job.expiresAt, ctx.now)}` : ''}</td>
 <td>${withActions ? jobActions(ctx, job) : ''}</td></tr>`;
 }
 
@@ -38,6 +39,7 @@ function jobActions(ctx: PageCtx, job: JobInfo): SafeHtml {
   if (job.state === 'dead') {
     return html`${action(ctx, 'redrive', 'Redrive', { queue: job.queue, id: job.id })} ${action(ctx, 'purge', 'Purge', { queue: job.queue, id: job.id }, true)}`;
   }
+  if (job.state === 'completed' || job.state === 'cancelled') return html``;
   return action(ctx, 'cancel', 'Cancel', { queue: job.queue, id: job.id }, true);
 }
 

@@ -1,3 +1,4 @@
+import { LATENCY_BUCKETS, latencyBucket } from '../contract/admin.js';
 import { Closed } from '../contract/errors.js';
 
 /** What a queue's workers reported, per kind. */
@@ -7,9 +8,40 @@ export interface OutcomeCounts {
   dead: number;
 }
 
-/** Rows the engine adds to its per-minute throughput table in one statement. */
+/** Buffered durations of one kind: count, sum and histogram (buckets of `LATENCY_BOUNDS_MS`). */
+export interface LatencyBuffer {
+  count: number;
+  sumMs: number;
+  buckets: number[];
+}
+
+/** Rows the engine adds to its per-minute throughput table in one statement, with the minute's latencies. */
 export interface OutcomeRow extends OutcomeCounts {
   queue: string;
+  wait: LatencyBuffer;
+  run: LatencyBuffer;
+}
+
+/** How long one finished attempt waited for its claim and ran (ms). */
+export interface OutcomeTimes {
+  readonly waitMs: number;
+  readonly runMs: number;
+}
+
+function emptyLatency(): LatencyBuffer {
+  return { count: 0, sumMs: 0, buckets: new Array<number>(LATENCY_BUCKETS).fill(0) };
+}
+
+function addLatency(b: LatencyBuffer, ms: number): void {
+  const v = Number.isFinite(ms) ? Math.max(0, Math.round(ms)) : 0;
+  b.count += 1;
+  b.sumMs += v;
+  b.buckets[latencyBucket(v)]! += 1;
+}
+
+interface Buffered extends OutcomeCounts {
+  wait: LatencyBuffer;
+  run: LatencyBuffer;
 }
 
 /** How often buffered counts are written (ms). A crash loses at most this much of the chart, never a job. */
@@ -23,7 +55,7 @@ export const OUTCOME_FLUSH_MS = 5_000;
  * crash is acceptable; the jobs themselves are never affected.
  */
 export class OutcomeCounter {
-  private buffered = new Map<string, OutcomeCounts>();
+  private buffered = new Map<string, Buffered>();
   private timer: NodeJS.Timeout | null = null;
   private writing: Promise<void> = Promise.resolve();
 
@@ -32,14 +64,22 @@ export class OutcomeCounter {
     private readonly onError: (err: unknown) => void,
   ) {}
 
-  record(queue: string, kind: keyof OutcomeCounts, n = 1): void {
+  /**
+   * Counts `n` outcomes of `kind`; `times` (one entry per outcome that has them) adds their wait and
+   * run times to the minute's latency histograms. Memory only: a flush writes them.
+   */
+  record(queue: string, kind: keyof OutcomeCounts, n = 1, times: readonly OutcomeTimes[] = []): void {
     if (n <= 0) return;
     let c = this.buffered.get(queue);
     if (!c) {
-      c = { completed: 0, retried: 0, dead: 0 };
+      c = { completed: 0, retried: 0, dead: 0, wait: emptyLatency(), run: emptyLatency() };
       this.buffered.set(queue, c);
     }
     c[kind] += n;
+    for (const t of times) {
+      addLatency(c.wait, t.waitMs);
+      addLatency(c.run, t.runMs);
+    }
     if (!this.timer) {
       this.timer = setTimeout(() => {
         this.timer = null;

@@ -110,6 +110,32 @@ export function adminSearchContract(engine: EngineFixture): void {
       expect((await store().admin().searchJobs(q.name, { error: 'gone', cursor: first.next! })).jobs.map((j) => j.id)).toEqual([...dead].reverse());
     }, 120_000);
 
+    it('the history (finished) and all read the outcome records too: completed with its result, cancelled, and dead, newest first', async () => {
+      const q = store().queue(uid('srch-hist'), { maxAttempts: 1 });
+      const [done, dead, cancelled, pending] = await q.enqueueMany([{ n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }]);
+      const jobs = await q.claimBatch(3, 'w');
+      expect(jobs.map((j) => j.id)).toEqual([done, dead, cancelled]);
+      await jobs[0]!.ack({ total: 42 });
+      await jobs[1]!.fail(new Error('card declined'));
+      expect(await q.cancel(cancelled!)).toBe(true);
+      const admin = store().admin();
+      const history = await searchAll(admin, q.name, { state: 'finished' });
+      expect(history).toEqual([cancelled, dead, done]);
+      const page = await admin.searchJobs(q.name, { state: 'finished' });
+      expect(page.jobs.map((j) => [j.id, j.state])).toEqual([
+        [cancelled, 'cancelled'],
+        [dead, 'dead'],
+        [done, 'completed'],
+      ]);
+      expect(page.jobs[2]).toMatchObject({ result: { total: 42 }, finishedAt: expect.any(Number) });
+      expect(await searchAll(admin, q.name, {})).toEqual([pending, cancelled, dead, done]);
+      // Every filter applies to the records as to the rows: by id, payload field, state.
+      expect((await admin.searchJobs(q.name, { id: done! })).jobs.map((j) => j.state)).toEqual(['completed']);
+      expect(await searchAll(admin, q.name, { state: 'finished', payload: { path: 'n', equals: 3 } })).toEqual([cancelled]);
+      expect(await searchAll(admin, q.name, { state: 'finished', error: 'declined' })).toEqual([dead]);
+      expect(await searchAll(admin, q.name, { state: 'pending' })).toEqual([pending]);
+    });
+
     it('refuses bad input with a typed error naming the field, before any I/O', async () => {
       const admin = store().admin();
       const q = uid('srch-bad');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import type { JobListState, StoreAdmin } from '../../lib/contract/admin.js';
+import { LATENCY_BOUNDS_MS, latencyBucket, latencyQuantile, sumLatency, type JobListState, type StoreAdmin } from '../../lib/contract/admin.js';
 import { InvalidArgument, InvalidName } from '../../lib/contract/errors.js';
 import type { JobInfo, Store } from '../../lib/contract/types.js';
 import type { EngineFixture } from '../helpers/engines.js';
@@ -167,6 +167,36 @@ export function adminContract(engine: EngineFixture): void {
       const sum = points.reduce((a, p) => ({ completed: a.completed + p.completed, retried: a.retried + p.retried, dead: a.dead + p.dead }), { completed: 0, retried: 0, dead: 0 });
       expect(sum).toEqual({ completed: 2, retried: 1, dead: 1 });
       expect(points.every((p) => p.queue === q.name && p.minute % 60_000 === 0)).toBe(true);
+      // Each of the four attempts left its wait and run time (ack, ackBatch of our handle, retry, fail).
+      const wait = sumLatency(points.map((p) => p.wait));
+      const run = sumLatency(points.map((p) => p.run));
+      expect([wait.count, run.count]).toEqual([4, 4]);
+      expect(wait.buckets.reduce((a, n) => a + n, 0)).toBe(4);
+      expect(run.buckets).toHaveLength(LATENCY_BOUNDS_MS.length + 1);
+    });
+
+    it('records wait (due to claim, database clock) and run (claim to outcome) per minute, from the run time of a delayed job', async () => {
+      const q = store().queue(uid('adm-lat'));
+      const since = (await store().now()) - 60_000;
+      const id = await q.enqueue({ x: 1 }, { delayMs: 1_500 });
+      const info = (await q.getJob(id))!;
+      expect(info.runAt - info.enqueuedAt).toBe(1_500);
+      const job = await waitFor('the delayed job', () => q.claimOne('w'), 30_000);
+      const claimedAt = job.deadline - job.leaseMs;
+      // Held for a while before the ack: the run time is at least that (a lower bound, not a speed).
+      await new Promise((r) => setTimeout(r, 250));
+      await job.ack();
+      const points = (await store().admin().throughput(q.name, since)).filter((p) => p.run.count > 0);
+      const wait = sumLatency(points.map((p) => p.wait));
+      const run = sumLatency(points.map((p) => p.run));
+      expect(wait.count).toBe(1);
+      // From the run time, not the enqueue: 1.5 s less than enqueue to claim.
+      expect(wait.sumMs).toBe(Math.max(0, claimedAt - info.runAt));
+      expect(wait.buckets[latencyBucket(wait.sumMs)]).toBe(1);
+      expect(run.count).toBe(1);
+      expect(run.sumMs).toBeGreaterThanOrEqual(240);
+      expect(run.buckets[latencyBucket(run.sumMs)]).toBe(1);
+      expect(latencyQuantile(run, 0.5)).toBeGreaterThan(0);
     });
   });
 

@@ -8,7 +8,7 @@ import type { Store } from '../../lib/nest/index.js';
 import { waitFor } from '../helpers/engines.js';
 import { HTTP_ADAPTERS } from '../helpers/http-adapters.js';
 import { nestEngines } from '../nest/nest-fixtures.js';
-import { actorOf, BASE, dashboardClient, roleOf, TokenGuard, withDashboardApp } from './dashboard-app.js';
+import { actorOf, BASE, dashboardClient, jobIdsOf, roleOf, TokenGuard, withDashboardApp } from './dashboard-app.js';
 
 const XSS = '<script>window.__owned = 1</script>';
 
@@ -76,6 +76,43 @@ for (const engine of nestEngines()) for (const adapter of HTTP_ADAPTERS) {
       expect(after.text).toContain('data-action="cancel"');
       await get(`${BASE}/job?queue=${queue}&id=999999999`).expect(404);
       await get(`${BASE}/job?queue=${queue}&id=abc`).expect(400);
+    });
+
+    it('lists completed and cancelled jobs in the history and shows a finished job with its result, progress and outcome', async () => {
+      const queue = `history-${engine.kind}`;
+      const q = store.queue(queue, { maxAttempts: 1 });
+      const [done, cancelled, dead] = await q.enqueueMany([{ n: 1 }, { n: 2 }, { n: 3 }]);
+      const jobs = await q.claimBatch(3, 'w');
+      expect(await jobs[0]!.progress({ percent: 60, html: XSS })).toBe(true);
+      await jobs[0]!.ack({ receipt: XSS, total: 42 });
+      expect(await q.cancel(cancelled!)).toBe(true);
+      await jobs[2]!.fail(new Error('declined'));
+      const history = await get(`${BASE}/queue?name=${queue}&state=finished`).expect(200);
+      expect(jobIdsOf(history.text)).toEqual([dead, cancelled, done]);
+      expect(history.text).not.toContain(XSS);
+      const page = await get(`${BASE}/job?queue=${queue}&id=${done}`).expect(200);
+      expect(page.text).toMatch(/id="job-state">completed</);
+      expect(page.text).toMatch(/<pre class="full" id="job-result">[^<]*&quot;total&quot;: 42/);
+      expect(page.text).toContain('&lt;script&gt;');
+      expect(page.text).not.toContain(XSS);
+      expect(page.text).toMatch(/<progress max="100" value="60">/);
+      expect(page.text).toContain('id="job-finished"');
+      expect(page.text).toContain('<span class="ok">Completed</span> with a result');
+      // History has nothing to act on.
+      expect(page.text).not.toContain('data-action="cancel"');
+      const gone = await get(`${BASE}/job?queue=${queue}&id=${cancelled}`).expect(200);
+      expect(gone.text).toMatch(/id="job-state">cancelled</);
+      expect(gone.text).toContain('<span class="warn">Cancelled</span>');
+      expect(gone.text).not.toContain('id="job-result"');
+      // A bulk delete of the history counts and deletes the dead job only: outcome records are history.
+      const confirm = await post({ action: 'bulk-delete', name: queue, state: 'finished' }, 200);
+      expect(confirm.text).toContain(`Delete 1 job of queue`);
+      const op = /name="op" value="([^"]+)"/.exec(confirm.text)![1]!;
+      await post({ action: 'bulk-delete', name: queue, state: 'finished', op, matched: '1', confirm: 'yes' }, 303);
+      await app.get(DashboardService, { strict: false }).idle();
+      expect(await q.getJob(dead!)).toBeNull();
+      expect(await q.getJob(done!)).toMatchObject({ state: 'completed', result: { receipt: XSS, total: 42 } });
+      expect(await q.getJob(cancelled!)).toMatchObject({ state: 'cancelled' });
     });
 
     it('searches by id, keys, state, error text, payload field and time, with the query in the URL and keyset pages', async () => {
@@ -150,6 +187,42 @@ for (const engine of nestEngines()) for (const adapter of HTTP_ADAPTERS) {
       expect(figures[1]!.match(/class="ok"/g)).toHaveLength(24);
       expect(figures[0]).toContain(`Jobs per minute, ${queue}: 3 completed, 1 retried or dead in the last hour`);
       expect(figures[1]).toContain(`Jobs per hour, ${queue}: 3 completed, 1 retried or dead in the last 24 hours`);
+    });
+
+    it('charts wait and run time (p50 and p95) per queue over the last hour and day, and shows the p95s on the queues page', async () => {
+      const queue = `latency-${engine.kind}`;
+      const q = store.queue(queue, { maxAttempts: 1 });
+      await q.enqueueMany([1, 2, 3]);
+      const jobs = await q.claimBatch(3, 'w');
+      // Held before the outcome, so each run is at least this long (a lower bound, not a speed).
+      await new Promise((r) => setTimeout(r, 120));
+      for (const j of jobs.slice(0, 2)) await j.ack();
+      await jobs[2]!.fail(new Error('x'));
+      const page = await get(`${BASE}/queue?name=${queue}`).expect(200);
+      const charts = [...page.text.matchAll(/<figure class="chart latency" data-kind="(wait|run)">(.*?)<\/figure>/gs)].map((m) => ({ kind: m[1]!, body: m[2]! }));
+      expect(charts.map((c) => c.kind)).toEqual(['wait', 'wait', 'run', 'run']);
+      expect(charts[0]!.body).toMatch(new RegExp(`Wait time per minute, ${queue}: 3 jobs waited \\(due to claimed\\), p50 [^,]+, p95 [^<]+ in the last hour`));
+      expect(charts[1]!.body).toContain(`Wait time per hour, ${queue}: 3 jobs waited`);
+      expect(charts[2]!.body).toMatch(new RegExp(`Run time per minute, ${queue}: 3 jobs ran \\(claimed to finished\\), p50 \\d+ ms`));
+      expect(charts[3]!.body).toContain('in the last 24 hours');
+      // One point per minute with finished jobs (two if the outcomes straddled a minute's end).
+      expect(charts[2]!.body.match(/<circle [^>]*class="p50"/g)!.length).toBeLessThanOrEqual(2);
+      const p50 = Number(/p50 (\d+) ms/.exec(charts[2]!.body)![1]);
+      expect(p50).toBeGreaterThanOrEqual(100);
+      const home = await get(BASE).expect(200);
+      const row = new RegExp(`<tr data-queue="${queue}">.*?</tr>`, 's').exec(home.text)![0];
+      expect(row).toMatch(/class="n run-p95">\d+ ms</);
+      expect(row).toMatch(/class="n wait-p95">[^<–]+</);
+    });
+
+    it('offers pause and resume on the queue page to admins only', async () => {
+      const queue = `controls-${engine.kind}`;
+      await store.queue(queue).enqueue(1);
+      const controls = async (headers: Record<string, string> = {}) => /<section id="queue-controls"[^]*?<\/section>/.exec((await get(`${BASE}/queue?name=${queue}`, headers).expect(200)).text)?.[0] ?? null;
+      expect(await controls()).toContain('data-action="pause"');
+      expect(await controls({ 'x-role': 'viewer' })).toBeNull();
+      await post({ action: 'pause', queue, confirm: 'yes' }, 303);
+      expect(await controls()).toContain('data-action="resume"');
     });
 
     it('keeps viewers to reading and refuses requests without a role', async () => {

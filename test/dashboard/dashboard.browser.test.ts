@@ -276,5 +276,42 @@ for (const engine of nestEngines()) for (const adapter of HTTP_ADAPTERS) {
       await pending(4);
       expect(await page.getAttribute('#live-status', 'data-state')).toBe('on');
     });
+
+    it('pauses and resumes a queue from its controls, and cancels a pending job into the history', async () => {
+      const q = store.queue('controls');
+      const id = await q.enqueue({ report: 'weekly' });
+      await page.goto(`${base}/queue?name=controls`);
+      await actAndConfirm(page, '#queue-controls button[data-action="pause"]');
+      expect(await page.textContent('.flash')).toContain('Paused the queue');
+      expect((await q.settings()).paused).toBe(true);
+      await page.goto(`${base}/queue?name=controls`);
+      expect(await page.textContent('#summary')).toContain('Paused.');
+      await actAndConfirm(page, '#queue-controls button[data-action="resume"]');
+      expect((await q.settings()).paused).toBe(false);
+      await page.goto(`${base}/job?queue=controls&id=${id}`);
+      await actAndConfirm(page, 'button[data-action="cancel"]');
+      expect(await page.textContent('.flash')).toContain('Cancelled the job');
+      await page.goto(`${base}/queue?name=controls&state=finished`);
+      expect(await page.textContent(`tr[data-job="${id}"]`)).toContain('cancelled');
+      await page.goto(`${base}/job?queue=controls&id=${id}`);
+      expect(await page.textContent('#job-state')).toBe('cancelled');
+      expect(await page.locator('button[data-action="cancel"]').count()).toBe(0);
+    });
+
+    it('draws a queue’s wait and run time charts and updates them live as jobs finish', async () => {
+      const queue = store.queue('latency-live');
+      await queue.enqueue({ n: 0 });
+      await page.goto(`${base}/queue?name=latency-live`);
+      await page.waitForSelector('#live-status[data-state="on"]');
+      expect(await page.locator('figure.latency').count()).toBe(4);
+      const caption = page.locator('figure.latency[data-kind="run"] figcaption').first();
+      expect(await caption.textContent()).toContain('no job finished in the last hour');
+      const jobs = await queue.claimBatch(1, 'w');
+      await jobs[0]!.ack();
+      // No reload: the live region brings the finished job into the chart.
+      await page.locator('figure.latency[data-kind="run"] figcaption', { hasText: /1 jobs ran \(claimed to finished\), p50/ }).first().waitFor({ timeout: 15_000 });
+      expect(await page.locator('figure.latency[data-kind="run"] circle.p50').count()).toBeGreaterThanOrEqual(1);
+      await page.screenshot({ path: join(SHOTS, `latency-${engine.kind}-${adapter}.png`), fullPage: true });
+    });
   });
 }

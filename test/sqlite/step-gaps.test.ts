@@ -26,4 +26,25 @@ describe('SQLite numbered steps (engine-only): gaps', () => {
       await db.destroy();
     }
   });
+
+  it('step 13 gives a file at version 10 the latency table, and the flush fills it', async () => {
+    const db = await sqliteFile.create();
+    try {
+      const s1 = await db.open();
+      await s1.close();
+      const raw = new Database(db.location);
+      raw.exec("DROP TABLE __alkstore_queue_latency; DELETE FROM __alkstore_meta WHERE key = 'migration:13'; UPDATE __alkstore_meta SET value = 10 WHERE key = 'schema_version'");
+      raw.close();
+      const s2 = await db.open();
+      const q = s2.queue('lat');
+      await q.enqueue(1);
+      const job = await q.claimOne('w');
+      await job!.ack();
+      const points = await s2.admin().throughput('lat', 0);
+      expect(points.reduce((a, p) => a + p.run.count, 0)).toBe(1);
+      await s2.close();
+    } finally {
+      await db.destroy();
+    }
+  });
 });

@@ -1,6 +1,13 @@
+import { LATENCY_BUCKETS } from '../../contract/admin.js';
 import { countDeltas, dueBucket, foldSometimes } from './counts.sql.js';
 import { NOW_MS, type SchemaSql, type Sql } from './schema-sql.js';
 import { jobColumns } from './queue.sql.js';
+
+// Histogram columns of `queue_latency` (migration 13): `w0..` wait, `r0..` run, one per bucket of `LATENCY_BOUNDS_MS`.
+const W = Array.from({ length: LATENCY_BUCKETS }, (_, i) => `w${i}`);
+const R = Array.from({ length: LATENCY_BUCKETS }, (_, i) => `r${i}`);
+/** `$9::bigint[], …`: the histogram parameters of `addMinutes`. */
+const HIST_PARAMS = Array.from({ length: 2 * LATENCY_BUCKETS }, (_, i) => `$${9 + i}::bigint[]`).join(', ');
 
 /** Admin statements for one schema: keyset pages, bounded counts, throughput minutes. */
 export function adminSql(s: SchemaSql) {
@@ -62,22 +69,41 @@ export function adminSql(s: SchemaSql) {
        cnt AS (${countDeltas(s.q, `SELECT $1::text, 'dead', 0, -count(*) FROM d HAVING count(*) > 0`)})
        SELECT count(*) AS n, ${foldSometimes(s.q, 'SELECT $1::text FROM d LIMIT 1')} AS folded FROM d`,
     ),
-    /** $1 queues, $2 completed, $3 retried, $4 dead: added to the current minute (database clock). */
+    /**
+     * $1 queues, $2 completed, $3 retried, $4 dead, $5 wait count, $6 wait sum ms, $7 run count,
+     * $8 run sum ms, $9.. the wait histogram, then the run histogram (one array per bucket):
+     * added to the current minute (database clock), counts and latencies in one statement.
+     */
     addMinutes: s.def(
       'a_add_minutes',
-      `INSERT INTO ${s.q}.queue_minutes AS m (queue, minute, completed, retried, dead)
-       SELECT x.q, (${NOW_MS} / 60000) * 60000, x.c, x.r, x.d
-       FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[]) AS x(q, c, r, d)
+      `WITH t AS (SELECT (${NOW_MS} / 60000) * 60000 AS m),
+       x AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[],
+         ${HIST_PARAMS}) AS x(q, c, r, d, wn, wms, rn, rms, ${[...W, ...R].join(', ')})),
+       lat AS (
+         INSERT INTO ${s.q}.queue_latency AS l (queue, minute, wait_n, wait_ms, run_n, run_ms, ${[...W, ...R].join(', ')})
+         SELECT x.q, t.m, x.wn, x.wms, x.rn, x.rms, ${[...W, ...R].map((c) => `x.${c}`).join(', ')} FROM x, t WHERE x.wn > 0 OR x.rn > 0
+         ON CONFLICT (queue, minute) DO UPDATE SET wait_n = l.wait_n + EXCLUDED.wait_n, wait_ms = l.wait_ms + EXCLUDED.wait_ms,
+           run_n = l.run_n + EXCLUDED.run_n, run_ms = l.run_ms + EXCLUDED.run_ms, ${[...W, ...R].map((c) => `${c} = l.${c} + EXCLUDED.${c}`).join(', ')}
+       )
+       INSERT INTO ${s.q}.queue_minutes AS m (queue, minute, completed, retried, dead)
+       SELECT x.q, t.m, x.c, x.r, x.d FROM x, t
        ON CONFLICT (queue, minute) DO UPDATE SET completed = m.completed + EXCLUDED.completed,
          retried = m.retried + EXCLUDED.retried, dead = m.dead + EXCLUDED.dead`,
     ),
     /** $1 retention ms. */
-    pruneMinutes: s.def('a_prune_minutes', `DELETE FROM ${s.q}.queue_minutes WHERE minute < ${NOW_MS} - $1::bigint`),
+    pruneMinutes: s.def(
+      'a_prune_minutes',
+      `WITH l AS (DELETE FROM ${s.q}.queue_latency WHERE minute < ${NOW_MS} - $1::bigint)
+       DELETE FROM ${s.q}.queue_minutes WHERE minute < ${NOW_MS} - $1::bigint`,
+    ),
     /** $1 since, $2 queue or null. */
     minutes: s.def(
       'a_minutes',
-      `SELECT queue, minute, completed, retried, dead FROM ${s.q}.queue_minutes
-       WHERE minute >= $1::bigint AND ($2::text IS NULL OR queue = $2::text) ORDER BY minute, queue`,
+      `SELECT m.queue, m.minute, m.completed, m.retried, m.dead,
+         coalesce(l.wait_n, 0) AS wait_n, coalesce(l.wait_ms, 0) AS wait_ms, coalesce(l.run_n, 0) AS run_n, coalesce(l.run_ms, 0) AS run_ms,
+         ${[...W, ...R].map((c) => `coalesce(l.${c}, 0) AS ${c}`).join(', ')}
+       FROM ${s.q}.queue_minutes m LEFT JOIN ${s.q}.queue_latency l ON l.queue = m.queue AND l.minute = m.minute
+       WHERE m.minute >= $1::bigint AND ($2::text IS NULL OR m.queue = $2::text) ORDER BY m.minute, m.queue`,
     ),
     /** $1 after name or null, $2 limit. */
     streamHeads: s.def(

@@ -1,5 +1,5 @@
-import { getJobWithOutcome } from './outcomes.js';
-import { WORKER_SCAN_ROWS, type JobDetail, type JobEdit, type JobPage, type JobSearch, type JobSearchPage, type ListenerState, type ListJobsOpts, type LockInfo, type NamePageOpts, type ReceiptPage, type ReceiptPageOpts, type StoreAdmin, type StreamInfo, type ThroughputPoint, type WorkerInfo } from '../../contract/admin.js';
+import { getJobWithOutcome, outcomeExtras, type FullRow } from './outcomes.js';
+import { LATENCY_BUCKETS, WORKER_SCAN_ROWS, type JobDetail, type JobEdit, type JobPage, type JobSearch, type JobSearchPage, type ListenerState, type ListJobsOpts, type LockInfo, type NamePageOpts, type ReceiptPage, type ReceiptPageOpts, type StoreAdmin, type StreamInfo, type ThroughputPoint, type WorkerInfo } from '../../contract/admin.js';
 import { receiptPage, resolveJobEdit, resolveReceiptPage, toWorkers } from '../../internal/admin-extras.js';
 import { AUDIT_STREAM, queueWakeChannel } from '../../contract/names.js';
 import type { RedriveResult, Stream } from '../../contract/types.js';
@@ -58,7 +58,9 @@ export class PostgresAdmin implements StoreAdmin {
     this.ctx.guard();
     const name = validateQueue(queue);
     const q = resolveSearch(query);
-    const r = await this.ctx.exec.run<JobRow & { scanned: string; low: string | null }>(q.rowState === 'dead' ? this.ctx.sql.search.searchDead : this.ctx.sql.search.search, [
+    // Dead jobs through the dead index; the history and `all` read the outcome records too; the live states only the jobs table.
+    const sql = q.rowState === 'dead' ? this.ctx.sql.search.searchDead : q.rowState === 'finished' || q.rowState === null ? this.ctx.sql.search.searchWithOutcomes : this.ctx.sql.search.search;
+    const r = await this.ctx.exec.run<FullRow & { scanned: string; low: string | null }>(sql, [
       name,
       q.before,
       q.rowState,
@@ -79,7 +81,7 @@ export class PostgresAdmin implements StoreAdmin {
       q.headerValue,
     ]);
     const first = r.rows[0];
-    const hits = r.rows.filter((row) => row.id !== null).map(toJobInfo);
+    const hits = r.rows.filter((row) => row.id !== null).map((row) => ({ ...toJobInfo(row), ...outcomeExtras(row) }));
     return searchPage(q, hits, num(first?.scanned ?? 0), first?.low == null ? null : num(first.low));
   }
 
@@ -158,8 +160,16 @@ export class PostgresAdmin implements StoreAdmin {
     const name = queue === null ? null : validateQueue(queue);
     const since = resolveSince(sinceMs);
     await this.ctx.outcomes.flush();
-    const r = await this.ctx.exec.run<{ queue: string; minute: string; completed: string; retried: string; dead: string }>(this.ctx.sql.admin.minutes, [since, name]);
-    return r.rows.map((row) => ({ queue: row.queue, minute: num(row.minute), completed: num(row.completed), retried: num(row.retried), dead: num(row.dead) }));
+    const r = await this.ctx.exec.run<Record<string, string>>(this.ctx.sql.admin.minutes, [since, name]);
+    return r.rows.map((row) => ({
+      queue: row.queue!,
+      minute: num(row.minute),
+      completed: num(row.completed),
+      retried: num(row.retried),
+      dead: num(row.dead),
+      wait: { count: num(row.wait_n), sumMs: num(row.wait_ms), buckets: Array.from({ length: LATENCY_BUCKETS }, (_, i) => num(row[`w${i}`])) },
+      run: { count: num(row.run_n), sumMs: num(row.run_ms), buckets: Array.from({ length: LATENCY_BUCKETS }, (_, i) => num(row[`r${i}`])) },
+    }));
   }
 
   async streams(opts?: NamePageOpts): Promise<StreamInfo[]> {
@@ -193,7 +203,19 @@ export class PostgresAdmin implements StoreAdmin {
   /** Adds buffered outcome counts to the current minute and prunes minutes past a day. */
   async writeOutcomes(rows: OutcomeRow[]): Promise<void> {
     const a = this.ctx.sql.admin;
-    await this.ctx.exec.run(a.addMinutes, [rows.map((r) => r.queue), rows.map((r) => r.completed), rows.map((r) => r.retried), rows.map((r) => r.dead)]);
+    const hist = (pick: (r: OutcomeRow) => readonly number[]) => Array.from({ length: LATENCY_BUCKETS }, (_, i) => rows.map((r) => pick(r)[i] ?? 0));
+    await this.ctx.exec.run(a.addMinutes, [
+      rows.map((r) => r.queue),
+      rows.map((r) => r.completed),
+      rows.map((r) => r.retried),
+      rows.map((r) => r.dead),
+      rows.map((r) => r.wait.count),
+      rows.map((r) => r.wait.sumMs),
+      rows.map((r) => r.run.count),
+      rows.map((r) => r.run.sumMs),
+      ...hist((r) => r.wait.buckets),
+      ...hist((r) => r.run.buckets),
+    ]);
     await this.ctx.exec.run(a.pruneMinutes, [THROUGHPUT_RETENTION_MS]);
   }
 

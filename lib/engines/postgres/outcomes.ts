@@ -66,8 +66,8 @@ export async function cancelJobs(ctx: PgContext, queue: string, t: CancelTarget)
   return num(r.rows[0]?.n ?? 0);
 }
 
-/** A row of `getJobFull`. */
-interface FullRow extends JobRow {
+/** A row of `getJobFull` (and of the admin search). */
+export interface FullRow extends JobRow {
   progress: string | null;
   result: string | null;
   finished_at: string | null;
@@ -78,12 +78,17 @@ export async function getJobWithOutcome(ctx: PgContext, queue: string, id: numbe
   const r = await ctx.exec.run<FullRow>(ctx.sql.queue.getJobFull, [queue, id]);
   const row = r.rows[0];
   if (!row) return null;
+  return { ...toJobInfo(row), ...outcomeExtras(row) };
+}
+
+/** The outcome fields of a full row: result, progress, finishedAt (each absent when null). */
+export function outcomeExtras(row: Pick<FullRow, 'id' | 'result' | 'progress' | 'finished_at'>): { result?: unknown; progress?: unknown; finishedAt?: number } {
   const extra: { result?: unknown; progress?: unknown; finishedAt?: number } = {};
   if (row.result !== null) extra.result = decodePayload(row.result, `result of job ${row.id}`);
   if (row.progress !== null) extra.progress = decodePayload(row.progress, `progress of job ${row.id}`);
   const finished = numOrNull(row.finished_at);
   if (finished !== null) extra.finishedAt = finished;
-  return { ...toJobInfo(row), ...extra };
+  return extra;
 }
 
 /** `queue.cancelledAmong(ids)` (`ids` non-empty). */

@@ -298,6 +298,7 @@ function claimedRow(row: JobRow, leaseOverrideMs: number | null): ClaimedRow {
     uniqueKey: row.unique_key,
     orderingKey: row.ordering_key,
     backoffBaseMs: num(row.backoff_base_ms),
+    runAt: num(row.run_at),
   };
 }
 

@@ -5,6 +5,7 @@ import type { Job, JobFields } from '../../contract/types.js';
 import { requireDurationMs } from '../../contract/validate.js';
 import { errorText } from '../../internal/outbox-handle.js';
 import { encodeResult, needsOutcome, reportProgress, settleProgress } from '../../contract/results.js';
+import type { OutcomeTimes } from '../../internal/outcome-counter.js';
 import type { ClaimedRow, ClaimRef, QueueDriver } from './queue-driver.js';
 import { FLOW_HEADER, type ChildResult } from '../../contract/flows.js';
 
@@ -21,6 +22,10 @@ export interface ClaimedJob<T = unknown> extends Omit<JobFields<T>, 'deadline'> 
 export class ClaimedJob<T = unknown> implements Job<T> {
   private currentDeadline: number;
   private readonly backoffBaseMs: number;
+  /** Due to claimed (ms, database clock: the claim instant is its deadline less the lease it granted). */
+  private readonly waitMs: number;
+  /** When this process had the claim (monotonic clock), for the run time of the outcome. */
+  private readonly claimedAtPerf = performance.now();
 
   constructor(
     private readonly driver: QueueDriver,
@@ -43,6 +48,12 @@ export class ClaimedJob<T = unknown> implements Job<T> {
     Object.assign(this, fields);
     this.currentDeadline = row.deadline;
     this.backoffBaseMs = row.backoffBaseMs;
+    this.waitMs = Math.max(0, row.deadline - row.leaseMs - Math.max(row.runAt, row.enqueuedAt));
+  }
+
+  /** Wait and run time of `job`'s attempt, as of now (the dashboard's latency charts). Static: not a method of the public handle. */
+  static timesOf(job: ClaimedJob): OutcomeTimes {
+    return { waitMs: job.waitMs, runMs: performance.now() - job.claimedAtPerf };
   }
 
   /** The claim deadline as of the claim or the last successful heartbeat (see {@link Job.deadline}). */
@@ -57,7 +68,7 @@ export class ClaimedJob<T = unknown> implements Job<T> {
   async ack(result?: unknown): Promise<boolean> {
     this.driver.guard();
     const ok = needsOutcome(this, result) ? await ackWithOutcome(this.driver, this, result) : await this.driver.ack(claimRef(this));
-    if (ok) this.driver.outcomes.record(this.queue, 'completed');
+    if (ok) this.driver.outcomes.record(this.queue, 'completed', 1, [ClaimedJob.timesOf(this)]);
     return ok;
   }
 
@@ -68,7 +79,7 @@ export class ClaimedJob<T = unknown> implements Job<T> {
     const delay = delayMs === undefined ? backoffDelayMs(this.attempts, this.backoffBaseMs, this.driver.random) : requireDurationMs('delayMs', delayMs, { allowZero: true });
     await flushProgress(this.driver, this);
     const outcome = await this.driver.retry(claimRef(this), delay, errorText(error));
-    if (outcome !== null) this.driver.outcomes.record(this.queue, outcome);
+    if (outcome !== null) this.driver.outcomes.record(this.queue, outcome, 1, [ClaimedJob.timesOf(this)]);
     if (outcome === 'dead') await this.driver.wakeWaiters();
     if (outcome === 'dead' && inFlow(this)) await this.driver.settleFlows([this.id]);
     return outcome !== null;
@@ -78,7 +89,7 @@ export class ClaimedJob<T = unknown> implements Job<T> {
     this.driver.guard();
     await flushProgress(this.driver, this);
     const ok = await this.driver.fail(claimRef(this), errorText(error));
-    if (ok) this.driver.outcomes.record(this.queue, 'dead');
+    if (ok) this.driver.outcomes.record(this.queue, 'dead', 1, [ClaimedJob.timesOf(this)]);
     // Waiters of the job read its last error (dying is not the plain path).
     if (ok) await this.driver.wakeWaiters();
     // Its dependents apply their policy (the sweep settles them should this process die first).

@@ -14,6 +14,8 @@ export interface ClaimedRow extends Omit<JobFields, 'payload' | 'headers'> {
   readonly payloadText: string;
   readonly headersText: string | null;
   readonly backoffBaseMs: number;
+  /** When the job was due (epoch ms, database clock): the wait it ends is timed from here, or from its enqueue when later. */
+  readonly runAt: number;
 }
 
 /** What a claim returns: the rows it claimed and, when fewer than asked, ms to the queue's next future run_at (null: none or not known). */

@@ -111,7 +111,8 @@ export class QueueHandle implements Queue {
     }
     // Only our own handles are trusted to say "no ordering key"; anything else takes the checking path.
     const n = await d.ackBatch(ids.map((id, i) => ({ id, claimToken: tokens[i]!, plain: jobs[i] instanceof ClaimedJob && jobs[i].orderingKey === null })));
-    d.outcomes.record(this.name, 'completed', n);
+    // Latencies of our own handles (an ack that lost its claim still counts its time: a display figure).
+    d.outcomes.record(this.name, 'completed', n, n > 0 ? jobs.flatMap((j) => (j instanceof ClaimedJob ? [ClaimedJob.timesOf(j)] : [])).slice(0, n) : []);
     return n;
   }
 

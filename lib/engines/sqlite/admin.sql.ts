@@ -1,3 +1,4 @@
+import { LATENCY_BUCKETS } from '../../contract/admin.js';
 import { JOB_COLUMNS } from './queue.sql.js';
 
 /** SQL of the admin operations: keyset pages over the state indexes, bounded counts, throughput minutes. */
@@ -27,9 +28,22 @@ export const ADD_MINUTE = `INSERT INTO __alkstore_queue_minutes (queue, minute, 
   VALUES (@queue, @minute, @completed, @retried, @dead)
   ON CONFLICT (queue, minute) DO UPDATE SET completed = completed + excluded.completed,
     retried = retried + excluded.retried, dead = dead + excluded.dead`;
+
+// Histogram columns of __alkstore_queue_latency (step 13): `w0..` wait, `r0..` run, one per bucket of LATENCY_BOUNDS_MS.
+const HIST = [...Array.from({ length: LATENCY_BUCKETS }, (_, i) => `w${i}`), ...Array.from({ length: LATENCY_BUCKETS }, (_, i) => `r${i}`)];
+
+/** The minute's wait and run latencies, added in the flush's write transaction with ADD_MINUTE. */
+export const ADD_LATENCY = `INSERT INTO __alkstore_queue_latency (queue, minute, wait_n, wait_ms, run_n, run_ms, ${HIST.join(', ')})
+  VALUES (@queue, @minute, @waitN, @waitMs, @runN, @runMs, ${HIST.map((c) => `@${c}`).join(', ')})
+  ON CONFLICT (queue, minute) DO UPDATE SET wait_n = wait_n + excluded.wait_n, wait_ms = wait_ms + excluded.wait_ms,
+    run_n = run_n + excluded.run_n, run_ms = run_ms + excluded.run_ms, ${HIST.map((c) => `${c} = ${c} + excluded.${c}`).join(', ')}`;
 export const PRUNE_MINUTES = 'DELETE FROM __alkstore_queue_minutes WHERE minute < @now - @retention';
-export const MINUTES = `SELECT queue, minute, completed, retried, dead FROM __alkstore_queue_minutes
-  WHERE minute >= @since AND (@queue IS NULL OR queue = @queue) ORDER BY minute, queue`;
+export const PRUNE_LATENCY = 'DELETE FROM __alkstore_queue_latency WHERE minute < @now - @retention';
+export const MINUTES = `SELECT m.queue, m.minute, m.completed, m.retried, m.dead,
+    coalesce(l.wait_n, 0) AS wait_n, coalesce(l.wait_ms, 0) AS wait_ms, coalesce(l.run_n, 0) AS run_n, coalesce(l.run_ms, 0) AS run_ms,
+    ${HIST.map((c) => `coalesce(l.${c}, 0) AS ${c}`).join(', ')}
+  FROM __alkstore_queue_minutes m LEFT JOIN __alkstore_queue_latency l ON l.queue = m.queue AND l.minute = m.minute
+  WHERE m.minute >= @since AND (@queue IS NULL OR m.queue = @queue) ORDER BY m.minute, m.queue`;
 
 export const STREAM_HEADS = 'SELECT stream, last_seq FROM __alkstore_stream_heads WHERE (@after IS NULL OR stream > @after) ORDER BY stream LIMIT @limit';
 export const STREAM_OFFSETS = 'SELECT consumer, seq FROM __alkstore_offsets WHERE stream = ? ORDER BY consumer';

@@ -1,5 +1,5 @@
-import { getJobWithOutcome } from './outcomes.js';
-import { WORKER_SCAN_ROWS, type JobDetail, type JobEdit, type JobPage, type JobSearch, type JobSearchPage, type ListenerState, type ListJobsOpts, type LockInfo, type NamePageOpts, type ReceiptPage, type ReceiptPageOpts, type StoreAdmin, type StreamInfo, type ThroughputPoint, type WorkerInfo } from '../../contract/admin.js';
+import { getJobWithOutcome, outcomeExtras, type FullRow } from './outcomes.js';
+import { LATENCY_BUCKETS, WORKER_SCAN_ROWS, type JobDetail, type JobEdit, type JobPage, type JobSearch, type JobSearchPage, type ListenerState, type ListJobsOpts, type LockInfo, type NamePageOpts, type ReceiptPage, type ReceiptPageOpts, type StoreAdmin, type StreamInfo, type ThroughputPoint, type WorkerInfo } from '../../contract/admin.js';
 import { queueWakeChannel } from '../../contract/names.js';
 import { receiptPage, resolveJobEdit, resolveReceiptPage, toWorkers, type ReceiptRow, type WorkerRow } from '../../internal/admin-extras.js';
 import { AUDIT_STREAM } from '../../contract/names.js';
@@ -9,7 +9,7 @@ import { resolveSearch, searchPage } from '../../internal/job-search.js';
 import { encodeCursor, keyOf, resolveJobListQuery, resolveNamePage, resolveSince, THROUGHPUT_RETENTION_MS, validateQueue, walkClaimOrderSync } from '../../internal/admin-paging.js';
 import type { OutcomeRow } from '../../internal/outcome-counter.js';
 import * as A from './admin.sql.js';
-import { JOB_DETAIL, SEARCH, SEARCH_DEAD } from './search.sql.js';
+import { JOB_DETAIL, SEARCH, SEARCH_DEAD, SEARCH_WITH_OUTCOMES } from './search.sql.js';
 import { SqliteStream } from './stream.js';
 import { retryDeadJobs } from './queue-ops.js';
 import type { SqliteConn } from './connection.js';
@@ -76,7 +76,8 @@ export class SqliteAdmin implements StoreAdmin {
     const name = validateQueue(queue);
     const q = resolveSearch(query);
     const rows = await this.core.read('admin.searchJobs', (conn) =>
-      conn.stmt(q.rowState === 'dead' ? SEARCH_DEAD : SEARCH).all({
+      // Dead jobs through the dead index; the history and `all` read the outcome records too; the live states only the jobs table.
+      conn.stmt(q.rowState === 'dead' ? SEARCH_DEAD : q.rowState === 'finished' || q.rowState === null ? SEARCH_WITH_OUTCOMES : SEARCH).all({
         queue: name,
         before: q.before,
         state: q.rowState,
@@ -97,10 +98,10 @@ export class SqliteAdmin implements StoreAdmin {
         hpath: q.headerName === null ? null : `$."${q.headerName}"`,
         hvalue: q.headerValue,
         limit: q.limit + 1,
-      }) as (JobRow & { scanned: number; low: number | null })[],
+      }) as (FullRow & { scanned: number; low: number | null })[],
     );
     const first = rows[0];
-    const hits = rows.filter((row) => row.id !== null).map(toJobInfo);
+    const hits = rows.filter((row) => row.id !== null).map((row) => ({ ...toJobInfo(row), ...outcomeExtras(row) }));
     return searchPage(q, hits, first?.scanned ?? 0, first?.low ?? null);
   }
 
@@ -155,7 +156,17 @@ export class SqliteAdmin implements StoreAdmin {
     const name = queue === null ? null : validateQueue(queue);
     const since = resolveSince(sinceMs);
     await this.core.outcomes.flush();
-    return this.core.read('admin.throughput', (conn) => conn.stmt(A.MINUTES).all({ since, queue: name }) as ThroughputPoint[]);
+    return this.core.read('admin.throughput', (conn) =>
+      (conn.stmt(A.MINUTES).all({ since, queue: name }) as Record<string, number | string>[]).map((row) => ({
+        queue: String(row.queue),
+        minute: Number(row.minute),
+        completed: Number(row.completed),
+        retried: Number(row.retried),
+        dead: Number(row.dead),
+        wait: { count: Number(row.wait_n), sumMs: Number(row.wait_ms), buckets: Array.from({ length: LATENCY_BUCKETS }, (_, i) => Number(row[`w${i}`])) },
+        run: { count: Number(row.run_n), sumMs: Number(row.run_ms), buckets: Array.from({ length: LATENCY_BUCKETS }, (_, i) => Number(row[`r${i}`])) },
+      })),
+    );
   }
 
   async streams(opts?: NamePageOpts): Promise<StreamInfo[]> {
@@ -190,8 +201,20 @@ export class SqliteAdmin implements StoreAdmin {
 /** Adds buffered outcome counts to the current minute and prunes minutes past a day (inside one write). */
 export function writeOutcomes(ctx: WriteCtx, rows: readonly OutcomeRow[]): void {
   const add = ctx.conn.stmt(A.ADD_MINUTE);
-  for (const r of rows) add.run({ queue: r.queue, minute: Math.floor(ctx.now / 60_000) * 60_000, completed: r.completed, retried: r.retried, dead: r.dead });
+  const lat = ctx.conn.stmt(A.ADD_LATENCY);
+  const minute = Math.floor(ctx.now / 60_000) * 60_000;
+  for (const r of rows) {
+    add.run({ queue: r.queue, minute, completed: r.completed, retried: r.retried, dead: r.dead });
+    if (r.wait.count === 0 && r.run.count === 0) continue;
+    const hist: Record<string, number> = {};
+    for (let i = 0; i < LATENCY_BUCKETS; i++) {
+      hist[`w${i}`] = r.wait.buckets[i] ?? 0;
+      hist[`r${i}`] = r.run.buckets[i] ?? 0;
+    }
+    lat.run({ queue: r.queue, minute, waitN: r.wait.count, waitMs: r.wait.sumMs, runN: r.run.count, runMs: r.run.sumMs, ...hist });
+  }
   ctx.conn.stmt(A.PRUNE_MINUTES).run({ now: ctx.now, retention: THROUGHPUT_RETENTION_MS });
+  ctx.conn.stmt(A.PRUNE_LATENCY).run({ now: ctx.now, retention: THROUGHPUT_RETENTION_MS });
 }
 
 function nextPriority(conn: SqliteConn, queue: string, atMost: number): number | null {

@@ -3,7 +3,7 @@ import type { SqliteConn } from './connection.js';
 import { QUEUE_COUNTS_STEP } from './counts.sql.js';
 
 /** Version of the `__alkstore_*` tables this build reads and writes: the newest numbered step (SQLITE_MIGRATIONS). */
-export const SCHEMA_VERSION = 11;
+export const SCHEMA_VERSION = 13;
 
 // Throughput minutes for the dashboard (step 6), written by the store's outcome counter every few seconds.
 const THROUGHPUT_DDL = `
@@ -16,6 +16,23 @@ CREATE TABLE IF NOT EXISTS __alkstore_queue_minutes (
   PRIMARY KEY (queue, minute)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS __alkstore_queue_minutes_minute ON __alkstore_queue_minutes (minute);
+`;
+
+// Per-minute wait and run latency for the dashboard (step 13, number shared with PostgreSQL migration 13),
+// written with the throughput minutes by the same flush: count, sum and a fixed 12-bucket histogram per kind.
+const LATENCY_DDL = `
+CREATE TABLE IF NOT EXISTS __alkstore_queue_latency (
+  queue TEXT NOT NULL,
+  minute INTEGER NOT NULL,
+  wait_n INTEGER NOT NULL DEFAULT 0,
+  wait_ms INTEGER NOT NULL DEFAULT 0,
+${Array.from({ length: 12 }, (_, i) => `  w${i} INTEGER NOT NULL DEFAULT 0,`).join('\n')}
+  run_n INTEGER NOT NULL DEFAULT 0,
+  run_ms INTEGER NOT NULL DEFAULT 0,
+${Array.from({ length: 12 }, (_, i) => `  r${i} INTEGER NOT NULL DEFAULT 0,`).join('\n')}
+  PRIMARY KEY (queue, minute)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS __alkstore_queue_latency_minute ON __alkstore_queue_latency (minute);
 `;
 
 // Consumer inbox and outbox delivery receipts (step 9, number shared with PostgreSQL migration 9): the inbox primary key is the effectively-once guard.
@@ -187,7 +204,7 @@ CREATE TABLE IF NOT EXISTS __alkstore_schedules (
   owner TEXT,
   paused INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
-${THROUGHPUT_DDL}${INBOX_DDL}${OUTCOMES_DDL}${FLOWS_DDL}`;
+${THROUGHPUT_DDL}${INBOX_DDL}${OUTCOMES_DDL}${FLOWS_DDL}${LATENCY_DDL}`;
 
 /** The engine tables' DDL (idempotent: `CREATE … IF NOT EXISTS`), for `alkstore migrate --print`. The store applies it itself at open. */
 export function sqliteSchemaSql(): string {
@@ -255,6 +272,7 @@ ALTER TABLE __alkstore_schedules ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;
   { version: 9, name: 'inbox and delivery receipts', sql: INBOX_DDL },
   { version: 10, name: 'job outcomes and progress', sql: OUTCOMES_DDL, addColumns: [{ table: '__alkstore_jobs', column: 'progress', type: 'TEXT' }] },
   { version: 11, name: 'job flows', sql: FLOWS_DDL },
+  { version: 13, name: 'per-minute queue latency', sql: LATENCY_DDL },
 ]);
 
 /**

@@ -81,8 +81,8 @@ function cancelRows(ctx: WriteCtx, core: SqliteCore, queue: string, rows: readon
   return n;
 }
 
-/** A row of `GET_JOB_FULL`. */
-interface FullRow extends JobRow {
+/** A row of `GET_JOB_FULL` (and of the admin search). */
+export interface FullRow extends JobRow {
   progress: string | null;
   result: string | null;
   finished_at: number | null;
@@ -92,11 +92,16 @@ interface FullRow extends JobRow {
 export async function getJobWithOutcome(core: SqliteCore, queue: string, id: number): Promise<JobInfo | null> {
   const row = await core.read('getJob', (conn) => conn.stmt(Q.GET_JOB_FULL).get({ id, queue }) as FullRow | undefined);
   if (!row) return null;
+  return { ...toJobInfo(row), ...outcomeExtras(row) };
+}
+
+/** The outcome fields of a full row: result, progress, finishedAt (each absent when null). */
+export function outcomeExtras(row: Pick<FullRow, 'id' | 'result' | 'progress' | 'finished_at'>): { result?: unknown; progress?: unknown; finishedAt?: number } {
   const extra: { result?: unknown; progress?: unknown; finishedAt?: number } = {};
   if (row.result !== null) extra.result = decodePayload(row.result, `result of job ${row.id}`);
   if (row.progress !== null) extra.progress = decodePayload(row.progress, `progress of job ${row.id}`);
   if (row.finished_at !== null) extra.finishedAt = row.finished_at;
-  return { ...toJobInfo(row), ...extra };
+  return extra;
 }
 
 /** `queue.cancelledAmong(ids)` (`ids` non-empty). */

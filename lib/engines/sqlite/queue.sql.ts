@@ -83,7 +83,7 @@ SELECT EXISTS (SELECT 1 FROM pr WHERE pr.p >= @priority
 /** A claimed row in the shape of the shared `ClaimedRow` (lib/engines/shared/queue-driver.ts); `leaseMs` is the lease granted. */
 const CLAIMED_ROW = `id, queue, payload AS payloadText, priority, attempts, max_attempts AS maxAttempts, claim_token AS claimToken, claimed_until AS deadline,
   coalesce(@lease, visibility_timeout_ms) AS leaseMs, enqueued_at AS enqueuedAt, headers AS headersText, unique_key AS uniqueKey, ordering_key AS orderingKey,
-  backoff_base_ms AS backoffBaseMs`;
+  backoff_base_ms AS backoffBaseMs, run_at AS runAt`;
 
 /** @lease null = the stamped visibility timeout. */
 export const CLAIM_ROW = `UPDATE __alkstore_jobs
