@@ -110,6 +110,7 @@ export function layout(ctx: PageCtx, title: string, active: string, body: SafeHt
     ['streams', 'Streams'],
     ['outboxes', 'Outboxes'],
     ['workers', 'Workers'],
+    ['workflows', 'Workflows'],
     ['audit', 'Audit log'],
   ].map(([p, label]) => html`<a href="${link(ctx, p!)}" class="${p === active ? 'on' : ''}">${label}</a>`);
   return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">

@@ -53,6 +53,8 @@ for (const engine of nestEngines()) for (const adapter of HTTP_ADAPTERS) {
         await waitFor('run-a waiting', async () => (await w.getStatus('run-a'))?.steps.some((s) => s.state === 'waiting'));
         await w.waitForResult('run-b', { timeoutMs: 20_000 }).catch(() => undefined);
 
+        // Every page's header links the workflows page.
+        expect((await get(`${BASE}`).expect(200)).text).toMatch(/<a href="[^"]*\/workflows"[^>]*>Workflows<\/a>/);
         const list = await get(`${BASE}/workflows?ns=${ns}`).expect(200);
         expect(list.text).toContain('data-run="run-a" data-state="running"');
         expect(list.text).toContain('data-run="run-b" data-state="failed"');
