@@ -105,7 +105,7 @@ for (const engine of contractEngines()) {
       const name = 'limits-probe';
       const q = store.queue(name, { leaseMs: 3000, maxAttempts: 10, limitKeys: { concurrencyKey: 'payload.tenant' } });
       await q.setLimits({ concurrencyLimit: KEY_LIMIT, globalConcurrency: GLOBAL });
-      const ids = await q.enqueueMany(Array.from({ length: KEYS * PER_KEY }, (_, i) => ({ tenant: `t${i % KEYS}`, n: i })));
+      const ids = await q.enqueueMany(Array.from({ length: KEYS * PER_KEY }, (_, i) => ({ tenant: `t${Math.floor(i / PER_KEY)}`, n: i })));
       // Unkeyed jobs (by name: the handle's key source does not apply) count against the global limit only.
       ids.push(...(await store.withTx(async (tx) => Promise.all(Array.from({ length: 30 }, (_, i) => tx.enqueue(name, { n: i }, { leaseMs: 3000, maxAttempts: 10 }))))));
       const s = await sampler(engine, db, name);

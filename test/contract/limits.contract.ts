@@ -38,9 +38,11 @@ export function limitsContract(engine: EngineFixture): void {
       const name = uid('ck-stores');
       const q = store().queue(name);
       const q2 = other().queue(name);
-      for (let i = 0; i < 6; i++) await q.enqueue(i, { concurrencyKey: 'k' });
-      const [x, y] = await Promise.all([q.claimBatch(10, 'w1'), q2.claimBatch(10, 'w2')]);
-      expect(x.length + y.length).toBe(1);
+      for (let round = 0; round < 20; round++) {
+        await q.enqueueMany([1, 2, 3, 4, 5, 6].map((n) => ({ round, n })), { concurrencyKey: `k${round}` });
+        const claims = await Promise.all([q, q2, q, q2, q, q2].map((h, i) => h.claimBatch(10, `w${i}`)));
+        expect([round, claims.flat().length]).toEqual([round, 1]);
+      }
     });
 
     it('concurrencyLimit N (setLimits) lets N of one key run; settings() shows it', async () => {
