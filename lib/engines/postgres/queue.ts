@@ -154,7 +154,13 @@ export class PostgresQueueDriver implements QueueDriver {
     const r = job.plain
       ? await this.ctx.exec.run<Counted>(q.ackPlain, [job.id, job.claimToken])
       : await runWaking<Counted>(this.ctx, q.ack, [job.id, job.claimToken], this.wake, promoted);
-    return counted(r) > 0;
+    return (await this.ended(counted(r))) > 0;
+  }
+
+  /** `n` jobs ended: when the queue has limits, a key may have room again, so its workers are woken. */
+  private async ended(n: number): Promise<number> {
+    if (n > 0 && limitedQueues(this.ctx).has(this.queue)) await runWaking(this.ctx, this.ctx.sql.notify.notify, [], this.wake, always);
+    return n;
   }
 
   async ackBatch(jobs: readonly ClaimRef[]): Promise<number> {
@@ -162,9 +168,11 @@ export class PostgresQueueDriver implements QueueDriver {
     const ids = jobs.map((j) => j.id);
     const tokens = jobs.map((j) => j.claimToken);
     // One statement for the batch: the plain one only when no job can need its key promoted.
-    return jobs.every((j) => j.plain)
-      ? counted(await this.ctx.exec.run<Counted>(q.ackBatchPlain, [this.queue, ids, tokens]))
-      : counted(await runWaking<Counted>(this.ctx, q.ackBatch, [this.queue, ids, tokens], this.wake, promoted));
+    return this.ended(
+      jobs.every((j) => j.plain)
+        ? counted(await this.ctx.exec.run<Counted>(q.ackBatchPlain, [this.queue, ids, tokens]))
+        : counted(await runWaking<Counted>(this.ctx, q.ackBatch, [this.queue, ids, tokens], this.wake, promoted)),
+    );
   }
 
   async retry(job: ClaimRef, delayMs: number, errorText: string): Promise<'retried' | 'dead' | null> {
@@ -180,7 +188,7 @@ export class PostgresQueueDriver implements QueueDriver {
   }
 
   async fail(job: ClaimRef, errorText: string): Promise<boolean> {
-    return counted(await runWaking<Counted>(this.ctx, this.ctx.sql.queue.fail, [job.id, job.claimToken, errorText], this.wake, promoted)) > 0;
+    return (await this.ended(counted(await runWaking<Counted>(this.ctx, this.ctx.sql.queue.fail, [job.id, job.claimToken, errorText], this.wake, promoted)))) > 0;
   }
 
   async heartbeat(job: ClaimRef, extendMs: number): Promise<number | null> {
@@ -197,8 +205,8 @@ export class PostgresQueueDriver implements QueueDriver {
     return outcomes.getJobWithOutcome(this.ctx, this.queue, id, toJobInfo);
   }
 
-  ackOutcome(job: ClaimRef, resultText: string | null, progressText: string | null): Promise<boolean> {
-    return outcomes.ackWithOutcome(this.ctx, this.queue, job, resultText, progressText);
+  async ackOutcome(job: ClaimRef, resultText: string | null, progressText: string | null): Promise<boolean> {
+    return (await this.ended((await outcomes.ackWithOutcome(this.ctx, this.queue, job, resultText, progressText)) ? 1 : 0)) > 0;
   }
 
   progress(job: ClaimRef, text: string): Promise<boolean> {

@@ -44,6 +44,24 @@ export interface LimitSettings {
   key_rate_per_ms: number | null;
 }
 
+/**
+ * Queue names whose last claim in this process read limits. A job of one that ends wakes the
+ * queue (a key may have room again). Process-wide by name: a wake is a hint, so a name shared by
+ * two stores costs at most a spurious wake (or a missed one, and the idle poll).
+ */
+const LIMITED = new Set<string>();
+
+/** Records what a claim read about `queue`'s limits. */
+export function noteLimited(queue: string, limited: boolean): void {
+  if (limited) LIMITED.add(queue);
+  else LIMITED.delete(queue);
+}
+
+/** A job of `queue` ended (ack, fail): when the queue has limits, its workers are woken on commit to claim again. */
+export function endedInLimited(ctx: WriteCtx, queue: string): void {
+  if (LIMITED.has(queue)) ctx.wake(queueWakeChannel(queue));
+}
+
 /** Whether a queue's claims must count: a keyed job was ever enqueued, or a global limit is set. */
 export function hasLimits(s: LimitSettings): boolean {
   return s.keyed !== 0 || s.global_concurrency !== null;

@@ -3,7 +3,7 @@ import type { JobWrite } from '../../contract/options.js';
 import type { RedriveResult } from '../../contract/types.js';
 import { hasLimitKey } from '../../contract/limits.js';
 import { rateAllowance } from '../../contract/queue-settings.js';
-import { claimLimited, hasLimits, MARK_KEYED, type LimitSettings } from './limits.js';
+import { claimLimited, endedInLimited, hasLimits, MARK_KEYED, noteLimited, type LimitSettings } from './limits.js';
 import * as Q from './queue.sql.js';
 import { jobInsertParams, stampRunAt } from './rows.js';
 import type { ClaimedRow, ClaimResult } from '../shared/queue-driver.js';
@@ -184,6 +184,7 @@ function claimRows(ctx: WriteCtx, queue: string, want: number, leaseMs: number |
       rate = a;
     }
   }
+  noteLimited(queue, settings !== undefined && hasLimits(settings));
   const claimed =
     settings && hasLimits(settings)
       ? claimLimited(
@@ -227,7 +228,12 @@ function claimUpTo(ctx: WriteCtx, queue: string, max: number, leaseMs: number | 
 
 /** `plain`: the caller's own claimed handle says the job has no ordering key, so nothing can need promoting. */
 export function ackJob(ctx: WriteCtx, queue: string, id: number, token: string, plain = false): boolean {
-  if (plain) return ctx.conn.stmt(Q.ACK_PLAIN).run({ id, token, now: ctx.now }).changes > 0;
+  const ok = plain ? ctx.conn.stmt(Q.ACK_PLAIN).run({ id, token, now: ctx.now }).changes > 0 : ackChecking(ctx, queue, id, token);
+  if (ok) endedInLimited(ctx, queue);
+  return ok;
+}
+
+function ackChecking(ctx: WriteCtx, queue: string, id: number, token: string): boolean {
   const row = ctx.conn.stmt(Q.ACK).get({ id, token, now: ctx.now }) as Ended | undefined;
   afterEnded(ctx, queue, row);
   return row !== undefined;
@@ -260,6 +266,7 @@ export function failJob(ctx: WriteCtx, queue: string, id: number, token: string,
   if (!row) return false;
   ctx.conn.stmt(Q.TO_DEAD).run({ error: lastError, now, id });
   if (row.ordering_key !== null) promoteNext(ctx, queue, row.ordering_key);
+  endedInLimited(ctx, queue);
   return true;
 }
 
