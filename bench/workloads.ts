@@ -1,7 +1,7 @@
 import { Arrivals, Counter, indexOf, now, payload, percentile, randomGap, sleep, waitUntil } from './lib/util.js';
 import { ENQUEUE_BATCH, type SystemInstance } from './systems/types.js';
 
-export const WORKLOADS = ['B1', 'B1b', 'B1C', 'B2', 'B3', 'B4', 'B5', 'B6', 'B7', 'B9'] as const;
+export const WORKLOADS = ['B1', 'B1b', 'B1C', 'B2', 'B3', 'B4', 'B5', 'B6', 'B7', 'B9', 'B10'] as const;
 export type WorkloadId = (typeof WORKLOADS)[number];
 
 export interface WorkloadConfig {
@@ -336,6 +336,50 @@ async function b9(sys: SystemInstance, cfg: WorkloadConfig): Promise<Metrics> {
   }
 }
 
+/** Keys of B10. */
+const B10_KEYS = 100;
+
+/**
+ * B10 (per-key concurrency 1): N pre-enqueued jobs over 100 concurrency keys (each key's jobs
+ * enqueued together, so claim order alone would run several of a key at once) drained by the
+ * concurrency-10 worker; each handler holds its job 1 ms. Reports jobs/s and the most jobs of one
+ * key seen running at once (must be 1).
+ */
+async function b10(sys: SystemInstance, cfg: WorkloadConfig): Promise<Metrics> {
+  const enqueue = sys.keyed?.enqueueConcurrencyKeyed;
+  if (!enqueue) return {};
+  const q = await sys.prepareQueue('b10');
+  const perKey = Math.max(1, Math.floor(cfg.jobs / B10_KEYS));
+  for (let key = 0; key < B10_KEYS; key++) {
+    for (let start = 0; start < perKey; start += ENQUEUE_BATCH) {
+      const ps = [];
+      for (let n = start; n < Math.min(perKey, start + ENQUEUE_BATCH); n++) ps.push({ ...(payload(key * perKey + n) as object), key, n });
+      await enqueue(q, `key-${key}`, ps);
+    }
+  }
+  const total = perKey * B10_KEYS;
+  const running = new Array<number>(B10_KEYS).fill(0);
+  let maxPerKey = 0;
+  const handled = new Counter();
+  const t0 = now();
+  const w = await sys.startWorker(q, async (p) => {
+    const { key } = p as { key: number };
+    running[key] = running[key]! + 1;
+    maxPerKey = Math.max(maxPerKey, running[key]!);
+    await new Promise((r) => setTimeout(r, 1));
+    running[key] = running[key]! - 1;
+    handled.add();
+  });
+  try {
+    await handled.reached(total, cfg.phaseTimeoutMs, 'B10 handlers');
+    const left = Math.max(1000, cfg.phaseTimeoutMs - (now() - t0));
+    await waitUntil('B10 completions', async () => (await w.completed()) >= total, left, 5);
+    return { 'B10.keyed_drain_per_s': rate(total, now() - t0), 'B10.max_running_per_key': maxPerKey };
+  } finally {
+    await w.stop();
+  }
+}
+
 export const RUNNERS: Record<WorkloadId, (sys: SystemInstance, cfg: WorkloadConfig) => Promise<Metrics>> = {
   B1: b1,
   B1b: b1b,
@@ -347,4 +391,5 @@ export const RUNNERS: Record<WorkloadId, (sys: SystemInstance, cfg: WorkloadConf
   B6: b6,
   B7: b7,
   B9: b9,
+  B10: b10,
 };

@@ -356,6 +356,11 @@ function makeFactory(engine: 'sqlite' | 'postgres', variant: 'plain' | 'metrics'
             await q(name).enqueueMany(ps, { orderingKey: key });
             bump(name, ps.length);
           },
+          async enqueueConcurrencyKeyed(name, key, ps) {
+            // No setLimits: a concurrency key without a concurrencyLimit is a mutex per key.
+            await q(name).enqueueMany(ps, { concurrencyKey: key });
+            bump(name, ps.length);
+          },
         },
         outbox: {
           how: b5How(engine),

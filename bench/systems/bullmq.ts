@@ -69,7 +69,7 @@ function bullmqFactory(name: string, backend: 'redis' | 'postgres', concurrency:
   return {
     name,
     pkg: 'bullmq',
-    lacks: ['B4', 'B5', 'B6', 'B7'],
+    lacks: ['B4', 'B5', 'B6', 'B7', 'B10'],
     async available() {
       if (backend === 'postgres') return pgAvailable();
       return (await redisAnswers()) ? null : `Redis does not answer on ${REDIS_HOST}:${REDIS_PORT}`;

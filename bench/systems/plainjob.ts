@@ -15,7 +15,7 @@ const silent = { error: (): void => {}, warn: (): void => {}, info: (): void => 
 export const plainjobSystem: SystemFactory = {
   name: 'plainjob',
   pkg: 'plainjob',
-  lacks: ['B4', 'B6', 'B7'],
+  lacks: ['B4', 'B6', 'B7', 'B10'],
   async available() {
     return null;
   },

@@ -86,7 +86,7 @@ export function remotePeer(name: string, kind: PeerKind, variant: PeerVariant, p
   return {
     name,
     pkg,
-    lacks: ['B4', 'B6', 'B7'],
+    lacks: ['B4', 'B6', 'B7', 'B10'],
     async available() {
       if (!existsSync(PEER_NODE)) return `Node 24 for the peers is not installed: run npm ci --prefix bench/peers`;
       return pgAvailable();

@@ -43,6 +43,8 @@ export interface KeyedPath {
   enqueueUnique(queue: string, key: string, payload: unknown): Promise<void>;
   /** One batched call for `payloads`, all under one ordering key, in order. */
   enqueueOrdered(queue: string, key: string, payloads: readonly unknown[]): Promise<void>;
+  /** One batched call for `payloads`, all under one concurrency key with a limit of 1 (B10); absent when the system has no per-key concurrency. */
+  enqueueConcurrencyKeyed?: (queue: string, key: string, payloads: readonly unknown[]) => Promise<void>;
 }
 
 /** Flows of parent and child jobs (B9): alkstore's enqueueFlow, BullMQ's FlowProducer, pg-boss's flow(). */

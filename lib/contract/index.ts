@@ -13,6 +13,7 @@ export * from './job-extras.js';
 export * from './envelope.js';
 export * from './inbox.js';
 export * from './queue-settings.js';
+export * from './limits.js';
 export * from './results.js';
 export * from './flows.js';
 export type * from './types.js';

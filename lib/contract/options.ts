@@ -2,6 +2,7 @@ import type { EnvelopeInit } from './envelope.js';
 import type { ChildPolicy } from './flows.js';
 import { InvalidOption } from './errors.js';
 import { resolveJobExtras, type EnqueueHeadersHook, type JobExtras, type JobHeaders, type OnConflict } from './job-extras.js';
+import { explicitLimitKeys, resolveKeySources, type KeySources, type LimitKeys } from './limits.js';
 import { renamedOption } from './renamed-option.js';
 import { optionalObject, requireBatchSize, requireDurationMs, requireInstantMs, requireMaxAttempts, requirePriority } from './validate.js';
 
@@ -27,6 +28,12 @@ export interface QueueOpts {
    * queue, or the one `cancel` is called on) stamps it on the record then.
    */
   resultRetentionMs?: number | null;
+  /**
+   * Where a job's `concurrencyKey` and `rateLimitKey` come from when its enqueue names none:
+   * `'payload.<field>'` or `(payload) => string` each, resolved at enqueue on this handle
+   * (docs/limits.md). Default null: none.
+   */
+  limitKeys?: KeySources | null;
 }
 
 /** Per-job options (SPEC §5). */
@@ -81,10 +88,18 @@ export interface EnqueueOpts {
    * `readEnvelope(id, job.headers)` reads them back typed.
    */
   envelope?: EnvelopeInit;
+  /**
+   * Per-key concurrency (docs/limits.md): at most the queue's `concurrencyLimit` (default 1) jobs
+   * with this key processing at once, across every process, enforced in the claim. Wins over the
+   * queue's `concurrencyKey` source. At most 1024 UTF-8 bytes.
+   */
+  concurrencyKey?: string;
+  /** Per-key rate limit (docs/limits.md): claims of jobs with this key count against the queue's `keyRateLimit`. Wins over the queue's `rateLimitKey` source. */
+  rateLimitKey?: string;
 }
 
 /** Options accepted where a job is enqueued by queue name (transaction handles, outboxes). */
-export type JobOpts = EnqueueOpts & Omit<QueueOpts, 'resultRetentionMs'>;
+export type JobOpts = EnqueueOpts & Omit<QueueOpts, 'resultRetentionMs' | 'limitKeys'>;
 
 /** Defaults for plain queues. */
 export const DEFAULT_QUEUE_OPTS: Readonly<Required<QueueOpts>> = Object.freeze({
@@ -94,6 +109,7 @@ export const DEFAULT_QUEUE_OPTS: Readonly<Required<QueueOpts>> = Object.freeze({
   backoffBaseMs: 5_000,
   deadLetterRetentionMs: null,
   resultRetentionMs: 604_800_000,
+  limitKeys: null,
 });
 
 /** Defaults for outbox-backed queues. */
@@ -104,6 +120,7 @@ export const OUTBOX_QUEUE_OPTS: Readonly<Required<QueueOpts>> = Object.freeze({
   backoffBaseMs: 5_000,
   deadLetterRetentionMs: null,
   resultRetentionMs: 604_800_000,
+  limitKeys: null,
 });
 
 /** What is written onto a job row: the resolved stamp, identical on both engines. */
@@ -122,7 +139,7 @@ export interface JobStamp {
 }
 
 /** A stamp plus the validated headers and keys. */
-export type JobWrite = JobStamp & JobExtras;
+export type JobWrite = JobStamp & JobExtras & LimitKeys;
 
 /**
  * Validates queue options ({@link InvalidArgument} naming the field and its bound) and fills defaults.
@@ -139,6 +156,7 @@ export function resolveQueueOpts(opts: QueueOpts | undefined, defaults: Readonly
     backoffBaseMs: o.backoffBaseMs === undefined ? defaults.backoffBaseMs : requireDurationMs('backoffBaseMs', o.backoffBaseMs, { allowZero: true }),
     deadLetterRetentionMs: retentionOpt('deadLetterRetentionMs', o.deadLetterRetentionMs, defaults.deadLetterRetentionMs),
     resultRetentionMs: retentionOpt('resultRetentionMs', o.resultRetentionMs, defaults.resultRetentionMs),
+    limitKeys: o.limitKeys === undefined ? defaults.limitKeys : resolveKeySources(o.limitKeys),
   };
 }
 
@@ -158,7 +176,8 @@ export function resolveJobStamp(queueOpts: Required<QueueOpts>, opts: JobOpts | 
   // Only undefined (absent) means "the queue's value"; null is refused like every other
   // wrongly typed option (SPEC §3), as for priority and delayMs.
   // resultRetentionMs is not stamped (the outcome's writer reads it): left out of the stamp.
-  const { resultRetentionMs: _unstamped, ...q } = resolveQueueOpts(
+  // The key sources need the payload: the handle applies them (withSourcedKeys).
+  const { resultRetentionMs: _unstamped, limitKeys: _sources, ...q } = resolveQueueOpts(
     {
       // A job's own lease (either name) wins over the queue's.
       ...(o.leaseMs === undefined && o.visibilityTimeoutMs === undefined ? { leaseMs: queueOpts.leaseMs } : { leaseMs: o.leaseMs, visibilityTimeoutMs: o.visibilityTimeoutMs }),
@@ -176,7 +195,7 @@ export function resolveJobStamp(queueOpts: Required<QueueOpts>, opts: JobOpts | 
   const expiresInMs = o.expiresInMs === undefined ? null : requireDurationMs('expiresInMs', o.expiresInMs);
   // The stamp keeps the storage form: the lease as `visibilityTimeoutMs` (the row's column), once.
   const { leaseMs: _lease, ...stamped } = q;
-  return { priority, ...stamped, delayMs, runAtMs, expiresInMs, ...resolveJobExtras(o, headers) };
+  return { priority, ...stamped, delayMs, runAtMs, expiresInMs, ...resolveJobExtras(o, headers), ...explicitLimitKeys(o) };
 }
 
 /** A positive duration argument (ttl, extend, visibility). Prefer `requireDurationMs` from the validation module. */

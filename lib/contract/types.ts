@@ -2,6 +2,7 @@ import type { StoreAdmin } from './admin.js';
 import type { Jsonified } from './codec.js';
 import type { InboxClaim, InboxEntry, InboxFailure, InboxOpts, InboxSettings } from './inbox.js';
 import type { JobHeaders } from './job-extras.js';
+import type { QueueLimits } from './limits.js';
 import type { JobOpts, QueueOpts } from './options.js';
 import type { WaitOpts } from './results.js';
 import type { ChildResult, FlowJob, FlowNode } from './flows.js';
@@ -233,6 +234,12 @@ export interface QueueSettings {
   readonly paused: boolean;
   /** The claim cap, or null for none. */
   readonly rateLimit: RateLimit | null;
+  /** Jobs of one `concurrencyKey` processing at once at most (docs/limits.md); 1 unless set. */
+  readonly concurrencyLimit: number;
+  /** Jobs of the queue processing at once at most, across every process; null for none. */
+  readonly globalConcurrency: number | null;
+  /** Claims of one `rateLimitKey` per window at most; null for none. */
+  readonly keyRateLimit: RateLimit | null;
 }
 
 /**
@@ -341,6 +348,12 @@ export interface Queue<T = unknown> {
    * notification reaches it; its claims before that do not count against the window.
    */
   setRateLimit(limit: RateLimit | null): Promise<void>;
+  /**
+   * Sets per-key concurrency, global concurrency and the per-key rate limit (docs/limits.md),
+   * enforced in the claim across every process; a field given `null` is removed, an absent one kept.
+   * Bad values are `InvalidArgument` naming the field, before any I/O.
+   */
+  setLimits(limits: QueueLimits): Promise<void>;
   /** The stored settings (defaults when none were set). */
   settings(): Promise<QueueSettings>;
   /** Moves every past-expiry row (any state) to dead, and deletes dead rows past their retention. */

@@ -1,3 +1,4 @@
+import { hasLimitKey } from '../contract/limits.js';
 import type { JobWrite } from '../contract/options.js';
 import type { Job, Queue } from '../contract/types.js';
 
@@ -97,7 +98,7 @@ export class HandoffRegistry {
  * process's clock (the engine's statement checks the database clock again).
  */
 export function handoffCandidate(stamp: JobWrite): boolean {
-  if (stamp.uniqueKey !== null || stamp.orderingKey !== null) return false;
+  if (stamp.uniqueKey !== null || stamp.orderingKey !== null || hasLimitKey(stamp)) return false;
   if (stamp.delayMs !== null) return stamp.delayMs <= 0;
   return stamp.runAtMs === null || stamp.runAtMs <= Date.now();
 }

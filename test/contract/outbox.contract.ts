@@ -17,7 +17,7 @@ export function outboxContract(engine: EngineFixture): void {
       expect(ob.name).toBe(name);
       expect(ob.queue.name).toBe(`__alkstore_outbox:${name}`);
       // The lease under both names until 0.4 (visibilityTimeoutMs is deprecated, docs/vocabulary.md).
-      expect(ob.queue.opts).toEqual({ leaseMs: 60_000, visibilityTimeoutMs: 60_000, maxAttempts: 5, backoffBaseMs: 5_000, deadLetterRetentionMs: null, resultRetentionMs: 604_800_000 });
+      expect(ob.queue.opts).toEqual({ leaseMs: 60_000, visibilityTimeoutMs: 60_000, maxAttempts: 5, backoffBaseMs: 5_000, deadLetterRetentionMs: null, resultRetentionMs: 604_800_000, limitKeys: null });
       const id = await store().outboxEnqueue(name, { order: 1 });
       expect(await ob.queue.getJob(id)).toMatchObject({
         queue: `__alkstore_outbox:${name}`,

@@ -528,7 +528,7 @@ export function queueContract(engine: EngineFixture): void {
     it('getJob sees a pending job with the queue options stamped', async () => {
       const q = store().queue(uid('q-stamp'), { leaseMs: 12_345, maxAttempts: 7, backoffBaseMs: 777, deadLetterRetentionMs: 99_999, resultRetentionMs: 604_800_000 });
       // The lease under both names until 0.4 (visibilityTimeoutMs is deprecated, docs/vocabulary.md).
-      expect(q.opts).toEqual({ leaseMs: 12_345, visibilityTimeoutMs: 12_345, maxAttempts: 7, backoffBaseMs: 777, deadLetterRetentionMs: 99_999, resultRetentionMs: 604_800_000 });
+      expect(q.opts).toEqual({ leaseMs: 12_345, visibilityTimeoutMs: 12_345, maxAttempts: 7, backoffBaseMs: 777, deadLetterRetentionMs: 99_999, resultRetentionMs: 604_800_000, limitKeys: null });
       const t0 = await store().now();
       const id = await q.enqueue({ a: [1] }, { priority: 3 });
       const t1 = await store().now();

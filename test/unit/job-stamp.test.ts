@@ -5,12 +5,12 @@ const queueOpts = resolveQueueOpts({ visibilityTimeoutMs: 1_000, maxAttempts: 4,
 
 describe('queue options and job stamps', () => {
   it('defaults plain queues to 300 s visibility, 3 attempts, 5 s backoff base, keep dead forever', () => {
-    expect(DEFAULT_QUEUE_OPTS).toEqual({ leaseMs: 300_000, visibilityTimeoutMs: 300_000, maxAttempts: 3, backoffBaseMs: 5_000, deadLetterRetentionMs: null, resultRetentionMs: 604_800_000 });
+    expect(DEFAULT_QUEUE_OPTS).toEqual({ leaseMs: 300_000, visibilityTimeoutMs: 300_000, maxAttempts: 3, backoffBaseMs: 5_000, deadLetterRetentionMs: null, resultRetentionMs: 604_800_000, limitKeys: null });
     expect(resolveQueueOpts(undefined)).toEqual(DEFAULT_QUEUE_OPTS);
   });
 
   it('defaults outbox-backed queues to 60 s visibility and 5 attempts', () => {
-    expect(OUTBOX_QUEUE_OPTS).toEqual({ leaseMs: 60_000, visibilityTimeoutMs: 60_000, maxAttempts: 5, backoffBaseMs: 5_000, deadLetterRetentionMs: null, resultRetentionMs: 604_800_000 });
+    expect(OUTBOX_QUEUE_OPTS).toEqual({ leaseMs: 60_000, visibilityTimeoutMs: 60_000, maxAttempts: 5, backoffBaseMs: 5_000, deadLetterRetentionMs: null, resultRetentionMs: 604_800_000, limitKeys: null });
     expect(resolveQueueOpts({}, OUTBOX_QUEUE_OPTS)).toEqual(OUTBOX_QUEUE_OPTS);
   });
 
@@ -28,6 +28,8 @@ describe('queue options and job stamps', () => {
       uniqueKey: null,
       replace: false,
       orderingKey: null,
+      concurrencyKey: null,
+      rateLimitKey: null,
     });
   });
 
@@ -61,6 +63,8 @@ describe('queue options and job stamps', () => {
       uniqueKey: null,
       replace: false,
       orderingKey: null,
+      concurrencyKey: null,
+      rateLimitKey: null,
     });
     // The queue's options are untouched.
     expect(resolveJobStamp(queueOpts, {}).maxAttempts).toBe(4);

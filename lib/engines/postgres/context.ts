@@ -1,6 +1,7 @@
 import { Codec, PayloadTooLarge } from '../../contract/errors.js';
 import { requireOffset, validateKey, validateName, validateStoredName } from '../../contract/validate.js';
 import { encodePayload, utf8Length } from '../../contract/codec.js';
+import { hasLimitKey } from '../../contract/limits.js';
 import { queueWakeChannel, streamWakeChannel } from '../../contract/names.js';
 import { resolveJobStamp, type JobOpts, type JobWrite, type QueueOpts } from '../../contract/options.js';
 import type { EnqueueHeadersHook } from '../../contract/job-extras.js';
@@ -16,6 +17,8 @@ import { flowsSql } from './flows.sql.js';
 import { inboxSql } from './inbox.sql.js';
 import { lockSql } from './lock.sql.js';
 import { notifySql } from './notify.sql.js';
+import { limitKeyParams } from './limits.js';
+import { limitsSql } from './limits.sql.js';
 import { queueSql } from './queue.sql.js';
 import { scheduleSql } from './schedule.sql.js';
 import { PG_NOTIFY_LIMIT, SchemaSql, wakePayload, type Sql } from './schema-sql.js';
@@ -24,7 +27,7 @@ import { streamSql } from './stream.sql.js';
 /** Every statement of the engine for one schema. */
 export function engineSql(schema: string) {
   const s = new SchemaSql(schema);
-  return { queue: queueSql(s), stream: streamSql(s), lock: lockSql(s), schedule: scheduleSql(s), notify: notifySql(s), admin: adminSql(s), inbox: inboxSql(s), search: searchSql(s), flows: flowsSql(s) };
+  return { queue: queueSql(s), stream: streamSql(s), lock: lockSql(s), schedule: scheduleSql(s), notify: notifySql(s), admin: adminSql(s), inbox: inboxSql(s), search: searchSql(s), flows: flowsSql(s), limits: limitsSql(s) };
 }
 
 export type EngineSql = ReturnType<typeof engineSql>;
@@ -72,6 +75,10 @@ export async function enqueueResolved(ctx: PgContext, exec: Executor, queue: str
   // our own connections keep the single prepared statement.
   // A keyed enqueue may not notify (a duplicate, a blocked ordering key): counted as notifying,
   // which costs at most one spurious local wake.
+  if (hasLimitKey(stamp)) {
+    const l = await exec.wakes.run(wake, (w) => exec.run<{ id: string }>(ctx.sql.limits.enqueueCall, [queue, text, ...stampParams(stamp), w, ...extraParams(stamp), ...limitKeyParams(stamp)]), always);
+    return num(l.rows[0]!.id);
+  }
   const r =
     exec.prepared && !keyed(stamp)
       ? await exec.wakes.run(wake, (w) => exec.run<{ id: string }>(ctx.sql.queue.enqueue, [queue, text, ...stampParams(stamp), w, stamp.headersText]), always)

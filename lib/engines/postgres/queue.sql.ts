@@ -64,7 +64,7 @@ const FINISHED = 'j.id, j.queue, j.ordering_key, j.blocked';
  * whose finished rows were all blocked need nothing. Grouping reads all of `d`
  * before any `ordering_next` call, which gets every finished id of its key.
  */
-function promoteFrom(s: SchemaSql, d: string, wakeParam: string): string {
+export function promoteFrom(s: SchemaSql, d: string, wakeParam: string): string {
   // Keys in the canonical order of `lock_keys` (queue, then key in byte order): each
   // `ordering_next` takes its key's lock, and a statement finishing jobs of several keys (an
   // ackBatch) must take them in the order a keyed bulk does, or the two deadlock. OFFSET 0 keeps
@@ -114,7 +114,7 @@ function deleted(s: SchemaSql, d: string): string {
  * connection is affected. The statement must reference `sc` so it runs.
  * (`claimDurability: 'deferred'`.)
  */
-function DEFERRED_COMMIT(param: string): string {
+export function DEFERRED_COMMIT(param: string): string {
   return `sc AS MATERIALIZED (SELECT CASE WHEN ${param}::boolean THEN set_config('synchronous_commit', 'off', true) END AS v)`;
 }
 
@@ -126,7 +126,7 @@ const NEXT_DUE_PRIORITIES = 16;
  * (null for none), for the worker's due timer (lib/internal/next-due.ts). A skip scan of the pending
  * index: one probe per distinct priority (at most {@link NEXT_DUE_PRIORITIES}) and one for its first future row.
  */
-function nextDueIn(s: SchemaSql, nowMs: string): string {
+export function nextDueIn(s: SchemaSql, nowMs: string): string {
   const jobs = `${s.q}.jobs`;
   const live = `j.queue = $1::text AND j.state = 'pending' AND NOT j.blocked`;
   return `(WITH RECURSIVE pr(p, n) AS (
@@ -197,7 +197,7 @@ export function queueSql(s: SchemaSql) {
       'q_enqueue_handoff',
       `WITH t AS MATERIALIZED (SELECT ${NOW_MS} AS ms),
        h AS MATERIALIZED (
-         SELECT NOT coalesce((SELECT qs.paused OR qs.rate_max IS NOT NULL FROM ${settings} qs WHERE qs.queue = $1::text), false)
+         SELECT NOT coalesce((SELECT qs.paused OR qs.rate_max IS NOT NULL OR qs.global_concurrency IS NOT NULL FROM ${settings} qs WHERE qs.queue = $1::text), false)
            AND CASE WHEN $8::bigint IS NOT NULL THEN t.ms + $8::bigint ELSE coalesce($9::bigint, t.ms) END <= t.ms
            AND NOT ${claimableWaiting(s, 't.ms')} AS take
          FROM t
@@ -270,14 +270,14 @@ export function queueSql(s: SchemaSql) {
       // claimed), so the promotion after buried heads runs when nothing was claimed.
       `WITH t AS MATERIALIZED (SELECT ${NOW_MS} AS ms),
        ${DEFERRED_COMMIT('$6')},
-       qp AS MATERIALIZED (SELECT qs.paused FROM ${settings} qs WHERE qs.queue = $1::text),
+       qp AS MATERIALIZED (SELECT qs.paused, qs.keyed OR qs.global_concurrency IS NOT NULL AS limits FROM ${settings} qs WHERE qs.queue = $1::text),
        qr AS MATERIALIZED (
          SELECT qs.rate_max, qs.window_start, qs.window_count,
                 greatest(qs.window_start, ((SELECT ms FROM t) / qs.rate_per_ms) * qs.rate_per_ms) AS win
          FROM ${settings} qs WHERE qs.queue = $1::text AND qs.rate_max IS NOT NULL FOR UPDATE
        ),
        allow AS MATERIALIZED (
-         SELECT CASE WHEN coalesce((SELECT paused FROM qp), false) THEN 0
+         SELECT CASE WHEN coalesce((SELECT paused OR limits FROM qp), false) THEN 0
                      ELSE coalesce((SELECT greatest(0, least($2::int, qr.rate_max - CASE WHEN qr.window_start = qr.win THEN qr.window_count ELSE 0 END)) FROM qr), $2::int)
                 END AS n
        ),
@@ -325,10 +325,11 @@ export function queueSql(s: SchemaSql) {
        extra AS MATERIALIZED (
          SELECT ${promoteFrom(s, 'buried', '$5')} AS promoted, (SELECT count(*) FROM windowed) AS windowed,
            ${foldSometimes(s.q, `SELECT $1::text WHERE EXISTS (SELECT 1 FROM claimed WHERE claimed.fresh) OR EXISTS (SELECT 1 FROM buried)`)} AS folded,
-           coalesce((SELECT paused FROM qp), false) OR EXISTS (SELECT 1 FROM qr) AS limited,
+           coalesce((SELECT paused OR limits FROM qp), false) OR EXISTS (SELECT 1 FROM qr) AS limited,
+           coalesce((SELECT limits FROM qp), false) AS limits,
            CASE WHEN (SELECT count(*) FROM claimed) < $2::int AND NOT coalesce((SELECT paused FROM qp), false)
              THEN ${nextDueIn(s, '(SELECT ms FROM t)')} END AS next_due_in)
-       SELECT c.*, extra.promoted, extra.folded, extra.limited, extra.next_due_in FROM sc, extra LEFT JOIN claimed c ON true ORDER BY c.priority DESC, c.run_at, c.id`,
+       SELECT c.*, extra.promoted, extra.folded, extra.limited, extra.limits, extra.next_due_in FROM sc, extra LEFT JOIN claimed c ON true ORDER BY c.priority DESC, c.run_at, c.id`,
     ),
     /**
      * `claim` without what cannot matter while the queue has no settings and
@@ -347,13 +348,13 @@ export function queueSql(s: SchemaSql) {
        pend AS (
          SELECT j.id, j.priority, j.run_at, true AS fresh FROM ${jobs} j
          WHERE j.queue = $1::text AND j.state = 'pending' AND NOT j.blocked AND j.run_at <= (SELECT ms FROM t)
-           AND (j.expires_at IS NULL OR j.expires_at > (SELECT ms FROM t))
+           AND (j.expires_at IS NULL OR j.expires_at > (SELECT ms FROM t)) AND j.concurrency_key IS NULL AND j.rate_key IS NULL
          ORDER BY j.priority DESC, j.run_at, j.id LIMIT $2::int FOR UPDATE OF j SKIP LOCKED
        ),
        lapsed AS (
          SELECT j.id, j.priority, j.run_at, false AS fresh FROM ${jobs} j
          WHERE j.queue = $1::text AND j.state = 'processing' AND j.claimed_until <= (SELECT ms FROM t)
-           AND j.attempts < j.max_attempts AND (j.expires_at IS NULL OR j.expires_at > (SELECT ms FROM t))
+           AND j.attempts < j.max_attempts AND (j.expires_at IS NULL OR j.expires_at > (SELECT ms FROM t)) AND j.concurrency_key IS NULL AND j.rate_key IS NULL
          ORDER BY j.priority DESC, j.run_at, j.id LIMIT $2::int FOR UPDATE OF j SKIP LOCKED
        ),
        picked AS (SELECT r.id, r.fresh FROM (SELECT * FROM pend UNION ALL SELECT * FROM lapsed) r ORDER BY r.priority DESC, r.run_at, r.id LIMIT $2::int),

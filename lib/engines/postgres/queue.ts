@@ -15,6 +15,9 @@ import type { CancelTarget } from '../../contract/results.js';
 import * as outcomes from './outcomes.js';
 import * as flows from './flows.js';
 import type { ChildResult, FlowNode, FlowPlan } from '../../contract/flows.js';
+import { hasLimitKey, type ResolvedLimits } from '../../contract/limits.js';
+import { limitedQueues, limitKeyParams, readLimits, setLimitsParams } from './limits.js';
+import { scanBound } from './limits.sql.js';
 
 /**
  * The PostgreSQL queue driver: each operation one statement (CTE claims with SKIP LOCKED, the
@@ -50,6 +53,7 @@ export class PostgresQueueDriver implements QueueDriver {
   }
 
   async insert(texts: readonly string[], stamp: JobWrite): Promise<number[]> {
+    if (hasLimitKey(stamp)) return this.insertBulk(texts.map((text) => ({ text, stamp })));
     const exec = this.ctx.exec;
     const q = this.ctx.sql.queue;
     const r = keyed(stamp)
@@ -70,7 +74,9 @@ export class PostgresQueueDriver implements QueueDriver {
       if (orderingKeys.length + uniqueKeys.length > 1) await exec.run(q.lockKeys, [queue, orderingKeys, uniqueKeys]);
       const ids: number[] = [];
       for (const it of items) {
-        const r = await exec.wakes.run(wake, (w) => exec.run<{ id: string }>(q.enqueueCall, [queue, it.text, ...stampParams(it.stamp), w, ...extraParams(it.stamp)]), always);
+        const r = hasLimitKey(it.stamp)
+          ? await exec.wakes.run(wake, (w) => exec.run<{ id: string }>(this.ctx.sql.limits.enqueueCall, [queue, it.text, ...stampParams(it.stamp), w, ...extraParams(it.stamp), ...limitKeyParams(it.stamp)]), always)
+          : await exec.wakes.run(wake, (w) => exec.run<{ id: string }>(q.enqueueCall, [queue, it.text, ...stampParams(it.stamp), w, ...extraParams(it.stamp)]), always);
         ids.push(num(r.rows[0]!.id));
       }
       return ids;
@@ -94,6 +100,8 @@ export class PostgresQueueDriver implements QueueDriver {
     const gate = ctx.claims;
     const exec = ctx.exec;
     const rows: ClaimedRow[] = [];
+    const limited = limitedQueues(ctx);
+    if (limited.has(queue)) return this.claimLimited(max, leaseMs, workerId, rows);
     if (gate.usePlain(queue)) {
       const r = await exec.run<JobRow & { exhausted: boolean }>(ctx.sql.queue.claimPlain, [queue, max, leaseMs, workerId, ctx.claimDeferred]);
       for (const row of r.rows) rows.push(claimedRow(row, leaseMs));
@@ -105,12 +113,41 @@ export class PostgresQueueDriver implements QueueDriver {
     const r = await exec.wakes.run(
       this.wake,
       (w) =>
-        exec.run<(JobRow | { id: null }) & { limited: boolean; next_due_in: string | null }>(ctx.sql.queue.claim, [queue, max - rows.length, leaseMs, workerId, w, ctx.claimDeferred]),
+        exec.run<(JobRow | { id: null }) & { limited: boolean; limits: boolean; next_due_in: string | null }>(ctx.sql.queue.claim, [queue, max - rows.length, leaseMs, workerId, w, ctx.claimDeferred]),
       promoted,
     );
     // The statement always returns a row (see q_claim); an empty claim is one row of nulls.
     for (const row of r.rows) if (row.id !== null) rows.push(claimedRow(row, leaseMs));
     gate.fullDone(queue, started, r.rows[0]?.limited !== false, rows.length >= max);
+    if (r.rows[0]?.limits === true) {
+      // The queue has limits: that claim handed out nothing; the limited claim takes the rest.
+      limited.add(queue);
+      return this.claimLimited(max, leaseMs, workerId, rows);
+    }
+    return { rows, nextDueInMs: numOrNull(r.rows[0]?.next_due_in ?? null) };
+  }
+
+  /** The limited claim (limits.sql.ts) for what `rows` does not hold yet; a queue found without limits goes back to `claim`. */
+  private async claimLimited(max: number, leaseMs: number | null, workerId: string | null, rows: ClaimedRow[]): Promise<ClaimResult> {
+    const { ctx, queue } = this;
+    const exec = ctx.exec;
+    const want = max - rows.length;
+    const r = await exec.wakes.run(
+      this.wake,
+      (w) =>
+        exec.run<(JobRow | { id: null }) & { limits: boolean; next_due_in: string | null }>(ctx.sql.limits.claim, [
+          queue,
+          want,
+          leaseMs,
+          workerId,
+          w,
+          ctx.claimDeferred,
+          scanBound(want),
+        ]),
+      promoted,
+    );
+    for (const row of r.rows) if (row.id !== null) rows.push(claimedRow(row, leaseMs));
+    if (r.rows[0]?.limits !== true) limitedQueues(ctx).delete(queue);
     return { rows, nextDueInMs: numOrNull(r.rows[0]?.next_due_in ?? null) };
   }
 
@@ -119,7 +156,13 @@ export class PostgresQueueDriver implements QueueDriver {
     const r = job.plain
       ? await this.ctx.exec.run<Counted>(q.ackPlain, [job.id, job.claimToken])
       : await runWaking<Counted>(this.ctx, q.ack, [job.id, job.claimToken], this.wake, promoted);
-    return counted(r) > 0;
+    return (await this.ended(counted(r))) > 0;
+  }
+
+  /** `n` jobs ended: when the queue has limits, a key may have room again, so its workers are woken. */
+  private async ended(n: number): Promise<number> {
+    if (n > 0 && limitedQueues(this.ctx).has(this.queue)) await runWaking(this.ctx, this.ctx.sql.notify.notify, [], this.wake, always);
+    return n;
   }
 
   async ackBatch(jobs: readonly ClaimRef[]): Promise<number> {
@@ -127,9 +170,11 @@ export class PostgresQueueDriver implements QueueDriver {
     const ids = jobs.map((j) => j.id);
     const tokens = jobs.map((j) => j.claimToken);
     // One statement for the batch: the plain one only when no job can need its key promoted.
-    return jobs.every((j) => j.plain)
-      ? counted(await this.ctx.exec.run<Counted>(q.ackBatchPlain, [this.queue, ids, tokens]))
-      : counted(await runWaking<Counted>(this.ctx, q.ackBatch, [this.queue, ids, tokens], this.wake, promoted));
+    return this.ended(
+      jobs.every((j) => j.plain)
+        ? counted(await this.ctx.exec.run<Counted>(q.ackBatchPlain, [this.queue, ids, tokens]))
+        : counted(await runWaking<Counted>(this.ctx, q.ackBatch, [this.queue, ids, tokens], this.wake, promoted)),
+    );
   }
 
   async retry(job: ClaimRef, delayMs: number, errorText: string): Promise<'retried' | 'dead' | null> {
@@ -145,7 +190,7 @@ export class PostgresQueueDriver implements QueueDriver {
   }
 
   async fail(job: ClaimRef, errorText: string): Promise<boolean> {
-    return counted(await runWaking<Counted>(this.ctx, this.ctx.sql.queue.fail, [job.id, job.claimToken, errorText], this.wake, promoted)) > 0;
+    return (await this.ended(counted(await runWaking<Counted>(this.ctx, this.ctx.sql.queue.fail, [job.id, job.claimToken, errorText], this.wake, promoted)))) > 0;
   }
 
   async heartbeat(job: ClaimRef, extendMs: number): Promise<number | null> {
@@ -162,8 +207,8 @@ export class PostgresQueueDriver implements QueueDriver {
     return outcomes.getJobWithOutcome(this.ctx, this.queue, id, toJobInfo);
   }
 
-  ackOutcome(job: ClaimRef, resultText: string | null, progressText: string | null, settles = false): Promise<boolean> {
-    return outcomes.ackWithOutcome(this.ctx, this.queue, job, resultText, progressText, settles);
+  async ackOutcome(job: ClaimRef, resultText: string | null, progressText: string | null, settles = false): Promise<boolean> {
+    return (await this.ended((await outcomes.ackWithOutcome(this.ctx, this.queue, job, resultText, progressText, settles)) ? 1 : 0)) > 0;
   }
 
   queueOptsOf(queue: string): Required<QueueOpts> {
@@ -227,11 +272,16 @@ export class PostgresQueueDriver implements QueueDriver {
     return this.changeSettings(() => runWaking(this.ctx, this.ctx.sql.queue.setRateLimit, [this.queue, limit?.max ?? null, limit?.perMs ?? null], this.wake, always));
   }
 
+  setLimits(limits: ResolvedLimits): Promise<void> {
+    return this.changeSettings(() => runWaking(this.ctx, this.ctx.sql.limits.setLimits, [this.queue, ...setLimitsParams(limits)], this.wake, always));
+  }
+
   async settings(): Promise<QueueSettings> {
     const r = await this.ctx.exec.run<{ paused: boolean; rate_max: number | null; rate_per_ms: string | null }>(this.ctx.sql.queue.getSettings, [this.queue]);
     const row = r.rows[0];
-    if (!row) return { paused: false, rateLimit: null };
-    return { paused: row.paused, rateLimit: row.rate_max === null ? null : { max: row.rate_max, perMs: num(row.rate_per_ms) } };
+    const limits = await readLimits(this.ctx, this.ctx.exec, this.queue);
+    if (!row) return { paused: false, rateLimit: null, ...limits };
+    return { paused: row.paused, rateLimit: row.rate_max === null ? null : { max: row.rate_max, perMs: num(row.rate_per_ms) }, ...limits };
   }
 
   async sweepExpired(): Promise<{ expired: number; purged: number }> {

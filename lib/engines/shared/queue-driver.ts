@@ -1,4 +1,5 @@
 import type { EnqueueHeadersHook } from '../../contract/job-extras.js';
+import type { ResolvedLimits } from '../../contract/limits.js';
 import type { JobWrite, QueueOpts } from '../../contract/options.js';
 import type { CancelTarget } from '../../contract/results.js';
 import type { ChildResult, FlowNode, FlowPlan } from '../../contract/flows.js';
@@ -93,6 +94,8 @@ export interface QueueDriver {
   setPaused(paused: boolean): Promise<void>;
   /** `null` removes the cap. */
   setRateLimit(limit: { max: number; perMs: number } | null): Promise<void>;
+  /** Writes the given limits (`undefined` fields kept) and wakes the queue's workers. */
+  setLimits(limits: ResolvedLimits): Promise<void>;
   settings(): Promise<QueueSettings>;
   sweepExpired(): Promise<{ expired: number; purged: number }>;
   /** `after`: null from the first page. */

@@ -1,6 +1,7 @@
 import { encodePayload } from '../../contract/codec.js';
 import { bulkItems, validateUniqueKey } from '../../contract/job-extras.js';
 import { resolveJobStamp, type JobOpts, type JobWrite, type QueueOpts } from '../../contract/options.js';
+import { resolveLimits, withSourcedKeys, type QueueLimits } from '../../contract/limits.js';
 import { resolveRateLimit } from '../../contract/queue-settings.js';
 import type { BulkJob, ClaimOpts, Job, JobInfo, ListDeadOpts, Queue, QueueSettings, QueueStats, RateLimit, RedriveResult, WakeReceiver } from '../../contract/types.js';
 import { ackBatchInput, claimInput, jobIdsInput, listDeadInput, requireArray, requireBatchSize, requireJobId } from '../../contract/validate.js';
@@ -49,7 +50,7 @@ export class QueueHandle implements Queue {
     if (hasDependencies(opts)) return (await this.enqueueFlow(dependsOnFlow(payload, opts))).id;
     const d = this.driver;
     d.guard();
-    const stamp = resolveJobStamp(this.opts, opts, d.enqueueHeaders);
+    const stamp = withSourcedKeys(resolveJobStamp(this.opts, opts, d.enqueueHeaders), this.opts.limitKeys, payload);
     const text = encodePayload(payload, 'payload', d.maxPayloadBytes);
     const handoff = d.handoff;
     // Reserved synchronously, before anything is sent: two enqueues never over-fill a worker.
@@ -66,6 +67,8 @@ export class QueueHandle implements Queue {
     const stamp = resolveJobStamp(this.opts, opts, d.enqueueHeaders);
     const texts = list.map((p, i) => encodePayload(p, `payloads[${i}]`, d.maxPayloadBytes));
     if (texts.length === 0) return [];
+    // Keys from the payloads may differ per job: each goes in with its own stamp, in order.
+    if (this.opts.limitKeys !== null) return d.insertBulk(texts.map((text, i) => ({ text, stamp: withSourcedKeys(stamp, this.opts.limitKeys, list[i], `payloads[${i}]`) })));
     return d.insert(texts, stamp);
   }
 
@@ -74,7 +77,7 @@ export class QueueHandle implements Queue {
     d.guard();
     const list = bulkItems<BulkJob>(jobs);
     if (list.some((j) => hasDependencies(j.opts))) throw noDependsOn('enqueueBulk');
-    const items = list.map((j, i) => ({ text: encodePayload(j.payload, `jobs[${i}].payload`, d.maxPayloadBytes), stamp: resolveJobStamp(this.opts, j.opts, d.enqueueHeaders) }));
+    const items = list.map((j, i) => ({ text: encodePayload(j.payload, `jobs[${i}].payload`, d.maxPayloadBytes), stamp: withSourcedKeys(resolveJobStamp(this.opts, j.opts, d.enqueueHeaders), this.opts.limitKeys, j.payload, `jobs[${i}].payload`) }));
     if (items.length === 0) return [];
     return d.insertBulk(items);
   }
@@ -210,6 +213,11 @@ export class QueueHandle implements Queue {
   async setRateLimit(limit: RateLimit | null): Promise<void> {
     this.driver.guard();
     return this.driver.setRateLimit(resolveRateLimit(limit));
+  }
+
+  async setLimits(limits: QueueLimits): Promise<void> {
+    this.driver.guard();
+    return this.driver.setLimits(resolveLimits(limits));
   }
 
   async settings(): Promise<QueueSettings> {

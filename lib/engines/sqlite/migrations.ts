@@ -1,6 +1,7 @@
 import { AlkstoreError } from '../../contract/errors.js';
 import type { SqliteConn } from './connection.js';
 import { QUEUE_COUNTS_STEP } from './counts.sql.js';
+import { LIMITS_COLUMNS, LIMITS_DDL, LIMITS_INDEX_DDL } from './limits.js';
 
 /** Version of the `__alkstore_*` tables this build reads and writes: the newest numbered step (SQLITE_MIGRATIONS). */
 export const SCHEMA_VERSION = 13;
@@ -140,7 +141,9 @@ CREATE TABLE IF NOT EXISTS __alkstore_jobs (
   unique_key TEXT,
   ordering_key TEXT,
   blocked INTEGER NOT NULL DEFAULT 0,
-  progress TEXT
+  progress TEXT,
+  concurrency_key TEXT,
+  rate_key TEXT
 );
 CREATE INDEX IF NOT EXISTS __alkstore_jobs_processing
   ON __alkstore_jobs (queue, claimed_until) WHERE state = 'processing';
@@ -186,7 +189,12 @@ CREATE TABLE IF NOT EXISTS __alkstore_queue_settings (
   rate_max INTEGER,
   rate_per_ms INTEGER,
   window_start INTEGER NOT NULL DEFAULT 0,
-  window_count INTEGER NOT NULL DEFAULT 0
+  window_count INTEGER NOT NULL DEFAULT 0,
+  keyed INTEGER NOT NULL DEFAULT 0,
+  concurrency_limit INTEGER,
+  global_concurrency INTEGER,
+  key_rate_max INTEGER,
+  key_rate_per_ms INTEGER
 ) WITHOUT ROWID;
 
 CREATE TABLE IF NOT EXISTS __alkstore_schedules (
@@ -204,11 +212,11 @@ CREATE TABLE IF NOT EXISTS __alkstore_schedules (
   owner TEXT,
   paused INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
-${THROUGHPUT_DDL}${INBOX_DDL}${OUTCOMES_DDL}${FLOWS_DDL}${LATENCY_DDL}`;
+${THROUGHPUT_DDL}${INBOX_DDL}${OUTCOMES_DDL}${FLOWS_DDL}${LIMITS_DDL}${LATENCY_DDL}`;
 
 /** The engine tables' DDL (idempotent: `CREATE … IF NOT EXISTS`), for `alkstore migrate --print`. The store applies it itself at open. */
 export function sqliteSchemaSql(): string {
-  return `${DDL.trim()}\n${INDEX_DDL.trim()}\n`;
+  return `${DDL.trim()}\n${INDEX_DDL.trim()}\n${LIMITS_INDEX_DDL.trim()}\n`;
 }
 
 // Indexes on columns a numbered step may have added: created after the steps ran.
@@ -272,6 +280,7 @@ ALTER TABLE __alkstore_schedules ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;
   { version: 9, name: 'inbox and delivery receipts', sql: INBOX_DDL },
   { version: 10, name: 'job outcomes and progress', sql: OUTCOMES_DDL, addColumns: [{ table: '__alkstore_jobs', column: 'progress', type: 'TEXT' }] },
   { version: 11, name: 'job flows', sql: FLOWS_DDL },
+  { version: 12, name: 'per-key and global limits', sql: LIMITS_DDL, addColumns: LIMITS_COLUMNS },
   { version: 13, name: 'per-minute queue latency', sql: LATENCY_DDL },
 ]);
 
@@ -321,6 +330,7 @@ export function applySchema(conn: SqliteConn): SchemaChange {
     conn.db.exec(QUEUE_COUNTS_STEP);
   }
   conn.db.exec(INDEX_DDL);
+  conn.db.exec(LIMITS_INDEX_DDL);
   return change;
 }
 

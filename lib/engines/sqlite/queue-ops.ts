@@ -1,7 +1,9 @@
 import { queueWakeChannel } from '../../contract/names.js';
 import type { JobWrite } from '../../contract/options.js';
 import type { RedriveResult } from '../../contract/types.js';
+import { hasLimitKey } from '../../contract/limits.js';
 import { rateAllowance } from '../../contract/queue-settings.js';
+import { claimLimited, endedInLimited, hasLimits, MARK_KEYED, noteLimited, type LimitSettings } from './limits.js';
 import * as Q from './queue.sql.js';
 import { jobInsertParams, stampRunAt } from './rows.js';
 import type { ClaimedRow, ClaimResult } from '../shared/queue-driver.js';
@@ -35,6 +37,7 @@ export interface Inserted {
 export function* insertPlan(queue: string, payloadTexts: readonly string[], stamp: JobWrite, now: number): Generator<InsertStep, Inserted, StepAnswer> {
   const ids: number[] = [];
   let wake = false;
+  let marked = false;
   for (const text of payloadTexts) {
     if (stamp.uniqueKey !== null) {
       const live = (yield { kind: 'get', sql: Q.LIVE_BY_UNIQUE_KEY, params: [queue, stamp.uniqueKey] }) as { id: number | bigint; state: string } | undefined;
@@ -50,6 +53,10 @@ export function* insertPlan(queue: string, payloadTexts: readonly string[], stam
     const blocked = stamp.orderingKey !== null && (yield { kind: 'get', sql: Q.KEY_IS_LIVE, params: [queue, stamp.orderingKey] }) !== undefined;
     ids.push((yield { kind: 'insert', params: jobInsertParams(queue, text, stamp, now, blocked) }) as number);
     if (!blocked) wake = true;
+    if (hasLimitKey(stamp) && !marked) {
+      yield { kind: 'run', sql: MARK_KEYED, params: [queue] };
+      marked = true;
+    }
   }
   return { ids, wake };
 }
@@ -91,7 +98,7 @@ export function insertJobHandingOff(
 ): { id: number; claimed: ClaimedRow | null } {
   const now = ctx.now;
   const settings = ctx.conn.stmt(Q.GET_SETTINGS).get(queue) as SettingsRow | undefined;
-  const limited = settings !== undefined && (settings.paused !== 0 || settings.rate_max !== null);
+  const limited = settings !== undefined && (settings.paused !== 0 || settings.rate_max !== null || settings.global_concurrency !== null);
   const runAt = stampRunAt(stamp, now);
   // A job a claim would take first is waiting (it fell due by time, sending no wake): never overtake it.
   const waiting = () => (ctx.conn.stmt(Q.CLAIMABLE_WAITING).get({ queue, now, priority: stamp.priority }) as { waiting: number }).waiting !== 0;
@@ -140,7 +147,7 @@ interface Candidate {
   ordering_key: string | null;
 }
 
-interface SettingsRow {
+interface SettingsRow extends LimitSettings {
   paused: number;
   rate_max: number | null;
   rate_per_ms: number | null;
@@ -177,7 +184,21 @@ function claimRows(ctx: WriteCtx, queue: string, want: number, leaseMs: number |
       rate = a;
     }
   }
-  const claimed = claimUpTo(ctx, queue, max, leaseMs, workerId, newToken);
+  noteLimited(queue, settings !== undefined && hasLimits(settings));
+  const claimed =
+    settings && hasLimits(settings)
+      ? claimLimited(
+          ctx,
+          queue,
+          max,
+          settings,
+          (id) => ctx.conn.stmt(Q.CLAIM_ROW).get({ token: newToken(), now, lease: leaseMs, worker: workerId, id }) as ClaimedRow,
+          (c) => {
+            ctx.conn.stmt(Q.TO_DEAD).run({ error: 'max attempts exceeded', now, id: c.id });
+            if (c.ordering_key !== null) promoteNext(ctx, queue, c.ordering_key);
+          },
+        )
+      : claimUpTo(ctx, queue, max, leaseMs, workerId, newToken);
   if (rate) ctx.conn.stmt(Q.SET_WINDOW).run(rate.window, rate.used + claimed.length, queue);
   return claimed;
 }
@@ -207,7 +228,12 @@ function claimUpTo(ctx: WriteCtx, queue: string, max: number, leaseMs: number | 
 
 /** `plain`: the caller's own claimed handle says the job has no ordering key, so nothing can need promoting. */
 export function ackJob(ctx: WriteCtx, queue: string, id: number, token: string, plain = false): boolean {
-  if (plain) return ctx.conn.stmt(Q.ACK_PLAIN).run({ id, token, now: ctx.now }).changes > 0;
+  const ok = plain ? ctx.conn.stmt(Q.ACK_PLAIN).run({ id, token, now: ctx.now }).changes > 0 : ackChecking(ctx, queue, id, token);
+  if (ok) endedInLimited(ctx, queue);
+  return ok;
+}
+
+function ackChecking(ctx: WriteCtx, queue: string, id: number, token: string): boolean {
   const row = ctx.conn.stmt(Q.ACK).get({ id, token, now: ctx.now }) as Ended | undefined;
   afterEnded(ctx, queue, row);
   return row !== undefined;
@@ -240,6 +266,7 @@ export function failJob(ctx: WriteCtx, queue: string, id: number, token: string,
   if (!row) return false;
   ctx.conn.stmt(Q.TO_DEAD).run({ error: lastError, now, id });
   if (row.ordering_key !== null) promoteNext(ctx, queue, row.ordering_key);
+  endedInLimited(ctx, queue);
   return true;
 }
 

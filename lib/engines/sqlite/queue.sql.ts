@@ -5,8 +5,8 @@ export const JOB_COLUMNS =
 
 /** queue, payload, priority, max_attempts, visibility_timeout_ms, backoff_base_ms, dead_letter_retention_ms, run_at, enqueued_at, expires_at, headers, unique_key, ordering_key, blocked */
 export const INSERT_JOB = `INSERT INTO __alkstore_jobs
-  (queue, state, payload, priority, attempts, max_attempts, visibility_timeout_ms, backoff_base_ms, dead_letter_retention_ms, run_at, enqueued_at, expires_at, headers, unique_key, ordering_key, blocked)
-  VALUES (?, 'pending', ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+  (queue, state, payload, priority, attempts, max_attempts, visibility_timeout_ms, backoff_base_ms, dead_letter_retention_ms, run_at, enqueued_at, expires_at, headers, unique_key, ordering_key, blocked, concurrency_key, rate_key)
+  VALUES (?, 'pending', ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 /** The live job holding a unique key: queue, key. */
 export const LIVE_BY_UNIQUE_KEY = `SELECT id, state FROM __alkstore_jobs WHERE queue = ? AND unique_key = ? AND state IN ('pending', 'processing')`;
@@ -138,7 +138,7 @@ export const DEAD_KEY_HELD = `SELECT 1 FROM __alkstore_jobs WHERE id = @id AND q
 export const PURGE_DEAD = `DELETE FROM __alkstore_jobs WHERE id = ? AND queue = ? AND state = 'dead'`;
 
 /** Queue settings (pause, rate limit and its window). */
-export const GET_SETTINGS = `SELECT paused, rate_max, rate_per_ms, window_start, window_count FROM __alkstore_queue_settings WHERE queue = ?`;
+export const GET_SETTINGS = `SELECT paused, rate_max, rate_per_ms, window_start, window_count, keyed, concurrency_limit, global_concurrency, key_rate_max, key_rate_per_ms FROM __alkstore_queue_settings WHERE queue = ?`;
 export const SET_PAUSED = `INSERT INTO __alkstore_queue_settings (queue, paused) VALUES (?, ?)
   ON CONFLICT (queue) DO UPDATE SET paused = excluded.paused`;
 export const SET_RATE_LIMIT = `INSERT INTO __alkstore_queue_settings (queue, rate_max, rate_per_ms) VALUES (?, ?, ?)

@@ -16,6 +16,8 @@ import type { CancelTarget } from '../../contract/results.js';
 import * as outcomes from './outcomes.js';
 import * as flows from './flows.js';
 import type { ChildResult, FlowNode, FlowPlan } from '../../contract/flows.js';
+import { limitSettings, setLimits, type LimitSettings } from './limits.js';
+import type { ResolvedLimits } from '../../contract/limits.js';
 
 /** The store under a queue driver: its write and read paths, and whether it is closed. */
 export type SqliteQueueCore = SqliteCore & { readonly closed: boolean };
@@ -161,10 +163,17 @@ export class SqliteQueueDriver implements QueueDriver {
     return this.core.write('setRateLimit', (ctx) => ops.setRateLimit(ctx, this.queue, limit?.max ?? null, limit?.perMs ?? null));
   }
 
+  setLimits(limits: ResolvedLimits): Promise<void> {
+    return this.core.write('setLimits', (ctx) => setLimits(ctx, this.queue, limits));
+  }
+
   async settings(): Promise<QueueSettings> {
-    const row = await this.core.read('settings', (conn) => conn.stmt(Q.GET_SETTINGS).get(this.queue) as { paused: number; rate_max: number | null; rate_per_ms: number | null } | undefined);
-    if (!row) return { paused: false, rateLimit: null };
-    return { paused: row.paused !== 0, rateLimit: row.rate_max === null || row.rate_per_ms === null ? null : { max: row.rate_max, perMs: row.rate_per_ms } };
+    const row = await this.core.read(
+      'settings',
+      (conn) => conn.stmt(Q.GET_SETTINGS).get(this.queue) as ({ paused: number; rate_max: number | null; rate_per_ms: number | null } & LimitSettings) | undefined,
+    );
+    if (!row) return { paused: false, rateLimit: null, ...limitSettings(undefined) };
+    return { paused: row.paused !== 0, rateLimit: row.rate_max === null || row.rate_per_ms === null ? null : { max: row.rate_max, perMs: row.rate_per_ms }, ...limitSettings(row) };
   }
 
   sweepExpired(): Promise<{ expired: number; purged: number }> {

@@ -73,6 +73,8 @@ export function jobInsertParams(queue: string, payloadText: string, stamp: JobWr
     stamp.uniqueKey,
     stamp.orderingKey,
     blocked ? 1 : 0,
+    stamp.concurrencyKey,
+    stamp.rateLimitKey,
   ];
 }
 

@@ -1,0 +1,157 @@
+// Per-key concurrency, per-key rate limits and global concurrency on PostgreSQL (issue #27 item 5; docs/limits.md).
+import { countDeltas, foldSometimes } from './counts.sql.js';
+import { DEFERRED_COMMIT, jobColumns, nextDueIn, promoteFrom } from './queue.sql.js';
+import { NOW_MS, type SchemaSql } from './schema-sql.js';
+
+/** Candidates one limited claim reads at most per branch: past them, jobs of free keys wait for the next claim. */
+export function scanBound(room: number): number {
+  return Math.min(10_000, Math.max(256, room * 16));
+}
+
+/** The statements of the limits, for one schema. */
+export function limitsSql(s: SchemaSql) {
+  const jobs = `${s.q}.jobs`;
+  const settings = `${s.q}.queue_settings`;
+  const CLEAR_CLAIM = 'claim_token = NULL, claimed_until = NULL, worker_id = NULL';
+  const now = '(SELECT ms FROM t)';
+  const notFull = `(j.concurrency_key IS NULL OR j.concurrency_key NOT IN (SELECT key FROM cfull))
+           AND (j.rate_key IS NULL OR j.rate_key NOT IN (SELECT key FROM rfull))`;
+  return {
+    /** The enqueue function with the job's keys: parameters of `enqueueCall`, then $16 concurrency key, $17 rate key → id. */
+    enqueueCall: s.def(
+      'l_enqueue_call',
+      `SELECT ${s.q}.enqueue_job_limited($1::text, $2::text, $3::int, $4::int, $5::bigint, $6::bigint, $7::bigint, $8::bigint, $9::bigint, $10::bigint, ${s.channel}, $11::text, $12::text, $13::text, $14::boolean, $15::text, $16::text, $17::text) AS id`,
+    ),
+    /**
+     * The claim of a queue with limits (a keyed job was enqueued, or `globalConcurrency` is set).
+     * It locks the queue's settings row first, so a queue's limited claims run one at a time,
+     * and counts what is processing through `limit_counts` (VOLATILE: a snapshot taken after the
+     * lock, so every claim committed before it counts). Then, in claim order, it takes candidates
+     * whose key is below its concurrency limit and its rate window, up to the global limit and the
+     * queue's own rate limit; a processing job counts while its lease runs. Exhausted lapsed jobs go
+     * dead as in `claim`. Parameters and result as `claim`, plus $7 the candidate scan bound;
+     * `limits` false once the queue has none (the store goes back to `claim`).
+     */
+    claim: s.def(
+      'l_claim',
+      `WITH t AS MATERIALIZED (SELECT ${NOW_MS} AS ms),
+       ${DEFERRED_COMMIT('$6')},
+       qs AS MATERIALIZED (SELECT q.* FROM ${settings} q WHERE q.queue = $1::text FOR UPDATE),
+       lc AS MATERIALIZED (
+         SELECT * FROM ${s.q}.limit_counts($1::text, (SELECT count(*) FROM qs), ${now},
+           coalesce((SELECT global_concurrency IS NOT NULL FROM qs), false), coalesce((SELECT keyed FROM qs), false),
+           (SELECT key_rate_per_ms FROM qs WHERE key_rate_max IS NOT NULL))
+       ),
+       qr AS MATERIALIZED (
+         SELECT qs.rate_max, qs.window_start, qs.window_count,
+                greatest(qs.window_start, (${now} / qs.rate_per_ms) * qs.rate_per_ms) AS win
+         FROM qs WHERE qs.rate_max IS NOT NULL
+       ),
+       allow AS MATERIALIZED (
+         SELECT CASE WHEN coalesce((SELECT paused FROM qs), false) THEN 0
+                     ELSE least(
+                       coalesce((SELECT greatest(0, least($2::int, qr.rate_max - CASE WHEN qr.window_start = qr.win THEN qr.window_count ELSE 0 END)) FROM qr), $2::int),
+                       coalesce((SELECT greatest(0, qs.global_concurrency - coalesce((SELECT lc.n FROM lc WHERE lc.kind = 'g'), 0)) FROM qs WHERE qs.global_concurrency IS NOT NULL), $2::int))
+                END AS n
+       ),
+       cl AS MATERIALIZED (SELECT coalesce((SELECT concurrency_limit FROM qs), 1) AS n, (SELECT key_rate_max FROM qs) AS rmax),
+       cfull AS (SELECT lc.key FROM lc, cl WHERE lc.kind = 'c' AND lc.n >= cl.n),
+       rfull AS (SELECT lc.key FROM lc, cl WHERE lc.kind = 'r' AND cl.rmax IS NOT NULL AND lc.n >= cl.rmax),
+       cand AS (
+         (SELECT j.id, j.priority, j.run_at, j.concurrency_key AS ck, j.rate_key AS rk, true AS fresh FROM ${jobs} j
+          WHERE j.queue = $1::text AND j.state = 'pending' AND NOT j.blocked AND j.run_at <= ${now}
+            AND (j.expires_at IS NULL OR j.expires_at > ${now}) AND ${notFull}
+          ORDER BY j.priority DESC, j.run_at, j.id LIMIT $7::int)
+         UNION ALL
+         (SELECT j.id, j.priority, j.run_at, j.concurrency_key, j.rate_key, false FROM ${jobs} j
+          WHERE j.queue = $1::text AND j.state = 'processing' AND j.claimed_until <= ${now}
+            AND j.attempts < j.max_attempts AND (j.expires_at IS NULL OR j.expires_at > ${now}) AND ${notFull}
+          ORDER BY j.priority DESC, j.run_at, j.id LIMIT $7::int)
+       ),
+       ranked AS (
+         SELECT c.*, coalesce(bc.n, 0) AS cbusy, coalesce(br.n, 0) AS rused,
+           row_number() OVER (PARTITION BY c.ck ORDER BY c.priority DESC, c.run_at, c.id) AS ckn,
+           row_number() OVER (PARTITION BY c.rk ORDER BY c.priority DESC, c.run_at, c.id) AS rkn
+         FROM cand c
+         LEFT JOIN lc bc ON bc.kind = 'c' AND bc.key = c.ck
+         LEFT JOIN lc br ON br.kind = 'r' AND br.key = c.rk
+       ),
+       ok AS (
+         SELECT r.id, r.fresh FROM ranked r, cl
+         WHERE (r.ck IS NULL OR r.ckn <= cl.n - r.cbusy) AND (r.rk IS NULL OR cl.rmax IS NULL OR r.rkn <= cl.rmax - r.rused)
+         ORDER BY r.priority DESC, r.run_at, r.id LIMIT (SELECT n FROM allow)
+       ),
+       picked AS (
+         SELECT j.id, ok.fresh FROM ${jobs} j JOIN ok ON j.id = ok.id
+         WHERE (j.state = 'pending' AND NOT j.blocked) OR (j.state = 'processing' AND j.claimed_until <= ${now})
+         FOR UPDATE OF j SKIP LOCKED
+       ),
+       exhausted AS (
+         SELECT j.id FROM ${jobs} j
+         WHERE j.queue = $1::text AND j.state = 'processing' AND j.claimed_until <= ${now}
+           AND j.attempts >= j.max_attempts AND (j.expires_at IS NULL OR j.expires_at > ${now})
+         LIMIT 1000 FOR UPDATE OF j SKIP LOCKED
+       ),
+       buried AS (
+         UPDATE ${jobs} j SET state = 'dead', last_error = 'max attempts exceeded', died_at = t.ms, ${CLEAR_CLAIM}
+         FROM exhausted e, t WHERE j.id = e.id RETURNING j.id, j.queue, j.ordering_key, j.blocked
+       ),
+       claimed AS (
+         UPDATE ${jobs} j SET state = 'processing', attempts = j.attempts + 1, claim_token = gen_random_uuid(),
+           claimed_until = greatest(t.ms, (SELECT win FROM qr)) + coalesce($3::bigint, j.visibility_timeout_ms), worker_id = $4::text
+         FROM picked p, t WHERE j.id = p.id
+         RETURNING ${jobColumns('j')}, p.fresh, j.rate_key
+       ),
+       cnt AS (${countDeltas(
+         s.q,
+         `SELECT $1::text, v.state, 0, v.n
+          FROM (SELECT count(*) FILTER (WHERE c.fresh) AS f FROM claimed c) a, (SELECT count(*) AS b FROM buried) b,
+            LATERAL (VALUES ('pending', -a.f), ('processing', a.f - b.b), ('dead', b.b)) AS v(state, n)
+          WHERE v.n <> 0`,
+       )}),
+       windowed AS (
+         UPDATE ${settings} q SET window_start = qr.win,
+           window_count = CASE WHEN qr.window_start = qr.win THEN qr.window_count ELSE 0 END + (SELECT count(*) FROM claimed)
+         FROM qr WHERE q.queue = $1::text RETURNING 1
+       ),
+       kw AS (
+         INSERT INTO ${s.q}.key_rate_windows AS w (queue, key, window_start, window_count)
+         SELECT $1::text, c.rate_key, (${now} / qs.key_rate_per_ms) * qs.key_rate_per_ms, count(*)::int
+         FROM claimed c, qs WHERE c.rate_key IS NOT NULL AND qs.key_rate_max IS NOT NULL
+         GROUP BY c.rate_key, qs.key_rate_per_ms
+         ON CONFLICT (queue, key) DO UPDATE SET
+           window_count = CASE WHEN w.window_start = EXCLUDED.window_start THEN w.window_count + EXCLUDED.window_count ELSE EXCLUDED.window_count END,
+           window_start = EXCLUDED.window_start
+         RETURNING 1
+       ),
+       extra AS MATERIALIZED (
+         SELECT ${promoteFrom(s, 'buried', '$5')} AS promoted, (SELECT count(*) FROM windowed) + (SELECT count(*) FROM kw) AS windowed,
+           ${foldSometimes(s.q, `SELECT $1::text WHERE EXISTS (SELECT 1 FROM claimed WHERE claimed.fresh) OR EXISTS (SELECT 1 FROM buried)`)} AS folded,
+           coalesce((SELECT keyed OR global_concurrency IS NOT NULL FROM qs), false) AS limits,
+           CASE WHEN (SELECT count(*) FROM claimed) < $2::int AND NOT coalesce((SELECT paused FROM qs), false)
+             THEN ${nextDueIn(s, now)} END AS next_due_in)
+       SELECT c.*, extra.promoted, extra.folded, extra.limits, extra.next_due_in FROM sc, extra LEFT JOIN claimed c ON true ORDER BY c.priority DESC, c.run_at, c.id`,
+    ),
+    /**
+     * $1 queue, $2..$8: set concurrency limit?, value, set global?, value, set key rate?, max, perMs;
+     * $9 wake payload. Writes the given limits and wakes the queue's workers and every store's
+     * claim gate (`s:<queue>`); a new key rate limit starts fresh windows.
+     */
+    setLimits: s.def(
+      'l_set_limits',
+      `WITH u AS (
+         INSERT INTO ${settings} AS qs (queue, concurrency_limit, global_concurrency, key_rate_max, key_rate_per_ms)
+         VALUES ($1::text, $3::int, $5::int, $7::int, $8::bigint)
+         ON CONFLICT (queue) DO UPDATE SET
+           concurrency_limit = CASE WHEN $2::boolean THEN EXCLUDED.concurrency_limit ELSE qs.concurrency_limit END,
+           global_concurrency = CASE WHEN $4::boolean THEN EXCLUDED.global_concurrency ELSE qs.global_concurrency END,
+           key_rate_max = CASE WHEN $6::boolean THEN EXCLUDED.key_rate_max ELSE qs.key_rate_max END,
+           key_rate_per_ms = CASE WHEN $6::boolean THEN EXCLUDED.key_rate_per_ms ELSE qs.key_rate_per_ms END
+         RETURNING 1),
+       cleared AS (DELETE FROM ${s.q}.key_rate_windows w WHERE $6::boolean AND w.queue = $1::text RETURNING 1)
+       SELECT (SELECT count(*) FROM u) + (SELECT count(*) FROM cleared) AS n, ${s.notify('$9')}::text AS woke, ${s.notify("'s:' || $1::text")}::text AS changed`,
+    ),
+    /** $1 queue → the limit columns of its settings (no row: defaults). */
+    getLimits: s.def('l_get_limits', `SELECT concurrency_limit, global_concurrency, key_rate_max, key_rate_per_ms FROM ${settings} WHERE queue = $1::text`),
+  };
+}

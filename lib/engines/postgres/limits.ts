@@ -1,0 +1,52 @@
+// PostgreSQL: which queues take the limited claim, the keyed enqueue, and the limits' settings (issue #27 item 5; docs/limits.md).
+import { DEFAULT_CONCURRENCY_LIMIT, type ResolvedLimits } from '../../contract/limits.js';
+import type { RateLimit } from '../../contract/types.js';
+import type { JobWrite } from '../../contract/options.js';
+import type { PgContext } from './context.js';
+import type { Executor } from './executor.js';
+
+/** Per store: queues whose last claim read limits (their next claim is the limited one). */
+const LIMITED = new WeakMap<object, Set<string>>();
+
+/** The queues of `ctx`'s store known to have limits. */
+export function limitedQueues(ctx: object): Set<string> {
+  let s = LIMITED.get(ctx);
+  if (s === undefined) {
+    s = new Set();
+    LIMITED.set(ctx, s);
+  }
+  return s;
+}
+
+/** Parameters $16, $17 of the limited enqueue. */
+export function limitKeyParams(st: JobWrite): unknown[] {
+  return [st.concurrencyKey, st.rateLimitKey];
+}
+
+/** Parameters $2..$8 of `setLimits`. */
+export function setLimitsParams(l: ResolvedLimits): unknown[] {
+  return [
+    l.concurrencyLimit !== undefined,
+    l.concurrencyLimit ?? null,
+    l.globalConcurrency !== undefined,
+    l.globalConcurrency ?? null,
+    l.keyRateLimit !== undefined,
+    l.keyRateLimit?.max ?? null,
+    l.keyRateLimit?.perMs ?? null,
+  ];
+}
+
+/** The limit fields of `QueueSettings`. */
+export async function readLimits(
+  ctx: PgContext,
+  exec: Executor,
+  queue: string,
+): Promise<{ concurrencyLimit: number; globalConcurrency: number | null; keyRateLimit: RateLimit | null }> {
+  const r = await exec.run<{ concurrency_limit: number | null; global_concurrency: number | null; key_rate_max: number | null; key_rate_per_ms: string | null }>(ctx.sql.limits.getLimits, [queue]);
+  const row = r.rows[0];
+  return {
+    concurrencyLimit: row?.concurrency_limit ?? DEFAULT_CONCURRENCY_LIMIT,
+    globalConcurrency: row?.global_concurrency ?? null,
+    keyRateLimit: row && row.key_rate_max !== null && row.key_rate_per_ms !== null ? { max: row.key_rate_max, perMs: Number(row.key_rate_per_ms) } : null,
+  };
+}

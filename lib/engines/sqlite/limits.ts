@@ -1,0 +1,204 @@
+// Per-key concurrency, per-key rate limits and global concurrency on SQLite (issue #27 item 5; docs/limits.md).
+// Every claim runs in the file's single write transaction, so the counts a claim reads are the
+// counts every process sees: the limits hold across processes without further locking.
+import { DEFAULT_CONCURRENCY_LIMIT, type ResolvedLimits } from '../../contract/limits.js';
+import { queueWakeChannel } from '../../contract/names.js';
+import { rateAllowance } from '../../contract/queue-settings.js';
+import type { ClaimedRow } from '../shared/queue-driver.js';
+import type { WriteCtx } from './writer.js';
+
+/** Migration 12's new tables (fresh files and upgrades; idempotent). Columns are added by the step's `addColumns`. */
+export const LIMITS_DDL = `
+CREATE TABLE IF NOT EXISTS __alkstore_key_rate_windows (
+  queue TEXT NOT NULL,
+  key TEXT NOT NULL,
+  window_start INTEGER NOT NULL,
+  window_count INTEGER NOT NULL,
+  PRIMARY KEY (queue, key)
+) WITHOUT ROWID;
+`;
+
+/** Migration 12's columns. */
+export const LIMITS_COLUMNS: readonly { table: string; column: string; type: string }[] = [
+  { table: '__alkstore_jobs', column: 'concurrency_key', type: 'TEXT' },
+  { table: '__alkstore_jobs', column: 'rate_key', type: 'TEXT' },
+  { table: '__alkstore_queue_settings', column: 'keyed', type: 'INTEGER NOT NULL DEFAULT 0' },
+  { table: '__alkstore_queue_settings', column: 'concurrency_limit', type: 'INTEGER' },
+  { table: '__alkstore_queue_settings', column: 'global_concurrency', type: 'INTEGER' },
+  { table: '__alkstore_queue_settings', column: 'key_rate_max', type: 'INTEGER' },
+  { table: '__alkstore_queue_settings', column: 'key_rate_per_ms', type: 'INTEGER' },
+];
+
+/** Created after the steps ran (the columns may be new). */
+export const LIMITS_INDEX_DDL = `
+CREATE INDEX IF NOT EXISTS __alkstore_jobs_concurrency
+  ON __alkstore_jobs (queue, concurrency_key) WHERE concurrency_key IS NOT NULL AND state = 'processing';
+`;
+
+/** The limit columns of a settings row. */
+export interface LimitSettings {
+  keyed: number;
+  concurrency_limit: number | null;
+  global_concurrency: number | null;
+  key_rate_max: number | null;
+  key_rate_per_ms: number | null;
+}
+
+/**
+ * Queue names whose last claim in this process read limits. A job of one that ends wakes the
+ * queue (a key may have room again). Process-wide by name: a wake is a hint, so a name shared by
+ * two stores costs at most a spurious wake (or a missed one, and the idle poll).
+ */
+const LIMITED = new Set<string>();
+
+/** Records what a claim read about `queue`'s limits. */
+export function noteLimited(queue: string, limited: boolean): void {
+  if (limited) LIMITED.add(queue);
+  else LIMITED.delete(queue);
+}
+
+/** A job of `queue` ended (ack, fail): when the queue has limits, its workers are woken on commit to claim again. */
+export function endedInLimited(ctx: WriteCtx, queue: string): void {
+  if (LIMITED.has(queue)) ctx.wake(queueWakeChannel(queue));
+}
+
+/** Whether a queue's claims must count: a keyed job was ever enqueued, or a global limit is set. */
+export function hasLimits(s: LimitSettings): boolean {
+  return s.keyed !== 0 || s.global_concurrency !== null;
+}
+
+/** The first keyed enqueue of a queue marks it (the claim then counts keys): queue. */
+export const MARK_KEYED = `INSERT INTO __alkstore_queue_settings (queue, keyed) VALUES (?, 1)
+  ON CONFLICT (queue) DO UPDATE SET keyed = 1 WHERE keyed = 0`;
+
+const LIVE_PROCESSING = `queue = @queue AND state = 'processing' AND claimed_until > @now`;
+const BUSY_TOTAL = `SELECT count(*) AS n FROM __alkstore_jobs INDEXED BY __alkstore_jobs_processing WHERE ${LIVE_PROCESSING}`;
+const BUSY_KEYS = `SELECT concurrency_key AS k, count(*) AS n FROM __alkstore_jobs INDEXED BY __alkstore_jobs_concurrency
+  WHERE concurrency_key IS NOT NULL AND ${LIVE_PROCESSING} GROUP BY concurrency_key`;
+const GET_KEY_WINDOW = `SELECT window_start, window_count FROM __alkstore_key_rate_windows WHERE queue = ? AND key = ?`;
+const SET_KEY_WINDOW = `INSERT INTO __alkstore_key_rate_windows (queue, key, window_start, window_count) VALUES (?, ?, ?, ?)
+  ON CONFLICT (queue, key) DO UPDATE SET window_start = excluded.window_start, window_count = excluded.window_count`;
+const CLEAR_KEY_WINDOWS = `DELETE FROM __alkstore_key_rate_windows WHERE queue = ?`;
+const ENSURE_SETTINGS = `INSERT INTO __alkstore_queue_settings (queue) VALUES (?) ON CONFLICT (queue) DO NOTHING`;
+const SET_LIMITS = `UPDATE __alkstore_queue_settings SET
+  concurrency_limit = CASE WHEN @setC THEN @c ELSE concurrency_limit END,
+  global_concurrency = CASE WHEN @setG THEN @g ELSE global_concurrency END,
+  key_rate_max = CASE WHEN @setR THEN @rmax ELSE key_rate_max END,
+  key_rate_per_ms = CASE WHEN @setR THEN @rper ELSE key_rate_per_ms END
+  WHERE queue = @queue`;
+
+// Claim candidates of keys not yet at their limit (@full: a JSON array of saturated keys), pending and lapsed, in claim order.
+const COLS = 'id, priority, run_at, attempts, max_attempts, ordering_key, concurrency_key, rate_key';
+const NOT_FULL = `(concurrency_key IS NULL OR concurrency_key NOT IN (SELECT value FROM json_each(@full)))`;
+const CANDIDATES = `
+SELECT ${COLS} FROM (
+  SELECT ${COLS} FROM __alkstore_jobs INDEXED BY __alkstore_jobs_pending
+  WHERE queue = @queue AND state = 'pending' AND blocked = 0 AND +run_at <= @now AND (expires_at IS NULL OR expires_at > @now) AND ${NOT_FULL}
+  ORDER BY priority DESC, run_at, id LIMIT @limit)
+UNION ALL
+SELECT ${COLS} FROM (
+  SELECT ${COLS} FROM __alkstore_jobs INDEXED BY __alkstore_jobs_processing
+  WHERE queue = @queue AND state = 'processing' AND claimed_until <= @now AND (expires_at IS NULL OR expires_at > @now) AND ${NOT_FULL}
+  ORDER BY priority DESC, run_at, id LIMIT @limit)
+ORDER BY priority DESC, run_at, id LIMIT @limit`;
+
+/** Candidates one limited claim reads at most: past them, jobs of free keys wait for the next claim. */
+export function scanBound(room: number): number {
+  return Math.min(10_000, Math.max(256, room * 16));
+}
+
+interface Candidate {
+  id: number;
+  attempts: number;
+  max_attempts: number;
+  ordering_key: string | null;
+  concurrency_key: string | null;
+  rate_key: string | null;
+}
+
+/**
+ * Claims up to `max` candidates in claim order, skipping those whose key is at its concurrency
+ * limit or out of its rate window, and stopping at the queue's global limit. Processing jobs count
+ * while their lease runs (a lapsed lease frees its slot). Exhausted candidates go dead (`bury`).
+ */
+export function claimLimited(
+  ctx: WriteCtx,
+  queue: string,
+  max: number,
+  s: LimitSettings,
+  claimRow: (id: number) => ClaimedRow,
+  bury: (c: Candidate) => void,
+): ClaimedRow[] {
+  const now = ctx.now;
+  const conn = ctx.conn;
+  let room = max;
+  if (s.global_concurrency !== null) {
+    room = Math.min(room, s.global_concurrency - (conn.stmt(BUSY_TOTAL).get({ queue, now }) as { n: number }).n);
+    if (room <= 0) return [];
+  }
+  const limit = s.concurrency_limit ?? DEFAULT_CONCURRENCY_LIMIT;
+  const busy = new Map<string, number>();
+  if (s.keyed !== 0) for (const r of conn.stmt(BUSY_KEYS).all({ queue, now }) as { k: string; n: number }[]) busy.set(r.k, r.n);
+  const full = [...busy].filter(([, n]) => n >= limit).map(([k]) => k);
+  const rate = s.key_rate_max !== null && s.key_rate_per_ms !== null ? { max: s.key_rate_max, perMs: s.key_rate_per_ms } : null;
+  const windows = new Map<string, { window: number; used: number }>();
+  const windowOf = (key: string) => {
+    let w = windows.get(key);
+    if (w === undefined) {
+      const st = conn.stmt(GET_KEY_WINDOW).get(queue, key) as { window_start: number; window_count: number } | undefined;
+      const a = rateAllowance(rate!, { windowStart: st?.window_start ?? 0, windowCount: st?.window_count ?? 0 }, now, 1);
+      w = { window: a.window, used: a.used };
+      windows.set(key, w);
+    }
+    return w;
+  };
+  const claimed: ClaimedRow[] = [];
+  const used = new Set<string>();
+  const candidates = conn.stmt(CANDIDATES).all({ queue, now, limit: scanBound(room), full: JSON.stringify(full) }) as Candidate[];
+  for (const c of candidates) {
+    if (claimed.length >= room) break;
+    if (c.attempts >= c.max_attempts) {
+      bury(c);
+      continue;
+    }
+    if (c.concurrency_key !== null && (busy.get(c.concurrency_key) ?? 0) >= limit) continue;
+    if (rate !== null && c.rate_key !== null && windowOf(c.rate_key).used >= rate.max) continue;
+    claimed.push(claimRow(c.id));
+    if (c.concurrency_key !== null) busy.set(c.concurrency_key, (busy.get(c.concurrency_key) ?? 0) + 1);
+    if (rate !== null && c.rate_key !== null) {
+      windowOf(c.rate_key).used++;
+      used.add(c.rate_key);
+    }
+  }
+  for (const k of used) {
+    const w = windows.get(k)!;
+    conn.stmt(SET_KEY_WINDOW).run(queue, k, w.window, w.used);
+  }
+  return claimed;
+}
+
+/** Writes the given limits (undefined fields kept); a new key rate limit starts fresh windows. Wakes the queue's workers. */
+export function setLimits(ctx: WriteCtx, queue: string, l: ResolvedLimits): void {
+  ctx.conn.stmt(ENSURE_SETTINGS).run(queue);
+  ctx.conn.stmt(SET_LIMITS).run({
+    queue,
+    setC: l.concurrencyLimit === undefined ? 0 : 1,
+    c: l.concurrencyLimit ?? null,
+    setG: l.globalConcurrency === undefined ? 0 : 1,
+    g: l.globalConcurrency ?? null,
+    setR: l.keyRateLimit === undefined ? 0 : 1,
+    rmax: l.keyRateLimit?.max ?? null,
+    rper: l.keyRateLimit?.perMs ?? null,
+  });
+  if (l.keyRateLimit !== undefined) ctx.conn.stmt(CLEAR_KEY_WINDOWS).run(queue);
+  ctx.wake(queueWakeChannel(queue));
+}
+
+/** The limit fields of `QueueSettings` from a settings row (or none). */
+export function limitSettings(s: LimitSettings | undefined): { concurrencyLimit: number; globalConcurrency: number | null; keyRateLimit: { max: number; perMs: number } | null } {
+  return {
+    concurrencyLimit: s?.concurrency_limit ?? DEFAULT_CONCURRENCY_LIMIT,
+    globalConcurrency: s?.global_concurrency ?? null,
+    keyRateLimit: s && s.key_rate_max !== null && s.key_rate_per_ms !== null ? { max: s.key_rate_max, perMs: s.key_rate_per_ms } : null,
+  };
+}
