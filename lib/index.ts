@@ -17,7 +17,6 @@ export type { InboxClaim, InboxFailure, InboxEntry, InboxOpts, InboxSettings } f
 export type { EnqueueHeadersHook, JobHeaders, OnConflict } from './contract/job-extras.js';
 export type { EnqueueOpts, JobOpts, QueueOpts } from './contract/options.js';
 export type { KeySource, KeySources, QueueLimits } from './contract/limits.js';
-export { DEFAULT_CONCURRENCY_LIMIT } from './contract/limits.js';
 export type { OpenStoreOptions } from './store-options.js';
 export type { ChildPolicy, ChildResult, FlowJob, FlowNode } from './contract/flows.js';
 export { FLOW_HEADER } from './contract/flows.js';
