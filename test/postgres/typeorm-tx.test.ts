@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { InvalidOption, ReservedName } from '../../lib/contract/errors.js';
 import type { Store } from '../../lib/contract/types.js';
 import { type EngineDb, PG_URL, describePg, postgres } from '../helpers/engines.js';
+import { flowsThroughJoinedTx } from '../helpers/typeorm-flows.js';
 import { keyedEnqueuesThroughJoinedTx } from '../helpers/typeorm-keyed.js';
 
 describePg('postgres withTx(external TypeORM transaction)', () => {
@@ -45,6 +46,9 @@ describePg('postgres withTx(external TypeORM transaction)', () => {
   });
 
   it('keyed enqueues (uniqueKey, orderingKey, headers) work through the joined transaction as through the store', () => keyedEnqueuesThroughJoinedTx(ds, store));
+
+  it('a flow (tx.enqueueFlow, tx.enqueue with dependsOn) commits with the business row, a rollback leaves none of it, a bad flow is refused before any write', () =>
+    flowsThroughJoinedTx(ds, store, { insert: (em, note) => em.query(`INSERT INTO "${db.location}".orders (note) VALUES ($1)`, [note]), count: async (note) => Number((await ds.query(`SELECT count(*) AS n FROM "${db.location}".orders WHERE note = $1`, [note]))[0].n) }));
 
   it('a rollback of the QueryRunner drops the job and the event with the business row', async () => {
     const qr = ds.createQueryRunner();

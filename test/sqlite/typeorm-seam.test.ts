@@ -3,6 +3,7 @@ import { DataSource, type EntityManager, type QueryRunner } from 'typeorm';
 import { AlkstoreError } from '../../lib/contract/errors.js';
 import type { Store } from '../../lib/contract/types.js';
 import { sqliteFile, type EngineDb } from '../helpers/engines.js';
+import { flowsThroughJoinedTx } from '../helpers/typeorm-flows.js';
 import { keyedEnqueuesThroughJoinedTx } from '../helpers/typeorm-keyed.js';
 
 /** The TypeORM seam: store.joinTransaction runs a TypeORM transaction on TypeORM's own connection to the same file, with the store joined to it. */
@@ -17,6 +18,7 @@ describe('sqlite engine joined to a TypeORM transaction (same file)', () => {
     ds = new DataSource({ type: 'better-sqlite3', database: db.location, entities: [] });
     await ds.initialize();
     await ds.query('CREATE TABLE orders (id INTEGER PRIMARY KEY, note TEXT NOT NULL)');
+    await ds.query('CREATE TABLE flow_orders (id INTEGER PRIMARY KEY, note TEXT NOT NULL)');
   });
   afterAll(async () => {
     await ds.destroy();
@@ -45,6 +47,9 @@ describe('sqlite engine joined to a TypeORM transaction (same file)', () => {
   });
 
   it('keyed enqueues (uniqueKey, orderingKey, headers) work through the joined transaction as through the store', () => keyedEnqueuesThroughJoinedTx(ds, store));
+
+  it('a flow (tx.enqueueFlow, tx.enqueue with dependsOn) commits with the business row, a rollback leaves none of it, a bad flow is refused before any write', () =>
+    flowsThroughJoinedTx(ds, store, { insert: (em, note) => em.query('INSERT INTO flow_orders (note) VALUES (?)', [note]), count: async (note) => count('SELECT count(*) AS n FROM flow_orders WHERE note = ?', [note]) }));
 
   it('drops the job, event, notify and offset save on rollback', async () => {
     const marker = store.listen('rb-marker');

@@ -1,6 +1,5 @@
 // SQLite only: joining a TypeORM transaction on the same file runs our SQL through its QueryRunner with SQLite's placeholders; PostgreSQL joins through its executor (QueryRunnerExecutor).
 import { queueWakeChannel, streamWakeChannel } from '../../contract/names.js';
-import { InvalidOption } from '../../contract/errors.js';
 import { dependsOnFlow, hasDependencies, type FlowJob, type FlowNode } from '../../contract/flows.js';
 import type { InboxClaim } from '../../contract/inbox.js';
 import type { JobOpts } from '../../contract/options.js';
@@ -8,6 +7,7 @@ import type { QueryRunnerLike, TxOps } from '../../contract/types.js';
 import { assertActiveRunner } from '../shared/tx.js';
 import { NOW_SQL } from './connection.js';
 import type { SqliteCore } from './context.js';
+import { insertFlowPlan, type FlowAnswer, type FlowStep } from './flows.js';
 import { claimAnswer, inboxClaimInput } from './inbox.js';
 import { CLAIM_INBOX, GET_INBOX } from './inbox.sql.js';
 import { INSERT_NOTIFY_SQL } from './notify/notify-log.js';
@@ -57,11 +57,21 @@ export class ExternalTxOps implements TxOps {
     return this.insertJob('tx.enqueue', enqueueInput(this.core, queue, payload, opts));
   }
 
-  /** Not on a joined TypeORM transaction on SQLite yet (docs/flows.md): `InvalidOption` before any write. */
+  /**
+   * The flow's jobs, edges and waits through the caller's connection, in its transaction (in a
+   * savepoint: a flow refused halfway leaves nothing); a bad flow is refused before any write.
+   * An enqueue settles nothing: edges to dependencies already ended are written done.
+   */
   async enqueueFlow(queue: string, flow: FlowJob): Promise<FlowNode> {
-    // Checked first, so a bad flow is refused as on every other path.
-    flowInput(this.core, queue, flow);
-    throw new InvalidOption('tx.enqueueFlow', 'is not supported inside a joined TypeORM transaction on SQLite yet; use store.withTx(tx => tx.enqueueFlow(...)) or queue.enqueueFlow');
+    const plan = flowInput(this.core, queue, flow);
+    return this.atomically('tx.enqueueFlow', async () => {
+      const now = await this.now();
+      const gen = insertFlowPlan(plan, now);
+      let step = gen.next();
+      while (!step.done) step = gen.next(await this.answer(step.value));
+      for (const q of step.value.wakes) await this.query(INSERT_NOTIFY_SQL, [queueWakeChannel(q), now]);
+      return step.value.node;
+    });
   }
 
   async outboxEnqueue(outbox: string, payload: unknown, opts?: JobOpts): Promise<number> {
@@ -117,19 +127,19 @@ export class ExternalTxOps implements TxOps {
       const now = await this.now();
       const plan = insertPlan(i.queue, [i.text], i.stamp, now);
       let step = plan.next();
-      while (!step.done) {
-        const s = step.value;
-        const answer: StepAnswer =
-          s.kind === 'insert'
-            ? Number((await this.query(`${INSERT_JOB} RETURNING id`, s.params)).records[0]!.id)
-            : s.kind === 'get'
-              ? (await this.query(s.sql, s.params)).records[0]
-              : void (await this.query(s.sql, s.params));
-        step = plan.next(answer);
-      }
+      while (!step.done) step = plan.next((await this.answer(step.value)) as StepAnswer);
       if (step.value.wake) await this.query(INSERT_NOTIFY_SQL, [queueWakeChannel(i.queue), now]);
       return step.value.ids[0]!;
     });
+  }
+
+  /** Runs one plan statement through the caller's connection and gives back what the plan expects. */
+  private async answer(s: FlowStep): Promise<FlowAnswer> {
+    if (s.kind === 'insert') return Number((await this.query(`${INSERT_JOB} RETURNING id`, s.params)).records[0]!.id);
+    if (s.kind === 'get') return (await this.query(s.sql, s.params)).records[0];
+    if (s.kind === 'all') return (await this.query(s.sql, s.params)).records;
+    await this.query(s.sql, s.params);
+    return undefined;
   }
 
   private async insertEvent(op: string, i: PublishInput): Promise<number> {

@@ -3,20 +3,22 @@ import { queueWakeChannel } from '../../contract/names.js';
 import { resultWakeChannel } from '../../contract/results.js';
 import { childResults, edgeOutcome, type ChildRow, type EdgeRow } from '../shared/flows.js';
 import type { SqliteConn } from './connection.js';
-import { insertJobs } from './queue-ops.js';
+import { insertPlan, type Inserted, type InsertStep, type StepAnswer } from './queue-ops.js';
+import { INSERT_JOB } from './queue.sql.js';
 import type { WriteCtx } from './writer.js';
 
 // Job flows on SQLite (SPEC §11, docs/flows.md): each function runs inside one write transaction,
 // so a dependency's end and its dependents' unblock commit together. The same rules and statements
 // as PostgreSQL's flows.sql.ts / flows.ts.
 
-const WHERE_ARE = `SELECT j.id, j.queue, j.state FROM json_each(@ids) x JOIN __alkstore_jobs j ON j.id = x.value
-  UNION ALL SELECT o.id, o.queue, o.state FROM json_each(@ids) x JOIN __alkstore_job_outcomes o ON o.id = x.value`;
+// The insert's statements take positional parameters: a TypeORM query runner binds no names.
+const WHERE_ARE = `SELECT j.id, j.queue, j.state FROM json_each(?) x JOIN __alkstore_jobs j ON j.id = x.value
+  UNION ALL SELECT o.id, o.queue, o.state FROM json_each(?) x JOIN __alkstore_job_outcomes o ON o.id = x.value`;
 const MARK_LIVE = `UPDATE __alkstore_jobs SET headers = json_set(coalesce(headers, '{}'), '$."alkstore-flow"', '1')
-  WHERE id IN (SELECT value FROM json_each(@ids)) AND state IN ('pending', 'processing') RETURNING id`;
-const INSERT_EDGE = `INSERT INTO __alkstore_job_deps (job_id, dep_id, dep_queue, done, outcome) VALUES (@job, @dep, @queue, @done, @outcome)`;
-const INSERT_WAIT = `INSERT INTO __alkstore_job_waits (job_id, queue, pending, policy) VALUES (@job, @queue, @pending, @policy)`;
-const BLOCK = `UPDATE __alkstore_jobs SET blocked = 1 WHERE id = @job AND state = 'pending'`;
+  WHERE id IN (SELECT value FROM json_each(?)) AND state IN ('pending', 'processing') RETURNING id`;
+const INSERT_EDGE = `INSERT INTO __alkstore_job_deps (job_id, dep_id, dep_queue, done, outcome) VALUES (?, ?, ?, ?, ?)`;
+const INSERT_WAIT = `INSERT INTO __alkstore_job_waits (job_id, queue, pending, policy) VALUES (?, ?, ?, ?)`;
+const BLOCK = `UPDATE __alkstore_jobs SET blocked = 1 WHERE id = ? AND state = 'pending'`;
 const EDGE_COLS = `e.job_id, e.dep_id, e.dep_queue, j.state AS jstate, j.last_error, o.state AS ostate`;
 const EDGES_OF = `SELECT ${EDGE_COLS} FROM __alkstore_job_deps e LEFT JOIN __alkstore_jobs j ON j.id = e.dep_id LEFT JOIN __alkstore_job_outcomes o ON o.id = e.dep_id
   WHERE e.dep_id IN (SELECT value FROM json_each(@ids)) AND e.done = 0 ORDER BY e.job_id, e.dep_id`;
@@ -35,35 +37,86 @@ const LIVE_DESCENDANTS = `WITH RECURSIVE d(id) AS (SELECT dep_id FROM __alkstore
 const PURGE_WAITS = `DELETE FROM __alkstore_job_waits WHERE queue = @queue AND NOT EXISTS (SELECT 1 FROM __alkstore_jobs j WHERE j.id = job_id AND j.state IN ('pending', 'processing')) RETURNING job_id`;
 const PURGE_EDGES = `DELETE FROM __alkstore_job_deps WHERE job_id = ?`;
 
-/** Inserts a checked flow: refuses a missing, dead or cancelled dependency id before any write. */
-export function insertFlow(ctx: WriteCtx, plan: FlowPlan): FlowNode {
+/** One statement of an {@link insertFlowPlan}: an {@link InsertStep}, or `all` (every row back). */
+export type FlowStep = InsertStep | { kind: 'all'; sql: string; params: unknown[] };
+/** What a {@link FlowStep} gave back: a `StepAnswer`, or the rows of an `all`. */
+export type FlowAnswer = StepAnswer | readonly { readonly [column: string]: unknown }[];
+/** What a flow plan inserted: the flow's tree of ids, and the queues whose workers need a wake. */
+export interface FlowInserted {
+  node: FlowNode;
+  wakes: string[];
+}
+
+/**
+ * The statements of a checked flow's insert, once for both ways SQLite writes (the store's write
+ * connection, synchronously, in {@link insertFlow}; a caller's TypeORM query runner,
+ * asynchronously, in external-tx.ts), as queue-ops `insertPlan`: each job goes in through its
+ * `insertPlan`. Refuses a missing, dead or cancelled dependency id before any write.
+ */
+export function* insertFlowPlan(plan: FlowPlan, now: number): Generator<FlowStep, FlowInserted, FlowAnswer> {
   const queueOf = new Map<number, string>();
   if (plan.existing.length > 0) {
-    const rows = ctx.conn.stmt(WHERE_ARE).all({ ids: JSON.stringify(plan.existing) }) as { id: number; queue: string; state: string }[];
-    const state = new Map(rows.map((x) => [x.id, x.state]));
-    for (const x of rows) queueOf.set(x.id, x.queue);
+    const json = JSON.stringify(plan.existing);
+    const rows = (yield { kind: 'all', sql: WHERE_ARE, params: [json, json] }) as { id: number; queue: string; state: string }[];
+    const state = new Map(rows.map((x) => [Number(x.id), x.state]));
+    for (const x of rows) queueOf.set(Number(x.id), x.queue);
     for (const id of plan.existing) {
       const s = state.get(id);
       if (s === undefined) throw badDependency(id, 'missing');
       if (s === 'dead' || s === 'cancelled') throw badDependency(id, s);
     }
   }
-  const ids = plan.jobs.map((j) => insertJobs(ctx, j.queue, [j.text], j.stamp)[0]!);
+  const wakes = new Set<string>();
+  const ids: number[] = [];
+  for (const j of plan.jobs) {
+    const r = yield* jobSteps(insertPlan(j.queue, [j.text], j.stamp, now));
+    ids.push(r.ids[0]!);
+    if (r.wake) wakes.add(j.queue);
+  }
   plan.jobs.forEach((j, k) => queueOf.set(ids[k]!, j.queue));
   const depIds = [...new Set(plan.jobs.flatMap((j) => j.deps.map((d) => ('node' in d ? ids[d.node]! : d.id))))];
-  if (depIds.length === 0) return flowTree(plan, ids);
-  const live = new Set((ctx.conn.stmt(MARK_LIVE).all({ ids: JSON.stringify(depIds) }) as { id: number }[]).map((x) => x.id));
+  if (depIds.length === 0) return { node: flowTree(plan, ids), wakes: [...wakes] };
+  const marked = (yield { kind: 'all', sql: MARK_LIVE, params: [JSON.stringify(depIds)] }) as { id: number }[];
+  const live = new Set(marked.map((x) => Number(x.id)));
   const done = new Set(depIds.filter((id) => !live.has(id)));
   for (let k = 0; k < plan.jobs.length; k++) {
     const j = plan.jobs[k]!;
     if (j.deps.length === 0) continue;
     const ds = [...new Set(j.deps.map((d) => ('node' in d ? ids[d.node]! : d.id)))];
-    for (const d of ds) ctx.conn.stmt(INSERT_EDGE).run({ job: ids[k], dep: d, queue: queueOf.get(d) ?? j.queue, done: done.has(d) ? 1 : 0, outcome: done.has(d) ? 'completed' : null });
+    for (const d of ds) yield { kind: 'run', sql: INSERT_EDGE, params: [ids[k], d, queueOf.get(d) ?? j.queue, done.has(d) ? 1 : 0, done.has(d) ? 'completed' : null] };
     const pending = ds.filter((d) => !done.has(d)).length;
-    ctx.conn.stmt(INSERT_WAIT).run({ job: ids[k], queue: j.queue, pending, policy: j.policy });
-    if (pending > 0) ctx.conn.stmt(BLOCK).run({ job: ids[k] });
+    yield { kind: 'run', sql: INSERT_WAIT, params: [ids[k], j.queue, pending, j.policy] };
+    if (pending > 0) yield { kind: 'run', sql: BLOCK, params: [ids[k]] };
   }
-  return flowTree(plan, ids);
+  return { node: flowTree(plan, ids), wakes: [...wakes] };
+}
+
+/** A job's `insertPlan` as flow steps: an insert step is never answered with rows. */
+function* jobSteps(g: Generator<InsertStep, Inserted, StepAnswer>): Generator<FlowStep, Inserted, FlowAnswer> {
+  let step = g.next();
+  while (!step.done) step = g.next((yield step.value) as StepAnswer);
+  return step.value;
+}
+
+/** {@link insertFlowPlan} on the store's write connection, in the write transaction of `ctx`. */
+export function insertFlow(ctx: WriteCtx, plan: FlowPlan): FlowNode {
+  const conn = ctx.conn;
+  const gen = insertFlowPlan(plan, ctx.now);
+  let step = gen.next();
+  while (!step.done) {
+    const s = step.value;
+    step = gen.next(
+      s.kind === 'insert'
+        ? Number(conn.stmt(INSERT_JOB).run(...s.params).lastInsertRowid)
+        : s.kind === 'get'
+          ? (conn.stmt(s.sql).get(...s.params) as StepAnswer)
+          : s.kind === 'all'
+            ? (conn.stmt(s.sql).all(...s.params) as FlowAnswer)
+            : void conn.stmt(s.sql).run(...s.params),
+    );
+  }
+  for (const q of step.value.wakes) ctx.wake(queueWakeChannel(q));
+  return step.value.node;
 }
 
 /** Settles the edges from dependencies `depIds` that are no longer live (see PostgreSQL's `settle`). */
