@@ -100,9 +100,20 @@ export async function pgBoss12(variant: PeerVariant, version: string): Promise<P
     async startWorker(name, onJob) {
       await prepare(name);
       const keyed = keyedQueues.has(name);
+      // B10's per-key count kept here, where the group slot is held (the bench's own count sees relayed start events).
+      const running = new Map<string, number>();
+      let maxPerKey = 0;
       await boss.work(name, keyed ? { ...workOpts, groupConcurrency: 1 } : workOpts, async (jobs) => {
         for (const j of jobs) onJob(j.data);
-        if (keyed) await new Promise((r) => setTimeout(r, KEYED_HOLD_MS));
+        if (!keyed) return;
+        const keys = jobs.map((j) => String((j.data as { key?: unknown }).key));
+        for (const k of keys) {
+          const n = (running.get(k) ?? 0) + 1;
+          running.set(k, n);
+          maxPerKey = Math.max(maxPerKey, n);
+        }
+        await new Promise((r) => setTimeout(r, KEYED_HOLD_MS));
+        for (const k of keys) running.set(k, running.get(k)! - 1);
       });
       return {
         async completed() {
@@ -111,6 +122,7 @@ export async function pgBoss12(variant: PeerVariant, version: string): Promise<P
         },
         async stop() {
           await boss.offWork(name);
+          if (keyed) process.stderr.write(`pg-boss ${name}: most jobs of one group key running at once in the peer process: ${maxPerKey}\n`);
         },
       };
     },
