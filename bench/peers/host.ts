@@ -8,7 +8,7 @@ import { createInterface } from 'node:readline';
 import { epochNow } from '../lib/util.js';
 import { graphile18 } from './graphile18.js';
 import { pgBoss12 } from './pgboss12.js';
-import type { PeerAdapter, Reply, Request } from './protocol.js';
+import type { CreateAnswer, PeerAdapter, Reply, Request } from './protocol.js';
 
 /** Read from the file: graphile-worker's `exports` does not expose its package.json. */
 function versionOf(pkg: string): string {
@@ -32,7 +32,15 @@ async function handle(m: Request): Promise<{ value?: unknown; t?: number }> {
   switch (m.op) {
     case 'create': {
       adapter = m.kind === 'pg-boss' ? await pgBoss12(m.variant, versionOf('pg-boss')) : await graphile18(m.variant, versionOf('graphile-worker'));
-      return { value: { version: adapter.version, settings: adapter.settings, notes: adapter.notes, outboxHow: adapter.outboxHow } };
+      const answer: CreateAnswer = {
+        version: adapter.version,
+        settings: adapter.settings,
+        notes: adapter.notes,
+        outboxHow: adapter.outboxHow,
+        flows: adapter.enqueueFlow !== undefined,
+        concurrencyKeyed: adapter.enqueueConcurrencyKeyed !== undefined,
+      };
+      return { value: answer };
     }
     case 'prepareQueue':
       return { value: await need().prepareQueue(m.queue) };
@@ -59,6 +67,18 @@ async function handle(m: Request): Promise<{ value?: unknown; t?: number }> {
         t = epochNow();
       });
       return { t };
+    }
+    case 'enqueueFlow': {
+      const a = need();
+      if (!a.enqueueFlow) throw new Error('no flow path');
+      await a.enqueueFlow(m.parentQueue, m.childQueue, m.parent, m.children);
+      return {};
+    }
+    case 'enqueueConcurrencyKeyed': {
+      const a = need();
+      if (!a.enqueueConcurrencyKeyed) throw new Error('no per-key concurrency');
+      await a.enqueueConcurrencyKeyed(m.queue, m.key, m.payloads);
+      return {};
     }
     case 'completed':
       return { value: await workers.get(m.worker)!.completed() };

@@ -17,6 +17,8 @@ export type Request =
   | { id: number; op: 'startWorker'; queue: string }
   | { id: number; op: 'startDispatcher' }
   | { id: number; op: 'produce'; payload: unknown }
+  | { id: number; op: 'enqueueFlow'; parentQueue: string; childQueue: string; parent: unknown; children: number }
+  | { id: number; op: 'enqueueConcurrencyKeyed'; queue: string; key: string; payloads: unknown[] }
   | { id: number; op: 'completed'; worker: number }
   | { id: number; op: 'stopWorker'; worker: number }
   | { id: number; op: 'close' };
@@ -27,6 +29,10 @@ export interface CreateAnswer {
   settings: Record<string, unknown>;
   notes: string[];
   outboxHow: string | null;
+  /** The peer has a flow path (B9). */
+  flows: boolean;
+  /** The peer has per-key concurrency (B10). */
+  concurrencyKeyed: boolean;
 }
 
 /** `t`: the child's start instant of an enqueue, or the instant a produce issued its COMMIT. */
@@ -60,5 +66,9 @@ export interface PeerAdapter {
   startWorker(name: string, onJob: (payload: unknown) => void): Promise<{ completed(): Promise<number>; stop(): Promise<void> }>;
   /** The outbox path: business row + job in one transaction; `beforeCommit` right before COMMIT. */
   produce?(payload: unknown, beforeCommit: () => void): Promise<void>;
+  /** B9: one flow in one call, a parent on `parentQueue` waiting for `children` children on `childQueue`. */
+  enqueueFlow?(parentQueue: string, childQueue: string, parent: unknown, children: number): Promise<void>;
+  /** B10: `payloads` under one concurrency key with a limit of 1 (the queue's worker then enforces it). */
+  enqueueConcurrencyKeyed?(queue: string, key: string, payloads: readonly unknown[]): Promise<void>;
   close(): Promise<void>;
 }

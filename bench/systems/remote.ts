@@ -86,7 +86,7 @@ export function remotePeer(name: string, kind: PeerKind, variant: PeerVariant, p
   return {
     name,
     pkg,
-    lacks: ['B4', 'B6', 'B7', 'B10'],
+    lacks: kind === 'pg-boss' ? ['B4', 'B6', 'B7'] : ['B4', 'B6', 'B7', 'B9', 'B10'],
     async available() {
       if (!existsSync(PEER_NODE)) return `Node 24 for the peers is not installed: run npm ci --prefix bench/peers`;
       return pgAvailable();
@@ -136,6 +136,30 @@ export function remotePeer(name: string, kind: PeerKind, variant: PeerVariant, p
                 async produce(payload: unknown, beforeCommit?: () => void) {
                   const r = await c.call('produce', { op: 'produce', payload });
                   if (beforeCommit && r.t !== undefined) atTime(fromEpoch(r.t), beforeCommit);
+                },
+              },
+            }
+          : {}),
+        ...(created.flows
+          ? {
+              flows: {
+                async enqueueFlow(parentQueue: string, childQueue: string, parent: unknown, children: number) {
+                  await c.call('enqueueFlow', { op: 'enqueueFlow', parentQueue, childQueue, parent, children });
+                },
+              },
+            }
+          : {}),
+        ...(created.concurrencyKeyed
+          ? {
+              keyed: {
+                enqueueUnique() {
+                  return Promise.reject(new Error('unique keys are not wired for remote peers'));
+                },
+                enqueueOrdered() {
+                  return Promise.reject(new Error('ordering keys are not wired for remote peers'));
+                },
+                async enqueueConcurrencyKeyed(queue: string, key: string, payloads: readonly unknown[]) {
+                  await c.call('enqueueConcurrencyKeyed', { op: 'enqueueConcurrencyKeyed', queue, key, payloads: [...payloads] });
                 },
               },
             }
