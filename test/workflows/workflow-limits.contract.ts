@@ -120,7 +120,7 @@ export function workflowLimitsContract(engine: EngineFixture): void {
     expect(first!.payload).toMatchObject({ t: 'start', ck: 'tenant:b' });
   });
 
-  it('every job that advances a run carries its priority and keys: the start, a signal, a timer and a child end', async () => {
+  it('every job that advances a run carries its priority and keys: the start, a signal, a timer; a child run journals its own', async () => {
     const namespace = ns();
     const child = defineWorkflow('kid', { limits: { concurrencyKey: 'workflow' }, run: async () => 1 });
     const wf = defineWorkflow('stamped', {
