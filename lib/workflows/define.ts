@@ -106,7 +106,15 @@ export function runLimitKeys(def: { readonly name: string; readonly limits?: Wor
   if (!l) return {};
   const at = `the input of workflow ${JSON.stringify(def.name)}`;
   const one = (field: 'concurrencyKey' | 'rateLimitKey', src: WorkflowKeySource<never> | undefined): string | undefined =>
-    src === undefined ? undefined : src === 'workflow' ? validateKey(field, def.name) : keyFromSource(field, src as (payload: unknown) => string, input, at);
+    src === undefined
+      ? undefined
+      : src === 'workflow'
+        ? validateKey(field, def.name)
+        : typeof src === 'function'
+          ? keyFromSource(field, src as (payload: unknown) => string, input, at)
+          : (() => {
+              throw new InvalidOption(`limits.${field} of workflow ${JSON.stringify(def.name)}`, "must be 'workflow' (the workflow's name) or a function (input) => string");
+            })();
   const ck = one('concurrencyKey', l.concurrencyKey);
   const rk = one('rateLimitKey', l.rateLimitKey);
   return { ...(ck === undefined ? {} : { ck }), ...(rk === undefined ? {} : { rk }) };

@@ -217,5 +217,20 @@ export function workflowLimitsContract(engine: EngineFixture): void {
     const good = defineWorkflow('bad-key', { version: 2, limits: { rateLimitKey: (i: { n: number }) => String(i.n) }, run: async () => null });
     const w2 = make({ workflows: [good], namespace, worker: false });
     await expect(w2.start(good, { n: 5 }, { id: 'r1' })).resolves.toEqual({ id: 'r1', created: true });
+    // ctx.startChild of a child whose key function fails throws in the parent's code, starting no child.
+    const parent = defineWorkflow('parent-of-bad', {
+      async run(_i: null, ctx) {
+        try {
+          await ctx.startChild(bad, { n: 1 });
+          return 'started';
+        } catch (e) {
+          return `${(e as Error).name}: ${(e as Error).message}`;
+        }
+      },
+    });
+    const w3 = make({ workflows: [parent, bad] });
+    const p = await w3.start(parent, null);
+    await expect(w3.waitForResult(p.id, { timeoutMs: 30_000 })).resolves.toMatch(/^InvalidArgument: .*rateLimitKey.*must return a string/);
+    expect((await w3.getStatus(p.id))!.children).toEqual([]);
   });
 }
