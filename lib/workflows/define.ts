@@ -1,6 +1,7 @@
 import { InvalidOption } from '../contract/errors.js';
 import type { TxHandle } from '../contract/types.js';
 import { validateKey } from '../contract/validate.js';
+import { keyFromSource } from '../contract/limits.js';
 import type { WorkflowContext, WorkflowDefinition } from './types.js';
 import type { Jsonified } from '../contract/codec.js';
 
@@ -14,6 +15,12 @@ export interface WorkflowSpec<I, O, X> {
    * leader-elected scheduler, `store.runSchedules`) with the run id `cron:<name>:<boundary ms>`.
    */
   readonly schedule?: string | WorkflowSchedule<I>;
+  /**
+   * The keys the queue's limits count this workflow's runs by (docs/workflows.md, "Limits"):
+   * computed once when a run starts, journaled with its start, and stamped on every job that
+   * advances the run. Set the limits themselves with the `limits` option of `createWorkflows`.
+   */
+  readonly limits?: WorkflowLimitKeys<I>;
   run(input: Jsonified<I>, ctx: WorkflowContext<X>): Promise<O>;
 }
 
@@ -25,6 +32,20 @@ export interface WorkflowSchedule<I = unknown> {
   readonly timeZone?: string;
   /** The input of every scheduled run (default null). */
   readonly input?: I;
+}
+
+/**
+ * Where a run's limit keys come from: `'workflow'` is the workflow's name (one key per workflow
+ * type), a function computes the key from the run's input and must return a non-blank string.
+ */
+export type WorkflowKeySource<I = unknown> = 'workflow' | ((input: I) => string);
+
+/** The `limits` of a workflow definition: each absent key gives the run no such key. */
+export interface WorkflowLimitKeys<I = unknown> {
+  /** Counted against the queue's `concurrencyLimit` (1 unless set): passes of one key running at once, across the fleet. */
+  readonly concurrencyKey?: WorkflowKeySource<I>;
+  /** Counted against the queue's `keyRateLimit`: passes of one key started per window, across the fleet. */
+  readonly rateLimitKey?: WorkflowKeySource<I>;
 }
 
 /** Largest workflow name, in UTF-8 bytes. */
@@ -61,7 +82,42 @@ export function defineWorkflow<I = unknown, O = unknown, X = TxHandle>(name: str
   if (typeof spec.run !== 'function') throw new InvalidOption(`run of workflow ${JSON.stringify(n)}`, 'must be a function (input, ctx) => Promise');
   const run = spec.run.bind(spec);
   const schedule = spec.schedule === undefined ? undefined : validateSchedule(n, spec.schedule);
-  return Object.freeze({ name: n, version, run, ...(schedule ? { schedule } : {}) });
+  const limits = spec.limits === undefined ? undefined : validateLimitKeys(n, spec.limits);
+  return Object.freeze({ name: n, version, run, ...(schedule ? { schedule } : {}), ...(limits ? { limits } : {}) });
+}
+
+function validateLimitKeys<I>(name: string, l: WorkflowLimitKeys<I>): WorkflowLimitKeys<I> {
+  if (l === null || typeof l !== 'object' || Array.isArray(l)) throw new InvalidOption(`limits of workflow ${JSON.stringify(name)}`, "must be { concurrencyKey?, rateLimitKey? }, each 'workflow' or (input) => string");
+  for (const k of Object.keys(l)) {
+    if (k !== 'concurrencyKey' && k !== 'rateLimitKey') throw new InvalidOption(`limits.${k.slice(0, 64)} of workflow ${JSON.stringify(name)}`, 'is not a workflow limit key (concurrencyKey, rateLimitKey)');
+    const v = (l as Record<string, unknown>)[k];
+    if (v !== undefined && v !== 'workflow' && typeof v !== 'function') throw new InvalidOption(`limits.${k} of workflow ${JSON.stringify(name)}`, "must be 'workflow' (the workflow's name) or a function (input) => string");
+  }
+  return Object.freeze({ ...l });
+}
+
+/**
+ * A run's limit keys from its definition and input, before any I/O: `InvalidArgument` naming the
+ * key and the workflow when a key function throws or returns a non-string, `InvalidName` for a
+ * blank or oversized key.
+ */
+export function runLimitKeys(def: { readonly name: string; readonly limits?: WorkflowLimitKeys<never> }, input: unknown): { ck?: string; rk?: string } {
+  const l = def.limits;
+  if (!l) return {};
+  const at = `the input of workflow ${JSON.stringify(def.name)}`;
+  const one = (field: 'concurrencyKey' | 'rateLimitKey', src: WorkflowKeySource<never> | undefined): string | undefined =>
+    src === undefined
+      ? undefined
+      : src === 'workflow'
+        ? validateKey(field, def.name)
+        : typeof src === 'function'
+          ? keyFromSource(field, src as (payload: unknown) => string, input, at)
+          : (() => {
+              throw new InvalidOption(`limits.${field} of workflow ${JSON.stringify(def.name)}`, "must be 'workflow' (the workflow's name) or a function (input) => string");
+            })();
+  const ck = one('concurrencyKey', l.concurrencyKey);
+  const rk = one('rateLimitKey', l.rateLimitKey);
+  return { ...(ck === undefined ? {} : { ck }), ...(rk === undefined ? {} : { rk }) };
 }
 
 function validateSchedule<I>(name: string, s: string | WorkflowSchedule<I>): WorkflowSchedule<I> {

@@ -6,7 +6,7 @@ import type { Store, TxOps } from '../contract/types.js';
 import { validateKey } from '../contract/validate.js';
 import { durationMs, type Duration } from './duration.js';
 import { ChildWorkflowFailed, NonDeterministicWorkflow, StepFailed, journalError, type JournaledError } from './errors.js';
-import { loadJournal, type CallKind, type Entry, type Journal, type Names } from './journal.js';
+import { loadJournal, stampOpts, type CallKind, type Entry, type Journal, type Names } from './journal.js';
 import type { ChildHandle, StartChildOptions, StepOptions, TransactionRunner, WaitForSignalOptions, WorkflowContext, WorkflowDefinition } from './types.js';
 import type { Instrument } from './instrument.js';
 
@@ -269,8 +269,8 @@ export class RunDriver {
   }
 
   private timer(at: number): (tx: TxOps) => Promise<number> {
-    const pr = this.journal.start?.pr;
-    return (tx) => tx.enqueue(this.deps.names.queue, { k: 'timer', id: this.id }, { ...this.deps.jobOpts, runAt: at, ...(pr ? { priority: pr } : {}) });
+    const stamp = stampOpts(this.journal.start);
+    return (tx) => tx.enqueue(this.deps.names.queue, { k: 'timer', id: this.id }, { ...this.deps.jobOpts, runAt: at, ...stamp });
   }
 
   private replay(name: string, d: Entry & { t: 'done' }): unknown {

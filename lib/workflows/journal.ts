@@ -11,8 +11,11 @@ import type { RunState, RunStep, RunSummary, WorkflowRun } from './types.js';
 export type CallKind = 'step' | 'transaction' | 'sleep' | 'signal' | 'now' | 'random' | 'child' | 'children';
 
 export type Entry =
-  /** The run began; `pa` is the parent run of a child started by `ctx.startChild`. */
-  | { readonly t: 'start'; readonly wf: string; readonly v: number; readonly input: unknown; readonly pa?: string; readonly pr?: number }
+  /**
+   * The run began; `pa` is the parent run of a child started by `ctx.startChild`; `pr` its priority,
+   * `ck` / `rk` its concurrency and rate-limit keys, stamped on every job that advances it.
+   */
+  | { readonly t: 'start'; readonly wf: string; readonly v: number; readonly input: unknown; readonly pa?: string; readonly pr?: number; readonly ck?: string; readonly rk?: string }
   /** A call's outcome: `r` (wrapped so `undefined` survives JSON) or `e` after `a` attempts. */
   | { readonly t: 'done'; readonly p: number; readonly k: CallKind; readonly n: string; readonly r?: { readonly v?: unknown }; readonly e?: JournaledError; readonly a?: number }
   /** Attempt `a` of a step failed; the next one is due at `at`. */
@@ -29,6 +32,15 @@ export type Entry =
   | { readonly t: 'signal'; readonly n: string; readonly d: unknown }
   | { readonly t: 'cancel' }
   | { readonly t: 'end'; readonly s: 'completed' | 'failed'; readonly r?: { readonly v?: unknown }; readonly e?: JournaledError };
+
+/** What every job advancing a run carries: its priority and limit keys, from its start entry. */
+export type RunStamp = Pick<Entry & { t: 'start' }, 'pr' | 'ck' | 'rk'>;
+
+/** The job options of a run's stamp (none for a run started without them). */
+export function stampOpts(s: RunStamp | null | undefined): { priority?: number; concurrencyKey?: string; rateLimitKey?: string } {
+  if (!s) return {};
+  return { ...(s.pr ? { priority: s.pr } : {}), ...(s.ck === undefined ? {} : { concurrencyKey: s.ck }), ...(s.rk === undefined ? {} : { rateLimitKey: s.rk }) };
+}
 
 /** The names a namespace's workflows live under. */
 export interface Names {

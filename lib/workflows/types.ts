@@ -3,6 +3,8 @@ import type { StoreLogger, TxHandle, TxOps } from '../contract/types.js';
 import type { Duration } from './duration.js';
 import type { JournaledError } from './errors.js';
 import type { WorkflowMetrics } from './instrument.js';
+import type { WorkflowLimitKeys } from './define.js';
+import type { QueueLimits } from '../contract/limits.js';
 
 /**
  * A child run started by `ctx.startChild`: pass it to `ctx.waitAll`. `O` is the child's result type
@@ -105,6 +107,8 @@ export interface WorkflowDefinition<I = unknown, O = unknown, X = TxHandle> {
   readonly version: number;
   /** Starts runs on a schedule (see `defineWorkflow`); the highest version's schedule counts. */
   readonly schedule?: { readonly cron: string; readonly timeZone?: string; readonly input?: unknown };
+  /** The keys the queue's limits count runs by (see `defineWorkflow`'s `limits`). */
+  readonly limits?: WorkflowLimitKeys<I>;
   /** The workflow's code. Its input is the JSON form of what `start` was given. */
   run(input: Jsonified<I>, ctx: WorkflowContext<X>): Promise<O>;
 }
@@ -253,4 +257,12 @@ export interface WorkflowsOptions<X = TxHandle> {
   readonly logger?: StoreLogger;
   /** This worker's id in claims and logs (default a random one). */
   readonly workerId?: string;
+  /**
+   * Limits of the workflows' queue, applied once with `queue.setLimits` (`ready()` resolves after):
+   * `concurrencyLimit` (passes of one `concurrencyKey` running at once, 1 unless set),
+   * `globalConcurrency` (passes of the namespace running at once) and `keyRateLimit` (passes of
+   * one `rateLimitKey` started per window). They hold across every process of the fleet; the keys
+   * come from each workflow's `limits` (docs/workflows.md, "Limits").
+   */
+  readonly limits?: QueueLimits;
 }

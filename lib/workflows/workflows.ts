@@ -7,10 +7,11 @@ import type { Job, Queue, Store, StoreLogger, TxHandle, TxOps, WakeReceiver } fr
 import { asOption, optionalObject, requireBoolean, requireCount, requireFunction, requireInt, requireMaxAttempts, requireTimerMs, validateKey, validateName, MAX_PRIORITY, MIN_PRIORITY } from '../contract/validate.js';
 import { Instrument } from './instrument.js';
 import { QueueWorker } from '../worker/queue-worker.js';
-import { validateWorkflowName } from './define.js';
+import { runLimitKeys, validateWorkflowName } from './define.js';
+import { resolveLimits, type QueueLimits } from '../contract/limits.js';
 import { RunDriver, type DriverDeps } from './driver.js';
 import { UnknownWorkflow, journalError, WorkflowCancelled, WorkflowInterrupted, WorkflowFailed, WorkflowTimeout } from './errors.js';
-import { foldIndex, loadJournal, namesOf, type Entry, type IndexEntry, type Journal, type Names } from './journal.js';
+import { foldIndex, loadJournal, namesOf, stampOpts, type RunStamp, type Entry, type IndexEntry, type Journal, type Names } from './journal.js';
 import type { ListRunsOptions, RunSummary, SignalOptions, StartedRun, StartOptions, TransactionRunner, WaitForResultOptions, WorkflowDefinition, WorkflowRun, WorkflowsOptions } from './types.js';
 
 /** Largest run id, in UTF-8 bytes (it is part of stream names, at most 255 bytes with the namespace). */
@@ -20,7 +21,7 @@ const MAX_NAMESPACE_BYTES = 40;
 /** Passes of one job that found their position taken by another writer, before the job is retried later. */
 const MAX_SUPERSEDED_PASSES = 5;
 
-const OPTION_KEYS = ['workflows', 'worker', 'concurrency', 'namespace', 'leaseMs', 'idlePollIntervalMs', 'drainTimeoutMs', 'maxAttempts', 'backoffBaseMs', 'transaction', 'logger', 'workerId', 'retentionMs', 'metrics', 'tracing'];
+const OPTION_KEYS = ['workflows', 'worker', 'concurrency', 'namespace', 'leaseMs', 'idlePollIntervalMs', 'drainTimeoutMs', 'maxAttempts', 'backoffBaseMs', 'transaction', 'logger', 'workerId', 'retentionMs', 'metrics', 'tracing', 'limits'];
 /** Default `retentionMs`: 7 days, like the jobs' `resultRetentionMs`. */
 const DEFAULT_RETENTION_MS = 7 * 24 * 3_600_000;
 /** How often a worker tries to prune (under a lock: one worker of the fleet at a time). */
@@ -98,9 +99,9 @@ export class Workflows<X = TxHandle> {
     if (o.metrics !== undefined && (o.metrics === null || typeof o.metrics !== 'object')) throw new InvalidOption('metrics', 'must be a WorkflowMetrics (createPrometheusWorkflowMetrics())');
     const tracing = o.tracing === undefined ? true : asOption(() => requireBoolean('tracing', o.tracing));
     this.instrument = new Instrument(ns, o.metrics ?? null, tracing);
+    // Checked here, applied once at ready (queue.setLimits): the keys come from each run's start entry.
+    const limits: QueueLimits | null = o.limits === undefined ? null : (resolveLimits(o.limits), o.limits);
     // A run's jobs survive many crashes: each pass counts one attempt, and a crashed pass resumes where the journal ends.
-    // TODO(limits): per-workflow-type concurrency across the fleet: stamp `concurrencyKey: <workflow>` here
-    // (and a per-type limit option) once the claim enforces concurrencyKey (branch `limits`).
     const jobOpts: JobOpts = { leaseMs, maxAttempts: 1000, backoffBaseMs: 1000 };
     this.deps = {
       store,
@@ -110,12 +111,16 @@ export class Workflows<X = TxHandle> {
       maxAttempts,
       backoffBaseMs,
       instrument: this.instrument,
-      startRun: (tx, workflow, input, id, parent) => this.startIn(tx, this.latest(workflow as string), input, id, parent, 0),
+      startRun: (tx, workflow, input, id, parent) => {
+        const def = this.latest(workflow as string);
+        return this.startIn(tx, def, input, id, parent, { ...runLimitKeys(def, input) });
+      },
       checkChild: (workflow, input, id) => {
         const name = typeof workflow === 'string' ? workflow : (workflow as { name?: unknown } | null)?.name;
         const def = this.latest(validateWorkflowName(name));
         if (id !== undefined) validateRunId(id);
         encodePayload({ input }, 'child input');
+        runLimitKeys(def, input);
         return { workflow: def.name };
       },
       childId: (parent, position) => {
@@ -138,7 +143,7 @@ export class Workflows<X = TxHandle> {
           logger,
         })
       : null;
-    this.scheduled = this.upsertSchedules();
+    this.scheduled = (limits ? this.queue.setLimits(limits) : Promise.resolve()).then(() => this.upsertSchedules());
     this.scheduled.catch((err: unknown) => logger.error(`workflows ${JSON.stringify(ns)}: upserting the workflows' schedules failed`, err));
     if (this.worker) {
       this.watchCancellations();
@@ -157,6 +162,7 @@ export class Workflows<X = TxHandle> {
    * with the store's error for one it refused (an `InvalidSpec`, say), which is also logged.
    */
   ready(): Promise<void> {
+    // (and once the `limits` option is applied to the queue)
     return this.scheduled;
   }
 
@@ -186,19 +192,31 @@ export class Workflows<X = TxHandle> {
     return d;
   }
 
-  private driveJob(tx: TxOps | null, id: string, priority = 0): Promise<number> {
-    const opts: JobOpts = { ...this.deps.jobOpts, orderingKey: id, ...(priority === 0 ? {} : { priority }) };
+  /** Enqueues a pass of run `id`, stamped with its priority and limit keys (`stamp`: its start entry). */
+  private driveJob(tx: TxOps | null, id: string, stamp: RunStamp | null): Promise<number> {
+    const opts: JobOpts = { ...this.deps.jobOpts, orderingKey: id, ...stampOpts(stamp) };
     const payload = { k: 'drive', id };
     return tx ? tx.enqueue(this.names.queue, payload, opts) : this.queue.enqueue(payload, opts);
   }
 
+  /**
+   * The stamp of run `id`: its start entry, the first of its journal (read before the transaction
+   * that enqueues the pass; a start is never rewritten). Null when the run is not visible (a signal
+   * inside the transaction that starts the run): that one pass goes unstamped.
+   */
+  private async stampOf(id: string): Promise<RunStamp | null> {
+    const [first] = await this.store.stream(this.names.runStream(id)).readSince(0, 1);
+    const e = first?.payload as Entry | undefined;
+    return e?.t === 'start' ? e : null;
+  }
+
   /** Starts run `id` of `def` in `tx` (a child of `parent` when given); false when the id was taken. */
-  private async startIn(tx: TxOps, def: AnyDefinition, input: unknown, id: string, parent: string | null, priority: number): Promise<boolean> {
+  private async startIn(tx: TxOps, def: AnyDefinition, input: unknown, id: string, parent: string | null, stamp: RunStamp): Promise<boolean> {
     if ((await tx.inboxClaim(this.names.runsInbox, id)) !== 'claimed') return false;
-    const start: Entry = { t: 'start', wf: def.name, v: def.version, input, ...(parent === null ? {} : { pa: parent }), ...(priority === 0 ? {} : { pr: priority }) };
+    const start: Entry & { t: 'start' } = { t: 'start', wf: def.name, v: def.version, input, ...(parent === null ? {} : { pa: parent }), ...stamp };
     await tx.publish(this.names.runStream(id), start);
     await tx.publishWithKey(this.names.runsStream, id, { s: 'running', wf: def.name, v: def.version } satisfies IndexEntry);
-    await this.driveJob(tx, id, priority);
+    await this.driveJob(tx, id, start);
     return true;
   }
 
@@ -216,7 +234,8 @@ export class Workflows<X = TxHandle> {
     const id = o.id === undefined ? randomUUID() : validateRunId(o.id);
     const priority = o.priority === undefined ? 0 : requireInt('priority', o.priority, MIN_PRIORITY, MAX_PRIORITY);
     encodePayload({ input }, 'input');
-    const body = async (tx: TxOps): Promise<StartedRun> => ({ id, created: await this.startIn(tx, def, input, id, null, priority) });
+    const stamp: RunStamp = { ...(priority === 0 ? {} : { pr: priority }), ...runLimitKeys(def, input) };
+    const body = async (tx: TxOps): Promise<StartedRun> => ({ id, created: await this.startIn(tx, def, input, id, null, stamp) });
     // Counted once committed (inside a caller's transaction: once start returns, as the caller commits it).
     const started = await (o.tx ? body(o.tx) : this.store.withTx(body));
     if (started.created) this.instrument.count('started', def.name);
@@ -232,9 +251,10 @@ export class Workflows<X = TxHandle> {
     const n = validateKey('signal name', name);
     const o = asOption(() => optionalObject<SignalOptions>('signal options', opts)) ?? {};
     encodePayload({ data }, 'signal data');
+    const stamp = await this.stampOf(runId);
     const body = async (tx: TxOps): Promise<void> => {
       await tx.publish(this.names.runStream(runId), { t: 'signal', n, d: data ?? null } satisfies Entry);
-      await this.driveJob(tx, runId);
+      await this.driveJob(tx, runId, stamp);
     };
     await (o.tx ? body(o.tx) : this.store.withTx(body));
   }
@@ -249,6 +269,7 @@ export class Workflows<X = TxHandle> {
     const j = await loadJournal(this.store, this.names, runId);
     if (!j.start || j.state !== 'running') return false;
     const wf = j.start.wf;
+    const parentStamp = j.start.pa === undefined ? null : await this.stampOf(j.start.pa);
     const ok = await this.store.withTx(async (tx) => {
       if ((await tx.inboxClaim(this.names.journalInbox, this.names.guard(runId, j.epoch('end')))) !== 'claimed') return false;
       await tx.publish(this.names.runStream(runId), { t: 'cancel' } satisfies Entry);
@@ -256,7 +277,7 @@ export class Workflows<X = TxHandle> {
       await tx.notify(this.names.cancelChannel);
       await tx.notify(this.names.runChannel(runId));
       // A parent waiting for this run learns of its end.
-      if (j.start?.pa !== undefined) await this.driveJob(tx, j.start.pa);
+      if (j.start?.pa !== undefined) await this.driveJob(tx, j.start.pa, parentStamp);
       return true;
     });
     if (!ok) return false;
@@ -283,7 +304,7 @@ export class Workflows<X = TxHandle> {
       if ((await tx.inboxClaim(this.names.journalInbox, this.names.guard(runId, `retry@${j.retried + 1}`))) !== 'claimed') return false;
       await tx.publish(this.names.runStream(runId), { t: 'retried', from } satisfies Entry);
       await tx.publishWithKey(this.names.runsStream, runId, { s: 'running', wf: start.wf, v: start.v } satisfies IndexEntry);
-      await this.driveJob(tx, runId, start.pr ?? 0);
+      await this.driveJob(tx, runId, start);
       return true;
     });
   }
@@ -388,7 +409,7 @@ export class Workflows<X = TxHandle> {
   private async handle(job: Job, signal: AbortSignal): Promise<void> {
     const { k, id, wf } = job.payload as { k: string; id: string; wf?: string };
     if (k === 'timer') {
-      await this.driveJob(null, id);
+      await this.driveJob(null, id, await this.stampOf(id));
       return;
     }
     if (k === 'cron') {
@@ -445,13 +466,14 @@ export class Workflows<X = TxHandle> {
 
   private async finish(j: Journal, id: string, end: Entry & { t: 'end' }): Promise<void> {
     const parent = j.start?.pa;
+    const parentStamp = parent === undefined ? null : await this.stampOf(parent);
     const ended = await this.store.withTx(async (tx) => {
       if ((await tx.inboxClaim(this.names.journalInbox, this.names.guard(id, j.epoch('end')))) !== 'claimed') return false;
       await tx.publish(this.names.runStream(id), end);
       await tx.publishWithKey(this.names.runsStream, id, { s: end.s } satisfies IndexEntry);
       await tx.notify(this.names.runChannel(id));
       // A parent waiting in ctx.waitAll is driven again by its child's end, in the same transaction.
-      if (parent !== undefined) await this.driveJob(tx, parent);
+      if (parent !== undefined) await this.driveJob(tx, parent, parentStamp);
       return true;
     });
     if (ended && j.start) this.instrument.count(end.s, j.start.wf);
