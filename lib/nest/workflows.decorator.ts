@@ -1,6 +1,6 @@
 import { SetMetadata } from '@nestjs/common';
 import type { WorkflowContext } from '../workflows/types.js';
-import type { WorkflowSchedule } from '../workflows/define.js';
+import type { WorkflowLimitKeys, WorkflowSchedule } from '../workflows/define.js';
 
 /** Metadata key of `@Workflow` classes. */
 export const WORKFLOW_METADATA = 'alkstore:workflow';
@@ -11,6 +11,8 @@ export interface WorkflowMetadata {
   readonly version: number;
   /** Start runs on this schedule (see `defineWorkflow`'s `schedule`). */
   readonly schedule?: string | WorkflowSchedule;
+  /** The run's limit keys (see `defineWorkflow`'s `limits`). */
+  readonly limits?: WorkflowLimitKeys;
 }
 
 /** The shape of a `@Workflow` class: a provider with `run(input, ctx)` (see `alkstore/workflows`). */
@@ -25,7 +27,14 @@ export interface WorkflowClass<I = unknown, O = unknown, X = unknown> {
  * incompatible change a new `version` and keep the old class (with the old version) while its runs finish.
  * `schedule` (`'0 * * * *'` or `{ cron, timeZone, input }`) starts runs on a cron, once per fire across
  * the fleet (the module's scheduler), with the run id `cron:<name>:<boundary ms>`.
+ * `limits` (`{ concurrencyKey: 'workflow' }`, or a function of the input) counts every pass of a run
+ * against the limits given to `AlkstoreWorkflowsModule.forRoot({ limits })` (docs/workflows.md, Limits).
  */
-export function Workflow(name: string, opts: { version?: number; schedule?: string | WorkflowSchedule } = {}): ClassDecorator {
-  return SetMetadata(WORKFLOW_METADATA, { name, version: opts.version ?? 1, ...(opts.schedule === undefined ? {} : { schedule: opts.schedule }) } satisfies WorkflowMetadata);
+export function Workflow(name: string, opts: { version?: number; schedule?: string | WorkflowSchedule; limits?: WorkflowLimitKeys } = {}): ClassDecorator {
+  return SetMetadata(WORKFLOW_METADATA, {
+    name,
+    version: opts.version ?? 1,
+    ...(opts.schedule === undefined ? {} : { schedule: opts.schedule }),
+    ...(opts.limits === undefined ? {} : { limits: opts.limits }),
+  } satisfies WorkflowMetadata);
 }

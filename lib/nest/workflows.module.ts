@@ -38,6 +38,7 @@ function discover(discovery: DiscoveryService): Definitions {
       defineWorkflow<unknown, unknown, unknown>(meta.name, {
         version: meta.version,
         ...(meta.schedule === undefined ? {} : { schedule: meta.schedule }),
+        ...(meta.limits === undefined ? {} : { limits: meta.limits }),
         run: (input: unknown, ctx: WorkflowContext<unknown>) => {
           const instance = wrapper.instance as WorkflowClass | undefined;
           if (!instance) throw new InvalidOption(label, 'has no instance (a request-scoped or transient provider cannot be a workflow)');

@@ -54,6 +54,23 @@ class WidgetWorkflow {
   }
 }
 
+/** Steps of `serial-report` running right now, and the most seen at once. */
+const serial = { now: 0, peak: 0 };
+
+@Workflow('serial-report', { limits: { concurrencyKey: 'workflow' } })
+@Injectable()
+class SerialReportWorkflow {
+  async run(input: { n: number }, ctx: WorkflowContext): Promise<number> {
+    return ctx.step('render', async () => {
+      serial.now += 1;
+      serial.peak = Math.max(serial.peak, serial.now);
+      await new Promise((r) => setTimeout(r, 30));
+      serial.now -= 1;
+      return input.n;
+    });
+  }
+}
+
 /** Boots one application per describe block on a fresh database: `imports` and `providers` from the database. */
 function bootApp(engine: NestEngine, build: (db: NestDb) => Promise<{ imports: ModuleMetadata['imports']; providers: Provider[] }>): () => { app: TestingModule; db: NestDb } {
   let db!: NestDb;
@@ -124,6 +141,24 @@ for (const engine of nestEngines()) {
       await expect(workflows.waitForResult(id, { timeoutMs: 20_000 })).resolves.toBe('hello Ada / hi back (v2)');
       expect((await store.stream('greetings').readSince(0)).filter((e) => e.key === id)).toHaveLength(1);
       expect((await workflows.getStatus(id))!.version).toBe(2);
+    });
+  });
+
+  describe(`@Workflow({ limits }) (${engine.name})`, () => {
+    const booted = bootApp(engine, async (db) => ({
+      imports: [
+        AlkstoreModule.forRoot(db.moduleOptions()),
+        AlkstoreWorkflowsModule.forRoot({ namespace: 'nest-wf-limits', idlePollIntervalMs: 50, concurrency: 4, limits: { concurrencyLimit: 1 } }),
+      ],
+      providers: [SerialReportWorkflow],
+    }));
+
+    it("counts every run's passes against the module's limits: runs of the type never overlap, and all complete", async () => {
+      const workflows = booted().app.get(Workflows);
+      await workflows.ready();
+      const ids = await Promise.all([1, 2, 3, 4].map(async (n) => (await workflows.start('serial-report', { n }, { id: `report-${n}` })).id));
+      for (const [k, id] of ids.entries()) await expect(workflows.waitForResult(id, { timeoutMs: 20_000 })).resolves.toBe(k + 1);
+      expect(serial.peak).toBe(1);
     });
   });
 }
