@@ -20,6 +20,30 @@ export function limitsContract(engine: EngineFixture): void {
   const store = (): Store => env.store;
   const other = (): Store => env.other;
 
+  describe('JobInfo shows the keys (issue #29 item 1)', () => {
+    it('getJob, getJobByKey, listDead, listJobs, searchJobs and jobDetail carry concurrencyKey and rateLimitKey', async () => {
+      const q = store().queue(uid('ck-info'), { maxAttempts: 1 });
+      const keyed = await q.enqueue({ t: 'acme' }, { concurrencyKey: 'tenant-acme', rateLimitKey: 'acme', uniqueKey: 'u1' });
+      const plain = await q.enqueue({ n: 1 });
+      const admin = store().admin();
+      const keys = (j: { concurrencyKey: string | null; rateLimitKey: string | null } | null | undefined) => [j?.concurrencyKey, j?.rateLimitKey];
+      expect(keys(await q.getJob(keyed))).toEqual(['tenant-acme', 'acme']);
+      expect(keys(await q.getJob(plain))).toEqual([null, null]);
+      expect(keys(await q.getJobByKey('u1'))).toEqual(['tenant-acme', 'acme']);
+      expect(keys(await admin.jobDetail(q.name, keyed))).toEqual(['tenant-acme', 'acme']);
+      expect((await admin.searchJobs(q.name, {})).jobs.map(keys)).toEqual([[null, null], ['tenant-acme', 'acme']]);
+      expect((await admin.listJobs(q.name, { state: 'pending' })).jobs.map(keys)).toEqual([['tenant-acme', 'acme'], [null, null]]);
+      // Processing, then dead: the key stays on the row.
+      const [first, second] = await q.claimBatch(2, 'w');
+      expect([first?.id, second?.id]).toEqual([keyed, plain]);
+      expect(keys(await other().queue(q.name).getJob(keyed))).toEqual(['tenant-acme', 'acme']);
+      expect(await first!.fail(new Error('boom'))).toBe(true);
+      expect(keys((await q.listDead()).find((j) => j.id === keyed))).toEqual(['tenant-acme', 'acme']);
+      expect(keys((await admin.searchJobs(q.name, { state: 'dead' })).jobs[0])).toEqual(['tenant-acme', 'acme']);
+      expect(await second!.ack()).toBe(true);
+    });
+  });
+
   describe('concurrencyKey', () => {
     it('without a concurrencyLimit is a mutex per key: one job of a key processing at once, the others of other keys still claimed', async () => {
       const q = store().queue(uid('ck'));

@@ -374,6 +374,8 @@ export function toJobInfo(row: JobRow): JobInfo {
     headers: decodeHeaders(row.headers),
     uniqueKey: row.unique_key,
     orderingKey: row.ordering_key,
+    concurrencyKey: row.concurrency_key,
+    rateLimitKey: row.rate_key,
   };
 }
 
