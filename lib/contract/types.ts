@@ -109,6 +109,10 @@ export interface JobInfo<T = unknown> {
   readonly uniqueKey: string | null;
   /** The job's `orderingKey`, or null. */
   readonly orderingKey: string | null;
+  /** The job's `concurrencyKey` as resolved at enqueue (docs/limits.md), or null; null on a completed or cancelled job's outcome record. */
+  readonly concurrencyKey: string | null;
+  /** The job's `rateLimitKey` as resolved at enqueue (docs/limits.md), or null; null on a completed or cancelled job's outcome record. */
+  readonly rateLimitKey: string | null;
   /** The handler's return value of a `completed` job (absent when it returned nothing). */
   readonly result?: unknown;
   /** The last value the job reported through `job.progress(value)` (absent when none). */

@@ -1,4 +1,7 @@
-import type { Store } from '../contract/types.js';
+import { resolveLimits, type QueueLimits } from '../contract/limits.js';
+import { resolveRateLimit } from '../contract/queue-settings.js';
+import { AlkstoreError } from '../contract/errors.js';
+import type { RateLimit, Store } from '../contract/types.js';
 import { queueHandle, setPaused } from './data.js';
 import { BadJobForm, enqueueOpts, readJobForm, runAtText, type JobFormInput } from './job-forms.js';
 import { describeFilter, readFilter, type JobFilter } from './search-query.js';
@@ -12,6 +15,7 @@ export const ACTIONS = [
   'cancel',
   'pause',
   'resume',
+  'limits',
   'trigger',
   'pause-schedule',
   'resume-schedule',
@@ -37,6 +41,8 @@ export interface ActionRequest {
   readonly filter: JobFilter | undefined;
   /** The job of an `enqueue` or `edit`. */
   readonly job: JobFormInput | undefined;
+  /** The limits a `limits` action stores (every field given: null clears it). */
+  readonly limits: QueueFormLimits | undefined;
   /** The fields the confirmation form posts again. */
   readonly fields: Record<string, string>;
 }
@@ -49,6 +55,7 @@ export const DONE_TEXT: Record<Action, (n: number) => string> = {
   cancel: (n) => (n > 0 ? 'Cancelled the job.' : 'Nothing cancelled: the job is gone.'),
   pause: () => 'Paused the queue on every replica.',
   resume: () => 'Resumed the queue.',
+  limits: () => 'Saved the limits: every worker claims under them from now on.',
   trigger: (n) => (n > 0 ? `Triggered the schedule: job ${n} enqueued.` : 'No such schedule.'),
   'pause-schedule': () => 'Paused the schedule: it fires nothing until resumed.',
   'resume-schedule': () => 'Resumed the schedule.',
@@ -83,6 +90,54 @@ export function field(source: unknown, name: string): string | undefined {
   return source && typeof source === 'object' ? str((source as Record<string, unknown>)[name]) : undefined;
 }
 
+/** The queue limits the queue page's form sets: all of them at once, an empty field clearing its limit. */
+export interface QueueFormLimits extends Required<QueueLimits> {
+  /** The queue-wide claim cap (`queue.setRateLimit`), or null for none. */
+  readonly rateLimit: RateLimit | null;
+}
+
+const LIMIT_FIELDS = ['concurrencyLimit', 'globalConcurrency', 'keyRateMax', 'keyRatePerMs', 'rateMax', 'ratePerMs'] as const;
+
+function limitField(body: unknown, name: string): number | null {
+  const raw = body && typeof body === 'object' ? (body as Record<string, unknown>)[name] : undefined;
+  if (raw === undefined || raw === '') return null;
+  if (typeof raw !== 'string' || !/^\d{1,10}$/.test(raw.trim()) || Number(raw) < 1) throw new BadRequest(`${name} must be a whole number of at least 1, or empty for none`);
+  return Number(raw);
+}
+
+function rateField(body: unknown, max: string, perMs: string): RateLimit | null {
+  const m = limitField(body, max);
+  const p = limitField(body, perMs);
+  if ((m === null) !== (p === null)) throw new BadRequest(`${max} and ${perMs} go together: give both, or leave both empty for none`);
+  return m === null || p === null ? null : { max: m, perMs: p };
+}
+
+/** Reads the queue page's limits form: BadRequest naming the field, before any I/O. */
+export function readLimits(body: unknown): QueueFormLimits {
+  const limits = {
+    concurrencyLimit: limitField(body, 'concurrencyLimit'),
+    globalConcurrency: limitField(body, 'globalConcurrency'),
+    keyRateLimit: rateField(body, 'keyRateMax', 'keyRatePerMs'),
+  };
+  const rateLimit = rateField(body, 'rateMax', 'ratePerMs');
+  try {
+    resolveLimits(limits);
+    resolveRateLimit(rateLimit);
+  } catch (err) {
+    throw new BadRequest(err instanceof AlkstoreError ? err.message : String(err));
+  }
+  return { ...limits, rateLimit };
+}
+
+function rateText(r: RateLimit | null): string {
+  return r === null ? 'none' : `${r.max} per ${r.perMs} ms`;
+}
+
+/** The limits in words, for the confirmation and the audit log. */
+export function limitsText(l: QueueFormLimits): string {
+  return `concurrency per key ${l.concurrencyLimit ?? '1 (default)'}, global concurrency ${l.globalConcurrency ?? 'none'}, rate limit per key ${rateText(l.keyRateLimit)}, queue rate limit ${rateText(l.rateLimit)}`;
+}
+
 /** Reads and checks an action form (before any I/O). */
 export function readAction(body: unknown): ActionRequest {
   const action = field(body, 'action') as Action | undefined;
@@ -96,7 +151,7 @@ export function readAction(body: unknown): ActionRequest {
       throw new BadRequest(err instanceof Error ? err.message : String(err));
     }
     Object.assign(fields, filter.params);
-    return { action, queue: filter.queue, schedule: undefined, id: undefined, from: undefined, filter, job: undefined, fields };
+    return { action, queue: filter.queue, schedule: undefined, id: undefined, from: undefined, filter, job: undefined, limits: undefined, fields };
   }
   const queue = field(body, 'queue');
   const schedule = field(body, 'schedule');
@@ -105,6 +160,14 @@ export function readAction(body: unknown): ActionRequest {
   const onSchedule = action === 'trigger' || action === 'pause-schedule' || action === 'resume-schedule';
   if (onSchedule ? !schedule : !queue) throw new BadRequest(onSchedule ? 'schedule is required' : 'queue is required');
   if ((action === 'redrive' || action === 'purge' || action === 'cancel' || action === 'edit') && id === undefined) throw new BadRequest('id must be a job id');
+  let limits: QueueFormLimits | undefined;
+  if (action === 'limits') {
+    limits = readLimits(body);
+    for (const k of LIMIT_FIELDS) {
+      const v = field(body, k);
+      if (v !== undefined) fields[k] = v.trim();
+    }
+  }
   let job: JobFormInput | undefined;
   if (action === 'enqueue' || action === 'edit') {
     try {
@@ -124,7 +187,7 @@ export function readAction(body: unknown): ActionRequest {
   if (id !== undefined) fields.id = String(id);
   const from = field(body, 'back') === 'job' ? 'job' : undefined;
   if (from) fields.back = from;
-  return { action, queue, schedule, id, from, filter: undefined, job, fields };
+  return { action, queue, schedule, id, from, filter: undefined, job, limits, fields };
 }
 
 /** The confirmation question (bulk actions get the count of matching jobs). */
@@ -145,6 +208,8 @@ export function question(a: ActionRequest, matched: number): string {
       return `Pause queue ${q} on every replica? Jobs already running finish; nothing new is handed out until resumed.`;
     case 'resume':
       return `Resume queue ${q}?`;
+    case 'limits':
+      return `Set the limits of queue ${q} on every replica to: ${limitsText(a.limits!)}? Jobs already running keep their slots; claims follow the new limits.`;
     case 'trigger':
       return `Trigger schedule ${JSON.stringify(a.schedule)} now? One job is enqueued; its next fire stays as it is.`;
     case 'pause-schedule':
@@ -184,6 +249,13 @@ export async function runAction(store: Store, a: ActionRequest): Promise<ActionR
     case 'resume':
       await setPaused(store, a.queue!, a.action === 'pause');
       return { n: 1 };
+    case 'limits': {
+      const { rateLimit, ...limits } = a.limits!;
+      const q = queueHandle(store, a.queue!);
+      await q.setLimits(limits);
+      await q.setRateLimit(rateLimit);
+      return { n: 1 };
+    }
     case 'trigger':
       return { n: (await store.triggerSchedule(a.schedule!)) ?? 0 };
     case 'pause-schedule':
@@ -209,6 +281,7 @@ export function backTo(base: string, a: ActionRequest): string {
   const qs = (p: Record<string, string>) => new URLSearchParams(p).toString();
   if (a.action === 'trigger' || a.action === 'pause-schedule' || a.action === 'resume-schedule') return `${base}/schedules`;
   if (a.action === 'pause' || a.action === 'resume') return base;
+  if (a.action === 'limits') return `${base}/queue?${qs({ name: a.queue! })}`;
   if (a.action === 'edit') return `${base}/job?${qs({ queue: a.queue!, id: String(a.id) })}`;
   if (a.action === 'enqueue') return `${base}/queue?${qs({ name: a.queue! })}`;
   if (a.from === 'job' && a.action === 'redrive') return `${base}/job?${qs({ queue: a.queue!, id: String(a.id) })}`;

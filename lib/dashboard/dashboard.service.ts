@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { AlkstoreError } from '../contract/errors.js';
 import type { Store } from '../contract/types.js';
-import { ACTIONS, backTo, BadRequest, conflictText, DONE_TEXT, field, FLASH_IDS, question, readAction, runAction, type Action, type ActionRequest } from './actions.js';
+import { ACTIONS, backTo, BadRequest, conflictText, DONE_TEXT, field, FLASH_IDS, limitsText, question, readAction, runAction, type Action, type ActionRequest } from './actions.js';
 import { AUDIT_IDS, auditOfJob, readAudit, writeAudit, type AuditEntry } from './audit.js';
 import { BulkRunner, countMatching, newOpId, type BulkOp } from './bulk.js';
 import { CSRF_COOKIE, CsrfTokens, readCookie } from './csrf.js';
@@ -171,7 +171,8 @@ export class DashboardService {
       // A trigger resolves to the id of the job it enqueued.
       jobs: a.action === 'trigger' || a.action === 'enqueue' ? (n > 0 ? [n] : []) : a.id !== undefined && n > 0 ? [a.id] : [],
       count: a.action === 'trigger' || a.action === 'enqueue' ? (n > 0 ? 1 : 0) : n,
-      filter: null,
+      // A limits change names the values it stored.
+      filter: a.limits ? limitsText(a.limits) : null,
       op: null,
     });
   }

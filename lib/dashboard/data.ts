@@ -1,6 +1,6 @@
 import { latencyQuantile, sumLatency, type ThroughputPoint } from '../contract/admin.js';
 import { outboxQueueName, WORKFLOWS_QUEUE_PREFIX, workflowsQueueName } from '../contract/names.js';
-import type { JobInfo, Queue, Store } from '../contract/types.js';
+import type { JobInfo, Queue, QueueSettings, Store } from '../contract/types.js';
 
 /**
  * What the dashboard and the CLI read, through the public `Store` API and
@@ -29,6 +29,8 @@ export interface QueueRow {
   /** Approximate p95 run time (claimed to finished) of the attempts that ended in the last hour, ms; null when none. */
   readonly runP95Ms: number | null;
   readonly paused: boolean;
+  /** The queue's stored limits (docs/limits.md) and claim cap, as `queue.settings()` reports them. */
+  readonly limits: Pick<QueueSettings, 'concurrencyLimit' | 'globalConcurrency' | 'keyRateLimit' | 'rateLimit'>;
 }
 
 /** The outbox name of a stored queue name, or null. */
@@ -74,6 +76,7 @@ export async function queueRows(store: Store, now: number): Promise<{ rows: Queu
         waitP95Ms: latencyQuantile(sumLatency(mine.map((p) => p.wait)), 0.95),
         runP95Ms: latencyQuantile(sumLatency(mine.map((p) => p.run)), 0.95),
         paused: settings.paused,
+        limits: { concurrencyLimit: settings.concurrencyLimit, globalConcurrency: settings.globalConcurrency, keyRateLimit: settings.keyRateLimit, rateLimit: settings.rateLimit },
       };
     }),
   );

@@ -1,5 +1,5 @@
 import type { JobDetail, JobSearchState, ThroughputPoint } from '../contract/admin.js';
-import type { JobInfo } from '../contract/types.js';
+import type { JobInfo, RateLimit } from '../contract/types.js';
 import type { AuditRow } from './audit.js';
 import type { BulkOp } from './bulk.js';
 import { latencyChart, throughputChart } from './chart.js';
@@ -36,15 +36,31 @@ function bulkForms(ctx: PageCtx, f: JobFilter): SafeHtml {
   return html`<p class="bulk">All jobs matching this filter: ${action(ctx, 'bulk-retry', 'Retry all matching dead jobs', fields)} ${action(ctx, 'bulk-delete', 'Delete all matching jobs', fields, true)}</p>`;
 }
 
+function rateView(r: RateLimit | null): string {
+  return r === null ? 'none' : `${r.max} per ${r.perMs} ms`;
+}
+
+function limitInput(name: string, label: string, value: number | null | undefined, hint: string): SafeHtml {
+  return html`<label>${label} <input name="${name}" inputmode="numeric" pattern="[0-9]*" size="8" value="${value === null || value === undefined ? '' : String(value)}" placeholder="${hint}"></label> `;
+}
+
 /**
- * A queue's controls: pause/resume on every replica. Per-key and fleet-wide concurrency and the
- * rate limit go here too, as more `action(...)` forms in this section, once the queue settings
- * carry them (the `limits` work).
+ * A queue's controls: pause/resume on every replica, and the queue's limits (docs/limits.md) with a
+ * form that sets or clears them (an empty field clears its limit), confirmed and audited like pause.
+ * A viewer sees the values only.
  */
 function queueControls(ctx: PageCtx, queue: QueueRow | null, name: string): SafeHtml {
-  if (ctx.readOnly || queue === null) return html``;
+  if (queue === null) return html``;
+  const l = queue.limits;
+  const values = html`<dl class="kv" id="queue-limits"><dt>Concurrency per key</dt><dd id="limit-concurrency">${String(l.concurrencyLimit)}</dd><dt>Global concurrency</dt><dd id="limit-global">${l.globalConcurrency === null ? 'none' : String(l.globalConcurrency)}</dd><dt>Rate limit per key</dt><dd id="limit-key-rate">${rateView(l.keyRateLimit)}</dd><dt>Queue rate limit</dt><dd id="limit-rate">${rateView(l.rateLimit)}</dd></dl>`;
+  if (ctx.readOnly) return html`<section id="queue-controls" class="controls">Limits: ${values}</section>`;
   const pause = queue.paused ? action(ctx, 'resume', 'Resume the queue', { queue: name }) : action(ctx, 'pause', 'Pause the queue', { queue: name });
-  return html`<section id="queue-controls" class="controls">Controls: ${pause}</section>`;
+  const form = html`<form class="inline" id="limits-form" method="post" action="${ctx.base}/action"><input type="hidden" name="csrf" value="${ctx.csrf}"><input type="hidden" name="action" value="limits"><input type="hidden" name="queue" value="${name}">
+${limitInput('concurrencyLimit', 'Concurrency per key', l.concurrencyLimit === 1 ? null : l.concurrencyLimit, '1')}${limitInput('globalConcurrency', 'Global concurrency', l.globalConcurrency, 'none')}
+${limitInput('keyRateMax', 'Per-key rate: max', l.keyRateLimit?.max, 'none')}${limitInput('keyRatePerMs', 'per ms', l.keyRateLimit?.perMs, 'none')}
+${limitInput('rateMax', 'Queue rate: max', l.rateLimit?.max, 'none')}${limitInput('ratePerMs', 'per ms', l.rateLimit?.perMs, 'none')}
+<button type="submit" data-action="limits">Save limits</button> <small>An empty field clears its limit.</small></form>`;
+  return html`<section id="queue-controls" class="controls">Controls: ${pause} Limits: ${values}${form}</section>`;
 }
 
 /** One queue's jobs: the filter form, one keyset page (claim order without a filter, newest first with one), bulk actions. */
@@ -135,6 +151,7 @@ export function jobPage(ctx: PageCtx, job: JobDetail, audit: readonly AuditRow[]
 <dt>State</dt><dd class="${job.state === 'dead' ? 'dead' : ''}" id="job-state">${stateText(job, ctx.now)}</dd>
 <dt>Attempts</dt><dd>${job.attempts} of ${job.maxAttempts}</dd><dt>Priority</dt><dd>${job.priority}</dd>
 <dt>Unique key</dt><dd>${job.uniqueKey ?? '–'}</dd><dt>Ordering key</dt><dd>${job.orderingKey ? html`<a href="${link(ctx, 'queue', { name: job.queue, state: 'all', ordering: job.orderingKey })}">${job.orderingKey}</a>` : '–'}</dd>
+<dt>Concurrency key</dt><dd id="job-concurrency-key">${job.concurrencyKey ?? '–'}</dd><dt>Rate limit key</dt><dd id="job-rate-key">${job.rateLimitKey ?? '–'}</dd>
 <dt>Trace id</dt><dd>${trace ?? '–'}</dd><dt>Worker</dt><dd>${job.workerId ?? '–'}</dd>
 <dt>Run at</dt><dd>${when(job.runAt, ctx.now)}</dd><dt>Expires</dt><dd>${when(job.expiresAt, ctx.now)}</dd>
 <dt>Lease</dt><dd>${job.visibilityTimeoutMs} ms${job.claimedUntil !== null ? html`, until ${when(job.claimedUntil, ctx.now)}` : ''}</dd><dt>Backoff base</dt><dd>${job.backoffBaseMs} ms</dd>

@@ -1,6 +1,7 @@
-import { describe, expect, it } from '@jest/globals';
+import { afterEach, describe, expect, it } from '@jest/globals';
 import { InvalidArgument, InvalidName, InvalidOption } from '../../lib/contract/errors.js';
-import type { Job, Queue, Store } from '../../lib/contract/types.js';
+import type { ClaimOpts, Job, Queue, Store } from '../../lib/contract/types.js';
+import { QueueWorker } from '../../lib/worker/queue-worker.js';
 import type { EngineFixture } from '../helpers/engines.js';
 import { expectError, uid, useEnv, waitFor } from './harness.js';
 
@@ -19,6 +20,91 @@ export function limitsContract(engine: EngineFixture): void {
   const env = useEnv(engine);
   const store = (): Store => env.store;
   const other = (): Store => env.other;
+
+  describe('JobInfo shows the keys (issue #29 item 1)', () => {
+    it('getJob, getJobByKey, listDead, listJobs, searchJobs and jobDetail carry concurrencyKey and rateLimitKey', async () => {
+      const q = store().queue(uid('ck-info'), { maxAttempts: 1 });
+      const keyed = await q.enqueue({ t: 'acme' }, { concurrencyKey: 'tenant-acme', rateLimitKey: 'acme', uniqueKey: 'u1' });
+      const plain = await q.enqueue({ n: 1 });
+      const admin = store().admin();
+      const keys = (j: { concurrencyKey: string | null; rateLimitKey: string | null } | null | undefined) => [j?.concurrencyKey, j?.rateLimitKey];
+      expect(keys(await q.getJob(keyed))).toEqual(['tenant-acme', 'acme']);
+      expect(keys(await q.getJob(plain))).toEqual([null, null]);
+      expect(keys(await q.getJobByKey('u1'))).toEqual(['tenant-acme', 'acme']);
+      expect(keys(await admin.jobDetail(q.name, keyed))).toEqual(['tenant-acme', 'acme']);
+      expect((await admin.searchJobs(q.name, {})).jobs.map(keys)).toEqual([[null, null], ['tenant-acme', 'acme']]);
+      expect((await admin.listJobs(q.name, { state: 'pending' })).jobs.map(keys)).toEqual([['tenant-acme', 'acme'], [null, null]]);
+      // Processing, then dead: the key stays on the row.
+      const [first, second] = await q.claimBatch(2, 'w');
+      expect([first?.id, second?.id]).toEqual([keyed, plain]);
+      expect(keys(await other().queue(q.name).getJob(keyed))).toEqual(['tenant-acme', 'acme']);
+      expect(await first!.fail(new Error('boom'))).toBe(true);
+      expect(keys((await q.listDead()).find((j) => j.id === keyed))).toEqual(['tenant-acme', 'acme']);
+      expect(keys((await admin.searchJobs(q.name, { state: 'dead' })).jobs[0])).toEqual(['tenant-acme', 'acme']);
+      expect(await second!.ack()).toBe(true);
+    });
+  });
+
+  describe('a retry or a cancel that frees a key wakes the queue (issue #29)', () => {
+    const workers: QueueWorker[] = [];
+    afterEach(async () => {
+      for (const w of workers.splice(0)) await w.stop();
+    });
+    const silent = { log: () => undefined, warn: () => undefined, error: () => undefined };
+
+    /** An idle worker (idle poll one minute) on `name`, started after its first claim returned empty. */
+    async function idleWorker(name: string, seen: unknown[]): Promise<void> {
+      const q = store().queue(name);
+      let claims = 0;
+      const counted = new Proxy(q, {
+        get(target, prop, receiver) {
+          if (prop === 'claimBatch') {
+            return async (max: number, workerId?: string, opts?: ClaimOpts) => {
+              const jobs = await target.claimBatch(max, workerId, opts);
+              claims++;
+              return jobs;
+            };
+          }
+          const v: unknown = Reflect.get(target, prop, receiver);
+          return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+        },
+      });
+      const worker = new QueueWorker({
+        queue: counted,
+        name: 'limits wake test',
+        concurrency: 1,
+        prefetch: 0,
+        visibilityTimeoutMs: HOUR,
+        idlePollIntervalMs: 60_000,
+        drainTimeoutMs: 5_000,
+        workerId: 'idle',
+        logger: silent,
+        handler: async (job) => {
+          seen.push(job.payload);
+        },
+      });
+      workers.push(worker);
+      worker.start();
+      await waitFor('the worker\'s first claim returned', () => claims >= 1, 10_000, 5);
+    }
+
+    for (const how of ['retry', 'retry to dead', 'cancel'] as const) {
+      it(`${how}: the waiting job of the same key is claimed well before the idle poll`, async () => {
+        const name = uid('ck-wake');
+        const q = store().queue(name);
+        await q.enqueue('first', { concurrencyKey: 'k', maxAttempts: how === 'retry to dead' ? 1 : 5 });
+        const holder = await waitFor('the first job claimed', () => q.claimOne('test'));
+        await q.enqueue('second', { concurrencyKey: 'k' });
+        const seen: unknown[] = [];
+        await idleWorker(name, seen);
+        expect(seen).toEqual([]);
+        if (how === 'cancel') expect(await q.cancel(holder.id)).toBe(true);
+        else expect(await holder.retry(new Error('later'), HOUR)).toBe(true);
+        await waitFor('the second job handled', () => seen.length > 0, 10_000, 10);
+        expect(seen).toEqual(['second']);
+      });
+    }
+  });
 
   describe('concurrencyKey', () => {
     it('without a concurrencyLimit is a mutex per key: one job of a key processing at once, the others of other keys still claimed', async () => {

@@ -553,6 +553,8 @@ export function queueContract(engine: EngineFixture): void {
         headers: {},
         uniqueKey: null,
         orderingKey: null,
+        concurrencyKey: null,
+        rateLimitKey: null,
       });
       expect(info.enqueuedAt).toBeGreaterThanOrEqual(t0);
       expect(info.enqueuedAt).toBeLessThanOrEqual(t1);

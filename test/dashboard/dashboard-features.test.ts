@@ -47,7 +47,7 @@ for (const engine of nestEngines()) for (const adapter of HTTP_ADAPTERS) {
       const big = 'x'.repeat(5000);
       const id = await q.enqueue(
         { orderId: 42, html: XSS, big },
-        { uniqueKey: 'order-42', orderingKey: 'cust-1', headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', note: XSS } },
+        { uniqueKey: 'order-42', orderingKey: 'cust-1', concurrencyKey: 'tenant-9', rateLimitKey: `dom-${XSS}`, headers: { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', note: XSS } },
       );
       const job = await waitFor('a claim', () => q.claimOne('worker-a'));
       const running = await get(`${BASE}/job?queue=${queue}&id=${id}`).expect(200);
@@ -58,6 +58,8 @@ for (const engine of nestEngines()) for (const adapter of HTTP_ADAPTERS) {
       expect(res.text).toContain('0af7651916cd43dd8448eb211c80319c');
       expect(res.text).toContain('order-42');
       expect(res.text).toContain('cust-1');
+      expect(res.text).toContain('id="job-concurrency-key">tenant-9<');
+      expect(res.text).toContain('id="job-rate-key">dom-&lt;script&gt;');
       expect(res.text).toMatch(/id="job-state">dead</);
       expect(res.text).toContain('card declined &lt;script&gt;');
       expect(res.text).not.toContain(XSS);
@@ -220,9 +222,42 @@ for (const engine of nestEngines()) for (const adapter of HTTP_ADAPTERS) {
       await store.queue(queue).enqueue(1);
       const controls = async (headers: Record<string, string> = {}) => /<section id="queue-controls"[^]*?<\/section>/.exec((await get(`${BASE}/queue?name=${queue}`, headers).expect(200)).text)?.[0] ?? null;
       expect(await controls()).toContain('data-action="pause"');
-      expect(await controls({ 'x-role': 'viewer' })).toBeNull();
+      const viewer = await controls({ 'x-role': 'viewer' });
+      expect(viewer).toContain('id="limit-concurrency">1<');
+      expect(viewer).not.toContain('data-action=');
+      expect(viewer).not.toContain('<form');
       await post({ action: 'pause', queue, confirm: 'yes' }, 303);
       expect(await controls()).toContain('data-action="resume"');
+    });
+
+    it('shows the queue limits and lets an admin set and clear them, confirmed and audited; a viewer only reads them', async () => {
+      const queue = `limits-${engine.kind}`;
+      const q = store.queue(queue);
+      await q.enqueue(1);
+      const controls = async (headers: Record<string, string> = {}) => /<section id="queue-controls"[^]*?<\/section>/.exec((await get(`${BASE}/queue?name=${queue}`, headers).expect(200)).text)?.[0] ?? '';
+      const shown = (section: string) => ['concurrency', 'global', 'key-rate', 'rate'].map((k) => new RegExp(`id="limit-${k}">([^<]*)<`).exec(section)?.[1]);
+      expect(shown(await controls())).toEqual(['1', 'none', 'none', 'none']);
+      expect(await controls()).toContain('data-action="limits"');
+      const form = { action: 'limits', queue, concurrencyLimit: '3', globalConcurrency: '10', keyRateMax: '5', keyRatePerMs: '1000', rateMax: '50', ratePerMs: '60000' };
+      // Without confirm=yes: a question naming the values, nothing stored yet.
+      const ask = await post(form, 200);
+      expect(ask.text).toContain('concurrency per key 3, global concurrency 10, rate limit per key 5 per 1000 ms, queue rate limit 50 per 60000 ms');
+      expect((await q.settings()).concurrencyLimit).toBe(1);
+      // A viewer is refused; bad input is refused before anything is stored.
+      await post({ ...form, confirm: 'yes' }, 403, { 'x-role': 'viewer' });
+      expect((await post({ ...form, keyRatePerMs: '', confirm: 'yes' }, 400)).text).toContain('keyRateMax and keyRatePerMs go together');
+      expect((await post({ ...form, globalConcurrency: '-2', confirm: 'yes' }, 400)).text).toContain('globalConcurrency must be a whole number');
+      expect((await q.settings()).globalConcurrency).toBeNull();
+      const before = audited.length;
+      const done = await post({ ...form, confirm: 'yes' }, 303, { 'x-user': 'erin' });
+      expect(done.headers.location).toBe(`${BASE}/queue?name=${queue}&done=limits&n=1`);
+      expect(await store.queue(queue).settings()).toMatchObject({ concurrencyLimit: 3, globalConcurrency: 10, keyRateLimit: { max: 5, perMs: 1000 }, rateLimit: { max: 50, perMs: 60_000 } });
+      expect(shown(await controls({ 'x-role': 'viewer' }))).toEqual(['3', '10', '5 per 1000 ms', '50 per 60000 ms']);
+      expect(audited.slice(before).find((e) => e.queue === queue)).toMatchObject({ actor: 'erin', action: 'limits', count: 1, filter: expect.stringContaining('global concurrency 10') });
+      // Empty fields clear their limits (the per-key concurrency goes back to its default of 1).
+      await post({ action: 'limits', queue, confirm: 'yes' }, 303);
+      expect(await q.settings()).toMatchObject({ concurrencyLimit: 1, globalConcurrency: null, keyRateLimit: null, rateLimit: null });
+      expect(shown(await controls())).toEqual(['1', 'none', 'none', 'none']);
     });
 
     it('keeps viewers to reading and refuses requests without a role', async () => {

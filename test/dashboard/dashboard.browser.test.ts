@@ -298,6 +298,27 @@ for (const engine of nestEngines()) for (const adapter of HTTP_ADAPTERS) {
       expect(await page.locator('button[data-action="cancel"]').count()).toBe(0);
     });
 
+    it('sets and clears a queue\'s limits from its controls, confirmed', async () => {
+      const q = store.queue('limited');
+      await q.enqueue({ report: 'daily' });
+      await page.goto(`${base}/queue?name=limited`);
+      expect(await page.textContent('#limit-global')).toBe('none');
+      await page.fill('#limits-form input[name="concurrencyLimit"]', '2');
+      await page.fill('#limits-form input[name="globalConcurrency"]', '8');
+      await page.fill('#limits-form input[name="keyRateMax"]', '5');
+      await page.fill('#limits-form input[name="keyRatePerMs"]', '1000');
+      await actAndConfirm(page, '#queue-controls button[data-action="limits"]');
+      expect(await page.textContent('.flash')).toContain('Saved the limits');
+      expect(await q.settings()).toMatchObject({ concurrencyLimit: 2, globalConcurrency: 8, keyRateLimit: { max: 5, perMs: 1000 }, rateLimit: null });
+      expect(await page.textContent('#limit-key-rate')).toBe('5 per 1000 ms');
+      // The form comes back filled with the stored values: emptying one field clears that limit only.
+      expect(await page.inputValue('#limits-form input[name="globalConcurrency"]')).toBe('8');
+      await page.fill('#limits-form input[name="globalConcurrency"]', '');
+      await actAndConfirm(page, '#queue-controls button[data-action="limits"]');
+      expect(await q.settings()).toMatchObject({ concurrencyLimit: 2, globalConcurrency: null, keyRateLimit: { max: 5, perMs: 1000 } });
+      expect(await page.textContent('#limit-global')).toBe('none');
+    });
+
     it('draws a queue’s wait and run time charts and updates them live as jobs finish', async () => {
       const queue = store.queue('latency-live');
       await queue.enqueue({ n: 0 });

@@ -100,7 +100,7 @@ export function limitsSql(s: SchemaSql) {
          UPDATE ${jobs} j SET state = 'processing', attempts = j.attempts + 1, claim_token = gen_random_uuid(),
            claimed_until = greatest(t.ms, (SELECT win FROM qr)) + coalesce($3::bigint, j.visibility_timeout_ms), worker_id = $4::text
          FROM picked p, t WHERE j.id = p.id
-         RETURNING ${jobColumns('j')}, p.fresh, j.rate_key
+         RETURNING ${jobColumns('j')}, p.fresh
        ),
        cnt AS (${countDeltas(
          s.q,

@@ -2,7 +2,7 @@ import { decodePayload } from '../../contract/codec.js';
 import { queueWakeChannel } from '../../contract/names.js';
 import { cancelWakeChannel, progressWakeChannel, resultWakeChannel, type CancelTarget } from '../../contract/results.js';
 import type { JobInfo } from '../../contract/types.js';
-import { promoted, runWaking, type PgContext } from './context.js';
+import { always, promoted, runWaking, type PgContext } from './context.js';
 import { num, numOrNull } from './executor.js';
 import type { JobRow } from './queue.sql.js';
 import { wakePayload } from './schema-sql.js';
@@ -63,7 +63,12 @@ export async function cancelJobs(ctx: PgContext, queue: string, t: CancelTarget)
     wakePayload(queueWakeChannel(queue)),
     promoted,
   );
-  return num(r.rows[0]?.n ?? 0);
+  const n = num(r.rows[0]?.n ?? 0);
+  // A cancelled job may have held a concurrency key's slot (or a global one): the queue's workers may claim
+  // again. Sent whether or not this process knows the queue has limits (a dashboard or script cancelling has
+  // never claimed there); a cancel is rare, the wake one NOTIFY.
+  if (n > 0) await runWaking(ctx, ctx.sql.notify.notify, [], wakePayload(queueWakeChannel(queue)), always);
+  return n;
 }
 
 /** A row of `getJobFull` (and of the admin search). */

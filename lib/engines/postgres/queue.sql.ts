@@ -25,6 +25,8 @@ export function jobColumns(alias: string): string {
     `${a}headers::text AS headers`,
     `${a}unique_key`,
     `${a}ordering_key`,
+    `${a}concurrency_key`,
+    `${a}rate_key`,
   ].join(', ');
 }
 
@@ -50,6 +52,8 @@ export interface JobRow {
   headers: string | null;
   unique_key: string | null;
   ordering_key: string | null;
+  concurrency_key: string | null;
+  rate_key: string | null;
 }
 
 // Handle ops are fenced by token and deadline: state='processing' AND token AND claimed_until > now.
@@ -613,7 +617,7 @@ function outcomeSql(s: SchemaSql) {
        UNION ALL
        SELECT o.id, o.queue, o.state, o.payload::text, o.priority, o.attempts, o.max_attempts, o.visibility_timeout_ms, o.backoff_base_ms,
          o.dead_letter_retention_ms, o.run_at, o.enqueued_at, o.expires_at, NULL::bigint, NULL::text, NULL::text, NULL::bigint, o.headers::text,
-         o.unique_key, o.ordering_key, o.progress::text, o.result::text, o.finished_at
+         o.unique_key, o.ordering_key, NULL::text, NULL::text, o.progress::text, o.result::text, o.finished_at
        FROM ${outcomes} o WHERE o.queue = $1::text AND o.id = $2::bigint`,
     ),
     /** $1 queue, $2 ids bigint[] → ids recorded as cancelled, ascending. */

@@ -186,6 +186,8 @@ export class PostgresQueueDriver implements QueueDriver {
       (x) => woke(x) || promoted(x),
     );
     const row = r.rows[0];
+    // A retried or dead-lettered job leaves its key's slot: in a queue with limits, its workers may claim again.
+    if (row !== undefined) await this.ended(1);
     return row === undefined ? null : row.state === 'dead' ? 'dead' : 'retried';
   }
 
@@ -374,6 +376,8 @@ export function toJobInfo(row: JobRow): JobInfo {
     headers: decodeHeaders(row.headers),
     uniqueKey: row.unique_key,
     orderingKey: row.ordering_key,
+    concurrencyKey: row.concurrency_key,
+    rateLimitKey: row.rate_key,
   };
 }
 

@@ -60,12 +60,12 @@ export function searchSql(s: SchemaSql) {
       `SELECT * FROM (
          (SELECT j.id, j.queue, j.state, j.payload, j.priority, j.attempts, j.max_attempts, j.visibility_timeout_ms, j.backoff_base_ms,
             j.dead_letter_retention_ms, j.run_at, j.enqueued_at, j.expires_at, j.claimed_until, j.claim_token, j.last_error, j.died_at,
-            j.headers, j.unique_key, j.ordering_key, j.progress, NULL::json AS result, NULL::bigint AS finished_at
+            j.headers, j.unique_key, j.ordering_key, j.concurrency_key, j.rate_key, j.progress, NULL::json AS result, NULL::bigint AS finished_at
           FROM ${jobs} j WHERE j.id < $2::bigint ORDER BY j.id DESC LIMIT $4::int)
          UNION ALL
          (SELECT o.id, o.queue, o.state, o.payload, o.priority, o.attempts, o.max_attempts, o.visibility_timeout_ms, o.backoff_base_ms,
             o.dead_letter_retention_ms, o.run_at, o.enqueued_at, o.expires_at, NULL::bigint, NULL::uuid, NULL::text, NULL::bigint,
-            o.headers, o.unique_key, o.ordering_key, o.progress, o.result, o.finished_at
+            o.headers, o.unique_key, o.ordering_key, NULL::text, NULL::text, o.progress, o.result, o.finished_at
           FROM ${outcomes} o WHERE o.id < $2::bigint ORDER BY o.id DESC LIMIT $4::int)
        ) m ORDER BY m.id DESC LIMIT $4::int`,
     ),

@@ -1,4 +1,5 @@
 import { decodePayload } from '../../contract/codec.js';
+import { queueWakeChannel } from '../../contract/names.js';
 import { DEFAULT_QUEUE_OPTS } from '../../contract/options.js';
 import { cancelWakeChannel, progressWakeChannel, resultWakeChannel, type CancelTarget } from '../../contract/results.js';
 import type { JobInfo } from '../../contract/types.js';
@@ -77,6 +78,8 @@ function cancelRows(ctx: WriteCtx, core: SqliteCore, queue: string, rows: readon
     if (ops.cancelJob(ctx, queue, r.id)) n++;
   }
   if (running > 0) ctx.wake(cancelWakeChannel(queue));
+  // A cancelled job may have held a concurrency key's slot: the queue's workers (of any store) may claim again.
+  if (n > 0) ctx.wake(queueWakeChannel(queue));
   if (recorded > 0) ctx.wake(resultWakeChannel(queue));
   return n;
 }

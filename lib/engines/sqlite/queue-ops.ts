@@ -253,6 +253,7 @@ export function retryJob(ctx: WriteCtx, queue: string, id: number, token: string
   if (row.attempts >= row.max_attempts) {
     ctx.conn.stmt(Q.TO_DEAD).run({ error: lastError, now, id });
     if (row.ordering_key !== null) promoteNext(ctx, queue, row.ordering_key);
+    endedInLimited(ctx, queue);
     return 'dead';
   }
   ctx.conn.stmt(Q.TO_PENDING).run({ id, runAt: now + delayMs, error: lastError });

@@ -1,7 +1,7 @@
 /** SQL of the queue mechanism (docs/semantics.md, Queues). `?` for now is the database clock read once per transaction. */
 
 export const JOB_COLUMNS =
-  'id, queue, state, payload, priority, attempts, max_attempts, visibility_timeout_ms, backoff_base_ms, dead_letter_retention_ms, run_at, enqueued_at, expires_at, claimed_until, last_error, died_at, headers, unique_key, ordering_key';
+  'id, queue, state, payload, priority, attempts, max_attempts, visibility_timeout_ms, backoff_base_ms, dead_letter_retention_ms, run_at, enqueued_at, expires_at, claimed_until, last_error, died_at, headers, unique_key, ordering_key, concurrency_key, rate_key';
 
 /** queue, payload, priority, max_attempts, visibility_timeout_ms, backoff_base_ms, dead_letter_retention_ms, run_at, enqueued_at, expires_at, headers, unique_key, ordering_key, blocked */
 export const INSERT_JOB = `INSERT INTO __alkstore_jobs
@@ -182,7 +182,7 @@ export const WRITE_PROGRESS = `UPDATE __alkstore_jobs SET progress = @progress W
 export const GET_JOB_FULL = `SELECT ${JOB_COLUMNS}, progress, NULL AS result, NULL AS finished_at FROM __alkstore_jobs WHERE id = @id AND queue = @queue
   UNION ALL
   SELECT id, queue, state, payload, priority, attempts, max_attempts, visibility_timeout_ms, backoff_base_ms, dead_letter_retention_ms, run_at, enqueued_at,
-    expires_at, NULL, NULL, NULL, headers, unique_key, ordering_key, progress, result, finished_at
+    expires_at, NULL, NULL, NULL, headers, unique_key, ordering_key, NULL, NULL, progress, result, finished_at
   FROM __alkstore_job_outcomes WHERE id = @id AND queue = @queue`;
 /** Of the ids in JSON array @ids, those of @queue recorded cancelled. */
 export const CANCELLED_AMONG = `SELECT o.id FROM json_each(@ids) x JOIN __alkstore_job_outcomes o ON o.id = x.value

@@ -24,6 +24,8 @@ export interface JobRow {
   headers: string | null;
   unique_key: string | null;
   ordering_key: string | null;
+  concurrency_key: string | null;
+  rate_key: string | null;
 }
 
 export function toJobInfo(r: JobRow): JobInfo {
@@ -47,6 +49,8 @@ export function toJobInfo(r: JobRow): JobInfo {
     headers: decodeHeaders(r.headers),
     uniqueKey: r.unique_key,
     orderingKey: r.ordering_key,
+    concurrencyKey: r.concurrency_key,
+    rateLimitKey: r.rate_key,
   };
 }
 

@@ -40,7 +40,7 @@ export const SEARCH_WITH_OUTCOMES = search(`SELECT * FROM (
     SELECT * FROM (SELECT ${JOB_COLUMNS}, progress, NULL AS result, NULL AS finished_at FROM __alkstore_jobs WHERE id < @before ORDER BY id DESC LIMIT @budget)
     UNION ALL
     SELECT * FROM (SELECT id, queue, state, payload, priority, attempts, max_attempts, visibility_timeout_ms, backoff_base_ms, dead_letter_retention_ms, run_at,
-        enqueued_at, expires_at, NULL AS claimed_until, NULL AS last_error, NULL AS died_at, headers, unique_key, ordering_key, progress, result, finished_at
+        enqueued_at, expires_at, NULL AS claimed_until, NULL AS last_error, NULL AS died_at, headers, unique_key, ordering_key, NULL AS concurrency_key, NULL AS rate_key, progress, result, finished_at
       FROM __alkstore_job_outcomes WHERE id < @before ORDER BY id DESC LIMIT @budget)
   ) ORDER BY id DESC LIMIT @budget`);
 
