@@ -616,7 +616,7 @@ const INTERNAL: Record<string, string[]> = {
   // SQLite: the store opens the handle, and a lease renewal may revoke it
   tx: ['assertActive', 'run', 'abandon', 'check', 'end', 'onFinish', 'onEnd', 'open', 'revoke'],
   // SQLite: the join takes the write lock; multi-statement ops run in a savepoint
-  ext: ['insertJob', 'insertEvent', 'guard', 'now', 'query', 'check', 'assertOpen', 'atomically', 'takeWriteLock'],
+  ext: ['insertJob', 'insertEvent', 'answer', 'guard', 'now', 'query', 'check', 'assertOpen', 'atomically', 'takeWriteLock'],
   subscription: ['waitForWake', 'ended'],
   // the wake hub's delivery and unregister callbacks
   receiver: ['push', 'onClose'],
