@@ -96,15 +96,38 @@ export interface JobSearchPage {
 /** Most rows one {@link StoreAdmin.searchJobs} call reads. */
 export const SEARCH_SCAN_ROWS = 20_000;
 
-/** A job as its detail page shows it: the row, plus the worker holding it. */
-export interface JobDetail extends JobInfo {
+/**
+ * One attempt of a job that ended in failure (`job.retry` or `job.fail`), as the store recorded it in
+ * the same write (schema step 14). Successful attempts, released claims and claims that lapsed are not
+ * recorded: the current attempt is the job row itself.
+ */
+export interface JobAttempt {
+  /** The attempt's number (1 = first claim); a redriven job starts over and overwrites earlier numbers. */
+  readonly attempt: number;
+  /** The worker id that claimed this attempt, or null when the claim gave none. */
+  readonly workerId: string | null;
   /**
-   * Worker id of the current claim while processing, else null (the row does
-   * not keep who ran an attempt that ended: that needs a job-history table).
+   * When the attempt's lease began (epoch ms, database clock), derived as the deadline at the end
+   * minus the queue's visibility timeout: the claim time, or the last heartbeat of that length; a
+   * claim with a lease override or a heartbeat of another length shifts it.
    */
+  readonly claimedAt: number | null;
+  /** When the retry or fail was written (epoch ms, database clock). */
+  readonly endedAt: number;
+  /** `retried`: back to pending; `dead`: this attempt dead-lettered the job. */
+  readonly outcome: 'retried' | 'dead';
+  /** The error text as stored in `lastError` (message and stack). */
+  readonly error: string | null;
+}
+
+/** A job as its detail page shows it: the row, plus the worker holding it and its failed attempts. */
+export interface JobDetail extends JobInfo {
+  /** Worker id of the current claim while processing, else null (ended attempts: see `failedAttempts`). */
   readonly workerId: string | null;
   /** A pending job waiting behind an older live job of its `orderingKey`. */
   readonly blocked: boolean;
+  /** Every attempt that ended in retry or dead, by attempt number (the job's `attempts` counts all claims). */
+  readonly failedAttempts: readonly JobAttempt[];
 }
 
 /** Completed / retried / dead outcomes of one queue in one minute. */
@@ -287,7 +310,7 @@ export interface StoreAdmin {
    * Bad input is an `InvalidArgument` naming the field, before any I/O.
    */
   searchJobs(queue: string, query?: JobSearch): Promise<JobSearchPage>;
-  /** One job with its latest worker id, or null when the queue has no such job. */
+  /** One job with its latest worker id and failed attempts, or null when the queue has no such job. */
   jobDetail(queue: string, id: number): Promise<JobDetail | null>;
   /**
    * Changes the payload, priority or run time of a pending job (blocked ones included); resolves

@@ -100,18 +100,36 @@ function stateText(job: JobDetail, now: number): string {
   return job.state;
 }
 
-/** The state timeline from what the row keeps, plus the audit log's actions on the job. */
+/** The first line of an error text (its message), for an attempt's collapsed summary. */
+function firstLine(text: string): string {
+  const line = text.split('\n', 1)[0] ?? '';
+  return line.length > 200 ? `${line.slice(0, 200)}…` : line;
+}
+
+/** The state timeline from what the row keeps, its failed attempts, plus the audit log's actions on the job. */
 function timeline(ctx: PageCtx, job: JobDetail, audit: readonly AuditRow[]): SafeHtml {
   const items: { at: number | null; text: SafeHtml }[] = [{ at: job.enqueuedAt, text: html`Enqueued` }];
   if (job.runAt > job.enqueuedAt + 1000 && (job.attempts === 0 || job.state === 'pending')) items.push({ at: job.runAt, text: html`${job.runAt > ctx.now ? 'Runs' : 'Became ready'}` });
-  if (job.attempts > 0) {
+  // Each recorded failed attempt (schema step 14), then the current one from the row.
+  for (const a of job.failedAttempts) {
+    items.push({
+      at: a.claimedAt ?? a.endedAt,
+      text: html`Attempt ${a.attempt} claimed${a.workerId ? html` by worker <code>${a.workerId}</code>` : ''}`,
+    });
+    items.push({
+      at: a.endedAt,
+      text: html`<span class="attempt ${a.outcome}">Attempt ${a.attempt} ${a.outcome === 'dead' ? 'failed, dead' : 'failed, retried'}</span>${a.error !== null ? html`<details class="attempt-error"><summary>${firstLine(a.error)}</summary><pre class="error full">${a.error}</pre></details>` : ''}`,
+    });
+  }
+  const recorded = job.failedAttempts.some((a) => a.attempt === job.attempts);
+  if (job.attempts > 0 && !recorded) {
     items.push({
       at: null,
-      text: html`Claimed ${job.attempts} time${job.attempts === 1 ? '' : 's'} of ${job.maxAttempts}${job.workerId ? html`; latest by worker <code>${job.workerId}</code>` : ''}`,
+      text: html`Attempt ${job.attempts} of ${job.maxAttempts}${job.workerId ? html` by worker <code>${job.workerId}</code>` : ''}`,
     });
   }
   if (job.state === 'processing') items.push({ at: job.claimedUntil, text: html`Processing, lease until` });
-  if (job.lastError !== null) items.push({ at: null, text: html`${job.state === 'dead' ? 'Failed' : 'Last attempt failed'}: <pre class="error full">${job.lastError}</pre>` });
+  if (job.lastError !== null && !recorded) items.push({ at: null, text: html`${job.state === 'dead' ? 'Failed' : 'Last attempt failed'}: <pre class="error full">${job.lastError}</pre>` });
   if (job.state === 'pending' && job.attempts > 0) items.push({ at: job.runAt, text: html`Retry ${job.runAt > ctx.now ? 'due' : 'ready since'}` });
   if (job.diedAt !== null) items.push({ at: job.diedAt, text: html`<span class="dead">Dead</span>` });
   if (job.state === 'completed') items.push({ at: job.finishedAt ?? null, text: html`<span class="ok">Completed</span>${job.result !== undefined ? ' with a result' : ''}` });

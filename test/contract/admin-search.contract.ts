@@ -2,7 +2,8 @@ import { describe, expect, it } from '@jest/globals';
 import { SEARCH_SCAN_ROWS, type JobSearch, type StoreAdmin } from '../../lib/contract/admin.js';
 import { InvalidArgument } from '../../lib/contract/errors.js';
 import type { Store } from '../../lib/contract/types.js';
-import type { EngineFixture } from '../helpers/engines.js';
+import { sqliteOpener } from '../../lib/engines/sqlite/connection.js';
+import { PG_URL, sqliteDriverFromEnv, type EngineFixture } from '../helpers/engines.js';
 import { expectError, uid, useEnv, waitFor } from './harness.js';
 
 /** Every id a search finds, following `next` to the end. */
@@ -166,6 +167,75 @@ export function adminSearchContract(engine: EngineFixture): void {
       expect(await admin.jobDetail(`${q.name}-other`, head)).toBeNull();
       await expectError(() => admin.jobDetail(q.name, 1.5), InvalidArgument);
     });
+
+    it('lists each failed attempt with the worker that ran it and its error, not the attempt that succeeded', async () => {
+      const name = uid('attempts');
+      const qa = store().queue(name, { maxAttempts: 5 });
+      const qb = env.other.queue(name, { maxAttempts: 5 });
+      const id = await qa.enqueue({ n: 1 });
+      const admin = store().admin();
+      expect((await admin.jobDetail(name, id))?.failedAttempts).toEqual([]);
+      const before = (await admin.jobDetail(name, id))!.enqueuedAt;
+      const first = await waitFor('the first claim', () => qa.claimOne('worker-a'));
+      await first.retry(new Error('first boom'), 0);
+      const second = await waitFor('the second claim', () => qb.claimOne('worker-b'));
+      await second.retry(new Error('second boom'), 0);
+      const third = await waitFor('the third claim', () => qa.claimOne('worker-c'));
+      await third.ack({ ok: true });
+      const detail = await admin.jobDetail(name, id);
+      expect(detail).toMatchObject({ state: 'completed', attempts: 3 });
+      const attempts = detail!.failedAttempts;
+      expect(attempts.map((a) => [a.attempt, a.workerId, a.outcome])).toEqual([
+        [1, 'worker-a', 'retried'],
+        [2, 'worker-b', 'retried'],
+      ]);
+      // The error text exactly as lastError stored it when each attempt ended.
+      expect(attempts.map((a) => a.error)).toEqual(['first boom', 'second boom']);
+      for (const a of attempts) {
+        expect(a.claimedAt).toBeGreaterThanOrEqual(before);
+        expect(a.endedAt).toBeGreaterThanOrEqual(a.claimedAt!);
+      }
+      expect(attempts[1]!.claimedAt).toBeGreaterThanOrEqual(attempts[0]!.endedAt);
+      // The other store reads the same history.
+      expect((await env.other.admin().jobDetail(name, id))?.failedAttempts).toEqual(attempts);
+    });
+
+    it('shows every attempt of a job that went dead after maxAttempts, the last one dead', async () => {
+      const q = store().queue(uid('attempts-dead'), { maxAttempts: 3 });
+      const id = await q.enqueue({ n: 1 });
+      for (const w of ['w-1', 'w-2', 'w-3']) {
+        const job = await waitFor(`a claim by ${w}`, () => q.claimOne(w));
+        await job.retry(new Error(`failed on ${w}`), 0);
+      }
+      const detail = await store().admin().jobDetail(q.name, id);
+      expect(detail).toMatchObject({ state: 'dead', attempts: 3 });
+      expect(detail!.failedAttempts.map((a) => [a.attempt, a.workerId, a.outcome])).toEqual([
+        [1, 'w-1', 'retried'],
+        [2, 'w-2', 'retried'],
+        [3, 'w-3', 'dead'],
+      ]);
+      expect(detail!.failedAttempts.map((a) => a.error)).toEqual(['failed on w-1', 'failed on w-2', 'failed on w-3']);
+      expect(detail!.failedAttempts[2]!.error).toBe(detail!.lastError);
+      // fail() records its attempt too.
+      const f = store().queue(uid('attempts-fail'), { maxAttempts: 3 });
+      const fid = await f.enqueue({ n: 2 });
+      await (await waitFor('a claim', () => f.claimOne('w-f'))).fail(new Error('fatal'));
+      expect((await store().admin().jobDetail(f.name, fid))!.failedAttempts.map((a) => [a.attempt, a.workerId, a.outcome])).toEqual([[1, 'w-f', 'dead']]);
+    });
+
+    it('prunes the attempts of a job gone from jobs and outcomes in the sweep, and keeps those of live jobs', async () => {
+      const q = store().queue(uid('attempts-prune'), { maxAttempts: 2 });
+      const gone = await q.enqueue({ n: 1 }, { maxAttempts: 1 });
+      const kept = await q.enqueue({ n: 2 });
+      await (await waitFor('a claim', () => q.claimOne('w'))).fail(new Error('gone'));
+      await (await waitFor('a claim', () => q.claimOne('w'))).retry(new Error('kept'), 3_600_000);
+      expect(await attemptRows(engine, env.db.location, [gone, kept])).toBe(2);
+      expect(await q.purgeDead([gone])).toBe(1);
+      expect(await attemptRows(engine, env.db.location, [gone])).toBe(1); // until the sweep
+      await q.sweepExpired();
+      expect(await attemptRows(engine, env.db.location, [gone])).toBe(0);
+      expect((await store().admin().jobDetail(q.name, kept))!.failedAttempts.map((a) => a.error)).toEqual(['kept']);
+    });
   });
 
   describe('auditLog', () => {
@@ -177,4 +247,26 @@ export function adminSearchContract(engine: EngineFixture): void {
       expect((await env.other.admin().auditLog().readSince(offset - 1, 1)).map((e) => e.payload)).toEqual([{ action: 'test' }]);
     });
   });
+}
+
+/** Engine-level read for the prune test: how many `job_attempts` rows the given job ids have. */
+async function attemptRows(engine: EngineFixture, location: string, ids: readonly number[]): Promise<number> {
+  if (engine.kind === 'sqlite') {
+    const { open } = await sqliteOpener(sqliteDriverFromEnv().driver);
+    const db = open(location, { readonly: true });
+    try {
+      return db.prepare(`SELECT count(*) FROM __alkstore_job_attempts WHERE job_id IN (${ids.map(() => '?').join(', ')})`).pluck().get(...ids) as number;
+    } finally {
+      db.close();
+    }
+  }
+  const pg = (await import('pg')).default;
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  try {
+    const r = await client.query<{ n: string }>(`SELECT count(*) AS n FROM "${location}".job_attempts WHERE job_id = ANY($1::bigint[])`, [ids]);
+    return Number(r.rows[0]!.n);
+  } finally {
+    await client.end();
+  }
 }

@@ -80,6 +80,30 @@ for (const engine of nestEngines()) for (const adapter of HTTP_ADAPTERS) {
       await get(`${BASE}/job?queue=${queue}&id=abc`).expect(400);
     });
 
+    it('lists each failed attempt on the job timeline with its worker and its error, escaped and collapsible, then the current attempt', async () => {
+      const queue = `attempts-${engine.kind}`;
+      const q = store.queue(queue, { maxAttempts: 3 });
+      const id = await q.enqueue({ n: 1 });
+      await (await waitFor('claim 1', () => q.claimOne('worker-a'))).retry(new Error(`first ${XSS}`), 0);
+      await (await waitFor('claim 2', () => q.claimOne('worker-b'))).retry(new Error('second boom'), 0);
+      await waitFor('claim 3', () => q.claimOne('worker-c'));
+      const res = await get(`${BASE}/job?queue=${queue}&id=${id}`).expect(200);
+      const timeline = res.text.slice(res.text.indexOf('id="timeline"'));
+      expect(timeline).not.toContain(XSS);
+      const at = (s: string) => {
+        const i = timeline.indexOf(s);
+        if (i < 0) throw new Error(`timeline lacks ${s}: ${timeline.slice(0, 2000)}`);
+        return i;
+      };
+      // In order: attempt 1 by worker-a failed with its error, attempt 2 by worker-b, then the current one by worker-c.
+      const a1 = at('Attempt 1 claimed by worker <code>worker-a</code>');
+      const e1 = at('<details class="attempt-error"><summary>first &lt;script&gt;');
+      const a2 = at('Attempt 2 claimed by worker <code>worker-b</code>');
+      const e2 = at('<pre class="error full">second boom</pre></details>');
+      const a3 = at('Attempt 3 of 3 by worker <code>worker-c</code>');
+      expect([a1 < e1, e1 < a2, a2 < e2, e2 < a3]).toEqual([true, true, true, true]);
+    });
+
     it('lists completed and cancelled jobs in the history and shows a finished job with its result, progress and outcome', async () => {
       const queue = `history-${engine.kind}`;
       const q = store.queue(queue, { maxAttempts: 1 });

@@ -93,8 +93,18 @@ export class PostgresAdmin implements StoreAdmin {
     const row = r.rows[0];
     // Progress, and the outcome record of a completed or cancelled job (issue #27).
     const full = await getJobWithOutcome(this.ctx, name, jobId, toJobInfo);
-    if (!row) return full ? { ...full, workerId: null, blocked: false } : null;
-    return { ...toJobInfo(row), ...(full?.progress === undefined ? {} : { progress: full.progress }), workerId: row.worker_id, blocked: row.blocked };
+    if (!row && !full) return null;
+    const a = await this.ctx.exec.run<AttemptRow>(this.ctx.sql.admin.attempts, [name, jobId]);
+    const failedAttempts = a.rows.map((x) => ({
+      attempt: x.attempt,
+      workerId: x.worker_id,
+      claimedAt: x.claimed_at === null ? null : num(x.claimed_at),
+      endedAt: num(x.ended_at),
+      outcome: x.outcome,
+      error: x.error,
+    }));
+    if (!row) return { ...full!, workerId: null, blocked: false, failedAttempts };
+    return { ...toJobInfo(row), ...(full?.progress === undefined ? {} : { progress: full.progress }), workerId: row.worker_id, blocked: row.blocked, failedAttempts };
   }
 
   async editJob(queue: string, id: number, edit: JobEdit): Promise<boolean> {
@@ -227,4 +237,14 @@ export class PostgresAdmin implements StoreAdmin {
     const r = await this.ctx.exec.run<{ priority: number }>(this.ctx.sql.admin.nextPriority, [queue, atMost]);
     return r.rows[0]?.priority ?? null;
   }
+}
+
+/** A `job_attempts` row as `a_attempts` returns it (bigints as text). */
+interface AttemptRow {
+  attempt: number;
+  worker_id: string | null;
+  claimed_at: string | null;
+  ended_at: string;
+  outcome: 'retried' | 'dead';
+  error: string | null;
 }

@@ -61,6 +61,20 @@ const FENCE = `j.id = $1::bigint AND j.claim_token::text = $2::text AND j.state 
 const CLEAR_CLAIM = 'claim_token = NULL, claimed_until = NULL, worker_id = NULL';
 /** What a statement that ends jobs' live life returns for {@link promoteFrom}. */
 const FINISHED = 'j.id, j.queue, j.ordering_key, j.blocked';
+/**
+ * What a retry / fail statement returns about the attempt it ends, read from the pre-update row `o`
+ * (the same row joined to itself): its number, worker, claim time (the deadline minus the lease,
+ * docs/operations.md) and end time.
+ */
+const ENDED_ATTEMPT = 'j.attempts AS a_attempt, o.worker_id AS a_worker, o.claimed_until - o.visibility_timeout_ms AS a_claimed_at, t.ms AS a_ended_at';
+
+/** INSERT of the failed attempt (migration 14) from CTE `from` (returning {@link ENDED_ATTEMPT}); a redriven job's attempt numbers start over, so a repeat number overwrites. */
+function recordAttempt(q: string, from: string, outcome: string, error: string): string {
+  return `INSERT INTO ${q}.job_attempts (job_id, queue, attempt, worker_id, claimed_at, ended_at, outcome, error)
+         SELECT ${from}.id, ${from}.queue, ${from}.a_attempt, ${from}.a_worker, ${from}.a_claimed_at, ${from}.a_ended_at, ${outcome}, ${error} FROM ${from}
+         ON CONFLICT (job_id, attempt) DO UPDATE SET worker_id = excluded.worker_id, claimed_at = excluded.claimed_at,
+           ended_at = excluded.ended_at, outcome = excluded.outcome, error = excluded.error`;
+}
 
 /**
  * Selects, from CTE `d` (rows that just left the live states, with queue,
@@ -430,8 +444,9 @@ export function queueSql(s: SchemaSql) {
            run_at = CASE WHEN j.attempts >= j.max_attempts THEN j.run_at ELSE t.ms + $3::bigint END,
            died_at = CASE WHEN j.attempts >= j.max_attempts THEN t.ms ELSE NULL END,
            last_error = $4::text, ${CLEAR_CLAIM}
-         FROM t WHERE ${FENCE} RETURNING j.state, j.run_at, ${FINISHED}
+         FROM t, ${jobs} o WHERE ${FENCE} AND o.id = j.id RETURNING j.state, j.run_at, ${FINISHED}, ${ENDED_ATTEMPT}
        ),
+       att AS (${recordAttempt(s.q, 'u', "CASE WHEN u.state = 'dead' THEN 'dead' ELSE 'retried' END", '$4::text')}),
        d AS (SELECT * FROM u WHERE u.state = 'dead'),
        cnt AS (${moved(s, 'u', 'processing')})
        SELECT u.state, CASE WHEN u.state = 'pending' THEN ${s.notify('$5')}::text END AS woke, ${promoteFrom(s, 'd', '$5')} AS promoted,
@@ -442,7 +457,8 @@ export function queueSql(s: SchemaSql) {
       'q_fail',
       `WITH d AS (
          UPDATE ${jobs} j SET state = 'dead', died_at = t.ms, last_error = $3::text, ${CLEAR_CLAIM}
-         FROM (SELECT ${NOW_MS} AS ms) t WHERE ${FENCE} RETURNING ${FINISHED}),
+         FROM (SELECT ${NOW_MS} AS ms) t, ${jobs} o WHERE ${FENCE} AND o.id = j.id RETURNING ${FINISHED}, ${ENDED_ATTEMPT}),
+       att AS (${recordAttempt(s.q, 'd', "'dead'", '$3::text')}),
        cnt AS (${countDeltas(s.q, `SELECT d.queue, v.state, 0, v.n FROM d, (VALUES ('processing', -1), ('dead', 1)) AS v(state, n)`)})
        SELECT (SELECT count(*) FROM d) AS n, ${promoteFrom(s, 'd', '$4')} AS promoted, ${foldSometimes(s.q, 'SELECT d.queue FROM d')} AS folded`,
     ),
@@ -629,6 +645,17 @@ function outcomeSql(s: SchemaSql) {
     purgeOutcomes: s.def(
       'q_purge_outcomes',
       `WITH d AS (DELETE FROM ${outcomes} o WHERE o.queue = $1::text AND o.keep_until IS NOT NULL AND o.keep_until <= ${NOW_MS} RETURNING 1)
+       SELECT count(*) AS n FROM d`,
+    ),
+    /** $1 queue → n. Failed-attempt rows (migration 14) of up to 1000 jobs gone from both jobs and outcomes. */
+    pruneAttempts: s.def(
+      'q_prune_attempts',
+      `WITH gone AS (
+         SELECT DISTINCT a.job_id FROM ${s.q}.job_attempts a
+         WHERE a.queue = $1::text AND NOT EXISTS (SELECT 1 FROM ${jobs} j WHERE j.id = a.job_id)
+           AND NOT EXISTS (SELECT 1 FROM ${outcomes} o WHERE o.id = a.job_id)
+         LIMIT 1000),
+       d AS (DELETE FROM ${s.q}.job_attempts a USING gone g WHERE a.job_id = g.job_id RETURNING 1)
        SELECT count(*) AS n FROM d`,
     ),
   } satisfies Record<string, Sql>;

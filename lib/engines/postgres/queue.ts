@@ -291,6 +291,7 @@ export class PostgresQueueDriver implements QueueDriver {
     const expired = await runWaking<Counted>(this.ctx, this.ctx.sql.queue.expire, [this.queue], this.wake, promoted);
     const purged = await this.ctx.exec.run<Counted>(this.ctx.sql.queue.purgeRetained, [this.queue]);
     await flows.sweepFlows(this.ctx, this.queue);
+    await this.ctx.exec.run(this.ctx.sql.queue.pruneAttempts, [this.queue]);
     return { expired: counted(expired), purged: counted(purged) + (await outcomes.purgeOutcomes(this.ctx, this.queue)) };
   }
 

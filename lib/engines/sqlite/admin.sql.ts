@@ -60,3 +60,7 @@ export const WORKERS = `SELECT coalesce(worker_id, '') AS workerId, queue, count
 export const RECEIPTS = `SELECT message_id AS messageId, receipt AS receiptText, delivered_at AS deliveredAt FROM __alkstore_outbox_receipts
   WHERE outbox = @outbox AND (@at IS NULL OR (delivered_at, message_id) < (@at, @id))
   ORDER BY delivered_at DESC, message_id DESC LIMIT @limit`;
+
+/** A job's failed attempts (step 14) by number. */
+export const ATTEMPTS = `SELECT attempt, worker_id AS workerId, claimed_at AS claimedAt, ended_at AS endedAt, outcome, error
+  FROM __alkstore_job_attempts WHERE job_id = @id AND queue = @queue ORDER BY attempt`;

@@ -1,5 +1,5 @@
 import { getJobWithOutcome, outcomeExtras, type FullRow } from './outcomes.js';
-import { LATENCY_BUCKETS, WORKER_SCAN_ROWS, type JobDetail, type JobEdit, type JobPage, type JobSearch, type JobSearchPage, type ListenerState, type ListJobsOpts, type LockInfo, type NamePageOpts, type ReceiptPage, type ReceiptPageOpts, type StoreAdmin, type StreamInfo, type ThroughputPoint, type WorkerInfo } from '../../contract/admin.js';
+import { LATENCY_BUCKETS, WORKER_SCAN_ROWS, type JobAttempt, type JobDetail, type JobEdit, type JobPage, type JobSearch, type JobSearchPage, type ListenerState, type ListJobsOpts, type LockInfo, type NamePageOpts, type ReceiptPage, type ReceiptPageOpts, type StoreAdmin, type StreamInfo, type ThroughputPoint, type WorkerInfo } from '../../contract/admin.js';
 import { queueWakeChannel } from '../../contract/names.js';
 import { receiptPage, resolveJobEdit, resolveReceiptPage, toWorkers, type ReceiptRow, type WorkerRow } from '../../internal/admin-extras.js';
 import { AUDIT_STREAM } from '../../contract/names.js';
@@ -111,8 +111,10 @@ export class SqliteAdmin implements StoreAdmin {
     const row = await this.core.read('admin.jobDetail', (conn) => conn.stmt(JOB_DETAIL).get({ queue: name, id: jobId }) as (JobRow & { worker_id: string | null; blocked: number }) | undefined);
     // Progress, and the outcome record of a completed or cancelled job (issue #27).
     const full = await getJobWithOutcome(this.core, name, jobId);
-    if (!row) return full ? { ...full, workerId: null, blocked: false } : null;
-    return { ...toJobInfo(row), ...(full?.progress === undefined ? {} : { progress: full.progress }), workerId: row.worker_id, blocked: row.blocked === 1 };
+    if (!row && !full) return null;
+    const failedAttempts = await this.core.read('admin.jobAttempts', (conn) => conn.stmt(A.ATTEMPTS).all({ queue: name, id: jobId }) as JobAttempt[]);
+    if (!row) return { ...full!, workerId: null, blocked: false, failedAttempts };
+    return { ...toJobInfo(row), ...(full?.progress === undefined ? {} : { progress: full.progress }), workerId: row.worker_id, blocked: row.blocked === 1, failedAttempts };
   }
 
   async editJob(queue: string, id: number, edit: JobEdit): Promise<boolean> {

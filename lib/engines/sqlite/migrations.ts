@@ -4,7 +4,7 @@ import { QUEUE_COUNTS_STEP } from './counts.sql.js';
 import { LIMITS_COLUMNS, LIMITS_DDL, LIMITS_INDEX_DDL } from './limits.js';
 
 /** Version of the `__alkstore_*` tables this build reads and writes: the newest numbered step (SQLITE_MIGRATIONS). */
-export const SCHEMA_VERSION = 13;
+export const SCHEMA_VERSION = 14;
 
 // Throughput minutes for the dashboard (step 6), written by the store's outcome counter every few seconds.
 const THROUGHPUT_DDL = `
@@ -34,6 +34,23 @@ ${Array.from({ length: 12 }, (_, i) => `  r${i} INTEGER NOT NULL DEFAULT 0,`).jo
   PRIMARY KEY (queue, minute)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS __alkstore_queue_latency_minute ON __alkstore_queue_latency (minute);
+`;
+
+// Failed job attempts (step 14, number shared with PostgreSQL migration 14): one row per attempt
+// that ended in retry or dead, written by the retry / fail write; claimed_at = claimed_until - visibility_timeout_ms.
+const ATTEMPTS_DDL = `
+CREATE TABLE IF NOT EXISTS __alkstore_job_attempts (
+  job_id INTEGER NOT NULL,
+  queue TEXT NOT NULL,
+  attempt INTEGER NOT NULL,
+  worker_id TEXT,
+  claimed_at INTEGER,
+  ended_at INTEGER NOT NULL,
+  outcome TEXT NOT NULL CHECK (outcome IN ('retried', 'dead')),
+  error TEXT,
+  PRIMARY KEY (job_id, attempt)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS __alkstore_job_attempts_queue ON __alkstore_job_attempts (queue, job_id);
 `;
 
 // Consumer inbox and outbox delivery receipts (step 9, number shared with PostgreSQL migration 9): the inbox primary key is the effectively-once guard.
@@ -212,7 +229,7 @@ CREATE TABLE IF NOT EXISTS __alkstore_schedules (
   owner TEXT,
   paused INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
-${THROUGHPUT_DDL}${INBOX_DDL}${OUTCOMES_DDL}${FLOWS_DDL}${LIMITS_DDL}${LATENCY_DDL}`;
+${THROUGHPUT_DDL}${INBOX_DDL}${OUTCOMES_DDL}${FLOWS_DDL}${LIMITS_DDL}${LATENCY_DDL}${ATTEMPTS_DDL}`;
 
 /** The engine tables' DDL (idempotent: `CREATE … IF NOT EXISTS`), for `alkstore migrate --print`. The store applies it itself at open. */
 export function sqliteSchemaSql(): string {
@@ -282,6 +299,7 @@ ALTER TABLE __alkstore_schedules ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;
   { version: 11, name: 'job flows', sql: FLOWS_DDL },
   { version: 12, name: 'per-key and global limits', sql: LIMITS_DDL, addColumns: LIMITS_COLUMNS },
   { version: 13, name: 'per-minute queue latency', sql: LATENCY_DDL },
+  { version: 14, name: 'job attempts', sql: ATTEMPTS_DDL },
 ]);
 
 /**

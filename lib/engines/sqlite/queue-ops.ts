@@ -248,24 +248,41 @@ export function ackJobs(ctx: WriteCtx, queue: string, jobs: readonly { id: numbe
 /** `delayMs` already resolved (the job computes the backoff); dead instead when this claim was the last attempt. */
 export function retryJob(ctx: WriteCtx, queue: string, id: number, token: string, lastError: string, delayMs: number): 'retried' | 'dead' | null {
   const now = ctx.now;
-  const row = ctx.conn.stmt(Q.VALID_FOR_RETRY).get({ id, token, now }) as { attempts: number; max_attempts: number; ordering_key: string | null } | undefined;
+  const row = ctx.conn.stmt(Q.VALID_FOR_RETRY).get({ id, token, now }) as EndingAttempt | undefined;
   if (!row) return null;
   if (row.attempts >= row.max_attempts) {
     ctx.conn.stmt(Q.TO_DEAD).run({ error: lastError, now, id });
+    recordAttempt(ctx, queue, id, row, 'dead', lastError);
     if (row.ordering_key !== null) promoteNext(ctx, queue, row.ordering_key);
     endedInLimited(ctx, queue);
     return 'dead';
   }
   ctx.conn.stmt(Q.TO_PENDING).run({ id, runAt: now + delayMs, error: lastError });
+  recordAttempt(ctx, queue, id, row, 'retried', lastError);
   ctx.wake(queueWakeChannel(queue));
   return 'retried';
 }
 
+/** The claim a retry / fail ends, as VALID_FOR_RETRY reads it before the write clears it. */
+interface EndingAttempt {
+  attempts: number;
+  max_attempts: number;
+  ordering_key: string | null;
+  worker_id: string | null;
+  claimed_at: number | null;
+}
+
+/** Writes the failed attempt's row (step 14) inside the retry / fail write. */
+function recordAttempt(ctx: WriteCtx, queue: string, id: number, row: EndingAttempt, outcome: 'retried' | 'dead', error: string): void {
+  ctx.conn.stmt(Q.RECORD_ATTEMPT).run({ id, queue, attempt: row.attempts, worker: row.worker_id, claimedAt: row.claimed_at, now: ctx.now, outcome, error });
+}
+
 export function failJob(ctx: WriteCtx, queue: string, id: number, token: string, lastError: string): boolean {
   const now = ctx.now;
-  const row = ctx.conn.stmt(Q.VALID_FOR_RETRY).get({ id, token, now }) as { ordering_key: string | null } | undefined;
+  const row = ctx.conn.stmt(Q.VALID_FOR_RETRY).get({ id, token, now }) as EndingAttempt | undefined;
   if (!row) return false;
   ctx.conn.stmt(Q.TO_DEAD).run({ error: lastError, now, id });
+  recordAttempt(ctx, queue, id, row, 'dead', lastError);
   if (row.ordering_key !== null) promoteNext(ctx, queue, row.ordering_key);
   endedInLimited(ctx, queue);
   return true;
@@ -297,6 +314,7 @@ export function sweepQueue(ctx: WriteCtx, queue: string): { expired: number; pur
   for (const r of ended) if (r.ordering_key !== null && r.blocked === 0) heads.add(r.ordering_key);
   for (const key of heads) promoteNext(ctx, queue, key);
   const purged = ctx.conn.stmt(Q.PURGE_RETAINED).run({ queue, now }).changes;
+  ctx.conn.stmt(Q.PRUNE_ATTEMPTS).run({ queue });
   return { expired: ended.length, purged };
 }
 

@@ -102,7 +102,18 @@ const VALID = `id = @id AND claim_token = @token AND state = 'processing' AND cl
 export const ACK = `DELETE FROM __alkstore_jobs WHERE ${VALID} RETURNING ordering_key, blocked`;
 /** ACK for a job known to have no ordering key (a claimed handle says so): no RETURNING to read. */
 export const ACK_PLAIN = `DELETE FROM __alkstore_jobs WHERE ${VALID}`;
-export const VALID_FOR_RETRY = `SELECT attempts, max_attempts, ordering_key FROM __alkstore_jobs WHERE ${VALID}`;
+export const VALID_FOR_RETRY = `SELECT attempts, max_attempts, ordering_key, worker_id, claimed_until - visibility_timeout_ms AS claimed_at FROM __alkstore_jobs WHERE ${VALID}`;
+/** The attempt a retry / fail ends (step 14), in the same write; a redriven job's numbers start over, so a repeat number overwrites. */
+export const RECORD_ATTEMPT = `INSERT INTO __alkstore_job_attempts (job_id, queue, attempt, worker_id, claimed_at, ended_at, outcome, error)
+  VALUES (@id, @queue, @attempt, @worker, @claimedAt, @now, @outcome, @error)
+  ON CONFLICT (job_id, attempt) DO UPDATE SET worker_id = excluded.worker_id, claimed_at = excluded.claimed_at,
+    ended_at = excluded.ended_at, outcome = excluded.outcome, error = excluded.error`;
+/** Attempt rows of up to 1000 jobs of @queue gone from both jobs and outcomes (the sweep). */
+export const PRUNE_ATTEMPTS = `DELETE FROM __alkstore_job_attempts WHERE queue = @queue AND job_id IN (
+  SELECT DISTINCT a.job_id FROM __alkstore_job_attempts a WHERE a.queue = @queue
+    AND NOT EXISTS (SELECT 1 FROM __alkstore_jobs j WHERE j.id = a.job_id)
+    AND NOT EXISTS (SELECT 1 FROM __alkstore_job_outcomes o WHERE o.id = a.job_id)
+  LIMIT 1000)`;
 export const TO_PENDING = `UPDATE __alkstore_jobs
   SET state = 'pending', run_at = @runAt, last_error = @error, claim_token = NULL, claimed_until = NULL, worker_id = NULL
   WHERE id = @id`;
