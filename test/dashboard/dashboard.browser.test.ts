@@ -7,6 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { INestApplication } from '@nestjs/common';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import type { Store } from '../../lib/nest/index.js';
+import { createWorkflows, defineWorkflow } from '../../lib/workflows/index.js';
+import { waitFor } from '../helpers/engines.js';
 import { HTTP_ADAPTERS } from '../helpers/http-adapters.js';
 import { nestEngines, type NestDb } from '../nest/nest-fixtures.js';
 import { dashboardApp, TEST_TOKEN, TokenGuard } from './dashboard-app.js';
@@ -317,6 +319,58 @@ for (const engine of nestEngines()) for (const adapter of HTTP_ADAPTERS) {
       await actAndConfirm(page, '#queue-controls button[data-action="limits"]');
       expect(await q.settings()).toMatchObject({ concurrencyLimit: 2, globalConcurrency: null, keyRateLimit: { max: 5, perMs: 1000 } });
       expect(await page.textContent('#limit-global')).toBe('none');
+    });
+
+    it('lists workflow runs with a status filter, shows a run’s step timeline, and cancels a parked run, confirmed', async () => {
+      const ns = `browser-wf-${adapter}`;
+      const parked = defineWorkflow('fulfil-order', {
+        async run(input: { order: number }, ctx) {
+          await ctx.step('reserve-stock', () => ({ reserved: input.order }));
+          return ctx.waitForSignal('payment-received');
+        },
+      });
+      const quick = defineWorkflow('send-receipt', {
+        async run(input: { order: number }, ctx) {
+          return ctx.step('render', () => `receipt-${input.order}`);
+        },
+      });
+      const w = createWorkflows(store, { workflows: [parked, quick], namespace: ns, idlePollIntervalMs: 50 });
+      try {
+        await w.start(parked, { order: 7 }, { id: 'order-7' });
+        await w.start(quick, { order: 8 }, { id: 'receipt-8' });
+        expect(await w.waitForResult('receipt-8', { timeoutMs: 20_000 })).toBe('receipt-8');
+        await waitFor('order-7 waiting', async () => (await w.getStatus('order-7'))?.steps.some((s) => s.state === 'waiting'));
+        // The header leads to the workflows page; the namespace tab to this namespace's runs.
+        await page.goto(base);
+        await Promise.all([page.waitForURL(/\/workflows$/), page.click('header a:text-is("Workflows")')]);
+        await Promise.all([page.waitForURL(/ns=/), page.click(`#namespaces a:text-is("${ns}")`)]);
+        expect(await page.locator('#runs tr[data-run]').evaluateAll((rows) => rows.map((r) => `${r.getAttribute('data-run')}:${r.getAttribute('data-state')}`).sort())).toEqual([
+          'order-7:running',
+          'receipt-8:completed',
+        ]);
+        await page.screenshot({ path: join(SHOTS, `workflows-${engine.kind}-${adapter}.png`), fullPage: true });
+        await Promise.all([page.waitForURL(/state=completed/), page.click('#states a[data-state="completed"]')]);
+        expect(await page.locator('#runs tr[data-run]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-run')))).toEqual(['receipt-8']);
+        await Promise.all([page.waitForURL(/state=running/), page.click('#states a[data-state="running"]')]);
+        await Promise.all([page.waitForURL(/\/workflow\?/), page.click('#runs tr[data-run="order-7"] a')]);
+        expect(await page.textContent('#run-state')).toBe('running');
+        expect(await page.locator('#steps li').evaluateAll((items) => items.map((li) => `${li.getAttribute('data-position')}:${li.getAttribute('data-state')}`))).toEqual(['0:done', '1:waiting']);
+        expect(await page.textContent('#steps')).toContain('reserve-stock');
+        expect(await page.textContent('#journal')).toContain('wait for signal payment-received');
+        await page.screenshot({ path: join(SHOTS, `workflow-run-${engine.kind}-${adapter}.png`), fullPage: true });
+        await Promise.all([page.waitForURL(/\/workflow-action$/), page.click('button[data-action="workflow-cancel"]')]);
+        expect(await page.textContent('.confirm')).toContain('Cancel workflow run order-7');
+        expect((await w.getStatus('order-7'))!.state).toBe('running');
+        await Promise.all([page.waitForURL(/wf=cancel&ok=1/), page.click('#confirm')]);
+        expect(await page.textContent('#workflow-flash')).toContain('Cancelled the run');
+        expect(await page.textContent('#run-state')).toBe('cancelled');
+        expect(await page.locator('button[data-action="workflow-cancel"]').count()).toBe(0);
+        expect((await w.getStatus('order-7'))!.state).toBe('cancelled');
+        await page.goto(`${base}/audit`);
+        expect(await page.textContent('#audit')).toContain('workflow-cancel');
+      } finally {
+        await w.close();
+      }
     });
 
     it('draws a queue’s wait and run time charts and updates them live as jobs finish', async () => {
