@@ -16,6 +16,7 @@ import { chromium, type Page } from 'playwright-core';
 import { serveDashboard } from '../lib/dashboard/standalone.js';
 import { openStore } from '../lib/open-store.js';
 import type { Store } from '../lib/contract/types.js';
+import { createWorkflows, defineWorkflow } from '../lib/workflows/index.js';
 
 const { values } = parseArgs({ options: { minutes: { type: 'string', default: '3' }, out: { type: 'string', default: 'docs/img' } } });
 const OUT = resolve(values.out!);
@@ -77,14 +78,57 @@ async function seed(store: Store): Promise<{ dead: number; pending: number; done
   return { dead: doomed[1]!, pending, done };
 }
 
+/**
+ * Workflow runs in the default namespace, run by a real workflow worker: two completed, one failed after
+ * its first step, one parked on a signal (the run page's screenshot). Returns the parked run's id.
+ */
+async function workflows(store: Store): Promise<string> {
+  const fulfil = defineWorkflow('fulfil-order', {
+    async run(input: { order: number; sku: string }, ctx) {
+      await ctx.step('reserve-stock', () => ({ sku: input.sku, reserved: 1 }));
+      await ctx.step('charge-card', () => ({ charge: `ch_${input.order}`, amount: 4_200 }));
+      const shipped = await ctx.waitForSignal<{ carrier: string }>('shipped');
+      return ctx.step('send-receipt', () => ({ order: input.order, carrier: shipped?.carrier ?? null }));
+    },
+  });
+  const refund = defineWorkflow('refund-order', {
+    async run(input: { order: number }, ctx) {
+      await ctx.step('load-order', () => ({ order: input.order }));
+      throw new Error(`order ${input.order} was never charged`);
+    },
+  });
+  const w = createWorkflows(store, { workflows: [fulfil, refund], idlePollIntervalMs: 50 });
+  try {
+    for (const order of [1040, 1041, 1042]) await w.start(fulfil, { order, sku: `SKU-${order % 7}` }, { id: `order-${order}` });
+    await w.start(refund, { order: 977 }, { id: 'refund-977' });
+    const deadline = Date.now() + 60_000;
+    const parked = async (id: string) => (await w.getStatus(id))?.steps.some((s) => s.state === 'waiting') === true;
+    while (!(await parked('order-1040')) || !(await parked('order-1041')) || !(await parked('order-1042'))) {
+      if (Date.now() > deadline) throw new Error('the workflow runs did not park on their signal within 60 s');
+      await sleep(50);
+    }
+    await w.signal('order-1040', 'shipped', { carrier: 'DHL' });
+    await w.signal('order-1041', 'shipped', { carrier: 'UPS' });
+    await w.waitForResult('order-1040', { timeoutMs: 30_000 });
+    await w.waitForResult('order-1041', { timeoutMs: 30_000 });
+    await w.waitForResult('refund-977', { timeoutMs: 30_000 }).catch(() => undefined);
+    return 'order-1042';
+  } finally {
+    await w.close();
+  }
+}
+
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'alkstore-screens-'));
   const profile = mkdtempSync(join(tmpdir(), 'alkstore-chromium-'));
   const store = await openStore({ url: `sqlite:${join(dir, 'screens.db')}` });
   try {
     const ids = await seed(store);
+    const parkedRun = await workflows(store);
     console.log(`running jobs for ${MINUTES} min so the charts have real minutes…`);
     await work(store, Date.now() + MINUTES * 60_000);
+    // Limits on the thumbnails queue (after the work, so its charts are not shaped by them), for its controls' screenshot.
+    await store.queue('thumbnails').setLimits({ concurrencyLimit: 2, globalConcurrency: 8, keyRateLimit: { max: 30, perMs: 60_000 } });
     const dash = await serveDashboard(store, { token: TOKEN, port: 0, liveIntervalMs: 60_000 });
     mkdirSync(OUT, { recursive: true });
     const browser = await chromium.launchPersistentContext(profile, {
@@ -133,6 +177,13 @@ async function main(): Promise<void> {
     await shot('dashboard-new-job', '/new?queue=emails');
     await shot('dashboard-edit-job', `/job?queue=thumbnails&id=${ids.pending}`);
     await shot('dashboard-audit', '/audit');
+    await shot('dashboard-workflows', '/workflows');
+    await shot('dashboard-workflow-run', `/workflow?ns=alkstore.workflows&id=${parkedRun}`);
+    const res = await page.goto(`${dash.url}/queue?name=thumbnails`);
+    if (res?.status() !== 200) throw new Error(`/queue?name=thumbnails: HTTP ${res?.status()}`);
+    await page.locator('#queue-controls').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(OUT, 'dashboard-queue-limits.png') });
+    console.log('  dashboard-queue-limits.png  /queue?name=thumbnails (limits set)');
     await browser.close();
     await dash.close();
   } finally {
