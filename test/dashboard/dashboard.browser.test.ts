@@ -313,6 +313,7 @@ for (const engine of nestEngines()) for (const adapter of HTTP_ADAPTERS) {
       expect(await page.textContent('.flash')).toContain('Saved the limits');
       expect(await q.settings()).toMatchObject({ concurrencyLimit: 2, globalConcurrency: 8, keyRateLimit: { max: 5, perMs: 1000 }, rateLimit: null });
       expect(await page.textContent('#limit-key-rate')).toBe('5 per 1000 ms');
+      await page.screenshot({ path: join(SHOTS, `queue-limits-${engine.kind}-${adapter}.png`), fullPage: true });
       // The form comes back filled with the stored values: emptying one field clears that limit only.
       expect(await page.inputValue('#limits-form input[name="globalConcurrency"]')).toBe('8');
       await page.fill('#limits-form input[name="globalConcurrency"]', '');
