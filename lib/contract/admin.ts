@@ -116,7 +116,11 @@ export interface JobAttempt {
   readonly endedAt: number;
   /** `retried`: back to pending; `dead`: this attempt dead-lettered the job. */
   readonly outcome: 'retried' | 'dead';
-  /** The error text as stored in `lastError` (message and stack). */
+  /**
+   * The error this attempt ended with: the thrown / passed Error's `stack` (name, message, then its
+   * frames), cut to 8192 characters; for a value that is not an Error with a stack, the same text as
+   * `lastError` (which keeps the message alone).
+   */
   readonly error: string | null;
 }
 

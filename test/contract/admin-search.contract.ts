@@ -189,8 +189,9 @@ export function adminSearchContract(engine: EngineFixture): void {
         [1, 'worker-a', 'retried'],
         [2, 'worker-b', 'retried'],
       ]);
-      // The error text exactly as lastError stored it when each attempt ended.
-      expect(attempts.map((a) => a.error)).toEqual(['first boom', 'second boom']);
+      // Each attempt keeps the Error's stack: its first line, then the frames of this test file.
+      expect(attempts.map((a) => a.error!.split('\n')[0])).toEqual(['Error: first boom', 'Error: second boom']);
+      for (const a of attempts) expect(a.error).toMatch(/\n\s+at .*admin-search\.contract\.ts/);
       for (const a of attempts) {
         expect(a.claimedAt).toBeGreaterThanOrEqual(before);
         expect(a.endedAt).toBeGreaterThanOrEqual(a.claimedAt!);
@@ -214,13 +215,24 @@ export function adminSearchContract(engine: EngineFixture): void {
         [2, 'w-2', 'retried'],
         [3, 'w-3', 'dead'],
       ]);
-      expect(detail!.failedAttempts.map((a) => a.error)).toEqual(['failed on w-1', 'failed on w-2', 'failed on w-3']);
-      expect(detail!.failedAttempts[2]!.error).toBe(detail!.lastError);
+      expect(detail!.failedAttempts.map((a) => a.error!.split('\n')[0])).toEqual(['Error: failed on w-1', 'Error: failed on w-2', 'Error: failed on w-3']);
+      expect(detail!.lastError).toBe('failed on w-3');
       // fail() records its attempt too.
       const f = store().queue(uid('attempts-fail'), { maxAttempts: 3 });
       const fid = await f.enqueue({ n: 2 });
-      await (await waitFor('a claim', () => f.claimOne('w-f'))).fail(new Error('fatal'));
-      expect((await store().admin().jobDetail(f.name, fid))!.failedAttempts.map((a) => [a.attempt, a.workerId, a.outcome])).toEqual([[1, 'w-f', 'dead']]);
+      const fatal = new Error('fatal');
+      await (await waitFor('a claim', () => f.claimOne('w-f'))).fail(fatal);
+      const failed = (await store().admin().jobDetail(f.name, fid))!;
+      expect(failed.failedAttempts.map((a) => [a.attempt, a.workerId, a.outcome, a.error])).toEqual([[1, 'w-f', 'dead', fatal.stack]]);
+      expect(failed.lastError).toBe('fatal');
+      // A value that is not an Error is stored as its text; a stack longer than 8 KiB is cut to 8192 characters.
+      const plain = await f.enqueue({ n: 3 }, { maxAttempts: 1 });
+      await (await waitFor('a claim', () => f.claimOne('w-p'))).fail('just text');
+      expect((await store().admin().jobDetail(f.name, plain))!.failedAttempts.map((a) => a.error)).toEqual(['just text']);
+      const long = await f.enqueue({ n: 4 }, { maxAttempts: 1 });
+      const huge = new Error('x'.repeat(20_000));
+      await (await waitFor('a claim', () => f.claimOne('w-l'))).fail(huge);
+      expect((await store().admin().jobDetail(f.name, long))!.failedAttempts.map((a) => a.error)).toEqual([huge.stack!.slice(0, 8192)]);
     });
 
     it('prunes the attempts of a job gone from jobs and outcomes in the sweep, and keeps those of live jobs', async () => {
@@ -234,7 +246,7 @@ export function adminSearchContract(engine: EngineFixture): void {
       expect(await attemptRows(engine, env.db.location, [gone])).toBe(1); // until the sweep
       await q.sweepExpired();
       expect(await attemptRows(engine, env.db.location, [gone])).toBe(0);
-      expect((await store().admin().jobDetail(q.name, kept))!.failedAttempts.map((a) => a.error)).toEqual(['kept']);
+      expect((await store().admin().jobDetail(q.name, kept))!.failedAttempts.map((a) => a.error!.split('\n')[0])).toEqual(['Error: kept']);
     });
   });
 

@@ -434,7 +434,7 @@ export function queueSql(s: SchemaSql) {
        cnt AS (${minusAll(s, 'd', 'processing')})
        SELECT (SELECT count(*) FROM d) AS n, ${promoteFrom(s, 'd', '$4')} AS promoted, ${foldSometimes(s.q, 'SELECT $1::text FROM d LIMIT 1')} AS folded`,
     ),
-    /** $1 id, $2 token, $3 delay ms, $4 last error, $5 wake payload → state. Dead when attempts are exhausted. */
+    /** $1 id, $2 token, $3 delay ms, $4 last error, $5 attempt error (the stack), $6 wake payload → state. Dead when attempts are exhausted. */
     retry: s.def(
       'q_retry',
       `WITH t AS (SELECT ${NOW_MS} AS ms),
@@ -446,21 +446,21 @@ export function queueSql(s: SchemaSql) {
            last_error = $4::text, ${CLEAR_CLAIM}
          FROM t, ${jobs} o WHERE ${FENCE} AND o.id = j.id RETURNING j.state, j.run_at, ${FINISHED}, ${ENDED_ATTEMPT}
        ),
-       att AS (${recordAttempt(s.q, 'u', "CASE WHEN u.state = 'dead' THEN 'dead' ELSE 'retried' END", '$4::text')}),
+       att AS (${recordAttempt(s.q, 'u', "CASE WHEN u.state = 'dead' THEN 'dead' ELSE 'retried' END", '$5::text')}),
        d AS (SELECT * FROM u WHERE u.state = 'dead'),
        cnt AS (${moved(s, 'u', 'processing')})
-       SELECT u.state, CASE WHEN u.state = 'pending' THEN ${s.notify('$5')}::text END AS woke, ${promoteFrom(s, 'd', '$5')} AS promoted,
+       SELECT u.state, CASE WHEN u.state = 'pending' THEN ${s.notify('$6')}::text END AS woke, ${promoteFrom(s, 'd', '$6')} AS promoted,
          ${foldSometimes(s.q, 'SELECT u.queue')} AS folded FROM u`,
     ),
-    /** $1 id, $2 token, $3 last error, $4 wake payload → n. */
+    /** $1 id, $2 token, $3 last error, $4 attempt error (the stack), $5 wake payload → n. */
     fail: s.def(
       'q_fail',
       `WITH d AS (
          UPDATE ${jobs} j SET state = 'dead', died_at = t.ms, last_error = $3::text, ${CLEAR_CLAIM}
          FROM (SELECT ${NOW_MS} AS ms) t, ${jobs} o WHERE ${FENCE} AND o.id = j.id RETURNING ${FINISHED}, ${ENDED_ATTEMPT}),
-       att AS (${recordAttempt(s.q, 'd', "'dead'", '$3::text')}),
+       att AS (${recordAttempt(s.q, 'd', "'dead'", '$4::text')}),
        cnt AS (${countDeltas(s.q, `SELECT d.queue, v.state, 0, v.n FROM d, (VALUES ('processing', -1), ('dead', 1)) AS v(state, n)`)})
-       SELECT (SELECT count(*) FROM d) AS n, ${promoteFrom(s, 'd', '$4')} AS promoted, ${foldSometimes(s.q, 'SELECT d.queue FROM d')} AS folded`,
+       SELECT (SELECT count(*) FROM d) AS n, ${promoteFrom(s, 'd', '$5')} AS promoted, ${foldSometimes(s.q, 'SELECT d.queue FROM d')} AS folded`,
     ),
     /** $1 id, $2 token, $3 extend ms → claimed_until. */
     heartbeat: s.def(

@@ -246,19 +246,19 @@ export function ackJobs(ctx: WriteCtx, queue: string, jobs: readonly { id: numbe
 }
 
 /** `delayMs` already resolved (the job computes the backoff); dead instead when this claim was the last attempt. */
-export function retryJob(ctx: WriteCtx, queue: string, id: number, token: string, lastError: string, delayMs: number): 'retried' | 'dead' | null {
+export function retryJob(ctx: WriteCtx, queue: string, id: number, token: string, lastError: string, delayMs: number, detail: string = lastError): 'retried' | 'dead' | null {
   const now = ctx.now;
   const row = ctx.conn.stmt(Q.VALID_FOR_RETRY).get({ id, token, now }) as EndingAttempt | undefined;
   if (!row) return null;
   if (row.attempts >= row.max_attempts) {
     ctx.conn.stmt(Q.TO_DEAD).run({ error: lastError, now, id });
-    recordAttempt(ctx, queue, id, row, 'dead', lastError);
+    recordAttempt(ctx, queue, id, row, 'dead', detail);
     if (row.ordering_key !== null) promoteNext(ctx, queue, row.ordering_key);
     endedInLimited(ctx, queue);
     return 'dead';
   }
   ctx.conn.stmt(Q.TO_PENDING).run({ id, runAt: now + delayMs, error: lastError });
-  recordAttempt(ctx, queue, id, row, 'retried', lastError);
+  recordAttempt(ctx, queue, id, row, 'retried', detail);
   ctx.wake(queueWakeChannel(queue));
   return 'retried';
 }
@@ -277,12 +277,12 @@ function recordAttempt(ctx: WriteCtx, queue: string, id: number, row: EndingAtte
   ctx.conn.stmt(Q.RECORD_ATTEMPT).run({ id, queue, attempt: row.attempts, worker: row.worker_id, claimedAt: row.claimed_at, now: ctx.now, outcome, error });
 }
 
-export function failJob(ctx: WriteCtx, queue: string, id: number, token: string, lastError: string): boolean {
+export function failJob(ctx: WriteCtx, queue: string, id: number, token: string, lastError: string, detail: string = lastError): boolean {
   const now = ctx.now;
   const row = ctx.conn.stmt(Q.VALID_FOR_RETRY).get({ id, token, now }) as EndingAttempt | undefined;
   if (!row) return false;
   ctx.conn.stmt(Q.TO_DEAD).run({ error: lastError, now, id });
-  recordAttempt(ctx, queue, id, row, 'dead', lastError);
+  recordAttempt(ctx, queue, id, row, 'dead', detail);
   if (row.ordering_key !== null) promoteNext(ctx, queue, row.ordering_key);
   endedInLimited(ctx, queue);
   return true;
