@@ -145,6 +145,15 @@ interface Candidate {
   attempts: number;
   max_attempts: number;
   ordering_key: string | null;
+  /** 1: a processing job whose lease ran out (its attempt is recorded as the claim takes it). */
+  lapsed: number;
+}
+
+/** Records the attempt of a lapsed candidate the claim takes over or buries (step 14), in the claim's write. */
+function recordLapsed(ctx: WriteCtx, c: { id: number; lapsed: number }, outcome: 'lapsed' | 'dead'): void {
+  // Stored as `retried` with no error (the CHECK of step 14 allows `retried` and `dead`; a retry or
+  // fail always stores an error), which the admin read reports as `lapsed`.
+  if (c.lapsed !== 0) ctx.conn.stmt(Q.RECORD_LAPSED).run({ id: c.id, outcome: outcome === 'dead' ? 'dead' : 'retried', error: outcome === 'dead' ? 'max attempts exceeded' : null });
 }
 
 interface SettingsRow extends LimitSettings {
@@ -192,8 +201,12 @@ function claimRows(ctx: WriteCtx, queue: string, want: number, leaseMs: number |
           queue,
           max,
           settings,
-          (id) => ctx.conn.stmt(Q.CLAIM_ROW).get({ token: newToken(), now, lease: leaseMs, worker: workerId, id }) as ClaimedRow,
           (c) => {
+            recordLapsed(ctx, c, 'lapsed');
+            return ctx.conn.stmt(Q.CLAIM_ROW).get({ token: newToken(), now, lease: leaseMs, worker: workerId, id: c.id }) as ClaimedRow;
+          },
+          (c) => {
+            recordLapsed(ctx, c, 'dead');
             ctx.conn.stmt(Q.TO_DEAD).run({ error: 'max attempts exceeded', now, id: c.id });
             if (c.ordering_key !== null) promoteNext(ctx, queue, c.ordering_key);
           },
@@ -214,11 +227,13 @@ function claimUpTo(ctx: WriteCtx, queue: string, max: number, leaseMs: number | 
     let exhausted = 0;
     for (const c of candidates) {
       if (c.attempts >= c.max_attempts) {
+        recordLapsed(ctx, c, 'dead');
         ctx.conn.stmt(Q.TO_DEAD).run({ error: 'max attempts exceeded', now, id: c.id });
         if (c.ordering_key !== null) promoteNext(ctx, queue, c.ordering_key);
         exhausted++;
         continue;
       }
+      recordLapsed(ctx, c, 'lapsed');
       claimed.push(claim.get({ token: newToken(), now, lease: leaseMs, worker: workerId, id: c.id }) as ClaimedRow);
     }
     // Only dead-lettered candidates can leave room for more; otherwise we are done.
