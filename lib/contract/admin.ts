@@ -114,9 +114,18 @@ export interface JobAttempt {
   readonly claimedAt: number | null;
   /** When the retry or fail was written (epoch ms, database clock). */
   readonly endedAt: number;
-  /** `retried`: back to pending; `dead`: this attempt dead-lettered the job. */
-  readonly outcome: 'retried' | 'dead';
-  /** The error text as stored in `lastError` (message and stack). */
+  /**
+   * `retried`: back to pending; `dead`: this attempt dead-lettered the job (by retry / fail, or a
+   * claim finding its lease lapsed with no attempts left, error `max attempts exceeded`); `lapsed`:
+   * its lease ran out with no ack, retry or heartbeat (a crashed or stalled worker) and a claim
+   * took the job over (error null; `endedAt` is the lease deadline).
+   */
+  readonly outcome: 'retried' | 'dead' | 'lapsed';
+  /**
+   * The error this attempt ended with: the thrown / passed Error's `stack` (name, message, then its
+   * frames), cut to 8192 characters; for a value that is not an Error with a stack, the same text as
+   * `lastError` (which keeps the message alone).
+   */
   readonly error: string | null;
 }
 

@@ -118,7 +118,7 @@ function timeline(ctx: PageCtx, job: JobDetail, audit: readonly AuditRow[]): Saf
     });
     items.push({
       at: a.endedAt,
-      text: html`<span class="attempt ${a.outcome}">Attempt ${a.attempt} ${a.outcome === 'dead' ? 'failed, dead' : 'failed, retried'}</span>${a.error !== null ? html`<details class="attempt-error"><summary>${firstLine(a.error)}</summary><pre class="error full">${a.error}</pre></details>` : ''}`,
+      text: html`<span class="attempt ${a.outcome}">Attempt ${a.attempt} ${a.outcome === 'dead' ? 'failed, dead' : a.outcome === 'lapsed' ? 'lease lapsed' : 'failed, retried'}</span>${a.error !== null ? html`<details class="attempt-error"><summary>${firstLine(a.error)}</summary><pre class="error full">${a.error}</pre></details>` : ''}`,
     });
   }
   const recorded = job.failedAttempts.some((a) => a.attempt === job.attempts);

@@ -189,8 +189,9 @@ export function adminSearchContract(engine: EngineFixture): void {
         [1, 'worker-a', 'retried'],
         [2, 'worker-b', 'retried'],
       ]);
-      // The error text exactly as lastError stored it when each attempt ended.
-      expect(attempts.map((a) => a.error)).toEqual(['first boom', 'second boom']);
+      // Each attempt keeps the Error's stack: its first line, then the frames of this test file.
+      expect(attempts.map((a) => a.error!.split('\n')[0])).toEqual(['Error: first boom', 'Error: second boom']);
+      for (const a of attempts) expect(a.error).toMatch(/\n\s+at .*admin-search\.contract\.ts/);
       for (const a of attempts) {
         expect(a.claimedAt).toBeGreaterThanOrEqual(before);
         expect(a.endedAt).toBeGreaterThanOrEqual(a.claimedAt!);
@@ -214,14 +215,74 @@ export function adminSearchContract(engine: EngineFixture): void {
         [2, 'w-2', 'retried'],
         [3, 'w-3', 'dead'],
       ]);
-      expect(detail!.failedAttempts.map((a) => a.error)).toEqual(['failed on w-1', 'failed on w-2', 'failed on w-3']);
-      expect(detail!.failedAttempts[2]!.error).toBe(detail!.lastError);
+      expect(detail!.failedAttempts.map((a) => a.error!.split('\n')[0])).toEqual(['Error: failed on w-1', 'Error: failed on w-2', 'Error: failed on w-3']);
+      expect(detail!.lastError).toBe('failed on w-3');
       // fail() records its attempt too.
       const f = store().queue(uid('attempts-fail'), { maxAttempts: 3 });
       const fid = await f.enqueue({ n: 2 });
-      await (await waitFor('a claim', () => f.claimOne('w-f'))).fail(new Error('fatal'));
-      expect((await store().admin().jobDetail(f.name, fid))!.failedAttempts.map((a) => [a.attempt, a.workerId, a.outcome])).toEqual([[1, 'w-f', 'dead']]);
+      const fatal = new Error('fatal');
+      await (await waitFor('a claim', () => f.claimOne('w-f'))).fail(fatal);
+      const failed = (await store().admin().jobDetail(f.name, fid))!;
+      expect(failed.failedAttempts.map((a) => [a.attempt, a.workerId, a.outcome, a.error])).toEqual([[1, 'w-f', 'dead', fatal.stack]]);
+      expect(failed.lastError).toBe('fatal');
+      // A value that is not an Error is stored as its text; a stack longer than 8 KiB is cut to 8192 characters.
+      const plain = await f.enqueue({ n: 3 }, { maxAttempts: 1 });
+      await (await waitFor('a claim', () => f.claimOne('w-p'))).fail('just text');
+      expect((await store().admin().jobDetail(f.name, plain))!.failedAttempts.map((a) => a.error)).toEqual(['just text']);
+      const long = await f.enqueue({ n: 4 }, { maxAttempts: 1 });
+      const huge = new Error('x'.repeat(20_000));
+      await (await waitFor('a claim', () => f.claimOne('w-l'))).fail(huge);
+      expect((await store().admin().jobDetail(f.name, long))!.failedAttempts.map((a) => a.error)).toEqual([huge.stack!.slice(0, 8192)]);
     });
+
+    // A plain queue (PostgreSQL's plain and full claims, SQLite's claim loop) and a queue with limits (the limited claims).
+    for (const [kind, limits] of [
+      ['plain', {}],
+      ['limited', { limitKeys: { concurrencyKey: 'payload.tenant' } }],
+    ] as const) {
+      it(`records a claim whose lease lapsed as a lapsed attempt with its worker when another store takes the job over (${kind} queue)`, async () => {
+        const name = uid(`attempts-lapsed-${kind}`);
+        const qa = store().queue(name, { leaseMs: 300, maxAttempts: 3, ...limits });
+        const qb = env.other.queue(name, { leaseMs: 300, maxAttempts: 3, ...limits });
+        const id = await qa.enqueue({ tenant: 't-1' });
+        const before = (await store().admin().jobDetail(name, id))!.enqueuedAt;
+        // Store A claims and goes silent (no ack, retry or heartbeat): store B gets the job once A's lease lapsed.
+        const a = await waitFor('the claim by A', () => qa.claimOne('worker-a'));
+        const b = await waitFor('the take-over by B', () => qb.claimOne('worker-b'));
+        expect([a.id, b.id, b.attempts]).toEqual([id, id, 2]);
+        const detail = (await store().admin().jobDetail(name, id))!;
+        expect(detail).toMatchObject({ state: 'processing', workerId: 'worker-b', attempts: 2 });
+        expect(detail.failedAttempts.map((x) => [x.attempt, x.workerId, x.outcome, x.error])).toEqual([[1, 'worker-a', 'lapsed', null]]);
+        const [lapsed] = detail.failedAttempts;
+        expect(lapsed!.claimedAt).toBeGreaterThanOrEqual(before);
+        // It ended at its lease deadline: the lease after the claim.
+        expect(lapsed!.endedAt).toBe(lapsed!.claimedAt! + 300);
+        // The next attempt's own failure follows it.
+        await b.retry(new Error('after take-over'), 0);
+        const after = (await env.other.admin().jobDetail(name, id))!.failedAttempts;
+        expect(after.map((x) => [x.attempt, x.workerId, x.outcome])).toEqual([
+          [1, 'worker-a', 'lapsed'],
+          [2, 'worker-b', 'retried'],
+        ]);
+      });
+
+      it(`records the last attempt of a lapsed job the claim dead-letters for max attempts (${kind} queue)`, async () => {
+        const name = uid(`attempts-buried-${kind}`);
+        const qa = store().queue(name, { leaseMs: 300, maxAttempts: 1, ...limits });
+        const qb = env.other.queue(name, { leaseMs: 300, maxAttempts: 1, ...limits });
+        const id = await qa.enqueue({ tenant: 't-1' });
+        await waitFor('the claim by A', () => qa.claimOne('worker-a'));
+        // B's claims find the lapsed job with no attempts left and bury it.
+        const dead = await waitFor('the burial', async () => {
+          expect(await qb.claimOne('worker-b')).toBeNull();
+          const d = await env.other.admin().jobDetail(name, id);
+          return d?.state === 'dead' ? d : null;
+        });
+        expect(dead.lastError).toBe('max attempts exceeded');
+        expect(dead.failedAttempts.map((x) => [x.attempt, x.workerId, x.outcome, x.error])).toEqual([[1, 'worker-a', 'dead', 'max attempts exceeded']]);
+        expect(dead.failedAttempts[0]!.endedAt).toBe(dead.failedAttempts[0]!.claimedAt! + 300);
+      });
+    }
 
     it('prunes the attempts of a job gone from jobs and outcomes in the sweep, and keeps those of live jobs', async () => {
       const q = store().queue(uid('attempts-prune'), { maxAttempts: 2 });
@@ -234,7 +295,7 @@ export function adminSearchContract(engine: EngineFixture): void {
       expect(await attemptRows(engine, env.db.location, [gone])).toBe(1); // until the sweep
       await q.sweepExpired();
       expect(await attemptRows(engine, env.db.location, [gone])).toBe(0);
-      expect((await store().admin().jobDetail(q.name, kept))!.failedAttempts.map((a) => a.error)).toEqual(['kept']);
+      expect((await store().admin().jobDetail(q.name, kept))!.failedAttempts.map((a) => a.error!.split('\n')[0])).toEqual(['Error: kept']);
     });
   });
 

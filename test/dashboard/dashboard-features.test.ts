@@ -97,9 +97,11 @@ for (const engine of nestEngines()) for (const adapter of HTTP_ADAPTERS) {
       };
       // In order: attempt 1 by worker-a failed with its error, attempt 2 by worker-b, then the current one by worker-c.
       const a1 = at('Attempt 1 claimed by worker <code>worker-a</code>');
-      const e1 = at('<details class="attempt-error"><summary>first &lt;script&gt;');
+      const e1 = at('<details class="attempt-error"><summary>Error: first &lt;script&gt;');
       const a2 = at('Attempt 2 claimed by worker <code>worker-b</code>');
-      const e2 = at('<pre class="error full">second boom</pre></details>');
+      // The full error is the stack: its first line, then the frames of this file.
+      const e2 = at('<pre class="error full">Error: second boom\n    at ');
+      expect(timeline.slice(e2, timeline.indexOf('</pre>', e2))).toContain('dashboard-features.test.ts');
       const a3 = at('Attempt 3 of 3 by worker <code>worker-c</code>');
       expect([a1 < e1, e1 < a2, a2 < e2, e2 < a3]).toEqual([true, true, true, true]);
     });

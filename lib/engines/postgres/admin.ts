@@ -1,5 +1,5 @@
 import { getJobWithOutcome, outcomeExtras, type FullRow } from './outcomes.js';
-import { LATENCY_BUCKETS, WORKER_SCAN_ROWS, type JobDetail, type JobEdit, type JobPage, type JobSearch, type JobSearchPage, type ListenerState, type ListJobsOpts, type LockInfo, type NamePageOpts, type ReceiptPage, type ReceiptPageOpts, type StoreAdmin, type StreamInfo, type ThroughputPoint, type WorkerInfo } from '../../contract/admin.js';
+import { LATENCY_BUCKETS, WORKER_SCAN_ROWS, type JobAttempt, type JobDetail, type JobEdit, type JobPage, type JobSearch, type JobSearchPage, type ListenerState, type ListJobsOpts, type LockInfo, type NamePageOpts, type ReceiptPage, type ReceiptPageOpts, type StoreAdmin, type StreamInfo, type ThroughputPoint, type WorkerInfo } from '../../contract/admin.js';
 import { receiptPage, resolveJobEdit, resolveReceiptPage, toWorkers } from '../../internal/admin-extras.js';
 import { AUDIT_STREAM, queueWakeChannel } from '../../contract/names.js';
 import type { RedriveResult, Stream } from '../../contract/types.js';
@@ -245,6 +245,6 @@ interface AttemptRow {
   worker_id: string | null;
   claimed_at: string | null;
   ended_at: string;
-  outcome: 'retried' | 'dead';
+  outcome: JobAttempt['outcome'];
   error: string | null;
 }

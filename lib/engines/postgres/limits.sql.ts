@@ -1,6 +1,6 @@
 // Per-key concurrency, per-key rate limits and global concurrency on PostgreSQL (issue #27 item 5; docs/limits.md).
 import { countDeltas, foldSometimes } from './counts.sql.js';
-import { DEFERRED_COMMIT, jobColumns, nextDueIn, promoteFrom } from './queue.sql.js';
+import { DEFERRED_COMMIT, LAPSED_ATTEMPT, jobColumns, nextDueIn, promoteFrom, recordLapsed } from './queue.sql.js';
 import { NOW_MS, type SchemaSql } from './schema-sql.js';
 
 /** Candidates one limited claim reads at most per branch: past them, jobs of free keys wait for the next claim. */
@@ -82,12 +82,12 @@ export function limitsSql(s: SchemaSql) {
          ORDER BY r.priority DESC, r.run_at, r.id LIMIT (SELECT n FROM allow)
        ),
        picked AS (
-         SELECT j.id, ok.fresh FROM ${jobs} j JOIN ok ON j.id = ok.id
+         SELECT j.id, ok.fresh, ${LAPSED_ATTEMPT} FROM ${jobs} j JOIN ok ON j.id = ok.id
          WHERE (j.state = 'pending' AND NOT j.blocked) OR (j.state = 'processing' AND j.claimed_until <= ${now})
          FOR UPDATE OF j SKIP LOCKED
        ),
        exhausted AS (
-         SELECT j.id FROM ${jobs} j
+         SELECT j.id, ${LAPSED_ATTEMPT} FROM ${jobs} j
          WHERE j.queue = $1::text AND j.state = 'processing' AND j.claimed_until <= ${now}
            AND j.attempts >= j.max_attempts AND (j.expires_at IS NULL OR j.expires_at > ${now})
          LIMIT 1000 FOR UPDATE OF j SKIP LOCKED
@@ -96,6 +96,11 @@ export function limitsSql(s: SchemaSql) {
          UPDATE ${jobs} j SET state = 'dead', last_error = 'max attempts exceeded', died_at = t.ms, ${CLEAR_CLAIM}
          FROM exhausted e, t WHERE j.id = e.id RETURNING j.id, j.queue, j.ordering_key, j.blocked
        ),
+       att AS (${recordLapsed(
+         s.q,
+         `SELECT p.id, p.a_attempt, p.a_worker, p.a_claimed_at, p.a_ended_at, 'retried' AS outcome, NULL::text AS error FROM picked p WHERE NOT p.fresh
+          UNION ALL SELECT e.id, e.a_attempt, e.a_worker, e.a_claimed_at, e.a_ended_at, 'dead', 'max attempts exceeded' FROM exhausted e`,
+       )}),
        claimed AS (
          UPDATE ${jobs} j SET state = 'processing', attempts = j.attempts + 1, claim_token = gen_random_uuid(),
            claimed_until = greatest(t.ms, (SELECT win FROM qr)) + coalesce($3::bigint, j.visibility_timeout_ms), worker_id = $4::text

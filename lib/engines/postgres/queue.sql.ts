@@ -77,6 +77,27 @@ function recordAttempt(q: string, from: string, outcome: string, error: string):
 }
 
 /**
+ * The attempt a claim's lapsed pick or burial ends (docs/operations.md, Failed attempts), read from
+ * the row before the claim writes it: its number, worker, claim time (as {@link ENDED_ATTEMPT}) and
+ * its lease deadline as the end.
+ */
+export const LAPSED_ATTEMPT = 'j.attempts AS a_attempt, j.worker_id AS a_worker, j.claimed_until - j.visibility_timeout_ms AS a_claimed_at, j.claimed_until AS a_ended_at';
+
+/**
+ * INSERT of the attempts a claim statement ends without a retry or fail (queue $1): `from` is a
+ * query returning `id` and {@link LAPSED_ATTEMPT}'s columns plus `outcome` and `error`. It reads only
+ * lapsed picks and buried rows, so a claim of pending jobs inserts nothing. A lapsed attempt is stored
+ * as `retried` with a null error (migration 14's CHECK allows `retried` and `dead`, and a retry or fail
+ * always stores an error); the admin read reports it as `lapsed`.
+ */
+export function recordLapsed(q: string, from: string): string {
+  return `INSERT INTO ${q}.job_attempts (job_id, queue, attempt, worker_id, claimed_at, ended_at, outcome, error)
+         SELECT x.id, $1::text, x.a_attempt, x.a_worker, x.a_claimed_at, x.a_ended_at, x.outcome, x.error FROM (${from}) x
+         ON CONFLICT (job_id, attempt) DO UPDATE SET worker_id = excluded.worker_id, claimed_at = excluded.claimed_at,
+           ended_at = excluded.ended_at, outcome = excluded.outcome, error = excluded.error`;
+}
+
+/**
  * Selects, from CTE `d` (rows that just left the live states, with queue,
  * ordering_key, blocked), the number of keys whose next job became head. Keys
  * whose finished rows were all blocked need nothing. Grouping reads all of `d`
@@ -177,6 +198,10 @@ function claimableWaiting(s: SchemaSql, nowMs: string): string {
 }
 
 /** Queue statements for one schema. Every instant comes from the database clock. */
+/** The lapsed picks and buried rows of `claim` for {@link recordLapsed}. */
+const LAPSED_FROM = `SELECT l.id, l.a_attempt, l.a_worker, l.a_claimed_at, l.a_ended_at, 'retried' AS outcome, NULL::text AS error FROM lapsed l JOIN picked p ON p.id = l.id
+         UNION ALL SELECT e.id, e.a_attempt, e.a_worker, e.a_claimed_at, e.a_ended_at, 'dead', 'max attempts exceeded' FROM exhausted e`;
+
 export function queueSql(s: SchemaSql) {
   const jobs = `${s.q}.jobs`;
   const settings = `${s.q}.queue_settings`;
@@ -306,14 +331,14 @@ export function queueSql(s: SchemaSql) {
          ORDER BY j.priority DESC, j.run_at, j.id LIMIT (SELECT n FROM allow) FOR UPDATE OF j SKIP LOCKED
        ),
        lapsed AS (
-         SELECT j.id, j.priority, j.run_at, false AS fresh FROM ${jobs} j
+         SELECT j.id, j.priority, j.run_at, false AS fresh, ${LAPSED_ATTEMPT} FROM ${jobs} j
          WHERE j.queue = $1::text AND j.state = 'processing' AND j.claimed_until <= (SELECT ms FROM t)
            AND j.attempts < j.max_attempts AND (j.expires_at IS NULL OR j.expires_at > (SELECT ms FROM t))
          ORDER BY j.priority DESC, j.run_at, j.id LIMIT (SELECT n FROM allow) FOR UPDATE OF j SKIP LOCKED
        ),
-       picked AS (SELECT r.id, r.fresh FROM (SELECT * FROM pend UNION ALL SELECT * FROM lapsed) r ORDER BY r.priority DESC, r.run_at, r.id LIMIT (SELECT n FROM allow)),
+       picked AS (SELECT r.id, r.fresh FROM (SELECT * FROM pend UNION ALL SELECT l.id, l.priority, l.run_at, l.fresh FROM lapsed l) r ORDER BY r.priority DESC, r.run_at, r.id LIMIT (SELECT n FROM allow)),
        exhausted AS (
-         SELECT j.id FROM ${jobs} j
+         SELECT j.id, ${LAPSED_ATTEMPT} FROM ${jobs} j
          WHERE j.queue = $1::text AND j.state = 'processing' AND j.claimed_until <= (SELECT ms FROM t)
            AND j.attempts >= j.max_attempts AND (j.expires_at IS NULL OR j.expires_at > (SELECT ms FROM t))
          LIMIT 1000 FOR UPDATE OF j SKIP LOCKED
@@ -322,6 +347,7 @@ export function queueSql(s: SchemaSql) {
          UPDATE ${jobs} j SET state = 'dead', last_error = 'max attempts exceeded', died_at = t.ms, ${CLEAR_CLAIM}
          FROM exhausted e, t WHERE j.id = e.id RETURNING j.id, j.queue, j.ordering_key, j.blocked
        ),
+       att AS (${recordLapsed(s.q, LAPSED_FROM)}),
        claimed AS (
          UPDATE ${jobs} j SET state = 'processing', attempts = j.attempts + 1, claim_token = gen_random_uuid(),
            claimed_until = greatest(t.ms, (SELECT win FROM qr)) + coalesce($3::bigint, j.visibility_timeout_ms), worker_id = $4::text
@@ -370,12 +396,13 @@ export function queueSql(s: SchemaSql) {
          ORDER BY j.priority DESC, j.run_at, j.id LIMIT $2::int FOR UPDATE OF j SKIP LOCKED
        ),
        lapsed AS (
-         SELECT j.id, j.priority, j.run_at, false AS fresh FROM ${jobs} j
+         SELECT j.id, j.priority, j.run_at, false AS fresh, ${LAPSED_ATTEMPT} FROM ${jobs} j
          WHERE j.queue = $1::text AND j.state = 'processing' AND j.claimed_until <= (SELECT ms FROM t)
            AND j.attempts < j.max_attempts AND (j.expires_at IS NULL OR j.expires_at > (SELECT ms FROM t)) AND j.concurrency_key IS NULL AND j.rate_key IS NULL
          ORDER BY j.priority DESC, j.run_at, j.id LIMIT $2::int FOR UPDATE OF j SKIP LOCKED
        ),
-       picked AS (SELECT r.id, r.fresh FROM (SELECT * FROM pend UNION ALL SELECT * FROM lapsed) r ORDER BY r.priority DESC, r.run_at, r.id LIMIT $2::int),
+       picked AS (SELECT r.id, r.fresh FROM (SELECT * FROM pend UNION ALL SELECT l.id, l.priority, l.run_at, l.fresh FROM lapsed l) r ORDER BY r.priority DESC, r.run_at, r.id LIMIT $2::int),
+       att AS (${recordLapsed(s.q, `SELECT l.*, 'retried' AS outcome, NULL::text AS error FROM lapsed l JOIN picked p ON p.id = l.id`)}),
        claimed AS (
          UPDATE ${jobs} j SET state = 'processing', attempts = j.attempts + 1, claim_token = gen_random_uuid(),
            claimed_until = t.ms + coalesce($3::bigint, j.visibility_timeout_ms), worker_id = $4::text
@@ -434,7 +461,7 @@ export function queueSql(s: SchemaSql) {
        cnt AS (${minusAll(s, 'd', 'processing')})
        SELECT (SELECT count(*) FROM d) AS n, ${promoteFrom(s, 'd', '$4')} AS promoted, ${foldSometimes(s.q, 'SELECT $1::text FROM d LIMIT 1')} AS folded`,
     ),
-    /** $1 id, $2 token, $3 delay ms, $4 last error, $5 wake payload → state. Dead when attempts are exhausted. */
+    /** $1 id, $2 token, $3 delay ms, $4 last error, $5 attempt error (the stack), $6 wake payload → state. Dead when attempts are exhausted. */
     retry: s.def(
       'q_retry',
       `WITH t AS (SELECT ${NOW_MS} AS ms),
@@ -446,21 +473,21 @@ export function queueSql(s: SchemaSql) {
            last_error = $4::text, ${CLEAR_CLAIM}
          FROM t, ${jobs} o WHERE ${FENCE} AND o.id = j.id RETURNING j.state, j.run_at, ${FINISHED}, ${ENDED_ATTEMPT}
        ),
-       att AS (${recordAttempt(s.q, 'u', "CASE WHEN u.state = 'dead' THEN 'dead' ELSE 'retried' END", '$4::text')}),
+       att AS (${recordAttempt(s.q, 'u', "CASE WHEN u.state = 'dead' THEN 'dead' ELSE 'retried' END", '$5::text')}),
        d AS (SELECT * FROM u WHERE u.state = 'dead'),
        cnt AS (${moved(s, 'u', 'processing')})
-       SELECT u.state, CASE WHEN u.state = 'pending' THEN ${s.notify('$5')}::text END AS woke, ${promoteFrom(s, 'd', '$5')} AS promoted,
+       SELECT u.state, CASE WHEN u.state = 'pending' THEN ${s.notify('$6')}::text END AS woke, ${promoteFrom(s, 'd', '$6')} AS promoted,
          ${foldSometimes(s.q, 'SELECT u.queue')} AS folded FROM u`,
     ),
-    /** $1 id, $2 token, $3 last error, $4 wake payload → n. */
+    /** $1 id, $2 token, $3 last error, $4 attempt error (the stack), $5 wake payload → n. */
     fail: s.def(
       'q_fail',
       `WITH d AS (
          UPDATE ${jobs} j SET state = 'dead', died_at = t.ms, last_error = $3::text, ${CLEAR_CLAIM}
          FROM (SELECT ${NOW_MS} AS ms) t, ${jobs} o WHERE ${FENCE} AND o.id = j.id RETURNING ${FINISHED}, ${ENDED_ATTEMPT}),
-       att AS (${recordAttempt(s.q, 'd', "'dead'", '$3::text')}),
+       att AS (${recordAttempt(s.q, 'd', "'dead'", '$4::text')}),
        cnt AS (${countDeltas(s.q, `SELECT d.queue, v.state, 0, v.n FROM d, (VALUES ('processing', -1), ('dead', 1)) AS v(state, n)`)})
-       SELECT (SELECT count(*) FROM d) AS n, ${promoteFrom(s, 'd', '$4')} AS promoted, ${foldSometimes(s.q, 'SELECT d.queue FROM d')} AS folded`,
+       SELECT (SELECT count(*) FROM d) AS n, ${promoteFrom(s, 'd', '$5')} AS promoted, ${foldSometimes(s.q, 'SELECT d.queue FROM d')} AS folded`,
     ),
     /** $1 id, $2 token, $3 extend ms → claimed_until. */
     heartbeat: s.def(

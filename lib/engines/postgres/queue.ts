@@ -177,11 +177,11 @@ export class PostgresQueueDriver implements QueueDriver {
     );
   }
 
-  async retry(job: ClaimRef, delayMs: number, errorText: string): Promise<'retried' | 'dead' | null> {
+  async retry(job: ClaimRef, delayMs: number, errorText: string, detail?: string): Promise<'retried' | 'dead' | null> {
     const r = await runWaking<{ state: string; woke: string | null; promoted: string }>(
       this.ctx,
       this.ctx.sql.queue.retry,
-      [job.id, job.claimToken, delayMs, errorText],
+      [job.id, job.claimToken, delayMs, errorText, detail ?? errorText],
       this.wake,
       (x) => woke(x) || promoted(x),
     );
@@ -191,8 +191,8 @@ export class PostgresQueueDriver implements QueueDriver {
     return row === undefined ? null : row.state === 'dead' ? 'dead' : 'retried';
   }
 
-  async fail(job: ClaimRef, errorText: string): Promise<boolean> {
-    return (await this.ended(counted(await runWaking<Counted>(this.ctx, this.ctx.sql.queue.fail, [job.id, job.claimToken, errorText], this.wake, promoted)))) > 0;
+  async fail(job: ClaimRef, errorText: string, detail?: string): Promise<boolean> {
+    return (await this.ended(counted(await runWaking<Counted>(this.ctx, this.ctx.sql.queue.fail, [job.id, job.claimToken, errorText, detail ?? errorText], this.wake, promoted)))) > 0;
   }
 
   async heartbeat(job: ClaimRef, extendMs: number): Promise<number | null> {

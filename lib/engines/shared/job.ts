@@ -78,7 +78,7 @@ export class ClaimedJob<T = unknown> implements Job<T> {
     // write dead-letters): the same random sequence gives the same delays on both engines.
     const delay = delayMs === undefined ? backoffDelayMs(this.attempts, this.backoffBaseMs, this.driver.random) : requireDurationMs('delayMs', delayMs, { allowZero: true });
     await flushProgress(this.driver, this);
-    const outcome = await this.driver.retry(claimRef(this), delay, errorText(error));
+    const outcome = await this.driver.retry(claimRef(this), delay, errorText(error), attemptError(error));
     if (outcome !== null) this.driver.outcomes.record(this.queue, outcome, 1, [ClaimedJob.timesOf(this)]);
     if (outcome === 'dead') await this.driver.wakeWaiters();
     if (outcome === 'dead' && inFlow(this)) await this.driver.settleFlows([this.id]);
@@ -88,7 +88,7 @@ export class ClaimedJob<T = unknown> implements Job<T> {
   async fail(error: unknown): Promise<boolean> {
     this.driver.guard();
     await flushProgress(this.driver, this);
-    const ok = await this.driver.fail(claimRef(this), errorText(error));
+    const ok = await this.driver.fail(claimRef(this), errorText(error), attemptError(error));
     if (ok) this.driver.outcomes.record(this.queue, 'dead', 1, [ClaimedJob.timesOf(this)]);
     // Waiters of the job read its last error (dying is not the plain path).
     if (ok) await this.driver.wakeWaiters();
@@ -143,4 +143,16 @@ function inFlow(job: ClaimedJob): boolean {
 /** A claim as the driver's fenced operations take it. */
 function claimRef(job: ClaimedJob): ClaimRef {
   return { id: job.id, claimToken: job.claimToken, plain: job.orderingKey === null };
+}
+
+/** Most characters of an error's stack an attempt row keeps (docs/operations.md, Failed attempts). */
+export const ATTEMPT_ERROR_MAX = 8192;
+
+/**
+ * What a failed attempt's row records: the error's stack when it is an Error with one (the stack
+ * begins with the name and message), else the last error's text; cut to {@link ATTEMPT_ERROR_MAX}.
+ */
+export function attemptError(err: unknown): string {
+  const text = err instanceof Error && typeof err.stack === 'string' && err.stack !== '' ? err.stack : errorText(err);
+  return text.length > ATTEMPT_ERROR_MAX ? text.slice(0, ATTEMPT_ERROR_MAX) : text;
 }

@@ -79,10 +79,13 @@ export interface QueueDriver {
   ack(job: ClaimRef): Promise<boolean>;
   /** Deletes every claimed job still ours; resolves to how many. */
   ackBatch(jobs: readonly ClaimRef[]): Promise<number>;
-  /** Back to pending after `delayMs`, or dead when this claim was the last attempt; null when the claim is gone. */
-  retry(job: ClaimRef, delayMs: number, errorText: string): Promise<'retried' | 'dead' | null>;
-  /** Dead at once with `errorText` as the last error. */
-  fail(job: ClaimRef, errorText: string): Promise<boolean>;
+  /**
+   * Back to pending after `delayMs`, or dead when this claim was the last attempt; null when the claim is gone.
+   * `detail` (the error's stack, bounded; `errorText` when absent) goes to the attempt's row only.
+   */
+  retry(job: ClaimRef, delayMs: number, errorText: string, detail?: string): Promise<'retried' | 'dead' | null>;
+  /** Dead at once with `errorText` as the last error; `detail` as in {@link QueueDriver.retry}. */
+  fail(job: ClaimRef, errorText: string, detail?: string): Promise<boolean>;
   /** Sets the deadline to now + extendMs; resolves to the new deadline (database clock). */
   heartbeat(job: ClaimRef, extendMs: number): Promise<number | null>;
   /** Back to pending at once, giving back the attempt the claim consumed. */

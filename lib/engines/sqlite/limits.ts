@@ -91,12 +91,12 @@ const SET_LIMITS = `UPDATE __alkstore_queue_settings SET
 const COLS = 'id, priority, run_at, attempts, max_attempts, ordering_key, concurrency_key, rate_key';
 const NOT_FULL = `(concurrency_key IS NULL OR concurrency_key NOT IN (SELECT value FROM json_each(@full)))`;
 const CANDIDATES = `
-SELECT ${COLS} FROM (
+SELECT ${COLS}, 0 AS lapsed FROM (
   SELECT ${COLS} FROM __alkstore_jobs INDEXED BY __alkstore_jobs_pending
   WHERE queue = @queue AND state = 'pending' AND blocked = 0 AND +run_at <= @now AND (expires_at IS NULL OR expires_at > @now) AND ${NOT_FULL}
   ORDER BY priority DESC, run_at, id LIMIT @limit)
 UNION ALL
-SELECT ${COLS} FROM (
+SELECT ${COLS}, 1 AS lapsed FROM (
   SELECT ${COLS} FROM __alkstore_jobs INDEXED BY __alkstore_jobs_processing
   WHERE queue = @queue AND state = 'processing' AND claimed_until <= @now AND (expires_at IS NULL OR expires_at > @now) AND ${NOT_FULL}
   ORDER BY priority DESC, run_at, id LIMIT @limit)
@@ -107,13 +107,15 @@ export function scanBound(room: number): number {
   return Math.min(10_000, Math.max(256, room * 16));
 }
 
-interface Candidate {
+/** A limited claim's candidate row; `lapsed` 1 when it is a processing job whose lease ran out. */
+export interface LimitedCandidate {
   id: number;
   attempts: number;
   max_attempts: number;
   ordering_key: string | null;
   concurrency_key: string | null;
   rate_key: string | null;
+  lapsed: number;
 }
 
 /**
@@ -126,8 +128,8 @@ export function claimLimited(
   queue: string,
   max: number,
   s: LimitSettings,
-  claimRow: (id: number) => ClaimedRow,
-  bury: (c: Candidate) => void,
+  claimRow: (c: LimitedCandidate) => ClaimedRow,
+  bury: (c: LimitedCandidate) => void,
 ): ClaimedRow[] {
   const now = ctx.now;
   const conn = ctx.conn;
@@ -154,7 +156,7 @@ export function claimLimited(
   };
   const claimed: ClaimedRow[] = [];
   const used = new Set<string>();
-  const candidates = conn.stmt(CANDIDATES).all({ queue, now, limit: scanBound(room), full: JSON.stringify(full) }) as Candidate[];
+  const candidates = conn.stmt(CANDIDATES).all({ queue, now, limit: scanBound(room), full: JSON.stringify(full) }) as LimitedCandidate[];
   for (const c of candidates) {
     if (claimed.length >= room) break;
     if (c.attempts >= c.max_attempts) {
@@ -163,7 +165,7 @@ export function claimLimited(
     }
     if (c.concurrency_key !== null && (busy.get(c.concurrency_key) ?? 0) >= limit) continue;
     if (rate !== null && c.rate_key !== null && windowOf(c.rate_key).used >= rate.max) continue;
-    claimed.push(claimRow(c.id));
+    claimed.push(claimRow(c));
     if (c.concurrency_key !== null) busy.set(c.concurrency_key, (busy.get(c.concurrency_key) ?? 0) + 1);
     if (rate !== null && c.rate_key !== null) {
       windowOf(c.rate_key).used++;

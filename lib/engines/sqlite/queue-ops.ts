@@ -145,6 +145,15 @@ interface Candidate {
   attempts: number;
   max_attempts: number;
   ordering_key: string | null;
+  /** 1: a processing job whose lease ran out (its attempt is recorded as the claim takes it). */
+  lapsed: number;
+}
+
+/** Records the attempt of a lapsed candidate the claim takes over or buries (step 14), in the claim's write. */
+function recordLapsed(ctx: WriteCtx, c: { id: number; lapsed: number }, outcome: 'lapsed' | 'dead'): void {
+  // Stored as `retried` with no error (the CHECK of step 14 allows `retried` and `dead`; a retry or
+  // fail always stores an error), which the admin read reports as `lapsed`.
+  if (c.lapsed !== 0) ctx.conn.stmt(Q.RECORD_LAPSED).run({ id: c.id, outcome: outcome === 'dead' ? 'dead' : 'retried', error: outcome === 'dead' ? 'max attempts exceeded' : null });
 }
 
 interface SettingsRow extends LimitSettings {
@@ -192,8 +201,12 @@ function claimRows(ctx: WriteCtx, queue: string, want: number, leaseMs: number |
           queue,
           max,
           settings,
-          (id) => ctx.conn.stmt(Q.CLAIM_ROW).get({ token: newToken(), now, lease: leaseMs, worker: workerId, id }) as ClaimedRow,
           (c) => {
+            recordLapsed(ctx, c, 'lapsed');
+            return ctx.conn.stmt(Q.CLAIM_ROW).get({ token: newToken(), now, lease: leaseMs, worker: workerId, id: c.id }) as ClaimedRow;
+          },
+          (c) => {
+            recordLapsed(ctx, c, 'dead');
             ctx.conn.stmt(Q.TO_DEAD).run({ error: 'max attempts exceeded', now, id: c.id });
             if (c.ordering_key !== null) promoteNext(ctx, queue, c.ordering_key);
           },
@@ -214,11 +227,13 @@ function claimUpTo(ctx: WriteCtx, queue: string, max: number, leaseMs: number | 
     let exhausted = 0;
     for (const c of candidates) {
       if (c.attempts >= c.max_attempts) {
+        recordLapsed(ctx, c, 'dead');
         ctx.conn.stmt(Q.TO_DEAD).run({ error: 'max attempts exceeded', now, id: c.id });
         if (c.ordering_key !== null) promoteNext(ctx, queue, c.ordering_key);
         exhausted++;
         continue;
       }
+      recordLapsed(ctx, c, 'lapsed');
       claimed.push(claim.get({ token: newToken(), now, lease: leaseMs, worker: workerId, id: c.id }) as ClaimedRow);
     }
     // Only dead-lettered candidates can leave room for more; otherwise we are done.
@@ -246,19 +261,19 @@ export function ackJobs(ctx: WriteCtx, queue: string, jobs: readonly { id: numbe
 }
 
 /** `delayMs` already resolved (the job computes the backoff); dead instead when this claim was the last attempt. */
-export function retryJob(ctx: WriteCtx, queue: string, id: number, token: string, lastError: string, delayMs: number): 'retried' | 'dead' | null {
+export function retryJob(ctx: WriteCtx, queue: string, id: number, token: string, lastError: string, delayMs: number, detail: string = lastError): 'retried' | 'dead' | null {
   const now = ctx.now;
   const row = ctx.conn.stmt(Q.VALID_FOR_RETRY).get({ id, token, now }) as EndingAttempt | undefined;
   if (!row) return null;
   if (row.attempts >= row.max_attempts) {
     ctx.conn.stmt(Q.TO_DEAD).run({ error: lastError, now, id });
-    recordAttempt(ctx, queue, id, row, 'dead', lastError);
+    recordAttempt(ctx, queue, id, row, 'dead', detail);
     if (row.ordering_key !== null) promoteNext(ctx, queue, row.ordering_key);
     endedInLimited(ctx, queue);
     return 'dead';
   }
   ctx.conn.stmt(Q.TO_PENDING).run({ id, runAt: now + delayMs, error: lastError });
-  recordAttempt(ctx, queue, id, row, 'retried', lastError);
+  recordAttempt(ctx, queue, id, row, 'retried', detail);
   ctx.wake(queueWakeChannel(queue));
   return 'retried';
 }
@@ -277,12 +292,12 @@ function recordAttempt(ctx: WriteCtx, queue: string, id: number, row: EndingAtte
   ctx.conn.stmt(Q.RECORD_ATTEMPT).run({ id, queue, attempt: row.attempts, worker: row.worker_id, claimedAt: row.claimed_at, now: ctx.now, outcome, error });
 }
 
-export function failJob(ctx: WriteCtx, queue: string, id: number, token: string, lastError: string): boolean {
+export function failJob(ctx: WriteCtx, queue: string, id: number, token: string, lastError: string, detail: string = lastError): boolean {
   const now = ctx.now;
   const row = ctx.conn.stmt(Q.VALID_FOR_RETRY).get({ id, token, now }) as EndingAttempt | undefined;
   if (!row) return false;
   ctx.conn.stmt(Q.TO_DEAD).run({ error: lastError, now, id });
-  recordAttempt(ctx, queue, id, row, 'dead', lastError);
+  recordAttempt(ctx, queue, id, row, 'dead', detail);
   if (row.ordering_key !== null) promoteNext(ctx, queue, row.ordering_key);
   endedInLimited(ctx, queue);
   return true;

@@ -30,12 +30,12 @@ export const PROMOTE_OLDEST = `UPDATE __alkstore_jobs SET blocked = 0 WHERE id =
  * DEPTH bench and test/sqlite/claim-plan.test.ts).
  */
 export const CLAIM_CANDIDATES = `
-SELECT id, priority, run_at, attempts, max_attempts, ordering_key FROM (
+SELECT id, priority, run_at, attempts, max_attempts, ordering_key, 0 AS lapsed FROM (
   SELECT id, priority, run_at, attempts, max_attempts, ordering_key FROM __alkstore_jobs INDEXED BY __alkstore_jobs_pending
   WHERE queue = @queue AND state = 'pending' AND blocked = 0 AND +run_at <= @now AND (expires_at IS NULL OR expires_at > @now)
   ORDER BY priority DESC, run_at, id LIMIT @limit)
 UNION ALL
-SELECT id, priority, run_at, attempts, max_attempts, ordering_key FROM (
+SELECT id, priority, run_at, attempts, max_attempts, ordering_key, 1 AS lapsed FROM (
   SELECT id, priority, run_at, attempts, max_attempts, ordering_key FROM __alkstore_jobs INDEXED BY __alkstore_jobs_processing
   WHERE queue = @queue AND state = 'processing' AND claimed_until <= @now AND (expires_at IS NULL OR expires_at > @now)
   ORDER BY priority DESC, run_at, id LIMIT @limit)
@@ -106,6 +106,15 @@ export const VALID_FOR_RETRY = `SELECT attempts, max_attempts, ordering_key, wor
 /** The attempt a retry / fail ends (step 14), in the same write; a redriven job's numbers start over, so a repeat number overwrites. */
 export const RECORD_ATTEMPT = `INSERT INTO __alkstore_job_attempts (job_id, queue, attempt, worker_id, claimed_at, ended_at, outcome, error)
   VALUES (@id, @queue, @attempt, @worker, @claimedAt, @now, @outcome, @error)
+  ON CONFLICT (job_id, attempt) DO UPDATE SET worker_id = excluded.worker_id, claimed_at = excluded.claimed_at,
+    ended_at = excluded.ended_at, outcome = excluded.outcome, error = excluded.error`;
+/**
+ * The attempt a claim ends when it takes over (@outcome 'lapsed') or dead-letters ('dead') a job whose
+ * lease lapsed, read from the row before the claim writes it: its number, worker, claim time and its
+ * lease deadline as the end. Only lapsed candidates run it, so a claim of pending jobs costs nothing.
+ */
+export const RECORD_LAPSED = `INSERT INTO __alkstore_job_attempts (job_id, queue, attempt, worker_id, claimed_at, ended_at, outcome, error)
+  SELECT id, queue, attempts, worker_id, claimed_until - visibility_timeout_ms, claimed_until, @outcome, @error FROM __alkstore_jobs WHERE id = @id
   ON CONFLICT (job_id, attempt) DO UPDATE SET worker_id = excluded.worker_id, claimed_at = excluded.claimed_at,
     ended_at = excluded.ended_at, outcome = excluded.outcome, error = excluded.error`;
 /** Attempt rows of up to 1000 jobs of @queue gone from both jobs and outcomes (the sweep). */

@@ -77,12 +77,12 @@ export class SqliteQueueDriver implements QueueDriver {
     return this.core.write('ackBatch', (ctx) => ops.ackJobs(ctx, this.queue, jobs));
   }
 
-  retry(job: ClaimRef, delayMs: number, errorText: string): Promise<'retried' | 'dead' | null> {
-    return this.core.write('retry', (ctx) => ops.retryJob(ctx, this.queue, job.id, job.claimToken, errorText, delayMs));
+  retry(job: ClaimRef, delayMs: number, errorText: string, detail?: string): Promise<'retried' | 'dead' | null> {
+    return this.core.write('retry', (ctx) => ops.retryJob(ctx, this.queue, job.id, job.claimToken, errorText, delayMs, detail ?? errorText));
   }
 
-  fail(job: ClaimRef, errorText: string): Promise<boolean> {
-    return this.core.write('fail', (ctx) => ops.failJob(ctx, this.queue, job.id, job.claimToken, errorText));
+  fail(job: ClaimRef, errorText: string, detail?: string): Promise<boolean> {
+    return this.core.write('fail', (ctx) => ops.failJob(ctx, this.queue, job.id, job.claimToken, errorText, detail ?? errorText));
   }
 
   /** An urgent write: a lease renewal goes ahead of queued group commits (Writer.writeUrgent). */
