@@ -56,10 +56,10 @@ export function adminSql(s: SchemaSql) {
       'a_all',
       `SELECT ${jobColumns('j')} FROM ${jobs} j WHERE j.queue = $1::text AND j.id > $2::bigint ORDER BY j.id LIMIT $3::int`,
     ),
-    /** $1 queue, $2 job id → its failed attempts (migration 14) by number; a lapsed one is stored as `retried` with no error. */
+    /** $1 queue, $2 job id → its failed attempts (migration 14) by number. */
     attempts: s.def(
       'a_attempts',
-      `SELECT a.attempt, a.worker_id, a.claimed_at, a.ended_at, CASE WHEN a.outcome = 'retried' AND a.error IS NULL THEN 'lapsed' ELSE a.outcome END AS outcome, a.error FROM ${s.q}.job_attempts a
+      `SELECT a.attempt, a.worker_id, a.claimed_at, a.ended_at, a.outcome, a.error FROM ${s.q}.job_attempts a
        WHERE a.job_id = $2::bigint AND a.queue = $1::text ORDER BY a.attempt`,
     ),
     now: s.def('a_now', `SELECT ${NOW_MS} AS ms`),

@@ -98,7 +98,7 @@ export function limitsSql(s: SchemaSql) {
        ),
        att AS (${recordLapsed(
          s.q,
-         `SELECT p.id, p.a_attempt, p.a_worker, p.a_claimed_at, p.a_ended_at, 'retried' AS outcome, NULL::text AS error FROM picked p WHERE NOT p.fresh
+         `SELECT p.id, p.a_attempt, p.a_worker, p.a_claimed_at, p.a_ended_at, 'lapsed' AS outcome, NULL::text AS error FROM picked p WHERE NOT p.fresh
           UNION ALL SELECT e.id, e.a_attempt, e.a_worker, e.a_claimed_at, e.a_ended_at, 'dead', 'max attempts exceeded' FROM exhausted e`,
        )}),
        claimed AS (

@@ -87,8 +87,7 @@ export const LAPSED_ATTEMPT = 'j.attempts AS a_attempt, j.worker_id AS a_worker,
  * INSERT of the attempts a claim statement ends without a retry or fail (queue $1): `from` is a
  * query returning `id` and {@link LAPSED_ATTEMPT}'s columns plus `outcome` and `error`. It reads only
  * lapsed picks and buried rows, so a claim of pending jobs inserts nothing. A lapsed attempt is stored
- * as `retried` with a null error (migration 14's CHECK allows `retried` and `dead`, and a retry or fail
- * always stores an error); the admin read reports it as `lapsed`.
+ * as `lapsed` with a null error.
  */
 export function recordLapsed(q: string, from: string): string {
   return `INSERT INTO ${q}.job_attempts (job_id, queue, attempt, worker_id, claimed_at, ended_at, outcome, error)
@@ -199,7 +198,7 @@ function claimableWaiting(s: SchemaSql, nowMs: string): string {
 
 /** Queue statements for one schema. Every instant comes from the database clock. */
 /** The lapsed picks and buried rows of `claim` for {@link recordLapsed}. */
-const LAPSED_FROM = `SELECT l.id, l.a_attempt, l.a_worker, l.a_claimed_at, l.a_ended_at, 'retried' AS outcome, NULL::text AS error FROM lapsed l JOIN picked p ON p.id = l.id
+const LAPSED_FROM = `SELECT l.id, l.a_attempt, l.a_worker, l.a_claimed_at, l.a_ended_at, 'lapsed' AS outcome, NULL::text AS error FROM lapsed l JOIN picked p ON p.id = l.id
          UNION ALL SELECT e.id, e.a_attempt, e.a_worker, e.a_claimed_at, e.a_ended_at, 'dead', 'max attempts exceeded' FROM exhausted e`;
 
 export function queueSql(s: SchemaSql) {
@@ -402,7 +401,7 @@ export function queueSql(s: SchemaSql) {
          ORDER BY j.priority DESC, j.run_at, j.id LIMIT $2::int FOR UPDATE OF j SKIP LOCKED
        ),
        picked AS (SELECT r.id, r.fresh FROM (SELECT * FROM pend UNION ALL SELECT l.id, l.priority, l.run_at, l.fresh FROM lapsed l) r ORDER BY r.priority DESC, r.run_at, r.id LIMIT $2::int),
-       att AS (${recordLapsed(s.q, `SELECT l.*, 'retried' AS outcome, NULL::text AS error FROM lapsed l JOIN picked p ON p.id = l.id`)}),
+       att AS (${recordLapsed(s.q, `SELECT l.*, 'lapsed' AS outcome, NULL::text AS error FROM lapsed l JOIN picked p ON p.id = l.id`)}),
        claimed AS (
          UPDATE ${jobs} j SET state = 'processing', attempts = j.attempts + 1, claim_token = gen_random_uuid(),
            claimed_until = t.ms + coalesce($3::bigint, j.visibility_timeout_ms), worker_id = $4::text

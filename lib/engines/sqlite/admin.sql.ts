@@ -61,7 +61,7 @@ export const RECEIPTS = `SELECT message_id AS messageId, receipt AS receiptText,
   WHERE outbox = @outbox AND (@at IS NULL OR (delivered_at, message_id) < (@at, @id))
   ORDER BY delivered_at DESC, message_id DESC LIMIT @limit`;
 
-/** A job's failed attempts (step 14) by number; a lapsed one is stored as `retried` with no error. */
+/** A job's failed attempts (step 14) by number. */
 export const ATTEMPTS = `SELECT attempt, worker_id AS workerId, claimed_at AS claimedAt, ended_at AS endedAt,
-  CASE WHEN outcome = 'retried' AND error IS NULL THEN 'lapsed' ELSE outcome END AS outcome, error
+  outcome, error
   FROM __alkstore_job_attempts WHERE job_id = @id AND queue = @queue ORDER BY attempt`;

@@ -46,7 +46,7 @@ CREATE TABLE IF NOT EXISTS __alkstore_job_attempts (
   worker_id TEXT,
   claimed_at INTEGER,
   ended_at INTEGER NOT NULL,
-  outcome TEXT NOT NULL CHECK (outcome IN ('retried', 'dead')),
+  outcome TEXT NOT NULL CHECK (outcome IN ('retried', 'dead', 'lapsed')),
   error TEXT,
   PRIMARY KEY (job_id, attempt)
 ) WITHOUT ROWID;

@@ -151,9 +151,7 @@ interface Candidate {
 
 /** Records the attempt of a lapsed candidate the claim takes over or buries (step 14), in the claim's write. */
 function recordLapsed(ctx: WriteCtx, c: { id: number; lapsed: number }, outcome: 'lapsed' | 'dead'): void {
-  // Stored as `retried` with no error (the CHECK of step 14 allows `retried` and `dead`; a retry or
-  // fail always stores an error), which the admin read reports as `lapsed`.
-  if (c.lapsed !== 0) ctx.conn.stmt(Q.RECORD_LAPSED).run({ id: c.id, outcome: outcome === 'dead' ? 'dead' : 'retried', error: outcome === 'dead' ? 'max attempts exceeded' : null });
+  if (c.lapsed !== 0) ctx.conn.stmt(Q.RECORD_LAPSED).run({ id: c.id, outcome: outcome === 'dead' ? 'dead' : 'lapsed', error: outcome === 'dead' ? 'max attempts exceeded' : null });
 }
 
 interface SettingsRow extends LimitSettings {

@@ -18,7 +18,7 @@ CREATE TABLE ${s}.job_attempts (
   worker_id text,
   claimed_at bigint,
   ended_at bigint NOT NULL,
-  outcome text NOT NULL CHECK (outcome IN ('retried', 'dead')),
+  outcome text NOT NULL CHECK (outcome IN ('retried', 'dead', 'lapsed')),
   error text,
   PRIMARY KEY (job_id, attempt)
 );
