@@ -1,6 +1,6 @@
 // Per-key concurrency, per-key rate limits and global concurrency on PostgreSQL (issue #27 item 5; docs/limits.md).
-import { countDeltas, foldSometimes } from './counts.sql.js';
-import { DEFERRED_COMMIT, LAPSED_ATTEMPT, jobColumns, nextDueIn, promoteFrom, recordLapsed } from './queue.sql.js';
+import { foldSometimes } from './counts.sql.js';
+import { DEFERRED_COMMIT, LAPSED_ATTEMPT, buryExhausted, claimPicked, nextDueIn, promoteFrom, recordLapsed } from './queue.sql.js';
 import { NOW_MS, type SchemaSql } from './schema-sql.js';
 
 /** Candidates one limited claim reads at most per branch: past them, jobs of free keys wait for the next claim. */
@@ -12,7 +12,6 @@ export function scanBound(room: number): number {
 export function limitsSql(s: SchemaSql) {
   const jobs = `${s.q}.jobs`;
   const settings = `${s.q}.queue_settings`;
-  const CLEAR_CLAIM = 'claim_token = NULL, claimed_until = NULL, worker_id = NULL';
   const now = '(SELECT ms FROM t)';
   const notFull = `(j.concurrency_key IS NULL OR j.concurrency_key NOT IN (SELECT key FROM cfull))
            AND (j.rate_key IS NULL OR j.rate_key NOT IN (SELECT key FROM rfull))`;
@@ -86,39 +85,13 @@ export function limitsSql(s: SchemaSql) {
          WHERE (j.state = 'pending' AND NOT j.blocked) OR (j.state = 'processing' AND j.claimed_until <= ${now})
          FOR UPDATE OF j SKIP LOCKED
        ),
-       exhausted AS (
-         SELECT j.id, ${LAPSED_ATTEMPT} FROM ${jobs} j
-         WHERE j.queue = $1::text AND j.state = 'processing' AND j.claimed_until <= ${now}
-           AND j.attempts >= j.max_attempts AND (j.expires_at IS NULL OR j.expires_at > ${now})
-         LIMIT 1000 FOR UPDATE OF j SKIP LOCKED
-       ),
-       buried AS (
-         UPDATE ${jobs} j SET state = 'dead', last_error = 'max attempts exceeded', died_at = t.ms, ${CLEAR_CLAIM}
-         FROM exhausted e, t WHERE j.id = e.id RETURNING j.id, j.queue, j.ordering_key, j.blocked
-       ),
+       ${buryExhausted(jobs, now)},
        att AS (${recordLapsed(
          s.q,
          `SELECT p.id, p.a_attempt, p.a_worker, p.a_claimed_at, p.a_ended_at, 'lapsed' AS outcome, NULL::text AS error FROM picked p WHERE NOT p.fresh
           UNION ALL SELECT e.id, e.a_attempt, e.a_worker, e.a_claimed_at, e.a_ended_at, 'dead', 'max attempts exceeded' FROM exhausted e`,
        )}),
-       claimed AS (
-         UPDATE ${jobs} j SET state = 'processing', attempts = j.attempts + 1, claim_token = gen_random_uuid(),
-           claimed_until = greatest(t.ms, (SELECT win FROM qr)) + coalesce($3::bigint, j.visibility_timeout_ms), worker_id = $4::text
-         FROM picked p, t WHERE j.id = p.id
-         RETURNING ${jobColumns('j')}, p.fresh
-       ),
-       cnt AS (${countDeltas(
-         s.q,
-         `SELECT $1::text, v.state, 0, v.n
-          FROM (SELECT count(*) FILTER (WHERE c.fresh) AS f FROM claimed c) a, (SELECT count(*) AS b FROM buried) b,
-            LATERAL (VALUES ('pending', -a.f), ('processing', a.f - b.b), ('dead', b.b)) AS v(state, n)
-          WHERE v.n <> 0`,
-       )}),
-       windowed AS (
-         UPDATE ${settings} q SET window_start = qr.win,
-           window_count = CASE WHEN qr.window_start = qr.win THEN qr.window_count ELSE 0 END + (SELECT count(*) FROM claimed)
-         FROM qr WHERE q.queue = $1::text RETURNING 1
-       ),
+       ${claimPicked(s, jobs, settings)},
        kw AS (
          INSERT INTO ${s.q}.key_rate_windows AS w (queue, key, window_start, window_count)
          SELECT $1::text, c.rate_key, (${now} / qs.key_rate_per_ms) * qs.key_rate_per_ms, count(*)::int

@@ -84,6 +84,48 @@ function recordAttempt(q: string, from: string, outcome: string, error: string):
 export const LAPSED_ATTEMPT = 'j.attempts AS a_attempt, j.worker_id AS a_worker, j.claimed_until - j.visibility_timeout_ms AS a_claimed_at, j.claimed_until AS a_ended_at';
 
 /**
+ * The claim statements' `exhausted` and `buried` CTEs (queue $1): lapsed jobs out of attempts, locked
+ * and dead-lettered. `now` is the SQL expression of the statement's clock.
+ */
+export function buryExhausted(jobs: string, now: string): string {
+  return `exhausted AS (
+         SELECT j.id, ${LAPSED_ATTEMPT} FROM ${jobs} j
+         WHERE j.queue = $1::text AND j.state = 'processing' AND j.claimed_until <= ${now}
+           AND j.attempts >= j.max_attempts AND (j.expires_at IS NULL OR j.expires_at > ${now})
+         LIMIT 1000 FOR UPDATE OF j SKIP LOCKED
+       ),
+       buried AS (
+         UPDATE ${jobs} j SET state = 'dead', last_error = 'max attempts exceeded', died_at = t.ms, ${CLEAR_CLAIM}
+         FROM exhausted e, t WHERE j.id = e.id RETURNING j.id, j.queue, j.ordering_key, j.blocked
+       )`;
+}
+
+/**
+ * The claim statements' `claimed`, `cnt` and `windowed` CTEs (queue $1, lease $3, worker $4): the
+ * `picked` rows claimed, the counter deltas with `buried`, and the queue's rate window advanced.
+ */
+export function claimPicked(s: SchemaSql, jobs: string, settings: string): string {
+  return `claimed AS (
+         UPDATE ${jobs} j SET state = 'processing', attempts = j.attempts + 1, claim_token = gen_random_uuid(),
+           claimed_until = greatest(t.ms, (SELECT win FROM qr)) + coalesce($3::bigint, j.visibility_timeout_ms), worker_id = $4::text
+         FROM picked p, t WHERE j.id = p.id
+         RETURNING ${jobColumns('j')}, p.fresh
+       ),
+       cnt AS (${countDeltas(
+         s.q,
+         `SELECT $1::text, v.state, 0, v.n
+          FROM (SELECT count(*) FILTER (WHERE c.fresh) AS f FROM claimed c) a, (SELECT count(*) AS b FROM buried) b,
+            LATERAL (VALUES ('pending', -a.f), ('processing', a.f - b.b), ('dead', b.b)) AS v(state, n)
+          WHERE v.n <> 0`,
+       )}),
+       windowed AS (
+         UPDATE ${settings} qw SET window_start = qr.win,
+           window_count = CASE WHEN qr.window_start = qr.win THEN qr.window_count ELSE 0 END + (SELECT count(*) FROM claimed)
+         FROM qr WHERE qw.queue = $1::text RETURNING 1
+       )`;
+}
+
+/**
  * INSERT of the attempts a claim statement ends without a retry or fail (queue $1): `from` is a
  * query returning `id` and {@link LAPSED_ATTEMPT}'s columns plus `outcome` and `error`. It reads only
  * lapsed picks and buried rows, so a claim of pending jobs inserts nothing. A lapsed attempt is stored
@@ -336,35 +378,9 @@ export function queueSql(s: SchemaSql) {
          ORDER BY j.priority DESC, j.run_at, j.id LIMIT (SELECT n FROM allow) FOR UPDATE OF j SKIP LOCKED
        ),
        picked AS (SELECT r.id, r.fresh FROM (SELECT * FROM pend UNION ALL SELECT l.id, l.priority, l.run_at, l.fresh FROM lapsed l) r ORDER BY r.priority DESC, r.run_at, r.id LIMIT (SELECT n FROM allow)),
-       exhausted AS (
-         SELECT j.id, ${LAPSED_ATTEMPT} FROM ${jobs} j
-         WHERE j.queue = $1::text AND j.state = 'processing' AND j.claimed_until <= (SELECT ms FROM t)
-           AND j.attempts >= j.max_attempts AND (j.expires_at IS NULL OR j.expires_at > (SELECT ms FROM t))
-         LIMIT 1000 FOR UPDATE OF j SKIP LOCKED
-       ),
-       buried AS (
-         UPDATE ${jobs} j SET state = 'dead', last_error = 'max attempts exceeded', died_at = t.ms, ${CLEAR_CLAIM}
-         FROM exhausted e, t WHERE j.id = e.id RETURNING j.id, j.queue, j.ordering_key, j.blocked
-       ),
+       ${buryExhausted(jobs, '(SELECT ms FROM t)')},
        att AS (${recordLapsed(s.q, LAPSED_FROM)}),
-       claimed AS (
-         UPDATE ${jobs} j SET state = 'processing', attempts = j.attempts + 1, claim_token = gen_random_uuid(),
-           claimed_until = greatest(t.ms, (SELECT win FROM qr)) + coalesce($3::bigint, j.visibility_timeout_ms), worker_id = $4::text
-         FROM picked p, t WHERE j.id = p.id
-         RETURNING ${jobColumns('j')}, p.fresh
-       ),
-       cnt AS (${countDeltas(
-         s.q,
-         `SELECT $1::text, v.state, 0, v.n
-          FROM (SELECT count(*) FILTER (WHERE c.fresh) AS f FROM claimed c) a, (SELECT count(*) AS b FROM buried) b,
-            LATERAL (VALUES ('pending', -a.f), ('processing', a.f - b.b), ('dead', b.b)) AS v(state, n)
-          WHERE v.n <> 0`,
-       )}),
-       windowed AS (
-         UPDATE ${settings} qs SET window_start = qr.win,
-           window_count = CASE WHEN qr.window_start = qr.win THEN qr.window_count ELSE 0 END + (SELECT count(*) FROM claimed)
-         FROM qr WHERE qs.queue = $1::text RETURNING 1
-       ),
+       ${claimPicked(s, jobs, settings)},
        extra AS MATERIALIZED (
          SELECT ${promoteFrom(s, 'buried', '$5')} AS promoted, (SELECT count(*) FROM windowed) AS windowed,
            ${foldSometimes(s.q, `SELECT $1::text WHERE EXISTS (SELECT 1 FROM claimed WHERE claimed.fresh) OR EXISTS (SELECT 1 FROM buried)`)} AS folded,
