@@ -18,6 +18,7 @@ import type { ChildResult, FlowNode, FlowPlan } from '../../contract/flows.js';
 import { hasLimitKey, type ResolvedLimits } from '../../contract/limits.js';
 import { limitedQueues, limitKeyParams, readLimits, setLimitsParams } from './limits.js';
 import { scanBound } from './limits.sql.js';
+import { EnqueueGroup } from './enqueue-group.js';
 
 /**
  * The PostgreSQL queue driver: each operation one statement (CTE claims with SKIP LOCKED, the
@@ -49,8 +50,15 @@ export class PostgresQueueDriver implements QueueDriver {
   }
 
   insertOne(payloadText: string, stamp: JobWrite): Promise<number> {
-    return enqueueResolved(this.ctx, this.ctx.exec, this.queue, payloadText, stamp);
+    // Plain jobs share commits with the enqueues in flight beside them (enqueue-group.ts); keyed ones take their locks alone.
+    if (keyed(stamp) || hasLimitKey(stamp)) return enqueueResolved(this.ctx, this.ctx.exec, this.queue, payloadText, stamp);
+    return this.group.add(payloadText, stamp);
   }
+
+  /** Concurrent plain enqueues of this queue, one commit per group (see {@link EnqueueGroup}). */
+  private readonly group = new EnqueueGroup((texts, stamp) =>
+    texts.length === 1 ? enqueueResolved(this.ctx, this.ctx.exec, this.queue, texts[0]!, stamp).then((id) => [id]) : this.insert(texts, stamp),
+  );
 
   async insert(texts: readonly string[], stamp: JobWrite): Promise<number[]> {
     if (hasLimitKey(stamp)) return this.insertBulk(texts.map((text) => ({ text, stamp })));
