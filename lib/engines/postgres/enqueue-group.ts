@@ -1,5 +1,6 @@
 // PostgreSQL only: group commit of concurrent plain enqueues on the store's own pool (SQLite's writer does its own, writer.ts).
 import type { JobWrite } from '../../contract/options.js';
+import { stampParams } from './context.js';
 
 /** One enqueue waiting for the group in flight to finish. */
 interface Waiting {
@@ -87,9 +88,9 @@ export class EnqueueGroup {
   }
 }
 
-/** Jobs with equal signatures may share one multi-row statement (every stamp field but the payload). */
+/** Jobs with equal signatures may share one multi-row statement: the parameters `enqueueMany` takes besides the payloads. */
 function signature(st: JobWrite): string {
-  return JSON.stringify([st.priority, st.maxAttempts, st.visibilityTimeoutMs, st.backoffBaseMs, st.deadLetterRetentionMs, st.delayMs, st.runAtMs, st.expiresInMs, st.headersText]);
+  return JSON.stringify([...stampParams(st), st.headersText]);
 }
 
 function dataError(err: unknown): boolean {
