@@ -387,8 +387,17 @@ export interface Outbox<T = unknown> {
    * queue's backoff on a throw. Resolves `false` when there was no work.
    */
   runOnce(workerId: string, delivery: (job: Job<T>) => Promise<void>): Promise<boolean>;
-  /** Stores brokers' receipts of delivered messages (upsert by message id). Written by the dispatcher before the ack. */
+  /** Stores brokers' receipts of delivered messages (upsert by message id), on their own. */
   recordReceipts(receipts: readonly { readonly messageId: number; readonly receipt: DeliveryReceipt }[]): Promise<void>;
+  /**
+   * Acks delivered messages, each fenced by its claim token as in
+   * `queue.ackBatch`, and stores their brokers' receipts (upsert by message
+   * id) in the same write: the dispatcher's path, so a message is never acked
+   * without its receipt. Every receipt is stored, whether or not its ack still
+   * held the claim (the broker has the message either way). Resolves to how
+   * many acks landed.
+   */
+  ackDelivered(deliveries: readonly { readonly job: Pick<Job, 'id' | 'claimToken'>; readonly receipt: DeliveryReceipt }[]): Promise<number>;
   /** The broker's receipt of a delivered message, or null (not delivered through a publisher, or pruned). */
   receipt(messageId: number): Promise<StoredReceipt | null>;
   /** Deletes receipts delivered more than `olderThanMs` ago (database clock); resolves to how many. */

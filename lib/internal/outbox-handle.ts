@@ -11,34 +11,64 @@ export interface ReceiptDriver {
   pruneReceipts(outbox: string, olderThanMs: number): Promise<number>;
 }
 
+/** Receipt rows of one write. */
+export type ReceiptRows = readonly { readonly messageId: number; readonly receiptText: string }[];
+
+/** The backing queue's one-write ack with receipts (the engines' queue handle, `QueueHandle.ackDelivered`). */
+export interface DeliveredAcker {
+  ackDelivered(jobs: readonly Pick<Job, 'id' | 'claimToken'>[], outbox: string, receipts: ReceiptRows): Promise<number>;
+}
+
 /** Largest stored receipt (JSON characters). */
 const MAX_RECEIPT_CHARS = 4096;
 
-function receiptText(i: number, r: unknown): string {
+function receiptText(i: number, r: unknown, at = 'receipts'): string {
   if (r === null || typeof r !== 'object' || Array.isArray(r) || typeof (r as DeliveryReceipt).broker !== 'string') {
-    throw new InvalidArgument(`receipts[${i}].receipt`, 'must be an object with a string broker field');
+    throw new InvalidArgument(`${at}[${i}].receipt`, 'must be an object with a string broker field');
   }
   for (const [k, v] of Object.entries(r)) {
     if (typeof v !== 'string' && typeof v !== 'boolean' && !(typeof v === 'number' && Number.isFinite(v))) {
-      throw new InvalidArgument(`receipts[${i}].receipt.${k.slice(0, 64)}`, 'must be a string, a finite number or a boolean');
+      throw new InvalidArgument(`${at}[${i}].receipt.${k.slice(0, 64)}`, 'must be a string, a finite number or a boolean');
     }
   }
   const text = JSON.stringify(r);
-  if (text.length > MAX_RECEIPT_CHARS) throw new InvalidArgument(`receipts[${i}].receipt`, `must encode to at most ${MAX_RECEIPT_CHARS} characters, got ${text.length}`);
+  if (text.length > MAX_RECEIPT_CHARS) throw new InvalidArgument(`${at}[${i}].receipt`, `must encode to at most ${MAX_RECEIPT_CHARS} characters, got ${text.length}`);
   return text;
+}
+
+/** Throws the InvalidArgument `Outbox.ackDelivered` would for `receipt`. */
+export function checkReceipt(receipt: unknown): void {
+  receiptText(0, receipt, 'deliveries');
 }
 
 /** Engine-agnostic outbox over its backing queue (`__alkstore_outbox:<name>`). */
 export class OutboxHandle implements Outbox {
   readonly queue: Queue;
+  private readonly acker: DeliveredAcker;
 
   constructor(
     readonly name: string,
-    backingQueue: (queueName: string, opts?: QueueOpts) => Queue,
+    backingQueue: (queueName: string, opts?: QueueOpts) => Queue & DeliveredAcker,
     opts: QueueOpts | undefined,
     private readonly receipts: ReceiptDriver,
   ) {
-    this.queue = backingQueue(outboxQueueName(name), opts);
+    const q = backingQueue(outboxQueueName(name), opts);
+    this.queue = q;
+    this.acker = q;
+  }
+
+  async ackDelivered(deliveries: readonly { readonly job: Pick<Job, 'id' | 'claimToken'>; readonly receipt: DeliveryReceipt }[]): Promise<number> {
+    const list = requireArray<{ readonly job: Pick<Job, 'id' | 'claimToken'>; readonly receipt: DeliveryReceipt } | null>('deliveries', deliveries);
+    const jobs: Pick<Job, 'id' | 'claimToken'>[] = [];
+    const rows = list.map((e, i) => {
+      if (e === null || typeof e !== 'object') throw new InvalidArgument(`deliveries[${i}]`, 'must be an object { job, receipt }');
+      const job = e.job;
+      if (job === null || typeof job !== 'object') throw new InvalidArgument(`deliveries[${i}].job`, 'must be a claimed job ({ id, claimToken })');
+      jobs.push(job);
+      return { messageId: requireJobId(`deliveries[${i}].job.id`, job.id), receiptText: receiptText(i, e.receipt, 'deliveries') };
+    });
+    if (rows.length === 0) return 0;
+    return this.acker.ackDelivered(jobs, this.name, rows);
   }
 
   async recordReceipts(receipts: readonly { readonly messageId: number; readonly receipt: DeliveryReceipt }[]): Promise<void> {

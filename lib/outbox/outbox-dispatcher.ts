@@ -13,7 +13,7 @@ import { OutboxSettings, type OutboxSettingsInput } from './outbox-settings.js';
 import { RetryPolicy } from './retry-policy.js';
 import type { Publisher, PublisherHealth } from '../publishers/publisher.js';
 import { pauseUnlessAborted } from '../publishers/reconnect.js';
-import { DEFAULT_RESTART_ALLOWANCE_MS, publisherContext, publisherDelivery } from './publisher-delivery.js';
+import { DEFAULT_RESTART_ALLOWANCE_MS, publisherContext, publisherDelivery, receiptAcks } from './publisher-delivery.js';
 
 /**
  * Delivers one outbox message (publishes it to a broker, calls a webhook, …).
@@ -36,10 +36,10 @@ export interface OutboxDispatcherOptions {
    * A broker publisher (`alkstore/publishers`) instead of a handler: the
    * dispatcher connects it before claiming (a server that is down keeps the
    * messages pending), publishes each message with its id as the broker's
-   * dedup id, and stores the broker's receipt before the ack.
+   * dedup id, and stores the broker's receipt with the ack, in one write.
    */
   readonly publisher?: Publisher;
-  /** With `publisher`: store each broker receipt before the ack (default true; false saves one batched write per event-loop turn). */
+  /** With `publisher`: store each broker receipt with its ack, in the ack's own statement (default true; false stores none). */
   readonly receipts?: boolean;
   /** With `publisher`: the restart allowance of the retry horizon checked against the broker's dedup window (default 60 000 ms). */
   readonly restartAllowanceMs?: number;
@@ -146,7 +146,8 @@ export class OutboxDispatcher {
     this.logger = logger;
     if (this.publisher) this.publisherCtx = publisherContext(this.outbox, this.settings, restartAllowanceMs, logger, options.metrics);
     if (options.receipts !== undefined && typeof options.receipts !== 'boolean') throw new InvalidOption('receipts', 'must be a boolean');
-    const handler = options.publisher ? this.counted(publisherDelivery(options.publisher, outboxHandle, options.receipts ?? true, () => this.pause.signal)) : options.handler!;
+    const storeReceipts = options.receipts ?? true;
+    const handler = options.publisher ? this.counted(publisherDelivery(options.publisher, outboxHandle, storeReceipts, () => this.pause.signal)) : options.handler!;
     const s = this.settings;
     const name = `outbox ${JSON.stringify(this.outbox)}`;
     const metrics = options.metrics && !(options.metrics instanceof NoopOutboxMetrics) ? outboxMetricsObserver(options.metrics, this.outbox) : null;
@@ -154,6 +155,8 @@ export class OutboxDispatcher {
       queue,
       name,
       handler,
+      // A broker receipt is written by the ack's own statement.
+      ackBatch: options.publisher && storeReceipts ? receiptAcks(outboxHandle) : undefined,
       concurrency: s.concurrency,
       prefetch: 0,
       maxClaim: s.claimSize,
@@ -278,11 +281,12 @@ export class OutboxDispatcher {
   }
 
   /** Counts publishes that failed in a row, for {@link health}. */
-  private counted(deliver: (job: Job, signal: AbortSignal) => Promise<void>): (job: Job, signal: AbortSignal) => Promise<void> {
+  private counted<R>(deliver: (job: Job, signal: AbortSignal) => Promise<R>): (job: Job, signal: AbortSignal) => Promise<R> {
     return async (job, signal) => {
       try {
-        await deliver(job, signal);
+        const r = await deliver(job, signal);
         this.failuresInRow = 0;
+        return r;
       } catch (err) {
         this.failuresInRow += 1;
         this.lastFailure = errorText(err);

@@ -1,6 +1,6 @@
 import type { DeliveryReceipt, Job, Outbox, StoreLogger } from '../contract/types.js';
 import { outboxMessage, type Publisher, type PublisherContext } from '../publishers/publisher.js';
-import { AckBatcher } from '../worker/ack-batcher.js';
+import { checkReceipt } from '../internal/outbox-handle.js';
 import type { OutboxMetrics } from './outbox-metrics.js';
 import type { OutboxSettings } from './outbox-settings.js';
 
@@ -22,68 +22,40 @@ export function retryHorizon(settings: OutboxSettings, restartAllowanceMs: numbe
   };
 }
 
-interface PendingReceipt {
-  readonly messageId: number;
-  readonly receipt: DeliveryReceipt;
-  readonly done: () => void;
-  readonly fail: (err: unknown) => void;
-}
-
 /**
- * Writes receipts before their acks, batched like the acks themselves
- * ({@link AckBatcher}): what finished in one event-loop turn shares a write,
- * and what finishes while a write is in flight forms the next one.
+ * The delivery of a publisher-backed dispatcher: publish, and resolve to the
+ * broker's receipt (checked as `Outbox.ackDelivered` will store it), which the
+ * dispatcher writes with the ack in one statement; or, without `storeReceipts`,
+ * to nothing (a plain ack). A receipt write that fails fails the ack, so the
+ * message runs again (and the broker's dedup id absorbs the republish): an
+ * acked message always has its receipt. `pause()` is the dispatcher's outage
+ * signal of the moment: its abort (a broker outage began) aborts the publish too.
  */
-function receiptWriter(outbox: Outbox): (messageId: number, receipt: DeliveryReceipt) => Promise<void> {
-  const batcher = new AckBatcher<PendingReceipt>({
-    maxBatch: 1000,
-    write: async (items) => {
-      await outbox.recordReceipts(items.map((r) => ({ messageId: r.messageId, receipt: r.receipt })));
-      return items.length;
-    },
-    landed: (items) => {
-      for (const r of items) r.done();
-    },
-    failed: (items, err) => {
-      for (const r of items) r.fail(err);
-    },
-  });
-  return (messageId, receipt) => new Promise((done, fail) => batcher.add({ messageId, receipt, done, fail }));
-}
-
-/**
- * The delivery of a publisher-backed dispatcher: publish, then store the
- * broker's receipt; the dispatcher acks after both. A receipt write that fails
- * fails the delivery, so it is retried (and the broker's dedup id absorbs the
- * republish): an acked message always has its receipt. `pause()` is the
- * dispatcher's outage signal of the moment: its abort (a broker outage began)
- * aborts the publish too.
- */
-export function publisherDelivery(publisher: Publisher, outbox: Outbox, storeReceipts: boolean, pause: () => AbortSignal): (job: Job, signal: AbortSignal) => Promise<void> {
-  const publish = async (job: Job, signal: AbortSignal): Promise<DeliveryReceipt> => {
+export function publisherDelivery(publisher: Publisher, outbox: Outbox, storeReceipts: boolean, pause: () => AbortSignal): (job: Job, signal: AbortSignal) => Promise<DeliveryReceipt | undefined> {
+  return async (job, signal) => {
     const paused = pause();
     const either = new AbortController();
     const onAbort = (): void => either.abort(signal.aborted ? signal.reason : paused.reason);
     if (signal.aborted || paused.aborted) onAbort();
     signal.addEventListener('abort', onAbort, { once: true });
     paused.addEventListener('abort', onAbort, { once: true });
+    let receipt: DeliveryReceipt;
     try {
-      return await publisher.publish(outboxMessage(outbox.name, job), either.signal);
+      receipt = await publisher.publish(outboxMessage(outbox.name, job), either.signal);
     } finally {
       signal.removeEventListener('abort', onAbort);
       paused.removeEventListener('abort', onAbort);
     }
+    if (!storeReceipts) return undefined;
+    // A receipt the store would refuse fails this delivery (retried, then dead), not the ack write.
+    checkReceipt(receipt);
+    return receipt;
   };
-  if (!storeReceipts) {
-    return async (job, signal) => {
-      await publish(job, signal);
-    };
-  }
-  const record = receiptWriter(outbox);
-  return async (job, signal) => {
-    const receipt = await publish(job, signal);
-    await record(job.id, receipt);
-  };
+}
+
+/** Acks with receipts: each job beside the receipt its delivery resolved to. */
+export function receiptAcks(outbox: Outbox): (jobs: readonly Job[], results: readonly unknown[]) => Promise<number> {
+  return (jobs, results) => outbox.ackDelivered(jobs.map((job, i) => ({ job, receipt: results[i] as DeliveryReceipt })));
 }
 
 /** The context a dispatcher hands its publisher. */

@@ -55,10 +55,16 @@ export class OutcomeWriter {
     const o = host.o;
     this.acks = new AckBatcher<Tracked>({
       maxBatch: host.maxAckBatch,
-      write: (items) => (host.stopped() ? Promise.resolve(0) : withTimeout(o.queue.ackBatch(items.map((t) => t.job)), o.storeTimeoutMs, 'ackBatch')),
+      write: (items) => (host.stopped() ? Promise.resolve(0) : withTimeout(this.writeAcks(items), o.storeTimeoutMs, 'ackBatch')),
       landed: (items, count) => this.acksLanded(items, count),
       failed: (items, err) => this.acksFailed(items, err),
     });
+  }
+
+  private writeAcks(items: readonly Tracked[]): Promise<number> {
+    const o = this.host.o;
+    const jobs = items.map((t) => t.job);
+    return o.ackBatch ? o.ackBatch(jobs, items.map((t) => t.result)) : o.queue.ackBatch(jobs);
   }
 
   /** Outcomes waiting for a rewrite after a failed write. */

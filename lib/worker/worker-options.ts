@@ -40,6 +40,11 @@ export interface WorkerCoreOptions {
   readonly batchHandler?: (jobs: Job[], signal: AbortSignal) => unknown;
   /** Jobs per batch handler call (batch mode only). */
   readonly batchSize?: number;
+  /**
+   * Writes coalesced acks instead of `queue.ackBatch`, with each job's handler return value beside it
+   * (the outbox dispatcher stores the brokers' receipts in the same write); resolves to how many landed.
+   */
+  readonly ackBatch?: (jobs: readonly Job[], results: readonly unknown[]) => Promise<number>;
   /** Handler calls running at once. */
   readonly concurrency: number;
   /** Claimed jobs held on top of `concurrency` in a local buffer (single-job mode only). */
@@ -183,6 +188,7 @@ export function validateWorkerCoreOptions(o: WorkerCoreOptions): void {
     if (!isObject(obs)) throw new InvalidOption('observer', 'must be a WorkerObserver object or null');
     for (const h of OBSERVER_HOOKS) optionalFunction(`observer.${h}`, obs[h]);
   }
+  optionalFunction('ackBatch', o.ackBatch);
   if (o.wrap !== undefined && o.wrap !== null && typeof o.wrap !== 'function') throw new InvalidOption('wrap', 'must be a function, null or undefined');
 }
 

@@ -169,6 +169,36 @@ export function inboxContract(engine: EngineFixture): void {
       expect(await store().outbox(ob).receipt(8)).toBeNull();
     });
 
+    it('ackDelivered acks the messages still claimed and stores every receipt in the same write', async () => {
+      const name = uid('ob-ackd');
+      const ob = store().outbox(name);
+      await ob.queue.enqueueMany([1, 2, 3]);
+      const [a, b, c] = await ob.queue.claimBatch(3, 'relay-1');
+      const receipt = (seq: number) => ({ broker: 'nats-jetstream', stream: 'ORDERS', seq, duplicate: false });
+      // b's claim token is stale: its ack is fenced off, its receipt is stored all the same.
+      expect(await ob.ackDelivered([{ job: a!, receipt: receipt(1) }, { job: { id: b!.id, claimToken: c!.claimToken }, receipt: receipt(2) }])).toBe(1);
+      expect(await env.other.outbox(name).queue.getJob(a!.id)).toBeNull();
+      expect((await ob.queue.getJob(b!.id))!.state).toBe('processing');
+      expect((await env.other.outbox(name).receipt(a!.id))!.receipt).toEqual(receipt(1));
+      expect((await ob.receipt(b!.id))!.receipt).toEqual(receipt(2));
+      expect(await ob.receipt(c!.id)).toBeNull();
+      expect(await ob.queue.stats()).toMatchObject({ pending: 0, processing: 2 });
+      expect(await ob.ackDelivered([])).toBe(0);
+    });
+
+    it('ackDelivered refuses a malformed delivery before any write', async () => {
+      const ob = store().outbox(uid('ob-ackd-bad'));
+      await ob.queue.enqueue(1);
+      const [job] = await ob.queue.claimBatch(1, 'relay-1');
+      const ok = { broker: 'rabbitmq', confirmed: true };
+      expect((await expectError(() => ob.ackDelivered([{ job: job!, receipt: ok }, { job: job!, receipt: { broker: 'x', nested: {} } as never }]), InvalidArgument)).message).toContain('deliveries[1].receipt.nested');
+      expect((await expectError(() => ob.ackDelivered([{ job: null as never, receipt: ok }]), InvalidArgument)).message).toContain('deliveries[0].job');
+      expect((await expectError(() => ob.ackDelivered([{ job: { id: -1, claimToken: 't' }, receipt: ok }]), InvalidArgument)).message).toContain('deliveries[0].job.id');
+      expect((await expectError(() => ob.ackDelivered(null as never), InvalidArgument)).message).toContain('deliveries');
+      expect((await ob.queue.getJob(job!.id))!.state).toBe('processing');
+      expect(await ob.receipt(job!.id)).toBeNull();
+    });
+
     it('refuses a malformed receipt before any write', async () => {
       const ob = store().outbox(uid('ob-bad-receipt'));
       await expectError(() => ob.recordReceipts([{ messageId: -1, receipt: { broker: 'x' } }]), InvalidArgument);

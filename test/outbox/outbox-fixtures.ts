@@ -246,6 +246,8 @@ export function faultyStore(store: Store, hooks: ClaimHooks | ((jobs: Job[]) => 
         enqueue: (p, o) => real.enqueue(p, o),
         runOnce: (w, d) => real.runOnce(w, d),
         recordReceipts: (r) => real.recordReceipts(r),
+        // A publisher-backed dispatcher acks with its receipts: the same ackBatch hook sees those acks.
+        ackDelivered: (ds) => (h.ackBatch ? h.ackBatch(ds.map((d) => d.job), (js) => real.ackDelivered(ds.filter((d) => js.includes(d.job)))) : real.ackDelivered(ds)),
         receipt: (id) => real.receipt(id),
         pruneReceipts: (ms) => real.pruneReceipts(ms),
       };

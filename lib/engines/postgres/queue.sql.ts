@@ -464,6 +464,24 @@ export function queueSql(s: SchemaSql) {
        cnt AS (${minusAll(s, 'd', 'processing')})
        SELECT count(*) AS n, ${foldSometimes(s.q, 'SELECT $1::text FROM d LIMIT 1')} AS folded FROM d`,
     ),
+    /**
+     * ackBatchPlain with an outbox's receipts upserted by the same statement (every one, whatever the
+     * fence says). $1 queue, $2 ids bigint[], $3 tokens, $4 outbox, $5 message ids bigint[], $6 receipt texts → n.
+     */
+    ackBatchPlainReceipts: s.def(
+      'q_ack_batch_plain_r',
+      `WITH d AS (
+         DELETE FROM ${jobs} j USING unnest($2::bigint[], $3::text[]) AS x(id, token)
+         WHERE j.id = ANY($2::bigint[]) AND j.id = x.id AND j.queue = $1::text AND j.claim_token::text = x.token
+           AND j.state = 'processing' AND j.claimed_until > (SELECT ${NOW_MS})
+         RETURNING 1),
+       cnt AS (${minusAll(s, 'd', 'processing')}),
+       r AS (
+         INSERT INTO ${s.q}.outbox_receipts (outbox, message_id, receipt, delivered_at)
+         SELECT $4::text, u.id, u.r::json, ${NOW_MS} FROM unnest($5::bigint[], $6::text[]) AS u(id, r)
+         ON CONFLICT (outbox, message_id) DO UPDATE SET receipt = EXCLUDED.receipt, delivered_at = EXCLUDED.delivered_at)
+       SELECT count(*) AS n, ${foldSometimes(s.q, 'SELECT $1::text FROM d LIMIT 1')} AS folded FROM d`,
+    ),
     /** $1 queue, $2 ids bigint[], $3 tokens uuid[], $4 wake payload → n. */
     ackBatch: s.def(
       'q_ack_batch',

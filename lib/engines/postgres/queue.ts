@@ -6,7 +6,7 @@ import type { JobWrite, QueueOpts } from '../../contract/options.js';
 import type { JobInfo, QueueSettings, QueueStats, RedriveResult, WakeReceiver } from '../../contract/types.js';
 import type { HandoffRegistry } from '../../internal/handoff.js';
 import type { OutcomeCounter } from '../../internal/outcome-counter.js';
-import type { ClaimedRow, ClaimRef, ClaimResult, QueueDriver } from '../shared/queue-driver.js';
+import type { ClaimedRow, ClaimRef, ClaimResult, QueueDriver, ReceiptWrite } from '../shared/queue-driver.js';
 import { always, enqueueResolved, extraParams, keyed, moved, promoted, redriveResult, runWaking, stampParams, woke, type PgContext, type RedriveRow } from './context.js';
 import { num, numOrNull } from './executor.js';
 import type { JobRow } from './queue.sql.js';
@@ -173,16 +173,24 @@ export class PostgresQueueDriver implements QueueDriver {
     return n;
   }
 
-  async ackBatch(jobs: readonly ClaimRef[]): Promise<number> {
+  async ackBatch(jobs: readonly ClaimRef[], receipts?: ReceiptWrite | null): Promise<number> {
     const q = this.ctx.sql.queue;
     const ids = jobs.map((j) => j.id);
     const tokens = jobs.map((j) => j.claimToken);
     // One statement for the batch: the plain one only when no job can need its key promoted.
-    return this.ended(
-      jobs.every((j) => j.plain)
-        ? counted(await this.ctx.exec.run<Counted>(q.ackBatchPlain, [this.queue, ids, tokens]))
-        : counted(await runWaking<Counted>(this.ctx, q.ackBatch, [this.queue, ids, tokens], this.wake, promoted)),
-    );
+    if (jobs.every((j) => j.plain)) {
+      const r = receipts
+        ? await this.ctx.exec.run<Counted>(q.ackBatchPlainReceipts, [this.queue, ids, tokens, receipts.outbox, receipts.rows.map((x) => x.messageId), receipts.rows.map((x) => x.receiptText)])
+        : await this.ctx.exec.run<Counted>(q.ackBatchPlain, [this.queue, ids, tokens]);
+      return this.ended(counted(r));
+    }
+    // Keys to promote: the receipts first, then the waking ack (rare for an outbox: two statements).
+    if (receipts) await this.putReceipts(receipts);
+    return this.ended(counted(await runWaking<Counted>(this.ctx, q.ackBatch, [this.queue, ids, tokens], this.wake, promoted)));
+  }
+
+  async putReceipts(receipts: ReceiptWrite): Promise<void> {
+    await this.ctx.exec.run(this.ctx.sql.inbox.putReceipts, [receipts.outbox, receipts.rows.map((x) => x.messageId), receipts.rows.map((x) => x.receiptText)]);
   }
 
   async retry(job: ClaimRef, delayMs: number, errorText: string, detail?: string): Promise<'retried' | 'dead' | null> {

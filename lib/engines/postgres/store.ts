@@ -263,7 +263,7 @@ export class PostgresStore extends StoreBase {
 
   // ── queues and outboxes ─────────────────────────────────────────────
 
-  protected queueHandle(name: string, opts: QueueOpts | undefined, defaults: Readonly<Required<QueueOpts>>): Queue {
+  protected queueHandle(name: string, opts: QueueOpts | undefined, defaults: Readonly<Required<QueueOpts>>): QueueHandle {
     let resolved: Required<QueueOpts>;
     if (opts !== undefined) {
       resolved = resolveQueueOpts(opts, defaults);

@@ -5,6 +5,7 @@ import type { CancelTarget } from '../../contract/results.js';
 import type { ChildResult, FlowNode, FlowPlan } from '../../contract/flows.js';
 import type { JobFields, JobInfo, QueueSettings, QueueStats, RedriveResult, WakeReceiver } from '../../contract/types.js';
 import type { HandoffRegistry } from '../../internal/handoff.js';
+import type { ReceiptRows } from '../../internal/outbox-handle.js';
 import type { OutcomeCounter } from '../../internal/outcome-counter.js';
 
 /**
@@ -26,6 +27,12 @@ export interface ClaimResult {
 }
 
 /** A job's claim, as the fenced operations name it. */
+/** Receipts of delivered outbox messages, written with their acks. */
+export interface ReceiptWrite {
+  readonly outbox: string;
+  readonly rows: ReceiptRows;
+}
+
 export interface ClaimRef {
   readonly id: number;
   readonly claimToken: string;
@@ -77,8 +84,13 @@ export interface QueueDriver {
   claim(max: number, leaseMs: number | null, workerId: string | null): Promise<ClaimResult>;
   /** Deletes the claimed job. */
   ack(job: ClaimRef): Promise<boolean>;
-  /** Deletes every claimed job still ours; resolves to how many. */
-  ackBatch(jobs: readonly ClaimRef[]): Promise<number>;
+  /**
+   * Deletes every claimed job still ours; resolves to how many. With `receipts` (an outbox's backing
+   * queue), the brokers' receipts are upserted in the same write, every one of them whatever the fence says.
+   */
+  ackBatch(jobs: readonly ClaimRef[], receipts?: ReceiptWrite | null): Promise<number>;
+  /** Upserts an outbox's receipts on their own (the acks go another way). */
+  putReceipts(receipts: ReceiptWrite): Promise<void>;
   /**
    * Back to pending after `delayMs`, or dead when this claim was the last attempt; null when the claim is gone.
    * `detail` (the error's stack, bounded; `errorText` when absent) goes to the attempt's row only.

@@ -10,7 +10,8 @@ import { withNextDue } from '../../internal/next-due.js';
 import { ClaimedJob } from './job.js';
 import { cancelWakeChannel, enqueueAndWaitInput, progressWakeChannel, resultWakeChannel, waitForOutcome, waitInput, type WaitOpts } from '../../contract/results.js';
 import { validateKey } from '../../contract/validate.js';
-import type { QueueDriver } from './queue-driver.js';
+import type { QueueDriver, ReceiptWrite } from './queue-driver.js';
+import type { DeliveredAcker, ReceiptRows } from '../../internal/outbox-handle.js';
 import { InvalidOption } from '../../contract/errors.js';
 import { dependsOnFlow, FLOW_HEADER, hasDependencies, planFlow, type FlowJob, type FlowNode } from '../../contract/flows.js';
 import type { CancelTarget } from '../../contract/results.js';
@@ -28,7 +29,7 @@ export function queueDriverOf(queue: Queue): QueueDriver | null {
  * every option resolved here, before any I/O, the same on both engines; the data operations are
  * the engine's {@link QueueDriver}.
  */
-export class QueueHandle implements Queue {
+export class QueueHandle implements Queue, DeliveredAcker {
   readonly name: string;
   readonly opts: Readonly<Required<QueueOpts>>;
   /** Where this store's idle workers of the queue register for local hand-off (internal; null when `localHandoff` is off). */
@@ -98,22 +99,38 @@ export class QueueHandle implements Queue {
   }
 
   async ackBatch(jobs: readonly Pick<Job, 'id' | 'claimToken'>[]): Promise<number> {
+    return this.acked(jobs, null);
+  }
+
+  /**
+   * The outbox's ack with receipts (`Outbox.ackDelivered`, which validated the receipts): the acks and
+   * the receipt upserts in one write of the engine.
+   */
+  async ackDelivered(jobs: readonly Pick<Job, 'id' | 'claimToken'>[], outbox: string, receipts: ReceiptRows): Promise<number> {
+    return this.acked(jobs, { outbox, rows: receipts });
+  }
+
+  private async acked(jobs: readonly Pick<Job, 'id' | 'claimToken'>[], receipts: ReceiptWrite | null): Promise<number> {
     const d = this.driver;
     d.guard();
     const { ids, tokens } = ackBatchInput(jobs);
     if (ids.length === 0) return 0;
     // A job something depends on is acked through its outcome path (which settles its dependents); the rest as before.
     if (jobs.some((j) => j instanceof ClaimedJob && j.headers[FLOW_HEADER] !== undefined)) {
+      if (receipts !== null) await d.putReceipts(receipts);
       let n = 0;
       const rest: Pick<Job, 'id' | 'claimToken'>[] = [];
       for (const j of jobs) {
         if (j instanceof ClaimedJob && j.headers[FLOW_HEADER] !== undefined) n += (await j.ack()) ? 1 : 0;
         else rest.push(j);
       }
-      return n + (rest.length > 0 ? await this.ackBatch(rest) : 0);
+      return n + (rest.length > 0 ? await this.acked(rest, null) : 0);
     }
     // Only our own handles are trusted to say "no ordering key"; anything else takes the checking path.
-    const n = await d.ackBatch(ids.map((id, i) => ({ id, claimToken: tokens[i]!, plain: jobs[i] instanceof ClaimedJob && jobs[i].orderingKey === null })));
+    const n = await d.ackBatch(
+      ids.map((id, i) => ({ id, claimToken: tokens[i]!, plain: jobs[i] instanceof ClaimedJob && jobs[i].orderingKey === null })),
+      receipts,
+    );
     // Latencies of our own handles (an ack that lost its claim still counts its time: a display figure).
     d.outcomes.record(this.name, 'completed', n, n > 0 ? jobs.flatMap((j) => (j instanceof ClaimedJob ? [ClaimedJob.timesOf(j)] : [])).slice(0, n) : []);
     return n;

@@ -31,6 +31,7 @@ import { runSchedules } from '../../internal/scheduler-runner.js';
 import { takeLock, type LockDriver } from './lock.js';
 import type { ScheduleDriver } from './scheduler.js';
 import { StoreStream, type StreamDriver } from './stream.js';
+import type { QueueHandle } from './queue.js';
 import { runTx, type TxDriver } from './tx.js';
 
 /**
@@ -64,7 +65,7 @@ export abstract class StoreBase implements Store {
   /** The inbox and outbox-receipt statements. */
   protected abstract readonly inboxDriver: InboxDriver & ReceiptDriver;
   /** A queue handle with `opts` registered for `name` (or the registered ones, else `defaults`); the name is validated. */
-  protected abstract queueHandle(name: string, opts: QueueOpts | undefined, defaults: Readonly<Required<QueueOpts>>): Queue;
+  protected abstract queueHandle(name: string, opts: QueueOpts | undefined, defaults: Readonly<Required<QueueOpts>>): QueueHandle;
 
   /** Throws `Closed` once the store is closed. */
   protected guard(): void {

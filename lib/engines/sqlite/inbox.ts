@@ -2,7 +2,7 @@ import type { InboxClaim, InboxEntry } from '../../contract/inbox.js';
 import type { DeliveryReceipt, StoredReceipt } from '../../contract/types.js';
 import { validateKey, validateName } from '../../contract/validate.js';
 import type { InboxDriver } from '../../internal/inbox-handle.js';
-import type { ReceiptDriver } from '../../internal/outbox-handle.js';
+import type { ReceiptDriver, ReceiptRows } from '../../internal/outbox-handle.js';
 import type { SqliteConn } from './connection.js';
 import { CLAIM_INBOX, FAIL_INBOX, GET_INBOX, GET_RECEIPT, PRUNE_INBOX, PRUNE_RECEIPTS, PUT_RECEIPT } from './inbox.sql.js';
 import type { WriteCtx } from './writer.js';
@@ -48,6 +48,12 @@ function entry(row: EntryRow | undefined): InboxEntry | null {
   });
 }
 
+/** Upserts an outbox's receipts inside a write (on its own, or with their acks: `ackBatch` with receipts). */
+export function putReceiptRows(ctx: WriteCtx, outbox: string, rows: ReceiptRows): void {
+  const put = ctx.conn.stmt(PUT_RECEIPT);
+  for (const r of rows) put.run(outbox, r.messageId, r.receiptText, ctx.now);
+}
+
 /** The store-level inbox and receipt operations, each its own write or read. */
 export function sqliteInboxDriver(
   write: <T>(op: string, fn: (ctx: WriteCtx) => T) => Promise<T>,
@@ -62,11 +68,7 @@ export function sqliteInboxDriver(
       }),
     inboxGet: (inbox, messageId) => read('inbox.get', (conn) => entry(conn.stmt(GET_INBOX).get(inbox, messageId) as EntryRow | undefined)),
     inboxPrune: (inbox, olderThanMs) => write('inbox.prune', (ctx) => ctx.conn.stmt(PRUNE_INBOX).run(inbox, ctx.now - olderThanMs).changes),
-    putReceipts: (outbox, rows) =>
-      write('outbox.recordReceipts', (ctx) => {
-        const put = ctx.conn.stmt(PUT_RECEIPT);
-        for (const r of rows) put.run(outbox, r.messageId, r.receiptText, ctx.now);
-      }),
+    putReceipts: (outbox, rows) => write('outbox.recordReceipts', (ctx) => putReceiptRows(ctx, outbox, rows)),
     getReceipt: (outbox, messageId) =>
       read('outbox.receipt', (conn): StoredReceipt | null => {
         const row = conn.stmt(GET_RECEIPT).get(outbox, messageId) as { receipt: string; delivered_at: number } | undefined;

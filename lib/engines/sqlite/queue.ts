@@ -6,7 +6,8 @@ import { DEFAULT_QUEUE_OPTS, type JobWrite, type QueueOpts } from '../../contrac
 import type { JobInfo, QueueSettings, QueueStats, RedriveResult, WakeReceiver } from '../../contract/types.js';
 import type { HandoffRegistry } from '../../internal/handoff.js';
 import type { OutcomeCounter } from '../../internal/outcome-counter.js';
-import type { ClaimedRow, ClaimRef, ClaimResult, QueueDriver } from '../shared/queue-driver.js';
+import type { ClaimedRow, ClaimRef, ClaimResult, QueueDriver, ReceiptWrite } from '../shared/queue-driver.js';
+import { putReceiptRows } from './inbox.js';
 import type { SqliteCore } from './context.js';
 import { COUNTS, PRIORITY_HEADS } from './counts.sql.js';
 import * as ops from './queue-ops.js';
@@ -73,8 +74,17 @@ export class SqliteQueueDriver implements QueueDriver {
     return this.core.write('ack', (ctx) => ops.ackJob(ctx, this.queue, job.id, job.claimToken, job.plain));
   }
 
-  ackBatch(jobs: readonly ClaimRef[]): Promise<number> {
-    return this.core.write('ackBatch', (ctx) => ops.ackJobs(ctx, this.queue, jobs));
+  ackBatch(jobs: readonly ClaimRef[], receipts?: ReceiptWrite | null): Promise<number> {
+    if (!receipts) return this.core.write('ackBatch', (ctx) => ops.ackJobs(ctx, this.queue, jobs));
+    // The receipts and the acks in one write transaction.
+    return this.core.write('ackBatch', (ctx) => {
+      putReceiptRows(ctx, receipts.outbox, receipts.rows);
+      return ops.ackJobs(ctx, this.queue, jobs);
+    });
+  }
+
+  putReceipts(receipts: ReceiptWrite): Promise<void> {
+    return this.core.write('outbox.recordReceipts', (ctx) => putReceiptRows(ctx, receipts.outbox, receipts.rows));
   }
 
   retry(job: ClaimRef, delayMs: number, errorText: string, detail?: string): Promise<'retried' | 'dead' | null> {
