@@ -5,7 +5,7 @@ import { AlkstoreError, Database } from '../../contract/errors.js';
 import { LISTENER_RECONNECTED_CHANNEL, outboxQueueName } from '../../contract/names.js';
 import { DEFAULT_QUEUE_OPTS, OUTBOX_QUEUE_OPTS, resolveQueueOpts, type JobOpts, type QueueOpts } from '../../contract/options.js';
 import { joinTransactionInput } from '../../contract/validate.js';
-import type { ExternalTx, Queue, QueryRunnerLike, StoreLogger, TxHandle, TxOps, WakeReceiver } from '../../contract/types.js';
+import type { ExternalTx, QueryRunnerLike, StoreLogger, TxHandle, TxOps, WakeReceiver } from '../../contract/types.js';
 import type { EnqueueHeadersHook } from '../../contract/job-extras.js';
 import type { InboxDriver } from '../../internal/inbox-handle.js';
 import type { ReceiptDriver } from '../../internal/outbox-handle.js';

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { Closed, InvalidOption, TransactionTimeout } from '../../contract/errors.js';
 import { resolveQueueOpts, type JobOpts, type QueueOpts } from '../../contract/options.js';
 import { joinTransactionInput } from '../../contract/validate.js';
-import type { ExternalTx, QueryRunnerLike, Queue, StoreLogger, TxHandle, TxOps, WakeReceiver } from '../../contract/types.js';
+import type { ExternalTx, QueryRunnerLike, StoreLogger, TxHandle, TxOps, WakeReceiver } from '../../contract/types.js';
 import { HandoffRegistry } from '../../internal/handoff.js';
 import type { EnqueueHeadersHook } from '../../contract/job-extras.js';
 import type { InboxDriver } from '../../internal/inbox-handle.js';
