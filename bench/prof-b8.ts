@@ -1,9 +1,11 @@
 /**
  * Profiles B8's outbox → broker path with one or more relays: claims (count, rows per claim, time),
- * receipt and ack writes (count, rows per write, time), publish time, and the rate beside a bare loop.
+ * receipt and ack writes (count, rows per write, time), publish time and publishes in flight, this
+ * process's and the whole machine's CPU per message, and the rate beside a bare loop.
  *   npx tsx bench/prof-b8.ts [sqlite|postgres] [js|rmq] [messages] [relays] [concurrency] [claimSize] [receipts|no-receipts]
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
 import { Session } from 'node:inspector/promises';
 import { performance } from 'node:perf_hooks';
 import type { Job, Outbox, Queue, Store } from '../lib/contract/types.js';
@@ -20,6 +22,14 @@ const concurrency = Number(process.argv[6] ?? 64);
 const claimSize = Number(process.argv[7] ?? 64);
 const receipts = process.argv[8] !== 'no-receipts';
 const quiet = { log: () => undefined, warn: (m: string) => process.stderr.write(`${m}\n`), error: (m: string) => process.stderr.write(`${m}\n`) };
+
+let live = 0;
+/** Busy CPU time of the whole machine so far (ms), from /proc/stat: every state but idle and iowait. */
+function machineBusyMs(): number {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const total = f.reduce((a, b) => a + b, 0);
+  return ((total - f[3]! - f[4]!) * 1000) / 100;
+}
 
 const stat = () => ({ calls: 0, rows: 0, ms: 0 });
 const s = { claim: stat(), ack: stat(), receipts: stat(), publish: stat() };
@@ -74,10 +84,12 @@ function timed(p: Publisher): Publisher {
     health: () => p.health(),
     close: () => p.close(),
     publish: async (m, sig) => {
+      live += 1;
       const t = performance.now();
       const r = await p.publish(m, sig);
       s.publish.ms += performance.now() - t;
       s.publish.calls += 1;
+      live -= 1;
       return r;
     },
   };
@@ -92,7 +104,7 @@ let cleanup: () => Promise<void>;
 if (broker === 'js') {
   const { connect } = await import('@nats-io/transport-node');
   const { jetstream, jetstreamManager } = await import('@nats-io/jetstream');
-  const nc = await connect({ servers: '127.0.0.1:4222' });
+  const nc = await connect({ servers: '127.0.0.1:4222', noAsyncTraces: true }); // as the publisher's own connection
   const jsm = await jetstreamManager(nc);
   const js = jetstream(nc);
   const stream = uniqueId('PB8').replace(/[^A-Za-z0-9_]/g, '_');
@@ -133,10 +145,12 @@ if (broker === 'js') {
 
 let next = 0;
 const cb = process.cpuUsage();
+const mb = machineBusyMs();
 const tb = performance.now();
 await Promise.all(Array.from({ length: 64 }, async () => { while (next < n) await bare(next++); }));
 const bareRate = n / ((performance.now() - tb) / 1000);
 const bareCpu = process.cpuUsage(cb);
+const bareMachine = machineBusyMs() - mb;
 
 const name = uniqueId('pb8');
 for (let done = 0; done < n; done += 500) {
@@ -157,15 +171,25 @@ if (session) {
   await session.post('Profiler.start');
 }
 const c0 = process.cpuUsage();
+const m0 = machineBusyMs();
 const t0 = performance.now();
 const runs = dispatchers.map((d) => d.run(ac.signal));
 let connectedAt = 0;
+// Publishes in flight, sampled every millisecond: how full the relay keeps its `concurrency` slots.
+let samples = 0;
+let liveSum = 0;
+const sampler = setInterval(() => {
+  samples++;
+  liveSum += live;
+}, 1);
 while ((await stored()) - base < n) {
   if (!connectedAt && s.publish.calls > 0) connectedAt = performance.now();
   await new Promise((r) => setTimeout(r, 5));
 }
 const t1 = performance.now();
+clearInterval(sampler);
 const relayCpu = process.cpuUsage(c0);
+const relayMachine = machineBusyMs() - m0;
 if (session) writeFileSync(profileTo!, JSON.stringify((await session.post('Profiler.stop')).profile));
 ac.abort();
 await Promise.all(runs);
@@ -176,6 +200,8 @@ console.log(`bare ${Math.round(bareRate)} msgs/s; outbox ${Math.round(rate)} msg
 const us = (c: NodeJS.CpuUsage) => ((c.user + c.system) / n).toFixed(0);
 const dbMs = s.claim.ms + s.receipts.ms + s.ack.ms;
 console.log(`this process's CPU per message: bare ${us(bareCpu)} µs, outbox ${us(relayCpu)} µs; store calls ${(dbMs / n * 1000).toFixed(0)} µs of wall per message (${engine === 'sqlite' ? 'synchronous, on this thread' : 'awaited, off this thread'})`);
+console.log(`the whole machine's busy CPU per message (/proc/stat: this process, the database, the broker, anything else running): bare ${(bareMachine / n * 1000).toFixed(0)} µs, outbox ${(relayMachine / n * 1000).toFixed(0)} µs, of ${cpus().length} cores`);
+console.log(`publishes in flight on average: ${(liveSum / Math.max(1, samples)).toFixed(1)} of concurrency ${concurrency * relayCount}`);
 console.log(`claim: ${fmt(s.claim)}\nreceipts: ${fmt(s.receipts)}\nack: ${fmt(s.ack)}\npublish: ${s.publish.calls} calls, ${(s.publish.ms / Math.max(1, s.publish.calls)).toFixed(2)} ms/call`);
 await cleanup();
 await store.close();

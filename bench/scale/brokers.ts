@@ -46,7 +46,7 @@ interface Broker {
 async function jetstreamBroker(): Promise<Broker> {
   const { connect } = await import('@nats-io/transport-node');
   const { jetstream, jetstreamManager, AckPolicy, DeliverPolicy } = await import('@nats-io/jetstream');
-  const nc: NatsConnection = await connect({ servers: NATS });
+  const nc: NatsConnection = await connect({ servers: NATS, noAsyncTraces: true }); // the bare loop on the publisher's own connection settings
   const jsm = await jetstreamManager(nc);
   const js = jetstream(nc);
   return {
