@@ -16,7 +16,7 @@ export interface OutboxPublisherRegistration {
   readonly publisher: () => Publisher;
   /** Dispatcher settings over the defaults (and the module's `drainTimeoutMs` / `idlePollIntervalMs`). */
   readonly settings?: OutboxSettings | OutboxSettingsInput;
-  /** Store each broker receipt before the ack (default true). */
+  /** Store each broker receipt with its ack, in the ack's own statement (default true). */
   readonly receipts?: boolean;
   /** The restart allowance of the retry horizon checked against the broker's dedup window (default 60 000 ms). */
   readonly restartAllowanceMs?: number;
