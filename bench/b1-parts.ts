@@ -113,7 +113,7 @@ async function sqlite(): Promise<string[]> {
       return (i) => {
         begin.run();
         const t = now.get() as number;
-        ins.run('b1', body(i), 0, 3, 30_000, 1000, null, t, t, null, null, null, null, 0);
+        ins.run('b1', body(i), 0, 3, 30_000, 1000, null, t, t, null, null, null, null, 0, null, null);
         if (wakeRow) wake.run('q:b1', t);
         commit.run();
       };
