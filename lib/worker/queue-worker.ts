@@ -114,7 +114,8 @@ export class QueueWorker {
     this.core = new WorkerCore({
       queue: opts.queue,
       name: opts.name,
-      ...(batch ? { batchHandler: (jobs: Job[], signal: AbortSignal) => handler(jobs, signal), batchSize } : { handler: opts.handler }),
+      // The handler itself, not a wrapper: the core gives it a signal of its own only if it can read one.
+      ...(batch ? { batchHandler: handler, batchSize } : { handler: opts.handler }),
       concurrency: opts.concurrency,
       prefetch,
       autoPrefetchMax,

@@ -12,6 +12,7 @@ import { HandoffTaker } from './handoff-taker.js';
 import { LeaseRenewal } from './lease-renewal.js';
 import { OutcomeWriter } from './outcome-writer.js';
 import { PrefetchBuffer } from './prefetch-buffer.js';
+import { mayReadSignal } from './signal-use.js';
 import { sampleStats } from './stats-sampler.js';
 import { StoreHealth } from './store-health.js';
 import { ChangeLatch, withTimeout } from './timers.js';
@@ -71,6 +72,11 @@ export class WorkerCore {
   private readonly auto: AdaptivePrefetch | null;
   private readonly changed = new ChangeLatch();
   private sharedAbort = new AbortController();
+  /**
+   * Each handler call gets an AbortController of its own (`jobSignals`, and a handler that can read its
+   * signal, see {@link mayReadSignal}); otherwise every call gets the shared one.
+   */
+  private readonly callSignals: boolean;
   private backlog = false;
   /** The claim loop is waiting because it has no capacity (slots taken or too many outcomes unsettled). */
   private heldBack = false;
@@ -102,6 +108,7 @@ export class WorkerCore {
     this.o = o;
     this.obs = guardObserver(o.observer, o.logger, o.name);
     this.batchMode = o.batchHandler !== undefined;
+    this.callSignals = o.jobSignals && mayReadSignal(this.batchMode ? o.batchHandler : o.handler);
     const autoMax = o.autoPrefetchMax ?? 0;
     this.auto = autoMax > 0 && !this.batchMode && o.prefetch === 0 ? new AdaptivePrefetch({ concurrency: o.concurrency, max: autoMax }) : null;
     this.waits = new WorkWait(o.queue, o.name, o.logger, o.idlePollIntervalMs);
@@ -394,7 +401,7 @@ export class WorkerCore {
   }
 
   private signalFor(items: Tracked[]): AbortSignal {
-    if (!this.o.jobSignals) return this.sharedAbort.signal;
+    if (!this.callSignals) return this.sharedAbort.signal;
     const ac = new AbortController();
     for (const t of items) t.abort = ac;
     return ac.signal;
@@ -457,7 +464,7 @@ export class WorkerCore {
         this.untrack(t);
         t.abort?.abort(reason);
       }
-      if (!this.o.jobSignals) this.sharedAbort.abort(reason);
+      if (!this.callSignals) this.sharedAbort.abort(reason);
       if (this.o.releaseOnDrainTimeout && left.length > 0) {
         this.o.logger.warn(`${this.o.name}: ${left.length} job(s) still running after the ${this.o.drainTimeoutMs} ms drain; releasing them`);
         await this.releaseJobs(

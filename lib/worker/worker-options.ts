@@ -63,7 +63,11 @@ export interface WorkerCoreOptions {
   /** Abort (and fail with `timeoutError`) a handler call that runs longer than this. */
   readonly handlerTimeoutMs?: number;
   readonly timeoutError?: (ms: number) => Error;
-  /** One AbortController per job (aborted on timeout, lost lease, drain) instead of one shared by all. */
+  /**
+   * One AbortController per job (aborted on timeout, lost lease, cancel, drain) instead of one shared by all.
+   * A handler that cannot read a second argument (fewer than two parameters, no rest or default
+   * parameter, no `arguments`) shares one all the same: which signal it is given cannot be observed.
+   */
   readonly jobSignals: boolean;
   /** Bound of every store call (a hung call counts as failed). */
   readonly storeTimeoutMs: number;

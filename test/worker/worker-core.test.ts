@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { PermanentError } from '../../lib/contract/errors.js';
+import { JobCancelled, PermanentError } from '../../lib/contract/errors.js';
 import type { ClaimOpts, Job, Queue, Store } from '../../lib/contract/types.js';
 import { QueueWorker } from '../../lib/worker/queue-worker.js';
 import { WorkerEvents, type WorkerObserver } from '../../lib/worker/index.js';
@@ -27,7 +27,7 @@ function instrumented(queue: Queue, acks: number[][], patch?: (job: Job) => Job)
   });
 }
 
-function worker(queue: Queue, handler: (job: Job) => Promise<unknown>, logger: MemoryLogger, extra: Partial<ConstructorParameters<typeof QueueWorker>[0]> = {}): QueueWorker {
+function worker(queue: Queue, handler: (job: Job, signal: AbortSignal) => Promise<unknown>, logger: MemoryLogger, extra: Partial<ConstructorParameters<typeof QueueWorker>[0]> = {}): QueueWorker {
   return new QueueWorker({ queue, handler, name: 'core test', concurrency: 1, idlePollIntervalMs: 100, drainTimeoutMs: 2_000, workerId: 'core-test', logger, ...extra });
 }
 
@@ -107,6 +107,91 @@ for (const engine of contractEngines()) {
       }
       expect(lost).toEqual([id]);
       expect(acks).toEqual([]);
+    });
+
+    it('gives a handler that reads its signal through rest parameters one of its own: a cancel aborts it, not the other running job\'s', async () => {
+      const q = store.queue('core-rest-signal');
+      const [a, b] = await q.enqueueMany(['a', 'b']);
+      const signals = new Map<number, AbortSignal>();
+      const hold = gate();
+      const w = worker(
+        q,
+        async (...args: unknown[]) => {
+          const [job, signal] = args as [Job, AbortSignal];
+          signals.set(job.id, signal);
+          await Promise.race([hold.promise, new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }))]);
+        },
+        new MemoryLogger(),
+        { concurrency: 2, cancelPollMs: 50 },
+      );
+      w.start();
+      try {
+        await waitFor('both running', () => signals.size === 2);
+        expect(signals.get(a!)).not.toBe(signals.get(b!));
+        expect(await q.cancel(a!)).toBe(true);
+        await waitFor('the cancelled job aborted', () => signals.get(a!)!.aborted);
+        expect(signals.get(a!)!.reason).toBeInstanceOf(JobCancelled);
+        expect(signals.get(b!)!.aborted).toBe(false);
+        hold.open();
+        await waitFor('the other acked', async () => (await q.getJob(b!)) === null);
+      } finally {
+        hold.open();
+        await w.stop();
+      }
+    });
+
+    it('aborts the signal of a running handler whose lease is lost (reason "lease lost")', async () => {
+      const q = store.queue('core-lease-abort');
+      await q.enqueue({ n: 1 });
+      const refuseRenewals = (job: Job): Job => new Proxy(job, { get: (t, p, r) => (p === 'heartbeat' ? async () => false : (Reflect.get(t, p, r) as unknown)) });
+      let reason: unknown = null;
+      const w = worker(
+        instrumented(q, [], refuseRenewals),
+        (_job, signal) =>
+          new Promise<void>((resolve) =>
+            signal.addEventListener('abort', () => {
+              reason = signal.reason;
+              resolve();
+            }),
+          ),
+        new MemoryLogger(),
+        { visibilityTimeoutMs: 300 },
+      );
+      w.start();
+      try {
+        await waitFor('the handler aborted', () => reason !== null);
+      } finally {
+        await w.stop();
+      }
+      expect((reason as Error).message).toBe('lease lost');
+    });
+
+    it('aborts the signal of a handler still running after the drain timeout, and releases its job', async () => {
+      const q = store.queue('core-drain-abort');
+      const id = await q.enqueue({ n: 1 });
+      const started = gate();
+      const hold = gate();
+      let reason: unknown = null;
+      const w = worker(
+        q,
+        async (_job, signal) => {
+          signal.addEventListener('abort', () => (reason = signal.reason), { once: true });
+          started.open();
+          await hold.promise; // ignores its signal on purpose
+        },
+        new MemoryLogger(),
+        { drainTimeoutMs: 100 },
+      );
+      w.start();
+      try {
+        await started.promise;
+        await w.stop();
+        expect((reason as Error).message).toBe('worker stopped: drain timeout');
+        expect((await q.getJob(id))?.state).toBe('pending');
+      } finally {
+        hold.open();
+        await w.stop();
+      }
     });
 
     it('keeps working when an observer hook throws, and logs it', async () => {
