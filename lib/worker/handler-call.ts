@@ -68,6 +68,46 @@ export async function callHandler(o: WorkerCoreOptions, batchMode: boolean, item
   }
 }
 
+/**
+ * The plain single-job call (no `wrap`, no timeout), the common case, without an async frame: the
+ * handler's promise is watched by two closures over the job's record, so a call in flight holds one
+ * reaction, one derived promise, two closures and their context (an async frame with its await closures,
+ * context and registers is about twice that). Same reports as {@link callHandler}: a synchronous throw
+ * is reported before this returns, a settled promise one microtask after it settles.
+ */
+export function singleCaller(o: WorkerCoreOptions, sink: HandlerCallSink): (t: Tracked, signal: AbortSignal, timed: boolean) => void {
+  const handler = o.handler!;
+  const report = (t: Tracked, result: HandlerResult, value: unknown): void => {
+    try {
+      const durationMs = t.startedAt < 0 ? 0 : performance.now() - t.startedAt;
+      sink.measured(durationMs);
+      // A single handler's return value is its job's result (written only with `keepResults`).
+      if (result === 'ok') t.result = value;
+      sink.settle(t, result, result === 'ok' ? null : value, durationMs);
+    } catch (err) {
+      sink.failed([t], err);
+    } finally {
+      sink.done();
+    }
+  };
+  const failed = (t: Tracked, err: unknown): void => report(t, isPermanent(err) ? 'permanent' : 'error', err);
+  return (t, signal, timed) => {
+    t.startedAt = timed ? performance.now() : -1;
+    let pending: unknown;
+    try {
+      pending = handler(t.job, signal);
+    } catch (err) {
+      failed(t, err);
+      return;
+    }
+    // Closures, not bound functions: V8 gives each bound function its own name and property array.
+    void Promise.resolve(pending).then(
+      (value) => report(t, 'ok', value),
+      (err) => failed(t, err),
+    );
+  };
+}
+
 /** The plain call: the handler's promise itself (a synchronous throw lands in the caller's try). */
 function direct(o: WorkerCoreOptions, batchMode: boolean, items: readonly Tracked[], signal: AbortSignal): unknown {
   return batchMode ? o.batchHandler!(items.map((t) => t.job), signal) : o.handler!(items[0]!.job, signal);

@@ -24,11 +24,13 @@ export interface Tracked {
   readonly leaseMs: number;
   /** performance.now(): buffered jobs are released here; in-flight ones renewed. */
   dueAt: number;
+  /** performance.now() when its (single, timed) handler call started; -1: not timed. */
+  startedAt: number;
 }
 
 /** A fresh record of `job`, claimed at `claimStarted` (performance.now()) for `leaseMs`: due at half its lease. */
 export function trackedJob(job: Job, leaseMs: number, claimStarted: number): Tracked {
-  return { job, state: 'buffered', abort: null, outcome: null, failingSince: null, leaseLost: false, cancelled: false, result: undefined, renewing: false, leaseMs, dueAt: claimStarted + leaseMs / 2 };
+  return { job, state: 'buffered', abort: null, outcome: null, failingSince: null, leaseLost: false, cancelled: false, result: undefined, renewing: false, leaseMs, dueAt: claimStarted + leaseMs / 2, startedAt: -1 };
 }
 
 /**

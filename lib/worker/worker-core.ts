@@ -6,7 +6,7 @@ import { nextDueOf } from '../internal/next-due.js';
 import { errorText } from '../internal/outbox-handle.js';
 import { sleep } from '../internal/sleep.js';
 import { AdaptivePrefetch } from './adaptive-prefetch.js';
-import { callHandler, type HandlerCallSink } from './handler-call.js';
+import { callHandler, singleCaller, type HandlerCallSink } from './handler-call.js';
 import { CancelWatch } from './cancel-watch.js';
 import { HandoffTaker } from './handoff-taker.js';
 import { LeaseRenewal } from './lease-renewal.js';
@@ -61,6 +61,8 @@ export class WorkerCore {
       this.slotFreed();
     },
   };
+  /** The call of a single handler without `wrap` or a timeout; null when those do not apply. */
+  private readonly callSingle: ((t: Tracked, signal: AbortSignal, timed: boolean) => void) | null;
   private readonly handoff: HandoffTaker;
   private readonly waits: WorkWait;
   private readonly health: StoreHealth;
@@ -109,6 +111,7 @@ export class WorkerCore {
     this.obs = guardObserver(o.observer, o.logger, o.name);
     this.batchMode = o.batchHandler !== undefined;
     this.callSignals = o.jobSignals && mayReadSignal(this.batchMode ? o.batchHandler : o.handler);
+    this.callSingle = this.batchMode || o.wrap || o.handlerTimeoutMs !== undefined ? null : singleCaller(o, this.callSink);
     const autoMax = o.autoPrefetchMax ?? 0;
     this.auto = autoMax > 0 && !this.batchMode && o.prefetch === 0 ? new AdaptivePrefetch({ concurrency: o.concurrency, max: autoMax }) : null;
     this.waits = new WorkWait(o.queue, o.name, o.logger, o.idlePollIntervalMs);
@@ -397,7 +400,8 @@ export class WorkerCore {
     for (const t of items) t.state = 'running';
     if (this.o.renewLeases) this.leases.schedule(items[0]!.dueAt);
     const timed = this.obs !== null || this.o.handlerTimeoutMs !== undefined || this.auto !== null;
-    void callHandler(this.o, this.batchMode, items, this.signalFor(items), timed, this.callSink);
+    if (this.callSingle) this.callSingle(items[0]!, this.signalFor(items), timed);
+    else void callHandler(this.o, this.batchMode, items, this.signalFor(items), timed, this.callSink);
   }
 
   private signalFor(items: Tracked[]): AbortSignal {

@@ -194,6 +194,31 @@ for (const engine of contractEngines()) {
       }
     });
 
+    it('treats a synchronous throw like a rejection (a PermanentError dead-letters) and a plain return value like a resolved one', async () => {
+      const q = store.queue('core-sync-handler', { backoffBaseMs: 60_000 });
+      const [thrown, permanent, plain] = await q.enqueueMany(['throw', 'permanent', 'plain']);
+      const w = worker(
+        q,
+        ((job: Job<string>) => {
+          if (job.payload === 'throw') throw new Error('sync');
+          if (job.payload === 'permanent') throw new PermanentError('sync, never');
+          return { plain: true };
+        }) as unknown as (job: Job) => Promise<unknown>,
+        new MemoryLogger(),
+        { concurrency: 3 },
+      );
+      w.start();
+      try {
+        await waitFor('all three settled', async () => (await q.stats()).processing === 0 && (await q.getJob(plain!))?.state === 'completed');
+      } finally {
+        await w.stop();
+      }
+      const [a, b, c] = await Promise.all([q.getJob(thrown!), q.getJob(permanent!), q.getJob(plain!)]);
+      expect([a?.state, a?.attempts, a?.lastError]).toEqual(['pending', 1, 'sync']);
+      expect([b?.state, b?.lastError]).toEqual(['dead', 'sync, never']);
+      expect(c?.result).toEqual({ plain: true });
+    });
+
     it('keeps working when an observer hook throws, and logs it', async () => {
       const q = store.queue('core-bad-observer');
       await q.enqueueMany([1, 2]);
