@@ -70,10 +70,11 @@ export async function callHandler(o: WorkerCoreOptions, batchMode: boolean, item
 
 /**
  * The plain single-job call (no `wrap`, no timeout), the common case, without an async frame: the
- * handler's promise is watched by two closures over the job's record, so a call in flight holds one
- * reaction, one derived promise, two closures and their context (an async frame with its await closures,
- * context and registers is about twice that). Same reports as {@link callHandler}: a synchronous throw
- * is reported before this returns, a settled promise one microtask after it settles.
+ * handler's promise is watched by two functions bound to the job's record, so a call in flight holds one
+ * reaction, one derived promise and two 48-byte bound functions (an async frame with its await closures,
+ * context and registers is about three times that; two closures and their context, 152 bytes). Same
+ * reports as {@link callHandler}: a synchronous throw is reported before this returns, a settled promise
+ * one microtask after it settles.
  */
 export function singleCaller(o: WorkerCoreOptions, sink: HandlerCallSink): (t: Tracked, signal: AbortSignal, timed: boolean) => void {
   const handler = o.handler!;
@@ -90,21 +91,26 @@ export function singleCaller(o: WorkerCoreOptions, sink: HandlerCallSink): (t: T
       sink.done();
     }
   };
-  const failed = (t: Tracked, err: unknown): void => report(t, isPermanent(err) ? 'permanent' : 'error', err);
+  // Methods of an object literal: a function that tsx/esbuild renames with `__name` (a declaration) has
+  // its own `name` property, and binding it then costs 336 bytes instead of 48.
+  const on = {
+    fulfilled(this: Tracked, value: unknown): void {
+      report(this, 'ok', value);
+    },
+    rejected(this: Tracked, err: unknown): void {
+      report(this, isPermanent(err) ? 'permanent' : 'error', err);
+    },
+  };
   return (t, signal, timed) => {
     t.startedAt = timed ? performance.now() : -1;
     let pending: unknown;
     try {
       pending = handler(t.job, signal);
     } catch (err) {
-      failed(t, err);
+      on.rejected.call(t, err);
       return;
     }
-    // Closures, not bound functions: V8 gives each bound function its own name and property array.
-    void Promise.resolve(pending).then(
-      (value) => report(t, 'ok', value),
-      (err) => failed(t, err),
-    );
+    void Promise.resolve(pending).then(on.fulfilled.bind(t), on.rejected.bind(t));
   };
 }
 
