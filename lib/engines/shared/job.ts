@@ -33,7 +33,8 @@ export class ClaimedJob<T = unknown> implements Job<T> {
   ) {
     const fields: Omit<JobFields<T>, 'deadline'> = {
       id: row.id,
-      queue: row.queue,
+      // The driver's own string when equal (it always is): one copy per queue, not one per claimed job.
+      queue: row.queue === driver.queue ? driver.queue : row.queue,
       payload: decodePayload(row.payloadText, `payload of job ${row.id}`) as JobFields<T>['payload'],
       priority: row.priority,
       attempts: row.attempts,
