@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { isPermanent, type BatchOutcomes, type WorkerCoreOptions } from './worker-options.js';
-import type { Tracked } from './tracked.js';
+import { abortJob, type Tracked } from './tracked.js';
 import type { HandlerResult } from './worker-observer.js';
 
 // One handler call: the user's handler (or batch handler) inside `wrap`, with the optional timeout, turned
@@ -143,6 +143,6 @@ async function guarded(o: WorkerCoreOptions, batchMode: boolean, items: readonly
     clearTimeout(timer);
   }
   const error = o.timeoutError ? o.timeoutError(ms) : new Error(`handler timed out after ${ms} ms`);
-  items[0]!.abort?.abort(error);
+  abortJob(items[0]!, error);
   throw new TimedOut(error);
 }

@@ -57,8 +57,8 @@ export class LeaseRenewal {
       if (t.state === 'buffered' || t.state === 'finished' || t.leaseLost) continue;
       if (now >= t.dueAt) {
         // A fixed schedule: one slow round does not delay the next.
-        t.dueAt += Math.max(1, t.leaseMs / 2);
-        if (t.dueAt <= now) t.dueAt = now + Math.max(1, t.leaseMs / 2);
+        t.dueAt += t.halfLease;
+        if (t.dueAt <= now) t.dueAt = Math.floor(now) + t.halfLease;
         if (!t.renewing) {
           const p = this.renew(t).finally(() => this.inFlight.delete(p));
           this.inFlight.add(p);

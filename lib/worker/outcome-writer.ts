@@ -8,7 +8,7 @@ import { FLOW_HEADER } from '../contract/flows.js';
 import { AckBatcher } from './ack-batcher.js';
 import type { StoreHealth } from './store-health.js';
 import { withTimeout } from './timers.js';
-import type { Tracked, TrackedState } from './tracked.js';
+import { abortJob, type Tracked, type TrackedState } from './tracked.js';
 import type { AbandonReason, HandlerResult, WorkerObserver } from './worker-observer.js';
 
 // The outcome writer: acks coalesced into ackBatch, fenced retry and dead-letter writes, rewrites within the
@@ -50,6 +50,8 @@ export class OutcomeWriter {
   private readonly acks: AckBatcher<Tracked>;
   private unrecorded: Tracked[] = [];
   private retryTimer: ReturnType<typeof setTimeout> | null = null;
+  /** performance.now() of the first failed write of each job whose outcome is waiting for a rewrite. */
+  private readonly failingSince = new WeakMap<Tracked, number>();
 
   constructor(private readonly host: OutcomeWriterHost) {
     const o = host.o;
@@ -112,7 +114,7 @@ export class OutcomeWriter {
     this.host.obs?.leaseLost?.(t.job);
     if (t.state === 'running') {
       // The slot stays taken until the handler settles (settle() untracks it).
-      t.abort?.abort(new Error('lease lost'));
+      abortJob(t, new Error('lease lost'));
     } else {
       this.settled(t);
     }
@@ -221,8 +223,9 @@ export class OutcomeWriter {
   private keepForRetry(t: Tracked): void {
     const o = this.host.o;
     const now = performance.now();
-    t.failingSince ??= now;
-    if (now - t.failingSince >= t.leaseMs) {
+    let since = this.failingSince.get(t);
+    if (since === undefined) this.failingSince.set(t, (since = now));
+    if (now - since >= t.leaseMs) {
       o.logger.warn(`${o.name}: giving up on the outcome of job ${t.job.id} after ${Math.round(t.leaseMs)} ms; it runs again after its claim lapses`);
       this.giveUp(t, 'outcome-write');
       return;

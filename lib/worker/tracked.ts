@@ -2,35 +2,84 @@ import type { Job, Queue } from '../contract/types.js';
 import type { FailureOutcome } from './worker-options.js';
 
 // The worker core's record of one claimed job, shared by the buffer, the lease renewal and the outcome writer.
+// One is held per job in flight (10 000 at a time with a large concurrency), so it keeps only what every job
+// needs: the flags share one number, times are whole milliseconds (small integers, stored in the record
+// itself rather than in a heap number of their own), and what only some jobs have (an abort controller, the
+// time of a first failed write) lives in side tables keyed by the record.
 
 /** Where a claimed job is: waiting in the buffer, in a handler, its outcome being written, waiting to rewrite it, let go. */
 export type TrackedState = 'buffered' | 'running' | 'recording' | 'unrecorded' | 'finished';
 
+const LEASE_LOST = 1;
+const CANCELLED = 2;
+const RENEWING = 4;
+
 /** A claimed job this worker is responsible for until its outcome lands or it lets go. */
-export interface Tracked {
-  readonly job: Job;
-  state: TrackedState;
-  abort: AbortController | null;
+export class Tracked {
+  state: TrackedState = 'buffered';
   /** The outcome to write (null: ack). */
-  outcome: FailureOutcome | null;
-  /** performance.now() of the first failed outcome write. */
-  failingSince: number | null;
-  leaseLost: boolean;
-  /** Cancelled from some process while it ran: its outcome is recorded already, nothing is written for it. */
-  cancelled: boolean;
+  outcome: FailureOutcome | null = null;
   /** The single handler's return value, acked as the job's result (`keepResults`). */
-  result: unknown;
-  renewing: boolean;
-  readonly leaseMs: number;
-  /** performance.now(): buffered jobs are released here; in-flight ones renewed. */
+  result: unknown = undefined;
+  /** performance.now() in whole ms, never late: buffered jobs are released here; in-flight ones renewed. */
   dueAt: number;
   /** performance.now() when its (single, timed) handler call started; -1: not timed. */
-  startedAt: number;
+  startedAt = -1;
+  private flags = 0;
+
+  /** A fresh record of `job`, claimed at `claimStarted` (performance.now()) for `leaseMs`: due at half its lease. */
+  constructor(
+    readonly job: Job,
+    readonly leaseMs: number,
+    claimStarted: number,
+  ) {
+    this.dueAt = Math.floor(claimStarted + leaseMs / 2);
+  }
+
+  get leaseLost(): boolean {
+    return (this.flags & LEASE_LOST) !== 0;
+  }
+  set leaseLost(on: boolean) {
+    this.flag(LEASE_LOST, on);
+  }
+
+  /** Cancelled from some process while it ran: its outcome is recorded already, nothing is written for it. */
+  get cancelled(): boolean {
+    return (this.flags & CANCELLED) !== 0;
+  }
+  set cancelled(on: boolean) {
+    this.flag(CANCELLED, on);
+  }
+
+  /** A heartbeat of its claim is in flight. */
+  get renewing(): boolean {
+    return (this.flags & RENEWING) !== 0;
+  }
+  set renewing(on: boolean) {
+    this.flag(RENEWING, on);
+  }
+
+  /** Half its lease in whole ms (at least 1): the renewal interval. */
+  get halfLease(): number {
+    return Math.max(1, Math.floor(this.leaseMs / 2));
+  }
+
+  private flag(bit: number, on: boolean): void {
+    this.flags = on ? this.flags | bit : this.flags & ~bit;
+  }
 }
 
-/** A fresh record of `job`, claimed at `claimStarted` (performance.now()) for `leaseMs`: due at half its lease. */
-export function trackedJob(job: Job, leaseMs: number, claimStarted: number): Tracked {
-  return { job, state: 'buffered', abort: null, outcome: null, failingSince: null, leaseLost: false, cancelled: false, result: undefined, renewing: false, leaseMs, dueAt: claimStarted + leaseMs / 2, startedAt: -1 };
+/** The per-job controllers (`jobSignals`, for handlers that can read their signal); most records have none. */
+const controllers = new WeakMap<Tracked, AbortController>();
+
+/** `ac` is the controller of the signal the handler call of `items` was given. */
+export function giveController(items: readonly Tracked[], ac: AbortController): void {
+  for (const t of items) controllers.set(t, ac);
+}
+
+/** Aborts the signal of `t`'s handler call with `reason`, if it has one of its own. */
+export function abortJob(t: Tracked, reason: unknown): void {
+  controllers.get(t)?.abort(reason);
 }
 
 /**

@@ -16,7 +16,7 @@ import { mayReadSignal } from './signal-use.js';
 import { sampleStats } from './stats-sampler.js';
 import { StoreHealth } from './store-health.js';
 import { ChangeLatch, withTimeout } from './timers.js';
-import { grantedLease, trackedJob, type Tracked } from './tracked.js';
+import { abortJob, giveController, grantedLease, Tracked } from './tracked.js';
 import { validateWorkerCoreOptions, type WorkerCoreOptions } from './worker-options.js';
 import { guardObserver, type WorkerObserver } from './worker-observer.js';
 import { WorkWait } from './work-wait.js';
@@ -156,7 +156,7 @@ export class WorkerCore {
           cancelled: (t, reason) => {
             t.cancelled = true;
             this.obs?.cancelled?.(t.job);
-            t.abort?.abort(reason);
+            abortJob(t, reason);
           },
         })
       : null;
@@ -345,7 +345,7 @@ export class WorkerCore {
 
   private track(job: Job, claimStarted: number): Tracked {
     // The granted lease, timed from before the claim was sent (never later than the database's start).
-    const t = trackedJob(job, this.o.leaseMs ?? grantedLease(job, this.o.queue), claimStarted);
+    const t = new Tracked(job, this.o.leaseMs ?? grantedLease(job, this.o.queue), claimStarted);
     this.tracked.add(t);
     return t;
   }
@@ -407,7 +407,7 @@ export class WorkerCore {
   private signalFor(items: Tracked[]): AbortSignal {
     if (!this.callSignals) return this.sharedAbort.signal;
     const ac = new AbortController();
-    for (const t of items) t.abort = ac;
+    giveController(items, ac);
     return ac.signal;
   }
 
@@ -466,7 +466,7 @@ export class WorkerCore {
       for (const t of left) {
         this.obs?.abandoned?.(t.job, 'drain');
         this.untrack(t);
-        t.abort?.abort(reason);
+        abortJob(t, reason);
       }
       if (!this.callSignals) this.sharedAbort.abort(reason);
       if (this.o.releaseOnDrainTimeout && left.length > 0) {
@@ -494,7 +494,7 @@ export class WorkerCore {
       if (unwritten > 0) this.o.logger.warn(`${this.o.name}: ${unwritten} outcome(s) not recorded by shutdown; those jobs run again after their claims lapse`);
       const reason = new Error(this.o.stopMessage);
       for (const t of leftover) {
-        t.abort?.abort(reason);
+        abortJob(t, reason);
         this.outcomes.giveUp(t, 'drain');
       }
     }
