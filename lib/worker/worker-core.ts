@@ -24,6 +24,10 @@ import { WorkWait } from './work-wait.js';
 // The option types were declared here before the split; lib/outbox and lib/tracing import them from this path.
 export { isPermanent, type BatchOutcomes, type FailureKind, type FailureOutcome, type HandlerWrapper, type WorkerCoreOptions } from './worker-options.js';
 
+/** What {@link WorkerCore.claimRound} returns to end the claim loop, and to claim again without waiting. */
+const STOP = -1;
+const AGAIN = -2;
+
 /**
  * The one worker loop under the outbox dispatcher and the queue worker:
  * claim sizing (free slots + prefetch, bounded by `maxClaim`; the prefetch
@@ -250,51 +254,61 @@ export class WorkerCore {
         if (woken) this.backlog = true;
         continue;
       }
-      const want = Math.min(this.o.maxClaim, free);
-      // Claiming: hand-offs would race this claim for the same slots.
-      this.handoff.leave();
-      // The lease of what comes back is timed from here, before the claim is sent (never later than the database's start).
-      const claimStarted = performance.now();
-      let jobs: Job[];
-      try {
-        jobs = await this.claim(want);
-        this.health.ok();
-      } catch (err) {
-        if (stop.aborted) break;
-        if (this.health.note('claimBatch', err)) break;
-        await sleep(this.health.backoffMs(), stop);
-        continue;
-      }
-      if (jobs.length > 0) {
-        this.obs?.claimed?.(jobs.length);
-        this.ranSinceDrained = true;
-      } else if (this.ranSinceDrained) {
-        this.ranSinceDrained = false;
-        this.obs?.drained?.();
-      }
-      if (stop.aborted) {
-        // Claimed after shutdown began: never started, so hand them back with their attempt.
-        await this.releaseJobs(jobs, null);
-        break;
-      }
-      if (this.auto) {
-        // Starved: a slot sat idle with nothing buffered while this claim was on its way.
-        const starved = this.runningCalls < this.o.concurrency && this.buffer.length === 0;
-        this.auto.claimed(want, jobs.length, performance.now() - claimStarted, this.shortestLease(jobs), starved);
-      }
-      this.take(jobs, claimStarted);
-      // A full claim: more is probably ready. Claim again at once, or wait for a freed slot.
-      this.backlog = jobs.length === want;
-      if (this.backlog && this.freeSlots() > 0) continue;
-      const poll = jobs.length === 0 ? this.o.idlePollIntervalMs : this.o.pollIntervalMs;
-      // A job that falls due by time sends no wake: wait no longer than until the next run_at the claim reported
-      // (a database duration, timed from now, when the claim has returned: never early, late by at most a round trip).
-      const nextDue = nextDueOf(jobs);
-      const wait = nextDue === null || nextDue === undefined ? poll : Math.max(1, Math.min(poll, Math.ceil(nextDue) + 1));
+      const next = await this.claimRound(Math.min(this.o.maxClaim, free), stop);
+      if (next === STOP) break;
+      if (next === AGAIN) continue;
       // Short claim, free slots: idle. Fresh enqueues of this store may come straight here.
       this.handoff.join();
-      if (await this.waits.wait(wait, this.stopping)) this.backlog = true;
+      if (await this.waits.wait(next, this.stopping)) this.backlog = true;
     }
+  }
+
+  /**
+   * One claim of up to `want` jobs, started or buffered: {@link STOP} ends the loop, {@link AGAIN} claims
+   * again at once, a number is how long to wait first (ms). A function of its own, so the claim's array
+   * (and every job it brought) is not held by the loop's frame while it waits.
+   */
+  private async claimRound(want: number, stop: AbortSignal): Promise<number> {
+    // Claiming: hand-offs would race this claim for the same slots.
+    this.handoff.leave();
+    // The lease of what comes back is timed from here, before the claim is sent (never later than the database's start).
+    const claimStarted = performance.now();
+    let jobs: Job[];
+    try {
+      jobs = await this.claim(want);
+      this.health.ok();
+    } catch (err) {
+      if (stop.aborted) return STOP;
+      if (this.health.note('claimBatch', err)) return STOP;
+      await sleep(this.health.backoffMs(), stop);
+      return AGAIN;
+    }
+    if (jobs.length > 0) {
+      this.obs?.claimed?.(jobs.length);
+      this.ranSinceDrained = true;
+    } else if (this.ranSinceDrained) {
+      this.ranSinceDrained = false;
+      this.obs?.drained?.();
+    }
+    if (stop.aborted) {
+      // Claimed after shutdown began: never started, so hand them back with their attempt.
+      await this.releaseJobs(jobs, null);
+      return STOP;
+    }
+    if (this.auto) {
+      // Starved: a slot sat idle with nothing buffered while this claim was on its way.
+      const starved = this.runningCalls < this.o.concurrency && this.buffer.length === 0;
+      this.auto.claimed(want, jobs.length, performance.now() - claimStarted, this.shortestLease(jobs), starved);
+    }
+    this.take(jobs, claimStarted);
+    // A full claim: more is probably ready. Claim again at once, or wait for a freed slot.
+    this.backlog = jobs.length === want;
+    if (this.backlog && this.freeSlots() > 0) return AGAIN;
+    const poll = jobs.length === 0 ? this.o.idlePollIntervalMs : this.o.pollIntervalMs;
+    // A job that falls due by time sends no wake: wait no longer than until the next run_at the claim reported
+    // (a database duration, timed from now, when the claim has returned: never early, late by at most a round trip).
+    const nextDue = nextDueOf(jobs);
+    return nextDue === null || nextDue === undefined ? poll : Math.max(1, Math.min(poll, Math.ceil(nextDue) + 1));
   }
 
   /**
