@@ -3,20 +3,25 @@ import type { FailureOutcome } from './worker-options.js';
 
 // The worker core's record of one claimed job, shared by the buffer, the lease renewal and the outcome writer.
 // One is held per job in flight (10 000 at a time with a large concurrency), so it keeps only what every job
-// needs: the flags share one number, times are whole milliseconds (small integers, stored in the record
+// needs: the state and the flags share one number, times are whole milliseconds (small integers, stored in the record
 // itself rather than in a heap number of their own), and what only some jobs have (an abort controller, the
 // time of a first failed write) lives in side tables keyed by the record.
 
 /** Where a claimed job is: waiting in the buffer, in a handler, its outcome being written, waiting to rewrite it, let go. */
 export type TrackedState = 'buffered' | 'running' | 'recording' | 'unrecorded' | 'finished';
 
-const LEASE_LOST = 1;
-const CANCELLED = 2;
-const RENEWING = 4;
+const STATES: readonly TrackedState[] = ['buffered', 'running', 'recording', 'unrecorded', 'finished'];
+const STATE_BITS = 7;
+const LEASE_LOST = 8;
+const CANCELLED = 16;
+const RENEWING = 32;
+
+function stateBits(state: TrackedState): number {
+  return STATES.indexOf(state);
+}
 
 /** A claimed job this worker is responsible for until its outcome lands or it lets go. */
 export class Tracked {
-  state: TrackedState = 'buffered';
   /** The outcome to write (null: ack). */
   outcome: FailureOutcome | null = null;
   /** The single handler's return value, acked as the job's result (`keepResults`). */
@@ -25,6 +30,9 @@ export class Tracked {
   dueAt: number;
   /** performance.now() when its (single, timed) handler call started; -1: not timed. */
   startedAt = -1;
+  /** Its index in the {@link TrackedSet} that holds it; -1: none. */
+  slot = -1;
+  /** The state (the low bits) and the flags. */
   private flags = 0;
 
   /** A fresh record of `job`, claimed at `claimStarted` (performance.now()) for `leaseMs`: due at half its lease. */
@@ -34,6 +42,13 @@ export class Tracked {
     claimStarted: number,
   ) {
     this.dueAt = Math.floor(claimStarted + leaseMs / 2);
+  }
+
+  get state(): TrackedState {
+    return STATES[this.flags & STATE_BITS]!;
+  }
+  set state(state: TrackedState) {
+    this.flags = (this.flags & ~STATE_BITS) | stateBits(state);
   }
 
   get leaseLost(): boolean {
@@ -66,6 +81,42 @@ export class Tracked {
 
   private flag(bit: number, on: boolean): void {
     this.flags = on ? this.flags | bit : this.flags & ~bit;
+  }
+}
+
+/**
+ * The records a worker holds: an array and each record's index in it, instead of a Set (whose table
+ * costs about 33 bytes an entry). Deleting moves the last record into the freed index, so the order is
+ * not the order of adding, and a record must not be deleted while the set is iterated.
+ */
+export class TrackedSet implements Iterable<Tracked> {
+  private readonly items: Tracked[] = [];
+
+  get size(): number {
+    return this.items.length;
+  }
+
+  add(t: Tracked): void {
+    if (t.slot >= 0) return;
+    t.slot = this.items.length;
+    this.items.push(t);
+  }
+
+  /** False when `t` was not in the set. */
+  delete(t: Tracked): boolean {
+    const i = t.slot;
+    if (i < 0 || this.items[i] !== t) return false;
+    const last = this.items.pop()!;
+    if (last !== t) {
+      this.items[i] = last;
+      last.slot = i;
+    }
+    t.slot = -1;
+    return true;
+  }
+
+  [Symbol.iterator](): Iterator<Tracked> {
+    return this.items[Symbol.iterator]();
   }
 }
 

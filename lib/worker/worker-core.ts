@@ -16,7 +16,7 @@ import { mayReadSignal } from './signal-use.js';
 import { sampleStats } from './stats-sampler.js';
 import { StoreHealth } from './store-health.js';
 import { ChangeLatch, withTimeout } from './timers.js';
-import { abortJob, giveController, grantedLease, Tracked } from './tracked.js';
+import { abortJob, giveController, grantedLease, Tracked, TrackedSet } from './tracked.js';
 import { validateWorkerCoreOptions, type WorkerCoreOptions } from './worker-options.js';
 import { guardObserver, type WorkerObserver } from './worker-observer.js';
 import { WorkWait } from './work-wait.js';
@@ -46,7 +46,7 @@ export class WorkerCore {
   /** `o.observer` with every hook guarded (see {@link guardObserver}). */
   private readonly obs: WorkerObserver | null;
   private readonly batchMode: boolean;
-  private readonly tracked = new Set<Tracked>();
+  private readonly tracked = new TrackedSet();
   private readonly buffer: PrefetchBuffer;
   private readonly outcomes: OutcomeWriter;
   private readonly leases: LeaseRenewal;
