@@ -16,6 +16,7 @@ import { normalizeHandlerOptions } from './utils/handler-options.js';
 import { workersMode } from './utils/validate-module-options.js';
 import { checkWiring, refuseUntypedParameters, type ListedHandles } from './utils/check-wiring.js';
 import { nestStoreLogger } from './utils/nest-logger.js';
+import { mayReadSignal } from '../worker/signal-use.js';
 
 /** A discovered handler: `Class.method` and the bound method. */
 export interface DiscoveredMethod {
@@ -142,7 +143,9 @@ export class AlkstoreExplorer implements OnModuleInit {
           continue;
         }
         const fn = method as (job: Job, signal?: AbortSignal) => unknown;
-        const call = async (job: Job, signal?: AbortSignal): Promise<unknown> => fn.call(instance, job, signal);
+        // A method that cannot read a signal is called through a wrapper that cannot either, so the worker does not
+        // give each of its jobs an AbortSignal of its own (lib/worker/signal-use.ts).
+        const call = mayReadSignal(fn) ? async (job: Job, signal?: AbortSignal): Promise<unknown> => fn.call(instance, job, signal) : async (job: Job): Promise<unknown> => fn.call(instance, job);
         for (const meta of eventMeta) {
           this.check(label, () => {
             validateName(meta.kind, meta.name);

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Injectable, Scope, type Type } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
-import { PermanentError } from '../../lib/contract/errors.js';
+import { JobCancelled, PermanentError } from '../../lib/contract/errors.js';
 import type { Job } from '../../lib/contract/types.js';
 import { AlkstoreModule, OutboxHandler, QueueHandler, Scheduled, Store } from '../../lib/nest/index.js';
 import { waitFor } from '../helpers/engines.js';
@@ -13,6 +13,7 @@ function fresh() {
 }
 let seen = fresh();
 let running = 0;
+const signals = new Map<number, AbortSignal>();
 
 @Injectable()
 class Workers {
@@ -35,6 +36,12 @@ class Workers {
     await new Promise((r) => setTimeout(r, 150));
     running -= 1;
     seen.parallel.add(job.id);
+  }
+
+  @QueueHandler('with-signal', { concurrency: 2 })
+  async withSignal(job: Job, signal: AbortSignal): Promise<void> {
+    signals.set(job.id, signal);
+    await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
   }
 
   @OutboxHandler('broken-outbox', { retry: { baseMs: 10, maxDelayMs: 20 } })
@@ -70,6 +77,20 @@ for (const engine of nestEngines()) {
     afterAll(async () => {
       await app?.close();
       await db.destroy();
+    });
+
+    it('a @QueueHandler method that takes a signal gets one per job: a cancel aborts that job\'s only', async () => {
+      const store = app.get(Store);
+      const queue = store.queue('with-signal');
+      const [a, b] = await queue.enqueueMany([1, 2]);
+      await waitFor('both running', () => signals.has(a!) && signals.has(b!));
+      expect(signals.get(a!)).not.toBe(signals.get(b!));
+      expect(await queue.cancel(a!)).toBe(true);
+      await waitFor('the cancelled one aborted', () => signals.get(a!)!.aborted, 10_000);
+      expect(signals.get(a!)!.reason).toBeInstanceOf(JobCancelled);
+      expect(signals.get(b!)!.aborted).toBe(false);
+      expect(await queue.cancel(b!)).toBe(true);
+      await waitFor('the other aborted', () => signals.get(b!)!.aborted, 10_000);
     });
 
     it('a throwing @QueueHandler is logged with class and method, retried, and the app keeps working', async () => {
