@@ -64,8 +64,10 @@ export class OutboxHandle implements Outbox {
       if (e === null || typeof e !== 'object') throw new InvalidArgument(`deliveries[${i}]`, 'must be an object { job, receipt }');
       const job = e.job;
       if (job === null || typeof job !== 'object') throw new InvalidArgument(`deliveries[${i}].job`, 'must be a claimed job ({ id, claimToken })');
+      const messageId = requireJobId(`deliveries[${i}].job.id`, job.id);
+      if (typeof job.claimToken !== 'string') throw new InvalidArgument(`deliveries[${i}].job.claimToken`, 'must be a string (the claimed job of this delivery)');
       jobs.push(job);
-      return { messageId: requireJobId(`deliveries[${i}].job.id`, job.id), receiptText: receiptText(i, e.receipt, 'deliveries') };
+      return { messageId, receiptText: receiptText(i, e.receipt, 'deliveries') };
     });
     if (rows.length === 0) return 0;
     return this.acker.ackDelivered(jobs, this.name, rows);

@@ -609,7 +609,8 @@ const INTERNAL: Record<string, string[]> = {
     'inTransaction',
     'shutdown',
   ],
-  queue: ['claim'],
+  // the outbox's one-write ack with receipts (outbox.ackDelivered validates its input) and private helpers
+  queue: ['claim', 'ackDelivered', 'acked', 'stampOf'],
   // PostgreSQL: the SubscriptionSource seam of a stream handle
   stream: ['listen'],
   // the store's end-of-transaction callback is an instance field

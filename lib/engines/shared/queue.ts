@@ -47,11 +47,20 @@ export class QueueHandle implements Queue, DeliveredAcker {
     return this[QUEUE_DRIVER];
   }
 
+  /** The queue's stamp when a job gives no options and no enqueue-headers hook runs: the same every time, so resolved once. */
+  private plainStamp: JobWrite | null = null;
+
+  private stampOf(opts: JobOpts | undefined): JobWrite {
+    const headers = this.driver.enqueueHeaders;
+    if (opts !== undefined || headers !== null) return resolveJobStamp(this.opts, opts, headers);
+    return (this.plainStamp ??= Object.freeze(resolveJobStamp(this.opts, undefined, null)));
+  }
+
   async enqueue(payload: unknown, opts?: JobOpts): Promise<number> {
     if (hasDependencies(opts)) return (await this.enqueueFlow(dependsOnFlow(payload, opts))).id;
     const d = this.driver;
     d.guard();
-    const stamp = withSourcedKeys(resolveJobStamp(this.opts, opts, d.enqueueHeaders), this.opts.limitKeys, payload);
+    const stamp = withSourcedKeys(this.stampOf(opts), this.opts.limitKeys, payload);
     const text = encodePayload(payload, 'payload', d.maxPayloadBytes);
     const handoff = d.handoff;
     // Reserved synchronously, before anything is sent: two enqueues never over-fill a worker.
@@ -65,7 +74,7 @@ export class QueueHandle implements Queue, DeliveredAcker {
     d.guard();
     const list = requireArray('payloads', payloads);
     if (hasDependencies(opts)) throw noDependsOn('enqueueMany');
-    const stamp = resolveJobStamp(this.opts, opts, d.enqueueHeaders);
+    const stamp = this.stampOf(opts);
     const texts = list.map((p, i) => encodePayload(p, `payloads[${i}]`, d.maxPayloadBytes));
     if (texts.length === 0) return [];
     // Keys from the payloads may differ per job: each goes in with its own stamp, in order.
@@ -78,7 +87,7 @@ export class QueueHandle implements Queue, DeliveredAcker {
     d.guard();
     const list = bulkItems<BulkJob>(jobs);
     if (list.some((j) => hasDependencies(j.opts))) throw noDependsOn('enqueueBulk');
-    const items = list.map((j, i) => ({ text: encodePayload(j.payload, `jobs[${i}].payload`, d.maxPayloadBytes), stamp: withSourcedKeys(resolveJobStamp(this.opts, j.opts, d.enqueueHeaders), this.opts.limitKeys, j.payload, `jobs[${i}].payload`) }));
+    const items = list.map((j, i) => ({ text: encodePayload(j.payload, `jobs[${i}].payload`, d.maxPayloadBytes), stamp: withSourcedKeys(this.stampOf(j.opts), this.opts.limitKeys, j.payload, `jobs[${i}].payload`) }));
     if (items.length === 0) return [];
     return d.insertBulk(items);
   }
