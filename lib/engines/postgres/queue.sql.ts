@@ -245,6 +245,15 @@ const LAPSED_FROM = `SELECT l.id, l.a_attempt, l.a_worker, l.a_claimed_at, l.a_e
 
 export function queueSql(s: SchemaSql) {
   const jobs = `${s.q}.jobs`;
+  // CTEs d (the claimed jobs of $1 with ids $2 and tokens $3 still ours, deleted, RETURNING `returning`) and
+  // cnt (their counter deltas), for every batched ack. j.id = ANY($2) lets the primary key find the rows
+  // whatever the planner guesses of unnest.
+  const ackedBatch = (returning: string): string => `d AS (
+         DELETE FROM ${jobs} j USING unnest($2::bigint[], $3::text[]) AS x(id, token)
+         WHERE j.id = ANY($2::bigint[]) AND j.id = x.id AND j.queue = $1::text AND j.claim_token::text = x.token
+           AND j.state = 'processing' AND j.claimed_until > (SELECT ${NOW_MS})
+         RETURNING ${returning}),
+       cnt AS (${minusAll(s, 'd', 'processing')})`;
   const settings = `${s.q}.queue_settings`;
   const insertCols =
     'queue, payload, priority, max_attempts, visibility_timeout_ms, backoff_base_ms, dead_letter_retention_ms, run_at, enqueued_at, expires_at, headers';
@@ -456,12 +465,7 @@ export function queueSql(s: SchemaSql) {
     /** ackBatch of such jobs. $1 queue, $2 ids bigint[], $3 tokens → n. */
     ackBatchPlain: s.def(
       'q_ack_batch_plain',
-      `WITH d AS (
-         DELETE FROM ${jobs} j USING unnest($2::bigint[], $3::text[]) AS x(id, token)
-         WHERE j.id = ANY($2::bigint[]) AND j.id = x.id AND j.queue = $1::text AND j.claim_token::text = x.token
-           AND j.state = 'processing' AND j.claimed_until > (SELECT ${NOW_MS})
-         RETURNING 1),
-       cnt AS (${minusAll(s, 'd', 'processing')})
+      `WITH ${ackedBatch('1')}
        SELECT count(*) AS n, ${foldSometimes(s.q, 'SELECT $1::text FROM d LIMIT 1')} AS folded FROM d`,
     ),
     /**
@@ -470,12 +474,7 @@ export function queueSql(s: SchemaSql) {
      */
     ackBatchPlainReceipts: s.def(
       'q_ack_batch_plain_r',
-      `WITH d AS (
-         DELETE FROM ${jobs} j USING unnest($2::bigint[], $3::text[]) AS x(id, token)
-         WHERE j.id = ANY($2::bigint[]) AND j.id = x.id AND j.queue = $1::text AND j.claim_token::text = x.token
-           AND j.state = 'processing' AND j.claimed_until > (SELECT ${NOW_MS})
-         RETURNING 1),
-       cnt AS (${minusAll(s, 'd', 'processing')}),
+      `WITH ${ackedBatch('1')},
        r AS (
          INSERT INTO ${s.q}.outbox_receipts (outbox, message_id, receipt, delivered_at)
          SELECT $4::text, u.id, u.r::json, ${NOW_MS} FROM unnest($5::bigint[], $6::text[]) AS u(id, r)
@@ -485,13 +484,7 @@ export function queueSql(s: SchemaSql) {
     /** $1 queue, $2 ids bigint[], $3 tokens uuid[], $4 wake payload → n. */
     ackBatch: s.def(
       'q_ack_batch',
-      // j.id = ANY($2) lets the primary key find the rows whatever the planner guesses of unnest.
-      `WITH d AS (
-         DELETE FROM ${jobs} j USING unnest($2::bigint[], $3::text[]) AS x(id, token)
-         WHERE j.id = ANY($2::bigint[]) AND j.id = x.id AND j.queue = $1::text AND j.claim_token::text = x.token
-           AND j.state = 'processing' AND j.claimed_until > (SELECT ${NOW_MS})
-         RETURNING ${FINISHED}),
-       cnt AS (${minusAll(s, 'd', 'processing')})
+      `WITH ${ackedBatch(FINISHED)}
        SELECT (SELECT count(*) FROM d) AS n, ${promoteFrom(s, 'd', '$4')} AS promoted, ${foldSometimes(s.q, 'SELECT $1::text FROM d LIMIT 1')} AS folded`,
     ),
     /** $1 id, $2 token, $3 delay ms, $4 last error, $5 attempt error (the stack), $6 wake payload → state. Dead when attempts are exhausted. */
