@@ -500,11 +500,12 @@ interface Snapshotter {
 }
 
 /**
- * Tables left out of the snapshot: the per-minute throughput chart is written
- * in the background (an outcome counter flushes every few seconds after
- * earlier acks), never by the call under test.
+ * Tables left out of the snapshot: the per-minute throughput chart and the
+ * wait/run latency histograms are written in the background (an outcome
+ * counter flushes every few seconds after earlier acks), never by the call
+ * under test.
  */
-const BACKGROUND_TABLES = new Set(['queue_minutes', '__alkstore_queue_minutes']);
+const BACKGROUND_TABLES = new Set(['queue_minutes', '__alkstore_queue_minutes', 'queue_latency', '__alkstore_queue_latency']);
 
 async function snapshotter(engine: EngineFixture, location: string): Promise<Snapshotter> {
   if (engine.kind === 'sqlite') {
