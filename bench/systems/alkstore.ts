@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import { openStore } from '../../lib/index.js';
 import type { Job, Queue, Store } from '../../lib/contract/types.js';
 import { dropSchema, pgAvailable, pgClient } from '../lib/pg.js';
@@ -145,6 +145,7 @@ function b5How(engine: 'sqlite' | 'postgres'): string {
   if (engine === 'postgres' && PG_B5_TX === 'pg') {
     return 'pg client: BEGIN; INSERT bench_orders; store.withTx({ isTransactionActive, query: client.query }).outboxEnqueue(); COMMIT (set BENCH_ALK_PG_TX=typeorm for the TypeORM QueryRunner path)';
   }
+  if (engine === 'sqlite') return 'TypeORM: store.joinTransaction((body) => dataSource.transaction(body), (tx, em) => { INSERT bench_orders; tx.outboxEnqueue() })';
   return 'TypeORM queryRunner: startTransaction(); INSERT bench_orders; store.withTx(queryRunner).outboxEnqueue(); commitTransaction()';
 }
 
@@ -188,6 +189,25 @@ async function typeormProducer(engine: 'sqlite' | 'postgres', store: Store, t: T
   await ds.query(
     `CREATE TABLE IF NOT EXISTS ${t.ordersTable} (id ${engine === 'postgres' ? 'bigserial' : 'INTEGER'} PRIMARY KEY ${engine === 'sqlite' ? 'AUTOINCREMENT' : ''}, amount integer NOT NULL, created_at bigint NOT NULL)`,
   );
+  if (engine === 'sqlite') {
+    // SQLite joins only a transaction it runs one at a time through its write path: joinTransaction.
+    return {
+      async produce(p, beforeCommit) {
+        await store.joinTransaction<EntityManager, void>(
+          (body) => ds.transaction(body),
+          async (tx, em) => {
+            await em.query(`INSERT INTO ${t.ordersTable} (amount, created_at) VALUES (?, ?)`, [1, Date.now()]);
+            await tx.outboxEnqueue(OUTBOX, p);
+            beforeCommit?.();
+          },
+        );
+        onCommitted();
+      },
+      async close() {
+        if (ds.isInitialized) await ds.destroy().catch(() => undefined);
+      },
+    };
+  }
   return {
     async produce(p, beforeCommit) {
       const qr = ds.createQueryRunner();
