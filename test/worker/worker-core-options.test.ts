@@ -120,6 +120,7 @@ describe('WorkerCore options (checked in the constructor, before any I/O)', () =
     ['an observer that is a function', { observer: () => undefined }, 'observer', ['object']],
     ['an observer hook that is not a function', { observer: { claimed: 1 } }, 'observer.claimed', ['function']],
     ['wrap not a function', { wrap: 'span' }, 'wrap', ['function']],
+    ['ackBatch not a function', { ackBatch: 'receipts' }, 'ackBatch', ['function']],
   ];
   for (const [what, patch, field, words] of shapes) {
     it(`${what} is an InvalidOption naming ${field}; nothing is called on the queue`, () => {
