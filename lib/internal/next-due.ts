@@ -22,3 +22,17 @@ export function nextDueOf(jobs: readonly Job[]): number | null | undefined {
   const v = (jobs as { [NEXT_DUE]?: unknown })[NEXT_DUE];
   return v === null ? null : typeof v === 'number' && Number.isFinite(v) ? Math.max(0, v) : undefined;
 }
+
+/**
+ * Internal to the package, on the claim options of a worker's claims: the caller claims again on its
+ * own schedule (it times the next claim from {@link nextDueOf}). Such a claim may read from where the
+ * store's last claim of the queue stopped (PostgreSQL's claim watermark, `ClaimGate`) and leave what
+ * only a claim from the head finds (lapsed leases; a job made ready with an older `run_at`) to the
+ * full claim that follows within a second; a caller's own `claimBatch` always claims from the head.
+ */
+export const FOLLOWING_CLAIM: unique symbol = Symbol('alkstore.followingClaim');
+
+/** Whether claim options carry {@link FOLLOWING_CLAIM}. */
+export function isFollowingClaim(opts: unknown): boolean {
+  return typeof opts === 'object' && opts !== null && (opts as { [FOLLOWING_CLAIM]?: unknown })[FOLLOWING_CLAIM] === true;
+}

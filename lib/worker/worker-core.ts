@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import { AlreadyRunning } from '../contract/errors.js';
-import type { Job } from '../contract/types.js';
+import type { ClaimOpts, Job } from '../contract/types.js';
 import { MAX_BATCH } from '../contract/validate.js';
-import { nextDueOf } from '../internal/next-due.js';
+import { FOLLOWING_CLAIM, nextDueOf } from '../internal/next-due.js';
 import { errorText } from '../internal/outbox-handle.js';
 import { sleep } from '../internal/sleep.js';
 import { AdaptivePrefetch } from './adaptive-prefetch.js';
@@ -46,6 +46,8 @@ export class WorkerCore {
   /** `o.observer` with every hook guarded (see {@link guardObserver}). */
   private readonly obs: WorkerObserver | null;
   private readonly batchMode: boolean;
+  /** Options of every claim: the lease override, and the mark of a worker's claim (`FOLLOWING_CLAIM`: it claims again on its own schedule). */
+  private readonly claimOpts: ClaimOpts;
   private readonly tracked = new TrackedSet();
   private readonly buffer: PrefetchBuffer;
   private readonly outcomes: OutcomeWriter;
@@ -114,6 +116,8 @@ export class WorkerCore {
     this.o = o;
     this.obs = guardObserver(o.observer, o.logger, o.name);
     this.batchMode = o.batchHandler !== undefined;
+    const following: ClaimOpts & { [FOLLOWING_CLAIM]: true } = o.leaseMs === undefined ? { [FOLLOWING_CLAIM]: true } : { leaseMs: o.leaseMs, [FOLLOWING_CLAIM]: true };
+    this.claimOpts = following;
     this.callSignals = o.jobSignals && mayReadSignal(this.batchMode ? o.batchHandler : o.handler);
     this.callSingle = this.batchMode || o.wrap || o.handlerTimeoutMs !== undefined ? null : singleCaller(o, this.callSink);
     const autoMax = o.autoPrefetchMax ?? 0;
@@ -343,8 +347,7 @@ export class WorkerCore {
   }
 
   private async claim(max: number): Promise<Job[]> {
-    const opts = this.o.leaseMs === undefined ? undefined : { leaseMs: this.o.leaseMs };
-    const pending = this.o.queue.claimBatch(max, this.o.workerId, opts);
+    const pending = this.o.queue.claimBatch(max, this.o.workerId, this.claimOpts);
     try {
       return await withTimeout(pending, this.o.storeTimeoutMs, 'claimBatch');
     } catch (err) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { ClaimGate, SETTINGS_TRUST_MS } from '../../lib/engines/postgres/claim-gate.js';
+import { CLAIM_SWEEP_MS, ClaimGate, SETTINGS_TRUST_MS } from '../../lib/engines/postgres/claim-gate.js';
 
 /** A gate on a hand-driven clock, listening, whose queue `q` just had a full claim that read no settings. */
 function trusted(): { gate: ClaimGate; clock: { t: number } } {
@@ -61,5 +61,63 @@ describe('ClaimGate (PostgreSQL: which claim statement runs)', () => {
     gate.setListening(true);
     gate.fullDone('q', again, false, true);
     expect(gate.usePlain('q')).toBe(false);
+  });
+});
+
+describe('ClaimGate claim watermark (PostgreSQL: where a worker claim may start)', () => {
+  const mark = { priority: 0, runAt: 1_000 };
+
+  it('is offered after a full claim that took fresh rows, until the next full claim is due', () => {
+    const clock = { t: 0 };
+    const gate = new ClaimGate(() => clock.t);
+    gate.setListening(true);
+    expect(gate.watermark('q')).toBeNull();
+    gate.fullDone('q', gate.begin(), false, false, mark);
+    expect(gate.watermark('q')).toEqual(mark);
+    clock.t = CLAIM_SWEEP_MS - 1;
+    expect(gate.sweepDueIn('q')).toBe(1);
+    clock.t = CLAIM_SWEEP_MS;
+    expect(gate.watermark('q')).toBeNull();
+    expect(gate.sweepDueIn('q')).toBe(0);
+  });
+
+  it('is not offered while the settings are not trusted (limited, listener down, invalidated)', () => {
+    const gate = new ClaimGate(() => 0);
+    gate.setListening(true);
+    gate.fullDone('q', gate.begin(), true, false, mark);
+    expect(gate.watermark('q')).toBeNull();
+    gate.fullDone('q', gate.begin(), false, false, mark);
+    gate.invalidate('q');
+    expect(gate.watermark('q')).toBeNull();
+    gate.fullDone('q', gate.begin(), false, false, mark);
+    gate.setListening(false);
+    expect(gate.watermark('q')).toBeNull();
+  });
+
+  it('a rewind drops every watermark, and one during a claim keeps that claim from setting its own', () => {
+    const gate = new ClaimGate(() => 0);
+    gate.setListening(true);
+    gate.fullDone('q', gate.begin(), false, false, mark);
+    gate.rewind();
+    expect(gate.watermark('q')).toBeNull();
+    const started = gate.begin();
+    gate.rewind();
+    gate.fullDone('q', started, false, false, { priority: 0, runAt: 2_000 });
+    expect(gate.watermark('q')).toBeNull();
+    gate.fullDone('q', gate.begin(), false, false, mark);
+    const before = gate.rewinds;
+    gate.rewind();
+    gate.advance('q', { priority: 0, runAt: 3_000 }, before);
+    expect(gate.watermark('q')).toBeNull();
+  });
+
+  it('advances with a claim after it, and a full claim that took nothing keeps it', () => {
+    const gate = new ClaimGate(() => 0);
+    gate.setListening(true);
+    gate.fullDone('q', gate.begin(), false, false, mark);
+    gate.advance('q', { priority: 0, runAt: 5_000 }, gate.rewinds);
+    expect(gate.watermark('q')).toEqual({ priority: 0, runAt: 5_000 });
+    gate.fullDone('q', gate.begin(), false, false, null);
+    expect(gate.watermark('q')).toEqual({ priority: 0, runAt: 5_000 });
   });
 });

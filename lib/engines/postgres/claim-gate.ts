@@ -3,6 +3,18 @@
 export const SETTINGS_TRUST_MS = 2_000;
 /** Queues remembered per store; past this the memory starts over (every queue's next claim is full). */
 const MAX_QUEUES = 10_000;
+/**
+ * Longest a worker's claims read after the claim watermark before a full claim (from the head of
+ * the pending index, lapsed leases and burial included) runs again: the most a job the watermark
+ * passed over waits (one whose `run_at` is older than the watermark, made ready after it moved).
+ */
+export const CLAIM_SWEEP_MS = 1_000;
+
+/** Where this store's last claim of a queue stopped: the last fresh row it took, in claim order. */
+export interface ClaimWatermark {
+  readonly priority: number;
+  readonly runAt: number;
+}
 
 interface QueueClaims {
   /** The last full claim read no pause and no rate limit, and nothing has invalidated that since. */
@@ -11,6 +23,17 @@ interface QueueClaims {
   trustedUntil: number;
   /** The last claim to finish returned as many jobs as it asked for (the queue is backlogged). */
   lastFull: boolean;
+  /** When (`performance.now()`) the last full claim of the queue started. */
+  sweptAt: number;
+  /** Where the claims since stopped; null until one took a fresh row, and after {@link ClaimGate.rewind}. */
+  mark: ClaimWatermark | null;
+}
+
+/** What {@link ClaimGate.begin} hands to {@link ClaimGate.fullDone}. */
+export interface ClaimStart {
+  readonly gen: number;
+  readonly at: number;
+  readonly rewinds: number;
 }
 
 /**
@@ -33,9 +56,20 @@ interface QueueClaims {
  * A generation counter, bumped by every invalidation and every listener
  * health change, keeps a full claim that was in flight when a change arrived
  * from recording its older "unlimited" reading.
+ *
+ * A worker's claim (one that claims again on its own schedule) may start
+ * after the claim watermark instead (`claimAfter`), under the same settings
+ * trust, while the last full claim started less than {@link CLAIM_SWEEP_MS}
+ * ago: the rows of the pending index before the watermark were claimed, so
+ * their index entries are dead, and while an old snapshot holds the xmin
+ * horizon nothing removes them and every claim from the head walks them all.
+ * What only a full claim finds (lapsed leases, burial, a job made ready with
+ * a `run_at` older than the watermark) waits for the next full claim, which
+ * the short claim's due time brings; this store's own promotions rewind.
  */
 export class ClaimGate {
   private gen = 0;
+  private rewound = 0;
   private listening = false;
   private readonly queues = new Map<string, QueueClaims>();
 
@@ -47,16 +81,59 @@ export class ClaimGate {
     return q !== undefined && this.listening && q.unlimited && q.lastFull && this.now() < q.trustedUntil;
   }
 
-  /** Taken before a full claim is sent; hand it back to {@link fullDone}. */
-  begin(): { gen: number; at: number } {
-    return { gen: this.gen, at: this.now() };
+  /**
+   * The watermark a worker's next claim of `queue` may start from: only while that claim could
+   * have been plain (the settings are trusted) and the last full claim started less than
+   * {@link CLAIM_SWEEP_MS} ago. Null: the claim is a full one.
+   */
+  watermark(queue: string): ClaimWatermark | null {
+    const q = this.queues.get(queue);
+    if (q === undefined || q.mark === null || !this.listening || !q.unlimited) return null;
+    const now = this.now();
+    return now < q.trustedUntil && now - q.sweptAt < CLAIM_SWEEP_MS ? q.mark : null;
   }
 
-  /** A full claim finished: `limited` is what it read, `full` whether the claim call got as many jobs as asked. */
-  fullDone(queue: string, started: { gen: number; at: number }, limited: boolean, full: boolean): void {
+  /** Ms until the full claim of `queue` is due again (0 when it is). */
+  sweepDueIn(queue: string): number {
+    const q = this.queues.get(queue);
+    return q === undefined ? 0 : Math.max(0, Math.ceil(q.sweptAt + CLAIM_SWEEP_MS - this.now()));
+  }
+
+  /** Rewinds so far: taken before a claim after the watermark is sent, handed to {@link advance}. */
+  get rewinds(): number {
+    return this.rewound;
+  }
+
+  /** A claim of `queue` sent after `rewinds` rewinds took fresh rows, the last of them (claim order) at `mark`. */
+  advance(queue: string, mark: ClaimWatermark, rewinds: number): void {
+    const q = this.queues.get(queue);
+    if (q) q.mark = rewinds === this.rewound ? mark : null;
+  }
+
+  /**
+   * Jobs may have become ready behind a watermark (an ordering key's next job, a flow's parent,
+   * both with their old `run_at`): every queue's next worker claim is a full one.
+   */
+  rewind(): void {
+    this.rewound += 1;
+    for (const q of this.queues.values()) q.mark = null;
+  }
+
+  /** Taken before a full claim is sent; hand it back to {@link fullDone}. */
+  begin(): ClaimStart {
+    return { gen: this.gen, at: this.now(), rewinds: this.rewound };
+  }
+
+  /**
+   * A full claim finished: `limited` is what it read, `full` whether the claim call got as many jobs
+   * as asked, `mark` where its fresh rows ended (null: it took none, the watermark stays).
+   */
+  fullDone(queue: string, started: ClaimStart, limited: boolean, full: boolean, mark: ClaimWatermark | null = null): void {
     const unlimited = !limited && this.listening && started.gen === this.gen;
     if (this.queues.size >= MAX_QUEUES && !this.queues.has(queue)) this.queues.clear();
-    this.queues.set(queue, { unlimited, trustedUntil: started.at + SETTINGS_TRUST_MS, lastFull: full });
+    // A rewind while the claim ran: a job it could not see may sit behind where it stopped.
+    const kept = started.rewinds === this.rewound ? (mark ?? this.queues.get(queue)?.mark ?? null) : null;
+    this.queues.set(queue, { unlimited, trustedUntil: started.at + SETTINGS_TRUST_MS, lastFull: full, sweptAt: started.at, mark: kept });
   }
 
   /** The settings of `queue` changed (or may have): its next claim is a full one. */

@@ -144,6 +144,19 @@ export function promoted(r: Rows<object>): boolean {
   return p !== undefined && p !== null && Number(p) > 0;
 }
 
+/**
+ * `notified` that also rewinds the store's claim watermarks when it did: a statement that promoted
+ * an ordering key's next job or unblocked a flow's job made a job ready with its old `run_at`,
+ * behind where the claims stopped (`ClaimGate.rewind`).
+ */
+export function rewinding<R>(ctx: PgContext, notified: (r: Rows<R>) => boolean): (r: Rows<R>) => boolean {
+  return (r) => {
+    if (!notified(r)) return false;
+    ctx.claims.rewind();
+    return true;
+  };
+}
+
 /** A row of `redrive_dead` (queue.sql.ts `retryDead`). */
 export interface RedriveRow {
   moved: number | string;

@@ -3,7 +3,7 @@ import type { ChildResult } from '../../contract/flows.js';
 import { queueWakeChannel } from '../../contract/names.js';
 import { resultWakeChannel } from '../../contract/results.js';
 import { childResults, edgeOutcome, type ChildRow, type EdgeRow } from '../shared/flows.js';
-import { always, enqueueResolved, woke, type PgContext } from './context.js';
+import { always, enqueueResolved, rewinding, woke, type PgContext } from './context.js';
 import { num, type Executor } from './executor.js';
 import { wakePayload } from './schema-sql.js';
 
@@ -84,7 +84,7 @@ async function settleEdges(ctx: PgContext, exec: Executor, rows: readonly EdgeRo
     const row = (await exec.run<{ marked: string; pending: number | null; queue: string | null }>(f.settleEdge, [e.job_id, e.dep_id, out])).rows[0]!;
     if (num(row.marked) === 0) continue;
     if (row.queue !== null) {
-      if (num(row.pending ?? 0) === 0) await exec.wakes.run(wakePayload(queueWakeChannel(row.queue)), (w) => exec.run(f.unblock, [e.job_id, w]), woke);
+      if (num(row.pending ?? 0) === 0) await exec.wakes.run(wakePayload(queueWakeChannel(row.queue)), (w) => exec.run<object>(f.unblock, [e.job_id, w]), rewinding(ctx, woke));
       continue;
     }
     const error = dependencyDiedError(num(e.dep_id), e.dep_queue, out === 'cancelled' ? 'cancelled' : 'dead', e.last_error);

@@ -2,7 +2,7 @@ import { decodePayload } from '../../contract/codec.js';
 import { queueWakeChannel } from '../../contract/names.js';
 import { cancelWakeChannel, progressWakeChannel, resultWakeChannel, type CancelTarget } from '../../contract/results.js';
 import type { JobInfo } from '../../contract/types.js';
-import { always, promoted, runWaking, type PgContext } from './context.js';
+import { always, promoted, rewinding, runWaking, type PgContext } from './context.js';
 import { num, numOrNull } from './executor.js';
 import type { JobRow } from './queue.sql.js';
 import { wakePayload } from './schema-sql.js';
@@ -30,15 +30,18 @@ export async function ackWithOutcome(ctx: PgContext, queue: string, job: Claim, 
   const values = [job.id, job.claimToken, resultText, progressText, retentionOf(ctx, queue), wakePayload(resultWakeChannel(queue))];
   const wake = wakePayload(queueWakeChannel(queue));
   if (!settles) {
-    const r = await runWaking<{ n: string }>(ctx, ctx.sql.queue.ackOutcome, values, wake, promoted);
+    const r = await runWaking<{ n: string }>(ctx, ctx.sql.queue.ackOutcome, values, wake, rewinding(ctx, promoted));
     return num(r.rows[0]?.n ?? 0) > 0;
   }
-  return ctx.inTransaction(async (exec) => {
+  const ok = await ctx.inTransaction(async (exec) => {
     const r = await exec.wakes.run(wake, (w) => exec.run<{ n: string }>(ctx.sql.queue.ackOutcome, [...values, w]), promoted);
-    const ok = num(r.rows[0]?.n ?? 0) > 0;
-    if (ok) await settle(ctx, exec, [job.id]);
-    return ok;
+    const ended = num(r.rows[0]?.n ?? 0) > 0;
+    if (ended) await settle(ctx, exec, [job.id]);
+    return ended;
   });
+  // Committed: the dependents it unblocked (and a key's next job) are ready with their old run_at.
+  if (ok) ctx.claims.rewind();
+  return ok;
 }
 
 /** One fenced progress write; true when the claim still held. */
@@ -61,7 +64,7 @@ export async function cancelJobs(ctx: PgContext, queue: string, t: CancelTarget)
     sql,
     [queue, value, retentionOf(ctx, queue), wakePayload(cancelWakeChannel(queue)), wakePayload(resultWakeChannel(queue))],
     wakePayload(queueWakeChannel(queue)),
-    promoted,
+    rewinding(ctx, promoted),
   );
   const n = num(r.rows[0]?.n ?? 0);
   // A cancelled job may have held a concurrency key's slot (or a global one): the queue's workers may claim

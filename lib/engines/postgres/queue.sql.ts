@@ -255,6 +255,9 @@ export function queueSql(s: SchemaSql) {
          RETURNING ${returning}),
        cnt AS (${minusAll(s, 'd', 'processing')})`;
   const settings = `${s.q}.queue_settings`;
+  // A ready pending row of queue $1 without limit keys, at clock t (claimAfter).
+  const readyPlain = `j.queue = $1::text AND j.state = 'pending' AND NOT j.blocked AND j.run_at <= (SELECT ms FROM t)
+           AND (j.expires_at IS NULL OR j.expires_at > (SELECT ms FROM t)) AND j.concurrency_key IS NULL AND j.rate_key IS NULL`;
   const insertCols =
     'queue, payload, priority, max_attempts, visibility_timeout_ms, backoff_base_ms, dead_letter_retention_ms, run_at, enqueued_at, expires_at, headers';
   // $3..$10: priority, max_attempts, visibility, backoff base, retention, delayMs, runAtMs, expiresInMs
@@ -447,6 +450,54 @@ export function queueSql(s: SchemaSql) {
          ORDER BY j.claimed_until LIMIT 1) IS NOT NULL AS exhausted,
          ${foldSometimes(s.q, `SELECT $1::text WHERE EXISTS (SELECT 1 FROM claimed WHERE claimed.fresh)`)} AS folded
        FROM sc, claimed c ORDER BY c.priority DESC, c.run_at, c.id`,
+    ),
+    /**
+     * A worker's claim after its claim watermark (see `ClaimGate`): ready pending rows only, read
+     * from where this store's last claim of the queue stopped instead of from the head of the
+     * pending index, so it does not walk the index entries of the rows claimed before (dead, but
+     * not yet removable while an old snapshot holds the xmin horizon; B12 in docs/bench.md).
+     * Three ranges in claim order, read lazily (the outer LIMIT stops the scan): priorities above
+     * the watermark's, its own priority from its `run_at` on, then the lower ones. No settings
+     * read, no lapsed rows, no burial: a full claim follows within `CLAIM_SWEEP_MS`.
+     * $1 queue, $2 max, $3 visibility override ms (null = stamped), $4 worker id, $5 deferred
+     * commit, $6 watermark priority, $7 watermark run_at → the claimed rows (claim order) plus
+     * `next_due_in` (ms to the next future run_at of the watermark's priority) when fewer than $2;
+     * one row of nulls when none.
+     */
+    claimAfter: s.def(
+      'q_claim_after',
+      `WITH t AS MATERIALIZED (SELECT ${NOW_MS} AS ms),
+       ${DEFERRED_COMMIT('$5')},
+       pend AS (SELECT u.id FROM (
+         (SELECT j.id FROM ${jobs} j WHERE ${readyPlain} AND j.priority > $6::int
+          ORDER BY j.priority DESC, j.run_at, j.id LIMIT $2::int FOR UPDATE OF j SKIP LOCKED)
+         UNION ALL
+         (SELECT j.id FROM ${jobs} j WHERE ${readyPlain} AND j.priority = $6::int AND j.run_at >= $7::bigint
+          ORDER BY j.priority DESC, j.run_at, j.id LIMIT $2::int FOR UPDATE OF j SKIP LOCKED)
+         UNION ALL
+         (SELECT j.id FROM ${jobs} j WHERE ${readyPlain} AND j.priority < $6::int
+          ORDER BY j.priority DESC, j.run_at, j.id LIMIT $2::int FOR UPDATE OF j SKIP LOCKED)
+       ) u LIMIT $2::int),
+       claimed AS (
+         UPDATE ${jobs} j SET state = 'processing', attempts = j.attempts + 1, claim_token = gen_random_uuid(),
+           claimed_until = t.ms + coalesce($3::bigint, j.visibility_timeout_ms), worker_id = $4::text
+         FROM pend p, t WHERE j.id = p.id
+         RETURNING ${jobColumns('j')}
+       ),
+       cnt AS (${countDeltas(
+         s.q,
+         `SELECT $1::text, v.state, 0, v.n
+          FROM (SELECT count(*) AS f FROM claimed c) a,
+            LATERAL (VALUES ('pending', -a.f), ('processing', a.f)) AS v(state, n)
+          WHERE v.n <> 0`,
+       )}),
+       extra AS MATERIALIZED (
+         SELECT ${foldSometimes(s.q, `SELECT $1::text WHERE EXISTS (SELECT 1 FROM claimed)`)} AS folded,
+           CASE WHEN (SELECT count(*) FROM claimed) < $2::int THEN (
+             SELECT j.run_at - t.ms FROM ${jobs} j, t
+             WHERE j.queue = $1::text AND j.state = 'pending' AND NOT j.blocked AND j.priority = $6::int AND j.run_at > t.ms
+             ORDER BY j.run_at LIMIT 1) END AS next_due_in)
+       SELECT c.*, extra.next_due_in FROM sc, extra LEFT JOIN claimed c ON true ORDER BY c.priority DESC, c.run_at, c.id`,
     ),
     /** $1 id, $2 token, $3 wake payload → n (0 or 1). */
     ack: s.def(

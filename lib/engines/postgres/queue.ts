@@ -7,8 +7,9 @@ import type { JobInfo, QueueSettings, QueueStats, RedriveResult, WakeReceiver } 
 import type { HandoffRegistry } from '../../internal/handoff.js';
 import type { OutcomeCounter } from '../../internal/outcome-counter.js';
 import type { ClaimedRow, ClaimRef, ClaimResult, QueueDriver, ReceiptWrite } from '../shared/queue-driver.js';
-import { always, enqueueResolved, extraParams, keyed, moved, promoted, redriveResult, runWaking, stampParams, woke, type PgContext, type RedriveRow } from './context.js';
-import { num, numOrNull } from './executor.js';
+import { always, enqueueResolved, extraParams, keyed, moved, promoted, redriveResult, rewinding, runWaking, stampParams, woke, type PgContext, type RedriveRow } from './context.js';
+import type { ClaimWatermark } from './claim-gate.js';
+import { num, numOrNull, type Rows } from './executor.js';
 import type { JobRow } from './queue.sql.js';
 import { wakePayload } from './schema-sql.js';
 import type { CancelTarget } from '../../contract/results.js';
@@ -32,12 +33,15 @@ export class PostgresQueueDriver implements QueueDriver {
   readonly handoff: HandoffRegistry | null;
   readonly enqueueHeaders: EnqueueHeadersHook | null;
   private readonly wake: string;
+  /** `notified` of the statements that can promote an ordering key's next job: rewinds the claim watermarks when they did. */
+  private readonly promotes: (r: Rows<object>) => boolean;
 
   constructor(
     private readonly ctx: PgContext,
     readonly queue: string,
   ) {
     this.wake = wakePayload(queueWakeChannel(queue));
+    this.promotes = rewinding(ctx, promoted);
     this.random = ctx.random;
     this.maxPayloadBytes = ctx.maxPayloadBytes;
     this.outcomes = ctx.outcomes;
@@ -103,13 +107,34 @@ export class PostgresQueueDriver implements QueueDriver {
     return { id: num(row.id), claimed: row.state === 'processing' ? claimedRow(row, leaseMs) : null };
   }
 
-  async claim(max: number, leaseMs: number | null, workerId: string | null): Promise<ClaimResult> {
+  async claim(max: number, leaseMs: number | null, workerId: string | null, follows = false): Promise<ClaimResult> {
     const { ctx, queue } = this;
     const gate = ctx.claims;
     const exec = ctx.exec;
     const rows: ClaimedRow[] = [];
     const limited = limitedQueues(ctx);
     if (limited.has(queue)) return this.claimLimited(max, leaseMs, workerId, rows);
+    const mark = follows ? gate.watermark(queue) : null;
+    if (mark !== null) {
+      const rewinds = gate.rewinds;
+      const r = await exec.run<(JobRow | { id: null }) & { next_due_in: string | null }>(ctx.sql.queue.claimAfter, [
+        queue,
+        max,
+        leaseMs,
+        workerId,
+        ctx.claimDeferred,
+        mark.priority,
+        mark.runAt,
+      ]);
+      for (const row of r.rows) if (row.id !== null) rows.push(claimedRow(row, leaseMs));
+      const last = lastFresh(r.rows);
+      if (last !== null) gate.advance(queue, last, rewinds);
+      if (rows.length >= max) return { rows, nextDueInMs: null };
+      // Short: back no later than the next full claim is due (it finds what this one cannot).
+      const due = numOrNull(r.rows[0]?.next_due_in ?? null);
+      const sweep = gate.sweepDueIn(queue);
+      return { rows, nextDueInMs: due === null ? sweep : Math.min(due, sweep) };
+    }
     if (gate.usePlain(queue)) {
       const r = await exec.run<JobRow & { exhausted: boolean }>(ctx.sql.queue.claimPlain, [queue, max, leaseMs, workerId, ctx.claimDeferred]);
       for (const row of r.rows) rows.push(claimedRow(row, leaseMs));
@@ -122,11 +147,11 @@ export class PostgresQueueDriver implements QueueDriver {
       this.wake,
       (w) =>
         exec.run<(JobRow | { id: null }) & { limited: boolean; limits: boolean; next_due_in: string | null }>(ctx.sql.queue.claim, [queue, max - rows.length, leaseMs, workerId, w, ctx.claimDeferred]),
-      promoted,
+      this.promotes,
     );
     // The statement always returns a row (see q_claim); an empty claim is one row of nulls.
     for (const row of r.rows) if (row.id !== null) rows.push(claimedRow(row, leaseMs));
-    gate.fullDone(queue, started, r.rows[0]?.limited !== false, rows.length >= max);
+    gate.fullDone(queue, started, r.rows[0]?.limited !== false, rows.length >= max, lastFresh(r.rows));
     if (r.rows[0]?.limits === true) {
       // The queue has limits: that claim handed out nothing; the limited claim takes the rest.
       limited.add(queue);
@@ -152,7 +177,7 @@ export class PostgresQueueDriver implements QueueDriver {
           ctx.claimDeferred,
           scanBound(want),
         ]),
-      promoted,
+      this.promotes,
     );
     for (const row of r.rows) if (row.id !== null) rows.push(claimedRow(row, leaseMs));
     if (r.rows[0]?.limits !== true) limitedQueues(ctx).delete(queue);
@@ -163,7 +188,7 @@ export class PostgresQueueDriver implements QueueDriver {
     const q = this.ctx.sql.queue;
     const r = job.plain
       ? await this.ctx.exec.run<Counted>(q.ackPlain, [job.id, job.claimToken])
-      : await runWaking<Counted>(this.ctx, q.ack, [job.id, job.claimToken], this.wake, promoted);
+      : await runWaking<Counted>(this.ctx, q.ack, [job.id, job.claimToken], this.wake, this.promotes);
     return (await this.ended(counted(r))) > 0;
   }
 
@@ -186,7 +211,7 @@ export class PostgresQueueDriver implements QueueDriver {
     }
     // Keys to promote: the receipts first, then the waking ack (rare for an outbox: two statements).
     if (receipts) await this.putReceipts(receipts);
-    return this.ended(counted(await runWaking<Counted>(this.ctx, q.ackBatch, [this.queue, ids, tokens], this.wake, promoted)));
+    return this.ended(counted(await runWaking<Counted>(this.ctx, q.ackBatch, [this.queue, ids, tokens], this.wake, this.promotes)));
   }
 
   async putReceipts(receipts: ReceiptWrite): Promise<void> {
@@ -199,7 +224,7 @@ export class PostgresQueueDriver implements QueueDriver {
       this.ctx.sql.queue.retry,
       [job.id, job.claimToken, delayMs, errorText, detail ?? errorText],
       this.wake,
-      (x) => woke(x) || promoted(x),
+      (x) => this.promotes(x) || woke(x),
     );
     const row = r.rows[0];
     // A retried or dead-lettered job leaves its key's slot: in a queue with limits, its workers may claim again.
@@ -208,7 +233,7 @@ export class PostgresQueueDriver implements QueueDriver {
   }
 
   async fail(job: ClaimRef, errorText: string, detail?: string): Promise<boolean> {
-    return (await this.ended(counted(await runWaking<Counted>(this.ctx, this.ctx.sql.queue.fail, [job.id, job.claimToken, errorText, detail ?? errorText], this.wake, promoted)))) > 0;
+    return (await this.ended(counted(await runWaking<Counted>(this.ctx, this.ctx.sql.queue.fail, [job.id, job.claimToken, errorText, detail ?? errorText], this.wake, this.promotes)))) > 0;
   }
 
   async heartbeat(job: ClaimRef, extendMs: number): Promise<number | null> {
@@ -304,7 +329,7 @@ export class PostgresQueueDriver implements QueueDriver {
 
   async sweepExpired(): Promise<{ expired: number; purged: number }> {
     // Two statements on purpose: rows expired now are purged in the same call when their retention is 0.
-    const expired = await runWaking<Counted>(this.ctx, this.ctx.sql.queue.expire, [this.queue], this.wake, promoted);
+    const expired = await runWaking<Counted>(this.ctx, this.ctx.sql.queue.expire, [this.queue], this.wake, this.promotes);
     const purged = await this.ctx.exec.run<Counted>(this.ctx.sql.queue.purgeRetained, [this.queue]);
     await flows.sweepFlows(this.ctx, this.queue);
     await this.ctx.exec.run(this.ctx.sql.queue.pruneAttempts, [this.queue]);
@@ -351,6 +376,15 @@ export class PostgresQueueDriver implements QueueDriver {
 }
 
 /** A claimed `JobRow`; `leaseOverrideMs` null = the row's stamped visibility timeout. */
+/** The watermark of a claim's rows (claim order): its last fresh row (not a lapsed one); null for none. */
+function lastFresh(rows: readonly (JobRow | { id: null })[]): ClaimWatermark | null {
+  for (let i = rows.length - 1; i >= 0; i--) {
+    const row = rows[i]!;
+    if (row.id !== null && (row as { fresh?: boolean }).fresh !== false) return { priority: (row as JobRow).priority, runAt: num((row as JobRow).run_at) };
+  }
+  return null;
+}
+
 function claimedRow(row: JobRow, leaseOverrideMs: number | null): ClaimedRow {
   return {
     id: num(row.id),

@@ -81,7 +81,8 @@ export interface QueueDriver {
   insertHandingOff(payloadText: string, stamp: JobWrite, workerId: string, leaseMs: number | null): Promise<{ id: number; claimed: ClaimedRow | null }>;
 
   /** Claims up to `max` ready jobs in claim order; a candidate with exhausted attempts goes dead instead. */
-  claim(max: number, leaseMs: number | null, workerId: string | null): Promise<ClaimResult>;
+  /** `follows`: a worker's claim (`FOLLOWING_CLAIM`), which may leave what only a claim from the head finds to the next full claim. */
+  claim(max: number, leaseMs: number | null, workerId: string | null, follows?: boolean): Promise<ClaimResult>;
   /** Deletes the claimed job. */
   ack(job: ClaimRef): Promise<boolean>;
   /**

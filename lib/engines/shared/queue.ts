@@ -6,7 +6,7 @@ import { resolveRateLimit } from '../../contract/queue-settings.js';
 import type { BulkJob, ClaimOpts, Job, JobInfo, ListDeadOpts, Queue, QueueSettings, QueueStats, RateLimit, RedriveResult, WakeReceiver } from '../../contract/types.js';
 import { ackBatchInput, claimInput, jobIdsInput, listDeadInput, requireArray, requireBatchSize, requireJobId } from '../../contract/validate.js';
 import { HANDOFF, handoffCandidate, type HandoffPoint, type HandoffSlot } from '../../internal/handoff.js';
-import { withNextDue } from '../../internal/next-due.js';
+import { isFollowingClaim, withNextDue } from '../../internal/next-due.js';
 import { ClaimedJob } from './job.js';
 import { cancelWakeChannel, enqueueAndWaitInput, progressWakeChannel, resultWakeChannel, waitForOutcome, waitInput, type WaitOpts } from '../../contract/results.js';
 import { validateKey } from '../../contract/validate.js';
@@ -102,7 +102,7 @@ export class QueueHandle implements Queue, DeliveredAcker {
     d.guard();
     requireBatchSize('max', max);
     const { workerId: worker, leaseMs } = claimInput(workerId, opts);
-    const c = await d.claim(max, leaseMs, worker);
+    const c = await d.claim(max, leaseMs, worker, isFollowingClaim(opts));
     const jobs: Job[] = c.rows.map((row) => new ClaimedJob(d, row));
     return jobs.length < max ? withNextDue(jobs, c.nextDueInMs) : jobs;
   }
