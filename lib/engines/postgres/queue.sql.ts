@@ -469,14 +469,14 @@ export function queueSql(s: SchemaSql) {
       `WITH t AS MATERIALIZED (SELECT ${NOW_MS} AS ms),
        ${DEFERRED_COMMIT('$5')},
        pend AS (SELECT u.id FROM (
-         (SELECT j.id FROM ${jobs} j WHERE ${readyPlain} AND j.priority > $6::int
-          ORDER BY j.priority DESC, j.run_at, j.id LIMIT $2::int FOR UPDATE OF j SKIP LOCKED)
+         SELECT a.id FROM (SELECT j.id FROM ${jobs} j WHERE ${readyPlain} AND j.priority > $6::int
+           ORDER BY j.priority DESC, j.run_at, j.id LIMIT $2::int FOR UPDATE OF j SKIP LOCKED) a
          UNION ALL
-         (SELECT j.id FROM ${jobs} j WHERE ${readyPlain} AND j.priority = $6::int AND j.run_at >= $7::bigint
-          ORDER BY j.priority DESC, j.run_at, j.id LIMIT $2::int FOR UPDATE OF j SKIP LOCKED)
+         SELECT b.id FROM (SELECT j.id FROM ${jobs} j WHERE ${readyPlain} AND j.priority = $6::int AND j.run_at >= $7::bigint
+           ORDER BY j.priority DESC, j.run_at, j.id LIMIT $2::int FOR UPDATE OF j SKIP LOCKED) b
          UNION ALL
-         (SELECT j.id FROM ${jobs} j WHERE ${readyPlain} AND j.priority < $6::int
-          ORDER BY j.priority DESC, j.run_at, j.id LIMIT $2::int FOR UPDATE OF j SKIP LOCKED)
+         SELECT c.id FROM (SELECT j.id FROM ${jobs} j WHERE ${readyPlain} AND j.priority < $6::int
+           ORDER BY j.priority DESC, j.run_at, j.id LIMIT $2::int FOR UPDATE OF j SKIP LOCKED) c
        ) u LIMIT $2::int),
        claimed AS (
          UPDATE ${jobs} j SET state = 'processing', attempts = j.attempts + 1, claim_token = gen_random_uuid(),
