@@ -2,21 +2,7 @@ import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import type { Store } from '../../lib/contract/types.js';
 import { engineSql } from '../../lib/engines/postgres/context.js';
 import { type EngineDb, describePg, postgres } from '../helpers/engines.js';
-import { withClient } from './pg-helpers.js';
-
-interface PlanNode {
-  'Node Type': string;
-  'Index Name'?: string;
-  'Shared Hit Blocks'?: number;
-  'Shared Read Blocks'?: number;
-  Plans?: PlanNode[];
-}
-
-function indexesUsed(node: PlanNode, out = new Set<string>()): Set<string> {
-  if (node['Index Name']) out.add(node['Index Name']);
-  for (const child of node.Plans ?? []) indexesUsed(child, out);
-  return out;
-}
+import { explainAnalyzed, indexesUsed, pagesOf, withClient } from './pg-helpers.js';
 
 describePg('postgres claim cost', () => {
   let db: EngineDb;
@@ -46,10 +32,9 @@ describePg('postgres claim cost', () => {
 
     const claim = engineSql(db.location).queue.claim;
     const plan = await withClient(async (c) => {
-      const r = await c.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${claim.text}`, ['work', 2, null, 'w', 'c:wake', true]);
-      return (r.rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
+      return explainAnalyzed(c, claim.text, ['work', 2, null, 'w', 'c:wake', true]);
     });
-    const pages = (plan['Shared Hit Blocks'] ?? 0) + (plan['Shared Read Blocks'] ?? 0);
+    const pages = pagesOf(plan);
     // A scan of the table would read thousands of pages; the partial indexes keep it to a few dozen.
     expect(pages).toBeLessThan(300);
     expect([...indexesUsed(plan)]).toEqual(expect.arrayContaining(['jobs_pending_idx']));
@@ -59,10 +44,9 @@ describePg('postgres claim cost', () => {
     // The plain claim (no settings read, no burial) walks the same partial indexes.
     const plainClaim = engineSql(db.location).queue.claimPlain;
     const plain = await withClient(async (c) => {
-      const r = await c.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${plainClaim.text}`, ['work', 1, null, 'p', true]);
-      return (r.rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
+      return explainAnalyzed(c, plainClaim.text, ['work', 1, null, 'p', true]);
     });
-    expect((plain['Shared Hit Blocks'] ?? 0) + (plain['Shared Read Blocks'] ?? 0)).toBeLessThan(300);
+    expect(pagesOf(plain)).toBeLessThan(300);
     expect([...indexesUsed(plain)]).toEqual(expect.arrayContaining(['jobs_pending_idx']));
     const plainClaimed = await withClient((c) => c.query(`SELECT id FROM ${s}.jobs WHERE state = 'processing' AND worker_id = 'p' ORDER BY id`));
     expect(plainClaimed.rows.map((r) => Number(r.id))).toEqual(ready.slice(2, 3));
@@ -86,10 +70,9 @@ describePg('postgres claim cost', () => {
     });
     const claim = engineSql(db.location).queue.claim;
     const plan = await withClient(async (c) => {
-      const r = await c.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${claim.text}`, ['ordered', 10, null, 'w', 'c:wake', true]);
-      return (r.rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
+      return explainAnalyzed(c, claim.text, ['ordered', 10, null, 'w', 'c:wake', true]);
     });
-    const pages = (plan['Shared Hit Blocks'] ?? 0) + (plan['Shared Read Blocks'] ?? 0);
+    const pages = pagesOf(plan);
     // Measured: about 160 pages for a claim of 10.
     expect(pages).toBeLessThan(300);
     expect([...indexesUsed(plan)]).toEqual(expect.arrayContaining(['jobs_pending_idx']));

@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import type { ClaimOpts, Store } from '../../lib/contract/types.js';
+import { engineSql } from '../../lib/engines/postgres/context.js';
 import { FOLLOWING_CLAIM, nextDueOf } from '../../lib/internal/next-due.js';
-import { type EngineDb, describePg, postgres } from '../helpers/engines.js';
+import { QueueWorker } from '../../lib/worker/queue-worker.js';
+import { type EngineDb, describePg, postgres, waitFor } from '../helpers/engines.js';
+import { explainAnalyzed, pagesOf, withClient } from './pg-helpers.js';
 
 /** The claim options a worker core sends (`FOLLOWING_CLAIM`): such a claim may start after the watermark. */
 const following: ClaimOpts & { [FOLLOWING_CLAIM]: true } = { [FOLLOWING_CLAIM]: true };
@@ -51,4 +54,91 @@ describePg('postgres claim watermark', () => {
     await next[0]!.ack();
     await jl!.ack();
   });
+
+  /** A worker of `name` (concurrency 1, no prefetch, no idle poll) whose claims follow the watermark `claimed` set; resolves once it is idle. */
+  async function followingWorker(name: string, seen: string[]): Promise<QueueWorker> {
+    const q = store.queue(name);
+    // A fresh row claimed the way a worker claims: the store's watermark for the queue is set.
+    await q.enqueue('seed');
+    const [seed] = await q.claimBatch(1, 'w', following);
+    expect(seed?.payload).toBe('seed');
+    await seed!.ack();
+    let claims = 0;
+    const counted = new Proxy(q, {
+      get(target, prop, receiver) {
+        if (prop === 'claimBatch') {
+          return async (max: number, workerId?: string, opts?: ClaimOpts) => {
+            const jobs = await target.claimBatch(max, workerId, opts);
+            claims += 1;
+            return jobs;
+          };
+        }
+        const v: unknown = Reflect.get(target, prop, receiver);
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    const worker = new QueueWorker({
+      queue: counted,
+      handler: async (job) => void seen.push(job.payload as string),
+      name: 'watermark hand-off',
+      workerId: 'wm-worker',
+      concurrency: 1,
+      prefetch: 0,
+      idlePollIntervalMs: 60_000,
+      drainTimeoutMs: 5_000,
+      logger: { log: () => undefined, warn: () => undefined, error: () => undefined },
+    });
+    worker.start();
+    await waitFor('the worker is idle', () => claims >= 1, 10_000, 5);
+    return worker;
+  }
+
+  it('a hand-off to a worker following the watermark: the enqueue is handed off, and a job that fell due at a higher priority still runs first', async () => {
+    const seen: string[] = [];
+    const worker = await followingWorker('wm-handoff', seen);
+    try {
+      const q = store.queue('wm-handoff');
+      const handed = await q.enqueue('handed');
+      await waitFor('the handed-off job ran', () => seen.length === 1, 10_000, 5);
+      expect(seen).toEqual(['handed']);
+      expect(await q.getJob(handed)).toBeNull();
+      await q.enqueue('A', { priority: 10, delayMs: 300 });
+      await waitFor('A is due', async () => (await q.stats()).scheduled === 0, 10_000, 10);
+      await q.enqueue('B');
+      await waitFor('both ran', () => seen.length === 3, 10_000, 5);
+      expect(seen).toEqual(['handed', 'A', 'B']);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('a claim after the watermark reads a handful of pages while a held snapshot keeps the index entries of 20,000 claimed jobs before it', async () => {
+    const name = 'wm-cost';
+    const q = store.queue(name);
+    const sch = `"${db.location}"`;
+    for (let k = 0; k < 2; k++) await q.enqueueMany(Array.from({ length: 10_000 }, (_, i) => i));
+    const buffers = await withClient(async (holder) => {
+      await holder.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+      await holder.query(`SELECT count(*) FROM ${sch}.jobs`);
+      for (;;) {
+        const jobs = await q.claimBatch(1_000, 'w', following);
+        if (jobs.length === 0) break;
+        expect(await q.ackBatch(jobs)).toBe(jobs.length);
+      }
+      await q.enqueueMany([1, 2, 3]);
+      return withClient(async (c) => {
+        // A watermark just before the three new jobs: after the 20,000 claimed ones.
+        const runAt = (await c.query(`SELECT min(run_at)::text AS r FROM ${sch}.jobs WHERE queue = $1`, [name])).rows[0].r as string;
+        const sql = engineSql(db.location).queue.claimAfter;
+        const plan = await explainAnalyzed(c, sql.text, [name, 10, null, 'w', false, 0, runAt]);
+        const claimed = await c.query(`SELECT count(*)::int AS n FROM ${sch}.jobs WHERE queue = $1 AND state = 'processing'`, [name]);
+        expect(claimed.rows[0].n).toBe(3);
+        await holder.query('COMMIT');
+        return pagesOf(plan);
+      });
+    });
+    // Walking the dead entries (the head, or the due-time probe from the start of the priority) is over a thousand pages.
+    expect(buffers).toBeLessThan(150);
+  });
 });
+

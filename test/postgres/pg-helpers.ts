@@ -31,3 +31,30 @@ export function recordingLogger(): { lines: string[]; log(m: string): void; warn
     error: (m) => void lines.push(m),
   };
 }
+
+/** A node of an `EXPLAIN (FORMAT JSON)` plan. */
+export interface PlanNode {
+  'Node Type'?: string;
+  'Index Name'?: string;
+  'Shared Hit Blocks'?: number;
+  'Shared Read Blocks'?: number;
+  Plans?: PlanNode[];
+}
+
+/** Runs `text` on `c` under `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON)` (so it does run) and returns the top plan node. */
+export async function explainAnalyzed(c: pg.Client, text: string, values: unknown[] = []): Promise<PlanNode> {
+  const r = await c.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${text}`, values);
+  return (r.rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
+}
+
+/** The indexes a plan reads. */
+export function indexesUsed(node: PlanNode, out = new Set<string>()): Set<string> {
+  if (node['Index Name']) out.add(node['Index Name']);
+  for (const child of node.Plans ?? []) indexesUsed(child, out);
+  return out;
+}
+
+/** Shared-buffer pages a plan touched (hit or read), from its top node. */
+export function pagesOf(plan: PlanNode): number {
+  return (plan['Shared Hit Blocks'] ?? 0) + (plan['Shared Read Blocks'] ?? 0);
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { CLAIM_SWEEP_MS, ClaimGate, SETTINGS_TRUST_MS } from '../../lib/engines/postgres/claim-gate.js';
+import { CLAIM_SWEEP_MS, SWEEP_LATE_MS, SWEEP_POLL_MS, ClaimGate, SETTINGS_TRUST_MS } from '../../lib/engines/postgres/claim-gate.js';
 
 /** A gate on a hand-driven clock, listening, whose queue `q` just had a full claim that read no settings. */
 function trusted(): { gate: ClaimGate; clock: { t: number } } {
@@ -67,7 +67,7 @@ describe('ClaimGate (PostgreSQL: which claim statement runs)', () => {
 describe('ClaimGate claim watermark (PostgreSQL: where a worker claim may start)', () => {
   const mark = { priority: 0, runAt: 1_000 };
 
-  it('is offered after a full claim that took fresh rows, until the next full claim is due', () => {
+  it('is offered after a full claim that took fresh rows; the sweep is due after the interval, and one too late means a full claim', () => {
     const clock = { t: 0 };
     const gate = new ClaimGate(() => clock.t);
     gate.setListening(true);
@@ -76,9 +76,19 @@ describe('ClaimGate claim watermark (PostgreSQL: where a worker claim may start)
     expect(gate.watermark('q')).toEqual(mark);
     clock.t = CLAIM_SWEEP_MS - 1;
     expect(gate.sweepDueIn('q')).toBe(1);
+    expect(gate.sweepDue('q')).toBe(false);
     clock.t = CLAIM_SWEEP_MS;
-    expect(gate.watermark('q')).toBeNull();
+    expect(gate.sweepDue('q')).toBe(true);
     expect(gate.sweepDueIn('q')).toBe(0);
+    // Claims keep following while the sweep may still land; past that, the next claim is full.
+    expect(gate.watermark('q')).toEqual(mark);
+    clock.t = CLAIM_SWEEP_MS + SWEEP_LATE_MS;
+    expect(gate.watermark('q')).toBeNull();
+    // Still marked: the driver sends the worker's next claim full (not plain), which starts the next interval.
+    expect(gate.hasMark('q')).toBe(true);
+    expect(gate.hasMark('other')).toBe(false);
+    gate.rewind();
+    expect(gate.hasMark('q')).toBe(false);
   });
 
   it('is not offered while the settings are not trusted (limited, listener down, invalidated)', () => {
@@ -108,6 +118,38 @@ describe('ClaimGate claim watermark (PostgreSQL: where a worker claim may start)
     const before = gate.rewinds;
     gate.rewind();
     gate.advance('q', { priority: 0, runAt: 3_000 }, before);
+    expect(gate.watermark('q')).toBeNull();
+  });
+
+  it('a sweep that finds nothing renews the interval; one that finds a job behind, a limit or a rewind drops the watermark', () => {
+    const clock = { t: 0 };
+    const gate = new ClaimGate(() => clock.t);
+    gate.setListening(true);
+    gate.fullDone('q', gate.begin(), false, false, mark);
+    clock.t = CLAIM_SWEEP_MS;
+    const clean = gate.sweepBegin('q');
+    expect(gate.sweepDue('q')).toBe(false);
+    expect(gate.sweepDueIn('q')).toBe(SWEEP_POLL_MS);
+    clock.t = CLAIM_SWEEP_MS + 10;
+    gate.sweepDone('q', clean, false, false);
+    expect(gate.sweepDueIn('q')).toBe(CLAIM_SWEEP_MS - 10);
+    clock.t = 2 * CLAIM_SWEEP_MS + SWEEP_LATE_MS - 1;
+    expect(gate.watermark('q')).toEqual(mark);
+
+    for (const [limited, behind] of [
+      [false, true],
+      [true, false],
+    ] as const) {
+      gate.fullDone('q', gate.begin(), false, false, mark);
+      gate.sweepDone('q', gate.sweepBegin('q'), limited, behind);
+      expect(gate.watermark('q')).toBeNull();
+      expect(gate.hasMark('q')).toBe(false);
+    }
+    gate.fullDone('q', gate.begin(), false, false, mark);
+    const during = gate.sweepBegin('q');
+    gate.rewind();
+    gate.fullDone('q', gate.begin(), false, false, mark);
+    gate.sweepDone('q', during, false, false);
     expect(gate.watermark('q')).toBeNull();
   });
 

@@ -9,6 +9,13 @@ const MAX_QUEUES = 10_000;
  * passed over waits (one whose `run_at` is older than the watermark, made ready after it moved).
  */
 export const CLAIM_SWEEP_MS = 1_000;
+/**
+ * How long past its due time a sweep (`q_claim_sweep`, run beside the claims) may take while the
+ * claims keep following the watermark; a slower one means the next worker claim is a full claim.
+ */
+export const SWEEP_LATE_MS = 1_000;
+/** While a sweep runs, a worker claim that came back short is due back after this long (ms). */
+export const SWEEP_POLL_MS = 25;
 
 /** Where this store's last claim of a queue stopped: the last fresh row it took, in claim order. */
 export interface ClaimWatermark {
@@ -27,6 +34,8 @@ interface QueueClaims {
   sweptAt: number;
   /** Where the claims since stopped; null until one took a fresh row, and after {@link ClaimGate.rewind}. */
   mark: ClaimWatermark | null;
+  /** A sweep of the queue is in flight ({@link ClaimGate.sweepBegin}). */
+  sweeping: boolean;
 }
 
 /** What {@link ClaimGate.begin} hands to {@link ClaimGate.fullDone}. */
@@ -64,8 +73,12 @@ export interface ClaimStart {
  * their index entries are dead, and while an old snapshot holds the xmin
  * horizon nothing removes them and every claim from the head walks them all.
  * What only a full claim finds (lapsed leases, burial, a job made ready with
- * a `run_at` older than the watermark) waits for the next full claim, which
- * the short claim's due time brings; this store's own promotions rewind.
+ * a `run_at` older than the watermark) is looked for by a sweep that runs
+ * beside the claims once the interval is up (`q_claim_sweep`: it claims
+ * nothing, so a slow one delays no job); when it finds any, or the settings
+ * changed, the watermark is dropped and the next worker claim is a full one.
+ * A sweep more than {@link SWEEP_LATE_MS} late drops it as well. This store's
+ * own promotions rewind at once.
  */
 export class ClaimGate {
   private gen = 0;
@@ -90,13 +103,56 @@ export class ClaimGate {
     const q = this.queues.get(queue);
     if (q === undefined || q.mark === null || !this.listening || !q.unlimited) return null;
     const now = this.now();
-    return now < q.trustedUntil && now - q.sweptAt < CLAIM_SWEEP_MS ? q.mark : null;
+    return now < q.trustedUntil && now - q.sweptAt < CLAIM_SWEEP_MS + SWEEP_LATE_MS ? q.mark : null;
   }
 
-  /** Ms until the full claim of `queue` is due again (0 when it is). */
+  /** Whether the sweep of `queue` is due (its interval is up) and none is in flight. */
+  sweepDue(queue: string): boolean {
+    const q = this.queues.get(queue);
+    return q !== undefined && q.mark !== null && !q.sweeping && this.now() - q.sweptAt >= CLAIM_SWEEP_MS;
+  }
+
+  /** A sweep of `queue` is sent; hand the result to {@link sweepDone}. */
+  sweepBegin(queue: string): ClaimStart {
+    const q = this.queues.get(queue);
+    if (q) q.sweeping = true;
+    return this.begin();
+  }
+
+  /**
+   * The sweep of `queue` begun at `started` read `limited` (settings that limit claims) and `behind`
+   * (something only a full claim takes). Nothing of either, and no rewind or settings change since it
+   * began: the watermark holds for another interval. Otherwise the next worker claim is a full one.
+   */
+  sweepDone(queue: string, started: ClaimStart, limited: boolean, behind: boolean): void {
+    const q = this.queues.get(queue);
+    if (q === undefined) return;
+    q.sweeping = false;
+    if (behind || limited || started.rewinds !== this.rewound) {
+      q.mark = null;
+      if (limited) q.unlimited = false;
+      return;
+    }
+    if (!this.listening || started.gen !== this.gen) return;
+    q.unlimited = true;
+    q.trustedUntil = started.at + SETTINGS_TRUST_MS;
+    q.sweptAt = started.at;
+  }
+
+  /** Whether `queue` has a watermark (trusted or not): a worker's claims of it have been following one. */
+  hasMark(queue: string): boolean {
+    return (this.queues.get(queue)?.mark ?? null) !== null;
+  }
+
+  /**
+   * Ms until a worker claim of `queue` that came back short should come again: when the sweep is due,
+   * {@link SWEEP_POLL_MS} while one runs (it may drop the watermark), 0 when there is no watermark.
+   */
   sweepDueIn(queue: string): number {
     const q = this.queues.get(queue);
-    return q === undefined ? 0 : Math.max(0, Math.ceil(q.sweptAt + CLAIM_SWEEP_MS - this.now()));
+    if (q === undefined || q.mark === null) return 0;
+    if (q.sweeping) return SWEEP_POLL_MS;
+    return Math.max(0, Math.ceil(q.sweptAt + CLAIM_SWEEP_MS - this.now()));
   }
 
   /** Rewinds so far: taken before a claim after the watermark is sent, handed to {@link advance}. */
@@ -133,7 +189,8 @@ export class ClaimGate {
     if (this.queues.size >= MAX_QUEUES && !this.queues.has(queue)) this.queues.clear();
     // A rewind while the claim ran: a job it could not see may sit behind where it stopped.
     const kept = started.rewinds === this.rewound ? (mark ?? this.queues.get(queue)?.mark ?? null) : null;
-    this.queues.set(queue, { unlimited, trustedUntil: started.at + SETTINGS_TRUST_MS, lastFull: full, sweptAt: started.at, mark: kept });
+    const sweeping = this.queues.get(queue)?.sweeping ?? false;
+    this.queues.set(queue, { unlimited, trustedUntil: started.at + SETTINGS_TRUST_MS, lastFull: full, sweptAt: started.at, mark: kept, sweeping });
   }
 
   /** The settings of `queue` changed (or may have): its next claim is a full one. */

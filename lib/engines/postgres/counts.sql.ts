@@ -139,6 +139,15 @@ SELECT queue, state, ${bucketOf('state', 'run_at', cur)} AS b, count(*) FROM ${s
 }
 
 /**
+ * The floor from which the counter rows of `queue` (an SQL text expression) are read (migration 15):
+ * that of the newest fold this snapshot sees, '0' before any. Every delta that fold did not delete
+ * was written by a transaction at or above it.
+ */
+export function countsFloorSql(s: string, queue: string): string {
+  return `coalesce((SELECT f.floor FROM ${s}.queue_counts f WHERE f.queue = ${queue} AND f.floor IS NOT NULL ORDER BY f.floor DESC LIMIT 1), '0'::xid8)`;
+}
+
+/**
  * `stats` of one queue ($1): counters summed, plus a walk of the distinct
  * priorities of its pending index (one index probe each) for the oldest ready
  * claimable job and the rows due in the rest of the current bucket. Jobs
@@ -153,7 +162,7 @@ export function queueStatsSql(s: string, nowMs: string): string {
            coalesce(sum(k.n) FILTER (WHERE k.state = 'processing'), 0) AS processing,
            coalesce(sum(k.n) FILTER (WHERE k.state = 'dead'), 0) AS dead,
            coalesce(sum(k.n) FILTER (WHERE k.state = 'pending' AND k.due_bucket > (SELECT ms FROM t) / ${COUNT_BUCKET_MS}), 0) AS later
-    FROM ${s}.queue_counts k WHERE k.queue = $1::text),
+    FROM ${s}.queue_counts k WHERE k.queue = $1::text AND k.xid >= ${countsFloorSql(s, '$1::text')}),
   pr(p) AS (
     (SELECT j.priority FROM ${jobs} j WHERE j.queue = $1::text AND j.state = 'pending' AND NOT j.blocked ORDER BY j.priority DESC LIMIT 1)
     UNION ALL

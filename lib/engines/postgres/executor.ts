@@ -53,6 +53,16 @@ export function isConnectionError(err: unknown): boolean {
 
 /** How long the held connection may stay unused before it goes back to the pool (ms). */
 export const HELD_IDLE_MS = 1_000;
+/**
+ * Longest a pool connection keeps the plans it cached for prepared statements before the executor
+ * sends `DISCARD PLANS` ahead of its next statement. PostgreSQL settles a prepared statement on one
+ * generic plan per connection, costed for the table as it was then, and only a change of the table's
+ * statistics (ANALYZE, autovacuum) makes it plan again: a plan made while the jobs table was small
+ * reads the whole table for a batched ack, 57 ms per ack once the table holds 300,000 rows (dead
+ * rows kept by an old snapshot, or a backlog). Re-planning costs the next few executions of each
+ * statement a planning pass, once per interval.
+ */
+export const REPLAN_MS = 30_000;
 
 /**
  * Runs statements on a pool as named (prepared) statements.
@@ -85,12 +95,16 @@ export class PoolExecutor implements Executor {
     else this.heldBusy = false; // released by the statement that is still on it
   };
 
+  /** When (`performance.now()`) each pool connection started its current plans (see {@link REPLAN_MS}). */
+  private readonly plannedAt = new WeakMap<PoolClient, number>();
+
   constructor(
     private readonly pool: Pool,
     readonly wakes: Wakes = NOTIFY_ONLY,
     private readonly hold = false,
     /** False behind a transaction-mode pooler: a statement prepared on one server connection is unknown on the next. */
     readonly prepared = true,
+    private readonly replanMs = REPLAN_MS,
   ) {}
 
   async run<R>(sql: Sql, values: readonly unknown[]): Promise<Rows<R>> {
@@ -117,8 +131,14 @@ export class PoolExecutor implements Executor {
           held = c;
         }
       }
-      const conn = held ?? once;
-      const r = conn === null ? await this.pool.query(q) : await conn.query(q);
+      if (held === null && once === null) {
+        // A checkout for this statement alone (what pool.query does), so its plans can be checked first.
+        once = await this.pool.connect();
+        once.once('error', noop);
+      }
+      const conn = (held ?? once)!;
+      await this.replanIfStale(conn);
+      const r = await conn.query(q);
       return { rows: r.rows as R[], rowCount: r.rowCount ?? 0 };
     } catch (err) {
       failed = err;
@@ -187,6 +207,19 @@ export class PoolExecutor implements Executor {
     this.heldBusy = false;
     c.removeListener('error', this.onHeldError);
     c.release();
+  }
+
+  /**
+   * `DISCARD PLANS` on `c` when its plans are older than `replanMs` ({@link REPLAN_MS}): one more round
+   * trip per connection and interval. Unnamed statements (behind a pooler) are planned every time.
+   */
+  private async replanIfStale(c: PoolClient): Promise<void> {
+    if (!this.prepared) return;
+    const now = performance.now();
+    const at = this.plannedAt.get(c);
+    if (at !== undefined && now - at < this.replanMs) return;
+    this.plannedAt.set(c, now);
+    if (at !== undefined) await c.query('DISCARD PLANS');
   }
 
   private sweep(): void {

@@ -238,6 +238,22 @@ function claimableWaiting(s: SchemaSql, nowMs: string): string {
     OR EXISTS (SELECT 1 FROM ${jobs} j WHERE j.queue = $1::text AND j.state = 'processing' AND j.claimed_until <= ${nowMs} AND j.attempts < j.max_attempts))`;
 }
 
+/**
+ * {@link claimableWaiting} for a hand-off to a worker whose claims follow a watermark ($15 priority,
+ * $16 run_at; `ClaimGate`): whether a ready pending job of priority >= $3 waits where the worker's
+ * next claim (`claimAfter`) would read, in the same three index ranges (above the watermark's
+ * priority, its own from its `run_at` on, below it), so it does not walk the dead index entries of the
+ * jobs claimed before. No lapsed probe: like that claim, lapsed leases and jobs made ready behind the
+ * watermark wait for the full claim (at most `CLAIM_SWEEP_MS`).
+ */
+function claimableWaitingAfter(s: SchemaSql, nowMs: string): string {
+  const jobs = `${s.q}.jobs`;
+  const ready = `j.queue = $1::text AND j.state = 'pending' AND NOT j.blocked AND j.run_at <= ${nowMs}`;
+  return `(EXISTS (SELECT 1 FROM ${jobs} j WHERE ${ready} AND j.priority > $15::int AND j.priority >= $3::int)
+    OR ($15::int >= $3::int AND EXISTS (SELECT 1 FROM ${jobs} j WHERE ${ready} AND j.priority = $15::int AND j.run_at >= $16::bigint))
+    OR EXISTS (SELECT 1 FROM ${jobs} j WHERE ${ready} AND j.priority < $15::int AND j.priority >= $3::int))`;
+}
+
 /** Queue statements for one schema. Every instant comes from the database clock. */
 /** The lapsed picks and buried rows of `claim` for {@link recordLapsed}. */
 const LAPSED_FROM = `SELECT l.id, l.a_attempt, l.a_worker, l.a_claimed_at, l.a_ended_at, 'lapsed' AS outcome, NULL::text AS error FROM lapsed l JOIN picked p ON p.id = l.id
@@ -247,11 +263,14 @@ export function queueSql(s: SchemaSql) {
   const jobs = `${s.q}.jobs`;
   // CTEs d (the claimed jobs of $1 with ids $2 and tokens $3 still ours, deleted, RETURNING `returning`) and
   // cnt (their counter deltas), for every batched ack. j.id = ANY($2) lets the primary key find the rows
-  // whatever the planner guesses of unnest.
+  // whatever the planner guesses of unnest, and it is the only condition an index can serve: the fence
+  // is written so that no index matches it (`|| ''`, `- now > 0`). Otherwise the generic plan reads the
+  // processing index (queue, claimed_until > now), whose range holds an entry of every job claimed within
+  // a lease, and while an old snapshot holds the xmin horizon those dead entries all stay (B12).
   const ackedBatch = (returning: string): string => `d AS (
          DELETE FROM ${jobs} j USING unnest($2::bigint[], $3::text[]) AS x(id, token)
-         WHERE j.id = ANY($2::bigint[]) AND j.id = x.id AND j.queue = $1::text AND j.claim_token::text = x.token
-           AND j.state = 'processing' AND j.claimed_until > (SELECT ${NOW_MS})
+         WHERE j.id = ANY($2::bigint[]) AND j.id = x.id AND j.queue || '' = $1::text AND j.claim_token::text = x.token
+           AND j.state || '' = 'processing' AND j.claimed_until - (SELECT ${NOW_MS}) > 0
          RETURNING ${returning}),
        cnt AS (${minusAll(s, 'd', 'processing')})`;
   const settings = `${s.q}.queue_settings`;
@@ -270,6 +289,26 @@ export function queueSql(s: SchemaSql) {
   const expireFrom = (from: 'pending' | 'processing') => `UPDATE ${jobs} j SET state = 'dead', last_error = 'expired', died_at = t.ms, ${CLEAR_CLAIM}
     FROM t WHERE j.queue = $1::text AND j.state = '${from}' AND j.expires_at IS NOT NULL AND j.expires_at <= t.ms
     RETURNING ${FINISHED}, '${from}'::text AS was, j.run_at`;
+  // The hand-off statement with `waiting`, a boolean subquery: a job a claim would take first waits.
+  const handoffSql = (waiting: string): string =>
+    `WITH t AS MATERIALIZED (SELECT ${NOW_MS} AS ms),
+       h AS MATERIALIZED (
+         SELECT NOT coalesce((SELECT qs.paused OR qs.rate_max IS NOT NULL OR qs.global_concurrency IS NOT NULL FROM ${settings} qs WHERE qs.queue = $1::text), false)
+           AND CASE WHEN $8::bigint IS NOT NULL THEN t.ms + $8::bigint ELSE coalesce($9::bigint, t.ms) END <= t.ms
+           AND NOT ${waiting} AS take
+         FROM t
+       ),
+       ins AS (
+         INSERT INTO ${jobs} AS j (${insertCols}, state, attempts, claim_token, claimed_until, worker_id)
+         SELECT $1::text, $2::text::json, ${stampValues},
+           CASE WHEN h.take THEN 'processing' ELSE 'pending' END, CASE WHEN h.take THEN 1 ELSE 0 END,
+           CASE WHEN h.take THEN gen_random_uuid() END, CASE WHEN h.take THEN t.ms + coalesce($14::bigint, $5::bigint) END,
+           CASE WHEN h.take THEN $13::text END
+         FROM t, h
+         RETURNING ${jobColumns('j')}
+       ),
+       cnt AS (${countDeltas(s.q, `SELECT $1::text, ins.state, ${dueBucket('ins.state', 'ins.run_at', 't.ms')}, 1 FROM ins, t`)})
+       SELECT ins.*, CASE WHEN ins.state = 'pending' THEN ${s.notify('$11')}::text END AS woke, ${foldSometimes(s.q, 'SELECT $1::text')} AS folded FROM ins`;
   return {
     /** $1 queue, $2 payload json text, $3..$10 stamp, $11 wake payload, $12 headers json text → id. Wakes on commit. */
     enqueue: s.def(
@@ -289,27 +328,13 @@ export function queueSql(s: SchemaSql) {
      * $13 worker id, $14 lease override → the job's columns, `woke` (null when handed off). Durable
      * (no `claimDurability`): it is an enqueue.
      */
-    enqueueHandoff: s.def(
-      'q_enqueue_handoff',
-      `WITH t AS MATERIALIZED (SELECT ${NOW_MS} AS ms),
-       h AS MATERIALIZED (
-         SELECT NOT coalesce((SELECT qs.paused OR qs.rate_max IS NOT NULL OR qs.global_concurrency IS NOT NULL FROM ${settings} qs WHERE qs.queue = $1::text), false)
-           AND CASE WHEN $8::bigint IS NOT NULL THEN t.ms + $8::bigint ELSE coalesce($9::bigint, t.ms) END <= t.ms
-           AND NOT ${claimableWaiting(s, 't.ms')} AS take
-         FROM t
-       ),
-       ins AS (
-         INSERT INTO ${jobs} AS j (${insertCols}, state, attempts, claim_token, claimed_until, worker_id)
-         SELECT $1::text, $2::text::json, ${stampValues},
-           CASE WHEN h.take THEN 'processing' ELSE 'pending' END, CASE WHEN h.take THEN 1 ELSE 0 END,
-           CASE WHEN h.take THEN gen_random_uuid() END, CASE WHEN h.take THEN t.ms + coalesce($14::bigint, $5::bigint) END,
-           CASE WHEN h.take THEN $13::text END
-         FROM t, h
-         RETURNING ${jobColumns('j')}
-       ),
-       cnt AS (${countDeltas(s.q, `SELECT $1::text, ins.state, ${dueBucket('ins.state', 'ins.run_at', 't.ms')}, 1 FROM ins, t`)})
-       SELECT ins.*, CASE WHEN ins.state = 'pending' THEN ${s.notify('$11')}::text END AS woke, ${foldSometimes(s.q, 'SELECT $1::text')} AS folded FROM ins`,
-    ),
+    enqueueHandoff: s.def('q_enqueue_handoff', handoffSql(claimableWaiting(s, 't.ms'))),
+    /**
+     * enqueueHandoff to a worker whose claims follow a watermark: the same parameters, then $15
+     * watermark priority, $16 watermark run_at; what waits is looked for where that worker's next
+     * claim would read (`claimableWaitingAfter`).
+     */
+    enqueueHandoffAfter: s.def('q_enqueue_handoff_after', handoffSql(claimableWaitingAfter(s, 't.ms'))),
     /**
      * enqueue for a caller-owned transaction (unnamed statements): the same
      * row and wake through the `enqueue_job` function (migration 3), whose
@@ -461,7 +486,8 @@ export function queueSql(s: SchemaSql) {
      * read, no lapsed rows, no burial: a full claim follows within `CLAIM_SWEEP_MS`.
      * $1 queue, $2 max, $3 visibility override ms (null = stamped), $4 worker id, $5 deferred
      * commit, $6 watermark priority, $7 watermark run_at → the claimed rows (claim order) plus
-     * `next_due_in` (ms to the next future run_at of the watermark's priority) when fewer than $2;
+     * `next_due_in` (ms to the next future run_at of the watermark's priority; the clock a scalar
+     * subquery, so it bounds the index range instead of filtering it from its start) when fewer than $2;
      * one row of nulls when none.
      */
     claimAfter: s.def(
@@ -494,10 +520,31 @@ export function queueSql(s: SchemaSql) {
        extra AS MATERIALIZED (
          SELECT ${foldSometimes(s.q, `SELECT $1::text WHERE EXISTS (SELECT 1 FROM claimed)`)} AS folded,
            CASE WHEN (SELECT count(*) FROM claimed) < $2::int THEN (
-             SELECT j.run_at - t.ms FROM ${jobs} j, t
-             WHERE j.queue = $1::text AND j.state = 'pending' AND NOT j.blocked AND j.priority = $6::int AND j.run_at > t.ms
+             SELECT j.run_at - (SELECT ms FROM t) FROM ${jobs} j
+             WHERE j.queue = $1::text AND j.state = 'pending' AND NOT j.blocked AND j.priority = $6::int AND j.run_at > (SELECT ms FROM t)
              ORDER BY j.run_at LIMIT 1) END AS next_due_in)
        SELECT c.*, extra.next_due_in FROM sc, extra LEFT JOIN claimed c ON true ORDER BY c.priority DESC, c.run_at, c.id`,
+    ),
+    /**
+     * The sweep of a queue whose worker claims follow a watermark (see `ClaimGate`), run beside those
+     * claims instead of in their path: it claims nothing and says whether a full claim is needed,
+     * `limited` (a pause, a rate or concurrency limit, or keys: the watermark is not trusted) or
+     * `behind` (what `claimAfter` cannot reach: a ready job of the watermark's priority older than its
+     * `run_at`, or a lease that has lapsed). Those probes walk the index entries of the jobs claimed
+     * before, which while an old snapshot holds the xmin horizon are many and dead: off the claim path,
+     * that costs the database some work but no job any wait. $1 queue, $2 watermark priority,
+     * $3 watermark run_at → limited, behind.
+     */
+    claimSweep: s.def(
+      'q_claim_sweep',
+      `WITH t AS MATERIALIZED (SELECT ${NOW_MS} AS ms)
+       SELECT coalesce((SELECT qs.paused OR qs.keyed OR qs.rate_max IS NOT NULL OR qs.global_concurrency IS NOT NULL
+                        FROM ${settings} qs WHERE qs.queue = $1::text), false) AS limited,
+         EXISTS (SELECT 1 FROM ${jobs} j WHERE j.queue = $1::text AND j.state = 'pending' AND NOT j.blocked
+                   AND j.priority = $2::int AND j.run_at < $3::bigint AND j.run_at <= t.ms AND (j.expires_at IS NULL OR j.expires_at > t.ms))
+         OR EXISTS (SELECT 1 FROM ${jobs} j WHERE j.queue = $1::text AND j.state = 'processing' AND j.claimed_until <= t.ms
+                      AND (j.expires_at IS NULL OR j.expires_at > t.ms)) AS behind
+       FROM t`,
     ),
     /** $1 id, $2 token, $3 wake payload → n (0 or 1). */
     ack: s.def(

@@ -97,10 +97,25 @@ export class PostgresQueueDriver implements QueueDriver {
 
   /** One statement inserts the job claimed by `workerId`, or pending (and waking) when the queue's settings or the clock say no. */
   async insertHandingOff(text: string, stamp: JobWrite, workerId: string, leaseMs: number | null): Promise<{ id: number; claimed: ClaimedRow | null }> {
-    const exec = this.ctx.exec;
+    const { exec, sql } = this.ctx;
+    // The idle worker's next claim would follow its watermark: look for a waiting job where that claim would.
+    const mark = this.ctx.claims.watermark(this.queue);
     const r = await exec.wakes.run(
       this.wake,
-      (w) => exec.run<JobRow & { woke: string | null }>(this.ctx.sql.queue.enqueueHandoff, [this.queue, text, ...stampParams(stamp), w, stamp.headersText, workerId, leaseMs]),
+      (w) =>
+        mark === null
+          ? exec.run<JobRow & { woke: string | null }>(sql.queue.enqueueHandoff, [this.queue, text, ...stampParams(stamp), w, stamp.headersText, workerId, leaseMs])
+          : exec.run<JobRow & { woke: string | null }>(sql.queue.enqueueHandoffAfter, [
+              this.queue,
+              text,
+              ...stampParams(stamp),
+              w,
+              stamp.headersText,
+              workerId,
+              leaseMs,
+              mark.priority,
+              mark.runAt,
+            ]),
       woke,
     );
     const row = r.rows[0]!;
@@ -116,6 +131,7 @@ export class PostgresQueueDriver implements QueueDriver {
     if (limited.has(queue)) return this.claimLimited(max, leaseMs, workerId, rows);
     const mark = follows ? gate.watermark(queue) : null;
     if (mark !== null) {
+      if (gate.sweepDue(queue)) this.sweep(mark);
       const rewinds = gate.rewinds;
       const r = await exec.run<(JobRow | { id: null }) & { next_due_in: string | null }>(ctx.sql.queue.claimAfter, [
         queue,
@@ -130,12 +146,16 @@ export class PostgresQueueDriver implements QueueDriver {
       const last = lastFresh(r.rows);
       if (last !== null) gate.advance(queue, last, rewinds);
       if (rows.length >= max) return { rows, nextDueInMs: null };
-      // Short: back no later than the next full claim is due (it finds what this one cannot).
+      // Short: back no later than the next sweep is due, or soon while one runs (either may call for
+      // the full claim, which finds what this one cannot).
       const due = numOrNull(r.rows[0]?.next_due_in ?? null);
       const sweep = gate.sweepDueIn(queue);
       return { rows, nextDueInMs: due === null ? sweep : Math.min(due, sweep) };
     }
-    if (gate.usePlain(queue)) {
+    // A worker's claim whose watermark is no longer offered (its sweep is late, or the settings are not
+    // trusted) runs the full claim: a plain one would walk the head as well, and only a full claim sets the
+    // watermark going again (a backlog would otherwise keep its claims plain, from the head, for good).
+    if (!(follows && gate.hasMark(queue)) && gate.usePlain(queue)) {
       const r = await exec.run<JobRow & { exhausted: boolean }>(ctx.sql.queue.claimPlain, [queue, max, leaseMs, workerId, ctx.claimDeferred]);
       for (const row of r.rows) rows.push(claimedRow(row, leaseMs));
       // A full batch with nothing to bury is the whole claim; otherwise the full claim takes the
@@ -158,6 +178,20 @@ export class PostgresQueueDriver implements QueueDriver {
       return this.claimLimited(max, leaseMs, workerId, rows);
     }
     return { rows, nextDueInMs: numOrNull(r.rows[0]?.next_due_in ?? null) };
+  }
+
+  /**
+   * The sweep of the queue after `mark` (`q_claim_sweep`), beside the worker's claims and not awaited
+   * by them; a failure drops the watermark (the next claim is a full one and reports what is wrong).
+   */
+  private sweep(mark: ClaimWatermark): void {
+    const { ctx, queue } = this;
+    const gate = ctx.claims;
+    const started = gate.sweepBegin(queue);
+    void ctx.exec.run<{ limited: boolean; behind: boolean }>(ctx.sql.queue.claimSweep, [queue, mark.priority, mark.runAt]).then(
+      (r) => gate.sweepDone(queue, started, r.rows[0]?.limited !== false, r.rows[0]?.behind !== false),
+      () => gate.sweepDone(queue, started, true, true),
+    );
   }
 
   /** The limited claim (limits.sql.ts) for what `rows` does not hold yet; a queue found without limits goes back to `claim`. */

@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import type pg from 'pg';
+import type { Store } from '../../lib/contract/types.js';
+import { engineSql } from '../../lib/engines/postgres/context.js';
+import { type EngineDb, describePg, postgres } from '../helpers/engines.js';
+import { explainAnalyzed, pagesOf, withClient } from './pg-helpers.js';
+
+/**
+ * PostgreSQL only (migration 15): `stats()` and the fold read a queue's counter rows from the floor
+ * of the newest fold on, so the dead rows of the deltas folded before cost them nothing, even while
+ * an old snapshot keeps those rows; and counts stay exact across a fold that a transaction spans.
+ */
+describePg('postgres counters read from the last fold', () => {
+  let db: EngineDb;
+  let store: Store;
+  beforeAll(async () => {
+    db = await postgres.create();
+    store = await db.open();
+  });
+  afterAll(async () => {
+    await db.destroy();
+  });
+
+  const fold = (c: pg.Client, queue: string) => c.query(`SELECT "${db.location}".fold_queue_counts($1)`, [queue]);
+
+  it('a stats() read skips the deltas folded before, dead rows kept by a held snapshot included', async () => {
+    const s = `"${db.location}"`;
+    const q = store.queue('floor');
+    await q.enqueueMany([1, 2, 3]);
+    const [job] = await q.claimBatch(1, 'w');
+    await withClient(async (holder) => {
+      // An old snapshot holds the xmin horizon: nothing folded from here on can be removed.
+      await holder.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+      await holder.query(`SELECT count(*) FROM ${s}.queue_counts`);
+      await withClient(async (c) => {
+        for (let i = 0; i < 5; i++) {
+          await c.query(`INSERT INTO ${s}.queue_counts (queue, state, due_bucket, n) SELECT 'floor', 'pending', 0, 0 FROM generate_series(1, 10000)`);
+          await fold(c, 'floor');
+        }
+        const dead = await c.query(`SELECT count(*)::int AS n FROM ${s}.queue_counts`);
+        expect(dead.rows[0].n).toBeLessThan(10);
+        const stats = engineSql(db.location).queue.stats;
+        const plan = await explainAnalyzed(c, stats.text, ['floor']);
+        // All 50,000 dead rows would be a few hundred pages; from the floor on, a handful.
+        expect(pagesOf(plan)).toBeLessThan(60);
+      });
+      await holder.query('COMMIT');
+    });
+    const st = await q.stats();
+    expect({ pending: st.pending, processing: st.processing }).toEqual({ pending: 2, processing: 1 });
+    await job!.ack();
+  });
+
+  it('an enqueue whose transaction spans a fold is counted, before and after the next fold', async () => {
+    const q = store.queue('span');
+    await q.enqueue('before');
+    const tx = await store.beginTx();
+    await tx.enqueue('span', 'inside');
+    await withClient((c) => fold(c, 'span'));
+    expect((await q.stats()).pending).toBe(1);
+    await tx.commit();
+    expect((await q.stats()).pending).toBe(2);
+    await withClient(async (c) => {
+      await fold(c, 'span');
+      await fold(c, 'span');
+    });
+    expect((await q.stats()).pending).toBe(2);
+    const jobs = await q.claimBatch(5, 'w');
+    expect(jobs).toHaveLength(2);
+    expect(await q.ackBatch(jobs)).toBe(2);
+    await withClient((c) => fold(c, 'span'));
+    const st = await q.stats();
+    expect({ pending: st.pending, processing: st.processing }).toEqual({ pending: 0, processing: 0 });
+  });
+});
