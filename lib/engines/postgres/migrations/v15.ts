@@ -30,24 +30,18 @@ CREATE INDEX queue_counts_queue_idx ON ${s}.queue_counts (queue, xid);
 CREATE INDEX queue_counts_floor_idx ON ${s}.queue_counts (queue, floor DESC) WHERE floor IS NOT NULL;
 
 -- Folds the deltas of one queue into one row per (state, bucket), past buckets into 0, plus a marker
--- row: all of them carry the floor. One fold of a queue at a time; a fold that finds another running skips.
-CREATE OR REPLACE FUNCTION ${s}.fold_queue_counts(p_queue text) RETURNS void LANGUAGE plpgsql AS $fn$
-DECLARE
-  v_from xid8;
-  v_floor xid8;
-BEGIN
-  IF NOT pg_try_advisory_xact_lock(${lock}) THEN
-    RETURN;
-  END IF;
-  -- Taken before the DELETE's snapshot: a delta that snapshot cannot see was written at or above it.
-  v_floor := pg_snapshot_xmin(pg_current_snapshot());
-  v_from := ${countsFloorSql(s, 'p_queue')};
-  WITH gone AS (DELETE FROM ${s}.queue_counts c WHERE c.queue = p_queue AND c.xid >= v_from RETURNING c.state, c.due_bucket, c.n)
+-- row: all of them carry the floor, the oldest transaction running at this statement's snapshot (every
+-- delta the DELETE cannot see was written at or above it). One fold of a queue at a time: a fold that
+-- finds another running skips. One that committed after this snapshot was taken has deleted some rows
+-- this one sees (they are skipped) and left rows this one cannot see, all written at or above this floor.
+CREATE OR REPLACE FUNCTION ${s}.fold_queue_counts(p_queue text) RETURNS void LANGUAGE sql AS $fn$
+  WITH lk AS MATERIALIZED (SELECT pg_try_advisory_xact_lock(${lock}) AS ok),
+  fl AS MATERIALIZED (SELECT ${countsFloorSql(s, 'p_queue')} AS f, pg_snapshot_xmin(pg_current_snapshot()) AS nf FROM lk WHERE lk.ok),
+  gone AS (DELETE FROM ${s}.queue_counts c USING fl WHERE c.queue = p_queue AND c.xid >= fl.f RETURNING c.state, c.due_bucket, c.n)
   INSERT INTO ${s}.queue_counts (queue, state, due_bucket, n, floor)
-  SELECT p_queue, g.state, CASE WHEN g.due_bucket > ${cur} THEN g.due_bucket ELSE 0 END AS b, sum(g.n), v_floor
+  SELECT p_queue, g.state, CASE WHEN g.due_bucket > ${cur} THEN g.due_bucket ELSE 0 END AS b, sum(g.n), (SELECT nf FROM fl)
   FROM gone g GROUP BY g.state, b HAVING sum(g.n) <> 0
-  UNION ALL SELECT p_queue, 'pending', 0, 0, v_floor;
-END
+  UNION ALL SELECT p_queue, 'pending', 0, 0, fl.nf FROM fl
 $fn$;
 
 -- The repair (migration 6's): it now waits for a running fold of the queue, and folds wait for it.
