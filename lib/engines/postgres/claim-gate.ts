@@ -4,9 +4,9 @@ export const SETTINGS_TRUST_MS = 2_000;
 /** Queues remembered per store; past this the memory starts over (every queue's next claim is full). */
 const MAX_QUEUES = 10_000;
 /**
- * Longest a worker's claims read after the claim watermark before a full claim (from the head of
- * the pending index, lapsed leases and burial included) runs again: the most a job the watermark
- * passed over waits (one whose `run_at` is older than the watermark, made ready after it moved).
+ * How often the sweep (`q_claim_sweep`) of a queue whose worker claims follow the watermark runs,
+ * beside them: it looks for what only a full claim takes (lapsed leases, a limiting setting, a job
+ * made ready behind the watermark), so about the longest such a job waits.
  */
 export const CLAIM_SWEEP_MS = 1_000;
 /**

@@ -137,7 +137,7 @@ export class PoolExecutor implements Executor {
         once.once('error', noop);
       }
       const conn = (held ?? once)!;
-      await this.replanIfStale(conn);
+      if (this.plansStale(conn)) await conn.query('DISCARD PLANS');
       const r = await conn.query(q);
       return { rows: r.rows as R[], rowCount: r.rowCount ?? 0 };
     } catch (err) {
@@ -210,16 +210,17 @@ export class PoolExecutor implements Executor {
   }
 
   /**
-   * `DISCARD PLANS` on `c` when its plans are older than `replanMs` ({@link REPLAN_MS}): one more round
-   * trip per connection and interval. Unnamed statements (behind a pooler) are planned every time.
+   * Whether `c`'s plans are older than `replanMs` ({@link REPLAN_MS}), so it gets `DISCARD PLANS` first
+   * (one more round trip per connection and interval); the new plans count from now. Unnamed
+   * statements (behind a pooler) are planned every time.
    */
-  private async replanIfStale(c: PoolClient): Promise<void> {
-    if (!this.prepared) return;
+  private plansStale(c: PoolClient): boolean {
+    if (!this.prepared) return false;
     const now = performance.now();
     const at = this.plannedAt.get(c);
-    if (at !== undefined && now - at < this.replanMs) return;
+    if (at !== undefined && now - at < this.replanMs) return false;
     this.plannedAt.set(c, now);
-    if (at !== undefined) await c.query('DISCARD PLANS');
+    return at !== undefined;
   }
 
   private sweep(): void {
