@@ -67,6 +67,8 @@ for (const engine of nestEngines()) {
 
     beforeAll(async () => {
       seen = fresh();
+      // Job ids restart at 1 on each engine: the previous engine's (aborted) signals must not answer for this one's.
+      signals.clear();
       db = await engine.create();
       app = await Test.createTestingModule({
         imports: [AlkstoreModule.forRoot(db.moduleOptions({ logger, idlePollIntervalMs: 500 }))],
