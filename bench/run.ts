@@ -72,6 +72,10 @@ interface Options {
   b12PhaseS: number;
   b12Rate: number;
   b12Autovacuum: boolean;
+  /** B12: what holds the horizon: a REPEATABLE READ snapshot, or an idle-in-transaction session that wrote. */
+  b12Holder: 'snapshot' | 'writer';
+  /** DEPTH: ready-job points instead of the scale points. */
+  depthPoints: number[] | null;
 }
 
 function usage(msg?: string): never {
@@ -94,6 +98,8 @@ function usage(msg?: string): never {
       '  --hold S           B12: seconds the REPEATABLE READ snapshot is held (default 300; --quick 30)',
       '  --b12-rate N       B12: enqueues per second (default 800)',
       '  --b12-autovacuum   B12: also switch autovacuum on for the jobs table (acts only when the server runs autovacuum)',
+      '  --b12-holder H     B12: snapshot (a REPEATABLE READ transaction, default) or writer (a READ COMMITTED transaction that wrote a row, then idles)',
+      '  --depth-points N,.. DEPTH: claim at these ready-job depths (e.g. 10000,10000000) instead of the scale points',
       '  --quick            --jobs 300, phase timeout 30 s, latency phase 10 s, B12 phases 10 s + 30 s held + 10 s',
       '',
     ].join('\n'),
@@ -128,6 +134,8 @@ function parseArgs(argv: string[]): Options {
     b12PhaseS: 60,
     b12Rate: 800,
     b12Autovacuum: false,
+    b12Holder: 'snapshot',
+    depthPoints: null,
   };
   let holdSet = false;
   let scaleSet = false;
@@ -212,6 +220,15 @@ function parseArgs(argv: string[]): Options {
       case '--b12-autovacuum':
         o.b12Autovacuum = true;
         break;
+      case '--depth-points':
+        o.depthPoints = (next() ?? '').split(',').map((x) => positiveInt(a, x));
+        break;
+      case '--b12-holder': {
+        const h = next();
+        if (h !== 'snapshot' && h !== 'writer') usage(`--b12-holder takes snapshot or writer, got ${JSON.stringify(h)}`);
+        o.b12Holder = h as 'snapshot' | 'writer';
+        break;
+      }
       case '--help':
       case '-h':
         usage();
@@ -431,6 +448,7 @@ async function main(): Promise<void> {
       opts.scaleWorkloads,
       {
         scale: opts.scale,
+        depthPoints: opts.depthPoints,
         engines: opts.engines,
         jobs: opts.jobs,
         rounds: opts.runs,
@@ -439,7 +457,7 @@ async function main(): Promise<void> {
         chartsDir: opts.chartsDir,
         samples: cfg.samples,
         latencyPhaseMs: cfg.latencyPhaseMs,
-        xmin: { rate: opts.b12Rate, baselineS: opts.b12PhaseS, holdS: opts.holdS, afterS: opts.b12PhaseS, autovacuumOnTable: opts.b12Autovacuum },
+        xmin: { rate: opts.b12Rate, baselineS: opts.b12PhaseS, holdS: opts.holdS, afterS: opts.b12PhaseS, autovacuumOnTable: opts.b12Autovacuum, holder: opts.b12Holder },
       },
       log,
     );

@@ -1,7 +1,9 @@
 /**
  * DEPTH: claim latency, drain rate, stats() and listDead() at 10k, 100k and
  * 1M ready jobs (times --scale), with 1M dead and 1M delayed rows (times
- * --scale) beside them on the same queue, both engines.
+ * --scale) beside them on the same queue, both engines. `--depth-points
+ * 10000,10000000` measures at those depths instead (the rows beside stay at
+ * 1M times --scale).
  */
 import { median, now, percentile, sleep } from '../lib/util.js';
 import type { Metrics } from '../workloads.js';
@@ -21,7 +23,7 @@ async function timed(n: number, op: () => Promise<unknown>): Promise<number[]> {
   return lat;
 }
 
-export async function depthWorkload(engine: ScaleEngine, scale: number, log: (m: string) => void): Promise<Metrics> {
+export async function depthWorkload(engine: ScaleEngine, scale: number, log: (m: string) => void, points: number[] | null = null): Promise<Metrics> {
   const t = await scaleTarget(engine);
   const store = await t.open();
   const out: Metrics = {};
@@ -34,7 +36,7 @@ export async function depthWorkload(engine: ScaleEngine, scale: number, log: (m:
     await bulkJobs(t, 'depth', 'delayed', beside);
     const claimP99: number[] = [];
     const drain: number[] = [];
-    for (const size of scalePoints(scale)) {
+    for (const size of points ?? scalePoints(scale)) {
       // Drain part of the backlog with the library's worker; the depth stays near `size`.
       const m = Math.max(100, Math.min(Math.floor(size / 2), Math.round(20_000 * scale)));
       // Enough ready rows that every claim below finds the queue at least `size` deep.

@@ -39,6 +39,8 @@ export interface ScaleOptions {
   soakMinutes: number | null;
   /** Folder for `--charts`, or null. */
   chartsDir: string | null;
+  /** DEPTH: its ready-job points instead of the scale points (`--depth-points`), or null. */
+  depthPoints: number[] | null;
 }
 
 type Runner = (engine: ScaleEngine, o: ScaleOptions, log: (m: string) => void) => Promise<Metrics>;
@@ -60,7 +62,7 @@ const RUNNERS: Record<ScaleWorkloadId, Runner> = {
     b12Seconds.push(...r.seconds);
     return r.metrics;
   },
-  DEPTH: (e, o, log) => depthWorkload(e, o.scale, log),
+  DEPTH: (e, o, log) => depthWorkload(e, o.scale, log, o.depthPoints),
   // SQLite only: PostgreSQL queues its lock waiters itself.
   FAIR: async (e, o, log) => (e === 'sqlite' ? fairWorkload(o.fairSeconds, o.rounds, log) : {}),
   // PostgreSQL only: SQLite has one writer per file.

@@ -6,9 +6,10 @@ import { type EngineDb, describePg, postgres } from '../helpers/engines.js';
 import { explainAnalyzed, pagesOf, withClient } from './pg-helpers.js';
 
 /**
- * PostgreSQL only (migration 15): `stats()` and the fold read a queue's counter rows from the floor
- * of the newest fold on, so the dead rows of the deltas folded before cost them nothing, even while
- * an old snapshot keeps those rows; and counts stay exact across a fold that a transaction spans.
+ * PostgreSQL only (migrations 15 and 16): `stats()` and the fold read only the counter rows the newest
+ * fold could not see, so the dead rows of the deltas folded before cost them nothing, even while an
+ * old snapshot or an idle transaction that wrote keeps those rows; and counts stay exact across a
+ * fold that a transaction spans, however old its transaction id.
  */
 describePg('postgres counters read from the last fold', () => {
   let db: EngineDb;
@@ -49,6 +50,70 @@ describePg('postgres counters read from the last fold', () => {
     const st = await q.stats();
     expect({ pending: st.pending, processing: st.processing }).toEqual({ pending: 2, processing: 1 });
     await job!.ack();
+  });
+
+  it('an idle transaction that wrote (a transaction id, no snapshot) does not keep stats() reading the deltas folded since', async () => {
+    const s = `"${db.location}"`;
+    const q = store.queue('idle-writer');
+    await q.enqueueMany([1, 2, 3]);
+    await withClient(async (c) => c.query(`CREATE TABLE IF NOT EXISTS ${s}.side (id int PRIMARY KEY)`));
+    await withClient(async (holder) => {
+      // Idle in transaction after a write: it holds the horizon by its transaction id.
+      await holder.query('BEGIN');
+      await holder.query(`INSERT INTO ${s}.side (id) VALUES (1)`);
+      await withClient(async (c) => {
+        for (let i = 0; i < 5; i++) {
+          await c.query(`INSERT INTO ${s}.queue_counts (queue, state, due_bucket, n) SELECT 'idle-writer', 'pending', 0, 0 FROM generate_series(1, 10000)`);
+          await fold(c, 'idle-writer');
+        }
+        const plan = await explainAnalyzed(c, engineSql(db.location).queue.stats.text, ['idle-writer']);
+        // Migration 15's floor stayed at the idle transaction: all 50,000 dead rows, a few hundred pages.
+        expect(pagesOf(plan)).toBeLessThan(60);
+      });
+      await holder.query('ROLLBACK');
+    });
+    expect((await q.stats()).pending).toBe(3);
+  });
+
+  it('a transaction whose id is older than several folds, and that enqueues only then, is counted', async () => {
+    const q = store.queue('late');
+    await q.enqueue('first');
+    const tx = await store.beginTx();
+    // Its transaction id is taken now (a write of another queue), its delta of this queue comes later.
+    await tx.enqueue('late-other', 'x');
+    await withClient(async (c) => {
+      for (let i = 0; i < 3; i++) {
+        await q.enqueue(`between ${i}`);
+        await fold(c, 'late');
+      }
+    });
+    await tx.enqueue('late', 'from the old transaction');
+    expect((await q.stats()).pending).toBe(4);
+    await tx.commit();
+    expect((await q.stats()).pending).toBe(5);
+    await withClient(async (c) => {
+      await fold(c, 'late');
+      await fold(c, 'late');
+    });
+    expect((await q.stats()).pending).toBe(5);
+    expect((await store.queue('late-other').stats()).pending).toBe(1);
+  });
+
+  it('a fold in a transaction that already has its id keeps the delta that transaction writes after it', async () => {
+    const s = `"${db.location}"`;
+    const q = store.queue('own');
+    await q.enqueueMany([1, 2]);
+    await withClient(async (c) => {
+      await c.query('BEGIN');
+      // The transaction id first, then one statement whose fold runs before its own delta is written.
+      await c.query(`INSERT INTO ${s}.queue_counts (queue, state, due_bucket, n) VALUES ('own-other', 'pending', 0, 1)`);
+      await c.query(`WITH d AS (INSERT INTO ${s}.queue_counts (queue, state, due_bucket, n) VALUES ('own', 'pending', 0, 5) RETURNING 1)
+        SELECT ${s}.fold_queue_counts('own'), (SELECT count(*) FROM d)`);
+      await c.query('COMMIT');
+      await fold(c, 'own');
+    });
+    // The two jobs and the delta of 5 (a counter row only, as a test can write it).
+    expect((await q.stats()).pending).toBe(7);
   });
 
   it('an enqueue whose transaction spans a fold is counted, before and after the next fold', async () => {

@@ -138,13 +138,25 @@ SELECT queue, state, ${bucketOf('state', 'run_at', cur)} AS b, count(*) FROM ${s
 `;
 }
 
+/** The newest fold's `col` (`floor` or `floor_xip`) of `queue` (an SQL text expression), NULL before any. */
+export function newestFoldSql(s: string, queue: string, col: 'floor' | 'floor_xip'): string {
+  return `(SELECT f.${col} FROM ${s}.queue_counts f WHERE f.queue = ${queue} AND f.floor IS NOT NULL ORDER BY f.floor DESC LIMIT 1)`;
+}
+
 /**
- * The floor from which the counter rows of `queue` (an SQL text expression) are read (migration 15):
- * that of the newest fold this snapshot sees, '0' before any. Every delta that fold did not delete
- * was written by a transaction at or above it.
+ * The counter rows of `queue` still to be read (a row source of `cols` from alias `k`, migration 16):
+ * those the newest fold could not see, written by a transaction at or above its snapshot's `xmax`
+ * (the `floor`) or by one still running when it was taken (`floor_xip`). Every other row of the
+ * queue was folded into that fold's rows (and is dead, or gone once vacuumed). An index range and
+ * one probe per listed transaction, a union rather than an `OR`, so that none turns into a filter
+ * over every entry of the queue. A migration 15 fold recorded its snapshot's `xmin` and no list:
+ * the same read is a superset, exact.
  */
-export function countsFloorSql(s: string, queue: string): string {
-  return `coalesce((SELECT f.floor FROM ${s}.queue_counts f WHERE f.queue = ${queue} AND f.floor IS NOT NULL ORDER BY f.floor DESC LIMIT 1), '0'::xid8)`;
+export function countsUnfoldedSql(s: string, queue: string, cols: string): string {
+  const floor = `coalesce(${newestFoldSql(s, queue, 'floor')}, '0'::xid8)`;
+  return `(SELECT ${cols} FROM ${s}.queue_counts k WHERE k.queue = ${queue} AND k.xid >= ${floor}
+    UNION ALL
+    SELECT ${cols} FROM ${s}.queue_counts k WHERE k.queue = ${queue} AND k.xid = ANY(ARRAY(SELECT x.id FROM unnest(${newestFoldSql(s, queue, 'floor_xip')}) AS x(id) WHERE x.id < ${floor})))`;
 }
 
 /**
@@ -162,7 +174,7 @@ export function queueStatsSql(s: string, nowMs: string): string {
            coalesce(sum(k.n) FILTER (WHERE k.state = 'processing'), 0) AS processing,
            coalesce(sum(k.n) FILTER (WHERE k.state = 'dead'), 0) AS dead,
            coalesce(sum(k.n) FILTER (WHERE k.state = 'pending' AND k.due_bucket > (SELECT ms FROM t) / ${COUNT_BUCKET_MS}), 0) AS later
-    FROM ${s}.queue_counts k WHERE k.queue = $1::text AND k.xid >= ${countsFloorSql(s, '$1::text')}),
+    FROM ${countsUnfoldedSql(s, '$1::text', 'k.state, k.n, k.due_bucket')} k),
   pr(p) AS (
     (SELECT j.priority FROM ${jobs} j WHERE j.queue = $1::text AND j.state = 'pending' AND NOT j.blocked ORDER BY j.priority DESC LIMIT 1)
     UNION ALL

@@ -9,6 +9,7 @@ import { MIGRATION_12 } from './migrations/v12.js';
 import { MIGRATION_13 } from './migrations/v13.js';
 import { MIGRATION_14 } from './migrations/v14.js';
 import { MIGRATION_15 } from './migrations/v15.js';
+import { MIGRATION_16 } from './migrations/v16.js';
 import { migrationLockKey, quoteIdent, validateSchemaName } from './schema-sql.js';
 
 /** One numbered, immutable migration of the engine schema. Never edit a released one: add the next. */
@@ -23,7 +24,7 @@ export interface PostgresMigration {
  * The engine's migrations, in order. Applied at open (unless `migrate: false`)
  * and recorded in `<schema>.migrations`.
  */
-export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([...MIGRATIONS_1_TO_3, ...MIGRATIONS_4_TO_9, MIGRATION_10, MIGRATION_11, MIGRATION_12, MIGRATION_13, MIGRATION_14, MIGRATION_15]);
+export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([...MIGRATIONS_1_TO_3, ...MIGRATIONS_4_TO_9, MIGRATION_10, MIGRATION_11, MIGRATION_12, MIGRATION_13, MIGRATION_14, MIGRATION_15, MIGRATION_16]);
 
 export const POSTGRES_SCHEMA_VERSION = POSTGRES_MIGRATIONS[POSTGRES_MIGRATIONS.length - 1]!.version;
 

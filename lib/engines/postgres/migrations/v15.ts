@@ -1,6 +1,6 @@
 // Migration 15 of the PostgreSQL schema (never edit a released one, add the next). The runner is ../migrations.ts.
 import type { PostgresMigration } from '../migrations.js';
-import { COUNT_BUCKET_MS, countsFloorSql, dueBucket } from '../counts.sql.js';
+import { COUNT_BUCKET_MS, dueBucket } from '../counts.sql.js';
 import { pgLiteral } from './v1-3.js';
 
 /**
@@ -9,12 +9,17 @@ import { pgLiteral } from './v1-3.js';
  * transaction still running when the fold took its snapshot. The fold deletes every delta its
  * snapshot sees, so every row it did not delete was written by a transaction at or above that
  * floor, and `stats()` and the next fold read only the rows from the newest floor they see on
- * (`countsFloorSql`) instead of every index entry of the queue: while an old snapshot holds the
+ * (`floorOf15`) instead of every index entry of the queue: while an old snapshot holds the
  * xmin horizon, the deltas folded since stay behind as dead rows, and a read of all of them cost
  * 26 ms at 290k (B12 after 5 minutes). Folds of one queue take turns (a transaction-scoped
  * advisory lock; a fold that finds it held skips), and so does the repair `recount_queue_counts`,
  * which waits for it, so a fold never leaves a delta it saw behind.
  */
+/** Migration 15's read of the newest floor (its own copy: the SQL a released migration ran never changes; migration 16 reads further). */
+function floorOf15(s: string, queue: string): string {
+  return `coalesce((SELECT f.floor FROM ${s}.queue_counts f WHERE f.queue = ${queue} AND f.floor IS NOT NULL ORDER BY f.floor DESC LIMIT 1), '0'::xid8)`;
+}
+
 export const MIGRATION_15: PostgresMigration = {
   version: 15,
   name: 'counters from the last fold',
@@ -36,7 +41,7 @@ CREATE INDEX queue_counts_floor_idx ON ${s}.queue_counts (queue, floor DESC) WHE
 -- this one sees (they are skipped) and left rows this one cannot see, all written at or above this floor.
 CREATE OR REPLACE FUNCTION ${s}.fold_queue_counts(p_queue text) RETURNS void LANGUAGE sql AS $fn$
   WITH lk AS MATERIALIZED (SELECT pg_try_advisory_xact_lock(${lock}) AS ok),
-  fl AS MATERIALIZED (SELECT ${countsFloorSql(s, 'p_queue')} AS f, pg_snapshot_xmin(pg_current_snapshot()) AS nf FROM lk WHERE lk.ok),
+  fl AS MATERIALIZED (SELECT ${floorOf15(s, 'p_queue')} AS f, pg_snapshot_xmin(pg_current_snapshot()) AS nf FROM lk WHERE lk.ok),
   gone AS (DELETE FROM ${s}.queue_counts c USING fl WHERE c.queue = p_queue AND c.xid >= fl.f RETURNING c.state, c.due_bucket, c.n)
   INSERT INTO ${s}.queue_counts (queue, state, due_bucket, n, floor)
   SELECT p_queue, g.state, CASE WHEN g.due_bucket > ${cur} THEN g.due_bucket ELSE 0 END AS b, sum(g.n), (SELECT nf FROM fl)
