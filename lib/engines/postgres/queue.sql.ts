@@ -692,7 +692,7 @@ export function queueSql(s: SchemaSql) {
        SELECT count(*) AS n, ${foldSometimes(s.q, 'SELECT $1::text FROM d LIMIT 1')} AS folded FROM d`,
     ),
     /** $1 queue → pending, processing, dead, scheduled, oldest (counters, not a count of rows; counts.sql.ts). */
-    stats: s.def('q_stats', queueStatsSql(s.q, NOW_MS)),
+    stats: s.def('q_stats', queueStatsSql(s.q)),
     /** $1 queue → paused, rate_max, rate_per_ms (no row: defaults). */
     getSettings: s.def('q_get_settings', `SELECT paused, rate_max, rate_per_ms FROM ${settings} WHERE queue = $1::text`),
     /**
