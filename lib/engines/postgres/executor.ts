@@ -31,7 +31,25 @@ function statement(sql: Sql, values: readonly unknown[], prepared: boolean): { n
 }
 
 /** Keeps a connection error on a one-off checkout from being an unhandled 'error' event (the statement fails anyway). */
-function noop(): void {}
+export function noop(): void {}
+
+/**
+ * `pool.connect()` with `noop` already listening for 'error' when the promise resolves (the caller
+ * removes it before the release). The listener is attached inside pg-pool's callback, which runs
+ * synchronously when a new connection's first ReadyForQuery is parsed: a backend terminated right
+ * after it connected sends its FATAL in the same read, and that error is emitted before any code
+ * after an `await pool.connect()` runs, on a client nobody listened to yet (an unhandled 'error'
+ * that ends the process; the network-cut fault test once hit it).
+ */
+export function checkout(pool: Pool): Promise<PoolClient> {
+  return new Promise((resolve, reject) => {
+    pool.connect((err, client) => {
+      if (err || client === undefined) return reject(err ?? new Error('the pool gave no client'));
+      client.on('error', noop);
+      resolve(client);
+    });
+  });
+}
 
 function wrap(sql: Sql, err: unknown): never {
   if (err instanceof AlkstoreError) throw err;
@@ -119,13 +137,12 @@ export class PoolExecutor implements Executor {
         this.acquiring = true;
         let c: PoolClient;
         try {
-          c = await this.pool.connect();
+          c = await checkout(this.pool);
         } finally {
           this.acquiring = false;
         }
         if (this.closed || this.held !== null || this.pool.waitingCount > 0) {
           once = c;
-          c.once('error', noop);
         } else {
           this.adopt(c);
           held = c;
@@ -133,8 +150,7 @@ export class PoolExecutor implements Executor {
       }
       if (held === null && once === null) {
         // A checkout for this statement alone (what pool.query does), so its plans can be checked first.
-        once = await this.pool.connect();
-        once.once('error', noop);
+        once = await checkout(this.pool);
       }
       const conn = (held ?? once)!;
       if (this.plansStale(conn)) await conn.query('DISCARD PLANS');
@@ -150,7 +166,7 @@ export class PoolExecutor implements Executor {
         // only a connection error makes pg-pool destroy it instead of keeping it idle.
         once.release(isConnectionError(failed) ? (failed as Error) : undefined);
       }
-      if (held !== null) this.putBack(held);
+      if (held !== null) this.putBack(held, failed);
     }
   }
 
@@ -180,6 +196,7 @@ export class PoolExecutor implements Executor {
   }
 
   private adopt(c: PoolClient): void {
+    c.removeListener('error', noop);
     c.on('error', this.onHeldError);
     this.held = c;
     this.heldBusy = true;
@@ -189,10 +206,19 @@ export class PoolExecutor implements Executor {
     }
   }
 
-  private putBack(client: PoolClient): void {
+  private putBack(client: PoolClient, failed: unknown): void {
     if (client !== this.held) {
       // Dropped after a connection error while this statement ran on it.
       client.release(true);
+      return;
+    }
+    if (isConnectionError(failed)) {
+      // Its error event may have come before this executor listened: drop it here as well.
+      this.held = null;
+      this.heldBusy = false;
+      client.removeListener('error', this.onHeldError);
+      client.on('error', noop);
+      client.release(failed as Error);
       return;
     }
     this.heldBusy = false;

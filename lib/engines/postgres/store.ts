@@ -20,7 +20,7 @@ import { ClaimGate } from './claim-gate.js';
 import { engineSql, enqueueJob, notifyChannel, type EngineSql, type PgContext } from './context.js';
 import { postgresInboxDriver } from './inbox.js';
 import { OwnWakes } from './own-wakes.js';
-import { ClientExecutor, num, PoolExecutor, QueryRunnerExecutor, type Executor } from './executor.js';
+import { checkout, ClientExecutor, noop, num, PoolExecutor, QueryRunnerExecutor, type Executor } from './executor.js';
 import { OutcomeCounter } from '../../internal/outcome-counter.js';
 import type { PostgresListener } from './listener.js';
 import { HandoffRegistry } from '../../internal/handoff.js';
@@ -308,7 +308,7 @@ export class PostgresStore extends StoreBase {
     // A connection the executor holds between statements goes back first, so this checkout never waits for it.
     this.exec.yieldHeld();
     try {
-      client = await this.pool.connect();
+      client = await checkout(this.pool);
     } catch (err) {
       throw new Database('acquiring a connection from the pool', err);
     }
@@ -316,6 +316,7 @@ export class PostgresStore extends StoreBase {
     // between statements (idle in transaction) would otherwise crash the process with an
     // unhandled 'error' event. The next statement on it fails and the caller sees Database.
     guardClient(client, this.logger);
+    client.removeListener('error', noop);
     return client;
   }
 
