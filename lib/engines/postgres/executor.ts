@@ -213,11 +213,8 @@ export class PoolExecutor implements Executor {
       return;
     }
     if (isConnectionError(failed)) {
-      // Its error event may have come before this executor listened: drop it here as well.
-      this.held = null;
-      this.heldBusy = false;
-      client.removeListener('error', this.onHeldError);
-      client.on('error', noop);
+      // Its error event may have come before this executor listened: drop it as that event would.
+      this.onHeldError();
       client.release(failed as Error);
       return;
     }

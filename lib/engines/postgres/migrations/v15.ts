@@ -3,6 +3,11 @@ import type { PostgresMigration } from '../migrations.js';
 import { COUNT_BUCKET_MS, dueBucket } from '../counts.sql.js';
 import { pgLiteral } from './v1-3.js';
 
+/** Migration 15's read of the newest floor (its own copy: the SQL a released migration ran never changes; migration 16 reads further). */
+function floorOf15(s: string, queue: string): string {
+  return `coalesce((SELECT f.floor FROM ${s}.queue_counts f WHERE f.queue = ${queue} AND f.floor IS NOT NULL ORDER BY f.floor DESC LIMIT 1), '0'::xid8)`;
+}
+
 /**
  * 15 counters read from the last fold on (issue #30, B12). Every counter delta row records the
  * transaction that wrote it (`xid`), and a fold's rows record a floor (`floor`): the oldest
@@ -15,11 +20,6 @@ import { pgLiteral } from './v1-3.js';
  * advisory lock; a fold that finds it held skips), and so does the repair `recount_queue_counts`,
  * which waits for it, so a fold never leaves a delta it saw behind.
  */
-/** Migration 15's read of the newest floor (its own copy: the SQL a released migration ran never changes; migration 16 reads further). */
-function floorOf15(s: string, queue: string): string {
-  return `coalesce((SELECT f.floor FROM ${s}.queue_counts f WHERE f.queue = ${queue} AND f.floor IS NOT NULL ORDER BY f.floor DESC LIMIT 1), '0'::xid8)`;
-}
-
 export const MIGRATION_15: PostgresMigration = {
   version: 15,
   name: 'counters from the last fold',
