@@ -15,12 +15,14 @@ export const REF_SQLITE_TABLE = 'CREATE TABLE t (id INTEGER PRIMARY KEY AUTOINCR
 export type Variant = readonly [name: string, op: (i: number) => unknown];
 
 /**
- * Warms each variant up (20 ops), then runs `chunks` rounds of `size` ops per
- * variant, forward in even rounds and backward in odd ones. Total ms per variant name.
+ * Warms each variant up (`warmup` ops: a server enqueues millions, so the
+ * figure is the steady state after the JIT has compiled the path, not its
+ * first hundred calls), then runs `chunks` rounds of `size` ops per variant,
+ * forward in even rounds and backward in odd ones. Total ms per variant name.
  */
-export async function interleave(variants: readonly Variant[], chunks: number, size: number): Promise<Map<string, number>> {
+export async function interleave(variants: readonly Variant[], chunks: number, size: number, warmup = 500): Promise<Map<string, number>> {
   const ms = new Map<string, number>(variants.map(([n]) => [n, 0]));
-  for (const [, op] of variants) for (let i = 0; i < 20; i++) await op(i);
+  for (const [, op] of variants) for (let i = 0; i < warmup; i++) await op(i);
   for (let c = 0; c < chunks; c++) {
     for (const [name, op] of c % 2 === 0 ? variants : [...variants].reverse()) {
       const t0 = performance.now();

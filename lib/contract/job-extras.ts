@@ -84,6 +84,11 @@ export function decodeHeaders(text: string | null | undefined): JobHeaders {
  */
 export type EnqueueHeadersHook = (headers: JobHeaders | undefined) => JobHeaders | undefined;
 
+/** The headers text of a job enqueued without options: the store's context headers alone (null when the hook adds none). */
+export function contextHeadersText(hook: EnqueueHeadersHook): string | null {
+  return encodeWithContext(undefined, hook);
+}
+
 function encodeWithContext(headers: JobHeaders | undefined, hook: EnqueueHeadersHook | null): string | null {
   const isPlain = headers === undefined || (headers !== null && typeof headers === 'object' && !Array.isArray(headers));
   if (!hook || !isPlain) return encodeHeaders(headers);

@@ -1,5 +1,5 @@
 import { encodePayload } from '../../contract/codec.js';
-import { bulkItems, validateUniqueKey } from '../../contract/job-extras.js';
+import { bulkItems, contextHeadersText, validateUniqueKey } from '../../contract/job-extras.js';
 import { resolveJobStamp, type JobOpts, type JobWrite, type QueueOpts } from '../../contract/options.js';
 import { resolveLimits, withSourcedKeys, type QueueLimits } from '../../contract/limits.js';
 import { resolveRateLimit } from '../../contract/queue-settings.js';
@@ -47,13 +47,17 @@ export class QueueHandle implements Queue, DeliveredAcker {
     return this[QUEUE_DRIVER];
   }
 
-  /** The queue's stamp when a job gives no options and no enqueue-headers hook runs: the same every time, so resolved once. */
+  /** The queue's stamp when a job gives no options: the same every time but for the hook's context headers, so resolved once. */
   private plainStamp: JobWrite | null = null;
 
   private stampOf(opts: JobOpts | undefined): JobWrite {
-    const headers = this.driver.enqueueHeaders;
-    if (opts !== undefined || headers !== null) return resolveJobStamp(this.opts, opts, headers);
-    return (this.plainStamp ??= Object.freeze(resolveJobStamp(this.opts, undefined, null)));
+    const hook = this.driver.enqueueHeaders;
+    if (opts !== undefined) return resolveJobStamp(this.opts, opts, hook);
+    const plain = (this.plainStamp ??= Object.freeze(resolveJobStamp(this.opts, undefined, null)));
+    if (hook === null) return plain;
+    // Only the headers can differ (the active trace span's context): the rest is not resolved again.
+    const headersText = contextHeadersText(hook);
+    return headersText === plain.headersText ? plain : { ...plain, headersText };
   }
 
   async enqueue(payload: unknown, opts?: JobOpts): Promise<number> {
