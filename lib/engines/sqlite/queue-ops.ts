@@ -61,8 +61,17 @@ export function* insertPlan(queue: string, payloadTexts: readonly string[], stam
   return { ids, wake };
 }
 
-/** {@link insertPlan} on the store's write connection, in the write transaction of `ctx`. */
+/** Statement sizes of a plain batch, largest first: a batch goes in as few statements as these make up. */
+const MULTI_ROW_SIZES = [100, 25, 5, 1] as const;
+const MULTI_ROW_SQL = new Map(MULTI_ROW_SIZES.map((n) => [n, Q.insertJobsSql(n)]));
+
+/**
+ * {@link insertPlan} on the store's write connection, in the write transaction of `ctx`. A batch of
+ * plain jobs (no unique, ordering or limit key: nothing to look up, every row alike but for its
+ * payload) goes in as multi-row statements instead, which insert the same rows in the same order.
+ */
 export function insertJobs(ctx: WriteCtx, queue: string, payloadTexts: readonly string[], stamp: JobWrite): number[] {
+  if (payloadTexts.length > 1 && stamp.uniqueKey === null && stamp.orderingKey === null && !hasLimitKey(stamp)) return insertPlainJobs(ctx, queue, payloadTexts, stamp);
   const conn = ctx.conn;
   const plan = insertPlan(queue, payloadTexts, stamp, ctx.now);
   let step = plan.next();
@@ -78,6 +87,26 @@ export function insertJobs(ctx: WriteCtx, queue: string, payloadTexts: readonly 
   }
   if (step.value.wake) ctx.wake(queueWakeChannel(queue));
   return step.value.ids;
+}
+
+function insertPlainJobs(ctx: WriteCtx, queue: string, payloadTexts: readonly string[], stamp: JobWrite): number[] {
+  const values = jobInsertParams(queue, '', stamp, ctx.now, false);
+  values.splice(1, 1); // the payload is per row
+  const shared: Record<string, unknown> = {};
+  Q.MULTI_ROW_SHARED.forEach((name, i) => (shared[name] = values[i]));
+  const ids: number[] = [];
+  let at = 0;
+  for (const size of MULTI_ROW_SIZES) {
+    while (payloadTexts.length - at >= size) {
+      const params = { ...shared };
+      for (let i = 0; i < size; i++) params[`p${i}`] = payloadTexts[at + i];
+      const last = Number(ctx.conn.stmt(MULTI_ROW_SQL.get(size)!).run(params).lastInsertRowid);
+      for (let id = last - size + 1; id <= last; id++) ids.push(id);
+      at += size;
+    }
+  }
+  ctx.wake(queueWakeChannel(queue));
+  return ids;
 }
 
 /**

@@ -8,6 +8,22 @@ export const INSERT_JOB = `INSERT INTO __alkstore_jobs
   (queue, state, payload, priority, attempts, max_attempts, visibility_timeout_ms, backoff_base_ms, dead_letter_retention_ms, run_at, enqueued_at, expires_at, headers, unique_key, ordering_key, blocked, concurrency_key, rate_key)
   VALUES (?, 'pending', ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
+/** The named values every row of {@link insertJobsSql} shares, in `INSERT_JOB`'s order without the payload. */
+export const MULTI_ROW_SHARED = ['queue', 'priority', 'maxAttempts', 'visibility', 'backoff', 'retention', 'runAt', 'now', 'expiresAt', 'headers', 'uniqueKey', 'orderingKey', 'blocked', 'concurrencyKey', 'rateKey'] as const;
+
+/**
+ * `INSERT_JOB` for `n` jobs that differ only in their payload: the shared values by the names of
+ * {@link MULTI_ROW_SHARED}, the payloads as `@p0` … `@p<n-1>`. The rows get consecutive ids in
+ * payload order (one statement under the write lock, AUTOINCREMENT).
+ */
+export function insertJobsSql(n: number): string {
+  const rows: string[] = [];
+  for (let i = 0; i < n; i++) rows.push(`(@queue, 'pending', @p${i}, @priority, 0, @maxAttempts, @visibility, @backoff, @retention, @runAt, @now, @expiresAt, @headers, @uniqueKey, @orderingKey, @blocked, @concurrencyKey, @rateKey)`);
+  return `INSERT INTO __alkstore_jobs
+  (queue, state, payload, priority, attempts, max_attempts, visibility_timeout_ms, backoff_base_ms, dead_letter_retention_ms, run_at, enqueued_at, expires_at, headers, unique_key, ordering_key, blocked, concurrency_key, rate_key)
+  VALUES ${rows.join(', ')}`;
+}
+
 /** The live job holding a unique key: queue, key. */
 export const LIVE_BY_UNIQUE_KEY = `SELECT id, state FROM __alkstore_jobs WHERE queue = ? AND unique_key = ? AND state IN ('pending', 'processing')`;
 /** Debounce: payload, headers, run_at, id. */
