@@ -60,6 +60,22 @@ describe('sqlite engine across processes (one file)', () => {
     r.close();
   });
 
+  it("wakes a listener here at once on another process's commit, without waiting for its poll (the wake file)", async () => {
+    // Polling every 10 minutes: only the poke of <database>-alkwake can deliver within the test's deadline.
+    const slow = await openSqliteStore({ path: db.location, wakeFallbackMs: 600_000 });
+    try {
+      for (const mode of ['notify', 'enqueue'] as const) {
+        const r = mode === 'notify' ? slow.listen('poked') : slow.queue('poked').listen();
+        const child = spawnChild(mode, db.location, 'poked');
+        expect(await r.recv(AbortSignal.timeout(20_000))).toEqual({ channel: r.channel });
+        await child.exited;
+        r.close();
+      }
+    } finally {
+      await slow.close();
+    }
+  });
+
   it('keeps every committed job when a process is killed inside a transaction', async () => {
     const child = spawnChild('crash', db.location, '25');
     await child.waitFor('inTx');

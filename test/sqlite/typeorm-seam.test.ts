@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource, type EntityManager, type QueryRunner } from 'typeorm';
 import { AlkstoreError } from '../../lib/contract/errors.js';
 import type { Store } from '../../lib/contract/types.js';
+import { openSqliteStore } from '../../lib/engines/sqlite/index.js';
 import { sqliteFile, type EngineDb } from '../helpers/engines.js';
 import { flowsThroughJoinedTx } from '../helpers/typeorm-flows.js';
 import { keyedEnqueuesThroughJoinedTx } from '../helpers/typeorm-keyed.js';
@@ -77,6 +78,22 @@ describe('sqlite engine joined to a TypeORM transaction (same file)', () => {
     expect(await rolledBack.recv(AbortSignal.abort())).toBeNull();
     expect(await queueWake.recv(AbortSignal.abort())).toBeNull();
     for (const r of [marker, rolledBack, queueWake]) r.close();
+  });
+
+  it("wakes this store's listener at once when TypeORM commits, without waiting for its poll (the wake file)", async () => {
+    // Polling every 10 minutes: only the poke after the joined commit can deliver within the deadline.
+    const slow = await openSqliteStore({ path: db.location, wakeFallbackMs: 600_000 });
+    try {
+      const wake = slow.queue('poked-by-orm').listen();
+      await slow.joinTransaction<EntityManager, unknown>((body) => ds.transaction(body), async (tx, em) => {
+        await em.query('INSERT INTO orders (note) VALUES (?)', ['poked']);
+        return tx.enqueue('poked-by-orm', { n: 1 });
+      });
+      expect(await wake.recv(AbortSignal.timeout(20_000))).toEqual({ channel: wake.channel });
+      wake.close();
+    } finally {
+      await slow.close();
+    }
   });
 
   it('makes the job claimable and wakes a listener when TypeORM commits', async () => {

@@ -23,6 +23,7 @@ import { sqliteInboxDriver } from './inbox.js';
 import { openTxOf, runInOpenTx, type OpenTx } from './tx-context.js';
 import { sqliteLockDriver } from './lock.js';
 import { Watcher } from './notify/watcher.js';
+import { WakeFile } from './notify/poke.js';
 import type { ResolvedSqliteOptions } from './options.js';
 import { insertJobs } from './queue-ops.js';
 import { QueueHandle } from '../shared/queue.js';
@@ -45,6 +46,8 @@ export class SqliteStore extends StoreBase implements SqliteCore {
   private isClosed = false;
   private readonly hub = new WakeHub();
   private readonly watcher: Watcher | null;
+  /** `<database>-alkwake`: poked after commits that wrote wake rows (file mode only). */
+  private readonly wakeFile: WakeFile | null;
   private readonly writer: Writer;
   private readonly deferredSync: DeferredSync | null;
   private readonly queueOptsByName = new Map<string, Required<QueueOpts>>();
@@ -94,7 +97,8 @@ export class SqliteStore extends StoreBase implements SqliteCore {
     this.handoff = options.localHandoff ? new HandoffRegistry() : null;
     this.maxPayloadBytes = options.maxPayloadBytes;
     this.enqueueHeaders = options.enqueueHeaders;
-    this.watcher = readConn ? new Watcher(readConn, this.hub, options.wakeFallbackMs, options.logger) : null;
+    this.wakeFile = options.memory ? null : new WakeFile(`${resolve(options.path)}-alkwake`);
+    this.watcher = readConn ? new Watcher(readConn, this.hub, options.wakeFallbackMs, options.logger, this.wakeFile) : null;
     this.deferredSync = claimConn ? new DeferredSync(claimConn, `${resolve(options.path)}-wal`, options.logger) : null;
     this.writer = new Writer(writeConn, options.memory, options.lockWaitTimeoutMs, {
       isClosed: () => this.isClosed,
@@ -105,6 +109,8 @@ export class SqliteStore extends StoreBase implements SqliteCore {
         // The watcher still carries them to other connections/processes; it skips these ids.
         this.watcher?.skipOwn(notifyIds);
         for (const c of channels) this.hub.wake(c);
+        // Other stores on this file (other processes) read the rows now instead of at their next poll.
+        this.wakeFile?.poke();
       },
     }, this.deferredSync, new WriteTickets(options.memory || !options.writeFairness ? null : resolve(options.path)));
     this.outcomes = new OutcomeCounter(
@@ -185,7 +191,7 @@ export class SqliteStore extends StoreBase implements SqliteCore {
       if (revoked) throw revoked;
     };
     try {
-      return await open(async (external) => {
+      const committed = await open(async (external) => {
         check();
         const runner = activeQueryRunner(external, 'joinManager');
         const ops = new ExternalTxOps(this, runner, check);
@@ -196,6 +202,9 @@ export class SqliteStore extends StoreBase implements SqliteCore {
         check();
         return result;
       });
+      // The caller's ORM committed: its wake rows reach the watchers now (this store's too: it has no commit hook here).
+      this.wakeFile?.poke();
+      return committed;
     } finally {
       hold.release();
     }
@@ -219,6 +228,7 @@ export class SqliteStore extends StoreBase implements SqliteCore {
     this.readConn?.close();
     this.writeConn.close();
     this.writer.tickets.close();
+    this.wakeFile?.close();
   }
 
   // ---- internals ----

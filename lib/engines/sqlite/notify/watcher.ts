@@ -3,13 +3,15 @@ import type { StoreLogger } from '../../../contract/types.js';
 import type { WakeHub } from '../../../internal/wake-hub.js';
 import { isBusy, type SqliteConn } from '../connection.js';
 import { MAX_NOTIFY_ID_SQL, NOTIFY_AFTER_SQL } from './notify-log.js';
+import type { WakeFile } from './poke.js';
 
 /**
  * Turns committed wake rows into in-process wakes. `PRAGMA data_version` on
  * the watcher's own read connection changes whenever any other connection
  * commits (this store's writer, a TypeORM connection, another process); on a
  * change it reads the wake rows after the last id it saw. It polls every
- * `intervalMs` only while someone listens. The store's own commits wake this
+ * `intervalMs` only while someone listens, and at once when a store pokes the
+ * database's wake file (see {@link WakeFile}). The store's own commits wake this
  * process's receivers directly (synchronously after COMMIT, see `SqliteStore`)
  * and hand their row ids to `skipOwn`, so the watcher does not wake them a
  * second time when it reads those rows.
@@ -27,6 +29,7 @@ export class Watcher {
     private readonly hub: WakeHub,
     private readonly intervalMs: number,
     private readonly logger: StoreLogger,
+    private readonly wakeFile: WakeFile | null = null,
   ) {}
 
   /**
@@ -49,10 +52,14 @@ export class Watcher {
     this.check(true);
   }
 
-  /** Starts polling if someone listens and it is not running. */
+  /** Starts polling (and watching the wake file) if someone listens and it is not running. */
   ensureRunning(): void {
-    if (this.timer === undefined && !this.stopped && this.hub.size > 0) this.schedule();
+    if (this.timer !== undefined || this.stopped || this.hub.size === 0) return;
+    this.wakeFile?.watch(this.onPoke);
+    this.schedule();
   }
+
+  private readonly onPoke = (): void => this.check(false);
 
   /**
    * After one of our own commits whose channels were already woken in-process:
@@ -66,6 +73,7 @@ export class Watcher {
 
   stop(): void {
     this.stopped = true;
+    this.wakeFile?.unwatch();
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
   }
@@ -73,7 +81,11 @@ export class Watcher {
   private schedule(): void {
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      if (this.stopped || this.hub.size === 0) return;
+      if (this.stopped) return;
+      if (this.hub.size === 0) {
+        this.wakeFile?.unwatch();
+        return;
+      }
       this.check(false);
       this.ensureRunning();
     }, this.intervalMs);
