@@ -1,3 +1,6 @@
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sqliteFile, waitFor, type EngineDb } from '../helpers/engines.js';
 import type { Store } from '../../lib/contract/types.js';
@@ -64,15 +67,66 @@ describe('sqlite engine across processes (one file)', () => {
     // Polling every 10 minutes: only the poke of <database>-alkwake can deliver within the test's deadline.
     const slow = await openSqliteStore({ path: db.location, wakeFallbackMs: 600_000 });
     try {
-      for (const mode of ['notify', 'enqueue'] as const) {
-        const r = mode === 'notify' ? slow.listen('poked') : slow.queue('poked').listen();
+      for (const mode of ['notify-hold', 'enqueue-hold'] as const) {
+        const r = mode === 'notify-hold' ? slow.listen('poked') : slow.queue('poked').listen();
+        // The child stays open after its commit: only its poke, not its close, can be what wakes.
         const child = spawnChild(mode, db.location, 'poked');
-        expect(await r.recv(AbortSignal.timeout(20_000))).toEqual({ channel: r.channel });
-        await child.exited;
-        r.close();
+        try {
+          expect(await r.recv(AbortSignal.timeout(20_000))).toEqual({ channel: r.channel });
+        } finally {
+          child.proc.kill('SIGKILL');
+          await child.exited;
+          r.close();
+        }
       }
     } finally {
       await slow.close();
+    }
+  });
+
+  it("hears another store's poke at once while it pokes for its own commits", async () => {
+    const slow = await openSqliteStore({ path: db.location, wakeFallbackMs: 600_000 });
+    try {
+      const own = slow.queue('own-pokes').listen();
+      const r = slow.listen('foreign-poke');
+      for (let i = 0; i < 20; i++) {
+        await slow.queue('own-pokes').enqueue({ i });
+        await own.recv(AbortSignal.timeout(5_000)); // woken in-process, by its commit hook
+      }
+      // The store does not hear its own pokes (the wake directory's events name each store's
+      // file), and the kernel merges repeated events of one file only, so the first foreign poke
+      // is heard; one more try is allowed for a receiver still attaching.
+      let sent = 0;
+      let woke = false;
+      void r.recv(AbortSignal.timeout(20_000)).then(() => (woke = true), () => undefined);
+      await waitFor('the foreign poke to wake', async () => {
+        if (!woke) {
+          sent++;
+          await store.notify('foreign-poke');
+        }
+        return woke;
+      }, 20_000, 50);
+      expect(sent).toBeLessThanOrEqual(2);
+      own.close();
+      r.close();
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it("removes its wake file on close, and the wake directory with the last store's", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'alk-wakedir-'));
+    const path = join(dir, 'w.db');
+    try {
+      const a = await openSqliteStore({ path });
+      const b = await openSqliteStore({ path });
+      expect(readdirSync(`${path}-alkwake`)).toHaveLength(2);
+      await a.close();
+      expect(readdirSync(`${path}-alkwake`)).toHaveLength(1);
+      await b.close();
+      expect(existsSync(`${path}-alkwake`)).toBe(false);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

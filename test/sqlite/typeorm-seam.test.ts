@@ -80,12 +80,12 @@ describe('sqlite engine joined to a TypeORM transaction (same file)', () => {
     for (const r of [marker, rolledBack, queueWake]) r.close();
   });
 
-  it("wakes this store's listener at once when TypeORM commits, without waiting for its poll (the wake file)", async () => {
+  it("wakes another store's listener at once when TypeORM commits, without waiting for its poll (the wake file)", async () => {
     // Polling every 10 minutes: only the poke after the joined commit can deliver within the deadline.
     const slow = await openSqliteStore({ path: db.location, wakeFallbackMs: 600_000 });
     try {
       const wake = slow.queue('poked-by-orm').listen();
-      await slow.joinTransaction<EntityManager, unknown>((body) => ds.transaction(body), async (tx, em) => {
+      await store.joinTransaction<EntityManager, unknown>((body) => ds.transaction(body), async (tx, em) => {
         await em.query('INSERT INTO orders (note) VALUES (?)', ['poked']);
         return tx.enqueue('poked-by-orm', { n: 1 });
       });

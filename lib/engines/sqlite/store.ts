@@ -202,7 +202,9 @@ export class SqliteStore extends StoreBase implements SqliteCore {
         check();
         return result;
       });
-      // The caller's ORM committed: its wake rows reach the watchers now (this store's too: it has no commit hook here).
+      // The caller's ORM committed: other stores' watchers read its wake rows now. This store's
+      // receivers learn of it at the next poll, as before the wake file (a store's watcher does
+      // not hear its own pokes).
       this.wakeFile?.poke();
       return committed;
     } finally {

@@ -1,36 +1,47 @@
 // SQLite only: a file-change nudge after commits that wrote wake rows, so watchers in other processes read them at once instead of at their next data_version poll; PostgreSQL's NOTIFY already pushes.
-import { closeSync, openSync, watch, writeSync, type FSWatcher } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { closeSync, mkdirSync, openSync, rmdirSync, unlinkSync, watch, writeSync, type FSWatcher } from 'node:fs';
+import { join } from 'node:path';
 
 const BYTE = new Uint8Array([1]);
 
 /**
- * The wake file beside a database, `<database>-alkwake`: one byte is written
- * to it (at offset 0, never fsynced, the file stays one byte long) after
- * every commit of this store that wrote wake rows, and after every
- * `joinTransaction` commit. Every store watching the same database watches
- * the file for changes (`fs.watch`: inotify on Linux, FSEvents or kqueue on
- * macOS) and reads the wake rows at once. The byte is written after COMMIT
- * returned, so a watcher that reads on the event sees the commit.
+ * The wake directory beside a database, `<database>-alkwake/`: each store
+ * owns a one-byte file in it, named at random, and writes that byte (at
+ * offset 0, never fsynced) after every commit of its own that wrote wake
+ * rows. Every listening store on the database watches the directory
+ * (`fs.watch`: inotify on Linux, FSEvents or kqueue on macOS) and, on a
+ * change to another store's file, reads the wake rows at once; the change
+ * event names the file, so a store skips its own pokes without counting
+ * them (the kernel merges repeated events of one file, never of two). The
+ * byte is written after COMMIT returned, so a watcher that reads on the
+ * event sees the commit.
  *
- * The file carries no data and is never read: a missed or spurious event
+ * The files carry no data and are never read: a missed or spurious event
  * costs nothing but a `PRAGMA data_version`, and polling every
  * `wakeFallbackMs` still finds commits of writers that do not poke (a
  * TypeORM connection of its own, the sqlite3 shell, an older alkstore). A
  * directory the store cannot write, or a platform without file watching,
- * leaves polling alone, as before.
+ * leaves polling alone. A store removes its file on close, and the
+ * directory when it is the last; a crashed process leaves its one-byte file
+ * behind, which nothing reads.
  */
 export class WakeFile {
+  private readonly name = `${randomBytes(6).toString('hex')}.${process.pid}`;
   private fd: number | null = null;
+  private created = false;
   private watcher: FSWatcher | null = null;
 
-  constructor(private readonly path: string) {
-    try {
-      // 'a' creates the file without truncating another store's; writeSync with a position then overwrites byte 0.
-      this.fd = openSync(path, 'a');
-      closeSync(this.fd);
-      this.fd = openSync(path, 'r+');
-    } catch {
-      this.fd = null;
+  constructor(private readonly dir: string) {
+    // Twice: a store closing at this moment may remove the directory between the two calls.
+    for (let i = 0; i < 2 && this.fd === null; i++) {
+      try {
+        mkdirSync(dir, { recursive: true });
+        this.fd = openSync(join(dir, this.name), 'w');
+        this.created = true;
+      } catch {
+        this.fd = null;
+      }
     }
   }
 
@@ -44,13 +55,15 @@ export class WakeFile {
     }
   }
 
-  /** Calls `onChange` whenever any store pokes (until `unwatch`); false when the file cannot be watched. */
+  /** Calls `onChange` whenever another store pokes (until `unwatch`); false when the directory cannot be watched. */
   watch(onChange: () => void): boolean {
     if (this.watcher !== null) return true;
     if (this.fd === null) return false;
     try {
       // Not persistent: the watcher's fallback timer is what keeps a listening process alive.
-      const w = watch(this.path, { persistent: false }, onChange);
+      const w = watch(this.dir, { persistent: false }, (_event, file) => {
+        if (file !== this.name) onChange();
+      });
       w.on('error', () => this.unwatch());
       this.watcher = w;
       return true;
@@ -69,9 +82,18 @@ export class WakeFile {
     }
   }
 
+  /** Stops watching and removes this store's file, and the directory when no other store's file is left. */
   close(): void {
     this.unwatch();
     this.closeFd();
+    if (!this.created) return;
+    this.created = false;
+    try {
+      unlinkSync(join(this.dir, this.name));
+      rmdirSync(this.dir);
+    } catch {
+      // another store's file is still there, or already removed
+    }
   }
 
   private closeFd(): void {
