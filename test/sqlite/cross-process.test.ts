@@ -64,7 +64,7 @@ describe('sqlite engine across processes (one file)', () => {
   });
 
   it("wakes a listener here at once on another process's commit, without waiting for its poll (the wake file)", async () => {
-    // Polling every 10 minutes: only the poke of <database>-alkwake can deliver within the test's deadline.
+    // Polling every 10 minutes: only the child's poke in <database>-alkwake/ can deliver within the test's deadline.
     const slow = await openSqliteStore({ path: db.location, wakeFallbackMs: 600_000 });
     try {
       for (const mode of ['notify-hold', 'enqueue-hold'] as const) {

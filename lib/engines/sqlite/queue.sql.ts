@@ -3,9 +3,12 @@
 export const JOB_COLUMNS =
   'id, queue, state, payload, priority, attempts, max_attempts, visibility_timeout_ms, backoff_base_ms, dead_letter_retention_ms, run_at, enqueued_at, expires_at, claimed_until, last_error, died_at, headers, unique_key, ordering_key, concurrency_key, rate_key';
 
+/** The columns a new pending job is inserted with, `INSERT_JOB`'s and {@link insertJobsSql}'s. */
+const INSERT_JOB_INTO = `INSERT INTO __alkstore_jobs
+  (queue, state, payload, priority, attempts, max_attempts, visibility_timeout_ms, backoff_base_ms, dead_letter_retention_ms, run_at, enqueued_at, expires_at, headers, unique_key, ordering_key, blocked, concurrency_key, rate_key)`;
+
 /** queue, payload, priority, max_attempts, visibility_timeout_ms, backoff_base_ms, dead_letter_retention_ms, run_at, enqueued_at, expires_at, headers, unique_key, ordering_key, blocked */
-export const INSERT_JOB = `INSERT INTO __alkstore_jobs
-  (queue, state, payload, priority, attempts, max_attempts, visibility_timeout_ms, backoff_base_ms, dead_letter_retention_ms, run_at, enqueued_at, expires_at, headers, unique_key, ordering_key, blocked, concurrency_key, rate_key)
+export const INSERT_JOB = `${INSERT_JOB_INTO}
   VALUES (?, 'pending', ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 /** The named values every row of {@link insertJobsSql} shares, in `INSERT_JOB`'s order without the payload. */
@@ -19,8 +22,7 @@ export const MULTI_ROW_SHARED = ['queue', 'priority', 'maxAttempts', 'visibility
 export function insertJobsSql(n: number): string {
   const rows: string[] = [];
   for (let i = 0; i < n; i++) rows.push(`(@queue, 'pending', @p${i}, @priority, 0, @maxAttempts, @visibility, @backoff, @retention, @runAt, @now, @expiresAt, @headers, @uniqueKey, @orderingKey, @blocked, @concurrencyKey, @rateKey)`);
-  return `INSERT INTO __alkstore_jobs
-  (queue, state, payload, priority, attempts, max_attempts, visibility_timeout_ms, backoff_base_ms, dead_letter_retention_ms, run_at, enqueued_at, expires_at, headers, unique_key, ordering_key, blocked, concurrency_key, rate_key)
+  return `${INSERT_JOB_INTO}
   VALUES ${rows.join(', ')}`;
 }
 

@@ -46,7 +46,7 @@ export class SqliteStore extends StoreBase implements SqliteCore {
   private isClosed = false;
   private readonly hub = new WakeHub();
   private readonly watcher: Watcher | null;
-  /** `<database>-alkwake`: poked after commits that wrote wake rows (file mode only). */
+  /** This store's file in `<database>-alkwake/`: poked after commits that wrote wake rows (file mode only). */
   private readonly wakeFile: WakeFile | null;
   private readonly writer: Writer;
   private readonly deferredSync: DeferredSync | null;
