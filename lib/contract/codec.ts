@@ -77,6 +77,43 @@ function nonPlainReason(v: object): string {
 }
 
 /**
+ * Whether {@link findUnsafe} would find nothing, without the bookkeeping that names a path: the
+ * common case of a plain payload walks once with no allocation. A cycle shows here as nesting past
+ * {@link MAX_PAYLOAD_DEPTH}; any false answer is explained by `findUnsafe`, which runs only then.
+ */
+function isPlainJson(v: unknown, depth: number, size: SizeBound): boolean {
+  switch (typeof v) {
+    case 'string':
+      size.atLeast += v.length;
+      return size.atLeast <= size.max;
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(v);
+    case 'object':
+      break;
+    default:
+      return false;
+  }
+  if (v === null) return true;
+  if (depth >= MAX_PAYLOAD_DEPTH) return false;
+  const proto = Object.getPrototypeOf(v) as unknown;
+  if (Array.isArray(v)) {
+    if (proto !== Array.prototype) return false;
+    for (let i = 0; i < v.length; i++) if (!isPlainJson(v[i], depth + 1, size)) return false;
+    return true;
+  }
+  if (proto !== Object.prototype && proto !== null) return false;
+  for (const key of Object.keys(v)) {
+    const child = (v as Record<string, unknown>)[key];
+    if (child === undefined) continue;
+    size.atLeast += key.length;
+    if (!isPlainJson(child, depth + 1, size)) return false;
+  }
+  return true;
+}
+
+/**
  * The first value under `v` that JSON would lose or refuse, as `[path, reason]`, or null.
  * Recursion stops at {@link MAX_PAYLOAD_DEPTH}, so no payload can exhaust the stack here.
  */
@@ -143,10 +180,12 @@ function findUnsafe(v: unknown, path: Path, stack: Set<object>, size: SizeBound)
  * UTF-8 bytes is {@link PayloadTooLarge}. Nothing is written before this runs.
  */
 export function encodePayload(value: unknown, what = 'payload', maxBytes: number = DEFAULT_MAX_PAYLOAD_BYTES): string {
-  const size: SizeBound = { atLeast: 0, max: maxBytes };
-  const bad = findUnsafe(value, [], new Set(), size);
-  if (bad?.[1] === TOO_LARGE) throw PayloadTooLarge.atLeast(what, size.atLeast, maxBytes);
-  if (bad) throw new Codec(pathText(what, bad[0]), bad[1]);
+  if (!isPlainJson(value, 0, { atLeast: 0, max: maxBytes })) {
+    const size: SizeBound = { atLeast: 0, max: maxBytes };
+    const bad = findUnsafe(value, [], new Set(), size);
+    if (bad?.[1] === TOO_LARGE) throw PayloadTooLarge.atLeast(what, size.atLeast, maxBytes);
+    if (bad) throw new Codec(pathText(what, bad[0]), bad[1]);
+  }
   let text: string;
   try {
     text = JSON.stringify(value);

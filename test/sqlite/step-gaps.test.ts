@@ -47,4 +47,43 @@ describe('SQLite numbered steps (engine-only): gaps', () => {
       await db.destroy();
     }
   });
+
+  it('step 17 gives a file from before batch counting the precounted column and the insert trigger that skips it, and counts stay exact', async () => {
+    const db = await sqliteFile.create();
+    try {
+      const s1 = await db.open();
+      await s1.queue('pc').enqueueMany([1, 2, 3]);
+      await s1.close();
+      // What a build before step 17 left: the insert trigger counts every row, and the column is not there.
+      const raw = new Database(db.location);
+      raw.exec(`DROP TRIGGER __alkstore_jobs_count_insert;
+        ALTER TABLE __alkstore_jobs DROP COLUMN precounted;
+        CREATE TRIGGER __alkstore_jobs_count_insert AFTER INSERT ON __alkstore_jobs BEGIN
+          INSERT INTO __alkstore_queue_counts (queue, state, due_bucket, n) VALUES (NEW.queue, NEW.state, 0, 1)
+            ON CONFLICT (queue, state, due_bucket) DO UPDATE SET n = n + 1;
+        END;
+        DELETE FROM __alkstore_meta WHERE key = 'migration:17';
+        UPDATE __alkstore_meta SET value = 14 WHERE key = 'schema_version';`);
+      raw.close();
+      const s2 = await db.open();
+      try {
+        const q = s2.queue('pc');
+        await q.enqueueMany([4, 5, 6, 7]);
+        await q.enqueue(8);
+        await q.enqueueMany(['a', 'b'], { delayMs: 600_000 });
+        expect(await q.stats()).toMatchObject({ pending: 10, scheduled: 2 });
+      } finally {
+        await s2.close();
+      }
+      const check = new Database(db.location, { readonly: true });
+      // The batches' rows carry the mark; the single enqueue's row does not, and the trigger counted it.
+      expect(check.prepare('SELECT payload, precounted FROM __alkstore_jobs ORDER BY id').all()).toEqual(
+        ['1', '2', '3', '4', '5', '6', '7', '8', '"a"', '"b"'].map((payload, i) => ({ payload, precounted: i < 3 || i === 7 ? null : 1 })),
+      );
+      expect(check.prepare("SELECT value FROM __alkstore_meta WHERE key = 'schema_version'").pluck().get()).toBe(SCHEMA_VERSION);
+      check.close();
+    } finally {
+      await db.destroy();
+    }
+  });
 });

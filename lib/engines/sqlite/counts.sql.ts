@@ -1,5 +1,5 @@
 /**
- * Per-queue job counters for `stats()` in constant time (SQLite step 4).
+ * Per-queue job counters for `stats()` in constant time (SQLite step 4; plain batches count themselves, step 17).
  *
  * Row triggers on `__alkstore_jobs` keep one counter row per (queue, state, due
  * bucket), written in the same transaction as the change (SQLite has one writer
@@ -27,6 +27,27 @@ function add(row: 'NEW' | 'OLD', delta: 1 | -1): string {
     ON CONFLICT (queue, state, due_bucket) DO UPDATE SET n = n + ${delta};`;
 }
 
+/**
+ * The insert trigger counts every new row except those inserted with `precounted = 1`: a plain
+ * batch's multi-row statements (queue-ops.ts) set it and count the whole batch with one
+ * {@link COUNT_PLAIN_BATCH} in the same transaction, instead of one counter upsert per row. Any
+ * other insert (the engine's one-row statements, an application's own SQL) leaves the column NULL
+ * and is counted here. Step 17 recreates it on files made before the column existed.
+ */
+export const INSERT_TRIGGER = `DROP TRIGGER IF EXISTS __alkstore_jobs_count_insert;
+CREATE TRIGGER __alkstore_jobs_count_insert AFTER INSERT ON __alkstore_jobs WHEN NEW.precounted IS NULL BEGIN
+  ${add('NEW', 1)}
+END;`;
+
+/**
+ * Counts @n rows a plain batch inserted with `precounted = 1` (queue @queue, pending, run_at
+ * @runAt): what the insert trigger would have written for each, as one upsert, bucketed by this
+ * statement's clock as every counter change is.
+ */
+export const COUNT_PLAIN_BATCH = `INSERT INTO __alkstore_queue_counts (queue, state, due_bucket, n)
+  VALUES (@queue, 'pending', CASE WHEN @runAt / ${COUNT_BUCKET_MS} > ${CUR} THEN @runAt / ${COUNT_BUCKET_MS} ELSE 0 END, @n)
+  ON CONFLICT (queue, state, due_bucket) DO UPDATE SET n = n + excluded.n`;
+
 /** Step 4 (idempotent): the counters table, its triggers, and counts of the rows already there. */
 export const QUEUE_COUNTS_STEP = `
 CREATE TABLE IF NOT EXISTS __alkstore_queue_counts (
@@ -37,10 +58,7 @@ CREATE TABLE IF NOT EXISTS __alkstore_queue_counts (
   PRIMARY KEY (queue, state, due_bucket)
 ) WITHOUT ROWID;
 
-DROP TRIGGER IF EXISTS __alkstore_jobs_count_insert;
-CREATE TRIGGER __alkstore_jobs_count_insert AFTER INSERT ON __alkstore_jobs BEGIN
-  ${add('NEW', 1)}
-END;
+${INSERT_TRIGGER}
 DROP TRIGGER IF EXISTS __alkstore_jobs_count_delete;
 CREATE TRIGGER __alkstore_jobs_count_delete AFTER DELETE ON __alkstore_jobs BEGIN
   ${add('OLD', -1)}

@@ -1,10 +1,10 @@
 import { AlkstoreError } from '../../contract/errors.js';
 import type { SqliteConn } from './connection.js';
-import { QUEUE_COUNTS_STEP } from './counts.sql.js';
+import { INSERT_TRIGGER, QUEUE_COUNTS_STEP } from './counts.sql.js';
 import { LIMITS_COLUMNS, LIMITS_DDL, LIMITS_INDEX_DDL } from './limits.js';
 
 /** Version of the `__alkstore_*` tables this build reads and writes: the newest numbered step (SQLITE_MIGRATIONS). */
-export const SCHEMA_VERSION = 14;
+export const SCHEMA_VERSION = 17;
 
 // Throughput minutes for the dashboard (step 6), written by the store's outcome counter every few seconds.
 const THROUGHPUT_DDL = `
@@ -160,7 +160,8 @@ CREATE TABLE IF NOT EXISTS __alkstore_jobs (
   blocked INTEGER NOT NULL DEFAULT 0,
   progress TEXT,
   concurrency_key TEXT,
-  rate_key TEXT
+  rate_key TEXT,
+  precounted INTEGER
 );
 CREATE INDEX IF NOT EXISTS __alkstore_jobs_processing
   ON __alkstore_jobs (queue, claimed_until) WHERE state = 'processing';
@@ -263,6 +264,9 @@ export interface SqliteMigration {
   readonly addColumns?: readonly { readonly table: string; readonly column: string; readonly type: string }[];
 }
 
+/** `__alkstore_jobs.precounted`: 1 on rows whose insert counted them itself (counts.sql.ts, INSERT_TRIGGER). */
+const PRECOUNTED_COLUMN = { table: '__alkstore_jobs', column: 'precounted', type: 'INTEGER' } as const;
+
 /** Upgrades applied, in order, to existing files that lack them. Fresh files get the full DDL instead. */
 export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([
   {
@@ -278,7 +282,8 @@ DROP INDEX IF EXISTS __alkstore_jobs_pending;
   },
   // Per-queue counters kept by triggers, so stats() does not count rows (counts.sql.ts). Idempotent:
   // fresh files run it too, and so does a file whose version passed 4 before this step existed.
-  { version: 4, name: 'queue counters', sql: QUEUE_COUNTS_STEP },
+  // The insert trigger reads NEW.precounted (step 17), so the column comes first.
+  { version: 4, name: 'queue counters', sql: QUEUE_COUNTS_STEP, addColumns: [PRECOUNTED_COLUMN] },
   {
     version: 5,
     name: 'cron schedules',
@@ -300,6 +305,8 @@ ALTER TABLE __alkstore_schedules ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;
   { version: 12, name: 'per-key and global limits', sql: LIMITS_DDL, addColumns: LIMITS_COLUMNS },
   { version: 13, name: 'per-minute queue latency', sql: LATENCY_DDL },
   { version: 14, name: 'job attempts', sql: ATTEMPTS_DDL },
+  // Plain batches count themselves with one upsert; the insert trigger skips their rows (counts.sql.ts).
+  { version: 17, name: 'batch-counted inserts', sql: INSERT_TRIGGER, addColumns: [PRECOUNTED_COLUMN] },
 ]);
 
 /**

@@ -3,9 +3,11 @@
 export const JOB_COLUMNS =
   'id, queue, state, payload, priority, attempts, max_attempts, visibility_timeout_ms, backoff_base_ms, dead_letter_retention_ms, run_at, enqueued_at, expires_at, claimed_until, last_error, died_at, headers, unique_key, ordering_key, concurrency_key, rate_key';
 
-/** The columns a new pending job is inserted with, `INSERT_JOB`'s and {@link insertJobsSql}'s. */
+/** The columns a new pending job is inserted with, `INSERT_JOB`'s and (with `precounted`) {@link insertJobsSql}'s. */
+const INSERT_JOB_COLUMNS =
+  'queue, state, payload, priority, attempts, max_attempts, visibility_timeout_ms, backoff_base_ms, dead_letter_retention_ms, run_at, enqueued_at, expires_at, headers, unique_key, ordering_key, blocked, concurrency_key, rate_key';
 const INSERT_JOB_INTO = `INSERT INTO __alkstore_jobs
-  (queue, state, payload, priority, attempts, max_attempts, visibility_timeout_ms, backoff_base_ms, dead_letter_retention_ms, run_at, enqueued_at, expires_at, headers, unique_key, ordering_key, blocked, concurrency_key, rate_key)`;
+  (${INSERT_JOB_COLUMNS})`;
 
 /** queue, payload, priority, max_attempts, visibility_timeout_ms, backoff_base_ms, dead_letter_retention_ms, run_at, enqueued_at, expires_at, headers, unique_key, ordering_key, blocked */
 export const INSERT_JOB = `${INSERT_JOB_INTO}
@@ -17,12 +19,14 @@ export const MULTI_ROW_SHARED = ['queue', 'priority', 'maxAttempts', 'visibility
 /**
  * `INSERT_JOB` for `n` jobs that differ only in their payload: the shared values by the names of
  * {@link MULTI_ROW_SHARED}, the payloads as `@p0` … `@p<n-1>`. The rows get consecutive ids in
- * payload order (one statement under the write lock, AUTOINCREMENT).
+ * payload order (one statement under the write lock, AUTOINCREMENT). They go in `precounted`: the
+ * insert trigger skips them, and the caller counts the batch with `COUNT_PLAIN_BATCH` (counts.sql.ts).
  */
 export function insertJobsSql(n: number): string {
   const rows: string[] = [];
-  for (let i = 0; i < n; i++) rows.push(`(@queue, 'pending', @p${i}, @priority, 0, @maxAttempts, @visibility, @backoff, @retention, @runAt, @now, @expiresAt, @headers, @uniqueKey, @orderingKey, @blocked, @concurrencyKey, @rateKey)`);
-  return `${INSERT_JOB_INTO}
+  for (let i = 0; i < n; i++) rows.push(`(@queue, 'pending', @p${i}, @priority, 0, @maxAttempts, @visibility, @backoff, @retention, @runAt, @now, @expiresAt, @headers, @uniqueKey, @orderingKey, @blocked, @concurrencyKey, @rateKey, 1)`);
+  return `INSERT INTO __alkstore_jobs
+  (${INSERT_JOB_COLUMNS}, precounted)
   VALUES ${rows.join(', ')}`;
 }
 
