@@ -9,7 +9,7 @@ import type { Chart, Series } from '../scale/charts.js';
 
 type Summaries = Record<string, Record<string, { median: number }>>;
 
-/** Wake bars above this p50 (a polling system at its defaults) are left out of the chart and named in its title. */
+/** Wake bars above this p50 (a polling system at its defaults) are left out of the chart and named under its x axis. */
 const WAKE_CHART_MAX_MS = 100;
 
 export function headlineCharts(summary: Summaries, scale: Metrics | null): Chart[] {
@@ -45,7 +45,7 @@ export function headlineCharts(summary: Summaries, scale: Metrics | null): Chart
     series[3]!.points.push({ x: 'bare NOTIFY', y: scale['B3x.postgres.notify_p99_ms']! });
   }
   // A system that finds new jobs by polling (pg-boss's default 2 s) would flatten every other bar on
-  // a linear scale: it is left out of the bars and named in the title with its p50.
+  // a linear scale: it is left out of the bars and named under the x axis with its p50.
   const polling = series[0]!.points.filter((p) => p.y > WAKE_CHART_MAX_MS);
   for (const s of series) s.points = s.points.filter((p) => !polling.some((q) => q.x === p.x));
   if (series.some((s) => s.points.length > 0)) {

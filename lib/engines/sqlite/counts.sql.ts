@@ -18,8 +18,13 @@ export const COUNT_BUCKET_MS = 10_000;
 const NOW = "CAST(unixepoch('subsec') * 1000 AS INTEGER)";
 const CUR = `(${NOW} / ${COUNT_BUCKET_MS})`;
 
+/** The due bucket of a row in `state` with `runAt` (SQL expressions), by the statement's clock. */
+function dueBucket(state: string, runAt: string): string {
+  return `CASE WHEN ${state} = 'pending' AND ${runAt} / ${COUNT_BUCKET_MS} > ${CUR} THEN ${runAt} / ${COUNT_BUCKET_MS} ELSE 0 END`;
+}
+
 function bucket(row: 'NEW' | 'OLD'): string {
-  return `CASE WHEN ${row}.state = 'pending' AND ${row}.run_at / ${COUNT_BUCKET_MS} > ${CUR} THEN ${row}.run_at / ${COUNT_BUCKET_MS} ELSE 0 END`;
+  return dueBucket(`${row}.state`, `${row}.run_at`);
 }
 
 function add(row: 'NEW' | 'OLD', delta: 1 | -1): string {
@@ -45,7 +50,7 @@ END;`;
  * statement's clock as every counter change is.
  */
 export const COUNT_PLAIN_BATCH = `INSERT INTO __alkstore_queue_counts (queue, state, due_bucket, n)
-  VALUES (@queue, 'pending', CASE WHEN @runAt / ${COUNT_BUCKET_MS} > ${CUR} THEN @runAt / ${COUNT_BUCKET_MS} ELSE 0 END, @n)
+  VALUES (@queue, 'pending', ${dueBucket("'pending'", '@runAt')}, @n)
   ON CONFLICT (queue, state, due_bucket) DO UPDATE SET n = n + excluded.n`;
 
 /** Step 4 (idempotent): the counters table, its triggers, and counts of the rows already there. */
