@@ -48,7 +48,9 @@ interface Checkout {
 
 async function loadCheckout(dir: string): Promise<Checkout> {
   const open = await loadOpen(dir);
-  const mod = (await import(pathToFileURL(join(resolve(dir), 'lib/nest/workers/queue-worker.js')).href)) as { QueueWorker: WorkerCtor };
+  const mod = (await import(pathToFileURL(join(resolve(dir), 'lib/nest/workers/queue-worker.js')).href)) as {
+    QueueWorker: WorkerCtor;
+  };
   return { open, Worker: mod.QueueWorker };
 }
 
@@ -62,7 +64,11 @@ interface Side {
   lat: number[];
 }
 
-const logger = { log: () => undefined, warn: (m: string) => process.stderr.write(`${m}\n`), error: (m: string) => process.stderr.write(`${m}\n`) };
+const logger = {
+  log: () => undefined,
+  warn: (m: string) => process.stderr.write(`${m}\n`),
+  error: (m: string) => process.stderr.write(`${m}\n`),
+};
 
 async function side(name: string, c: Checkout, store: Store): Promise<Side> {
   const queue = store.queue('b3');
@@ -133,10 +139,15 @@ async function rotate(a: Side, b: Side, between?: () => Promise<void>): Promise<
   }
 }
 
-const line = (s: Side): string => `${s.name}: enqueue→handler p50 ${pct(s.lat, 50).toFixed(2)} ms (p95 ${pct(s.lat, 95).toFixed(2)})`;
+const line = (s: Side): string =>
+  `${s.name}: enqueue→handler p50 ${pct(s.lat, 50).toFixed(2)} ms (p95 ${pct(s.lat, 95).toFixed(2)})`;
 
 const [A, B] = await Promise.all([loadCheckout(dirA), loadCheckout(dirB)]);
-const out: string[] = [`A = ${resolve(dirA)}`, `B = ${resolve(dirB)}`, `${SAMPLES} samples per side, alternating ABBA; QueueWorker concurrency 10, adaptive prefetch; producer and worker on one store`];
+const out: string[] = [
+  `A = ${resolve(dirA)}`,
+  `B = ${resolve(dirB)}`,
+  `${SAMPLES} samples per side, alternating ABBA; QueueWorker concurrency 10, adaptive prefetch; producer and worker on one store`,
+];
 
 if (ENGINES.includes('postgres')) {
   const tag = Date.now().toString(36);
@@ -178,7 +189,11 @@ if (ENGINES.includes('sqlite')) {
   const b = await side('B', B, await B.open({ url: `sqlite:${join(dir, 'b.db')}` }));
   try {
     await rotate(a, b);
-    out.push(`[sqlite] ${line(a)}`, `[sqlite] ${line(b)}`, `[sqlite] B/A p50 ${(pct(b.lat, 50) / pct(a.lat, 50)).toFixed(3)}, p95 ${(pct(b.lat, 95) / pct(a.lat, 95)).toFixed(3)}`);
+    out.push(
+      `[sqlite] ${line(a)}`,
+      `[sqlite] ${line(b)}`,
+      `[sqlite] B/A p50 ${(pct(b.lat, 50) / pct(a.lat, 50)).toFixed(3)}, p95 ${(pct(b.lat, 95) / pct(a.lat, 95)).toFixed(3)}`,
+    );
   } finally {
     for (const s of [a, b]) {
       await s.worker.stop();

@@ -19,7 +19,6 @@ if (!dirA || !dirB) throw new Error('usage: ab-ops.ts <dirA> <dirB> [chunks] [ch
 const CHUNKS = Number(chunksArg ?? 40);
 const SIZE = Number(sizeArg ?? 50);
 
-
 interface Side {
   name: 'A' | 'B';
   store: Store;
@@ -27,7 +26,13 @@ interface Side {
   ms: { enqueue: number; drain: number };
 }
 
-async function side(name: 'A' | 'B', open: Open, engine: 'sqlite' | 'postgres', tag: string, cleanup: (() => Promise<void>)[]): Promise<Side> {
+async function side(
+  name: 'A' | 'B',
+  open: Open,
+  engine: 'sqlite' | 'postgres',
+  tag: string,
+  cleanup: (() => Promise<void>)[],
+): Promise<Side> {
   let store: Store;
   if (engine === 'sqlite') {
     const dir = mkdtempSync(join(tmpdir(), `alk-abops-${name}-`));
@@ -59,10 +64,18 @@ async function run(engine: 'sqlite' | 'postgres', openA: Open, openB: Open): Pro
   const b = await side('B', openB, engine, tag, cleanup);
   try {
     for (const s of [a, b]) for (let i = 0; i < 20; i++) await s.q.enqueue({ warm: i });
-    for (const s of [a, b]) for (;;) { const js = await s.q.claimBatch(10, 'w'); if (js.length === 0) break; await s.q.ackBatch(js); }
+    for (const s of [a, b])
+      for (;;) {
+        const js = await s.q.claimBatch(10, 'w');
+        if (js.length === 0) break;
+        await s.q.ackBatch(js);
+      }
     for (let c = 0; c < CHUNKS; c++) {
       const order = c % 2 === 0 ? [a, b] : [b, a];
-      for (const s of order) s.ms.enqueue += await timed(async () => { for (let i = 0; i < SIZE; i++) await s.q.enqueue({ i, kind: 'ab' }); });
+      for (const s of order)
+        s.ms.enqueue += await timed(async () => {
+          for (let i = 0; i < SIZE; i++) await s.q.enqueue({ i, kind: 'ab' });
+        });
     }
     for (let c = 0; c < CHUNKS; c++) {
       const order = c % 2 === 0 ? [a, b] : [b, a];
@@ -92,6 +105,10 @@ async function run(engine: 'sqlite' | 'postgres', openA: Open, openB: Open): Pro
 }
 
 const [openA, openB] = await Promise.all([loadOpen(dirA), loadOpen(dirB)]);
-const lines = [`A = ${resolve(dirA)}`, `B = ${resolve(dirB)}`, `chunks ${CHUNKS} x ${SIZE} ops per side, alternating ABBA`];
+const lines = [
+  `A = ${resolve(dirA)}`,
+  `B = ${resolve(dirB)}`,
+  `chunks ${CHUNKS} x ${SIZE} ops per side, alternating ABBA`,
+];
 for (const engine of ['sqlite', 'postgres'] as const) lines.push(...(await run(engine, openA, openB)));
 process.stdout.write(`${lines.join('\n')}\n`);

@@ -31,7 +31,9 @@ const body = (i: number): string => JSON.stringify({ i, kind: 'bench' });
 async function measure(engine: string, variants: Variant[]): Promise<string[]> {
   const ms = await interleave(variants, CHUNKS, SIZE);
   const per = (name: string): number => (CHUNKS * SIZE * 1000) / ms.get(name)!;
-  return variants.map(([n]) => `${engine} ${n.padEnd(14)} ${Math.round(per(n))}/s  / raw ${(per(n) / per('raw')).toFixed(3)}`);
+  return variants.map(
+    ([n]) => `${engine} ${n.padEnd(14)} ${Math.round(per(n))}/s  / raw ${(per(n) / per('raw')).toFixed(3)}`,
+  );
 }
 
 async function sqlite(open: Open): Promise<string[]> {
@@ -65,7 +67,11 @@ async function postgres(open: Open): Promise<string[]> {
     const q = store.queue('b1');
     return await measure('postgres', [
       ['alk enqueue', (i) => q.enqueue({ i, kind: 'bench' })],
-      ['raw', (i) => c.query({ name: 'abraw_ins', text: `INSERT INTO "${schema}".t (payload) VALUES ($1)`, values: [body(i)] })],
+      [
+        'raw',
+        (i) =>
+          c.query({ name: 'abraw_ins', text: `INSERT INTO "${schema}".t (payload) VALUES ($1)`, values: [body(i)] }),
+      ],
       [
         'raw + notify',
         (i) =>

@@ -24,7 +24,6 @@ const [dirA, dirB, samplesArg] = args;
 if (!dirA || !dirB) throw new Error('usage: ab-wake.ts <dirA> <dirB> [samples] [--cross]');
 const SAMPLES = Number(samplesArg ?? 300);
 
-
 interface Side {
   name: string;
   stores: Store[];
@@ -42,7 +41,15 @@ async function side(name: string, open: Open, tag: string): Promise<Side> {
   const store = await open({ url: PG_URL, schema });
   const other = CROSS ? await open({ url: PG_URL, schema }) : store;
   const consumer = other.queue('w');
-  return { name, stores: CROSS ? [store, other] : [store], producer: store.queue('w'), consumer, rx: consumer.listen(), wake: [], claimed: [] };
+  return {
+    name,
+    stores: CROSS ? [store, other] : [store],
+    producer: store.queue('w'),
+    consumer,
+    rx: consumer.listen(),
+    wake: [],
+    claimed: [],
+  };
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

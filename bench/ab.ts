@@ -34,7 +34,11 @@ function runSide(side: 'A' | 'B', round: number): void {
   const out = join(tmp, `${side}-${round}.json`);
   const env = { ...process.env };
   delete env.NODE_OPTIONS;
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', ...benchArgs, '--runs', '1', '--out', out], { cwd: dirs[side], env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const r = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', 'bench/run.ts', ...benchArgs, '--runs', '1', '--out', out],
+    { cwd: dirs[side], env, stdio: ['ignore', 'ignore', 'inherit'] },
+  );
   if (r.status !== 0) throw new Error(`${side} round ${round} failed with ${r.status}`);
   const rep = JSON.parse(readFileSync(out, 'utf8')) as Report;
   const add = (key: string, v: number): void => {
@@ -51,7 +55,8 @@ function runSide(side: 'A' | 'B', round: number): void {
     if (wake !== undefined && bare !== undefined && bare > 0) add(`${sys} B3.wake_p50 / REF.notify_p50`, wake / bare);
     const enq = res.summary['B1.enqueue_per_s']?.median;
     const raw = rep.systems[`ref-${sys.split('-').pop()}`]?.summary['REF.insert_1client_per_s']?.median;
-    if (enq !== undefined && raw !== undefined && raw > 0) add(`${sys} B1.enqueue_per_s / REF.insert_1client_per_s`, enq / raw);
+    if (enq !== undefined && raw !== undefined && raw > 0)
+      add(`${sys} B1.enqueue_per_s / REF.insert_1client_per_s`, enq / raw);
   }
   process.stderr.write(`ab: round ${round} ${side} done\n`);
 }

@@ -49,7 +49,10 @@ const body = (i: number): string => JSON.stringify({ i, kind: 'bench' });
 async function alternate(variants: Variant[]): Promise<string[]> {
   const ms = await interleave(variants, CHUNKS, SIZE);
   const raw = ms.get('raw')!;
-  return variants.map(([n]) => `  ${n.padEnd(34)} ${((ms.get(n)! / (CHUNKS * SIZE)) * 1000).toFixed(0).padStart(5)} µs/op   raw / this ${(raw / ms.get(n)!).toFixed(3)}`);
+  return variants.map(
+    ([n]) =>
+      `  ${n.padEnd(34)} ${((ms.get(n)! / (CHUNKS * SIZE)) * 1000).toFixed(0).padStart(5)} µs/op   raw / this ${(raw / ms.get(n)!).toFixed(3)}`,
+  );
 }
 
 async function postgres(): Promise<string[]> {
@@ -65,13 +68,33 @@ async function postgres(): Promise<string[]> {
     const noCount = full.replace(/, cnt AS \(INSERT INTO .*? FROM ins, t\)/, '');
     const dropNotify = (t: string): string =>
       t.replace(/, \(SELECT pg_notify\([^)]*\)\) AS n/, '').replace('SELECT ins.id', 'SELECT $11::text AS w, ins.id');
-    if (noCount === full || dropNotify(full) === full) throw new Error('q_enqueue no longer has the shape this tool edits; update bench/b1-parts.ts');
-    const values = (i: number): unknown[] => ['b1', body(i), 0, 3, 30_000, 1000, null, null, null, null, 'c:b1parts', null];
-    const stmt = (name: string, text: string): Op => (i) => c.query({ name, text, values: values(i) });
+    if (noCount === full || dropNotify(full) === full)
+      throw new Error('q_enqueue no longer has the shape this tool edits; update bench/b1-parts.ts');
+    const values = (i: number): unknown[] => [
+      'b1',
+      body(i),
+      0,
+      3,
+      30_000,
+      1000,
+      null,
+      null,
+      null,
+      null,
+      'c:b1parts',
+      null,
+    ];
+    const stmt =
+      (name: string, text: string): Op =>
+      (i) =>
+        c.query({ name, text, values: values(i) });
     return [
       'postgres (one client; the library uses its pool)',
       ...(await alternate([
-        ['raw', (i) => c.query({ name: 'raw', text: `INSERT INTO "${schema}".t (payload) VALUES ($1)`, values: [body(i)] })],
+        [
+          'raw',
+          (i) => c.query({ name: 'raw', text: `INSERT INTO "${schema}".t (payload) VALUES ($1)`, values: [body(i)] }),
+        ],
         ['q_enqueue statement', stmt('full', full)],
         ['  without counter delta', stmt('nocount', noCount)],
         ['  without pg_notify', stmt('nonotify', dropNotify(full))],

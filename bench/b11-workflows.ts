@@ -69,7 +69,8 @@ async function plainQueue(store: Store): Promise<{ jobsPerS: number; p50: number
   const total = RUNS * STEPS;
   const before = done;
   const t0 = performance.now();
-  for (let i = 0; i < total; i += 500) await q.enqueueMany(Array.from({ length: Math.min(500, total - i) }, (_, k) => ({ k: i + k })));
+  for (let i = 0; i < total; i += 500)
+    await q.enqueueMany(Array.from({ length: Math.min(500, total - i) }, (_, k) => ({ k: i + k })));
   await until(() => done - before >= total, 'the plain drain');
   const elapsed = performance.now() - t0;
   await worker.stop();
@@ -123,7 +124,11 @@ async function engine(name: string, open: () => Promise<Store>, cleanup: () => P
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'alk-b11-'));
-await engine('sqlite', () => openSqliteStore({ path: join(dir, 'store.db'), logger: silent }), async () => rmSync(dir, { recursive: true, force: true }));
+await engine(
+  'sqlite',
+  () => openSqliteStore({ path: join(dir, 'store.db'), logger: silent }),
+  async () => rmSync(dir, { recursive: true, force: true }),
+);
 const schema = `b11_${process.pid}`;
 const pg = (await import('pg')).default;
 const admin = new pg.Client({ connectionString: PG_URL });
@@ -133,7 +138,11 @@ try {
   console.log('B11 postgres: not reachable, skipped');
   process.exit(0);
 }
-await engine('postgres', () => openPostgresStore({ connectionString: PG_URL, schema, poolSize: 10, logger: silent }), async () => {
-  await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  await admin.end();
-});
+await engine(
+  'postgres',
+  () => openPostgresStore({ connectionString: PG_URL, schema, poolSize: 10, logger: silent }),
+  async () => {
+    await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await admin.end();
+  },
+);

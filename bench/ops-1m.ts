@@ -26,7 +26,13 @@ import { AlkstoreDashboardModule } from '../lib/dashboard/index.js';
 import { AlkstoreModule, Store } from '../lib/nest/index.js';
 import { openStore } from '../lib/open-store.js';
 
-const { values } = parseArgs({ options: { engine: { type: 'string', default: 'sqlite' }, jobs: { type: 'string', default: '1000000' }, runs: { type: 'string', default: '5' } } });
+const { values } = parseArgs({
+  options: {
+    engine: { type: 'string', default: 'sqlite' },
+    jobs: { type: 'string', default: '1000000' },
+    runs: { type: 'string', default: '5' },
+  },
+});
 const engine = values.engine === 'postgres' ? 'postgres' : 'sqlite';
 const total = Number(values.jobs);
 const runs = Number(values.runs);
@@ -36,7 +42,9 @@ const schema = `ops_1m_${process.pid}`;
 const url = engine === 'postgres' ? PG : `sqlite:${join(dir, 'big.db')}`;
 const QUEUE = 'big';
 const compiled = import.meta.url.endsWith('.js');
-const cliCommand = compiled ? [fileURLToPath(new URL('../lib/cli/main.js', import.meta.url))] : ['--import', 'tsx', fileURLToPath(new URL('../lib/cli/main.ts', import.meta.url))];
+const cliCommand = compiled
+  ? [fileURLToPath(new URL('../lib/cli/main.js', import.meta.url))]
+  : ['--import', 'tsx', fileURLToPath(new URL('../lib/cli/main.ts', import.meta.url))];
 
 @Injectable()
 class OpenGuard implements CanActivate {
@@ -59,14 +67,23 @@ async function fill(): Promise<void> {
   const scheduled = Math.floor(total / 20);
   for (let done = 0; done < total - dead - scheduled; done += batch) {
     const n = Math.min(batch, total - dead - scheduled - done);
-    await q.enqueueMany(Array.from({ length: n }, (_, i) => ({ n: done + i, to: `user${done + i}@example.com` })), { priority: (done / batch) % 4 });
+    await q.enqueueMany(
+      Array.from({ length: n }, (_, i) => ({ n: done + i, to: `user${done + i}@example.com` })),
+      { priority: (done / batch) % 4 },
+    );
   }
   for (let done = 0; done < scheduled; done += batch) {
-    await q.enqueueMany(Array.from({ length: Math.min(batch, scheduled - done) }, (_, i) => ({ later: done + i })), { delayMs: 86_400_000, priority: 9 });
+    await q.enqueueMany(
+      Array.from({ length: Math.min(batch, scheduled - done) }, (_, i) => ({ later: done + i })),
+      { delayMs: 86_400_000, priority: 9 },
+    );
   }
   const doomed = store.queue('big-dead-src', { maxAttempts: 1 });
-  await doomed.enqueueMany(Array.from({ length: dead }, (_, i) => ({ d: i })), { priority: 100 });
-  for (let left = dead; left > 0; ) {
+  await doomed.enqueueMany(
+    Array.from({ length: dead }, (_, i) => ({ d: i })),
+    { priority: 100 },
+  );
+  for (let left = dead; left > 0;) {
     const jobs = await doomed.claimBatch(Math.min(1000, left), 'filler');
     await Promise.all(jobs.map((j) => j.fail(new Error('550 mailbox unavailable'))));
     left -= jobs.length;
@@ -75,18 +92,27 @@ async function fill(): Promise<void> {
   const held = store.queue('big-held');
   await held.enqueueMany(Array.from({ length: 1000 }, (_, i) => ({ h: i })));
   for (let w = 0; w < 10; w++) await held.claimBatch(100, `bench-host:${1000 + w}:abcdef`);
-  await store.outbox('big-box').recordReceipts(Array.from({ length: 1000 }, (_, i) => ({ messageId: i + 1, receipt: { broker: 'nats-jetstream', stream: 'BIG', seq: i + 1 } })));
+  await store
+    .outbox('big-box')
+    .recordReceipts(
+      Array.from({ length: 1000 }, (_, i) => ({
+        messageId: i + 1,
+        receipt: { broker: 'nats-jetstream', stream: 'BIG', seq: i + 1 },
+      })),
+    );
   // History (issue 29): completed jobs with a result live in job_outcomes, which the history merges with dead jobs.
   const finished = store.queue('big-done');
   await finished.enqueueMany(Array.from({ length: 5000 }, (_, i) => ({ f: i })));
-  for (let left = 5000; left > 0; ) {
+  for (let left = 5000; left > 0;) {
     const jobs = await finished.claimBatch(Math.min(500, left), 'filler');
     await Promise.all(jobs.map((j) => j.ack({ ok: j.id })));
     left -= jobs.length;
   }
   await store.schedule('big-nightly', '@every 1d', QUEUE, { nightly: true });
   for (let i = 0; i < 3; i++) await store.triggerSchedule('big-nightly');
-  console.log(`filled ${total} jobs on ${engine} in ${((Date.now() - t0) / 1000).toFixed(1)} s (${dead} dead on big-dead-src, ${scheduled} scheduled)`);
+  console.log(
+    `filled ${total} jobs on ${engine} in ${((Date.now() - t0) / 1000).toFixed(1)} s (${dead} dead on big-dead-src, ${scheduled} scheduled)`,
+  );
   await store.close();
 }
 
@@ -116,7 +142,10 @@ async function main(): Promise<void> {
     ['outboxes', `${base}/outboxes`],
     // Search (issue 29): one bounded scan of SEARCH_SCAN_ROWS rows a page, whatever matches.
     ['search by job id', `${base}/queue?name=${QUEUE}&state=all&id=${Math.floor(total / 2)}`],
-    ['search payload field', `${base}/queue?name=${QUEUE}&state=all&payload=${encodeURIComponent(`n = ${total - 100}`)}`],
+    [
+      'search payload field',
+      `${base}/queue?name=${QUEUE}&state=all&payload=${encodeURIComponent(`n = ${total - 100}`)}`,
+    ],
     ['search payload, no match', `${base}/queue?name=${QUEUE}&state=all&payload=${encodeURIComponent('n = -1')}`],
     ['search error text (dead)', `${base}/queue?name=big-dead-src&state=dead&error=mailbox`],
     ['job detail', `${base}/job?queue=${QUEUE}&id=${Math.floor(total / 2)}`],
@@ -145,10 +174,16 @@ async function main(): Promise<void> {
   const cliTimes: number[] = [];
   for (let i = 0; i < Math.min(runs, 3); i++) {
     const t = performance.now();
-    execFileSync(process.execPath, [...cliCommand, 'stats', '--url', url, ...(engine === 'postgres' ? ['--schema', schema] : [])], { stdio: 'pipe' });
+    execFileSync(
+      process.execPath,
+      [...cliCommand, 'stats', '--url', url, ...(engine === 'postgres' ? ['--schema', schema] : [])],
+      { stdio: 'pipe' },
+    );
     cliTimes.push(performance.now() - t);
   }
-  console.log(`  ${'alkstore stats (process)'.padEnd(26)} ${median(cliTimes).toFixed(1).padStart(8)} ms (includes node start-up)`);
+  console.log(
+    `  ${'alkstore stats (process)'.padEnd(26)} ${median(cliTimes).toFixed(1).padStart(8)} ms (includes node start-up)`,
+  );
 }
 
 try {

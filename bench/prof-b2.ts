@@ -21,7 +21,8 @@ const dir = engine === 'sqlite' ? mkdtempSync(join(tmpdir(), 'prof-')) : '';
 const url = engine === 'sqlite' ? `sqlite://${join(dir, 'q.db')}` : PG_URL;
 const store = await openStore({ url, ...(engine === 'postgres' ? { schema } : {}) });
 const q0 = store.queue('b2');
-for (let i = 0; i < n; i += 100) await q0.enqueueMany(Array.from({ length: Math.min(100, n - i) }, (_, k) => ({ i: i + k })));
+for (let i = 0; i < n; i += 100)
+  await q0.enqueueMany(Array.from({ length: Math.min(100, n - i) }, (_, k) => ({ i: i + k })));
 
 const claims: number[] = [];
 const asked: number[] = [];
@@ -59,7 +60,11 @@ const w = new QueueWorker({
   idlePollIntervalMs: 1000,
   drainTimeoutMs: 2000,
   workerId: 'prof',
-  logger: { log: () => undefined, warn: (m) => process.stderr.write(`${m}\n`), error: (m) => process.stderr.write(`${m}\n`) },
+  logger: {
+    log: () => undefined,
+    warn: (m) => process.stderr.write(`${m}\n`),
+    error: (m) => process.stderr.write(`${m}\n`),
+  },
 });
 w.start();
 await all;
@@ -74,7 +79,11 @@ await w.stop();
 const hist = (xs: number[]): string => {
   const m = new Map<number, number>();
   for (const x of xs) m.set(x, (m.get(x) ?? 0) + 1);
-  return [...m.entries()].sort((a, b) => b[1] - a[1]).slice(0, 8).map(([k, v]) => `${k}x${v}`).join(' ');
+  return [...m.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 8)
+    .map(([k, v]) => `${k}x${v}`)
+    .join(' ');
 };
 const sum = (xs: number[]): number => xs.reduce((a, b) => a + b, 0);
 console.log(

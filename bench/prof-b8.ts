@@ -21,7 +21,11 @@ const relayCount = Number(process.argv[5] ?? 1);
 const concurrency = Number(process.argv[6] ?? 64);
 const claimSize = Number(process.argv[7] ?? 64);
 const receipts = process.argv[8] !== 'no-receipts';
-const quiet = { log: () => undefined, warn: (m: string) => process.stderr.write(`${m}\n`), error: (m: string) => process.stderr.write(`${m}\n`) };
+const quiet = {
+  log: () => undefined,
+  warn: (m: string) => process.stderr.write(`${m}\n`),
+  error: (m: string) => process.stderr.write(`${m}\n`),
+};
 
 let live = 0;
 /** Busy CPU time of the whole machine so far (ms), from /proc/stat: every state but idle and iowait. */
@@ -112,7 +116,8 @@ if (broker === 'js') {
   await jsm.streams.add({ name: stream, subjects: [`${stream.toLowerCase()}.>`], duplicate_window: 120_000_000_000 });
   publisher = () => new NatsJetStreamPublisher({ stream, subject, servers: '127.0.0.1:4222' });
   stored = async () => (await jsm.streams.info(stream)).state.messages;
-  bare = async (i) => void (await js.publish(`${stream.toLowerCase()}.bare`, JSON.stringify({ i }), { msgID: `bare-${i}` }));
+  bare = async (i) =>
+    void (await js.publish(`${stream.toLowerCase()}.bare`, JSON.stringify({ i }), { msgID: `bare-${i}` }));
   cleanup = async () => {
     await jsm.streams.delete(stream).catch(() => undefined);
     await nc.close();
@@ -133,7 +138,13 @@ if (broker === 'js') {
   stored = async () => (await admin.checkQueue(queue)).messageCount;
   bare = (i) =>
     new Promise<void>((res, rej) => {
-      confirm.publish(exchange, 'bare', Buffer.from(JSON.stringify({ i })), { persistent: true, mandatory: true, messageId: `bare-${i}` }, (err: unknown) => (err ? rej(new Error('nack')) : res()));
+      confirm.publish(
+        exchange,
+        'bare',
+        Buffer.from(JSON.stringify({ i })),
+        { persistent: true, mandatory: true, messageId: `bare-${i}` },
+        (err: unknown) => (err ? rej(new Error('nack')) : res()),
+      );
     });
   cleanup = async () => {
     await admin.deleteQueue(queue).catch(() => undefined);
@@ -147,7 +158,11 @@ let next = 0;
 const cb = process.cpuUsage();
 const mb = machineBusyMs();
 const tb = performance.now();
-await Promise.all(Array.from({ length: 64 }, async () => { while (next < n) await bare(next++); }));
+await Promise.all(
+  Array.from({ length: 64 }, async () => {
+    while (next < n) await bare(next++);
+  }),
+);
 const bareRate = n / ((performance.now() - tb) / 1000);
 const bareCpu = process.cpuUsage(cb);
 const bareMachine = machineBusyMs() - mb;
@@ -161,7 +176,17 @@ for (let done = 0; done < n; done += 500) {
 const base = await stored();
 const ac = new AbortController();
 const pubs = Array.from({ length: relayCount }, () => timed(publisher()));
-const dispatchers = pubs.map((p) => new OutboxDispatcher({ store: instrument(store, name), outbox: name, publisher: p, receipts, logger: quiet, settings: { claimSize, concurrency, busyPollIntervalMs: 5 } }));
+const dispatchers = pubs.map(
+  (p) =>
+    new OutboxDispatcher({
+      store: instrument(store, name),
+      outbox: name,
+      publisher: p,
+      receipts,
+      logger: quiet,
+      settings: { claimSize, concurrency, busyPollIntervalMs: 5 },
+    }),
+);
 // Connect outside the timed window: the bare loop's connection is open too.
 const profileTo = process.env.B8_CPU_PROFILE;
 const session = profileTo ? new Session() : null;
@@ -194,15 +219,28 @@ if (session) writeFileSync(profileTo!, JSON.stringify((await session.post('Profi
 ac.abort();
 await Promise.all(runs);
 const rate = n / ((t1 - t0) / 1000);
-const fmt = (x: { calls: number; rows: number; ms: number }) => `${x.calls} calls, ${(x.rows / Math.max(1, x.calls)).toFixed(1)} rows/call, ${(x.ms / Math.max(1, x.calls)).toFixed(2)} ms/call`;
-console.log(`${engine} ${broker} n=${n} relays=${relayCount} concurrency=${concurrency} claimSize=${claimSize} receipts=${receipts}`);
-console.log(`bare ${Math.round(bareRate)} msgs/s; outbox ${Math.round(rate)} msgs/s (${(rate / bareRate).toFixed(2)}×), first publish after ${(connectedAt - t0).toFixed(0)} ms`);
+const fmt = (x: { calls: number; rows: number; ms: number }) =>
+  `${x.calls} calls, ${(x.rows / Math.max(1, x.calls)).toFixed(1)} rows/call, ${(x.ms / Math.max(1, x.calls)).toFixed(2)} ms/call`;
+console.log(
+  `${engine} ${broker} n=${n} relays=${relayCount} concurrency=${concurrency} claimSize=${claimSize} receipts=${receipts}`,
+);
+console.log(
+  `bare ${Math.round(bareRate)} msgs/s; outbox ${Math.round(rate)} msgs/s (${(rate / bareRate).toFixed(2)}×), first publish after ${(connectedAt - t0).toFixed(0)} ms`,
+);
 const us = (c: NodeJS.CpuUsage) => ((c.user + c.system) / n).toFixed(0);
 const dbMs = s.claim.ms + s.receipts.ms + s.ack.ms;
-console.log(`this process's CPU per message: bare ${us(bareCpu)} µs, outbox ${us(relayCpu)} µs; store calls ${(dbMs / n * 1000).toFixed(0)} µs of wall per message (${engine === 'sqlite' ? 'synchronous, on this thread' : 'awaited, off this thread'})`);
-console.log(`the whole machine's busy CPU per message (/proc/stat: this process, the database, the broker, anything else running): bare ${(bareMachine / n * 1000).toFixed(0)} µs, outbox ${(relayMachine / n * 1000).toFixed(0)} µs, of ${cpus().length} cores`);
-console.log(`publishes in flight on average: ${(liveSum / Math.max(1, samples)).toFixed(1)} of concurrency ${concurrency * relayCount}`);
-console.log(`claim: ${fmt(s.claim)}\nreceipts: ${fmt(s.receipts)}\nack: ${fmt(s.ack)}\npublish: ${s.publish.calls} calls, ${(s.publish.ms / Math.max(1, s.publish.calls)).toFixed(2)} ms/call`);
+console.log(
+  `this process's CPU per message: bare ${us(bareCpu)} µs, outbox ${us(relayCpu)} µs; store calls ${((dbMs / n) * 1000).toFixed(0)} µs of wall per message (${engine === 'sqlite' ? 'synchronous, on this thread' : 'awaited, off this thread'})`,
+);
+console.log(
+  `the whole machine's busy CPU per message (/proc/stat: this process, the database, the broker, anything else running): bare ${((bareMachine / n) * 1000).toFixed(0)} µs, outbox ${((relayMachine / n) * 1000).toFixed(0)} µs, of ${cpus().length} cores`,
+);
+console.log(
+  `publishes in flight on average: ${(liveSum / Math.max(1, samples)).toFixed(1)} of concurrency ${concurrency * relayCount}`,
+);
+console.log(
+  `claim: ${fmt(s.claim)}\nreceipts: ${fmt(s.receipts)}\nack: ${fmt(s.ack)}\npublish: ${s.publish.calls} calls, ${(s.publish.ms / Math.max(1, s.publish.calls)).toFixed(2)} ms/call`,
+);
 await cleanup();
 await store.close();
 await target.cleanup();

@@ -14,8 +14,10 @@ import { Arrivals, now, percentile, randomGap, sleep, uniqueId } from './lib/uti
 import type { Metrics, WorkloadConfig } from './workloads.js';
 
 export const REF_SETTINGS = {
-  'ref-postgres': 'fresh schema; CREATE TABLE t (id bigserial primary key, payload jsonb, created_at timestamptz default now()); one INSERT per autocommit statement (parameterised) from 1, 10 and 16 clients; notify latency: LISTEN on one client, NOTIFY from another',
-  'ref-sqlite': 'fresh temp file, WAL, synchronous matched to alkstore; same table shape; one prepared INSERT per implicit transaction on one connection',
+  'ref-postgres':
+    'fresh schema; CREATE TABLE t (id bigserial primary key, payload jsonb, created_at timestamptz default now()); one INSERT per autocommit statement (parameterised) from 1, 10 and 16 clients; notify latency: LISTEN on one client, NOTIFY from another',
+  'ref-sqlite':
+    'fresh temp file, WAL, synchronous matched to alkstore; same table shape; one prepared INSERT per implicit transaction on one connection',
 };
 
 export async function postgresReference(cfg: WorkloadConfig): Promise<Metrics> {

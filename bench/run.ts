@@ -14,9 +14,20 @@ import { pgAvailable, pgServerSettings } from './lib/pg.js';
 import { alkstoreSqliteSynchronous } from './lib/sqlite-settings.js';
 import { median, packageVersion, ROOT, withTimeout } from './lib/util.js';
 import { postgresReference, REF_SETTINGS, sqliteReference } from './references.js';
-import { alkstorePostgresMetricsSystem, alkstorePostgresSystem, alkstoreSqliteMetricsSystem, alkstoreSqliteSystem } from './systems/alkstore.js';
+import {
+  alkstorePostgresMetricsSystem,
+  alkstorePostgresSystem,
+  alkstoreSqliteMetricsSystem,
+  alkstoreSqliteSystem,
+} from './systems/alkstore.js';
 import { bullmqFastSystem, bullmqPgFastSystem, bullmqPgSystem, bullmqSystem } from './systems/bullmq.js';
-import { graphileFastSystem, graphileSystem, peerPackageVersion, pgBossFastSystem, pgBossSystem } from './systems/remote.js';
+import {
+  graphileFastSystem,
+  graphileSystem,
+  peerPackageVersion,
+  pgBossFastSystem,
+  pgBossSystem,
+} from './systems/remote.js';
 import { plainjobSystem } from './systems/plainjob.js';
 import { CONCURRENCY, ENQUEUE_BATCH, type SystemFactory } from './systems/types.js';
 import { headlineCharts } from './lib/headline-charts.js';
@@ -161,14 +172,22 @@ function parseArgs(argv: string[]): Options {
         timeoutSet = true;
         break;
       case '--systems': {
-        const list = (next() ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+        const list = (next() ?? '')
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
         for (const s of list) if (!ALL_SYSTEMS.includes(s)) usage(`unknown system ${JSON.stringify(s)}`);
         o.systems = list;
         break;
       }
       case '--workloads': {
-        const list = (next() ?? '').split(',').map((s) => s.trim()).filter(Boolean);
-        for (const w of list) if (!(WORKLOADS as readonly string[]).includes(w) && !(SCALE_WORKLOADS as readonly string[]).includes(w)) usage(`unknown workload ${JSON.stringify(w)}`);
+        const list = (next() ?? '')
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
+        for (const w of list)
+          if (!(WORKLOADS as readonly string[]).includes(w) && !(SCALE_WORKLOADS as readonly string[]).includes(w))
+            usage(`unknown workload ${JSON.stringify(w)}`);
         o.workloads = list.filter((w) => (WORKLOADS as readonly string[]).includes(w)) as WorkloadId[];
         o.scaleWorkloads = list.filter((w) => (SCALE_WORKLOADS as readonly string[]).includes(w)) as ScaleWorkloadId[];
         o.workloadsNamed = true;
@@ -195,7 +214,10 @@ function parseArgs(argv: string[]): Options {
         break;
       }
       case '--engines': {
-        const list = (next() ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+        const list = (next() ?? '')
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
         for (const e of list) if (e !== 'sqlite' && e !== 'postgres') usage(`unknown engine ${JSON.stringify(e)}`);
         o.engines = list as ScaleEngine[];
         break;
@@ -225,7 +247,8 @@ function parseArgs(argv: string[]): Options {
         break;
       case '--b12-holder': {
         const h = next();
-        if (h !== 'snapshot' && h !== 'writer') usage(`--b12-holder takes snapshot or writer, got ${JSON.stringify(h)}`);
+        if (h !== 'snapshot' && h !== 'writer')
+          usage(`--b12-holder takes snapshot or writer, got ${JSON.stringify(h)}`);
         o.b12Holder = h as 'snapshot' | 'writer';
         break;
       }
@@ -272,10 +295,13 @@ function referenceFor(metric: string, engine: Engine): { system: string; metric:
   if (engine === 'postgres') {
     if (lat) return { system: 'ref-postgres', metric: `REF.notify_${lat[1]}_ms` };
     if (metric === 'B2.drain_per_s') return { system: 'ref-postgres', metric: 'REF.insert_10clients_per_s' };
-    if (metric === 'B1C.enqueue_16producers_per_s') return { system: 'ref-postgres', metric: 'REF.insert_16clients_per_s' };
-    if (metric.endsWith('_per_s') && metric !== 'B4.replay_per_s') return { system: 'ref-postgres', metric: 'REF.insert_1client_per_s' };
+    if (metric === 'B1C.enqueue_16producers_per_s')
+      return { system: 'ref-postgres', metric: 'REF.insert_16clients_per_s' };
+    if (metric.endsWith('_per_s') && metric !== 'B4.replay_per_s')
+      return { system: 'ref-postgres', metric: 'REF.insert_1client_per_s' };
   }
-  if (engine === 'sqlite' && metric.endsWith('_per_s') && metric !== 'B4.replay_per_s') return { system: 'ref-sqlite', metric: 'REF.insert_1conn_per_s' };
+  if (engine === 'sqlite' && metric.endsWith('_per_s') && metric !== 'B4.replay_per_s')
+    return { system: 'ref-sqlite', metric: 'REF.insert_1conn_per_s' };
   return null;
 }
 
@@ -288,21 +314,37 @@ function fmt(v: number | undefined): string {
 
 function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
-  return rows.map((r, i) => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ') + (i === 0 ? `\n${widths.map((w) => '-'.repeat(w)).join('  ')}` : '')).join('\n');
+  return rows
+    .map(
+      (r, i) =>
+        r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ') +
+        (i === 0 ? `\n${widths.map((w) => '-'.repeat(w)).join('  ')}` : ''),
+    )
+    .join('\n');
 }
 
 async function main(): Promise<void> {
   const opts = parseArgs(process.argv.slice(2));
-  const cfg: WorkloadConfig = { jobs: opts.jobs, samples: opts.samples, phaseTimeoutMs: opts.phaseTimeoutMs, sampleTimeoutMs: 5000, latencyPhaseMs: opts.latencyPhaseMs };
+  const cfg: WorkloadConfig = {
+    jobs: opts.jobs,
+    samples: opts.samples,
+    phaseTimeoutMs: opts.phaseTimeoutMs,
+    sampleTimeoutMs: 5000,
+    latencyPhaseMs: opts.latencyPhaseMs,
+  };
   const startedAt = new Date().toISOString();
-  log(`jobs=${cfg.jobs} runs=${opts.runs} samples=${cfg.samples} systems=${opts.systems.join(',')} workloads=${[...opts.workloads, ...opts.scaleWorkloads].join(',')}`);
+  log(
+    `jobs=${cfg.jobs} runs=${opts.runs} samples=${cfg.samples} systems=${opts.systems.join(',')} workloads=${[...opts.workloads, ...opts.scaleWorkloads].join(',')}`,
+  );
   // Naming only scale workloads (or --soak alone) runs no peer system.
   const runPeers = opts.workloads.length > 0 && !(opts.soakMinutes !== null && !opts.workloadsNamed);
 
   const results: Record<string, SystemResult> = {};
   const ready: { f: SystemFactory; engine: Engine }[] = [];
   for (const x of runPeers ? FACTORIES.filter((y) => opts.systems.includes(y.f.name)) : []) {
-    const why = await withTimeout(`${x.f.name} availability`, 60_000, x.f.available()).catch((e: unknown) => (e as Error).message);
+    const why = await withTimeout(`${x.f.name} availability`, 60_000, x.f.available()).catch(
+      (e: unknown) => (e as Error).message,
+    );
     const version =
       x.f.pkg === 'alkstore'
         ? (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version
@@ -317,7 +359,16 @@ async function main(): Promise<void> {
   }
   const refs = runPeers ? REFS.filter((r) => opts.systems.includes(r.name)) : [];
   for (const r of refs) {
-    results[r.name] = { engine: r.engine, version: r.engine === 'sqlite' ? `better-sqlite3 ${packageVersion('better-sqlite3')}` : `pg ${packageVersion('pg')}`, settings: REF_SETTINGS[r.name as keyof typeof REF_SETTINGS], notes: [], runs: [], errors: [], summary: {} };
+    results[r.name] = {
+      engine: r.engine,
+      version:
+        r.engine === 'sqlite' ? `better-sqlite3 ${packageVersion('better-sqlite3')}` : `pg ${packageVersion('pg')}`,
+      settings: REF_SETTINGS[r.name as keyof typeof REF_SETTINGS],
+      notes: [],
+      runs: [],
+      errors: [],
+      summary: {},
+    };
     if (r.engine === 'postgres') {
       const why = await pgAvailable();
       if (why) results[r.name]!.unavailable = why;
@@ -361,7 +412,10 @@ async function main(): Promise<void> {
         res.notes = inst.outbox ? [...inst.notes, `B5 transaction: ${inst.outbox.how}`] : inst.notes;
         try {
           // Each runner bounds its own phases; this outer bound catches a hung worker start or stop.
-          Object.assign(metrics.get(x.f.name)!, await withTimeout(`${x.f.name} ${w}`, opts.phaseTimeoutMs * 3 + 60_000, RUNNERS[w](inst, cfg)));
+          Object.assign(
+            metrics.get(x.f.name)!,
+            await withTimeout(`${x.f.name} ${w}`, opts.phaseTimeoutMs * 3 + 60_000, RUNNERS[w](inst, cfg)),
+          );
         } catch (err) {
           const msg = `run ${run} ${w}: ${(err as Error).message}`;
           res.errors.push(msg);
@@ -388,8 +442,17 @@ async function main(): Promise<void> {
   }
 
   // Ratios: every alkstore median against every peer's median and the same-engine physical reference.
-  const peers = Object.keys(results).filter((n) => !n.startsWith('alkstore') && !n.startsWith('ref-') && !results[n]!.unavailable);
-  const ratios: { system: string; metric: string; value: number; betterWhen: 'higher' | 'lower'; vsPeers: Record<string, number>; vsRef: { ref: string; value: number; ratio: number } | null }[] = [];
+  const peers = Object.keys(results).filter(
+    (n) => !n.startsWith('alkstore') && !n.startsWith('ref-') && !results[n]!.unavailable,
+  );
+  const ratios: {
+    system: string;
+    metric: string;
+    value: number;
+    betterWhen: 'higher' | 'lower';
+    vsPeers: Record<string, number>;
+    vsRef: { ref: string; value: number; ratio: number } | null;
+  }[] = [];
   for (const [name, res] of Object.entries(results)) {
     if (!name.startsWith('alkstore')) continue;
     for (const [metric, s] of Object.entries(res.summary)) {
@@ -402,8 +465,20 @@ async function main(): Promise<void> {
       let vsRef: { ref: string; value: number; ratio: number } | null = null;
       const ref = referenceFor(metric, res.engine);
       const rs = ref ? results[ref.system]?.summary[ref.metric] : undefined;
-      if (ref && rs && rs.median !== 0) vsRef = { ref: `${ref.system} ${ref.metric.replace('REF.', '')}`, value: rs.median, ratio: s.median / rs.median };
-      ratios.push({ system: name, metric, value: s.median, betterWhen: metric.endsWith('_ms') ? 'lower' : 'higher', vsPeers, vsRef });
+      if (ref && rs && rs.median !== 0)
+        vsRef = {
+          ref: `${ref.system} ${ref.metric.replace('REF.', '')}`,
+          value: rs.median,
+          ratio: s.median / rs.median,
+        };
+      ratios.push({
+        system: name,
+        metric,
+        value: s.median,
+        betterWhen: metric.endsWith('_ms') ? 'lower' : 'higher',
+        vsPeers,
+        vsRef,
+      });
     }
   }
 
@@ -421,11 +496,17 @@ async function main(): Promise<void> {
     ]);
   }
   const out: string[] = [];
-  out.push(`\nalkstore bench: jobs=${cfg.jobs} runs=${opts.runs} samples=${cfg.samples} concurrency=${CONCURRENCY} batch=${ENQUEUE_BATCH}  (*_per_s: per second, higher is better; *_ms: milliseconds, lower is better)`);
+  out.push(
+    `\nalkstore bench: jobs=${cfg.jobs} runs=${opts.runs} samples=${cfg.samples} concurrency=${CONCURRENCY} batch=${ENQUEUE_BATCH}  (*_per_s: per second, higher is better; *_ms: milliseconds, lower is better)`,
+  );
   out.push(table(rows));
   if (ratios.length > 0) {
-    out.push('\nalkstore median / other median (throughput: >1 means alkstore is faster; latency *_ms: <1 means alkstore is faster)');
-    const rr: string[][] = [['alkstore metric', 'median', ...peers.map((p) => `/${p}`), '/ref', 'physical reference (median)']];
+    out.push(
+      '\nalkstore median / other median (throughput: >1 means alkstore is faster; latency *_ms: <1 means alkstore is faster)',
+    );
+    const rr: string[][] = [
+      ['alkstore metric', 'median', ...peers.map((p) => `/${p}`), '/ref', 'physical reference (median)'],
+    ];
     for (const r of ratios) {
       rr.push([
         `${r.system} ${r.metric}`,
@@ -457,11 +538,20 @@ async function main(): Promise<void> {
         chartsDir: opts.chartsDir,
         samples: cfg.samples,
         latencyPhaseMs: cfg.latencyPhaseMs,
-        xmin: { rate: opts.b12Rate, baselineS: opts.b12PhaseS, holdS: opts.holdS, afterS: opts.b12PhaseS, autovacuumOnTable: opts.b12Autovacuum, holder: opts.b12Holder },
+        xmin: {
+          rate: opts.b12Rate,
+          baselineS: opts.b12PhaseS,
+          holdS: opts.holdS,
+          afterS: opts.b12PhaseS,
+          autovacuumOnTable: opts.b12Autovacuum,
+          holder: opts.b12Holder,
+        },
       },
       log,
     );
-    out.push(`\nalkstore scale workloads (${[...opts.scaleWorkloads, ...(opts.soakMinutes !== null ? [`SOAK ${opts.soakMinutes} min`] : [])].join(', ')}; --scale ${opts.scale}: points ${[10_000, 100_000, 1_000_000].map((n) => Math.max(100, Math.round(n * opts.scale))).join(' / ')} jobs)`);
+    out.push(
+      `\nalkstore scale workloads (${[...opts.scaleWorkloads, ...(opts.soakMinutes !== null ? [`SOAK ${opts.soakMinutes} min`] : [])].join(', ')}; --scale ${opts.scale}: points ${[10_000, 100_000, 1_000_000].map((n) => Math.max(100, Math.round(n * opts.scale))).join(' / ')} jobs)`,
+    );
     out.push(table([['metric', 'value'], ...Object.entries(scale.metrics).map(([k, v]) => [k, fmt(v)])]));
     for (const e of scale.errors) out.push(`scale: ERROR ${e}`);
     if (scale.charts.length > 0) out.push(`charts: ${scale.charts.join(', ')}`);
@@ -479,8 +569,20 @@ async function main(): Promise<void> {
     startedAt,
     finishedAt: new Date().toISOString(),
     command: `npm run bench -- ${process.argv.slice(2).join(' ')}`.trim(),
-    config: { ...cfg, runs: opts.runs, concurrency: CONCURRENCY, enqueueBatch: ENQUEUE_BATCH, workloads: opts.workloads },
-    machine: { cpus: cpus().length, cpuModel: cpus()[0]?.model, memGiB: Math.round(totalmem() / 2 ** 30), os: `${osType()} ${release()}`, node: process.version },
+    config: {
+      ...cfg,
+      runs: opts.runs,
+      concurrency: CONCURRENCY,
+      enqueueBatch: ENQUEUE_BATCH,
+      workloads: opts.workloads,
+    },
+    machine: {
+      cpus: cpus().length,
+      cpuModel: cpus()[0]?.model,
+      memGiB: Math.round(totalmem() / 2 ** 30),
+      os: `${osType()} ${release()}`,
+      node: process.version,
+    },
     versions: {
       node: process.version,
       'better-sqlite3': packageVersion('better-sqlite3'),

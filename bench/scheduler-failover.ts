@@ -49,14 +49,28 @@ try {
   await until(async () => (await leader()) === 'B');
   const ledAt = await a.now();
   await until(async () => (await a.getSchedule('graceful'))!.nextFireAt > boundary + 2_000);
-  const late = (await enqueuedAts('q-graceful')).filter((t) => t >= boundary).slice(0, 3).map((t, i) => t - (boundary + i * 1000));
-  console.log(JSON.stringify({ scenario: 'graceful stop', lockTtlMs: ttl, newLeaderAfterMs: ledAt - stoppedAt, nextBoundariesLateMs: late }));
+  const late = (await enqueuedAts('q-graceful'))
+    .filter((t) => t >= boundary)
+    .slice(0, 3)
+    .map((t, i) => t - (boundary + i * 1000));
+  console.log(
+    JSON.stringify({
+      scenario: 'graceful stop',
+      lockTtlMs: ttl,
+      newLeaderAfterMs: ledAt - stoppedAt,
+      nextBoundariesLateMs: late,
+    }),
+  );
   stopB.abort();
   await runB;
   await a.unschedule('graceful');
 
   await a.schedule('crash', '* * * * * *', 'q-crash', null);
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/lib/scheduler-leader.ts', PG_URL, schema, String(ttl)], { stdio: 'inherit' });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'bench/lib/scheduler-leader.ts', PG_URL, schema, String(ttl)],
+    { stdio: 'inherit' },
+  );
   await until(async () => (await leader()) === 'crashing-leader');
   const stopB2 = new AbortController();
   const runB2 = b.runSchedules(stopB2.signal, { owner: 'B', lockTtlMs: ttl });
@@ -68,7 +82,15 @@ try {
   await sleep(1_500);
   const after = (await enqueuedAts('q-crash')).filter((t) => t >= killedAt);
   const burst = after.filter((t) => t === after[0]).length;
-  console.log(JSON.stringify({ scenario: 'leader SIGKILLed', lockTtlMs: ttl, noLeaderForMs: ledAt2 - killedAt, firstTickJobs: burst, catchUp: 'all' }));
+  console.log(
+    JSON.stringify({
+      scenario: 'leader SIGKILLed',
+      lockTtlMs: ttl,
+      noLeaderForMs: ledAt2 - killedAt,
+      firstTickJobs: burst,
+      catchUp: 'all',
+    }),
+  );
   stopB2.abort();
   await runB2;
 } finally {

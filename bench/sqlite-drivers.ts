@@ -105,7 +105,9 @@ try {
   console.log(`Node ${process.version}, ${n} jobs per side, ${WAKES} wake samples, interleaved`);
   console.log('metric                 better-sqlite3   node:sqlite   node:sqlite / better-sqlite3');
   const row = (name: string, x: number, y: number, better: 'higher' | 'lower'): void =>
-    console.log(`${name.padEnd(22)} ${String(x).padStart(14)} ${String(y).padStart(13)}   ${(y / x).toFixed(3)} (${better} is better)`);
+    console.log(
+      `${name.padEnd(22)} ${String(x).padStart(14)} ${String(y).padStart(13)}   ${(y / x).toFixed(3)} (${better} is better)`,
+    );
   row('B1 enqueue/s', rate(a.ms.enqueue), rate(b.ms.enqueue), 'higher');
   row('B2 drain/s', rate(a.ms.drain), rate(b.ms.drain), 'higher');
   row('B3 wake p50 ms', Number(pct(a.wakes, 50).toFixed(2)), Number(pct(b.wakes, 50).toFixed(2)), 'lower');

@@ -29,7 +29,11 @@ function rate(count: number, ms: number): number {
   return ms > 0 ? (count * 1000) / ms : Number.NaN;
 }
 
-async function timedSequential(n: number, timeoutMs: number, op: (i: number) => Promise<void>): Promise<{ done: number; ms: number }> {
+async function timedSequential(
+  n: number,
+  timeoutMs: number,
+  op: (i: number) => Promise<void>,
+): Promise<{ done: number; ms: number }> {
   const t0 = now();
   const deadline = t0 + timeoutMs;
   let done = 0;
@@ -74,7 +78,10 @@ async function b1c(sys: SystemInstance, cfg: WorkloadConfig): Promise<Metrics> {
     }),
   );
   const done = counts.reduce((a, b) => a + b, 0);
-  return { 'B1C.enqueue_16producers_per_s': rate(done, now() - t0), ...(done < per * B1C_PRODUCERS ? { 'B1C.partial_count': done } : {}) };
+  return {
+    'B1C.enqueue_16producers_per_s': rate(done, now() - t0),
+    ...(done < per * B1C_PRODUCERS ? { 'B1C.partial_count': done } : {}),
+  };
 }
 
 /** B1b: N jobs enqueued in batches of ENQUEUE_BATCH with the system's batch call. */
@@ -83,7 +90,10 @@ async function b1b(sys: SystemInstance, cfg: WorkloadConfig): Promise<Metrics> {
   const many = sys.enqueueMany;
   const q = await sys.prepareQueue('b1b');
   // One batch of the measured size first, for every system: its statement setup (a multi-row statement is prepared on first use) stays outside the timing.
-  await many(q, Array.from({ length: ENQUEUE_BATCH }, (_, i) => payload(-1 - i)));
+  await many(
+    q,
+    Array.from({ length: ENQUEUE_BATCH }, (_, i) => payload(-1 - i)),
+  );
   const batches = Math.ceil(cfg.jobs / ENQUEUE_BATCH);
   const r = await timedSequential(batches, cfg.phaseTimeoutMs, (b) => {
     const ps = [];
@@ -231,7 +241,12 @@ async function b5(sys: SystemInstance, cfg: WorkloadConfig): Promise<Metrics> {
     const produceMs = now() - t0;
     await handled.reached(base + prod.done, Math.max(1000, cfg.phaseTimeoutMs - produceMs), 'B5 deliveries');
     const total = base + prod.done;
-    await waitUntil('B5 completions', async () => (await w.completed()) >= total, Math.max(1000, cfg.phaseTimeoutMs - (now() - t0)), 5);
+    await waitUntil(
+      'B5 completions',
+      async () => (await w.completed()) >= total,
+      Math.max(1000, cfg.phaseTimeoutMs - (now() - t0)),
+      5,
+    );
     return {
       'B5.e2e_per_s': rate(prod.done, now() - t0),
       'B5.produce_per_s': rate(prod.done, produceMs),
@@ -248,8 +263,13 @@ async function b6(sys: SystemInstance, cfg: WorkloadConfig): Promise<Metrics> {
   if (!k) return {};
   const q = await sys.prepareQueue('b6');
   await k.enqueueUnique(q, 'warm-up', payload(-1));
-  const r = await timedSequential(cfg.jobs, cfg.phaseTimeoutMs, (i) => k.enqueueUnique(q, `u${Math.floor(i / 2)}`, payload(i)));
-  return { 'B6.unique_enqueue_per_s': rate(r.done, r.ms), ...(r.done < cfg.jobs ? { 'B6.partial_count': r.done } : {}) };
+  const r = await timedSequential(cfg.jobs, cfg.phaseTimeoutMs, (i) =>
+    k.enqueueUnique(q, `u${Math.floor(i / 2)}`, payload(i)),
+  );
+  return {
+    'B6.unique_enqueue_per_s': rate(r.done, r.ms),
+    ...(r.done < cfg.jobs ? { 'B6.partial_count': r.done } : {}),
+  };
 }
 
 /** Keys of B7. */
@@ -264,7 +284,8 @@ async function b7(sys: SystemInstance, cfg: WorkloadConfig): Promise<Metrics> {
   for (let key = 0; key < B7_KEYS; key++) {
     for (let start = 0; start < perKey; start += ENQUEUE_BATCH) {
       const ps = [];
-      for (let n = start; n < Math.min(perKey, start + ENQUEUE_BATCH); n++) ps.push({ ...(payload(key * perKey + n) as object), key, n });
+      for (let n = start; n < Math.min(perKey, start + ENQUEUE_BATCH); n++)
+        ps.push({ ...(payload(key * perKey + n) as object), key, n });
       await k.enqueueOrdered(q, `key-${key}`, ps);
     }
   }
@@ -330,7 +351,11 @@ async function b9(sys: SystemInstance, cfg: WorkloadConfig): Promise<Metrics> {
       await waitUntil('B9 latency parent', async () => doneAt.has(i), cfg.sampleTimeoutMs, 1);
       lat.push(doneAt.get(i)! - s);
     }
-    return { 'B9.flows_per_s': rate(flows, ms), 'B9.children_per_s': rate(flows * B9_CHILDREN, ms), 'B9.flow_p50_ms': percentile(lat, 50) };
+    return {
+      'B9.flows_per_s': rate(flows, ms),
+      'B9.children_per_s': rate(flows * B9_CHILDREN, ms),
+      'B9.flow_p50_ms': percentile(lat, 50),
+    };
   } finally {
     await wp.stop();
     await wc.stop();
@@ -354,7 +379,8 @@ async function b10(sys: SystemInstance, cfg: WorkloadConfig): Promise<Metrics> {
   for (let key = 0; key < B10_KEYS; key++) {
     for (let start = 0; start < perKey; start += ENQUEUE_BATCH) {
       const ps = [];
-      for (let n = start; n < Math.min(perKey, start + ENQUEUE_BATCH); n++) ps.push({ ...(payload(key * perKey + n) as object), key, n });
+      for (let n = start; n < Math.min(perKey, start + ENQUEUE_BATCH); n++)
+        ps.push({ ...(payload(key * perKey + n) as object), key, n });
       await enqueue(q, `key-${key}`, ps);
     }
   }

@@ -24,11 +24,17 @@ export function engineOfUrl(url: string): 'sqlite' | 'postgres' {
       throw new InvalidOption('url', `has the scheme "${scheme}:" without "//"; write ${lower}://user@host:5432/db`);
     }
     if (!URL.canParse(url)) {
-      throw new InvalidOption('url', `is not a valid ${lower}:// URL (check the host, the port, and that the user and password are percent-encoded)`);
+      throw new InvalidOption(
+        'url',
+        `is not a valid ${lower}:// URL (check the host, the port, and that the user and password are percent-encoded)`,
+      );
     }
     return 'postgres';
   }
-  throw new InvalidOption('url', `has the unsupported scheme "${scheme.length > 32 ? `${scheme.slice(0, 32)}…` : scheme}:"; ${ACCEPTED}`);
+  throw new InvalidOption(
+    'url',
+    `has the unsupported scheme "${scheme.length > 32 ? `${scheme.slice(0, 32)}…` : scheme}:"; ${ACCEPTED}`,
+  );
 }
 
 /**
@@ -44,15 +50,24 @@ function schemeOf(url: string): string | null {
 /** The SQLite path of a `sqlite:` URL (or a bare path). */
 export function sqlitePathOfUrl(url: string): string {
   const lower = url.toLowerCase();
-  const path = lower.startsWith('sqlite://') ? url.slice('sqlite://'.length) : lower.startsWith('sqlite:') ? url.slice('sqlite:'.length) : url;
-  if (path.length === 0) throw new InvalidOption('url', 'names no SQLite file (use sqlite:./data/app.db or sqlite::memory:)');
+  const path = lower.startsWith('sqlite://')
+    ? url.slice('sqlite://'.length)
+    : lower.startsWith('sqlite:')
+      ? url.slice('sqlite:'.length)
+      : url;
+  if (path.length === 0)
+    throw new InvalidOption('url', 'names no SQLite file (use sqlite:./data/app.db or sqlite::memory:)');
   return path;
 }
 
 /** `pooler` and `listenUrl` name PostgreSQL connections: given with a SQLite store they are a mistake, not a no-op. */
-export function refusePostgresOnly(options: { pooler?: unknown; listenUrl?: unknown }, store: 'url' | 'dataSource'): void {
+export function refusePostgresOnly(
+  options: { pooler?: unknown; listenUrl?: unknown },
+  store: 'url' | 'dataSource',
+): void {
   for (const key of ['pooler', 'listenUrl'] as const) {
-    if (options[key] !== undefined) throw new InvalidOption(key, `is a PostgreSQL option, but this ${store} opens SQLite: remove it`);
+    if (options[key] !== undefined)
+      throw new InvalidOption(key, `is a PostgreSQL option, but this ${store} opens SQLite: remove it`);
   }
 }
 
@@ -61,7 +76,8 @@ export function refusePostgresOnly(options: { pooler?: unknown; listenUrl?: unkn
  * error naming the package to install. No error carries the URL's password.
  */
 export async function openStore(options: OpenStoreOptions): Promise<Store> {
-  if (options === null || typeof options !== 'object') throw new InvalidOption('options', 'must be an object with a url');
+  if (options === null || typeof options !== 'object')
+    throw new InvalidOption('options', 'must be an object with a url');
   const engine = engineOfUrl(options.url);
   const { tracing, ...rest } = options;
   if (tracing !== undefined) asOption(() => requireBoolean('tracing', tracing));

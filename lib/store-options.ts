@@ -9,7 +9,8 @@ export type { CommonStoreOptions } from './engines/shared/options.js';
  * PostgreSQL-only connection option (`pooler`, `listenUrl`) given for a SQLite URL is
  * `InvalidOption`; `schema`, `migrate` and `poolSize` are ignored by SQLite.
  */
-export interface OpenStoreOptions extends CommonStoreOptions, Pick<PostgresStoreOptions, 'schema' | 'migrate' | 'poolSize' | 'pooler' | 'listenUrl'> {
+export interface OpenStoreOptions
+  extends CommonStoreOptions, Pick<PostgresStoreOptions, 'schema' | 'migrate' | 'poolSize' | 'pooler' | 'listenUrl'> {
   /**
    * `sqlite:<path>`, `sqlite::memory:`, a plain file path (no scheme), or
    * `postgres://…` / `postgresql://…`. Any other scheme is `InvalidOption`

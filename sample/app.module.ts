@@ -17,10 +17,22 @@ import { SampleValidationPipe } from './validation.pipe.js';
 /** TypeORM options: PostgreSQL when `databaseUrl` says so, else the SQLite file alkstore shares. */
 export function typeOrmOptions(config: SampleConfig): TypeOrmModuleOptions {
   if (config.databaseUrl) {
-    return { type: 'postgres', url: config.databaseUrl, schema: config.databaseSchema, entities: ENTITIES, synchronize: true };
+    return {
+      type: 'postgres',
+      url: config.databaseUrl,
+      schema: config.databaseSchema,
+      entities: ENTITIES,
+      synchronize: true,
+    };
   }
   mkdirSync(dirname(config.sqlitePath), { recursive: true });
-  return { type: 'better-sqlite3', database: config.sqlitePath, entities: ENTITIES, synchronize: true, enableWAL: true };
+  return {
+    type: 'better-sqlite3',
+    database: config.sqlitePath,
+    entities: ENTITIES,
+    synchronize: true,
+    enableWAL: true,
+  };
 }
 
 /**
@@ -55,7 +67,9 @@ export class AppModule {
         OrdersModule,
         OpsModule.forRoot({ dashboardToken: config.dashboardToken }),
       ],
-      providers: [{ provide: APP_PIPE, useValue: new SampleValidationPipe({ whitelist: true, forbidNonWhitelisted: true }) }],
+      providers: [
+        { provide: APP_PIPE, useValue: new SampleValidationPipe({ whitelist: true, forbidNonWhitelisted: true }) },
+      ],
     };
   }
 }

@@ -21,11 +21,19 @@ export interface KnexSampleResult {
 
 function knexFor(url: string): Knex {
   if (url.startsWith('postgres')) return knex({ client: 'pg', connection: url });
-  return knex({ client: 'better-sqlite3', connection: { filename: url.replace(/^sqlite:/, '') }, useNullAsDefault: true });
+  return knex({
+    client: 'better-sqlite3',
+    connection: { filename: url.replace(/^sqlite:/, '') },
+    useNullAsDefault: true,
+  });
 }
 
 /** Places `count` orders (and one that rolls back), delivers their messages, and stops. */
-export async function runKnexSample(url: string, count: number, options: { schema?: string } = {}): Promise<KnexSampleResult> {
+export async function runKnexSample(
+  url: string,
+  count: number,
+  options: { schema?: string } = {},
+): Promise<KnexSampleResult> {
   const store: Store = await openStore({ url, ...(options.schema ? { schema: options.schema } : {}) });
   const db = knexFor(url);
   const table = options.schema ? `${options.schema}.knex_orders` : 'knex_orders';
@@ -53,7 +61,9 @@ export async function runKnexSample(url: string, count: number, options: { schem
     const placed: number[] = [];
     for (let i = 0; i < count; i++) {
       const id = await knexTransaction(db, store, async (tx, trx) => {
-        const [row] = await trx(table).insert({ customer: `customer ${i}` }).returning<{ id: number }[]>('id');
+        const [row] = await trx(table)
+          .insert({ customer: `customer ${i}` })
+          .returning<{ id: number }[]>('id');
         await tx.outboxEnqueue('knex-order-placed', { orderId: row!.id });
         return row!.id;
       });
@@ -79,5 +89,7 @@ export async function runKnexSample(url: string, count: number, options: { schem
 if (import.meta.url === `file://${process.argv[1]}`) {
   const url = process.argv[2] ?? 'sqlite:./data/knex-orders.db';
   const result = await runKnexSample(url, Number(process.argv[3] ?? 5));
-  console.log(`placed orders ${result.placed.join(', ')}; ${result.rolledBack} rolled back; delivered ${result.delivered.join(', ')}`);
+  console.log(
+    `placed orders ${result.placed.join(', ')}; ${result.rolledBack} rolled back; delivered ${result.delivered.join(', ')}`,
+  );
 }

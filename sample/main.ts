@@ -10,4 +10,6 @@ const app = await NestFactory.create(AppModule.forRoot(config));
 app.enableShutdownHooks();
 const port = Number(process.env.PORT ?? 3000);
 await app.listen(port);
-console.log(`alkstore sample listening on http://localhost:${port} (${config.databaseUrl ? 'PostgreSQL' : `SQLite ${config.sqlitePath}`})`);
+console.log(
+  `alkstore sample listening on http://localhost:${port} (${config.databaseUrl ? 'PostgreSQL' : `SQLite ${config.sqlitePath}`})`,
+);

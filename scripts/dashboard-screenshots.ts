@@ -18,7 +18,9 @@ import { openStore } from '../lib/open-store.js';
 import type { Store } from '../lib/contract/types.js';
 import { createWorkflows, defineWorkflow } from '../lib/workflows/index.js';
 
-const { values } = parseArgs({ options: { minutes: { type: 'string', default: '3' }, out: { type: 'string', default: 'docs/img' } } });
+const { values } = parseArgs({
+  options: { minutes: { type: 'string', default: '3' }, out: { type: 'string', default: 'docs/img' } },
+});
 const OUT = resolve(values.out!);
 const MINUTES = Number(values.minutes);
 const CHROMIUM = process.env.ALKSTORE_CHROMIUM ?? '/usr/bin/chromium';
@@ -33,7 +35,10 @@ async function work(store: Store, until: number): Promise<void> {
   let n = 0;
   while (Date.now() < until) {
     await emails.enqueueMany(Array.from({ length: 12 }, () => ({ to: `user${n++}@example.com`, template: 'welcome' })));
-    await thumbs.enqueueMany(Array.from({ length: 4 }, (_, i) => ({ image: `img-${n}-${i}.png`, width: 320 })), { priority: 5 });
+    await thumbs.enqueueMany(
+      Array.from({ length: 4 }, (_, i) => ({ image: `img-${n}-${i}.png`, width: 320 })),
+      { priority: 5 },
+    );
     // Leave the jobs waiting a little, as a busy queue does.
     await sleep(200 + Math.random() * 800);
     for (const q of [emails, thumbs]) {
@@ -51,8 +56,14 @@ async function work(store: Store, until: number): Promise<void> {
 
 async function seed(store: Store): Promise<{ dead: number; pending: number; done: number }> {
   const emails = store.queue('emails', { maxAttempts: 1 });
-  const doomed = await emails.enqueueMany([{ to: 'bounce-1@example.com' }, { to: 'bounce-2@example.com', subject: '<script>alert(1)</script>' }]);
-  for (const j of await emails.claimBatch(2, 'web-1:4242:seed')) await j.fail(new Error('550 mailbox unavailable\n    at deliver (mailer.ts:42:11)\n    at Worker.run (worker.ts:17:5)'));
+  const doomed = await emails.enqueueMany([
+    { to: 'bounce-1@example.com' },
+    { to: 'bounce-2@example.com', subject: '<script>alert(1)</script>' },
+  ]);
+  for (const j of await emails.claimBatch(2, 'web-1:4242:seed'))
+    await j.fail(
+      new Error('550 mailbox unavailable\n    at deliver (mailer.ts:42:11)\n    at Worker.run (worker.ts:17:5)'),
+    );
   const reports = store.queue('reports');
   const done = await reports.enqueue({ report: 'monthly', month: '2026-11' }, { uniqueKey: 'monthly-2026-11' });
   const job = (await reports.claimOne('reports-1:77:seed'))!;
@@ -60,7 +71,9 @@ async function seed(store: Store): Promise<{ dead: number; pending: number; done
   await job.ack({ url: 's3://reports/2026-11.pdf', rows: 18_204 });
   const cancelled = await reports.enqueue({ report: 'weekly' });
   await reports.cancel(cancelled);
-  const pending = await store.queue('thumbnails').enqueue({ image: 'hero.png', width: 1280 }, { delayMs: 3_600_000, orderingKey: 'site-7' });
+  const pending = await store
+    .queue('thumbnails')
+    .enqueue({ image: 'hero.png', width: 1280 }, { delayMs: 3_600_000, orderingKey: 'site-7' });
   // Held claims for the workers page.
   const held = store.queue('video');
   await held.enqueueMany(Array.from({ length: 6 }, (_, i) => ({ video: i })));
@@ -74,7 +87,14 @@ async function seed(store: Store): Promise<{ dead: number; pending: number; done
   await s.saveOffset('billing', 8);
   await s.saveOffset('analytics', 5);
   await store.outboxEnqueue('webhooks', { event: 'order.created', order: 7 });
-  await store.outbox('webhooks').recordReceipts(Array.from({ length: 5 }, (_, i) => ({ messageId: 100 + i, receipt: { broker: 'nats-jetstream', stream: 'WEBHOOKS', seq: 900 + i } })));
+  await store
+    .outbox('webhooks')
+    .recordReceipts(
+      Array.from({ length: 5 }, (_, i) => ({
+        messageId: 100 + i,
+        receipt: { broker: 'nats-jetstream', stream: 'WEBHOOKS', seq: 900 + i },
+      })),
+    );
   return { dead: doomed[1]!, pending, done };
 }
 
@@ -99,7 +119,8 @@ async function workflows(store: Store): Promise<string> {
   });
   const w = createWorkflows(store, { workflows: [fulfil, refund], idlePollIntervalMs: 50 });
   try {
-    for (const order of [1040, 1041, 1042]) await w.start(fulfil, { order, sku: `SKU-${order % 7}` }, { id: `order-${order}` });
+    for (const order of [1040, 1041, 1042])
+      await w.start(fulfil, { order, sku: `SKU-${order % 7}` }, { id: `order-${order}` });
     await w.start(refund, { order: 977 }, { id: 'refund-977' });
     const deadline = Date.now() + 60_000;
     const parked = async (id: string) => (await w.getStatus(id))?.steps.some((s) => s.state === 'waiting') === true;
@@ -128,13 +149,22 @@ async function main(): Promise<void> {
     console.log(`running jobs for ${MINUTES} min so the charts have real minutes…`);
     await work(store, Date.now() + MINUTES * 60_000);
     // Limits on the thumbnails queue (after the work, so its charts are not shaped by them), for its controls' screenshot.
-    await store.queue('thumbnails').setLimits({ concurrencyLimit: 2, globalConcurrency: 8, keyRateLimit: { max: 30, perMs: 60_000 } });
+    await store
+      .queue('thumbnails')
+      .setLimits({ concurrencyLimit: 2, globalConcurrency: 8, keyRateLimit: { max: 30, perMs: 60_000 } });
     const dash = await serveDashboard(store, { token: TOKEN, port: 0, liveIntervalMs: 60_000 });
     mkdirSync(OUT, { recursive: true });
     const browser = await chromium.launchPersistentContext(profile, {
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--no-first-run',
+      ],
       viewport: { width: 1280, height: 900 },
       httpCredentials: { username: 'ops-ana', password: TOKEN },
     });
@@ -153,7 +183,10 @@ async function main(): Promise<void> {
     await page.screenshot({ path: join(OUT, 'dashboard-bulk.png'), fullPage: true });
     console.log('  dashboard-bulk.png');
     for (const j of await store.queue('emails', { maxAttempts: 1 }).claimBatch(100, 'web-1:4242:seed')) {
-      if (j.id === ids.dead) await j.fail(new Error('550 mailbox unavailable <img src=x onerror=alert(1)>\n    at deliver (mailer.ts:42:11)'));
+      if (j.id === ids.dead)
+        await j.fail(
+          new Error('550 mailbox unavailable <img src=x onerror=alert(1)>\n    at deliver (mailer.ts:42:11)'),
+        );
       else await j.ack();
     }
     await page.goto(`${dash.url}/`);
@@ -166,7 +199,11 @@ async function main(): Promise<void> {
     await shot('dashboard-job', `/job?queue=emails&id=${ids.dead}`);
     await shot('dashboard-completed-job', `/job?queue=reports&id=${ids.done}`);
     await shot('dashboard-history', '/queue?name=reports&state=finished');
-    await shot('dashboard-search', `/queue?name=emails&state=all&payload=${encodeURIComponent('template = "welcome"')}`, false);
+    await shot(
+      'dashboard-search',
+      `/queue?name=emails&state=all&payload=${encodeURIComponent('template = "welcome"')}`,
+      false,
+    );
     await shot('dashboard-dead', '/dead?queue=emails');
     await shot('dashboard-schedules', '/schedules');
     await shot('dashboard-schedule', '/schedule?name=nightly-report');

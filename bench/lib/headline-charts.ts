@@ -15,10 +15,18 @@ const WAKE_CHART_MAX_MS = 100;
 export function headlineCharts(summary: Summaries, scale: Metrics | null): Chart[] {
   const charts: Chart[] = [];
   const drain: Series = { name: 'B2 drain (median)', points: [] };
-  for (const [sys, s] of Object.entries(summary)) if (s['B2.drain_per_s']) drain.points.push({ x: sys, y: s['B2.drain_per_s'].median });
+  for (const [sys, s] of Object.entries(summary))
+    if (s['B2.drain_per_s']) drain.points.push({ x: sys, y: s['B2.drain_per_s'].median });
   if (drain.points.length > 0) {
     drain.points.sort((a, b) => b.y - a.y);
-    charts.push({ file: 'drain-by-system', title: 'B2: drain of pre-enqueued jobs, concurrency 10', yLabel: 'jobs per second', xLabel: 'system', series: [drain], kind: 'bar' });
+    charts.push({
+      file: 'drain-by-system',
+      title: 'B2: drain of pre-enqueued jobs, concurrency 10',
+      yLabel: 'jobs per second',
+      xLabel: 'system',
+      series: [drain],
+      kind: 'bar',
+    });
   }
   const series: Series[] = [
     { name: 'same-process p50', points: [] },
@@ -49,8 +57,18 @@ export function headlineCharts(summary: Summaries, scale: Metrics | null): Chart
   const polling = series[0]!.points.filter((p) => p.y > WAKE_CHART_MAX_MS);
   for (const s of series) s.points = s.points.filter((p) => !polling.some((q) => q.x === p.x));
   if (series.some((s) => s.points.length > 0)) {
-    const out = polling.length > 0 ? ` (left out, p50 over ${WAKE_CHART_MAX_MS} ms: ${polling.map((p) => `${p.x} ${Math.round(p.y)} ms`).join(', ')})` : '';
-    charts.push({ file: 'wake-p50-p99', title: 'Wake: enqueue to handler start (B3, B3x)', yLabel: 'ms', xLabel: `system${out}`, series: series.filter((s) => s.points.length > 0), kind: 'bar' });
+    const out =
+      polling.length > 0
+        ? ` (left out, p50 over ${WAKE_CHART_MAX_MS} ms: ${polling.map((p) => `${p.x} ${Math.round(p.y)} ms`).join(', ')})`
+        : '';
+    charts.push({
+      file: 'wake-p50-p99',
+      title: 'Wake: enqueue to handler start (B3, B3x)',
+      yLabel: 'ms',
+      xLabel: `system${out}`,
+      series: series.filter((s) => s.points.length > 0),
+      kind: 'bar',
+    });
   }
   return charts;
 }

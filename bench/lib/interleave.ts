@@ -9,7 +9,8 @@
 export const refPgTable = (schema: string): string =>
   `CREATE TABLE "${schema}".t (id bigserial PRIMARY KEY, payload jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`;
 /** The reference table in a SQLite file. */
-export const REF_SQLITE_TABLE = 'CREATE TABLE t (id INTEGER PRIMARY KEY AUTOINCREMENT, payload TEXT NOT NULL, created_at INTEGER NOT NULL)';
+export const REF_SQLITE_TABLE =
+  'CREATE TABLE t (id INTEGER PRIMARY KEY AUTOINCREMENT, payload TEXT NOT NULL, created_at INTEGER NOT NULL)';
 
 /** One variant: a name and one operation (`i` counts within its chunk). */
 export type Variant = readonly [name: string, op: (i: number) => unknown];
@@ -20,7 +21,12 @@ export type Variant = readonly [name: string, op: (i: number) => unknown];
  * first hundred calls), then runs `chunks` rounds of `size` ops per variant,
  * forward in even rounds and backward in odd ones. Total ms per variant name.
  */
-export async function interleave(variants: readonly Variant[], chunks: number, size: number, warmup = 500): Promise<Map<string, number>> {
+export async function interleave(
+  variants: readonly Variant[],
+  chunks: number,
+  size: number,
+  warmup = 500,
+): Promise<Map<string, number>> {
   const ms = new Map<string, number>(variants.map(([n]) => [n, 0]));
   for (const [, op] of variants) for (let i = 0; i < warmup; i++) await op(i);
   for (let c = 0; c < chunks; c++) {

@@ -14,7 +14,8 @@ export function alkstoreSqliteSynchronous(): { value: string; source: string } {
     if (!f.endsWith('.ts')) continue;
     const text = readFileSync(join(dir, f), 'utf8');
     // The engine's default (`synchronous ?? 'full'`), else a literal pragma.
-    const m = /synchronous\s*\?\?\s*['"](\w+)['"]/.exec(text) ?? /pragma\(\s*['"`]synchronous\s*=\s*(\w+)['"`]/i.exec(text);
+    const m =
+      /synchronous\s*\?\?\s*['"](\w+)['"]/.exec(text) ?? /pragma\(\s*['"`]synchronous\s*=\s*(\w+)['"`]/i.exec(text);
     if (m) {
       const raw = m[1]!.toUpperCase();
       const named: Record<string, string> = { '0': 'OFF', '1': 'NORMAL', '2': 'FULL', '3': 'EXTRA' };

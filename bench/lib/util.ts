@@ -88,7 +88,12 @@ export async function withTimeout<T>(what: string, ms: number, p: Promise<T>): P
 }
 
 /** Polls `check` every `intervalMs` until truthy; throws naming `what` after `timeoutMs`. */
-export async function waitUntil(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number, intervalMs = 2): Promise<void> {
+export async function waitUntil(
+  what: string,
+  check: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  intervalMs = 2,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await check()) return;
@@ -194,6 +199,7 @@ export function indexOf(data: unknown): number {
       return -1;
     }
   }
-  if (d && typeof d === 'object' && 'i' in d && typeof (d as { i: unknown }).i === 'number') return (d as { i: number }).i;
+  if (d && typeof d === 'object' && 'i' in d && typeof (d as { i: unknown }).i === 'number')
+    return (d as { i: number }).i;
   return -1;
 }

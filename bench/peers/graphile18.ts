@@ -34,15 +34,22 @@ export async function graphile18(variant: PeerVariant, version: string): Promise
   await withTimeout('graphile-worker migrations', 30_000, g.runMigrations(common));
   const utils = await g.makeWorkerUtils({ ...common, maxPoolSize: 4 });
   const client = await pgClient();
-  await client.query(`CREATE TABLE "${schema}".bench_orders (id bigserial PRIMARY KEY, amount int NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`);
+  await client.query(
+    `CREATE TABLE "${schema}".bench_orders (id bigserial PRIMARY KEY, amount int NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`,
+  );
   const enqueued = new Map<string, number>();
   const runners: Runner[] = [];
   const bump = (name: string, k: number): void => {
     enqueued.set(name, (enqueued.get(name) ?? 0) + k);
   };
   // graphile-worker's performance docs: localQueue of about concurrency + 1 and batched completions / failures.
-  const preset = fast ? { worker: { localQueue: { size: CONCURRENCY + 1 }, completeJobBatchDelay: 0, failJobBatchDelay: 0 } } : undefined;
-  const startWorker = async (name: string, onJob: (p: unknown) => void): Promise<{ completed(): Promise<number>; stop(): Promise<void> }> => {
+  const preset = fast
+    ? { worker: { localQueue: { size: CONCURRENCY + 1 }, completeJobBatchDelay: 0, failJobBatchDelay: 0 } }
+    : undefined;
+  const startWorker = async (
+    name: string,
+    onJob: (p: unknown) => void,
+  ): Promise<{ completed(): Promise<number>; stop(): Promise<void> }> => {
     const runner = await withTimeout(
       'graphile-worker run',
       30_000,
@@ -59,7 +66,9 @@ export async function graphile18(variant: PeerVariant, version: string): Promise
     runners.push(runner);
     return {
       async completed() {
-        const r = await client.query(`SELECT count(*)::int AS n FROM "${schema}".jobs WHERE task_identifier = $1`, [name]);
+        const r = await client.query(`SELECT count(*)::int AS n FROM "${schema}".jobs WHERE task_identifier = $1`, [
+          name,
+        ]);
         return (enqueued.get(name) ?? 0) - (r.rows[0] as { n: number }).n;
       },
       async stop() {
@@ -79,7 +88,9 @@ export async function graphile18(variant: PeerVariant, version: string): Promise
       batchEnqueue: 'workerUtils.addJobs(array)',
     },
     notes: [
-      fast ? 'fast settings: localQueue size concurrency + 1, completeJobBatchDelay 0, failJobBatchDelay 0 (graphile-worker performance docs)' : 'defaults: concurrency 10 (the workload\'s), no localQueue, no batched completion',
+      fast
+        ? 'fast settings: localQueue size concurrency + 1, completeJobBatchDelay 0, failJobBatchDelay 0 (graphile-worker performance docs)'
+        : "defaults: concurrency 10 (the workload's), no localQueue, no batched completion",
       'completed jobs are deleted, as graphile-worker does',
     ],
     outboxHow: 'pg client: BEGIN; INSERT bench_orders; SELECT <schema>.add_job(name, payload); COMMIT',

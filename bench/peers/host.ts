@@ -12,7 +12,11 @@ import type { CreateAnswer, PeerAdapter, Reply, Request } from './protocol.js';
 
 /** Read from the file: graphile-worker's `exports` does not expose its package.json. */
 function versionOf(pkg: string): string {
-  return (JSON.parse(readFileSync(new URL(`./node_modules/${pkg}/package.json`, import.meta.url), 'utf8')) as { version: string }).version;
+  return (
+    JSON.parse(readFileSync(new URL(`./node_modules/${pkg}/package.json`, import.meta.url), 'utf8')) as {
+      version: string;
+    }
+  ).version;
 }
 
 let adapter: PeerAdapter | null = null;
@@ -31,7 +35,10 @@ function need(): PeerAdapter {
 async function handle(m: Request): Promise<{ value?: unknown; t?: number }> {
   switch (m.op) {
     case 'create': {
-      adapter = m.kind === 'pg-boss' ? await pgBoss12(m.variant, versionOf('pg-boss')) : await graphile18(m.variant, versionOf('graphile-worker'));
+      adapter =
+        m.kind === 'pg-boss'
+          ? await pgBoss12(m.variant, versionOf('pg-boss'))
+          : await graphile18(m.variant, versionOf('graphile-worker'));
       const answer: CreateAnswer = {
         version: adapter.version,
         settings: adapter.settings,
@@ -55,7 +62,9 @@ async function handle(m: Request): Promise<{ value?: unknown; t?: number }> {
     case 'startWorker':
     case 'startDispatcher': {
       const w = nextWorker++;
-      const running = await need().startWorker(m.op === 'startWorker' ? m.queue : 'outbox', (p) => send({ ev: 'job', w, p, t: epochNow() }));
+      const running = await need().startWorker(m.op === 'startWorker' ? m.queue : 'outbox', (p) =>
+        send({ ev: 'job', w, p, t: epochNow() }),
+      );
       workers.set(w, running);
       return { value: w };
     }

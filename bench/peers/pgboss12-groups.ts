@@ -27,7 +27,11 @@ const schema = uniqueId('bench_pgboss_groups');
 const boss = new PgBoss({ connectionString: PG_URL, schema, max: 12, schedule: false, supervise: false });
 await boss.start();
 await boss.createQueue('b10');
-for (let k = 0; k < 100; k++) await boss.insert('b10', Array.from({ length: 20 }, (_, n) => ({ data: { key: k, n }, group: { id: `key-${k}` } })));
+for (let k = 0; k < 100; k++)
+  await boss.insert(
+    'b10',
+    Array.from({ length: 20 }, (_, n) => ({ data: { key: k, n }, group: { id: `key-${k}` } })),
+  );
 await boss.work('b10', { localConcurrency: 10, groupConcurrency: 1 }, () => new Promise((r) => setTimeout(r, 1)));
 await new Promise((r) => setTimeout(r, RUN_MS));
 await boss.offWork('b10');

@@ -44,11 +44,20 @@ export async function pgBoss12(variant: PeerVariant, version: string): Promise<P
   const { PgBoss } = (await import(spec)) as { PgBoss: PgBossCtor };
   const fast = variant === 'fast';
   const schema = uniqueId('bench_pgboss');
-  const boss = new PgBoss({ connectionString: PG_URL, schema, max: 12, schedule: false, supervise: false, ...(fast ? { useListenNotify: true } : {}) });
+  const boss = new PgBoss({
+    connectionString: PG_URL,
+    schema,
+    max: 12,
+    schedule: false,
+    supervise: false,
+    ...(fast ? { useListenNotify: true } : {}),
+  });
   boss.on('error', (err) => process.stderr.write(`pg-boss error: ${err.message}\n`));
   await withTimeout('pg-boss start', 30_000, boss.start());
   const orders = await pgClient();
-  await orders.query(`CREATE TABLE "${schema}".bench_orders (id bigserial PRIMARY KEY, amount int NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`);
+  await orders.query(
+    `CREATE TABLE "${schema}".bench_orders (id bigserial PRIMARY KEY, amount int NOT NULL, created_at timestamptz NOT NULL DEFAULT now())`,
+  );
   const created = new Set<string>();
   /** Queues whose jobs carry a B10 group: their worker runs with `groupConcurrency: 1`. */
   const keyedQueues = new Set<string>();
@@ -61,7 +70,12 @@ export async function pgBoss12(variant: PeerVariant, version: string): Promise<P
   let resolver: PgBoss | null = null;
   const queueOpts = fast ? { notify: true } : {};
   const workOpts = fast
-    ? { localConcurrency: CONCURRENCY, batchSize: FAST_BATCH, pollingIntervalSeconds: FAST_POLL_S, burstWhenBatchFull: true }
+    ? {
+        localConcurrency: CONCURRENCY,
+        batchSize: FAST_BATCH,
+        pollingIntervalSeconds: FAST_POLL_S,
+        burstWhenBatchFull: true,
+      }
     : { localConcurrency: CONCURRENCY };
   const prepare = async (name: string): Promise<string> => {
     if (!created.has(name)) {
@@ -71,7 +85,7 @@ export async function pgBoss12(variant: PeerVariant, version: string): Promise<P
     return name;
   };
   const shared = [
-    'B9: flow() with the parent depending on its 100 children; dependents are unblocked by pg-boss\'s background resolver every flowIntervalSeconds (default 5 s), not at the children\'s completion',
+    "B9: flow() with the parent depending on its 100 children; dependents are unblocked by pg-boss's background resolver every flowIntervalSeconds (default 5 s), not at the children's completion",
     'B10: group: { id } on each job and groupConcurrency: 1 on the worker; the handler holds each job 1 ms in the peer process, where the group slot is',
   ];
   return {
@@ -86,8 +100,14 @@ export async function pgBoss12(variant: PeerVariant, version: string): Promise<P
       keyed: 'B10: boss.insert with group: { id: key }; work with groupConcurrency: 1 (global, database-tracked)',
     },
     notes: (fast
-      ? ['fast settings: LISTEN/NOTIFY wake (useListenNotify + queue notify), batch fetch of 100 with burstWhenBatchFull, 0.5 s base poll', 'completed jobs stay in the job table with state completed, as pg-boss does']
-      : ['defaults: one job per fetch, 2 s poll, no NOTIFY (pg-boss 12 leaves useListenNotify off); localConcurrency 10 is the workload\'s concurrency', 'completed jobs stay in the job table with state completed, as pg-boss does']
+      ? [
+          'fast settings: LISTEN/NOTIFY wake (useListenNotify + queue notify), batch fetch of 100 with burstWhenBatchFull, 0.5 s base poll',
+          'completed jobs stay in the job table with state completed, as pg-boss does',
+        ]
+      : [
+          "defaults: one job per fetch, 2 s poll, no NOTIFY (pg-boss 12 leaves useListenNotify off); localConcurrency 10 is the workload's concurrency",
+          'completed jobs stay in the job table with state completed, as pg-boss does',
+        ]
     ).concat(shared),
     outboxHow: 'pg client: BEGIN; INSERT bench_orders; boss.send(name, data, { db: client }); COMMIT',
     prepareQueue: prepare,
@@ -95,7 +115,10 @@ export async function pgBoss12(variant: PeerVariant, version: string): Promise<P
       await boss.send(name, p as object);
     },
     async enqueueMany(name, ps) {
-      await boss.insert(name, ps.map((data) => ({ data: data as object })));
+      await boss.insert(
+        name,
+        ps.map((data) => ({ data: data as object })),
+      );
     },
     async startWorker(name, onJob) {
       await prepare(name);
@@ -117,12 +140,18 @@ export async function pgBoss12(variant: PeerVariant, version: string): Promise<P
       });
       return {
         async completed() {
-          const r = await orders.query(`SELECT count(*)::int AS n FROM "${schema}".job WHERE name = $1 AND state = 'completed'`, [name]);
+          const r = await orders.query(
+            `SELECT count(*)::int AS n FROM "${schema}".job WHERE name = $1 AND state = 'completed'`,
+            [name],
+          );
           return (r.rows[0] as { n: number }).n;
         },
         async stop() {
           await boss.offWork(name);
-          if (keyed) process.stderr.write(`pg-boss ${name}: most jobs of one group key running at once in the peer process: ${maxPerKey}\n`);
+          if (keyed)
+            process.stderr.write(
+              `pg-boss ${name}: most jobs of one group key running at once in the peer process: ${maxPerKey}\n`,
+            );
         },
       };
     },
@@ -132,13 +161,20 @@ export async function pgBoss12(variant: PeerVariant, version: string): Promise<P
         resolver.on('error', (err) => process.stderr.write(`pg-boss resolver error: ${err.message}\n`));
         await withTimeout('pg-boss resolver start', 30_000, resolver.start());
       }
-      const jobs: PgBossFlowJob[] = Array.from({ length: children }, (_, i) => ({ ref: `c${i}`, name: childQueue, data: { child: i } }));
+      const jobs: PgBossFlowJob[] = Array.from({ length: children }, (_, i) => ({
+        ref: `c${i}`,
+        name: childQueue,
+        data: { child: i },
+      }));
       jobs.push({ ref: 'parent', name: parentQueue, data: parent as object, dependsOn: jobs.map((j) => j.ref) });
       await boss.flow(jobs);
     },
     async enqueueConcurrencyKeyed(name, key, ps) {
       keyedQueues.add(name);
-      await boss.insert(name, ps.map((data) => ({ data: data as object, group: { id: key } })));
+      await boss.insert(
+        name,
+        ps.map((data) => ({ data: data as object, group: { id: key } })),
+      );
     },
     async produce(p, beforeCommit) {
       await prepare('outbox');
@@ -155,7 +191,10 @@ export async function pgBoss12(variant: PeerVariant, version: string): Promise<P
       }
     },
     async close() {
-      if (resolver) await withTimeout('pg-boss resolver stop', 20_000, resolver.stop({ graceful: false, wait: true })).catch(() => undefined);
+      if (resolver)
+        await withTimeout('pg-boss resolver stop', 20_000, resolver.stop({ graceful: false, wait: true })).catch(
+          () => undefined,
+        );
       await withTimeout('pg-boss stop', 20_000, boss.stop({ graceful: false, wait: true })).catch(() => undefined);
       await orders.end().catch(() => undefined);
       await dropSchema(schema);

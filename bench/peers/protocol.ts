@@ -63,7 +63,10 @@ export interface PeerAdapter {
   enqueue(name: string, payload: unknown): Promise<void>;
   enqueueMany(name: string, payloads: readonly unknown[]): Promise<void>;
   /** Starts workers calling `onJob` at each handler start. */
-  startWorker(name: string, onJob: (payload: unknown) => void): Promise<{ completed(): Promise<number>; stop(): Promise<void> }>;
+  startWorker(
+    name: string,
+    onJob: (payload: unknown) => void,
+  ): Promise<{ completed(): Promise<number>; stop(): Promise<void> }>;
   /** The outbox path: business row + job in one transaction; `beforeCommit` right before COMMIT. */
   produce?(payload: unknown, beforeCommit: () => void): Promise<void>;
   /** B9: one flow in one call, a parent on `parentQueue` waiting for `children` children on `childQueue`. */

@@ -54,14 +54,22 @@ async function jetstreamBroker(): Promise<Broker> {
     async fresh() {
       const stream = uniqueId('B8').replace(/[^A-Za-z0-9_]/g, '_');
       const subject = `${stream.toLowerCase()}.orders`;
-      await jsm.streams.add({ name: stream, subjects: [`${stream.toLowerCase()}.>`], duplicate_window: 120_000_000_000 });
+      await jsm.streams.add({
+        name: stream,
+        subjects: [`${stream.toLowerCase()}.>`],
+        duplicate_window: 120_000_000_000,
+      });
       let stop: (() => void) | null = null;
       return {
         publisher: () => new NatsJetStreamPublisher({ stream, subject, servers: NATS }),
         bare: async (i) => void (await js.publish(subject, JSON.stringify({ i }), { msgID: `bare-${i}` })),
         stored: async () => (await jsm.streams.info(stream)).state.messages,
         async onReceive(fn) {
-          await jsm.consumers.add(stream, { durable_name: 'lat', ack_policy: AckPolicy.None, deliver_policy: DeliverPolicy.New });
+          await jsm.consumers.add(stream, {
+            durable_name: 'lat',
+            ack_policy: AckPolicy.None,
+            deliver_policy: DeliverPolicy.New,
+          });
           const c = await js.consumers.get(stream, 'lat');
           const msgs = await c.consume();
           stop = () => void msgs.stop();
@@ -97,12 +105,19 @@ async function rabbitBroker(): Promise<Broker> {
         publisher: () => new RabbitMqPublisher({ url: AMQP, exchange, routingKey: 'orders' }),
         bare: (i) =>
           new Promise<void>((resolve, reject) => {
-            confirm.publish(exchange, 'orders', Buffer.from(JSON.stringify({ i })), { persistent: true, mandatory: true, messageId: `bare-${i}` }, (err: unknown) => (err ? reject(err instanceof Error ? err : new Error('nack')) : resolve()));
+            confirm.publish(
+              exchange,
+              'orders',
+              Buffer.from(JSON.stringify({ i })),
+              { persistent: true, mandatory: true, messageId: `bare-${i}` },
+              (err: unknown) => (err ? reject(err instanceof Error ? err : new Error('nack')) : resolve()),
+            );
           }),
         stored: async () => (await admin.checkQueue(queue)).messageCount,
         async onReceive(fn) {
           await admin.purgeQueue(queue);
-          tag = (await admin.consume(queue, (m) => m && fn(String(m.properties.messageId)), { noAck: true })).consumerTag;
+          tag = (await admin.consume(queue, (m) => m && fn(String(m.properties.messageId)), { noAck: true }))
+            .consumerTag;
         },
         async cleanup() {
           if (tag) await admin.cancel(tag).catch(() => undefined);
@@ -141,13 +156,32 @@ async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs 
   }
 }
 
-function relays(store: Store, outbox: string, count: number, publisher: () => Publisher, receipts = true, concurrency = IN_FLIGHT): { connected: () => Promise<void>; stop: () => Promise<void> } {
+function relays(
+  store: Store,
+  outbox: string,
+  count: number,
+  publisher: () => Publisher,
+  receipts = true,
+  concurrency = IN_FLIGHT,
+): { connected: () => Promise<void>; stop: () => Promise<void> } {
   const ac = new AbortController();
-  const dispatchers = Array.from({ length: count }, () => new OutboxDispatcher({ store, outbox, publisher: publisher(), receipts, logger: quiet, settings: { claimSize: 64, concurrency, busyPollIntervalMs: 5 } }));
+  const dispatchers = Array.from(
+    { length: count },
+    () =>
+      new OutboxDispatcher({
+        store,
+        outbox,
+        publisher: publisher(),
+        receipts,
+        logger: quiet,
+        settings: { claimSize: 64, concurrency, busyPollIntervalMs: 5 },
+      }),
+  );
   const runs = dispatchers.map((d) => d.run(ac.signal));
   return {
     // The bare loop's connection is open before its clock starts: so are the relays'.
-    connected: () => waitUntil('every relay connected', async () => dispatchers.every((d) => d.health().status === 'up')),
+    connected: () =>
+      waitUntil('every relay connected', async () => dispatchers.every((d) => d.health().status === 'up')),
     stop: async () => {
       ac.abort();
       await Promise.all(runs);
@@ -164,7 +198,12 @@ async function fill(store: Store, outbox: string, n: number): Promise<void> {
 }
 
 /** B8 on one engine: both brokers, bare vs outbox with 1/2/4 relays, and commit-to-consumer latency. */
-export async function brokerWorkload(engine: ScaleEngine, jobs: number, samples: number, log: (m: string) => void): Promise<Metrics> {
+export async function brokerWorkload(
+  engine: ScaleEngine,
+  jobs: number,
+  samples: number,
+  log: (m: string) => void,
+): Promise<Metrics> {
   const out: Metrics = {};
   const n = Math.max(500, jobs);
   for (const make of [jetstreamBroker, rabbitBroker]) {
@@ -182,7 +221,10 @@ export async function brokerWorkload(engine: ScaleEngine, jobs: number, samples:
         const dest = await broker.fresh();
         const outbox = uniqueId(`b8-${r}`);
         await fill(store, outbox, n);
-        const run = typeof r === 'number' ? relays(store, outbox, r, dest.publisher) : relays(store, outbox, 1, dest.publisher, r !== 'no-receipts', r === 'c256' ? 256 : IN_FLIGHT);
+        const run =
+          typeof r === 'number'
+            ? relays(store, outbox, r, dest.publisher)
+            : relays(store, outbox, 1, dest.publisher, r !== 'no-receipts', r === 'c256' ? 256 : IN_FLIGHT);
         await run.connected();
         const c0 = process.cpuUsage();
         const t0 = performance.now();
@@ -196,7 +238,9 @@ export async function brokerWorkload(engine: ScaleEngine, jobs: number, samples:
         out[`B8_${broker.name}_${engine}_outbox_${label}_msgs_s`] = Math.round(rate);
         out[`B8_${broker.name}_${engine}_outbox_${label}_vs_bare`] = Math.round((rate / bare) * 100) / 100;
         if (r === 1) out[`B8_${broker.name}_${engine}_outbox_1relay_cpu_us_per_msg`] = cpuUs;
-        log(`B8 ${broker.name} ${engine}: outbox ${label} ${Math.round(rate)} msgs/s (${(rate / bare).toFixed(2)}× bare), ${cpuUs} µs CPU per message`);
+        log(
+          `B8 ${broker.name} ${engine}: outbox ${label} ${Math.round(rate)} msgs/s (${(rate / bare).toFixed(2)}× bare), ${cpuUs} µs CPU per message`,
+        );
       }
       const dest = await broker.fresh();
       const committed = new Map<string, number>();
@@ -209,14 +253,20 @@ export async function brokerWorkload(engine: ScaleEngine, jobs: number, samples:
         committed.set(String(id), performance.now());
         await new Promise((res) => setTimeout(res, 5));
       }
-      await waitUntil('every latency sample received', async () => [...committed.keys()].every((id) => received.has(id)), 60_000);
+      await waitUntil(
+        'every latency sample received',
+        async () => [...committed.keys()].every((id) => received.has(id)),
+        60_000,
+      );
       await run.stop();
       // A message can reach the consumer before the producer's commit call has returned: counted as 0.
       const lat = [...committed].map(([id, t]) => Math.max(0, received.get(id)! - t));
       await dest.cleanup();
       out[`B8_${broker.name}_${engine}_commit_to_consumer_p50_ms`] = Math.round(percentile(lat, 50) * 10) / 10;
       out[`B8_${broker.name}_${engine}_commit_to_consumer_p99_ms`] = Math.round(percentile(lat, 99) * 10) / 10;
-      log(`B8 ${broker.name} ${engine}: commit→consumer p50 ${percentile(lat, 50).toFixed(1)} ms, p99 ${percentile(lat, 99).toFixed(1)} ms`);
+      log(
+        `B8 ${broker.name} ${engine}: commit→consumer p50 ${percentile(lat, 50).toFixed(1)} ms, p99 ${percentile(lat, 99).toFixed(1)} ms`,
+      );
     } finally {
       await store.close();
       await target.cleanup();

@@ -65,17 +65,22 @@ export function svgChart(c: Chart): string {
     out.push(`<line x1="${M.left}" x2="${M.left + pw}" y1="${yAt(y)}" y2="${yAt(y)}" stroke="#ddd"/>`);
     out.push(`<text x="${M.left - 8}" y="${yAt(y) + 4}" text-anchor="end">${fmt(y)}</text>`);
   }
-  const xLabelAt = (x: string): number => (c.kind === 'bar' ? M.left + (xs.indexOf(x) + 0.5) * (pw / Math.max(1, xs.length)) : xAt(x));
+  const xLabelAt = (x: string): number =>
+    c.kind === 'bar' ? M.left + (xs.indexOf(x) + 0.5) * (pw / Math.max(1, xs.length)) : xAt(x);
   const every = c.kind === 'bar' ? 1 : Math.max(1, Math.ceil(xs.length / 12));
   xs.forEach((x, k) => {
     if (k % every !== 0) return;
     const rot = c.kind === 'bar' && xs.length > 6 ? ` transform="rotate(20 ${xLabelAt(x)} ${M.top + ph + 16})"` : '';
-    out.push(`<text x="${xLabelAt(x)}" y="${M.top + ph + 16}" text-anchor="${rot ? 'start' : 'middle'}"${rot} font-size="${c.kind === 'bar' ? 10 : 12}">${esc(x)}</text>`);
+    out.push(
+      `<text x="${xLabelAt(x)}" y="${M.top + ph + 16}" text-anchor="${rot ? 'start' : 'middle'}"${rot} font-size="${c.kind === 'bar' ? 10 : 12}">${esc(x)}</text>`,
+    );
   });
   out.push(`<line x1="${M.left}" x2="${M.left}" y1="${M.top}" y2="${M.top + ph}" stroke="#333"/>`);
   out.push(`<line x1="${M.left}" x2="${M.left + pw}" y1="${M.top + ph}" y2="${M.top + ph}" stroke="#333"/>`);
   out.push(`<text x="${M.left + pw / 2}" y="${H - 12}" text-anchor="middle">${esc(c.xLabel)}</text>`);
-  out.push(`<text transform="translate(18 ${M.top + ph / 2}) rotate(-90)" text-anchor="middle">${esc(c.yLabel)}</text>`);
+  out.push(
+    `<text transform="translate(18 ${M.top + ph / 2}) rotate(-90)" text-anchor="middle">${esc(c.yLabel)}</text>`,
+  );
   const slot = pw / Math.max(1, xs.length);
   const barW = (slot * 0.8) / Math.max(1, c.series.length);
   c.series.forEach((s, i) => {
@@ -84,14 +89,23 @@ export function svgChart(c: Chart): string {
     if (c.kind === 'bar') {
       for (const p of pts) {
         const x = M.left + xs.indexOf(p.x) * slot + slot * 0.1 + i * barW;
-        out.push(`<rect x="${x}" y="${yAt(p.y)}" width="${barW}" height="${M.top + ph - yAt(p.y)}" fill="${color}"><title>${esc(`${s.name} ${p.x}: ${p.y}`)}</title></rect>`);
+        out.push(
+          `<rect x="${x}" y="${yAt(p.y)}" width="${barW}" height="${M.top + ph - yAt(p.y)}" fill="${color}"><title>${esc(`${s.name} ${p.x}: ${p.y}`)}</title></rect>`,
+        );
       }
     } else {
-      out.push(`<polyline fill="none" stroke="${color}" stroke-width="2.5" points="${pts.map((p) => `${xAt(p.x)},${yAt(p.y)}`).join(' ')}"/>`);
-      for (const p of pts) out.push(`<circle cx="${xAt(p.x)}" cy="${yAt(p.y)}" r="4" fill="${color}"><title>${esc(`${s.name} ${p.x}: ${p.y}`)}</title></circle>`);
+      out.push(
+        `<polyline fill="none" stroke="${color}" stroke-width="2.5" points="${pts.map((p) => `${xAt(p.x)},${yAt(p.y)}`).join(' ')}"/>`,
+      );
+      for (const p of pts)
+        out.push(
+          `<circle cx="${xAt(p.x)}" cy="${yAt(p.y)}" r="4" fill="${color}"><title>${esc(`${s.name} ${p.x}: ${p.y}`)}</title></circle>`,
+        );
     }
     const ly = M.top + 10 + i * 20;
-    out.push(`<line x1="${W - M.right + 14}" x2="${W - M.right + 38}" y1="${ly}" y2="${ly}" stroke="${color}" stroke-width="3"/>`);
+    out.push(
+      `<line x1="${W - M.right + 14}" x2="${W - M.right + 38}" y1="${ly}" y2="${ly}" stroke="${color}" stroke-width="3"/>`,
+    );
     out.push(`<text x="${W - M.right + 44}" y="${ly + 4}">${esc(s.name)}</text>`);
   });
   out.push('</svg>');
@@ -100,7 +114,8 @@ export function svgChart(c: Chart): string {
 
 function chromium(): string | null {
   if (process.env.CHROMIUM_PATH) return process.env.CHROMIUM_PATH;
-  for (const p of ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome']) if (existsSync(p)) return p;
+  for (const p of ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'])
+    if (existsSync(p)) return p;
   return null;
 }
 
@@ -114,7 +129,19 @@ export function writeChart(dir: string, c: Chart): string[] {
   if (bin) {
     const png = resolve(dir, `${c.file}.png`);
     try {
-      execFileSync(bin, ['--headless', '--no-sandbox', '--disable-gpu', '--hide-scrollbars', `--window-size=${W},${H}`, `--screenshot=${png}`, `file://${svg}`], { stdio: 'ignore', timeout: 60_000 });
+      execFileSync(
+        bin,
+        [
+          '--headless',
+          '--no-sandbox',
+          '--disable-gpu',
+          '--hide-scrollbars',
+          `--window-size=${W},${H}`,
+          `--screenshot=${png}`,
+          `file://${svg}`,
+        ],
+        { stdio: 'ignore', timeout: 60_000 },
+      );
       if (existsSync(png)) files.push(png);
     } catch {
       // SVG only

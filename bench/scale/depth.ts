@@ -23,7 +23,12 @@ async function timed(n: number, op: () => Promise<unknown>): Promise<number[]> {
   return lat;
 }
 
-export async function depthWorkload(engine: ScaleEngine, scale: number, log: (m: string) => void, points: number[] | null = null): Promise<Metrics> {
+export async function depthWorkload(
+  engine: ScaleEngine,
+  scale: number,
+  log: (m: string) => void,
+  points: number[] | null = null,
+): Promise<Metrics> {
   const t = await scaleTarget(engine);
   const store = await t.open();
   const out: Metrics = {};
@@ -69,7 +74,9 @@ export async function depthWorkload(engine: ScaleEngine, scale: number, log: (m:
       out[`${p}list_dead_p50_ms@${l}`] = median(dead);
       claimP99.push(percentile(claim, 99));
       drain.push(rate);
-      log(`DEPTH ${engine} @${l}: claim p50 ${percentile(claim, 50).toFixed(2)} ms p99 ${percentile(claim, 99).toFixed(2)} ms; drain ${rate.toFixed(0)}/s over ${m} jobs; stats ${median(stats).toFixed(2)} ms; listDead ${median(dead).toFixed(2)} ms`);
+      log(
+        `DEPTH ${engine} @${l}: claim p50 ${percentile(claim, 50).toFixed(2)} ms p99 ${percentile(claim, 99).toFixed(2)} ms; drain ${rate.toFixed(0)}/s over ${m} jobs; stats ${median(stats).toFixed(2)} ms; listDead ${median(dead).toFixed(2)} ms`,
+      );
     }
     out[`${p}claim_p99_largest_over_smallest`] = claimP99[claimP99.length - 1]! / claimP99[0]!;
     out[`${p}drain_largest_over_smallest`] = drain[drain.length - 1]! / drain[0]!;

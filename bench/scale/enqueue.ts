@@ -12,11 +12,17 @@ import { median, now, payload } from '../lib/util.js';
 import type { Metrics } from '../workloads.js';
 import { scaleTarget, type ScaleEngine, type ScaleTarget } from './env.js';
 
-const SQLITE_TRIGGERS = ['__alkstore_jobs_count_insert', '__alkstore_jobs_count_delete', '__alkstore_jobs_count_update'];
+const SQLITE_TRIGGERS = [
+  '__alkstore_jobs_count_insert',
+  '__alkstore_jobs_count_delete',
+  '__alkstore_jobs_count_update',
+];
 
 async function setCounters(t: ScaleTarget, on: boolean): Promise<void> {
   if (t.engine === 'postgres') {
-    throw new Error('B1CT: PostgreSQL counters are written by the statements themselves (migration 7); nothing to switch off');
+    throw new Error(
+      'B1CT: PostgreSQL counters are written by the statements themselves (migration 7); nothing to switch off',
+    );
   } else if (on) {
     await t.exec(QUEUE_COUNTS_STEP);
   } else {
@@ -31,7 +37,13 @@ async function setCounters(t: ScaleTarget, on: boolean): Promise<void> {
  * off, so the commit rate shows the CPU cost of the counters instead of the
  * shared disk's fsync rate.
  */
-export async function concurrentEnqueueWorkload(engine: ScaleEngine, jobs: number, rounds: number, log: (m: string) => void, noSync = false): Promise<Metrics> {
+export async function concurrentEnqueueWorkload(
+  engine: ScaleEngine,
+  jobs: number,
+  rounds: number,
+  log: (m: string) => void,
+  noSync = false,
+): Promise<Metrics> {
   const t = await scaleTarget(engine);
   const saved = process.env.PGOPTIONS;
   if (noSync) process.env.PGOPTIONS = '-c synchronous_commit=off';
@@ -59,7 +71,9 @@ export async function concurrentEnqueueWorkload(engine: ScaleEngine, jobs: numbe
           );
           const rate = (per * clients * 1000) / (now() - t0);
           (res[`B1CT.${tag}.enqueue_${clients}clients_counters_${on ? 'on' : 'off'}_per_s`] ??= []).push(rate);
-          log(`B1CT ${tag} round ${r + 1}/${rounds}: ${clients} clients, counters ${on ? 'on ' : 'off'}: ${rate.toFixed(0)}/s`);
+          log(
+            `B1CT ${tag} round ${r + 1}/${rounds}: ${clients} clients, counters ${on ? 'on ' : 'off'}: ${rate.toFixed(0)}/s`,
+          );
         }
       }
     }

@@ -98,7 +98,8 @@ export async function bulkJobs(t: ScaleTarget, queue: string, kind: JobKind, n: 
     const state = kind === 'dead' ? 'dead' : 'pending';
     const runAt = kind === 'delayed' ? `${nowMs + 3_600_000} + (i * 3600000) / ${k}` : `${nowMs}`;
     const died = kind === 'dead' ? `${nowMs}` : 'NULL';
-    const cols = 'queue, state, payload, priority, attempts, max_attempts, visibility_timeout_ms, backoff_base_ms, run_at, enqueued_at, died_at';
+    const cols =
+      'queue, state, payload, priority, attempts, max_attempts, visibility_timeout_ms, backoff_base_ms, run_at, enqueued_at, died_at';
     if (t.engine === 'postgres') {
       await t.sql(
         `INSERT INTO ${t.jobs} (${cols}) SELECT $1, '${state}', json_build_object('i', i), 0, 0, 3, 300000, 5000, ${runAt}, ${nowMs}, ${died} FROM generate_series(1::bigint, ${k}::bigint) AS g(i)`,

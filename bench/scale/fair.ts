@@ -17,14 +17,22 @@ import type { Metrics } from '../workloads.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
-async function round(fair: boolean, seconds: number, log: (m: string) => void): Promise<{ lat: number[]; failed: number; writerTx: number }> {
+async function round(
+  fair: boolean,
+  seconds: number,
+  log: (m: string) => void,
+): Promise<{ lat: number[]; failed: number; writerTx: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'alkbench-fair-'));
   const file = join(dir, 'fair.db');
   // Create the file and schema first, so the writer does not race the open.
   await (await openSqliteStore({ path: file })).close();
   const env = { ...process.env };
   delete env.NODE_OPTIONS;
-  const child = spawn(process.execPath, ['--import', 'tsx', join(here, 'fair-writer.ts'), file, String(seconds + 5), fair ? 'on' : 'off'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(here, 'fair-writer.ts'), file, String(seconds + 5), fair ? 'on' : 'off'],
+    { env, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
@@ -49,7 +57,9 @@ async function round(fair: boolean, seconds: number, log: (m: string) => void): 
         await sleep(20);
       }
       const st = await store.queue('busy').stats();
-      log(`FAIR fairness ${fair ? 'on ' : 'off'}: ${lat.length} probes, p50 ${percentile(lat, 50).toFixed(1)} ms, p99 ${percentile(lat, 99).toFixed(1)} ms, max ${Math.max(...lat).toFixed(0)} ms, ${failed} timed out; busy writer committed ${st.pending / 2} transactions so far`);
+      log(
+        `FAIR fairness ${fair ? 'on ' : 'off'}: ${lat.length} probes, p50 ${percentile(lat, 50).toFixed(1)} ms, p99 ${percentile(lat, 99).toFixed(1)} ms, max ${Math.max(...lat).toFixed(0)} ms, ${failed} timed out; busy writer committed ${st.pending / 2} transactions so far`,
+      );
       child.kill('SIGTERM');
       await exited;
       return { lat, failed, writerTx: st.pending / 2 };

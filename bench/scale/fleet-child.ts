@@ -20,7 +20,8 @@ const stop = new Promise<void>((resolve) => lines.on('line', (l) => l.trim() ===
 await go;
 if (mode === 'producer') {
   const n = Number(jobs);
-  for (let i = 0; i < n; i += 100) await q.enqueueMany(Array.from({ length: Math.min(100, n - i) }, (_, k) => ({ i: i + k })));
+  for (let i = 0; i < n; i += 100)
+    await q.enqueueMany(Array.from({ length: Math.min(100, n - i) }, (_, k) => ({ i: i + k })));
   process.stdout.write(`produced ${n}\n`);
   await stop;
 } else {

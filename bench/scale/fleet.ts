@@ -25,7 +25,10 @@ interface Kid {
 function child(args: string[]): Kid {
   const env = { ...process.env };
   delete env.NODE_OPTIONS;
-  const proc = spawn(process.execPath, ['--import', 'tsx', join(here, 'fleet-child.ts'), ...args], { env, stdio: ['pipe', 'pipe', 'inherit'] });
+  const proc = spawn(process.execPath, ['--import', 'tsx', join(here, 'fleet-child.ts'), ...args], {
+    env,
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   let out = '';
   proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   return { proc, out: () => out, exited: new Promise((resolve) => proc.on('exit', () => resolve())) };
@@ -36,21 +39,31 @@ export async function insertCeiling(ms: number): Promise<number> {
   const table = uniqueId('bench_ceiling');
   const admin = new pg.Client({ connectionString: PG_URL });
   await admin.connect();
-  await admin.query(`CREATE TABLE ${table} (id bigserial PRIMARY KEY, queue text NOT NULL, payload json NOT NULL, run_at bigint NOT NULL)`);
-  const clients = await Promise.all(Array.from({ length: 10 }, async () => {
-    const c = new pg.Client({ connectionString: PG_URL });
-    await c.connect();
-    return c;
-  }));
+  await admin.query(
+    `CREATE TABLE ${table} (id bigserial PRIMARY KEY, queue text NOT NULL, payload json NOT NULL, run_at bigint NOT NULL)`,
+  );
+  const clients = await Promise.all(
+    Array.from({ length: 10 }, async () => {
+      const c = new pg.Client({ connectionString: PG_URL });
+      await c.connect();
+      return c;
+    }),
+  );
   let n = 0;
   const t0 = now();
   const end = Date.now() + ms;
-  await Promise.all(clients.map(async (c) => {
-    while (Date.now() < end) {
-      await c.query({ name: 'ins', text: `INSERT INTO ${table} (queue, payload, run_at) VALUES ($1, $2, $3)`, values: ['q', '{"i":1}', Date.now()] });
-      n++;
-    }
-  }));
+  await Promise.all(
+    clients.map(async (c) => {
+      while (Date.now() < end) {
+        await c.query({
+          name: 'ins',
+          text: `INSERT INTO ${table} (queue, payload, run_at) VALUES ($1, $2, $3)`,
+          values: ['q', '{"i":1}', Date.now()],
+        });
+        n++;
+      }
+    }),
+  );
   const rate = (n * 1000) / (now() - t0);
   await Promise.all(clients.map((c) => c.end()));
   await admin.query(`DROP TABLE ${table}`);
@@ -61,7 +74,10 @@ export async function insertCeiling(ms: number): Promise<number> {
 async function once(processes: number, jobs: number, log: (m: string) => void): Promise<number> {
   const schema = uniqueId('bench_fleet');
   await (await openStore({ url: PG_URL, schema })).close(); // migrate once, before the children open
-  const kids = [child(['producer', schema, String(jobs)]), ...Array.from({ length: processes }, () => child(['worker', schema]))];
+  const kids = [
+    child(['producer', schema, String(jobs)]),
+    ...Array.from({ length: processes }, () => child(['worker', schema])),
+  ];
   const store = await openStore({ url: PG_URL, schema });
   try {
     const deadline = Date.now() + 60_000;
@@ -102,7 +118,9 @@ export async function fleetWorkload(scale: number, rounds: number, log: (m: stri
   const out: Metrics = {};
   for (const p of [1, 2, 4]) out[`FLEET.postgres.drain_per_s@${p}proc`] = med(rates[p]!);
   out['FLEET.postgres.ceiling_insert_10clients_per_s'] = med(ceiling);
-  out['FLEET.postgres.drain_4proc_over_1proc'] = out['FLEET.postgres.drain_per_s@4proc']! / out['FLEET.postgres.drain_per_s@1proc']!;
-  out['FLEET.postgres.drain_4proc_over_ceiling'] = out['FLEET.postgres.drain_per_s@4proc']! / out['FLEET.postgres.ceiling_insert_10clients_per_s']!;
+  out['FLEET.postgres.drain_4proc_over_1proc'] =
+    out['FLEET.postgres.drain_per_s@4proc']! / out['FLEET.postgres.drain_per_s@1proc']!;
+  out['FLEET.postgres.drain_4proc_over_ceiling'] =
+    out['FLEET.postgres.drain_per_s@4proc']! / out['FLEET.postgres.ceiling_insert_10clients_per_s']!;
   return out;
 }

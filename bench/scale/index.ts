@@ -84,7 +84,11 @@ export interface ScaleResult {
   charts: string[];
 }
 
-export async function runScale(workloads: readonly ScaleWorkloadId[], o: ScaleOptions, log: (m: string) => void): Promise<ScaleResult> {
+export async function runScale(
+  workloads: readonly ScaleWorkloadId[],
+  o: ScaleOptions,
+  log: (m: string) => void,
+): Promise<ScaleResult> {
   const metrics: Metrics = {};
   const errors: string[] = [];
   const soak: Record<string, SoakSample[]> = {};
@@ -115,12 +119,32 @@ export async function runScale(workloads: readonly ScaleWorkloadId[], o: ScaleOp
   if (o.chartsDir !== null) {
     const all: Chart[] = chartsOf(metrics);
     for (const k of ['jobs_table_mb', 'dead_tuples', 'rss_mb'] as const) {
-      const series = Object.entries(soak).map(([engine, samples]) => ({ name: engine, points: samples.map((s) => ({ x: `${Math.round(s.t_s / 60)}m`, y: s[k] })) }));
-      if (series.length > 0) all.push({ file: `soak-${k.replace(/_/g, '-')}`, title: `SOAK: ${k.replace(/_/g, ' ')}`, yLabel: k, xLabel: 'minutes into the run', series });
+      const series = Object.entries(soak).map(([engine, samples]) => ({
+        name: engine,
+        points: samples.map((s) => ({ x: `${Math.round(s.t_s / 60)}m`, y: s[k] })),
+      }));
+      if (series.length > 0)
+        all.push({
+          file: `soak-${k.replace(/_/g, '-')}`,
+          title: `SOAK: ${k.replace(/_/g, ' ')}`,
+          yLabel: k,
+          xLabel: 'minutes into the run',
+          series,
+        });
     }
     if (b12Seconds.length > 0) {
-      const pts = (k: 'enqueued' | 'drained'): { x: string; y: number }[] => b12Seconds.map((s) => ({ x: `${s.t_s}`, y: s[k] }));
-      all.push({ file: 'b12-throughput', title: 'B12: held xmin, jobs per second (snapshot held in the middle phase)', yLabel: 'jobs per second', xLabel: 'seconds into the run', series: [{ name: 'drained', points: pts('drained') }, { name: 'enqueued', points: pts('enqueued') }] });
+      const pts = (k: 'enqueued' | 'drained'): { x: string; y: number }[] =>
+        b12Seconds.map((s) => ({ x: `${s.t_s}`, y: s[k] }));
+      all.push({
+        file: 'b12-throughput',
+        title: 'B12: held xmin, jobs per second (snapshot held in the middle phase)',
+        yLabel: 'jobs per second',
+        xLabel: 'seconds into the run',
+        series: [
+          { name: 'drained', points: pts('drained') },
+          { name: 'enqueued', points: pts('enqueued') },
+        ],
+      });
     }
     for (const c of all) charts.push(...writeChart(o.chartsDir, c));
     log(`charts: ${charts.length} files in ${o.chartsDir}`);

@@ -26,7 +26,8 @@ async function settled(): Promise<NodeJS.MemoryUsage> {
 const store = await openStore(engine === 'postgres' ? { url: PG_URL, schema: where! } : { url: `sqlite:${where!}` });
 const q = store.queue('mem');
 const N = 10_000;
-for (let i = 0; i < N; i += 100) await q.enqueueMany(Array.from({ length: 100 }, (_, k) => ({ i: i + k, kind: 'mem' })));
+for (let i = 0; i < N; i += 100)
+  await q.enqueueMany(Array.from({ length: 100 }, (_, k) => ({ i: i + k, kind: 'mem' })));
 const base = await settled();
 let release!: () => void;
 const released = new Promise<void>((resolve) => (release = resolve));

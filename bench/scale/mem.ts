@@ -18,7 +18,10 @@ export async function memWorkload(engine: ScaleEngine, log: (m: string) => void)
   delete env.NODE_OPTIONS;
   try {
     const out = await new Promise<string>((resolve, reject) => {
-      const p = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', join(here, 'mem-child.ts'), engine, where], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+      const p = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', join(here, 'mem-child.ts'), engine, where], {
+        env,
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
       let s = '';
       p.stdout.on('data', (d: Buffer) => (s += d.toString()));
       const timer = setTimeout(() => p.kill('SIGKILL'), 300_000);

@@ -35,10 +35,19 @@ async function sizes(t: ScaleTarget): Promise<Omit<SoakSample, 't_s' | 'phase' |
               coalesce((SELECT n_dead_tup FROM pg_stat_user_tables WHERE relid = '${t.jobs}'::regclass), 0) AS dead,
               coalesce((SELECT n_live_tup FROM pg_stat_user_tables WHERE relid = '${t.jobs}'::regclass), 0) AS live`,
     );
-    return { jobs_table_mb: Number(r!.tbl) / 2 ** 20, jobs_indexes_mb: Number(r!.idx) / 2 ** 20, counters_mb: Number(r!.cnt) / 2 ** 20, dead_tuples: Number(r!.dead), live_rows: Number(r!.live) };
+    return {
+      jobs_table_mb: Number(r!.tbl) / 2 ** 20,
+      jobs_indexes_mb: Number(r!.idx) / 2 ** 20,
+      counters_mb: Number(r!.cnt) / 2 ** 20,
+      dead_tuples: Number(r!.dead),
+      live_rows: Number(r!.live),
+    };
   }
-  const rows = await t.sql<{ name: string; pgsize: number }>("SELECT name, sum(pgsize) AS pgsize FROM dbstat GROUP BY name");
-  const size = (f: (n: string) => boolean): number => rows.filter((r) => f(r.name)).reduce((a, r) => a + Number(r.pgsize), 0) / 2 ** 20;
+  const rows = await t.sql<{ name: string; pgsize: number }>(
+    'SELECT name, sum(pgsize) AS pgsize FROM dbstat GROUP BY name',
+  );
+  const size = (f: (n: string) => boolean): number =>
+    rows.filter((r) => f(r.name)).reduce((a, r) => a + Number(r.pgsize), 0) / 2 ** 20;
   const [free] = await t.sql<{ n: number }>('SELECT freelist_count AS n FROM pragma_freelist_count');
   const [live] = await t.sql<{ n: number }>('SELECT count(*) AS n FROM __alkstore_jobs');
   return {
@@ -50,14 +59,24 @@ async function sizes(t: ScaleTarget): Promise<Omit<SoakSample, 't_s' | 'phase' |
   };
 }
 
-export async function soakWorkload(engine: ScaleEngine, minutes: number, log: (m: string) => void): Promise<{ metrics: Metrics; samples: SoakSample[] }> {
+export async function soakWorkload(
+  engine: ScaleEngine,
+  minutes: number,
+  log: (m: string) => void,
+): Promise<{ metrics: Metrics; samples: SoakSample[] }> {
   const t = await scaleTarget(engine);
   const store = await t.open();
   const samples: SoakSample[] = [];
   const t0 = now();
   const sample = async (phase: string): Promise<SoakSample> => {
     const mem = process.memoryUsage();
-    const s = { t_s: (now() - t0) / 1000, phase, rss_mb: mem.rss / 2 ** 20, heap_mb: mem.heapUsed / 2 ** 20, ...(await sizes(t)) };
+    const s = {
+      t_s: (now() - t0) / 1000,
+      phase,
+      rss_mb: mem.rss / 2 ** 20,
+      heap_mb: mem.heapUsed / 2 ** 20,
+      ...(await sizes(t)),
+    };
     samples.push(s);
     return s;
   };
@@ -66,7 +85,8 @@ export async function soakWorkload(engine: ScaleEngine, minutes: number, log: (m
     const w = startWorker(q, 'soak');
     // A server with autovacuum off (test setups often have it) gets a stand-in that keeps up: the
     // bench itself runs VACUUM on the two tables every 30 s during the first half.
-    const serverAutovacuum = engine === 'postgres' ? (await t.sql<{ autovacuum: string }>('SHOW autovacuum'))[0]!.autovacuum === 'on' : false;
+    const serverAutovacuum =
+      engine === 'postgres' ? (await t.sql<{ autovacuum: string }>('SHOW autovacuum'))[0]!.autovacuum === 'on' : false;
     const phases = engine === 'postgres' ? ['autovacuum', 'autovacuum off'] : ['steady'];
     let nextVacuum = Date.now() + 30_000;
     const perPhaseMs = (minutes * 60_000) / phases.length;
@@ -93,7 +113,9 @@ export async function soakWorkload(engine: ScaleEngine, minutes: number, log: (m
         if (Date.now() >= nextSample) {
           const s = await sample(phase);
           nextSample += 10_000;
-          log(`SOAK ${engine} ${phase} t=${s.t_s.toFixed(0)}s rss ${s.rss_mb.toFixed(0)} MB heap ${s.heap_mb.toFixed(0)} MB jobs ${s.jobs_table_mb.toFixed(2)} MB idx ${s.jobs_indexes_mb.toFixed(2)} MB counters ${s.counters_mb.toFixed(2)} MB dead ${s.dead_tuples} live ${s.live_rows}`);
+          log(
+            `SOAK ${engine} ${phase} t=${s.t_s.toFixed(0)}s rss ${s.rss_mb.toFixed(0)} MB heap ${s.heap_mb.toFixed(0)} MB jobs ${s.jobs_table_mb.toFixed(2)} MB idx ${s.jobs_indexes_mb.toFixed(2)} MB counters ${s.counters_mb.toFixed(2)} MB dead ${s.dead_tuples} live ${s.live_rows}`,
+          );
         }
         await sleep(5);
       }

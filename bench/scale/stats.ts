@@ -61,11 +61,23 @@ export async function statsWorkload(engine: ScaleEngine, scale: number, log: (m:
         lat.push(now() - t0);
       }
       const st = await q.stats();
-      if (st.pending + st.processing + st.dead !== size) throw new Error(`STATS ${engine}: stats() counted ${st.pending + st.processing + st.dead} jobs, expected ${size}`);
+      if (st.pending + st.processing + st.dead !== size)
+        throw new Error(
+          `STATS ${engine}: stats() counted ${st.pending + st.processing + st.dead} jobs, expected ${size}`,
+        );
       const ref: number[] = [];
       for (let i = 0; i < COUNT_CALLS; i++) {
         const t0 = now();
-        for (const sql of countRowsSql(engine, t.jobs)) await t.sql(sql, engine === 'postgres' ? ['depth'] : sql.split('?').slice(1).map(() => 'depth'));
+        for (const sql of countRowsSql(engine, t.jobs))
+          await t.sql(
+            sql,
+            engine === 'postgres'
+              ? ['depth']
+              : sql
+                  .split('?')
+                  .slice(1)
+                  .map(() => 'depth'),
+          );
         ref.push(now() - t0);
       }
       const p = `STATS.${engine}.`;
@@ -73,7 +85,9 @@ export async function statsWorkload(engine: ScaleEngine, scale: number, log: (m:
       out[`${p}stats_p99_ms@${label(size)}`] = percentile(lat, 99);
       out[`${p}count_rows_p50_ms@${label(size)}`] = median(ref);
       p50s.push(percentile(lat, 50));
-      log(`STATS ${engine} @${label(size)}: stats p50 ${percentile(lat, 50).toFixed(3)} ms p99 ${percentile(lat, 99).toFixed(3)} ms; counting rows p50 ${median(ref).toFixed(2)} ms (scheduled ${st.scheduled})`);
+      log(
+        `STATS ${engine} @${label(size)}: stats p50 ${percentile(lat, 50).toFixed(3)} ms p99 ${percentile(lat, 99).toFixed(3)} ms; counting rows p50 ${median(ref).toFixed(2)} ms (scheduled ${st.scheduled})`,
+      );
     }
     out[`STATS.${engine}.stats_p50_largest_over_smallest`] = p50s[p50s.length - 1]! / p50s[0]!;
     return out;

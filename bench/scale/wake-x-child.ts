@@ -1,6 +1,6 @@
 /**
  * Child process of B3x: the worker side of a cross-process wake.
- *   tsx bench/scale/wake-x-child.ts <url> <schema|-> 
+ *   tsx bench/scale/wake-x-child.ts <url> <schema|->
  * Opens the store, runs the library's queue worker on queue 'b3x' and, on
  * PostgreSQL, a bare LISTEN on channel bench_b3x on its own connection. Prints
  * `ready`, then `job <i> <epochMs>` at each handler start and `notify <i>

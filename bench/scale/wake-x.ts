@@ -25,13 +25,21 @@ const here = dirname(fileURLToPath(import.meta.url));
 const WARMUP = 5;
 const SAMPLE_TIMEOUT_MS = 5000;
 
-export async function crossWakeWorkload(engine: ScaleEngine, samples: number, phaseMs: number, log: (m: string) => void): Promise<Metrics> {
+export async function crossWakeWorkload(
+  engine: ScaleEngine,
+  samples: number,
+  phaseMs: number,
+  log: (m: string) => void,
+): Promise<Metrics> {
   const t = await scaleTarget(engine);
   const store = await t.open(); // migrates before the child opens
   const env = { ...process.env };
   delete env.NODE_OPTIONS;
   const schema = t.schema === '' ? '-' : t.schema.replace(/"/g, '');
-  const proc = spawn(process.execPath, ['--import', 'tsx', join(here, 'wake-x-child.ts'), t.url, schema], { env, stdio: ['pipe', 'pipe', 'inherit'] });
+  const proc = spawn(process.execPath, ['--import', 'tsx', join(here, 'wake-x-child.ts'), t.url, schema], {
+    env,
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
   const jobs = new Arrivals();
   const notes = new Arrivals();
   const durable = new Arrivals();
@@ -41,7 +49,8 @@ export async function crossWakeWorkload(engine: ScaleEngine, samples: number, ph
     const [kind, i, at] = line.split(' ');
     if (kind === 'ready') ready();
     else if (kind === 'job') atTime(fromEpoch(Number(at)), () => jobs.mark(Number(i)));
-    else if (kind === 'notify' && i?.startsWith('d')) atTime(fromEpoch(Number(at)), () => durable.mark(Number(i.slice(1))));
+    else if (kind === 'notify' && i?.startsWith('d'))
+      atTime(fromEpoch(Number(at)), () => durable.mark(Number(i.slice(1))));
     else if (kind === 'notify') atTime(fromEpoch(Number(at)), () => notes.mark(Number(i)));
   });
   const exited = new Promise<void>((resolve) => proc.on('exit', () => resolve()));
@@ -49,7 +58,10 @@ export async function crossWakeWorkload(engine: ScaleEngine, samples: number, ph
   try {
     await withTimeout('B3x child ready', 60_000, isReady);
     await notifier?.connect();
-    if (notifier) await notifier.query(`CREATE TABLE IF NOT EXISTS ${t.schema}.b3x_ref (id bigserial PRIMARY KEY, payload jsonb NOT NULL)`);
+    if (notifier)
+      await notifier.query(
+        `CREATE TABLE IF NOT EXISTS ${t.schema}.b3x_ref (id bigserial PRIMARY KEY, payload jsonb NOT NULL)`,
+      );
     const q = store.queue('b3x');
     const wake: number[] = [];
     const bare: number[] = [];
@@ -83,7 +95,9 @@ export async function crossWakeWorkload(engine: ScaleEngine, samples: number, ph
         if (i >= WARMUP && d1 !== null) flushed.push(d1 - t0);
       }
     }
-    log(`B3x ${engine}: ${wake.length} samples, p50 ${percentile(wake, 50).toFixed(2)} ms, p99 ${percentile(wake, 99).toFixed(2)} ms${notifier ? `; bare NOTIFY p50 ${percentile(bare, 50).toFixed(2)} ms, INSERT + NOTIFY p50 ${percentile(flushed, 50).toFixed(2)} ms` : ''}`);
+    log(
+      `B3x ${engine}: ${wake.length} samples, p50 ${percentile(wake, 50).toFixed(2)} ms, p99 ${percentile(wake, 99).toFixed(2)} ms${notifier ? `; bare NOTIFY p50 ${percentile(bare, 50).toFixed(2)} ms, INSERT + NOTIFY p50 ${percentile(flushed, 50).toFixed(2)} ms` : ''}`,
+    );
     const m: Metrics = {
       [`B3x.${engine}.wake_p50_ms`]: percentile(wake, 50),
       [`B3x.${engine}.wake_p99_ms`]: percentile(wake, 99),

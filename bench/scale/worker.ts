@@ -10,7 +10,11 @@ export interface CountingWorker {
 }
 
 /** Concurrency 10, prefetch 10 (the B2 settings); `onJob` runs in each handler with the job's payload. */
-export function startWorker(queue: Queue, name: string, onJob: (payload: unknown) => void = () => undefined): CountingWorker {
+export function startWorker(
+  queue: Queue,
+  name: string,
+  onJob: (payload: unknown) => void = () => undefined,
+): CountingWorker {
   let handled = 0;
   const w = new QueueWorker({
     queue,
@@ -24,7 +28,11 @@ export function startWorker(queue: Queue, name: string, onJob: (payload: unknown
     idlePollIntervalMs: 1000,
     drainTimeoutMs: 2000,
     workerId: `bench-${name}-${process.pid}`,
-    logger: { log: () => undefined, warn: (m) => process.stderr.write(`${m}\n`), error: (m) => process.stderr.write(`${m}\n`) },
+    logger: {
+      log: () => undefined,
+      warn: (m) => process.stderr.write(`${m}\n`),
+      error: (m) => process.stderr.write(`${m}\n`),
+    },
   });
   w.start();
   return {

@@ -46,7 +46,10 @@ type Phase = XminSecond['phase'];
 /** Enqueuing connections: one is a single sequential producer; more keep the rate when a commit is slow. */
 const PRODUCERS = 4;
 
-export async function xminWorkload(o: XminOptions, log: (m: string) => void): Promise<{ metrics: Metrics; seconds: XminSecond[] }> {
+export async function xminWorkload(
+  o: XminOptions,
+  log: (m: string) => void,
+): Promise<{ metrics: Metrics; seconds: XminSecond[] }> {
   const t = await scaleTarget('postgres');
   const store = await t.open();
   const holder = new pg.Client({ connectionString: t.url });
@@ -66,12 +69,18 @@ export async function xminWorkload(o: XminOptions, log: (m: string) => void): Pr
     const server = await t.sql<{ setting: string }>("SELECT setting FROM pg_settings WHERE name = 'autovacuum'");
     m['B12.postgres.server_autovacuum_on'] = server[0]?.setting === 'on' ? 1 : 0;
     if (o.autovacuumOnTable) {
-      await t.exec(`ALTER TABLE ${t.jobs} SET (autovacuum_enabled = on, autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000, autovacuum_vacuum_cost_delay = 0)`);
-      if (server[0]?.setting !== 'on') log('B12: autovacuum is off on this server: the table setting has no effect (set autovacuum = on, e.g. on a second cluster via BENCH_PG_URL)');
+      await t.exec(
+        `ALTER TABLE ${t.jobs} SET (autovacuum_enabled = on, autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000, autovacuum_vacuum_cost_delay = 0)`,
+      );
+      if (server[0]?.setting !== 'on')
+        log(
+          'B12: autovacuum is off on this server: the table setting has no effect (set autovacuum = on, e.g. on a second cluster via BENCH_PG_URL)',
+        );
     }
     m['B12.postgres.table_autovacuum_on'] = o.autovacuumOnTable ? 1 : 0;
     m['B12.postgres.holder_writer'] = o.holder === 'writer' ? 1 : 0;
-    if (o.holder === 'writer') await t.exec(`CREATE TABLE IF NOT EXISTS ${t.jobs}_b12_side (id int PRIMARY KEY, at timestamptz NOT NULL)`);
+    if (o.holder === 'writer')
+      await t.exec(`CREATE TABLE IF NOT EXISTS ${t.jobs}_b12_side (id int PRIMARY KEY, at timestamptz NOT NULL)`);
     const sizes = async (at: string): Promise<void> => {
       const r = await t.sql<{ heap: string; idx: string; dead: string; live: string }>(
         `SELECT pg_relation_size('${t.jobs}')::text AS heap, pg_indexes_size('${t.jobs}')::text AS idx,
@@ -135,7 +144,9 @@ export async function xminWorkload(o: XminOptions, log: (m: string) => void): Pr
       if (o.holder === 'writer') {
         // A transaction id, no snapshot held between statements: idle in transaction after a write.
         await holder.query('BEGIN ISOLATION LEVEL READ COMMITTED');
-        await holder.query(`INSERT INTO ${t.jobs}_b12_side (id, at) VALUES (1, now()) ON CONFLICT (id) DO UPDATE SET at = now()`);
+        await holder.query(
+          `INSERT INTO ${t.jobs}_b12_side (id, at) VALUES (1, now()) ON CONFLICT (id) DO UPDATE SET at = now()`,
+        );
       } else {
         await holder.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
         await holder.query(`SELECT count(*) FROM ${t.jobs}`); // the snapshot is taken here and held
@@ -166,9 +177,13 @@ export async function xminWorkload(o: XminOptions, log: (m: string) => void): Pr
     }
     m['B12.postgres.enqueue_target_per_s'] = o.rate;
     m['B12.postgres.enqueued'] = enq;
-    m['B12.postgres.drain_loss_during'] = 1 - m['B12.postgres.drain_per_s@during']! / m['B12.postgres.drain_per_s@before']!;
-    m['B12.postgres.p99_during_over_before'] = m['B12.postgres.latency_p99_ms@during']! / m['B12.postgres.latency_p99_ms@before']!;
-    log(`B12: drain ${m['B12.postgres.drain_per_s@before']!.toFixed(0)} / ${m['B12.postgres.drain_per_s@during']!.toFixed(0)} / ${m['B12.postgres.drain_per_s@after']!.toFixed(0)} per s, p99 ${m['B12.postgres.latency_p99_ms@before']!.toFixed(1)} / ${m['B12.postgres.latency_p99_ms@during']!.toFixed(1)} ms, dead tuples ${m['B12.postgres.dead_tuples@start']} / ${m['B12.postgres.dead_tuples@during']} / ${m['B12.postgres.dead_tuples@after']}, stats() p50 ${m['B12.postgres.stats_p50_ms@before']!.toFixed(2)} / ${m['B12.postgres.stats_p50_ms@during']!.toFixed(2)} / ${m['B12.postgres.stats_p50_ms@after']!.toFixed(2)} ms`);
+    m['B12.postgres.drain_loss_during'] =
+      1 - m['B12.postgres.drain_per_s@during']! / m['B12.postgres.drain_per_s@before']!;
+    m['B12.postgres.p99_during_over_before'] =
+      m['B12.postgres.latency_p99_ms@during']! / m['B12.postgres.latency_p99_ms@before']!;
+    log(
+      `B12: drain ${m['B12.postgres.drain_per_s@before']!.toFixed(0)} / ${m['B12.postgres.drain_per_s@during']!.toFixed(0)} / ${m['B12.postgres.drain_per_s@after']!.toFixed(0)} per s, p99 ${m['B12.postgres.latency_p99_ms@before']!.toFixed(1)} / ${m['B12.postgres.latency_p99_ms@during']!.toFixed(1)} ms, dead tuples ${m['B12.postgres.dead_tuples@start']} / ${m['B12.postgres.dead_tuples@during']} / ${m['B12.postgres.dead_tuples@after']}, stats() p50 ${m['B12.postgres.stats_p50_ms@before']!.toFixed(2)} / ${m['B12.postgres.stats_p50_ms@during']!.toFixed(2)} / ${m['B12.postgres.stats_p50_ms@after']!.toFixed(2)} ms`,
+    );
     return { metrics: m, seconds };
   } finally {
     await holder.query('ROLLBACK').catch(() => undefined);

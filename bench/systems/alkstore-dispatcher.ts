@@ -17,7 +17,12 @@ export const DISPATCHER_SETTINGS = {
 };
 
 /** Starts `new OutboxDispatcher({ store, outbox, handler, settings }).run(signal)`. */
-export async function startDispatcher(store: Store, outbox: string, handler: Handler, produced: () => number): Promise<RunningWorker> {
+export async function startDispatcher(
+  store: Store,
+  outbox: string,
+  handler: Handler,
+  produced: () => number,
+): Promise<RunningWorker> {
   const ac = new AbortController();
   const dispatcher = new OutboxDispatcher({
     store,

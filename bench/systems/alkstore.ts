@@ -11,7 +11,14 @@ import * as promClient from 'prom-client';
 import { createPrometheusMetrics, jobMetricsObserver } from '../../lib/metrics/index.js';
 import { QueueWorker } from '../../lib/nest/workers/queue-worker.js';
 import { startDispatcher, DISPATCHER_SETTINGS } from './alkstore-dispatcher.js';
-import { CONCURRENCY, type Handler, type RunningWorker, type StreamPath, type SystemFactory, type SystemInstance } from './types.js';
+import {
+  CONCURRENCY,
+  type Handler,
+  type RunningWorker,
+  type StreamPath,
+  type SystemFactory,
+  type SystemInstance,
+} from './types.js';
 
 /**
  * B2/B3 worker: `host` (default) runs the Nest module's own `QueueWorker`
@@ -145,13 +152,16 @@ function b5How(engine: 'sqlite' | 'postgres'): string {
   if (engine === 'postgres' && PG_B5_TX === 'pg') {
     return 'pg client: BEGIN; INSERT bench_orders; store.withTx({ isTransactionActive, query: client.query }).outboxEnqueue(); COMMIT (set BENCH_ALK_PG_TX=typeorm for the TypeORM QueryRunner path)';
   }
-  if (engine === 'sqlite') return 'TypeORM: store.joinTransaction((body) => dataSource.transaction(body), (tx, em) => { INSERT bench_orders; tx.outboxEnqueue() })';
+  if (engine === 'sqlite')
+    return 'TypeORM: store.joinTransaction((body) => dataSource.transaction(body), (tx, em) => { INSERT bench_orders; tx.outboxEnqueue() })';
   return 'TypeORM queryRunner: startTransaction(); INSERT bench_orders; store.withTx(queryRunner).outboxEnqueue(); commitTransaction()';
 }
 
 async function pgProducer(store: Store, t: Target, onCommitted: () => void): Promise<Producer> {
   const c = await pgClient();
-  await c.query(`CREATE TABLE IF NOT EXISTS ${t.ordersTable} (id bigserial PRIMARY KEY, amount integer NOT NULL, created_at bigint NOT NULL)`);
+  await c.query(
+    `CREATE TABLE IF NOT EXISTS ${t.ordersTable} (id bigserial PRIMARY KEY, amount integer NOT NULL, created_at bigint NOT NULL)`,
+  );
   let active = false;
   // The documented seam takes "anything shaped like" a QueryRunner; a pg client result is understood by the engine.
   const runner = {
@@ -183,7 +193,12 @@ async function pgProducer(store: Store, t: Target, onCommitted: () => void): Pro
   };
 }
 
-async function typeormProducer(engine: 'sqlite' | 'postgres', store: Store, t: Target, onCommitted: () => void): Promise<Producer> {
+async function typeormProducer(
+  engine: 'sqlite' | 'postgres',
+  store: Store,
+  t: Target,
+  onCommitted: () => void,
+): Promise<Producer> {
   const ds = t.dataSource();
   await withTimeout('TypeORM initialize', 20_000, ds.initialize());
   await ds.query(
@@ -213,7 +228,10 @@ async function typeormProducer(engine: 'sqlite' | 'postgres', store: Store, t: T
       const qr = ds.createQueryRunner();
       try {
         await qr.startTransaction();
-        await qr.query(`INSERT INTO ${t.ordersTable} (amount, created_at) VALUES (${engine === 'postgres' ? '$1, $2' : '?, ?'})`, [1, Date.now()]);
+        await qr.query(
+          `INSERT INTO ${t.ordersTable} (amount, created_at) VALUES (${engine === 'postgres' ? '$1, $2' : '?, ?'})`,
+          [1, Date.now()],
+        );
         await store.withTx(qr).outboxEnqueue(OUTBOX, p);
         beforeCommit?.();
         await qr.commitTransaction();
@@ -247,7 +265,11 @@ function makeFactory(engine: 'sqlite' | 'postgres', variant: 'plain' | 'metrics'
       // The engine reports itself unusable by throwing at open (e.g. "not implemented yet").
       const t = await target(engine);
       try {
-        const s = await withTimeout(`open alkstore-${engine}`, 30_000, openStore({ url: t.url, ...(engine === 'postgres' ? { schema: t.settings.schema as string } : {}) }));
+        const s = await withTimeout(
+          `open alkstore-${engine}`,
+          30_000,
+          openStore({ url: t.url, ...(engine === 'postgres' ? { schema: t.settings.schema as string } : {}) }),
+        );
         await s.close();
         return null;
       } catch (err) {
@@ -284,7 +306,8 @@ function makeFactory(engine: 'sqlite' | 'postgres', variant: 'plain' | 'metrics'
       const bump = (name: string, k: number): void => {
         enqueued.set(name, (enqueued.get(name) ?? 0) + k);
       };
-      const metrics = variant === 'metrics' ? await createPrometheusMetrics({ registry: new promClient.Registry() }) : null;
+      const metrics =
+        variant === 'metrics' ? await createPrometheusMetrics({ registry: new promClient.Registry() }) : null;
       const startHostWorker = (name: string, handler: Handler): RunningWorker => {
         const w = new QueueWorker({
           observers: metrics ? [jobMetricsObserver(metrics, name)] : [],
@@ -296,7 +319,11 @@ function makeFactory(engine: 'sqlite' | 'postgres', variant: 'plain' | 'metrics'
           idlePollIntervalMs: IDLE_POLL_MS,
           drainTimeoutMs: 2000,
           workerId: 'bench-host-worker',
-          logger: { log: () => undefined, warn: (m) => process.stderr.write(`${m}\n`), error: (m) => process.stderr.write(`${m}\n`) },
+          logger: {
+            log: () => undefined,
+            warn: (m) => process.stderr.write(`${m}\n`),
+            error: (m) => process.stderr.write(`${m}\n`),
+          },
         });
         w.start();
         const stop = (): Promise<void> => withTimeout('QueueWorker stop', 10_000, w.stop()).catch(() => undefined);
@@ -334,7 +361,10 @@ function makeFactory(engine: 'sqlite' | 'postgres', variant: 'plain' | 'metrics'
               ? `lib/nest QueueWorker (the @QueueHandler host): concurrency ${CONCURRENCY}, prefetch ${PREFETCH_TEXT}, claimBatch(free slots + prefetch), acks of jobs finishing together coalesced into one ackBatch, idlePollIntervalMs ${IDLE_POLL_MS}`
               : `claimBatch(${CONCURRENCY}) -> ${CONCURRENCY} handlers concurrently -> ackBatch; idle: queue.listen() wake, ${IDLE_POLL_MS} ms poll fallback`,
           batchEnqueue: 'queue.enqueueMany (one transaction)',
-          metrics: variant === 'metrics' ? 'prom-client JobMetrics on the QueueWorker (alkstore/metrics), depth sampled every 10 s' : 'none',
+          metrics:
+            variant === 'metrics'
+              ? 'prom-client JobMetrics on the QueueWorker (alkstore/metrics), depth sampled every 10 s'
+              : 'none',
           dispatcher: DISPATCHER_SETTINGS,
         },
         notes: [
@@ -360,7 +390,10 @@ function makeFactory(engine: 'sqlite' | 'postgres', variant: 'plain' | 'metrics'
         streams: streamPath(store),
         flows: {
           async enqueueFlow(pq, cq, parent, children) {
-            await q(pq).enqueueFlow({ payload: parent, children: Array.from({ length: children }, (_, i) => ({ queue: cq, payload: { child: i } })) });
+            await q(pq).enqueueFlow({
+              payload: parent,
+              children: Array.from({ length: children }, (_, i) => ({ queue: cq, payload: { child: i } })),
+            });
             bump(pq, 1);
             bump(cq, children);
           },
@@ -390,7 +423,9 @@ function makeFactory(engine: 'sqlite' | 'postgres', variant: 'plain' | 'metrics'
             return w;
           },
           async produce(p, beforeCommit) {
-            producer ??= await (engine === 'postgres' && PG_B5_TX === 'pg' ? pgProducer(store, t, onCommitted) : typeormProducer(engine, store, t, onCommitted));
+            producer ??= await (engine === 'postgres' && PG_B5_TX === 'pg'
+              ? pgProducer(store, t, onCommitted)
+              : typeormProducer(engine, store, t, onCommitted));
             await producer.produce(p, beforeCommit);
           },
         },
@@ -412,7 +447,11 @@ async function target(engine: 'sqlite' | 'postgres'): Promise<Target> {
     const sync = alkstoreSqliteSynchronous();
     return {
       url: `sqlite:${path}`,
-      settings: { url: 'sqlite:<fresh temp file>', journal_mode: 'WAL', synchronous: `${sync.value} (engine default, ${sync.source})` },
+      settings: {
+        url: 'sqlite:<fresh temp file>',
+        journal_mode: 'WAL',
+        synchronous: `${sync.value} (engine default, ${sync.source})`,
+      },
       ordersTable: 'bench_orders',
       dataSource: () =>
         new DataSource({
@@ -432,7 +471,13 @@ async function target(engine: 'sqlite' | 'postgres'): Promise<Target> {
   const schema = uniqueId('bench_alk');
   return {
     url: PG_URL,
-    settings: { url: PG_URL, schema, note: 'fresh schema, dropped afterwards', poolSize: '10 (default)', wake: 'LISTEN/NOTIFY (engine)' },
+    settings: {
+      url: PG_URL,
+      schema,
+      note: 'fresh schema, dropped afterwards',
+      poolSize: '10 (default)',
+      wake: 'LISTEN/NOTIFY (engine)',
+    },
     ordersTable: `"${schema}".bench_orders`,
     dataSource: () => new DataSource({ type: 'postgres', url: PG_URL, extra: { max: 2 } }),
     async cleanup() {

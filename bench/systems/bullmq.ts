@@ -43,9 +43,14 @@ function redisBackend(): Backend {
   return {
     queue: (name) => new Queue(name, { connection: redisConnection, prefix }),
     flowProducer: () => new FlowProducer({ connection: redisConnection, prefix }),
-    worker: (name, handler, concurrency) => new Worker(name, async (job) => handler(job.data), { connection: redisConnection, prefix, concurrency }),
+    worker: (name, handler, concurrency) =>
+      new Worker(name, async (job) => handler(job.data), { connection: redisConnection, prefix, concurrency }),
     async close() {},
-    settings: { redis: `${REDIS_HOST}:${REDIS_PORT} (server defaults)`, prefix: 'fresh key prefix, queues obliterated afterwards', wake: 'blocking BZPOPMIN on the marker key (built in)' },
+    settings: {
+      redis: `${REDIS_HOST}:${REDIS_PORT} (server defaults)`,
+      prefix: 'fresh key prefix, queues obliterated afterwards',
+      wake: 'blocking BZPOPMIN on the marker key (built in)',
+    },
   };
 }
 
@@ -57,11 +62,16 @@ function postgresBackend(): Backend {
   return {
     queue: (name) => new pgClasses.Queue(name, { connection }) as unknown as Queue,
     flowProducer: () => new pgClasses.FlowProducer({ connection }) as unknown as FlowProducer,
-    worker: (name, handler, concurrency) => new pgClasses.Worker(name, async (job) => handler(job.data), { connection, concurrency }) as unknown as Worker,
+    worker: (name, handler, concurrency) =>
+      new pgClasses.Worker(name, async (job) => handler(job.data), { connection, concurrency }) as unknown as Worker,
     async close() {
       await dropSchema(schema);
     },
-    settings: { postgres: 'createPostgresBackend({ connectionString, schema }) (pool defaults), migrate: true', schema: 'fresh schema, dropped afterwards', wake: 'LISTEN on a dedicated client (built in)' },
+    settings: {
+      postgres: 'createPostgresBackend({ connectionString, schema }) (pool defaults), migrate: true',
+      schema: 'fresh schema, dropped afterwards',
+      wake: 'LISTEN on a dedicated client (built in)',
+    },
   };
 }
 
@@ -112,7 +122,9 @@ function bullmqFactory(name: string, backend: 'redis' | 'postgres', concurrency:
             ? 'Redis, not a SQL database: no transactional outbox with a business row, so no B5'
             : 'PostgreSQL backend: the Queue owns its pool; no documented way to add a job inside a caller transaction, so no B5',
           'completed jobs removed (removeOnComplete: true)',
-          ...(concurrency !== CONCURRENCY ? [`fast settings: one worker at concurrency ${concurrency} (the workload's default is ${CONCURRENCY})`] : []),
+          ...(concurrency !== CONCURRENCY
+            ? [`fast settings: one worker at concurrency ${concurrency} (the workload's default is ${CONCURRENCY})`]
+            : []),
         ],
         async prepareQueue(qn) {
           await withTimeout('bullmq queue ready', 30_000, q(qn).waitUntilReady());
@@ -128,14 +140,26 @@ function bullmqFactory(name: string, backend: 'redis' | 'postgres', concurrency:
         flows: {
           async enqueueFlow(pq, cq, parent, children) {
             flowProducer ??= b.flowProducer();
-            await flowProducer.add({ name: pq, queueName: pq, data: parent, opts: JOB_OPTS, children: Array.from({ length: children }, (_, i) => ({ name: cq, queueName: cq, data: { child: i }, opts: JOB_OPTS })) });
+            await flowProducer.add({
+              name: pq,
+              queueName: pq,
+              data: parent,
+              opts: JOB_OPTS,
+              children: Array.from({ length: children }, (_, i) => ({
+                name: cq,
+                queueName: cq,
+                data: { child: i },
+                opts: JOB_OPTS,
+              })),
+            });
           },
         },
         async close() {
           await flowProducer?.close().catch(() => undefined);
           for (const w of workers) await withTimeout('bullmq worker close', 10_000, w.close()).catch(() => undefined);
           for (const queue of queues.values()) {
-            if (backend === 'redis') await withTimeout('bullmq obliterate', 10_000, queue.obliterate({ force: true })).catch(() => undefined);
+            if (backend === 'redis')
+              await withTimeout('bullmq obliterate', 10_000, queue.obliterate({ force: true })).catch(() => undefined);
             await queue.close().catch(() => undefined);
           }
           await b.close();

@@ -27,7 +27,9 @@ export const plainjobSystem: SystemFactory = {
     const queue = defineQueue({ connection: better(db), logger: silent, maintenanceInterval: 3_600_000 });
     // defineQueue sets WAL + synchronous=1 itself; re-apply alkstore's value afterwards so both run the same durability.
     db.pragma(`synchronous = ${sync.value}`);
-    db.exec('CREATE TABLE IF NOT EXISTS bench_orders (id INTEGER PRIMARY KEY AUTOINCREMENT, amount INTEGER NOT NULL, created_at INTEGER NOT NULL)');
+    db.exec(
+      'CREATE TABLE IF NOT EXISTS bench_orders (id INTEGER PRIMARY KEY AUTOINCREMENT, amount INTEGER NOT NULL, created_at INTEGER NOT NULL)',
+    );
     const insertOrder = db.prepare('INSERT INTO bench_orders (amount, created_at) VALUES (?, ?)');
     const workers: PlainWorker[] = [];
 

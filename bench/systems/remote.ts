@@ -100,7 +100,11 @@ export function remotePeer(name: string, kind: PeerKind, variant: PeerVariant, p
         await c.end();
         throw err;
       }
-      const worker = async (op: 'startWorker' | 'startDispatcher', handler: Handler, queue?: string): Promise<RunningWorker> => {
+      const worker = async (
+        op: 'startWorker' | 'startDispatcher',
+        handler: Handler,
+        queue?: string,
+      ): Promise<RunningWorker> => {
         const r = await c.call(op, op === 'startWorker' ? { op, queue: queue! } : { op });
         const w = r.value as number;
         c.handlers.set(w, handler);
@@ -115,7 +119,10 @@ export function remotePeer(name: string, kind: PeerKind, variant: PeerVariant, p
         };
       };
       return {
-        settings: { ...created.settings, process: `child process on Node 24 (${PEER_NODE.replace(ROOT + '/', '')}), stdio JSON lines` },
+        settings: {
+          ...created.settings,
+          process: `child process on Node 24 (${PEER_NODE.replace(ROOT + '/', '')}), stdio JSON lines`,
+        },
         notes: created.notes,
         async prepareQueue(queue) {
           return (await c.call('prepareQueue', { op: 'prepareQueue', queue })).value as string;
@@ -159,7 +166,12 @@ export function remotePeer(name: string, kind: PeerKind, variant: PeerVariant, p
                   return Promise.reject(new Error('ordering keys are not wired for remote peers'));
                 },
                 async enqueueConcurrencyKeyed(queue: string, key: string, payloads: readonly unknown[]) {
-                  await c.call('enqueueConcurrencyKeyed', { op: 'enqueueConcurrencyKeyed', queue, key, payloads: [...payloads] });
+                  await c.call('enqueueConcurrencyKeyed', {
+                    op: 'enqueueConcurrencyKeyed',
+                    queue,
+                    key,
+                    payloads: [...payloads],
+                  });
                 },
               },
             }
@@ -176,7 +188,9 @@ export function remotePeer(name: string, kind: PeerKind, variant: PeerVariant, p
 /** The version of a package installed in bench/peers (the bench's own node_modules has none of these). */
 export function peerPackageVersion(pkg: string): string {
   try {
-    return (JSON.parse(readFileSync(join(PEERS_DIR, 'node_modules', pkg, 'package.json'), 'utf8')) as { version: string }).version;
+    return (
+      JSON.parse(readFileSync(join(PEERS_DIR, 'node_modules', pkg, 'package.json'), 'utf8')) as { version: string }
+    ).version;
   } catch {
     return 'not installed (npm ci --prefix bench/peers)';
   }

@@ -22,7 +22,11 @@ export interface DrizzleSqliteDatabaseLike {
 }
 
 /** The transaction object Drizzle hands `db.transaction(fn)`'s callback. */
-export type DrizzleTxOf<D extends DrizzlePgDatabaseLike> = D extends { transaction(fn: (tx: infer X) => Promise<unknown>, ...rest: never[]): unknown } ? X : never;
+export type DrizzleTxOf<D extends DrizzlePgDatabaseLike> = D extends {
+  transaction(fn: (tx: infer X) => Promise<unknown>, ...rest: never[]): unknown;
+}
+  ? X
+  : never;
 
 export interface Executes {
   execute(query: SQL): PromiseLike<unknown>;
@@ -32,7 +36,13 @@ export type SqlTag = typeof import('drizzle-orm').sql;
 
 export function isDrizzleSqlite(db: unknown): db is DrizzleSqliteDatabaseLike {
   const c = (db as { $client?: Partial<SyncSqliteConnection & { prepare: unknown }> } | null)?.$client;
-  return typeof c === 'object' && c !== null && typeof c.prepare === 'function' && typeof c.inTransaction === 'boolean' && typeof (db as DrizzleSqliteDatabaseLike).all === 'function';
+  return (
+    typeof c === 'object' &&
+    c !== null &&
+    typeof c.prepare === 'function' &&
+    typeof c.inTransaction === 'boolean' &&
+    typeof (db as DrizzleSqliteDatabaseLike).all === 'function'
+  );
 }
 
 export function isDrizzlePg(db: unknown): db is DrizzlePgDatabaseLike {
@@ -62,7 +72,11 @@ function pgResult(raw: unknown): AdapterResult {
 }
 
 /** alkstore's statements on a Drizzle better-sqlite3 database whose connection is in the transaction; active while `isActive()` and the connection is in it. */
-export function drizzleSqliteJoined<D extends DrizzleSqliteDatabaseLike>(sql: SqlTag, db: D, isActive: () => boolean): Joined<D> {
+export function drizzleSqliteJoined<D extends DrizzleSqliteDatabaseLike>(
+  sql: SqlTag,
+  db: D,
+  isActive: () => boolean,
+): Joined<D> {
   const run = async (text: string, params: unknown[]): Promise<AdapterResult> => {
     const q = toSql(sql, text, params, 'sqlite');
     if (returnsRows(text)) {
@@ -77,7 +91,8 @@ export function drizzleSqliteJoined<D extends DrizzleSqliteDatabaseLike>(sql: Sq
 
 /** alkstore's statements on a Drizzle PostgreSQL transaction (`drizzleTx.execute`), active while `isActive()`. */
 export function drizzlePgJoined<X extends Executes>(sql: SqlTag, drizzleTx: X, isActive: () => boolean): Joined<X> {
-  const run = async (text: string, params: unknown[]): Promise<AdapterResult> => pgResult(await drizzleTx.execute(toSql(sql, text, params, 'postgres')));
+  const run = async (text: string, params: unknown[]): Promise<AdapterResult> =>
+    pgResult(await drizzleTx.execute(toSql(sql, text, params, 'postgres')));
   return { queryRunner: adapterRunner(run, isActive), handle: drizzleTx };
 }
 
@@ -100,12 +115,27 @@ export function drizzlePgJoined<X extends Executes>(sql: SqlTag, drizzleTx: X, i
  * });
  * ```
  */
-export function drizzleTransaction<D extends DrizzleSqliteDatabaseLike, T>(db: D, store: Store, fn: (tx: TxOps, db: D) => Promise<T>): Promise<T>;
-export function drizzleTransaction<D extends DrizzlePgDatabaseLike, T>(db: D, store: Store, fn: (tx: TxOps, drizzleTx: DrizzleTxOf<D>) => Promise<T>): Promise<T>;
-export async function drizzleTransaction<T>(db: DrizzlePgDatabaseLike | DrizzleSqliteDatabaseLike, store: Store, userFn: (tx: TxOps, handle: never) => Promise<T>): Promise<T> {
+export function drizzleTransaction<D extends DrizzleSqliteDatabaseLike, T>(
+  db: D,
+  store: Store,
+  fn: (tx: TxOps, db: D) => Promise<T>,
+): Promise<T>;
+export function drizzleTransaction<D extends DrizzlePgDatabaseLike, T>(
+  db: D,
+  store: Store,
+  fn: (tx: TxOps, drizzleTx: DrizzleTxOf<D>) => Promise<T>,
+): Promise<T>;
+export async function drizzleTransaction<T>(
+  db: DrizzlePgDatabaseLike | DrizzleSqliteDatabaseLike,
+  store: Store,
+  userFn: (tx: TxOps, handle: never) => Promise<T>,
+): Promise<T> {
   const fn = userFn as (tx: TxOps, handle: unknown) => Promise<T>;
   if (typeof (db as { rollback?: unknown } | null)?.rollback === 'function') {
-    throw new InvalidOption(`${HELPER}(db)`, `is a Drizzle transaction; ${HELPER} opens the transaction itself: pass the database (drizzle(...)) and write through the handle it gives your function`);
+    throw new InvalidOption(
+      `${HELPER}(db)`,
+      `is a Drizzle transaction; ${HELPER} opens the transaction itself: pass the database (drizzle(...)) and write through the handle it gives your function`,
+    );
   }
   if (isDrizzleSqlite(db)) {
     assertSameEngine(HELPER, 'db', 'sqlite', store);
@@ -138,5 +168,8 @@ export async function drizzleTransaction<T>(db: DrizzlePgDatabaseLike | DrizzleS
       fn,
     );
   }
-  throw new InvalidOption(`${HELPER}(db)`, 'must be a Drizzle database: drizzle(pool) of drizzle-orm/node-postgres (or postgres-js) on PostgreSQL, drizzle(database) of drizzle-orm/better-sqlite3 on SQLite');
+  throw new InvalidOption(
+    `${HELPER}(db)`,
+    'must be a Drizzle database: drizzle(pool) of drizzle-orm/node-postgres (or postgres-js) on PostgreSQL, drizzle(database) of drizzle-orm/better-sqlite3 on SQLite',
+  );
 }

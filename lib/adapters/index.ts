@@ -5,8 +5,19 @@
  * (TypeORM: `runTransaction` in `alkstore/nest`).
  */
 export { pgTransaction } from './pg.js';
-export { drizzleTransaction, type DrizzlePgDatabaseLike, type DrizzleSqliteDatabaseLike, type DrizzleTxOf } from './drizzle.js';
+export {
+  drizzleTransaction,
+  type DrizzlePgDatabaseLike,
+  type DrizzleSqliteDatabaseLike,
+  type DrizzleTxOf,
+} from './drizzle.js';
 export { kyselyTransaction } from './kysely.js';
 export { knexTransaction } from './knex.js';
-export { prismaTransaction, type PrismaClientLike, type PrismaTransactionOptions, type PrismaTxLike, type PrismaTxOf } from './prisma.js';
+export {
+  prismaTransaction,
+  type PrismaClientLike,
+  type PrismaTransactionOptions,
+  type PrismaTxLike,
+  type PrismaTxOf,
+} from './prisma.js';
 export type { AdapterResult, Joined } from './runner.js';

@@ -9,7 +9,12 @@ const HELPER = 'knexTransaction';
 
 function isKnex(x: unknown): x is Knex {
   const k = x as { raw?: unknown; transaction?: unknown; client?: unknown };
-  return typeof x === 'function' && typeof k.raw === 'function' && typeof k.transaction === 'function' && typeof k.client === 'object';
+  return (
+    typeof x === 'function' &&
+    typeof k.raw === 'function' &&
+    typeof k.transaction === 'function' &&
+    typeof k.client === 'object'
+  );
 }
 
 function engineOf(k: Knex): EngineKind | null {
@@ -41,7 +46,11 @@ function toKnex(sql: string, params: unknown[], dialect: Dialect): { sql: string
 function result(raw: unknown): AdapterResult {
   if (Array.isArray(raw)) return { records: raw as Record<string, unknown>[], affected: raw.length };
   const r = raw as { rows?: unknown; rowCount?: unknown; changes?: unknown } | null;
-  if (Array.isArray(r?.rows)) return { records: r.rows as Record<string, unknown>[], affected: typeof r.rowCount === 'number' ? r.rowCount : r.rows.length };
+  if (Array.isArray(r?.rows))
+    return {
+      records: r.rows as Record<string, unknown>[],
+      affected: typeof r.rowCount === 'number' ? r.rowCount : r.rows.length,
+    };
   return { records: [], affected: typeof r?.changes === 'number' ? r.changes : 0 };
 }
 
@@ -70,18 +79,41 @@ function joined(trx: Knex.Transaction, dialect: Dialect, isActive: () => boolean
  * });
  * ```
  */
-export async function knexTransaction<T>(knexOrTrx: Knex | Knex.Transaction, store: Store, fn: (tx: TxOps, trx: Knex.Transaction) => Promise<T>): Promise<T> {
-  if (!isKnex(knexOrTrx)) throw new InvalidOption(`${HELPER}(knex)`, "must be a knex instance (knex({ client: 'pg' | 'better-sqlite3', … })) or one of its open transactions");
+export async function knexTransaction<T>(
+  knexOrTrx: Knex | Knex.Transaction,
+  store: Store,
+  fn: (tx: TxOps, trx: Knex.Transaction) => Promise<T>,
+): Promise<T> {
+  if (!isKnex(knexOrTrx))
+    throw new InvalidOption(
+      `${HELPER}(knex)`,
+      "must be a knex instance (knex({ client: 'pg' | 'better-sqlite3', … })) or one of its open transactions",
+    );
   const engine = engineOf(knexOrTrx);
-  if (engine === null) throw new InvalidOption(`${HELPER}(knex)`, "uses a client that is neither 'pg' nor 'better-sqlite3'/'sqlite3'; alkstore stores are PostgreSQL or SQLite");
+  if (engine === null)
+    throw new InvalidOption(
+      `${HELPER}(knex)`,
+      "uses a client that is neither 'pg' nor 'better-sqlite3'/'sqlite3'; alkstore stores are PostgreSQL or SQLite",
+    );
   assertSameEngine(HELPER, 'knex', engine, store);
   const k = knexOrTrx as Knex & Partial<Pick<Knex.Transaction, 'isCompleted'>>;
   if (k.isTransaction === true) {
     const trx = knexOrTrx as Knex.Transaction;
     if (trx.isCompleted()) {
-      throw new InvalidOption(`${HELPER}(trx)`, `is a transaction that already committed or rolled back; pass the knex instance (${HELPER} opens a new transaction) or a trx that is still open`);
+      throw new InvalidOption(
+        `${HELPER}(trx)`,
+        `is a transaction that already committed or rolled back; pass the knex instance (${HELPER} opens a new transaction) or a trx that is still open`,
+      );
     }
-    return joinVia<Knex.Transaction, T>(store, (body) => whileActive((isActive) => body(joined(trx, engine, isActive))), fn);
+    return joinVia<Knex.Transaction, T>(
+      store,
+      (body) => whileActive((isActive) => body(joined(trx, engine, isActive))),
+      fn,
+    );
   }
-  return joinVia<Knex.Transaction, T>(store, (body) => knexOrTrx.transaction((trx) => whileActive((isActive) => body(joined(trx, engine, isActive)))), fn);
+  return joinVia<Knex.Transaction, T>(
+    store,
+    (body) => knexOrTrx.transaction((trx) => whileActive((isActive) => body(joined(trx, engine, isActive)))),
+    fn,
+  );
 }

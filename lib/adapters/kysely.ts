@@ -9,7 +9,13 @@ const HELPER = 'kyselyTransaction';
 
 function isKysely(db: unknown): db is Kysely<unknown> {
   const k = db as Partial<Kysely<unknown>> | null;
-  return typeof k === 'object' && k !== null && typeof k.transaction === 'function' && typeof k.executeQuery === 'function' && typeof k.getExecutor === 'function';
+  return (
+    typeof k === 'object' &&
+    k !== null &&
+    typeof k.transaction === 'function' &&
+    typeof k.executeQuery === 'function' &&
+    typeof k.getExecutor === 'function'
+  );
 }
 
 /** The engine a Kysely instance's dialect speaks, from its adapter (`supportsReturning`, `supportsTransactionalDdl` tell SQLite and PostgreSQL apart from MySQL). */
@@ -34,13 +40,28 @@ function engineOf(db: Kysely<unknown>): EngineKind | null {
  * });
  * ```
  */
-export async function kyselyTransaction<DB, T>(db: Kysely<DB>, store: Store, fn: (tx: TxOps, trx: Transaction<DB>) => Promise<T>): Promise<T> {
-  if (!isKysely(db)) throw new InvalidOption(`${HELPER}(db)`, 'must be a Kysely instance (new Kysely({ dialect: new PostgresDialect(...) }) or SqliteDialect)');
+export async function kyselyTransaction<DB, T>(
+  db: Kysely<DB>,
+  store: Store,
+  fn: (tx: TxOps, trx: Transaction<DB>) => Promise<T>,
+): Promise<T> {
+  if (!isKysely(db))
+    throw new InvalidOption(
+      `${HELPER}(db)`,
+      'must be a Kysely instance (new Kysely({ dialect: new PostgresDialect(...) }) or SqliteDialect)',
+    );
   if (db.isTransaction) {
-    throw new InvalidOption(`${HELPER}(db)`, `is a Kysely transaction; ${HELPER} opens the transaction itself: pass the Kysely instance and write through the trx it gives your function`);
+    throw new InvalidOption(
+      `${HELPER}(db)`,
+      `is a Kysely transaction; ${HELPER} opens the transaction itself: pass the Kysely instance and write through the trx it gives your function`,
+    );
   }
   const engine = engineOf(db as Kysely<unknown>);
-  if (engine === null) throw new InvalidOption(`${HELPER}(db)`, "uses a dialect that is neither Kysely's PostgresDialect nor its SqliteDialect; alkstore stores are PostgreSQL or SQLite");
+  if (engine === null)
+    throw new InvalidOption(
+      `${HELPER}(db)`,
+      "uses a dialect that is neither Kysely's PostgresDialect nor its SqliteDialect; alkstore stores are PostgreSQL or SQLite",
+    );
   assertSameEngine(HELPER, 'db', engine, store);
   const { CompiledQuery } = await loadPeer('kysely', () => import('kysely'), `for ${HELPER}`);
   return joinVia<Transaction<DB>, T>(
@@ -52,7 +73,10 @@ export async function kyselyTransaction<DB, T>(db: Kysely<DB>, store: Store, fn:
           const run = async (sql: string, params: unknown[]): Promise<AdapterResult> => {
             const r = await trx.executeQuery(CompiledQuery.raw(sql, params));
             const rows = r.rows as Record<string, unknown>[];
-            return { records: rows, affected: r.numAffectedRows !== undefined ? Number(r.numAffectedRows) : rows.length };
+            return {
+              records: rows,
+              affected: r.numAffectedRows !== undefined ? Number(r.numAffectedRows) : rows.length,
+            };
           };
           return body({ queryRunner: adapterRunner(run, isActive), handle: trx });
         }),

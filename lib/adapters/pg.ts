@@ -13,7 +13,9 @@ function isPool(x: unknown): x is Pool {
 
 function isClient(x: unknown): x is ClientBase {
   const c = x as Partial<ClientBase> | null;
-  return typeof c === 'object' && c !== null && typeof c.query === 'function' && typeof c.getTransactionStatus === 'function';
+  return (
+    typeof c === 'object' && c !== null && typeof c.query === 'function' && typeof c.getTransactionStatus === 'function'
+  );
 }
 
 function joined<C extends ClientBase>(client: C, isActive: () => boolean): Joined<C> {
@@ -61,9 +63,21 @@ async function settledStatus(client: ClientBase): Promise<string> {
  * });
  * ```
  */
-export function pgTransaction<T>(pool: Pool, store: Store, fn: (tx: TxOps, client: PoolClient) => Promise<T>): Promise<T>;
-export function pgTransaction<C extends ClientBase, T>(client: C, store: Store, fn: (tx: TxOps, client: C) => Promise<T>): Promise<T>;
-export async function pgTransaction<T>(poolOrClient: Pool | ClientBase, store: Store, userFn: (tx: TxOps, client: never) => Promise<T>): Promise<T> {
+export function pgTransaction<T>(
+  pool: Pool,
+  store: Store,
+  fn: (tx: TxOps, client: PoolClient) => Promise<T>,
+): Promise<T>;
+export function pgTransaction<C extends ClientBase, T>(
+  client: C,
+  store: Store,
+  fn: (tx: TxOps, client: C) => Promise<T>,
+): Promise<T>;
+export async function pgTransaction<T>(
+  poolOrClient: Pool | ClientBase,
+  store: Store,
+  userFn: (tx: TxOps, client: never) => Promise<T>,
+): Promise<T> {
   const fn = userFn as (tx: TxOps, client: ClientBase) => Promise<T>;
   if (isPool(poolOrClient)) {
     assertSameEngine(HELPER, 'pool', 'postgres', store);
@@ -77,7 +91,11 @@ export async function pgTransaction<T>(poolOrClient: Pool | ClientBase, store: S
           const result = await whileActive((isActive) => body(joined(client, isActive)));
           const done = await client.query('COMMIT');
           // A statement that failed inside (and was caught) turns COMMIT into ROLLBACK: nothing was written.
-          if (done.command !== 'COMMIT') throw new Database(`${HELPER}: COMMIT`, new Error('a statement in the transaction failed, so PostgreSQL rolled it back'));
+          if (done.command !== 'COMMIT')
+            throw new Database(
+              `${HELPER}: COMMIT`,
+              new Error('a statement in the transaction failed, so PostgreSQL rolled it back'),
+            );
           return result;
         } catch (err) {
           if (client.getTransactionStatus() !== 'I') await client.query('ROLLBACK').catch(() => undefined);
@@ -101,5 +119,8 @@ export async function pgTransaction<T>(poolOrClient: Pool | ClientBase, store: S
     }
     return joinVia<ClientBase, T>(store, (body) => whileActive((isActive) => body(joined(client, isActive))), fn);
   }
-  throw new InvalidOption(`${HELPER}(poolOrClient)`, "must be a pg Pool or a pg client (PoolClient/Client with getTransactionStatus(), a recent pg 8) inside BEGIN; got something else: pass new Pool(...) or await pool.connect() after client.query('BEGIN')");
+  throw new InvalidOption(
+    `${HELPER}(poolOrClient)`,
+    "must be a pg Pool or a pg client (PoolClient/Client with getTransactionStatus(), a recent pg 8) inside BEGIN; got something else: pass new Pool(...) or await pool.connect() after client.query('BEGIN')",
+  );
 }

@@ -25,7 +25,11 @@ export interface PrismaClientLike {
 }
 
 /** The transaction client Prisma hands `prisma.$transaction(fn)`'s callback. */
-export type PrismaTxOf<P extends PrismaClientLike> = P extends { $transaction(fn: (prismaTx: infer X) => Promise<unknown>, ...rest: never[]): unknown } ? X : never;
+export type PrismaTxOf<P extends PrismaClientLike> = P extends {
+  $transaction(fn: (prismaTx: infer X) => Promise<unknown>, ...rest: never[]): unknown;
+}
+  ? X
+  : never;
 
 function isClient(p: unknown): p is PrismaClientLike & PrismaTxLike {
   return isPrismaTx(p) && typeof (p as Partial<PrismaClientLike>).$transaction === 'function';
@@ -33,7 +37,9 @@ function isClient(p: unknown): p is PrismaClientLike & PrismaTxLike {
 
 /** The provider Prisma's client was generated for (`postgresql`, `sqlite`, …), when it says. */
 function engineOf(p: object): EngineKind | null {
-  const provider = (p as { _activeProvider?: unknown })._activeProvider ?? (p as { _engineConfig?: { activeProvider?: unknown } })._engineConfig?.activeProvider;
+  const provider =
+    (p as { _activeProvider?: unknown })._activeProvider ??
+    (p as { _engineConfig?: { activeProvider?: unknown } })._engineConfig?.activeProvider;
   if (provider === 'sqlite') return 'sqlite';
   if (provider === 'postgresql' || provider === 'postgres') return 'postgres';
   return null;
@@ -54,7 +60,12 @@ export function prismaJoined<X extends PrismaTxLike>(prismaTx: X, isActive: () =
 /** A Prisma transaction client (or client): it has the raw-statement methods alkstore runs on. */
 export function isPrismaTx(p: unknown): p is PrismaTxLike {
   const c = p as Partial<PrismaTxLike> | null;
-  return typeof c === 'object' && c !== null && typeof c.$queryRawUnsafe === 'function' && typeof c.$executeRawUnsafe === 'function';
+  return (
+    typeof c === 'object' &&
+    c !== null &&
+    typeof c.$queryRawUnsafe === 'function' &&
+    typeof c.$executeRawUnsafe === 'function'
+  );
 }
 
 /**
@@ -79,13 +90,19 @@ export async function prismaTransaction<P extends PrismaClientLike, T>(
   fn: (tx: TxOps, prismaTx: PrismaTxOf<P>) => Promise<T>,
   options?: PrismaTransactionOptions,
 ): Promise<T> {
-  if (!isClient(prisma)) throw new InvalidOption(`${HELPER}(prisma)`, 'must be a Prisma client (new PrismaClient({ adapter })), with $transaction and $queryRawUnsafe');
+  if (!isClient(prisma))
+    throw new InvalidOption(
+      `${HELPER}(prisma)`,
+      'must be a Prisma client (new PrismaClient({ adapter })), with $transaction and $queryRawUnsafe',
+    );
   const engine = engineOf(prisma);
   if (engine !== null) assertSameEngine(HELPER, 'prisma', engine, store);
   return joinVia<PrismaTxOf<P>, T>(
     store,
     (body) =>
-      (prisma.$transaction as (fn: (prismaTx: unknown) => Promise<T>, options?: PrismaTransactionOptions) => Promise<T>)(
+      (
+        prisma.$transaction as (fn: (prismaTx: unknown) => Promise<T>, options?: PrismaTransactionOptions) => Promise<T>
+      )(
         (prismaTx) => whileActive((isActive) => body(prismaJoined(prismaTx as PrismaTxOf<P> & PrismaTxLike, isActive))),
         options,
       ),

@@ -148,24 +148,32 @@ function parse(argv: readonly string[], env: CliIo['env']): Parsed {
     throw new UsageError(err instanceof Error ? err.message : String(err));
   }
   const ids = (values.id ?? []).map((text) => {
-    if (!/^\d{1,16}$/.test(text) || !Number.isSafeInteger(Number(text))) throw new UsageError(`--id must be a job id (a positive integer), got ${JSON.stringify(text)}`);
+    if (!/^\d{1,16}$/.test(text) || !Number.isSafeInteger(Number(text)))
+      throw new UsageError(`--id must be a job id (a positive integer), got ${JSON.stringify(text)}`);
     return Number(text);
   });
   const limitText = values.limit ?? '50';
   const limit = Number(limitText);
-  if (!/^\d+$/.test(limitText) || limit < 1 || limit > 1000) throw new UsageError(`--limit must be an integer in 1..1000, got ${JSON.stringify(limitText)}`);
+  if (!/^\d+$/.test(limitText) || limit < 1 || limit > 1000)
+    throw new UsageError(`--limit must be an integer in 1..1000, got ${JSON.stringify(limitText)}`);
   if (values.schema !== undefined) {
     try {
       validatePgSchema('--schema', values.schema);
     } catch (err) {
-      throw new UsageError(`--schema ${JSON.stringify(values.schema)}: ${err instanceof AlkstoreError ? err.message.replace(/^option --schema /, '') : String(err)}`);
+      throw new UsageError(
+        `--schema ${JSON.stringify(values.schema)}: ${err instanceof AlkstoreError ? err.message.replace(/^option --schema /, '') : String(err)}`,
+      );
     }
   }
   if (values.engine !== undefined && values.engine !== 'sqlite' && values.engine !== 'postgres') {
     throw new UsageError(`--engine must be sqlite or postgres, got ${JSON.stringify(values.engine)}`);
   }
-  if (values.queue !== undefined && values.outbox !== undefined) throw new UsageError('--queue and --outbox are exclusive: name one');
-  for (const [flag, v] of [['--queue', values.queue], ['--outbox', values.outbox]] as const) {
+  if (values.queue !== undefined && values.outbox !== undefined)
+    throw new UsageError('--queue and --outbox are exclusive: name one');
+  for (const [flag, v] of [
+    ['--queue', values.queue],
+    ['--outbox', values.outbox],
+  ] as const) {
     if (v !== undefined && v.trim().length === 0) throw new UsageError(`${flag} needs a name`);
   }
   return {
@@ -176,7 +184,8 @@ function parse(argv: readonly string[], env: CliIo['env']): Parsed {
     json: values.json === true,
     print: values.print === true,
     queue: values.outbox !== undefined ? outboxQueueOf(values.outbox) : values.queue,
-    queueLabel: values.outbox !== undefined ? `outbox ${JSON.stringify(values.outbox)}` : `queue ${JSON.stringify(values.queue)}`,
+    queueLabel:
+      values.outbox !== undefined ? `outbox ${JSON.stringify(values.outbox)}` : `queue ${JSON.stringify(values.queue)}`,
     ids,
     all: values.all === true,
     limit,
@@ -227,32 +236,46 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     }
     const message = err instanceof Error ? err.message : String(err);
     io.err(`alkstore: ${redact(message, url)}`);
-    return err instanceof AlkstoreError && err.code === 'INVALID_OPTION' && /url/.test(message) ? EXIT.usage : EXIT.failed;
+    return err instanceof AlkstoreError && err.code === 'INVALID_OPTION' && /url/.test(message)
+      ? EXIT.usage
+      : EXIT.failed;
   }
 }
 
 async function dispatch(p: Parsed, io: CliIo): Promise<number> {
   const [cmd, sub, arg, ...extra] = p.command;
   const spec = COMMANDS[cmd!];
-  if (spec === undefined || !Object.hasOwn(COMMANDS, cmd!)) throw new UsageError(`unknown command ${JSON.stringify(cmd)}`);
+  if (spec === undefined || !Object.hasOwn(COMMANDS, cmd!))
+    throw new UsageError(`unknown command ${JSON.stringify(cmd)}`);
   const subs = spec.subs;
   if (subs && !subs.includes(sub ?? '')) throw new UsageError(`${cmd} needs one of: ${subs.join(', ')}`);
   const wantsArg = spec.takesName?.includes(sub ?? '') ?? false;
   if (wantsArg && !arg) throw new UsageError(`${cmd} ${sub} needs a name`);
-  if ((!subs && sub !== undefined) || (!wantsArg && arg !== undefined) || extra.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(subs ? (wantsArg ? extra[0] : arg) : sub)}`);
+  if ((!subs && sub !== undefined) || (!wantsArg && arg !== undefined) || extra.length > 0)
+    throw new UsageError(`unexpected argument ${JSON.stringify(subs ? (wantsArg ? extra[0] : arg) : sub)}`);
   if (cmd === 'dead' && !p.queue) throw new UsageError(`dead ${sub} needs --queue or --outbox`);
-  if (cmd === 'dead' && sub !== 'list' && p.all === (p.ids.length > 0)) throw new UsageError(`dead ${sub} needs either --id (one or more) or --all`);
+  if (cmd === 'dead' && sub !== 'list' && p.all === p.ids.length > 0)
+    throw new UsageError(`dead ${sub} needs either --id (one or more) or --all`);
   if (cmd === 'migrate' && p.print && (p.url === undefined || p.engine !== undefined)) return printSchema(p, io);
-  if (!p.url) throw new UsageError(`--url is required (or set ALKSTORE_URL)${cmd === 'migrate' ? '; `migrate --print --engine sqlite|postgres` needs none' : ''}`);
+  if (!p.url)
+    throw new UsageError(
+      `--url is required (or set ALKSTORE_URL)${cmd === 'migrate' ? '; `migrate --print --engine sqlite|postgres` needs none' : ''}`,
+    );
   const scheme = /^([A-Za-z][A-Za-z0-9+.-]+):/.exec(p.url)?.[1]?.toLowerCase();
   if (scheme !== undefined && !['sqlite', 'postgres', 'postgresql'].includes(scheme)) {
-    throw new UsageError(`--url has the unsupported scheme "${scheme.slice(0, 32)}:"; use sqlite:<path>, a file path, or postgres://user@host:5432/db`);
+    throw new UsageError(
+      `--url has the unsupported scheme "${scheme.slice(0, 32)}:"; use sqlite:<path>, a file path, or postgres://user@host:5432/db`,
+    );
   }
   const engine = engineOfUrl(p.url);
   if (cmd === 'migrate' && p.print) return printSchema({ ...p, engine }, io);
   if (engine === 'sqlite' && cmd !== 'migrate') {
     const path = sqlitePathOfUrl(p.url);
-    if (path !== ':memory:' && !existsSync(path)) throw new Outcome(EXIT.failed, `no SQLite database at ${JSON.stringify(path)} (create it with: alkstore migrate --url ${p.url})`);
+    if (path !== ':memory:' && !existsSync(path))
+      throw new Outcome(
+        EXIT.failed,
+        `no SQLite database at ${JSON.stringify(path)} (create it with: alkstore migrate --url ${p.url})`,
+      );
   }
   const applied: string[] = [];
   const logger: StoreLogger = {
@@ -271,16 +294,26 @@ async function dispatch(p: Parsed, io: CliIo): Promise<number> {
 
 async function printSchema(p: Parsed, io: CliIo): Promise<number> {
   if (p.engine === undefined) throw new UsageError('migrate --print needs --engine sqlite|postgres (or --url)');
-  if (p.url !== undefined && engineOfUrl(p.url) !== p.engine) throw new UsageError(`--engine ${p.engine} does not match the engine of --url`);
-  io.out(p.engine === 'postgres' ? (await import('../engines/postgres/index.js')).postgresMigrationSql(p.schema ?? 'alkstore') : (await import('../engines/sqlite/index.js')).sqliteSchemaSql());
+  if (p.url !== undefined && engineOfUrl(p.url) !== p.engine)
+    throw new UsageError(`--engine ${p.engine} does not match the engine of --url`);
+  io.out(
+    p.engine === 'postgres'
+      ? (await import('../engines/postgres/index.js')).postgresMigrationSql(p.schema ?? 'alkstore')
+      : (await import('../engines/sqlite/index.js')).sqliteSchemaSql(),
+  );
   return EXIT.ok;
 }
 
 /** `migrate`: what the open applied (the engines log each step), or that nothing was needed. */
 function migrated(store: Store, p: Parsed, io: CliIo, logLines: readonly string[]): number {
-  const steps = logLines.filter((m) => /\b(applied migration|created the alkstore tables)\b/.test(m)).map((m) => m.replace(/^alkstore (postgres|sqlite): /, ''));
+  const steps = logLines
+    .filter((m) => /\b(applied migration|created the alkstore tables)\b/.test(m))
+    .map((m) => m.replace(/^alkstore (postgres|sqlite): /, ''));
   const where = `${store.engine}${store.engine === 'postgres' ? `, schema ${p.schema ?? 'alkstore'}` : ''}`;
-  const human = steps.length === 0 ? `alkstore schema is up to date (${where}); nothing applied` : `${steps.join('\n')}\nalkstore schema is up to date (${where}); applied ${steps.length} step${steps.length === 1 ? '' : 's'}`;
+  const human =
+    steps.length === 0
+      ? `alkstore schema is up to date (${where}); nothing applied`
+      : `${steps.join('\n')}\nalkstore schema is up to date (${where}); applied ${steps.length} step${steps.length === 1 ? '' : 's'}`;
   io.out(p.json ? JSON.stringify({ engine: store.engine, migrated: true, applied: steps }, null, 2) : human);
   return EXIT.ok;
 }
@@ -290,7 +323,10 @@ export async function requireKnownQueue(store: Store, name: string, label: strin
   const names = await store.admin().queueNames();
   if (names.includes(name)) return;
   const shown = names.filter((n) => !n.startsWith('__alkstore_')).slice(0, 10);
-  throw new Outcome(EXIT.notFound, `no ${label}: it has no jobs and no settings in this database${shown.length ? ` (queues: ${shown.join(', ')})` : ''}`);
+  throw new Outcome(
+    EXIT.notFound,
+    `no ${label}: it has no jobs and no settings in this database${shown.length ? ` (queues: ${shown.join(', ')})` : ''}`,
+  );
 }
 
 function iso(ms: number | null): string {
@@ -304,7 +340,14 @@ function age(ms: number): string {
   return `${Math.round(ms / 3_600_000)}h`;
 }
 
-async function runCommand(store: Store, p: Parsed, io: CliIo, cmd: string, sub: string | undefined, arg: string | undefined): Promise<number> {
+async function runCommand(
+  store: Store,
+  p: Parsed,
+  io: CliIo,
+  cmd: string,
+  sub: string | undefined,
+  arg: string | undefined,
+): Promise<number> {
   const emit = (json: unknown, human: string) => io.out(p.json ? JSON.stringify(json, null, 2) : human);
   switch (cmd) {
     case 'stats': {
@@ -316,7 +359,17 @@ async function runCommand(store: Store, p: Parsed, io: CliIo, cmd: string, sub: 
           ? 'no queues'
           : table(
               ['queue', 'pending', 'processing', 'scheduled', 'dead', 'oldest ready', 'done 1h', 'failed 1h', 'state'],
-              shown.map((r) => [r.name, r.pending, r.processing, r.scheduled, r.dead, age(r.oldestReadyAgeMs), r.completedLastHour, r.failedLastHour, r.paused ? 'paused' : 'active']),
+              shown.map((r) => [
+                r.name,
+                r.pending,
+                r.processing,
+                r.scheduled,
+                r.dead,
+                age(r.oldestReadyAgeMs),
+                r.completedLastHour,
+                r.failedLastHour,
+                r.paused ? 'paused' : 'active',
+              ]),
             ),
       );
       return EXIT.ok;
@@ -332,7 +385,14 @@ async function runCommand(store: Store, p: Parsed, io: CliIo, cmd: string, sub: 
           listing,
           `leader: ${listing.leader ? `${listing.leader.owner} (lock until ${iso(listing.leader.expiresAt)})` : 'none (no runner holds the scheduler lock)'}\n${table(
             ['name', 'spec', 'zone', 'queue', 'next fire', 'state'],
-            listing.schedules.map((s) => [s.name, s.spec, s.timeZone, s.queue, iso(s.nextFireAt), s.paused ? 'paused' : '']),
+            listing.schedules.map((s) => [
+              s.name,
+              s.spec,
+              s.timeZone,
+              s.queue,
+              iso(s.nextFireAt),
+              s.paused ? 'paused' : '',
+            ]),
           )}`,
         );
         return EXIT.ok;
@@ -349,14 +409,24 @@ async function runCommand(store: Store, p: Parsed, io: CliIo, cmd: string, sub: 
       return EXIT.ok;
     }
     case 'workflows':
-      return (await import('./workflows-command.js')).workflowsCommand(store, p, sub as 'list' | 'cancel' | 'retry', arg, { iso, emit, exit: EXIT });
+      return (await import('./workflows-command.js')).workflowsCommand(
+        store,
+        p,
+        sub as 'list' | 'cancel' | 'retry',
+        arg,
+        { iso, emit, exit: EXIT },
+      );
     case 'queue': {
       // A typo would otherwise create (and pause) a queue nobody works; --force pauses one before its first job.
       if (!p.force) {
         try {
           await requireKnownQueue(store, arg!, `queue ${JSON.stringify(arg)}`);
         } catch (err) {
-          if (err instanceof Outcome) throw new Outcome(err.code, `${err.message}; check the name, or pass --force to ${sub} it before its first job`);
+          if (err instanceof Outcome)
+            throw new Outcome(
+              err.code,
+              `${err.message}; check the name, or pass --force to ${sub} it before its first job`,
+            );
           throw err;
         }
       }

@@ -30,7 +30,11 @@ export interface DashboardCommandOpts {
 class Usage extends Error {}
 
 /** `alkstore dashboard`: resolves to the exit code once stopped (0), or at once on bad usage (2) or a failure (1). */
-export async function runDashboardCommand(argv: readonly string[], io: CliIo, opts: DashboardCommandOpts = {}): Promise<number> {
+export async function runDashboardCommand(
+  argv: readonly string[],
+  io: CliIo,
+  opts: DashboardCommandOpts = {},
+): Promise<number> {
   let url: string | undefined;
   try {
     let values;
@@ -60,19 +64,34 @@ export async function runDashboardCommand(argv: readonly string[], io: CliIo, op
     url = values.url ?? io.env.ALKSTORE_URL;
     if (!url) throw new Usage('--url is required (or set ALKSTORE_URL)');
     const tokenEnv = values['token-env'];
-    if (!tokenEnv) throw new Usage('--token-env is required: the name of the environment variable holding the sign-in token');
+    if (!tokenEnv)
+      throw new Usage('--token-env is required: the name of the environment variable holding the sign-in token');
     const token = io.env[tokenEnv];
-    if (!token || token.length < 16) throw new Usage(`--token-env ${tokenEnv}: the variable must hold a token of at least 16 characters`);
+    if (!token || token.length < 16)
+      throw new Usage(`--token-env ${tokenEnv}: the variable must hold a token of at least 16 characters`);
     const portText = values.port ?? '4000';
     const port = Number(portText);
-    if (!/^\d{1,5}$/.test(portText) || port > 65_535) throw new Usage(`--port must be 0..65535, got ${JSON.stringify(portText)}`);
-    const logger: StoreLogger = { log: () => undefined, warn: (m) => io.err(redact(m, url)), error: (m) => io.err(redact(m, url)) };
+    if (!/^\d{1,5}$/.test(portText) || port > 65_535)
+      throw new Usage(`--port must be 0..65535, got ${JSON.stringify(portText)}`);
+    const logger: StoreLogger = {
+      log: () => undefined,
+      warn: (m) => io.err(redact(m, url)),
+      error: (m) => io.err(redact(m, url)),
+    };
     // Loaded here so the other commands never load the dashboard.
     const { serveDashboard } = await import('../dashboard/standalone.js');
     const store = await openStore({ url, schema: values.schema, migrate: false, poolSize: 4, logger });
     try {
-      const served = await serveDashboard(store, { token, port, host: values.host, path: values.path, readOnly: values['read-only'] === true });
-      io.out(`alkstore dashboard on ${served.url} (${values['read-only'] ? 'read-only' : 'admin'}; sign in with the token from $${tokenEnv})`);
+      const served = await serveDashboard(store, {
+        token,
+        port,
+        host: values.host,
+        path: values.path,
+        readOnly: values['read-only'] === true,
+      });
+      io.out(
+        `alkstore dashboard on ${served.url} (${values['read-only'] ? 'read-only' : 'admin'}; sign in with the token from $${tokenEnv})`,
+      );
       await new Promise<void>((resolve) => {
         const stop = (): void => {
           process.off('SIGINT', stop);

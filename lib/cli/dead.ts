@@ -19,7 +19,13 @@ const CONFLICT = 4;
  * redrive and purge first count what they would change: `--dry-run` stops
  * there; on a terminal the operator confirms (`--yes` skips the question).
  */
-export async function deadCommand(store: Store, p: Parsed, io: CliIo, sub: 'list' | 'redrive' | 'purge', { iso, emit }: Helpers): Promise<number> {
+export async function deadCommand(
+  store: Store,
+  p: Parsed,
+  io: CliIo,
+  sub: 'list' | 'redrive' | 'purge',
+  { iso, emit }: Helpers,
+): Promise<number> {
   const queue = p.queue!;
   if (sub === 'list') {
     const page = await store.admin().listJobs(queue, { state: 'dead', limit: p.limit, cursor: p.cursor });
@@ -43,7 +49,14 @@ export async function deadCommand(store: Store, p: Parsed, io: CliIo, sub: 'list
   const count = typeof targets === 'number' ? targets : targets.length;
   const what = `${count} dead job${count === 1 ? '' : 's'} of ${p.queueLabel}${Array.isArray(targets) && count > 0 ? ` (id ${targets.join(', ')})` : ''}`;
   if (p.dryRun) {
-    emit({ dryRun: true, [sub === 'redrive' ? 'wouldRedrive' : 'wouldPurge']: count, ids: Array.isArray(targets) ? targets : undefined }, `would ${verb} ${what}; nothing changed (--dry-run)`);
+    emit(
+      {
+        dryRun: true,
+        [sub === 'redrive' ? 'wouldRedrive' : 'wouldPurge']: count,
+        ids: Array.isArray(targets) ? targets : undefined,
+      },
+      `would ${verb} ${what}; nothing changed (--dry-run)`,
+    );
     return count === 0 && !p.all ? NOT_FOUND : 0;
   }
   if (count === 0 && !p.all) throw new Outcome(NOT_FOUND, `none of the given ids is a dead job of ${p.queueLabel}`);
@@ -54,8 +67,14 @@ export async function deadCommand(store: Store, p: Parsed, io: CliIo, sub: 'list
   const ids = Array.isArray(targets) ? targets : [];
   if (sub === 'redrive') {
     const r = p.all ? await store.admin().retryAllDead(queue) : await q.retryDead(ids);
-    const held = r.conflicts === 0 ? '' : `; ${r.conflicts} stayed dead, their unique key held by a live job: ${r.conflictIds.join(' ')}`;
-    emit({ redriven: r.moved, conflicts: r.conflicts, conflictIds: r.conflictIds }, `redrove ${r.moved} dead job${r.moved === 1 ? '' : 's'} of ${p.queueLabel}${held}`);
+    const held =
+      r.conflicts === 0
+        ? ''
+        : `; ${r.conflicts} stayed dead, their unique key held by a live job: ${r.conflictIds.join(' ')}`;
+    emit(
+      { redriven: r.moved, conflicts: r.conflicts, conflictIds: r.conflictIds },
+      `redrove ${r.moved} dead job${r.moved === 1 ? '' : 's'} of ${p.queueLabel}${held}`,
+    );
     if (r.conflicts > 0) return CONFLICT;
     return r.moved === 0 && !p.all ? NOT_FOUND : 0;
   }

@@ -17,7 +17,11 @@ export class UsageError extends Error {}
 
 /** Whether an error or one along its `cause` chain carries the PostgreSQL SQLSTATE `state`. */
 function hasSqlState(err: unknown, state: string): boolean {
-  for (let e: unknown = err, i = 0; e !== null && typeof e === 'object' && i < 8; e = (e as { cause?: unknown }).cause, i++) {
+  for (
+    let e: unknown = err, i = 0;
+    e !== null && typeof e === 'object' && i < 8;
+    e = (e as { cause?: unknown }).cause, i++
+  ) {
     if ((e as { code?: unknown }).code === state) return true;
   }
   return false;
@@ -28,7 +32,12 @@ function createdbHint(url: string): string {
   try {
     const u = new URL(url);
     const db = decodeURIComponent(u.pathname.replace(/^\//, '')) || 'postgres';
-    const args = [u.hostname && `-h ${u.hostname}`, u.port && `-p ${u.port}`, u.username && `-U ${decodeURIComponent(u.username)}`, db].filter(Boolean);
+    const args = [
+      u.hostname && `-h ${u.hostname}`,
+      u.port && `-p ${u.port}`,
+      u.username && `-U ${decodeURIComponent(u.username)}`,
+      db,
+    ].filter(Boolean);
     return `createdb ${args.join(' ')}`;
   } catch {
     return 'createdb <name>';
@@ -41,13 +50,24 @@ function createdbHint(url: string): string {
  * unmigrated schema says `alkstore migrate`, a missing PostgreSQL database
  * (SQLSTATE 3D000) says `createdb`.
  */
-export async function openForCli(url: string, schema: string | undefined, migrate: boolean, logger: StoreLogger): Promise<Store> {
+export async function openForCli(
+  url: string,
+  schema: string | undefined,
+  migrate: boolean,
+  logger: StoreLogger,
+): Promise<Store> {
   try {
     return await openStore({ url, schema, migrate, poolSize: 2, logger });
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
-    if (err instanceof AlkstoreError && err.code === 'INVALID_OPTION' && /\burl\b/.test(message)) throw new UsageError(message);
-    if (!migrate && err instanceof AlkstoreError && err.code === 'INVALID_OPTION' && (err as { field?: unknown }).field === 'migrate') {
+    if (err instanceof AlkstoreError && err.code === 'INVALID_OPTION' && /\burl\b/.test(message))
+      throw new UsageError(message);
+    if (
+      !migrate &&
+      err instanceof AlkstoreError &&
+      err.code === 'INVALID_OPTION' &&
+      (err as { field?: unknown }).field === 'migrate'
+    ) {
       const where = `schema ${JSON.stringify(schema ?? 'alkstore')}`;
       throw new Outcome(
         1,
@@ -55,7 +75,10 @@ export async function openForCli(url: string, schema: string | undefined, migrat
       );
     }
     if (hasSqlState(err, '3D000')) {
-      throw new Outcome(1, `the PostgreSQL database does not exist: create it with \`${createdbHint(url)}\`, then run \`alkstore migrate\` (${message})`);
+      throw new Outcome(
+        1,
+        `the PostgreSQL database does not exist: create it with \`${createdbHint(url)}\`, then run \`alkstore migrate\` (${message})`,
+      );
     }
     throw new Outcome(1, `cannot open the database: ${message}`);
   }

@@ -21,28 +21,64 @@ export interface WorkflowsCommandHelpers {
  * reads and changes runs through a `Workflows` without a worker and without definitions (listing,
  * cancelling and re-driving need none).
  */
-export async function workflowsCommand(store: Store, p: Parsed, sub: 'list' | 'cancel' | 'retry', id: string | undefined, h: WorkflowsCommandHelpers): Promise<number> {
-  if (p.status !== undefined && !STATES.includes(p.status as RunState)) throw new UsageError(`--status must be one of ${STATES.join(', ')}, got ${JSON.stringify(p.status)}`);
+export async function workflowsCommand(
+  store: Store,
+  p: Parsed,
+  sub: 'list' | 'cancel' | 'retry',
+  id: string | undefined,
+  h: WorkflowsCommandHelpers,
+): Promise<number> {
+  if (p.status !== undefined && !STATES.includes(p.status as RunState))
+    throw new UsageError(`--status must be one of ${STATES.join(', ')}, got ${JSON.stringify(p.status)}`);
   let w;
   try {
-    w = createWorkflows(store, { workflows: [], worker: false, tracing: false, ...(p.namespace === undefined ? {} : { namespace: p.namespace }) });
+    w = createWorkflows(store, {
+      workflows: [],
+      worker: false,
+      tracing: false,
+      ...(p.namespace === undefined ? {} : { namespace: p.namespace }),
+    });
   } catch (err) {
     throw new UsageError(`--namespace: ${err instanceof Error ? err.message : String(err)}`);
   }
   try {
     if (sub === 'list') {
-      const runs = await w.list({ limit: p.limit, ...(p.status === undefined ? {} : { state: p.status as RunState }), ...(p.workflowName === undefined ? {} : { workflow: p.workflowName }) });
-      h.emit(runs, runs.length === 0 ? 'no workflow runs' : table(['id', 'workflow', 'version', 'state', 'started', 'finished'], runs.map((r) => [r.id, r.workflow, r.version, r.state, h.iso(r.startedAt), h.iso(r.finishedAt)])));
+      const runs = await w.list({
+        limit: p.limit,
+        ...(p.status === undefined ? {} : { state: p.status as RunState }),
+        ...(p.workflowName === undefined ? {} : { workflow: p.workflowName }),
+      });
+      h.emit(
+        runs,
+        runs.length === 0
+          ? 'no workflow runs'
+          : table(
+              ['id', 'workflow', 'version', 'state', 'started', 'finished'],
+              runs.map((r) => [r.id, r.workflow, r.version, r.state, h.iso(r.startedAt), h.iso(r.finishedAt)]),
+            ),
+      );
       return h.exit.ok;
     }
     const run = await w.getStatus(id!);
-    if (!run) throw new Outcome(h.exit.notFound, `no workflow run ${JSON.stringify(id)}${p.namespace === undefined ? '' : ` in namespace ${JSON.stringify(p.namespace)}`}`);
+    if (!run)
+      throw new Outcome(
+        h.exit.notFound,
+        `no workflow run ${JSON.stringify(id)}${p.namespace === undefined ? '' : ` in namespace ${JSON.stringify(p.namespace)}`}`,
+      );
     if (sub === 'cancel') {
-      if (!(await w.cancel(id!))) throw new Outcome(h.exit.notFound, `workflow run ${JSON.stringify(id)} is ${run.state}, not running: nothing to cancel`);
+      if (!(await w.cancel(id!)))
+        throw new Outcome(
+          h.exit.notFound,
+          `workflow run ${JSON.stringify(id)} is ${run.state}, not running: nothing to cancel`,
+        );
       h.emit({ id, cancelled: true }, `cancelled workflow run ${id}`);
       return h.exit.ok;
     }
-    if (!(await w.retry(id!))) throw new Outcome(h.exit.notFound, `workflow run ${JSON.stringify(id)} is ${run.state}, not failed: nothing to retry`);
+    if (!(await w.retry(id!)))
+      throw new Outcome(
+        h.exit.notFound,
+        `workflow run ${JSON.stringify(id)} is ${run.state}, not failed: nothing to retry`,
+      );
     h.emit({ id, retried: true }, `retrying workflow run ${id} from its first failed step`);
     return h.exit.ok;
   } finally {

@@ -163,7 +163,9 @@ export interface ThroughputPoint {
  * Upper bounds (ms, inclusive) of the latency histogram buckets of {@link LatencyStats}; the last
  * bucket holds everything above the last bound.
  */
-export const LATENCY_BOUNDS_MS: readonly number[] = Object.freeze([10, 30, 100, 300, 1_000, 3_000, 10_000, 30_000, 100_000, 300_000, 1_800_000]);
+export const LATENCY_BOUNDS_MS: readonly number[] = Object.freeze([
+  10, 30, 100, 300, 1_000, 3_000, 10_000, 30_000, 100_000, 300_000, 1_800_000,
+]);
 
 /** Buckets of a latency histogram: one per bound of {@link LATENCY_BOUNDS_MS}, and one above the last. */
 export const LATENCY_BUCKETS = LATENCY_BOUNDS_MS.length + 1;

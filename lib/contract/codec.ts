@@ -58,16 +58,20 @@ const TOO_LARGE = 'too large';
 
 function pathText(what: string, path: Path): string {
   let out = what;
-  for (const p of path) out += typeof p === 'number' ? `[${p}]` : /^[A-Za-z_$][\w$]*$/.test(p) ? `.${p}` : `[${JSON.stringify(p)}]`;
+  for (const p of path)
+    out += typeof p === 'number' ? `[${p}]` : /^[A-Za-z_$][\w$]*$/.test(p) ? `.${p}` : `[${JSON.stringify(p)}]`;
   return out;
 }
 
 /** Why a non-plain object does not survive JSON, and what to send instead. */
 function nonPlainReason(v: object): string {
-  if (v instanceof Date) return 'a Date does not survive JSON (it comes back as a string); send date.toISOString() or date.getTime()';
-  if (v instanceof Map) return 'a Map does not survive JSON (it comes back as {}); send Object.fromEntries(map) or [...map]';
+  if (v instanceof Date)
+    return 'a Date does not survive JSON (it comes back as a string); send date.toISOString() or date.getTime()';
+  if (v instanceof Map)
+    return 'a Map does not survive JSON (it comes back as {}); send Object.fromEntries(map) or [...map]';
   if (v instanceof Set) return 'a Set does not survive JSON (it comes back as {}); send [...set]';
-  if (typeof Buffer !== 'undefined' && Buffer.isBuffer(v)) return "a Buffer does not survive JSON (it comes back as { type: 'Buffer', data }); send buf.toString('base64')";
+  if (typeof Buffer !== 'undefined' && Buffer.isBuffer(v))
+    return "a Buffer does not survive JSON (it comes back as { type: 'Buffer', data }); send buf.toString('base64')";
   if (ArrayBuffer.isView(v) || v instanceof ArrayBuffer) {
     return 'binary data does not survive JSON (a typed array comes back as an object of indices); send it base64-encoded or as Array.from(bytes)';
   }
@@ -130,7 +134,10 @@ function findUnsafe(v: unknown, path: Path, stack: Set<object>, size: SizeBound)
     case 'bigint':
       return [[...path], 'a BigInt does not survive JSON; send it as a string'];
     case 'undefined':
-      return [[...path], path.length === 0 ? 'undefined at the top does not survive JSON' : 'undefined in an array comes back as null'];
+      return [
+        [...path],
+        path.length === 0 ? 'undefined at the top does not survive JSON' : 'undefined in an array comes back as null',
+      ];
     case 'function':
     case 'symbol':
       return [[...path], `a ${typeof v} does not survive JSON`];
@@ -190,7 +197,9 @@ export function encodePayload(value: unknown, what = 'payload', maxBytes: number
   try {
     text = JSON.stringify(value);
   } catch (err) {
-    throw new Codec(what, `does not survive JSON (${err instanceof Error ? err.message : String(err)})`, { cause: err });
+    throw new Codec(what, `does not survive JSON (${err instanceof Error ? err.message : String(err)})`, {
+      cause: err,
+    });
   }
   // A UTF-16 code unit is at most 3 UTF-8 bytes: count bytes only when the text could be over.
   if (text.length * 3 > maxBytes) {

@@ -43,8 +43,10 @@ export interface MessageEnvelope {
 const MAX_FIELD = 255;
 
 function field(name: string, v: unknown): string {
-  if (typeof v !== 'string' || v.trim().length === 0) throw new InvalidArgument(`envelope.${name}`, `must be a non-blank string, got ${v === null ? 'null' : typeof v}`);
-  if (v.length > MAX_FIELD) throw new InvalidArgument(`envelope.${name}`, `must be at most ${MAX_FIELD} characters, got ${v.length}`);
+  if (typeof v !== 'string' || v.trim().length === 0)
+    throw new InvalidArgument(`envelope.${name}`, `must be a non-blank string, got ${v === null ? 'null' : typeof v}`);
+  if (v.length > MAX_FIELD)
+    throw new InvalidArgument(`envelope.${name}`, `must be at most ${MAX_FIELD} characters, got ${v.length}`);
   return v;
 }
 
@@ -54,14 +56,24 @@ function field(name: string, v: unknown): string {
  * the caller's own `headers`.
  */
 export function envelopeHeaders(init: unknown): Record<string, string> {
-  if (init === null || typeof init !== 'object' || Array.isArray(init)) throw new InvalidArgument('envelope', 'must be an object { type, version?, contentType?, correlationId?, causationId? }');
+  if (init === null || typeof init !== 'object' || Array.isArray(init))
+    throw new InvalidArgument(
+      'envelope',
+      'must be an object { type, version?, contentType?, correlationId?, causationId? }',
+    );
   const e = init as Record<string, unknown>;
   for (const k of Object.keys(e)) {
-    if (!['type', 'version', 'contentType', 'correlationId', 'causationId'].includes(k)) throw new InvalidArgument(`envelope.${k.slice(0, 64)}`, 'is not an envelope field (type, version, contentType, correlationId, causationId)');
+    if (!['type', 'version', 'contentType', 'correlationId', 'causationId'].includes(k))
+      throw new InvalidArgument(
+        `envelope.${k.slice(0, 64)}`,
+        'is not an envelope field (type, version, contentType, correlationId, causationId)',
+      );
   }
   const out: Record<string, string> = {
     [MESSAGE_TYPE_HEADER]: field('type', e.type),
-    [MESSAGE_VERSION_HEADER]: String(e.version === undefined ? 1 : requireInt('envelope.version', e.version, 1, 2_147_483_647)),
+    [MESSAGE_VERSION_HEADER]: String(
+      e.version === undefined ? 1 : requireInt('envelope.version', e.version, 1, 2_147_483_647),
+    ),
     [CONTENT_TYPE_HEADER]: e.contentType === undefined ? 'application/json' : field('contentType', e.contentType),
   };
   if (e.correlationId !== undefined) out[ENVELOPE_CORRELATION_HEADER] = field('correlationId', e.correlationId);

@@ -82,12 +82,22 @@ export class PayloadTooLarge extends AlkstoreError {
 
   /** A queue, outbox, stream or schedule payload over the store's `maxPayloadBytes`. */
   static payload(what: string, bytes: number, limit: number): PayloadTooLarge {
-    return new PayloadTooLarge(what, bytes, limit, `${what} is ${bytes} bytes as JSON; the limit is ${limit} (the maxPayloadBytes store option)`);
+    return new PayloadTooLarge(
+      what,
+      bytes,
+      limit,
+      `${what} is ${bytes} bytes as JSON; the limit is ${limit} (the maxPayloadBytes store option)`,
+    );
   }
 
   /** {@link payload}, found before encoding: its strings alone are `atLeast` bytes (`bytes` is that lower bound). */
   static atLeast(what: string, atLeast: number, limit: number): PayloadTooLarge {
-    return new PayloadTooLarge(what, atLeast, limit, `${what} is more than ${limit} bytes as JSON (its strings alone are at least ${atLeast}); the limit is ${limit} (the maxPayloadBytes store option)`);
+    return new PayloadTooLarge(
+      what,
+      atLeast,
+      limit,
+      `${what} is more than ${limit} bytes as JSON (its strings alone are at least ${atLeast}); the limit is ${limit} (the maxPayloadBytes store option)`,
+    );
   }
 }
 
@@ -150,7 +160,10 @@ export class InvalidSpec extends AlkstoreError {
 /** The scheduler runner failed to renew the leadership lock and stopped ticking. */
 export class LeadershipLost extends AlkstoreError {
   constructor(readonly owner: string) {
-    super('LEADERSHIP_LOST', `scheduler runner ${JSON.stringify(owner)} lost the leadership lock "__alkstore_scheduler"`);
+    super(
+      'LEADERSHIP_LOST',
+      `scheduler runner ${JSON.stringify(owner)} lost the leadership lock "__alkstore_scheduler"`,
+    );
   }
 }
 
@@ -273,7 +286,9 @@ const QUOTE_LIMIT = 80;
 
 function describe(value: unknown): string {
   if (typeof value === 'string') {
-    return value.length <= QUOTE_LIMIT ? JSON.stringify(value) : `${JSON.stringify(value.slice(0, QUOTE_LIMIT))}… (${Buffer.byteLength(value, 'utf8')} bytes)`;
+    return value.length <= QUOTE_LIMIT
+      ? JSON.stringify(value)
+      : `${JSON.stringify(value.slice(0, QUOTE_LIMIT))}… (${Buffer.byteLength(value, 'utf8')} bytes)`;
   }
   if (value === undefined) return 'undefined';
   if (typeof value === 'bigint') return `${value}n`;
@@ -293,7 +308,10 @@ export class ResultTimeout extends AlkstoreError {
     readonly jobId: number,
     readonly timeoutMs: number,
   ) {
-    super('RESULT_TIMEOUT', `no outcome of job ${jobId} within timeoutMs ${timeoutMs}; the job is left as it is (wait again, or cancel it)`);
+    super(
+      'RESULT_TIMEOUT',
+      `no outcome of job ${jobId} within timeoutMs ${timeoutMs}; the job is left as it is (wait again, or cancel it)`,
+    );
   }
 }
 

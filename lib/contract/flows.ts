@@ -103,12 +103,16 @@ interface Walk {
  * unknown `ref`, a bad policy, or keys on a job with dependencies.
  */
 export function planFlow(flow: FlowJob, rootQueue: string, env: FlowEnv): FlowPlan {
-  if (flow === null || typeof flow !== 'object') throw new InvalidFlow('flow', 'must be an object { payload, children?, dependsOn?, onChildDead? }');
+  if (flow === null || typeof flow !== 'object')
+    throw new InvalidFlow('flow', 'must be an object { payload, children?, dependsOn?, onChildDead? }');
   const nodes: Walk[] = [];
-  const stack: { spec: FlowJob; path: string; queue: string; parent: number }[] = [{ spec: flow, path: 'flow', queue: rootQueue, parent: -1 }];
+  const stack: { spec: FlowJob; path: string; queue: string; parent: number }[] = [
+    { spec: flow, path: 'flow', queue: rootQueue, parent: -1 },
+  ];
   while (stack.length > 0) {
     const w = stack.pop()!;
-    if (w.spec === null || typeof w.spec !== 'object') throw new InvalidFlow(w.path, 'must be an object { payload, children?, dependsOn?, onChildDead? }');
+    if (w.spec === null || typeof w.spec !== 'object')
+      throw new InvalidFlow(w.path, 'must be an object { payload, children?, dependsOn?, onChildDead? }');
     if (nodes.length >= MAX_FLOW_JOBS) throw new InvalidFlow('flow', `has more than ${MAX_FLOW_JOBS} jobs; split it`);
     const queue = w.spec.queue === undefined ? w.queue : validateName('queue', w.spec.queue);
     const index = nodes.length;
@@ -116,7 +120,8 @@ export function planFlow(flow: FlowJob, rootQueue: string, env: FlowEnv): FlowPl
     if (w.parent >= 0) nodes[w.parent]!.children.push(index);
     const kids = w.spec.children ?? [];
     if (!Array.isArray(kids)) throw new InvalidFlow(`${w.path}.children`, 'must be an array of jobs');
-    for (let i = kids.length - 1; i >= 0; i--) stack.push({ spec: kids[i] as FlowJob, path: `${w.path}.children[${i}]`, queue, parent: index });
+    for (let i = kids.length - 1; i >= 0; i--)
+      stack.push({ spec: kids[i] as FlowJob, path: `${w.path}.children[${i}]`, queue, parent: index });
   }
   // children were pushed in reverse to walk in order; restore input order.
   for (const n of nodes) n.children.sort((a, b) => a - b);
@@ -125,8 +130,13 @@ export function planFlow(flow: FlowJob, rootQueue: string, env: FlowEnv): FlowPl
   nodes.forEach((n, i) => {
     const ref = n.spec.ref;
     if (ref === undefined) return;
-    if (typeof ref !== 'string' || ref.length === 0) throw new InvalidFlow(`${n.path}.ref`, 'must be a non-empty string');
-    if (byRef.has(ref)) throw new InvalidFlow(`${n.path}.ref`, `${JSON.stringify(ref)} is used twice in one flow; give each job its own ref`);
+    if (typeof ref !== 'string' || ref.length === 0)
+      throw new InvalidFlow(`${n.path}.ref`, 'must be a non-empty string');
+    if (byRef.has(ref))
+      throw new InvalidFlow(
+        `${n.path}.ref`,
+        `${JSON.stringify(ref)} is used twice in one flow; give each job its own ref`,
+      );
     byRef.set(ref, i);
   });
 
@@ -147,8 +157,13 @@ export function planFlow(flow: FlowJob, rootQueue: string, env: FlowEnv): FlowPl
       const at = `${n.path}.dependsOn[${k}]`;
       if (typeof d === 'string') {
         const target = byRef.get(d);
-        if (target === undefined) throw new InvalidFlow(at, `names ref ${JSON.stringify(d)}, which no job of this flow has; add a job with that ref or pass a job id`);
-        if (target === i) throw new InvalidFlow(at, `names the job itself (ref ${JSON.stringify(d)}): a job cannot depend on itself`);
+        if (target === undefined)
+          throw new InvalidFlow(
+            at,
+            `names ref ${JSON.stringify(d)}, which no job of this flow has; add a job with that ref or pass a job id`,
+          );
+        if (target === i)
+          throw new InvalidFlow(at, `names the job itself (ref ${JSON.stringify(d)}): a job cannot depend on itself`);
         add({ node: target });
       } else {
         const id = requireJobId(at, d);
@@ -157,9 +172,16 @@ export function planFlow(flow: FlowJob, rootQueue: string, env: FlowEnv): FlowPl
       }
     });
     const policy = n.spec.onChildDead ?? 'fail';
-    if (!CHILD_POLICIES.includes(policy)) throw new InvalidFlow(`${n.path}.onChildDead`, `must be one of ${CHILD_POLICIES.map((p) => `'${p}'`).join(', ')}`);
+    if (!CHILD_POLICIES.includes(policy))
+      throw new InvalidFlow(
+        `${n.path}.onChildDead`,
+        `must be one of ${CHILD_POLICIES.map((p) => `'${p}'`).join(', ')}`,
+      );
     if (deps[i]!.length > 0 && (n.spec.opts?.uniqueKey !== undefined || n.spec.opts?.orderingKey !== undefined)) {
-      throw new InvalidFlow(`${n.path}.opts`, 'has a uniqueKey or orderingKey on a job with dependencies; put the key on a job without dependencies');
+      throw new InvalidFlow(
+        `${n.path}.opts`,
+        'has a uniqueKey or orderingKey on a job with dependencies; put the key on a job without dependencies',
+      );
     }
   });
 
@@ -176,7 +198,11 @@ export function planFlow(flow: FlowJob, rootQueue: string, env: FlowEnv): FlowPl
       if (top.next < ds.length) {
         const d = ds[top.next++]!;
         if (!('node' in d)) continue;
-        if (mark[d.node] === 1) throw new InvalidFlow(`${nodes[d.node]!.path}`, `is in a cycle of dependencies (through ${nodes[top.node]!.path}); a flow must be acyclic`);
+        if (mark[d.node] === 1)
+          throw new InvalidFlow(
+            `${nodes[d.node]!.path}`,
+            `is in a cycle of dependencies (through ${nodes[top.node]!.path}); a flow must be acyclic`,
+          );
         if (mark[d.node] === 0) {
           mark[d.node] = 1;
           path.push({ node: d.node, next: 0 });
@@ -194,7 +220,9 @@ export function planFlow(flow: FlowJob, rootQueue: string, env: FlowEnv): FlowPl
   const jobs: PlannedJob[] = order.map((i) => {
     const n = nodes[i]!;
     // A job something depends on records its outcome: its ack settles the dependents.
-    const opts: JobOpts = dependedOn.has(i) ? { ...n.spec.opts, headers: { ...n.spec.opts?.headers, [FLOW_HEADER]: '1' } } : { ...n.spec.opts };
+    const opts: JobOpts = dependedOn.has(i)
+      ? { ...n.spec.opts, headers: { ...n.spec.opts?.headers, [FLOW_HEADER]: '1' } }
+      : { ...n.spec.opts };
     const stamp = resolveJobStamp(env.queueOpts(n.queue), opts, env.enqueueHeaders);
     return {
       queue: n.queue,
@@ -214,24 +242,44 @@ export function flowTree(plan: FlowPlan, ids: readonly number[]): FlowNode {
   plan.jobs.forEach((j, k) => {
     if (j.parent >= 0) kids[j.parent]!.push(k);
   });
-  const build = (k: number): FlowNode => ({ id: ids[k]!, queue: plan.jobs[k]!.queue, children: kids[k]!.sort((a, b) => a - b).map(build) });
+  const build = (k: number): FlowNode => ({
+    id: ids[k]!,
+    queue: plan.jobs[k]!.queue,
+    children: kids[k]!.sort((a, b) => a - b).map(build),
+  });
   return build(plan.root);
 }
 
 /** `dependsOn` / `onChildDead` given to `enqueue`: the one-job flow they mean. */
-export function dependsOnFlow(payload: unknown, opts: JobOpts & { dependsOn?: readonly number[]; onChildDead?: ChildPolicy }): FlowJob {
+export function dependsOnFlow(
+  payload: unknown,
+  opts: JobOpts & { dependsOn?: readonly number[]; onChildDead?: ChildPolicy },
+): FlowJob {
   const { dependsOn, onChildDead, ...rest } = opts;
-  if (dependsOn !== undefined && !Array.isArray(dependsOn)) throw new InvalidFlow('dependsOn', 'must be an array of job ids');
+  if (dependsOn !== undefined && !Array.isArray(dependsOn))
+    throw new InvalidFlow('dependsOn', 'must be an array of job ids');
   return { payload, opts: rest, dependsOn: dependsOn ?? [], ...(onChildDead === undefined ? {} : { onChildDead }) };
 }
 
 /** Whether enqueue options ask for dependencies (then the enqueue is a one-job flow). */
-export function hasDependencies(opts: unknown): opts is JobOpts & { dependsOn?: readonly number[]; onChildDead?: ChildPolicy } {
-  return opts !== null && typeof opts === 'object' && ((opts as { dependsOn?: unknown }).dependsOn !== undefined || (opts as { onChildDead?: unknown }).onChildDead !== undefined);
+export function hasDependencies(
+  opts: unknown,
+): opts is JobOpts & { dependsOn?: readonly number[]; onChildDead?: ChildPolicy } {
+  return (
+    opts !== null &&
+    typeof opts === 'object' &&
+    ((opts as { dependsOn?: unknown }).dependsOn !== undefined ||
+      (opts as { onChildDead?: unknown }).onChildDead !== undefined)
+  );
 }
 
 /** The dependency the last error of a job failed by its flow names, in one wording on both engines. */
-export function dependencyDiedError(depId: number, depQueue: string, outcome: 'dead' | 'cancelled', depError: string | null): string {
+export function dependencyDiedError(
+  depId: number,
+  depQueue: string,
+  outcome: 'dead' | 'cancelled',
+  depError: string | null,
+): string {
   const how = outcome === 'dead' ? `died${depError === null ? '' : `: ${depError}`}` : 'was cancelled';
   return `dependency job ${depId} (queue ${JSON.stringify(depQueue)}) ${how}`;
 }

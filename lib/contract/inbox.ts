@@ -57,15 +57,28 @@ export interface InboxSettings extends Readonly<Required<InboxOpts>> {
 export function resolveInboxOpts(opts: InboxOpts | undefined): InboxSettings {
   const o = asOption(() => optionalObject<InboxOpts>('inbox opts', opts)) ?? {};
   for (const k of Object.keys(o)) {
-    if (!['maxAttempts', 'maxDeliveries', 'ackWaitMs', 'maxBackoffMs', 'producerHorizonMs'].includes(k)) throw new InvalidOption(k.slice(0, 64), 'is not an inbox option (maxAttempts, maxDeliveries, ackWaitMs, maxBackoffMs, producerHorizonMs)');
+    if (!['maxAttempts', 'maxDeliveries', 'ackWaitMs', 'maxBackoffMs', 'producerHorizonMs'].includes(k))
+      throw new InvalidOption(
+        k.slice(0, 64),
+        'is not an inbox option (maxAttempts, maxDeliveries, ackWaitMs, maxBackoffMs, producerHorizonMs)',
+      );
   }
-  const maxAttempts = o.maxAttempts === undefined ? 5 : asOption(() => requireMaxAttempts('maxAttempts', o.maxAttempts));
-  const maxDeliveries = o.maxDeliveries === undefined ? 5 : asOption(() => requireInt('maxDeliveries', o.maxDeliveries, 1, 1_000_000));
+  const maxAttempts =
+    o.maxAttempts === undefined ? 5 : asOption(() => requireMaxAttempts('maxAttempts', o.maxAttempts));
+  const maxDeliveries =
+    o.maxDeliveries === undefined ? 5 : asOption(() => requireInt('maxDeliveries', o.maxDeliveries, 1, 1_000_000));
   const ackWaitMs = o.ackWaitMs === undefined ? 30_000 : asOption(() => requireDurationMs('ackWaitMs', o.ackWaitMs));
-  const maxBackoffMs = o.maxBackoffMs === undefined ? 300_000 : asOption(() => requireDurationMs('maxBackoffMs', o.maxBackoffMs, { allowZero: true }));
-  const producerHorizonMs = o.producerHorizonMs === undefined ? 120_000 : asOption(() => requireDurationMs('producerHorizonMs', o.producerHorizonMs, { allowZero: true }));
+  const maxBackoffMs =
+    o.maxBackoffMs === undefined
+      ? 300_000
+      : asOption(() => requireDurationMs('maxBackoffMs', o.maxBackoffMs, { allowZero: true }));
+  const producerHorizonMs =
+    o.producerHorizonMs === undefined
+      ? 120_000
+      : asOption(() => requireDurationMs('producerHorizonMs', o.producerHorizonMs, { allowZero: true }));
   const retentionFloorMs = maxDeliveries * ackWaitMs + maxBackoffMs + producerHorizonMs;
-  if (!Number.isSafeInteger(retentionFloorMs) || retentionFloorMs > 8.64e15) throw new InvalidOption('inbox opts', `give a retention floor of ${retentionFloorMs} ms, beyond 8.64e15 ms`);
+  if (!Number.isSafeInteger(retentionFloorMs) || retentionFloorMs > 8.64e15)
+    throw new InvalidOption('inbox opts', `give a retention floor of ${retentionFloorMs} ms, beyond 8.64e15 ms`);
   return Object.freeze({ maxAttempts, maxDeliveries, ackWaitMs, maxBackoffMs, producerHorizonMs, retentionFloorMs });
 }
 

@@ -18,6 +18,14 @@ export * from './results.js';
 export * from './flows.js';
 export type * from './types.js';
 export type * from './admin.js';
-export { LATENCY_BOUNDS_MS, LATENCY_BUCKETS, latencyBucket, latencyQuantile, SEARCH_SCAN_ROWS, sumLatency, WORKER_SCAN_ROWS } from './admin.js';
+export {
+  LATENCY_BOUNDS_MS,
+  LATENCY_BUCKETS,
+  latencyBucket,
+  latencyQuantile,
+  SEARCH_SCAN_ROWS,
+  sumLatency,
+  WORKER_SCAN_ROWS,
+} from './admin.js';
 export * from './validate.js';
 export * from './renamed-option.js';

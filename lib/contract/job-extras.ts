@@ -40,7 +40,8 @@ export function validateUniqueKey(v: unknown): string {
 
 function headerText(what: string, v: unknown): string {
   if (typeof v !== 'string') throw new InvalidArgument(what, `must be a string, got ${v === null ? 'null' : typeof v}`);
-  if (v.includes('\u0000') || LONE_SURROGATE.test(v)) throw new InvalidArgument(what, 'must be well-formed text without NUL');
+  if (v.includes('\u0000') || LONE_SURROGATE.test(v))
+    throw new InvalidArgument(what, 'must be well-formed text without NUL');
   return v;
 }
 
@@ -51,9 +52,14 @@ function headerText(what: string, v: unknown): string {
  */
 export function encodeHeaders(headers: unknown): string | null {
   if (headers === undefined || headers === null) return null;
-  if (typeof headers !== 'object' || Array.isArray(headers)) throw new InvalidArgument('headers', `must be an object of string values, got ${Array.isArray(headers) ? 'an array' : typeof headers}`);
+  if (typeof headers !== 'object' || Array.isArray(headers))
+    throw new InvalidArgument(
+      'headers',
+      `must be an object of string values, got ${Array.isArray(headers) ? 'an array' : typeof headers}`,
+    );
   const proto = Object.getPrototypeOf(headers) as unknown;
-  if (proto !== Object.prototype && proto !== null) throw new InvalidArgument('headers', 'must be a plain object of string values');
+  if (proto !== Object.prototype && proto !== null)
+    throw new InvalidArgument('headers', 'must be a plain object of string values');
   const entries = Object.entries(headers as Record<string, unknown>);
   if (entries.length === 0) return null;
   let bytes = 0;
@@ -64,7 +70,11 @@ export function encodeHeaders(headers: unknown): string | null {
     clean[k] = headerText(`header ${JSON.stringify(k.slice(0, 64))}`, v);
     bytes += Buffer.byteLength(k, 'utf8') + Buffer.byteLength(v as string, 'utf8');
   }
-  if (bytes > MAX_HEADERS_BYTES) throw new InvalidArgument('headers', `must be at most ${MAX_HEADERS_BYTES} bytes of names and values (UTF-8), got ${bytes}`);
+  if (bytes > MAX_HEADERS_BYTES)
+    throw new InvalidArgument(
+      'headers',
+      `must be at most ${MAX_HEADERS_BYTES} bytes of names and values (UTF-8), got ${bytes}`,
+    );
   return JSON.stringify(clean);
 }
 
@@ -118,7 +128,8 @@ export function resolveJobExtras(o: JobExtrasInput, hook: EnqueueHeadersHook | n
   const uniqueKey = o.uniqueKey === undefined ? null : validateKey('uniqueKey', o.uniqueKey);
   let replace = false;
   if (o.onConflict !== undefined) {
-    if (o.onConflict !== 'keep' && o.onConflict !== 'replace') throw new InvalidArgument('onConflict', `must be 'keep' or 'replace', got ${JSON.stringify(o.onConflict)}`);
+    if (o.onConflict !== 'keep' && o.onConflict !== 'replace')
+      throw new InvalidArgument('onConflict', `must be 'keep' or 'replace', got ${JSON.stringify(o.onConflict)}`);
     if (uniqueKey === null) throw new InvalidArgument('onConflict', 'needs a uniqueKey');
     replace = o.onConflict === 'replace';
   }
@@ -139,7 +150,8 @@ function mergeEnvelope(headers: JobHeaders | undefined, envelope: Record<string,
 export function bulkItems<T extends { payload: unknown; opts?: object }>(jobs: unknown): readonly T[] {
   const list = requireArray<T>('jobs', jobs);
   list.forEach((j, i) => {
-    if (j === null || typeof j !== 'object' || Array.isArray(j) || !('payload' in j)) throw new InvalidArgument(`jobs[${i}]`, 'must be an object { payload, opts? }');
+    if (j === null || typeof j !== 'object' || Array.isArray(j) || !('payload' in j))
+      throw new InvalidArgument(`jobs[${i}]`, 'must be an object { payload, opts? }');
     optionalObject(`jobs[${i}].opts`, j.opts);
   });
   return list;

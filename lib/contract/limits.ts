@@ -54,7 +54,10 @@ function limitInt(field: string, v: unknown): number | null | undefined {
 /** Validates `queue.setLimits` input: {@link InvalidArgument} naming the field, before any I/O. */
 export function resolveLimits(limits: unknown): ResolvedLimits {
   if (typeof limits !== 'object' || limits === null || Array.isArray(limits)) {
-    throw new InvalidArgument('limits', `must be an object { concurrencyLimit?, globalConcurrency?, keyRateLimit? }, got ${limits === null ? 'null' : Array.isArray(limits) ? 'an array' : typeof limits}`);
+    throw new InvalidArgument(
+      'limits',
+      `must be an object { concurrencyLimit?, globalConcurrency?, keyRateLimit? }, got ${limits === null ? 'null' : Array.isArray(limits) ? 'an array' : typeof limits}`,
+    );
   }
   const l = limits as Record<string, unknown>;
   for (const k of Object.keys(l)) {
@@ -65,7 +68,8 @@ export function resolveLimits(limits: unknown): ResolvedLimits {
   return {
     concurrencyLimit: limitInt('limits.concurrencyLimit', l.concurrencyLimit),
     globalConcurrency: limitInt('limits.globalConcurrency', l.globalConcurrency),
-    keyRateLimit: l.keyRateLimit === undefined ? undefined : relabel(() => resolveRateLimit(l.keyRateLimit as RateLimit | null)),
+    keyRateLimit:
+      l.keyRateLimit === undefined ? undefined : relabel(() => resolveRateLimit(l.keyRateLimit as RateLimit | null)),
   };
 }
 
@@ -74,7 +78,8 @@ function relabel<T>(f: () => T): T {
   try {
     return f();
   } catch (e) {
-    if (e instanceof InvalidArgument) throw new InvalidArgument(`limits.key${e.argument.charAt(0).toUpperCase()}${e.argument.slice(1)}`, e.problem);
+    if (e instanceof InvalidArgument)
+      throw new InvalidArgument(`limits.key${e.argument.charAt(0).toUpperCase()}${e.argument.slice(1)}`, e.problem);
     throw e;
   }
 }
@@ -83,12 +88,18 @@ function resolveKeySource(field: string, v: unknown): KeySource | null {
   if (v === undefined || v === null) return null;
   if (typeof v === 'function') return v as KeySource;
   if (typeof v === 'string' && PATH.test(v) && v.split('.').length - 1 <= MAX_PATH_SEGMENTS) return v as KeySource;
-  throw new InvalidOption(field, `must be a path 'payload.<field>[.<field>…]' (at most ${MAX_PATH_SEGMENTS} fields) or a function (payload) => string, got ${typeof v === 'string' ? JSON.stringify(v) : typeof v}`);
+  throw new InvalidOption(
+    field,
+    `must be a path 'payload.<field>[.<field>…]' (at most ${MAX_PATH_SEGMENTS} fields) or a function (payload) => string, got ${typeof v === 'string' ? JSON.stringify(v) : typeof v}`,
+  );
 }
 
 /** The explicit keys of an enqueue's options, validated (`InvalidName` naming the kind). */
 export function explicitLimitKeys(o: { concurrencyKey?: unknown; rateLimitKey?: unknown }): LimitKeys {
-  return { concurrencyKey: optionalKey('concurrencyKey', o.concurrencyKey) ?? null, rateLimitKey: optionalKey('rateLimitKey', o.rateLimitKey) ?? null };
+  return {
+    concurrencyKey: optionalKey('concurrencyKey', o.concurrencyKey) ?? null,
+    rateLimitKey: optionalKey('rateLimitKey', o.rateLimitKey) ?? null,
+  };
 }
 
 /**
@@ -96,7 +107,12 @@ export function explicitLimitKeys(o: { concurrencyKey?: unknown; rateLimitKey?: 
  * when the path is missing or not a string, or the function throws or returns a non-string;
  * then validated as a key (`InvalidName`).
  */
-export function keyFromSource(field: 'concurrencyKey' | 'rateLimitKey', source: KeySource, payload: unknown, at = 'payload'): string {
+export function keyFromSource(
+  field: 'concurrencyKey' | 'rateLimitKey',
+  source: KeySource,
+  payload: unknown,
+  at = 'payload',
+): string {
   let v: unknown;
   if (typeof source === 'function') {
     try {
@@ -104,15 +120,26 @@ export function keyFromSource(field: 'concurrencyKey' | 'rateLimitKey', source: 
     } catch (e) {
       throw new InvalidArgument(field, `function threw for ${at}: ${e instanceof Error ? e.message : String(e)}`);
     }
-    if (typeof v !== 'string') throw new InvalidArgument(field, `function must return a string for ${at}, got ${v === null ? 'null' : typeof v}`);
+    if (typeof v !== 'string')
+      throw new InvalidArgument(
+        field,
+        `function must return a string for ${at}, got ${v === null ? 'null' : typeof v}`,
+      );
   } else {
     v = payload;
     for (const seg of source.split('.').slice(1)) {
-      v = typeof v === 'object' && v !== null && !Array.isArray(v) && Object.prototype.hasOwnProperty.call(v, seg) ? (v as Record<string, unknown>)[seg] : undefined;
+      v =
+        typeof v === 'object' && v !== null && !Array.isArray(v) && Object.prototype.hasOwnProperty.call(v, seg)
+          ? (v as Record<string, unknown>)[seg]
+          : undefined;
       if (v === undefined) break;
     }
     if (v === undefined) throw new InvalidArgument(field, `path ${JSON.stringify(source)} not found in ${at}`);
-    if (typeof v !== 'string') throw new InvalidArgument(field, `path ${JSON.stringify(source)} must hold a string in ${at}, got ${v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v}`);
+    if (typeof v !== 'string')
+      throw new InvalidArgument(
+        field,
+        `path ${JSON.stringify(source)} must hold a string in ${at}, got ${v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v}`,
+      );
   }
   return validateKey(field, v);
 }
@@ -126,26 +153,42 @@ export interface KeySources {
 /** Validates the queue option `limitKeys` ({@link InvalidOption} naming the field); null when absent. */
 export function resolveKeySources(v: unknown): KeySources | null {
   if (v === undefined || v === null) return null;
-  if (typeof v !== 'object' || Array.isArray(v)) throw new InvalidOption('limitKeys', `must be { concurrencyKey?, rateLimitKey? }, got ${Array.isArray(v) ? 'an array' : typeof v}`);
+  if (typeof v !== 'object' || Array.isArray(v))
+    throw new InvalidOption(
+      'limitKeys',
+      `must be { concurrencyKey?, rateLimitKey? }, got ${Array.isArray(v) ? 'an array' : typeof v}`,
+    );
   const o = v as Record<string, unknown>;
-  for (const k of Object.keys(o)) if (k !== 'concurrencyKey' && k !== 'rateLimitKey') throw new InvalidOption(`limitKeys.${k}`, 'is not a key source (concurrencyKey, rateLimitKey)');
+  for (const k of Object.keys(o))
+    if (k !== 'concurrencyKey' && k !== 'rateLimitKey')
+      throw new InvalidOption(`limitKeys.${k}`, 'is not a key source (concurrencyKey, rateLimitKey)');
   const ck = resolveKeySource('limitKeys.concurrencyKey', o.concurrencyKey);
   const rk = resolveKeySource('limitKeys.rateLimitKey', o.rateLimitKey);
-  return Object.freeze({ ...(ck === null ? {} : { concurrencyKey: ck }), ...(rk === null ? {} : { rateLimitKey: rk }) });
+  return Object.freeze({
+    ...(ck === null ? {} : { concurrencyKey: ck }),
+    ...(rk === null ? {} : { rateLimitKey: rk }),
+  });
 }
 
 /**
  * A job's limit keys: the enqueue's explicit ones win; otherwise the queue's sources applied to
  * the payload. Pure; both engines' handles call it before any I/O.
  */
-export function withSourcedKeys<S extends LimitKeys>(stamp: S, sources: KeySources | null, payload: unknown, at = 'payload'): S {
+export function withSourcedKeys<S extends LimitKeys>(
+  stamp: S,
+  sources: KeySources | null,
+  payload: unknown,
+  at = 'payload',
+): S {
   if (sources === null) return stamp;
   const ck = sources.concurrencyKey;
   const rk = sources.rateLimitKey;
-  if ((ck === undefined || stamp.concurrencyKey !== null) && (rk === undefined || stamp.rateLimitKey !== null)) return stamp;
+  if ((ck === undefined || stamp.concurrencyKey !== null) && (rk === undefined || stamp.rateLimitKey !== null))
+    return stamp;
   return {
     ...stamp,
-    concurrencyKey: stamp.concurrencyKey ?? (ck === undefined ? null : keyFromSource('concurrencyKey', ck, payload, at)),
+    concurrencyKey:
+      stamp.concurrencyKey ?? (ck === undefined ? null : keyFromSource('concurrencyKey', ck, payload, at)),
     rateLimitKey: stamp.rateLimitKey ?? (rk === undefined ? null : keyFromSource('rateLimitKey', rk, payload, at)),
   };
 }

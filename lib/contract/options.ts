@@ -1,10 +1,23 @@
 import type { EnvelopeInit } from './envelope.js';
 import type { ChildPolicy } from './flows.js';
 import { InvalidOption } from './errors.js';
-import { resolveJobExtras, type EnqueueHeadersHook, type JobExtras, type JobHeaders, type OnConflict } from './job-extras.js';
+import {
+  resolveJobExtras,
+  type EnqueueHeadersHook,
+  type JobExtras,
+  type JobHeaders,
+  type OnConflict,
+} from './job-extras.js';
 import { explicitLimitKeys, resolveKeySources, type KeySources, type LimitKeys } from './limits.js';
 import { renamedOption } from './renamed-option.js';
-import { optionalObject, requireBatchSize, requireDurationMs, requireInstantMs, requireMaxAttempts, requirePriority } from './validate.js';
+import {
+  optionalObject,
+  requireBatchSize,
+  requireDurationMs,
+  requireInstantMs,
+  requireMaxAttempts,
+  requirePriority,
+} from './validate.js';
 
 /**
  * Queue-level options, stamped on each job row at enqueue and never looked up
@@ -145,16 +158,29 @@ export type JobWrite = JobStamp & JobExtras & LimitKeys;
  * Validates queue options ({@link InvalidArgument} naming the field and its bound) and fills defaults.
  * The resolved form carries the lease under both names while `visibilityTimeoutMs` is deprecated.
  */
-export function resolveQueueOpts(opts: QueueOpts | undefined, defaults: Readonly<Required<QueueOpts>> = DEFAULT_QUEUE_OPTS): Required<QueueOpts> {
+export function resolveQueueOpts(
+  opts: QueueOpts | undefined,
+  defaults: Readonly<Required<QueueOpts>> = DEFAULT_QUEUE_OPTS,
+): Required<QueueOpts> {
   const o = optionalObject<QueueOpts>('queue opts', opts) ?? {};
   const lease = renamedOption('queue', o, 'visibilityTimeoutMs', 'leaseMs');
-  const leaseMs = lease === undefined ? defaults.leaseMs : requireDurationMs(o.leaseMs === undefined ? 'visibilityTimeoutMs' : 'leaseMs', lease);
+  const leaseMs =
+    lease === undefined
+      ? defaults.leaseMs
+      : requireDurationMs(o.leaseMs === undefined ? 'visibilityTimeoutMs' : 'leaseMs', lease);
   return {
     leaseMs,
     visibilityTimeoutMs: leaseMs,
     maxAttempts: o.maxAttempts === undefined ? defaults.maxAttempts : requireMaxAttempts('maxAttempts', o.maxAttempts),
-    backoffBaseMs: o.backoffBaseMs === undefined ? defaults.backoffBaseMs : requireDurationMs('backoffBaseMs', o.backoffBaseMs, { allowZero: true }),
-    deadLetterRetentionMs: retentionOpt('deadLetterRetentionMs', o.deadLetterRetentionMs, defaults.deadLetterRetentionMs),
+    backoffBaseMs:
+      o.backoffBaseMs === undefined
+        ? defaults.backoffBaseMs
+        : requireDurationMs('backoffBaseMs', o.backoffBaseMs, { allowZero: true }),
+    deadLetterRetentionMs: retentionOpt(
+      'deadLetterRetentionMs',
+      o.deadLetterRetentionMs,
+      defaults.deadLetterRetentionMs,
+    ),
     resultRetentionMs: retentionOpt('resultRetentionMs', o.resultRetentionMs, defaults.resultRetentionMs),
     limitKeys: o.limitKeys === undefined ? defaults.limitKeys : resolveKeySources(o.limitKeys),
   };
@@ -171,19 +197,30 @@ function retentionOpt(name: string, v: number | null | undefined, dflt: number |
  * queue's options, which win over the defaults; `headers` is the store's
  * `enqueueHeaders` hook (null: none). Pure; both engines call it.
  */
-export function resolveJobStamp(queueOpts: Required<QueueOpts>, opts: JobOpts | undefined, headers: EnqueueHeadersHook | null = null): JobWrite {
+export function resolveJobStamp(
+  queueOpts: Required<QueueOpts>,
+  opts: JobOpts | undefined,
+  headers: EnqueueHeadersHook | null = null,
+): JobWrite {
   const o = optionalObject<JobOpts>('job opts', opts) ?? {};
   // Only undefined (absent) means "the queue's value"; null is refused like every other
   // wrongly typed option (SPEC §3), as for priority and delayMs.
   // resultRetentionMs is not stamped (the outcome's writer reads it): left out of the stamp.
   // The key sources need the payload: the handle applies them (withSourcedKeys).
-  const { resultRetentionMs: _unstamped, limitKeys: _sources, ...q } = resolveQueueOpts(
+  const {
+    resultRetentionMs: _unstamped,
+    limitKeys: _sources,
+    ...q
+  } = resolveQueueOpts(
     {
       // A job's own lease (either name) wins over the queue's.
-      ...(o.leaseMs === undefined && o.visibilityTimeoutMs === undefined ? { leaseMs: queueOpts.leaseMs } : { leaseMs: o.leaseMs, visibilityTimeoutMs: o.visibilityTimeoutMs }),
+      ...(o.leaseMs === undefined && o.visibilityTimeoutMs === undefined
+        ? { leaseMs: queueOpts.leaseMs }
+        : { leaseMs: o.leaseMs, visibilityTimeoutMs: o.visibilityTimeoutMs }),
       maxAttempts: o.maxAttempts === undefined ? queueOpts.maxAttempts : o.maxAttempts,
       backoffBaseMs: o.backoffBaseMs === undefined ? queueOpts.backoffBaseMs : o.backoffBaseMs,
-      deadLetterRetentionMs: o.deadLetterRetentionMs === undefined ? queueOpts.deadLetterRetentionMs : o.deadLetterRetentionMs,
+      deadLetterRetentionMs:
+        o.deadLetterRetentionMs === undefined ? queueOpts.deadLetterRetentionMs : o.deadLetterRetentionMs,
     },
     queueOpts,
   );
@@ -195,7 +232,15 @@ export function resolveJobStamp(queueOpts: Required<QueueOpts>, opts: JobOpts | 
   const expiresInMs = o.expiresInMs === undefined ? null : requireDurationMs('expiresInMs', o.expiresInMs);
   // The stamp keeps the storage form: the lease as `visibilityTimeoutMs` (the row's column), once.
   const { leaseMs: _lease, ...stamped } = q;
-  return { priority, ...stamped, delayMs, runAtMs, expiresInMs, ...resolveJobExtras(o, headers), ...explicitLimitKeys(o) };
+  return {
+    priority,
+    ...stamped,
+    delayMs,
+    runAtMs,
+    expiresInMs,
+    ...resolveJobExtras(o, headers),
+    ...explicitLimitKeys(o),
+  };
 }
 
 /** A positive duration argument (ttl, extend, visibility). Prefer `requireDurationMs` from the validation module. */

@@ -11,7 +11,11 @@ function int32(field: string, v: unknown): number {
 /** Validates a rate limit argument (`null` removes it): {@link InvalidArgument} naming the field, before any I/O. */
 export function resolveRateLimit(limit: RateLimit | null | undefined): RateLimit | null {
   if (limit === null) return null;
-  if (typeof limit !== 'object' || limit === undefined) throw new InvalidArgument('rateLimit', `must be { max, perMs } or null, got ${limit === undefined ? 'undefined' : typeof limit}`);
+  if (typeof limit !== 'object' || limit === undefined)
+    throw new InvalidArgument(
+      'rateLimit',
+      `must be { max, perMs } or null, got ${limit === undefined ? 'undefined' : typeof limit}`,
+    );
   return { max: int32('rateLimit.max', limit.max), perMs: int32('rateLimit.perMs', limit.perMs) };
 }
 

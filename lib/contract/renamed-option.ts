@@ -12,13 +12,23 @@ const warned = new Set<string>();
  * `warn`, when given, receives the warning instead (a store passes its logger, so each
  * store that is opened with the old name says so in its own log).
  */
-export function renamedOption(where: string, options: object, oldName: string, newName: string, warn?: (message: string) => void): unknown {
+export function renamedOption(
+  where: string,
+  options: object,
+  oldName: string,
+  newName: string,
+  warn?: (message: string) => void,
+): unknown {
   const o = options as Record<string, unknown>;
   const next = o[newName];
   const old = o[oldName];
   if (old === undefined) return next;
   if (next !== undefined) {
-    if (!Object.is(next, old)) throw new InvalidOption(newName, `and ${oldName} are both set, to different values; ${oldName} is the deprecated name of ${newName}: give only ${newName}`);
+    if (!Object.is(next, old))
+      throw new InvalidOption(
+        newName,
+        `and ${oldName} are both set, to different values; ${oldName} is the deprecated name of ${newName}: give only ${newName}`,
+      );
     return next;
   }
   if (warn) warn(renamedMessage(where, oldName, newName));
@@ -35,5 +45,8 @@ export function warnRenamed(where: string, oldName: string, newName: string): vo
   const key = `${where}\u0000${oldName}`;
   if (warned.has(key)) return;
   warned.add(key);
-  process.emitWarning(renamedMessage(where, oldName, newName), { type: 'DeprecationWarning', code: 'ALKSTORE_RENAMED' });
+  process.emitWarning(renamedMessage(where, oldName, newName), {
+    type: 'DeprecationWarning',
+    code: 'ALKSTORE_RENAMED',
+  });
 }

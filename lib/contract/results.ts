@@ -123,7 +123,13 @@ export function reportProgress(job: Job, value: unknown, write: (text: string) =
   }
   let p = throttles.get(job);
   if (!p) {
-    p = { throttle: new ProgressThrottle(), timer: null, trailing: null, resolveTrailing: null, chain: Promise.resolve() };
+    p = {
+      throttle: new ProgressThrottle(),
+      timer: null,
+      trailing: null,
+      resolveTrailing: null,
+      chain: Promise.resolve(),
+    };
     throttles.set(job, p);
   }
   const state = p;
@@ -138,18 +144,21 @@ export function reportProgress(job: Job, value: unknown, write: (text: string) =
     state.resolveTrailing = resolve;
   });
   const due = state.throttle.dueAt() ?? performance.now();
-  state.timer = setTimeout(() => {
-    state.timer = null;
-    const resolve = state.resolveTrailing;
-    state.trailing = null;
-    state.resolveTrailing = null;
-    const t = state.throttle.take(performance.now());
-    if (t === null) return resolve?.(true);
-    serial(t).then(
-      (ok) => resolve?.(ok),
-      () => resolve?.(false),
-    );
-  }, Math.max(0, due - performance.now()));
+  state.timer = setTimeout(
+    () => {
+      state.timer = null;
+      const resolve = state.resolveTrailing;
+      state.trailing = null;
+      state.resolveTrailing = null;
+      const t = state.throttle.take(performance.now());
+      if (t === null) return resolve?.(true);
+      serial(t).then(
+        (ok) => resolve?.(ok),
+        () => resolve?.(false),
+      );
+    },
+    Math.max(0, due - performance.now()),
+  );
   // A deferred progress write never holds the process open.
   state.timer.unref?.();
   return state.trailing;
@@ -180,7 +189,12 @@ function takeProgress(p: JobProgress): string | null {
 
 /** Whether acking `job` with `result` must write an outcome record (instead of the plain delete). */
 export function needsOutcome(job: Job, result: unknown): boolean {
-  return result !== undefined || job.headers[WAIT_HEADER] !== undefined || job.headers[FLOW_HEADER] !== undefined || throttles.get(job)?.throttle.reported === true;
+  return (
+    result !== undefined ||
+    job.headers[WAIT_HEADER] !== undefined ||
+    job.headers[FLOW_HEADER] !== undefined ||
+    throttles.get(job)?.throttle.reported === true
+  );
 }
 
 /** Options of `waitForResult` / `enqueueAndWait`. */
@@ -205,7 +219,9 @@ export function waitInput(id: number, opts: WaitOpts | undefined): { id: number;
  * that is gone without a record was acked without one (or its record was pruned): `done` with
  * `undefined`.
  */
-export function settledOutcome(info: JobInfo | null): { done: true; result: unknown } | { done: false; error: Error | null } {
+export function settledOutcome(
+  info: JobInfo | null,
+): { done: true; result: unknown } | { done: false; error: Error | null } {
   if (info === null) return { done: true, result: undefined };
   switch (info.state) {
     case 'completed':

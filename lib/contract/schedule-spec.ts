@@ -45,7 +45,11 @@ export const CATCH_UP_POLICIES: readonly CatchUpPolicy[] = Object.freeze(['all',
  * now, returns the boundaries to enqueue (at most 64) and the next fire time.
  * More than 64 elapsed boundaries: enqueue 64 and skip forward past now.
  */
-export function dueBoundaries(nextFireAt: number, intervalMs: number, now: number): { fires: number[]; nextFireAt: number } {
+export function dueBoundaries(
+  nextFireAt: number,
+  intervalMs: number,
+  now: number,
+): { fires: number[]; nextFireAt: number } {
   if (nextFireAt > now) return { fires: [], nextFireAt };
   const elapsed = Math.floor((now - nextFireAt) / intervalMs) + 1;
   const count = Math.min(elapsed, SCHEDULE_CATCH_UP_CAP);
@@ -101,7 +105,10 @@ export function needsCronCompiler(spec: unknown, timeZone: unknown = 'UTC'): boo
 export function compileScheduleSpec(spec: unknown, timeZone: unknown, cron: () => CronCompiler): ScheduleSpec {
   if (typeof spec !== 'string' || spec.length === 0 || spec.length > 256) throw new InvalidSpec(spec);
   if (!isTimeZone(timeZone)) {
-    throw new InvalidSpec(spec, `has time zone ${JSON.stringify(timeZone) ?? String(timeZone)}, which is not an IANA time zone name known to this platform (e.g. "UTC", "Europe/Berlin")`);
+    throw new InvalidSpec(
+      spec,
+      `has time zone ${JSON.stringify(timeZone) ?? String(timeZone)}, which is not an IANA time zone name known to this platform (e.g. "UTC", "Europe/Berlin")`,
+    );
   }
   if (spec.startsWith('@every')) {
     const { intervalMs } = parseEverySpec(spec);
@@ -109,8 +116,14 @@ export function compileScheduleSpec(spec: unknown, timeZone: unknown, cron: () =
   }
   if (!isPlausibleCron(spec)) throw new InvalidSpec(spec);
   const stepper = compileCron(cron(), spec);
-  const parsed: ScheduleSpec = { spec, timeZone, intervalMs: null, nextAfter: (instant) => nextCronFire(stepper, spec, timeZone, instant) };
-  if (parsed.nextAfter(Date.UTC(2000, 0, 1)) === null) throw new InvalidSpec(spec, 'matches no date (e.g. February 30)');
+  const parsed: ScheduleSpec = {
+    spec,
+    timeZone,
+    intervalMs: null,
+    nextAfter: (instant) => nextCronFire(stepper, spec, timeZone, instant),
+  };
+  if (parsed.nextAfter(Date.UTC(2000, 0, 1)) === null)
+    throw new InvalidSpec(spec, 'matches no date (e.g. February 30)');
   return parsed;
 }
 
@@ -123,7 +136,10 @@ function compileCron(compile: CronCompiler, spec: string): CronStepper {
   try {
     return compile(spec);
   } catch (err) {
-    throw new InvalidSpec(spec, `is not a valid cron expression: ${err instanceof Error ? err.message.replace(/^CronPattern: /, '') : String(err)}`);
+    throw new InvalidSpec(
+      spec,
+      `is not a valid cron expression: ${err instanceof Error ? err.message.replace(/^CronPattern: /, '') : String(err)}`,
+    );
   }
 }
 
@@ -173,7 +189,13 @@ export interface DueBoundaries {
  * Pure catch-up logic of one tick (SPEC §7 and §10) for a schedule whose
  * stored next fire is `nextFireAt`, at database time `now`.
  */
-export function dueFires(spec: ScheduleSpec, nextFireAt: number, now: number, catchUp: CatchUpPolicy, paused = false): DueFires {
+export function dueFires(
+  spec: ScheduleSpec,
+  nextFireAt: number,
+  now: number,
+  catchUp: CatchUpPolicy,
+  paused = false,
+): DueFires {
   const due = dueFireBoundaries(spec, nextFireAt, now, catchUp, paused);
   return { count: due.boundaries.length, nextFireAt: due.nextFireAt };
 }
@@ -183,17 +205,30 @@ export function dueFires(spec: ScheduleSpec, nextFireAt: number, now: number, ca
  * boundaries oldest first (at most 64); `'latest'`, and `'none'` within its
  * grace, fire once for the latest elapsed boundary.
  */
-export function dueFireBoundaries(spec: ScheduleSpec, nextFireAt: number, now: number, catchUp: CatchUpPolicy, paused = false): DueBoundaries {
+export function dueFireBoundaries(
+  spec: ScheduleSpec,
+  nextFireAt: number,
+  now: number,
+  catchUp: CatchUpPolicy,
+  paused = false,
+): DueBoundaries {
   if (nextFireAt > now) return { boundaries: [], nextFireAt };
   if (spec.intervalMs !== null) {
     const every = dueBoundaries(nextFireAt, spec.intervalMs, now);
     if (paused) return { boundaries: [], nextFireAt: every.nextFireAt };
     if (catchUp === 'all') return { boundaries: every.fires, nextFireAt: every.nextFireAt };
-    return { boundaries: firesOnce(catchUp, nextFireAt, now) ? [every.nextFireAt - spec.intervalMs] : [], nextFireAt: every.nextFireAt };
+    return {
+      boundaries: firesOnce(catchUp, nextFireAt, now) ? [every.nextFireAt - spec.intervalMs] : [],
+      nextFireAt: every.nextFireAt,
+    };
   }
   const skip = (): number => spec.nextAfter(now) ?? NEVER_MS;
   if (paused) return { boundaries: [], nextFireAt: skip() };
-  if (catchUp !== 'all') return { boundaries: firesOnce(catchUp, nextFireAt, now) ? [latestBoundary(spec, nextFireAt, now)] : [], nextFireAt: skip() };
+  if (catchUp !== 'all')
+    return {
+      boundaries: firesOnce(catchUp, nextFireAt, now) ? [latestBoundary(spec, nextFireAt, now)] : [],
+      nextFireAt: skip(),
+    };
   const boundaries = [nextFireAt];
   let boundary: number | null = nextFireAt;
   while (boundaries.length < SCHEDULE_CATCH_UP_CAP) {
@@ -231,7 +266,8 @@ function latestBoundary(spec: ScheduleSpec, oldest: number, now: number): number
 /** Validates a catch-up policy option (default `'all'`). */
 export function parseCatchUp(value: unknown): CatchUpPolicy {
   if (value === undefined) return 'all';
-  if (typeof value === 'string' && (CATCH_UP_POLICIES as readonly string[]).includes(value)) return value as CatchUpPolicy;
+  if (typeof value === 'string' && (CATCH_UP_POLICIES as readonly string[]).includes(value))
+    return value as CatchUpPolicy;
   throw new InvalidArgument('catchUp', 'must be one of "all", "latest", "none"');
 }
 

@@ -397,7 +397,9 @@ export interface Outbox<T = unknown> {
    * held the claim (the broker has the message either way). Resolves to how
    * many acks landed.
    */
-  ackDelivered(deliveries: readonly { readonly job: Pick<Job, 'id' | 'claimToken'>; readonly receipt: DeliveryReceipt }[]): Promise<number>;
+  ackDelivered(
+    deliveries: readonly { readonly job: Pick<Job, 'id' | 'claimToken'>; readonly receipt: DeliveryReceipt }[],
+  ): Promise<number>;
   /** The broker's receipt of a delivered message, or null (not delivered through a publisher, or pruned). */
   receipt(messageId: number): Promise<StoredReceipt | null>;
   /** Deletes receipts delivered more than `olderThanMs` ago (database clock); resolves to how many. */
@@ -721,7 +723,10 @@ export interface Store {
    * (`TransactionInProgress`), and a worker's lease renewal that waited a quarter of its lease for
    * it rolls it back (`TransactionTimeout`).
    */
-  joinTransaction<X extends ExternalTx, T>(open: (body: (external: X) => Promise<T>) => Promise<T>, fn: (tx: TxOps, external: X) => Promise<T>): Promise<T>;
+  joinTransaction<X extends ExternalTx, T>(
+    open: (body: (external: X) => Promise<T>) => Promise<T>,
+    fn: (tx: TxOps, external: X) => Promise<T>,
+  ): Promise<T>;
 
   /** The database clock, epoch milliseconds. */
   now(): Promise<number>;

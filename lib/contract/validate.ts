@@ -45,7 +45,8 @@ export const MAX_ATTEMPTS = 2 ** 31 - 1;
 export type NameKind = 'channel' | 'stream' | 'queue' | 'outbox' | 'lock' | 'schedule' | 'inbox';
 
 /** Kinds of free-form keys: not in the reserved namespace, at most {@link MAX_KEY_BYTES}. */
-export type KeyKind = 'key' | 'consumer' | 'owner' | 'worker' | 'uniqueKey' | 'orderingKey' | 'outbox key' | (string & {});
+export type KeyKind =
+  'key' | 'consumer' | 'owner' | 'worker' | 'uniqueKey' | 'orderingKey' | 'outbox key' | (string & {});
 
 // A high surrogate not followed by a low one, or a low one not preceded by a high one.
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
@@ -137,7 +138,10 @@ export function requireDurationMs(argument: string, v: unknown, opts: { allowZer
   const max = maxDurationMs();
   const lo = opts.allowZero ? '[0' : '(0';
   if (!isNumber(v) || !Number.isFinite(v) || v < 0 || (!opts.allowZero && v === 0) || v > max) {
-    throw new InvalidArgument(argument, `must be a duration in ms in ${lo}, ${MAX_INSTANT_MS} - now], got ${outOfRange(v)}`);
+    throw new InvalidArgument(
+      argument,
+      `must be a duration in ms in ${lo}, ${MAX_INSTANT_MS} - now], got ${outOfRange(v)}`,
+    );
   }
   return opts.allowZero ? Math.floor(v) : Math.ceil(v);
 }
@@ -145,7 +149,10 @@ export function requireDurationMs(argument: string, v: unknown, opts: { allowZer
 /** An instant in epoch ms within the range of `Date` (±8.64e15), floored. */
 export function requireInstantMs(argument: string, v: unknown): number {
   if (!isNumber(v) || !Number.isFinite(v) || Math.abs(v) > MAX_INSTANT_MS) {
-    throw new InvalidArgument(argument, `must be an instant in epoch ms in [-${MAX_INSTANT_MS}, ${MAX_INSTANT_MS}], got ${outOfRange(v)}`);
+    throw new InvalidArgument(
+      argument,
+      `must be an instant in epoch ms in [-${MAX_INSTANT_MS}, ${MAX_INSTANT_MS}], got ${outOfRange(v)}`,
+    );
   }
   return Math.floor(v);
 }
@@ -190,14 +197,16 @@ export function requireCount(argument: string, v: unknown, max = Number.MAX_SAFE
 /** An array of at most `maxLength` elements (batch calls: 10 000). */
 export function requireArray<T>(argument: string, v: readonly T[] | unknown, maxLength = MAX_BATCH): readonly T[] {
   if (!Array.isArray(v)) throw new InvalidArgument(argument, `must be an array, got ${typeName(v)}`);
-  if (v.length > maxLength) throw new InvalidArgument(argument, `must have at most ${maxLength} elements, got ${v.length}`);
+  if (v.length > maxLength)
+    throw new InvalidArgument(argument, `must have at most ${maxLength} elements, got ${v.length}`);
   return v as readonly T[];
 }
 
 /** An optional options object: `undefined` means none; `null`, arrays and primitives are refused. */
 export function optionalObject<T extends object>(argument: string, v: T | undefined | unknown): Partial<T> | undefined {
   if (v === undefined) return undefined;
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new InvalidArgument(argument, `must be an object or undefined, got ${typeName(v)}`);
+  if (v === null || typeof v !== 'object' || Array.isArray(v))
+    throw new InvalidArgument(argument, `must be an object or undefined, got ${typeName(v)}`);
   return v as Partial<T>;
 }
 
@@ -216,7 +225,12 @@ export function joinTransactionInput(open: unknown, fn: unknown): void {
 
 export function requireSignal(argument: string, v: unknown): AbortSignal {
   const s = v as AbortSignal | null;
-  if (s === null || typeof s !== 'object' || typeof s.aborted !== 'boolean' || typeof s.addEventListener !== 'function') {
+  if (
+    s === null ||
+    typeof s !== 'object' ||
+    typeof s.aborted !== 'boolean' ||
+    typeof s.addEventListener !== 'function'
+  ) {
     throw new InvalidArgument(argument, `must be an AbortSignal, got ${typeName(v)}`);
   }
   return s;
@@ -232,7 +246,11 @@ export function optionalSignal(argument: string, v: unknown): AbortSignal | unde
  * string that is not blank. The message never echoes the value.
  */
 export function requireNonBlankString(argument: string, v: unknown): string {
-  if (typeof v !== 'string') throw new InvalidArgument(argument, `must be a non-empty string, got ${typeof v === 'number' ? 'a number' : typeName(v)}`);
+  if (typeof v !== 'string')
+    throw new InvalidArgument(
+      argument,
+      `must be a non-empty string, got ${typeof v === 'number' ? 'a number' : typeName(v)}`,
+    );
   if (v.trim().length === 0) throw new InvalidArgument(argument, 'must be a non-empty string, got a blank one');
   return v;
 }
@@ -240,7 +258,10 @@ export function requireNonBlankString(argument: string, v: unknown): string {
 /** One draw of a random source (backoff jitter): a number in `[0, 1)`. `argument` names the source, e.g. `random`. */
 export function requireRandomDraw(argument: string, v: unknown): number {
   if (!isNumber(v) || !(v >= 0 && v < 1)) {
-    throw new InvalidArgument(argument, `must return a number in [0, 1), got ${typeof v === 'number' && Number.isFinite(v) ? String(v) : typeName(v)}`);
+    throw new InvalidArgument(
+      argument,
+      `must return a number in [0, 1), got ${typeof v === 'number' && Number.isFinite(v) ? String(v) : typeName(v)}`,
+    );
   }
   return v;
 }
@@ -266,7 +287,9 @@ export function asOption<T>(check: () => T): T {
 
 /** The `maxPayloadBytes` store option (both engines): an integer in 1..2^30, default 1 MiB. */
 export function maxPayloadBytesOption(v: unknown): number {
-  return v === undefined ? DEFAULT_MAX_PAYLOAD_BYTES : asOption(() => requireInt('maxPayloadBytes', v, 1, MAX_PAYLOAD_BYTES_LIMIT));
+  return v === undefined
+    ? DEFAULT_MAX_PAYLOAD_BYTES
+    : asOption(() => requireInt('maxPayloadBytes', v, 1, MAX_PAYLOAD_BYTES_LIMIT));
 }
 
 // ── composite inputs shared by both engines ─────────────────────────────
@@ -284,7 +307,10 @@ export function claimInput(workerId: unknown, opts: unknown): ClaimInput {
   const lease = o === undefined ? undefined : renamedOption('claim', o, 'visibilityTimeoutMs', 'leaseMs');
   return {
     workerId: workerId === undefined ? null : validateKey('worker', workerId),
-    leaseMs: lease === undefined ? null : requireDurationMs(o?.leaseMs === undefined ? 'visibilityTimeoutMs' : 'leaseMs', lease),
+    leaseMs:
+      lease === undefined
+        ? null
+        : requireDurationMs(o?.leaseMs === undefined ? 'visibilityTimeoutMs' : 'leaseMs', lease),
   };
 }
 
@@ -294,10 +320,12 @@ export function ackBatchInput(jobs: unknown): { ids: number[]; tokens: string[] 
   const ids: number[] = [];
   const tokens: string[] = [];
   list.forEach((j, i) => {
-    if (j === null || typeof j !== 'object') throw new InvalidArgument(`jobs[${i}]`, `must be a claimed job ({ id, claimToken }), got ${typeName(j)}`);
+    if (j === null || typeof j !== 'object')
+      throw new InvalidArgument(`jobs[${i}]`, `must be a claimed job ({ id, claimToken }), got ${typeName(j)}`);
     const { id, claimToken } = j as { id?: unknown; claimToken?: unknown };
     ids.push(requireJobId(`jobs[${i}].id`, id));
-    if (typeof claimToken !== 'string') throw new InvalidArgument(`jobs[${i}].claimToken`, `must be a string, got ${typeName(claimToken)}`);
+    if (typeof claimToken !== 'string')
+      throw new InvalidArgument(`jobs[${i}].claimToken`, `must be a string, got ${typeName(claimToken)}`);
     tokens.push(claimToken);
   });
   return { ids, tokens };
@@ -330,7 +358,10 @@ export function limitInput(limit: unknown, dflt = 1000): number {
 }
 
 /** `runSchedules` signal and options. */
-export function runSchedulesInput(signal: unknown, opts: unknown): { signal: AbortSignal; owner: string | undefined; maxTickMs: number } {
+export function runSchedulesInput(
+  signal: unknown,
+  opts: unknown,
+): { signal: AbortSignal; owner: string | undefined; maxTickMs: number } {
   const s = requireSignal('signal', signal);
   const o = optionalObject<{ owner?: string; maxTickMs?: number }>('runSchedules opts', opts) ?? {};
   return {
@@ -349,7 +380,11 @@ export interface ScheduleOptsInput {
 }
 
 export function scheduleOptsInput(opts: unknown): ScheduleOptsInput {
-  const o = optionalObject<{ priority?: number; maxAttempts?: number; expiresInMs?: number; startAt?: number }>('schedule opts', opts) ?? {};
+  const o =
+    optionalObject<{ priority?: number; maxAttempts?: number; expiresInMs?: number; startAt?: number }>(
+      'schedule opts',
+      opts,
+    ) ?? {};
   return {
     priority: o.priority === undefined ? 0 : requirePriority('priority', o.priority),
     maxAttempts: o.maxAttempts === undefined ? null : requireMaxAttempts('maxAttempts', o.maxAttempts),
@@ -371,6 +406,10 @@ export function validatePgSchema(field: string, schema: unknown): string {
     throw new InvalidOption(field, 'must be an identifier (letters, digits, _ or $, not starting with a digit)');
   }
   if (Buffer.byteLength(schema, 'utf8') > 63) throw new InvalidOption(field, 'must be at most 63 bytes');
-  if (SYSTEM_SCHEMA.test(schema)) throw new InvalidOption(field, `must not be a PostgreSQL system schema (pg_* or information_schema), got ${JSON.stringify(schema)}`);
+  if (SYSTEM_SCHEMA.test(schema))
+    throw new InvalidOption(
+      field,
+      `must not be a PostgreSQL system schema (pg_* or information_schema), got ${JSON.stringify(schema)}`,
+    );
   return schema;
 }

@@ -62,7 +62,8 @@ export const DONE_TEXT: Record<Action, (n: number) => string> = {
   'bulk-retry': (n) => `Started: retrying ${n} matching job${n === 1 ? '' : 's'}.`,
   'bulk-delete': (n) => `Started: deleting ${n} matching job${n === 1 ? '' : 's'}.`,
   enqueue: (n) => (n > 0 ? `Enqueued job ${n}.` : 'Nothing enqueued.'),
-  edit: (n) => (n > 0 ? 'Saved the edit.' : 'Nothing changed: the job is no longer pending (a worker claimed it, or it finished).'),
+  edit: (n) =>
+    n > 0 ? 'Saved the edit.' : 'Nothing changed: the job is no longer pending (a worker claimed it, or it finished).',
 };
 
 /** How many conflicting ids a redrive's flash names (the count is always exact). */
@@ -71,7 +72,10 @@ export const FLASH_IDS = 20;
 /** The flash's sentence about jobs a redrive left dead because a live job holds their unique key. */
 export function conflictText(count: number, ids: readonly number[]): string {
   if (count === 0) return '';
-  const named = ids.length === 0 ? '' : ` (${count > ids.length ? 'first ids' : ids.length === 1 ? 'id' : 'ids'} ${ids.join(', ')})`;
+  const named =
+    ids.length === 0
+      ? ''
+      : ` (${count > ids.length ? 'first ids' : ids.length === 1 ? 'id' : 'ids'} ${ids.join(', ')})`;
   return ` ${count} stayed dead: a live job holds ${count === 1 ? 'its' : 'their'} unique key${named}. Cancel or finish it, then redrive again.`;
 }
 
@@ -96,19 +100,28 @@ export interface QueueFormLimits extends Required<QueueLimits> {
   readonly rateLimit: RateLimit | null;
 }
 
-const LIMIT_FIELDS = ['concurrencyLimit', 'globalConcurrency', 'keyRateMax', 'keyRatePerMs', 'rateMax', 'ratePerMs'] as const;
+const LIMIT_FIELDS = [
+  'concurrencyLimit',
+  'globalConcurrency',
+  'keyRateMax',
+  'keyRatePerMs',
+  'rateMax',
+  'ratePerMs',
+] as const;
 
 function limitField(body: unknown, name: string): number | null {
   const raw = body && typeof body === 'object' ? (body as Record<string, unknown>)[name] : undefined;
   if (raw === undefined || raw === '') return null;
-  if (typeof raw !== 'string' || !/^\d{1,10}$/.test(raw.trim()) || Number(raw) < 1) throw new BadRequest(`${name} must be a whole number of at least 1, or empty for none`);
+  if (typeof raw !== 'string' || !/^\d{1,10}$/.test(raw.trim()) || Number(raw) < 1)
+    throw new BadRequest(`${name} must be a whole number of at least 1, or empty for none`);
   return Number(raw);
 }
 
 function rateField(body: unknown, max: string, perMs: string): RateLimit | null {
   const m = limitField(body, max);
   const p = limitField(body, perMs);
-  if ((m === null) !== (p === null)) throw new BadRequest(`${max} and ${perMs} go together: give both, or leave both empty for none`);
+  if ((m === null) !== (p === null))
+    throw new BadRequest(`${max} and ${perMs} go together: give both, or leave both empty for none`);
   return m === null || p === null ? null : { max: m, perMs: p };
 }
 
@@ -151,7 +164,17 @@ export function readAction(body: unknown): ActionRequest {
       throw new BadRequest(err instanceof Error ? err.message : String(err));
     }
     Object.assign(fields, filter.params);
-    return { action, queue: filter.queue, schedule: undefined, id: undefined, from: undefined, filter, job: undefined, limits: undefined, fields };
+    return {
+      action,
+      queue: filter.queue,
+      schedule: undefined,
+      id: undefined,
+      from: undefined,
+      filter,
+      job: undefined,
+      limits: undefined,
+      fields,
+    };
   }
   const queue = field(body, 'queue');
   const schedule = field(body, 'schedule');
@@ -159,7 +182,8 @@ export function readAction(body: unknown): ActionRequest {
   const id = idText !== undefined && /^\d{1,16}$/.test(idText) ? Number(idText) : undefined;
   const onSchedule = action === 'trigger' || action === 'pause-schedule' || action === 'resume-schedule';
   if (onSchedule ? !schedule : !queue) throw new BadRequest(onSchedule ? 'schedule is required' : 'queue is required');
-  if ((action === 'redrive' || action === 'purge' || action === 'cancel' || action === 'edit') && id === undefined) throw new BadRequest('id must be a job id');
+  if ((action === 'redrive' || action === 'purge' || action === 'cancel' || action === 'edit') && id === undefined)
+    throw new BadRequest('id must be a job id');
   let limits: QueueFormLimits | undefined;
   if (action === 'limits') {
     limits = readLimits(body);
@@ -175,8 +199,10 @@ export function readAction(body: unknown): ActionRequest {
     } catch (err) {
       throw new BadRequest(err instanceof BadJobForm ? err.message : String(err));
     }
-    if (action === 'enqueue' && job.payload === undefined) throw new BadRequest('payload is required: the job\'s JSON, such as {"orderId": 42}');
-    if (action === 'edit' && job.payload === undefined && job.priority === undefined && job.runAt === undefined) throw new BadRequest('the edit changes nothing: give a payload, a priority or a run time');
+    if (action === 'enqueue' && job.payload === undefined)
+      throw new BadRequest('payload is required: the job\'s JSON, such as {"orderId": 42}');
+    if (action === 'edit' && job.payload === undefined && job.priority === undefined && job.runAt === undefined)
+      throw new BadRequest('the edit changes nothing: give a payload, a priority or a run time');
     if (job.payloadText !== undefined) fields.payload = job.payloadText;
     if (job.priority !== undefined) fields.priority = String(job.priority);
     const runAt = field(body, 'runAt');
@@ -267,7 +293,11 @@ export async function runAction(store: Store, a: ActionRequest): Promise<ActionR
     case 'edit': {
       const j = a.job!;
       const runAt = j.runAt === 'now' ? await store.now() : j.runAt;
-      const edit = { ...(j.payload ? { payload: j.payload.value } : {}), ...(j.priority !== undefined ? { priority: j.priority } : {}), ...(runAt !== undefined ? { runAt } : {}) };
+      const edit = {
+        ...(j.payload ? { payload: j.payload.value } : {}),
+        ...(j.priority !== undefined ? { priority: j.priority } : {}),
+        ...(runAt !== undefined ? { runAt } : {}),
+      };
       return { n: (await admin.editJob(a.queue!, a.id!, edit)) ? 1 : 0 };
     }
     case 'bulk-retry':
@@ -279,7 +309,8 @@ export async function runAction(store: Store, a: ActionRequest): Promise<ActionR
 /** Where the browser goes after the action. */
 export function backTo(base: string, a: ActionRequest): string {
   const qs = (p: Record<string, string>) => new URLSearchParams(p).toString();
-  if (a.action === 'trigger' || a.action === 'pause-schedule' || a.action === 'resume-schedule') return `${base}/schedules`;
+  if (a.action === 'trigger' || a.action === 'pause-schedule' || a.action === 'resume-schedule')
+    return `${base}/schedules`;
   if (a.action === 'pause' || a.action === 'resume') return base;
   if (a.action === 'limits') return `${base}/queue?${qs({ name: a.queue! })}`;
   if (a.action === 'edit') return `${base}/job?${qs({ queue: a.queue!, id: String(a.id) })}`;

@@ -35,8 +35,15 @@ export interface AuditRow {
 export const AUDIT_IDS = 100;
 
 /** Appends to the audit log, then tells `onAudit`. */
-export async function writeAudit(store: Store, entry: AuditEntry, onAudit: ((e: AuditEntry) => void) | null): Promise<number> {
-  const offset = await store.admin().auditLog().publish({ ...entry, jobs: entry.jobs.slice(0, AUDIT_IDS) });
+export async function writeAudit(
+  store: Store,
+  entry: AuditEntry,
+  onAudit: ((e: AuditEntry) => void) | null,
+): Promise<number> {
+  const offset = await store
+    .admin()
+    .auditLog()
+    .publish({ ...entry, jobs: entry.jobs.slice(0, AUDIT_IDS) });
   try {
     onAudit?.(entry);
   } catch {
@@ -46,7 +53,12 @@ export async function writeAudit(store: Store, entry: AuditEntry, onAudit: ((e: 
 }
 
 function isEntry(v: unknown): v is AuditEntry {
-  return typeof v === 'object' && v !== null && typeof (v as { action?: unknown }).action === 'string' && typeof (v as { at?: unknown }).at === 'number';
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    typeof (v as { action?: unknown }).action === 'string' &&
+    typeof (v as { at?: unknown }).at === 'number'
+  );
 }
 
 /** The log's last offset (0 when empty): one keyset probe of the stream heads. */
@@ -57,7 +69,11 @@ async function headOffset(store: Store): Promise<number> {
 }
 
 /** One page of the audit log, newest first: entries with offset < `before` (the head when null). */
-export async function readAudit(store: Store, before: number | null, limit: number): Promise<{ rows: AuditRow[]; next: number | null }> {
+export async function readAudit(
+  store: Store,
+  before: number | null,
+  limit: number,
+): Promise<{ rows: AuditRow[]; next: number | null }> {
   const head = before === null ? (await headOffset(store)) + 1 : before;
   const from = Math.max(0, head - 1 - limit);
   const events = await store.admin().auditLog().readSince(from, limit);

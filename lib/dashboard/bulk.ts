@@ -78,30 +78,52 @@ export class BulkRunner {
   }
 
   /** Starts the operation (or returns the one already known by id, or running on the same filter); `finished` runs when it ends. */
-  start(id: string, kind: BulkKind, filter: JobFilter, matched: number, now: number, finished: (op: BulkOp) => Promise<void>): { op: BulkOp; fresh: boolean } {
+  start(
+    id: string,
+    kind: BulkKind,
+    filter: JobFilter,
+    matched: number,
+    now: number,
+    finished: (op: BulkOp) => Promise<void>,
+  ): { op: BulkOp; fresh: boolean } {
     const known = this.ops.get(id);
     if (known) return { op: known, fresh: false };
     const key = `${kind}\u0000${new URLSearchParams(filter.params).toString()}`;
     const runningId = this.runningByKey.get(key);
     const running = runningId === undefined ? undefined : this.ops.get(runningId);
     if (running && running.state === 'running') return { op: running, fresh: false };
-    const op: BulkOp = { id, kind, filter, matched, seen: 0, changed: 0, conflicts: 0, batches: 0, state: 'running', error: null, startedAt: now, finishedAt: null };
+    const op: BulkOp = {
+      id,
+      kind,
+      filter,
+      matched,
+      seen: 0,
+      changed: 0,
+      conflicts: 0,
+      batches: 0,
+      state: 'running',
+      error: null,
+      startedAt: now,
+      finishedAt: null,
+    };
     this.ops.set(id, op);
     this.runningByKey.set(key, id);
     this.prune();
-    void this.run(op).then(
-      () => {
-        op.state = 'done';
-      },
-      (err: unknown) => {
-        op.state = 'failed';
-        op.error = err instanceof Error ? err.message : String(err);
-      },
-    ).finally(async () => {
-      op.finishedAt = Date.now();
-      if (this.runningByKey.get(key) === id) this.runningByKey.delete(key);
-      await finished(op).catch(() => {});
-    });
+    void this.run(op)
+      .then(
+        () => {
+          op.state = 'done';
+        },
+        (err: unknown) => {
+          op.state = 'failed';
+          op.error = err instanceof Error ? err.message : String(err);
+        },
+      )
+      .finally(async () => {
+        op.finishedAt = Date.now();
+        if (this.runningByKey.get(key) === id) this.runningByKey.delete(key);
+        await finished(op).catch(() => {});
+      });
     return { op, fresh: true };
   }
 

@@ -1,16 +1,31 @@
-import { LATENCY_BOUNDS_MS, latencyQuantile, sumLatency, type LatencyStats, type ThroughputPoint } from '../contract/admin.js';
+import {
+  LATENCY_BOUNDS_MS,
+  latencyQuantile,
+  sumLatency,
+  type LatencyStats,
+  type ThroughputPoint,
+} from '../contract/admin.js';
 import { html, type SafeHtml } from './html.js';
 
 const MINUTE = 60_000;
 const HOUR = 3_600_000;
 
 /** Per-minute totals of the last `minutes` minutes ending at `now` (oldest first). */
-export function minuteSeries(points: readonly ThroughputPoint[], now: number, minutes = 60): { minute: number; ok: number; bad: number }[] {
+export function minuteSeries(
+  points: readonly ThroughputPoint[],
+  now: number,
+  minutes = 60,
+): { minute: number; ok: number; bad: number }[] {
   return bucketSeries(points, now, MINUTE, minutes);
 }
 
 /** Totals per `bucketMs` over the last `count` buckets ending at `now` (oldest first); `minute` is each bucket's start. */
-export function bucketSeries(points: readonly ThroughputPoint[], now: number, bucketMs: number, count: number): { minute: number; ok: number; bad: number }[] {
+export function bucketSeries(
+  points: readonly ThroughputPoint[],
+  now: number,
+  bucketMs: number,
+  count: number,
+): { minute: number; ok: number; bad: number }[] {
   const last = Math.floor(now / bucketMs) * bucketMs;
   const first = last - (count - 1) * bucketMs;
   const series = Array.from({ length: count }, (_, i) => ({ minute: first + i * bucketMs, ok: 0, bad: 0 }));
@@ -27,7 +42,12 @@ export function bucketSeries(points: readonly ThroughputPoint[], now: number, bu
  * A bar chart drawn as inline SVG (no script, no external asset): completed
  * jobs per minute in green, retried and dead stacked in red.
  */
-export function throughputChart(points: readonly ThroughputPoint[], now: number, label: string, window: 'hour' | 'day' = 'hour'): SafeHtml {
+export function throughputChart(
+  points: readonly ThroughputPoint[],
+  now: number,
+  label: string,
+  window: 'hour' | 'day' = 'hour',
+): SafeHtml {
   const series = window === 'hour' ? minuteSeries(points, now) : bucketSeries(points, now, HOUR, 24);
   const unit = window === 'hour' ? 'min' : 'h';
   const w = 600;
@@ -41,14 +61,40 @@ export function throughputChart(points: readonly ThroughputPoint[], now: number,
     const badH = (s.bad / top) * (h - 14);
     const x = (i * bw + 1).toFixed(1);
     const t = `${new Date(s.minute).toISOString().slice(11, 16)} UTC${window === 'day' ? ' (1 h)' : ''}: ${s.ok} completed, ${s.bad} retried/dead`;
-    return html`<g><title>${t}</title><rect x="${x}" y="${(h - okH).toFixed(1)}" width="${(bw - 2).toFixed(1)}" height="${okH.toFixed(1)}" class="ok"/><rect x="${x}" y="${(h - okH - badH).toFixed(1)}" width="${(bw - 2).toFixed(1)}" height="${badH.toFixed(1)}" class="bad"/></g>`;
+    return html`<g
+      ><title>${t}</title
+      ><rect
+        x="${x}"
+        y="${(h - okH).toFixed(1)}"
+        width="${(bw - 2).toFixed(1)}"
+        height="${okH.toFixed(1)}"
+        class="ok" /><rect
+        x="${x}"
+        y="${(h - okH - badH).toFixed(1)}"
+        width="${(bw - 2).toFixed(1)}"
+        height="${badH.toFixed(1)}"
+        class="bad"
+    /></g>`;
   });
-  return html`<figure class="chart"><svg viewBox="0 0 ${w} ${h}" width="${w}" height="${h}" role="img" aria-label="${label}"><text x="4" y="11" class="axis">max ${top}/${unit}</text>${bars}</svg>
-<figcaption>${label}: ${total} completed, ${failed} retried or dead in the last ${window === 'hour' ? 'hour' : '24 hours'}</figcaption></figure>`;
+  return html`<figure class="chart">
+    <svg viewBox="0 0 ${w} ${h}" width="${w}" height="${h}" role="img" aria-label="${label}">
+      <text x="4" y="11" class="axis">max ${top}/${unit}</text>
+      ${bars}
+    </svg>
+    <figcaption>
+      ${label}: ${total} completed, ${failed} retried or dead in the last ${window === 'hour' ? 'hour' : '24 hours'}
+    </figcaption>
+  </figure>`;
 }
 
 /** Per-bucket latency over the last `count` buckets of `bucketMs` (oldest first): the kind's stats summed per bucket. */
-export function latencySeries(points: readonly ThroughputPoint[], kind: 'wait' | 'run', now: number, bucketMs: number, count: number): { start: number; stats: LatencyStats }[] {
+export function latencySeries(
+  points: readonly ThroughputPoint[],
+  kind: 'wait' | 'run',
+  now: number,
+  bucketMs: number,
+  count: number,
+): { start: number; stats: LatencyStats }[] {
   const last = Math.floor(now / bucketMs) * bucketMs;
   const first = last - (count - 1) * bucketMs;
   const per: LatencyStats[][] = Array.from({ length: count }, () => []);
@@ -72,8 +118,15 @@ export function msText(ms: number): string {
  * or hour (last day), estimated from the stored histogram, on a log scale from 1 ms to the top
  * bucket. A bucket with no finished job has no point.
  */
-export function latencyChart(points: readonly ThroughputPoint[], kind: 'wait' | 'run', now: number, label: string, window: 'hour' | 'day' = 'hour'): SafeHtml {
-  const series = window === 'hour' ? latencySeries(points, kind, now, MINUTE, 60) : latencySeries(points, kind, now, HOUR, 24);
+export function latencyChart(
+  points: readonly ThroughputPoint[],
+  kind: 'wait' | 'run',
+  now: number,
+  label: string,
+  window: 'hour' | 'day' = 'hour',
+): SafeHtml {
+  const series =
+    window === 'hour' ? latencySeries(points, kind, now, MINUTE, 60) : latencySeries(points, kind, now, HOUR, 24);
   const w = 600;
   const h = 120;
   const topMs = LATENCY_BOUNDS_MS[LATENCY_BOUNDS_MS.length - 1]!;
@@ -95,15 +148,40 @@ export function latencyChart(points: readonly ThroughputPoint[], kind: 'wait' | 
     if (p50 === null) return html``;
     const p95 = latencyQuantile(s.stats, 0.95)!;
     const t = `${new Date(s.start).toISOString().slice(11, 16)} UTC${window === 'day' ? ' (1 h)' : ''}: ${s.stats.count} jobs, p50 ${msText(p50)}, p95 ${msText(p95)}, mean ${msText(s.stats.sumMs / s.stats.count)}`;
-    return html`<g><title>${t}</title><circle cx="${(i * bw + bw / 2).toFixed(1)}" cy="${y(p50).toFixed(1)}" r="2" class="p50"/><circle cx="${(i * bw + bw / 2).toFixed(1)}" cy="${y(p95).toFixed(1)}" r="2" class="p95"/></g>`;
+    return html`<g
+      ><title>${t}</title
+      ><circle cx="${(i * bw + bw / 2).toFixed(1)}" cy="${y(p50).toFixed(1)}" r="2" class="p50" /><circle
+        cx="${(i * bw + bw / 2).toFixed(1)}"
+        cy="${y(p95).toFixed(1)}"
+        r="2"
+        class="p95"
+    /></g>`;
   });
   const all = sumLatency(series.map((s) => s.stats));
   const p50 = latencyQuantile(all, 0.5);
   const p95 = latencyQuantile(all, 0.95);
-  const grid = [10, 1000, 60_000].map((ms) => html`<line x1="0" x2="${w}" y1="${y(ms).toFixed(1)}" y2="${y(ms).toFixed(1)}" class="grid"/><text x="4" y="${(y(ms) - 2).toFixed(1)}" class="axis">${msText(ms)}</text>`);
+  const grid = [10, 1000, 60_000].map(
+    (ms) =>
+      html`<line x1="0" x2="${w}" y1="${y(ms).toFixed(1)}" y2="${y(ms).toFixed(1)}" class="grid" /><text
+          x="4"
+          y="${(y(ms) - 2).toFixed(1)}"
+          class="axis"
+          >${msText(ms)}</text
+        >`,
+  );
   const what = kind === 'wait' ? 'waited (due to claimed)' : 'ran (claimed to finished)';
-  const summary = all.count === 0 ? `no job finished in the last ${window === 'hour' ? 'hour' : '24 hours'}` : `${all.count} jobs ${what}, p50 ${msText(p50!)}, p95 ${msText(p95!)} in the last ${window === 'hour' ? 'hour' : '24 hours'}`;
-  return html`<figure class="chart latency" data-kind="${kind}"><svg viewBox="0 0 ${w} ${h}" width="${w}" height="${h}" role="img" aria-label="${label}"><text x="4" y="11" class="axis">p50 — p95 - - (log scale)</text>${grid}
-<polyline points="${line(0.5)}" class="p50"/><polyline points="${line(0.95)}" class="p95"/>${dots}</svg>
-<figcaption>${label}: ${summary}</figcaption></figure>`;
+  const summary =
+    all.count === 0
+      ? `no job finished in the last ${window === 'hour' ? 'hour' : '24 hours'}`
+      : `${all.count} jobs ${what}, p50 ${msText(p50!)}, p95 ${msText(p95!)} in the last ${window === 'hour' ? 'hour' : '24 hours'}`;
+  return html`<figure class="chart latency" data-kind="${kind}">
+    <svg viewBox="0 0 ${w} ${h}" width="${w}" height="${h}" role="img" aria-label="${label}">
+      <text x="4" y="11" class="axis">p50 — p95 - - (log scale)</text>
+      ${grid}
+      <polyline points="${line(0.5)}" class="p50" />
+      <polyline points="${line(0.95)}" class="p95" />
+      ${dots}
+    </svg>
+    <figcaption>${label}: ${summary}</figcaption>
+  </figure>`;
 }

@@ -26,7 +26,9 @@ function send(res: ReplyTarget, reply: DashboardReply): void {
  * wildcard syntax, but both read named segments. Deeper paths get the app's own
  * 404, which says nothing about the dashboard either.
  */
-const CATCH_ALL = Array.from({ length: 8 }, (_, depth) => Array.from({ length: depth + 1 }, (_, i) => `:s${i}`).join('/'));
+const CATCH_ALL = Array.from({ length: 8 }, (_, depth) =>
+  Array.from({ length: depth + 1 }, (_, i) => `:s${i}`).join('/'),
+);
 
 /**
  * Builds the dashboard's controller at `path`, behind `guard` when given.

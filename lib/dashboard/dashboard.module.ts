@@ -43,7 +43,11 @@ export class AlkstoreDashboardModule {
   static forRoot(options: AlkstoreDashboardOptions): DynamicModule {
     const resolved = resolveDashboardOptions(options);
     const providers: Provider[] = [
-      { provide: DashboardService, useFactory: (store: Store) => new DashboardService(store, resolved), inject: [Store] },
+      {
+        provide: DashboardService,
+        useFactory: (store: Store) => new DashboardService(store, resolved),
+        inject: [Store],
+      },
       {
         provide: DashboardHttpSetup,
         useFactory: (host: HttpAdapterHost | undefined) => new DashboardHttpSetup(host, `${resolved.path}/action`),

@@ -67,7 +67,8 @@ export interface ResolvedDashboardOptions {
 const PATH = /^\/?[A-Za-z0-9._~-]+(\/[A-Za-z0-9._~-]+)*\/?$/;
 
 function isGuard(g: unknown): g is Type<CanActivate> | CanActivate {
-  if (typeof g === 'function') return typeof (g.prototype as { canActivate?: unknown } | undefined)?.canActivate === 'function';
+  if (typeof g === 'function')
+    return typeof (g.prototype as { canActivate?: unknown } | undefined)?.canActivate === 'function';
   return typeof g === 'object' && g !== null && typeof (g as { canActivate?: unknown }).canActivate === 'function';
 }
 
@@ -77,18 +78,26 @@ function isGuard(g: unknown): g is Type<CanActivate> | CanActivate {
  */
 export function resolveDashboardOptions(options: AlkstoreDashboardOptions | undefined): ResolvedDashboardOptions {
   if (options === null || typeof options !== 'object') {
-    throw new InvalidOption('AlkstoreDashboardModule options', 'are required: pass { guard } (a Nest guard deciding who may see and act) or { readOnly: true }');
+    throw new InvalidOption(
+      'AlkstoreDashboardModule options',
+      'are required: pass { guard } (a Nest guard deciding who may see and act) or { readOnly: true }',
+    );
   }
   const path = options.path ?? '/alkstore';
   if (typeof path !== 'string' || !PATH.test(path) || path.split('/').some((seg) => seg === '.' || seg === '..')) {
-    throw new InvalidOption('path', `must be a URL path like "/alkstore" (letters, digits, . _ ~ - and /), got ${JSON.stringify(path)}`);
+    throw new InvalidOption(
+      'path',
+      `must be a URL path like "/alkstore" (letters, digits, . _ ~ - and /), got ${JSON.stringify(path)}`,
+    );
   }
-  if (options.readOnly !== undefined && typeof options.readOnly !== 'boolean') throw new InvalidOption('readOnly', 'must be a boolean');
+  if (options.readOnly !== undefined && typeof options.readOnly !== 'boolean')
+    throw new InvalidOption('readOnly', 'must be a boolean');
   if (options.guard !== undefined && !isGuard(options.guard)) {
     throw new InvalidOption('guard', 'must be a Nest guard: a class or an object with canActivate(context)');
   }
   for (const fn of ['roles', 'actor', 'onAudit'] as const) {
-    if (options[fn] !== undefined && typeof options[fn] !== 'function') throw new InvalidOption(fn, 'must be a function');
+    if (options[fn] !== undefined && typeof options[fn] !== 'function')
+      throw new InvalidOption(fn, 'must be a function');
   }
   if (options.guard === undefined && options.readOnly !== true && options.roles === undefined) {
     throw new InvalidOption(
@@ -100,7 +109,8 @@ export function resolveDashboardOptions(options: AlkstoreDashboardOptions | unde
     throw new InvalidOption('csrfSecret', 'must be a string of at least 16 characters');
   }
   const live = options.liveIntervalMs ?? 5000;
-  if (typeof live !== 'number' || !Number.isInteger(live) || live < 250 || live > 600_000) throw new InvalidOption('liveIntervalMs', 'must be an integer number of ms in [250, 600000]');
+  if (typeof live !== 'number' || !Number.isInteger(live) || live < 250 || live > 600_000)
+    throw new InvalidOption('liveIntervalMs', 'must be an integer number of ms in [250, 600000]');
   return {
     liveIntervalMs: live,
     path: `/${path.replace(/^\/+|\/+$/g, '')}`,

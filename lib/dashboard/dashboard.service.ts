@@ -1,7 +1,21 @@
 import { randomBytes } from 'node:crypto';
 import { AlkstoreError } from '../contract/errors.js';
 import type { Store } from '../contract/types.js';
-import { ACTIONS, backTo, BadRequest, conflictText, DONE_TEXT, field, FLASH_IDS, limitsText, question, readAction, runAction, type Action, type ActionRequest } from './actions.js';
+import {
+  ACTIONS,
+  backTo,
+  BadRequest,
+  conflictText,
+  DONE_TEXT,
+  field,
+  FLASH_IDS,
+  limitsText,
+  question,
+  readAction,
+  runAction,
+  type Action,
+  type ActionRequest,
+} from './actions.js';
 import { AUDIT_IDS, auditOfJob, readAudit, writeAudit, type AuditEntry } from './audit.js';
 import { BulkRunner, countMatching, newOpId, type BulkOp } from './bulk.js';
 import { CSRF_COOKIE, CsrfTokens, readCookie } from './csrf.js';
@@ -12,7 +26,16 @@ import { receiptsPage, schedulePage, workersPage } from './fleet-pages.js';
 import { newJobPage } from './job-forms.js';
 import { auditPage, bulkPage, jobPage, queuePage } from './job-pages.js';
 import { mountOf, type RoutedRequest } from './mount.js';
-import { confirmPage, deadPage, messagePage, outboxesPage, queuesPage, schedulesPage, streamsPage, type PageCtx } from './pages.js';
+import {
+  confirmPage,
+  deadPage,
+  messagePage,
+  outboxesPage,
+  queuesPage,
+  schedulesPage,
+  streamsPage,
+  type PageCtx,
+} from './pages.js';
 import { BadFilter, describeFilter, readFilter } from './search-query.js';
 import type { JobListState } from '../contract/admin.js';
 import { SCHEDULE_NAME_HEADER } from '../contract/schedule-headers.js';
@@ -40,10 +63,36 @@ export interface DashboardReply {
 }
 
 /** The pages under the mount path (`''` is the mount path itself). */
-export type DashboardPage = '' | 'queue' | 'job' | 'new' | 'dead' | 'schedules' | 'schedule' | 'streams' | 'outboxes' | 'receipts' | 'workers' | 'audit' | 'bulk';
+export type DashboardPage =
+  | ''
+  | 'queue'
+  | 'job'
+  | 'new'
+  | 'dead'
+  | 'schedules'
+  | 'schedule'
+  | 'streams'
+  | 'outboxes'
+  | 'receipts'
+  | 'workers'
+  | 'audit'
+  | 'bulk';
 
 /** Every page route under the mount (the mount itself aside). */
-export const DASHBOARD_PAGES: readonly Exclude<DashboardPage, ''>[] = ['queue', 'job', 'new', 'dead', 'schedules', 'schedule', 'streams', 'outboxes', 'receipts', 'workers', 'audit', 'bulk'];
+export const DASHBOARD_PAGES: readonly Exclude<DashboardPage, ''>[] = [
+  'queue',
+  'job',
+  'new',
+  'dead',
+  'schedules',
+  'schedule',
+  'streams',
+  'outboxes',
+  'receipts',
+  'workers',
+  'audit',
+  'bulk',
+];
 
 /** Fires a schedule page lists. */
 const FIRES = 20;
@@ -89,7 +138,16 @@ export class DashboardService {
   async notFound(req: DashboardRequest): Promise<DashboardReply> {
     const c = await this.context(req, '*');
     if (c.role === null) return this.refused(c);
-    const wf = await workflowPages({ store: this.store, req, ctx: c.ctx, actor: c.actor, csrfOk: (t) => this.sameOrigin(req) && this.csrf.verify(c.nonce, t), onAudit: this.options.onAudit, reply: (s, b) => this.reply(s, b, c), redirect: (l) => this.redirect(l) }).catch((err: unknown) => this.failure(c, err));
+    const wf = await workflowPages({
+      store: this.store,
+      req,
+      ctx: c.ctx,
+      actor: c.actor,
+      csrfOk: (t) => this.sameOrigin(req) && this.csrf.verify(c.nonce, t),
+      onAudit: this.options.onAudit,
+      reply: (s, b) => this.reply(s, b, c),
+      redirect: (l) => this.redirect(l),
+    }).catch((err: unknown) => this.failure(c, err));
     if (wf) return wf;
     return this.reply(404, messagePage(c.ctx, 'Not found', 'There is no such dashboard page.'), c);
   }
@@ -99,7 +157,12 @@ export class DashboardService {
     const c = await this.context(req, '/action');
     if (c.role === null) return this.refused(c);
     const { ctx } = c;
-    if (ctx.readOnly) return this.reply(403, messagePage(ctx, 'Read-only', 'This dashboard is read-only for you: actions are disabled.'), c);
+    if (ctx.readOnly)
+      return this.reply(
+        403,
+        messagePage(ctx, 'Read-only', 'This dashboard is read-only for you: actions are disabled.'),
+        c,
+      );
     let body: unknown;
     try {
       body = await formBody(req);
@@ -108,7 +171,15 @@ export class DashboardService {
       throw err;
     }
     if (!this.sameOrigin(req) || !this.csrf.verify(c.nonce, field(body, 'csrf'))) {
-      return this.reply(403, messagePage(ctx, 'Refused', 'The form is stale or came from another site (CSRF check failed). Reload the page and try again.'), c);
+      return this.reply(
+        403,
+        messagePage(
+          ctx,
+          'Refused',
+          'The form is stale or came from another site (CSRF check failed). Reload the page and try again.',
+        ),
+        c,
+      );
     }
     try {
       const a = readAction(body);
@@ -116,16 +187,24 @@ export class DashboardService {
       if (field(body, 'confirm') !== 'yes') {
         const matched = bulk ? await countMatching(this.store, a.filter!) : 0;
         const fields = bulk ? { ...a.fields, op: newOpId(), matched: String(matched) } : a.fields;
-        const back = bulk ? `${ctx.base}/queue?${new URLSearchParams(a.filter!.params).toString()}` : backTo(ctx.base, a);
+        const back = bulk
+          ? `${ctx.base}/queue?${new URLSearchParams(a.filter!.params).toString()}`
+          : backTo(ctx.base, a);
         return this.reply(200, confirmPage(ctx, question(a, matched), fields, back), c);
       }
       if (bulk) return await this.startBulk(c, a, body);
       const { n, conflicts } = await runAction(this.store, a);
       await this.audit(c, a, n);
       // A created job opens its own page.
-      const back = a.action === 'enqueue' && n > 0 ? `${ctx.base}/job?${new URLSearchParams({ queue: a.queue!, id: String(n) }).toString()}` : backTo(ctx.base, a);
+      const back =
+        a.action === 'enqueue' && n > 0
+          ? `${ctx.base}/job?${new URLSearchParams({ queue: a.queue!, id: String(n) }).toString()}`
+          : backTo(ctx.base, a);
       const sep = back.includes('?') ? '&' : '?';
-      const held = conflicts !== undefined && conflicts.length > 0 ? `&c=${conflicts.length}&cids=${conflicts.slice(0, FLASH_IDS).join(',')}` : '';
+      const held =
+        conflicts !== undefined && conflicts.length > 0
+          ? `&c=${conflicts.length}&cids=${conflicts.slice(0, FLASH_IDS).join(',')}`
+          : '';
       return this.redirect(`${back}${sep}done=${a.action}&n=${n}${held}`);
     } catch (err) {
       return this.failure(c, err);
@@ -154,9 +233,16 @@ export class DashboardService {
       filter: `${describeFilter(filter)} (${new URLSearchParams(filter.params).toString()})`,
       op,
     });
-    const started = this.bulk.start(op, kind, filter, Number.isSafeInteger(matched) ? matched : 0, c.ctx.now, async (done: BulkOp) => {
-      await this.writeEntry({ ...entry(`${a.action}-${done.state}`, done.changed) });
-    });
+    const started = this.bulk.start(
+      op,
+      kind,
+      filter,
+      Number.isSafeInteger(matched) ? matched : 0,
+      c.ctx.now,
+      async (done: BulkOp) => {
+        await this.writeEntry({ ...entry(`${a.action}-${done.state}`, done.changed) });
+      },
+    );
     if (started.fresh) await this.writeEntry(entry(a.action, started.op.matched));
     return this.redirect(`${c.ctx.base}/bulk?${new URLSearchParams({ op: started.op.id }).toString()}`);
   }
@@ -169,7 +255,14 @@ export class DashboardService {
       queue: a.queue ?? null,
       schedule: a.schedule ?? null,
       // A trigger resolves to the id of the job it enqueued.
-      jobs: a.action === 'trigger' || a.action === 'enqueue' ? (n > 0 ? [n] : []) : a.id !== undefined && n > 0 ? [a.id] : [],
+      jobs:
+        a.action === 'trigger' || a.action === 'enqueue'
+          ? n > 0
+            ? [n]
+            : []
+          : a.id !== undefined && n > 0
+            ? [a.id]
+            : [],
       count: a.action === 'trigger' || a.action === 'enqueue' ? (n > 0 ? 1 : 0) : n,
       // A limits change names the values it stored.
       filter: a.limits ? limitsText(a.limits) : null,
@@ -195,19 +288,35 @@ export class DashboardService {
         const [list, rows, throughput] = await Promise.all([
           filter.filtered
             ? admin.searchJobs(filter.queue, { ...filter.search, cursor, limit: 50 })
-            : admin.listJobs(filter.queue, { state: filter.state as JobListState, cursor, limit: 50 }).then((p) => ({ ...p, scanned: null })),
+            : admin
+                .listJobs(filter.queue, { state: filter.state as JobListState, cursor, limit: 50 })
+                .then((p) => ({ ...p, scanned: null })),
           queueRows(this.store, ctx.now).then((r) => r.rows),
           admin.throughput(filter.queue, ctx.now - DAY),
         ]);
-        return queuePage(ctx, rows.find((r) => r.name === filter.queue) ?? null, filter, list.jobs, list.next, list.scanned, throughput);
+        return queuePage(
+          ctx,
+          rows.find((r) => r.name === filter.queue) ?? null,
+          filter,
+          list.jobs,
+          list.next,
+          list.scanned,
+          throughput,
+        );
       }
       case 'job': {
         const queue = field(query, 'queue');
         const idText = field(query, 'id');
         if (!queue) throw new BadRequest('queue is required');
         if (!idText || !/^\d{1,16}$/.test(idText)) throw new BadRequest('id must be a job id');
-        const [job, audit] = await Promise.all([admin.jobDetail(queue, Number(idText)), auditOfJob(this.store, queue, Number(idText))]);
-        if (!job) throw new NotFound(`Queue ${JSON.stringify(queue)} has no job ${idText}: it was acked, cancelled, purged, or never existed.`);
+        const [job, audit] = await Promise.all([
+          admin.jobDetail(queue, Number(idText)),
+          auditOfJob(this.store, queue, Number(idText)),
+        ]);
+        if (!job)
+          throw new NotFound(
+            `Queue ${JSON.stringify(queue)} has no job ${idText}: it was acked, cancelled, purged, or never existed.`,
+          );
         return jobPage(ctx, job, audit, field(query, 'full') === '1');
       }
       case 'new':
@@ -218,7 +327,8 @@ export class DashboardService {
         const outbox = field(query, 'outbox');
         if (!outbox) throw new BadRequest('outbox is required');
         const idText = field(query, 'id');
-        if (idText !== undefined && !/^\d{1,16}$/.test(idText)) throw new BadRequest('id must be a message id (digits)');
+        if (idText !== undefined && !/^\d{1,16}$/.test(idText))
+          throw new BadRequest('id must be a message id (digits)');
         const [page, found] = await Promise.all([
           admin.receipts(outbox, { cursor: field(query, 'cursor'), limit: 50 }),
           idText === undefined ? Promise.resolve(undefined) : this.store.outbox(outbox).receipt(Number(idText)),
@@ -232,14 +342,19 @@ export class DashboardService {
         if (!s) throw new NotFound(`There is no schedule ${JSON.stringify(name)}.`);
         // One bounded search call (SEARCH_SCAN_ROWS rows, newest first): the page costs the same at any depth;
         // older fires are one "search further" link away.
-        const page = await admin.searchJobs(s.queue, { header: { name: SCHEDULE_NAME_HEADER, equals: s.name }, limit: FIRES });
+        const page = await admin.searchJobs(s.queue, {
+          header: { name: SCHEDULE_NAME_HEADER, equals: s.name },
+          limit: FIRES,
+        });
         return schedulePage(ctx, s, page.jobs, page.next);
       }
       case 'dead': {
         const queue = field(query, 'queue') ?? null;
         const [{ rows }, list] = await Promise.all([
           queueRows(this.store, ctx.now),
-          queue === null ? Promise.resolve({ jobs: [], next: null }) : admin.listJobs(queue, { state: 'dead', cursor: field(query, 'cursor'), limit: 50 }),
+          queue === null
+            ? Promise.resolve({ jobs: [], next: null })
+            : admin.listJobs(queue, { state: 'dead', cursor: field(query, 'cursor'), limit: 50 }),
         ]);
         return deadPage(ctx, rows, queue, list.jobs, list.next);
       }
@@ -253,17 +368,25 @@ export class DashboardService {
       }
       case 'outboxes': {
         const { rows, throughput } = await queueRows(this.store, ctx.now);
-        return outboxesPage(ctx, rows.filter((r) => outboxOf(r.name) !== null), throughput);
+        return outboxesPage(
+          ctx,
+          rows.filter((r) => outboxOf(r.name) !== null),
+          throughput,
+        );
       }
       case 'audit': {
         const beforeText = field(query, 'before');
-        if (beforeText !== undefined && !/^\d{1,16}$/.test(beforeText)) throw new BadRequest('before must be an offset');
+        if (beforeText !== undefined && !/^\d{1,16}$/.test(beforeText))
+          throw new BadRequest('before must be an offset');
         const { rows, next } = await readAudit(this.store, beforeText === undefined ? null : Number(beforeText), 50);
         return auditPage(ctx, rows, next);
       }
       case 'bulk': {
         const op = this.bulk.get(field(query, 'op') ?? '');
-        if (!op) throw new NotFound('No such bulk action in this process: it ran on another replica, or this process restarted (see the audit log).');
+        if (!op)
+          throw new NotFound(
+            'No such bulk action in this process: it ran on another replica, or this process restarted (see the audit log).',
+          );
         return bulkPage(ctx, op);
       }
     }
@@ -282,7 +405,11 @@ export class DashboardService {
     const done = field(req.query, 'done') as Action | undefined;
     const n = Number(field(req.query, 'n') ?? '0');
     const c = Number(field(req.query, 'c') ?? '0');
-    const cids = (field(req.query, 'cids') ?? '').split(',').filter((x) => /^\d{1,16}$/.test(x)).slice(0, FLASH_IDS).map(Number);
+    const cids = (field(req.query, 'cids') ?? '')
+      .split(',')
+      .filter((x) => /^\d{1,16}$/.test(x))
+      .slice(0, FLASH_IDS)
+      .map(Number);
     const redrive = done === 'redrive' || done === 'redrive-all';
     const held = redrive && Number.isSafeInteger(c) && c > 0 ? conflictText(c, cids) : '';
     const flash = done && ACTIONS.includes(done) && Number.isSafeInteger(n) ? DONE_TEXT[done](n) + held : null;
@@ -292,7 +419,13 @@ export class DashboardService {
     } catch {
       // The page itself reports the database error.
     }
-    const role = this.options.readOnly ? ((await this.options.roles?.(req)) === null ? null : 'viewer') : this.options.roles ? await this.options.roles(req) : 'admin';
+    const role = this.options.readOnly
+      ? (await this.options.roles?.(req)) === null
+        ? null
+        : 'viewer'
+      : this.options.roles
+        ? await this.options.roles(req)
+        : 'admin';
     const actorText = role === null ? null : await this.options.actor?.(req);
     const ctx: PageCtx = {
       base,
@@ -304,7 +437,13 @@ export class DashboardService {
       nonce: randomBytes(16).toString('base64'),
       liveIntervalMs: this.options.liveIntervalMs,
     };
-    return { ctx, cookie, nonce: readCookie(req.headers.cookie, CSRF_COOKIE), role: role === 'admin' || role === 'viewer' ? role : null, actor: (typeof actorText === 'string' && actorText ? actorText : 'anonymous').slice(0, 200) };
+    return {
+      ctx,
+      cookie,
+      nonce: readCookie(req.headers.cookie, CSRF_COOKIE),
+      role: role === 'admin' || role === 'viewer' ? role : null,
+      actor: (typeof actorText === 'string' && actorText ? actorText : 'anonymous').slice(0, 200),
+    };
   }
 
   private sameOrigin(req: DashboardRequest): boolean {
@@ -322,14 +461,27 @@ export class DashboardService {
   }
 
   private refused(c: Context): DashboardReply {
-    return { status: 403, headers: { ...this.securityHeaders(c.ctx.nonce), 'content-type': 'text/plain; charset=utf-8' }, body: 'Forbidden' };
+    return {
+      status: 403,
+      headers: { ...this.securityHeaders(c.ctx.nonce), 'content-type': 'text/plain; charset=utf-8' },
+      body: 'Forbidden',
+    };
   }
 
   private failure(c: Context, err: unknown): DashboardReply {
     if (err instanceof NotFound) return this.reply(404, messagePage(c.ctx, 'Not found', err.message), c);
-    if (err instanceof BadRequest || err instanceof BadFilter || err instanceof AlkstoreError || err instanceof RangeError) {
+    if (
+      err instanceof BadRequest ||
+      err instanceof BadFilter ||
+      err instanceof AlkstoreError ||
+      err instanceof RangeError
+    ) {
       const status = err instanceof AlkstoreError && err.code === 'DATABASE' ? 503 : 400;
-      return this.reply(status, messagePage(c.ctx, status === 503 ? 'Database unavailable' : 'Bad request', err.message), c);
+      return this.reply(
+        status,
+        messagePage(c.ctx, status === 503 ? 'Database unavailable' : 'Bad request', err.message),
+        c,
+      );
     }
     throw err;
   }
@@ -345,11 +497,18 @@ export class DashboardService {
   }
 
   private redirect(location: string): DashboardReply {
-    return { status: 303, headers: { ...this.securityHeaders(randomBytes(16).toString('base64')), location }, body: '' };
+    return {
+      status: 303,
+      headers: { ...this.securityHeaders(randomBytes(16).toString('base64')), location },
+      body: '',
+    };
   }
 
   private reply(status: number, body: string, c: Context): DashboardReply {
-    const headers: Record<string, string> = { ...this.securityHeaders(c.ctx.nonce), 'content-type': 'text/html; charset=utf-8' };
+    const headers: Record<string, string> = {
+      ...this.securityHeaders(c.ctx.nonce),
+      'content-type': 'text/html; charset=utf-8',
+    };
     if (c.cookie) headers['set-cookie'] = c.cookie;
     return { status, headers, body };
   }

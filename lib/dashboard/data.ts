@@ -42,7 +42,8 @@ export function outboxOf(queue: string): string | null {
 export function queueHandle(store: Store, name: string): Queue {
   const box = outboxOf(name);
   if (box !== null) return store.outbox(box).queue;
-  if (name.startsWith(WORKFLOWS_QUEUE_PREFIX)) return store.queue(workflowsQueueName(name.slice(WORKFLOWS_QUEUE_PREFIX.length)));
+  if (name.startsWith(WORKFLOWS_QUEUE_PREFIX))
+    return store.queue(workflowsQueueName(name.slice(WORKFLOWS_QUEUE_PREFIX.length)));
   return store.queue(name);
 }
 
@@ -54,7 +55,10 @@ export async function setPaused(store: Store, queue: string, paused: boolean): P
 }
 
 /** Every queue with its counts and last-hour outcomes (stats() per queue: constant-time counters). */
-export async function queueRows(store: Store, now: number): Promise<{ rows: QueueRow[]; throughput: ThroughputPoint[] }> {
+export async function queueRows(
+  store: Store,
+  now: number,
+): Promise<{ rows: QueueRow[]; throughput: ThroughputPoint[] }> {
   const admin = store.admin();
   const [names, throughput] = await Promise.all([admin.queueNames(), admin.throughput(null, now - HOUR)]);
   const rows = await Promise.all(
@@ -76,7 +80,12 @@ export async function queueRows(store: Store, now: number): Promise<{ rows: Queu
         waitP95Ms: latencyQuantile(sumLatency(mine.map((p) => p.wait)), 0.95),
         runP95Ms: latencyQuantile(sumLatency(mine.map((p) => p.run)), 0.95),
         paused: settings.paused,
-        limits: { concurrencyLimit: settings.concurrencyLimit, globalConcurrency: settings.globalConcurrency, keyRateLimit: settings.keyRateLimit, rateLimit: settings.rateLimit },
+        limits: {
+          concurrencyLimit: settings.concurrencyLimit,
+          globalConcurrency: settings.globalConcurrency,
+          keyRateLimit: settings.keyRateLimit,
+          rateLimit: settings.rateLimit,
+        },
       };
     }),
   );

@@ -6,7 +6,11 @@ interface FastifyLike {
   hasContentTypeParser(contentType: string): boolean;
   addContentTypeParser(
     contentType: string,
-    parser: (request: { readonly routeOptions?: { readonly url?: string } }, payload: AsyncIterable<Buffer | string>, done: (err: Error | null, body?: unknown) => void) => void,
+    parser: (
+      request: { readonly routeOptions?: { readonly url?: string } },
+      payload: AsyncIterable<Buffer | string>,
+      done: (err: Error | null, body?: unknown) => void,
+    ) => void,
   ): void;
 }
 
@@ -27,7 +31,10 @@ export function ensureFastifyFormParser(fastify: FastifyLike, actionRoute: strin
     }
     readForm(payload).then(
       (form) => done(null, form),
-      (err: unknown) => (err instanceof FormTooLarge ? done(null, err) : done(new BadRequestException(err instanceof Error ? err.message : String(err)))),
+      (err: unknown) =>
+        err instanceof FormTooLarge
+          ? done(null, err)
+          : done(new BadRequestException(err instanceof Error ? err.message : String(err))),
     );
   });
 }

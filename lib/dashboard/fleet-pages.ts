@@ -14,16 +14,46 @@ export function hostPidOf(workerId: string): { host: string; pid: string } | nul
 export function workersPage(ctx: PageCtx, workers: readonly WorkerInfo[]): string {
   const rows = workers.map((w) => {
     const hp = hostPidOf(w.workerId);
-    return html`<tr data-worker="${w.workerId}" data-queue="${w.queue}"><td><code>${w.workerId || '(no id)'}</code></td><td>${hp?.host ?? '–'}</td><td class="n">${hp?.pid ?? '–'}</td>
-<td><a href="${link(ctx, 'queue', { name: w.queue, state: 'processing' })}">${w.queue}</a></td><td class="n">${w.jobs}</td>
-<td>${when(w.earliestDeadline, ctx.now)} – ${when(w.latestDeadline, ctx.now)}</td>
-<td class="worker-state">${w.lapsed ? html`<span class="dead">lapsed: every lease is past its deadline (stopped or stalled; the jobs go to the next claim)</span>` : 'running'}</td></tr>`;
+    return html`<tr data-worker="${w.workerId}" data-queue="${w.queue}">
+      <td><code>${w.workerId || '(no id)'}</code></td>
+      <td>${hp?.host ?? '–'}</td>
+      <td class="n">${hp?.pid ?? '–'}</td>
+      <td><a href="${link(ctx, 'queue', { name: w.queue, state: 'processing' })}">${w.queue}</a></td>
+      <td class="n">${w.jobs}</td>
+      <td>${when(w.earliestDeadline, ctx.now)} – ${when(w.latestDeadline, ctx.now)}</td>
+      <td class="worker-state">
+        ${w.lapsed ? html`<span class="dead">lapsed: every lease is past its deadline (stopped or stalled; the jobs go to the next claim)</span>` : 'running'}
+      </td>
+    </tr>`;
   });
   const body = live(
     'live-workers',
-    html`<table id="workers"><thead><tr><th>Worker id</th><th>Host</th><th>Pid</th><th>Queue</th><th>Jobs held</th><th>Lease deadlines</th><th>State</th></tr></thead><tbody>
-${rows}${workers.length === 0 ? html`<tr><td colspan="7">No worker holds a job right now.</td></tr>` : ''}</tbody></table>
-<p class="note">From the jobs being processed: each row is a worker id holding jobs of a queue, with the deadlines of its leases (they move forward while it heartbeats). A worker that holds nothing is not listed.</p>`,
+    html`<table id="workers">
+        <thead>
+          <tr>
+            <th>Worker id</th>
+            <th>Host</th>
+            <th>Pid</th>
+            <th>Queue</th>
+            <th>Jobs held</th>
+            <th>Lease deadlines</th>
+            <th>State</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${rows}${
+            workers.length === 0
+              ? html`<tr>
+                  <td colspan="7">No worker holds a job right now.</td>
+                </tr>`
+              : ''
+          }
+        </tbody>
+      </table>
+      <p class="note">
+        From the jobs being processed: each row is a worker id holding jobs of a queue, with the deadlines of its leases
+        (they move forward while it heartbeats). A worker that holds nothing is not listed.
+      </p>`,
   );
   return layout(ctx, 'Workers', 'workers', body);
 }
@@ -35,16 +65,54 @@ function receiptFields(r: StoredReceipt): SafeHtml {
 }
 
 /** One outbox's delivery receipts: what the broker confirmed per delivered message (stream and sequence, delivery tag, entry id). */
-export function receiptsPage(ctx: PageCtx, outbox: string, page: ReceiptPage, found: StoredReceipt | null | undefined, id: string | undefined): string {
-  const lookup = html`<form class="search" method="get" action="${link(ctx, 'receipts')}" id="receipt-lookup"><input type="hidden" name="outbox" value="${outbox}">
-<label>Message id<input type="text" name="id" value="${id ?? ''}" placeholder="42"></label><button type="submit">Find</button></form>
-${found === null ? html`<p class="warn" id="receipt-missing">No receipt for message ${id}: not delivered through a publisher yet, or pruned.</p>` : ''}`;
+export function receiptsPage(
+  ctx: PageCtx,
+  outbox: string,
+  page: ReceiptPage,
+  found: StoredReceipt | null | undefined,
+  id: string | undefined,
+): string {
+  const lookup = html`<form class="search" method="get" action="${link(ctx, 'receipts')}" id="receipt-lookup">
+      <input type="hidden" name="outbox" value="${outbox}" />
+      <label>Message id<input type="text" name="id" value="${id ?? ''}" placeholder="42" /></label
+      ><button type="submit">Find</button>
+    </form>
+    ${found === null ? html`<p class="warn" id="receipt-missing">No receipt for message ${id}: not delivered through a publisher yet, or pruned.</p>` : ''}`;
   const list = found ? [found] : page.receipts;
-  const body = html`${lookup}<table id="receipts"><thead><tr><th>Message id</th><th>Delivered</th><th>Broker</th><th>Receipt</th></tr></thead><tbody>
-${list.map((r) => html`<tr data-message="${r.messageId}"><td class="n">${r.messageId}</td><td>${when(r.deliveredAt, ctx.now)}</td><td>${r.receipt.broker}</td><td>${receiptFields(r)}</td></tr>`)}
-${list.length === 0 ? html`<tr><td colspan="4">No receipts stored for this outbox.</td></tr>` : ''}</tbody></table>
-${!found && page.next ? html`<p><a rel="next" href="${link(ctx, 'receipts', { outbox, cursor: page.next })}">Older →</a></p>` : ''}
-<p class="note">Written by the dispatcher when a publisher's broker confirms a message (then the message itself is acked and gone); pruned by <code>pruneReceipts</code>.</p>`;
+  const body = html`${lookup}
+    <table id="receipts">
+      <thead>
+        <tr>
+          <th>Message id</th>
+          <th>Delivered</th>
+          <th>Broker</th>
+          <th>Receipt</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${list.map(
+          (r) =>
+            html`<tr data-message="${r.messageId}">
+              <td class="n">${r.messageId}</td>
+              <td>${when(r.deliveredAt, ctx.now)}</td>
+              <td>${r.receipt.broker}</td>
+              <td>${receiptFields(r)}</td>
+            </tr>`,
+        )}
+        ${
+          list.length === 0
+            ? html`<tr>
+                <td colspan="4">No receipts stored for this outbox.</td>
+              </tr>`
+            : ''
+        }
+      </tbody>
+    </table>
+    ${!found && page.next ? html`<p><a rel="next" href="${link(ctx, 'receipts', { outbox, cursor: page.next })}">Older →</a></p>` : ''}
+    <p class="note">
+      Written by the dispatcher when a publisher's broker confirms a message (then the message itself is acked and
+      gone); pruned by <code>pruneReceipts</code>.
+    </p>`;
   return layout(ctx, `Receipts of outbox ${outbox}`, 'outboxes', body);
 }
 
@@ -59,20 +127,63 @@ export function schedulePage(ctx: PageCtx, s: Schedule, fires: readonly JobInfo[
   const rows = fires.map((j) => {
     const boundary = boundaryOf(j);
     const late = boundary === null ? null : j.enqueuedAt - boundary;
-    return html`<tr data-job="${j.id}"><td class="n"><a href="${link(ctx, 'job', { queue: j.queue, id: String(j.id) })}">${j.id}</a></td>
-<td>${boundary === null ? '–' : html`<time datetime="${new Date(boundary).toISOString()}">${new Date(boundary).toISOString()}</time>`}</td><td>${when(j.enqueuedAt, ctx.now)}</td>
-<td class="n ${late !== null && late > 60_000 ? 'warn' : ''}">${late === null ? '–' : late >= 0 ? ago(late) : `${ago(-late)} early (trigger)`}</td><td class="${j.state === 'dead' ? 'dead' : ''}">${j.state}</td></tr>`;
+    return html`<tr data-job="${j.id}">
+      <td class="n"><a href="${link(ctx, 'job', { queue: j.queue, id: String(j.id) })}">${j.id}</a></td>
+      <td>
+        ${boundary === null ? '–' : html`<time datetime="${new Date(boundary).toISOString()}">${new Date(boundary).toISOString()}</time>`}
+      </td>
+      <td>${when(j.enqueuedAt, ctx.now)}</td>
+      <td class="n ${late !== null && late > 60_000 ? 'warn' : ''}">
+        ${late === null ? '–' : late >= 0 ? ago(late) : `${ago(-late)} early (trigger)`}
+      </td>
+      <td class="${j.state === 'dead' ? 'dead' : ''}">${j.state}</td>
+    </tr>`;
   });
-  const body = html`<dl class="kv" id="schedule"><dt>Spec</dt><dd><code>${s.spec}</code> (${s.timeZone})</dd><dt>Queue</dt><dd><a href="${link(ctx, 'queue', { name: s.queue })}">${s.queue}</a></dd>
-<dt>State</dt><dd>${s.paused ? html`<span class="warn">paused</span>` : 'active'}</dd><dt>Next fire</dt><dd>${when(s.nextFireAt, ctx.now)}</dd><dt>Payload</dt><dd><pre>${payloadText(s.payload)}</pre></dd></dl>
-<p>${action(ctx, 'trigger', 'Trigger now', { schedule: s.name })} ${s.paused ? action(ctx, 'resume-schedule', 'Resume', { schedule: s.name }) : action(ctx, 'pause-schedule', 'Pause', { schedule: s.name })}</p>
-<h2>Recent fires</h2>${live(
-    'live-fires',
-    html`<table id="fires"><thead><tr><th>Job</th><th>Boundary</th><th>Enqueued</th><th>Late by</th><th>State</th></tr></thead><tbody>
-${rows}${fires.length === 0 ? html`<tr><td colspan="5">No stored job of this schedule.</td></tr>` : ''}</tbody></table>`,
-  )}
-<p class="note">The jobs this schedule enqueued that are still in the jobs table (pending, running or dead), newest first, found by their <code>${SCHEDULE_NAME_HEADER}</code> header.
-An acked job is gone, and so is its fire; boundaries a catch-up policy skipped were never enqueued.
-${next ? html`<a rel="next" id="older-fires" href="${link(ctx, 'queue', { name: s.queue, state: 'all', header: `${SCHEDULE_NAME_HEADER} = ${s.name}`, cursor: next })}">Older fires: search further →</a>` : ''}</p>`;
+  const body = html`<dl class="kv" id="schedule">
+      <dt>Spec</dt>
+      <dd><code>${s.spec}</code> (${s.timeZone})</dd>
+      <dt>Queue</dt>
+      <dd><a href="${link(ctx, 'queue', { name: s.queue })}">${s.queue}</a></dd>
+      <dt>State</dt>
+      <dd>${s.paused ? html`<span class="warn">paused</span>` : 'active'}</dd>
+      <dt>Next fire</dt>
+      <dd>${when(s.nextFireAt, ctx.now)}</dd>
+      <dt>Payload</dt>
+      <dd><pre>${payloadText(s.payload)}</pre></dd>
+    </dl>
+    <p>
+      ${action(ctx, 'trigger', 'Trigger now', { schedule: s.name })}
+      ${s.paused ? action(ctx, 'resume-schedule', 'Resume', { schedule: s.name }) : action(ctx, 'pause-schedule', 'Pause', { schedule: s.name })}
+    </p>
+    <h2>Recent fires</h2>
+    ${live(
+      'live-fires',
+      html`<table id="fires">
+        <thead>
+          <tr>
+            <th>Job</th>
+            <th>Boundary</th>
+            <th>Enqueued</th>
+            <th>Late by</th>
+            <th>State</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${rows}${
+            fires.length === 0
+              ? html`<tr>
+                  <td colspan="5">No stored job of this schedule.</td>
+                </tr>`
+              : ''
+          }
+        </tbody>
+      </table>`,
+    )}
+    <p class="note">
+      The jobs this schedule enqueued that are still in the jobs table (pending, running or dead), newest first, found
+      by their <code>${SCHEDULE_NAME_HEADER}</code> header. An acked job is gone, and so is its fire; boundaries a
+      catch-up policy skipped were never enqueued.
+      ${next ? html`<a rel="next" id="older-fires" href="${link(ctx, 'queue', { name: s.queue, state: 'all', header: `${SCHEDULE_NAME_HEADER} = ${s.name}`, cursor: next })}">Older fires: search further →</a>` : ''}
+    </p>`;
   return layout(ctx, `Schedule ${s.name}`, 'schedules', body);
 }

@@ -51,7 +51,11 @@ export async function formBody(req: RawRequest): Promise<unknown> {
   if (req.body instanceof FormTooLarge) throw req.body;
   if (req.body !== undefined) return req.body;
   const stream = req as Partial<AsyncIterable<Buffer | string>>;
-  if (!isForm(req.headers['content-type']) || req.readableEnded !== false || typeof stream[Symbol.asyncIterator] !== 'function') return undefined;
+  if (
+    !isForm(req.headers['content-type']) ||
+    req.readableEnded !== false ||
+    typeof stream[Symbol.asyncIterator] !== 'function'
+  )
+    return undefined;
   return readForm(stream as AsyncIterable<Buffer | string>);
 }
-

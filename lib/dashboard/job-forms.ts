@@ -35,13 +35,17 @@ export function readJobForm(source: unknown): JobFormInput {
     try {
       payload = { value: JSON.parse(payloadText) as unknown };
     } catch (err) {
-      throw new BadJobForm(`payload must be JSON, such as {"orderId": 42} (${err instanceof Error ? err.message : String(err)})`);
+      throw new BadJobForm(
+        `payload must be JSON, such as {"orderId": 42} (${err instanceof Error ? err.message : String(err)})`,
+      );
     }
   }
   const priorityText = raw(source, 'priority', 12);
-  if (priorityText !== undefined && !/^-?\d{1,10}$/.test(priorityText)) throw new BadJobForm('priority must be an integer such as 0 or 10 (higher runs first)');
+  if (priorityText !== undefined && !/^-?\d{1,10}$/.test(priorityText))
+    throw new BadJobForm('priority must be an integer such as 0 or 10 (higher runs first)');
   const priority = priorityText === undefined ? undefined : Number(priorityText);
-  if (priority !== undefined && (priority < -2_147_483_648 || priority > 2_147_483_647)) throw new BadJobForm('priority must be in the int32 range');
+  if (priority !== undefined && (priority < -2_147_483_648 || priority > 2_147_483_647))
+    throw new BadJobForm('priority must be in the int32 range');
   const runAtText = raw(source, 'runAt', 40);
   let runAt: number | 'now' | undefined;
   if (runAtText === 'now') runAt = 'now';
@@ -69,29 +73,57 @@ export function runAtText(f: JobFormInput, unset: string): string {
 }
 
 function formFields(payload: string, priority: number, runAtPlaceholder: string): SafeHtml {
-  return html`<label>Payload (JSON)<textarea name="payload" id="payload-input" rows="12" cols="80" spellcheck="false" required>${payload}</textarea></label>
-<label>Priority<input type="number" name="priority" id="priority-input" value="${priority}" step="1"></label>
-<label><span>Run at (UTC): <code>now</code>, a date-time such as 2026-12-01T10:30:00, or empty</span><input type="text" name="runAt" id="run-at-input" value="" placeholder="${runAtPlaceholder}"></label>`;
+  return html`<label
+      >Payload (JSON)<textarea name="payload" id="payload-input" rows="12" cols="80" spellcheck="false" required>
+${payload}</textarea>
+    </label>
+    <label>Priority<input type="number" name="priority" id="priority-input" value="${priority}" step="1" /></label>
+    <label
+      ><span>Run at (UTC): <code>now</code>, a date-time such as 2026-12-01T10:30:00, or empty</span
+      ><input type="text" name="runAt" id="run-at-input" value="" placeholder="${runAtPlaceholder}"
+    /></label>`;
 }
 
 /** The create page: a queue name and a job; posted as the `enqueue` action (confirmed, audited). */
 export function newJobPage(ctx: PageCtx, queue: string | undefined): string {
-  if (ctx.readOnly) return layout(ctx, 'Enqueue a job', '', html`<p>This dashboard is read-only for you: creating jobs is disabled.</p>`);
-  const body = html`<form class="job-form" method="post" action="${ctx.base}/action" id="new-job"><input type="hidden" name="csrf" value="${ctx.csrf}"><input type="hidden" name="action" value="enqueue">
-<label>Queue<input type="text" name="queue" id="queue-input" value="${queue ?? ''}" required></label>
-${formFields('{}', 0, 'empty: now')}
-<button type="submit" id="enqueue">Enqueue…</button>${queue ? html` <a href="${link(ctx, 'queue', { name: queue })}">Cancel</a>` : ''}</form>
-<p class="note">The job is enqueued with the queue's options as this process knows them (defaults unless the app registered the queue here).</p>`;
+  if (ctx.readOnly)
+    return layout(
+      ctx,
+      'Enqueue a job',
+      '',
+      html`<p>This dashboard is read-only for you: creating jobs is disabled.</p>`,
+    );
+  const body = html`<form class="job-form" method="post" action="${ctx.base}/action" id="new-job">
+      <input type="hidden" name="csrf" value="${ctx.csrf}" /><input type="hidden" name="action" value="enqueue" />
+      <label>Queue<input type="text" name="queue" id="queue-input" value="${queue ?? ''}" required /></label>
+      ${formFields('{}', 0, 'empty: now')}
+      <button type="submit" id="enqueue">Enqueue…</button
+      >${queue ? html` <a href="${link(ctx, 'queue', { name: queue })}">Cancel</a>` : ''}
+    </form>
+    <p class="note">
+      The job is enqueued with the queue's options as this process knows them (defaults unless the app registered the
+      queue here).
+    </p>`;
   return layout(ctx, 'Enqueue a job', '', body);
 }
 
 /** The edit form of a pending job, on its detail page; posted as the `edit` action. */
 export function editForm(ctx: PageCtx, job: JobDetail): SafeHtml {
   if (ctx.readOnly || job.state !== 'pending') return html``;
-  return html`<details id="edit"><summary>Edit this pending job</summary>
-<form class="job-form" method="post" action="${ctx.base}/action" id="edit-job"><input type="hidden" name="csrf" value="${ctx.csrf}"><input type="hidden" name="action" value="edit">
-<input type="hidden" name="queue" value="${job.queue}"><input type="hidden" name="id" value="${String(job.id)}"><input type="hidden" name="back" value="job">
-${formFields(JSON.stringify(job.payload, null, 2) ?? 'null', job.priority, `empty: keep ${new Date(job.runAt).toISOString()}`)}
-<button type="submit" id="save-edit">Save…</button></form>
-<p class="note">Saved only while the job is still pending: once a worker claims it, the edit is refused and nothing changes.</p></details>`;
+  return html`<details id="edit">
+    <summary>Edit this pending job</summary>
+    <form class="job-form" method="post" action="${ctx.base}/action" id="edit-job">
+      <input type="hidden" name="csrf" value="${ctx.csrf}" /><input type="hidden" name="action" value="edit" />
+      <input type="hidden" name="queue" value="${job.queue}" /><input
+        type="hidden"
+        name="id"
+        value="${String(job.id)}"
+      /><input type="hidden" name="back" value="job" />
+      ${formFields(JSON.stringify(job.payload, null, 2) ?? 'null', job.priority, `empty: keep ${new Date(job.runAt).toISOString()}`)}
+      <button type="submit" id="save-edit">Save…</button>
+    </form>
+    <p class="note">
+      Saved only while the job is still pending: once a worker claims it, the edit is refused and nothing changes.
+    </p>
+  </details>`;
 }

@@ -95,10 +95,22 @@ export function link(ctx: PageCtx, path: string, params: Record<string, string |
 }
 
 /** A POST form for one action; the server answers with a confirmation page before doing it. */
-export function action(ctx: PageCtx, name: string, label: string, fields: Record<string, string | number>, danger = false): SafeHtml {
+export function action(
+  ctx: PageCtx,
+  name: string,
+  label: string,
+  fields: Record<string, string | number>,
+  danger = false,
+): SafeHtml {
   if (ctx.readOnly) return html``;
-  const hidden = Object.entries(fields).map(([k, v]) => html`<input type="hidden" name="${k}" value="${String(v)}">`);
-  return html`<form class="inline" method="post" action="${ctx.base}/action"><input type="hidden" name="csrf" value="${ctx.csrf}"><input type="hidden" name="action" value="${name}">${hidden}<button type="submit" class="${danger ? 'danger' : ''}" data-action="${name}">${label}</button></form>`;
+  const hidden = Object.entries(fields).map(([k, v]) => html`<input type="hidden" name="${k}" value="${String(v)}" />`);
+  return html`<form class="inline" method="post" action="${ctx.base}/action">
+    <input type="hidden" name="csrf" value="${ctx.csrf}" /><input
+      type="hidden"
+      name="action"
+      value="${name}"
+    />${hidden}<button type="submit" class="${danger ? 'danger' : ''}" data-action="${name}">${label}</button>
+  </form>`;
 }
 
 /** The page frame: header navigation, flash line, body. */
@@ -113,11 +125,32 @@ export function layout(ctx: PageCtx, title: string, active: string, body: SafeHt
     ['workflows', 'Workflows'],
     ['audit', 'Audit log'],
   ].map(([p, label]) => html`<a href="${link(ctx, p!)}" class="${p === active ? 'on' : ''}">${label}</a>`);
-  return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-<meta name="csrf-token" content="${ctx.readOnly ? '' : ctx.csrf}"><title>${title} · alkstore</title><style>${STYLE}</style></head>
-<body data-every="${ctx.liveIntervalMs}"><header><b>alkstore</b>${nav}${ctx.readOnly ? html`<span class="warn" id="role">read-only</span>` : ''}<span id="live-status"></span></header>
-<main><h1>${title}</h1>${ctx.flash ? html`<p class="flash" role="status">${ctx.flash}</p>` : ''}${body}</main>
-<script nonce="${ctx.nonce}">${new SafeHtml(LIVE_SCRIPT)}</script></body></html>`.value;
+  return html`<!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width" />
+        <meta name="csrf-token" content="${ctx.readOnly ? '' : ctx.csrf}" />
+        <title>${title} · alkstore</title>
+        <style>
+          ${STYLE}
+        </style>
+      </head>
+      <body data-every="${ctx.liveIntervalMs}">
+        <header>
+          <b>alkstore</b>${nav}${ctx.readOnly ? html`<span class="warn" id="role">read-only</span>` : ''}<span
+            id="live-status"
+          ></span>
+        </header>
+        <main>
+          <h1>${title}</h1>
+          ${ctx.flash ? html`<p class="flash" role="status">${ctx.flash}</p>` : ''}${body}
+        </main>
+        <script nonce="${ctx.nonce}">
+          ${new SafeHtml(LIVE_SCRIPT)};
+        </script>
+      </body>
+    </html>`.value;
 }
 
 /** A payload as pretty JSON, cut at `max` characters. */
@@ -125,4 +158,3 @@ export function payloadText(value: unknown, max = 4000): string {
   const text = JSON.stringify(value, null, 2) ?? 'null';
   return text.length > max ? `${text.slice(0, max)}\n… (${text.length} characters)` : text;
 }
-

@@ -24,7 +24,12 @@ export function mountOf(req: RoutedRequest, suffix: string, configured: string):
   const fastify = typeof req.routeOptions?.url === 'string' ? req.routeOptions.url : undefined;
   const pattern = express ?? fastify;
   if (pattern === undefined) return configured;
-  const base = suffix === '*' ? pattern.replace(CATCH_ALL_TAIL, '') : pattern.endsWith(suffix) ? pattern.slice(0, pattern.length - suffix.length) : null;
+  const base =
+    suffix === '*'
+      ? pattern.replace(CATCH_ALL_TAIL, '')
+      : pattern.endsWith(suffix)
+        ? pattern.slice(0, pattern.length - suffix.length)
+        : null;
   const clean = base?.replace(/\/+$/, '');
   // Only a plain path ending in the configured mount: anything else falls back to the configuration.
   if (clean === undefined || !clean.endsWith(configured) || !/^(\/[A-Za-z0-9._~-]+)+$/.test(clean)) return configured;

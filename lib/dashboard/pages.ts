@@ -10,106 +10,318 @@ export { layout, type PageCtx } from './layout.js';
 /** Queues: counts, oldest ready age, last-hour outcomes, pause controls. */
 export function queuesPage(ctx: PageCtx, rows: readonly QueueRow[], throughput: readonly ThroughputPoint[]): string {
   const user = rows.filter((r) => r.outbox === null);
-  const body = live('live-queues', html`${throughputChart(throughput.filter((p) => user.some((r) => r.name === p.queue)), ctx.now, 'Jobs per minute, all queues')}
-<table id="queues"><thead><tr><th>Queue</th><th>Pending</th><th>Processing</th><th>Scheduled</th><th>Dead</th><th>Oldest ready</th><th>Done (1 h)</th><th>Failed (1 h)</th><th>Wait p95 (1 h)</th><th>Run p95 (1 h)</th><th>State</th></tr></thead><tbody>
-${user.map(
-  (r) => html`<tr data-queue="${r.name}"><td><a href="${link(ctx, 'queue', { name: r.name })}">${r.name}</a></td>
-<td class="n">${r.pending}</td><td class="n">${r.processing}</td><td class="n">${r.scheduled}</td>
-<td class="n">${r.dead > 0 ? html`<a class="dead" href="${link(ctx, 'dead', { queue: r.name })}">${r.dead}</a>` : '0'}</td>
-<td class="n">${r.oldestReadyAgeMs > 0 ? ago(r.oldestReadyAgeMs) : '–'}</td><td class="n">${r.completedLastHour}</td><td class="n">${r.failedLastHour}</td>
-<td class="n wait-p95">${r.waitP95Ms === null ? '–' : msText(r.waitP95Ms)}</td><td class="n run-p95">${r.runP95Ms === null ? '–' : msText(r.runP95Ms)}</td>
-<td>${r.paused ? html`<span class="warn">paused</span> ${action(ctx, 'resume', 'Resume', { queue: r.name })}` : html`active ${action(ctx, 'pause', 'Pause', { queue: r.name })}`}</td></tr>`,
-)}
-${user.length === 0 ? html`<tr><td colspan="11">No queues yet.</td></tr>` : ''}</tbody></table>`);
+  const body = live(
+    'live-queues',
+    html`${throughputChart(
+        throughput.filter((p) => user.some((r) => r.name === p.queue)),
+        ctx.now,
+        'Jobs per minute, all queues',
+      )}
+      <table id="queues">
+        <thead>
+          <tr>
+            <th>Queue</th>
+            <th>Pending</th>
+            <th>Processing</th>
+            <th>Scheduled</th>
+            <th>Dead</th>
+            <th>Oldest ready</th>
+            <th>Done (1 h)</th>
+            <th>Failed (1 h)</th>
+            <th>Wait p95 (1 h)</th>
+            <th>Run p95 (1 h)</th>
+            <th>State</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${user.map(
+            (r) =>
+              html`<tr data-queue="${r.name}">
+                <td><a href="${link(ctx, 'queue', { name: r.name })}">${r.name}</a></td>
+                <td class="n">${r.pending}</td>
+                <td class="n">${r.processing}</td>
+                <td class="n">${r.scheduled}</td>
+                <td class="n">
+                  ${r.dead > 0 ? html`<a class="dead" href="${link(ctx, 'dead', { queue: r.name })}">${r.dead}</a>` : '0'}
+                </td>
+                <td class="n">${r.oldestReadyAgeMs > 0 ? ago(r.oldestReadyAgeMs) : '–'}</td>
+                <td class="n">${r.completedLastHour}</td>
+                <td class="n">${r.failedLastHour}</td>
+                <td class="n wait-p95">${r.waitP95Ms === null ? '–' : msText(r.waitP95Ms)}</td>
+                <td class="n run-p95">${r.runP95Ms === null ? '–' : msText(r.runP95Ms)}</td>
+                <td>
+                  ${r.paused ? html`<span class="warn">paused</span> ${action(ctx, 'resume', 'Resume', { queue: r.name })}` : html`active ${action(ctx, 'pause', 'Pause', { queue: r.name })}`}
+                </td>
+              </tr>`,
+          )}
+          ${
+            user.length === 0
+              ? html`<tr>
+                  <td colspan="11">No queues yet.</td>
+                </tr>`
+              : ''
+          }
+        </tbody>
+      </table>`,
+  );
   return layout(ctx, 'Queues', '', body);
 }
 
 function jobRow(ctx: PageCtx, job: JobInfo, withActions: boolean): SafeHtml {
   const headers = headersOf(job);
-  return html`<tr data-job="${job.id}"><td class="n"><a class="job" href="${link(ctx, 'job', { queue: job.queue, id: String(job.id) })}">${job.id}</a></td><td>${job.state}${job.state === 'pending' && job.runAt > ctx.now ? ' (scheduled)' : ''}</td>
-<td><pre class="payload">${payloadText(job.payload)}</pre></td>
-<td>${headers ? html`<pre>${Object.entries(headers).map(([k, v]) => `${k}: ${v}\n`)}</pre>` : '–'}</td>
-<td class="n">${job.attempts}/${job.maxAttempts}</td><td class="n">${job.priority}</td>
-<td>${job.lastError ? html`<pre class="error">${job.lastError}</pre>` : '–'}</td>
-<td>enqueued ${when(job.enqueuedAt, ctx.now)}<br>${job.state === 'pending' || job.state === 'processing' ? 'run' : 'ran'} ${when(job.runAt, ctx.now)}${job.claimedUntil !== null ? html`<br>lease until ${when(job.claimedUntil, ctx.now)}` : ''}${job.diedAt !== null ? html`<br>died ${when(job.diedAt, ctx.now)}` : ''}${job.finishedAt !== undefined ? html`<br>${job.state} ${when(job.finishedAt, ctx.now)}` : ''}${job.expiresAt !== null ? html`<br>expires ${when(job.expiresAt, ctx.now)}` : ''}</td>
-<td>${withActions ? jobActions(ctx, job) : ''}</td></tr>`;
+  return html`<tr data-job="${job.id}">
+    <td class="n"><a class="job" href="${link(ctx, 'job', { queue: job.queue, id: String(job.id) })}">${job.id}</a></td>
+    <td>${job.state}${job.state === 'pending' && job.runAt > ctx.now ? ' (scheduled)' : ''}</td>
+    <td><pre class="payload">${payloadText(job.payload)}</pre></td>
+    <td>${headers ? html`<pre>${Object.entries(headers).map(([k, v]) => `${k}: ${v}\n`)}</pre>` : '–'}</td>
+    <td class="n">${job.attempts}/${job.maxAttempts}</td>
+    <td class="n">${job.priority}</td>
+    <td>${job.lastError ? html`<pre class="error">${job.lastError}</pre>` : '–'}</td>
+    <td>
+      enqueued ${when(job.enqueuedAt, ctx.now)}<br />${job.state === 'pending' || job.state === 'processing' ? 'run' : 'ran'}
+      ${when(job.runAt, ctx.now)}${job.claimedUntil !== null ? html`<br />lease until ${when(job.claimedUntil, ctx.now)}` : ''}${job.diedAt !== null ? html`<br />died ${when(job.diedAt, ctx.now)}` : ''}${job.finishedAt !== undefined ? html`<br />${job.state} ${when(job.finishedAt, ctx.now)}` : ''}${job.expiresAt !== null ? html`<br />expires ${when(job.expiresAt, ctx.now)}` : ''}
+    </td>
+    <td>${withActions ? jobActions(ctx, job) : ''}</td>
+  </tr>`;
 }
 
 function jobActions(ctx: PageCtx, job: JobInfo): SafeHtml {
   if (job.state === 'dead') {
-    return html`${action(ctx, 'redrive', 'Redrive', { queue: job.queue, id: job.id })} ${action(ctx, 'purge', 'Purge', { queue: job.queue, id: job.id }, true)}`;
+    return html`${action(ctx, 'redrive', 'Redrive', { queue: job.queue, id: job.id })}
+    ${action(ctx, 'purge', 'Purge', { queue: job.queue, id: job.id }, true)}`;
   }
   if (job.state === 'completed' || job.state === 'cancelled') return html``;
   return action(ctx, 'cancel', 'Cancel', { queue: job.queue, id: job.id }, true);
 }
 
 export function jobTable(ctx: PageCtx, jobs: readonly JobInfo[]): SafeHtml {
-  return html`<table class="jobs"><thead><tr><th>Id</th><th>State</th><th>Payload</th><th>Headers</th><th>Attempts</th><th>Priority</th><th>Last error</th><th>Times</th><th></th></tr></thead>
-<tbody>${jobs.map((j) => jobRow(ctx, j, true))}${jobs.length === 0 ? html`<tr><td colspan="9">No jobs.</td></tr>` : ''}</tbody></table>`;
+  return html`<table class="jobs">
+    <thead>
+      <tr>
+        <th>Id</th>
+        <th>State</th>
+        <th>Payload</th>
+        <th>Headers</th>
+        <th>Attempts</th>
+        <th>Priority</th>
+        <th>Last error</th>
+        <th>Times</th>
+        <th></th>
+      </tr>
+    </thead>
+    <tbody>
+      ${jobs.map((j) => jobRow(ctx, j, true))}${
+        jobs.length === 0
+          ? html`<tr>
+              <td colspan="9">No jobs.</td>
+            </tr>`
+          : ''
+      }
+    </tbody>
+  </table>`;
 }
 
 /** Dead letters: queues with dead jobs, and one queue's dead jobs with redrive / purge. */
-export function deadPage(ctx: PageCtx, rows: readonly QueueRow[], queue: string | null, jobs: readonly JobInfo[], next: string | null): string {
+export function deadPage(
+  ctx: PageCtx,
+  rows: readonly QueueRow[],
+  queue: string | null,
+  jobs: readonly JobInfo[],
+  next: string | null,
+): string {
   const withDead = rows.filter((r) => r.dead > 0);
-  const list = html`<table id="dead-queues"><thead><tr><th>Queue</th><th>Dead</th><th></th></tr></thead><tbody>
-${withDead.map((r) => html`<tr><td><a href="${link(ctx, 'dead', { queue: r.name })}">${r.name}</a></td><td class="n">${r.dead}</td>
-<td>${action(ctx, 'redrive-all', 'Redrive all', { queue: r.name })} ${action(ctx, 'purge-all', 'Purge all', { queue: r.name }, true)}</td></tr>`)}
-${withDead.length === 0 ? html`<tr><td colspan="3">No dead letters.</td></tr>` : ''}</tbody></table>`;
+  const list = html`<table id="dead-queues">
+    <thead>
+      <tr>
+        <th>Queue</th>
+        <th>Dead</th>
+        <th></th>
+      </tr>
+    </thead>
+    <tbody>
+      ${withDead.map(
+        (r) =>
+          html`<tr>
+            <td><a href="${link(ctx, 'dead', { queue: r.name })}">${r.name}</a></td>
+            <td class="n">${r.dead}</td>
+            <td>
+              ${action(ctx, 'redrive-all', 'Redrive all', { queue: r.name })}
+              ${action(ctx, 'purge-all', 'Purge all', { queue: r.name }, true)}
+            </td>
+          </tr>`,
+      )}
+      ${
+        withDead.length === 0
+          ? html`<tr>
+              <td colspan="3">No dead letters.</td>
+            </tr>`
+          : ''
+      }
+    </tbody>
+  </table>`;
   const detail =
     queue === null
       ? html``
-      : html`<h2>${queue}</h2>${jobTable(ctx, jobs)}${next ? html`<p><a rel="next" href="${link(ctx, 'dead', { queue, cursor: next })}">Next page →</a></p>` : ''}`;
+      : html`<h2>${queue}</h2>
+          ${jobTable(ctx, jobs)}${next ? html`<p><a rel="next" href="${link(ctx, 'dead', { queue, cursor: next })}">Next page →</a></p>` : ''}`;
   return layout(ctx, 'Dead letters', 'dead', html`${list}${detail}`);
 }
 
 /** Schedules: spec, zone, next fire, leader, trigger now. */
-export function schedulesPage(ctx: PageCtx, leader: { owner: string; expiresAt: number } | null, schedules: readonly Schedule[]): string {
-  const body = html`<p id="leader">Leader: ${leader ? html`<code>${leader.owner}</code> (lock until ${when(leader.expiresAt, ctx.now)})` : html`<span class="warn">none: no runner holds the scheduler lock, nothing fires</span>`}</p>
-<table id="schedules"><thead><tr><th>Name</th><th>Spec</th><th>Zone</th><th>Queue</th><th>Next fire</th><th>Payload</th><th></th></tr></thead><tbody>
-${schedules.map((s) => html`<tr data-schedule="${s.name}"><td><a href="${link(ctx, 'schedule', { name: s.name })}">${s.name}</a>${s.paused ? html` <span class="warn">paused</span>` : ''}</td><td><code>${s.spec}</code></td><td>${s.timeZone}</td>
-<td><a href="${link(ctx, 'queue', { name: s.queue })}">${s.queue}</a></td><td>${when(s.nextFireAt, ctx.now)}</td><td><pre>${payloadText(s.payload)}</pre></td>
-<td>${action(ctx, 'trigger', 'Trigger now', { schedule: s.name })} ${s.paused ? action(ctx, 'resume-schedule', 'Resume', { schedule: s.name }) : action(ctx, 'pause-schedule', 'Pause', { schedule: s.name })}</td></tr>`)}
-${schedules.length === 0 ? html`<tr><td colspan="7">No schedules.</td></tr>` : ''}</tbody></table>`;
+export function schedulesPage(
+  ctx: PageCtx,
+  leader: { owner: string; expiresAt: number } | null,
+  schedules: readonly Schedule[],
+): string {
+  const body = html`<p id="leader">
+      Leader:
+      ${leader ? html`<code>${leader.owner}</code> (lock until ${when(leader.expiresAt, ctx.now)})` : html`<span class="warn">none: no runner holds the scheduler lock, nothing fires</span>`}
+    </p>
+    <table id="schedules">
+      <thead>
+        <tr>
+          <th>Name</th>
+          <th>Spec</th>
+          <th>Zone</th>
+          <th>Queue</th>
+          <th>Next fire</th>
+          <th>Payload</th>
+          <th></th>
+        </tr>
+      </thead>
+      <tbody>
+        ${schedules.map(
+          (s) =>
+            html`<tr data-schedule="${s.name}">
+              <td>
+                <a href="${link(ctx, 'schedule', { name: s.name })}">${s.name}</a
+                >${s.paused ? html` <span class="warn">paused</span>` : ''}
+              </td>
+              <td><code>${s.spec}</code></td>
+              <td>${s.timeZone}</td>
+              <td><a href="${link(ctx, 'queue', { name: s.queue })}">${s.queue}</a></td>
+              <td>${when(s.nextFireAt, ctx.now)}</td>
+              <td><pre>${payloadText(s.payload)}</pre></td>
+              <td>
+                ${action(ctx, 'trigger', 'Trigger now', { schedule: s.name })}
+                ${s.paused ? action(ctx, 'resume-schedule', 'Resume', { schedule: s.name }) : action(ctx, 'pause-schedule', 'Pause', { schedule: s.name })}
+              </td>
+            </tr>`,
+        )}
+        ${
+          schedules.length === 0
+            ? html`<tr>
+                <td colspan="7">No schedules.</td>
+              </tr>`
+            : ''
+        }
+      </tbody>
+    </table>`;
   return layout(ctx, 'Schedules', 'schedules', body);
 }
 
 /** Streams: head offset and each consumer's lag. */
 export function streamsPage(ctx: PageCtx, streams: readonly StreamInfo[], next: string | null): string {
-  const body = html`<table id="streams"><thead><tr><th>Stream</th><th>Head offset</th><th>Consumer</th><th>Saved offset</th><th>Lag</th></tr></thead><tbody>
-${streams.map((s) =>
-  s.consumers.length === 0
-    ? html`<tr><td>${s.name}</td><td class="n">${s.headOffset}</td><td colspan="3">no consumers</td></tr>`
-    : s.consumers.map(
-        (c, i) => html`<tr>${i === 0 ? html`<td rowspan="${s.consumers.length}">${s.name}</td><td class="n" rowspan="${s.consumers.length}">${s.headOffset}</td>` : ''}<td>${c.consumer}</td><td class="n">${c.offset}</td><td class="n ${c.lag > 0 ? 'warn' : ''}">${c.lag}</td></tr>`,
-      ),
-)}
-${streams.length === 0 ? html`<tr><td colspan="5">No streams.</td></tr>` : ''}</tbody></table>
-${next ? html`<p><a rel="next" href="${link(ctx, 'streams', { after: next })}">Next page →</a></p>` : ''}`;
+  const body = html`<table id="streams">
+      <thead>
+        <tr>
+          <th>Stream</th>
+          <th>Head offset</th>
+          <th>Consumer</th>
+          <th>Saved offset</th>
+          <th>Lag</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${streams.map((s) =>
+          s.consumers.length === 0
+            ? html`<tr>
+                <td>${s.name}</td>
+                <td class="n">${s.headOffset}</td>
+                <td colspan="3">no consumers</td>
+              </tr>`
+            : s.consumers.map(
+                (c, i) =>
+                  html`<tr>
+                    ${
+                      i === 0
+                        ? html`<td rowspan="${s.consumers.length}">${s.name}</td>
+                            <td class="n" rowspan="${s.consumers.length}">${s.headOffset}</td>`
+                        : ''
+                    }
+                    <td>${c.consumer}</td>
+                    <td class="n">${c.offset}</td>
+                    <td class="n ${c.lag > 0 ? 'warn' : ''}">${c.lag}</td>
+                  </tr>`,
+              ),
+        )}
+        ${
+          streams.length === 0
+            ? html`<tr>
+                <td colspan="5">No streams.</td>
+              </tr>`
+            : ''
+        }
+      </tbody>
+    </table>
+    ${next ? html`<p><a rel="next" href="${link(ctx, 'streams', { after: next })}">Next page →</a></p>` : ''}`;
   return layout(ctx, 'Streams', 'streams', body);
 }
 
 /** Outboxes: each dispatcher's backlog and its outcomes over the last hour, minute by minute. */
 export function outboxesPage(ctx: PageCtx, rows: readonly QueueRow[], throughput: readonly ThroughputPoint[]): string {
   const boxes = rows.filter((r) => r.outbox !== null);
-  const body = live('live-outboxes', html`${boxes.length === 0 ? html`<p>No outbox has messages or recent deliveries.</p>` : ''}
-${boxes.map((r) => html`<section data-outbox="${r.outbox}"><h2>${r.outbox}</h2>
-<p>${r.pending} pending, ${r.processing} in flight, ${r.dead > 0 ? html`<a class="dead" href="${link(ctx, 'dead', { queue: r.name })}">${r.dead} dead</a>` : '0 dead'}; oldest ready ${r.oldestReadyAgeMs > 0 ? ago(r.oldestReadyAgeMs) : '–'}.
-Last hour: ${r.completedLastHour} delivered, ${r.failedLastHour} retried or dead-lettered.</p>
-${throughputChart(throughput.filter((p) => p.queue === r.name), ctx.now, `Deliveries per minute, ${r.outbox}`)}
-<p><a href="${link(ctx, 'queue', { name: r.name, state: 'pending' })}">Pending messages</a> · <a href="${link(ctx, 'queue', { name: r.name, state: 'dead' })}">Dead-lettered messages</a> · <a href="${link(ctx, 'queue', { name: r.name, state: 'all' })}">Search</a> · <a href="${link(ctx, 'queue', { name: r.name, state: 'finished' })}">History</a> · <a class="receipts" href="${link(ctx, 'receipts', { outbox: r.outbox! })}">Broker receipts</a></p></section>`)}`);
+  const body = live(
+    'live-outboxes',
+    html`${boxes.length === 0 ? html`<p>No outbox has messages or recent deliveries.</p>` : ''}
+    ${boxes.map(
+      (r) =>
+        html`<section data-outbox="${r.outbox}">
+          <h2>${r.outbox}</h2>
+          <p>
+            ${r.pending} pending, ${r.processing} in flight,
+            ${r.dead > 0 ? html`<a class="dead" href="${link(ctx, 'dead', { queue: r.name })}">${r.dead} dead</a>` : '0 dead'};
+            oldest ready ${r.oldestReadyAgeMs > 0 ? ago(r.oldestReadyAgeMs) : '–'}. Last hour: ${r.completedLastHour}
+            delivered, ${r.failedLastHour} retried or dead-lettered.
+          </p>
+          ${throughputChart(
+            throughput.filter((p) => p.queue === r.name),
+            ctx.now,
+            `Deliveries per minute, ${r.outbox}`,
+          )}
+          <p>
+            <a href="${link(ctx, 'queue', { name: r.name, state: 'pending' })}">Pending messages</a> ·
+            <a href="${link(ctx, 'queue', { name: r.name, state: 'dead' })}">Dead-lettered messages</a> ·
+            <a href="${link(ctx, 'queue', { name: r.name, state: 'all' })}">Search</a> ·
+            <a href="${link(ctx, 'queue', { name: r.name, state: 'finished' })}">History</a> ·
+            <a class="receipts" href="${link(ctx, 'receipts', { outbox: r.outbox! })}">Broker receipts</a>
+          </p>
+        </section>`,
+    )}`,
+  );
   return layout(ctx, 'Outboxes', 'outboxes', body);
 }
 
 /** The confirmation step of a destructive action: the same form again, with `confirm=yes`. */
 export function confirmPage(ctx: PageCtx, question: string, fields: Record<string, string>, back: string): string {
-  const hidden = Object.entries(fields).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`);
-  const body = html`<div class="confirm"><p>${question}</p>
-<form method="post" action="${ctx.base}/action"><input type="hidden" name="csrf" value="${ctx.csrf}">${hidden}<input type="hidden" name="confirm" value="yes">
-<button type="submit" class="danger" id="confirm">Yes, do it</button> <a href="${back}">Cancel</a></form></div>`;
+  const hidden = Object.entries(fields).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}" />`);
+  const body = html`<div class="confirm">
+    <p>${question}</p>
+    <form method="post" action="${ctx.base}/action">
+      <input type="hidden" name="csrf" value="${ctx.csrf}" />${hidden}<input type="hidden" name="confirm" value="yes" />
+      <button type="submit" class="danger" id="confirm">Yes, do it</button> <a href="${back}">Cancel</a>
+    </form>
+  </div>`;
   return layout(ctx, 'Confirm', '', body);
 }
 
 /** A plain error page (bad input, missing feature, refused request). */
 export function messagePage(ctx: PageCtx, title: string, message: string): string {
-  return layout(ctx, title, '', html`<p>${message}</p><p><a href="${ctx.base}">Back to the queues</a></p>`);
+  return layout(
+    ctx,
+    title,
+    '',
+    html`<p>${message}</p>
+      <p><a href="${ctx.base}">Back to the queues</a></p>`,
+  );
 }

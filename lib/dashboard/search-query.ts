@@ -16,7 +16,18 @@ export class BadFilter extends Error {}
 
 const STATES: readonly JobSearchState[] = ['pending', 'scheduled', 'processing', 'dead', 'finished', 'all'];
 /** The URL fields of a filter, in the order links carry them. */
-export const FILTER_FIELDS = ['name', 'state', 'id', 'unique', 'ordering', 'error', 'payload', 'header', 'from', 'to'] as const;
+export const FILTER_FIELDS = [
+  'name',
+  'state',
+  'id',
+  'unique',
+  'ordering',
+  'error',
+  'payload',
+  'header',
+  'from',
+  'to',
+] as const;
 
 function text(source: unknown, name: string): string | undefined {
   if (!source || typeof source !== 'object') return undefined;
@@ -35,8 +46,11 @@ export function instant(field: string, v: string): number {
 
 /** `orderId = 42`, `customer.id = "c-1"`, `vip = true`: the value is JSON when it parses as a scalar, else the text itself. */
 export function parsePayloadFilter(v: string): { path: string; equals: JsonScalar } {
-  const m = /^\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*){0,7})\s*=\s*(.*?)\s*$/.exec(v.replace(/^payload\./, ''));
-  if (!m) throw new BadFilter('payload must look like orderId = 42 or customer.id = "c-1" (a field path, =, a JSON value)');
+  const m = /^\s*([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*){0,7})\s*=\s*(.*?)\s*$/.exec(
+    v.replace(/^payload\./, ''),
+  );
+  if (!m)
+    throw new BadFilter('payload must look like orderId = 42 or customer.id = "c-1" (a field path, =, a JSON value)');
   let equals: JsonScalar = m[2]!;
   try {
     const parsed: unknown = JSON.parse(m[2]!);

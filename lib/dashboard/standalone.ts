@@ -3,7 +3,13 @@ import type { AddressInfo } from 'node:net';
 import { timingSafeEqual } from 'node:crypto';
 import type { Store } from '../contract/types.js';
 import { resolveDashboardOptions } from './dashboard.options.js';
-import { DASHBOARD_PAGES, DashboardService, type DashboardPage, type DashboardReply, type DashboardRequest } from './dashboard.service.js';
+import {
+  DASHBOARD_PAGES,
+  DashboardService,
+  type DashboardPage,
+  type DashboardReply,
+  type DashboardRequest,
+} from './dashboard.service.js';
 import { parseForm } from './form-body.js';
 
 /** Options of {@link serveDashboard}. */
@@ -30,7 +36,6 @@ export interface StandaloneDashboard {
   /** Stops accepting requests, waits for bulk actions, closes connections. Does not close the store. */
   close(): Promise<void>;
 }
-
 
 function same(a: string, b: string): boolean {
   const x = Buffer.from(a, 'utf8');
@@ -77,7 +82,11 @@ export async function serveDashboard(store: Store, options: StandaloneDashboardO
       const url = new URL(req.url ?? '/', 'http://localhost');
       const user = signedIn(req, token);
       if (user === null) {
-        res.writeHead(401, { 'www-authenticate': 'Basic realm="alkstore", charset="UTF-8"', 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' });
+        res.writeHead(401, {
+          'www-authenticate': 'Basic realm="alkstore", charset="UTF-8"',
+          'content-type': 'text/plain; charset=utf-8',
+          'cache-control': 'no-store',
+        });
         res.end('Sign in with the dashboard token (any user name).');
         return;
       }
@@ -86,18 +95,28 @@ export async function serveDashboard(store: Store, options: StandaloneDashboardO
         res.end();
         return;
       }
-      const request = Object.assign(req, { query: parseForm(url.search.slice(1)), alkstoreUser: user }) as unknown as DashboardRequest;
-      const rest = url.pathname === mount ? '' : url.pathname.startsWith(`${mount}/`) ? url.pathname.slice(mount.length + 1) : null;
+      const request = Object.assign(req, {
+        query: parseForm(url.search.slice(1)),
+        alkstoreUser: user,
+      }) as unknown as DashboardRequest;
+      const rest =
+        url.pathname === mount
+          ? ''
+          : url.pathname.startsWith(`${mount}/`)
+            ? url.pathname.slice(mount.length + 1)
+            : null;
       if (rest === null) {
         res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' });
         res.end('Not found');
       } else if (req.method === 'POST' && rest === 'action') send(res, await dashboard.action(request));
-      else if (req.method === 'POST' && rest === 'workflow-action') send(res, await dashboard.notFound(request)); // the workflow pages (workflow-pages.ts)
+      else if (req.method === 'POST' && rest === 'workflow-action')
+        send(res, await dashboard.notFound(request)); // the workflow pages (workflow-pages.ts)
       else if (req.method !== 'GET' && req.method !== 'HEAD') {
         res.writeHead(405, { allow: 'GET, POST', 'content-type': 'text/plain; charset=utf-8' });
         res.end('Method not allowed');
       } else if (rest === '') send(res, await dashboard.page(request, ''));
-      else if ((DASHBOARD_PAGES as readonly string[]).includes(rest)) send(res, await dashboard.page(request, rest as DashboardPage));
+      else if ((DASHBOARD_PAGES as readonly string[]).includes(rest))
+        send(res, await dashboard.page(request, rest as DashboardPage));
       else send(res, await dashboard.notFound(request));
     })().catch((err: unknown) => {
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' });

@@ -48,7 +48,9 @@ function routeOf(req: DashboardRequest, base: string): string | null {
 
 async function namespaces(store: Store): Promise<string[]> {
   const names = await store.admin().queueNames();
-  const found = names.filter((n) => n.startsWith(WORKFLOWS_QUEUE_PREFIX)).map((n) => n.slice(WORKFLOWS_QUEUE_PREFIX.length));
+  const found = names
+    .filter((n) => n.startsWith(WORKFLOWS_QUEUE_PREFIX))
+    .map((n) => n.slice(WORKFLOWS_QUEUE_PREFIX.length));
   return [...new Set([DEFAULT_NAMESPACE, ...found])].sort();
 }
 
@@ -73,17 +75,25 @@ export async function workflowPages(kit: WorkflowPagesKit): Promise<DashboardRep
   if (route === null) return null;
   try {
     if (route === 'workflow-action') {
-      if (req.method !== 'POST') return kit.reply(405, messagePage(ctx, 'Method not allowed', 'Workflow actions are POST forms.'));
+      if (req.method !== 'POST')
+        return kit.reply(405, messagePage(ctx, 'Method not allowed', 'Workflow actions are POST forms.'));
       return await workflowAction(kit);
     }
     const ns = str(req.query, 'ns') ?? DEFAULT_NAMESPACE;
     if (route === 'workflows') {
       const stateText = str(req.query, 'state');
-      if (stateText !== undefined && !STATES.includes(stateText as RunState)) return kit.reply(400, messagePage(ctx, 'Bad request', `state must be one of ${STATES.join(', ')}`));
+      if (stateText !== undefined && !STATES.includes(stateText as RunState))
+        return kit.reply(400, messagePage(ctx, 'Bad request', `state must be one of ${STATES.join(', ')}`));
       const name = str(req.query, 'name');
       const [all, runs] = await Promise.all([
         namespaces(store),
-        withWorkflows(store, ns, (w) => w.list({ limit: 10_000, ...(stateText ? { state: stateText as RunState } : {}), ...(name ? { workflow: name } : {}) })),
+        withWorkflows(store, ns, (w) =>
+          w.list({
+            limit: 10_000,
+            ...(stateText ? { state: stateText as RunState } : {}),
+            ...(name ? { workflow: name } : {}),
+          }),
+        ),
       ]);
       return kit.reply(200, runsPage(ctx, ns, all, stateText as RunState | undefined, name, runs));
     }
@@ -93,12 +103,35 @@ export async function workflowPages(kit: WorkflowPagesKit): Promise<DashboardRep
       const run = await w.getStatus(id);
       return run ? { run, journal: await store.stream(`${ns}:run:${id}`).readSince(0, JOURNAL_LIMIT) } : null;
     });
-    if (!found) return kit.reply(404, messagePage(ctx, 'Not found', `Namespace ${JSON.stringify(ns)} has no workflow run ${JSON.stringify(id)} (never started, or pruned after its retention).`));
+    if (!found)
+      return kit.reply(
+        404,
+        messagePage(
+          ctx,
+          'Not found',
+          `Namespace ${JSON.stringify(ns)} has no workflow run ${JSON.stringify(id)} (never started, or pruned after its retention).`,
+        ),
+      );
     const wf = str(req.query, 'wf');
     const done = wf === 'cancel' || wf === 'retry' ? { action: wf, ok: str(req.query, 'ok') === '1' } : undefined;
-    return kit.reply(200, runPage(ctx, ns, found.run, found.journal.map((e) => ({ offset: e.offset, at: e.createdAt, entry: e.payload as Entry })), done));
+    return kit.reply(
+      200,
+      runPage(
+        ctx,
+        ns,
+        found.run,
+        found.journal.map((e) => ({ offset: e.offset, at: e.createdAt, entry: e.payload as Entry })),
+        done,
+      ),
+    );
   } catch (err) {
-    if (err instanceof Error && (err.name === 'InvalidName' || err.name === 'ReservedName' || err.name === 'InvalidOption' || err.name === 'InvalidArgument')) {
+    if (
+      err instanceof Error &&
+      (err.name === 'InvalidName' ||
+        err.name === 'ReservedName' ||
+        err.name === 'InvalidOption' ||
+        err.name === 'InvalidArgument')
+    ) {
       return kit.reply(400, messagePage(ctx, 'Bad request', err.message));
     }
     throw err;
@@ -107,7 +140,8 @@ export async function workflowPages(kit: WorkflowPagesKit): Promise<DashboardRep
 
 async function workflowAction(kit: WorkflowPagesKit): Promise<DashboardReply> {
   const { ctx, store } = kit;
-  if (ctx.readOnly) return kit.reply(403, messagePage(ctx, 'Read-only', 'This dashboard is read-only for you: actions are disabled.'));
+  if (ctx.readOnly)
+    return kit.reply(403, messagePage(ctx, 'Read-only', 'This dashboard is read-only for you: actions are disabled.'));
   let body: unknown;
   try {
     body = await formBody(kit.req);
@@ -115,45 +149,135 @@ async function workflowAction(kit: WorkflowPagesKit): Promise<DashboardReply> {
     if (err instanceof FormTooLarge) return kit.reply(413, messagePage(ctx, 'Form too large', err.message));
     throw err;
   }
-  if (!kit.csrfOk(str(body, 'csrf'))) return kit.reply(403, messagePage(ctx, 'Refused', 'The form is stale or came from another site (CSRF check failed). Reload the page and try again.'));
+  if (!kit.csrfOk(str(body, 'csrf')))
+    return kit.reply(
+      403,
+      messagePage(
+        ctx,
+        'Refused',
+        'The form is stale or came from another site (CSRF check failed). Reload the page and try again.',
+      ),
+    );
   const action = str(body, 'action');
   const ns = str(body, 'ns') ?? DEFAULT_NAMESPACE;
   const id = str(body, 'id');
-  if ((action !== 'cancel' && action !== 'retry') || !id) return kit.reply(400, messagePage(ctx, 'Bad request', 'action must be cancel or retry, with the run id'));
+  if ((action !== 'cancel' && action !== 'retry') || !id)
+    return kit.reply(400, messagePage(ctx, 'Bad request', 'action must be cancel or retry, with the run id'));
   const back = link(ctx, 'workflow', { ns, id });
   if (str(body, 'confirm') !== 'yes') {
-    const question = action === 'cancel' ? `Cancel workflow run ${id} (and its child runs)? Its running step is aborted and no further step starts.` : `Retry failed workflow run ${id} from its first failed step?`;
-    const form = html`<div class="confirm"><p>${question}</p>
-<form method="post" action="${ctx.base}/workflow-action"><input type="hidden" name="csrf" value="${ctx.csrf}"><input type="hidden" name="action" value="${action}"><input type="hidden" name="ns" value="${ns}"><input type="hidden" name="id" value="${id}"><input type="hidden" name="confirm" value="yes">
-<button type="submit" class="danger" id="confirm">Yes, do it</button> <a href="${back}">Cancel</a></form></div>`;
+    const question =
+      action === 'cancel'
+        ? `Cancel workflow run ${id} (and its child runs)? Its running step is aborted and no further step starts.`
+        : `Retry failed workflow run ${id} from its first failed step?`;
+    const form = html`<div class="confirm">
+      <p>${question}</p>
+      <form method="post" action="${ctx.base}/workflow-action">
+        <input type="hidden" name="csrf" value="${ctx.csrf}" /><input
+          type="hidden"
+          name="action"
+          value="${action}"
+        /><input type="hidden" name="ns" value="${ns}" /><input type="hidden" name="id" value="${id}" /><input
+          type="hidden"
+          name="confirm"
+          value="yes"
+        />
+        <button type="submit" class="danger" id="confirm">Yes, do it</button> <a href="${back}">Cancel</a>
+      </form>
+    </div>`;
     return kit.reply(200, layout(ctx, 'Confirm', '', form));
   }
   const done = await withWorkflows(store, ns, (w) => (action === 'cancel' ? w.cancel(id) : w.retry(id)));
   const at = await store.now();
-  await writeAudit(store, { at, actor: kit.actor, role: 'admin', action: `workflow-${action}`, queue: `${WORKFLOWS_QUEUE_PREFIX}${ns}`, schedule: null, jobs: [], count: done ? 1 : 0, filter: `run ${id}`, op: null }, kit.onAudit);
+  await writeAudit(
+    store,
+    {
+      at,
+      actor: kit.actor,
+      role: 'admin',
+      action: `workflow-${action}`,
+      queue: `${WORKFLOWS_QUEUE_PREFIX}${ns}`,
+      schedule: null,
+      jobs: [],
+      count: done ? 1 : 0,
+      filter: `run ${id}`,
+      op: null,
+    },
+    kit.onAudit,
+  );
   return kit.redirect(`${back}&wf=${action}&ok=${done ? 1 : 0}`);
 }
 
 function tabs(ctx: PageCtx, ns: string, all: readonly string[], state: RunState | undefined, name: string | undefined) {
-  const nsLinks = all.map((n) => html`<a href="${link(ctx, 'workflows', { ns: n })}" class="${n === ns ? 'on' : ''}">${n}</a>`);
-  const stateLinks = [undefined, ...STATES].map((s) => html`<a href="${link(ctx, 'workflows', { ns, state: s, name })}" class="${s === state ? 'on' : ''}" data-state="${s ?? 'all'}">${s ?? 'all'}</a>`);
-  return html`<nav class="states" id="namespaces">Namespace: ${nsLinks}</nav><nav class="states" id="states">Status: ${stateLinks}</nav>`;
+  const nsLinks = all.map(
+    (n) => html`<a href="${link(ctx, 'workflows', { ns: n })}" class="${n === ns ? 'on' : ''}">${n}</a>`,
+  );
+  const stateLinks = [undefined, ...STATES].map(
+    (s) =>
+      html`<a
+        href="${link(ctx, 'workflows', { ns, state: s, name })}"
+        class="${s === state ? 'on' : ''}"
+        data-state="${s ?? 'all'}"
+        >${s ?? 'all'}</a
+      >`,
+  );
+  return html`<nav class="states" id="namespaces">Namespace: ${nsLinks}</nav>
+    <nav class="states" id="states">Status: ${stateLinks}</nav>`;
 }
 
 /** The runs of one namespace, newest start first, with status and name filters. */
-export function runsPage(ctx: PageCtx, ns: string, all: readonly string[], state: RunState | undefined, name: string | undefined, runs: readonly RunSummary[]): string {
+export function runsPage(
+  ctx: PageCtx,
+  ns: string,
+  all: readonly string[],
+  state: RunState | undefined,
+  name: string | undefined,
+  runs: readonly RunSummary[],
+): string {
   const shown = [...runs].reverse().slice(0, LIST_LIMIT);
   const rows = shown.map(
-    (r) => html`<tr data-run="${r.id}" data-state="${r.state}"><td><a href="${link(ctx, 'workflow', { ns, id: r.id })}">${r.id}</a></td><td>${r.workflow}</td><td class="n">${r.version}</td>
-<td class="${r.state === 'failed' ? 'dead' : ''}">${r.state}</td><td>${when(r.startedAt, ctx.now)}</td><td>${when(r.finishedAt, ctx.now)}</td></tr>`,
+    (r) =>
+      html`<tr data-run="${r.id}" data-state="${r.state}">
+        <td><a href="${link(ctx, 'workflow', { ns, id: r.id })}">${r.id}</a></td>
+        <td>${r.workflow}</td>
+        <td class="n">${r.version}</td>
+        <td class="${r.state === 'failed' ? 'dead' : ''}">${r.state}</td>
+        <td>${when(r.startedAt, ctx.now)}</td>
+        <td>${when(r.finishedAt, ctx.now)}</td>
+      </tr>`,
   );
-  const filter = html`<form class="search" method="get" action="${link(ctx, 'workflows')}"><input type="hidden" name="ns" value="${ns}">${state ? html`<input type="hidden" name="state" value="${state}">` : ''}
-<label>Workflow<input type="text" name="name" value="${name ?? ''}" placeholder="order"></label><button type="submit">Filter</button></form>`;
+  const filter = html`<form class="search" method="get" action="${link(ctx, 'workflows')}">
+    <input
+      type="hidden"
+      name="ns"
+      value="${ns}"
+    />${state ? html`<input type="hidden" name="state" value="${state}" />` : ''}
+    <label>Workflow<input type="text" name="name" value="${name ?? ''}" placeholder="order" /></label
+    ><button type="submit">Filter</button>
+  </form>`;
   const body = html`${tabs(ctx, ns, all, state, name)}${filter}${live(
     'live-runs',
-    html`<table id="runs"><thead><tr><th>Run</th><th>Workflow</th><th>Version</th><th>State</th><th>Started</th><th>Finished</th></tr></thead><tbody>
-${rows}${shown.length === 0 ? html`<tr><td colspan="6">No runs${state ? ` ${state}` : ''} in this namespace.</td></tr>` : ''}</tbody></table>
-${runs.length > LIST_LIMIT ? html`<p class="note">The newest ${LIST_LIMIT} of ${runs.length} runs.</p>` : ''}`,
+    html`<table id="runs">
+        <thead>
+          <tr>
+            <th>Run</th>
+            <th>Workflow</th>
+            <th>Version</th>
+            <th>State</th>
+            <th>Started</th>
+            <th>Finished</th>
+          </tr>
+        </thead>
+        <tbody>
+          ${rows}${
+            shown.length === 0
+              ? html`<tr>
+                  <td colspan="6">No runs${state ? ` ${state}` : ''} in this namespace.</td>
+                </tr>`
+              : ''
+          }
+        </tbody>
+      </table>
+      ${runs.length > LIST_LIMIT ? html`<p class="note">The newest ${LIST_LIMIT} of ${runs.length} runs.</p>` : ''}`,
   )}`;
   return layout(ctx, `Workflow runs of ${ns}`, 'workflows', body);
 }
@@ -184,30 +308,117 @@ function describeEntry(e: Entry): string {
 }
 
 /** One run: its state, input, result or error, the step timeline, the raw journal, and cancel / retry. */
-export function runPage(ctx: PageCtx, ns: string, run: WorkflowRun, journal: readonly { offset: number; at: number; entry: Entry }[], done?: { action: string; ok: boolean }): string {
+export function runPage(
+  ctx: PageCtx,
+  ns: string,
+  run: WorkflowRun,
+  journal: readonly { offset: number; at: number; entry: Entry }[],
+  done?: { action: string; ok: boolean },
+): string {
   const steps = run.steps.map(
-    (s) => html`<li data-position="${s.position}" data-state="${s.state}"><b>#${s.position}</b> ${s.kind} <code>${s.name}</code>: <span class="${s.state === 'failed' ? 'dead' : s.state === 'retrying' ? 'warn' : ''}">${s.state}</span>
-${s.failures > 0 ? html` (${s.failures} failed attempt${s.failures === 1 ? '' : 's'})` : ''}${s.until !== null ? html`, until ${when(s.until, ctx.now)}` : ''} · ${when(s.at, ctx.now)}</li>`,
+    (s) =>
+      html`<li data-position="${s.position}" data-state="${s.state}">
+        <b>#${s.position}</b> ${s.kind} <code>${s.name}</code>:
+        <span class="${s.state === 'failed' ? 'dead' : s.state === 'retrying' ? 'warn' : ''}">${s.state}</span>
+        ${s.failures > 0 ? html` (${s.failures} failed attempt${s.failures === 1 ? '' : 's'})` : ''}${s.until !== null ? html`, until ${when(s.until, ctx.now)}` : ''}
+        · ${when(s.at, ctx.now)}
+      </li>`,
   );
   const actions = ctx.readOnly
     ? html``
-    : html`<p>${run.state === 'running' ? form(ctx, ns, run.id, 'cancel', 'Cancel run') : ''}${run.state === 'failed' ? form(ctx, ns, run.id, 'retry', 'Retry from the failed step') : ''}</p>`;
-  const flash = done ? (done.ok ? (done.action === 'cancel' ? 'Cancelled the run (and its children).' : 'Retrying the run from its first failed step.') : `Nothing to ${done.action}: the run is no longer ${done.action === 'cancel' ? 'running' : 'failed'}.`) : null;
-  const body = html`${flash ? html`<p class="flash" role="status" id="workflow-flash">${flash}</p>` : ''}<dl class="kv" id="run"><dt>Workflow</dt><dd>${run.workflow} v${run.version}</dd><dt>State</dt><dd class="${run.state === 'failed' ? 'dead' : ''}" id="run-state">${run.state}</dd>
-<dt>Started</dt><dd>${when(run.startedAt, ctx.now)}</dd><dt>Finished</dt><dd>${when(run.finishedAt, ctx.now)}</dd>
-${run.parentId ? html`<dt>Parent</dt><dd><a href="${link(ctx, 'workflow', { ns, id: run.parentId })}">${run.parentId}</a></dd>` : ''}
-${run.children.length > 0 ? html`<dt>Children</dt><dd>${run.children.map((c) => html`<a href="${link(ctx, 'workflow', { ns, id: c })}">${c}</a> `)}</dd>` : ''}
-<dt>Input</dt><dd><pre>${payloadText(run.input)}</pre></dd>
-${run.state === 'completed' ? html`<dt>Result</dt><dd><pre>${payloadText(run.result)}</pre></dd>` : ''}
-${run.error ? html`<dt>Error</dt><dd class="dead">${run.error.name}${run.error.code ? ` (${run.error.code})` : ''}: ${run.error.message}</dd>` : ''}</dl>
-${actions}
-<h2>Steps</h2>${live('live-steps', html`<ol class="timeline" id="steps">${steps}${run.steps.length === 0 ? html`<li>No step journaled yet.</li>` : ''}</ol>`)}
-<h2>Journal</h2><table id="journal"><thead><tr><th>Offset</th><th>At</th><th>Entry</th></tr></thead><tbody>
-${journal.map((j) => html`<tr data-entry="${j.entry.t}"><td class="n">${j.offset}</td><td>${when(j.at, ctx.now)}</td><td>${describeEntry(j.entry)}</td></tr>`)}</tbody></table>
-<p><a href="${link(ctx, 'workflows', { ns })}">All runs of ${ns}</a></p>`;
+    : html`<p>
+        ${run.state === 'running' ? form(ctx, ns, run.id, 'cancel', 'Cancel run') : ''}${run.state === 'failed' ? form(ctx, ns, run.id, 'retry', 'Retry from the failed step') : ''}
+      </p>`;
+  const flash = done
+    ? done.ok
+      ? done.action === 'cancel'
+        ? 'Cancelled the run (and its children).'
+        : 'Retrying the run from its first failed step.'
+      : `Nothing to ${done.action}: the run is no longer ${done.action === 'cancel' ? 'running' : 'failed'}.`
+    : null;
+  const body = html`${flash ? html`<p class="flash" role="status" id="workflow-flash">${flash}</p>` : ''}
+    <dl class="kv" id="run">
+      <dt>Workflow</dt>
+      <dd>${run.workflow} v${run.version}</dd>
+      <dt>State</dt>
+      <dd class="${run.state === 'failed' ? 'dead' : ''}" id="run-state">${run.state}</dd>
+      <dt>Started</dt>
+      <dd>${when(run.startedAt, ctx.now)}</dd>
+      <dt>Finished</dt>
+      <dd>${when(run.finishedAt, ctx.now)}</dd>
+      ${
+        run.parentId
+          ? html`<dt>Parent</dt>
+              <dd><a href="${link(ctx, 'workflow', { ns, id: run.parentId })}">${run.parentId}</a></dd>`
+          : ''
+      }
+      ${
+        run.children.length > 0
+          ? html`<dt>Children</dt>
+              <dd>${run.children.map((c) => html`<a href="${link(ctx, 'workflow', { ns, id: c })}">${c}</a> `)}</dd>`
+          : ''
+      }
+      <dt>Input</dt>
+      <dd><pre>${payloadText(run.input)}</pre></dd>
+      ${
+        run.state === 'completed'
+          ? html`<dt>Result</dt>
+              <dd><pre>${payloadText(run.result)}</pre></dd>`
+          : ''
+      }
+      ${
+        run.error
+          ? html`<dt>Error</dt>
+              <dd class="dead">
+                ${run.error.name}${run.error.code ? ` (${run.error.code})` : ''}: ${run.error.message}
+              </dd>`
+          : ''
+      }
+    </dl>
+    ${actions}
+    <h2>Steps</h2>
+    ${live(
+      'live-steps',
+      html`<ol class="timeline" id="steps">
+        ${steps}${run.steps.length === 0 ? html`<li>No step journaled yet.</li>` : ''}
+      </ol>`,
+    )}
+    <h2>Journal</h2>
+    <table id="journal">
+      <thead>
+        <tr>
+          <th>Offset</th>
+          <th>At</th>
+          <th>Entry</th>
+        </tr>
+      </thead>
+      <tbody>
+        ${journal.map(
+          (j) =>
+            html`<tr data-entry="${j.entry.t}">
+              <td class="n">${j.offset}</td>
+              <td>${when(j.at, ctx.now)}</td>
+              <td>${describeEntry(j.entry)}</td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+    <p><a href="${link(ctx, 'workflows', { ns })}">All runs of ${ns}</a></p>`;
   return layout(ctx, `Workflow run ${run.id}`, 'workflows', body);
 }
 
 function form(ctx: PageCtx, ns: string, id: string, action: 'cancel' | 'retry', label: string) {
-  return html`<form class="inline" method="post" action="${ctx.base}/workflow-action"><input type="hidden" name="csrf" value="${ctx.csrf}"><input type="hidden" name="action" value="${action}"><input type="hidden" name="ns" value="${ns}"><input type="hidden" name="id" value="${id}"><button type="submit" class="${action === 'cancel' ? 'danger' : ''}" data-action="workflow-${action}">${label}</button></form>`;
+  return html`<form class="inline" method="post" action="${ctx.base}/workflow-action">
+    <input type="hidden" name="csrf" value="${ctx.csrf}" /><input type="hidden" name="action" value="${action}" /><input
+      type="hidden"
+      name="ns"
+      value="${ns}"
+    /><input type="hidden" name="id" value="${id}" /><button
+      type="submit"
+      class="${action === 'cancel' ? 'danger' : ''}"
+      data-action="workflow-${action}"
+    >
+      ${label}
+    </button>
+  </form>`;
 }

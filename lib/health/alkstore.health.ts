@@ -2,7 +2,14 @@ import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { HealthIndicatorResult, HealthIndicatorStatus } from '@nestjs/terminus';
 import { InvalidOption } from '../contract/errors.js';
 import { SCHEDULER_LOCK } from '../contract/names.js';
-import { optionalObject, requireBoolean, requireInt, requireNonBlankString, requireTimerMs, validateStoredName } from '../contract/validate.js';
+import {
+  optionalObject,
+  requireBoolean,
+  requireInt,
+  requireNonBlankString,
+  requireTimerMs,
+  validateStoredName,
+} from '../contract/validate.js';
 import { Store } from '../nest/store.token.js';
 import { queueHandle } from '../dashboard/data.js';
 import { AlkstoreBrokersHost } from '../nest/brokers/alkstore-brokers.host.js';
@@ -65,7 +72,11 @@ export interface AlkstoreHealthData {
 
 class Timeout extends Error {}
 
-function result<Key extends string>(key: Key, status: HealthIndicatorStatus, data: AlkstoreHealthData): HealthIndicatorResult<Key, HealthIndicatorStatus, AlkstoreHealthData> {
+function result<Key extends string>(
+  key: Key,
+  status: HealthIndicatorStatus,
+  data: AlkstoreHealthData,
+): HealthIndicatorResult<Key, HealthIndicatorStatus, AlkstoreHealthData> {
   const out = {} as Record<Key, { status: HealthIndicatorStatus } & AlkstoreHealthData>;
   out[key] = { status, ...data };
   return out;
@@ -91,17 +102,21 @@ function healthInput(key: unknown, options: unknown): { timeoutMs: number; queue
   if (o.dispatchers !== undefined) {
     if (!Array.isArray(o.dispatchers)) throw new InvalidOption('dispatchers', 'must be an array of OutboxDispatcher');
     for (const [i, d] of o.dispatchers.entries()) {
-      if (!d || typeof d.outbox !== 'string' || typeof (d as Partial<DispatcherHealthSource>).health !== 'function') throw new InvalidOption(`dispatchers[${i}]`, 'must be an OutboxDispatcher (outbox, health())');
+      if (!d || typeof d.outbox !== 'string' || typeof (d as Partial<DispatcherHealthSource>).health !== 'function')
+        throw new InvalidOption(`dispatchers[${i}]`, 'must be an OutboxDispatcher (outbox, health())');
     }
   }
-  const queues = Object.entries(optionalObject<Record<string, QueueHealthThresholds>>('queues', o.queues) ?? {}).map(([name, limits]): [string, QueueHealthThresholds] => {
-    validateStoredName('queue', name);
-    const at = `queues[${JSON.stringify(name)}]`;
-    const l = optionalObject<QueueHealthThresholds>(at, limits) ?? {};
-    if (l.maxDead !== undefined) requireInt(`${at}.maxDead`, l.maxDead, 0, Number.MAX_SAFE_INTEGER);
-    if (l.maxOldestReadyAgeMs !== undefined) requireInt(`${at}.maxOldestReadyAgeMs`, l.maxOldestReadyAgeMs, 0, Number.MAX_SAFE_INTEGER);
-    return [name, l];
-  });
+  const queues = Object.entries(optionalObject<Record<string, QueueHealthThresholds>>('queues', o.queues) ?? {}).map(
+    ([name, limits]): [string, QueueHealthThresholds] => {
+      validateStoredName('queue', name);
+      const at = `queues[${JSON.stringify(name)}]`;
+      const l = optionalObject<QueueHealthThresholds>(at, limits) ?? {};
+      if (l.maxDead !== undefined) requireInt(`${at}.maxDead`, l.maxDead, 0, Number.MAX_SAFE_INTEGER);
+      if (l.maxOldestReadyAgeMs !== undefined)
+        requireInt(`${at}.maxOldestReadyAgeMs`, l.maxOldestReadyAgeMs, 0, Number.MAX_SAFE_INTEGER);
+      return [name, l];
+    },
+  );
   return { timeoutMs, queues };
 }
 
@@ -134,9 +149,20 @@ export class AlkstoreHealthIndicator {
    * `requirePublishers` (not a boolean); `dispatchers` / `dispatchers[i]` (not an array of dispatchers)
    * rejects with `InvalidOption`. A queue name that is not a valid stored name rejects with `InvalidName`.
    */
-  async isHealthy<const Key extends string>(key: Key, options: AlkstoreHealthOptions = {}): Promise<HealthIndicatorResult<Key, HealthIndicatorStatus, AlkstoreHealthData>> {
+  async isHealthy<const Key extends string>(
+    key: Key,
+    options: AlkstoreHealthOptions = {},
+  ): Promise<HealthIndicatorResult<Key, HealthIndicatorStatus, AlkstoreHealthData>> {
     const { timeoutMs, queues } = healthInput(key, options);
-    const data: AlkstoreHealthData = { engine: this.store.engine, database: 'down', listener: 'unknown', schedulerLeader: null, queues: {}, publishers: {}, problems: [] };
+    const data: AlkstoreHealthData = {
+      engine: this.store.engine,
+      database: 'down',
+      listener: 'unknown',
+      schedulerLeader: null,
+      queues: {},
+      publishers: {},
+      problems: [],
+    };
     let status: HealthIndicatorStatus = 'up';
     const down = (why: string) => {
       data.problems.push(why);
@@ -182,8 +208,16 @@ export class AlkstoreHealthIndicator {
         const s = await within(timeoutMs, queueHandle(this.store, name).stats());
         const tooOld = limits.maxOldestReadyAgeMs !== undefined && s.oldestPendingAgeMs > limits.maxOldestReadyAgeMs;
         const tooDead = limits.maxDead !== undefined && s.dead > limits.maxDead;
-        data.queues[name] = { pending: s.pending, dead: s.dead, oldestReadyAgeMs: s.oldestPendingAgeMs, ok: !tooOld && !tooDead };
-        if (tooOld) down(`queue ${JSON.stringify(name)}: oldest ready job waited ${s.oldestPendingAgeMs} ms (limit ${limits.maxOldestReadyAgeMs})`);
+        data.queues[name] = {
+          pending: s.pending,
+          dead: s.dead,
+          oldestReadyAgeMs: s.oldestPendingAgeMs,
+          ok: !tooOld && !tooDead,
+        };
+        if (tooOld)
+          down(
+            `queue ${JSON.stringify(name)}: oldest ready job waited ${s.oldestPendingAgeMs} ms (limit ${limits.maxOldestReadyAgeMs})`,
+          );
         if (tooDead) down(`queue ${JSON.stringify(name)}: ${s.dead} dead letters (limit ${limits.maxDead})`);
       } catch (err) {
         down(`queue ${JSON.stringify(name)}: ${err instanceof Error ? err.message : String(err)}`);

@@ -65,8 +65,10 @@ export class InboxRunner<T> {
   constructor(o: InboxConsumerBase<T>) {
     if (o === null || typeof o !== 'object') throw new InvalidOption('options', 'must be an object');
     if (!o.store || typeof o.store.inbox !== 'function') throw new InvalidOption('store', 'must be an alkstore Store');
-    if (typeof o.handler !== 'function') throw new InvalidOption('handler', 'must be a function (tx, message) => Promise<void>');
-    if (o.transaction !== undefined && typeof o.transaction !== 'function') throw new InvalidOption('transaction', 'must be a function (fn) => Promise');
+    if (typeof o.handler !== 'function')
+      throw new InvalidOption('handler', 'must be a function (tx, message) => Promise<void>');
+    if (o.transaction !== undefined && typeof o.transaction !== 'function')
+      throw new InvalidOption('transaction', 'must be a function (fn) => Promise');
     this.inbox = typeof o.inbox === 'string' ? o.store.inbox(o.inbox) : o.inbox;
     this.handler = o.handler;
     const store = o.store;
@@ -98,7 +100,9 @@ export class InboxRunner<T> {
         const f = await this.inbox.fail(message.messageId, err);
         return { outcome: f === 'dead' ? 'dead' : 'retry', error: text, cause: err };
       } catch (recordErr) {
-        this.logger.warn(`inbox ${JSON.stringify(this.inbox.name)}: recording a failure of message ${JSON.stringify(message.messageId)} failed: ${errorText(recordErr)}`);
+        this.logger.warn(
+          `inbox ${JSON.stringify(this.inbox.name)}: recording a failure of message ${JSON.stringify(message.messageId)} failed: ${errorText(recordErr)}`,
+        );
         return { outcome: 'retry', error: text, cause: err };
       }
     }

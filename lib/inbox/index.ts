@@ -6,5 +6,13 @@
  */
 export { JetStreamInboxConsumer, type JetStreamInboxConsumerOptions } from './jetstream-consumer.js';
 export { RabbitMqInboxConsumer, type RabbitMqInboxConsumerOptions } from './rabbitmq-consumer.js';
-export { InboxRunner, type InboxResult, type InboxMessage, type InboxHandlerFn, type InboxTransaction, type InboxOutcome, type InboxConsumerBase } from './inbox-message.js';
+export {
+  InboxRunner,
+  type InboxResult,
+  type InboxMessage,
+  type InboxHandlerFn,
+  type InboxTransaction,
+  type InboxOutcome,
+  type InboxConsumerBase,
+} from './inbox-message.js';
 export type { Inbox, InboxOpts, InboxClaim, InboxFailure, InboxEntry, InboxSettings } from '../contract/index.js';

@@ -36,9 +36,11 @@ export class JetStreamInboxConsumer<T = unknown> {
   /** @throws InvalidOption naming the field, before any I/O */
   constructor(private readonly options: JetStreamInboxConsumerOptions<T>) {
     this.runner = new InboxRunner(options);
-    if (!options.connection || typeof options.connection.request !== 'function') throw new InvalidOption('connection', 'must be a NatsConnection');
+    if (!options.connection || typeof options.connection.request !== 'function')
+      throw new InvalidOption('connection', 'must be a NatsConnection');
     for (const f of ['stream', 'consumer'] as const) {
-      if (typeof options[f] !== 'string' || options[f].length === 0) throw new InvalidOption(f, 'must be a non-empty string');
+      if (typeof options[f] !== 'string' || options[f].length === 0)
+        throw new InvalidOption(f, 'must be a non-empty string');
     }
     this.batch = intOption('batch', options.batch, 64, 10_000);
     this.workingMs = intOption('workingIntervalMs', options.workingIntervalMs, 5_000, 2_147_483_647);
@@ -47,7 +49,11 @@ export class JetStreamInboxConsumer<T = unknown> {
 
   /** Fetches and handles messages until `signal` aborts; connection errors are logged and retried. */
   async run(signal: AbortSignal): Promise<void> {
-    const { jetstream } = await loadPeer('@nats-io/jetstream', () => import('@nats-io/jetstream'), 'for the JetStream inbox consumer');
+    const { jetstream } = await loadPeer(
+      '@nats-io/jetstream',
+      () => import('@nats-io/jetstream'),
+      'for the JetStream inbox consumer',
+    );
     const js = jetstream(this.options.connection);
     while (!signal.aborted) {
       try {
@@ -61,7 +67,9 @@ export class JetStreamInboxConsumer<T = unknown> {
         }
       } catch (err) {
         if (signal.aborted) break;
-        this.runner.logger.warn(`JetStream inbox consumer ${JSON.stringify(this.options.consumer)}: ${String((err as Error).message ?? err)}; retrying`);
+        this.runner.logger.warn(
+          `JetStream inbox consumer ${JSON.stringify(this.options.consumer)}: ${String((err as Error).message ?? err)}; retrying`,
+        );
         await pauseUnlessAborted(500, signal);
       }
     }
@@ -73,9 +81,16 @@ export class JetStreamInboxConsumer<T = unknown> {
     const messageId = m.headers?.get('Nats-Msg-Id') || `${m.info.stream}:${m.seq}`;
     const working = setInterval(() => m.working(), this.workingMs);
     try {
-      const r = await this.runner.process({ messageId, payload: decodeBody(m.data) as T, envelope: readEnvelope(messageId, headers), destination: m.subject, deliveryCount: m.info.deliveryCount });
+      const r = await this.runner.process({
+        messageId,
+        payload: decodeBody(m.data) as T,
+        envelope: readEnvelope(messageId, headers),
+        destination: m.subject,
+        deliveryCount: m.info.deliveryCount,
+      });
       if (r.outcome === 'ack') await m.ackAck();
-      else if (r.outcome === 'dead') m.term(`dead in inbox ${this.runner.inbox.name}${r.error ? `: ${r.error.slice(0, 200)}` : ''}`);
+      else if (r.outcome === 'dead')
+        m.term(`dead in inbox ${this.runner.inbox.name}${r.error ? `: ${r.error.slice(0, 200)}` : ''}`);
       else m.nak(this.retryMs);
     } finally {
       clearInterval(working);

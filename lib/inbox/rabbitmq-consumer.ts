@@ -33,9 +33,11 @@ export class RabbitMqInboxConsumer<T = unknown> {
   /** @throws InvalidOption naming the field, before any I/O */
   constructor(private readonly options: RabbitMqInboxConsumerOptions<T>) {
     this.runner = new InboxRunner(options);
-    if (typeof options.queue !== 'string' || options.queue.length === 0) throw new InvalidOption('queue', 'must be a non-empty string');
+    if (typeof options.queue !== 'string' || options.queue.length === 0)
+      throw new InvalidOption('queue', 'must be a non-empty string');
     this.prefetch = options.prefetch ?? 16;
-    if (!Number.isInteger(this.prefetch) || this.prefetch < 1 || this.prefetch > 65_535) throw new InvalidOption('prefetch', 'must be an integer in [1, 65535]');
+    if (!Number.isInteger(this.prefetch) || this.prefetch < 1 || this.prefetch > 65_535)
+      throw new InvalidOption('prefetch', 'must be an integer in [1, 65535]');
   }
 
   /** Consumes until `signal` aborts, reconnecting after connection or channel loss. */
@@ -60,7 +62,9 @@ export class RabbitMqInboxConsumer<T = unknown> {
         await lost;
       } catch (err) {
         if (signal.aborted) break;
-        this.runner.logger.warn(`RabbitMQ inbox consumer of ${JSON.stringify(this.options.queue)}: ${String((err as Error).message ?? err)}; reconnecting`);
+        this.runner.logger.warn(
+          `RabbitMQ inbox consumer of ${JSON.stringify(this.options.queue)}: ${String((err as Error).message ?? err)}; reconnecting`,
+        );
       } finally {
         await conn?.close().catch(() => undefined);
       }
@@ -72,12 +76,15 @@ export class RabbitMqInboxConsumer<T = unknown> {
     const messageId = m.properties.messageId as string | undefined;
     try {
       if (messageId === undefined || messageId === '') {
-        this.runner.logger.warn(`RabbitMQ inbox consumer of ${JSON.stringify(this.options.queue)}: a message without messageId was rejected (dead-lettered)`);
+        this.runner.logger.warn(
+          `RabbitMQ inbox consumer of ${JSON.stringify(this.options.queue)}: a message without messageId was rejected (dead-lettered)`,
+        );
         ch.nack(m, false, false);
         return;
       }
       const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries((m.properties.headers ?? {}) as Record<string, unknown>)) if (typeof v === 'string') headers[k] = v;
+      for (const [k, v] of Object.entries((m.properties.headers ?? {}) as Record<string, unknown>))
+        if (typeof v === 'string') headers[k] = v;
       const r = await this.runner.process({
         messageId,
         payload: decodeBody(m.content) as T,

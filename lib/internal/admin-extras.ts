@@ -54,12 +54,25 @@ export interface ReceiptRow {
 }
 
 /** The page from `limit + 1` rows, latest first. */
-export function receiptPage(q: ResolvedReceiptPage, rows: readonly ReceiptRow[]): { receipts: StoredReceipt[]; next: string | null } {
-  const receipts = rows.slice(0, q.limit).map((r) =>
-    Object.freeze({ outbox: q.outbox, messageId: r.messageId, receipt: JSON.parse(r.receiptText) as DeliveryReceipt, deliveredAt: r.deliveredAt }),
-  );
+export function receiptPage(
+  q: ResolvedReceiptPage,
+  rows: readonly ReceiptRow[],
+): { receipts: StoredReceipt[]; next: string | null } {
+  const receipts = rows
+    .slice(0, q.limit)
+    .map((r) =>
+      Object.freeze({
+        outbox: q.outbox,
+        messageId: r.messageId,
+        receipt: JSON.parse(r.receiptText) as DeliveryReceipt,
+        deliveredAt: r.deliveredAt,
+      }),
+    );
   const last = receipts[receipts.length - 1];
-  const next = rows.length > q.limit && last ? Buffer.from(JSON.stringify([last.deliveredAt, last.messageId]), 'utf8').toString('base64url') : null;
+  const next =
+    rows.length > q.limit && last
+      ? Buffer.from(JSON.stringify([last.deliveredAt, last.messageId]), 'utf8').toString('base64url')
+      : null;
   return { receipts, next };
 }
 
@@ -73,5 +86,12 @@ export interface WorkerRow {
 }
 
 export function toWorkers(rows: readonly WorkerRow[], now: number): WorkerInfo[] {
-  return rows.map((r) => ({ workerId: r.workerId, queue: r.queue, jobs: r.jobs, earliestDeadline: r.low, latestDeadline: r.high, lapsed: r.high <= now }));
+  return rows.map((r) => ({
+    workerId: r.workerId,
+    queue: r.queue,
+    jobs: r.jobs,
+    earliestDeadline: r.low,
+    latestDeadline: r.high,
+    lapsed: r.high <= now,
+  }));
 }

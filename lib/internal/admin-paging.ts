@@ -23,13 +23,24 @@ function keyLength(state: JobListState): number {
 export function resolveJobListQuery(opts: ListJobsOpts | undefined): JobListQuery {
   const o = optionalObject<ListJobsOpts>('listJobs options', opts);
   const state = o?.state ?? 'all';
-  if (!STATES.includes(state)) throw new InvalidArgument('state', `must be one of ${STATES.join(', ')}, got ${typeof state === 'string' ? JSON.stringify(state.slice(0, 40)) : typeof state}`);
+  if (!STATES.includes(state))
+    throw new InvalidArgument(
+      'state',
+      `must be one of ${STATES.join(', ')}, got ${typeof state === 'string' ? JSON.stringify(state.slice(0, 40)) : typeof state}`,
+    );
   const limit = o?.limit === undefined ? 50 : requireInt('limit', o.limit, 1, 1000);
   let after: Keyset | null = null;
   if (o?.cursor !== undefined) {
     const bad = new InvalidArgument('cursor', `must be a ${state} cursor returned by listJobs`);
     const p = readCursor(o.cursor, 200, bad) as { s?: unknown; k?: unknown };
-    if (p === null || typeof p !== 'object' || p.s !== state || !Array.isArray(p.k) || p.k.length !== keyLength(state) || !p.k.every((n) => Number.isSafeInteger(n))) {
+    if (
+      p === null ||
+      typeof p !== 'object' ||
+      p.s !== state ||
+      !Array.isArray(p.k) ||
+      p.k.length !== keyLength(state) ||
+      !p.k.every((n) => Number.isSafeInteger(n))
+    ) {
       throw bad;
     }
     after = p.k as number[];
@@ -56,7 +67,8 @@ export function encodeCursor(state: JobListState, key: Keyset): string {
 export function resolveNamePage(opts: NamePageOpts | undefined): { after: string | null; limit: number } {
   const o = optionalObject<NamePageOpts>('page options', opts);
   const limit = o?.limit === undefined ? 200 : requireInt('limit', o.limit, 1, 1000);
-  if (o?.after !== undefined && typeof o.after !== 'string') throw new InvalidArgument('after', `must be a string, got ${typeof o.after}`);
+  if (o?.after !== undefined && typeof o.after !== 'string')
+    throw new InvalidArgument('after', `must be a string, got ${typeof o.after}`);
   return { after: o?.after ?? null, limit };
 }
 
@@ -130,7 +142,8 @@ export function validateQueue(queue: unknown): string {
     validateName('outbox', queue.slice('__alkstore_outbox:'.length));
     return queue;
   }
-  if (typeof queue === 'string' && queue.startsWith('__alkstore_workflows:')) return validateName('stream', queue.slice('__alkstore_workflows:'.length)) && queue;
+  if (typeof queue === 'string' && queue.startsWith('__alkstore_workflows:'))
+    return validateName('stream', queue.slice('__alkstore_workflows:'.length)) && queue;
   return validateName('queue', queue);
 }
 

@@ -6,7 +6,12 @@ import { errorText } from './outbox-handle.js';
  * job, why. No stack: a `PermanentError` is a decision, not a crash, and the
  * reason is also kept as the row's `lastError`.
  */
-export function deadLetterLine(where: string, job: Pick<Job, 'attempts'>, reason: 'permanent' | 'exhausted', error: unknown): string {
+export function deadLetterLine(
+  where: string,
+  job: Pick<Job, 'attempts'>,
+  reason: 'permanent' | 'exhausted',
+  error: unknown,
+): string {
   const head = reason === 'permanent' ? 'permanent' : `exhausted after ${job.attempts} attempts`;
   const text = errorText(error);
   // The outbox dispatcher already words its dead-letter error this way.

@@ -42,7 +42,9 @@ export interface HandoffPoint {
 /** The hand-off point of a queue handle, or null (another implementation, a wrapper hiding it, or `localHandoff: false`). */
 export function handoffPoint(queue: Queue): HandoffPoint | null {
   const p = (queue as { [HANDOFF]?: unknown })[HANDOFF];
-  return p !== null && typeof p === 'object' && typeof (p as HandoffPoint).register === 'function' ? (p as HandoffPoint) : null;
+  return p !== null && typeof p === 'object' && typeof (p as HandoffPoint).register === 'function'
+    ? (p as HandoffPoint)
+    : null;
 }
 
 /** The idle takers of one store, by queue name. */

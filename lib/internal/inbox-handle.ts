@@ -1,5 +1,13 @@
 import { InvalidOption } from '../contract/errors.js';
-import { describeFloor, resolveInboxOpts, type InboxClaim, type InboxEntry, type InboxFailure, type InboxOpts, type InboxSettings } from '../contract/inbox.js';
+import {
+  describeFloor,
+  resolveInboxOpts,
+  type InboxClaim,
+  type InboxEntry,
+  type InboxFailure,
+  type InboxOpts,
+  type InboxSettings,
+} from '../contract/inbox.js';
 import type { Inbox, TxOps } from '../contract/types.js';
 import { requireDurationMs, validateKey, validateName } from '../contract/validate.js';
 import { errorText } from './outbox-handle.js';
@@ -30,7 +38,12 @@ export class InboxHandle implements Inbox {
 
   claim(tx: TxOps, messageId: string): Promise<InboxClaim> {
     if (tx === null || typeof tx !== 'object' || typeof (tx as Partial<TxOps>).inboxClaim !== 'function') {
-      return Promise.reject(new InvalidOption('tx', 'must be a transaction: a beginTx() / withTx(fn) handle or the tx of store.joinTransaction(open, fn)'));
+      return Promise.reject(
+        new InvalidOption(
+          'tx',
+          'must be a transaction: a beginTx() / withTx(fn) handle or the tx of store.joinTransaction(open, fn)',
+        ),
+      );
     }
     return tx.inboxClaim(this.name, messageId);
   }
@@ -48,7 +61,10 @@ export class InboxHandle implements Inbox {
     const floor = this.settings.retentionFloorMs;
     const ms = olderThanMs === undefined ? floor : requireDurationMs('olderThanMs', olderThanMs, { allowZero: true });
     if (ms < floor) {
-      throw new InvalidOption('olderThanMs', `is ${ms} ms, below the retention floor of inbox ${JSON.stringify(this.name)}: ${floor} ms (${describeFloor(this.settings)}); prune with at least ${floor}, or lower those options`);
+      throw new InvalidOption(
+        'olderThanMs',
+        `is ${ms} ms, below the retention floor of inbox ${JSON.stringify(this.name)}: ${floor} ms (${describeFloor(this.settings)}); prune with at least ${floor}, or lower those options`,
+      );
     }
     return this.driver.inboxPrune(this.name, ms);
   }

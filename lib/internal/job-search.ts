@@ -1,5 +1,11 @@
 import { InvalidArgument } from '../contract/errors.js';
-import { SEARCH_SCAN_ROWS, type JobSearch, type JobSearchPage, type JobSearchState, type JsonScalar } from '../contract/admin.js';
+import {
+  SEARCH_SCAN_ROWS,
+  type JobSearch,
+  type JobSearchPage,
+  type JobSearchState,
+  type JsonScalar,
+} from '../contract/admin.js';
 import type { JobInfo } from '../contract/types.js';
 import { optionalKey, optionalObject, requireInstantMs, requireInt, requireJobId } from '../contract/validate.js';
 
@@ -48,7 +54,8 @@ function decodeCursor(cursor: unknown): number {
     throw bad;
   }
   const p = parsed as { b?: unknown } | null;
-  if (p === null || typeof p !== 'object' || typeof p.b !== 'number' || !Number.isSafeInteger(p.b) || p.b < 1) throw bad;
+  if (p === null || typeof p !== 'object' || typeof p.b !== 'number' || !Number.isSafeInteger(p.b) || p.b < 1)
+    throw bad;
   return p.b;
 }
 
@@ -61,14 +68,21 @@ function scalarOf(v: unknown): { type: ScalarType; text: string | null; num: num
   if (typeof v === 'boolean') return { type: 'boolean', text: String(v), num: null };
   if (typeof v === 'number' && Number.isFinite(v)) return { type: 'number', text: String(v), num: v };
   if (typeof v === 'string' && v.length <= 1024) return { type: 'string', text: v, num: null };
-  throw new InvalidArgument('payload.equals', 'must be a string (at most 1024 characters), a finite number, a boolean or null');
+  throw new InvalidArgument(
+    'payload.equals',
+    'must be a string (at most 1024 characters), a finite number, a boolean or null',
+  );
 }
 
 /** Validates a `searchJobs` query before any I/O. */
 export function resolveSearch(query: JobSearch | undefined): ResolvedSearch {
   const o = optionalObject<JobSearch>('searchJobs query', query);
   const state = o?.state ?? 'all';
-  if (!STATES.includes(state)) throw new InvalidArgument('state', `must be one of ${STATES.join(', ')}, got ${typeof state === 'string' ? JSON.stringify(state.slice(0, 40)) : typeof state}`);
+  if (!STATES.includes(state))
+    throw new InvalidArgument(
+      'state',
+      `must be one of ${STATES.join(', ')}, got ${typeof state === 'string' ? JSON.stringify(state.slice(0, 40)) : typeof state}`,
+    );
   const limit = o?.limit === undefined ? 50 : requireInt('limit', o.limit, 1, 1000);
   const id = o?.id === undefined ? null : requireJobId('id', o.id);
   let before = o?.cursor === undefined ? Number.MAX_SAFE_INTEGER : decodeCursor(o.cursor);
@@ -80,7 +94,8 @@ export function resolveSearch(query: JobSearch | undefined): ResolvedSearch {
   }
   let error: string | null = null;
   if (o?.error !== undefined) {
-    if (typeof o.error !== 'string' || o.error.length < 1 || o.error.length > 200) throw new InvalidArgument('error', 'must be a string of 1..200 characters');
+    if (typeof o.error !== 'string' || o.error.length < 1 || o.error.length > 200)
+      throw new InvalidArgument('error', 'must be a string of 1..200 characters');
     error = o.error.toLowerCase();
   }
   let payloadPath: string[] | null = null;
@@ -89,17 +104,23 @@ export function resolveSearch(query: JobSearch | undefined): ResolvedSearch {
     const p = optionalObject<{ path: string; equals: JsonScalar }>('payload', o.payload);
     const segments = typeof p?.path === 'string' ? p.path.split('.') : [];
     if (segments.length < 1 || segments.length > 8 || !segments.every((s) => SEGMENT.test(s))) {
-      throw new InvalidArgument('payload.path', 'must be 1..8 dot-separated identifiers such as "orderId" or "customer.id"');
+      throw new InvalidArgument(
+        'payload.path',
+        'must be 1..8 dot-separated identifiers such as "orderId" or "customer.id"',
+      );
     }
-    if (!p || !('equals' in p)) throw new InvalidArgument('payload.equals', 'is required: the JSON scalar the field must equal');
+    if (!p || !('equals' in p))
+      throw new InvalidArgument('payload.equals', 'is required: the JSON scalar the field must equal');
     payloadPath = segments;
     scalar = scalarOf(p.equals);
   }
   let header: { name: string; equals: string } | null = null;
   if (o?.header !== undefined) {
     const h = optionalObject<{ name: string; equals: string }>('header', o.header);
-    if (typeof h?.name !== 'string' || !HEADER_NAME.test(h.name)) throw new InvalidArgument('header.name', 'must be 1..128 characters of A-Za-z0-9_.- such as "alkstore-schedule"');
-    if (typeof h.equals !== 'string' || h.equals.length > 1024) throw new InvalidArgument('header.equals', 'must be a string of at most 1024 characters');
+    if (typeof h?.name !== 'string' || !HEADER_NAME.test(h.name))
+      throw new InvalidArgument('header.name', 'must be 1..128 characters of A-Za-z0-9_.- such as "alkstore-schedule"');
+    if (typeof h.equals !== 'string' || h.equals.length > 1024)
+      throw new InvalidArgument('header.equals', 'must be a string of at most 1024 characters');
     header = { name: h.name, equals: h.equals };
   }
   const from = o?.enqueuedFrom === undefined ? null : requireInstantMs('enqueuedFrom', o.enqueuedFrom);
@@ -129,7 +150,12 @@ export function resolveSearch(query: JobSearch | undefined): ResolvedSearch {
  * The page from one bounded scan: `hits` (up to limit + 1, id descending),
  * how many rows the scan read and the lowest id it reached.
  */
-export function searchPage(q: ResolvedSearch, hits: JobInfo[], scanned: number, lowestId: number | null): JobSearchPage {
+export function searchPage(
+  q: ResolvedSearch,
+  hits: JobInfo[],
+  scanned: number,
+  lowestId: number | null,
+): JobSearchPage {
   const jobs = hits.slice(0, q.limit);
   let next: string | null = null;
   if (hits.length > q.limit) next = encodeCursor(jobs[jobs.length - 1]!.id);

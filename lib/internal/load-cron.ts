@@ -1,4 +1,10 @@
-import { compileScheduleSpec, needsCronCompiler, type CronCompiler, type CronStepper, type ScheduleSpec } from '../contract/schedule-spec.js';
+import {
+  compileScheduleSpec,
+  needsCronCompiler,
+  type CronCompiler,
+  type CronStepper,
+  type ScheduleSpec,
+} from '../contract/schedule-spec.js';
 import { loadPeer, MissingPeer } from './load-peer.js';
 
 // The process's croner, loaded once; the pure spec logic in lib/contract is handed the compiler from here.

@@ -7,7 +7,9 @@ export class MissingPeer extends AlkstoreError {
     cause: unknown,
     purpose = 'for this engine',
   ) {
-    super('MISSING_PEER', `alkstore needs the package "${pkg}" ${purpose}; install it with: npm install ${pkg}`, { cause });
+    super('MISSING_PEER', `alkstore needs the package "${pkg}" ${purpose}; install it with: npm install ${pkg}`, {
+      cause,
+    });
   }
 }
 

@@ -34,5 +34,7 @@ export const FOLLOWING_CLAIM: unique symbol = Symbol('alkstore.followingClaim');
 
 /** Whether claim options carry {@link FOLLOWING_CLAIM}. */
 export function isFollowingClaim(opts: unknown): boolean {
-  return typeof opts === 'object' && opts !== null && (opts as { [FOLLOWING_CLAIM]?: unknown })[FOLLOWING_CLAIM] === true;
+  return (
+    typeof opts === 'object' && opts !== null && (opts as { [FOLLOWING_CLAIM]?: unknown })[FOLLOWING_CLAIM] === true
+  );
 }

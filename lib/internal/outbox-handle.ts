@@ -28,11 +28,18 @@ function receiptText(i: number, r: unknown, at = 'receipts'): string {
   }
   for (const [k, v] of Object.entries(r)) {
     if (typeof v !== 'string' && typeof v !== 'boolean' && !(typeof v === 'number' && Number.isFinite(v))) {
-      throw new InvalidArgument(`${at}[${i}].receipt.${k.slice(0, 64)}`, 'must be a string, a finite number or a boolean');
+      throw new InvalidArgument(
+        `${at}[${i}].receipt.${k.slice(0, 64)}`,
+        'must be a string, a finite number or a boolean',
+      );
     }
   }
   const text = JSON.stringify(r);
-  if (text.length > MAX_RECEIPT_CHARS) throw new InvalidArgument(`${at}[${i}].receipt`, `must encode to at most ${MAX_RECEIPT_CHARS} characters, got ${text.length}`);
+  if (text.length > MAX_RECEIPT_CHARS)
+    throw new InvalidArgument(
+      `${at}[${i}].receipt`,
+      `must encode to at most ${MAX_RECEIPT_CHARS} characters, got ${text.length}`,
+    );
   return text;
 }
 
@@ -57,15 +64,26 @@ export class OutboxHandle implements Outbox {
     this.acker = q;
   }
 
-  async ackDelivered(deliveries: readonly { readonly job: Pick<Job, 'id' | 'claimToken'>; readonly receipt: DeliveryReceipt }[]): Promise<number> {
-    const list = requireArray<{ readonly job: Pick<Job, 'id' | 'claimToken'>; readonly receipt: DeliveryReceipt } | null>('deliveries', deliveries);
+  async ackDelivered(
+    deliveries: readonly { readonly job: Pick<Job, 'id' | 'claimToken'>; readonly receipt: DeliveryReceipt }[],
+  ): Promise<number> {
+    const list = requireArray<{
+      readonly job: Pick<Job, 'id' | 'claimToken'>;
+      readonly receipt: DeliveryReceipt;
+    } | null>('deliveries', deliveries);
     const jobs: Pick<Job, 'id' | 'claimToken'>[] = [];
     const rows = list.map((e, i) => {
-      if (e === null || typeof e !== 'object') throw new InvalidArgument(`deliveries[${i}]`, 'must be an object { job, receipt }');
+      if (e === null || typeof e !== 'object')
+        throw new InvalidArgument(`deliveries[${i}]`, 'must be an object { job, receipt }');
       const job = e.job;
-      if (job === null || typeof job !== 'object') throw new InvalidArgument(`deliveries[${i}].job`, 'must be a claimed job ({ id, claimToken })');
+      if (job === null || typeof job !== 'object')
+        throw new InvalidArgument(`deliveries[${i}].job`, 'must be a claimed job ({ id, claimToken })');
       const messageId = requireJobId(`deliveries[${i}].job.id`, job.id);
-      if (typeof job.claimToken !== 'string') throw new InvalidArgument(`deliveries[${i}].job.claimToken`, 'must be a string (the claimed job of this delivery)');
+      if (typeof job.claimToken !== 'string')
+        throw new InvalidArgument(
+          `deliveries[${i}].job.claimToken`,
+          'must be a string (the claimed job of this delivery)',
+        );
       jobs.push(job);
       return { messageId, receiptText: receiptText(i, e.receipt, 'deliveries') };
     });
@@ -73,11 +91,20 @@ export class OutboxHandle implements Outbox {
     return this.acker.ackDelivered(jobs, this.name, rows);
   }
 
-  async recordReceipts(receipts: readonly { readonly messageId: number; readonly receipt: DeliveryReceipt }[]): Promise<void> {
-    const list = requireArray<{ readonly messageId: number; readonly receipt: DeliveryReceipt } | null>('receipts', receipts);
+  async recordReceipts(
+    receipts: readonly { readonly messageId: number; readonly receipt: DeliveryReceipt }[],
+  ): Promise<void> {
+    const list = requireArray<{ readonly messageId: number; readonly receipt: DeliveryReceipt } | null>(
+      'receipts',
+      receipts,
+    );
     const rows = list.map((e, i) => {
-      if (e === null || typeof e !== 'object') throw new InvalidArgument(`receipts[${i}]`, 'must be an object { messageId, receipt }');
-      return { messageId: requireJobId(`receipts[${i}].messageId`, e.messageId), receiptText: receiptText(i, e.receipt) };
+      if (e === null || typeof e !== 'object')
+        throw new InvalidArgument(`receipts[${i}]`, 'must be an object { messageId, receipt }');
+      return {
+        messageId: requireJobId(`receipts[${i}].messageId`, e.messageId),
+        receiptText: receiptText(i, e.receipt),
+      };
     });
     if (rows.length > 0) await this.receipts.putReceipts(this.name, rows);
   }

@@ -34,19 +34,35 @@ interface PromClientLike {
 }
 
 /** Finds or registers one metric by name (calling an adapter twice on one registry reuses its metrics). */
-export type MetricGetter = <T>(kind: 'Counter' | 'Gauge' | 'Histogram', name: string, help: string, labelNames: string[], extra?: { buckets?: number[] }) => T;
+export type MetricGetter = <T>(
+  kind: 'Counter' | 'Gauge' | 'Histogram',
+  name: string,
+  help: string,
+  labelNames: string[],
+  extra?: { buckets?: number[] },
+) => T;
 
 /**
  * Loads prom-client (or takes the module the caller passed as `client`) and
  * returns a getter on `registry` (default: the client's global register).
  * `caller` names the adapter in errors.
  */
-export async function promMetricGetter(caller: string, client: unknown, registry: PromRegistryLike | undefined): Promise<MetricGetter> {
+export async function promMetricGetter(
+  caller: string,
+  client: unknown,
+  registry: PromRegistryLike | undefined,
+): Promise<MetricGetter> {
   const loaded = client ?? (await loadPeer('prom-client', () => import('prom-client')));
   const c = clientOf(caller, loaded);
   const reg = registry ?? c.register;
   if (!reg) throw new InvalidOption('registry', `of ${caller} is missing and the client has no default register`);
-  return <T>(kind: 'Counter' | 'Gauge' | 'Histogram', name: string, help: string, labelNames: string[], extra: { buckets?: number[] } = {}): T => {
+  return <T>(
+    kind: 'Counter' | 'Gauge' | 'Histogram',
+    name: string,
+    help: string,
+    labelNames: string[],
+    extra: { buckets?: number[] } = {},
+  ): T => {
     const existing = reg.getSingleMetric(name);
     if (existing) return existing as T;
     return new c[kind]({ name, help, labelNames, registers: [reg], ...extra }) as T;
@@ -58,7 +74,11 @@ function clientOf(caller: string, mod: unknown): PromClientLike {
   const candidates = [mod, (mod as { default?: unknown } | null)?.default];
   for (const c of candidates) {
     const m = c as Partial<PromClientLike> | null | undefined;
-    if (m && typeof m.Counter === 'function' && typeof m.Gauge === 'function' && typeof m.Histogram === 'function') return m as PromClientLike;
+    if (m && typeof m.Counter === 'function' && typeof m.Gauge === 'function' && typeof m.Histogram === 'function')
+      return m as PromClientLike;
   }
-  throw new InvalidOption('client', `of ${caller} has no Counter, Gauge and Histogram classes (pass the prom-client module)`);
+  throw new InvalidOption(
+    'client',
+    `of ${caller} has no Counter, Gauge and Histogram classes (pass the prom-client module)`,
+  );
 }

@@ -1,6 +1,13 @@
 import { outboxQueueName, RESERVED_PREFIX, RETENTION_LOCK } from '../contract/names.js';
 import type { Lock, Queue, RunRetentionOpts } from '../contract/types.js';
-import { optionalKey, optionalObject, requireBoolean, requireFunction, requireSignal, requireTimerMs } from '../contract/validate.js';
+import {
+  optionalKey,
+  optionalObject,
+  requireBoolean,
+  requireFunction,
+  requireSignal,
+  requireTimerMs,
+} from '../contract/validate.js';
 import { sleep } from './sleep.js';
 
 /** Default time between retention sweeps. */
@@ -23,12 +30,18 @@ const OUTBOX_PREFIX = outboxQueueName('x').slice(0, -1);
  * The lock outlives a few intervals, so a crashed leader is replaced within
  * about three rounds; a graceful stop releases it.
  */
-export async function runRetention(engine: RetentionEngine, signal: AbortSignal, opts?: RunRetentionOpts): Promise<void> {
+export async function runRetention(
+  engine: RetentionEngine,
+  signal: AbortSignal,
+  opts?: RunRetentionOpts,
+): Promise<void> {
   requireSignal('signal', signal);
   const o = optionalObject<RunRetentionOpts>('runRetention opts', opts) ?? {};
   const owner = optionalKey('owner', o.owner) ?? `retention-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
-  const intervalMs = o.intervalMs === undefined ? DEFAULT_RETENTION_INTERVAL_MS : requireTimerMs('intervalMs', o.intervalMs);
-  for (const fn of ['queues', 'outboxes', 'onSweep', 'onError'] as const) if (o[fn] !== undefined) requireFunction(fn, o[fn]);
+  const intervalMs =
+    o.intervalMs === undefined ? DEFAULT_RETENTION_INTERVAL_MS : requireTimerMs('intervalMs', o.intervalMs);
+  for (const fn of ['queues', 'outboxes', 'onSweep', 'onError'] as const)
+    if (o[fn] !== undefined) requireFunction(fn, o[fn]);
   const everyQueue = o.everyQueue === undefined ? false : requireBoolean('everyQueue', o.everyQueue);
   const ttlMs = Math.max(3 * intervalMs, 10_000);
   const report = (err: unknown): void => {
@@ -59,7 +72,10 @@ export async function runRetention(engine: RetentionEngine, signal: AbortSignal,
         }
         const targets: [string, () => Queue][] = [
           ...[...queues].map((n): [string, () => Queue] => [`queue ${JSON.stringify(n)}`, () => engine.queue(n)]),
-          ...[...outboxes].map((n): [string, () => Queue] => [`outbox ${JSON.stringify(n)}`, () => engine.outboxQueue(n)]),
+          ...[...outboxes].map((n): [string, () => Queue] => [
+            `outbox ${JSON.stringify(n)}`,
+            () => engine.outboxQueue(n),
+          ]),
         ];
         for (const [label, queue] of targets) {
           if (signal.aborted) break;

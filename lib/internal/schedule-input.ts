@@ -19,7 +19,14 @@ export interface ScheduleInput {
 }
 
 /** Validates every argument of `schedule(...)` before any I/O (loads croner for a cron spec). */
-export async function scheduleInput(name: unknown, spec: unknown, queue: unknown, payload: unknown, opts: unknown, maxPayloadBytes?: number): Promise<ScheduleInput> {
+export async function scheduleInput(
+  name: unknown,
+  spec: unknown,
+  queue: unknown,
+  payload: unknown,
+  opts: unknown,
+  maxPayloadBytes?: number,
+): Promise<ScheduleInput> {
   const validName = validateName('schedule', name);
   const o = optionalObject<ScheduleOpts>('schedule opts', opts) ?? {};
   const parsed = await parseScheduleSpec(spec, o.timeZone ?? 'UTC');

@@ -27,8 +27,14 @@ export interface SchedulerEngine {
 }
 
 /** The runner's lock timings, validated before any I/O (`InvalidArgument` naming the option and its bounds). */
-export function runnerTimings(opts: Pick<RunSchedulesOpts, 'lockTtlMs' | 'renewIntervalMs'>): { lockTtlMs: number; renewIntervalMs: number } {
-  const lockTtlMs = opts.lockTtlMs === undefined ? SCHEDULER_LOCK_TTL_MS : requireTimerMs('lockTtlMs', opts.lockTtlMs, SCHEDULER_MIN_LOCK_TTL_MS);
+export function runnerTimings(opts: Pick<RunSchedulesOpts, 'lockTtlMs' | 'renewIntervalMs'>): {
+  lockTtlMs: number;
+  renewIntervalMs: number;
+} {
+  const lockTtlMs =
+    opts.lockTtlMs === undefined
+      ? SCHEDULER_LOCK_TTL_MS
+      : requireTimerMs('lockTtlMs', opts.lockTtlMs, SCHEDULER_MIN_LOCK_TTL_MS);
   const renewIntervalMs =
     opts.renewIntervalMs === undefined
       ? Math.min(SCHEDULER_RENEW_MS, Math.floor(lockTtlMs / 3))
@@ -42,7 +48,11 @@ export function runnerTimings(opts: Pick<RunSchedulesOpts, 'lockTtlMs' | 'renewI
  * standbys, so another replica leads within a round trip (SPEC §10); after a
  * crash the lock lapses after `lockTtlMs`.
  */
-export async function runSchedules(engine: SchedulerEngine, signal: AbortSignal, opts?: RunSchedulesOpts): Promise<void> {
+export async function runSchedules(
+  engine: SchedulerEngine,
+  signal: AbortSignal,
+  opts?: RunSchedulesOpts,
+): Promise<void> {
   const input = runSchedulesInput(signal, opts);
   const { lockTtlMs, renewIntervalMs } = runnerTimings(opts ?? {});
   const owner = input.owner ?? `runner-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;

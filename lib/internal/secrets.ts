@@ -66,7 +66,12 @@ export function scrubSecrets<T>(err: T, secrets: readonly string[]): T {
         const masked = mask(current, secrets);
         if (masked !== current) {
           try {
-            Object.defineProperty(value, key, { value: masked, writable: true, configurable: true, enumerable: Object.prototype.propertyIsEnumerable.call(value, key) });
+            Object.defineProperty(value, key, {
+              value: masked,
+              writable: true,
+              configurable: true,
+              enumerable: Object.prototype.propertyIsEnumerable.call(value, key),
+            });
           } catch {
             // a frozen field: nothing we can do in place
           }

@@ -103,7 +103,8 @@ class HubReceiver implements WakeReceiver {
       return Promise.resolve({ channel });
     }
     if (this.closed || signal?.aborted) return Promise.resolve(null);
-    if (this.waiter) return Promise.reject(new AlreadyRunning(`a recv() on channel ${JSON.stringify(this.channel)}`, 'pending'));
+    if (this.waiter)
+      return Promise.reject(new AlreadyRunning(`a recv() on channel ${JSON.stringify(this.channel)}`, 'pending'));
     return new Promise((resolve) => {
       const onAbort = (): void => {
         if (this.waiter === settle) this.waiter = null;

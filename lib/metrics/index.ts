@@ -4,6 +4,17 @@
  * adapters. Each adapter loads its optional peer only when called.
  */
 export { jobMetricsObserver, validateJobMetrics, type JobMetrics, type QueueDepth } from './job-metrics.js';
-export { createPrometheusMetrics, DEFAULT_DURATION_BUCKETS, type PrometheusMetricsOptions, type PrometheusRegistryLike } from './prometheus.js';
+export {
+  createPrometheusMetrics,
+  DEFAULT_DURATION_BUCKETS,
+  type PrometheusMetricsOptions,
+  type PrometheusRegistryLike,
+} from './prometheus.js';
 export { createOpenTelemetryMetrics, type OpenTelemetryMetricsOptions, type MeterLike } from './opentelemetry.js';
-export type { WorkerObserver, DeadReason, RetryReason, HandlerResult, AbandonReason } from '../worker/worker-observer.js';
+export type {
+  WorkerObserver,
+  DeadReason,
+  RetryReason,
+  HandlerResult,
+  AbandonReason,
+} from '../worker/worker-observer.js';

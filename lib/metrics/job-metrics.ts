@@ -62,13 +62,25 @@ export function jobMetricsObserver(m: JobMetrics, queue: string): WorkerObserver
   };
 }
 
-const METHODS: readonly (keyof JobMetrics)[] = ['claimed', 'completed', 'failed', 'retried', 'dead', 'leaseLost', 'handlerDuration', 'depth', 'oldestReadyAge'];
+const METHODS: readonly (keyof JobMetrics)[] = [
+  'claimed',
+  'completed',
+  'failed',
+  'retried',
+  'dead',
+  'leaseLost',
+  'handlerDuration',
+  'depth',
+  'oldestReadyAge',
+];
 
 /** Checks that `m` implements {@link JobMetrics}: {@link InvalidOption} naming `field` and the missing method. */
 export function validateJobMetrics(field: string, m: unknown): JobMetrics {
-  if (m === null || typeof m !== 'object') throw new InvalidOption(field, 'must be a JobMetrics object (see alkstore/metrics)');
+  if (m === null || typeof m !== 'object')
+    throw new InvalidOption(field, 'must be a JobMetrics object (see alkstore/metrics)');
   for (const method of METHODS) {
-    if (typeof (m as Record<string, unknown>)[method] !== 'function') throw new InvalidOption(field, `must implement JobMetrics: ${method} is not a function`);
+    if (typeof (m as Record<string, unknown>)[method] !== 'function')
+      throw new InvalidOption(field, `must implement JobMetrics: ${method} is not a function`);
   }
   return m as JobMetrics;
 }

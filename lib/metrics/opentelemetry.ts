@@ -54,17 +54,26 @@ export async function createOpenTelemetryMetrics(options: OpenTelemetryMetricsOp
     const api = (await loadPeer('@opentelemetry/api', () => import('@opentelemetry/api'))) as unknown as OtelApiLike;
     meter = api.metrics.getMeter('alkstore');
   }
-  const counter = (name: string, description: string): CounterLike => meter.createCounter(name, { description, unit: '{job}' });
+  const counter = (name: string, description: string): CounterLike =>
+    meter.createCounter(name, { description, unit: '{job}' });
   const claimed = counter('alkstore.jobs.claimed', 'Jobs claimed by a worker');
   const completed = counter('alkstore.jobs.completed', 'Jobs whose handler succeeded');
   const failed = counter('alkstore.jobs.failed', 'Handler calls that threw or timed out');
   const retried = counter('alkstore.jobs.retried', 'Failed jobs put back with a backoff');
   const dead = counter('alkstore.jobs.dead', 'Jobs dead-lettered by a worker');
   const leaseLost = counter('alkstore.jobs.lease_lost', 'Claims a worker lost before writing the outcome');
-  const duration = meter.createHistogram('alkstore.job.duration', { description: 'Duration of handler calls', unit: 's' });
+  const duration = meter.createHistogram('alkstore.job.duration', {
+    description: 'Duration of handler calls',
+    unit: 's',
+  });
   const depths = new Map<string, QueueDepth>();
   const ages = new Map<string, number>();
-  const gauge = (name: string, description: string, unit: string, read: (queue: string) => number | undefined): void => {
+  const gauge = (
+    name: string,
+    description: string,
+    unit: string,
+    read: (queue: string) => number | undefined,
+  ): void => {
     meter.createObservableGauge(name, { description, unit }).addCallback((result) => {
       for (const queue of new Set([...depths.keys(), ...ages.keys()])) {
         const v = read(queue);
@@ -73,7 +82,12 @@ export async function createOpenTelemetryMetrics(options: OpenTelemetryMetricsOp
     });
   };
   gauge('alkstore.queue.pending', 'Jobs waiting to be claimed (sampled)', '{job}', (q) => depths.get(q)?.pending);
-  gauge('alkstore.queue.processing', 'Jobs claimed and not finished (sampled)', '{job}', (q) => depths.get(q)?.processing);
+  gauge(
+    'alkstore.queue.processing',
+    'Jobs claimed and not finished (sampled)',
+    '{job}',
+    (q) => depths.get(q)?.processing,
+  );
   gauge('alkstore.queue.dead', 'Dead letters kept (sampled)', '{job}', (q) => depths.get(q)?.dead);
   gauge('alkstore.queue.oldest_ready_age', 'Age of the oldest ready job (sampled)', 's', (q) => {
     const ms = ages.get(q);

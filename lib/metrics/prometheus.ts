@@ -1,4 +1,10 @@
-import { promMetricGetter, type CounterLike, type GaugeLike, type HistogramLike, type PromRegistryLike } from '../internal/prom-client.js';
+import {
+  promMetricGetter,
+  type CounterLike,
+  type GaugeLike,
+  type HistogramLike,
+  type PromRegistryLike,
+} from '../internal/prom-client.js';
 import type { DeadReason } from '../worker/worker-observer.js';
 import type { JobMetrics, QueueDepth } from './job-metrics.js';
 
@@ -16,7 +22,9 @@ export interface PrometheusMetricsOptions {
 }
 
 /** Default buckets of `alkstore_job_duration_seconds`. */
-export const DEFAULT_DURATION_BUCKETS: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
+export const DEFAULT_DURATION_BUCKETS: readonly number[] = [
+  0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300,
+];
 
 /**
  * A {@link JobMetrics} backed by prom-client (an optional peer, loaded only by
@@ -39,15 +47,33 @@ export async function createPrometheusMetrics(options: PrometheusMetricsOptions 
   const completed = get<CounterLike>('Counter', 'alkstore_jobs_completed_total', 'Jobs whose handler succeeded', q);
   const failed = get<CounterLike>('Counter', 'alkstore_jobs_failed_total', 'Handler calls that threw or timed out', q);
   const retried = get<CounterLike>('Counter', 'alkstore_jobs_retried_total', 'Failed jobs put back with a backoff', q);
-  const dead = get<CounterLike>('Counter', 'alkstore_jobs_dead_total', 'Jobs dead-lettered by a worker', ['queue', 'reason']);
-  const leaseLost = get<CounterLike>('Counter', 'alkstore_jobs_lease_lost_total', 'Claims a worker lost before writing the outcome', q);
+  const dead = get<CounterLike>('Counter', 'alkstore_jobs_dead_total', 'Jobs dead-lettered by a worker', [
+    'queue',
+    'reason',
+  ]);
+  const leaseLost = get<CounterLike>(
+    'Counter',
+    'alkstore_jobs_lease_lost_total',
+    'Claims a worker lost before writing the outcome',
+    q,
+  );
   const duration = get<HistogramLike>('Histogram', 'alkstore_job_duration_seconds', 'Duration of handler calls', q, {
     buckets: [...(options.buckets ?? DEFAULT_DURATION_BUCKETS)],
   });
   const pending = get<GaugeLike>('Gauge', 'alkstore_queue_pending_jobs', 'Jobs waiting to be claimed (sampled)', q);
-  const processing = get<GaugeLike>('Gauge', 'alkstore_queue_processing_jobs', 'Jobs claimed and not finished (sampled)', q);
+  const processing = get<GaugeLike>(
+    'Gauge',
+    'alkstore_queue_processing_jobs',
+    'Jobs claimed and not finished (sampled)',
+    q,
+  );
   const deadJobs = get<GaugeLike>('Gauge', 'alkstore_queue_dead_jobs', 'Dead letters kept (sampled)', q);
-  const oldest = get<GaugeLike>('Gauge', 'alkstore_queue_oldest_ready_age_seconds', 'Age of the oldest ready job (sampled)', q);
+  const oldest = get<GaugeLike>(
+    'Gauge',
+    'alkstore_queue_oldest_ready_age_seconds',
+    'Age of the oldest ready job (sampled)',
+    q,
+  );
   return {
     claimed: (queue, count) => claimed.inc({ queue }, count),
     completed: (queue) => completed.inc({ queue }),

@@ -4,12 +4,25 @@ import { InvalidOption } from '../contract/errors.js';
 import { validateName } from '../contract/names.js';
 import type { Job, StoreLogger } from '../contract/types.js';
 import { WORKER_EVENT_NAMES } from '../worker/worker-events.js';
-import { ALKSTORE_LISTED_HANDLES, ALKSTORE_MODULE_OPTIONS, OUTBOX_HANDLER_METADATA, QUEUE_HANDLER_METADATA, SCHEDULED_METADATA, SCHEDULED_QUEUE_PREFIX, WORKER_EVENT_METADATA } from './alkstore.constants.js';
+import {
+  ALKSTORE_LISTED_HANDLES,
+  ALKSTORE_MODULE_OPTIONS,
+  OUTBOX_HANDLER_METADATA,
+  QUEUE_HANDLER_METADATA,
+  SCHEDULED_METADATA,
+  SCHEDULED_QUEUE_PREFIX,
+  WORKER_EVENT_METADATA,
+} from './alkstore.constants.js';
 import { InvalidHandler } from './errors/invalid-handler.error.js';
 import { exploreNestSchedule, type DiscoveredTimeout } from './schedules/explore-nest-schedule.js';
 import { validateScheduledSpecs } from './schedules/sync-schedules.js';
 import type { AlkstoreModuleOptions } from './interfaces/alkstore-options.interface.js';
-import type { OutboxHandlerMetadata, QueueHandlerMetadata, ScheduledMetadata, WorkerEventMetadata } from './interfaces/handler-options.interface.js';
+import type {
+  OutboxHandlerMetadata,
+  QueueHandlerMetadata,
+  ScheduledMetadata,
+  WorkerEventMetadata,
+} from './interfaces/handler-options.interface.js';
 import { Store } from './store.token.js';
 import { readMethodMetadata } from './utils/append-metadata.js';
 import { normalizeHandlerOptions } from './utils/handler-options.js';
@@ -139,13 +152,17 @@ export class AlkstoreExplorer implements OnModuleInit {
         if (outboxMeta.length + queueMeta.length + scheduledMeta.length + eventMeta.length === 0) continue;
         const label = `${className}.${methodName}`;
         if (!wrapper.isDependencyTreeStatic()) {
-          this.logger.warn(`${label} is skipped: alkstore handlers cannot live on request-scoped (or transient-dependent) providers`);
+          this.logger.warn(
+            `${label} is skipped: alkstore handlers cannot live on request-scoped (or transient-dependent) providers`,
+          );
           continue;
         }
         const fn = method as (job: Job, signal?: AbortSignal) => unknown;
         // A method that cannot read a signal is called through a wrapper that cannot either, so the worker does not
         // give each of its jobs an AbortSignal of its own (lib/worker/signal-use.ts).
-        const call = mayReadSignal(fn) ? async (job: Job, signal?: AbortSignal): Promise<unknown> => fn.call(instance, job, signal) : async (job: Job): Promise<unknown> => fn.call(instance, job);
+        const call = mayReadSignal(fn)
+          ? async (job: Job, signal?: AbortSignal): Promise<unknown> => fn.call(instance, job, signal)
+          : async (job: Job): Promise<unknown> => fn.call(instance, job);
         for (const meta of eventMeta) {
           this.check(label, () => {
             validateName(meta.kind, meta.name);
@@ -217,7 +234,9 @@ export class AlkstoreExplorer implements OnModuleInit {
 function claimName(seen: Map<string, string>, what: string, name: string, label: string, decorator: string): void {
   const previous = seen.get(name);
   if (previous !== undefined) {
-    throw new InvalidHandler(`${what} has two handlers: ${previous} and ${label} (${decorator}); one application may have one handler per name`);
+    throw new InvalidHandler(
+      `${what} has two handlers: ${previous} and ${label} (${decorator}); one application may have one handler per name`,
+    );
   }
   seen.set(name, label);
 }

@@ -3,12 +3,23 @@ import { DiscoveryModule, DiscoveryService } from '@nestjs/core';
 import { InvalidOption } from '../contract/errors.js';
 import { validateName } from '../contract/names.js';
 import type { QueueOpts } from '../contract/options.js';
-import { ALKSTORE_LISTED_HANDLES, ALKSTORE_MODULE_OPTIONS, ALKSTORE_OWN_HANDLES, getOutboxToken, getQueueToken } from './alkstore.constants.js';
+import {
+  ALKSTORE_LISTED_HANDLES,
+  ALKSTORE_MODULE_OPTIONS,
+  ALKSTORE_OWN_HANDLES,
+  getOutboxToken,
+  getQueueToken,
+} from './alkstore.constants.js';
 import { AlkstoreExplorer } from './alkstore.explorer.js';
 import { declaredHandles, injectionSitesSoFar, recordFeatureHandles, type HandleKind } from './alkstore.registry.js';
 import { openStoreFromOptions } from './alkstore.store-factory.js';
 import { AlkstoreWorkerHost } from './alkstore.worker-host.js';
-import type { AlkstoreFeatureOptions, AlkstoreModuleAsyncOptions, AlkstoreModuleOptions, AlkstoreOptionsFactory } from './interfaces/alkstore-options.interface.js';
+import type {
+  AlkstoreFeatureOptions,
+  AlkstoreModuleAsyncOptions,
+  AlkstoreModuleOptions,
+  AlkstoreOptionsFactory,
+} from './interfaces/alkstore-options.interface.js';
 import { Store } from './store.token.js';
 import { OrmTransactions } from './orm/orm-transactions.service.js';
 import { AlkstoreTransactions } from './typeorm/alkstore-transactions.service.js';
@@ -22,7 +33,13 @@ const storeProvider: Provider = {
   inject: [ALKSTORE_MODULE_OPTIONS],
 };
 
-const coreProviders: Provider[] = [storeProvider, AlkstoreExplorer, AlkstoreWorkerHost, AlkstoreTransactions, OrmTransactions];
+const coreProviders: Provider[] = [
+  storeProvider,
+  AlkstoreExplorer,
+  AlkstoreWorkerHost,
+  AlkstoreTransactions,
+  OrmTransactions,
+];
 const coreExports = [Store, AlkstoreTransactions, OrmTransactions, ALKSTORE_MODULE_OPTIONS];
 
 /**
@@ -43,7 +60,10 @@ export class AlkstoreModule {
    */
   static forRoot(options: AlkstoreModuleOptions & AlkstoreFeatureOptions): DynamicModule {
     const { queues, outboxes, ...moduleOptions } = options;
-    return rootModule([DiscoveryModule], [{ provide: ALKSTORE_MODULE_OPTIONS, useValue: moduleOptions }], { queues, outboxes });
+    return rootModule([DiscoveryModule], [{ provide: ALKSTORE_MODULE_OPTIONS, useValue: moduleOptions }], {
+      queues,
+      outboxes,
+    });
   }
 
   /** Registers the store from options built by a factory, a class, or an existing provider. */
@@ -75,7 +95,11 @@ export class AlkstoreFeatureModule {}
 
 type HandleMap = Map<string, QueueOpts | undefined>;
 
-function rootModule(imports: DynamicModule['imports'], optionsProviders: Provider[], features: AlkstoreFeatureOptions): DynamicModule {
+function rootModule(
+  imports: DynamicModule['imports'],
+  optionsProviders: Provider[],
+  features: AlkstoreFeatureOptions,
+): DynamicModule {
   const listed = listedHandles(features);
   let handles: FactoryProvider[] | undefined;
   // The tokens are read when Nest scans the module, after every handler class was defined (and recorded by
@@ -92,7 +116,11 @@ function rootModule(imports: DynamicModule['imports'], optionsProviders: Provide
         ...optionsProviders,
         ...coreProviders,
         { provide: ALKSTORE_LISTED_HANDLES, useValue: listed },
-        { provide: ALKSTORE_OWN_HANDLES, useFactory: (discovery: DiscoveryService): OwnHandles => discoverOwnHandles(discovery), inject: [DiscoveryService] },
+        {
+          provide: ALKSTORE_OWN_HANDLES,
+          useFactory: (discovery: DiscoveryService): OwnHandles => discoverOwnHandles(discovery),
+          inject: [DiscoveryService],
+        },
         { provide: Object, useValue: UNTYPED_PARAMETER },
         ...lazyHandles(),
       ];
@@ -108,7 +136,11 @@ function listedHandles(features: AlkstoreFeatureOptions): Record<HandleKind, Han
   const out: Record<HandleKind, HandleMap> = { queue: new Map(), outbox: new Map() };
   const add = (kind: HandleKind, list: unknown): void => {
     if (list === undefined) return;
-    if (!Array.isArray(list)) throw new InvalidOption(`${kind === 'queue' ? 'queues' : 'outboxes'}`, 'must be an array of names or { name, opts }');
+    if (!Array.isArray(list))
+      throw new InvalidOption(
+        `${kind === 'queue' ? 'queues' : 'outboxes'}`,
+        'must be an array of names or { name, opts }',
+      );
     for (const h of list as unknown[]) {
       const name = typeof h === 'string' ? h : (h as { name?: unknown } | null)?.name;
       validateName(kind, name);
@@ -153,9 +185,17 @@ function names(listed: Record<HandleKind, HandleMap>): Record<HandleKind, Handle
  * One provider per handle. `own`: the root module's, whose options not listed come from this
  * application's discovered handlers (`forFeature` handles have only their listed options).
  */
-function handleProviders(handles: Record<HandleKind, HandleMap>, own: boolean): (FactoryProvider & { provide: string })[] {
+function handleProviders(
+  handles: Record<HandleKind, HandleMap>,
+  own: boolean,
+): (FactoryProvider & { provide: string })[] {
   const inject = own ? [Store, ALKSTORE_OWN_HANDLES] : [Store];
-  const optsOf = (kind: HandleKind, name: string, listedOpts: QueueOpts | undefined, found: OwnHandles | undefined): QueueOpts | undefined => listedOpts ?? found?.[kind].get(name);
+  const optsOf = (
+    kind: HandleKind,
+    name: string,
+    listedOpts: QueueOpts | undefined,
+    found: OwnHandles | undefined,
+  ): QueueOpts | undefined => listedOpts ?? found?.[kind].get(name);
   return [
     ...[...handles.queue].map(([name, opts]) => ({
       provide: getQueueToken(name),
@@ -172,7 +212,13 @@ function handleProviders(handles: Record<HandleKind, HandleMap>, own: boolean): 
 
 function asyncOptionsProviders(options: AlkstoreModuleAsyncOptions): Provider[] {
   if (options.useFactory) {
-    return [{ provide: ALKSTORE_MODULE_OPTIONS, useFactory: options.useFactory as (...args: unknown[]) => AlkstoreModuleOptions, inject: options.inject ?? [] }];
+    return [
+      {
+        provide: ALKSTORE_MODULE_OPTIONS,
+        useFactory: options.useFactory as (...args: unknown[]) => AlkstoreModuleOptions,
+        inject: options.inject ?? [],
+      },
+    ];
   }
   const factoryClass = options.useClass ?? options.useExisting;
   if (!factoryClass) throw new InvalidOption('forRootAsync', 'needs one of useFactory, useClass or useExisting');

@@ -70,9 +70,20 @@ export function recordHandlerSite(kind: HandleKind, name: string, decorator: str
 }
 
 /** Records an `@InjectQueue` / `@InjectOutbox` use; the root module provides a handle for it so the bootstrap check can explain a missing declaration. */
-export function recordInjection(kind: HandleKind, name: string, target: object, property: string | symbol | undefined, index: number | undefined): void {
+export function recordInjection(
+  kind: HandleKind,
+  name: string,
+  target: object,
+  property: string | symbol | undefined,
+  index: number | undefined,
+): void {
   const { cls } = classOf(target);
-  injectionSites.push({ kind, name, cls, where: index === undefined ? `property ${String(property)}` : `constructor parameter ${index}` });
+  injectionSites.push({
+    kind,
+    name,
+    cls,
+    where: index === undefined ? `property ${String(property)}` : `constructor parameter ${index}`,
+  });
 }
 
 /** Records the names a `forFeature` provides. */

@@ -33,10 +33,17 @@ export async function openStoreFromOptions(options: AlkstoreModuleOptions, logge
   }
   if (options.url !== undefined) return openStore({ ...common, url: options.url });
   if (options.dataSource !== undefined) return openNextToDataSource(options.dataSource, options, common);
-  throw new InvalidOption('url', 'is missing: AlkstoreModule needs `url` (sqlite:… / postgres://…) or a TypeORM `dataSource`');
+  throw new InvalidOption(
+    'url',
+    'is missing: AlkstoreModule needs `url` (sqlite:… / postgres://…) or a TypeORM `dataSource`',
+  );
 }
 
-async function openNextToDataSource(ds: DataSource, options: AlkstoreModuleOptions, common: Omit<Parameters<typeof openStore>[0], 'url'>): Promise<Store> {
+async function openNextToDataSource(
+  ds: DataSource,
+  options: AlkstoreModuleOptions,
+  common: Omit<Parameters<typeof openStore>[0], 'url'>,
+): Promise<Store> {
   const type = String(ds.options.type);
   if (SQLITE_TYPES.has(type)) {
     const database = (ds.options as { database?: unknown }).database;
@@ -51,20 +58,33 @@ async function openNextToDataSource(ds: DataSource, options: AlkstoreModuleOptio
     }
     refusePostgresOnly(common, 'dataSource');
     const { openSqliteStore } = await import('../engines/sqlite/index.js');
-    return openSqliteStore({ path: database, wakeFallbackMs: common.wakeFallbackMs, localHandoff: common.localHandoff, maxPayloadBytes: common.maxPayloadBytes, enqueueHeaders: common.enqueueHeaders, logger: common.logger });
+    return openSqliteStore({
+      path: database,
+      wakeFallbackMs: common.wakeFallbackMs,
+      localHandoff: common.localHandoff,
+      maxPayloadBytes: common.maxPayloadBytes,
+      enqueueHeaders: common.enqueueHeaders,
+      logger: common.logger,
+    });
   }
   if (POSTGRES_TYPES.has(type)) {
     const { openPostgresStore } = await import('../engines/postgres/index.js');
     if (options.reusePool) {
       const pool = (ds.driver as unknown as { master?: Pool }).master;
       if (!ds.isInitialized || pool === undefined) {
-        throw new InvalidOption('reusePool', 'needs an initialized DataSource (call dataSource.initialize() first, or inject it from a provider that does)');
+        throw new InvalidOption(
+          'reusePool',
+          'needs an initialized DataSource (call dataSource.initialize() first, or inject it from a provider that does)',
+        );
       }
       return openPostgresStore({ ...common, pool });
     }
     return openPostgresStore({ ...common, connectionString: postgresUrlOf(ds) });
   }
-  throw new InvalidOption('dataSource', `has type ${JSON.stringify(type)}; alkstore supports better-sqlite3, sqlite and postgres`);
+  throw new InvalidOption(
+    'dataSource',
+    `has type ${JSON.stringify(type)}; alkstore supports better-sqlite3, sqlite and postgres`,
+  );
 }
 
 /** A connection string from a TypeORM postgres DataSource's options. Never logged: it may hold a password. */
@@ -80,7 +100,10 @@ export function postgresUrlOf(ds: DataSource): string {
   };
   if (typeof o.url === 'string' && o.url.length > 0) return o.url;
   if (o.password !== undefined && typeof o.password !== 'string') {
-    throw new InvalidOption('dataSource', 'has a non-string password (a function?); pass `url` to AlkstoreModule, or set `reusePool: true`');
+    throw new InvalidOption(
+      'dataSource',
+      'has a non-string password (a function?); pass `url` to AlkstoreModule, or set `reusePool: true`',
+    );
   }
   const url = new URL('postgres://localhost');
   url.hostname = o.host ?? 'localhost';

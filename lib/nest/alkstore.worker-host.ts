@@ -1,4 +1,10 @@
-import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
 import { outboxQueueName } from '../contract/names.js';
 import type { Job, StoreLogger } from '../contract/types.js';
 import { jobMetricsObserver, validateJobMetrics, type JobMetrics } from '../metrics/job-metrics.js';
@@ -8,7 +14,11 @@ import { correlationWrapper, createTracingWrapper } from '../tracing/handler-spa
 import { isPermanent, type HandlerWrapper } from '../worker/worker-options.js';
 import { WorkerEvents } from '../worker/worker-events.js';
 import type { WorkerObserver } from '../worker/worker-observer.js';
-import { ALKSTORE_MODULE_OPTIONS, DEFAULT_DRAIN_TIMEOUT_MS, DEFAULT_IDLE_POLL_INTERVAL_MS } from './alkstore.constants.js';
+import {
+  ALKSTORE_MODULE_OPTIONS,
+  DEFAULT_DRAIN_TIMEOUT_MS,
+  DEFAULT_IDLE_POLL_INTERVAL_MS,
+} from './alkstore.constants.js';
 import { AlkstoreExplorer, type DiscoveredMethod } from './alkstore.explorer.js';
 import type { AlkstoreModuleOptions } from './interfaces/alkstore-options.interface.js';
 import { validateModuleOptions, workersMode } from './utils/validate-module-options.js';
@@ -54,7 +64,10 @@ export class AlkstoreWorkerHost implements OnApplicationBootstrap, BeforeApplica
     this.idlePollIntervalMs = options.idlePollIntervalMs ?? DEFAULT_IDLE_POLL_INTERVAL_MS;
     validateModuleOptions(options);
     this.scheduleOwner = options.scheduleOwner ?? DEFAULT_SCHEDULE_OWNER;
-    this.runnerTimings = runnerTimings({ lockTtlMs: options.schedulerLockTtlMs, renewIntervalMs: options.schedulerRenewIntervalMs });
+    this.runnerTimings = runnerTimings({
+      lockTtlMs: options.schedulerLockTtlMs,
+      renewIntervalMs: options.schedulerRenewIntervalMs,
+    });
     this.timeouts = new NestTimeouts(this.logger);
   }
 
@@ -75,18 +88,30 @@ export class AlkstoreWorkerHost implements OnApplicationBootstrap, BeforeApplica
     const { outboxHandlers, queueHandlers, scheduled } = this.explorer;
     this.warnUnmatchedEvents();
     const tracing = this.options.tracing !== false;
-    const wrapFor = async (label: string): Promise<HandlerWrapper> => (tracing ? ((await createTracingWrapper(label)) ?? correlationWrapper) : correlationWrapper);
+    const wrapFor = async (label: string): Promise<HandlerWrapper> =>
+      tracing ? ((await createTracingWrapper(label)) ?? correlationWrapper) : correlationWrapper;
     // Dispatchers are built first so invalid settings fail startup before anything runs.
     const dispatchers = [];
     for (const h of outboxHandlers) {
       const handler = this.loggedHandler(h, '@OutboxHandler');
-      const { metrics, ...own } = h.meta.settings instanceof OutboxSettings ? { metrics: undefined } : (h.meta.settings ?? {});
-      const settings = h.meta.settings instanceof OutboxSettings ? h.meta.settings : { ...this.dispatcherDefaults(), ...own };
+      const { metrics, ...own } =
+        h.meta.settings instanceof OutboxSettings ? { metrics: undefined } : (h.meta.settings ?? {});
+      const settings =
+        h.meta.settings instanceof OutboxSettings ? h.meta.settings : { ...this.dispatcherDefaults(), ...own };
       const queueLabel = outboxQueueName(h.meta.outbox);
       const observers = this.observersFor('outbox', h.meta.outbox, queueLabel, metrics, `@OutboxHandler ${h.label}`);
       const wrap = await wrapFor(`outbox ${h.meta.outbox}`);
       const create = (): OutboxDispatcher =>
-        new OutboxDispatcher({ store: this.store, outbox: h.meta.outbox, handler, settings, logger: this.logger, workerId: this.workerId, observers, wrap });
+        new OutboxDispatcher({
+          store: this.store,
+          outbox: h.meta.outbox,
+          handler,
+          settings,
+          logger: this.logger,
+          workerId: this.workerId,
+          observers,
+          wrap,
+        });
       let next: OutboxDispatcher | null = create();
       const run = (signal: AbortSignal): Promise<void> => {
         const dispatcher = next ?? create();
@@ -98,12 +123,25 @@ export class AlkstoreWorkerHost implements OnApplicationBootstrap, BeforeApplica
     await syncSchedules(this.store, scheduled, this.scheduleOwner, this.logger);
     // 'manual' (the testing kit): handlers run only when a test drains the queues.
     const runHandlers = workersMode(this.options.workers) !== 'manual';
-    if (runHandlers) for (const h of queueHandlers) this.startQueueWorker(h.meta.queue, h, h.meta.options, '@QueueHandler', await wrapFor(`queue ${h.meta.queue}`));
-    if (runHandlers) for (const s of scheduled) this.startQueueWorker(s.queue, s, s.meta.options, s.source ?? '@Scheduled', await wrapFor(`queue ${s.queue}`));
-    if (runHandlers) for (const d of dispatchers) this.loops.push(supervise(`@OutboxHandler ${d.label}`, d.run, this.abort.signal, this.logger));
+    if (runHandlers)
+      for (const h of queueHandlers)
+        this.startQueueWorker(h.meta.queue, h, h.meta.options, '@QueueHandler', await wrapFor(`queue ${h.meta.queue}`));
+    if (runHandlers)
+      for (const s of scheduled)
+        this.startQueueWorker(s.queue, s, s.meta.options, s.source ?? '@Scheduled', await wrapFor(`queue ${s.queue}`));
+    if (runHandlers)
+      for (const d of dispatchers)
+        this.loops.push(supervise(`@OutboxHandler ${d.label}`, d.run, this.abort.signal, this.logger));
     if (this.options.scheduler ?? scheduled.length > 0) {
       const runnerOpts = { owner: this.workerId, ...this.runnerTimings };
-      this.loops.push(supervise('scheduler runner', (signal) => this.store.runSchedules(signal, runnerOpts), this.abort.signal, this.logger));
+      this.loops.push(
+        supervise(
+          'scheduler runner',
+          (signal) => this.store.runSchedules(signal, runnerOpts),
+          this.abort.signal,
+          this.logger,
+        ),
+      );
     }
     if (runHandlers) this.startRetention();
   }
@@ -113,7 +151,13 @@ export class AlkstoreWorkerHost implements OnApplicationBootstrap, BeforeApplica
     const retention = this.options.retention;
     if (retention === false) return;
     const { outboxHandlers, queueHandlers, scheduled } = this.explorer;
-    const queues = [...new Set([...queueHandlers.map((h) => h.meta.queue), ...scheduled.map((s) => s.queue), ...(retention?.queues ?? [])])];
+    const queues = [
+      ...new Set([
+        ...queueHandlers.map((h) => h.meta.queue),
+        ...scheduled.map((s) => s.queue),
+        ...(retention?.queues ?? []),
+      ]),
+    ];
     const outboxes = [...new Set([...outboxHandlers.map((h) => h.meta.outbox), ...(retention?.outboxes ?? [])])];
     const intervalMs = retention?.intervalMs;
     this.loops.push(
@@ -126,8 +170,14 @@ export class AlkstoreWorkerHost implements OnApplicationBootstrap, BeforeApplica
             everyQueue: true,
             ...(intervalMs === undefined ? {} : { intervalMs }),
             owner: this.workerId,
-            onSweep: (target, r) => this.logger.log(`retention: ${target}: ${r.expired} expired job(s) moved to dead, ${r.purged} dead letter(s) past retention deleted`),
-            onError: (err) => this.logger.warn(`retention: a sweep failed (${err instanceof Error ? err.message : String(err)}); retrying next round`),
+            onSweep: (target, r) =>
+              this.logger.log(
+                `retention: ${target}: ${r.expired} expired job(s) moved to dead, ${r.purged} dead letter(s) past retention deleted`,
+              ),
+            onError: (err) =>
+              this.logger.warn(
+                `retention: a sweep failed (${err instanceof Error ? err.message : String(err)}); retrying next round`,
+              ),
           }),
         this.abort.signal,
         this.logger,
@@ -136,7 +186,13 @@ export class AlkstoreWorkerHost implements OnApplicationBootstrap, BeforeApplica
   }
 
   /** The observers of one worker: its metrics sink (the handler's, else the module's) and its `@On…Event` listeners. */
-  private observersFor(kind: 'queue' | 'outbox', name: string, queueLabel: string, own: JobMetrics | false | undefined, workerName: string): WorkerObserver[] {
+  private observersFor(
+    kind: 'queue' | 'outbox',
+    name: string,
+    queueLabel: string,
+    own: JobMetrics | false | undefined,
+    workerName: string,
+  ): WorkerObserver[] {
     const observers: WorkerObserver[] = [];
     if (own !== undefined && own !== false) validateJobMetrics(`metrics of ${workerName}`, own);
     const metrics = own === false ? undefined : (own ?? this.options.metrics);
@@ -158,7 +214,9 @@ export class AlkstoreWorkerHost implements OnApplicationBootstrap, BeforeApplica
       const known = e.meta.kind === 'queue' ? queues.has(e.meta.name) : outboxes.has(e.meta.name);
       if (!known) {
         const decorator = e.meta.kind === 'queue' ? '@QueueHandler' : '@OutboxHandler';
-        this.logger.warn(`${e.label}: no ${decorator} for ${e.meta.kind} ${JSON.stringify(e.meta.name)} in this application; its ${e.meta.event} listener never fires`);
+        this.logger.warn(
+          `${e.label}: no ${decorator} for ${e.meta.kind} ${JSON.stringify(e.meta.name)} in this application; its ${e.meta.event} listener never fires`,
+        );
       }
     }
   }
@@ -179,7 +237,13 @@ export class AlkstoreWorkerHost implements OnApplicationBootstrap, BeforeApplica
     await this.store.close();
   }
 
-  private startQueueWorker(queueName: string, method: DiscoveredMethod, opts: QueueHandlerOptions, decorator: string, wrap: HandlerWrapper): void {
+  private startQueueWorker(
+    queueName: string,
+    method: DiscoveredMethod,
+    opts: QueueHandlerOptions,
+    decorator: string,
+    wrap: HandlerWrapper,
+  ): void {
     const name = `${decorator} ${method.label}`;
     const worker = new QueueWorker({
       queue: this.store.queue(queueName, opts.queueOpts),
@@ -203,7 +267,9 @@ export class AlkstoreWorkerHost implements OnApplicationBootstrap, BeforeApplica
 
   /** Module-level tuning the dispatcher takes unless a handler's settings say otherwise. */
   private dispatcherDefaults(): OutboxSettingsInput {
-    const defaults: { idlePollIntervalMs?: number; drainTimeoutMs: number; statsIntervalMs?: number } = { drainTimeoutMs: this.drainTimeoutMs };
+    const defaults: { idlePollIntervalMs?: number; drainTimeoutMs: number; statsIntervalMs?: number } = {
+      drainTimeoutMs: this.drainTimeoutMs,
+    };
     if (this.options.idlePollIntervalMs !== undefined) defaults.idlePollIntervalMs = this.options.idlePollIntervalMs;
     if (this.options.metricsIntervalMs !== undefined) defaults.statsIntervalMs = this.options.metricsIntervalMs;
     return defaults;
@@ -216,7 +282,11 @@ export class AlkstoreWorkerHost implements OnApplicationBootstrap, BeforeApplica
         await method.call(job, signal);
       } catch (err) {
         // A PermanentError is a decision, not a crash: the dispatcher's one dead-letter WARN line reports it.
-        if (!isPermanent(err)) this.logger.error(`${decorator} ${method.label} failed on job ${job.id} (attempt ${job.attempts}/${job.maxAttempts})`, err);
+        if (!isPermanent(err))
+          this.logger.error(
+            `${decorator} ${method.label} failed on job ${job.id} (attempt ${job.attempts}/${job.maxAttempts})`,
+            err,
+          );
         throw err;
       }
     };

@@ -30,7 +30,10 @@ export interface WorkflowClass<I = unknown, O = unknown, X = unknown> {
  * `limits` (`{ concurrencyKey: 'workflow' }`, or a function of the input) counts every pass of a run
  * against the limits given to `AlkstoreWorkflowsModule.forRoot({ limits })` (docs/workflows.md, Limits).
  */
-export function Workflow(name: string, opts: { version?: number; schedule?: string | WorkflowSchedule; limits?: WorkflowLimitKeys } = {}): ClassDecorator {
+export function Workflow(
+  name: string,
+  opts: { version?: number; schedule?: string | WorkflowSchedule; limits?: WorkflowLimitKeys } = {},
+): ClassDecorator {
   return SetMetadata(WORKFLOW_METADATA, {
     name,
     version: opts.version ?? 1,

@@ -1,4 +1,12 @@
-import { Inject, Injectable, Module, type BeforeApplicationShutdown, type DynamicModule, type OnApplicationBootstrap, type Provider } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Module,
+  type BeforeApplicationShutdown,
+  type DynamicModule,
+  type OnApplicationBootstrap,
+  type Provider,
+} from '@nestjs/common';
 import { DiscoveryModule, DiscoveryService } from '@nestjs/core';
 import { InvalidOption } from '../contract/errors.js';
 import type { TxOps } from '../contract/types.js';
@@ -14,7 +22,10 @@ import { workersMode } from './utils/validate-module-options.js';
 import { WORKFLOW_METADATA, type WorkflowClass, type WorkflowMetadata } from './workflows.decorator.js';
 
 /** Options of `AlkstoreWorkflowsModule.forRoot`: those of `createWorkflows` but the definitions (found from `@Workflow`). */
-export interface AlkstoreWorkflowsOptions extends Omit<WorkflowsOptions<unknown>, 'workflows' | 'transaction' | 'worker'> {
+export interface AlkstoreWorkflowsOptions extends Omit<
+  WorkflowsOptions<unknown>,
+  'workflows' | 'transaction' | 'worker'
+> {
   /**
    * What a transactional step's transaction is: `'store'` (default: `store.withTx`, `external` is the
    * `TxHandle`) or `'typeorm'` (`AlkstoreTransactions.run`: `external` is the TypeORM `EntityManager`).
@@ -30,10 +41,14 @@ type Definitions = WorkflowDefinition<never, unknown, unknown>[];
 function discover(discovery: DiscoveryService): Definitions {
   return discovery.getProviders().flatMap((wrapper) => {
     const type = wrapper.metatype as (abstract new (...args: never[]) => unknown) | null | undefined;
-    const meta = typeof type === 'function' ? (Reflect.getMetadata(WORKFLOW_METADATA, type) as WorkflowMetadata | undefined) : undefined;
+    const meta =
+      typeof type === 'function'
+        ? (Reflect.getMetadata(WORKFLOW_METADATA, type) as WorkflowMetadata | undefined)
+        : undefined;
     if (!meta) return [];
     const label = `@Workflow(${JSON.stringify(meta.name)}) ${type!.name}`;
-    if (typeof (type!.prototype as Partial<WorkflowClass>).run !== 'function') throw new InvalidOption(label, 'needs a method run(input, ctx)');
+    if (typeof (type!.prototype as Partial<WorkflowClass>).run !== 'function')
+      throw new InvalidOption(label, 'needs a method run(input, ctx)');
     return [
       defineWorkflow<unknown, unknown, unknown>(meta.name, {
         version: meta.version,
@@ -41,7 +56,11 @@ function discover(discovery: DiscoveryService): Definitions {
         ...(meta.limits === undefined ? {} : { limits: meta.limits }),
         run: (input: unknown, ctx: WorkflowContext<unknown>) => {
           const instance = wrapper.instance as WorkflowClass | undefined;
-          if (!instance) throw new InvalidOption(label, 'has no instance (a request-scoped or transient provider cannot be a workflow)');
+          if (!instance)
+            throw new InvalidOption(
+              label,
+              'has no instance (a request-scoped or transient provider cannot be a workflow)',
+            );
           return instance.run(input, ctx);
         },
       }) as WorkflowDefinition<never, unknown, unknown>,
@@ -49,14 +68,22 @@ function discover(discovery: DiscoveryService): Definitions {
   });
 }
 
-function workflowsOptions(options: AlkstoreWorkflowsOptions, module: AlkstoreModuleOptions, txs: AlkstoreTransactions, workflows: Definitions): WorkflowsOptions<unknown> {
+function workflowsOptions(
+  options: AlkstoreWorkflowsOptions,
+  module: AlkstoreModuleOptions,
+  txs: AlkstoreTransactions,
+  workflows: Definitions,
+): WorkflowsOptions<unknown> {
   const { transaction, ...rest } = options;
-  if (transaction !== undefined && transaction !== 'store' && transaction !== 'typeorm') throw new InvalidOption('transaction', "must be 'store' or 'typeorm'");
+  if (transaction !== undefined && transaction !== 'store' && transaction !== 'typeorm')
+    throw new InvalidOption('transaction', "must be 'store' or 'typeorm'");
   return {
     logger: module?.logger ?? nestStoreLogger(),
     ...rest,
     workflows,
-    ...(transaction === 'typeorm' ? { transaction: <T>(fn: (tx: TxOps, external: unknown) => Promise<T>) => txs.run(fn) } : {}),
+    ...(transaction === 'typeorm'
+      ? { transaction: <T>(fn: (tx: TxOps, external: unknown) => Promise<T>) => txs.run(fn) }
+      : {}),
   };
 }
 
@@ -85,12 +112,17 @@ export class AlkstoreWorkflowsHost implements OnApplicationBootstrap, BeforeAppl
   onApplicationBootstrap(): void {
     // 'off' (or the deprecated false): no worker here; 'manual' (the testing kit) still advances runs.
     if (workersMode(this.module?.workers) === 'off' || this.worker) return;
-    this.worker = createWorkflows(this.store, { ...workflowsOptions(this.options, this.module, this.txs, this.found()), worker: true });
+    this.worker = createWorkflows(this.store, {
+      ...workflowsOptions(this.options, this.module, this.txs, this.found()),
+      worker: true,
+    });
     // A scheduled @Workflow needs a scheduler runner even where no @Scheduled handler started one
     // (the runner is leader-elected: a second one in this process only waits for the lock).
     if (this.module?.scheduler !== false && this.found().some((d) => d.schedule !== undefined)) {
       const logger = this.module?.logger ?? nestStoreLogger();
-      this.schedules = this.store.runSchedules(this.scheduler.signal).catch((err: unknown) => logger.error('the workflows scheduler runner stopped', err));
+      this.schedules = this.store
+        .runSchedules(this.scheduler.signal)
+        .catch((err: unknown) => logger.error('the workflows scheduler runner stopped', err));
     }
   }
 
@@ -116,11 +148,21 @@ export class AlkstoreWorkflowsModule {
       AlkstoreWorkflowsHost,
       {
         provide: Workflows,
-        useFactory: (store: Store, host: AlkstoreWorkflowsHost, txs: AlkstoreTransactions, module: AlkstoreModuleOptions) =>
-          createWorkflows(store, { ...workflowsOptions(options, module, txs, host.found()), worker: false }),
+        useFactory: (
+          store: Store,
+          host: AlkstoreWorkflowsHost,
+          txs: AlkstoreTransactions,
+          module: AlkstoreModuleOptions,
+        ) => createWorkflows(store, { ...workflowsOptions(options, module, txs, host.found()), worker: false }),
         inject: [Store, AlkstoreWorkflowsHost, AlkstoreTransactions, ALKSTORE_MODULE_OPTIONS],
       },
     ];
-    return { module: AlkstoreWorkflowsModule, global: true, imports: [DiscoveryModule], providers, exports: [Workflows] };
+    return {
+      module: AlkstoreWorkflowsModule,
+      global: true,
+      imports: [DiscoveryModule],
+      providers,
+      exports: [Workflows],
+    };
   }
 }

@@ -21,7 +21,11 @@ export function listDead(store: Pick<Store, 'outbox'>, opts: ListDeadLettersOpts
  * Redrives dead letters: back to pending now with attempts reset to 0. Resolves to how many moved
  * and which stayed dead because a live message holds their unique key.
  */
-export function retryDead(store: Pick<Store, 'outbox'>, outbox: string, ids: readonly number[]): Promise<RedriveResult> {
+export function retryDead(
+  store: Pick<Store, 'outbox'>,
+  outbox: string,
+  ids: readonly number[],
+): Promise<RedriveResult> {
   return store.outbox(outbox).queue.retryDead(ids);
 }
 
@@ -36,7 +40,12 @@ export function purgeDead(store: Pick<Store, 'outbox'>, outbox: string, ids: rea
  * retention, stamp `deadLetterRetentionMs` on the outbox and run
  * `queue.sweepExpired()` periodically instead.
  */
-export async function purgeDeadOlderThan(store: Pick<Store, 'outbox' | 'now'>, outbox: string, ageMs: number, pageSize = 500): Promise<number> {
+export async function purgeDeadOlderThan(
+  store: Pick<Store, 'outbox' | 'now'>,
+  outbox: string,
+  ageMs: number,
+  pageSize = 500,
+): Promise<number> {
   requireDurationMs('ageMs', ageMs);
   requireBatchSize('pageSize', pageSize);
   const queue = store.outbox(outbox).queue;

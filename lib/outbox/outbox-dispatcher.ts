@@ -13,7 +13,12 @@ import { OutboxSettings, type OutboxSettingsInput } from './outbox-settings.js';
 import { RetryPolicy } from './retry-policy.js';
 import type { Publisher, PublisherHealth } from '../publishers/publisher.js';
 import { pauseUnlessAborted } from '../publishers/reconnect.js';
-import { DEFAULT_RESTART_ALLOWANCE_MS, publisherContext, publisherDelivery, receiptAcks } from './publisher-delivery.js';
+import {
+  DEFAULT_RESTART_ALLOWANCE_MS,
+  publisherContext,
+  publisherDelivery,
+  receiptAcks,
+} from './publisher-delivery.js';
 
 /**
  * Delivers one outbox message (publishes it to a broker, calls a webhook, …).
@@ -125,14 +130,25 @@ export class OutboxDispatcher {
   /** @throws InvalidOption (or the name errors of `store.outbox`) on bad options, before any I/O */
   constructor(options: OutboxDispatcherOptions) {
     if (options === null || typeof options !== 'object') throw new InvalidOption('options', 'must be an object');
-    if (!options.store || typeof options.store.outbox !== 'function') throw new InvalidOption('store', 'must be an alkstore Store');
-    if ((options.handler === undefined) === (options.publisher === undefined)) throw new InvalidOption('handler', 'or publisher: give exactly one of them');
+    if (!options.store || typeof options.store.outbox !== 'function')
+      throw new InvalidOption('store', 'must be an alkstore Store');
+    if ((options.handler === undefined) === (options.publisher === undefined))
+      throw new InvalidOption('handler', 'or publisher: give exactly one of them');
     if (options.handler !== undefined) asOption(() => requireFunction('handler', options.handler));
-    if (options.publisher !== undefined && (typeof options.publisher !== 'object' || typeof options.publisher.publish !== 'function' || typeof options.publisher.connect !== 'function')) {
-      throw new InvalidOption('publisher', 'must be a Publisher (connect, publish, health, close), e.g. new NatsJetStreamPublisher(...) from alkstore/publishers');
+    if (
+      options.publisher !== undefined &&
+      (typeof options.publisher !== 'object' ||
+        typeof options.publisher.publish !== 'function' ||
+        typeof options.publisher.connect !== 'function')
+    ) {
+      throw new InvalidOption(
+        'publisher',
+        'must be a Publisher (connect, publish, health, close), e.g. new NatsJetStreamPublisher(...) from alkstore/publishers',
+      );
     }
     const restartAllowanceMs = options.restartAllowanceMs ?? DEFAULT_RESTART_ALLOWANCE_MS;
-    if (!Number.isInteger(restartAllowanceMs) || restartAllowanceMs < 0 || restartAllowanceMs > 2_147_483_647) throw new InvalidOption('restartAllowanceMs', 'must be an integer in [0, 2147483647]');
+    if (!Number.isInteger(restartAllowanceMs) || restartAllowanceMs < 0 || restartAllowanceMs > 2_147_483_647)
+      throw new InvalidOption('restartAllowanceMs', 'must be an integer in [0, 2147483647]');
     if (options.random !== undefined) asOption(() => requireFunction('random', options.random));
     this.outbox = validateName('outbox', options.outbox);
     this.settings = OutboxSettings.create(options.settings ?? {});
@@ -144,13 +160,20 @@ export class OutboxDispatcher {
     const queue: Queue = outboxHandle.queue;
     this.publisher = options.publisher ?? null;
     this.logger = logger;
-    if (this.publisher) this.publisherCtx = publisherContext(this.outbox, this.settings, restartAllowanceMs, logger, options.metrics);
-    if (options.receipts !== undefined && typeof options.receipts !== 'boolean') throw new InvalidOption('receipts', 'must be a boolean');
+    if (this.publisher)
+      this.publisherCtx = publisherContext(this.outbox, this.settings, restartAllowanceMs, logger, options.metrics);
+    if (options.receipts !== undefined && typeof options.receipts !== 'boolean')
+      throw new InvalidOption('receipts', 'must be a boolean');
     const storeReceipts = options.receipts ?? true;
-    const handler = options.publisher ? this.counted(publisherDelivery(options.publisher, outboxHandle, storeReceipts, () => this.pause.signal)) : options.handler!;
+    const handler = options.publisher
+      ? this.counted(publisherDelivery(options.publisher, outboxHandle, storeReceipts, () => this.pause.signal))
+      : options.handler!;
     const s = this.settings;
     const name = `outbox ${JSON.stringify(this.outbox)}`;
-    const metrics = options.metrics && !(options.metrics instanceof NoopOutboxMetrics) ? outboxMetricsObserver(options.metrics, this.outbox) : null;
+    const metrics =
+      options.metrics && !(options.metrics instanceof NoopOutboxMetrics)
+        ? outboxMetricsObserver(options.metrics, this.outbox)
+        : null;
     this.core = new WorkerCore({
       queue,
       name,
@@ -197,7 +220,8 @@ export class OutboxDispatcher {
    * @throws Error when this dispatcher is already running
    */
   async run(signal: AbortSignal): Promise<void> {
-    if (this.active || this.core.running) throw new AlreadyRunning(`the dispatcher of outbox ${JSON.stringify(this.outbox)}`);
+    if (this.active || this.core.running)
+      throw new AlreadyRunning(`the dispatcher of outbox ${JSON.stringify(this.outbox)}`);
     if (!this.publisher) return this.core.run(signal);
     const publisher = this.publisher;
     this.active = true;
@@ -215,7 +239,11 @@ export class OutboxDispatcher {
     } finally {
       this.active = false;
       this.outage = false;
-      await publisher.close().catch((err: unknown) => this.logger.warn(`closing the publisher of outbox ${JSON.stringify(this.outbox)} failed: ${String(err)}`));
+      await publisher
+        .close()
+        .catch((err: unknown) =>
+          this.logger.warn(`closing the publisher of outbox ${JSON.stringify(this.outbox)} failed: ${String(err)}`),
+        );
     }
   }
 
@@ -231,7 +259,11 @@ export class OutboxDispatcher {
     const h = this.publisher.health();
     if (h.status !== 'up') return h;
     if (this.outage) return { status: 'degraded', detail: 'deliveries paused: the broker was unreachable' };
-    if (this.failuresInRow >= FAILING_PUBLISHES_DEGRADED) return { status: 'degraded', detail: `${this.failuresInRow} publishes failed in a row (last: ${this.lastFailure ?? 'unknown'})` };
+    if (this.failuresInRow >= FAILING_PUBLISHES_DEGRADED)
+      return {
+        status: 'degraded',
+        detail: `${this.failuresInRow} publishes failed in a row (last: ${this.lastFailure ?? 'unknown'})`,
+      };
     return h;
   }
 
@@ -254,9 +286,11 @@ export class OutboxDispatcher {
    * @throws PublishFailed when the publisher closed meanwhile (it gave up reconnecting): the dispatcher stops
    */
   private async untilReachable(publisher: Publisher, signal: AbortSignal): Promise<void> {
-    while (!signal.aborted && publisher.health().status === 'degraded') await pauseUnlessAborted(this.settings.pollIntervalMs, signal);
+    while (!signal.aborted && publisher.health().status === 'degraded')
+      await pauseUnlessAborted(this.settings.pollIntervalMs, signal);
     if (signal.aborted) return;
-    if (publisher.health().status === 'down') throw new PublishFailed(`the publisher of outbox ${JSON.stringify(this.outbox)} closed during a broker outage`);
+    if (publisher.health().status === 'down')
+      throw new PublishFailed(`the publisher of outbox ${JSON.stringify(this.outbox)} closed during a broker outage`);
     // Failures during the outage were the broker's, not the messages': health counts afresh.
     this.failuresInRow = 0;
     this.logger.log(`outbox ${JSON.stringify(this.outbox)}: the broker is reachable again; deliveries resume`);
@@ -274,14 +308,18 @@ export class OutboxDispatcher {
     const h = this.publisher?.health();
     if (!h || h.status === 'up') return false;
     this.outage = true;
-    this.logger.log(`outbox ${JSON.stringify(this.outbox)}: the broker is unreachable (${h.detail ?? errorText(error)}); deliveries pause until it is back, and the messages keep their attempts`);
+    this.logger.log(
+      `outbox ${JSON.stringify(this.outbox)}: the broker is unreachable (${h.detail ?? errorText(error)}); deliveries pause until it is back, and the messages keep their attempts`,
+    );
     this.pause.abort(new PublishFailed('the broker is unreachable: publish abandoned, the message is released'));
     this.round?.abort();
     return true;
   }
 
   /** Counts publishes that failed in a row, for {@link health}. */
-  private counted<R>(deliver: (job: Job, signal: AbortSignal) => Promise<R>): (job: Job, signal: AbortSignal) => Promise<R> {
+  private counted<R>(
+    deliver: (job: Job, signal: AbortSignal) => Promise<R>,
+  ): (job: Job, signal: AbortSignal) => Promise<R> {
     return async (job, signal) => {
       try {
         const r = await deliver(job, signal);
@@ -298,8 +336,12 @@ export class OutboxDispatcher {
   private outcomeOf(job: Job, failure: FailureKind, error: unknown): FailureOutcome {
     if (failure !== 'permanent' && this.publisher && this.brokerOutage(error)) return { kind: 'release', error };
     const decision = this.retryPolicy.decide(job.attempts, failure, job.maxAttempts);
-    if (decision.kind === 'retry') return { kind: 'retry', reason: failure === 'timeout' ? 'timeout' : 'error', delayMs: decision.delayMs, error };
-    const text = decision.reason === 'permanent' ? `permanent: ${errorText(error)}` : `exhausted after ${job.attempts} attempts: ${errorText(error)}`;
+    if (decision.kind === 'retry')
+      return { kind: 'retry', reason: failure === 'timeout' ? 'timeout' : 'error', delayMs: decision.delayMs, error };
+    const text =
+      decision.reason === 'permanent'
+        ? `permanent: ${errorText(error)}`
+        : `exhausted after ${job.attempts} attempts: ${errorText(error)}`;
     return { kind: 'dead', reason: decision.reason, error: new Error(text, { cause: error }) };
   }
 }

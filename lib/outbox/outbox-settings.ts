@@ -48,7 +48,8 @@ export interface DeprecatedOutboxSettings {
 }
 
 /** What {@link OutboxSettings.create} accepts: any subset; missing fields take the defaults. */
-export type OutboxSettingsInput = Partial<Omit<OutboxSettingsInit, 'retry'>> & DeprecatedOutboxSettings & { readonly retry?: Partial<RetrySettings> };
+export type OutboxSettingsInput = Partial<Omit<OutboxSettingsInit, 'retry'>> &
+  DeprecatedOutboxSettings & { readonly retry?: Partial<RetrySettings> };
 
 /** Old name → new name of every renamed setting. */
 const RENAMED = { batchSize: 'claimSize', maxInFlight: 'concurrency', pollIntervalMs: 'busyPollIntervalMs' } as const;
@@ -90,7 +91,11 @@ const ENV_NAMES: Record<string, string> = {
 };
 
 /** The variables of 0.2 (deprecated until 0.4) and the field each sets. */
-const OLD_ENV_NAMES: Record<string, keyof typeof RENAMED> = { BATCH_SIZE: 'batchSize', MAX_IN_FLIGHT: 'maxInFlight', POLL_INTERVAL_MS: 'pollIntervalMs' };
+const OLD_ENV_NAMES: Record<string, keyof typeof RENAMED> = {
+  BATCH_SIZE: 'batchSize',
+  MAX_IN_FLIGHT: 'maxInFlight',
+  POLL_INTERVAL_MS: 'pollIntervalMs',
+};
 
 /**
  * The dispatcher's settings: immutable, validated when built. Every invalid
@@ -156,7 +161,11 @@ export class OutboxSettings implements OutboxSettingsInit {
    *
    * @throws InvalidOption naming the variable (never its value) when a value is malformed or out of range
    */
-  static fromEnv(prefix: string, env: Readonly<Record<string, string | undefined>> = process.env, base: OutboxSettingsInput = {}): OutboxSettings {
+  static fromEnv(
+    prefix: string,
+    env: Readonly<Record<string, string | undefined>> = process.env,
+    base: OutboxSettingsInput = {},
+  ): OutboxSettings {
     if (typeof prefix !== 'string') throw new InvalidOption('prefix', 'must be a string');
     const top: Record<string, unknown> = { ...base };
     const retry: Record<string, unknown> = { ...(base.retry ?? {}) };
@@ -174,7 +183,11 @@ export class OutboxSettings implements OutboxSettingsInit {
       if (raw === undefined || raw.trim() === '') continue;
       const field = RENAMED[old];
       const current = `${prefix}${ENV_NAMES[field]!}`;
-      if (env[current] !== undefined && env[current]?.trim() !== '') throw new InvalidOption(current, `and ${variable} are both set; ${variable} is the deprecated name of ${current}: set only ${current}`);
+      if (env[current] !== undefined && env[current]?.trim() !== '')
+        throw new InvalidOption(
+          current,
+          `and ${variable} are both set; ${variable} is the deprecated name of ${current}: set only ${current}`,
+        );
       warnRenamed('OutboxSettings.fromEnv', variable, current);
       delete top[old];
       top[field] = parseEnvValue(field, variable, raw.trim());
@@ -184,9 +197,15 @@ export class OutboxSettings implements OutboxSettingsInit {
     } catch (err) {
       // Rename the field to the variable that set it; a field from `base` keeps its own name.
       if (err instanceof InvalidOption) {
-        const oldSuffix = Object.keys(OLD_ENV_NAMES).find((k) => RENAMED[OLD_ENV_NAMES[k]!] === err.field && (env[`${prefix}${k}`]?.trim() ?? '') !== '');
+        const oldSuffix = Object.keys(OLD_ENV_NAMES).find(
+          (k) => RENAMED[OLD_ENV_NAMES[k]!] === err.field && (env[`${prefix}${k}`]?.trim() ?? '') !== '',
+        );
         const variable = `${prefix}${oldSuffix ?? ENV_NAMES[err.field] ?? ''}`;
-        if ((oldSuffix !== undefined || ENV_NAMES[err.field] !== undefined) && env[variable] !== undefined && env[variable]?.trim() !== '') {
+        if (
+          (oldSuffix !== undefined || ENV_NAMES[err.field] !== undefined) &&
+          env[variable] !== undefined &&
+          env[variable]?.trim() !== ''
+        ) {
           throw new InvalidOption(variable, err.message.slice(`option ${err.field} `.length));
         }
       }
@@ -215,7 +234,8 @@ function parseEnvValue(field: string, variable: string, raw: string): unknown {
 function resolve(given: OutboxSettingsInput): OutboxSettingsInit {
   if (given === null || typeof given !== 'object') throw new InvalidOption('settings', 'must be an object');
   for (const key of Object.keys(given)) {
-    if (!(TOP_FIELDS as string[]).includes(key) && !(key in RENAMED)) throw new InvalidOption(key, 'is not an outbox setting');
+    if (!(TOP_FIELDS as string[]).includes(key) && !(key in RENAMED))
+      throw new InvalidOption(key, 'is not an outbox setting');
   }
   // The renamed settings in today's words; a check names the word the caller used.
   const input: Record<string, unknown> = { ...given };
@@ -224,7 +244,10 @@ function resolve(given: OutboxSettingsInput): OutboxSettingsInit {
     const value = renamedOption('OutboxSettings', given, old, next);
     delete input[old];
     if (value !== undefined) input[next] = value;
-    used[next] = (given as Record<string, unknown>)[next] === undefined && (given as Record<string, unknown>)[old] !== undefined ? old : next;
+    used[next] =
+      (given as Record<string, unknown>)[next] === undefined && (given as Record<string, unknown>)[old] !== undefined
+        ? old
+        : next;
   }
   const named = (field: string): string => used[field] ?? field;
   const retryIn = (given.retry ?? {}) as Partial<RetrySettings>;
@@ -233,7 +256,8 @@ function resolve(given: OutboxSettingsInput): OutboxSettingsInit {
     if (!(RETRY_FIELDS as string[]).includes(key)) throw new InvalidOption(`retry.${key}`, 'is not a retry setting');
   }
   const d = DEFAULT_OUTBOX_SETTINGS;
-  const pick = <K extends keyof OutboxSettingsInit>(k: K): OutboxSettingsInit[K] => (input[k] ?? d[k]) as OutboxSettingsInit[K];
+  const pick = <K extends keyof OutboxSettingsInit>(k: K): OutboxSettingsInit[K] =>
+    (input[k] ?? d[k]) as OutboxSettingsInit[K];
   const s: OutboxSettingsInit = {
     claimSize: pick('claimSize'),
     leaseMs: pick('leaseMs'),
@@ -253,19 +277,28 @@ function resolve(given: OutboxSettingsInput): OutboxSettingsInit {
     }),
   };
 
-  if (s.ordering !== 'unordered' && s.ordering !== 'per-key') throw new InvalidOption('ordering', 'must be "unordered" or "per-key"');
+  if (s.ordering !== 'unordered' && s.ordering !== 'per-key')
+    throw new InvalidOption('ordering', 'must be "unordered" or "per-key"');
   asOption(() => {
     requireCount(named('claimSize'), s.claimSize, MAX_BATCH);
     requireCount(named('concurrency'), s.concurrency);
-    for (const f of ['leaseMs', 'publishTimeoutMs', 'busyPollIntervalMs', 'idlePollIntervalMs', 'storeTimeoutMs', 'statsIntervalMs'] as const) requireTimerMs(named(f), s[f]);
+    for (const f of [
+      'leaseMs',
+      'publishTimeoutMs',
+      'busyPollIntervalMs',
+      'idlePollIntervalMs',
+      'storeTimeoutMs',
+      'statsIntervalMs',
+    ] as const)
+      requireTimerMs(named(f), s[f]);
     requireTimerMs('drainTimeoutMs', s.drainTimeoutMs, 0);
   });
   // A delivery must be able to finish inside its lease, or every slow publish is a duplicate.
   if (s.leaseMs <= s.publishTimeoutMs) throw new InvalidOption('leaseMs', 'must be greater than publishTimeoutMs');
   // Renewals run every leaseMs/2; one that takes up to storeTimeoutMs must still land before the deadline.
   if (s.storeTimeoutMs * 2 > s.leaseMs) throw new InvalidOption('storeTimeoutMs', 'must be at most half of leaseMs');
-  if (s.idlePollIntervalMs < s.busyPollIntervalMs) throw new InvalidOption('idlePollIntervalMs', `must be at least ${named('busyPollIntervalMs')}`);
+  if (s.idlePollIntervalMs < s.busyPollIntervalMs)
+    throw new InvalidOption('idlePollIntervalMs', `must be at least ${named('busyPollIntervalMs')}`);
   validateRetrySettings(s.retry);
   return s;
 }
-

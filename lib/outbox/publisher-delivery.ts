@@ -31,7 +31,12 @@ export function retryHorizon(settings: OutboxSettings, restartAllowanceMs: numbe
  * acked message always has its receipt. `pause()` is the dispatcher's outage
  * signal of the moment: its abort (a broker outage began) aborts the publish too.
  */
-export function publisherDelivery(publisher: Publisher, outbox: Outbox, storeReceipts: boolean, pause: () => AbortSignal): (job: Job, signal: AbortSignal) => Promise<DeliveryReceipt | undefined> {
+export function publisherDelivery(
+  publisher: Publisher,
+  outbox: Outbox,
+  storeReceipts: boolean,
+  pause: () => AbortSignal,
+): (job: Job, signal: AbortSignal) => Promise<DeliveryReceipt | undefined> {
   return async (job, signal) => {
     const paused = pause();
     const either = new AbortController();
@@ -55,11 +60,18 @@ export function publisherDelivery(publisher: Publisher, outbox: Outbox, storeRec
 
 /** Acks with receipts: each job beside the receipt its delivery resolved to. */
 export function receiptAcks(outbox: Outbox): (jobs: readonly Job[], results: readonly unknown[]) => Promise<number> {
-  return (jobs, results) => outbox.ackDelivered(jobs.map((job, i) => ({ job, receipt: results[i] as DeliveryReceipt })));
+  return (jobs, results) =>
+    outbox.ackDelivered(jobs.map((job, i) => ({ job, receipt: results[i] as DeliveryReceipt })));
 }
 
 /** The context a dispatcher hands its publisher. */
-export function publisherContext(outbox: string, settings: OutboxSettings, restartAllowanceMs: number, logger: StoreLogger, metrics: OutboxMetrics | undefined): PublisherContext {
+export function publisherContext(
+  outbox: string,
+  settings: OutboxSettings,
+  restartAllowanceMs: number,
+  logger: StoreLogger,
+  metrics: OutboxMetrics | undefined,
+): PublisherContext {
   const h = retryHorizon(settings, restartAllowanceMs);
   const safe = (fn: (() => void) | undefined) => () => {
     try {

@@ -1,5 +1,12 @@
 import { InvalidArgument, InvalidOption } from '../contract/errors.js';
-import { asOption, MAX_ATTEMPTS, requireFunction, requireInt, requireMaxAttempts, requireRandomDraw } from '../contract/validate.js';
+import {
+  asOption,
+  MAX_ATTEMPTS,
+  requireFunction,
+  requireInt,
+  requireMaxAttempts,
+  requireRandomDraw,
+} from '../contract/validate.js';
 
 /** Longest retry delay a setting may ask for: one year (the store bounds now + a delay by 8.64e15). */
 const MAX_RETRY_DELAY_MS = 365 * 24 * 3_600_000;
@@ -12,7 +19,8 @@ import type { DeadReason } from '../worker/worker-observer.js';
 export type { DeadReason };
 
 /** What to do with a failed delivery. */
-export type RetryDecision = { readonly kind: 'retry'; readonly delayMs: number } | { readonly kind: 'dead'; readonly reason: DeadReason };
+export type RetryDecision =
+  { readonly kind: 'retry'; readonly delayMs: number } | { readonly kind: 'dead'; readonly reason: DeadReason };
 
 /** The retry section of the dispatcher settings. All durations in milliseconds. */
 export interface RetrySettings {
@@ -39,7 +47,8 @@ export const DEFAULT_RETRY_SETTINGS: RetrySettings = Object.freeze({
  * field (prefixed with `path`, e.g. `retry.jitter`). Never echoes the value.
  */
 export function validateRetrySettings(r: RetrySettings, path = 'retry.'): RetrySettings {
-  if (r === null || typeof r !== 'object') throw new InvalidOption(path.replace(/\.$/, '') || 'retry', 'must be an object');
+  if (r === null || typeof r !== 'object')
+    throw new InvalidOption(path.replace(/\.$/, '') || 'retry', 'must be an object');
   asOption(() => {
     requireInt(`${path}baseMs`, r.baseMs, 1, MAX_RETRY_DELAY_MS);
     requireInt(`${path}maxDelayMs`, r.maxDelayMs, 1, MAX_RETRY_DELAY_MS);
@@ -90,11 +99,15 @@ export class RetryPolicy {
   decide(attempts: number, failure: FailureKind, maxAttempts?: number): RetryDecision {
     requireAttempts(attempts);
     if (!FAILURE_KINDS.includes(failure)) {
-      throw new InvalidArgument('failure', `must be one of ${FAILURE_KINDS.join(', ')}, got ${typeof failure === 'string' ? 'another string' : typeof failure}`);
+      throw new InvalidArgument(
+        'failure',
+        `must be one of ${FAILURE_KINDS.join(', ')}, got ${typeof failure === 'string' ? 'another string' : typeof failure}`,
+      );
     }
     if (maxAttempts !== undefined) requireMaxAttempts('maxAttempts', maxAttempts);
     if (failure === 'permanent') return { kind: 'dead', reason: 'permanent' };
-    const cap = maxAttempts === undefined ? this.settings.maxAttempts : Math.min(this.settings.maxAttempts, maxAttempts);
+    const cap =
+      maxAttempts === undefined ? this.settings.maxAttempts : Math.min(this.settings.maxAttempts, maxAttempts);
     if (attempts >= cap) return { kind: 'dead', reason: 'exhausted' };
     return { kind: 'retry', delayMs: this.delayMs(attempts) };
   }

@@ -8,7 +8,14 @@ import { compileDestination, type Destination } from './subject.js';
 /** The part of a `@nestjs/microservices` `ClientProxy` this publisher uses (structural: no Nest import below `lib/nest`). */
 export interface ClientProxyLike {
   connect(): Promise<unknown>;
-  emit(pattern: unknown, data: unknown): { subscribe(observer: { next?: (v: unknown) => void; error?: (e: unknown) => void; complete?: () => void }): { unsubscribe(): void } };
+  emit(
+    pattern: unknown,
+    data: unknown,
+  ): {
+    subscribe(observer: { next?: (v: unknown) => void; error?: (e: unknown) => void; complete?: () => void }): {
+      unsubscribe(): void;
+    };
+  };
   close(): unknown;
 }
 
@@ -52,10 +59,13 @@ export class ClientProxyPublisher implements Publisher {
 
   /** @throws InvalidOption naming the field, before any I/O */
   constructor(private readonly options: ClientProxyPublisherOptions) {
-    if (options === null || typeof options !== 'object') throw new InvalidOption('options', 'must be an object { client, pattern }');
+    if (options === null || typeof options !== 'object')
+      throw new InvalidOption('options', 'must be an object { client, pattern }');
     const c = options.client as Partial<ClientProxyLike> | null | undefined;
-    if (!c || typeof c.emit !== 'function' || typeof c.connect !== 'function') throw new InvalidOption('client', 'must be a @nestjs/microservices ClientProxy');
-    if (options.data !== undefined && typeof options.data !== 'function') throw new InvalidOption('data', 'must be a function of the message');
+    if (!c || typeof c.emit !== 'function' || typeof c.connect !== 'function')
+      throw new InvalidOption('client', 'must be a @nestjs/microservices ClientProxy');
+    if (options.data !== undefined && typeof options.data !== 'function')
+      throw new InvalidOption('data', 'must be a function of the message');
     this.patternOf = compileDestination('pattern', options.pattern);
   }
 
@@ -75,7 +85,9 @@ export class ClientProxyPublisher implements Publisher {
     const ctx = this.ctx;
     if (!ctx) throw new PublishFailed('the ClientProxy publisher is not connected');
     const pattern = this.patternOf(message);
-    const data = this.options.data ? this.options.data(message) : ({ messageId: String(message.id), payload: message.payload, headers: message.headers } satisfies OutboxEvent);
+    const data = this.options.data
+      ? this.options.data(message)
+      : ({ messageId: String(message.id), payload: message.payload, headers: message.headers } satisfies OutboxEvent);
     const emitted = new Promise<void>((resolve, reject) => {
       this.options.client.emit(pattern, data).subscribe({ error: reject, complete: resolve });
     });
@@ -85,7 +97,9 @@ export class ClientProxyPublisher implements Publisher {
 
   health(): PublisherHealth {
     if (this.closed) return { status: 'down' };
-    return this.connected ? { status: 'up' } : { status: 'degraded', ...(this.outage?.detail ? { detail: this.outage.detail } : {}) };
+    return this.connected
+      ? { status: 'up' }
+      : { status: 'degraded', ...(this.outage?.detail ? { detail: this.outage.detail } : {}) };
   }
 
   async close(): Promise<void> {

@@ -46,7 +46,9 @@ function abortError(signal: AbortSignal): Error {
 export function encodeBody(payload: unknown, maxBytes: number, broker: string, limitName: string): Buffer {
   const body = Buffer.from(JSON.stringify(payload) ?? 'null', 'utf8');
   if (body.length > maxBytes) {
-    throw new PermanentError(`message too large for ${broker}: ${body.length} bytes, above its ${limitName} of ${maxBytes} bytes`);
+    throw new PermanentError(
+      `message too large for ${broker}: ${body.length} bytes, above its ${limitName} of ${maxBytes} bytes`,
+    );
   }
   return body;
 }

@@ -9,7 +9,18 @@ export { compileDestination, TEMPLATE_FIELDS, type Destination } from './subject
 export { NatsJetStreamPublisher, type NatsJetStreamPublisherOptions } from './nats-jetstream.js';
 export { RabbitMqPublisher, type RabbitMqPublisherOptions } from './rabbitmq.js';
 export { MqttPublisher, MQTT_MESSAGE_ID_PROPERTY, type MqttPublisherOptions } from './mqtt.js';
-export { RedisStreamsPublisher, REDIS_NO_DEDUP, REDIS_IDMP_DEFAULT_DURATION_S, type RedisStreamsPublisherOptions, type RedisDedup } from './redis-streams.js';
-export { ClientProxyPublisher, type ClientProxyPublisherOptions, type ClientProxyLike, type OutboxEvent } from './client-proxy.js';
+export {
+  RedisStreamsPublisher,
+  REDIS_NO_DEDUP,
+  REDIS_IDMP_DEFAULT_DURATION_S,
+  type RedisStreamsPublisherOptions,
+  type RedisDedup,
+} from './redis-streams.js';
+export {
+  ClientProxyPublisher,
+  type ClientProxyPublisherOptions,
+  type ClientProxyLike,
+  type OutboxEvent,
+} from './client-proxy.js';
 export { readEnvelope, type MessageEnvelope, type EnvelopeInit } from '../contract/envelope.js';
 export type { DeliveryReceipt, StoredReceipt } from '../contract/types.js';

@@ -49,21 +49,37 @@ export class MqttPublisher implements Publisher {
 
   /** @throws InvalidOption naming the field (QoS 0, an unknown topic template field), before any I/O */
   constructor(private readonly options: MqttPublisherOptions) {
-    if (options === null || typeof options !== 'object') throw new InvalidOption('options', 'must be an object { topic, url?, qos? }');
+    if (options === null || typeof options !== 'object')
+      throw new InvalidOption('options', 'must be an object { topic, url?, qos? }');
     this.topicOf = compileDestination('topic', options.topic);
     const qos = options.qos ?? 1;
-    if (qos !== 1 && qos !== 2) throw new InvalidOption('qos', `must be 1 (PUBACK) or 2 (PUBCOMP); QoS 0 has no broker acknowledgment, got ${JSON.stringify(qos)}`);
+    if (qos !== 1 && qos !== 2)
+      throw new InvalidOption(
+        'qos',
+        `must be 1 (PUBACK) or 2 (PUBCOMP); QoS 0 has no broker acknowledgment, got ${JSON.stringify(qos)}`,
+      );
     this.qos = qos;
-    if (options.maxMessageBytes !== undefined && (!Number.isInteger(options.maxMessageBytes) || options.maxMessageBytes < 1)) throw new InvalidOption('maxMessageBytes', 'must be an integer ≥ 1');
+    if (
+      options.maxMessageBytes !== undefined &&
+      (!Number.isInteger(options.maxMessageBytes) || options.maxMessageBytes < 1)
+    )
+      throw new InvalidOption('maxMessageBytes', 'must be an integer ≥ 1');
   }
 
   async connect(ctx: PublisherContext, signal: AbortSignal): Promise<void> {
     this.ctx = ctx;
     const mqtt = await loadPeer('mqtt', () => import('mqtt'), 'for the MQTT publisher');
-    this.outage = new OutageLog((m) => ctx.logger.warn(m), `MQTT (${this.options.url ?? 'mqtt://127.0.0.1:1883'}) for outbox ${JSON.stringify(ctx.outbox)}`);
+    this.outage = new OutageLog(
+      (m) => ctx.logger.warn(m),
+      `MQTT (${this.options.url ?? 'mqtt://127.0.0.1:1883'}) for outbox ${JSON.stringify(ctx.outbox)}`,
+    );
     await connectWithRetry(
       async () => {
-        const client = await mqtt.connectAsync(this.options.url ?? 'mqtt://127.0.0.1:1883', { protocolVersion: 5, reconnectPeriod: 1000, connectTimeout: 5000, ...this.options.clientOptions }, false);
+        const client = await mqtt.connectAsync(
+          this.options.url ?? 'mqtt://127.0.0.1:1883',
+          { protocolVersion: 5, reconnectPeriod: 1000, connectTimeout: 5000, ...this.options.clientOptions },
+          false,
+        );
         client.on('offline', () => this.outage?.failed(new PublishFailed('connection lost')));
         client.on('error', (err) => this.outage?.failed(err));
         client.on('connect', (connack) => {
@@ -79,7 +95,12 @@ export class MqttPublisher implements Publisher {
   async publish(message: OutboxMessage, signal: AbortSignal): Promise<DeliveryReceipt> {
     const { client, ctx } = this;
     if (!client || !ctx) throw new PublishFailed('the MQTT publisher is not connected');
-    const body = encodeBody(message.payload, this.options.maxMessageBytes ?? this.maxBytes, 'MQTT', 'maximum packet size');
+    const body = encodeBody(
+      message.payload,
+      this.options.maxMessageBytes ?? this.maxBytes,
+      'MQTT',
+      'maximum packet size',
+    );
     const topic = this.topicOf(message);
     const e = message.envelope;
     const sent = client.publishAsync(topic, body, {

@@ -69,21 +69,37 @@ export class NatsJetStreamPublisher implements Publisher {
 
   /** @throws InvalidOption naming the field (an unknown subject template field included), before any I/O */
   constructor(private readonly options: NatsJetStreamPublisherOptions) {
-    if (options === null || typeof options !== 'object') throw new InvalidOption('options', 'must be an object { stream, subject, servers? }');
-    if (typeof options.stream !== 'string' || options.stream.trim().length === 0) throw new InvalidOption('stream', 'must name the JetStream stream the subjects land in');
+    if (options === null || typeof options !== 'object')
+      throw new InvalidOption('options', 'must be an object { stream, subject, servers? }');
+    if (typeof options.stream !== 'string' || options.stream.trim().length === 0)
+      throw new InvalidOption('stream', 'must name the JetStream stream the subjects land in');
     this.subjectOf = compileDestination('subject', options.subject);
-    if (options.reconnectWaitMs !== undefined && (!Number.isInteger(options.reconnectWaitMs) || options.reconnectWaitMs < 1)) throw new InvalidOption('reconnectWaitMs', 'must be an integer ≥ 1');
+    if (
+      options.reconnectWaitMs !== undefined &&
+      (!Number.isInteger(options.reconnectWaitMs) || options.reconnectWaitMs < 1)
+    )
+      throw new InvalidOption('reconnectWaitMs', 'must be an integer ≥ 1');
   }
 
   async connect(ctx: PublisherContext, signal: AbortSignal): Promise<void> {
     this.ctx = ctx;
     this.peers ??= await loadNats();
-    this.outage = new OutageLog((m) => ctx.logger.warn(m), `NATS (${this.describeServers()}) for outbox ${JSON.stringify(ctx.outbox)}`);
+    this.outage = new OutageLog(
+      (m) => ctx.logger.warn(m),
+      `NATS (${this.describeServers()}) for outbox ${JSON.stringify(ctx.outbox)}`,
+    );
     const peers = this.peers;
     try {
       await connectWithRetry(
         async () => {
-          this.nc = this.options.connection ?? (await peers.connect({ servers: this.options.servers ?? '127.0.0.1:4222', maxReconnectAttempts: -1, noAsyncTraces: true, ...this.options.connectOptions }));
+          this.nc =
+            this.options.connection ??
+            (await peers.connect({
+              servers: this.options.servers ?? '127.0.0.1:4222',
+              maxReconnectAttempts: -1,
+              noAsyncTraces: true,
+              ...this.options.connectOptions,
+            }));
           this.watchStatus(this.nc);
           const jsm = await peers.jetstreamManager(this.nc);
           await this.checkWindow(jsm, ctx);
@@ -113,7 +129,11 @@ export class NatsJetStreamPublisher implements Publisher {
     const body = encodeBody(message.payload, nc.info?.max_payload ?? 1024 * 1024, 'NATS', 'max_payload');
     const h = peers.headers();
     for (const [k, v] of Object.entries(message.headers)) h.set(k, v);
-    const ack = js.publish(this.subjectOf(message), body, { msgID: String(message.id), headers: h, timeout: ctx.publishTimeoutMs + 1000 });
+    const ack = js.publish(this.subjectOf(message), body, {
+      msgID: String(message.id),
+      headers: h,
+      timeout: ctx.publishTimeoutMs + 1000,
+    });
     const pa = await awaitConfirm(ack, signal, ctx.onLateConfirm);
     if (pa.duplicate) ctx.onBrokerDuplicate();
     return { broker: this.broker, stream: pa.stream, seq: pa.seq, duplicate: pa.duplicate };
@@ -121,7 +141,9 @@ export class NatsJetStreamPublisher implements Publisher {
 
   health(): PublisherHealth {
     if (this.closed) return { status: 'down' };
-    return this.status === 'up' ? { status: 'up' } : { status: this.status, ...(this.outage?.detail ? { detail: this.outage.detail } : {}) };
+    return this.status === 'up'
+      ? { status: 'up' }
+      : { status: this.status, ...(this.outage?.detail ? { detail: this.outage.detail } : {}) };
   }
 
   async close(): Promise<void> {
@@ -138,8 +160,14 @@ export class NatsJetStreamPublisher implements Publisher {
     try {
       windowNs = (await jsm.streams.info(this.options.stream)).config.duplicate_window;
     } catch (err) {
-      if ((err as { name?: string }).name === 'StreamNotFoundError' || /stream not found/i.test(String((err as Error).message))) {
-        throw new InvalidOption('stream', `names ${JSON.stringify(this.options.stream)}, which does not exist on the server; create it (with a duplicate_window of at least ${ctx.retryHorizonMs} ms) first`);
+      if (
+        (err as { name?: string }).name === 'StreamNotFoundError' ||
+        /stream not found/i.test(String((err as Error).message))
+      ) {
+        throw new InvalidOption(
+          'stream',
+          `names ${JSON.stringify(this.options.stream)}, which does not exist on the server; create it (with a duplicate_window of at least ${ctx.retryHorizonMs} ms) first`,
+        );
       }
       throw err;
     }

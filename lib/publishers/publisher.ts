@@ -73,5 +73,13 @@ export interface Publisher {
 
 /** The {@link OutboxMessage} of a claimed outbox job. */
 export function outboxMessage(outbox: string, job: Job): OutboxMessage {
-  return Object.freeze({ id: job.id, outbox, payload: job.payload, headers: job.headers, envelope: readEnvelope(job.id, job.headers), attempts: job.attempts, key: job.orderingKey });
+  return Object.freeze({
+    id: job.id,
+    outbox,
+    payload: job.payload,
+    headers: job.headers,
+    envelope: readEnvelope(job.id, job.headers),
+    attempts: job.attempts,
+    key: job.orderingKey,
+  });
 }

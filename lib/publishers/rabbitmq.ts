@@ -62,18 +62,28 @@ export class RabbitMqPublisher implements Publisher {
 
   /** @throws InvalidOption naming the field (an unknown routing-key template field included), before any I/O */
   constructor(private readonly options: RabbitMqPublisherOptions) {
-    if (options === null || typeof options !== 'object') throw new InvalidOption('options', 'must be an object { exchange, routingKey, url? }');
-    if (typeof options.exchange !== 'string') throw new InvalidOption('exchange', "must be a string ('' for the default exchange)");
+    if (options === null || typeof options !== 'object')
+      throw new InvalidOption('options', 'must be an object { exchange, routingKey, url? }');
+    if (typeof options.exchange !== 'string')
+      throw new InvalidOption('exchange', "must be a string ('' for the default exchange)");
     this.routingKeyOf = compileDestination('routingKey', options.routingKey);
     this.maxBytes = options.maxMessageBytes ?? 16 * 1024 * 1024;
-    if (!Number.isInteger(this.maxBytes) || this.maxBytes < 1) throw new InvalidOption('maxMessageBytes', 'must be an integer ≥ 1');
-    if (options.reconnectWaitMs !== undefined && (!Number.isInteger(options.reconnectWaitMs) || options.reconnectWaitMs < 1)) throw new InvalidOption('reconnectWaitMs', 'must be an integer ≥ 1');
+    if (!Number.isInteger(this.maxBytes) || this.maxBytes < 1)
+      throw new InvalidOption('maxMessageBytes', 'must be an integer ≥ 1');
+    if (
+      options.reconnectWaitMs !== undefined &&
+      (!Number.isInteger(options.reconnectWaitMs) || options.reconnectWaitMs < 1)
+    )
+      throw new InvalidOption('reconnectWaitMs', 'must be an integer ≥ 1');
   }
 
   async connect(ctx: PublisherContext, signal: AbortSignal): Promise<void> {
     this.ctx = ctx;
     this.amqp ??= await loadPeer('amqplib', () => import('amqplib'), 'for the RabbitMQ publisher');
-    this.outage = new OutageLog((m) => ctx.logger.warn(m), `RabbitMQ (${this.describeUrl()}) for outbox ${JSON.stringify(ctx.outbox)}`);
+    this.outage = new OutageLog(
+      (m) => ctx.logger.warn(m),
+      `RabbitMQ (${this.describeUrl()}) for outbox ${JSON.stringify(ctx.outbox)}`,
+    );
     await this.openLoop(signal, true);
   }
 
@@ -102,7 +112,11 @@ export class RabbitMqPublisher implements Publisher {
     };
     const confirmed = new Promise<void>((resolve, reject) => {
       try {
-        ch.publish(this.options.exchange, routingKey, body, props, (err: unknown) => (err ? reject(err instanceof Error ? err : new PublishFailed(`RabbitMQ nacked message ${messageId}`)) : resolve()));
+        ch.publish(this.options.exchange, routingKey, body, props, (err: unknown) =>
+          err
+            ? reject(err instanceof Error ? err : new PublishFailed(`RabbitMQ nacked message ${messageId}`))
+            : resolve(),
+        );
       } catch (err) {
         reject(err instanceof Error ? err : new PublishFailed(String(err)));
       }
@@ -113,8 +127,18 @@ export class RabbitMqPublisher implements Publisher {
       this.pending.delete(key);
     }
     // basic.return precedes the basic.ack of the same message on its channel.
-    if (entry.returned) throw new PublishFailed(`unroutable: no queue is bound to exchange ${JSON.stringify(this.options.exchange)} for routing key ${JSON.stringify(routingKey)} (mandatory)`);
-    return { broker: this.broker, exchange: this.options.exchange, routingKey, deliveryTag: tag, channel: generation, confirmed: true };
+    if (entry.returned)
+      throw new PublishFailed(
+        `unroutable: no queue is bound to exchange ${JSON.stringify(this.options.exchange)} for routing key ${JSON.stringify(routingKey)} (mandatory)`,
+      );
+    return {
+      broker: this.broker,
+      exchange: this.options.exchange,
+      routingKey,
+      deliveryTag: tag,
+      channel: generation,
+      confirmed: true,
+    };
   }
 
   health(): PublisherHealth {
@@ -174,7 +198,10 @@ export class RabbitMqPublisher implements Publisher {
       await probe.close();
     } catch (err) {
       if (/NOT_FOUND|404/.test(String((err as Error).message))) {
-        throw new InvalidOption('exchange', `names ${JSON.stringify(this.options.exchange)}, which does not exist on the broker; declare it (durable) first`);
+        throw new InvalidOption(
+          'exchange',
+          `names ${JSON.stringify(this.options.exchange)}, which does not exist on the broker; declare it (durable) first`,
+        );
       }
       throw err;
     }
@@ -215,7 +242,10 @@ export class RabbitMqPublisher implements Publisher {
   private async channel(signal: AbortSignal): Promise<ConfirmChannel> {
     while (!this.ch) {
       if (this.closed) throw new PublishFailed('the RabbitMQ publisher is closed');
-      if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new PublishFailed('publish aborted while RabbitMQ was reconnecting');
+      if (signal.aborted)
+        throw signal.reason instanceof Error
+          ? signal.reason
+          : new PublishFailed('publish aborted while RabbitMQ was reconnecting');
       await new Promise<void>((resolve) => {
         const done = (): void => {
           this.waiters.delete(done);
@@ -235,4 +265,3 @@ export class RabbitMqPublisher implements Publisher {
     return u.replace(/\/\/[^@/]*@/, '//');
   }
 }
-

@@ -48,7 +48,8 @@ export type RedisDedup = 'idmp' | 'none' | 'unknown';
 export const REDIS_IDMP_DEFAULT_DURATION_S = 100;
 
 /** What the health detail and the startup log say when the server has no IDMP. */
-export const REDIS_NO_DEDUP = 'no broker-side dedup: this Redis has no XADD IDMP (Redis 8.6+), so a republish is a second entry, absorbed by the consumer inbox only';
+export const REDIS_NO_DEDUP =
+  'no broker-side dedup: this Redis has no XADD IDMP (Redis 8.6+), so a republish is a second entry, absorbed by the consumer inbox only';
 
 /**
  * Whether the server accepts `XADD … IDMP`: a probe that never writes
@@ -70,7 +71,11 @@ export async function probeRedisIdmp(redis: Pick<Redis, 'call'>): Promise<{ supp
  * the dispatcher's retry horizon, naming both numbers and the fix.
  * @throws InvalidOption
  */
-export function checkIdmpWindow(stream: string, durationS: number, ctx: Pick<PublisherContext, 'outbox' | 'retryHorizonMs' | 'horizonTerms'>): void {
+export function checkIdmpWindow(
+  stream: string,
+  durationS: number,
+  ctx: Pick<PublisherContext, 'outbox' | 'retryHorizonMs' | 'horizonTerms'>,
+): void {
   const windowMs = durationS * 1000;
   if (windowMs >= ctx.retryHorizonMs) return;
   const needS = Math.ceil(ctx.retryHorizonMs / 1000);
@@ -105,18 +110,26 @@ export class RedisStreamsPublisher implements Publisher {
 
   /** @throws InvalidOption naming the field, before any I/O */
   constructor(private readonly options: RedisStreamsPublisherOptions) {
-    if (options === null || typeof options !== 'object') throw new InvalidOption('options', 'must be an object { stream, url? }');
+    if (options === null || typeof options !== 'object')
+      throw new InvalidOption('options', 'must be an object { stream, url? }');
     this.streamOf = compileDestination('stream', options.stream);
-    if (options.maxLen !== undefined && (!Number.isInteger(options.maxLen) || options.maxLen < 1)) throw new InvalidOption('maxLen', 'must be an integer ≥ 1');
+    if (options.maxLen !== undefined && (!Number.isInteger(options.maxLen) || options.maxLen < 1))
+      throw new InvalidOption('maxLen', 'must be an integer ≥ 1');
     const w = options.waitAof;
     if (w !== undefined) {
-      if (!Number.isInteger(w.local) || w.local < 0 || w.local > 1) throw new InvalidOption('waitAof.local', 'must be 0 or 1');
-      if (!Number.isInteger(w.replicas) || w.replicas < 0) throw new InvalidOption('waitAof.replicas', 'must be an integer ≥ 0');
-      if (!Number.isInteger(w.timeoutMs) || w.timeoutMs < 1) throw new InvalidOption('waitAof.timeoutMs', 'must be an integer ≥ 1');
-      if (w.local === 0 && w.replicas === 0) throw new InvalidOption('waitAof', 'must wait for the local AOF or at least one replica');
+      if (!Number.isInteger(w.local) || w.local < 0 || w.local > 1)
+        throw new InvalidOption('waitAof.local', 'must be 0 or 1');
+      if (!Number.isInteger(w.replicas) || w.replicas < 0)
+        throw new InvalidOption('waitAof.replicas', 'must be an integer ≥ 0');
+      if (!Number.isInteger(w.timeoutMs) || w.timeoutMs < 1)
+        throw new InvalidOption('waitAof.timeoutMs', 'must be an integer ≥ 1');
+      if (w.local === 0 && w.replicas === 0)
+        throw new InvalidOption('waitAof', 'must wait for the local AOF or at least one replica');
     }
-    if (options.idmp !== undefined && options.idmp !== 'auto' && options.idmp !== 'off') throw new InvalidOption('idmp', `must be 'auto' or 'off', got ${JSON.stringify(options.idmp)}`);
-    if (options.producerId !== undefined && (typeof options.producerId !== 'string' || options.producerId.length === 0)) throw new InvalidOption('producerId', 'must be a non-empty string');
+    if (options.idmp !== undefined && options.idmp !== 'auto' && options.idmp !== 'off')
+      throw new InvalidOption('idmp', `must be 'auto' or 'off', got ${JSON.stringify(options.idmp)}`);
+    if (options.producerId !== undefined && (typeof options.producerId !== 'string' || options.producerId.length === 0))
+      throw new InvalidOption('producerId', 'must be a non-empty string');
   }
 
   /** The broker-side dedup in use: known after `connect`. */
@@ -128,17 +141,30 @@ export class RedisStreamsPublisher implements Publisher {
     this.ctx = ctx;
     const mod = await loadPeer('ioredis', () => import('ioredis'), 'for the Redis Streams publisher');
     const RedisCtor = mod.Redis;
-    this.outage = new OutageLog((m) => ctx.logger.warn(m), `Redis (${this.options.url ?? 'redis://127.0.0.1:6379'}) for outbox ${JSON.stringify(ctx.outbox)}`);
+    this.outage = new OutageLog(
+      (m) => ctx.logger.warn(m),
+      `Redis (${this.options.url ?? 'redis://127.0.0.1:6379'}) for outbox ${JSON.stringify(ctx.outbox)}`,
+    );
     let redis: Redis | null = null;
     try {
       await connectWithRetry(
         async () => {
-          redis = this.options.client ?? new RedisCtor(this.options.url ?? 'redis://127.0.0.1:6379', { lazyConnect: true, maxRetriesPerRequest: 1, ...this.options.redisOptions });
+          redis =
+            this.options.client ??
+            new RedisCtor(this.options.url ?? 'redis://127.0.0.1:6379', {
+              lazyConnect: true,
+              maxRetriesPerRequest: 1,
+              ...this.options.redisOptions,
+            });
           redis.on('error', (err: Error) => this.outage?.failed(err));
           if (!this.options.client) await redis.connect();
           if (this.options.waitAof && this.options.waitAof.local > 0) {
             const [, value] = (await redis.config('GET', 'appendonly')) as [string, string];
-            if (value !== 'yes') throw new InvalidOption('waitAof.local', `is 1 but the server has appendonly ${JSON.stringify(value)}; enable appendonly or wait for replicas only`);
+            if (value !== 'yes')
+              throw new InvalidOption(
+                'waitAof.local',
+                `is 1 but the server has appendonly ${JSON.stringify(value)}; enable appendonly or wait for replicas only`,
+              );
           }
           await this.detectIdmp(redis, ctx);
           this.redis = redis;
@@ -162,17 +188,42 @@ export class RedisStreamsPublisher implements Publisher {
   async publish(message: OutboxMessage, signal: AbortSignal): Promise<DeliveryReceipt> {
     const { redis, ctx } = this;
     if (!redis || !ctx) throw new PublishFailed('the Redis Streams publisher is not connected');
-    const body = encodeBody(message.payload, this.options.maxMessageBytes ?? 512 * 1024 * 1024, 'Redis', 'maxMessageBytes');
+    const body = encodeBody(
+      message.payload,
+      this.options.maxMessageBytes ?? 512 * 1024 * 1024,
+      'Redis',
+      'maxMessageBytes',
+    );
     const stream = this.streamOf(message);
     const trim = this.options.maxLen === undefined ? [] : ['MAXLEN', '~', String(this.options.maxLen)];
     const w = this.options.waitAof;
     const run = async (): Promise<{ entryId: string; aof: boolean }> => {
       const idmp = this.idmp === 'idmp' ? ['IDMP', this.producerId, String(message.id)] : [];
-      const entryId = (await redis.call('XADD', stream, ...idmp, ...trim, '*', 'id', String(message.id), 'payload', body, 'headers', JSON.stringify(message.headers))) as string | null;
+      const entryId = (await redis.call(
+        'XADD',
+        stream,
+        ...idmp,
+        ...trim,
+        '*',
+        'id',
+        String(message.id),
+        'payload',
+        body,
+        'headers',
+        JSON.stringify(message.headers),
+      )) as string | null;
       if (!entryId) throw new PublishFailed(`XADD to ${JSON.stringify(stream)} returned no entry id`);
       if (w) {
-        const [local, replicas] = (await redis.call('WAITAOF', String(w.local), String(w.replicas), String(w.timeoutMs))) as [number, number];
-        if (local < w.local || replicas < w.replicas) throw new PublishFailed(`WAITAOF: the entry reached ${local} local and ${replicas} replica AOFs within ${w.timeoutMs} ms, fewer than ${w.local} and ${w.replicas}`);
+        const [local, replicas] = (await redis.call(
+          'WAITAOF',
+          String(w.local),
+          String(w.replicas),
+          String(w.timeoutMs),
+        )) as [number, number];
+        if (local < w.local || replicas < w.replicas)
+          throw new PublishFailed(
+            `WAITAOF: the entry reached ${local} local and ${replicas} replica AOFs within ${w.timeoutMs} ms, fewer than ${w.local} and ${w.replicas}`,
+          );
       }
       return { entryId, aof: w !== undefined };
     };
@@ -182,7 +233,10 @@ export class RedisStreamsPublisher implements Publisher {
 
   health(): PublisherHealth {
     if (this.closed) return { status: 'down' };
-    if (this.redis?.status === 'ready') return this.idmp === 'none' && this.options.idmp !== 'off' ? { status: 'up', detail: REDIS_NO_DEDUP } : { status: 'up' };
+    if (this.redis?.status === 'ready')
+      return this.idmp === 'none' && this.options.idmp !== 'off'
+        ? { status: 'up', detail: REDIS_NO_DEDUP }
+        : { status: 'up' };
     return { status: 'degraded', ...(this.outage?.detail ? { detail: this.outage.detail } : {}) };
   }
 
@@ -196,13 +250,17 @@ export class RedisStreamsPublisher implements Publisher {
     const probe = await probeRedisIdmp(redis);
     if (!probe.supported) {
       this.idmp = 'none';
-      ctx.logger.warn(`Redis Streams publisher of outbox ${JSON.stringify(ctx.outbox)}: ${REDIS_NO_DEDUP} (the probe said: ${probe.reason})`);
+      ctx.logger.warn(
+        `Redis Streams publisher of outbox ${JSON.stringify(ctx.outbox)}: ${REDIS_NO_DEDUP} (the probe said: ${probe.reason})`,
+      );
       return;
     }
     this.idmp = 'idmp';
     if (typeof this.options.stream === 'string' && !this.options.stream.includes('{')) {
       checkIdmpWindow(this.options.stream, await idmpDuration(redis, this.options.stream), ctx);
-      ctx.logger.log(`Redis Streams publisher of outbox ${JSON.stringify(ctx.outbox)}: XADD IDMP with producer id ${JSON.stringify(this.producerId)}`);
+      ctx.logger.log(
+        `Redis Streams publisher of outbox ${JSON.stringify(ctx.outbox)}: XADD IDMP with producer id ${JSON.stringify(this.producerId)}`,
+      );
     } else {
       ctx.logger.warn(
         `Redis Streams publisher of outbox ${JSON.stringify(ctx.outbox)}: XADD IDMP with producer id ${JSON.stringify(this.producerId)}; the stream key is a template, so each stream's IDMP-DURATION (default ${REDIS_IDMP_DEFAULT_DURATION_S} s) is not checked against the retry horizon of ${ctx.retryHorizonMs} ms: set it with XCFGSET`,

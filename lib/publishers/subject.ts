@@ -20,11 +20,13 @@ export function compileDestination(option: string, d: unknown): (m: OutboxMessag
     const fn = d as (m: OutboxMessage) => unknown;
     return (m) => {
       const out = fn(m);
-      if (typeof out !== 'string' || out.length === 0) throw new InvalidOption(option, `function must return a non-empty string, got ${typeof out}`);
+      if (typeof out !== 'string' || out.length === 0)
+        throw new InvalidOption(option, `function must return a non-empty string, got ${typeof out}`);
       return out;
     };
   }
-  if (typeof d !== 'string' || d.trim().length === 0) throw new InvalidOption(option, 'must be a non-empty template string or a function of the message');
+  if (typeof d !== 'string' || d.trim().length === 0)
+    throw new InvalidOption(option, 'must be a non-empty template string or a function of the message');
   const parts: ((m: OutboxMessage) => string)[] = [];
   let last = 0;
   for (const match of d.matchAll(FIELD)) {
@@ -37,7 +39,10 @@ export function compileDestination(option: string, d: unknown): (m: OutboxMessag
     } else if ((TEMPLATE_FIELDS as readonly string[]).includes(name)) {
       parts.push(fieldOf(name as (typeof TEMPLATE_FIELDS)[number]));
     } else {
-      throw new InvalidOption(option, `has an unknown template field {${name.slice(0, 64)}}; use ${TEMPLATE_FIELDS.map((f) => `{${f}}`).join(', ')} or {header:<name>}`);
+      throw new InvalidOption(
+        option,
+        `has an unknown template field {${name.slice(0, 64)}}; use ${TEMPLATE_FIELDS.map((f) => `{${f}}`).join(', ')} or {header:<name>}`,
+      );
     }
     last = match.index + match[0].length;
   }

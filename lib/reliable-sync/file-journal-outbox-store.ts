@@ -2,7 +2,13 @@ import { mkdir, open, readFile, realpath, rename, rm, type FileHandle } from 'no
 import { join } from 'node:path';
 import { AlkstoreError, Closed, Database, InvalidName, InvalidOption } from '../contract/errors.js';
 import { assertEpoch, assertFrame, copyFrame, type OutboxRecord } from './epoch.js';
-import { applyJournal, decodeJournal, encodeJournalRecord, type JournalRecord, type JournalState } from './journal-codec.js';
+import {
+  applyJournal,
+  decodeJournal,
+  encodeJournalRecord,
+  type JournalRecord,
+  type JournalState,
+} from './journal-codec.js';
 import type { OutboxStore } from './outbox-store.js';
 import { Serial } from './serial.js';
 import { checkKey } from './store-options.js';
@@ -64,10 +70,13 @@ export class FileJournalOutboxStore implements OutboxStore {
   static async open(options: FileJournalOutboxStoreOptions): Promise<FileJournalOutboxStore> {
     if (options === null || typeof options !== 'object') throw new InvalidOption('options', 'must be an object');
     const key = checkKey(options.key);
-    if (typeof options.directory !== 'string' || options.directory.length === 0) throw new InvalidOption('directory', 'must be a non-empty path');
+    if (typeof options.directory !== 'string' || options.directory.length === 0)
+      throw new InvalidOption('directory', 'must be a non-empty path');
     const policy = options.fsync ?? 'always';
-    if (policy !== 'always' && policy !== 'interval' && policy !== 'never') throw new InvalidOption('fsync', 'must be "always", "interval" or "never"');
-    const intervalMs = options.fsyncIntervalMs === undefined ? 100 : requireTimerMs('fsyncIntervalMs', options.fsyncIntervalMs, 0);
+    if (policy !== 'always' && policy !== 'interval' && policy !== 'never')
+      throw new InvalidOption('fsync', 'must be "always", "interval" or "never"');
+    const intervalMs =
+      options.fsyncIntervalMs === undefined ? 100 : requireTimerMs('fsyncIntervalMs', options.fsyncIntervalMs, 0);
     const threshold = options.compactThresholdBytes ?? 1024 * 1024;
     // Infinity turns compaction off.
     if (threshold !== Number.POSITIVE_INFINITY) requireCount('compactThresholdBytes', threshold);
@@ -161,7 +170,12 @@ export function journalFileName(key: string): string {
     const c = String.fromCharCode(byte);
     out += /[a-z0-9_-]/.test(c) ? c : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
   }
-  if (out.length > 200) throw new InvalidName('outbox key', key, 'is too long for a journal file name (at most 200 characters once escaped)');
+  if (out.length > 200)
+    throw new InvalidName(
+      'outbox key',
+      key,
+      'is too long for a journal file name (at most 200 characters once escaped)',
+    );
   return `${out}.outbox.jsonl`;
 }
 
@@ -219,11 +233,16 @@ class Journal {
     journal.refs -= 1;
     if (journal.refs > 0) return;
     journal.shutting = true;
-    const done = journal.serial.run(() => journal.shutdown()).finally(() => {
-      closing.delete(journal.path);
-    });
+    const done = journal.serial
+      .run(() => journal.shutdown())
+      .finally(() => {
+        closing.delete(journal.path);
+      });
     open_.delete(journal.path);
-    closing.set(journal.path, done.catch(() => undefined));
+    closing.set(
+      journal.path,
+      done.catch(() => undefined),
+    );
     await done;
   }
 

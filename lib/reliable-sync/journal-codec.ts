@@ -41,7 +41,11 @@ export class JournalCorrupt extends AlkstoreError {
 export function encodeJournalRecord(record: JournalRecord): Buffer {
   const obj =
     record.op === 'put'
-      ? { op: 'put', epoch: record.epoch, frame: Buffer.from(record.frame.buffer, record.frame.byteOffset, record.frame.byteLength).toString('base64') }
+      ? {
+          op: 'put',
+          epoch: record.epoch,
+          frame: Buffer.from(record.frame.buffer, record.frame.byteOffset, record.frame.byteLength).toString('base64'),
+        }
       : { op: record.op, epoch: record.epoch };
   return Buffer.from(`${JSON.stringify(obj)}\n`, 'utf8');
 }
@@ -102,19 +106,25 @@ function decodeLine(line: Uint8Array, source: string, index: number, offset: num
   } catch {
     return fail(`the record is not valid JSON: ${preview(text)}`);
   }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return fail(`the record is not a JSON object: ${preview(text)}`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return fail(`the record is not a JSON object: ${preview(text)}`);
   const obj = value as Record<string, unknown>;
   const op = obj.op;
   if (typeof op !== 'string') return fail('the record has no string "op"');
-  if (!Object.hasOwn(FIELDS, op)) return fail(`unknown opcode ${JSON.stringify(op)} (this build knows ${JOURNAL_OPCODES.join(', ')})`);
+  if (!Object.hasOwn(FIELDS, op))
+    return fail(`unknown opcode ${JSON.stringify(op)} (this build knows ${JOURNAL_OPCODES.join(', ')})`);
   const known = op as JournalRecord['op'];
-  for (const k of Object.keys(obj)) if (!FIELDS[known].includes(k)) fail(`unexpected field ${JSON.stringify(k)} in a ${op} record`);
-  for (const k of FIELDS[known]) if (!Object.hasOwn(obj, k)) fail(`missing field ${JSON.stringify(k)} in a ${op} record`);
+  for (const k of Object.keys(obj))
+    if (!FIELDS[known].includes(k)) fail(`unexpected field ${JSON.stringify(k)} in a ${op} record`);
+  for (const k of FIELDS[known])
+    if (!Object.hasOwn(obj, k)) fail(`missing field ${JSON.stringify(k)} in a ${op} record`);
   const epoch = obj.epoch;
-  if (typeof epoch !== 'number' || !Number.isSafeInteger(epoch) || epoch < 0) return fail(`epoch ${preview(JSON.stringify(epoch))} is not a non-negative safe integer`);
+  if (typeof epoch !== 'number' || !Number.isSafeInteger(epoch) || epoch < 0)
+    return fail(`epoch ${preview(JSON.stringify(epoch))} is not a non-negative safe integer`);
   if (known !== 'put') return { op: known, epoch };
   const frame = obj.frame;
-  if (typeof frame !== 'string' || !BASE64.test(frame)) return fail(`frame of epoch ${epoch} is not padded standard base64`);
+  if (typeof frame !== 'string' || !BASE64.test(frame))
+    return fail(`frame of epoch ${epoch} is not padded standard base64`);
   return { op: 'put', epoch, frame: new Uint8Array(Buffer.from(frame, 'base64')) };
 }
 
@@ -129,7 +139,10 @@ export interface JournalState {
 }
 
 /** Applies records in order: the cursor keeps the maximum, so a stale handle's lower cursor record never lowers it. */
-export function applyJournal(records: Iterable<JournalRecord>, state: JournalState = { cursor: 0, frames: new Map() }): JournalState {
+export function applyJournal(
+  records: Iterable<JournalRecord>,
+  state: JournalState = { cursor: 0, frames: new Map() },
+): JournalState {
   for (const r of records) {
     switch (r.op) {
       case 'put':

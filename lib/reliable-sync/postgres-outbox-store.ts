@@ -51,7 +51,10 @@ export class PostgresOutboxStore implements OutboxStore {
     const owned = !pool;
     if (!pool) {
       if (typeof options.connectionString !== 'string' || options.connectionString.length === 0) {
-        throw new InvalidOption('connectionString', 'must be a non-empty string (PostgresOutboxStore.open needs a `pool` or a `connectionString`)');
+        throw new InvalidOption(
+          'connectionString',
+          'must be a non-empty string (PostgresOutboxStore.open needs a `pool` or a `connectionString`)',
+        );
       }
       const pg = await loadPeer('pg', () => import('pg'));
       pool = new pg.default.Pool({ max: 2, ...options.poolConfig, connectionString: options.connectionString });
@@ -106,7 +109,10 @@ export class PostgresOutboxStore implements OutboxStore {
 
   async deleteThrough(epoch: number): Promise<void> {
     assertEpoch(epoch);
-    await this.query('deleteThrough', `DELETE FROM ${this.frameTable} WHERE outbox_key = $1 AND epoch <= $2`, [this.key, epoch]);
+    await this.query('deleteThrough', `DELETE FROM ${this.frameTable} WHERE outbox_key = $1 AND epoch <= $2`, [
+      this.key,
+      epoch,
+    ]);
   }
 
   async scanAfter(epoch: number): Promise<OutboxRecord[]> {
@@ -121,7 +127,11 @@ export class PostgresOutboxStore implements OutboxStore {
   }
 
   async loadCursor(): Promise<number> {
-    const rows = await this.query<{ cursor: string }>('loadCursor', `SELECT cursor FROM ${this.cursorTable} WHERE outbox_key = $1`, [this.key]);
+    const rows = await this.query<{ cursor: string }>(
+      'loadCursor',
+      `SELECT cursor FROM ${this.cursorTable} WHERE outbox_key = $1`,
+      [this.key],
+    );
     return rows.length === 0 ? 0 : Number(rows[0].cursor);
   }
 

@@ -79,12 +79,18 @@ export class ReliableOutbox<S extends OutboxStore = OutboxStore> {
     const bytes = copyFrame(frame);
     return this.serial.run(async () => {
       if (epoch <= this.current) {
-        throw new InvalidArgument('epoch', `${epoch} is at or below the acknowledgment cursor ${this.current}; append epochs above it`);
+        throw new InvalidArgument(
+          'epoch',
+          `${epoch} is at or below the acknowledgment cursor ${this.current}; append epochs above it`,
+        );
       }
       const existing = this.retained.get(epoch);
       if (existing) {
         if (sameBytes(existing, bytes)) return false;
-        throw new InvalidArgument('epoch', `${epoch} is already appended with different bytes; an epoch names one frame`);
+        throw new InvalidArgument(
+          'epoch',
+          `${epoch} is already appended with different bytes; an epoch names one frame`,
+        );
       }
       await this.store.put(epoch, bytes);
       this.retain(epoch, bytes);
@@ -138,7 +144,9 @@ export class ReliableOutbox<S extends OutboxStore = OutboxStore> {
    * @throws InvalidArgument naming `count` when it is not a non-negative safe integer.
    */
   firstPending(count: number): OutboxRecord[] {
-    return this.order.slice(0, requireInt('count', count, 0, Number.MAX_SAFE_INTEGER)).map((epoch) => ({ epoch, frame: this.retained.get(epoch)! }));
+    return this.order
+      .slice(0, requireInt('count', count, 0, Number.MAX_SAFE_INTEGER))
+      .map((epoch) => ({ epoch, frame: this.retained.get(epoch)! }));
   }
 
   /** The epochs of {@link pending}, ascending. */

@@ -2,7 +2,12 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { Closed, Database as DatabaseError, InvalidOption } from '../contract/errors.js';
 import { asOption, requireTimerMs } from '../contract/validate.js';
 import { sqliteOpener } from '../engines/sqlite/connection.js';
-import { validateDriverOption, type SqliteDatabase, type SqliteDriverName, type SqliteStatement } from '../engines/sqlite/sqlite-driver.js';
+import {
+  validateDriverOption,
+  type SqliteDatabase,
+  type SqliteDriverName,
+  type SqliteStatement,
+} from '../engines/sqlite/sqlite-driver.js';
 import { assertEpoch, assertFrame, type OutboxRecord } from './epoch.js';
 import type { OutboxStore } from './outbox-store.js';
 import { checkIdentifier, checkKey } from './store-options.js';
@@ -54,22 +59,34 @@ export class SqliteOutboxStore implements OutboxStore {
     if (options === null || typeof options !== 'object') throw new InvalidOption('options', 'must be an object');
     const key = checkKey(options.key);
     const prefix = checkIdentifier('tablePrefix', options.tablePrefix, 'alkstore_sync');
-    const busyTimeoutMs = options.busyTimeoutMs === undefined ? 5000 : asOption(() => requireTimerMs('busyTimeoutMs', options.busyTimeoutMs, 0));
+    const busyTimeoutMs =
+      options.busyTimeoutMs === undefined
+        ? 5000
+        : asOption(() => requireTimerMs('busyTimeoutMs', options.busyTimeoutMs, 0));
     const driver = validateDriverOption(options.driver);
     let db: SqliteDatabase | undefined;
     if (options.database !== undefined) {
       if (options.driver !== undefined) {
-        throw new InvalidOption('driver', 'applies only with `path`: the store uses the `database` connection you pass as it is');
+        throw new InvalidOption(
+          'driver',
+          'applies only with `path`: the store uses the `database` connection you pass as it is',
+        );
       }
       if (!isBetterSqlite3(options.database)) {
-        throw new InvalidOption('database', "must be an open better-sqlite3 connection (new Database(path)); for node:sqlite pass `path` with driver: 'node:sqlite'");
+        throw new InvalidOption(
+          'database',
+          "must be an open better-sqlite3 connection (new Database(path)); for node:sqlite pass `path` with driver: 'node:sqlite'",
+        );
       }
       db = options.database as unknown as SqliteDatabase;
     }
     const owned = !db;
     if (!db) {
       if (typeof options.path !== 'string' || options.path.length === 0) {
-        throw new InvalidOption('path', 'must be a non-empty string (SqliteOutboxStore.open needs a `path` or an open `database`)');
+        throw new InvalidOption(
+          'path',
+          'must be a non-empty string (SqliteOutboxStore.open needs a `path` or an open `database`)',
+        );
       }
       const { open } = await sqliteOpener(driver);
       const path = options.path;
@@ -120,7 +137,10 @@ export class SqliteOutboxStore implements OutboxStore {
   async scanAfter(epoch: number): Promise<OutboxRecord[]> {
     assertEpoch(epoch);
     // better-sqlite3 reads a BLOB as a Buffer, node:sqlite as a Uint8Array: either is copied into a plain Uint8Array.
-    const rows = this.run('scanAfter', () => this.sql.scanAfter.all(this.key, epoch) as { epoch: number; frame: Uint8Array }[]);
+    const rows = this.run(
+      'scanAfter',
+      () => this.sql.scanAfter.all(this.key, epoch) as { epoch: number; frame: Uint8Array }[],
+    );
     return rows.map((r) => ({ epoch: r.epoch, frame: new Uint8Array(r.frame) }));
   }
 
@@ -149,10 +169,19 @@ export class SqliteOutboxStore implements OutboxStore {
 
 function isBetterSqlite3(db: unknown): boolean {
   const d = db as Partial<Record<'prepare' | 'exec' | 'pragma' | 'transaction', unknown>> | null;
-  return typeof d === 'object' && d !== null && typeof d.prepare === 'function' && typeof d.exec === 'function' && typeof d.pragma === 'function';
+  return (
+    typeof d === 'object' &&
+    d !== null &&
+    typeof d.prepare === 'function' &&
+    typeof d.exec === 'function' &&
+    typeof d.pragma === 'function'
+  );
 }
 
-function prepare(db: SqliteDatabase, prefix: string): Record<'put' | 'deleteThrough' | 'scanAfter' | 'loadCursor' | 'saveCursor', SqliteStatement> {
+function prepare(
+  db: SqliteDatabase,
+  prefix: string,
+): Record<'put' | 'deleteThrough' | 'scanAfter' | 'loadCursor' | 'saveCursor', SqliteStatement> {
   return {
     put: db.prepare(
       `INSERT INTO ${prefix}_frame (outbox_key, epoch, frame) VALUES (?, ?, ?)

@@ -15,7 +15,10 @@ const IDENT = /^[A-Za-z_][A-Za-z0-9_]{0,39}$/;
 export function checkIdentifier(field: string, value: unknown, fallback: string): string {
   if (value === undefined) return fallback;
   if (typeof value !== 'string' || !IDENT.test(value)) {
-    throw new InvalidOption(field, 'must be a plain SQL identifier (letters, digits, underscore; at most 40 characters)');
+    throw new InvalidOption(
+      field,
+      'must be a plain SQL identifier (letters, digits, underscore; at most 40 characters)',
+    );
   }
   return value;
 }

@@ -60,12 +60,15 @@ export class SyncDriver {
     private readonly transport: SyncTransport,
     private readonly options: SyncDriverOptions = {},
   ) {
-    for (const m of ['append', 'ackThrough', 'replayFrom', 'firstPending'] as const) requireFunction(`outbox.${m}`, (outbox as Partial<ReliableOutbox> | null)?.[m]);
+    for (const m of ['append', 'ackThrough', 'replayFrom', 'firstPending'] as const)
+      requireFunction(`outbox.${m}`, (outbox as Partial<ReliableOutbox> | null)?.[m]);
     optionalObject('SyncDriver options', options);
     requireFunction('transport.send', (transport as Partial<SyncTransport> | null)?.send);
     this.window = options.window === undefined ? 16 : requireCount('window', options.window, 10_000);
-    this.retryDelayMs = options.retryDelayMs === undefined ? 500 : requireTimerMs('retryDelayMs', options.retryDelayMs, 0);
-    this.maxRetryDelayMs = options.maxRetryDelayMs === undefined ? 30_000 : requireTimerMs('maxRetryDelayMs', options.maxRetryDelayMs, 0);
+    this.retryDelayMs =
+      options.retryDelayMs === undefined ? 500 : requireTimerMs('retryDelayMs', options.retryDelayMs, 0);
+    this.maxRetryDelayMs =
+      options.maxRetryDelayMs === undefined ? 30_000 : requireTimerMs('maxRetryDelayMs', options.maxRetryDelayMs, 0);
     if (options.onSendError !== undefined) requireFunction('onSendError', options.onSendError);
     const external = optionalSignal('signal', options.signal);
     const onAbort = (): void => this.controller.abort();

@@ -40,12 +40,19 @@ export function currentCorrelationId(): string | undefined {
  * @throws InvalidArgument naming `correlationId` when one is given that is not a non-blank string, or `extra`
  *   when it is not an object (the enqueue checks the header values themselves).
  */
-export function correlationHeaders(correlationId?: string, extra: Readonly<Record<string, string>> = {}): Record<string, string> {
+export function correlationHeaders(
+  correlationId?: string,
+  extra: Readonly<Record<string, string>> = {},
+): Record<string, string> {
   if (correlationId !== undefined) requireNonBlankString('correlationId', correlationId);
   optionalObject('extra', extra);
   const ctx = current.getStore();
-  const out: Record<string, string> = { ...extra, [CORRELATION_ID_HEADER]: correlationId ?? ctx?.correlationId ?? randomUUID() };
-  if (ctx?.causationId !== undefined && out[CAUSATION_ID_HEADER] === undefined) out[CAUSATION_ID_HEADER] = ctx.causationId;
+  const out: Record<string, string> = {
+    ...extra,
+    [CORRELATION_ID_HEADER]: correlationId ?? ctx?.correlationId ?? randomUUID(),
+  };
+  if (ctx?.causationId !== undefined && out[CAUSATION_ID_HEADER] === undefined)
+    out[CAUSATION_ID_HEADER] = ctx.causationId;
   return out;
 }
 

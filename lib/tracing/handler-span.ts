@@ -21,7 +21,8 @@ export async function createTracingWrapper(label: string): Promise<HandlerWrappe
 }
 
 /** Runs each handler call with its (first) job's correlation id current; no tracing. */
-export const correlationWrapper: HandlerWrapper = (jobs, run) => (jobs.length === 1 ? runInJobCorrelation(jobs[0]!, run) : run());
+export const correlationWrapper: HandlerWrapper = (jobs, run) =>
+  jobs.length === 1 ? runInJobCorrelation(jobs[0]!, run) : run();
 
 function tracingWrapper(api: typeof OtelApi, label: string): HandlerWrapper {
   const tracer = api.trace.getTracer('alkstore');
@@ -48,7 +49,8 @@ function tracingWrapper(api: typeof OtelApi, label: string): HandlerWrapper {
       attributes['messaging.batch.message_count'] = jobs.length;
     }
     const span = tracer.startSpan(`${label} process`, { kind: api.SpanKind.CONSUMER, attributes, links }, parent);
-    const inSpan = (): Promise<unknown> => api.context.with(api.trace.setSpan(parent, span), single ? () => runInJobCorrelation(single, run) : run);
+    const inSpan = (): Promise<unknown> =>
+      api.context.with(api.trace.setSpan(parent, span), single ? () => runInJobCorrelation(single, run) : run);
     return inSpan().then(
       (r) => {
         span.end();

@@ -5,6 +5,13 @@
  * optional peer, loaded lazily; without it only the correlation helpers act.
  */
 export { withTraceContext, headersOf, TRACEPARENT_HEADER, TRACESTATE_HEADER } from './trace-headers.js';
-export { withCorrelationId, currentCorrelationId, correlationHeaders, correlationIdOf, CORRELATION_ID_HEADER, CAUSATION_ID_HEADER } from './correlation.js';
+export {
+  withCorrelationId,
+  currentCorrelationId,
+  correlationHeaders,
+  correlationIdOf,
+  CORRELATION_ID_HEADER,
+  CAUSATION_ID_HEADER,
+} from './correlation.js';
 export { createTracingWrapper, correlationWrapper } from './handler-span.js';
 export { loadOpenTelemetry } from './otel-api.js';

@@ -10,7 +10,8 @@ export function loadOtelApi(): Promise<typeof OtelApi | null> {
   loading ??= import('@opentelemetry/api').then(
     (mod) => {
       // An ESM import of the CommonJS build may put the API on `default`.
-      const api = ((mod as { trace?: unknown }).trace ? mod : (mod as unknown as { default?: typeof OtelApi }).default) ?? null;
+      const api =
+        ((mod as { trace?: unknown }).trace ? mod : (mod as unknown as { default?: typeof OtelApi }).default) ?? null;
       loaded = api as typeof OtelApi | null;
       return loaded;
     },

@@ -14,7 +14,12 @@ export function spanContextOf(api: typeof OtelApi, headers: Headers): OtelApi.Sp
   if (fromPropagator && api.isSpanContextValid(fromPropagator)) return fromPropagator;
   const m = TRACEPARENT.exec(tp.trim());
   if (!m || m[1] === 'ff') return null;
-  const sc: OtelApi.SpanContext = { traceId: m[2]!, spanId: m[3]!, traceFlags: parseInt(m[4]!, 16) & 1, isRemote: true };
+  const sc: OtelApi.SpanContext = {
+    traceId: m[2]!,
+    spanId: m[3]!,
+    traceFlags: parseInt(m[4]!, 16) & 1,
+    isRemote: true,
+  };
   const ts = headers[TRACESTATE_HEADER];
   if (ts) sc.traceState = api.createTraceState(ts);
   return api.isSpanContextValid(sc) ? sc : null;

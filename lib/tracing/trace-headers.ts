@@ -31,7 +31,8 @@ export function withTraceContext<H extends Headers | undefined>(headers: H): H |
   api.propagation.inject(api.context.active(), carrier);
   if (carrier[TRACEPARENT_HEADER] === undefined) {
     // No global propagator registered: write the W3C format ourselves.
-    carrier[TRACEPARENT_HEADER] = `00-${sc.traceId}-${sc.spanId}-${(sc.traceFlags & 0xff).toString(16).padStart(2, '0')}`;
+    carrier[TRACEPARENT_HEADER] =
+      `00-${sc.traceId}-${sc.spanId}-${(sc.traceFlags & 0xff).toString(16).padStart(2, '0')}`;
     const state = sc.traceState?.serialize();
     if (state) carrier[TRACESTATE_HEADER] = state;
   }

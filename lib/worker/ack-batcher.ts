@@ -37,9 +37,11 @@ export class AckBatcher<T> {
   private readonly maxWrites: number;
 
   constructor(private readonly opts: AckBatcherOptions<T>) {
-    if (!Number.isInteger(opts.maxBatch) || opts.maxBatch < 1) throw new RangeError(`maxBatch must be a positive integer, got ${String(opts.maxBatch)}`);
+    if (!Number.isInteger(opts.maxBatch) || opts.maxBatch < 1)
+      throw new RangeError(`maxBatch must be a positive integer, got ${String(opts.maxBatch)}`);
     this.maxWrites = opts.maxWrites ?? 1;
-    if (!Number.isInteger(this.maxWrites) || this.maxWrites < 1) throw new RangeError(`maxWrites must be a positive integer, got ${String(opts.maxWrites)}`);
+    if (!Number.isInteger(this.maxWrites) || this.maxWrites < 1)
+      throw new RangeError(`maxWrites must be a positive integer, got ${String(opts.maxWrites)}`);
   }
 
   /** Items queued or being written. */

@@ -51,12 +51,16 @@ export class AdaptivePrefetch {
    *   `max` (not an integer >= 0) or `leaseShare` (not a number in (0, 0.5]); InvalidOption when `o` is not an object.
    */
   constructor(private readonly o: AdaptivePrefetchOptions) {
-    if (o === null || typeof o !== 'object') throw new InvalidOption('AdaptivePrefetch options', 'must be an object with concurrency and max');
+    if (o === null || typeof o !== 'object')
+      throw new InvalidOption('AdaptivePrefetch options', 'must be an object with concurrency and max');
     requireCount('concurrency', o.concurrency);
     requireInt('max', o.max, 0, Number.MAX_SAFE_INTEGER);
     this.leaseShare = o.leaseShare ?? DEFAULT_LEASE_SHARE;
     if (typeof this.leaseShare !== 'number' || !(this.leaseShare > 0 && this.leaseShare <= 0.5)) {
-      throw new InvalidArgument('leaseShare', `must be a number in (0, 0.5], got ${typeof o.leaseShare === 'number' ? String(o.leaseShare) : typeof o.leaseShare}`);
+      throw new InvalidArgument(
+        'leaseShare',
+        `must be a number in (0, 0.5], got ${typeof o.leaseShare === 'number' ? String(o.leaseShare) : typeof o.leaseShare}`,
+      );
     }
   }
 
@@ -81,7 +85,8 @@ export class AdaptivePrefetch {
     const claimMs = this.claimMs ?? 0;
     let b = this.o.max;
     if (this.claimMs !== null) b = Math.min(b, Math.ceil(2 * rate * claimMs));
-    if (this.leaseMs !== null) b = Math.min(b, Math.floor(rate * Math.max(0, this.leaseMs * this.leaseShare - claimMs)));
+    if (this.leaseMs !== null)
+      b = Math.min(b, Math.floor(rate * Math.max(0, this.leaseMs * this.leaseShare - claimMs)));
     return Math.max(0, b);
   }
 

@@ -36,7 +36,9 @@ export class CancelWatch {
       this.wakes = h.queue.listenCancels();
     } catch (err) {
       this.wakes = null;
-      h.logger.warn(`${h.name}: cannot listen for cancels on queue ${JSON.stringify(h.queue.name)} (${errorText(err)}); checking every ${h.pollMs} ms`);
+      h.logger.warn(
+        `${h.name}: cannot listen for cancels on queue ${JSON.stringify(h.queue.name)} (${errorText(err)}); checking every ${h.pollMs} ms`,
+      );
     }
     this.stop = new AbortController();
     this.loop = this.run(this.stop.signal);
@@ -71,7 +73,10 @@ export class CancelWatch {
       try {
         ids = await h.queue.cancelledAmong(running.map((t) => t.job.id));
       } catch (err) {
-        if (!stop.aborted) h.logger.warn(`${h.name}: checking for cancelled jobs failed (${errorText(err)}); trying again in ${h.pollMs} ms`);
+        if (!stop.aborted)
+          h.logger.warn(
+            `${h.name}: checking for cancelled jobs failed (${errorText(err)}); trying again in ${h.pollMs} ms`,
+          );
         continue;
       }
       if (ids.length === 0) continue;

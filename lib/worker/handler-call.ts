@@ -30,14 +30,23 @@ export interface HandlerCallSink {
  * reported as `timeout` and its job's own abort controller is aborted. Never rejects (when the sink
  * does not throw from `failed` or `done`).
  */
-export async function callHandler(o: WorkerCoreOptions, batchMode: boolean, items: readonly Tracked[], signal: AbortSignal, timed: boolean, sink: HandlerCallSink): Promise<void> {
+export async function callHandler(
+  o: WorkerCoreOptions,
+  batchMode: boolean,
+  items: readonly Tracked[],
+  signal: AbortSignal,
+  timed: boolean,
+  sink: HandlerCallSink,
+): Promise<void> {
   try {
     const started = timed ? performance.now() : 0;
     let result: HandlerResult = 'ok';
     let error: unknown = null;
     let outcomes: BatchOutcomes = undefined;
     try {
-      outcomes = (await (o.wrap || o.handlerTimeoutMs !== undefined ? guarded(o, batchMode, items, signal) : direct(o, batchMode, items, signal))) as BatchOutcomes;
+      outcomes = (await (o.wrap || o.handlerTimeoutMs !== undefined
+        ? guarded(o, batchMode, items, signal)
+        : direct(o, batchMode, items, signal))) as BatchOutcomes;
     } catch (err) {
       if (err instanceof TimedOut) {
         result = 'timeout';
@@ -76,7 +85,10 @@ export async function callHandler(o: WorkerCoreOptions, batchMode: boolean, item
  * reports as {@link callHandler}: a synchronous throw is reported before this returns, a settled promise
  * one microtask after it settles.
  */
-export function singleCaller(o: WorkerCoreOptions, sink: HandlerCallSink): (t: Tracked, signal: AbortSignal, timed: boolean) => void {
+export function singleCaller(
+  o: WorkerCoreOptions,
+  sink: HandlerCallSink,
+): (t: Tracked, signal: AbortSignal, timed: boolean) => void {
   const handler = o.handler!;
   const report = (t: Tracked, result: HandlerResult, value: unknown): void => {
     try {
@@ -116,7 +128,12 @@ export function singleCaller(o: WorkerCoreOptions, sink: HandlerCallSink): (t: T
 
 /** The plain call: the handler's promise itself (a synchronous throw lands in the caller's try). */
 function direct(o: WorkerCoreOptions, batchMode: boolean, items: readonly Tracked[], signal: AbortSignal): unknown {
-  return batchMode ? o.batchHandler!(items.map((t) => t.job), signal) : o.handler!(items[0]!.job, signal);
+  return batchMode
+    ? o.batchHandler!(
+        items.map((t) => t.job),
+        signal,
+      )
+    : o.handler!(items[0]!.job, signal);
 }
 
 /** A handler that outran `handlerTimeoutMs`: `error` is what the job fails with. */
@@ -125,10 +142,16 @@ class TimedOut {
 }
 
 /** The call inside `wrap`, and raced against `handlerTimeoutMs` when one is set (rejects with {@link TimedOut}). */
-async function guarded(o: WorkerCoreOptions, batchMode: boolean, items: readonly Tracked[], signal: AbortSignal): Promise<unknown> {
+async function guarded(
+  o: WorkerCoreOptions,
+  batchMode: boolean,
+  items: readonly Tracked[],
+  signal: AbortSignal,
+): Promise<unknown> {
   const jobs = items.map((t) => t.job);
   // async: a synchronous throw of the handler becomes a rejection.
-  const invoke = async (): Promise<unknown> => (batchMode ? o.batchHandler!(jobs, signal) : o.handler!(jobs[0]!, signal));
+  const invoke = async (): Promise<unknown> =>
+    batchMode ? o.batchHandler!(jobs, signal) : o.handler!(jobs[0]!, signal);
   const attempt = o.wrap ? o.wrap(jobs, invoke) : invoke();
   if (o.handlerTimeoutMs === undefined) return attempt;
   const ms = o.handlerTimeoutMs;

@@ -8,9 +8,29 @@
  * `handoff-taker.ts` (local hand-off), `handler-call.ts`, and `worker-core.ts`, the loop that ties them.
  */
 export { WorkerCore } from './worker-core.js';
-export { isPermanent, type WorkerCoreOptions, type FailureKind, type FailureOutcome, type BatchOutcomes, type HandlerWrapper } from './worker-options.js';
-export { combineObservers, type WorkerObserver, type HandlerResult, type RetryReason, type DeadReason, type AbandonReason } from './worker-observer.js';
-export { WorkerEvents, WORKER_EVENT_NAMES, type WorkerEventMap, type WorkerEventName, type WorkerEventListener } from './worker-events.js';
+export {
+  isPermanent,
+  type WorkerCoreOptions,
+  type FailureKind,
+  type FailureOutcome,
+  type BatchOutcomes,
+  type HandlerWrapper,
+} from './worker-options.js';
+export {
+  combineObservers,
+  type WorkerObserver,
+  type HandlerResult,
+  type RetryReason,
+  type DeadReason,
+  type AbandonReason,
+} from './worker-observer.js';
+export {
+  WorkerEvents,
+  WORKER_EVENT_NAMES,
+  type WorkerEventMap,
+  type WorkerEventName,
+  type WorkerEventListener,
+} from './worker-events.js';
 export { StoreCallTimeout, PublishTimeout } from './timers.js';
 export { AdaptivePrefetch, DEFAULT_LEASE_SHARE, type AdaptivePrefetchOptions } from './adaptive-prefetch.js';
 export { QueueWorker, AUTO_PREFETCH_MAX, type QueueWorkerOptions } from './queue-worker.js';

@@ -57,7 +57,8 @@ export class OutcomeWriter {
     const o = host.o;
     this.acks = new AckBatcher<Tracked>({
       maxBatch: host.maxAckBatch,
-      write: (items) => (host.stopped() ? Promise.resolve(0) : withTimeout(this.writeAcks(items), o.storeTimeoutMs, 'ackBatch')),
+      write: (items) =>
+        host.stopped() ? Promise.resolve(0) : withTimeout(this.writeAcks(items), o.storeTimeoutMs, 'ackBatch'),
       landed: (items, count) => this.acksLanded(items, count),
       failed: (items, err) => this.acksFailed(items, err),
     });
@@ -66,7 +67,12 @@ export class OutcomeWriter {
   private writeAcks(items: readonly Tracked[]): Promise<number> {
     const o = this.host.o;
     const jobs = items.map((t) => t.job);
-    return o.ackBatch ? o.ackBatch(jobs, items.map((t) => t.result)) : o.queue.ackBatch(jobs);
+    return o.ackBatch
+      ? o.ackBatch(
+          jobs,
+          items.map((t) => t.result),
+        )
+      : o.queue.ackBatch(jobs);
   }
 
   /** Outcomes waiting for a rewrite after a failed write. */
@@ -99,7 +105,8 @@ export class OutcomeWriter {
       t.state = 'recording';
       this.queueAck(t);
     } else {
-      const failure: FailureKind = result === 'permanent' ? 'permanent' : result === 'timeout' ? 'timeout' : 'transient';
+      const failure: FailureKind =
+        result === 'permanent' ? 'permanent' : result === 'timeout' ? 'timeout' : 'transient';
       void this.record(t, decideSafely(o, t.job, failure, error));
     }
   }
@@ -145,7 +152,9 @@ export class OutcomeWriter {
     const lost = Math.max(0, items.length - count);
     if (lost > 0 && !this.host.stopped()) {
       // The documented at-least-once window, counted by `leaseLost`: not a warning.
-      o.logger.log(`${o.name}: ${lost} of ${items.length} ack(s) came after the claim lapsed; those jobs may run again`);
+      o.logger.log(
+        `${o.name}: ${lost} of ${items.length} ack(s) came after the claim lapsed; those jobs may run again`,
+      );
       for (let i = 0; i < lost; i++) obs?.leaseLost?.(null);
     }
     for (const t of items) this.settled(t);
@@ -177,10 +186,15 @@ export class OutcomeWriter {
     const { o, health } = this.host;
     let landed: boolean;
     try {
-      landed = await withTimeout(t.job.ack(keeps(o.keepResults, t.job) ? t.result : undefined), o.storeTimeoutMs, 'ack');
+      landed = await withTimeout(
+        t.job.ack(keeps(o.keepResults, t.job) ? t.result : undefined),
+        o.storeTimeoutMs,
+        'ack',
+      );
       health.ok();
     } catch (err) {
-      if (err instanceof Codec || err instanceof PayloadTooLarge) return this.record(t, { kind: 'dead', reason: 'permanent', error: err });
+      if (err instanceof Codec || err instanceof PayloadTooLarge)
+        return this.record(t, { kind: 'dead', reason: 'permanent', error: err });
       if (this.host.stopped()) return this.settled(t);
       if (health.note(`recording the ack of job ${t.job.id}`, err)) return this.giveUp(t, 'outcome-write');
       return this.keepForRetry(t);
@@ -198,7 +212,12 @@ export class OutcomeWriter {
     t.state = 'recording';
     let landed: boolean;
     try {
-      const write = outcome.kind === 'retry' ? t.job.retry(outcome.error, outcome.delayMs) : outcome.kind === 'release' ? t.job.release() : t.job.fail(outcome.error);
+      const write =
+        outcome.kind === 'retry'
+          ? t.job.retry(outcome.error, outcome.delayMs)
+          : outcome.kind === 'release'
+            ? t.job.release()
+            : t.job.fail(outcome.error);
       landed = await withTimeout(write, o.storeTimeoutMs, outcome.kind === 'dead' ? 'fail' : outcome.kind);
       health.ok();
     } catch (err) {
@@ -212,9 +231,21 @@ export class OutcomeWriter {
       this.loseLease(t);
       return;
     }
-    const dead = outcome.kind === 'dead' ? outcome.reason : outcome.kind === 'retry' && outcome.delayMs === undefined && t.job.attempts >= t.job.maxAttempts ? 'exhausted' : null;
+    const dead =
+      outcome.kind === 'dead'
+        ? outcome.reason
+        : outcome.kind === 'retry' && outcome.delayMs === undefined && t.job.attempts >= t.job.maxAttempts
+          ? 'exhausted'
+          : null;
     if (dead !== null) {
-      o.logger.warn(deadLetterLine(`${o.name}: job ${t.job.id} of queue ${JSON.stringify(o.queue.name)}`, t.job, dead, outcome.error));
+      o.logger.warn(
+        deadLetterLine(
+          `${o.name}: job ${t.job.id} of queue ${JSON.stringify(o.queue.name)}`,
+          t.job,
+          dead,
+          outcome.error,
+        ),
+      );
       obs?.dead?.(t.job, dead, outcome.error);
     } else if (outcome.kind === 'retry') obs?.retried?.(t.job, outcome.reason, outcome.error);
     this.settled(t);
@@ -226,7 +257,9 @@ export class OutcomeWriter {
     let since = this.failingSince.get(t);
     if (since === undefined) this.failingSince.set(t, (since = now));
     if (now - since >= t.leaseMs) {
-      o.logger.warn(`${o.name}: giving up on the outcome of job ${t.job.id} after ${Math.round(t.leaseMs)} ms; it runs again after its claim lapses`);
+      o.logger.warn(
+        `${o.name}: giving up on the outcome of job ${t.job.id} after ${Math.round(t.leaseMs)} ms; it runs again after its claim lapses`,
+      );
       this.giveUp(t, 'outcome-write');
       return;
     }

@@ -76,16 +76,19 @@ export class PrefetchBuffer {
     if (this.timer && this.timerAt <= first) return;
     if (this.timer) clearTimeout(this.timer);
     this.timerAt = first;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      const now = performance.now();
-      const late = this.items.filter((b) => now >= b.dueAt);
-      if (late.length > 0) {
-        this.items = this.items.filter((b) => now < b.dueAt);
-        this.host.expired(late);
-        this.host.slotFreed();
-      }
-      this.scheduleExpiry();
-    }, Math.max(0, first - performance.now()));
+    this.timer = setTimeout(
+      () => {
+        this.timer = null;
+        const now = performance.now();
+        const late = this.items.filter((b) => now >= b.dueAt);
+        if (late.length > 0) {
+          this.items = this.items.filter((b) => now < b.dueAt);
+          this.host.expired(late);
+          this.host.slotFreed();
+        }
+        this.scheduleExpiry();
+      },
+      Math.max(0, first - performance.now()),
+    );
   }
 }

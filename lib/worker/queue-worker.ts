@@ -97,16 +97,22 @@ export class QueueWorker {
 
   constructor(private readonly opts: QueueWorkerOptions) {
     requireInt(`concurrency of ${opts.name}`, opts.concurrency, 1, MAX_BATCH);
-    const prefetch = opts.prefetch === undefined ? 0 : requireInt(`prefetch of ${opts.name}`, opts.prefetch, 0, MAX_BATCH);
+    const prefetch =
+      opts.prefetch === undefined ? 0 : requireInt(`prefetch of ${opts.name}`, opts.prefetch, 0, MAX_BATCH);
     const batchSize = opts.batchSize;
     if (batchSize !== undefined) {
       asOption(() => requireBatchSize(`batchSize of ${opts.name}`, batchSize));
       if (prefetch > 0) throw new InvalidOption(`prefetch of ${opts.name}`, 'cannot be combined with batchSize');
     }
-    if (opts.statsIntervalMs !== undefined) asOption(() => requireTimerMs(`statsIntervalMs of ${opts.name}`, opts.statsIntervalMs));
-    if (opts.cancelPollMs !== undefined) asOption(() => requireTimerMs(`cancelPollMs of ${opts.name}`, opts.cancelPollMs));
+    if (opts.statsIntervalMs !== undefined)
+      asOption(() => requireTimerMs(`statsIntervalMs of ${opts.name}`, opts.statsIntervalMs));
+    if (opts.cancelPollMs !== undefined)
+      asOption(() => requireTimerMs(`cancelPollMs of ${opts.name}`, opts.cancelPollMs));
     const leaseMs = renamedOption('QueueWorker', opts, 'visibilityTimeoutMs', 'leaseMs') as number | undefined;
-    if (leaseMs !== undefined) asOption(() => requireTimerMs(`${opts.leaseMs === undefined ? 'visibilityTimeoutMs' : 'leaseMs'} of ${opts.name}`, leaseMs));
+    if (leaseMs !== undefined)
+      asOption(() =>
+        requireTimerMs(`${opts.leaseMs === undefined ? 'visibilityTimeoutMs' : 'leaseMs'} of ${opts.name}`, leaseMs),
+      );
     asOption(() => requireTimerMs(`idlePollIntervalMs of ${opts.name}`, opts.idlePollIntervalMs));
     const batch = batchSize !== undefined;
     const autoPrefetchMax = batch || opts.prefetch !== undefined ? 0 : AUTO_PREFETCH_MAX;

@@ -11,7 +11,15 @@ import type { WorkerObserver } from './worker-observer.js';
 const ABORTED = Symbol('aborted');
 
 /** Samples `queue.stats()` for `obs.stats` until `stop` aborts; shutdown does not wait for a sample in flight. */
-export async function sampleStats(queue: Queue, obs: WorkerObserver | null, intervalMs: number, storeTimeoutMs: number, name: string, logger: StoreLogger, stop: AbortSignal): Promise<void> {
+export async function sampleStats(
+  queue: Queue,
+  obs: WorkerObserver | null,
+  intervalMs: number,
+  storeTimeoutMs: number,
+  name: string,
+  logger: StoreLogger,
+  stop: AbortSignal,
+): Promise<void> {
   if (!obs?.stats) return;
   while (!stop.aborted) {
     try {

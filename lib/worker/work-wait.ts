@@ -26,7 +26,9 @@ export class WorkWait {
       void this.receive(wakes);
     } catch (err) {
       this.wakes = null;
-      this.logger.warn(`${this.name}: cannot listen for commits on queue ${JSON.stringify(this.queue.name)} (${errorText(err)}); polling only`);
+      this.logger.warn(
+        `${this.name}: cannot listen for commits on queue ${JSON.stringify(this.queue.name)} (${errorText(err)}); polling only`,
+      );
     }
   }
 
@@ -46,7 +48,9 @@ export class WorkWait {
         else this.wakePending = true;
       }
     } catch (err) {
-      this.logger.warn(`${this.name}: stopped listening for wakes of queue ${JSON.stringify(this.queue.name)} (${errorText(err)}); polling every ${this.idlePollIntervalMs} ms`);
+      this.logger.warn(
+        `${this.name}: stopped listening for wakes of queue ${JSON.stringify(this.queue.name)} (${errorText(err)}); polling every ${this.idlePollIntervalMs} ms`,
+      );
     }
   }
 

@@ -22,7 +22,14 @@ import { guardObserver, type WorkerObserver } from './worker-observer.js';
 import { WorkWait } from './work-wait.js';
 
 // The option types were declared here before the split; lib/outbox and lib/tracing import them from this path.
-export { isPermanent, type BatchOutcomes, type FailureKind, type FailureOutcome, type HandlerWrapper, type WorkerCoreOptions } from './worker-options.js';
+export {
+  isPermanent,
+  type BatchOutcomes,
+  type FailureKind,
+  type FailureOutcome,
+  type HandlerWrapper,
+  type WorkerCoreOptions,
+} from './worker-options.js';
 
 /** What {@link WorkerCore.claimRound} returns to end the claim loop, and to claim again without waiting. */
 const STOP = -1;
@@ -116,12 +123,17 @@ export class WorkerCore {
     this.o = o;
     this.obs = guardObserver(o.observer, o.logger, o.name);
     this.batchMode = o.batchHandler !== undefined;
-    const following: ClaimOpts & { [FOLLOWING_CLAIM]: true } = o.leaseMs === undefined ? { [FOLLOWING_CLAIM]: true } : { leaseMs: o.leaseMs, [FOLLOWING_CLAIM]: true };
+    const following: ClaimOpts & { [FOLLOWING_CLAIM]: true } =
+      o.leaseMs === undefined ? { [FOLLOWING_CLAIM]: true } : { leaseMs: o.leaseMs, [FOLLOWING_CLAIM]: true };
     this.claimOpts = following;
     this.callSignals = o.jobSignals && mayReadSignal(this.batchMode ? o.batchHandler : o.handler);
-    this.callSingle = this.batchMode || o.wrap || o.handlerTimeoutMs !== undefined ? null : singleCaller(o, this.callSink);
+    this.callSingle =
+      this.batchMode || o.wrap || o.handlerTimeoutMs !== undefined ? null : singleCaller(o, this.callSink);
     const autoMax = o.autoPrefetchMax ?? 0;
-    this.auto = autoMax > 0 && !this.batchMode && o.prefetch === 0 ? new AdaptivePrefetch({ concurrency: o.concurrency, max: autoMax }) : null;
+    this.auto =
+      autoMax > 0 && !this.batchMode && o.prefetch === 0
+        ? new AdaptivePrefetch({ concurrency: o.concurrency, max: autoMax })
+        : null;
     this.waits = new WorkWait(o.queue, o.name, o.logger, o.idlePollIntervalMs);
     this.health = new StoreHealth(o.name, o.logger, o.firstBackoffMs, o.maxBackoffMs, () => this.waits.kick());
     this.buffer = new PrefetchBuffer({
@@ -139,7 +151,10 @@ export class WorkerCore {
       obs: this.obs,
       health: this.health,
       // One ackBatch takes at most MAX_BATCH ids: more completions than that (behind a slow write) go out in several.
-      maxAckBatch: Math.min(MAX_BATCH, Math.max(1, o.maxClaim, o.concurrency + o.prefetch, this.auto ? o.concurrency + autoMax : 0)),
+      maxAckBatch: Math.min(
+        MAX_BATCH,
+        Math.max(1, o.maxClaim, o.concurrency + o.prefetch, this.auto ? o.concurrency + autoMax : 0),
+      ),
       stopped: () => this.stopped,
       untrack: (t) => this.untrack(t),
       heldBack: () => this.heldBack,
@@ -221,7 +236,15 @@ export class WorkerCore {
       this.waits.open();
       this.cancels?.start();
       const o = this.o;
-      const stats = sampleStats(o.queue, this.obs, o.statsIntervalMs, o.storeTimeoutMs, o.name, o.logger, background.signal);
+      const stats = sampleStats(
+        o.queue,
+        this.obs,
+        o.statsIntervalMs,
+        o.storeTimeoutMs,
+        o.name,
+        o.logger,
+        background.signal,
+      );
       const started = { at: 0 };
       try {
         await this.claimLoop(signal);
@@ -446,10 +469,14 @@ export class WorkerCore {
 
   private async releaseJobs(jobs: readonly Job[], why: string | null): Promise<void> {
     if (jobs.length === 0) return;
-    const results = await Promise.allSettled(jobs.map((job) => withTimeout(job.release(), this.o.storeTimeoutMs, 'release')));
+    const results = await Promise.allSettled(
+      jobs.map((job) => withTimeout(job.release(), this.o.storeTimeoutMs, 'release')),
+    );
     const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed.length > 0) {
-      this.o.logger.warn(`${this.o.name}: could not release ${failed.length} job(s)${why ? ` (${why})` : ''}: ${errorText(failed[0]!.reason)}; they return after their claims lapse`);
+      this.o.logger.warn(
+        `${this.o.name}: could not release ${failed.length} job(s)${why ? ` (${why})` : ''}: ${errorText(failed[0]!.reason)}; they return after their claims lapse`,
+      );
     }
   }
 
@@ -487,7 +514,9 @@ export class WorkerCore {
       }
       if (!this.callSignals) this.sharedAbort.abort(reason);
       if (this.o.releaseOnDrainTimeout && left.length > 0) {
-        this.o.logger.warn(`${this.o.name}: ${left.length} job(s) still running after the ${this.o.drainTimeoutMs} ms drain; releasing them`);
+        this.o.logger.warn(
+          `${this.o.name}: ${left.length} job(s) still running after the ${this.o.drainTimeoutMs} ms drain; releasing them`,
+        );
         await this.releaseJobs(
           left.map((t) => t.job),
           'drain timeout',
@@ -508,7 +537,10 @@ export class WorkerCore {
     const leftover = [...this.tracked];
     if (leftover.length > 0) {
       const unwritten = leftover.filter((t) => t.state !== 'running').length;
-      if (unwritten > 0) this.o.logger.warn(`${this.o.name}: ${unwritten} outcome(s) not recorded by shutdown; those jobs run again after their claims lapse`);
+      if (unwritten > 0)
+        this.o.logger.warn(
+          `${this.o.name}: ${unwritten} outcome(s) not recorded by shutdown; those jobs run again after their claims lapse`,
+        );
       const reason = new Error(this.o.stopMessage);
       for (const t of leftover) {
         abortJob(t, reason);

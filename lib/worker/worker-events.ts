@@ -23,7 +23,14 @@ export interface WorkerEventMap {
 export type WorkerEventName = keyof WorkerEventMap;
 
 /** The event names, for validation. */
-export const WORKER_EVENT_NAMES: readonly WorkerEventName[] = ['completed', 'failed', 'retried', 'dead', 'lease-lost', 'drained'];
+export const WORKER_EVENT_NAMES: readonly WorkerEventName[] = [
+  'completed',
+  'failed',
+  'retried',
+  'dead',
+  'lease-lost',
+  'drained',
+];
 
 /** A listener; a returned promise is awaited only to log its rejection. */
 export type WorkerEventListener<E extends WorkerEventName> = (...args: WorkerEventMap[E]) => unknown;
@@ -49,7 +56,10 @@ export class WorkerEvents implements WorkerObserver {
    */
   on<E extends WorkerEventName>(event: E, listener: WorkerEventListener<E>): this {
     if (!WORKER_EVENT_NAMES.includes(event)) {
-      throw new InvalidArgument('event', `must be one of ${WORKER_EVENT_NAMES.join(', ')}, got ${typeof event === 'string' ? 'an unknown name' : typeof event}`);
+      throw new InvalidArgument(
+        'event',
+        `must be one of ${WORKER_EVENT_NAMES.join(', ')}, got ${typeof event === 'string' ? 'an unknown name' : typeof event}`,
+      );
     }
     requireFunction('listener', listener);
     const list = this.listeners.get(event) ?? [];
@@ -61,7 +71,11 @@ export class WorkerEvents implements WorkerObserver {
   /** Removes a listener added with `on`. */
   off<E extends WorkerEventName>(event: E, listener: WorkerEventListener<E>): this {
     const list = this.listeners.get(event);
-    if (list) this.listeners.set(event, list.filter((l) => l !== listener));
+    if (list)
+      this.listeners.set(
+        event,
+        list.filter((l) => l !== listener),
+      );
     return this;
   }
 
@@ -77,7 +91,8 @@ export class WorkerEvents implements WorkerObserver {
     for (const l of list) {
       try {
         const r = (l as (...a: WorkerEventMap[E]) => unknown)(...args);
-        if (r instanceof Promise) r.catch((err: unknown) => this.logger.error(`${this.name}: a ${event} listener failed`, err));
+        if (r instanceof Promise)
+          r.catch((err: unknown) => this.logger.error(`${this.name}: a ${event} listener failed`, err));
       } catch (err) {
         this.logger.error(`${this.name}: a ${event} listener failed`, err);
       }

@@ -52,14 +52,29 @@ export interface WorkerObserver {
 }
 
 type HookName = keyof WorkerObserver;
-const HOOKS: readonly HookName[] = ['claimed', 'completed', 'failed', 'retried', 'dead', 'leaseLost', 'cancelled', 'abandoned', 'drained', 'stats'];
+const HOOKS: readonly HookName[] = [
+  'claimed',
+  'completed',
+  'failed',
+  'retried',
+  'dead',
+  'leaseLost',
+  'cancelled',
+  'abandoned',
+  'drained',
+  'stats',
+];
 
 /**
  * One observer that forwards every hook to each of `observers` (skipping
  * `null`s), catching and logging a throwing hook. Resolves `null` when there is
  * nothing to observe, so a worker without observers does no work for them.
  */
-export function combineObservers(observers: readonly (WorkerObserver | null | undefined)[], logger: StoreLogger, name: string): WorkerObserver | null {
+export function combineObservers(
+  observers: readonly (WorkerObserver | null | undefined)[],
+  logger: StoreLogger,
+  name: string,
+): WorkerObserver | null {
   const list = observers.filter((o): o is WorkerObserver => o != null);
   if (list.length === 0) return null;
   const combined: Record<string, (...args: never[]) => void> = {};
@@ -85,7 +100,11 @@ export function combineObservers(observers: readonly (WorkerObserver | null | un
  * afterwards; the worker's own bookkeeping (the job's outcome) goes on as if it had returned.
  * Null stays null.
  */
-export function guardObserver(observer: WorkerObserver | null, logger: StoreLogger, name: string): WorkerObserver | null {
+export function guardObserver(
+  observer: WorkerObserver | null,
+  logger: StoreLogger,
+  name: string,
+): WorkerObserver | null {
   if (observer === null) return null;
   const guarded: Record<string, (...args: never[]) => void> = {};
   const reported = new Set<HookName>();
@@ -93,7 +112,10 @@ export function guardObserver(observer: WorkerObserver | null, logger: StoreLogg
     if (reported.has(hook)) return;
     reported.add(hook);
     try {
-      logger.error(`${name}: the ${hook} hook of the worker's observer failed; ignoring it (logged once per hook)`, err);
+      logger.error(
+        `${name}: the ${hook} hook of the worker's observer failed; ignoring it (logged once per hook)`,
+        err,
+      );
     } catch {
       // A logger that throws cannot be told either.
     }

@@ -1,6 +1,14 @@
 import { InvalidArgument, InvalidOption, PermanentError } from '../contract/errors.js';
 import type { Job, Queue, StoreLogger } from '../contract/types.js';
-import { asOption, requireBatchSize, requireBoolean, requireCount, requireDurationMs, requireInt, requireTimerMs } from '../contract/validate.js';
+import {
+  asOption,
+  requireBatchSize,
+  requireBoolean,
+  requireCount,
+  requireDurationMs,
+  requireInt,
+  requireTimerMs,
+} from '../contract/validate.js';
 import type { DeadReason, RetryReason, WorkerObserver } from './worker-observer.js';
 
 // Options of the worker core: their types, their checks before any I/O, and the guarded retry policy.
@@ -15,7 +23,12 @@ export type FailureKind = 'transient' | 'timeout' | 'permanent';
  * failure was not the job's: the outbox dispatcher's broker was unreachable).
  */
 export type FailureOutcome =
-  | { readonly kind: 'retry'; readonly reason: RetryReason; readonly delayMs: number | undefined; readonly error: unknown }
+  | {
+      readonly kind: 'retry';
+      readonly reason: RetryReason;
+      readonly delayMs: number | undefined;
+      readonly error: unknown;
+    }
   | { readonly kind: 'dead'; readonly reason: DeadReason; readonly error: unknown }
   | { readonly kind: 'release'; readonly error: unknown };
 
@@ -127,7 +140,18 @@ export interface WorkerCoreOptions {
 
 const QUEUE_METHODS = ['claimBatch', 'ackBatch', 'listen', 'stats'] as const;
 const LOGGER_METHODS = ['log', 'warn', 'error'] as const;
-const OBSERVER_HOOKS = ['claimed', 'completed', 'failed', 'retried', 'dead', 'leaseLost', 'cancelled', 'abandoned', 'drained', 'stats'] as const;
+const OBSERVER_HOOKS = [
+  'claimed',
+  'completed',
+  'failed',
+  'retried',
+  'dead',
+  'leaseLost',
+  'cancelled',
+  'abandoned',
+  'drained',
+  'stats',
+] as const;
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -148,7 +172,8 @@ export function validateWorkerCoreOptions(o: WorkerCoreOptions): void {
   if (!isObject(q) || typeof q.name !== 'string' || QUEUE_METHODS.some((m) => typeof q[m] !== 'function')) {
     throw new InvalidOption('queue', `must be a Queue (a name and ${QUEUE_METHODS.join(', ')})`);
   }
-  if (typeof o.name !== 'string' || o.name.trim().length === 0) throw new InvalidOption('name', 'must be a non-empty string');
+  if (typeof o.name !== 'string' || o.name.trim().length === 0)
+    throw new InvalidOption('name', 'must be a non-empty string');
   const single = o.handler !== undefined;
   const batch = o.batchHandler !== undefined;
   if (single === batch) throw new InvalidOption('handler', 'exactly one of handler and batchHandler must be given');
@@ -160,7 +185,8 @@ export function validateWorkerCoreOptions(o: WorkerCoreOptions): void {
   }
   requireCount('concurrency', o.concurrency);
   requireInt('prefetch', o.prefetch, 0, Number.MAX_SAFE_INTEGER);
-  if (batch && o.prefetch > 0) throw new InvalidOption('prefetch', 'must be 0 with batchHandler (a batch is claimed per free call slot)');
+  if (batch && o.prefetch > 0)
+    throw new InvalidOption('prefetch', 'must be 0 with batchHandler (a batch is claimed per free call slot)');
   if (o.autoPrefetchMax !== undefined) requireInt('autoPrefetchMax', o.autoPrefetchMax, 0, Number.MAX_SAFE_INTEGER);
   requireBatchSize('maxClaim', o.maxClaim);
   if (o.leaseMs !== undefined) requireTimerMs('leaseMs', o.leaseMs);
@@ -170,30 +196,39 @@ export function validateWorkerCoreOptions(o: WorkerCoreOptions): void {
   requireTimerMs('idlePollIntervalMs', o.idlePollIntervalMs);
   requireTimerMs('firstBackoffMs', o.firstBackoffMs);
   requireTimerMs('maxBackoffMs', o.maxBackoffMs);
-  if (o.maxBackoffMs < o.firstBackoffMs) throw new InvalidArgument('maxBackoffMs', `must be at least firstBackoffMs (${o.firstBackoffMs}), got ${o.maxBackoffMs}`);
+  if (o.maxBackoffMs < o.firstBackoffMs)
+    throw new InvalidArgument(
+      'maxBackoffMs',
+      `must be at least firstBackoffMs (${o.firstBackoffMs}), got ${o.maxBackoffMs}`,
+    );
   requireTimerMs('drainTimeoutMs', o.drainTimeoutMs, 0);
   requireTimerMs('minOutcomeDrainMs', o.minOutcomeDrainMs, 0);
   requireTimerMs('statsIntervalMs', o.statsIntervalMs);
   if (o.cancelPollMs !== undefined) requireTimerMs('cancelPollMs', o.cancelPollMs);
   asOption(() => {
-    for (const f of ['renewLeases', 'jobSignals', 'releaseOnDrainTimeout', 'logHandlerErrors'] as const) requireBoolean(f, o[f]);
+    for (const f of ['renewLeases', 'jobSignals', 'releaseOnDrainTimeout', 'logHandlerErrors'] as const)
+      requireBoolean(f, o[f]);
     if (o.localHandoff !== undefined) requireBoolean('localHandoff', o.localHandoff);
     if (o.keepResults !== undefined) requireBoolean('keepResults', o.keepResults);
     if (o.watchCancels !== undefined) requireBoolean('watchCancels', o.watchCancels);
   });
   optionalFunction('timeoutError', o.timeoutError);
   if (typeof o.stopMessage !== 'string') throw new InvalidOption('stopMessage', 'must be a string');
-  if (typeof o.decide !== 'function') throw new InvalidOption('decide', 'must be a function (job, failure, error) => FailureOutcome');
-  if (typeof o.workerId !== 'string' || o.workerId.trim().length === 0) throw new InvalidOption('workerId', 'must be a non-empty string (not blank)');
+  if (typeof o.decide !== 'function')
+    throw new InvalidOption('decide', 'must be a function (job, failure, error) => FailureOutcome');
+  if (typeof o.workerId !== 'string' || o.workerId.trim().length === 0)
+    throw new InvalidOption('workerId', 'must be a non-empty string (not blank)');
   const log = o.logger as unknown;
-  if (!isObject(log) || LOGGER_METHODS.some((m) => typeof log[m] !== 'function')) throw new InvalidOption('logger', `must be a StoreLogger (${LOGGER_METHODS.join(', ')})`);
+  if (!isObject(log) || LOGGER_METHODS.some((m) => typeof log[m] !== 'function'))
+    throw new InvalidOption('logger', `must be a StoreLogger (${LOGGER_METHODS.join(', ')})`);
   const obs = o.observer as unknown;
   if (obs !== null) {
     if (!isObject(obs)) throw new InvalidOption('observer', 'must be a WorkerObserver object or null');
     for (const h of OBSERVER_HOOKS) optionalFunction(`observer.${h}`, obs[h]);
   }
   optionalFunction('ackBatch', o.ackBatch);
-  if (o.wrap !== undefined && o.wrap !== null && typeof o.wrap !== 'function') throw new InvalidOption('wrap', 'must be a function, null or undefined');
+  if (o.wrap !== undefined && o.wrap !== null && typeof o.wrap !== 'function')
+    throw new InvalidOption('wrap', 'must be a function, null or undefined');
 }
 
 /**
@@ -215,13 +250,18 @@ export function decideSafely(o: WorkerCoreOptions, job: Job, failure: FailureKin
       if (delayMs !== undefined) requireDurationMs('delayMs returned by decide', delayMs, { allowZero: true });
       return outcome;
     }
-    problem = new TypeError(`decide returned ${outcome === null ? 'null' : typeof outcome === 'object' ? 'an object without kind "retry" or "dead"' : typeof outcome}`);
+    problem = new TypeError(
+      `decide returned ${outcome === null ? 'null' : typeof outcome === 'object' ? 'an object without kind "retry" or "dead"' : typeof outcome}`,
+    );
   } catch (err) {
     problem = err;
   }
   const fallback = defaultOutcome(failure, error);
   const then = fallback.kind === 'dead' ? 'dead-lettering it (PermanentError)' : "retrying it with the queue's backoff";
-  o.logger.error(`${o.name}: decide failed for job ${job.id} of queue ${JSON.stringify(o.queue.name)} (attempt ${job.attempts}/${job.maxAttempts}); ${then}`, problem);
+  o.logger.error(
+    `${o.name}: decide failed for job ${job.id} of queue ${JSON.stringify(o.queue.name)} (attempt ${job.attempts}/${job.maxAttempts}); ${then}`,
+    problem,
+  );
   return fallback;
 }
 

@@ -54,7 +54,8 @@ export const MAX_WORKFLOW_NAME_BYTES = 200;
 /** Checks a workflow name: a non-blank, well-formed key of at most 200 UTF-8 bytes. */
 export function validateWorkflowName(name: unknown): string {
   const n = validateKey('workflow name', name);
-  if (Buffer.byteLength(n, 'utf8') > MAX_WORKFLOW_NAME_BYTES) throw new InvalidOption('workflow name', `must be at most ${MAX_WORKFLOW_NAME_BYTES} UTF-8 bytes`);
+  if (Buffer.byteLength(n, 'utf8') > MAX_WORKFLOW_NAME_BYTES)
+    throw new InvalidOption('workflow name', `must be at most ${MAX_WORKFLOW_NAME_BYTES} UTF-8 bytes`);
   return n;
 }
 
@@ -74,12 +75,18 @@ export function validateWorkflowName(name: unknown): string {
  * });
  * ```
  */
-export function defineWorkflow<I = unknown, O = unknown, X = TxHandle>(name: string, spec: WorkflowSpec<I, O, X>): WorkflowDefinition<I, O, X> {
+export function defineWorkflow<I = unknown, O = unknown, X = TxHandle>(
+  name: string,
+  spec: WorkflowSpec<I, O, X>,
+): WorkflowDefinition<I, O, X> {
   const n = validateWorkflowName(name);
-  if (spec === null || typeof spec !== 'object') throw new InvalidOption(`workflow ${JSON.stringify(n)}`, 'needs { version, run(input, ctx) }');
+  if (spec === null || typeof spec !== 'object')
+    throw new InvalidOption(`workflow ${JSON.stringify(n)}`, 'needs { version, run(input, ctx) }');
   const version = spec.version ?? 1;
-  if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < 1) throw new InvalidOption(`version of workflow ${JSON.stringify(n)}`, 'must be a positive integer');
-  if (typeof spec.run !== 'function') throw new InvalidOption(`run of workflow ${JSON.stringify(n)}`, 'must be a function (input, ctx) => Promise');
+  if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < 1)
+    throw new InvalidOption(`version of workflow ${JSON.stringify(n)}`, 'must be a positive integer');
+  if (typeof spec.run !== 'function')
+    throw new InvalidOption(`run of workflow ${JSON.stringify(n)}`, 'must be a function (input, ctx) => Promise');
   const run = spec.run.bind(spec);
   const schedule = spec.schedule === undefined ? undefined : validateSchedule(n, spec.schedule);
   const limits = spec.limits === undefined ? undefined : validateLimitKeys(n, spec.limits);
@@ -87,11 +94,23 @@ export function defineWorkflow<I = unknown, O = unknown, X = TxHandle>(name: str
 }
 
 function validateLimitKeys<I>(name: string, l: WorkflowLimitKeys<I>): WorkflowLimitKeys<I> {
-  if (l === null || typeof l !== 'object' || Array.isArray(l)) throw new InvalidOption(`limits of workflow ${JSON.stringify(name)}`, "must be { concurrencyKey?, rateLimitKey? }, each 'workflow' or (input) => string");
+  if (l === null || typeof l !== 'object' || Array.isArray(l))
+    throw new InvalidOption(
+      `limits of workflow ${JSON.stringify(name)}`,
+      "must be { concurrencyKey?, rateLimitKey? }, each 'workflow' or (input) => string",
+    );
   for (const k of Object.keys(l)) {
-    if (k !== 'concurrencyKey' && k !== 'rateLimitKey') throw new InvalidOption(`limits.${k.slice(0, 64)} of workflow ${JSON.stringify(name)}`, 'is not a workflow limit key (concurrencyKey, rateLimitKey)');
+    if (k !== 'concurrencyKey' && k !== 'rateLimitKey')
+      throw new InvalidOption(
+        `limits.${k.slice(0, 64)} of workflow ${JSON.stringify(name)}`,
+        'is not a workflow limit key (concurrencyKey, rateLimitKey)',
+      );
     const v = (l as Record<string, unknown>)[k];
-    if (v !== undefined && v !== 'workflow' && typeof v !== 'function') throw new InvalidOption(`limits.${k} of workflow ${JSON.stringify(name)}`, "must be 'workflow' (the workflow's name) or a function (input) => string");
+    if (v !== undefined && v !== 'workflow' && typeof v !== 'function')
+      throw new InvalidOption(
+        `limits.${k} of workflow ${JSON.stringify(name)}`,
+        "must be 'workflow' (the workflow's name) or a function (input) => string",
+      );
   }
   return Object.freeze({ ...l });
 }
@@ -101,11 +120,17 @@ function validateLimitKeys<I>(name: string, l: WorkflowLimitKeys<I>): WorkflowLi
  * key and the workflow when a key function throws or returns a non-string, `InvalidName` for a
  * blank or oversized key.
  */
-export function runLimitKeys(def: { readonly name: string; readonly limits?: WorkflowLimitKeys<never> }, input: unknown): { ck?: string; rk?: string } {
+export function runLimitKeys(
+  def: { readonly name: string; readonly limits?: WorkflowLimitKeys<never> },
+  input: unknown,
+): { ck?: string; rk?: string } {
   const l = def.limits;
   if (!l) return {};
   const at = `the input of workflow ${JSON.stringify(def.name)}`;
-  const one = (field: 'concurrencyKey' | 'rateLimitKey', src: WorkflowKeySource<never> | undefined): string | undefined =>
+  const one = (
+    field: 'concurrencyKey' | 'rateLimitKey',
+    src: WorkflowKeySource<never> | undefined,
+  ): string | undefined =>
     src === undefined
       ? undefined
       : src === 'workflow'
@@ -113,7 +138,10 @@ export function runLimitKeys(def: { readonly name: string; readonly limits?: Wor
         : typeof src === 'function'
           ? keyFromSource(field, src as (payload: unknown) => string, input, at)
           : (() => {
-              throw new InvalidOption(`limits.${field} of workflow ${JSON.stringify(def.name)}`, "must be 'workflow' (the workflow's name) or a function (input) => string");
+              throw new InvalidOption(
+                `limits.${field} of workflow ${JSON.stringify(def.name)}`,
+                "must be 'workflow' (the workflow's name) or a function (input) => string",
+              );
             })();
   const ck = one('concurrencyKey', l.concurrencyKey);
   const rk = one('rateLimitKey', l.rateLimitKey);
@@ -123,8 +151,12 @@ export function runLimitKeys(def: { readonly name: string; readonly limits?: Wor
 function validateSchedule<I>(name: string, s: string | WorkflowSchedule<I>): WorkflowSchedule<I> {
   const o = typeof s === 'string' ? { cron: s } : s;
   if (o === null || typeof o !== 'object' || typeof o.cron !== 'string' || o.cron.trim() === '') {
-    throw new InvalidOption(`schedule of workflow ${JSON.stringify(name)}`, "must be a cron expression ('0 * * * *', '@every 1h') or { cron, timeZone?, input? }");
+    throw new InvalidOption(
+      `schedule of workflow ${JSON.stringify(name)}`,
+      "must be a cron expression ('0 * * * *', '@every 1h') or { cron, timeZone?, input? }",
+    );
   }
-  if (o.timeZone !== undefined && typeof o.timeZone !== 'string') throw new InvalidOption(`schedule.timeZone of workflow ${JSON.stringify(name)}`, 'must be an IANA zone name');
+  if (o.timeZone !== undefined && typeof o.timeZone !== 'string')
+    throw new InvalidOption(`schedule.timeZone of workflow ${JSON.stringify(name)}`, 'must be an IANA zone name');
   return Object.freeze({ ...o });
 }

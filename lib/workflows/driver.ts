@@ -5,9 +5,23 @@ import type { JobOpts } from '../contract/options.js';
 import type { Store, TxOps } from '../contract/types.js';
 import { validateKey } from '../contract/validate.js';
 import { durationMs, type Duration } from './duration.js';
-import { ChildWorkflowFailed, NonDeterministicWorkflow, StepFailed, journalError, type JournaledError } from './errors.js';
+import {
+  ChildWorkflowFailed,
+  NonDeterministicWorkflow,
+  StepFailed,
+  journalError,
+  type JournaledError,
+} from './errors.js';
 import { loadJournal, stampOpts, type CallKind, type Entry, type Journal, type Names } from './journal.js';
-import type { ChildHandle, StartChildOptions, StepOptions, TransactionRunner, WaitForSignalOptions, WorkflowContext, WorkflowDefinition } from './types.js';
+import type {
+  ChildHandle,
+  StartChildOptions,
+  StepOptions,
+  TransactionRunner,
+  WaitForSignalOptions,
+  WorkflowContext,
+  WorkflowDefinition,
+} from './types.js';
 import type { Instrument } from './instrument.js';
 
 // One pass of a run on one worker: replays `run(input, ctx)` against the journal (journaled calls return
@@ -47,7 +61,8 @@ export type Halt =
   | { readonly kind: 'broken'; readonly error: unknown }
   | { readonly kind: 'fatal'; readonly error: NonDeterministicWorkflow };
 
-export type PassOutcome = Halt | { readonly kind: 'returned'; readonly value: unknown } | { readonly kind: 'threw'; readonly error: unknown };
+export type PassOutcome =
+  Halt | { readonly kind: 'returned'; readonly value: unknown } | { readonly kind: 'threw'; readonly error: unknown };
 
 /** Another writer journaled this position first (a reclaimed job's old worker, say): re-read and replay. */
 class Superseded extends Error {}
@@ -77,7 +92,11 @@ function wrapResult(name: string, v: unknown): { v?: unknown } {
   try {
     return JSON.parse(JSON.stringify({ v })) as { v?: unknown };
   } catch (err) {
-    throw new StepThrew(new PermanentError(`the result of ${JSON.stringify(name)} is not JSON (${err instanceof Error ? err.message : String(err)})`));
+    throw new StepThrew(
+      new PermanentError(
+        `the result of ${JSON.stringify(name)} is not JSON (${err instanceof Error ? err.message : String(err)})`,
+      ),
+    );
   }
 }
 
@@ -173,12 +192,19 @@ export class RunDriver {
       step: <T>(name: string, fn: (signal: AbortSignal) => Promise<T> | T, opts?: StepOptions) => {
         validateKey('step name', name);
         if (typeof fn !== 'function') throw new InvalidArgument('ctx.step', 'needs a function (signal) => value');
-        return this.shield(() => this.step<T>('step', name, opts, (p, signal) => this.plainAttempt(p, name, fn, signal)));
+        return this.shield(() =>
+          this.step<T>('step', name, opts, (p, signal) => this.plainAttempt(p, name, fn, signal)),
+        );
       },
-      transaction: (<T>(a: string | ((tx: TxOps, x: unknown) => Promise<T>), b?: (tx: TxOps, x: unknown) => Promise<T>, opts?: StepOptions) => {
+      transaction: (<T>(
+        a: string | ((tx: TxOps, x: unknown) => Promise<T>),
+        b?: (tx: TxOps, x: unknown) => Promise<T>,
+        opts?: StepOptions,
+      ) => {
         const name = validateKey('step name', typeof a === 'string' ? a : 'transaction');
         const fn = typeof a === 'string' ? b : a;
-        if (typeof fn !== 'function') throw new InvalidArgument('ctx.transaction', 'needs a function (tx, external) => Promise');
+        if (typeof fn !== 'function')
+          throw new InvalidArgument('ctx.transaction', 'needs a function (tx, external) => Promise');
         return this.shield(() => this.step<T>('transaction', name, opts, (p) => this.txAttempt(p, name, fn)));
       }) as WorkflowContext<unknown>['transaction'],
       sleep: (duration: Duration) => {
@@ -187,16 +213,24 @@ export class RunDriver {
       },
       waitForSignal: <T>(name: string, opts?: WaitForSignalOptions) => {
         validateKey('signal name', name);
-        const timeoutMs = opts?.timeoutMs === undefined ? null : durationMs('timeoutMs', opts.timeoutMs, { allowZero: true });
+        const timeoutMs =
+          opts?.timeoutMs === undefined ? null : durationMs('timeoutMs', opts.timeoutMs, { allowZero: true });
         return this.shield(() => this.waitForSignal(name, timeoutMs)) as Promise<Jsonified<T> | undefined>;
       },
-      startChild: (<O>(workflow: WorkflowDefinition<never, O, unknown> | string, input: unknown, opts?: StartChildOptions) => {
+      startChild: (<O>(
+        workflow: WorkflowDefinition<never, O, unknown> | string,
+        input: unknown,
+        opts?: StartChildOptions,
+      ) => {
         const id = opts?.id === undefined ? undefined : validateKey('child workflow id', opts.id);
         const { workflow: wf } = this.deps.checkChild(workflow, input, id);
         return this.shield(() => this.startChild(wf, input, id)) as Promise<ChildHandle<O>>;
       }) as WorkflowContext<unknown>['startChild'],
       waitAll: (<O>(handles: readonly ChildHandle<O>[]) => {
-        if (!Array.isArray(handles) || handles.some((h) => h === null || typeof h !== 'object' || typeof (h as { id?: unknown }).id !== 'string')) {
+        if (
+          !Array.isArray(handles) ||
+          handles.some((h) => h === null || typeof h !== 'object' || typeof (h as { id?: unknown }).id !== 'string')
+        ) {
           throw new InvalidArgument('ctx.waitAll', 'needs an array of the handles ctx.startChild returned');
         }
         return this.shield(() => this.waitAll(handles.map((h) => h.id)));
@@ -262,7 +296,8 @@ export class RunDriver {
   private async append(what: string, entry: Entry, more?: (tx: TxOps) => Promise<unknown>): Promise<void> {
     const { store, names } = this.deps;
     await store.withTx(async (tx) => {
-      if ((await tx.inboxClaim(names.journalInbox, names.guard(this.id, this.journal.epoch(what)))) !== 'claimed') throw new Superseded();
+      if ((await tx.inboxClaim(names.journalInbox, names.guard(this.id, this.journal.epoch(what)))) !== 'claimed')
+        throw new Superseded();
       await tx.publish(this.stream, entry);
       if (more) await more(tx);
     });
@@ -270,7 +305,8 @@ export class RunDriver {
 
   private timer(at: number): (tx: TxOps) => Promise<number> {
     const stamp = stampOpts(this.journal.start);
-    return (tx) => tx.enqueue(this.deps.names.queue, { k: 'timer', id: this.id }, { ...this.deps.jobOpts, runAt: at, ...stamp });
+    return (tx) =>
+      tx.enqueue(this.deps.names.queue, { k: 'timer', id: this.id }, { ...this.deps.jobOpts, runAt: at, ...stamp });
   }
 
   private replay(name: string, d: Entry & { t: 'done' }): unknown {
@@ -278,7 +314,12 @@ export class RunDriver {
     return d.r?.v;
   }
 
-  private async step<T>(k: 'step' | 'transaction', name: string, opts: StepOptions | undefined, attempt: (p: number, signal: AbortSignal) => Promise<{ v?: unknown }>): Promise<Jsonified<T>> {
+  private async step<T>(
+    k: 'step' | 'transaction',
+    name: string,
+    opts: StepOptions | undefined,
+    attempt: (p: number, signal: AbortSignal) => Promise<{ v?: unknown }>,
+  ): Promise<Jsonified<T>> {
     const p = this.pos++;
     if (this.halted) return never();
     const d = this.at(p, k, name);
@@ -293,7 +334,8 @@ export class RunDriver {
     if (last && !(await this.reached(last.at))) return this.stop({ kind: 'suspended' });
     const n = retries.length + 1;
     try {
-      return (await this.deps.instrument.step(this.def.name, this.id, k, name, n, () => attempt(p, this.abort.signal))).v as Jsonified<T>;
+      return (await this.deps.instrument.step(this.def.name, this.id, k, name, n, () => attempt(p, this.abort.signal)))
+        .v as Jsonified<T>;
     } catch (err) {
       if (err instanceof Superseded) return this.stop({ kind: 'superseded' });
       if (!(err instanceof StepThrew)) throw err;
@@ -308,7 +350,9 @@ export class RunDriver {
         throw new StepFailed(name, n, error);
       }
       const at = (await this.deps.store.now()) + backoffDelayMs(n, opts?.backoffBaseMs ?? this.deps.backoffBaseMs);
-      await this.guarded(() => this.append(`${p}/r${n}`, { t: 'retry', p, k, n: name, a: n, e: error, at }, this.timer(at)));
+      await this.guarded(() =>
+        this.append(`${p}/r${n}`, { t: 'retry', p, k, n: name, a: n, e: error, at }, this.timer(at)),
+      );
       return this.stop({ kind: 'suspended' });
     }
   }
@@ -326,7 +370,12 @@ export class RunDriver {
     }
   }
 
-  private async plainAttempt<T>(p: number, name: string, fn: (signal: AbortSignal) => Promise<T> | T, signal: AbortSignal): Promise<{ v?: unknown }> {
+  private async plainAttempt<T>(
+    p: number,
+    name: string,
+    fn: (signal: AbortSignal) => Promise<T> | T,
+    signal: AbortSignal,
+  ): Promise<{ v?: unknown }> {
     let value: T;
     try {
       value = await fn(signal);
@@ -338,10 +387,15 @@ export class RunDriver {
     return r;
   }
 
-  private txAttempt<T>(p: number, name: string, fn: (tx: TxOps, external: unknown) => Promise<T>): Promise<{ v?: unknown }> {
+  private txAttempt<T>(
+    p: number,
+    name: string,
+    fn: (tx: TxOps, external: unknown) => Promise<T>,
+  ): Promise<{ v?: unknown }> {
     const { names } = this.deps;
     return this.deps.transaction(async (tx, external) => {
-      if ((await tx.inboxClaim(names.journalInbox, names.guard(this.id, this.journal.epoch(String(p))))) !== 'claimed') throw new Superseded();
+      if ((await tx.inboxClaim(names.journalInbox, names.guard(this.id, this.journal.epoch(String(p))))) !== 'claimed')
+        throw new Superseded();
       let value: T;
       try {
         value = await fn(tx, external);
@@ -377,7 +431,9 @@ export class RunDriver {
     if (!(await this.fresh())) return never();
     const sig = this.journal.firstUnconsumed(name);
     if (sig) {
-      await this.guarded(() => this.append(String(p), { t: 'done', p, k: 'signal', n: name, r: { v: { o: sig.offset, d: sig.data } } }));
+      await this.guarded(() =>
+        this.append(String(p), { t: 'done', p, k: 'signal', n: name, r: { v: { o: sig.offset, d: sig.data } } }),
+      );
       if (this.halted) return never();
       this.journal.consumed.add(sig.offset);
       return sig.data;
@@ -392,7 +448,9 @@ export class RunDriver {
       return this.stop({ kind: 'suspended' });
     }
     const until = timeoutMs === null ? null : (await this.deps.store.now()) + timeoutMs;
-    await this.guarded(() => this.append(`${p}/w`, { t: 'wait', p, n: name, until }, until === null ? undefined : this.timer(until)));
+    await this.guarded(() =>
+      this.append(`${p}/w`, { t: 'wait', p, n: name, until }, until === null ? undefined : this.timer(until)),
+    );
     return this.stop({ kind: 'suspended' });
   }
 
@@ -421,7 +479,11 @@ export class RunDriver {
     const handle = { id, workflow };
     let created = false;
     await this.guarded(() =>
-      this.append(String(p), { t: 'done', p, k: 'child', n: workflow, r: { v: handle } }, async (tx) => (created = await this.deps.startRun(tx, workflow, input, id, this.id))),
+      this.append(
+        String(p),
+        { t: 'done', p, k: 'child', n: workflow, r: { v: handle } },
+        async (tx) => (created = await this.deps.startRun(tx, workflow, input, id, this.id)),
+      ),
     );
     if (this.halted) return never();
     if (created) this.deps.instrument.count('started', workflow);
@@ -456,7 +518,17 @@ export class RunDriver {
         pending = true;
         continue;
       }
-      const error: JournaledError = state === 'failed' ? (c.end?.e ?? { name: 'Error', message: 'failed', code: null }) : { name: 'WorkflowCancelled', message: state === 'missing' ? `no run ${JSON.stringify(id)} exists` : `workflow run ${JSON.stringify(id)} was cancelled`, code: state === 'missing' ? 'UNKNOWN_WORKFLOW' : 'WORKFLOW_CANCELLED' };
+      const error: JournaledError =
+        state === 'failed'
+          ? (c.end?.e ?? { name: 'Error', message: 'failed', code: null })
+          : {
+              name: 'WorkflowCancelled',
+              message:
+                state === 'missing'
+                  ? `no run ${JSON.stringify(id)} exists`
+                  : `workflow run ${JSON.stringify(id)} was cancelled`,
+              code: state === 'missing' ? 'UNKNOWN_WORKFLOW' : 'WORKFLOW_CANCELLED',
+            };
       const failed = { id, workflow: c.start?.wf ?? '', state, error };
       const entry: Entry = { t: 'done', p, k: 'children', n, r: { v: { failed } } };
       await this.guarded(() => this.append(String(p), entry));
@@ -474,7 +546,10 @@ export class RunDriver {
   }
 
   private joined(d: Entry & { t: 'done' }): unknown[] {
-    const v = d.r?.v as { results?: unknown[]; failed?: { id: string; workflow: string; state: string; error: JournaledError } };
+    const v = d.r?.v as {
+      results?: unknown[];
+      failed?: { id: string; workflow: string; state: string; error: JournaledError };
+    };
     if (v.failed) throw new ChildWorkflowFailed(v.failed.id, v.failed.workflow, v.failed.state, v.failed.error);
     return v.results ?? [];
   }

@@ -23,7 +23,10 @@ export class NonDeterministicWorkflow extends AlkstoreError {
     /** What the journal holds there, e.g. `step "reserve"`. */
     readonly journaled: string,
   ) {
-    super('NON_DETERMINISTIC_WORKFLOW', `workflow run ${JSON.stringify(runId)} asked for ${requested} at position ${position}, but its journal holds ${journaled} there: the code changed under a running run (give the new code a new version)`);
+    super(
+      'NON_DETERMINISTIC_WORKFLOW',
+      `workflow run ${JSON.stringify(runId)} asked for ${requested} at position ${position}, but its journal holds ${journaled} there: the code changed under a running run (give the new code a new version)`,
+    );
   }
 }
 
@@ -38,7 +41,10 @@ export class StepFailed extends AlkstoreError {
     /** The step's own error, as journaled. */
     readonly error: JournaledError,
   ) {
-    super('STEP_FAILED', `step ${JSON.stringify(step)} failed after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${error.name}: ${error.message}`);
+    super(
+      'STEP_FAILED',
+      `step ${JSON.stringify(step)} failed after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${error.name}: ${error.message}`,
+    );
   }
 }
 
@@ -55,7 +61,10 @@ export class ChildWorkflowFailed extends AlkstoreError {
     readonly state: string,
     readonly error: JournaledError,
   ) {
-    super('CHILD_WORKFLOW_FAILED', `child workflow run ${JSON.stringify(childId)}${workflow ? ` (${workflow})` : ''} ${state === 'failed' ? 'failed' : 'was cancelled'}: ${error.name}: ${error.message}`);
+    super(
+      'CHILD_WORKFLOW_FAILED',
+      `child workflow run ${JSON.stringify(childId)}${workflow ? ` (${workflow})` : ''} ${state === 'failed' ? 'failed' : 'was cancelled'}: ${error.name}: ${error.message}`,
+    );
   }
 }
 
@@ -84,7 +93,10 @@ export class WorkflowTimeout extends AlkstoreError {
     /** False when no run with this id had even started. */
     readonly started: boolean,
   ) {
-    super('WORKFLOW_TIMEOUT', `workflow run ${JSON.stringify(runId)} ${started ? 'did not finish' : 'was not started'} within ${timeoutMs} ms`);
+    super(
+      'WORKFLOW_TIMEOUT',
+      `workflow run ${JSON.stringify(runId)} ${started ? 'did not finish' : 'was not started'} within ${timeoutMs} ms`,
+    );
   }
 }
 
@@ -95,7 +107,10 @@ export class UnknownWorkflow extends AlkstoreError {
     readonly version: number | null,
     known: readonly string[],
   ) {
-    super('UNKNOWN_WORKFLOW', `workflow ${JSON.stringify(workflow)}${version === null ? '' : ` version ${version}`} is not defined here (known: ${known.length === 0 ? 'none' : known.join(', ')}); pass its definition to createWorkflows`);
+    super(
+      'UNKNOWN_WORKFLOW',
+      `workflow ${JSON.stringify(workflow)}${version === null ? '' : ` version ${version}`} is not defined here (known: ${known.length === 0 ? 'none' : known.join(', ')}); pass its definition to createWorkflows`,
+    );
   }
 }
 

@@ -1,6 +1,11 @@
 import { createHash } from 'node:crypto';
 import type * as OtelApi from '@opentelemetry/api';
-import { promMetricGetter, type CounterLike, type HistogramLike, type PromRegistryLike } from '../internal/prom-client.js';
+import {
+  promMetricGetter,
+  type CounterLike,
+  type HistogramLike,
+  type PromRegistryLike,
+} from '../internal/prom-client.js';
 import { loadOtelApi } from '../tracing/otel-api.js';
 import { DEFAULT_DURATION_BUCKETS } from '../metrics/prometheus.js';
 
@@ -39,16 +44,29 @@ export interface PrometheusWorkflowMetricsOptions {
  * and the histogram `alkstore_workflow_step_duration_seconds` (labels `workflow`, `step`, `outcome`).
  * Calling it twice on one registry reuses the registered metrics.
  */
-export async function createPrometheusWorkflowMetrics(options: PrometheusWorkflowMetricsOptions = {}): Promise<WorkflowMetrics> {
+export async function createPrometheusWorkflowMetrics(
+  options: PrometheusWorkflowMetricsOptions = {},
+): Promise<WorkflowMetrics> {
   const get = await promMetricGetter('createPrometheusWorkflowMetrics', options.client, options.registry);
   const w = ['workflow'];
   const started = get<CounterLike>('Counter', 'alkstore_workflow_runs_started_total', 'Workflow runs started', w);
-  const completed = get<CounterLike>('Counter', 'alkstore_workflow_runs_completed_total', 'Workflow runs that completed', w);
+  const completed = get<CounterLike>(
+    'Counter',
+    'alkstore_workflow_runs_completed_total',
+    'Workflow runs that completed',
+    w,
+  );
   const failed = get<CounterLike>('Counter', 'alkstore_workflow_runs_failed_total', 'Workflow runs that failed', w);
   const cancelled = get<CounterLike>('Counter', 'alkstore_workflow_runs_cancelled_total', 'Workflow runs cancelled', w);
-  const duration = get<HistogramLike>('Histogram', 'alkstore_workflow_step_duration_seconds', 'Duration of workflow step attempts', ['workflow', 'step', 'outcome'], {
-    buckets: [...(options.buckets ?? DEFAULT_DURATION_BUCKETS)],
-  });
+  const duration = get<HistogramLike>(
+    'Histogram',
+    'alkstore_workflow_step_duration_seconds',
+    'Duration of workflow step attempts',
+    ['workflow', 'step', 'outcome'],
+    {
+      buckets: [...(options.buckets ?? DEFAULT_DURATION_BUCKETS)],
+    },
+  );
   return {
     started: (workflow) => started.inc({ workflow }),
     completed: (workflow) => completed.inc({ workflow }),
@@ -90,19 +108,42 @@ export class Instrument {
    * span `<workflow> <step>` of the run's trace (trace id derived from the run, so every pass and every
    * process adds to one trace).
    */
-  async step<T>(workflow: string, runId: string, kind: string, name: string, attempt: number, fn: () => Promise<T>): Promise<T> {
+  async step<T>(
+    workflow: string,
+    runId: string,
+    kind: string,
+    name: string,
+    attempt: number,
+    fn: () => Promise<T>,
+  ): Promise<T> {
     const t0 = performance.now();
     const api = this.loading ? await this.loading : null;
     let span: OtelApi.Span | null = null;
     let run = fn;
     if (api) {
       const ids = runTraceIds(this.ns, runId);
-      const parent = api.trace.setSpanContext(api.context.active(), { traceId: ids.traceId, spanId: ids.spanId, traceFlags: api.TraceFlags.SAMPLED, isRemote: true });
-      span = api.trace.getTracer('alkstore').startSpan(
-        `${workflow} ${name}`,
-        { kind: api.SpanKind.INTERNAL, attributes: { 'alkstore.workflow': workflow, 'alkstore.workflow.run_id': runId, 'alkstore.workflow.step': name, 'alkstore.workflow.step_kind': kind, 'alkstore.workflow.attempt': attempt } },
-        parent,
-      );
+      const parent = api.trace.setSpanContext(api.context.active(), {
+        traceId: ids.traceId,
+        spanId: ids.spanId,
+        traceFlags: api.TraceFlags.SAMPLED,
+        isRemote: true,
+      });
+      span = api.trace
+        .getTracer('alkstore')
+        .startSpan(
+          `${workflow} ${name}`,
+          {
+            kind: api.SpanKind.INTERNAL,
+            attributes: {
+              'alkstore.workflow': workflow,
+              'alkstore.workflow.run_id': runId,
+              'alkstore.workflow.step': name,
+              'alkstore.workflow.step_kind': kind,
+              'alkstore.workflow.attempt': attempt,
+            },
+          },
+          parent,
+        );
       const s = span;
       run = () => api.context.with(api.trace.setSpan(parent, s), fn);
     }

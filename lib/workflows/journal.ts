@@ -15,11 +15,36 @@ export type Entry =
    * The run began; `pa` is the parent run of a child started by `ctx.startChild`; `pr` its priority,
    * `ck` / `rk` its concurrency and rate-limit keys, stamped on every job that advances it.
    */
-  | { readonly t: 'start'; readonly wf: string; readonly v: number; readonly input: unknown; readonly pa?: string; readonly pr?: number; readonly ck?: string; readonly rk?: string }
+  | {
+      readonly t: 'start';
+      readonly wf: string;
+      readonly v: number;
+      readonly input: unknown;
+      readonly pa?: string;
+      readonly pr?: number;
+      readonly ck?: string;
+      readonly rk?: string;
+    }
   /** A call's outcome: `r` (wrapped so `undefined` survives JSON) or `e` after `a` attempts. */
-  | { readonly t: 'done'; readonly p: number; readonly k: CallKind; readonly n: string; readonly r?: { readonly v?: unknown }; readonly e?: JournaledError; readonly a?: number }
+  | {
+      readonly t: 'done';
+      readonly p: number;
+      readonly k: CallKind;
+      readonly n: string;
+      readonly r?: { readonly v?: unknown };
+      readonly e?: JournaledError;
+      readonly a?: number;
+    }
   /** Attempt `a` of a step failed; the next one is due at `at`. */
-  | { readonly t: 'retry'; readonly p: number; readonly k: CallKind; readonly n: string; readonly a: number; readonly e: JournaledError; readonly at: number }
+  | {
+      readonly t: 'retry';
+      readonly p: number;
+      readonly k: CallKind;
+      readonly n: string;
+      readonly a: number;
+      readonly e: JournaledError;
+      readonly at: number;
+    }
   /** A sleep began; it is over once the database clock reaches `until`. */
   | { readonly t: 'sleep'; readonly p: number; readonly until: number }
   /** A wait for signal `n` began; it times out at `until` (null: never). */
@@ -31,15 +56,28 @@ export type Entry =
   /** A signal (consumed by the first wait for its name that finds it unconsumed). */
   | { readonly t: 'signal'; readonly n: string; readonly d: unknown }
   | { readonly t: 'cancel' }
-  | { readonly t: 'end'; readonly s: 'completed' | 'failed'; readonly r?: { readonly v?: unknown }; readonly e?: JournaledError };
+  | {
+      readonly t: 'end';
+      readonly s: 'completed' | 'failed';
+      readonly r?: { readonly v?: unknown };
+      readonly e?: JournaledError;
+    };
 
 /** What every job advancing a run carries: its priority and limit keys, from its start entry. */
 export type RunStamp = Pick<Entry & { t: 'start' }, 'pr' | 'ck' | 'rk'>;
 
 /** The job options of a run's stamp (none for a run started without them). */
-export function stampOpts(s: RunStamp | null | undefined): { priority?: number; concurrencyKey?: string; rateLimitKey?: string } {
+export function stampOpts(s: RunStamp | null | undefined): {
+  priority?: number;
+  concurrencyKey?: string;
+  rateLimitKey?: string;
+} {
   if (!s) return {};
-  return { ...(s.pr ? { priority: s.pr } : {}), ...(s.ck === undefined ? {} : { concurrencyKey: s.ck }), ...(s.rk === undefined ? {} : { rateLimitKey: s.rk }) };
+  return {
+    ...(s.pr ? { priority: s.pr } : {}),
+    ...(s.ck === undefined ? {} : { concurrencyKey: s.ck }),
+    ...(s.rk === undefined ? {} : { rateLimitKey: s.rk }),
+  };
 }
 
 /** The names a namespace's workflows live under. */
@@ -133,7 +171,16 @@ export class Journal {
           this.end = null;
           this.finishedAt = null;
           this.retried += 1;
-          for (const m of [this.done, this.retries, this.sleeps, this.waits, this.joins, this.children, this.lastAt] as Map<number, unknown>[]) for (const k of [...m.keys()]) if (k >= e.from) m.delete(k);
+          for (const m of [
+            this.done,
+            this.retries,
+            this.sleeps,
+            this.waits,
+            this.joins,
+            this.children,
+            this.lastAt,
+          ] as Map<number, unknown>[])
+            for (const k of [...m.keys()]) if (k >= e.from) m.delete(k);
         }
         break;
       case 'signal':
@@ -191,7 +238,15 @@ export class Journal {
 
   /** Every journaled position, ascending. */
   positions(): number[] {
-    return [...new Set([...this.done.keys(), ...this.retries.keys(), ...this.sleeps.keys(), ...this.waits.keys(), ...this.joins.keys()])].sort((a, b) => a - b);
+    return [
+      ...new Set([
+        ...this.done.keys(),
+        ...this.retries.keys(),
+        ...this.sleeps.keys(),
+        ...this.waits.keys(),
+        ...this.joins.keys(),
+      ]),
+    ].sort((a, b) => a - b);
   }
 
   toRun(id: string): WorkflowRun | null {
@@ -224,8 +279,18 @@ export class Journal {
     const failures = retries.length + (d?.e ? 1 : 0);
     if (d) return { position: p, kind: d.k, name: d.n, state: d.e ? 'failed' : 'done', failures, until: null, at };
     if (sleep) return { position: p, kind: 'sleep', name: '', state: 'sleeping', failures: 0, until: sleep.until, at };
-    if (wait) return { position: p, kind: 'signal', name: wait.n, state: 'waiting', failures: 0, until: wait.until, at };
-    if (join) return { position: p, kind: 'children', name: join.ids.join(' '), state: 'waiting', failures: 0, until: null, at };
+    if (wait)
+      return { position: p, kind: 'signal', name: wait.n, state: 'waiting', failures: 0, until: wait.until, at };
+    if (join)
+      return {
+        position: p,
+        kind: 'children',
+        name: join.ids.join(' '),
+        state: 'waiting',
+        failures: 0,
+        until: null,
+        at,
+      };
     const last = retries[retries.length - 1]!;
     return { position: p, kind: last.k, name: last.n, state: 'retrying', failures, until: last.at, at };
   }
@@ -239,11 +304,16 @@ export async function loadJournal(store: Store, names: Names, id: string): Promi
 }
 
 /** Index entries (`<ns>:runs`, keyed by run id): a start, then at most one terminal state. */
-export type IndexEntry = { readonly s: 'running'; readonly wf: string; readonly v: number } | { readonly s: Exclude<RunState, 'running'> | 'pruned' };
+export type IndexEntry =
+  | { readonly s: 'running'; readonly wf: string; readonly v: number }
+  | { readonly s: Exclude<RunState, 'running'> | 'pruned' };
 
 /** Folds the runs index into summaries, oldest start first. */
 export async function foldIndex(store: Store, names: Names): Promise<RunSummary[]> {
-  const runs = new Map<string, { id: string; workflow: string; version: number; state: RunState; startedAt: number; finishedAt: number | null }>();
+  const runs = new Map<
+    string,
+    { id: string; workflow: string; version: number; state: RunState; startedAt: number; finishedAt: number | null }
+  >();
   let offset = 0;
   for (;;) {
     const events = await store.stream(names.runsStream).readSince(offset, 1000);
@@ -254,7 +324,15 @@ export async function foldIndex(store: Store, names: Names): Promise<RunSummary[
       const e = ev.payload as IndexEntry;
       const run = runs.get(id);
       if (e.s === 'running') {
-        if (!run) runs.set(id, { id, workflow: e.wf, version: e.v, state: 'running', startedAt: ev.createdAt, finishedAt: null });
+        if (!run)
+          runs.set(id, {
+            id,
+            workflow: e.wf,
+            version: e.v,
+            state: 'running',
+            startedAt: ev.createdAt,
+            finishedAt: null,
+          });
         else if (run.state === 'failed') {
           // workflows.retry re-drove it.
           run.state = 'running';

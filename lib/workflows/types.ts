@@ -86,7 +86,11 @@ export interface WorkflowContext<X = TxHandle> {
    * second child. The child's id is `opts.id` or derived from this run's id and the call's position.
    * Cancelling this run cancels its children.
    */
-  startChild<CI, CO>(workflow: WorkflowDefinition<CI, CO, X> | string, input: CI, opts?: StartChildOptions): Promise<ChildHandle<CO>>;
+  startChild<CI, CO>(
+    workflow: WorkflowDefinition<CI, CO, X> | string,
+    input: CI,
+    opts?: StartChildOptions,
+  ): Promise<ChildHandle<CO>>;
   /**
    * Fan-in: resolves with the results of `handles` (their JSON forms, in order) once every child
    * completed. Parks the run without holding a worker until then: each child's end drives it again.

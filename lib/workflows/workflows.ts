@@ -4,15 +4,56 @@ import { encodePayload } from '../contract/codec.js';
 import { InvalidName, InvalidOption, PermanentError } from '../contract/errors.js';
 import type { JobOpts } from '../contract/options.js';
 import type { Job, Queue, Store, StoreLogger, TxHandle, TxOps, WakeReceiver } from '../contract/types.js';
-import { asOption, optionalObject, requireBoolean, requireCount, requireFunction, requireInt, requireMaxAttempts, requireTimerMs, validateKey, validateName, MAX_PRIORITY, MIN_PRIORITY } from '../contract/validate.js';
+import {
+  asOption,
+  optionalObject,
+  requireBoolean,
+  requireCount,
+  requireFunction,
+  requireInt,
+  requireMaxAttempts,
+  requireTimerMs,
+  validateKey,
+  validateName,
+  MAX_PRIORITY,
+  MIN_PRIORITY,
+} from '../contract/validate.js';
 import { Instrument } from './instrument.js';
 import { QueueWorker } from '../worker/queue-worker.js';
 import { runLimitKeys, validateWorkflowName } from './define.js';
 import { resolveLimits, type QueueLimits } from '../contract/limits.js';
 import { RunDriver, type DriverDeps } from './driver.js';
-import { UnknownWorkflow, journalError, WorkflowCancelled, WorkflowInterrupted, WorkflowFailed, WorkflowTimeout } from './errors.js';
-import { foldIndex, loadJournal, namesOf, stampOpts, type RunStamp, type Entry, type IndexEntry, type Journal, type Names } from './journal.js';
-import type { ListRunsOptions, RunSummary, SignalOptions, StartedRun, StartOptions, TransactionRunner, WaitForResultOptions, WorkflowDefinition, WorkflowRun, WorkflowsOptions } from './types.js';
+import {
+  UnknownWorkflow,
+  journalError,
+  WorkflowCancelled,
+  WorkflowInterrupted,
+  WorkflowFailed,
+  WorkflowTimeout,
+} from './errors.js';
+import {
+  foldIndex,
+  loadJournal,
+  namesOf,
+  stampOpts,
+  type RunStamp,
+  type Entry,
+  type IndexEntry,
+  type Journal,
+  type Names,
+} from './journal.js';
+import type {
+  ListRunsOptions,
+  RunSummary,
+  SignalOptions,
+  StartedRun,
+  StartOptions,
+  TransactionRunner,
+  WaitForResultOptions,
+  WorkflowDefinition,
+  WorkflowRun,
+  WorkflowsOptions,
+} from './types.js';
 
 /** Largest run id, in UTF-8 bytes (it is part of stream names, at most 255 bytes with the namespace). */
 export const MAX_RUN_ID_BYTES = 200;
@@ -21,7 +62,24 @@ const MAX_NAMESPACE_BYTES = 40;
 /** Passes of one job that found their position taken by another writer, before the job is retried later. */
 const MAX_SUPERSEDED_PASSES = 5;
 
-const OPTION_KEYS = ['workflows', 'worker', 'concurrency', 'namespace', 'leaseMs', 'idlePollIntervalMs', 'drainTimeoutMs', 'maxAttempts', 'backoffBaseMs', 'transaction', 'logger', 'workerId', 'retentionMs', 'metrics', 'tracing', 'limits'];
+const OPTION_KEYS = [
+  'workflows',
+  'worker',
+  'concurrency',
+  'namespace',
+  'leaseMs',
+  'idlePollIntervalMs',
+  'drainTimeoutMs',
+  'maxAttempts',
+  'backoffBaseMs',
+  'transaction',
+  'logger',
+  'workerId',
+  'retentionMs',
+  'metrics',
+  'tracing',
+  'limits',
+];
 /** Default `retentionMs`: 7 days, like the jobs' `resultRetentionMs`. */
 const DEFAULT_RETENTION_MS = 7 * 24 * 3_600_000;
 /** How often a worker tries to prune (under a lock: one worker of the fleet at a time). */
@@ -39,7 +97,8 @@ const DEFAULT_LOGGER: StoreLogger = {
 
 function validateRunId(id: unknown): string {
   const v = validateKey('workflow id', id);
-  if (Buffer.byteLength(v, 'utf8') > MAX_RUN_ID_BYTES) throw new InvalidName('workflow id', v, `must be at most ${MAX_RUN_ID_BYTES} UTF-8 bytes`);
+  if (Buffer.byteLength(v, 'utf8') > MAX_RUN_ID_BYTES)
+    throw new InvalidName('workflow id', v, `must be at most ${MAX_RUN_ID_BYTES} UTF-8 bytes`);
   return v;
 }
 
@@ -71,32 +130,62 @@ export class Workflows<X = TxHandle> {
     opts: WorkflowsOptions<X>,
   ) {
     const o = asOption(() => optionalObject<WorkflowsOptions<X>>('workflows options', opts)) ?? {};
-    for (const k of Object.keys(o)) if (!OPTION_KEYS.includes(k)) throw new InvalidOption(k.slice(0, 64), `is not a createWorkflows option (${OPTION_KEYS.join(', ')})`);
+    for (const k of Object.keys(o))
+      if (!OPTION_KEYS.includes(k))
+        throw new InvalidOption(k.slice(0, 64), `is not a createWorkflows option (${OPTION_KEYS.join(', ')})`);
     const ns = o.namespace === undefined ? 'alkstore.workflows' : validateName('stream', o.namespace);
-    if (Buffer.byteLength(ns, 'utf8') > MAX_NAMESPACE_BYTES) throw new InvalidOption('namespace', `must be at most ${MAX_NAMESPACE_BYTES} UTF-8 bytes`);
+    if (Buffer.byteLength(ns, 'utf8') > MAX_NAMESPACE_BYTES)
+      throw new InvalidOption('namespace', `must be at most ${MAX_NAMESPACE_BYTES} UTF-8 bytes`);
     this.names = namesOf(ns);
-    if (!Array.isArray(o.workflows)) throw new InvalidOption('workflows', 'must be an array of workflow definitions (defineWorkflow)');
+    if (!Array.isArray(o.workflows))
+      throw new InvalidOption('workflows', 'must be an array of workflow definitions (defineWorkflow)');
     for (const [i, d] of (o.workflows as readonly AnyDefinition[]).entries()) {
-      if (d === null || typeof d !== 'object' || typeof d.run !== 'function' || !Number.isSafeInteger(d.version) || d.version < 1) throw new InvalidOption(`workflows[${i}]`, 'must be a workflow definition (defineWorkflow)');
+      if (
+        d === null ||
+        typeof d !== 'object' ||
+        typeof d.run !== 'function' ||
+        !Number.isSafeInteger(d.version) ||
+        d.version < 1
+      )
+        throw new InvalidOption(`workflows[${i}]`, 'must be a workflow definition (defineWorkflow)');
       const name = validateWorkflowName(d.name);
       const list = this.byName.get(name) ?? [];
-      if (list.some((x) => x.version === d.version)) throw new InvalidOption(`workflows[${i}]`, `defines workflow ${JSON.stringify(name)} version ${d.version} twice`);
+      if (list.some((x) => x.version === d.version))
+        throw new InvalidOption(
+          `workflows[${i}]`,
+          `defines workflow ${JSON.stringify(name)} version ${d.version} twice`,
+        );
       list.push(d);
       list.sort((a, b) => b.version - a.version);
       this.byName.set(name, list);
     }
-    const concurrency = o.concurrency === undefined ? 10 : asOption(() => requireCount('concurrency', o.concurrency, 10_000));
+    const concurrency =
+      o.concurrency === undefined ? 10 : asOption(() => requireCount('concurrency', o.concurrency, 10_000));
     const leaseMs = o.leaseMs === undefined ? 30_000 : asOption(() => requireTimerMs('leaseMs', o.leaseMs));
-    const idlePollIntervalMs = o.idlePollIntervalMs === undefined ? 1_000 : asOption(() => requireTimerMs('idlePollIntervalMs', o.idlePollIntervalMs));
-    const drainTimeoutMs = o.drainTimeoutMs === undefined ? 10_000 : asOption(() => requireTimerMs('drainTimeoutMs', o.drainTimeoutMs, 0));
-    const maxAttempts = o.maxAttempts === undefined ? 3 : asOption(() => requireMaxAttempts('maxAttempts', o.maxAttempts));
-    const backoffBaseMs = o.backoffBaseMs === undefined ? 5_000 : asOption(() => requireTimerMs('backoffBaseMs', o.backoffBaseMs, 0));
+    const idlePollIntervalMs =
+      o.idlePollIntervalMs === undefined
+        ? 1_000
+        : asOption(() => requireTimerMs('idlePollIntervalMs', o.idlePollIntervalMs));
+    const drainTimeoutMs =
+      o.drainTimeoutMs === undefined ? 10_000 : asOption(() => requireTimerMs('drainTimeoutMs', o.drainTimeoutMs, 0));
+    const maxAttempts =
+      o.maxAttempts === undefined ? 3 : asOption(() => requireMaxAttempts('maxAttempts', o.maxAttempts));
+    const backoffBaseMs =
+      o.backoffBaseMs === undefined ? 5_000 : asOption(() => requireTimerMs('backoffBaseMs', o.backoffBaseMs, 0));
     const runWorker = o.worker === undefined ? true : asOption(() => requireBoolean('worker', o.worker));
     const transaction: TransactionRunner<unknown> =
-      o.transaction === undefined ? (fn) => store.withTx((tx) => fn(tx, tx)) : asOption(() => requireFunction<TransactionRunner<unknown>>('transaction', o.transaction));
+      o.transaction === undefined
+        ? (fn) => store.withTx((tx) => fn(tx, tx))
+        : asOption(() => requireFunction<TransactionRunner<unknown>>('transaction', o.transaction));
     const logger = o.logger ?? DEFAULT_LOGGER;
-    this.retentionMs = o.retentionMs === undefined ? DEFAULT_RETENTION_MS : o.retentionMs === null ? null : asOption(() => requireInt('retentionMs', o.retentionMs, 1, Number.MAX_SAFE_INTEGER));
-    if (o.metrics !== undefined && (o.metrics === null || typeof o.metrics !== 'object')) throw new InvalidOption('metrics', 'must be a WorkflowMetrics (createPrometheusWorkflowMetrics())');
+    this.retentionMs =
+      o.retentionMs === undefined
+        ? DEFAULT_RETENTION_MS
+        : o.retentionMs === null
+          ? null
+          : asOption(() => requireInt('retentionMs', o.retentionMs, 1, Number.MAX_SAFE_INTEGER));
+    if (o.metrics !== undefined && (o.metrics === null || typeof o.metrics !== 'object'))
+      throw new InvalidOption('metrics', 'must be a WorkflowMetrics (createPrometheusWorkflowMetrics())');
     const tracing = o.tracing === undefined ? true : asOption(() => requireBoolean('tracing', o.tracing));
     this.instrument = new Instrument(ns, o.metrics ?? null, tracing);
     // Checked here, applied once at ready (queue.setLimits): the keys come from each run's start entry.
@@ -125,7 +214,9 @@ export class Workflows<X = TxHandle> {
       },
       childId: (parent, position) => {
         const id = `${parent}:${position}`;
-        return Buffer.byteLength(id, 'utf8') <= MAX_RUN_ID_BYTES ? id : `child-${createHash('sha256').update(id).digest('hex').slice(0, 40)}`;
+        return Buffer.byteLength(id, 'utf8') <= MAX_RUN_ID_BYTES
+          ? id
+          : `child-${createHash('sha256').update(id).digest('hex').slice(0, 40)}`;
       },
     };
     this.queue = store.queue(this.names.queue, jobOpts);
@@ -144,13 +235,19 @@ export class Workflows<X = TxHandle> {
         })
       : null;
     this.scheduled = (limits ? this.queue.setLimits(limits) : Promise.resolve()).then(() => this.upsertSchedules());
-    this.scheduled.catch((err: unknown) => logger.error(`workflows ${JSON.stringify(ns)}: upserting the workflows' schedules failed`, err));
+    this.scheduled.catch((err: unknown) =>
+      logger.error(`workflows ${JSON.stringify(ns)}: upserting the workflows' schedules failed`, err),
+    );
     if (this.worker) {
       this.watchCancellations();
       this.worker.start();
       if (this.retentionMs !== null) {
         this.pruneTimer = setInterval(() => {
-          this.pruning = this.pruneUnderLock().catch((err: unknown) => logger.warn(`workflows ${JSON.stringify(ns)}: pruning failed: ${err instanceof Error ? err.message : String(err)}`));
+          this.pruning = this.pruneUnderLock().catch((err: unknown) =>
+            logger.warn(
+              `workflows ${JSON.stringify(ns)}: pruning failed: ${err instanceof Error ? err.message : String(err)}`,
+            ),
+          );
         }, PRUNE_INTERVAL_MS);
         this.pruneTimer.unref();
       }
@@ -170,7 +267,13 @@ export class Workflows<X = TxHandle> {
     for (const [name, list] of this.byName) {
       const s = list[0]!.schedule;
       if (!s) continue;
-      await this.store.schedule(this.scheduleName(name), s.cron, this.names.queue, { k: 'cron', wf: name }, { owner: SCHEDULE_OWNER, ...(s.timeZone ? { timeZone: s.timeZone } : {}) });
+      await this.store.schedule(
+        this.scheduleName(name),
+        s.cron,
+        this.names.queue,
+        { k: 'cron', wf: name },
+        { owner: SCHEDULE_OWNER, ...(s.timeZone ? { timeZone: s.timeZone } : {}) },
+      );
     }
   }
 
@@ -188,7 +291,12 @@ export class Workflows<X = TxHandle> {
 
   private definition(name: string, version: number): AnyDefinition {
     const d = this.byName.get(name)?.find((x) => x.version === version);
-    if (!d) throw new UnknownWorkflow(name, version, [...this.byName.entries()].flatMap(([n, l]) => l.map((x) => `${n}@${x.version}`)));
+    if (!d)
+      throw new UnknownWorkflow(
+        name,
+        version,
+        [...this.byName.entries()].flatMap(([n, l]) => l.map((x) => `${n}@${x.version}`)),
+      );
     return d;
   }
 
@@ -211,11 +319,29 @@ export class Workflows<X = TxHandle> {
   }
 
   /** Starts run `id` of `def` in `tx` (a child of `parent` when given); false when the id was taken. */
-  private async startIn(tx: TxOps, def: AnyDefinition, input: unknown, id: string, parent: string | null, stamp: RunStamp): Promise<boolean> {
+  private async startIn(
+    tx: TxOps,
+    def: AnyDefinition,
+    input: unknown,
+    id: string,
+    parent: string | null,
+    stamp: RunStamp,
+  ): Promise<boolean> {
     if ((await tx.inboxClaim(this.names.runsInbox, id)) !== 'claimed') return false;
-    const start: Entry & { t: 'start' } = { t: 'start', wf: def.name, v: def.version, input, ...(parent === null ? {} : { pa: parent }), ...stamp };
+    const start: Entry & { t: 'start' } = {
+      t: 'start',
+      wf: def.name,
+      v: def.version,
+      input,
+      ...(parent === null ? {} : { pa: parent }),
+      ...stamp,
+    };
     await tx.publish(this.names.runStream(id), start);
-    await tx.publishWithKey(this.names.runsStream, id, { s: 'running', wf: def.name, v: def.version } satisfies IndexEntry);
+    await tx.publishWithKey(this.names.runsStream, id, {
+      s: 'running',
+      wf: def.name,
+      v: def.version,
+    } satisfies IndexEntry);
     await this.driveJob(tx, id, start);
     return true;
   }
@@ -227,7 +353,11 @@ export class Workflows<X = TxHandle> {
    * @throws UnknownWorkflow for a workflow this instance was not given; `Codec` for input that is not JSON;
    *   `InvalidName` for a bad id. All before any I/O.
    */
-  async start<I>(workflow: WorkflowDefinition<I, unknown, X> | string, input: I, opts?: StartOptions): Promise<StartedRun> {
+  async start<I>(
+    workflow: WorkflowDefinition<I, unknown, X> | string,
+    input: I,
+    opts?: StartOptions,
+  ): Promise<StartedRun> {
     const name = typeof workflow === 'string' ? workflow : (workflow as { name?: unknown } | null)?.name;
     const def = this.latest(validateWorkflowName(name));
     const o = asOption(() => optionalObject<StartOptions>('start options', opts)) ?? {};
@@ -235,7 +365,10 @@ export class Workflows<X = TxHandle> {
     const priority = o.priority === undefined ? 0 : requireInt('priority', o.priority, MIN_PRIORITY, MAX_PRIORITY);
     encodePayload({ input }, 'input');
     const stamp: RunStamp = { ...(priority === 0 ? {} : { pr: priority }), ...runLimitKeys(def, input) };
-    const body = async (tx: TxOps): Promise<StartedRun> => ({ id, created: await this.startIn(tx, def, input, id, null, stamp) });
+    const body = async (tx: TxOps): Promise<StartedRun> => ({
+      id,
+      created: await this.startIn(tx, def, input, id, null, stamp),
+    });
     // Counted once committed (inside a caller's transaction: once start returns, as the caller commits it).
     const started = await (o.tx ? body(o.tx) : this.store.withTx(body));
     if (started.created) this.instrument.count('started', def.name);
@@ -271,7 +404,8 @@ export class Workflows<X = TxHandle> {
     const wf = j.start.wf;
     const parentStamp = j.start.pa === undefined ? null : await this.stampOf(j.start.pa);
     const ok = await this.store.withTx(async (tx) => {
-      if ((await tx.inboxClaim(this.names.journalInbox, this.names.guard(runId, j.epoch('end')))) !== 'claimed') return false;
+      if ((await tx.inboxClaim(this.names.journalInbox, this.names.guard(runId, j.epoch('end')))) !== 'claimed')
+        return false;
       await tx.publish(this.names.runStream(runId), { t: 'cancel' } satisfies Entry);
       await tx.publishWithKey(this.names.runsStream, runId, { s: 'cancelled' } satisfies IndexEntry);
       await tx.notify(this.names.cancelChannel);
@@ -297,13 +431,26 @@ export class Workflows<X = TxHandle> {
     const runId = validateRunId(id);
     const j = await loadJournal(this.store, this.names, runId);
     if (!j.start || j.state !== 'failed') return false;
-    const failedAt = [...j.done.values()].filter((d) => d.e !== undefined || (d.k === 'children' && (d.r?.v as { failed?: unknown } | undefined)?.failed !== undefined)).map((d) => d.p);
+    const failedAt = [...j.done.values()]
+      .filter(
+        (d) =>
+          d.e !== undefined ||
+          (d.k === 'children' && (d.r?.v as { failed?: unknown } | undefined)?.failed !== undefined),
+      )
+      .map((d) => d.p);
     const from = failedAt.length > 0 ? Math.min(...failedAt) : Math.max(-1, ...j.positions()) + 1;
     const start = j.start;
     return this.store.withTx(async (tx) => {
-      if ((await tx.inboxClaim(this.names.journalInbox, this.names.guard(runId, `retry@${j.retried + 1}`))) !== 'claimed') return false;
+      if (
+        (await tx.inboxClaim(this.names.journalInbox, this.names.guard(runId, `retry@${j.retried + 1}`))) !== 'claimed'
+      )
+        return false;
       await tx.publish(this.names.runStream(runId), { t: 'retried', from } satisfies Entry);
-      await tx.publishWithKey(this.names.runsStream, runId, { s: 'running', wf: start.wf, v: start.v } satisfies IndexEntry);
+      await tx.publishWithKey(this.names.runsStream, runId, {
+        s: 'running',
+        wf: start.wf,
+        v: start.v,
+      } satisfies IndexEntry);
       await this.driveJob(tx, runId, start);
       return true;
     });
@@ -323,7 +470,8 @@ export class Workflows<X = TxHandle> {
       const stream = this.store.stream(this.names.runStream(r.id));
       const events = await stream.readSince(0, 1000);
       let last = 0;
-      for (let batch = events; batch.length > 0; batch = await stream.readSince(last, 1000)) last = batch[batch.length - 1]!.offset;
+      for (let batch = events; batch.length > 0; batch = await stream.readSince(last, 1000))
+        last = batch[batch.length - 1]!.offset;
       if (last > 0) await stream.trimTo(last);
       await this.store.stream(this.names.runsStream).publishWithKey(r.id, { s: 'pruned' } satisfies IndexEntry);
       n += 1;
@@ -363,7 +511,8 @@ export class Workflows<X = TxHandle> {
       for (;;) {
         const j = await loadJournal(this.store, this.names, runId);
         if (j.state === 'completed') return j.end?.r?.v as T;
-        if (j.state === 'failed') throw new WorkflowFailed(runId, j.end!.e ?? { name: 'Error', message: 'failed', code: null });
+        if (j.state === 'failed')
+          throw new WorkflowFailed(runId, j.end!.e ?? { name: 'Error', message: 'failed', code: null });
         if (j.state === 'cancelled') throw new WorkflowCancelled(runId);
         const left = deadline - performance.now();
         if (left <= 0) throw new WorkflowTimeout(runId, timeoutMs, j.start !== null);
@@ -382,7 +531,12 @@ export class Workflows<X = TxHandle> {
     const o = asOption(() => optionalObject<ListRunsOptions>('list options', opts)) ?? {};
     const limit = o.limit === undefined ? 1000 : requireCount('limit', o.limit, 10_000);
     const all = await foldIndex(this.store, this.names);
-    return all.filter((r) => (o.state === undefined || r.state === o.state) && (o.workflow === undefined || r.workflow === o.workflow)).slice(0, limit);
+    return all
+      .filter(
+        (r) =>
+          (o.state === undefined || r.state === o.state) && (o.workflow === undefined || r.workflow === o.workflow),
+      )
+      .slice(0, limit);
   }
 
   /** Stops the worker: no new pass starts, running steps get `drainTimeoutMs` to finish. Idempotent. */
@@ -468,7 +622,8 @@ export class Workflows<X = TxHandle> {
     const parent = j.start?.pa;
     const parentStamp = parent === undefined ? null : await this.stampOf(parent);
     const ended = await this.store.withTx(async (tx) => {
-      if ((await tx.inboxClaim(this.names.journalInbox, this.names.guard(id, j.epoch('end')))) !== 'claimed') return false;
+      if ((await tx.inboxClaim(this.names.journalInbox, this.names.guard(id, j.epoch('end')))) !== 'claimed')
+        return false;
       await tx.publish(this.names.runStream(id), end);
       await tx.publishWithKey(this.names.runsStream, id, { s: end.s } satisfies IndexEntry);
       await tx.notify(this.names.runChannel(id));
@@ -485,7 +640,15 @@ function completed(v: unknown): Entry & { t: 'end' } {
   try {
     return { t: 'end', s: 'completed', r: JSON.parse(JSON.stringify({ v })) as { v?: unknown } };
   } catch (err) {
-    return { t: 'end', s: 'failed', e: journalError(new PermanentError(`the result of the workflow is not JSON (${err instanceof Error ? err.message : String(err)})`)) };
+    return {
+      t: 'end',
+      s: 'failed',
+      e: journalError(
+        new PermanentError(
+          `the result of the workflow is not JSON (${err instanceof Error ? err.message : String(err)})`,
+        ),
+      ),
+    };
   }
 }
 

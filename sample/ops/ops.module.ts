@@ -10,7 +10,10 @@ import { HealthController } from './health.controller.js';
 export class OpsModule {
   static forRoot(options: { dashboardToken?: string }): DynamicModule {
     const token = options.dashboardToken && options.dashboardToken.length >= 16 ? options.dashboardToken : null;
-    if (!token) new Logger('Alkstore').log('dashboard at /alkstore is locked: set ALKSTORE_DASHBOARD_TOKEN (16+ characters) to open it');
+    if (!token)
+      new Logger('Alkstore').log(
+        'dashboard at /alkstore is locked: set ALKSTORE_DASHBOARD_TOKEN (16+ characters) to open it',
+      );
     return {
       module: OpsModule,
       imports: [

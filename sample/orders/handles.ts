@@ -17,7 +17,10 @@ export interface ConfirmationEmail {
 export const ORDER_CREATED = defineOutbox<OrderCreated>('order-created');
 
 /** The queue `DeliveryHandler` (and `POST /orders/:id/confirmation`) feed and `ConfirmationEmailHandler` works. */
-export const CONFIRMATION_EMAILS = defineQueue<ConfirmationEmail>('confirmation-emails', { maxAttempts: 5, backoffBaseMs: 1_000 });
+export const CONFIRMATION_EMAILS = defineQueue<ConfirmationEmail>('confirmation-emails', {
+  maxAttempts: 5,
+  backoffBaseMs: 1_000,
+});
 
 /** The `@Scheduled` report; its jobs go to `scheduled:orders-report`. */
 export const REPORT_SCHEDULE = 'orders-report';

@@ -4,7 +4,8 @@ import { BadRequestException, Injectable, type PipeTransform } from '@nestjs/com
 @Injectable()
 export class OrderIdPipe implements PipeTransform<string, number> {
   transform(value: string): number {
-    if (!/^[1-9][0-9]{0,9}$/.test(value) || Number(value) > 2_147_483_647) throw new BadRequestException('id must be an integer in 1..2147483647');
+    if (!/^[1-9][0-9]{0,9}$/.test(value) || Number(value) > 2_147_483_647)
+      throw new BadRequestException('id must be an integer in 1..2147483647');
     return Number(value);
   }
 }

@@ -24,7 +24,9 @@ export class OrdersService {
   /** Saves the order and its outbox message in one TypeORM transaction: both commit, or neither. */
   create(input: CreateOrderDto): Promise<Order> {
     return this.transactions.run(async (tx, em) => {
-      const order = await em.save(em.create(Order, { customer: input.customer, item: input.item, quantity: input.quantity ?? 1 }));
+      const order = await em.save(
+        em.create(Order, { customer: input.customer, item: input.item, quantity: input.quantity ?? 1 }),
+      );
       const message: OrderCreated = { orderId: order.id };
       await tx.outboxEnqueue(ORDER_CREATED.name, message);
       return order;

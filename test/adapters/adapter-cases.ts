@@ -7,7 +7,10 @@ import { drainIdsConcurrently } from '../helpers/outbox-consumer.js';
 /** One ORM over one test database: a table `orders (id, caller)` and the adapter's helper. */
 export interface AdapterFixture {
   /** The adapter's helper: `fn` gets alkstore's tx and `insert`, a business write through the ORM's own transaction handle. */
-  transaction<T>(store: Store, fn: (tx: TxOps, insert: (id: number, caller: number) => Promise<void>) => Promise<T>): Promise<T>;
+  transaction<T>(
+    store: Store,
+    fn: (tx: TxOps, insert: (id: number, caller: number) => Promise<void>) => Promise<T>,
+  ): Promise<T>;
   /** Ids in `orders`, ascending, read outside any transaction. */
   ids(): Promise<number[]>;
   close(): Promise<void>;
@@ -19,7 +22,10 @@ export interface AdapterCase {
   /** `table` is the qualified name of the business table to create (and use) on `db`. */
   open(engine: EngineFixture, db: EngineDb, table: string, callers: number): Promise<AdapterFixture>;
   /** Extra engine-specific tests, in the same describe block. */
-  extra?(ctx: () => { store: Store; fixture: AdapterFixture; db: EngineDb; table: string }, engine: EngineFixture): void;
+  extra?(
+    ctx: () => { store: Store; fixture: AdapterFixture; db: EngineDb; table: string },
+    engine: EngineFixture,
+  ): void;
 }
 
 const CALLERS = 6;

@@ -18,7 +18,10 @@ describeAdapter({
       const d = drizzleSqlite(conn);
       d.run(sql.raw(`CREATE TABLE ${table} (id INTEGER PRIMARY KEY, caller INTEGER NOT NULL)`));
       return {
-        transaction: (store, fn) => drizzleTransaction(d, store, (tx, h) => fn(tx, async (id, caller) => void h.run(sql`INSERT INTO orders (id, caller) VALUES (${id}, ${caller})`))),
+        transaction: (store, fn) =>
+          drizzleTransaction(d, store, (tx, h) =>
+            fn(tx, async (id, caller) => void h.run(sql`INSERT INTO orders (id, caller) VALUES (${id}, ${caller})`)),
+          ),
         ids: async () => d.all<{ id: number }>(sql.raw(`SELECT id FROM ${table} ORDER BY id`)).map((r) => r.id),
         close: async () => void conn.close(),
       };
@@ -28,8 +31,15 @@ describeAdapter({
     await d.execute(sql.raw(`CREATE TABLE ${table} (id INTEGER PRIMARY KEY, caller INTEGER NOT NULL)`));
     return {
       transaction: (store, fn) =>
-        drizzleTransaction(d, store, (tx, h) => fn(tx, async (id, caller) => void (await h.execute(sql`INSERT INTO ${sql.raw(table)} (id, caller) VALUES (${id}, ${caller})`)))),
-      ids: async () => (await d.execute<{ id: number }>(sql.raw(`SELECT id FROM ${table} ORDER BY id`))).rows.map((r) => r.id),
+        drizzleTransaction(d, store, (tx, h) =>
+          fn(
+            tx,
+            async (id, caller) =>
+              void (await h.execute(sql`INSERT INTO ${sql.raw(table)} (id, caller) VALUES (${id}, ${caller})`)),
+          ),
+        ),
+      ids: async () =>
+        (await d.execute<{ id: number }>(sql.raw(`SELECT id FROM ${table} ORDER BY id`))).rows.map((r) => r.id),
       close: () => pool.end(),
     };
   },
@@ -37,24 +47,32 @@ describeAdapter({
     it('bad input: not a Drizzle database, a Drizzle transaction, a database of the other engine: typed errors naming the input, before any write', async () => {
       const { store } = ctx();
       const fn = async (): Promise<void> => undefined;
-      await expect(drizzleTransaction({} as never, store, fn)).rejects.toThrow(/drizzleTransaction\(db\) must be a Drizzle database/);
+      await expect(drizzleTransaction({} as never, store, fn)).rejects.toThrow(
+        /drizzleTransaction\(db\) must be a Drizzle database/,
+      );
       if (engine.kind === 'postgres') {
         const pool = new pg.Pool({ connectionString: PG_URL, max: 1 });
         const d = drizzlePg(pool);
         try {
           await d.transaction(async (dtx) => {
-            await expect(drizzleTransaction(dtx as never, store, fn)).rejects.toThrow(/is a Drizzle transaction.*pass the database/);
+            await expect(drizzleTransaction(dtx as never, store, fn)).rejects.toThrow(
+              /is a Drizzle transaction.*pass the database/,
+            );
           });
           const conn = new Database(':memory:');
           await expect(drizzleTransaction(drizzleSqlite(conn), store, fn)).rejects.toThrow(InvalidOption);
-          await expect(drizzleTransaction(drizzleSqlite(conn), store, fn)).rejects.toThrow(/SQLite handle but the store is on PostgreSQL/);
+          await expect(drizzleTransaction(drizzleSqlite(conn), store, fn)).rejects.toThrow(
+            /SQLite handle but the store is on PostgreSQL/,
+          );
           conn.close();
         } finally {
           await pool.end();
         }
       } else {
         const pool = new pg.Pool({ connectionString: PG_URL, max: 1 });
-        await expect(drizzleTransaction(drizzlePg(pool), store, fn)).rejects.toThrow(/PostgreSQL handle but the store is on SQLite/);
+        await expect(drizzleTransaction(drizzlePg(pool), store, fn)).rejects.toThrow(
+          /PostgreSQL handle but the store is on SQLite/,
+        );
         await pool.end();
       }
     });

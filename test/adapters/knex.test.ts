@@ -18,7 +18,10 @@ describeAdapter({
     const t = engine.kind === 'sqlite' ? 'orders' : `${db.location}.orders`;
     await k.raw(`CREATE TABLE ${table} (id INTEGER PRIMARY KEY, caller INTEGER NOT NULL)`);
     return {
-      transaction: (store, fn) => knexTransaction(k, store, (tx, trx) => fn(tx, async (id, caller) => void (await trx(t).insert({ id, caller })))),
+      transaction: (store, fn) =>
+        knexTransaction(k, store, (tx, trx) =>
+          fn(tx, async (id, caller) => void (await trx(t).insert({ id, caller }))),
+        ),
       ids: async () => ((await k(t).select('id').orderBy('id')) as { id: number }[]).map((r) => r.id),
       close: () => k.destroy(),
     };
@@ -38,7 +41,9 @@ describeAdapter({
         await trx.rollback();
         expect(await fixture.ids()).not.toContain(61);
         expect((await store.outbox('t-out').queue.stats()).pending).toBe(0);
-        await expect(knexTransaction(trx, store, async (tx) => tx.outboxEnqueue('t-out', { id: 61 }))).rejects.toThrow(/knexTransaction\(trx\) is a transaction that already committed or rolled back/);
+        await expect(knexTransaction(trx, store, async (tx) => tx.outboxEnqueue('t-out', { id: 61 }))).rejects.toThrow(
+          /knexTransaction\(trx\) is a transaction that already committed or rolled back/,
+        );
         const trx2 = await k.transaction();
         await knexTransaction(trx2, store, async (tx, same) => {
           await same(t).insert({ id: 62, caller: 0 });
@@ -49,9 +54,13 @@ describeAdapter({
         const jobs = await store.outbox('t-out').queue.claimBatch(10, 'w');
         expect(jobs.map((j) => j.payload)).toEqual([{ id: 62 }]);
         await store.outbox('t-out').queue.ackBatch(jobs);
-        await expect(knexTransaction({} as Knex, store, async () => undefined)).rejects.toThrow(/knexTransaction\(knex\) must be a knex instance/);
+        await expect(knexTransaction({} as Knex, store, async () => undefined)).rejects.toThrow(
+          /knexTransaction\(knex\) must be a knex instance/,
+        );
         const other = open(engine.kind === 'sqlite' ? 'postgres' : 'sqlite', ':memory:', 1);
-        await expect(knexTransaction(other, store, async () => undefined)).rejects.toThrow(/handle but the store is on/);
+        await expect(knexTransaction(other, store, async () => undefined)).rejects.toThrow(
+          /handle but the store is on/,
+        );
         await other.destroy();
       } finally {
         await k.destroy();

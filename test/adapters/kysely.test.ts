@@ -17,10 +17,15 @@ describeAdapter({
     const k =
       engine.kind === 'sqlite'
         ? new Kysely<Orders>({ dialect: new SqliteDialect({ database: new Database(db.location) }) })
-        : new Kysely<Orders>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: PG_URL, max: callers }) }) }).withSchema(db.location);
+        : new Kysely<Orders>({
+            dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: PG_URL, max: callers }) }),
+          }).withSchema(db.location);
     await sql.raw(`CREATE TABLE ${table} (id INTEGER PRIMARY KEY, caller INTEGER NOT NULL)`).execute(k);
     return {
-      transaction: (store, fn) => kyselyTransaction(k, store, (tx, trx) => fn(tx, async (id, caller) => void (await trx.insertInto('orders').values({ id, caller }).execute()))),
+      transaction: (store, fn) =>
+        kyselyTransaction(k, store, (tx, trx) =>
+          fn(tx, async (id, caller) => void (await trx.insertInto('orders').values({ id, caller }).execute())),
+        ),
       ids: async () => (await k.selectFrom('orders').select('id').orderBy('id').execute()).map((r) => r.id),
       close: () => k.destroy(),
     };
@@ -29,19 +34,31 @@ describeAdapter({
     it('bad input: not a Kysely instance, a Kysely transaction, a dialect of the other engine: typed errors naming the input, before any write', async () => {
       const { store } = ctx();
       const fn = async (): Promise<void> => undefined;
-      await expect(kyselyTransaction({} as never, store, fn)).rejects.toThrow(/kyselyTransaction\(db\) must be a Kysely instance/);
+      await expect(kyselyTransaction({} as never, store, fn)).rejects.toThrow(
+        /kyselyTransaction\(db\) must be a Kysely instance/,
+      );
       const other =
         engine.kind === 'sqlite'
-          ? new Kysely<Orders>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: PG_URL, max: 1 }) }) })
+          ? new Kysely<Orders>({
+              dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: PG_URL, max: 1 }) }),
+            })
           : new Kysely<Orders>({ dialect: new SqliteDialect({ database: new Database(':memory:') }) });
-      await expect(kyselyTransaction(other, store, fn)).rejects.toThrow(engine.kind === 'sqlite' ? /PostgreSQL handle but the store is on SQLite/ : /SQLite handle but the store is on PostgreSQL/);
+      await expect(kyselyTransaction(other, store, fn)).rejects.toThrow(
+        engine.kind === 'sqlite'
+          ? /PostgreSQL handle but the store is on SQLite/
+          : /SQLite handle but the store is on PostgreSQL/,
+      );
       await other.destroy();
       const same =
         engine.kind === 'sqlite'
           ? new Kysely<Orders>({ dialect: new SqliteDialect({ database: new Database(ctx().db.location) }) })
-          : new Kysely<Orders>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: PG_URL, max: 1 }) }) });
+          : new Kysely<Orders>({
+              dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: PG_URL, max: 1 }) }),
+            });
       await same.transaction().execute(async (trx) => {
-        await expect(kyselyTransaction(trx as never, store, fn)).rejects.toThrow(/is a Kysely transaction.*pass the Kysely instance/);
+        await expect(kyselyTransaction(trx as never, store, fn)).rejects.toThrow(
+          /is a Kysely transaction.*pass the Kysely instance/,
+        );
       });
       await same.destroy();
     });

@@ -13,7 +13,13 @@ describeAdapter({
     await pool.query(`CREATE TABLE ${table} (id INTEGER PRIMARY KEY, caller INTEGER NOT NULL)`);
     return {
       transaction: (store, fn) =>
-        pgTransaction(pool, store, (tx, client) => fn(tx, async (id, caller) => void (await client.query(`INSERT INTO ${table} (id, caller) VALUES ($1, $2)`, [id, caller])))),
+        pgTransaction(pool, store, (tx, client) =>
+          fn(
+            tx,
+            async (id, caller) =>
+              void (await client.query(`INSERT INTO ${table} (id, caller) VALUES ($1, $2)`, [id, caller])),
+          ),
+        ),
       ids: async () => (await pool.query<{ id: number }>(`SELECT id FROM ${table} ORDER BY id`)).rows.map((r) => r.id),
       close: () => pool.end(),
     };
@@ -24,8 +30,12 @@ describeAdapter({
       const pool = new pg.Pool({ connectionString: PG_URL, max: 2 });
       const client = await pool.connect();
       try {
-        await expect(pgTransaction(client, store, async (tx) => tx.outboxEnqueue('p-out', { id: 50 }))).rejects.toThrow(InvalidOption);
-        await expect(pgTransaction(client, store, async (tx) => tx.outboxEnqueue('p-out', { id: 50 }))).rejects.toThrow(/not inside a transaction.*BEGIN/);
+        await expect(pgTransaction(client, store, async (tx) => tx.outboxEnqueue('p-out', { id: 50 }))).rejects.toThrow(
+          InvalidOption,
+        );
+        await expect(pgTransaction(client, store, async (tx) => tx.outboxEnqueue('p-out', { id: 50 }))).rejects.toThrow(
+          /not inside a transaction.*BEGIN/,
+        );
         await client.query('BEGIN');
         await pgTransaction(client, store, async (tx, c) => {
           await c.query(`INSERT INTO ${table} (id, caller) VALUES (51, 0)`);
@@ -55,10 +65,14 @@ describeAdapter({
     it('bad input: not a pg handle, a non-store, a failed transaction: typed errors naming the input, before any write', async () => {
       const { store } = ctx();
       const fn = async (): Promise<void> => undefined;
-      await expect(pgTransaction({} as pg.Pool, store, fn)).rejects.toThrow(/pgTransaction\(poolOrClient\) must be a pg Pool/);
+      await expect(pgTransaction({} as pg.Pool, store, fn)).rejects.toThrow(
+        /pgTransaction\(poolOrClient\) must be a pg Pool/,
+      );
       const pool = new pg.Pool({ connectionString: PG_URL, max: 1 });
       try {
-        await expect(pgTransaction(pool, {} as never, fn)).rejects.toThrow(/pgTransaction\(store\) must be an alkstore Store/);
+        await expect(pgTransaction(pool, {} as never, fn)).rejects.toThrow(
+          /pgTransaction\(store\) must be an alkstore Store/,
+        );
         const client = await pool.connect();
         try {
           await client.query('BEGIN');

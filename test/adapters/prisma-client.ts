@@ -19,7 +19,12 @@ export function generatePrismaClient(provider: PrismaProvider, outDir: string): 
   const source = readFileSync(join(root, `test/adapters/prisma/${provider}.prisma`), 'utf8');
   writeFileSync(schema, source.replace(/^(\s*output\s*=\s*).*$/m, `$1${JSON.stringify(out)}`));
   execFileSync(process.execPath, [join(root, 'node_modules/prisma/build/index.js'), 'generate', '--schema', schema], {
-    env: { ...process.env, PRISMA_SCHEMA_ENGINE_BINARY: '/bin/true', PRISMA_ENGINES_CHECKSUM_IGNORE_MISSING: '1', PRISMA_HIDE_UPDATE_MESSAGE: '1' },
+    env: {
+      ...process.env,
+      PRISMA_SCHEMA_ENGINE_BINARY: '/bin/true',
+      PRISMA_ENGINES_CHECKSUM_IGNORE_MISSING: '1',
+      PRISMA_HIDE_UPDATE_MESSAGE: '1',
+    },
     stdio: 'pipe',
   });
   return join(out, 'index.js');

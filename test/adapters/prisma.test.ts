@@ -21,7 +21,10 @@ interface TestPrismaTx {
   $executeRawUnsafe(query: string, ...values: unknown[]): Promise<number>;
 }
 interface TestPrisma extends TestPrismaTx {
-  $transaction<R>(fn: (prismaTx: TestPrismaTx) => Promise<R>, options?: { timeout?: number; maxWait?: number }): Promise<R>;
+  $transaction<R>(
+    fn: (prismaTx: TestPrismaTx) => Promise<R>,
+    options?: { timeout?: number; maxWait?: number },
+  ): Promise<R>;
   $disconnect(): Promise<void>;
 }
 type PrismaCtor = new (options: { adapter: unknown }) => TestPrisma;
@@ -32,7 +35,10 @@ const OUT = join(process.cwd(), '.tmp', `prisma-${process.pid}`);
 
 beforeAll(async () => {
   for (const provider of ['postgresql', 'sqlite'] as const) {
-    const mod = (await import(generatePrismaClient(provider, OUT))) as { PrismaClient?: PrismaCtor; default?: { PrismaClient: PrismaCtor } };
+    const mod = (await import(generatePrismaClient(provider, OUT))) as {
+      PrismaClient?: PrismaCtor;
+      default?: { PrismaClient: PrismaCtor };
+    };
     clients[provider] = mod.PrismaClient ?? mod.default!.PrismaClient;
   }
 }, 120_000);
@@ -52,11 +58,18 @@ describeAdapter({
       const pool = new pg.Pool({ connectionString: PG_URL });
       await pool.query(`CREATE TABLE ${table} (id INTEGER PRIMARY KEY, caller INTEGER NOT NULL)`);
       await pool.end();
-      prisma = new clients.postgresql!({ adapter: new PrismaPg({ connectionString: PG_URL, max: callers }, { schema: db.location }) });
+      prisma = new clients.postgresql!({
+        adapter: new PrismaPg({ connectionString: PG_URL, max: callers }, { schema: db.location }),
+      });
     }
     return {
       transaction: (store, fn) =>
-        prismaTransaction(prisma, store, (tx, prismaTx) => fn(tx, async (id, caller) => void (await prismaTx.order.create({ data: { id, caller } }))), { timeout: 30_000, maxWait: 30_000 }),
+        prismaTransaction(
+          prisma,
+          store,
+          (tx, prismaTx) => fn(tx, async (id, caller) => void (await prismaTx.order.create({ data: { id, caller } }))),
+          { timeout: 30_000, maxWait: 30_000 },
+        ),
       ids: async () => (await prisma.order.findMany({ select: { id: true }, orderBy: { id: 'asc' } })).map((r) => r.id),
       close: () => prisma.$disconnect(),
     };
@@ -65,12 +78,18 @@ describeAdapter({
     it('bad input: not a Prisma client, a client of the other provider: typed errors naming the input, before any write', async () => {
       const { store } = ctx();
       const fn = async (): Promise<void> => undefined;
-      await expect(prismaTransaction({} as never, store, fn)).rejects.toThrow(/prismaTransaction\(prisma\) must be a Prisma client/);
+      await expect(prismaTransaction({} as never, store, fn)).rejects.toThrow(
+        /prismaTransaction\(prisma\) must be a Prisma client/,
+      );
       const other =
         engine.kind === 'sqlite'
           ? new clients.postgresql!({ adapter: new PrismaPg({ connectionString: PG_URL, max: 1 }) })
           : new clients.sqlite!({ adapter: new PrismaBetterSqlite3({ url: ':memory:' }) });
-      await expect(prismaTransaction(other, store, fn)).rejects.toThrow(engine.kind === 'sqlite' ? /PostgreSQL handle but the store is on SQLite/ : /SQLite handle but the store is on PostgreSQL/);
+      await expect(prismaTransaction(other, store, fn)).rejects.toThrow(
+        engine.kind === 'sqlite'
+          ? /PostgreSQL handle but the store is on SQLite/
+          : /SQLite handle but the store is on PostgreSQL/,
+      );
       await other.$disconnect();
     });
   },

@@ -21,17 +21,31 @@ beforeAll(async () => {
   mkdirSync(outDir, { recursive: true });
   entry = join(outDir, 'alkstore.mjs');
   const esbuild = await import('esbuild');
-  await esbuild.build({ entryPoints: [join(ROOT, 'lib/cli/main.ts')], bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', outfile: entry, logLevel: 'error' });
+  await esbuild.build({
+    entryPoints: [join(ROOT, 'lib/cli/main.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    outfile: entry,
+    logLevel: 'error',
+  });
 }, 60_000);
 afterAll(() => rmSync(join(ROOT, '.tmp', `cli-${process.pid}`), { recursive: true, force: true }));
 
 /** Runs `alkstore …` as a child process. */
 function cli(args: string[], env: Record<string, string> = {}, cwd = ROOT): Promise<Run> {
   return new Promise((done) => {
-    execFile(process.execPath, [entry, ...args], { cwd, env: { ...process.env, ...env, NODE_OPTIONS: '' }, timeout: 60_000 }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-      done({ code, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      [entry, ...args],
+      { cwd, env: { ...process.env, ...env, NODE_OPTIONS: '' }, timeout: 60_000 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+        done({ code, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -90,9 +104,13 @@ for (const engine of contractEngines()) {
         expect(all.code).toBe(0);
         expect(all.stdout).toMatch(/^cli-run-1\s+cli-parked\s+1\s+running/m);
         expect(all.stdout).toMatch(/^cli-run-2\s+cli-broken\s+1\s+failed/m);
-        const failed = JSON.parse((await cli(['workflows', 'list', '--status', 'failed', '--json', ...ns])).stdout) as { id: string }[];
+        const failed = JSON.parse((await cli(['workflows', 'list', '--status', 'failed', '--json', ...ns])).stdout) as {
+          id: string;
+        }[];
         expect(failed.map((r) => r.id)).toEqual(['cli-run-2']);
-        const byName = JSON.parse((await cli(['workflows', 'list', '--name', 'cli-parked', '--json', ...ns])).stdout) as { id: string }[];
+        const byName = JSON.parse(
+          (await cli(['workflows', 'list', '--name', 'cli-parked', '--json', ...ns])).stdout,
+        ) as { id: string }[];
         expect(byName.map((r) => r.id)).toEqual(['cli-run-1']);
         expect((await cli(['workflows', 'list', '--status', 'sleeping', ...ns])).code).toBe(2);
         const cancel = await cli(['workflows', 'cancel', 'cli-run-1', ...ns]);
@@ -148,7 +166,9 @@ for (const engine of contractEngines()) {
       await q.enqueue({ holder: true }, { uniqueKey: 'k' });
       const human = await cli(['dead', 'redrive', '--queue', 'held', '--id', String(held), '--url', url, ...extra]);
       expect(human.code).toBe(4);
-      expect(human.stdout).toContain(`redrove 0 dead jobs of queue "held"; 1 stayed dead, their unique key held by a live job: ${held}`);
+      expect(human.stdout).toContain(
+        `redrove 0 dead jobs of queue "held"; 1 stayed dead, their unique key held by a live job: ${held}`,
+      );
       const json = await cli(['dead', 'redrive', '--queue', 'held', '--all', '--json', '--url', url, ...extra]);
       expect(json.code).toBe(4);
       expect(JSON.parse(json.stdout)).toEqual({ redriven: 1, conflicts: 1, conflictIds: [held] });
@@ -164,7 +184,10 @@ for (const engine of contractEngines()) {
       const trig = await cli(['schedules', 'trigger', 'nightly', '--json', '--url', url, ...extra]);
       expect(trig.code).toBe(0);
       const { jobId } = JSON.parse(trig.stdout) as { jobId: number };
-      expect(await store.queue('reports').getJob(jobId)).toMatchObject({ state: 'pending', payload: { kind: 'nightly' } });
+      expect(await store.queue('reports').getJob(jobId)).toMatchObject({
+        state: 'pending',
+        payload: { kind: 'nightly' },
+      });
       expect((await cli(['schedules', 'trigger', 'weekly', '--url', url, ...extra])).code).toBe(3);
       expect((await cli(['schedules', 'pause', 'nightly', '--url', url, ...extra])).code).toBe(0);
       expect((await store.getSchedule('nightly'))?.paused).toBe(true);
@@ -200,7 +223,7 @@ for (const engine of contractEngines()) {
       expect(box.stderr).toContain('no outbox "nosuch-box"');
     });
 
-    it('--outbox reaches an outbox\'s dead letters without the reserved queue name', async () => {
+    it("--outbox reaches an outbox's dead letters without the reserved queue name", async () => {
       const outbox = store.outbox('order-created', { maxAttempts: 1 });
       const id = await outbox.enqueue({ orderId: 7 });
       for (const job of await outbox.queue.claimBatch(1, 'w')) await job.fail(new Error('broker said no'));
@@ -208,7 +231,17 @@ for (const engine of contractEngines()) {
       expect(list.code).toBe(0);
       expect(list.stdout).toContain('broker said no');
       expect(list.stdout).toContain('{"orderId":7}');
-      const redrive = await cli(['dead', 'redrive', '--outbox', 'order-created', '--id', String(id), '--url', url, ...extra]);
+      const redrive = await cli([
+        'dead',
+        'redrive',
+        '--outbox',
+        'order-created',
+        '--id',
+        String(id),
+        '--url',
+        url,
+        ...extra,
+      ]);
       expect(redrive).toMatchObject({ code: 0 });
       expect(redrive.stdout).toContain('redrove 1 dead job of outbox "order-created"');
       expect(await outbox.queue.getJob(id)).toMatchObject({ state: 'pending' });
@@ -221,7 +254,19 @@ for (const engine of contractEngines()) {
       const dry = await cli(['dead', 'purge', '--queue', 'dry', '--all', '--dry-run', '--url', url, ...extra]);
       expect(dry.code).toBe(0);
       expect(dry.stdout).toContain('would purge 2 dead jobs of queue "dry"; nothing changed');
-      const one = await cli(['dead', 'redrive', '--queue', 'dry', '--id', String(a), '--dry-run', '--json', '--url', url, ...extra]);
+      const one = await cli([
+        'dead',
+        'redrive',
+        '--queue',
+        'dry',
+        '--id',
+        String(a),
+        '--dry-run',
+        '--json',
+        '--url',
+        url,
+        ...extra,
+      ]);
       expect(JSON.parse(one.stdout)).toEqual({ dryRun: true, wouldRedrive: 1, ids: [a] });
       expect((await store.queue('dry').stats()).dead).toBe(2);
     });
@@ -249,7 +294,10 @@ for (const engine of contractEngines()) {
 function onTerminal(args: string[], input: string): Promise<{ code: number; output: string }> {
   const quoted = [process.execPath, entry, ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
   return new Promise((done) => {
-    const child = spawn('script', ['-qec', quoted, '/dev/null'], { cwd: ROOT, env: { ...process.env, NODE_OPTIONS: '' } });
+    const child = spawn('script', ['-qec', quoted, '/dev/null'], {
+      cwd: ROOT,
+      env: { ...process.env, NODE_OPTIONS: '' },
+    });
     let output = '';
     child.stdout.on('data', (d: Buffer) => {
       output += d.toString();
@@ -279,36 +327,47 @@ describe('alkstore CLI on an empty database', () => {
     }
   });
 
-  (PG_AVAILABLE ? it : it.skip)('migrate says which migrations it applied, then that nothing was needed (PostgreSQL)', async () => {
-    const schema = `cli_fresh_${process.pid}_${Date.now().toString(36)}`;
-    try {
-      const first = await cli(['migrate', '--url', PG_URL, '--schema', schema, '--json']);
-      expect(first.code).toBe(0);
-      const applied = (JSON.parse(first.stdout) as { applied: string[] }).applied;
-      expect(applied.length).toBeGreaterThan(1);
-      expect(applied[0]).toMatch(/^applied migration 1 \(.+\) to schema/);
-      const again = await cli(['migrate', '--url', PG_URL, '--schema', schema]);
-      expect(again.stdout).toContain('nothing applied');
-    } finally {
-      await dropPgSchemas(schema);
-    }
-  });
+  (PG_AVAILABLE ? it : it.skip)(
+    'migrate says which migrations it applied, then that nothing was needed (PostgreSQL)',
+    async () => {
+      const schema = `cli_fresh_${process.pid}_${Date.now().toString(36)}`;
+      try {
+        const first = await cli(['migrate', '--url', PG_URL, '--schema', schema, '--json']);
+        expect(first.code).toBe(0);
+        const applied = (JSON.parse(first.stdout) as { applied: string[] }).applied;
+        expect(applied.length).toBeGreaterThan(1);
+        expect(applied[0]).toMatch(/^applied migration 1 \(.+\) to schema/);
+        const again = await cli(['migrate', '--url', PG_URL, '--schema', schema]);
+        expect(again.stdout).toContain('nothing applied');
+      } finally {
+        await dropPgSchemas(schema);
+      }
+    },
+  );
 
-  (PG_AVAILABLE ? it : it.skip)('an unmigrated PostgreSQL schema is explained as `alkstore migrate` (engine-only: SQLite creates its tables)', async () => {
-    const run = await cli(['stats', '--url', PG_URL, '--schema', `cli_never_${process.pid}`]);
-    expect(run.code).toBe(1);
-    expect(run.stderr).toContain('has no alkstore tables');
-    expect(run.stderr).toContain('run `alkstore migrate` with the same --url and --schema');
-    expect(run.stderr).not.toContain('postgresMigrationSql');
-  });
+  (PG_AVAILABLE ? it : it.skip)(
+    'an unmigrated PostgreSQL schema is explained as `alkstore migrate` (engine-only: SQLite creates its tables)',
+    async () => {
+      const run = await cli(['stats', '--url', PG_URL, '--schema', `cli_never_${process.pid}`]);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain('has no alkstore tables');
+      expect(run.stderr).toContain('run `alkstore migrate` with the same --url and --schema');
+      expect(run.stderr).not.toContain('postgresMigrationSql');
+    },
+  );
 
-  (PG_AVAILABLE ? it : it.skip)('a PostgreSQL database that does not exist (SQLSTATE 3D000) says createdb', async () => {
-    const base = new URL(PG_URL);
-    base.pathname = '/no_such_db_cli';
-    const run = await cli(['stats', '--url', base.toString()]);
-    expect(run.code).toBe(1);
-    expect(run.stderr).toContain(`createdb -h ${base.hostname}${base.port ? ` -p ${base.port}` : ''}${base.username ? ` -U ${base.username}` : ''} no_such_db_cli`);
-  });
+  (PG_AVAILABLE ? it : it.skip)(
+    'a PostgreSQL database that does not exist (SQLSTATE 3D000) says createdb',
+    async () => {
+      const base = new URL(PG_URL);
+      base.pathname = '/no_such_db_cli';
+      const run = await cli(['stats', '--url', base.toString()]);
+      expect(run.code).toBe(1);
+      expect(run.stderr).toContain(
+        `createdb -h ${base.hostname}${base.port ? ` -p ${base.port}` : ''}${base.username ? ` -U ${base.username}` : ''} no_such_db_cli`,
+      );
+    },
+  );
 });
 
 describe('alkstore CLI errors', () => {
@@ -339,7 +398,14 @@ describe('alkstore CLI errors', () => {
   });
 
   it('prints the migration SQL without touching a database', async () => {
-    const pg = await cli(['migrate', '--print', '--url', 'postgres://nobody@127.0.0.1:1/none', '--schema', 'ops_print']);
+    const pg = await cli([
+      'migrate',
+      '--print',
+      '--url',
+      'postgres://nobody@127.0.0.1:1/none',
+      '--schema',
+      'ops_print',
+    ]);
     expect(pg.code).toBe(0);
     expect(pg.stdout).toContain('CREATE TABLE "ops_print".jobs');
     const lite = await cli(['migrate', '--print', '--url', 'sqlite:/nonexistent/dir/x.db']);

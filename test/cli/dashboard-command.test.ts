@@ -16,13 +16,26 @@ beforeAll(async () => {
   mkdirSync(outDir, { recursive: true });
   entry = join(outDir, 'alkstore.mjs');
   const esbuild = await import('esbuild');
-  await esbuild.build({ entryPoints: [join(ROOT, 'lib/cli/main.ts')], bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', outfile: entry, logLevel: 'error' });
+  await esbuild.build({
+    entryPoints: [join(ROOT, 'lib/cli/main.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    outfile: entry,
+    logLevel: 'error',
+  });
 }, 60_000);
 afterAll(() => rmSync(outDir, { recursive: true, force: true }));
 
 /** Starts `alkstore dashboard …`; resolves with the URL it printed. */
 function serve(args: string[]): Promise<{ child: ChildProcess; url: string; exited: Promise<number | null> }> {
-  const child = spawn(process.execPath, [entry, 'dashboard', ...args], { cwd: ROOT, env: { ...process.env, NODE_OPTIONS: '', DASH_TOKEN: TOKEN }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [entry, 'dashboard', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, NODE_OPTIONS: '', DASH_TOKEN: TOKEN },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
   return new Promise((done, fail) => {
     let out = '';
@@ -70,11 +83,17 @@ for (const engine of contractEngines()) {
       const id = await q.enqueue({ orderId: 7 });
       const job = (await q.claimOne('w'))!;
       await job.fail(new Error('boom'));
-      const { child, url: home, exited } = await serve(['--url', url, ...extra, '--token-env', 'DASH_TOKEN', '--port', '0']);
+      const {
+        child,
+        url: home,
+        exited,
+      } = await serve(['--url', url, ...extra, '--token-env', 'DASH_TOKEN', '--port', '0']);
       try {
         expect(home).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/alkstore$/);
         expect((await fetch(home)).status).toBe(401);
-        expect((await fetch(home, { headers: { authorization: basic('op', 'wrong-token-0123456789') } })).status).toBe(401);
+        expect((await fetch(home, { headers: { authorization: basic('op', 'wrong-token-0123456789') } })).status).toBe(
+          401,
+        );
         const auth = { authorization: basic('frank', TOKEN) };
         const page = await fetch(`${home}/queue?name=standalone&state=dead`, { headers: auth });
         expect(page.status).toBe(200);
@@ -89,7 +108,13 @@ for (const engine of contractEngines()) {
             method: 'POST',
             redirect: 'manual',
             headers: { ...auth, cookie: cookie.split(';')[0]!, 'content-type': 'application/x-www-form-urlencoded' },
-            body: new URLSearchParams({ csrf: token, action: 'redrive', queue: 'standalone', id: String(id), ...extraFields }).toString(),
+            body: new URLSearchParams({
+              csrf: token,
+              action: 'redrive',
+              queue: 'standalone',
+              id: String(id),
+              ...extraFields,
+            }).toString(),
           });
         expect((await form({ csrf: 'forged' })).status).toBe(403);
         expect((await form({})).status).toBe(200);
@@ -107,8 +132,12 @@ for (const engine of contractEngines()) {
     }, 60_000);
 
     it('refuses to start without a token of 16+ characters', async () => {
-      await expect(serve(['--url', url, ...extra, '--token-env', 'NO_SUCH_VAR', '--port', '0'])).rejects.toThrow(/exited with 2.*at least 16 characters/s);
-      await expect(serve(['--url', url, ...extra, '--port', '0'])).rejects.toThrow(/exited with 2.*--token-env is required/s);
+      await expect(serve(['--url', url, ...extra, '--token-env', 'NO_SUCH_VAR', '--port', '0'])).rejects.toThrow(
+        /exited with 2.*at least 16 characters/s,
+      );
+      await expect(serve(['--url', url, ...extra, '--port', '0'])).rejects.toThrow(
+        /exited with 2.*--token-env is required/s,
+      );
     }, 60_000);
   });
 }

@@ -18,18 +18,21 @@ const files = [];
 const rel = (p) => relative(pkgDir, p);
 
 const pkg = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'));
-for (const f of ['LICENSE', 'README.md', 'package.json']) if (!existsSync(join(pkgDir, f))) problems.push(`missing ${f}`);
+for (const f of ['LICENSE', 'README.md', 'package.json'])
+  if (!existsSync(join(pkgDir, f))) problems.push(`missing ${f}`);
 if (!/MIT License/.test(readFileSync(join(pkgDir, 'LICENSE'), 'utf8'))) problems.push('LICENSE is not the MIT license');
 
 let targets = 0;
 for (const [subpath, target] of Object.entries(pkg.exports)) {
   for (const file of typeof target === 'string' ? [target] : Object.values(target)) {
     targets += 1;
-    if (!existsSync(join(pkgDir, file))) problems.push(`exports["${subpath}"] names ${file}, which is not in the tarball`);
+    if (!existsSync(join(pkgDir, file)))
+      problems.push(`exports["${subpath}"] names ${file}, which is not in the tarball`);
   }
 }
 for (const [subpath, [file]] of Object.entries(pkg.typesVersions?.['*'] ?? {})) {
-  if (!existsSync(join(pkgDir, file))) problems.push(`typesVersions["${subpath}"] names ${file}, which is not in the tarball`);
+  if (!existsSync(join(pkgDir, file)))
+    problems.push(`typesVersions["${subpath}"] names ${file}, which is not in the tarball`);
 }
 
 let links = 0;
@@ -53,11 +56,15 @@ for (const map of files.filter((f) => f.endsWith('.map'))) {
     if (!existsSync(target)) problems.push(`${rel(map)} points at ${s}, which is not in the tarball`);
   }
 }
-const stray = files.map(rel).filter((f) => /(^|\/)(test|sample|bench)\//.test(f) || f.endsWith('.test.ts') || f.endsWith('.test.js'));
+const stray = files
+  .map(rel)
+  .filter((f) => /(^|\/)(test|sample|bench)\//.test(f) || f.endsWith('.test.ts') || f.endsWith('.test.js'));
 for (const f of stray) problems.push(`ships a test/sample/bench file: ${f}`);
 if (maps === 0) problems.push('no source maps found (expected dist/lib/**/*.js.map)');
 
-console.log(`tarball: ${files.length} files, ${targets} export targets, ${links} relative Markdown links, ${maps} source maps checked`);
+console.log(
+  `tarball: ${files.length} files, ${targets} export targets, ${links} relative Markdown links, ${maps} source maps checked`,
+);
 if (problems.length > 0) {
   console.error(problems.map((p) => `  - ${p}`).join('\n'));
   process.exit(1);

@@ -38,7 +38,17 @@ for (const [mode, opts] of Object.entries(modes)) {
     join(dir, 'tsconfig.json'),
     JSON.stringify(
       {
-        compilerOptions: { ...opts, target: 'ES2022', strict: true, noEmit: true, skipLibCheck: true, experimentalDecorators: true, esModuleInterop: true, types: ['node'], typeRoots: ['../node_modules/@types'] },
+        compilerOptions: {
+          ...opts,
+          target: 'ES2022',
+          strict: true,
+          noEmit: true,
+          skipLibCheck: true,
+          experimentalDecorators: true,
+          esModuleInterop: true,
+          types: ['node'],
+          typeRoots: ['../node_modules/@types'],
+        },
         files: ['entry-points.ts'],
       },
       null,

@@ -19,7 +19,9 @@ export function adminOpsContract(engine: EngineFixture): void {
       const admin = store().admin();
       expect((await q.stats()).scheduled).toBe(1);
       // b: due now, first in claim order, new payload.
-      expect(await admin.editJob(q.name, b, { payload: { n: 20 }, priority: 5, runAt: await store().now() })).toBe(true);
+      expect(await admin.editJob(q.name, b, { payload: { n: 20 }, priority: 5, runAt: await store().now() })).toBe(
+        true,
+      );
       expect((await q.stats()).scheduled).toBe(0);
       const first = await waitFor('a claim', () => q.claimOne('w'));
       expect(first.id).toBe(b);
@@ -57,7 +59,11 @@ export function adminOpsContract(engine: EngineFixture): void {
         const id = await q.enqueue({ later: true }, { delayMs: 3_600_000 });
         await within('the enqueue’s wake', 10_000, it.next());
         const woke = it.next();
-        expect(await store().admin().editJob(q.name, id, { runAt: await store().now() })).toBe(true);
+        expect(
+          await store()
+            .admin()
+            .editJob(q.name, id, { runAt: await store().now() }),
+        ).toBe(true);
         await within('the edit’s wake', 10_000, woke);
         expect((await q.claimOne('w'))?.id).toBe(id);
       } finally {
@@ -69,9 +75,15 @@ export function adminOpsContract(engine: EngineFixture): void {
       const admin = store().admin();
       const q = uid('edit-bad');
       expect((await expectError(() => admin.editJob(q, 1, {}), InvalidArgument)).message).toMatch(/^edit/);
-      expect((await expectError(() => admin.editJob(q, 1, { priority: 1.5 }), RangeError)).message).toContain('edit.priority');
-      expect((await expectError(() => admin.editJob(q, 1, { runAt: Number.NaN }), RangeError)).message).toContain('edit.runAt');
-      expect((await expectError(() => admin.editJob(q, 1, { payload: { n: 1n } }), Codec)).message).toContain('edit.payload');
+      expect((await expectError(() => admin.editJob(q, 1, { priority: 1.5 }), RangeError)).message).toContain(
+        'edit.priority',
+      );
+      expect((await expectError(() => admin.editJob(q, 1, { runAt: Number.NaN }), RangeError)).message).toContain(
+        'edit.runAt',
+      );
+      expect((await expectError(() => admin.editJob(q, 1, { payload: { n: 1n } }), Codec)).message).toContain(
+        'edit.payload',
+      );
       await expectError(() => admin.editJob(q, 1, { payload: 'x'.repeat(2_000_000) }), PayloadTooLarge);
       await expectError(() => admin.editJob(q, -1, { priority: 1 }), RangeError);
     });
@@ -94,14 +106,21 @@ export function adminOpsContract(engine: EngineFixture): void {
       ]);
       expect(mine[0]!.latestDeadline).toBeGreaterThanOrEqual(mine[0]!.earliestDeadline);
       for (const j of a) await j.ack();
-      expect((await store().admin().workers()).filter((x) => x.queue === q.name).map((w) => w.workerId)).toEqual([`host-b:202:${q.name}`]);
+      expect((await store().admin().workers()).filter((x) => x.queue === q.name).map((w) => w.workerId)).toEqual([
+        `host-b:202:${q.name}`,
+      ]);
     });
   });
 
   describe('receipts', () => {
     it('pages an outbox’s receipts latest delivery first, keyset by (delivered at, message id)', async () => {
       const ob = store().outbox(uid('rcpt'));
-      await ob.recordReceipts(Array.from({ length: 5 }, (_, i) => ({ messageId: i + 1, receipt: { broker: 'nats-jetstream', stream: 'ORDERS', seq: 100 + i } })));
+      await ob.recordReceipts(
+        Array.from({ length: 5 }, (_, i) => ({
+          messageId: i + 1,
+          receipt: { broker: 'nats-jetstream', stream: 'ORDERS', seq: 100 + i },
+        })),
+      );
       await ob.recordReceipts([{ messageId: 9, receipt: { broker: 'rabbitmq', exchange: 'x', deliveryTag: 7 } }]);
       const admin = store().admin();
       const seen: number[] = [];
@@ -118,7 +137,9 @@ export function adminOpsContract(engine: EngineFixture): void {
       const [latest] = (await admin.receipts(ob.name, { limit: 1 })).receipts;
       expect(latest).toMatchObject({ outbox: ob.name, messageId: 9, receipt: { broker: 'rabbitmq', deliveryTag: 7 } });
       expect((await admin.receipts(uid('none'))).receipts).toEqual([]);
-      expect((await expectError(() => admin.receipts(ob.name, { cursor: 'nope' }), InvalidArgument)).message).toMatch(/^cursor/);
+      expect((await expectError(() => admin.receipts(ob.name, { cursor: 'nope' }), InvalidArgument)).message).toMatch(
+        /^cursor/,
+      );
     });
   });
 
@@ -135,10 +156,17 @@ export function adminOpsContract(engine: EngineFixture): void {
       const admin = store().admin();
       expect(await searchAll(admin, q.name, { state: 'finished' })).toEqual([dies, fired]);
       expect(await searchAll(admin, q.name, { state: 'finished', error: `failed ${dies}` })).toEqual([dies]);
-      expect(await searchAll(admin, q.name, { header: { name: 'alkstore-schedule', equals: 'nightly' } })).toEqual([fired]);
-      expect(await searchAll(admin, q.name, { header: { name: 'alkstore-schedule', equals: 'hourly' } })).toEqual([live]);
+      expect(await searchAll(admin, q.name, { header: { name: 'alkstore-schedule', equals: 'nightly' } })).toEqual([
+        fired,
+      ]);
+      expect(await searchAll(admin, q.name, { header: { name: 'alkstore-schedule', equals: 'hourly' } })).toEqual([
+        live,
+      ]);
       expect(await searchAll(admin, q.name, { header: { name: 'alkstore-schedule', equals: 'weekly' } })).toEqual([]);
-      expect((await expectError(() => admin.searchJobs(q.name, { header: { name: 'a b', equals: 'x' } }), InvalidArgument)).message).toMatch(/^header\.name/);
+      expect(
+        (await expectError(() => admin.searchJobs(q.name, { header: { name: 'a b', equals: 'x' } }), InvalidArgument))
+          .message,
+      ).toMatch(/^header\.name/);
     });
   });
 }

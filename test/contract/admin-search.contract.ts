@@ -59,7 +59,12 @@ export function adminSearchContract(engine: EngineFixture): void {
       expect(await ids({ payload: { path: 'missing', equals: null } })).toEqual([]);
       expect(await ids({ payload: { path: 'orderId', equals: 42 }, state: 'dead', error: 'smtp' })).toEqual([a]);
       const job = (await admin.searchJobs(q.name, { id: a })).jobs[0];
-      expect(job).toMatchObject({ id: a, state: 'dead', payload: { orderId: 42 }, lastError: expect.stringContaining('SMTP 550') });
+      expect(job).toMatchObject({
+        id: a,
+        state: 'dead',
+        payload: { orderId: 42 },
+        lastError: expect.stringContaining('SMTP 550'),
+      });
     });
 
     it('filters by enqueue time, [from, to)', async () => {
@@ -75,7 +80,8 @@ export function adminSearchContract(engine: EngineFixture): void {
     it('pages by keyset with no gaps or repeats, and reads at most SEARCH_SCAN_ROWS rows a call', async () => {
       const q = store().queue(uid('srch-page'));
       const ids: number[] = [];
-      for (let i = 0; i < 3; i++) ids.push(...(await q.enqueueMany(Array.from({ length: 10_000 }, (_, k) => ({ k, even: k % 2 === 0 })))));
+      for (let i = 0; i < 3; i++)
+        ids.push(...(await q.enqueueMany(Array.from({ length: 10_000 }, (_, k) => ({ k, even: k % 2 === 0 })))));
       const admin = store().admin();
       const first = await admin.searchJobs(q.name, { limit: 7 });
       expect(first.jobs.map((j) => j.id)).toEqual(ids.slice(-7).reverse());
@@ -92,7 +98,9 @@ export function adminSearchContract(engine: EngineFixture): void {
       expect(rest.scanned).toBeGreaterThanOrEqual(30_000 - SEARCH_SCAN_ROWS);
       expect(rest.scanned).toBeLessThan(SEARCH_SCAN_ROWS);
       expect(rest.next).toBeNull();
-      expect((await searchAll(admin, q.name, { payload: { path: 'even', equals: true }, limit: 1000 })).length).toBe(15_000);
+      expect((await searchAll(admin, q.name, { payload: { path: 'even', equals: true }, limit: 1000 })).length).toBe(
+        15_000,
+      );
     }, 120_000);
 
     it('reads a dead search on the dead index: a few dead jobs under many newer rows come in one call', async () => {
@@ -100,7 +108,8 @@ export function adminSearchContract(engine: EngineFixture): void {
       const dead = await q.enqueueMany([1, 2, 3]);
       for (const j of await q.claimBatch(3, 'w')) await j.fail(new Error('gone'));
       const noise = store().queue(uid('srch-noise'));
-      for (let left = SEARCH_SCAN_ROWS + 10; left > 0; left -= 10_000) await noise.enqueueMany(Array.from({ length: Math.min(10_000, left) }, (_, i) => i));
+      for (let left = SEARCH_SCAN_ROWS + 10; left > 0; left -= 10_000)
+        await noise.enqueueMany(Array.from({ length: Math.min(10_000, left) }, (_, i) => i));
       const page = await store().admin().searchJobs(q.name, { state: 'dead', error: 'gone' });
       expect(page.jobs.map((j) => j.id)).toEqual([...dead].reverse());
       expect(page.scanned).toBe(3);
@@ -108,7 +117,9 @@ export function adminSearchContract(engine: EngineFixture): void {
       // Any state: the table's newest rows first, so the same jobs take a second call.
       const first = await store().admin().searchJobs(q.name, { error: 'gone' });
       expect(first.jobs).toEqual([]);
-      expect((await store().admin().searchJobs(q.name, { error: 'gone', cursor: first.next! })).jobs.map((j) => j.id)).toEqual([...dead].reverse());
+      expect(
+        (await store().admin().searchJobs(q.name, { error: 'gone', cursor: first.next! })).jobs.map((j) => j.id),
+      ).toEqual([...dead].reverse());
     }, 120_000);
 
     it('the history (finished) and all read the outcome records too: completed with its result, cancelled, and dead, newest first', async () => {
@@ -132,7 +143,9 @@ export function adminSearchContract(engine: EngineFixture): void {
       expect(await searchAll(admin, q.name, {})).toEqual([pending, cancelled, dead, done]);
       // Every filter applies to the records as to the rows: by id, payload field, state.
       expect((await admin.searchJobs(q.name, { id: done! })).jobs.map((j) => j.state)).toEqual(['completed']);
-      expect(await searchAll(admin, q.name, { state: 'finished', payload: { path: 'n', equals: 3 } })).toEqual([cancelled]);
+      expect(await searchAll(admin, q.name, { state: 'finished', payload: { path: 'n', equals: 3 } })).toEqual([
+        cancelled,
+      ]);
       expect(await searchAll(admin, q.name, { state: 'finished', error: 'declined' })).toEqual([dead]);
       expect(await searchAll(admin, q.name, { state: 'pending' })).toEqual([pending]);
     });
@@ -140,14 +153,26 @@ export function adminSearchContract(engine: EngineFixture): void {
     it('refuses bad input with a typed error naming the field, before any I/O', async () => {
       const admin = store().admin();
       const q = uid('srch-bad');
-      expect((await expectError(() => admin.searchJobs(q, { state: 'done' as never }), InvalidArgument)).message).toMatch(/^state/);
+      expect(
+        (await expectError(() => admin.searchJobs(q, { state: 'done' as never }), InvalidArgument)).message,
+      ).toMatch(/^state/);
       expect((await expectError(() => admin.searchJobs(q, { limit: 0 }), InvalidArgument)).message).toMatch(/^limit/);
       expect((await expectError(() => admin.searchJobs(q, { id: -1 }), InvalidArgument)).message).toMatch(/^id/);
-      expect((await expectError(() => admin.searchJobs(q, { cursor: 'nope' }), InvalidArgument)).message).toMatch(/^cursor/);
+      expect((await expectError(() => admin.searchJobs(q, { cursor: 'nope' }), InvalidArgument)).message).toMatch(
+        /^cursor/,
+      );
       expect((await expectError(() => admin.searchJobs(q, { error: '' }), InvalidArgument)).message).toMatch(/^error/);
-      expect((await expectError(() => admin.searchJobs(q, { payload: { path: 'a;drop', equals: 1 } }), InvalidArgument)).message).toMatch(/^payload\.path/);
-      expect((await expectError(() => admin.searchJobs(q, { payload: { path: 'a', equals: {} as never } }), InvalidArgument)).message).toMatch(/^payload\.equals/);
-      expect((await expectError(() => admin.searchJobs(q, { enqueuedFrom: Number.NaN }), InvalidArgument)).message).toMatch(/^enqueuedFrom/);
+      expect(
+        (await expectError(() => admin.searchJobs(q, { payload: { path: 'a;drop', equals: 1 } }), InvalidArgument))
+          .message,
+      ).toMatch(/^payload\.path/);
+      expect(
+        (await expectError(() => admin.searchJobs(q, { payload: { path: 'a', equals: {} as never } }), InvalidArgument))
+          .message,
+      ).toMatch(/^payload\.equals/);
+      expect(
+        (await expectError(() => admin.searchJobs(q, { enqueuedFrom: Number.NaN }), InvalidArgument)).message,
+      ).toMatch(/^enqueuedFrom/);
     });
   });
 
@@ -157,13 +182,27 @@ export function adminSearchContract(engine: EngineFixture): void {
       const head = await q.enqueue({ n: 1 }, { orderingKey: 'k' });
       const behind = await q.enqueue({ n: 2 }, { orderingKey: 'k' });
       const admin = store().admin();
-      expect(await admin.jobDetail(q.name, head)).toMatchObject({ id: head, state: 'pending', workerId: null, blocked: false });
+      expect(await admin.jobDetail(q.name, head)).toMatchObject({
+        id: head,
+        state: 'pending',
+        workerId: null,
+        blocked: false,
+      });
       expect(await admin.jobDetail(q.name, behind)).toMatchObject({ id: behind, blocked: true });
       const job = await waitFor('a claim', () => q.claimOne('worker-7'));
       expect(job.id).toBe(head);
-      expect(await admin.jobDetail(q.name, head)).toMatchObject({ state: 'processing', workerId: 'worker-7', attempts: 1 });
+      expect(await admin.jobDetail(q.name, head)).toMatchObject({
+        state: 'processing',
+        workerId: 'worker-7',
+        attempts: 1,
+      });
       await job.retry(new Error('again'), 3_600_000);
-      expect(await admin.jobDetail(q.name, head)).toMatchObject({ state: 'pending', workerId: null, attempts: 1, lastError: expect.stringContaining('again') });
+      expect(await admin.jobDetail(q.name, head)).toMatchObject({
+        state: 'pending',
+        workerId: null,
+        attempts: 1,
+        lastError: expect.stringContaining('again'),
+      });
       expect(await admin.jobDetail(`${q.name}-other`, head)).toBeNull();
       await expectError(() => admin.jobDetail(q.name, 1.5), InvalidArgument);
     });
@@ -215,7 +254,11 @@ export function adminSearchContract(engine: EngineFixture): void {
         [2, 'w-2', 'retried'],
         [3, 'w-3', 'dead'],
       ]);
-      expect(detail!.failedAttempts.map((a) => a.error!.split('\n')[0])).toEqual(['Error: failed on w-1', 'Error: failed on w-2', 'Error: failed on w-3']);
+      expect(detail!.failedAttempts.map((a) => a.error!.split('\n')[0])).toEqual([
+        'Error: failed on w-1',
+        'Error: failed on w-2',
+        'Error: failed on w-3',
+      ]);
       expect(detail!.lastError).toBe('failed on w-3');
       // fail() records its attempt too.
       const f = store().queue(uid('attempts-fail'), { maxAttempts: 3 });
@@ -223,16 +266,22 @@ export function adminSearchContract(engine: EngineFixture): void {
       const fatal = new Error('fatal');
       await (await waitFor('a claim', () => f.claimOne('w-f'))).fail(fatal);
       const failed = (await store().admin().jobDetail(f.name, fid))!;
-      expect(failed.failedAttempts.map((a) => [a.attempt, a.workerId, a.outcome, a.error])).toEqual([[1, 'w-f', 'dead', fatal.stack]]);
+      expect(failed.failedAttempts.map((a) => [a.attempt, a.workerId, a.outcome, a.error])).toEqual([
+        [1, 'w-f', 'dead', fatal.stack],
+      ]);
       expect(failed.lastError).toBe('fatal');
       // A value that is not an Error is stored as its text; a stack longer than 8 KiB is cut to 8192 characters.
       const plain = await f.enqueue({ n: 3 }, { maxAttempts: 1 });
       await (await waitFor('a claim', () => f.claimOne('w-p'))).fail('just text');
-      expect((await store().admin().jobDetail(f.name, plain))!.failedAttempts.map((a) => a.error)).toEqual(['just text']);
+      expect((await store().admin().jobDetail(f.name, plain))!.failedAttempts.map((a) => a.error)).toEqual([
+        'just text',
+      ]);
       const long = await f.enqueue({ n: 4 }, { maxAttempts: 1 });
       const huge = new Error('x'.repeat(20_000));
       await (await waitFor('a claim', () => f.claimOne('w-l'))).fail(huge);
-      expect((await store().admin().jobDetail(f.name, long))!.failedAttempts.map((a) => a.error)).toEqual([huge.stack!.slice(0, 8192)]);
+      expect((await store().admin().jobDetail(f.name, long))!.failedAttempts.map((a) => a.error)).toEqual([
+        huge.stack!.slice(0, 8192),
+      ]);
     });
 
     // A plain queue (PostgreSQL's plain and full claims, SQLite's claim loop) and a queue with limits (the limited claims).
@@ -252,7 +301,9 @@ export function adminSearchContract(engine: EngineFixture): void {
         expect([a.id, b.id, b.attempts]).toEqual([id, id, 2]);
         const detail = (await store().admin().jobDetail(name, id))!;
         expect(detail).toMatchObject({ state: 'processing', workerId: 'worker-b', attempts: 2 });
-        expect(detail.failedAttempts.map((x) => [x.attempt, x.workerId, x.outcome, x.error])).toEqual([[1, 'worker-a', 'lapsed', null]]);
+        expect(detail.failedAttempts.map((x) => [x.attempt, x.workerId, x.outcome, x.error])).toEqual([
+          [1, 'worker-a', 'lapsed', null],
+        ]);
         const [lapsed] = detail.failedAttempts;
         expect(lapsed!.claimedAt).toBeGreaterThanOrEqual(before);
         // It ended at its lease deadline: the lease after the claim.
@@ -279,7 +330,9 @@ export function adminSearchContract(engine: EngineFixture): void {
           return d?.state === 'dead' ? d : null;
         });
         expect(dead.lastError).toBe('max attempts exceeded');
-        expect(dead.failedAttempts.map((x) => [x.attempt, x.workerId, x.outcome, x.error])).toEqual([[1, 'worker-a', 'dead', 'max attempts exceeded']]);
+        expect(dead.failedAttempts.map((x) => [x.attempt, x.workerId, x.outcome, x.error])).toEqual([
+          [1, 'worker-a', 'dead', 'max attempts exceeded'],
+        ]);
         expect(dead.failedAttempts[0]!.endedAt).toBe(dead.failedAttempts[0]!.claimedAt! + 300);
       });
     }
@@ -295,7 +348,9 @@ export function adminSearchContract(engine: EngineFixture): void {
       expect(await attemptRows(engine, env.db.location, [gone])).toBe(1); // until the sweep
       await q.sweepExpired();
       expect(await attemptRows(engine, env.db.location, [gone])).toBe(0);
-      expect((await store().admin().jobDetail(q.name, kept))!.failedAttempts.map((a) => a.error!.split('\n')[0])).toEqual(['Error: kept']);
+      expect(
+        (await store().admin().jobDetail(q.name, kept))!.failedAttempts.map((a) => a.error!.split('\n')[0]),
+      ).toEqual(['Error: kept']);
     });
   });
 
@@ -305,7 +360,14 @@ export function adminSearchContract(engine: EngineFixture): void {
       expect(log.name).toBe('__alkstore_audit');
       const offset = await log.publish({ action: 'test' });
       expect((await log.readSince(offset - 1, 1)).map((e) => e.payload)).toEqual([{ action: 'test' }]);
-      expect((await env.other.admin().auditLog().readSince(offset - 1, 1)).map((e) => e.payload)).toEqual([{ action: 'test' }]);
+      expect(
+        (
+          await env.other
+            .admin()
+            .auditLog()
+            .readSince(offset - 1, 1)
+        ).map((e) => e.payload),
+      ).toEqual([{ action: 'test' }]);
     });
   });
 }
@@ -316,7 +378,10 @@ async function attemptRows(engine: EngineFixture, location: string, ids: readonl
     const { open } = await sqliteOpener(sqliteDriverFromEnv().driver);
     const db = open(location, { readonly: true });
     try {
-      return db.prepare(`SELECT count(*) FROM __alkstore_job_attempts WHERE job_id IN (${ids.map(() => '?').join(', ')})`).pluck().get(...ids) as number;
+      return db
+        .prepare(`SELECT count(*) FROM __alkstore_job_attempts WHERE job_id IN (${ids.map(() => '?').join(', ')})`)
+        .pluck()
+        .get(...ids) as number;
     } finally {
       db.close();
     }
@@ -325,7 +390,10 @@ async function attemptRows(engine: EngineFixture, location: string, ids: readonl
   const client = new pg.Client({ connectionString: PG_URL });
   await client.connect();
   try {
-    const r = await client.query<{ n: string }>(`SELECT count(*) AS n FROM "${location}".job_attempts WHERE job_id = ANY($1::bigint[])`, [ids]);
+    const r = await client.query<{ n: string }>(
+      `SELECT count(*) AS n FROM "${location}".job_attempts WHERE job_id = ANY($1::bigint[])`,
+      [ids],
+    );
     return Number(r.rows[0]!.n);
   } finally {
     await client.end();

@@ -1,5 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
-import { LATENCY_BOUNDS_MS, latencyBucket, latencyQuantile, sumLatency, type JobListState, type StoreAdmin } from '../../lib/contract/admin.js';
+import {
+  LATENCY_BOUNDS_MS,
+  latencyBucket,
+  latencyQuantile,
+  sumLatency,
+  type JobListState,
+  type StoreAdmin,
+} from '../../lib/contract/admin.js';
 import { InvalidArgument, InvalidName } from '../../lib/contract/errors.js';
 import type { JobInfo, Store } from '../../lib/contract/types.js';
 import type { EngineFixture } from '../helpers/engines.js';
@@ -38,7 +45,6 @@ export function adminContract(engine: EngineFixture): void {
       expect(names).toEqual(expect.arrayContaining([a, b, `__alkstore_outbox:${box}`]));
       expect([...names].sort()).toEqual(names);
     });
-
   });
 
   describe('listJobs', () => {
@@ -46,11 +52,18 @@ export function adminContract(engine: EngineFixture): void {
       const q = store().queue(uid('adm-page'));
       const expected: number[] = [];
       for (const priority of [0, 3, -2]) {
-        const ids = await q.enqueueMany(Array.from({ length: 7 }, (_, i) => ({ priority, i })), { priority });
+        const ids = await q.enqueueMany(
+          Array.from({ length: 7 }, (_, i) => ({ priority, i })),
+          { priority },
+        );
         expected.push(...ids.map((id) => id));
       }
       const byClaimOrder = [...(await pageAll(store().admin(), q.name, 'pending', 1000))];
-      expect(byClaimOrder.map((j) => j.priority)).toEqual([...Array(7).fill(3), ...Array(7).fill(0), ...Array(7).fill(-2)]);
+      expect(byClaimOrder.map((j) => j.priority)).toEqual([
+        ...Array(7).fill(3),
+        ...Array(7).fill(0),
+        ...Array(7).fill(-2),
+      ]);
       for (const size of [1, 2, 5, 20]) {
         const paged = await pageAll(store().admin(), q.name, 'pending', size);
         expect(paged.map((j) => j.id)).toEqual(byClaimOrder.map((j) => j.id));
@@ -87,8 +100,17 @@ export function adminContract(engine: EngineFixture): void {
       const page = await store().admin().listJobs(q.name, { state: 'all', limit: 1 });
       expect(page.next).not.toBeNull();
       await expectError(() => store().admin().listJobs(q.name, { state: 'dead', cursor: page.next! }), InvalidArgument);
-      await expectError(() => store().admin().listJobs(q.name, { state: 'all', cursor: 'not-a-cursor' }), InvalidArgument);
-      await expectError(() => store().admin().listJobs(q.name, { state: 'bogus' as JobListState }), InvalidArgument);
+      await expectError(
+        () => store().admin().listJobs(q.name, { state: 'all', cursor: 'not-a-cursor' }),
+        InvalidArgument,
+      );
+      await expectError(
+        () =>
+          store()
+            .admin()
+            .listJobs(q.name, { state: 'bogus' as JobListState }),
+        InvalidArgument,
+      );
       await expectError(() => store().admin().listJobs(q.name, { limit: 0 }), InvalidArgument);
       await expectError(() => store().admin().listJobs('', {}), InvalidName);
     });
@@ -146,10 +168,18 @@ export function adminContract(engine: EngineFixture): void {
       const ids = await deadWithKeys(q, ['h1', null, 'h2', 'free', null]);
       await q.enqueue({ holder: 1 }, { uniqueKey: 'h1' });
       await q.enqueue({ holder: 2 }, { uniqueKey: 'h2' });
-      expect(await store().admin().retryAllDead(q.name)).toEqual({ moved: 3, conflicts: 2, conflictIds: [ids[0], ids[2]] });
+      expect(await store().admin().retryAllDead(q.name)).toEqual({
+        moved: 3,
+        conflicts: 2,
+        conflictIds: [ids[0], ids[2]],
+      });
       expect(await q.stats()).toMatchObject({ pending: 5, dead: 2 });
       // Nothing left to redrive but the two held ones: the same answer, nothing moved.
-      expect(await store().admin().retryAllDead(q.name)).toEqual({ moved: 0, conflicts: 2, conflictIds: [ids[0], ids[2]] });
+      expect(await store().admin().retryAllDead(q.name)).toEqual({
+        moved: 0,
+        conflicts: 2,
+        conflictIds: [ids[0], ids[2]],
+      });
     });
   });
 
@@ -164,7 +194,10 @@ export function adminContract(engine: EngineFixture): void {
       await jobs[2]!.retry('later', 0);
       await jobs[3]!.fail('never');
       const points = await store().admin().throughput(q.name, since);
-      const sum = points.reduce((a, p) => ({ completed: a.completed + p.completed, retried: a.retried + p.retried, dead: a.dead + p.dead }), { completed: 0, retried: 0, dead: 0 });
+      const sum = points.reduce(
+        (a, p) => ({ completed: a.completed + p.completed, retried: a.retried + p.retried, dead: a.dead + p.dead }),
+        { completed: 0, retried: 0, dead: 0 },
+      );
       expect(sum).toEqual({ completed: 2, retried: 1, dead: 1 });
       expect(points.every((p) => p.queue === q.name && p.minute % 60_000 === 0)).toBe(true);
       // Each of the four attempts left its wait and run time (ack, ackBatch of our handle, retry, fail).
@@ -207,7 +240,14 @@ export function adminContract(engine: EngineFixture): void {
       await s.saveOffset('slow', 2);
       await s.saveOffset('fast', 5);
       const info = (await store().admin().streams()).find((x) => x.name === s.name);
-      expect(info).toEqual({ name: s.name, headOffset: 5, consumers: [{ consumer: 'fast', offset: 5, lag: 0 }, { consumer: 'slow', offset: 2, lag: 3 }] });
+      expect(info).toEqual({
+        name: s.name,
+        headOffset: 5,
+        consumers: [
+          { consumer: 'fast', offset: 5, lag: 0 },
+          { consumer: 'slow', offset: 2, lag: 3 },
+        ],
+      });
     });
 
     it('shows the scheduler leader lock', async () => {

@@ -23,7 +23,11 @@ for (const engine of contractEngines()) {
       const id = await q.enqueue({ n: 1, slow: true });
       const env = { ...process.env };
       delete env.NODE_OPTIONS;
-      const proc = spawn(process.execPath, ['--import', 'tsx', CHILD, engine.kind, db.location, engine.kind === 'postgres' ? PG_URL : '-', name], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
+      const proc = spawn(
+        process.execPath,
+        ['--import', 'tsx', CHILD, engine.kind, db.location, engine.kind === 'postgres' ? PG_URL : '-', name],
+        { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] },
+      );
       let out = '';
       proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
       const exited = new Promise<void>((resolve) => proc.on('exit', () => resolve()));
@@ -37,7 +41,9 @@ for (const engine of contractEngines()) {
         const job = await waitFor('the take-over', () => q.claimOne('rescuer'), 30_000, 50);
         expect([job.id, job.attempts]).toEqual([id, 2]);
         const detail = (await store.admin().jobDetail(name, id))!;
-        expect(detail.failedAttempts.map((a) => [a.attempt, a.workerId, a.outcome, a.error])).toEqual([[1, `probe-${proc.pid}`, 'lapsed', null]]);
+        expect(detail.failedAttempts.map((a) => [a.attempt, a.workerId, a.outcome, a.error])).toEqual([
+          [1, `probe-${proc.pid}`, 'lapsed', null],
+        ]);
         expect(detail.failedAttempts[0]!.endedAt).toBe(detail.failedAttempts[0]!.claimedAt! + 1000);
         await job.ack();
       } finally {

@@ -2,7 +2,18 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from '@jest/globals';
-import { AlkstoreError, Closed, Codec, InvalidArgument, InvalidFlow, InvalidName, InvalidOption, InvalidSpec, PayloadTooLarge, ReservedName } from '../../lib/contract/errors.js';
+import {
+  AlkstoreError,
+  Closed,
+  Codec,
+  InvalidArgument,
+  InvalidFlow,
+  InvalidName,
+  InvalidOption,
+  InvalidSpec,
+  PayloadTooLarge,
+  ReservedName,
+} from '../../lib/contract/errors.js';
 import type { QueryRunnerLike, Store, StoreLogger, TxOps } from '../../lib/contract/types.js';
 import { openStore } from '../../lib/open-store.js';
 import { sqliteOpener } from '../../lib/engines/sqlite/connection.js';
@@ -122,7 +133,11 @@ function decode(v: unknown): unknown {
 }
 
 /** A caller-owned transaction that must never see SQL: refused calls run none. */
-function sentinelRunner(): { runner: { isTransactionActive: boolean; query: () => Promise<unknown> }; used: () => boolean; arm: () => void } {
+function sentinelRunner(): {
+  runner: { isTransactionActive: boolean; query: () => Promise<unknown> };
+  used: () => boolean;
+  arm: () => void;
+} {
   let used = false;
   let armed = false;
   return {
@@ -146,7 +161,10 @@ function sentinelRunner(): { runner: { isTransactionActive: boolean; query: () =
  * alkstore joined to a caller's transaction over `runner` (through `joinTransaction`, the one
  * path both engines join by), kept open until `end()`.
  */
-async function joinedOps(s: Store, sentinel: ReturnType<typeof sentinelRunner>): Promise<{ ops: TxOps; end: () => Promise<void> }> {
+async function joinedOps(
+  s: Store,
+  sentinel: ReturnType<typeof sentinelRunner>,
+): Promise<{ ops: TxOps; end: () => Promise<void> }> {
   let release!: () => void;
   const done = new Promise<void>((r) => (release = r));
   let ready!: (ops: TxOps) => void;
@@ -159,7 +177,10 @@ async function joinedOps(s: Store, sentinel: ReturnType<typeof sentinelRunner>):
       await done;
     },
   );
-  const ops = await Promise.race([joined, finished.then(() => Promise.reject(new Error('joinTransaction ended before its body ran')))]);
+  const ops = await Promise.race([
+    joined,
+    finished.then(() => Promise.reject(new Error('joinTransaction ended before its body ran'))),
+  ]);
   return {
     ops,
     end: async () => {
@@ -177,7 +198,11 @@ interface Target {
   cleanup(): Promise<void>;
 }
 
-function onObject(obj: object, settle: () => Promise<void> = async () => undefined, cleanup: () => Promise<void> = async () => undefined): Target {
+function onObject(
+  obj: object,
+  settle: () => Promise<void> = async () => undefined,
+  cleanup: () => Promise<void> = async () => undefined,
+): Target {
   return {
     call: (method, args) => {
       const fn = (obj as Record<string, unknown>)[method];
@@ -289,7 +314,20 @@ export function badInputContract(engine: EngineFixture): void {
   ): Promise<{ error: unknown; sync: boolean; target?: Target }> {
     const args = decode(rawArgs) as unknown[];
     const [kind, method] = entry.split('.') as [string, string | undefined];
-    const handleKinds = new Set(['store', 'queue', 'stream', 'outbox', 'tx', 'ext', 'job', 'lock', 'subscription', 'receiver', 'admin', 'reliable']);
+    const handleKinds = new Set([
+      'store',
+      'queue',
+      'stream',
+      'outbox',
+      'tx',
+      'ext',
+      'job',
+      'lock',
+      'subscription',
+      'receiver',
+      'admin',
+      'reliable',
+    ]);
     const t: Target | undefined = handleKinds.has(kind) ? await target(kind) : undefined;
     await beforeCall();
     let result: unknown;
@@ -306,7 +344,13 @@ export function badInputContract(engine: EngineFixture): void {
           break;
         }
         case 'dispatcher.new':
-          result = new OutboxDispatcher({ store: store(), outbox: 'bad-dispatch', handler: async () => undefined, logger: silent, ...(args[0] as object) });
+          result = new OutboxDispatcher({
+            store: store(),
+            outbox: 'bad-dispatch',
+            handler: async () => undefined,
+            logger: silent,
+            ...(args[0] as object),
+          });
           break;
         case 'settings.create':
           result = OutboxSettings.create(args[0] as never);
@@ -333,7 +377,11 @@ export function badInputContract(engine: EngineFixture): void {
           break;
         }
         case 'syncDriver.new':
-          result = new SyncDriver(await ReliableOutbox.open(new InMemoryOutboxStore()), { send: async () => undefined }, args[0] as never);
+          result = new SyncDriver(
+            await ReliableOutbox.open(new InMemoryOutboxStore()),
+            { send: async () => undefined },
+            args[0] as never,
+          );
           break;
         default:
           result = t!.call(method!, args);
@@ -345,7 +393,13 @@ export function badInputContract(engine: EngineFixture): void {
       // A bad input that slips through may wait forever (a recv on a non-signal): bound it.
       const settled = await within(`${entry}`, 5_000, Promise.resolve(result));
       // An entry that unexpectedly accepted a bad value: release what it opened.
-      if (settled && typeof settled === 'object' && 'close' in settled && typeof settled.close === 'function' && entry !== 'store.withTx') {
+      if (
+        settled &&
+        typeof settled === 'object' &&
+        'close' in settled &&
+        typeof settled.close === 'function' &&
+        entry !== 'store.withTx'
+      ) {
         await (settled as { close(): unknown }).close();
       }
       return { error: undefined, sync: false, target: t };
@@ -359,16 +413,19 @@ export function badInputContract(engine: EngineFixture): void {
     if (!cls) return `unknown error class ${v.error}`;
     const { error, sync } = outcome;
     if (error === undefined) return `accepted; expected ${v.error}`;
-    if (!(error instanceof cls)) return `expected ${v.error}, got ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`;
+    if (!(error instanceof cls))
+      return `expected ${v.error}, got ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}`;
     if (!(error instanceof AlkstoreError)) return `${v.error} is not an AlkstoreError`;
     const message = (error as Error).message.toLowerCase();
     const missing = v.words.filter((w) => !message.includes(w.toLowerCase()));
-    if (missing.length > 0) return `message ${JSON.stringify((error as Error).message)} lacks ${JSON.stringify(missing)}`;
+    if (missing.length > 0)
+      return `message ${JSON.stringify((error as Error).message)} lacks ${JSON.stringify(missing)}`;
     if (sync && !SYNC_ENTRIES.has(v.entry)) return 'threw synchronously; an async entry point must reject';
     return null;
   }
 
-  const label = (v: Vector | Call, args = JSON.stringify(v.args)): string => `${v.entry}(${args.length > 120 ? `${args.slice(0, 120)}…` : args})`;
+  const label = (v: Vector | Call, args = JSON.stringify(v.args)): string =>
+    `${v.entry}(${args.length > 120 ? `${args.slice(0, 120)}…` : args})`;
 
   describe('bad input', () => {
     it('every vector is refused with its error class, and the message names the input and the bound', async () => {
@@ -378,7 +435,9 @@ export function badInputContract(engine: EngineFixture): void {
         const outcome = await invoke(v.entry, v.args, opened);
         const p = problem(v, outcome);
         if (p) failures.push(`${label(v)}: ${p}`);
-        await outcome.target?.cleanup().catch((err: unknown) => failures.push(`${label(v)}: cleanup failed: ${String(err)}`));
+        await outcome.target
+          ?.cleanup()
+          .catch((err: unknown) => failures.push(`${label(v)}: cleanup failed: ${String(err)}`));
         await opened?.done();
       }
       expectNone(failures);
@@ -401,13 +460,17 @@ export function badInputContract(engine: EngineFixture): void {
             const after = await snap.take();
             if (after !== before) failures.push(`${label(v)}: the engine tables changed`);
             if (opened) {
-              if (opened.sqlitePath && existsSync(opened.sqlitePath)) failures.push(`${label(v)}: created the SQLite file`);
-              if ((await snap.system()) !== systemBefore) failures.push(`${label(v)}: created tables in a system schema`);
+              if (opened.sqlitePath && existsSync(opened.sqlitePath))
+                failures.push(`${label(v)}: created the SQLite file`);
+              if ((await snap.system()) !== systemBefore)
+                failures.push(`${label(v)}: created tables in a system schema`);
             }
           } catch (err) {
             failures.push(`${label(v)}: ${(err as Error).message}`);
           } finally {
-            await outcome.target?.cleanup().catch((err: unknown) => failures.push(`${label(v)}: cleanup failed: ${String(err)}`));
+            await outcome.target
+              ?.cleanup()
+              .catch((err: unknown) => failures.push(`${label(v)}: cleanup failed: ${String(err)}`));
             await opened?.done();
           }
         }
@@ -461,28 +524,35 @@ export function badInputContract(engine: EngineFixture): void {
           error = err;
           sync = true;
         }
-        if (!(error instanceof Closed)) failures.push(`${label(c)}: expected Closed, got ${error === undefined ? 'success' : String(error)}`);
+        if (!(error instanceof Closed))
+          failures.push(`${label(c)}: expected Closed, got ${error === undefined ? 'success' : String(error)}`);
         else if (sync && !SYNC_ENTRIES.has(c.entry)) failures.push(`${label(c)}: threw synchronously`);
       }
       expectNone(failures);
     });
 
-    it.each(['commit', 'rollback'] as const)('after %s, every transaction op, commit and rollback refuse with Closed', async (end) => {
-      const failures: string[] = [];
-      for (const c of file.closed.afterTxEnd) {
-        const tx = await store().beginTx();
-        await tx[end]();
-        const method = c.entry.split('.')[1]!;
-        let error: unknown;
-        try {
-          await onObject(tx).call(method, decode(c.args) as unknown[]);
-        } catch (err) {
-          error = err;
+    it.each(['commit', 'rollback'] as const)(
+      'after %s, every transaction op, commit and rollback refuse with Closed',
+      async (end) => {
+        const failures: string[] = [];
+        for (const c of file.closed.afterTxEnd) {
+          const tx = await store().beginTx();
+          await tx[end]();
+          const method = c.entry.split('.')[1]!;
+          let error: unknown;
+          try {
+            await onObject(tx).call(method, decode(c.args) as unknown[]);
+          } catch (err) {
+            error = err;
+          }
+          if (!(error instanceof Closed))
+            failures.push(
+              `${label(c)} after ${end}: expected Closed, got ${error === undefined ? 'success' : String(error)}`,
+            );
         }
-        if (!(error instanceof Closed)) failures.push(`${label(c)} after ${end}: expected Closed, got ${error === undefined ? 'success' : String(error)}`);
-      }
-      expectNone(failures);
-    });
+        expectNone(failures);
+      },
+    );
   });
 }
 
@@ -505,7 +575,12 @@ interface Snapshotter {
  * counter flushes every few seconds after earlier acks), never by the call
  * under test.
  */
-const BACKGROUND_TABLES = new Set(['queue_minutes', '__alkstore_queue_minutes', 'queue_latency', '__alkstore_queue_latency']);
+const BACKGROUND_TABLES = new Set([
+  'queue_minutes',
+  '__alkstore_queue_minutes',
+  'queue_latency',
+  '__alkstore_queue_latency',
+]);
 
 async function snapshotter(engine: EngineFixture, location: string): Promise<Snapshotter> {
   if (engine.kind === 'sqlite') {
@@ -514,11 +589,16 @@ async function snapshotter(engine: EngineFixture, location: string): Promise<Sna
     const db = open(location, { readonly: true });
     return {
       take: async () => {
-        const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all() as string[];
+        const tables = db
+          .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+          .pluck()
+          .all() as string[];
         return tables
           .filter((t) => !BACKGROUND_TABLES.has(t))
           .map((t) => {
-            const rows = (db.prepare(`SELECT * FROM "${t.replace(/"/g, '""')}"`).all() as unknown[]).map((r) => JSON.stringify(r)).sort();
+            const rows = (db.prepare(`SELECT * FROM "${t.replace(/"/g, '""')}"`).all() as unknown[])
+              .map((r) => JSON.stringify(r))
+              .sort();
             return `${t}:${rows.join('\n')}`;
           })
           .join('\n\n');
@@ -535,10 +615,12 @@ async function snapshotter(engine: EngineFixture, location: string): Promise<Sna
     "SELECT table_name AS t FROM information_schema.tables WHERE table_schema = $1 AND table_type = 'BASE TABLE' ORDER BY 1",
     [location],
   );
-  const parts = tables.rows.filter(({ t }) => !BACKGROUND_TABLES.has(t)).map(({ t }) => {
-    const q = `"${location}"."${t.replace(/"/g, '""')}"`;
-    return `'${t.replace(/'/g, "''")}:' || (SELECT coalesce(string_agg(x::text, E'\\n' ORDER BY x::text), '') FROM ${q} x)`;
-  });
+  const parts = tables.rows
+    .filter(({ t }) => !BACKGROUND_TABLES.has(t))
+    .map(({ t }) => {
+      const q = `"${location}"."${t.replace(/"/g, '""')}"`;
+      return `'${t.replace(/'/g, "''")}:' || (SELECT coalesce(string_agg(x::text, E'\\n' ORDER BY x::text), '') FROM ${q} x)`;
+    });
   const sql = `SELECT concat_ws(E'\\n\\n', ${parts.join(', ')}) AS snapshot`;
   return {
     take: async () => (await client.query<{ snapshot: string }>(sql)).rows[0]!.snapshot,
@@ -572,7 +654,13 @@ const NO_INPUT: Record<string, string[]> = {
 };
 
 /** Pure accessors and idempotent closes: they never refuse, not even after close. */
-const NEVER_CLOSED = new Set(['store.close', 'job.payloadAs', 'subscription.close', 'receiver.close', 'admin.listener']);
+const NEVER_CLOSED = new Set([
+  'store.close',
+  'job.payloadAs',
+  'subscription.close',
+  'receiver.close',
+  'admin.listener',
+]);
 
 /**
  * Engine internals: present on the runtime objects (TypeScript `private`, or
@@ -618,7 +706,18 @@ const INTERNAL: Record<string, string[]> = {
   // SQLite: the store opens the handle, and a lease renewal may revoke it
   tx: ['assertActive', 'run', 'abandon', 'check', 'end', 'onFinish', 'onEnd', 'open', 'revoke'],
   // SQLite: the join takes the write lock; multi-statement ops run in a savepoint
-  ext: ['insertJob', 'insertEvent', 'answer', 'guard', 'now', 'query', 'check', 'assertOpen', 'atomically', 'takeWriteLock'],
+  ext: [
+    'insertJob',
+    'insertEvent',
+    'answer',
+    'guard',
+    'now',
+    'query',
+    'check',
+    'assertOpen',
+    'atomically',
+    'takeWriteLock',
+  ],
   subscription: ['waitForWake', 'ended'],
   // the wake hub's delivery and unregister callbacks
   receiver: ['push', 'onClose'],
@@ -682,7 +781,8 @@ export function entryPointCoverageContract(engine: EngineFixture): void {
           const entry = `${kind}.${method}`;
           if (withVectors.has(entry) || (INTERNAL[kind] ?? []).includes(method)) continue;
           if ((NO_INPUT[kind] ?? []).includes(method)) {
-            if (!closedVectors.has(entry) && !NEVER_CLOSED.has(entry)) missing.push(`${entry}: takes no input but has no closed vector`);
+            if (!closedVectors.has(entry) && !NEVER_CLOSED.has(entry))
+              missing.push(`${entry}: takes no input but has no closed vector`);
             continue;
           }
           missing.push(`${entry}: no vector in conformance/contract/bad-input.json`);

@@ -41,12 +41,17 @@ export function cancelContract(engine: EngineFixture): void {
     expect(await env.other.queue(q.name).cancel(id)).toBe(true);
     expect(await q.claimOne('w')).toBeNull();
     const info = (await q.getJob(id))!;
-    expect([info.state, info.payload, info.headers, typeof info.finishedAt]).toEqual(['cancelled', { a: 1 }, { h: 'v' }, 'number']);
+    expect([info.state, info.payload, info.headers, typeof info.finishedAt]).toEqual([
+      'cancelled',
+      { a: 1 },
+      { h: 'v' },
+      'number',
+    ]);
     expect(await q.enqueue(2, { uniqueKey: 'u' })).not.toBe(id);
     expect((await q.stats()).pending).toBe(1);
   });
 
-  it('a cancelled processing job is fenced: the claim\'s ack, retry, fail, heartbeat and progress land nowhere', async () => {
+  it("a cancelled processing job is fenced: the claim's ack, retry, fail, heartbeat and progress land nowhere", async () => {
     const q = store().queue(uid('c-fence'));
     const id = await q.enqueue(1);
     const job = await claimSoon(q);
@@ -72,9 +77,13 @@ export function cancelContract(engine: EngineFixture): void {
     expect((await q.getJob(id))!.state).toBe('cancelled');
   });
 
-  it('cancelByOrderingKey cancels the key\'s whole line (running head included); later jobs of the key run', async () => {
+  it("cancelByOrderingKey cancels the key's whole line (running head included); later jobs of the key run", async () => {
     const q = store().queue(uid('c-okey'));
-    const ids = [await q.enqueue(1, { orderingKey: 'acct' }), await q.enqueue(2, { orderingKey: 'acct' }), await q.enqueue(3, { orderingKey: 'acct' })];
+    const ids = [
+      await q.enqueue(1, { orderingKey: 'acct' }),
+      await q.enqueue(2, { orderingKey: 'acct' }),
+      await q.enqueue(3, { orderingKey: 'acct' }),
+    ];
     const other = await q.enqueue(9, { orderingKey: 'other' });
     const head = await claimSoon(q);
     expect(head.id).toBe(ids[0]);
@@ -96,7 +105,7 @@ export function cancelContract(engine: EngineFixture): void {
     expect(await q.cancelledAmong([])).toEqual([]);
   });
 
-  it('aborts the running handler\'s signal in another process\'s worker (reason JobCancelled); the job is never retried', async () => {
+  it("aborts the running handler's signal in another process's worker (reason JobCancelled); the job is never retried", async () => {
     const name = uid('c-run');
     const started = deferred<number>();
     let runs = 0;

@@ -35,7 +35,12 @@ async function countRows(store: Store, queue: string): Promise<Counts> {
 
 /** Claims the job `id` (waiting for it to be claimable), with an optional lease. */
 async function claimId(q: Queue, id: number, visibilityTimeoutMs?: number): Promise<Job> {
-  const job = await waitFor(`job ${id} of ${q.name} claimable`, () => q.claimOne('w', visibilityTimeoutMs === undefined ? undefined : { visibilityTimeoutMs }), 10_000, 10);
+  const job = await waitFor(
+    `job ${id} of ${q.name} claimable`,
+    () => q.claimOne('w', visibilityTimeoutMs === undefined ? undefined : { visibilityTimeoutMs }),
+    10_000,
+    10,
+  );
   expect(job.id).toBe(id);
   return job;
 }
@@ -56,7 +61,14 @@ export function countersContract(engine: EngineFixture): void {
         checked.push(step);
         for (const q of queues) {
           const s = await q.stats();
-          const got = { step, queue: q.name, pending: s.pending, processing: s.processing, dead: s.dead, scheduled: s.scheduled };
+          const got = {
+            step,
+            queue: q.name,
+            pending: s.pending,
+            processing: s.processing,
+            dead: s.dead,
+            scheduled: s.scheduled,
+          };
           expect(got).toEqual({ step, queue: q.name, ...(await countRows(store(), q.name)) });
         }
       };
@@ -78,7 +90,11 @@ export function countersContract(engine: EngineFixture): void {
       await q.enqueueMany(['m1', 'm2', 'm3']);
       await q.enqueueMany(['ml1', 'ml2'], { delayMs: LATER });
       await check('enqueueMany');
-      await q.enqueueBulk([{ payload: 'b1' }, { payload: 'b2', opts: { delayMs: LATER } }, { payload: 'b3', opts: { uniqueKey: 'bulk' } }]);
+      await q.enqueueBulk([
+        { payload: 'b1' },
+        { payload: 'b2', opts: { delayMs: LATER } },
+        { payload: 'b3', opts: { uniqueKey: 'bulk' } },
+      ]);
       await check('enqueueBulk');
 
       // Unique keys: keep, replace, replace moving a delayed job's run time between buckets.
@@ -178,10 +194,15 @@ export function countersContract(engine: EngineFixture): void {
       await untilDbPasses(store(), firstClaim.deadline);
       await claimId(lq, l, 100);
       await check('lapsed lease re-claimed');
-      await waitFor('the exhausted lapsed job buried by a claim', async () => {
-        await lq.claimOne('w');
-        return (await lq.getJob(l))!.state === 'dead';
-      }, 10_000, 20);
+      await waitFor(
+        'the exhausted lapsed job buried by a claim',
+        async () => {
+          await lq.claimOne('w');
+          return (await lq.getJob(l))!.state === 'dead';
+        },
+        10_000,
+        20,
+      );
       await check('exhausted lapse buried');
 
       // Expiry (pending due, pending in a later bucket, processing) and retention purge.
@@ -193,10 +214,15 @@ export function countersContract(engine: EngineFixture): void {
       await pq.enqueue('expires and purged', { expiresInMs: 200 });
       await pq.enqueue('stays pending');
       await check('before expiry');
-      await waitFor('three expired', async () => {
-        await eq.sweepExpired();
-        return (await countRows(store(), eq.name)).dead === 3;
-      }, 10_000, 20);
+      await waitFor(
+        'three expired',
+        async () => {
+          await eq.sweepExpired();
+          return (await countRows(store(), eq.name)).dead === 3;
+        },
+        10_000,
+        20,
+      );
       await check('expire');
       await waitFor('one expired and purged', async () => (await pq.sweepExpired()).purged === 1, 10_000, 20);
       await check('expire and purge');

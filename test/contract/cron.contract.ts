@@ -1,6 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
 import { InvalidArgument, InvalidName, InvalidSpec, ReservedName } from '../../lib/contract/errors.js';
-import { SCHEDULE_BOUNDARY_HEADER, SCHEDULE_NAME_HEADER, scheduleBoundaryOf } from '../../lib/contract/schedule-headers.js';
+import {
+  SCHEDULE_BOUNDARY_HEADER,
+  SCHEDULE_NAME_HEADER,
+  scheduleBoundaryOf,
+} from '../../lib/contract/schedule-headers.js';
 import type { Store } from '../../lib/contract/types.js';
 import type { EngineFixture } from '../helpers/engines.js';
 import { loadVectors, type CronVectors } from '../unit/vectors.js';
@@ -8,7 +12,12 @@ import { expectError, type Runner, startRunner, uid, useEnv, waitFor } from './h
 
 const vectors = loadVectors<CronVectors>('cron.json');
 
-async function waitRunning(runner: Runner, what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+async function waitRunning(
+  runner: Runner,
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs = 20_000,
+): Promise<void> {
   await waitFor(
     what,
     async () => {
@@ -21,7 +30,10 @@ async function waitRunning(runner: Runner, what: string, check: () => Promise<bo
 }
 
 /** Every job of `queue`, claimed: the boundary each carries and the schedule it names. */
-async function firedBoundaries(store: Store, queue: string): Promise<{ boundaries: (number | null)[]; schedules: Set<string | undefined>; enqueuedAts: Set<number> }> {
+async function firedBoundaries(
+  store: Store,
+  queue: string,
+): Promise<{ boundaries: (number | null)[]; schedules: Set<string | undefined>; enqueuedAts: Set<number> }> {
   const jobs = await store.queue(queue).claimBatch(1_000, 'boundary-reader');
   return {
     boundaries: jobs.map((j) => scheduleBoundaryOf(j)).sort((a, b) => (a ?? 0) - (b ?? 0)),
@@ -52,7 +64,10 @@ export function cronContract(engine: EngineFixture): void {
           expect({ note: v.note, next: new Date(s.nextFireAt).toISOString() }).toEqual({ note: v.note, next: v.next });
         } else {
           // @every starts exactly at startAt; its grid is prev + interval.
-          expect({ note: v.note, next: new Date(prev + s.intervalMs).toISOString() }).toEqual({ note: v.note, next: v.next });
+          expect({ note: v.note, next: new Date(prev + s.intervalMs).toISOString() }).toEqual({
+            note: v.note,
+            next: v.next,
+          });
         }
         expect(s.timeZone).toBe(v.zone);
         await store().unschedule(name);
@@ -66,10 +81,16 @@ export function cronContract(engine: EngineFixture): void {
         expect(err.message).toContain(JSON.stringify(spec));
       }
       for (const zone of vectors.invalidZones) {
-        const err = await expectError(() => store().schedule(name, '0 3 * * *', 'q', null, { timeZone: zone }), InvalidSpec);
+        const err = await expectError(
+          () => store().schedule(name, '0 3 * * *', 'q', null, { timeZone: zone }),
+          InvalidSpec,
+        );
         expect(err.message).toContain(JSON.stringify(zone));
       }
-      await expectError(() => store().schedule(name, '0 3 * * *', 'q', null, { catchUp: 'some' as never }), InvalidArgument);
+      await expectError(
+        () => store().schedule(name, '0 3 * * *', 'q', null, { catchUp: 'some' as never }),
+        InvalidArgument,
+      );
       await expectError(() => store().schedule(name, '0 3 * * *', '__alkstore_x', null), ReservedName);
       await expectError(() => store().schedule(name, '0 3 * * *', ' ', null), InvalidName);
       expect(await store().getSchedule(name)).toBeNull();
@@ -78,15 +99,41 @@ export function cronContract(engine: EngineFixture): void {
     it('stores spec, zone, catch-up and owner; a cron schedule has no interval and starts at its next boundary', async () => {
       const name = uid('cron-store');
       const t0 = await store().now();
-      const s = await store().schedule(name, '0 3 * * *', 'nightly', { r: 1 }, { timeZone: 'Europe/Berlin', catchUp: 'latest', owner: 'app:test' });
-      expect(s).toMatchObject({ name, spec: '0 3 * * *', intervalMs: null, timeZone: 'Europe/Berlin', catchUp: 'latest', owner: 'app:test', paused: false });
+      const s = await store().schedule(
+        name,
+        '0 3 * * *',
+        'nightly',
+        { r: 1 },
+        { timeZone: 'Europe/Berlin', catchUp: 'latest', owner: 'app:test' },
+      );
+      expect(s).toMatchObject({
+        name,
+        spec: '0 3 * * *',
+        intervalMs: null,
+        timeZone: 'Europe/Berlin',
+        catchUp: 'latest',
+        owner: 'app:test',
+        paused: false,
+      });
       expect(s.nextFireAt).toBeGreaterThan(t0);
       expect(s.nextFireAt - t0).toBeLessThanOrEqual(25 * 3_600_000);
-      const wall = new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Berlin', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' });
+      const wall = new Intl.DateTimeFormat('en-GB', {
+        timeZone: 'Europe/Berlin',
+        hour: '2-digit',
+        minute: '2-digit',
+        second: '2-digit',
+        hourCycle: 'h23',
+      });
       expect(wall.format(s.nextFireAt)).toBe('03:00:00');
       expect(await env.other.getSchedule(name)).toEqual(s);
       const plain = await store().schedule(uid('cron-plain'), '@every 1h', 'q', null);
-      expect(plain).toMatchObject({ timeZone: 'UTC', catchUp: 'all', owner: null, paused: false, intervalMs: 3_600_000 });
+      expect(plain).toMatchObject({
+        timeZone: 'UTC',
+        catchUp: 'all',
+        owner: null,
+        paused: false,
+        intervalMs: 3_600_000,
+      });
     });
 
     it('an upsert keeps the next fire for the same spec and zone, and restarts it when the zone changes', async () => {
@@ -96,7 +143,12 @@ export function cronContract(engine: EngineFixture): void {
       expect(same).toMatchObject({ nextFireAt: a.nextFireAt, queue: 'q2', catchUp: 'none' });
       const moved = await store().schedule(name, '0 3 * * *', 'q2', 'v', { timeZone: 'America/New_York' });
       expect(moved.nextFireAt).not.toBe(a.nextFireAt);
-      const wall = new Intl.DateTimeFormat('en-GB', { timeZone: 'America/New_York', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+      const wall = new Intl.DateTimeFormat('en-GB', {
+        timeZone: 'America/New_York',
+        hour: '2-digit',
+        minute: '2-digit',
+        hourCycle: 'h23',
+      });
       expect(wall.format(moved.nextFireAt)).toBe('03:00');
     });
   });
@@ -118,7 +170,9 @@ export function cronContract(engine: EngineFixture): void {
       const count = (next - first.nextFireAt) / 2_000;
       expect(await jobCount(store(), queue)).toBe(count);
       const jobs = await store().queue(queue).claimBatch(count, 'w');
-      const enqueued = (await Promise.all(jobs.map(async (j) => (await store().queue(queue).getJob(j.id))!.enqueuedAt))).sort((a, b) => a - b);
+      const enqueued = (
+        await Promise.all(jobs.map(async (j) => (await store().queue(queue).getJob(j.id))!.enqueuedAt))
+      ).sort((a, b) => a - b);
       // The i-th job was enqueued at or after the i-th boundary: never early.
       enqueued.forEach((at, i) => expect(at).toBeGreaterThanOrEqual(first.nextFireAt + i * 2_000));
       await store().unschedule(name);
@@ -126,7 +180,8 @@ export function cronContract(engine: EngineFixture): void {
 
     it('reads the spec in its zone: an hour field fires by the wall clock of Asia/Kathmandu (+05:45), not UTC', async () => {
       const now = await store().now();
-      const hour = (zone: string, at: number): number => Number(new Intl.DateTimeFormat('en-GB', { timeZone: zone, hour: '2-digit', hourCycle: 'h23' }).format(at));
+      const hour = (zone: string, at: number): number =>
+        Number(new Intl.DateTimeFormat('en-GB', { timeZone: zone, hour: '2-digit', hourCycle: 'h23' }).format(at));
       const h = hour('Asia/Kathmandu', now);
       const hours = `${h},${(h + 1) % 24}`;
       const spec = `* * ${hours} * * *`;
@@ -139,7 +194,11 @@ export function cronContract(engine: EngineFixture): void {
       expect(utc.nextFireAt - now).toBeGreaterThan(3_600_000);
       const runner = startRunner(store());
       try {
-        await waitRunning(runner, 'the Kathmandu schedule to fire', async () => (await jobCount(store(), local.queue)) >= 2);
+        await waitRunning(
+          runner,
+          'the Kathmandu schedule to fire',
+          async () => (await jobCount(store(), local.queue)) >= 2,
+        );
       } finally {
         await runner.stop();
       }
@@ -161,7 +220,11 @@ export function cronContract(engine: EngineFixture): void {
         const before = await store().now();
         const runner = startRunner(env.other);
         try {
-          await waitRunning(runner, 'the schedule to skip forward', async () => (await store().getSchedule(name))!.nextFireAt > before);
+          await waitRunning(
+            runner,
+            'the schedule to skip forward',
+            async () => (await store().getSchedule(name))!.nextFireAt > before,
+          );
         } finally {
           await runner.stop();
         }
@@ -179,7 +242,11 @@ export function cronContract(engine: EngineFixture): void {
       await store().schedule(name, '@every 1h', queue, null, { startAt, catchUp: 'none' });
       const runner = startRunner(store());
       try {
-        await waitRunning(runner, 'the late boundary to fire', async () => (await store().getSchedule(name))!.nextFireAt > startAt);
+        await waitRunning(
+          runner,
+          'the late boundary to fire',
+          async () => (await store().getSchedule(name))!.nextFireAt > startAt,
+        );
       } finally {
         await runner.stop();
       }
@@ -190,7 +257,9 @@ export function cronContract(engine: EngineFixture): void {
     it("catch-up 'all' on a cron spec fires each missed boundary, then the next one after now", async () => {
       const name = uid('cron-all');
       const queue = uid('q-all');
-      const first = await store().schedule(name, '*/10 * * * * *', queue, null, { startAt: (await store().now()) - 45_000 });
+      const first = await store().schedule(name, '*/10 * * * * *', queue, null, {
+        startAt: (await store().now()) - 45_000,
+      });
       const runner = startRunner(store());
       try {
         await waitRunning(runner, 'the catch-up', async () => (await jobCount(store(), queue)) >= 4);
@@ -228,13 +297,18 @@ export function cronContract(engine: EngineFixture): void {
       const every = { name: uid('boundary-every-latest'), queue: uid('q-boundary-every-latest') };
       const before = await store().now();
       await store().schedule(all.name, '0 * * * *', all.queue, null, { startAt: before - 5.5 * HOUR });
-      await store().schedule(latest.name, '0 * * * *', latest.queue, null, { startAt: before - 30 * HOUR, catchUp: 'latest' });
+      await store().schedule(latest.name, '0 * * * *', latest.queue, null, {
+        startAt: before - 30 * HOUR,
+        catchUp: 'latest',
+      });
       const everyStart = before - 10.5 * 60_000;
       await store().schedule(every.name, '@every 1m', every.queue, null, { startAt: everyStart, catchUp: 'latest' });
       const runner = startRunner(env.other);
       try {
         await waitRunning(runner, 'the three schedules to skip forward', async () => {
-          const next = await Promise.all([all, latest, every].map(async (s) => (await store().getSchedule(s.name))!.nextFireAt));
+          const next = await Promise.all(
+            [all, latest, every].map(async (s) => (await store().getSchedule(s.name))!.nextFireAt),
+          );
           return next.every((n) => n > before);
         });
       } finally {
@@ -264,13 +338,21 @@ export function cronContract(engine: EngineFixture): void {
       expect(boundary).toBeGreaterThanOrEqual(before);
       expect(boundary).toBeLessThanOrEqual(after);
       expect(job.headers[SCHEDULE_BOUNDARY_HEADER]).toBe(String(boundary));
-      const plain = (await store().queue(queue).getJob(await store().queue(queue).enqueue(1)))!;
+      const plain = (await store()
+        .queue(queue)
+        .getJob(await store().queue(queue).enqueue(1)))!;
       expect(scheduleBoundaryOf(plain)).toBeNull();
       await store().unschedule(name);
     });
 
     it('validates lockTtlMs and renewIntervalMs before taking the lock', async () => {
-      for (const opts of [{ lockTtlMs: 999 }, { lockTtlMs: 2 ** 31 }, { lockTtlMs: 1.5e3 + 0.5 }, { lockTtlMs: 4_000, renewIntervalMs: 2_001 }, { renewIntervalMs: 0 }]) {
+      for (const opts of [
+        { lockTtlMs: 999 },
+        { lockTtlMs: 2 ** 31 },
+        { lockTtlMs: 1.5e3 + 0.5 },
+        { lockTtlMs: 4_000, renewIntervalMs: 2_001 },
+        { renewIntervalMs: 0 },
+      ]) {
         const err = await expectError(() => store().runSchedules(new AbortController().signal, opts), InvalidArgument);
         expect(err.message).toMatch(/lockTtlMs|renewIntervalMs/);
       }
@@ -280,9 +362,17 @@ export function cronContract(engine: EngineFixture): void {
     it('a runner with a short lock TTL renews it while leading', async () => {
       const runner = startRunner(store(), { owner: 'short-ttl', lockTtlMs: 1_000, renewIntervalMs: 200 });
       try {
-        await waitRunning(runner, 'the runner to lead', async () => (await store().listSchedules()).leader?.owner === 'short-ttl');
+        await waitRunning(
+          runner,
+          'the runner to lead',
+          async () => (await store().listSchedules()).leader?.owner === 'short-ttl',
+        );
         const first = (await store().listSchedules()).leader!.expiresAt;
-        await waitRunning(runner, 'a renewed lock', async () => ((await store().listSchedules()).leader?.expiresAt ?? 0) > first);
+        await waitRunning(
+          runner,
+          'a renewed lock',
+          async () => ((await store().listSchedules()).leader?.expiresAt ?? 0) > first,
+        );
         expect(runner.error).toBeUndefined();
       } finally {
         await runner.stop();
@@ -303,7 +393,11 @@ export function cronContract(engine: EngineFixture): void {
       expect(names).toEqual([...names].sort());
       const runner = startRunner(store(), { owner: 'list-runner' });
       try {
-        await waitRunning(runner, 'the runner to lead', async () => (await env.other.listSchedules()).leader?.owner === 'list-runner');
+        await waitRunning(
+          runner,
+          'the runner to lead',
+          async () => (await env.other.listSchedules()).leader?.owner === 'list-runner',
+        );
         const led = await env.other.listSchedules();
         expect(led.leader!.expiresAt).toBeGreaterThan(led.now);
       } finally {
@@ -324,7 +418,11 @@ export function cronContract(engine: EngineFixture): void {
       try {
         const start = (await store().getSchedule(name))!.nextFireAt;
         // The runner moves a paused schedule forward without firing it.
-        await waitRunning(runner, 'three paused boundaries to pass', async () => (await store().getSchedule(name))!.nextFireAt >= start + 3_000);
+        await waitRunning(
+          runner,
+          'three paused boundaries to pass',
+          async () => (await store().getSchedule(name))!.nextFireAt >= start + 3_000,
+        );
         expect(await jobCount(store(), queue)).toBe(0);
         // An upsert (a redeploy re-declaring it) keeps the pause.
         expect((await store().schedule(name, '@every 1s', queue, 'p')).paused).toBe(true);
@@ -347,7 +445,13 @@ export function cronContract(engine: EngineFixture): void {
     it('triggerSchedule enqueues one job now with the schedule options, even while paused, and keeps the next fire', async () => {
       const name = uid('cron-trigger');
       const queue = uid('q-trigger');
-      const s = await store().schedule(name, '0 3 * * *', queue, { kind: 'manual' }, { timeZone: 'Europe/Berlin', priority: 3, maxAttempts: 2 });
+      const s = await store().schedule(
+        name,
+        '0 3 * * *',
+        queue,
+        { kind: 'manual' },
+        { timeZone: 'Europe/Berlin', priority: 3, maxAttempts: 2 },
+      );
       await store().pauseSchedule(name);
       const id = await env.other.triggerSchedule(name);
       expect(typeof id).toBe('number');

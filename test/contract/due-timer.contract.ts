@@ -81,7 +81,12 @@ export function dueTimerContract(engine: EngineFixture): void {
       running.push(worker);
       worker.start();
       const id = await q.enqueue('x');
-      await waitFor('the retry ran and acked', async () => runs.length === 2 && (await q.getJob(id)) === null, IDLE_POLL_MS * 2, 10);
+      await waitFor(
+        'the retry ran and acked',
+        async () => runs.length === 2 && (await q.getJob(id)) === null,
+        IDLE_POLL_MS * 2,
+        10,
+      );
       // Equal-jitter backoff of attempt 1 with base 400: 200..400 ms; then well before the idle poll.
       expect(runs[1]! - runs[0]!).toBeLessThan(400 + 2_000);
     });

@@ -29,7 +29,10 @@ export function enqueueHeadersContract(engine: EngineFixture): void {
   it("adds its headers to every enqueue path of its own store and to no other store's", async () => {
     const q = uid('eh');
     const outbox = uid('ehbox');
-    for (const [store, who] of [[withHook, 'a'], [without, 'b']] as const) {
+    for (const [store, who] of [
+      [withHook, 'a'],
+      [without, 'b'],
+    ] as const) {
       await store.queue(q).enqueue(`${who}-enqueue`);
       await store.queue(q).enqueueMany([`${who}-many`]);
       await store.queue(q).enqueueBulk([{ payload: `${who}-bulk` }]);
@@ -59,7 +62,11 @@ export function enqueueHeadersContract(engine: EngineFixture): void {
   });
 
   it('a hook that throws or returns malformed headers does not fail the enqueue', async () => {
-    const throwing = await db.open({ enqueueHeaders: () => { throw new Error('boom'); } });
+    const throwing = await db.open({
+      enqueueHeaders: () => {
+        throw new Error('boom');
+      },
+    });
     const malformed = await db.open({ enqueueHeaders: () => ({ bad: 1 }) as unknown as JobHeaders });
     const q = uid('eh');
     await throwing.queue(q).enqueue('t', { headers: { k: 'v' } });
@@ -78,6 +85,7 @@ export function enqueueHeadersContract(engine: EngineFixture): void {
 /** An outbox's messages by payload, through a store's outbox claim. */
 async function outboxHeaders(store: Store, outbox: string): Promise<Map<string, JobHeaders>> {
   const out = new Map<string, JobHeaders>();
-  for (const job of await store.outbox(outbox).queue.claimBatch(100, 'reader')) out.set(job.payloadAs<string>(), job.headers);
+  for (const job of await store.outbox(outbox).queue.claimBatch(100, 'reader'))
+    out.set(job.payloadAs<string>(), job.headers);
   return out;
 }

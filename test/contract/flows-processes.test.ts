@@ -3,7 +3,14 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
 import type { FlowNode } from '../../lib/contract/flows.js';
 import type { Store } from '../../lib/contract/types.js';
-import { contractEngines, PG_URL, waitFor, withEngineDb, type EngineDb, type EngineFixture } from '../helpers/engines.js';
+import {
+  contractEngines,
+  PG_URL,
+  waitFor,
+  withEngineDb,
+  type EngineDb,
+  type EngineFixture,
+} from '../helpers/engines.js';
 
 const CHILD = fileURLToPath(new URL('./fixtures/flows-child.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -17,7 +24,11 @@ interface Child {
 function child(engine: EngineFixture, db: EngineDb, queue: string): Child {
   const env = { ...process.env };
   delete env.NODE_OPTIONS;
-  const proc = spawn(process.execPath, ['--import', 'tsx', CHILD, engine.kind, db.location, engine.kind === 'postgres' ? PG_URL : '-', queue], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const proc = spawn(
+    process.execPath,
+    ['--import', 'tsx', CHILD, engine.kind, db.location, engine.kind === 'postgres' ? PG_URL : '-', queue],
+    { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] },
+  );
   let markReady: () => void = () => undefined;
   const ready = new Promise<void>((resolve) => (markReady = resolve));
   proc.stdout!.on('data', (d: Buffer) => {
@@ -56,7 +67,14 @@ for (const engine of contractEngines()) {
         flows.push(
           await q.enqueueFlow({
             payload: { n: f, parent: true },
-            children: Array.from({ length: 6 }, (_, i) => (i === 0 ? { payload: { n: i, parent: true }, children: Array.from({ length: 3 }, (_, k) => ({ payload: { n: 10 + k } })) } : { payload: { n: i } })),
+            children: Array.from({ length: 6 }, (_, i) =>
+              i === 0
+                ? {
+                    payload: { n: i, parent: true },
+                    children: Array.from({ length: 3 }, (_, k) => ({ payload: { n: 10 + k } })),
+                  }
+                : { payload: { n: i } },
+            ),
           }),
         );
       }
@@ -67,19 +85,31 @@ for (const engine of contractEngines()) {
         await Promise.all(children.map((c) => c.ready));
         for (const c of children) c.proc.stdin!.write('go\n');
         const starts = store.stream(`${name}-starts`);
-        await waitFor('a third of the jobs started', async () => (await starts.readSince(0, 10_000)).length >= all.length / 3, 60_000, 20);
+        await waitFor(
+          'a third of the jobs started',
+          async () => (await starts.readSince(0, 10_000)).length >= all.length / 3,
+          60_000,
+          20,
+        );
         const victim = children[0]!;
         victim.proc.kill('SIGKILL');
         await victim.exited;
-        await waitFor('every flow finished', async () => {
-          for (const f of flows) if ((await q.getJob(f.id))?.state !== 'completed') return false;
-          return true;
-        }, 120_000, 100);
+        await waitFor(
+          'every flow finished',
+          async () => {
+            for (const f of flows) if ((await q.getJob(f.id))?.state !== 'completed') return false;
+            return true;
+          },
+          120_000,
+          100,
+        );
         const survivors = children.slice(1);
         for (const c of survivors) c.proc.stdin!.write('stop\n');
         await Promise.all(survivors.map((c) => c.exited));
         // From the database: every start of a parent (reruns after the kill included) saw all its children completed.
-        const events = (await starts.readSince(0, 10_000)).map((e) => e.payload as { id: number; kind: string; seen?: number });
+        const events = (await starts.readSince(0, 10_000)).map(
+          (e) => e.payload as { id: number; kind: string; seen?: number },
+        );
         const want = new Map(parents.map((p) => [p.id, p.children.length]));
         const parentStarts = events.filter((e) => e.kind === 'parent');
         expect(parentStarts.length).toBeGreaterThanOrEqual(parents.length);

@@ -12,7 +12,11 @@ function claimNow(q: Queue): Promise<Job | null> {
 }
 
 /** Claims and acks jobs of `q` with `result(job)` until `n` were acked. */
-async function ackAll(q: Queue, n: number, result: (job: Job) => unknown = (j) => ({ from: j.payload })): Promise<number[]> {
+async function ackAll(
+  q: Queue,
+  n: number,
+  result: (job: Job) => unknown = (j) => ({ from: j.payload }),
+): Promise<number[]> {
   const ids: number[] = [];
   while (ids.length < n) {
     const job = await claimSoon(q);
@@ -49,7 +53,9 @@ export function flowsContract(engine: EngineFixture): void {
       expect(p.id).toBe(flow.id);
       const results = await p.childResults();
       expect(results.map((r) => [r.id, r.state, r.result])).toEqual(
-        [flow.children[0]!.id, flow.children[1]!.id].sort((a, b) => a - b).map((id) => [id, 'completed', { got: id === flow.children[0]!.id ? 'a' : 'b' }]),
+        [flow.children[0]!.id, flow.children[1]!.id]
+          .sort((a, b) => a - b)
+          .map((id) => [id, 'completed', { got: id === flow.children[0]!.id ? 'a' : 'b' }]),
       );
       expect(await p.ack('done')).toBe(true);
     });
@@ -58,14 +64,19 @@ export function flowsContract(engine: EngineFixture): void {
       const top = store().queue(uid('f-top'));
       const mid = store().queue(uid('f-mid'));
       const leaf = store().queue(uid('f-leaf'));
-      const flow = await top.enqueueFlow({ payload: 'top', children: [{ queue: mid.name, payload: 'mid', children: [{ queue: leaf.name, payload: 'leaf' }] }] });
+      const flow = await top.enqueueFlow({
+        payload: 'top',
+        children: [{ queue: mid.name, payload: 'mid', children: [{ queue: leaf.name, payload: 'leaf' }] }],
+      });
       expect(flow.children[0]!.queue).toBe(mid.name);
       expect(flow.children[0]!.children[0]!.queue).toBe(leaf.name);
       expect(await claimNow(top)).toBeNull();
       expect(await claimNow(mid)).toBeNull();
       await ackAll(leaf, 1, () => 7);
       const m = await claimSoon(mid);
-      expect(await m.childResults()).toEqual([{ id: flow.children[0]!.children[0]!.id, queue: leaf.name, state: 'completed', result: 7 }]);
+      expect(await m.childResults()).toEqual([
+        { id: flow.children[0]!.children[0]!.id, queue: leaf.name, state: 'completed', result: 7 },
+      ]);
       expect(await claimNow(top)).toBeNull();
       await m.ack(8);
       const t = await claimSoon(top);
@@ -89,7 +100,9 @@ export function flowsContract(engine: EngineFixture): void {
       await s.ack('S');
       const a = await claimSoon(q);
       const b = (await claimNow(q))!;
-      expect([a.id, b.id].sort((x, y) => x - y)).toEqual([flow.children[0]!.id, flow.children[1]!.id].sort((x, y) => x - y));
+      expect([a.id, b.id].sort((x, y) => x - y)).toEqual(
+        [flow.children[0]!.id, flow.children[1]!.id].sort((x, y) => x - y),
+      );
       expect(await a.childResults()).toEqual([{ id: sharedId, queue: q.name, state: 'completed', result: 'S' }]);
       expect(await claimNow(q)).toBeNull();
       await a.ack(1);
@@ -120,7 +133,13 @@ export function flowsContract(engine: EngineFixture): void {
         await ackAll(kids, 1, () => 'kid');
         await waitFor('the parent handled', () => seen.length > 0, 15_000);
         expect(seen).toEqual([['kid']]);
-        expect((await waitFor('the parent completed', async () => ((await parents.getJob(flow.id))?.state === 'completed' ? true : null), 15_000))).toBe(true);
+        expect(
+          await waitFor(
+            'the parent completed',
+            async () => ((await parents.getJob(flow.id))?.state === 'completed' ? true : null),
+            15_000,
+          ),
+        ).toBe(true);
       } finally {
         await worker.stop();
       }
@@ -183,9 +202,22 @@ export function flowsContract(engine: EngineFixture): void {
   describe('refusals, before any write', () => {
     it('refuses a cycle, a self-dependency and an unknown ref with InvalidFlow naming the job', async () => {
       const q = store().queue(uid('bad'));
-      const cycle = await expectError(() => q.enqueueFlow({ payload: 0, children: [{ payload: 1, ref: 'x', dependsOn: ['y'] }, { payload: 2, ref: 'y', dependsOn: ['x'] }] }), InvalidFlow);
+      const cycle = await expectError(
+        () =>
+          q.enqueueFlow({
+            payload: 0,
+            children: [
+              { payload: 1, ref: 'x', dependsOn: ['y'] },
+              { payload: 2, ref: 'y', dependsOn: ['x'] },
+            ],
+          }),
+        InvalidFlow,
+      );
       expect(cycle.message).toContain('cycle');
-      const self = await expectError(() => q.enqueueFlow({ payload: 0, children: [{ payload: 1, ref: 'me', dependsOn: ['me'] }] }), InvalidFlow);
+      const self = await expectError(
+        () => q.enqueueFlow({ payload: 0, children: [{ payload: 1, ref: 'me', dependsOn: ['me'] }] }),
+        InvalidFlow,
+      );
       expect(self.message).toContain('flow.children[0].dependsOn[0]');
       const unknown = await expectError(() => q.enqueueFlow({ payload: 0, dependsOn: ['nope'] }), InvalidFlow);
       expect(unknown.message).toContain('"nope"');
@@ -199,7 +231,10 @@ export function flowsContract(engine: EngineFixture): void {
       const missing = await expectError(() => q.enqueue('p', { dependsOn: [987_654_321] }), InvalidFlow);
       expect(missing.code).toBe('INVALID_FLOW');
       expect(missing.message).toContain('987654321');
-      const dead = await expectError(() => q.enqueueFlow({ payload: 'p', children: [{ payload: 'c' }], dependsOn: [deadId] }), InvalidFlow);
+      const dead = await expectError(
+        () => q.enqueueFlow({ payload: 'p', children: [{ payload: 'c' }], dependsOn: [deadId] }),
+        InvalidFlow,
+      );
       expect(dead.message).toContain(`dependsOn ${deadId}`);
       expect(dead.message).toContain('dead');
       const s = await q.stats();
@@ -216,7 +251,10 @@ export function flowsContract(engine: EngineFixture): void {
   describe('onChildDead', () => {
     it("'fail' (default): the parent ends dead naming the child, and so does its own parent", async () => {
       const q = store().queue(uid('p-fail'));
-      const flow = await q.enqueueFlow({ payload: 'top', children: [{ payload: 'mid', children: [{ payload: 'leaf', opts: { maxAttempts: 1 } }] }] });
+      const flow = await q.enqueueFlow({
+        payload: 'top',
+        children: [{ payload: 'mid', children: [{ payload: 'leaf', opts: { maxAttempts: 1 } }] }],
+      });
       const leaf = await claimSoon(q);
       await leaf.fail(new Error('disk full'));
       const mid = (await q.getJob(flow.children[0]!.id))!;
@@ -233,7 +271,11 @@ export function flowsContract(engine: EngineFixture): void {
 
     it("'ignore': a dead child counts as done, its result missing", async () => {
       const q = store().queue(uid('p-ignore'));
-      const flow = await q.enqueueFlow({ payload: 'p', onChildDead: 'ignore', children: [{ payload: 'ok' }, { payload: 'bad', opts: { maxAttempts: 1 } }] });
+      const flow = await q.enqueueFlow({
+        payload: 'p',
+        onChildDead: 'ignore',
+        children: [{ payload: 'ok' }, { payload: 'bad', opts: { maxAttempts: 1 } }],
+      });
       for (let i = 0; i < 2; i++) {
         const c = await claimSoon(q);
         if (c.payload === 'bad') await c.fail(new Error('nope'));
@@ -246,7 +288,11 @@ export function flowsContract(engine: EngineFixture): void {
 
     it("'continue': the parent runs and sees which children failed, cancelled ones included", async () => {
       const q = store().queue(uid('p-continue'));
-      const flow = await q.enqueueFlow({ payload: 'p', onChildDead: 'continue', children: [{ payload: 'ok' }, { payload: 'bad', opts: { maxAttempts: 1 } }, { payload: 'gone' }] });
+      const flow = await q.enqueueFlow({
+        payload: 'p',
+        onChildDead: 'continue',
+        children: [{ payload: 'ok' }, { payload: 'bad', opts: { maxAttempts: 1 } }, { payload: 'gone' }],
+      });
       expect(await q.cancel(flow.children[2]!.id)).toBe(true);
       for (let i = 0; i < 2; i++) {
         const c = await claimSoon(q);
@@ -272,7 +318,11 @@ export function flowsContract(engine: EngineFixture): void {
         return (await q.getJob(flow.id))?.state === 'dead';
       });
       expect((await q.getJob(flow.id))!.lastError).toContain(`dependency job ${flow.children[0]!.id}`);
-      const other = await q.enqueueFlow({ payload: 'p2', onChildDead: 'ignore', children: [{ payload: 'k', opts: { uniqueKey: 'sweep-k' } }] });
+      const other = await q.enqueueFlow({
+        payload: 'p2',
+        onChildDead: 'ignore',
+        children: [{ payload: 'k', opts: { uniqueKey: 'sweep-k' } }],
+      });
       expect(await q.cancelByKey('sweep-k')).toBe(true);
       expect((await q.getJob(other.id))!.state).toBe('waiting-children');
       await q.sweepExpired();
@@ -284,7 +334,13 @@ export function flowsContract(engine: EngineFixture): void {
     it('cancels the parent and every unfinished descendant; a running child loses its claim', async () => {
       const q = store().queue(uid('cf'));
       const kids = store().queue(uid('cf-kids'));
-      const flow = await q.enqueueFlow({ payload: 'p', children: [{ queue: kids.name, payload: 'run' }, { queue: kids.name, payload: 'wait', children: [{ queue: kids.name, payload: 'deep' }] }] });
+      const flow = await q.enqueueFlow({
+        payload: 'p',
+        children: [
+          { queue: kids.name, payload: 'run' },
+          { queue: kids.name, payload: 'wait', children: [{ queue: kids.name, payload: 'deep' }] },
+        ],
+      });
       const running = await claimSoon(kids);
       const cancels = kids.listenCancels();
       try {
@@ -296,7 +352,8 @@ export function flowsContract(engine: EngineFixture): void {
       expect(await running.ack('late')).toBe(false);
       expect((await q.getJob(flow.id))!.state).toBe('cancelled');
       const states = [];
-      for (const c of [flow.children[0]!, flow.children[1]!, flow.children[1]!.children[0]!]) states.push((await kids.getJob(c.id))?.state ?? null);
+      for (const c of [flow.children[0]!, flow.children[1]!, flow.children[1]!.children[0]!])
+        states.push((await kids.getJob(c.id))?.state ?? null);
       expect(states).toEqual(['cancelled', 'cancelled', 'cancelled']);
       expect(await claimNow(kids)).toBeNull();
       expect(await claimNow(q)).toBeNull();

@@ -58,7 +58,11 @@ async function rowCounts(store: Store, queue: string): Promise<{ pending: number
   return c;
 }
 
-async function expectExactCounts(store: Store, q: Queue, expected: { pending: number; processing: number; dead: number }): Promise<void> {
+async function expectExactCounts(
+  store: Store,
+  q: Queue,
+  expected: { pending: number; processing: number; dead: number },
+): Promise<void> {
   const s = await q.stats();
   expect({ pending: s.pending, processing: s.processing, dead: s.dead }).toEqual(expected);
   expect(await rowCounts(store, q.name)).toEqual(expected);
@@ -146,12 +150,16 @@ export function handoffContract(engine: EngineFixture): void {
       ['a rate-limited queue', (q) => q.enqueue('x'), (q) => q.setRateLimit({ max: 1000, perMs: 1000 })],
       ['an ordering key', (q) => q.enqueue('x', { orderingKey: 'k' }), null],
       ['a unique key', (q) => q.enqueue('x', { uniqueKey: 'u' }), null],
-      ['a caller transaction', async (q) => {
-        const tx = await env.store.beginTx();
-        const id = await tx.enqueue(q.name, 'x');
-        await tx.commit();
-        return id;
-      }, null],
+      [
+        'a caller transaction',
+        async (q) => {
+          const tx = await env.store.beginTx();
+          const id = await tx.enqueue(q.name, 'x');
+          await tx.commit();
+          return id;
+        },
+        null,
+      ],
     ];
     for (const [what, enqueue, prepare] of fallbacks) {
       it(`${what}: no hand-off, the job is pending and claimed as before`, async () => {

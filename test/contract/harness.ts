@@ -59,7 +59,10 @@ type ErrorClass = abstract new (...args: never[]) => Error;
  * Calls `fn` and asserts it fails with `cls`, whether it throws synchronously
  * or rejects (factories like `store.queue(name)` are synchronous).
  */
-export async function expectError<E extends Error>(fn: () => unknown, cls: abstract new (...args: never[]) => E): Promise<E> {
+export async function expectError<E extends Error>(
+  fn: () => unknown,
+  cls: abstract new (...args: never[]) => E,
+): Promise<E> {
   let caught: unknown;
   let threw = false;
   try {
@@ -70,7 +73,9 @@ export async function expectError<E extends Error>(fn: () => unknown, cls: abstr
   }
   if (!threw) throw new Error(`expected ${cls.name}, but the call succeeded`);
   if (!(caught instanceof cls)) {
-    throw new Error(`expected ${cls.name}, got ${caught instanceof Error ? `${caught.name}: ${caught.message}` : String(caught)}`);
+    throw new Error(
+      `expected ${cls.name}, got ${caught instanceof Error ? `${caught.name}: ${caught.message}` : String(caught)}`,
+    );
   }
   return caught;
 }

@@ -37,7 +37,13 @@ export function inboxContract(engine: EngineFixture): void {
       expect(await consume(env.other, inbox, 'm-1', effects)).toBe('duplicate');
       expect(await consume(store(), inbox, 'm-2', effects)).toBe('claimed');
       expect(await effectCount(effects)).toBe(2);
-      expect(await store().inbox(inbox).get('m-1')).toMatchObject({ inbox, messageId: 'm-1', state: 'done', attempts: 1, lastError: null });
+      expect(await store().inbox(inbox).get('m-1')).toMatchObject({
+        inbox,
+        messageId: 'm-1',
+        state: 'done',
+        attempts: 1,
+        lastError: null,
+      });
       // Scoped by inbox: another consumer claims the same id for itself.
       expect(await consume(store(), uid('ib-other'), 'm-1', effects)).toBe('claimed');
     });
@@ -62,7 +68,10 @@ export function inboxContract(engine: EngineFixture): void {
       const effects = uid('effects');
       for (let i = 0; i < 5; i++) {
         const id = `m-${i}`;
-        const results = await Promise.all([consume(store(), inbox, id, effects, 20), consume(env.other, inbox, id, effects, 20)]);
+        const results = await Promise.all([
+          consume(store(), inbox, id, effects, 20),
+          consume(env.other, inbox, id, effects, 20),
+        ]);
         expect(results.sort()).toEqual(['claimed', 'duplicate']);
       }
       expect(await effectCount(effects)).toBe(5);
@@ -90,9 +99,21 @@ export function inboxContract(engine: EngineFixture): void {
     });
 
     it('computes the retention floor from the redelivery horizon and refuses a prune below it, naming both', async () => {
-      const inbox = store().inbox(uid('ib-floor'), { maxDeliveries: 4, ackWaitMs: 30_000, maxBackoffMs: 60_000, producerHorizonMs: 120_000 });
+      const inbox = store().inbox(uid('ib-floor'), {
+        maxDeliveries: 4,
+        ackWaitMs: 30_000,
+        maxBackoffMs: 60_000,
+        producerHorizonMs: 120_000,
+      });
       expect(inbox.settings.retentionFloorMs).toBe(4 * 30_000 + 60_000 + 120_000);
-      expect(store().inbox(uid('ib-default')).settings).toMatchObject({ maxAttempts: 5, maxDeliveries: 5, ackWaitMs: 30_000, maxBackoffMs: 300_000, producerHorizonMs: 120_000, retentionFloorMs: 570_000 });
+      expect(store().inbox(uid('ib-default')).settings).toMatchObject({
+        maxAttempts: 5,
+        maxDeliveries: 5,
+        ackWaitMs: 30_000,
+        maxBackoffMs: 300_000,
+        producerHorizonMs: 120_000,
+        retentionFloorMs: 570_000,
+      });
       const err = await expectError(() => inbox.prune(60_000), InvalidOption);
       expect(err.message).toContain('olderThanMs');
       expect(err.message).toContain('60000');
@@ -101,7 +122,13 @@ export function inboxContract(engine: EngineFixture): void {
     });
 
     it('prune deletes done entries past the floor and keeps failed and dead ones', async () => {
-      const inbox = store().inbox(uid('ib-prune'), { maxAttempts: 1, maxDeliveries: 1, ackWaitMs: 1, maxBackoffMs: 0, producerHorizonMs: 0 });
+      const inbox = store().inbox(uid('ib-prune'), {
+        maxAttempts: 1,
+        maxDeliveries: 1,
+        ackWaitMs: 1,
+        maxBackoffMs: 0,
+        producerHorizonMs: 0,
+      });
       const effects = uid('effects');
       expect(await consume(store(), inbox.name, 'old', effects)).toBe('claimed');
       expect(await inbox.fail('dead', 'x')).toBe('dead');
@@ -118,12 +145,15 @@ export function inboxContract(engine: EngineFixture): void {
       const ds = await openDataSource(engine, env.db);
       try {
         const run = (fail: boolean) =>
-          store().joinTransaction<EntityManager, string>((body) => ds.transaction(body), async (ops: TxOps) => {
-            const r = await store().inbox(inbox).claim(ops, 'm');
-            if (r === 'claimed') await ops.enqueue(effects, 'effect');
-            if (fail) throw new Error('rolled back');
-            return r;
-          });
+          store().joinTransaction<EntityManager, string>(
+            (body) => ds.transaction(body),
+            async (ops: TxOps) => {
+              const r = await store().inbox(inbox).claim(ops, 'm');
+              if (r === 'claimed') await ops.enqueue(effects, 'effect');
+              if (fail) throw new Error('rolled back');
+              return r;
+            },
+          );
         await expect(run(true)).rejects.toThrow('rolled back');
         expect(await store().inbox(inbox).get('m')).toBeNull();
         expect(await run(false)).toBe('claimed');
@@ -155,15 +185,28 @@ export function inboxContract(engine: EngineFixture): void {
   describe('delivery receipts', () => {
     it('stores a broker receipt per delivered message, readable from another store, upserted and pruned', async () => {
       const ob = uid('ob-receipts');
-      await store().outbox(ob).recordReceipts([
-        { messageId: 7, receipt: { broker: 'nats-jetstream', stream: 'ORDERS', seq: 42, duplicate: false } },
-        { messageId: 8, receipt: { broker: 'nats-jetstream', stream: 'ORDERS', seq: 43, duplicate: false } },
-      ]);
-      expect(await env.other.outbox(ob).receipt(7)).toMatchObject({ outbox: ob, messageId: 7, receipt: { broker: 'nats-jetstream', stream: 'ORDERS', seq: 42, duplicate: false } });
-      await store().outbox(ob).recordReceipts([{ messageId: 7, receipt: { broker: 'nats-jetstream', stream: 'ORDERS', seq: 42, duplicate: true } }]);
+      await store()
+        .outbox(ob)
+        .recordReceipts([
+          { messageId: 7, receipt: { broker: 'nats-jetstream', stream: 'ORDERS', seq: 42, duplicate: false } },
+          { messageId: 8, receipt: { broker: 'nats-jetstream', stream: 'ORDERS', seq: 43, duplicate: false } },
+        ]);
+      expect(await env.other.outbox(ob).receipt(7)).toMatchObject({
+        outbox: ob,
+        messageId: 7,
+        receipt: { broker: 'nats-jetstream', stream: 'ORDERS', seq: 42, duplicate: false },
+      });
+      await store()
+        .outbox(ob)
+        .recordReceipts([
+          { messageId: 7, receipt: { broker: 'nats-jetstream', stream: 'ORDERS', seq: 42, duplicate: true } },
+        ]);
       expect((await store().outbox(ob).receipt(7))!.receipt.duplicate).toBe(true);
       expect(await store().outbox(uid('ob-none')).receipt(7)).toBeNull();
-      const at = Math.max((await store().outbox(ob).receipt(7))!.deliveredAt, (await store().outbox(ob).receipt(8))!.deliveredAt);
+      const at = Math.max(
+        (await store().outbox(ob).receipt(7))!.deliveredAt,
+        (await store().outbox(ob).receipt(8))!.deliveredAt,
+      );
       await untilDbPasses(store(), at + 5);
       expect(await store().outbox(ob).pruneReceipts(1)).toBe(2);
       expect(await store().outbox(ob).receipt(8)).toBeNull();
@@ -176,7 +219,12 @@ export function inboxContract(engine: EngineFixture): void {
       const [a, b, c] = await ob.queue.claimBatch(3, 'relay-1');
       const receipt = (seq: number) => ({ broker: 'nats-jetstream', stream: 'ORDERS', seq, duplicate: false });
       // b's claim token is stale: its ack is fenced off, its receipt is stored all the same.
-      expect(await ob.ackDelivered([{ job: a!, receipt: receipt(1) }, { job: { id: b!.id, claimToken: c!.claimToken }, receipt: receipt(2) }])).toBe(1);
+      expect(
+        await ob.ackDelivered([
+          { job: a!, receipt: receipt(1) },
+          { job: { id: b!.id, claimToken: c!.claimToken }, receipt: receipt(2) },
+        ]),
+      ).toBe(1);
       expect(await env.other.outbox(name).queue.getJob(a!.id)).toBeNull();
       expect((await ob.queue.getJob(b!.id))!.state).toBe('processing');
       expect((await env.other.outbox(name).receipt(a!.id))!.receipt).toEqual(receipt(1));
@@ -191,10 +239,28 @@ export function inboxContract(engine: EngineFixture): void {
       await ob.queue.enqueue(1);
       const [job] = await ob.queue.claimBatch(1, 'relay-1');
       const ok = { broker: 'rabbitmq', confirmed: true };
-      expect((await expectError(() => ob.ackDelivered([{ job: job!, receipt: ok }, { job: job!, receipt: { broker: 'x', nested: {} } as never }]), InvalidArgument)).message).toContain('deliveries[1].receipt.nested');
-      expect((await expectError(() => ob.ackDelivered([{ job: null as never, receipt: ok }]), InvalidArgument)).message).toContain('deliveries[0].job');
-      expect((await expectError(() => ob.ackDelivered([{ job: { id: -1, claimToken: 't' }, receipt: ok }]), InvalidArgument)).message).toContain('deliveries[0].job.id');
-      expect((await expectError(() => ob.ackDelivered(null as never), InvalidArgument)).message).toContain('deliveries');
+      expect(
+        (
+          await expectError(
+            () =>
+              ob.ackDelivered([
+                { job: job!, receipt: ok },
+                { job: job!, receipt: { broker: 'x', nested: {} } as never },
+              ]),
+            InvalidArgument,
+          )
+        ).message,
+      ).toContain('deliveries[1].receipt.nested');
+      expect(
+        (await expectError(() => ob.ackDelivered([{ job: null as never, receipt: ok }]), InvalidArgument)).message,
+      ).toContain('deliveries[0].job');
+      expect(
+        (await expectError(() => ob.ackDelivered([{ job: { id: -1, claimToken: 't' }, receipt: ok }]), InvalidArgument))
+          .message,
+      ).toContain('deliveries[0].job.id');
+      expect((await expectError(() => ob.ackDelivered(null as never), InvalidArgument)).message).toContain(
+        'deliveries',
+      );
       expect((await ob.queue.getJob(job!.id))!.state).toBe('processing');
       expect(await ob.receipt(job!.id)).toBeNull();
     });
@@ -203,7 +269,10 @@ export function inboxContract(engine: EngineFixture): void {
       const ob = store().outbox(uid('ob-bad-receipt'));
       await expectError(() => ob.recordReceipts([{ messageId: -1, receipt: { broker: 'x' } }]), InvalidArgument);
       await expectError(() => ob.recordReceipts([{ messageId: 1, receipt: { seq: 1 } as never }]), InvalidArgument);
-      await expectError(() => ob.recordReceipts([{ messageId: 1, receipt: { broker: 'x', nested: {} } as never }]), InvalidArgument);
+      await expectError(
+        () => ob.recordReceipts([{ messageId: 1, receipt: { broker: 'x', nested: {} } as never }]),
+        InvalidArgument,
+      );
       await expectError(() => ob.receipt(-1), InvalidArgument);
     });
   });
@@ -212,21 +281,52 @@ export function inboxContract(engine: EngineFixture): void {
     it('outboxEnqueue stores the envelope as headers, read back typed; envelope fields win over same-named headers', async () => {
       const ob = uid('ob-env');
       const id = await store().withTx((tx) =>
-        tx.outboxEnqueue(ob, { total: 5 }, { envelope: { type: 'order.placed', version: 2, correlationId: 'req-1', causationId: 'cmd-9' }, headers: { tenant: 't1', 'message-type': 'ignored' } }),
+        tx.outboxEnqueue(
+          ob,
+          { total: 5 },
+          {
+            envelope: { type: 'order.placed', version: 2, correlationId: 'req-1', causationId: 'cmd-9' },
+            headers: { tenant: 't1', 'message-type': 'ignored' },
+          },
+        ),
       );
       const job = (await env.other.outbox(ob).queue.getJob(id))!;
-      expect(job.headers).toEqual({ tenant: 't1', 'message-type': 'order.placed', 'message-version': '2', 'content-type': 'application/json', 'correlation-id': 'req-1', 'causation-id': 'cmd-9' });
-      expect(readEnvelope(id, job.headers)).toMatchObject({ messageId: String(id), type: 'order.placed', version: 2, contentType: 'application/json', correlationId: 'req-1', causationId: 'cmd-9' });
+      expect(job.headers).toEqual({
+        tenant: 't1',
+        'message-type': 'order.placed',
+        'message-version': '2',
+        'content-type': 'application/json',
+        'correlation-id': 'req-1',
+        'causation-id': 'cmd-9',
+      });
+      expect(readEnvelope(id, job.headers)).toMatchObject({
+        messageId: String(id),
+        type: 'order.placed',
+        version: 2,
+        contentType: 'application/json',
+        correlationId: 'req-1',
+        causationId: 'cmd-9',
+      });
       const plain = await store().outboxEnqueue(ob, 1);
-      expect(readEnvelope(plain, (await store().outbox(ob).queue.getJob(plain))!.headers)).toMatchObject({ type: null, version: null, correlationId: null });
+      expect(readEnvelope(plain, (await store().outbox(ob).queue.getJob(plain))!.headers)).toMatchObject({
+        type: null,
+        version: null,
+        correlationId: null,
+      });
     });
 
     it('refuses a bad envelope naming the field, before any write', async () => {
       const ob = uid('ob-env-bad');
       await expectError(() => store().outboxEnqueue(ob, 1, { envelope: { type: ' ' } }), InvalidArgument);
       await expectError(() => store().outboxEnqueue(ob, 1, { envelope: { type: 't', version: 0 } }), InvalidArgument);
-      await expectError(() => store().outboxEnqueue(ob, 1, { envelope: { type: 't', kind: 'x' } as never }), InvalidArgument);
-      await expectError(() => store().withTx((tx) => tx.outboxEnqueue(ob, 1, { envelope: null as never })), InvalidArgument);
+      await expectError(
+        () => store().outboxEnqueue(ob, 1, { envelope: { type: 't', kind: 'x' } as never }),
+        InvalidArgument,
+      );
+      await expectError(
+        () => store().withTx((tx) => tx.outboxEnqueue(ob, 1, { envelope: null as never })),
+        InvalidArgument,
+      );
       expect((await store().outbox(ob).queue.stats()).pending).toBe(0);
     });
   });

@@ -26,7 +26,12 @@ function shuffled<T>(items: readonly T[], seed: number): T[] {
  * and nothing is left. A failed claim or ack is recorded in `errors` (a deadlock victim) and the
  * loop goes on: a job whose ack failed is claimed again when its lease lapses.
  */
-async function drain(queue: Queue, stop: () => boolean, seen: (jobs: readonly Job[]) => void, errors: unknown[]): Promise<void> {
+async function drain(
+  queue: Queue,
+  stop: () => boolean,
+  seen: (jobs: readonly Job[]) => void,
+  errors: unknown[],
+): Promise<void> {
   let stoppedAt: number | undefined;
   for (;;) {
     let jobs: Job[] = [];
@@ -45,7 +50,8 @@ async function drain(queue: Queue, stop: () => boolean, seen: (jobs: readonly Jo
       if (st.pending + st.processing === 0) return;
       stoppedAt ??= Date.now();
       // Bounded: a key left without a head (or a lost ack) must fail the test, not hang it.
-      if (Date.now() - stoppedAt > 20_000) throw new Error(`${st.pending} pending and ${st.processing} processing jobs never drained`);
+      if (Date.now() - stoppedAt > 20_000)
+        throw new Error(`${st.pending} pending and ${st.processing} processing jobs never drained`);
     }
     await new Promise((r) => setTimeout(r, 2));
   }
@@ -87,13 +93,22 @@ export function keyLocksContract(engine: EngineFixture): void {
       const errors: unknown[] = [];
       let producing = true;
       const doubles: string[] = [];
-      const drainers = stores.slice(0, 2).map((s) => drain(s.queue(name), () => !producing, (jobs) => doubles.push(...twice(jobs, (j) => j.orderingKey)), errors));
+      const drainers = stores.slice(0, 2).map((s) =>
+        drain(
+          s.queue(name),
+          () => !producing,
+          (jobs) => doubles.push(...twice(jobs, (j) => j.orderingKey)),
+          errors,
+        ),
+      );
       const producers = stores.flatMap((s, si) =>
         [0, 1].map(async (pi) => {
           const q = s.queue(name);
           for (let round = 0; round < 8; round++) {
             const keys = shuffled(KEYS, si * 1000 + pi * 100 + round);
-            await q.enqueueBulk(keys.map((k) => ({ payload: { k, round }, opts: { orderingKey: k } }))).catch((err: unknown) => void errors.push(err));
+            await q
+              .enqueueBulk(keys.map((k) => ({ payload: { k, round }, opts: { orderingKey: k } })))
+              .catch((err: unknown) => void errors.push(err));
           }
         }),
       );
@@ -111,16 +126,25 @@ export function keyLocksContract(engine: EngineFixture): void {
       const errors: unknown[] = [];
       let producing = true;
       let handled = 0;
-      const drainers = stores.slice(0, 2).map((s) => drain(s.queue(name), () => !producing, (jobs) => void (handled += jobs.length), errors));
+      const drainers = stores.slice(0, 2).map((s) =>
+        drain(
+          s.queue(name),
+          () => !producing,
+          (jobs) => void (handled += jobs.length),
+          errors,
+        ),
+      );
       const producers = stores.flatMap((s, si) =>
         [0, 1].map(async (pi) => {
           const q = s.queue(name);
           for (let round = 0; round < 8; round++) {
             const keys = shuffled(KEYS, si * 1000 + pi * 100 + round + 7);
-            const ids = await q.enqueueBulk(keys.map((k) => ({ payload: { k }, opts: { uniqueKey: k } }))).catch((err: unknown) => {
-              errors.push(err);
-              return [];
-            });
+            const ids = await q
+              .enqueueBulk(keys.map((k) => ({ payload: { k }, opts: { uniqueKey: k } })))
+              .catch((err: unknown) => {
+                errors.push(err);
+                return [];
+              });
             if (ids.length > 0) expect(ids).toHaveLength(KEYS.length);
           }
         }),
@@ -140,7 +164,14 @@ export function keyLocksContract(engine: EngineFixture): void {
       const errors: unknown[] = [];
       let producing = true;
       const doubles: string[] = [];
-      const drainers = stores.slice(0, 2).map((s) => drain(s.outbox(box).queue, () => !producing, (jobs) => doubles.push(...twice(jobs, (j) => j.orderingKey)), errors));
+      const drainers = stores.slice(0, 2).map((s) =>
+        drain(
+          s.outbox(box).queue,
+          () => !producing,
+          (jobs) => doubles.push(...twice(jobs, (j) => j.orderingKey)),
+          errors,
+        ),
+      );
       const accounts = ['acct-A', 'acct-B', 'acct-C'];
       const transfers = stores.flatMap((s, si) =>
         [0, 1].map(async (pi) => {
@@ -150,7 +181,12 @@ export function keyLocksContract(engine: EngineFixture): void {
               const tx = await s.beginTx();
               try {
                 // The documented rule for a caller's own transaction: keyed enqueues in ascending (queue, key) order.
-                for (const key of [from!, to!].sort()) await tx.outboxEnqueue(box, { from, to, side: key === from ? 'debit' : 'credit' }, { orderingKey: key });
+                for (const key of [from!, to!].sort())
+                  await tx.outboxEnqueue(
+                    box,
+                    { from, to, side: key === from ? 'debit' : 'credit' },
+                    { orderingKey: key },
+                  );
                 await tx.commit();
               } catch (err) {
                 if (!tx.finished) await tx.rollback();

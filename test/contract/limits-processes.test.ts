@@ -5,7 +5,14 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
 import type { Store } from '../../lib/contract/types.js';
-import { contractEngines, PG_URL, waitFor, withEngineDb, type EngineDb, type EngineFixture } from '../helpers/engines.js';
+import {
+  contractEngines,
+  PG_URL,
+  waitFor,
+  withEngineDb,
+  type EngineDb,
+  type EngineFixture,
+} from '../helpers/engines.js';
 
 const CHILD = fileURLToPath(new URL('./fixtures/limits-child.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -20,7 +27,11 @@ interface Child {
 function child(engine: EngineFixture, db: EngineDb, queue: string): Child {
   const env = { ...process.env };
   delete env.NODE_OPTIONS;
-  const proc = spawn(process.execPath, ['--import', 'tsx', CHILD, engine.kind, db.location, engine.kind === 'postgres' ? PG_URL : '-', queue], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const proc = spawn(
+    process.execPath,
+    ['--import', 'tsx', CHILD, engine.kind, db.location, engine.kind === 'postgres' ? PG_URL : '-', queue],
+    { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] },
+  );
   const done: number[] = [];
   let buf = '';
   let markReady: () => void = () => undefined;
@@ -54,7 +65,11 @@ interface Sample {
 }
 
 /** Reads the jobs table directly (the engine's own tables, as an operator would). */
-async function sampler(engine: EngineFixture, db: EngineDb, queue: string): Promise<{ sample(): Promise<Sample>; close(): Promise<void> }> {
+async function sampler(
+  engine: EngineFixture,
+  db: EngineDb,
+  queue: string,
+): Promise<{ sample(): Promise<Sample>; close(): Promise<void> }> {
   if (engine.kind === 'sqlite') {
     const Database = (await import('better-sqlite3')).default;
     const conn = new Database(db.location, { readonly: true, fileMustExist: true });
@@ -105,9 +120,17 @@ for (const engine of contractEngines()) {
       const name = 'limits-probe';
       const q = store.queue(name, { leaseMs: 3000, maxAttempts: 10, limitKeys: { concurrencyKey: 'payload.tenant' } });
       await q.setLimits({ concurrencyLimit: KEY_LIMIT, globalConcurrency: GLOBAL });
-      const ids = await q.enqueueMany(Array.from({ length: KEYS * PER_KEY }, (_, i) => ({ tenant: `t${Math.floor(i / PER_KEY)}`, n: i })));
+      const ids = await q.enqueueMany(
+        Array.from({ length: KEYS * PER_KEY }, (_, i) => ({ tenant: `t${Math.floor(i / PER_KEY)}`, n: i })),
+      );
       // Unkeyed jobs (by name: the handle's key source does not apply) count against the global limit only.
-      ids.push(...(await store.withTx(async (tx) => Promise.all(Array.from({ length: 30 }, (_, i) => tx.enqueue(name, { n: i }, { leaseMs: 3000, maxAttempts: 10 }))))));
+      ids.push(
+        ...(await store.withTx(async (tx) =>
+          Promise.all(
+            Array.from({ length: 30 }, (_, i) => tx.enqueue(name, { n: i }, { leaseMs: 3000, maxAttempts: 10 })),
+          ),
+        )),
+      );
       const s = await sampler(engine, db, name);
       const children = Array.from({ length: 4 }, () => child(engine, db, name));
       let maxKey = 0;
@@ -128,14 +151,24 @@ for (const engine of contractEngines()) {
       try {
         await Promise.all(children.map((c) => c.ready));
         for (const c of children) c.proc.stdin!.write('go\n');
-        await waitFor('a quarter of the jobs done', () => children.reduce((n, c) => n + c.done.length, 0) >= ids.length / 4, 60_000, 20);
+        await waitFor(
+          'a quarter of the jobs done',
+          () => children.reduce((n, c) => n + c.done.length, 0) >= ids.length / 4,
+          60_000,
+          20,
+        );
         const victim = children[0]!;
         victim.proc.kill('SIGKILL');
         await victim.exited;
-        await waitFor('every job completed', async () => {
-          const st = await q.stats();
-          return st.pending === 0 && st.processing === 0;
-        }, 120_000, 100);
+        await waitFor(
+          'every job completed',
+          async () => {
+            const st = await q.stats();
+            return st.pending === 0 && st.processing === 0;
+          },
+          120_000,
+          100,
+        );
         sampling = false;
         await loop;
         const survivors = children.slice(1);

@@ -24,16 +24,28 @@ export function limitsContract(engine: EngineFixture): void {
   describe('JobInfo shows the keys (issue #29 item 1)', () => {
     it('getJob, getJobByKey, listDead, listJobs, searchJobs and jobDetail carry concurrencyKey and rateLimitKey', async () => {
       const q = store().queue(uid('ck-info'), { maxAttempts: 1 });
-      const keyed = await q.enqueue({ t: 'acme' }, { concurrencyKey: 'tenant-acme', rateLimitKey: 'acme', uniqueKey: 'u1' });
+      const keyed = await q.enqueue(
+        { t: 'acme' },
+        { concurrencyKey: 'tenant-acme', rateLimitKey: 'acme', uniqueKey: 'u1' },
+      );
       const plain = await q.enqueue({ n: 1 });
       const admin = store().admin();
-      const keys = (j: { concurrencyKey: string | null; rateLimitKey: string | null } | null | undefined) => [j?.concurrencyKey, j?.rateLimitKey];
+      const keys = (j: { concurrencyKey: string | null; rateLimitKey: string | null } | null | undefined) => [
+        j?.concurrencyKey,
+        j?.rateLimitKey,
+      ];
       expect(keys(await q.getJob(keyed))).toEqual(['tenant-acme', 'acme']);
       expect(keys(await q.getJob(plain))).toEqual([null, null]);
       expect(keys(await q.getJobByKey('u1'))).toEqual(['tenant-acme', 'acme']);
       expect(keys(await admin.jobDetail(q.name, keyed))).toEqual(['tenant-acme', 'acme']);
-      expect((await admin.searchJobs(q.name, {})).jobs.map(keys)).toEqual([[null, null], ['tenant-acme', 'acme']]);
-      expect((await admin.listJobs(q.name, { state: 'pending' })).jobs.map(keys)).toEqual([['tenant-acme', 'acme'], [null, null]]);
+      expect((await admin.searchJobs(q.name, {})).jobs.map(keys)).toEqual([
+        [null, null],
+        ['tenant-acme', 'acme'],
+      ]);
+      expect((await admin.listJobs(q.name, { state: 'pending' })).jobs.map(keys)).toEqual([
+        ['tenant-acme', 'acme'],
+        [null, null],
+      ]);
       // Processing, then dead: the key stays on the row.
       const [first, second] = await q.claimBatch(2, 'w');
       expect([first?.id, second?.id]).toEqual([keyed, plain]);
@@ -85,7 +97,7 @@ export function limitsContract(engine: EngineFixture): void {
       });
       workers.push(worker);
       worker.start();
-      await waitFor('the worker\'s first claim returned', () => claims >= 1, 10_000, 5);
+      await waitFor("the worker's first claim returned", () => claims >= 1, 10_000, 5);
     }
 
     for (const how of ['retry', 'retry to dead', 'cancel'] as const) {
@@ -125,7 +137,10 @@ export function limitsContract(engine: EngineFixture): void {
       const q = store().queue(name);
       const q2 = other().queue(name);
       for (let round = 0; round < 20; round++) {
-        await q.enqueueMany([1, 2, 3, 4, 5, 6].map((n) => ({ round, n })), { concurrencyKey: `k${round}` });
+        await q.enqueueMany(
+          [1, 2, 3, 4, 5, 6].map((n) => ({ round, n })),
+          { concurrencyKey: `k${round}` },
+        );
         const claims = await Promise.all([q, q2, q, q2, q, q2].map((h, i) => h.claimBatch(10, `w${i}`)));
         expect([round, claims.flat().length]).toEqual([round, 1]);
       }
@@ -156,19 +171,33 @@ export function limitsContract(engine: EngineFixture): void {
       expect(j3!.payload).toBe(3);
       expect(await q.claimBatch(10, 'w')).toEqual([]);
       // The lapsed lease frees the slot: its job is reclaimed (claim order), the key still one at a time.
-      const again = await waitFor('the lapsed job reclaimed', async () => {
-        const js = await q.claimBatch(10, 'w');
-        return js.length > 0 ? js : null;
-      }, 10_000, 50);
+      const again = await waitFor(
+        'the lapsed job reclaimed',
+        async () => {
+          const js = await q.claimBatch(10, 'w');
+          return js.length > 0 ? js : null;
+        },
+        10_000,
+        50,
+      );
       expect(payloads(again)).toEqual([3]);
     });
 
     it('comes from the queue option limitKeys (a payload path or a function), the enqueue option winning', async () => {
       const byPath = store().queue(uid('ck-path'), { limitKeys: { concurrencyKey: 'payload.tenant.id' } });
-      await byPath.enqueueMany([{ tenant: { id: 't1' }, n: 1 }, { tenant: { id: 't1' }, n: 2 }, { tenant: { id: 't2' }, n: 3 }]);
+      await byPath.enqueueMany([
+        { tenant: { id: 't1' }, n: 1 },
+        { tenant: { id: 't1' }, n: 2 },
+        { tenant: { id: 't2' }, n: 3 },
+      ]);
       expect((await byPath.claimBatch(10, 'w')).map((j) => (j.payload as { n: number }).n)).toEqual([1, 3]);
       const byFn = store().queue(uid('ck-fn'), { limitKeys: { concurrencyKey: (p) => `k${(p as number) % 2}` } });
-      await byFn.enqueueBulk([{ payload: 1 }, { payload: 3 }, { payload: 2 }, { payload: 5, opts: { concurrencyKey: 'own' } }]);
+      await byFn.enqueueBulk([
+        { payload: 1 },
+        { payload: 3 },
+        { payload: 2 },
+        { payload: 5, opts: { concurrencyKey: 'own' } },
+      ]);
       expect(payloads(await byFn.claimBatch(10, 'w'))).toEqual([1, 2, 5]);
     });
 
@@ -205,7 +234,12 @@ export function limitsContract(engine: EngineFixture): void {
       const name = uid('krate');
       const q = store().queue(name, { limitKeys: { rateLimitKey: 'payload.t' } });
       await q.setLimits({ keyRateLimit: { max: 2, perMs: HOUR } });
-      await q.enqueueMany([{ t: 'a', n: 1 }, { t: 'a', n: 2 }, { t: 'a', n: 3 }, { t: 'b', n: 4 }]);
+      await q.enqueueMany([
+        { t: 'a', n: 1 },
+        { t: 'a', n: 2 },
+        { t: 'a', n: 3 },
+        { t: 'b', n: 4 },
+      ]);
       await q.enqueue({ n: 5 }, { rateLimitKey: 'b' });
       await store().withTx((tx) => tx.enqueue(name, { n: 6 }));
       const first = await q.claimBatch(2, 'w');
@@ -223,7 +257,13 @@ export function limitsContract(engine: EngineFixture): void {
 
   describe('settings', () => {
     it('are defaults when none were set', async () => {
-      expect(await store().queue(uid('defaults')).settings()).toMatchObject({ paused: false, rateLimit: null, concurrencyLimit: 1, globalConcurrency: null, keyRateLimit: null });
+      expect(await store().queue(uid('defaults')).settings()).toMatchObject({
+        paused: false,
+        rateLimit: null,
+        concurrencyLimit: 1,
+        globalConcurrency: null,
+        keyRateLimit: null,
+      });
     });
   });
 
@@ -248,18 +288,29 @@ export function limitsContract(engine: EngineFixture): void {
     });
 
     it('a key function returning a non-string, or throwing, and a key path not found are InvalidArgument naming the key, writing nothing', async () => {
-      const fn = store().queue(uid('bad-fn'), { limitKeys: { concurrencyKey: (p) => (p as { n: unknown }).n as string } });
+      const fn = store().queue(uid('bad-fn'), {
+        limitKeys: { concurrencyKey: (p) => (p as { n: unknown }).n as string },
+      });
       let e = await expectError(() => fn.enqueue({ n: 7 }), InvalidArgument);
       expect(e.message).toMatch(/^concurrencyKey function must return a string for payload, got number/);
       e = await expectError(() => fn.enqueueMany([{ n: 'ok' }, { n: null }]), InvalidArgument);
       expect(e.message).toContain('payloads[1]');
-      const thrower = store().queue(uid('bad-throw'), { limitKeys: { rateLimitKey: () => { throw new Error('boom'); } } });
+      const thrower = store().queue(uid('bad-throw'), {
+        limitKeys: {
+          rateLimitKey: () => {
+            throw new Error('boom');
+          },
+        },
+      });
       e = await expectError(() => thrower.enqueue(1), InvalidArgument);
       expect(e.argument).toBe('rateLimitKey');
       const path = store().queue(uid('bad-path'), { limitKeys: { rateLimitKey: 'payload.tenantId' } });
       e = await expectError(() => path.enqueue({ tenant: 'x' }), InvalidArgument);
       expect(e.message).toBe('rateLimitKey path "payload.tenantId" not found in payload');
-      e = await expectError(() => path.enqueueBulk([{ payload: { tenantId: 'a' } }, { payload: { tenantId: 3 } }]), InvalidArgument);
+      e = await expectError(
+        () => path.enqueueBulk([{ payload: { tenantId: 'a' } }, { payload: { tenantId: 3 } }]),
+        InvalidArgument,
+      );
       expect(e.message).toContain('jobs[1].payload');
       for (const q of [fn, path]) expect((await q.stats()).pending).toBe(0);
     });
@@ -268,8 +319,14 @@ export function limitsContract(engine: EngineFixture): void {
       const q = store().queue(uid('bad-key'));
       await expectError(() => q.enqueue(1, { concurrencyKey: 5 as never }), InvalidName);
       await expectError(() => q.enqueue(1, { rateLimitKey: 'x'.repeat(1025) }), InvalidName);
-      await expectError(() => store().queue(uid('bad-src'), { limitKeys: { concurrencyKey: 'tenantId' as never } }), InvalidOption);
-      await expectError(() => store().queue(uid('bad-src'), { limitKeys: { concurrencyKey: 'payload.' as never } }), InvalidOption);
+      await expectError(
+        () => store().queue(uid('bad-src'), { limitKeys: { concurrencyKey: 'tenantId' as never } }),
+        InvalidOption,
+      );
+      await expectError(
+        () => store().queue(uid('bad-src'), { limitKeys: { concurrencyKey: 'payload.' as never } }),
+        InvalidOption,
+      );
       expect((await q.stats()).pending).toBe(0);
     });
   });

@@ -109,11 +109,15 @@ export function lockContract(engine: EngineFixture): void {
     it('concurrent tryLock from many callers on two stores yields exactly one winner and no errors', async () => {
       for (let round = 0; round < 5; round++) {
         const name = uid('lock-race');
-        const attempts = Array.from({ length: 24 }, (_, i) => (i % 2 === 0 ? store() : env.other).tryLock(name, `owner-${i}`, 10_000));
+        const attempts = Array.from({ length: 24 }, (_, i) =>
+          (i % 2 === 0 ? store() : env.other).tryLock(name, `owner-${i}`, 10_000),
+        );
         const settled = await Promise.allSettled(attempts);
         const rejected = settled.filter((s) => s.status === 'rejected');
         expect(rejected).toEqual([]);
-        const winners = settled.map((s) => (s.status === 'fulfilled' ? s.value : null)).filter((l): l is Lock => l !== null);
+        const winners = settled
+          .map((s) => (s.status === 'fulfilled' ? s.value : null))
+          .filter((l): l is Lock => l !== null);
         expect(winners).toHaveLength(1);
         expect(await winners[0]!.release()).toBe(true);
       }

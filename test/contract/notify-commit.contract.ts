@@ -68,7 +68,9 @@ export function notifyCommitContract(engine: EngineFixture): void {
         await store().queue(q).enqueue({ n: 1 });
         expect(await wakeSoon(theirs)).toEqual({ channel: theirs.channel });
         expect(await wakeSoon(mine)).toEqual({ channel: mine.channel });
-        await store().queue(q).enqueueMany([{ n: 2 }, { n: 3 }]);
+        await store()
+          .queue(q)
+          .enqueueMany([{ n: 2 }, { n: 3 }]);
         await wakeSoon(theirs);
         await wakeSoon(mine);
       } finally {

@@ -17,7 +17,15 @@ export function outboxContract(engine: EngineFixture): void {
       expect(ob.name).toBe(name);
       expect(ob.queue.name).toBe(`__alkstore_outbox:${name}`);
       // The lease under both names until 0.4 (visibilityTimeoutMs is deprecated, docs/vocabulary.md).
-      expect(ob.queue.opts).toEqual({ leaseMs: 60_000, visibilityTimeoutMs: 60_000, maxAttempts: 5, backoffBaseMs: 5_000, deadLetterRetentionMs: null, resultRetentionMs: 604_800_000, limitKeys: null });
+      expect(ob.queue.opts).toEqual({
+        leaseMs: 60_000,
+        visibilityTimeoutMs: 60_000,
+        maxAttempts: 5,
+        backoffBaseMs: 5_000,
+        deadLetterRetentionMs: null,
+        resultRetentionMs: 604_800_000,
+        limitKeys: null,
+      });
       const id = await store().outboxEnqueue(name, { order: 1 });
       expect(await ob.queue.getJob(id)).toMatchObject({
         queue: `__alkstore_outbox:${name}`,
@@ -30,7 +38,12 @@ export function outboxContract(engine: EngineFixture): void {
         attempts: 0,
       });
       const viaHandle = await ob.enqueue({ order: 2 }, { priority: 3, maxAttempts: 2 });
-      expect(await env.other.outbox(name).queue.getJob(viaHandle)).toMatchObject({ payload: { order: 2 }, priority: 3, maxAttempts: 2, visibilityTimeoutMs: 60_000 });
+      expect(await env.other.outbox(name).queue.getJob(viaHandle)).toMatchObject({
+        payload: { order: 2 },
+        priority: 3,
+        maxAttempts: 2,
+        visibilityTimeoutMs: 60_000,
+      });
     });
 
     it('runOnce resolves false and does not call delivery when there is no work', async () => {
@@ -111,7 +124,12 @@ export function outboxContract(engine: EngineFixture): void {
       // Not visible to another store before commit.
       expect(await env.other.outbox(name).queue.getJob(id)).toBeNull();
       await tx.commit();
-      expect(await env.other.outbox(name).queue.getJob(id)).toMatchObject({ state: 'pending', visibilityTimeoutMs: 60_000, maxAttempts: 5, priority: 1 });
+      expect(await env.other.outbox(name).queue.getJob(id)).toMatchObject({
+        state: 'pending',
+        visibilityTimeoutMs: 60_000,
+        maxAttempts: 5,
+        priority: 1,
+      });
       const delivered: unknown[] = [];
       expect(
         await env.other.outbox(name).runOnce('w', async (job) => {

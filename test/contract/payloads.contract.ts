@@ -25,7 +25,8 @@ function payloadWrites(store: Store): [string, (payload: unknown) => Promise<unk
 
 /** Nothing at all was written by the refused calls: no job, no event, no schedule. */
 async function expectNothingWritten(store: Store, queues: string[], streams: string[]): Promise<void> {
-  for (const q of queues) expect({ q, stats: await store.queue(q).stats() }).toMatchObject({ q, stats: { pending: 0, dead: 0 } });
+  for (const q of queues)
+    expect({ q, stats: await store.queue(q).stats() }).toMatchObject({ q, stats: { pending: 0, dead: 0 } });
   for (const s of streams) expect({ s, events: await store.stream(s).readSince(0) }).toEqual({ s, events: [] });
 }
 
@@ -48,31 +49,40 @@ export function payloadContract(engine: EngineFixture): void {
     ['a Buffer', { file: Buffer.from('hi') }, 'payload.file', 'a Buffer'],
     ['a typed array', { bytes: new Float64Array(2) }, 'payload.bytes', 'binary data'],
     ['a class instance', { account: new Account(1) }, 'payload.account', 'an instance of Account'],
-  ])('refuses %s as Codec naming its path, on every write entry point, before any write', async (_kind, payload, path, words) => {
-    const q = uid('pay-date');
-    const s = uid('pay-date-s');
-    const writes: [string, () => Promise<unknown>][] = [
-      ['queue.enqueue', () => env.store.queue(q).enqueue(payload)],
-      ['tx.enqueue', () => env.store.withTx((tx) => tx.enqueue(q, payload))],
-      ['stream.publish', () => env.store.stream(s).publish(payload)],
-      ['tx.publish', () => env.store.withTx((tx) => tx.publish(s, payload))],
-    ];
-    for (const [entry, write] of writes) {
-      const err = await expectError(write, Codec);
-      expect({ entry, message: err.message }).toEqual({ entry, message: expect.stringContaining(`${path}: ${words}`) });
-    }
-    for (const [entry, write] of payloadWrites(env.store)) {
-      const err = await expectError(() => write(payload), Codec);
-      expect({ entry, message: err.message }).toEqual({ entry, message: expect.stringContaining(words) });
-    }
-    await expectNothingWritten(env.store, [q], [s]);
-  });
+  ])(
+    'refuses %s as Codec naming its path, on every write entry point, before any write',
+    async (_kind, payload, path, words) => {
+      const q = uid('pay-date');
+      const s = uid('pay-date-s');
+      const writes: [string, () => Promise<unknown>][] = [
+        ['queue.enqueue', () => env.store.queue(q).enqueue(payload)],
+        ['tx.enqueue', () => env.store.withTx((tx) => tx.enqueue(q, payload))],
+        ['stream.publish', () => env.store.stream(s).publish(payload)],
+        ['tx.publish', () => env.store.withTx((tx) => tx.publish(s, payload))],
+      ];
+      for (const [entry, write] of writes) {
+        const err = await expectError(write, Codec);
+        expect({ entry, message: err.message }).toEqual({
+          entry,
+          message: expect.stringContaining(`${path}: ${words}`),
+        });
+      }
+      for (const [entry, write] of payloadWrites(env.store)) {
+        const err = await expectError(() => write(payload), Codec);
+        expect({ entry, message: err.message }).toEqual({ entry, message: expect.stringContaining(words) });
+      }
+      await expectNothingWritten(env.store, [q], [s]);
+    },
+  );
 
   it('a batch names the index of the refused payload and writes none of the batch', async () => {
     const q = uid('pay-batch');
     const many = await expectError(() => env.store.queue(q).enqueueMany([{ ok: 1 }, { at: new Date(0) }]), Codec);
     expect(many.message).toContain('payloads[1].at: a Date');
-    const bulk = await expectError(() => env.store.queue(q).enqueueBulk([{ payload: { ok: 1 } }, { payload: [new Map()] }]), Codec);
+    const bulk = await expectError(
+      () => env.store.queue(q).enqueueBulk([{ payload: { ok: 1 } }, { payload: [new Map()] }]),
+      Codec,
+    );
     expect(bulk.message).toContain('jobs[1].payload[0]: a Map');
     await expectNothingWritten(env.store, [q], []);
   });
@@ -93,7 +103,9 @@ export function payloadContract(engine: EngineFixture): void {
     const id = await q.enqueue(atLimit);
     expect((await q.getJob(id))?.payload).toBe(atLimit);
     const err = await expectError(() => q.enqueue(`${atLimit}x`), PayloadTooLarge);
-    expect(err.message).toBe('payload is 1048577 bytes as JSON; the limit is 1048576 (the maxPayloadBytes store option)');
+    expect(err.message).toBe(
+      'payload is 1048577 bytes as JSON; the limit is 1048576 (the maxPayloadBytes store option)',
+    );
     await expectError(() => env.store.stream(s).publish(`${atLimit}x`), PayloadTooLarge);
     expect((await q.stats()).pending).toBe(1);
     await expectNothingWritten(env.store, [], [s]);
@@ -107,7 +119,8 @@ export function payloadContract(engine: EngineFixture): void {
       expect({ entry, limit: err.limit, bytes: err.bytes }).toEqual({ entry, limit: 64, bytes: 71 });
     }
     const fits = { text: 'é'.repeat(25) }; // 61 bytes
-    for (const [entry, write] of payloadWrites(small)) expect({ entry, ok: typeof (await write(fits)) }).not.toEqual({ entry, ok: 'undefined' });
+    for (const [entry, write] of payloadWrites(small))
+      expect({ entry, ok: typeof (await write(fits)) }).not.toEqual({ entry, ok: 'undefined' });
   });
 
   it('a maxPayloadBytes that is not an integer in 1..2^30 is InvalidOption naming it, before the store opens', async () => {

@@ -21,7 +21,12 @@ export function progressContract(engine: EngineFixture): void {
     expect((await env.other.admin().jobDetail(q.name, id))!.progress).toEqual({ pct: 40, stage: 'upload' });
     await job.ack('done');
     const detail = (await env.other.admin().jobDetail(q.name, id))!;
-    expect([detail.state, detail.progress, detail.result, detail.workerId]).toEqual(['completed', { pct: 40, stage: 'upload' }, 'done', null]);
+    expect([detail.state, detail.progress, detail.result, detail.workerId]).toEqual([
+      'completed',
+      { pct: 40, stage: 'upload' },
+      'done',
+      null,
+    ]);
   });
 
   it('wakes listenProgress receivers of another store on commit', async () => {
@@ -101,7 +106,10 @@ export function progressContract(engine: EngineFixture): void {
     const id = await q.enqueue(1);
     const job = await claimSoon(q);
     expect(await job.progress('x'.repeat(vectors.progressLimit.acceptStringOfLength))).toBe(true);
-    const err = await expectError(() => job.progress('x'.repeat(vectors.progressLimit.refuseStringOfLength)), PayloadTooLarge);
+    const err = await expectError(
+      () => job.progress('x'.repeat(vectors.progressLimit.refuseStringOfLength)),
+      PayloadTooLarge,
+    );
     expect(err.message).toContain('progress');
     await expectError(() => job.progress({ n: 1n }), Codec);
     await expectError(() => job.progress(undefined), Codec);

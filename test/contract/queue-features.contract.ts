@@ -24,7 +24,11 @@ export function queueFeaturesContract(engine: EngineFixture): void {
   describe('headers', () => {
     it('travel with the job: Job.headers and JobInfo.headers, {} when none', async () => {
       const q = store().queue(uid('h'));
-      const headers = { 'correlation-id': 'c-1', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', '名前': 'ß' };
+      const headers = {
+        'correlation-id': 'c-1',
+        traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01',
+        名前: 'ß',
+      };
       const id = await q.enqueue({ n: 1 }, { headers });
       const plain = await q.enqueue({ n: 2 });
       expect((await q.getJob(id))!.headers).toEqual(headers);
@@ -70,7 +74,8 @@ export function queueFeaturesContract(engine: EngineFixture): void {
         }
       }
       const before = [(await q.stats()).pending, (await store().outbox(ob).queue.stats()).pending];
-      for (const c of v.headers.reject) for (const enqueue of entries) await expectError(() => enqueue(c.headers), RangeError);
+      for (const c of v.headers.reject)
+        for (const enqueue of entries) await expectError(() => enqueue(c.headers), RangeError);
       expect([(await q.stats()).pending, (await store().outbox(ob).queue.stats()).pending]).toEqual(before);
     });
 
@@ -82,7 +87,10 @@ export function queueFeaturesContract(engine: EngineFixture): void {
       await expectError(() => q.enqueue(null, { headers: { k: 'v'.repeat(MAX_HEADERS_BYTES) } }), RangeError);
       await expectError(() => q.enqueue(null, { headers: { k: 1 } as never }), RangeError);
       await expectError(() => q.enqueue(null, { headers: ['a'] as never }), RangeError);
-      await expectError(() => store().withTx((tx) => tx.enqueue(q.name, null, { headers: { k: null } as never })), RangeError);
+      await expectError(
+        () => store().withTx((tx) => tx.enqueue(q.name, null, { headers: { k: null } as never })),
+        RangeError,
+      );
       expect((await q.stats()).pending).toBe(1);
     });
   });
@@ -190,14 +198,23 @@ export function queueFeaturesContract(engine: EngineFixture): void {
       expect((await q.getJob(ids[3]!))!.payload).toEqual({ user: 3, latest: true });
       // o2 has the higher priority but waits behind o1 of its key.
       const claimed = await q.claimBatch(10, 'w');
-      expect(claimed.map((j) => j.payload)).toEqual([{ user: 1 }, { user: 2 }, { user: 3, latest: true }, 'o1', 'plain']);
+      expect(claimed.map((j) => j.payload)).toEqual([
+        { user: 1 },
+        { user: 2 },
+        { user: 3, latest: true },
+        'o1',
+        'plain',
+      ]);
       expect(await q.enqueueBulk([])).toEqual([]);
     });
 
     it('enqueueBulk validates every item before any write', async () => {
       const q = store().queue(uid('u-bulk-bad'));
       await expectError(() => q.enqueueBulk([{ payload: 1 }, { payload: 2, opts: { uniqueKey: '' } }]), InvalidName);
-      await expectError(() => q.enqueueBulk([{ payload: 1 }, { payload: 2, opts: { headers: { k: 1 } as never } }]), RangeError);
+      await expectError(
+        () => q.enqueueBulk([{ payload: 1 }, { payload: 2, opts: { headers: { k: 1 } as never } }]),
+        RangeError,
+      );
       await expectError(() => q.enqueueBulk([{ payload: 1 }, 'nope' as never]), RangeError);
       await expectError(() => q.enqueueBulk([{ payload: 1 }, { payload: 10n }]), Codec);
       await expectError(() => q.enqueueBulk('nope' as never), RangeError);
@@ -528,7 +545,12 @@ export function queueFeaturesContract(engine: EngineFixture): void {
         }
       })();
       try {
-        await waitFor('the worker to claim a few more batches', async () => (await q.stats()).pending < 2950, 30_000, 5);
+        await waitFor(
+          'the worker to claim a few more batches',
+          async () => (await q.stats()).pending < 2950,
+          30_000,
+          5,
+        );
         await env.other.queue(name).pause();
         // Once it is empty it stays empty: the pause holds, and the backlog is still there.
         await waitFor('the worker to see the pause (5 empty claims in a row)', () => emptyInARow >= 5, 15_000, 5);

@@ -16,11 +16,15 @@ interface Child {
 function child(engine: EngineFixture, db: EngineDb, mode: string, queue: string): Child {
   const env = { ...process.env };
   delete env.NODE_OPTIONS;
-  const proc = spawn(process.execPath, ['--import', 'tsx', CHILD, engine.kind, db.location, engine.kind === 'postgres' ? PG_URL : '-', mode, queue], {
-    cwd: ROOT,
-    env,
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+  const proc = spawn(
+    process.execPath,
+    ['--import', 'tsx', CHILD, engine.kind, db.location, engine.kind === 'postgres' ? PG_URL : '-', mode, queue],
+    {
+      cwd: ROOT,
+      env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   let err = '';
   let markReady: () => void = () => undefined;
@@ -34,7 +38,8 @@ function child(engine: EngineFixture, db: EngineDb, mode: string, queue: string)
     proc.on('exit', (code) => {
       markReady();
       const last = out.trim().split('\n').pop() ?? '';
-      if (code !== 0 || !last.includes('"result"')) return reject(new Error(`child exited with ${code}: ${err || out}`));
+      if (code !== 0 || !last.includes('"result"'))
+        return reject(new Error(`child exited with ${code}: ${err || out}`));
       resolve((JSON.parse(last) as { result: unknown }).result);
     });
   });
@@ -57,7 +62,9 @@ for (const engine of contractEngines()) {
     });
 
     it('20 enqueuers of one unique key in separate transactions across 4 processes create exactly one job', async () => {
-      const ids = (await startAll(Array.from({ length: 4 }, () => child(engine, db, 'unique', 'unique-procs')))).flat() as number[];
+      const ids = (
+        await startAll(Array.from({ length: 4 }, () => child(engine, db, 'unique', 'unique-procs')))
+      ).flat() as number[];
       expect(ids).toHaveLength(20);
       expect(new Set(ids).size).toBe(1);
       expect((await store.queue('unique-procs').stats()).pending).toBe(1);
@@ -70,7 +77,9 @@ for (const engine of contractEngines()) {
       const perMs = 400;
       await q.enqueueMany(Array.from({ length: 60 }, (_, i) => i));
       await q.setRateLimit({ max, perMs });
-      const starts = (await startAll(Array.from({ length: 3 }, () => child(engine, db, 'rate', 'rated')))) as number[][];
+      const starts = (await startAll(
+        Array.from({ length: 3 }, () => child(engine, db, 'rate', 'rated')),
+      )) as number[][];
       const all = starts.flat();
       expect(all).toHaveLength(60);
       // Several processes took part, or the test proves nothing about the shared window.

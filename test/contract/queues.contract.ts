@@ -45,7 +45,9 @@ export function queueContract(engine: EngineFixture): void {
       const claimer = async (q: Queue, worker: string, batch: boolean): Promise<void> => {
         let idle = 0;
         while (acked < total && idle < 200) {
-          const jobs = batch ? await q.claimBatch(1 + Math.floor(Math.random() * 24), worker) : [await q.claimOne(worker)].filter((j): j is Job => j !== null);
+          const jobs = batch
+            ? await q.claimBatch(1 + Math.floor(Math.random() * 24), worker)
+            : [await q.claimOne(worker)].filter((j): j is Job => j !== null);
           if (jobs.length === 0) {
             idle += 1;
             await new Promise((r) => setTimeout(r, 5));
@@ -106,7 +108,14 @@ export function queueContract(engine: EngineFixture): void {
       const now = await store().now();
       // Enqueued last, but ready earliest among priority 0.
       await q.enqueue('p0-ready-earlier', { runAt: now - 60_000 });
-      expect(await drainOrder(q)).toEqual(['p5-first', 'p5-second', 'p0-ready-earlier', 'p0-first', 'p0-second', 'pminus1']);
+      expect(await drainOrder(q)).toEqual([
+        'p5-first',
+        'p5-second',
+        'p0-ready-earlier',
+        'p0-first',
+        'p0-second',
+        'pminus1',
+      ]);
     });
 
     it('claimBatch takes at most max, in claim order', async () => {
@@ -181,7 +190,14 @@ export function queueContract(engine: EngineFixture): void {
       const t0 = await store().now();
       const j = (await q.claimOne('worker-1'))!;
       const t1 = await store().now();
-      expect(j).toMatchObject({ id, queue: q.name, payload: { hello: 'world' }, priority: 2, attempts: 1, maxAttempts: 3 });
+      expect(j).toMatchObject({
+        id,
+        queue: q.name,
+        payload: { hello: 'world' },
+        priority: 2,
+        attempts: 1,
+        maxAttempts: 3,
+      });
       expect(typeof j.claimToken).toBe('string');
       expect(j.claimToken.length).toBeGreaterThan(0);
       expect(j.deadline).toBeGreaterThanOrEqual(t0 + 30_000);
@@ -280,7 +296,8 @@ export function queueContract(engine: EngineFixture): void {
         const acked = await j.ack();
         const reclaimed = await reclaim;
         // An ack that starts at or after the deadline (database clock) is refused, reclaimed or not.
-        if (ackStart >= j.deadline) expect({ round, ackStart, deadline: j.deadline, acked }).toMatchObject({ acked: false });
+        if (ackStart >= j.deadline)
+          expect({ round, ackStart, deadline: j.deadline, acked }).toMatchObject({ acked: false });
         // Exactly one outcome: the ack landed (row gone, nothing to reclaim) or the rival owns the row.
         expect(acked && reclaimed !== null).toBe(false);
         if (acked) expect(await q.getJob(id)).toBeNull();
@@ -353,7 +370,12 @@ export function queueContract(engine: EngineFixture): void {
       const q = store().queue(uid('q-ackbatch'));
       await q.enqueueMany([1, 2, 3]);
       const [a, b, c] = await q.claimBatch(3, 'w');
-      const n = await q.ackBatch([a!, b!, { id: c!.id, claimToken: 'not-the-token' }, { id: 987_654_321, claimToken: 'x' }]);
+      const n = await q.ackBatch([
+        a!,
+        b!,
+        { id: c!.id, claimToken: 'not-the-token' },
+        { id: 987_654_321, claimToken: 'x' },
+      ]);
       expect(n).toBe(2);
       expect(await q.getJob(a!.id)).toBeNull();
       expect((await q.getJob(c!.id))!.state).toBe('processing');
@@ -491,7 +513,12 @@ export function queueContract(engine: EngineFixture): void {
       const p2 = await q.listDead({ limit: 2, after: p1.at(-1)!.id });
       const p3 = await q.listDead({ limit: 2, after: p2.at(-1)!.id });
       const p4 = await q.listDead({ limit: 2, after: p3.at(-1)!.id });
-      expect([p1, p2, p3, p4].map((p) => p.map((d) => d.id))).toEqual([ids.slice(0, 2), ids.slice(2, 4), ids.slice(4), []]);
+      expect([p1, p2, p3, p4].map((p) => p.map((d) => d.id))).toEqual([
+        ids.slice(0, 2),
+        ids.slice(2, 4),
+        ids.slice(4),
+        [],
+      ]);
       const diedAts = all.map((d) => d.diedAt!);
       expect(await q.listDead({ before: Math.min(...diedAts) })).toEqual([]);
       expect((await q.listDead({ before: Math.max(...diedAts) + 1 })).map((d) => d.id)).toEqual(ids);
@@ -526,9 +553,23 @@ export function queueContract(engine: EngineFixture): void {
 
   describe('stamped options and job inspection', () => {
     it('getJob sees a pending job with the queue options stamped', async () => {
-      const q = store().queue(uid('q-stamp'), { leaseMs: 12_345, maxAttempts: 7, backoffBaseMs: 777, deadLetterRetentionMs: 99_999, resultRetentionMs: 604_800_000 });
+      const q = store().queue(uid('q-stamp'), {
+        leaseMs: 12_345,
+        maxAttempts: 7,
+        backoffBaseMs: 777,
+        deadLetterRetentionMs: 99_999,
+        resultRetentionMs: 604_800_000,
+      });
       // The lease under both names until 0.4 (visibilityTimeoutMs is deprecated, docs/vocabulary.md).
-      expect(q.opts).toEqual({ leaseMs: 12_345, visibilityTimeoutMs: 12_345, maxAttempts: 7, backoffBaseMs: 777, deadLetterRetentionMs: 99_999, resultRetentionMs: 604_800_000, limitKeys: null });
+      expect(q.opts).toEqual({
+        leaseMs: 12_345,
+        visibilityTimeoutMs: 12_345,
+        maxAttempts: 7,
+        backoffBaseMs: 777,
+        deadLetterRetentionMs: 99_999,
+        resultRetentionMs: 604_800_000,
+        limitKeys: null,
+      });
       const t0 = await store().now();
       const id = await q.enqueue({ a: [1] }, { priority: 3 });
       const t1 = await store().now();
@@ -563,12 +604,24 @@ export function queueContract(engine: EngineFixture): void {
     it('uses the defaults when the queue sets none (300 s, 3 attempts, 5 s base, keep forever)', async () => {
       const q = store().queue(uid('q-defaults'));
       const info = (await q.getJob(await q.enqueue(null)))!;
-      expect(info).toMatchObject({ visibilityTimeoutMs: 300_000, maxAttempts: 3, backoffBaseMs: 5_000, deadLetterRetentionMs: null, priority: 0, payload: null });
+      expect(info).toMatchObject({
+        visibilityTimeoutMs: 300_000,
+        maxAttempts: 3,
+        backoffBaseMs: 5_000,
+        deadLetterRetentionMs: null,
+        priority: 0,
+        payload: null,
+      });
     });
 
     it('per-job options override the queue options for that job only', async () => {
       const q = store().queue(uid('q-override'), { visibilityTimeoutMs: 10_000, maxAttempts: 2 });
-      const id = await q.enqueue('o', { maxAttempts: 9, visibilityTimeoutMs: 4_000, backoffBaseMs: 10, expiresInMs: 600_000 });
+      const id = await q.enqueue('o', {
+        maxAttempts: 9,
+        visibilityTimeoutMs: 4_000,
+        backoffBaseMs: 10,
+        expiresInMs: 600_000,
+      });
       const plain = await q.enqueue('p');
       const info = (await q.getJob(id))!;
       expect(info).toMatchObject({ maxAttempts: 9, visibilityTimeoutMs: 4_000, backoffBaseMs: 10 });
@@ -628,7 +681,12 @@ export function queueContract(engine: EngineFixture): void {
 
     it('stats stay exact through every state change, rollbacks and many small transactions', async () => {
       const q = store().queue(uid('q-stats-all'), { maxAttempts: 2, visibilityTimeoutMs: 600_000 });
-      const expectStats = async (want: { pending: number; processing: number; dead: number; scheduled: number }): Promise<void> => {
+      const expectStats = async (want: {
+        pending: number;
+        processing: number;
+        dead: number;
+        scheduled: number;
+      }): Promise<void> => {
         expect(await q.stats()).toMatchObject(want);
       };
       // Many one-row statements, so the engines' folding of counters runs between them.
@@ -679,10 +737,15 @@ export function queueContract(engine: EngineFixture): void {
     it('stats count a job due in a few seconds as scheduled, and no longer once it is cancelled', async () => {
       const q = store().queue(uid('q-stats-soon'));
       // Start early in a 10 s window of the database clock, so the job falls due within the same window.
-      const start = await waitFor('an early instant of a 10 s window', async () => {
-        const now = await store().now();
-        return now % 10_000 < 4_000 ? now : 0;
-      }, 15_000, 50);
+      const start = await waitFor(
+        'an early instant of a 10 s window',
+        async () => {
+          const now = await store().now();
+          return now % 10_000 < 4_000 ? now : 0;
+        },
+        15_000,
+        50,
+      );
       const id = await q.enqueue('soon', { delayMs: 9_000 - (start % 10_000) });
       expect(await q.stats()).toMatchObject({ pending: 1, scheduled: 1, oldestPendingAgeMs: 0 });
       expect(await q.cancel(id)).toBe(true);

@@ -9,9 +9,15 @@ export interface ResultVectors {
   progressLimit: { maxBytes: number; acceptStringOfLength: number; refuseStringOfLength: number };
   progressThrottle: {
     intervalMs: number;
-    steps: ({ at: number; value: unknown; expect: 'write' | 'defer'; dueAt?: number } | { take: number; written: unknown })[];
+    steps: (
+      { at: number; value: unknown; expect: 'write' | 'defer'; dueAt?: number } | { take: number; written: unknown }
+    )[];
   };
-  cancel: { state: 'pending' | 'processing' | 'dead' | 'completed' | 'cancelled' | 'missing'; returns: boolean; after: string | null }[];
+  cancel: {
+    state: 'pending' | 'processing' | 'dead' | 'completed' | 'cancelled' | 'missing';
+    returns: boolean;
+    after: string | null;
+  }[];
 }
 
 export const vectors = loadVectors<ResultVectors>('results.json');
@@ -20,11 +26,21 @@ export const quiet: StoreLogger = { log: () => undefined, warn: () => undefined,
 
 /** Claims until a job of `q` appears. */
 export function claimSoon(q: Queue, workerId = 'w', visibilityTimeoutMs?: number): Promise<Job> {
-  return waitFor(`a claimable job on ${q.name}`, () => q.claimOne(workerId, visibilityTimeoutMs === undefined ? undefined : { visibilityTimeoutMs }), 10_000, 10);
+  return waitFor(
+    `a claimable job on ${q.name}`,
+    () => q.claimOne(workerId, visibilityTimeoutMs === undefined ? undefined : { visibilityTimeoutMs }),
+    10_000,
+    10,
+  );
 }
 
 /** A started QueueWorker on `store`'s queue `name`; stop it with `stop()`. */
-export function startWorker(store: Store, name: string, handler: (job: Job, signal: AbortSignal) => Promise<unknown>, extra: { cancelPollMs?: number } = {}): QueueWorker {
+export function startWorker(
+  store: Store,
+  name: string,
+  handler: (job: Job, signal: AbortSignal) => Promise<unknown>,
+  extra: { cancelPollMs?: number } = {},
+): QueueWorker {
   const w = new QueueWorker({
     queue: store.queue(name),
     handler,

@@ -2,7 +2,14 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
 import type { Store } from '../../lib/contract/types.js';
-import { contractEngines, PG_URL, waitFor, withEngineDb, type EngineDb, type EngineFixture } from '../helpers/engines.js';
+import {
+  contractEngines,
+  PG_URL,
+  waitFor,
+  withEngineDb,
+  type EngineDb,
+  type EngineFixture,
+} from '../helpers/engines.js';
 
 const CHILD = fileURLToPath(new URL('./fixtures/results-child.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -19,11 +26,15 @@ interface Child {
 function child(engine: EngineFixture, db: EngineDb, queue: string): Child {
   const env = { ...process.env };
   delete env.NODE_OPTIONS;
-  const proc = spawn(process.execPath, ['--import', 'tsx', CHILD, engine.kind, db.location, engine.kind === 'postgres' ? PG_URL : '-', queue], {
-    cwd: ROOT,
-    env,
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
+  const proc = spawn(
+    process.execPath,
+    ['--import', 'tsx', CHILD, engine.kind, db.location, engine.kind === 'postgres' ? PG_URL : '-', queue],
+    {
+      cwd: ROOT,
+      env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    },
+  );
   const events: Record<string, unknown>[] = [];
   let buf = '';
   let markReady: () => void = () => undefined;
@@ -50,7 +61,8 @@ function child(engine: EngineFixture, db: EngineDb, queue: string): Child {
   return { proc, ready, events, exited, send: () => proc.stdin!.write('go\n') };
 }
 
-const ids = (events: readonly Record<string, unknown>[], key: string): number[] => events.filter((e) => typeof e[key] === 'number').map((e) => e[key] as number);
+const ids = (events: readonly Record<string, unknown>[], key: string): number[] =>
+  events.filter((e) => typeof e[key] === 'number').map((e) => e[key] as number);
 
 for (const engine of contractEngines()) {
   describe(`results and cancel across processes [${engine.name}]`, () => {
@@ -64,15 +76,25 @@ for (const engine of contractEngines()) {
     it('4 worker processes, one SIGKILLed mid-run: cancelled handlers abort and never run again, no committed result is lost', async () => {
       const name = 'probe';
       const q = store.queue(name, { visibilityTimeoutMs: 4000 });
-      const slow = await q.enqueueMany(Array.from({ length: 8 }, (_, i) => ({ n: i, slow: true })), { priority: 10 });
+      const slow = await q.enqueueMany(
+        Array.from({ length: 8 }, (_, i) => ({ n: i, slow: true })),
+        { priority: 10 },
+      );
       const fast = await q.enqueueMany(Array.from({ length: 400 }, (_, i) => ({ n: i })));
       const children = Array.from({ length: 4 }, () => child(engine, db, name));
       try {
         await Promise.all(children.map((c) => c.ready));
         for (const c of children) c.send();
         // Every slow job runs somewhere (8 of the 12 slots), while fast jobs flow through the rest.
-        await waitFor('every slow job started', () => children.flatMap((c) => ids(c.events, 'start')).length >= slow.length, 60_000, 20);
-        const victim = children.reduce((a, b) => (ids(b.events, 'start').length > ids(a.events, 'start').length ? b : a));
+        await waitFor(
+          'every slow job started',
+          () => children.flatMap((c) => ids(c.events, 'start')).length >= slow.length,
+          60_000,
+          20,
+        );
+        const victim = children.reduce((a, b) =>
+          ids(b.events, 'start').length > ids(a.events, 'start').length ? b : a,
+        );
         const victimStarts = ids(victim.events, 'start');
         victim.proc.kill('SIGKILL');
         await victim.exited;
@@ -80,12 +102,25 @@ for (const engine of contractEngines()) {
         const survivors = children.filter((c) => c !== victim);
         const survivorStarts = survivors.flatMap((c) => ids(c.events, 'start'));
         // Each surviving worker's cancelled handler sees its signal abort with JobCancelled.
-        await waitFor('the survivors\' cancelled handlers aborted', () => survivorStarts.every((id) => survivors.some((c) => c.events.some((e) => e.aborted === id && e.reason === 'JobCancelled'))), 30_000, 20);
+        await waitFor(
+          "the survivors' cancelled handlers aborted",
+          () =>
+            survivorStarts.every((id) =>
+              survivors.some((c) => c.events.some((e) => e.aborted === id && e.reason === 'JobCancelled')),
+            ),
+          30_000,
+          20,
+        );
         // The victim's jobs come back after its lease lapses and finish elsewhere.
-        await waitFor('every fast job completed', async () => {
-          const s = await q.stats();
-          return s.pending === 0 && s.processing === 0;
-        }, 90_000, 100);
+        await waitFor(
+          'every fast job completed',
+          async () => {
+            const s = await q.stats();
+            return s.pending === 0 && s.processing === 0;
+          },
+          90_000,
+          100,
+        );
         for (const c of survivors) c.proc.stdin!.write('stop\n');
         await Promise.all(survivors.map((c) => c.exited));
         const allStarts = children.flatMap((c) => ids(c.events, 'start'));

@@ -1,5 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
-import { Codec, InvalidArgument, JobCancelled, JobDead, PayloadTooLarge, ResultTimeout } from '../../lib/contract/errors.js';
+import {
+  Codec,
+  InvalidArgument,
+  JobCancelled,
+  JobDead,
+  PayloadTooLarge,
+  ResultTimeout,
+} from '../../lib/contract/errors.js';
 import { WAIT_HEADER } from '../../lib/contract/results.js';
 import type { Store } from '../../lib/contract/types.js';
 import type { EngineFixture } from '../helpers/engines.js';
@@ -81,7 +88,7 @@ export function resultsContract(engine: EngineFixture): void {
       expect((await q.getJob(id))!.state).toBe('processing');
     });
 
-    it('is fenced: a stale claim cannot ack with its result after a reclaim; the new claim\'s result stands', async () => {
+    it("is fenced: a stale claim cannot ack with its result after a reclaim; the new claim's result stands", async () => {
       const q = store().queue(uid('r-fence'));
       const id = await q.enqueue(1);
       const old = await claimSoon(q, 'old', 50);
@@ -117,7 +124,7 @@ export function resultsContract(engine: EngineFixture): void {
       await expect(waiting).resolves.toEqual({ done: true });
     });
 
-    it('enqueueAndWait resolves with the return value of a worker\'s handler in another store', async () => {
+    it("enqueueAndWait resolves with the return value of a worker's handler in another store", async () => {
       const name = uid('w-worker');
       const w = startWorker(env.other, name, async (job) => ({ doubled: (job.payload as number) * 2 }));
       try {
@@ -135,7 +142,11 @@ export function resultsContract(engine: EngineFixture): void {
         expect(job.headers[WAIT_HEADER]).toBe('1');
       });
       try {
-        await expect(store().queue(name).enqueueAndWait('x', { timeoutMs: 20_000, headers: { mine: 'y' } })).resolves.toBeUndefined();
+        await expect(
+          store()
+            .queue(name)
+            .enqueueAndWait('x', { timeoutMs: 20_000, headers: { mine: 'y' } }),
+        ).resolves.toBeUndefined();
         const info = (await store().queue(name).getJob(seen!))!;
         expect(info.state).toBe('completed');
         expect(info.headers).toEqual({ mine: 'y', [WAIT_HEADER]: '1' });
@@ -183,8 +194,12 @@ export function resultsContract(engine: EngineFixture): void {
     it('refuses bad input before any I/O, naming it', async () => {
       const q = store().queue(uid('w-bad'));
       expect((await expectError(() => q.waitForResult(-1), InvalidArgument)).message).toContain('id');
-      expect((await expectError(() => q.waitForResult(1, { timeoutMs: 0 }), InvalidArgument)).message).toContain('timeoutMs');
-      expect((await expectError(() => q.enqueueAndWait(1, { timeoutMs: Number.NaN }), InvalidArgument)).message).toContain('timeoutMs');
+      expect((await expectError(() => q.waitForResult(1, { timeoutMs: 0 }), InvalidArgument)).message).toContain(
+        'timeoutMs',
+      );
+      expect(
+        (await expectError(() => q.enqueueAndWait(1, { timeoutMs: Number.NaN }), InvalidArgument)).message,
+      ).toContain('timeoutMs');
       expect((await q.stats()).pending).toBe(0);
     });
   });

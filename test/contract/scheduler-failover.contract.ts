@@ -22,11 +22,30 @@ interface Replica {
   output(): string;
 }
 
-function spawnReplica(engine: EngineFixture, location: string, owner: string, lockTtlMs: number, renewIntervalMs: number, maxTickMs: number): Replica {
+function spawnReplica(
+  engine: EngineFixture,
+  location: string,
+  owner: string,
+  lockTtlMs: number,
+  renewIntervalMs: number,
+  maxTickMs: number,
+): Replica {
   const env = { ...process.env };
   delete env.NODE_OPTIONS;
-  const args = [engine.kind, location, engine.kind === 'postgres' ? PG_URL : '-', owner, String(lockTtlMs), String(renewIntervalMs), String(maxTickMs)];
-  const proc = spawn(process.execPath, ['--import', 'tsx', CHILD, ...args], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
+  const args = [
+    engine.kind,
+    location,
+    engine.kind === 'postgres' ? PG_URL : '-',
+    owner,
+    String(lockTtlMs),
+    String(renewIntervalMs),
+    String(maxTickMs),
+  ];
+  const proc = spawn(process.execPath, ['--import', 'tsx', CHILD, ...args], {
+    cwd: ROOT,
+    env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let out = '';
   let ended = false;
   let told = false;
@@ -172,18 +191,33 @@ export function schedulerFailoverContract(engine: EngineFixture): void {
           if (standby?.error !== undefined) throw standby.error;
         };
         const nextFire = async (): Promise<number> => (await store().getSchedule(trio.name.all))!.nextFireAt;
-        await waitFor('the child to lead and fire', async () => {
-          alive();
-          return (await leaderOf(store()))?.owner === leader.owner && (await pending(store(), trio.queue.all)) >= 1;
-        }, 30_000, 20);
+        await waitFor(
+          'the child to lead and fire',
+          async () => {
+            alive();
+            return (await leaderOf(store()))?.owner === leader.owner && (await pending(store(), trio.queue.all)) >= 1;
+          },
+          30_000,
+          20,
+        );
         const standbyOwner = uid('standby');
-        standby = startRunner(store(), { owner: standbyOwner, lockTtlMs: ttl, renewIntervalMs: renew, maxTickMs: standbyTick });
+        standby = startRunner(store(), {
+          owner: standbyOwner,
+          lockTtlMs: ttl,
+          renewIntervalMs: renew,
+          maxTickMs: standbyTick,
+        });
         // The child keeps leading and firing while the standby polls the lock.
         const fired = await pending(store(), trio.queue.all);
-        await waitFor('another fire by the child beside the standby', async () => {
-          alive();
-          return (await pending(store(), trio.queue.all)) > fired;
-        }, 15_000, 20);
+        await waitFor(
+          'another fire by the child beside the standby',
+          async () => {
+            alive();
+            return (await pending(store(), trio.queue.all)) > fired;
+          },
+          15_000,
+          20,
+        );
         const held = await leaderOf(store());
         expect(held?.owner).toBe(leader.owner);
 
@@ -197,23 +231,38 @@ export function schedulerFailoverContract(engine: EngineFixture): void {
         const lapsesAt = seen?.owner === leader.owner ? seen.expiresAt : held!.expiresAt;
         expect(lapsesAt - killedAt).toBeLessThanOrEqual(ttl);
 
-        await waitFor('the standby to lead', async () => {
-          alive();
-          return (await leaderOf(store()))?.owner === standbyOwner;
-        }, takeoverBound + 15_000, 20).catch(async (err: unknown) => {
+        await waitFor(
+          'the standby to lead',
+          async () => {
+            alive();
+            return (await leaderOf(store()))?.owner === standbyOwner;
+          },
+          takeoverBound + 15_000,
+          20,
+        ).catch(async (err: unknown) => {
           throw new Error(`${String(err)}; leader now ${JSON.stringify(await leaderOf(store()))}`);
         });
         // The child's last fire left the next fire at most a boundary after the kill, so a next
         // fire past the lapse is the standby's take-over tick; then one regular tick of its own.
-        const afterTakeover = await waitFor('the take-over fire', async () => {
-          alive();
-          const next = await nextFire();
-          return next > lapsesAt ? next : 0;
-        }, 15_000, 20);
-        await waitFor('a regular fire by the standby', async () => {
-          alive();
-          return (await nextFire()) > afterTakeover;
-        }, 15_000, 20);
+        const afterTakeover = await waitFor(
+          'the take-over fire',
+          async () => {
+            alive();
+            const next = await nextFire();
+            return next > lapsesAt ? next : 0;
+          },
+          15_000,
+          20,
+        );
+        await waitFor(
+          'a regular fire by the standby',
+          async () => {
+            alive();
+            return (await nextFire()) > afterTakeover;
+          },
+          15_000,
+          20,
+        );
         await standby.stop();
         standby = undefined;
 
@@ -262,35 +311,55 @@ export function schedulerFailoverContract(engine: EngineFixture): void {
           leader.assertAlive();
           if (standby?.error !== undefined) throw standby.error;
         };
-        await waitFor('the child to lead and fire', async () => {
-          alive();
-          return (await leaderOf(store()))?.owner === leader.owner && (await pending(store(), trio.queue.all)) >= 1;
-        }, 30_000, 20);
+        await waitFor(
+          'the child to lead and fire',
+          async () => {
+            alive();
+            return (await leaderOf(store()))?.owner === leader.owner && (await pending(store(), trio.queue.all)) >= 1;
+          },
+          30_000,
+          20,
+        );
         const standbyOwner = uid('standby');
         standby = startRunner(store(), { owner: standbyOwner, maxTickMs: standbyRetry });
         const fired = await pending(store(), trio.queue.all);
-        await waitFor('another fire by the child beside the standby', async () => {
-          alive();
-          return (await pending(store(), trio.queue.all)) > fired;
-        }, 15_000, 20);
+        await waitFor(
+          'another fire by the child beside the standby',
+          async () => {
+            alive();
+            return (await pending(store(), trio.queue.all)) > fired;
+          },
+          15_000,
+          20,
+        );
         expect((await leaderOf(store()))?.owner).toBe(leader.owner);
 
         const stoppedAt = await store().now();
         leader.proc.kill('SIGTERM');
-        const led = await waitFor('the standby to lead', async () => {
-          alive();
-          const l = await store().listSchedules();
-          return l.leader?.owner === standbyOwner ? l : null;
-        }, 15_000, 20);
+        const led = await waitFor(
+          'the standby to lead',
+          async () => {
+            alive();
+            const l = await store().listSchedules();
+            return l.leader?.owner === standbyOwner ? l : null;
+          },
+          15_000,
+          20,
+        );
         expect(await leader.exited).toEqual({ code: 0, signal: null });
         expect(leader.output()).toContain('"stopped":true');
         expect(led.now - stoppedAt).toBeLessThan(standbyRetry / 2);
         // Only the standby runs now: the next fire moving proves it fires.
         const ledNext = (await store().getSchedule(trio.name.all))!.nextFireAt;
-        await waitFor('a fire by the standby', async () => {
-          alive();
-          return (await store().getSchedule(trio.name.all))!.nextFireAt > ledNext;
-        }, 15_000, 20);
+        await waitFor(
+          'a fire by the standby',
+          async () => {
+            alive();
+            return (await store().getSchedule(trio.name.all))!.nextFireAt > ledNext;
+          },
+          15_000,
+          20,
+        );
         await standby.stop();
         standby = undefined;
 

@@ -5,7 +5,12 @@ import type { EngineFixture } from '../helpers/engines.js';
 import { expectError, pause, type Runner, startRunner, uid, useEnv, waitFor, within } from './harness.js';
 
 /** waitFor that fails at once (with the runner's error) when a runner died instead of timing out. */
-async function waitRunning(runners: Runner[], what: string, check: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+async function waitRunning(
+  runners: Runner[],
+  what: string,
+  check: () => Promise<boolean>,
+  timeoutMs = 15_000,
+): Promise<void> {
   await waitFor(
     what,
     async () => {
@@ -29,7 +34,17 @@ export function schedulerContract(engine: EngineFixture): void {
   describe('schedules', () => {
     it('rejects anything but "@every <n><s|m|h|d>" or a cron expression with InvalidSpec, storing nothing', async () => {
       const name = uid('sched-spec');
-      for (const spec of ['*/5 * * *', '0 0 * * * * *', '@dayly', '@reboot', '@every 0s', '@every 1x', 'every 1s', '@every', '']) {
+      for (const spec of [
+        '*/5 * * *',
+        '0 0 * * * * *',
+        '@dayly',
+        '@reboot',
+        '@every 0s',
+        '@every 1x',
+        'every 1s',
+        '@every',
+        '',
+      ]) {
         const err = await expectError(() => store().schedule(name, spec, 'q', null), InvalidSpec);
         expect(err.message).toContain(JSON.stringify(spec));
       }
@@ -46,7 +61,13 @@ export function schedulerContract(engine: EngineFixture): void {
     it('stores the schedule with its interval, options and a first fire of now + interval', async () => {
       const name = uid('sched-store');
       const t0 = await store().now();
-      const s = await store().schedule(name, '@every 90m', 'reports', { kind: 'daily' }, { priority: 2, maxAttempts: 4, expiresInMs: 1_000 });
+      const s = await store().schedule(
+        name,
+        '@every 90m',
+        'reports',
+        { kind: 'daily' },
+        { priority: 2, maxAttempts: 4, expiresInMs: 1_000 },
+      );
       const t1 = await store().now();
       expect(s).toMatchObject({
         name,
@@ -80,7 +101,9 @@ export function schedulerContract(engine: EngineFixture): void {
       expect(changed.nextFireAt).toBeGreaterThanOrEqual(t0 + 7_200_000);
       expect(changed.nextFireAt).toBeLessThanOrEqual(t1 + 7_200_000);
       const restartAt = t1 + 5_000;
-      expect((await store().schedule(name, '@every 3h', 'q2', 'v4', { startAt: restartAt })).nextFireAt).toBe(restartAt);
+      expect((await store().schedule(name, '@every 3h', 'q2', 'v4', { startAt: restartAt })).nextFireAt).toBe(
+        restartAt,
+      );
     });
 
     it('unschedule removes the schedule and reports whether it existed', async () => {
@@ -109,7 +132,13 @@ export function schedulerContract(engine: EngineFixture): void {
       const queue = uid('q-fire');
       store().queue(queue, { visibilityTimeoutMs: 4_321 });
       const startAt = await store().now();
-      await store().schedule(name, '@every 1s', queue, { tick: true }, { startAt, priority: 4, maxAttempts: 2, expiresInMs: 600_000 });
+      await store().schedule(
+        name,
+        '@every 1s',
+        queue,
+        { tick: true },
+        { startAt, priority: 4, maxAttempts: 2, expiresInMs: 600_000 },
+      );
       const runner = startRunner(store());
       try {
         await waitRunning([runner], 'two boundaries fired', async () => (await pendingCount(store(), queue)) >= 2);
@@ -164,7 +193,12 @@ export function schedulerContract(engine: EngineFixture): void {
       const a = startRunner(store(), { owner: 'runner-a' });
       const b = startRunner(env.other, { owner: 'runner-b' });
       try {
-        await waitRunning([a, b], 'three boundaries fired', async () => (await pendingCount(store(), queue)) >= 3, 20_000);
+        await waitRunning(
+          [a, b],
+          'three boundaries fired',
+          async () => (await pendingCount(store(), queue)) >= 3,
+          20_000,
+        );
       } finally {
         await Promise.all([a.stop(), b.stop()]);
       }
@@ -184,7 +218,11 @@ export function schedulerContract(engine: EngineFixture): void {
       await store().schedule(name, '@every 1s', queue, 'h', { startAt: await store().now() });
       const second = startRunner(env.other, { owner: 'second' });
       try {
-        await waitRunning([second], 'a fire from the second runner', async () => (await pendingCount(store(), queue)) >= 1);
+        await waitRunning(
+          [second],
+          'a fire from the second runner',
+          async () => (await pendingCount(store(), queue)) >= 1,
+        );
       } finally {
         await second.stop();
       }
@@ -198,7 +236,11 @@ export function schedulerContract(engine: EngineFixture): void {
       try {
         await pause(200);
         await env.other.schedule(name, '@every 1s', queue, 'l', { startAt: (await store().now()) + 100 });
-        await waitRunning([runner], 'a fire of the new schedule', async () => (await pendingCount(store(), queue)) >= 1);
+        await waitRunning(
+          [runner],
+          'a fire of the new schedule',
+          async () => (await pendingCount(store(), queue)) >= 1,
+        );
       } finally {
         await runner.stop();
       }

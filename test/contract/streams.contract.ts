@@ -53,8 +53,8 @@ export function streamContract(engine: EngineFixture): void {
         expect(e.createdAt).toBeLessThanOrEqual(t1);
       }
       expect((await s.readSince(1)).map((e) => e.offset)).toEqual([2, 3]);
-      expect((await s.readSince(3))).toEqual([]);
-      expect((await s.readSince(100))).toEqual([]);
+      expect(await s.readSince(3)).toEqual([]);
+      expect(await s.readSince(100)).toEqual([]);
       expect(await env.other.stream(s.name).readSince(0)).toEqual(all);
     });
 
@@ -191,7 +191,11 @@ export function streamContract(engine: EngineFixture): void {
       const behind = s.subscribe('behind');
       const ahead = env.other.stream(s.name).subscribe('ahead');
       try {
-        expect([(await nextSoon(behind)).offset, (await nextSoon(behind)).offset, (await nextSoon(behind)).offset]).toEqual([1, 2, 3]);
+        expect([
+          (await nextSoon(behind)).offset,
+          (await nextSoon(behind)).offset,
+          (await nextSoon(behind)).offset,
+        ]).toEqual([1, 2, 3]);
         expect((await nextSoon(ahead)).offset).toBe(3);
         await s.publish(4);
         expect((await nextSoon(behind)).offset).toBe(4);
@@ -269,9 +273,9 @@ export function streamContract(engine: EngineFixture): void {
         expect(events.map((e) => e.offset)).toEqual(Array.from({ length: total }, (_, i) => i + 1));
         // Per writer, its own events are in its order.
         for (let w = 0; w < writers; w++) {
-          expect(events.filter((e) => (e.payload as { w: number }).w === w).map((e) => (e.payload as { i: number }).i)).toEqual(
-            Array.from({ length: perWriter }, (_, i) => i),
-          );
+          expect(
+            events.filter((e) => (e.payload as { w: number }).w === w).map((e) => (e.payload as { i: number }).i),
+          ).toEqual(Array.from({ length: perWriter }, (_, i) => i));
         }
       } finally {
         sub.close();

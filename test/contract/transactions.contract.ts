@@ -41,9 +41,12 @@ export function transactionContract(engine: EngineFixture): void {
   describe('transactions', () => {
     it('joinManager and the deprecated withTx(external) refuse a manager with no active transaction with one message on both engines', () => {
       const idle = { isTransactionActive: false, query: async (): Promise<unknown> => [] };
-      const reason = 'was given an EntityManager or QueryRunner with no active transaction (or a released QueryRunner); pass the manager given by dataSource.transaction(...) or a QueryRunner after startTransaction()';
+      const reason =
+        'was given an EntityManager or QueryRunner with no active transaction (or a released QueryRunner); pass the manager given by dataSource.transaction(...) or a QueryRunner after startTransaction()';
       expect(() => store().joinManager(idle)).toThrow(`option joinManager ${reason}`);
-      expect(() => store().joinManager({ queryRunner: { ...idle, isTransactionActive: true, isReleased: true } })).toThrow(`option joinManager ${reason}`);
+      expect(() =>
+        store().joinManager({ queryRunner: { ...idle, isTransactionActive: true, isReleased: true } }),
+      ).toThrow(`option joinManager ${reason}`);
       expect(() => store().withTx(idle)).toThrow(`option withTx(external) ${reason}`);
     });
 
@@ -76,13 +79,21 @@ export function transactionContract(engine: EngineFixture): void {
         await tx.commit();
         expect(tx.finished).toBe(true);
         expect(await wakes.recv(AbortSignal.timeout(10_000))).toEqual({ channel: n.channel });
-        expect((await env.other.queue(n.queue).getJob(jobId))!).toMatchObject({ state: 'pending', payload: { job: 1 }, priority: 2 });
+        expect((await env.other.queue(n.queue).getJob(jobId))!).toMatchObject({
+          state: 'pending',
+          payload: { job: 1 },
+          priority: 2,
+        });
         expect((await env.other.stream(n.stream).readSince(0)).map((e) => [e.offset, e.key, e.payload])).toEqual([
           [1, null, 'unkeyed'],
           [2, 'k', 'keyed'],
         ]);
         expect(await env.other.stream(n.stream).getOffset('consumer')).toBe(5);
-        expect((await env.other.outbox(n.outbox).queue.getJob(outboxId))!).toMatchObject({ state: 'pending', payload: { out: 1 }, maxAttempts: 5 });
+        expect((await env.other.outbox(n.outbox).queue.getJob(outboxId))!).toMatchObject({
+          state: 'pending',
+          payload: { out: 1 },
+          maxAttempts: 5,
+        });
       } finally {
         wakes.close();
       }
@@ -179,7 +190,9 @@ export function transactionContract(engine: EngineFixture): void {
         // The transaction was not poisoned: a valid op still works and commits.
         const id = await tx.enqueue(n.queue, 'valid');
         await tx.commit();
-        expect((await store().queue(n.queue).listDead()).length + (await store().queue(n.queue).stats()).pending).toBe(1);
+        expect((await store().queue(n.queue).listDead()).length + (await store().queue(n.queue).stats()).pending).toBe(
+          1,
+        );
         expect((await store().queue(n.queue).getJob(id))!.payload).toBe('valid');
         expect(await store().stream(n.stream).readSince(0)).toEqual([]);
       } finally {

@@ -30,7 +30,12 @@ export function vocabularyContract(engine: EngineFixture): void {
     await q.enqueue('queue');
     await q.enqueue('job', { leaseMs: 8_000 });
     const byPayload = new Map((await q.claimBatch(10, 'w')).map((j) => [j.payloadAs<string>(), j.leaseMs]));
-    expect(byPayload).toEqual(new Map([['queue', 7_000], ['job', 8_000]]));
+    expect(byPayload).toEqual(
+      new Map([
+        ['queue', 7_000],
+        ['job', 8_000],
+      ]),
+    );
     await q.enqueue('claim');
     expect((await q.claimOne('w', { leaseMs: 9_000 }))?.leaseMs).toBe(9_000);
   });
@@ -43,13 +48,18 @@ export function vocabularyContract(engine: EngineFixture): void {
     await q.enqueue('claim');
     expect((await q.claimOne('w', { visibilityTimeoutMs: 9_000 }))?.leaseMs).toBe(9_000);
     for (const where of ['queue', 'claim']) {
-      expect(warnings.filter((w) => w.includes(`alkstore: ${where} option visibilityTimeoutMs`) && w.includes('leaseMs'))).toHaveLength(1);
+      expect(
+        warnings.filter((w) => w.includes(`alkstore: ${where} option visibilityTimeoutMs`) && w.includes('leaseMs')),
+      ).toHaveLength(1);
     }
   });
 
   it('leaseMs and visibilityTimeoutMs with different values are InvalidOption naming both, before any write', async () => {
     const name = uid('lease');
-    expect((await expectError(() => env.store.queue(name, { leaseMs: 1_000, visibilityTimeoutMs: 2_000 }), InvalidOption)).message).toMatch(/leaseMs.*visibilityTimeoutMs/);
+    expect(
+      (await expectError(() => env.store.queue(name, { leaseMs: 1_000, visibilityTimeoutMs: 2_000 }), InvalidOption))
+        .message,
+    ).toMatch(/leaseMs.*visibilityTimeoutMs/);
     const q = env.store.queue(name);
     const err = await expectError(() => q.enqueue('x', { leaseMs: 1_000, visibilityTimeoutMs: 2_000 }), InvalidOption);
     expect(err.field).toBe('leaseMs');
@@ -78,7 +88,26 @@ export function vocabularyContract(engine: EngineFixture): void {
     };
     await run(env.store.queue(uid('qw')), { leaseMs: 6_000 }, 'new');
     await run(env.store.queue(uid('qw')), { visibilityTimeoutMs: 6_500 }, 'old');
-    expect(seen).toEqual(new Map([['new', 6_000], ['old', 6_500]]));
-    expect(() => new QueueWorker({ queue: env.store.queue(uid('qw')), name: 'both', concurrency: 1, idlePollIntervalMs: 50, drainTimeoutMs: 1_000, workerId: 'w', logger: silent, handler: async () => undefined, leaseMs: 1_000, visibilityTimeoutMs: 2_000 })).toThrow(InvalidOption);
+    expect(seen).toEqual(
+      new Map([
+        ['new', 6_000],
+        ['old', 6_500],
+      ]),
+    );
+    expect(
+      () =>
+        new QueueWorker({
+          queue: env.store.queue(uid('qw')),
+          name: 'both',
+          concurrency: 1,
+          idlePollIntervalMs: 50,
+          drainTimeoutMs: 1_000,
+          workerId: 'w',
+          logger: silent,
+          handler: async () => undefined,
+          leaseMs: 1_000,
+          visibilityTimeoutMs: 2_000,
+        }),
+    ).toThrow(InvalidOption);
   });
 }

@@ -1,6 +1,13 @@
 import 'reflect-metadata';
 import { afterAll, beforeAll } from '@jest/globals';
-import { Injectable, type CanActivate, type ExecutionContext, type INestApplication, type NestApplicationOptions, type Type } from '@nestjs/common';
+import {
+  Injectable,
+  type CanActivate,
+  type ExecutionContext,
+  type INestApplication,
+  type NestApplicationOptions,
+  type Type,
+} from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { AlkstoreDashboardModule, type AlkstoreDashboardOptions } from '../../lib/dashboard/index.js';
@@ -16,7 +23,10 @@ export const TEST_TOKEN = 'let-me-in-0123456789';
 export class TokenGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
     const req = context.switchToHttp().getRequest<{ headers: Record<string, string | undefined> }>();
-    return req.headers['x-admin-token'] === TEST_TOKEN || (req.headers.cookie ?? '').split(/;\s*/).includes(`admin_token=${TEST_TOKEN}`);
+    return (
+      req.headers['x-admin-token'] === TEST_TOKEN ||
+      (req.headers.cookie ?? '').split(/;\s*/).includes(`admin_token=${TEST_TOKEN}`)
+    );
   }
 }
 
@@ -73,7 +83,10 @@ export function actorOf(req: unknown): string | undefined {
 /** A fresh CSRF cookie and form token from a page load. */
 export async function csrfOf(app: INestApplication): Promise<{ cookie: string; token: string }> {
   const res = await request(app.getHttpServer()).get(`${BASE}/dead`).set('x-admin-token', TEST_TOKEN).expect(200);
-  const cookie = ([] as string[]).concat(res.headers['set-cookie'] ?? []).find((c) => c.startsWith('alkstore_csrf='))!.split(';')[0]!;
+  const cookie = ([] as string[])
+    .concat(res.headers['set-cookie'] ?? [])
+    .find((c) => c.startsWith('alkstore_csrf='))!
+    .split(';')[0]!;
   const token = /<meta name="csrf-token" content="([^"]+)">/.exec(res.text)![1]!;
   return { cookie, token };
 }
@@ -85,11 +98,21 @@ export function dashboardClient(app: () => INestApplication) {
     for (const [k, v] of Object.entries(headers)) r = r.set(k, v);
     return r;
   };
-  const post = async (fields: Record<string, string>, status: number, headers: Record<string, string> = {}): Promise<request.Response> => {
+  const post = async (
+    fields: Record<string, string>,
+    status: number,
+    headers: Record<string, string> = {},
+  ): Promise<request.Response> => {
     const { cookie, token } = await csrfOf(app());
-    let r = request(app().getHttpServer()).post(`${BASE}/action`).set('x-admin-token', TEST_TOKEN).set('cookie', cookie);
+    let r = request(app().getHttpServer())
+      .post(`${BASE}/action`)
+      .set('x-admin-token', TEST_TOKEN)
+      .set('cookie', cookie);
     for (const [k, v] of Object.entries(headers)) r = r.set(k, v);
-    return r.type('form').send({ csrf: token, ...fields }).expect(status);
+    return r
+      .type('form')
+      .send({ csrf: token, ...fields })
+      .expect(status);
   };
   return { get, post };
 }

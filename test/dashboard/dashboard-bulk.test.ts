@@ -14,18 +14,28 @@ for (const engine of nestEngines()) {
   describe(`bulk action on 10,000 matching jobs [${engine.name}]`, () => {
     let app: INestApplication;
     let store: Store;
-    withDashboardApp(engine, (made) => ({ app, store } = made), { path: '/alkstore', guard: TokenGuard, actor: () => 'ops-erin' });
+    withDashboardApp(engine, (made) => ({ app, store } = made), {
+      path: '/alkstore',
+      guard: TokenGuard,
+      actor: () => 'ops-erin',
+    });
 
     it('deletes every matching job in bounded batches, leaves the rest, and names it in the audit log', async () => {
       const queue = `bulk-10k-${engine.kind}`;
       const q = store.queue(queue);
-      for (let i = 0; i < 10; i++) await q.enqueueMany(Array.from({ length: 1000 }, (_, k) => ({ tenant: 'acme', n: i * 1000 + k })));
+      for (let i = 0; i < 10; i++)
+        await q.enqueueMany(Array.from({ length: 1000 }, (_, k) => ({ tenant: 'acme', n: i * 1000 + k })));
       const keep = await q.enqueueMany(Array.from({ length: 500 }, (_, k) => ({ tenant: 'globex', n: k })));
       const page = await request(app.getHttpServer()).get(`${BASE}/dead`).set('x-admin-token', TEST_TOKEN).expect(200);
       const cookie = ([] as string[]).concat(page.headers['set-cookie'] ?? [])[0]!.split(';')[0]!;
       const token = /<meta name="csrf-token" content="([^"]+)">/.exec(page.text)![1]!;
       const post = (fields: Record<string, string>) =>
-        request(app.getHttpServer()).post(`${BASE}/action`).set('x-admin-token', TEST_TOKEN).set('cookie', cookie).type('form').send({ csrf: token, ...fields });
+        request(app.getHttpServer())
+          .post(`${BASE}/action`)
+          .set('x-admin-token', TEST_TOKEN)
+          .set('cookie', cookie)
+          .type('form')
+          .send({ csrf: token, ...fields });
       const filter = { action: 'bulk-delete', name: queue, state: 'all', payload: 'tenant = "acme"' };
       const confirm = await post(filter).expect(200);
       expect(confirm.text).toContain('Delete 10000 jobs of queue');
@@ -35,7 +45,10 @@ for (const engine of nestEngines()) {
       // The press came back at once; the work runs in the background.
       await app.get(DashboardService, { strict: false }).idle();
       const ms = Date.now() - started;
-      const progress = await request(app.getHttpServer()).get(done.headers.location as string).set('x-admin-token', TEST_TOKEN).expect(200);
+      const progress = await request(app.getHttpServer())
+        .get(done.headers.location as string)
+        .set('x-admin-token', TEST_TOKEN)
+        .expect(200);
       expect(progress.text).toContain('data-state="done"');
       expect(progress.text).toContain('<b id="bulk-changed">10000</b>');
       expect(progress.text).toContain(`in ${10_000 / BULK_BATCH} batches`);

@@ -28,7 +28,11 @@ function queueDriverSuite(engine: EngineFixture): void {
   };
   const stamp = (q: Queue, opts?: JobOpts): JobWrite => resolveJobStamp(q.opts, opts);
   const text = (payload: unknown): string => encodePayload(payload, 'payload', 1 << 20);
-  const ref = (row: ClaimedRow): ClaimRef => ({ id: row.id, claimToken: row.claimToken, plain: row.orderingKey === null });
+  const ref = (row: ClaimedRow): ClaimRef => ({
+    id: row.id,
+    claimToken: row.claimToken,
+    plain: row.orderingKey === null,
+  });
   const stale = (row: ClaimedRow): ClaimRef => ({ ...ref(row), claimToken: `${row.claimToken}-stale` });
 
   describe('insert with the key rules', () => {
@@ -72,7 +76,16 @@ function queueDriverSuite(engine: EngineFixture): void {
       await d.insertOne(text({ x: 1 }), stamp(q, { priority: 5, maxAttempts: 7, headers: { h: 'v' } }));
       await d.insertOne(text(2), stamp(q));
       const [row] = (await d.claim(1, null, 'w')).rows;
-      expect(row).toMatchObject({ queue: q.name, priority: 5, attempts: 1, maxAttempts: 7, leaseMs: 30_000, backoffBaseMs: 250, uniqueKey: null, orderingKey: null });
+      expect(row).toMatchObject({
+        queue: q.name,
+        priority: 5,
+        attempts: 1,
+        maxAttempts: 7,
+        leaseMs: 30_000,
+        backoffBaseMs: 250,
+        uniqueKey: null,
+        orderingKey: null,
+      });
       expect(JSON.parse(row!.payloadText)).toEqual({ x: 1 });
       expect(JSON.parse(row!.headersText!)).toEqual({ h: 'v' });
       expect(typeof row!.claimToken).toBe('string');
@@ -114,7 +127,11 @@ function queueDriverSuite(engine: EngineFixture): void {
       expect(await d.heartbeat(bad, 10_000)).toBeNull();
       expect(await d.release(bad)).toBe(false);
       // Nothing of those landed: the job is still processing under its claim.
-      expect((await d.getJob(row!.id))!).toMatchObject({ state: 'processing', claimedUntil: row!.deadline, lastError: null });
+      expect((await d.getJob(row!.id))!).toMatchObject({
+        state: 'processing',
+        claimedUntil: row!.deadline,
+        lastError: null,
+      });
     });
 
     it('a claim whose lease lapsed and was reclaimed is refused; the new claim is honoured', async () => {

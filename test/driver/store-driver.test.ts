@@ -164,7 +164,7 @@ for (const engine of contractEngines()) {
     });
 
     describe('tx driver and the one withTx(fn) runner', () => {
-      it('a rollback that fails does not replace the callback\'s error: the same error is thrown and the failure is logged', async () => {
+      it("a rollback that fails does not replace the callback's error: the same error is thrown and the failure is logged", async () => {
         const queue = uid('tq');
         const log = keepingLogger();
         // The engine's real handle: its rollback runs, then reports a failure (a connection lost mid-ROLLBACK).
@@ -192,7 +192,8 @@ for (const engine of contractEngines()) {
       });
 
       it('join refuses a manager with no active transaction with the same message on both engines', () => {
-        const attempt = (): unknown => d.txDriver.join({ isTransactionActive: false, query: async () => [] }, 'joinManager');
+        const attempt = (): unknown =>
+          d.txDriver.join({ isTransactionActive: false, query: async () => [] }, 'joinManager');
         expect(attempt).toThrow(InvalidOption);
         expect(attempt).toThrow(
           'joinManager was given an EntityManager or QueryRunner with no active transaction (or a released QueryRunner); pass the manager given by dataSource.transaction(...) or a QueryRunner after startTransaction()',
@@ -203,7 +204,7 @@ for (const engine of contractEngines()) {
 }
 
 describePg('withTx(fn) when the connection dies under it [postgres only: a real terminated backend]', () => {
-  it('rejects with the callback\'s own error; the failed rollback is logged, and nothing of the transaction is visible', async () => {
+  it("rejects with the callback's own error; the failed rollback is logged, and nothing of the transaction is visible", async () => {
     const db = await postgres.create();
     const log = keepingLogger();
     const { openPostgresStore } = await import('../../lib/engines/postgres/index.js');
@@ -224,7 +225,10 @@ describePg('withTx(fn) when the connection dies under it [postgres only: a real 
           );
           expect(killed.rows.map((r) => r.ok)).toEqual([true]);
           await waitFor('the backend to be gone', async () => {
-            const r = await killer.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'idle in transaction' AND position($1 in query) > 0", [db.location]);
+            const r = await killer.query(
+              "SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'idle in transaction' AND position($1 in query) > 0",
+              [db.location],
+            );
             return (r.rows[0] as { n: number }).n === 0;
           });
           throw mine;

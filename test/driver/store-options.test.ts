@@ -12,7 +12,10 @@ function keepingLogger(): StoreLogger & { warnings: string[] } {
 
 async function urlOf(engine: EngineFixture): Promise<{ url: string; schema?: string; destroy(): Promise<void> }> {
   const db = await engine.create();
-  const url = engine.kind === 'sqlite' ? `sqlite:${db.location}` : (process.env.ALKSTORE_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
+  const url =
+    engine.kind === 'sqlite'
+      ? `sqlite:${db.location}`
+      : (process.env.ALKSTORE_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
   return { url, schema: engine.kind === 'postgres' ? db.location : undefined, destroy: () => db.destroy() };
 }
 
@@ -43,10 +46,18 @@ for (const engine of contractEngines()) {
     it('the old and the new name together must agree: otherwise InvalidOption naming both, before any I/O', async () => {
       const db = await urlOf(engine);
       try {
-        const err = await openStore({ url: db.url, schema: db.schema, wakeFallbackMs: 20, pollIntervalMs: 30 }).catch((e: unknown) => e);
+        const err = await openStore({ url: db.url, schema: db.schema, wakeFallbackMs: 20, pollIntervalMs: 30 }).catch(
+          (e: unknown) => e,
+        );
         expect(err).toBeInstanceOf(InvalidOption);
         expect((err as Error).message).toMatch(/pollIntervalMs.*wakeFallbackMs/);
-        const same = await openStore({ url: db.url, schema: db.schema, wakeFallbackMs: 20, pollIntervalMs: 20, logger: keepingLogger() });
+        const same = await openStore({
+          url: db.url,
+          schema: db.schema,
+          wakeFallbackMs: 20,
+          pollIntervalMs: 20,
+          logger: keepingLogger(),
+        });
         await same.close();
       } finally {
         await db.destroy();

@@ -53,19 +53,25 @@ describeBoth('cross-engine equivalence (sqlite and postgres)', () => {
       for (const step of sequence) {
         if (step.tx) {
           const tx = await store.beginTx();
-          const o = step.key === null ? await tx.publish(stream, step.payload) : await tx.publishWithKey(stream, step.key, step.payload);
+          const o =
+            step.key === null
+              ? await tx.publish(stream, step.payload)
+              : await tx.publishWithKey(stream, step.key, step.payload);
           if (step.tx === 'commit') {
             await tx.commit();
             offsets.push(o);
           } else await tx.rollback();
         } else {
-          offsets.push(step.key === null ? await s.publish(step.payload) : await s.publishWithKey(step.key, step.payload));
+          offsets.push(
+            step.key === null ? await s.publish(step.payload) : await s.publishWithKey(step.key, step.payload),
+          );
         }
       }
       return offsets;
     }
 
-    const strip = (events: StreamEvent[]) => events.map(({ offset, stream, key, payload }) => ({ offset, stream, key, payload }));
+    const strip = (events: StreamEvent[]) =>
+      events.map(({ offset, stream, key, payload }) => ({ offset, stream, key, payload }));
 
     it('the same committed publish sequence gives the same offsets and the same read order', async () => {
       const r = await onBoth(async (store) => {
@@ -82,7 +88,9 @@ describeBoth('cross-engine equivalence (sqlite and postgres)', () => {
       expect(r.postgres.events.map((e) => e.key)).toEqual([null, 'a', null, 'a', '名前 with spaces', null]);
       for (const engine of ['sqlite', 'postgres'] as const) {
         const { events, before, after } = r[engine];
-        expect(events.map((e) => Object.keys(e).sort())).toEqual(events.map(() => ['createdAt', 'key', 'offset', 'payload', 'stream']));
+        expect(events.map((e) => Object.keys(e).sort())).toEqual(
+          events.map(() => ['createdAt', 'key', 'offset', 'payload', 'stream']),
+        );
         for (const e of events) {
           expect(e.stream).toBe('equiv-stream');
           expect(typeof e.createdAt).toBe('number');
@@ -129,7 +137,13 @@ describeBoth('cross-engine equivalence (sqlite and postgres)', () => {
     it('retry without a delay lands runAt - now within backoffRangeMs of the attempt, on both engines', async () => {
       const base = 40_000;
       const r = await onBoth(async (store) => {
-        const samples: Array<{ attempts: number; delay: number; window: number; state: string; lastError: string | null }> = [];
+        const samples: Array<{
+          attempts: number;
+          delay: number;
+          window: number;
+          state: string;
+          lastError: string | null;
+        }> = [];
         for (const attempts of [1, 2, 3]) {
           const q = store.queue(`equiv-backoff-${attempts}`, { backoffBaseMs: base, maxAttempts: 10 });
           const id = await q.enqueue({ attempts });
@@ -138,13 +152,20 @@ describeBoth('cross-engine equivalence (sqlite and postgres)', () => {
             if (i === 1) expect(await q.claimOne('w', { visibilityTimeoutMs: 30 })).not.toBeNull();
             else await waitFor('the short lease to lapse', () => q.claimOne('w', { visibilityTimeoutMs: 30 }));
           }
-          const job = attempts === 1 ? (await q.claimOne('w'))! : await waitFor('the last lease to lapse', () => q.claimOne('w'));
+          const job =
+            attempts === 1 ? (await q.claimOne('w'))! : await waitFor('the last lease to lapse', () => q.claimOne('w'));
           expect(job.attempts).toBe(attempts);
           const before = await store.now();
           expect(await job.retry(new Error(`boom ${attempts}`))).toBe(true);
           const after = await store.now();
           const info = (await q.getJob(id))!;
-          samples.push({ attempts, delay: info.runAt - before, window: after - before, state: info.state, lastError: info.lastError });
+          samples.push({
+            attempts,
+            delay: info.runAt - before,
+            window: after - before,
+            state: info.state,
+            lastError: info.lastError,
+          });
         }
         return samples;
       });
@@ -175,9 +196,17 @@ describeBoth('cross-engine equivalence (sqlite and postgres)', () => {
         };
       const r = await onBoth(async (store) => {
         const now = await store.now();
-        const q = store.queue('equiv-stamp', { visibilityTimeoutMs: 12_345, maxAttempts: 7, backoffBaseMs: 250, deadLetterRetentionMs: 86_400_000 });
+        const q = store.queue('equiv-stamp', {
+          visibilityTimeoutMs: 12_345,
+          maxAttempts: 7,
+          backoffBaseMs: 250,
+          deadLetterRetentionMs: 86_400_000,
+        });
         const plain = await q.enqueue({ a: 1 });
-        const tuned = await q.enqueue({ b: [1, 'two'] }, { priority: 9, maxAttempts: 2, delayMs: 60_000, expiresInMs: 120_000, visibilityTimeoutMs: 999 });
+        const tuned = await q.enqueue(
+          { b: [1, 'two'] },
+          { priority: 9, maxAttempts: 2, delayMs: 60_000, expiresInMs: 120_000, visibilityTimeoutMs: 999 },
+        );
         const defaults = await store.queue('equiv-stamp-defaults').enqueue('d');
         const viaTx = await store.withTx((tx) => tx.enqueue('equiv-stamp', { tx: true }, { priority: -1 }));
         const outbox = await store.outboxEnqueue('equiv-outbox', { mail: 1 });
@@ -190,8 +219,20 @@ describeBoth('cross-engine equivalence (sqlite and postgres)', () => {
         };
       });
       expect(r.postgres).toEqual(r.sqlite);
-      expect(r.postgres.tuned).toMatchObject({ priority: 9, maxAttempts: 2, visibilityTimeoutMs: 999, backoffBaseMs: 250, expiresAt: 120_000, runAt: 'delayed-60s' });
-      expect(r.postgres.defaults).toMatchObject({ maxAttempts: 3, visibilityTimeoutMs: 300_000, backoffBaseMs: 5_000, deadLetterRetentionMs: null });
+      expect(r.postgres.tuned).toMatchObject({
+        priority: 9,
+        maxAttempts: 2,
+        visibilityTimeoutMs: 999,
+        backoffBaseMs: 250,
+        expiresAt: 120_000,
+        runAt: 'delayed-60s',
+      });
+      expect(r.postgres.defaults).toMatchObject({
+        maxAttempts: 3,
+        visibilityTimeoutMs: 300_000,
+        backoffBaseMs: 5_000,
+        deadLetterRetentionMs: null,
+      });
       expect(r.postgres.outbox).toMatchObject({ maxAttempts: 5, visibilityTimeoutMs: 60_000 });
     });
 
@@ -211,7 +252,14 @@ describeBoth('cross-engine equivalence (sqlite and postgres)', () => {
         const stats = await q.stats();
         return {
           order,
-          dead: dead.map((j) => ({ payload: j.payload, attempts: j.attempts, lastError: j.lastError, state: j.state, claimedUntil: j.claimedUntil, died: typeof j.diedAt })),
+          dead: dead.map((j) => ({
+            payload: j.payload,
+            attempts: j.attempts,
+            lastError: j.lastError,
+            state: j.state,
+            claimedUntil: j.claimedUntil,
+            died: typeof j.diedAt,
+          })),
           stats: { ...stats, oldestPendingAgeMs: 0 },
         };
       });
@@ -220,4 +268,3 @@ describeBoth('cross-engine equivalence (sqlite and postgres)', () => {
     });
   });
 });
-

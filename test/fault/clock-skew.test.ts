@@ -2,7 +2,14 @@ import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
 import type { Store } from '../../lib/contract/types.js';
-import { contractEngines, PG_URL, waitFor, withEngineDb, type EngineDb, type EngineFixture } from '../helpers/engines.js';
+import {
+  contractEngines,
+  PG_URL,
+  waitFor,
+  withEngineDb,
+  type EngineDb,
+  type EngineFixture,
+} from '../helpers/engines.js';
 
 const WORKER = fileURLToPath(new URL('./fixtures/skew-worker.ts', import.meta.url));
 const CLOCK = fileURLToPath(new URL('./fixtures/skew-clock.mjs', import.meta.url));
@@ -21,10 +28,28 @@ interface SkewedWorker {
   output(): string;
 }
 
-function spawnWorker(engine: EngineFixture, db: EngineDb, queue: string, skewMs: number, workerId: string): SkewedWorker {
+function spawnWorker(
+  engine: EngineFixture,
+  db: EngineDb,
+  queue: string,
+  skewMs: number,
+  workerId: string,
+): SkewedWorker {
   const env: NodeJS.ProcessEnv = { ...process.env, ALKSTORE_TEST_SKEW_MS: String(skewMs) };
   delete env.NODE_OPTIONS;
-  const args = ['--import', 'tsx', '--import', CLOCK, WORKER, engine.kind, db.location, engine.kind === 'postgres' ? PG_URL : '-', queue, String(HANDLER_MS), workerId];
+  const args = [
+    '--import',
+    'tsx',
+    '--import',
+    CLOCK,
+    WORKER,
+    engine.kind,
+    db.location,
+    engine.kind === 'postgres' ? PG_URL : '-',
+    queue,
+    String(HANDLER_MS),
+    workerId,
+  ];
   const proc = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] });
   let out = '';
   let markReady: () => void = () => undefined;
@@ -70,7 +95,10 @@ for (const engine of contractEngines()) {
     it('workers whose clocks are 10 minutes ahead and 10 minutes behind drain a queue with leases shorter than their handlers; no job runs twice', async () => {
       const queue = 'skewed';
       const q = store.queue(queue, { visibilityTimeoutMs: LEASE_MS, maxAttempts: 10 });
-      const workers = [spawnWorker(engine, db, queue, TEN_MINUTES, 'ahead'), spawnWorker(engine, db, queue, -TEN_MINUTES, 'behind')];
+      const workers = [
+        spawnWorker(engine, db, queue, TEN_MINUTES, 'ahead'),
+        spawnWorker(engine, db, queue, -TEN_MINUTES, 'behind'),
+      ];
       try {
         await Promise.all(workers.map((w) => w.ready));
         for (const w of workers) expect(w.output()).toContain('"ready":true');

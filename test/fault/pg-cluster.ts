@@ -36,13 +36,17 @@ export function pgBinDir(): string | null {
   const candidates: string[] = [];
   if (process.env.ALKSTORE_PG_BIN) candidates.push(process.env.ALKSTORE_PG_BIN);
   try {
-    candidates.push(execFileSync('pg_config', ['--bindir'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
+    candidates.push(
+      execFileSync('pg_config', ['--bindir'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim(),
+    );
   } catch {
     // no pg_config on PATH
   }
   const root = '/usr/lib/postgresql';
   if (existsSync(root)) {
-    const versions = readdirSync(root).filter((v) => /^\d+(\.\d+)?$/.test(v)).sort((a, b) => Number(b) - Number(a));
+    const versions = readdirSync(root)
+      .filter((v) => /^\d+(\.\d+)?$/.test(v))
+      .sort((a, b) => Number(b) - Number(a));
     for (const v of versions) candidates.push(join(root, v, 'bin'));
   }
   return candidates.find((dir) => existsSync(join(dir, 'initdb')) && existsSync(join(dir, 'pg_ctl'))) ?? null;
@@ -51,13 +55,16 @@ export function pgBinDir(): string | null {
 /** Why a private cluster cannot be started here, or null when it can (binaries found; as root, a `postgres` OS user). */
 export function clusterUnavailable(): string | null {
   if (pgBinDir() === null) return 'no initdb/pg_ctl found (set ALKSTORE_PG_BIN to the PostgreSQL bin directory)';
-  if (process.getuid?.() === 0 && osUser('postgres') === null) return 'running as root and there is no "postgres" OS user to own the cluster (initdb refuses root)';
+  if (process.getuid?.() === 0 && osUser('postgres') === null)
+    return 'running as root and there is no "postgres" OS user to own the cluster (initdb refuses root)';
   return null;
 }
 
 function osUser(name: string): { uid: number; gid: number } | null {
   try {
-    const line = readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith(`${name}:`));
+    const line = readFileSync('/etc/passwd', 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith(`${name}:`));
     if (!line) return null;
     const [, , uid, gid] = line.split(':');
     return { uid: Number(uid), gid: Number(gid) };
@@ -93,7 +100,8 @@ export async function startCluster(): Promise<PgCluster> {
     const cmd = asRoot ? 'runuser' : join(bin, tool);
     const argv = asRoot ? ['-u', 'postgres', '--', join(bin, tool), ...args] : args;
     const r = spawnSync(cmd, argv, { encoding: 'utf8', timeout: 60_000 });
-    if (r.status !== 0) throw new Error(`${tool} ${args.join(' ')} failed (${r.status ?? r.signal}): ${r.stderr || r.stdout}`);
+    if (r.status !== 0)
+      throw new Error(`${tool} ${args.join(' ')} failed (${r.status ?? r.signal}): ${r.stderr || r.stdout}`);
   };
   const runAsync = (tool: string, args: string[]): Promise<void> =>
     new Promise((resolve, reject) => {

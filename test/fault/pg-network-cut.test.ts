@@ -71,7 +71,8 @@ describeCluster(clusterUnavailable(), 'fault: a network cut between the store an
     const producer = (async () => {
       for (let seq = 0; seq < JOBS; seq++) {
         const deadline = performance.now() + 60_000;
-        while (cuts.length < Math.min(CUTS, Math.floor(seq / SEGMENT) - 1) && performance.now() < deadline) await sleep(5);
+        while (cuts.length < Math.min(CUTS, Math.floor(seq / SEGMENT) - 1) && performance.now() < deadline)
+          await sleep(5);
         for (;;) {
           try {
             enqueued.set(seq, await q.enqueue({ seq }, { uniqueKey: `seq-${seq}` }));
@@ -98,17 +99,25 @@ describeCluster(clusterUnavailable(), 'fault: a network cut between the store an
       );
       const at = performance.now();
       cuts.push(Number(r.rows[0]!.n));
-      const e = await waitFor('an enqueue after the cut', () => enqueuedAt.find((t) => t > at) ?? (producing ? null : at), 30_000);
+      const e = await waitFor(
+        'an enqueue after the cut',
+        () => enqueuedAt.find((t) => t > at) ?? (producing ? null : at),
+        30_000,
+      );
       const h = await waitFor('a handled job after the cut', () => handledAt.find((t) => t > at) ?? null, 30_000);
       recoveries.push({ enqueueMs: e - at, handleMs: h - at });
     }
     await producer;
 
-    await waitFor('every enqueued job to be handled and the queue empty', async () => {
-      for (const seq of enqueued.keys()) if (!handledSeq.has(seq)) return false;
-      const st = await q.stats().catch(() => null);
-      return st !== null && st.pending + st.processing === 0;
-    }, 45_000);
+    await waitFor(
+      'every enqueued job to be handled and the queue empty',
+      async () => {
+        for (const seq of enqueued.keys()) if (!handledSeq.has(seq)) return false;
+        const st = await q.stats().catch(() => null);
+        return st !== null && st.pending + st.processing === 0;
+      },
+      45_000,
+    );
     await worker.stop();
 
     const lost = [...enqueued.keys()].filter((seq) => !handledSeq.has(seq));
@@ -126,7 +135,9 @@ describeCluster(clusterUnavailable(), 'fault: a network cut between the store an
       enqueueErrors,
       maxEnqueueRecoveryMs: Math.round(Math.max(...recoveries.map((r) => r.enqueueMs))),
       maxHandleRecoveryMs: Math.round(Math.max(...recoveries.map((r) => r.handleMs))),
-      medianHandleRecoveryMs: Math.round(recoveries.map((r) => r.handleMs).sort((a, b) => a - b)[Math.floor(recoveries.length / 2)]!),
+      medianHandleRecoveryMs: Math.round(
+        recoveries.map((r) => r.handleMs).sort((a, b) => a - b)[Math.floor(recoveries.length / 2)]!,
+      ),
       lost: lost.length,
       duplicates,
     });

@@ -35,7 +35,8 @@ describeCluster(clusterUnavailable(), 'fault: a PostgreSQL server restart mid-dr
     // A short lease, so a job whose ack was lost in the crash comes back within the test.
     const q = store.queue('drain', { visibilityTimeoutMs: 3_000 });
     const ids: number[] = [];
-    for (let i = 0; i < JOBS; i += 500) ids.push(...(await q.enqueueMany(Array.from({ length: 500 }, (_, j) => ({ n: i + j })))));
+    for (let i = 0; i < JOBS; i += 500)
+      ids.push(...(await q.enqueueMany(Array.from({ length: 500 }, (_, j) => ({ n: i + j })))));
     const wakes = store.listen('fault-restart');
 
     const handled = new Map<number, number>();
@@ -51,7 +52,17 @@ describeCluster(clusterUnavailable(), 'fault: a PostgreSQL server restart mid-dr
       idlePollIntervalMs: 250,
       drainTimeoutMs: 5_000,
       // The first claim that returns jobs after the server is back: the worker has recovered.
-      observers: [{ claimed: (n) => void (n > 0 && firstClaimAfterUp === null && performance.now() > upAt && (firstClaimAfterUp = performance.now())) }],
+      observers: [
+        {
+          claimed: (n) =>
+            void (
+              n > 0 &&
+              firstClaimAfterUp === null &&
+              performance.now() > upAt &&
+              (firstClaimAfterUp = performance.now())
+            ),
+        },
+      ],
       handler: async (job) => {
         handled.set(job.id, (handled.get(job.id) ?? 0) + 1);
         if (!handledAt.has(job.id)) handledAt.set(job.id, performance.now());
@@ -68,28 +79,52 @@ describeCluster(clusterUnavailable(), 'fault: a PostgreSQL server restart mid-dr
       expect(handledBefore).toBeLessThan(JOBS); // the restart really was mid-drain
 
       // LISTEN back: the receiver hears the reconnect, then a notify sent by another store after the restart.
-      const reconnected = await waitFor('the reconnect wake', async () => {
-        const w = await wakes.recv(AbortSignal.timeout(500)).catch(() => null);
-        return w?.channel === '__alkstore_listener_reconnected__' ? w : null;
-      }, 30_000);
+      const reconnected = await waitFor(
+        'the reconnect wake',
+        async () => {
+          const w = await wakes.recv(AbortSignal.timeout(500)).catch(() => null);
+          return w?.channel === '__alkstore_listener_reconnected__' ? w : null;
+        },
+        30_000,
+      );
       expect(reconnected.channel).toBe('__alkstore_listener_reconnected__');
-      const listenBack = await waitFor('a notify from another store after the restart', async () => {
-        await other.notify('fault-restart').catch(() => undefined);
-        const w = await wakes.recv(AbortSignal.timeout(200)).catch(() => null);
-        return w?.channel === 'fault-restart' ? performance.now() : null;
-      }, 30_000);
+      const listenBack = await waitFor(
+        'a notify from another store after the restart',
+        async () => {
+          await other.notify('fault-restart').catch(() => undefined);
+          const w = await wakes.recv(AbortSignal.timeout(200)).catch(() => null);
+          return w?.channel === 'fault-restart' ? performance.now() : null;
+        },
+        30_000,
+      );
 
       const claimBack = await waitFor('the worker to claim again', () => firstClaimAfterUp, 30_000);
       // A job enqueued after the restart, ahead of the backlog, is handled by the untouched worker.
-      const probe = await waitFor('an enqueue after the restart', () => other.queue('drain').enqueue({ probe: true }, { priority: 10 }).catch(() => null), 30_000);
-      const probeHandled = await waitFor('the worker to handle the job enqueued after the restart', () => handledAt.get(probe) ?? null, 30_000);
+      const probe = await waitFor(
+        'an enqueue after the restart',
+        () =>
+          other
+            .queue('drain')
+            .enqueue({ probe: true }, { priority: 10 })
+            .catch(() => null),
+        30_000,
+      );
+      const probeHandled = await waitFor(
+        'the worker to handle the job enqueued after the restart',
+        () => handledAt.get(probe) ?? null,
+        30_000,
+      );
       const drainStart = performance.now();
 
-      await waitFor('every job to be handled and the queue empty', async () => {
-        if (ids.some((id) => !handled.has(id))) return false;
-        const st = await q.stats().catch(() => null);
-        return st !== null && st.pending + st.processing === 0;
-      }, 45_000);
+      await waitFor(
+        'every job to be handled and the queue empty',
+        async () => {
+          if (ids.some((id) => !handled.has(id))) return false;
+          const st = await q.stats().catch(() => null);
+          return st !== null && st.pending + st.processing === 0;
+        },
+        45_000,
+      );
       const lost = ids.filter((id) => !handled.has(id));
       const duplicates = [...handled.values()].reduce((n, k) => n + k - 1, 0);
       expect(lost).toEqual([]);

@@ -15,7 +15,13 @@ export async function requireBroker(name: string, hostPort: string): Promise<voi
       s.end();
       resolve();
     });
-    s.on('error', (err) => reject(new Error(`${name} is not reachable at ${hostPort} (${err.message}); these tests need the real broker (see .ci/run)`)));
+    s.on('error', (err) =>
+      reject(
+        new Error(
+          `${name} is not reachable at ${hostPort} (${err.message}); these tests need the real broker (see .ci/run)`,
+        ),
+      ),
+    );
   });
 }
 
@@ -27,7 +33,12 @@ export async function natsAdmin(): Promise<NatsConnection> {
 }
 
 /** Creates a stream on `<prefix>.>` with the given duplicate window (ms). */
-export async function createStream(nc: NatsConnection, name: string, subjectPrefix: string, duplicateWindowMs = 120_000): Promise<void> {
+export async function createStream(
+  nc: NatsConnection,
+  name: string,
+  subjectPrefix: string,
+  duplicateWindowMs = 120_000,
+): Promise<void> {
   const { jetstreamManager } = await import('@nats-io/jetstream');
   const jsm = await jetstreamManager(nc);
   await jsm.streams.add({ name, subjects: [`${subjectPrefix}.>`], duplicate_window: duplicateWindowMs * 1_000_000 });
@@ -45,12 +56,20 @@ export function brokerName(prefix: string): string {
 }
 
 /** A durable topic exchange with one durable queue bound on `binding`; `cleanup` gets their deletion. */
-export async function topicQueue(ch: import('amqplib').Channel, prefix: string, binding: string, cleanup: (() => Promise<unknown>)[]): Promise<{ exchange: string; queue: string }> {
+export async function topicQueue(
+  ch: import('amqplib').Channel,
+  prefix: string,
+  binding: string,
+  cleanup: (() => Promise<unknown>)[],
+): Promise<{ exchange: string; queue: string }> {
   const exchange = brokerName(`${prefix}.ex`);
   const queue = brokerName(`${prefix}.q`);
   await ch.assertExchange(exchange, 'topic', { durable: true });
   await ch.assertQueue(queue, { durable: true });
   await ch.bindQueue(queue, exchange, binding);
-  cleanup.push(() => ch.deleteQueue(queue), () => ch.deleteExchange(exchange));
+  cleanup.push(
+    () => ch.deleteQueue(queue),
+    () => ch.deleteExchange(exchange),
+  );
   return { exchange, queue };
 }

@@ -132,7 +132,12 @@ export function contractEngines(): EngineFixture[] {
 export const describePg: typeof describe = (PG_AVAILABLE ? describe : describe.skip) as typeof describe;
 
 /** Waits until `check` returns a truthy value, polling; throws naming `what` at the deadline. Never a fixed sleep as proof. */
-export async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs = 10_000, intervalMs = 5): Promise<NonNullable<T>> {
+export async function waitFor<T>(
+  what: string,
+  check: () => T | Promise<T>,
+  timeoutMs = 10_000,
+  intervalMs = 5,
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await check();

@@ -18,7 +18,10 @@ export async function httpApp(
   options: NestApplicationOptions = {},
   configure: (app: INestApplication) => void | Promise<void> = () => {},
 ): Promise<INestApplication> {
-  const app = kind === 'fastify' ? moduleRef.createNestApplication(new FastifyAdapter(), options) : moduleRef.createNestApplication(options);
+  const app =
+    kind === 'fastify'
+      ? moduleRef.createNestApplication(new FastifyAdapter(), options)
+      : moduleRef.createNestApplication(options);
   try {
     await configure(app);
     await app.init();

@@ -39,7 +39,11 @@ export function diagnose(err, url) {
   try {
     u = new URL(url);
   } catch {
-    return { reason: 'other', why: 'ALKSTORE_PG_URL is not a valid postgres:// URL', fix: 'set ALKSTORE_PG_URL=postgres://postgres@127.0.0.1:5432/test' };
+    return {
+      reason: 'other',
+      why: 'ALKSTORE_PG_URL is not a valid postgres:// URL',
+      fix: 'set ALKSTORE_PG_URL=postgres://postgres@127.0.0.1:5432/test',
+    };
   }
   const host = u.hostname || '127.0.0.1';
   const port = u.port || '5432';
@@ -61,12 +65,22 @@ export function diagnose(err, url) {
       fix: `let ${user} connect to ${database} (e.g. trust for 127.0.0.1 in pg_hba.conf, or createuser -h ${host} -p ${port} -s ${user}), or set ALKSTORE_PG_URL with the right user and password`,
     };
   }
-  if (codes.some((c) => c === 'ECONNREFUSED' || c === 'ENOTFOUND' || c === 'EHOSTUNREACH' || c === 'ETIMEDOUT' || c === 'EAI_AGAIN') || /timeout|terminated/i.test(message)) {
+  if (
+    codes.some(
+      (c) =>
+        c === 'ECONNREFUSED' || c === 'ENOTFOUND' || c === 'EHOSTUNREACH' || c === 'ETIMEDOUT' || c === 'EAI_AGAIN',
+    ) ||
+    /timeout|terminated/i.test(message)
+  ) {
     return {
       reason: 'server-down',
       why: `no PostgreSQL server answers at ${host}:${port} (${message})`,
       fix: `start it (e.g. pg_ctlcluster <version> main start, or docker run -p ${port}:5432 -e POSTGRES_HOST_AUTH_METHOD=trust postgres) and createdb -h ${host} -p ${port} -U ${user} ${database}`,
     };
   }
-  return { reason: 'other', why: `connecting to ${printableUrl(url)} failed (${message})`, fix: 'check ALKSTORE_PG_URL' };
+  return {
+    reason: 'other',
+    why: `connecting to ${printableUrl(url)} failed (${message})`,
+    fix: 'check ALKSTORE_PG_URL',
+  };
 }

@@ -19,7 +19,9 @@ export function pgbouncerBinary(): string | null {
 
 /** Why a PgBouncer suite cannot run here, or null. */
 export function pgbouncerMissing(): string | null {
-  return pgbouncerBinary() === null ? 'pgbouncer is not installed (apt-get install -y pgbouncer; .ci/run does it)' : null;
+  return pgbouncerBinary() === null
+    ? 'pgbouncer is not installed (apt-get install -y pgbouncer; .ci/run does it)'
+    : null;
 }
 
 export interface RunningPgBouncer {
@@ -77,7 +79,9 @@ export async function startPgBouncer(poolSize = 3): Promise<RunningPgBouncer> {
   );
   const asRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   const version = spawnSync(bin, ['--version'], { encoding: 'utf8' }).stdout.split('\n')[0] ?? 'pgbouncer';
-  const child: ChildProcess = spawn(bin, [...(asRoot ? ['-u', 'postgres'] : []), join(dir, 'pgbouncer.ini')], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child: ChildProcess = spawn(bin, [...(asRoot ? ['-u', 'postgres'] : []), join(dir, 'pgbouncer.ini')], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => {
     stderr = (stderr + d.toString()).slice(-4000);
@@ -128,7 +132,14 @@ export interface SessionResidue {
 }
 
 // Parameters pgbouncer itself sets on server connections to match each client.
-const POOLER_PARAMETERS = new Set(['application_name', 'client_encoding', 'datestyle', 'timezone', 'standard_conforming_strings', 'intervalstyle']);
+const POOLER_PARAMETERS = new Set([
+  'application_name',
+  'client_encoding',
+  'datestyle',
+  'timezone',
+  'standard_conforming_strings',
+  'intervalstyle',
+]);
 
 /**
  * Inspects every server connection of the pooler's pool: `poolSize` clients
@@ -149,10 +160,23 @@ export async function serverSessionResidue(bouncer: RunningPgBouncer): Promise<S
       found.push({
         backendPid: (await one<{ pid: number }>('SELECT pg_backend_pid() AS pid'))[0]?.pid ?? 0,
         listening: (await one<{ ch: string }>('SELECT pg_listening_channels() AS ch')).map((r) => r.ch),
-        preparedStatements: (await one<{ name: string }>("SELECT name FROM pg_prepared_statements WHERE name <> ''")).map((r) => r.name),
-        sessionSettings: (await one<{ name: string }>("SELECT name FROM pg_settings WHERE source = 'session'")).map((r) => r.name).filter((n) => !POOLER_PARAMETERS.has(n.toLowerCase())),
-        advisoryLocks: Number((await one<{ n: string }>("SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()"))[0]?.n ?? 0),
-        tempTables: Number((await one<{ n: string }>('SELECT count(*) AS n FROM pg_class WHERE relnamespace = pg_my_temp_schema()'))[0]?.n ?? 0),
+        preparedStatements: (
+          await one<{ name: string }>("SELECT name FROM pg_prepared_statements WHERE name <> ''")
+        ).map((r) => r.name),
+        sessionSettings: (await one<{ name: string }>("SELECT name FROM pg_settings WHERE source = 'session'"))
+          .map((r) => r.name)
+          .filter((n) => !POOLER_PARAMETERS.has(n.toLowerCase())),
+        advisoryLocks: Number(
+          (
+            await one<{ n: string }>(
+              "SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()",
+            )
+          )[0]?.n ?? 0,
+        ),
+        tempTables: Number(
+          (await one<{ n: string }>('SELECT count(*) AS n FROM pg_class WHERE relnamespace = pg_my_temp_schema()'))[0]
+            ?.n ?? 0,
+        ),
       });
     }
     return found;

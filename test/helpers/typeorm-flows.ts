@@ -24,7 +24,13 @@ export async function flowsThroughJoinedTx(ds: DataSource, store: Store, orders:
   const wake = children.listen();
   const { flow, later } = await join(ds, store, async (tx, em) => {
     await orders.insert(em, 'flow');
-    const flow = await tx.enqueueFlow('tx-flow-parent', { payload: 'parent', children: [{ queue: 'tx-flow-child', payload: 'a' }, { queue: 'tx-flow-child', payload: 'b' }] });
+    const flow = await tx.enqueueFlow('tx-flow-parent', {
+      payload: 'parent',
+      children: [
+        { queue: 'tx-flow-child', payload: 'a' },
+        { queue: 'tx-flow-child', payload: 'b' },
+      ],
+    });
     // A dependency on a job of this same transaction, through the enqueue option.
     const later = await tx.enqueue('tx-flow-parent', 'later', { dependsOn: [flow.id] });
     return { flow, later };
@@ -52,7 +58,10 @@ export async function flowsThroughJoinedTx(ds: DataSource, store: Store, orders:
   await expect(
     join(ds, store, async (tx, em) => {
       await orders.insert(em, 'rolled back flow');
-      await tx.enqueueFlow('tx-flow-rb', { payload: 'parent', children: [{ queue: 'tx-flow-rb-child', payload: 'c' }] });
+      await tx.enqueueFlow('tx-flow-rb', {
+        payload: 'parent',
+        children: [{ queue: 'tx-flow-rb-child', payload: 'c' }],
+      });
       throw new Error('business failure');
     }),
   ).rejects.toThrow('business failure');

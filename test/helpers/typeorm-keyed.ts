@@ -8,21 +8,39 @@ import type { Store } from '../../lib/contract/types.js';
  * and `store.withTx(em)` inside it) behave as through the store.
  */
 export async function keyedEnqueuesThroughJoinedTx(ds: DataSource, store: Store): Promise<void> {
-  const first = await store.joinTransaction<EntityManager, unknown>((body) => ds.transaction(body), async (tx, em) => {
-    const ops = store.withTx(em);
-    expect(ops).toBeDefined();
-    const a = await ops.enqueue('tx-keyed', { v: 1 }, { uniqueKey: 'u', headers: { 'correlation-id': 'c-9' } });
-    expect(await ops.enqueue('tx-keyed', { v: 2 }, { uniqueKey: 'u' })).toBe(a);
-    expect(await ops.enqueue('tx-keyed', { v: 3 }, { uniqueKey: 'u', onConflict: 'replace', headers: { 'correlation-id': 'c-10' } })).toBe(a);
-    await ops.enqueue('tx-keyed', 'o1', { orderingKey: 'o' });
-    await ops.enqueue('tx-keyed', 'o2', { orderingKey: 'o' });
-    await ops.outboxEnqueue('tx-keyed-outbox', 'm', { uniqueKey: 'm', headers: { h: '1' } });
-    return a;
-  });
+  const first = await store.joinTransaction<EntityManager, unknown>(
+    (body) => ds.transaction(body),
+    async (tx, em) => {
+      const ops = store.withTx(em);
+      expect(ops).toBeDefined();
+      const a = await ops.enqueue('tx-keyed', { v: 1 }, { uniqueKey: 'u', headers: { 'correlation-id': 'c-9' } });
+      expect(await ops.enqueue('tx-keyed', { v: 2 }, { uniqueKey: 'u' })).toBe(a);
+      expect(
+        await ops.enqueue(
+          'tx-keyed',
+          { v: 3 },
+          { uniqueKey: 'u', onConflict: 'replace', headers: { 'correlation-id': 'c-10' } },
+        ),
+      ).toBe(a);
+      await ops.enqueue('tx-keyed', 'o1', { orderingKey: 'o' });
+      await ops.enqueue('tx-keyed', 'o2', { orderingKey: 'o' });
+      await ops.outboxEnqueue('tx-keyed-outbox', 'm', { uniqueKey: 'm', headers: { h: '1' } });
+      return a;
+    },
+  );
   const q = store.queue('tx-keyed');
-  expect(await q.getJobByKey('u')).toMatchObject({ id: first, payload: { v: 3 }, headers: { 'correlation-id': 'c-10' } });
+  expect(await q.getJobByKey('u')).toMatchObject({
+    id: first,
+    payload: { v: 3 },
+    headers: { 'correlation-id': 'c-10' },
+  });
   // A later transaction finds the committed holder.
-  expect(await store.joinTransaction<EntityManager, unknown>((body) => ds.transaction(body), (tx) => tx.enqueue('tx-keyed', { v: 4 }, { uniqueKey: 'u' }))).toBe(first);
+  expect(
+    await store.joinTransaction<EntityManager, unknown>(
+      (body) => ds.transaction(body),
+      (tx) => tx.enqueue('tx-keyed', { v: 4 }, { uniqueKey: 'u' }),
+    ),
+  ).toBe(first);
   const claimed = await q.claimBatch(10, 'w');
   expect(claimed.map((j) => j.payload)).toEqual([{ v: 3 }, 'o1']);
   expect((await store.outbox('tx-keyed-outbox').queue.getJobByKey('m'))!.headers).toEqual({ h: '1' });

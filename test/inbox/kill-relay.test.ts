@@ -6,7 +6,15 @@ import type { Channel, ChannelModel } from 'amqplib';
 import type { Store } from '../../lib/contract/types.js';
 import { JetStreamInboxConsumer, RabbitMqInboxConsumer, type InboxTransaction } from '../../lib/inbox/index.js';
 import { contractEngines, PG_URL, waitFor, type EngineDb, type EngineFixture } from '../helpers/engines.js';
-import { AMQP_URL, brokerName, createStream, deleteStream, natsAdmin, requireBroker, topicQueue } from '../helpers/brokers.js';
+import {
+  AMQP_URL,
+  brokerName,
+  createStream,
+  deleteStream,
+  natsAdmin,
+  requireBroker,
+  topicQueue,
+} from '../helpers/brokers.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { pause } from '../contract/harness.js';
 
@@ -30,14 +38,39 @@ interface Relay {
 
 const quiet = { log: () => undefined, warn: () => undefined, error: (m: string) => process.stderr.write(`${m}\n`) };
 
-function spawnRelay(engine: EngineFixture, db: EngineDb, outbox: string, broker: 'jetstream' | 'rabbitmq', port: number, target: string, destination: string, tally: { dup: number; errors: string[] }): Relay {
+function spawnRelay(
+  engine: EngineFixture,
+  db: EngineDb,
+  outbox: string,
+  broker: 'jetstream' | 'rabbitmq',
+  port: number,
+  target: string,
+  destination: string,
+  tally: { dup: number; errors: string[] },
+): Relay {
   const env = { ...process.env };
   delete env.NODE_OPTIONS;
-  const proc = spawn(process.execPath, ['--import', 'tsx', CHILD, engine.kind, db.location, engine.kind === 'postgres' ? PG_URL : '-', outbox, broker, String(port), target, destination], {
-    cwd: ROOT,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const proc = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      CHILD,
+      engine.kind,
+      db.location,
+      engine.kind === 'postgres' ? PG_URL : '-',
+      outbox,
+      broker,
+      String(port),
+      target,
+      destination,
+    ],
+    {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let markReady: () => void = () => undefined;
   const ready = new Promise<void>((resolve) => (markReady = resolve));
   let buf = '';
@@ -89,7 +122,12 @@ for (const engine of contractEngines()) {
      * Produces messages in small transactions (at least MESSAGES, and until the chaos is over, so every kill
      * is mid-stream) while killing the relay KILLS times and cutting its broker connection twice.
      */
-    async function chaos(outbox: string, business: string, startRelay: () => Relay, proxy: TcpProxy): Promise<{ kills: number; cuts: number; produced: number }> {
+    async function chaos(
+      outbox: string,
+      business: string,
+      startRelay: () => Relay,
+      proxy: TcpProxy,
+    ): Promise<{ kills: number; cuts: number; produced: number }> {
       let relay = startRelay();
       let produced = 0;
       let chaosOver = false;
@@ -123,10 +161,15 @@ for (const engine of contractEngines()) {
         chaosOver = true;
         await produce;
         await waitFor('every message in the consumer database', async () => (await seen()) >= produced, 90_000, 50);
-        await waitFor('the outbox drained', async () => {
-          const st = await producer.outbox(outbox).queue.stats();
-          return st.pending + st.processing === 0;
-        }, 30_000, 50);
+        await waitFor(
+          'the outbox drained',
+          async () => {
+            const st = await producer.outbox(outbox).queue.stats();
+            return st.pending + st.processing === 0;
+          },
+          30_000,
+          50,
+        );
       } finally {
         chaosOver = true;
         await kill(relay);
@@ -160,7 +203,12 @@ for (const engine of contractEngines()) {
         await createStream(nc, stream, prefix);
         const { jetstreamManager, AckPolicy } = await import('@nats-io/jetstream');
         const jsm = await jetstreamManager(nc);
-        await jsm.consumers.add(stream, { durable_name: 'billing', ack_policy: AckPolicy.Explicit, ack_wait: 5_000_000_000, max_deliver: -1 });
+        await jsm.consumers.add(stream, {
+          durable_name: 'billing',
+          ack_policy: AckPolicy.Explicit,
+          ack_wait: 5_000_000_000,
+          max_deliver: -1,
+        });
         const proxy = new TcpProxy('127.0.0.1', 4222);
         const port = await proxy.start();
         const outbox = 'orders';
@@ -180,7 +228,12 @@ for (const engine of contractEngines()) {
         }).run(ac.signal);
         let result;
         try {
-          result = await chaos(outbox, business, () => spawnRelay(engine, producerDb, outbox, 'jetstream', port, stream, `${prefix}.orders`, tally), proxy);
+          result = await chaos(
+            outbox,
+            business,
+            () => spawnRelay(engine, producerDb, outbox, 'jetstream', port, stream, `${prefix}.orders`, tally),
+            proxy,
+          );
         } finally {
           ac.abort();
           await consumerRun;
@@ -188,7 +241,14 @@ for (const engine of contractEngines()) {
         }
         const rows = await businessRows(consumer, business);
         const info = await jsm.streams.info(stream);
-        const report = { ...result, businessRows: rows.length, distinct: new Set(rows).size, streamMessages: info.state.messages, brokerDuplicates: tally.dup, inboxDuplicates: counter.deliveries - result.produced };
+        const report = {
+          ...result,
+          businessRows: rows.length,
+          distinct: new Set(rows).size,
+          streamMessages: info.state.messages,
+          brokerDuplicates: tally.dup,
+          inboxDuplicates: counter.deliveries - result.produced,
+        };
         process.stdout.write(`kill -9 proof [${engine.name}] JetStream: ${JSON.stringify(report)}\n`);
         expect(result.kills).toBeGreaterThanOrEqual(KILLS);
         expect(result.cuts).toBe(2);
@@ -233,14 +293,24 @@ for (const engine of contractEngines()) {
         }).run(ac.signal);
         let result;
         try {
-          result = await chaos(outbox, business, () => spawnRelay(engine, producerDb, outbox, 'rabbitmq', port, exchange, 'orders.placed', tally), proxy);
+          result = await chaos(
+            outbox,
+            business,
+            () => spawnRelay(engine, producerDb, outbox, 'rabbitmq', port, exchange, 'orders.placed', tally),
+            proxy,
+          );
         } finally {
           ac.abort();
           await consumerRun;
           await proxy.stop();
         }
         const rows = await businessRows(consumer, business);
-        const report = { ...result, businessRows: rows.length, distinct: new Set(rows).size, inboxDuplicates: counter.deliveries - result.produced };
+        const report = {
+          ...result,
+          businessRows: rows.length,
+          distinct: new Set(rows).size,
+          inboxDuplicates: counter.deliveries - result.produced,
+        };
         process.stdout.write(`kill -9 proof [${engine.name}] RabbitMQ: ${JSON.stringify(report)}\n`);
         expect(result.kills).toBeGreaterThanOrEqual(KILLS);
         expect(result.cuts).toBe(2);

@@ -65,7 +65,8 @@ for (const engine of nestEngines()) {
           calls.push(id);
           // The sentinel, sent last: with prefetch 1 it is delivered only once every message before it was acked.
           if (event.n === 99) return;
-          if (previous !== null && previous !== id) previousSeenAs.push((await store!.inbox(inbox).get(previous))?.state);
+          if (previous !== null && previous !== id)
+            previousSeenAs.push((await store!.inbox(inbox).get(previous))?.state);
           previous = id;
           await tx.enqueue(effects, { id });
           // Still inside the transaction: an ack sent before the commit would let the next message in now.
@@ -76,7 +77,10 @@ for (const engine of nestEngines()) {
           }
         }
       }
-      @Module({ imports: [AlkstoreModule.forRoot(db.moduleOptions({ logger: new MemoryLogger() }))], controllers: [Orders] })
+      @Module({
+        imports: [AlkstoreModule.forRoot(db.moduleOptions({ logger: new MemoryLogger() }))],
+        controllers: [Orders],
+      })
       class AppModule {}
       const app: INestMicroservice = await NestFactory.createMicroservice(AppModule, {
         transport: Transport.RMQ,
@@ -87,7 +91,11 @@ for (const engine of nestEngines()) {
       try {
         await app.listen();
         store = app.get(Store);
-        const send = (id: string, n: number): boolean => ch.sendToQueue(queue, Buffer.from(JSON.stringify({ pattern: 'orders.placed', data: { n } })), { messageId: id, persistent: true });
+        const send = (id: string, n: number): boolean =>
+          ch.sendToQueue(queue, Buffer.from(JSON.stringify({ pattern: 'orders.placed', data: { n } })), {
+            messageId: id,
+            persistent: true,
+          });
         const ids = ['m1', 'm2', 'm3', 'm4'].map((m) => `${inbox}-${m}`);
         const sentinel = `${inbox}-sentinel`;
         send(ids[0]!, 0);
@@ -99,7 +107,8 @@ for (const engine of nestEngines()) {
         await waitFor(
           'every effect written and the sentinel delivered (so every message before it was acked)',
           async () => {
-            for (const j of await store!.queue(effects).claimBatch(100, 'test')) seen.push((j.payload as { id: string }).id);
+            for (const j of await store!.queue(effects).claimBatch(100, 'test'))
+              seen.push((j.payload as { id: string }).id);
             return seen.length >= ids.length && calls.includes(sentinel);
           },
           30_000,
@@ -118,7 +127,8 @@ for (const engine of nestEngines()) {
       }
       // Closed: anything left unacked is back in the queue now; at most the sentinel may be (its ack can race the close).
       const left: string[] = [];
-      for (let m = await ch.get(queue, { noAck: true }); m !== false; m = await ch.get(queue, { noAck: true })) left.push(String(m.properties.messageId));
+      for (let m = await ch.get(queue, { noAck: true }); m !== false; m = await ch.get(queue, { noAck: true }))
+        left.push(String(m.properties.messageId));
       expect(left.filter((id) => !id.endsWith('-sentinel'))).toEqual([]);
       await ch.deleteQueue(queue);
     }, 60_000);

@@ -1,7 +1,18 @@
 import { describe, expect, it } from '@jest/globals';
-import { AggregationTemporality, InMemoryMetricExporter, MeterProvider, PeriodicExportingMetricReader, type DataPoint } from '@opentelemetry/sdk-metrics';
+import {
+  AggregationTemporality,
+  InMemoryMetricExporter,
+  MeterProvider,
+  PeriodicExportingMetricReader,
+  type DataPoint,
+} from '@opentelemetry/sdk-metrics';
 import * as promClient from 'prom-client';
-import { createOpenTelemetryMetrics, createPrometheusMetrics, validateJobMetrics, type JobMetrics } from '../../lib/metrics/index.js';
+import {
+  createOpenTelemetryMetrics,
+  createPrometheusMetrics,
+  validateJobMetrics,
+  type JobMetrics,
+} from '../../lib/metrics/index.js';
 
 function feed(m: JobMetrics): void {
   m.claimed('emails', 3);
@@ -44,7 +55,9 @@ describe('metrics adapters', () => {
       feed(await createOpenTelemetryMetrics({ meter: provider.getMeter('test') }));
       const { resourceMetrics } = await reader.collect();
       const points = new Map<string, DataPoint<unknown>[]>();
-      for (const scope of resourceMetrics.scopeMetrics) for (const metric of scope.metrics) points.set(metric.descriptor.name, metric.dataPoints as DataPoint<unknown>[]);
+      for (const scope of resourceMetrics.scopeMetrics)
+        for (const metric of scope.metrics)
+          points.set(metric.descriptor.name, metric.dataPoints as DataPoint<unknown>[]);
       const one = (name: string): DataPoint<unknown> => {
         const p = points.get(name);
         expect(p).toHaveLength(1);
@@ -52,7 +65,10 @@ describe('metrics adapters', () => {
       };
       expect(one('alkstore.jobs.claimed')).toMatchObject({ value: 3, attributes: { queue: 'emails' } });
       expect(one('alkstore.jobs.completed').value).toBe(2);
-      expect(one('alkstore.jobs.dead')).toMatchObject({ value: 1, attributes: { queue: 'emails', reason: 'permanent' } });
+      expect(one('alkstore.jobs.dead')).toMatchObject({
+        value: 1,
+        attributes: { queue: 'emails', reason: 'permanent' },
+      });
       expect(one('alkstore.jobs.lease_lost').value).toBe(1);
       expect(one('alkstore.job.duration').value).toMatchObject({ count: 1, sum: 0.25 });
       expect(one('alkstore.queue.pending')).toMatchObject({ value: 7, attributes: { queue: 'emails' } });

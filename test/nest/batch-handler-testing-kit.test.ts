@@ -3,7 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Injectable } from '@nestjs/common';
 import type { Job } from '../../lib/contract/types.js';
 import { QueueHandler } from '../../lib/nest/index.js';
-import { AlkstoreTesting, createTestDatabase, type AlkstoreTestDatabase, type AlkstoreTestingModule } from '../../lib/nest/testing/index.js';
+import {
+  AlkstoreTesting,
+  createTestDatabase,
+  type AlkstoreTestDatabase,
+  type AlkstoreTestingModule,
+} from '../../lib/nest/testing/index.js';
 import { MemoryLogger } from './nest-fixtures.js';
 
 const seen: number[][] = [];
@@ -23,7 +28,11 @@ describe('the testing kit runs batch handlers (sqlite)', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    t = await AlkstoreTesting.createTestingModule({ database: db, providers: [Importer], alkstore: { logger: new MemoryLogger() } });
+    t = await AlkstoreTesting.createTestingModule({
+      database: db,
+      providers: [Importer],
+      alkstore: { logger: new MemoryLogger() },
+    });
   });
 
   afterAll(async () => {

@@ -6,7 +6,16 @@ import { afterAll, describe, expect, it } from '@jest/globals';
 import { Injectable, Module, type INestApplicationContext } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import type { Store as ContractStore } from '../../lib/contract/types.js';
-import { AlkstoreModule, InjectOutbox, InjectQueue, QueueHandler, Store, type Job, type Outbox, type Queue } from '../../lib/nest/index.js';
+import {
+  AlkstoreModule,
+  InjectOutbox,
+  InjectQueue,
+  QueueHandler,
+  Store,
+  type Job,
+  type Outbox,
+  type Queue,
+} from '../../lib/nest/index.js';
 import { MemoryLogger } from './nest-fixtures.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'alkstore-boot-'));
@@ -113,11 +122,16 @@ describe('Nest bootstrap mistakes are named at startup', () => {
   it('@InjectOutbox of an outbox nothing declares names `outboxes: [...]`', async () => {
     @Module({ imports: [AlkstoreModule.forRoot({ url: url(), workers: false })], providers: [InjectsUndeclaredOutbox] })
     class App {}
-    expect((await boot(App)) as Error).toMatchObject({ message: expect.stringContaining('add `outboxes: ["ledger"]`') });
+    expect((await boot(App)) as Error).toMatchObject({
+      message: expect.stringContaining('add `outboxes: ["ledger"]`'),
+    });
   });
 
   it('listing the queue in forRoot (or forFeature) makes the same injection boot', async () => {
-    @Module({ imports: [AlkstoreModule.forRoot({ url: url(), workers: false, queues: ['audit'] })], providers: [InjectsAudit] })
+    @Module({
+      imports: [AlkstoreModule.forRoot({ url: url(), workers: false, queues: ['audit'] })],
+      providers: [InjectsAudit],
+    })
     class Listed {}
     expect(await boot(Listed)).toBeNull();
     @Module({ imports: [AlkstoreModule.forFeature({ queues: ['audit'] })], providers: [InjectsAudit] })

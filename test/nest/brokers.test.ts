@@ -9,10 +9,33 @@ import { lastValueFrom } from 'rxjs';
 import { InvalidOption } from '../../lib/contract/errors.js';
 import type { TxOps } from '../../lib/contract/types.js';
 import { AlkstoreHealthIndicator, AlkstoreHealthModule } from '../../lib/health/index.js';
-import { AlkstoreBrokersModule, AlkstoreModule, InboxEvent, InboxHandler, InboxTx, OutboxHandler, Store, type InboxMessage } from '../../lib/nest/index.js';
-import { ClientProxyPublisher, NatsJetStreamPublisher, RabbitMqPublisher, type OutboxEvent } from '../../lib/publishers/index.js';
+import {
+  AlkstoreBrokersModule,
+  AlkstoreModule,
+  InboxEvent,
+  InboxHandler,
+  InboxTx,
+  OutboxHandler,
+  Store,
+  type InboxMessage,
+} from '../../lib/nest/index.js';
+import {
+  ClientProxyPublisher,
+  NatsJetStreamPublisher,
+  RabbitMqPublisher,
+  type OutboxEvent,
+} from '../../lib/publishers/index.js';
 import { waitFor } from '../helpers/engines.js';
-import { AMQP_URL, NATS_URL, brokerName, createStream, deleteStream, natsAdmin, requireBroker, topicQueue } from '../helpers/brokers.js';
+import {
+  AMQP_URL,
+  NATS_URL,
+  brokerName,
+  createStream,
+  deleteStream,
+  natsAdmin,
+  requireBroker,
+  topicQueue,
+} from '../helpers/brokers.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { expectError, uid } from '../contract/harness.js';
 import { MemoryLogger, nestEngines, type NestDb } from './nest-fixtures.js';
@@ -21,12 +44,18 @@ import { MemoryLogger, nestEngines, type NestDb } from './nest-fixtures.js';
  * The effects of the inbox handlers (a queue row per handled message, written in the inbox transaction),
  * collected until there are `count` of them and `also()` holds.
  */
-async function effects(store: Store, queue: string, count: number, also: () => Promise<boolean> = async () => true): Promise<string[]> {
+async function effects(
+  store: Store,
+  queue: string,
+  count: number,
+  also: () => Promise<boolean> = async () => true,
+): Promise<string[]> {
   const seen: string[] = [];
   await waitFor(
     `${count} messages handled`,
     async () => {
-      for (const j of await store.queue(queue).claimBatch(1000, 'test')) seen.push((j.payload as { messageId: string }).messageId);
+      for (const j of await store.queue(queue).claimBatch(1000, 'test'))
+        seen.push((j.payload as { messageId: string }).messageId);
       return seen.length >= count && (await also());
     },
     30_000,
@@ -76,7 +105,11 @@ for (const engine of nestEngines()) {
       cleanups.push(() => deleteStream(nc, stream));
       const { jetstreamManager, AckPolicy } = await import('@nats-io/jetstream');
       const jsm = await jetstreamManager(nc);
-      await jsm.consumers.add(stream, { durable_name: 'billing', ack_policy: AckPolicy.Explicit, ack_wait: 5_000_000_000 });
+      await jsm.consumers.add(stream, {
+        durable_name: 'billing',
+        ack_policy: AckPolicy.Explicit,
+        ack_wait: 5_000_000_000,
+      });
       const outbox = uid('nest-js');
       const inbox = uid('billing');
       const effectQueue = uid('invoices');
@@ -99,7 +132,13 @@ for (const engine of nestEngines()) {
           AlkstoreModule.forRoot(db.moduleOptions({ logger: new MemoryLogger() })),
           AlkstoreBrokersModule.forRoot({
             nats: { servers: NATS_URL },
-            publishers: [{ outbox, publisher: () => new NatsJetStreamPublisher({ stream, subject: `${prefix}.{type}`, servers: NATS_URL }), settings: { idlePollIntervalMs: 200 } }],
+            publishers: [
+              {
+                outbox,
+                publisher: () => new NatsJetStreamPublisher({ stream, subject: `${prefix}.{type}`, servers: NATS_URL }),
+                settings: { idlePollIntervalMs: 200 },
+              },
+            ],
           }),
         ],
         providers: [Billing],
@@ -108,12 +147,22 @@ for (const engine of nestEngines()) {
       const app = await context(AppModule);
       const store = app.get(Store);
       const ids: number[] = [];
-      for (let n = 0; n < 20; n++) ids.push(await store.withTx((tx) => tx.outboxEnqueue(outbox, { n }, { envelope: { type: 'order.placed' } })));
+      for (let n = 0; n < 20; n++)
+        ids.push(await store.withTx((tx) => tx.outboxEnqueue(outbox, { n }, { envelope: { type: 'order.placed' } })));
       const seen = await effects(store, effectQueue, 20);
-      await waitFor('every stream message acked', async () => (await jsm.consumers.info(stream, 'billing')).num_ack_pending + (await jsm.consumers.info(stream, 'billing')).num_pending === 0);
+      await waitFor(
+        'every stream message acked',
+        async () =>
+          (await jsm.consumers.info(stream, 'billing')).num_ack_pending +
+            (await jsm.consumers.info(stream, 'billing')).num_pending ===
+          0,
+      );
       expect([...seen].sort()).toEqual(ids.map(String).sort());
       expect(failedOnce).toBe(true);
-      expect((await store.outbox(outbox).receipt(ids[0]!))?.receipt).toMatchObject({ broker: 'nats-jetstream', stream });
+      expect((await store.outbox(outbox).receipt(ids[0]!))?.receipt).toMatchObject({
+        broker: 'nats-jetstream',
+        stream,
+      });
       expect(await store.inbox(inbox).get(String(ids[0]))).toMatchObject({ state: 'done' });
       await app.close();
     }, 60_000);
@@ -138,7 +187,13 @@ for (const engine of nestEngines()) {
           AlkstoreModule.forRoot(db.moduleOptions({ logger: new MemoryLogger() })),
           AlkstoreBrokersModule.forRoot({
             rabbitmq: { url: AMQP_URL, reconnectWaitMs: 100 },
-            publishers: [{ outbox, publisher: () => new RabbitMqPublisher({ url: AMQP_URL, exchange: '', routingKey: queue }), settings: { idlePollIntervalMs: 200 } }],
+            publishers: [
+              {
+                outbox,
+                publisher: () => new RabbitMqPublisher({ url: AMQP_URL, exchange: '', routingKey: queue }),
+                settings: { idlePollIntervalMs: 200 },
+              },
+            ],
           }),
         ],
         providers: [Billing],
@@ -186,23 +241,58 @@ for (const engine of nestEngines()) {
       @Module({
         imports: [
           AlkstoreModule.forRoot(db.moduleOptions({ logger: new MemoryLogger() })),
-          AlkstoreBrokersModule.forRoot({ publishers: [{ outbox, publisher: () => new ClientProxyPublisher({ client, pattern: `${subject}.{type}` }), settings: { idlePollIntervalMs: 200 } }] }),
+          AlkstoreBrokersModule.forRoot({
+            publishers: [
+              {
+                outbox,
+                publisher: () => new ClientProxyPublisher({ client, pattern: `${subject}.{type}` }),
+                settings: { idlePollIntervalMs: 200 },
+              },
+            ],
+          }),
         ],
         controllers: [Events],
       })
       class AppModule {}
-      const app: INestMicroservice = await NestFactory.createMicroservice(AppModule, { transport: Transport.NATS, options: nats, logger: false, abortOnError: false });
+      const app: INestMicroservice = await NestFactory.createMicroservice(AppModule, {
+        transport: Transport.NATS,
+        options: nats,
+        logger: false,
+        abortOnError: false,
+      });
       cleanups.push(() => app.close());
       await app.listen();
       const store = app.get(Store);
       const ids: number[] = [];
-      for (let n = 0; n < 10; n++) ids.push(await store.outboxEnqueue(outbox, { n }, { envelope: { type: 'order.placed' } }));
-      await waitFor('the outbox delivered', async () => (await store.outbox(outbox).queue.stats()).pending + (await store.outbox(outbox).queue.stats()).processing === 0, 30_000);
-      await waitFor('the failing event recorded', async () => (await store.inbox(inbox).get(String(ids[5])))?.state === 'failed');
+      for (let n = 0; n < 10; n++)
+        ids.push(await store.outboxEnqueue(outbox, { n }, { envelope: { type: 'order.placed' } }));
+      await waitFor(
+        'the outbox delivered',
+        async () =>
+          (await store.outbox(outbox).queue.stats()).pending + (await store.outbox(outbox).queue.stats()).processing ===
+          0,
+        30_000,
+      );
+      await waitFor(
+        'the failing event recorded',
+        async () => (await store.inbox(inbox).get(String(ids[5])))?.state === 'failed',
+      );
       // The same events again (an outbox republish): the one done is skipped, the failed one runs again.
-      for (const n of [3, 5]) await lastValueFrom(client.emit(`${subject}.order.placed`, { messageId: String(ids[n]), payload: { n }, headers: {} }), { defaultValue: undefined });
-      const seen = await effects(store, effectQueue, 10, async () => (await store.inbox(inbox).get(String(ids[5])))?.state === 'done');
-      await waitFor('the duplicate went through the pipeline', () => handled.filter((h) => h === String(ids[5])).length === 2);
+      for (const n of [3, 5])
+        await lastValueFrom(
+          client.emit(`${subject}.order.placed`, { messageId: String(ids[n]), payload: { n }, headers: {} }),
+          { defaultValue: undefined },
+        );
+      const seen = await effects(
+        store,
+        effectQueue,
+        10,
+        async () => (await store.inbox(inbox).get(String(ids[5])))?.state === 'done',
+      );
+      await waitFor(
+        'the duplicate went through the pipeline',
+        () => handled.filter((h) => h === String(ids[5])).length === 2,
+      );
       expect([...seen].sort()).toEqual(ids.map(String).sort());
       expect(handled.filter((h) => h === String(ids[3]))).toHaveLength(1);
       expect(await store.inbox(inbox).get(String(ids[5]))).toMatchObject({ state: 'done', attempts: 2 });
@@ -216,16 +306,35 @@ for (const engine of nestEngines()) {
       const { exchange } = await topicQueue(ch, 'alk.nest.h', 'bound.#', cleanups);
       const cut = uid('nest-h-cut');
       const failing = uid('nest-h-fail');
-      const fast = { publishTimeoutMs: 300, pollIntervalMs: 20, idlePollIntervalMs: 100, retry: { baseMs: 20, maxDelayMs: 40, maxAttempts: 50 } };
+      const fast = {
+        publishTimeoutMs: 300,
+        pollIntervalMs: 20,
+        idlePollIntervalMs: 100,
+        retry: { baseMs: 20, maxDelayMs: 40, maxAttempts: 50 },
+      };
       @Module({
         imports: [
           AlkstoreModule.forRoot(db.moduleOptions({ logger: new MemoryLogger() })),
           AlkstoreHealthModule,
           AlkstoreBrokersModule.forRoot({
             publishers: [
-              { outbox: cut, publisher: () => new RabbitMqPublisher({ url: `amqp://guest:guest@127.0.0.1:${port}`, exchange, routingKey: 'bound.x', reconnectWaitMs: 50 }), settings: fast },
+              {
+                outbox: cut,
+                publisher: () =>
+                  new RabbitMqPublisher({
+                    url: `amqp://guest:guest@127.0.0.1:${port}`,
+                    exchange,
+                    routingKey: 'bound.x',
+                    reconnectWaitMs: 50,
+                  }),
+                settings: fast,
+              },
               // Unroutable (mandatory, nothing bound): connected, and every publish fails.
-              { outbox: failing, publisher: () => new RabbitMqPublisher({ url: AMQP_URL, exchange, routingKey: 'nowhere.x' }), settings: fast },
+              {
+                outbox: failing,
+                publisher: () => new RabbitMqPublisher({ url: AMQP_URL, exchange, routingKey: 'nowhere.x' }),
+                settings: fast,
+              },
             ],
           }),
         ],
@@ -235,7 +344,10 @@ for (const engine of nestEngines()) {
       const store = app.get(Store);
       const health = app.get(AlkstoreHealthIndicator);
       await store.outboxEnqueue(cut, { ok: true });
-      await waitFor('the reachable outbox delivered', async () => (await store.outbox(cut).queue.stats()).pending === 0);
+      await waitFor(
+        'the reachable outbox delivered',
+        async () => (await store.outbox(cut).queue.stats()).pending === 0,
+      );
       const up = await health.isHealthy('alkstore');
       expect(up.alkstore.publishers[cut]).toEqual({ status: 'up' });
       for (let i = 0; i < 3; i++) await store.outboxEnqueue(failing, { i }, { maxAttempts: 50 });
@@ -243,15 +355,24 @@ for (const engine of nestEngines()) {
       await store.outboxEnqueue(cut, { during: 'outage' });
       const degraded = await waitFor('both publishers reported', async () => {
         const r = await health.isHealthy('alkstore');
-        return r.alkstore.publishers[cut]?.status === 'degraded' && r.alkstore.publishers[failing]?.status === 'degraded' ? r : null;
+        return r.alkstore.publishers[cut]?.status === 'degraded' &&
+          r.alkstore.publishers[failing]?.status === 'degraded'
+          ? r
+          : null;
       });
       expect(degraded.alkstore.status).toBe('degraded');
       expect(degraded.alkstore.publishers[failing]?.detail).toMatch(/publishes failed in a row \(last: unroutable/);
-      expect(degraded.alkstore.problems.some((p) => p.startsWith(`publisher of outbox ${JSON.stringify(cut)} degraded`))).toBe(true);
+      expect(
+        degraded.alkstore.problems.some((p) => p.startsWith(`publisher of outbox ${JSON.stringify(cut)} degraded`)),
+      ).toBe(true);
       const strict = await health.isHealthy('alkstore', { requirePublishers: true });
       expect(strict.alkstore.status).toBe('down');
       proxy.unblock();
-      await waitFor('the cut publisher up again', async () => (await health.isHealthy('alkstore')).alkstore.publishers[cut]?.status === 'up', 20_000);
+      await waitFor(
+        'the cut publisher up again',
+        async () => (await health.isHealthy('alkstore')).alkstore.publishers[cut]?.status === 'up',
+        20_000,
+      );
       await app.close();
     }, 60_000);
 
@@ -262,13 +383,28 @@ for (const engine of nestEngines()) {
         @InboxHandler(inbox, { jetstream: { stream: 'S', consumer: 'c' } })
         async handle(): Promise<void> {}
       }
-      @Module({ imports: [AlkstoreModule.forRoot(db.moduleOptions({ logger: new MemoryLogger() })), AlkstoreBrokersModule.forRoot({})], providers: [NoNats] })
+      @Module({
+        imports: [
+          AlkstoreModule.forRoot(db.moduleOptions({ logger: new MemoryLogger() })),
+          AlkstoreBrokersModule.forRoot({}),
+        ],
+        providers: [NoNats],
+      })
       class NoNatsModule {}
-      const err = await expectError(() => NestFactory.createApplicationContext(NoNatsModule, { logger: false, abortOnError: false }), Error);
+      const err = await expectError(
+        () => NestFactory.createApplicationContext(NoNatsModule, { logger: false, abortOnError: false }),
+        Error,
+      );
       expect(err.message).toContain('NoNats.handle');
       expect(err.message).toContain('nats');
 
-      const notFactory = await expectError(() => AlkstoreBrokersModule.forRoot({ publishers: [{ outbox: 'o', publisher: new RabbitMqPublisher({ exchange: '', routingKey: 'q' }) as never }] }), InvalidOption);
+      const notFactory = await expectError(
+        () =>
+          AlkstoreBrokersModule.forRoot({
+            publishers: [{ outbox: 'o', publisher: new RabbitMqPublisher({ exchange: '', routingKey: 'q' }) as never }],
+          }),
+        InvalidOption,
+      );
       expect(notFactory.message).toContain('publishers[0].publisher');
 
       const both = uid('both');
@@ -278,11 +414,19 @@ for (const engine of nestEngines()) {
         async deliver(): Promise<void> {}
       }
       @Module({
-        imports: [AlkstoreModule.forRoot(db.moduleOptions({ logger: new MemoryLogger() })), AlkstoreBrokersModule.forRoot({ publishers: [{ outbox: both, publisher: () => new RabbitMqPublisher({ exchange: '', routingKey: 'q' }) }] })],
+        imports: [
+          AlkstoreModule.forRoot(db.moduleOptions({ logger: new MemoryLogger() })),
+          AlkstoreBrokersModule.forRoot({
+            publishers: [{ outbox: both, publisher: () => new RabbitMqPublisher({ exchange: '', routingKey: 'q' }) }],
+          }),
+        ],
         providers: [Handler],
       })
       class BothModule {}
-      const twice = await expectError(() => NestFactory.createApplicationContext(BothModule, { logger: false, abortOnError: false }), InvalidOption);
+      const twice = await expectError(
+        () => NestFactory.createApplicationContext(BothModule, { logger: false, abortOnError: false }),
+        InvalidOption,
+      );
       expect(twice.message).toContain('Handler.deliver');
     }, 60_000);
   });

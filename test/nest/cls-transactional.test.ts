@@ -28,10 +28,27 @@ interface Outcome {
 beforeAll(() => {
   mkdirSync(OUT, { recursive: true });
   const config = join(OUT, 'tsconfig.json');
-  writeFileSync(config, JSON.stringify({ extends: join(ROOT, 'tsconfig.json'), compilerOptions: { noEmit: false, outDir: OUT, rootDir: ROOT, types: ['node'], declaration: false, sourceMap: false }, files: [join(ROOT, 'test/nest/fixtures/cls-app.ts')] }));
-  const r = spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', config], { encoding: 'utf8' });
+  writeFileSync(
+    config,
+    JSON.stringify({
+      extends: join(ROOT, 'tsconfig.json'),
+      compilerOptions: {
+        noEmit: false,
+        outDir: OUT,
+        rootDir: ROOT,
+        types: ['node'],
+        declaration: false,
+        sourceMap: false,
+      },
+      files: [join(ROOT, 'test/nest/fixtures/cls-app.ts')],
+    }),
+  );
+  const r = spawnSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', config], {
+    encoding: 'utf8',
+  });
   if (r.status !== 0) throw new Error(`compiling the cls app failed: ${r.stdout}${r.stderr}`);
-  for (const provider of ['postgresql', 'sqlite'] as const) prismaClients[provider] = generatePrismaClient(provider, join(OUT, 'prisma'));
+  for (const provider of ['postgresql', 'sqlite'] as const)
+    prismaClients[provider] = generatePrismaClient(provider, join(OUT, 'prisma'));
 }, 300_000);
 afterAll(() => rmSync(OUT, { recursive: true, force: true }));
 
@@ -80,7 +97,12 @@ for (const [orm, engine] of ORMS.flatMap((o) => nestEngines().map((e) => [o, e] 
     });
 
     it('REQUIRED inside REQUIRED joins the outer transaction: the outer throw undoes every inner row and message', () => {
-      expect(outcomes.get('required-in-required')).toEqual({ name: 'required-in-required', error: 'Error: fail 10', ids: [1], messages: [] });
+      expect(outcomes.get('required-in-required')).toEqual({
+        name: 'required-in-required',
+        error: 'Error: fail 10',
+        ids: [1],
+        messages: [],
+      });
     });
 
     it('NESTED (savepoint) that fails is undone alone, its message too; the outer row and message commit', () => {
@@ -88,21 +110,38 @@ for (const [orm, engine] of ORMS.flatMap((o) => nestEngines().map((e) => [o, e] 
     });
 
     it('MANDATORY outside a transaction is refused before any write', () => {
-      expect(outcomes.get('mandatory-outside')).toMatchObject({ error: expect.stringMatching(/^TransactionNotActiveError/), ids: [1, 20], messages: [] });
+      expect(outcomes.get('mandatory-outside')).toMatchObject({
+        error: expect.stringMatching(/^TransactionNotActiveError/),
+        ids: [1, 20],
+        messages: [],
+      });
     });
 
     if (engine.kind === 'postgres') {
       it('PostgreSQL: NOT_SUPPORTED inside a failing transaction writes outside it (its message stays, the outer row does not)', () => {
-        expect(outcomes.get('not-supported-inside')).toEqual({ name: 'not-supported-inside', error: 'Error: fail 40', ids: [1, 20], messages: [41] });
+        expect(outcomes.get('not-supported-inside')).toEqual({
+          name: 'not-supported-inside',
+          error: 'Error: fail 40',
+          ids: [1, 20],
+          messages: [41],
+        });
       });
     } else {
       it('SQLite: NOT_SUPPORTED inside an open transaction is refused (TransactionInProgress: one writer), and the outer transaction rolls back whole', () => {
-        expect(outcomes.get('not-supported-inside')).toMatchObject({ error: expect.stringMatching(/^TransactionInProgress/), ids: [1, 20], messages: [] });
+        expect(outcomes.get('not-supported-inside')).toMatchObject({
+          error: expect.stringMatching(/^TransactionInProgress/),
+          ids: [1, 20],
+          messages: [],
+        });
       });
     }
 
     it('the joined operations kept past the @Transactional() method refuse every write with a typed error after the commit, and write nothing', () => {
-      expect(outcomes.get('kept-after-commit')).toMatchObject({ error: expect.stringMatching(/^(InvalidOption|TransactionNotActive)\b.*/), ids: [1, 20, 50], messages: [50] });
+      expect(outcomes.get('kept-after-commit')).toMatchObject({
+        error: expect.stringMatching(/^(InvalidOption|TransactionNotActive)\b.*/),
+        ids: [1, 20, 50],
+        messages: [50],
+      });
     });
 
     it('concurrent @Transactional() calls (4 callers, half of them throwing after both writes) stay atomic: every committed row has its message, no rolled-back row has one', () => {

@@ -5,7 +5,14 @@ import { Cron, CronExpression, Interval, ScheduleModule, Timeout } from '@nestjs
 import { Test, type TestingModule } from '@nestjs/testing';
 import type { Job, Store as StoreApi } from '../../lib/contract/types.js';
 import { InvalidSpec } from '../../lib/contract/errors.js';
-import { AlkstoreModule, InvalidHandler, Scheduled, SchedulerConflict, Store, type AlkstoreModuleOptions } from '../../lib/nest/index.js';
+import {
+  AlkstoreModule,
+  InvalidHandler,
+  Scheduled,
+  SchedulerConflict,
+  Store,
+  type AlkstoreModuleOptions,
+} from '../../lib/nest/index.js';
 import { waitFor } from '../helpers/engines.js';
 import { MemoryLogger, nestEngines, type NestDb } from './nest-fixtures.js';
 
@@ -93,10 +100,19 @@ function count(what: string, app?: string): number {
   return runs.filter((r) => r.what === what && (app === undefined || r.app === app)).length;
 }
 
-async function boot(db: NestDb, app: string, providers: Type[], extra: AlkstoreModuleOptions = {}, imports: unknown[] = []): Promise<TestingModule> {
+async function boot(
+  db: NestDb,
+  app: string,
+  providers: Type[],
+  extra: AlkstoreModuleOptions = {},
+  imports: unknown[] = [],
+): Promise<TestingModule> {
   currentApp = app;
   const mod = await Test.createTestingModule({
-    imports: [AlkstoreModule.forRoot(db.moduleOptions({ idlePollIntervalMs: 200, workerId: app, ...extra })), ...(imports as never[])],
+    imports: [
+      AlkstoreModule.forRoot(db.moduleOptions({ idlePollIntervalMs: 200, workerId: app, ...extra })),
+      ...(imports as never[]),
+    ],
     providers,
   }).compile();
   await mod.init();
@@ -104,7 +120,12 @@ async function boot(db: NestDb, app: string, providers: Type[], extra: AlkstoreM
 }
 
 /** Boot must fail with `cls`; returns the error. */
-async function bootFails(db: NestDb, providers: Type[], extra: AlkstoreModuleOptions = {}, imports: unknown[] = []): Promise<Error> {
+async function bootFails(
+  db: NestDb,
+  providers: Type[],
+  extra: AlkstoreModuleOptions = {},
+  imports: unknown[] = [],
+): Promise<Error> {
   let caught: unknown;
   let mod: TestingModule | undefined;
   try {
@@ -124,7 +145,9 @@ for (const engine of nestEngines()) {
     let store: StoreApi;
     beforeAll(async () => {
       db = await engine.create();
-      admin = await Test.createTestingModule({ imports: [AlkstoreModule.forRoot(db.moduleOptions({ workers: false }))] }).compile();
+      admin = await Test.createTestingModule({
+        imports: [AlkstoreModule.forRoot(db.moduleOptions({ workers: false }))],
+      }).compile();
       await admin.init();
       store = admin.get(Store);
     }, 60_000);
@@ -150,7 +173,12 @@ for (const engine of nestEngines()) {
         await b?.close();
       }
       const last = (await store.getSchedule('cron-second'))!;
-      expect(last).toMatchObject({ spec: '* * * * * *', timeZone: 'Europe/Berlin', owner: 'alkstore:nest', intervalMs: null });
+      expect(last).toMatchObject({
+        spec: '* * * * * *',
+        timeZone: 'Europe/Berlin',
+        owner: 'alkstore:nest',
+        intervalMs: null,
+      });
       const fired = (last.nextFireAt - first.nextFireAt) / 1_000;
       const left = await store.queue('scheduled:cron-second').stats();
       const ids = runs.map((r) => r.job);
@@ -171,7 +199,11 @@ for (const engine of nestEngines()) {
         await a.close();
         // The first boundary after lead-a stopped: only a released lock lets lead-b fire it before the TTL ends.
         const boundary = Math.floor((await store.now()) / 2_000) * 2_000 + 2_000;
-        await waitFor('lead-b to fire the next boundary', async () => (await store.getSchedule('handoff'))!.nextFireAt > boundary, 20_000);
+        await waitFor(
+          'lead-b to fire the next boundary',
+          async () => (await store.getSchedule('handoff'))!.nextFireAt > boundary,
+          20_000,
+        );
         expect((await store.listSchedules()).leader?.owner).toBe('lead-b');
         await waitFor('lead-b to run it', () => count('handoff', 'lead-b') >= 1, 20_000);
       } finally {
@@ -183,19 +215,39 @@ for (const engine of nestEngines()) {
     it("nestSchedule: 'cluster' takes over @Cron and @Interval: once per boundary across instances; @Timeout stays per process", async () => {
       runs.length = 0;
       const startAt = (await store.now()) + 1_000;
-      const firstCron = await store.schedule('legacy-cron', '* * * * * *', 'scheduled:legacy-cron', null, { timeZone: 'America/New_York', startAt, owner: 'alkstore:nest' });
-      const firstEvery = await store.schedule('legacy-interval', '@every 1s', 'scheduled:legacy-interval', null, { startAt, owner: 'alkstore:nest' });
+      const firstCron = await store.schedule('legacy-cron', '* * * * * *', 'scheduled:legacy-cron', null, {
+        timeZone: 'America/New_York',
+        startAt,
+        owner: 'alkstore:nest',
+      });
+      const firstEvery = await store.schedule('legacy-interval', '@every 1s', 'scheduled:legacy-interval', null, {
+        startAt,
+        owner: 'alkstore:nest',
+      });
       const a = await boot(db, 'x', [LegacyJobs], { nestSchedule: 'cluster' });
       let b: TestingModule | undefined;
       try {
         b = await boot(db, 'y', [LegacyJobs], { nestSchedule: 'cluster' });
         const { schedules } = await store.listSchedules();
         const byName = new Map(schedules.map((s) => [s.name, s]));
-        expect(byName.get('legacy-cron')).toMatchObject({ spec: '* * * * * *', timeZone: 'America/New_York', catchUp: 'none', queue: 'scheduled:legacy-cron' });
+        expect(byName.get('legacy-cron')).toMatchObject({
+          spec: '* * * * * *',
+          timeZone: 'America/New_York',
+          catchUp: 'none',
+          queue: 'scheduled:legacy-cron',
+        });
         expect(byName.get('LegacyJobs.unnamed')).toMatchObject({ spec: '*/2 * * * * *', timeZone: 'UTC' });
         expect(byName.get('legacy-interval')).toMatchObject({ spec: '@every 1s', intervalMs: 1_000 });
-        await waitFor('runs of every taken-over method', () => count('legacy-cron') >= 4 && count('legacy-interval') >= 4 && count('LegacyJobs.unnamed') >= 2, 60_000);
-        await waitFor('the @Timeout of each process', () => count('timeout', 'x') === 1 && count('timeout', 'y') === 1, 10_000);
+        await waitFor(
+          'runs of every taken-over method',
+          () => count('legacy-cron') >= 4 && count('legacy-interval') >= 4 && count('LegacyJobs.unnamed') >= 2,
+          60_000,
+        );
+        await waitFor(
+          'the @Timeout of each process',
+          () => count('timeout', 'x') === 1 && count('timeout', 'y') === 1,
+          10_000,
+        );
       } finally {
         await a.close();
         await b?.close();
@@ -204,7 +256,9 @@ for (const engine of nestEngines()) {
         const last = (await store.getSchedule(first.name))!;
         const stats = await store.queue(first.queue).stats();
         // Every boundary became one job, run at most once across both instances.
-        expect(count(first.name) + stats.pending + stats.processing + stats.dead).toBe((last.nextFireAt - first.nextFireAt) / 1_000);
+        expect(count(first.name) + stats.pending + stats.processing + stats.dead).toBe(
+          (last.nextFireAt - first.nextFireAt) / 1_000,
+        );
       }
     }, 90_000);
 
@@ -221,7 +275,11 @@ for (const engine of nestEngines()) {
         expect(names).toContain('other-app');
         expect(names).not.toContain('gone');
         expect(logger.lines.filter((l) => l.includes('"gone"'))).toHaveLength(1);
-        expect((await store.getSchedule('kept'))!).toMatchObject({ catchUp: 'none', timeZone: 'Europe/Berlin', owner: 'alkstore:nest' });
+        expect((await store.getSchedule('kept'))!).toMatchObject({
+          catchUp: 'none',
+          timeZone: 'Europe/Berlin',
+          owner: 'alkstore:nest',
+        });
       } finally {
         await app.close();
       }

@@ -9,7 +9,14 @@ import { waitFor } from '../helpers/engines.js';
 import { MemoryLogger, nestEngines, type NestDb } from './nest-fixtures.js';
 
 function fresh() {
-  return { flaky: [] as number[], permanent: [] as number[], parallel: new Set<number>(), maxParallel: 0, outboxFailures: 0, requestScoped: 0 };
+  return {
+    flaky: [] as number[],
+    permanent: [] as number[],
+    parallel: new Set<number>(),
+    maxParallel: 0,
+    outboxFailures: 0,
+    requestScoped: 0,
+  };
 }
 let seen = fresh();
 let running = 0;
@@ -81,7 +88,7 @@ for (const engine of nestEngines()) {
       await db.destroy();
     });
 
-    it('a @QueueHandler method that takes a signal gets one per job: a cancel aborts that job\'s only', async () => {
+    it("a @QueueHandler method that takes a signal gets one per job: a cancel aborts that job's only", async () => {
       const store = app.get(Store);
       const queue = store.queue('with-signal');
       const [a, b] = await queue.enqueueMany([1, 2]);
@@ -99,9 +106,13 @@ for (const engine of nestEngines()) {
       const store = app.get(Store);
       const queue = store.queue('flaky', { backoffBaseMs: 10 });
       const id = await queue.enqueue({ n: 1 });
-      await waitFor('the retry to succeed', async () => (await queue.getJob(id)) === null, 20_000).catch(async (err) => {
-        throw new Error(`${String(err)}; job: ${JSON.stringify(await queue.getJob(id))}; seen: ${JSON.stringify(seen.flaky)}; log:\n${logger.lines.join('\n')}`);
-      });
+      await waitFor('the retry to succeed', async () => (await queue.getJob(id)) === null, 20_000).catch(
+        async (err) => {
+          throw new Error(
+            `${String(err)}; job: ${JSON.stringify(await queue.getJob(id))}; seen: ${JSON.stringify(seen.flaky)}; log:\n${logger.lines.join('\n')}`,
+          );
+        },
+      );
       expect(seen.flaky).toEqual([1, 2]);
       expect(logger.has(/Workers\.flaky failed on job \d+.*first attempt fails/)).toBe(true);
       // Still alive: a later job runs too.
@@ -143,7 +154,11 @@ for (const engine of nestEngines()) {
       const id = await queue.enqueue({});
       // Proof by contrast: a working handler drains its queue meanwhile.
       const control = await app.get(Store).queue('flaky', { backoffBaseMs: 10 }).enqueue({ n: 3 });
-      await waitFor('the control job', async () => (await app.get(Store).queue('flaky').getJob(control)) === null, 20_000);
+      await waitFor(
+        'the control job',
+        async () => (await app.get(Store).queue('flaky').getJob(control)) === null,
+        20_000,
+      );
       expect((await queue.getJob(id))?.state).toBe('pending');
       expect(seen.requestScoped).toBe(0);
     });
@@ -160,7 +175,10 @@ describe('duplicate handler names fail at startup, naming both methods', () => {
   });
 
   async function boot(...providers: Type[]): Promise<unknown> {
-    const app = await Test.createTestingModule({ imports: [AlkstoreModule.forRoot(db.moduleOptions())], providers }).compile();
+    const app = await Test.createTestingModule({
+      imports: [AlkstoreModule.forRoot(db.moduleOptions())],
+      providers,
+    }).compile();
     try {
       await app.init();
       return null;

@@ -83,7 +83,9 @@ for (const engine of nestEngines()) {
       const lines = await waitFor('its log line', () => (logger.about(id).length > 0 ? logger.about(id) : null));
       expect(lines).toHaveLength(1);
       expect(lines[0]!.level).toBe('warn');
-      expect(lines[0]!.message).toBe(`@QueueHandler LogWorkers.permanent: job ${id} of queue "logs-permanent" dead-lettered (permanent: mailbox does not exist)`);
+      expect(lines[0]!.message).toBe(
+        `@QueueHandler LogWorkers.permanent: job ${id} of queue "logs-permanent" dead-lettered (permanent: mailbox does not exist)`,
+      );
       expect(lines[0]!.message + lines[0]!.extra).not.toMatch(/\n\s+at /);
     });
 
@@ -97,20 +99,28 @@ for (const engine of nestEngines()) {
       });
       const warns = lines.filter((l) => l.level === 'warn');
       expect(warns).toHaveLength(1);
-      expect(warns[0]!.message).toContain(`job ${id} of queue "logs-exhausted" dead-lettered (exhausted after 2 attempts: boom on attempt 2)`);
+      expect(warns[0]!.message).toContain(
+        `job ${id} of queue "logs-exhausted" dead-lettered (exhausted after 2 attempts: boom on attempt 2)`,
+      );
       // The failures themselves are errors, with their stack.
       expect(lines.filter((l) => l.level === 'error')).toHaveLength(2);
     });
 
     it('a PermanentError in an @OutboxHandler logs one WARN line naming the outbox, the job and the reason, without a stack', async () => {
       const id = await app.get(Store).outboxEnqueue('logs-outbox', { n: 1 });
-      const lines = await waitFor('its log line', () => (logger.about(id).length > 0 ? logger.about(id) : null), 20_000);
+      const lines = await waitFor(
+        'its log line',
+        () => (logger.about(id).length > 0 ? logger.about(id) : null),
+        20_000,
+      );
       // Give a duplicate line a chance to show up: the outcome is recorded before the line, so the row is dead by now.
       expect((await app.get(Store).outbox('logs-outbox').queue.getJob(id))?.state).toBe('dead');
       expect(calls.outbox).toBeGreaterThanOrEqual(1);
       expect(lines).toHaveLength(1);
       expect(lines[0]!.level).toBe('warn');
-      expect(lines[0]!.message).toBe(`outbox "logs-outbox": job ${id} of queue "__alkstore_outbox:logs-outbox" dead-lettered (permanent: recipient rejected)`);
+      expect(lines[0]!.message).toBe(
+        `outbox "logs-outbox": job ${id} of queue "__alkstore_outbox:logs-outbox" dead-lettered (permanent: recipient rejected)`,
+      );
       expect(lines[0]!.extra).not.toMatch(/\n\s+at /);
     });
 

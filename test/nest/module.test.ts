@@ -31,7 +31,9 @@ class UsesHandles {
 }
 
 @Module({
-  imports: [AlkstoreModule.forFeature({ queues: [{ name: 'emails', opts: { maxAttempts: 7 } }], outboxes: ['events'] })],
+  imports: [
+    AlkstoreModule.forFeature({ queues: [{ name: 'emails', opts: { maxAttempts: 7 } }], outboxes: ['events'] }),
+  ],
   providers: [UsesHandles],
 })
 class FeatureModule {}
@@ -47,7 +49,10 @@ for (const engine of nestEngines()) {
     });
 
     it('injects the opened store by the Store class token', async () => {
-      const moduleRef = await Test.createTestingModule({ imports: [AlkstoreModule.forRoot(db.moduleOptions())], providers: [UsesStore] }).compile();
+      const moduleRef = await Test.createTestingModule({
+        imports: [AlkstoreModule.forRoot(db.moduleOptions())],
+        providers: [UsesStore],
+      }).compile();
       await moduleRef.init();
       try {
         const { store } = moduleRef.get(UsesStore);
@@ -61,7 +66,9 @@ for (const engine of nestEngines()) {
     });
 
     it('provides forFeature queue and outbox handles by name', async () => {
-      const moduleRef = await Test.createTestingModule({ imports: [AlkstoreModule.forRoot(db.moduleOptions()), FeatureModule] }).compile();
+      const moduleRef = await Test.createTestingModule({
+        imports: [AlkstoreModule.forRoot(db.moduleOptions()), FeatureModule],
+      }).compile();
       await moduleRef.init();
       try {
         const handles = moduleRef.get(UsesHandles);
@@ -87,7 +94,13 @@ for (const engine of nestEngines()) {
       @Module({ providers: [Config], exports: [Config] })
       class ConfigModule {}
       const moduleRef = await Test.createTestingModule({
-        imports: [AlkstoreModule.forRootAsync({ imports: [ConfigModule], inject: [Config], useFactory: async (config: Config) => config.options() })],
+        imports: [
+          AlkstoreModule.forRootAsync({
+            imports: [ConfigModule],
+            inject: [Config],
+            useFactory: async (config: Config) => config.options(),
+          }),
+        ],
         providers: [UsesStore],
       }).compile();
       await moduleRef.init();
@@ -105,7 +118,10 @@ for (const engine of nestEngines()) {
           return db.moduleOptions();
         }
       }
-      const moduleRef = await Test.createTestingModule({ imports: [AlkstoreModule.forRootAsync({ useClass: OptionsFactory })], providers: [UsesStore] }).compile();
+      const moduleRef = await Test.createTestingModule({
+        imports: [AlkstoreModule.forRootAsync({ useClass: OptionsFactory })],
+        providers: [UsesStore],
+      }).compile();
       await moduleRef.init();
       try {
         expect(moduleRef.get(UsesStore).store.engine).toBe(engine.kind);
@@ -115,7 +131,9 @@ for (const engine of nestEngines()) {
     });
 
     it('closes the store on app.close()', async () => {
-      const moduleRef = await Test.createTestingModule({ imports: [AlkstoreModule.forRoot(db.moduleOptions())] }).compile();
+      const moduleRef = await Test.createTestingModule({
+        imports: [AlkstoreModule.forRoot(db.moduleOptions())],
+      }).compile();
       await moduleRef.init();
       const store = moduleRef.get(Store);
       await moduleRef.close();
@@ -141,7 +159,14 @@ for (const engine of nestEngines()) {
 describe('AlkstoreModule options', () => {
   it('builds a PostgreSQL connection string from a DataSource without a url', async () => {
     const { DataSource } = await import('typeorm');
-    const dataSource = new DataSource({ type: 'postgres', host: 'db.internal', port: 6543, username: 'app@corp', password: 'p w/d', database: 'orders' });
+    const dataSource = new DataSource({
+      type: 'postgres',
+      host: 'db.internal',
+      port: 6543,
+      username: 'app@corp',
+      password: 'p w/d',
+      database: 'orders',
+    });
     const url = new URL(postgresUrlOf(dataSource));
     expect(url.hostname).toBe('db.internal');
     expect(url.port).toBe('6543');
@@ -150,7 +175,6 @@ describe('AlkstoreModule options', () => {
     expect(url.pathname).toBe('/orders');
     expect(postgresUrlOf(new DataSource({ type: 'postgres', url: 'postgres://x@y/z' }))).toBe('postgres://x@y/z');
   });
-
 
   it('refuses a TypeORM DataSource on an in-memory SQLite database, saying why', async () => {
     const { DataSource } = await import('typeorm');
@@ -166,7 +190,9 @@ describe('AlkstoreModule options', () => {
   it('with workers: false, starts no handler and still provides the store', async () => {
     const db = await nestSqlite.create();
     try {
-      const moduleRef = await Test.createTestingModule({ imports: [AlkstoreModule.forRoot(db.moduleOptions({ workers: false }))] }).compile();
+      const moduleRef = await Test.createTestingModule({
+        imports: [AlkstoreModule.forRoot(db.moduleOptions({ workers: false }))],
+      }).compile();
       await moduleRef.init();
       expect(moduleRef.get(Store).engine).toBe('sqlite');
       await moduleRef.close();

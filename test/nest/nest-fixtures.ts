@@ -45,7 +45,13 @@ const sqlite: NestEngine = {
       kind: 'sqlite',
       moduleOptions: (extra = {}) => ({ url: `sqlite:${path}`, ...extra }),
       async dataSource() {
-        const options: DataSourceOptions = { type: 'better-sqlite3', database: path, entities: [Widget], synchronize: true, enableWAL: true };
+        const options: DataSourceOptions = {
+          type: 'better-sqlite3',
+          database: path,
+          entities: [Widget],
+          synchronize: true,
+          enableWAL: true,
+        };
         const ds = await new DataSource(options).initialize();
         sources.push(ds);
         return ds;
@@ -81,7 +87,14 @@ const postgres: NestEngine = {
       moduleOptions: (extra = {}) => ({ url: PG_URL, schema, poolSize: 4, ...extra }),
       async dataSource() {
         await admin(`CREATE SCHEMA IF NOT EXISTS "${appSchema}"`);
-        const ds = await new DataSource({ type: 'postgres', url: PG_URL, schema: appSchema, entities: [Widget], synchronize: true, poolSize: 4 }).initialize();
+        const ds = await new DataSource({
+          type: 'postgres',
+          url: PG_URL,
+          schema: appSchema,
+          entities: [Widget],
+          synchronize: true,
+          poolSize: 4,
+        }).initialize();
         sources.push(ds);
         return ds;
       },

@@ -6,7 +6,14 @@ import * as promClient from 'prom-client';
 import { PermanentError } from '../../lib/contract/errors.js';
 import type { Job } from '../../lib/contract/types.js';
 import { createPrometheusMetrics, type JobMetrics, type QueueDepth } from '../../lib/metrics/index.js';
-import { AlkstoreModule, OnOutboxEvent, OnQueueEvent, OutboxHandler, QueueHandler, Store } from '../../lib/nest/index.js';
+import {
+  AlkstoreModule,
+  OnOutboxEvent,
+  OnQueueEvent,
+  OutboxHandler,
+  QueueHandler,
+  Store,
+} from '../../lib/nest/index.js';
 import type { DeadReason } from '../../lib/worker/index.js';
 import { waitFor } from '../helpers/engines.js';
 import { MemoryLogger, nestEngines, type NestDb } from './nest-fixtures.js';
@@ -76,7 +83,13 @@ class ObservedWorkers {
   async batch(jobs: Job<{ n: number }>[]): Promise<unknown[]> {
     batches.push(jobs.map((j) => j.payload.n));
     // Odd payloads fail this time (retried), 3 can never work (dead), the rest are acked.
-    return jobs.map((j) => (j.payload.n === 3 ? new PermanentError('three is bad') : j.payload.n % 2 === 1 && j.attempts === 1 ? new Error('odd') : null));
+    return jobs.map((j) =>
+      j.payload.n === 3
+        ? new PermanentError('three is bad')
+        : j.payload.n % 2 === 1 && j.attempts === 1
+          ? new Error('odd')
+          : null,
+    );
   }
 
   @OutboxHandler('obs-outbox', { metrics: false })
@@ -140,7 +153,11 @@ for (const engine of nestEngines()) {
         oldestReadyAge: (q, ms) => (moduleMetrics.oldestReadyAge(q, ms), prom.oldestReadyAge(q, ms)),
       };
       app = await Test.createTestingModule({
-        imports: [AlkstoreModule.forRoot(db.moduleOptions({ logger, idlePollIntervalMs: 100, metrics: both, metricsIntervalMs: 50 }))],
+        imports: [
+          AlkstoreModule.forRoot(
+            db.moduleOptions({ logger, idlePollIntervalMs: 100, metrics: both, metricsIntervalMs: 50 }),
+          ),
+        ],
         providers: [ObservedWorkers],
       }).compile();
       await app.init();
@@ -160,17 +177,28 @@ for (const engine of nestEngines()) {
         return s.pending === 0 && s.processing === 0 && s.dead === 2;
       });
       const m = moduleMetrics;
-      await waitFor('the outcomes were counted', () => m.get('dead obs-work exhausted') === 1 && m.get('dead obs-work permanent') === 1 && m.get('completed obs-work') === 2);
+      await waitFor(
+        'the outcomes were counted',
+        () =>
+          m.get('dead obs-work exhausted') === 1 &&
+          m.get('dead obs-work permanent') === 1 &&
+          m.get('completed obs-work') === 2,
+      );
       expect(m.get('claimed obs-work')).toBe(6);
       expect(m.get('failed obs-work')).toBe(4);
       expect(m.get('retried obs-work')).toBe(2);
       expect(m.get('duration obs-work')).toBe(6);
-      await waitFor('a depth sample shows the two dead letters', () => m.depths.get('obs-work')?.dead === 2 && m.depths.get('obs-work')?.pending === 0);
+      await waitFor(
+        'a depth sample shows the two dead letters',
+        () => m.depths.get('obs-work')?.dead === 2 && m.depths.get('obs-work')?.pending === 0,
+      );
       expect(m.ages.get('obs-work')).toBe(0);
     });
 
     it('exports them through prom-client under standard names, labelled by queue (and reason) only', async () => {
-      await waitFor('prometheus saw the dead letters', async () => (await registry.metrics()).includes('alkstore_jobs_dead_total{queue="obs-work",reason="exhausted"} 1'));
+      await waitFor('prometheus saw the dead letters', async () =>
+        (await registry.metrics()).includes('alkstore_jobs_dead_total{queue="obs-work",reason="exhausted"} 1'),
+      );
       const text = await registry.metrics();
       expect(text).toContain('alkstore_jobs_completed_total{queue="obs-work"} 2');
       expect(text).toContain('alkstore_jobs_dead_total{queue="obs-work",reason="permanent"} 1');
@@ -184,8 +212,23 @@ for (const engine of nestEngines()) {
 
     it('calls @OnQueueEvent listeners for completed, failed, retried, dead and drained, and @OnOutboxEvent for the dispatcher', async () => {
       // 'drained' follows the first empty claim after the work, which may come a poll interval after the last dead event.
-      await waitFor('the dead and drained events arrived', () => events.includes('dead broken exhausted') && events.includes('dead permanent permanent') && events.includes('drained'));
-      expect(events).toEqual(expect.arrayContaining(['completed ok', 'completed flaky', 'failed flaky first attempt fails', 'retried flaky', 'failed permanent never works', 'drained']));
+      await waitFor(
+        'the dead and drained events arrived',
+        () =>
+          events.includes('dead broken exhausted') &&
+          events.includes('dead permanent permanent') &&
+          events.includes('drained'),
+      );
+      expect(events).toEqual(
+        expect.arrayContaining([
+          'completed ok',
+          'completed flaky',
+          'failed flaky first attempt fails',
+          'retried flaky',
+          'failed permanent never works',
+          'drained',
+        ]),
+      );
       expect(events.filter((e) => e === 'retried broken')).toHaveLength(1);
       const before = events.length;
       await store.outboxEnqueue('obs-outbox', { n: 7 });
@@ -196,7 +239,12 @@ for (const engine of nestEngines()) {
     it('routes a handler with its own metrics there, and one with metrics: false nowhere', async () => {
       await store.queue('obs-own').enqueue(1);
       await store.queue('obs-quiet').enqueue(1);
-      await waitFor('both ran', async () => (await store.queue('obs-own').stats()).pending + (await store.queue('obs-quiet').stats()).pending === 0 && ownMetrics.get('completed obs-own') === 1);
+      await waitFor(
+        'both ran',
+        async () =>
+          (await store.queue('obs-own').stats()).pending + (await store.queue('obs-quiet').stats()).pending === 0 &&
+          ownMetrics.get('completed obs-own') === 1,
+      );
       await waitFor('the quiet queue is empty', async () => (await store.queue('obs-quiet').stats()).processing === 0);
       expect(moduleMetrics.get('completed obs-own')).toBe(0);
       expect(moduleMetrics.get('claimed obs-quiet')).toBe(0);

@@ -20,14 +20,21 @@ for (const engine of nestEngines()) {
       db = await engine.create();
       const options = db.moduleOptions({ workers: false, orm: knexAdapter(KNEX) });
       if (options.url!.startsWith('sqlite:')) {
-        k = knexFactory({ client: 'better-sqlite3', connection: { filename: options.url!.slice('sqlite:'.length) }, useNullAsDefault: true });
+        k = knexFactory({
+          client: 'better-sqlite3',
+          connection: { filename: options.url!.slice('sqlite:'.length) },
+          useNullAsDefault: true,
+        });
         table = 'orm_orders';
       } else {
         k = knexFactory({ client: 'pg', connection: PG_URL, pool: { min: 0, max: 2 } });
         table = `${options.schema!}_orm_orders`;
       }
       await k.raw(`CREATE TABLE ${table} (id INTEGER PRIMARY KEY)`);
-      app = await Test.createTestingModule({ imports: [AlkstoreModule.forRoot(options)], providers: [{ provide: KNEX, useValue: k }] }).compile();
+      app = await Test.createTestingModule({
+        imports: [AlkstoreModule.forRoot(options)],
+        providers: [{ provide: KNEX, useValue: k }],
+      }).compile();
       await app.init();
     }, 60_000);
     afterAll(async () => {
@@ -56,12 +63,18 @@ for (const engine of nestEngines()) {
     });
 
     it('without an orm option, or with one that is not an adapter, it is refused naming the option and the fix', async () => {
-      const bare = await Test.createTestingModule({ imports: [AlkstoreModule.forRoot(db.moduleOptions({ workers: false }))] }).compile();
+      const bare = await Test.createTestingModule({
+        imports: [AlkstoreModule.forRoot(db.moduleOptions({ workers: false }))],
+      }).compile();
       await bare.init();
-      await expect(bare.get(OrmTransactions).run(async () => undefined)).rejects.toThrow(/option orm is not set.*prismaAdapter\(PrismaService\)/);
+      await expect(bare.get(OrmTransactions).run(async () => undefined)).rejects.toThrow(
+        /option orm is not set.*prismaAdapter\(PrismaService\)/,
+      );
       await bare.close();
       await expect(
-        Test.createTestingModule({ imports: [AlkstoreModule.forRoot(db.moduleOptions({ workers: false, orm: {} as never }))] })
+        Test.createTestingModule({
+          imports: [AlkstoreModule.forRoot(db.moduleOptions({ workers: false, orm: {} as never }))],
+        })
           .compile()
           .then((m) => m.init()),
       ).rejects.toThrow(InvalidOption);

@@ -64,7 +64,11 @@ class FeatureUser {
   ) {}
 }
 
-@Module({ imports: [AlkstoreModule.forFeature({ queues: ['prov-feature', EMAILS] })], providers: [FeatureUser], exports: [FeatureUser] })
+@Module({
+  imports: [AlkstoreModule.forFeature({ queues: ['prov-feature', EMAILS] })],
+  providers: [FeatureUser],
+  exports: [FeatureUser],
+})
 class FeatureModule {}
 
 for (const engine of nestEngines()) {
@@ -79,7 +83,13 @@ for (const engine of nestEngines()) {
 
     it('forRoot provides a handle for every handled queue and outbox and every listed one, without forFeature', async () => {
       const app = await Test.createTestingModule({
-        imports: [AlkstoreModule.forRoot({ ...db.moduleOptions({ idlePollIntervalMs: 500 }), queues: [{ name: 'prov-listed', opts: { maxAttempts: 4 } }], outboxes: ['prov-listed-outbox'] })],
+        imports: [
+          AlkstoreModule.forRoot({
+            ...db.moduleOptions({ idlePollIntervalMs: 500 }),
+            queues: [{ name: 'prov-listed', opts: { maxAttempts: 4 } }],
+            outboxes: ['prov-listed-outbox'],
+          }),
+        ],
         providers: [Handlers, Producer],
       }).compile();
       await app.init();
@@ -98,7 +108,11 @@ for (const engine of nestEngines()) {
 
         await p.emails.enqueue({ to: 'ada@example.com' });
         await p.orders.enqueue({ orderId: 7 });
-        await waitFor('both handlers to run', () => received.emails.includes('ada@example.com') && received.orders.includes(7), 20_000);
+        await waitFor(
+          'both handlers to run',
+          () => received.emails.includes('ada@example.com') && received.orders.includes(7),
+          20_000,
+        );
       } finally {
         await app.close();
       }
@@ -127,7 +141,13 @@ for (const engine of nestEngines()) {
 
     it('forRootAsync takes queues and outboxes next to its factory', async () => {
       const app = await Test.createTestingModule({
-        imports: [AlkstoreModule.forRootAsync({ useFactory: () => db.moduleOptions(), queues: ['prov-listed'], outboxes: ['prov-listed-outbox'] })],
+        imports: [
+          AlkstoreModule.forRootAsync({
+            useFactory: () => db.moduleOptions(),
+            queues: ['prov-listed'],
+            outboxes: ['prov-listed-outbox'],
+          }),
+        ],
         providers: [Handlers, Producer],
       }).compile();
       await app.init();
@@ -145,7 +165,9 @@ describe('listed handle names are checked when the module is declared', () => {
   it('refuses an empty or reserved queue or outbox name with a typed error naming it', () => {
     expect(() => AlkstoreModule.forRoot({ url: 'sqlite::memory:', queues: [''] })).toThrow(InvalidName);
     expect(() => AlkstoreModule.forRoot({ url: 'sqlite::memory:', outboxes: ['__alkstore_x'] })).toThrow(ReservedName);
-    expect(() => AlkstoreModule.forRootAsync({ useFactory: () => ({ url: 'sqlite::memory:' }), queues: [{ name: ' ' }] })).toThrow(/queue/);
+    expect(() =>
+      AlkstoreModule.forRootAsync({ useFactory: () => ({ url: 'sqlite::memory:' }), queues: [{ name: ' ' }] }),
+    ).toThrow(/queue/);
     expect(() => AlkstoreModule.forFeature({ queues: [{ name: '__alkstore_q' }] })).toThrow(/__alkstore_q/);
   });
 });

@@ -47,7 +47,11 @@ for (const engine of nestEngines()) {
       const ids = await q.enqueueMany([1, 2, 3, 4, 5, 6]);
       let closing: Promise<void> | null = null;
       try {
-        await waitFor('two running, three buffered', async () => state.started.length === 2 && (await q.stats()).processing === 5, 20_000);
+        await waitFor(
+          'two running, three buffered',
+          async () => state.started.length === 2 && (await q.stats()).processing === 5,
+          20_000,
+        );
         expect(state.started).toEqual(ids.slice(0, 2));
         closing = app.close();
         // The two running handlers hold the close (30 s drain); the three buffered jobs are pending again already.
@@ -60,10 +64,14 @@ for (const engine of nestEngines()) {
       const second = await boot(db);
       try {
         const s = second.get(Store);
-        await waitFor('every job done by the second app', async () => {
-          const st = await s.queue('prefetch-queue').stats();
-          return st.pending === 0 && st.processing === 0;
-        }, 20_000);
+        await waitFor(
+          'every job done by the second app',
+          async () => {
+            const st = await s.queue('prefetch-queue').stats();
+            return st.pending === 0 && st.processing === 0;
+          },
+          20_000,
+        );
       } finally {
         await second.close();
       }

@@ -53,9 +53,13 @@ for (const engine of contractEngines()) {
     it('refuses a negative or fractional prefetch', () => {
       const q = store.queue('pf-invalid');
       for (const prefetch of [-1, 1.5, Number.NaN]) {
-        expect(() => worker(q, async () => undefined, new MemoryLogger(), { concurrency: 2, prefetch })).toThrow(RangeError);
+        expect(() => worker(q, async () => undefined, new MemoryLogger(), { concurrency: 2, prefetch })).toThrow(
+          RangeError,
+        );
       }
-      expect(() => worker(q, async () => undefined, new MemoryLogger(), { concurrency: 2, prefetch: -1 })).toThrow(/prefetch of prefetch worker/);
+      expect(() => worker(q, async () => undefined, new MemoryLogger(), { concurrency: 2, prefetch: -1 })).toThrow(
+        /prefetch of prefetch worker/,
+      );
     });
 
     it('holds up to concurrency + prefetch claimed jobs in one claim but runs at most concurrency handlers', async () => {
@@ -120,7 +124,10 @@ for (const engine of contractEngines()) {
       let stopped = false;
       let stopping: Promise<void> | null = null;
       try {
-        await waitFor('one running, three buffered', async () => started.length === 1 && (await q.stats()).processing === 4);
+        await waitFor(
+          'one running, three buffered',
+          async () => started.length === 1 && (await q.stats()).processing === 4,
+        );
         stopping = w.stop().then(() => {
           stopped = true;
         });
@@ -159,16 +166,28 @@ for (const engine of contractEngines()) {
       );
       w.start();
       try {
-        await waitFor('the buffered jobs were released', () => logger.has(/releasing 2 buffered job\(s\) that never started: they waited half their lease/), 20_000);
+        await waitFor(
+          'the buffered jobs were released',
+          () => logger.has(/releasing 2 buffered job\(s\) that never started: they waited half their lease/),
+          20_000,
+        );
         // Released, not run: only the first job has started.
         expect(runs.map((r) => r.id)).toEqual([ids[0]]);
         // Claimed again after the release (the release woke the queue).
-        await waitFor('buffered jobs claimed again', () => claims.filter((c) => c.ids.includes(ids[1]!)).length >= 2, 20_000);
+        await waitFor(
+          'buffered jobs claimed again',
+          () => claims.filter((c) => c.ids.includes(ids[1]!)).length >= 2,
+          20_000,
+        );
         hold.open();
-        await waitFor('all acked', async () => {
-          const st = await q.stats();
-          return st.pending === 0 && st.processing === 0;
-        }, 20_000);
+        await waitFor(
+          'all acked',
+          async () => {
+            const st = await q.stats();
+            return st.pending === 0 && st.processing === 0;
+          },
+          20_000,
+        );
       } finally {
         hold.open();
         await w.stop();
@@ -194,10 +213,14 @@ for (const engine of contractEngines()) {
       );
       w.start();
       try {
-        await waitFor('all acked', async () => {
-          const st = await q.stats();
-          return st.pending === 0 && st.processing === 0;
-        }, 30_000);
+        await waitFor(
+          'all acked',
+          async () => {
+            const st = await q.stats();
+            return st.pending === 0 && st.processing === 0;
+          },
+          30_000,
+        );
       } finally {
         await w.stop();
       }

@@ -7,7 +7,10 @@ import { gate, MemoryLogger } from './nest-fixtures.js';
 type AckRef = Pick<Job, 'id' | 'claimToken'>;
 
 /** The real queue with `ackBatch` replaced by `hook` (`real` reaches the database); a throw stands for a store error. */
-function withAckHook(queue: Queue, hook: (jobs: readonly AckRef[], real: (jobs: readonly AckRef[]) => Promise<number>) => Promise<number>): Queue {
+function withAckHook(
+  queue: Queue,
+  hook: (jobs: readonly AckRef[], real: (jobs: readonly AckRef[]) => Promise<number>) => Promise<number>,
+): Queue {
   return new Proxy(queue, {
     get(target, prop, receiver) {
       if (prop === 'ackBatch') return (jobs: readonly AckRef[]) => hook(jobs, (js) => target.ackBatch(js));
@@ -17,7 +20,12 @@ function withAckHook(queue: Queue, hook: (jobs: readonly AckRef[], real: (jobs: 
   });
 }
 
-function worker(queue: Queue, handler: (job: Job) => Promise<void>, logger: MemoryLogger, extra: { concurrency?: number; drainTimeoutMs?: number } = {}): QueueWorker {
+function worker(
+  queue: Queue,
+  handler: (job: Job) => Promise<void>,
+  logger: MemoryLogger,
+  extra: { concurrency?: number; drainTimeoutMs?: number } = {},
+): QueueWorker {
   return new QueueWorker({
     queue,
     handler,
@@ -102,7 +110,9 @@ for (const engine of contractEngines()) {
       const runs: number[] = [];
       const w = worker(
         // The first job's claim token no longer matches, as after a lapsed claim: its ack changes zero rows.
-        withAckHook(q, (jobs, real) => real(jobs.map((j): AckRef => (j.id === first ? { id: j.id, claimToken: 'not-the-claim-token' } : j)))),
+        withAckHook(q, (jobs, real) =>
+          real(jobs.map((j): AckRef => (j.id === first ? { id: j.id, claimToken: 'not-the-claim-token' } : j))),
+        ),
         async (job) => void runs.push(job.id),
         logger,
       );

@@ -30,10 +30,14 @@ for (const engine of nestEngines()) {
     it('moves an expired job to dead and deletes a dead letter past its retention, with no user code', async () => {
       // Written before the application starts, by another process say: a job that expires before it is
       // ever due, and a dead letter kept for 1 ms.
-      const seed = await Test.createTestingModule({ imports: [AlkstoreModule.forRoot(db.moduleOptions({ workers: false, logger }))] }).compile();
+      const seed = await Test.createTestingModule({
+        imports: [AlkstoreModule.forRoot(db.moduleOptions({ workers: false, logger }))],
+      }).compile();
       await seed.init();
       const seedStore = seed.get(Store);
-      const expiring = await seedStore.queue('retention-mail').enqueue({ to: 'a' }, { delayMs: 3_600_000, expiresInMs: 1 });
+      const expiring = await seedStore
+        .queue('retention-mail')
+        .enqueue({ to: 'a' }, { delayMs: 3_600_000, expiresInMs: 1 });
       const deadQ = seedStore.queue('retention-mail', { deadLetterRetentionMs: 1 });
       const doomed = await deadQ.enqueue({ to: 'b' });
       const claimed = await deadQ.claimOne('seed');
@@ -54,7 +58,10 @@ for (const engine of nestEngines()) {
       const q = app.get(Store).queue('retention-mail');
       await waitFor('the expired job is dead', async () => (await q.getJob(expiring))?.state === 'dead');
       await waitFor('the old dead letter is gone', async () => (await q.getJob(doomed)) === null);
-      await waitFor('the dead letter of a queue without a handler is gone too', async () => (await app!.get(Store).queue('retention-orphan').getJob(orphan)) === null);
+      await waitFor(
+        'the dead letter of a queue without a handler is gone too',
+        async () => (await app!.get(Store).queue('retention-orphan').getJob(orphan)) === null,
+      );
       expect(logger.has(/retention: queue "retention-mail": /)).toBe(true);
     });
   });

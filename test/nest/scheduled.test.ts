@@ -43,11 +43,15 @@ describePg('@Scheduled across two application instances on one PostgreSQL databa
   it('runs the method once per boundary, never twice', async () => {
     runs.length = 0;
     // An API-only instance (workers: false) registers the schedule first and checks the outcome last.
-    const admin = await Test.createTestingModule({ imports: [AlkstoreModule.forRoot(db.moduleOptions({ workers: false }))] }).compile();
+    const admin = await Test.createTestingModule({
+      imports: [AlkstoreModule.forRoot(db.moduleOptions({ workers: false }))],
+    }).compile();
     await admin.init();
     try {
       const store = admin.get(Store);
-      const first = await store.schedule('tick', '@every 1s', 'scheduled:tick', null, { startAt: (await store.now()) + 2_000 });
+      const first = await store.schedule('tick', '@every 1s', 'scheduled:tick', null, {
+        startAt: (await store.now()) + 2_000,
+      });
       const a = await bootApp(db, 'a');
       let b: TestingModule | undefined;
       try {

@@ -59,7 +59,11 @@ for (const engine of nestEngines()) {
       const store = first.get(Store);
       const outboxJob = await store.outboxEnqueue('slow-outbox', { n: 1 });
       const queueJob = await store.queue('slow-queue').enqueue({ n: 2 });
-      await waitFor('both handlers to start', () => state.started.includes(outboxJob) && state.started.includes(queueJob), 20_000);
+      await waitFor(
+        'both handlers to start',
+        () => state.started.includes(outboxJob) && state.started.includes(queueJob),
+        20_000,
+      );
 
       // Returns after the 300 ms drain even though both handlers still hang.
       await first.close();
@@ -68,9 +72,19 @@ for (const engine of nestEngines()) {
       state.blocking = false;
       const second = await boot(db);
       try {
-        await waitFor('both jobs to complete in the second app', () => state.done.includes(outboxJob) && state.done.includes(queueJob), 30_000);
+        await waitFor(
+          'both jobs to complete in the second app',
+          () => state.done.includes(outboxJob) && state.done.includes(queueJob),
+          30_000,
+        );
         const s = second.get(Store);
-        await waitFor('both rows to be acked', async () => (await s.outbox('slow-outbox').queue.getJob(outboxJob)) === null && (await s.queue('slow-queue').getJob(queueJob)) === null, 20_000);
+        await waitFor(
+          'both rows to be acked',
+          async () =>
+            (await s.outbox('slow-outbox').queue.getJob(outboxJob)) === null &&
+            (await s.queue('slow-queue').getJob(queueJob)) === null,
+          20_000,
+        );
       } finally {
         state.gate.open();
         await second.close();

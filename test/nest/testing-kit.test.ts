@@ -4,8 +4,24 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Injectable } from '@nestjs/common';
 import { InvalidOption, PermanentError } from '../../lib/contract/errors.js';
 import type { Job } from '../../lib/contract/types.js';
-import { defineOutbox, defineQueue, InjectOutbox, InjectQueue, OutboxHandler, QueueHandler, Scheduled, type OutboxOf, type QueueOf } from '../../lib/nest/index.js';
-import { AlkstoreTesting, createTestDatabase, DrainLimit, type AlkstoreTestDatabase, type AlkstoreTestingModule } from '../../lib/nest/testing/index.js';
+import {
+  defineOutbox,
+  defineQueue,
+  InjectOutbox,
+  InjectQueue,
+  OutboxHandler,
+  QueueHandler,
+  Scheduled,
+  type OutboxOf,
+  type QueueOf,
+} from '../../lib/nest/index.js';
+import {
+  AlkstoreTesting,
+  createTestDatabase,
+  DrainLimit,
+  type AlkstoreTestDatabase,
+  type AlkstoreTestingModule,
+} from '../../lib/nest/testing/index.js';
 import { PG_AVAILABLE, PG_URL } from '../helpers/engines.js';
 
 const SIGNUPS = defineOutbox<{ user: string }>('kit-signups');

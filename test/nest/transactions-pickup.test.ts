@@ -26,7 +26,9 @@ class WidgetEvents {
 /** TypeOrmModule options on the same database as the fixture's store (its own schema on PostgreSQL). */
 async function typeOrmOptionsFor(db: NestDb): Promise<Parameters<typeof TypeOrmModule.forRoot>[0]> {
   const ds = await db.dataSource(); // creates the app schema / table
-  const options = { ...ds.options, entities: [Widget], synchronize: true } as Parameters<typeof TypeOrmModule.forRoot>[0];
+  const options = { ...ds.options, entities: [Widget], synchronize: true } as Parameters<
+    typeof TypeOrmModule.forRoot
+  >[0];
   await ds.destroy();
   return options;
 }
@@ -77,7 +79,9 @@ describe('AlkstoreTransactions refuses what cannot be one transaction', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('without any TypeORM DataSource: InvalidOption naming dataSource and the store-only alternative', async () => {
-    const app = await Test.createTestingModule({ imports: [AlkstoreModule.forRoot({ url: `sqlite:${join(dir, 'a.db')}` })] }).compile();
+    const app = await Test.createTestingModule({
+      imports: [AlkstoreModule.forRoot({ url: `sqlite:${join(dir, 'a.db')}` })],
+    }).compile();
     await app.init();
     try {
       const err = await app
@@ -95,7 +99,12 @@ describe('AlkstoreTransactions refuses what cannot be one transaction', () => {
   it('when the TypeORM DataSource is on another SQLite file: InvalidOption, and nothing is written', async () => {
     const app = await Test.createTestingModule({
       imports: [
-        TypeOrmModule.forRoot({ type: 'better-sqlite3', database: join(dir, 'business.db'), entities: [Widget], synchronize: true }),
+        TypeOrmModule.forRoot({
+          type: 'better-sqlite3',
+          database: join(dir, 'business.db'),
+          entities: [Widget],
+          synchronize: true,
+        }),
         AlkstoreModule.forRoot({ url: `sqlite:${join(dir, 'store.db')}` }),
       ],
     }).compile();
@@ -113,29 +122,32 @@ describe('AlkstoreTransactions refuses what cannot be one transaction', () => {
     }
   });
 
-  (PG_AVAILABLE ? it : it.skip)('when the TypeORM DataSource is on another PostgreSQL database: InvalidOption (engine-only)', async () => {
-    const other = new URL(PG_URL);
-    other.pathname = '/postgres';
-    const app = await Test.createTestingModule({
-      imports: [
-        TypeOrmModule.forRoot({ type: 'postgres', url: other.toString(), entities: [], poolSize: 2 }),
-        AlkstoreModule.forRoot({ url: PG_URL, schema: `pickup_${process.pid}`, poolSize: 2, workers: false }),
-      ],
-    }).compile();
-    await app.init();
-    try {
-      const err = await app
-        .get(AlkstoreTransactions)
-        .run(async () => 1)
-        .catch((e: unknown) => e);
-      expect(err).toBeInstanceOf(InvalidOption);
-    } finally {
-      await app.close();
-      const pg = (await import('pg')).default;
-      const c = new pg.Client({ connectionString: PG_URL });
-      await c.connect();
-      await c.query(`DROP SCHEMA IF EXISTS "pickup_${process.pid}" CASCADE`);
-      await c.end();
-    }
-  });
+  (PG_AVAILABLE ? it : it.skip)(
+    'when the TypeORM DataSource is on another PostgreSQL database: InvalidOption (engine-only)',
+    async () => {
+      const other = new URL(PG_URL);
+      other.pathname = '/postgres';
+      const app = await Test.createTestingModule({
+        imports: [
+          TypeOrmModule.forRoot({ type: 'postgres', url: other.toString(), entities: [], poolSize: 2 }),
+          AlkstoreModule.forRoot({ url: PG_URL, schema: `pickup_${process.pid}`, poolSize: 2, workers: false }),
+        ],
+      }).compile();
+      await app.init();
+      try {
+        const err = await app
+          .get(AlkstoreTransactions)
+          .run(async () => 1)
+          .catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(InvalidOption);
+      } finally {
+        await app.close();
+        const pg = (await import('pg')).default;
+        const c = new pg.Client({ connectionString: PG_URL });
+        await c.connect();
+        await c.query(`DROP SCHEMA IF EXISTS "pickup_${process.pid}" CASCADE`);
+        await c.end();
+      }
+    },
+  );
 });

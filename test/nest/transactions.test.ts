@@ -29,7 +29,9 @@ for (const engine of nestEngines()) {
       dataSource = await db.dataSource();
       // A 30 s idle poll: a delivery within seconds can only come from the commit's wake.
       app = await Test.createTestingModule({
-        imports: [AlkstoreModule.forRoot({ dataSource, schema: db.moduleOptions().schema, idlePollIntervalMs: 30_000 })],
+        imports: [
+          AlkstoreModule.forRoot({ dataSource, schema: db.moduleOptions().schema, idlePollIntervalMs: 30_000 }),
+        ],
         providers: [WidgetEvents],
       }).compile();
       await app.init();
@@ -77,7 +79,11 @@ for (const engine of nestEngines()) {
         const w = await em.save(em.create(Widget, { name: 'first' }));
         await tx.outboxEnqueue('widget-events', { widget: w.id, name: 'first' });
       });
-      await waitFor('the first delivery', () => delivered.some((p) => (p as { name: string }).name === 'first'), 20_000);
+      await waitFor(
+        'the first delivery',
+        () => delivered.some((p) => (p as { name: string }).name === 'first'),
+        20_000,
+      );
       // Setup, not proof: give the loop time to fall back to its (30 s) idle wait.
       await new Promise((r) => setTimeout(r, 500));
 

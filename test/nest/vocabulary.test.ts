@@ -63,9 +63,14 @@ for (const engine of nestEngines()) {
   describe(`Nest vocabulary (${engine.name})`, () => {
     let db: NestDb;
     const apps: TestingModule[] = [];
-    const boot = async (providers: (new () => object)[], extra: Parameters<NestDb['moduleOptions']>[0] = {}): Promise<TestingModule> => {
+    const boot = async (
+      providers: (new () => object)[],
+      extra: Parameters<NestDb['moduleOptions']>[0] = {},
+    ): Promise<TestingModule> => {
       const app = await Test.createTestingModule({
-        imports: [AlkstoreModule.forRoot(db.moduleOptions({ logger: new MemoryLogger(), idlePollIntervalMs: 100, ...extra }))],
+        imports: [
+          AlkstoreModule.forRoot(db.moduleOptions({ logger: new MemoryLogger(), idlePollIntervalMs: 100, ...extra })),
+        ],
         providers,
       }).compile();
       apps.push(app);

@@ -72,7 +72,12 @@ for (const engine of contractEngines()) {
       const outbox = 'dl-age';
       const old = await makeDead(outbox, 5);
       const oldDiedAt = Math.max(...(await listDead(store, { outbox })).map((j) => j.diedAt!));
-      await waitFor('time to pass on the database clock', async () => (await store.now()) > oldDiedAt + 1_500, 10_000, 50);
+      await waitFor(
+        'time to pass on the database clock',
+        async () => (await store.now()) > oldDiedAt + 1_500,
+        10_000,
+        50,
+      );
       const fresh = await makeDead(outbox, 1);
       const now = await store.now();
       // Cut between the two groups: older than (now - oldDiedAt - 1) ms means "died at or before oldDiedAt".

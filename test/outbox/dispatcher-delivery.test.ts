@@ -58,10 +58,26 @@ for (const engine of contractEngines()) {
         byWorker[w] += 1;
         await new Promise((r) => setTimeout(r, 2));
       };
-      const a = startDispatcher({ store, outbox, handler: handler('a'), workerId: 'a', settings: { claimSize: 4, concurrency: 4 } });
-      const b = startDispatcher({ store: other, outbox, handler: handler('b'), workerId: 'b', settings: { claimSize: 4, concurrency: 4 } });
+      const a = startDispatcher({
+        store,
+        outbox,
+        handler: handler('a'),
+        workerId: 'a',
+        settings: { claimSize: 4, concurrency: 4 },
+      });
+      const b = startDispatcher({
+        store: other,
+        outbox,
+        handler: handler('b'),
+        workerId: 'b',
+        settings: { claimSize: 4, concurrency: 4 },
+      });
       try {
-        await waitFor('every message delivered and acked', async () => deliveries.size === total && (await drained(outbox)), 30_000);
+        await waitFor(
+          'every message delivered and acked',
+          async () => deliveries.size === total && (await drained(outbox)),
+          30_000,
+        );
       } finally {
         await Promise.all([a.stop(), b.stop()]);
       }
@@ -113,7 +129,10 @@ for (const engine of contractEngines()) {
         },
       });
       try {
-        await waitFor('the retry delivered and acked', async () => secondAttempt.length === 1 && (await store.outbox(outbox).queue.getJob(id)) === null);
+        await waitFor(
+          'the retry delivered and acked',
+          async () => secondAttempt.length === 1 && (await store.outbox(outbox).queue.getJob(id)) === null,
+        );
       } finally {
         await r.stop();
       }
@@ -138,7 +157,10 @@ for (const engine of contractEngines()) {
         },
       });
       try {
-        await waitFor('delivered on the second attempt', async () => lastErrors.length === 1 && (await store.outbox(outbox).queue.getJob(id)) === null);
+        await waitFor(
+          'delivered on the second attempt',
+          async () => lastErrors.length === 1 && (await store.outbox(outbox).queue.getJob(id)) === null,
+        );
       } finally {
         await r.stop();
       }
@@ -263,7 +285,10 @@ for (const engine of contractEngines()) {
           const s = await q.stats();
           return finished === 8 && s.pending === 0 && s.processing === 0 && s.dead === 1;
         });
-        await waitFor('the pending gauge sampled at 0', () => metrics.lastPending === 0 && metrics.lastOldestAgeMs === 0);
+        await waitFor(
+          'the pending gauge sampled at 0',
+          () => metrics.lastPending === 0 && metrics.lastOldestAgeMs === 0,
+        );
       } finally {
         await r.stop();
       }
@@ -292,7 +317,10 @@ for (const engine of contractEngines()) {
       const seen: number[] = [];
       const r = startDispatcher({ store: flaky, outbox, logger, handler: (job) => void seen.push(job.id) });
       try {
-        await waitFor('delivered after the outage', async () => seen.length === 1 && (await store.outbox(outbox).queue.getJob(id)) === null);
+        await waitFor(
+          'delivered after the outage',
+          async () => seen.length === 1 && (await store.outbox(outbox).queue.getJob(id)) === null,
+        );
       } finally {
         await r.stop();
       }
@@ -303,7 +331,13 @@ for (const engine of contractEngines()) {
 
     it('ends run() when its store is closed underneath it', async () => {
       const own = await db.open();
-      const d = new OutboxDispatcher({ store: own, outbox: 'closing', handler: () => undefined, logger: new MemoryLogger(), settings: { idlePollIntervalMs: 50, busyPollIntervalMs: 20 } });
+      const d = new OutboxDispatcher({
+        store: own,
+        outbox: 'closing',
+        handler: () => undefined,
+        logger: new MemoryLogger(),
+        settings: { idlePollIntervalMs: 50, busyPollIntervalMs: 20 },
+      });
       const controller = new AbortController();
       const done = d.run(controller.signal);
       await own.close();

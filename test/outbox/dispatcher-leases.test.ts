@@ -41,7 +41,10 @@ for (const engine of contractEngines()) {
         },
       });
       try {
-        await waitFor('the dispatcher reclaimed, delivered and acked it', async () => delivered.length === 1 && (await q.getJob(id)) === null);
+        await waitFor(
+          'the dispatcher reclaimed, delivered and acked it',
+          async () => delivered.length === 1 && (await q.getJob(id)) === null,
+        );
       } finally {
         await r.stop();
       }
@@ -67,7 +70,14 @@ for (const engine of contractEngines()) {
       });
       const settings = { leaseMs: 1_500, publishTimeoutMs: 1_000, storeTimeoutMs: 700 };
       const metricsA = new RecordingMetrics();
-      const a = startDispatcher({ store: brokenAck, outbox, settings, metrics: metricsA, workerId: 'a', handler: () => void calls.push('a') });
+      const a = startDispatcher({
+        store: brokenAck,
+        outbox,
+        settings,
+        metrics: metricsA,
+        workerId: 'a',
+        handler: () => void calls.push('a'),
+      });
       try {
         await waitFor('A gave up on the ack', () => metricsA.abandonedBy['outcome-write'] === 1);
         expect(ackCalls).toBeGreaterThan(1);
@@ -136,7 +146,8 @@ for (const engine of contractEngines()) {
       const stale = ids[1]!;
       // The row's claim token no longer matches, as after a lapsed lease and a reclaim elsewhere: zero rows change for it.
       const staleToken = faultyStore(store, {
-        ackBatch: (jobs, real) => real(jobs.map((j): AckRef => (j.id === stale ? { id: j.id, claimToken: 'not-the-claim-token' } : j))),
+        ackBatch: (jobs, real) =>
+          real(jobs.map((j): AckRef => (j.id === stale ? { id: j.id, claimToken: 'not-the-claim-token' } : j))),
       });
       const metrics = new RecordingMetrics();
       const logger = new MemoryLogger();

@@ -17,7 +17,8 @@ for (const engine of contractEngines()) {
       const keys = 5;
       const perKey = 40;
       await store.withTx(async (tx) => {
-        for (let n = 0; n < perKey; n++) for (let k = 0; k < keys; k++) await tx.outboxEnqueue(outbox, { k, n }, { orderingKey: `k${k}` });
+        for (let n = 0; n < perKey; n++)
+          for (let k = 0; k < keys; k++) await tx.outboxEnqueue(outbox, { k, n }, { orderingKey: `k${k}` });
       });
       const attempts: number[][] = Array.from({ length: keys }, () => []);
       const inFlight = new Array<number>(keys).fill(0);
@@ -75,8 +76,14 @@ for (const engine of contractEngines()) {
       try {
         await waitFor('the free key drained', () => seen.filter((s) => s.key === 'free').length === 2, 20_000, 10);
         // While the lease holds, nothing of the stuck key was delivered.
-        if ((await q.getJob(crashed[0]!.id))!.claimedUntil! > (await store.now())) expect(seen.filter((s) => s.key === 'stuck')).toEqual([]);
-        await waitFor('the stuck key drained after the lease', () => seen.filter((s) => s.key === 'stuck').length === 3, 30_000, 10);
+        if ((await q.getJob(crashed[0]!.id))!.claimedUntil! > (await store.now()))
+          expect(seen.filter((s) => s.key === 'stuck')).toEqual([]);
+        await waitFor(
+          'the stuck key drained after the lease',
+          () => seen.filter((s) => s.key === 'stuck').length === 3,
+          30_000,
+          10,
+        );
       } finally {
         await r.stop();
       }

@@ -62,7 +62,10 @@ for (const engine of contractEngines()) {
         return true;
       };
       const refusingRenewals = faultyStore(store, {
-        afterClaim: (jobs) => jobs.map((job) => patchJob(job, { heartbeat: async () => false, ack: count, retry: count, fail: count, release: count })),
+        afterClaim: (jobs) =>
+          jobs.map((job) =>
+            patchJob(job, { heartbeat: async () => false, ack: count, retry: count, fail: count, release: count }),
+          ),
         ackBatch: async (jobs) => {
           await count();
           return jobs.length;

@@ -80,7 +80,8 @@ for (const engine of contractEngines()) {
       };
       // Outcome writes are counted and swallowed: none may happen after run() gave the row up.
       const countWrites = faultyStore(store, {
-        afterClaim: (jobs) => jobs.map((job) => patchJob(job, { ack: counted, retry: counted, fail: counted, release: counted })),
+        afterClaim: (jobs) =>
+          jobs.map((job) => patchJob(job, { ack: counted, retry: counted, fail: counted, release: counted })),
         ackBatch: async (jobs) => {
           await counted();
           return jobs.length;
@@ -135,8 +136,18 @@ for (const engine of contractEngines()) {
 
     it('validates its options before any I/O', () => {
       expect(() => new OutboxDispatcher({ store, outbox: '', handler: () => undefined })).toThrow(/outbox name/);
-      expect(() => new OutboxDispatcher({ store, outbox: '__alkstore_x', handler: () => undefined })).toThrow(/reserved prefix/);
-      expect(() => new OutboxDispatcher({ store, outbox: 'x', handler: () => undefined, settings: { ordering: 'fifo' as never } })).toThrow(/ordering/);
+      expect(() => new OutboxDispatcher({ store, outbox: '__alkstore_x', handler: () => undefined })).toThrow(
+        /reserved prefix/,
+      );
+      expect(
+        () =>
+          new OutboxDispatcher({
+            store,
+            outbox: 'x',
+            handler: () => undefined,
+            settings: { ordering: 'fifo' as never },
+          }),
+      ).toThrow(/ordering/);
       expect(() => new OutboxDispatcher({ store, outbox: 'x', handler: 'nope' as never })).toThrow(/handler/);
     });
   });

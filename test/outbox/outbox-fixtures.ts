@@ -218,7 +218,10 @@ export type AckRef = Pick<Job, 'id' | 'claimToken'>;
  * The real store seen through a fault-injecting lens. The database is real;
  * only what the dispatcher sees of a call is altered.
  */
-export function faultyStore(store: Store, hooks: ClaimHooks | ((jobs: Job[]) => Job[] | Promise<Job[]>)): Pick<Store, 'outbox'> {
+export function faultyStore(
+  store: Store,
+  hooks: ClaimHooks | ((jobs: Job[]) => Job[] | Promise<Job[]>),
+): Pick<Store, 'outbox'> {
   const h: ClaimHooks = typeof hooks === 'function' ? { afterClaim: hooks } : hooks;
   return {
     outbox(name: string): Outbox {
@@ -247,7 +250,13 @@ export function faultyStore(store: Store, hooks: ClaimHooks | ((jobs: Job[]) => 
         runOnce: (w, d) => real.runOnce(w, d),
         recordReceipts: (r) => real.recordReceipts(r),
         // A publisher-backed dispatcher acks with its receipts: the same ackBatch hook sees those acks.
-        ackDelivered: (ds) => (h.ackBatch ? h.ackBatch(ds.map((d) => d.job), (js) => real.ackDelivered(ds.filter((d) => js.includes(d.job)))) : real.ackDelivered(ds)),
+        ackDelivered: (ds) =>
+          h.ackBatch
+            ? h.ackBatch(
+                ds.map((d) => d.job),
+                (js) => real.ackDelivered(ds.filter((d) => js.includes(d.job))),
+              )
+            : real.ackDelivered(ds),
         receipt: (id) => real.receipt(id),
         pruneReceipts: (ms) => real.pruneReceipts(ms),
       };

@@ -77,15 +77,21 @@ describe('OutboxSettings', () => {
     const err = invalid(() => OutboxSettings.create({ leaseMs: 5_000, publishTimeoutMs: 5_000 }));
     expect(err.field).toBe('leaseMs');
     expect(err.message).toMatch(/greater than publishTimeoutMs/);
-    expect(OutboxSettings.create({ leaseMs: 5_001, publishTimeoutMs: 5_000, storeTimeoutMs: 2_000 }).leaseMs).toBe(5_001);
+    expect(OutboxSettings.create({ leaseMs: 5_001, publishTimeoutMs: 5_000, storeTimeoutMs: 2_000 }).leaseMs).toBe(
+      5_001,
+    );
   });
 
   it('requires store calls to fit in half a lease, so a renewal lands before the deadline', () => {
-    expect(invalid(() => OutboxSettings.create({ leaseMs: 4_000, publishTimeoutMs: 1_000, storeTimeoutMs: 2_001 })).field).toBe('storeTimeoutMs');
+    expect(
+      invalid(() => OutboxSettings.create({ leaseMs: 4_000, publishTimeoutMs: 1_000, storeTimeoutMs: 2_001 })).field,
+    ).toBe('storeTimeoutMs');
   });
 
   it('requires the idle poll to be no shorter than the busy poll', () => {
-    expect(invalid(() => OutboxSettings.create({ busyPollIntervalMs: 500, idlePollIntervalMs: 100 })).field).toBe('idlePollIntervalMs');
+    expect(invalid(() => OutboxSettings.create({ busyPollIntervalMs: 500, idlePollIntervalMs: 100 })).field).toBe(
+      'idlePollIntervalMs',
+    );
   });
 
   it('accepts unordered and per-key ordering, and refuses any other', () => {
@@ -219,11 +225,17 @@ describe('OutboxSettings: the names of 0.2 (deprecated until 0.4)', () => {
 
   it('a bad value under the old name is named by the old name', () => {
     expect(invalid(() => OutboxSettings.create({ batchSize: 0 })).field).toBe('batchSize');
-    expect(invalid(() => OutboxSettings.create({ pollIntervalMs: 2_000, idlePollIntervalMs: 1_000 })).message).toContain('pollIntervalMs');
+    expect(
+      invalid(() => OutboxSettings.create({ pollIntervalMs: 2_000, idlePollIntervalMs: 1_000 })).message,
+    ).toContain('pollIntervalMs');
   });
 
   it('fromEnv reads the old variables with one warning, and refuses an old and a new one together, naming both', () => {
-    const s = OutboxSettings.fromEnv('OLD_', { OLD_BATCH_SIZE: '4', OLD_MAX_IN_FLIGHT: '8', OLD_POLL_INTERVAL_MS: '40' });
+    const s = OutboxSettings.fromEnv('OLD_', {
+      OLD_BATCH_SIZE: '4',
+      OLD_MAX_IN_FLIGHT: '8',
+      OLD_POLL_INTERVAL_MS: '40',
+    });
     expect([s.claimSize, s.concurrency, s.busyPollIntervalMs]).toEqual([4, 8, 40]);
     expect(warnings.some((w) => w.includes('OLD_BATCH_SIZE') && w.includes('OLD_CLAIM_SIZE'))).toBe(true);
     const both = invalid(() => OutboxSettings.fromEnv('OLD_', { OLD_BATCH_SIZE: '4', OLD_CLAIM_SIZE: '5' }));

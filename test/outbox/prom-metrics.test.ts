@@ -41,6 +41,8 @@ describe('createPromMetrics', () => {
   });
 
   it('refuses a client module without the metric classes', async () => {
-    await expect(createPromMetrics(new promClient.Registry(), { client: {} })).rejects.toThrow(/Counter, Gauge and Histogram/);
+    await expect(createPromMetrics(new promClient.Registry(), { client: {} })).rejects.toThrow(
+      /Counter, Gauge and Histogram/,
+    );
   });
 });

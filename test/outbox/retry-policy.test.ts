@@ -4,7 +4,13 @@ import { InvalidOption } from '../../lib/contract/errors.js';
 import { DEFAULT_RETRY_SETTINGS, RetryPolicy, type RetrySettings } from '../../lib/outbox/index.js';
 import { expectInvalidArgument, expectInvalidOption, thrown } from '../helpers/typed-errors.js';
 
-const settings = (over: Partial<RetrySettings> = {}): RetrySettings => ({ baseMs: 1_000, maxDelayMs: 60_000, maxAttempts: 6, jitter: 0.2, ...over });
+const settings = (over: Partial<RetrySettings> = {}): RetrySettings => ({
+  baseMs: 1_000,
+  maxDelayMs: 60_000,
+  maxAttempts: 6,
+  jitter: 0.2,
+  ...over,
+});
 
 describe('RetryPolicy', () => {
   it('dead-letters a permanent failure at once, whatever the attempt', () => {
@@ -75,29 +81,75 @@ describe('RetryPolicy', () => {
 
   it('refuses a bad attempt count, failure kind or maxAttempts with an InvalidArgument naming it', () => {
     const p = new RetryPolicy();
-    expectInvalidArgument(thrown(() => p.decide(0, 'transient')), 'attempts', ['[1, 9007199254740991]']);
-    expectInvalidArgument(thrown(() => p.decide(1.5, 'timeout')), 'attempts', ['fraction']);
-    expectInvalidArgument(thrown(() => p.decide(Number.NaN, 'timeout')), 'attempts', ['NaN']);
-    expectInvalidArgument(thrown(() => p.delayMs(-1)), 'attempts', ['[1, 9007199254740991]']);
-    expectInvalidArgument(thrown(() => p.decide(1, 'fatal' as never)), 'failure', ['transient, permanent, timeout', 'another string']);
+    expectInvalidArgument(
+      thrown(() => p.decide(0, 'transient')),
+      'attempts',
+      ['[1, 9007199254740991]'],
+    );
+    expectInvalidArgument(
+      thrown(() => p.decide(1.5, 'timeout')),
+      'attempts',
+      ['fraction'],
+    );
+    expectInvalidArgument(
+      thrown(() => p.decide(Number.NaN, 'timeout')),
+      'attempts',
+      ['NaN'],
+    );
+    expectInvalidArgument(
+      thrown(() => p.delayMs(-1)),
+      'attempts',
+      ['[1, 9007199254740991]'],
+    );
+    expectInvalidArgument(
+      thrown(() => p.decide(1, 'fatal' as never)),
+      'failure',
+      ['transient, permanent, timeout', 'another string'],
+    );
     // A NaN cap used to make `attempts >= cap` false forever: retried without end.
-    expectInvalidArgument(thrown(() => p.decide(9, 'transient', Number.NaN)), 'maxAttempts', ['NaN']);
-    expectInvalidArgument(thrown(() => p.decide(1, 'transient', 0)), 'maxAttempts', ['[1, 2147483647]']);
+    expectInvalidArgument(
+      thrown(() => p.decide(9, 'transient', Number.NaN)),
+      'maxAttempts',
+      ['NaN'],
+    );
+    expectInvalidArgument(
+      thrown(() => p.decide(1, 'transient', 0)),
+      'maxAttempts',
+      ['[1, 2147483647]'],
+    );
   });
 
   it('refuses a random source outside [0, 1), or one that is not a function, with an InvalidArgument naming random', () => {
-    expectInvalidArgument(thrown(() => new RetryPolicy(settings(), () => 1).delayMs(1)), 'random', ['[0, 1)', '1']);
-    expectInvalidArgument(thrown(() => new RetryPolicy(settings(), () => Number.NaN).decide(1, 'transient')), 'random', ['NaN']);
-    expectInvalidArgument(thrown(() => new RetryPolicy(settings(), 0.5 as never)), 'random', ['function']);
+    expectInvalidArgument(
+      thrown(() => new RetryPolicy(settings(), () => 1).delayMs(1)),
+      'random',
+      ['[0, 1)', '1'],
+    );
+    expectInvalidArgument(
+      thrown(() => new RetryPolicy(settings(), () => Number.NaN).decide(1, 'transient')),
+      'random',
+      ['NaN'],
+    );
+    expectInvalidArgument(
+      thrown(() => new RetryPolicy(settings(), 0.5 as never)),
+      'random',
+      ['function'],
+    );
   });
 
   it('validates its settings with InvalidOption naming the field', () => {
     expect(() => new RetryPolicy(settings({ jitter: 1 }))).toThrow(InvalidOption);
     expect(() => new RetryPolicy(settings({ jitter: 1 }))).toThrow(/retry\.jitter/);
     expect(() => new RetryPolicy(settings({ baseMs: 0 }))).toThrow(/retry\.baseMs/);
-    expect(() => new RetryPolicy(settings({ baseMs: 5_000, maxDelayMs: 4_000 }))).toThrow(/retry\.baseMs must not exceed retry\.maxDelayMs/);
+    expect(() => new RetryPolicy(settings({ baseMs: 5_000, maxDelayMs: 4_000 }))).toThrow(
+      /retry\.baseMs must not exceed retry\.maxDelayMs/,
+    );
     expect(() => new RetryPolicy(settings({ maxAttempts: 2.5 }))).toThrow(/retry\.maxAttempts/);
-    expectInvalidOption(thrown(() => new RetryPolicy(null as never)), 'retry', ['object']);
+    expectInvalidOption(
+      thrown(() => new RetryPolicy(null as never)),
+      'retry',
+      ['object'],
+    );
   });
 
   it('has defaults that validate', () => {

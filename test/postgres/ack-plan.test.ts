@@ -40,7 +40,8 @@ describePg('postgres batched ack plan', () => {
     );
     const ack = engineSql(db.location).queue.ackBatchPlain;
     const plan = await withClient(async (c) => {
-      const rows = (await c.query(`SELECT id, claim_token::text AS t FROM ${s}.jobs WHERE worker_id = 'w' ORDER BY id`)).rows as Array<{ id: string; t: string }>;
+      const rows = (await c.query(`SELECT id, claim_token::text AS t FROM ${s}.jobs WHERE worker_id = 'w' ORDER BY id`))
+        .rows as Array<{ id: string; t: string }>;
       expect(rows.map((r) => Number(r.id))).toEqual(jobs.map((j) => j.id));
       await c.query('SET plan_cache_mode = force_generic_plan');
       await c.query(`PREPARE acked AS ${ack.text}`);
@@ -50,7 +51,9 @@ describePg('postgres batched ack plan', () => {
     expect(jobsIndexes(plan)).toEqual(['jobs_pkey']);
     // EXPLAIN ANALYZE ran it: the three jobs are acked, the other leases untouched.
     for (const j of jobs) expect(await q.getJob(j.id)).toBeNull();
-    const left = await withClient((c) => c.query(`SELECT count(*)::int AS n FROM ${s}.jobs WHERE queue = 'acked' AND state = 'processing'`));
+    const left = await withClient((c) =>
+      c.query(`SELECT count(*)::int AS n FROM ${s}.jobs WHERE queue = 'acked' AND state = 'processing'`),
+    );
     expect(left.rows[0].n).toBe(20_000);
   });
 });

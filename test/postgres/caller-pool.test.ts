@@ -40,7 +40,14 @@ describePg('postgres with a caller-owned pool', () => {
         super({ ...config, connectionString: PG_URL });
       }
     }
-    const unreachable = new pg.Pool({ host: url.hostname, port: 1, user: 'postgres', database: url.pathname.slice(1), max: 2, Client: Reachable });
+    const unreachable = new pg.Pool({
+      host: url.hostname,
+      port: 1,
+      user: 'postgres',
+      database: url.pathname.slice(1),
+      max: 2,
+      Client: Reachable,
+    });
     const logger = recordingLogger();
     const store = await openPostgresStore({ pool: unreachable, schema: db.location, wakeFallbackMs: 50, logger });
     try {
@@ -68,8 +75,12 @@ describePg('postgres with a caller-owned pool', () => {
         await a.queue('shared-name').enqueue({ store: 'a', i });
         await b.queue('shared-name').enqueue({ store: 'b', i });
       }
-      expect((await a.queue('shared-name').claimBatch(10, 'w')).map((j) => (j.payload as { store: string }).store)).toEqual(Array(5).fill('a'));
-      expect((await b.queue('shared-name').claimBatch(10, 'w')).map((j) => (j.payload as { store: string }).store)).toEqual(Array(5).fill('b'));
+      expect(
+        (await a.queue('shared-name').claimBatch(10, 'w')).map((j) => (j.payload as { store: string }).store),
+      ).toEqual(Array(5).fill('a'));
+      expect(
+        (await b.queue('shared-name').claimBatch(10, 'w')).map((j) => (j.payload as { store: string }).store),
+      ).toEqual(Array(5).fill('b'));
       await a.close();
       await b.close();
     } finally {

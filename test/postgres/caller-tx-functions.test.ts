@@ -38,7 +38,12 @@ describePg('postgres withTx(caller pg client): enqueue and publish functions', (
   });
 
   it('stamps a job exactly like queue.enqueue does (options, clock, defaults of the registered queue)', async () => {
-    store.queue('fn-q', { maxAttempts: 7, visibilityTimeoutMs: 4_000, backoffBaseMs: 50, deadLetterRetentionMs: 9_000 });
+    store.queue('fn-q', {
+      maxAttempts: 7,
+      visibilityTimeoutMs: 4_000,
+      backoffBaseMs: 50,
+      deadLetterRetentionMs: 9_000,
+    });
     const { client, runner } = await callerTx();
     const before = await store.now();
     await client.query('BEGIN');
@@ -54,7 +59,17 @@ describePg('postgres withTx(caller pg client): enqueue and publish functions', (
 
     const q = store.queue('fn-q');
     const p = (await q.getJob(plain))!;
-    expect(p).toMatchObject({ state: 'pending', payload: { a: 1 }, priority: 0, attempts: 0, maxAttempts: 7, visibilityTimeoutMs: 4_000, backoffBaseMs: 50, deadLetterRetentionMs: 9_000, expiresAt: null });
+    expect(p).toMatchObject({
+      state: 'pending',
+      payload: { a: 1 },
+      priority: 0,
+      attempts: 0,
+      maxAttempts: 7,
+      visibilityTimeoutMs: 4_000,
+      backoffBaseMs: 50,
+      deadLetterRetentionMs: 9_000,
+      expiresAt: null,
+    });
     expect(p.enqueuedAt).toBeGreaterThanOrEqual(before);
     expect(p.enqueuedAt).toBeLessThanOrEqual(after);
     expect(p.runAt).toBe(p.enqueuedAt);
@@ -64,7 +79,11 @@ describePg('postgres withTx(caller pg client): enqueue and publish functions', (
     expect(d.expiresAt).toBe(d.enqueuedAt + 120_000);
     const a = (await q.getJob(at))!;
     expect(a).toMatchObject({ runAt: before + 30_000, maxAttempts: 2 });
-    expect(await store.outbox('fn-mail').queue.getJob(mail)).toMatchObject({ payload: 'hello', maxAttempts: 5, visibilityTimeoutMs: 60_000 });
+    expect(await store.outbox('fn-mail').queue.getJob(mail)).toMatchObject({
+      payload: 'hello',
+      maxAttempts: 5,
+      visibilityTimeoutMs: 60_000,
+    });
     // Ready now: the plain job is the one a claim hands out.
     expect((await q.claimOne('w'))?.id).toBe(plain);
   });

@@ -20,8 +20,14 @@ describePg('postgres claim cost', () => {
     const backlog = 40_000;
     await withClient(async (c) => {
       const cols = 'queue, state, payload, max_attempts, visibility_timeout_ms, backoff_base_ms, run_at, enqueued_at';
-      await c.query(`INSERT INTO ${s}.jobs (${cols}, died_at) SELECT 'work', 'dead', '{}', 3, 1000, 1000, 0, 0, 0 FROM generate_series(1, $1::int)`, [backlog]);
-      await c.query(`INSERT INTO ${s}.jobs (${cols}) SELECT 'work', 'pending', '{}', 3, 1000, 1000, 9999999999999, 0 FROM generate_series(1, $1::int)`, [backlog]);
+      await c.query(
+        `INSERT INTO ${s}.jobs (${cols}, died_at) SELECT 'work', 'dead', '{}', 3, 1000, 1000, 0, 0, 0 FROM generate_series(1, $1::int)`,
+        [backlog],
+      );
+      await c.query(
+        `INSERT INTO ${s}.jobs (${cols}) SELECT 'work', 'pending', '{}', 3, 1000, 1000, 9999999999999, 0 FROM generate_series(1, $1::int)`,
+        [backlog],
+      );
       await c.query(
         `INSERT INTO ${s}.jobs (${cols}, claimed_until, claim_token) SELECT 'work', 'processing', '{}', 3, 1000, 1000, 0, 0, 9999999999999, gen_random_uuid() FROM generate_series(1, $1::int)`,
         [backlog],
@@ -38,7 +44,9 @@ describePg('postgres claim cost', () => {
     // A scan of the table would read thousands of pages; the partial indexes keep it to a few dozen.
     expect(pages).toBeLessThan(300);
     expect([...indexesUsed(plan)]).toEqual(expect.arrayContaining(['jobs_pending_idx']));
-    const claimed = await withClient((c) => c.query(`SELECT id FROM ${s}.jobs WHERE state = 'processing' AND worker_id = 'w' ORDER BY id`));
+    const claimed = await withClient((c) =>
+      c.query(`SELECT id FROM ${s}.jobs WHERE state = 'processing' AND worker_id = 'w' ORDER BY id`),
+    );
     expect(claimed.rows.map((r) => Number(r.id))).toEqual(ready.slice(0, 2));
 
     // The plain claim (no settings read, no burial) walks the same partial indexes.
@@ -48,7 +56,9 @@ describePg('postgres claim cost', () => {
     });
     expect(pagesOf(plain)).toBeLessThan(300);
     expect([...indexesUsed(plain)]).toEqual(expect.arrayContaining(['jobs_pending_idx']));
-    const plainClaimed = await withClient((c) => c.query(`SELECT id FROM ${s}.jobs WHERE state = 'processing' AND worker_id = 'p' ORDER BY id`));
+    const plainClaimed = await withClient((c) =>
+      c.query(`SELECT id FROM ${s}.jobs WHERE state = 'processing' AND worker_id = 'p' ORDER BY id`),
+    );
     expect(plainClaimed.rows.map((r) => Number(r.id))).toEqual(ready.slice(2, 3));
   }, 60_000);
 
@@ -59,7 +69,8 @@ describePg('postgres claim cost', () => {
     await withClient(async (c) => {
       // Waiting (blocked) jobs come first in claim order (run_at 0), heads last (run_at 1): a claim
       // that walked waiting rows would read ~90k of them before the first head.
-      const cols = 'queue, state, payload, max_attempts, visibility_timeout_ms, backoff_base_ms, run_at, enqueued_at, ordering_key, blocked';
+      const cols =
+        'queue, state, payload, max_attempts, visibility_timeout_ms, backoff_base_ms, run_at, enqueued_at, ordering_key, blocked';
       await c.query(
         `INSERT INTO ${s}.jobs (${cols})
          SELECT 'ordered', 'pending', '{}', 3, 60000, 1000, CASE WHEN n = 1 THEN 1 ELSE 0 END, 0, 'key-' || k, n > 1
@@ -77,7 +88,9 @@ describePg('postgres claim cost', () => {
     expect(pages).toBeLessThan(300);
     expect([...indexesUsed(plan)]).toEqual(expect.arrayContaining(['jobs_pending_idx']));
     const claimed = await withClient((c) =>
-      c.query<{ ordering_key: string; blocked: boolean }>(`SELECT ordering_key, blocked FROM ${s}.jobs WHERE state = 'processing' AND queue = 'ordered'`),
+      c.query<{ ordering_key: string; blocked: boolean }>(
+        `SELECT ordering_key, blocked FROM ${s}.jobs WHERE state = 'processing' AND queue = 'ordered'`,
+      ),
     );
     expect(claimed.rows).toHaveLength(10);
     expect(new Set(claimed.rows.map((r) => r.ordering_key)).size).toBe(10);

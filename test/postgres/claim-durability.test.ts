@@ -23,7 +23,11 @@ describePg('postgres claimDurability', () => {
 
   it('refuses anything but "deferred" or "immediate", naming the option', async () => {
     for (const bad of ['later', '', 1, true]) {
-      const err = await openPostgresStore({ connectionString: PG_URL, schema: db.location, claimDurability: bad as never }).catch((e: unknown) => e);
+      const err = await openPostgresStore({
+        connectionString: PG_URL,
+        schema: db.location,
+        claimDurability: bad as never,
+      }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(InvalidOption);
       expect((err as Error).message).toContain('claimDurability');
     }
@@ -37,18 +41,39 @@ describePg('postgres claimDurability', () => {
     const c = await pool.connect();
     try {
       await c.query('SET synchronous_commit = local');
-      const seen = async (text: string, params: unknown[]): Promise<{ inside: string; after: string; claimed: number }> => {
+      const seen = async (
+        text: string,
+        params: unknown[],
+      ): Promise<{ inside: string; after: string; claimed: number }> => {
         await c.query('BEGIN');
         const r = await c.query<{ id: string | null }>(text, params);
-        const inside = (await c.query<{ synchronous_commit: string }>('SHOW synchronous_commit')).rows[0]!.synchronous_commit;
+        const inside = (await c.query<{ synchronous_commit: string }>('SHOW synchronous_commit')).rows[0]!
+          .synchronous_commit;
         await c.query('COMMIT');
-        const after = (await c.query<{ synchronous_commit: string }>('SHOW synchronous_commit')).rows[0]!.synchronous_commit;
+        const after = (await c.query<{ synchronous_commit: string }>('SHOW synchronous_commit')).rows[0]!
+          .synchronous_commit;
         return { inside, after, claimed: r.rows.filter((row) => row.id !== null).length };
       };
-      expect(await seen(sql.claim.text, ['sync', 1, null, 'w', 'c:x', true])).toEqual({ inside: 'off', after: 'local', claimed: 1 });
-      expect(await seen(sql.claim.text, ['sync', 1, null, 'w', 'c:x', false])).toEqual({ inside: 'local', after: 'local', claimed: 1 });
-      expect(await seen(sql.claimPlain.text, ['sync', 1, null, 'w', true])).toEqual({ inside: 'off', after: 'local', claimed: 1 });
-      expect(await seen(sql.claimPlain.text, ['sync', 1, null, 'w', false])).toEqual({ inside: 'local', after: 'local', claimed: 1 });
+      expect(await seen(sql.claim.text, ['sync', 1, null, 'w', 'c:x', true])).toEqual({
+        inside: 'off',
+        after: 'local',
+        claimed: 1,
+      });
+      expect(await seen(sql.claim.text, ['sync', 1, null, 'w', 'c:x', false])).toEqual({
+        inside: 'local',
+        after: 'local',
+        claimed: 1,
+      });
+      expect(await seen(sql.claimPlain.text, ['sync', 1, null, 'w', true])).toEqual({
+        inside: 'off',
+        after: 'local',
+        claimed: 1,
+      });
+      expect(await seen(sql.claimPlain.text, ['sync', 1, null, 'w', false])).toEqual({
+        inside: 'local',
+        after: 'local',
+        claimed: 1,
+      });
     } finally {
       await c.query('RESET synchronous_commit');
       c.release();
@@ -69,7 +94,9 @@ describePg('postgres claimDurability', () => {
           expect(await q.ackBatch(batch)).toBe(batch.length);
         }
         expect(got.sort((a, b) => a - b)).toEqual(Array.from({ length: 30 }, (_, i) => i));
-        expect((await pool.query<{ synchronous_commit: string }>('SHOW synchronous_commit')).rows[0]!.synchronous_commit).toBe('remote_write');
+        expect(
+          (await pool.query<{ synchronous_commit: string }>('SHOW synchronous_commit')).rows[0]!.synchronous_commit,
+        ).toBe('remote_write');
       } finally {
         await pool.query('RESET synchronous_commit');
         await store.close();

@@ -36,7 +36,10 @@ describePg('postgres claim settings cache', () => {
   /** Pauses `queue` behind the library's back: no notification, as a writer without the wake would. */
   async function pauseSilently(queue: string): Promise<void> {
     await withClient((c) =>
-      c.query(`INSERT INTO "${db.location}".queue_settings (queue, paused) VALUES ($1, true) ON CONFLICT (queue) DO UPDATE SET paused = true`, [queue]),
+      c.query(
+        `INSERT INTO "${db.location}".queue_settings (queue, paused) VALUES ($1, true) ON CONFLICT (queue) DO UPDATE SET paused = true`,
+        [queue],
+      ),
     );
   }
 
@@ -55,7 +58,9 @@ describePg('postgres claim settings cache', () => {
     const r = store.listen('gap-watch');
     try {
       const terminated = await withClient((c) =>
-        c.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [`alkstore-listener:${db.location}`.slice(0, 63)]),
+        c.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [
+          `alkstore-listener:${db.location}`.slice(0, 63),
+        ]),
       );
       expect(terminated.rowCount).toBeGreaterThan(0);
       const deadline = AbortSignal.timeout(15_000);

@@ -9,7 +9,10 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 /** Starts the worker process; resolves once it is connected, and gives its final output. */
 function startWorker(schema: string, queue: string): { ready: Promise<void>; done: Promise<number[]> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', WORKER, PG_URL, schema, queue], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', WORKER, PG_URL, schema, queue], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   let markReady: () => void = () => undefined;

@@ -128,10 +128,14 @@ describePg('postgres claim watermark', () => {
       await q.enqueueMany([1, 2, 3]);
       return withClient(async (c) => {
         // A watermark just before the three new jobs: after the 20,000 claimed ones.
-        const runAt = (await c.query(`SELECT min(run_at)::text AS r FROM ${sch}.jobs WHERE queue = $1`, [name])).rows[0].r as string;
+        const runAt = (await c.query(`SELECT min(run_at)::text AS r FROM ${sch}.jobs WHERE queue = $1`, [name])).rows[0]
+          .r as string;
         const sql = engineSql(db.location).queue.claimAfter;
         const plan = await explainAnalyzed(c, sql.text, [name, 10, null, 'w', false, 0, runAt]);
-        const claimed = await c.query(`SELECT count(*)::int AS n FROM ${sch}.jobs WHERE queue = $1 AND state = 'processing'`, [name]);
+        const claimed = await c.query(
+          `SELECT count(*)::int AS n FROM ${sch}.jobs WHERE queue = $1 AND state = 'processing'`,
+          [name],
+        );
         expect(claimed.rows[0].n).toBe(3);
         await holder.query('COMMIT');
         return pagesOf(plan);
@@ -141,4 +145,3 @@ describePg('postgres claim watermark', () => {
     expect(buffers).toBeLessThan(150);
   });
 });
-

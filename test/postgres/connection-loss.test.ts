@@ -29,7 +29,9 @@ describePg('postgres connection loss inside a transaction', () => {
       ),
     );
     expect(killed.rowCount).toBe(1);
-    await waitFor('the store to notice the dead connection', () => logger.lines.some((l) => l.includes('transaction connection failed')));
+    await waitFor('the store to notice the dead connection', () =>
+      logger.lines.some((l) => l.includes('transaction connection failed')),
+    );
     await expect(tx.enqueue('lost', { n: 2 })).rejects.toBeInstanceOf(Database);
     await tx.rollback().catch((err: unknown) => expect(err).toBeInstanceOf(Database));
     // Nothing of the dead transaction landed, and the pool hands out healthy connections.

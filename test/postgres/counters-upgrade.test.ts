@@ -12,7 +12,10 @@ afterAll(async () => {
 const NOW = 'floor(extract(epoch from clock_timestamp()) * 1000)::bigint';
 
 /** A queue's counts straight from its rows (the database clock for `scheduled`). */
-async function rowCounts(schema: string, queue: string): Promise<{ pending: number; processing: number; dead: number; scheduled: number }> {
+async function rowCounts(
+  schema: string,
+  queue: string,
+): Promise<{ pending: number; processing: number; dead: number; scheduled: number }> {
   const r = await withClient((c) =>
     c.query<{ pending: string; processing: string; dead: string; scheduled: string }>(
       `SELECT count(*) FILTER (WHERE state = 'pending') AS pending, count(*) FILTER (WHERE state = 'processing') AS processing,
@@ -22,7 +25,12 @@ async function rowCounts(schema: string, queue: string): Promise<{ pending: numb
     ),
   );
   const row = r.rows[0]!;
-  return { pending: Number(row.pending), processing: Number(row.processing), dead: Number(row.dead), scheduled: Number(row.scheduled) };
+  return {
+    pending: Number(row.pending),
+    processing: Number(row.processing),
+    dead: Number(row.dead),
+    scheduled: Number(row.scheduled),
+  };
 }
 
 describePg('postgres migration 7 (inline counter deltas)', () => {
@@ -32,14 +40,27 @@ describePg('postgres migration 7 (inline counter deltas)', () => {
     const s = `"${schema}"`;
     await withClient(async (c) => {
       await c.query(`CREATE SCHEMA ${s}`);
-      await c.query(`CREATE TABLE ${s}.migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+      await c.query(
+        `CREATE TABLE ${s}.migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+      );
       for (const m of POSTGRES_MIGRATIONS.filter((x) => x.version <= 6)) {
         await c.query(m.sql(s));
         await c.query(`INSERT INTO ${s}.migrations (version, name) VALUES ($1, $2)`, [m.version, m.name]);
       }
       // Jobs in every state and in several future buckets, counted by migration 4's triggers.
-      const cols = 'queue, state, payload, attempts, max_attempts, visibility_timeout_ms, backoff_base_ms, run_at, enqueued_at, claimed_until, claim_token, died_at, ordering_key, blocked, unique_key';
-      const row = (state: string, runAt: string, extra: { attempts?: number; claimedUntil?: string; orderingKey?: string; blocked?: boolean; uniqueKey?: string } = {}) =>
+      const cols =
+        'queue, state, payload, attempts, max_attempts, visibility_timeout_ms, backoff_base_ms, run_at, enqueued_at, claimed_until, claim_token, died_at, ordering_key, blocked, unique_key';
+      const row = (
+        state: string,
+        runAt: string,
+        extra: {
+          attempts?: number;
+          claimedUntil?: string;
+          orderingKey?: string;
+          blocked?: boolean;
+          uniqueKey?: string;
+        } = {},
+      ) =>
         `('up', '${state}', '"${state}"', ${extra.attempts ?? 0}, 2, 600000, 1000, ${runAt}, ${NOW},
           ${extra.claimedUntil ?? (state === 'processing' ? `${NOW} + 600000` : 'NULL')}, ${state === 'processing' ? 'gen_random_uuid()' : 'NULL'},
           ${state === 'dead' ? NOW : 'NULL'}, ${extra.orderingKey ? `'${extra.orderingKey}'` : 'NULL'}, ${extra.blocked ?? false}, ${extra.uniqueKey ? `'${extra.uniqueKey}'` : 'NULL'})`;
@@ -71,7 +92,13 @@ describePg('postgres migration 7 (inline counter deltas)', () => {
       const q: Queue = store.queue('up', { maxAttempts: 2, visibilityTimeoutMs: 600_000 });
       const check = async (step: string): Promise<void> => {
         const st = await q.stats();
-        expect({ step, pending: st.pending, processing: st.processing, dead: st.dead, scheduled: st.scheduled }).toEqual({ step, ...(await rowCounts(schema, 'up')) });
+        expect({
+          step,
+          pending: st.pending,
+          processing: st.processing,
+          dead: st.dead,
+          scheduled: st.scheduled,
+        }).toEqual({ step, ...(await rowCounts(schema, 'up')) });
       };
       await check('migrated');
 

@@ -35,7 +35,9 @@ describePg('postgres counters read from the last fold', () => {
       await holder.query(`SELECT count(*) FROM ${s}.queue_counts`);
       await withClient(async (c) => {
         for (let i = 0; i < 5; i++) {
-          await c.query(`INSERT INTO ${s}.queue_counts (queue, state, due_bucket, n) SELECT 'floor', 'pending', 0, 0 FROM generate_series(1, 10000)`);
+          await c.query(
+            `INSERT INTO ${s}.queue_counts (queue, state, due_bucket, n) SELECT 'floor', 'pending', 0, 0 FROM generate_series(1, 10000)`,
+          );
           await fold(c, 'floor');
         }
         const dead = await c.query(`SELECT count(*)::int AS n FROM ${s}.queue_counts`);
@@ -65,7 +67,9 @@ describePg('postgres counters read from the last fold', () => {
       await holder.query(`INSERT INTO ${s}.side (id) VALUES (1)`);
       await withClient(async (c) => {
         for (let i = 0; i < 5; i++) {
-          await c.query(`INSERT INTO ${s}.queue_counts (queue, state, due_bucket, n) SELECT 'idle-writer', 'pending', 0, 0 FROM generate_series(1, 10000)`);
+          await c.query(
+            `INSERT INTO ${s}.queue_counts (queue, state, due_bucket, n) SELECT 'idle-writer', 'pending', 0, 0 FROM generate_series(1, 10000)`,
+          );
           await fold(c, 'idle-writer');
         }
         const stats = engineSql(db.location).queue.stats;
@@ -110,7 +114,9 @@ describePg('postgres counters read from the last fold', () => {
     await withClient(async (c) => {
       await c.query('BEGIN');
       // The transaction id first, then one statement whose fold runs before its own delta is written.
-      await c.query(`INSERT INTO ${s}.queue_counts (queue, state, due_bucket, n) VALUES ('own-other', 'pending', 0, 1)`);
+      await c.query(
+        `INSERT INTO ${s}.queue_counts (queue, state, due_bucket, n) VALUES ('own-other', 'pending', 0, 1)`,
+      );
       await c.query(`WITH d AS (INSERT INTO ${s}.queue_counts (queue, state, due_bucket, n) VALUES ('own', 'pending', 0, 5) RETURNING 1)
         SELECT ${s}.fold_queue_counts('own'), (SELECT count(*) FROM d)`);
       await c.query('COMMIT');
@@ -129,7 +135,14 @@ describePg('postgres counters read from the last fold', () => {
       const plans: string[] = [];
       c.on('notice', (n) => plans.push(n.message ?? ''));
       await c.query("LOAD 'auto_explain'");
-      for (const set of ['auto_explain.log_min_duration = 0', 'auto_explain.log_nested_statements = on', 'auto_explain.log_analyze = on', 'client_min_messages = log', 'jit_above_cost = 0']) await c.query(`SET ${set}`);
+      for (const set of [
+        'auto_explain.log_min_duration = 0',
+        'auto_explain.log_nested_statements = on',
+        'auto_explain.log_analyze = on',
+        'client_min_messages = log',
+        'jit_above_cost = 0',
+      ])
+        await c.query(`SET ${set}`);
       await c.query(`SELECT count(*) FROM "${db.location}".jobs`);
       expect(plans.some((p) => p.includes('JIT:'))).toBe(true); // the session does compile
       plans.length = 0;

@@ -20,7 +20,8 @@ describePg('postgres grouped enqueues', () => {
 
   it('64 concurrent enqueues with mixed options: every job lands with its own options, ids in call order', async () => {
     const q = store.queue('grouped');
-    const opts = (i: number) => (i % 8 < 4 ? undefined : { priority: 1 + (i % 3), delayMs: i % 16 === 15 ? 60_000 : 0 });
+    const opts = (i: number) =>
+      i % 8 < 4 ? undefined : { priority: 1 + (i % 3), delayMs: i % 16 === 15 ? 60_000 : 0 };
     const ids = await Promise.all(Array.from({ length: 64 }, (_, i) => q.enqueue({ i }, opts(i))));
     expect(new Set(ids).size).toBe(64);
     expect([...ids].sort((a, b) => a - b)).toEqual(ids);

@@ -66,7 +66,9 @@ describePg('postgres held connection', () => {
       for (let i = 0; i < 5; i++) await q.enqueue({ i });
       await waitFor('an idle connection of the store', async () => (await backends('idle')).length > 0);
       const idle = await backends('idle');
-      const killed = await withClient((c) => c.query(`SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid`, [idle]));
+      const killed = await withClient((c) =>
+        c.query(`SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid`, [idle]),
+      );
       expect(killed.rowCount).toBeGreaterThan(0);
       // The next statements may fail with Database while the dead connection is noticed; then they succeed.
       let ok = 0;

@@ -8,7 +8,7 @@ import { type EngineDb, describePg, postgres } from '../helpers/engines.js';
 // its enqueue to commit, so PostgreSQL rolls one back. This pins what the docs promise the caller
 // sees (a Database error whose cause is 40P01, nothing of the victim committed), and that the
 // documented order avoids it.
-describePg('postgres key locks in a caller\'s transactions', () => {
+describePg("postgres key locks in a caller's transactions", () => {
   let db: EngineDb;
   let store: Store;
   beforeAll(async () => {
@@ -56,10 +56,13 @@ describePg('postgres key locks in a caller\'s transactions', () => {
     const b = await store.beginTx();
     await a.outboxEnqueue(box, { tx: 'a', key: 'A' }, { orderingKey: 'A' });
     // b waits for A behind a (it would otherwise have taken B first); a then takes B freely.
-    const bWork = settle(b, (async () => {
-      await b.outboxEnqueue(box, { tx: 'b', key: 'A' }, { orderingKey: 'A' });
-      await b.outboxEnqueue(box, { tx: 'b', key: 'B' }, { orderingKey: 'B' });
-    })());
+    const bWork = settle(
+      b,
+      (async () => {
+        await b.outboxEnqueue(box, { tx: 'b', key: 'A' }, { orderingKey: 'A' });
+        await b.outboxEnqueue(box, { tx: 'b', key: 'B' }, { orderingKey: 'B' });
+      })(),
+    );
     const ea = await settle(a, a.outboxEnqueue(box, { tx: 'a', key: 'B' }, { orderingKey: 'B' }));
     expect(ea).toBeNull();
     expect(await bWork).toBeNull();

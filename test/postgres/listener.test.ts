@@ -34,7 +34,9 @@ describePg('postgres listener', () => {
       const r = store.listen('orders');
       const idle = store.listen('idle-channel');
       const terminated = await withClient((c) =>
-        c.query('SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = $1', [`alkstore-listener:${db.location}`.slice(0, 63)]),
+        c.query('SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = $1', [
+          `alkstore-listener:${db.location}`.slice(0, 63),
+        ]),
       );
       // Both stores of this schema listen: both backends are terminated.
       expect(terminated.rowCount).toBe(2);
@@ -59,7 +61,11 @@ describePg('postgres listener', () => {
       const sub = stream.subscribe('c1');
       await other.stream('reconnect-stream').publish({ n: 1 });
       expect((await sub.next(AbortSignal.timeout(15_000)))?.payload).toEqual({ n: 1 });
-      await withClient((c) => c.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [`alkstore-listener:${db.location}`.slice(0, 63)]));
+      await withClient((c) =>
+        c.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [
+          `alkstore-listener:${db.location}`.slice(0, 63),
+        ]),
+      );
       await other.stream('reconnect-stream').publish({ n: 2 });
       expect((await sub.next(AbortSignal.timeout(15_000)))?.payload).toEqual({ n: 2 });
       sub.close();
@@ -128,7 +134,13 @@ describePg('postgres without LISTEN (listen: false, as behind a transaction-mode
   beforeAll(async () => {
     db = await postgres.create();
     writer = await db.open();
-    polling = await openPostgresStore({ connectionString: PG_URL, schema: db.location, listen: false, wakeFallbackMs: 50, logger });
+    polling = await openPostgresStore({
+      connectionString: PG_URL,
+      schema: db.location,
+      listen: false,
+      wakeFallbackMs: 50,
+      logger,
+    });
   });
   afterAll(async () => {
     await polling.close();
@@ -162,6 +174,8 @@ describe('postgres store options', () => {
   it('needs exactly one of connectionString and pool', async () => {
     await expect(openPostgresStore({})).rejects.toMatchObject({ code: 'INVALID_OPTION' });
     await expect(openPostgresStore({ connectionString: PG_URL, poolSize: 0 })).rejects.toBeInstanceOf(RangeError);
-    await expect(openPostgresStore({ connectionString: PG_URL, pollIntervalMs: -1 })).rejects.toBeInstanceOf(RangeError);
+    await expect(openPostgresStore({ connectionString: PG_URL, pollIntervalMs: -1 })).rejects.toBeInstanceOf(
+      RangeError,
+    );
   });
 });

@@ -1,6 +1,11 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { AlkstoreError, InvalidOption } from '../../lib/contract/errors.js';
-import { POSTGRES_MIGRATIONS, POSTGRES_SCHEMA_VERSION, openPostgresStore, postgresMigrationSql } from '../../lib/engines/postgres/index.js';
+import {
+  POSTGRES_MIGRATIONS,
+  POSTGRES_SCHEMA_VERSION,
+  openPostgresStore,
+  postgresMigrationSql,
+} from '../../lib/engines/postgres/index.js';
 import { PG_URL, describePg } from '../helpers/engines.js';
 import { dropSchema, freshSchema, recordingLogger, withClient } from './pg-helpers.js';
 
@@ -19,11 +24,15 @@ describePg('postgres migrations', () => {
   it('five stores booting at once on a fresh schema migrate exactly once', async () => {
     const schema = schemaFor('boot');
     const loggers = Array.from({ length: 5 }, () => recordingLogger());
-    const stores = await Promise.all(loggers.map((logger) => openPostgresStore({ connectionString: PG_URL, schema, poolSize: 2, logger })));
+    const stores = await Promise.all(
+      loggers.map((logger) => openPostgresStore({ connectionString: PG_URL, schema, poolSize: 2, logger })),
+    );
     try {
       const applied = loggers.flatMap((l) => l.lines.filter((line) => line.includes('applied migration')));
       expect(applied).toHaveLength(POSTGRES_MIGRATIONS.length);
-      const rows = await withClient((c) => c.query<{ version: number }>(`SELECT version FROM "${schema}".migrations ORDER BY version`));
+      const rows = await withClient((c) =>
+        c.query<{ version: number }>(`SELECT version FROM "${schema}".migrations ORDER BY version`),
+      );
       expect(rows.rows.map((r) => r.version)).toEqual(POSTGRES_MIGRATIONS.map((m) => m.version));
       // Every store works on the migrated schema.
       const id = await stores[0]!.queue('q').enqueue({ ok: true });
@@ -38,14 +47,20 @@ describePg('postgres migrations', () => {
     const schema = schemaFor('counts');
     await withClient(async (c) => {
       await c.query(`CREATE SCHEMA "${schema}"`);
-      await c.query(`CREATE TABLE "${schema}".migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+      await c.query(
+        `CREATE TABLE "${schema}".migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+      );
       for (const m of POSTGRES_MIGRATIONS.filter((x) => x.version <= 2)) {
         await c.query(m.sql(`"${schema}"`));
         await c.query(`INSERT INTO "${schema}".migrations (version, name) VALUES ($1, $2)`, [m.version, m.name]);
       }
       const cols = 'queue, state, payload, max_attempts, visibility_timeout_ms, backoff_base_ms, run_at, enqueued_at';
-      await c.query(`INSERT INTO "${schema}".jobs (${cols}) SELECT 'old', 'pending', '1', 3, 1000, 1000, 0, 0 FROM generate_series(1, 3)`);
-      await c.query(`INSERT INTO "${schema}".jobs (${cols}) VALUES ('old', 'dead', '1', 3, 1000, 1000, 0, 0), ('old', 'pending', '1', 3, 1000, 1000, 9e15, 0)`);
+      await c.query(
+        `INSERT INTO "${schema}".jobs (${cols}) SELECT 'old', 'pending', '1', 3, 1000, 1000, 0, 0 FROM generate_series(1, 3)`,
+      );
+      await c.query(
+        `INSERT INTO "${schema}".jobs (${cols}) VALUES ('old', 'dead', '1', 3, 1000, 1000, 0, 0), ('old', 'pending', '1', 3, 1000, 1000, 9e15, 0)`,
+      );
     });
     const store = await openPostgresStore({ connectionString: PG_URL, schema });
     try {
@@ -98,7 +113,9 @@ describePg('postgres migrations', () => {
     const schema = schemaFor('old');
     await withClient(async (c) => {
       await c.query(`CREATE SCHEMA "${schema}"`);
-      await c.query(`CREATE TABLE "${schema}".migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+      await c.query(
+        `CREATE TABLE "${schema}".migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+      );
     });
     await expect(openPostgresStore({ connectionString: PG_URL, schema, migrate: false })).rejects.toThrow(/version 0/);
   });

@@ -22,7 +22,12 @@ export async function dropSchema(schema: string): Promise<void> {
 }
 
 /** A logger that records every line. */
-export function recordingLogger(): { lines: string[]; log(m: string): void; warn(m: string): void; error(m: string): void } {
+export function recordingLogger(): {
+  lines: string[];
+  log(m: string): void;
+  warn(m: string): void;
+  error(m: string): void;
+} {
   const lines: string[] = [];
   return {
     lines,

@@ -34,7 +34,9 @@ if (missing !== null && PG_AVAILABLE) {
   if (process.env.CI === 'true') throw new Error(`CI=true and ${missing}`);
   console.log(`alkstore: ${missing}; the PgBouncer suite is skipped`);
 }
-const describeBouncer: typeof describe = (PG_AVAILABLE && missing === null ? describe : describe.skip) as typeof describe;
+const describeBouncer: typeof describe = (
+  PG_AVAILABLE && missing === null ? describe : describe.skip
+) as typeof describe;
 
 let bouncer: RunningPgBouncer | undefined;
 let starting: Promise<RunningPgBouncer> | undefined;
@@ -52,7 +54,14 @@ function behindBouncer(name: string, extra: Partial<PostgresStoreOptions>): Engi
       return {
         location: schema,
         async open(more) {
-          const s = await openPostgresStore({ connectionString: b.url, pooler: 'transaction', schema, poolSize: 4, ...extra, ...more });
+          const s = await openPostgresStore({
+            connectionString: b.url,
+            pooler: 'transaction',
+            schema,
+            poolSize: 4,
+            ...extra,
+            ...more,
+          });
           stores.push(s);
           return s;
         },
@@ -65,8 +74,12 @@ function behindBouncer(name: string, extra: Partial<PostgresStoreOptions>): Engi
   };
 }
 
-const viaListenUrl = behindBouncer('postgres behind PgBouncer (transaction mode), wakes from listenUrl', { listenUrl: PG_URL });
-const viaPolling = behindBouncer('postgres behind PgBouncer (transaction mode), wakes from polling', { wakeFallbackMs: 250 });
+const viaListenUrl = behindBouncer('postgres behind PgBouncer (transaction mode), wakes from listenUrl', {
+  listenUrl: PG_URL,
+});
+const viaPolling = behindBouncer('postgres behind PgBouncer (transaction mode), wakes from polling', {
+  wakeFallbackMs: 250,
+});
 
 describeBouncer('behind PgBouncer in transaction mode', () => {
   afterAll(async () => {
@@ -88,8 +101,20 @@ describeBouncer('behind PgBouncer in transaction mode', () => {
       const b = await running();
       const schema = freshSchema('pgb_residue');
       const stores = [
-        await openPostgresStore({ connectionString: b.url, pooler: 'transaction', schema, poolSize: 4, listenUrl: PG_URL }),
-        await openPostgresStore({ connectionString: b.url, pooler: 'transaction', schema, poolSize: 4, wakeFallbackMs: 25 }),
+        await openPostgresStore({
+          connectionString: b.url,
+          pooler: 'transaction',
+          schema,
+          poolSize: 4,
+          listenUrl: PG_URL,
+        }),
+        await openPostgresStore({
+          connectionString: b.url,
+          pooler: 'transaction',
+          schema,
+          poolSize: 4,
+          wakeFallbackMs: 25,
+        }),
       ];
       try {
         const [a, other] = stores as [Store, Store];
@@ -122,7 +147,14 @@ describeBouncer('behind PgBouncer in transaction mode', () => {
       const residue = await serverSessionResidue(b);
       expect(new Set(residue.map((r) => r.backendPid)).size).toBe(b.poolSize);
       for (const r of residue) {
-        expect({ pid: r.backendPid, listening: r.listening, preparedStatements: r.preparedStatements, sessionSettings: r.sessionSettings, advisoryLocks: r.advisoryLocks, tempTables: r.tempTables }).toEqual({
+        expect({
+          pid: r.backendPid,
+          listening: r.listening,
+          preparedStatements: r.preparedStatements,
+          sessionSettings: r.sessionSettings,
+          advisoryLocks: r.advisoryLocks,
+          tempTables: r.tempTables,
+        }).toEqual({
           pid: r.backendPid,
           listening: [],
           preparedStatements: [],
@@ -145,7 +177,13 @@ describeBouncer('behind PgBouncer in transaction mode', () => {
         await c.query({ name: 'residue_probe', text: 'SELECT 1' });
         await c.end();
         const [r] = await serverSessionResidue(own);
-        expect(r).toMatchObject({ listening: ['residue_probe'], preparedStatements: ['residue_probe'], sessionSettings: ['work_mem'], advisoryLocks: 1, tempTables: 1 });
+        expect(r).toMatchObject({
+          listening: ['residue_probe'],
+          preparedStatements: ['residue_probe'],
+          sessionSettings: ['work_mem'],
+          advisoryLocks: 1,
+          tempTables: 1,
+        });
       } finally {
         await own.stop();
       }
@@ -159,17 +197,27 @@ describeBouncer('behind PgBouncer in transaction mode', () => {
     }, 30_000);
 
     async function schemaExists(schema: string): Promise<boolean> {
-      return withClient(async (c) => (await c.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema])).rowCount === 1);
+      return withClient(
+        async (c) => (await c.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema])).rowCount === 1,
+      );
     }
 
     it('states where wakes come from in one log line: LISTEN on listenUrl (host, port and database, no user)', async () => {
       const schema = freshSchema('pgb_log');
       const logger = recordingLogger();
-      const s = await openPostgresStore({ connectionString: b.url, pooler: 'transaction', listenUrl: PG_URL, schema, logger });
+      const s = await openPostgresStore({
+        connectionString: b.url,
+        pooler: 'transaction',
+        listenUrl: PG_URL,
+        schema,
+        logger,
+      });
       await s.close();
       await dropPgSchemas(schema);
       const target = new URL(PG_URL);
-      expect(logger.lines.filter((l) => l.includes('wakes come from'))).toEqual([`alkstore postgres: wakes come from LISTEN on ${target.hostname}:${target.port}${target.pathname} (listenUrl)`]);
+      expect(logger.lines.filter((l) => l.includes('wakes come from'))).toEqual([
+        `alkstore postgres: wakes come from LISTEN on ${target.hostname}:${target.port}${target.pathname} (listenUrl)`,
+      ]);
     });
 
     it('states polling in one log line when there is no listenUrl behind a transaction-mode pooler', async () => {
@@ -178,19 +226,27 @@ describeBouncer('behind PgBouncer in transaction mode', () => {
       const s = await openStore({ url: b.url, pooler: 'transaction', schema, wakeFallbackMs: 250, logger });
       await s.close();
       await dropPgSchemas(schema);
-      expect(logger.lines.filter((l) => l.includes('wakes come from'))).toEqual(['alkstore postgres: behind a transaction-mode pooler with no listenUrl; wakes come from polling every 250 ms']);
+      expect(logger.lines.filter((l) => l.includes('wakes come from'))).toEqual([
+        'alkstore postgres: behind a transaction-mode pooler with no listenUrl; wakes come from polling every 250 ms',
+      ]);
     });
 
     it('refuses a listenUrl that goes through the transaction-mode pooler with InvalidOption naming listenUrl, before any write', async () => {
       const schema = freshSchema('pgb_bad');
-      const err = await expectOptionError(() => openPostgresStore({ connectionString: b.url, pooler: 'transaction', listenUrl: b.url, schema }), 'listenUrl');
+      const err = await expectOptionError(
+        () => openPostgresStore({ connectionString: b.url, pooler: 'transaction', listenUrl: b.url, schema }),
+        'listenUrl',
+      );
       expect(err.message).toContain('transaction-mode connection pooler');
       expect(await schemaExists(schema)).toBe(false);
     });
 
     it('refuses a pooler URL used for LISTEN without pooler: "transaction" with InvalidOption naming connectionString and the fix, before any write', async () => {
       const schema = freshSchema('pgb_bad');
-      const err = await expectOptionError(() => openPostgresStore({ connectionString: b.url, schema }), 'connectionString');
+      const err = await expectOptionError(
+        () => openPostgresStore({ connectionString: b.url, schema }),
+        'connectionString',
+      );
       expect(err.message).toContain('pooler: "transaction"');
       expect(err.message).toContain('listenUrl');
       expect(await schemaExists(schema)).toBe(false);
@@ -214,7 +270,10 @@ describe('pooler options (no server needed)', () => {
     const url = 'postgres://nobody@127.0.0.1:1/none';
     await expectOptionError(() => openPostgresStore({ connectionString: url, pooler: 'statement' as never }), 'pooler');
     await expectOptionError(() => openPostgresStore({ connectionString: url, listenUrl: 'mysql://x' }), 'listenUrl');
-    await expectOptionError(() => openPostgresStore({ connectionString: url, listenUrl: url, listen: false }), 'listenUrl');
+    await expectOptionError(
+      () => openPostgresStore({ connectionString: url, listenUrl: url, listen: false }),
+      'listenUrl',
+    );
   });
 
   it('refuses pooler and listenUrl on a SQLite store: they name PostgreSQL connections', async () => {

@@ -23,7 +23,11 @@ describePg('postgres executor re-plans stale prepared statements', () => {
   });
 
   /** The plan lines (auto_explain) of a batched ack run through an executor with `replanMs`, after the table grew. */
-  async function ackPlanAfterGrowth(queue: string, replanMs: number, on: { db: EngineDb; store: Store } = { db, store }): Promise<string> {
+  async function ackPlanAfterGrowth(
+    queue: string,
+    replanMs: number,
+    on: { db: EngineDb; store: Store } = { db, store },
+  ): Promise<string> {
     const { db, store } = on;
     const pool = new pg.Pool({ connectionString: PG_URL, max: 1 });
     const plans: string[] = [];
@@ -41,11 +45,19 @@ describePg('postgres executor re-plans stale prepared statements', () => {
       // Ten executions on the small table: the statement's plan is settled.
       for (let i = 0; i < 10; i++) await exec.run(ack, [queue, ids, ['none', 'none']]);
       await exec.run(
-        { name: '', text: `INSERT INTO "${db.location}".jobs (queue, state, payload, max_attempts, visibility_timeout_ms, backoff_base_ms, run_at, enqueued_at, died_at)
-          SELECT '${queue}-other', 'dead', '{}', 3, 1000, 1000, 0, 0, 0 FROM generate_series(1, 50000)` },
+        {
+          name: '',
+          text: `INSERT INTO "${db.location}".jobs (queue, state, payload, max_attempts, visibility_timeout_ms, backoff_base_ms, run_at, enqueued_at, died_at)
+          SELECT '${queue}-other', 'dead', '{}', 3, 1000, 1000, 0, 0, 0 FROM generate_series(1, 50000)`,
+        },
         [],
       );
-      for (const set of ["LOAD 'auto_explain'", 'SET auto_explain.log_min_duration = 0', 'SET client_min_messages = log']) await exec.run({ name: '', text: set }, []);
+      for (const set of [
+        "LOAD 'auto_explain'",
+        'SET auto_explain.log_min_duration = 0',
+        'SET client_min_messages = log',
+      ])
+        await exec.run({ name: '', text: set }, []);
       await exec.run(ack, [queue, ids, ['none', 'none']]);
       exec.close();
       return plans.join('\n');

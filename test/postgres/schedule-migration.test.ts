@@ -12,12 +12,16 @@ describePg('postgres migration 5 (engine-only)', () => {
   it('gives schedules of a schema at version 4 a zone, catch-up, owner and paused flag, keeping their next fire', async () => {
     await withClient(async (c) => {
       await c.query(`CREATE SCHEMA "${schema}"`);
-      await c.query(`CREATE TABLE "${schema}".migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+      await c.query(
+        `CREATE TABLE "${schema}".migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+      );
       for (const m of POSTGRES_MIGRATIONS.filter((x) => x.version < 5)) {
         await c.query(m.sql(`"${schema}"`));
         await c.query(`INSERT INTO "${schema}".migrations (version, name) VALUES ($1, $2)`, [m.version, m.name]);
       }
-      await c.query(`INSERT INTO "${schema}".schedules (name, spec, interval_ms, queue, payload, next_fire_at) VALUES ('legacy', '@every 1h', 3600000, 'q', '{"v":1}', 1234567)`);
+      await c.query(
+        `INSERT INTO "${schema}".schedules (name, spec, interval_ms, queue, payload, next_fire_at) VALUES ('legacy', '@every 1h', 3600000, 'q', '{"v":1}', 1234567)`,
+      );
     });
     const store = await openPostgresStore({ connectionString: PG_URL, schema });
     try {
@@ -31,7 +35,10 @@ describePg('postgres migration 5 (engine-only)', () => {
         owner: null,
         paused: false,
       });
-      const cron = await store.schedule('nightly', '0 3 * * *', 'q', null, { timeZone: 'Europe/Berlin', catchUp: 'latest' });
+      const cron = await store.schedule('nightly', '0 3 * * *', 'q', null, {
+        timeZone: 'Europe/Berlin',
+        catchUp: 'latest',
+      });
       expect(cron).toMatchObject({ intervalMs: null, timeZone: 'Europe/Berlin', catchUp: 'latest' });
     } finally {
       await store.close();

@@ -31,7 +31,11 @@ function capture(): StoreLogger & { text(): string } {
 }
 
 function expectClean(what: unknown, ...extra: string[]): void {
-  const text = [inspect(what, { depth: 12, showHidden: true }), String((what as Error | undefined)?.stack), ...extra].join('\n');
+  const text = [
+    inspect(what, { depth: 12, showHidden: true }),
+    String((what as Error | undefined)?.stack),
+    ...extra,
+  ].join('\n');
   expect(text).not.toContain(MARKER);
   expect(text).not.toContain(ENCODED);
 }
@@ -98,7 +102,9 @@ describePg('postgres: passwords never leak (engine-only)', () => {
 
   it('a schema check with migrate: false', async () => {
     const schema = freshSchema('secret_nomig');
-    const err = await failure(() => openStore({ url: `postgres://postgres:${MARKER}@${host}:${port}/${db}`, schema, migrate: false }));
+    const err = await failure(() =>
+      openStore({ url: `postgres://postgres:${MARKER}@${host}:${port}/${db}`, schema, migrate: false }),
+    );
     expect((err as { code?: string }).code).toBe('INVALID_OPTION');
     expectClean(err);
   });
@@ -109,7 +115,11 @@ describePg('postgres: passwords never leak (engine-only)', () => {
     const logger = capture();
     const store = await openStore({ url: `postgres://postgres:${MARKER}@${host}:${port}/${db}`, schema, logger });
     try {
-      await withClient((c) => c.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [`alkstore-listener:${schema}`.slice(0, 63)]));
+      await withClient((c) =>
+        c.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [
+          `alkstore-listener:${schema}`.slice(0, 63),
+        ]),
+      );
       await waitFor('the listener to report the loss', () => /LISTEN|listen/.test(logger.text()));
     } finally {
       await store.close();
@@ -118,7 +128,14 @@ describePg('postgres: passwords never leak (engine-only)', () => {
   });
 
   it('a TypeORM DataSource with a password, through the Nest store factory', async () => {
-    const ds = new DataSource({ type: 'postgres', host: '127.0.0.1', port: 1, username: 'alice', password: MARKER, database: 'app' });
+    const ds = new DataSource({
+      type: 'postgres',
+      host: '127.0.0.1',
+      port: 1,
+      username: 'alice',
+      password: MARKER,
+      database: 'app',
+    });
     const logger = capture();
     const err = await failure(() => openStoreFromOptions({ dataSource: ds }, logger));
     expectClean(err, logger.text());
@@ -136,7 +153,9 @@ describePg('postgres: passwords never leak (engine-only)', () => {
     const options: AlkstoreModuleOptions = { url: `postgres://alice:${MARKER}@127.0.0.1:1/app` };
     @Module({ imports: [AlkstoreModule.forRoot(options)] })
     class AppModule {}
-    const err = await failure(() => NestFactory.createApplicationContext(AppModule, { logger: nestLogger, abortOnError: false }));
+    const err = await failure(() =>
+      NestFactory.createApplicationContext(AppModule, { logger: nestLogger, abortOnError: false }),
+    );
     expect(lines.length).toBeGreaterThan(0);
     expectClean(err, ...lines);
   });

@@ -91,7 +91,9 @@ describePg('postgres stream offsets follow commit order', () => {
   it('many concurrent publishers on one stream get offsets 1..n with no gap, read back in order', async () => {
     const n = 40;
     const offsets = await Promise.all(
-      Array.from({ length: n }, (_, i) => (i % 2 === 0 ? store : reader).withTx(async (tx) => tx.publish('burst', { i }))),
+      Array.from({ length: n }, (_, i) =>
+        (i % 2 === 0 ? store : reader).withTx(async (tx) => tx.publish('burst', { i })),
+      ),
     );
     expect([...offsets].sort((x, y) => x - y)).toEqual(Array.from({ length: n }, (_, i) => i + 1));
     const events = await reader.stream('burst').readSince(0);

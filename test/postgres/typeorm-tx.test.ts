@@ -22,7 +22,8 @@ describePg('postgres withTx(external TypeORM transaction)', () => {
     await db.destroy();
   });
 
-  const orders = async (): Promise<number> => Number((await ds.query(`SELECT count(*) AS n FROM "${db.location}".orders`))[0].n);
+  const orders = async (): Promise<number> =>
+    Number((await ds.query(`SELECT count(*) AS n FROM "${db.location}".orders`))[0].n);
 
   it('commits jobs, events, offsets and the business row together through dataSource.transaction(manager)', async () => {
     const before = await orders();
@@ -39,16 +40,24 @@ describePg('postgres withTx(external TypeORM transaction)', () => {
     expect(await orders()).toBe(before + 1);
     const info = await store.queue('ship').getJob(ids.job);
     expect(info).toMatchObject({ state: 'pending', priority: 3, payload: { order: 1 } });
-    expect(await store.outbox('mail').queue.getJob(ids.outboxJob)).toMatchObject({ maxAttempts: 5, visibilityTimeoutMs: 60_000 });
+    expect(await store.outbox('mail').queue.getJob(ids.outboxJob)).toMatchObject({
+      maxAttempts: 5,
+      visibilityTimeoutMs: 60_000,
+    });
     const [event] = await store.stream('orders').readSince(ids.offset - 1);
     expect(event).toMatchObject({ offset: ids.offset, key: 'o-1', payload: { paid: true } });
     expect(await store.stream('orders').getOffset('billing')).toBe(ids.offset);
   });
 
-  it('keyed enqueues (uniqueKey, orderingKey, headers) work through the joined transaction as through the store', () => keyedEnqueuesThroughJoinedTx(ds, store));
+  it('keyed enqueues (uniqueKey, orderingKey, headers) work through the joined transaction as through the store', () =>
+    keyedEnqueuesThroughJoinedTx(ds, store));
 
   it('a flow (tx.enqueueFlow, tx.enqueue with dependsOn) commits with the business row, a rollback leaves none of it, a bad flow is refused before any write', () =>
-    flowsThroughJoinedTx(ds, store, { insert: (em, note) => em.query(`INSERT INTO "${db.location}".orders (note) VALUES ($1)`, [note]), count: async (note) => Number((await ds.query(`SELECT count(*) AS n FROM "${db.location}".orders WHERE note = $1`, [note]))[0].n) }));
+    flowsThroughJoinedTx(ds, store, {
+      insert: (em, note) => em.query(`INSERT INTO "${db.location}".orders (note) VALUES ($1)`, [note]),
+      count: async (note) =>
+        Number((await ds.query(`SELECT count(*) AS n FROM "${db.location}".orders WHERE note = $1`, [note]))[0].n),
+    }));
 
   it('a rollback of the QueryRunner drops the job and the event with the business row', async () => {
     const qr = ds.createQueryRunner();

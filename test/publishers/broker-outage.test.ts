@@ -5,13 +5,27 @@ import type { Store } from '../../lib/contract/types.js';
 import { OutboxDispatcher } from '../../lib/outbox/index.js';
 import { NatsJetStreamPublisher, RabbitMqPublisher, type Publisher } from '../../lib/publishers/index.js';
 import { contractEngines, waitFor, withEngineDb } from '../helpers/engines.js';
-import { AMQP_URL, brokerName, createStream, deleteStream, natsAdmin, requireBroker, topicQueue } from '../helpers/brokers.js';
+import {
+  AMQP_URL,
+  brokerName,
+  createStream,
+  deleteStream,
+  natsAdmin,
+  requireBroker,
+  topicQueue,
+} from '../helpers/brokers.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { pause, uid } from '../contract/harness.js';
 import { RecordingMetrics, recordingLogger } from './recording-metrics.js';
 
 /** Three attempts of these settings fail within well under a second: the outage below lasts several times that. */
-const FAST_FAILURES = { publishTimeoutMs: 300, leaseMs: 10_000, pollIntervalMs: 20, idlePollIntervalMs: 100, retry: { baseMs: 20, maxDelayMs: 50, maxAttempts: 3 } };
+const FAST_FAILURES = {
+  publishTimeoutMs: 300,
+  leaseMs: 10_000,
+  pollIntervalMs: 20,
+  idlePollIntervalMs: 100,
+  retry: { baseMs: 20, maxDelayMs: 50, maxAttempts: 3 },
+};
 const OUTAGE_MS = 3_000;
 
 /**
@@ -42,13 +56,24 @@ for (const engine of contractEngines()) {
     });
 
     /** Runs the scenario and returns the delivered outbox ids as the broker saw them. */
-    async function outage(publisherFor: (port: number) => Publisher, targetPort: number, delivered: () => Promise<string[]>): Promise<void> {
+    async function outage(
+      publisherFor: (port: number) => Publisher,
+      targetPort: number,
+      delivered: () => Promise<string[]>,
+    ): Promise<void> {
       const proxy = new TcpProxy('127.0.0.1', targetPort);
       const port = await proxy.start();
       const outbox = uid('outage');
       const metrics = new RecordingMetrics();
       const logger = recordingLogger();
-      const d = new OutboxDispatcher({ store, outbox, metrics, logger, settings: FAST_FAILURES, publisher: publisherFor(port) });
+      const d = new OutboxDispatcher({
+        store,
+        outbox,
+        metrics,
+        logger,
+        settings: FAST_FAILURES,
+        publisher: publisherFor(port),
+      });
       const ac = new AbortController();
       const done = d.run(ac.signal);
       const ids: number[] = [];
@@ -93,7 +118,14 @@ for (const engine of contractEngines()) {
       await createStream(nc, stream, prefix);
       cleanups.push(() => deleteStream(nc, stream));
       await outage(
-        (port) => new NatsJetStreamPublisher({ stream, subject: `${prefix}.x`, servers: `127.0.0.1:${port}`, reconnectWaitMs: 50, connectOptions: { reconnectTimeWait: 100 } }),
+        (port) =>
+          new NatsJetStreamPublisher({
+            stream,
+            subject: `${prefix}.x`,
+            servers: `127.0.0.1:${port}`,
+            reconnectWaitMs: 50,
+            connectOptions: { reconnectTimeWait: 100 },
+          }),
         4222,
         async () => {
           const { jetstreamManager } = await import('@nats-io/jetstream');
@@ -113,7 +145,13 @@ for (const engine of contractEngines()) {
     it('RabbitMQ: an outage longer than three retries dead-letters nothing and every message is delivered after it', async () => {
       const { exchange, queue } = await topicQueue(ch, 'alk.out', '#', cleanups);
       await outage(
-        (port) => new RabbitMqPublisher({ url: `amqp://guest:guest@127.0.0.1:${port}`, exchange, routingKey: 'x', reconnectWaitMs: 50 }),
+        (port) =>
+          new RabbitMqPublisher({
+            url: `amqp://guest:guest@127.0.0.1:${port}`,
+            exchange,
+            routingKey: 'x',
+            reconnectWaitMs: 50,
+          }),
         5672,
         async () => {
           const out: string[] = [];

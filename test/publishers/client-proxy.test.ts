@@ -32,7 +32,11 @@ for (const engine of contractEngines()) {
     const port = 20_000 + Math.floor(Math.random() * 20_000);
     withEngineDb(engine, (_db, s) => (store = s));
     beforeAll(async () => {
-      app = await NestFactory.createMicroservice(EventsModule, { transport: Transport.TCP, options: { host: '127.0.0.1', port }, logger: false });
+      app = await NestFactory.createMicroservice(EventsModule, {
+        transport: Transport.TCP,
+        options: { host: '127.0.0.1', port },
+        logger: false,
+      });
       await app.listen();
       client = ClientProxyFactory.create({ transport: Transport.TCP, options: { host: '127.0.0.1', port } });
     });
@@ -45,24 +49,46 @@ for (const engine of contractEngines()) {
       received.length = 0;
       const outbox = uid('proxy');
       const ids: number[] = [];
-      for (let i = 0; i < 5; i++) ids.push(await store.outboxEnqueue(outbox, { i }, { envelope: { type: 'order.placed', correlationId: `c${i}` } }));
+      for (let i = 0; i < 5; i++)
+        ids.push(
+          await store.outboxEnqueue(outbox, { i }, { envelope: { type: 'order.placed', correlationId: `c${i}` } }),
+        );
       const ac = new AbortController();
-      const done = new OutboxDispatcher({ store, outbox, publisher: new ClientProxyPublisher({ client, pattern: 'orders.{type}' }) }).run(ac.signal);
+      const done = new OutboxDispatcher({
+        store,
+        outbox,
+        publisher: new ClientProxyPublisher({ client, pattern: 'orders.{type}' }),
+      }).run(ac.signal);
       try {
-        await waitFor('every message acked', async () => (await store.outbox(outbox).queue.stats()).pending + (await store.outbox(outbox).queue.stats()).processing === 0);
+        await waitFor(
+          'every message acked',
+          async () =>
+            (await store.outbox(outbox).queue.stats()).pending +
+              (await store.outbox(outbox).queue.stats()).processing ===
+            0,
+        );
         await waitFor('every event handled', () => received.length >= 5);
       } finally {
         ac.abort();
         await done;
       }
       expect(received.map((e) => e.messageId).sort()).toEqual(ids.map(String).sort());
-      expect(received.find((e) => e.messageId === String(ids[0]))).toMatchObject({ payload: { i: 0 }, headers: { 'message-type': 'order.placed', 'correlation-id': 'c0' } });
-      expect((await store.outbox(outbox).receipt(ids[0]!))?.receipt).toEqual({ broker: 'client-proxy', pattern: 'orders.order.placed' });
+      expect(received.find((e) => e.messageId === String(ids[0]))).toMatchObject({
+        payload: { i: 0 },
+        headers: { 'message-type': 'order.placed', 'correlation-id': 'c0' },
+      });
+      expect((await store.outbox(outbox).receipt(ids[0]!))?.receipt).toEqual({
+        broker: 'client-proxy',
+        pattern: 'orders.order.placed',
+      });
     });
 
     it('refuses something that is not a ClientProxy, and an unknown pattern field', async () => {
       await expectError(() => new ClientProxyPublisher({ client: {} as never, pattern: 'x' }), InvalidOption);
-      const err = await expectError(() => new ClientProxyPublisher({ client, pattern: 'orders.{kind}' }), InvalidOption);
+      const err = await expectError(
+        () => new ClientProxyPublisher({ client, pattern: 'orders.{kind}' }),
+        InvalidOption,
+      );
       expect(err.message).toContain('{kind}');
     });
   });

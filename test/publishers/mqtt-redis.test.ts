@@ -53,13 +53,28 @@ for (const engine of contractEngines()) {
       const root = brokerName('alk');
       const got: { topic: string; body: unknown; props: Record<string, unknown>; qos: number }[] = [];
       sub.on('message', (topic, payload, packet) => {
-        if (topic.startsWith(root)) got.push({ topic, body: JSON.parse(payload.toString()), props: (packet.properties?.userProperties ?? {}) as Record<string, unknown>, qos: packet.qos });
+        if (topic.startsWith(root))
+          got.push({
+            topic,
+            body: JSON.parse(payload.toString()),
+            props: (packet.properties?.userProperties ?? {}) as Record<string, unknown>,
+            qos: packet.qos,
+          });
       });
       await sub.subscribeAsync(`${root}/#`, { qos: 1 });
       const outbox = uid('mqtt');
       const ids: number[] = [];
-      for (let i = 0; i < 5; i++) ids.push(await store.outboxEnqueue(outbox, { i }, { envelope: { type: 'order.placed', correlationId: `c${i}` } }));
-      const run = start(new OutboxDispatcher({ store, outbox, publisher: new MqttPublisher({ url: MQTT_URL, topic: `${root}/{type}` }) }));
+      for (let i = 0; i < 5; i++)
+        ids.push(
+          await store.outboxEnqueue(outbox, { i }, { envelope: { type: 'order.placed', correlationId: `c${i}` } }),
+        );
+      const run = start(
+        new OutboxDispatcher({
+          store,
+          outbox,
+          publisher: new MqttPublisher({ url: MQTT_URL, topic: `${root}/{type}` }),
+        }),
+      );
       try {
         await waitFor('every message acked', () => settled(outbox));
         await waitFor('every message received', () => got.length >= 5);
@@ -69,7 +84,11 @@ for (const engine of contractEngines()) {
       expect(got.map((g) => g.props['message-id']).sort()).toEqual(ids.map(String).sort());
       expect(got[0]).toMatchObject({ topic: `${root}/order.placed`, qos: 1 });
       expect(got[0]!.props).toMatchObject({ 'message-type': 'order.placed', 'content-type': 'application/json' });
-      expect((await store.outbox(outbox).receipt(ids[0]!))?.receipt).toMatchObject({ broker: 'mqtt', topic: `${root}/order.placed`, qos: 1 });
+      expect((await store.outbox(outbox).receipt(ids[0]!))?.receipt).toMatchObject({
+        broker: 'mqtt',
+        topic: `${root}/order.placed`,
+        qos: 1,
+      });
     });
 
     it('MQTT: refuses QoS 0 and an unknown topic field; with the broker down it logs once and keeps messages pending', async () => {
@@ -79,7 +98,12 @@ for (const engine of contractEngines()) {
       const outbox = uid('mqtt-down');
       const id = await store.outboxEnqueue(outbox, 1);
       const logger = recordingLogger();
-      const d = new OutboxDispatcher({ store, outbox, logger, publisher: new MqttPublisher({ url: 'mqtt://127.0.0.1:1', topic: 'x', reconnectWaitMs: 20 }) });
+      const d = new OutboxDispatcher({
+        store,
+        outbox,
+        logger,
+        publisher: new MqttPublisher({ url: 'mqtt://127.0.0.1:1', topic: 'x', reconnectWaitMs: 20 }),
+      });
       const run = start(d);
       try {
         await waitFor('the outage logged', () => logger.lines.length > 0);
@@ -96,8 +120,11 @@ for (const engine of contractEngines()) {
       const key = brokerName('alk:stream');
       const outbox = uid('redis');
       const ids: number[] = [];
-      for (let i = 0; i < 5; i++) ids.push(await store.outboxEnqueue(outbox, { i }, { envelope: { type: 'order.placed' } }));
-      const run = start(new OutboxDispatcher({ store, outbox, publisher: new RedisStreamsPublisher({ url: REDIS_URL, stream: key }) }));
+      for (let i = 0; i < 5; i++)
+        ids.push(await store.outboxEnqueue(outbox, { i }, { envelope: { type: 'order.placed' } }));
+      const run = start(
+        new OutboxDispatcher({ store, outbox, publisher: new RedisStreamsPublisher({ url: REDIS_URL, stream: key }) }),
+      );
       try {
         await waitFor('every message acked', () => settled(outbox));
       } finally {
@@ -105,12 +132,20 @@ for (const engine of contractEngines()) {
       }
       const entries = await redis.xrange(key, '-', '+');
       await redis.del(key);
-      const fields = entries.map(([entryId, kv]) => ({ entryId, ...Object.fromEntries(Array.from({ length: kv.length / 2 }, (_, j) => [kv[2 * j]!, kv[2 * j + 1]!])) })) as { entryId: string; id: string; payload: string; headers: string }[];
+      const fields = entries.map(([entryId, kv]) => ({
+        entryId,
+        ...Object.fromEntries(Array.from({ length: kv.length / 2 }, (_, j) => [kv[2 * j]!, kv[2 * j + 1]!])),
+      })) as { entryId: string; id: string; payload: string; headers: string }[];
       expect(fields.map((f) => f.id).sort()).toEqual(ids.map(String).sort());
       const f0 = fields.find((f) => f.id === String(ids[0]))!;
       expect(JSON.parse(f0.payload)).toEqual({ i: 0 });
       expect(JSON.parse(f0.headers)).toMatchObject({ 'message-type': 'order.placed' });
-      expect((await store.outbox(outbox).receipt(ids[0]!))?.receipt).toEqual({ broker: 'redis-streams', stream: key, entryId: f0.entryId, aof: false });
+      expect((await store.outbox(outbox).receipt(ids[0]!))?.receipt).toEqual({
+        broker: 'redis-streams',
+        stream: key,
+        entryId: f0.entryId,
+        aof: false,
+      });
     });
 
     it('Redis Streams: IDMP is probed once at connect without writing; this server without it (Redis < 8.6) gets the fallback: said once in the log and in health, the id in a field, a republish a second entry', async () => {
@@ -126,7 +161,14 @@ for (const engine of contractEngines()) {
       const logger = recordingLogger();
       const publisher = new RedisStreamsPublisher({ url: REDIS_URL, stream: key });
       expect(publisher.dedup).toBe('unknown');
-      const d = new OutboxDispatcher({ store, outbox, logger, publisher, settings: { leaseMs: 10_000, publishTimeoutMs: 5_000, retry: { maxAttempts: 2, baseMs: 100, maxDelayMs: 100 } }, restartAllowanceMs: 1_000 });
+      const d = new OutboxDispatcher({
+        store,
+        outbox,
+        logger,
+        publisher,
+        settings: { leaseMs: 10_000, publishTimeoutMs: 5_000, retry: { maxAttempts: 2, baseMs: 100, maxDelayMs: 100 } },
+        restartAllowanceMs: 1_000,
+      });
       const id = await store.outboxEnqueue(outbox, { n: 1 });
       const run = start(d);
       try {
@@ -137,26 +179,51 @@ for (const engine of contractEngines()) {
           expect(logger.lines.filter((l) => l.includes('no broker-side dedup'))).toHaveLength(1);
         }
         // The same message published again (a republish after a lost reply): a second entry without IDMP.
-        const again = { id, outbox, payload: { n: 1 }, headers: {}, envelope: readEnvelope(id, {}), attempts: 2, key: null };
+        const again = {
+          id,
+          outbox,
+          payload: { n: 1 },
+          headers: {},
+          envelope: readEnvelope(id, {}),
+          attempts: 2,
+          key: null,
+        };
         await publisher.publish(again, new AbortController().signal);
       } finally {
         await run.stop();
       }
       const entries = await redis.xrange(key, '-', '+');
       await redis.del(key);
-      expect(entries.map(([, kv]) => kv[kv.indexOf('id') + 1])).toEqual(hasIdmp ? [String(id)] : [String(id), String(id)]);
+      expect(entries.map(([, kv]) => kv[kv.indexOf('id') + 1])).toEqual(
+        hasIdmp ? [String(id)] : [String(id), String(id)],
+      );
     });
 
     it('Redis Streams: an IDMP window shorter than the retry horizon is refused naming both numbers; idmp and producerId are checked before any I/O', async () => {
-      const ctx = publisherContext('orders', OutboxSettings.create({ leaseMs: 30_000, publishTimeoutMs: 10_000, retry: { maxAttempts: 3, baseMs: 1_000, maxDelayMs: 5_000 } }), 60_000, recordingLogger(), undefined);
+      const ctx = publisherContext(
+        'orders',
+        OutboxSettings.create({
+          leaseMs: 30_000,
+          publishTimeoutMs: 10_000,
+          retry: { maxAttempts: 3, baseMs: 1_000, maxDelayMs: 5_000 },
+        }),
+        60_000,
+        recordingLogger(),
+        undefined,
+      );
       const err = await expectError(() => checkIdmpWindow('orders:s', 100, ctx), InvalidOption);
       expect(err.message).toContain('IDMP-DURATION');
       expect(err.message).toContain('100000 ms');
       expect(err.message).toContain(`${ctx.retryHorizonMs} ms`);
       expect(err.message).toContain(`XCFGSET orders:s IDMP-DURATION ${Math.ceil(ctx.retryHorizonMs / 1000)}`);
       expect(() => checkIdmpWindow('orders:s', Math.ceil(ctx.retryHorizonMs / 1000), ctx)).not.toThrow();
-      expect((await expectError(() => new RedisStreamsPublisher({ stream: 's', idmp: 'on' as never }), InvalidOption)).message).toContain('idmp');
-      expect((await expectError(() => new RedisStreamsPublisher({ stream: 's', producerId: '' }), InvalidOption)).message).toContain('producerId');
+      expect(
+        (await expectError(() => new RedisStreamsPublisher({ stream: 's', idmp: 'on' as never }), InvalidOption))
+          .message,
+      ).toContain('idmp');
+      expect(
+        (await expectError(() => new RedisStreamsPublisher({ stream: 's', producerId: '' }), InvalidOption)).message,
+      ).toContain('producerId');
     });
 
     it('Redis Streams: starts with the server down: logs it once, claims nothing, health says degraded; an unknown stream template field is refused', async () => {
@@ -165,7 +232,17 @@ for (const engine of contractEngines()) {
       const outbox = uid('redis-down');
       const id = await store.outboxEnqueue(outbox, 1);
       const logger = recordingLogger();
-      const d = new OutboxDispatcher({ store, outbox, logger, publisher: new RedisStreamsPublisher({ url: 'redis://127.0.0.1:1', stream: 'x', reconnectWaitMs: 20, redisOptions: { retryStrategy: () => null } }) });
+      const d = new OutboxDispatcher({
+        store,
+        outbox,
+        logger,
+        publisher: new RedisStreamsPublisher({
+          url: 'redis://127.0.0.1:1',
+          stream: 'x',
+          reconnectWaitMs: 20,
+          redisOptions: { retryStrategy: () => null },
+        }),
+      });
       const run = start(d);
       try {
         await waitFor('the outage logged', () => logger.lines.length > 0);
@@ -183,20 +260,39 @@ for (const engine of contractEngines()) {
       const outbox = uid('redis-bad');
       if (aof !== 'yes') {
         const err = await expectError(
-          () => new OutboxDispatcher({ store, outbox, publisher: new RedisStreamsPublisher({ url: REDIS_URL, stream: 'x', waitAof: { local: 1, replicas: 0, timeoutMs: 100 } }) }).run(new AbortController().signal),
+          () =>
+            new OutboxDispatcher({
+              store,
+              outbox,
+              publisher: new RedisStreamsPublisher({
+                url: REDIS_URL,
+                stream: 'x',
+                waitAof: { local: 1, replicas: 0, timeoutMs: 100 },
+              }),
+            }).run(new AbortController().signal),
           InvalidOption,
         );
         expect(err.message).toContain('appendonly');
       }
       const id = await store.outboxEnqueue(outbox, 'x'.repeat(100));
       const metrics = new RecordingMetrics();
-      const run = start(new OutboxDispatcher({ store, outbox, metrics, logger: recordingLogger(), publisher: new RedisStreamsPublisher({ url: REDIS_URL, stream: brokerName('alk:big'), maxMessageBytes: 50 }) }));
+      const run = start(
+        new OutboxDispatcher({
+          store,
+          outbox,
+          metrics,
+          logger: recordingLogger(),
+          publisher: new RedisStreamsPublisher({ url: REDIS_URL, stream: brokerName('alk:big'), maxMessageBytes: 50 }),
+        }),
+      );
       try {
         await waitFor('the message dead', async () => (await store.outbox(outbox).queue.getJob(id))?.state === 'dead');
       } finally {
         await run.stop();
       }
-      expect((await store.outbox(outbox).queue.getJob(id))?.lastError).toBe('permanent: message too large for Redis: 102 bytes, above its maxMessageBytes of 50 bytes');
+      expect((await store.outbox(outbox).queue.getJob(id))?.lastError).toBe(
+        'permanent: message too large for Redis: 102 bytes, above its maxMessageBytes of 50 bytes',
+      );
       expect(metrics.deadReasons).toEqual(['permanent']);
     });
   });

@@ -35,7 +35,9 @@ for (const engine of contractEngines()) {
       return { name, prefix: name.toLowerCase() };
     }
 
-    async function storedMessages(name: string): Promise<{ subject: string; msgId: string | undefined; headers: Record<string, string>; data: unknown }[]> {
+    async function storedMessages(
+      name: string,
+    ): Promise<{ subject: string; msgId: string | undefined; headers: Record<string, string>; data: unknown }[]> {
       const { jetstreamManager } = await import('@nats-io/jetstream');
       const jsm = await jetstreamManager(nc);
       const info = await jsm.streams.info(name);
@@ -67,12 +69,30 @@ for (const engine of contractEngines()) {
       const outbox = uid('js');
       const ids: number[] = [];
       for (let i = 0; i < 10; i++) {
-        ids.push(await store.withTx((tx) => tx.outboxEnqueue(outbox, { n: i }, { envelope: { type: 'order.placed', version: 2, correlationId: `c-${i}` }, orderingKey: `k${i % 2}` })));
+        ids.push(
+          await store.withTx((tx) =>
+            tx.outboxEnqueue(
+              outbox,
+              { n: i },
+              { envelope: { type: 'order.placed', version: 2, correlationId: `c-${i}` }, orderingKey: `k${i % 2}` },
+            ),
+          ),
+        );
       }
-      const d = new OutboxDispatcher({ store, outbox, publisher: new NatsJetStreamPublisher({ stream: s.name, subject: `${s.prefix}.{type}.{key}` }) });
+      const d = new OutboxDispatcher({
+        store,
+        outbox,
+        publisher: new NatsJetStreamPublisher({ stream: s.name, subject: `${s.prefix}.{type}.{key}` }),
+      });
       const run = start(d);
       try {
-        await waitFor('every message acked', async () => (await store.outbox(outbox).queue.stats()).pending + (await store.outbox(outbox).queue.stats()).processing === 0);
+        await waitFor(
+          'every message acked',
+          async () =>
+            (await store.outbox(outbox).queue.stats()).pending +
+              (await store.outbox(outbox).queue.stats()).processing ===
+            0,
+        );
         expect(d.health()).toEqual({ status: 'up' });
       } finally {
         await run.stop();
@@ -81,7 +101,12 @@ for (const engine of contractEngines()) {
       expect(msgs.map((m) => m.msgId).sort()).toEqual(ids.map(String).sort());
       const first = msgs.find((m) => m.msgId === String(ids[0]))!;
       expect(first).toMatchObject({ subject: `${s.prefix}.order.placed.k0`, data: { n: 0 } });
-      expect(first.headers).toMatchObject({ 'message-type': 'order.placed', 'message-version': '2', 'content-type': 'application/json', 'correlation-id': 'c-0' });
+      expect(first.headers).toMatchObject({
+        'message-type': 'order.placed',
+        'message-version': '2',
+        'content-type': 'application/json',
+        'correlation-id': 'c-0',
+      });
       const receipt = await store.outbox(outbox).receipt(ids[0]!);
       expect(receipt?.receipt).toMatchObject({ broker: 'nats-jetstream', stream: s.name, duplicate: false });
       expect(typeof receipt?.receipt.seq).toBe('number');
@@ -95,7 +120,14 @@ for (const engine of contractEngines()) {
       const { jetstream } = await import('@nats-io/jetstream');
       await jetstream(nc).publish(`${s.prefix}.x`, JSON.stringify({ once: true }), { msgID: String(id) });
       const metrics = new RecordingMetrics();
-      const run = start(new OutboxDispatcher({ store, outbox, metrics, publisher: new NatsJetStreamPublisher({ stream: s.name, subject: `${s.prefix}.x` }) }));
+      const run = start(
+        new OutboxDispatcher({
+          store,
+          outbox,
+          metrics,
+          publisher: new NatsJetStreamPublisher({ stream: s.name, subject: `${s.prefix}.x` }),
+        }),
+      );
       try {
         await waitFor('the message acked', async () => (await store.outbox(outbox).queue.getJob(id)) === null);
       } finally {
@@ -110,7 +142,12 @@ for (const engine of contractEngines()) {
       const s = await stream(10_000);
       const outbox = uid('js-window');
       await store.outboxEnqueue(outbox, 1);
-      const d = new OutboxDispatcher({ store, outbox, settings: { leaseMs: 30_000 }, publisher: new NatsJetStreamPublisher({ stream: s.name, subject: `${s.prefix}.x` }) });
+      const d = new OutboxDispatcher({
+        store,
+        outbox,
+        settings: { leaseMs: 30_000 },
+        publisher: new NatsJetStreamPublisher({ stream: s.name, subject: `${s.prefix}.x` }),
+      });
       const err = await expectError(() => d.run(new AbortController().signal), InvalidOption);
       expect(err.message).toContain('duplicate_window');
       expect(err.message).toContain('10000 ms');
@@ -122,7 +159,17 @@ for (const engine of contractEngines()) {
       const outbox = uid('js-down');
       const id = await store.outboxEnqueue(outbox, 1);
       const logger = recordingLogger();
-      const d = new OutboxDispatcher({ store, outbox, logger, publisher: new NatsJetStreamPublisher({ stream: 'NONE', subject: 'x', servers: '127.0.0.1:1', reconnectWaitMs: 20 }) });
+      const d = new OutboxDispatcher({
+        store,
+        outbox,
+        logger,
+        publisher: new NatsJetStreamPublisher({
+          stream: 'NONE',
+          subject: 'x',
+          servers: '127.0.0.1:1',
+          reconnectWaitMs: 20,
+        }),
+      });
       const run = start(d);
       try {
         await waitFor('the outage logged', () => logger.lines.length > 0);
@@ -143,26 +190,42 @@ for (const engine of contractEngines()) {
       const big = await db.open({ maxPayloadBytes: 4 * nc.info!.max_payload });
       const id = await big.outboxEnqueue(outbox, 'x'.repeat(nc.info!.max_payload + 10));
       const metrics = new RecordingMetrics();
-      const run = start(new OutboxDispatcher({ store, outbox, metrics, logger: recordingLogger(), publisher: new NatsJetStreamPublisher({ stream: s.name, subject: `${s.prefix}.x` }) }));
+      const run = start(
+        new OutboxDispatcher({
+          store,
+          outbox,
+          metrics,
+          logger: recordingLogger(),
+          publisher: new NatsJetStreamPublisher({ stream: s.name, subject: `${s.prefix}.x` }),
+        }),
+      );
       try {
         await waitFor('the message dead', async () => (await store.outbox(outbox).queue.getJob(id))?.state === 'dead');
       } finally {
         await run.stop();
       }
       const job = await store.outbox(outbox).queue.getJob(id);
-      expect(job?.lastError).toMatch(/^permanent: message too large for NATS: \d+ bytes, above its max_payload of \d+ bytes$/);
+      expect(job?.lastError).toMatch(
+        /^permanent: message too large for NATS: \d+ bytes, above its max_payload of \d+ bytes$/,
+      );
       expect(job?.attempts).toBe(1);
       expect(metrics.deadReasons).toEqual(['permanent']);
     });
 
     it('refuses bad options before any I/O: an unknown subject template field, a missing stream, a dispatcher with both handler and publisher', async () => {
       await expectError(() => new NatsJetStreamPublisher({ stream: 'S', subject: 'orders.{tpye}' }), InvalidOption);
-      const err = await expectError(() => new NatsJetStreamPublisher({ stream: 'S', subject: 'orders.{tpye}' }), InvalidOption);
+      const err = await expectError(
+        () => new NatsJetStreamPublisher({ stream: 'S', subject: 'orders.{tpye}' }),
+        InvalidOption,
+      );
       expect(err.message).toContain('{tpye}');
       expect(err.message).toContain('subject');
       await expectError(() => new NatsJetStreamPublisher({ stream: '', subject: 'x' }), InvalidOption);
       const publisher = new NatsJetStreamPublisher({ stream: 'S', subject: 'x' });
-      await expectError(() => new OutboxDispatcher({ store, outbox: 'o', publisher, handler: async () => undefined }), InvalidOption);
+      await expectError(
+        () => new OutboxDispatcher({ store, outbox: 'o', publisher, handler: async () => undefined }),
+        InvalidOption,
+      );
       await expectError(() => new OutboxDispatcher({ store, outbox: 'o' }), InvalidOption);
     });
   });

@@ -72,8 +72,19 @@ for (const engine of contractEngines()) {
       const t = await topology();
       const outbox = uid('rmq');
       const ids: number[] = [];
-      for (let i = 0; i < 10; i++) ids.push(await store.outboxEnqueue(outbox, { n: i }, { envelope: { type: 'order.placed', version: 3, correlationId: `c-${i}`, causationId: 'cmd' } }));
-      const d = new OutboxDispatcher({ store, outbox, publisher: new RabbitMqPublisher({ url: AMQP_URL, exchange: t.exchange, routingKey: 'bound.{type}' }) });
+      for (let i = 0; i < 10; i++)
+        ids.push(
+          await store.outboxEnqueue(
+            outbox,
+            { n: i },
+            { envelope: { type: 'order.placed', version: 3, correlationId: `c-${i}`, causationId: 'cmd' } },
+          ),
+        );
+      const d = new OutboxDispatcher({
+        store,
+        outbox,
+        publisher: new RabbitMqPublisher({ url: AMQP_URL, exchange: t.exchange, routingKey: 'bound.{type}' }),
+      });
       const run = start(d);
       try {
         await waitFor('every message acked', () => settled(outbox));
@@ -85,11 +96,21 @@ for (const engine of contractEngines()) {
       expect(got.map((m) => m.properties.messageId).sort()).toEqual(ids.map(String).sort());
       const m0 = got.find((m) => m.properties.messageId === String(ids[0]))!;
       expect(m0.fields.routingKey).toBe('bound.order.placed');
-      expect(m0.properties).toMatchObject({ deliveryMode: 2, type: 'order.placed', contentType: 'application/json', correlationId: 'c-0' });
+      expect(m0.properties).toMatchObject({
+        deliveryMode: 2,
+        type: 'order.placed',
+        contentType: 'application/json',
+        correlationId: 'c-0',
+      });
       expect(m0.properties.headers).toMatchObject({ 'message-version': '3', 'causation-id': 'cmd' });
       expect(JSON.parse(m0.content.toString())).toEqual({ n: 0 });
       const r = await store.outbox(outbox).receipt(ids[0]!);
-      expect(r?.receipt).toMatchObject({ broker: 'rabbitmq', exchange: t.exchange, routingKey: 'bound.order.placed', confirmed: true });
+      expect(r?.receipt).toMatchObject({
+        broker: 'rabbitmq',
+        exchange: t.exchange,
+        routingKey: 'bound.order.placed',
+        confirmed: true,
+      });
       expect(r?.receipt.deliveryTag).toBeGreaterThan(0);
     });
 
@@ -97,9 +118,19 @@ for (const engine of contractEngines()) {
       const t = await topology();
       const outbox = uid('rmq-unroutable');
       const id = await store.outboxEnqueue(outbox, 'lost?');
-      const run = start(new OutboxDispatcher({ store, outbox, settings: { retry: { baseMs: 60_000, maxDelayMs: 60_000 } }, publisher: new RabbitMqPublisher({ url: AMQP_URL, exchange: t.exchange, routingKey: 'nowhere.x' }) }));
+      const run = start(
+        new OutboxDispatcher({
+          store,
+          outbox,
+          settings: { retry: { baseMs: 60_000, maxDelayMs: 60_000 } },
+          publisher: new RabbitMqPublisher({ url: AMQP_URL, exchange: t.exchange, routingKey: 'nowhere.x' }),
+        }),
+      );
       try {
-        await waitFor('the publish failed and was put back', async () => (await store.outbox(outbox).queue.getJob(id))?.lastError?.startsWith('unroutable') === true);
+        await waitFor(
+          'the publish failed and was put back',
+          async () => (await store.outbox(outbox).queue.getJob(id))?.lastError?.startsWith('unroutable') === true,
+        );
       } finally {
         await run.stop();
       }
@@ -118,7 +149,12 @@ for (const engine of contractEngines()) {
         outbox,
         logger,
         settings: { publishTimeoutMs: 2_000, leaseMs: 10_000, retry: { baseMs: 50, maxDelayMs: 200, maxAttempts: 50 } },
-        publisher: new RabbitMqPublisher({ url: `amqp://guest:guest@127.0.0.1:${port}`, exchange: t.exchange, routingKey: 'bound.x', reconnectWaitMs: 20 }),
+        publisher: new RabbitMqPublisher({
+          url: `amqp://guest:guest@127.0.0.1:${port}`,
+          exchange: t.exchange,
+          routingKey: 'bound.x',
+          reconnectWaitMs: 20,
+        }),
       });
       const run = start(d);
       const ids: number[] = [];
@@ -142,12 +178,27 @@ for (const engine of contractEngines()) {
     it('refuses a missing exchange at startup and starts with the server down (logged once, pending, degraded)', async () => {
       const outbox = uid('rmq-bad');
       await expectError(
-        () => new OutboxDispatcher({ store, outbox, publisher: new RabbitMqPublisher({ url: AMQP_URL, exchange: brokerName('missing'), routingKey: 'x' }) }).run(new AbortController().signal),
+        () =>
+          new OutboxDispatcher({
+            store,
+            outbox,
+            publisher: new RabbitMqPublisher({ url: AMQP_URL, exchange: brokerName('missing'), routingKey: 'x' }),
+          }).run(new AbortController().signal),
         InvalidOption,
       );
       const id = await store.outboxEnqueue(outbox, 1);
       const logger = recordingLogger();
-      const d = new OutboxDispatcher({ store, outbox, logger, publisher: new RabbitMqPublisher({ url: 'amqp://guest:guest@127.0.0.1:1', exchange: 'x', routingKey: 'x', reconnectWaitMs: 20 }) });
+      const d = new OutboxDispatcher({
+        store,
+        outbox,
+        logger,
+        publisher: new RabbitMqPublisher({
+          url: 'amqp://guest:guest@127.0.0.1:1',
+          exchange: 'x',
+          routingKey: 'x',
+          reconnectWaitMs: 20,
+        }),
+      });
       const run = start(d);
       try {
         await waitFor('the outage logged', () => logger.lines.length > 0);
@@ -165,15 +216,33 @@ for (const engine of contractEngines()) {
       const outbox = uid('rmq-big');
       const id = await store.outboxEnqueue(outbox, 'x'.repeat(200));
       const metrics = new RecordingMetrics();
-      const run = start(new OutboxDispatcher({ store, outbox, metrics, logger: recordingLogger(), publisher: new RabbitMqPublisher({ url: AMQP_URL, exchange: t.exchange, routingKey: 'bound.x', maxMessageBytes: 100 }) }));
+      const run = start(
+        new OutboxDispatcher({
+          store,
+          outbox,
+          metrics,
+          logger: recordingLogger(),
+          publisher: new RabbitMqPublisher({
+            url: AMQP_URL,
+            exchange: t.exchange,
+            routingKey: 'bound.x',
+            maxMessageBytes: 100,
+          }),
+        }),
+      );
       try {
         await waitFor('the message dead', async () => (await store.outbox(outbox).queue.getJob(id))?.state === 'dead');
       } finally {
         await run.stop();
       }
-      expect((await store.outbox(outbox).queue.getJob(id))?.lastError).toBe('permanent: message too large for RabbitMQ: 202 bytes, above its maxMessageBytes of 100 bytes');
+      expect((await store.outbox(outbox).queue.getJob(id))?.lastError).toBe(
+        'permanent: message too large for RabbitMQ: 202 bytes, above its maxMessageBytes of 100 bytes',
+      );
       expect(metrics.deadReasons).toEqual(['permanent']);
-      const err = await expectError(() => new RabbitMqPublisher({ exchange: 'e', routingKey: 'a.{nope}' }), InvalidOption);
+      const err = await expectError(
+        () => new RabbitMqPublisher({ exchange: 'e', routingKey: 'a.{nope}' }),
+        InvalidOption,
+      );
       expect(err.message).toContain('routingKey');
       expect(err.message).toContain('{nope}');
     });

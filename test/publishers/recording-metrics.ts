@@ -26,7 +26,12 @@ export class RecordingMetrics implements OutboxMetrics {
 }
 
 /** A logger that keeps its warning and error lines. */
-export function recordingLogger(): { lines: string[]; log: (m: string) => void; warn: (m: string) => void; error: (m: string) => void } {
+export function recordingLogger(): {
+  lines: string[];
+  log: (m: string) => void;
+  warn: (m: string) => void;
+  error: (m: string) => void;
+} {
   const lines: string[] = [];
   return { lines, log: () => undefined, warn: (m) => lines.push(m), error: (m) => lines.push(m) };
 }

@@ -13,7 +13,13 @@ export interface Snippet {
 
 /** Every ```ts block of README.md and docs/*.md, in file order, indented ones (in list items) included. */
 export function snippets(): Snippet[] {
-  const files = ['README.md', ...readdirSync('docs').filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)];
+  const files = [
+    'README.md',
+    ...readdirSync('docs')
+      .filter((f) => f.endsWith('.md'))
+      .sort()
+      .map((f) => `docs/${f}`),
+  ];
   const out: Snippet[] = [];
   for (const file of files) {
     const lines = readFileSync(file, 'utf8').split('\n');
@@ -24,8 +30,14 @@ export function snippets(): Snippet[] {
       const indent = open[1]!;
       const start = i;
       const body: string[] = [];
-      for (i += 1; i < lines.length && !/^ *```\s*$/.test(lines[i]!); i += 1) body.push(lines[i]!.startsWith(indent) ? lines[i]!.slice(indent.length) : lines[i]!.trimStart());
-      out.push({ file, line: start + 1, flags: open[3]!.trim().split(/\s+/).filter(Boolean), code: `${body.join('\n')}\n` });
+      for (i += 1; i < lines.length && !/^ *```\s*$/.test(lines[i]!); i += 1)
+        body.push(lines[i]!.startsWith(indent) ? lines[i]!.slice(indent.length) : lines[i]!.trimStart());
+      out.push({
+        file,
+        line: start + 1,
+        flags: open[3]!.trim().split(/\s+/).filter(Boolean),
+        code: `${body.join('\n')}\n`,
+      });
     }
   }
   return out;
@@ -33,7 +45,9 @@ export function snippets(): Snippet[] {
 
 /** The package's entry points as `specifier → source file` (from package.json `exports`). */
 export function entryPointSources(): Map<string, string> {
-  const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { exports: Record<string, string | { default: string }> };
+  const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as {
+    exports: Record<string, string | { default: string }>;
+  };
   const map = new Map<string, string>();
   for (const [key, target] of Object.entries(pkg.exports)) {
     if (typeof target === 'string') continue;

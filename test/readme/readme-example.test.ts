@@ -32,14 +32,18 @@ function exampleSources(dir: string, dbFile: string): { module: string; main: st
   const at = all.findIndex((s) => s.file === 'README.md' && s.code.includes('AlkstoreModule.forRootAsync'));
   if (at === -1) throw new Error('README.md has no Nest example with AlkstoreModule.forRootAsync');
   const main = all[at + 1];
-  if (!main || main.flags[0] !== 'main') throw new Error('README.md: the Nest example is not followed by its main.ts block');
+  if (!main || main.flags[0] !== 'main')
+    throw new Error('README.md: the Nest example is not followed by its main.ts block');
   let module = all[at]!.code;
   for (const [specifier, source] of entryPointSources()) {
     const rel = relative(dir, join(process.cwd(), source)).replace(/\.ts$/, '.js');
     module = module.split(`from '${specifier}'`).join(`from '${rel.startsWith('.') ? rel : `./${rel}`}'`);
   }
   expect(module).toContain("database: './data/app.db'");
-  return { module: module.replace("database: './data/app.db'", `database: ${JSON.stringify(dbFile)}`), main: `${main.code}export { app, order };\n` };
+  return {
+    module: module.replace("database: './data/app.db'", `database: ${JSON.stringify(dbFile)}`),
+    main: `${main.code}export { app, order };\n`,
+  };
 }
 
 async function createDatabase(name: string): Promise<void> {
@@ -65,9 +69,19 @@ async function dropDatabase(name: string): Promise<void> {
   }
 }
 
-const engines: { name: string; databaseUrl: () => string | undefined; setup(): Promise<void>; teardown(): Promise<void> }[] = [];
+const engines: {
+  name: string;
+  databaseUrl: () => string | undefined;
+  setup(): Promise<void>;
+  teardown(): Promise<void>;
+}[] = [];
 const dbName = `readme_${process.pid}_${Date.now().toString(36)}`;
-engines.push({ name: 'sqlite', databaseUrl: () => undefined, setup: async () => undefined, teardown: async () => undefined });
+engines.push({
+  name: 'sqlite',
+  databaseUrl: () => undefined,
+  setup: async () => undefined,
+  teardown: async () => undefined,
+});
 if (PG_AVAILABLE) {
   engines.push({
     name: 'postgres',
@@ -117,15 +131,23 @@ for (const engine of engines) {
     it('main.ts places an order that the handlers confirm', async () => {
       expect(first).toMatchObject({ customer: 'Ada', status: 'new' });
       const orders = app.get<DataSource>((await import('typeorm')).DataSource).getRepository<OrderRow>(example.Order);
-      expect(app.get<DataSource>((await import('typeorm')).DataSource).options.type).toBe(engine.name === 'sqlite' ? 'better-sqlite3' : 'postgres');
-      await waitFor('the first order to be confirmed', async () => (await orders.findOneBy({ id: first.id }))?.status === 'confirmed');
+      expect(app.get<DataSource>((await import('typeorm')).DataSource).options.type).toBe(
+        engine.name === 'sqlite' ? 'better-sqlite3' : 'postgres',
+      );
+      await waitFor(
+        'the first order to be confirmed',
+        async () => (await orders.findOneBy({ id: first.id }))?.status === 'confirmed',
+      );
     });
 
     it('create() saves the order; the outbox handler feeds the emails queue; its handler confirms the order', async () => {
       const order = await app.get(example.OrdersService).create('Ada');
       expect(order).toMatchObject({ customer: 'Ada', status: 'new' });
       const orders = app.get<DataSource>((await import('typeorm')).DataSource).getRepository<OrderRow>(example.Order);
-      await waitFor('the order to be confirmed', async () => (await orders.findOneBy({ id: order.id }))?.status === 'confirmed');
+      await waitFor(
+        'the order to be confirmed',
+        async () => (await orders.findOneBy({ id: order.id }))?.status === 'confirmed',
+      );
       const store = app.get(Store);
       await waitFor('the emails job to be acked', async () => {
         const stats = await store.queue('emails').stats();

@@ -46,13 +46,22 @@ describe('documentation snippets', () => {
   it('there are snippets to check, and every skip says why', () => {
     expect(all.length).toBeGreaterThan(15);
     const skips = all.filter((s) => s.flags[0] === 'skip');
-    for (const s of skips) expect({ at: `${s.file}:${s.line}`, reason: s.flags.slice(1).join(' ').length > 10 }).toEqual({ at: `${s.file}:${s.line}`, reason: true });
+    for (const s of skips)
+      expect({ at: `${s.file}:${s.line}`, reason: s.flags.slice(1).join(' ').length > 10 }).toEqual({
+        at: `${s.file}:${s.line}`,
+        reason: true,
+      });
     expect(skips.length).toBeLessThanOrEqual(2);
   });
 
   it('every ts fence is extracted, indented ones (inside list items) included', () => {
     const fences: string[] = [];
-    for (const file of ['README.md', ...readdirSync('docs').filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)]) {
+    for (const file of [
+      'README.md',
+      ...readdirSync('docs')
+        .filter((f) => f.endsWith('.md'))
+        .map((f) => `docs/${f}`),
+    ]) {
       readFileSync(file, 'utf8')
         .split('\n')
         .forEach((line, i) => {
@@ -60,7 +69,9 @@ describe('documentation snippets', () => {
         });
     }
     expect(all.map((s) => `${s.file}:${s.line}`).sort()).toEqual(fences.sort());
-    expect(all.some((s) => s.file === 'README.md' && s.code.startsWith("import type { Queue } from 'alkstore';"))).toBe(true);
+    expect(all.some((s) => s.file === 'README.md' && s.code.startsWith("import type { Queue } from 'alkstore';"))).toBe(
+      true,
+    );
   });
 
   it('every ts block in README.md and docs/*.md type-checks', () => {
@@ -72,7 +83,8 @@ describe('documentation snippets', () => {
       let file = join(outDir, `${s.file.replace(/[/.]/g, '_')}_${s.line}_${i}.ts`);
       if (s.flags[0] === 'main') {
         const module = all[i - 1];
-        if (!module || module.file !== s.file || (module.flags[0] ?? 'module') !== 'module') throw new Error(`${s.file}:${s.line}: a main block follows the module block it imports`);
+        if (!module || module.file !== s.file || (module.flags[0] ?? 'module') !== 'module')
+          throw new Error(`${s.file}:${s.line}: a main block follows the module block it imports`);
         const dir = join(outDir, `${s.file.replace(/[/.]/g, '_')}_${s.line}_main`);
         mkdirSync(dir, { recursive: true });
         writeFileSync(join(dir, 'app.module.ts'), sourceOf(module)!);
@@ -83,8 +95,18 @@ describe('documentation snippets', () => {
     });
     const paths: Record<string, string[]> = {};
     for (const [specifier, source] of entryPointSources()) paths[specifier] = [join(process.cwd(), source)];
-    const config = ts.getParsedCommandLineOfConfigFile('tsconfig.json', {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined })!;
-    const options: ts.CompilerOptions = { ...config.options, noEmit: true, paths, noUnusedLocals: false, noUnusedParameters: false };
+    const config = ts.getParsedCommandLineOfConfigFile(
+      'tsconfig.json',
+      {},
+      { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined },
+    )!;
+    const options: ts.CompilerOptions = {
+      ...config.options,
+      noEmit: true,
+      paths,
+      noUnusedLocals: false,
+      noUnusedParameters: false,
+    };
     const program = ts.createProgram([...files.keys(), join(process.cwd(), 'test/readme/vitest-shim.d.ts')], options);
     const problems = ts
       .getPreEmitDiagnostics(program)
@@ -92,11 +114,19 @@ describe('documentation snippets', () => {
       .map((d) => {
         const s = files.get(d.file!.fileName)!;
         const { line } = d.file!.getLineAndCharacterOfPosition(d.start ?? 0);
-        const prelude = s.flags[0] === 'fragment' || s.flags[0] === 'member' ? PRELUDE.split('\n').length - 1 + (s.flags[0] === 'member' ? 2 : 0) : 0;
+        const prelude =
+          s.flags[0] === 'fragment' || s.flags[0] === 'member'
+            ? PRELUDE.split('\n').length - 1 + (s.flags[0] === 'member' ? 2 : 0)
+            : 0;
         return `${s.file}:${s.line + 1 + line - prelude}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`;
       });
     const outside = ts.getPreEmitDiagnostics(program).filter((d) => !d.file || !files.has(d.file.fileName));
     expect(problems).toEqual([]);
-    expect(outside.map((d) => `${d.file ? relative(process.cwd(), d.file.fileName) : ''}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`)).toEqual([]);
+    expect(
+      outside.map(
+        (d) =>
+          `${d.file ? relative(process.cwd(), d.file.fileName) : ''}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`,
+      ),
+    ).toEqual([]);
   }, 120_000);
 });

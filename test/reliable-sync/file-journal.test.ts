@@ -1,4 +1,13 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
@@ -127,7 +136,10 @@ describe('journal format', () => {
 
   it('refuses a complete record that is not valid UTF-8', async () => {
     const dir = freshDir();
-    writeFileSync(journalPath(dir), Buffer.concat([Buffer.from('{"op":"cursor","epoch":1}\n'), Buffer.from([0x7b, 0xff, 0xfe, 0x0a])]));
+    writeFileSync(
+      journalPath(dir),
+      Buffer.concat([Buffer.from('{"op":"cursor","epoch":1}\n'), Buffer.from([0x7b, 0xff, 0xfe, 0x0a])]),
+    );
     const err = await openCorrupt(dir);
     expect(err.record).toBe(2);
     expect(err.reason).toMatch(/UTF-8/);
@@ -184,7 +196,9 @@ describe('compaction', () => {
     expect(readdirSync(dir)).toEqual([journalFileName('default')]);
     const again = await ReliableOutbox.open(await FileJournalOutboxStore.open({ directory: dir }));
     expect(again.cursor).toBe(397);
-    expect(show(await again.replayFrom())).toEqual([398, 399, 400].map((e) => ({ epoch: e, hex: Buffer.from(`frame-${e}`).toString('hex') })));
+    expect(show(await again.replayFrom())).toEqual(
+      [398, 399, 400].map((e) => ({ epoch: e, hex: Buffer.from(`frame-${e}`).toString('hex') })),
+    );
     await again.store.close();
   });
 

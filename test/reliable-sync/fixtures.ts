@@ -133,7 +133,10 @@ export function journalKind(options: Partial<FileJournalOutboxStoreOptions> = {}
  * Three processes save interleaved cursors on one SQLite file (through `driver`, default 'auto') at
  * once; the stored cursor is the largest of them all.
  */
-export async function expectCursorRaceKeepsMax(path: string, driver?: SqliteOutboxStoreOptions['driver']): Promise<void> {
+export async function expectCursorRaceKeepsMax(
+  path: string,
+  driver?: SqliteOutboxStoreOptions['driver'],
+): Promise<void> {
   const options = { path, key: 'shared', ...(driver ? { driver } : {}) };
   // Create the tables first so the children only race on the cursor upsert.
   const first = await SqliteOutboxStore.open(options);
@@ -149,7 +152,12 @@ export async function expectCursorRaceKeepsMax(path: string, driver?: SqliteOutb
       lists.map(
         (values) =>
           new Promise<void>((resolve, reject) => {
-            execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '--no-warnings', '-e', child(values)], { cwd: process.cwd() }, (err) => (err ? reject(err) : resolve()));
+            execFile(
+              process.execPath,
+              ['--import', 'tsx', '--input-type=module', '--no-warnings', '-e', child(values)],
+              { cwd: process.cwd() },
+              (err) => (err ? reject(err) : resolve()),
+            );
           }),
       ),
     );
@@ -240,7 +248,13 @@ export async function runScenario(location: OutboxLocation, scenario: ProtocolSc
             (e: unknown) => e,
           );
           if (step.error !== 'InvalidArgument') throw new Error(`${where}: unknown error class ${step.error}`);
-          expect({ where, cls: (err as Error).name, rangeError: err instanceof RangeError, code: (err as InvalidArgument).code, argument: (err as InvalidArgument).argument }).toEqual({
+          expect({
+            where,
+            cls: (err as Error).name,
+            rangeError: err instanceof RangeError,
+            code: (err as InvalidArgument).code,
+            argument: (err as InvalidArgument).argument,
+          }).toEqual({
             where,
             cls: 'InvalidArgument',
             rangeError: true,
@@ -324,8 +338,11 @@ export function encodeCase(c: JournalCase): Buffer {
   if (c.torn) {
     const full = encodeLogical(c.torn.record);
     const cut =
-      c.torn.keepBytes !== undefined ? full.subarray(0, c.torn.keepBytes) : full.subarray(0, full.length - (c.torn.dropBytes ?? 0));
-    if (cut.length >= full.length || cut.length === 0) throw new Error(`torn marker of ${c.name} must cut a proper, non-empty prefix`);
+      c.torn.keepBytes !== undefined
+        ? full.subarray(0, c.torn.keepBytes)
+        : full.subarray(0, full.length - (c.torn.dropBytes ?? 0));
+    if (cut.length >= full.length || cut.length === 0)
+      throw new Error(`torn marker of ${c.name} must cut a proper, non-empty prefix`);
     const interior = c.torn.afterRecord < c.records.length;
     parts.splice(c.torn.afterRecord, 0, interior ? Buffer.concat([cut, Buffer.from('\n')]) : cut);
   }

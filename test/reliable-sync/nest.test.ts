@@ -7,7 +7,11 @@ import { Injectable, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Closed, InvalidOption } from '../../lib/contract/errors.js';
 import { FileJournalOutboxStore, InMemoryOutboxStore, ReliableOutbox } from '../../lib/reliable-sync/index.js';
-import { InjectReliableOutbox, ReliableSyncModule, getReliableOutboxToken } from '../../lib/reliable-sync/nest/index.js';
+import {
+  InjectReliableOutbox,
+  ReliableSyncModule,
+  getReliableOutboxToken,
+} from '../../lib/reliable-sync/nest/index.js';
 
 const root = mkdtempSync(join(tmpdir(), 'alkstore-rsync-nest-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -34,7 +38,8 @@ describe('ReliableSyncModule', () => {
             name: 'peer-a',
             imports: [ConfigModule],
             inject: [CONFIG],
-            useFactory: async (dir: string) => (journal = await FileJournalOutboxStore.open({ directory: dir, key: 'peer-a' })),
+            useFactory: async (dir: string) =>
+              (journal = await FileJournalOutboxStore.open({ directory: dir, key: 'peer-a' })),
           },
           { useFactory: () => new InMemoryOutboxStore() },
         ]),
@@ -58,7 +63,10 @@ describe('ReliableSyncModule', () => {
 
   it('refuses a name registered twice', () => {
     expect(() =>
-      ReliableSyncModule.forFeature([{ name: 'x', useFactory: () => new InMemoryOutboxStore() }, { name: 'x', useFactory: () => new InMemoryOutboxStore() }]),
+      ReliableSyncModule.forFeature([
+        { name: 'x', useFactory: () => new InMemoryOutboxStore() },
+        { name: 'x', useFactory: () => new InMemoryOutboxStore() },
+      ]),
     ).toThrow(InvalidOption);
   });
 });

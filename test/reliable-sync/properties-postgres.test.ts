@@ -17,4 +17,8 @@ afterAll(async () => {
   }
 });
 
-outboxProperties({ name: 'PostgreSQL', open: (key) => PostgresOutboxStore.open({ pool: pool!, schema, key }) }, 40, describePg);
+outboxProperties(
+  { name: 'PostgreSQL', open: (key) => PostgresOutboxStore.open({ pool: pool!, schema, key }) },
+  40,
+  describePg,
+);

@@ -29,7 +29,10 @@ const kinds: PropertyKind[] = [
     },
   },
   { name: 'SQLite file', open: (key) => SqliteOutboxStore.open({ path: join(root, 'prop.db'), key }) },
-  { name: 'file journal', open: (key) => FileJournalOutboxStore.open({ directory: join(root, 'journals'), key, fsync: 'never' }) },
+  {
+    name: 'file journal',
+    open: (key) => FileJournalOutboxStore.open({ directory: join(root, 'journals'), key, fsync: 'never' }),
+  },
 ];
 
 for (const kind of kinds) outboxProperties(kind);
@@ -45,16 +48,22 @@ const recordArb: fc.Arbitrary<JournalRecord> = fc.oneof(
 describe('crash during an append', () => {
   it('decoding any cut inside the last record yields exactly the records before it', () => {
     fc.assert(
-      fc.property(fc.array(recordArb, { minLength: 1, maxLength: 8 }), fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }), (records, at) => {
-        const parts = records.map(encodeJournalRecord);
-        const before = Buffer.concat(parts.slice(0, -1));
-        const last = parts[parts.length - 1];
-        const cut = before.length + Math.floor(at * last.length);
-        const decoded = decodeJournal(Buffer.concat(parts).subarray(0, cut));
-        expect(decoded.records).toEqual(records.slice(0, -1).map((r) => (r.op === 'put' ? { ...r, frame: new Uint8Array(r.frame) } : r)));
-        expect(decoded.completeLength).toBe(before.length);
-        expect(decoded.tornBytes).toBe(cut - before.length);
-      }),
+      fc.property(
+        fc.array(recordArb, { minLength: 1, maxLength: 8 }),
+        fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }),
+        (records, at) => {
+          const parts = records.map(encodeJournalRecord);
+          const before = Buffer.concat(parts.slice(0, -1));
+          const last = parts[parts.length - 1];
+          const cut = before.length + Math.floor(at * last.length);
+          const decoded = decodeJournal(Buffer.concat(parts).subarray(0, cut));
+          expect(decoded.records).toEqual(
+            records.slice(0, -1).map((r) => (r.op === 'put' ? { ...r, frame: new Uint8Array(r.frame) } : r)),
+          );
+          expect(decoded.completeLength).toBe(before.length);
+          expect(decoded.tornBytes).toBe(cut - before.length);
+        },
+      ),
       { numRuns: 100 },
     );
   });
@@ -65,13 +74,17 @@ describe('crash during an append', () => {
       fc.asyncProperty(fc.array(recordArb, { minLength: 0, maxLength: 5 }), recordArb, async (history, lastOp) => {
         const key = `crash-${++crashRuns}`;
         const path = join(dir, journalFileName(key));
-        const open = () => FileJournalOutboxStore.open({ directory: dir, key, fsync: 'never', compactThresholdBytes: Infinity });
+        const open = () =>
+          FileJournalOutboxStore.open({ directory: dir, key, fsync: 'never', compactThresholdBytes: Infinity });
         const apply = async (s: FileJournalOutboxStore, r: JournalRecord): Promise<void> => {
           if (r.op === 'put') await s.put(r.epoch, r.frame);
           else if (r.op === 'cursor') await s.saveCursor(r.epoch);
           else await s.deleteThrough(r.epoch);
         };
-        const snapshot = async (s: FileJournalOutboxStore) => ({ cursor: await s.loadCursor(), frames: show(await s.scanAfter(0)) });
+        const snapshot = async (s: FileJournalOutboxStore) => ({
+          cursor: await s.loadCursor(),
+          frames: show(await s.scanAfter(0)),
+        });
 
         const s0 = await open();
         for (const r of history) await apply(s0, r);

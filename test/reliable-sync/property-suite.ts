@@ -85,8 +85,18 @@ export function outboxProperties(kind: PropertyKind, numRuns = 100, block: typeo
 
     it('every appended, unacknowledged frame replays after a restart, with its bytes', async () => {
       const op = fc.oneof(
-        { weight: 3, arbitrary: fc.record({ kind: fc.constant('append' as const), epoch: fc.integer({ min: 1, max: 60 }), salt: fc.nat(9) }) },
-        { weight: 1, arbitrary: fc.record({ kind: fc.constant('ack' as const), epoch: fc.nat(60), salt: fc.constant(0) }) },
+        {
+          weight: 3,
+          arbitrary: fc.record({
+            kind: fc.constant('append' as const),
+            epoch: fc.integer({ min: 1, max: 60 }),
+            salt: fc.nat(9),
+          }),
+        },
+        {
+          weight: 1,
+          arbitrary: fc.record({ kind: fc.constant('ack' as const), epoch: fc.nat(60), salt: fc.constant(0) }),
+        },
       );
       await fc.assert(
         fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 30 }), async (ops) => {
@@ -125,4 +135,3 @@ export function outboxProperties(kind: PropertyKind, numRuns = 100, block: typeo
     });
   });
 }
-

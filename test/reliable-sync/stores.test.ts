@@ -6,7 +6,12 @@ import { afterAll, describe, expect, it } from '@jest/globals';
 import BetterSqlite3 from 'better-sqlite3';
 import pg from 'pg';
 import { Closed, Codec, Database, InvalidName, InvalidOption } from '../../lib/contract/errors.js';
-import { InMemoryOutboxStore, PostgresOutboxStore, ReliableOutbox, SqliteOutboxStore } from '../../lib/reliable-sync/index.js';
+import {
+  InMemoryOutboxStore,
+  PostgresOutboxStore,
+  ReliableOutbox,
+  SqliteOutboxStore,
+} from '../../lib/reliable-sync/index.js';
 import { PG_URL, describePg, dropPgSchemas } from '../helpers/engines.js';
 import { expectInvalidArgument, refusal, thrown } from '../helpers/typed-errors.js';
 import { expectCursorRaceKeepsMax } from './fixtures.js';
@@ -23,7 +28,9 @@ describe('ReliableOutbox argument checks', () => {
       expectInvalidArgument(await refusal(() => outbox.ackThrough(bad)), 'epoch', ['[0, 9007199254740991]']);
       expectInvalidArgument(await refusal(() => outbox.replayFrom(bad)), 'replay start', ['[0, 9007199254740991]']);
     }
-    expectInvalidArgument(await refusal(() => outbox.append('1' as unknown as number, text('x'))), 'epoch', ['got a string']);
+    expectInvalidArgument(await refusal(() => outbox.append('1' as unknown as number, text('x'))), 'epoch', [
+      'got a string',
+    ]);
     expect(outbox.cursor).toBe(0);
     expect(outbox.retainedEpochs()).toEqual([]);
   });
@@ -46,13 +53,20 @@ describe('ReliableOutbox argument checks', () => {
     const outbox = await ReliableOutbox.open(new InMemoryOutboxStore());
     await outbox.append(1, text('f1'));
     for (const bad of [-1, 1.5, Number.NaN, '2']) {
-      expectInvalidArgument(thrown(() => outbox.firstPending(bad as number)), 'count', ['[0, 9007199254740991]']);
+      expectInvalidArgument(
+        thrown(() => outbox.firstPending(bad as number)),
+        'count',
+        ['[0, 9007199254740991]'],
+      );
     }
     expect(outbox.firstPending(Number.MAX_SAFE_INTEGER).map((r) => r.epoch)).toEqual([1]);
   });
 
   it('refuses to open over something that is not an OutboxStore, naming the missing method', async () => {
-    expectInvalidArgument(await refusal(() => ReliableOutbox.open(null as never)), 'store.put', ['function', 'undefined']);
+    expectInvalidArgument(await refusal(() => ReliableOutbox.open(null as never)), 'store.put', [
+      'function',
+      'undefined',
+    ]);
     const partial = { ...new InMemoryOutboxStore(), put: async () => undefined } as never;
     expectInvalidArgument(await refusal(() => ReliableOutbox.open(partial)), 'store.deleteThrough', ['function']);
   });
@@ -88,7 +102,9 @@ describe('ReliableOutbox argument checks', () => {
   it('a store whose cursor is not a safe integer is refused at open', async () => {
     const store = new InMemoryOutboxStore();
     store.loadCursor = async () => -3;
-    await expect(ReliableOutbox.open(store)).rejects.toThrow(/stored cursor must be an integer in \[0, 9007199254740991\]/);
+    await expect(ReliableOutbox.open(store)).rejects.toThrow(
+      /stored cursor must be an integer in \[0, 9007199254740991\]/,
+    );
   });
 });
 
@@ -109,7 +125,9 @@ describe('SqliteOutboxStore', () => {
         { outbox_key: 'doc-a', epoch: 1 },
         { outbox_key: 'doc-b', epoch: 1 },
       ]);
-      expect(db.prepare('SELECT outbox_key, cursor FROM alkstore_sync_cursor').all()).toEqual([{ outbox_key: 'doc-a', cursor: 4 }]);
+      expect(db.prepare('SELECT outbox_key, cursor FROM alkstore_sync_cursor').all()).toEqual([
+        { outbox_key: 'doc-a', cursor: 4 },
+      ]);
     } finally {
       db.close();
     }
@@ -133,7 +151,9 @@ describe('SqliteOutboxStore', () => {
   it('refuses bad options before opening anything', async () => {
     await expect(SqliteOutboxStore.open({})).rejects.toThrow(InvalidOption);
     await expect(SqliteOutboxStore.open({ path: join(root, 'x.db'), key: '' })).rejects.toThrow(InvalidName);
-    await expect(SqliteOutboxStore.open({ path: join(root, 'x.db'), tablePrefix: 'x; DROP TABLE y' })).rejects.toThrow(InvalidOption);
+    await expect(SqliteOutboxStore.open({ path: join(root, 'x.db'), tablePrefix: 'x; DROP TABLE y' })).rejects.toThrow(
+      InvalidOption,
+    );
   });
 
   it('wraps a driver failure in Database, naming the operation', async () => {
@@ -148,12 +168,18 @@ describePg('PostgresOutboxStore', () => {
   });
 
   it('concurrent opens on a fresh schema all succeed', async () => {
-    const stores = await Promise.all([1, 2, 3, 4].map((i) => PostgresOutboxStore.open({ connectionString: PG_URL, schema, tablePrefix: 'race', key: `k${i}` })));
+    const stores = await Promise.all(
+      [1, 2, 3, 4].map((i) =>
+        PostgresOutboxStore.open({ connectionString: PG_URL, schema, tablePrefix: 'race', key: `k${i}` }),
+      ),
+    );
     for (const s of stores) await s.close();
   });
 
   it('concurrent cursor saves from independent pools keep the maximum', async () => {
-    const stores = await Promise.all([1, 2, 3, 4].map(() => PostgresOutboxStore.open({ connectionString: PG_URL, schema, key: 'shared' })));
+    const stores = await Promise.all(
+      [1, 2, 3, 4].map(() => PostgresOutboxStore.open({ connectionString: PG_URL, schema, key: 'shared' })),
+    );
     const values = Array.from({ length: 40 }, (_, i) => (i * 37) % 101);
     await Promise.all(values.map((v, i) => stores[i % stores.length].saveCursor(v)));
     for (const s of stores) expect(await s.loadCursor()).toBe(Math.max(...values));
@@ -170,7 +196,9 @@ describePg('PostgresOutboxStore', () => {
       await b.saveCursor(1);
       await a.close();
       await b.close();
-      const rows = await pool.query(`SELECT outbox_key, epoch::int AS epoch, convert_from(frame, 'UTF8') AS frame FROM "${schema}".alkstore_sync_frame ORDER BY outbox_key`);
+      const rows = await pool.query(
+        `SELECT outbox_key, epoch::int AS epoch, convert_from(frame, 'UTF8') AS frame FROM "${schema}".alkstore_sync_frame ORDER BY outbox_key`,
+      );
       expect(rows.rows).toEqual([
         { outbox_key: 'doc-a', epoch: 3, frame: 'a3' },
         { outbox_key: 'doc-b', epoch: 3, frame: 'b3' },
@@ -204,7 +232,10 @@ describe('optional peers', () => {
       await s.close();
       console.log(JSON.stringify({ before, after: loaded() }));
     `;
-    const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: process.cwd(), encoding: 'utf8' });
+    const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: process.cwd(),
+      encoding: 'utf8',
+    });
     // The positive control (after) proves the probe can see a loaded driver.
     expect(JSON.parse(out.trim().split('\n').pop()!)).toEqual({ before: [], after: ['better-sqlite3'] });
   }, 60_000);
@@ -229,8 +260,14 @@ describe('optional peers', () => {
       out.nodeSqlite = await import('node:sqlite').then(() => true, () => false);
       console.log(JSON.stringify(out));
     `;
-    const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: process.cwd(), encoding: 'utf8' });
-    const result = JSON.parse(out.trim().split('\n').pop()!) as Record<string, { name: string; code: string; message: string }> & { nodeSqlite: boolean };
+    const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: process.cwd(),
+      encoding: 'utf8',
+    });
+    const result = JSON.parse(out.trim().split('\n').pop()!) as Record<
+      string,
+      { name: string; code: string; message: string }
+    > & { nodeSqlite: boolean };
     expect(result.pg.name).toBe('MissingPeer');
     expect(result.pg.code).toBe('MISSING_PEER');
     expect(result.pg.message).toContain('npm install pg');

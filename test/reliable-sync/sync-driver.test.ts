@@ -3,7 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { Closed } from '../../lib/contract/errors.js';
-import { InMemoryOutboxStore, ReliableOutbox, SqliteOutboxStore, SyncDriver, type SyncTransport } from '../../lib/reliable-sync/index.js';
+import {
+  InMemoryOutboxStore,
+  ReliableOutbox,
+  SqliteOutboxStore,
+  SyncDriver,
+  type SyncTransport,
+} from '../../lib/reliable-sync/index.js';
 import { waitFor } from '../helpers/engines.js';
 import { expectInvalidArgument, refusal, thrown } from '../helpers/typed-errors.js';
 
@@ -211,10 +217,22 @@ describe('SyncDriver', () => {
   });
 
   it('refuses an outbox that is not a ReliableOutbox, and a transport without send, with an InvalidArgument naming it', async () => {
-    expectInvalidArgument(thrown(() => new SyncDriver(null as never, recorder())), 'outbox.append', ['function']);
-    expectInvalidArgument(thrown(() => new SyncDriver(new InMemoryOutboxStore() as never, recorder())), 'outbox.append', ['function']);
+    expectInvalidArgument(
+      thrown(() => new SyncDriver(null as never, recorder())),
+      'outbox.append',
+      ['function'],
+    );
+    expectInvalidArgument(
+      thrown(() => new SyncDriver(new InMemoryOutboxStore() as never, recorder())),
+      'outbox.append',
+      ['function'],
+    );
     const outbox = await ReliableOutbox.open(new InMemoryOutboxStore());
-    expectInvalidArgument(thrown(() => new SyncDriver(outbox, {} as never)), 'transport.send', ['function']);
+    expectInvalidArgument(
+      thrown(() => new SyncDriver(outbox, {} as never)),
+      'transport.send',
+      ['function'],
+    );
   });
 
   it('append and onAck pass the outbox refusals through, sending nothing', async () => {

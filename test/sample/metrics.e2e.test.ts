@@ -14,7 +14,9 @@ describe('sample GET /metrics (sqlite)', () => {
   let app: INestApplication;
 
   beforeAll(async () => {
-    const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot({ sqlitePath: join(dir, 'app.db'), idlePollIntervalMs: 200 })] }).compile();
+    const moduleRef = await Test.createTestingModule({
+      imports: [AppModule.forRoot({ sqlitePath: join(dir, 'app.db'), idlePollIntervalMs: 200 })],
+    }).compile();
     app = moduleRef.createNestApplication({ logger: ['error', 'warn'] });
     await app.init();
   });
@@ -25,7 +27,10 @@ describe('sample GET /metrics (sqlite)', () => {
   });
 
   it('serves the outbox dispatcher metrics in the Prometheus text format after an order is delivered', async () => {
-    await request(app.getHttpServer()).post('/orders').send({ customer: 'Ada', item: 'keyboard', quantity: 1 }).expect(201);
+    await request(app.getHttpServer())
+      .post('/orders')
+      .send({ customer: 'Ada', item: 'keyboard', quantity: 1 })
+      .expect(201);
     const text = await waitFor('the delivery was counted', async () => {
       const res = await request(app.getHttpServer()).get('/metrics').expect(200);
       return /alkstore_jobs_completed_total\{queue="__alkstore_outbox:[^"]+"\} 1/.test(res.text) ? res.text : null;

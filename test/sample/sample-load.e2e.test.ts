@@ -32,7 +32,13 @@ for (const engine of engines) {
       const config: SampleConfig =
         db.engine === 'sqlite'
           ? { sqlitePath: db.path!, idlePollIntervalMs: 200 }
-          : { sqlitePath: '/nonexistent', databaseUrl: db.url, databaseSchema: await db.appSchema(), alkstoreSchema: db.schema, idlePollIntervalMs: 200 };
+          : {
+              sqlitePath: '/nonexistent',
+              databaseUrl: db.url,
+              databaseSchema: await db.appSchema(),
+              alkstoreSchema: db.schema,
+              idlePollIntervalMs: 200,
+            };
       const moduleRef = await Test.createTestingModule({ imports: [AppModule.forRoot(config)] }).compile();
       app = moduleRef.createNestApplication({ logger: ['error', 'warn'] });
       await app.listen(0, '127.0.0.1');
@@ -66,7 +72,8 @@ for (const engine of engines) {
         }),
       );
       expect(Object.fromEntries(statuses)).toEqual({ 201: ORDERS });
-      const deliveredIds = async (): Promise<number[]> => ((await (await fetch(`${base}/deliveries`)).json()) as { orderId: number }[]).map((d) => d.orderId);
+      const deliveredIds = async (): Promise<number[]> =>
+        ((await (await fetch(`${base}/deliveries`)).json()) as { orderId: number }[]).map((d) => d.orderId);
       await waitFor('every order delivered', async () => (await deliveredIds()).length >= ORDERS, 90_000, 100);
       const delivered = await deliveredIds();
       expect(delivered).toHaveLength(ORDERS);

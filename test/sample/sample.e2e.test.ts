@@ -4,7 +4,12 @@ import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import type { SampleConfig } from '../../sample/config.js';
-import { AlkstoreTestKit, AlkstoreTesting, createTestDatabase, type AlkstoreTestDatabase } from '../../lib/nest/testing/index.js';
+import {
+  AlkstoreTestKit,
+  AlkstoreTesting,
+  createTestDatabase,
+  type AlkstoreTestDatabase,
+} from '../../lib/nest/testing/index.js';
 import { PG_AVAILABLE, PG_URL, waitFor } from '../helpers/engines.js';
 
 // The report's spec is a decorator argument, read when the sample is loaded: set it first, then import.
@@ -34,9 +39,18 @@ for (const engine of engines) {
     beforeAll(async () => {
       db = await createTestDatabase(engine === 'postgres' ? { postgresUrl: PG_URL } : {});
       const config: SampleConfig =
-        db.engine === 'sqlite' ? { sqlitePath: db.path! } : { sqlitePath: '/nonexistent', databaseUrl: db.url, databaseSchema: await db.appSchema(), alkstoreSchema: db.schema };
+        db.engine === 'sqlite'
+          ? { sqlitePath: db.path! }
+          : {
+              sqlitePath: '/nonexistent',
+              databaseUrl: db.url,
+              databaseSchema: await db.appSchema(),
+              alkstoreSchema: db.schema,
+            };
       // Manual mode: handlers run when the test drains, so every step below is deterministic.
-      const moduleRef = await AlkstoreTesting.manual(Test.createTestingModule({ imports: [AppModule.forRoot(config)] })).compile();
+      const moduleRef = await AlkstoreTesting.manual(
+        Test.createTestingModule({ imports: [AppModule.forRoot(config)] }),
+      ).compile();
       app = moduleRef.createNestApplication({ logger: ['error', 'warn'] });
       await app.init();
       kit = AlkstoreTestKit.from(app);
@@ -50,7 +64,10 @@ for (const engine of engines) {
       const created = await http().post('/orders').send({ customer: 'Ada', item: 'keyboard', quantity: 2 }).expect(201);
       const order = created.body as OrderBody;
       expect(order).toMatchObject({ customer: 'Ada', item: 'keyboard', quantity: 2 });
-      expect((await http().get(`/orders/${order.id}`).expect(200)).body).toMatchObject({ id: order.id, customer: 'Ada' });
+      expect((await http().get(`/orders/${order.id}`).expect(200)).body).toMatchObject({
+        id: order.id,
+        customer: 'Ada',
+      });
       expect(((await http().get('/orders').expect(200)).body as OrderBody[]).map((o) => o.id)).toContain(order.id);
 
       // Committed with the order, not delivered yet.
@@ -64,12 +81,17 @@ for (const engine of engines) {
       expect(await kit.enqueued(CONFIRMATION_EMAILS)).toEqual([]);
       const deliveries = (await http().get('/deliveries').expect(200)).body as { orderId: number }[];
       expect(deliveries.map((d) => d.orderId)).toEqual([order.id]);
-      const emails = (await http().get('/emails').expect(200)).body as { orderId: number; to: string; reason: string }[];
+      const emails = (await http().get('/emails').expect(200)).body as {
+        orderId: number;
+        to: string;
+        reason: string;
+      }[];
       expect(emails).toEqual([expect.objectContaining({ orderId: order.id, to: 'Ada', reason: 'delivered' })]);
     });
 
     it('POST /orders/:id/confirmation enqueues an email (seen by GET /stats), and a drain sends it', async () => {
-      const order = (await http().post('/orders').send({ customer: 'Grace', item: 'mouse' }).expect(201)).body as OrderBody;
+      const order = (await http().post('/orders').send({ customer: 'Grace', item: 'mouse' }).expect(201))
+        .body as OrderBody;
       expect(order.quantity).toBe(1);
       await kit.drain();
       const before = ((await http().get('/emails').expect(200)).body as unknown[]).length;
@@ -85,14 +107,21 @@ for (const engine of engines) {
       const emails = (await http().get('/emails').expect(200)).body as { orderId: number; reason: string }[];
       expect(emails).toHaveLength(before + 1);
       expect(emails.at(-1)).toMatchObject({ orderId: order.id, reason: 'resend' });
-      expect(((await http().get('/stats').expect(200)).body as Record<string, { pending: number }>).confirmationEmails.pending).toBe(0);
+      expect(
+        ((await http().get('/stats').expect(200)).body as Record<string, { pending: number }>).confirmationEmails
+          .pending,
+      ).toBe(0);
 
       await http().post('/orders/2147483647/confirmation').expect(404);
     });
 
     it('the scheduled report fires on its interval; a drain runs it and GET /reports shows the counts', async () => {
       // The runner (kept in manual mode) fires every second; the fire waits on the queue until drained.
-      await waitFor('a fired report job', async () => (await kit.enqueued(`scheduled:${REPORT_SCHEDULE}`)).length > 0, 15_000);
+      await waitFor(
+        'a fired report job',
+        async () => (await kit.enqueued(`scheduled:${REPORT_SCHEDULE}`)).length > 0,
+        15_000,
+      );
       const result = await kit.drain({ only: [`scheduled:${REPORT_SCHEDULE}`] });
       expect(result.succeeded).toBeGreaterThanOrEqual(1);
       const orders = ((await http().get('/orders').expect(200)).body as unknown[]).length;
@@ -135,7 +164,9 @@ for (const engine of engines) {
         [{ customer: 'Ada', item: 'x' }],
       ];
       for (const body of bad) {
-        const res = await http().post('/orders').send(body as object);
+        const res = await http()
+          .post('/orders')
+          .send(body as object);
         expect({ body, status: res.status }).toEqual({ body, status: 400 });
       }
       for (const raw of ['"just a string"', '42', 'null', '{"customer": "Ada", "item": ', 'not json']) {
@@ -155,11 +186,17 @@ for (const engine of engines) {
         expect({ raw: raw.slice(0, 40), status: res.status }).toEqual({ raw: raw.slice(0, 40), status: 400 });
       }
       // Over the body limit: refused before parsing.
-      const huge = await http().post('/orders').send({ customer: 'x'.repeat(2_000_000), item: 'x' });
+      const huge = await http()
+        .post('/orders')
+        .send({ customer: 'x'.repeat(2_000_000), item: 'x' });
       expect(huge.status).toBe(413);
       for (const id of ['abc', '0', '-1', '1.5', '2147483648', '99999999999999999999', '1e3', '%00']) {
         const res = await http().get(`/orders/${id}`);
-        expect({ id, status: res.status, text: res.status === 400 ? '' : res.text }).toEqual({ id, status: 400, text: '' });
+        expect({ id, status: res.status, text: res.status === 400 ? '' : res.text }).toEqual({
+          id,
+          status: 400,
+          text: '',
+        });
         const resend = await http().post(`/orders/${id}/confirmation`);
         expect({ id, status: resend.status }).toEqual({ id, status: 400 });
       }

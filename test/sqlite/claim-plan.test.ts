@@ -38,7 +38,11 @@ describe('sqlite claim plan after ANALYZE (engine-only)', () => {
     conn.db.exec('COMMIT');
     conn.db.exec('ANALYZE');
 
-    const plan = (conn.db.prepare(`EXPLAIN QUERY PLAN ${CLAIM_CANDIDATES}`).all({ queue: 'deep', now, limit: 10 }) as { detail: string }[]).map((r) => r.detail);
+    const plan = (
+      conn.db.prepare(`EXPLAIN QUERY PLAN ${CLAIM_CANDIDATES}`).all({ queue: 'deep', now, limit: 10 }) as {
+        detail: string;
+      }[]
+    ).map((r) => r.detail);
     expect(plan).toContain('SEARCH __alkstore_jobs USING INDEX __alkstore_jobs_pending (queue=?)');
     expect(plan.join('\n')).not.toContain('ANY(');
 

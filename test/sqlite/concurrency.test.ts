@@ -54,7 +54,8 @@ describe('sqlite engine under in-process concurrency', () => {
     const worker = async (s: Store, w: number): Promise<void> => {
       const q = s.queue('many');
       for (;;) {
-        const batch = w % 2 === 0 ? await q.claimBatch(3, `w${w}`) : [await q.claimOne(`w${w}`)].filter((j) => j !== null);
+        const batch =
+          w % 2 === 0 ? await q.claimBatch(3, `w${w}`) : [await q.claimOne(`w${w}`)].filter((j) => j !== null);
         if (batch.length === 0) return;
         for (const j of batch) seen.set(j.id, (seen.get(j.id) ?? 0) + 1);
         await Promise.all(batch.map((j) => j.ack()));
@@ -74,7 +75,12 @@ describe('sqlite engine under in-process concurrency', () => {
       const q = s.queue('group');
       await q.enqueue('to claim');
       const job = (await q.claimOne('w'))!;
-      const results = await Promise.allSettled([q.enqueue('first'), job.retry('boom'), q.enqueue('second'), q.enqueue('third')]);
+      const results = await Promise.allSettled([
+        q.enqueue('first'),
+        job.retry('boom'),
+        q.enqueue('second'),
+        q.enqueue('third'),
+      ]);
       expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
       expect((results[1] as PromiseRejectedResult).reason).toBeInstanceOf(RangeError);
       expect(await q.stats()).toMatchObject({ pending: 3, processing: 1 });

@@ -31,9 +31,16 @@ describe('sqlite: processes opening one file at once', () => {
   /** Tells every opener to open `path` at once; resolves with each one's answer. */
   async function openAll(path: string): Promise<Record<string, unknown>[]> {
     for (const c of openers) c.proc.stdin!.write(`${path}\n`);
-    return Promise.all(openers.map((c) =>
-      waitFor(`process ${c.proc.pid} opening ${path}`, () => c.messages.find((m) => m.opened === path || m.failed === path), 60_000, 10),
-    ));
+    return Promise.all(
+      openers.map((c) =>
+        waitFor(
+          `process ${c.proc.pid} opening ${path}`,
+          () => c.messages.find((m) => m.opened === path || m.failed === path),
+          60_000,
+          10,
+        ),
+      ),
+    );
   }
 
   it(`${PROCESSES} processes opening the same fresh file together all succeed (${ROUNDS} rounds)`, async () => {

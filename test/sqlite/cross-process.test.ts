@@ -47,10 +47,15 @@ describe('sqlite engine across processes (one file)', () => {
     const woke = child.waitFor('woke');
     let done = false;
     void woke.then(() => (done = true));
-    await waitFor('child wake', async () => {
-      if (!done) await store.notify('xp-chan');
-      return done;
-    }, 20_000, 50);
+    await waitFor(
+      'child wake',
+      async () => {
+        if (!done) await store.notify('xp-chan');
+        return done;
+      },
+      20_000,
+      50,
+    );
     expect((await woke).woke).toBe('xp-chan');
   });
 
@@ -98,14 +103,22 @@ describe('sqlite engine across processes (one file)', () => {
       // is heard; one more try is allowed for a receiver still attaching.
       let sent = 0;
       let woke = false;
-      void r.recv(AbortSignal.timeout(20_000)).then(() => (woke = true), () => undefined);
-      await waitFor('the foreign poke to wake', async () => {
-        if (!woke) {
-          sent++;
-          await store.notify('foreign-poke');
-        }
-        return woke;
-      }, 20_000, 50);
+      void r.recv(AbortSignal.timeout(20_000)).then(
+        () => (woke = true),
+        () => undefined,
+      );
+      await waitFor(
+        'the foreign poke to wake',
+        async () => {
+          if (!woke) {
+            sent++;
+            await store.notify('foreign-poke');
+          }
+          return woke;
+        },
+        20_000,
+        50,
+      );
       expect(sent).toBeLessThanOrEqual(2);
       own.close();
       r.close();

@@ -27,7 +27,10 @@ describe('sqlite engine: file, options and lifecycle', () => {
     const raw = new Database(db.location, { readonly: true });
     try {
       expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
-      const names = raw.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").pluck().all() as string[];
+      const names = raw
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+        .pluck()
+        .all() as string[];
       expect(names.length).toBeGreaterThan(0);
       expect(names.every((n) => n.startsWith('__alkstore_'))).toBe(true);
     } finally {
@@ -65,7 +68,10 @@ describe('sqlite engine: file, options and lifecycle', () => {
       raw.exec('BEGIN IMMEDIATE');
       let ticks = 0;
       const timer = setInterval(() => ticks++, 10);
-      const err = await impatient.queue('locked').enqueue(1).catch((e: unknown) => e);
+      const err = await impatient
+        .queue('locked')
+        .enqueue(1)
+        .catch((e: unknown) => e);
       clearInterval(timer);
       expect(err).toBeInstanceOf(AlkstoreError);
       expect((err as AlkstoreError).code).toBe('DATABASE');
@@ -104,10 +110,20 @@ describe('sqlite engine: file, options and lifecycle', () => {
       await s1.close();
       // What a build without step 4 left (its version may already be past 4): no counters, no triggers.
       const raw = new Database(old.location);
-      for (const t of ['__alkstore_jobs_count_insert', '__alkstore_jobs_count_delete', '__alkstore_jobs_count_update', '__alkstore_queue_counts_fold']) raw.exec(`DROP TRIGGER ${t}`);
+      for (const t of [
+        '__alkstore_jobs_count_insert',
+        '__alkstore_jobs_count_delete',
+        '__alkstore_jobs_count_update',
+        '__alkstore_queue_counts_fold',
+      ])
+        raw.exec(`DROP TRIGGER ${t}`);
       raw.exec('DROP TABLE __alkstore_queue_counts');
       raw.exec(`UPDATE __alkstore_meta SET value = ${SCHEMA_VERSION} WHERE key = 'schema_version'`);
-      raw.prepare("INSERT INTO __alkstore_jobs (queue, state, payload, priority, attempts, max_attempts, visibility_timeout_ms, backoff_base_ms, run_at, enqueued_at) VALUES ('upgrade', 'pending', '4', 0, 0, 3, 1000, 1000, 0, 0)").run();
+      raw
+        .prepare(
+          "INSERT INTO __alkstore_jobs (queue, state, payload, priority, attempts, max_attempts, visibility_timeout_ms, backoff_base_ms, run_at, enqueued_at) VALUES ('upgrade', 'pending', '4', 0, 0, 3, 1000, 1000, 0, 0)",
+        )
+        .run();
       raw.close();
       const s2 = await old.open();
       try {
@@ -118,7 +134,9 @@ describe('sqlite engine: file, options and lifecycle', () => {
         await s2.close();
       }
       const check = new Database(old.location, { readonly: true });
-      expect(check.prepare("SELECT value FROM __alkstore_meta WHERE key = 'schema_version'").pluck().get()).toBe(SCHEMA_VERSION);
+      expect(check.prepare("SELECT value FROM __alkstore_meta WHERE key = 'schema_version'").pluck().get()).toBe(
+        SCHEMA_VERSION,
+      );
       check.close();
     } finally {
       await old.destroy();
@@ -164,7 +182,9 @@ describe('sqlite engine: file, options and lifecycle', () => {
       const t0 = 1_000_000;
       pruner.maybePrune(conn, t0); // marks the current max
       pruner.maybePrune(conn, t0 + 30_000);
-      expect(conn.db.prepare('SELECT count(*) FROM __alkstore_notify WHERE id <= ?').pluck().get(max)).toBeGreaterThan(0);
+      expect(conn.db.prepare('SELECT count(*) FROM __alkstore_notify WHERE id <= ?').pluck().get(max)).toBeGreaterThan(
+        0,
+      );
       pruner.maybePrune(conn, t0 + 61_000);
       expect(conn.db.prepare('SELECT count(*) FROM __alkstore_notify WHERE id < ?').pluck().get(max)).toBe(0);
       expect(conn.db.prepare('SELECT count(*) FROM __alkstore_notify WHERE id = ?').pluck().get(max)).toBe(1);

@@ -62,34 +62,46 @@ describe('sqlite engine: wake and claim fast paths', () => {
     }
   });
 
-  it.each(['deferred', 'immediate'] as const)('claims with claimDurability %s: visible to other connections, kept across reopen', async (claimDurability) => {
-    const a = await openSqliteStore({ path: db.location, claimDurability });
-    const queue = `durability-${claimDurability}`;
-    const id = await a.queue(queue).enqueue({ k: claimDurability });
-    const [job] = await a.queue(queue).claimBatch(5, 'w1');
-    expect(job.id).toBe(id);
-    // Another connection sees the claim at once and cannot take the job.
-    const b = await openSqliteStore({ path: db.location });
-    expect(await b.queue(queue).claimOne('w2')).toBeNull();
-    await a.close();
-    await b.close();
-    const c = await openSqliteStore({ path: db.location });
-    try {
-      const raw = new Database(db.location, { readonly: true });
-      const row = raw.prepare('SELECT state, attempts, worker_id FROM __alkstore_jobs WHERE id = ?').get(id) as { state: string; attempts: number; worker_id: string };
-      raw.close();
-      expect(row).toEqual({ state: 'processing', attempts: 1, worker_id: 'w1' });
-      expect((await c.queue(queue).getJob(id))?.attempts).toBe(1);
-    } finally {
-      await c.close();
-    }
-  });
+  it.each(['deferred', 'immediate'] as const)(
+    'claims with claimDurability %s: visible to other connections, kept across reopen',
+    async (claimDurability) => {
+      const a = await openSqliteStore({ path: db.location, claimDurability });
+      const queue = `durability-${claimDurability}`;
+      const id = await a.queue(queue).enqueue({ k: claimDurability });
+      const [job] = await a.queue(queue).claimBatch(5, 'w1');
+      expect(job.id).toBe(id);
+      // Another connection sees the claim at once and cannot take the job.
+      const b = await openSqliteStore({ path: db.location });
+      expect(await b.queue(queue).claimOne('w2')).toBeNull();
+      await a.close();
+      await b.close();
+      const c = await openSqliteStore({ path: db.location });
+      try {
+        const raw = new Database(db.location, { readonly: true });
+        const row = raw.prepare('SELECT state, attempts, worker_id FROM __alkstore_jobs WHERE id = ?').get(id) as {
+          state: string;
+          attempts: number;
+          worker_id: string;
+        };
+        raw.close();
+        expect(row).toEqual({ state: 'processing', attempts: 1, worker_id: 'w1' });
+        expect((await c.queue(queue).getJob(id))?.attempts).toBe(1);
+      } finally {
+        await c.close();
+      }
+    },
+  );
 
   it('acks a deferred claim and interleaves claims with other writes of the same turn', async () => {
     const q = store.queue('interleave');
     await q.enqueueMany([1, 2, 3, 4]);
     // Claims, an enqueue and a publish issued in one turn: each resolves with its own result.
-    const [c1, e, c2, p] = await Promise.all([q.claimBatch(2, 'w'), q.enqueue(5), q.claimBatch(2, 'w'), store.stream('interleave').publish('x')]);
+    const [c1, e, c2, p] = await Promise.all([
+      q.claimBatch(2, 'w'),
+      q.enqueue(5),
+      q.claimBatch(2, 'w'),
+      store.stream('interleave').publish('x'),
+    ]);
     expect(c1.map((j) => j.payload)).toEqual([1, 2]);
     expect(c2.map((j) => j.payload)).toEqual([3, 4]);
     expect(typeof e).toBe('number');
@@ -99,6 +111,8 @@ describe('sqlite engine: wake and claim fast paths', () => {
   });
 
   it('validates claimDurability', async () => {
-    await expect(openSqliteStore({ path: db.location, claimDurability: 'never' as 'deferred' })).rejects.toThrow(InvalidOption);
+    await expect(openSqliteStore({ path: db.location, claimDurability: 'never' as 'deferred' })).rejects.toThrow(
+      InvalidOption,
+    );
   });
 });

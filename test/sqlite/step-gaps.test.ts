@@ -12,7 +12,9 @@ describe('SQLite numbered steps (engine-only): gaps', () => {
       // A file migrated by a build that did not have step 6 yet, although its version is 6.
       const raw = new Database(db.location);
       raw.exec("DROP TABLE __alkstore_queue_minutes; DELETE FROM __alkstore_meta WHERE key = 'migration:6'");
-      expect(raw.prepare("SELECT value FROM __alkstore_meta WHERE key = 'schema_version'").pluck().get()).toBe(SCHEMA_VERSION);
+      expect(raw.prepare("SELECT value FROM __alkstore_meta WHERE key = 'schema_version'").pluck().get()).toBe(
+        SCHEMA_VERSION,
+      );
       raw.close();
       const s2 = await db.open();
       const q = s2.queue('gap');
@@ -33,7 +35,9 @@ describe('SQLite numbered steps (engine-only): gaps', () => {
       const s1 = await db.open();
       await s1.close();
       const raw = new Database(db.location);
-      raw.exec("DROP TABLE __alkstore_queue_latency; DELETE FROM __alkstore_meta WHERE key = 'migration:13'; UPDATE __alkstore_meta SET value = 10 WHERE key = 'schema_version'");
+      raw.exec(
+        "DROP TABLE __alkstore_queue_latency; DELETE FROM __alkstore_meta WHERE key = 'migration:13'; UPDATE __alkstore_meta SET value = 10 WHERE key = 'schema_version'",
+      );
       raw.close();
       const s2 = await db.open();
       const q = s2.queue('lat');
@@ -78,9 +82,14 @@ describe('SQLite numbered steps (engine-only): gaps', () => {
       const check = new Database(db.location, { readonly: true });
       // The batches' rows carry the mark; the single enqueue's row does not, and the trigger counted it.
       expect(check.prepare('SELECT payload, precounted FROM __alkstore_jobs ORDER BY id').all()).toEqual(
-        ['1', '2', '3', '4', '5', '6', '7', '8', '"a"', '"b"'].map((payload, i) => ({ payload, precounted: i < 3 || i === 7 ? null : 1 })),
+        ['1', '2', '3', '4', '5', '6', '7', '8', '"a"', '"b"'].map((payload, i) => ({
+          payload,
+          precounted: i < 3 || i === 7 ? null : 1,
+        })),
       );
-      expect(check.prepare("SELECT value FROM __alkstore_meta WHERE key = 'schema_version'").pluck().get()).toBe(SCHEMA_VERSION);
+      expect(check.prepare("SELECT value FROM __alkstore_meta WHERE key = 'schema_version'").pluck().get()).toBe(
+        SCHEMA_VERSION,
+      );
       check.close();
     } finally {
       await db.destroy();

@@ -47,25 +47,32 @@ describe('sqlite engine joined to a TypeORM transaction (same file)', () => {
     }
   });
 
-  it('keyed enqueues (uniqueKey, orderingKey, headers) work through the joined transaction as through the store', () => keyedEnqueuesThroughJoinedTx(ds, store));
+  it('keyed enqueues (uniqueKey, orderingKey, headers) work through the joined transaction as through the store', () =>
+    keyedEnqueuesThroughJoinedTx(ds, store));
 
   it('a flow (tx.enqueueFlow, tx.enqueue with dependsOn) commits with the business row, a rollback leaves none of it, a bad flow is refused before any write', () =>
-    flowsThroughJoinedTx(ds, store, { insert: (em, note) => em.query('INSERT INTO flow_orders (note) VALUES (?)', [note]), count: async (note) => count('SELECT count(*) AS n FROM flow_orders WHERE note = ?', [note]) }));
+    flowsThroughJoinedTx(ds, store, {
+      insert: (em, note) => em.query('INSERT INTO flow_orders (note) VALUES (?)', [note]),
+      count: async (note) => count('SELECT count(*) AS n FROM flow_orders WHERE note = ?', [note]),
+    }));
 
   it('drops the job, event, notify and offset save on rollback', async () => {
     const marker = store.listen('rb-marker');
     const rolledBack = store.listen('rb-notify');
     const queueWake = store.queue('rb-queue').listen();
     await expect(
-      store.joinTransaction<EntityManager, unknown>((body) => ds.transaction(body), async (tx, em) => {
-        await em.query('INSERT INTO orders (note) VALUES (?)', ['rolled back']);
-        await tx.enqueue('rb-queue', { order: 1 });
-        await tx.publish('rb-stream', { order: 1 });
-        await tx.publishWithKey('rb-stream', 'k', { order: 1 });
-        await tx.notify('rb-notify');
-        await tx.saveOffset('rb-stream', 'consumer', 1);
-        throw new Error('business failure');
-      }),
+      store.joinTransaction<EntityManager, unknown>(
+        (body) => ds.transaction(body),
+        async (tx, em) => {
+          await em.query('INSERT INTO orders (note) VALUES (?)', ['rolled back']);
+          await tx.enqueue('rb-queue', { order: 1 });
+          await tx.publish('rb-stream', { order: 1 });
+          await tx.publishWithKey('rb-stream', 'k', { order: 1 });
+          await tx.notify('rb-notify');
+          await tx.saveOffset('rb-stream', 'consumer', 1);
+          throw new Error('business failure');
+        },
+      ),
     ).rejects.toThrow('business failure');
     expect(await count('SELECT count(*) AS n FROM orders')).toBe(0);
     expect(await store.queue('rb-queue').stats()).toMatchObject({ pending: 0, processing: 0, dead: 0 });
@@ -73,7 +80,10 @@ describe('sqlite engine joined to a TypeORM transaction (same file)', () => {
     expect(await store.stream('rb-stream').getOffset('consumer')).toBe(0);
     expect(await count('SELECT count(*) AS n FROM __alkstore_notify WHERE channel = ?', ['rb-notify'])).toBe(0);
     // A later commit wakes its own channel; by then the watcher has seen everything before it: nothing from the rollback.
-    await store.joinTransaction<EntityManager, unknown>((body) => ds.transaction(body), (tx) => tx.notify('rb-marker'));
+    await store.joinTransaction<EntityManager, unknown>(
+      (body) => ds.transaction(body),
+      (tx) => tx.notify('rb-marker'),
+    );
     expect(await marker.recv(AbortSignal.timeout(10_000))).toEqual({ channel: 'rb-marker' });
     expect(await rolledBack.recv(AbortSignal.abort())).toBeNull();
     expect(await queueWake.recv(AbortSignal.abort())).toBeNull();
@@ -85,10 +95,13 @@ describe('sqlite engine joined to a TypeORM transaction (same file)', () => {
     const slow = await openSqliteStore({ path: db.location, wakeFallbackMs: 600_000 });
     try {
       const wake = slow.queue('poked-by-orm').listen();
-      await store.joinTransaction<EntityManager, unknown>((body) => ds.transaction(body), async (tx, em) => {
-        await em.query('INSERT INTO orders (note) VALUES (?)', ['poked']);
-        return tx.enqueue('poked-by-orm', { n: 1 });
-      });
+      await store.joinTransaction<EntityManager, unknown>(
+        (body) => ds.transaction(body),
+        async (tx, em) => {
+          await em.query('INSERT INTO orders (note) VALUES (?)', ['poked']);
+          return tx.enqueue('poked-by-orm', { n: 1 });
+        },
+      );
       expect(await wake.recv(AbortSignal.timeout(20_000))).toEqual({ channel: wake.channel });
       wake.close();
     } finally {
@@ -100,12 +113,15 @@ describe('sqlite engine joined to a TypeORM transaction (same file)', () => {
     const q = store.queue('commit-queue', { maxAttempts: 7 });
     const wake = q.listen();
     const events = store.stream('commit-stream').subscribe('reader');
-    const id = await store.joinTransaction<EntityManager, unknown>((body) => ds.transaction(body), async (tx, em) => {
-      await em.query('INSERT INTO orders (note) VALUES (?)', ['committed']);
-      await tx.publishWithKey('commit-stream', 'order-1', { order: 1 });
-      await tx.saveOffset('commit-stream', 'other', 1);
-      return tx.enqueue('commit-queue', { order: 1 });
-    });
+    const id = await store.joinTransaction<EntityManager, unknown>(
+      (body) => ds.transaction(body),
+      async (tx, em) => {
+        await em.query('INSERT INTO orders (note) VALUES (?)', ['committed']);
+        await tx.publishWithKey('commit-stream', 'order-1', { order: 1 });
+        await tx.saveOffset('commit-stream', 'other', 1);
+        return tx.enqueue('commit-queue', { order: 1 });
+      },
+    );
     expect(await wake.recv(AbortSignal.timeout(10_000))).toEqual({ channel: '__alkstore_queue:commit-queue' });
     const job = await q.claimOne('w');
     expect(job?.id).toBe(id);
@@ -139,7 +155,12 @@ describe('sqlite engine joined to a TypeORM transaction (same file)', () => {
       (_tx, qr) => store.withTx(qr).outboxEnqueue('mails', { to: 'a@b.c' }),
     );
     const info = await store.outbox('mails').queue.getJob(id);
-    expect(info).toMatchObject({ state: 'pending', maxAttempts: 5, visibilityTimeoutMs: 60_000, payload: { to: 'a@b.c' } });
+    expect(info).toMatchObject({
+      state: 'pending',
+      maxAttempts: 5,
+      visibilityTimeoutMs: 60_000,
+      payload: { to: 'a@b.c' },
+    });
   });
 
   it('lets workers claim and ack while a TypeORM transaction is open: they wait, then complete after its commit', async () => {
@@ -150,18 +171,21 @@ describe('sqlite engine joined to a TypeORM transaction (same file)', () => {
     const work: Promise<unknown>[] = [];
     let started!: () => void;
     const inside = new Promise<void>((r) => (started = r));
-    const business = store.joinTransaction<EntityManager, unknown>((body) => ds.transaction(body), async (tx, em) => {
-      await em.query('INSERT INTO orders (note) VALUES (?)', ['holds the write lock']);
-      started();
-      // Keep the transaction open across event-loop turns; TypeORM's own statements still run.
-      for (let i = 0; i < 20; i++) {
-        await new Promise((r) => setTimeout(r, 5));
-        await em.query('INSERT INTO orders (note) VALUES (?)', [`more ${i}`]);
-      }
-      await tx.enqueue('busy-queue', 'from the business transaction');
-      // The write path is the transaction's until commit, so none of the store's own writes can have landed yet.
-      expect(settled).toBe(0);
-    });
+    const business = store.joinTransaction<EntityManager, unknown>(
+      (body) => ds.transaction(body),
+      async (tx, em) => {
+        await em.query('INSERT INTO orders (note) VALUES (?)', ['holds the write lock']);
+        started();
+        // Keep the transaction open across event-loop turns; TypeORM's own statements still run.
+        for (let i = 0; i < 20; i++) {
+          await new Promise((r) => setTimeout(r, 5));
+          await em.query('INSERT INTO orders (note) VALUES (?)', [`more ${i}`]);
+        }
+        await tx.enqueue('busy-queue', 'from the business transaction');
+        // The write path is the transaction's until commit, so none of the store's own writes can have landed yet.
+        expect(settled).toBe(0);
+      },
+    );
     // The workers' writes come from outside the transaction (another request, a worker loop).
     await inside;
     work.push(held!.ack().finally(() => settled++));

@@ -34,7 +34,8 @@ describe('sqlite write path beside application transactions (engine-only)', () =
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const orders = async (note: string): Promise<number> => ((await ds.query('SELECT count(*) AS n FROM orders WHERE note = ?', [note])) as { n: number }[])[0].n;
+  const orders = async (note: string): Promise<number> =>
+    ((await ds.query('SELECT count(*) AS n FROM orders WHERE note = ?', [note])) as { n: number }[])[0].n;
 
   it('refuses withTx(em) on a transaction TypeORM opened by itself, naming joinTransaction, and the business row rolls back with it', async () => {
     const err = await ds
@@ -51,10 +52,13 @@ describe('sqlite write path beside application transactions (engine-only)', () =
   it('refuses a plain write of the same store inside joinTransaction at once, naming tx.enqueue', async () => {
     const q = store.queue('inside');
     const err = await store
-      .joinTransaction<EntityManager, unknown>((body) => ds.transaction(body), async (tx, em) => {
-        await em.query('INSERT INTO orders (note) VALUES (?)', ['inside-join']);
-        await q.enqueue({ plain: true });
-      })
+      .joinTransaction<EntityManager, unknown>(
+        (body) => ds.transaction(body),
+        async (tx, em) => {
+          await em.query('INSERT INTO orders (note) VALUES (?)', ['inside-join']);
+          await q.enqueue({ plain: true });
+        },
+      )
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TransactionInProgress);
     expect((err as Error).message).toMatch(/tx\.enqueue/);
@@ -70,7 +74,9 @@ describe('sqlite write path beside application transactions (engine-only)', () =
       .withTx(async (tx) => {
         await tx.enqueue('inside-fn', 'in the transaction');
         // Started inside, run after the commit: the context outlives the transaction, the refusal does not.
-        later = new Promise<number>((resolve, reject) => setTimeout(() => q.enqueue('after').then(resolve, reject), 50));
+        later = new Promise<number>((resolve, reject) =>
+          setTimeout(() => q.enqueue('after').then(resolve, reject), 50),
+        );
         await q.enqueue('plain');
       })
       .catch((e: unknown) => e);
@@ -119,15 +125,18 @@ describe('sqlite write path beside application transactions (engine-only)', () =
     const entered = new Promise<void>((r) => (inside = r));
     let afterRevoke: unknown = null;
     const business = store
-      .joinTransaction<EntityManager, unknown>((body) => ds.transaction(body), async (tx, em) => {
-        await em.query('INSERT INTO orders (note) VALUES (?)', ['revoked-before']);
-        await tx.outboxEnqueue('renew-join-out', { n: 1 });
-        inside();
-        await new Promise((r) => setTimeout(r, 400));
-        // Rolled back meanwhile: the ORM's later writes land in a fresh transaction that rolls back too.
-        await em.query('INSERT INTO orders (note) VALUES (?)', ['revoked-after']);
-        afterRevoke = await tx.outboxEnqueue('renew-join-out', { n: 2 }).catch((e: unknown) => e);
-      })
+      .joinTransaction<EntityManager, unknown>(
+        (body) => ds.transaction(body),
+        async (tx, em) => {
+          await em.query('INSERT INTO orders (note) VALUES (?)', ['revoked-before']);
+          await tx.outboxEnqueue('renew-join-out', { n: 1 });
+          inside();
+          await new Promise((r) => setTimeout(r, 400));
+          // Rolled back meanwhile: the ORM's later writes land in a fresh transaction that rolls back too.
+          await em.query('INSERT INTO orders (note) VALUES (?)', ['revoked-after']);
+          afterRevoke = await tx.outboxEnqueue('renew-join-out', { n: 2 }).catch((e: unknown) => e);
+        },
+      )
       .catch((e: unknown) => e);
     await entered;
     // The transaction sleeps past the 300 ms lock wait: the renewal lands only because it was rolled back.
@@ -143,17 +152,22 @@ describe('sqlite write path beside application transactions (engine-only)', () =
 
   it('a transactional operation that fails halfway leaves nothing of itself; the transaction commits the rest', async () => {
     // A real trigger refuses one event row after its stream head was advanced in the same operation.
-    await ds.query(`CREATE TRIGGER refuse_event BEFORE INSERT ON __alkstore_events WHEN NEW.payload = '"boom"' BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`);
+    await ds.query(
+      `CREATE TRIGGER refuse_event BEFORE INSERT ON __alkstore_events WHEN NEW.payload = '"boom"' BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`,
+    );
     try {
       await store.withTx(async (tx) => {
         await expect(tx.publish('half', 'boom')).rejects.toThrow(/refused by the test/);
         expect(await tx.publish('half', 'ok')).toBe(1);
       });
-      await store.joinTransaction<EntityManager, unknown>((body) => ds.transaction(body), async (tx, em) => {
-        await em.query('INSERT INTO orders (note) VALUES (?)', ['joined-half']);
-        await expect(tx.publish('half', 'boom')).rejects.toThrow(/refused by the test/);
-        expect(await tx.publish('half', 'ok too')).toBe(2);
-      });
+      await store.joinTransaction<EntityManager, unknown>(
+        (body) => ds.transaction(body),
+        async (tx, em) => {
+          await em.query('INSERT INTO orders (note) VALUES (?)', ['joined-half']);
+          await expect(tx.publish('half', 'boom')).rejects.toThrow(/refused by the test/);
+          expect(await tx.publish('half', 'ok too')).toBe(2);
+        },
+      );
     } finally {
       await ds.query('DROP TRIGGER refuse_event');
     }

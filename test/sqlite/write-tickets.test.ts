@@ -90,6 +90,8 @@ describe('sqlite engine: write tickets (cross-process turn-taking on the write l
     await plain.queue('q').enqueue(1);
     await plain.close();
     expect(existsSync(`${plainPath}-alkwait`)).toBe(false);
-    await expect(openSqliteStore({ path: plainPath, writeFairness: 'yes' as unknown as boolean })).rejects.toThrow(/writeFairness/);
+    await expect(openSqliteStore({ path: plainPath, writeFairness: 'yes' as unknown as boolean })).rejects.toThrow(
+      /writeFairness/,
+    );
   });
 });

@@ -1,5 +1,10 @@
 import { describe, expect, it } from '@jest/globals';
-import { CORRELATION_ID_HEADER, correlationHeaders, currentCorrelationId, withCorrelationId } from '../../lib/tracing/correlation.js';
+import {
+  CORRELATION_ID_HEADER,
+  correlationHeaders,
+  currentCorrelationId,
+  withCorrelationId,
+} from '../../lib/tracing/correlation.js';
 import { expectInvalidArgument, thrown } from '../helpers/typed-errors.js';
 
 describe('correlation ids: bad input', () => {
@@ -29,19 +34,47 @@ describe('correlation ids: bad input', () => {
     const run = (): void => {
       ran = true;
     };
-    expectInvalidArgument(thrown(() => withCorrelationId('order-1', run, '')), 'causationId', ['non-empty string']);
-    expectInvalidArgument(thrown(() => withCorrelationId('order-1', run, 7 as never)), 'causationId', ['number']);
-    expectInvalidArgument(thrown(() => withCorrelationId('order-1', 'nope' as never)), 'fn', ['function']);
+    expectInvalidArgument(
+      thrown(() => withCorrelationId('order-1', run, '')),
+      'causationId',
+      ['non-empty string'],
+    );
+    expectInvalidArgument(
+      thrown(() => withCorrelationId('order-1', run, 7 as never)),
+      'causationId',
+      ['number'],
+    );
+    expectInvalidArgument(
+      thrown(() => withCorrelationId('order-1', 'nope' as never)),
+      'fn',
+      ['function'],
+    );
     expect(ran).toBe(false);
     expect(currentCorrelationId()).toBeUndefined();
   });
 
   it('correlationHeaders refuses a given blank or non-string id and a non-object extra, never echoing a value', () => {
-    expectInvalidArgument(thrown(() => correlationHeaders('')), 'correlationId', ['blank']);
-    expectInvalidArgument(thrown(() => correlationHeaders(12 as never)), 'correlationId', ['number']);
-    const e = expectInvalidArgument(thrown(() => correlationHeaders('order-1', 'token=s3cr3t' as never)), 'extra', ['object']);
+    expectInvalidArgument(
+      thrown(() => correlationHeaders('')),
+      'correlationId',
+      ['blank'],
+    );
+    expectInvalidArgument(
+      thrown(() => correlationHeaders(12 as never)),
+      'correlationId',
+      ['number'],
+    );
+    const e = expectInvalidArgument(
+      thrown(() => correlationHeaders('order-1', 'token=s3cr3t' as never)),
+      'extra',
+      ['object'],
+    );
     expect(e.message).not.toContain('s3cr3t');
-    expectInvalidArgument(thrown(() => correlationHeaders(undefined, null as never)), 'extra', ['null']);
+    expectInvalidArgument(
+      thrown(() => correlationHeaders(undefined, null as never)),
+      'extra',
+      ['null'],
+    );
   });
 
   it('still accepts what it accepted: a given id, the current one, or a new UUID', () => {

@@ -4,7 +4,16 @@ import { context, propagation, SpanKind, trace, type Span } from '@opentelemetry
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider, type ReadableSpan } from '@opentelemetry/sdk-trace';
-import { Body, Controller, Injectable, Post, type INestApplication, type MiddlewareConsumer, Module, type NestModule } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Injectable,
+  Post,
+  type INestApplication,
+  type MiddlewareConsumer,
+  Module,
+  type NestModule,
+} from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import type { Job } from '../../lib/contract/types.js';
@@ -45,7 +54,9 @@ class OrdersController {
     // Stands in for database instrumentation: the transaction that commits the order and its outbox message.
     return tracer.startActiveSpan('outbox commit', async (span: Span) => {
       try {
-        const id = await this.store.withTx((tx) => tx.outboxEnqueue('trace-orders', body, { headers: correlationHeaders('order-42') }));
+        const id = await this.store.withTx((tx) =>
+          tx.outboxEnqueue('trace-orders', body, { headers: correlationHeaders('order-42') }),
+        );
         return { id };
       } finally {
         span.end();
@@ -88,7 +99,10 @@ for (const engine of nestEngines()) {
       propagation.setGlobalPropagator(new W3CTraceContextPropagator());
       db = await engine.create();
       const moduleRef = await Test.createTestingModule({
-        imports: [AlkstoreModule.forRoot(db.moduleOptions({ logger: new MemoryLogger(), idlePollIntervalMs: 100 })), OrdersModule],
+        imports: [
+          AlkstoreModule.forRoot(db.moduleOptions({ logger: new MemoryLogger(), idlePollIntervalMs: 100 })),
+          OrdersModule,
+        ],
       }).compile();
       app = moduleRef.createNestApplication({ logger: false });
       await app.init();
@@ -112,7 +126,9 @@ for (const engine of nestEngines()) {
       const res = await request(app.getHttpServer()).post('/orders').set(carrier).send({ sku: 'A-1' }).expect(201);
       client.end();
       await waitFor('the message was delivered', () => delivered.length === 1);
-      await waitFor('the delivery span ended', () => exporter.getFinishedSpans().some((s) => s.name === 'outbox trace-orders process'));
+      await waitFor('the delivery span ended', () =>
+        exporter.getFinishedSpans().some((s) => s.name === 'outbox trace-orders process'),
+      );
 
       const spans = exporter.getFinishedSpans();
       const server = byName(spans, 'POST /orders');

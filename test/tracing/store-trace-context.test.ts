@@ -64,6 +64,9 @@ describe('openStore: the trace context is a per-store option, not a process-wide
   }
 
   it('refuses a tracing option that is not a boolean before any I/O, naming it', async () => {
-    await expect(openStore({ url: 'sqlite::memory:', tracing: 'yes' as never })).rejects.toMatchObject({ code: 'INVALID_OPTION', field: 'tracing' });
+    await expect(openStore({ url: 'sqlite::memory:', tracing: 'yes' as never })).rejects.toMatchObject({
+      code: 'INVALID_OPTION',
+      field: 'tracing',
+    });
   });
 });

@@ -18,9 +18,12 @@ describe('backoff (equal-jitter exponential, conformance/contract/backoff.json)'
     },
   );
 
-  it.each(v.ranges.map((r) => [`attempts=${r.attempts} base=${r.baseMs}`, r] as const))('pins the range for %s', (_label, r) => {
-    expect(backoffRangeMs(r.attempts, r.baseMs)).toEqual({ min: r.minMs, max: r.maxMs });
-  });
+  it.each(v.ranges.map((r) => [`attempts=${r.attempts} base=${r.baseMs}`, r] as const))(
+    'pins the range for %s',
+    (_label, r) => {
+      expect(backoffRangeMs(r.attempts, r.baseMs)).toEqual({ min: r.minMs, max: r.maxMs });
+    },
+  );
 
   it('keeps every delay inside its range for any random in [0, 1)', () => {
     for (const r of v.ranges) {
@@ -52,30 +55,80 @@ describe('backoff (equal-jitter exponential, conformance/contract/backoff.json)'
     }
   });
 
-  it.each(v.invalid.map((x) => [`attempts=${x.attempts} base=${x.baseMs}`, x] as const))('refuses %s with an InvalidArgument naming the argument', (_label, x) => {
-    expectInvalidArgument(thrown(() => backoffCapMs(x.attempts, x.baseMs)), x.argument);
-    expectInvalidArgument(thrown(() => backoffDelayMs(x.attempts, x.baseMs, () => 0)), x.argument);
-    expectInvalidArgument(thrown(() => backoffRangeMs(x.attempts, x.baseMs)), x.argument);
-  });
+  it.each(v.invalid.map((x) => [`attempts=${x.attempts} base=${x.baseMs}`, x] as const))(
+    'refuses %s with an InvalidArgument naming the argument',
+    (_label, x) => {
+      expectInvalidArgument(
+        thrown(() => backoffCapMs(x.attempts, x.baseMs)),
+        x.argument,
+      );
+      expectInvalidArgument(
+        thrown(() => backoffDelayMs(x.attempts, x.baseMs, () => 0)),
+        x.argument,
+      );
+      expectInvalidArgument(
+        thrown(() => backoffRangeMs(x.attempts, x.baseMs)),
+        x.argument,
+      );
+    },
+  );
 
   it('refuses non-finite and non-number inputs with an InvalidArgument naming the argument', () => {
-    expectInvalidArgument(thrown(() => backoffCapMs(Number.NaN, 5000)), 'attempts', ['NaN']);
-    expectInvalidArgument(thrown(() => backoffCapMs(1, Number.NaN)), 'baseMs', ['NaN']);
-    expectInvalidArgument(thrown(() => backoffCapMs(1, Number.POSITIVE_INFINITY)), 'baseMs');
-    expectInvalidArgument(thrown(() => backoffCapMs(Number.POSITIVE_INFINITY, 5000)), 'attempts');
-    expectInvalidArgument(thrown(() => backoffCapMs('2' as never, 5000)), 'attempts', ['string']);
-    expectInvalidArgument(thrown(() => backoffCapMs(1, null as never)), 'baseMs', ['null']);
+    expectInvalidArgument(
+      thrown(() => backoffCapMs(Number.NaN, 5000)),
+      'attempts',
+      ['NaN'],
+    );
+    expectInvalidArgument(
+      thrown(() => backoffCapMs(1, Number.NaN)),
+      'baseMs',
+      ['NaN'],
+    );
+    expectInvalidArgument(
+      thrown(() => backoffCapMs(1, Number.POSITIVE_INFINITY)),
+      'baseMs',
+    );
+    expectInvalidArgument(
+      thrown(() => backoffCapMs(Number.POSITIVE_INFINITY, 5000)),
+      'attempts',
+    );
+    expectInvalidArgument(
+      thrown(() => backoffCapMs('2' as never, 5000)),
+      'attempts',
+      ['string'],
+    );
+    expectInvalidArgument(
+      thrown(() => backoffCapMs(1, null as never)),
+      'baseMs',
+      ['null'],
+    );
   });
 
   it.each(v.invalidRandom)('refuses a random source returning %p with an InvalidArgument naming random', (r) => {
-    expectInvalidArgument(thrown(() => backoffDelayMs(1, 5000, () => r)), 'random', ['[0, 1)', String(r)]);
+    expectInvalidArgument(
+      thrown(() => backoffDelayMs(1, 5000, () => r)),
+      'random',
+      ['[0, 1)', String(r)],
+    );
   });
 
   it('refuses a random source returning NaN or a string, and one that is not a function', () => {
-    expectInvalidArgument(thrown(() => backoffDelayMs(1, 5000, () => Number.NaN)), 'random', ['NaN']);
+    expectInvalidArgument(
+      thrown(() => backoffDelayMs(1, 5000, () => Number.NaN)),
+      'random',
+      ['NaN'],
+    );
     // The message shows the type of a non-number draw, never the value.
-    const e = expectInvalidArgument(thrown(() => backoffDelayMs(1, 5000, () => 'secret-ish' as never)), 'random', ['string']);
+    const e = expectInvalidArgument(
+      thrown(() => backoffDelayMs(1, 5000, () => 'secret-ish' as never)),
+      'random',
+      ['string'],
+    );
     expect(e.message).not.toContain('secret-ish');
-    expectInvalidArgument(thrown(() => backoffDelayMs(1, 5000, 5 as never)), 'random', ['function']);
+    expectInvalidArgument(
+      thrown(() => backoffDelayMs(1, 5000, 5 as never)),
+      'random',
+      ['function'],
+    );
   });
 });

@@ -1,5 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
-import { CLAIM_SWEEP_MS, SWEEP_LATE_MS, SWEEP_POLL_MS, ClaimGate, SETTINGS_TRUST_MS } from '../../lib/engines/postgres/claim-gate.js';
+import {
+  CLAIM_SWEEP_MS,
+  SWEEP_LATE_MS,
+  SWEEP_POLL_MS,
+  ClaimGate,
+  SETTINGS_TRUST_MS,
+} from '../../lib/engines/postgres/claim-gate.js';
 
 /** A gate on a hand-driven clock, listening, whose queue `q` just had a full claim that read no settings. */
 function trusted(): { gate: ClaimGate; clock: { t: number } } {

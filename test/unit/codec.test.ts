@@ -66,7 +66,16 @@ describe('payload codec (conformance/contract/codec.json)', () => {
     ['a Set', { ids: [1, new Set([1])] }, 'job payload.ids[1]', '[...set]'],
     ['a Buffer', { file: Buffer.from('hi') }, 'job payload.file', 'base64'],
     ['a typed array', { bytes: new Uint8Array([1, 2]) }, 'job payload.bytes', 'base64'],
-    ['a class instance', { 'user data': new (class Account { id = 1 })() }, 'job payload["user data"]', 'instance of Account'],
+    [
+      'a class instance',
+      {
+        'user data': new (class Account {
+          id = 1;
+        })(),
+      },
+      'job payload["user data"]',
+      'instance of Account',
+    ],
     ['undefined in an array', [1, undefined], 'job payload[1]', 'null'],
   ])('refuses %s, naming the path of the value and what to send', (_kind, value, path, hint) => {
     const err = codecError(value);
@@ -87,7 +96,9 @@ describe('payload codec (conformance/contract/codec.json)', () => {
   it('refuses a payload over the byte limit with PayloadTooLarge, counting UTF-8 bytes', () => {
     expect(encodePayload('x'.repeat(8), 'payload', 10)).toBe(`"${'x'.repeat(8)}"`);
     expect(() => encodePayload('é'.repeat(5), 'payload', 10)).toThrow(PayloadTooLarge); // 12 bytes of JSON
-    expect(() => encodePayload('x'.repeat(9), 'payload', 10)).toThrow(/payload is 11 bytes as JSON; the limit is 10 \(the maxPayloadBytes store option\)/);
+    expect(() => encodePayload('x'.repeat(9), 'payload', 10)).toThrow(
+      /payload is 11 bytes as JSON; the limit is 10 \(the maxPayloadBytes store option\)/,
+    );
   });
 
   it('a payload whose strings alone are over the limit is refused before it is encoded', () => {
@@ -100,7 +111,9 @@ describe('payload codec (conformance/contract/codec.json)', () => {
       throw new Error('accepted');
     })();
     expect(err).toBeInstanceOf(PayloadTooLarge);
-    expect(err.message).toBe('payload is more than 1000 bytes as JSON (its strings alone are at least 2004); the limit is 1000 (the maxPayloadBytes store option)');
+    expect(err.message).toBe(
+      'payload is more than 1000 bytes as JSON (its strings alone are at least 2004); the limit is 1000 (the maxPayloadBytes store option)',
+    );
     expect(err.limit).toBe(1_000);
   });
 

@@ -34,7 +34,9 @@ describe('error classes', () => {
     expect(classes.size).toBeGreaterThan(10);
     // InvalidArgument must be a RangeError (SPEC §3); instanceof AlkstoreError holds for its instances.
     const strays = [...classes]
-      .filter(([, cls]) => cls !== AlkstoreError && cls !== root.InvalidArgument && !(cls.prototype instanceof AlkstoreError))
+      .filter(
+        ([, cls]) => cls !== AlkstoreError && cls !== root.InvalidArgument && !(cls.prototype instanceof AlkstoreError),
+      )
       .map(([name]) => name);
     expect(strays).toEqual([]);
     const invalid = new root.InvalidArgument('priority', 'must be an integer');
@@ -123,7 +125,10 @@ describe('error classes', () => {
     try {
       const notADirectory = join(dir, 'file');
       writeFileSync(notADirectory, 'x');
-      const err = await reliableSync.FileJournalOutboxStore.open({ directory: join(notADirectory, 'sub'), key: 'k' }).catch((e: unknown) => e);
+      const err = await reliableSync.FileJournalOutboxStore.open({
+        directory: join(notADirectory, 'sub'),
+        key: 'k',
+      }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(root.Database);
       expect((err as root.Database).code).toBe('DATABASE');
       expect(((err as Error).cause as NodeJS.ErrnoException).code).toMatch(/^(ENOTDIR|EEXIST)$/);

@@ -9,7 +9,11 @@ interface FlowVectors {
   refusals: { flow: FlowJob; target: string; says: string }[];
   order: { flow: FlowJob; insert: string[] }[];
   edgeOutcome: { jstate: string | null; ostate: string | null; outcome: string }[];
-  childResults: { policy: ChildPolicy; deps: { id: number; outcome: string; result?: string | null; error?: string }[]; expect: unknown[] }[];
+  childResults: {
+    policy: ChildPolicy;
+    deps: { id: number; outcome: string; result?: string | null; error?: string }[];
+    expect: unknown[];
+  }[];
 }
 
 const vectors = loadVectors<FlowVectors>('flows.json');
@@ -29,7 +33,11 @@ describe('flow rules (conformance/contract/flows.json)', () => {
         continue;
       }
       expect([v.target, err instanceof InvalidFlow]).toEqual([v.target, true]);
-      expect([v.target, (err as InvalidFlow).target, (err as InvalidFlow).message.includes(v.says)]).toEqual([v.target, v.target, true]);
+      expect([v.target, (err as InvalidFlow).target, (err as InvalidFlow).message.includes(v.says)]).toEqual([
+        v.target,
+        v.target,
+        true,
+      ]);
     }
   });
 
@@ -47,7 +55,16 @@ describe('flow rules (conformance/contract/flows.json)', () => {
 
   it("lists a waiting job's dependencies as its policy says", () => {
     for (const v of vectors.childResults) {
-      const rows = v.deps.map((d) => ({ dep_id: d.id, dep_queue: 'q', outcome: d.outcome, ostate: null, result: d.result ?? null, jstate: null, last_error: d.error ?? null, policy: v.policy }));
+      const rows = v.deps.map((d) => ({
+        dep_id: d.id,
+        dep_queue: 'q',
+        outcome: d.outcome,
+        ostate: null,
+        result: d.result ?? null,
+        jstate: null,
+        last_error: d.error ?? null,
+        policy: v.policy,
+      }));
       expect([v.policy, childResults(rows)]).toEqual([v.policy, v.expect]);
     }
   });

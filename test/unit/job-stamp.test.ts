@@ -1,16 +1,43 @@
 import { describe, expect, it } from '@jest/globals';
-import { DEFAULT_QUEUE_OPTS, OUTBOX_QUEUE_OPTS, type JobOpts, resolveJobStamp, resolveQueueOpts } from '../../lib/contract/options.js';
+import {
+  DEFAULT_QUEUE_OPTS,
+  OUTBOX_QUEUE_OPTS,
+  type JobOpts,
+  resolveJobStamp,
+  resolveQueueOpts,
+} from '../../lib/contract/options.js';
 
-const queueOpts = resolveQueueOpts({ visibilityTimeoutMs: 1_000, maxAttempts: 4, backoffBaseMs: 200, deadLetterRetentionMs: 5_000 });
+const queueOpts = resolveQueueOpts({
+  visibilityTimeoutMs: 1_000,
+  maxAttempts: 4,
+  backoffBaseMs: 200,
+  deadLetterRetentionMs: 5_000,
+});
 
 describe('queue options and job stamps', () => {
   it('defaults plain queues to 300 s visibility, 3 attempts, 5 s backoff base, keep dead forever', () => {
-    expect(DEFAULT_QUEUE_OPTS).toEqual({ leaseMs: 300_000, visibilityTimeoutMs: 300_000, maxAttempts: 3, backoffBaseMs: 5_000, deadLetterRetentionMs: null, resultRetentionMs: 604_800_000, limitKeys: null });
+    expect(DEFAULT_QUEUE_OPTS).toEqual({
+      leaseMs: 300_000,
+      visibilityTimeoutMs: 300_000,
+      maxAttempts: 3,
+      backoffBaseMs: 5_000,
+      deadLetterRetentionMs: null,
+      resultRetentionMs: 604_800_000,
+      limitKeys: null,
+    });
     expect(resolveQueueOpts(undefined)).toEqual(DEFAULT_QUEUE_OPTS);
   });
 
   it('defaults outbox-backed queues to 60 s visibility and 5 attempts', () => {
-    expect(OUTBOX_QUEUE_OPTS).toEqual({ leaseMs: 60_000, visibilityTimeoutMs: 60_000, maxAttempts: 5, backoffBaseMs: 5_000, deadLetterRetentionMs: null, resultRetentionMs: 604_800_000, limitKeys: null });
+    expect(OUTBOX_QUEUE_OPTS).toEqual({
+      leaseMs: 60_000,
+      visibilityTimeoutMs: 60_000,
+      maxAttempts: 5,
+      backoffBaseMs: 5_000,
+      deadLetterRetentionMs: null,
+      resultRetentionMs: 604_800_000,
+      limitKeys: null,
+    });
     expect(resolveQueueOpts({}, OUTBOX_QUEUE_OPTS)).toEqual(OUTBOX_QUEUE_OPTS);
   });
 
@@ -49,7 +76,14 @@ describe('queue options and job stamps', () => {
   });
 
   it('lets per-job options override the queue options for that job only', () => {
-    const opts: JobOpts = { priority: -5, maxAttempts: 9, visibilityTimeoutMs: 50, backoffBaseMs: 0, deadLetterRetentionMs: 7, expiresInMs: 100 };
+    const opts: JobOpts = {
+      priority: -5,
+      maxAttempts: 9,
+      visibilityTimeoutMs: 50,
+      backoffBaseMs: 0,
+      deadLetterRetentionMs: 7,
+      expiresInMs: 100,
+    };
     expect(resolveJobStamp(queueOpts, opts)).toEqual({
       priority: -5,
       maxAttempts: 9,

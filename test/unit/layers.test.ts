@@ -36,10 +36,17 @@ function edgesOf(file: string): Edge[] {
   for (const m of text.matchAll(STATIC)) {
     const clause = m[3] ?? '';
     const named = /^\{([^}]*)\}$/.exec(clause.trim());
-    const allTypeNamed = named !== null && named[1]!.split(',').map((s) => s.trim()).filter(Boolean).every((s) => s.startsWith('type '));
+    const allTypeNamed =
+      named !== null &&
+      named[1]!
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+        .every((s) => s.startsWith('type '));
     edges.push({ from: relative(LIB, file), to: target(m[4]!), typeOnly: m[2] !== undefined || allTypeNamed });
   }
-  for (const m of text.matchAll(SIDE_EFFECT)) edges.push({ from: relative(LIB, file), to: target(m[1]!), typeOnly: false });
+  for (const m of text.matchAll(SIDE_EFFECT))
+    edges.push({ from: relative(LIB, file), to: target(m[1]!), typeOnly: false });
   return edges;
 }
 

@@ -1,6 +1,13 @@
 import { describe, expect, it } from '@jest/globals';
 import { InvalidName, ReservedName } from '../../lib/contract/errors.js';
-import { LISTENER_RECONNECTED_CHANNEL, RESERVED_PREFIX, SCHEDULER_LOCK, outboxQueueName, validateKey, validateName } from '../../lib/contract/names.js';
+import {
+  LISTENER_RECONNECTED_CHANNEL,
+  RESERVED_PREFIX,
+  SCHEDULER_LOCK,
+  outboxQueueName,
+  validateKey,
+  validateName,
+} from '../../lib/contract/names.js';
 import { type NameVectors, loadVectors } from './vectors.js';
 
 const v = loadVectors<NameVectors>('names.json');
@@ -35,14 +42,17 @@ describe('names (conformance/contract/names.json)', () => {
     }
   });
 
-  it.each(v.invalid.map((n) => [n] as const))('refuses the empty or blank %j for every kind with InvalidName', (name) => {
-    for (const kind of v.kinds) {
-      const err = thrown(() => validateName(kind, name));
-      expect(err).toBeInstanceOf(InvalidName);
-      expect((err as InvalidName).code).toBe('INVALID_NAME');
-      expect((err as InvalidName).message).toContain(JSON.stringify(name));
-    }
-  });
+  it.each(v.invalid.map((n) => [n] as const))(
+    'refuses the empty or blank %j for every kind with InvalidName',
+    (name) => {
+      for (const kind of v.kinds) {
+        const err = thrown(() => validateName(kind, name));
+        expect(err).toBeInstanceOf(InvalidName);
+        expect((err as InvalidName).code).toBe('INVALID_NAME');
+        expect((err as InvalidName).message).toContain(JSON.stringify(name));
+      }
+    },
+  );
 
   it('refuses non-strings with InvalidName', () => {
     for (const bad of [undefined, null, 42, {}, ['q']]) expect(() => validateName('queue', bad)).toThrow(InvalidName);
@@ -53,11 +63,14 @@ describe('names (conformance/contract/names.json)', () => {
     for (const name of v.invalid) expect(() => validateKey('consumer', name)).toThrow(InvalidName);
   });
 
-  it.each(v.outboxQueue.map((o) => [o.outbox, o.queue] as const))('derives the backing queue of outbox %j as %j', (outbox, queue) => {
-    expect(outboxQueueName(outbox)).toBe(queue);
-    // The derived name is itself reserved: unreachable through a plain queue name.
-    expect(() => validateName('queue', queue)).toThrow(ReservedName);
-  });
+  it.each(v.outboxQueue.map((o) => [o.outbox, o.queue] as const))(
+    'derives the backing queue of outbox %j as %j',
+    (outbox, queue) => {
+      expect(outboxQueueName(outbox)).toBe(queue);
+      // The derived name is itself reserved: unreachable through a plain queue name.
+      expect(() => validateName('queue', queue)).toThrow(ReservedName);
+    },
+  );
 
   it('validates the outbox name before deriving', () => {
     expect(() => outboxQueueName('')).toThrow(InvalidName);

@@ -9,7 +9,11 @@ import { OwnWakes } from '../../lib/engines/postgres/own-wakes.js';
  */
 function setup(listening = true) {
   const delivered: string[] = [];
-  const own = new OwnWakes('s1', (p) => delivered.push(p), () => listening);
+  const own = new OwnWakes(
+    's1',
+    (p) => delivered.push(p),
+    () => listening,
+  );
   /** What the listener does with a notification: the store's dispatch. */
   const echo = (tagged: string): boolean => {
     const end = tagged.indexOf(';');
@@ -96,7 +100,11 @@ describe('OwnWakes (PostgreSQL engine: same-process wakes of own commits)', () =
 
   it('without LISTEN it still wakes in-process and remembers nothing', async () => {
     const { own, delivered } = setup(false);
-    await own.autocommit.run('c:q', async () => 1, () => true);
+    await own.autocommit.run(
+      'c:q',
+      async () => 1,
+      () => true,
+    );
     expect(delivered).toEqual(['c:q']);
     expect(own.pending).toBe(0);
   });

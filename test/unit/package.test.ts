@@ -52,14 +52,20 @@ describe('package.json', () => {
     const mapped = pkg.typesVersions['*'];
     for (const [key, target] of Object.entries(pkg.exports)) {
       if (key === '.' || typeof target === 'string') continue;
-      expect({ subpath: key, types: mapped[key.slice(2)] }).toEqual({ subpath: key, types: [target.types.replace(/^\.\//, '')] });
+      expect({ subpath: key, types: mapped[key.slice(2)] }).toEqual({
+        subpath: key,
+        types: [target.types.replace(/^\.\//, '')],
+      });
     }
   });
 
   it('every export points into the shipped build, built from a shipped source file', () => {
     for (const [key, target] of Object.entries(pkg.exports)) {
       if (typeof target === 'string') continue;
-      expect({ key, shipped: pkg.files.some((f) => target.default.startsWith(`./${f}/`)) }).toEqual({ key, shipped: true });
+      expect({ key, shipped: pkg.files.some((f) => target.default.startsWith(`./${f}/`)) }).toEqual({
+        key,
+        shipped: true,
+      });
       const source = target.default.replace(/^\.\/dist\//, '').replace(/\.js$/, '.ts');
       expect({ key, source: existsSync(source) }).toEqual({ key, source: true });
     }
@@ -72,7 +78,12 @@ describe('package.json', () => {
   });
 
   it('every relative link in README.md and docs/*.md names a shipped file', () => {
-    const docs = ['README.md', ...readdirSync('docs').filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+    const docs = [
+      'README.md',
+      ...readdirSync('docs')
+        .filter((f) => f.endsWith('.md'))
+        .map((f) => `docs/${f}`),
+    ];
     const broken: string[] = [];
     for (const md of docs) {
       for (const m of readFileSync(md, 'utf8').matchAll(/\]\(([^)\s]+)\)/g)) {

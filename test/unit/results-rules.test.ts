@@ -8,7 +8,7 @@ describe('progress rules (conformance/contract/results.json)', () => {
     expect(PROGRESS_INTERVAL_MS).toBe(vectors.progressThrottle.intervalMs);
   });
 
-  it('throttles one job\'s writes as the vector steps say', () => {
+  it("throttles one job's writes as the vector steps say", () => {
     const t = new ProgressThrottle(vectors.progressThrottle.intervalMs);
     for (const step of vectors.progressThrottle.steps) {
       if ('take' in step) {

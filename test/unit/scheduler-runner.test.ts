@@ -3,7 +3,12 @@ import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { LeadershipLost } from '../../lib/contract/errors.js';
 import { SCHEDULER_LOCK, SCHEDULES_WAKE_CHANNEL } from '../../lib/contract/names.js';
 import type { Lock } from '../../lib/contract/types.js';
-import { SCHEDULER_LOCK_TTL_MS, SCHEDULER_RENEW_MS, type SchedulerEngine, runSchedules } from '../../lib/internal/scheduler-runner.js';
+import {
+  SCHEDULER_LOCK_TTL_MS,
+  SCHEDULER_RENEW_MS,
+  type SchedulerEngine,
+  runSchedules,
+} from '../../lib/internal/scheduler-runner.js';
 import { WakeHub } from '../../lib/internal/wake-hub.js';
 
 /**

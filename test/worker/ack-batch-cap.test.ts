@@ -18,7 +18,8 @@ it('acks that pile up past MAX_BATCH behind a slow write go out in batches the s
   try {
     const real = store.queue('ack-cap');
     const total = MAX_BATCH + 101;
-    for (let start = 0; start < total; start += 5_000) await real.enqueueMany(Array.from({ length: Math.min(5_000, total - start) }, (_, i) => start + i));
+    for (let start = 0; start < total; start += 5_000)
+      await real.enqueueMany(Array.from({ length: Math.min(5_000, total - start) }, (_, i) => start + i));
     const sizes: number[] = [];
     const firstWrite = gate();
     const handlersGo = gate();
@@ -61,10 +62,15 @@ it('acks that pile up past MAX_BATCH behind a slow write go out in batches the s
     });
     w.start();
     try {
-      await waitFor('every job acked', async () => {
-        const st = await real.stats();
-        return st.pending === 0 && st.processing === 0;
-      }, 60_000, 20);
+      await waitFor(
+        'every job acked',
+        async () => {
+          const st = await real.stats();
+          return st.pending === 0 && st.processing === 0;
+        },
+        60_000,
+        20,
+      );
     } finally {
       firstWrite.open();
       await w.stop();

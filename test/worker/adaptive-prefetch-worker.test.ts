@@ -30,8 +30,23 @@ function watchClaims(queue: Queue, seen: Claim[], before?: () => Promise<void>):
 type WorkerOpts = Partial<ConstructorParameters<typeof QueueWorker>[0]>;
 
 /** A QueueWorker with the default (adaptive) prefetch unless `extra` sets one. */
-function worker(queue: Queue, handler: (job: Job) => Promise<unknown>, logger: MemoryLogger, extra: WorkerOpts = {}): QueueWorker {
-  return new QueueWorker({ queue, handler, name: 'adaptive worker', concurrency: 1, idlePollIntervalMs: 100, drainTimeoutMs: 30_000, workerId: 'adaptive', logger, ...extra });
+function worker(
+  queue: Queue,
+  handler: (job: Job) => Promise<unknown>,
+  logger: MemoryLogger,
+  extra: WorkerOpts = {},
+): QueueWorker {
+  return new QueueWorker({
+    queue,
+    handler,
+    name: 'adaptive worker',
+    concurrency: 1,
+    idlePollIntervalMs: 100,
+    drainTimeoutMs: 30_000,
+    workerId: 'adaptive',
+    logger,
+    ...extra,
+  });
 }
 
 const settled = async (q: Queue): Promise<boolean> => {
@@ -92,7 +107,11 @@ for (const engine of contractEngines()) {
       let stopping: Promise<void> | null = null;
       let other: Job[] = [];
       try {
-        await waitFor('the blocker running with jobs buffered behind it', async () => started.includes(blocker) && (await q.stats()).processing > 1, 30_000);
+        await waitFor(
+          'the blocker running with jobs buffered behind it',
+          async () => started.includes(blocker) && (await q.stats()).processing > 1,
+          30_000,
+        );
         stopping = w.stop().then(() => {
           stopped = true;
         });
@@ -150,7 +169,10 @@ for (const engine of contractEngines()) {
       const q = store.queue('auto-explicit');
       await q.enqueueMany(Array.from({ length: 60 }, (_, i) => i));
       const claims: Claim[] = [];
-      const w = worker(watchClaims(q, claims), async () => undefined, new MemoryLogger(), { concurrency: 2, prefetch: 0 });
+      const w = worker(watchClaims(q, claims), async () => undefined, new MemoryLogger(), {
+        concurrency: 2,
+        prefetch: 0,
+      });
       w.start();
       try {
         await waitFor('all acked', () => settled(q), 30_000);

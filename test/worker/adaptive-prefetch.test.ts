@@ -4,16 +4,56 @@ import { expectInvalidArgument, expectInvalidOption, thrown } from '../helpers/t
 
 describe('AdaptivePrefetch (pure sizing rules)', () => {
   it('refuses a bad concurrency, max or lease share with an InvalidArgument naming the option', () => {
-    expectInvalidArgument(thrown(() => new AdaptivePrefetch({ concurrency: 0, max: 10 })), 'concurrency', ['[1, ']);
-    expectInvalidArgument(thrown(() => new AdaptivePrefetch({ concurrency: 1.5, max: 10 })), 'concurrency', ['fraction']);
-    expectInvalidArgument(thrown(() => new AdaptivePrefetch({ concurrency: '4' as never, max: 10 })), 'concurrency', ['string']);
-    expectInvalidArgument(thrown(() => new AdaptivePrefetch({ concurrency: 1, max: -1 })), 'max', ['[0, ']);
-    expectInvalidArgument(thrown(() => new AdaptivePrefetch({ concurrency: 1, max: Number.NaN })), 'max', ['NaN']);
-    expectInvalidArgument(thrown(() => new AdaptivePrefetch({ concurrency: 1, max: 10, leaseShare: 0.9 })), 'leaseShare', ['(0, 0.5]', '0.9']);
-    expectInvalidArgument(thrown(() => new AdaptivePrefetch({ concurrency: 1, max: 10, leaseShare: 0 })), 'leaseShare', ['(0, 0.5]']);
-    expectInvalidArgument(thrown(() => new AdaptivePrefetch({ concurrency: 1, max: 10, leaseShare: Number.NaN })), 'leaseShare', ['NaN']);
-    expectInvalidArgument(thrown(() => new AdaptivePrefetch({ concurrency: 1, max: 10, leaseShare: '0.2' as never })), 'leaseShare', ['string']);
-    expectInvalidOption(thrown(() => new AdaptivePrefetch(null as never)), 'AdaptivePrefetch options', ['object']);
+    expectInvalidArgument(
+      thrown(() => new AdaptivePrefetch({ concurrency: 0, max: 10 })),
+      'concurrency',
+      ['[1, '],
+    );
+    expectInvalidArgument(
+      thrown(() => new AdaptivePrefetch({ concurrency: 1.5, max: 10 })),
+      'concurrency',
+      ['fraction'],
+    );
+    expectInvalidArgument(
+      thrown(() => new AdaptivePrefetch({ concurrency: '4' as never, max: 10 })),
+      'concurrency',
+      ['string'],
+    );
+    expectInvalidArgument(
+      thrown(() => new AdaptivePrefetch({ concurrency: 1, max: -1 })),
+      'max',
+      ['[0, '],
+    );
+    expectInvalidArgument(
+      thrown(() => new AdaptivePrefetch({ concurrency: 1, max: Number.NaN })),
+      'max',
+      ['NaN'],
+    );
+    expectInvalidArgument(
+      thrown(() => new AdaptivePrefetch({ concurrency: 1, max: 10, leaseShare: 0.9 })),
+      'leaseShare',
+      ['(0, 0.5]', '0.9'],
+    );
+    expectInvalidArgument(
+      thrown(() => new AdaptivePrefetch({ concurrency: 1, max: 10, leaseShare: 0 })),
+      'leaseShare',
+      ['(0, 0.5]'],
+    );
+    expectInvalidArgument(
+      thrown(() => new AdaptivePrefetch({ concurrency: 1, max: 10, leaseShare: Number.NaN })),
+      'leaseShare',
+      ['NaN'],
+    );
+    expectInvalidArgument(
+      thrown(() => new AdaptivePrefetch({ concurrency: 1, max: 10, leaseShare: '0.2' as never })),
+      'leaseShare',
+      ['string'],
+    );
+    expectInvalidOption(
+      thrown(() => new AdaptivePrefetch(null as never)),
+      'AdaptivePrefetch options',
+      ['object'],
+    );
   });
 
   it('accepts the bounds: concurrency 1, max 0, leaseShare 0.5', () => {

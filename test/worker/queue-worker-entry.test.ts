@@ -25,39 +25,39 @@ for (const engine of contractEngines()) {
     });
 
     it('acks a job, retries a failure with the queue backoff and dead-letters a PermanentError', async () => {
-        const q = store.queue('plain-worker', { maxAttempts: 3, backoffBaseMs: 1 });
-        const seen: number[] = [];
-        let failedOnce = false;
-        const worker = new QueueWorker({
-          queue: q,
-          name: 'plain worker',
-          handler: async (job: Job) => {
-            const { n } = job.payloadAs<{ n: number }>();
-            if (n === 2 && !failedOnce) {
-              failedOnce = true;
-              throw new Error('transient');
-            }
-            if (n === 3) throw new PermanentError('bad payload');
-            seen.push(n);
-          },
-          concurrency: 2,
-          idlePollIntervalMs: 50,
-          drainTimeoutMs: 5_000,
-          workerId: 'plain-worker-1',
-          logger: quiet,
-        });
-        worker.start();
-        try {
-          for (const n of [1, 2, 3]) await q.enqueue({ n });
-          await waitFor('two acks and one dead letter', async () => {
-            const s = await q.stats();
-            return s.pending === 0 && s.processing === 0 && s.dead === 1;
-          });
-        } finally {
-          await worker.stop();
-        }
-        expect(seen.sort()).toEqual([1, 2]);
-        expect(failedOnce).toBe(true);
+      const q = store.queue('plain-worker', { maxAttempts: 3, backoffBaseMs: 1 });
+      const seen: number[] = [];
+      let failedOnce = false;
+      const worker = new QueueWorker({
+        queue: q,
+        name: 'plain worker',
+        handler: async (job: Job) => {
+          const { n } = job.payloadAs<{ n: number }>();
+          if (n === 2 && !failedOnce) {
+            failedOnce = true;
+            throw new Error('transient');
+          }
+          if (n === 3) throw new PermanentError('bad payload');
+          seen.push(n);
+        },
+        concurrency: 2,
+        idlePollIntervalMs: 50,
+        drainTimeoutMs: 5_000,
+        workerId: 'plain-worker-1',
+        logger: quiet,
       });
+      worker.start();
+      try {
+        for (const n of [1, 2, 3]) await q.enqueue({ n });
+        await waitFor('two acks and one dead letter', async () => {
+          const s = await q.stats();
+          return s.pending === 0 && s.processing === 0 && s.dead === 1;
+        });
+      } finally {
+        await worker.stop();
+      }
+      expect(seen.sort()).toEqual([1, 2]);
+      expect(failedOnce).toBe(true);
+    });
   });
 }

@@ -1,7 +1,12 @@
 import { describe, expect, it } from '@jest/globals';
 import { PermanentError } from '../../lib/contract/errors.js';
 import type { ClaimOpts, Job, Queue, QueueStats, Store } from '../../lib/contract/types.js';
-import { WorkerCore, type FailureOutcome, type WorkerCoreOptions, type WorkerObserver } from '../../lib/worker/index.js';
+import {
+  WorkerCore,
+  type FailureOutcome,
+  type WorkerCoreOptions,
+  type WorkerObserver,
+} from '../../lib/worker/index.js';
 import { contractEngines, waitFor, withEngineDb } from '../helpers/engines.js';
 import { gate, MemoryLogger } from '../nest/nest-fixtures.js';
 import { patchJob, type JobPatch } from '../outbox/outbox-fixtures.js';
@@ -28,7 +33,9 @@ function coreOptions(queue: Queue, logger: MemoryLogger, extra: Partial<WorkerCo
     releaseOnDrainTimeout: true,
     stopMessage: 'stopped',
     decide: (_job, failure, error): FailureOutcome =>
-      failure === 'permanent' ? { kind: 'dead', reason: 'permanent', error } : { kind: 'retry', reason: 'error', delayMs: undefined, error },
+      failure === 'permanent'
+        ? { kind: 'dead', reason: 'permanent', error }
+        : { kind: 'retry', reason: 'error', delayMs: undefined, error },
     workerId: 'guard-worker',
     logger,
     logHandlerErrors: false,
@@ -43,7 +50,8 @@ function faulty(queue: Queue, patch: ((job: Job) => JobPatch) | null, stats?: ()
   return new Proxy(queue, {
     get(target, prop, receiver) {
       if (prop === 'claimBatch' && patch) {
-        return async (max: number, workerId?: string, opts?: ClaimOpts) => (await target.claimBatch(max, workerId, opts)).map((j) => patchJob(j, patch(j)));
+        return async (max: number, workerId?: string, opts?: ClaimOpts) =>
+          (await target.claimBatch(max, workerId, opts)).map((j) => patchJob(j, patch(j)));
       }
       if (prop === 'stats' && stats) return stats;
       const v: unknown = Reflect.get(target, prop, receiver);
@@ -89,16 +97,22 @@ for (const engine of contractEngines()) {
       try {
         const ids = await q.enqueueMany([1, 2, 3, 4, 5]);
         await running(core, async () => {
-          await waitFor('every job acked', async () => {
-            const left = await Promise.all(ids.map((id) => q.getJob(id)));
-            return left.every((j) => j === null);
-          }, 10_000, 10);
+          await waitFor(
+            'every job acked',
+            async () => {
+              const left = await Promise.all(ids.map((id) => q.getJob(id)));
+              return left.every((j) => j === null);
+            },
+            10_000,
+            10,
+          );
         });
       } finally {
         process.off('unhandledRejection', onUnhandled);
       }
       expect(unhandled).toEqual([]);
-      for (const hook of ['claimed', 'completed']) expect(logger.lines.filter((l) => l.includes(`the ${hook} hook`))).toHaveLength(1);
+      for (const hook of ['claimed', 'completed'])
+        expect(logger.lines.filter((l) => l.includes(`the ${hook} hook`))).toHaveLength(1);
       // The drained hook rejects asynchronously (after the last claim found nothing): logged at most once, never unhandled.
       expect(logger.lines.filter((l) => l.includes('the drained hook')).length).toBeLessThanOrEqual(1);
       expect(await q.stats()).toMatchObject({ pending: 0, processing: 0, dead: 0 });
@@ -119,16 +133,23 @@ for (const engine of contractEngines()) {
         const id = await q.enqueue('x');
         await running(core, async () => {
           // Without the check the write is refused as a store error and retried for the whole 10-minute lease.
-          await waitFor('the job is back to pending with its error', async () => {
-            const j = await q.getJob(id);
-            return j?.state === 'pending' && j.lastError !== null;
-          }, 10_000, 10);
+          await waitFor(
+            'the job is back to pending with its error',
+            async () => {
+              const j = await q.getJob(id);
+              return j?.state === 'pending' && j.lastError !== null;
+            },
+            10_000,
+            10,
+          );
         });
         const job = (await q.getJob(id))!;
         expect(job).toMatchObject({ state: 'pending', attempts: 1, lastError: 'handler failed' });
         // The queue's backoff (base 60 s, attempt 1: 30..60 s), not the bad delay.
         expect(job.runAt - job.enqueuedAt).toBeGreaterThanOrEqual(30_000 - 1_000);
-        expect(logger.lines.filter((l) => /decide failed for job/.test(l) && /delayMs returned by decide/.test(l))).toHaveLength(1);
+        expect(
+          logger.lines.filter((l) => /decide failed for job/.test(l) && /delayMs returned by decide/.test(l)),
+        ).toHaveLength(1);
       });
     }
 
@@ -145,7 +166,13 @@ for (const engine of contractEngines()) {
             return q.stats();
           }),
           logger,
-          { observer: { stats: () => undefined }, statsIntervalMs: 1, storeTimeoutMs: 30_000, drainTimeoutMs: 200, minOutcomeDrainMs: 0 },
+          {
+            observer: { stats: () => undefined },
+            statsIntervalMs: 1,
+            storeTimeoutMs: 30_000,
+            drainTimeoutMs: 200,
+            minOutcomeDrainMs: 0,
+          },
         ),
       );
       const stop = new AbortController();

@@ -14,10 +14,21 @@ function recordingQueue(calls: string[]): Queue {
     calls.push(m);
     throw new Error(`${m} must not be called`);
   };
-  return { name: 'fake', claimBatch: touch('claimBatch'), ackBatch: touch('ackBatch'), listen: touch('listen'), stats: touch('stats') } as unknown as Queue;
+  return {
+    name: 'fake',
+    claimBatch: touch('claimBatch'),
+    ackBatch: touch('ackBatch'),
+    listen: touch('listen'),
+    stats: touch('stats'),
+  } as unknown as Queue;
 }
 
-const retry = (_job: Job, _failure: unknown, error: unknown): FailureOutcome => ({ kind: 'retry', reason: 'error', delayMs: undefined, error });
+const retry = (_job: Job, _failure: unknown, error: unknown): FailureOutcome => ({
+  kind: 'retry',
+  reason: 'error',
+  delayMs: undefined,
+  error,
+});
 
 function base(queue: Queue, logger = new MemoryLogger()): WorkerCoreOptions {
   return {
@@ -97,7 +108,12 @@ describe('WorkerCore options (checked in the constructor, before any I/O)', () =
 
   const shapes: [string, Record<string, unknown>, string, string[]][] = [
     ['options not an object', { __whole: null }, 'WorkerCore options', ['object']],
-    ['a queue without claimBatch', { queue: { name: 'q', ackBatch: () => 0, listen: () => null, stats: () => null } }, 'queue', ['claimBatch']],
+    [
+      'a queue without claimBatch',
+      { queue: { name: 'q', ackBatch: () => 0, listen: () => null, stats: () => null } },
+      'queue',
+      ['claimBatch'],
+    ],
     ['a queue that is a string', { queue: 'jobs' }, 'queue', ['Queue']],
     ['a blank name', { name: '  ' }, 'name', ['non-empty']],
     ['no handler', { handler: undefined }, 'handler', ['exactly one']],
@@ -105,7 +121,12 @@ describe('WorkerCore options (checked in the constructor, before any I/O)', () =
     ['a handler that is not a function', { handler: 'send' }, 'handler', ['function']],
     ['a batchHandler that is not a function', { handler: undefined, batchHandler: {} }, 'batchHandler', ['function']],
     ['batchSize without batchHandler', { batchSize: 10 }, 'batchSize', ['batchHandler']],
-    ['prefetch with batchHandler', { handler: undefined, batchHandler: async () => undefined, prefetch: 4 }, 'prefetch', ['batchHandler']],
+    [
+      'prefetch with batchHandler',
+      { handler: undefined, batchHandler: async () => undefined, prefetch: 4 },
+      'prefetch',
+      ['batchHandler'],
+    ],
     ['renewLeases not a boolean', { renewLeases: 'yes' }, 'renewLeases', ['boolean']],
     ['jobSignals not a boolean', { jobSignals: 1 }, 'jobSignals', ['boolean']],
     ['releaseOnDrainTimeout not a boolean', { releaseOnDrainTimeout: undefined }, 'releaseOnDrainTimeout', ['boolean']],
@@ -125,7 +146,8 @@ describe('WorkerCore options (checked in the constructor, before any I/O)', () =
   for (const [what, patch, field, words] of shapes) {
     it(`${what} is an InvalidOption naming ${field}; nothing is called on the queue`, () => {
       const calls: string[] = [];
-      const err = '__whole' in patch ? thrown(() => new WorkerCore(null as unknown as WorkerCoreOptions)) : refused(patch, calls);
+      const err =
+        '__whole' in patch ? thrown(() => new WorkerCore(null as unknown as WorkerCoreOptions)) : refused(patch, calls);
       expectInvalidOption(err, field, words);
       expect(calls).toEqual([]);
     });
@@ -133,9 +155,25 @@ describe('WorkerCore options (checked in the constructor, before any I/O)', () =
 
   it('accepts the bounds (and constructs without touching the queue)', () => {
     const calls: string[] = [];
-    const edge = { ...base(recordingQueue(calls)), concurrency: 1, maxClaim: 10_000, drainTimeoutMs: 0, minOutcomeDrainMs: 0, firstBackoffMs: 7, maxBackoffMs: 7, leaseMs: undefined };
+    const edge = {
+      ...base(recordingQueue(calls)),
+      concurrency: 1,
+      maxClaim: 10_000,
+      drainTimeoutMs: 0,
+      minOutcomeDrainMs: 0,
+      firstBackoffMs: 7,
+      maxBackoffMs: 7,
+      leaseMs: undefined,
+    };
     expect(new WorkerCore(edge).prefetch).toBe(0);
-    const batch = { ...base(recordingQueue(calls)), handler: undefined, batchHandler: async () => undefined, batchSize: 10_000, wrap: null, observer: {} };
+    const batch = {
+      ...base(recordingQueue(calls)),
+      handler: undefined,
+      batchHandler: async () => undefined,
+      batchSize: 10_000,
+      wrap: null,
+      observer: {},
+    };
     expect(new WorkerCore(batch).running).toBe(false);
     expect(calls).toEqual([]);
   });
@@ -144,19 +182,54 @@ describe('WorkerCore options (checked in the constructor, before any I/O)', () =
 describe('the hosts always pass the core checks', () => {
   it('the outbox dispatcher with a poll interval above a quarter of its lease (its first backoff above the lease cap)', () => {
     const store = { outbox: () => ({ queue: recordingQueue([]) }) } as unknown as Pick<Store, 'outbox'>;
-    const settings = { leaseMs: 2_000, publishTimeoutMs: 1_000, storeTimeoutMs: 500, pollIntervalMs: 1_000, idlePollIntervalMs: 1_000 };
-    expect(() => new OutboxDispatcher({ store, outbox: 'orders', handler: async () => undefined, settings })).not.toThrow();
+    const settings = {
+      leaseMs: 2_000,
+      publishTimeoutMs: 1_000,
+      storeTimeoutMs: 500,
+      pollIntervalMs: 1_000,
+      idlePollIntervalMs: 1_000,
+    };
+    expect(
+      () => new OutboxDispatcher({ store, outbox: 'orders', handler: async () => undefined, settings }),
+    ).not.toThrow();
   });
 
   it('the queue worker at its largest concurrency and prefetch (a claim is capped at 10 000)', () => {
-    const w = new QueueWorker({ queue: recordingQueue([]), handler: async () => undefined, name: 'big', concurrency: 10_000, prefetch: 10_000, idlePollIntervalMs: 100, drainTimeoutMs: 0, workerId: 'w', logger: new MemoryLogger() });
+    const w = new QueueWorker({
+      queue: recordingQueue([]),
+      handler: async () => undefined,
+      name: 'big',
+      concurrency: 10_000,
+      prefetch: 10_000,
+      idlePollIntervalMs: 100,
+      drainTimeoutMs: 0,
+      workerId: 'w',
+      logger: new MemoryLogger(),
+    });
     expect(w).toBeInstanceOf(QueueWorker);
   });
 
   it('the queue worker names the handler for a bad visibilityTimeoutMs or idlePollIntervalMs', () => {
-    const opts = { queue: recordingQueue([]), handler: async () => undefined, name: 'Mailer.send', concurrency: 1, idlePollIntervalMs: 100, drainTimeoutMs: 0, workerId: 'w', logger: new MemoryLogger() };
-    expectInvalidOption(thrown(() => new QueueWorker({ ...opts, visibilityTimeoutMs: 0 })), 'visibilityTimeoutMs of Mailer.send', ['[1, ']);
-    expectInvalidOption(thrown(() => new QueueWorker({ ...opts, idlePollIntervalMs: Number.NaN })), 'idlePollIntervalMs of Mailer.send', ['NaN']);
+    const opts = {
+      queue: recordingQueue([]),
+      handler: async () => undefined,
+      name: 'Mailer.send',
+      concurrency: 1,
+      idlePollIntervalMs: 100,
+      drainTimeoutMs: 0,
+      workerId: 'w',
+      logger: new MemoryLogger(),
+    };
+    expectInvalidOption(
+      thrown(() => new QueueWorker({ ...opts, visibilityTimeoutMs: 0 })),
+      'visibilityTimeoutMs of Mailer.send',
+      ['[1, '],
+    );
+    expectInvalidOption(
+      thrown(() => new QueueWorker({ ...opts, idlePollIntervalMs: Number.NaN })),
+      'idlePollIntervalMs of Mailer.send',
+      ['NaN'],
+    );
   });
 });
 
@@ -271,8 +344,15 @@ describe('a throwing decide (sqlite file)', () => {
     const done = core.run(stop.signal);
     try {
       const id = await q.enqueue('x');
-      await waitFor('back to pending', async () => (await q.getJob(id))?.state === 'pending' && (await q.getJob(id))?.attempts === 1);
-      expect(logger.lines.filter((l) => l.includes('decide failed')).map((l) => l.includes(`job ${id}`) && l.includes('undefined'))).toEqual([true]);
+      await waitFor(
+        'back to pending',
+        async () => (await q.getJob(id))?.state === 'pending' && (await q.getJob(id))?.attempts === 1,
+      );
+      expect(
+        logger.lines
+          .filter((l) => l.includes('decide failed'))
+          .map((l) => l.includes(`job ${id}`) && l.includes('undefined')),
+      ).toEqual([true]);
     } finally {
       stop.abort();
       await done;

@@ -19,7 +19,8 @@ function instrumented(queue: Queue, acks: number[][], patch?: (job: Job) => Job)
         };
       }
       if (prop === 'claimBatch' && patch) {
-        return async (max: number, workerId?: string, opts?: ClaimOpts) => (await target.claimBatch(max, workerId, opts)).map(patch);
+        return async (max: number, workerId?: string, opts?: ClaimOpts) =>
+          (await target.claimBatch(max, workerId, opts)).map(patch);
       }
       const v: unknown = Reflect.get(target, prop, receiver);
       return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
@@ -27,8 +28,23 @@ function instrumented(queue: Queue, acks: number[][], patch?: (job: Job) => Job)
   });
 }
 
-function worker(queue: Queue, handler: (job: Job, signal: AbortSignal) => Promise<unknown>, logger: MemoryLogger, extra: Partial<ConstructorParameters<typeof QueueWorker>[0]> = {}): QueueWorker {
-  return new QueueWorker({ queue, handler, name: 'core test', concurrency: 1, idlePollIntervalMs: 100, drainTimeoutMs: 2_000, workerId: 'core-test', logger, ...extra });
+function worker(
+  queue: Queue,
+  handler: (job: Job, signal: AbortSignal) => Promise<unknown>,
+  logger: MemoryLogger,
+  extra: Partial<ConstructorParameters<typeof QueueWorker>[0]> = {},
+): QueueWorker {
+  return new QueueWorker({
+    queue,
+    handler,
+    name: 'core test',
+    concurrency: 1,
+    idlePollIntervalMs: 100,
+    drainTimeoutMs: 2_000,
+    workerId: 'core-test',
+    logger,
+    ...extra,
+  });
 }
 
 for (const engine of contractEngines()) {
@@ -48,14 +64,19 @@ for (const engine of contractEngines()) {
         async (jobs) => {
           const batch = jobs as unknown as Job<number>[];
           calls.push(batch.map((j) => j.payload));
-          return batch.map((j) => (j.payload === 1 ? new Error('retry me') : j.payload === 4 ? new PermanentError('never') : undefined));
+          return batch.map((j) =>
+            j.payload === 1 ? new Error('retry me') : j.payload === 4 ? new PermanentError('never') : undefined,
+          );
         },
         new MemoryLogger(),
         { batchSize: 6 },
       );
       w.start();
       try {
-        await waitFor('the batch settled', async () => (await q.stats()).processing === 0 && (await q.stats()).pending === 1);
+        await waitFor(
+          'the batch settled',
+          async () => (await q.stats()).processing === 0 && (await q.stats()).pending === 1,
+        );
       } finally {
         await w.stop();
       }
@@ -83,8 +104,13 @@ for (const engine of contractEngines()) {
 
     it('refuses a batchSize outside 1..10000 or combined with prefetch', () => {
       const q = store.queue('core-batch-invalid');
-      for (const batchSize of [0, 1.5, 10_001]) expect(() => worker(q, async () => undefined, new MemoryLogger(), { batchSize })).toThrow(/batchSize of core test/);
-      expect(() => worker(q, async () => undefined, new MemoryLogger(), { batchSize: 5, prefetch: 2 })).toThrow(/prefetch of core test cannot be combined/);
+      for (const batchSize of [0, 1.5, 10_001])
+        expect(() => worker(q, async () => undefined, new MemoryLogger(), { batchSize })).toThrow(
+          /batchSize of core test/,
+        );
+      expect(() => worker(q, async () => undefined, new MemoryLogger(), { batchSize: 5, prefetch: 2 })).toThrow(
+        /prefetch of core test cannot be combined/,
+      );
     });
 
     it('emits lease-lost when a renewal is refused, and writes no outcome for that job', async () => {
@@ -95,8 +121,14 @@ for (const engine of contractEngines()) {
       events.on('lease-lost', (job) => void lost.push(job?.id ?? null));
       const hold = gate();
       const acks: number[][] = [];
-      const refuseRenewals = (job: Job): Job => new Proxy(job, { get: (t, p, r) => (p === 'heartbeat' ? async () => false : (Reflect.get(t, p, r) as unknown)) });
-      const w = worker(instrumented(q, acks, refuseRenewals), async () => hold.promise, new MemoryLogger(), { visibilityTimeoutMs: 300, observers: [events] });
+      const refuseRenewals = (job: Job): Job =>
+        new Proxy(job, {
+          get: (t, p, r) => (p === 'heartbeat' ? async () => false : (Reflect.get(t, p, r) as unknown)),
+        });
+      const w = worker(instrumented(q, acks, refuseRenewals), async () => hold.promise, new MemoryLogger(), {
+        visibilityTimeoutMs: 300,
+        observers: [events],
+      });
       w.start();
       try {
         await waitFor('lease-lost was emitted', () => lost.length === 1);
@@ -109,7 +141,7 @@ for (const engine of contractEngines()) {
       expect(acks).toEqual([]);
     });
 
-    it('gives a handler that reads its signal through rest parameters one of its own: a cancel aborts it, not the other running job\'s', async () => {
+    it("gives a handler that reads its signal through rest parameters one of its own: a cancel aborts it, not the other running job's", async () => {
       const q = store.queue('core-rest-signal');
       const [a, b] = await q.enqueueMany(['a', 'b']);
       const signals = new Map<number, AbortSignal>();
@@ -119,7 +151,10 @@ for (const engine of contractEngines()) {
         async (...args: unknown[]) => {
           const [job, signal] = args as [Job, AbortSignal];
           signals.set(job.id, signal);
-          await Promise.race([hold.promise, new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }))]);
+          await Promise.race([
+            hold.promise,
+            new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true })),
+          ]);
         },
         new MemoryLogger(),
         { concurrency: 2, cancelPollMs: 50 },
@@ -143,7 +178,10 @@ for (const engine of contractEngines()) {
     it('aborts the signal of a running handler whose lease is lost (reason "lease lost")', async () => {
       const q = store.queue('core-lease-abort');
       await q.enqueue({ n: 1 });
-      const refuseRenewals = (job: Job): Job => new Proxy(job, { get: (t, p, r) => (p === 'heartbeat' ? async () => false : (Reflect.get(t, p, r) as unknown)) });
+      const refuseRenewals = (job: Job): Job =>
+        new Proxy(job, {
+          get: (t, p, r) => (p === 'heartbeat' ? async () => false : (Reflect.get(t, p, r) as unknown)),
+        });
       let reason: unknown = null;
       const w = worker(
         instrumented(q, [], refuseRenewals),
@@ -209,7 +247,10 @@ for (const engine of contractEngines()) {
       );
       w.start();
       try {
-        await waitFor('all three settled', async () => (await q.stats()).processing === 0 && (await q.getJob(plain!))?.state === 'completed');
+        await waitFor(
+          'all three settled',
+          async () => (await q.stats()).processing === 0 && (await q.getJob(plain!))?.state === 'completed',
+        );
       } finally {
         await w.stop();
       }

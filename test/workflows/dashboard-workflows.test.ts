@@ -15,89 +15,118 @@ import { actorOf, BASE, csrfOf, roleOf, TEST_TOKEN, TokenGuard, withDashboardApp
 const XSS = '<script>window.__owned = 1</script>';
 const STANDALONE_TOKEN = 'standalone-workflows-0123456789';
 
-for (const engine of nestEngines()) for (const adapter of HTTP_ADAPTERS) {
-  describe(`dashboard workflow pages over HTTP [${engine.name}, ${adapter}]`, () => {
-    let app: INestApplication;
-    let store: Store;
-    const audited: AuditEntry[] = [];
-    withDashboardApp(engine, (made) => ({ app, store } = made), { path: '/alkstore', guard: TokenGuard, roles: roleOf, actor: actorOf, onAudit: (e) => audited.push(e) }, adapter);
-    const get = (path: string, headers: Record<string, string> = {}) => {
-      let r = request(app.getHttpServer()).get(path).set('x-admin-token', TEST_TOKEN);
-      for (const [k, v] of Object.entries(headers)) r = r.set(k, v);
-      return r;
-    };
-    const post = async (fields: Record<string, string>, status: number, headers: Record<string, string> = {}, csrf = true) => {
-      const { cookie, token } = await csrfOf(app);
-      let r = request(app.getHttpServer()).post(`${BASE}/workflow-action`).set('x-admin-token', TEST_TOKEN).set('cookie', cookie);
-      for (const [k, v] of Object.entries(headers)) r = r.set(k, v);
-      return r.type('form').send({ ...(csrf ? { csrf: token } : {}), ...fields }).expect(status);
-    };
+for (const engine of nestEngines())
+  for (const adapter of HTTP_ADAPTERS) {
+    describe(`dashboard workflow pages over HTTP [${engine.name}, ${adapter}]`, () => {
+      let app: INestApplication;
+      let store: Store;
+      const audited: AuditEntry[] = [];
+      withDashboardApp(
+        engine,
+        (made) => ({ app, store } = made),
+        { path: '/alkstore', guard: TokenGuard, roles: roleOf, actor: actorOf, onAudit: (e) => audited.push(e) },
+        adapter,
+      );
+      const get = (path: string, headers: Record<string, string> = {}) => {
+        let r = request(app.getHttpServer()).get(path).set('x-admin-token', TEST_TOKEN);
+        for (const [k, v] of Object.entries(headers)) r = r.set(k, v);
+        return r;
+      };
+      const post = async (
+        fields: Record<string, string>,
+        status: number,
+        headers: Record<string, string> = {},
+        csrf = true,
+      ) => {
+        const { cookie, token } = await csrfOf(app);
+        let r = request(app.getHttpServer())
+          .post(`${BASE}/workflow-action`)
+          .set('x-admin-token', TEST_TOKEN)
+          .set('cookie', cookie);
+        for (const [k, v] of Object.entries(headers)) r = r.set(k, v);
+        return r
+          .type('form')
+          .send({ ...(csrf ? { csrf: token } : {}), ...fields })
+          .expect(status);
+      };
 
-    it('lists runs with a status filter, shows a run with its step timeline and journal, and cancels (confirmed, CSRF-checked, audited)', async () => {
-      const ns = `dash-wf-${adapter}`;
-      const parked = defineWorkflow('dash-parked', {
-        async run(input: { note: string }, ctx) {
-          await ctx.step('prepare', () => input.note);
-          return ctx.waitForSignal('go');
-        },
+      it('lists runs with a status filter, shows a run with its step timeline and journal, and cancels (confirmed, CSRF-checked, audited)', async () => {
+        const ns = `dash-wf-${adapter}`;
+        const parked = defineWorkflow('dash-parked', {
+          async run(input: { note: string }, ctx) {
+            await ctx.step('prepare', () => input.note);
+            return ctx.waitForSignal('go');
+          },
+        });
+        const broken = defineWorkflow('dash-broken', {
+          run: async () => {
+            throw new Error(`broken ${XSS}`);
+          },
+        });
+        const w = createWorkflows(store, { workflows: [parked, broken], namespace: ns, idlePollIntervalMs: 50 });
+        try {
+          await w.start(parked, { note: XSS }, { id: 'run-a' });
+          await w.start(broken, null, { id: 'run-b' });
+          await waitFor('run-a waiting', async () =>
+            (await w.getStatus('run-a'))?.steps.some((s) => s.state === 'waiting'),
+          );
+          await w.waitForResult('run-b', { timeoutMs: 20_000 }).catch(() => undefined);
+
+          // Every page's header links the workflows page.
+          expect((await get(`${BASE}`).expect(200)).text).toMatch(/<a href="[^"]*\/workflows"[^>]*>Workflows<\/a>/);
+          const list = await get(`${BASE}/workflows?ns=${ns}`).expect(200);
+          expect(list.text).toContain('data-run="run-a" data-state="running"');
+          expect(list.text).toContain('data-run="run-b" data-state="failed"');
+          const failed = await get(`${BASE}/workflows?ns=${ns}&state=failed`).expect(200);
+          expect(failed.text).not.toContain('data-run="run-a"');
+          expect(failed.text).toContain('data-run="run-b"');
+          await get(`${BASE}/workflows?ns=${ns}&state=bogus`).expect(400);
+
+          const page = await get(`${BASE}/workflow?ns=${ns}&id=run-a`).expect(200);
+          expect(page.text).toContain('data-position="0" data-state="done"');
+          expect(page.text).toContain('data-position="1" data-state="waiting"');
+          expect(page.text).toContain('data-entry="start"');
+          expect(page.text).not.toContain(XSS);
+          expect(page.text).toContain('&lt;script&gt;');
+          expect(page.text).toContain('data-action="workflow-cancel"');
+          await get(`${BASE}/workflow?ns=${ns}&id=nope`).expect(404);
+          // A viewer sees no action.
+          expect(
+            (await get(`${BASE}/workflow?ns=${ns}&id=run-a`, { 'x-role': 'viewer' }).expect(200)).text,
+          ).not.toContain('data-action="workflow-cancel"');
+
+          // No CSRF token: refused, nothing cancelled. A viewer: refused.
+          await post({ action: 'cancel', ns, id: 'run-a', confirm: 'yes' }, 403, {}, false);
+          await post({ action: 'cancel', ns, id: 'run-a', confirm: 'yes' }, 403, { 'x-role': 'viewer' });
+          // First a confirmation page, then the action.
+          const confirm = await post({ action: 'cancel', ns, id: 'run-a' }, 200);
+          expect(confirm.text).toContain('Cancel workflow run run-a');
+          expect((await w.getStatus('run-a'))!.state).toBe('running');
+          const done = await post({ action: 'cancel', ns, id: 'run-a', confirm: 'yes' }, 303, { 'x-user': 'erin' });
+          expect(done.headers.location).toBe(`${BASE}/workflow?ns=${ns}&id=run-a&wf=cancel&ok=1`);
+          expect((await w.getStatus('run-a'))!.state).toBe('cancelled');
+          expect(audited.at(-1)).toMatchObject({
+            actor: 'erin',
+            action: 'workflow-cancel',
+            queue: `__alkstore_workflows:${ns}`,
+            count: 1,
+            filter: 'run run-a',
+          });
+          const after = await get(done.headers.location as string).expect(200);
+          expect(after.text).toContain('Cancelled the run');
+
+          // Retry of the failed run.
+          expect((await get(`${BASE}/workflow?ns=${ns}&id=run-b`).expect(200)).text).toContain(
+            'data-action="workflow-retry"',
+          );
+          await post({ action: 'retry', ns, id: 'run-b', confirm: 'yes' }, 303);
+          expect(audited.at(-1)).toMatchObject({ action: 'workflow-retry', count: 1 });
+        } finally {
+          await w.close();
+        }
       });
-      const broken = defineWorkflow('dash-broken', {
-        run: async () => {
-          throw new Error(`broken ${XSS}`);
-        },
-      });
-      const w = createWorkflows(store, { workflows: [parked, broken], namespace: ns, idlePollIntervalMs: 50 });
-      try {
-        await w.start(parked, { note: XSS }, { id: 'run-a' });
-        await w.start(broken, null, { id: 'run-b' });
-        await waitFor('run-a waiting', async () => (await w.getStatus('run-a'))?.steps.some((s) => s.state === 'waiting'));
-        await w.waitForResult('run-b', { timeoutMs: 20_000 }).catch(() => undefined);
-
-        // Every page's header links the workflows page.
-        expect((await get(`${BASE}`).expect(200)).text).toMatch(/<a href="[^"]*\/workflows"[^>]*>Workflows<\/a>/);
-        const list = await get(`${BASE}/workflows?ns=${ns}`).expect(200);
-        expect(list.text).toContain('data-run="run-a" data-state="running"');
-        expect(list.text).toContain('data-run="run-b" data-state="failed"');
-        const failed = await get(`${BASE}/workflows?ns=${ns}&state=failed`).expect(200);
-        expect(failed.text).not.toContain('data-run="run-a"');
-        expect(failed.text).toContain('data-run="run-b"');
-        await get(`${BASE}/workflows?ns=${ns}&state=bogus`).expect(400);
-
-        const page = await get(`${BASE}/workflow?ns=${ns}&id=run-a`).expect(200);
-        expect(page.text).toContain('data-position="0" data-state="done"');
-        expect(page.text).toContain('data-position="1" data-state="waiting"');
-        expect(page.text).toContain('data-entry="start"');
-        expect(page.text).not.toContain(XSS);
-        expect(page.text).toContain('&lt;script&gt;');
-        expect(page.text).toContain('data-action="workflow-cancel"');
-        await get(`${BASE}/workflow?ns=${ns}&id=nope`).expect(404);
-        // A viewer sees no action.
-        expect((await get(`${BASE}/workflow?ns=${ns}&id=run-a`, { 'x-role': 'viewer' }).expect(200)).text).not.toContain('data-action="workflow-cancel"');
-
-        // No CSRF token: refused, nothing cancelled. A viewer: refused.
-        await post({ action: 'cancel', ns, id: 'run-a', confirm: 'yes' }, 403, {}, false);
-        await post({ action: 'cancel', ns, id: 'run-a', confirm: 'yes' }, 403, { 'x-role': 'viewer' });
-        // First a confirmation page, then the action.
-        const confirm = await post({ action: 'cancel', ns, id: 'run-a' }, 200);
-        expect(confirm.text).toContain('Cancel workflow run run-a');
-        expect((await w.getStatus('run-a'))!.state).toBe('running');
-        const done = await post({ action: 'cancel', ns, id: 'run-a', confirm: 'yes' }, 303, { 'x-user': 'erin' });
-        expect(done.headers.location).toBe(`${BASE}/workflow?ns=${ns}&id=run-a&wf=cancel&ok=1`);
-        expect((await w.getStatus('run-a'))!.state).toBe('cancelled');
-        expect(audited.at(-1)).toMatchObject({ actor: 'erin', action: 'workflow-cancel', queue: `__alkstore_workflows:${ns}`, count: 1, filter: 'run run-a' });
-        const after = await get(done.headers.location as string).expect(200);
-        expect(after.text).toContain('Cancelled the run');
-
-        // Retry of the failed run.
-        expect((await get(`${BASE}/workflow?ns=${ns}&id=run-b`).expect(200)).text).toContain('data-action="workflow-retry"');
-        await post({ action: 'retry', ns, id: 'run-b', confirm: 'yes' }, 303);
-        expect(audited.at(-1)).toMatchObject({ action: 'workflow-retry', count: 1 });
-      } finally {
-        await w.close();
-      }
     });
-  });
-}
+  }
 
 for (const engine of contractEngines()) {
   describe(`standalone dashboard workflow pages [${engine.name}]`, () => {
@@ -119,7 +148,9 @@ for (const engine of contractEngines()) {
       const w = createWorkflows(s, { workflows: [wf], idlePollIntervalMs: 50 });
       try {
         await w.start(wf, null, { id: 'sa-run' });
-        await waitFor('sa-run waiting', async () => (await w.getStatus('sa-run'))?.steps.some((x) => x.state === 'waiting'));
+        await waitFor('sa-run waiting', async () =>
+          (await w.getStatus('sa-run'))?.steps.some((x) => x.state === 'waiting'),
+        );
         const auth = { authorization: `Bearer ${STANDALONE_TOKEN}` };
         const list = await fetch(`${dash.url}/workflows`, { headers: auth });
         expect(list.status).toBe(200);
@@ -131,7 +162,13 @@ for (const engine of contractEngines()) {
           method: 'POST',
           redirect: 'manual',
           headers: { ...auth, cookie, 'content-type': 'application/x-www-form-urlencoded' },
-          body: new URLSearchParams({ csrf: token, action: 'cancel', ns: 'alkstore.workflows', id: 'sa-run', confirm: 'yes' }).toString(),
+          body: new URLSearchParams({
+            csrf: token,
+            action: 'cancel',
+            ns: 'alkstore.workflows',
+            id: 'sa-run',
+            confirm: 'yes',
+          }).toString(),
         });
         expect(res.status).toBe(303);
         expect((await w.getStatus('sa-run'))!.state).toBe('cancelled');

@@ -14,7 +14,8 @@ describe('workflow durations', () => {
   });
 
   it('refuses anything else with InvalidArgument naming the argument', () => {
-    for (const bad of ['3 fortnights', 'soon', '', '-1 s', Number.NaN, -5, null, {}]) expect(() => durationMs('duration', bad)).toThrow(InvalidArgument);
+    for (const bad of ['3 fortnights', 'soon', '', '-1 s', Number.NaN, -5, null, {}])
+      expect(() => durationMs('duration', bad)).toThrow(InvalidArgument);
     expect(() => durationMs('duration', 'soon')).toThrow(/^duration must be/);
   });
 });

@@ -3,7 +3,14 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Injectable, type ModuleMetadata, type Provider } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import type { TxOps } from '../../lib/contract/types.js';
-import { AlkstoreModule, AlkstoreWorkflowsModule, Store, Workflow, Workflows, type WorkflowContext } from '../../lib/nest/index.js';
+import {
+  AlkstoreModule,
+  AlkstoreWorkflowsModule,
+  Store,
+  Workflow,
+  Workflows,
+  type WorkflowContext,
+} from '../../lib/nest/index.js';
 import type { DataSource, EntityManager } from 'typeorm';
 import { nestEngines, Widget, type NestDb, type NestEngine } from '../nest/nest-fixtures.js';
 import { waitFor } from '../helpers/engines.js';
@@ -72,7 +79,10 @@ class SerialReportWorkflow {
 }
 
 /** Boots one application per describe block on a fresh database: `imports` and `providers` from the database. */
-function bootApp(engine: NestEngine, build: (db: NestDb) => Promise<{ imports: ModuleMetadata['imports']; providers: Provider[] }>): () => { app: TestingModule; db: NestDb } {
+function bootApp(
+  engine: NestEngine,
+  build: (db: NestDb) => Promise<{ imports: ModuleMetadata['imports']; providers: Provider[] }>,
+): () => { app: TestingModule; db: NestDb } {
   let db!: NestDb;
   let app!: TestingModule;
   beforeAll(async () => {
@@ -95,7 +105,12 @@ for (const engine of nestEngines()) {
       return {
         imports: [
           AlkstoreModule.forRoot({ dataSource, schema: db.moduleOptions().schema }),
-          AlkstoreWorkflowsModule.forRoot({ namespace: 'nest-wf-orm', idlePollIntervalMs: 50, backoffBaseMs: 10, transaction: 'typeorm' }),
+          AlkstoreWorkflowsModule.forRoot({
+            namespace: 'nest-wf-orm',
+            idlePollIntervalMs: 50,
+            backoffBaseMs: 10,
+            transaction: 'typeorm',
+          }),
         ],
         providers: [WidgetWorkflow],
       };
@@ -109,14 +124,19 @@ for (const engine of nestEngines()) {
       const { id } = await workflows.start('widget-order', { name: 'journaled-widget' });
       const widgetId = await workflows.waitForResult<number>(id, { timeoutMs: 20_000 });
       expect(widgetAttempts).toBe(2);
-      expect(await dataSource.getRepository(Widget).findBy({ name: 'journaled-widget' })).toEqual([{ id: widgetId, name: 'journaled-widget' }]);
+      expect(await dataSource.getRepository(Widget).findBy({ name: 'journaled-widget' })).toEqual([
+        { id: widgetId, name: 'journaled-widget' },
+      ]);
       expect((await store.stream('widget-events').readSince(0)).map((e) => e.payload)).toEqual([{ id: widgetId }]);
     });
   });
 
   describe(`AlkstoreWorkflowsModule (${engine.name})`, () => {
     const booted = bootApp(engine, async (db) => ({
-      imports: [AlkstoreModule.forRoot(db.moduleOptions()), AlkstoreWorkflowsModule.forRoot({ namespace: 'nest-wf', idlePollIntervalMs: 50 })],
+      imports: [
+        AlkstoreModule.forRoot(db.moduleOptions()),
+        AlkstoreWorkflowsModule.forRoot({ namespace: 'nest-wf', idlePollIntervalMs: 50 }),
+      ],
       providers: [Greeter, GreetingWorkflow, HeartbeatWorkflow],
     }));
 
@@ -125,8 +145,15 @@ for (const engine of nestEngines()) {
       const workflows = app.get(Workflows);
       const store = app.get(Store);
       await workflows.ready();
-      expect((await store.listSchedules()).schedules.map((x) => [x.name, x.spec])).toContainEqual(['nest-wf:schedule:heartbeat', '@every 1s']);
-      await waitFor('a scheduled heartbeat completed', async () => (await workflows.list({ workflow: 'heartbeat', state: 'completed' })).length > 0, 20_000);
+      expect((await store.listSchedules()).schedules.map((x) => [x.name, x.spec])).toContainEqual([
+        'nest-wf:schedule:heartbeat',
+        '@every 1s',
+      ]);
+      await waitFor(
+        'a scheduled heartbeat completed',
+        async () => (await workflows.list({ workflow: 'heartbeat', state: 'completed' })).length > 0,
+        20_000,
+      );
       const [run] = await workflows.list({ workflow: 'heartbeat', state: 'completed' });
       expect(run!.id).toMatch(/^cron:heartbeat:\d+$/);
       await expect(workflows.waitForResult(run!.id)).resolves.toBe(`beat ${run!.id}`);
@@ -148,7 +175,12 @@ for (const engine of nestEngines()) {
     const booted = bootApp(engine, async (db) => ({
       imports: [
         AlkstoreModule.forRoot(db.moduleOptions()),
-        AlkstoreWorkflowsModule.forRoot({ namespace: 'nest-wf-limits', idlePollIntervalMs: 50, concurrency: 4, limits: { concurrencyLimit: 1 } }),
+        AlkstoreWorkflowsModule.forRoot({
+          namespace: 'nest-wf-limits',
+          idlePollIntervalMs: 50,
+          concurrency: 4,
+          limits: { concurrencyLimit: 1 },
+        }),
       ],
       providers: [SerialReportWorkflow],
     }));
@@ -156,8 +188,11 @@ for (const engine of nestEngines()) {
     it("counts every run's passes against the module's limits: runs of the type never overlap, and all complete", async () => {
       const workflows = booted().app.get(Workflows);
       await workflows.ready();
-      const ids = await Promise.all([1, 2, 3, 4].map(async (n) => (await workflows.start('serial-report', { n }, { id: `report-${n}` })).id));
-      for (const [k, id] of ids.entries()) await expect(workflows.waitForResult(id, { timeoutMs: 20_000 })).resolves.toBe(k + 1);
+      const ids = await Promise.all(
+        [1, 2, 3, 4].map(async (n) => (await workflows.start('serial-report', { n }, { id: `report-${n}` })).id),
+      );
+      for (const [k, id] of ids.entries())
+        await expect(workflows.waitForResult(id, { timeoutMs: 20_000 })).resolves.toBe(k + 1);
       expect(serial.peak).toBe(1);
     });
   });

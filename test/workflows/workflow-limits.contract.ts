@@ -3,7 +3,14 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { InvalidArgument, InvalidOption } from '../../lib/contract/errors.js';
 import type { Store } from '../../lib/contract/types.js';
 import { createWorkflows, defineWorkflow, type Workflows, type WorkflowsOptions } from '../../lib/workflows/index.js';
-import { PG_URL, sqliteDriverFromEnv, waitFor, withEngineDb, type EngineDb, type EngineFixture } from '../helpers/engines.js';
+import {
+  PG_URL,
+  sqliteDriverFromEnv,
+  waitFor,
+  withEngineDb,
+  type EngineDb,
+  type EngineFixture,
+} from '../helpers/engines.js';
 import { sqliteOpener } from '../../lib/engines/sqlite/connection.js';
 
 let seq = 0;
@@ -28,7 +35,11 @@ async function jobRows(engine: EngineFixture, db: EngineDb, queue: string): Prom
     const { open } = await sqliteOpener(sqliteDriverFromEnv().driver);
     const conn = open(db.location, { readonly: true });
     try {
-      raw = conn.prepare('SELECT payload, state, priority, concurrency_key AS ck, rate_key AS rk FROM __alkstore_jobs WHERE queue = ? ORDER BY id').all(queue) as Raw[];
+      raw = conn
+        .prepare(
+          'SELECT payload, state, priority, concurrency_key AS ck, rate_key AS rk FROM __alkstore_jobs WHERE queue = ? ORDER BY id',
+        )
+        .all(queue) as Raw[];
     } finally {
       conn.close();
     }
@@ -37,12 +48,23 @@ async function jobRows(engine: EngineFixture, db: EngineDb, queue: string): Prom
     const client = new pg.Client({ connectionString: PG_URL });
     await client.connect();
     try {
-      raw = (await client.query<Raw>(`SELECT payload::text AS payload, state, priority, concurrency_key AS ck, rate_key AS rk FROM "${db.location}".jobs WHERE queue = $1 ORDER BY id`, [queue])).rows;
+      raw = (
+        await client.query<Raw>(
+          `SELECT payload::text AS payload, state, priority, concurrency_key AS ck, rate_key AS rk FROM "${db.location}".jobs WHERE queue = $1 ORDER BY id`,
+          [queue],
+        )
+      ).rows;
     } finally {
       await client.end();
     }
   }
-  return raw.map((r) => ({ payload: JSON.parse(r.payload) as Row['payload'], state: r.state, priority: Number(r.priority), concurrencyKey: r.ck, rateKey: r.rk }));
+  return raw.map((r) => ({
+    payload: JSON.parse(r.payload) as Row['payload'],
+    state: r.state,
+    priority: Number(r.priority),
+    concurrencyKey: r.ck,
+    rateKey: r.rk,
+  }));
 }
 
 /** Records how many steps of each key run at once, in this process (both stores live here). */
@@ -105,9 +127,15 @@ export function workflowLimitsContract(engine: EngineFixture): void {
     const seen = new Overlap();
     const wf = defineWorkflow('tenant', {
       limits: { concurrencyKey: (input: { tenant: string; n: number }) => `tenant:${input.tenant}` },
-      run: async (input: { tenant: string; n: number }, ctx) => ctx.step('work', () => seen.around(input.tenant, () => delay(20).then(() => input.n))),
+      run: async (input: { tenant: string; n: number }, ctx) =>
+        ctx.step('work', () => seen.around(input.tenant, () => delay(20).then(() => input.n))),
     });
-    const w = make({ workflows: [wf], namespace, concurrency: 6, limits: { concurrencyLimit: 2, keyRateLimit: { max: 1000, perMs: 1000 } } });
+    const w = make({
+      workflows: [wf],
+      namespace,
+      concurrency: 6,
+      limits: { concurrencyLimit: 2, keyRateLimit: { max: 1000, perMs: 1000 } },
+    });
     await w.ready();
     expect(await w.queue.settings()).toMatchObject({ concurrencyLimit: 2, keyRateLimit: { max: 1000, perMs: 1000 } });
     await w.queue.setLimits({ concurrencyLimit: 1 });
@@ -142,10 +170,14 @@ export function workflowLimitsContract(engine: EngineFixture): void {
     const q = starter.queue.name;
     const { id } = await starter.start(wf, { who: 'ada' }, { priority: 7 });
     const want = { priority: 7, concurrencyKey: 'ada', rateKey: 'stamped' };
-    expect((await jobRows(engine, db, q)).filter((r) => r.payload.id === id)).toEqual([{ payload: { k: 'drive', id }, state: 'pending', ...want }]);
+    expect((await jobRows(engine, db, q)).filter((r) => r.payload.id === id)).toEqual([
+      { payload: { k: 'drive', id }, state: 'pending', ...want },
+    ]);
     // A worker parks it on the signal; with the worker gone, the signal's pass waits in the table.
     const worker = make({ workflows: [wf, child, parent], namespace });
-    await waitFor('parked on the signal', async () => (await starter.getStatus(id))?.steps.some((s) => s.state === 'waiting'));
+    await waitFor('parked on the signal', async () =>
+      (await starter.getStatus(id))?.steps.some((s) => s.state === 'waiting'),
+    );
     await worker.close();
     await starter.signal(id, 'go');
     const pending = (await jobRows(engine, db, q)).filter((r) => r.payload.id === id && r.state === 'pending');
@@ -185,7 +217,9 @@ export function workflowLimitsContract(engine: EngineFixture): void {
     });
     const w = make({ workflows: [wf], namespace, concurrency: 4 });
     const waiter = await w.start(wf, { role: 'waiter' });
-    await waitFor('waiter parked', async () => (await w.getStatus(waiter.id))?.steps.some((s) => s.state === 'waiting'));
+    await waitFor('waiter parked', async () =>
+      (await w.getStatus(waiter.id))?.steps.some((s) => s.state === 'waiting'),
+    );
     const holder = await w.start(wf, { role: 'holder' });
     await waitFor('holder in its step', () => events.includes('holder in'));
     await w.signal(waiter.id, 'go');
@@ -199,14 +233,23 @@ export function workflowLimitsContract(engine: EngineFixture): void {
   });
 
   it('bad limits are typed errors naming them: at define, at createWorkflows, and a key function returning a non-string at start, before any write', async () => {
-    expect(() => defineWorkflow('x', { limits: { concurrencyKey: 'type' as 'workflow' }, run: async () => null })).toThrow(InvalidOption);
-    expect(() => defineWorkflow('x', { limits: { concurrencyKey: 'type' as 'workflow' }, run: async () => null })).toThrow(/limits\.concurrencyKey of workflow "x".*'workflow'/);
-    expect(() => defineWorkflow('x', { limits: { other: 'workflow' } as never, run: async () => null })).toThrow(/limits\.other/);
+    expect(() =>
+      defineWorkflow('x', { limits: { concurrencyKey: 'type' as 'workflow' }, run: async () => null }),
+    ).toThrow(InvalidOption);
+    expect(() =>
+      defineWorkflow('x', { limits: { concurrencyKey: 'type' as 'workflow' }, run: async () => null }),
+    ).toThrow(/limits\.concurrencyKey of workflow "x".*'workflow'/);
+    expect(() => defineWorkflow('x', { limits: { other: 'workflow' } as never, run: async () => null })).toThrow(
+      /limits\.other/,
+    );
     const ok = defineWorkflow('x', { run: async () => null });
     expect(() => make({ workflows: [ok], limits: { concurrencyLimit: 0 } })).toThrow(InvalidArgument);
     expect(() => make({ workflows: [ok], limits: { concurrencyLimit: 0 } })).toThrow(/limits\.concurrencyLimit/);
     const namespace = ns();
-    const bad = defineWorkflow('bad-key', { limits: { rateLimitKey: (i: { n: number }) => i.n as unknown as string }, run: async () => null });
+    const bad = defineWorkflow('bad-key', {
+      limits: { rateLimitKey: (i: { n: number }) => i.n as unknown as string },
+      run: async () => null,
+    });
     const w = make({ workflows: [bad], namespace, worker: false });
     const err = await w.start(bad, { n: 5 }, { id: 'r1' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InvalidArgument);
@@ -214,7 +257,11 @@ export function workflowLimitsContract(engine: EngineFixture): void {
     expect(await w.getStatus('r1')).toBeNull();
     expect(await jobRows(engine, db, w.queue.name)).toEqual([]);
     // The id is not taken: a start with a good key function succeeds under it.
-    const good = defineWorkflow('bad-key', { version: 2, limits: { rateLimitKey: (i: { n: number }) => String(i.n) }, run: async () => null });
+    const good = defineWorkflow('bad-key', {
+      version: 2,
+      limits: { rateLimitKey: (i: { n: number }) => String(i.n) },
+      run: async () => null,
+    });
     const w2 = make({ workflows: [good], namespace, worker: false });
     await expect(w2.start(good, { n: 5 }, { id: 'r1' })).resolves.toEqual({ id: 'r1', created: true });
     // ctx.startChild of a child whose key function fails throws in the parent's code, starting no child.
@@ -230,7 +277,9 @@ export function workflowLimitsContract(engine: EngineFixture): void {
     });
     const w3 = make({ workflows: [parent, bad] });
     const p = await w3.start(parent, null);
-    await expect(w3.waitForResult(p.id, { timeoutMs: 30_000 })).resolves.toMatch(/^InvalidArgument: .*rateLimitKey.*must return a string/);
+    await expect(w3.waitForResult(p.id, { timeoutMs: 30_000 })).resolves.toMatch(
+      /^InvalidArgument: .*rateLimitKey.*must return a string/,
+    );
     expect((await w3.getStatus(p.id))!.children).toEqual([]);
   });
 }

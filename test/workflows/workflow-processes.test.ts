@@ -3,8 +3,24 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
 import type { Store } from '../../lib/contract/types.js';
 import { createWorkflows } from '../../lib/workflows/index.js';
-import { contractEngines, PG_URL, waitFor, withEngineDb, type EngineDb, type EngineFixture } from '../helpers/engines.js';
-import { EXECUTIONS, LEDGER, NAMESPACE, orderWorkflow, PACKED, packWorkflow, VIOLATIONS, type OrderResult } from './fixtures/order-workflow.js';
+import {
+  contractEngines,
+  PG_URL,
+  waitFor,
+  withEngineDb,
+  type EngineDb,
+  type EngineFixture,
+} from '../helpers/engines.js';
+import {
+  EXECUTIONS,
+  LEDGER,
+  NAMESPACE,
+  orderWorkflow,
+  PACKED,
+  packWorkflow,
+  VIOLATIONS,
+  type OrderResult,
+} from './fixtures/order-workflow.js';
 
 // The crash proof: order runs (a step, a transactional step writing a business row, a durable sleep, a
 // wait for a signal this process sends, a child run started with ctx.startChild and awaited with
@@ -21,7 +37,11 @@ const KILLS = 10;
 function spawnWorker(engine: EngineFixture, db: EngineDb): { proc: ChildProcess; ready: Promise<void> } {
   const env = { ...process.env };
   delete env.NODE_OPTIONS;
-  const proc = spawn(process.execPath, ['--import', 'tsx', WORKER, engine.kind, db.location, engine.kind === 'postgres' ? PG_URL : '-'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(
+    process.execPath,
+    ['--import', 'tsx', WORKER, engine.kind, db.location, engine.kind === 'postgres' ? PG_URL : '-'],
+    { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let out = '';
   const ready = new Promise<void>((resolve, reject) => {
     proc.stdout!.on('data', (d: Buffer) => {
@@ -55,12 +75,20 @@ for (const engine of contractEngines()) {
     });
 
     it(`${RUNS} runs, ${WORKERS} workers, ${KILLS} SIGKILLs: every run completes, each business row exists once, no completed step runs again, no sleep ends early`, async () => {
-      const workflows = createWorkflows(store, { workflows: [orderWorkflow(store), packWorkflow(store)], namespace: NAMESPACE, worker: false });
+      const workflows = createWorkflows(store, {
+        workflows: [orderWorkflow(store), packWorkflow(store)],
+        namespace: NAMESPACE,
+        worker: false,
+      });
       const workers = Array.from({ length: WORKERS }, () => spawnWorker(engine, db));
       await Promise.all(workers.map((w) => w.ready));
       const ids: string[] = [];
       try {
-        for (let i = 0; i < RUNS; i++) ids.push((await workflows.start('order', { sleepMs: 100 + Math.floor(Math.random() * 400) }, { id: `order-${i}` })).id);
+        for (let i = 0; i < RUNS; i++)
+          ids.push(
+            (await workflows.start('order', { sleepMs: 100 + Math.floor(Math.random() * 400) }, { id: `order-${i}` }))
+              .id,
+          );
         const signalled = new Set<string>();
         let kills = 0;
         const chaos = (async () => {
@@ -81,8 +109,15 @@ for (const engine of contractEngines()) {
         }
         await chaos;
         expect(kills).toBe(KILLS);
-        await waitFor('every run completed', async () => (await workflows.list({ state: 'completed', workflow: 'order' })).length === RUNS, 120_000, 250);
-        const results = await Promise.all(ids.map((id) => workflows.waitForResult<OrderResult>(id, { timeoutMs: 5_000 })));
+        await waitFor(
+          'every run completed',
+          async () => (await workflows.list({ state: 'completed', workflow: 'order' })).length === RUNS,
+          120_000,
+          250,
+        );
+        const results = await Promise.all(
+          ids.map((id) => workflows.waitForResult<OrderResult>(id, { timeoutMs: 5_000 })),
+        );
         for (const r of results) {
           expect(r.sleptMs).toBeGreaterThanOrEqual(r.askedMs);
           expect(r.approvedBy).toBe(`parent-${process.pid}`);

@@ -57,7 +57,12 @@ for (const engine of contractEngines()) {
       const { traceId, spanId } = runTraceIds(ns, 'traced-1');
       expect(new Set(spans.map((s) => s.spanContext().traceId))).toEqual(new Set([traceId]));
       expect(spans.every((s) => s.parentSpanContext?.spanId === spanId)).toBe(true);
-      expect(spans.map((s) => s.status.code)).toEqual([SpanStatusCode.UNSET, SpanStatusCode.ERROR, SpanStatusCode.UNSET, SpanStatusCode.UNSET]);
+      expect(spans.map((s) => s.status.code)).toEqual([
+        SpanStatusCode.UNSET,
+        SpanStatusCode.ERROR,
+        SpanStatusCode.UNSET,
+        SpanStatusCode.UNSET,
+      ]);
       expect(spans[2]!.attributes['alkstore.workflow.attempt']).toBe(2);
       expect(spans[3]!.attributes['alkstore.workflow.step_kind']).toBe('transaction');
     });

@@ -67,7 +67,15 @@ export function workflowsContract(engine: EngineFixture): void {
     await expect(w.waitForResult(id, { timeoutMs: 20_000 })).resolves.toEqual({ doubled: 10 });
     expect(calls).toEqual(['sum', 'double']);
     const run = await w.getStatus(id);
-    expect(run).toMatchObject({ id, workflow: 'add', version: 1, state: 'completed', input: { a: 2, b: 3 }, result: { doubled: 10 }, error: null });
+    expect(run).toMatchObject({
+      id,
+      workflow: 'add',
+      version: 1,
+      state: 'completed',
+      input: { a: 2, b: 3 },
+      result: { doubled: 10 },
+      error: null,
+    });
     expect(run!.steps.map((s) => [s.position, s.kind, s.name, s.state])).toEqual([
       [0, 'step', 'sum', 'done'],
       [1, 'step', 'double', 'done'],
@@ -248,7 +256,10 @@ export function workflowsContract(engine: EngineFixture): void {
     await untilParked(w, id, 'waiting');
     const other = createWorkflows(store, { workflows: [wf], namespace, worker: false });
     await store.withTx((tx) => other.signal(id, 'approved', { by: 'ada' }, { tx }));
-    await expect(w.waitForResult(id, { timeoutMs: 20_000 })).resolves.toEqual({ approved: { by: 'ada' }, late: 'timed out' });
+    await expect(w.waitForResult(id, { timeoutMs: 20_000 })).resolves.toEqual({
+      approved: { by: 'ada' },
+      late: 'timed out',
+    });
   });
 
   it('a signal sent before the wait is kept for it', async () => {
@@ -293,7 +304,13 @@ export function workflowsContract(engine: EngineFixture): void {
     let later = false;
     const wf = defineWorkflow('long', {
       async run(_input: null, ctx) {
-        await ctx.step('wait-for-abort', (signal) => new Promise<string>((resolve) => signal.addEventListener('abort', () => resolve('aborted'), { once: true })));
+        await ctx.step(
+          'wait-for-abort',
+          (signal) =>
+            new Promise<string>((resolve) =>
+              signal.addEventListener('abort', () => resolve('aborted'), { once: true }),
+            ),
+        );
         await ctx.step('later', () => {
           later = true;
         });
@@ -358,7 +375,10 @@ export function workflowsContract(engine: EngineFixture): void {
     await w2.signal(id, 'ship');
     const err = await w2.waitForResult(id, { timeoutMs: 20_000 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(WorkflowFailed);
-    expect((err as WorkflowFailed).error).toMatchObject({ name: 'NonDeterministicWorkflow', code: 'NON_DETERMINISTIC_WORKFLOW' });
+    expect((err as WorkflowFailed).error).toMatchObject({
+      name: 'NonDeterministicWorkflow',
+      code: 'NON_DETERMINISTIC_WORKFLOW',
+    });
     expect((err as WorkflowFailed).error.message).toContain('step "label" at position 0');
     expect((err as WorkflowFailed).error.message).toContain('step "pack"');
     expect(labelled).toBe(false);
@@ -382,7 +402,9 @@ export function workflowsContract(engine: EngineFixture): void {
     await w2.signal(id, 'approve');
     const err = await w2.waitForResult(id, { timeoutMs: 20_000 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(WorkflowFailed);
-    expect((err as WorkflowFailed).error.message).toContain('asked for the end of run at position 0, but its journal holds step "lookup"');
+    expect((err as WorkflowFailed).error.message).toContain(
+      'asked for the end of run at position 0, but its journal holds step "lookup"',
+    );
   });
 
   it('a version tag lets an old run finish on the old code while new runs take the new version', async () => {
@@ -456,7 +478,8 @@ export function workflowsContract(engine: EngineFixture): void {
     expect(parked!.steps.at(-1)).toMatchObject({ kind: 'children', state: 'waiting' });
     await expect(w.waitForResult(id, { timeoutMs: 20_000 })).resolves.toBe(14);
     expect(ran.sort()).toEqual(['square 1', 'square 2', 'square 3']);
-    for (const c of ['p1:0', 'p1:1', 'p1:2']) expect(await w.getStatus(c)).toMatchObject({ state: 'completed', parentId: 'p1', workflow: 'square' });
+    for (const c of ['p1:0', 'p1:1', 'p1:2'])
+      expect(await w.getStatus(c)).toMatchObject({ state: 'completed', parentId: 'p1', workflow: 'square' });
     // Woken once per child end at most (plus the first pass), not by polling.
     expect(parentPasses).toBeLessThanOrEqual(5);
   });
@@ -500,7 +523,8 @@ export function workflowsContract(engine: EngineFixture): void {
           await ctx.waitAll([a, b]);
           return 'all fine';
         } catch (err) {
-          if (err instanceof ChildWorkflowFailed) return `compensated ${err.childId} ${err.state}: ${err.error.message}`;
+          if (err instanceof ChildWorkflowFailed)
+            return `compensated ${err.childId} ${err.state}: ${err.error.message}`;
           throw err;
         }
       },
@@ -525,14 +549,19 @@ export function workflowsContract(engine: EngineFixture): void {
     await untilParked(w, 'boss-1:1', 'waiting');
     expect(await w.cancel(id)).toBe(true);
     await expect(w.waitForResult(id, { timeoutMs: 20_000 })).rejects.toBeInstanceOf(WorkflowCancelled);
-    for (const c of ['boss-1:0', 'boss-1:1']) await expect(w.waitForResult(c, { timeoutMs: 20_000 })).rejects.toBeInstanceOf(WorkflowCancelled);
+    for (const c of ['boss-1:0', 'boss-1:1'])
+      await expect(w.waitForResult(c, { timeoutMs: 20_000 })).rejects.toBeInstanceOf(WorkflowCancelled);
   });
 
   it('ctx.startChild and ctx.waitAll refuse bad input with a typed error naming it', async () => {
     const seen: string[] = [];
     const parent = defineWorkflow('bad-fan', {
       async run(_i: null, ctx) {
-        for (const call of [() => ctx.startChild('nope', null), () => ctx.startChild('bad-fan', { n: 1n }), () => ctx.waitAll('x' as never)]) {
+        for (const call of [
+          () => ctx.startChild('nope', null),
+          () => ctx.startChild('bad-fan', { n: 1n }),
+          () => ctx.waitAll('x' as never),
+        ]) {
           try {
             await call();
           } catch (err) {
@@ -544,21 +573,38 @@ export function workflowsContract(engine: EngineFixture): void {
     });
     const w = make({ workflows: [parent] });
     const { id } = await w.start(parent, null);
-    await expect(w.waitForResult(id, { timeoutMs: 20_000 })).resolves.toEqual(['UnknownWorkflow', 'Codec', 'InvalidArgument']);
+    await expect(w.waitForResult(id, { timeoutMs: 20_000 })).resolves.toEqual([
+      'UnknownWorkflow',
+      'Codec',
+      'InvalidArgument',
+    ]);
   });
 
   it('a schedule starts runs once per fire, with a run id derived from the fire, across two workflows instances', async () => {
     const namespace = ns();
-    const tick = defineWorkflow('tick', { schedule: { cron: '@every 1s', input: { from: 'cron' } }, run: async (input: { from: string }) => input.from });
+    const tick = defineWorkflow('tick', {
+      schedule: { cron: '@every 1s', input: { from: 'cron' } },
+      run: async (input: { from: string }) => input.from,
+    });
     const a = make({ workflows: [tick], namespace });
     const b = make({ workflows: [tick], namespace });
     await Promise.all([a.ready(), b.ready()]);
     const broken = defineWorkflow('broken-schedule', { schedule: 'every minute', run: async () => null });
-    await expect(make({ workflows: [broken], worker: false, logger: { log: () => undefined, warn: () => undefined, error: () => undefined } }).ready()).rejects.toThrow(/every minute/);
+    await expect(
+      make({
+        workflows: [broken],
+        worker: false,
+        logger: { log: () => undefined, warn: () => undefined, error: () => undefined },
+      }).ready(),
+    ).rejects.toThrow(/every minute/);
     const ac = new AbortController();
     const runners = [store.runSchedules(ac.signal), store.runSchedules(ac.signal)];
     try {
-      await waitFor('three scheduled runs completed', async () => (await a.list({ workflow: 'tick', state: 'completed' })).length >= 3, 30_000);
+      await waitFor(
+        'three scheduled runs completed',
+        async () => (await a.list({ workflow: 'tick', state: 'completed' })).length >= 3,
+        30_000,
+      );
     } finally {
       ac.abort();
       await Promise.allSettled(runners);
@@ -663,15 +709,21 @@ export function workflowsContract(engine: EngineFixture): void {
     expect(() => defineWorkflow('x', { version: 0, run: async () => null })).toThrow(/version of workflow "x"/);
     expect(() => createWorkflows(store, { workflows: [wf, wf], worker: false })).toThrow(InvalidOption);
     expect(() => createWorkflows(store, { workflows: [wf], concurrency: 0, worker: false })).toThrow(/concurrency/);
-    expect(() => createWorkflows(store, { workflows: [wf], worker: false, concurency: 2 } as WorkflowsOptions)).toThrow(/concurency is not a createWorkflows option/);
-    expect(() => createWorkflows(store, { workflows: [wf], worker: false, namespace: '__alkstore_x' })).toThrow(/reserved/i);
+    expect(() => createWorkflows(store, { workflows: [wf], worker: false, concurency: 2 } as WorkflowsOptions)).toThrow(
+      /concurency is not a createWorkflows option/,
+    );
+    expect(() => createWorkflows(store, { workflows: [wf], worker: false, namespace: '__alkstore_x' })).toThrow(
+      /reserved/i,
+    );
     const w = make({ workflows: [wf], worker: false });
     await expect(w.start('missing', null)).rejects.toBeInstanceOf(UnknownWorkflow);
     await expect(w.start(wf, { n: 1n })).rejects.toThrow(/input/);
     await expect(w.start(wf, null, { id: '' })).rejects.toBeInstanceOf(InvalidName);
     await expect(w.signal('x'.repeat(300), 'go')).rejects.toThrow(/workflow id/);
     await expect(w.waitForResult('r', { timeoutMs: -1 })).rejects.toThrow(/timeoutMs/);
-    expect(() => defineWorkflow('sched', { schedule: '', run: async () => null })).toThrow(/schedule of workflow "sched"/);
+    expect(() => defineWorkflow('sched', { schedule: '', run: async () => null })).toThrow(
+      /schedule of workflow "sched"/,
+    );
     expect(() => createWorkflows(store, { workflows: [wf], worker: false, retentionMs: 0 })).toThrow(/retentionMs/);
     await expect(w.start(wf, null, { priority: 1.5 })).rejects.toThrow(/priority/);
     expect(await w.list()).toEqual([]);

@@ -67,7 +67,10 @@ export function adminSql(s: SchemaSql) {
      * $1 queue, $2 limit, $3 after id: ids of dead jobs (the dead index), for a bulk redrive through
      * the ordering-aware retryDead. Paged by id: jobs a redrive left dead (conflicts) are not read again.
      */
-    deadIds: s.def('a_dead_ids_after', `SELECT j.id FROM ${jobs} j WHERE j.queue = $1::text AND j.state = 'dead' AND j.id > $3::bigint ORDER BY j.id LIMIT $2::int`),
+    deadIds: s.def(
+      'a_dead_ids_after',
+      `SELECT j.id FROM ${jobs} j WHERE j.queue = $1::text AND j.state = 'dead' AND j.id > $3::bigint ORDER BY j.id LIMIT $2::int`,
+    ),
     /** $1 queue → n; with its counter deltas (counts.sql.ts). */
     purgeAllDead: s.def(
       'a_purge_all_dead',

@@ -1,11 +1,39 @@
 import { getJobWithOutcome, outcomeExtras, type FullRow } from './outcomes.js';
-import { LATENCY_BUCKETS, WORKER_SCAN_ROWS, type JobAttempt, type JobDetail, type JobEdit, type JobPage, type JobSearch, type JobSearchPage, type ListenerState, type ListJobsOpts, type LockInfo, type NamePageOpts, type ReceiptPage, type ReceiptPageOpts, type StoreAdmin, type StreamInfo, type ThroughputPoint, type WorkerInfo } from '../../contract/admin.js';
+import {
+  LATENCY_BUCKETS,
+  WORKER_SCAN_ROWS,
+  type JobAttempt,
+  type JobDetail,
+  type JobEdit,
+  type JobPage,
+  type JobSearch,
+  type JobSearchPage,
+  type ListenerState,
+  type ListJobsOpts,
+  type LockInfo,
+  type NamePageOpts,
+  type ReceiptPage,
+  type ReceiptPageOpts,
+  type StoreAdmin,
+  type StreamInfo,
+  type ThroughputPoint,
+  type WorkerInfo,
+} from '../../contract/admin.js';
 import { receiptPage, resolveJobEdit, resolveReceiptPage, toWorkers } from '../../internal/admin-extras.js';
 import { AUDIT_STREAM, queueWakeChannel } from '../../contract/names.js';
 import type { RedriveResult, Stream } from '../../contract/types.js';
 import { requireJobId, validateStoredName } from '../../contract/validate.js';
 import { resolveSearch, searchPage } from '../../internal/job-search.js';
-import { encodeCursor, keyOf, validateQueue, resolveJobListQuery, resolveNamePage, resolveSince, THROUGHPUT_RETENTION_MS, walkClaimOrder } from '../../internal/admin-paging.js';
+import {
+  encodeCursor,
+  keyOf,
+  validateQueue,
+  resolveJobListQuery,
+  resolveNamePage,
+  resolveSince,
+  THROUGHPUT_RETENTION_MS,
+  walkClaimOrder,
+} from '../../internal/admin-paging.js';
 import type { OutcomeRow } from '../../internal/outcome-counter.js';
 import { moved as movedAny, redriveResult, runWaking, type PgContext, type RedriveRow } from './context.js';
 import { num } from './executor.js';
@@ -42,12 +70,17 @@ export class PostgresAdmin implements StoreAdmin {
         q.limit + 1,
         floor,
         (atMost) => this.nextPriority(name, atMost),
-        async (p, runAt, id, limit) => (await this.ctx.exec.run<JobRow>(a.pendingOfPriority, [name, p, runAt, id, limit])).rows,
+        async (p, runAt, id, limit) =>
+          (await this.ctx.exec.run<JobRow>(a.pendingOfPriority, [name, p, runAt, id, limit])).rows,
       );
     } else if (q.state === 'processing') {
-      rows = (await this.ctx.exec.run<JobRow>(a.processing, [name, q.after?.[0] ?? null, q.after?.[1] ?? 0, q.limit + 1])).rows;
+      rows = (
+        await this.ctx.exec.run<JobRow>(a.processing, [name, q.after?.[0] ?? null, q.after?.[1] ?? 0, q.limit + 1])
+      ).rows;
     } else {
-      rows = (await this.ctx.exec.run<JobRow>(q.state === 'dead' ? a.dead : a.all, [name, q.after?.[0] ?? 0, q.limit + 1])).rows;
+      rows = (
+        await this.ctx.exec.run<JobRow>(q.state === 'dead' ? a.dead : a.all, [name, q.after?.[0] ?? 0, q.limit + 1])
+      ).rows;
     }
     const jobs = rows.slice(0, q.limit).map(toJobInfo);
     const last = jobs[jobs.length - 1];
@@ -59,7 +92,12 @@ export class PostgresAdmin implements StoreAdmin {
     const name = validateQueue(queue);
     const q = resolveSearch(query);
     // Dead jobs through the dead index; the history and `all` read the outcome records too; the live states only the jobs table.
-    const sql = q.rowState === 'dead' ? this.ctx.sql.search.searchDead : q.rowState === 'finished' || q.rowState === null ? this.ctx.sql.search.searchWithOutcomes : this.ctx.sql.search.search;
+    const sql =
+      q.rowState === 'dead'
+        ? this.ctx.sql.search.searchDead
+        : q.rowState === 'finished' || q.rowState === null
+          ? this.ctx.sql.search.searchWithOutcomes
+          : this.ctx.sql.search.search;
     const r = await this.ctx.exec.run<FullRow & { scanned: string; low: string | null }>(sql, [
       name,
       q.before,
@@ -89,7 +127,10 @@ export class PostgresAdmin implements StoreAdmin {
     this.ctx.guard();
     const name = validateQueue(queue);
     const jobId = requireJobId('id', id);
-    const r = await this.ctx.exec.run<JobRow & { worker_id: string | null; blocked: boolean }>(this.ctx.sql.search.detail, [name, jobId]);
+    const r = await this.ctx.exec.run<JobRow & { worker_id: string | null; blocked: boolean }>(
+      this.ctx.sql.search.detail,
+      [name, jobId],
+    );
     const row = r.rows[0];
     // Progress, and the outcome record of a completed or cancelled job (issue #27).
     const full = await getJobWithOutcome(this.ctx, name, jobId, toJobInfo);
@@ -104,7 +145,13 @@ export class PostgresAdmin implements StoreAdmin {
       error: x.error,
     }));
     if (!row) return { ...full!, workerId: null, blocked: false, failedAttempts };
-    return { ...toJobInfo(row), ...(full?.progress === undefined ? {} : { progress: full.progress }), workerId: row.worker_id, blocked: row.blocked, failedAttempts };
+    return {
+      ...toJobInfo(row),
+      ...(full?.progress === undefined ? {} : { progress: full.progress }),
+      workerId: row.worker_id,
+      blocked: row.blocked,
+      failedAttempts,
+    };
   }
 
   async editJob(queue: string, id: number, edit: JobEdit): Promise<boolean> {
@@ -124,16 +171,42 @@ export class PostgresAdmin implements StoreAdmin {
 
   async workers(): Promise<WorkerInfo[]> {
     this.ctx.guard();
-    const r = await this.ctx.exec.run<{ worker_id: string; queue: string; jobs: string; low: string; high: string; now: string }>(this.ctx.sql.admin.workers, [WORKER_SCAN_ROWS]);
+    const r = await this.ctx.exec.run<{
+      worker_id: string;
+      queue: string;
+      jobs: string;
+      low: string;
+      high: string;
+      now: string;
+    }>(this.ctx.sql.admin.workers, [WORKER_SCAN_ROWS]);
     const now = r.rows[0] ? num(r.rows[0].now) : 0;
-    return toWorkers(r.rows.map((w) => ({ workerId: w.worker_id, queue: w.queue, jobs: num(w.jobs), low: num(w.low), high: num(w.high) })), now);
+    return toWorkers(
+      r.rows.map((w) => ({
+        workerId: w.worker_id,
+        queue: w.queue,
+        jobs: num(w.jobs),
+        low: num(w.low),
+        high: num(w.high),
+      })),
+      now,
+    );
   }
 
   async receipts(outbox: string, opts?: ReceiptPageOpts): Promise<ReceiptPage> {
     this.ctx.guard();
     const q = resolveReceiptPage(outbox, opts);
-    const r = await this.ctx.exec.run<{ message_id: string; receipt: string; delivered_at: string }>(this.ctx.sql.admin.receipts, [q.outbox, q.before?.[0] ?? null, q.before?.[1] ?? 0, q.limit + 1]);
-    return receiptPage(q, r.rows.map((row) => ({ messageId: num(row.message_id), receiptText: row.receipt, deliveredAt: num(row.delivered_at) })));
+    const r = await this.ctx.exec.run<{ message_id: string; receipt: string; delivered_at: string }>(
+      this.ctx.sql.admin.receipts,
+      [q.outbox, q.before?.[0] ?? null, q.before?.[1] ?? 0, q.limit + 1],
+    );
+    return receiptPage(
+      q,
+      r.rows.map((row) => ({
+        messageId: num(row.message_id),
+        receiptText: row.receipt,
+        deliveredAt: num(row.delivered_at),
+      })),
+    );
   }
 
   auditLog(): Stream {
@@ -150,9 +223,19 @@ export class PostgresAdmin implements StoreAdmin {
     const conflictIds: number[] = [];
     let after = 0;
     for (;;) {
-      const ids = (await this.ctx.exec.run<{ id: string }>(this.ctx.sql.admin.deadIds, [name, 10_000, after])).rows.map((r) => num(r.id));
+      const ids = (await this.ctx.exec.run<{ id: string }>(this.ctx.sql.admin.deadIds, [name, 10_000, after])).rows.map(
+        (r) => num(r.id),
+      );
       if (ids.length === 0) return { moved, conflicts: conflictIds.length, conflictIds };
-      const r = redriveResult(await runWaking<RedriveRow>(this.ctx, this.ctx.sql.queue.retryDead, [name, ids], wakePayload(queueWakeChannel(name)), movedAny));
+      const r = redriveResult(
+        await runWaking<RedriveRow>(
+          this.ctx,
+          this.ctx.sql.queue.retryDead,
+          [name, ids],
+          wakePayload(queueWakeChannel(name)),
+          movedAny,
+        ),
+      );
       moved += r.moved;
       conflictIds.push(...r.conflictIds);
       after = ids[ids.length - 1]!;
@@ -177,23 +260,44 @@ export class PostgresAdmin implements StoreAdmin {
       completed: num(row.completed),
       retried: num(row.retried),
       dead: num(row.dead),
-      wait: { count: num(row.wait_n), sumMs: num(row.wait_ms), buckets: Array.from({ length: LATENCY_BUCKETS }, (_, i) => num(row[`w${i}`])) },
-      run: { count: num(row.run_n), sumMs: num(row.run_ms), buckets: Array.from({ length: LATENCY_BUCKETS }, (_, i) => num(row[`r${i}`])) },
+      wait: {
+        count: num(row.wait_n),
+        sumMs: num(row.wait_ms),
+        buckets: Array.from({ length: LATENCY_BUCKETS }, (_, i) => num(row[`w${i}`])),
+      },
+      run: {
+        count: num(row.run_n),
+        sumMs: num(row.run_ms),
+        buckets: Array.from({ length: LATENCY_BUCKETS }, (_, i) => num(row[`r${i}`])),
+      },
     }));
   }
 
   async streams(opts?: NamePageOpts): Promise<StreamInfo[]> {
     this.ctx.guard();
     const page = resolveNamePage(opts);
-    const heads = await this.ctx.exec.run<{ stream: string; last_offset: string }>(this.ctx.sql.admin.streamHeads, [page.after, page.limit]);
+    const heads = await this.ctx.exec.run<{ stream: string; last_offset: string }>(this.ctx.sql.admin.streamHeads, [
+      page.after,
+      page.limit,
+    ]);
     const names = heads.rows.map((h) => h.stream);
-    const offsets = names.length === 0 ? [] : (await this.ctx.exec.run<{ stream: string; consumer: string; saved: string }>(this.ctx.sql.admin.streamOffsets, [names])).rows;
+    const offsets =
+      names.length === 0
+        ? []
+        : (
+            await this.ctx.exec.run<{ stream: string; consumer: string; saved: string }>(
+              this.ctx.sql.admin.streamOffsets,
+              [names],
+            )
+          ).rows;
     return heads.rows.map((h) => {
       const head = num(h.last_offset);
       return {
         name: h.stream,
         headOffset: head,
-        consumers: offsets.filter((o) => o.stream === h.stream).map((o) => ({ consumer: o.consumer, offset: num(o.saved), lag: Math.max(0, head - num(o.saved)) })),
+        consumers: offsets
+          .filter((o) => o.stream === h.stream)
+          .map((o) => ({ consumer: o.consumer, offset: num(o.saved), lag: Math.max(0, head - num(o.saved)) })),
       };
     });
   }
@@ -201,9 +305,13 @@ export class PostgresAdmin implements StoreAdmin {
   async lock(name: string): Promise<LockInfo | null> {
     this.ctx.guard();
     validateStoredName('lock', name);
-    const r = await this.ctx.exec.run<{ owner: string; expires_at: string; now: string }>(this.ctx.sql.admin.lock, [name]);
+    const r = await this.ctx.exec.run<{ owner: string; expires_at: string; now: string }>(this.ctx.sql.admin.lock, [
+      name,
+    ]);
     const row = r.rows[0];
-    return row ? { name, owner: row.owner, expiresAt: num(row.expires_at), expired: num(row.expires_at) <= num(row.now) } : null;
+    return row
+      ? { name, owner: row.owner, expiresAt: num(row.expires_at), expired: num(row.expires_at) <= num(row.now) }
+      : null;
   }
 
   listener(): ListenerState {
@@ -213,7 +321,8 @@ export class PostgresAdmin implements StoreAdmin {
   /** Adds buffered outcome counts to the current minute and prunes minutes past a day. */
   async writeOutcomes(rows: OutcomeRow[]): Promise<void> {
     const a = this.ctx.sql.admin;
-    const hist = (pick: (r: OutcomeRow) => readonly number[]) => Array.from({ length: LATENCY_BUCKETS }, (_, i) => rows.map((r) => pick(r)[i] ?? 0));
+    const hist = (pick: (r: OutcomeRow) => readonly number[]) =>
+      Array.from({ length: LATENCY_BUCKETS }, (_, i) => rows.map((r) => pick(r)[i] ?? 0));
     await this.ctx.exec.run(a.addMinutes, [
       rows.map((r) => r.queue),
       rows.map((r) => r.completed),

@@ -184,13 +184,26 @@ export class ClaimGate {
    * A full claim finished: `limited` is what it read, `full` whether the claim call got as many jobs
    * as asked, `mark` where its fresh rows ended (null: it took none, the watermark stays).
    */
-  fullDone(queue: string, started: ClaimStart, limited: boolean, full: boolean, mark: ClaimWatermark | null = null): void {
+  fullDone(
+    queue: string,
+    started: ClaimStart,
+    limited: boolean,
+    full: boolean,
+    mark: ClaimWatermark | null = null,
+  ): void {
     const unlimited = !limited && this.listening && started.gen === this.gen;
     if (this.queues.size >= MAX_QUEUES && !this.queues.has(queue)) this.queues.clear();
     // A rewind while the claim ran: a job it could not see may sit behind where it stopped.
     const kept = started.rewinds === this.rewound ? (mark ?? this.queues.get(queue)?.mark ?? null) : null;
     const sweeping = this.queues.get(queue)?.sweeping ?? false;
-    this.queues.set(queue, { unlimited, trustedUntil: started.at + SETTINGS_TRUST_MS, lastFull: full, sweptAt: started.at, mark: kept, sweeping });
+    this.queues.set(queue, {
+      unlimited,
+      trustedUntil: started.at + SETTINGS_TRUST_MS,
+      lastFull: full,
+      sweptAt: started.at,
+      mark: kept,
+      sweeping,
+    });
   }
 
   /** The settings of `queue` changed (or may have): its next claim is a full one. */

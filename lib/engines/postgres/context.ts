@@ -27,7 +27,18 @@ import { streamSql } from './stream.sql.js';
 /** Every statement of the engine for one schema. */
 export function engineSql(schema: string) {
   const s = new SchemaSql(schema);
-  return { queue: queueSql(s), stream: streamSql(s), lock: lockSql(s), schedule: scheduleSql(s), notify: notifySql(s), admin: adminSql(s), inbox: inboxSql(s), search: searchSql(s), flows: flowsSql(s), limits: limitsSql(s) };
+  return {
+    queue: queueSql(s),
+    stream: streamSql(s),
+    lock: lockSql(s),
+    schedule: scheduleSql(s),
+    notify: notifySql(s),
+    admin: adminSql(s),
+    inbox: inboxSql(s),
+    search: searchSql(s),
+    flows: flowsSql(s),
+    limits: limitsSql(s),
+  };
 }
 
 export type EngineSql = ReturnType<typeof engineSql>;
@@ -63,26 +74,67 @@ export interface PgContext {
 }
 
 /** Enqueues one job through `exec` (pool or transaction). The name is validated by the caller. */
-export async function enqueueJob(ctx: PgContext, exec: Executor, queue: string, queueOpts: Required<QueueOpts>, payload: unknown, opts?: JobOpts): Promise<number> {
+export async function enqueueJob(
+  ctx: PgContext,
+  exec: Executor,
+  queue: string,
+  queueOpts: Required<QueueOpts>,
+  payload: unknown,
+  opts?: JobOpts,
+): Promise<number> {
   const stamp = resolveJobStamp(queueOpts, opts, ctx.enqueueHeaders);
   return enqueueResolved(ctx, exec, queue, encodePayload(payload, 'payload', ctx.maxPayloadBytes), stamp);
 }
 
 /** {@link enqueueJob} with the payload already encoded and the stamp already resolved. */
-export async function enqueueResolved(ctx: PgContext, exec: Executor, queue: string, text: string, stamp: JobWrite): Promise<number> {
+export async function enqueueResolved(
+  ctx: PgContext,
+  exec: Executor,
+  queue: string,
+  text: string,
+  stamp: JobWrite,
+): Promise<number> {
   const wake = wakePayload(queueWakeChannel(queue));
   // Keyed jobs need the engine function (locks and look-ups with fresh snapshots); plain jobs on
   // our own connections keep the single prepared statement.
   // A keyed enqueue may not notify (a duplicate, a blocked ordering key): counted as notifying,
   // which costs at most one spurious local wake.
   if (hasLimitKey(stamp)) {
-    const l = await exec.wakes.run(wake, (w) => exec.run<{ id: string }>(ctx.sql.limits.enqueueCall, [queue, text, ...stampParams(stamp), w, ...extraParams(stamp), ...limitKeyParams(stamp)]), always);
+    const l = await exec.wakes.run(
+      wake,
+      (w) =>
+        exec.run<{ id: string }>(ctx.sql.limits.enqueueCall, [
+          queue,
+          text,
+          ...stampParams(stamp),
+          w,
+          ...extraParams(stamp),
+          ...limitKeyParams(stamp),
+        ]),
+      always,
+    );
     return num(l.rows[0]!.id);
   }
   const r =
     exec.prepared && !keyed(stamp)
-      ? await exec.wakes.run(wake, (w) => exec.run<{ id: string }>(ctx.sql.queue.enqueue, [queue, text, ...stampParams(stamp), w, stamp.headersText]), always)
-      : await exec.wakes.run(wake, (w) => exec.run<{ id: string }>(ctx.sql.queue.enqueueCall, [queue, text, ...stampParams(stamp), w, ...extraParams(stamp)]), always);
+      ? await exec.wakes.run(
+          wake,
+          (w) =>
+            exec.run<{ id: string }>(ctx.sql.queue.enqueue, [queue, text, ...stampParams(stamp), w, stamp.headersText]),
+          always,
+        )
+      : await exec.wakes.run(
+          wake,
+          (w) =>
+            exec.run<{ id: string }>(ctx.sql.queue.enqueueCall, [
+              queue,
+              text,
+              ...stampParams(stamp),
+              w,
+              ...extraParams(stamp),
+            ]),
+          always,
+        );
   return num(r.rows[0]!.id);
 }
 
@@ -91,7 +143,16 @@ export function keyed(st: JobWrite): boolean {
 }
 
 export function stampParams(st: JobWrite): unknown[] {
-  return [st.priority, st.maxAttempts, st.visibilityTimeoutMs, st.backoffBaseMs, st.deadLetterRetentionMs, st.delayMs, st.runAtMs, st.expiresInMs];
+  return [
+    st.priority,
+    st.maxAttempts,
+    st.visibilityTimeoutMs,
+    st.backoffBaseMs,
+    st.deadLetterRetentionMs,
+    st.delayMs,
+    st.runAtMs,
+    st.expiresInMs,
+  ];
 }
 
 /** $12..$15 of the enqueue functions. */
@@ -100,23 +161,45 @@ export function extraParams(st: JobWrite): unknown[] {
 }
 
 /** Publishes one event on a validated stream name (reserved ones included: the audit log); key null or validated non-empty. */
-export async function publishEvent(ctx: PgContext, exec: Executor, stream: string, key: string | null, payload: unknown): Promise<number> {
+export async function publishEvent(
+  ctx: PgContext,
+  exec: Executor,
+  stream: string,
+  key: string | null,
+  payload: unknown,
+): Promise<number> {
   validateStoredName('stream', stream);
   if (key !== null) validateKey('key', key);
   return publishEventText(ctx, exec, stream, key, encodePayload(payload, 'payload', ctx.maxPayloadBytes));
 }
 
 /** {@link publishEvent} with the payload already encoded and the names validated. */
-export async function publishEventText(ctx: PgContext, exec: Executor, stream: string, key: string | null, text: string): Promise<number> {
+export async function publishEventText(
+  ctx: PgContext,
+  exec: Executor,
+  stream: string,
+  key: string | null,
+  text: string,
+): Promise<number> {
   const sql = exec.prepared ? ctx.sql.stream.publish : ctx.sql.stream.publishCall;
-  const r = await exec.wakes.run(wakePayload(streamWakeChannel(stream)), (w) => exec.run<{ seq: string }>(sql, [stream, key, text, w]), always);
+  const r = await exec.wakes.run(
+    wakePayload(streamWakeChannel(stream)),
+    (w) => exec.run<{ seq: string }>(sql, [stream, key, text, w]),
+    always,
+  );
   return num(r.rows[0]!.seq);
 }
 
 /** Sends a wake on a user channel (payload checked against PostgreSQL's 8000-byte limit, not carried). */
-export async function notifyChannel(ctx: PgContext, exec: Executor, channel: string, payload: unknown = ''): Promise<void> {
+export async function notifyChannel(
+  ctx: PgContext,
+  exec: Executor,
+  channel: string,
+  payload: unknown = '',
+): Promise<void> {
   validateName('channel', channel);
-  if (typeof payload !== 'string') throw new Codec(`notify payload on channel ${JSON.stringify(channel)}`, 'must be a string');
+  if (typeof payload !== 'string')
+    throw new Codec(`notify payload on channel ${JSON.stringify(channel)}`, 'must be a string');
   const bytes = utf8Length(payload);
   if (bytes > PG_NOTIFY_LIMIT) throw new PayloadTooLarge(channel, bytes, PG_NOTIFY_LIMIT);
   // The user payload is only checked, never carried: wakes carry the channel alone (SPEC §7).
@@ -128,7 +211,13 @@ export async function notifyChannel(ctx: PgContext, exec: Executor, channel: str
  * announcing the wake through the pool's `Wakes` (same-process delivery after
  * the commit; see `OwnWakes`).
  */
-export function runWaking<R>(ctx: PgContext, sql: Sql, values: readonly unknown[], wake: string, notified: (r: Rows<R>) => boolean): Promise<Rows<R>> {
+export function runWaking<R>(
+  ctx: PgContext,
+  sql: Sql,
+  values: readonly unknown[],
+  wake: string,
+  notified: (r: Rows<R>) => boolean,
+): Promise<Rows<R>> {
   const exec = ctx.exec;
   return exec.wakes.run(wake, (w) => exec.run<R>(sql, [...values, w]), notified);
 }
@@ -184,7 +273,13 @@ export function woke(r: Rows<object>): boolean {
 }
 
 /** Monotone consumer checkpoint; true only when the stored offset increased. */
-export async function saveConsumerOffset(ctx: PgContext, exec: Executor, stream: string, consumer: string, offset: number): Promise<boolean> {
+export async function saveConsumerOffset(
+  ctx: PgContext,
+  exec: Executor,
+  stream: string,
+  consumer: string,
+  offset: number,
+): Promise<boolean> {
   validateName('stream', stream);
   validateKey('consumer', consumer);
   requireOffset('offset', offset);

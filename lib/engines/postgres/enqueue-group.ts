@@ -39,7 +39,10 @@ export class EnqueueGroup {
   constructor(private readonly send: (texts: readonly string[], stamp: JobWrite) => Promise<number[]>) {}
 
   add(text: string, stamp: JobWrite): Promise<number> {
-    if (this.busy) return new Promise<number>((resolve, reject) => this.waiting.push({ text, stamp, sig: signature(stamp), resolve, reject }));
+    if (this.busy)
+      return new Promise<number>((resolve, reject) =>
+        this.waiting.push({ text, stamp, sig: signature(stamp), resolve, reject }),
+      );
     this.busy = true;
     const first = this.send([text], stamp).then((ids) => ids[0]!);
     first.then(this.next, this.next);
@@ -57,7 +60,7 @@ export class EnqueueGroup {
   };
 
   private async flush(batch: readonly Waiting[]): Promise<void> {
-    for (let i = 0; i < batch.length; ) {
+    for (let i = 0; i < batch.length;) {
       let j = i + 1;
       while (j < batch.length && batch[j]!.sig === batch[i]!.sig) j++;
       await this.run(batch.slice(i, j));

@@ -26,8 +26,14 @@ export interface Executor {
 }
 
 /** A named (prepared) statement, or an unnamed one that leaves no state on the server connection. */
-function statement(sql: Sql, values: readonly unknown[], prepared: boolean): { name?: string; text: string; values: unknown[] } {
-  return prepared ? { name: sql.name, text: sql.text, values: values as unknown[] } : { text: sql.text, values: values as unknown[] };
+function statement(
+  sql: Sql,
+  values: readonly unknown[],
+  prepared: boolean,
+): { name?: string; text: string; values: unknown[] } {
+  return prepared
+    ? { name: sql.name, text: sql.text, values: values as unknown[] }
+    : { text: sql.text, values: values as unknown[] };
 }
 
 /** Keeps a connection error on a one-off checkout from being an unhandled 'error' event (the statement fails anyway). */
@@ -249,7 +255,6 @@ export class PoolExecutor implements Executor {
   private sweep(): void {
     if (this.held !== null && !this.heldBusy && performance.now() - this.lastUsed >= HELD_IDLE_MS) this.releaseHeld();
   }
-
 }
 
 /** Runs statements on one checked-out client (an engine-owned transaction). */
@@ -299,11 +304,13 @@ function normalize<R>(raw: unknown): Rows<R> {
     if (Array.isArray(o.records)) {
       return { rows: o.records as R[], rowCount: typeof o.affected === 'number' ? o.affected : o.records.length };
     }
-    if (Array.isArray(o.rows)) return { rows: o.rows as R[], rowCount: typeof o.rowCount === 'number' ? o.rowCount : o.rows.length };
+    if (Array.isArray(o.rows))
+      return { rows: o.rows as R[], rowCount: typeof o.rowCount === 'number' ? o.rowCount : o.rows.length };
     return { rows: [], rowCount: typeof o.affected === 'number' ? o.affected : 0 };
   }
   if (Array.isArray(raw)) {
-    if (raw.length === 2 && Array.isArray(raw[0]) && typeof raw[1] === 'number') return { rows: raw[0] as R[], rowCount: raw[1] };
+    if (raw.length === 2 && Array.isArray(raw[0]) && typeof raw[1] === 'number')
+      return { rows: raw[0] as R[], rowCount: raw[1] };
     return { rows: raw as R[], rowCount: raw.length };
   }
   return { rows: [], rowCount: 0 };

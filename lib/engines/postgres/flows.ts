@@ -47,7 +47,13 @@ export async function insertFlow(ctx: PgContext, exec: Executor, plan: FlowPlan)
     const j = plan.jobs[k]!;
     if (j.deps.length === 0) continue;
     const ds = [...new Set(j.deps.map((d) => ('node' in d ? ids[d.node]! : d.id)))];
-    await exec.run(f.insertEdges, [ids[k], ds, ds.map((d) => queueOf.get(d) ?? j.queue), ds.map((d) => done.has(d)), ds.map((d) => done.get(d) ?? null)]);
+    await exec.run(f.insertEdges, [
+      ids[k],
+      ds,
+      ds.map((d) => queueOf.get(d) ?? j.queue),
+      ds.map((d) => done.has(d)),
+      ds.map((d) => done.get(d) ?? null),
+    ]);
     await exec.run(f.insertWait, [ids[k], j.queue, ds.filter((d) => !done.has(d)).length, j.policy]);
   }
   return flowTree(plan, ids);
@@ -81,13 +87,29 @@ async function settleEdges(ctx: PgContext, exec: Executor, rows: readonly EdgeRo
   for (const e of rows) {
     const out = edgeOutcome(e);
     if (out === 'live') continue;
-    const row = (await exec.run<{ marked: string; pending: number | null; queue: string | null }>(f.settleEdge, [e.job_id, e.dep_id, out])).rows[0]!;
+    const row = (
+      await exec.run<{ marked: string; pending: number | null; queue: string | null }>(f.settleEdge, [
+        e.job_id,
+        e.dep_id,
+        out,
+      ])
+    ).rows[0]!;
     if (num(row.marked) === 0) continue;
     if (row.queue !== null) {
-      if (num(row.pending ?? 0) === 0) await exec.wakes.run(wakePayload(queueWakeChannel(row.queue)), (w) => exec.run<object>(f.unblock, [e.job_id, w]), rewinding(ctx, woke));
+      if (num(row.pending ?? 0) === 0)
+        await exec.wakes.run(
+          wakePayload(queueWakeChannel(row.queue)),
+          (w) => exec.run<object>(f.unblock, [e.job_id, w]),
+          rewinding(ctx, woke),
+        );
       continue;
     }
-    const error = dependencyDiedError(num(e.dep_id), e.dep_queue, out === 'cancelled' ? 'cancelled' : 'dead', e.last_error);
+    const error = dependencyDiedError(
+      num(e.dep_id),
+      e.dep_queue,
+      out === 'cancelled' ? 'cancelled' : 'dead',
+      e.last_error,
+    );
     const d = await exec.run<{ queue: string }>(f.failWaiting, [e.job_id, error]);
     const q = d.rows[0]?.queue;
     if (q === undefined) continue;

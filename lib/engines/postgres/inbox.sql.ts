@@ -37,9 +37,15 @@ export function inboxSql(s: SchemaSql) {
        RETURNING i.state`,
     ),
     /** $1 inbox, $2 message id. */
-    get: s.def('i_get', `SELECT inbox, message_id, state, attempts, received_at, done_at, last_error FROM ${inbox} WHERE inbox = $1::text AND message_id = $2::text`),
+    get: s.def(
+      'i_get',
+      `SELECT inbox, message_id, state, attempts, received_at, done_at, last_error FROM ${inbox} WHERE inbox = $1::text AND message_id = $2::text`,
+    ),
     /** $1 inbox, $2 age ms: done entries older than it. */
-    prune: s.def('i_prune', `DELETE FROM ${inbox} WHERE inbox = $1::text AND state = 'done' AND done_at < ${NOW_MS} - $2::bigint`),
+    prune: s.def(
+      'i_prune',
+      `DELETE FROM ${inbox} WHERE inbox = $1::text AND state = 'done' AND done_at < ${NOW_MS} - $2::bigint`,
+    ),
     /** $1 outbox, $2 message ids, $3 receipt texts: upsert. */
     putReceipts: s.def(
       'r_put',
@@ -48,8 +54,14 @@ export function inboxSql(s: SchemaSql) {
        ON CONFLICT (outbox, message_id) DO UPDATE SET receipt = EXCLUDED.receipt, delivered_at = EXCLUDED.delivered_at`,
     ),
     /** $1 outbox, $2 message id. */
-    getReceipt: s.def('r_get', `SELECT receipt::text AS receipt, delivered_at FROM ${receipts} WHERE outbox = $1::text AND message_id = $2::bigint`),
+    getReceipt: s.def(
+      'r_get',
+      `SELECT receipt::text AS receipt, delivered_at FROM ${receipts} WHERE outbox = $1::text AND message_id = $2::bigint`,
+    ),
     /** $1 outbox, $2 age ms. */
-    pruneReceipts: s.def('r_prune', `DELETE FROM ${receipts} WHERE outbox = $1::text AND delivered_at < ${NOW_MS} - $2::bigint`),
+    pruneReceipts: s.def(
+      'r_prune',
+      `DELETE FROM ${receipts} WHERE outbox = $1::text AND delivered_at < ${NOW_MS} - $2::bigint`,
+    ),
   } satisfies Record<string, Sql>;
 }

@@ -17,7 +17,12 @@ interface EntryRow {
 }
 
 /** `tx.inboxClaim` through a transaction's executor. */
-export async function claimInbox(ctx: PgContext, exec: Executor, inbox: string, messageId: string): Promise<InboxClaim> {
+export async function claimInbox(
+  ctx: PgContext,
+  exec: Executor,
+  inbox: string,
+  messageId: string,
+): Promise<InboxClaim> {
   validateName('inbox', inbox);
   validateKey('messageId', messageId);
   const r = await exec.run<{ r: InboxClaim }>(ctx.sql.inbox.claim, [inbox, messageId]);
@@ -59,7 +64,12 @@ export function postgresInboxDriver(ctx: PgContext): InboxDriver & ReceiptDriver
     async getReceipt(outbox, messageId): Promise<StoredReceipt | null> {
       const row = (await run<{ receipt: string; delivered_at: string }>(q.getReceipt, [outbox, messageId])).rows[0];
       if (!row) return null;
-      return Object.freeze({ outbox, messageId, receipt: JSON.parse(row.receipt) as DeliveryReceipt, deliveredAt: num(row.delivered_at) });
+      return Object.freeze({
+        outbox,
+        messageId,
+        receipt: JSON.parse(row.receipt) as DeliveryReceipt,
+        deliveredAt: num(row.delivered_at),
+      });
     },
     async pruneReceipts(outbox, olderThanMs): Promise<number> {
       return (await run(q.pruneReceipts, [outbox, olderThanMs])).rowCount;

@@ -16,7 +16,12 @@ import { PostgresStore } from './store.js';
 import { describeUrl, listenUrlOption, poolerOption, verifyListenConnection } from './pooler.js';
 import { engineChannel, validateSchemaName } from './schema-sql.js';
 
-export { POSTGRES_MIGRATIONS, POSTGRES_SCHEMA_VERSION, postgresMigrationSql, type PostgresMigration } from './migrations.js';
+export {
+  POSTGRES_MIGRATIONS,
+  POSTGRES_SCHEMA_VERSION,
+  postgresMigrationSql,
+  type PostgresMigration,
+} from './migrations.js';
 export { PG_NOTIFY_LIMIT } from './schema-sql.js';
 export type { CommonStoreOptions } from '../shared/options.js';
 export type { PostgresStoreOptions } from './options.js';
@@ -45,13 +50,23 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
 
 function connectionSecrets(options: PostgresStoreOptions): string[] {
   const poolPassword = (options.pool as { options?: { password?: unknown } } | undefined)?.options?.password;
-  return [...new Set([...urlSecrets(options.connectionString), ...urlSecrets(options.listenUrl), ...secretForms(poolPassword), ...urlSecrets((options.pool as { options?: { connectionString?: unknown } } | undefined)?.options?.connectionString)])];
+  return [
+    ...new Set([
+      ...urlSecrets(options.connectionString),
+      ...urlSecrets(options.listenUrl),
+      ...secretForms(poolPassword),
+      ...urlSecrets(
+        (options.pool as { options?: { connectionString?: unknown } } | undefined)?.options?.connectionString,
+      ),
+    ]),
+  ];
 }
 
 async function open(options: PostgresStoreOptions, secrets: readonly string[]): Promise<Store> {
   const schema = validateSchemaName(options.schema ?? 'alkstore');
   const hasUrl = options.connectionString !== undefined;
-  if (hasUrl === (options.pool !== undefined)) throw new InvalidOption('connectionString', 'or pool is required (exactly one of them)');
+  if (hasUrl === (options.pool !== undefined))
+    throw new InvalidOption('connectionString', 'or pool is required (exactly one of them)');
   if (hasUrl && (typeof options.connectionString !== 'string' || options.connectionString.length === 0)) {
     throw new InvalidOption('connectionString', 'must be a non-empty string');
   }
@@ -60,42 +75,95 @@ async function open(options: PostgresStoreOptions, secrets: readonly string[]): 
   if (options.listen !== undefined) asOption(() => requireBoolean('listen', options.listen));
   const pooler = poolerOption(options.pooler);
   const listenUrl = listenUrlOption(options.listenUrl, options.listen);
-  const { wakeFallbackMs, claimDurability, localHandoff, maxPayloadBytes, enqueueHeaders, random, logger } = resolveCommonOptions(
-    { ...options, logger: scrubbingLogger(options.logger ?? defaultLogger, secrets) },
-    { wakeFallbackMs: 1_000, logger: defaultLogger },
-  );
+  const { wakeFallbackMs, claimDurability, localHandoff, maxPayloadBytes, enqueueHeaders, random, logger } =
+    resolveCommonOptions(
+      { ...options, logger: scrubbingLogger(options.logger ?? defaultLogger, secrets) },
+      { wakeFallbackMs: 1_000, logger: defaultLogger },
+    );
 
-  if (options.pool !== undefined && !isPool(options.pool)) throw new InvalidOption('pool', 'must be a pg.Pool (an object with connect, query and end)');
+  if (options.pool !== undefined && !isPool(options.pool))
+    throw new InvalidOption('pool', 'must be a pg.Pool (an object with connect, query and end)');
   const pg = (await loadPeer('pg', () => import('pg'))).default;
   const ownsPool = options.pool === undefined;
-  const pool: Pool = isPool(options.pool) ? options.pool : new pg.Pool({ connectionString: options.connectionString, max: poolSize });
-  if (ownsPool) pool.on('error', (err) => logger.warn(`alkstore postgres: an idle pool connection failed: ${err.message}`));
+  const pool: Pool = isPool(options.pool)
+    ? options.pool
+    : new pg.Pool({ connectionString: options.connectionString, max: poolSize });
+  if (ownsPool)
+    pool.on('error', (err) => logger.warn(`alkstore postgres: an idle pool connection failed: ${err.message}`));
   // A pool of one is left alone: a held connection would make every transaction wait for it.
   const store = new PostgresStore({
-    pool, ownsPool, schema, wakeFallbackMs, logger, random, claimDeferred: claimDurability === 'deferred', localHandoff, maxPayloadBytes, enqueueHeaders,
-    holdConnection: ownsPool && poolSize >= 2, prepared: pooler !== 'transaction',
+    pool,
+    ownsPool,
+    schema,
+    wakeFallbackMs,
+    logger,
+    random,
+    claimDeferred: claimDurability === 'deferred',
+    localHandoff,
+    maxPayloadBytes,
+    enqueueHeaders,
+    holdConnection: ownsPool && poolSize >= 2,
+    prepared: pooler !== 'transaction',
   });
   // LISTEN goes past a transaction-mode pooler (listenUrl) or nowhere: through it, notifications never arrive.
-  const listenTarget = options.listen === false ? null : listenUrl !== undefined ? 'listenUrl' : pooler === 'transaction' ? null : hasUrl ? 'connectionString' : 'pool';
+  const listenTarget =
+    options.listen === false
+      ? null
+      : listenUrl !== undefined
+        ? 'listenUrl'
+        : pooler === 'transaction'
+          ? null
+          : hasUrl
+            ? 'connectionString'
+            : 'pool';
   let listener: PostgresListener | null = null;
   if (listenTarget !== null) {
-    const base: ClientConfig = listenUrl !== undefined ? { connectionString: listenUrl } : hasUrl ? { connectionString: options.connectionString } : { ...(pool as unknown as { options: ClientConfig }).options };
-    const config: ClientConfig = { ...base, application_name: `alkstore-listener:${schema}`.slice(0, 63), keepAlive: true, connectionTimeoutMillis: base.connectionTimeoutMillis ?? 10_000 };
-    listener = new PostgresListener(() => new pg.Client(config), engineChannel(schema), {
-      onPayload: (payload) => store.dispatch(payload),
-      onReconnected: () => store.reconnected(),
-      onHealthChange: (healthy) => store.listenerHealth(healthy),
-    }, logger);
+    const base: ClientConfig =
+      listenUrl !== undefined
+        ? { connectionString: listenUrl }
+        : hasUrl
+          ? { connectionString: options.connectionString }
+          : { ...(pool as unknown as { options: ClientConfig }).options };
+    const config: ClientConfig = {
+      ...base,
+      application_name: `alkstore-listener:${schema}`.slice(0, 63),
+      keepAlive: true,
+      connectionTimeoutMillis: base.connectionTimeoutMillis ?? 10_000,
+    };
+    listener = new PostgresListener(
+      () => new pg.Client(config),
+      engineChannel(schema),
+      {
+        onPayload: (payload) => store.dispatch(payload),
+        onReconnected: () => store.reconnected(),
+        onHealthChange: (healthy) => store.listenerHealth(healthy),
+      },
+      logger,
+    );
   }
   const wakesFrom =
-    listenTarget === 'listenUrl' ? `${describeUrl(listenUrl ?? '')} (listenUrl)`
-    : listenTarget !== null ? 'the store\'s own connection'
-    : pooler === 'transaction' && options.listen !== false ? 'behind a transaction-mode pooler with no listenUrl'
-    : 'LISTEN disabled';
+    listenTarget === 'listenUrl'
+      ? `${describeUrl(listenUrl ?? '')} (listenUrl)`
+      : listenTarget !== null
+        ? "the store's own connection"
+        : pooler === 'transaction' && options.listen !== false
+          ? 'behind a transaction-mode pooler with no listenUrl'
+          : 'LISTEN disabled';
   try {
     // Before any write: a LISTEN target that could never deliver is refused here, not polled around.
-    await store.attachListener(listener, wakesFrom, listenTarget === null ? undefined : (client) =>
-      verifyListenConnection(client, engineChannel(schema), (channel, payload) => pool.query('SELECT pg_notify($1, $2)', [channel, payload]), listenTarget));
+    await store.attachListener(
+      listener,
+      wakesFrom,
+      listenTarget === null
+        ? undefined
+        : (client) =>
+            verifyListenConnection(
+              client,
+              engineChannel(schema),
+              (channel, payload) => pool.query('SELECT pg_notify($1, $2)', [channel, payload]),
+              listenTarget,
+            ),
+    );
     if (migrate) await applyMigrations(pool, schema, logger);
     else await verifySchema(pool, schema);
   } catch (err) {
@@ -107,5 +175,11 @@ async function open(options: PostgresStoreOptions, secrets: readonly string[]): 
 
 function isPool(v: unknown): v is Pool {
   const p = v as { connect?: unknown; query?: unknown; end?: unknown } | null;
-  return typeof p === 'object' && p !== null && typeof p.connect === 'function' && typeof p.query === 'function' && typeof p.end === 'function';
+  return (
+    typeof p === 'object' &&
+    p !== null &&
+    typeof p.connect === 'function' &&
+    typeof p.query === 'function' &&
+    typeof p.end === 'function'
+  );
 }

@@ -1,6 +1,14 @@
 // Per-key concurrency, per-key rate limits and global concurrency on PostgreSQL (issue #27 item 5; docs/limits.md).
 import { foldSometimes } from './counts.sql.js';
-import { DEFERRED_COMMIT, LAPSED_ATTEMPT, buryExhausted, claimPicked, nextDueIn, promoteFrom, recordLapsed } from './queue.sql.js';
+import {
+  DEFERRED_COMMIT,
+  LAPSED_ATTEMPT,
+  buryExhausted,
+  claimPicked,
+  nextDueIn,
+  promoteFrom,
+  recordLapsed,
+} from './queue.sql.js';
 import { NOW_MS, type SchemaSql } from './schema-sql.js';
 
 /** Candidates one limited claim reads at most per branch: past them, jobs of free keys wait for the next claim. */
@@ -130,6 +138,9 @@ export function limitsSql(s: SchemaSql) {
        SELECT (SELECT count(*) FROM u) + (SELECT count(*) FROM cleared) AS n, ${s.notify('$9')}::text AS woke, ${s.notify("'s:' || $1::text")}::text AS changed`,
     ),
     /** $1 queue → the limit columns of its settings (no row: defaults). */
-    getLimits: s.def('l_get_limits', `SELECT concurrency_limit, global_concurrency, key_rate_max, key_rate_per_ms FROM ${settings} WHERE queue = $1::text`),
+    getLimits: s.def(
+      'l_get_limits',
+      `SELECT concurrency_limit, global_concurrency, key_rate_max, key_rate_per_ms FROM ${settings} WHERE queue = $1::text`,
+    ),
   };
 }

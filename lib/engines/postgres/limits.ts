@@ -42,11 +42,19 @@ export async function readLimits(
   exec: Executor,
   queue: string,
 ): Promise<{ concurrencyLimit: number; globalConcurrency: number | null; keyRateLimit: RateLimit | null }> {
-  const r = await exec.run<{ concurrency_limit: number | null; global_concurrency: number | null; key_rate_max: number | null; key_rate_per_ms: string | null }>(ctx.sql.limits.getLimits, [queue]);
+  const r = await exec.run<{
+    concurrency_limit: number | null;
+    global_concurrency: number | null;
+    key_rate_max: number | null;
+    key_rate_per_ms: string | null;
+  }>(ctx.sql.limits.getLimits, [queue]);
   const row = r.rows[0];
   return {
     concurrencyLimit: row?.concurrency_limit ?? DEFAULT_CONCURRENCY_LIMIT,
     globalConcurrency: row?.global_concurrency ?? null,
-    keyRateLimit: row && row.key_rate_max !== null && row.key_rate_per_ms !== null ? { max: row.key_rate_max, perMs: Number(row.key_rate_per_ms) } : null,
+    keyRateLimit:
+      row && row.key_rate_max !== null && row.key_rate_per_ms !== null
+        ? { max: row.key_rate_max, perMs: Number(row.key_rate_per_ms) }
+        : null,
   };
 }

@@ -109,7 +109,10 @@ export class PostgresListener {
       if (this.client !== client) return;
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`no answer to a ping within ${PING_TIMEOUT_MS} ms`)), PING_TIMEOUT_MS);
+        timer = setTimeout(
+          () => reject(new Error(`no answer to a ping within ${PING_TIMEOUT_MS} ms`)),
+          PING_TIMEOUT_MS,
+        );
       });
       Promise.race([client.query('SELECT 1'), timeout])
         .catch((err: unknown) => this.lost(client, err instanceof Error ? err : new Error(String(err))))

@@ -7,7 +7,9 @@ export function postgresLockDriver(ctx: PgContext): LockDriver {
   return {
     guard: () => ctx.guard(),
     async take(name, owner, ttlMs) {
-      const row = (await ctx.exec.run<{ owner: string; expires_at: string }>(ctx.sql.lock.tryLock, [name, owner, ttlMs])).rows[0];
+      const row = (
+        await ctx.exec.run<{ owner: string; expires_at: string }>(ctx.sql.lock.tryLock, [name, owner, ttlMs])
+      ).rows[0];
       return row ? num(row.expires_at) : null;
     },
     async renew(name, owner, ttlMs) {

@@ -24,7 +24,17 @@ export interface PostgresMigration {
  * The engine's migrations, in order. Applied at open (unless `migrate: false`)
  * and recorded in `<schema>.migrations`.
  */
-export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([...MIGRATIONS_1_TO_3, ...MIGRATIONS_4_TO_9, MIGRATION_10, MIGRATION_11, MIGRATION_12, MIGRATION_13, MIGRATION_14, MIGRATION_15, MIGRATION_16]);
+export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
+  ...MIGRATIONS_1_TO_3,
+  ...MIGRATIONS_4_TO_9,
+  MIGRATION_10,
+  MIGRATION_11,
+  MIGRATION_12,
+  MIGRATION_13,
+  MIGRATION_14,
+  MIGRATION_15,
+  MIGRATION_16,
+]);
 
 export const POSTGRES_SCHEMA_VERSION = POSTGRES_MIGRATIONS[POSTGRES_MIGRATIONS.length - 1]!.version;
 
@@ -45,7 +55,11 @@ export function postgresMigrationSql(schema = 'alkstore'): string {
   const s = quoteIdent(validateSchemaName(schema));
   const parts = [`CREATE SCHEMA IF NOT EXISTS ${s};`, migrationsTable(s)];
   for (const m of POSTGRES_MIGRATIONS) {
-    parts.push(`-- ${m.version}: ${m.name}`, m.sql(s).trim(), `INSERT INTO ${s}.migrations (version, name) VALUES (${m.version}, '${m.name}');`);
+    parts.push(
+      `-- ${m.version}: ${m.name}`,
+      m.sql(s).trim(),
+      `INSERT INTO ${s}.migrations (version, name) VALUES (${m.version}, '${m.name}');`,
+    );
   }
   return `${parts.join('\n')}\n`;
 }
@@ -81,7 +95,10 @@ export async function applyMigrations(pool: Pool, schema: string, logger?: Store
     }
     await client.query('COMMIT');
     client.release();
-    for (const v of applied) logger?.log(`alkstore postgres: applied migration ${v} (${POSTGRES_MIGRATIONS.find((m) => m.version === v)!.name}) to schema ${JSON.stringify(schema)}`);
+    for (const v of applied)
+      logger?.log(
+        `alkstore postgres: applied migration ${v} (${POSTGRES_MIGRATIONS.find((m) => m.version === v)!.name}) to schema ${JSON.stringify(schema)}`,
+      );
     return applied;
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);

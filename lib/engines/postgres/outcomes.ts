@@ -1,6 +1,11 @@
 import { decodePayload } from '../../contract/codec.js';
 import { queueWakeChannel } from '../../contract/names.js';
-import { cancelWakeChannel, progressWakeChannel, resultWakeChannel, type CancelTarget } from '../../contract/results.js';
+import {
+  cancelWakeChannel,
+  progressWakeChannel,
+  resultWakeChannel,
+  type CancelTarget,
+} from '../../contract/results.js';
 import type { JobInfo } from '../../contract/types.js';
 import { always, promoted, rewinding, runWaking, type PgContext } from './context.js';
 import { num, numOrNull } from './executor.js';
@@ -26,15 +31,33 @@ function retentionOf(ctx: PgContext, queue: string): number | null {
  * Deletes the claimed job and writes its `completed` record in one statement; with `settles` (a
  * job of a flow) its dependents are settled in the same transaction (flows.ts).
  */
-export async function ackWithOutcome(ctx: PgContext, queue: string, job: Claim, resultText: string | null, progressText: string | null, settles = false): Promise<boolean> {
-  const values = [job.id, job.claimToken, resultText, progressText, retentionOf(ctx, queue), wakePayload(resultWakeChannel(queue))];
+export async function ackWithOutcome(
+  ctx: PgContext,
+  queue: string,
+  job: Claim,
+  resultText: string | null,
+  progressText: string | null,
+  settles = false,
+): Promise<boolean> {
+  const values = [
+    job.id,
+    job.claimToken,
+    resultText,
+    progressText,
+    retentionOf(ctx, queue),
+    wakePayload(resultWakeChannel(queue)),
+  ];
   const wake = wakePayload(queueWakeChannel(queue));
   if (!settles) {
     const r = await runWaking<{ n: string }>(ctx, ctx.sql.queue.ackOutcome, values, wake, rewinding(ctx, promoted));
     return num(r.rows[0]?.n ?? 0) > 0;
   }
   const ok = await ctx.inTransaction(async (exec) => {
-    const r = await exec.wakes.run(wake, (w) => exec.run<{ n: string }>(ctx.sql.queue.ackOutcome, [...values, w]), promoted);
+    const r = await exec.wakes.run(
+      wake,
+      (w) => exec.run<{ n: string }>(ctx.sql.queue.ackOutcome, [...values, w]),
+      promoted,
+    );
     const ended = num(r.rows[0]?.n ?? 0) > 0;
     if (ended) await settle(ctx, exec, [job.id]);
     return ended;
@@ -46,7 +69,12 @@ export async function ackWithOutcome(ctx: PgContext, queue: string, job: Claim, 
 
 /** One fenced progress write; true when the claim still held. */
 export async function writeProgress(ctx: PgContext, queue: string, job: Claim, text: string): Promise<boolean> {
-  const r = await ctx.exec.run(ctx.sql.queue.progress, [job.id, job.claimToken, text, wakePayload(progressWakeChannel(queue))]);
+  const r = await ctx.exec.run(ctx.sql.queue.progress, [
+    job.id,
+    job.claimToken,
+    text,
+    wakePayload(progressWakeChannel(queue)),
+  ]);
   return r.rows.length > 0;
 }
 
@@ -57,12 +85,23 @@ export async function wakeWaiters(ctx: PgContext, queue: string): Promise<void> 
 
 /** Cancels (see `Queue.cancel`): resolves how many jobs it ended. */
 export async function cancelJobs(ctx: PgContext, queue: string, t: CancelTarget): Promise<number> {
-  const sql = 'id' in t ? ctx.sql.queue.cancelOutcome : 'uniqueKey' in t ? ctx.sql.queue.cancelByKeyOutcome : ctx.sql.queue.cancelByOrderingKey;
+  const sql =
+    'id' in t
+      ? ctx.sql.queue.cancelOutcome
+      : 'uniqueKey' in t
+        ? ctx.sql.queue.cancelByKeyOutcome
+        : ctx.sql.queue.cancelByOrderingKey;
   const value = 'id' in t ? t.id : 'uniqueKey' in t ? t.uniqueKey : t.orderingKey;
   const r = await runWaking<{ n: string }>(
     ctx,
     sql,
-    [queue, value, retentionOf(ctx, queue), wakePayload(cancelWakeChannel(queue)), wakePayload(resultWakeChannel(queue))],
+    [
+      queue,
+      value,
+      retentionOf(ctx, queue),
+      wakePayload(cancelWakeChannel(queue)),
+      wakePayload(resultWakeChannel(queue)),
+    ],
     wakePayload(queueWakeChannel(queue)),
     rewinding(ctx, promoted),
   );
@@ -82,7 +121,12 @@ export interface FullRow extends JobRow {
 }
 
 /** `queue.getJob(id)`: live, dead, or an outcome record. */
-export async function getJobWithOutcome(ctx: PgContext, queue: string, id: number, toJobInfo: (row: JobRow) => JobInfo): Promise<JobInfo | null> {
+export async function getJobWithOutcome(
+  ctx: PgContext,
+  queue: string,
+  id: number,
+  toJobInfo: (row: JobRow) => JobInfo,
+): Promise<JobInfo | null> {
   const r = await ctx.exec.run<FullRow>(ctx.sql.queue.getJobFull, [queue, id]);
   const row = r.rows[0];
   if (!row) return null;
@@ -90,7 +134,11 @@ export async function getJobWithOutcome(ctx: PgContext, queue: string, id: numbe
 }
 
 /** The outcome fields of a full row: result, progress, finishedAt (each absent when null). */
-export function outcomeExtras(row: Pick<FullRow, 'id' | 'result' | 'progress' | 'finished_at'>): { result?: unknown; progress?: unknown; finishedAt?: number } {
+export function outcomeExtras(row: Pick<FullRow, 'id' | 'result' | 'progress' | 'finished_at'>): {
+  result?: unknown;
+  progress?: unknown;
+  finishedAt?: number;
+} {
   const extra: { result?: unknown; progress?: unknown; finishedAt?: number } = {};
   if (row.result !== null) extra.result = decodePayload(row.result, `result of job ${row.id}`);
   if (row.progress !== null) extra.progress = decodePayload(row.progress, `progress of job ${row.id}`);

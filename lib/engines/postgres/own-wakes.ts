@@ -165,7 +165,11 @@ export class TxWakes implements Wakes {
     this.tag = own.newTag();
   }
 
-  async run<R>(payload: string, statement: (wakeParam: string) => Promise<R>, notified: (result: R) => boolean): Promise<R> {
+  async run<R>(
+    payload: string,
+    statement: (wakeParam: string) => Promise<R>,
+    notified: (result: R) => boolean,
+  ): Promise<R> {
     const tagged = this.own.tag(payload, this.tag);
     const r = await statement(tagged);
     if (notified(r) && !this.sent.has(tagged)) {

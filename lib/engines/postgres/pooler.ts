@@ -24,13 +24,19 @@ export const LISTEN_PROBE_MS = 2_000;
 export function poolerOption(v: unknown): PoolerMode {
   if (v === undefined) return 'none';
   if (typeof v === 'string' && (MODES as readonly string[]).includes(v)) return v as PoolerMode;
-  throw new InvalidOption('pooler', `must be one of ${MODES.map((m) => JSON.stringify(m)).join(', ')} (got ${typeof v === 'string' ? JSON.stringify(v) : typeof v})`);
+  throw new InvalidOption(
+    'pooler',
+    `must be one of ${MODES.map((m) => JSON.stringify(m)).join(', ')} (got ${typeof v === 'string' ? JSON.stringify(v) : typeof v})`,
+  );
 }
 
 export function listenUrlOption(v: unknown, listen: boolean | undefined): string | undefined {
   if (v === undefined) return undefined;
   if (typeof v !== 'string' || !/^postgres(ql)?:\/\//i.test(v)) {
-    throw new InvalidOption('listenUrl', 'must be a postgres:// or postgresql:// URL of a direct connection (not through a transaction-mode pooler)');
+    throw new InvalidOption(
+      'listenUrl',
+      'must be a postgres:// or postgresql:// URL of a direct connection (not through a transaction-mode pooler)',
+    );
   }
   if (listen === false) throw new InvalidOption('listenUrl', 'and listen: false contradict each other: drop one');
   return v;
@@ -55,7 +61,12 @@ export function describeUrl(url: string): string {
  * {@link LISTEN_PROBE_MS}: a session-mode pooler passes, a transaction-mode
  * one never does.
  */
-export async function verifyListenConnection(client: Client, channel: string, notify: (channel: string, payload: string) => Promise<unknown>, input: 'listenUrl' | 'connectionString' | 'pool'): Promise<void> {
+export async function verifyListenConnection(
+  client: Client,
+  channel: string,
+  notify: (channel: string, payload: string) => Promise<unknown>,
+  input: 'listenUrl' | 'connectionString' | 'pool',
+): Promise<void> {
   const r = await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
   if (r.rows[0]?.pid === (client as unknown as { processID: number | null }).processID) return;
   const token = `probe:${Math.random().toString(36).slice(2)}`;

@@ -66,7 +66,8 @@ const FINISHED = 'j.id, j.queue, j.ordering_key, j.blocked';
  * (the same row joined to itself): its number, worker, claim time (the deadline minus the lease,
  * docs/operations.md) and end time.
  */
-const ENDED_ATTEMPT = 'j.attempts AS a_attempt, o.worker_id AS a_worker, o.claimed_until - o.visibility_timeout_ms AS a_claimed_at, t.ms AS a_ended_at';
+const ENDED_ATTEMPT =
+  'j.attempts AS a_attempt, o.worker_id AS a_worker, o.claimed_until - o.visibility_timeout_ms AS a_claimed_at, t.ms AS a_ended_at';
 
 /** INSERT of the failed attempt (migration 14) from CTE `from` (returning {@link ENDED_ATTEMPT}); a redriven job's attempt numbers start over, so a repeat number overwrites. */
 function recordAttempt(q: string, from: string, outcome: string, error: string): string {
@@ -81,7 +82,8 @@ function recordAttempt(q: string, from: string, outcome: string, error: string):
  * the row before the claim writes it: its number, worker, claim time (as {@link ENDED_ATTEMPT}) and
  * its lease deadline as the end.
  */
-export const LAPSED_ATTEMPT = 'j.attempts AS a_attempt, j.worker_id AS a_worker, j.claimed_until - j.visibility_timeout_ms AS a_claimed_at, j.claimed_until AS a_ended_at';
+export const LAPSED_ATTEMPT =
+  'j.attempts AS a_attempt, j.worker_id AS a_worker, j.claimed_until - j.visibility_timeout_ms AS a_claimed_at, j.claimed_until AS a_ended_at';
 
 /**
  * The claim statements' `exhausted` and `buried` CTEs (queue $1): lapsed jobs out of attempts, locked
@@ -286,7 +288,9 @@ export function queueSql(s: SchemaSql) {
   // The wake is built from the queue name in SQL by neither path: callers pass it ($11).
   const fnArgs = `$3::int, $4::int, $5::bigint, $6::bigint, $7::bigint, $8::bigint, $9::bigint, $10::bigint, ${s.channel}, $11::text, $12::text, $13::text, $14::boolean, $15::text`;
   // expire: rows of queue $1 in state `from` whose time is up go dead.
-  const expireFrom = (from: 'pending' | 'processing') => `UPDATE ${jobs} j SET state = 'dead', last_error = 'expired', died_at = t.ms, ${CLEAR_CLAIM}
+  const expireFrom = (
+    from: 'pending' | 'processing',
+  ) => `UPDATE ${jobs} j SET state = 'dead', last_error = 'expired', died_at = t.ms, ${CLEAR_CLAIM}
     FROM t WHERE j.queue = $1::text AND j.state = '${from}' AND j.expires_at IS NOT NULL AND j.expires_at <= t.ms
     RETURNING ${FINISHED}, '${from}'::text AS was, j.run_at`;
   // The hand-off statement with `waiting`, a boolean subquery: a job a claim would take first waits.
@@ -344,7 +348,10 @@ export function queueSql(s: SchemaSql) {
      */
     enqueueCall: s.def('q_enqueue_call', `SELECT ${s.q}.enqueue_job($1::text, $2::text, ${fnArgs}) AS id`),
     /** enqueueCall for a text[] of payloads ($2), enqueued one after another (a keyed batch behaves as enqueues in order). */
-    enqueueManyCall: s.def('q_enqueue_many_call', `SELECT id FROM ${s.q}.enqueue_jobs($1::text, $2::text[], ${fnArgs}) AS id`),
+    enqueueManyCall: s.def(
+      'q_enqueue_many_call',
+      `SELECT id FROM ${s.q}.enqueue_jobs($1::text, $2::text[], ${fnArgs}) AS id`,
+    ),
     /** Same as enqueue with $2 a text[] of payloads, inserted (and numbered) in array order. */
     enqueueMany: s.def(
       'q_enqueue_many',
@@ -677,7 +684,10 @@ export function queueSql(s: SchemaSql) {
      * $1 queue, $2 ids, $3 wake payload → `moved` (rows back to pending) and `conflicts` (ids left
      * dead because a live job holds their unique key), through `redrive_dead` (migration 8).
      */
-    retryDead: s.def('q_redrive_dead', `SELECT r.moved, r.conflicts::text[] AS conflicts FROM ${s.q}.redrive_dead($1::text, $2::bigint[], ${s.channel}, $3::text) r`),
+    retryDead: s.def(
+      'q_redrive_dead',
+      `SELECT r.moved, r.conflicts::text[] AS conflicts FROM ${s.q}.redrive_dead($1::text, $2::bigint[], ${s.channel}, $3::text) r`,
+    ),
     /**
      * $1 queue, $2 ordering keys text[], $3 unique keys text[]: takes every key lock of a keyed bulk
      * up front in the canonical order (`lock_keys`, migration 8); the bulk's enqueues then find
@@ -694,7 +704,10 @@ export function queueSql(s: SchemaSql) {
     /** $1 queue → pending, processing, dead, scheduled, oldest (counters, not a count of rows; counts.sql.ts). */
     stats: s.def('q_stats', queueStatsSql(s.q)),
     /** $1 queue → paused, rate_max, rate_per_ms (no row: defaults). */
-    getSettings: s.def('q_get_settings', `SELECT paused, rate_max, rate_per_ms FROM ${settings} WHERE queue = $1::text`),
+    getSettings: s.def(
+      'q_get_settings',
+      `SELECT paused, rate_max, rate_per_ms FROM ${settings} WHERE queue = $1::text`,
+    ),
     /**
      * $1 queue, $2 paused, $3 wake payload. Resuming wakes the queue's workers;
      * either way `s:<queue>` tells every store of the schema, on commit, that
@@ -725,7 +738,13 @@ const OUTCOME_COLS =
   'id, queue, state, payload, priority, attempts, max_attempts, visibility_timeout_ms, backoff_base_ms, dead_letter_retention_ms, run_at, enqueued_at, expires_at, headers, unique_key, ordering_key, result, progress, finished_at, keep_until';
 
 /** The outcome record of the ended job rows of CTE `d` (`RETURNING j.*`): `state`, result and progress expressions, retention parameter; clock `t.ms`. */
-function outcomeOf(d: string, state: 'completed' | 'cancelled', result: string, progress: string, retention: string): string {
+function outcomeOf(
+  d: string,
+  state: 'completed' | 'cancelled',
+  result: string,
+  progress: string,
+  retention: string,
+): string {
   return `SELECT ${d}.id, ${d}.queue, '${state}', ${d}.payload, ${d}.priority, ${d}.attempts, ${d}.max_attempts, ${d}.visibility_timeout_ms,
     ${d}.backoff_base_ms, ${d}.dead_letter_retention_ms, ${d}.run_at, ${d}.enqueued_at, ${d}.expires_at, ${d}.headers, ${d}.unique_key,
     ${d}.ordering_key, ${result}, ${progress}, t.ms, t.ms + ${retention}::bigint FROM ${d}, t`;
@@ -774,8 +793,14 @@ function outcomeSql(s: SchemaSql) {
        SELECT u.id, ${s.notify('$4')}::text AS woke FROM u`,
     ),
     cancelOutcome: cancel('q_cancel_outcome', 'j.id = $2::bigint'),
-    cancelByKeyOutcome: cancel('q_cancel_by_key_outcome', "j.unique_key = $2::text AND j.state IN ('pending', 'processing')"),
-    cancelByOrderingKey: cancel('q_cancel_by_ordering_key', "j.ordering_key = $2::text AND j.state IN ('pending', 'processing')"),
+    cancelByKeyOutcome: cancel(
+      'q_cancel_by_key_outcome',
+      "j.unique_key = $2::text AND j.state IN ('pending', 'processing')",
+    ),
+    cancelByOrderingKey: cancel(
+      'q_cancel_by_ordering_key',
+      "j.ordering_key = $2::text AND j.state IN ('pending', 'processing')",
+    ),
     /** $1 queue, $2 id: the live or dead row (with progress), else the outcome record, as `JobRow` plus progress, result, finished_at. */
     getJobFull: s.def(
       'q_get_full',

@@ -7,7 +7,21 @@ import type { JobInfo, QueueSettings, QueueStats, RedriveResult, WakeReceiver } 
 import type { HandoffRegistry } from '../../internal/handoff.js';
 import type { OutcomeCounter } from '../../internal/outcome-counter.js';
 import type { ClaimedRow, ClaimRef, ClaimResult, QueueDriver, ReceiptWrite } from '../shared/queue-driver.js';
-import { always, enqueueResolved, extraParams, keyed, moved, promoted, redriveResult, rewinding, runWaking, stampParams, woke, type PgContext, type RedriveRow } from './context.js';
+import {
+  always,
+  enqueueResolved,
+  extraParams,
+  keyed,
+  moved,
+  promoted,
+  redriveResult,
+  rewinding,
+  runWaking,
+  stampParams,
+  woke,
+  type PgContext,
+  type RedriveRow,
+} from './context.js';
 import type { ClaimWatermark } from './claim-gate.js';
 import { num, numOrNull, type Rows } from './executor.js';
 import type { JobRow } from './queue.sql.js';
@@ -55,13 +69,16 @@ export class PostgresQueueDriver implements QueueDriver {
 
   insertOne(payloadText: string, stamp: JobWrite): Promise<number> {
     // Plain jobs share commits with the enqueues in flight beside them (enqueue-group.ts); keyed ones take their locks alone.
-    if (keyed(stamp) || hasLimitKey(stamp)) return enqueueResolved(this.ctx, this.ctx.exec, this.queue, payloadText, stamp);
+    if (keyed(stamp) || hasLimitKey(stamp))
+      return enqueueResolved(this.ctx, this.ctx.exec, this.queue, payloadText, stamp);
     return this.group.add(payloadText, stamp);
   }
 
   /** Concurrent plain enqueues of this queue, one commit per group (see {@link EnqueueGroup}). */
   private readonly group = new EnqueueGroup((texts, stamp) =>
-    texts.length === 1 ? enqueueResolved(this.ctx, this.ctx.exec, this.queue, texts[0]!, stamp).then((id) => [id]) : this.insert(texts, stamp),
+    texts.length === 1
+      ? enqueueResolved(this.ctx, this.ctx.exec, this.queue, texts[0]!, stamp).then((id) => [id])
+      : this.insert(texts, stamp),
   );
 
   async insert(texts: readonly string[], stamp: JobWrite): Promise<number[]> {
@@ -69,8 +86,24 @@ export class PostgresQueueDriver implements QueueDriver {
     const exec = this.ctx.exec;
     const q = this.ctx.sql.queue;
     const r = keyed(stamp)
-      ? await exec.wakes.run(this.wake, (w) => exec.run<{ id: string }>(q.enqueueManyCall, [this.queue, texts, ...stampParams(stamp), w, ...extraParams(stamp)]), always)
-      : await exec.wakes.run(this.wake, (w) => exec.run<{ id: string }>(q.enqueueMany, [this.queue, texts, ...stampParams(stamp), w, stamp.headersText]), always);
+      ? await exec.wakes.run(
+          this.wake,
+          (w) =>
+            exec.run<{ id: string }>(q.enqueueManyCall, [
+              this.queue,
+              texts,
+              ...stampParams(stamp),
+              w,
+              ...extraParams(stamp),
+            ]),
+          always,
+        )
+      : await exec.wakes.run(
+          this.wake,
+          (w) =>
+            exec.run<{ id: string }>(q.enqueueMany, [this.queue, texts, ...stampParams(stamp), w, stamp.headersText]),
+          always,
+        );
     return r.rows.map((row) => num(row.id));
   }
 
@@ -78,7 +111,9 @@ export class PostgresQueueDriver implements QueueDriver {
   insertBulk(items: readonly { text: string; stamp: JobWrite }[]): Promise<number[]> {
     const { queue, wake } = this;
     const q = this.ctx.sql.queue;
-    const orderingKeys = [...new Set(items.flatMap((it) => (it.stamp.orderingKey === null ? [] : [it.stamp.orderingKey])))];
+    const orderingKeys = [
+      ...new Set(items.flatMap((it) => (it.stamp.orderingKey === null ? [] : [it.stamp.orderingKey]))),
+    ];
     const uniqueKeys = [...new Set(items.flatMap((it) => (it.stamp.uniqueKey === null ? [] : [it.stamp.uniqueKey])))];
     return this.ctx.inTransaction(async (exec) => {
       // Every key lock of the bulk first, in the canonical order (`lock_keys`): taken item by item,
@@ -87,8 +122,31 @@ export class PostgresQueueDriver implements QueueDriver {
       const ids: number[] = [];
       for (const it of items) {
         const r = hasLimitKey(it.stamp)
-          ? await exec.wakes.run(wake, (w) => exec.run<{ id: string }>(this.ctx.sql.limits.enqueueCall, [queue, it.text, ...stampParams(it.stamp), w, ...extraParams(it.stamp), ...limitKeyParams(it.stamp)]), always)
-          : await exec.wakes.run(wake, (w) => exec.run<{ id: string }>(q.enqueueCall, [queue, it.text, ...stampParams(it.stamp), w, ...extraParams(it.stamp)]), always);
+          ? await exec.wakes.run(
+              wake,
+              (w) =>
+                exec.run<{ id: string }>(this.ctx.sql.limits.enqueueCall, [
+                  queue,
+                  it.text,
+                  ...stampParams(it.stamp),
+                  w,
+                  ...extraParams(it.stamp),
+                  ...limitKeyParams(it.stamp),
+                ]),
+              always,
+            )
+          : await exec.wakes.run(
+              wake,
+              (w) =>
+                exec.run<{ id: string }>(q.enqueueCall, [
+                  queue,
+                  it.text,
+                  ...stampParams(it.stamp),
+                  w,
+                  ...extraParams(it.stamp),
+                ]),
+              always,
+            );
         ids.push(num(r.rows[0]!.id));
       }
       return ids;
@@ -96,7 +154,12 @@ export class PostgresQueueDriver implements QueueDriver {
   }
 
   /** One statement inserts the job claimed by `workerId`, or pending (and waking) when the queue's settings or the clock say no. */
-  async insertHandingOff(text: string, stamp: JobWrite, workerId: string, leaseMs: number | null): Promise<{ id: number; claimed: ClaimedRow | null }> {
+  async insertHandingOff(
+    text: string,
+    stamp: JobWrite,
+    workerId: string,
+    leaseMs: number | null,
+  ): Promise<{ id: number; claimed: ClaimedRow | null }> {
     const { exec, sql } = this.ctx;
     // The idle worker's next claim would follow its watermark: look for a waiting job where that claim would.
     const mark = this.ctx.claims.watermark(this.queue);
@@ -104,7 +167,15 @@ export class PostgresQueueDriver implements QueueDriver {
       this.wake,
       (w) =>
         mark === null
-          ? exec.run<JobRow & { woke: string | null }>(sql.queue.enqueueHandoff, [this.queue, text, ...stampParams(stamp), w, stamp.headersText, workerId, leaseMs])
+          ? exec.run<JobRow & { woke: string | null }>(sql.queue.enqueueHandoff, [
+              this.queue,
+              text,
+              ...stampParams(stamp),
+              w,
+              stamp.headersText,
+              workerId,
+              leaseMs,
+            ])
           : exec.run<JobRow & { woke: string | null }>(sql.queue.enqueueHandoffAfter, [
               this.queue,
               text,
@@ -156,7 +227,13 @@ export class PostgresQueueDriver implements QueueDriver {
     // trusted) runs the full claim: a plain one would walk the head as well, and only a full claim sets the
     // watermark going again (a backlog would otherwise keep its claims plain, from the head, for good).
     if (!(follows && gate.hasMark(queue)) && gate.usePlain(queue)) {
-      const r = await exec.run<JobRow & { exhausted: boolean }>(ctx.sql.queue.claimPlain, [queue, max, leaseMs, workerId, ctx.claimDeferred]);
+      const r = await exec.run<JobRow & { exhausted: boolean }>(ctx.sql.queue.claimPlain, [
+        queue,
+        max,
+        leaseMs,
+        workerId,
+        ctx.claimDeferred,
+      ]);
       for (const row of r.rows) rows.push(claimedRow(row, leaseMs));
       // A full batch with nothing to bury is the whole claim; otherwise the full claim takes the
       // rest (often nothing) and buries, so this call does all a full claim would have done.
@@ -166,7 +243,10 @@ export class PostgresQueueDriver implements QueueDriver {
     const r = await exec.wakes.run(
       this.wake,
       (w) =>
-        exec.run<(JobRow | { id: null }) & { limited: boolean; limits: boolean; next_due_in: string | null }>(ctx.sql.queue.claim, [queue, max - rows.length, leaseMs, workerId, w, ctx.claimDeferred]),
+        exec.run<(JobRow | { id: null }) & { limited: boolean; limits: boolean; next_due_in: string | null }>(
+          ctx.sql.queue.claim,
+          [queue, max - rows.length, leaseMs, workerId, w, ctx.claimDeferred],
+        ),
       this.promotes,
     );
     // The statement always returns a row (see q_claim); an empty claim is one row of nulls.
@@ -188,14 +268,21 @@ export class PostgresQueueDriver implements QueueDriver {
     const { ctx, queue } = this;
     const gate = ctx.claims;
     const started = gate.sweepBegin(queue);
-    void ctx.exec.run<{ limited: boolean; behind: boolean }>(ctx.sql.queue.claimSweep, [queue, mark.priority, mark.runAt]).then(
-      (r) => gate.sweepDone(queue, started, r.rows[0]?.limited !== false, r.rows[0]?.behind !== false),
-      () => gate.sweepDone(queue, started, true, true),
-    );
+    void ctx.exec
+      .run<{ limited: boolean; behind: boolean }>(ctx.sql.queue.claimSweep, [queue, mark.priority, mark.runAt])
+      .then(
+        (r) => gate.sweepDone(queue, started, r.rows[0]?.limited !== false, r.rows[0]?.behind !== false),
+        () => gate.sweepDone(queue, started, true, true),
+      );
   }
 
   /** The limited claim (limits.sql.ts) for what `rows` does not hold yet; a queue found without limits goes back to `claim`. */
-  private async claimLimited(max: number, leaseMs: number | null, workerId: string | null, rows: ClaimedRow[]): Promise<ClaimResult> {
+  private async claimLimited(
+    max: number,
+    leaseMs: number | null,
+    workerId: string | null,
+    rows: ClaimedRow[],
+  ): Promise<ClaimResult> {
     const { ctx, queue } = this;
     const exec = ctx.exec;
     const want = max - rows.length;
@@ -228,7 +315,8 @@ export class PostgresQueueDriver implements QueueDriver {
 
   /** `n` jobs ended: when the queue has limits, a key may have room again, so its workers are woken. */
   private async ended(n: number): Promise<number> {
-    if (n > 0 && limitedQueues(this.ctx).has(this.queue)) await runWaking(this.ctx, this.ctx.sql.notify.notify, [], this.wake, always);
+    if (n > 0 && limitedQueues(this.ctx).has(this.queue))
+      await runWaking(this.ctx, this.ctx.sql.notify.notify, [], this.wake, always);
     return n;
   }
 
@@ -239,17 +327,30 @@ export class PostgresQueueDriver implements QueueDriver {
     // One statement for the batch: the plain one only when no job can need its key promoted.
     if (jobs.every((j) => j.plain)) {
       const r = receipts
-        ? await this.ctx.exec.run<Counted>(q.ackBatchPlainReceipts, [this.queue, ids, tokens, receipts.outbox, receipts.rows.map((x) => x.messageId), receipts.rows.map((x) => x.receiptText)])
+        ? await this.ctx.exec.run<Counted>(q.ackBatchPlainReceipts, [
+            this.queue,
+            ids,
+            tokens,
+            receipts.outbox,
+            receipts.rows.map((x) => x.messageId),
+            receipts.rows.map((x) => x.receiptText),
+          ])
         : await this.ctx.exec.run<Counted>(q.ackBatchPlain, [this.queue, ids, tokens]);
       return this.ended(counted(r));
     }
     // Keys to promote: the receipts first, then the waking ack (rare for an outbox: two statements).
     if (receipts) await this.putReceipts(receipts);
-    return this.ended(counted(await runWaking<Counted>(this.ctx, q.ackBatch, [this.queue, ids, tokens], this.wake, this.promotes)));
+    return this.ended(
+      counted(await runWaking<Counted>(this.ctx, q.ackBatch, [this.queue, ids, tokens], this.wake, this.promotes)),
+    );
   }
 
   async putReceipts(receipts: ReceiptWrite): Promise<void> {
-    await this.ctx.exec.run(this.ctx.sql.inbox.putReceipts, [receipts.outbox, receipts.rows.map((x) => x.messageId), receipts.rows.map((x) => x.receiptText)]);
+    await this.ctx.exec.run(this.ctx.sql.inbox.putReceipts, [
+      receipts.outbox,
+      receipts.rows.map((x) => x.messageId),
+      receipts.rows.map((x) => x.receiptText),
+    ]);
   }
 
   async retry(job: ClaimRef, delayMs: number, errorText: string, detail?: string): Promise<'retried' | 'dead' | null> {
@@ -267,16 +368,38 @@ export class PostgresQueueDriver implements QueueDriver {
   }
 
   async fail(job: ClaimRef, errorText: string, detail?: string): Promise<boolean> {
-    return (await this.ended(counted(await runWaking<Counted>(this.ctx, this.ctx.sql.queue.fail, [job.id, job.claimToken, errorText, detail ?? errorText], this.wake, this.promotes)))) > 0;
+    return (
+      (await this.ended(
+        counted(
+          await runWaking<Counted>(
+            this.ctx,
+            this.ctx.sql.queue.fail,
+            [job.id, job.claimToken, errorText, detail ?? errorText],
+            this.wake,
+            this.promotes,
+          ),
+        ),
+      )) > 0
+    );
   }
 
   async heartbeat(job: ClaimRef, extendMs: number): Promise<number | null> {
-    const r = await this.ctx.exec.run<{ claimed_until: string }>(this.ctx.sql.queue.heartbeat, [job.id, job.claimToken, extendMs]);
+    const r = await this.ctx.exec.run<{ claimed_until: string }>(this.ctx.sql.queue.heartbeat, [
+      job.id,
+      job.claimToken,
+      extendMs,
+    ]);
     return r.rows[0] ? num(r.rows[0].claimed_until) : null;
   }
 
   async release(job: ClaimRef): Promise<boolean> {
-    const r = await runWaking(this.ctx, this.ctx.sql.queue.release, [job.id, job.claimToken], this.wake, (x) => x.rows.length > 0);
+    const r = await runWaking(
+      this.ctx,
+      this.ctx.sql.queue.release,
+      [job.id, job.claimToken],
+      this.wake,
+      (x) => x.rows.length > 0,
+    );
     return r.rows.length > 0;
   }
 
@@ -284,8 +407,17 @@ export class PostgresQueueDriver implements QueueDriver {
     return outcomes.getJobWithOutcome(this.ctx, this.queue, id, toJobInfo);
   }
 
-  async ackOutcome(job: ClaimRef, resultText: string | null, progressText: string | null, settles = false): Promise<boolean> {
-    return (await this.ended((await outcomes.ackWithOutcome(this.ctx, this.queue, job, resultText, progressText, settles)) ? 1 : 0)) > 0;
+  async ackOutcome(
+    job: ClaimRef,
+    resultText: string | null,
+    progressText: string | null,
+    settles = false,
+  ): Promise<boolean> {
+    return (
+      (await this.ended(
+        (await outcomes.ackWithOutcome(this.ctx, this.queue, job, resultText, progressText, settles)) ? 1 : 0,
+      )) > 0
+    );
   }
 
   queueOptsOf(queue: string): Required<QueueOpts> {
@@ -342,32 +474,60 @@ export class PostgresQueueDriver implements QueueDriver {
   }
 
   setPaused(paused: boolean): Promise<void> {
-    return this.changeSettings(() => runWaking(this.ctx, this.ctx.sql.queue.setPaused, [this.queue, paused], this.wake, woke));
+    return this.changeSettings(() =>
+      runWaking(this.ctx, this.ctx.sql.queue.setPaused, [this.queue, paused], this.wake, woke),
+    );
   }
 
   setRateLimit(limit: { max: number; perMs: number } | null): Promise<void> {
-    return this.changeSettings(() => runWaking(this.ctx, this.ctx.sql.queue.setRateLimit, [this.queue, limit?.max ?? null, limit?.perMs ?? null], this.wake, always));
+    return this.changeSettings(() =>
+      runWaking(
+        this.ctx,
+        this.ctx.sql.queue.setRateLimit,
+        [this.queue, limit?.max ?? null, limit?.perMs ?? null],
+        this.wake,
+        always,
+      ),
+    );
   }
 
   setLimits(limits: ResolvedLimits): Promise<void> {
-    return this.changeSettings(() => runWaking(this.ctx, this.ctx.sql.limits.setLimits, [this.queue, ...setLimitsParams(limits)], this.wake, always));
+    return this.changeSettings(() =>
+      runWaking(this.ctx, this.ctx.sql.limits.setLimits, [this.queue, ...setLimitsParams(limits)], this.wake, always),
+    );
   }
 
   async settings(): Promise<QueueSettings> {
-    const r = await this.ctx.exec.run<{ paused: boolean; rate_max: number | null; rate_per_ms: string | null }>(this.ctx.sql.queue.getSettings, [this.queue]);
+    const r = await this.ctx.exec.run<{ paused: boolean; rate_max: number | null; rate_per_ms: string | null }>(
+      this.ctx.sql.queue.getSettings,
+      [this.queue],
+    );
     const row = r.rows[0];
     const limits = await readLimits(this.ctx, this.ctx.exec, this.queue);
     if (!row) return { paused: false, rateLimit: null, ...limits };
-    return { paused: row.paused, rateLimit: row.rate_max === null ? null : { max: row.rate_max, perMs: num(row.rate_per_ms) }, ...limits };
+    return {
+      paused: row.paused,
+      rateLimit: row.rate_max === null ? null : { max: row.rate_max, perMs: num(row.rate_per_ms) },
+      ...limits,
+    };
   }
 
   async sweepExpired(): Promise<{ expired: number; purged: number }> {
     // Two statements on purpose: rows expired now are purged in the same call when their retention is 0.
-    const expired = await runWaking<Counted>(this.ctx, this.ctx.sql.queue.expire, [this.queue], this.wake, this.promotes);
+    const expired = await runWaking<Counted>(
+      this.ctx,
+      this.ctx.sql.queue.expire,
+      [this.queue],
+      this.wake,
+      this.promotes,
+    );
     const purged = await this.ctx.exec.run<Counted>(this.ctx.sql.queue.purgeRetained, [this.queue]);
     await flows.sweepFlows(this.ctx, this.queue);
     await this.ctx.exec.run(this.ctx.sql.queue.pruneAttempts, [this.queue]);
-    return { expired: counted(expired), purged: counted(purged) + (await outcomes.purgeOutcomes(this.ctx, this.queue)) };
+    return {
+      expired: counted(expired),
+      purged: counted(purged) + (await outcomes.purgeOutcomes(this.ctx, this.queue)),
+    };
   }
 
   async listDead(before: number | null, after: number | null, limit: number): Promise<JobInfo[]> {
@@ -376,7 +536,9 @@ export class PostgresQueueDriver implements QueueDriver {
   }
 
   async retryDead(ids: readonly number[]): Promise<RedriveResult> {
-    return redriveResult(await runWaking<RedriveRow>(this.ctx, this.ctx.sql.queue.retryDead, [this.queue, ids], this.wake, moved));
+    return redriveResult(
+      await runWaking<RedriveRow>(this.ctx, this.ctx.sql.queue.retryDead, [this.queue, ids], this.wake, moved),
+    );
   }
 
   async purgeDead(ids: readonly number[]): Promise<number> {
@@ -384,7 +546,13 @@ export class PostgresQueueDriver implements QueueDriver {
   }
 
   async stats(): Promise<QueueStats> {
-    const r = await this.ctx.exec.run<{ pending: string; processing: string; dead: string; scheduled: string; oldest: string }>(this.ctx.sql.queue.stats, [this.queue]);
+    const r = await this.ctx.exec.run<{
+      pending: string;
+      processing: string;
+      dead: string;
+      scheduled: string;
+      oldest: string;
+    }>(this.ctx.sql.queue.stats, [this.queue]);
     const row = r.rows[0]!;
     return {
       pending: num(row.pending),
@@ -414,7 +582,8 @@ export class PostgresQueueDriver implements QueueDriver {
 function lastFresh(rows: readonly (JobRow | { id: null })[]): ClaimWatermark | null {
   for (let i = rows.length - 1; i >= 0; i--) {
     const row = rows[i]!;
-    if (row.id !== null && (row as { fresh?: boolean }).fresh !== false) return { priority: (row as JobRow).priority, runAt: num((row as JobRow).run_at) };
+    if (row.id !== null && (row as { fresh?: boolean }).fresh !== false)
+      return { priority: (row as JobRow).priority, runAt: num((row as JobRow).run_at) };
   }
   return null;
 }

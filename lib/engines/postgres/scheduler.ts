@@ -3,7 +3,14 @@ import { queueWakeChannel, SCHEDULER_LOCK, SCHEDULES_WAKE_CHANNEL } from '../../
 import { resolveJobStamp } from '../../contract/options.js';
 import { scheduleHeaders } from '../../contract/schedule-headers.js';
 import { firstFireAt } from '../../contract/schedule-spec.js';
-import { fireJobOpts, planFires, resumedNextFire, toSchedule, type ScheduleDriver, type StoredSchedule } from '../shared/scheduler.js';
+import {
+  fireJobOpts,
+  planFires,
+  resumedNextFire,
+  toSchedule,
+  type ScheduleDriver,
+  type StoredSchedule,
+} from '../shared/scheduler.js';
 import { always, runWaking, stampParams, woke, type PgContext } from './context.js';
 import { num, numOrNull, type Executor } from './executor.js';
 import type { ScheduleRow } from './schedule.sql.js';
@@ -37,12 +44,22 @@ async function dbNow(ctx: PgContext, exec: Executor): Promise<number> {
  * One job per boundary, each stamped with its boundary (SCHEDULE_BOUNDARY_HEADER), in boundary
  * order, in one statement (the jobs of one tick share one `enqueuedAt`, as on SQLite).
  */
-async function enqueueFires(ctx: PgContext, exec: Executor, s: StoredSchedule, boundaries: readonly number[]): Promise<number[]> {
+async function enqueueFires(
+  ctx: PgContext,
+  exec: Executor,
+  s: StoredSchedule,
+  boundaries: readonly number[],
+): Promise<number[]> {
   const stamp = resolveJobStamp(ctx.queueOpts(s.queue), fireJobOpts(s));
   const headers = boundaries.map((b) => encodeHeaders(scheduleHeaders(s.name, b)));
   const texts = boundaries.map(() => s.payloadText);
   const wake = wakePayload(queueWakeChannel(s.queue));
-  const r = await exec.wakes.run(wake, (w) => exec.run<{ id: string }>(ctx.sql.queue.enqueueManyHeaders, [s.queue, texts, ...stampParams(stamp), w, headers]), always);
+  const r = await exec.wakes.run(
+    wake,
+    (w) =>
+      exec.run<{ id: string }>(ctx.sql.queue.enqueueManyHeaders, [s.queue, texts, ...stampParams(stamp), w, headers]),
+    always,
+  );
   return r.rows.map((x) => num(x.id));
 }
 
@@ -53,10 +70,26 @@ export function postgresScheduleDriver(ctx: PgContext): ScheduleDriver {
     /** The first fire is computed from the database clock read just before. */
     async upsert(s) {
       const now = await dbNow(ctx, ctx.exec);
-      const r = await runWaking<ScheduleRow>(ctx, ctx.sql.schedule.upsert, [
-        s.name, s.parsed.spec, s.parsed.intervalMs ?? 0, s.queue, s.payloadText, s.priority, s.maxAttempts, s.expiresInMs,
-        firstFireAt(s.parsed, now, s.startAt), s.parsed.timeZone, s.catchUp, s.owner,
-      ], schedulesWake, woke);
+      const r = await runWaking<ScheduleRow>(
+        ctx,
+        ctx.sql.schedule.upsert,
+        [
+          s.name,
+          s.parsed.spec,
+          s.parsed.intervalMs ?? 0,
+          s.queue,
+          s.payloadText,
+          s.priority,
+          s.maxAttempts,
+          s.expiresInMs,
+          firstFireAt(s.parsed, now, s.startAt),
+          s.parsed.timeZone,
+          s.catchUp,
+          s.owner,
+        ],
+        schedulesWake,
+        woke,
+      );
       return toSchedule(stored(r.rows[0]!));
     },
     async remove(name) {
@@ -67,7 +100,11 @@ export function postgresScheduleDriver(ctx: PgContext): ScheduleDriver {
       return row ? toSchedule(stored(row)) : null;
     },
     async list() {
-      const lead = (await ctx.exec.run<{ now: string; owner: string | null; expires_at: string | null }>(ctx.sql.schedule.leader, [SCHEDULER_LOCK])).rows[0]!;
+      const lead = (
+        await ctx.exec.run<{ now: string; owner: string | null; expires_at: string | null }>(ctx.sql.schedule.leader, [
+          SCHEDULER_LOCK,
+        ])
+      ).rows[0]!;
       const rows = await ctx.exec.run<ScheduleRow>(ctx.sql.schedule.all, []);
       return {
         now: num(lead.now),
@@ -76,7 +113,8 @@ export function postgresScheduleDriver(ctx: PgContext): ScheduleDriver {
       };
     },
     async setPaused(name, paused) {
-      if (paused) return (await runWaking(ctx, ctx.sql.schedule.setPaused, [name, true], schedulesWake, woke)).rows.length > 0;
+      if (paused)
+        return (await runWaking(ctx, ctx.sql.schedule.setPaused, [name, true], schedulesWake, woke)).rows.length > 0;
       // Clear the flag and skip what elapsed meanwhile, in one transaction.
       return ctx.inTransaction(async (exec) => {
         const row = (await exec.run<ScheduleRow>(ctx.sql.schedule.getForUpdate, [name])).rows[0];

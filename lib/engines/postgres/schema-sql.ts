@@ -14,7 +14,6 @@ export interface Sql {
 /** Longest notification payload PostgreSQL accepts (bytes). */
 export const PG_NOTIFY_LIMIT = 8000;
 
-
 /** Validates an engine schema name: a plain identifier of at most 63 bytes, not a system schema (`pg_*`, `information_schema`). */
 export function validateSchemaName(schema: unknown): string {
   return validatePgSchema('schema', schema);

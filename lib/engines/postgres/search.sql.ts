@@ -75,7 +75,10 @@ export function searchSql(s: SchemaSql) {
       `SELECT j.*, NULL::json AS result, NULL::bigint AS finished_at FROM ${jobs} j WHERE j.queue = $1::text AND j.state = 'dead' AND j.id < $2::bigint ORDER BY j.id DESC LIMIT $4::int`,
     ),
     /** $1 queue, $2 id. */
-    detail: s.def('a_job_detail', `SELECT ${jobColumns('j')}, CASE WHEN j.state = 'processing' THEN j.worker_id END AS worker_id, j.blocked FROM ${jobs} j WHERE j.id = $2::bigint AND j.queue = $1::text`),
+    detail: s.def(
+      'a_job_detail',
+      `SELECT ${jobColumns('j')}, CASE WHEN j.state = 'processing' THEN j.worker_id END AS worker_id, j.blocked FROM ${jobs} j WHERE j.id = $2::bigint AND j.queue = $1::text`,
+    ),
   } satisfies Record<string, Sql>;
 }
 

@@ -3,7 +3,13 @@ import type { Client, Pool, PoolClient } from 'pg';
 import { DEFAULT_MAX_PAYLOAD_BYTES, utf8Length } from '../../contract/codec.js';
 import { AlkstoreError, Database } from '../../contract/errors.js';
 import { LISTENER_RECONNECTED_CHANNEL, outboxQueueName } from '../../contract/names.js';
-import { DEFAULT_QUEUE_OPTS, OUTBOX_QUEUE_OPTS, resolveQueueOpts, type JobOpts, type QueueOpts } from '../../contract/options.js';
+import {
+  DEFAULT_QUEUE_OPTS,
+  OUTBOX_QUEUE_OPTS,
+  resolveQueueOpts,
+  type JobOpts,
+  type QueueOpts,
+} from '../../contract/options.js';
 import { joinTransactionInput } from '../../contract/validate.js';
 import type { ExternalTx, QueryRunnerLike, StoreLogger, TxHandle, TxOps, WakeReceiver } from '../../contract/types.js';
 import type { EnqueueHeadersHook } from '../../contract/job-extras.js';
@@ -74,7 +80,9 @@ function guardClient(client: PoolClient, logger: StoreLogger): void {
   }
   const fresh = { logger };
   guards.set(client, fresh);
-  client.on('error', (err: Error) => fresh.logger.warn(`alkstore postgres: a transaction connection failed: ${err.message}`));
+  client.on('error', (err: Error) =>
+    fresh.logger.warn(`alkstore postgres: a transaction connection failed: ${err.message}`),
+  );
 }
 
 /** The PostgreSQL `Store`. Open it with `openPostgresStore`. */
@@ -167,7 +175,9 @@ export class PostgresStore extends StoreBase {
     this.streamDriver = postgresStreamDriver(this.ctx);
     this.scheduleDriver = postgresScheduleDriver(this.ctx);
     this.inboxDriver = postgresInboxDriver(this.ctx);
-    this.adminApi = new PostgresAdmin(this.ctx, () => (this.listener === null ? 'none' : this.listenerHealthy ? 'connected' : 'down'));
+    this.adminApi = new PostgresAdmin(this.ctx, () =>
+      this.listener === null ? 'none' : this.listenerHealthy ? 'connected' : 'down',
+    );
   }
 
   get closed(): boolean {
@@ -179,7 +189,11 @@ export class PostgresStore extends StoreBase {
    * from, in one line. `verify` checks the first LISTEN connection (see `PostgresListener.start`).
    * Called once by `openPostgresStore`.
    */
-  async attachListener(listener: PostgresListener | null, wakesFrom: string, verify?: (client: Client) => Promise<void>): Promise<void> {
+  async attachListener(
+    listener: PostgresListener | null,
+    wakesFrom: string,
+    verify?: (client: Client) => Promise<void>,
+  ): Promise<void> {
     this.listener = listener;
     if (!listener) {
       this.logger.log(`alkstore postgres: ${wakesFrom}; wakes come from polling every ${this.wakeFallbackMs} ms`);
@@ -263,7 +277,11 @@ export class PostgresStore extends StoreBase {
 
   // ── queues and outboxes ─────────────────────────────────────────────
 
-  protected queueHandle(name: string, opts: QueueOpts | undefined, defaults: Readonly<Required<QueueOpts>>): QueueHandle {
+  protected queueHandle(
+    name: string,
+    opts: QueueOpts | undefined,
+    defaults: Readonly<Required<QueueOpts>>,
+  ): QueueHandle {
     let resolved: Required<QueueOpts>;
     if (opts !== undefined) {
       resolved = resolveQueueOpts(opts, defaults);
@@ -291,12 +309,19 @@ export class PostgresStore extends StoreBase {
       client.release(err instanceof Error ? err : true);
       throw new Database('BEGIN', err);
     }
-    const tx = new PostgresTxHandle(this.ctx, new ClientExecutor(client, this.own.forTransaction(), this.prepared), (t) => this.openTx.delete(t));
+    const tx = new PostgresTxHandle(
+      this.ctx,
+      new ClientExecutor(client, this.own.forTransaction(), this.prepared),
+      (t) => this.openTx.delete(t),
+    );
     this.openTx.add(tx);
     return tx;
   }
 
-  async joinTransaction<X extends ExternalTx, T>(open: (body: (external: X) => Promise<T>) => Promise<T>, fn: (tx: TxOps, external: X) => Promise<T>): Promise<T> {
+  async joinTransaction<X extends ExternalTx, T>(
+    open: (body: (external: X) => Promise<T>) => Promise<T>,
+    fn: (tx: TxOps, external: X) => Promise<T>,
+  ): Promise<T> {
     this.guard();
     joinTransactionInput(open, fn);
     // Each caller's transaction has a pooled connection of its own: nothing to serialize.
@@ -369,7 +394,10 @@ export class PostgresStore extends StoreBase {
     await Promise.all([...this.openTx].map((tx) => tx.rollback().catch(() => undefined)));
     await this.listener?.close();
     this.exec.close();
-    if (this.ownsPool) await this.pool.end().catch((err: unknown) => this.logger.warn(`alkstore postgres: ending the pool failed: ${String(err)}`));
+    if (this.ownsPool)
+      await this.pool
+        .end()
+        .catch((err: unknown) => this.logger.warn(`alkstore postgres: ending the pool failed: ${String(err)}`));
   }
 }
 

@@ -31,7 +31,10 @@ export function streamSql(s: SchemaSql) {
        SELECT ins.seq FROM ins, (SELECT ${s.notify('$4')}) AS n`,
     ),
     /** publish for a caller-owned transaction (unnamed statements) through `publish_event` (migration 2). Same parameters. */
-    publishCall: s.def('s_publish_call', `SELECT ${s.q}.publish_event($1::text, $2::text, $3::text, ${s.channel}, $4::text) AS seq`),
+    publishCall: s.def(
+      's_publish_call',
+      `SELECT ${s.q}.publish_event($1::text, $2::text, $3::text, ${s.channel}, $4::text) AS seq`,
+    ),
     /** $1 stream, $2 after offset, $3 limit. */
     readSince: s.def(
       's_read_since',
@@ -47,7 +50,10 @@ export function streamSql(s: SchemaSql) {
        RETURNING o.saved`,
     ),
     /** $1 stream, $2 consumer. */
-    getOffset: s.def('s_get_offset', `SELECT saved FROM ${s.q}.stream_offsets WHERE stream = $1::text AND consumer = $2::text`),
+    getOffset: s.def(
+      's_get_offset',
+      `SELECT saved FROM ${s.q}.stream_offsets WHERE stream = $1::text AND consumer = $2::text`,
+    ),
     /** $1 stream, $2 horizon. */
     trimTo: s.def('s_trim', `DELETE FROM ${s.q}.stream_events WHERE stream = $1::text AND seq <= $2::bigint`),
   } satisfies Record<string, Sql>;

@@ -36,7 +36,11 @@ export class PostgresTxOps implements TxOps {
 
   async enqueueFlow(queue: string, flow: FlowJob): Promise<FlowNode> {
     this.check();
-    const plan = planFlow(flow, validateName('queue', queue), { queueOpts: (q) => this.ctx.queueOpts(q), enqueueHeaders: this.ctx.enqueueHeaders, maxPayloadBytes: this.ctx.maxPayloadBytes });
+    const plan = planFlow(flow, validateName('queue', queue), {
+      queueOpts: (q) => this.ctx.queueOpts(q),
+      enqueueHeaders: this.ctx.enqueueHeaders,
+      maxPayloadBytes: this.ctx.maxPayloadBytes,
+    });
     return insertFlow(this.ctx, this.exec, plan);
   }
 

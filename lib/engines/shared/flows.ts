@@ -43,9 +43,15 @@ export function childResults(rows: readonly ChildRow[]): ChildResult[] {
     const state = r.outcome === 'dead' || r.outcome === 'cancelled' ? r.outcome : edgeOutcome(r);
     if (state === 'live') continue;
     if (state === 'completed') {
-      out.push(r.result === null ? { id, queue: r.dep_queue, state } : { id, queue: r.dep_queue, state, result: decodePayload(r.result, `result of job ${id}`) });
+      out.push(
+        r.result === null
+          ? { id, queue: r.dep_queue, state }
+          : { id, queue: r.dep_queue, state, result: decodePayload(r.result, `result of job ${id}`) },
+      );
     } else if (r.policy === 'continue') {
-      out.push(state === 'dead' ? { id, queue: r.dep_queue, state, error: r.last_error } : { id, queue: r.dep_queue, state });
+      out.push(
+        state === 'dead' ? { id, queue: r.dep_queue, state, error: r.last_error } : { id, queue: r.dep_queue, state },
+      );
     }
   }
   return out;

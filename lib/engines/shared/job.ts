@@ -68,7 +68,9 @@ export class ClaimedJob<T = unknown> implements Job<T> {
 
   async ack(result?: unknown): Promise<boolean> {
     this.driver.guard();
-    const ok = needsOutcome(this, result) ? await ackWithOutcome(this.driver, this, result) : await this.driver.ack(claimRef(this));
+    const ok = needsOutcome(this, result)
+      ? await ackWithOutcome(this.driver, this, result)
+      : await this.driver.ack(claimRef(this));
     if (ok) this.driver.outcomes.record(this.queue, 'completed', 1, [ClaimedJob.timesOf(this)]);
     return ok;
   }
@@ -77,7 +79,10 @@ export class ClaimedJob<T = unknown> implements Job<T> {
     this.driver.guard();
     // One draw per retry without a delay, before the write, even on the last attempt (which the
     // write dead-letters): the same random sequence gives the same delays on both engines.
-    const delay = delayMs === undefined ? backoffDelayMs(this.attempts, this.backoffBaseMs, this.driver.random) : requireDurationMs('delayMs', delayMs, { allowZero: true });
+    const delay =
+      delayMs === undefined
+        ? backoffDelayMs(this.attempts, this.backoffBaseMs, this.driver.random)
+        : requireDurationMs('delayMs', delayMs, { allowZero: true });
     await flushProgress(this.driver, this);
     const outcome = await this.driver.retry(claimRef(this), delay, errorText(error), attemptError(error));
     if (outcome !== null) this.driver.outcomes.record(this.queue, outcome, 1, [ClaimedJob.timesOf(this)]);

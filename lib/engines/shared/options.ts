@@ -2,7 +2,13 @@ import { InvalidOption } from '../../contract/errors.js';
 import type { EnqueueHeadersHook } from '../../contract/job-extras.js';
 import type { StoreLogger } from '../../contract/types.js';
 import { renamedOption } from '../../contract/renamed-option.js';
-import { asOption, maxPayloadBytesOption, requireBoolean, requireFunction, requireTimerMs } from '../../contract/validate.js';
+import {
+  asOption,
+  maxPayloadBytesOption,
+  requireBoolean,
+  requireFunction,
+  requireTimerMs,
+} from '../../contract/validate.js';
 
 /**
  * The options every engine takes, declared once: `openStore`, `openSqliteStore` and
@@ -74,21 +80,31 @@ export interface ResolvedCommonOptions {
 }
 
 /** Validates the common options before any I/O (`InvalidOption`/`InvalidArgument` naming the option). */
-export function resolveCommonOptions(o: CommonStoreOptions, defaults: { wakeFallbackMs: number; logger: StoreLogger }): ResolvedCommonOptions {
+export function resolveCommonOptions(
+  o: CommonStoreOptions,
+  defaults: { wakeFallbackMs: number; logger: StoreLogger },
+): ResolvedCommonOptions {
   if (o.wakeFallbackMs !== undefined) requireTimerMs('wakeFallbackMs', o.wakeFallbackMs);
   if (o.pollIntervalMs !== undefined) requireTimerMs('pollIntervalMs', o.pollIntervalMs);
   const logger = o.logger ?? defaults.logger;
-  const wake = renamedOption('store', o, 'pollIntervalMs', 'wakeFallbackMs', (m) => logger.warn(m)) as number | undefined;
+  const wake = renamedOption('store', o, 'pollIntervalMs', 'wakeFallbackMs', (m) => logger.warn(m)) as
+    number | undefined;
   const claimDurability = o.claimDurability ?? 'deferred';
   if (claimDurability !== 'deferred' && claimDurability !== 'immediate') {
-    throw new InvalidOption('claimDurability', `must be "deferred" or "immediate", got ${JSON.stringify(claimDurability)}`);
+    throw new InvalidOption(
+      'claimDurability',
+      `must be "deferred" or "immediate", got ${JSON.stringify(claimDurability)}`,
+    );
   }
   return {
     wakeFallbackMs: wake ?? defaults.wakeFallbackMs,
     claimDurability,
     localHandoff: o.localHandoff === undefined ? true : asOption(() => requireBoolean('localHandoff', o.localHandoff)),
     maxPayloadBytes: maxPayloadBytesOption(o.maxPayloadBytes),
-    enqueueHeaders: o.enqueueHeaders === undefined ? null : asOption(() => requireFunction<EnqueueHeadersHook>('enqueueHeaders', o.enqueueHeaders)),
+    enqueueHeaders:
+      o.enqueueHeaders === undefined
+        ? null
+        : asOption(() => requireFunction<EnqueueHeadersHook>('enqueueHeaders', o.enqueueHeaders)),
     random: o.random === undefined ? Math.random : asOption(() => requireFunction<() => number>('random', o.random)),
     logger,
   };

@@ -3,7 +3,14 @@ import type { ResolvedLimits } from '../../contract/limits.js';
 import type { JobWrite, QueueOpts } from '../../contract/options.js';
 import type { CancelTarget } from '../../contract/results.js';
 import type { ChildResult, FlowNode, FlowPlan } from '../../contract/flows.js';
-import type { JobFields, JobInfo, QueueSettings, QueueStats, RedriveResult, WakeReceiver } from '../../contract/types.js';
+import type {
+  JobFields,
+  JobInfo,
+  QueueSettings,
+  QueueStats,
+  RedriveResult,
+  WakeReceiver,
+} from '../../contract/types.js';
 import type { HandoffRegistry } from '../../internal/handoff.js';
 import type { ReceiptRows } from '../../internal/outbox-handle.js';
 import type { OutcomeCounter } from '../../internal/outcome-counter.js';
@@ -78,7 +85,12 @@ export interface QueueDriver {
    * transaction, the queue is neither paused nor rate-limited, the job is due now and no job a claim
    * would take first is waiting; otherwise inserted pending (waking) as {@link insert} does.
    */
-  insertHandingOff(payloadText: string, stamp: JobWrite, workerId: string, leaseMs: number | null): Promise<{ id: number; claimed: ClaimedRow | null }>;
+  insertHandingOff(
+    payloadText: string,
+    stamp: JobWrite,
+    workerId: string,
+    leaseMs: number | null,
+  ): Promise<{ id: number; claimed: ClaimedRow | null }>;
 
   /** Claims up to `max` ready jobs in claim order; a candidate with exhausted attempts goes dead instead. */
   /** `follows`: a worker's claim (`FOLLOWING_CLAIM`), which may leave what only a claim from the head finds to the next full claim. */
@@ -129,7 +141,12 @@ export interface QueueDriver {
    * Deletes the claimed job and writes its `completed` record (result, progress: null keeps the row's) in the same statement; wakes result waiters.
    * `settles` (a job something depends on): its dependents are settled in the same transaction.
    */
-  ackOutcome(job: ClaimRef, resultText: string | null, progressText: string | null, settles?: boolean): Promise<boolean>;
+  ackOutcome(
+    job: ClaimRef,
+    resultText: string | null,
+    progressText: string | null,
+    settles?: boolean,
+  ): Promise<boolean>;
   /** Writes the claimed job's progress (fenced); wakes the queue's progress channel. */
   progress(job: ClaimRef, text: string): Promise<boolean>;
   /** Wakes the queue's result waiters (a job went dead). */

@@ -3,17 +3,52 @@ import { bulkItems, contextHeadersText, validateUniqueKey } from '../../contract
 import { resolveJobStamp, type JobOpts, type JobWrite, type QueueOpts } from '../../contract/options.js';
 import { resolveLimits, withSourcedKeys, type QueueLimits } from '../../contract/limits.js';
 import { resolveRateLimit } from '../../contract/queue-settings.js';
-import type { BulkJob, ClaimOpts, Job, JobInfo, ListDeadOpts, Queue, QueueSettings, QueueStats, RateLimit, RedriveResult, WakeReceiver } from '../../contract/types.js';
-import { ackBatchInput, claimInput, jobIdsInput, listDeadInput, requireArray, requireBatchSize, requireJobId } from '../../contract/validate.js';
+import type {
+  BulkJob,
+  ClaimOpts,
+  Job,
+  JobInfo,
+  ListDeadOpts,
+  Queue,
+  QueueSettings,
+  QueueStats,
+  RateLimit,
+  RedriveResult,
+  WakeReceiver,
+} from '../../contract/types.js';
+import {
+  ackBatchInput,
+  claimInput,
+  jobIdsInput,
+  listDeadInput,
+  requireArray,
+  requireBatchSize,
+  requireJobId,
+} from '../../contract/validate.js';
 import { HANDOFF, handoffCandidate, type HandoffPoint, type HandoffSlot } from '../../internal/handoff.js';
 import { isFollowingClaim, withNextDue } from '../../internal/next-due.js';
 import { ClaimedJob } from './job.js';
-import { cancelWakeChannel, enqueueAndWaitInput, progressWakeChannel, resultWakeChannel, waitForOutcome, waitInput, type WaitOpts } from '../../contract/results.js';
+import {
+  cancelWakeChannel,
+  enqueueAndWaitInput,
+  progressWakeChannel,
+  resultWakeChannel,
+  waitForOutcome,
+  waitInput,
+  type WaitOpts,
+} from '../../contract/results.js';
 import { validateKey } from '../../contract/validate.js';
 import type { QueueDriver, ReceiptWrite } from './queue-driver.js';
 import type { DeliveredAcker, ReceiptRows } from '../../internal/outbox-handle.js';
 import { InvalidOption } from '../../contract/errors.js';
-import { dependsOnFlow, FLOW_HEADER, hasDependencies, planFlow, type FlowJob, type FlowNode } from '../../contract/flows.js';
+import {
+  dependsOnFlow,
+  FLOW_HEADER,
+  hasDependencies,
+  planFlow,
+  type FlowJob,
+  type FlowNode,
+} from '../../contract/flows.js';
 import type { CancelTarget } from '../../contract/results.js';
 
 /** Where the handle keeps its driver (internal: the driver-level tests reach it here). */
@@ -68,7 +103,8 @@ export class QueueHandle implements Queue, DeliveredAcker {
     const text = encodePayload(payload, 'payload', d.maxPayloadBytes);
     const handoff = d.handoff;
     // Reserved synchronously, before anything is sent: two enqueues never over-fill a worker.
-    const slot = handoff !== null && handoff.has(this.name) && handoffCandidate(stamp) ? handoff.reserve(this.name) : null;
+    const slot =
+      handoff !== null && handoff.has(this.name) && handoffCandidate(stamp) ? handoff.reserve(this.name) : null;
     if (slot === null) return d.insertOne(text, stamp);
     return handOff(d, text, stamp, slot);
   }
@@ -82,7 +118,13 @@ export class QueueHandle implements Queue, DeliveredAcker {
     const texts = list.map((p, i) => encodePayload(p, `payloads[${i}]`, d.maxPayloadBytes));
     if (texts.length === 0) return [];
     // Keys from the payloads may differ per job: each goes in with its own stamp, in order.
-    if (this.opts.limitKeys !== null) return d.insertBulk(texts.map((text, i) => ({ text, stamp: withSourcedKeys(stamp, this.opts.limitKeys, list[i], `payloads[${i}]`) })));
+    if (this.opts.limitKeys !== null)
+      return d.insertBulk(
+        texts.map((text, i) => ({
+          text,
+          stamp: withSourcedKeys(stamp, this.opts.limitKeys, list[i], `payloads[${i}]`),
+        })),
+      );
     return d.insert(texts, stamp);
   }
 
@@ -91,7 +133,10 @@ export class QueueHandle implements Queue, DeliveredAcker {
     d.guard();
     const list = bulkItems<BulkJob>(jobs);
     if (list.some((j) => hasDependencies(j.opts))) throw noDependsOn('enqueueBulk');
-    const items = list.map((j, i) => ({ text: encodePayload(j.payload, `jobs[${i}].payload`, d.maxPayloadBytes), stamp: withSourcedKeys(this.stampOf(j.opts), this.opts.limitKeys, j.payload, `jobs[${i}].payload`) }));
+    const items = list.map((j, i) => ({
+      text: encodePayload(j.payload, `jobs[${i}].payload`, d.maxPayloadBytes),
+      stamp: withSourcedKeys(this.stampOf(j.opts), this.opts.limitKeys, j.payload, `jobs[${i}].payload`),
+    }));
     if (items.length === 0) return [];
     return d.insertBulk(items);
   }
@@ -119,7 +164,11 @@ export class QueueHandle implements Queue, DeliveredAcker {
    * The outbox's ack with receipts (`Outbox.ackDelivered`, which validated the receipts): the acks and
    * the receipt upserts in one write of the engine.
    */
-  async ackDelivered(jobs: readonly Pick<Job, 'id' | 'claimToken'>[], outbox: string, receipts: ReceiptRows): Promise<number> {
+  async ackDelivered(
+    jobs: readonly Pick<Job, 'id' | 'claimToken'>[],
+    outbox: string,
+    receipts: ReceiptRows,
+  ): Promise<number> {
     return this.acked(jobs, { outbox, rows: receipts });
   }
 
@@ -141,18 +190,31 @@ export class QueueHandle implements Queue, DeliveredAcker {
     }
     // Only our own handles are trusted to say "no ordering key"; anything else takes the checking path.
     const n = await d.ackBatch(
-      ids.map((id, i) => ({ id, claimToken: tokens[i]!, plain: jobs[i] instanceof ClaimedJob && jobs[i].orderingKey === null })),
+      ids.map((id, i) => ({
+        id,
+        claimToken: tokens[i]!,
+        plain: jobs[i] instanceof ClaimedJob && jobs[i].orderingKey === null,
+      })),
       receipts,
     );
     // Latencies of our own handles (an ack that lost its claim still counts its time: a display figure).
-    d.outcomes.record(this.name, 'completed', n, n > 0 ? jobs.flatMap((j) => (j instanceof ClaimedJob ? [ClaimedJob.timesOf(j)] : [])).slice(0, n) : []);
+    d.outcomes.record(
+      this.name,
+      'completed',
+      n,
+      n > 0 ? jobs.flatMap((j) => (j instanceof ClaimedJob ? [ClaimedJob.timesOf(j)] : [])).slice(0, n) : [],
+    );
     return n;
   }
 
   async enqueueFlow(flow: FlowJob): Promise<FlowNode> {
     const d = this.driver;
     d.guard();
-    const plan = planFlow(flow, this.name, { queueOpts: (q) => (q === this.name ? { ...this.opts } : d.queueOptsOf(q)), enqueueHeaders: d.enqueueHeaders, maxPayloadBytes: d.maxPayloadBytes });
+    const plan = planFlow(flow, this.name, {
+      queueOpts: (q) => (q === this.name ? { ...this.opts } : d.queueOptsOf(q)),
+      enqueueHeaders: d.enqueueHeaders,
+      maxPayloadBytes: d.maxPayloadBytes,
+    });
     return d.insertFlow(plan);
   }
 
@@ -187,7 +249,6 @@ export class QueueHandle implements Queue, DeliveredAcker {
     return cancelAndSettle(this.driver, target);
   }
 
-
   async cancelledAmong(ids: readonly number[]): Promise<number[]> {
     this.driver.guard();
     const list = requireArray('ids', ids).map((id, i) => requireJobId(`ids[${i}]`, id));
@@ -207,7 +268,12 @@ export class QueueHandle implements Queue, DeliveredAcker {
   async waitForResult(id: number, opts?: WaitOpts): Promise<unknown> {
     this.driver.guard();
     const w = waitInput(id, opts);
-    return waitForOutcome(() => this.driver.listenOn(resultWakeChannel(this.name)), (i) => this.getJob(i), w.id, w.timeoutMs);
+    return waitForOutcome(
+      () => this.driver.listenOn(resultWakeChannel(this.name)),
+      (i) => this.getJob(i),
+      w.id,
+      w.timeoutMs,
+    );
   }
 
   async enqueueAndWait(payload: unknown, opts?: JobOpts & WaitOpts): Promise<unknown> {
@@ -299,7 +365,10 @@ async function cancelAndSettle(driver: QueueDriver, target: CancelTarget): Promi
 }
 
 function noDependsOn(op: string): InvalidOption {
-  return new InvalidOption(`${op} dependsOn`, 'is not taken here; enqueue jobs with dependencies one by one with enqueue(payload, { dependsOn }) or as one flow with enqueueFlow');
+  return new InvalidOption(
+    `${op} dependsOn`,
+    'is not taken here; enqueue jobs with dependencies one by one with enqueue(payload, { dependsOn }) or as one flow with enqueueFlow',
+  );
 }
 
 /** Inserts the job claimed by `slot`'s worker, or pending when the queue's settings or the clock say no; exactly one of deliver/cancel. */

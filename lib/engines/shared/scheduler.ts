@@ -52,7 +52,10 @@ function specOf(s: StoredSchedule) {
  * (as its catch-up policy allows; none while paused) and its next fire. Null: a spec with no
  * boundary left (`NEVER_MS`), left untouched.
  */
-export function planFires(s: StoredSchedule, now: number): { boundaries: readonly number[]; nextFireAt: number } | null {
+export function planFires(
+  s: StoredSchedule,
+  now: number,
+): { boundaries: readonly number[]; nextFireAt: number } | null {
   if (s.nextFireAt >= NEVER_MS) return null;
   return dueFireBoundaries(specOf(s), s.nextFireAt, now, s.catchUp, s.paused);
 }

@@ -55,7 +55,10 @@ export abstract class StoreBase implements Store {
   abstract notify(channel: string, payload?: string): Promise<void>;
   abstract outboxEnqueue(outbox: string, payload: unknown, opts?: JobOpts): Promise<number>;
   abstract beginTx(): Promise<TxHandle>;
-  abstract joinTransaction<X extends ExternalTx, T>(open: (body: (external: X) => Promise<T>) => Promise<T>, fn: (tx: TxOps, external: X) => Promise<T>): Promise<T>;
+  abstract joinTransaction<X extends ExternalTx, T>(
+    open: (body: (external: X) => Promise<T>) => Promise<T>,
+    fn: (tx: TxOps, external: X) => Promise<T>,
+  ): Promise<T>;
   abstract now(): Promise<number>;
   abstract close(): Promise<void>;
   /** A receiver on any channel, reserved engine channels included (no name validation). */
@@ -65,7 +68,11 @@ export abstract class StoreBase implements Store {
   /** The inbox and outbox-receipt statements. */
   protected abstract readonly inboxDriver: InboxDriver & ReceiptDriver;
   /** A queue handle with `opts` registered for `name` (or the registered ones, else `defaults`); the name is validated. */
-  protected abstract queueHandle(name: string, opts: QueueOpts | undefined, defaults: Readonly<Required<QueueOpts>>): QueueHandle;
+  protected abstract queueHandle(
+    name: string,
+    opts: QueueOpts | undefined,
+    defaults: Readonly<Required<QueueOpts>>,
+  ): QueueHandle;
 
   /** Throws `Closed` once the store is closed. */
   protected guard(): void {
@@ -90,7 +97,12 @@ export abstract class StoreBase implements Store {
 
   outbox(name: string, opts?: QueueOpts): Outbox {
     this.guard();
-    return new OutboxHandle(name, (queueName, o) => this.queueHandle(queueName, o, OUTBOX_QUEUE_OPTS), opts, this.inboxDriver);
+    return new OutboxHandle(
+      name,
+      (queueName, o) => this.queueHandle(queueName, o, OUTBOX_QUEUE_OPTS),
+      opts,
+      this.inboxDriver,
+    );
   }
 
   inbox(name: string, opts?: InboxOpts): Inbox {
@@ -112,13 +124,17 @@ export abstract class StoreBase implements Store {
 
   async runRetention(signal: AbortSignal, opts?: RunRetentionOpts): Promise<void> {
     this.guard();
-    return runRetention({
-      // The retention lock is a reserved name: no user-name validation.
-      tryLock: (name, owner, ttlMs) => takeLock(this.lockDriver, name, owner, ttlMs),
-      queue: (name) => this.queue(name),
-      outboxQueue: (name) => this.outbox(name).queue,
-      queueNames: () => this.admin().queueNames(),
-    }, signal, opts);
+    return runRetention(
+      {
+        // The retention lock is a reserved name: no user-name validation.
+        tryLock: (name, owner, ttlMs) => takeLock(this.lockDriver, name, owner, ttlMs),
+        queue: (name) => this.queue(name),
+        outboxQueue: (name) => this.outbox(name).queue,
+        queueNames: () => this.admin().queueNames(),
+      },
+      signal,
+      opts,
+    );
   }
 
   // ── scheduler ───────────────────────────────────────────────────────
@@ -169,13 +185,17 @@ export abstract class StoreBase implements Store {
 
   async runSchedules(signal: AbortSignal, opts?: RunSchedulesOpts): Promise<void> {
     this.guard();
-    return runSchedules({
-      // The leadership lock and the schedules channel are reserved names: no user-name validation.
-      tryLock: (name, owner, ttlMs) => takeLock(this.lockDriver, name, owner, ttlMs),
-      listen: (channel) => this.wakes(channel),
-      fireDue: () => this.fireDue(),
-      wake: () => this.scheduleDriver.wake(),
-    }, signal, opts);
+    return runSchedules(
+      {
+        // The leadership lock and the schedules channel are reserved names: no user-name validation.
+        tryLock: (name, owner, ttlMs) => takeLock(this.lockDriver, name, owner, ttlMs),
+        listen: (channel) => this.wakes(channel),
+        fireDue: () => this.fireDue(),
+        wake: () => this.scheduleDriver.wake(),
+      },
+      signal,
+      opts,
+    );
   }
 
   // ── transactions ────────────────────────────────────────────────────
@@ -194,7 +214,9 @@ export abstract class StoreBase implements Store {
     }
     if (!this.warnedWithTxExternal) {
       this.warnedWithTxExternal = true;
-      this.logger.warn(`alkstore ${this.engine}: store.withTx(entityManager | queryRunner) is deprecated and goes in the next minor version; call store.joinManager(entityManager | queryRunner)`);
+      this.logger.warn(
+        `alkstore ${this.engine}: store.withTx(entityManager | queryRunner) is deprecated and goes in the next minor version; call store.joinManager(entityManager | queryRunner)`,
+      );
     }
     this.guard();
     return this.txDriver.join(arg, 'withTx');

@@ -20,7 +20,11 @@ export interface TxDriver<H extends TxHandle = TxHandle> {
  * rollback's error never replaces it. (The engine has already discarded the connection; a
  * transaction that never committed is rolled back by the database.)
  */
-export async function runTx<H extends TxHandle, T>(parts: TxDriver<H>, log: { readonly logger: StoreLogger; readonly engine: string }, fn: (tx: H) => Promise<T>): Promise<T> {
+export async function runTx<H extends TxHandle, T>(
+  parts: TxDriver<H>,
+  log: { readonly logger: StoreLogger; readonly engine: string },
+  fn: (tx: H) => Promise<T>,
+): Promise<T> {
   const tx = await parts.open();
   let result: T;
   try {
@@ -28,7 +32,9 @@ export async function runTx<H extends TxHandle, T>(parts: TxDriver<H>, log: { re
   } catch (err) {
     if (!tx.finished) {
       await tx.rollback().catch((rollbackErr: unknown) => {
-        log.logger.warn(`alkstore ${log.engine}: rolling back withTx(fn) after its callback failed also failed (${String(rollbackErr)}); the callback's error is the one thrown`);
+        log.logger.warn(
+          `alkstore ${log.engine}: rolling back withTx(fn) after its callback failed also failed (${String(rollbackErr)}); the callback's error is the one thrown`,
+        );
       });
     }
     throw err;
@@ -49,7 +55,12 @@ function noActiveTx(entry: JoinEntry): InvalidOption {
 }
 
 function isQueryRunner(x: unknown): x is QueryRunnerLike {
-  return typeof x === 'object' && x !== null && typeof (x as QueryRunnerLike).query === 'function' && 'isTransactionActive' in x;
+  return (
+    typeof x === 'object' &&
+    x !== null &&
+    typeof (x as QueryRunnerLike).query === 'function' &&
+    'isTransactionActive' in x
+  );
 }
 
 /**

@@ -7,7 +7,8 @@ import { JOB_COLUMNS } from './queue.sql.js';
 export const NEXT_PENDING_QUEUE = `SELECT queue FROM __alkstore_jobs WHERE state = 'pending' AND blocked = 0 AND queue > @after ORDER BY queue LIMIT 1`;
 export const NEXT_PROCESSING_QUEUE = `SELECT queue FROM __alkstore_jobs WHERE state = 'processing' AND queue > @after ORDER BY queue LIMIT 1`;
 export const NEXT_DEAD_QUEUE = `SELECT queue FROM __alkstore_jobs WHERE state = 'dead' AND queue > @after ORDER BY queue LIMIT 1`;
-export const OTHER_QUEUES = 'SELECT DISTINCT queue FROM __alkstore_queue_minutes UNION SELECT queue FROM __alkstore_queue_settings';
+export const OTHER_QUEUES =
+  'SELECT DISTINCT queue FROM __alkstore_queue_minutes UNION SELECT queue FROM __alkstore_queue_settings';
 
 export const NEXT_PRIORITY = `SELECT priority FROM __alkstore_jobs INDEXED BY __alkstore_jobs_pending
   WHERE queue = @queue AND state = 'pending' AND blocked = 0 AND priority <= @atMost ORDER BY priority DESC LIMIT 1`;
@@ -30,7 +31,10 @@ export const ADD_MINUTE = `INSERT INTO __alkstore_queue_minutes (queue, minute, 
     retried = retried + excluded.retried, dead = dead + excluded.dead`;
 
 // Histogram columns of __alkstore_queue_latency (step 13): `w0..` wait, `r0..` run, one per bucket of LATENCY_BOUNDS_MS.
-const HIST = [...Array.from({ length: LATENCY_BUCKETS }, (_, i) => `w${i}`), ...Array.from({ length: LATENCY_BUCKETS }, (_, i) => `r${i}`)];
+const HIST = [
+  ...Array.from({ length: LATENCY_BUCKETS }, (_, i) => `w${i}`),
+  ...Array.from({ length: LATENCY_BUCKETS }, (_, i) => `r${i}`),
+];
 
 /** The minute's wait and run latencies, added in the flush's write transaction with ADD_MINUTE. */
 export const ADD_LATENCY = `INSERT INTO __alkstore_queue_latency (queue, minute, wait_n, wait_ms, run_n, run_ms, ${HIST.join(', ')})
@@ -45,7 +49,8 @@ export const MINUTES = `SELECT m.queue, m.minute, m.completed, m.retried, m.dead
   FROM __alkstore_queue_minutes m LEFT JOIN __alkstore_queue_latency l ON l.queue = m.queue AND l.minute = m.minute
   WHERE m.minute >= @since AND (@queue IS NULL OR m.queue = @queue) ORDER BY m.minute, m.queue`;
 
-export const STREAM_HEADS = 'SELECT stream, last_seq FROM __alkstore_stream_heads WHERE (@after IS NULL OR stream > @after) ORDER BY stream LIMIT @limit';
+export const STREAM_HEADS =
+  'SELECT stream, last_seq FROM __alkstore_stream_heads WHERE (@after IS NULL OR stream > @after) ORDER BY stream LIMIT @limit';
 export const STREAM_OFFSETS = 'SELECT consumer, seq FROM __alkstore_offsets WHERE stream = ? ORDER BY consumer';
 export const LOCK = 'SELECT owner, expires_at FROM __alkstore_locks WHERE name = ?';
 

@@ -1,12 +1,47 @@
 import { getJobWithOutcome, outcomeExtras, type FullRow } from './outcomes.js';
-import { LATENCY_BUCKETS, WORKER_SCAN_ROWS, type JobAttempt, type JobDetail, type JobEdit, type JobPage, type JobSearch, type JobSearchPage, type ListenerState, type ListJobsOpts, type LockInfo, type NamePageOpts, type ReceiptPage, type ReceiptPageOpts, type StoreAdmin, type StreamInfo, type ThroughputPoint, type WorkerInfo } from '../../contract/admin.js';
+import {
+  LATENCY_BUCKETS,
+  WORKER_SCAN_ROWS,
+  type JobAttempt,
+  type JobDetail,
+  type JobEdit,
+  type JobPage,
+  type JobSearch,
+  type JobSearchPage,
+  type ListenerState,
+  type ListJobsOpts,
+  type LockInfo,
+  type NamePageOpts,
+  type ReceiptPage,
+  type ReceiptPageOpts,
+  type StoreAdmin,
+  type StreamInfo,
+  type ThroughputPoint,
+  type WorkerInfo,
+} from '../../contract/admin.js';
 import { queueWakeChannel } from '../../contract/names.js';
-import { receiptPage, resolveJobEdit, resolveReceiptPage, toWorkers, type ReceiptRow, type WorkerRow } from '../../internal/admin-extras.js';
+import {
+  receiptPage,
+  resolveJobEdit,
+  resolveReceiptPage,
+  toWorkers,
+  type ReceiptRow,
+  type WorkerRow,
+} from '../../internal/admin-extras.js';
 import { AUDIT_STREAM } from '../../contract/names.js';
 import type { RedriveResult, Stream } from '../../contract/types.js';
 import { requireJobId, validateStoredName } from '../../contract/validate.js';
 import { resolveSearch, searchPage } from '../../internal/job-search.js';
-import { encodeCursor, keyOf, resolveJobListQuery, resolveNamePage, resolveSince, THROUGHPUT_RETENTION_MS, validateQueue, walkClaimOrderSync } from '../../internal/admin-paging.js';
+import {
+  encodeCursor,
+  keyOf,
+  resolveJobListQuery,
+  resolveNamePage,
+  resolveSince,
+  THROUGHPUT_RETENTION_MS,
+  validateQueue,
+  walkClaimOrderSync,
+} from '../../internal/admin-paging.js';
 import type { OutcomeRow } from '../../internal/outcome-counter.js';
 import * as A from './admin.sql.js';
 import { JOB_DETAIL, SEARCH, SEARCH_DEAD, SEARCH_WITH_OUTCOMES } from './search.sql.js';
@@ -59,13 +94,18 @@ export class SqliteAdmin implements StoreAdmin {
           q.limit + 1,
           floor,
           (atMost) => nextPriority(conn, name, atMost),
-          (priority, runAt, id, limit) => conn.stmt(A.PENDING_OF_PRIORITY).all({ queue: name, priority, runAt, id, limit }) as JobRow[],
+          (priority, runAt, id, limit) =>
+            conn.stmt(A.PENDING_OF_PRIORITY).all({ queue: name, priority, runAt, id, limit }) as JobRow[],
         );
       }
       if (q.state === 'processing') {
-        return conn.stmt(A.PROCESSING).all({ queue: name, after: q.after?.[0] ?? null, id: q.after?.[1] ?? 0, limit: q.limit + 1 }) as JobRow[];
+        return conn
+          .stmt(A.PROCESSING)
+          .all({ queue: name, after: q.after?.[0] ?? null, id: q.after?.[1] ?? 0, limit: q.limit + 1 }) as JobRow[];
       }
-      return conn.stmt(q.state === 'dead' ? A.DEAD : A.ALL).all({ queue: name, after: q.after?.[0] ?? 0, limit: q.limit + 1 }) as JobRow[];
+      return conn
+        .stmt(q.state === 'dead' ? A.DEAD : A.ALL)
+        .all({ queue: name, after: q.after?.[0] ?? 0, limit: q.limit + 1 }) as JobRow[];
     });
     const jobs = rows.slice(0, q.limit).map(toJobInfo);
     const last = jobs[jobs.length - 1];
@@ -75,30 +115,40 @@ export class SqliteAdmin implements StoreAdmin {
   async searchJobs(queue: string, query?: JobSearch): Promise<JobSearchPage> {
     const name = validateQueue(queue);
     const q = resolveSearch(query);
-    const rows = await this.core.read('admin.searchJobs', (conn) =>
-      // Dead jobs through the dead index; the history and `all` read the outcome records too; the live states only the jobs table.
-      conn.stmt(q.rowState === 'dead' ? SEARCH_DEAD : q.rowState === 'finished' || q.rowState === null ? SEARCH_WITH_OUTCOMES : SEARCH).all({
-        queue: name,
-        before: q.before,
-        state: q.rowState,
-        budget: q.budget,
-        future: q.futureOnly ? 1 : 0,
-        now: conn.now(),
-        id: q.id,
-        uniqueKey: q.uniqueKey,
-        orderingKey: q.orderingKey,
-        from: q.enqueuedFrom,
-        to: q.enqueuedTo,
-        error: q.error,
-        path: q.payloadPath === null ? null : `$.${q.payloadPath.join('.')}`,
-        ptype: q.payloadType,
-        ptext: q.payloadText,
-        pnum: q.payloadNumber,
-        // Header names are A-Za-z0-9_.- (checked): a quoted label, dots included, names one key.
-        hpath: q.headerName === null ? null : `$."${q.headerName}"`,
-        hvalue: q.headerValue,
-        limit: q.limit + 1,
-      }) as (FullRow & { scanned: number; low: number | null })[],
+    const rows = await this.core.read(
+      'admin.searchJobs',
+      (conn) =>
+        // Dead jobs through the dead index; the history and `all` read the outcome records too; the live states only the jobs table.
+        conn
+          .stmt(
+            q.rowState === 'dead'
+              ? SEARCH_DEAD
+              : q.rowState === 'finished' || q.rowState === null
+                ? SEARCH_WITH_OUTCOMES
+                : SEARCH,
+          )
+          .all({
+            queue: name,
+            before: q.before,
+            state: q.rowState,
+            budget: q.budget,
+            future: q.futureOnly ? 1 : 0,
+            now: conn.now(),
+            id: q.id,
+            uniqueKey: q.uniqueKey,
+            orderingKey: q.orderingKey,
+            from: q.enqueuedFrom,
+            to: q.enqueuedTo,
+            error: q.error,
+            path: q.payloadPath === null ? null : `$.${q.payloadPath.join('.')}`,
+            ptype: q.payloadType,
+            ptext: q.payloadText,
+            pnum: q.payloadNumber,
+            // Header names are A-Za-z0-9_.- (checked): a quoted label, dots included, names one key.
+            hpath: q.headerName === null ? null : `$."${q.headerName}"`,
+            hvalue: q.headerValue,
+            limit: q.limit + 1,
+          }) as (FullRow & { scanned: number; low: number | null })[],
     );
     const first = rows[0];
     const hits = rows.filter((row) => row.id !== null).map((row) => ({ ...toJobInfo(row), ...outcomeExtras(row) }));
@@ -108,13 +158,27 @@ export class SqliteAdmin implements StoreAdmin {
   async jobDetail(queue: string, id: number): Promise<JobDetail | null> {
     const name = validateQueue(queue);
     const jobId = requireJobId('id', id);
-    const row = await this.core.read('admin.jobDetail', (conn) => conn.stmt(JOB_DETAIL).get({ queue: name, id: jobId }) as (JobRow & { worker_id: string | null; blocked: number }) | undefined);
+    const row = await this.core.read(
+      'admin.jobDetail',
+      (conn) =>
+        conn.stmt(JOB_DETAIL).get({ queue: name, id: jobId }) as
+          (JobRow & { worker_id: string | null; blocked: number }) | undefined,
+    );
     // Progress, and the outcome record of a completed or cancelled job (issue #27).
     const full = await getJobWithOutcome(this.core, name, jobId);
     if (!row && !full) return null;
-    const failedAttempts = await this.core.read('admin.jobAttempts', (conn) => conn.stmt(A.ATTEMPTS).all({ queue: name, id: jobId }) as JobAttempt[]);
+    const failedAttempts = await this.core.read(
+      'admin.jobAttempts',
+      (conn) => conn.stmt(A.ATTEMPTS).all({ queue: name, id: jobId }) as JobAttempt[],
+    );
     if (!row) return { ...full!, workerId: null, blocked: false, failedAttempts };
-    return { ...toJobInfo(row), ...(full?.progress === undefined ? {} : { progress: full.progress }), workerId: row.worker_id, blocked: row.blocked === 1, failedAttempts };
+    return {
+      ...toJobInfo(row),
+      ...(full?.progress === undefined ? {} : { progress: full.progress }),
+      workerId: row.worker_id,
+      blocked: row.blocked === 1,
+      failedAttempts,
+    };
   }
 
   async editJob(queue: string, id: number, edit: JobEdit): Promise<boolean> {
@@ -122,19 +186,35 @@ export class SqliteAdmin implements StoreAdmin {
     const jobId = requireJobId('id', id);
     const e = resolveJobEdit(edit, this.core.maxPayloadBytes);
     return this.core.write('admin.editJob', (ctx) => {
-      const row = ctx.conn.stmt(A.EDIT_PENDING).get({ queue: name, id: jobId, payload: e.payloadText, priority: e.priority, runAt: e.runAt }) as { blocked: number } | undefined;
+      const row = ctx.conn
+        .stmt(A.EDIT_PENDING)
+        .get({ queue: name, id: jobId, payload: e.payloadText, priority: e.priority, runAt: e.runAt }) as
+        { blocked: number } | undefined;
       if (row && row.blocked === 0) ctx.wake(queueWakeChannel(name));
       return row !== undefined;
     });
   }
 
   async workers(): Promise<WorkerInfo[]> {
-    return this.core.read('admin.workers', (conn) => toWorkers(conn.stmt(A.WORKERS).all({ limit: WORKER_SCAN_ROWS }) as WorkerRow[], conn.now()));
+    return this.core.read('admin.workers', (conn) =>
+      toWorkers(conn.stmt(A.WORKERS).all({ limit: WORKER_SCAN_ROWS }) as WorkerRow[], conn.now()),
+    );
   }
 
   async receipts(outbox: string, opts?: ReceiptPageOpts): Promise<ReceiptPage> {
     const q = resolveReceiptPage(outbox, opts);
-    const rows = await this.core.read('admin.receipts', (conn) => conn.stmt(A.RECEIPTS).all({ outbox: q.outbox, at: q.before?.[0] ?? null, id: q.before?.[1] ?? 0, limit: q.limit + 1 }) as ReceiptRow[]);
+    const rows = await this.core.read(
+      'admin.receipts',
+      (conn) =>
+        conn
+          .stmt(A.RECEIPTS)
+          .all({
+            outbox: q.outbox,
+            at: q.before?.[0] ?? null,
+            id: q.before?.[1] ?? 0,
+            limit: q.limit + 1,
+          }) as ReceiptRow[],
+    );
     return receiptPage(q, rows);
   }
 
@@ -146,7 +226,9 @@ export class SqliteAdmin implements StoreAdmin {
   async retryAllDead(queue: string): Promise<RedriveResult> {
     const name = validateQueue(queue);
     // Through the queue's own redrive, which puts ordered jobs back behind their key's head.
-    return this.core.write('admin.retryAllDead', (ctx) => retryDeadJobs(ctx, name, ctx.conn.pluck(A.DEAD_IDS).all({ queue: name }) as number[]));
+    return this.core.write('admin.retryAllDead', (ctx) =>
+      retryDeadJobs(ctx, name, ctx.conn.pluck(A.DEAD_IDS).all({ queue: name }) as number[]),
+    );
   }
 
   async purgeAllDead(queue: string): Promise<number> {
@@ -165,8 +247,16 @@ export class SqliteAdmin implements StoreAdmin {
         completed: Number(row.completed),
         retried: Number(row.retried),
         dead: Number(row.dead),
-        wait: { count: Number(row.wait_n), sumMs: Number(row.wait_ms), buckets: Array.from({ length: LATENCY_BUCKETS }, (_, i) => Number(row[`w${i}`])) },
-        run: { count: Number(row.run_n), sumMs: Number(row.run_ms), buckets: Array.from({ length: LATENCY_BUCKETS }, (_, i) => Number(row[`r${i}`])) },
+        wait: {
+          count: Number(row.wait_n),
+          sumMs: Number(row.wait_ms),
+          buckets: Array.from({ length: LATENCY_BUCKETS }, (_, i) => Number(row[`w${i}`])),
+        },
+        run: {
+          count: Number(row.run_n),
+          sumMs: Number(row.run_ms),
+          buckets: Array.from({ length: LATENCY_BUCKETS }, (_, i) => Number(row[`r${i}`])),
+        },
       })),
     );
   }
@@ -174,7 +264,10 @@ export class SqliteAdmin implements StoreAdmin {
   async streams(opts?: NamePageOpts): Promise<StreamInfo[]> {
     const page = resolveNamePage(opts);
     return this.core.read('admin.streams', (conn) => {
-      const heads = conn.stmt(A.STREAM_HEADS).all({ after: page.after, limit: page.limit }) as { stream: string; last_seq: number }[];
+      const heads = conn.stmt(A.STREAM_HEADS).all({ after: page.after, limit: page.limit }) as {
+        stream: string;
+        last_seq: number;
+      }[];
       return heads.map((h) => ({
         name: h.stream,
         headOffset: h.last_seq,
@@ -213,7 +306,15 @@ export function writeOutcomes(ctx: WriteCtx, rows: readonly OutcomeRow[]): void 
       hist[`w${i}`] = r.wait.buckets[i] ?? 0;
       hist[`r${i}`] = r.run.buckets[i] ?? 0;
     }
-    lat.run({ queue: r.queue, minute, waitN: r.wait.count, waitMs: r.wait.sumMs, runN: r.run.count, runMs: r.run.sumMs, ...hist });
+    lat.run({
+      queue: r.queue,
+      minute,
+      waitN: r.wait.count,
+      waitMs: r.wait.sumMs,
+      runN: r.run.count,
+      runMs: r.run.sumMs,
+      ...hist,
+    });
   }
   ctx.conn.stmt(A.PRUNE_MINUTES).run({ now: ctx.now, retention: THROUGHPUT_RETENTION_MS });
   ctx.conn.stmt(A.PRUNE_LATENCY).run({ now: ctx.now, retention: THROUGHPUT_RETENTION_MS });

@@ -5,7 +5,13 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { Database as DatabaseError } from '../../contract/errors.js';
 import { loadBetterSqlite3 } from '../../internal/load-better-sqlite3.js';
 import { MissingPeer } from '../../internal/load-peer.js';
-import { resolveOpener, type SqliteDatabase, type SqliteDriverName, type SqliteOpener, type SqliteStatement } from './sqlite-driver.js';
+import {
+  resolveOpener,
+  type SqliteDatabase,
+  type SqliteDriverName,
+  type SqliteOpener,
+  type SqliteStatement,
+} from './sqlite-driver.js';
 
 /** The database clock in epoch milliseconds (docs/semantics.md, Time). */
 export const NOW_SQL = "SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)";
@@ -43,13 +49,16 @@ function betterSqlite3Opener(): Promise<SqliteOpener> {
         `for the SQLite engine: it is installed but its native addon does not load on Node ${process.version} (built for another Node?); run npm rebuild better-sqlite3, or use driver: 'node:sqlite' on Node 22.13+`,
       );
     }
-    return (path: string, { readonly }: { readonly: boolean }) => new Ctor(path, { timeout: 0, readonly }) as unknown as SqliteDatabase;
+    return (path: string, { readonly }: { readonly: boolean }) =>
+      new Ctor(path, { timeout: 0, readonly }) as unknown as SqliteDatabase;
   });
   return betterProbe;
 }
 
 /** The driver `driver` names (`'auto'`: better-sqlite3 when installed, else node:sqlite). */
-export function sqliteOpener(driver: 'auto' | SqliteDriverName = 'auto'): Promise<{ name: SqliteDriverName; open: SqliteOpener; fellBack?: MissingPeer }> {
+export function sqliteOpener(
+  driver: 'auto' | SqliteDriverName = 'auto',
+): Promise<{ name: SqliteDriverName; open: SqliteOpener; fellBack?: MissingPeer }> {
   return resolveOpener(driver, betterSqlite3Opener);
 }
 
@@ -105,7 +114,11 @@ export class SqliteConn {
 export async function openConnection(
   path: string,
   synchronous: 'full' | 'normal',
-  { lockWaitTimeoutMs = 30_000, readonly = false, opener }: { lockWaitTimeoutMs?: number; readonly?: boolean; opener?: SqliteOpener } = {},
+  {
+    lockWaitTimeoutMs = 30_000,
+    readonly = false,
+    opener,
+  }: { lockWaitTimeoutMs?: number; readonly?: boolean; opener?: SqliteOpener } = {},
 ): Promise<SqliteConn> {
   const open = opener ?? (await sqliteOpener()).open;
   if (!readonly) ensureParentDirectory(path);
@@ -118,13 +131,21 @@ export async function openConnection(
   const conn = new SqliteConn(db);
   const pragma = `synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`;
   try {
-    await retryOnBusy(`configuring SQLite file ${JSON.stringify(path)}`, lockWaitTimeoutMs, () => undefined, () => {
-      db.pragma(pragma);
-      return true;
-    }, (op, err) => new DatabaseError(op, err));
+    await retryOnBusy(
+      `configuring SQLite file ${JSON.stringify(path)}`,
+      lockWaitTimeoutMs,
+      () => undefined,
+      () => {
+        db.pragma(pragma);
+        return true;
+      },
+      (op, err) => new DatabaseError(op, err),
+    );
   } catch (err) {
     conn.close();
-    throw err instanceof DatabaseError ? err : new DatabaseError(`configuring SQLite file ${JSON.stringify(path)}`, err);
+    throw err instanceof DatabaseError
+      ? err
+      : new DatabaseError(`configuring SQLite file ${JSON.stringify(path)}`, err);
   }
   return conn;
 }
@@ -140,7 +161,10 @@ function ensureParentDirectory(path: string): void {
   try {
     mkdirSync(dir, { recursive: true });
   } catch (err) {
-    throw new DatabaseError(`creating the directory ${JSON.stringify(dir)} of SQLite file ${JSON.stringify(path)} (create it, or point the path at a writable directory)`, err);
+    throw new DatabaseError(
+      `creating the directory ${JSON.stringify(dir)} of SQLite file ${JSON.stringify(path)} (create it, or point the path at a writable directory)`,
+      err,
+    );
   }
 }
 
@@ -186,7 +210,10 @@ export async function retryOnBusy<R>(
     }
     if (r !== undefined) return r;
     if (Date.now() > deadline) {
-      throw new DatabaseError(op, new Error(`the database stayed locked by another connection for ${timeoutMs} ms (lockWaitTimeoutMs)`));
+      throw new DatabaseError(
+        op,
+        new Error(`the database stayed locked by another connection for ${timeoutMs} ms (lockWaitTimeoutMs)`),
+      );
     }
     await pause(delayMs(attempt));
   }

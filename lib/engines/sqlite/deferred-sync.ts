@@ -75,7 +75,9 @@ export class DeferredSync {
     if (err && !this.warned) {
       // Not fatal: the next FULL commit fsyncs the WAL anyway.
       this.warned = true;
-      this.logger.warn(`background fsync of ${this.walPath} failed (${err.message}); claims become durable with the next commit instead`);
+      this.logger.warn(
+        `background fsync of ${this.walPath} failed (${err.message}); claims become durable with the next commit instead`,
+      );
     }
     if (this.closed) {
       this.closeFd();

@@ -14,7 +14,17 @@ import { INSERT_NOTIFY_SQL } from './notify/notify-log.js';
 import { insertPlan, type StepAnswer } from './queue-ops.js';
 import { INSERT_JOB } from './queue.sql.js';
 import { INSERT_EVENT, NEXT_SEQ, SAVE_OFFSET } from './stream.sql.js';
-import { enqueueInput, flowInput, notifyInput, outboxEnqueueInput, publishInput, publishWithKeyInput, saveOffsetInput, type EnqueueInput, type PublishInput } from './tx-input.js';
+import {
+  enqueueInput,
+  flowInput,
+  notifyInput,
+  outboxEnqueueInput,
+  publishInput,
+  publishWithKeyInput,
+  saveOffsetInput,
+  type EnqueueInput,
+  type PublishInput,
+} from './tx-input.js';
 import { asStoreError } from './writer.js';
 
 /** Changes nothing, and so takes the write lock without a row to clean up. */
@@ -30,8 +40,11 @@ interface SyncConnection {
 }
 
 export function syncConnectionOf(runner: QueryRunnerLike): SyncConnection | null {
-  const db = (runner as { driver?: { databaseConnection?: unknown } }).driver?.databaseConnection as Partial<SyncConnection> | undefined;
-  return db !== undefined && typeof db.exec === 'function' && typeof db.inTransaction === 'boolean' ? (db as SyncConnection) : null;
+  const db = (runner as { driver?: { databaseConnection?: unknown } }).driver?.databaseConnection as
+    Partial<SyncConnection> | undefined;
+  return db !== undefined && typeof db.exec === 'function' && typeof db.inTransaction === 'boolean'
+    ? (db as SyncConnection)
+    : null;
 }
 
 interface Rows {
@@ -96,7 +109,10 @@ export class ExternalTxOps implements TxOps {
   async saveOffset(stream: string, consumer: string, offset: number): Promise<boolean> {
     const i = saveOffsetInput(stream, consumer, offset);
     if (i.offset <= 0) return this.guard('tx.saveOffset', async () => false);
-    return this.guard('tx.saveOffset', async () => (await this.query(SAVE_OFFSET, [i.stream, i.consumer, i.offset])).affected > 0);
+    return this.guard(
+      'tx.saveOffset',
+      async () => (await this.query(SAVE_OFFSET, [i.stream, i.consumer, i.offset])).affected > 0,
+    );
   }
 
   async inboxClaim(inbox: string, messageId: string): Promise<InboxClaim> {
@@ -105,7 +121,10 @@ export class ExternalTxOps implements TxOps {
       const now = await this.now();
       const claimed = (await this.query(CLAIM_INBOX, [i.inbox, i.messageId, now, now])).records.length > 0;
       if (claimed) return 'claimed';
-      return claimAnswer(false, (await this.query(GET_INBOX, [i.inbox, i.messageId])).records[0]?.state as string | undefined);
+      return claimAnswer(
+        false,
+        (await this.query(GET_INBOX, [i.inbox, i.messageId])).records[0]?.state as string | undefined,
+      );
     });
   }
 

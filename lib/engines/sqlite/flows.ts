@@ -1,4 +1,11 @@
-import { badDependency, dependencyDiedError, flowTree, type ChildResult, type FlowNode, type FlowPlan } from '../../contract/flows.js';
+import {
+  badDependency,
+  dependencyDiedError,
+  flowTree,
+  type ChildResult,
+  type FlowNode,
+  type FlowPlan,
+} from '../../contract/flows.js';
 import { queueWakeChannel } from '../../contract/names.js';
 import { resultWakeChannel } from '../../contract/results.js';
 import { childResults, edgeOutcome, type ChildRow, type EdgeRow } from '../shared/flows.js';
@@ -57,7 +64,11 @@ export function* insertFlowPlan(plan: FlowPlan, now: number): Generator<FlowStep
   const queueOf = new Map<number, string>();
   if (plan.existing.length > 0) {
     const json = JSON.stringify(plan.existing);
-    const rows = (yield { kind: 'all', sql: WHERE_ARE, params: [json, json] }) as { id: number; queue: string; state: string }[];
+    const rows = (yield { kind: 'all', sql: WHERE_ARE, params: [json, json] }) as {
+      id: number;
+      queue: string;
+      state: string;
+    }[];
     const state = new Map(rows.map((x) => [Number(x.id), x.state]));
     for (const x of rows) queueOf.set(Number(x.id), x.queue);
     for (const id of plan.existing) {
@@ -83,7 +94,12 @@ export function* insertFlowPlan(plan: FlowPlan, now: number): Generator<FlowStep
     const j = plan.jobs[k]!;
     if (j.deps.length === 0) continue;
     const ds = [...new Set(j.deps.map((d) => ('node' in d ? ids[d.node]! : d.id)))];
-    for (const d of ds) yield { kind: 'run', sql: INSERT_EDGE, params: [ids[k], d, queueOf.get(d) ?? j.queue, done.has(d) ? 1 : 0, done.has(d) ? 'completed' : null] };
+    for (const d of ds)
+      yield {
+        kind: 'run',
+        sql: INSERT_EDGE,
+        params: [ids[k], d, queueOf.get(d) ?? j.queue, done.has(d) ? 1 : 0, done.has(d) ? 'completed' : null],
+      };
     const pending = ds.filter((d) => !done.has(d)).length;
     yield { kind: 'run', sql: INSERT_WAIT, params: [ids[k], j.queue, pending, j.policy] };
     if (pending > 0) yield { kind: 'run', sql: BLOCK, params: [ids[k]] };
@@ -138,12 +154,19 @@ function settleEdges(ctx: WriteCtx, rows: readonly EdgeRow[]): number[] {
     const out = edgeOutcome(e);
     if (out === 'live') continue;
     if (ctx.conn.stmt(MARK_DONE).run({ job: e.job_id, dep: e.dep_id, outcome: out }).changes === 0) continue;
-    const row = ctx.conn.stmt(COUNT_DOWN).get({ job: e.job_id, outcome: out }) as { pending: number; queue: string } | undefined;
+    const row = ctx.conn.stmt(COUNT_DOWN).get({ job: e.job_id, outcome: out }) as
+      { pending: number; queue: string } | undefined;
     if (row !== undefined) {
-      if (row.pending === 0 && ctx.conn.stmt(UNBLOCK).run({ job: e.job_id }).changes > 0) ctx.wake(queueWakeChannel(row.queue));
+      if (row.pending === 0 && ctx.conn.stmt(UNBLOCK).run({ job: e.job_id }).changes > 0)
+        ctx.wake(queueWakeChannel(row.queue));
       continue;
     }
-    const error = dependencyDiedError(Number(e.dep_id), e.dep_queue, out === 'cancelled' ? 'cancelled' : 'dead', e.last_error);
+    const error = dependencyDiedError(
+      Number(e.dep_id),
+      e.dep_queue,
+      out === 'cancelled' ? 'cancelled' : 'dead',
+      e.last_error,
+    );
     const d = ctx.conn.stmt(FAIL_WAITING).get({ job: e.job_id, now: ctx.now, error }) as { queue: string } | undefined;
     if (d === undefined) continue;
     died.push(Number(e.job_id));
@@ -170,5 +193,6 @@ export function liveDescendants(conn: SqliteConn, id: number): { id: number; que
 /** The flow part of `sweepExpired` (inside its write): settles what ended unsettled, then forgets the rows of jobs that no longer wait or run. */
 export function sweepFlows(ctx: WriteCtx, queue: string): void {
   settleFinished(ctx, queue);
-  for (const w of ctx.conn.stmt(PURGE_WAITS).all({ queue }) as { job_id: number }[]) ctx.conn.stmt(PURGE_EDGES).run(w.job_id);
+  for (const w of ctx.conn.stmt(PURGE_WAITS).all({ queue }) as { job_id: number }[])
+    ctx.conn.stmt(PURGE_EDGES).run(w.job_id);
 }

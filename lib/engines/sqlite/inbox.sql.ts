@@ -12,12 +12,14 @@ export const FAIL_INBOX = `INSERT INTO __alkstore_inbox (inbox, message_id, stat
   ON CONFLICT (inbox, message_id) DO UPDATE SET attempts = attempts + 1, last_error = excluded.last_error,
     state = CASE WHEN attempts + 1 >= ? THEN 'dead' ELSE 'failed' END
   WHERE state = 'failed' RETURNING state`;
-export const GET_INBOX = 'SELECT inbox, message_id, state, attempts, received_at, done_at, last_error FROM __alkstore_inbox WHERE inbox = ? AND message_id = ?';
+export const GET_INBOX =
+  'SELECT inbox, message_id, state, attempts, received_at, done_at, last_error FROM __alkstore_inbox WHERE inbox = ? AND message_id = ?';
 /** inbox, cutoff instant */
 export const PRUNE_INBOX = "DELETE FROM __alkstore_inbox WHERE inbox = ? AND state = 'done' AND done_at < ?";
 /** outbox, message id, receipt, now */
 export const PUT_RECEIPT = `INSERT INTO __alkstore_outbox_receipts (outbox, message_id, receipt, delivered_at) VALUES (?, ?, ?, ?)
   ON CONFLICT (outbox, message_id) DO UPDATE SET receipt = excluded.receipt, delivered_at = excluded.delivered_at`;
-export const GET_RECEIPT = 'SELECT receipt, delivered_at FROM __alkstore_outbox_receipts WHERE outbox = ? AND message_id = ?';
+export const GET_RECEIPT =
+  'SELECT receipt, delivered_at FROM __alkstore_outbox_receipts WHERE outbox = ? AND message_id = ?';
 /** outbox, cutoff instant */
 export const PRUNE_RECEIPTS = 'DELETE FROM __alkstore_outbox_receipts WHERE outbox = ? AND delivered_at < ?';

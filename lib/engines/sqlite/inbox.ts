@@ -4,7 +4,15 @@ import { validateKey, validateName } from '../../contract/validate.js';
 import type { InboxDriver } from '../../internal/inbox-handle.js';
 import type { ReceiptDriver, ReceiptRows } from '../../internal/outbox-handle.js';
 import type { SqliteConn } from './connection.js';
-import { CLAIM_INBOX, FAIL_INBOX, GET_INBOX, GET_RECEIPT, PRUNE_INBOX, PRUNE_RECEIPTS, PUT_RECEIPT } from './inbox.sql.js';
+import {
+  CLAIM_INBOX,
+  FAIL_INBOX,
+  GET_INBOX,
+  GET_RECEIPT,
+  PRUNE_INBOX,
+  PRUNE_RECEIPTS,
+  PUT_RECEIPT,
+} from './inbox.sql.js';
 import type { WriteCtx } from './writer.js';
 
 interface EntryRow {
@@ -62,19 +70,29 @@ export function sqliteInboxDriver(
   return {
     inboxFail: (inbox, messageId, error, maxAttempts) =>
       write('inbox.fail', (ctx) => {
-        const row = ctx.conn.stmt(FAIL_INBOX).get(inbox, messageId, maxAttempts, ctx.now, error, maxAttempts) as { state: string } | undefined;
+        const row = ctx.conn.stmt(FAIL_INBOX).get(inbox, messageId, maxAttempts, ctx.now, error, maxAttempts) as
+          { state: string } | undefined;
         const state = row?.state ?? (ctx.conn.stmt(GET_INBOX).get(inbox, messageId) as EntryRow | undefined)?.state;
         return state === 'dead' ? 'dead' : 'retry';
       }),
-    inboxGet: (inbox, messageId) => read('inbox.get', (conn) => entry(conn.stmt(GET_INBOX).get(inbox, messageId) as EntryRow | undefined)),
-    inboxPrune: (inbox, olderThanMs) => write('inbox.prune', (ctx) => ctx.conn.stmt(PRUNE_INBOX).run(inbox, ctx.now - olderThanMs).changes),
+    inboxGet: (inbox, messageId) =>
+      read('inbox.get', (conn) => entry(conn.stmt(GET_INBOX).get(inbox, messageId) as EntryRow | undefined)),
+    inboxPrune: (inbox, olderThanMs) =>
+      write('inbox.prune', (ctx) => ctx.conn.stmt(PRUNE_INBOX).run(inbox, ctx.now - olderThanMs).changes),
     putReceipts: (outbox, rows) => write('outbox.recordReceipts', (ctx) => putReceiptRows(ctx, outbox, rows)),
     getReceipt: (outbox, messageId) =>
       read('outbox.receipt', (conn): StoredReceipt | null => {
-        const row = conn.stmt(GET_RECEIPT).get(outbox, messageId) as { receipt: string; delivered_at: number } | undefined;
+        const row = conn.stmt(GET_RECEIPT).get(outbox, messageId) as
+          { receipt: string; delivered_at: number } | undefined;
         if (!row) return null;
-        return Object.freeze({ outbox, messageId, receipt: JSON.parse(row.receipt) as DeliveryReceipt, deliveredAt: row.delivered_at });
+        return Object.freeze({
+          outbox,
+          messageId,
+          receipt: JSON.parse(row.receipt) as DeliveryReceipt,
+          deliveredAt: row.delivered_at,
+        });
       }),
-    pruneReceipts: (outbox, olderThanMs) => write('outbox.pruneReceipts', (ctx) => ctx.conn.stmt(PRUNE_RECEIPTS).run(outbox, ctx.now - olderThanMs).changes),
+    pruneReceipts: (outbox, olderThanMs) =>
+      write('outbox.pruneReceipts', (ctx) => ctx.conn.stmt(PRUNE_RECEIPTS).run(outbox, ctx.now - olderThanMs).changes),
   };
 }

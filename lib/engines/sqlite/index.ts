@@ -20,34 +20,59 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
   const { open, fellBack } = await sqliteOpener(o.driver);
   if (fellBack) {
     // Installed but not loadable is worth a warning; not installed is the node:sqlite setup working as meant.
-    if (fellBack.message.includes('native addon')) o.logger.warn(`SQLite driver: node:sqlite (better-sqlite3 is installed but did not load: ${fellBack.message})`);
+    if (fellBack.message.includes('native addon'))
+      o.logger.warn(`SQLite driver: node:sqlite (better-sqlite3 is installed but did not load: ${fellBack.message})`);
     else o.logger.log('SQLite driver: node:sqlite (better-sqlite3 is not installed)');
   }
-  const writeConn = await openConnection(o.path, o.synchronous, { lockWaitTimeoutMs: o.lockWaitTimeoutMs, opener: open });
+  const writeConn = await openConnection(o.path, o.synchronous, {
+    lockWaitTimeoutMs: o.lockWaitTimeoutMs,
+    opener: open,
+  });
   let readConn: SqliteConn | null = null;
   let claimConn: SqliteConn | null = null;
   try {
     const ready = (): void => undefined;
     if (!o.memory) {
-      const mode = await retryOnBusy('opening (journal_mode = WAL)', o.lockWaitTimeoutMs, ready, () => writeConn.db.pragma('journal_mode = WAL', { simple: true }) as string, asStoreError);
-      if (String(mode).toLowerCase() !== 'wal') o.logger.warn(`SQLite file ${JSON.stringify(o.path)} could not switch to WAL (journal_mode is ${String(mode)}); readers will block writers`);
+      const mode = await retryOnBusy(
+        'opening (journal_mode = WAL)',
+        o.lockWaitTimeoutMs,
+        ready,
+        () => writeConn.db.pragma('journal_mode = WAL', { simple: true }) as string,
+        asStoreError,
+      );
+      if (String(mode).toLowerCase() !== 'wal')
+        o.logger.warn(
+          `SQLite file ${JSON.stringify(o.path)} could not switch to WAL (journal_mode is ${String(mode)}); readers will block writers`,
+        );
     }
-    const change = await retryOnBusy('creating the alkstore tables', o.lockWaitTimeoutMs, ready, () => {
-      writeConn.db.exec('BEGIN IMMEDIATE');
-      try {
-        const done = applySchema(writeConn);
-        writeConn.db.exec('COMMIT');
-        return done;
-      } catch (err) {
-        if (writeConn.db.inTransaction) writeConn.db.exec('ROLLBACK');
-        throw err;
-      }
-    }, asStoreError);
-    if (change.created) o.logger.log(`alkstore sqlite: created the alkstore tables (schema version ${SCHEMA_VERSION}) in ${JSON.stringify(o.path)}`);
-    for (const m of change.applied) o.logger.log(`alkstore sqlite: applied migration ${m.version} (${m.name}) to ${JSON.stringify(o.path)}`);
-    if (!o.memory) readConn = await openConnection(o.path, o.synchronous, { lockWaitTimeoutMs: o.lockWaitTimeoutMs, opener: open });
+    const change = await retryOnBusy(
+      'creating the alkstore tables',
+      o.lockWaitTimeoutMs,
+      ready,
+      () => {
+        writeConn.db.exec('BEGIN IMMEDIATE');
+        try {
+          const done = applySchema(writeConn);
+          writeConn.db.exec('COMMIT');
+          return done;
+        } catch (err) {
+          if (writeConn.db.inTransaction) writeConn.db.exec('ROLLBACK');
+          throw err;
+        }
+      },
+      asStoreError,
+    );
+    if (change.created)
+      o.logger.log(
+        `alkstore sqlite: created the alkstore tables (schema version ${SCHEMA_VERSION}) in ${JSON.stringify(o.path)}`,
+      );
+    for (const m of change.applied)
+      o.logger.log(`alkstore sqlite: applied migration ${m.version} (${m.name}) to ${JSON.stringify(o.path)}`);
+    if (!o.memory)
+      readConn = await openConnection(o.path, o.synchronous, { lockWaitTimeoutMs: o.lockWaitTimeoutMs, opener: open });
     // Deferred claims commit on their own NORMAL connection (PRAGMA synchronous cannot change per statement).
-    if (!o.memory && o.synchronous === 'full' && o.claimDurability === 'deferred') claimConn = await openConnection(o.path, 'normal', { lockWaitTimeoutMs: o.lockWaitTimeoutMs, opener: open });
+    if (!o.memory && o.synchronous === 'full' && o.claimDurability === 'deferred')
+      claimConn = await openConnection(o.path, 'normal', { lockWaitTimeoutMs: o.lockWaitTimeoutMs, opener: open });
   } catch (err) {
     claimConn?.close();
     readConn?.close();

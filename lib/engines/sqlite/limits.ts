@@ -140,15 +140,23 @@ export function claimLimited(
   }
   const limit = s.concurrency_limit ?? DEFAULT_CONCURRENCY_LIMIT;
   const busy = new Map<string, number>();
-  if (s.keyed !== 0) for (const r of conn.stmt(BUSY_KEYS).all({ queue, now }) as { k: string; n: number }[]) busy.set(r.k, r.n);
+  if (s.keyed !== 0)
+    for (const r of conn.stmt(BUSY_KEYS).all({ queue, now }) as { k: string; n: number }[]) busy.set(r.k, r.n);
   const full = [...busy].filter(([, n]) => n >= limit).map(([k]) => k);
-  const rate = s.key_rate_max !== null && s.key_rate_per_ms !== null ? { max: s.key_rate_max, perMs: s.key_rate_per_ms } : null;
+  const rate =
+    s.key_rate_max !== null && s.key_rate_per_ms !== null ? { max: s.key_rate_max, perMs: s.key_rate_per_ms } : null;
   const windows = new Map<string, { window: number; used: number }>();
   const windowOf = (key: string) => {
     let w = windows.get(key);
     if (w === undefined) {
-      const st = conn.stmt(GET_KEY_WINDOW).get(queue, key) as { window_start: number; window_count: number } | undefined;
-      const a = rateAllowance(rate!, { windowStart: st?.window_start ?? 0, windowCount: st?.window_count ?? 0 }, now, 1);
+      const st = conn.stmt(GET_KEY_WINDOW).get(queue, key) as
+        { window_start: number; window_count: number } | undefined;
+      const a = rateAllowance(
+        rate!,
+        { windowStart: st?.window_start ?? 0, windowCount: st?.window_count ?? 0 },
+        now,
+        1,
+      );
       w = { window: a.window, used: a.used };
       windows.set(key, w);
     }
@@ -156,7 +164,9 @@ export function claimLimited(
   };
   const claimed: ClaimedRow[] = [];
   const used = new Set<string>();
-  const candidates = conn.stmt(CANDIDATES).all({ queue, now, limit: scanBound(room), full: JSON.stringify(full) }) as LimitedCandidate[];
+  const candidates = conn
+    .stmt(CANDIDATES)
+    .all({ queue, now, limit: scanBound(room), full: JSON.stringify(full) }) as LimitedCandidate[];
   for (const c of candidates) {
     if (claimed.length >= room) break;
     if (c.attempts >= c.max_attempts) {
@@ -197,10 +207,17 @@ export function setLimits(ctx: WriteCtx, queue: string, l: ResolvedLimits): void
 }
 
 /** The limit fields of `QueueSettings` from a settings row (or none). */
-export function limitSettings(s: LimitSettings | undefined): { concurrencyLimit: number; globalConcurrency: number | null; keyRateLimit: { max: number; perMs: number } | null } {
+export function limitSettings(s: LimitSettings | undefined): {
+  concurrencyLimit: number;
+  globalConcurrency: number | null;
+  keyRateLimit: { max: number; perMs: number } | null;
+} {
   return {
     concurrencyLimit: s?.concurrency_limit ?? DEFAULT_CONCURRENCY_LIMIT,
     globalConcurrency: s?.global_concurrency ?? null,
-    keyRateLimit: s && s.key_rate_max !== null && s.key_rate_per_ms !== null ? { max: s.key_rate_max, perMs: s.key_rate_per_ms } : null,
+    keyRateLimit:
+      s && s.key_rate_max !== null && s.key_rate_per_ms !== null
+        ? { max: s.key_rate_max, perMs: s.key_rate_per_ms }
+        : null,
   };
 }

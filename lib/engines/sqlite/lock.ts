@@ -16,7 +16,17 @@ export function sqliteLockDriver(core: SqliteCore, guard: () => void): LockDrive
       }),
     // A renewal is urgent for its own TTL: an open application transaction may not make it wait past it.
     renew: (name, owner, ttlMs) =>
-      core.write('renew', (ctx) => (ctx.conn.stmt(RENEW_LOCK).get({ name, owner, ttl: ttlMs, now: ctx.now }) as { expires_at: number } | undefined)?.expires_at ?? null, false, ttlMs),
-    release: (name, owner) => core.write('release', (ctx) => ctx.conn.stmt(RELEASE_LOCK).run({ name, owner, now: ctx.now }).changes > 0),
+      core.write(
+        'renew',
+        (ctx) =>
+          (
+            ctx.conn.stmt(RENEW_LOCK).get({ name, owner, ttl: ttlMs, now: ctx.now }) as
+              { expires_at: number } | undefined
+          )?.expires_at ?? null,
+        false,
+        ttlMs,
+      ),
+    release: (name, owner) =>
+      core.write('release', (ctx) => ctx.conn.stmt(RELEASE_LOCK).run({ name, owner, now: ctx.now }).changes > 0),
   };
 }

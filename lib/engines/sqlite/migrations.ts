@@ -300,7 +300,12 @@ ALTER TABLE __alkstore_schedules ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;
     sql: THROUGHPUT_DDL,
   },
   { version: 9, name: 'inbox and delivery receipts', sql: INBOX_DDL },
-  { version: 10, name: 'job outcomes and progress', sql: OUTCOMES_DDL, addColumns: [{ table: '__alkstore_jobs', column: 'progress', type: 'TEXT' }] },
+  {
+    version: 10,
+    name: 'job outcomes and progress',
+    sql: OUTCOMES_DDL,
+    addColumns: [{ table: '__alkstore_jobs', column: 'progress', type: 'TEXT' }],
+  },
   { version: 11, name: 'job flows', sql: FLOWS_DDL },
   { version: 12, name: 'per-key and global limits', sql: LIMITS_DDL, addColumns: LIMITS_COLUMNS },
   { version: 13, name: 'per-minute queue latency', sql: LATENCY_DDL },
@@ -317,13 +322,18 @@ ALTER TABLE __alkstore_schedules ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;
  */
 export function applySchema(conn: SqliteConn): SchemaChange {
   const change: SchemaChange = { created: false, applied: [] };
-  const fresh = conn.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__alkstore_meta'").get() === undefined;
+  const fresh =
+    conn.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__alkstore_meta'").get() ===
+    undefined;
   conn.db.exec(DDL);
-  const stored = conn.db.prepare("SELECT value FROM __alkstore_meta WHERE key = 'schema_version'").pluck().get() as number | undefined;
+  const stored = conn.db.prepare("SELECT value FROM __alkstore_meta WHERE key = 'schema_version'").pluck().get() as
+    number | undefined;
   const mark = conn.db.prepare('INSERT OR IGNORE INTO __alkstore_meta (key, value) VALUES (?, ?)');
   if (stored === undefined || fresh) {
     // A fresh file: the DDL above already holds every step's result.
-    conn.db.prepare("INSERT OR REPLACE INTO __alkstore_meta (key, value) VALUES ('schema_version', ?)").run(SCHEMA_VERSION);
+    conn.db
+      .prepare("INSERT OR REPLACE INTO __alkstore_meta (key, value) VALUES ('schema_version', ?)")
+      .run(SCHEMA_VERSION);
     for (const m of SQLITE_MIGRATIONS) mark.run(`migration:${m.version}`, m.version);
     change.created = true;
   } else if (stored > SCHEMA_VERSION) {
@@ -334,24 +344,30 @@ export function applySchema(conn: SqliteConn): SchemaChange {
   } else {
     const done = conn.db.prepare('SELECT 1 FROM __alkstore_meta WHERE key = ?').pluck();
     // A file from before per-step records holds every step at or below its version.
-    const legacy = conn.db.prepare("SELECT 1 FROM __alkstore_meta WHERE key LIKE 'migration:%' LIMIT 1").get() === undefined;
+    const legacy =
+      conn.db.prepare("SELECT 1 FROM __alkstore_meta WHERE key LIKE 'migration:%' LIMIT 1").get() === undefined;
     for (const m of SQLITE_MIGRATIONS) {
       // Above the stored version a step always runs; at or below it, only when it is missing (a gap filled later).
       const covered = m.version <= stored && (legacy || done.get(`migration:${m.version}`) !== undefined);
       if (!covered) {
         for (const c of m.addColumns ?? []) {
           const cols = conn.db.prepare(`PRAGMA table_info(${c.table})`).all() as { name: string }[];
-          if (!cols.some((x) => x.name === c.column)) conn.db.exec(`ALTER TABLE ${c.table} ADD COLUMN ${c.column} ${c.type}`);
+          if (!cols.some((x) => x.name === c.column))
+            conn.db.exec(`ALTER TABLE ${c.table} ADD COLUMN ${c.column} ${c.type}`);
         }
         conn.db.exec(m.sql);
         change.applied.push(m);
       }
       mark.run(`migration:${m.version}`, m.version);
     }
-    if (stored < SCHEMA_VERSION) conn.db.prepare("UPDATE __alkstore_meta SET value = ? WHERE key = 'schema_version'").run(SCHEMA_VERSION);
+    if (stored < SCHEMA_VERSION)
+      conn.db.prepare("UPDATE __alkstore_meta SET value = ? WHERE key = 'schema_version'").run(SCHEMA_VERSION);
   }
   // Fresh files, and files whose version passed 4 before the counters step existed, get it here.
-  if (conn.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__alkstore_queue_counts'").get() === undefined) {
+  if (
+    conn.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__alkstore_queue_counts'").get() ===
+    undefined
+  ) {
     conn.db.exec(QUEUE_COUNTS_STEP);
   }
   conn.db.exec(INDEX_DDL);

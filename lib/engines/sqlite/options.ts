@@ -57,16 +57,19 @@ function timerOption(field: string, v: unknown, dflt: number): number {
 /** Validates `SqliteStoreOptions` and fills defaults. */
 export function resolveSqliteOptions(o: SqliteStoreOptions): ResolvedSqliteOptions {
   if (o === null || typeof o !== 'object') throw new InvalidOption('sqlite options', 'must be an object with a path');
-  if (typeof o.path !== 'string' || o.path.length === 0) throw new InvalidOption('path', 'must be a non-empty string (a file path or ":memory:")');
+  if (typeof o.path !== 'string' || o.path.length === 0)
+    throw new InvalidOption('path', 'must be a non-empty string (a file path or ":memory:")');
   const synchronous = o.synchronous ?? 'full';
-  if (synchronous !== 'full' && synchronous !== 'normal') throw new InvalidOption('synchronous', `must be "full" or "normal", got ${JSON.stringify(synchronous)}`);
+  if (synchronous !== 'full' && synchronous !== 'normal')
+    throw new InvalidOption('synchronous', `must be "full" or "normal", got ${JSON.stringify(synchronous)}`);
   return {
     ...resolveCommonOptions(o, { wakeFallbackMs: 1, logger: defaultLogger }),
     path: o.path,
     memory: o.path === ':memory:',
     synchronous,
     lockWaitTimeoutMs: timerOption('lockWaitTimeoutMs', o.lockWaitTimeoutMs, 30_000),
-    writeFairness: o.writeFairness === undefined ? true : asOption(() => requireBoolean('writeFairness', o.writeFairness)),
+    writeFairness:
+      o.writeFairness === undefined ? true : asOption(() => requireBoolean('writeFairness', o.writeFairness)),
     driver: validateDriverOption(o.driver),
   };
 }

@@ -1,7 +1,12 @@
 import { decodePayload } from '../../contract/codec.js';
 import { queueWakeChannel } from '../../contract/names.js';
 import { DEFAULT_QUEUE_OPTS } from '../../contract/options.js';
-import { cancelWakeChannel, progressWakeChannel, resultWakeChannel, type CancelTarget } from '../../contract/results.js';
+import {
+  cancelWakeChannel,
+  progressWakeChannel,
+  resultWakeChannel,
+  type CancelTarget,
+} from '../../contract/results.js';
 import type { JobInfo } from '../../contract/types.js';
 import type { SqliteCore } from './context.js';
 import * as ops from './queue-ops.js';
@@ -27,10 +32,25 @@ function keepUntil(core: SqliteCore, queue: string, now: number): number | null 
 }
 
 /** Deletes the claimed job and writes its `completed` record in one write transaction; with `settles` (a job of a flow) its dependents are settled in it too (flows.ts). */
-export function ackWithOutcome(core: SqliteCore, queue: string, job: Claim, resultText: string | null, progressText: string | null, settles = false): Promise<boolean> {
+export function ackWithOutcome(
+  core: SqliteCore,
+  queue: string,
+  job: Claim,
+  resultText: string | null,
+  progressText: string | null,
+  settles = false,
+): Promise<boolean> {
   return core.write('ack', (ctx) => {
     const now = ctx.now;
-    const params = { id: job.id, token: job.claimToken, now, state: 'completed', result: resultText, progress: progressText, keepUntil: keepUntil(core, queue, now) };
+    const params = {
+      id: job.id,
+      token: job.claimToken,
+      now,
+      state: 'completed',
+      result: resultText,
+      progress: progressText,
+      keepUntil: keepUntil(core, queue, now),
+    };
     if (ctx.conn.stmt(Q.RECORD_COMPLETED).run(params).changes === 0) return false;
     ops.ackJob(ctx, queue, job.id, job.claimToken, false);
     ctx.wake(resultWakeChannel(queue));
@@ -42,7 +62,11 @@ export function ackWithOutcome(core: SqliteCore, queue: string, job: Claim, resu
 /** One fenced progress write; true when the claim still held. */
 export function writeProgress(core: SqliteCore, queue: string, job: Claim, text: string): Promise<boolean> {
   return core.write('progress', (ctx) => {
-    if (ctx.conn.stmt(Q.WRITE_PROGRESS).run({ id: job.id, token: job.claimToken, now: ctx.now, progress: text }).changes === 0) return false;
+    if (
+      ctx.conn.stmt(Q.WRITE_PROGRESS).run({ id: job.id, token: job.claimToken, now: ctx.now, progress: text })
+        .changes === 0
+    )
+      return false;
     ctx.wake(progressWakeChannel(queue));
     return true;
   });
@@ -58,7 +82,9 @@ export function cancelJobs(core: SqliteCore, queue: string, t: CancelTarget): Pr
   return core.write('cancel', (ctx) => {
     const rows: { id: number; state: string }[] =
       'id' in t
-        ? ((r) => (r ? [{ id: t.id, state: r.state }] : []))(ctx.conn.stmt(Q.JOB_STATE).get(t.id, queue) as { state: string } | undefined)
+        ? ((r) => (r ? [{ id: t.id, state: r.state }] : []))(
+            ctx.conn.stmt(Q.JOB_STATE).get(t.id, queue) as { state: string } | undefined,
+          )
         : 'uniqueKey' in t
           ? (ctx.conn.stmt(Q.LIVE_OF_UNIQUE_KEY).all(queue, t.uniqueKey) as { id: number; state: string }[])
           : (ctx.conn.stmt(Q.LIVE_OF_ORDERING_KEY).all(queue, t.orderingKey) as { id: number; state: string }[]);
@@ -66,14 +92,22 @@ export function cancelJobs(core: SqliteCore, queue: string, t: CancelTarget): Pr
   });
 }
 
-function cancelRows(ctx: WriteCtx, core: SqliteCore, queue: string, rows: readonly { id: number; state: string }[]): number {
+function cancelRows(
+  ctx: WriteCtx,
+  core: SqliteCore,
+  queue: string,
+  rows: readonly { id: number; state: string }[],
+): number {
   const now = ctx.now;
   const until = keepUntil(core, queue, now);
   let recorded = 0;
   let running = 0;
   let n = 0;
   for (const r of rows) {
-    if (r.state !== 'dead') recorded += ctx.conn.stmt(Q.RECORD_CANCELLED).run({ id: r.id, queue, now, state: 'cancelled', keepUntil: until }).changes;
+    if (r.state !== 'dead')
+      recorded += ctx.conn
+        .stmt(Q.RECORD_CANCELLED)
+        .run({ id: r.id, queue, now, state: 'cancelled', keepUntil: until }).changes;
     if (r.state === 'processing') running++;
     if (ops.cancelJob(ctx, queue, r.id)) n++;
   }
@@ -99,7 +133,11 @@ export async function getJobWithOutcome(core: SqliteCore, queue: string, id: num
 }
 
 /** The outcome fields of a full row: result, progress, finishedAt (each absent when null). */
-export function outcomeExtras(row: Pick<FullRow, 'id' | 'result' | 'progress' | 'finished_at'>): { result?: unknown; progress?: unknown; finishedAt?: number } {
+export function outcomeExtras(row: Pick<FullRow, 'id' | 'result' | 'progress' | 'finished_at'>): {
+  result?: unknown;
+  progress?: unknown;
+  finishedAt?: number;
+} {
   const extra: { result?: unknown; progress?: unknown; finishedAt?: number } = {};
   if (row.result !== null) extra.result = decodePayload(row.result, `result of job ${row.id}`);
   if (row.progress !== null) extra.progress = decodePayload(row.progress, `progress of job ${row.id}`);
@@ -109,7 +147,10 @@ export function outcomeExtras(row: Pick<FullRow, 'id' | 'result' | 'progress' | 
 
 /** `queue.cancelledAmong(ids)` (`ids` non-empty). */
 export async function cancelledAmong(core: SqliteCore, queue: string, ids: readonly number[]): Promise<number[]> {
-  const rows = await core.read('cancelledAmong', (conn) => conn.stmt(Q.CANCELLED_AMONG).all({ ids: JSON.stringify(ids), queue }) as { id: number }[]);
+  const rows = await core.read(
+    'cancelledAmong',
+    (conn) => conn.stmt(Q.CANCELLED_AMONG).all({ ids: JSON.stringify(ids), queue }) as { id: number }[],
+  );
   return rows.map((r) => r.id);
 }
 

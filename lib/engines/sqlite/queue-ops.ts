@@ -16,7 +16,8 @@ import type { WriteCtx } from './writer.js';
  * One statement of an {@link insertPlan}, and what the plan gets back: `get` the first row (or
  * undefined), `run` nothing, `insert` (`INSERT_JOB` with these parameters) the new row's id.
  */
-export type InsertStep = { kind: 'get' | 'run'; sql: string; params: unknown[] } | { kind: 'insert'; params: unknown[] };
+export type InsertStep =
+  { kind: 'get' | 'run'; sql: string; params: unknown[] } | { kind: 'insert'; params: unknown[] };
 /** What an {@link InsertStep} gave back. */
 export type StepAnswer = { readonly [column: string]: unknown } | number | undefined;
 /** What an insert plan decided: the ids in payload order, and whether the queue's workers need a wake. */
@@ -35,23 +36,35 @@ export interface Inserted {
  * live job holding the unique key wins: its id is returned, and with `replace` a pending one takes
  * the new payload, headers and run time. A job behind a live job of its ordering key is inserted blocked.
  */
-export function* insertPlan(queue: string, payloadTexts: readonly string[], stamp: JobWrite, now: number): Generator<InsertStep, Inserted, StepAnswer> {
+export function* insertPlan(
+  queue: string,
+  payloadTexts: readonly string[],
+  stamp: JobWrite,
+  now: number,
+): Generator<InsertStep, Inserted, StepAnswer> {
   const ids: number[] = [];
   let wake = false;
   let marked = false;
   for (const text of payloadTexts) {
     if (stamp.uniqueKey !== null) {
-      const live = (yield { kind: 'get', sql: Q.LIVE_BY_UNIQUE_KEY, params: [queue, stamp.uniqueKey] }) as { id: number | bigint; state: string } | undefined;
+      const live = (yield { kind: 'get', sql: Q.LIVE_BY_UNIQUE_KEY, params: [queue, stamp.uniqueKey] }) as
+        { id: number | bigint; state: string } | undefined;
       if (live) {
         if (stamp.replace && live.state === 'pending') {
-          yield { kind: 'run', sql: Q.REPLACE_PENDING, params: [text, stamp.headersText, stampRunAt(stamp, now), live.id] };
+          yield {
+            kind: 'run',
+            sql: Q.REPLACE_PENDING,
+            params: [text, stamp.headersText, stampRunAt(stamp, now), live.id],
+          };
           wake = true;
         }
         ids.push(Number(live.id));
         continue;
       }
     }
-    const blocked = stamp.orderingKey !== null && (yield { kind: 'get', sql: Q.KEY_IS_LIVE, params: [queue, stamp.orderingKey] }) !== undefined;
+    const blocked =
+      stamp.orderingKey !== null &&
+      (yield { kind: 'get', sql: Q.KEY_IS_LIVE, params: [queue, stamp.orderingKey] }) !== undefined;
     ids.push((yield { kind: 'insert', params: jobInsertParams(queue, text, stamp, now, blocked) }) as number);
     if (!blocked) wake = true;
     if (hasLimitKey(stamp) && !marked) {
@@ -72,7 +85,8 @@ const MULTI_ROW_SQL = new Map(MULTI_ROW_SIZES.map((n) => [n, Q.insertJobsSql(n)]
  * payload) goes in as multi-row statements instead, which insert the same rows in the same order.
  */
 export function insertJobs(ctx: WriteCtx, queue: string, payloadTexts: readonly string[], stamp: JobWrite): number[] {
-  if (payloadTexts.length > 1 && stamp.uniqueKey === null && stamp.orderingKey === null && !hasLimitKey(stamp)) return insertPlainJobs(ctx, queue, payloadTexts, stamp);
+  if (payloadTexts.length > 1 && stamp.uniqueKey === null && stamp.orderingKey === null && !hasLimitKey(stamp))
+    return insertPlainJobs(ctx, queue, payloadTexts, stamp);
   const conn = ctx.conn;
   const plan = insertPlan(queue, payloadTexts, stamp, ctx.now);
   let step = plan.next();
@@ -130,10 +144,14 @@ export function insertJobHandingOff(
 ): { id: number; claimed: ClaimedRow | null } {
   const now = ctx.now;
   const settings = ctx.conn.stmt(Q.GET_SETTINGS).get(queue) as SettingsRow | undefined;
-  const limited = settings !== undefined && (settings.paused !== 0 || settings.rate_max !== null || settings.global_concurrency !== null);
+  const limited =
+    settings !== undefined &&
+    (settings.paused !== 0 || settings.rate_max !== null || settings.global_concurrency !== null);
   const runAt = stampRunAt(stamp, now);
   // A job a claim would take first is waiting (it fell due by time, sending no wake): never overtake it.
-  const waiting = () => (ctx.conn.stmt(Q.CLAIMABLE_WAITING).get({ queue, now, priority: stamp.priority }) as { waiting: number }).waiting !== 0;
+  const waiting = () =>
+    (ctx.conn.stmt(Q.CLAIMABLE_WAITING).get({ queue, now, priority: stamp.priority }) as { waiting: number })
+      .waiting !== 0;
   if (limited || stamp.uniqueKey !== null || stamp.orderingKey !== null || runAt > now || waiting()) {
     return { id: insertJobs(ctx, queue, [payloadText], stamp)[0]!, claimed: null };
   }
@@ -183,7 +201,14 @@ interface Candidate {
 
 /** Records the attempt of a lapsed candidate the claim takes over or buries (step 14), in the claim's write. */
 function recordLapsed(ctx: WriteCtx, c: { id: number; lapsed: number }, outcome: 'lapsed' | 'dead'): void {
-  if (c.lapsed !== 0) ctx.conn.stmt(Q.RECORD_LAPSED).run({ id: c.id, outcome: outcome === 'dead' ? 'dead' : 'lapsed', error: outcome === 'dead' ? 'max attempts exceeded' : null });
+  if (c.lapsed !== 0)
+    ctx.conn
+      .stmt(Q.RECORD_LAPSED)
+      .run({
+        id: c.id,
+        outcome: outcome === 'dead' ? 'dead' : 'lapsed',
+        error: outcome === 'dead' ? 'max attempts exceeded' : null,
+      });
 }
 
 interface SettingsRow extends LimitSettings {
@@ -198,16 +223,34 @@ interface SettingsRow extends LimitSettings {
  * Claims up to `want` candidates in claim order. A candidate whose attempts are
  * exhausted goes dead instead and does not count toward `want`.
  */
-export function claimJobs(ctx: WriteCtx, queue: string, want: number, leaseMs: number | null, workerId: string | null, newToken: () => string): ClaimResult {
+export function claimJobs(
+  ctx: WriteCtx,
+  queue: string,
+  want: number,
+  leaseMs: number | null,
+  workerId: string | null,
+  newToken: () => string,
+): ClaimResult {
   const rows = claimRows(ctx, queue, want, leaseMs, workerId, newToken);
   if (rows === null) return { rows: [], nextDueInMs: null };
   // A short claim: the worker times its next claim to the next run_at instead of its idle poll.
-  const nextDueInMs = rows.length < want ? ((ctx.conn.stmt(Q.NEXT_DUE_IN).get({ queue, now: ctx.now }) as { due_in: number | null } | undefined)?.due_in ?? null) : null;
+  const nextDueInMs =
+    rows.length < want
+      ? ((ctx.conn.stmt(Q.NEXT_DUE_IN).get({ queue, now: ctx.now }) as { due_in: number | null } | undefined)?.due_in ??
+        null)
+      : null;
   return { rows, nextDueInMs };
 }
 
 /** null: the queue is paused (nothing to wait for). */
-function claimRows(ctx: WriteCtx, queue: string, want: number, leaseMs: number | null, workerId: string | null, newToken: () => string): ClaimedRow[] | null {
+function claimRows(
+  ctx: WriteCtx,
+  queue: string,
+  want: number,
+  leaseMs: number | null,
+  workerId: string | null,
+  newToken: () => string,
+): ClaimedRow[] | null {
   const now = ctx.now;
   // Pause and rate limit: the settings row is read in this write transaction, so every process
   // counts against the same window (writes are serialized on the file's write lock).
@@ -217,7 +260,12 @@ function claimRows(ctx: WriteCtx, queue: string, want: number, leaseMs: number |
   if (settings) {
     if (settings.paused !== 0) return null;
     if (settings.rate_max !== null && settings.rate_per_ms !== null) {
-      const a = rateAllowance({ max: settings.rate_max, perMs: settings.rate_per_ms }, { windowStart: settings.window_start, windowCount: settings.window_count }, now, want);
+      const a = rateAllowance(
+        { max: settings.rate_max, perMs: settings.rate_per_ms },
+        { windowStart: settings.window_start, windowCount: settings.window_count },
+        now,
+        want,
+      );
       if (a.allowed === 0) return [];
       max = a.allowed;
       rate = a;
@@ -233,7 +281,9 @@ function claimRows(ctx: WriteCtx, queue: string, want: number, leaseMs: number |
           settings,
           (c) => {
             recordLapsed(ctx, c, 'lapsed');
-            return ctx.conn.stmt(Q.CLAIM_ROW).get({ token: newToken(), now, lease: leaseMs, worker: workerId, id: c.id }) as ClaimedRow;
+            return ctx.conn
+              .stmt(Q.CLAIM_ROW)
+              .get({ token: newToken(), now, lease: leaseMs, worker: workerId, id: c.id }) as ClaimedRow;
           },
           (c) => {
             recordLapsed(ctx, c, 'dead');
@@ -246,7 +296,14 @@ function claimRows(ctx: WriteCtx, queue: string, want: number, leaseMs: number |
   return claimed;
 }
 
-function claimUpTo(ctx: WriteCtx, queue: string, max: number, leaseMs: number | null, workerId: string | null, newToken: () => string): ClaimedRow[] {
+function claimUpTo(
+  ctx: WriteCtx,
+  queue: string,
+  max: number,
+  leaseMs: number | null,
+  workerId: string | null,
+  newToken: () => string,
+): ClaimedRow[] {
   const now = ctx.now;
   const select = ctx.conn.stmt(Q.CLAIM_CANDIDATES);
   const claim = ctx.conn.stmt(Q.CLAIM_ROW);
@@ -273,7 +330,9 @@ function claimUpTo(ctx: WriteCtx, queue: string, max: number, leaseMs: number | 
 
 /** `plain`: the caller's own claimed handle says the job has no ordering key, so nothing can need promoting. */
 export function ackJob(ctx: WriteCtx, queue: string, id: number, token: string, plain = false): boolean {
-  const ok = plain ? ctx.conn.stmt(Q.ACK_PLAIN).run({ id, token, now: ctx.now }).changes > 0 : ackChecking(ctx, queue, id, token);
+  const ok = plain
+    ? ctx.conn.stmt(Q.ACK_PLAIN).run({ id, token, now: ctx.now }).changes > 0
+    : ackChecking(ctx, queue, id, token);
   if (ok) endedInLimited(ctx, queue);
   return ok;
 }
@@ -284,14 +343,26 @@ function ackChecking(ctx: WriteCtx, queue: string, id: number, token: string): b
   return row !== undefined;
 }
 
-export function ackJobs(ctx: WriteCtx, queue: string, jobs: readonly { id: number; claimToken: string; plain?: boolean }[]): number {
+export function ackJobs(
+  ctx: WriteCtx,
+  queue: string,
+  jobs: readonly { id: number; claimToken: string; plain?: boolean }[],
+): number {
   let n = 0;
   for (const j of jobs) if (ackJob(ctx, queue, j.id, j.claimToken, j.plain)) n++;
   return n;
 }
 
 /** `delayMs` already resolved (the job computes the backoff); dead instead when this claim was the last attempt. */
-export function retryJob(ctx: WriteCtx, queue: string, id: number, token: string, lastError: string, delayMs: number, detail: string = lastError): 'retried' | 'dead' | null {
+export function retryJob(
+  ctx: WriteCtx,
+  queue: string,
+  id: number,
+  token: string,
+  lastError: string,
+  delayMs: number,
+  detail: string = lastError,
+): 'retried' | 'dead' | null {
   const now = ctx.now;
   const row = ctx.conn.stmt(Q.VALID_FOR_RETRY).get({ id, token, now }) as EndingAttempt | undefined;
   if (!row) return null;
@@ -318,11 +389,36 @@ interface EndingAttempt {
 }
 
 /** Writes the failed attempt's row (step 14) inside the retry / fail write. */
-function recordAttempt(ctx: WriteCtx, queue: string, id: number, row: EndingAttempt, outcome: 'retried' | 'dead', error: string): void {
-  ctx.conn.stmt(Q.RECORD_ATTEMPT).run({ id, queue, attempt: row.attempts, worker: row.worker_id, claimedAt: row.claimed_at, now: ctx.now, outcome, error });
+function recordAttempt(
+  ctx: WriteCtx,
+  queue: string,
+  id: number,
+  row: EndingAttempt,
+  outcome: 'retried' | 'dead',
+  error: string,
+): void {
+  ctx.conn
+    .stmt(Q.RECORD_ATTEMPT)
+    .run({
+      id,
+      queue,
+      attempt: row.attempts,
+      worker: row.worker_id,
+      claimedAt: row.claimed_at,
+      now: ctx.now,
+      outcome,
+      error,
+    });
 }
 
-export function failJob(ctx: WriteCtx, queue: string, id: number, token: string, lastError: string, detail: string = lastError): boolean {
+export function failJob(
+  ctx: WriteCtx,
+  queue: string,
+  id: number,
+  token: string,
+  lastError: string,
+  detail: string = lastError,
+): boolean {
   const now = ctx.now;
   const row = ctx.conn.stmt(Q.VALID_FOR_RETRY).get({ id, token, now }) as EndingAttempt | undefined;
   if (!row) return false;
@@ -335,7 +431,8 @@ export function failJob(ctx: WriteCtx, queue: string, id: number, token: string,
 
 /** Resolves the new deadline, or null when the handle is no longer valid. */
 export function heartbeatJob(ctx: WriteCtx, id: number, token: string, extendMs: number): number | null {
-  const row = ctx.conn.stmt(Q.HEARTBEAT).get({ id, token, now: ctx.now, extend: extendMs }) as { claimed_until: number } | undefined;
+  const row = ctx.conn.stmt(Q.HEARTBEAT).get({ id, token, now: ctx.now, extend: extendMs }) as
+    { claimed_until: number } | undefined;
   return row ? row.claimed_until : null;
 }
 

@@ -14,7 +14,23 @@ export const INSERT_JOB = `${INSERT_JOB_INTO}
   VALUES (?, 'pending', ?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 /** The named values every row of {@link insertJobsSql} shares, in `INSERT_JOB`'s order without the payload. */
-export const MULTI_ROW_SHARED = ['queue', 'priority', 'maxAttempts', 'visibility', 'backoff', 'retention', 'runAt', 'now', 'expiresAt', 'headers', 'uniqueKey', 'orderingKey', 'blocked', 'concurrencyKey', 'rateKey'] as const;
+export const MULTI_ROW_SHARED = [
+  'queue',
+  'priority',
+  'maxAttempts',
+  'visibility',
+  'backoff',
+  'retention',
+  'runAt',
+  'now',
+  'expiresAt',
+  'headers',
+  'uniqueKey',
+  'orderingKey',
+  'blocked',
+  'concurrencyKey',
+  'rateKey',
+] as const;
 
 /**
  * `INSERT_JOB` for `n` jobs that differ only in their payload: the shared values by the names of
@@ -24,7 +40,10 @@ export const MULTI_ROW_SHARED = ['queue', 'priority', 'maxAttempts', 'visibility
  */
 export function insertJobsSql(n: number): string {
   const rows: string[] = [];
-  for (let i = 0; i < n; i++) rows.push(`(@queue, 'pending', @p${i}, @priority, 0, @maxAttempts, @visibility, @backoff, @retention, @runAt, @now, @expiresAt, @headers, @uniqueKey, @orderingKey, @blocked, @concurrencyKey, @rateKey, 1)`);
+  for (let i = 0; i < n; i++)
+    rows.push(
+      `(@queue, 'pending', @p${i}, @priority, 0, @maxAttempts, @visibility, @backoff, @retention, @runAt, @now, @expiresAt, @headers, @uniqueKey, @orderingKey, @blocked, @concurrencyKey, @rateKey, 1)`,
+    );
   return `INSERT INTO __alkstore_jobs
   (${INSERT_JOB_COLUMNS}, precounted)
   VALUES ${rows.join(', ')}`;

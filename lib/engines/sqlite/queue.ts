@@ -59,11 +59,20 @@ export class SqliteQueueDriver implements QueueDriver {
   }
 
   insertBulk(items: readonly { text: string; stamp: JobWrite }[]): Promise<number[]> {
-    return this.core.write('enqueueBulk', (ctx) => items.map((it) => ops.insertJobs(ctx, this.queue, [it.text], it.stamp)[0]!));
+    return this.core.write('enqueueBulk', (ctx) =>
+      items.map((it) => ops.insertJobs(ctx, this.queue, [it.text], it.stamp)[0]!),
+    );
   }
 
-  insertHandingOff(text: string, stamp: JobWrite, workerId: string, leaseMs: number | null): Promise<{ id: number; claimed: ClaimedRow | null }> {
-    return this.core.write('enqueue', (ctx) => ops.insertJobHandingOff(ctx, this.queue, text, stamp, workerId, leaseMs, randomUUID));
+  insertHandingOff(
+    text: string,
+    stamp: JobWrite,
+    workerId: string,
+    leaseMs: number | null,
+  ): Promise<{ id: number; claimed: ClaimedRow | null }> {
+    return this.core.write('enqueue', (ctx) =>
+      ops.insertJobHandingOff(ctx, this.queue, text, stamp, workerId, leaseMs, randomUUID),
+    );
   }
 
   claim(max: number, leaseMs: number | null, workerId: string | null): Promise<ClaimResult> {
@@ -88,16 +97,25 @@ export class SqliteQueueDriver implements QueueDriver {
   }
 
   retry(job: ClaimRef, delayMs: number, errorText: string, detail?: string): Promise<'retried' | 'dead' | null> {
-    return this.core.write('retry', (ctx) => ops.retryJob(ctx, this.queue, job.id, job.claimToken, errorText, delayMs, detail ?? errorText));
+    return this.core.write('retry', (ctx) =>
+      ops.retryJob(ctx, this.queue, job.id, job.claimToken, errorText, delayMs, detail ?? errorText),
+    );
   }
 
   fail(job: ClaimRef, errorText: string, detail?: string): Promise<boolean> {
-    return this.core.write('fail', (ctx) => ops.failJob(ctx, this.queue, job.id, job.claimToken, errorText, detail ?? errorText));
+    return this.core.write('fail', (ctx) =>
+      ops.failJob(ctx, this.queue, job.id, job.claimToken, errorText, detail ?? errorText),
+    );
   }
 
   /** An urgent write: a lease renewal goes ahead of queued group commits (Writer.writeUrgent). */
   heartbeat(job: ClaimRef, extendMs: number): Promise<number | null> {
-    return this.core.write('heartbeat', (ctx) => ops.heartbeatJob(ctx, job.id, job.claimToken, extendMs), false, extendMs);
+    return this.core.write(
+      'heartbeat',
+      (ctx) => ops.heartbeatJob(ctx, job.id, job.claimToken, extendMs),
+      false,
+      extendMs,
+    );
   }
 
   release(job: ClaimRef): Promise<boolean> {
@@ -161,7 +179,10 @@ export class SqliteQueueDriver implements QueueDriver {
   }
 
   async getJobByKey(uniqueKey: string): Promise<JobInfo | null> {
-    const row = await this.core.read('getJobByKey', (conn) => conn.stmt(Q.GET_JOB_BY_KEY).get(this.queue, uniqueKey) as JobRow | undefined);
+    const row = await this.core.read(
+      'getJobByKey',
+      (conn) => conn.stmt(Q.GET_JOB_BY_KEY).get(this.queue, uniqueKey) as JobRow | undefined,
+    );
     return row ? toJobInfo(row) : null;
   }
 
@@ -170,7 +191,9 @@ export class SqliteQueueDriver implements QueueDriver {
   }
 
   setRateLimit(limit: { max: number; perMs: number } | null): Promise<void> {
-    return this.core.write('setRateLimit', (ctx) => ops.setRateLimit(ctx, this.queue, limit?.max ?? null, limit?.perMs ?? null));
+    return this.core.write('setRateLimit', (ctx) =>
+      ops.setRateLimit(ctx, this.queue, limit?.max ?? null, limit?.perMs ?? null),
+    );
   }
 
   setLimits(limits: ResolvedLimits): Promise<void> {
@@ -180,10 +203,17 @@ export class SqliteQueueDriver implements QueueDriver {
   async settings(): Promise<QueueSettings> {
     const row = await this.core.read(
       'settings',
-      (conn) => conn.stmt(Q.GET_SETTINGS).get(this.queue) as ({ paused: number; rate_max: number | null; rate_per_ms: number | null } & LimitSettings) | undefined,
+      (conn) =>
+        conn.stmt(Q.GET_SETTINGS).get(this.queue) as
+          ({ paused: number; rate_max: number | null; rate_per_ms: number | null } & LimitSettings) | undefined,
     );
     if (!row) return { paused: false, rateLimit: null, ...limitSettings(undefined) };
-    return { paused: row.paused !== 0, rateLimit: row.rate_max === null || row.rate_per_ms === null ? null : { max: row.rate_max, perMs: row.rate_per_ms }, ...limitSettings(row) };
+    return {
+      paused: row.paused !== 0,
+      rateLimit:
+        row.rate_max === null || row.rate_per_ms === null ? null : { max: row.rate_max, perMs: row.rate_per_ms },
+      ...limitSettings(row),
+    };
   }
 
   sweepExpired(): Promise<{ expired: number; purged: number }> {
@@ -195,7 +225,10 @@ export class SqliteQueueDriver implements QueueDriver {
   }
 
   async listDead(before: number | null, after: number | null, limit: number): Promise<JobInfo[]> {
-    const rows = await this.core.read('listDead', (conn) => conn.stmt(Q.LIST_DEAD).all({ queue: this.queue, before, after: after ?? 0, limit }) as JobRow[]);
+    const rows = await this.core.read(
+      'listDead',
+      (conn) => conn.stmt(Q.LIST_DEAD).all({ queue: this.queue, before, after: after ?? 0, limit }) as JobRow[],
+    );
     return rows.map(toJobInfo);
   }
 
@@ -212,7 +245,12 @@ export class SqliteQueueDriver implements QueueDriver {
       // One read transaction, so the counters and the index probes see the same snapshot.
       return conn.db.transaction(() => {
         const now = conn.now();
-        const c = conn.stmt(COUNTS).get({ queue: this.queue, now }) as { pending: number; processing: number; dead: number; later: number };
+        const c = conn.stmt(COUNTS).get({ queue: this.queue, now }) as {
+          pending: number;
+          processing: number;
+          dead: number;
+          later: number;
+        };
         const heads = conn.stmt(PRIORITY_HEADS).all({ queue: this.queue, now }) as { first_at: number; soon: number }[];
         let oldest: number | null = null;
         let soon = 0;

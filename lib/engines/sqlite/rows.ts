@@ -60,7 +60,13 @@ export function stampRunAt(stamp: JobStamp, now: number): number {
 }
 
 /** Parameters of `INSERT_JOB` for one payload, resolved against the database's now. */
-export function jobInsertParams(queue: string, payloadText: string, stamp: JobWrite, now: number, blocked: boolean): unknown[] {
+export function jobInsertParams(
+  queue: string,
+  payloadText: string,
+  stamp: JobWrite,
+  now: number,
+  blocked: boolean,
+): unknown[] {
   const expiresAt = stamp.expiresInMs !== null ? now + stamp.expiresInMs : null;
   return [
     queue,
@@ -91,5 +97,11 @@ export interface EventRow {
 }
 
 export function toStreamEvent(stream: string, r: EventRow): StreamEvent {
-  return { offset: r.seq, stream, key: r.key, payload: decodePayload(r.payload, `payload of event ${r.seq} on stream ${JSON.stringify(stream)}`), createdAt: r.created_at };
+  return {
+    offset: r.seq,
+    stream,
+    key: r.key,
+    payload: decodePayload(r.payload, `payload of event ${r.seq} on stream ${JSON.stringify(stream)}`),
+    createdAt: r.created_at,
+  };
 }

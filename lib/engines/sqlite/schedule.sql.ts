@@ -1,7 +1,8 @@
 import type { CatchUpPolicy } from '../../contract/types.js';
 
 /** SQL of schedules (docs/semantics.md, Scheduler). Times are the writer's database clock reading (`ctx.now`). */
-const COLUMNS = 'name, spec, interval_ms, queue, payload, priority, max_attempts, expires_in_ms, next_fire_at, time_zone, catch_up, owner, paused';
+const COLUMNS =
+  'name, spec, interval_ms, queue, payload, priority, max_attempts, expires_in_ms, next_fire_at, time_zone, catch_up, owner, paused';
 export const GET_SCHEDULE = `SELECT ${COLUMNS} FROM __alkstore_schedules WHERE name = ?`;
 export const ALL_SCHEDULES = `SELECT ${COLUMNS} FROM __alkstore_schedules ORDER BY name`;
 // An upsert never touches `paused`: an operator's pause survives redeploys that re-declare the schedule.

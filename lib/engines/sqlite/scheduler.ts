@@ -1,7 +1,14 @@
 import { SCHEDULER_LOCK, SCHEDULES_WAKE_CHANNEL } from '../../contract/names.js';
 import { DEFAULT_QUEUE_OPTS } from '../../contract/options.js';
 import { firstFireAt } from '../../contract/schedule-spec.js';
-import { fireStamp, planFires, resumedNextFire, toSchedule, type ScheduleDriver, type StoredSchedule } from '../shared/scheduler.js';
+import {
+  fireStamp,
+  planFires,
+  resumedNextFire,
+  toSchedule,
+  type ScheduleDriver,
+  type StoredSchedule,
+} from '../shared/scheduler.js';
 import type { SqliteCore } from './context.js';
 import { LOCK_HOLDER } from './lock.sql.js';
 import { insertJobs } from './queue-ops.js';
@@ -59,7 +66,20 @@ export function sqliteScheduleDriver(core: SqliteCore): ScheduleDriver {
         const next = same ? existing.nextFireAt : firstFireAt(s.parsed, ctx.now, s.startAt);
         ctx.conn
           .stmt(UPSERT_SCHEDULE)
-          .run(s.name, s.parsed.spec, s.parsed.intervalMs ?? 0, s.queue, s.payloadText, s.priority, s.maxAttempts, s.expiresInMs, next, s.parsed.timeZone, s.catchUp, s.owner);
+          .run(
+            s.name,
+            s.parsed.spec,
+            s.parsed.intervalMs ?? 0,
+            s.queue,
+            s.payloadText,
+            s.priority,
+            s.maxAttempts,
+            s.expiresInMs,
+            next,
+            s.parsed.timeZone,
+            s.catchUp,
+            s.owner,
+          );
         ctx.wake(SCHEDULES_WAKE_CHANNEL);
         return toSchedule(row(ctx, s.name)!);
       }),
@@ -77,7 +97,8 @@ export function sqliteScheduleDriver(core: SqliteCore): ScheduleDriver {
     list: () =>
       core.read('listSchedules', (conn) => {
         const now = conn.now();
-        const leader = conn.stmt(LOCK_HOLDER).get(SCHEDULER_LOCK, now) as { owner: string; expires_at: number } | undefined;
+        const leader = conn.stmt(LOCK_HOLDER).get(SCHEDULER_LOCK, now) as
+          { owner: string; expires_at: number } | undefined;
         return {
           now,
           leader: leader ? { owner: leader.owner, expiresAt: leader.expires_at } : null,

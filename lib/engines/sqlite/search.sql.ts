@@ -29,7 +29,9 @@ const search = (scan: string) => `WITH scan AS MATERIALIZED (${scan}),
   LEFT JOIN hit h ON 1 ORDER BY h.id DESC`;
 
 /** Every queue's rows, the rowid walked backwards (the outer query keeps the queue's). */
-export const SEARCH = search(`SELECT *, NULL AS result, NULL AS finished_at FROM __alkstore_jobs WHERE id < @before ORDER BY id DESC LIMIT @budget`);
+export const SEARCH = search(
+  `SELECT *, NULL AS result, NULL AS finished_at FROM __alkstore_jobs WHERE id < @before ORDER BY id DESC LIMIT @budget`,
+);
 
 /**
  * For `all` and `finished`: the jobs table and the outcome records (completed, cancelled; step 10),
@@ -45,7 +47,8 @@ export const SEARCH_WITH_OUTCOMES = search(`SELECT * FROM (
   ) ORDER BY id DESC LIMIT @budget`);
 
 /** The queue's dead jobs: the dead index, (queue, id), so a small dead set in a large table is read alone. */
-export const SEARCH_DEAD = search(`SELECT *, NULL AS result, NULL AS finished_at FROM __alkstore_jobs INDEXED BY __alkstore_jobs_dead
+export const SEARCH_DEAD =
+  search(`SELECT *, NULL AS result, NULL AS finished_at FROM __alkstore_jobs INDEXED BY __alkstore_jobs_dead
     WHERE queue = @queue AND state = 'dead' AND id < @before
     ORDER BY id DESC LIMIT @budget`);
 

@@ -38,7 +38,10 @@ const DRIVERS: readonly string[] = ['auto', 'better-sqlite3', 'node:sqlite'];
 export function validateDriverOption(v: unknown): 'auto' | SqliteDriverName {
   if (v === undefined) return 'auto';
   if (typeof v !== 'string' || !DRIVERS.includes(v)) {
-    throw new InvalidOption('driver', `must be one of ${DRIVERS.map((d) => JSON.stringify(d)).join(', ')} (got ${typeof v === 'string' ? JSON.stringify(v.slice(0, 40)) : typeof v})`);
+    throw new InvalidOption(
+      'driver',
+      `must be one of ${DRIVERS.map((d) => JSON.stringify(d)).join(', ')} (got ${typeof v === 'string' ? JSON.stringify(v.slice(0, 40)) : typeof v})`,
+    );
   }
   return v as 'auto' | SqliteDriverName;
 }
@@ -131,7 +134,12 @@ function bindAll(params: unknown[]): unknown[] {
 }
 
 /** SQLITE_BUSY and friends carry better-sqlite3's string codes, which the engine's busy retry reads. */
-const PRIMARY_CODES: Record<number, string> = { 5: 'SQLITE_BUSY', 6: 'SQLITE_LOCKED', 19: 'SQLITE_CONSTRAINT', 8: 'SQLITE_READONLY' };
+const PRIMARY_CODES: Record<number, string> = {
+  5: 'SQLITE_BUSY',
+  6: 'SQLITE_LOCKED',
+  19: 'SQLITE_CONSTRAINT',
+  8: 'SQLITE_READONLY',
+};
 
 function translated<T>(fn: () => T): T {
   try {
@@ -142,7 +150,10 @@ function translated<T>(fn: () => T): T {
       const primary = PRIMARY_CODES[e.errcode & 0xff];
       if (primary !== undefined) {
         try {
-          Object.defineProperty(err, 'code', { value: e.errcode === 5 ? primary : `${primary}${e.errcode > 0xff ? `_${e.errcode >> 8}` : ''}`, configurable: true });
+          Object.defineProperty(err, 'code', {
+            value: e.errcode === 5 ? primary : `${primary}${e.errcode > 0xff ? `_${e.errcode >> 8}` : ''}`,
+            configurable: true,
+          });
         } catch {
           // A frozen error keeps its own code.
         }

@@ -37,7 +37,7 @@ import { asStoreError, WriteCtx, Writer } from './writer.js';
 
 const WITH_TX = 'withTx(fn)';
 const JOIN_ONLY_OWN =
-  'on SQLite joins only a transaction the store opened itself: run it as store.joinTransaction((body) => dataSource.transaction(body), async (tx, em) => …) (or runTransaction(dataSource, store, fn), or AlkstoreTransactions.run(fn) in Nest). TypeORM runs every transaction of a SQLite DataSource on one connection without serializing them, so two overlapping dataSource.transaction calls share one transaction and one rollback can undo the other\'s business rows or outbox messages; joinTransaction runs them one at a time through the store\'s write path';
+  "on SQLite joins only a transaction the store opened itself: run it as store.joinTransaction((body) => dataSource.transaction(body), async (tx, em) => …) (or runTransaction(dataSource, store, fn), or AlkstoreTransactions.run(fn) in Nest). TypeORM runs every transaction of a SQLite DataSource on one connection without serializing them, so two overlapping dataSource.transaction calls share one transaction and one rollback can undo the other's business rows or outbox messages; joinTransaction runs them one at a time through the store's write path";
 
 /** The SQLite engine's `Store`. */
 export class SqliteStore extends StoreBase implements SqliteCore {
@@ -69,10 +69,7 @@ export class SqliteStore extends StoreBase implements SqliteCore {
       const runner = activeQueryRunner(external, entry);
       const open = openTxOf(this.writer);
       if (open?.joined?.runner === runner) return open.joined.ops;
-      throw new InvalidOption(
-        entry === 'withTx' ? 'withTx(external)' : 'joinManager',
-        JOIN_ONLY_OWN,
-      );
+      throw new InvalidOption(entry === 'withTx' ? 'withTx(external)' : 'joinManager', JOIN_ONLY_OWN);
     },
   };
   protected readonly lockDriver: LockDriver = sqliteLockDriver(this, () => this.guard());
@@ -98,21 +95,30 @@ export class SqliteStore extends StoreBase implements SqliteCore {
     this.maxPayloadBytes = options.maxPayloadBytes;
     this.enqueueHeaders = options.enqueueHeaders;
     this.wakeFile = options.memory ? null : new WakeFile(`${resolve(options.path)}-alkwake`);
-    this.watcher = readConn ? new Watcher(readConn, this.hub, options.wakeFallbackMs, options.logger, this.wakeFile) : null;
+    this.watcher = readConn
+      ? new Watcher(readConn, this.hub, options.wakeFallbackMs, options.logger, this.wakeFile)
+      : null;
     this.deferredSync = claimConn ? new DeferredSync(claimConn, `${resolve(options.path)}-wal`, options.logger) : null;
-    this.writer = new Writer(writeConn, options.memory, options.lockWaitTimeoutMs, {
-      isClosed: () => this.isClosed,
-      afterCommit: (channels, notifyIds) => {
-        if (channels.size === 0) return;
-        // Our own commit wakes this process's receivers right here, synchronously after COMMIT
-        // (no watcher poll, no timer hop): the rows are committed, so the wake is commit-atomic.
-        // The watcher still carries them to other connections/processes; it skips these ids.
-        this.watcher?.skipOwn(notifyIds);
-        for (const c of channels) this.hub.wake(c);
-        // Other stores on this file (other processes) read the rows now instead of at their next poll.
-        this.wakeFile?.poke();
+    this.writer = new Writer(
+      writeConn,
+      options.memory,
+      options.lockWaitTimeoutMs,
+      {
+        isClosed: () => this.isClosed,
+        afterCommit: (channels, notifyIds) => {
+          if (channels.size === 0) return;
+          // Our own commit wakes this process's receivers right here, synchronously after COMMIT
+          // (no watcher poll, no timer hop): the rows are committed, so the wake is commit-atomic.
+          // The watcher still carries them to other connections/processes; it skips these ids.
+          this.watcher?.skipOwn(notifyIds);
+          for (const c of channels) this.hub.wake(c);
+          // Other stores on this file (other processes) read the rows now instead of at their next poll.
+          this.wakeFile?.poke();
+        },
       },
-    }, this.deferredSync, new WriteTickets(options.memory || !options.writeFairness ? null : resolve(options.path)));
+      this.deferredSync,
+      new WriteTickets(options.memory || !options.writeFairness ? null : resolve(options.path)),
+    );
     this.outcomes = new OutcomeCounter(
       (rows) => this.write('throughput', (ctx) => writeOutcomes(ctx, rows)),
       (err) => options.logger.warn(`alkstore sqlite: writing throughput counts failed: ${String(err)}`),
@@ -139,7 +145,13 @@ export class SqliteStore extends StoreBase implements SqliteCore {
     } catch (err) {
       if (!isBusy(err)) return Promise.reject(asStoreError(op, err));
     }
-    return retryOnBusy(op, this.options.lockWaitTimeoutMs, () => this.assertOpen(), () => fn(conn), asStoreError);
+    return retryOnBusy(
+      op,
+      this.options.lockWaitTimeoutMs,
+      () => this.assertOpen(),
+      () => fn(conn),
+      asStoreError,
+    );
   }
 
   registeredQueueOpts(queue: string, defaults: Readonly<Required<QueueOpts>>): Required<QueueOpts> {
@@ -166,7 +178,10 @@ export class SqliteStore extends StoreBase implements SqliteCore {
     return this.openTxHandle('beginTx()');
   }
 
-  async joinTransaction<X extends ExternalTx, T>(open: (body: (external: X) => Promise<T>) => Promise<T>, fn: (tx: TxOps, external: X) => Promise<T>): Promise<T> {
+  async joinTransaction<X extends ExternalTx, T>(
+    open: (body: (external: X) => Promise<T>) => Promise<T>,
+    fn: (tx: TxOps, external: X) => Promise<T>,
+  ): Promise<T> {
     this.assertOpen();
     joinTransactionInput(open, fn);
     const label = 'joinTransaction';
@@ -262,7 +277,11 @@ export class SqliteStore extends StoreBase implements SqliteCore {
     return r;
   }
 
-  protected queueHandle(name: string, opts: QueueOpts | undefined, defaults: Readonly<Required<QueueOpts>>): QueueHandle {
+  protected queueHandle(
+    name: string,
+    opts: QueueOpts | undefined,
+    defaults: Readonly<Required<QueueOpts>>,
+  ): QueueHandle {
     let resolved: Required<QueueOpts>;
     if (opts !== undefined) {
       resolved = resolveQueueOpts(opts, defaults);
@@ -275,9 +294,14 @@ export class SqliteStore extends StoreBase implements SqliteCore {
 
   private async openTxHandle(label: string): Promise<SqliteTxHandle> {
     this.assertOpen();
-    const tx = new SqliteTxHandle(this, this.writer, (h) => {
-      if (this.openTx === h) this.openTx = null;
-    }, label);
+    const tx = new SqliteTxHandle(
+      this,
+      this.writer,
+      (h) => {
+        if (this.openTx === h) this.openTx = null;
+      },
+      label,
+    );
     await tx.open();
     this.openTx = tx;
     return tx;

@@ -26,9 +26,13 @@ export function sqliteStreamDriver(core: SqliteCore, guard: () => void): StreamD
     get maxPayloadBytes() {
       return core.maxPayloadBytes;
     },
-    publish: (stream, key, text) => core.write(key === null ? 'publish' : 'publishWithKey', (ctx) => publishEvent(ctx, stream, key, text)),
+    publish: (stream, key, text) =>
+      core.write(key === null ? 'publish' : 'publishWithKey', (ctx) => publishEvent(ctx, stream, key, text)),
     async readSince(stream, after, limit) {
-      const rows = await core.read('readSince', (conn) => conn.stmt(READ_SINCE).all(stream, after, limit) as EventRow[]);
+      const rows = await core.read(
+        'readSince',
+        (conn) => conn.stmt(READ_SINCE).all(stream, after, limit) as EventRow[],
+      );
       return rows.map((r) => toStreamEvent(stream, r));
     },
     // One read: the offset and the events from it come from one snapshot.
@@ -40,9 +44,13 @@ export function sqliteStreamDriver(core: SqliteCore, guard: () => void): StreamD
       return rows.map((r) => toStreamEvent(stream, r));
     },
     async getOffset(stream, consumer) {
-      return (await core.read('getOffset', (conn) => conn.pluck(GET_OFFSET).get(stream, consumer) as number | undefined)) ?? 0;
+      return (
+        (await core.read('getOffset', (conn) => conn.pluck(GET_OFFSET).get(stream, consumer) as number | undefined)) ??
+        0
+      );
     },
-    saveOffset: (stream, consumer, offset) => core.write('saveOffset', (ctx) => saveConsumerOffset(ctx, stream, consumer, offset)),
+    saveOffset: (stream, consumer, offset) =>
+      core.write('saveOffset', (ctx) => saveConsumerOffset(ctx, stream, consumer, offset)),
     // No wake: trimming adds nothing to read.
     trimTo: (stream, horizon) => core.write('trimTo', (ctx) => ctx.conn.stmt(TRIM).run(stream, horizon).changes),
     listen: (channel) => core.wakes(channel),
@@ -53,6 +61,9 @@ export function sqliteStreamDriver(core: SqliteCore, guard: () => void): StreamD
 /** A stream handle over {@link sqliteStreamDriver} (the admin's audit log). */
 export class SqliteStream extends StoreStream {
   constructor(core: SqliteCore, name: string) {
-    super(sqliteStreamDriver(core, () => undefined), name);
+    super(
+      sqliteStreamDriver(core, () => undefined),
+      name,
+    );
   }
 }

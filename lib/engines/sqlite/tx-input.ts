@@ -4,7 +4,13 @@ import { planFlow, type FlowJob, type FlowPlan } from '../../contract/flows.js';
 import { DEFAULT_MAX_PAYLOAD_BYTES, encodePayload } from '../../contract/codec.js';
 import { outboxQueueName } from '../../contract/names.js';
 import { requireOffset, validateKey, validateName } from '../../contract/validate.js';
-import { DEFAULT_QUEUE_OPTS, OUTBOX_QUEUE_OPTS, resolveJobStamp, type JobOpts, type JobWrite } from '../../contract/options.js';
+import {
+  DEFAULT_QUEUE_OPTS,
+  OUTBOX_QUEUE_OPTS,
+  resolveJobStamp,
+  type JobOpts,
+  type JobWrite,
+} from '../../contract/options.js';
 import type { SqliteCore } from './context.js';
 
 /**
@@ -20,12 +26,17 @@ export interface EnqueueInput {
 }
 
 /** What the inputs need of the store; `maxPayloadBytes` is the store's (the default when a caller has none). */
-type InputCore = Pick<SqliteCore, 'registeredQueueOpts'> & Partial<Pick<SqliteCore, 'maxPayloadBytes' | 'enqueueHeaders'>>;
+type InputCore = Pick<SqliteCore, 'registeredQueueOpts'> &
+  Partial<Pick<SqliteCore, 'maxPayloadBytes' | 'enqueueHeaders'>>;
 
 export function enqueueInput(core: InputCore, queue: string, payload: unknown, opts?: JobOpts): EnqueueInput {
   const q = validateName('queue', queue);
   const text = encodePayload(payload, 'payload', core.maxPayloadBytes);
-  return { queue: q, text, stamp: resolveJobStamp(core.registeredQueueOpts(q, DEFAULT_QUEUE_OPTS), opts, core.enqueueHeaders ?? null) };
+  return {
+    queue: q,
+    text,
+    stamp: resolveJobStamp(core.registeredQueueOpts(q, DEFAULT_QUEUE_OPTS), opts, core.enqueueHeaders ?? null),
+  };
 }
 
 /** A flow checked and resolved for `tx.enqueueFlow`, before any write. */
@@ -40,7 +51,11 @@ export function flowInput(core: InputCore, queue: string, flow: FlowJob): FlowPl
 export function outboxEnqueueInput(core: InputCore, outbox: string, payload: unknown, opts?: JobOpts): EnqueueInput {
   const q = outboxQueueName(outbox);
   const text = encodePayload(payload, 'payload', core.maxPayloadBytes);
-  return { queue: q, text, stamp: resolveJobStamp(core.registeredQueueOpts(q, OUTBOX_QUEUE_OPTS), opts, core.enqueueHeaders ?? null) };
+  return {
+    queue: q,
+    text,
+    stamp: resolveJobStamp(core.registeredQueueOpts(q, OUTBOX_QUEUE_OPTS), opts, core.enqueueHeaders ?? null),
+  };
 }
 
 export interface PublishInput {
@@ -50,7 +65,11 @@ export interface PublishInput {
 }
 
 export function publishInput(core: InputCore, stream: string, payload: unknown): PublishInput {
-  return { stream: validateName('stream', stream), key: null, text: encodePayload(payload, 'payload', core.maxPayloadBytes) };
+  return {
+    stream: validateName('stream', stream),
+    key: null,
+    text: encodePayload(payload, 'payload', core.maxPayloadBytes),
+  };
 }
 
 /** A keyed publish: the key is required (a `null` key is refused, not taken as "unkeyed"). */
@@ -61,7 +80,8 @@ export function publishWithKeyInput(core: InputCore, stream: string, key: unknow
 
 export function notifyInput(channel: string, payload: unknown): string {
   const c = validateName('channel', channel);
-  if (payload !== undefined && typeof payload !== 'string') throw new Codec(`notify payload on channel ${JSON.stringify(c)}`, `must be a string, got ${typeof payload}`);
+  if (payload !== undefined && typeof payload !== 'string')
+    throw new Codec(`notify payload on channel ${JSON.stringify(c)}`, `must be a string, got ${typeof payload}`);
   return c;
 }
 
@@ -72,5 +92,9 @@ export interface SaveOffsetInput {
 }
 
 export function saveOffsetInput(stream: string, consumer: string, offset: number): SaveOffsetInput {
-  return { stream: validateName('stream', stream), consumer: validateKey('consumer', consumer), offset: requireOffset('offset', offset) };
+  return {
+    stream: validateName('stream', stream),
+    consumer: validateKey('consumer', consumer),
+    offset: requireOffset('offset', offset),
+  };
 }

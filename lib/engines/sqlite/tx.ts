@@ -8,7 +8,15 @@ import { insertJobs } from './queue-ops.js';
 import { publishEvent, saveConsumerOffset } from './stream.js';
 import { dependsOnFlow, hasDependencies, type FlowJob, type FlowNode } from '../../contract/flows.js';
 import { insertFlow } from './flows.js';
-import { enqueueInput, flowInput, notifyInput, outboxEnqueueInput, publishInput, publishWithKeyInput, saveOffsetInput } from './tx-input.js';
+import {
+  enqueueInput,
+  flowInput,
+  notifyInput,
+  outboxEnqueueInput,
+  publishInput,
+  publishWithKeyInput,
+  saveOffsetInput,
+} from './tx-input.js';
 import { asStoreError, WriteCtx, type AppHold, type Writer } from './writer.js';
 
 /**

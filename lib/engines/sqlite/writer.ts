@@ -385,8 +385,13 @@ export class Writer {
   private async retryBusy<R>(op: string, step: () => R | undefined): Promise<R> {
     try {
       // While queued or stepping aside, poll every 1–2 ms: the turn comes as soon as the holder commits.
-      return await retryOnBusy(op, this.lockWaitTimeoutMs, () => this.assertOpen(), step, asStoreError, (attempt) =>
-        this.tickets.contended ? Math.min(2, busyDelayMs(attempt)) : busyDelayMs(attempt),
+      return await retryOnBusy(
+        op,
+        this.lockWaitTimeoutMs,
+        () => this.assertOpen(),
+        step,
+        asStoreError,
+        (attempt) => (this.tickets.contended ? Math.min(2, busyDelayMs(attempt)) : busyDelayMs(attempt)),
       );
     } catch (err) {
       this.tickets.done();

@@ -1,4 +1,10 @@
-import { Inject, Injectable, type BeforeApplicationShutdown, type OnApplicationBootstrap, type OnModuleInit } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+  type OnModuleInit,
+} from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, ModuleRef } from '@nestjs/core';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { InvalidOption } from '../../contract/errors.js';
@@ -21,7 +27,11 @@ import { nestStoreLogger } from '../utils/nest-logger.js';
 import { defaultWorkerId } from '../utils/worker-id.js';
 import { supervise } from '../workers/supervise.js';
 import { ALKSTORE_BROKERS_OPTIONS, INBOX_HANDLER_METADATA } from './brokers.constants.js';
-import type { AlkstoreBrokersOptions, InboxHandlerMetadata, OutboxPublisherRegistration } from './brokers-options.interface.js';
+import type {
+  AlkstoreBrokersOptions,
+  InboxHandlerMetadata,
+  OutboxPublisherRegistration,
+} from './brokers-options.interface.js';
 import { checkTransactionKind, inboxTransaction } from './inbox-transaction.js';
 
 /** A discovered `@InboxHandler` method. */
@@ -33,20 +43,42 @@ interface DiscoveredInboxHandler {
 
 /** Checks the module's options before any I/O (a typed error naming the field). */
 export function validateBrokersOptions(o: unknown): AlkstoreBrokersOptions {
-  if (o === null || typeof o !== 'object') throw new InvalidOption('AlkstoreBrokersModule options', 'must be an object { publishers?, nats?, rabbitmq?, inboxes? }');
+  if (o === null || typeof o !== 'object')
+    throw new InvalidOption(
+      'AlkstoreBrokersModule options',
+      'must be an object { publishers?, nats?, rabbitmq?, inboxes? }',
+    );
   const options = o as AlkstoreBrokersOptions;
-  if (options.publishers !== undefined && !Array.isArray(options.publishers)) throw new InvalidOption('publishers', 'must be an array of { outbox, publisher: () => Publisher, settings? }');
+  if (options.publishers !== undefined && !Array.isArray(options.publishers))
+    throw new InvalidOption('publishers', 'must be an array of { outbox, publisher: () => Publisher, settings? }');
   const seen = new Set<string>();
   for (const [i, p] of (options.publishers ?? []).entries()) {
     const at = `publishers[${i}]`;
-    if (p === null || typeof p !== 'object') throw new InvalidOption(at, 'must be an object { outbox, publisher: () => Publisher, settings? }');
+    if (p === null || typeof p !== 'object')
+      throw new InvalidOption(at, 'must be an object { outbox, publisher: () => Publisher, settings? }');
     validateName('outbox', p.outbox);
-    if (typeof p.publisher !== 'function') throw new InvalidOption(`${at}.publisher`, 'must be a function that builds the publisher (() => new NatsJetStreamPublisher({ … })), so a restarted dispatcher gets a fresh connection');
-    if (seen.has(p.outbox)) throw new InvalidOption(`${at}.outbox`, `names outbox ${JSON.stringify(p.outbox)} a second time; one publisher per outbox`);
+    if (typeof p.publisher !== 'function')
+      throw new InvalidOption(
+        `${at}.publisher`,
+        'must be a function that builds the publisher (() => new NatsJetStreamPublisher({ … })), so a restarted dispatcher gets a fresh connection',
+      );
+    if (seen.has(p.outbox))
+      throw new InvalidOption(
+        `${at}.outbox`,
+        `names outbox ${JSON.stringify(p.outbox)} a second time; one publisher per outbox`,
+      );
     seen.add(p.outbox);
   }
-  if (options.nats !== undefined && (options.nats === null || typeof options.nats !== 'object' || !('connection' in options.nats || 'servers' in options.nats))) {
-    throw new InvalidOption('nats', 'must be { connection } (a NatsConnection you own) or { servers, connectOptions? }');
+  if (
+    options.nats !== undefined &&
+    (options.nats === null ||
+      typeof options.nats !== 'object' ||
+      !('connection' in options.nats || 'servers' in options.nats))
+  ) {
+    throw new InvalidOption(
+      'nats',
+      'must be { connection } (a NatsConnection you own) or { servers, connectOptions? }',
+    );
   }
   return options;
 }
@@ -98,19 +130,28 @@ export class AlkstoreBrokersHost implements OnModuleInit, OnApplicationBootstrap
     for (const { wrapper, instance, label, method } of instanceMethods(this.discovery, this.scanner)) {
       for (const h of readMethodMetadata<OutboxHandlerMetadata>(OUTBOX_HANDLER_METADATA, method)) {
         // Two dispatchers (the handler's and the publisher's) would race for the same messages.
-        if (published.has(h.outbox)) throw new InvalidOption(`publishers (outbox ${JSON.stringify(h.outbox)})`, `is also delivered by @OutboxHandler ${label}; give an outbox a publisher or a handler, not both`);
+        if (published.has(h.outbox))
+          throw new InvalidOption(
+            `publishers (outbox ${JSON.stringify(h.outbox)})`,
+            `is also delivered by @OutboxHandler ${label}; give an outbox a publisher or a handler, not both`,
+          );
       }
       const metas = readMethodMetadata<InboxHandlerMetadata>(INBOX_HANDLER_METADATA, method);
       if (metas.length === 0) continue;
       if (!wrapper.isDependencyTreeStatic()) {
-        this.logger.warn(`${label} is skipped: @InboxHandler methods cannot live on request-scoped (or transient-dependent) providers`);
+        this.logger.warn(
+          `${label} is skipped: @InboxHandler methods cannot live on request-scoped (or transient-dependent) providers`,
+        );
         continue;
       }
       const fn = method as (tx: TxOps, message: InboxMessage, handle?: unknown) => Promise<void>;
       for (const meta of metas) {
         const source = this.check(label, meta);
         const previous = seen.get(source);
-        if (previous !== undefined) throw new InvalidHandler(`${source} has two @InboxHandler methods: ${previous} and ${label}; one consumer per source`);
+        if (previous !== undefined)
+          throw new InvalidHandler(
+            `${source} has two @InboxHandler methods: ${previous} and ${label}; one consumer per source`,
+          );
         seen.set(source, label);
         this.handlers.push({ label, meta, call: (tx, message, handle) => fn.call(instance, tx, message, handle) });
       }
@@ -152,11 +193,20 @@ export class AlkstoreBrokersHost implements OnModuleInit, OnApplicationBootstrap
     try {
       validateName('inbox', meta.inbox);
       const o = meta.options as Partial<InboxHandlerMetadata['options']> | null;
-      if (o === null || typeof o !== 'object') throw new InvalidOption('options', 'must be { jetstream: { stream, consumer } } or { rabbitmq: { queue } }');
+      if (o === null || typeof o !== 'object')
+        throw new InvalidOption('options', 'must be { jetstream: { stream, consumer } } or { rabbitmq: { queue } }');
       checkTransactionKind('@InboxHandler', o.transaction);
-      if ((o.jetstream === undefined) === (o.rabbitmq === undefined)) throw new InvalidOption('options', 'must name exactly one source: { jetstream: { stream, consumer } } or { rabbitmq: { queue } }');
+      if ((o.jetstream === undefined) === (o.rabbitmq === undefined))
+        throw new InvalidOption(
+          'options',
+          'must name exactly one source: { jetstream: { stream, consumer } } or { rabbitmq: { queue } }',
+        );
       if (o.jetstream) {
-        if (!this.options.nats) throw new InvalidOption('nats', 'is not set in AlkstoreBrokersModule.forRoot, and a JetStream @InboxHandler needs it: nats: { servers } or { connection }');
+        if (!this.options.nats)
+          throw new InvalidOption(
+            'nats',
+            'is not set in AlkstoreBrokersModule.forRoot, and a JetStream @InboxHandler needs it: nats: { servers } or { connection }',
+          );
         return `JetStream consumer ${JSON.stringify(o.jetstream.consumer)} of stream ${JSON.stringify(o.jetstream.stream)}`;
       }
       return `RabbitMQ queue ${JSON.stringify(o.rabbitmq!.queue)}`;
@@ -166,7 +216,16 @@ export class AlkstoreBrokersHost implements OnModuleInit, OnApplicationBootstrap
   }
 
   private startDispatcher(p: OutboxPublisherRegistration): void {
-    const settings = p.settings instanceof OutboxSettings ? p.settings : { drainTimeoutMs: this.moduleOptions.drainTimeoutMs ?? 10_000, ...(this.moduleOptions.idlePollIntervalMs === undefined ? {} : { idlePollIntervalMs: this.moduleOptions.idlePollIntervalMs }), ...p.settings };
+    const settings =
+      p.settings instanceof OutboxSettings
+        ? p.settings
+        : {
+            drainTimeoutMs: this.moduleOptions.drainTimeoutMs ?? 10_000,
+            ...(this.moduleOptions.idlePollIntervalMs === undefined
+              ? {}
+              : { idlePollIntervalMs: this.moduleOptions.idlePollIntervalMs }),
+            ...p.settings,
+          };
     const workerId = this.moduleOptions.workerId ?? defaultWorkerId();
     const create = (): OutboxDispatcher =>
       new OutboxDispatcher({
@@ -213,13 +272,27 @@ export class AlkstoreBrokersHost implements OnModuleInit, OnApplicationBootstrap
       const js = o.jetstream;
       const run = async (signal: AbortSignal): Promise<void> => {
         const connection = await this.natsConnection();
-        await new JetStreamInboxConsumer({ ...base, connection, stream: js.stream, consumer: js.consumer, batch: js.batch, workingIntervalMs: js.workingIntervalMs, retryDelayMs: js.retryDelayMs }).run(signal);
+        await new JetStreamInboxConsumer({
+          ...base,
+          connection,
+          stream: js.stream,
+          consumer: js.consumer,
+          batch: js.batch,
+          workingIntervalMs: js.workingIntervalMs,
+          retryDelayMs: js.retryDelayMs,
+        }).run(signal);
       };
       this.loops.push(supervise(name, run, this.abort.signal, this.logger));
       return;
     }
     const rmq = o.rabbitmq!;
-    const consumer = new RabbitMqInboxConsumer({ ...base, queue: rmq.queue, prefetch: rmq.prefetch, url: this.options.rabbitmq?.url, reconnectWaitMs: this.options.rabbitmq?.reconnectWaitMs });
+    const consumer = new RabbitMqInboxConsumer({
+      ...base,
+      queue: rmq.queue,
+      prefetch: rmq.prefetch,
+      url: this.options.rabbitmq?.url,
+      reconnectWaitMs: this.options.rabbitmq?.reconnectWaitMs,
+    });
     this.loops.push(supervise(name, (signal) => consumer.run(signal), this.abort.signal, this.logger));
   }
 
@@ -228,7 +301,11 @@ export class AlkstoreBrokersHost implements OnModuleInit, OnApplicationBootstrap
     const cfg = this.options.nats!;
     if ('connection' in cfg) return Promise.resolve(cfg.connection);
     this.nats ??= (async () => {
-      const { connect } = await loadPeer('@nats-io/transport-node', () => import('@nats-io/transport-node'), 'for the JetStream @InboxHandler');
+      const { connect } = await loadPeer(
+        '@nats-io/transport-node',
+        () => import('@nats-io/transport-node'),
+        'for the JetStream @InboxHandler',
+      );
       this.ownsNats = true;
       return connect({ servers: cfg.servers, maxReconnectAttempts: -1, ...cfg.connectOptions });
     })();

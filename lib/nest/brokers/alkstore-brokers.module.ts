@@ -29,8 +29,13 @@ export class AlkstoreBrokersModule {
 
   /** Registers the brokers from options a factory builds (`ClientProxy` clients, `ConfigService` values). */
   static forRootAsync(options: AlkstoreBrokersAsyncOptions): DynamicModule {
-    if (options === null || typeof options !== 'object' || typeof options.useFactory !== 'function') throw new InvalidOption('forRootAsync', 'needs useFactory');
-    return module(options.imports ?? [], { provide: ALKSTORE_BROKERS_OPTIONS, useFactory: options.useFactory as (...args: unknown[]) => AlkstoreBrokersOptions, inject: options.inject ?? [] });
+    if (options === null || typeof options !== 'object' || typeof options.useFactory !== 'function')
+      throw new InvalidOption('forRootAsync', 'needs useFactory');
+    return module(options.imports ?? [], {
+      provide: ALKSTORE_BROKERS_OPTIONS,
+      useFactory: options.useFactory as (...args: unknown[]) => AlkstoreBrokersOptions,
+      inject: options.inject ?? [],
+    });
   }
 }
 

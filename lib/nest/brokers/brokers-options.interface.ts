@@ -31,7 +31,9 @@ export interface AlkstoreBrokersOptions {
    * NATS for `@InboxHandler({ jetstream })` consumers: a connection you own (left open), or servers to
    * connect to (the module opens one connection and closes it on shutdown).
    */
-  readonly nats?: { readonly connection: NatsConnection } | { readonly servers: string | string[]; readonly connectOptions?: Partial<ConnectionOptions> };
+  readonly nats?:
+    | { readonly connection: NatsConnection }
+    | { readonly servers: string | string[]; readonly connectOptions?: Partial<ConnectionOptions> };
   /** RabbitMQ for `@InboxHandler({ rabbitmq })` consumers (default `amqp://guest:guest@127.0.0.1:5672`). */
   readonly rabbitmq?: { readonly url?: string | Options.Connect; readonly reconnectWaitMs?: number };
   /** Options of the inboxes the handlers name (`store.inbox(name, opts)`), by name. */
@@ -48,7 +50,13 @@ export interface AlkstoreBrokersAsyncOptions extends Pick<ModuleMetadata, 'impor
 export type InboxSource =
   | {
       /** A durable pull consumer with explicit acks (`stream`, `consumer`), on the module's `nats` connection. */
-      readonly jetstream: { readonly stream: string; readonly consumer: string; readonly batch?: number; readonly workingIntervalMs?: number; readonly retryDelayMs?: number };
+      readonly jetstream: {
+        readonly stream: string;
+        readonly consumer: string;
+        readonly batch?: number;
+        readonly workingIntervalMs?: number;
+        readonly retryDelayMs?: number;
+      };
       readonly rabbitmq?: never;
     }
   | {

@@ -1,5 +1,16 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { applyDecorators, createParamDecorator, Inject, Injectable, Optional, SetMetadata, UseInterceptors, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
+import {
+  applyDecorators,
+  createParamDecorator,
+  Inject,
+  Injectable,
+  Optional,
+  SetMetadata,
+  UseInterceptors,
+  type CallHandler,
+  type ExecutionContext,
+  type NestInterceptor,
+} from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { from, lastValueFrom, type Observable } from 'rxjs';
 import { InvalidOption, PermanentError } from '../../contract/errors.js';
@@ -46,15 +57,23 @@ const scope = new AsyncLocalStorage<InboxScope>();
 
 function current(what: string): InboxScope {
   const s = scope.getStore();
-  if (!s) throw new InvalidOption(what, 'is only available in a method decorated with @InboxEvent(inbox), inside its inbox transaction');
+  if (!s)
+    throw new InvalidOption(
+      what,
+      'is only available in a method decorated with @InboxEvent(inbox), inside its inbox transaction',
+    );
   return s;
 }
 
 /** The inbox transaction of an `@InboxEvent` method (parameter decorator): write the effect through it. */
-export const InboxTx = createParamDecorator((_data: unknown, _ctx: ExecutionContext): TxOps => current('@InboxTx()').tx);
+export const InboxTx = createParamDecorator(
+  (_data: unknown, _ctx: ExecutionContext): TxOps => current('@InboxTx()').tx,
+);
 
 /** The ORM's transaction of an `@InboxEvent({ transaction: 'typeorm' | 'orm' })` method: the `EntityManager`, Prisma's `tx`, … */
-export const InboxTxHandle = createParamDecorator((_data: unknown, _ctx: ExecutionContext): unknown => current('@InboxTxHandle()').handle);
+export const InboxTxHandle = createParamDecorator(
+  (_data: unknown, _ctx: ExecutionContext): unknown => current('@InboxTxHandle()').handle,
+);
 
 /**
  * Makes an `@EventPattern` handler of any Nest microservices transport
@@ -74,9 +93,15 @@ export const InboxTxHandle = createParamDecorator((_data: unknown, _ctx: Executi
  */
 export function InboxEvent(inbox: string, options: InboxEventOptions = {}): MethodDecorator {
   validateName('inbox', inbox);
-  if (options === null || typeof options !== 'object') throw new InvalidOption('@InboxEvent options', 'must be an object');
-  if (options.ack !== undefined && options.ack !== 'transport' && options.ack !== 'after-commit') throw new InvalidOption('@InboxEvent ack', `must be 'transport' or 'after-commit', got ${JSON.stringify(options.ack)}`);
-  if (options.messageId !== undefined && typeof options.messageId !== 'function') throw new InvalidOption('@InboxEvent messageId', 'must be a function (data, context) => string');
+  if (options === null || typeof options !== 'object')
+    throw new InvalidOption('@InboxEvent options', 'must be an object');
+  if (options.ack !== undefined && options.ack !== 'transport' && options.ack !== 'after-commit')
+    throw new InvalidOption(
+      '@InboxEvent ack',
+      `must be 'transport' or 'after-commit', got ${JSON.stringify(options.ack)}`,
+    );
+  if (options.messageId !== undefined && typeof options.messageId !== 'function')
+    throw new InvalidOption('@InboxEvent messageId', 'must be a function (data, context) => string');
   checkTransactionKind('@InboxEvent', options.transaction);
   const meta: InboxEventMetadata = { inbox, options };
   return applyDecorators(SetMetadata(INBOX_EVENT_METADATA, meta), UseInterceptors(InboxEventInterceptor));
@@ -92,10 +117,16 @@ interface NatsLike {
 }
 
 function isRmq(ctx: unknown): ctx is RmqLike {
-  return typeof (ctx as Partial<RmqLike> | null)?.getChannelRef === 'function' && typeof (ctx as Partial<RmqLike>).getMessage === 'function';
+  return (
+    typeof (ctx as Partial<RmqLike> | null)?.getChannelRef === 'function' &&
+    typeof (ctx as Partial<RmqLike>).getMessage === 'function'
+  );
 }
 function isNats(ctx: unknown): ctx is NatsLike {
-  return typeof (ctx as Partial<NatsLike> | null)?.getHeaders === 'function' && typeof (ctx as { getSubject?: unknown }).getSubject === 'function';
+  return (
+    typeof (ctx as Partial<NatsLike> | null)?.getHeaders === 'function' &&
+    typeof (ctx as { getSubject?: unknown }).getSubject === 'function'
+  );
 }
 
 function defaultMessageId(data: unknown, ctx: unknown): string | undefined {
@@ -115,8 +146,11 @@ function defaultMessageId(data: unknown, ctx: unknown): string | undefined {
 function headersOf(data: unknown, ctx: unknown): Record<string, string> {
   const out: Record<string, string> = {};
   const fromData = (data as { headers?: unknown } | null)?.headers;
-  if (fromData && typeof fromData === 'object') for (const [k, v] of Object.entries(fromData)) if (typeof v === 'string') out[k] = v;
-  if (isRmq(ctx)) for (const [k, v] of Object.entries(ctx.getMessage()?.properties?.headers ?? {})) if (typeof v === 'string') out[k] = v;
+  if (fromData && typeof fromData === 'object')
+    for (const [k, v] of Object.entries(fromData)) if (typeof v === 'string') out[k] = v;
+  if (isRmq(ctx))
+    for (const [k, v] of Object.entries(ctx.getMessage()?.properties?.headers ?? {}))
+      if (typeof v === 'string') out[k] = v;
   return out;
 }
 
@@ -136,7 +170,9 @@ export class InboxEventInterceptor implements NestInterceptor {
     const meta = Reflect.getMetadata(INBOX_EVENT_METADATA, context.getHandler()) as InboxEventMetadata | undefined;
     if (!meta || context.getType() !== 'rpc') return next.handle();
     const rpc = context.switchToRpc();
-    return from(this.run(meta, rpc.getData(), rpc.getContext(), next, `${context.getClass().name}.${context.getHandler().name}`));
+    return from(
+      this.run(meta, rpc.getData(), rpc.getContext(), next, `${context.getClass().name}.${context.getHandler().name}`),
+    );
   }
 
   private runner(meta: InboxEventMetadata): InboxRunner<unknown> {
@@ -144,28 +180,51 @@ export class InboxEventInterceptor implements NestInterceptor {
     let r = this.runners.get(key);
     if (!r) {
       const tx = inboxTransaction(meta.options.transaction ?? 'store', this.store, this.moduleRef);
-      r = new InboxRunner({ store: this.store, inbox: this.store.inbox(meta.inbox, this.brokers?.inboxes?.[meta.inbox]), handler: async () => undefined, transaction: tx, logger: this.logger });
+      r = new InboxRunner({
+        store: this.store,
+        inbox: this.store.inbox(meta.inbox, this.brokers?.inboxes?.[meta.inbox]),
+        handler: async () => undefined,
+        transaction: tx,
+        logger: this.logger,
+      });
       this.runners.set(key, r);
     }
     return r;
   }
 
-  private async run(meta: InboxEventMetadata, data: unknown, ctx: unknown, next: CallHandler, label: string): Promise<unknown> {
+  private async run(
+    meta: InboxEventMetadata,
+    data: unknown,
+    ctx: unknown,
+    next: CallHandler,
+    label: string,
+  ): Promise<unknown> {
     const afterCommit = meta.options.ack === 'after-commit';
-    if (afterCommit && !isRmq(ctx)) throw new InvalidOption(`@InboxEvent ack of ${label}`, "is 'after-commit', which needs the RabbitMQ transport (Transport.RMQ with noAck: false)");
+    if (afterCommit && !isRmq(ctx))
+      throw new InvalidOption(
+        `@InboxEvent ack of ${label}`,
+        "is 'after-commit', which needs the RabbitMQ transport (Transport.RMQ with noAck: false)",
+      );
     const rmq = afterCommit ? (ctx as RmqLike) : null;
     const messageId = (meta.options.messageId ?? defaultMessageId)(data, ctx);
     if (typeof messageId !== 'string' || messageId === '') {
-      this.logger.warn(`${label}: an event without a message id cannot be deduplicated by inbox ${JSON.stringify(meta.inbox)}${rmq ? '; rejected (dead-lettered)' : ''}`);
+      this.logger.warn(
+        `${label}: an event without a message id cannot be deduplicated by inbox ${JSON.stringify(meta.inbox)}${rmq ? '; rejected (dead-lettered)' : ''}`,
+      );
       rmq?.getChannelRef().nack(rmq.getMessage(), false, false);
       throw new PermanentError(`@InboxEvent ${label}: the event has no message id (set the messageId option)`);
     }
     const message: InboxMessage<unknown> = {
       messageId,
       // What ClientProxyPublisher emits ({ messageId, payload, headers }) is unwrapped; anything else is the payload.
-      payload: data !== null && typeof data === 'object' && 'messageId' in data && 'payload' in data ? (data as { payload: unknown }).payload : data,
+      payload:
+        data !== null && typeof data === 'object' && 'messageId' in data && 'payload' in data
+          ? (data as { payload: unknown }).payload
+          : data,
       envelope: readEnvelope(messageId, headersOf(data, ctx)),
-      destination: isRmq(ctx) ? String((ctx.getMessage() as { fields?: { routingKey?: unknown } }).fields?.routingKey ?? '') : '',
+      destination: isRmq(ctx)
+        ? String((ctx.getMessage() as { fields?: { routingKey?: unknown } }).fields?.routingKey ?? '')
+        : '',
       deliveryCount: 1,
     };
     let result: unknown;

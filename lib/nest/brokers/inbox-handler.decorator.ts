@@ -23,7 +23,12 @@ import type { InboxHandlerMetadata, InboxHandlerOptions } from './brokers-option
  * async invoice(tx: TxOps, message: InboxMessage<{ orderId: number }>) { await tx.enqueue('invoices', message.payload); }
  * ```
  */
-export function InboxHandler<T = never>(inbox: string, options: InboxHandlerOptions): TypedMethodDecorator<(tx: TxOps, message: InboxMessage<T>, handle?: never) => Promise<unknown>> {
+export function InboxHandler<T = never>(
+  inbox: string,
+  options: InboxHandlerOptions,
+): TypedMethodDecorator<(tx: TxOps, message: InboxMessage<T>, handle?: never) => Promise<unknown>> {
   const meta: InboxHandlerMetadata = { inbox, options };
-  return appendMethodMetadata(INBOX_HANDLER_METADATA, meta) as TypedMethodDecorator<(tx: TxOps, message: InboxMessage<T>, handle?: never) => Promise<unknown>>;
+  return appendMethodMetadata(INBOX_HANDLER_METADATA, meta) as TypedMethodDecorator<
+    (tx: TxOps, message: InboxMessage<T>, handle?: never) => Promise<unknown>
+  >;
 }

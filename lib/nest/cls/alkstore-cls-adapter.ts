@@ -35,7 +35,11 @@ export interface AlkstoreTransactionalAdapterOptions<TConnection, TTx, TOptions>
  * });
  * ```
  */
-export class AlkstoreTransactionalAdapter<TConnection, TTx, TOptions> implements TransactionalAdapter<TConnection, TTx, TOptions> {
+export class AlkstoreTransactionalAdapter<TConnection, TTx, TOptions> implements TransactionalAdapter<
+  TConnection,
+  TTx,
+  TOptions
+> {
   readonly connectionToken: unknown;
   readonly connection?: TConnection;
   readonly defaultTxOptions?: Partial<TOptions>;

@@ -20,7 +20,10 @@ function beginStatement(options: DrizzleSqliteTransactionOptions | undefined): s
   const behavior = options?.behavior;
   if (behavior === undefined) return 'BEGIN';
   if (!BEHAVIORS.includes(behavior)) {
-    throw new InvalidOption('behavior', `must be one of "deferred", "immediate", "exclusive" (got ${JSON.stringify(String(behavior).slice(0, 40))})`);
+    throw new InvalidOption(
+      'behavior',
+      `must be one of "deferred", "immediate", "exclusive" (got ${JSON.stringify(String(behavior).slice(0, 40))})`,
+    );
   }
   return `BEGIN ${behavior.toUpperCase()}`;
 }
@@ -39,14 +42,24 @@ function beginStatement(options: DrizzleSqliteTransactionOptions | undefined): s
  * new AlkstoreTransactionalAdapter({ adapter: new DrizzleSqliteTransactionalAdapter({ drizzleInstanceToken: DRIZZLE }), join: drizzleClsJoin });
  * ```
  */
-export class DrizzleSqliteTransactionalAdapter<D extends DrizzleSqliteDatabaseLike = DrizzleSqliteDatabaseLike> implements TransactionalAdapter<D, D, DrizzleSqliteTransactionOptions> {
+export class DrizzleSqliteTransactionalAdapter<
+  D extends DrizzleSqliteDatabaseLike = DrizzleSqliteDatabaseLike,
+> implements TransactionalAdapter<D, D, DrizzleSqliteTransactionOptions> {
   readonly connectionToken: unknown;
   readonly defaultTxOptions?: Partial<DrizzleSqliteTransactionOptions>;
   readonly optionsFactory: (db: D) => TransactionalAdapterOptions<D, DrizzleSqliteTransactionOptions>;
 
   constructor(options: DrizzleSqliteTransactionalAdapterOptions) {
-    if (options === null || typeof options !== 'object' || options.drizzleInstanceToken === undefined || options.drizzleInstanceToken === null) {
-      throw new InvalidOption('DrizzleSqliteTransactionalAdapter(options.drizzleInstanceToken)', 'is required: the injection token of your Drizzle better-sqlite3 database');
+    if (
+      options === null ||
+      typeof options !== 'object' ||
+      options.drizzleInstanceToken === undefined ||
+      options.drizzleInstanceToken === null
+    ) {
+      throw new InvalidOption(
+        'DrizzleSqliteTransactionalAdapter(options.drizzleInstanceToken)',
+        'is required: the injection token of your Drizzle better-sqlite3 database',
+      );
     }
     this.connectionToken = options.drizzleInstanceToken;
     this.defaultTxOptions = options.defaultTxOptions;

@@ -4,7 +4,15 @@
  * `drizzleClsJoin` for Prisma and Drizzle; TypeORM needs none) and write through
  * {@link AlkstoreClsTx} to join the active `@Transactional()` transaction.
  */
-export { AlkstoreTransactionalAdapter, type AlkstoreTransactionalAdapterOptions, type ClsJoin } from './alkstore-cls-adapter.js';
+export {
+  AlkstoreTransactionalAdapter,
+  type AlkstoreTransactionalAdapterOptions,
+  type ClsJoin,
+} from './alkstore-cls-adapter.js';
 export { AlkstoreClsTx } from './alkstore-cls-tx.service.js';
 export { drizzleClsJoin, prismaClsJoin } from './orm-joins.js';
-export { DrizzleSqliteTransactionalAdapter, type DrizzleSqliteTransactionalAdapterOptions, type DrizzleSqliteTransactionOptions } from './drizzle-sqlite-adapter.js';
+export {
+  DrizzleSqliteTransactionalAdapter,
+  type DrizzleSqliteTransactionalAdapterOptions,
+  type DrizzleSqliteTransactionOptions,
+} from './drizzle-sqlite-adapter.js';

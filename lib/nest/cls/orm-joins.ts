@@ -44,5 +44,9 @@ export async function drizzleClsJoin(client: unknown, isActive: () => boolean, s
   }
   assertSameEngine('drizzleClsJoin', 'client', sqlite ? 'sqlite' : 'postgres', store);
   const { sql } = await loadPeer('drizzle-orm', () => import('drizzle-orm'), 'for drizzleClsJoin');
-  return (sqlite ? drizzleSqliteJoined(sql, client, isActive) : drizzlePgJoined(sql, client as Parameters<typeof drizzlePgJoined>[1], isActive)).queryRunner;
+  return (
+    sqlite
+      ? drizzleSqliteJoined(sql, client, isActive)
+      : drizzlePgJoined(sql, client as Parameters<typeof drizzlePgJoined>[1], isActive)
+  ).queryRunner;
 }

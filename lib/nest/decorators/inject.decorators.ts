@@ -19,7 +19,11 @@ export function InjectOutbox(outbox: string | OutboxRef<unknown>): ParameterDeco
 }
 
 /** Nest's `Inject`, plus a record of where it was used (the bootstrap check names the class and parameter). */
-function recorded(kind: HandleKind, name: string, inject: PropertyDecorator & ParameterDecorator): ParameterDecorator & PropertyDecorator {
+function recorded(
+  kind: HandleKind,
+  name: string,
+  inject: PropertyDecorator & ParameterDecorator,
+): ParameterDecorator & PropertyDecorator {
   return ((target: object, property: string | symbol | undefined, index?: number) => {
     if (typeof name === 'string') recordInjection(kind, name, target, property, index);
     (inject as (t: object, p: string | symbol | undefined, i?: number) => void)(target, property, index);

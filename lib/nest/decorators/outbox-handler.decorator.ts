@@ -18,11 +18,20 @@ import type { TypedMethodDecorator } from './typed-method-decorator.js';
  * accept a `Job<T>`. `AlkstoreModule.forRoot` provides the outbox's handle
  * for `@InjectOutbox`.
  */
-export function OutboxHandler<T>(outbox: OutboxRef<T>, settings?: OutboxHandlerSettings): TypedMethodDecorator<(job: Job<T>, signal: AbortSignal) => unknown>;
+export function OutboxHandler<T>(
+  outbox: OutboxRef<T>,
+  settings?: OutboxHandlerSettings,
+): TypedMethodDecorator<(job: Job<T>, signal: AbortSignal) => unknown>;
 export function OutboxHandler(outbox: string, settings?: OutboxHandlerSettings): MethodDecorator;
 export function OutboxHandler(outbox: string | OutboxRef<unknown>, settings?: OutboxHandlerSettings): MethodDecorator {
   const name = typeof outbox === 'string' ? outbox : outbox.name;
   const opts = typeof outbox === 'string' ? undefined : outbox.opts;
   declareHandle('outbox', name, opts);
-  return composeMethodDecorators(appendMethodMetadata(OUTBOX_HANDLER_METADATA, opts === undefined ? { outbox: name, settings } : { outbox: name, settings, opts }), recordHandlerSite('outbox', name, '@OutboxHandler'));
+  return composeMethodDecorators(
+    appendMethodMetadata(
+      OUTBOX_HANDLER_METADATA,
+      opts === undefined ? { outbox: name, settings } : { outbox: name, settings, opts },
+    ),
+    recordHandlerSite('outbox', name, '@OutboxHandler'),
+  );
 }

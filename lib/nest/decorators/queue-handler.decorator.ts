@@ -21,11 +21,19 @@ import type { TypedMethodDecorator } from './typed-method-decorator.js';
 export function QueueHandler<T>(
   queue: QueueRef<T>,
   options?: QueueHandlerOptions,
-): TypedMethodDecorator<((job: Job<T>, signal: AbortSignal) => unknown) | ((jobs: Job<T>[], signal: AbortSignal) => unknown)>;
+): TypedMethodDecorator<
+  ((job: Job<T>, signal: AbortSignal) => unknown) | ((jobs: Job<T>[], signal: AbortSignal) => unknown)
+>;
 export function QueueHandler(queue: string, options?: QueueHandlerOptions): MethodDecorator;
 export function QueueHandler(queue: string | QueueRef<unknown>, options: QueueHandlerOptions = {}): MethodDecorator {
   const name = typeof queue === 'string' ? queue : queue.name;
-  const merged: QueueHandlerOptions = typeof queue === 'string' || queue.opts === undefined || options.queueOpts !== undefined ? options : { ...options, queueOpts: queue.opts };
+  const merged: QueueHandlerOptions =
+    typeof queue === 'string' || queue.opts === undefined || options.queueOpts !== undefined
+      ? options
+      : { ...options, queueOpts: queue.opts };
   declareHandle('queue', name, merged.queueOpts);
-  return composeMethodDecorators(appendMethodMetadata(QUEUE_HANDLER_METADATA, { queue: name, options: merged }), recordHandlerSite('queue', name, '@QueueHandler'));
+  return composeMethodDecorators(
+    appendMethodMetadata(QUEUE_HANDLER_METADATA, { queue: name, options: merged }),
+    recordHandlerSite('queue', name, '@QueueHandler'),
+  );
 }

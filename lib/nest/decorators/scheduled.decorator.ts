@@ -16,5 +16,8 @@ import { appendMethodMetadata, composeMethodDecorators } from '../utils/append-m
 export function Scheduled(name: string, spec: string, options: ScheduledOptions = {}): MethodDecorator {
   const queue = options.queue ?? `${SCHEDULED_QUEUE_PREFIX}${name}`;
   declareHandle('queue', queue);
-  return composeMethodDecorators(appendMethodMetadata(SCHEDULED_METADATA, { name, spec, options }), recordHandlerSite('queue', queue, `@Scheduled(${JSON.stringify(name)})`));
+  return composeMethodDecorators(
+    appendMethodMetadata(SCHEDULED_METADATA, { name, spec, options }),
+    recordHandlerSite('queue', queue, `@Scheduled(${JSON.stringify(name)})`),
+  );
 }

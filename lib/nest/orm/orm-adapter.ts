@@ -3,11 +3,21 @@ import type { Knex } from 'knex';
 import type { Kysely, Transaction } from 'kysely';
 import type { Pool, PoolClient } from 'pg';
 import type { Store, TxOps } from '../../contract/types.js';
-import { drizzleTransaction, type DrizzlePgDatabaseLike, type DrizzleSqliteDatabaseLike, type DrizzleTxOf } from '../../adapters/drizzle.js';
+import {
+  drizzleTransaction,
+  type DrizzlePgDatabaseLike,
+  type DrizzleSqliteDatabaseLike,
+  type DrizzleTxOf,
+} from '../../adapters/drizzle.js';
 import { knexTransaction } from '../../adapters/knex.js';
 import { kyselyTransaction } from '../../adapters/kysely.js';
 import { pgTransaction } from '../../adapters/pg.js';
-import { prismaTransaction, type PrismaClientLike, type PrismaTransactionOptions, type PrismaTxOf } from '../../adapters/prisma.js';
+import {
+  prismaTransaction,
+  type PrismaClientLike,
+  type PrismaTransactionOptions,
+  type PrismaTxOf,
+} from '../../adapters/prisma.js';
 
 /**
  * How `OrmTransactions` opens a transaction of your ORM with the store joined: the provider that
@@ -31,19 +41,25 @@ type UntypedHelper<T> = (client: unknown, store: Store, fn: (tx: TxOps, handle: 
 export type OrmHandleOf<A> = A extends AlkstoreOrmAdapter<infer H> ? H : never;
 
 /** Prisma 7 (`prismaTransaction`): `clientToken` provides the `PrismaClient` (e.g. your `PrismaService`). */
-export function prismaAdapter<P extends PrismaClientLike>(clientToken: InjectionToken, options?: PrismaTransactionOptions): AlkstoreOrmAdapter<PrismaTxOf<P>> {
+export function prismaAdapter<P extends PrismaClientLike>(
+  clientToken: InjectionToken,
+  options?: PrismaTransactionOptions,
+): AlkstoreOrmAdapter<PrismaTxOf<P>> {
   return { orm: 'Prisma', clientToken, run: (client, store, fn) => prismaTransaction(client as P, store, fn, options) };
 }
 
 /** Drizzle on PostgreSQL (`drizzleTransaction`): `clientToken` provides the `drizzle(...)` database. */
-export function drizzleAdapter<D extends DrizzlePgDatabaseLike>(clientToken: InjectionToken): AlkstoreOrmAdapter<DrizzleTxOf<D>>;
+export function drizzleAdapter<D extends DrizzlePgDatabaseLike>(
+  clientToken: InjectionToken,
+): AlkstoreOrmAdapter<DrizzleTxOf<D>>;
 /** Drizzle on SQLite (better-sqlite3): the handle is the database itself (see `drizzleTransaction`). */
 export function drizzleAdapter<D extends DrizzleSqliteDatabaseLike>(clientToken: InjectionToken): AlkstoreOrmAdapter<D>;
 export function drizzleAdapter(clientToken: InjectionToken): AlkstoreOrmAdapter<unknown> {
   return {
     orm: 'Drizzle',
     clientToken,
-    run: <T>(client: unknown, store: Store, fn: (tx: TxOps, handle: unknown) => Promise<T>) => (drizzleTransaction as UntypedHelper<T>)(client, store, fn),
+    run: <T>(client: unknown, store: Store, fn: (tx: TxOps, handle: unknown) => Promise<T>) =>
+      (drizzleTransaction as UntypedHelper<T>)(client, store, fn),
   };
 }
 
@@ -59,5 +75,10 @@ export function knexAdapter(clientToken: InjectionToken): AlkstoreOrmAdapter<Kne
 
 /** `pg` (`pgTransaction`): `clientToken` provides the `pg.Pool`; the handle is the transaction's `PoolClient`. */
 export function pgAdapter(clientToken: InjectionToken): AlkstoreOrmAdapter<PoolClient> {
-  return { orm: 'pg', clientToken, run: <T>(client: unknown, store: Store, fn: (tx: TxOps, handle: PoolClient) => Promise<T>) => pgTransaction(client as Pool, store, fn) };
+  return {
+    orm: 'pg',
+    clientToken,
+    run: <T>(client: unknown, store: Store, fn: (tx: TxOps, handle: PoolClient) => Promise<T>) =>
+      pgTransaction(client as Pool, store, fn),
+  };
 }

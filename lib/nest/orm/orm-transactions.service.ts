@@ -29,7 +29,10 @@ export class OrmTransactions<A extends AlkstoreOrmAdapter<unknown> = AlkstoreOrm
     const adapter = this.options.orm as A | undefined;
     if (!adapter) {
       return Promise.reject(
-        new InvalidOption('orm', 'is not set, so OrmTransactions has no ORM to open a transaction with: AlkstoreModule.forRoot({ …, orm: prismaAdapter(PrismaService) }) (or drizzleAdapter, kyselyAdapter, knexAdapter, pgAdapter with the token of your client); TypeORM uses AlkstoreTransactions'),
+        new InvalidOption(
+          'orm',
+          'is not set, so OrmTransactions has no ORM to open a transaction with: AlkstoreModule.forRoot({ …, orm: prismaAdapter(PrismaService) }) (or drizzleAdapter, kyselyAdapter, knexAdapter, pgAdapter with the token of your client); TypeORM uses AlkstoreTransactions',
+        ),
       );
     }
     if (this.client === undefined) {
@@ -40,7 +43,12 @@ export class OrmTransactions<A extends AlkstoreOrmAdapter<unknown> = AlkstoreOrm
         found = undefined;
       }
       if (found === undefined || found === null) {
-        return Promise.reject(new InvalidOption('orm.clientToken', `names no provider of this application; provide your ${adapter.orm} client under that token (or pass the token you provide it under)`));
+        return Promise.reject(
+          new InvalidOption(
+            'orm.clientToken',
+            `names no provider of this application; provide your ${adapter.orm} client under that token (or pass the token you provide it under)`,
+          ),
+        );
       }
       this.client = found;
     }

@@ -52,15 +52,21 @@ export function exploreNestSchedule(discovery: DiscoveryService, scanner: Metada
     const cron = metadata(NEST_SCHEDULE_CRON_OPTIONS, method) as NestCronMetadata | undefined;
     const interval = metadata(NEST_SCHEDULE_INTERVAL_OPTIONS, method) as { timeout?: unknown } | undefined;
     const timeout = metadata(NEST_SCHEDULE_TIMEOUT_OPTIONS, method) as { timeout?: unknown } | undefined;
-    const kinds = [cron && '@Cron', interval && '@Interval', timeout && '@Timeout'].filter((k): k is string => typeof k === 'string');
+    const kinds = [cron && '@Cron', interval && '@Interval', timeout && '@Timeout'].filter(
+      (k): k is string => typeof k === 'string',
+    );
     if (kinds.length === 0) continue;
     const own = (metadata(SCHEDULED_METADATA, method) as unknown[] | undefined) ?? [];
     if (kinds.length > 1 || own.length > 0) {
       const all = own.length > 0 ? [...kinds, '@Scheduled'] : kinds;
-      throw new InvalidHandler(`${label} is ambiguous: it carries ${all.join(' and ')}; give each schedule its own method`);
+      throw new InvalidHandler(
+        `${label} is ambiguous: it carries ${all.join(' and ')}; give each schedule its own method`,
+      );
     }
     if (!wrapper.isDependencyTreeStatic()) {
-      throw new InvalidHandler(`${label}: ${kinds[0]} methods cannot live on request-scoped (or transient-dependent) providers`);
+      throw new InvalidHandler(
+        `${label}: ${kinds[0]} methods cannot live on request-scoped (or transient-dependent) providers`,
+      );
     }
     const fn = method as () => unknown;
     const call = async (): Promise<unknown> => fn.call(instance);
@@ -75,7 +81,11 @@ export function exploreNestSchedule(discovery: DiscoveryService, scanner: Metada
     scheduled.push({
       label,
       call: (_job: Job) => call(),
-      meta: { name, spec, options: { catchUp: 'none', ...(cron && typeof cron.timeZone === 'string' ? { timeZone: cron.timeZone } : {}) } },
+      meta: {
+        name,
+        spec,
+        options: { catchUp: 'none', ...(cron && typeof cron.timeZone === 'string' ? { timeZone: cron.timeZone } : {}) },
+      },
       queue: `${SCHEDULED_QUEUE_PREFIX}${name}`,
       source: kinds[0] as '@Cron' | '@Interval',
     });
@@ -87,10 +97,14 @@ export function exploreNestSchedule(discovery: DiscoveryService, scanner: Metada
 function cronSpec(label: string, cron: NestCronMetadata): string | null {
   if (cron.disabled === true) return null;
   if (typeof cron.cronTime !== 'string') {
-    throw new InvalidHandler(`${label}: @Cron with a Date or DateTime (a one-shot run) cannot be taken over; use a cron expression, or @Timeout`);
+    throw new InvalidHandler(
+      `${label}: @Cron with a Date or DateTime (a one-shot run) cannot be taken over; use a cron expression, or @Timeout`,
+    );
   }
   if (cron.utcOffset !== undefined) {
-    throw new InvalidHandler(`${label}: @Cron with utcOffset cannot be taken over; use timeZone with an IANA name (e.g. "Europe/Berlin")`);
+    throw new InvalidHandler(
+      `${label}: @Cron with utcOffset cannot be taken over; use timeZone with an IANA name (e.g. "Europe/Berlin")`,
+    );
   }
   if (cron.timeZone !== undefined && typeof cron.timeZone !== 'string') {
     throw new InvalidHandler(`${label}: @Cron timeZone must be an IANA time zone name`);
@@ -102,7 +116,9 @@ function cronSpec(label: string, cron: NestCronMetadata): string | null {
 function everySpec(label: string, timeout: unknown): string {
   const ms = positiveMs(label, '@Interval', timeout);
   if (ms % 1000 !== 0) {
-    throw new InvalidHandler(`${label}: @Interval(${ms}) under nestSchedule: 'cluster' must be a whole number of seconds (a multiple of 1000 ms)`);
+    throw new InvalidHandler(
+      `${label}: @Interval(${ms}) under nestSchedule: 'cluster' must be a whole number of seconds (a multiple of 1000 ms)`,
+    );
   }
   return `@every ${ms / 1000}s`;
 }

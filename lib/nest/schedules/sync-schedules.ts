@@ -12,7 +12,10 @@ export async function validateScheduledSpecs(scheduled: readonly DiscoveredSched
     try {
       await parseScheduleSpec(s.meta.spec, s.meta.options.timeZone ?? 'UTC');
     } catch (err) {
-      throw new InvalidHandler(`${s.label} (${s.source ?? '@Scheduled'}): ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      throw new InvalidHandler(
+        `${s.label} (${s.source ?? '@Scheduled'}): ${err instanceof Error ? err.message : String(err)}`,
+        { cause: err },
+      );
     }
   }
 }
@@ -23,17 +26,31 @@ export async function validateScheduledSpecs(scheduled: readonly DiscoveredSched
  * (logged once, by the replica that removed it). Schedules created with
  * `store.schedule()` carry no owner and are never touched.
  */
-export async function syncSchedules(store: Store, scheduled: readonly DiscoveredScheduled[], owner: string, logger: StoreLogger): Promise<void> {
+export async function syncSchedules(
+  store: Store,
+  scheduled: readonly DiscoveredScheduled[],
+  owner: string,
+  logger: StoreLogger,
+): Promise<void> {
   for (const s of scheduled) {
     const { priority, maxAttempts, expiresInMs, payload, timeZone, catchUp } = s.meta.options;
-    await store.schedule(s.meta.name, s.meta.spec, s.queue, payload ?? null, { priority, maxAttempts, expiresInMs, timeZone, catchUp, owner });
+    await store.schedule(s.meta.name, s.meta.spec, s.queue, payload ?? null, {
+      priority,
+      maxAttempts,
+      expiresInMs,
+      timeZone,
+      catchUp,
+      owner,
+    });
   }
   const declared = new Set(scheduled.map((s) => s.meta.name));
   const { schedules } = await store.listSchedules();
   for (const orphan of schedules) {
     if (orphan.owner !== owner || declared.has(orphan.name)) continue;
     if (await store.unschedule(orphan.name)) {
-      logger.log(`removed schedule ${JSON.stringify(orphan.name)} (${orphan.spec}): no method of this application declares it any more`);
+      logger.log(
+        `removed schedule ${JSON.stringify(orphan.name)} (${orphan.spec}): no method of this application declares it any more`,
+      );
     }
   }
 }

@@ -38,7 +38,10 @@ interface Worked {
 /** `drain()` ran `maxJobs` jobs and work was still left: a handler that keeps enqueueing, most likely. */
 export class DrainLimit extends AlkstoreError {
   constructor(readonly maxJobs: number) {
-    super('DRAIN_LIMIT', `drain ran ${maxJobs} jobs (maxJobs) and the queues are still not empty; a handler that keeps enqueueing? Raise maxJobs if that is expected`);
+    super(
+      'DRAIN_LIMIT',
+      `drain ran ${maxJobs} jobs (maxJobs) and the queues are still not empty; a handler that keeps enqueueing? Raise maxJobs if that is expected`,
+    );
   }
 }
 
@@ -77,7 +80,9 @@ export class AlkstoreTestKit {
 
   /** Payloads of the outbox messages of `outbox` not delivered yet, in delivery order. */
   async outboxed<T = unknown>(outbox: string | OutboxRef<T>): Promise<T[]> {
-    return (await this.pendingJobs(outboxQueueName(typeof outbox === 'string' ? outbox : outbox.name))).map((j) => j.payload as T);
+    return (await this.pendingJobs(outboxQueueName(typeof outbox === 'string' ? outbox : outbox.name))).map(
+      (j) => j.payload as T,
+    );
   }
 
   /** The pending jobs of `queue` as rows (payload, attempts, priority, run time...), in claim order. */
@@ -86,7 +91,10 @@ export class AlkstoreTestKit {
     const out: JobInfo[] = [];
     let cursor: string | undefined;
     do {
-      const page = await admin.listJobs(queue, cursor === undefined ? { state: 'pending', limit: 1000 } : { state: 'pending', cursor, limit: 1000 });
+      const page = await admin.listJobs(
+        queue,
+        cursor === undefined ? { state: 'pending', limit: 1000 } : { state: 'pending', cursor, limit: 1000 },
+      );
       out.push(...page.jobs);
       cursor = page.next ?? undefined;
     } while (cursor !== undefined);
@@ -109,9 +117,15 @@ export class AlkstoreTestKit {
    */
   async drain(options: DrainOptions = {}): Promise<DrainResult> {
     const maxJobs = options.maxJobs ?? 10_000;
-    if (!Number.isInteger(maxJobs) || maxJobs < 1) throw new InvalidArgument('maxJobs', `must be a positive integer, got ${String(maxJobs)}`);
+    if (!Number.isInteger(maxJobs) || maxJobs < 1)
+      throw new InvalidArgument('maxJobs', `must be a positive integer, got ${String(maxJobs)}`);
     const worked = this.worked(options.only);
-    const result = { succeeded: 0, retried: 0, dead: 0, failures: [] as { queue: string; jobId: number; error: unknown }[] };
+    const result = {
+      succeeded: 0,
+      retried: 0,
+      dead: 0,
+      failures: [] as { queue: string; jobId: number; error: unknown }[],
+    };
     let ran = 0;
     for (;;) {
       let round = 0;
@@ -135,7 +149,16 @@ export class AlkstoreTestKit {
     }
   }
 
-  private async runOne(w: Worked, job: Job, result: { succeeded: number; retried: number; dead: number; failures: { queue: string; jobId: number; error: unknown }[] }): Promise<void> {
+  private async runOne(
+    w: Worked,
+    job: Job,
+    result: {
+      succeeded: number;
+      retried: number;
+      dead: number;
+      failures: { queue: string; jobId: number; error: unknown }[];
+    },
+  ): Promise<void> {
     try {
       if (w.batch) {
         const call = w.method.call as unknown as (jobs: Job[], signal: AbortSignal) => Promise<unknown>;
@@ -159,14 +182,27 @@ export class AlkstoreTestKit {
   private worked(only: DrainOptions['only']): Worked[] {
     const { queueHandlers, scheduled, outboxHandlers } = this.explorer;
     const all: Worked[] = [
-      ...queueHandlers.map((h) => ({ queue: this.store.queue(h.meta.queue, h.meta.options.queueOpts), names: [h.meta.queue], method: h, batch: h.meta.options.batchSize !== undefined })),
+      ...queueHandlers.map((h) => ({
+        queue: this.store.queue(h.meta.queue, h.meta.options.queueOpts),
+        names: [h.meta.queue],
+        method: h,
+        batch: h.meta.options.batchSize !== undefined,
+      })),
       ...scheduled.map((s) => ({ queue: this.store.queue(s.queue), names: [s.queue], method: s })),
-      ...outboxHandlers.map((h) => ({ queue: this.store.outbox(h.meta.outbox).queue, names: [h.meta.outbox, outboxQueueName(h.meta.outbox)], method: h })),
+      ...outboxHandlers.map((h) => ({
+        queue: this.store.outbox(h.meta.outbox).queue,
+        names: [h.meta.outbox, outboxQueueName(h.meta.outbox)],
+        method: h,
+      })),
     ];
     if (only === undefined) return all;
     const wanted = new Set(only.map((o) => (typeof o === 'string' ? o : o.name)));
     const unknown = [...wanted].filter((n) => !all.some((w) => w.names.includes(n)));
-    if (unknown.length > 0) throw new InvalidArgument('only', `names no handled queue or outbox: ${unknown.map((n) => JSON.stringify(n)).join(', ')}`);
+    if (unknown.length > 0)
+      throw new InvalidArgument(
+        'only',
+        `names no handled queue or outbox: ${unknown.map((n) => JSON.stringify(n)).join(', ')}`,
+      );
     return all.filter((w) => w.names.some((n) => wanted.has(n)));
   }
 }

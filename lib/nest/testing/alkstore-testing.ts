@@ -40,7 +40,8 @@ export const AlkstoreTesting = {
   /** Switches the application under test to manual mode; `compile()` and `init()` as usual, then `AlkstoreTestKit.from(app)`. */
   manual(builder: TestingModuleBuilder): TestingModuleBuilder {
     return builder.overrideProvider(AlkstoreWorkerHost).useFactory({
-      factory: (options: AlkstoreModuleOptions, store: Store, explorer: AlkstoreExplorer) => new AlkstoreWorkerHost({ ...options, workers: 'manual' }, store, explorer),
+      factory: (options: AlkstoreModuleOptions, store: Store, explorer: AlkstoreExplorer) =>
+        new AlkstoreWorkerHost({ ...options, workers: 'manual' }, store, explorer),
       inject: [ALKSTORE_MODULE_OPTIONS, Store, AlkstoreExplorer],
     });
   },
@@ -48,10 +49,13 @@ export const AlkstoreTesting = {
   /** Builds, compiles and initialises `AlkstoreModule.forRoot` on `database` with the given modules and providers, in manual mode. */
   async createTestingModule(options: AlkstoreTestingModuleOptions): Promise<AlkstoreTestingModule> {
     const root: DynamicModule = AlkstoreModule.forRoot({ ...options.alkstore, ...options.database.moduleOptions() });
-    const builder = Test.createTestingModule({ imports: [root, ...(options.imports ?? [])], providers: options.providers ?? [], controllers: options.controllers ?? [] });
+    const builder = Test.createTestingModule({
+      imports: [root, ...(options.imports ?? [])],
+      providers: options.providers ?? [],
+      controllers: options.controllers ?? [],
+    });
     const module = await AlkstoreTesting.manual(builder).compile();
     await module.init();
     return { module, kit: AlkstoreTestKit.from(module), close: () => module.close() };
   },
 };
-

@@ -55,9 +55,11 @@ export async function createTestDatabase(options: TestDatabaseOptions = {}): Pro
       drop: async () => rmSync(dir, { recursive: true, force: true }),
     };
   }
-  if (engine !== 'postgres') throw new InvalidOption('engine', `must be "sqlite" or "postgres", got ${JSON.stringify(engine)}`);
+  if (engine !== 'postgres')
+    throw new InvalidOption('engine', `must be "sqlite" or "postgres", got ${JSON.stringify(engine)}`);
   const url = options.postgresUrl;
-  if (typeof url !== 'string' || !/^postgres(ql)?:\/\//.test(url)) throw new InvalidOption('postgresUrl', 'must be a postgres:// or postgresql:// URL for engine "postgres"');
+  if (typeof url !== 'string' || !/^postgres(ql)?:\/\//.test(url))
+    throw new InvalidOption('postgresUrl', 'must be a postgres:// or postgresql:// URL for engine "postgres"');
   const base = `alkstore_test_${process.pid}_${randomBytes(4).toString('hex')}`;
   const schemas = [base];
   return {
@@ -66,7 +68,8 @@ export async function createTestDatabase(options: TestDatabaseOptions = {}): Pro
     schema: base,
     moduleOptions: () => ({ url, schema: base }),
     async appSchema(suffix = 'app') {
-      if (typeof suffix !== 'string' || !/^[a-z0-9_]{1,20}$/.test(suffix)) throw new InvalidOption('appSchema suffix', 'must be 1..20 characters of [a-z0-9_]');
+      if (typeof suffix !== 'string' || !/^[a-z0-9_]{1,20}$/.test(suffix))
+        throw new InvalidOption('appSchema suffix', 'must be 1..20 characters of [a-z0-9_]');
       const name = `${base}_${suffix}`;
       if (!schemas.includes(name)) schemas.push(name);
       // The names are ours: fixed characters, nothing to escape.
@@ -81,7 +84,10 @@ export async function createTestDatabase(options: TestDatabaseOptions = {}): Pro
   };
 }
 
-async function withClient(url: string, fn: (client: { query(sql: string): Promise<unknown> }) => Promise<unknown>): Promise<void> {
+async function withClient(
+  url: string,
+  fn: (client: { query(sql: string): Promise<unknown> }) => Promise<unknown>,
+): Promise<void> {
   const pg = (await loadPeer('pg', () => import('pg'), 'for a PostgreSQL test database')).default;
   const client = new pg.Client({ connectionString: url });
   await client.connect();

@@ -17,6 +17,10 @@ import type { Store, TxOps } from '../../contract/types.js';
  * });
  * ```
  */
-export function runTransaction<T>(dataSource: DataSource, store: Store, fn: (tx: TxOps, em: EntityManager) => Promise<T>): Promise<T> {
+export function runTransaction<T>(
+  dataSource: DataSource,
+  store: Store,
+  fn: (tx: TxOps, em: EntityManager) => Promise<T>,
+): Promise<T> {
   return store.joinTransaction<EntityManager, T>((body) => dataSource.transaction(body), fn);
 }

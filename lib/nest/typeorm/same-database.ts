@@ -25,13 +25,18 @@ export function sameDatabase(url: string, ds: DataSource): boolean {
     const host = other ? other.hostname : typeof o.host === 'string' ? o.host : 'localhost';
     const port = other ? other.port || '5432' : String(o.port ?? 5432);
     const database = other ? decodeURIComponent(other.pathname.slice(1)) : String(o.database ?? '');
-    return sameHost(store.hostname, host) && (store.port || '5432') === port && decodeURIComponent(store.pathname.slice(1)) === database;
+    return (
+      sameHost(store.hostname, host) &&
+      (store.port || '5432') === port &&
+      decodeURIComponent(store.pathname.slice(1)) === database
+    );
   } catch {
     return false;
   }
 }
 
 function sameHost(a: string, b: string): boolean {
-  const local = (h: string): string => (h === 'localhost' || h === '127.0.0.1' || h === '[::1]' || h === '::1' ? 'localhost' : h.toLowerCase());
+  const local = (h: string): string =>
+    h === 'localhost' || h === '127.0.0.1' || h === '[::1]' || h === '::1' ? 'localhost' : h.toLowerCase();
   return local(a) === local(b);
 }

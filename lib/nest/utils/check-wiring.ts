@@ -34,7 +34,9 @@ export function refuseUntypedParameters(discovery: DiscoveryService): void {
     const cls = w.metatype;
     if (typeof cls !== 'function' || !w.isDependencyTreeStatic()) continue;
     const types = (Reflect.getMetadata('design:paramtypes', cls) as unknown[] | undefined) ?? [];
-    const explicit = new Set(((Reflect.getMetadata('self:paramtypes', cls) as { index: number }[] | undefined) ?? []).map((d) => d.index));
+    const explicit = new Set(
+      ((Reflect.getMetadata('self:paramtypes', cls) as { index: number }[] | undefined) ?? []).map((d) => d.index),
+    );
     const optional = new Set((Reflect.getMetadata('optional:paramtypes', cls) as number[] | undefined) ?? []);
     const at = types.findIndex((t, i) => t === Object && !explicit.has(i) && !optional.has(i));
     if (at === -1) continue;
@@ -71,11 +73,19 @@ function label(kind: HandleKind, name: string): string {
  * - a handler method whose class is not a provider of this application (no
  *   worker would ever run its queue): one warning per method, naming it.
  */
-export function checkWiring(discovery: DiscoveryService, listed: ListedHandles | undefined, found: Found, logger: StoreLogger): void {
+export function checkWiring(
+  discovery: DiscoveryService,
+  listed: ListedHandles | undefined,
+  found: Found,
+  logger: StoreLogger,
+): void {
   const classes = appClasses(discovery);
   const sites = handlerSitesSoFar();
   const declared = (kind: HandleKind, name: string): boolean =>
-    found.handled[kind].has(name) || sites.some((s) => s.kind === kind && s.name === name) || (listed?.[kind].has(name) ?? false) || featureHandleNames(kind).has(name);
+    found.handled[kind].has(name) ||
+    sites.some((s) => s.kind === kind && s.name === name) ||
+    (listed?.[kind].has(name) ?? false) ||
+    featureHandleNames(kind).has(name);
   for (const inj of injectionSitesSoFar()) {
     if (!classes.has(inj.cls) || declared(inj.kind, inj.name)) continue;
     const cls = (inj.cls as { name?: string }).name || 'a class';

@@ -11,7 +11,10 @@ export interface DiscoveredInstanceMethod {
 }
 
 /** Every method of every provider and controller instance of the application. */
-export function* instanceMethods(discovery: DiscoveryService, scanner: MetadataScanner): Generator<DiscoveredInstanceMethod> {
+export function* instanceMethods(
+  discovery: DiscoveryService,
+  scanner: MetadataScanner,
+): Generator<DiscoveredInstanceMethod> {
   for (const wrapper of [...discovery.getProviders(), ...discovery.getControllers()]) {
     const instance: unknown = wrapper.instance;
     if (!instance || typeof instance !== 'object') continue;
@@ -19,7 +22,12 @@ export function* instanceMethods(discovery: DiscoveryService, scanner: MetadataS
     if (!proto) continue;
     const className = (instance.constructor as { name?: string } | undefined)?.name ?? String(wrapper.name);
     for (const methodName of scanner.getAllMethodNames(proto)) {
-      yield { wrapper, instance, label: `${className}.${methodName}`, method: (instance as Record<string, unknown>)[methodName] };
+      yield {
+        wrapper,
+        instance,
+        label: `${className}.${methodName}`,
+        method: (instance as Record<string, unknown>)[methodName],
+      };
     }
   }
 }

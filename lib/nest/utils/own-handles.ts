@@ -26,8 +26,10 @@ export function discoverOwnHandles(discovery: DiscoveryService): OwnHandles {
     if (!proto) continue;
     for (const methodName of scanner.getAllMethodNames(proto)) {
       const method: unknown = (proto as Record<string, unknown>)[methodName];
-      for (const m of readMethodMetadata<QueueHandlerMetadata>(QUEUE_HANDLER_METADATA, method)) add('queue', m.queue, m.options.queueOpts);
-      for (const m of readMethodMetadata<OutboxHandlerMetadata>(OUTBOX_HANDLER_METADATA, method)) add('outbox', m.outbox, m.opts);
+      for (const m of readMethodMetadata<QueueHandlerMetadata>(QUEUE_HANDLER_METADATA, method))
+        add('queue', m.queue, m.options.queueOpts);
+      for (const m of readMethodMetadata<OutboxHandlerMetadata>(OUTBOX_HANDLER_METADATA, method))
+        add('outbox', m.outbox, m.opts);
     }
   }
   return out;

@@ -1,5 +1,15 @@
 import { InvalidArgument, InvalidOption } from '../../contract/errors.js';
-import { asOption, optionalObject, requireArray, requireBoolean, requireCount, requireTimerMs, validateKey, validateName, validatePgSchema } from '../../contract/validate.js';
+import {
+  asOption,
+  optionalObject,
+  requireArray,
+  requireBoolean,
+  requireCount,
+  requireTimerMs,
+  validateKey,
+  validateName,
+  validatePgSchema,
+} from '../../contract/validate.js';
 import { runnerTimings } from '../../internal/scheduler-runner.js';
 import { validateJobMetrics } from '../../metrics/job-metrics.js';
 import type { AlkstoreModuleOptions, WorkersMode } from '../interfaces/alkstore-options.interface.js';
@@ -11,8 +21,10 @@ import { warnRenamed } from '../../contract/renamed-option.js';
  * `InvalidName` for a bad `workerId`). Never echoes `url`: it may hold a password.
  */
 export function validateModuleOptions(options: AlkstoreModuleOptions): AlkstoreModuleOptions {
-  if (options === null || typeof options !== 'object') throw new InvalidOption('AlkstoreModule options', 'must be an object');
-  if (options.url !== undefined && (typeof options.url !== 'string' || options.url.length === 0)) throw new InvalidOption('url', 'must be a non-empty string');
+  if (options === null || typeof options !== 'object')
+    throw new InvalidOption('AlkstoreModule options', 'must be an object');
+  if (options.url !== undefined && (typeof options.url !== 'string' || options.url.length === 0))
+    throw new InvalidOption('url', 'must be a non-empty string');
   if (options.schema !== undefined) validatePgSchema('schema', options.schema);
   asOption(() => {
     for (const field of ['migrate', 'scheduler', 'reusePool'] as const) {
@@ -29,16 +41,30 @@ export function validateModuleOptions(options: AlkstoreModuleOptions): AlkstoreM
     runnerTimings({ lockTtlMs: options.schedulerLockTtlMs, renewIntervalMs: options.schedulerRenewIntervalMs });
   } catch (err) {
     // Name the module's own fields, not the runner's.
-    if (err instanceof InvalidArgument) throw new InvalidOption(err.argument === 'lockTtlMs' ? 'schedulerLockTtlMs' : 'schedulerRenewIntervalMs', err.problem);
+    if (err instanceof InvalidArgument)
+      throw new InvalidOption(
+        err.argument === 'lockTtlMs' ? 'schedulerLockTtlMs' : 'schedulerRenewIntervalMs',
+        err.problem,
+      );
     throw err;
   }
-  if (options.nestSchedule !== undefined && options.nestSchedule !== 'cluster') throw new InvalidOption('nestSchedule', "must be 'cluster' or left out");
+  if (options.nestSchedule !== undefined && options.nestSchedule !== 'cluster')
+    throw new InvalidOption('nestSchedule', "must be 'cluster' or left out");
   if (options.scheduleOwner !== undefined) validateKey('owner', options.scheduleOwner);
   validateObservabilityOptions(options);
   if (options.orm !== undefined) {
     const orm = options.orm as { run?: unknown; clientToken?: unknown } | null;
-    if (orm === null || typeof orm !== 'object' || typeof orm.run !== 'function' || orm.clientToken === undefined || orm.clientToken === null) {
-      throw new InvalidOption('orm', 'must be made by prismaAdapter, drizzleAdapter, kyselyAdapter, knexAdapter or pgAdapter (from alkstore/nest) with the injection token of your client, e.g. orm: prismaAdapter(PrismaService)');
+    if (
+      orm === null ||
+      typeof orm !== 'object' ||
+      typeof orm.run !== 'function' ||
+      orm.clientToken === undefined ||
+      orm.clientToken === null
+    ) {
+      throw new InvalidOption(
+        'orm',
+        'must be made by prismaAdapter, drizzleAdapter, kyselyAdapter, knexAdapter or pgAdapter (from alkstore/nest) with the injection token of your client, e.g. orm: prismaAdapter(PrismaService)',
+      );
     }
   }
   return options;
@@ -55,7 +81,8 @@ function validateObservabilityOptions(options: AlkstoreModuleOptions): void {
     const r = optionalObject<NonNullable<typeof retention>>('retention', retention) ?? {};
     if (r.intervalMs !== undefined) requireTimerMs('retention.intervalMs', r.intervalMs);
     if (r.queues !== undefined) for (const q of requireArray('retention.queues', r.queues)) validateName('queue', q);
-    if (r.outboxes !== undefined) for (const o of requireArray('retention.outboxes', r.outboxes)) validateName('outbox', o);
+    if (r.outboxes !== undefined)
+      for (const o of requireArray('retention.outboxes', r.outboxes)) validateName('outbox', o);
   });
 }
 
@@ -69,5 +96,8 @@ export function workersMode(v: unknown): WorkersMode {
     warnRenamed('AlkstoreModule', `workers: ${String(v)}`, `workers: '${v ? 'auto' : 'off'}'`);
     return v ? 'auto' : 'off';
   }
-  throw new InvalidOption('workers', `must be 'auto', 'manual' or 'off', got ${typeof v === 'string' ? JSON.stringify(v.slice(0, 32)) : typeof v}`);
+  throw new InvalidOption(
+    'workers',
+    `must be 'auto', 'manual' or 'off', got ${typeof v === 'string' ? JSON.stringify(v.slice(0, 32)) : typeof v}`,
+  );
 }

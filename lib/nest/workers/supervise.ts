@@ -11,7 +11,12 @@ const MAX_RESTART_MS = 30_000;
  * backoff when it rejects (a lost scheduler leadership, a database outage),
  * so a background loop never takes the application down with it.
  */
-export async function supervise(name: string, loop: (signal: AbortSignal) => Promise<void>, signal: AbortSignal, logger: StoreLogger): Promise<void> {
+export async function supervise(
+  name: string,
+  loop: (signal: AbortSignal) => Promise<void>,
+  signal: AbortSignal,
+  logger: StoreLogger,
+): Promise<void> {
   let delay = FIRST_RESTART_MS;
   while (!signal.aborted) {
     const started = performance.now();

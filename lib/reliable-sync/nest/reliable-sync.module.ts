@@ -1,4 +1,11 @@
-import { Module, type DynamicModule, type InjectionToken, type ModuleMetadata, type OptionalFactoryDependency, type Provider } from '@nestjs/common';
+import {
+  Module,
+  type DynamicModule,
+  type InjectionToken,
+  type ModuleMetadata,
+  type OptionalFactoryDependency,
+  type Provider,
+} from '@nestjs/common';
 import { InvalidOption } from '../../contract/errors.js';
 import type { OutboxStore } from '../outbox-store.js';
 import { ReliableOutbox } from '../reliable-outbox.js';
@@ -35,9 +42,14 @@ export class ReliableSyncModule {
     const providers: Provider[] = [];
     for (const r of list) {
       const name = r.name ?? 'default';
-      if (seen.has(name)) throw new InvalidOption('ReliableSyncModule.forFeature name', `${JSON.stringify(name)} is registered twice`);
+      if (seen.has(name))
+        throw new InvalidOption('ReliableSyncModule.forFeature name', `${JSON.stringify(name)} is registered twice`);
       seen.add(name);
-      if (typeof r.useFactory !== 'function') throw new InvalidOption(`ReliableSyncModule.forFeature[${JSON.stringify(name)}].useFactory`, 'must be a function');
+      if (typeof r.useFactory !== 'function')
+        throw new InvalidOption(
+          `ReliableSyncModule.forFeature[${JSON.stringify(name)}].useFactory`,
+          'must be a function',
+        );
       const factory = r.useFactory as (...args: unknown[]) => OutboxStore | Promise<OutboxStore>;
       providers.push({
         provide: getReliableOutboxToken(name),

@@ -112,9 +112,12 @@ BEGIN
 END
 $fn$;
 
-${keyedEnqueueFunctionSql(s, `  IF p_ordering_key IS NOT NULL THEN
+${keyedEnqueueFunctionSql(
+  s,
+  `  IF p_ordering_key IS NOT NULL THEN
     PERFORM ${s}.ordering_lock(p_queue, p_ordering_key);
-`)}CREATE OR REPLACE FUNCTION ${s}.retry_dead(p_queue text, p_ids bigint[], p_channel text, p_wake text)
+`,
+)}CREATE OR REPLACE FUNCTION ${s}.retry_dead(p_queue text, p_ids bigint[], p_channel text, p_wake text)
 RETURNS integer LANGUAGE plpgsql AS $fn$
 DECLARE
   v_keys text[];
@@ -198,11 +201,14 @@ BEGIN
 END
 $fn$;
 
-${keyedEnqueueFunctionSql(s, `  IF p_ordering_key IS NOT NULL OR p_unique_key IS NOT NULL THEN
+${keyedEnqueueFunctionSql(
+  s,
+  `  IF p_ordering_key IS NOT NULL OR p_unique_key IS NOT NULL THEN
     PERFORM ${s}.lock_keys(p_queue, ARRAY[p_ordering_key], ARRAY[p_unique_key]);
   END IF;
   IF p_ordering_key IS NOT NULL THEN
-`)}
+`,
+)}
 -- Dead jobs back to pending, in id order; ordered ones rejoin their key behind any live head. A dead
 -- job whose unique key a live job holds (or an earlier job of this redrive just took back) stays
 -- dead and is reported in conflicts (ascending ids). The keys are locked first, in lock_keys order.
@@ -325,6 +331,5 @@ $fn$;
 
 `;
 }
-
 
 /** The schema version this build of alkstore expects. */

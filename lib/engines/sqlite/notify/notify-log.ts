@@ -25,6 +25,9 @@ export class NotifyPruner {
     this.marks.push({ at: now, maxId: conn.pluck(MAX_NOTIFY_ID_SQL).get() as number });
     let upTo = 0;
     while (this.marks.length > 0 && this.marks[0].at <= now - NOTIFY_RETENTION_MS) upTo = this.marks.shift()!.maxId;
-    if (upTo > 0) conn.stmt('DELETE FROM __alkstore_notify WHERE id <= ? AND id < (SELECT max(id) FROM __alkstore_notify)').run(upTo);
+    if (upTo > 0)
+      conn
+        .stmt('DELETE FROM __alkstore_notify WHERE id <= ? AND id < (SELECT max(id) FROM __alkstore_notify)')
+        .run(upTo);
   }
 }

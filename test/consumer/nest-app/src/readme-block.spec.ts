@@ -14,7 +14,10 @@ describe('the README Nest block', () => {
     try {
       const order = await app.get(OrdersService).create('Ada');
       const orders = app.get(DataSource).getRepository(Order);
-      await vi.waitFor(async () => expect((await orders.findOneByOrFail({ id: order.id })).status).toBe('confirmed'), { timeout: 20_000, interval: 20 });
+      await vi.waitFor(async () => expect((await orders.findOneByOrFail({ id: order.id })).status).toBe('confirmed'), {
+        timeout: 20_000,
+        interval: 20,
+      });
     } finally {
       await app.close();
     }
