@@ -92,14 +92,12 @@ async function fill(): Promise<void> {
   const held = store.queue('big-held');
   await held.enqueueMany(Array.from({ length: 1000 }, (_, i) => ({ h: i })));
   for (let w = 0; w < 10; w++) await held.claimBatch(100, `bench-host:${1000 + w}:abcdef`);
-  await store
-    .outbox('big-box')
-    .recordReceipts(
-      Array.from({ length: 1000 }, (_, i) => ({
-        messageId: i + 1,
-        receipt: { broker: 'nats-jetstream', stream: 'BIG', seq: i + 1 },
-      })),
-    );
+  await store.outbox('big-box').recordReceipts(
+    Array.from({ length: 1000 }, (_, i) => ({
+      messageId: i + 1,
+      receipt: { broker: 'nats-jetstream', stream: 'BIG', seq: i + 1 },
+    })),
+  );
   // History (issue 29): completed jobs with a result live in job_outcomes, which the history merges with dead jobs.
   const finished = store.queue('big-done');
   await finished.enqueueMany(Array.from({ length: 5000 }, (_, i) => ({ f: i })));

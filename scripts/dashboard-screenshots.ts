@@ -87,14 +87,12 @@ async function seed(store: Store): Promise<{ dead: number; pending: number; done
   await s.saveOffset('billing', 8);
   await s.saveOffset('analytics', 5);
   await store.outboxEnqueue('webhooks', { event: 'order.created', order: 7 });
-  await store
-    .outbox('webhooks')
-    .recordReceipts(
-      Array.from({ length: 5 }, (_, i) => ({
-        messageId: 100 + i,
-        receipt: { broker: 'nats-jetstream', stream: 'WEBHOOKS', seq: 900 + i },
-      })),
-    );
+  await store.outbox('webhooks').recordReceipts(
+    Array.from({ length: 5 }, (_, i) => ({
+      messageId: 100 + i,
+      receipt: { broker: 'nats-jetstream', stream: 'WEBHOOKS', seq: 900 + i },
+    })),
+  );
   return { dead: doomed[1]!, pending, done };
 }
 

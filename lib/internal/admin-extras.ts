@@ -58,16 +58,14 @@ export function receiptPage(
   q: ResolvedReceiptPage,
   rows: readonly ReceiptRow[],
 ): { receipts: StoredReceipt[]; next: string | null } {
-  const receipts = rows
-    .slice(0, q.limit)
-    .map((r) =>
-      Object.freeze({
-        outbox: q.outbox,
-        messageId: r.messageId,
-        receipt: JSON.parse(r.receiptText) as DeliveryReceipt,
-        deliveredAt: r.deliveredAt,
-      }),
-    );
+  const receipts = rows.slice(0, q.limit).map((r) =>
+    Object.freeze({
+      outbox: q.outbox,
+      messageId: r.messageId,
+      receipt: JSON.parse(r.receiptText) as DeliveryReceipt,
+      deliveredAt: r.deliveredAt,
+    }),
+  );
   const last = receipts[receipts.length - 1];
   const next =
     rows.length > q.limit && last

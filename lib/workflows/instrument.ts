@@ -128,22 +128,20 @@ export class Instrument {
         traceFlags: api.TraceFlags.SAMPLED,
         isRemote: true,
       });
-      span = api.trace
-        .getTracer('alkstore')
-        .startSpan(
-          `${workflow} ${name}`,
-          {
-            kind: api.SpanKind.INTERNAL,
-            attributes: {
-              'alkstore.workflow': workflow,
-              'alkstore.workflow.run_id': runId,
-              'alkstore.workflow.step': name,
-              'alkstore.workflow.step_kind': kind,
-              'alkstore.workflow.attempt': attempt,
-            },
+      span = api.trace.getTracer('alkstore').startSpan(
+        `${workflow} ${name}`,
+        {
+          kind: api.SpanKind.INTERNAL,
+          attributes: {
+            'alkstore.workflow': workflow,
+            'alkstore.workflow.run_id': runId,
+            'alkstore.workflow.step': name,
+            'alkstore.workflow.step_kind': kind,
+            'alkstore.workflow.attempt': attempt,
           },
-          parent,
-        );
+        },
+        parent,
+      );
       const s = span;
       run = () => api.context.with(api.trace.setSpan(parent, s), fn);
     }

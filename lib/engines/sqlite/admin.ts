@@ -206,14 +206,12 @@ export class SqliteAdmin implements StoreAdmin {
     const rows = await this.core.read(
       'admin.receipts',
       (conn) =>
-        conn
-          .stmt(A.RECEIPTS)
-          .all({
-            outbox: q.outbox,
-            at: q.before?.[0] ?? null,
-            id: q.before?.[1] ?? 0,
-            limit: q.limit + 1,
-          }) as ReceiptRow[],
+        conn.stmt(A.RECEIPTS).all({
+          outbox: q.outbox,
+          at: q.before?.[0] ?? null,
+          id: q.before?.[1] ?? 0,
+          limit: q.limit + 1,
+        }) as ReceiptRow[],
     );
     return receiptPage(q, rows);
   }

@@ -202,13 +202,11 @@ interface Candidate {
 /** Records the attempt of a lapsed candidate the claim takes over or buries (step 14), in the claim's write. */
 function recordLapsed(ctx: WriteCtx, c: { id: number; lapsed: number }, outcome: 'lapsed' | 'dead'): void {
   if (c.lapsed !== 0)
-    ctx.conn
-      .stmt(Q.RECORD_LAPSED)
-      .run({
-        id: c.id,
-        outcome: outcome === 'dead' ? 'dead' : 'lapsed',
-        error: outcome === 'dead' ? 'max attempts exceeded' : null,
-      });
+    ctx.conn.stmt(Q.RECORD_LAPSED).run({
+      id: c.id,
+      outcome: outcome === 'dead' ? 'dead' : 'lapsed',
+      error: outcome === 'dead' ? 'max attempts exceeded' : null,
+    });
 }
 
 interface SettingsRow extends LimitSettings {
@@ -397,18 +395,16 @@ function recordAttempt(
   outcome: 'retried' | 'dead',
   error: string,
 ): void {
-  ctx.conn
-    .stmt(Q.RECORD_ATTEMPT)
-    .run({
-      id,
-      queue,
-      attempt: row.attempts,
-      worker: row.worker_id,
-      claimedAt: row.claimed_at,
-      now: ctx.now,
-      outcome,
-      error,
-    });
+  ctx.conn.stmt(Q.RECORD_ATTEMPT).run({
+    id,
+    queue,
+    attempt: row.attempts,
+    worker: row.worker_id,
+    claimedAt: row.claimed_at,
+    now: ctx.now,
+    outcome,
+    error,
+  });
 }
 
 export function failJob(
