@@ -5,12 +5,13 @@ import type { Channel, ChannelModel } from 'amqplib';
 import { contractEngines, PG_URL, waitFor, withEngineDb, type EngineDb } from '../helpers/engines.js';
 import { AMQP_URL, brokerName, requireBroker } from '../helpers/brokers.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
+import { reportFigures } from './fault-helpers.js';
 
 /**
  * The RabbitMQ inbox consumer reconnects many times under one caller signal without leaking a
  * listener on it per connection: against the real broker, behind a TCP proxy that cuts the
  * consumer's connection 12 times (Node warns from 11 listeners of one event). The consumer runs in
- * a child process (test/inbox/fixtures/rabbitmq-consumer-child.ts), where Node's process 'warning'
+ * a child process (test/fault/fixtures/rabbitmq-consumer-child.ts), where Node's process 'warning'
  * events can be observed.
  */
 const CHILD = fileURLToPath(new URL('./fixtures/rabbitmq-consumer-child.ts', import.meta.url));
@@ -81,6 +82,11 @@ for (const engine of contractEngines()) {
       }
       expect(events.filter((e) => e.warning !== undefined)).toEqual([]);
       const listeners = events.filter((e) => typeof e.listeners === 'number').map((e) => e.listeners as number);
+      reportFigures(`rabbitmq inbox consumer reconnects [${engine.name}]`, {
+        reconnects: RECONNECTS,
+        mostAbortListeners: Math.max(...listeners),
+        warnings: events.filter((e) => e.warning !== undefined).length,
+      });
       expect(Math.max(...listeners)).toBeLessThanOrEqual(1);
       expect(events.find((e) => e.stopped === true)?.listeners).toBe(0);
       expect([...handled()].sort((a, b) => a - b)).toEqual(Array.from({ length: RECONNECTS + 1 }, (_, n) => n));
