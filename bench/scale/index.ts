@@ -11,13 +11,25 @@ import { fairWorkload } from './fair.js';
 import { chartsOf, writeChart, type Chart } from './charts.js';
 import { fleetWorkload } from './fleet.js';
 import { memWorkload } from './mem.js';
+import { rateKeysWorkload } from './rate-keys.js';
 import { soakWorkload, type SoakSample } from './soak.js';
 import type { ScaleEngine } from './env.js';
 import { statsWorkload } from './stats.js';
 import { crossWakeWorkload } from './wake-x.js';
 import { xminWorkload, type XminOptions, type XminSecond } from './xmin.js';
 
-export const SCALE_WORKLOADS = ['STATS', 'B1CT', 'B3x', 'B12', 'DEPTH', 'FAIR', 'FLEET', 'MEM', 'B8'] as const;
+export const SCALE_WORKLOADS = [
+  'STATS',
+  'B1CT',
+  'B3x',
+  'B12',
+  'DEPTH',
+  'FAIR',
+  'FLEET',
+  'MEM',
+  'B8',
+  'RATEKEYS',
+] as const;
 export type ScaleWorkloadId = (typeof SCALE_WORKLOADS)[number];
 
 export interface ScaleOptions {
@@ -70,6 +82,8 @@ const RUNNERS: Record<ScaleWorkloadId, Runner> = {
   MEM: (e, _o, log) => memWorkload(e, log),
   // Outbox → NATS JetStream and RabbitMQ beside a bare publish loop (bench/scale/brokers.ts).
   B8: (e, o, log) => brokerWorkload(e, o.jobs, 200, log),
+  // A limited claim with 100 keys ever used beside the same claim with 100 000 (bench/scale/rate-keys.ts).
+  RATEKEYS: (e, o, log) => rateKeysWorkload(e, o.scale, log),
 };
 
 /** Per-second drain of the last B12 run (for its chart and the JSON). */

@@ -45,6 +45,8 @@ export class RabbitMqInboxConsumer<T = unknown> {
     const amqp = await loadPeer('amqplib', () => import('amqplib'), 'for the RabbitMQ inbox consumer');
     while (!signal.aborted) {
       let conn: ChannelModel | null = null;
+      // One listener on the caller's signal per connection, removed with it: the signal outlives every reconnect.
+      let onAbort: (() => void) | null = null;
       try {
         conn = await amqp.connect(this.options.url ?? 'amqp://guest:guest@127.0.0.1:5672');
         conn.on('error', () => undefined);
@@ -56,7 +58,8 @@ export class RabbitMqInboxConsumer<T = unknown> {
           conn!.on('error', () => resolve());
           ch.on('close', () => resolve());
           ch.on('error', () => resolve());
-          signal.addEventListener('abort', () => resolve(), { once: true });
+          onAbort = () => resolve();
+          signal.addEventListener('abort', onAbort, { once: true });
         });
         await ch.consume(this.options.queue, (m) => void (m ? this.handle(ch, m) : undefined), { noAck: false });
         await lost;
@@ -66,6 +69,7 @@ export class RabbitMqInboxConsumer<T = unknown> {
           `RabbitMQ inbox consumer of ${JSON.stringify(this.options.queue)}: ${String((err as Error).message ?? err)}; reconnecting`,
         );
       } finally {
+        if (onAbort) signal.removeEventListener('abort', onAbort);
         await conn?.close().catch(() => undefined);
       }
       if (!signal.aborted) await pauseUnlessAborted(this.options.reconnectWaitMs ?? 1000, signal);

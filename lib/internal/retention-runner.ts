@@ -20,14 +20,17 @@ export interface RetentionEngine {
   outboxQueue(name: string): Queue;
   /** Every queue name the database has jobs of (outbox backing queues included). */
   queueNames(): Promise<string[]>;
+  /** Deletes the ended per-key rate windows of every queue (listed or not); resolves to the rows deleted. */
+  sweepRateWindows(): Promise<number>;
 }
 
 const OUTBOX_PREFIX = outboxQueueName('x').slice(0, -1);
 
 /**
  * Engine-agnostic `runRetention`: every interval, the holder of
- * `__alkstore_retention` runs `sweepExpired` on each listed queue and outbox.
- * The lock outlives a few intervals, so a crashed leader is replaced within
+ * `__alkstore_retention` runs `sweepExpired` on each listed queue and outbox,
+ * then deletes the ended per-key rate windows of every queue (a queue's windows
+ * outlive its jobs, and its name may be on no list). The lock outlives a few intervals, so a crashed leader is replaced within
  * about three rounds; a graceful stop releases it.
  */
 export async function runRetention(
@@ -86,6 +89,7 @@ export async function runRetention(
             report(err);
           }
         }
+        if (!signal.aborted) await engine.sweepRateWindows().catch(report);
       }
       await sleep(intervalMs, signal);
     }

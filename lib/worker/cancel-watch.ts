@@ -1,6 +1,7 @@
 import { JobCancelled } from '../contract/errors.js';
 import type { Queue, StoreLogger, WakeReceiver } from '../contract/types.js';
 import { errorText } from '../internal/outbox-handle.js';
+import { abortAfter } from '../internal/sleep.js';
 import type { Tracked } from './tracked.js';
 
 // Cancel of a running job from any process (SPEC §11): the queue's cancel wake (sent on the commit of a
@@ -61,10 +62,15 @@ export class CancelWatch {
   private async run(stop: AbortSignal): Promise<void> {
     const h = this.host;
     while (!stop.aborted) {
-      // A wake, or the poll bound (a query only while handlers run).
-      const timeout = AbortSignal.any([stop, AbortSignal.timeout(h.pollMs)]);
-      if (this.wakes) await this.wakes.recv(timeout);
-      else await sleepUntil(timeout);
+      // A wake, or the poll bound (a query only while handlers run). abortAfter's timer owns its source:
+      // an AbortSignal.timeout inside AbortSignal.any can be collected and never fire.
+      const timed = abortAfter(h.pollMs, stop);
+      try {
+        if (this.wakes) await this.wakes.recv(timed.signal);
+        else await sleepUntil(timed.signal);
+      } finally {
+        timed.clear();
+      }
       if (stop.aborted) return;
       if (this.wakes?.closed) this.wakes = null;
       const running = this.running();

@@ -684,6 +684,8 @@ const INTERNAL: Record<string, string[]> = {
     'writeLastOutcomes',
     // both: one scheduler tick, driven by runSchedules
     'fireDue',
+    // both: the retention runner's store-wide window sweep
+    'sweepRateWindows',
     // PostgreSQL: listener callbacks and private helpers
     'attachListener',
     'dispatch',

@@ -1,9 +1,10 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { InvalidArgument, InvalidName, InvalidOption } from '../../lib/contract/errors.js';
 import type { ClaimOpts, Job, Queue, Store } from '../../lib/contract/types.js';
+import { sqliteOpener } from '../../lib/engines/sqlite/connection.js';
 import { QueueWorker } from '../../lib/worker/queue-worker.js';
-import type { EngineFixture } from '../helpers/engines.js';
-import { expectError, uid, useEnv, waitFor } from './harness.js';
+import { PG_URL, sqliteDriverFromEnv, type EngineFixture } from '../helpers/engines.js';
+import { expectError, uid, untilDbPasses, useEnv, waitFor } from './harness.js';
 
 const HOUR = 3_600_000;
 
@@ -255,6 +256,73 @@ export function limitsContract(engine: EngineFixture): void {
     });
   });
 
+  describe('ended rate windows are deleted', () => {
+    const KEYS = 2_000;
+    const PER_MS = 400;
+
+    /** A queue with a per-key rate limit of `perMs`, where each of `keys` distinct keys had one job claimed and acked. */
+    async function usedKeys(prefix: string, keys: number, perMs: number): Promise<{ q: Queue; lastClaim: number }> {
+      const q = store().queue(uid(prefix), { limitKeys: { rateLimitKey: 'payload.k' } });
+      await q.setLimits({ keyRateLimit: { max: 1, perMs } });
+      await q.enqueueMany(Array.from({ length: keys }, (_, i) => ({ k: `key-${i}` })));
+      let claimed = 0;
+      while (claimed < keys) {
+        const jobs = await q.claimBatch(500, 'w');
+        expect(jobs.length).toBeGreaterThan(0);
+        expect(await q.ackBatch(jobs)).toBe(jobs.length);
+        claimed += jobs.length;
+      }
+      return { q, lastClaim: await store().now() };
+    }
+
+    it(`sweepExpired deletes the windows of ${KEYS} keys once they ended, and keeps a window that runs`, async () => {
+      const { q, lastClaim } = await usedKeys('kw-sweep', KEYS, PER_MS);
+      expect(await rateWindowRows(engine, env.db.location, q.name)).toBe(KEYS);
+      // A key of another queue whose window runs for an hour: its window stays, and keeps holding.
+      const live = store().queue(uid('kw-live'));
+      await live.setLimits({ keyRateLimit: { max: 1, perMs: HOUR } });
+      await live.enqueueMany([1, 2], { rateLimitKey: 'busy' });
+      await ackAll(await live.claimBatch(10, 'w'));
+      await untilDbPasses(store(), lastClaim + PER_MS);
+      await q.sweepExpired();
+      await live.sweepExpired();
+      expect(await rateWindowRows(engine, env.db.location, q.name)).toBe(0);
+      expect(await rateWindowRows(engine, env.db.location, live.name)).toBe(1);
+      expect(await live.claimBatch(10, 'w')).toEqual([]);
+      // A key whose window was deleted starts a fresh one.
+      await q.enqueue({ k: 'key-0' });
+      expect((await q.claimBatch(10, 'w')).length).toBe(1);
+      expect(await rateWindowRows(engine, env.db.location, q.name)).toBe(1);
+    });
+
+    it('the retention runner deletes ended windows of every queue, listed or not, with or without jobs left', async () => {
+      const { q, lastClaim } = await usedKeys('kw-retention', 200, PER_MS);
+      // A window that runs for an hour stays.
+      const hour = store().queue(uid('kw-hour'));
+      await hour.setLimits({ keyRateLimit: { max: 5, perMs: HOUR } });
+      await hour.enqueue(1, { rateLimitKey: 'x' });
+      await ackAll(await hour.claimBatch(10, 'w'));
+      expect(await rateWindowRows(engine, env.db.location, q.name)).toBe(200);
+      await untilDbPasses(store(), lastClaim + PER_MS);
+      const stop = new AbortController();
+      const errors: unknown[] = [];
+      const running = store().runRetention(stop.signal, { intervalMs: 100, onError: (e) => errors.push(e) });
+      try {
+        await waitFor(
+          'the retention runner to delete the ended windows',
+          async () => (await rateWindowRows(engine, env.db.location, q.name)) === 0,
+          15_000,
+          20,
+        );
+      } finally {
+        stop.abort();
+        await running;
+      }
+      expect(errors).toEqual([]);
+      expect(await rateWindowRows(engine, env.db.location, hour.name)).toBe(1);
+    });
+  });
+
   describe('settings', () => {
     it('are defaults when none were set', async () => {
       expect(await store().queue(uid('defaults')).settings()).toMatchObject({
@@ -340,4 +408,32 @@ export function limitsContract(engine: EngineFixture): void {
       expect(payloads(await plain.claimBatch(10, 'w'))).toEqual([1, 2, 3]);
     });
   });
+}
+
+/** Engine-level read for the window tests: how many per-key rate window rows `queue` has. */
+async function rateWindowRows(engine: EngineFixture, location: string, queue: string): Promise<number> {
+  if (engine.kind === 'sqlite') {
+    const { open } = await sqliteOpener(sqliteDriverFromEnv().driver);
+    const db = open(location, { readonly: true });
+    try {
+      return db
+        .prepare('SELECT count(*) FROM __alkstore_key_rate_windows WHERE queue = ?')
+        .pluck()
+        .get(queue) as number;
+    } finally {
+      db.close();
+    }
+  }
+  const pg = (await import('pg')).default;
+  const client = new pg.Client({ connectionString: PG_URL });
+  await client.connect();
+  try {
+    const r = await client.query<{ n: string }>(
+      `SELECT count(*) AS n FROM "${location}".key_rate_windows WHERE queue = $1`,
+      [queue],
+    );
+    return Number(r.rows[0]!.n);
+  } finally {
+    await client.end();
+  }
 }

@@ -16,6 +16,26 @@ export function scanBound(room: number): number {
   return Math.min(10_000, Math.max(256, room * 16));
 }
 
+/**
+ * Deletes the per-key rate windows (of the queues `where` selects, on alias `w`) that no claim can
+ * read again: their period ended, or their queue has no key rate limit any more. A deleted window
+ * reads as an empty one, which is what an ended window counts for. Rows a claim holds are skipped
+ * (SKIP LOCKED): that claim is renewing them, and the sweep never waits on one nor closes a cycle
+ * with it.
+ */
+function endedWindows(s: SchemaSql, where: string): string {
+  return `WITH t AS MATERIALIZED (SELECT ${NOW_MS} AS ms),
+     gone AS (
+       SELECT w.queue, w.key FROM ${s.q}.key_rate_windows w
+       WHERE ${where} AND NOT EXISTS (
+         SELECT 1 FROM ${s.q}.queue_settings q
+         WHERE q.queue = w.queue AND q.key_rate_max IS NOT NULL AND q.key_rate_per_ms IS NOT NULL
+           AND w.window_start + q.key_rate_per_ms > (SELECT ms FROM t))
+       FOR UPDATE OF w SKIP LOCKED),
+     d AS (DELETE FROM ${s.q}.key_rate_windows w USING gone g WHERE w.queue = g.queue AND w.key = g.key RETURNING 1)
+     SELECT count(*) AS n FROM d`;
+}
+
 /** The statements of the limits, for one schema. */
 export function limitsSql(s: SchemaSql) {
   const jobs = `${s.q}.jobs`;
@@ -35,7 +55,10 @@ export function limitsSql(s: SchemaSql) {
      * and counts what is processing through `limit_counts` (VOLATILE: a snapshot taken after the
      * lock, so every claim committed before it counts). Then, in claim order, it takes candidates
      * whose key is below its concurrency limit and its rate window, up to the global limit and the
-     * queue's own rate limit; a processing job counts while its lease runs. Exhausted lapsed jobs go
+     * queue's own rate limit; a processing job counts while its lease runs. Of the per-key rate
+     * windows it reads only the full ones of the current period (which keep their keys' jobs out of
+     * the scan) and its candidates' keys' ones (`key_rate_full`, `key_rate_used`, VOLATILE like
+     * `limit_counts`), so its cost does not grow with the keys ever used. Exhausted lapsed jobs go
      * dead as in `claim`. Parameters and result as `claim`, plus $7 the candidate scan bound;
      * `limits` false once the queue has none (the store goes back to `claim`).
      */
@@ -47,7 +70,11 @@ export function limitsSql(s: SchemaSql) {
        lc AS MATERIALIZED (
          SELECT * FROM ${s.q}.limit_counts($1::text, (SELECT count(*) FROM qs), ${now},
            coalesce((SELECT global_concurrency IS NOT NULL FROM qs), false), coalesce((SELECT keyed FROM qs), false),
-           (SELECT key_rate_per_ms FROM qs WHERE key_rate_max IS NOT NULL))
+           NULL::bigint)
+       ),
+       kr AS MATERIALIZED (
+         SELECT (${now} / qs.key_rate_per_ms) * qs.key_rate_per_ms AS win, qs.key_rate_max AS rmax
+         FROM qs WHERE qs.key_rate_max IS NOT NULL
        ),
        qr AS MATERIALIZED (
          SELECT qs.rate_max, qs.window_start, qs.window_count,
@@ -63,7 +90,7 @@ export function limitsSql(s: SchemaSql) {
        ),
        cl AS MATERIALIZED (SELECT coalesce((SELECT concurrency_limit FROM qs), 1) AS n, (SELECT key_rate_max FROM qs) AS rmax),
        cfull AS (SELECT lc.key FROM lc, cl WHERE lc.kind = 'c' AND lc.n >= cl.n),
-       rfull AS (SELECT lc.key FROM lc, cl WHERE lc.kind = 'r' AND cl.rmax IS NOT NULL AND lc.n >= cl.rmax),
+       rfull AS MATERIALIZED (SELECT f.key FROM kr, ${s.q}.key_rate_full($1::text, kr.win, kr.rmax) f),
        cand AS (
          (SELECT j.id, j.priority, j.run_at, j.concurrency_key AS ck, j.rate_key AS rk, true AS fresh FROM ${jobs} j
           WHERE j.queue = $1::text AND j.state = 'pending' AND NOT j.blocked AND j.run_at <= ${now}
@@ -75,13 +102,17 @@ export function limitsSql(s: SchemaSql) {
             AND j.attempts < j.max_attempts AND (j.expires_at IS NULL OR j.expires_at > ${now}) AND ${notFull}
           ORDER BY j.priority DESC, j.run_at, j.id LIMIT $7::int)
        ),
+       ru AS MATERIALIZED (
+         SELECT u.key, u.n FROM kr,
+           ${s.q}.key_rate_used($1::text, kr.win, ARRAY(SELECT DISTINCT c.rk FROM cand c WHERE c.rk IS NOT NULL)) u
+       ),
        ranked AS (
          SELECT c.*, coalesce(bc.n, 0) AS cbusy, coalesce(br.n, 0) AS rused,
            row_number() OVER (PARTITION BY c.ck ORDER BY c.priority DESC, c.run_at, c.id) AS ckn,
            row_number() OVER (PARTITION BY c.rk ORDER BY c.priority DESC, c.run_at, c.id) AS rkn
          FROM cand c
          LEFT JOIN lc bc ON bc.kind = 'c' AND bc.key = c.ck
-         LEFT JOIN lc br ON br.kind = 'r' AND br.key = c.rk
+         LEFT JOIN ru br ON br.key = c.rk
        ),
        ok AS (
          SELECT r.id, r.fresh FROM ranked r, cl
@@ -137,6 +168,10 @@ export function limitsSql(s: SchemaSql) {
        cleared AS (DELETE FROM ${s.q}.key_rate_windows w WHERE $6::boolean AND w.queue = $1::text RETURNING 1)
        SELECT (SELECT count(*) FROM u) + (SELECT count(*) FROM cleared) AS n, ${s.notify('$9')}::text AS woke, ${s.notify("'s:' || $1::text")}::text AS changed`,
     ),
+    /** $1 queue → `n` ended per-key rate windows of the queue deleted (part of `sweepExpired`). */
+    sweepWindows: s.def('l_sweep_windows', endedWindows(s, 'w.queue = $1::text')),
+    /** → `n` ended per-key rate windows of every queue deleted (the retention runner's round). */
+    sweepAllWindows: s.def('l_sweep_all_windows', endedWindows(s, 'true')),
     /** $1 queue → the limit columns of its settings (no row: defaults). */
     getLimits: s.def(
       'l_get_limits',

@@ -36,6 +36,19 @@ export function setLimitsParams(l: ResolvedLimits): unknown[] {
   ];
 }
 
+/**
+ * Deletes the ended per-key rate windows of `queue`, or of every queue when null (they would read
+ * as empty anyway): the part of `sweepExpired` and of the retention runner's round that keeps the
+ * windows table to the keys of running periods. Resolves to the rows deleted.
+ */
+export async function sweepRateWindows(ctx: PgContext, exec: Executor, queue: string | null): Promise<number> {
+  const r =
+    queue === null
+      ? await exec.run<{ n: string }>(ctx.sql.limits.sweepAllWindows, [])
+      : await exec.run<{ n: string }>(ctx.sql.limits.sweepWindows, [queue]);
+  return Number(r.rows[0]?.n ?? 0);
+}
+
 /** The limit fields of `QueueSettings`. */
 export async function readLimits(
   ctx: PgContext,

@@ -31,7 +31,7 @@ import * as outcomes from './outcomes.js';
 import * as flows from './flows.js';
 import type { ChildResult, FlowNode, FlowPlan } from '../../contract/flows.js';
 import { hasLimitKey, type ResolvedLimits } from '../../contract/limits.js';
-import { limitedQueues, limitKeyParams, readLimits, setLimitsParams } from './limits.js';
+import { limitedQueues, limitKeyParams, readLimits, setLimitsParams, sweepRateWindows } from './limits.js';
 import { scanBound } from './limits.sql.js';
 import { EnqueueGroup } from './enqueue-group.js';
 
@@ -524,6 +524,7 @@ export class PostgresQueueDriver implements QueueDriver {
     const purged = await this.ctx.exec.run<Counted>(this.ctx.sql.queue.purgeRetained, [this.queue]);
     await flows.sweepFlows(this.ctx, this.queue);
     await this.ctx.exec.run(this.ctx.sql.queue.pruneAttempts, [this.queue]);
+    await sweepRateWindows(this.ctx, this.ctx.exec, this.queue);
     return {
       expired: counted(expired),
       purged: counted(purged) + (await outcomes.purgeOutcomes(this.ctx, this.queue)),

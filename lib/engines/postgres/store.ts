@@ -25,6 +25,7 @@ import { PostgresAdmin } from './admin.js';
 import { ClaimGate } from './claim-gate.js';
 import { engineSql, enqueueJob, notifyChannel, type EngineSql, type PgContext } from './context.js';
 import { postgresInboxDriver } from './inbox.js';
+import { sweepRateWindows } from './limits.js';
 import { OwnWakes } from './own-wakes.js';
 import { checkout, ClientExecutor, noop, num, PoolExecutor, QueryRunnerExecutor, type Executor } from './executor.js';
 import { OutcomeCounter } from '../../internal/outcome-counter.js';
@@ -276,6 +277,11 @@ export class PostgresStore extends StoreBase {
   }
 
   // ── queues and outboxes ─────────────────────────────────────────────
+
+  protected sweepRateWindows(): Promise<number> {
+    this.guard();
+    return sweepRateWindows(this.ctx, this.exec, null);
+  }
 
   protected queueHandle(
     name: string,

@@ -73,6 +73,8 @@ export abstract class StoreBase implements Store {
     opts: QueueOpts | undefined,
     defaults: Readonly<Required<QueueOpts>>,
   ): QueueHandle;
+  /** Deletes the ended per-key rate windows of every queue (the retention runner's round); resolves to the rows deleted. */
+  protected abstract sweepRateWindows(): Promise<number>;
 
   /** Throws `Closed` once the store is closed. */
   protected guard(): void {
@@ -131,6 +133,7 @@ export abstract class StoreBase implements Store {
         queue: (name) => this.queue(name),
         outboxQueue: (name) => this.outbox(name).queue,
         queueNames: () => this.admin().queueNames(),
+        sweepRateWindows: () => this.sweepRateWindows(),
       },
       signal,
       opts,

@@ -79,6 +79,19 @@ const GET_KEY_WINDOW = `SELECT window_start, window_count FROM __alkstore_key_ra
 const SET_KEY_WINDOW = `INSERT INTO __alkstore_key_rate_windows (queue, key, window_start, window_count) VALUES (?, ?, ?, ?)
   ON CONFLICT (queue, key) DO UPDATE SET window_start = excluded.window_start, window_count = excluded.window_count`;
 const CLEAR_KEY_WINDOWS = `DELETE FROM __alkstore_key_rate_windows WHERE queue = ?`;
+/**
+ * The per-key rate windows no claim can read again (of the queues `where` selects): their period
+ * ended, or their queue has no key rate limit any more. A deleted window reads as an empty one,
+ * which is what an ended window counts for (`rateAllowance`).
+ */
+const endedWindows = (
+  where: string,
+): string => `DELETE FROM __alkstore_key_rate_windows AS w WHERE ${where} AND NOT EXISTS (
+  SELECT 1 FROM __alkstore_queue_settings s
+  WHERE s.queue = w.queue AND s.key_rate_max IS NOT NULL AND s.key_rate_per_ms IS NOT NULL
+    AND w.window_start + s.key_rate_per_ms > @now)`;
+const SWEEP_KEY_WINDOWS = endedWindows('w.queue = @queue');
+const SWEEP_ALL_KEY_WINDOWS = endedWindows('1');
 const ENSURE_SETTINGS = `INSERT INTO __alkstore_queue_settings (queue) VALUES (?) ON CONFLICT (queue) DO NOTHING`;
 const SET_LIMITS = `UPDATE __alkstore_queue_settings SET
   concurrency_limit = CASE WHEN @setC THEN @c ELSE concurrency_limit END,
@@ -187,6 +200,18 @@ export function claimLimited(
     conn.stmt(SET_KEY_WINDOW).run(queue, k, w.window, w.used);
   }
   return claimed;
+}
+
+/**
+ * Deletes the ended per-key rate windows of `queue`, or of every queue when null: the part of
+ * `sweepExpired` and of the retention runner's round that keeps the windows table to the keys of
+ * running periods. Returns the rows deleted.
+ */
+export function sweepRateWindows(ctx: WriteCtx, queue: string | null): number {
+  const now = ctx.now;
+  return queue === null
+    ? ctx.conn.stmt(SWEEP_ALL_KEY_WINDOWS).run({ now }).changes
+    : ctx.conn.stmt(SWEEP_KEY_WINDOWS).run({ queue, now }).changes;
 }
 
 /** Writes the given limits (undefined fields kept); a new key rate limit starts fresh windows. Wakes the queue's workers. */

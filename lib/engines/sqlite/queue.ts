@@ -17,7 +17,7 @@ import type { CancelTarget } from '../../contract/results.js';
 import * as outcomes from './outcomes.js';
 import * as flows from './flows.js';
 import type { ChildResult, FlowNode, FlowPlan } from '../../contract/flows.js';
-import { limitSettings, setLimits, type LimitSettings } from './limits.js';
+import { limitSettings, setLimits, sweepRateWindows, type LimitSettings } from './limits.js';
 import type { ResolvedLimits } from '../../contract/limits.js';
 
 /** The store under a queue driver: its write and read paths, and whether it is closed. */
@@ -220,6 +220,7 @@ export class SqliteQueueDriver implements QueueDriver {
     return this.core.write('sweepExpired', (ctx) => {
       const r = ops.sweepQueue(ctx, this.queue);
       flows.sweepFlows(ctx, this.queue);
+      sweepRateWindows(ctx, this.queue);
       return { expired: r.expired, purged: r.purged + outcomes.purgeOutcomes(ctx, this.queue) };
     });
   }

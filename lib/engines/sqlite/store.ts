@@ -21,6 +21,7 @@ import { DeferredSync } from './deferred-sync.js';
 import { ExternalTxOps, syncConnectionOf } from './external-tx.js';
 import { sqliteInboxDriver } from './inbox.js';
 import { openTxOf, runInOpenTx, type OpenTx } from './tx-context.js';
+import { sweepRateWindows } from './limits.js';
 import { sqliteLockDriver } from './lock.js';
 import { Watcher } from './notify/watcher.js';
 import { WakeFile } from './notify/poke.js';
@@ -275,6 +276,10 @@ export class SqliteStore extends StoreBase implements SqliteCore {
     const r = this.hub.listen(channel);
     this.watcher?.ensureRunning();
     return r;
+  }
+
+  protected sweepRateWindows(): Promise<number> {
+    return this.write('sweepRateWindows', (ctx) => sweepRateWindows(ctx, null));
   }
 
   protected queueHandle(
