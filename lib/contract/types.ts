@@ -383,6 +383,16 @@ export interface Outbox<T = unknown> {
   readonly queue: Queue<T>;
   enqueue(payload: T, opts?: JobOpts): Promise<number>;
   /**
+   * The message id of the row `rowId` (a job id of this outbox): `<storeId>:<rowId>`, or
+   * `<messageIdPrefix>:<storeId>:<rowId>` with the store's `messageIdPrefix`. No other store
+   * produces it, and every attempt of the row carries the same one: the publishers send it as the
+   * broker's dedup id and the envelope's `messageId`; a delivery handler of your own should too.
+   * A row enqueued before the store had an id keeps its bare row id (docs/brokers.md, Message ids).
+   * Pure: no I/O.
+   * @throws InvalidArgument when `rowId` is not a job id
+   */
+  messageId(rowId: number): string;
+  /**
    * Pull one message: claim, run `delivery`, ack on success, retry with the
    * queue's backoff on a throw. Resolves `false` when there was no work.
    */
@@ -631,6 +641,12 @@ export interface StoreLogger {
 /** One handle over every mechanism. */
 export interface Store {
   readonly engine: EngineKind;
+  /**
+   * This store's id: a random UUID made when its tables were created (so a second schema, another
+   * SQLite file or a dropped and re-created database each have their own), kept in the engine's
+   * meta table and read at open. Part of every outbox message id (`Outbox.messageId`).
+   */
+  readonly storeId: string;
 
   notify(channel: string, payload?: string): Promise<void>;
   listen(channel: string): WakeReceiver;

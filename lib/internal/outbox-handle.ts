@@ -58,6 +58,7 @@ export class OutboxHandle implements Outbox {
     backingQueue: (queueName: string, opts?: QueueOpts) => Queue & DeliveredAcker,
     opts: QueueOpts | undefined,
     private readonly receipts: ReceiptDriver,
+    private readonly messageIdOf: (rowId: number) => string,
   ) {
     const q = backingQueue(outboxQueueName(name), opts);
     this.queue = q;
@@ -115,6 +116,10 @@ export class OutboxHandle implements Outbox {
 
   async pruneReceipts(olderThanMs: number): Promise<number> {
     return this.receipts.pruneReceipts(this.name, requireDurationMs('olderThanMs', olderThanMs, { allowZero: true }));
+  }
+
+  messageId(rowId: number): string {
+    return this.messageIdOf(requireJobId('rowId', rowId));
   }
 
   enqueue(payload: unknown, opts?: JobOpts): Promise<number> {

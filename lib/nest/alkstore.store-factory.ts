@@ -24,6 +24,7 @@ export async function openStoreFromOptions(options: AlkstoreModuleOptions, logge
     wakeFallbackMs: options.pollIntervalMs,
     localHandoff: options.localHandoff,
     maxPayloadBytes: options.maxPayloadBytes,
+    messageIdPrefix: options.messageIdPrefix,
     tracing: false,
     enqueueHeaders,
     logger,

@@ -46,7 +46,7 @@ export function publisherDelivery(
     paused.addEventListener('abort', onAbort, { once: true });
     let receipt: DeliveryReceipt;
     try {
-      receipt = await publisher.publish(outboxMessage(outbox.name, job), either.signal);
+      receipt = await publisher.publish(outboxMessage(outbox, job), either.signal);
     } finally {
       signal.removeEventListener('abort', onAbort);
       paused.removeEventListener('abort', onAbort);

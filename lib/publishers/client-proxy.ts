@@ -87,7 +87,7 @@ export class ClientProxyPublisher implements Publisher {
     const pattern = this.patternOf(message);
     const data = this.options.data
       ? this.options.data(message)
-      : ({ messageId: String(message.id), payload: message.payload, headers: message.headers } satisfies OutboxEvent);
+      : ({ messageId: message.id, payload: message.payload, headers: message.headers } satisfies OutboxEvent);
     const emitted = new Promise<void>((resolve, reject) => {
       this.options.client.emit(pattern, data).subscribe({ error: reject, complete: resolve });
     });

@@ -7,7 +7,7 @@ import { connectWithRetry, OutageLog } from './reconnect.js';
 import type { OutboxMessage, Publisher, PublisherContext, PublisherHealth } from './publisher.js';
 import { compileDestination, type Destination } from './subject.js';
 
-/** User property carrying the outbox message id (MQTT has no message id of its own across sessions). */
+/** User property carrying the outbox message id, unique across stores (MQTT has no message id of its own across sessions). */
 export const MQTT_MESSAGE_ID_PROPERTY = 'message-id';
 
 /** Options of {@link MqttPublisher}. */
@@ -29,8 +29,8 @@ export interface MqttPublisherOptions {
 /**
  * Publishes outbox messages over MQTT 5 (`mqtt` 5, an optional peer loaded on
  * `connect`) at QoS 1 or 2 only: success on the broker's PUBACK (QoS 1) or
- * PUBCOMP (QoS 2); a reason code ≥ 0x80 fails the publish. The outbox id
- * travels as the user property `message-id`, the envelope's headers as user
+ * PUBCOMP (QoS 2); a reason code ≥ 0x80 fails the publish. The message id
+ * (`OutboxMessage.id`) travels as the user property `message-id`, the envelope's headers as user
  * properties, the content type and correlation id as MQTT 5 properties.
  * MQTT brokers have no dedup: consumers dedupe with an inbox. The receipt is
  * `{ broker, topic, qos, packetId }`. A PUBACK means the broker accepted the
@@ -106,7 +106,7 @@ export class MqttPublisher implements Publisher {
     const sent = client.publishAsync(topic, body, {
       qos: this.qos,
       properties: {
-        userProperties: { ...message.headers, [MQTT_MESSAGE_ID_PROPERTY]: String(message.id) },
+        userProperties: { ...message.headers, [MQTT_MESSAGE_ID_PROPERTY]: message.id },
         contentType: e.contentType,
         ...(e.correlationId !== null ? { correlationData: Buffer.from(e.correlationId, 'utf8') } : {}),
       },

@@ -46,9 +46,11 @@ async function loadNats(): Promise<Peers> {
  * Publishes outbox messages to NATS JetStream (`@nats-io/jetstream` 3 over
  * `@nats-io/transport-node`, optional peers loaded on `connect`).
  *
- * - `msgID` is the outbox message id, so the stream drops a republish within
- *   its `duplicate_window`; a PubAck with `duplicate: true` counts as success
- *   and as a broker duplicate.
+ * - `msgID` is the message id (`OutboxMessage.id`, unique across stores), so
+ *   the stream drops a republish within its `duplicate_window`; a PubAck with
+ *   `duplicate: true` counts as success and as a broker duplicate. On a
+ *   message's first attempt it means another producer used the same id: that
+ *   is logged at warn, once per publisher (one outbox).
  * - Success only on a PubAck (the message is stored by the stream); the
  *   receipt is `{ broker, stream, seq, duplicate }`.
  * - At connect, a stream `duplicate_window` shorter than the dispatcher's
@@ -66,6 +68,7 @@ export class NatsJetStreamPublisher implements Publisher {
   private status: PublisherHealth['status'] = 'degraded';
   private outage: OutageLog | null = null;
   private closed = false;
+  private warnedForeignDuplicate = false;
 
   /** @throws InvalidOption naming the field (an unknown subject template field included), before any I/O */
   constructor(private readonly options: NatsJetStreamPublisherOptions) {
@@ -130,12 +133,21 @@ export class NatsJetStreamPublisher implements Publisher {
     const h = peers.headers();
     for (const [k, v] of Object.entries(message.headers)) h.set(k, v);
     const ack = js.publish(this.subjectOf(message), body, {
-      msgID: String(message.id),
+      msgID: message.id,
       headers: h,
       timeout: ctx.publishTimeoutMs + 1000,
     });
     const pa = await awaitConfirm(ack, signal, ctx.onLateConfirm);
-    if (pa.duplicate) ctx.onBrokerDuplicate();
+    if (pa.duplicate) {
+      ctx.onBrokerDuplicate();
+      // A retry's duplicate is the dedup at work; on a first attempt the stream had the id from someone else.
+      if (message.attempts === 1 && !this.warnedForeignDuplicate) {
+        this.warnedForeignDuplicate = true;
+        ctx.logger.warn(
+          `outbox ${JSON.stringify(ctx.outbox)}: stream ${JSON.stringify(pa.stream)} already held message id ${JSON.stringify(message.id)} on its first publish (PubAck duplicate: true, seq ${pa.seq}), so it kept that message and not this one: another producer used the same id (a copy of this database with the same store id, a publisher of your own), unless this message's own earlier publish landed while its confirm was lost in a broker outage. See docs/brokers.md, Message ids. Logged once per outbox; the broker duplicates metric counts every one`,
+        );
+      }
+    }
     return { broker: this.broker, stream: pa.stream, seq: pa.seq, duplicate: pa.duplicate };
   }
 

@@ -1,11 +1,17 @@
 import { readEnvelope, type MessageEnvelope } from '../contract/envelope.js';
 import type { JobHeaders } from '../contract/job-extras.js';
-import type { DeliveryReceipt, Job, StoreLogger } from '../contract/types.js';
+import type { DeliveryReceipt, Job, Outbox, StoreLogger } from '../contract/types.js';
 
 /** One outbox message as a publisher sees it. */
 export interface OutboxMessage {
-  /** The outbox message id (the job id): the broker's dedup id where it has one. */
-  readonly id: number;
+  /**
+   * The message id, unique across stores (`[<messageIdPrefix>:]<storeId>:<rowId>`, see
+   * `Outbox.messageId`): the broker's dedup id where it has one, the envelope's `messageId`, and
+   * the key a consumer's inbox dedupes on. The same on every attempt of the message.
+   */
+  readonly id: string;
+  /** The outbox row id (the job id), unique in this store only: what receipts are keyed by. */
+  readonly rowId: number;
   readonly outbox: string;
   readonly payload: unknown;
   /** Every header of the message, the envelope's included. */
@@ -71,14 +77,16 @@ export interface Publisher {
   close(): Promise<void>;
 }
 
-/** The {@link OutboxMessage} of a claimed outbox job. */
-export function outboxMessage(outbox: string, job: Job): OutboxMessage {
+/** The {@link OutboxMessage} of a claimed job of `outbox` (its id from `outbox.messageId`). */
+export function outboxMessage(outbox: Pick<Outbox, 'name' | 'messageId'>, job: Job): OutboxMessage {
+  const id = outbox.messageId(job.id);
   return Object.freeze({
-    id: job.id,
-    outbox,
+    id,
+    rowId: job.id,
+    outbox: outbox.name,
     payload: job.payload,
     headers: job.headers,
-    envelope: readEnvelope(job.id, job.headers),
+    envelope: readEnvelope(id, job.headers),
     attempts: job.attempts,
     key: job.orderingKey,
   });

@@ -34,8 +34,9 @@ interface Pending {
  * - Every message is `persistent` (delivery mode 2) and `mandatory`: a message
  *   no queue is bound for comes back (`basic.return`) and the publish fails
  *   (retried), it is never a silent ack.
- * - `messageId` is the outbox message id (consumers dedupe on it with an
- *   inbox; RabbitMQ itself has no dedup window); `type`, `contentType`,
+ * - `messageId` is the message id (`OutboxMessage.id`, unique across
+ *   stores: consumers dedupe on it with an inbox; RabbitMQ itself has no
+ *   dedup window); `type`, `contentType`,
  *   `correlationId` and every header travel as AMQP properties and headers.
  * - Success only on the broker's confirm (`basic.ack`); a `basic.nack` or a
  *   channel closed before the confirm fails the publish. The receipt is
@@ -95,7 +96,7 @@ export class RabbitMqPublisher implements Publisher {
     const ch = await this.channel(signal);
     const generation = this.generation;
     const tag = ++this.deliveryTag;
-    const messageId = String(message.id);
+    const messageId = message.id;
     const entry: Pending = { returned: false };
     // Keyed by channel generation and id: a republish on a new channel is its own entry.
     const key = `${generation}:${messageId}`;

@@ -30,14 +30,14 @@ export interface RedisStreamsPublisherOptions {
   /** Pause between connection attempts at startup (default 1000 ms). */
   readonly reconnectWaitMs?: number;
   /**
-   * Broker-side dedup with `XADD … IDMP <producerId> <outbox id>` (Redis 8.6+).
+   * Broker-side dedup with `XADD … IDMP <producerId> <message id>` (Redis 8.6+).
    * `'auto'` (default): probed once at connect and used when the server has
    * it; without it, the publisher says so once (log and health detail) and a
    * republish is a second entry, absorbed by the consumer's inbox only.
    * `'off'`: never used.
    */
   readonly idmp?: 'auto' | 'off';
-  /** The IDMP producer id (default `alkstore:<outbox>`): the scope the outbox ids are unique in. */
+  /** The IDMP producer id (default `alkstore:<outbox>`); the message ids are unique across stores whatever it is. */
   readonly producerId?: string;
 }
 
@@ -87,11 +87,11 @@ export function checkIdmpWindow(
 
 /**
  * Publishes outbox messages with `XADD` (ioredis, an optional peer loaded on
- * `connect`). Each entry has the fields `id` (the outbox id), `payload` (JSON)
+ * `connect`). Each entry has the fields `id` (the message id, `OutboxMessage.id`), `payload` (JSON)
  * and `headers` (JSON, the envelope included). Success on the XADD reply,
  * which confirms **memory only**; with `waitAof` it also waits for the AOF
  * fsync (`WAITAOF`). Where the server has `XADD … IDMP` (Redis 8.6+, probed
- * once at connect) the outbox id is the idempotent id, so a republish within
+ * once at connect) the message id is the idempotent id, so a republish within
  * the stream's IDMP window adds no second entry; a static stream's
  * IDMP-DURATION shorter than the retry horizon is refused at connect. Without
  * IDMP (Redis 7) a republish is a second entry: consumers dedupe on `id` with
@@ -198,7 +198,7 @@ export class RedisStreamsPublisher implements Publisher {
     const trim = this.options.maxLen === undefined ? [] : ['MAXLEN', '~', String(this.options.maxLen)];
     const w = this.options.waitAof;
     const run = async (): Promise<{ entryId: string; aof: boolean }> => {
-      const idmp = this.idmp === 'idmp' ? ['IDMP', this.producerId, String(message.id)] : [];
+      const idmp = this.idmp === 'idmp' ? ['IDMP', this.producerId, message.id] : [];
       const entryId = (await redis.call(
         'XADD',
         stream,
@@ -206,7 +206,7 @@ export class RedisStreamsPublisher implements Publisher {
         ...trim,
         '*',
         'id',
-        String(message.id),
+        message.id,
         'payload',
         body,
         'headers',

@@ -63,6 +63,6 @@ function fieldOf(name: (typeof TEMPLATE_FIELDS)[number]): (m: OutboxMessage) => 
     case 'outbox':
       return (m) => m.outbox;
     case 'id':
-      return (m) => String(m.id);
+      return (m) => m.id;
   }
 }

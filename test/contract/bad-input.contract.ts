@@ -87,6 +87,7 @@ const SYNC_ENTRIES = new Set([
   'syncDriver.new',
   'store.admin',
   'reliable.firstPending',
+  'outbox.messageId',
 ]);
 
 const silent: StoreLogger = { log: () => undefined, warn: () => undefined, error: () => undefined };
@@ -686,6 +687,9 @@ const INTERNAL: Record<string, string[]> = {
     'fireDue',
     // both: the retention runner's store-wide window sweep
     'sweepRateWindows',
+    // both: the open hands the store its id from the meta table
+    'setIdentity',
+    'identityOrThrow',
     // PostgreSQL: listener callbacks and private helpers
     'attachListener',
     'dispatch',
@@ -725,7 +729,8 @@ const INTERNAL: Record<string, string[]> = {
   receiver: ['push', 'onClose'],
   job: [],
   lock: [],
-  outbox: [],
+  // the store's message id format, handed to the handle
+  outbox: ['messageIdOf'],
   // PostgreSQL admin: private helpers and the store's callbacks
   admin: ['listenerState', 'nextPriority', 'now', 'writeOutcomes'],
 };

@@ -28,6 +28,8 @@ export interface OpenExtra {
   maxPayloadBytes?: number;
   /** Headers this store adds to every enqueue (default none). */
   enqueueHeaders?: EnqueueHeadersHook;
+  /** A readable prefix of the store's outbox message ids (default none). */
+  messageIdPrefix?: string;
 }
 
 export interface EngineDb {
@@ -95,6 +97,45 @@ export const postgres: EngineFixture = {
     };
   },
 };
+
+/**
+ * `'step'`: makes a closed store's database look as it did before the store had an id (before step
+ * 18): no store id, no legacy bound, the step not recorded, so the next open runs step 18 again.
+ * `'id'`: deletes only the store id (what docs/brokers.md tells the owner of a copied database to do).
+ */
+export async function forgetStoreIdentity(
+  kind: 'sqlite' | 'postgres',
+  location: string,
+  what: 'step' | 'id' = 'step',
+): Promise<void> {
+  if (kind === 'sqlite') {
+    const Database = (await import('better-sqlite3')).default;
+    const raw = new Database(location);
+    try {
+      raw.exec(
+        what === 'id'
+          ? "DELETE FROM __alkstore_meta WHERE key = 'store_id'"
+          : `DELETE FROM __alkstore_meta WHERE key IN ('store_id', 'legacy_message_ids', 'migration:18');
+             UPDATE __alkstore_meta SET value = 17 WHERE key = 'schema_version';`,
+      );
+    } finally {
+      raw.close();
+    }
+    return;
+  }
+  const pg = (await import('pg')).default;
+  const c = new pg.Client({ connectionString: PG_URL });
+  await c.connect();
+  try {
+    await c.query(
+      what === 'id'
+        ? `DELETE FROM "${location}".meta WHERE key = 'store_id'`
+        : `DROP TABLE "${location}".meta; DELETE FROM "${location}".migrations WHERE version = 18`,
+    );
+  } finally {
+    await c.end();
+  }
+}
 
 /** Drops test schemas on the test PostgreSQL (CASCADE). */
 export async function dropPgSchemas(...schemas: string[]): Promise<void> {

@@ -146,6 +146,11 @@ for (const engine of nestEngines()) {
       class AppModule {}
       const app = await context(AppModule);
       const store = app.get(Store);
+      const idOf = (
+        (ob) =>
+        (id: number): string =>
+          ob.messageId(id)
+      )(store.outbox(outbox));
       const ids: number[] = [];
       for (let n = 0; n < 20; n++)
         ids.push(await store.withTx((tx) => tx.outboxEnqueue(outbox, { n }, { envelope: { type: 'order.placed' } })));
@@ -157,13 +162,13 @@ for (const engine of nestEngines()) {
             (await jsm.consumers.info(stream, 'billing')).num_pending ===
           0,
       );
-      expect([...seen].sort()).toEqual(ids.map(String).sort());
+      expect([...seen].sort()).toEqual(ids.map(idOf).sort());
       expect(failedOnce).toBe(true);
       expect((await store.outbox(outbox).receipt(ids[0]!))?.receipt).toMatchObject({
         broker: 'nats-jetstream',
         stream,
       });
-      expect(await store.inbox(inbox).get(String(ids[0]))).toMatchObject({ state: 'done' });
+      expect(await store.inbox(inbox).get(idOf(ids[0]!))).toMatchObject({ state: 'done' });
       await app.close();
     }, 60_000);
 
@@ -201,16 +206,21 @@ for (const engine of nestEngines()) {
       class AppModule {}
       const app = await context(AppModule);
       const store = app.get(Store);
+      const idOf = (
+        (ob) =>
+        (id: number): string =>
+          ob.messageId(id)
+      )(store.outbox(outbox));
       const ids: number[] = [];
       for (let n = 0; n < 10; n++) ids.push(await store.outboxEnqueue(outbox, { n }));
       // A second copy of the first message, as a broker redelivery or a producer republish would bring it.
-      ch.sendToQueue(queue, Buffer.from(JSON.stringify({ n: 0 })), { messageId: String(ids[0]), persistent: true });
+      ch.sendToQueue(queue, Buffer.from(JSON.stringify({ n: 0 })), { messageId: idOf(ids[0]!), persistent: true });
       const seen = await effects(store, effectQueue, 10);
       await waitFor('the queue drained and acked', async () => (await ch.checkQueue(queue)).messageCount === 0);
       await app.close();
       // Closed: anything left unacked would be back in the queue now.
       expect((await ch.checkQueue(queue)).messageCount).toBe(0);
-      expect([...seen].sort()).toEqual(ids.map(String).sort());
+      expect([...seen].sort()).toEqual(ids.map(idOf).sort());
     }, 60_000);
 
     it('@EventPattern + @InboxEvent on the NATS transport: the event runs in the inbox transaction, a duplicate is skipped', async () => {
@@ -263,6 +273,11 @@ for (const engine of nestEngines()) {
       cleanups.push(() => app.close());
       await app.listen();
       const store = app.get(Store);
+      const idOf = (
+        (ob) =>
+        (id: number): string =>
+          ob.messageId(id)
+      )(store.outbox(outbox));
       const ids: number[] = [];
       for (let n = 0; n < 10; n++)
         ids.push(await store.outboxEnqueue(outbox, { n }, { envelope: { type: 'order.placed' } }));
@@ -275,27 +290,27 @@ for (const engine of nestEngines()) {
       );
       await waitFor(
         'the failing event recorded',
-        async () => (await store.inbox(inbox).get(String(ids[5])))?.state === 'failed',
+        async () => (await store.inbox(inbox).get(idOf(ids[5]!)))?.state === 'failed',
       );
       // The same events again (an outbox republish): the one done is skipped, the failed one runs again.
       for (const n of [3, 5])
         await lastValueFrom(
-          client.emit(`${subject}.order.placed`, { messageId: String(ids[n]), payload: { n }, headers: {} }),
+          client.emit(`${subject}.order.placed`, { messageId: idOf(ids[n]!), payload: { n }, headers: {} }),
           { defaultValue: undefined },
         );
       const seen = await effects(
         store,
         effectQueue,
         10,
-        async () => (await store.inbox(inbox).get(String(ids[5])))?.state === 'done',
+        async () => (await store.inbox(inbox).get(idOf(ids[5]!)))?.state === 'done',
       );
       await waitFor(
         'the duplicate went through the pipeline',
-        () => handled.filter((h) => h === String(ids[5])).length === 2,
+        () => handled.filter((h) => h === idOf(ids[5]!)).length === 2,
       );
-      expect([...seen].sort()).toEqual(ids.map(String).sort());
-      expect(handled.filter((h) => h === String(ids[3]))).toHaveLength(1);
-      expect(await store.inbox(inbox).get(String(ids[5]))).toMatchObject({ state: 'done', attempts: 2 });
+      expect([...seen].sort()).toEqual(ids.map(idOf).sort());
+      expect(handled.filter((h) => h === idOf(ids[3]!))).toHaveLength(1);
+      expect(await store.inbox(inbox).get(idOf(ids[5]!))).toMatchObject({ state: 'done', attempts: 2 });
       await app.close();
     }, 60_000);
 

@@ -259,6 +259,7 @@ export function faultyStore(
             : real.ackDelivered(ds),
         receipt: (id) => real.receipt(id),
         pruneReceipts: (ms) => real.pruneReceipts(ms),
+        messageId: (id) => real.messageId(id),
       };
     },
   };

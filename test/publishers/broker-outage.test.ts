@@ -55,7 +55,7 @@ for (const engine of contractEngines()) {
       await conn.close();
     });
 
-    /** Runs the scenario and returns the delivered outbox ids as the broker saw them. */
+    /** Runs the scenario and returns the delivered message ids as the broker saw them. */
     async function outage(
       publisherFor: (port: number) => Publisher,
       targetPort: number,
@@ -108,7 +108,7 @@ for (const engine of contractEngines()) {
       expect(metrics.deadReasons).toEqual([]);
       expect((await store.outbox(outbox).queue.stats()).dead).toBe(0);
       const got = new Set(await delivered());
-      expect(ids.filter((id) => !got.has(String(id)))).toEqual([]);
+      expect(ids.filter((id) => !got.has(store.outbox(outbox).messageId(id)))).toEqual([]);
       for (const id of ids) expect((await store.outbox(outbox).receipt(id))?.receipt).toBeDefined();
     }
 

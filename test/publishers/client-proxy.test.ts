@@ -72,8 +72,9 @@ for (const engine of contractEngines()) {
         ac.abort();
         await done;
       }
-      expect(received.map((e) => e.messageId).sort()).toEqual(ids.map(String).sort());
-      expect(received.find((e) => e.messageId === String(ids[0]))).toMatchObject({
+      const messageIds = ids.map((id) => `${store.storeId}:${id}`);
+      expect(received.map((e) => e.messageId).sort()).toEqual([...messageIds].sort());
+      expect(received.find((e) => e.messageId === messageIds[0])).toMatchObject({
         payload: { i: 0 },
         headers: { 'message-type': 'order.placed', 'correlation-id': 'c0' },
       });

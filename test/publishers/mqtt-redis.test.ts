@@ -49,7 +49,7 @@ for (const engine of contractEngines()) {
       return st.pending + st.processing === 0;
     };
 
-    it('MQTT: publishes at QoS 1 with the outbox id and the envelope as user properties, acked on PUBACK, receipt stored', async () => {
+    it('MQTT: publishes at QoS 1 with the message id (<storeId>:<rowId>) and the envelope as user properties, acked on PUBACK, receipt stored', async () => {
       const root = brokerName('alk');
       const got: { topic: string; body: unknown; props: Record<string, unknown>; qos: number }[] = [];
       sub.on('message', (topic, payload, packet) => {
@@ -81,7 +81,9 @@ for (const engine of contractEngines()) {
       } finally {
         await run.stop();
       }
-      expect(got.map((g) => g.props['message-id']).sort()).toEqual(ids.map(String).sort());
+      const messageIds = ids.map((id) => store.outbox(outbox).messageId(id));
+      expect(messageIds[0]).toBe(`${store.storeId}:${ids[0]}`);
+      expect(got.map((g) => g.props['message-id']).sort()).toEqual([...messageIds].sort());
       expect(got[0]).toMatchObject({ topic: `${root}/order.placed`, qos: 1 });
       expect(got[0]!.props).toMatchObject({ 'message-type': 'order.placed', 'content-type': 'application/json' });
       expect((await store.outbox(outbox).receipt(ids[0]!))?.receipt).toMatchObject({
@@ -116,7 +118,7 @@ for (const engine of contractEngines()) {
       }
     });
 
-    it('Redis Streams: XADDs id, payload and headers, acked on the reply, receipt with the entry id', async () => {
+    it('Redis Streams: XADDs the message id (<storeId>:<rowId>), payload and headers, acked on the reply, receipt with the entry id', async () => {
       const key = brokerName('alk:stream');
       const outbox = uid('redis');
       const ids: number[] = [];
@@ -136,8 +138,9 @@ for (const engine of contractEngines()) {
         entryId,
         ...Object.fromEntries(Array.from({ length: kv.length / 2 }, (_, j) => [kv[2 * j]!, kv[2 * j + 1]!])),
       })) as { entryId: string; id: string; payload: string; headers: string }[];
-      expect(fields.map((f) => f.id).sort()).toEqual(ids.map(String).sort());
-      const f0 = fields.find((f) => f.id === String(ids[0]))!;
+      const messageIds = ids.map((id) => `${store.storeId}:${id}`);
+      expect(fields.map((f) => f.id).sort()).toEqual([...messageIds].sort());
+      const f0 = fields.find((f) => f.id === messageIds[0])!;
       expect(JSON.parse(f0.payload)).toEqual({ i: 0 });
       expect(JSON.parse(f0.headers)).toMatchObject({ 'message-type': 'order.placed' });
       expect((await store.outbox(outbox).receipt(ids[0]!))?.receipt).toEqual({
@@ -180,11 +183,12 @@ for (const engine of contractEngines()) {
         }
         // The same message published again (a republish after a lost reply): a second entry without IDMP.
         const again = {
-          id,
+          id: store.outbox(outbox).messageId(id),
+          rowId: id,
           outbox,
           payload: { n: 1 },
           headers: {},
-          envelope: readEnvelope(id, {}),
+          envelope: readEnvelope(store.outbox(outbox).messageId(id), {}),
           attempts: 2,
           key: null,
         };
@@ -194,9 +198,8 @@ for (const engine of contractEngines()) {
       }
       const entries = await redis.xrange(key, '-', '+');
       await redis.del(key);
-      expect(entries.map(([, kv]) => kv[kv.indexOf('id') + 1])).toEqual(
-        hasIdmp ? [String(id)] : [String(id), String(id)],
-      );
+      const messageId = `${store.storeId}:${id}`;
+      expect(entries.map(([, kv]) => kv[kv.indexOf('id') + 1])).toEqual(hasIdmp ? [messageId] : [messageId, messageId]);
     });
 
     it('Redis Streams: an IDMP window shorter than the retry horizon is refused naming both numbers; idmp and producerId are checked before any I/O', async () => {

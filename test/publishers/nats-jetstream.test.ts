@@ -64,7 +64,7 @@ for (const engine of contractEngines()) {
       };
     }
 
-    it('publishes each message once with msgID = outbox id and the envelope as headers, acks on PubAck and stores the receipt', async () => {
+    it('publishes each message once with msgID = the message id (<storeId>:<rowId>) and the envelope as headers, acks on PubAck and stores the receipt', async () => {
       const s = await stream();
       const outbox = uid('js');
       const ids: number[] = [];
@@ -98,8 +98,9 @@ for (const engine of contractEngines()) {
         await run.stop();
       }
       const msgs = await storedMessages(s.name);
-      expect(msgs.map((m) => m.msgId).sort()).toEqual(ids.map(String).sort());
-      const first = msgs.find((m) => m.msgId === String(ids[0]))!;
+      const messageIds = ids.map((id) => `${store.storeId}:${id}`);
+      expect(msgs.map((m) => m.msgId).sort()).toEqual([...messageIds].sort());
+      const first = msgs.find((m) => m.msgId === messageIds[0])!;
       expect(first).toMatchObject({ subject: `${s.prefix}.order.placed.k0`, data: { n: 0 } });
       expect(first.headers).toMatchObject({
         'message-type': 'order.placed',
@@ -112,30 +113,74 @@ for (const engine of contractEngines()) {
       expect(typeof receipt?.receipt.seq).toBe('number');
     });
 
-    it('counts a PubAck duplicate (the stream already had the msgID) as success and as a broker duplicate', async () => {
+    it('a PubAck duplicate on a first publish (another producer used the id): success, a broker duplicate, and one warning per outbox naming the id', async () => {
       const s = await stream();
       const outbox = uid('js-dup');
-      const id = await store.outboxEnqueue(outbox, { once: true });
-      // The "first publish landed but its ack never reached the database" case: the stream already holds the id.
+      const ids = [await store.outboxEnqueue(outbox, { n: 1 }), await store.outboxEnqueue(outbox, { n: 2 })];
+      const ob = store.outbox(outbox);
+      // Another producer already put both ids in the stream.
       const { jetstream } = await import('@nats-io/jetstream');
-      await jetstream(nc).publish(`${s.prefix}.x`, JSON.stringify({ once: true }), { msgID: String(id) });
+      for (const id of ids)
+        await jetstream(nc).publish(`${s.prefix}.x`, JSON.stringify({ other: id }), { msgID: ob.messageId(id) });
       const metrics = new RecordingMetrics();
+      const logger = recordingLogger();
       const run = start(
         new OutboxDispatcher({
           store,
           outbox,
           metrics,
+          logger,
           publisher: new NatsJetStreamPublisher({ stream: s.name, subject: `${s.prefix}.x` }),
         }),
       );
       try {
-        await waitFor('the message acked', async () => (await store.outbox(outbox).queue.getJob(id)) === null);
+        await waitFor(
+          'the messages acked',
+          async () => (await ob.queue.stats()).pending === 0 && (await ob.queue.stats()).processing === 0,
+        );
+      } finally {
+        await run.stop();
+      }
+      expect(metrics.duplicates).toBe(2);
+      expect((await storedMessages(s.name)).length).toBe(2);
+      expect((await ob.receipt(ids[0]!))?.receipt).toMatchObject({ duplicate: true });
+      const warnings = logger.lines.filter((l) => l.includes('first publish'));
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toContain(JSON.stringify(outbox));
+      expect(ids.some((id) => warnings[0]!.includes(ob.messageId(id)))).toBe(true);
+    });
+
+    it('a PubAck duplicate on a later attempt (the first publish landed, its ack never reached the database) is absorbed quietly: success and a broker duplicate, no warning', async () => {
+      const s = await stream();
+      const outbox = uid('js-redup');
+      const ob = store.outbox(outbox);
+      const id = await ob.enqueue({ once: true });
+      // Attempt 1 published and then failed before its ack: the stream holds the id, the row is pending again.
+      const { jetstream } = await import('@nats-io/jetstream');
+      await jetstream(nc).publish(`${s.prefix}.x`, JSON.stringify({ once: true }), { msgID: ob.messageId(id) });
+      const job = await ob.queue.claimOne('attempt-1');
+      expect(job?.id).toBe(id);
+      await job!.retry(new Error('the ack was lost'), 0);
+      const metrics = new RecordingMetrics();
+      const logger = recordingLogger();
+      const run = start(
+        new OutboxDispatcher({
+          store,
+          outbox,
+          metrics,
+          logger,
+          publisher: new NatsJetStreamPublisher({ stream: s.name, subject: `${s.prefix}.x` }),
+        }),
+      );
+      try {
+        await waitFor('the message acked', async () => (await ob.queue.getJob(id)) === null);
       } finally {
         await run.stop();
       }
       expect(metrics.duplicates).toBe(1);
       expect((await storedMessages(s.name)).length).toBe(1);
-      expect((await store.outbox(outbox).receipt(id))?.receipt).toMatchObject({ duplicate: true, seq: 1 });
+      expect((await ob.receipt(id))?.receipt).toMatchObject({ duplicate: true, seq: 1 });
+      expect(logger.lines).toEqual([]);
     });
 
     it('refuses at startup a stream whose duplicate_window is shorter than the retry horizon, naming both numbers', async () => {

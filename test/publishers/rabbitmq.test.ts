@@ -68,7 +68,7 @@ for (const engine of contractEngines()) {
       return st.pending + st.processing === 0;
     };
 
-    it('publishes persistent, mandatory messages with messageId = outbox id and the envelope as properties, acked on the confirm, receipt stored', async () => {
+    it('publishes persistent, mandatory messages with messageId = the message id (<storeId>:<rowId>) and the envelope as properties, acked on the confirm, receipt stored', async () => {
       const t = await topology();
       const outbox = uid('rmq');
       const ids: number[] = [];
@@ -93,8 +93,9 @@ for (const engine of contractEngines()) {
         await run.stop();
       }
       const got = await drain(t.queue);
-      expect(got.map((m) => m.properties.messageId).sort()).toEqual(ids.map(String).sort());
-      const m0 = got.find((m) => m.properties.messageId === String(ids[0]))!;
+      const messageIds = ids.map((id) => `${store.storeId}:${id}`);
+      expect(got.map((m) => m.properties.messageId).sort()).toEqual([...messageIds].sort());
+      const m0 = got.find((m) => m.properties.messageId === messageIds[0])!;
       expect(m0.fields.routingKey).toBe('bound.order.placed');
       expect(m0.properties).toMatchObject({
         deliveryMode: 2,
@@ -171,7 +172,7 @@ for (const engine of contractEngines()) {
         await proxy.stop();
       }
       const got = new Set((await drain(t.queue)).map((m) => m.properties.messageId));
-      for (const id of ids) expect(got.has(String(id))).toBe(true);
+      for (const id of ids) expect(got.has(store.outbox(outbox).messageId(id))).toBe(true);
       expect(logger.lines.some((l) => l.includes('unreachable'))).toBe(true);
     });
 

@@ -10,7 +10,7 @@ import { resolveCommonOptions } from '../shared/options.js';
 import type { PostgresStoreOptions } from './options.js';
 import { loadPeer } from '../../internal/load-peer.js';
 import { scrubbingLogger, scrubSecrets, secretForms, urlSecrets } from '../../internal/secrets.js';
-import { applyMigrations, verifySchema } from './migrations.js';
+import { applyMigrations, readStoreIdentity, verifySchema } from './migrations.js';
 import { PostgresListener } from './listener.js';
 import { PostgresStore } from './store.js';
 import { describeUrl, listenUrlOption, poolerOption, verifyListenConnection } from './pooler.js';
@@ -75,11 +75,19 @@ async function open(options: PostgresStoreOptions, secrets: readonly string[]): 
   if (options.listen !== undefined) asOption(() => requireBoolean('listen', options.listen));
   const pooler = poolerOption(options.pooler);
   const listenUrl = listenUrlOption(options.listenUrl, options.listen);
-  const { wakeFallbackMs, claimDurability, localHandoff, maxPayloadBytes, enqueueHeaders, random, logger } =
-    resolveCommonOptions(
-      { ...options, logger: scrubbingLogger(options.logger ?? defaultLogger, secrets) },
-      { wakeFallbackMs: 1_000, logger: defaultLogger },
-    );
+  const {
+    wakeFallbackMs,
+    claimDurability,
+    localHandoff,
+    maxPayloadBytes,
+    enqueueHeaders,
+    random,
+    logger,
+    messageIdPrefix,
+  } = resolveCommonOptions(
+    { ...options, logger: scrubbingLogger(options.logger ?? defaultLogger, secrets) },
+    { wakeFallbackMs: 1_000, logger: defaultLogger },
+  );
 
   if (options.pool !== undefined && !isPool(options.pool))
     throw new InvalidOption('pool', 'must be a pg.Pool (an object with connect, query and end)');
@@ -104,6 +112,7 @@ async function open(options: PostgresStoreOptions, secrets: readonly string[]): 
     enqueueHeaders,
     holdConnection: ownsPool && poolSize >= 2,
     prepared: pooler !== 'transaction',
+    messageIdPrefix,
   });
   // LISTEN goes past a transaction-mode pooler (listenUrl) or nowhere: through it, notifications never arrive.
   const listenTarget =
@@ -166,6 +175,7 @@ async function open(options: PostgresStoreOptions, secrets: readonly string[]): 
     );
     if (migrate) await applyMigrations(pool, schema, logger);
     else await verifySchema(pool, schema);
+    store.setIdentity(await readStoreIdentity(pool, schema));
   } catch (err) {
     await store.close().catch(() => undefined);
     throw err;

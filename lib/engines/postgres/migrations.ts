@@ -10,7 +10,9 @@ import { MIGRATION_13 } from './migrations/v13.js';
 import { MIGRATION_14 } from './migrations/v14.js';
 import { MIGRATION_15 } from './migrations/v15.js';
 import { MIGRATION_16 } from './migrations/v16.js';
+import { MIGRATION_18 } from './migrations/v18.js';
 import { MIGRATION_19 } from './migrations/v19.js';
+import { LEGACY_IDS_KEY, STORE_ID_KEY, type StoreIdentity } from '../../internal/message-id.js';
 import { migrationLockKey, quoteIdent, validateSchemaName } from './schema-sql.js';
 
 /** One numbered, immutable migration of the engine schema. Never edit a released one: add the next. */
@@ -35,6 +37,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
   MIGRATION_14,
   MIGRATION_15,
   MIGRATION_16,
+  MIGRATION_18,
   MIGRATION_19,
 ]);
 
@@ -134,6 +137,34 @@ export async function verifySchema(pool: Pool, schema: string): Promise<void> {
       'migrate',
       `is false but schema ${JSON.stringify(schema)} is at version ${version}; this alkstore needs version ${POSTGRES_SCHEMA_VERSION} (apply the missing POSTGRES_MIGRATIONS or open with migrate: true)`,
     );
+  }
+}
+
+/**
+ * The store id and the legacy id bound from `<schema>.meta` (migration 18), read once at open. A
+ * schema whose store id was deleted (to give a restored copy an id of its own) gets a new one here.
+ */
+export async function readStoreIdentity(pool: Pool, schema: string): Promise<StoreIdentity> {
+  const s = quoteIdent(schema);
+  const read = async (): Promise<Map<string, string>> => {
+    const r = await pool.query<{ key: string; value: string }>(
+      `SELECT key, value FROM ${s}.meta WHERE key = ANY($1::text[])`,
+      [[STORE_ID_KEY, LEGACY_IDS_KEY]],
+    );
+    return new Map(r.rows.map((row) => [row.key, row.value]));
+  };
+  try {
+    let meta = await read();
+    if (!meta.has(STORE_ID_KEY)) {
+      await pool.query(
+        `INSERT INTO ${s}.meta (key, value) VALUES ($1, gen_random_uuid()::text) ON CONFLICT (key) DO NOTHING`,
+        [STORE_ID_KEY],
+      );
+      meta = await read();
+    }
+    return { storeId: meta.get(STORE_ID_KEY)!, legacyMaxRowId: Number(meta.get(LEGACY_IDS_KEY) ?? 0) };
+  } catch (err) {
+    throw new Database(`reading the store id of schema ${JSON.stringify(schema)}`, err);
   }
 }
 

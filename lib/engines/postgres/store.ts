@@ -63,6 +63,8 @@ export interface PostgresStoreParts {
   holdConnection?: boolean;
   /** Run statements as named prepared statements (default true; false behind a transaction-mode pooler). */
   prepared?: boolean;
+  /** The `messageIdPrefix` option. Default none. */
+  messageIdPrefix?: string | null;
 }
 
 /**
@@ -122,9 +124,11 @@ export class PostgresStore extends StoreBase {
   private readonly claims = new ClaimGate();
   private readonly prepared: boolean;
   protected readonly inboxDriver: InboxDriver & ReceiptDriver;
+  protected readonly messageIdPrefix: string | null;
 
   constructor(parts: PostgresStoreParts) {
     super();
+    this.messageIdPrefix = parts.messageIdPrefix ?? null;
     this.pool = parts.pool;
     this.ownsPool = parts.ownsPool;
     this.schema = parts.schema;

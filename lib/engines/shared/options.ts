@@ -2,6 +2,7 @@ import { InvalidOption } from '../../contract/errors.js';
 import type { EnqueueHeadersHook } from '../../contract/job-extras.js';
 import type { StoreLogger } from '../../contract/types.js';
 import { renamedOption } from '../../contract/renamed-option.js';
+import { messageIdPrefixOption } from '../../internal/message-id.js';
 import {
   asOption,
   maxPayloadBytesOption,
@@ -66,6 +67,15 @@ export interface CommonStoreOptions {
   random?: () => number;
   /** Where the store logs. Default: silent except warnings and errors to stderr. */
   logger?: StoreLogger;
+  /**
+   * A readable prefix of this store's outbox message ids, e.g. the service's name: `orders` gives
+   * `orders:<storeId>:<rowId>` instead of `<storeId>:<rowId>` (`Outbox.messageId`). 1 to 64
+   * characters of `A-Z a-z 0-9 . _ -`; default none. The store id alone already makes the ids
+   * unique across stores; the prefix makes them readable in a broker's UI and a consumer's inbox.
+   * Changing it changes the id of every message not yet acked: a message published just before
+   * the change and published again after it is not deduplicated (docs/brokers.md, Message ids).
+   */
+  messageIdPrefix?: string;
 }
 
 /** {@link CommonStoreOptions} validated, with the engine's defaults filled in. */
@@ -77,6 +87,7 @@ export interface ResolvedCommonOptions {
   enqueueHeaders: EnqueueHeadersHook | null;
   random: () => number;
   logger: StoreLogger;
+  messageIdPrefix: string | null;
 }
 
 /** Validates the common options before any I/O (`InvalidOption`/`InvalidArgument` naming the option). */
@@ -107,5 +118,6 @@ export function resolveCommonOptions(
         : asOption(() => requireFunction<EnqueueHeadersHook>('enqueueHeaders', o.enqueueHeaders)),
     random: o.random === undefined ? Math.random : asOption(() => requireFunction<() => number>('random', o.random)),
     logger,
+    messageIdPrefix: messageIdPrefixOption(o.messageIdPrefix),
   };
 }

@@ -1,5 +1,5 @@
 import type { StoreAdmin } from '../../contract/admin.js';
-import { Closed } from '../../contract/errors.js';
+import { AlkstoreError, Closed } from '../../contract/errors.js';
 import type { InboxOpts } from '../../contract/inbox.js';
 import { DEFAULT_QUEUE_OPTS, OUTBOX_QUEUE_OPTS, type JobOpts, type QueueOpts } from '../../contract/options.js';
 import type {
@@ -24,6 +24,7 @@ import type {
 import { validateName } from '../../contract/validate.js';
 import { InboxHandle, type InboxDriver } from '../../internal/inbox-handle.js';
 import { loadCronIfInstalled } from '../../internal/load-cron.js';
+import { formatMessageId, type StoreIdentity } from '../../internal/message-id.js';
 import { OutboxHandle, type ReceiptDriver } from '../../internal/outbox-handle.js';
 import { runRetention } from '../../internal/retention-runner.js';
 import { scheduleInput } from '../../internal/schedule-input.js';
@@ -51,6 +52,9 @@ export abstract class StoreBase implements Store {
   /** The largest payload a schedule may carry (`maxPayloadBytes`). */
   abstract readonly maxPayloadBytes: number;
   private warnedWithTxExternal = false;
+  private identity: StoreIdentity | null = null;
+  /** The `messageIdPrefix` option, or null. */
+  protected abstract readonly messageIdPrefix: string | null;
 
   abstract notify(channel: string, payload?: string): Promise<void>;
   abstract outboxEnqueue(outbox: string, payload: unknown, opts?: JobOpts): Promise<number>;
@@ -104,7 +108,27 @@ export abstract class StoreBase implements Store {
       (queueName, o) => this.queueHandle(queueName, o, OUTBOX_QUEUE_OPTS),
       opts,
       this.inboxDriver,
+      (rowId) => formatMessageId(this.identityOrThrow(), this.messageIdPrefix, rowId),
     );
+  }
+
+  get storeId(): string {
+    return this.identityOrThrow().storeId;
+  }
+
+  /**
+   * Sets what the open read from the meta table (once, before the store is handed out).
+   * @internal
+   */
+  setIdentity(identity: StoreIdentity): void {
+    this.identity = identity;
+  }
+
+  private identityOrThrow(): StoreIdentity {
+    // Set by the open before the store is handed out: only engine code running during the open can get here.
+    if (this.identity === null)
+      throw new AlkstoreError('DATABASE', 'the store has not read its id from the meta table yet (still opening)');
+    return this.identity;
   }
 
   inbox(name: string, opts?: InboxOpts): Inbox {

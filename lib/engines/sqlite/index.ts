@@ -1,4 +1,5 @@
 import { Closed } from '../../contract/errors.js';
+import type { StoreIdentity } from '../../internal/message-id.js';
 import type { Store } from '../../contract/types.js';
 import { openConnection, retryOnBusy, sqliteOpener, type SqliteConn } from './connection.js';
 import { resolveSqliteOptions, type SqliteStoreOptions } from './options.js';
@@ -30,6 +31,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
   });
   let readConn: SqliteConn | null = null;
   let claimConn: SqliteConn | null = null;
+  let identity: StoreIdentity;
   try {
     const ready = (): void => undefined;
     if (!o.memory) {
@@ -62,6 +64,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
       },
       asStoreError,
     );
+    identity = change.identity;
     if (change.created)
       o.logger.log(
         `alkstore sqlite: created the alkstore tables (schema version ${SCHEMA_VERSION}) in ${JSON.stringify(o.path)}`,
@@ -79,5 +82,7 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
     writeConn.close();
     throw err instanceof Closed ? err : asStoreError(`opening SQLite store ${JSON.stringify(o.path)}`, err);
   }
-  return new SqliteStore(o, writeConn, readConn, claimConn);
+  const store = new SqliteStore(o, writeConn, readConn, claimConn);
+  store.setIdentity(identity);
+  return store;
 }

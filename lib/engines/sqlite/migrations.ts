@@ -1,10 +1,11 @@
 import { AlkstoreError } from '../../contract/errors.js';
+import { LEGACY_IDS_KEY, STORE_ID_KEY, type StoreIdentity } from '../../internal/message-id.js';
 import type { SqliteConn } from './connection.js';
 import { INSERT_TRIGGER, QUEUE_COUNTS_STEP } from './counts.sql.js';
 import { LIMITS_COLUMNS, LIMITS_DDL, LIMITS_INDEX_DDL } from './limits.js';
 
 /** Version of the `__alkstore_*` tables this build reads and writes: the newest numbered step (SQLITE_MIGRATIONS). */
-export const SCHEMA_VERSION = 17;
+export const SCHEMA_VERSION = 18;
 
 // Throughput minutes for the dashboard (step 6), written by the store's outcome counter every few seconds.
 const THROUGHPUT_DDL = `
@@ -123,6 +124,20 @@ CREATE TABLE IF NOT EXISTS __alkstore_job_outcomes (
   keep_until INTEGER
 );
 CREATE INDEX IF NOT EXISTS __alkstore_job_outcomes_keep ON __alkstore_job_outcomes (queue, keep_until) WHERE keep_until IS NOT NULL;
+`;
+
+// The store id (step 18, number shared with PostgreSQL migration 18): a random UUID (version 4,
+// from randomblob) in the meta table, and the highest job id handed out before it. An outbox row
+// at or below that id keeps its bare row id as its message id, so a message published before the
+// upgrade is deduplicated as before when it is published again; every later row's message id is
+// `<storeId>:<rowId>`, which no other store produces. Idempotent: the open runs it on every file,
+// so a file whose store id was deleted (a copy that needs one of its own) gets a new one.
+const STORE_ID_SQL = `
+INSERT OR IGNORE INTO __alkstore_meta (key, value) VALUES ('${STORE_ID_KEY}',
+  lower(hex(randomblob(4))) || '-' || lower(hex(randomblob(2))) || '-4' || substr(lower(hex(randomblob(2))), 2) || '-' ||
+  substr('89ab', 1 + (random() & 3), 1) || substr(lower(hex(randomblob(2))), 2) || '-' || lower(hex(randomblob(6))));
+INSERT OR IGNORE INTO __alkstore_meta (key, value) VALUES ('${LEGACY_IDS_KEY}',
+  coalesce((SELECT seq FROM sqlite_sequence WHERE name = '__alkstore_jobs'), 0));
 `;
 
 // Ids of jobs use AUTOINCREMENT so an id is never reused after deletes (a stale
@@ -312,6 +327,7 @@ ALTER TABLE __alkstore_schedules ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;
   { version: 14, name: 'job attempts', sql: ATTEMPTS_DDL },
   // Plain batches count themselves with one upsert; the insert trigger skips their rows (counts.sql.ts).
   { version: 17, name: 'batch-counted inserts', sql: INSERT_TRIGGER, addColumns: [PRECOUNTED_COLUMN] },
+  { version: 18, name: 'store id', sql: STORE_ID_SQL },
 ]);
 
 /**
@@ -321,7 +337,7 @@ ALTER TABLE __alkstore_schedules ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;
  * application that owns user_version.) Returns what it did, for the open's log.
  */
 export function applySchema(conn: SqliteConn): SchemaChange {
-  const change: SchemaChange = { created: false, applied: [] };
+  const change: SchemaChange = { created: false, applied: [], identity: { storeId: '', legacyMaxRowId: 0 } };
   const fresh =
     conn.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '__alkstore_meta'").get() ===
     undefined;
@@ -372,11 +388,19 @@ export function applySchema(conn: SqliteConn): SchemaChange {
   }
   conn.db.exec(INDEX_DDL);
   conn.db.exec(LIMITS_INDEX_DDL);
+  // Fresh files get their id here, and so does a file whose id was deleted.
+  conn.db.exec(STORE_ID_SQL);
+  const meta = conn.db.prepare('SELECT value FROM __alkstore_meta WHERE key = ?').pluck();
+  change.identity = {
+    storeId: String(meta.get(STORE_ID_KEY)),
+    legacyMaxRowId: Number(meta.get(LEGACY_IDS_KEY) ?? 0),
+  };
   return change;
 }
 
-/** What {@link applySchema} did: created the tables in a file that had none, or applied upgrade steps. */
+/** What {@link applySchema} did: created the tables in a file that had none, or applied upgrade steps; and the store's id. */
 export interface SchemaChange {
   created: boolean;
   applied: SqliteMigration[];
+  identity: StoreIdentity;
 }

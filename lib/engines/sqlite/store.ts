@@ -59,6 +59,7 @@ export class SqliteStore extends StoreBase implements SqliteCore {
   protected readonly adminApi: SqliteAdmin;
   readonly logger: StoreLogger;
   readonly enqueueHeaders: EnqueueHeadersHook | null;
+  protected readonly messageIdPrefix: string | null;
   protected readonly txDriver: TxDriver<SqliteTxHandle> = {
     open: () => this.openTxHandle(WITH_TX),
     // Plain writes of this store inside the callback are refused at once (they would wait for this commit).
@@ -90,6 +91,7 @@ export class SqliteStore extends StoreBase implements SqliteCore {
     claimConn: SqliteConn | null = null,
   ) {
     super();
+    this.messageIdPrefix = options.messageIdPrefix;
     this.logger = options.logger;
     this.random = options.random;
     this.handoff = options.localHandoff ? new HandoffRegistry() : null;

@@ -109,6 +109,11 @@ export interface AlkstoreModuleOptions {
    * 1 MiB): a larger one is `PayloadTooLarge` before any write. The store option of the same name.
    */
   maxPayloadBytes?: number;
+  /**
+   * A readable prefix of the outbox message ids, e.g. the service's name (`orders:<storeId>:<rowId>`):
+   * the store option of the same name (docs/brokers.md, Message ids). Default none.
+   */
+  messageIdPrefix?: string;
   /** The engine's wake fallback (ms): SQLite watcher cadence / PostgreSQL poll when LISTEN is down. */
   pollIntervalMs?: number;
   /** Safety poll of idle workers and dispatchers (ms, default 5000); wakes cut it short. */

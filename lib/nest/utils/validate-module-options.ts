@@ -10,6 +10,7 @@ import {
   validateName,
   validatePgSchema,
 } from '../../contract/validate.js';
+import { messageIdPrefixOption } from '../../internal/message-id.js';
 import { runnerTimings } from '../../internal/scheduler-runner.js';
 import { validateJobMetrics } from '../../metrics/job-metrics.js';
 import type { AlkstoreModuleOptions, WorkersMode } from '../interfaces/alkstore-options.interface.js';
@@ -35,6 +36,7 @@ export function validateModuleOptions(options: AlkstoreModuleOptions): AlkstoreM
     if (options.idlePollIntervalMs !== undefined) requireTimerMs('idlePollIntervalMs', options.idlePollIntervalMs);
     if (options.drainTimeoutMs !== undefined) requireTimerMs('drainTimeoutMs', options.drainTimeoutMs, 0);
   });
+  messageIdPrefixOption(options.messageIdPrefix);
   workersMode(options.workers);
   if (options.workerId !== undefined) validateKey('worker', options.workerId);
   try {
