@@ -254,6 +254,20 @@ export function limitsContract(engine: EngineFixture): void {
       await q.setLimits({ keyRateLimit: { max: 1, perMs: HOUR } });
       expect(payloads(await q.claimBatch(10, 'w'))).toEqual([{ t: 'a', n: 3 }]);
     });
+
+    it('a key whose window is full is skipped by the scan: a job of another key behind more of its jobs than one claim reads is claimed', async () => {
+      const name = uid('krate-scan');
+      const q = store().queue(name, { limitKeys: { rateLimitKey: 'payload.k' } });
+      await q.setLimits({ keyRateLimit: { max: 1, perMs: HOUR } });
+      // More jobs of `hot` than a claim of one reads as candidates (at least 256), then one of `cold`.
+      const HOT = 600;
+      await q.enqueueMany(Array.from({ length: HOT }, (_, n) => ({ k: 'hot', n })));
+      await q.enqueue({ k: 'cold', n: HOT });
+      expect(payloads(await q.claimBatch(1, 'w'))).toEqual([{ k: 'hot', n: 0 }]);
+      expect(payloads(await q.claimBatch(1, 'w'))).toEqual([{ k: 'cold', n: HOT }]);
+      expect(await other().queue(name).claimBatch(10, 'w2')).toEqual([]);
+      expect((await q.stats()).pending).toBe(HOT - 1);
+    });
   });
 
   describe('ended rate windows are deleted', () => {

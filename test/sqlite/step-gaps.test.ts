@@ -95,4 +95,45 @@ describe('SQLite numbered steps (engine-only): gaps', () => {
       await db.destroy();
     }
   });
+
+  it('step 23 gives a file from before it the index of full rate windows, and its limited claim skips a full key', async () => {
+    const db = await sqliteFile.create();
+    try {
+      const s1 = await db.open();
+      const q1 = s1.queue('rs', { limitKeys: { rateLimitKey: 'payload.k' } });
+      await q1.setLimits({ keyRateLimit: { max: 1, perMs: 3_600_000 } });
+      await q1.enqueueMany(Array.from({ length: 600 }, (_, n) => ({ k: 'hot', n })));
+      await q1.enqueue({ k: 'cold' });
+      await s1.close();
+      const raw = new Database(db.location);
+      raw.exec(`DROP INDEX __alkstore_key_rate_windows_window;
+        DELETE FROM __alkstore_meta WHERE key = 'migration:23';
+        UPDATE __alkstore_meta SET value = 17 WHERE key = 'schema_version';`);
+      raw.close();
+      const s2 = await db.open();
+      try {
+        const q = s2.queue('rs');
+        expect((await q.claimBatch(1, 'w')).map((j) => j.payload)).toEqual([{ k: 'hot', n: 0 }]);
+        expect((await q.claimBatch(1, 'w')).map((j) => j.payload)).toEqual([{ k: 'cold' }]);
+      } finally {
+        await s2.close();
+      }
+      const check = new Database(db.location, { readonly: true });
+      expect(
+        check
+          .prepare(
+            "SELECT name FROM sqlite_master WHERE type = 'index' AND name = '__alkstore_key_rate_windows_window'",
+          )
+          .pluck()
+          .get(),
+      ).toBe('__alkstore_key_rate_windows_window');
+      expect(check.prepare("SELECT value FROM __alkstore_meta WHERE key = 'migration:23'").pluck().get()).toBe(23);
+      expect(check.prepare("SELECT value FROM __alkstore_meta WHERE key = 'schema_version'").pluck().get()).toBe(
+        SCHEMA_VERSION,
+      );
+      check.close();
+    } finally {
+      await db.destroy();
+    }
+  });
 });

@@ -29,6 +29,16 @@ export const LIMITS_COLUMNS: readonly { table: string; column: string; type: str
   { table: '__alkstore_queue_settings', column: 'key_rate_per_ms', type: 'INTEGER' },
 ];
 
+/**
+ * Step 23: the windows of a queue's running period that are full are one range of this index
+ * (`window_start` equal, `window_count` at least the max), so the claim's scan can leave their keys
+ * out without reading a row per key used in the period.
+ */
+export const RATE_WINDOWS_INDEX_DDL = `
+CREATE INDEX IF NOT EXISTS __alkstore_key_rate_windows_window
+  ON __alkstore_key_rate_windows (queue, window_start, window_count);
+`;
+
 /** Created after the steps ran (the columns may be new). */
 export const LIMITS_INDEX_DDL = `
 CREATE INDEX IF NOT EXISTS __alkstore_jobs_concurrency
@@ -100,20 +110,36 @@ const SET_LIMITS = `UPDATE __alkstore_queue_settings SET
   key_rate_per_ms = CASE WHEN @setR THEN @rper ELSE key_rate_per_ms END
   WHERE queue = @queue`;
 
-// Claim candidates of keys not yet at their limit (@full: a JSON array of saturated keys), pending and lapsed, in claim order.
+/**
+ * The rate keys of a queue whose window of the running period is full (queue, window start, max):
+ * one range of step 23's index, so its cost follows the full keys, not the keys used in the period.
+ */
+const RATE_FULL_KEYS = `SELECT key FROM __alkstore_key_rate_windows INDEXED BY __alkstore_key_rate_windows_window
+  WHERE queue = ? AND window_start = ? AND window_count >= ?`;
+
+// Claim candidates of keys not yet at their limit, pending and lapsed, in claim order. @full: a JSON
+// array of the concurrency keys at their limit; @rfull: a JSON array of the rate keys whose window is full.
 const COLS = 'id, priority, run_at, attempts, max_attempts, ordering_key, concurrency_key, rate_key';
-const NOT_FULL = `(concurrency_key IS NULL OR concurrency_key NOT IN (SELECT value FROM json_each(@full)))`;
-const CANDIDATES = `
+const CONCURRENCY_NOT_FULL = `(concurrency_key IS NULL OR concurrency_key NOT IN (SELECT value FROM json_each(@full)))`;
+const RATE_NOT_FULL = `(rate_key IS NULL OR rate_key NOT IN (SELECT value FROM json_each(@rfull)))`;
+const candidatesSql = (notFull: string): string => `
 SELECT ${COLS}, 0 AS lapsed FROM (
   SELECT ${COLS} FROM __alkstore_jobs INDEXED BY __alkstore_jobs_pending
-  WHERE queue = @queue AND state = 'pending' AND blocked = 0 AND +run_at <= @now AND (expires_at IS NULL OR expires_at > @now) AND ${NOT_FULL}
+  WHERE queue = @queue AND state = 'pending' AND blocked = 0 AND +run_at <= @now AND (expires_at IS NULL OR expires_at > @now) AND ${notFull}
   ORDER BY priority DESC, run_at, id LIMIT @limit)
 UNION ALL
 SELECT ${COLS}, 1 AS lapsed FROM (
   SELECT ${COLS} FROM __alkstore_jobs INDEXED BY __alkstore_jobs_processing
-  WHERE queue = @queue AND state = 'processing' AND claimed_until <= @now AND (expires_at IS NULL OR expires_at > @now) AND ${NOT_FULL}
+  WHERE queue = @queue AND state = 'processing' AND claimed_until <= @now AND (expires_at IS NULL OR expires_at > @now) AND ${notFull}
   ORDER BY priority DESC, run_at, id LIMIT @limit)
 ORDER BY priority DESC, run_at, id LIMIT @limit`;
+/** The limited claim's candidates when no rate key is full: @queue, @now, @limit, @full. */
+export const LIMITED_CANDIDATES = candidatesSql(CONCURRENCY_NOT_FULL);
+/**
+ * {@link LIMITED_CANDIDATES} that also leaves out the rate keys of @rfull. Taken only when some key's
+ * window is full, so the claims of a queue with none pay no filter per row read.
+ */
+export const LIMITED_CANDIDATES_RATE = candidatesSql(`${CONCURRENCY_NOT_FULL} AND ${RATE_NOT_FULL}`);
 
 /** Candidates one limited claim reads at most: past them, jobs of free keys wait for the next claim. */
 export function scanBound(room: number): number {
@@ -135,6 +161,8 @@ export interface LimitedCandidate {
  * Claims up to `max` candidates in claim order, skipping those whose key is at its concurrency
  * limit or out of its rate window, and stopping at the queue's global limit. Processing jobs count
  * while their lease runs (a lapsed lease frees its slot). Exhausted candidates go dead (`bury`).
+ * Keys full when the claim starts are left out of the candidate scan itself, so their jobs do not
+ * use up its bound.
  */
 export function claimLimited(
   ctx: WriteCtx,
@@ -177,9 +205,16 @@ export function claimLimited(
   };
   const claimed: ClaimedRow[] = [];
   const used = new Set<string>();
-  const candidates = conn
-    .stmt(CANDIDATES)
-    .all({ queue, now, limit: scanBound(room), full: JSON.stringify(full) }) as LimitedCandidate[];
+  const rateFull =
+    rate === null
+      ? []
+      : (conn.pluck(RATE_FULL_KEYS).all(queue, Math.floor(now / rate.perMs) * rate.perMs, rate.max) as string[]);
+  const scan = { queue, now, limit: scanBound(room), full: JSON.stringify(full) };
+  const candidates = (
+    rateFull.length === 0
+      ? conn.stmt(LIMITED_CANDIDATES).all(scan)
+      : conn.stmt(LIMITED_CANDIDATES_RATE).all({ ...scan, rfull: JSON.stringify(rateFull) })
+  ) as LimitedCandidate[];
   for (const c of candidates) {
     if (claimed.length >= room) break;
     if (c.attempts >= c.max_attempts) {
