@@ -50,8 +50,7 @@ function refuseSqliteAuthority(afterScheme: string, scheme: string): void {
   if (!afterScheme.startsWith('//')) return;
   const authority = /^[^/\\?#]*/.exec(afterScheme.slice(2))![0];
   const fix = `SQLite opens a local file: write ${scheme}:<path> (e.g. ${scheme}:./data/app.db) or ${scheme}:///<absolute path>`;
-  if (authority.includes('@'))
-    throw new InvalidOption('url', `has a user or password after "${scheme}://"; ${fix}`);
+  if (authority.includes('@')) throw new InvalidOption('url', `has a user or password after "${scheme}://"; ${fix}`);
   if (authority === '' || authority === '.' || authority === '..' || authority === ':memory:') return;
   if (/^[A-Za-z]:$/.test(authority)) return;
   throw new InvalidOption('url', `names a host after "${scheme}://"; ${fix}`);
