@@ -384,7 +384,9 @@ export interface Outbox<T = unknown> {
   enqueue(payload: T, opts?: JobOpts): Promise<number>;
   /**
    * Pull one message: claim, run `delivery`, ack on success, retry with the
-   * queue's backoff on a throw. Resolves `false` when there was no work.
+   * queue's backoff on a throw; a `PermanentError` dead-letters it at once
+   * (`lastError` `permanent: <message>`, as the dispatcher writes it).
+   * Resolves `false` when there was no work.
    */
   runOnce(workerId: string, delivery: (job: Job<T>) => Promise<void>): Promise<boolean>;
   /** Stores brokers' receipts of delivered messages (upsert by message id), on their own. */
