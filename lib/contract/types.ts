@@ -281,7 +281,10 @@ export interface Queue<T = unknown> {
   readonly opts: Readonly<Required<QueueOpts>>;
   /** Enqueues one job; per-job `opts` override the queue's for this job only. */
   enqueue(payload: T, opts?: JobOpts): Promise<number>;
-  /** Enqueues many jobs in one transaction; resolves to their ids in order. */
+  /**
+   * Enqueues many jobs in one transaction; resolves to their ids in order. With a `uniqueKey` the
+   * call is one job: every id is the same (the first payload's job, or the holder's).
+   */
   enqueueMany(payloads: readonly T[], opts?: JobOpts): Promise<number[]>;
   /**
    * Enqueues jobs with options of their own (e.g. one `uniqueKey` each) in one
