@@ -1,9 +1,17 @@
 import { expect, it } from '@jest/globals';
 import { Codec, PayloadTooLarge } from '../../lib/contract/errors.js';
-import type { Store } from '../../lib/contract/types.js';
+import type { JobInfo, Queue, Store } from '../../lib/contract/types.js';
 import type { EngineFixture } from '../helpers/engines.js';
 import { expectError, uid, useEnv, waitFor } from './harness.js';
 import { claimSoon, deferred, startWorker, vectors } from './results-fixtures.js';
+
+/** Waits until job `id` shows `progress` (a progress write lands after the call resolves). */
+function landed(q: Queue, id: number, progress: unknown): Promise<JobInfo> {
+  return waitFor(`progress ${JSON.stringify(progress)} of job ${id}`, async () => {
+    const info = await q.getJob(id);
+    return info !== null && JSON.stringify(info.progress) === JSON.stringify(progress) ? info : null;
+  });
+}
 
 /** Job progress (issue #27 item 3): bounded, rate-limited per job, readable by id and announced by a wake. */
 export function progressContract(engine: EngineFixture): void {
@@ -15,7 +23,7 @@ export function progressContract(engine: EngineFixture): void {
     const id = await q.enqueue(1);
     const job = await claimSoon(q);
     expect(await job.progress({ pct: 40, stage: 'upload' })).toBe(true);
-    const info = (await env.other.queue(q.name).getJob(id))!;
+    const info = await landed(env.other.queue(q.name), id, { pct: 40, stage: 'upload' });
     expect([info.state, info.progress]).toEqual(['processing', { pct: 40, stage: 'upload' }]);
     // The admin API (dashboards, the CLI) shows it too, and the outcome record once the job completes.
     expect((await env.other.admin().jobDetail(q.name, id))!.progress).toEqual({ pct: 40, stage: 'upload' });
@@ -59,25 +67,52 @@ export function progressContract(engine: EngineFixture): void {
     const id = await q.enqueue(1);
     const job = await claimSoon(q);
     await job.progress('first');
-    const trailing = job.progress('second');
-    expect(await trailing).toBe(true);
-    expect((await q.getJob(id))!.progress).toBe('second');
+    expect(await job.progress('second')).toBe(true);
+    const info = await landed(q, id, 'second');
+    expect(info.state).toBe('processing');
   });
 
-  it('the last value survives a retry and a dead letter', async () => {
+  it("a retry clears the attempt's progress; the value reported last survives a dead letter", async () => {
     const q = store().queue(uid('p-retry'));
     const id = await q.enqueue(1, { maxAttempts: 2 });
     const first = await claimSoon(q);
     void first.progress('a');
     void first.progress('b');
     await first.retry(new Error('x'), 0);
-    expect((await q.getJob(id))!.progress).toBe('b');
+    expect((await q.getJob(id))!.progress).toBeUndefined();
     const second = await claimSoon(q);
+    expect((await q.getJob(id))!.progress).toBeUndefined();
     void second.progress('c');
     void second.progress('d');
-    await second.fail(new Error('y'));
+    // The last attempt's retry dead-letters the job, with its last value.
+    await second.retry(new Error('y'), 0);
     const info = (await q.getJob(id))!;
     expect([info.state, info.progress]).toEqual(['dead', 'd']);
+  });
+
+  it('a dead job keeps its last value; redriven, its next attempt starts with none', async () => {
+    const q = store().queue(uid('p-fail'));
+    const id = await q.enqueue(1, { maxAttempts: 3 });
+    const job = await claimSoon(q);
+    void job.progress('x');
+    void job.progress('y');
+    await job.fail(new Error('gone'));
+    expect((await q.getJob(id))!.progress).toBe('y');
+    expect(await q.retryDead([id])).toMatchObject({ moved: 1 });
+    await claimSoon(q);
+    const info = (await q.getJob(id))!;
+    expect([info.state, info.progress]).toEqual(['processing', undefined]);
+  });
+
+  it('an attempt whose lease lapsed leaves no progress to the next one', async () => {
+    const q = store().queue(uid('p-lapse'));
+    const id = await q.enqueue(1);
+    const old = await claimSoon(q, 'old', 3000);
+    await old.progress(70);
+    await landed(q, id, 70);
+    await waitFor('the lapsed job reclaimed', () => q.claimOne('new'), 10_000, 20);
+    const info = (await q.getJob(id))!;
+    expect([info.state, info.attempts, info.progress]).toEqual(['processing', 2, undefined]);
   });
 
   it('a handler of a QueueWorker reports progress that stays readable after the job completes', async () => {
@@ -113,7 +148,7 @@ export function progressContract(engine: EngineFixture): void {
     expect(err.message).toContain('progress');
     await expectError(() => job.progress({ n: 1n }), Codec);
     await expectError(() => job.progress(undefined), Codec);
-    expect((await q.getJob(id))!.progress).toBe('x'.repeat(vectors.progressLimit.acceptStringOfLength));
+    await landed(q, id, 'x'.repeat(vectors.progressLimit.acceptStringOfLength));
   });
 
   it('resolves false once the claim is lost', async () => {

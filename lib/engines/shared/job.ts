@@ -83,7 +83,10 @@ export class ClaimedJob<T = unknown> implements Job<T> {
       delayMs === undefined
         ? backoffDelayMs(this.attempts, this.backoffBaseMs, this.driver.random)
         : requireDurationMs('delayMs', delayMs, { allowZero: true });
-    await flushProgress(this.driver, this);
+    // The next attempt starts with no progress (the retry clears it); a retry that dead-letters
+    // (the last attempt) keeps the last value, as `fail` does.
+    const text = await settleProgress(this);
+    if (text !== null && this.attempts >= this.maxAttempts) await this.driver.progress(claimRef(this), text);
     const outcome = await this.driver.retry(claimRef(this), delay, errorText(error), attemptError(error));
     if (outcome !== null) this.driver.outcomes.record(this.queue, outcome, 1, [ClaimedJob.timesOf(this)]);
     if (outcome === 'dead') await this.driver.wakeWaiters();
@@ -135,7 +138,7 @@ async function ackWithOutcome(driver: QueueDriver, job: ClaimedJob, result: unkn
   return driver.ackOutcome(claimRef(job), text, await settleProgress(job), inFlow(job));
 }
 
-/** Before a retry or fail: the progress value still waiting for its window is written first (the last value is always stored). */
+/** Before a fail: the progress value still waiting for its window is written first (the dead job keeps the last value). */
 async function flushProgress(driver: QueueDriver, job: ClaimedJob): Promise<void> {
   const text = await settleProgress(job);
   if (text !== null) await driver.progress(claimRef(job), text);
