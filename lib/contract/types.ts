@@ -172,9 +172,12 @@ export interface Job<T = unknown> extends JobFields<T> {
   ack(result?: unknown): Promise<boolean>;
   /**
    * Reports progress (a number or a small JSON value, at most 4096 bytes): readable through
-   * `getJob(id).progress` and announced on `queue.listenProgress()`. At most one write per second
-   * per job; a value reported inside the window is written at its end (only the newest), and the
-   * last one always with the outcome. Resolves `false` once the claim is lost.
+   * `getJob(id).progress` and announced on `queue.listenProgress()`. Resolves at once: the value is
+   * written in the background, at most one write per second per job; a value reported inside the
+   * window is written at its end (only the newest), and the last one always with the outcome (or
+   * when the store closes). A retry clears it: each attempt starts with none. Resolves `false`
+   * (dropping the value) once the claim is known to be lost: after an outcome op of this handle, a
+   * heartbeat that found it gone, or a progress write that did.
    */
   progress(value: unknown): Promise<boolean>;
   /**

@@ -5,6 +5,17 @@ import type { EngineFixture } from '../helpers/engines.js';
 import { expectError, uid, useEnv, waitFor } from './harness.js';
 import { claimSoon, deferred, startWorker, vectors } from './results-fixtures.js';
 
+/** Whether `p` settles before the event loop's next turn (no I/O can complete before then). */
+function settledThisTurn(p: Promise<unknown>): Promise<boolean> {
+  return Promise.race([
+    p.then(
+      () => true,
+      () => true,
+    ),
+    new Promise<boolean>((resolve) => setImmediate(() => resolve(false))),
+  ]);
+}
+
 /** Waits until job `id` shows `progress` (a progress write lands after the call resolves). */
 function landed(q: Queue, id: number, progress: unknown): Promise<JobInfo> {
   return waitFor(`progress ${JSON.stringify(progress)} of job ${id}`, async () => {
@@ -60,6 +71,19 @@ export function progressContract(engine: EngineFixture): void {
     expect(await Promise.all(writes)).toEqual([true, true, true]);
     const info = (await q.getJob(id))!;
     expect([info.state, info.progress]).toEqual(['completed', 3]);
+  });
+
+  it('resolves without waiting for a write: the first value and a deferred one alike', async () => {
+    const q = store().queue(uid('p-now'));
+    const id = await q.enqueue(1);
+    const job = await claimSoon(q);
+    const first = job.progress('first');
+    expect(await settledThisTurn(first)).toBe(true);
+    const second = job.progress('second');
+    // The deferred value waits for the end of the window; the call does not.
+    expect(await settledThisTurn(second)).toBe(true);
+    expect([await first, await second]).toEqual([true, true]);
+    await landed(q, id, 'second');
   });
 
   it('a deferred value is written at the end of its window while the job still runs', async () => {
@@ -151,11 +175,14 @@ export function progressContract(engine: EngineFixture): void {
     await landed(q, id, 'x'.repeat(vectors.progressLimit.acceptStringOfLength));
   });
 
-  it('resolves false once the claim is lost', async () => {
+  it('resolves false once a write found the claim lost, and writes nothing after', async () => {
     const q = store().queue(uid('p-lost'));
-    await q.enqueue(1);
+    const id = await q.enqueue(1);
     const old = await claimSoon(q, 'old', 50);
     await waitFor('the lapsed job reclaimed', () => q.claimOne('new'), 10_000, 20);
-    expect(await old.progress(1)).toBe(false);
+    // The call resolves at once; its write in the background finds the claim gone.
+    await old.progress(1);
+    await waitFor('a progress call that knows the claim is lost', async () => !(await old.progress(2)));
+    expect((await q.getJob(id))!.progress).toBeUndefined();
   });
 }
