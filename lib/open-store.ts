@@ -10,15 +10,18 @@ const ACCEPTED = 'accepted: sqlite:<path>, sqlite::memory:, a plain file path, p
 /**
  * Which engine a URL names. Accepted forms: `sqlite:<path>`,
  * `sqlite::memory:`, a plain file path (no scheme), `postgres://…` and
- * `postgresql://…` (scheme case-insensitive). Anything else is
- * {@link InvalidOption} naming the scheme, never the rest of the URL.
+ * `postgresql://…` (scheme case-insensitive). Anything else, and a `sqlite://` URL
+ * with a user, password or host, is {@link InvalidOption} naming the scheme, never the rest of the URL.
  */
 export function engineOfUrl(url: string): 'sqlite' | 'postgres' {
   if (typeof url !== 'string' || url.trim().length === 0) throw new InvalidOption('url', 'must be a non-empty string');
   const scheme = schemeOf(url);
   if (scheme === null) return 'sqlite';
   const lower = scheme.toLowerCase();
-  if (lower === 'sqlite') return 'sqlite';
+  if (lower === 'sqlite') {
+    refuseSqliteAuthority(url.slice(scheme.length + 1), scheme);
+    return 'sqlite';
+  }
   if (lower === 'postgres' || lower === 'postgresql') {
     if (!url.slice(scheme.length + 1).startsWith('//')) {
       throw new InvalidOption('url', `has the scheme "${scheme}:" without "//"; write ${lower}://user@host:5432/db`);
@@ -35,6 +38,22 @@ export function engineOfUrl(url: string): 'sqlite' | 'postgres' {
     'url',
     `has the unsupported scheme "${scheme.length > 32 ? `${scheme.slice(0, 32)}…` : scheme}:"; ${ACCEPTED}`,
   );
+}
+
+/**
+ * A `sqlite://` URL whose authority (the text between `//` and the next `/`) holds a user, a
+ * password or a host is refused: SQLite opens a local file, and such a URL would otherwise name a
+ * directory called after them. An empty authority (`sqlite:///abs/path.db`), a relative start
+ * (`.` or `..`), a drive letter (`C:`) and `:memory:` are paths. The message names neither.
+ */
+function refuseSqliteAuthority(afterScheme: string, scheme: string): void {
+  if (!afterScheme.startsWith('//')) return;
+  const authority = /^[^/\\?#]*/.exec(afterScheme.slice(2))![0];
+  const fix = `SQLite opens a local file: write ${scheme}:<path> (e.g. ${scheme}:./data/app.db) or ${scheme}:///<absolute path>`;
+  if (authority.includes('@')) throw new InvalidOption('url', `has a user or password after "${scheme}://"; ${fix}`);
+  if (authority === '' || authority === '.' || authority === '..' || authority === ':memory:') return;
+  if (/^[A-Za-z]:$/.test(authority)) return;
+  throw new InvalidOption('url', `names a host after "${scheme}://"; ${fix}`);
 }
 
 /**

@@ -1,5 +1,6 @@
 import { AlkstoreError } from '../contract/errors.js';
 import type { Store, StoreLogger } from '../contract/types.js';
+import { createdbCommand, hasSqlState } from '../engines/postgres/first-connection.js';
 import { openStore } from '../open-store.js';
 
 /** A failure the CLI reports in its own terms, with its exit code. */
@@ -14,35 +15,6 @@ export class Outcome extends Error {
 
 /** The command line is wrong: exit 2 with the usage text. */
 export class UsageError extends Error {}
-
-/** Whether an error or one along its `cause` chain carries the PostgreSQL SQLSTATE `state`. */
-function hasSqlState(err: unknown, state: string): boolean {
-  for (
-    let e: unknown = err, i = 0;
-    e !== null && typeof e === 'object' && i < 8;
-    e = (e as { cause?: unknown }).cause, i++
-  ) {
-    if ((e as { code?: unknown }).code === state) return true;
-  }
-  return false;
-}
-
-/** `createdb` for the database a postgres:// URL names (never its password). */
-function createdbHint(url: string): string {
-  try {
-    const u = new URL(url);
-    const db = decodeURIComponent(u.pathname.replace(/^\//, '')) || 'postgres';
-    const args = [
-      u.hostname && `-h ${u.hostname}`,
-      u.port && `-p ${u.port}`,
-      u.username && `-U ${decodeURIComponent(u.username)}`,
-      db,
-    ].filter(Boolean);
-    return `createdb ${args.join(' ')}`;
-  } catch {
-    return 'createdb <name>';
-  }
-}
 
 /**
  * Opens the store for one command; `migrate` applies the schema, every other
@@ -77,7 +49,7 @@ export async function openForCli(
     if (hasSqlState(err, '3D000')) {
       throw new Outcome(
         1,
-        `the PostgreSQL database does not exist: create it with \`${createdbHint(url)}\`, then run \`alkstore migrate\` (${message})`,
+        `the PostgreSQL database does not exist: create it with \`${createdbCommand(url)}\`, then run \`alkstore migrate\``,
       );
     }
     throw new Outcome(1, `cannot open the database: ${message}`);

@@ -15,7 +15,8 @@ export const MAX_PROGRESS_BYTES = 4096;
 /**
  * Progress writes of one job are at most one per this many ms (worker's monotonic clock): the first
  * call writes at once, later calls inside the window replace the value waiting for the window's end,
- * and the last value is always written with the job's outcome (ack, retry, fail).
+ * and the last value is always written with the job's outcome (ack, or a retry that dead-letters,
+ * or fail). No call waits for a write.
  */
 export const PROGRESS_INTERVAL_MS = 1000;
 
@@ -96,95 +97,154 @@ export class ProgressThrottle {
   }
 }
 
-const throttles = new WeakMap<Job, JobProgress>();
+/**
+ * A store's progress writes still to land: the deferred values waiting for the end of their
+ * window, and the writes in flight. A waiting value holds the process open (its timer is not
+ * unref'd) until it is written, so a short script that reports progress and returns still stores
+ * it; a closing store writes them all first ({@link flush}).
+ */
+export class ProgressWrites {
+  /** Per job whose deferred value waits for its timer: the function that writes it now. */
+  private readonly waiting = new Set<() => void>();
+  private readonly inFlight = new Set<Promise<void>>();
 
-/** A claimed job's progress state (throttle, trailing timer, the write in flight). */
+  /** A job's deferred value waits (`writeNow` sends it). */
+  hold(writeNow: () => void): void {
+    this.waiting.add(writeNow);
+  }
+
+  /** The job's deferred value no longer waits (sent, or taken by the outcome). */
+  release(writeNow: () => void): void {
+    this.waiting.delete(writeNow);
+  }
+
+  /** Counts a write until it settles (it never rejects). */
+  track(write: Promise<void>): void {
+    this.inFlight.add(write);
+    void write.then(() => this.inFlight.delete(write));
+  }
+
+  /** Writes every waiting value now and resolves once every write in flight has settled. */
+  async flush(): Promise<void> {
+    for (const writeNow of [...this.waiting]) writeNow();
+    while (this.inFlight.size > 0) await Promise.all([...this.inFlight]);
+  }
+
+  /** Nothing waits and nothing is being written. */
+  get idle(): boolean {
+    return this.waiting.size === 0 && this.inFlight.size === 0;
+  }
+}
+
+const throttles = new WeakMap<Job, JobProgress>();
+const TAKEN = Promise.resolve(true);
+const DROPPED = Promise.resolve(false);
+
+/** A claimed job's progress state (throttle, deferred write, the write in flight). */
 interface JobProgress {
   readonly throttle: ProgressThrottle;
+  readonly write: (text: string) => Promise<boolean>;
+  readonly writes: ProgressWrites;
+  /** The deferred value's timer, or null when no value waits for one. */
   timer: ReturnType<typeof setTimeout> | null;
-  /** The trailing write's promise, resolved by it. */
-  trailing: Promise<boolean> | null;
-  /** The job's last progress write (writes of one job run one after another, so none lands out of order). */
-  chain: Promise<unknown>;
-  resolveTrailing: ((ok: boolean) => void) | null;
+  /** The job's last write (writes of one job run one after another, so none lands out of order). */
+  chain: Promise<void>;
+  /** A write found the claim gone: later values are dropped and `progress` resolves false. */
+  lost: boolean;
+  /** Values offered so far: a failed write gives its value back only when no newer one came. */
+  seq: number;
+  /** Sends the deferred value now (its timer's callback, and the store's flush at close). */
+  readonly writeNow: () => void;
+}
+
+/** Sends `text` after the job's previous write; the caller never waits for it. */
+function send(p: JobProgress, text: string): void {
+  const seq = p.seq;
+  const run = p.chain.then(async () => {
+    try {
+      if (!(await p.write(text))) p.lost = true;
+    } catch {
+      // Not written (a connection failed, the store is closing): the outcome carries it, unless a newer value came.
+      if (p.seq === seq && p.throttle.pending === null) p.throttle.pending = text;
+    }
+  });
+  p.chain = run;
+  p.writes.track(run);
+}
+
+/** The deferred value's time has come (or the store closes): send it. */
+function writeDeferred(p: JobProgress): void {
+  if (p.timer !== null) clearTimeout(p.timer);
+  p.timer = null;
+  p.writes.release(p.writeNow);
+  const text = p.throttle.take(performance.now());
+  if (text !== null && !p.lost) send(p, text);
 }
 
 /**
- * `job.progress(value)` for an engine's job handle: checks the value before any I/O, writes it
- * through `write` (fenced, resolves false once the claim is lost) at most once per
- * {@link PROGRESS_INTERVAL_MS}, the newest value of a window at its end.
+ * `job.progress(value)` for an engine's job handle: checks the value before any I/O, then resolves
+ * at once. The value is written in the background through `write` (fenced: false once the claim is
+ * lost) at most once per {@link PROGRESS_INTERVAL_MS}: the first at once, the newest of a window at
+ * its end. Resolves `false`, dropping the value, once the claim is known to be gone: `ended` (the
+ * handle ran an outcome, or a heartbeat found it gone) or a write of this job found it so.
  */
-export function reportProgress(job: Job, value: unknown, write: (text: string) => Promise<boolean>): Promise<boolean> {
+export function reportProgress(
+  job: Job,
+  value: unknown,
+  write: (text: string) => Promise<boolean>,
+  writes: ProgressWrites,
+  ended = false,
+): Promise<boolean> {
   let text: string;
   try {
     text = encodeProgress(value);
   } catch (err) {
     return Promise.reject(err);
   }
+  if (ended) return DROPPED;
   let p = throttles.get(job);
   if (!p) {
-    p = {
+    const state: JobProgress = {
       throttle: new ProgressThrottle(),
+      write,
+      writes,
       timer: null,
-      trailing: null,
-      resolveTrailing: null,
       chain: Promise.resolve(),
+      lost: false,
+      seq: 0,
+      writeNow: () => writeDeferred(state),
     };
-    throttles.set(job, p);
+    throttles.set(job, (p = state));
   }
-  const state = p;
-  const serial = (t: string): Promise<boolean> => {
-    const next = state.chain.then(() => write(t));
-    state.chain = next.catch(() => undefined);
-    return next;
-  };
-  if (state.throttle.offer(text, performance.now()) === 'write') return serial(text);
-  if (state.trailing) return state.trailing;
-  state.trailing = new Promise<boolean>((resolve) => {
-    state.resolveTrailing = resolve;
-  });
-  const due = state.throttle.dueAt() ?? performance.now();
-  state.timer = setTimeout(
-    () => {
-      state.timer = null;
-      const resolve = state.resolveTrailing;
-      state.trailing = null;
-      state.resolveTrailing = null;
-      const t = state.throttle.take(performance.now());
-      if (t === null) return resolve?.(true);
-      serial(t).then(
-        (ok) => resolve?.(ok),
-        () => resolve?.(false),
-      );
-    },
-    Math.max(0, due - performance.now()),
-  );
-  // A deferred progress write never holds the process open.
-  state.timer.unref?.();
-  return state.trailing;
+  if (p.lost) return DROPPED;
+  p.seq += 1;
+  if (p.throttle.offer(text, performance.now()) === 'write') send(p, text);
+  else if (p.timer === null) {
+    const due = p.throttle.dueAt() ?? performance.now();
+    p.timer = setTimeout(p.writeNow, Math.max(0, due - performance.now()));
+    p.writes.hold(p.writeNow);
+  }
+  return TAKEN;
 }
 
 /**
- * At the outcome: stops the job's trailing progress write, waits for a write in flight, and hands
- * back the value the trailing write would have written (it goes with the outcome), or null.
+ * At the outcome: stops the job's deferred progress write, waits for a write in flight, and hands
+ * back the value still unwritten (it goes with the outcome), or null.
  */
 export async function settleProgress(job: Job): Promise<string | null> {
   const p = throttles.get(job);
   if (!p) return null;
-  const text = takeProgress(p);
+  stopDeferred(p);
   await p.chain;
-  return text;
+  // A write that failed meanwhile gave its value back; a value reported meanwhile waits again.
+  stopDeferred(p);
+  return p.throttle.take(performance.now());
 }
 
-function takeProgress(p: JobProgress): string | null {
-  if (p.timer) clearTimeout(p.timer);
+function stopDeferred(p: JobProgress): void {
+  if (p.timer !== null) clearTimeout(p.timer);
   p.timer = null;
-  const text = p.throttle.take(performance.now());
-  // A caller awaiting the deferred value: it is written with the outcome.
-  p.resolveTrailing?.(true);
-  p.trailing = null;
-  p.resolveTrailing = null;
-  return text;
+  p.writes.release(p.writeNow);
 }
 
 /** Whether acking `job` with `result` must write an outcome record (instead of the plain delete). */

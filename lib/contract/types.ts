@@ -172,9 +172,12 @@ export interface Job<T = unknown> extends JobFields<T> {
   ack(result?: unknown): Promise<boolean>;
   /**
    * Reports progress (a number or a small JSON value, at most 4096 bytes): readable through
-   * `getJob(id).progress` and announced on `queue.listenProgress()`. At most one write per second
-   * per job; a value reported inside the window is written at its end (only the newest), and the
-   * last one always with the outcome. Resolves `false` once the claim is lost.
+   * `getJob(id).progress` and announced on `queue.listenProgress()`. Resolves at once: the value is
+   * written in the background, at most one write per second per job; a value reported inside the
+   * window is written at its end (only the newest), and the last one always with the outcome (or
+   * when the store closes). A retry clears it: each attempt starts with none. Resolves `false`
+   * (dropping the value) once the claim is known to be lost: after an outcome op of this handle, a
+   * heartbeat that found it gone, or a progress write that did.
    */
   progress(value: unknown): Promise<boolean>;
   /**
@@ -281,7 +284,10 @@ export interface Queue<T = unknown> {
   readonly opts: Readonly<Required<QueueOpts>>;
   /** Enqueues one job; per-job `opts` override the queue's for this job only. */
   enqueue(payload: T, opts?: JobOpts): Promise<number>;
-  /** Enqueues many jobs in one transaction; resolves to their ids in order. */
+  /**
+   * Enqueues many jobs in one transaction; resolves to their ids in order. With a `uniqueKey` the
+   * call is one job: every id is the same (the first payload's job, or the holder's).
+   */
   enqueueMany(payloads: readonly T[], opts?: JobOpts): Promise<number[]>;
   /**
    * Enqueues jobs with options of their own (e.g. one `uniqueKey` each) in one
@@ -394,7 +400,9 @@ export interface Outbox<T = unknown> {
   messageId(rowId: number): string;
   /**
    * Pull one message: claim, run `delivery`, ack on success, retry with the
-   * queue's backoff on a throw. Resolves `false` when there was no work.
+   * queue's backoff on a throw; a `PermanentError` dead-letters it at once
+   * (`lastError` `permanent: <message>`, as the dispatcher writes it).
+   * Resolves `false` when there was no work.
    */
   runOnce(workerId: string, delivery: (job: Job<T>) => Promise<void>): Promise<boolean>;
   /** Stores brokers' receipts of delivered messages (upsert by message id), on their own. */

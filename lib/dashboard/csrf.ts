@@ -45,3 +45,22 @@ export function readCookie(header: string | string[] | undefined, name: string):
   }
   return undefined;
 }
+
+/**
+ * Whether a state-changing request comes from the dashboard's own pages: a browser's
+ * `Sec-Fetch-Site`, when sent, says same-origin (or none: typed or bookmarked), and an `Origin`,
+ * when sent, names this host. `Origin: null` (a sandboxed frame, a `data:` or `file:` page, a
+ * cross-origin redirect) is never the dashboard's own page: refused, as is more than one `Origin`.
+ */
+export function sameOriginRequest(headers: Readonly<Record<string, string | string[] | undefined>>): boolean {
+  const site = headers['sec-fetch-site'];
+  if (typeof site === 'string' && site !== 'same-origin' && site !== 'none') return false;
+  const origin = headers.origin;
+  if (origin === undefined) return true;
+  if (typeof origin !== 'string' || origin === 'null') return false;
+  try {
+    return new URL(origin).host === headers.host;
+  } catch {
+    return false;
+  }
+}

@@ -18,7 +18,7 @@ import {
 } from './actions.js';
 import { AUDIT_IDS, auditOfJob, readAudit, writeAudit, type AuditEntry } from './audit.js';
 import { BulkRunner, countMatching, newOpId, type BulkOp } from './bulk.js';
-import { CSRF_COOKIE, CsrfTokens, readCookie } from './csrf.js';
+import { CSRF_COOKIE, CsrfTokens, readCookie, sameOriginRequest } from './csrf.js';
 import { outboxOf, queueRows } from './data.js';
 import type { DashboardRole, ResolvedDashboardOptions } from './dashboard.options.js';
 import { formBody, FormTooLarge } from './form-body.js';
@@ -143,7 +143,7 @@ export class DashboardService {
       req,
       ctx: c.ctx,
       actor: c.actor,
-      csrfOk: (t) => this.sameOrigin(req) && this.csrf.verify(c.nonce, t),
+      csrfOk: (t) => sameOriginRequest(req.headers) && this.csrf.verify(c.nonce, t),
       onAudit: this.options.onAudit,
       reply: (s, b) => this.reply(s, b, c),
       redirect: (l) => this.redirect(l),
@@ -170,7 +170,7 @@ export class DashboardService {
       if (err instanceof FormTooLarge) return this.reply(413, messagePage(ctx, 'Form too large', err.message), c);
       throw err;
     }
-    if (!this.sameOrigin(req) || !this.csrf.verify(c.nonce, field(body, 'csrf'))) {
+    if (!sameOriginRequest(req.headers) || !this.csrf.verify(c.nonce, field(body, 'csrf'))) {
       return this.reply(
         403,
         messagePage(
@@ -444,20 +444,6 @@ export class DashboardService {
       role: role === 'admin' || role === 'viewer' ? role : null,
       actor: (typeof actorText === 'string' && actorText ? actorText : 'anonymous').slice(0, 200),
     };
-  }
-
-  private sameOrigin(req: DashboardRequest): boolean {
-    const site = req.headers['sec-fetch-site'];
-    if (typeof site === 'string' && site !== 'same-origin' && site !== 'none') return false;
-    const origin = req.headers.origin;
-    if (typeof origin === 'string' && origin !== 'null') {
-      try {
-        return new URL(origin).host === req.headers.host;
-      } catch {
-        return false;
-      }
-    }
-    return true;
   }
 
   private refused(c: Context): DashboardReply {

@@ -3,6 +3,7 @@ import type { JobOpts, QueueOpts } from '../contract/options.js';
 import { InvalidArgument } from '../contract/errors.js';
 import type { DeliveryReceipt, Job, Outbox, Queue, StoredReceipt } from '../contract/types.js';
 import { requireArray, requireDurationMs, requireFunction, requireJobId, validateKey } from '../contract/validate.js';
+import { isPermanent } from './permanent.js';
 
 /** Where an engine keeps the brokers' receipts of delivered outbox messages. */
 export interface ReceiptDriver {
@@ -134,7 +135,9 @@ export class OutboxHandle implements Outbox {
     try {
       await delivery(job);
     } catch (err) {
-      await job.retry(err);
+      // As the dispatcher: retrying cannot help a PermanentError, and its dead letter says so.
+      if (isPermanent(err)) await job.fail(new Error(`permanent: ${errorText(err)}`, { cause: err }));
+      else await job.retry(err);
       return true;
     }
     await job.ack();

@@ -1,4 +1,4 @@
-import { InvalidArgument, InvalidOption, PermanentError } from '../contract/errors.js';
+import { InvalidArgument, InvalidOption } from '../contract/errors.js';
 import type { Job, Queue, StoreLogger } from '../contract/types.js';
 import {
   asOption,
@@ -272,7 +272,5 @@ export function defaultOutcome(failure: FailureKind, error: unknown): FailureOut
     : { kind: 'retry', reason: failure === 'timeout' ? 'timeout' : 'error', delayMs: undefined, error };
 }
 
-/** Also recognises a PermanentError from another copy of the package. */
-export function isPermanent(err: unknown): boolean {
-  return err instanceof PermanentError || (err instanceof Error && (err as { code?: unknown }).code === 'PERMANENT');
-}
+// Below the worker layer, where the outbox's runOnce uses it too.
+export { isPermanent } from '../internal/permanent.js';

@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -444,6 +444,21 @@ describe('alkstore CLI errors', () => {
       expect(existsSync(join(dir, 'newdir', 'deeper', 'x.db'))).toBe(true);
       const stats = await cli(['stats', '--url', 'sqlite:./newdir/deeper/x.db'], {}, dir);
       expect(stats.code).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses a sqlite:// URL with a user, password or host before creating anything', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'alkstore-cli-'));
+    try {
+      for (const url of ['sqlite://u:hunter2pw@host/x.db', 'sqlite://host/x.db']) {
+        const run = await cli(['migrate', '--url', url], {}, dir);
+        expect(run.code).toBe(2);
+        expect(run.stderr).toContain('after "sqlite://"');
+        expect(run.stderr + run.stdout).not.toContain('hunter2pw');
+        expect(readdirSync(dir)).toEqual([]);
+      }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

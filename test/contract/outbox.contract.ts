@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { backoffRangeMs } from '../../lib/contract/backoff.js';
-import { Codec, InvalidName, ReservedName } from '../../lib/contract/errors.js';
+import { Codec, InvalidName, PermanentError, ReservedName } from '../../lib/contract/errors.js';
 import type { Job, Store } from '../../lib/contract/types.js';
 import type { EngineFixture } from '../helpers/engines.js';
 import { expectError, uid, useEnv } from './harness.js';
@@ -107,6 +107,21 @@ export function outboxContract(engine: EngineFixture): void {
       const info = (await ob.queue.getJob(id))!;
       expect(info).toMatchObject({ state: 'dead', attempts: 1 });
       expect(info.lastError).toContain('permanently broken');
+      expect((await ob.queue.listDead()).map((d) => d.id)).toEqual([id]);
+    });
+
+    it('runOnce dead-letters a PermanentError at once, as the dispatcher does', async () => {
+      const name = uid('ob-perm');
+      const ob = store().outbox(name);
+      const id = await ob.enqueue('malformed');
+      expect(
+        await ob.runOnce('w', async () => {
+          throw new PermanentError('the broker refused the schema');
+        }),
+      ).toBe(true);
+      const info = (await ob.queue.getJob(id))!;
+      expect(info).toMatchObject({ state: 'dead', attempts: 1, maxAttempts: 5 });
+      expect(info.lastError).toBe('permanent: the broker refused the schema');
       expect((await ob.queue.listDead()).map((d) => d.id)).toEqual([id]);
     });
 

@@ -1,9 +1,28 @@
 import { expect, it } from '@jest/globals';
 import { Codec, PayloadTooLarge } from '../../lib/contract/errors.js';
-import type { Store } from '../../lib/contract/types.js';
+import type { JobInfo, Queue, Store } from '../../lib/contract/types.js';
 import type { EngineFixture } from '../helpers/engines.js';
 import { expectError, uid, useEnv, waitFor } from './harness.js';
 import { claimSoon, deferred, startWorker, vectors } from './results-fixtures.js';
+
+/** Whether `p` settles before the event loop's next turn (no I/O can complete before then). */
+function settledThisTurn(p: Promise<unknown>): Promise<boolean> {
+  return Promise.race([
+    p.then(
+      () => true,
+      () => true,
+    ),
+    new Promise<boolean>((resolve) => setImmediate(() => resolve(false))),
+  ]);
+}
+
+/** Waits until job `id` shows `progress` (a progress write lands after the call resolves). */
+function landed(q: Queue, id: number, progress: unknown): Promise<JobInfo> {
+  return waitFor(`progress ${JSON.stringify(progress)} of job ${id}`, async () => {
+    const info = await q.getJob(id);
+    return info !== null && JSON.stringify(info.progress) === JSON.stringify(progress) ? info : null;
+  });
+}
 
 /** Job progress (issue #27 item 3): bounded, rate-limited per job, readable by id and announced by a wake. */
 export function progressContract(engine: EngineFixture): void {
@@ -15,7 +34,7 @@ export function progressContract(engine: EngineFixture): void {
     const id = await q.enqueue(1);
     const job = await claimSoon(q);
     expect(await job.progress({ pct: 40, stage: 'upload' })).toBe(true);
-    const info = (await env.other.queue(q.name).getJob(id))!;
+    const info = await landed(env.other.queue(q.name), id, { pct: 40, stage: 'upload' });
     expect([info.state, info.progress]).toEqual(['processing', { pct: 40, stage: 'upload' }]);
     // The admin API (dashboards, the CLI) shows it too, and the outcome record once the job completes.
     expect((await env.other.admin().jobDetail(q.name, id))!.progress).toEqual({ pct: 40, stage: 'upload' });
@@ -54,30 +73,70 @@ export function progressContract(engine: EngineFixture): void {
     expect([info.state, info.progress]).toEqual(['completed', 3]);
   });
 
+  it('resolves without waiting for a write: the first value and a deferred one alike', async () => {
+    const q = store().queue(uid('p-now'));
+    const id = await q.enqueue(1);
+    const job = await claimSoon(q);
+    const first = job.progress('first');
+    expect(await settledThisTurn(first)).toBe(true);
+    const second = job.progress('second');
+    // The deferred value waits for the end of the window; the call does not.
+    expect(await settledThisTurn(second)).toBe(true);
+    expect([await first, await second]).toEqual([true, true]);
+    await landed(q, id, 'second');
+  });
+
   it('a deferred value is written at the end of its window while the job still runs', async () => {
     const q = store().queue(uid('p-trail'));
     const id = await q.enqueue(1);
     const job = await claimSoon(q);
     await job.progress('first');
-    const trailing = job.progress('second');
-    expect(await trailing).toBe(true);
-    expect((await q.getJob(id))!.progress).toBe('second');
+    expect(await job.progress('second')).toBe(true);
+    const info = await landed(q, id, 'second');
+    expect(info.state).toBe('processing');
   });
 
-  it('the last value survives a retry and a dead letter', async () => {
+  it("a retry clears the attempt's progress; the value reported last survives a dead letter", async () => {
     const q = store().queue(uid('p-retry'));
     const id = await q.enqueue(1, { maxAttempts: 2 });
     const first = await claimSoon(q);
     void first.progress('a');
     void first.progress('b');
     await first.retry(new Error('x'), 0);
-    expect((await q.getJob(id))!.progress).toBe('b');
+    expect((await q.getJob(id))!.progress).toBeUndefined();
     const second = await claimSoon(q);
+    expect((await q.getJob(id))!.progress).toBeUndefined();
     void second.progress('c');
     void second.progress('d');
-    await second.fail(new Error('y'));
+    // The last attempt's retry dead-letters the job, with its last value.
+    await second.retry(new Error('y'), 0);
     const info = (await q.getJob(id))!;
     expect([info.state, info.progress]).toEqual(['dead', 'd']);
+  });
+
+  it('a dead job keeps its last value; redriven, its next attempt starts with none', async () => {
+    const q = store().queue(uid('p-fail'));
+    const id = await q.enqueue(1, { maxAttempts: 3 });
+    const job = await claimSoon(q);
+    void job.progress('x');
+    void job.progress('y');
+    await job.fail(new Error('gone'));
+    expect((await q.getJob(id))!.progress).toBe('y');
+    expect(await q.retryDead([id])).toMatchObject({ moved: 1 });
+    await claimSoon(q);
+    const info = (await q.getJob(id))!;
+    expect([info.state, info.progress]).toEqual(['processing', undefined]);
+  });
+
+  it('an attempt whose lease lapsed leaves no progress to the next one', async () => {
+    const q = store().queue(uid('p-lapse'));
+    const id = await q.enqueue(1);
+    const old = await claimSoon(q, 'old', 3000);
+    await old.progress(70);
+    await landed(q, id, 70);
+    await waitFor('the lapsed job reclaimed', () => q.claimOne('new'), 10_000, 20);
+    const info = (await q.getJob(id))!;
+    expect([info.state, info.attempts, info.progress]).toEqual(['processing', 2, undefined]);
   });
 
   it('a handler of a QueueWorker reports progress that stays readable after the job completes', async () => {
@@ -113,14 +172,17 @@ export function progressContract(engine: EngineFixture): void {
     expect(err.message).toContain('progress');
     await expectError(() => job.progress({ n: 1n }), Codec);
     await expectError(() => job.progress(undefined), Codec);
-    expect((await q.getJob(id))!.progress).toBe('x'.repeat(vectors.progressLimit.acceptStringOfLength));
+    await landed(q, id, 'x'.repeat(vectors.progressLimit.acceptStringOfLength));
   });
 
-  it('resolves false once the claim is lost', async () => {
+  it('resolves false once a write found the claim lost, and writes nothing after', async () => {
     const q = store().queue(uid('p-lost'));
-    await q.enqueue(1);
+    const id = await q.enqueue(1);
     const old = await claimSoon(q, 'old', 50);
     await waitFor('the lapsed job reclaimed', () => q.claimOne('new'), 10_000, 20);
-    expect(await old.progress(1)).toBe(false);
+    // The call resolves at once; its write in the background finds the claim gone.
+    await old.progress(1);
+    await waitFor('a progress call that knows the claim is lost', async () => !(await old.progress(2)));
+    expect((await q.getJob(id))!.progress).toBeUndefined();
   });
 }

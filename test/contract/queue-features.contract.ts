@@ -177,6 +177,39 @@ export function queueFeaturesContract(engine: EngineFixture): void {
       expect((await q.stats()).pending).toBe(1);
     });
 
+    it('enqueueMany with a key returns one id while another store acks the holders', async () => {
+      const name = uid('u-many-acked');
+      const q = store().queue(name);
+      const acking = env.other.queue(name);
+      let stop = false;
+      let acked = 0;
+      // Claims and acks whatever holds the key, as fast as it can: holders end in the middle of calls.
+      const acker = (async () => {
+        while (!stop) {
+          const job = await acking.claimOne('acker');
+          if (job && (await job.ack())) acked += 1;
+          // SQLite's calls finish without waiting on I/O: yield so the producer's writes get their turn.
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      })();
+      const split: number[][] = [];
+      try {
+        for (let call = 0; call < 300; call++) {
+          const ids = await q.enqueueMany(
+            Array.from({ length: 16 }, (_, i) => ({ call, i })),
+            { uniqueKey: 'k' },
+          );
+          expect(ids).toHaveLength(16);
+          if (new Set(ids).size !== 1) split.push(ids);
+        }
+      } finally {
+        stop = true;
+        await acker;
+      }
+      expect(acked).toBeGreaterThan(0);
+      expect(split).toEqual([]);
+    }, 180_000);
+
     it('enqueueBulk gives each job its own key: duplicates in the batch and live holders resolve to the holder', async () => {
       const q = store().queue(uid('u-bulk'));
       const held = await q.enqueue({ user: 1 }, { uniqueKey: 'welcome:1' });

@@ -28,7 +28,7 @@ async function csrfOf(app: INestApplication): Promise<{ cookie: string; token: s
   const res = await request(app.getHttpServer()).get(`${BASE}/dead`).set('x-admin-token', TEST_TOKEN).expect(200);
   const setCookie = ([] as string[]).concat(res.headers['set-cookie'] ?? []);
   const cookie = setCookie.find((c) => c.startsWith('alkstore_csrf='))!.split(';')[0]!;
-  const token = /<meta name="csrf-token" content="([^"]+)">/.exec(res.text)?.[1];
+  const token = /<meta name="csrf-token" content="([^"]+)"\s*\/?>/.exec(res.text)?.[1];
   if (!token) throw new Error('no csrf token in the page');
   return { cookie, token };
 }
@@ -154,6 +154,15 @@ for (const engine of nestEngines())
           .type('form')
           .send({ csrf: token, action: 'redrive', queue, id: String(id), confirm: 'yes' })
           .expect(403);
+        // A page with an opaque origin (a sandboxed frame, a data: or file: page) sends Origin: null.
+        const opaque = await http
+          .post(`${BASE}/action`)
+          .set('x-admin-token', TEST_TOKEN)
+          .set('cookie', cookie)
+          .set('origin', 'null')
+          .type('form')
+          .send({ csrf: token, action: 'redrive', queue, id: String(id), confirm: 'yes' });
+        expect([opaque.status, opaque.text]).toEqual([403, expect.stringContaining('CSRF check failed')]);
         expect((await store.queue(queue).getJob(id))?.state).toBe('dead');
         // First POST: a confirmation page, still nothing changed.
         const confirm = await http
@@ -165,11 +174,13 @@ for (const engine of nestEngines())
           .expect(200);
         expect(confirm.text).toContain('name="confirm" value="yes"');
         expect((await store.queue(queue).getJob(id))?.state).toBe('dead');
-        // Confirmed: done, and redirected back to the dead letters.
+        // Confirmed: done, and redirected back to the dead letters (the page's own Origin passes).
         const done = await http
           .post(`${BASE}/action`)
           .set('x-admin-token', TEST_TOKEN)
           .set('cookie', cookie)
+          .set('host', 'ops.example:8080')
+          .set('origin', 'http://ops.example:8080')
           .type('form')
           .send({ csrf: token, action: 'redrive', queue, id: String(id), confirm: 'yes' })
           .expect(303);

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { PayloadTooLarge } from '../../lib/contract/errors.js';
+import { Database, PayloadTooLarge } from '../../lib/contract/errors.js';
 import { LISTENER_RECONNECTED_CHANNEL } from '../../lib/contract/names.js';
-import type { Store, Wake, WakeReceiver } from '../../lib/contract/types.js';
+import type { Store, StoreLogger, Wake, WakeReceiver } from '../../lib/contract/types.js';
 import { openPostgresStore } from '../../lib/engines/postgres/index.js';
+import { openStore } from '../../lib/open-store.js';
 import { type EngineDb, PG_URL, describePg, postgres, waitFor } from '../helpers/engines.js';
 import { recordingLogger, withClient } from './pg-helpers.js';
 
@@ -167,6 +168,49 @@ describePg('postgres without LISTEN (listen: false, as behind a transaction-mode
     await recvUntil(wakes, wakes.channel);
     expect((await q.claimOne('w'))?.payload).toEqual({ job: 1 });
     wakes.close();
+  });
+});
+
+describePg('postgres store on a database that does not exist (engine only: SQLite creates its file)', () => {
+  const missing = `no_such_db_${process.pid}`;
+  const url = new URL(PG_URL);
+  url.pathname = `/${missing}`;
+  const createdb = `createdb -h ${url.hostname}${url.port ? ` -p ${url.port}` : ''}${url.username ? ` -U ${url.username}` : ''} ${missing}`;
+
+  it('fails the open with a Database error naming createdb, before any LISTEN line', async () => {
+    for (const open of [
+      (logger: StoreLogger) => openPostgresStore({ connectionString: url.toString(), logger }),
+      (logger: StoreLogger) => openStore({ url: url.toString(), logger }),
+    ]) {
+      const logger = recordingLogger();
+      const err = await open(logger).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(logger.lines).toEqual([]);
+      expect(err).toBeInstanceOf(Database);
+      expect((err as Database).message).toContain(`database "${missing}" does not exist`);
+      expect((err as Database).message).toContain(`create it with \`${createdb}\``);
+    }
+  });
+
+  it('names createdb from a caller pool too', async () => {
+    const pg = (await import('pg')).default;
+    const pool = new pg.Pool({
+      host: url.hostname,
+      port: Number(url.port || 5432),
+      user: 'postgres',
+      database: missing,
+    });
+    try {
+      const logger = recordingLogger();
+      await expect(openPostgresStore({ pool, logger })).rejects.toThrow(
+        `create it with \`createdb -h ${url.hostname} -p ${url.port || 5432} -U postgres ${missing}\``,
+      );
+      expect(logger.lines).toEqual([]);
+    } finally {
+      await pool.end();
+    }
   });
 });
 

@@ -5,6 +5,7 @@ import { hasLimitKey } from '../../contract/limits.js';
 import { queueWakeChannel, streamWakeChannel } from '../../contract/names.js';
 import { resolveJobStamp, type JobOpts, type JobWrite, type QueueOpts } from '../../contract/options.js';
 import type { EnqueueHeadersHook } from '../../contract/job-extras.js';
+import type { ProgressWrites } from '../../contract/results.js';
 import type { RedriveResult } from '../../contract/types.js';
 import type { HandoffRegistry } from '../../internal/handoff.js';
 import type { OutcomeCounter } from '../../internal/outcome-counter.js';
@@ -61,6 +62,8 @@ export interface PgContext {
   inTransaction<T>(fn: (exec: Executor) => Promise<T>): Promise<T>;
   /** Buffered throughput counts (dashboard), written every few seconds. */
   readonly outcomes: OutcomeCounter;
+  /** Progress writes not landed yet (written at close). */
+  readonly progressWrites: ProgressWrites;
   /** Which claim statement each queue's next claim may use (settings cache of this store). */
   readonly claims: ClaimGate;
   /** Poll interval while LISTEN is down, else undefined. */

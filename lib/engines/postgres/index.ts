@@ -11,6 +11,7 @@ import type { PostgresStoreOptions } from './options.js';
 import { loadPeer } from '../../internal/load-peer.js';
 import { scrubbingLogger, scrubSecrets, secretForms, urlSecrets } from '../../internal/secrets.js';
 import { applyMigrations, readStoreIdentity, verifySchema } from './migrations.js';
+import { firstConnection } from './first-connection.js';
 import { PostgresListener } from './listener.js';
 import { PostgresStore } from './store.js';
 import { describeUrl, listenUrlOption, poolerOption, verifyListenConnection } from './pooler.js';
@@ -159,6 +160,11 @@ async function open(options: PostgresStoreOptions, secrets: readonly string[]): 
           ? 'behind a transaction-mode pooler with no listenUrl'
           : 'LISTEN disabled';
   try {
+    // The database is reachable and exists before the LISTEN connection starts (which would only warn).
+    await firstConnection(
+      pool,
+      hasUrl ? { connectionString: options.connectionString } : (pool as unknown as { options?: ClientConfig }).options,
+    );
     // Before any write: a LISTEN target that could never deliver is refused here, not polled around.
     await store.attachListener(
       listener,

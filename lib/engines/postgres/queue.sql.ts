@@ -108,7 +108,7 @@ export function buryExhausted(jobs: string, now: string): string {
  */
 export function claimPicked(s: SchemaSql, jobs: string, settings: string): string {
   return `claimed AS (
-         UPDATE ${jobs} j SET state = 'processing', attempts = j.attempts + 1, claim_token = gen_random_uuid(),
+         UPDATE ${jobs} j SET state = 'processing', attempts = j.attempts + 1, claim_token = gen_random_uuid(), progress = NULL,
            claimed_until = greatest(t.ms, (SELECT win FROM qr)) + coalesce($3::bigint, j.visibility_timeout_ms), worker_id = $4::text
          FROM picked p, t WHERE j.id = p.id
          RETURNING ${jobColumns('j')}, p.fresh
@@ -463,7 +463,7 @@ export function queueSql(s: SchemaSql) {
        picked AS (SELECT r.id, r.fresh FROM (SELECT * FROM pend UNION ALL SELECT l.id, l.priority, l.run_at, l.fresh FROM lapsed l) r ORDER BY r.priority DESC, r.run_at, r.id LIMIT $2::int),
        att AS (${recordLapsed(s.q, `SELECT l.*, 'lapsed' AS outcome, NULL::text AS error FROM lapsed l JOIN picked p ON p.id = l.id`)}),
        claimed AS (
-         UPDATE ${jobs} j SET state = 'processing', attempts = j.attempts + 1, claim_token = gen_random_uuid(),
+         UPDATE ${jobs} j SET state = 'processing', attempts = j.attempts + 1, claim_token = gen_random_uuid(), progress = NULL,
            claimed_until = t.ms + coalesce($3::bigint, j.visibility_timeout_ms), worker_id = $4::text
          FROM picked p, t WHERE j.id = p.id
          RETURNING ${jobColumns('j')}, p.fresh
@@ -512,7 +512,7 @@ export function queueSql(s: SchemaSql) {
            ORDER BY j.priority DESC, j.run_at, j.id LIMIT $2::int FOR UPDATE OF j SKIP LOCKED) c
        ) u LIMIT $2::int),
        claimed AS (
-         UPDATE ${jobs} j SET state = 'processing', attempts = j.attempts + 1, claim_token = gen_random_uuid(),
+         UPDATE ${jobs} j SET state = 'processing', attempts = j.attempts + 1, claim_token = gen_random_uuid(), progress = NULL,
            claimed_until = t.ms + coalesce($3::bigint, j.visibility_timeout_ms), worker_id = $4::text
          FROM pend p, t WHERE j.id = p.id
          RETURNING ${jobColumns('j')}
@@ -592,7 +592,10 @@ export function queueSql(s: SchemaSql) {
       `WITH ${ackedBatch(FINISHED)}
        SELECT (SELECT count(*) FROM d) AS n, ${promoteFrom(s, 'd', '$4')} AS promoted, ${foldSometimes(s.q, 'SELECT $1::text FROM d LIMIT 1')} AS folded`,
     ),
-    /** $1 id, $2 token, $3 delay ms, $4 last error, $5 attempt error (the stack), $6 wake payload → state. Dead when attempts are exhausted. */
+    /**
+     * $1 id, $2 token, $3 delay ms, $4 last error, $5 attempt error (the stack), $6 wake payload → state. Dead when attempts
+     * are exhausted (the progress kept); back to pending without the attempt's progress otherwise.
+     */
     retry: s.def(
       'q_retry',
       `WITH t AS (SELECT ${NOW_MS} AS ms),
@@ -601,6 +604,7 @@ export function queueSql(s: SchemaSql) {
            state = CASE WHEN j.attempts >= j.max_attempts THEN 'dead' ELSE 'pending' END,
            run_at = CASE WHEN j.attempts >= j.max_attempts THEN j.run_at ELSE t.ms + $3::bigint END,
            died_at = CASE WHEN j.attempts >= j.max_attempts THEN t.ms ELSE NULL END,
+           progress = CASE WHEN j.attempts >= j.max_attempts THEN j.progress END,
            last_error = $4::text, ${CLEAR_CLAIM}
          FROM t, ${jobs} o WHERE ${FENCE} AND o.id = j.id RETURNING j.state, j.run_at, ${FINISHED}, ${ENDED_ATTEMPT}
        ),

@@ -26,7 +26,7 @@ import type { ClaimWatermark } from './claim-gate.js';
 import { num, numOrNull, type Rows } from './executor.js';
 import type { JobRow } from './queue.sql.js';
 import { wakePayload } from './schema-sql.js';
-import type { CancelTarget } from '../../contract/results.js';
+import type { CancelTarget, ProgressWrites } from '../../contract/results.js';
 import * as outcomes from './outcomes.js';
 import * as flows from './flows.js';
 import type { ChildResult, FlowNode, FlowPlan } from '../../contract/flows.js';
@@ -44,6 +44,7 @@ export class PostgresQueueDriver implements QueueDriver {
   readonly random: () => number;
   readonly maxPayloadBytes: number;
   readonly outcomes: OutcomeCounter;
+  readonly progressWrites: ProgressWrites;
   readonly handoff: HandoffRegistry | null;
   readonly enqueueHeaders: EnqueueHeadersHook | null;
   private readonly wake: string;
@@ -59,6 +60,7 @@ export class PostgresQueueDriver implements QueueDriver {
     this.random = ctx.random;
     this.maxPayloadBytes = ctx.maxPayloadBytes;
     this.outcomes = ctx.outcomes;
+    this.progressWrites = ctx.progressWrites;
     this.handoff = ctx.handoff;
     this.enqueueHeaders = ctx.enqueueHeaders;
   }

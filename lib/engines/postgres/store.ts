@@ -28,6 +28,7 @@ import { postgresInboxDriver } from './inbox.js';
 import { sweepRateWindows } from './limits.js';
 import { OwnWakes } from './own-wakes.js';
 import { checkout, ClientExecutor, noop, num, PoolExecutor, QueryRunnerExecutor, type Executor } from './executor.js';
+import { ProgressWrites } from '../../contract/results.js';
 import { OutcomeCounter } from '../../internal/outcome-counter.js';
 import type { PostgresListener } from './listener.js';
 import { HandoffRegistry } from '../../internal/handoff.js';
@@ -162,6 +163,7 @@ export class PostgresStore extends StoreBase {
       exec: this.exec,
       hub: this.hub,
       outcomes: this.outcomes,
+      progressWrites: new ProgressWrites(),
       guard: () => this.guard(),
       queueOpts: (queue, defaults = DEFAULT_QUEUE_OPTS) => this.registry.get(queue) ?? { ...defaults },
       random: parts.random,
@@ -387,8 +389,9 @@ export class PostgresStore extends StoreBase {
 
   close(): Promise<void> {
     if (!this.closing) {
-      // Buffered throughput counts go out while the pool is still usable (best effort).
-      const flushed = this.outcomes.flush().catch(() => undefined);
+      // Buffered throughput counts and progress values not written yet go out while the pool is
+      // still usable (best effort; a progress write is fenced, so a claim lost meanwhile drops it).
+      const flushed = Promise.all([this.outcomes.flush().catch(() => undefined), this.ctx.progressWrites.flush()]);
       this.isClosed = true;
       this.closing = flushed.then(() => this.shutdown());
     }

@@ -26,6 +26,8 @@ export class ClaimedJob<T = unknown> implements Job<T> {
   private readonly waitMs: number;
   /** When this process had the claim (monotonic clock), for the run time of the outcome. */
   private readonly claimedAtPerf = performance.now();
+  /** An outcome op ran, or a heartbeat found the claim gone: later progress values are dropped at once. */
+  private claimEnded = false;
 
   constructor(
     private readonly driver: QueueDriver,
@@ -71,6 +73,7 @@ export class ClaimedJob<T = unknown> implements Job<T> {
     const ok = needsOutcome(this, result)
       ? await ackWithOutcome(this.driver, this, result)
       : await this.driver.ack(claimRef(this));
+    this.claimEnded = true;
     if (ok) this.driver.outcomes.record(this.queue, 'completed', 1, [ClaimedJob.timesOf(this)]);
     return ok;
   }
@@ -83,8 +86,12 @@ export class ClaimedJob<T = unknown> implements Job<T> {
       delayMs === undefined
         ? backoffDelayMs(this.attempts, this.backoffBaseMs, this.driver.random)
         : requireDurationMs('delayMs', delayMs, { allowZero: true });
-    await flushProgress(this.driver, this);
+    // The next attempt starts with no progress (the retry clears it); a retry that dead-letters
+    // (the last attempt) keeps the last value, as `fail` does.
+    const text = await settleProgress(this);
+    if (text !== null && this.attempts >= this.maxAttempts) await this.driver.progress(claimRef(this), text);
     const outcome = await this.driver.retry(claimRef(this), delay, errorText(error), attemptError(error));
+    this.claimEnded = true;
     if (outcome !== null) this.driver.outcomes.record(this.queue, outcome, 1, [ClaimedJob.timesOf(this)]);
     if (outcome === 'dead') await this.driver.wakeWaiters();
     if (outcome === 'dead' && inFlow(this)) await this.driver.settleFlows([this.id]);
@@ -95,6 +102,7 @@ export class ClaimedJob<T = unknown> implements Job<T> {
     this.driver.guard();
     await flushProgress(this.driver, this);
     const ok = await this.driver.fail(claimRef(this), errorText(error), attemptError(error));
+    this.claimEnded = true;
     if (ok) this.driver.outcomes.record(this.queue, 'dead', 1, [ClaimedJob.timesOf(this)]);
     // Waiters of the job read its last error (dying is not the plain path).
     if (ok) await this.driver.wakeWaiters();
@@ -109,23 +117,36 @@ export class ClaimedJob<T = unknown> implements Job<T> {
   }
 
   progress(value: unknown): Promise<boolean> {
-    return reportProgress(this, value, (text) => {
+    try {
       this.driver.guard();
-      return this.driver.progress(claimRef(this), text);
-    });
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return reportProgress(
+      this,
+      value,
+      (text) => this.driver.progress(claimRef(this), text),
+      this.driver.progressWrites,
+      this.claimEnded,
+    );
   }
 
   async heartbeat(extendMs: number): Promise<boolean> {
     this.driver.guard();
     const deadline = await this.driver.heartbeat(claimRef(this), requireDurationMs('extendMs', extendMs));
-    if (deadline === null) return false;
+    if (deadline === null) {
+      this.claimEnded = true;
+      return false;
+    }
     this.currentDeadline = deadline;
     return true;
   }
 
   async release(): Promise<boolean> {
     this.driver.guard();
-    return this.driver.release(claimRef(this));
+    const ok = await this.driver.release(claimRef(this));
+    this.claimEnded = true;
+    return ok;
   }
 }
 
@@ -135,7 +156,7 @@ async function ackWithOutcome(driver: QueueDriver, job: ClaimedJob, result: unkn
   return driver.ackOutcome(claimRef(job), text, await settleProgress(job), inFlow(job));
 }
 
-/** Before a retry or fail: the progress value still waiting for its window is written first (the last value is always stored). */
+/** Before a fail: the progress value still waiting for its window is written first (the dead job keeps the last value). */
 async function flushProgress(driver: QueueDriver, job: ClaimedJob): Promise<void> {
   const text = await settleProgress(job);
   if (text !== null) await driver.progress(claimRef(job), text);

@@ -1,7 +1,7 @@
 import type { EnqueueHeadersHook } from '../../contract/job-extras.js';
 import type { ResolvedLimits } from '../../contract/limits.js';
 import type { JobWrite, QueueOpts } from '../../contract/options.js';
-import type { CancelTarget } from '../../contract/results.js';
+import type { CancelTarget, ProgressWrites } from '../../contract/results.js';
 import type { ChildResult, FlowNode, FlowPlan } from '../../contract/flows.js';
 import type {
   JobFields,
@@ -149,6 +149,8 @@ export interface QueueDriver {
   ): Promise<boolean>;
   /** Writes the claimed job's progress (fenced); wakes the queue's progress channel. */
   progress(job: ClaimRef, text: string): Promise<boolean>;
+  /** The store's progress writes not landed yet (`job.progress` never waits for them; close writes them). */
+  readonly progressWrites: ProgressWrites;
   /** Wakes the queue's result waiters (a job went dead). */
   wakeWaiters(): Promise<void>;
   /** Live jobs end as `cancelled` records (waking the workers of processing ones), dead ones are deleted; resolves how many ended. */

@@ -118,13 +118,18 @@ export class QueueHandle implements Queue, DeliveredAcker {
     const texts = list.map((p, i) => encodePayload(p, `payloads[${i}]`, d.maxPayloadBytes));
     if (texts.length === 0) return [];
     // Keys from the payloads may differ per job: each goes in with its own stamp, in order.
-    if (this.opts.limitKeys !== null)
-      return d.insertBulk(
-        texts.map((text, i) => ({
-          text,
-          stamp: withSourcedKeys(stamp, this.opts.limitKeys, list[i], `payloads[${i}]`),
-        })),
-      );
+    const limitKeys = this.opts.limitKeys;
+    const stamps =
+      limitKeys === null ? null : list.map((p, i) => withSourcedKeys(stamp, limitKeys, p, `payloads[${i}]`));
+    if (stamp.uniqueKey !== null && texts.length > 1) {
+      // One key is one job, so the call is one enqueue: the first payload (with `replace`, the last,
+      // which the holder would end with). Item by item, a holder acked by another process between
+      // two items would let a later item create a second job, and the call return two ids.
+      const i = stamp.replace ? texts.length - 1 : 0;
+      const id = await d.insertOne(texts[i]!, stamps?.[i] ?? stamp);
+      return texts.map(() => id);
+    }
+    if (stamps !== null) return d.insertBulk(texts.map((text, i) => ({ text, stamp: stamps[i]! })));
     return d.insert(texts, stamp);
   }
 

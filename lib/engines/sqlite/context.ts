@@ -1,5 +1,6 @@
 import type { EnqueueHeadersHook } from '../../contract/job-extras.js';
 import type { QueueOpts } from '../../contract/options.js';
+import type { ProgressWrites } from '../../contract/results.js';
 import type { WakeReceiver } from '../../contract/types.js';
 import type { HandoffRegistry } from '../../internal/handoff.js';
 import type { OutcomeCounter } from '../../internal/outcome-counter.js';
@@ -21,6 +22,8 @@ export interface SqliteCore {
   readonly random: () => number;
   /** Buffered throughput counts (dashboard), written every few seconds. */
   readonly outcomes: OutcomeCounter;
+  /** Progress writes not landed yet (written at close). */
+  readonly progressWrites: ProgressWrites;
   /** Idle workers of this store that plain enqueues may hand jobs to (`localHandoff`); null when off. */
   readonly handoff: HandoffRegistry | null;
   /** Largest payload JSON in UTF-8 bytes (the `maxPayloadBytes` store option). */

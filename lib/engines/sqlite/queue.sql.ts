@@ -126,9 +126,10 @@ const CLAIMED_ROW = `id, queue, payload AS payloadText, priority, attempts, max_
   coalesce(@lease, visibility_timeout_ms) AS leaseMs, enqueued_at AS enqueuedAt, headers AS headersText, unique_key AS uniqueKey, ordering_key AS orderingKey,
   backoff_base_ms AS backoffBaseMs, run_at AS runAt`;
 
-/** @lease null = the stamped visibility timeout. */
+/** @lease null = the stamped visibility timeout. The attempt starts with no progress (an earlier attempt's is not its own). */
 export const CLAIM_ROW = `UPDATE __alkstore_jobs
-  SET state = 'processing', attempts = attempts + 1, claim_token = @token, claimed_until = @now + coalesce(@lease, visibility_timeout_ms), worker_id = @worker
+  SET state = 'processing', attempts = attempts + 1, claim_token = @token, claimed_until = @now + coalesce(@lease, visibility_timeout_ms), worker_id = @worker,
+    progress = NULL
   WHERE id = @id
   RETURNING ${CLAIMED_ROW}`;
 
@@ -164,8 +165,9 @@ export const PRUNE_ATTEMPTS = `DELETE FROM __alkstore_job_attempts WHERE queue =
     AND NOT EXISTS (SELECT 1 FROM __alkstore_jobs j WHERE j.id = a.job_id)
     AND NOT EXISTS (SELECT 1 FROM __alkstore_job_outcomes o WHERE o.id = a.job_id)
   LIMIT 1000)`;
+/** A retry: back to pending without the ended attempt's progress. */
 export const TO_PENDING = `UPDATE __alkstore_jobs
-  SET state = 'pending', run_at = @runAt, last_error = @error, claim_token = NULL, claimed_until = NULL, worker_id = NULL
+  SET state = 'pending', run_at = @runAt, last_error = @error, claim_token = NULL, claimed_until = NULL, worker_id = NULL, progress = NULL
   WHERE id = @id`;
 export const HEARTBEAT = `UPDATE __alkstore_jobs SET claimed_until = @now + @extend WHERE ${VALID} RETURNING claimed_until`;
 export const RELEASE = `UPDATE __alkstore_jobs

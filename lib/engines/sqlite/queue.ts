@@ -13,7 +13,7 @@ import { COUNTS, PRIORITY_HEADS } from './counts.sql.js';
 import * as ops from './queue-ops.js';
 import * as Q from './queue.sql.js';
 import { toJobInfo, type JobRow } from './rows.js';
-import type { CancelTarget } from '../../contract/results.js';
+import type { CancelTarget, ProgressWrites } from '../../contract/results.js';
 import * as outcomes from './outcomes.js';
 import * as flows from './flows.js';
 import type { ChildResult, FlowNode, FlowPlan } from '../../contract/flows.js';
@@ -32,6 +32,7 @@ export class SqliteQueueDriver implements QueueDriver {
   readonly random: () => number;
   readonly maxPayloadBytes: number;
   readonly outcomes: OutcomeCounter;
+  readonly progressWrites: ProgressWrites;
   readonly handoff: HandoffRegistry | null;
   readonly enqueueHeaders: EnqueueHeadersHook | null;
 
@@ -42,6 +43,7 @@ export class SqliteQueueDriver implements QueueDriver {
     this.random = core.random;
     this.maxPayloadBytes = core.maxPayloadBytes;
     this.outcomes = core.outcomes;
+    this.progressWrites = core.progressWrites;
     this.handoff = core.handoff;
     this.enqueueHeaders = core.enqueueHeaders;
   }

@@ -7,6 +7,7 @@ import { HandoffRegistry } from '../../internal/handoff.js';
 import type { EnqueueHeadersHook } from '../../contract/job-extras.js';
 import type { InboxDriver } from '../../internal/inbox-handle.js';
 import type { ReceiptDriver } from '../../internal/outbox-handle.js';
+import { ProgressWrites } from '../../contract/results.js';
 import { OutcomeCounter } from '../../internal/outcome-counter.js';
 import { WakeHub } from '../../internal/wake-hub.js';
 import type { LockDriver } from '../shared/lock.js';
@@ -54,6 +55,7 @@ export class SqliteStore extends StoreBase implements SqliteCore {
   private readonly queueOptsByName = new Map<string, Required<QueueOpts>>();
   private openTx: SqliteTxHandle | null = null;
   readonly outcomes: OutcomeCounter;
+  readonly progressWrites = new ProgressWrites();
   readonly handoff: HandoffRegistry | null;
   readonly maxPayloadBytes: number;
   protected readonly adminApi: SqliteAdmin;
@@ -238,6 +240,12 @@ export class SqliteStore extends StoreBase implements SqliteCore {
 
   async close(): Promise<void> {
     if (this.isClosed) return;
+    // Progress values not written yet go out first, while writes are still taken (fenced: a claim
+    // lost meanwhile drops its value). With none, the store closes in this call's synchronous part.
+    if (!this.progressWrites.idle) {
+      await this.progressWrites.flush();
+      if (this.isClosed) return;
+    }
     this.isClosed = true;
     this.hub.closeAll();
     this.watcher?.stop();
