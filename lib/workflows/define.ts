@@ -123,7 +123,7 @@ function validateLimitKeys<I>(name: string, l: WorkflowLimitKeys<I>): WorkflowLi
 export function runLimitKeys(
   def: { readonly name: string; readonly limits?: WorkflowLimitKeys<never> },
   input: unknown,
-): { ck?: string; rk?: string } {
+): { concurrencyKey?: string; rateLimitKey?: string } {
   const l = def.limits;
   if (!l) return {};
   const at = `the input of workflow ${JSON.stringify(def.name)}`;
@@ -143,9 +143,12 @@ export function runLimitKeys(
                 "must be 'workflow' (the workflow's name) or a function (input) => string",
               );
             })();
-  const ck = one('concurrencyKey', l.concurrencyKey);
-  const rk = one('rateLimitKey', l.rateLimitKey);
-  return { ...(ck === undefined ? {} : { ck }), ...(rk === undefined ? {} : { rk }) };
+  const concurrencyKey = one('concurrencyKey', l.concurrencyKey);
+  const rateLimitKey = one('rateLimitKey', l.rateLimitKey);
+  return {
+    ...(concurrencyKey === undefined ? {} : { concurrencyKey }),
+    ...(rateLimitKey === undefined ? {} : { rateLimitKey }),
+  };
 }
 
 function validateSchedule<I>(name: string, s: string | WorkflowSchedule<I>): WorkflowSchedule<I> {

@@ -112,6 +112,53 @@ export function workflowsContract(engine: EngineFixture): void {
     expect(run!.steps[1]).toMatchObject({ name: 'b', state: 'done', failures: 1 });
   });
 
+  it('a journal in the stored form 0.2 wrote replays: its journaled calls return their outcomes without running again', async () => {
+    const namespace = ns();
+    const ran: string[] = [];
+    const wf = defineWorkflow('legacy', {
+      async run(input: { n: number }, ctx) {
+        const a = await ctx.step('a', () => {
+          ran.push('a');
+          return input.n + 1;
+        });
+        const go = await ctx.waitForSignal<string>('go');
+        const b = await ctx.step('b', () => {
+          ran.push('b');
+          return a * 10;
+        });
+        return { a, go, b };
+      },
+    });
+    const w = make({ workflows: [wf], namespace });
+    // A run as 0.2 journaled it (single-letter entries, each under its guard): step a done, signal go
+    // consumed, step b's first attempt failed and due again at once, and the pass's job.
+    const id = 'legacy-run';
+    const stream = `${namespace}:run:${id}`;
+    await store.withTx(async (tx) => {
+      await tx.inboxClaim(`${namespace}:runs`, id);
+      await tx.publish(stream, { t: 'start', wf: 'legacy', v: 1, input: { n: 4 } });
+      await tx.publishWithKey(`${namespace}:runs`, id, { s: 'running', wf: 'legacy', v: 1 });
+      await tx.inboxClaim(`${namespace}:journal`, `${id}#0`);
+      await tx.publish(stream, { t: 'done', p: 0, k: 'step', n: 'a', r: { v: 5 } });
+      const o = await tx.publish(stream, { t: 'signal', n: 'go', d: 'yes' });
+      await tx.inboxClaim(`${namespace}:journal`, `${id}#1`);
+      await tx.publish(stream, { t: 'done', p: 1, k: 'signal', n: 'go', r: { v: { o, d: 'yes' } } });
+      await tx.inboxClaim(`${namespace}:journal`, `${id}#2/r1`);
+      const e = { name: 'Error', message: 'first try', code: null };
+      await tx.publish(stream, { t: 'retry', p: 2, k: 'step', n: 'b', a: 1, e, at: 0 });
+      await tx.enqueue(w.queue.name, { k: 'drive', id }, { orderingKey: id });
+    });
+    await expect(w.waitForResult(id, { timeoutMs: 20_000 })).resolves.toEqual({ a: 5, go: 'yes', b: 50 });
+    expect(ran).toEqual(['b']);
+    const run = await w.getStatus(id);
+    expect(run!.steps.map((s) => [s.position, s.kind, s.name, s.state, s.failures])).toEqual([
+      [0, 'step', 'a', 'done', 0],
+      [1, 'signal', 'go', 'done', 0],
+      [2, 'step', 'b', 'done', 1],
+    ]);
+    expect(await w.list({ workflow: 'legacy' })).toMatchObject([{ id, state: 'completed' }]);
+  });
+
   it('start is idempotent by id: a second start with the id starts nothing', async () => {
     let runs = 0;
     const wf = defineWorkflow('once', {
