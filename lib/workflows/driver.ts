@@ -2,7 +2,7 @@ import { backoffDelayMs } from '../contract/backoff.js';
 import type { Jsonified } from '../contract/codec.js';
 import { InvalidArgument, PermanentError } from '../contract/errors.js';
 import type { JobOpts } from '../contract/options.js';
-import type { Store, TxOps } from '../contract/types.js';
+import type { Store, StoreLogger, TxOps } from '../contract/types.js';
 import { validateKey } from '../contract/validate.js';
 import { durationMs, type Duration } from './duration.js';
 import {
@@ -50,6 +50,8 @@ export interface DriverDeps {
   readonly backoffBaseMs: number;
   /** Metrics and spans of steps. */
   readonly instrument: Instrument;
+  /** Where a step's failed attempts are reported (warn). */
+  readonly logger: StoreLogger;
   /**
    * Starts run `id` of `workflow` (a definition or a name this instance knows) in `tx`, as a child of
    * `parent`; false when a run with that id already existed. Validates before any write.
@@ -360,13 +362,30 @@ export class RunDriver {
           this.append(String(p), { type: 'done', position: p, kind: k, name, error, attempts: n }),
         );
         if (this.halted) return never();
+        this.logFailure(k, name, n, maxAttempts, error, 'the step failed for good');
         throw new StepFailed(name, n, error);
       }
       const retryAt = (await this.deps.store.now()) + backoffDelayMs(n, opts?.backoffBaseMs ?? this.deps.backoffBaseMs);
       const retry: Entry = { type: 'retry', position: p, kind: k, name, attempt: n, error, retryAt };
       await this.guarded(() => this.append(`${p}/r${n}`, retry, this.timer(retryAt)));
+      if (!this.halted)
+        this.logFailure(k, name, n, maxAttempts, error, `retrying at ${new Date(retryAt).toISOString()}`);
       return this.stop({ kind: 'suspended' });
     }
+  }
+
+  /** One warning per failed attempt, once its journal entry committed (a superseded writer stays quiet). */
+  private logFailure(
+    k: 'step' | 'transaction',
+    name: string,
+    attempt: number,
+    maxAttempts: number,
+    error: JournaledError,
+    next: string,
+  ): void {
+    const run = `workflow ${JSON.stringify(this.def.name)} run ${JSON.stringify(this.id)}`;
+    const call = `${k} ${JSON.stringify(name)} failed on attempt ${attempt}/${maxAttempts}`;
+    this.deps.logger.warn(`${run}: ${call} (${error.name}: ${error.message}); ${next}`);
   }
 
   /** Runs a journal write; a lost guard halts the pass as superseded. */

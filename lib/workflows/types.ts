@@ -258,6 +258,11 @@ export interface WorkflowsOptions<X = TxHandle> {
   readonly backoffBaseMs?: number;
   /** Opens the transaction of a transactional step (default: `store.withTx`, with the `TxHandle` as `external`). */
   readonly transaction?: TransactionRunner<X>;
+  /**
+   * Where the workflows log: each failed attempt of a step at warn (workflow, run id, step, attempt and
+   * error), each failed run at error (run id and error), as a queue worker logs its jobs' failures.
+   * Default: the logger the store was opened with (in Nest, Nest's `Logger`).
+   */
   readonly logger?: StoreLogger;
   /** This worker's id in claims and logs (default a random one). */
   readonly workerId?: string;

@@ -98,6 +98,14 @@ const DEFAULT_LOGGER: StoreLogger = {
   error: (m, e) => console.error(m, e),
 };
 
+/** The logger the store was opened with (the engines' stores carry it), or null for a store without one. */
+function loggerOf(store: Store): StoreLogger | null {
+  const l = (store as { logger?: Partial<StoreLogger> }).logger;
+  return l && typeof l.warn === 'function' && typeof l.error === 'function' && typeof l.log === 'function'
+    ? (l as StoreLogger)
+    : null;
+}
+
 function validateRunId(id: unknown): string {
   const v = validateKey('workflow id', id);
   if (Buffer.byteLength(v, 'utf8') > MAX_RUN_ID_BYTES)
@@ -127,6 +135,7 @@ export class Workflows<X = TxHandle> {
   private readonly active = new Set<RunDriver>();
   private cancelWakes: WakeReceiver | null = null;
   private closed = false;
+  private readonly logger: StoreLogger;
 
   constructor(
     private readonly store: Store,
@@ -180,7 +189,8 @@ export class Workflows<X = TxHandle> {
       o.transaction === undefined
         ? (fn) => store.withTx((tx) => fn(tx, tx))
         : asOption(() => requireFunction<TransactionRunner<unknown>>('transaction', o.transaction));
-    const logger = o.logger ?? DEFAULT_LOGGER;
+    const logger = o.logger ?? loggerOf(store) ?? DEFAULT_LOGGER;
+    this.logger = logger;
     this.retentionMs =
       o.retentionMs === undefined
         ? DEFAULT_RETENTION_MS
@@ -203,6 +213,7 @@ export class Workflows<X = TxHandle> {
       maxAttempts,
       backoffBaseMs,
       instrument: this.instrument,
+      logger,
       startRun: (tx, workflow, input, id, parent) => {
         const def = this.latest(workflow as string);
         return this.startIn(tx, def, input, id, parent, { ...runLimitKeys(def, input) });
@@ -612,17 +623,16 @@ export class Workflows<X = TxHandle> {
           await this.finish(j, id, completed(outcome.value));
           return;
         case 'threw':
-          await this.finish(j, id, { type: 'end', state: 'failed', error: journalError(outcome.error) });
-          return;
         case 'fatal':
-          await this.finish(j, id, { type: 'end', state: 'failed', error: journalError(outcome.error) });
+          await this.finish(j, id, { type: 'end', state: 'failed', error: journalError(outcome.error) }, outcome.error);
           return;
       }
     }
     throw new WorkflowInterrupted(id, `another writer journaled first ${MAX_SUPERSEDED_PASSES} times`);
   }
 
-  private async finish(j: Journal, id: string, end: EndEntry): Promise<void> {
+  /** Journals the run's end (once: a lost guard means another writer ended it); a failure is logged as an error. */
+  private async finish(j: Journal, id: string, end: EndEntry, cause?: unknown): Promise<void> {
     const parent = j.start?.parentId;
     const parentStamp = parent === undefined ? null : await this.stampOf(parent);
     const ended = await this.store.withTx(async (tx) => {
@@ -635,7 +645,13 @@ export class Workflows<X = TxHandle> {
       if (parent !== undefined) await this.driveJob(tx, parent, parentStamp);
       return true;
     });
-    if (ended && j.start) this.instrument.count(end.state, j.start.workflow);
+    if (!ended || !j.start) return;
+    this.instrument.count(end.state, j.start.workflow);
+    if (end.state === 'failed')
+      this.logger.error(
+        `workflow ${JSON.stringify(j.start.workflow)} run ${JSON.stringify(id)} failed: ${end.error.name}: ${end.error.message}`,
+        cause ?? end.error,
+      );
   }
 }
 

@@ -1,6 +1,6 @@
 import { afterEach, expect, it } from '@jest/globals';
 import { InvalidName, InvalidOption, PermanentError } from '../../lib/contract/errors.js';
-import type { Store } from '../../lib/contract/types.js';
+import type { Store, StoreLogger } from '../../lib/contract/types.js';
 import { Registry } from 'prom-client';
 import {
   ChildWorkflowFailed,
@@ -17,7 +17,7 @@ import {
   type Workflows,
   type WorkflowsOptions,
 } from '../../lib/workflows/index.js';
-import { waitFor, withEngineDb, type EngineFixture } from '../helpers/engines.js';
+import { waitFor, withEngineDb, type EngineDb, type EngineFixture } from '../helpers/engines.js';
 
 let seq = 0;
 /** A namespace of its own per test, so runs of one test never meet another's. */
@@ -31,9 +31,24 @@ async function untilParked(w: Workflows, id: string, state: 'waiting' | 'sleepin
   await waitFor(`run ${id} ${state}`, async () => (await w.getStatus(id))?.steps.some((s) => s.state === state));
 }
 
+/** A store logger that keeps its lines. */
+function capturingLogger(): StoreLogger & {
+  lines: { level: 'log' | 'warn' | 'error'; message: string; error?: unknown }[];
+} {
+  const lines: { level: 'log' | 'warn' | 'error'; message: string; error?: unknown }[] = [];
+  return {
+    lines,
+    log: (message) => lines.push({ level: 'log', message }),
+    warn: (message) => lines.push({ level: 'warn', message }),
+    error: (message, error) => lines.push({ level: 'error', message, error }),
+  };
+}
+
 export function workflowsContract(engine: EngineFixture): void {
   let store!: Store;
-  withEngineDb(engine, (_db, s) => {
+  let db!: EngineDb;
+  withEngineDb(engine, (d, s) => {
+    db = d;
     store = s;
   });
   const open: Workflows<unknown>[] = [];
@@ -157,6 +172,53 @@ export function workflowsContract(engine: EngineFixture): void {
       [2, 'step', 'b', 'done', 1],
     ]);
     expect(await w.list({ workflow: 'legacy' })).toMatchObject([{ id, state: 'completed' }]);
+  });
+
+  it("a failing step logs a warning per attempt naming the step and the attempt, and a failed run logs an error with the run id and the error, through the store's logger", async () => {
+    const logger = capturingLogger();
+    const logged = await db.open({ logger });
+    const bad = defineWorkflow('logged-bad', {
+      async run(_input: null, ctx) {
+        await ctx.step(
+          'charge',
+          () => {
+            throw new Error('card declined');
+          },
+          { maxAttempts: 2, backoffBaseMs: 10 },
+        );
+        return 'never';
+      },
+    });
+    const good = defineWorkflow('logged-good', { run: async (_input: null, ctx) => ctx.step('fine', () => 1) });
+    // No `logger` option: the workflows log where the store they were given logs.
+    const w = createWorkflows(logged, { namespace: ns(), idlePollIntervalMs: 50, workflows: [bad, good] });
+    open.push(w as Workflows<unknown>);
+    const { id } = await w.start(bad, null);
+    const ok = await w.start(good, null);
+    await expect(w.waitForResult(id, { timeoutMs: 20_000 })).rejects.toBeInstanceOf(WorkflowFailed);
+    await expect(w.waitForResult(ok.id, { timeoutMs: 20_000 })).resolves.toBe(1);
+    await waitFor('the failed run is logged', () => logger.lines.some((l) => l.level === 'error'));
+    const about = (runId: string) => logger.lines.filter((l) => l.message.includes(JSON.stringify(runId)));
+    expect(about(id).map((l) => [l.level, l.message])).toEqual([
+      [
+        'warn',
+        expect.stringMatching(
+          new RegExp(
+            `^workflow "logged-bad" run "${id}": step "charge" failed on attempt 1/2 \\(Error: card declined\\); retrying at \\d{4}-`,
+          ),
+        ),
+      ],
+      [
+        'warn',
+        `workflow "logged-bad" run "${id}": step "charge" failed on attempt 2/2 (Error: card declined); the step failed for good`,
+      ],
+      [
+        'error',
+        `workflow "logged-bad" run "${id}" failed: StepFailed: step "charge" failed after 2 attempts: Error: card declined`,
+      ],
+    ]);
+    expect(about(id)[2]!.error).toBeInstanceOf(StepFailed);
+    expect(about(ok.id)).toEqual([]);
   });
 
   it('start is idempotent by id: a second start with the id starts nothing', async () => {
