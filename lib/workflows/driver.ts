@@ -356,7 +356,7 @@ export class RunDriver {
       await this.checkCancelled();
       if (this.halted) return never();
       const error: JournaledError = journalError(err.error);
-      const maxAttempts = opts?.maxAttempts ?? this.deps.maxAttempts;
+      const maxAttempts = opts?.maxAttempts ?? this.def.maxAttempts ?? this.deps.maxAttempts;
       if (n >= maxAttempts || isPermanent(err.error)) {
         await this.guarded(() =>
           this.append(String(p), { type: 'done', position: p, kind: k, name, error, attempts: n }),
@@ -365,7 +365,9 @@ export class RunDriver {
         this.logFailure(k, name, n, maxAttempts, error, 'the step failed for good');
         throw new StepFailed(name, n, error);
       }
-      const retryAt = (await this.deps.store.now()) + backoffDelayMs(n, opts?.backoffBaseMs ?? this.deps.backoffBaseMs);
+      const retryAt =
+        (await this.deps.store.now()) +
+        backoffDelayMs(n, opts?.backoffBaseMs ?? this.def.backoffBaseMs ?? this.deps.backoffBaseMs);
       const retry: Entry = { type: 'retry', position: p, kind: k, name, attempt: n, error, retryAt };
       await this.guarded(() => this.append(`${p}/r${n}`, retry, this.timer(retryAt)));
       if (!this.halted)

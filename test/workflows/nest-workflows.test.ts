@@ -64,7 +64,7 @@ class WidgetWorkflow {
 /** Steps of `serial-report` running right now, and the most seen at once. */
 const serial = { now: 0, peak: 0 };
 
-@Workflow('serial-report', { limits: { concurrencyKey: 'workflow' } })
+@Workflow('serial-report', { limitKeys: { concurrencyKey: 'workflow' } })
 @Injectable()
 class SerialReportWorkflow {
   async run(input: { n: number }, ctx: WorkflowContext): Promise<number> {
@@ -198,17 +198,14 @@ for (const engine of nestEngines()) {
   });
 }
 
-@Workflow('declined-payment')
+// The class's maxAttempts is its steps' default.
+@Workflow('declined-payment', { maxAttempts: 2 })
 @Injectable()
 class DeclinedPaymentWorkflow {
   async run(_input: null, ctx: WorkflowContext): Promise<string> {
-    await ctx.step(
-      'charge',
-      () => {
-        throw new Error('card declined');
-      },
-      { maxAttempts: 2 },
-    );
+    await ctx.step('charge', () => {
+      throw new Error('card declined');
+    });
     return 'never';
   }
 }

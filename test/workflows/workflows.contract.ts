@@ -329,6 +329,44 @@ export function workflowsContract(engine: EngineFixture): void {
     expect((await w.getStatus(id))!.state).toBe('failed');
   });
 
+  it("a workflow's maxAttempts and backoffBaseMs are its steps' defaults; a step's own options win", async () => {
+    const tries = { plain: 0, own: 0 };
+    const wf = defineWorkflow('defaults', {
+      maxAttempts: 2,
+      backoffBaseMs: 10,
+      async run(_input: null, ctx) {
+        const plain = await ctx
+          .step('plain', () => {
+            tries.plain += 1;
+            throw new Error('always');
+          })
+          .catch((e: unknown) => (e as StepFailed).attempts);
+        const own = await ctx
+          .step(
+            'own',
+            () => {
+              tries.own += 1;
+              throw new Error('always');
+            },
+            { maxAttempts: 3 },
+          )
+          .catch((e: unknown) => (e as StepFailed).attempts);
+        return { plain, own };
+      },
+    });
+    // The instance default (5 attempts, 60 s apart) would never finish within the test.
+    const w = make({ workflows: [wf], maxAttempts: 5, backoffBaseMs: 60_000 });
+    const { id } = await w.start(wf, null);
+    await expect(w.waitForResult(id, { timeoutMs: 20_000 })).resolves.toEqual({ plain: 2, own: 3 });
+    expect(tries).toEqual({ plain: 2, own: 3 });
+    expect(() => defineWorkflow('d', { maxAttempts: 0, run: async () => null })).toThrow(
+      /option maxAttempts of workflow "d"/,
+    );
+    expect(() => defineWorkflow('d', { backoffBaseMs: -1, run: async () => null })).toThrow(
+      /option backoffBaseMs of workflow "d"/,
+    );
+  });
+
   it('ctx.sleep is durable: the run is parked (no worker held), resumes on another worker, and never before the time asked', async () => {
     const namespace = ns();
     const wf = defineWorkflow('nap', {
