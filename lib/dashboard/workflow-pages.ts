@@ -2,7 +2,7 @@ import { WORKFLOWS_QUEUE_PREFIX } from '../contract/names.js';
 import type { Store } from '../contract/types.js';
 import type { RunState, RunSummary, WorkflowRun } from '../workflows/types.js';
 import { createWorkflows, type Workflows } from '../workflows/workflows.js';
-import type { Entry } from '../workflows/journal.js';
+import { decodeEntry, type Entry } from '../workflows/journal.js';
 import { writeAudit, type AuditEntry } from './audit.js';
 import { formBody, FormTooLarge } from './form-body.js';
 import { html } from './html.js';
@@ -120,7 +120,10 @@ export async function workflowPages(kit: WorkflowPagesKit): Promise<DashboardRep
         ctx,
         ns,
         found.run,
-        found.journal.map((e) => ({ offset: e.offset, at: e.createdAt, entry: e.payload as Entry })),
+        found.journal.flatMap((e) => {
+          const entry = decodeEntry(e.payload);
+          return entry === null ? [] : [{ offset: e.offset, at: e.createdAt, entry }];
+        }),
         done,
       ),
     );
@@ -282,28 +285,34 @@ export function runsPage(
   return layout(ctx, `Workflow runs of ${ns}`, 'workflows', body);
 }
 
+const iso = (ms: number): string => new Date(ms).toISOString();
+
 function describeEntry(e: Entry): string {
-  switch (e.t) {
+  switch (e.type) {
     case 'start':
-      return `start ${e.wf} v${e.v}${e.pa ? ` (child of ${e.pa})` : ''}`;
-    case 'done':
-      return `#${e.p} ${e.k} ${e.n}: ${e.e ? `failed after ${e.a ?? 1} attempt(s): ${e.e.name}: ${e.e.message}` : 'done'}`;
+      return `start ${e.workflow} v${e.version}${e.parentId ? ` (child of ${e.parentId})` : ''}`;
+    case 'done': {
+      const head = `#${e.position} ${e.kind} ${e.name}`;
+      return e.error
+        ? `${head}: failed after ${e.attempts ?? 1} attempt(s): ${e.error.name}: ${e.error.message}`
+        : `${head}: done`;
+    }
     case 'retry':
-      return `#${e.p} ${e.k} ${e.n}: attempt ${e.a} failed (${e.e.name}: ${e.e.message}), next at ${new Date(e.at).toISOString()}`;
+      return `#${e.position} ${e.kind} ${e.name}: attempt ${e.attempt} failed (${e.error.name}: ${e.error.message}), next at ${iso(e.retryAt)}`;
     case 'sleep':
-      return `#${e.p} sleep until ${new Date(e.until).toISOString()}`;
+      return `#${e.position} sleep until ${iso(e.until)}`;
     case 'wait':
-      return `#${e.p} wait for signal ${e.n}${e.until === null ? '' : ` until ${new Date(e.until).toISOString()}`}`;
+      return `#${e.position} wait for signal ${e.signal}${e.until === null ? '' : ` until ${iso(e.until)}`}`;
     case 'join':
-      return `#${e.p} waitAll ${e.ids.join(', ')}`;
+      return `#${e.position} waitAll ${e.runIds.join(', ')}`;
     case 'retried':
-      return `retried from #${e.from}`;
+      return `retried from #${e.fromPosition}`;
     case 'signal':
-      return `signal ${e.n}`;
+      return `signal ${e.name}`;
     case 'cancel':
       return 'cancelled';
     case 'end':
-      return e.s === 'completed' ? 'completed' : `failed: ${e.e?.name ?? 'Error'}: ${e.e?.message ?? ''}`;
+      return e.state === 'completed' ? 'completed' : `failed: ${e.error.name}: ${e.error.message}`;
   }
 }
 
@@ -395,7 +404,7 @@ export function runPage(
       <tbody>
         ${journal.map(
           (j) =>
-            html`<tr data-entry="${j.entry.t}">
+            html`<tr data-entry="${j.entry.type}">
               <td class="n">${j.offset}</td>
               <td>${when(j.at, ctx.now)}</td>
               <td>${describeEntry(j.entry)}</td>

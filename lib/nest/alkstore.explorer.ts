@@ -25,7 +25,14 @@ import type {
 } from './interfaces/handler-options.interface.js';
 import { Store } from './store.token.js';
 import { readMethodMetadata } from './utils/append-metadata.js';
-import { normalizeHandlerOptions } from './utils/handler-options.js';
+import {
+  ALL_SHARED,
+  checkHandlerOptions,
+  OUTBOX_HANDLER_SHAPE,
+  outboxSettingsInput,
+  type HandlerOptionsShape,
+} from './utils/handler-options.js';
+import { OutboxSettings } from '../outbox/index.js';
 import { workersMode } from './utils/validate-module-options.js';
 import { checkWiring, refuseUntypedParameters, type ListedHandles } from './utils/check-wiring.js';
 import { nestStoreLogger } from './utils/nest-logger.js';
@@ -174,26 +181,30 @@ export class AlkstoreExplorer implements OnModuleInit {
           this.workerEvents.push({ label, meta, call: (...args: unknown[]) => listener.apply(instance, args) });
         }
         for (const meta of outboxMeta) {
-          this.check(label, () => validateName('outbox', meta.outbox));
+          this.check(label, () => {
+            validateName('outbox', meta.outbox);
+            if (meta.settings instanceof OutboxSettings) return;
+            checkHandlerOptions('@OutboxHandler', meta.settings, OUTBOX_HANDLER_SHAPE);
+            outboxSettingsInput(meta.settings ?? {});
+          });
           claimName(outboxes, `outbox ${JSON.stringify(meta.outbox)}`, meta.outbox, label, '@OutboxHandler');
           this.outboxHandlers.push({ label, call, meta });
         }
-        for (const given of queueMeta) {
-          let meta = given;
+        for (const meta of queueMeta) {
           this.check(label, () => {
-            validateName('queue', given.queue);
-            meta = { ...given, options: normalizeHandlerOptions('@QueueHandler', given.options) };
+            validateName('queue', meta.queue);
+            checkHandlerOptions('@QueueHandler', meta.options, QUEUE_HANDLER_SHAPE);
+            if (meta.misuse) throw new InvalidOption(meta.misuse.option, meta.misuse.reason);
           });
           claimName(queues, `queue ${JSON.stringify(meta.queue)}`, meta.queue, label, '@QueueHandler');
           this.queueHandlers.push({ label, call, meta });
         }
-        for (const given of scheduledMeta) {
-          const queue = given.options.queue ?? `${SCHEDULED_QUEUE_PREFIX}${given.name}`;
-          let meta = given;
+        for (const meta of scheduledMeta) {
+          const queue = meta.options.queue ?? `${SCHEDULED_QUEUE_PREFIX}${meta.name}`;
           this.check(label, () => {
-            validateName('schedule', given.name);
+            validateName('schedule', meta.name);
             validateName('queue', queue);
-            meta = { ...given, options: normalizeHandlerOptions('@Scheduled', given.options) };
+            checkHandlerOptions('@Scheduled', meta.options, SCHEDULED_SHAPE);
           });
           claimName(schedules, `schedule ${JSON.stringify(meta.name)}`, meta.name, label, '@Scheduled');
           claimName(queues, `queue ${JSON.stringify(queue)}`, queue, label, '@Scheduled');
@@ -229,6 +240,24 @@ export class AlkstoreExplorer implements OnModuleInit {
     }
   }
 }
+
+/** What `@QueueHandler` takes. */
+const QUEUE_HANDLER_SHAPE: HandlerOptionsShape = {
+  shared: ALL_SHARED,
+  own: ['prefetch', 'queueOpts', 'batchSize'],
+  renamed: { visibilityTimeoutMs: 'leaseMs' },
+};
+
+/** What `@Scheduled` takes. */
+const SCHEDULED_SHAPE: HandlerOptionsShape = {
+  shared: ALL_SHARED.filter((o) => o !== 'backoffBaseMs'),
+  own: ['queue', 'payload', 'priority', 'expiresInMs', 'timeZone', 'catchUp', 'prefetch', 'batchSize'],
+  renamed: { visibilityTimeoutMs: 'leaseMs' },
+  elsewhere: {
+    backoffBaseMs: "a schedule stores no backoff; its fired jobs retry with the queue's backoffBaseMs",
+    queueOpts: 'name the queue with the queue option and give a @QueueHandler of it the queueOpts',
+  },
+};
 
 /** Records `name` as handled by `label`, or throws naming both methods. */
 function claimName(seen: Map<string, string>, what: string, name: string, label: string, decorator: string): void {

@@ -21,6 +21,7 @@ import {
 } from './alkstore.constants.js';
 import { AlkstoreExplorer, type DiscoveredMethod } from './alkstore.explorer.js';
 import type { AlkstoreModuleOptions } from './interfaces/alkstore-options.interface.js';
+import { outboxSettingsInput } from './utils/handler-options.js';
 import { validateModuleOptions, workersMode } from './utils/validate-module-options.js';
 import type { QueueHandlerOptions } from './interfaces/handler-options.interface.js';
 import { Store } from './store.token.js';
@@ -94,10 +95,10 @@ export class AlkstoreWorkerHost implements OnApplicationBootstrap, BeforeApplica
     const dispatchers = [];
     for (const h of outboxHandlers) {
       const handler = this.loggedHandler(h, '@OutboxHandler');
-      const { metrics, ...own } =
-        h.meta.settings instanceof OutboxSettings ? { metrics: undefined } : (h.meta.settings ?? {});
+      const given = h.meta.settings;
+      const metrics = given instanceof OutboxSettings ? undefined : given?.metrics;
       const settings =
-        h.meta.settings instanceof OutboxSettings ? h.meta.settings : { ...this.dispatcherDefaults(), ...own };
+        given instanceof OutboxSettings ? given : outboxSettingsInput(given ?? {}, this.dispatcherDefaults());
       const queueLabel = outboxQueueName(h.meta.outbox);
       const observers = this.observersFor('outbox', h.meta.outbox, queueLabel, metrics, `@OutboxHandler ${h.label}`);
       const wrap = await wrapFor(`outbox ${h.meta.outbox}`);

@@ -22,6 +22,12 @@ export * from './typeorm/index.js';
 export * from './orm/index.js';
 export { QueueWorker, type QueueWorkerOptions } from '../worker/queue-worker.js';
 export * from './brokers/index.js';
-export { Workflow, WORKFLOW_METADATA, type WorkflowClass, type WorkflowMetadata } from './workflows.decorator.js';
+export {
+  Workflow,
+  WORKFLOW_METADATA,
+  type WorkflowClass,
+  type WorkflowMetadata,
+  type WorkflowOptions,
+} from './workflows.decorator.js';
 export { AlkstoreWorkflowsModule, AlkstoreWorkflowsHost, type AlkstoreWorkflowsOptions } from './workflows.module.js';
 export { Workflows, type WorkflowContext } from '../workflows/index.js';

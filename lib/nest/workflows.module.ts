@@ -10,7 +10,9 @@ import {
 import { DiscoveryModule, DiscoveryService } from '@nestjs/core';
 import { InvalidOption } from '../contract/errors.js';
 import type { TxOps } from '../contract/types.js';
-import { defineWorkflow } from '../workflows/define.js';
+import { defineWorkflow, type WorkflowSpec } from '../workflows/define.js';
+import { InvalidHandler } from './errors/invalid-handler.error.js';
+import { checkHandlerOptions, type HandlerOptionsShape } from './utils/handler-options.js';
 import type { WorkflowContext, WorkflowDefinition, WorkflowsOptions } from '../workflows/types.js';
 import { createWorkflows, Workflows } from '../workflows/workflows.js';
 import { ALKSTORE_MODULE_OPTIONS } from './alkstore.constants.js';
@@ -49,11 +51,12 @@ function discover(discovery: DiscoveryService): Definitions {
     const label = `@Workflow(${JSON.stringify(meta.name)}) ${type!.name}`;
     if (typeof (type!.prototype as Partial<WorkflowClass>).run !== 'function')
       throw new InvalidOption(label, 'needs a method run(input, ctx)');
-    return [
-      defineWorkflow<unknown, unknown, unknown>(meta.name, {
-        version: meta.version,
-        ...(meta.schedule === undefined ? {} : { schedule: meta.schedule }),
-        ...(meta.limits === undefined ? {} : { limits: meta.limits }),
+    const options = meta.options;
+    let spec: WorkflowSpec<unknown, unknown, unknown>;
+    try {
+      checkHandlerOptions('@Workflow', options, WORKFLOW_SHAPE);
+      spec = {
+        ...options,
         run: (input: unknown, ctx: WorkflowContext<unknown>) => {
           const instance = wrapper.instance as WorkflowClass | undefined;
           if (!instance)
@@ -63,10 +66,26 @@ function discover(discovery: DiscoveryService): Definitions {
             );
           return instance.run(input, ctx);
         },
-      }) as WorkflowDefinition<never, unknown, unknown>,
-    ];
+      };
+      return [defineWorkflow(meta.name, spec) as WorkflowDefinition<never, unknown, unknown>];
+    } catch (err) {
+      throw new InvalidHandler(`${label}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    }
   });
 }
+
+/** What `@Workflow` takes: of the shared handler options, its steps' retries. */
+const WORKFLOW_SHAPE: HandlerOptionsShape = {
+  shared: ['maxAttempts', 'backoffBaseMs'],
+  own: ['version', 'schedule', 'limitKeys'],
+  renamed: { limits: 'limitKeys' },
+  elsewhere: Object.fromEntries(
+    (['concurrency', 'leaseMs', 'idlePollIntervalMs', 'metrics'] as const).map((o) => [
+      o,
+      `one queue carries every run, so ${o} is set for all workflows on AlkstoreWorkflowsModule.forRoot`,
+    ]),
+  ),
+};
 
 function workflowsOptions(
   options: AlkstoreWorkflowsOptions,

@@ -1,6 +1,6 @@
 import { InvalidOption } from '../contract/errors.js';
 import type { TxHandle } from '../contract/types.js';
-import { validateKey } from '../contract/validate.js';
+import { asOption, requireDurationMs, requireMaxAttempts, validateKey } from '../contract/validate.js';
 import { keyFromSource } from '../contract/limits.js';
 import type { WorkflowContext, WorkflowDefinition } from './types.js';
 import type { Jsonified } from '../contract/codec.js';
@@ -20,7 +20,11 @@ export interface WorkflowSpec<I, O, X> {
    * computed once when a run starts, journaled with its start, and stamped on every job that
    * advances the run. Set the limits themselves with the `limits` option of `createWorkflows`.
    */
-  readonly limits?: WorkflowLimitKeys<I>;
+  readonly limitKeys?: WorkflowLimitKeys<I>;
+  /** Default attempts of this workflow's steps (a step's own `maxAttempts` wins; default `createWorkflows`'). */
+  readonly maxAttempts?: number;
+  /** Default backoff base (ms) of this workflow's steps (a step's own wins; default `createWorkflows`'). */
+  readonly backoffBaseMs?: number;
   run(input: Jsonified<I>, ctx: WorkflowContext<X>): Promise<O>;
 }
 
@@ -40,7 +44,7 @@ export interface WorkflowSchedule<I = unknown> {
  */
 export type WorkflowKeySource<I = unknown> = 'workflow' | ((input: I) => string);
 
-/** The `limits` of a workflow definition: each absent key gives the run no such key. */
+/** The `limitKeys` of a workflow definition: each absent key gives the run no such key. */
 export interface WorkflowLimitKeys<I = unknown> {
   /** Counted against the queue's `concurrencyLimit` (1 unless set): passes of one key running at once, across the fleet. */
   readonly concurrencyKey?: WorkflowKeySource<I>;
@@ -89,26 +93,45 @@ export function defineWorkflow<I = unknown, O = unknown, X = TxHandle>(
     throw new InvalidOption(`run of workflow ${JSON.stringify(n)}`, 'must be a function (input, ctx) => Promise');
   const run = spec.run.bind(spec);
   const schedule = spec.schedule === undefined ? undefined : validateSchedule(n, spec.schedule);
-  const limits = spec.limits === undefined ? undefined : validateLimitKeys(n, spec.limits);
-  return Object.freeze({ name: n, version, run, ...(schedule ? { schedule } : {}), ...(limits ? { limits } : {}) });
+  if ((spec as { limits?: unknown }).limits !== undefined)
+    throw new InvalidOption(`limits of workflow ${JSON.stringify(n)}`, 'is now limitKeys (docs/vocabulary.md)');
+  const limitKeys = spec.limitKeys === undefined ? undefined : validateLimitKeys(n, spec.limitKeys);
+  const at = ` of workflow ${JSON.stringify(n)}`;
+  const maxAttempts =
+    spec.maxAttempts === undefined
+      ? undefined
+      : asOption(() => requireMaxAttempts(`maxAttempts${at}`, spec.maxAttempts));
+  const backoffBaseMs =
+    spec.backoffBaseMs === undefined
+      ? undefined
+      : asOption(() => requireDurationMs(`backoffBaseMs${at}`, spec.backoffBaseMs, { allowZero: true }));
+  return Object.freeze({
+    name: n,
+    version,
+    run,
+    ...(schedule ? { schedule } : {}),
+    ...(limitKeys ? { limitKeys } : {}),
+    ...(maxAttempts === undefined ? {} : { maxAttempts }),
+    ...(backoffBaseMs === undefined ? {} : { backoffBaseMs }),
+  });
 }
 
 function validateLimitKeys<I>(name: string, l: WorkflowLimitKeys<I>): WorkflowLimitKeys<I> {
   if (l === null || typeof l !== 'object' || Array.isArray(l))
     throw new InvalidOption(
-      `limits of workflow ${JSON.stringify(name)}`,
+      `limitKeys of workflow ${JSON.stringify(name)}`,
       "must be { concurrencyKey?, rateLimitKey? }, each 'workflow' or (input) => string",
     );
   for (const k of Object.keys(l)) {
     if (k !== 'concurrencyKey' && k !== 'rateLimitKey')
       throw new InvalidOption(
-        `limits.${k.slice(0, 64)} of workflow ${JSON.stringify(name)}`,
+        `limitKeys.${k.slice(0, 64)} of workflow ${JSON.stringify(name)}`,
         'is not a workflow limit key (concurrencyKey, rateLimitKey)',
       );
     const v = (l as Record<string, unknown>)[k];
     if (v !== undefined && v !== 'workflow' && typeof v !== 'function')
       throw new InvalidOption(
-        `limits.${k} of workflow ${JSON.stringify(name)}`,
+        `limitKeys.${k} of workflow ${JSON.stringify(name)}`,
         "must be 'workflow' (the workflow's name) or a function (input) => string",
       );
   }
@@ -121,10 +144,10 @@ function validateLimitKeys<I>(name: string, l: WorkflowLimitKeys<I>): WorkflowLi
  * blank or oversized key.
  */
 export function runLimitKeys(
-  def: { readonly name: string; readonly limits?: WorkflowLimitKeys<never> },
+  def: { readonly name: string; readonly limitKeys?: WorkflowLimitKeys<never> },
   input: unknown,
-): { ck?: string; rk?: string } {
-  const l = def.limits;
+): { concurrencyKey?: string; rateLimitKey?: string } {
+  const l = def.limitKeys;
   if (!l) return {};
   const at = `the input of workflow ${JSON.stringify(def.name)}`;
   const one = (
@@ -139,13 +162,16 @@ export function runLimitKeys(
           ? keyFromSource(field, src as (payload: unknown) => string, input, at)
           : (() => {
               throw new InvalidOption(
-                `limits.${field} of workflow ${JSON.stringify(def.name)}`,
+                `limitKeys.${field} of workflow ${JSON.stringify(def.name)}`,
                 "must be 'workflow' (the workflow's name) or a function (input) => string",
               );
             })();
-  const ck = one('concurrencyKey', l.concurrencyKey);
-  const rk = one('rateLimitKey', l.rateLimitKey);
-  return { ...(ck === undefined ? {} : { ck }), ...(rk === undefined ? {} : { rk }) };
+  const concurrencyKey = one('concurrencyKey', l.concurrencyKey);
+  const rateLimitKey = one('rateLimitKey', l.rateLimitKey);
+  return {
+    ...(concurrencyKey === undefined ? {} : { concurrencyKey }),
+    ...(rateLimitKey === undefined ? {} : { rateLimitKey }),
+  };
 }
 
 function validateSchedule<I>(name: string, s: string | WorkflowSchedule<I>): WorkflowSchedule<I> {

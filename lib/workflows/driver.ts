@@ -2,7 +2,7 @@ import { backoffDelayMs } from '../contract/backoff.js';
 import type { Jsonified } from '../contract/codec.js';
 import { InvalidArgument, PermanentError } from '../contract/errors.js';
 import type { JobOpts } from '../contract/options.js';
-import type { Store, TxOps } from '../contract/types.js';
+import type { Store, StoreLogger, TxOps } from '../contract/types.js';
 import { validateKey } from '../contract/validate.js';
 import { durationMs, type Duration } from './duration.js';
 import {
@@ -12,7 +12,17 @@ import {
   journalError,
   type JournaledError,
 } from './errors.js';
-import { loadJournal, stampOpts, type CallKind, type Entry, type Journal, type Names } from './journal.js';
+import {
+  encodeEntry,
+  loadJournal,
+  stampOpts,
+  type CallKind,
+  type ConsumedSignal,
+  type DoneEntry,
+  type Entry,
+  type Journal,
+  type Names,
+} from './journal.js';
 import type {
   ChildHandle,
   StartChildOptions,
@@ -40,6 +50,8 @@ export interface DriverDeps {
   readonly backoffBaseMs: number;
   /** Metrics and spans of steps. */
   readonly instrument: Instrument;
+  /** Where a step's failed attempts are reported (warn). */
+  readonly logger: StoreLogger;
   /**
    * Starts run `id` of `workflow` (a definition or a name this instance knows) in `tx`, as a child of
    * `parent`; false when a run with that id already existed. Validates before any write.
@@ -87,10 +99,10 @@ function describeCall(k: CallKind, n: string): string {
   return k === 'sleep' || k === 'now' || k === 'random' ? `${k}()` : `${k} ${JSON.stringify(n)}`;
 }
 
-/** The JSON form of a step's result, wrapped so that `undefined` survives. */
-function wrapResult(name: string, v: unknown): { v?: unknown } {
+/** The JSON form of a step's result (`undefined` stays `undefined`). */
+function jsonForm(name: string, value: unknown): unknown {
   try {
-    return JSON.parse(JSON.stringify({ v })) as { v?: unknown };
+    return (JSON.parse(JSON.stringify({ value })) as { value?: unknown }).value;
   } catch (err) {
     throw new StepThrew(
       new PermanentError(
@@ -159,11 +171,11 @@ export class RunDriver {
     const j = this.journal;
     const done = j.done.get(p);
     const retry = j.retries.get(p)?.[0];
-    if (done) return describeCall(done.k, done.n);
-    if (retry) return describeCall(retry.k, retry.n);
+    if (done) return describeCall(done.kind, done.name);
+    if (retry) return describeCall(retry.kind, retry.name);
     if (j.sleeps.has(p)) return describeCall('sleep', '');
-    if (j.waits.has(p)) return describeCall('signal', j.waits.get(p)!.n);
-    if (j.joins.has(p)) return describeCall('children', j.joins.get(p)!.ids.join(' '));
+    if (j.waits.has(p)) return describeCall('signal', j.waits.get(p)!.signal);
+    if (j.joins.has(p)) return describeCall('children', j.joins.get(p)!.runIds.join(' '));
     return null;
   }
 
@@ -258,7 +270,7 @@ export class RunDriver {
    * Checks that the journal holds nothing of another kind or name at `p` (else the run fails with
    * {@link NonDeterministicWorkflow}) and returns its outcome entry, if any.
    */
-  private at(p: number, k: CallKind, n: string): (Entry & { t: 'done' }) | null | undefined {
+  private at(p: number, k: CallKind, n: string): DoneEntry | null | undefined {
     const done = this.journal.done.get(p);
     const there = this.journaledAt(p);
     const asked = describeCall(k, n);
@@ -298,7 +310,7 @@ export class RunDriver {
     await store.withTx(async (tx) => {
       if ((await tx.inboxClaim(names.journalInbox, names.guard(this.id, this.journal.epoch(what)))) !== 'claimed')
         throw new Superseded();
-      await tx.publish(this.stream, entry);
+      await tx.publish(this.stream, encodeEntry(entry));
       if (more) await more(tx);
     });
   }
@@ -309,16 +321,16 @@ export class RunDriver {
       tx.enqueue(this.deps.names.queue, { k: 'timer', id: this.id }, { ...this.deps.jobOpts, runAt: at, ...stamp });
   }
 
-  private replay(name: string, d: Entry & { t: 'done' }): unknown {
-    if (d.e) throw new StepFailed(name, d.a ?? 1, d.e);
-    return d.r?.v;
+  private replay(name: string, d: DoneEntry): unknown {
+    if (d.error) throw new StepFailed(name, d.attempts ?? 1, d.error);
+    return d.result;
   }
 
   private async step<T>(
     k: 'step' | 'transaction',
     name: string,
     opts: StepOptions | undefined,
-    attempt: (p: number, signal: AbortSignal) => Promise<{ v?: unknown }>,
+    attempt: (p: number, signal: AbortSignal) => Promise<unknown>,
   ): Promise<Jsonified<T>> {
     const p = this.pos++;
     if (this.halted) return never();
@@ -331,11 +343,12 @@ export class RunDriver {
     if (late) return this.stop({ kind: 'superseded' });
     const retries = this.journal.retries.get(p) ?? [];
     const last = retries[retries.length - 1];
-    if (last && !(await this.reached(last.at))) return this.stop({ kind: 'suspended' });
+    if (last && !(await this.reached(last.retryAt))) return this.stop({ kind: 'suspended' });
     const n = retries.length + 1;
     try {
-      return (await this.deps.instrument.step(this.def.name, this.id, k, name, n, () => attempt(p, this.abort.signal)))
-        .v as Jsonified<T>;
+      return (await this.deps.instrument.step(this.def.name, this.id, k, name, n, () =>
+        attempt(p, this.abort.signal),
+      )) as Jsonified<T>;
     } catch (err) {
       if (err instanceof Superseded) return this.stop({ kind: 'superseded' });
       if (!(err instanceof StepThrew)) throw err;
@@ -343,18 +356,38 @@ export class RunDriver {
       await this.checkCancelled();
       if (this.halted) return never();
       const error: JournaledError = journalError(err.error);
-      const maxAttempts = opts?.maxAttempts ?? this.deps.maxAttempts;
+      const maxAttempts = opts?.maxAttempts ?? this.def.maxAttempts ?? this.deps.maxAttempts;
       if (n >= maxAttempts || isPermanent(err.error)) {
-        await this.guarded(() => this.append(String(p), { t: 'done', p, k, n: name, e: error, a: n }));
+        await this.guarded(() =>
+          this.append(String(p), { type: 'done', position: p, kind: k, name, error, attempts: n }),
+        );
         if (this.halted) return never();
+        this.logFailure(k, name, n, maxAttempts, error, 'the step failed for good');
         throw new StepFailed(name, n, error);
       }
-      const at = (await this.deps.store.now()) + backoffDelayMs(n, opts?.backoffBaseMs ?? this.deps.backoffBaseMs);
-      await this.guarded(() =>
-        this.append(`${p}/r${n}`, { t: 'retry', p, k, n: name, a: n, e: error, at }, this.timer(at)),
-      );
+      const retryAt =
+        (await this.deps.store.now()) +
+        backoffDelayMs(n, opts?.backoffBaseMs ?? this.def.backoffBaseMs ?? this.deps.backoffBaseMs);
+      const retry: Entry = { type: 'retry', position: p, kind: k, name, attempt: n, error, retryAt };
+      await this.guarded(() => this.append(`${p}/r${n}`, retry, this.timer(retryAt)));
+      if (!this.halted)
+        this.logFailure(k, name, n, maxAttempts, error, `retrying at ${new Date(retryAt).toISOString()}`);
       return this.stop({ kind: 'suspended' });
     }
+  }
+
+  /** One warning per failed attempt, once its journal entry committed (a superseded writer stays quiet). */
+  private logFailure(
+    k: 'step' | 'transaction',
+    name: string,
+    attempt: number,
+    maxAttempts: number,
+    error: JournaledError,
+    next: string,
+  ): void {
+    const run = `workflow ${JSON.stringify(this.def.name)} run ${JSON.stringify(this.id)}`;
+    const call = `${k} ${JSON.stringify(name)} failed on attempt ${attempt}/${maxAttempts}`;
+    this.deps.logger.warn(`${run}: ${call} (${error.name}: ${error.message}); ${next}`);
   }
 
   /** Runs a journal write; a lost guard halts the pass as superseded. */
@@ -375,23 +408,19 @@ export class RunDriver {
     name: string,
     fn: (signal: AbortSignal) => Promise<T> | T,
     signal: AbortSignal,
-  ): Promise<{ v?: unknown }> {
+  ): Promise<unknown> {
     let value: T;
     try {
       value = await fn(signal);
     } catch (err) {
       throw new StepThrew(err);
     }
-    const r = wrapResult(name, value);
-    await this.append(String(p), { t: 'done', p, k: 'step', n: name, r });
-    return r;
+    const result = jsonForm(name, value);
+    await this.append(String(p), { type: 'done', position: p, kind: 'step', name, result });
+    return result;
   }
 
-  private txAttempt<T>(
-    p: number,
-    name: string,
-    fn: (tx: TxOps, external: unknown) => Promise<T>,
-  ): Promise<{ v?: unknown }> {
+  private txAttempt<T>(p: number, name: string, fn: (tx: TxOps, external: unknown) => Promise<T>): Promise<unknown> {
     const { names } = this.deps;
     return this.deps.transaction(async (tx, external) => {
       if ((await tx.inboxClaim(names.journalInbox, names.guard(this.id, this.journal.epoch(String(p))))) !== 'claimed')
@@ -402,9 +431,9 @@ export class RunDriver {
       } catch (err) {
         throw new StepThrew(err);
       }
-      const r = wrapResult(name, value);
-      await tx.publish(this.stream, { t: 'done', p, k: 'transaction', n: name, r } satisfies Entry);
-      return r;
+      const result = jsonForm(name, value);
+      await tx.publish(this.stream, encodeEntry({ type: 'done', position: p, kind: 'transaction', name, result }));
+      return result;
     });
   }
 
@@ -418,7 +447,7 @@ export class RunDriver {
     }
     if (!(await this.fresh())) return never();
     const until = (await this.deps.store.now()) + ms;
-    await this.guarded(() => this.append(`${p}/s`, { t: 'sleep', p, until }, this.timer(until)));
+    await this.guarded(() => this.append(`${p}/s`, { type: 'sleep', position: p, until }, this.timer(until)));
     return this.stop({ kind: 'suspended' });
   }
 
@@ -427,13 +456,12 @@ export class RunDriver {
     if (this.halted) return never();
     const d = this.at(p, 'signal', name);
     if (d === undefined) return never();
-    if (d) return (d.r?.v as { d?: unknown } | undefined)?.d;
+    if (d) return (d.result as ConsumedSignal | undefined)?.data;
     if (!(await this.fresh())) return never();
     const sig = this.journal.firstUnconsumed(name);
     if (sig) {
-      await this.guarded(() =>
-        this.append(String(p), { t: 'done', p, k: 'signal', n: name, r: { v: { o: sig.offset, d: sig.data } } }),
-      );
+      const result: ConsumedSignal = { offset: sig.offset, data: sig.data };
+      await this.guarded(() => this.append(String(p), { type: 'done', position: p, kind: 'signal', name, result }));
       if (this.halted) return never();
       this.journal.consumed.add(sig.offset);
       return sig.data;
@@ -441,16 +469,15 @@ export class RunDriver {
     const w = this.journal.waits.get(p);
     if (w) {
       if (w.until !== null && (await this.reached(w.until))) {
-        await this.guarded(() => this.append(String(p), { t: 'done', p, k: 'signal', n: name, r: {} }));
+        await this.guarded(() => this.append(String(p), { type: 'done', position: p, kind: 'signal', name }));
         if (this.halted) return never();
         return undefined;
       }
       return this.stop({ kind: 'suspended' });
     }
     const until = timeoutMs === null ? null : (await this.deps.store.now()) + timeoutMs;
-    await this.guarded(() =>
-      this.append(`${p}/w`, { t: 'wait', p, n: name, until }, until === null ? undefined : this.timer(until)),
-    );
+    const wait: Entry = { type: 'wait', position: p, signal: name, until };
+    await this.guarded(() => this.append(`${p}/w`, wait, until === null ? undefined : this.timer(until)));
     return this.stop({ kind: 'suspended' });
   }
 
@@ -459,10 +486,10 @@ export class RunDriver {
     if (this.halted) return never();
     const d = this.at(p, k, '');
     if (d === undefined) return never();
-    if (d) return d.r?.v;
+    if (d) return d.result;
     if (!(await this.fresh())) return never();
     const v = await read();
-    await this.guarded(() => this.append(String(p), { t: 'done', p, k, n: '', r: { v } }));
+    await this.guarded(() => this.append(String(p), { type: 'done', position: p, kind: k, name: '', result: v }));
     if (this.halted) return never();
     return v;
   }
@@ -473,7 +500,7 @@ export class RunDriver {
     if (this.halted) return never();
     const d = this.at(p, 'child', workflow);
     if (d === undefined) return never();
-    if (d) return d.r?.v as ChildHandle<unknown>;
+    if (d) return d.result as ChildHandle<unknown>;
     if (!(await this.fresh())) return never();
     const id = given ?? this.deps.childId(this.id, this.journal.epoch(String(p)));
     const handle = { id, workflow };
@@ -481,7 +508,7 @@ export class RunDriver {
     await this.guarded(() =>
       this.append(
         String(p),
-        { t: 'done', p, k: 'child', n: workflow, r: { v: handle } },
+        { type: 'done', position: p, kind: 'child', name: workflow, result: handle },
         async (tx) => (created = await this.deps.startRun(tx, workflow, input, id, this.id)),
       ),
     );
@@ -510,8 +537,9 @@ export class RunDriver {
     for (const id of ids) {
       const c = await loadJournal(store, names, id);
       const state = c.start ? c.state : 'missing';
-      if (state === 'completed') {
-        results.push(c.end?.r?.v);
+      const end = c.end;
+      if (end?.state === 'completed') {
+        results.push(end.result);
         continue;
       }
       if (state === 'running') {
@@ -519,8 +547,8 @@ export class RunDriver {
         continue;
       }
       const error: JournaledError =
-        state === 'failed'
-          ? (c.end?.e ?? { name: 'Error', message: 'failed', code: null })
+        end?.state === 'failed'
+          ? end.error
           : {
               name: 'WorkflowCancelled',
               message:
@@ -529,24 +557,25 @@ export class RunDriver {
                   : `workflow run ${JSON.stringify(id)} was cancelled`,
               code: state === 'missing' ? 'UNKNOWN_WORKFLOW' : 'WORKFLOW_CANCELLED',
             };
-      const failed = { id, workflow: c.start?.wf ?? '', state, error };
-      const entry: Entry = { t: 'done', p, k: 'children', n, r: { v: { failed } } };
+      const failed = { id, workflow: c.start?.workflow ?? '', state, error };
+      const entry: DoneEntry = { type: 'done', position: p, kind: 'children', name: n, result: { failed } };
       await this.guarded(() => this.append(String(p), entry));
       if (this.halted) return never();
       return this.joined(entry);
     }
     if (!pending) {
-      const entry: Entry = { t: 'done', p, k: 'children', n, r: { v: { results } } };
+      const entry: DoneEntry = { type: 'done', position: p, kind: 'children', name: n, result: { results } };
       await this.guarded(() => this.append(String(p), entry));
       if (this.halted) return never();
       return results;
     }
-    if (!this.journal.joins.has(p)) await this.guarded(() => this.append(`${p}/j`, { t: 'join', p, ids }));
+    if (!this.journal.joins.has(p))
+      await this.guarded(() => this.append(`${p}/j`, { type: 'join', position: p, runIds: ids }));
     return this.stop({ kind: 'suspended' });
   }
 
-  private joined(d: Entry & { t: 'done' }): unknown[] {
-    const v = d.r?.v as {
+  private joined(d: DoneEntry): unknown[] {
+    const v = d.result as {
       results?: unknown[];
       failed?: { id: string; workflow: string; state: string; error: JournaledError };
     };

@@ -6,15 +6,122 @@ import type { RunState, RunStep, RunSummary, WorkflowRun } from './types.js';
 // The journal of a run is the stream `<ns>:run:<id>`: one event per entry, in commit order. Entries with a
 // position are written by the run's driver, each under a once-only inbox guard in the same transaction, so
 // a position holds at most one entry of each kind; signals and cancellation are written by anyone.
+//
+// The code works with the readable entries below; `encodeEntry` / `decodeEntry` are the only places that
+// know the stored form, whose keys are single letters (`{ t: 'done', p, k, n, r: { v }, e, a }`) so that a
+// journal stays small. The stored form is the one every earlier release wrote: journals written before
+// carry on unchanged.
 
 /** What a positioned call was. */
 export type CallKind = 'step' | 'transaction' | 'sleep' | 'signal' | 'now' | 'random' | 'child' | 'children';
 
+/** The run began. */
+export interface StartEntry {
+  readonly type: 'start';
+  readonly workflow: string;
+  readonly version: number;
+  readonly input: unknown;
+  /** The parent run of a child started by `ctx.startChild`. */
+  readonly parentId?: string;
+  /** The run's priority and limit keys, stamped on every job that advances it. */
+  readonly priority?: number;
+  readonly concurrencyKey?: string;
+  readonly rateLimitKey?: string;
+}
+
+/**
+ * A call's outcome: its `result` (the JSON form; absent for `undefined`), or its `error` after
+ * `attempts` attempts. A consumed signal's result is `{ offset, data }` (`undefined` on a timeout).
+ */
+export interface DoneEntry {
+  readonly type: 'done';
+  readonly position: number;
+  readonly kind: CallKind;
+  readonly name: string;
+  readonly result?: unknown;
+  readonly error?: JournaledError;
+  readonly attempts?: number;
+}
+
+/** Attempt `attempt` of a step failed with `error`; the next one is due at `retryAt` (database clock). */
+export interface RetryEntry {
+  readonly type: 'retry';
+  readonly position: number;
+  readonly kind: CallKind;
+  readonly name: string;
+  readonly attempt: number;
+  readonly error: JournaledError;
+  readonly retryAt: number;
+}
+
+/** A sleep began; it is over once the database clock reaches `until`. */
+export interface SleepEntry {
+  readonly type: 'sleep';
+  readonly position: number;
+  readonly until: number;
+}
+
+/** A wait for signal `signal` began; it times out at `until` (null: never). */
+export interface WaitEntry {
+  readonly type: 'wait';
+  readonly position: number;
+  readonly signal: string;
+  readonly until: number | null;
+}
+
+/** A `ctx.waitAll` began waiting for the runs `runIds` (each child's end drives this run again). */
+export interface JoinEntry {
+  readonly type: 'join';
+  readonly position: number;
+  readonly runIds: readonly string[];
+}
+
+/** `workflows.retry` re-drives a failed run from its first failed position: entries before `fromPosition` stay. */
+export interface RetriedEntry {
+  readonly type: 'retried';
+  readonly fromPosition: number;
+}
+
+/** A signal (consumed by the first wait for its name that finds it unconsumed). */
+export interface SignalEntry {
+  readonly type: 'signal';
+  readonly name: string;
+  readonly data: unknown;
+}
+
+export interface CancelEntry {
+  readonly type: 'cancel';
+}
+
+/** The run ended: `result` (the JSON form; absent for `undefined`) when completed, `error` when failed. */
+export type EndEntry =
+  | { readonly type: 'end'; readonly state: 'completed'; readonly result?: unknown }
+  | { readonly type: 'end'; readonly state: 'failed'; readonly error: JournaledError };
+
 export type Entry =
-  /**
-   * The run began; `pa` is the parent run of a child started by `ctx.startChild`; `pr` its priority,
-   * `ck` / `rk` its concurrency and rate-limit keys, stamped on every job that advances it.
-   */
+  | StartEntry
+  | DoneEntry
+  | RetryEntry
+  | SleepEntry
+  | WaitEntry
+  | JoinEntry
+  | RetriedEntry
+  | SignalEntry
+  | CancelEntry
+  | EndEntry;
+
+/** What a consumed signal's `done` entry holds. */
+export interface ConsumedSignal {
+  /** The offset of the signal's event in the run's journal. */
+  readonly offset: number;
+  readonly data: unknown;
+}
+
+/** The stored form of a result: wrapped so that `undefined` (an empty object) survives JSON. */
+type StoredResult = { readonly v?: unknown };
+
+/** The stored form of an entry, as every release wrote it. */
+export type StoredEntry =
   | {
       readonly t: 'start';
       readonly wf: string;
@@ -25,17 +132,15 @@ export type Entry =
       readonly ck?: string;
       readonly rk?: string;
     }
-  /** A call's outcome: `r` (wrapped so `undefined` survives JSON) or `e` after `a` attempts. */
   | {
       readonly t: 'done';
       readonly p: number;
       readonly k: CallKind;
       readonly n: string;
-      readonly r?: { readonly v?: unknown };
+      readonly r?: StoredResult;
       readonly e?: JournaledError;
       readonly a?: number;
     }
-  /** Attempt `a` of a step failed; the next one is due at `at`. */
   | {
       readonly t: 'retry';
       readonly p: number;
@@ -45,26 +150,129 @@ export type Entry =
       readonly e: JournaledError;
       readonly at: number;
     }
-  /** A sleep began; it is over once the database clock reaches `until`. */
   | { readonly t: 'sleep'; readonly p: number; readonly until: number }
-  /** A wait for signal `n` began; it times out at `until` (null: never). */
   | { readonly t: 'wait'; readonly p: number; readonly n: string; readonly until: number | null }
-  /** A `ctx.waitAll` began waiting for the runs `ids` (each child's end drives this run again). */
   | { readonly t: 'join'; readonly p: number; readonly ids: readonly string[] }
-  /** `workflows.retry` re-drives a failed run from its first failed position: entries before `from` stay. */
   | { readonly t: 'retried'; readonly from: number }
-  /** A signal (consumed by the first wait for its name that finds it unconsumed). */
   | { readonly t: 'signal'; readonly n: string; readonly d: unknown }
   | { readonly t: 'cancel' }
-  | {
-      readonly t: 'end';
-      readonly s: 'completed' | 'failed';
-      readonly r?: { readonly v?: unknown };
-      readonly e?: JournaledError;
-    };
+  | { readonly t: 'end'; readonly s: 'completed' | 'failed'; readonly r?: StoredResult; readonly e?: JournaledError };
+
+/** `{ v }` for a defined value, `{}` for `undefined`: the stored result. */
+function storeResult(value: unknown): StoredResult {
+  return value === undefined ? {} : { v: value };
+}
+
+/** The stored form of a call's result (a consumed signal's offset and data are `o` and `d`). */
+function encodeResult(kind: CallKind, result: unknown): StoredResult {
+  if (kind === 'signal' && result !== undefined) {
+    const s = result as ConsumedSignal;
+    return { v: { o: s.offset, d: s.data } };
+  }
+  return storeResult(result);
+}
+
+function decodeResult(kind: CallKind, r: StoredResult | undefined): unknown {
+  const v = r?.v;
+  if (kind === 'signal' && v !== null && typeof v === 'object') {
+    const s = v as { o?: unknown; d?: unknown };
+    if (typeof s.o === 'number') return { offset: s.o, data: s.d } satisfies ConsumedSignal;
+  }
+  return v;
+}
+
+/** The stored form of `e`: what the store's stream keeps. */
+export function encodeEntry(e: Entry): StoredEntry {
+  switch (e.type) {
+    case 'start':
+      return {
+        t: 'start',
+        wf: e.workflow,
+        v: e.version,
+        input: e.input,
+        ...(e.parentId === undefined ? {} : { pa: e.parentId }),
+        ...(e.priority === undefined ? {} : { pr: e.priority }),
+        ...(e.concurrencyKey === undefined ? {} : { ck: e.concurrencyKey }),
+        ...(e.rateLimitKey === undefined ? {} : { rk: e.rateLimitKey }),
+      };
+    case 'done':
+      return e.error === undefined
+        ? { t: 'done', p: e.position, k: e.kind, n: e.name, r: encodeResult(e.kind, e.result) }
+        : { t: 'done', p: e.position, k: e.kind, n: e.name, e: e.error, a: e.attempts ?? 1 };
+    case 'retry':
+      return { t: 'retry', p: e.position, k: e.kind, n: e.name, a: e.attempt, e: e.error, at: e.retryAt };
+    case 'sleep':
+      return { t: 'sleep', p: e.position, until: e.until };
+    case 'wait':
+      return { t: 'wait', p: e.position, n: e.signal, until: e.until };
+    case 'join':
+      return { t: 'join', p: e.position, ids: e.runIds };
+    case 'retried':
+      return { t: 'retried', from: e.fromPosition };
+    case 'signal':
+      return { t: 'signal', n: e.name, d: e.data };
+    case 'cancel':
+      return { t: 'cancel' };
+    case 'end':
+      return e.state === 'completed'
+        ? { t: 'end', s: 'completed', r: storeResult(e.result) }
+        : { t: 'end', s: 'failed', e: e.error };
+  }
+}
+
+/**
+ * The entry a stored event holds, or null for a payload that is no journal entry (one a later release
+ * may add): the fold skips it.
+ */
+export function decodeEntry(payload: unknown): Entry | null {
+  if (payload === null || typeof payload !== 'object') return null;
+  const s = payload as StoredEntry;
+  switch (s.t) {
+    case 'start':
+      return {
+        type: 'start',
+        workflow: s.wf,
+        version: s.v,
+        input: s.input,
+        ...(s.pa === undefined ? {} : { parentId: s.pa }),
+        ...(s.pr === undefined ? {} : { priority: s.pr }),
+        ...(s.ck === undefined ? {} : { concurrencyKey: s.ck }),
+        ...(s.rk === undefined ? {} : { rateLimitKey: s.rk }),
+      };
+    case 'done':
+      return s.e === undefined
+        ? { type: 'done', position: s.p, kind: s.k, name: s.n, ...resultOf(decodeResult(s.k, s.r)) }
+        : { type: 'done', position: s.p, kind: s.k, name: s.n, error: s.e, attempts: s.a ?? 1 };
+    case 'retry':
+      return { type: 'retry', position: s.p, kind: s.k, name: s.n, attempt: s.a, error: s.e, retryAt: s.at };
+    case 'sleep':
+      return { type: 'sleep', position: s.p, until: s.until };
+    case 'wait':
+      return { type: 'wait', position: s.p, signal: s.n, until: s.until };
+    case 'join':
+      return { type: 'join', position: s.p, runIds: s.ids };
+    case 'retried':
+      return { type: 'retried', fromPosition: s.from };
+    case 'signal':
+      return { type: 'signal', name: s.n, data: s.d };
+    case 'cancel':
+      return { type: 'cancel' };
+    case 'end':
+      return s.s === 'completed'
+        ? { type: 'end', state: 'completed', ...resultOf(s.r?.v) }
+        : { type: 'end', state: 'failed', error: s.e ?? { name: 'Error', message: 'failed', code: null } };
+    default:
+      return null;
+  }
+}
+
+/** `{ result }`, or nothing for `undefined`: a decoded entry equals the one encoded. */
+function resultOf(result: unknown): { result?: unknown } {
+  return result === undefined ? {} : { result };
+}
 
 /** What every job advancing a run carries: its priority and limit keys, from its start entry. */
-export type RunStamp = Pick<Entry & { t: 'start' }, 'pr' | 'ck' | 'rk'>;
+export type RunStamp = Pick<StartEntry, 'priority' | 'concurrencyKey' | 'rateLimitKey'>;
 
 /** The job options of a run's stamp (none for a run started without them). */
 export function stampOpts(s: RunStamp | null | undefined): {
@@ -74,9 +282,9 @@ export function stampOpts(s: RunStamp | null | undefined): {
 } {
   if (!s) return {};
   return {
-    ...(s.pr ? { priority: s.pr } : {}),
-    ...(s.ck === undefined ? {} : { concurrencyKey: s.ck }),
-    ...(s.rk === undefined ? {} : { rateLimitKey: s.rk }),
+    ...(s.priority ? { priority: s.priority } : {}),
+    ...(s.concurrencyKey === undefined ? {} : { concurrencyKey: s.concurrencyKey }),
+    ...(s.rateLimitKey === undefined ? {} : { rateLimitKey: s.rateLimitKey }),
   };
 }
 
@@ -111,16 +319,16 @@ export function namesOf(ns: string): Names {
 
 /** A run's journal folded for the driver and for readers. */
 export class Journal {
-  start: (Entry & { t: 'start' }) | null = null;
+  start: StartEntry | null = null;
   startedAt = 0;
-  end: (Entry & { t: 'end' }) | null = null;
+  end: EndEntry | null = null;
   cancelled = false;
   finishedAt: number | null = null;
-  readonly done = new Map<number, Entry & { t: 'done' }>();
-  readonly retries = new Map<number, (Entry & { t: 'retry' })[]>();
-  readonly sleeps = new Map<number, Entry & { t: 'sleep' }>();
-  readonly waits = new Map<number, Entry & { t: 'wait' }>();
-  readonly joins = new Map<number, Entry & { t: 'join' }>();
+  readonly done = new Map<number, DoneEntry>();
+  readonly retries = new Map<number, RetryEntry[]>();
+  readonly sleeps = new Map<number, SleepEntry>();
+  readonly waits = new Map<number, WaitEntry>();
+  readonly joins = new Map<number, JoinEntry>();
   /** Child runs started, by position. */
   readonly children = new Map<number, string>();
   /** How many times `workflows.retry` re-drove this run. */
@@ -133,41 +341,39 @@ export class Journal {
 
   add(ev: StreamEvent): void {
     this.offset = ev.offset;
-    const e = ev.payload as Entry;
-    switch (e.t) {
+    const e = decodeEntry(ev.payload);
+    if (e === null) return;
+    switch (e.type) {
       case 'start':
         this.start ??= e;
         this.startedAt = ev.createdAt;
         break;
       case 'done':
-        if (!this.done.has(e.p)) this.done.set(e.p, e);
-        if (e.k === 'child' && !e.e) this.children.set(e.p, (e.r?.v as { id: string }).id);
-        if (e.k === 'signal') {
-          const o = (e.r?.v as { o?: unknown } | null | undefined)?.o;
-          if (typeof o === 'number') this.consumed.add(o);
-        }
-        this.lastAt.set(e.p, ev.createdAt);
+        if (!this.done.has(e.position)) this.done.set(e.position, e);
+        if (e.kind === 'child' && !e.error) this.children.set(e.position, (e.result as { id: string }).id);
+        if (e.kind === 'signal' && e.result !== undefined) this.consumed.add((e.result as ConsumedSignal).offset);
+        this.lastAt.set(e.position, ev.createdAt);
         break;
       case 'retry':
-        this.retries.set(e.p, [...(this.retries.get(e.p) ?? []), e]);
-        this.lastAt.set(e.p, ev.createdAt);
+        this.retries.set(e.position, [...(this.retries.get(e.position) ?? []), e]);
+        this.lastAt.set(e.position, ev.createdAt);
         break;
       case 'sleep':
-        this.sleeps.set(e.p, e);
-        this.lastAt.set(e.p, ev.createdAt);
+        this.sleeps.set(e.position, e);
+        this.lastAt.set(e.position, ev.createdAt);
         break;
       case 'wait':
-        this.waits.set(e.p, e);
-        this.lastAt.set(e.p, ev.createdAt);
+        this.waits.set(e.position, e);
+        this.lastAt.set(e.position, ev.createdAt);
         break;
       case 'join':
-        this.joins.set(e.p, e);
-        this.lastAt.set(e.p, ev.createdAt);
+        this.joins.set(e.position, e);
+        this.lastAt.set(e.position, ev.createdAt);
         break;
       case 'retried':
         // A retry forgets the run's end and every position from the failed one on (their guards are
         // re-keyed by the retry count, see guard()).
-        if (this.end?.s === 'failed') {
+        if (this.end?.state === 'failed') {
           this.end = null;
           this.finishedAt = null;
           this.retried += 1;
@@ -180,11 +386,11 @@ export class Journal {
             this.children,
             this.lastAt,
           ] as Map<number, unknown>[])
-            for (const k of [...m.keys()]) if (k >= e.from) m.delete(k);
+            for (const k of [...m.keys()]) if (k >= e.fromPosition) m.delete(k);
         }
         break;
       case 'signal':
-        this.signals.push({ offset: ev.offset, name: e.n, data: e.d });
+        this.signals.push({ offset: ev.offset, name: e.name, data: e.data });
         break;
       case 'cancel':
         if (!this.end && !this.cancelled) {
@@ -227,7 +433,7 @@ export class Journal {
 
   get state(): RunState {
     if (this.cancelled) return 'cancelled';
-    if (this.end) return this.end.s;
+    if (this.end) return this.end.state;
     return 'running';
   }
 
@@ -253,16 +459,17 @@ export class Journal {
     const s = this.start;
     if (!s) return null;
     const steps: RunStep[] = this.positions().map((p) => this.stepAt(p));
+    const end = this.end;
     return {
       id,
-      workflow: s.wf,
-      version: s.v,
+      workflow: s.workflow,
+      version: s.version,
       state: this.state,
       input: s.input,
-      parentId: s.pa ?? null,
+      parentId: s.parentId ?? null,
       children: [...this.children.entries()].sort((a, b) => a[0] - b[0]).map(([, id]) => id),
-      result: this.end?.s === 'completed' ? this.end.r?.v : undefined,
-      error: this.end?.s === 'failed' ? (this.end.e ?? null) : null,
+      result: end?.state === 'completed' ? end.result : undefined,
+      error: end?.state === 'failed' ? end.error : null,
       startedAt: this.startedAt,
       finishedAt: this.finishedAt,
       steps,
@@ -276,23 +483,24 @@ export class Journal {
     const wait = this.waits.get(p);
     const join = this.joins.get(p);
     const at = this.lastAt.get(p) ?? 0;
-    const failures = retries.length + (d?.e ? 1 : 0);
-    if (d) return { position: p, kind: d.k, name: d.n, state: d.e ? 'failed' : 'done', failures, until: null, at };
+    const failures = retries.length + (d?.error ? 1 : 0);
+    if (d)
+      return { position: p, kind: d.kind, name: d.name, state: d.error ? 'failed' : 'done', failures, until: null, at };
     if (sleep) return { position: p, kind: 'sleep', name: '', state: 'sleeping', failures: 0, until: sleep.until, at };
     if (wait)
-      return { position: p, kind: 'signal', name: wait.n, state: 'waiting', failures: 0, until: wait.until, at };
+      return { position: p, kind: 'signal', name: wait.signal, state: 'waiting', failures: 0, until: wait.until, at };
     if (join)
       return {
         position: p,
         kind: 'children',
-        name: join.ids.join(' '),
+        name: join.runIds.join(' '),
         state: 'waiting',
         failures: 0,
         until: null,
         at,
       };
     const last = retries[retries.length - 1]!;
-    return { position: p, kind: last.k, name: last.n, state: 'retrying', failures, until: last.at, at };
+    return { position: p, kind: last.kind, name: last.name, state: 'retrying', failures, until: last.retryAt, at };
   }
 }
 
@@ -303,10 +511,27 @@ export async function loadJournal(store: Store, names: Names, id: string): Promi
   return j;
 }
 
-/** Index entries (`<ns>:runs`, keyed by run id): a start, then at most one terminal state. */
+/** An entry of the runs index (`<ns>:runs`, keyed by run id): a start, then at most one terminal state. */
 export type IndexEntry =
+  | { readonly state: 'running'; readonly workflow: string; readonly version: number }
+  | { readonly state: Exclude<RunState, 'running'> | 'pruned' };
+
+/** The stored form of an {@link IndexEntry}. */
+export type StoredIndexEntry =
   | { readonly s: 'running'; readonly wf: string; readonly v: number }
   | { readonly s: Exclude<RunState, 'running'> | 'pruned' };
+
+export function encodeIndexEntry(e: IndexEntry): StoredIndexEntry {
+  return e.state === 'running' ? { s: 'running', wf: e.workflow, v: e.version } : { s: e.state };
+}
+
+/** The index entry a stored event holds, or null for anything else. */
+export function decodeIndexEntry(payload: unknown): IndexEntry | null {
+  if (payload === null || typeof payload !== 'object') return null;
+  const s = payload as StoredIndexEntry;
+  if (s.s === 'running') return { state: 'running', workflow: s.wf, version: s.v };
+  return typeof s.s === 'string' ? { state: s.s } : null;
+}
 
 /** Folds the runs index into summaries, oldest start first. */
 export async function foldIndex(store: Store, names: Names): Promise<RunSummary[]> {
@@ -321,14 +546,15 @@ export async function foldIndex(store: Store, names: Names): Promise<RunSummary[
       offset = ev.offset;
       const id = ev.key;
       if (id === null) continue;
-      const e = ev.payload as IndexEntry;
+      const e = decodeIndexEntry(ev.payload);
+      if (e === null) continue;
       const run = runs.get(id);
-      if (e.s === 'running') {
+      if (e.state === 'running') {
         if (!run)
           runs.set(id, {
             id,
-            workflow: e.wf,
-            version: e.v,
+            workflow: e.workflow,
+            version: e.version,
             state: 'running',
             startedAt: ev.createdAt,
             finishedAt: null,
@@ -338,10 +564,10 @@ export async function foldIndex(store: Store, names: Names): Promise<RunSummary[
           run.state = 'running';
           run.finishedAt = null;
         }
-      } else if (e.s === 'pruned') {
+      } else if (e.state === 'pruned') {
         runs.delete(id);
       } else if (run && run.state === 'running') {
-        run.state = e.s;
+        run.state = e.state;
         run.finishedAt = ev.createdAt;
       }
     }

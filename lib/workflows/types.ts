@@ -26,9 +26,9 @@ export interface StartChildOptions {
 
 /** Retries of one step: at-least-once, with the jobs' equal-jitter exponential backoff. */
 export interface StepOptions {
-  /** Attempts before the step fails for good (default: the `createWorkflows` option, 3). */
+  /** Attempts before the step fails for good (default: the workflow's `maxAttempts`, else `createWorkflows`', 3). */
   readonly maxAttempts?: number;
-  /** Base of the backoff between attempts, ms (default: the `createWorkflows` option, 5 000). */
+  /** Base of the backoff between attempts, ms (default: the workflow's, else `createWorkflows`', 5 000). */
   readonly backoffBaseMs?: number;
 }
 
@@ -111,8 +111,12 @@ export interface WorkflowDefinition<I = unknown, O = unknown, X = TxHandle> {
   readonly version: number;
   /** Starts runs on a schedule (see `defineWorkflow`); the highest version's schedule counts. */
   readonly schedule?: { readonly cron: string; readonly timeZone?: string; readonly input?: unknown };
-  /** The keys the queue's limits count runs by (see `defineWorkflow`'s `limits`). */
-  readonly limits?: WorkflowLimitKeys<I>;
+  /** The keys the queue's limits count runs by (see `defineWorkflow`'s `limitKeys`). */
+  readonly limitKeys?: WorkflowLimitKeys<I>;
+  /** Default attempts of its steps (see `defineWorkflow`). */
+  readonly maxAttempts?: number;
+  /** Default backoff base of its steps, ms (see `defineWorkflow`). */
+  readonly backoffBaseMs?: number;
   /** The workflow's code. Its input is the JSON form of what `start` was given. */
   run(input: Jsonified<I>, ctx: WorkflowContext<X>): Promise<O>;
 }
@@ -258,6 +262,11 @@ export interface WorkflowsOptions<X = TxHandle> {
   readonly backoffBaseMs?: number;
   /** Opens the transaction of a transactional step (default: `store.withTx`, with the `TxHandle` as `external`). */
   readonly transaction?: TransactionRunner<X>;
+  /**
+   * Where the workflows log: each failed attempt of a step at warn (workflow, run id, step, attempt and
+   * error), each failed run at error (run id and error), as a queue worker logs its jobs' failures.
+   * Default: the logger the store was opened with (in Nest, Nest's `Logger`).
+   */
   readonly logger?: StoreLogger;
   /** This worker's id in claims and logs (default a random one). */
   readonly workerId?: string;
@@ -266,7 +275,7 @@ export interface WorkflowsOptions<X = TxHandle> {
    * `concurrencyLimit` (passes of one `concurrencyKey` running at once, 1 unless set),
    * `globalConcurrency` (passes of the namespace running at once) and `keyRateLimit` (passes of
    * one `rateLimitKey` started per window). They hold across every process of the fleet; the keys
-   * come from each workflow's `limits` (docs/workflows.md, "Limits").
+   * come from each workflow's `limitKeys` (docs/workflows.md, "Limits").
    */
   readonly limits?: QueueLimits;
 }

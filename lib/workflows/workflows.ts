@@ -32,15 +32,18 @@ import {
   WorkflowTimeout,
 } from './errors.js';
 import {
+  decodeEntry,
+  encodeEntry,
+  encodeIndexEntry,
   foldIndex,
   loadJournal,
   namesOf,
   stampOpts,
-  type RunStamp,
-  type Entry,
-  type IndexEntry,
+  type EndEntry,
   type Journal,
   type Names,
+  type RunStamp,
+  type StartEntry,
 } from './journal.js';
 import type {
   ListRunsOptions,
@@ -95,6 +98,14 @@ const DEFAULT_LOGGER: StoreLogger = {
   error: (m, e) => console.error(m, e),
 };
 
+/** The logger the store was opened with (the engines' stores carry it), or null for a store without one. */
+function loggerOf(store: Store): StoreLogger | null {
+  const l = (store as { logger?: Partial<StoreLogger> }).logger;
+  return l && typeof l.warn === 'function' && typeof l.error === 'function' && typeof l.log === 'function'
+    ? (l as StoreLogger)
+    : null;
+}
+
 function validateRunId(id: unknown): string {
   const v = validateKey('workflow id', id);
   if (Buffer.byteLength(v, 'utf8') > MAX_RUN_ID_BYTES)
@@ -124,6 +135,7 @@ export class Workflows<X = TxHandle> {
   private readonly active = new Set<RunDriver>();
   private cancelWakes: WakeReceiver | null = null;
   private closed = false;
+  private readonly logger: StoreLogger;
 
   constructor(
     private readonly store: Store,
@@ -177,7 +189,8 @@ export class Workflows<X = TxHandle> {
       o.transaction === undefined
         ? (fn) => store.withTx((tx) => fn(tx, tx))
         : asOption(() => requireFunction<TransactionRunner<unknown>>('transaction', o.transaction));
-    const logger = o.logger ?? DEFAULT_LOGGER;
+    const logger = o.logger ?? loggerOf(store) ?? DEFAULT_LOGGER;
+    this.logger = logger;
     this.retentionMs =
       o.retentionMs === undefined
         ? DEFAULT_RETENTION_MS
@@ -200,6 +213,7 @@ export class Workflows<X = TxHandle> {
       maxAttempts,
       backoffBaseMs,
       instrument: this.instrument,
+      logger,
       startRun: (tx, workflow, input, id, parent) => {
         const def = this.latest(workflow as string);
         return this.startIn(tx, def, input, id, parent, { ...runLimitKeys(def, input) });
@@ -314,8 +328,8 @@ export class Workflows<X = TxHandle> {
    */
   private async stampOf(id: string): Promise<RunStamp | null> {
     const [first] = await this.store.stream(this.names.runStream(id)).readSince(0, 1);
-    const e = first?.payload as Entry | undefined;
-    return e?.t === 'start' ? e : null;
+    const e = first === undefined ? null : decodeEntry(first.payload);
+    return e?.type === 'start' ? e : null;
   }
 
   /** Starts run `id` of `def` in `tx` (a child of `parent` when given); false when the id was taken. */
@@ -328,20 +342,20 @@ export class Workflows<X = TxHandle> {
     stamp: RunStamp,
   ): Promise<boolean> {
     if ((await tx.inboxClaim(this.names.runsInbox, id)) !== 'claimed') return false;
-    const start: Entry & { t: 'start' } = {
-      t: 'start',
-      wf: def.name,
-      v: def.version,
+    const start: StartEntry = {
+      type: 'start',
+      workflow: def.name,
+      version: def.version,
       input,
-      ...(parent === null ? {} : { pa: parent }),
+      ...(parent === null ? {} : { parentId: parent }),
       ...stamp,
     };
-    await tx.publish(this.names.runStream(id), start);
-    await tx.publishWithKey(this.names.runsStream, id, {
-      s: 'running',
-      wf: def.name,
-      v: def.version,
-    } satisfies IndexEntry);
+    await tx.publish(this.names.runStream(id), encodeEntry(start));
+    await tx.publishWithKey(
+      this.names.runsStream,
+      id,
+      encodeIndexEntry({ state: 'running', workflow: def.name, version: def.version }),
+    );
     await this.driveJob(tx, id, start);
     return true;
   }
@@ -364,7 +378,7 @@ export class Workflows<X = TxHandle> {
     const id = o.id === undefined ? randomUUID() : validateRunId(o.id);
     const priority = o.priority === undefined ? 0 : requireInt('priority', o.priority, MIN_PRIORITY, MAX_PRIORITY);
     encodePayload({ input }, 'input');
-    const stamp: RunStamp = { ...(priority === 0 ? {} : { pr: priority }), ...runLimitKeys(def, input) };
+    const stamp: RunStamp = { ...(priority === 0 ? {} : { priority }), ...runLimitKeys(def, input) };
     const body = async (tx: TxOps): Promise<StartedRun> => ({
       id,
       created: await this.startIn(tx, def, input, id, null, stamp),
@@ -386,7 +400,7 @@ export class Workflows<X = TxHandle> {
     encodePayload({ data }, 'signal data');
     const stamp = await this.stampOf(runId);
     const body = async (tx: TxOps): Promise<void> => {
-      await tx.publish(this.names.runStream(runId), { t: 'signal', n, d: data ?? null } satisfies Entry);
+      await tx.publish(this.names.runStream(runId), encodeEntry({ type: 'signal', name: n, data: data ?? null }));
       await this.driveJob(tx, runId, stamp);
     };
     await (o.tx ? body(o.tx) : this.store.withTx(body));
@@ -401,17 +415,18 @@ export class Workflows<X = TxHandle> {
     const runId = validateRunId(id);
     const j = await loadJournal(this.store, this.names, runId);
     if (!j.start || j.state !== 'running') return false;
-    const wf = j.start.wf;
-    const parentStamp = j.start.pa === undefined ? null : await this.stampOf(j.start.pa);
+    const wf = j.start.workflow;
+    const parentId = j.start.parentId;
+    const parentStamp = parentId === undefined ? null : await this.stampOf(parentId);
     const ok = await this.store.withTx(async (tx) => {
       if ((await tx.inboxClaim(this.names.journalInbox, this.names.guard(runId, j.epoch('end')))) !== 'claimed')
         return false;
-      await tx.publish(this.names.runStream(runId), { t: 'cancel' } satisfies Entry);
-      await tx.publishWithKey(this.names.runsStream, runId, { s: 'cancelled' } satisfies IndexEntry);
+      await tx.publish(this.names.runStream(runId), encodeEntry({ type: 'cancel' }));
+      await tx.publishWithKey(this.names.runsStream, runId, encodeIndexEntry({ state: 'cancelled' }));
       await tx.notify(this.names.cancelChannel);
       await tx.notify(this.names.runChannel(runId));
       // A parent waiting for this run learns of its end.
-      if (j.start?.pa !== undefined) await this.driveJob(tx, j.start.pa, parentStamp);
+      if (parentId !== undefined) await this.driveJob(tx, parentId, parentStamp);
       return true;
     });
     if (!ok) return false;
@@ -434,10 +449,10 @@ export class Workflows<X = TxHandle> {
     const failedAt = [...j.done.values()]
       .filter(
         (d) =>
-          d.e !== undefined ||
-          (d.k === 'children' && (d.r?.v as { failed?: unknown } | undefined)?.failed !== undefined),
+          d.error !== undefined ||
+          (d.kind === 'children' && (d.result as { failed?: unknown } | undefined)?.failed !== undefined),
       )
-      .map((d) => d.p);
+      .map((d) => d.position);
     const from = failedAt.length > 0 ? Math.min(...failedAt) : Math.max(-1, ...j.positions()) + 1;
     const start = j.start;
     return this.store.withTx(async (tx) => {
@@ -445,12 +460,12 @@ export class Workflows<X = TxHandle> {
         (await tx.inboxClaim(this.names.journalInbox, this.names.guard(runId, `retry@${j.retried + 1}`))) !== 'claimed'
       )
         return false;
-      await tx.publish(this.names.runStream(runId), { t: 'retried', from } satisfies Entry);
-      await tx.publishWithKey(this.names.runsStream, runId, {
-        s: 'running',
-        wf: start.wf,
-        v: start.v,
-      } satisfies IndexEntry);
+      await tx.publish(this.names.runStream(runId), encodeEntry({ type: 'retried', fromPosition: from }));
+      await tx.publishWithKey(
+        this.names.runsStream,
+        runId,
+        encodeIndexEntry({ state: 'running', workflow: start.workflow, version: start.version }),
+      );
       await this.driveJob(tx, runId, start);
       return true;
     });
@@ -473,7 +488,7 @@ export class Workflows<X = TxHandle> {
       for (let batch = events; batch.length > 0; batch = await stream.readSince(last, 1000))
         last = batch[batch.length - 1]!.offset;
       if (last > 0) await stream.trimTo(last);
-      await this.store.stream(this.names.runsStream).publishWithKey(r.id, { s: 'pruned' } satisfies IndexEntry);
+      await this.store.stream(this.names.runsStream).publishWithKey(r.id, encodeIndexEntry({ state: 'pruned' }));
       n += 1;
     }
     return n;
@@ -510,9 +525,9 @@ export class Workflows<X = TxHandle> {
     try {
       for (;;) {
         const j = await loadJournal(this.store, this.names, runId);
-        if (j.state === 'completed') return j.end?.r?.v as T;
-        if (j.state === 'failed')
-          throw new WorkflowFailed(runId, j.end!.e ?? { name: 'Error', message: 'failed', code: null });
+        const end = j.end;
+        if (end?.state === 'completed') return end.result as T;
+        if (end?.state === 'failed') throw new WorkflowFailed(runId, end.error);
         if (j.state === 'cancelled') throw new WorkflowCancelled(runId);
         const left = deadline - performance.now();
         if (left <= 0) throw new WorkflowTimeout(runId, timeoutMs, j.start !== null);
@@ -577,15 +592,15 @@ export class Workflows<X = TxHandle> {
     for (let pass = 0; pass < MAX_SUPERSEDED_PASSES; pass++) {
       const j = await loadJournal(this.store, this.names, id);
       if (!j.start || j.state !== 'running') return;
-      if (pass === 0 && j.start.pa !== undefined) {
+      if (pass === 0 && j.start.parentId !== undefined) {
         // A child started while its parent's cancel committed: it goes with its parent.
-        const parent = await loadJournal(this.store, this.names, j.start.pa);
+        const parent = await loadJournal(this.store, this.names, j.start.parentId);
         if (parent.state === 'cancelled') {
           await this.cancel(id);
           return;
         }
       }
-      const driver = new RunDriver(this.deps, id, j, this.definition(j.start.wf, j.start.v), signal);
+      const driver = new RunDriver(this.deps, id, j, this.definition(j.start.workflow, j.start.version), signal);
       this.active.add(driver);
       let outcome;
       try {
@@ -608,42 +623,51 @@ export class Workflows<X = TxHandle> {
           await this.finish(j, id, completed(outcome.value));
           return;
         case 'threw':
-          await this.finish(j, id, { t: 'end', s: 'failed', e: journalError(outcome.error) });
-          return;
         case 'fatal':
-          await this.finish(j, id, { t: 'end', s: 'failed', e: journalError(outcome.error) });
+          await this.finish(j, id, { type: 'end', state: 'failed', error: journalError(outcome.error) }, outcome.error);
           return;
       }
     }
     throw new WorkflowInterrupted(id, `another writer journaled first ${MAX_SUPERSEDED_PASSES} times`);
   }
 
-  private async finish(j: Journal, id: string, end: Entry & { t: 'end' }): Promise<void> {
-    const parent = j.start?.pa;
+  /** Journals the run's end (once: a lost guard means another writer ended it); a failure is logged as an error. */
+  private async finish(j: Journal, id: string, end: EndEntry, cause?: unknown): Promise<void> {
+    const parent = j.start?.parentId;
     const parentStamp = parent === undefined ? null : await this.stampOf(parent);
     const ended = await this.store.withTx(async (tx) => {
       if ((await tx.inboxClaim(this.names.journalInbox, this.names.guard(id, j.epoch('end')))) !== 'claimed')
         return false;
-      await tx.publish(this.names.runStream(id), end);
-      await tx.publishWithKey(this.names.runsStream, id, { s: end.s } satisfies IndexEntry);
+      await tx.publish(this.names.runStream(id), encodeEntry(end));
+      await tx.publishWithKey(this.names.runsStream, id, encodeIndexEntry({ state: end.state }));
       await tx.notify(this.names.runChannel(id));
       // A parent waiting in ctx.waitAll is driven again by its child's end, in the same transaction.
       if (parent !== undefined) await this.driveJob(tx, parent, parentStamp);
       return true;
     });
-    if (ended && j.start) this.instrument.count(end.s, j.start.wf);
+    if (!ended || !j.start) return;
+    this.instrument.count(end.state, j.start.workflow);
+    if (end.state === 'failed')
+      this.logger.error(
+        `workflow ${JSON.stringify(j.start.workflow)} run ${JSON.stringify(id)} failed: ${end.error.name}: ${end.error.message}`,
+        cause ?? end.error,
+      );
   }
 }
 
-/** The end entry of a run that returned `v`: its JSON form, or a failure when it has none. */
-function completed(v: unknown): Entry & { t: 'end' } {
+/** The end entry of a run that returned `value`: its JSON form, or a failure when it has none. */
+function completed(value: unknown): EndEntry {
   try {
-    return { t: 'end', s: 'completed', r: JSON.parse(JSON.stringify({ v })) as { v?: unknown } };
+    return {
+      type: 'end',
+      state: 'completed',
+      result: (JSON.parse(JSON.stringify({ value })) as { value?: unknown }).value,
+    };
   } catch (err) {
     return {
-      t: 'end',
-      s: 'failed',
-      e: journalError(
+      type: 'end',
+      state: 'failed',
+      error: journalError(
         new PermanentError(
           `the result of the workflow is not JSON (${err instanceof Error ? err.message : String(err)})`,
         ),

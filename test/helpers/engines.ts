@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe } from '@jest/globals';
 import type { EnqueueHeadersHook } from '../../lib/contract/job-extras.js';
-import type { Store } from '../../lib/contract/types.js';
+import type { Store, StoreLogger } from '../../lib/contract/types.js';
 
 /** Connection string of the test PostgreSQL (set by global-setup). */
 export const PG_URL = process.env.ALKSTORE_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -30,6 +30,8 @@ export interface OpenExtra {
   enqueueHeaders?: EnqueueHeadersHook;
   /** A readable prefix of the store's outbox message ids (default none). */
   messageIdPrefix?: string;
+  /** Where the store logs (default: warnings and errors to stderr). */
+  logger?: StoreLogger;
 }
 
 export interface EngineDb {

@@ -182,7 +182,7 @@ for (const engine of nestEngines()) {
 
       @Injectable()
       class Billing {
-        @InboxHandler(inbox, { rabbitmq: { queue, prefetch: 8 } })
+        @InboxHandler(inbox, { rabbitmq: { queue }, concurrency: 8 })
         async invoice(tx: TxOps, message: InboxMessage): Promise<void> {
           await tx.enqueue(effectQueue, { messageId: message.messageId });
         }

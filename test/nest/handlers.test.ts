@@ -51,7 +51,7 @@ class Workers {
     await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
   }
 
-  @OutboxHandler('broken-outbox', { retry: { baseMs: 10, maxDelayMs: 20 } })
+  @OutboxHandler('broken-outbox', { backoffBaseMs: 10, maxBackoffMs: 20 })
   async broken(): Promise<void> {
     seen.outboxFailures += 1;
     throw new Error('webhook down');

@@ -39,7 +39,7 @@ class LogWorkers {
     throw new PermanentError('mailbox does not exist');
   }
 
-  @QueueHandler('logs-exhausted', { queueOpts: { maxAttempts: 2, backoffBaseMs: 10 } })
+  @QueueHandler('logs-exhausted', { maxAttempts: 2, backoffBaseMs: 10 })
   async exhausted(job: Job): Promise<void> {
     throw new Error(`boom on attempt ${job.attempts}`);
   }

@@ -66,7 +66,7 @@ let batches: number[][] = [];
 
 @Injectable()
 class ObservedWorkers {
-  @QueueHandler('obs-work', { queueOpts: { maxAttempts: 2, backoffBaseMs: 1 } })
+  @QueueHandler('obs-work', { maxAttempts: 2, backoffBaseMs: 1 })
   async work(job: Job<{ kind: string }>): Promise<void> {
     if (job.payload.kind === 'permanent') throw new PermanentError('never works');
     if (job.payload.kind === 'flaky' && job.attempts === 1) throw new Error('first attempt fails');
@@ -79,7 +79,7 @@ class ObservedWorkers {
   @QueueHandler('obs-quiet', { metrics: false })
   async quiet(): Promise<void> {}
 
-  @QueueHandler('obs-batch', { batchSize: 4, queueOpts: { backoffBaseMs: 1 } })
+  @QueueHandler('obs-batch', { batchSize: 4, backoffBaseMs: 1 })
   async batch(jobs: Job<{ n: number }>[]): Promise<unknown[]> {
     batches.push(jobs.map((j) => j.payload.n));
     // Odd payloads fail this time (retried), 3 can never work (dead), the rest are acked.

@@ -21,15 +21,7 @@ class NewWords {
 
 @Injectable()
 class OldWords {
-  @QueueHandler('vocab-old', { visibilityTimeoutMs: 5_432 })
-  async work(job: Job): Promise<void> {
-    leases.set('old', job.leaseMs);
-  }
-}
-
-@Injectable()
-class BothWords {
-  @QueueHandler('vocab-both', { leaseMs: 1_000, visibilityTimeoutMs: 2_000 })
+  @QueueHandler('vocab-old', { visibilityTimeoutMs: 5_432 } as never)
   async work(): Promise<void> {}
 }
 
@@ -44,13 +36,13 @@ class OffWorker {
 
 @Injectable()
 class AppAHandler {
-  @QueueHandler('vocab-app-a', { queueOpts: { maxAttempts: 7 } })
+  @QueueHandler('vocab-app-a', { maxAttempts: 7 })
   async work(): Promise<void> {}
 }
 
 @Injectable()
 class AppBHandler {
-  @QueueHandler('vocab-app-b', { queueOpts: { maxAttempts: 2 } })
+  @QueueHandler('vocab-app-b', { maxAttempts: 2 })
   async work(): Promise<void> {}
 }
 
@@ -96,20 +88,10 @@ for (const engine of nestEngines()) {
       expect(leases.get('new')).toBe(4_321);
     });
 
-    it('the deprecated visibilityTimeoutMs still sets the lease, with one DeprecationWarning naming leaseMs', async () => {
-      const app = await boot([OldWords]);
-      await app.get(Store).queue('vocab-old').enqueue(1);
-      await waitFor('the handler ran', () => leases.has('old'));
-      expect(leases.get('old')).toBe(5_432);
-      const about = warnings.filter((w) => w.includes('@QueueHandler option visibilityTimeoutMs'));
-      expect(about).toHaveLength(1);
-      expect(about[0]).toContain('leaseMs');
-    });
-
-    it('leaseMs and visibilityTimeoutMs set to different values fail startup naming both and the method', async () => {
-      const err = await boot([BothWords]).catch((e: unknown) => e);
+    it("0.2's visibilityTimeoutMs fails startup naming the method and leaseMs", async () => {
+      const err = await boot([OldWords]).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(Error);
-      expect((err as Error).message).toMatch(/BothWords\.work.*leaseMs.*visibilityTimeoutMs/);
+      expect((err as Error).message).toMatch(/OldWords\.work.*visibilityTimeoutMs.*use leaseMs/);
       expect(((err as Error).cause as { code?: string }).code).toBe('INVALID_OPTION');
     });
 

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Injectable, type ModuleMetadata, type Provider } from '@nestjs/common';
+import { Injectable, type LoggerService, type ModuleMetadata, type Provider } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import type { TxOps } from '../../lib/contract/types.js';
 import {
@@ -64,7 +64,7 @@ class WidgetWorkflow {
 /** Steps of `serial-report` running right now, and the most seen at once. */
 const serial = { now: 0, peak: 0 };
 
-@Workflow('serial-report', { limits: { concurrencyKey: 'workflow' } })
+@Workflow('serial-report', { limitKeys: { concurrencyKey: 'workflow' } })
 @Injectable()
 class SerialReportWorkflow {
   async run(input: { n: number }, ctx: WorkflowContext): Promise<number> {
@@ -194,6 +194,85 @@ for (const engine of nestEngines()) {
       for (const [k, id] of ids.entries())
         await expect(workflows.waitForResult(id, { timeoutMs: 20_000 })).resolves.toBe(k + 1);
       expect(serial.peak).toBe(1);
+    });
+  });
+}
+
+// The class's maxAttempts is its steps' default.
+@Workflow('declined-payment', { maxAttempts: 2 })
+@Injectable()
+class DeclinedPaymentWorkflow {
+  async run(_input: null, ctx: WorkflowContext): Promise<string> {
+    await ctx.step('charge', () => {
+      throw new Error('card declined');
+    });
+    return 'never';
+  }
+}
+
+/** Nest's logger, kept: level, message and what came with it (the stack of an error). */
+class CapturingLogger implements LoggerService {
+  readonly lines: { level: string; message: string; extra: string }[] = [];
+  private keep(level: string, message: unknown, params: unknown[]): void {
+    this.lines.push({ level, message: String(message), extra: params.map(String).join(' | ') });
+  }
+  log(message: unknown, ...params: unknown[]): void {
+    this.keep('log', message, params);
+  }
+  warn(message: unknown, ...params: unknown[]): void {
+    this.keep('warn', message, params);
+  }
+  error(message: unknown, ...params: unknown[]): void {
+    this.keep('error', message, params);
+  }
+}
+
+for (const engine of nestEngines()) {
+  describe(`@Workflow failures in the log (${engine.name})`, () => {
+    let db!: NestDb;
+    let app!: TestingModule;
+    const logger = new CapturingLogger();
+    beforeAll(async () => {
+      db = await engine.create();
+      // No `logger` option: the workflows log through Nest's Logger, which the testing module routes here.
+      app = await Test.createTestingModule({
+        imports: [
+          AlkstoreModule.forRoot(db.moduleOptions()),
+          AlkstoreWorkflowsModule.forRoot({ namespace: 'nest-wf-logs', idlePollIntervalMs: 50, backoffBaseMs: 10 }),
+        ],
+        providers: [DeclinedPaymentWorkflow],
+      })
+        .setLogger(logger)
+        .compile();
+      await app.init();
+    }, 60_000);
+    afterAll(async () => {
+      await app?.close();
+      await db?.destroy();
+    }, 60_000);
+
+    it("a failing step's attempts are WARN lines and the failed run an ERROR line with its id, the error and its stack", async () => {
+      const workflows = app.get(Workflows);
+      const { id } = await workflows.start('declined-payment', null, { id: 'pay-1' });
+      await expect(workflows.waitForResult(id, { timeoutMs: 20_000 })).rejects.toThrow(/card declined/);
+      await waitFor('the failed run is logged', () => logger.lines.some((l) => l.level === 'error'));
+      const lines = logger.lines.filter((l) => l.message.includes('run "pay-1"'));
+      expect(lines.map((l) => [l.level, l.message.replace(/retrying at \S+/, 'retrying at <t>')])).toEqual([
+        [
+          'warn',
+          'workflow "declined-payment" run "pay-1": step "charge" failed on attempt 1/2 (Error: card declined); retrying at <t>',
+        ],
+        [
+          'warn',
+          'workflow "declined-payment" run "pay-1": step "charge" failed on attempt 2/2 (Error: card declined); the step failed for good',
+        ],
+        [
+          'error',
+          'workflow "declined-payment" run "pay-1" failed: StepFailed: step "charge" failed after 2 attempts: Error: card declined',
+        ],
+      ]);
+      expect(lines[2]!.extra).toContain('StepFailed: step "charge" failed after 2 attempts');
+      expect(lines[2]!.extra).toMatch(/\n\s+at /);
     });
   });
 }

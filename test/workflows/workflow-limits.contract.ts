@@ -105,7 +105,7 @@ export function workflowLimitsContract(engine: EngineFixture): void {
     const namespace = ns();
     const seen = new Overlap();
     const wf = defineWorkflow('serial', {
-      limits: { concurrencyKey: 'workflow' },
+      limitKeys: { concurrencyKey: 'workflow' },
       async run(input: { n: number }, ctx) {
         const a = await ctx.step('a', () => seen.around('serial', () => delay(20).then(() => input.n)));
         return ctx.step('b', () => seen.around('serial', () => delay(20).then(() => a * 2)));
@@ -126,7 +126,7 @@ export function workflowLimitsContract(engine: EngineFixture): void {
     const namespace = ns();
     const seen = new Overlap();
     const wf = defineWorkflow('tenant', {
-      limits: { concurrencyKey: (input: { tenant: string; n: number }) => `tenant:${input.tenant}` },
+      limitKeys: { concurrencyKey: (input: { tenant: string; n: number }) => `tenant:${input.tenant}` },
       run: async (input: { tenant: string; n: number }, ctx) =>
         ctx.step('work', () => seen.around(input.tenant, () => delay(20).then(() => input.n))),
     });
@@ -150,9 +150,9 @@ export function workflowLimitsContract(engine: EngineFixture): void {
 
   it('every job that advances a run carries its priority and keys: the start, a signal, a timer; a child run journals its own', async () => {
     const namespace = ns();
-    const child = defineWorkflow('kid', { limits: { concurrencyKey: 'workflow' }, run: async () => 1 });
+    const child = defineWorkflow('kid', { limitKeys: { concurrencyKey: 'workflow' }, run: async () => 1 });
     const wf = defineWorkflow('stamped', {
-      limits: { concurrencyKey: (i: { who: string }) => i.who, rateLimitKey: 'workflow' },
+      limitKeys: { concurrencyKey: (i: { who: string }) => i.who, rateLimitKey: 'workflow' },
       async run(_i: { who: string }, ctx) {
         await ctx.waitForSignal('go');
         await ctx.sleep('1 h');
@@ -160,7 +160,7 @@ export function workflowLimitsContract(engine: EngineFixture): void {
       },
     });
     const parent = defineWorkflow('parent', {
-      limits: { concurrencyKey: 'workflow' },
+      limitKeys: { concurrencyKey: 'workflow' },
       async run(_i: null, ctx) {
         const h = await ctx.startChild(child, null);
         return ctx.waitAll([h]);
@@ -200,7 +200,7 @@ export function workflowLimitsContract(engine: EngineFixture): void {
     const gate = new Promise<void>((r) => (release = r));
     const events: string[] = [];
     const wf = defineWorkflow('keyed', {
-      limits: { concurrencyKey: 'workflow' },
+      limitKeys: { concurrencyKey: 'workflow' },
       async run(input: { role: string }, ctx) {
         if (input.role === 'waiter') {
           await ctx.waitForSignal('go');
@@ -234,20 +234,24 @@ export function workflowLimitsContract(engine: EngineFixture): void {
 
   it('bad limits are typed errors naming them: at define, at createWorkflows, and a key function returning a non-string at start, before any write', async () => {
     expect(() =>
-      defineWorkflow('x', { limits: { concurrencyKey: 'type' as 'workflow' }, run: async () => null }),
+      defineWorkflow('x', { limitKeys: { concurrencyKey: 'type' as 'workflow' }, run: async () => null }),
     ).toThrow(InvalidOption);
     expect(() =>
-      defineWorkflow('x', { limits: { concurrencyKey: 'type' as 'workflow' }, run: async () => null }),
-    ).toThrow(/limits\.concurrencyKey of workflow "x".*'workflow'/);
-    expect(() => defineWorkflow('x', { limits: { other: 'workflow' } as never, run: async () => null })).toThrow(
-      /limits\.other/,
+      defineWorkflow('x', { limitKeys: { concurrencyKey: 'type' as 'workflow' }, run: async () => null }),
+    ).toThrow(/limitKeys\.concurrencyKey of workflow "x".*'workflow'/);
+    expect(() => defineWorkflow('x', { limitKeys: { other: 'workflow' } as never, run: async () => null })).toThrow(
+      /limitKeys\.other/,
     );
+    // 0.2's word for the keys is refused, naming today's.
+    expect(() =>
+      defineWorkflow('x', { limits: { concurrencyKey: 'workflow' }, run: async () => null } as never),
+    ).toThrow(/option limits of workflow "x" is now limitKeys/);
     const ok = defineWorkflow('x', { run: async () => null });
     expect(() => make({ workflows: [ok], limits: { concurrencyLimit: 0 } })).toThrow(InvalidArgument);
     expect(() => make({ workflows: [ok], limits: { concurrencyLimit: 0 } })).toThrow(/limits\.concurrencyLimit/);
     const namespace = ns();
     const bad = defineWorkflow('bad-key', {
-      limits: { rateLimitKey: (i: { n: number }) => i.n as unknown as string },
+      limitKeys: { rateLimitKey: (i: { n: number }) => i.n as unknown as string },
       run: async () => null,
     });
     const w = make({ workflows: [bad], namespace, worker: false });
@@ -259,7 +263,7 @@ export function workflowLimitsContract(engine: EngineFixture): void {
     // The id is not taken: a start with a good key function succeeds under it.
     const good = defineWorkflow('bad-key', {
       version: 2,
-      limits: { rateLimitKey: (i: { n: number }) => String(i.n) },
+      limitKeys: { rateLimitKey: (i: { n: number }) => String(i.n) },
       run: async () => null,
     });
     const w2 = make({ workflows: [good], namespace, worker: false });

@@ -1,6 +1,6 @@
 import { afterEach, expect, it } from '@jest/globals';
 import { InvalidName, InvalidOption, PermanentError } from '../../lib/contract/errors.js';
-import type { Store } from '../../lib/contract/types.js';
+import type { Store, StoreLogger } from '../../lib/contract/types.js';
 import { Registry } from 'prom-client';
 import {
   ChildWorkflowFailed,
@@ -17,7 +17,7 @@ import {
   type Workflows,
   type WorkflowsOptions,
 } from '../../lib/workflows/index.js';
-import { waitFor, withEngineDb, type EngineFixture } from '../helpers/engines.js';
+import { waitFor, withEngineDb, type EngineDb, type EngineFixture } from '../helpers/engines.js';
 
 let seq = 0;
 /** A namespace of its own per test, so runs of one test never meet another's. */
@@ -31,9 +31,24 @@ async function untilParked(w: Workflows, id: string, state: 'waiting' | 'sleepin
   await waitFor(`run ${id} ${state}`, async () => (await w.getStatus(id))?.steps.some((s) => s.state === state));
 }
 
+/** A store logger that keeps its lines. */
+function capturingLogger(): StoreLogger & {
+  lines: { level: 'log' | 'warn' | 'error'; message: string; error?: unknown }[];
+} {
+  const lines: { level: 'log' | 'warn' | 'error'; message: string; error?: unknown }[] = [];
+  return {
+    lines,
+    log: (message) => lines.push({ level: 'log', message }),
+    warn: (message) => lines.push({ level: 'warn', message }),
+    error: (message, error) => lines.push({ level: 'error', message, error }),
+  };
+}
+
 export function workflowsContract(engine: EngineFixture): void {
   let store!: Store;
-  withEngineDb(engine, (_db, s) => {
+  let db!: EngineDb;
+  withEngineDb(engine, (d, s) => {
+    db = d;
     store = s;
   });
   const open: Workflows<unknown>[] = [];
@@ -110,6 +125,100 @@ export function workflowsContract(engine: EngineFixture): void {
     expect(ran).toEqual(['a', 'b', 'b']);
     const run = await w.getStatus(id);
     expect(run!.steps[1]).toMatchObject({ name: 'b', state: 'done', failures: 1 });
+  });
+
+  it('a journal in the stored form 0.2 wrote replays: its journaled calls return their outcomes without running again', async () => {
+    const namespace = ns();
+    const ran: string[] = [];
+    const wf = defineWorkflow('legacy', {
+      async run(input: { n: number }, ctx) {
+        const a = await ctx.step('a', () => {
+          ran.push('a');
+          return input.n + 1;
+        });
+        const go = await ctx.waitForSignal<string>('go');
+        const b = await ctx.step('b', () => {
+          ran.push('b');
+          return a * 10;
+        });
+        return { a, go, b };
+      },
+    });
+    const w = make({ workflows: [wf], namespace });
+    // A run as 0.2 journaled it (single-letter entries, each under its guard): step a done, signal go
+    // consumed, step b's first attempt failed and due again at once, and the pass's job.
+    const id = 'legacy-run';
+    const stream = `${namespace}:run:${id}`;
+    await store.withTx(async (tx) => {
+      await tx.inboxClaim(`${namespace}:runs`, id);
+      await tx.publish(stream, { t: 'start', wf: 'legacy', v: 1, input: { n: 4 } });
+      await tx.publishWithKey(`${namespace}:runs`, id, { s: 'running', wf: 'legacy', v: 1 });
+      await tx.inboxClaim(`${namespace}:journal`, `${id}#0`);
+      await tx.publish(stream, { t: 'done', p: 0, k: 'step', n: 'a', r: { v: 5 } });
+      const o = await tx.publish(stream, { t: 'signal', n: 'go', d: 'yes' });
+      await tx.inboxClaim(`${namespace}:journal`, `${id}#1`);
+      await tx.publish(stream, { t: 'done', p: 1, k: 'signal', n: 'go', r: { v: { o, d: 'yes' } } });
+      await tx.inboxClaim(`${namespace}:journal`, `${id}#2/r1`);
+      const e = { name: 'Error', message: 'first try', code: null };
+      await tx.publish(stream, { t: 'retry', p: 2, k: 'step', n: 'b', a: 1, e, at: 0 });
+      await tx.enqueue(w.queue.name, { k: 'drive', id }, { orderingKey: id });
+    });
+    await expect(w.waitForResult(id, { timeoutMs: 20_000 })).resolves.toEqual({ a: 5, go: 'yes', b: 50 });
+    expect(ran).toEqual(['b']);
+    const run = await w.getStatus(id);
+    expect(run!.steps.map((s) => [s.position, s.kind, s.name, s.state, s.failures])).toEqual([
+      [0, 'step', 'a', 'done', 0],
+      [1, 'signal', 'go', 'done', 0],
+      [2, 'step', 'b', 'done', 1],
+    ]);
+    expect(await w.list({ workflow: 'legacy' })).toMatchObject([{ id, state: 'completed' }]);
+  });
+
+  it("a failing step logs a warning per attempt naming the step and the attempt, and a failed run logs an error with the run id and the error, through the store's logger", async () => {
+    const logger = capturingLogger();
+    const logged = await db.open({ logger });
+    const bad = defineWorkflow('logged-bad', {
+      async run(_input: null, ctx) {
+        await ctx.step(
+          'charge',
+          () => {
+            throw new Error('card declined');
+          },
+          { maxAttempts: 2, backoffBaseMs: 10 },
+        );
+        return 'never';
+      },
+    });
+    const good = defineWorkflow('logged-good', { run: async (_input: null, ctx) => ctx.step('fine', () => 1) });
+    // No `logger` option: the workflows log where the store they were given logs.
+    const w = createWorkflows(logged, { namespace: ns(), idlePollIntervalMs: 50, workflows: [bad, good] });
+    open.push(w as Workflows<unknown>);
+    const { id } = await w.start(bad, null);
+    const ok = await w.start(good, null);
+    await expect(w.waitForResult(id, { timeoutMs: 20_000 })).rejects.toBeInstanceOf(WorkflowFailed);
+    await expect(w.waitForResult(ok.id, { timeoutMs: 20_000 })).resolves.toBe(1);
+    await waitFor('the failed run is logged', () => logger.lines.some((l) => l.level === 'error'));
+    const about = (runId: string) => logger.lines.filter((l) => l.message.includes(JSON.stringify(runId)));
+    expect(about(id).map((l) => [l.level, l.message])).toEqual([
+      [
+        'warn',
+        expect.stringMatching(
+          new RegExp(
+            `^workflow "logged-bad" run "${id}": step "charge" failed on attempt 1/2 \\(Error: card declined\\); retrying at \\d{4}-`,
+          ),
+        ),
+      ],
+      [
+        'warn',
+        `workflow "logged-bad" run "${id}": step "charge" failed on attempt 2/2 (Error: card declined); the step failed for good`,
+      ],
+      [
+        'error',
+        `workflow "logged-bad" run "${id}" failed: StepFailed: step "charge" failed after 2 attempts: Error: card declined`,
+      ],
+    ]);
+    expect(about(id)[2]!.error).toBeInstanceOf(StepFailed);
+    expect(about(ok.id)).toEqual([]);
   });
 
   it('start is idempotent by id: a second start with the id starts nothing', async () => {
@@ -218,6 +327,44 @@ export function workflowsContract(engine: EngineFixture): void {
     expect((err as WorkflowFailed).message).toContain('boom 3');
     expect(tries).toBe(3);
     expect((await w.getStatus(id))!.state).toBe('failed');
+  });
+
+  it("a workflow's maxAttempts and backoffBaseMs are its steps' defaults; a step's own options win", async () => {
+    const tries = { plain: 0, own: 0 };
+    const wf = defineWorkflow('defaults', {
+      maxAttempts: 2,
+      backoffBaseMs: 10,
+      async run(_input: null, ctx) {
+        const plain = await ctx
+          .step('plain', () => {
+            tries.plain += 1;
+            throw new Error('always');
+          })
+          .catch((e: unknown) => (e as StepFailed).attempts);
+        const own = await ctx
+          .step(
+            'own',
+            () => {
+              tries.own += 1;
+              throw new Error('always');
+            },
+            { maxAttempts: 3 },
+          )
+          .catch((e: unknown) => (e as StepFailed).attempts);
+        return { plain, own };
+      },
+    });
+    // The instance default (5 attempts, 60 s apart) would never finish within the test.
+    const w = make({ workflows: [wf], maxAttempts: 5, backoffBaseMs: 60_000 });
+    const { id } = await w.start(wf, null);
+    await expect(w.waitForResult(id, { timeoutMs: 20_000 })).resolves.toEqual({ plain: 2, own: 3 });
+    expect(tries).toEqual({ plain: 2, own: 3 });
+    expect(() => defineWorkflow('d', { maxAttempts: 0, run: async () => null })).toThrow(
+      /option maxAttempts of workflow "d"/,
+    );
+    expect(() => defineWorkflow('d', { backoffBaseMs: -1, run: async () => null })).toThrow(
+      /option backoffBaseMs of workflow "d"/,
+    );
   });
 
   it('ctx.sleep is durable: the run is parked (no worker held), resumes on another worker, and never before the time asked', async () => {

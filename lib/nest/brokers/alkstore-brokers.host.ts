@@ -33,6 +33,45 @@ import type {
   OutboxPublisherRegistration,
 } from './brokers-options.interface.js';
 import { checkTransactionKind, inboxTransaction } from './inbox-transaction.js';
+import type { InboxOpts } from '../../contract/inbox.js';
+import { checkHandlerOptions, type HandlerOptionsShape } from '../utils/handler-options.js';
+
+/** What `@InboxHandler` takes beside its source. */
+const INBOX_HANDLER_SHAPE: HandlerOptionsShape = {
+  shared: ['concurrency', 'maxAttempts'],
+  own: ['jetstream', 'rabbitmq', 'transaction'],
+  elsewhere: {
+    leaseMs: "the broker holds the message (JetStream's ack_wait, RabbitMQ's consumer timeout)",
+    backoffBaseMs: 'JetStream redelivers after jetstream.retryDelayMs; RabbitMQ requeues at once',
+    idlePollIntervalMs: 'the broker pushes messages; nothing polls',
+    metrics: 'inbox consumers report no job metrics',
+  },
+};
+
+/** Refuses a key of a source object the consumer does not take (a renamed one names its new place). */
+function checkSourceKeys(
+  source: string,
+  given: unknown,
+  known: readonly string[],
+  renamed: Readonly<Record<string, string>>,
+): void {
+  if (given === null || typeof given !== 'object') throw new InvalidOption(source, 'must be an object');
+  for (const key of Object.keys(given)) {
+    if (known.includes(key) || (given as Record<string, unknown>)[key] === undefined) continue;
+    const to = renamed[key];
+    throw new InvalidOption(
+      `${source}.${key.slice(0, 64)}`,
+      to === undefined
+        ? `is not an option of the ${source} source (${known.join(', ')})`
+        : `is now ${to} (docs/vocabulary.md)`,
+    );
+  }
+}
+
+/** The inbox's options with the handler's `maxAttempts` (checked against the module's at startup). */
+function inboxOptsOf(opts: InboxOpts | undefined, maxAttempts: number | undefined): InboxOpts | undefined {
+  return maxAttempts === undefined ? opts : { ...opts, maxAttempts };
+}
 
 /** A discovered `@InboxHandler` method. */
 interface DiscoveredInboxHandler {
@@ -195,13 +234,37 @@ export class AlkstoreBrokersHost implements OnModuleInit, OnApplicationBootstrap
       const o = meta.options as Partial<InboxHandlerMetadata['options']> | null;
       if (o === null || typeof o !== 'object')
         throw new InvalidOption('options', 'must be { jetstream: { stream, consumer } } or { rabbitmq: { queue } }');
+      checkHandlerOptions('@InboxHandler', o, INBOX_HANDLER_SHAPE);
       checkTransactionKind('@InboxHandler', o.transaction);
+      const inboxOpts = this.options.inboxes?.[meta.inbox];
+      if (
+        o.maxAttempts !== undefined &&
+        inboxOpts?.maxAttempts !== undefined &&
+        inboxOpts.maxAttempts !== o.maxAttempts
+      )
+        throw new InvalidOption(
+          'maxAttempts',
+          `is ${o.maxAttempts} here and ${inboxOpts.maxAttempts} in AlkstoreBrokersModule's inboxes.${meta.inbox}; set it once`,
+        );
       if ((o.jetstream === undefined) === (o.rabbitmq === undefined))
         throw new InvalidOption(
           'options',
           'must name exactly one source: { jetstream: { stream, consumer } } or { rabbitmq: { queue } }',
         );
       if (o.jetstream) {
+        checkSourceKeys(
+          'jetstream',
+          o.jetstream,
+          ['stream', 'consumer', 'claimSize', 'workingIntervalMs', 'retryDelayMs'],
+          {
+            batch: 'jetstream.claimSize',
+          },
+        );
+        if (o.concurrency !== undefined && o.concurrency !== 1)
+          throw new InvalidOption(
+            'concurrency',
+            'is for RabbitMQ sources: a JetStream consumer handles one message at a time (run more consumers to scale)',
+          );
         if (!this.options.nats)
           throw new InvalidOption(
             'nats',
@@ -209,6 +272,9 @@ export class AlkstoreBrokersHost implements OnModuleInit, OnApplicationBootstrap
           );
         return `JetStream consumer ${JSON.stringify(o.jetstream.consumer)} of stream ${JSON.stringify(o.jetstream.stream)}`;
       }
+      checkSourceKeys('rabbitmq', o.rabbitmq, ['queue'], { prefetch: 'concurrency (beside rabbitmq)' });
+      if (o.concurrency !== undefined && o.concurrency > 65_535)
+        throw new InvalidOption('concurrency', 'must be at most 65535 (the RabbitMQ prefetch it sets)');
       return `RabbitMQ queue ${JSON.stringify(o.rabbitmq!.queue)}`;
     } catch (err) {
       throw new InvalidHandler(`${label}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
@@ -262,7 +328,7 @@ export class AlkstoreBrokersHost implements OnModuleInit, OnApplicationBootstrap
     const o = h.meta.options;
     const base = {
       store: this.store,
-      inbox: this.store.inbox(h.meta.inbox, this.options.inboxes?.[h.meta.inbox]),
+      inbox: this.store.inbox(h.meta.inbox, inboxOptsOf(this.options.inboxes?.[h.meta.inbox], o.maxAttempts)),
       handler: h.call,
       transaction: inboxTransaction(o.transaction ?? 'store', this.store, this.moduleRef),
       logger: this.logger,
@@ -277,7 +343,7 @@ export class AlkstoreBrokersHost implements OnModuleInit, OnApplicationBootstrap
           connection,
           stream: js.stream,
           consumer: js.consumer,
-          batch: js.batch,
+          batch: js.claimSize,
           workingIntervalMs: js.workingIntervalMs,
           retryDelayMs: js.retryDelayMs,
         }).run(signal);
@@ -289,7 +355,7 @@ export class AlkstoreBrokersHost implements OnModuleInit, OnApplicationBootstrap
     const consumer = new RabbitMqInboxConsumer({
       ...base,
       queue: rmq.queue,
-      prefetch: rmq.prefetch,
+      prefetch: o.concurrency,
       url: this.options.rabbitmq?.url,
       reconnectWaitMs: this.options.rabbitmq?.reconnectWaitMs,
     });

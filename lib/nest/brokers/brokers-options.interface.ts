@@ -4,6 +4,7 @@ import type { Options } from 'amqplib';
 import type { InboxOpts } from '../../contract/inbox.js';
 import type { OutboxMetrics, OutboxSettings, OutboxSettingsInput } from '../../outbox/index.js';
 import type { Publisher } from '../../publishers/publisher.js';
+import type { HandlerOptions } from '../interfaces/handler-options.interface.js';
 
 /** One outbox delivered by a broker publisher instead of an `@OutboxHandler`. */
 export interface OutboxPublisherRegistration {
@@ -53,15 +54,18 @@ export type InboxSource =
       readonly jetstream: {
         readonly stream: string;
         readonly consumer: string;
-        readonly batch?: number;
+        /** Most messages one fetch takes (default 64). */
+        readonly claimSize?: number;
+        /** How often `working()` extends the ack wait while the method runs (default 5000 ms; below `ack_wait`). */
         readonly workingIntervalMs?: number;
+        /** Redelivery delay after a failed attempt (default 1000 ms). */
         readonly retryDelayMs?: number;
       };
       readonly rabbitmq?: never;
     }
   | {
       /** A queue (declare it, with `x-dead-letter-exchange` for dead messages), on the module's `rabbitmq` URL. */
-      readonly rabbitmq: { readonly queue: string; readonly prefetch?: number };
+      readonly rabbitmq: { readonly queue: string };
       readonly jetstream?: never;
     };
 
@@ -72,8 +76,14 @@ export type InboxSource =
  */
 export type InboxTransactionKind = 'store' | 'typeorm' | 'orm';
 
-/** Options of `@InboxHandler(inbox, options)`. */
-export type InboxHandlerOptions = InboxSource & { readonly transaction?: InboxTransactionKind };
+/**
+ * Options of `@InboxHandler(inbox, options)`: the source, the transaction, and of the shared handler
+ * options `concurrency` (RabbitMQ: messages handled at once, the channel's prefetch, default 16; a
+ * JetStream consumer handles one at a time) and `maxAttempts` (failed attempts before a message is dead,
+ * the inbox's `maxAttempts`, default 5).
+ */
+export type InboxHandlerOptions = InboxSource &
+  Pick<HandlerOptions, 'concurrency' | 'maxAttempts'> & { readonly transaction?: InboxTransactionKind };
 
 /** What `@InboxHandler` records on its method. */
 export interface InboxHandlerMetadata {

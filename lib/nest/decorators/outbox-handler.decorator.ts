@@ -1,7 +1,8 @@
 import type { Job } from '../../contract/types.js';
 import { OUTBOX_HANDLER_METADATA } from '../alkstore.constants.js';
 import { declareHandle, recordHandlerSite } from '../alkstore.registry.js';
-import type { OutboxHandlerSettings } from '../interfaces/handler-options.interface.js';
+import type { OutboxSettings } from '../../outbox/index.js';
+import type { OutboxHandlerOptions } from '../interfaces/handler-options.interface.js';
 import type { OutboxRef } from '../queue-ref.js';
 import { appendMethodMetadata, composeMethodDecorators } from '../utils/append-metadata.js';
 import type { TypedMethodDecorator } from './typed-method-decorator.js';
@@ -12,25 +13,30 @@ import type { TypedMethodDecorator } from './typed-method-decorator.js';
  * throw to retry with backoff; throw `PermanentError` to dead-letter at once.
  * Delivery is at-least-once: make the method idempotent.
  *
- * `settings` override the dispatcher's settings (claim size, concurrency, lease, timeouts,
- * retry policy) for this handler. One handler per outbox per application.
+ * `options` set this handler's dispatcher ({@link OutboxHandlerOptions}: the shared `concurrency`,
+ * `leaseMs`, `maxAttempts`, `backoffBaseMs`, `idlePollIntervalMs`, `metrics`, and the outbox's own claim
+ * size, timeouts and ordering), or give a built `OutboxSettings` (`OutboxSettings.fromEnv(…)`).
+ * One handler per outbox per application.
  * Given an {@link OutboxRef} (`defineOutbox<T>(name)`), the method must
  * accept a `Job<T>`. `AlkstoreModule.forRoot` provides the outbox's handle
  * for `@InjectOutbox`.
  */
 export function OutboxHandler<T>(
   outbox: OutboxRef<T>,
-  settings?: OutboxHandlerSettings,
+  options?: OutboxHandlerOptions | OutboxSettings,
 ): TypedMethodDecorator<(job: Job<T>, signal: AbortSignal) => unknown>;
-export function OutboxHandler(outbox: string, settings?: OutboxHandlerSettings): MethodDecorator;
-export function OutboxHandler(outbox: string | OutboxRef<unknown>, settings?: OutboxHandlerSettings): MethodDecorator {
+export function OutboxHandler(outbox: string, options?: OutboxHandlerOptions | OutboxSettings): MethodDecorator;
+export function OutboxHandler(
+  outbox: string | OutboxRef<unknown>,
+  options?: OutboxHandlerOptions | OutboxSettings,
+): MethodDecorator {
   const name = typeof outbox === 'string' ? outbox : outbox.name;
   const opts = typeof outbox === 'string' ? undefined : outbox.opts;
   declareHandle('outbox', name, opts);
   return composeMethodDecorators(
     appendMethodMetadata(
       OUTBOX_HANDLER_METADATA,
-      opts === undefined ? { outbox: name, settings } : { outbox: name, settings, opts },
+      opts === undefined ? { outbox: name, settings: options } : { outbox: name, settings: options, opts },
     ),
     recordHandlerSite('outbox', name, '@OutboxHandler'),
   );
