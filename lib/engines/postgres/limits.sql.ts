@@ -124,7 +124,7 @@ export function limitsSql(s: SchemaSql) {
          WHERE (j.state = 'pending' AND NOT j.blocked) OR (j.state = 'processing' AND j.claimed_until <= ${now})
          FOR UPDATE OF j SKIP LOCKED
        ),
-       ${buryExhausted(jobs, now)},
+       ${buryExhausted(s, now)},
        att AS (${recordLapsed(
          s.q,
          `SELECT p.id, p.a_attempt, p.a_worker, p.a_claimed_at, p.a_ended_at, 'lapsed' AS outcome, NULL::text AS error FROM picked p WHERE NOT p.fresh

@@ -13,6 +13,7 @@ import { MIGRATION_16 } from './migrations/v16.js';
 import { MIGRATION_18 } from './migrations/v18.js';
 import { MIGRATION_19 } from './migrations/v19.js';
 import { LEGACY_IDS_KEY, STORE_ID_KEY, type StoreIdentity } from '../../internal/message-id.js';
+import { MIGRATION_21 } from './migrations/v21.js';
 import { migrationLockKey, quoteIdent, validateSchemaName } from './schema-sql.js';
 
 /** One numbered, immutable migration of the engine schema. Never edit a released one: add the next. */
@@ -39,6 +40,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
   MIGRATION_16,
   MIGRATION_18,
   MIGRATION_19,
+  MIGRATION_21,
 ]);
 
 export const POSTGRES_SCHEMA_VERSION = POSTGRES_MIGRATIONS[POSTGRES_MIGRATIONS.length - 1]!.version;

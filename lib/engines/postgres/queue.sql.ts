@@ -86,14 +86,49 @@ export const LAPSED_ATTEMPT =
   'j.attempts AS a_attempt, j.worker_id AS a_worker, j.claimed_until - j.visibility_timeout_ms AS a_claimed_at, j.claimed_until AS a_ended_at';
 
 /**
- * The claim statements' `exhausted` and `buried` CTEs (queue $1): lapsed jobs out of attempts, locked
- * and dead-lettered. `now` is the SQL expression of the statement's clock.
+ * Whether the job row `alias` may be ended by a statement that ends jobs of several ordering keys:
+ * it has no key, or its key's lock was free and is now held by this transaction
+ * (`ordering_try_lock`, migration 21). Such a statement never waits for a key: the jobs of keys
+ * held elsewhere (a producer's open transaction) are left for a later statement, so no cycle
+ * through key locks can include it, whatever order the producers take their keys in. Tested
+ * before the row is locked; a lock taken for a row that is then skipped is only held a little
+ * longer than needed.
  */
-export function buryExhausted(jobs: string, now: string): string {
+function keyTaken(s: SchemaSql, alias: string): string {
+  return `(${alias}.ordering_key IS NULL OR ${s.q}.ordering_try_lock(${alias}.queue, ${alias}.ordering_key))`;
+}
+
+/**
+ * CTE `lk` of a statement that ends one job (or the jobs of one key): the lock of the ordering key
+ * `keys` yields (a query of one row of queue and key; a null key takes nothing), taken before the
+ * statement touches any row; {@link KEY_FIRST} makes the statement wait for it. So while it waits for
+ * a key it holds no other key and no row a producer could be waiting on (an enqueue whose unique key
+ * a job being ended holds waits for that row), and no cycle can include it. `promoteFrom` then finds
+ * the lock held.
+ */
+function keyFirst(s: SchemaSql, keys: string): string {
+  return `lk AS MATERIALIZED (SELECT ${s.q}.ordering_lock(x.queue, x.key) FROM (${keys}) AS x(queue, key) WHERE x.key IS NOT NULL)`;
+}
+
+/** For {@link keyFirst}: the queue and ordering key of the job row `where` selects from `k` (read, not locked). */
+function keyOf(s: SchemaSql, where: string): string {
+  return `SELECT k.queue, k.ordering_key FROM ${s.q}.jobs k WHERE ${where}`;
+}
+
+/** The condition that runs {@link keyFirst}'s `lk` before the first row is read (no column: evaluated once, up front). */
+const KEY_FIRST = '(SELECT count(*) FROM lk) >= 0';
+
+/**
+ * The claim statements' `exhausted` and `buried` CTEs (queue $1): lapsed jobs out of attempts, locked
+ * and dead-lettered; a job whose ordering key another transaction holds waits for a later claim
+ * ({@link keyTaken}). `now` is the SQL expression of the statement's clock.
+ */
+export function buryExhausted(s: SchemaSql, now: string): string {
+  const jobs = `${s.q}.jobs`;
   return `exhausted AS (
          SELECT j.id, ${LAPSED_ATTEMPT} FROM ${jobs} j
          WHERE j.queue = $1::text AND j.state = 'processing' AND j.claimed_until <= ${now}
-           AND j.attempts >= j.max_attempts AND (j.expires_at IS NULL OR j.expires_at > ${now})
+           AND j.attempts >= j.max_attempts AND (j.expires_at IS NULL OR j.expires_at > ${now}) AND ${keyTaken(s, 'j')}
          LIMIT 1000 FOR UPDATE OF j SKIP LOCKED
        ),
        buried AS (
@@ -145,17 +180,15 @@ export function recordLapsed(q: string, from: string): string {
  * ordering_key, blocked), the number of keys whose next job became head. Keys
  * whose finished rows were all blocked need nothing. Grouping reads all of `d`
  * before any `ordering_next` call, which gets every finished id of its key.
+ * Every statement that uses it took the keys of `d` before ending their rows
+ * ({@link keyFirst}, {@link keyTaken}), so `ordering_next` finds each lock held
+ * and never waits.
  */
 export function promoteFrom(s: SchemaSql, d: string, wakeParam: string): string {
-  // Keys in the canonical order of `lock_keys` (queue, then key in byte order): each
-  // `ordering_next` takes its key's lock, and a statement finishing jobs of several keys (an
-  // ackBatch) must take them in the order a keyed bulk does, or the two deadlock. OFFSET 0 keeps
-  // the sorted subquery from being flattened, so the calls run in its order.
   return `(SELECT coalesce(sum(p.n), 0) FROM (
     SELECT ${s.q}.ordering_next(g.queue, g.ordering_key, g.ids, ${s.channel}, ${wakeParam}::text) AS n FROM (
       SELECT ${d}.queue, ${d}.ordering_key, array_agg(${d}.id) AS ids
-      FROM ${d} WHERE ${d}.ordering_key IS NOT NULL GROUP BY ${d}.queue, ${d}.ordering_key HAVING bool_or(NOT ${d}.blocked)
-      ORDER BY ${d}.queue COLLATE "C", ${d}.ordering_key COLLATE "C" OFFSET 0) g) p)`;
+      FROM ${d} WHERE ${d}.ordering_key IS NOT NULL GROUP BY ${d}.queue, ${d}.ordering_key HAVING bool_or(NOT ${d}.blocked)) g) p)`;
 }
 
 /**
@@ -263,16 +296,18 @@ const LAPSED_FROM = `SELECT l.id, l.a_attempt, l.a_worker, l.a_claimed_at, l.a_e
 
 export function queueSql(s: SchemaSql) {
   const jobs = `${s.q}.jobs`;
-  // CTEs d (the claimed jobs of $1 with ids $2 and tokens $3 still ours, deleted, RETURNING `returning`) and
-  // cnt (their counter deltas), for every batched ack. j.id = ANY($2) lets the primary key find the rows
+  // CTEs d (the claimed jobs of $1 with ids $2 and tokens $3 still ours, deleted, RETURNING `returning`;
+  // with `keys`, only those whose ordering key this statement could take, see keyTaken) and cnt (their
+  // counter deltas), for every batched ack. j.id = ANY($2) lets the primary key find the rows
   // whatever the planner guesses of unnest, and it is the only condition an index can serve: the fence
   // is written so that no index matches it (`|| ''`, `- now > 0`). Otherwise the generic plan reads the
   // processing index (queue, claimed_until > now), whose range holds an entry of every job claimed within
   // a lease, and while an old snapshot holds the xmin horizon those dead entries all stay (B12).
-  const ackedBatch = (returning: string): string => `d AS (
+  const batchFence = `j.id = ANY($2::bigint[]) AND j.id = x.id AND j.queue || '' = $1::text AND j.claim_token::text = x.token
+           AND j.state || '' = 'processing' AND j.claimed_until - (SELECT ${NOW_MS}) > 0`;
+  const ackedBatch = (returning: string, keys = false): string => `d AS (
          DELETE FROM ${jobs} j USING unnest($2::bigint[], $3::text[]) AS x(id, token)
-         WHERE j.id = ANY($2::bigint[]) AND j.id = x.id AND j.queue || '' = $1::text AND j.claim_token::text = x.token
-           AND j.state || '' = 'processing' AND j.claimed_until - (SELECT ${NOW_MS}) > 0
+         WHERE ${batchFence}${keys ? ` AND ${keyTaken(s, 'j')}` : ''}
          RETURNING ${returning}),
        cnt AS (${minusAll(s, 'd', 'processing')})`;
   const settings = `${s.q}.queue_settings`;
@@ -287,11 +322,12 @@ export function queueSql(s: SchemaSql) {
     t.ms, t.ms + $10::bigint, $12::text::json`;
   // The wake is built from the queue name in SQL by neither path: callers pass it ($11).
   const fnArgs = `$3::int, $4::int, $5::bigint, $6::bigint, $7::bigint, $8::bigint, $9::bigint, $10::bigint, ${s.channel}, $11::text, $12::text, $13::text, $14::boolean, $15::text`;
-  // expire: rows of queue $1 in state `from` whose time is up go dead.
+  // expire: rows of queue $1 in state `from` whose time is up go dead (a row whose ordering key another
+  // transaction holds is left to the next sweep, see keyTaken).
   const expireFrom = (
     from: 'pending' | 'processing',
   ) => `UPDATE ${jobs} j SET state = 'dead', last_error = 'expired', died_at = t.ms, ${CLEAR_CLAIM}
-    FROM t WHERE j.queue = $1::text AND j.state = '${from}' AND j.expires_at IS NOT NULL AND j.expires_at <= t.ms
+    FROM t WHERE j.queue = $1::text AND j.state = '${from}' AND j.expires_at IS NOT NULL AND j.expires_at <= t.ms AND ${keyTaken(s, 'j')}
     RETURNING ${FINISHED}, '${from}'::text AS was, j.run_at`;
   // The hand-off statement with `waiting`, a boolean subquery: a job a claim would take first waits.
   const handoffSql = (waiting: string): string =>
@@ -422,7 +458,7 @@ export function queueSql(s: SchemaSql) {
          ORDER BY j.priority DESC, j.run_at, j.id LIMIT (SELECT n FROM allow) FOR UPDATE OF j SKIP LOCKED
        ),
        picked AS (SELECT r.id, r.fresh FROM (SELECT * FROM pend UNION ALL SELECT l.id, l.priority, l.run_at, l.fresh FROM lapsed l) r ORDER BY r.priority DESC, r.run_at, r.id LIMIT (SELECT n FROM allow)),
-       ${buryExhausted(jobs, '(SELECT ms FROM t)')},
+       ${buryExhausted(s, '(SELECT ms FROM t)')},
        att AS (${recordLapsed(s.q, LAPSED_FROM)}),
        ${claimPicked(s, jobs, settings)},
        extra AS MATERIALIZED (
@@ -553,10 +589,11 @@ export function queueSql(s: SchemaSql) {
                       AND (j.expires_at IS NULL OR j.expires_at > t.ms)) AS behind
        FROM t`,
     ),
-    /** $1 id, $2 token, $3 wake payload → n (0 or 1). */
+    /** $1 id, $2 token, $3 wake payload → n (0 or 1). The job's ordering key is taken first ({@link keyFirst}). */
     ack: s.def(
       'q_ack',
-      `WITH d AS (DELETE FROM ${jobs} j USING (SELECT ${NOW_MS} AS ms) t WHERE ${FENCE} RETURNING ${FINISHED}),
+      `WITH ${keyFirst(s, keyOf(s, 'k.id = $1::bigint'))},
+       d AS (DELETE FROM ${jobs} j USING (SELECT ${NOW_MS} AS ms) t WHERE ${FENCE} AND ${KEY_FIRST} RETURNING ${FINISHED}),
        cnt AS (${countDeltas(s.q, `SELECT d.queue, 'processing', 0, -1 FROM d`)})
        SELECT (SELECT count(*) FROM d) AS n, ${promoteFrom(s, 'd', '$3')} AS promoted, ${foldSometimes(s.q, 'SELECT d.queue FROM d')} AS folded`,
     ),
@@ -586,11 +623,18 @@ export function queueSql(s: SchemaSql) {
          ON CONFLICT (outbox, message_id) DO UPDATE SET receipt = EXCLUDED.receipt, delivered_at = EXCLUDED.delivered_at)
        SELECT count(*) AS n, ${foldSometimes(s.q, 'SELECT $1::text FROM d LIMIT 1')} AS folded FROM d`,
     ),
-    /** $1 queue, $2 ids bigint[], $3 tokens uuid[], $4 wake payload → n. */
+    /**
+     * $1 queue, $2 ids bigint[], $3 tokens uuid[], $4 wake payload → n, and `held`: the ids of jobs
+     * still claimed that it left because another transaction holds their ordering key (null when it
+     * acked every job it was given). The caller acks those one by one (`ack`, which waits for the key).
+     */
     ackBatch: s.def(
       'q_ack_batch',
-      `WITH ${ackedBatch(FINISHED)}
-       SELECT (SELECT count(*) FROM d) AS n, ${promoteFrom(s, 'd', '$4')} AS promoted, ${foldSometimes(s.q, 'SELECT $1::text FROM d LIMIT 1')} AS folded`,
+      `WITH ${ackedBatch(FINISHED, true)}
+       SELECT (SELECT count(*) FROM d) AS n, ${promoteFrom(s, 'd', '$4')} AS promoted, ${foldSometimes(s.q, 'SELECT $1::text FROM d LIMIT 1')} AS folded,
+         CASE WHEN (SELECT count(*) FROM d) < cardinality($2::bigint[]) THEN ARRAY(
+           SELECT x.id FROM ${jobs} j, unnest($2::bigint[], $3::text[]) AS x(id, token)
+           WHERE ${batchFence} AND j.ordering_key IS NOT NULL AND x.id NOT IN (SELECT d.id FROM d)) END AS held`,
     ),
     /**
      * $1 id, $2 token, $3 delay ms, $4 last error, $5 attempt error (the stack), $6 wake payload → state. Dead when attempts
@@ -598,7 +642,9 @@ export function queueSql(s: SchemaSql) {
      */
     retry: s.def(
       'q_retry',
+      // The key is taken first when the job goes dead (its next job becomes head); a retried job stays its key's head.
       `WITH t AS (SELECT ${NOW_MS} AS ms),
+       ${keyFirst(s, keyOf(s, 'k.id = $1::bigint AND k.attempts >= k.max_attempts'))},
        u AS (
          UPDATE ${jobs} j SET
            state = CASE WHEN j.attempts >= j.max_attempts THEN 'dead' ELSE 'pending' END,
@@ -606,7 +652,7 @@ export function queueSql(s: SchemaSql) {
            died_at = CASE WHEN j.attempts >= j.max_attempts THEN t.ms ELSE NULL END,
            progress = CASE WHEN j.attempts >= j.max_attempts THEN j.progress END,
            last_error = $4::text, ${CLEAR_CLAIM}
-         FROM t, ${jobs} o WHERE ${FENCE} AND o.id = j.id RETURNING j.state, j.run_at, ${FINISHED}, ${ENDED_ATTEMPT}
+         FROM t, ${jobs} o WHERE ${FENCE} AND o.id = j.id AND ${KEY_FIRST} RETURNING j.state, j.run_at, ${FINISHED}, ${ENDED_ATTEMPT}
        ),
        att AS (${recordAttempt(s.q, 'u', "CASE WHEN u.state = 'dead' THEN 'dead' ELSE 'retried' END", '$5::text')}),
        d AS (SELECT * FROM u WHERE u.state = 'dead'),
@@ -617,9 +663,10 @@ export function queueSql(s: SchemaSql) {
     /** $1 id, $2 token, $3 last error, $4 attempt error (the stack), $5 wake payload → n. */
     fail: s.def(
       'q_fail',
-      `WITH d AS (
+      `WITH ${keyFirst(s, keyOf(s, 'k.id = $1::bigint'))},
+       d AS (
          UPDATE ${jobs} j SET state = 'dead', died_at = t.ms, last_error = $3::text, ${CLEAR_CLAIM}
-         FROM (SELECT ${NOW_MS} AS ms) t, ${jobs} o WHERE ${FENCE} AND o.id = j.id RETURNING ${FINISHED}, ${ENDED_ATTEMPT}),
+         FROM (SELECT ${NOW_MS} AS ms) t, ${jobs} o WHERE ${FENCE} AND o.id = j.id AND ${KEY_FIRST} RETURNING ${FINISHED}, ${ENDED_ATTEMPT}),
        att AS (${recordAttempt(s.q, 'd', "'dead'", '$4::text')}),
        cnt AS (${countDeltas(s.q, `SELECT d.queue, v.state, 0, v.n FROM d, (VALUES ('processing', -1), ('dead', 1)) AS v(state, n)`)})
        SELECT (SELECT count(*) FROM d) AS n, ${promoteFrom(s, 'd', '$5')} AS promoted, ${foldSometimes(s.q, 'SELECT d.queue FROM d')} AS folded`,
@@ -762,13 +809,15 @@ function outcomeOf(
 function outcomeSql(s: SchemaSql) {
   const jobs = `${s.q}.jobs`;
   const outcomes = `${s.q}.job_outcomes`;
-  // Cancel of the live (or, by id, any) rows of queue $1 matching `sel` ($2). $3 retention ms (null:
-  // forever), $4 cancel wake, $5 result wake, $6 queue wake (promotion) → n, how many were processing.
-  const cancel = (name: string, sel: string) =>
+  // Cancel of the live (or, by id, any) rows of queue $1 matching `sel` ($2), whose ordering key
+  // `key` selects (keyFirst). $3 retention ms (null: forever), $4 cancel wake, $5 result wake, $6
+  // queue wake (promotion) → n, how many were processing.
+  const cancel = (name: string, sel: string, key: string) =>
     s.def(
       name,
       `WITH t AS (SELECT ${NOW_MS} AS ms),
-       d AS (DELETE FROM ${jobs} j WHERE j.queue = $1::text AND ${sel} RETURNING j.*),
+       ${keyFirst(s, key)},
+       d AS (DELETE FROM ${jobs} j WHERE j.queue = $1::text AND ${sel} AND ${KEY_FIRST} RETURNING j.*),
        ins AS (INSERT INTO ${outcomes} (${OUTCOME_COLS}) ${outcomeOf('d', 'cancelled', 'NULL::json', 'd.progress', '$3')} WHERE d.state <> 'dead' RETURNING 1),
        cnt AS (${deleted(s, 'd')})
        SELECT (SELECT count(*) FROM d) AS n, (SELECT count(*) FROM d WHERE d.state = 'processing') AS running,
@@ -784,7 +833,8 @@ function outcomeSql(s: SchemaSql) {
     ackOutcome: s.def(
       'q_ack_outcome',
       `WITH t AS (SELECT ${NOW_MS} AS ms),
-       d AS (DELETE FROM ${jobs} j USING t WHERE ${FENCE} RETURNING j.*),
+       ${keyFirst(s, keyOf(s, 'k.id = $1::bigint'))},
+       d AS (DELETE FROM ${jobs} j USING t WHERE ${FENCE} AND ${KEY_FIRST} RETURNING j.*),
        ins AS (INSERT INTO ${outcomes} (${OUTCOME_COLS}) ${outcomeOf('d', 'completed', '$3::text::json', 'coalesce($4::text::json, d.progress)', '$5')} RETURNING 1),
        cnt AS (${countDeltas(s.q, `SELECT d.queue, 'processing', 0, -1 FROM d`)})
        SELECT (SELECT count(*) FROM d) AS n, ${promoteFrom(s, 'd', '$7')} AS promoted, ${foldSometimes(s.q, 'SELECT d.queue FROM d')} AS folded,
@@ -796,14 +846,20 @@ function outcomeSql(s: SchemaSql) {
       `WITH u AS (UPDATE ${jobs} j SET progress = $3::text::json FROM (SELECT ${NOW_MS} AS ms) t WHERE ${FENCE} RETURNING j.id)
        SELECT u.id, ${s.notify('$4')}::text AS woke FROM u`,
     ),
-    cancelOutcome: cancel('q_cancel_outcome', 'j.id = $2::bigint'),
+    cancelOutcome: cancel(
+      'q_cancel_outcome',
+      'j.id = $2::bigint',
+      keyOf(s, 'k.queue = $1::text AND k.id = $2::bigint'),
+    ),
     cancelByKeyOutcome: cancel(
       'q_cancel_by_key_outcome',
       "j.unique_key = $2::text AND j.state IN ('pending', 'processing')",
+      keyOf(s, "k.queue = $1::text AND k.unique_key = $2::text AND k.state IN ('pending', 'processing')"),
     ),
     cancelByOrderingKey: cancel(
       'q_cancel_by_ordering_key',
       "j.ordering_key = $2::text AND j.state IN ('pending', 'processing')",
+      'SELECT $1::text, $2::text',
     ),
     /** $1 queue, $2 id: the live or dead row (with progress), else the outcome record, as `JobRow` plus progress, result, finished_at. */
     getJobFull: s.def(

@@ -342,9 +342,22 @@ export class PostgresQueueDriver implements QueueDriver {
     }
     // Keys to promote: the receipts first, then the waking ack (rare for an outbox: two statements).
     if (receipts) await this.putReceipts(receipts);
-    return this.ended(
-      counted(await runWaking<Counted>(this.ctx, q.ackBatch, [this.queue, ids, tokens], this.wake, this.promotes)),
+    const r = await runWaking<Counted & { held: string[] | null }>(
+      this.ctx,
+      q.ackBatch,
+      [this.queue, ids, tokens],
+      this.wake,
+      this.promotes,
     );
+    let n = counted(r);
+    // Jobs whose ordering key another transaction (a producer's) holds: the batch left them rather than
+    // wait for a key while holding others (q_ack_batch). Each is acked on its own, waiting for its key only.
+    for (const id of r.rows[0]?.held ?? []) {
+      const job = jobs.find((j) => j.id === num(id));
+      if (job)
+        n += counted(await runWaking<Counted>(this.ctx, q.ack, [job.id, job.claimToken], this.wake, this.promotes));
+    }
+    return this.ended(n);
   }
 
   async putReceipts(receipts: ReceiptWrite): Promise<void> {
