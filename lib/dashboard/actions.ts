@@ -13,6 +13,7 @@ export const ACTIONS = [
   'redrive-all',
   'purge-all',
   'cancel',
+  'cancel-flow',
   'pause',
   'resume',
   'limits',
@@ -53,6 +54,7 @@ export const DONE_TEXT: Record<Action, (n: number) => string> = {
   'redrive-all': (n) => `Redrove ${n} dead job${n === 1 ? '' : 's'}.`,
   'purge-all': (n) => `Purged ${n} dead job${n === 1 ? '' : 's'}.`,
   cancel: (n) => (n > 0 ? 'Cancelled the job.' : 'Nothing cancelled: the job is gone.'),
+  'cancel-flow': (n) => `Cancelled the flow: ${n} job${n === 1 ? '' : 's'} ended.`,
   pause: () => 'Paused the queue on every replica.',
   resume: () => 'Resumed the queue.',
   limits: () => 'Saved the limits: every worker claims under them from now on.',
@@ -182,7 +184,14 @@ export function readAction(body: unknown): ActionRequest {
   const id = idText !== undefined && /^\d{1,16}$/.test(idText) ? Number(idText) : undefined;
   const onSchedule = action === 'trigger' || action === 'pause-schedule' || action === 'resume-schedule';
   if (onSchedule ? !schedule : !queue) throw new BadRequest(onSchedule ? 'schedule is required' : 'queue is required');
-  if ((action === 'redrive' || action === 'purge' || action === 'cancel' || action === 'edit') && id === undefined)
+  if (
+    (action === 'redrive' ||
+      action === 'purge' ||
+      action === 'cancel' ||
+      action === 'cancel-flow' ||
+      action === 'edit') &&
+    id === undefined
+  )
     throw new BadRequest('id must be a job id');
   let limits: QueueFormLimits | undefined;
   if (action === 'limits') {
@@ -230,6 +239,8 @@ export function question(a: ActionRequest, matched: number): string {
       return `Purge every dead job of queue ${q}? They are deleted for good.`;
     case 'cancel':
       return `Cancel job ${a.id} of queue ${q}? It ends as cancelled whatever its state (never retried); a running handler's abort signal fires.`;
+    case 'cancel-flow':
+      return `Cancel the flow of job ${a.id} of queue ${q}? The job and every dependency below it still pending or running (any queue) end as cancelled; running handlers' abort signals fire.`;
     case 'pause':
       return `Pause queue ${q} on every replica? Jobs already running finish; nothing new is handed out until resumed.`;
     case 'resume':
@@ -271,6 +282,8 @@ export async function runAction(store: Store, a: ActionRequest): Promise<ActionR
       return { n: await admin.purgeAllDead(a.queue!) };
     case 'cancel':
       return { n: (await queueHandle(store, a.queue!).cancel(a.id!)) ? 1 : 0 };
+    case 'cancel-flow':
+      return { n: await queueHandle(store, a.queue!).cancelFlow(a.id!) };
     case 'pause':
     case 'resume':
       await setPaused(store, a.queue!, a.action === 'pause');
@@ -315,7 +328,8 @@ export function backTo(base: string, a: ActionRequest): string {
   if (a.action === 'limits') return `${base}/queue?${qs({ name: a.queue! })}`;
   if (a.action === 'edit') return `${base}/job?${qs({ queue: a.queue!, id: String(a.id) })}`;
   if (a.action === 'enqueue') return `${base}/queue?${qs({ name: a.queue! })}`;
-  if (a.from === 'job' && a.action === 'redrive') return `${base}/job?${qs({ queue: a.queue!, id: String(a.id) })}`;
+  if (a.from === 'job' && (a.action === 'redrive' || a.action === 'cancel-flow'))
+    return `${base}/job?${qs({ queue: a.queue!, id: String(a.id) })}`;
   if (a.action === 'cancel' || a.from === 'job') return `${base}/queue?${qs({ name: a.queue! })}`;
   return `${base}/dead?${qs({ queue: a.queue! })}`;
 }

@@ -294,6 +294,7 @@ export class DashboardService {
           queueRows(this.store, ctx.now).then((r) => r.rows),
           admin.throughput(filter.queue, ctx.now - DAY),
         ]);
+        const waiting = await admin.waitingOn(list.jobs.filter((j) => j.state === 'pending').map((j) => j.id));
         return queuePage(
           ctx,
           rows.find((r) => r.name === filter.queue) ?? null,
@@ -302,6 +303,7 @@ export class DashboardService {
           list.next,
           list.scanned,
           throughput,
+          waiting,
         );
       }
       case 'job': {
@@ -309,15 +311,16 @@ export class DashboardService {
         const idText = field(query, 'id');
         if (!queue) throw new BadRequest('queue is required');
         if (!idText || !/^\d{1,16}$/.test(idText)) throw new BadRequest('id must be a job id');
-        const [job, audit] = await Promise.all([
+        const [job, audit, flow] = await Promise.all([
           admin.jobDetail(queue, Number(idText)),
           auditOfJob(this.store, queue, Number(idText)),
+          admin.flowOf(Number(idText)),
         ]);
         if (!job)
           throw new NotFound(
             `Queue ${JSON.stringify(queue)} has no job ${idText}: it was acked, cancelled, purged, or never existed.`,
           );
-        return jobPage(ctx, job, audit, field(query, 'full') === '1');
+        return jobPage(ctx, job, audit, field(query, 'full') === '1', flow);
       }
       case 'new':
         return newJobPage(ctx, field(query, 'queue'));

@@ -1,4 +1,5 @@
-import type { JobDetail, JobSearchState, ThroughputPoint } from '../contract/admin.js';
+import type { FlowView, JobDetail, JobSearchState, ThroughputPoint } from '../contract/admin.js';
+import { flowSection } from './flow-view.js';
 import type { JobInfo, RateLimit } from '../contract/types.js';
 import type { AuditRow } from './audit.js';
 import type { BulkOp } from './bulk.js';
@@ -116,6 +117,7 @@ export function queuePage(
   next: string | null,
   scanned: number | null,
   throughput: readonly ThroughputPoint[],
+  waiting: ReadonlyMap<number, number>,
 ): string {
   const name = f.queue;
   const states = STATES.map(
@@ -154,7 +156,7 @@ export function queuePage(
       State:
       ${states}${ctx.readOnly ? '' : html` · <a id="new-job-link" href="${link(ctx, 'new', { queue: name })}">Enqueue a job</a>`}
     </nav>
-    ${searchForm(ctx, f)}${searched}${bulkForms(ctx, f)}${live('live-jobs', jobTable(ctx, jobs))}
+    ${searchForm(ctx, f)}${searched}${bulkForms(ctx, f)}${live('live-jobs', jobTable(ctx, jobs, waiting))}
     ${next && !f.filtered ? html`<p><a rel="next" href="${link(ctx, 'queue', { ...f.params, cursor: next })}">Next page →</a></p>` : ''}`;
   return layout(ctx, `Queue ${name}`, '', body);
 }
@@ -164,7 +166,9 @@ function traceId(headers: Readonly<Record<string, string>>): string | null {
   return m ? m[1]! : null;
 }
 
-function stateText(job: JobDetail, now: number): string {
+function stateText(job: JobDetail, now: number, flow: FlowView): string {
+  if (job.state === 'pending' && flow.pending > 0)
+    return `waiting on ${flow.pending} child${flow.pending === 1 ? '' : 'ren'} (its flow's dependencies)`;
   if (job.state === 'pending' && job.blocked) return 'pending (waiting behind an older job of its ordering key)';
   if (job.state === 'pending' && job.runAt > now) return 'pending (scheduled)';
   return job.state;
@@ -270,7 +274,13 @@ function progressView(value: unknown): SafeHtml {
 }
 
 /** One job: fields, payload, headers, timeline, actions valid in its state. */
-export function jobPage(ctx: PageCtx, job: JobDetail, audit: readonly AuditRow[], full: boolean): string {
+export function jobPage(
+  ctx: PageCtx,
+  job: JobDetail,
+  audit: readonly AuditRow[],
+  full: boolean,
+  flow: FlowView,
+): string {
   const headers = headersOf(job);
   const trace = traceId(job.headers);
   const payload = payloadText(job.payload, full ? Number.MAX_SAFE_INTEGER : 4000);
@@ -281,7 +291,7 @@ export function jobPage(ctx: PageCtx, job: JobDetail, audit: readonly AuditRow[]
           <dt>Queue</dt>
           <dd><a href="${link(ctx, 'queue', { name: job.queue })}">${job.queue}</a></dd>
           <dt>State</dt>
-          <dd class="${job.state === 'dead' ? 'dead' : ''}" id="job-state">${stateText(job, ctx.now)}</dd>
+          <dd class="${job.state === 'dead' ? 'dead' : ''}" id="job-state">${stateText(job, ctx.now, flow)}</dd>
           <dt>Attempts</dt>
           <dd>${job.attempts} of ${job.maxAttempts}</dd>
           <dt>Priority</dt>
@@ -328,6 +338,7 @@ export function jobPage(ctx: PageCtx, job: JobDetail, audit: readonly AuditRow[]
               : ''
           }
         </dl>
+        ${flowSection(ctx, job, flow)}
         <h2>Timeline</h2>
         ${timeline(ctx, job, audit)}`,
     )}

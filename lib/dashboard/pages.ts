@@ -2,6 +2,7 @@ import type { StreamInfo, ThroughputPoint } from '../contract/admin.js';
 import type { JobInfo, Schedule } from '../contract/types.js';
 import { msText, throughputChart } from './chart.js';
 import { headersOf, type QueueRow } from './data.js';
+import { listState } from './flow-view.js';
 import { html, type SafeHtml } from './html.js';
 import { action, ago, layout, link, live, payloadText, when, type PageCtx } from './layout.js';
 
@@ -67,11 +68,13 @@ export function queuesPage(ctx: PageCtx, rows: readonly QueueRow[], throughput: 
   return layout(ctx, 'Queues', '', body);
 }
 
-function jobRow(ctx: PageCtx, job: JobInfo, withActions: boolean): SafeHtml {
+function jobRow(ctx: PageCtx, job: JobInfo, withActions: boolean, waiting: number | undefined): SafeHtml {
   const headers = headersOf(job);
   return html`<tr data-job="${job.id}">
     <td class="n"><a class="job" href="${link(ctx, 'job', { queue: job.queue, id: String(job.id) })}">${job.id}</a></td>
-    <td>${job.state}${job.state === 'pending' && job.runAt > ctx.now ? ' (scheduled)' : ''}</td>
+    <td class="state">
+      ${listState(job.state, waiting)}${job.state === 'pending' && waiting === undefined && job.runAt > ctx.now ? ' (scheduled)' : ''}
+    </td>
     <td><pre class="payload">${payloadText(job.payload)}</pre></td>
     <td>${headers ? html`<pre>${Object.entries(headers).map(([k, v]) => `${k}: ${v}\n`)}</pre>` : '–'}</td>
     <td class="n">${job.attempts}/${job.maxAttempts}</td>
@@ -94,7 +97,12 @@ function jobActions(ctx: PageCtx, job: JobInfo): SafeHtml {
   return action(ctx, 'cancel', 'Cancel', { queue: job.queue, id: job.id }, true);
 }
 
-export function jobTable(ctx: PageCtx, jobs: readonly JobInfo[]): SafeHtml {
+/** A list of jobs; `waiting` maps the ids of jobs held back by their flow to how many dependencies they wait on. */
+export function jobTable(
+  ctx: PageCtx,
+  jobs: readonly JobInfo[],
+  waiting: ReadonlyMap<number, number> = new Map(),
+): SafeHtml {
   return html`<table class="jobs">
     <thead>
       <tr>
@@ -110,7 +118,7 @@ export function jobTable(ctx: PageCtx, jobs: readonly JobInfo[]): SafeHtml {
       </tr>
     </thead>
     <tbody>
-      ${jobs.map((j) => jobRow(ctx, j, true))}${
+      ${jobs.map((j) => jobRow(ctx, j, true, waiting.get(j.id)))}${
         jobs.length === 0
           ? html`<tr>
               <td colspan="9">No jobs.</td>

@@ -28,7 +28,7 @@ async function csrfOf(app: INestApplication): Promise<{ cookie: string; token: s
   const res = await request(app.getHttpServer()).get(`${BASE}/dead`).set('x-admin-token', TEST_TOKEN).expect(200);
   const setCookie = ([] as string[]).concat(res.headers['set-cookie'] ?? []);
   const cookie = setCookie.find((c) => c.startsWith('alkstore_csrf='))!.split(';')[0]!;
-  const token = /<meta name="csrf-token" content="([^"]+)">/.exec(res.text)?.[1];
+  const token = /<meta name="csrf-token" content="([^"]+)"\s*\/?>/.exec(res.text)?.[1];
   if (!token) throw new Error('no csrf token in the page');
   return { cookie, token };
 }

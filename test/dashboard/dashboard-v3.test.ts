@@ -1,0 +1,84 @@
+import 'reflect-metadata';
+import { describe, expect, it } from '@jest/globals';
+import type { INestApplication } from '@nestjs/common';
+import type { AuditEntry } from '../../lib/dashboard/index.js';
+import type { Store } from '../../lib/nest/index.js';
+import { waitFor } from '../helpers/engines.js';
+import { nestEngines } from '../nest/nest-fixtures.js';
+import { actorOf, BASE, dashboardClient, roleOf, TokenGuard, withDashboardApp } from './dashboard-app.js';
+
+// Dashboard v3 over HTTP on both engines (Express; the adapters share every page's code): flows, search
+// that keeps scanning, the compact queue page, row selection, dead letters by error, the fleet view.
+
+const audited: AuditEntry[] = [];
+
+for (const engine of nestEngines())
+  describe(`dashboard v3 [${engine.name}]`, () => {
+    let app: INestApplication;
+    let store: Store;
+    withDashboardApp(engine, (made) => ({ app, store } = made), {
+      path: '/alkstore',
+      guard: TokenGuard,
+      roles: roleOf,
+      actor: actorOf,
+      onAudit: (e) => audited.push(e),
+    });
+    const { get, post } = dashboardClient(() => app);
+
+    it('shows a flow: the tree with states and links, the parent link, a dead child with the policy, cancel flow', async () => {
+      const queue = `flow-${engine.kind}`;
+      const kids = `flow-kids-${engine.kind}`;
+      const root = await store.queue(queue).enqueueFlow({
+        payload: { step: 'ship' },
+        onChildDead: 'continue',
+        children: [
+          { queue: kids, payload: { step: 'pack' }, opts: { maxAttempts: 1 } },
+          { queue: kids, payload: { step: 'label' }, children: [{ queue: kids, payload: { step: 'print' } }] },
+        ],
+      });
+      const [pack, label] = root.children;
+      const print = label!.children[0]!;
+      const job = await waitFor('the pack job', async () => {
+        const j = await store.queue(kids).claimOne('w1');
+        if (j && j.id !== pack!.id) throw new Error(`claimed ${j.id}, not the pack job`);
+        return j;
+      });
+      await job.fail(new Error('box too small\nat pack()'));
+
+      const page = await get(`${BASE}/job?queue=${queue}&id=${root.id}`).expect(200);
+      expect(page.text).toMatch(/id="job-state">waiting on 1 child \(/);
+      expect(page.text).toContain('Waiting on <b>1</b> of 2 children.');
+      expect(page.text).toContain('continue: a dead dependency counts as done');
+      expect(page.text).toMatch(new RegExp(`data-flow-job="${pack!.id}" data-state="dead"`));
+      expect(page.text).toContain('box too small');
+      expect(page.text).not.toContain('at pack()');
+      expect(page.text).toMatch(new RegExp(`data-flow-job="${print.id}" data-state="pending"`));
+      expect(page.text).toContain(`href="${BASE}/job?queue=${kids}&amp;id=${print.id}"`);
+      expect(page.text).toContain('data-action="cancel-flow"');
+
+      const child = await get(`${BASE}/job?queue=${kids}&id=${print.id}`).expect(200);
+      expect(child.text).toContain(`Waited for by:`);
+      expect(child.text).toContain(`href="${BASE}/job?queue=${kids}&amp;id=${label!.id}"`);
+
+      const list = await get(`${BASE}/queue?name=${queue}&state=all`).expect(200);
+      expect(list.text).toContain('waiting on 1 child');
+
+      const ask = await post({ action: 'cancel-flow', queue, id: String(root.id), back: 'job' }, 200);
+      expect(ask.text).toContain(`Cancel the flow of job ${root.id}`);
+      const done = await post({ action: 'cancel-flow', queue, id: String(root.id), back: 'job', confirm: 'yes' }, 303, {
+        'x-user': 'ops-flow',
+      });
+      expect(done.headers.location).toContain(`/job?queue=${queue}&id=${root.id}&done=cancel-flow&n=3`);
+      expect(await store.queue(queue).getJob(root.id)).toMatchObject({ state: 'cancelled' });
+      expect(await store.queue(kids).getJob(print.id)).toMatchObject({ state: 'cancelled' });
+      expect(audited).toContainEqual(
+        expect.objectContaining({ action: 'cancel-flow', actor: 'ops-flow', queue, jobs: [root.id], count: 3 }),
+      );
+      // A viewer sees the flow but not the action; a forged cross-site post is refused.
+      const viewer = await get(`${BASE}/job?queue=${kids}&id=${label!.id}`, { 'x-role': 'viewer' }).expect(200);
+      expect(viewer.text).not.toContain('data-action="cancel-flow"');
+      await post({ action: 'cancel-flow', queue, id: String(root.id), confirm: 'yes' }, 403, {
+        origin: 'https://evil.example',
+      });
+    });
+  });
