@@ -37,6 +37,7 @@ import {
   type PageCtx,
 } from './pages.js';
 import { BadFilter, describeFilter, readFilter } from './search-query.js';
+import { searchUntil } from './search-more.js';
 import type { JobListState } from '../contract/admin.js';
 import { SCHEDULE_NAME_HEADER } from '../contract/schedule-headers.js';
 import { workflowPages } from './workflow-pages.js';
@@ -287,7 +288,10 @@ export class DashboardService {
         const cursor = field(query, 'cursor');
         const [list, rows, throughput] = await Promise.all([
           filter.filtered
-            ? admin.searchJobs(filter.queue, { ...filter.search, cursor, limit: 50 })
+            ? searchUntil(admin, filter.queue, filter.search, 50, cursor, this.options.searchBudgetMs).then((p) => ({
+                ...p,
+                scanned: p,
+              }))
             : admin
                 .listJobs(filter.queue, { state: filter.state as JobListState, cursor, limit: 50 })
                 .then((p) => ({ ...p, scanned: null })),
@@ -343,13 +347,17 @@ export class DashboardService {
         if (!name) throw new BadRequest('name (the schedule) is required');
         const s = (await this.store.listSchedules()).schedules.find((x) => x.name === name);
         if (!s) throw new NotFound(`There is no schedule ${JSON.stringify(name)}.`);
-        // One bounded search call (SEARCH_SCAN_ROWS rows, newest first): the page costs the same at any depth;
-        // older fires are one "search further" link away.
-        const page = await admin.searchJobs(s.queue, {
-          header: { name: SCHEDULE_NAME_HEADER, equals: s.name },
-          limit: FIRES,
-        });
-        return schedulePage(ctx, s, page.jobs, page.next);
+        // Bounded search calls (SEARCH_SCAN_ROWS rows each, newest first) until a page of fires or the time
+        // budget; older fires are one "search further" link away.
+        const page = await searchUntil(
+          admin,
+          s.queue,
+          { header: { name: SCHEDULE_NAME_HEADER, equals: s.name } },
+          FIRES,
+          undefined,
+          this.options.searchBudgetMs,
+        );
+        return schedulePage(ctx, s, page.jobs, page.next, page);
       }
       case 'dead': {
         const queue = field(query, 'queue') ?? null;

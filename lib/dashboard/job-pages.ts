@@ -10,6 +10,7 @@ import { action, ago, layout, link, live, payloadText, when, type PageCtx } from
 import { jobTable } from './pages.js';
 import { editForm } from './job-forms.js';
 import { describeFilter, type JobFilter } from './search-query.js';
+import { lookedAt, type SearchResult } from './search-more.js';
 
 const STATES: readonly JobSearchState[] = ['pending', 'scheduled', 'processing', 'dead', 'finished', 'all'];
 /** How the state links and the select name a state (`finished` is the job history). */
@@ -115,7 +116,7 @@ export function queuePage(
   f: JobFilter,
   jobs: readonly JobInfo[],
   next: string | null,
-  scanned: number | null,
+  scanned: SearchResult | null,
   throughput: readonly ThroughputPoint[],
   waiting: ReadonlyMap<number, number>,
 ): string {
@@ -138,8 +139,8 @@ export function queuePage(
     : html`<p id="summary">No jobs on this queue.</p>`;
   const searched = f.filtered
     ? html`<p class="note" id="search-note">
-        Matching ${describeFilter(f)}, newest
-        first${scanned !== null ? html`; this page looked at ${scanned} rows` : ''}${next ? html`, <a rel="next" href="${link(ctx, 'queue', { ...f.params, cursor: next })}">search further →</a>` : html`, no more rows`}.
+        Matching ${describeFilter(f)}, newest first.
+        ${scanned !== null ? lookedAt(scanned) : ''}${next ? html` <a rel="next" href="${link(ctx, 'queue', { ...f.params, cursor: next })}">Search further →</a>` : ''}
       </p>`
     : html``;
   const body = html`${live(

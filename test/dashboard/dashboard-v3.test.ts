@@ -5,7 +5,7 @@ import type { AuditEntry } from '../../lib/dashboard/index.js';
 import type { Store } from '../../lib/nest/index.js';
 import { waitFor } from '../helpers/engines.js';
 import { nestEngines } from '../nest/nest-fixtures.js';
-import { actorOf, BASE, dashboardClient, roleOf, TokenGuard, withDashboardApp } from './dashboard-app.js';
+import { actorOf, BASE, dashboardClient, jobIdsOf, roleOf, TokenGuard, withDashboardApp } from './dashboard-app.js';
 
 // Dashboard v3 over HTTP on both engines (Express; the adapters share every page's code): flows, search
 // that keeps scanning, the compact queue page, row selection, dead letters by error, the fleet view.
@@ -22,6 +22,8 @@ for (const engine of nestEngines())
       roles: roleOf,
       actor: actorOf,
       onAudit: (e) => audited.push(e),
+      // The deep-search test asserts what is found, not how fast: a budget a loaded machine cannot run out of.
+      searchBudgetMs: 30_000,
     });
     const { get, post } = dashboardClient(() => app);
 
@@ -81,4 +83,21 @@ for (const engine of nestEngines())
         origin: 'https://evil.example',
       });
     });
+
+    it('search keeps scanning: 20 matches among the oldest of many rows are on the first page', async () => {
+      // 100,000 jobs on PostgreSQL (five search slices); SQLite, run on every change, gets 45,000 (three slices).
+      const total = engine.kind === 'postgres' ? 100_000 : 45_000;
+      const queue = `deep-${engine.kind}`;
+      const q = store.queue(queue);
+      const needles = await q.enqueueMany(Array.from({ length: 20 }, (_, i) => ({ kind: 'needle', i })));
+      for (let done = 20; done < total; done += 10_000)
+        await q.enqueueMany(Array.from({ length: Math.min(10_000, total - done) }, () => ({ kind: 'hay' })));
+      const page = await get(
+        `${BASE}/queue?name=${queue}&state=all&payload=${encodeURIComponent('kind = "needle"')}`,
+      ).expect(200);
+      expect(jobIdsOf(page.text)).toEqual([...needles].reverse());
+      expect(page.text).toMatch(/id="looked-at" data-scanned="(\d+)"/);
+      expect(Number(/data-scanned="(\d+)"/.exec(page.text)![1])).toBeGreaterThanOrEqual(total);
+      expect(page.text).toContain('down to the oldest row: no more matches.');
+    }, 240_000);
   });
