@@ -24,7 +24,7 @@ import type { DashboardRole, ResolvedDashboardOptions } from './dashboard.option
 import { formBody, FormTooLarge } from './form-body.js';
 import { receiptsPage, schedulePage, workersPage } from './fleet-pages.js';
 import { newJobPage } from './job-forms.js';
-import { auditPage, bulkPage, jobPage, queuePage } from './job-pages.js';
+import { auditPage, bulkPage, jobPage, queuePage, readListView } from './job-pages.js';
 import { mountOf, type RoutedRequest } from './mount.js';
 import {
   confirmPage,
@@ -261,9 +261,11 @@ export class DashboardService {
           ? n > 0
             ? [n]
             : []
-          : a.id !== undefined && n > 0
-            ? [a.id]
-            : [],
+          : a.ids !== undefined
+            ? a.ids
+            : a.id !== undefined && n > 0
+              ? [a.id]
+              : [],
       count: a.action === 'trigger' || a.action === 'enqueue' ? (n > 0 ? 1 : 0) : n,
       // A limits change names the values it stored.
       filter: a.limits ? limitsText(a.limits) : null,
@@ -286,14 +288,17 @@ export class DashboardService {
       case 'queue': {
         const filter = readFilter(query);
         const cursor = field(query, 'cursor');
+        const view = readListView(field(query, 'size'), field(query, 'sort'), field(query, 'dir'));
         const [list, rows, throughput] = await Promise.all([
           filter.filtered
-            ? searchUntil(admin, filter.queue, filter.search, 50, cursor, this.options.searchBudgetMs).then((p) => ({
-                ...p,
-                scanned: p,
-              }))
+            ? searchUntil(admin, filter.queue, filter.search, view.size, cursor, this.options.searchBudgetMs).then(
+                (p) => ({
+                  ...p,
+                  scanned: p,
+                }),
+              )
             : admin
-                .listJobs(filter.queue, { state: filter.state as JobListState, cursor, limit: 50 })
+                .listJobs(filter.queue, { state: filter.state as JobListState, cursor, limit: view.size })
                 .then((p) => ({ ...p, scanned: null })),
           queueRows(this.store, ctx.now).then((r) => r.rows),
           admin.throughput(filter.queue, ctx.now - DAY),
@@ -308,6 +313,7 @@ export class DashboardService {
           list.scanned,
           throughput,
           waiting,
+          view,
         );
       }
       case 'job': {

@@ -7,7 +7,47 @@ import { latencyChart, throughputChart } from './chart.js';
 import { headersOf, type QueueRow } from './data.js';
 import { html, type SafeHtml } from './html.js';
 import { action, ago, layout, link, live, payloadText, when, type PageCtx } from './layout.js';
-import { jobTable } from './pages.js';
+import { jobTable, SORTS, sortJobs, type JobSort, type SortView } from './pages.js';
+
+/** Page sizes of a queue's list. */
+export const PAGE_SIZES = [25, 50, 100, 200] as const;
+export const DEFAULT_PAGE_SIZE = 50;
+
+/** How the queue page shows its list: page size and the order of the page's rows. */
+export interface ListView {
+  readonly size: number;
+  readonly sort: JobSort | null;
+  readonly desc: boolean;
+}
+
+/** Reads `size`, `sort` and `dir` from the query; unknown values fall back to the defaults. */
+export function readListView(size: string | undefined, sort: string | undefined, dir: string | undefined): ListView {
+  const n = Number(size);
+  return {
+    size: (PAGE_SIZES as readonly number[]).includes(n) ? n : DEFAULT_PAGE_SIZE,
+    sort: (SORTS as readonly string[]).includes(sort ?? '') ? (sort as JobSort) : null,
+    desc: dir === 'desc',
+  };
+}
+
+/**
+ * The form the row checkboxes belong to (`form="selected"`): retry, cancel or delete the selected jobs,
+ * confirmed with their count and audited like every action.
+ */
+function selectedForm(ctx: PageCtx, queue: string): SafeHtml {
+  if (ctx.readOnly) return html``;
+  return html`<form id="selected" class="bulk" method="post" action="${ctx.base}/action">
+    <input type="hidden" name="csrf" value="${ctx.csrf}" /><input type="hidden" name="queue" value="${queue}" />
+    Selected jobs:
+    <button type="submit" name="action" value="selected-retry" data-action="selected-retry">Retry</button>
+    <button type="submit" name="action" value="selected-cancel" class="danger" data-action="selected-cancel">
+      Cancel
+    </button>
+    <button type="submit" name="action" value="selected-delete" class="danger" data-action="selected-delete">
+      Delete
+    </button>
+  </form>`;
+}
 import { editForm } from './job-forms.js';
 import { describeFilter, type JobFilter } from './search-query.js';
 import { lookedAt, type SearchResult } from './search-more.js';
@@ -119,6 +159,7 @@ export function queuePage(
   scanned: SearchResult | null,
   throughput: readonly ThroughputPoint[],
   waiting: ReadonlyMap<number, number>,
+  view: ListView,
 ): string {
   const name = f.queue;
   const states = STATES.map(
@@ -143,22 +184,42 @@ export function queuePage(
         ${scanned !== null ? lookedAt(scanned) : ''}${next ? html` <a rel="next" href="${link(ctx, 'queue', { ...f.params, cursor: next })}">Search further →</a>` : ''}
       </p>`
     : html``;
-  const body = html`${live(
-      'live-summary',
-      html`${summary}
-        <div class="charts">
-          ${throughputChart(throughput, ctx.now, `Jobs per minute, ${name}`)}${throughputChart(throughput, ctx.now, `Jobs per hour, ${name}`, 'day')}
-          ${latencyChart(throughput, 'wait', ctx.now, `Wait time per minute, ${name}`)}${latencyChart(throughput, 'wait', ctx.now, `Wait time per hour, ${name}`, 'day')}
-          ${latencyChart(throughput, 'run', ctx.now, `Run time per minute, ${name}`)}${latencyChart(throughput, 'run', ctx.now, `Run time per hour, ${name}`, 'day')}
-        </div>`,
-    )}
-    ${queueControls(ctx, queue, name)}
+  const charts = html`<div class="charts">
+    ${throughputChart(throughput, ctx.now, `Jobs per minute, ${name}`)}${throughputChart(throughput, ctx.now, `Jobs per hour, ${name}`, 'day')}
+    ${latencyChart(throughput, 'wait', ctx.now, `Wait time per minute, ${name}`)}${latencyChart(throughput, 'wait', ctx.now, `Wait time per hour, ${name}`, 'day')}
+    ${latencyChart(throughput, 'run', ctx.now, `Run time per minute, ${name}`)}${latencyChart(throughput, 'run', ctx.now, `Run time per hour, ${name}`, 'day')}
+  </div>`;
+  const here = { ...f.params, ...(view.size !== DEFAULT_PAGE_SIZE ? { size: String(view.size) } : {}) };
+  const sort: SortView = {
+    key: view.sort,
+    desc: view.desc,
+    href: (key, desc) => link(ctx, 'queue', { ...here, sort: key, dir: desc ? 'desc' : 'asc' }),
+  };
+  const sizes = PAGE_SIZES.map(
+    (n) =>
+      html`<a
+        href="${link(ctx, 'queue', { ...f.params, size: String(n), ...(view.sort ? { sort: view.sort, dir: view.desc ? 'desc' : 'asc' } : {}) })}"
+        class="${n === view.size ? 'on' : ''}"
+        data-size="${n}"
+        >${n}</a
+      > `,
+  );
+  const body = html`${live('live-summary', summary)}
+    <details class="strip" id="queue-insights">
+      <summary>Charts and limits</summary>
+      ${live('live-charts', charts)}${queueControls(ctx, queue, name)}
+    </details>
     <nav class="states">
       State:
       ${states}${ctx.readOnly ? '' : html` · <a id="new-job-link" href="${link(ctx, 'new', { queue: name })}">Enqueue a job</a>`}
+      · Page size: ${sizes}
     </nav>
-    ${searchForm(ctx, f)}${searched}${bulkForms(ctx, f)}${live('live-jobs', jobTable(ctx, jobs, waiting))}
-    ${next && !f.filtered ? html`<p><a rel="next" href="${link(ctx, 'queue', { ...f.params, cursor: next })}">Next page →</a></p>` : ''}`;
+    <details class="strip" id="search-strip" ${f.filtered ? html`open` : ''}>
+      <summary>Search and bulk actions</summary>
+      ${searchForm(ctx, f)}${bulkForms(ctx, f)}
+    </details>
+    ${searched}${selectedForm(ctx, name)}${live('live-jobs', jobTable(ctx, sortJobs(jobs, view.sort, view.desc), waiting, sort))}
+    ${next && !f.filtered ? html`<p><a rel="next" href="${link(ctx, 'queue', { ...here, cursor: next })}">Next page →</a></p>` : ''}`;
   return layout(ctx, `Queue ${name}`, '', body);
 }
 

@@ -68,23 +68,45 @@ export function queuesPage(ctx: PageCtx, rows: readonly QueueRow[], throughput: 
   return layout(ctx, 'Queues', '', body);
 }
 
+/** A payload on one line, cut short (the job page has all of it). */
+function payloadLine(value: unknown): string {
+  const text = JSON.stringify(value) ?? 'null';
+  return text.length > 140 ? `${text.slice(0, 140)}…` : text;
+}
+
+/** One compact row (about one text line high): the job page has the rest. */
 function jobRow(ctx: PageCtx, job: JobInfo, withActions: boolean, waiting: number | undefined): SafeHtml {
   const headers = headersOf(job);
+  const error = job.lastError ? (job.lastError.split('\n', 1)[0] ?? '') : '';
   return html`<tr data-job="${job.id}">
+    <td class="pick">
+      ${withActions && !ctx.readOnly ? html`<input type="checkbox" name="ids" value="${job.id}" form="selected" aria-label="Select job ${job.id}" />` : ''}
+    </td>
     <td class="n"><a class="job" href="${link(ctx, 'job', { queue: job.queue, id: String(job.id) })}">${job.id}</a></td>
     <td class="state">
       ${listState(job.state, waiting)}${job.state === 'pending' && waiting === undefined && job.runAt > ctx.now ? ' (scheduled)' : ''}
     </td>
-    <td><pre class="payload">${payloadText(job.payload)}</pre></td>
-    <td>${headers ? html`<pre>${Object.entries(headers).map(([k, v]) => `${k}: ${v}\n`)}</pre>` : '–'}</td>
+    <td class="line"><code>${payloadLine(job.payload)}</code></td>
+    <td
+      class="line"
+      title="${
+        headers
+          ? Object.entries(headers)
+              .map(([k, v]) => `${k}: ${v}`)
+              .join('\n')
+          : ''
+      }"
+    >
+      ${headers ? `${Object.keys(headers).length}` : '–'}
+    </td>
     <td class="n">${job.attempts}/${job.maxAttempts}</td>
     <td class="n">${job.priority}</td>
-    <td>${job.lastError ? html`<pre class="error">${job.lastError}</pre>` : '–'}</td>
-    <td>
-      enqueued ${when(job.enqueuedAt, ctx.now)}<br />${job.state === 'pending' || job.state === 'processing' ? 'run' : 'ran'}
-      ${when(job.runAt, ctx.now)}${job.claimedUntil !== null ? html`<br />lease until ${when(job.claimedUntil, ctx.now)}` : ''}${job.diedAt !== null ? html`<br />died ${when(job.diedAt, ctx.now)}` : ''}${job.finishedAt !== undefined ? html`<br />${job.state} ${when(job.finishedAt, ctx.now)}` : ''}${job.expiresAt !== null ? html`<br />expires ${when(job.expiresAt, ctx.now)}` : ''}
+    <td class="line error" title="${error}">${error || '–'}</td>
+    <td class="line">${when(job.enqueuedAt, ctx.now)}</td>
+    <td class="line">
+      ${job.diedAt !== null ? html`died ${when(job.diedAt, ctx.now)}` : job.finishedAt !== undefined ? html`${job.state} ${when(job.finishedAt, ctx.now)}` : job.claimedUntil !== null ? html`lease ${when(job.claimedUntil, ctx.now)}` : when(job.runAt, ctx.now)}
     </td>
-    <td>${withActions ? jobActions(ctx, job) : ''}</td>
+    <td class="line">${withActions ? jobActions(ctx, job) : ''}</td>
   </tr>`;
 }
 
@@ -98,22 +120,60 @@ function jobActions(ctx: PageCtx, job: JobInfo): SafeHtml {
 }
 
 /** A list of jobs; `waiting` maps the ids of jobs held back by their flow to how many dependencies they wait on. */
+/** The sort orders of a job list's page. */
+export const SORTS = ['id', 'created', 'attempts', 'runAt'] as const;
+export type JobSort = (typeof SORTS)[number];
+
+/** How a list is sorted, and the link that sorts it by another column (or flips this one). */
+export interface SortView {
+  readonly key: JobSort | null;
+  readonly desc: boolean;
+  readonly href: (key: JobSort, desc: boolean) => string;
+}
+
+const SORT_VALUE: Record<JobSort, (j: JobInfo) => number> = {
+  id: (j) => j.id,
+  created: (j) => j.enqueuedAt,
+  attempts: (j) => j.attempts,
+  runAt: (j) => j.runAt,
+};
+
+/** The rows of one keyset page in the asked order (ties by id); the pages themselves follow the list's own order. */
+export function sortJobs(jobs: readonly JobInfo[], key: JobSort | null, desc: boolean): JobInfo[] {
+  if (key === null) return [...jobs];
+  const by = SORT_VALUE[key];
+  return [...jobs].sort((a, b) => (desc ? -1 : 1) * (by(a) - by(b) || a.id - b.id));
+}
+
+function sortHead(label: string, key: JobSort, sort: SortView | undefined): SafeHtml {
+  if (!sort) return html`${label}`;
+  const on = sort.key === key;
+  const desc = on ? !sort.desc : key !== 'attempts' ? false : true;
+  return html`<a href="${sort.href(key, desc)}" data-sort="${key}" class="${on ? 'on' : ''}"
+    >${label}${on ? (sort.desc ? ' ↓' : ' ↑') : ''}</a
+  >`;
+}
+
+/** A list of jobs; `waiting` maps the ids of jobs held back by their flow to how many dependencies they wait on. */
 export function jobTable(
   ctx: PageCtx,
   jobs: readonly JobInfo[],
   waiting: ReadonlyMap<number, number> = new Map(),
+  sort?: SortView,
 ): SafeHtml {
-  return html`<table class="jobs">
+  return html`<table class="jobs compact">
     <thead>
       <tr>
-        <th>Id</th>
+        <th class="pick"></th>
+        <th>${sortHead('Id', 'id', sort)}</th>
         <th>State</th>
         <th>Payload</th>
         <th>Headers</th>
-        <th>Attempts</th>
+        <th>${sortHead('Attempts', 'attempts', sort)}</th>
         <th>Priority</th>
         <th>Last error</th>
-        <th>Times</th>
+        <th>${sortHead('Created', 'created', sort)}</th>
+        <th>${sortHead('Run at / ended', 'runAt', sort)}</th>
         <th></th>
       </tr>
     </thead>
@@ -121,7 +181,7 @@ export function jobTable(
       ${jobs.map((j) => jobRow(ctx, j, true, waiting.get(j.id)))}${
         jobs.length === 0
           ? html`<tr>
-              <td colspan="9">No jobs.</td>
+              <td colspan="11">No jobs.</td>
             </tr>`
           : ''
       }

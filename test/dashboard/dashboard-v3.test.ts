@@ -100,4 +100,56 @@ for (const engine of nestEngines())
       expect(Number(/data-scanned="(\d+)"/.exec(page.text)![1])).toBeGreaterThanOrEqual(total);
       expect(page.text).toContain('down to the oldest row: no more matches.');
     }, 240_000);
+
+    it('starts the queue page with its jobs: charts and limits collapsed, page size, sorting the page', async () => {
+      const queue = `list-${engine.kind}`;
+      const q = store.queue(queue);
+      const ids = await q.enqueueMany(Array.from({ length: 30 }, (_, i) => ({ n: i })));
+      const j = await waitFor('a claim', () => q.claimOne('w'));
+      await j.retry(new Error('later'), 0);
+      const page = await get(`${BASE}/queue?name=${queue}&state=all&size=25`).expect(200);
+      expect(jobIdsOf(page.text)).toHaveLength(25);
+      expect(page.text).toMatch(/<details class="strip" id="queue-insights">\s*<summary>Charts and limits<\/summary>/);
+      expect(page.text.indexOf('id="queue-insights"')).toBeLessThan(page.text.indexOf('class="jobs compact"'));
+      expect(page.text).toMatch(/class="on"\s+data-size="25"|data-size="25"\s+class="on"/);
+      const next = /rel="next" href="([^"]+)"/.exec(page.text)![1]!.replace(/&amp;/g, '&');
+      expect(next).toContain('size=25');
+      const sorted = await get(`${BASE}/queue?name=${queue}&state=all&size=25&sort=attempts&dir=desc`).expect(200);
+      expect(jobIdsOf(sorted.text)[0]).toBe(j.id);
+      const byId = await get(`${BASE}/queue?name=${queue}&state=all&sort=id&dir=desc`).expect(200);
+      expect(jobIdsOf(byId.text)).toEqual([...ids].reverse());
+    });
+
+    it('acts on selected rows: counted, confirmed, audited; refused cross-site and for viewers', async () => {
+      const queue = `pick-${engine.kind}`;
+      const q = store.queue(queue, { maxAttempts: 1 });
+      const [a, b, c, d] = await q.enqueueMany([{ n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }]);
+      const dead = await waitFor('a claim', () => q.claimOne('w'));
+      await dead.fail(new Error('boom'));
+      const page = await get(`${BASE}/queue?name=${queue}&state=all`).expect(200);
+      expect(page.text).toContain(`name="ids" value="${b}" form="selected"`);
+      const viewer = await get(`${BASE}/queue?name=${queue}&state=all`, { 'x-role': 'viewer' }).expect(200);
+      expect(viewer.text).not.toContain('name="ids"');
+      expect(viewer.text).not.toContain('id="selected"');
+      const ask = await post({ action: 'selected-cancel', queue, ids: `${b},${c}` }, 200);
+      expect(ask.text).toContain(`Cancel the 2 selected jobs of queue &quot;${queue}&quot; (${b}, ${c})?`);
+      await post({ action: 'selected-cancel', queue, ids: `${b},${c}`, confirm: 'yes' }, 403, {
+        origin: 'https://evil.example',
+      });
+      expect(await q.getJob(b!)).toMatchObject({ state: 'pending' });
+      const done = await post({ action: 'selected-cancel', queue, ids: `${b},${c}`, confirm: 'yes' }, 303, {
+        'x-user': 'ops-pick',
+      });
+      expect(done.headers.location).toContain('done=selected-cancel&n=2');
+      expect(await q.getJob(c!)).toMatchObject({ state: 'cancelled' });
+      expect(audited).toContainEqual(
+        expect.objectContaining({ action: 'selected-cancel', actor: 'ops-pick', jobs: [b, c], count: 2 }),
+      );
+      const retried = await post({ action: 'selected-retry', queue, ids: `${dead.id},${d}`, confirm: 'yes' }, 303);
+      expect(retried.headers.location).toContain('done=selected-retry&n=1');
+      expect(await q.getJob(dead.id)).toMatchObject({ state: 'pending' });
+      const deleted = await post({ action: 'selected-delete', queue, ids: `${a},${d}`, confirm: 'yes' }, 303);
+      expect(deleted.headers.location).toContain('done=selected-delete&n=');
+      await post({ action: 'selected-delete', queue, ids: 'x', confirm: 'yes' }, 400);
+    });
   });
