@@ -54,10 +54,10 @@ export interface ActionRequest {
 }
 
 export const DONE_TEXT: Record<Action, (n: number) => string> = {
-  redrive: (n) => (n > 0 ? 'Redrove the job: it is pending again.' : 'Nothing redriven.'),
-  purge: (n) => (n > 0 ? 'Purged the job.' : 'Nothing purged: the job is no longer dead.'),
-  'redrive-all': (n) => `Redrove ${n} dead job${n === 1 ? '' : 's'}.`,
-  'purge-all': (n) => `Purged ${n} dead job${n === 1 ? '' : 's'}.`,
+  redrive: (n) => (n > 0 ? 'Retried the job: it is pending again.' : 'Nothing retried.'),
+  purge: (n) => (n > 0 ? 'Deleted the job.' : 'Nothing deleted: the job is no longer dead.'),
+  'redrive-all': (n) => `Retried ${n} dead job${n === 1 ? '' : 's'}.`,
+  'purge-all': (n) => `Deleted ${n} dead job${n === 1 ? '' : 's'}.`,
   cancel: (n) => (n > 0 ? 'Cancelled the job.' : 'Nothing cancelled: the job is gone.'),
   'cancel-flow': (n) => `Cancelled the flow: ${n} job${n === 1 ? '' : 's'} ended.`,
   pause: () => 'Paused the queue on every replica.',
@@ -86,7 +86,7 @@ export function conflictText(count: number, ids: readonly number[]): string {
     ids.length === 0
       ? ''
       : ` (${count > ids.length ? 'first ids' : ids.length === 1 ? 'id' : 'ids'} ${ids.join(', ')})`;
-  return ` ${count} stayed dead: a live job holds ${count === 1 ? 'its' : 'their'} unique key${named}. Cancel or finish it, then redrive again.`;
+  return ` ${count} stayed dead: a live job holds ${count === 1 ? 'its' : 'their'} unique key${named}. Cancel or finish it, then retry again.`;
 }
 
 /** What an action did: a count, and for a redrive the jobs it left dead (unique key held). */
@@ -258,13 +258,13 @@ export function question(a: ActionRequest, matched: number): string {
   const q = JSON.stringify(a.queue);
   switch (a.action) {
     case 'redrive':
-      return `Redrive dead job ${a.id} of queue ${q}? It goes back to pending with its attempts reset.`;
+      return `Retry dead job ${a.id} of queue ${q}? It goes back to pending with its attempts reset.`;
     case 'purge':
-      return `Purge dead job ${a.id} of queue ${q}? It is deleted for good.`;
+      return `Delete dead job ${a.id} of queue ${q}? It is deleted for good.`;
     case 'redrive-all':
-      return `Redrive every dead job of queue ${q}? They all go back to pending with their attempts reset.`;
+      return `Retry every dead job of queue ${q}? They all go back to pending with their attempts reset.`;
     case 'purge-all':
-      return `Purge every dead job of queue ${q}? They are deleted for good.`;
+      return `Delete every dead job of queue ${q}? They are deleted for good.`;
     case 'cancel':
       return `Cancel job ${a.id} of queue ${q}? It ends as cancelled whatever its state (never retried); a running handler's abort signal fires.`;
     case 'cancel-flow':

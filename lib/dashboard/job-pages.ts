@@ -308,7 +308,7 @@ function timeline(ctx: PageCtx, job: JobDetail, audit: readonly AuditRow[]): Saf
 function jobActions(ctx: PageCtx, job: JobDetail): SafeHtml {
   const ids = { queue: job.queue, id: job.id, back: 'job' };
   if (job.state === 'dead')
-    return html`${action(ctx, 'redrive', 'Retry now', ids)} ${action(ctx, 'purge', 'Delete', ids, true)}`;
+    return html`${action(ctx, 'redrive', 'Retry', ids)} ${action(ctx, 'purge', 'Delete', ids, true)}`;
   // An outcome record is history: nothing to act on (retention prunes it).
   if (job.state === 'completed' || job.state === 'cancelled') return html``;
   return action(
@@ -440,8 +440,8 @@ export function bulkPage(ctx: PageCtx, op: BulkOp): string {
       </p>
       <p>
         <progress max="${Math.max(op.matched, op.seen, 1)}" value="${op.seen}"></progress> ${op.seen} of ${op.matched}
-        matched jobs looked at, <b id="bulk-changed">${op.changed}</b> ${op.kind === 'retry' ? 'redriven' : 'deleted'}
-        in ${op.batches}
+        matched jobs looked at, <b id="bulk-changed">${op.changed}</b> ${op.kind === 'retry' ? 'retried' : 'deleted'} in
+        ${op.batches}
         batch${op.batches === 1 ? '' : 'es'}.${op.conflicts > 0 ? html` <span class="warn" id="bulk-conflicts">${op.conflicts} stayed dead: a live job holds their unique key.</span>` : ''}
       </p>
       <p id="bulk-state">

@@ -112,8 +112,8 @@ function jobRow(ctx: PageCtx, job: JobInfo, withActions: boolean, waiting: numbe
 
 function jobActions(ctx: PageCtx, job: JobInfo): SafeHtml {
   if (job.state === 'dead') {
-    return html`${action(ctx, 'redrive', 'Redrive', { queue: job.queue, id: job.id })}
-    ${action(ctx, 'purge', 'Purge', { queue: job.queue, id: job.id }, true)}`;
+    return html`${action(ctx, 'redrive', 'Retry', { queue: job.queue, id: job.id })}
+    ${action(ctx, 'purge', 'Delete', { queue: job.queue, id: job.id }, true)}`;
   }
   if (job.state === 'completed' || job.state === 'cancelled') return html``;
   return action(ctx, 'cancel', 'Cancel', { queue: job.queue, id: job.id }, true);
@@ -213,8 +213,8 @@ export function deadPage(
             <td><a href="${link(ctx, 'dead', { queue: r.name })}">${r.name}</a></td>
             <td class="n">${r.dead}</td>
             <td>
-              ${action(ctx, 'redrive-all', 'Redrive all', { queue: r.name })}
-              ${action(ctx, 'purge-all', 'Purge all', { queue: r.name }, true)}
+              ${action(ctx, 'redrive-all', 'Retry all', { queue: r.name })}
+              ${action(ctx, 'purge-all', 'Delete all', { queue: r.name }, true)}
             </td>
           </tr>`,
       )}

@@ -152,4 +152,30 @@ for (const engine of nestEngines())
       expect(deleted.headers.location).toContain('done=selected-delete&n=');
       await post({ action: 'selected-delete', queue, ids: 'x', confirm: 'yes' }, 400);
     });
+
+    it('names each action the same on every page, and keeps a large payload out of the edit box', async () => {
+      const queue = `names-${engine.kind}`;
+      const q = store.queue(queue, { maxAttempts: 1 });
+      const big = await q.enqueue({ blob: 'y'.repeat(200_000) }, { delayMs: 3_600_000 });
+      await q.enqueue({ small: true });
+      const dead = await waitFor('a claim', () => q.claimOne('w'));
+      await dead.fail(new Error('nope'));
+      const pages = [
+        await get(`${BASE}/queue?name=${queue}&state=dead`).expect(200),
+        await get(`${BASE}/dead?queue=${queue}`).expect(200),
+        await get(`${BASE}/job?queue=${queue}&id=${dead.id}`).expect(200),
+      ];
+      for (const p of pages) {
+        expect(p.text).toMatch(/data-action="redrive"\s*>Retry</);
+        expect(p.text).toMatch(/data-action="purge"\s*>Delete</);
+        expect(p.text).not.toMatch(/>(Redrive|Purge|Retry now)</);
+      }
+      {
+        const page = await get(`${BASE}/job?queue=${queue}&id=${big}`).expect(200);
+        expect(page.text).toContain('id="payload-read-only"');
+        expect(page.text).not.toContain('id="payload-input"');
+        expect(page.text.length).toBeLessThan(60_000);
+        expect(page.text).toContain('id="payload-all"');
+      }
+    });
   });
