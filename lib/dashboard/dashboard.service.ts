@@ -29,6 +29,7 @@ import { mountOf, type RoutedRequest } from './mount.js';
 import {
   confirmPage,
   deadPage,
+  groupDead,
   messagePage,
   outboxesPage,
   queuesPage,
@@ -94,6 +95,9 @@ export const DASHBOARD_PAGES: readonly Exclude<DashboardPage, ''>[] = [
   'audit',
   'bulk',
 ];
+
+/** Dead jobs the dead-letter page groups by error (one keyset page, the oldest). */
+const DEAD_GROUP_SCAN = 1000;
 
 /** Fires a schedule page lists. */
 const FIRES = 20;
@@ -367,13 +371,15 @@ export class DashboardService {
       }
       case 'dead': {
         const queue = field(query, 'queue') ?? null;
-        const [{ rows }, list] = await Promise.all([
+        const [{ rows }, list, oldest] = await Promise.all([
           queueRows(this.store, ctx.now),
           queue === null
             ? Promise.resolve({ jobs: [], next: null })
             : admin.listJobs(queue, { state: 'dead', cursor: field(query, 'cursor'), limit: 50 }),
+          queue === null ? Promise.resolve(null) : admin.listJobs(queue, { state: 'dead', limit: DEAD_GROUP_SCAN }),
         ]);
-        return deadPage(ctx, rows, queue, list.jobs, list.next);
+        const groups = oldest === null ? null : groupDead(oldest.jobs, oldest.next !== null);
+        return deadPage(ctx, rows, queue, list.jobs, list.next, groups);
       }
       case 'schedules': {
         const listing = await this.store.listSchedules();

@@ -3,6 +3,7 @@ import type { JobInfo, Schedule } from '../contract/types.js';
 import { msText, throughputChart } from './chart.js';
 import { headersOf, type QueueRow } from './data.js';
 import { listState } from './flow-view.js';
+import { MAX_SELECTED } from './actions.js';
 import { html, type SafeHtml } from './html.js';
 import { action, ago, layout, link, live, payloadText, when, type PageCtx } from './layout.js';
 
@@ -189,6 +190,58 @@ export function jobTable(
   </table>`;
 }
 
+/** A queue's dead jobs grouped by their error's first line, from the oldest `DEAD_GROUP_SCAN` dead jobs. */
+export interface DeadGroups {
+  readonly groups: readonly { readonly error: string; readonly ids: readonly number[] }[];
+  /** Dead jobs read for the grouping. */
+  readonly read: number;
+  /** More dead jobs exist beyond those read. */
+  readonly more: boolean;
+}
+
+/** Groups dead jobs by the first line of their last error, largest group first. */
+export function groupDead(jobs: readonly JobInfo[], more: boolean): DeadGroups {
+  const by = new Map<string, number[]>();
+  for (const j of jobs) {
+    const line = (j.lastError ?? '').split('\n', 1)[0]!.slice(0, 300) || '(no error recorded)';
+    by.set(line, [...(by.get(line) ?? []), j.id]);
+  }
+  const groups = [...by.entries()]
+    .map(([error, ids]) => ({ error, ids }))
+    .sort((a, b) => b.ids.length - a.ids.length || a.error.localeCompare(b.error));
+  return { groups, read: jobs.length, more };
+}
+
+function groupTable(ctx: PageCtx, queue: string, g: DeadGroups): SafeHtml {
+  return html`<h3>By error</h3>
+    <table id="dead-groups">
+      <thead>
+        <tr>
+          <th>Error (first line)</th>
+          <th>Count</th>
+          <th></th>
+        </tr>
+      </thead>
+      <tbody>
+        ${g.groups.map(
+          (x) =>
+            html`<tr data-group-count="${x.ids.length}">
+              <td><code class="error">${x.error}</code></td>
+              <td class="n">${x.ids.length}</td>
+              <td>
+                ${action(ctx, 'selected-retry', 'Retry group', { queue, ids: x.ids.slice(0, MAX_SELECTED).join(',') })}
+                ${x.ids.length > MAX_SELECTED ? html`<small>(the first ${MAX_SELECTED})</small>` : ''}
+              </td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+    <p class="note">
+      From the ${g.read} oldest dead
+      jobs${g.more ? '; more exist beyond them (retry or delete these, then reload)' : ''}.
+    </p>`;
+}
+
 /** Dead letters: queues with dead jobs, and one queue's dead jobs with redrive / purge. */
 export function deadPage(
   ctx: PageCtx,
@@ -196,6 +249,7 @@ export function deadPage(
   queue: string | null,
   jobs: readonly JobInfo[],
   next: string | null,
+  groups: DeadGroups | null = null,
 ): string {
   const withDead = rows.filter((r) => r.dead > 0);
   const list = html`<table id="dead-queues">
@@ -231,6 +285,8 @@ export function deadPage(
     queue === null
       ? html``
       : html`<h2>${queue}</h2>
+          ${groups ? groupTable(ctx, queue, groups) : ''}
+          <h3>Dead jobs</h3>
           ${jobTable(ctx, jobs)}${next ? html`<p><a rel="next" href="${link(ctx, 'dead', { queue, cursor: next })}">Next page →</a></p>` : ''}`;
   return layout(ctx, 'Dead letters', 'dead', html`${list}${detail}`);
 }

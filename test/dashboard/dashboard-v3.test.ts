@@ -178,4 +178,23 @@ for (const engine of nestEngines())
         expect(page.text).toContain('id="payload-all"');
       }
     });
+
+    it('groups dead letters by the first line of their error, with a count and a retry per group', async () => {
+      const queue = `groups-${engine.kind}`;
+      const q = store.queue(queue, { maxAttempts: 1 });
+      await q.enqueueMany(Array.from({ length: 5 }, (_, i) => ({ i })));
+      const timeouts: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const j = await waitFor('a claim', () => q.claimOne('w'));
+        if (i < 3) timeouts.push(j.id);
+        await j.fail(new Error(i < 3 ? `ETIMEDOUT\n    at attempt ${i}` : 'card declined <b>'));
+      }
+      const page = await get(`${BASE}/dead?queue=${queue}`).expect(200);
+      expect(page.text).toMatch(/data-group-count="3">\s*<td><code class="error">ETIMEDOUT<\/code>/);
+      expect(page.text).toContain('card declined &lt;b&gt;');
+      expect(page.text).toContain(`name="ids" value="${timeouts.join(',')}"`);
+      const done = await post({ action: 'selected-retry', queue, ids: timeouts.join(','), confirm: 'yes' }, 303);
+      expect(done.headers.location).toContain('done=selected-retry&n=3');
+      for (const id of timeouts) expect(await q.getJob(id)).toMatchObject({ state: 'pending' });
+    });
   });
