@@ -6,7 +6,7 @@ import type { BulkOp } from './bulk.js';
 import { latencyChart, throughputChart } from './chart.js';
 import { headersOf, type QueueRow } from './data.js';
 import { html, type SafeHtml } from './html.js';
-import { action, ago, layout, link, live, payloadText, when, type PageCtx } from './layout.js';
+import { action, ago, layout, link, live, payloadText, when, whenFull, type PageCtx } from './layout.js';
 import { jobTable, SORTS, sortJobs, type JobSort, type SortView } from './pages.js';
 
 /** Page sizes of a queue's list. */
@@ -301,7 +301,7 @@ function timeline(ctx: PageCtx, job: JobDetail, audit: readonly AuditRow[]): Saf
   keyed.sort((a, b) => a.key - b.key);
   items.splice(0, items.length, ...keyed);
   return html`<ol class="timeline" id="timeline">
-    ${items.map((i) => html`<li>${i.at !== null ? html`${when(i.at, ctx.now)}: ` : ''}${i.text}</li>`)}
+    ${items.map((i) => html`<li>${i.at !== null ? html`${whenFull(i.at, ctx.now)}: ` : ''}${i.text}</li>`)}
   </ol>`;
 }
 
@@ -373,9 +373,9 @@ export function jobPage(
           <dt>Worker</dt>
           <dd>${job.workerId ?? '–'}</dd>
           <dt>Run at</dt>
-          <dd>${when(job.runAt, ctx.now)}</dd>
+          <dd>${whenFull(job.runAt, ctx.now)}</dd>
           <dt>Expires</dt>
-          <dd>${when(job.expiresAt, ctx.now)}</dd>
+          <dd>${whenFull(job.expiresAt, ctx.now)}</dd>
           <dt>Lease</dt>
           <dd>
             ${job.visibilityTimeoutMs}
@@ -386,7 +386,7 @@ export function jobPage(
           ${
             job.finishedAt !== undefined
               ? html`<dt>Finished</dt>
-                  <dd id="job-finished">${when(job.finishedAt, ctx.now)}</dd>`
+                  <dd id="job-finished">${whenFull(job.finishedAt, ctx.now)}</dd>`
               : ''
           }
           <dt>Progress</dt>
@@ -471,7 +471,7 @@ export function auditPage(ctx: PageCtx, rows: readonly AuditRow[], next: number 
           (r) =>
             html`<tr data-offset="${r.offset}">
               <td class="n">${r.offset}</td>
-              <td>${when(r.entry.at, ctx.now)}</td>
+              <td>${whenFull(r.entry.at, ctx.now)}</td>
               <td>${r.entry.actor} <span class="note">(${r.entry.role})</span></td>
               <td>${r.entry.action}</td>
               <td>

@@ -83,11 +83,23 @@ export function ago(ms: number): string {
   return `${Math.round(ms / 86_400_000)} d`;
 }
 
+/** An instant as the dashboard writes it absolutely: `2026-12-05 16:28:01 UTC` (the zone always named). */
+export function absolute(at: number): string {
+  return `${new Date(at).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+}
+
+/** A relative time ("57 s ago"), its absolute time with the zone on hover. */
 export function when(at: number | null, now: number): SafeHtml {
   if (at === null) return html`–`;
   const d = at - now;
   const rel = d >= 0 ? `in ${ago(d)}` : `${ago(-d)} ago`;
-  return html`<time datetime="${new Date(at).toISOString()}" title="${new Date(at).toISOString()}">${rel}</time>`;
+  return html`<time datetime="${new Date(at).toISOString()}" title="${absolute(at)}">${rel}</time>`;
+}
+
+/** An absolute time with the zone, the relative one beside it (job pages, the audit log). */
+export function whenFull(at: number | null, now: number): SafeHtml {
+  if (at === null) return html`–`;
+  return html`${absolute(at)} (${when(at, now)})`;
 }
 
 export function link(ctx: PageCtx, path: string, params: Record<string, string | undefined> = {}): string {

@@ -197,4 +197,13 @@ for (const engine of nestEngines())
       expect(done.headers.location).toContain('done=selected-retry&n=3');
       for (const id of timeouts) expect(await q.getJob(id)).toMatchObject({ state: 'pending' });
     });
+
+    it('writes absolute times with their zone on job pages and on hover', async () => {
+      const queue = `times-${engine.kind}`;
+      const id = await store.queue(queue).enqueue({ t: 1 });
+      const page = await get(`${BASE}/job?queue=${queue}&id=${id}`).expect(200);
+      expect(page.text).toMatch(
+        /\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(<time datetime="[^"]+" title="\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC">/,
+      );
+    });
   });
