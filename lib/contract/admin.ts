@@ -1,3 +1,4 @@
+import type { ChildPolicy } from './flows.js';
 import type { JobInfo, RedriveResult, StoredReceipt, Stream } from './types.js';
 
 /**
@@ -304,6 +305,37 @@ export interface NamePageOpts {
   limit?: number;
 }
 
+/** How many dependency edges {@link StoreAdmin.flowOf} reads at most (a larger flow's view is cut, `truncated` set). */
+export const FLOW_VIEW_EDGES = 500;
+
+/** One dependency edge of a flow as an operator sees it: job `parent` waits for job `id`. */
+export interface FlowEdge {
+  /** The job that waits. */
+  readonly parent: number;
+  readonly id: number;
+  readonly queue: string;
+  /** The dependency's state now; `unknown` when its row and outcome record are gone (pruned by retention). */
+  readonly state: JobInfo['state'] | 'unknown';
+  /** The dependency's last error (a dead one's reason), else null. */
+  readonly lastError: string | null;
+  /** The dependency's own `onChildDead` policy while it waits for dependencies of its own, else null. */
+  readonly policy: ChildPolicy | null;
+}
+
+/** A job's place in a flow (docs/flows.md), from the flow tables while the flow is live. */
+export interface FlowView {
+  /** Jobs waiting for this one (its parents), id ascending, at most 50. */
+  readonly parents: readonly { readonly id: number; readonly queue: string }[];
+  /** This job's `onChildDead` policy, or null when it waits for nothing. */
+  readonly policy: ChildPolicy | null;
+  /** How many of this job's dependencies have not ended yet (0 when none). */
+  readonly pending: number;
+  /** Every dependency below this job, the first {@link FLOW_VIEW_EDGES} found breadth first. */
+  readonly edges: readonly FlowEdge[];
+  /** More edges exist than {@link FLOW_VIEW_EDGES}. */
+  readonly truncated: boolean;
+}
+
 /**
  * Read and repair operations for dashboards, the CLI and health checks. Every
  * list is keyset-paged and counts come from `stats()`, so each call costs the same
@@ -323,6 +355,10 @@ export interface StoreAdmin {
   searchJobs(queue: string, query?: JobSearch): Promise<JobSearchPage>;
   /** One job with its latest worker id and failed attempts, or null when the queue has no such job. */
   jobDetail(queue: string, id: number): Promise<JobDetail | null>;
+  /** A job's flow: the jobs waiting for it, its policy and its dependency tree with states (empty when it is in no live flow). */
+  flowOf(id: number): Promise<FlowView>;
+  /** Of these job ids, the ones waiting for dependencies, with how many have not ended yet (the queue list's "waiting on N"). */
+  waitingOn(ids: readonly number[]): Promise<Map<number, number>>;
   /**
    * Changes the payload, priority or run time of a pending job (blocked ones included); resolves
    * `false`, changing nothing, when the queue has no such pending job (it was claimed, finished or

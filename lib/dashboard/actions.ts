@@ -13,6 +13,7 @@ export const ACTIONS = [
   'redrive-all',
   'purge-all',
   'cancel',
+  'cancel-flow',
   'pause',
   'resume',
   'limits',
@@ -21,6 +22,9 @@ export const ACTIONS = [
   'resume-schedule',
   'bulk-retry',
   'bulk-delete',
+  'selected-retry',
+  'selected-cancel',
+  'selected-delete',
   'enqueue',
   'edit',
 ] as const;
@@ -43,16 +47,19 @@ export interface ActionRequest {
   readonly job: JobFormInput | undefined;
   /** The limits a `limits` action stores (every field given: null clears it). */
   readonly limits: QueueFormLimits | undefined;
+  /** The hand-picked jobs of a `selected-*` action, ascending. */
+  readonly ids: readonly number[] | undefined;
   /** The fields the confirmation form posts again. */
   readonly fields: Record<string, string>;
 }
 
 export const DONE_TEXT: Record<Action, (n: number) => string> = {
-  redrive: (n) => (n > 0 ? 'Redrove the job: it is pending again.' : 'Nothing redriven.'),
-  purge: (n) => (n > 0 ? 'Purged the job.' : 'Nothing purged: the job is no longer dead.'),
-  'redrive-all': (n) => `Redrove ${n} dead job${n === 1 ? '' : 's'}.`,
-  'purge-all': (n) => `Purged ${n} dead job${n === 1 ? '' : 's'}.`,
+  redrive: (n) => (n > 0 ? 'Retried the job: it is pending again.' : 'Nothing retried.'),
+  purge: (n) => (n > 0 ? 'Deleted the job.' : 'Nothing deleted: the job is no longer dead.'),
+  'redrive-all': (n) => `Retried ${n} dead job${n === 1 ? '' : 's'}.`,
+  'purge-all': (n) => `Deleted ${n} dead job${n === 1 ? '' : 's'}.`,
   cancel: (n) => (n > 0 ? 'Cancelled the job.' : 'Nothing cancelled: the job is gone.'),
+  'cancel-flow': (n) => `Cancelled the flow: ${n} job${n === 1 ? '' : 's'} ended.`,
   pause: () => 'Paused the queue on every replica.',
   resume: () => 'Resumed the queue.',
   limits: () => 'Saved the limits: every worker claims under them from now on.',
@@ -61,6 +68,9 @@ export const DONE_TEXT: Record<Action, (n: number) => string> = {
   'resume-schedule': () => 'Resumed the schedule.',
   'bulk-retry': (n) => `Started: retrying ${n} matching job${n === 1 ? '' : 's'}.`,
   'bulk-delete': (n) => `Started: deleting ${n} matching job${n === 1 ? '' : 's'}.`,
+  'selected-retry': (n) => `Retried ${n} selected dead job${n === 1 ? '' : 's'}.`,
+  'selected-cancel': (n) => `Cancelled ${n} selected job${n === 1 ? '' : 's'}.`,
+  'selected-delete': (n) => `Deleted ${n} selected job${n === 1 ? '' : 's'}.`,
   enqueue: (n) => (n > 0 ? `Enqueued job ${n}.` : 'Nothing enqueued.'),
   edit: (n) =>
     n > 0 ? 'Saved the edit.' : 'Nothing changed: the job is no longer pending (a worker claimed it, or it finished).',
@@ -76,7 +86,7 @@ export function conflictText(count: number, ids: readonly number[]): string {
     ids.length === 0
       ? ''
       : ` (${count > ids.length ? 'first ids' : ids.length === 1 ? 'id' : 'ids'} ${ids.join(', ')})`;
-  return ` ${count} stayed dead: a live job holds ${count === 1 ? 'its' : 'their'} unique key${named}. Cancel or finish it, then redrive again.`;
+  return ` ${count} stayed dead: a live job holds ${count === 1 ? 'its' : 'their'} unique key${named}. Cancel or finish it, then retry again.`;
 }
 
 /** What an action did: a count, and for a redrive the jobs it left dead (unique key held). */
@@ -151,6 +161,20 @@ export function limitsText(l: QueueFormLimits): string {
   return `concurrency per key ${l.concurrencyLimit ?? '1 (default)'}, global concurrency ${l.globalConcurrency ?? 'none'}, rate limit per key ${rateText(l.keyRateLimit)}, queue rate limit ${rateText(l.rateLimit)}`;
 }
 
+/** Most jobs one selection acts on (two pages of the largest page size). */
+export const MAX_SELECTED = 400;
+
+/** The `ids` of a selection: repeated fields (Express) or one comma list (the dashboard's own parser, a confirmation). */
+function selectedIds(body: unknown): number[] {
+  const raw = body && typeof body === 'object' ? (body as Record<string, unknown>).ids : undefined;
+  const parts = (Array.isArray(raw) ? raw : [raw]).flatMap((v) => (typeof v === 'string' ? v.split(',') : []));
+  const ids = [...new Set(parts.filter((p) => /^\d{1,16}$/.test(p)).map(Number))].sort((a, b) => a - b);
+  if (ids.length === 0 || ids.length !== new Set(parts).size)
+    throw new BadRequest('ids: select at least one job (job ids only); tick the boxes of the rows to act on');
+  if (ids.length > MAX_SELECTED) throw new BadRequest(`ids: select at most ${MAX_SELECTED} jobs at once`);
+  return ids;
+}
+
 /** Reads and checks an action form (before any I/O). */
 export function readAction(body: unknown): ActionRequest {
   const action = field(body, 'action') as Action | undefined;
@@ -173,6 +197,7 @@ export function readAction(body: unknown): ActionRequest {
       filter,
       job: undefined,
       limits: undefined,
+      ids: undefined,
       fields,
     };
   }
@@ -182,7 +207,14 @@ export function readAction(body: unknown): ActionRequest {
   const id = idText !== undefined && /^\d{1,16}$/.test(idText) ? Number(idText) : undefined;
   const onSchedule = action === 'trigger' || action === 'pause-schedule' || action === 'resume-schedule';
   if (onSchedule ? !schedule : !queue) throw new BadRequest(onSchedule ? 'schedule is required' : 'queue is required');
-  if ((action === 'redrive' || action === 'purge' || action === 'cancel' || action === 'edit') && id === undefined)
+  if (
+    (action === 'redrive' ||
+      action === 'purge' ||
+      action === 'cancel' ||
+      action === 'cancel-flow' ||
+      action === 'edit') &&
+    id === undefined
+  )
     throw new BadRequest('id must be a job id');
   let limits: QueueFormLimits | undefined;
   if (action === 'limits') {
@@ -211,9 +243,14 @@ export function readAction(body: unknown): ActionRequest {
   if (queue) fields.queue = queue;
   if (schedule) fields.schedule = schedule;
   if (id !== undefined) fields.id = String(id);
+  let ids: number[] | undefined;
+  if (action.startsWith('selected-')) {
+    ids = selectedIds(body);
+    fields.ids = ids.join(',');
+  }
   const from = field(body, 'back') === 'job' ? 'job' : undefined;
   if (from) fields.back = from;
-  return { action, queue, schedule, id, from, filter: undefined, job, limits, fields };
+  return { action, queue, schedule, id, from, filter: undefined, job, limits, ids, fields };
 }
 
 /** The confirmation question (bulk actions get the count of matching jobs). */
@@ -221,15 +258,17 @@ export function question(a: ActionRequest, matched: number): string {
   const q = JSON.stringify(a.queue);
   switch (a.action) {
     case 'redrive':
-      return `Redrive dead job ${a.id} of queue ${q}? It goes back to pending with its attempts reset.`;
+      return `Retry dead job ${a.id} of queue ${q}? It goes back to pending with its attempts reset.`;
     case 'purge':
-      return `Purge dead job ${a.id} of queue ${q}? It is deleted for good.`;
+      return `Delete dead job ${a.id} of queue ${q}? It is deleted for good.`;
     case 'redrive-all':
-      return `Redrive every dead job of queue ${q}? They all go back to pending with their attempts reset.`;
+      return `Retry every dead job of queue ${q}? They all go back to pending with their attempts reset.`;
     case 'purge-all':
-      return `Purge every dead job of queue ${q}? They are deleted for good.`;
+      return `Delete every dead job of queue ${q}? They are deleted for good.`;
     case 'cancel':
       return `Cancel job ${a.id} of queue ${q}? It ends as cancelled whatever its state (never retried); a running handler's abort signal fires.`;
+    case 'cancel-flow':
+      return `Cancel the flow of job ${a.id} of queue ${q}? The job and every dependency below it still pending or running (any queue) end as cancelled; running handlers' abort signals fire.`;
     case 'pause':
       return `Pause queue ${q} on every replica? Jobs already running finish; nothing new is handed out until resumed.`;
     case 'resume':
@@ -244,6 +283,12 @@ export function question(a: ActionRequest, matched: number): string {
       return `Resume schedule ${JSON.stringify(a.schedule)}?`;
     case 'bulk-retry':
       return `Retry ${matched} job${matched === 1 ? '' : 's'} of queue ${q} matching ${describeFilter(a.filter!)}? Dead ones go back to pending with their attempts reset; others are left as they are.`;
+    case 'selected-retry':
+      return `Retry the ${a.ids!.length} selected job${a.ids!.length === 1 ? '' : 's'} of queue ${q} (${idList(a.ids!)})? Dead ones go back to pending with their attempts reset; others are left as they are.`;
+    case 'selected-cancel':
+      return `Cancel the ${a.ids!.length} selected job${a.ids!.length === 1 ? '' : 's'} of queue ${q} (${idList(a.ids!)})? Pending and running ones end as cancelled (running handlers are signalled to stop); others are left as they are.`;
+    case 'selected-delete':
+      return `Delete the ${a.ids!.length} selected job${a.ids!.length === 1 ? '' : 's'} of queue ${q} (${idList(a.ids!)})? Dead ones are deleted for good, live ones cancelled; finished history is left as it is.`;
     case 'enqueue':
       return `Enqueue a job on queue ${q} with priority ${a.job!.priority ?? 0}, to run ${runAtText(a.job!, 'now')}? Payload: ${a.job!.payloadText!.slice(0, 500)}${a.job!.payloadText!.length > 500 ? '…' : ''}`;
     case 'edit':
@@ -251,6 +296,10 @@ export function question(a: ActionRequest, matched: number): string {
     case 'bulk-delete':
       return `Delete ${matched} job${matched === 1 ? '' : 's'} of queue ${q} matching ${describeFilter(a.filter!)}? Dead ones are deleted for good, live ones cancelled (running handlers are signalled to stop); finished history is left as it is.`;
   }
+}
+
+function idList(ids: readonly number[]): string {
+  return ids.length > 20 ? `${ids.slice(0, 20).join(', ')}, …` : ids.join(', ');
 }
 
 /** Runs a single (not bulk) action: how many things it changed, and the jobs a redrive left dead. */
@@ -271,6 +320,8 @@ export async function runAction(store: Store, a: ActionRequest): Promise<ActionR
       return { n: await admin.purgeAllDead(a.queue!) };
     case 'cancel':
       return { n: (await queueHandle(store, a.queue!).cancel(a.id!)) ? 1 : 0 };
+    case 'cancel-flow':
+      return { n: await queueHandle(store, a.queue!).cancelFlow(a.id!) };
     case 'pause':
     case 'resume':
       await setPaused(store, a.queue!, a.action === 'pause');
@@ -300,6 +351,22 @@ export async function runAction(store: Store, a: ActionRequest): Promise<ActionR
       };
       return { n: (await admin.editJob(a.queue!, a.id!, edit)) ? 1 : 0 };
     }
+    case 'selected-retry': {
+      const r = await queueHandle(store, a.queue!).retryDead(a.ids!);
+      return { n: r.moved, conflicts: r.conflictIds };
+    }
+    case 'selected-cancel': {
+      const q = queueHandle(store, a.queue!);
+      let n = 0;
+      for (const id of a.ids!) if (await q.cancel(id)) n++;
+      return { n };
+    }
+    case 'selected-delete': {
+      const q = queueHandle(store, a.queue!);
+      let n = await q.purgeDead(a.ids!);
+      for (const id of a.ids!) if (await q.cancel(id)) n++;
+      return { n };
+    }
     case 'bulk-retry':
     case 'bulk-delete':
       throw new BadRequest('a bulk action runs in the background');
@@ -315,7 +382,9 @@ export function backTo(base: string, a: ActionRequest): string {
   if (a.action === 'limits') return `${base}/queue?${qs({ name: a.queue! })}`;
   if (a.action === 'edit') return `${base}/job?${qs({ queue: a.queue!, id: String(a.id) })}`;
   if (a.action === 'enqueue') return `${base}/queue?${qs({ name: a.queue! })}`;
-  if (a.from === 'job' && a.action === 'redrive') return `${base}/job?${qs({ queue: a.queue!, id: String(a.id) })}`;
+  if (a.from === 'job' && (a.action === 'redrive' || a.action === 'cancel-flow'))
+    return `${base}/job?${qs({ queue: a.queue!, id: String(a.id) })}`;
+  if (a.action.startsWith('selected-')) return `${base}/queue?${qs({ name: a.queue!, state: 'all' })}`;
   if (a.action === 'cancel' || a.from === 'job') return `${base}/queue?${qs({ name: a.queue! })}`;
   return `${base}/dead?${qs({ queue: a.queue! })}`;
 }

@@ -46,6 +46,11 @@ export interface AlkstoreDashboardOptions {
   /** How often open pages refresh their counts and lists while the tab is visible, in ms (250..600000, default 5000). */
   liveIntervalMs?: number;
   /**
+   * How long one page of a search, a queue's history or a schedule's fires keeps scanning for a
+   * full page of matches, in ms (100..30000, default 1000); the page then says how far it looked.
+   */
+  searchBudgetMs?: number;
+  /**
    * Secret that signs CSRF tokens. Default: random per process, so set the
    * same value on every replica when one browser session may hit several.
    */
@@ -60,6 +65,7 @@ export interface ResolvedDashboardOptions {
   readonly csrfSecret: string | undefined;
   readonly roles: DashboardRoles | null;
   readonly liveIntervalMs: number;
+  readonly searchBudgetMs: number;
   readonly actor: ((req: unknown) => string | null | undefined | Promise<string | null | undefined>) | null;
   readonly onAudit: ((entry: AuditEntry) => void) | null;
 }
@@ -111,8 +117,12 @@ export function resolveDashboardOptions(options: AlkstoreDashboardOptions | unde
   const live = options.liveIntervalMs ?? 5000;
   if (typeof live !== 'number' || !Number.isInteger(live) || live < 250 || live > 600_000)
     throw new InvalidOption('liveIntervalMs', 'must be an integer number of ms in [250, 600000]');
+  const budget = options.searchBudgetMs ?? 1000;
+  if (typeof budget !== 'number' || !Number.isInteger(budget) || budget < 100 || budget > 30_000)
+    throw new InvalidOption('searchBudgetMs', 'must be an integer number of ms in [100, 30000]');
   return {
     liveIntervalMs: live,
+    searchBudgetMs: budget,
     path: `/${path.replace(/^\/+|\/+$/g, '')}`,
     guard: options.guard ?? null,
     readOnly: options.readOnly === true,

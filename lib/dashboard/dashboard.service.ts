@@ -24,11 +24,12 @@ import type { DashboardRole, ResolvedDashboardOptions } from './dashboard.option
 import { formBody, FormTooLarge } from './form-body.js';
 import { receiptsPage, schedulePage, workersPage } from './fleet-pages.js';
 import { newJobPage } from './job-forms.js';
-import { auditPage, bulkPage, jobPage, queuePage } from './job-pages.js';
+import { auditPage, bulkPage, jobPage, queuePage, readListView } from './job-pages.js';
 import { mountOf, type RoutedRequest } from './mount.js';
 import {
   confirmPage,
   deadPage,
+  groupDead,
   messagePage,
   outboxesPage,
   queuesPage,
@@ -37,6 +38,7 @@ import {
   type PageCtx,
 } from './pages.js';
 import { BadFilter, describeFilter, readFilter } from './search-query.js';
+import { searchUntil } from './search-more.js';
 import type { JobListState } from '../contract/admin.js';
 import { SCHEDULE_NAME_HEADER } from '../contract/schedule-headers.js';
 import { workflowPages } from './workflow-pages.js';
@@ -93,6 +95,9 @@ export const DASHBOARD_PAGES: readonly Exclude<DashboardPage, ''>[] = [
   'audit',
   'bulk',
 ];
+
+/** Dead jobs the dead-letter page groups by error (one keyset page, the oldest). */
+const DEAD_GROUP_SCAN = 1000;
 
 /** Fires a schedule page lists. */
 const FIRES = 20;
@@ -260,9 +265,11 @@ export class DashboardService {
           ? n > 0
             ? [n]
             : []
-          : a.id !== undefined && n > 0
-            ? [a.id]
-            : [],
+          : a.ids !== undefined
+            ? a.ids
+            : a.id !== undefined && n > 0
+              ? [a.id]
+              : [],
       count: a.action === 'trigger' || a.action === 'enqueue' ? (n > 0 ? 1 : 0) : n,
       // A limits change names the values it stored.
       filter: a.limits ? limitsText(a.limits) : null,
@@ -285,15 +292,22 @@ export class DashboardService {
       case 'queue': {
         const filter = readFilter(query);
         const cursor = field(query, 'cursor');
+        const view = readListView(field(query, 'size'), field(query, 'sort'), field(query, 'dir'));
         const [list, rows, throughput] = await Promise.all([
           filter.filtered
-            ? admin.searchJobs(filter.queue, { ...filter.search, cursor, limit: 50 })
+            ? searchUntil(admin, filter.queue, filter.search, view.size, cursor, this.options.searchBudgetMs).then(
+                (p) => ({
+                  ...p,
+                  scanned: p,
+                }),
+              )
             : admin
-                .listJobs(filter.queue, { state: filter.state as JobListState, cursor, limit: 50 })
+                .listJobs(filter.queue, { state: filter.state as JobListState, cursor, limit: view.size })
                 .then((p) => ({ ...p, scanned: null })),
           queueRows(this.store, ctx.now).then((r) => r.rows),
           admin.throughput(filter.queue, ctx.now - DAY),
         ]);
+        const waiting = await admin.waitingOn(list.jobs.filter((j) => j.state === 'pending').map((j) => j.id));
         return queuePage(
           ctx,
           rows.find((r) => r.name === filter.queue) ?? null,
@@ -302,6 +316,8 @@ export class DashboardService {
           list.next,
           list.scanned,
           throughput,
+          waiting,
+          view,
         );
       }
       case 'job': {
@@ -309,15 +325,16 @@ export class DashboardService {
         const idText = field(query, 'id');
         if (!queue) throw new BadRequest('queue is required');
         if (!idText || !/^\d{1,16}$/.test(idText)) throw new BadRequest('id must be a job id');
-        const [job, audit] = await Promise.all([
+        const [job, audit, flow] = await Promise.all([
           admin.jobDetail(queue, Number(idText)),
           auditOfJob(this.store, queue, Number(idText)),
+          admin.flowOf(Number(idText)),
         ]);
         if (!job)
           throw new NotFound(
             `Queue ${JSON.stringify(queue)} has no job ${idText}: it was acked, cancelled, purged, or never existed.`,
           );
-        return jobPage(ctx, job, audit, field(query, 'full') === '1');
+        return jobPage(ctx, job, audit, field(query, 'full') === '1', flow);
       }
       case 'new':
         return newJobPage(ctx, field(query, 'queue'));
@@ -340,23 +357,29 @@ export class DashboardService {
         if (!name) throw new BadRequest('name (the schedule) is required');
         const s = (await this.store.listSchedules()).schedules.find((x) => x.name === name);
         if (!s) throw new NotFound(`There is no schedule ${JSON.stringify(name)}.`);
-        // One bounded search call (SEARCH_SCAN_ROWS rows, newest first): the page costs the same at any depth;
-        // older fires are one "search further" link away.
-        const page = await admin.searchJobs(s.queue, {
-          header: { name: SCHEDULE_NAME_HEADER, equals: s.name },
-          limit: FIRES,
-        });
-        return schedulePage(ctx, s, page.jobs, page.next);
+        // Bounded search calls (SEARCH_SCAN_ROWS rows each, newest first) until a page of fires or the time
+        // budget; older fires are one "search further" link away.
+        const page = await searchUntil(
+          admin,
+          s.queue,
+          { header: { name: SCHEDULE_NAME_HEADER, equals: s.name } },
+          FIRES,
+          undefined,
+          this.options.searchBudgetMs,
+        );
+        return schedulePage(ctx, s, page.jobs, page.next, page);
       }
       case 'dead': {
         const queue = field(query, 'queue') ?? null;
-        const [{ rows }, list] = await Promise.all([
+        const [{ rows }, list, oldest] = await Promise.all([
           queueRows(this.store, ctx.now),
           queue === null
             ? Promise.resolve({ jobs: [], next: null })
             : admin.listJobs(queue, { state: 'dead', cursor: field(query, 'cursor'), limit: 50 }),
+          queue === null ? Promise.resolve(null) : admin.listJobs(queue, { state: 'dead', limit: DEAD_GROUP_SCAN }),
         ]);
-        return deadPage(ctx, rows, queue, list.jobs, list.next);
+        const groups = oldest === null ? null : groupDead(oldest.jobs, oldest.next !== null);
+        return deadPage(ctx, rows, queue, list.jobs, list.next, groups);
       }
       case 'schedules': {
         const listing = await this.store.listSchedules();

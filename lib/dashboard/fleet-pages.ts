@@ -2,6 +2,7 @@ import type { ReceiptPage, WorkerInfo } from '../contract/admin.js';
 import { SCHEDULE_BOUNDARY_HEADER, SCHEDULE_NAME_HEADER } from '../contract/schedule-headers.js';
 import type { JobInfo, Schedule, StoredReceipt } from '../contract/types.js';
 import { html, type SafeHtml } from './html.js';
+import { lookedAt, type SearchResult } from './search-more.js';
 import { action, ago, layout, link, live, payloadText, when, type PageCtx } from './layout.js';
 
 /** `host:pid:tag` (the Nest worker hosts) or `host-pid-tag` (the outbox dispatcher): host and pid when the id has them. */
@@ -123,7 +124,13 @@ function boundaryOf(job: JobInfo): number | null {
 }
 
 /** One schedule: its settings, next fire, and the recent fires whose jobs are still stored; `next` continues the search below them. */
-export function schedulePage(ctx: PageCtx, s: Schedule, fires: readonly JobInfo[], next: string | null): string {
+export function schedulePage(
+  ctx: PageCtx,
+  s: Schedule,
+  fires: readonly JobInfo[],
+  next: string | null,
+  looked: SearchResult,
+): string {
   const rows = fires.map((j) => {
     const boundary = boundaryOf(j);
     const late = boundary === null ? null : j.enqueuedAt - boundary;
@@ -182,7 +189,7 @@ export function schedulePage(ctx: PageCtx, s: Schedule, fires: readonly JobInfo[
     <p class="note">
       The jobs this schedule enqueued that are still in the jobs table (pending, running or dead), newest first, found
       by their <code>${SCHEDULE_NAME_HEADER}</code> header. An acked job is gone, and so is its fire; boundaries a
-      catch-up policy skipped were never enqueued.
+      catch-up policy skipped were never enqueued. ${lookedAt(looked)}
       ${next ? html`<a rel="next" id="older-fires" href="${link(ctx, 'queue', { name: s.queue, state: 'all', header: `${SCHEDULE_NAME_HEADER} = ${s.name}`, cursor: next })}">Older fires: search further →</a>` : ''}
     </p>`;
   return layout(ctx, `Schedule ${s.name}`, 'schedules', body);

@@ -15,10 +15,13 @@ function isForm(contentType: unknown): boolean {
   return typeof contentType === 'string' && contentType.split(';')[0]!.trim().toLowerCase() === FORM_TYPE;
 }
 
-/** Fields of a urlencoded body, first value of each name; no prototype, so `__proto__` is just a name. */
+/** Fields of a urlencoded body, first value of each name (the selected rows' `ids` joined by commas); no prototype, so `__proto__` is just a name. */
 export function parseForm(text: string): Record<string, string> {
   const out = Object.create(null) as Record<string, string>;
-  for (const [name, value] of new URLSearchParams(text)) if (!Object.hasOwn(out, name)) out[name] = value;
+  for (const [name, value] of new URLSearchParams(text)) {
+    if (name === 'ids' && Object.hasOwn(out, name)) out[name] = `${out[name]},${value}`;
+    else if (!Object.hasOwn(out, name)) out[name] = value;
+  }
   return out;
 }
 

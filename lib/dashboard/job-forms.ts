@@ -72,11 +72,21 @@ export function runAtText(f: JobFormInput, unset: string): string {
   return f.runAt === undefined ? unset : f.runAt === 'now' ? 'now' : new Date(f.runAt).toISOString();
 }
 
+/** The largest payload an edit box carries: its urlencoded form must stay under the form limit with room to spare. */
+export const EDITABLE_PAYLOAD_CHARS = Math.floor(FORM_LIMIT / 4);
+
 function formFields(payload: string, priority: number, runAtPlaceholder: string): SafeHtml {
-  return html`<label
-      >Payload (JSON)<textarea name="payload" id="payload-input" rows="12" cols="80" spellcheck="false" required>
+  const box =
+    payload.length > EDITABLE_PAYLOAD_CHARS
+      ? html`<p class="note" id="payload-read-only">
+          The payload (${payload.length} characters) is above what the form can carry: it is read-only here (see Payload
+          below). Priority and run time can still be changed.
+        </p>`
+      : html`<label
+          >Payload (JSON)<textarea name="payload" id="payload-input" rows="12" cols="80" spellcheck="false" required>
 ${payload}</textarea>
-    </label>
+        </label>`;
+  return html`${box}
     <label>Priority<input type="number" name="priority" id="priority-input" value="${priority}" step="1" /></label>
     <label
       ><span>Run at (UTC): <code>now</code>, a date-time such as 2026-12-01T10:30:00, or empty</span

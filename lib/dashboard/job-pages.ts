@@ -1,14 +1,56 @@
-import type { JobDetail, JobSearchState, ThroughputPoint } from '../contract/admin.js';
+import type { FlowView, JobDetail, JobSearchState, ThroughputPoint } from '../contract/admin.js';
+import { flowSection } from './flow-view.js';
 import type { JobInfo, RateLimit } from '../contract/types.js';
 import type { AuditRow } from './audit.js';
 import type { BulkOp } from './bulk.js';
 import { latencyChart, throughputChart } from './chart.js';
 import { headersOf, type QueueRow } from './data.js';
 import { html, type SafeHtml } from './html.js';
-import { action, ago, layout, link, live, payloadText, when, type PageCtx } from './layout.js';
-import { jobTable } from './pages.js';
+import { action, ago, layout, link, live, payloadText, when, whenFull, type PageCtx } from './layout.js';
+import { jobTable, SORTS, sortJobs, type JobSort, type SortView } from './pages.js';
+
+/** Page sizes of a queue's list. */
+export const PAGE_SIZES = [25, 50, 100, 200] as const;
+export const DEFAULT_PAGE_SIZE = 50;
+
+/** How the queue page shows its list: page size and the order of the page's rows. */
+export interface ListView {
+  readonly size: number;
+  readonly sort: JobSort | null;
+  readonly desc: boolean;
+}
+
+/** Reads `size`, `sort` and `dir` from the query; unknown values fall back to the defaults. */
+export function readListView(size: string | undefined, sort: string | undefined, dir: string | undefined): ListView {
+  const n = Number(size);
+  return {
+    size: (PAGE_SIZES as readonly number[]).includes(n) ? n : DEFAULT_PAGE_SIZE,
+    sort: (SORTS as readonly string[]).includes(sort ?? '') ? (sort as JobSort) : null,
+    desc: dir === 'desc',
+  };
+}
+
+/**
+ * The form the row checkboxes belong to (`form="selected"`): retry, cancel or delete the selected jobs,
+ * confirmed with their count and audited like every action.
+ */
+function selectedForm(ctx: PageCtx, queue: string): SafeHtml {
+  if (ctx.readOnly) return html``;
+  return html`<form id="selected" class="bulk" method="post" action="${ctx.base}/action">
+    <input type="hidden" name="csrf" value="${ctx.csrf}" /><input type="hidden" name="queue" value="${queue}" />
+    Selected jobs:
+    <button type="submit" name="action" value="selected-retry" data-action="selected-retry">Retry</button>
+    <button type="submit" name="action" value="selected-cancel" class="danger" data-action="selected-cancel">
+      Cancel
+    </button>
+    <button type="submit" name="action" value="selected-delete" class="danger" data-action="selected-delete">
+      Delete
+    </button>
+  </form>`;
+}
 import { editForm } from './job-forms.js';
 import { describeFilter, type JobFilter } from './search-query.js';
+import { lookedAt, type SearchResult } from './search-more.js';
 
 const STATES: readonly JobSearchState[] = ['pending', 'scheduled', 'processing', 'dead', 'finished', 'all'];
 /** How the state links and the select name a state (`finished` is the job history). */
@@ -114,8 +156,10 @@ export function queuePage(
   f: JobFilter,
   jobs: readonly JobInfo[],
   next: string | null,
-  scanned: number | null,
+  scanned: SearchResult | null,
   throughput: readonly ThroughputPoint[],
+  waiting: ReadonlyMap<number, number>,
+  view: ListView,
 ): string {
   const name = f.queue;
   const states = STATES.map(
@@ -136,26 +180,46 @@ export function queuePage(
     : html`<p id="summary">No jobs on this queue.</p>`;
   const searched = f.filtered
     ? html`<p class="note" id="search-note">
-        Matching ${describeFilter(f)}, newest
-        first${scanned !== null ? html`; this page looked at ${scanned} rows` : ''}${next ? html`, <a rel="next" href="${link(ctx, 'queue', { ...f.params, cursor: next })}">search further →</a>` : html`, no more rows`}.
+        Matching ${describeFilter(f)}, newest first.
+        ${scanned !== null ? lookedAt(scanned) : ''}${next ? html` <a rel="next" href="${link(ctx, 'queue', { ...f.params, cursor: next })}">Search further →</a>` : ''}
       </p>`
     : html``;
-  const body = html`${live(
-      'live-summary',
-      html`${summary}
-        <div class="charts">
-          ${throughputChart(throughput, ctx.now, `Jobs per minute, ${name}`)}${throughputChart(throughput, ctx.now, `Jobs per hour, ${name}`, 'day')}
-          ${latencyChart(throughput, 'wait', ctx.now, `Wait time per minute, ${name}`)}${latencyChart(throughput, 'wait', ctx.now, `Wait time per hour, ${name}`, 'day')}
-          ${latencyChart(throughput, 'run', ctx.now, `Run time per minute, ${name}`)}${latencyChart(throughput, 'run', ctx.now, `Run time per hour, ${name}`, 'day')}
-        </div>`,
-    )}
-    ${queueControls(ctx, queue, name)}
+  const charts = html`<div class="charts">
+    ${throughputChart(throughput, ctx.now, `Jobs per minute, ${name}`)}${throughputChart(throughput, ctx.now, `Jobs per hour, ${name}`, 'day')}
+    ${latencyChart(throughput, 'wait', ctx.now, `Wait time per minute, ${name}`)}${latencyChart(throughput, 'wait', ctx.now, `Wait time per hour, ${name}`, 'day')}
+    ${latencyChart(throughput, 'run', ctx.now, `Run time per minute, ${name}`)}${latencyChart(throughput, 'run', ctx.now, `Run time per hour, ${name}`, 'day')}
+  </div>`;
+  const here = { ...f.params, ...(view.size !== DEFAULT_PAGE_SIZE ? { size: String(view.size) } : {}) };
+  const sort: SortView = {
+    key: view.sort,
+    desc: view.desc,
+    href: (key, desc) => link(ctx, 'queue', { ...here, sort: key, dir: desc ? 'desc' : 'asc' }),
+  };
+  const sizes = PAGE_SIZES.map(
+    (n) =>
+      html`<a
+        href="${link(ctx, 'queue', { ...f.params, size: String(n), ...(view.sort ? { sort: view.sort, dir: view.desc ? 'desc' : 'asc' } : {}) })}"
+        class="${n === view.size ? 'on' : ''}"
+        data-size="${n}"
+        >${n}</a
+      > `,
+  );
+  const body = html`${live('live-summary', summary)}
+    <details class="strip" id="queue-insights">
+      <summary>Charts and limits</summary>
+      ${live('live-charts', charts)}${queueControls(ctx, queue, name)}
+    </details>
     <nav class="states">
       State:
       ${states}${ctx.readOnly ? '' : html` · <a id="new-job-link" href="${link(ctx, 'new', { queue: name })}">Enqueue a job</a>`}
+      · Page size: ${sizes}
     </nav>
-    ${searchForm(ctx, f)}${searched}${bulkForms(ctx, f)}${live('live-jobs', jobTable(ctx, jobs))}
-    ${next && !f.filtered ? html`<p><a rel="next" href="${link(ctx, 'queue', { ...f.params, cursor: next })}">Next page →</a></p>` : ''}`;
+    <details class="strip" id="search-strip" ${f.filtered ? html`open` : ''}>
+      <summary>Search and bulk actions</summary>
+      ${searchForm(ctx, f)}${bulkForms(ctx, f)}
+    </details>
+    ${searched}${selectedForm(ctx, name)}${live('live-jobs', jobTable(ctx, sortJobs(jobs, view.sort, view.desc), waiting, sort))}
+    ${next && !f.filtered ? html`<p><a rel="next" href="${link(ctx, 'queue', { ...here, cursor: next })}">Next page →</a></p>` : ''}`;
   return layout(ctx, `Queue ${name}`, '', body);
 }
 
@@ -164,7 +228,9 @@ function traceId(headers: Readonly<Record<string, string>>): string | null {
   return m ? m[1]! : null;
 }
 
-function stateText(job: JobDetail, now: number): string {
+function stateText(job: JobDetail, now: number, flow: FlowView): string {
+  if (job.state === 'pending' && flow.pending > 0)
+    return `waiting on ${flow.pending} child${flow.pending === 1 ? '' : 'ren'} (its flow's dependencies)`;
   if (job.state === 'pending' && job.blocked) return 'pending (waiting behind an older job of its ordering key)';
   if (job.state === 'pending' && job.runAt > now) return 'pending (scheduled)';
   return job.state;
@@ -235,14 +301,14 @@ function timeline(ctx: PageCtx, job: JobDetail, audit: readonly AuditRow[]): Saf
   keyed.sort((a, b) => a.key - b.key);
   items.splice(0, items.length, ...keyed);
   return html`<ol class="timeline" id="timeline">
-    ${items.map((i) => html`<li>${i.at !== null ? html`${when(i.at, ctx.now)}: ` : ''}${i.text}</li>`)}
+    ${items.map((i) => html`<li>${i.at !== null ? html`${whenFull(i.at, ctx.now)}: ` : ''}${i.text}</li>`)}
   </ol>`;
 }
 
 function jobActions(ctx: PageCtx, job: JobDetail): SafeHtml {
   const ids = { queue: job.queue, id: job.id, back: 'job' };
   if (job.state === 'dead')
-    return html`${action(ctx, 'redrive', 'Retry now', ids)} ${action(ctx, 'purge', 'Delete', ids, true)}`;
+    return html`${action(ctx, 'redrive', 'Retry', ids)} ${action(ctx, 'purge', 'Delete', ids, true)}`;
   // An outcome record is history: nothing to act on (retention prunes it).
   if (job.state === 'completed' || job.state === 'cancelled') return html``;
   return action(
@@ -270,7 +336,13 @@ function progressView(value: unknown): SafeHtml {
 }
 
 /** One job: fields, payload, headers, timeline, actions valid in its state. */
-export function jobPage(ctx: PageCtx, job: JobDetail, audit: readonly AuditRow[], full: boolean): string {
+export function jobPage(
+  ctx: PageCtx,
+  job: JobDetail,
+  audit: readonly AuditRow[],
+  full: boolean,
+  flow: FlowView,
+): string {
   const headers = headersOf(job);
   const trace = traceId(job.headers);
   const payload = payloadText(job.payload, full ? Number.MAX_SAFE_INTEGER : 4000);
@@ -281,7 +353,7 @@ export function jobPage(ctx: PageCtx, job: JobDetail, audit: readonly AuditRow[]
           <dt>Queue</dt>
           <dd><a href="${link(ctx, 'queue', { name: job.queue })}">${job.queue}</a></dd>
           <dt>State</dt>
-          <dd class="${job.state === 'dead' ? 'dead' : ''}" id="job-state">${stateText(job, ctx.now)}</dd>
+          <dd class="${job.state === 'dead' ? 'dead' : ''}" id="job-state">${stateText(job, ctx.now, flow)}</dd>
           <dt>Attempts</dt>
           <dd>${job.attempts} of ${job.maxAttempts}</dd>
           <dt>Priority</dt>
@@ -301,9 +373,9 @@ export function jobPage(ctx: PageCtx, job: JobDetail, audit: readonly AuditRow[]
           <dt>Worker</dt>
           <dd>${job.workerId ?? '–'}</dd>
           <dt>Run at</dt>
-          <dd>${when(job.runAt, ctx.now)}</dd>
+          <dd>${whenFull(job.runAt, ctx.now)}</dd>
           <dt>Expires</dt>
-          <dd>${when(job.expiresAt, ctx.now)}</dd>
+          <dd>${whenFull(job.expiresAt, ctx.now)}</dd>
           <dt>Lease</dt>
           <dd>
             ${job.visibilityTimeoutMs}
@@ -314,7 +386,7 @@ export function jobPage(ctx: PageCtx, job: JobDetail, audit: readonly AuditRow[]
           ${
             job.finishedAt !== undefined
               ? html`<dt>Finished</dt>
-                  <dd id="job-finished">${when(job.finishedAt, ctx.now)}</dd>`
+                  <dd id="job-finished">${whenFull(job.finishedAt, ctx.now)}</dd>`
               : ''
           }
           <dt>Progress</dt>
@@ -328,6 +400,7 @@ export function jobPage(ctx: PageCtx, job: JobDetail, audit: readonly AuditRow[]
               : ''
           }
         </dl>
+        ${flowSection(ctx, job, flow)}
         <h2>Timeline</h2>
         ${timeline(ctx, job, audit)}`,
     )}
@@ -367,8 +440,8 @@ export function bulkPage(ctx: PageCtx, op: BulkOp): string {
       </p>
       <p>
         <progress max="${Math.max(op.matched, op.seen, 1)}" value="${op.seen}"></progress> ${op.seen} of ${op.matched}
-        matched jobs looked at, <b id="bulk-changed">${op.changed}</b> ${op.kind === 'retry' ? 'redriven' : 'deleted'}
-        in ${op.batches}
+        matched jobs looked at, <b id="bulk-changed">${op.changed}</b> ${op.kind === 'retry' ? 'retried' : 'deleted'} in
+        ${op.batches}
         batch${op.batches === 1 ? '' : 'es'}.${op.conflicts > 0 ? html` <span class="warn" id="bulk-conflicts">${op.conflicts} stayed dead: a live job holds their unique key.</span>` : ''}
       </p>
       <p id="bulk-state">
@@ -398,7 +471,7 @@ export function auditPage(ctx: PageCtx, rows: readonly AuditRow[], next: number 
           (r) =>
             html`<tr data-offset="${r.offset}">
               <td class="n">${r.offset}</td>
-              <td>${when(r.entry.at, ctx.now)}</td>
+              <td>${whenFull(r.entry.at, ctx.now)}</td>
               <td>${r.entry.actor} <span class="note">(${r.entry.role})</span></td>
               <td>${r.entry.action}</td>
               <td>

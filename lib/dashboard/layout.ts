@@ -45,6 +45,9 @@ ol.timeline{background:#fff;border:1px solid #d0d7de;padding:8px 8px 8px 32px;ma
 pre.full{max-width:none;max-height:none}#live-status{color:#8c959f;font-size:12px;margin-left:auto}
 form.job-form{background:#fff;border:1px solid #d0d7de;padding:8px;display:flex;flex-direction:column;gap:8px;max-width:760px}
 form.job-form label{display:flex;flex-direction:column;font-size:12px;color:#57606a}form.job-form textarea{font:12px monospace}
+table.compact td{padding:1px 6px;white-space:nowrap}h1{font-size:22px;margin:4px 0 8px}table.compact td.line{max-width:360px;overflow:hidden;text-overflow:ellipsis}
+table.compact code{font-size:12px}table.compact form.inline button{font-size:12px;padding:0 4px}td.error{color:#cf222e}
+details.strip{background:#fff;border:1px solid #d0d7de;padding:2px 8px;margin:4px 0}form#selected{padding:2px 8px;margin:4px 0}details.strip summary{cursor:pointer;color:#57606a}
 progress{width:320px}.charts{display:flex;gap:16px;flex-wrap:wrap}.charts figure{margin:0;max-width:602px}
 `;
 
@@ -80,11 +83,23 @@ export function ago(ms: number): string {
   return `${Math.round(ms / 86_400_000)} d`;
 }
 
+/** An instant as the dashboard writes it absolutely: `2026-12-05 16:28:01 UTC` (the zone always named). */
+export function absolute(at: number): string {
+  return `${new Date(at).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+}
+
+/** A relative time ("57 s ago"), its absolute time with the zone on hover. */
 export function when(at: number | null, now: number): SafeHtml {
   if (at === null) return html`–`;
   const d = at - now;
   const rel = d >= 0 ? `in ${ago(d)}` : `${ago(-d)} ago`;
-  return html`<time datetime="${new Date(at).toISOString()}" title="${new Date(at).toISOString()}">${rel}</time>`;
+  return html`<time datetime="${new Date(at).toISOString()}" title="${absolute(at)}">${rel}</time>`;
+}
+
+/** An absolute time with the zone, the relative one beside it (job pages, the audit log). */
+export function whenFull(at: number | null, now: number): SafeHtml {
+  if (at === null) return html`–`;
+  return html`${absolute(at)} (${when(at, now)})`;
 }
 
 export function link(ctx: PageCtx, path: string, params: Record<string, string | undefined> = {}): string {

@@ -2,6 +2,8 @@ import type { StreamInfo, ThroughputPoint } from '../contract/admin.js';
 import type { JobInfo, Schedule } from '../contract/types.js';
 import { msText, throughputChart } from './chart.js';
 import { headersOf, type QueueRow } from './data.js';
+import { listState } from './flow-view.js';
+import { MAX_SELECTED } from './actions.js';
 import { html, type SafeHtml } from './html.js';
 import { action, ago, layout, link, live, payloadText, when, type PageCtx } from './layout.js';
 
@@ -67,58 +69,177 @@ export function queuesPage(ctx: PageCtx, rows: readonly QueueRow[], throughput: 
   return layout(ctx, 'Queues', '', body);
 }
 
-function jobRow(ctx: PageCtx, job: JobInfo, withActions: boolean): SafeHtml {
+/** A payload on one line, cut short (the job page has all of it). */
+function payloadLine(value: unknown): string {
+  const text = JSON.stringify(value) ?? 'null';
+  return text.length > 140 ? `${text.slice(0, 140)}…` : text;
+}
+
+/** One compact row (about one text line high): the job page has the rest. */
+function jobRow(ctx: PageCtx, job: JobInfo, withActions: boolean, waiting: number | undefined): SafeHtml {
   const headers = headersOf(job);
+  const error = job.lastError ? (job.lastError.split('\n', 1)[0] ?? '') : '';
   return html`<tr data-job="${job.id}">
+    <td class="pick">
+      ${withActions && !ctx.readOnly ? html`<input type="checkbox" name="ids" value="${job.id}" form="selected" aria-label="Select job ${job.id}" />` : ''}
+    </td>
     <td class="n"><a class="job" href="${link(ctx, 'job', { queue: job.queue, id: String(job.id) })}">${job.id}</a></td>
-    <td>${job.state}${job.state === 'pending' && job.runAt > ctx.now ? ' (scheduled)' : ''}</td>
-    <td><pre class="payload">${payloadText(job.payload)}</pre></td>
-    <td>${headers ? html`<pre>${Object.entries(headers).map(([k, v]) => `${k}: ${v}\n`)}</pre>` : '–'}</td>
+    <td class="state">
+      ${listState(job.state, waiting)}${job.state === 'pending' && waiting === undefined && job.runAt > ctx.now ? ' (scheduled)' : ''}
+    </td>
+    <td class="line"><code>${payloadLine(job.payload)}</code></td>
+    <td
+      class="line"
+      title="${
+        headers
+          ? Object.entries(headers)
+              .map(([k, v]) => `${k}: ${v}`)
+              .join('\n')
+          : ''
+      }"
+    >
+      ${headers ? `${Object.keys(headers).length}` : '–'}
+    </td>
     <td class="n">${job.attempts}/${job.maxAttempts}</td>
     <td class="n">${job.priority}</td>
-    <td>${job.lastError ? html`<pre class="error">${job.lastError}</pre>` : '–'}</td>
-    <td>
-      enqueued ${when(job.enqueuedAt, ctx.now)}<br />${job.state === 'pending' || job.state === 'processing' ? 'run' : 'ran'}
-      ${when(job.runAt, ctx.now)}${job.claimedUntil !== null ? html`<br />lease until ${when(job.claimedUntil, ctx.now)}` : ''}${job.diedAt !== null ? html`<br />died ${when(job.diedAt, ctx.now)}` : ''}${job.finishedAt !== undefined ? html`<br />${job.state} ${when(job.finishedAt, ctx.now)}` : ''}${job.expiresAt !== null ? html`<br />expires ${when(job.expiresAt, ctx.now)}` : ''}
+    <td class="line error" title="${error}">${error || '–'}</td>
+    <td class="line">${when(job.enqueuedAt, ctx.now)}</td>
+    <td class="line">
+      ${job.diedAt !== null ? html`died ${when(job.diedAt, ctx.now)}` : job.finishedAt !== undefined ? html`${job.state} ${when(job.finishedAt, ctx.now)}` : job.claimedUntil !== null ? html`lease ${when(job.claimedUntil, ctx.now)}` : when(job.runAt, ctx.now)}
     </td>
-    <td>${withActions ? jobActions(ctx, job) : ''}</td>
+    <td class="line">${withActions ? jobActions(ctx, job) : ''}</td>
   </tr>`;
 }
 
 function jobActions(ctx: PageCtx, job: JobInfo): SafeHtml {
   if (job.state === 'dead') {
-    return html`${action(ctx, 'redrive', 'Redrive', { queue: job.queue, id: job.id })}
-    ${action(ctx, 'purge', 'Purge', { queue: job.queue, id: job.id }, true)}`;
+    return html`${action(ctx, 'redrive', 'Retry', { queue: job.queue, id: job.id })}
+    ${action(ctx, 'purge', 'Delete', { queue: job.queue, id: job.id }, true)}`;
   }
   if (job.state === 'completed' || job.state === 'cancelled') return html``;
   return action(ctx, 'cancel', 'Cancel', { queue: job.queue, id: job.id }, true);
 }
 
-export function jobTable(ctx: PageCtx, jobs: readonly JobInfo[]): SafeHtml {
-  return html`<table class="jobs">
+/** A list of jobs; `waiting` maps the ids of jobs held back by their flow to how many dependencies they wait on. */
+/** The sort orders of a job list's page. */
+export const SORTS = ['id', 'created', 'attempts', 'runAt'] as const;
+export type JobSort = (typeof SORTS)[number];
+
+/** How a list is sorted, and the link that sorts it by another column (or flips this one). */
+export interface SortView {
+  readonly key: JobSort | null;
+  readonly desc: boolean;
+  readonly href: (key: JobSort, desc: boolean) => string;
+}
+
+const SORT_VALUE: Record<JobSort, (j: JobInfo) => number> = {
+  id: (j) => j.id,
+  created: (j) => j.enqueuedAt,
+  attempts: (j) => j.attempts,
+  runAt: (j) => j.runAt,
+};
+
+/** The rows of one keyset page in the asked order (ties by id); the pages themselves follow the list's own order. */
+export function sortJobs(jobs: readonly JobInfo[], key: JobSort | null, desc: boolean): JobInfo[] {
+  if (key === null) return [...jobs];
+  const by = SORT_VALUE[key];
+  return [...jobs].sort((a, b) => (desc ? -1 : 1) * (by(a) - by(b) || a.id - b.id));
+}
+
+function sortHead(label: string, key: JobSort, sort: SortView | undefined): SafeHtml {
+  if (!sort) return html`${label}`;
+  const on = sort.key === key;
+  const desc = on ? !sort.desc : key !== 'attempts' ? false : true;
+  return html`<a href="${sort.href(key, desc)}" data-sort="${key}" class="${on ? 'on' : ''}"
+    >${label}${on ? (sort.desc ? ' ↓' : ' ↑') : ''}</a
+  >`;
+}
+
+/** A list of jobs; `waiting` maps the ids of jobs held back by their flow to how many dependencies they wait on. */
+export function jobTable(
+  ctx: PageCtx,
+  jobs: readonly JobInfo[],
+  waiting: ReadonlyMap<number, number> = new Map(),
+  sort?: SortView,
+): SafeHtml {
+  return html`<table class="jobs compact">
     <thead>
       <tr>
-        <th>Id</th>
+        <th class="pick"></th>
+        <th>${sortHead('Id', 'id', sort)}</th>
         <th>State</th>
         <th>Payload</th>
         <th>Headers</th>
-        <th>Attempts</th>
+        <th>${sortHead('Attempts', 'attempts', sort)}</th>
         <th>Priority</th>
         <th>Last error</th>
-        <th>Times</th>
+        <th>${sortHead('Created', 'created', sort)}</th>
+        <th>${sortHead('Run at / ended', 'runAt', sort)}</th>
         <th></th>
       </tr>
     </thead>
     <tbody>
-      ${jobs.map((j) => jobRow(ctx, j, true))}${
+      ${jobs.map((j) => jobRow(ctx, j, true, waiting.get(j.id)))}${
         jobs.length === 0
           ? html`<tr>
-              <td colspan="9">No jobs.</td>
+              <td colspan="11">No jobs.</td>
             </tr>`
           : ''
       }
     </tbody>
   </table>`;
+}
+
+/** A queue's dead jobs grouped by their error's first line, from the oldest `DEAD_GROUP_SCAN` dead jobs. */
+export interface DeadGroups {
+  readonly groups: readonly { readonly error: string; readonly ids: readonly number[] }[];
+  /** Dead jobs read for the grouping. */
+  readonly read: number;
+  /** More dead jobs exist beyond those read. */
+  readonly more: boolean;
+}
+
+/** Groups dead jobs by the first line of their last error, largest group first. */
+export function groupDead(jobs: readonly JobInfo[], more: boolean): DeadGroups {
+  const by = new Map<string, number[]>();
+  for (const j of jobs) {
+    const line = (j.lastError ?? '').split('\n', 1)[0]!.slice(0, 300) || '(no error recorded)';
+    by.set(line, [...(by.get(line) ?? []), j.id]);
+  }
+  const groups = [...by.entries()]
+    .map(([error, ids]) => ({ error, ids }))
+    .sort((a, b) => b.ids.length - a.ids.length || a.error.localeCompare(b.error));
+  return { groups, read: jobs.length, more };
+}
+
+function groupTable(ctx: PageCtx, queue: string, g: DeadGroups): SafeHtml {
+  return html`<h3>By error</h3>
+    <table id="dead-groups">
+      <thead>
+        <tr>
+          <th>Error (first line)</th>
+          <th>Count</th>
+          <th></th>
+        </tr>
+      </thead>
+      <tbody>
+        ${g.groups.map(
+          (x) =>
+            html`<tr data-group-count="${x.ids.length}">
+              <td><code class="error">${x.error}</code></td>
+              <td class="n">${x.ids.length}</td>
+              <td>
+                ${action(ctx, 'selected-retry', 'Retry group', { queue, ids: x.ids.slice(0, MAX_SELECTED).join(',') })}
+                ${x.ids.length > MAX_SELECTED ? html`<small>(the first ${MAX_SELECTED})</small>` : ''}
+              </td>
+            </tr>`,
+        )}
+      </tbody>
+    </table>
+    <p class="note">
+      From the ${g.read} oldest dead
+      jobs${g.more ? '; more exist beyond them (retry or delete these, then reload)' : ''}.
+    </p>`;
 }
 
 /** Dead letters: queues with dead jobs, and one queue's dead jobs with redrive / purge. */
@@ -128,6 +249,7 @@ export function deadPage(
   queue: string | null,
   jobs: readonly JobInfo[],
   next: string | null,
+  groups: DeadGroups | null = null,
 ): string {
   const withDead = rows.filter((r) => r.dead > 0);
   const list = html`<table id="dead-queues">
@@ -145,8 +267,8 @@ export function deadPage(
             <td><a href="${link(ctx, 'dead', { queue: r.name })}">${r.name}</a></td>
             <td class="n">${r.dead}</td>
             <td>
-              ${action(ctx, 'redrive-all', 'Redrive all', { queue: r.name })}
-              ${action(ctx, 'purge-all', 'Purge all', { queue: r.name }, true)}
+              ${action(ctx, 'redrive-all', 'Retry all', { queue: r.name })}
+              ${action(ctx, 'purge-all', 'Delete all', { queue: r.name }, true)}
             </td>
           </tr>`,
       )}
@@ -163,6 +285,8 @@ export function deadPage(
     queue === null
       ? html``
       : html`<h2>${queue}</h2>
+          ${groups ? groupTable(ctx, queue, groups) : ''}
+          <h3>Dead jobs</h3>
           ${jobTable(ctx, jobs)}${next ? html`<p><a rel="next" href="${link(ctx, 'dead', { queue, cursor: next })}">Next page →</a></p>` : ''}`;
   return layout(ctx, 'Dead letters', 'dead', html`${list}${detail}`);
 }

@@ -87,7 +87,7 @@ export async function csrfOf(app: INestApplication): Promise<{ cookie: string; t
     .concat(res.headers['set-cookie'] ?? [])
     .find((c) => c.startsWith('alkstore_csrf='))!
     .split(';')[0]!;
-  const token = /<meta name="csrf-token" content="([^"]+)">/.exec(res.text)![1]!;
+  const token = /<meta name="csrf-token" content="([^"]+)"\s*\/?>/.exec(res.text)![1]!;
   return { cookie, token };
 }
 

@@ -28,7 +28,7 @@ for (const engine of nestEngines()) {
       const keep = await q.enqueueMany(Array.from({ length: 500 }, (_, k) => ({ tenant: 'globex', n: k })));
       const page = await request(app.getHttpServer()).get(`${BASE}/dead`).set('x-admin-token', TEST_TOKEN).expect(200);
       const cookie = ([] as string[]).concat(page.headers['set-cookie'] ?? [])[0]!.split(';')[0]!;
-      const token = /<meta name="csrf-token" content="([^"]+)">/.exec(page.text)![1]!;
+      const token = /<meta name="csrf-token" content="([^"]+)"\s*\/?>/.exec(page.text)![1]!;
       const post = (fields: Record<string, string>) =>
         request(app.getHttpServer())
           .post(`${BASE}/action`)

@@ -91,7 +91,7 @@ for (const engine of nestEngines())
         expect(res.text).toContain('data-action="redrive"');
         expect(res.text).toContain('data-action="purge"');
         expect(res.text).not.toContain('data-action="cancel"');
-        // Retry now from the job page comes back to it, with the operator action on its timeline.
+        // Retry from the job page comes back to it, with the operator action on its timeline.
         const done = await post({ action: 'redrive', queue, id: String(id), back: 'job', confirm: 'yes' }, 303, {
           'x-user': 'alice',
         });

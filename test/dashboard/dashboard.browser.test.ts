@@ -146,10 +146,10 @@ for (const engine of nestEngines())
         await page.goto(`${base}/dead?queue=emails`);
         await page.screenshot({ path: join(SHOTS, `dead-${engine.kind}-${adapter}.png`), fullPage: true });
         await actAndConfirm(page, `tr[data-job="${seeded.xss}"] button[data-action="redrive"]`);
-        expect(await page.textContent('.flash')).toContain('Redrove the job');
+        expect(await page.textContent('.flash')).toContain('Retried the job');
         expect(await store.queue('emails').getJob(seeded.xss)).toMatchObject({ state: 'pending', attempts: 0 });
         await actAndConfirm(page, `tr[data-job="${seeded.doomed[0]}"] button[data-action="purge"]`);
-        expect(await page.textContent('.flash')).toContain('Purged the job');
+        expect(await page.textContent('.flash')).toContain('Deleted the job');
         expect(await store.queue('emails').getJob(seeded.doomed[0]!)).toBeNull();
         expect(await store.queue('emails').getJob(seeded.doomed[1]!)).toMatchObject({ state: 'dead' });
       });

@@ -235,7 +235,7 @@ for (const engine of nestEngines())
           .set('x-admin-token', TEST_TOKEN)
           .set('cookie', cookie)
           .expect(200);
-        expect(page.text).toContain(`Redrove 1 dead job. 1 stayed dead: a live job holds its unique key (id ${held}).`);
+        expect(page.text).toContain(`Retried 1 dead job. 1 stayed dead: a live job holds its unique key (id ${held}).`);
       });
 
       it('cancels a pending job and triggers a schedule', async () => {

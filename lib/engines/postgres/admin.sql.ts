@@ -159,6 +159,30 @@ export function adminSql(s: SchemaSql) {
        WHERE r.outbox = $1::text AND ($2::bigint IS NULL OR (r.delivered_at, r.message_id) < ($2::bigint, $3::bigint))
        ORDER BY r.delivered_at DESC, r.message_id DESC LIMIT $4::int`,
     ),
+    /** $1 job, $2 limit → the dependency edges below the job, breadth first, with each dependency's state (live row, else outcome record). */
+    flowEdges: s.def(
+      'a_flow_edges',
+      `WITH RECURSIVE d(job_id, dep_id, dep_queue) AS (
+         SELECT e.job_id, e.dep_id, e.dep_queue FROM ${s.q}.job_deps e WHERE e.job_id = $1::bigint
+         UNION SELECT e.job_id, e.dep_id, e.dep_queue FROM ${s.q}.job_deps e JOIN d ON e.job_id = d.dep_id)
+       SELECT d.job_id, d.dep_id, d.dep_queue, coalesce(j.state, o.state) AS state, j.last_error, w.policy
+       FROM (SELECT * FROM d LIMIT $2::int) d LEFT JOIN ${jobs} j ON j.id = d.dep_id
+       LEFT JOIN ${s.q}.job_outcomes o ON o.id = d.dep_id LEFT JOIN ${s.q}.job_waits w ON w.job_id = d.dep_id`,
+    ),
+    /** $1 job → the jobs waiting for it (at most 50), and its own wait row. */
+    flowParents: s.def(
+      'a_flow_parents',
+      `SELECT e.job_id AS id, w.queue FROM ${s.q}.job_deps e JOIN ${s.q}.job_waits w ON w.job_id = e.job_id
+       WHERE e.dep_id = $1::bigint ORDER BY e.job_id LIMIT 50`,
+    ),
+    /** $1 job → its wait row (pending count, policy). */
+    flowWait: s.def('a_flow_wait', `SELECT pending, policy FROM ${s.q}.job_waits WHERE job_id = $1::bigint`),
+    /** $1 job ids → those waiting for dependencies, with the count not ended. */
+    waitingOn: s.def(
+      'a_waiting_on',
+      `SELECT w.job_id, w.pending FROM ${s.q}.job_waits w JOIN ${jobs} j ON j.id = w.job_id
+       WHERE w.job_id = ANY($1::bigint[]) AND j.state = 'pending' AND j.blocked AND w.pending > 0`,
+    ),
     /** $1 name. */
     lock: s.def('a_lock', `SELECT owner, expires_at, ${NOW_MS} AS now FROM ${s.q}.locks WHERE name = $1::text`),
   } satisfies Record<string, Sql>;

@@ -2,6 +2,8 @@ import { getJobWithOutcome, outcomeExtras, type FullRow } from './outcomes.js';
 import {
   LATENCY_BUCKETS,
   WORKER_SCAN_ROWS,
+  FLOW_VIEW_EDGES,
+  type FlowView,
   type JobAttempt,
   type JobDetail,
   type JobEdit,
@@ -19,6 +21,7 @@ import {
   type ThroughputPoint,
   type WorkerInfo,
 } from '../../contract/admin.js';
+import { requireWaitingIds, toFlowView, type FlowEdgeRow } from '../../internal/admin-flows.js';
 import { receiptPage, resolveJobEdit, resolveReceiptPage, toWorkers } from '../../internal/admin-extras.js';
 import { AUDIT_STREAM, queueWakeChannel } from '../../contract/names.js';
 import type { RedriveResult, Stream } from '../../contract/types.js';
@@ -152,6 +155,26 @@ export class PostgresAdmin implements StoreAdmin {
       blocked: row.blocked,
       failedAttempts,
     };
+  }
+
+  async flowOf(id: number): Promise<FlowView> {
+    this.ctx.guard();
+    const job = requireJobId('id', id);
+    const a = this.ctx.sql.admin;
+    const [edges, parents, wait] = await Promise.all([
+      this.ctx.exec.run<FlowEdgeRow>(a.flowEdges, [job, FLOW_VIEW_EDGES + 1]),
+      this.ctx.exec.run<{ id: string; queue: string }>(a.flowParents, [job]),
+      this.ctx.exec.run<{ pending: number; policy: string }>(a.flowWait, [job]),
+    ]);
+    return toFlowView(edges.rows, parents.rows, wait.rows[0]);
+  }
+
+  async waitingOn(ids: readonly number[]): Promise<Map<number, number>> {
+    this.ctx.guard();
+    const list = requireWaitingIds(ids);
+    if (list.length === 0) return new Map();
+    const r = await this.ctx.exec.run<{ job_id: string; pending: number }>(this.ctx.sql.admin.waitingOn, [list]);
+    return new Map(r.rows.map((x) => [num(x.job_id), num(x.pending)]));
   }
 
   async editJob(queue: string, id: number, edit: JobEdit): Promise<boolean> {

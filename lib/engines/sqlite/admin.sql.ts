@@ -70,3 +70,19 @@ export const RECEIPTS = `SELECT message_id AS messageId, receipt AS receiptText,
 export const ATTEMPTS = `SELECT attempt, worker_id AS workerId, claimed_at AS claimedAt, ended_at AS endedAt,
   outcome, error
   FROM __alkstore_job_attempts WHERE job_id = @id AND queue = @queue ORDER BY attempt`;
+
+/** The dependency edges below @job, breadth first, at most @limit, with each dependency's state (live row, else outcome record). */
+export const FLOW_EDGES = `WITH RECURSIVE d(job_id, dep_id, dep_queue) AS (
+    SELECT e.job_id, e.dep_id, e.dep_queue FROM __alkstore_job_deps e WHERE e.job_id = @job
+    UNION SELECT e.job_id, e.dep_id, e.dep_queue FROM __alkstore_job_deps e JOIN d ON e.job_id = d.dep_id)
+  SELECT d.job_id, d.dep_id, d.dep_queue, coalesce(j.state, o.state) AS state, j.last_error, w.policy
+  FROM (SELECT * FROM d LIMIT @limit) d LEFT JOIN __alkstore_jobs j ON j.id = d.dep_id
+  LEFT JOIN __alkstore_job_outcomes o ON o.id = d.dep_id LEFT JOIN __alkstore_job_waits w ON w.job_id = d.dep_id`;
+/** The jobs waiting for @job, at most 50. */
+export const FLOW_PARENTS = `SELECT e.job_id AS id, w.queue FROM __alkstore_job_deps e JOIN __alkstore_job_waits w ON w.job_id = e.job_id
+  WHERE e.dep_id = @job ORDER BY e.job_id LIMIT 50`;
+/** @job's wait row. */
+export const FLOW_WAIT = `SELECT pending, policy FROM __alkstore_job_waits WHERE job_id = @job`;
+/** Of the ids in the JSON array @ids, those waiting for dependencies, with the count not ended. */
+export const WAITING_ON = `SELECT w.job_id, w.pending FROM __alkstore_job_waits w JOIN __alkstore_jobs j ON j.id = w.job_id
+  WHERE w.job_id IN (SELECT value FROM json_each(@ids)) AND j.state = 'pending' AND j.blocked = 1 AND w.pending > 0`;

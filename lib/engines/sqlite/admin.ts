@@ -2,6 +2,8 @@ import { getJobWithOutcome, outcomeExtras, type FullRow } from './outcomes.js';
 import {
   LATENCY_BUCKETS,
   WORKER_SCAN_ROWS,
+  FLOW_VIEW_EDGES,
+  type FlowView,
   type JobAttempt,
   type JobDetail,
   type JobEdit,
@@ -44,6 +46,7 @@ import {
 } from '../../internal/admin-paging.js';
 import type { OutcomeRow } from '../../internal/outcome-counter.js';
 import * as A from './admin.sql.js';
+import { requireWaitingIds, toFlowView, type FlowEdgeRow } from '../../internal/admin-flows.js';
 import { JOB_DETAIL, SEARCH, SEARCH_DEAD, SEARCH_WITH_OUTCOMES } from './search.sql.js';
 import { SqliteStream } from './stream.js';
 import { retryDeadJobs } from './queue-ops.js';
@@ -179,6 +182,27 @@ export class SqliteAdmin implements StoreAdmin {
       blocked: row.blocked === 1,
       failedAttempts,
     };
+  }
+
+  async flowOf(id: number): Promise<FlowView> {
+    const job = requireJobId('id', id);
+    return this.core.read('admin.flowOf', (conn) =>
+      toFlowView(
+        conn.stmt(A.FLOW_EDGES).all({ job, limit: FLOW_VIEW_EDGES + 1 }) as FlowEdgeRow[],
+        conn.stmt(A.FLOW_PARENTS).all({ job }) as { id: number; queue: string }[],
+        conn.stmt(A.FLOW_WAIT).get({ job }) as { pending: number; policy: string } | undefined,
+      ),
+    );
+  }
+
+  async waitingOn(ids: readonly number[]): Promise<Map<number, number>> {
+    const list = requireWaitingIds(ids);
+    if (list.length === 0) return new Map();
+    const rows = await this.core.read(
+      'admin.waitingOn',
+      (conn) => conn.stmt(A.WAITING_ON).all({ ids: JSON.stringify(list) }) as { job_id: number; pending: number }[],
+    );
+    return new Map(rows.map((r) => [Number(r.job_id), Number(r.pending)]));
   }
 
   async editJob(queue: string, id: number, edit: JobEdit): Promise<boolean> {
