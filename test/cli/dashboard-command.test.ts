@@ -102,7 +102,7 @@ for (const engine of contractEngines()) {
         expect(page.headers.get('content-security-policy')).toMatch(/script-src 'nonce-/);
         const cookie = page.headers.get('set-cookie')!;
         expect(cookie).toMatch(/; Path=\/alkstore; HttpOnly; SameSite=Strict$/);
-        const token = /<meta name="csrf-token" content="([^"]+)">/.exec(text)![1]!;
+        const token = /<meta name="csrf-token" content="([^"]+)"\s*\/?>/.exec(text)![1]!;
         const form = (extraFields: Record<string, string>) =>
           fetch(`${home}/action`, {
             method: 'POST',

@@ -315,7 +315,7 @@ for (const engine of nestEngines())
         const streams = await http.get(`${BASE}/streams`).set('x-admin-token', TEST_TOKEN).expect(200);
         expect(streams.text).toMatch(
           new RegExp(
-            `events-${engine.kind}</td><td class="n" rowspan="1">4</td><td>projector</td><td class="n">1</td><td class="n warn">3</td>`,
+            `events-${engine.kind}</td>\\s*<td class="n" rowspan="1">4</td>\\s*<td>projector</td>\\s*<td class="n">1</td>\\s*<td class="n warn">3</td>`,
           ),
         );
         const boxes = await http.get(`${BASE}/outboxes`).set('x-admin-token', TEST_TOKEN).expect(200);

@@ -157,7 +157,7 @@ for (const engine of contractEngines()) {
         const text = await list.text();
         expect(text).toContain('data-run="sa-run" data-state="running"');
         const cookie = list.headers.get('set-cookie')!.split(';')[0]!;
-        const token = /<meta name="csrf-token" content="([^"]+)">/.exec(text)![1]!;
+        const token = /<meta name="csrf-token" content="([^"]+)"\s*\/?>/.exec(text)![1]!;
         const res = await fetch(`${dash.url}/workflow-action`, {
           method: 'POST',
           redirect: 'manual',
