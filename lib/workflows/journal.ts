@@ -310,9 +310,28 @@ export type IndexEntry =
 
 /** Folds the runs index into summaries, oldest start first. */
 export async function foldIndex(store: Store, names: Names): Promise<RunSummary[]> {
+  return (await readIndex(store, names)).runs.map(({ firstOffset: _, ...summary }) => summary);
+}
+
+/**
+ * The runs index folded, and how far it can be trimmed: `firstOffset` of each run is the offset of
+ * its first entry still needed (its latest start), and `last` the offset of the last entry read.
+ */
+export async function readIndex(
+  store: Store,
+  names: Names,
+): Promise<{ runs: (RunSummary & { readonly firstOffset: number })[]; last: number }> {
   const runs = new Map<
     string,
-    { id: string; workflow: string; version: number; state: RunState; startedAt: number; finishedAt: number | null }
+    {
+      id: string;
+      workflow: string;
+      version: number;
+      state: RunState;
+      startedAt: number;
+      finishedAt: number | null;
+      firstOffset: number;
+    }
   >();
   let offset = 0;
   for (;;) {
@@ -332,6 +351,7 @@ export async function foldIndex(store: Store, names: Names): Promise<RunSummary[
             state: 'running',
             startedAt: ev.createdAt,
             finishedAt: null,
+            firstOffset: ev.offset,
           });
         else if (run.state === 'failed') {
           // workflows.retry re-drove it.
@@ -347,5 +367,5 @@ export async function foldIndex(store: Store, names: Names): Promise<RunSummary[
     }
     if (events.length < 1000) break;
   }
-  return [...runs.values()];
+  return { runs: [...runs.values()], last: offset };
 }

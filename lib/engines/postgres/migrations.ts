@@ -10,6 +10,7 @@ import { MIGRATION_13 } from './migrations/v13.js';
 import { MIGRATION_14 } from './migrations/v14.js';
 import { MIGRATION_15 } from './migrations/v15.js';
 import { MIGRATION_16 } from './migrations/v16.js';
+import { MIGRATION_20 } from './migrations/v20.js';
 import { migrationLockKey, quoteIdent, validateSchemaName } from './schema-sql.js';
 
 /** One numbered, immutable migration of the engine schema. Never edit a released one: add the next. */
@@ -34,6 +35,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
   MIGRATION_14,
   MIGRATION_15,
   MIGRATION_16,
+  MIGRATION_20,
 ]);
 
 export const POSTGRES_SCHEMA_VERSION = POSTGRES_MIGRATIONS[POSTGRES_MIGRATIONS.length - 1]!.version;

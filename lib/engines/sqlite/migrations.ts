@@ -4,7 +4,7 @@ import { INSERT_TRIGGER, QUEUE_COUNTS_STEP } from './counts.sql.js';
 import { LIMITS_COLUMNS, LIMITS_DDL, LIMITS_INDEX_DDL } from './limits.js';
 
 /** Version of the `__alkstore_*` tables this build reads and writes: the newest numbered step (SQLITE_MIGRATIONS). */
-export const SCHEMA_VERSION = 17;
+export const SCHEMA_VERSION = 20;
 
 // Throughput minutes for the dashboard (step 6), written by the store's outcome counter every few seconds.
 const THROUGHPUT_DDL = `
@@ -74,6 +74,13 @@ CREATE TABLE IF NOT EXISTS __alkstore_outbox_receipts (
   PRIMARY KEY (outbox, message_id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS __alkstore_outbox_receipts_delivered ON __alkstore_outbox_receipts (outbox, delivered_at);
+`;
+
+// Bounded growth (step 20, number shared with PostgreSQL migration 20): the retention runner removes an
+// inbox's failed and dead entries by when they were first received. Claims insert `done` rows, which
+// this partial index leaves out.
+const INBOX_OPEN_DDL = `
+CREATE INDEX IF NOT EXISTS __alkstore_inbox_open ON __alkstore_inbox (inbox, received_at) WHERE state <> 'done';
 `;
 
 // Job flows (step 11, docs/flows.md): one edge per (dependent, dependency), one wait row per job
@@ -230,7 +237,7 @@ CREATE TABLE IF NOT EXISTS __alkstore_schedules (
   owner TEXT,
   paused INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
-${THROUGHPUT_DDL}${INBOX_DDL}${OUTCOMES_DDL}${FLOWS_DDL}${LIMITS_DDL}${LATENCY_DDL}${ATTEMPTS_DDL}`;
+${THROUGHPUT_DDL}${INBOX_DDL}${OUTCOMES_DDL}${FLOWS_DDL}${LIMITS_DDL}${LATENCY_DDL}${ATTEMPTS_DDL}${INBOX_OPEN_DDL}`;
 
 /** The engine tables' DDL (idempotent: `CREATE … IF NOT EXISTS`), for `alkstore migrate --print`. The store applies it itself at open. */
 export function sqliteSchemaSql(): string {
@@ -312,6 +319,7 @@ ALTER TABLE __alkstore_schedules ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;
   { version: 14, name: 'job attempts', sql: ATTEMPTS_DDL },
   // Plain batches count themselves with one upsert; the insert trigger skips their rows (counts.sql.ts).
   { version: 17, name: 'batch-counted inserts', sql: INSERT_TRIGGER, addColumns: [PRECOUNTED_COLUMN] },
+  { version: 20, name: 'bounded growth', sql: INBOX_OPEN_DDL },
 ]);
 
 /**
