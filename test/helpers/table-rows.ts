@@ -1,5 +1,11 @@
 import { sqliteOpener } from '../../lib/engines/sqlite/connection.js';
-import { PG_URL, sqliteDriverFromEnv } from './engines.js';
+
+// Not from ./engines.js, which needs jest: the soak bench (bench/soak.ts) reads tables through this module too.
+const PG_URL = process.env.ALKSTORE_PG_URL ?? process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const sqliteDriver = (): 'better-sqlite3' | 'node:sqlite' | undefined => {
+  const d = process.env.ALKSTORE_SQLITE_DRIVER;
+  return d === 'better-sqlite3' || d === 'node:sqlite' ? d : undefined;
+};
 
 /**
  * Engine-level reads of the tables the migrations create, for the retention tests and the soak bench:
@@ -52,7 +58,7 @@ export async function queryRows<R>(
 ): Promise<R[]> {
   const text = expand(kind, location, sql);
   if (kind === 'sqlite') {
-    const { open } = await sqliteOpener(sqliteDriverFromEnv().driver);
+    const { open } = await sqliteOpener(sqliteDriver());
     const db = open(location, { readonly: true });
     try {
       return db.prepare(text).all(...params) as R[];
@@ -79,7 +85,7 @@ export async function execRows(
 ): Promise<number> {
   const text = expand(kind, location, sql);
   if (kind === 'sqlite') {
-    const { open } = await sqliteOpener(sqliteDriverFromEnv().driver);
+    const { open } = await sqliteOpener(sqliteDriver());
     const db = open(location, { readonly: false });
     try {
       db.exec('PRAGMA busy_timeout = 5000');
