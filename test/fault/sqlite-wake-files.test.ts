@@ -14,7 +14,8 @@ import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { openSqliteStore } from '../../lib/engines/sqlite/index.js';
 import { WAKE_FILE_STALE_MS, WakeFile } from '../../lib/engines/sqlite/notify/poke.js';
 import { waitFor } from '../helpers/engines.js';
-import { spawnChild } from './helpers.js';
+import { spawnChild } from '../sqlite/helpers.js';
+import { reportFigures } from './fault-helpers.js';
 
 /** SQLite only: the wake files of `<database>-alkwake/` that crashed processes left are removed by the next opener. */
 describe('sqlite wake files left by crashed processes', () => {
@@ -37,7 +38,8 @@ describe('sqlite wake files left by crashed processes', () => {
     expect(filesOf(child.proc.pid)).toHaveLength(1);
     child.proc.kill('SIGKILL');
     await child.exited;
-    expect(filesOf(child.proc.pid)).toHaveLength(1); // nothing removed it yet
+    const left = filesOf(child.proc.pid).length;
+    expect(left).toBe(1); // nothing removed it yet
     const store = await openSqliteStore({ path });
     try {
       expect(filesOf(child.proc.pid)).toEqual([]);
@@ -46,6 +48,7 @@ describe('sqlite wake files left by crashed processes', () => {
       await store.close();
     }
     expect(existsSync(wakeDir)).toBe(false);
+    reportFigures('sqlite wake file of a SIGKILLed store', { leftByKill: left, leftAfterNextOpen: 0 });
   });
 
   it('keeps the file of a store whose process still runs', async () => {
