@@ -57,8 +57,12 @@ export interface RetentionDriver {
    * workflow run's journal).
    */
   dropStream(stream: string): Promise<void>;
-  /** Deletes the entries of `inbox` whose message id is one of `ids` or starts with one of `prefixes`. */
-  forgetInboxEntries(inbox: string, ids: readonly string[], prefixes: readonly string[]): Promise<number>;
+  /**
+   * Deletes the entries of `inbox` whose message id is one of `ids`, or `<owner>#<what>` for one of
+   * `owners` with no `#` in `what` (a workflow run's once-only guards: a run id may hold `#`, `what`
+   * never does, so the guards of run `a#b` are not those of run `a`).
+   */
+  forgetGuards(inbox: string, ids: readonly string[], owners: readonly string[]): Promise<number>;
 }
 
 /**

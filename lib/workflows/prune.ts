@@ -21,12 +21,12 @@ export async function pruneRuns(store: Store, names: Names, horizon: number): Pr
   const index = await readIndex(store, names);
   const gone = index.runs.filter((r) => r.state !== 'running' && r.finishedAt !== null && r.finishedAt <= horizon);
   if (gone.length > 0 && driver) {
-    await driver.forgetInboxEntries(
+    await driver.forgetGuards(
       names.journalInbox,
       [],
-      gone.map((r) => names.guard(r.id, '')),
+      gone.map((r) => r.id),
     );
-    await driver.forgetInboxEntries(
+    await driver.forgetGuards(
       names.runsInbox,
       gone.map((r) => r.id),
       [],

@@ -256,35 +256,57 @@ export function retentionContract(engine: EngineFixture): void {
           return ctx.step('b', () => a * 2);
         },
       });
-      const w = createWorkflows(store(), { workflows: [wf], namespace, retentionMs: 1, idlePollIntervalMs: 50 });
+      const park = defineWorkflow('ret-park', { run: async (_i: null, ctx) => ctx.waitForSignal('go') });
+      const w = createWorkflows(store(), {
+        workflows: [wf, park],
+        namespace,
+        retentionMs: 1,
+        idlePollIntervalMs: 50,
+      });
+      const journal = `${namespace}:journal`;
+      const runsInbox = `${namespace}:runs`;
+      const guardsOf = (id: string): Promise<number> =>
+        rows('inbox', '(inbox = ? AND substr(message_id, 1, ?) = ?) OR (inbox = ? AND message_id = ?)', [
+          journal,
+          id.length + 1,
+          `${id}#`,
+          runsInbox,
+          id,
+        ]);
+      const allGuards = (): Promise<number> => rows('inbox', 'inbox IN (?, ?)', [journal, runsInbox]);
+      const runPrefix = `${namespace}:run:`;
+      const heads = (): Promise<number> =>
+        rows('stream_heads', 'substr(stream, 1, ?) = ?', [runPrefix.length, runPrefix]);
+      const index = (): Promise<number> => rows('stream_events', 'stream = ?', [`${namespace}:runs`]);
       try {
         const ids: string[] = [];
         for (let i = 0; i < 3; i++) ids.push((await w.start(wf, { n: i })).id);
         for (const id of ids) await w.waitForResult(id, { timeoutMs: 20_000 });
-        const guards = (): Promise<number> =>
-          rows('inbox', 'inbox IN (?, ?)', [`${namespace}:journal`, `${namespace}:runs`]);
-        const runStreams = (): Promise<number> =>
-          rows(
-            'stream_heads',
-            'stream IN (?, ?, ?)',
-            ids.map((id) => `${namespace}:run:${id}`),
-          );
-        expect(await guards()).toBeGreaterThan(ids.length);
-        expect(await runStreams()).toBe(ids.length);
+        // A run still waiting whose guards start like a finished run's: they stay.
+        const live = `${ids[0]}#live`;
+        await w.start(park, null, { id: live });
+        await waitFor('the live run parked', async () => (await w.getStatus(live))?.steps.length === 1, 20_000);
+        for (const id of ids) expect(await guardsOf(id)).toBeGreaterThan(1);
+        const liveGuards = await guardsOf(live);
+        expect(liveGuards).toBeGreaterThan(1);
+        expect(await heads()).toBe(4);
+
         await waitFor('the runs past their retention', async () => (await w.prune()) === ids.length, 10_000, 25);
-        expect(await guards()).toBe(0);
-        expect(await runStreams()).toBe(0);
-        expect(
-          await rows(
-            'stream_events',
-            'stream IN (?, ?, ?)',
-            ids.map((id) => `${namespace}:run:${id}`),
-          ),
-        ).toBe(0);
-        // The index keeps only the `pruned` marks, which the next prune trims.
-        expect(await rows('stream_events', 'stream = ?', [`${namespace}:runs`])).toBe(ids.length);
+        // (The guards of ids[0] are counted with the live run's, whose ids start with `${ids[0]}#`.)
+        for (const id of ids.slice(1)) expect(await guardsOf(id)).toBe(0);
+        expect(await allGuards()).toBe(liveGuards);
+        expect(await heads()).toBe(1);
+        // The index keeps the live run's entry and the `pruned` marks after it: a running run holds back the trim.
+        expect(await index()).toBe(1 + ids.length);
+        expect((await w.getStatus(live))!.state).toBe('running');
+
+        expect(await w.cancel(live)).toBe(true);
+        await waitFor('the live run pruned', async () => (await w.prune()) === 1, 10_000, 25);
+        expect(await allGuards()).toBe(0);
+        expect(await heads()).toBe(0);
+        expect(await rows('stream_events', 'substr(stream, 1, ?) = ?', [runPrefix.length, runPrefix])).toBe(0);
         expect(await w.prune()).toBe(0);
-        expect(await rows('stream_events', 'stream = ?', [`${namespace}:runs`])).toBe(0);
+        expect(await index()).toBe(0);
         expect(await w.list()).toEqual([]);
         // The id is free again.
         expect(await w.start(wf, { n: 5 }, { id: ids[0] })).toEqual({ id: ids[0], created: true });

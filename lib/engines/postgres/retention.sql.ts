@@ -65,10 +65,12 @@ export function retentionSql(s: SchemaSql) {
     ),
     /** $1 inbox, $2 message ids → n. */
     forgetIds: s.def('r_forget_ids', `DELETE FROM ${q}.inbox WHERE inbox = $1::text AND message_id = ANY($2::text[])`),
-    /** $1 inbox, $2 prefixes → n: entries whose id starts with one of them (a walk of the inbox's rows). */
-    forgetPrefixed: s.def(
-      'r_forget_prefixed',
-      `DELETE FROM ${q}.inbox i WHERE i.inbox = $1::text AND EXISTS (SELECT 1 FROM unnest($2::text[]) p(x) WHERE starts_with(i.message_id, p.x))`,
+    /** $1 inbox, $2 owners → n: entries `<owner>#<what>`, `what` without `#` (a walk of the inbox's rows). */
+    forgetGuards: s.def(
+      'r_forget_guards',
+      `DELETE FROM ${q}.inbox i WHERE i.inbox = $1::text AND EXISTS (
+         SELECT 1 FROM unnest($2::text[]) o(x)
+         WHERE starts_with(i.message_id, o.x || '#') AND strpos(substr(i.message_id, length(o.x) + 2), '#') = 0)`,
     ),
   } satisfies Record<string, Sql>;
 }

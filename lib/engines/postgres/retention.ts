@@ -46,11 +46,11 @@ export function postgresRetentionDriver(ctx: PgContext): RetentionDriver {
         await exec.run(r.dropStream, [stream]);
       });
     },
-    async forgetInboxEntries(inbox, ids, prefixes) {
+    async forgetGuards(inbox, ids, owners) {
       ctx.guard();
       let n = 0;
       if (ids.length > 0) n += (await ctx.exec.run(r.forgetIds, [inbox, ids])).rowCount;
-      if (prefixes.length > 0) n += (await ctx.exec.run(r.forgetPrefixed, [inbox, prefixes])).rowCount;
+      if (owners.length > 0) n += (await ctx.exec.run(r.forgetGuards, [inbox, owners])).rowCount;
       return n;
     },
   };

@@ -42,9 +42,10 @@ const DROP_EVENTS = 'DELETE FROM __alkstore_events WHERE stream = ?';
 const DROP_OFFSETS = 'DELETE FROM __alkstore_offsets WHERE stream = ?';
 const DROP_HEAD = 'DELETE FROM __alkstore_stream_heads WHERE stream = ?';
 const FORGET_ID = 'DELETE FROM __alkstore_inbox WHERE inbox = ? AND message_id = ?';
-// The primary key's range of ids that start with @prefix: [prefix, the prefix with its last code point + 1).
-const FORGET_PREFIXED = `DELETE FROM __alkstore_inbox WHERE inbox = @inbox AND message_id >= @prefix AND message_id < @upper
-  AND substr(message_id, 1, length(@prefix)) = @prefix`;
+// `<owner>#<what>` with no `#` in `what`: the primary key's range of ids that start with @prefix (`<owner>#`),
+// [prefix, the prefix with its last code point + 1).
+const FORGET_GUARDS = `DELETE FROM __alkstore_inbox WHERE inbox = @inbox AND message_id >= @prefix AND message_id < @upper
+  AND substr(message_id, 1, length(@prefix)) = @prefix AND instr(substr(message_id, length(@prefix) + 1), '#') = 0`;
 
 /** The smallest string above every string that starts with `prefix` (UTF-8 byte order is code point order). */
 function prefixUpper(prefix: string): string {
@@ -127,12 +128,14 @@ export function sqliteRetentionDriver(core: SqliteCore): RetentionDriver {
         ctx.conn.stmt(DROP_OFFSETS).run(stream);
         ctx.conn.stmt(DROP_HEAD).run(stream);
       }),
-    forgetInboxEntries: (inbox, ids, prefixes) =>
-      core.write('retention.forgetInbox', (ctx) => {
+    forgetGuards: (inbox, ids, owners) =>
+      core.write('retention.forgetGuards', (ctx) => {
         let n = 0;
         for (const id of ids) n += ctx.conn.stmt(FORGET_ID).run(inbox, id).changes;
-        for (const prefix of prefixes)
-          n += ctx.conn.stmt(FORGET_PREFIXED).run({ inbox, prefix, upper: prefixUpper(prefix) }).changes;
+        for (const owner of owners) {
+          const prefix = `${owner}#`;
+          n += ctx.conn.stmt(FORGET_GUARDS).run({ inbox, prefix, upper: prefixUpper(prefix) }).changes;
+        }
         return n;
       }),
   };
