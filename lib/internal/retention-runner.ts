@@ -33,7 +33,8 @@ export const DEFAULT_AUDIT_RETENTION_MS = 90 * 86_400_000;
 export interface RetentionDriver {
   /**
    * Queues with rows a queue's `sweepExpired` removes that `admin().queueNames()` may not list: jobs
-   * in any state (blocked ones too), outcome records with a retention, failed attempts, flow waits.
+   * that expire or wait behind their ordering key, outcome records with a retention, failed attempts,
+   * flow waits and unsettled edges.
    */
   sweepQueueNames(): Promise<string[]>;
   /** Deletes the delivery receipts of every outbox delivered more than `olderThanMs` ago; resolves to how many. */
