@@ -574,8 +574,31 @@ export interface RunRetentionOpts {
   owner?: string;
   /** Told what each sweep that changed something did. */
   onSweep?: (target: string, result: { expired: number; purged: number }) => void;
+  /** Told what each prune of a store-wide table that removed rows did (`'outbox receipts'`, `'inbox "billing"'`, …). */
+  onPrune?: (target: string, removed: number) => void;
   /** Told about a failed sweep or lock call (the runner carries on). */
   onError?: (err: unknown) => void;
+  /**
+   * Inboxes to prune besides those opened through this store (`store.inbox(name, opts)`), read at
+   * every round. Each is pruned at `inboxRetentionMs`, or at its retention floor when that is longer
+   * and this store knows the inbox's options.
+   */
+  inboxes?: () => readonly string[];
+  /**
+   * How long an inbox entry is kept (ms, default 7 days): a done entry from when its effect
+   * committed, a failed or dead one from when the message was first received. `null` keeps them
+   * (prune with `inbox.prune`).
+   */
+  inboxRetentionMs?: number | null;
+  /** How long outbox delivery receipts are kept (ms, default 7 days), for every outbox; `null` keeps them. */
+  receiptRetentionMs?: number | null;
+  /** How long an entry of the dashboard's audit log (`__alkstore_audit`) is kept (ms, default 90 days); `null` keeps it. */
+  auditRetentionMs?: number | null;
+  /**
+   * Streams whose events are removed by age: stream name → how long an event is kept after its
+   * publish (ms). Streams not listed keep every event until `stream.trimTo`.
+   */
+  streamRetention?: Readonly<Record<string, number>>;
 }
 
 /** Options of `runSchedules`. */
@@ -683,7 +706,10 @@ export interface Store {
    * Sweeps expired jobs and past-retention dead letters (`sweepExpired`) of the
    * given queues and outboxes every `intervalMs` while this caller holds the
    * `__alkstore_retention` lock (one replica sweeps at a time), until `signal`
-   * aborts. Errors are reported to `onError`, never thrown.
+   * aborts, and prunes the store-wide tables: delivery receipts, inbox entries,
+   * expired locks, the audit log, streams given a retention, day-old throughput
+   * minutes and old wake rows (docs/operations.md, "What each table holds").
+   * Errors are reported to `onError`, never thrown.
    */
   runRetention(signal: AbortSignal, opts?: RunRetentionOpts): Promise<void>;
   /** Every schedule with its next fire, and the runner currently leading (operators, dashboards). */

@@ -97,9 +97,9 @@ export class StreamSubscription implements EventReceiver {
   private async waitForWake(signal?: AbortSignal): Promise<void> {
     const signals = [this.stop.signal];
     if (signal) signals.push(signal);
-    // abortAfter, not AbortSignal.timeout in AbortSignal.any: Node can collect that timeout source and never fire it.
-    const timed = this.source.pollFallbackMs !== undefined ? abortAfter(this.source.pollFallbackMs, ...signals) : null;
-    const wake = await this.wakes.recv(timed ? timed.signal : AbortSignal.any(signals)).finally(() => timed?.clear());
+    // abortAfter, not AbortSignal.any: the receiver's stop signal would keep every wait's composite (see abortAfter).
+    const timed = abortAfter(this.source.pollFallbackMs ?? null, ...signals);
+    const wake = await this.wakes.recv(timed.signal).finally(timed.clear);
     // The engine closed the wake receiver (watcher death, store close): end the subscription too.
     if (wake === null && this.wakes.closed) this.close();
   }

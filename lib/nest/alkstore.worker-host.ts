@@ -160,7 +160,8 @@ export class AlkstoreWorkerHost implements OnApplicationBootstrap, BeforeApplica
       ]),
     ];
     const outboxes = [...new Set([...outboxHandlers.map((h) => h.meta.outbox), ...(retention?.outboxes ?? [])])];
-    const intervalMs = retention?.intervalMs;
+    const { intervalMs, inboxes, inboxRetentionMs, receiptRetentionMs, auditRetentionMs, streamRetention } =
+      retention ?? {};
     this.loops.push(
       supervise(
         'retention',
@@ -170,11 +171,17 @@ export class AlkstoreWorkerHost implements OnApplicationBootstrap, BeforeApplica
             outboxes: () => outboxes,
             everyQueue: true,
             ...(intervalMs === undefined ? {} : { intervalMs }),
+            ...(inboxes === undefined ? {} : { inboxes: () => inboxes }),
+            ...(inboxRetentionMs === undefined ? {} : { inboxRetentionMs }),
+            ...(receiptRetentionMs === undefined ? {} : { receiptRetentionMs }),
+            ...(auditRetentionMs === undefined ? {} : { auditRetentionMs }),
+            ...(streamRetention === undefined ? {} : { streamRetention }),
             owner: this.workerId,
             onSweep: (target, r) =>
               this.logger.log(
                 `retention: ${target}: ${r.expired} expired job(s) moved to dead, ${r.purged} dead letter(s) past retention deleted`,
               ),
+            onPrune: (target, n) => this.logger.log(`retention: ${target}: ${n} row(s) past retention deleted`),
             onError: (err) =>
               this.logger.warn(
                 `retention: a sweep failed (${err instanceof Error ? err.message : String(err)}); retrying next round`,

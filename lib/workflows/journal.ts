@@ -535,9 +535,28 @@ export function decodeIndexEntry(payload: unknown): IndexEntry | null {
 
 /** Folds the runs index into summaries, oldest start first. */
 export async function foldIndex(store: Store, names: Names): Promise<RunSummary[]> {
+  return (await readIndex(store, names)).runs.map(({ firstOffset: _, ...summary }) => summary);
+}
+
+/**
+ * The runs index folded, and how far it can be trimmed: `firstOffset` of each run is the offset of
+ * its first entry still needed (its latest start), and `last` the offset of the last entry read.
+ */
+export async function readIndex(
+  store: Store,
+  names: Names,
+): Promise<{ runs: (RunSummary & { readonly firstOffset: number })[]; last: number }> {
   const runs = new Map<
     string,
-    { id: string; workflow: string; version: number; state: RunState; startedAt: number; finishedAt: number | null }
+    {
+      id: string;
+      workflow: string;
+      version: number;
+      state: RunState;
+      startedAt: number;
+      finishedAt: number | null;
+      firstOffset: number;
+    }
   >();
   let offset = 0;
   for (;;) {
@@ -558,6 +577,7 @@ export async function foldIndex(store: Store, names: Names): Promise<RunSummary[
             state: 'running',
             startedAt: ev.createdAt,
             finishedAt: null,
+            firstOffset: ev.offset,
           });
         else if (run.state === 'failed') {
           // workflows.retry re-drove it.
@@ -573,5 +593,5 @@ export async function foldIndex(store: Store, names: Names): Promise<RunSummary[
     }
     if (events.length < 1000) break;
   }
-  return [...runs.values()];
+  return { runs: [...runs.values()], last: offset };
 }

@@ -23,6 +23,7 @@ import { QueueWorker } from '../worker/queue-worker.js';
 import { runLimitKeys, validateWorkflowName } from './define.js';
 import { resolveLimits, type QueueLimits } from '../contract/limits.js';
 import { RunDriver, type DriverDeps } from './driver.js';
+import { pruneRuns } from './prune.js';
 import {
   UnknownWorkflow,
   journalError,
@@ -472,26 +473,14 @@ export class Workflows<X = TxHandle> {
   }
 
   /**
-   * Prunes the journals of runs that finished more than `retentionMs` ago (the workers call it every
-   * minute, one of the fleet at a time): afterwards `getStatus` is null for them and `list` skips them;
-   * their ids stay taken (a second `start` with one starts nothing). Resolves to the number pruned.
+   * Prunes the runs that finished more than `retentionMs` ago (the workers call it every minute, one of
+   * the fleet at a time): their journals, their once-only guards and their entries in the runs index.
+   * Afterwards `getStatus` is null for them, `list` skips them and their ids are free again (a `start`
+   * with one starts a new run). Resolves to the number pruned.
    */
   async prune(): Promise<number> {
     if (this.retentionMs === null) return 0;
-    const horizon = (await this.store.now()) - this.retentionMs;
-    let n = 0;
-    for (const r of await foldIndex(this.store, this.names)) {
-      if (r.state === 'running' || r.finishedAt === null || r.finishedAt > horizon) continue;
-      const stream = this.store.stream(this.names.runStream(r.id));
-      const events = await stream.readSince(0, 1000);
-      let last = 0;
-      for (let batch = events; batch.length > 0; batch = await stream.readSince(last, 1000))
-        last = batch[batch.length - 1]!.offset;
-      if (last > 0) await stream.trimTo(last);
-      await this.store.stream(this.names.runsStream).publishWithKey(r.id, encodeIndexEntry({ state: 'pruned' }));
-      n += 1;
-    }
-    return n;
+    return pruneRuns(this.store, this.names, (await this.store.now()) - this.retentionMs);
   }
 
   private async pruneUnderLock(): Promise<void> {

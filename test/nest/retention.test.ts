@@ -27,7 +27,7 @@ for (const engine of nestEngines()) {
       await db?.destroy();
     });
 
-    it('moves an expired job to dead and deletes a dead letter past its retention, with no user code', async () => {
+    it('moves an expired job to dead, deletes a dead letter past its retention and prunes old receipts, with no user code', async () => {
       // Written before the application starts, by another process say: a job that expires before it is
       // ever due, and a dead letter kept for 1 ms.
       const seed = await Test.createTestingModule({
@@ -48,10 +48,17 @@ for (const engine of nestEngines()) {
       const orphanQ = seedStore.queue('retention-orphan', { deadLetterRetentionMs: 1 });
       const orphan = await orphanQ.enqueue({ to: 'c' });
       expect(await (await orphanQ.claimOne('seed'))!.fail(new Error('bounced'))).toBe(true);
+      // A delivered outbox message's receipt.
+      const outbox = seedStore.outbox('retention-out');
+      const sent = await outbox.enqueue({ to: 'd' });
+      expect(await outbox.runOnce('seed', async () => undefined)).toBe(true);
+      await outbox.recordReceipts([{ messageId: sent, receipt: { broker: 'test' } }]);
       await seed.close();
 
       app = await Test.createTestingModule({
-        imports: [AlkstoreModule.forRoot(db.moduleOptions({ logger, retention: { intervalMs: 100 } }))],
+        imports: [
+          AlkstoreModule.forRoot(db.moduleOptions({ logger, retention: { intervalMs: 100, receiptRetentionMs: 0 } })),
+        ],
         providers: [Mailer],
       }).compile();
       await app.init();
@@ -63,6 +70,19 @@ for (const engine of nestEngines()) {
         async () => (await app!.get(Store).queue('retention-orphan').getJob(orphan)) === null,
       );
       expect(logger.has(/retention: queue "retention-mail": /)).toBe(true);
+      await waitFor(
+        'the receipt past receiptRetentionMs is gone',
+        async () => (await app!.get(Store).outbox('retention-out').receipt(sent)) === null,
+      );
+      expect(logger.has(/retention: outbox receipts: 1 row\(s\) past retention deleted/)).toBe(true);
+    });
+
+    it('refuses a bad retention period at boot, naming the field', async () => {
+      await expect(
+        Test.createTestingModule({
+          imports: [AlkstoreModule.forRoot(db.moduleOptions({ workers: false, retention: { inboxRetentionMs: -1 } }))],
+        }).compile(),
+      ).rejects.toThrow(/retention\.inboxRetentionMs/);
     });
   });
 }

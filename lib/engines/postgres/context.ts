@@ -20,6 +20,7 @@ import { lockSql } from './lock.sql.js';
 import { notifySql } from './notify.sql.js';
 import { limitKeyParams } from './limits.js';
 import { limitsSql } from './limits.sql.js';
+import { retentionSql } from './retention.sql.js';
 import { queueSql } from './queue.sql.js';
 import { scheduleSql } from './schedule.sql.js';
 import { PG_NOTIFY_LIMIT, SchemaSql, wakePayload, type Sql } from './schema-sql.js';
@@ -39,6 +40,7 @@ export function engineSql(schema: string) {
     search: searchSql(s),
     flows: flowsSql(s),
     limits: limitsSql(s),
+    retention: retentionSql(s),
   };
 }
 

@@ -13,6 +13,7 @@ import { MIGRATION_16 } from './migrations/v16.js';
 import { MIGRATION_18 } from './migrations/v18.js';
 import { MIGRATION_19 } from './migrations/v19.js';
 import { LEGACY_IDS_KEY, STORE_ID_KEY, type StoreIdentity } from '../../internal/message-id.js';
+import { MIGRATION_20 } from './migrations/v20.js';
 import { MIGRATION_21 } from './migrations/v21.js';
 import { migrationLockKey, quoteIdent, validateSchemaName } from './schema-sql.js';
 
@@ -40,6 +41,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
   MIGRATION_16,
   MIGRATION_18,
   MIGRATION_19,
+  MIGRATION_20,
   MIGRATION_21,
 ]);
 

@@ -26,6 +26,8 @@ import { ClaimGate } from './claim-gate.js';
 import { engineSql, enqueueJob, notifyChannel, type EngineSql, type PgContext } from './context.js';
 import { postgresInboxDriver } from './inbox.js';
 import { sweepRateWindows } from './limits.js';
+import { postgresRetentionDriver } from './retention.js';
+import type { RetentionDriver } from '../../internal/retention-runner.js';
 import { OwnWakes } from './own-wakes.js';
 import { checkout, ClientExecutor, noop, num, PoolExecutor, QueryRunnerExecutor, type Executor } from './executor.js';
 import { ProgressWrites } from '../../contract/results.js';
@@ -126,6 +128,7 @@ export class PostgresStore extends StoreBase {
   private readonly prepared: boolean;
   protected readonly inboxDriver: InboxDriver & ReceiptDriver;
   protected readonly messageIdPrefix: string | null;
+  protected readonly retentionDriver: RetentionDriver;
 
   constructor(parts: PostgresStoreParts) {
     super();
@@ -182,6 +185,7 @@ export class PostgresStore extends StoreBase {
     this.streamDriver = postgresStreamDriver(this.ctx);
     this.scheduleDriver = postgresScheduleDriver(this.ctx);
     this.inboxDriver = postgresInboxDriver(this.ctx);
+    this.retentionDriver = postgresRetentionDriver(this.ctx);
     this.adminApi = new PostgresAdmin(this.ctx, () =>
       this.listener === null ? 'none' : this.listenerHealthy ? 'connected' : 'down',
     );

@@ -26,7 +26,7 @@ import { InboxHandle, type InboxDriver } from '../../internal/inbox-handle.js';
 import { loadCronIfInstalled } from '../../internal/load-cron.js';
 import { formatMessageId, type StoreIdentity } from '../../internal/message-id.js';
 import { OutboxHandle, type ReceiptDriver } from '../../internal/outbox-handle.js';
-import { runRetention } from '../../internal/retention-runner.js';
+import { RETENTION_DRIVER, runRetention, type RetentionDriver } from '../../internal/retention-runner.js';
 import { scheduleInput } from '../../internal/schedule-input.js';
 import { runSchedules } from '../../internal/scheduler-runner.js';
 import { takeLock, type LockDriver } from './lock.js';
@@ -71,6 +71,10 @@ export abstract class StoreBase implements Store {
   protected abstract readonly adminApi: StoreAdmin;
   /** The inbox and outbox-receipt statements. */
   protected abstract readonly inboxDriver: InboxDriver & ReceiptDriver;
+  /** The store-wide deletes of the retention runner. */
+  protected abstract readonly retentionDriver: RetentionDriver;
+  /** Inboxes opened through this store, with the longest retention floor their options gave (one entry per inbox name). */
+  private readonly inboxFloors = new Map<string, number>();
   /** A queue handle with `opts` registered for `name` (or the registered ones, else `defaults`); the name is validated. */
   protected abstract queueHandle(
     name: string,
@@ -133,7 +137,16 @@ export abstract class StoreBase implements Store {
 
   inbox(name: string, opts?: InboxOpts): Inbox {
     this.guard();
-    return new InboxHandle(name, opts, this.inboxDriver);
+    const inbox = new InboxHandle(name, opts, this.inboxDriver);
+    // The retention runner prunes it, never below the floor its options imply.
+    const floor = inbox.settings.retentionFloorMs;
+    if ((this.inboxFloors.get(inbox.name) ?? -1) < floor) this.inboxFloors.set(inbox.name, floor);
+    return inbox;
+  }
+
+  /** Internal to the package (workflows' prune): the store-wide deletes. */
+  get [RETENTION_DRIVER](): RetentionDriver {
+    return this.retentionDriver;
   }
 
   stream(name: string): Stream {
@@ -156,8 +169,11 @@ export abstract class StoreBase implements Store {
         tryLock: (name, owner, ttlMs) => takeLock(this.lockDriver, name, owner, ttlMs),
         queue: (name) => this.queue(name),
         outboxQueue: (name) => this.outbox(name).queue,
+        internalQueue: (name) => this.queueHandle(name, undefined, DEFAULT_QUEUE_OPTS),
         queueNames: () => this.admin().queueNames(),
         sweepRateWindows: () => this.sweepRateWindows(),
+        driver: this.retentionDriver,
+        inboxFloors: () => this.inboxFloors,
       },
       signal,
       opts,

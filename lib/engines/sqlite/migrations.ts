@@ -77,6 +77,13 @@ CREATE TABLE IF NOT EXISTS __alkstore_outbox_receipts (
 CREATE INDEX IF NOT EXISTS __alkstore_outbox_receipts_delivered ON __alkstore_outbox_receipts (outbox, delivered_at);
 `;
 
+// Bounded growth (step 20, number shared with PostgreSQL migration 20): the retention runner removes an
+// inbox's failed and dead entries by when they were first received. Claims insert `done` rows, which
+// this partial index leaves out.
+const INBOX_OPEN_DDL = `
+CREATE INDEX IF NOT EXISTS __alkstore_inbox_open ON __alkstore_inbox (inbox, received_at) WHERE state <> 'done';
+`;
+
 // Job flows (step 11, docs/flows.md): one edge per (dependent, dependency), one wait row per job
 // that waits, with the count still pending and its policy. A waiting job is a pending row held back
 // by the existing `blocked` flag.
@@ -245,7 +252,7 @@ CREATE TABLE IF NOT EXISTS __alkstore_schedules (
   owner TEXT,
   paused INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
-${THROUGHPUT_DDL}${INBOX_DDL}${OUTCOMES_DDL}${FLOWS_DDL}${LIMITS_DDL}${LATENCY_DDL}${ATTEMPTS_DDL}${RATE_WINDOWS_INDEX_DDL}`;
+${THROUGHPUT_DDL}${INBOX_DDL}${OUTCOMES_DDL}${FLOWS_DDL}${LIMITS_DDL}${LATENCY_DDL}${ATTEMPTS_DDL}${RATE_WINDOWS_INDEX_DDL}${INBOX_OPEN_DDL}`;
 
 /** The engine tables' DDL (idempotent: `CREATE … IF NOT EXISTS`), for `alkstore migrate --print`. The store applies it itself at open. */
 export function sqliteSchemaSql(): string {
@@ -328,6 +335,7 @@ ALTER TABLE __alkstore_schedules ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;
   // Plain batches count themselves with one upsert; the insert trigger skips their rows (counts.sql.ts).
   { version: 17, name: 'batch-counted inserts', sql: INSERT_TRIGGER, addColumns: [PRECOUNTED_COLUMN] },
   { version: 18, name: 'store id', sql: STORE_ID_SQL },
+  { version: 20, name: 'bounded growth', sql: INBOX_OPEN_DDL },
   // The limited claim's scan leaves out the keys whose rate window of the running period is full (limits.ts).
   { version: 23, name: 'full rate windows by period', sql: RATE_WINDOWS_INDEX_DDL },
 ]);

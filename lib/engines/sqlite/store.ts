@@ -21,6 +21,8 @@ import type { SqliteCore } from './context.js';
 import { DeferredSync } from './deferred-sync.js';
 import { ExternalTxOps, syncConnectionOf } from './external-tx.js';
 import { sqliteInboxDriver } from './inbox.js';
+import { sqliteRetentionDriver } from './retention.js';
+import type { RetentionDriver } from '../../internal/retention-runner.js';
 import { openTxOf, runInOpenTx, type OpenTx } from './tx-context.js';
 import { sweepRateWindows } from './limits.js';
 import { sqliteLockDriver } from './lock.js';
@@ -83,6 +85,7 @@ export class SqliteStore extends StoreBase implements SqliteCore {
     (op, fn) => this.write(op, fn),
     (op, fn) => this.read(op, fn),
   );
+  protected readonly retentionDriver: RetentionDriver = sqliteRetentionDriver(this);
 
   constructor(
     private readonly options: ResolvedSqliteOptions,

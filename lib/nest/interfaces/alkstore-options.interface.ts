@@ -17,6 +17,16 @@ export interface AlkstoreRetentionOptions {
   queues?: string[];
   /** Outboxes to sweep besides those of the application's `@OutboxHandler`s. */
   outboxes?: string[];
+  /** Inboxes to prune besides those the application opened through the store (`RunRetentionOpts.inboxes`). */
+  inboxes?: string[];
+  /** How long inbox entries are kept (ms, default 7 days; never below an inbox's floor); `null` keeps them. */
+  inboxRetentionMs?: number | null;
+  /** How long outbox delivery receipts are kept (ms, default 7 days); `null` keeps them. */
+  receiptRetentionMs?: number | null;
+  /** How long the dashboard's audit log keeps an entry (ms, default 90 days); `null` keeps it. */
+  auditRetentionMs?: number | null;
+  /** Streams whose events are removed by age: stream name → how long an event is kept (ms). */
+  streamRetention?: Readonly<Record<string, number>>;
 }
 
 /** A named handle: a name, a name with queue options, or a `defineQueue` / `defineOutbox` ref. */

@@ -11,6 +11,7 @@ import {
   validatePgSchema,
 } from '../../contract/validate.js';
 import { messageIdPrefixOption } from '../../internal/message-id.js';
+import { retentionPeriods } from '../../internal/retention-runner.js';
 import { runnerTimings } from '../../internal/scheduler-runner.js';
 import { validateJobMetrics } from '../../metrics/job-metrics.js';
 import type { AlkstoreModuleOptions, WorkersMode } from '../interfaces/alkstore-options.interface.js';
@@ -85,6 +86,8 @@ function validateObservabilityOptions(options: AlkstoreModuleOptions): void {
     if (r.queues !== undefined) for (const q of requireArray('retention.queues', r.queues)) validateName('queue', q);
     if (r.outboxes !== undefined)
       for (const o of requireArray('retention.outboxes', r.outboxes)) validateName('outbox', o);
+    if (r.inboxes !== undefined) for (const i of requireArray('retention.inboxes', r.inboxes)) validateName('inbox', i);
+    retentionPeriods(r, 'retention.');
   });
 }
 

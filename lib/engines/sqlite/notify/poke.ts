@@ -1,9 +1,52 @@
 // SQLite only: a file-change nudge after commits that wrote wake rows, so watchers in other processes read them at once instead of at their next data_version poll; PostgreSQL's NOTIFY already pushes.
-import { randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, rmdirSync, unlinkSync, watch, writeSync, type FSWatcher } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
+import {
+  closeSync,
+  fstatSync,
+  futimesSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  rmdirSync,
+  statSync,
+  unlinkSync,
+  watch,
+  writeSync,
+  type FSWatcher,
+} from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 
 const BYTE = new Uint8Array([1]);
+/** How often a store refreshes its file's mtime (ms), and puts the file back if someone removed it. */
+export const WAKE_FILE_HEARTBEAT_MS = 60_000;
+/** A wake file whose mtime is older than this (ms) belongs to no live store: ten missed heartbeats. */
+export const WAKE_FILE_STALE_MS = 10 * WAKE_FILE_HEARTBEAT_MS;
+
+/** This host's tag in wake file names: the pid in a name is only checked on the host that wrote it. */
+const HOST_TAG = createHash('sha256').update(hostname()).digest('hex').slice(0, 8);
+
+/**
+ * Whether the file `name` (`<random>.<pid>.<host tag>`) in a wake directory was left by a store that
+ * is gone: its process is not running on this host, or (any name, a store of another host or of an
+ * older alkstore) its mtime is older than {@link WAKE_FILE_STALE_MS}. A process with a reused pid
+ * keeps a dead store's file only until the mtime rule removes it.
+ */
+export function isStaleWakeFile(name: string, mtimeMs: number, now: number, staleMs = WAKE_FILE_STALE_MS): boolean {
+  const [, pid, host] = name.split('.');
+  if (host === HOST_TAG && pid !== undefined && /^[1-9][0-9]*$/.test(pid) && !processRuns(Number(pid))) return true;
+  return now - mtimeMs > staleMs;
+}
+
+/** Whether a process with this pid runs here (signal 0 checks without signalling; EPERM: it runs as another user). */
+function processRuns(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+}
 
 /**
  * The wake directory beside a database, `<database>-alkwake/`: each store
@@ -23,26 +66,70 @@ const BYTE = new Uint8Array([1]);
  * TypeORM connection of its own, the sqlite3 shell, an older alkstore). A
  * directory the store cannot write, or a platform without file watching,
  * leaves polling alone. A store removes its file on close, and the
- * directory when it is the last; a crashed process leaves its one-byte file
- * behind, which nothing reads.
+ * directory when it is the last.
+ *
+ * A crashed process cannot remove its file, so the next store that opens the
+ * database removes the files of stores that are gone ({@link isStaleWakeFile}):
+ * a file is named `<random>.<pid>.<host tag>`, and one whose process no longer
+ * runs on this host goes at once; any file whose mtime is older than ten
+ * minutes goes too, which covers a store on another host sharing the directory,
+ * a reused pid and files of an older alkstore. A live store refreshes its
+ * file's mtime every minute (each poke refreshes it too) and puts its file
+ * back if it finds it removed, so a store wrongly taken for gone (a process
+ * frozen for ten minutes, or another pid namespace on a host of the same name)
+ * loses its pokes for at most a minute, never a wake: its commits are still
+ * found by the poll.
  */
 export class WakeFile {
-  private readonly name = `${randomBytes(6).toString('hex')}.${process.pid}`;
+  private readonly name = `${randomBytes(6).toString('hex')}.${process.pid}.${HOST_TAG}`;
   private fd: number | null = null;
   private created = false;
   private watcher: FSWatcher | null = null;
+  private heartbeat: NodeJS.Timeout | null = null;
 
-  constructor(private readonly dir: string) {
+  constructor(
+    private readonly dir: string,
+    heartbeatMs = WAKE_FILE_HEARTBEAT_MS,
+  ) {
+    this.create();
+    if (this.fd === null) return;
+    removeStaleWakeFiles(dir, this.name);
+    this.heartbeat = setInterval(() => this.refresh(), heartbeatMs);
+    this.heartbeat.unref();
+  }
+
+  /** This store's file name in the directory (tests, diagnostics). */
+  get fileName(): string {
+    return this.name;
+  }
+
+  private create(): void {
     // Twice: a store closing at this moment may remove the directory between the two calls.
     for (let i = 0; i < 2 && this.fd === null; i++) {
       try {
-        mkdirSync(dir, { recursive: true });
-        this.fd = openSync(join(dir, this.name), 'w');
+        mkdirSync(this.dir, { recursive: true });
+        this.fd = openSync(join(this.dir, this.name), 'w');
         this.created = true;
       } catch {
         this.fd = null;
       }
     }
+  }
+
+  /** The heartbeat: a fresh mtime, or the file made again when another store took it for a dead one's. */
+  private refresh(): void {
+    if (this.fd === null) return;
+    try {
+      if (fstatSync(this.fd).nlink > 0) {
+        const now = new Date();
+        futimesSync(this.fd, now, now);
+        return;
+      }
+    } catch {
+      // closed under us: make it again below
+    }
+    this.closeFd();
+    this.create();
   }
 
   /** After a commit that other stores should see now. Never throws. */
@@ -84,6 +171,8 @@ export class WakeFile {
 
   /** Stops watching and removes this store's file, and the directory when no other store's file is left. */
   close(): void {
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = null;
     this.unwatch();
     this.closeFd();
     if (!this.created) return;
@@ -104,6 +193,24 @@ export class WakeFile {
       closeSync(fd);
     } catch {
       // already closed
+    }
+  }
+}
+
+/** Removes the files of gone stores from a wake directory (never `own`); best effort, never throws. */
+export function removeStaleWakeFiles(dir: string, own: string, now = Date.now()): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    if (name === own) continue;
+    try {
+      if (isStaleWakeFile(name, statSync(join(dir, name)).mtimeMs, now)) unlinkSync(join(dir, name));
+    } catch {
+      // removed meanwhile by its store or another opener
     }
   }
 }
