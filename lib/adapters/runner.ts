@@ -6,16 +6,6 @@ export interface AdapterResult {
   readonly affected: number;
 }
 
-/**
- * The object an adapter hands `store.joinTransaction`: `queryRunner` is how
- * alkstore runs its SQL on the ORM's transaction, `handle` is the ORM's own
- * transaction object, given back to the caller's function.
- */
-export interface Joined<H> {
-  readonly queryRunner: QueryRunnerLike;
-  readonly handle: H;
-}
-
 /** The better-sqlite3 connection under an ORM, when reachable: a revoked SQLite transaction is rolled back on it at once. */
 export interface SyncSqliteConnection {
   exec(sql: string): unknown;

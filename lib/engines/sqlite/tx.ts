@@ -20,7 +20,7 @@ import {
 import { asStoreError, WriteCtx, type AppHold, type Writer } from './writer.js';
 
 /**
- * A `beginTx()` handle: an open BEGIN IMMEDIATE on the store's write
+ * A `withTx(fn)` handle: an open BEGIN IMMEDIATE on the store's write
  * connection, holding the store's write path until commit or rollback. Every
  * other write of this store waits for it (at most `lockWaitTimeoutMs`, then
  * it fails naming this transaction). A lease renewal that waits a quarter of
@@ -48,11 +48,6 @@ export class SqliteTxHandle implements TxHandle {
 
   get finished(): boolean {
     return this.done;
-  }
-
-  /** Set when a lease renewal rolled this transaction back (see `TransactionTimeout`). */
-  get revokedError(): TransactionTimeout | null {
-    return this.revoked;
   }
 
   async enqueue(queue: string, payload: unknown, opts?: JobOpts): Promise<number> {
