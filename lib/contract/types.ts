@@ -596,13 +596,6 @@ export interface TxOps {
   inboxClaim(inbox: string, messageId: string): Promise<InboxClaim>;
 }
 
-/** An engine-owned transaction: what `store.withTx(fn)` runs `fn` on (engines implement it; not handed to callers). */
-export interface TxHandle extends TxOps {
-  commit(): Promise<void>;
-  rollback(): Promise<void>;
-  readonly finished: boolean;
-}
-
 /**
  * How alkstore runs its SQL on a transaction your ORM opened (a TypeORM `QueryRunner`, or the
  * runner an `open` function of `alkstore/adapters` builds). alkstore runs its statements through

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { Store, StoreLogger, TxHandle } from '../../lib/contract/types.js';
+import type { Store, StoreLogger } from '../../lib/contract/types.js';
 import type { LockDriver } from '../../lib/engines/shared/lock.js';
 import type { ScheduleDriver } from '../../lib/engines/shared/scheduler.js';
 import type { StreamDriver } from '../../lib/engines/shared/stream.js';
-import { runTx, type TxDriver } from '../../lib/engines/shared/tx.js';
+import { runTx, type TxDriver, type TxHandle } from '../../lib/engines/shared/tx.js';
 import { scheduleInput } from '../../lib/internal/schedule-input.js';
 import { contractEngines, describePg, PG_URL, postgres, waitFor, type EngineDb } from '../helpers/engines.js';
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { Database } from '../../lib/contract/errors.js';
-import type { Store, TxHandle } from '../../lib/contract/types.js';
+import type { Store } from '../../lib/contract/types.js';
+import type { HeldTx } from '../helpers/open-tx.js';
 import { type EngineDb, describePg, postgres } from '../helpers/engines.js';
 import { openTx } from '../helpers/open-tx.js';
 
@@ -20,7 +21,7 @@ describePg("postgres key locks in a caller's transactions", () => {
     await db.destroy();
   });
 
-  async function settle(tx: TxHandle, work: Promise<unknown>): Promise<unknown> {
+  async function settle(tx: HeldTx, work: Promise<unknown>): Promise<unknown> {
     try {
       await work;
       await tx.commit();

@@ -1,5 +1,12 @@
 import { InvalidOption } from '../../contract/errors.js';
-import type { QueryRunnerLike, StoreLogger, TxHandle } from '../../contract/types.js';
+import type { QueryRunnerLike, StoreLogger, TxOps } from '../../contract/types.js';
+
+/** An engine-owned transaction: what `store.withTx(fn)` runs `fn` on, and commits or rolls back after it. */
+export interface TxHandle extends TxOps {
+  commit(): Promise<void>;
+  rollback(): Promise<void>;
+  readonly finished: boolean;
+}
 
 /** How one engine opens, runs and ends its own transactions. */
 export interface TxDriver<H extends TxHandle = TxHandle> {

@@ -1,7 +1,7 @@
 import { Closed, TransactionTimeout } from '../../contract/errors.js';
 import type { InboxClaim } from '../../contract/inbox.js';
 import type { JobOpts } from '../../contract/options.js';
-import type { TxHandle } from '../../contract/types.js';
+import type { TxHandle } from '../shared/tx.js';
 import type { SqliteCore } from './context.js';
 import { claimInboxIn, inboxClaimInput } from './inbox.js';
 import { insertJobs } from './queue-ops.js';
