@@ -54,12 +54,17 @@ function result(raw: unknown): AdapterResult {
   return { records: [], affected: typeof r?.changes === 'number' ? r.changes : 0 };
 }
 
-function joined(trx: Knex.Transaction, dialect: Dialect, isActive: () => boolean): JoinedTx<Knex.Transaction> {
+function joined(
+  trx: Knex.Transaction,
+  dialect: Dialect,
+  isActive: () => boolean,
+  source: Knex,
+): JoinedTx<Knex.Transaction> {
   const run = async (sql: string, params: unknown[]): Promise<AdapterResult> => {
     const q = toKnex(sql, params, dialect);
     return result(await trx.raw(q.sql, q.bindings as Knex.RawBinding[]));
   };
-  return { queryRunner: adapterRunner(run, () => isActive() && !trx.isCompleted()), handle: trx };
+  return { queryRunner: adapterRunner(run, () => isActive() && !trx.isCompleted(), null, source), handle: trx };
 }
 
 /**
@@ -106,11 +111,11 @@ export function openKnex(knexOrTrx: Knex | Knex.Transaction): TxOpen<Knex.Transa
           `is a transaction that already committed or rolled back; pass the knex instance (${OPEN} opens a new transaction) or a trx that is still open`,
         );
       }
-      return whileActive((isActive) => body(joined(trx, engine, isActive)));
+      return whileActive((isActive) => body(joined(trx, engine, isActive, trx)));
     };
   }
   return async (body, store) => {
     assertSameEngine(OPEN, 'knex', engine, store.engine);
-    return knexOrTrx.transaction((trx) => whileActive((isActive) => body(joined(trx, engine, isActive))));
+    return knexOrTrx.transaction((trx) => whileActive((isActive) => body(joined(trx, engine, isActive, knexOrTrx))));
   };
 }

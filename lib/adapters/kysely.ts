@@ -75,7 +75,7 @@ export function openKysely<DB>(db: Kysely<DB>): TxOpen<Transaction<DB>> {
             affected: r.numAffectedRows !== undefined ? Number(r.numAffectedRows) : rows.length,
           };
         };
-        return body({ queryRunner: adapterRunner(run, isActive), handle: trx });
+        return body({ queryRunner: adapterRunner(run, isActive, null, db), handle: trx });
       }),
     );
   };

@@ -46,7 +46,11 @@ function engineOf(p: object): EngineKind | null {
 }
 
 /** alkstore's statements on a Prisma transaction client (`$queryRawUnsafe` for rows, `$executeRawUnsafe` for counts), active while `isActive()`. */
-export function prismaJoined<X extends PrismaTxLike>(prismaTx: X, isActive: () => boolean): JoinedTx<X> {
+export function prismaJoined<X extends PrismaTxLike>(
+  prismaTx: X,
+  isActive: () => boolean,
+  source?: object,
+): JoinedTx<X> {
   const run = async (sql: string, params: unknown[]): Promise<AdapterResult> => {
     if (returnsRows(sql)) {
       const rows = (await prismaTx.$queryRawUnsafe<Record<string, unknown>[]>(sql, ...params)) ?? [];
@@ -54,7 +58,7 @@ export function prismaJoined<X extends PrismaTxLike>(prismaTx: X, isActive: () =
     }
     return { records: [], affected: await prismaTx.$executeRawUnsafe(sql, ...params) };
   };
-  return { queryRunner: adapterRunner(run, isActive), handle: prismaTx };
+  return { queryRunner: adapterRunner(run, isActive, null, source), handle: prismaTx };
 }
 
 /** A Prisma transaction client (or client): it has the raw-statement methods alkstore runs on. */
@@ -100,7 +104,8 @@ export function openPrisma<P extends PrismaClientLike>(
     return (
       prisma.$transaction as (fn: (prismaTx: unknown) => Promise<T>, options?: PrismaTransactionOptions) => Promise<T>
     )(
-      (prismaTx) => whileActive((isActive) => body(prismaJoined(prismaTx as PrismaTxOf<P> & PrismaTxLike, isActive))),
+      (prismaTx) =>
+        whileActive((isActive) => body(prismaJoined(prismaTx as PrismaTxOf<P> & PrismaTxLike, isActive, prisma))),
       options,
     );
   };

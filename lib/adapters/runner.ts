@@ -16,12 +16,16 @@ export interface SyncSqliteConnection {
  * A QueryRunnerLike over one ORM transaction. It is active while `active()`
  * says so: from the moment the ORM hands over its transaction until the
  * caller's function settles (after that the ORM commits or rolls back, and
- * any later alkstore write through it is refused).
+ * any later alkstore write through it is refused). `sqlite` is the
+ * better-sqlite3 connection under it when reachable; `source` the ORM client
+ * every transaction of the `open` runs on (a SQLite store checks the file of
+ * a source once, not per transaction).
  */
 export function adapterRunner(
   run: (sql: string, params: unknown[]) => Promise<AdapterResult>,
   active: () => boolean,
   sqlite?: SyncSqliteConnection | null,
+  source?: object,
 ): QueryRunnerLike {
   return {
     get isTransactionActive(): boolean {
@@ -29,6 +33,7 @@ export function adapterRunner(
     },
     query: (sql: string, parameters?: unknown[]) => run(sql, parameters ?? []),
     ...(sqlite ? { driver: { databaseConnection: sqlite } } : {}),
+    ...(source ? { source } : {}),
   };
 }
 

@@ -140,7 +140,7 @@ export function describeAdapter(c: AdapterCase): void {
 
     if (engine.kind === 'sqlite' && c.sqliteOpenOn) {
       const openOn = c.sqliteOpenOn.bind(c);
-      it('SQLite: a connection on another file than the store (one with an alkstore schema of its own) is refused naming both files, and nothing is written on either (engine-only)', async () => {
+      it("SQLite: a connection on another file than the store (one with an alkstore schema of its own) is refused naming both files, nothing is written on either, and it still joins its own file's store (engine-only)", async () => {
         const dir = mkdtempSync(join(tmpdir(), 'alkstore-other-file-'));
         const otherPath = join(dir, 'other.db');
         // Another store's file: alkstore's statements would succeed there, in the wrong database.
@@ -160,6 +160,11 @@ export function describeAdapter(c: AdapterCase): void {
           expect(ran).toBe(false);
           expect(await drain(store, 'o-out')).toEqual([]);
           expect(await drain(otherStore, 'o-out')).toEqual([]);
+          // The same connection joins the store of its own file, and this store still refuses it afterwards.
+          await otherStore.joinTransaction(handle.open, (tx) => tx.outboxEnqueue('o-own', { id: 5 }));
+          expect(await drain(otherStore, 'o-own')).toEqual([5]);
+          const again = await store.joinTransaction(handle.open, async () => undefined).catch((e: unknown) => e);
+          expect(again).toBeInstanceOf(InvalidOption);
         } finally {
           await handle.close();
           await otherStore.close();

@@ -40,6 +40,17 @@ const MAIN_FILE = "SELECT file FROM pragma_database_list WHERE name = 'main'";
 /** ORM connections whose file was found to be the store's, by that file: the comparison runs once per connection. */
 const sameFile = new WeakMap<object, string>();
 
+/**
+ * What names the ORM connection a runner runs on, to remember its file: the better-sqlite3
+ * connection under it, else the ORM client the `open` of alkstore/adapters names as its `source`.
+ */
+function connectionKeyOf(runner: QueryRunnerLike): object | null {
+  const sync = syncConnectionOf(runner);
+  if (sync !== null) return sync;
+  const source = (runner as { source?: unknown }).source;
+  return (typeof source === 'object' && source !== null) || typeof source === 'function' ? source : null;
+}
+
 /** A path as the file system knows it (symbolic links resolved), for comparing two names of one file. */
 function canonical(path: string): string {
   const absolute = resolve(path);
@@ -156,7 +167,7 @@ export class ExternalTxOps implements TxOps {
    * answers no main file (not a SQLite connection) is left to its first statement.
    */
   async assertSameFile(storePath: string | null): Promise<void> {
-    const conn = syncConnectionOf(this.runner);
+    const conn = connectionKeyOf(this.runner);
     const store = storePath === null ? null : canonical(storePath);
     if (conn !== null && store !== null && sameFile.get(conn) === store) return;
     const rows = await this.guard('joinTransaction', async () => (await this.query(MAIN_FILE, [])).records);
