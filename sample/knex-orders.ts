@@ -1,6 +1,6 @@
 /**
  * The second, smaller sample: no Nest and no TypeORM. A knex application on
- * one SQLite file (or PostgreSQL) places orders with `knexTransaction`: the
+ * one SQLite file (or PostgreSQL) places orders with `store.joinTransaction(openKnex(db), …)`: the
  * order row and its outbox message commit together, and a `QueueWorker` on
  * the outbox delivers each message once its order committed.
  *
@@ -8,7 +8,7 @@
  */
 import knex, { type Knex } from 'knex';
 import { openStore } from '../lib/open-store.js';
-import { knexTransaction } from '../lib/adapters/index.js';
+import { openKnex } from '../lib/adapters/index.js';
 import type { Store } from '../lib/contract/types.js';
 import { QueueWorker } from '../lib/worker/queue-worker.js';
 
@@ -60,7 +60,7 @@ export async function runKnexSample(
     worker.start();
     const placed: number[] = [];
     for (let i = 0; i < count; i++) {
-      const id = await knexTransaction(db, store, async (tx, trx) => {
+      const id = await store.joinTransaction(openKnex(db), async (tx, trx) => {
         const [row] = await trx(table)
           .insert({ customer: `customer ${i}` })
           .returning<{ id: number }[]>('id');
@@ -71,11 +71,13 @@ export async function runKnexSample(
     }
     // A failed business step: neither the row nor its message survives.
     let rolledBack = 0;
-    await knexTransaction(db, store, async (tx, trx) => {
-      const [row] = await trx(table).insert({ customer: 'rolled back' }).returning<{ id: number }[]>('id');
-      await tx.outboxEnqueue('knex-order-placed', { orderId: row!.id });
-      throw new Error('payment declined');
-    }).catch(() => (rolledBack += 1));
+    await store
+      .joinTransaction(openKnex(db), async (tx, trx) => {
+        const [row] = await trx(table).insert({ customer: 'rolled back' }).returning<{ id: number }[]>('id');
+        await tx.outboxEnqueue('knex-order-placed', { orderId: row!.id });
+        throw new Error('payment declined');
+      })
+      .catch(() => (rolledBack += 1));
     const deadline = Date.now() + 30_000;
     while (delivered.length < placed.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     return { placed, rolledBack, delivered: [...delivered].sort((a, b) => a - b) };

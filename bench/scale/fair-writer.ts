@@ -1,6 +1,6 @@
 /**
  * Child process of the FAIR workload: writes flat out to a SQLite file with
- * back-to-back `beginTx` transactions (two enqueues with a short await
+ * back-to-back `withTx` transactions (two enqueues with a short await
  * between them) until it is killed or `seconds` pass. Prints `ready` once its
  * store is open and `done <transactions>` at the end.
  *
@@ -14,11 +14,11 @@ process.stdout.write('ready\n');
 const until = Date.now() + Number(seconds) * 1000;
 let n = 0;
 while (Date.now() < until) {
-  const tx = await store.beginTx();
-  await tx.enqueue('busy', { n });
-  await new Promise((r) => setImmediate(r)); // a short await inside the transaction
-  await tx.enqueue('busy', { n, second: true });
-  await tx.commit();
+  await store.withTx(async (tx) => {
+    await tx.enqueue('busy', { n });
+    await new Promise((r) => setImmediate(r)); // a short await inside the transaction
+    await tx.enqueue('busy', { n, second: true });
+  });
   n++;
 }
 await store.close();

@@ -1,6 +1,6 @@
 /**
  * FAIR (SQLite): while another process writes flat out (back-to-back
- * `beginTx` transactions with short awaits inside, fair-writer.ts), this
+ * `withTx` transactions with short awaits inside, fair-writer.ts), this
  * process enqueues one job every 20 ms and times each enqueue: p50 / p99 /
  * max, and how many hit the lock-wait timeout. With the write tickets of
  * `writeFairness` (default) and without them (plain polling), in alternating

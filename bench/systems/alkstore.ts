@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DataSource, type EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { openStore } from '../../lib/index.js';
-import type { Job, Queue, Store } from '../../lib/contract/types.js';
+import type { Job, Queue, Store, TxOpen } from '../../lib/contract/types.js';
 import { dropSchema, pgAvailable, pgClient } from '../lib/pg.js';
 import { alkstoreSqliteSynchronous } from '../lib/sqlite-settings.js';
 import { Counter, PG_URL, uniqueId, withTimeout } from '../lib/util.js';
@@ -19,6 +19,7 @@ import {
   type SystemFactory,
   type SystemInstance,
 } from './types.js';
+import { openTypeOrm } from '../../lib/adapters/typeorm.js';
 
 /**
  * B2/B3 worker: `host` (default) runs the Nest module's own `QueueWorker`
@@ -150,11 +151,11 @@ const PG_B5_TX = process.env.BENCH_ALK_PG_TX === 'typeorm' ? 'typeorm' : 'pg';
 
 function b5How(engine: 'sqlite' | 'postgres'): string {
   if (engine === 'postgres' && PG_B5_TX === 'pg') {
-    return 'pg client: BEGIN; INSERT bench_orders; store.withTx({ isTransactionActive, query: client.query }).outboxEnqueue(); COMMIT (set BENCH_ALK_PG_TX=typeorm for the TypeORM QueryRunner path)';
+    return 'pg client: BEGIN; INSERT bench_orders; store.joinTransaction(open of { queryRunner: { isTransactionActive, query: client.query } }, (tx) => tx.outboxEnqueue()); COMMIT (set BENCH_ALK_PG_TX=typeorm for the TypeORM QueryRunner path)';
   }
   if (engine === 'sqlite')
-    return 'TypeORM: store.joinTransaction((body) => dataSource.transaction(body), (tx, em) => { INSERT bench_orders; tx.outboxEnqueue() })';
-  return 'TypeORM queryRunner: startTransaction(); INSERT bench_orders; store.withTx(queryRunner).outboxEnqueue(); commitTransaction()';
+    return 'TypeORM: store.joinTransaction(openTypeOrm(dataSource), (tx, em) => { INSERT bench_orders; tx.outboxEnqueue() })';
+  return 'TypeORM queryRunner: startTransaction(); INSERT bench_orders; store.joinTransaction(openTypeOrm(queryRunner.manager), (tx) => tx.outboxEnqueue()); commitTransaction()';
 }
 
 async function pgProducer(store: Store, t: Target, onCommitted: () => void): Promise<Producer> {
@@ -170,13 +171,15 @@ async function pgProducer(store: Store, t: Target, onCommitted: () => void): Pro
     },
     query: (sql: string, params?: unknown[]) => c.query(sql, params),
   };
+  // The caller's open transaction, handed over as it is: the same statements as the peers' by-hand path.
+  const open: TxOpen<typeof c> = (body) => body({ queryRunner: runner, handle: c });
   return {
     async produce(p, beforeCommit) {
       await c.query('BEGIN');
       active = true;
       try {
         await c.query(`INSERT INTO ${t.ordersTable} (amount, created_at) VALUES ($1, $2)`, [1, Date.now()]);
-        await store.withTx(runner).outboxEnqueue(OUTBOX, p);
+        await store.joinTransaction(open, (tx) => tx.outboxEnqueue(OUTBOX, p));
         beforeCommit?.();
         await c.query('COMMIT');
         active = false;
@@ -208,14 +211,11 @@ async function typeormProducer(
     // SQLite joins only a transaction it runs one at a time through its write path: joinTransaction.
     return {
       async produce(p, beforeCommit) {
-        await store.joinTransaction<EntityManager, void>(
-          (body) => ds.transaction(body),
-          async (tx, em) => {
-            await em.query(`INSERT INTO ${t.ordersTable} (amount, created_at) VALUES (?, ?)`, [1, Date.now()]);
-            await tx.outboxEnqueue(OUTBOX, p);
-            beforeCommit?.();
-          },
-        );
+        await store.joinTransaction(openTypeOrm(ds), async (tx, em) => {
+          await em.query(`INSERT INTO ${t.ordersTable} (amount, created_at) VALUES (?, ?)`, [1, Date.now()]);
+          await tx.outboxEnqueue(OUTBOX, p);
+          beforeCommit?.();
+        });
         onCommitted();
       },
       async close() {
@@ -232,7 +232,7 @@ async function typeormProducer(
           `INSERT INTO ${t.ordersTable} (amount, created_at) VALUES (${engine === 'postgres' ? '$1, $2' : '?, ?'})`,
           [1, Date.now()],
         );
-        await store.withTx(qr).outboxEnqueue(OUTBOX, p);
+        await store.joinTransaction(openTypeOrm(qr.manager), (tx) => tx.outboxEnqueue(OUTBOX, p));
         beforeCommit?.();
         await qr.commitTransaction();
         onCommitted();

@@ -1,12 +1,12 @@
 import type { SQL } from 'drizzle-orm';
 import { InvalidOption } from '../contract/errors.js';
-import type { Store, TxOps } from '../contract/types.js';
+import type { JoinedTx, TxOpen, TxOpenContext } from '../contract/types.js';
 import { loadPeer } from '../internal/load-peer.js';
-import { assertSameEngine, joinVia } from './join.js';
+import { assertSameEngine } from './join.js';
 import { returnsRows, splitPlaceholders, type Dialect } from './placeholders.js';
-import { adapterRunner, whileActive, type AdapterResult, type Joined, type SyncSqliteConnection } from './runner.js';
+import { adapterRunner, whileActive, type AdapterResult, type SyncSqliteConnection } from './runner.js';
 
-const HELPER = 'drizzleTransaction';
+const OPEN = 'openDrizzle';
 
 /** A Drizzle PostgreSQL database (node-postgres, postgres.js, …): `transaction(async (tx) => …)` with `tx.execute(sql)`. */
 export interface DrizzlePgDatabaseLike {
@@ -76,7 +76,7 @@ export function drizzleSqliteJoined<D extends DrizzleSqliteDatabaseLike>(
   sql: SqlTag,
   db: D,
   isActive: () => boolean,
-): Joined<D> {
+): JoinedTx<D> {
   const run = async (text: string, params: unknown[]): Promise<AdapterResult> => {
     const q = toSql(sql, text, params, 'sqlite');
     if (returnsRows(text)) {
@@ -90,86 +90,69 @@ export function drizzleSqliteJoined<D extends DrizzleSqliteDatabaseLike>(
 }
 
 /** alkstore's statements on a Drizzle PostgreSQL transaction (`drizzleTx.execute`), active while `isActive()`. */
-export function drizzlePgJoined<X extends Executes>(sql: SqlTag, drizzleTx: X, isActive: () => boolean): Joined<X> {
+export function drizzlePgJoined<X extends Executes>(sql: SqlTag, drizzleTx: X, isActive: () => boolean): JoinedTx<X> {
   const run = async (text: string, params: unknown[]): Promise<AdapterResult> =>
     pgResult(await drizzleTx.execute(toSql(sql, text, params, 'postgres')));
   return { queryRunner: adapterRunner(run, isActive), handle: drizzleTx };
 }
 
 /**
- * Runs `fn` in a Drizzle transaction with the store joined to it: alkstore's writes through `tx`
- * run on the transaction's own connection and commit with your business writes through
- * `drizzleTx`, or vanish with them; wakes fire on commit.
+ * The `open` of a Drizzle transaction, for `store.joinTransaction(openDrizzle(db), async (tx, drizzleTx) => …)`:
+ * alkstore's writes through `tx` run on the transaction's own connection and commit with your
+ * business writes through `drizzleTx`, or vanish with them; wakes fire on commit.
  *
- * - PostgreSQL (node-postgres, postgres.js): `db.transaction(async (drizzleTx) => …)`, and `fn` gets
- *   that `drizzleTx`.
- * - SQLite (better-sqlite3): Drizzle's better-sqlite3 transactions are synchronous, so this helper
- *   opens the transaction itself on the database's connection (`BEGIN` … `COMMIT`, `ROLLBACK` when
- *   `fn` throws) and `fn` gets `db`; such transactions of one store run one at a time through the
- *   store's write path. Do not write through the same `db` outside one while one is open.
+ * - PostgreSQL (node-postgres, postgres.js): each transaction is `db.transaction(async (drizzleTx) => …)`,
+ *   and your function gets that `drizzleTx`.
+ * - SQLite (better-sqlite3): Drizzle's better-sqlite3 transactions are synchronous, so each
+ *   transaction is opened on the database's connection itself (`BEGIN` … `COMMIT`, `ROLLBACK` when
+ *   your function throws) and your function gets `db`; such transactions of one store run one at a
+ *   time through the store's write path. Do not write through the same `db` outside one while one
+ *   is open.
+ *
+ * A Drizzle transaction (`db` must be the database) or anything else is refused at once (`InvalidOption`).
  *
  * ```ts
- * await drizzleTransaction(db, store, async (tx, drizzleTx) => {
+ * await store.joinTransaction(openDrizzle(db), async (tx, drizzleTx) => {
  *   const [order] = await drizzleTx.insert(orders).values({ customer }).returning();
  *   await tx.outboxEnqueue('deliveries', { orderId: order.id });
  * });
  * ```
  */
-export function drizzleTransaction<D extends DrizzleSqliteDatabaseLike, T>(
-  db: D,
-  store: Store,
-  fn: (tx: TxOps, db: D) => Promise<T>,
-): Promise<T>;
-export function drizzleTransaction<D extends DrizzlePgDatabaseLike, T>(
-  db: D,
-  store: Store,
-  fn: (tx: TxOps, drizzleTx: DrizzleTxOf<D>) => Promise<T>,
-): Promise<T>;
-export async function drizzleTransaction<T>(
-  db: DrizzlePgDatabaseLike | DrizzleSqliteDatabaseLike,
-  store: Store,
-  userFn: (tx: TxOps, handle: never) => Promise<T>,
-): Promise<T> {
-  const fn = userFn as (tx: TxOps, handle: unknown) => Promise<T>;
+export function openDrizzle<D extends DrizzleSqliteDatabaseLike>(db: D): TxOpen<D>;
+export function openDrizzle<D extends DrizzlePgDatabaseLike>(db: D): TxOpen<DrizzleTxOf<D>>;
+export function openDrizzle(db: DrizzlePgDatabaseLike | DrizzleSqliteDatabaseLike): TxOpen<unknown> {
   if (typeof (db as { rollback?: unknown } | null)?.rollback === 'function') {
     throw new InvalidOption(
-      `${HELPER}(db)`,
-      `is a Drizzle transaction; ${HELPER} opens the transaction itself: pass the database (drizzle(...)) and write through the handle it gives your function`,
+      `${OPEN}(db)`,
+      `is a Drizzle transaction; ${OPEN} opens the transaction itself: pass the database (drizzle(...)) and write through the handle it gives your function`,
     );
   }
   if (isDrizzleSqlite(db)) {
-    assertSameEngine(HELPER, 'db', 'sqlite', store);
-    const { sql } = await loadPeer('drizzle-orm', () => import('drizzle-orm'), `for ${HELPER}`);
-    return joinVia<DrizzleSqliteDatabaseLike, T>(
-      store,
-      async (body) => {
-        db.run(sql.raw('BEGIN'));
-        try {
-          const result = await whileActive((isActive) => body(drizzleSqliteJoined(sql, db, isActive)));
-          db.run(sql.raw('COMMIT'));
-          return result;
-        } catch (err) {
-          if (db.$client.inTransaction) db.run(sql.raw('ROLLBACK'));
-          throw err;
-        }
-      },
-      fn,
-    );
+    return async (body, store) => {
+      assertSameEngine(OPEN, 'db', 'sqlite', store.engine);
+      const { sql } = await loadPeer('drizzle-orm', () => import('drizzle-orm'), `for ${OPEN}`);
+      db.run(sql.raw('BEGIN'));
+      try {
+        const result = await whileActive((isActive) => body(drizzleSqliteJoined(sql, db, isActive)));
+        db.run(sql.raw('COMMIT'));
+        return result;
+      } catch (err) {
+        if (db.$client.inTransaction) db.run(sql.raw('ROLLBACK'));
+        throw err;
+      }
+    };
   }
   if (isDrizzlePg(db)) {
-    assertSameEngine(HELPER, 'db', 'postgres', store);
-    const { sql } = await loadPeer('drizzle-orm', () => import('drizzle-orm'), `for ${HELPER}`);
-    return joinVia<Executes, T>(
-      store,
-      (body) =>
-        (db.transaction as (fn: (drizzleTx: unknown) => Promise<T>) => Promise<T>)((drizzleTx) =>
-          whileActive((isActive) => body(drizzlePgJoined(sql, drizzleTx as Executes, isActive))),
-        ),
-      fn,
-    );
+    return async <T>(body: (joined: JoinedTx<unknown>) => Promise<T>, store: TxOpenContext) => {
+      assertSameEngine(OPEN, 'db', 'postgres', store.engine);
+      const { sql } = await loadPeer('drizzle-orm', () => import('drizzle-orm'), `for ${OPEN}`);
+      return (db.transaction as (fn: (drizzleTx: unknown) => Promise<T>) => Promise<T>)((drizzleTx) =>
+        whileActive((isActive) => body(drizzlePgJoined(sql, drizzleTx as Executes, isActive))),
+      );
+    };
   }
   throw new InvalidOption(
-    `${HELPER}(db)`,
+    `${OPEN}(db)`,
     'must be a Drizzle database: drizzle(pool) of drizzle-orm/node-postgres (or postgres-js) on PostgreSQL, drizzle(database) of drizzle-orm/better-sqlite3 on SQLite',
   );
 }

@@ -1,23 +1,22 @@
 /**
- * Join your ORM's transaction: alkstore's queue, outbox, stream and notify writes commit with your
- * business writes or vanish with them. One helper per ORM, each an optional peer loaded lazily:
- * `pgTransaction`, `drizzleTransaction`, `kyselyTransaction`, `knexTransaction`, `prismaTransaction`
- * (TypeORM: `runTransaction` in `alkstore/nest`).
+ * Join your ORM's transaction: `store.joinTransaction(open, fn)` with the `open` of your ORM, and
+ * alkstore's queue, outbox, stream and notify writes commit with your business writes or vanish
+ * with them. One `open` per ORM, each an optional peer loaded lazily (docs/transactions.md).
  */
-export { pgTransaction } from './pg.js';
+export { openTypeOrm } from './typeorm.js';
 export {
-  drizzleTransaction,
-  type DrizzlePgDatabaseLike,
-  type DrizzleSqliteDatabaseLike,
-  type DrizzleTxOf,
-} from './drizzle.js';
-export { kyselyTransaction } from './kysely.js';
-export { knexTransaction } from './knex.js';
-export {
-  prismaTransaction,
+  openPrisma,
   type PrismaClientLike,
   type PrismaTransactionOptions,
   type PrismaTxLike,
   type PrismaTxOf,
 } from './prisma.js';
-export type { AdapterResult, Joined } from './runner.js';
+export {
+  openDrizzle,
+  type DrizzlePgDatabaseLike,
+  type DrizzleSqliteDatabaseLike,
+  type DrizzleTxOf,
+} from './drizzle.js';
+export { openKysely } from './kysely.js';
+export { openKnex } from './knex.js';
+export { openPg } from './pg.js';

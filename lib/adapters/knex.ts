@@ -1,11 +1,11 @@
 import type { Knex } from 'knex';
 import { InvalidOption } from '../contract/errors.js';
-import type { EngineKind, Store, TxOps } from '../contract/types.js';
-import { assertSameEngine, joinVia } from './join.js';
+import type { EngineKind, JoinedTx, TxOpen } from '../contract/types.js';
+import { assertSameEngine } from './join.js';
 import { splitPlaceholders, type Dialect } from './placeholders.js';
-import { adapterRunner, whileActive, type AdapterResult, type Joined } from './runner.js';
+import { adapterRunner, whileActive, type AdapterResult } from './runner.js';
 
-const HELPER = 'knexTransaction';
+const OPEN = 'openKnex';
 
 function isKnex(x: unknown): x is Knex {
   const k = x as { raw?: unknown; transaction?: unknown; client?: unknown };
@@ -54,66 +54,68 @@ function result(raw: unknown): AdapterResult {
   return { records: [], affected: typeof r?.changes === 'number' ? r.changes : 0 };
 }
 
-function joined(trx: Knex.Transaction, dialect: Dialect, isActive: () => boolean): Joined<Knex.Transaction> {
+function joined(
+  trx: Knex.Transaction,
+  dialect: Dialect,
+  isActive: () => boolean,
+  source: Knex,
+): JoinedTx<Knex.Transaction> {
   const run = async (sql: string, params: unknown[]): Promise<AdapterResult> => {
     const q = toKnex(sql, params, dialect);
     return result(await trx.raw(q.sql, q.bindings as Knex.RawBinding[]));
   };
-  return { queryRunner: adapterRunner(run, () => isActive() && !trx.isCompleted()), handle: trx };
+  return { queryRunner: adapterRunner(run, () => isActive() && !trx.isCompleted(), null, source), handle: trx };
 }
 
 /**
- * Runs `fn` in a knex transaction with the store joined to it: alkstore's writes through `tx` run
- * on the transaction's own connection and commit with your business writes through `trx`, or
- * vanish with them; wakes fire on commit. knex's `pg` client on a PostgreSQL store, its
- * `better-sqlite3` client on a SQLite one.
+ * The `open` of a knex transaction, for `store.joinTransaction(openKnex(knex), async (tx, trx) => …)`:
+ * alkstore's writes through `tx` run on the transaction's own connection and commit with your
+ * business writes through `trx`, or vanish with them; wakes fire on commit. knex's `pg` client on a
+ * PostgreSQL store, its `better-sqlite3` client on a SQLite one.
  *
- * - Given the `knex` instance, it runs `knex.transaction(async (trx) => …)`.
+ * - Given the `knex` instance, each transaction is `knex.transaction(async (trx) => …)`.
  * - Given a `trx` still open, it joins it and leaves the commit to you; a finished one
  *   (`trx.isCompleted()`) is refused before any write.
  *
+ * knex binds `?` everywhere: alkstore's `$1` placeholders (PostgreSQL) become knex bindings and any
+ * other `?` is escaped. Anything else than a knex instance or transaction is refused at once
+ * (`InvalidOption`).
+ *
  * ```ts
- * await knexTransaction(knex, store, async (tx, trx) => {
+ * await store.joinTransaction(openKnex(knex), async (tx, trx) => {
  *   const [order] = await trx('orders').insert({ customer }).returning('id');
  *   await tx.outboxEnqueue('deliveries', { orderId: order.id });
  * });
  * ```
  */
-export async function knexTransaction<T>(
-  knexOrTrx: Knex | Knex.Transaction,
-  store: Store,
-  fn: (tx: TxOps, trx: Knex.Transaction) => Promise<T>,
-): Promise<T> {
+export function openKnex(knexOrTrx: Knex | Knex.Transaction): TxOpen<Knex.Transaction> {
   if (!isKnex(knexOrTrx))
     throw new InvalidOption(
-      `${HELPER}(knex)`,
+      `${OPEN}(knex)`,
       "must be a knex instance (knex({ client: 'pg' | 'better-sqlite3', … })) or one of its open transactions",
     );
   const engine = engineOf(knexOrTrx);
   if (engine === null)
     throw new InvalidOption(
-      `${HELPER}(knex)`,
+      `${OPEN}(knex)`,
       "uses a client that is neither 'pg' nor 'better-sqlite3'/'sqlite3'; alkstore stores are PostgreSQL or SQLite",
     );
-  assertSameEngine(HELPER, 'knex', engine, store);
   const k = knexOrTrx as Knex & Partial<Pick<Knex.Transaction, 'isCompleted'>>;
   if (k.isTransaction === true) {
     const trx = knexOrTrx as Knex.Transaction;
-    if (trx.isCompleted()) {
-      throw new InvalidOption(
-        `${HELPER}(trx)`,
-        `is a transaction that already committed or rolled back; pass the knex instance (${HELPER} opens a new transaction) or a trx that is still open`,
-      );
-    }
-    return joinVia<Knex.Transaction, T>(
-      store,
-      (body) => whileActive((isActive) => body(joined(trx, engine, isActive))),
-      fn,
-    );
+    return async (body, store) => {
+      assertSameEngine(OPEN, 'knex', engine, store.engine);
+      if (trx.isCompleted()) {
+        throw new InvalidOption(
+          `${OPEN}(trx)`,
+          `is a transaction that already committed or rolled back; pass the knex instance (${OPEN} opens a new transaction) or a trx that is still open`,
+        );
+      }
+      return whileActive((isActive) => body(joined(trx, engine, isActive, trx)));
+    };
   }
-  return joinVia<Knex.Transaction, T>(
-    store,
-    (body) => knexOrTrx.transaction((trx) => whileActive((isActive) => body(joined(trx, engine, isActive)))),
-    fn,
-  );
+  return async (body, store) => {
+    assertSameEngine(OPEN, 'knex', engine, store.engine);
+    return knexOrTrx.transaction((trx) => whileActive((isActive) => body(joined(trx, engine, isActive, knexOrTrx))));
+  };
 }

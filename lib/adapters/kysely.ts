@@ -1,11 +1,11 @@
 import type { Kysely, Transaction } from 'kysely';
 import { InvalidOption } from '../contract/errors.js';
-import type { EngineKind, Store, TxOps } from '../contract/types.js';
+import type { EngineKind, TxOpen } from '../contract/types.js';
 import { loadPeer } from '../internal/load-peer.js';
-import { assertSameEngine, joinVia } from './join.js';
+import { assertSameEngine } from './join.js';
 import { adapterRunner, whileActive, type AdapterResult } from './runner.js';
 
-const HELPER = 'kyselyTransaction';
+const OPEN = 'openKysely';
 
 function isKysely(db: unknown): db is Kysely<unknown> {
   const k = db as Partial<Kysely<unknown>> | null;
@@ -28,59 +28,55 @@ function engineOf(db: Kysely<unknown>): EngineKind | null {
 }
 
 /**
- * Runs `fn` in a Kysely transaction (`db.transaction().execute(trx => …)`) with the store joined
- * to it: alkstore's writes through `tx` run on the transaction's own connection and commit with
- * your business writes through `trx`, or vanish with them; wakes fire on commit. Kysely's
- * `PostgresDialect` on a PostgreSQL store, its `SqliteDialect` (better-sqlite3) on a SQLite one.
+ * The `open` of a Kysely transaction, for `store.joinTransaction(openKysely(db), async (tx, trx) => …)`:
+ * each transaction is `db.transaction().execute(trx => …)`, and alkstore's writes through `tx` run on
+ * the transaction's own connection and commit with your business writes through `trx`, or vanish
+ * with them; wakes fire on commit. Kysely's `PostgresDialect` on a PostgreSQL store, its
+ * `SqliteDialect` (better-sqlite3) on a SQLite one; alkstore's statements go to the driver as
+ * written (`CompiledQuery.raw`). A Kysely transaction (`db` must be the instance) or anything else
+ * is refused at once (`InvalidOption`).
  *
  * ```ts
- * await kyselyTransaction(db, store, async (tx, trx) => {
+ * await store.joinTransaction(openKysely(db), async (tx, trx) => {
  *   const order = await trx.insertInto('orders').values({ customer }).returning('id').executeTakeFirstOrThrow();
  *   await tx.outboxEnqueue('deliveries', { orderId: order.id });
  * });
  * ```
  */
-export async function kyselyTransaction<DB, T>(
-  db: Kysely<DB>,
-  store: Store,
-  fn: (tx: TxOps, trx: Transaction<DB>) => Promise<T>,
-): Promise<T> {
+export function openKysely<DB>(db: Kysely<DB>): TxOpen<Transaction<DB>> {
   if (!isKysely(db))
     throw new InvalidOption(
-      `${HELPER}(db)`,
+      `${OPEN}(db)`,
       'must be a Kysely instance (new Kysely({ dialect: new PostgresDialect(...) }) or SqliteDialect)',
     );
   if (db.isTransaction) {
     throw new InvalidOption(
-      `${HELPER}(db)`,
-      `is a Kysely transaction; ${HELPER} opens the transaction itself: pass the Kysely instance and write through the trx it gives your function`,
+      `${OPEN}(db)`,
+      `is a Kysely transaction; ${OPEN} opens the transaction itself: pass the Kysely instance and write through the trx it gives your function`,
     );
   }
   const engine = engineOf(db as Kysely<unknown>);
   if (engine === null)
     throw new InvalidOption(
-      `${HELPER}(db)`,
+      `${OPEN}(db)`,
       "uses a dialect that is neither Kysely's PostgresDialect nor its SqliteDialect; alkstore stores are PostgreSQL or SQLite",
     );
-  assertSameEngine(HELPER, 'db', engine, store);
-  const { CompiledQuery } = await loadPeer('kysely', () => import('kysely'), `for ${HELPER}`);
-  return joinVia<Transaction<DB>, T>(
-    store,
-    (body) =>
-      db.transaction().execute((trx) =>
-        whileActive((isActive) => {
-          // The statement goes to the driver as written: Kysely's PostgreSQL driver takes $1, its SQLite driver ?.
-          const run = async (sql: string, params: unknown[]): Promise<AdapterResult> => {
-            const r = await trx.executeQuery(CompiledQuery.raw(sql, params));
-            const rows = r.rows as Record<string, unknown>[];
-            return {
-              records: rows,
-              affected: r.numAffectedRows !== undefined ? Number(r.numAffectedRows) : rows.length,
-            };
+  return async (body, store) => {
+    assertSameEngine(OPEN, 'db', engine, store.engine);
+    const { CompiledQuery } = await loadPeer('kysely', () => import('kysely'), `for ${OPEN}`);
+    return db.transaction().execute((trx) =>
+      whileActive((isActive) => {
+        // The statement goes to the driver as written: Kysely's PostgreSQL driver takes $1, its SQLite driver ?.
+        const run = async (sql: string, params: unknown[]): Promise<AdapterResult> => {
+          const r = await trx.executeQuery(CompiledQuery.raw(sql, params));
+          const rows = r.rows as Record<string, unknown>[];
+          return {
+            records: rows,
+            affected: r.numAffectedRows !== undefined ? Number(r.numAffectedRows) : rows.length,
           };
-          return body({ queryRunner: adapterRunner(run, isActive), handle: trx });
-        }),
-      ),
-    fn,
-  );
+        };
+        return body({ queryRunner: adapterRunner(run, isActive, null, db), handle: trx });
+      }),
+    );
+  };
 }

@@ -1,10 +1,10 @@
 import { InvalidOption } from '../contract/errors.js';
-import type { EngineKind, Store, TxOps } from '../contract/types.js';
-import { assertSameEngine, joinVia } from './join.js';
+import type { EngineKind, JoinedTx, TxOpen, TxOpenContext } from '../contract/types.js';
+import { assertSameEngine } from './join.js';
 import { returnsRows } from './placeholders.js';
-import { adapterRunner, whileActive, type AdapterResult, type Joined } from './runner.js';
+import { adapterRunner, whileActive, type AdapterResult } from './runner.js';
 
-const HELPER = 'prismaTransaction';
+const OPEN = 'openPrisma';
 
 /** What alkstore uses of a Prisma transaction client: raw statements, passed to the driver as written. */
 export interface PrismaTxLike {
@@ -46,7 +46,11 @@ function engineOf(p: object): EngineKind | null {
 }
 
 /** alkstore's statements on a Prisma transaction client (`$queryRawUnsafe` for rows, `$executeRawUnsafe` for counts), active while `isActive()`. */
-export function prismaJoined<X extends PrismaTxLike>(prismaTx: X, isActive: () => boolean): Joined<X> {
+export function prismaJoined<X extends PrismaTxLike>(
+  prismaTx: X,
+  isActive: () => boolean,
+  source?: object,
+): JoinedTx<X> {
   const run = async (sql: string, params: unknown[]): Promise<AdapterResult> => {
     if (returnsRows(sql)) {
       const rows = (await prismaTx.$queryRawUnsafe<Record<string, unknown>[]>(sql, ...params)) ?? [];
@@ -54,7 +58,7 @@ export function prismaJoined<X extends PrismaTxLike>(prismaTx: X, isActive: () =
     }
     return { records: [], affected: await prismaTx.$executeRawUnsafe(sql, ...params) };
   };
-  return { queryRunner: adapterRunner(run, isActive), handle: prismaTx };
+  return { queryRunner: adapterRunner(run, isActive, null, source), handle: prismaTx };
 }
 
 /** A Prisma transaction client (or client): it has the raw-statement methods alkstore runs on. */
@@ -69,43 +73,40 @@ export function isPrismaTx(p: unknown): p is PrismaTxLike {
 }
 
 /**
- * Runs `fn` in a Prisma interactive transaction (`prisma.$transaction(async (prismaTx) => …)`)
- * with the store joined to it: alkstore's writes through `tx` run on the transaction's own
- * connection (`$queryRawUnsafe` / `$executeRawUnsafe`) and commit with your business writes through
- * `prismaTx`, or vanish with them; wakes fire on commit. Prisma 7 with `@prisma/adapter-pg` on a
- * PostgreSQL store, `@prisma/adapter-better-sqlite3` on a SQLite one. `options` go to
+ * The `open` of a Prisma interactive transaction, for
+ * `store.joinTransaction(openPrisma(prisma), async (tx, prismaTx) => …)`: each transaction is
+ * `prisma.$transaction(async (prismaTx) => …, options)`, and alkstore's writes through `tx` run on
+ * its connection (`$queryRawUnsafe` / `$executeRawUnsafe`) and commit with your business writes
+ * through `prismaTx`, or vanish with them; wakes fire on commit. Prisma 7 with `@prisma/adapter-pg`
+ * on a PostgreSQL store, `@prisma/adapter-better-sqlite3` on a SQLite one. `options` go to
  * `$transaction` (its `timeout` counts from when the transaction opens, after any wait for the
- * SQLite store's write path).
+ * SQLite store's write path). Anything else than a Prisma client is refused at once (`InvalidOption`).
  *
  * ```ts
- * await prismaTransaction(prisma, store, async (tx, prismaTx) => {
+ * await store.joinTransaction(openPrisma(prisma), async (tx, prismaTx) => {
  *   const order = await prismaTx.order.create({ data: { customer } });
  *   await tx.outboxEnqueue('deliveries', { orderId: order.id });
  * });
  * ```
  */
-export async function prismaTransaction<P extends PrismaClientLike, T>(
+export function openPrisma<P extends PrismaClientLike>(
   prisma: P,
-  store: Store,
-  fn: (tx: TxOps, prismaTx: PrismaTxOf<P>) => Promise<T>,
   options?: PrismaTransactionOptions,
-): Promise<T> {
+): TxOpen<PrismaTxOf<P>> {
   if (!isClient(prisma))
     throw new InvalidOption(
-      `${HELPER}(prisma)`,
+      `${OPEN}(prisma)`,
       'must be a Prisma client (new PrismaClient({ adapter })), with $transaction and $queryRawUnsafe',
     );
   const engine = engineOf(prisma);
-  if (engine !== null) assertSameEngine(HELPER, 'prisma', engine, store);
-  return joinVia<PrismaTxOf<P>, T>(
-    store,
-    (body) =>
-      (
-        prisma.$transaction as (fn: (prismaTx: unknown) => Promise<T>, options?: PrismaTransactionOptions) => Promise<T>
-      )(
-        (prismaTx) => whileActive((isActive) => body(prismaJoined(prismaTx as PrismaTxOf<P> & PrismaTxLike, isActive))),
-        options,
-      ),
-    fn,
-  );
+  return async <T>(body: (joined: JoinedTx<PrismaTxOf<P>>) => Promise<T>, store: TxOpenContext) => {
+    if (engine !== null) assertSameEngine(OPEN, 'prisma', engine, store.engine);
+    return (
+      prisma.$transaction as (fn: (prismaTx: unknown) => Promise<T>, options?: PrismaTransactionOptions) => Promise<T>
+    )(
+      (prismaTx) =>
+        whileActive((isActive) => body(prismaJoined(prismaTx as PrismaTxOf<P> & PrismaTxLike, isActive, prisma))),
+      options,
+    );
+  };
 }

@@ -6,16 +6,6 @@ export interface AdapterResult {
   readonly affected: number;
 }
 
-/**
- * The object an adapter hands `store.joinTransaction`: `queryRunner` is how
- * alkstore runs its SQL on the ORM's transaction, `handle` is the ORM's own
- * transaction object, given back to the caller's function.
- */
-export interface Joined<H> {
-  readonly queryRunner: QueryRunnerLike;
-  readonly handle: H;
-}
-
 /** The better-sqlite3 connection under an ORM, when reachable: a revoked SQLite transaction is rolled back on it at once. */
 export interface SyncSqliteConnection {
   exec(sql: string): unknown;
@@ -26,12 +16,16 @@ export interface SyncSqliteConnection {
  * A QueryRunnerLike over one ORM transaction. It is active while `active()`
  * says so: from the moment the ORM hands over its transaction until the
  * caller's function settles (after that the ORM commits or rolls back, and
- * any later alkstore write through it is refused).
+ * any later alkstore write through it is refused). `sqlite` is the
+ * better-sqlite3 connection under it when reachable; `source` the ORM client
+ * every transaction of the `open` runs on (a SQLite store checks the file of
+ * a source once, not per transaction).
  */
 export function adapterRunner(
   run: (sql: string, params: unknown[]) => Promise<AdapterResult>,
   active: () => boolean,
   sqlite?: SyncSqliteConnection | null,
+  source?: object,
 ): QueryRunnerLike {
   return {
     get isTransactionActive(): boolean {
@@ -39,6 +33,7 @@ export function adapterRunner(
     },
     query: (sql: string, parameters?: unknown[]) => run(sql, parameters ?? []),
     ...(sqlite ? { driver: { databaseConnection: sqlite } } : {}),
+    ...(source ? { source } : {}),
   };
 }
 

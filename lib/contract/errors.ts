@@ -211,7 +211,7 @@ export class AlreadyRunning extends AlkstoreError {
 /**
  * A plain (non-transactional) store write was called inside the async context
  * of a transaction that holds the same SQLite store's write path
- * (`withTx(fn)`, `joinTransaction`, `AlkstoreTransactions.run`), where it
+ * (`withTx(fn)`, `joinTransaction`), where it
  * would wait for the commit that waits for it. Refused at once, before any
  * write; the message names the transaction's own method to use instead
  * (`tx.enqueue`, …). SQLite only: a PostgreSQL store runs such a write on
@@ -237,7 +237,7 @@ function txMethodOf(operation: string): string {
 }
 
 /**
- * An application transaction on a SQLite store (`beginTx()`, `withTx(fn)`,
+ * An application transaction on a SQLite store (`withTx(fn)`,
  * `joinTransaction`) held the store's write path while one of its workers'
  * lease renewals waited for a quarter of that lease, so it was rolled back:
  * every write it made is gone, nothing of it commits, and its handle refuses
@@ -246,7 +246,7 @@ function txMethodOf(operation: string): string {
  */
 export class TransactionTimeout extends AlkstoreError {
   constructor(
-    /** The transaction, e.g. `beginTx()`. */
+    /** The transaction, e.g. `withTx(fn)`. */
     readonly holder: string,
     /** How long it had held the write path when it was rolled back. */
     readonly heldMs: number,

@@ -459,7 +459,7 @@ export interface Inbox {
   readonly name: string;
   /** Resolved options, with the retention floor they imply. */
   readonly settings: InboxSettings;
-  /** Same as `tx.inboxClaim(name, messageId)`; `tx` is a `beginTx()` / `withTx(fn)` handle or the `tx` of `store.joinTransaction`. */
+  /** Same as `tx.inboxClaim(name, messageId)`; `tx` is the `tx` of `store.withTx(fn)` or of `store.joinTransaction(open, fn)`. */
   claim(tx: TxOps, messageId: string): Promise<InboxClaim>;
   /**
    * Records a failed attempt after the effect's transaction rolled back (its
@@ -637,30 +637,42 @@ export interface TxOps {
   inboxClaim(inbox: string, messageId: string): Promise<InboxClaim>;
 }
 
-/** An engine-owned transaction from `beginTx()`. */
-export interface TxHandle extends TxOps {
-  commit(): Promise<void>;
-  rollback(): Promise<void>;
-  readonly finished: boolean;
-}
-
 /**
- * A caller-owned SQL transaction (a TypeORM `QueryRunner`, or anything shaped
- * like one). alkstore runs its SQL through `query` and never commits it.
+ * How alkstore runs its SQL on a transaction your ORM opened (a TypeORM `QueryRunner`, or the
+ * runner an `open` function of `alkstore/adapters` builds). alkstore runs its statements through
+ * `query` and never commits: the ORM does.
  */
 export interface QueryRunnerLike {
+  /** False once the ORM's transaction ended: alkstore then refuses every write through it. */
   readonly isTransactionActive: boolean;
   readonly isReleased?: boolean;
   query(sql: string, parameters?: unknown[], useStructuredResult?: boolean): Promise<unknown>;
 }
 
-/** A TypeORM `EntityManager`, or anything shaped like one: its `queryRunner` carries the transaction. */
-export interface EntityManagerLike {
-  readonly queryRunner?: QueryRunnerLike;
+/**
+ * One transaction of your ORM as an `open` function hands it to the store: `queryRunner` is how
+ * alkstore runs its statements on it, `handle` is the ORM's own transaction object (Prisma's
+ * transaction client, TypeORM's `EntityManager`, Kysely's or knex's `trx`, a `pg` client, …),
+ * given to your function next to `tx`.
+ */
+export interface JoinedTx<H> {
+  readonly queryRunner: QueryRunnerLike;
+  readonly handle: H;
 }
 
-/** What `store.joinManager(...)` joins: a transaction the caller owns. */
-export type ExternalTx = QueryRunnerLike | EntityManagerLike;
+/** What the store tells an `open` function before it opens anything, so that it can refuse a mismatch before any I/O. */
+export interface TxOpenContext {
+  /** The store's engine: an ORM handle on the other SQL dialect cannot share a transaction with it. */
+  readonly engine: EngineKind;
+}
+
+/**
+ * Opens one transaction of your ORM, calls `body` with it, and commits when `body` resolves (rolls
+ * back when it rejects), resolving to what `body` resolved to. `alkstore/adapters` has one per ORM
+ * (`openTypeOrm`, `openPrisma`, `openDrizzle`, `openKysely`, `openKnex`, `openPg`); any other ORM
+ * can be joined with a function of this shape.
+ */
+export type TxOpen<H> = <T>(body: (joined: JoinedTx<H>) => Promise<T>, store: TxOpenContext) => Promise<T>;
 
 /** Where alkstore logs. Nest's `Logger` fits. Default: silent except warnings to stderr. */
 export interface StoreLogger {
@@ -727,40 +739,19 @@ export interface Store {
    */
   triggerSchedule(name: string): Promise<number | null>;
 
-  /** Starts an engine-owned transaction. Other writes of this store wait until it ends. */
-  beginTx(): Promise<TxHandle>;
-  /** Runs `fn` in an engine-owned transaction: commit on return, rollback on throw. */
-  withTx<T>(fn: (tx: TxHandle) => Promise<T>): Promise<T>;
   /**
-   * @deprecated Since 0.x (this minor version); removed in the next one. Use {@link Store.joinManager}, which
-   * does the same: `withTx(fn)` returns a Promise while this overload returns a handle at once.
+   * Runs `fn` in a transaction of the store's own: commit when `fn` resolves, rollback when it
+   * rejects (the same error is rethrown). On SQLite the store's other writes wait until it ends.
    */
-  withTx(external: ExternalTx): TxOps;
+  withTx<T>(fn: (tx: TxOps) => Promise<T>): Promise<T>;
   /**
-   * Joins a TypeORM transaction you own: alkstore's operations on the caller's `EntityManager` or
-   * `QueryRunner`, committed or rolled back by the caller. Returns the handle at once; refuses one with
-   * no active transaction (`InvalidOption`, the same message on both engines, before any I/O).
-   * On SQLite it joins only the transaction of a {@link Store.joinTransaction} callback it is called in
-   * (anything else is refused with `InvalidOption` naming that path): TypeORM runs every transaction of a
-   * SQLite DataSource on one connection without serializing them.
+   * Runs `fn` inside a transaction your ORM opens, with alkstore joined to it: `open` (from
+   * `alkstore/adapters`: `openTypeOrm(dataSource)`, `openPrisma(prisma)`, …) opens the transaction,
+   * and `fn` gets alkstore's operations on it (`tx`) next to the ORM's own handle. alkstore's writes
+   * commit with your business writes or vanish with them; wakes fire on commit.
    *
    * ```ts
-   * await dataSource.transaction(async (em) => {
-   *   await em.save(Order, { customer });
-   *   await store.joinManager(em).outboxEnqueue('deliveries', { customer });
-   * });
-   * ```
-   */
-  joinManager(external: ExternalTx): TxOps;
-  /**
-   * Runs `fn` inside a transaction your ORM opens, with alkstore joined to it: `open` opens the
-   * transaction and calls its argument with the handle, and `fn` gets alkstore's operations on it
-   * (`tx`) next to the handle. alkstore's writes commit with your business writes or vanish with them.
-   * Name the handle's type and the result's (TypeScript cannot infer them through `open`); for TypeORM,
-   * `runTransaction(dataSource, store, fn)` and Nest's `AlkstoreTransactions.run(fn)` do it for you.
-   *
-   * ```ts
-   * await store.joinTransaction<EntityManager, void>((body) => dataSource.transaction(body), async (tx, em) => {
+   * await store.joinTransaction(openTypeOrm(dataSource), async (tx, em) => {
    *   const order = await em.save(Order, { customer });
    *   await tx.outboxEnqueue('deliveries', { orderId: order.id });
    * });
@@ -769,14 +760,12 @@ export interface Store {
    * PostgreSQL: the transaction runs on its own pooled connection; nothing is serialized.
    * SQLite: joined transactions of one store run one at a time through its write path (the store's
    * own writes wait for them, at most `lockWaitTimeoutMs`), the write lock is taken when the
-   * transaction starts, a plain write of the same store inside `fn` is refused at once
-   * (`TransactionInProgress`), and a worker's lease renewal that waited a quarter of its lease for
-   * it rolls it back (`TransactionTimeout`).
+   * transaction starts, an ORM connection on another file than the store's is refused
+   * (`InvalidOption` naming both files), a plain write of the same store inside `fn` is refused at
+   * once (`TransactionInProgress`), and a worker's lease renewal that waited a quarter of its lease
+   * for it rolls it back (`TransactionTimeout`).
    */
-  joinTransaction<X extends ExternalTx, T>(
-    open: (body: (external: X) => Promise<T>) => Promise<T>,
-    fn: (tx: TxOps, external: X) => Promise<T>,
-  ): Promise<T>;
+  joinTransaction<H, T>(open: TxOpen<H>, fn: (tx: TxOps, handle: H) => Promise<T>): Promise<T>;
 
   /** The database clock, epoch milliseconds. */
   now(): Promise<number>;

@@ -1,6 +1,6 @@
 import { InvalidOption } from '../contract/errors.js';
 import type { MessageEnvelope } from '../contract/envelope.js';
-import type { Inbox, Store, StoreLogger, TxOps } from '../contract/types.js';
+import type { Inbox, Store, StoreLogger, TxOpen, TxOps } from '../contract/types.js';
 import { errorText } from '../internal/outbox-handle.js';
 
 /** A broker message handed to an inbox handler. */
@@ -18,16 +18,12 @@ export interface InboxMessage<T = unknown> {
 
 /**
  * The effect of one message, run inside the transaction that claims it. Throw to roll back and retry.
- * `handle` is what the {@link InboxTransaction} passes besides `tx` (an ORM's transaction), if anything.
+ * `handle` is the ORM's transaction handle when the consumer's `transaction` is an ORM's `open`.
  */
 export type InboxHandlerFn<T = unknown> = (tx: TxOps, message: InboxMessage<T>, handle?: unknown) => Promise<void>;
 
-/**
- * Opens the transaction the claim and the effect share. Default:
- * `store.withTx(fn)`; with TypeORM: `(fn) => store.joinTransaction((body) => dataSource.transaction(body), (tx, em) => fn(tx, em))`
- * (the entity manager reaches the handler as its third argument).
- */
-export type InboxTransaction = <R>(fn: (tx: TxOps, handle?: unknown) => Promise<R>) => Promise<R>;
+/** How the claim and the effect share one transaction: the store's own, or the joined one of an ORM. */
+type InboxTransaction = <R>(fn: (tx: TxOps, handle?: unknown) => Promise<R>) => Promise<R>;
 
 /** What a consumer does with the broker message once the inbox decided. */
 export type InboxOutcome = 'ack' | 'retry' | 'dead';
@@ -45,7 +41,12 @@ export interface InboxConsumerBase<T> {
   /** The inbox (or its name, opened with default options). */
   readonly inbox: Inbox | string;
   readonly handler: InboxHandlerFn<T>;
-  readonly transaction?: InboxTransaction;
+  /**
+   * The `open` of the ORM whose transaction the claim and the effect share (`openTypeOrm(dataSource)`,
+   * `openPrisma(prisma)`, … from `alkstore/adapters`): `store.joinTransaction(open, …)`, and the ORM's
+   * handle reaches the handler as its third argument. Default: the store's own, `store.withTx`.
+   */
+  readonly transaction?: TxOpen<unknown>;
   readonly logger?: StoreLogger;
 }
 
@@ -68,11 +69,17 @@ export class InboxRunner<T> {
     if (typeof o.handler !== 'function')
       throw new InvalidOption('handler', 'must be a function (tx, message) => Promise<void>');
     if (o.transaction !== undefined && typeof o.transaction !== 'function')
-      throw new InvalidOption('transaction', 'must be a function (fn) => Promise');
+      throw new InvalidOption(
+        'transaction',
+        'must be the open of your ORM from alkstore/adapters, e.g. openTypeOrm(dataSource)',
+      );
     this.inbox = typeof o.inbox === 'string' ? o.store.inbox(o.inbox) : o.inbox;
     this.handler = o.handler;
     const store = o.store;
-    this.tx = o.transaction ?? (<R>(fn: (tx: TxOps) => Promise<R>) => store.withTx(fn));
+    const open = o.transaction;
+    this.tx = open
+      ? <R>(fn: (tx: TxOps, handle?: unknown) => Promise<R>) => store.joinTransaction(open, fn)
+      : <R>(fn: (tx: TxOps) => Promise<R>) => store.withTx(fn);
     this.logger = o.logger ?? defaultLogger;
   }
 

@@ -11,7 +11,6 @@ export {
   type InboxResult,
   type InboxMessage,
   type InboxHandlerFn,
-  type InboxTransaction,
   type InboxOutcome,
   type InboxConsumerBase,
 } from './inbox-message.js';

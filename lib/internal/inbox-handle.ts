@@ -41,7 +41,7 @@ export class InboxHandle implements Inbox {
       return Promise.reject(
         new InvalidOption(
           'tx',
-          'must be a transaction: a beginTx() / withTx(fn) handle or the tx of store.joinTransaction(open, fn)',
+          'must be a transaction: the tx of store.withTx(fn) or of store.joinTransaction(open, fn)',
         ),
       );
     }

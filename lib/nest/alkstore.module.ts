@@ -21,8 +21,7 @@ import type {
   AlkstoreOptionsFactory,
 } from './interfaces/alkstore-options.interface.js';
 import { Store } from './store.token.js';
-import { OrmTransactions } from './orm/orm-transactions.service.js';
-import { AlkstoreTransactions } from './typeorm/alkstore-transactions.service.js';
+import { ModuleOrm } from './orm/module-orm.js';
 import { UNTYPED_PARAMETER } from './utils/check-wiring.js';
 import { nestStoreLogger } from './utils/nest-logger.js';
 import { discoverOwnHandles, type OwnHandles } from './utils/own-handles.js';
@@ -33,14 +32,8 @@ const storeProvider: Provider = {
   inject: [ALKSTORE_MODULE_OPTIONS],
 };
 
-const coreProviders: Provider[] = [
-  storeProvider,
-  AlkstoreExplorer,
-  AlkstoreWorkerHost,
-  AlkstoreTransactions,
-  OrmTransactions,
-];
-const coreExports = [Store, AlkstoreTransactions, OrmTransactions, ALKSTORE_MODULE_OPTIONS];
+const coreProviders: Provider[] = [storeProvider, AlkstoreExplorer, AlkstoreWorkerHost, ModuleOrm];
+const coreExports = [Store, ModuleOrm, ALKSTORE_MODULE_OPTIONS];
 
 /**
  * The alkstore module: opens one `Store` (injectable as `Store`), runs the

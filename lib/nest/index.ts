@@ -1,7 +1,7 @@
 /**
  * alkstore for NestJS: `AlkstoreModule`, the `Store` injection token, the
  * `@OutboxHandler` / `@QueueHandler` / `@Scheduled` decorators, named queue
- * and outbox handles, and the TypeORM transaction helpers. The only part of
+ * and outbox handles. The only part of
  * alkstore that imports `@nestjs/*`.
  */
 export * from './alkstore.constants.js';
@@ -18,8 +18,6 @@ export { Store, Store as AlkstoreStore } from './store.token.js';
 export type { Job, JobInfo, Outbox, Queue, StreamEvent, TxOps } from '../contract/types.js';
 export type { Jsonified } from '../contract/codec.js';
 export { PermanentError } from '../contract/errors.js';
-export * from './typeorm/index.js';
-export * from './orm/index.js';
 export { QueueWorker, type QueueWorkerOptions } from '../worker/queue-worker.js';
 export * from './brokers/index.js';
 export {

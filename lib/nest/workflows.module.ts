@@ -9,7 +9,6 @@ import {
 } from '@nestjs/common';
 import { DiscoveryModule, DiscoveryService } from '@nestjs/core';
 import { InvalidOption } from '../contract/errors.js';
-import type { TxOps } from '../contract/types.js';
 import { defineWorkflow, type WorkflowSpec } from '../workflows/define.js';
 import { InvalidHandler } from './errors/invalid-handler.error.js';
 import { checkHandlerOptions, type HandlerOptionsShape } from './utils/handler-options.js';
@@ -18,7 +17,7 @@ import { createWorkflows, Workflows } from '../workflows/workflows.js';
 import { ALKSTORE_MODULE_OPTIONS } from './alkstore.constants.js';
 import type { AlkstoreModuleOptions } from './interfaces/alkstore-options.interface.js';
 import { Store } from './store.token.js';
-import { AlkstoreTransactions } from './typeorm/alkstore-transactions.service.js';
+import { ModuleOrm } from './orm/module-orm.js';
 import { nestStoreLogger } from './utils/nest-logger.js';
 import { workersMode } from './utils/validate-module-options.js';
 import { WORKFLOW_METADATA, type WorkflowClass, type WorkflowMetadata } from './workflows.decorator.js';
@@ -29,10 +28,11 @@ export interface AlkstoreWorkflowsOptions extends Omit<
   'workflows' | 'transaction' | 'worker'
 > {
   /**
-   * What a transactional step's transaction is: `'store'` (default: `store.withTx`, `external` is the
-   * `TxHandle`) or `'typeorm'` (`AlkstoreTransactions.run`: `external` is the TypeORM `EntityManager`).
+   * What a transactional step's transaction is: `'store'` (default: `store.withTx`, `external` is its
+   * `tx`) or `'orm'` (`store.joinTransaction` with `AlkstoreModule`'s `orm` option, TypeORM's
+   * DataSource by default: `external` is the ORM's handle, e.g. the `EntityManager`).
    */
-  readonly transaction?: 'store' | 'typeorm';
+  readonly transaction?: 'store' | 'orm';
 }
 
 const WORKFLOWS_OPTIONS = 'alkstore:workflows-options';
@@ -90,19 +90,17 @@ const WORKFLOW_SHAPE: HandlerOptionsShape = {
 function workflowsOptions(
   options: AlkstoreWorkflowsOptions,
   module: AlkstoreModuleOptions,
-  txs: AlkstoreTransactions,
+  orm: ModuleOrm,
   workflows: Definitions,
 ): WorkflowsOptions<unknown> {
   const { transaction, ...rest } = options;
-  if (transaction !== undefined && transaction !== 'store' && transaction !== 'typeorm')
-    throw new InvalidOption('transaction', "must be 'store' or 'typeorm'");
+  if (transaction !== undefined && transaction !== 'store' && transaction !== 'orm')
+    throw new InvalidOption('transaction', "must be 'store' or 'orm' (the module's orm option, TypeORM by default)");
   return {
     logger: module?.logger ?? nestStoreLogger(),
     ...rest,
     workflows,
-    ...(transaction === 'typeorm'
-      ? { transaction: <T>(fn: (tx: TxOps, external: unknown) => Promise<T>) => txs.run(fn) }
-      : {}),
+    ...(transaction === 'orm' ? { transaction: orm.open } : {}),
   };
 }
 
@@ -117,7 +115,7 @@ export class AlkstoreWorkflowsHost implements OnApplicationBootstrap, BeforeAppl
   constructor(
     private readonly store: Store,
     private readonly discovery: DiscoveryService,
-    private readonly txs: AlkstoreTransactions,
+    private readonly orm: ModuleOrm,
     @Inject(WORKFLOWS_OPTIONS) private readonly options: AlkstoreWorkflowsOptions,
     @Inject(ALKSTORE_MODULE_OPTIONS) private readonly module: AlkstoreModuleOptions,
   ) {}
@@ -132,7 +130,7 @@ export class AlkstoreWorkflowsHost implements OnApplicationBootstrap, BeforeAppl
     // 'off' (or the deprecated false): no worker here; 'manual' (the testing kit) still advances runs.
     if (workersMode(this.module?.workers) === 'off' || this.worker) return;
     this.worker = createWorkflows(this.store, {
-      ...workflowsOptions(this.options, this.module, this.txs, this.found()),
+      ...workflowsOptions(this.options, this.module, this.orm, this.found()),
       worker: true,
     });
     // A scheduled @Workflow needs a scheduler runner even where no @Scheduled handler started one
@@ -167,13 +165,9 @@ export class AlkstoreWorkflowsModule {
       AlkstoreWorkflowsHost,
       {
         provide: Workflows,
-        useFactory: (
-          store: Store,
-          host: AlkstoreWorkflowsHost,
-          txs: AlkstoreTransactions,
-          module: AlkstoreModuleOptions,
-        ) => createWorkflows(store, { ...workflowsOptions(options, module, txs, host.found()), worker: false }),
-        inject: [Store, AlkstoreWorkflowsHost, AlkstoreTransactions, ALKSTORE_MODULE_OPTIONS],
+        useFactory: (store: Store, host: AlkstoreWorkflowsHost, orm: ModuleOrm, module: AlkstoreModuleOptions) =>
+          createWorkflows(store, { ...workflowsOptions(options, module, orm, host.found()), worker: false }),
+        inject: [Store, AlkstoreWorkflowsHost, ModuleOrm, ALKSTORE_MODULE_OPTIONS],
       },
     ];
     return {

@@ -1,5 +1,5 @@
 import { InvalidOption } from '../contract/errors.js';
-import type { TxHandle } from '../contract/types.js';
+import type { TxOps } from '../contract/types.js';
 import { asOption, requireDurationMs, requireMaxAttempts, validateKey } from '../contract/validate.js';
 import { keyFromSource } from '../contract/limits.js';
 import type { WorkflowContext, WorkflowDefinition } from './types.js';
@@ -79,7 +79,7 @@ export function validateWorkflowName(name: unknown): string {
  * });
  * ```
  */
-export function defineWorkflow<I = unknown, O = unknown, X = TxHandle>(
+export function defineWorkflow<I = unknown, O = unknown, X = TxOps>(
   name: string,
   spec: WorkflowSpec<I, O, X>,
 ): WorkflowDefinition<I, O, X> {

@@ -27,7 +27,6 @@ import type {
   ChildHandle,
   StartChildOptions,
   StepOptions,
-  TransactionRunner,
   WaitForSignalOptions,
   WorkflowContext,
   WorkflowDefinition,
@@ -38,6 +37,9 @@ import type { Instrument } from './instrument.js';
 // their outcome, nothing runs), then does new work at the first unjournaled position until the run ends
 // or must wait (a sleep, a signal, a retry's backoff). Waiting ends the pass: the run's job is acked and
 // a timer job (or a signal's job) starts the next pass.
+
+/** Opens the transaction of a transactional step and calls `fn` with alkstore's operations and the ORM's handle. */
+export type TransactionRunner<X> = <T>(fn: (tx: TxOps, external: X) => Promise<T>) => Promise<T>;
 
 /** What a pass needs of the workflows instance. */
 export interface DriverDeps {

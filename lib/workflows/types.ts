@@ -1,5 +1,5 @@
 import type { Jsonified } from '../contract/codec.js';
-import type { StoreLogger, TxHandle, TxOps } from '../contract/types.js';
+import type { StoreLogger, TxOpen, TxOps } from '../contract/types.js';
 import type { Duration } from './duration.js';
 import type { JournaledError } from './errors.js';
 import type { WorkflowMetrics } from './instrument.js';
@@ -44,10 +44,10 @@ export interface WaitForSignalOptions {
  * a time (await each) and keep every other side effect inside a step: the code between calls runs again
  * on every replay.
  *
- * `X` is what the store's transaction runner hands a transactional step next to the `TxOps` (the
- * `transaction` option of `createWorkflows`; by default the store's own `TxHandle`).
+ * `X` is what a transactional step gets next to the `TxOps`: the handle of the ORM whose `open` is the
+ * `transaction` option of `createWorkflows` (by default the store's own transaction, and `X` is its `tx`).
  */
-export interface WorkflowContext<X = TxHandle> {
+export interface WorkflowContext<X = TxOps> {
   /** The run's id (the `id` given to `start`, or a generated UUID). */
   readonly runId: string;
   readonly workflow: string;
@@ -105,7 +105,7 @@ export interface WorkflowContext<X = TxHandle> {
 }
 
 /** A workflow: a name, a version and the code of that version. Make one with `defineWorkflow`. */
-export interface WorkflowDefinition<I = unknown, O = unknown, X = TxHandle> {
+export interface WorkflowDefinition<I = unknown, O = unknown, X = TxOps> {
   readonly name: string;
   /** Positive integer. New runs start on the highest version given to `createWorkflows`; a run stays on its own. */
   readonly version: number;
@@ -185,8 +185,8 @@ export interface StartOptions {
   /** The run's id (idempotency key): a second start with it starts nothing. Default: a random UUID. */
   readonly id?: string;
   /**
-   * Start inside this transaction (a `beginTx()` / `withTx(fn)` handle or the `tx` of
-   * `store.joinTransaction`): the run exists once it commits, and never if it rolls back.
+   * Start inside this transaction (the `tx` of `store.withTx(fn)` or of `store.joinTransaction`): the
+   * run exists once it commits, and never if it rolls back.
    */
   readonly tx?: TxOps;
   /**
@@ -217,14 +217,8 @@ export interface WaitForResultOptions {
   readonly pollMs?: number;
 }
 
-/**
- * Opens a transaction of the store for a transactional step and calls `fn` with alkstore's operations
- * and the caller's handle, e.g. `(fn) => store.joinTransaction((body) => dataSource.transaction(body), fn)`.
- */
-export type TransactionRunner<X> = <T>(fn: (tx: TxOps, external: X) => Promise<T>) => Promise<T>;
-
 /** Options of `createWorkflows`. */
-export interface WorkflowsOptions<X = TxHandle> {
+export interface WorkflowsOptions<X = TxOps> {
   /** Every workflow (and every version still running) this process knows. */
   readonly workflows: readonly WorkflowDefinition<never, unknown, X>[];
   /** Run steps here (default true); false for a replica that only starts, signals and reads runs. */
@@ -260,8 +254,13 @@ export interface WorkflowsOptions<X = TxHandle> {
   readonly maxAttempts?: number;
   /** Default backoff base of a step (ms, default 5 000, like jobs). */
   readonly backoffBaseMs?: number;
-  /** Opens the transaction of a transactional step (default: `store.withTx`, with the `TxHandle` as `external`). */
-  readonly transaction?: TransactionRunner<X>;
+  /**
+   * The `open` of the ORM whose transaction a transactional step joins (`openTypeOrm(dataSource)`,
+   * `openPrisma(prisma)`, … from `alkstore/adapters`): the step's writes, its ORM rows and its journal
+   * entry commit together, and `external` is the ORM's handle. Default: the store's own transaction
+   * (`store.withTx`), with its `tx` as `external`.
+   */
+  readonly transaction?: TxOpen<X>;
   /**
    * Where the workflows log: each failed attempt of a step at warn (workflow, run id, step, attempt and
    * error), each failed run at error (run id and error), as a queue worker logs its jobs' failures.

@@ -3,7 +3,7 @@ import { scheduleBoundaryOf } from '../contract/schedule-headers.js';
 import { encodePayload } from '../contract/codec.js';
 import { InvalidName, InvalidOption, PermanentError } from '../contract/errors.js';
 import type { JobOpts } from '../contract/options.js';
-import type { Job, Queue, Store, StoreLogger, TxHandle, TxOps, WakeReceiver } from '../contract/types.js';
+import type { Job, Queue, Store, StoreLogger, TxOpen, TxOps, WakeReceiver } from '../contract/types.js';
 import {
   asOption,
   optionalObject,
@@ -22,7 +22,7 @@ import { Instrument } from './instrument.js';
 import { QueueWorker } from '../worker/queue-worker.js';
 import { runLimitKeys, validateWorkflowName } from './define.js';
 import { resolveLimits, type QueueLimits } from '../contract/limits.js';
-import { RunDriver, type DriverDeps } from './driver.js';
+import { RunDriver, type DriverDeps, type TransactionRunner } from './driver.js';
 import { pruneRuns } from './prune.js';
 import {
   UnknownWorkflow,
@@ -52,7 +52,6 @@ import type {
   SignalOptions,
   StartedRun,
   StartOptions,
-  TransactionRunner,
   WaitForResultOptions,
   WorkflowDefinition,
   WorkflowRun,
@@ -118,7 +117,7 @@ function validateRunId(id: unknown): string {
  * Durable workflows over one store: starts, signals, cancels and reads runs, and (unless `worker: false`)
  * advances them. Make one with {@link createWorkflows}; `close()` stops its worker.
  */
-export class Workflows<X = TxHandle> {
+export class Workflows<X = TxOps> {
   private readonly names: Names;
   private readonly byName = new Map<string, AnyDefinition[]>();
   private readonly deps: DriverDeps;
@@ -186,10 +185,13 @@ export class Workflows<X = TxHandle> {
     const backoffBaseMs =
       o.backoffBaseMs === undefined ? 5_000 : asOption(() => requireTimerMs('backoffBaseMs', o.backoffBaseMs, 0));
     const runWorker = o.worker === undefined ? true : asOption(() => requireBoolean('worker', o.worker));
-    const transaction: TransactionRunner<unknown> =
+    const open =
       o.transaction === undefined
-        ? (fn) => store.withTx((tx) => fn(tx, tx))
-        : asOption(() => requireFunction<TransactionRunner<unknown>>('transaction', o.transaction));
+        ? undefined
+        : asOption(() => requireFunction<TxOpen<unknown>>('transaction', o.transaction));
+    const transaction: TransactionRunner<unknown> = open
+      ? (fn) => store.joinTransaction(open, fn)
+      : (fn) => store.withTx((tx) => fn(tx, tx));
     const logger = o.logger ?? loggerOf(store) ?? DEFAULT_LOGGER;
     this.logger = logger;
     this.retentionMs =
@@ -676,6 +678,6 @@ function completed(value: unknown): EndEntry {
  * console.log(await workflows.waitForResult(id));
  * ```
  */
-export function createWorkflows<X = TxHandle>(store: Store, opts: WorkflowsOptions<X>): Workflows<X> {
+export function createWorkflows<X = TxOps>(store: Store, opts: WorkflowsOptions<X>): Workflows<X> {
   return new Workflows<X>(store, opts);
 }

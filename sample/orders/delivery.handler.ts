@@ -1,6 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Job } from '../../lib/index.js';
-import { AlkstoreTransactions, OutboxHandler } from '../../lib/nest/index.js';
+import { DataSource } from 'typeorm';
+import { openTypeOrm } from '../../lib/adapters/index.js';
+import { OutboxHandler, Store } from '../../lib/nest/index.js';
 import { Delivery } from './delivery.entity.js';
 import { CONFIRMATION_EMAILS, ORDER_CREATED, type ConfirmationEmail, type OrderCreated } from './handles.js';
 import { Order } from './order.entity.js';
@@ -14,12 +16,15 @@ import { Order } from './order.entity.js';
 export class DeliveryHandler {
   private readonly logger = new Logger(DeliveryHandler.name);
 
-  constructor(private readonly transactions: AlkstoreTransactions) {}
+  constructor(
+    private readonly store: Store,
+    private readonly dataSource: DataSource,
+  ) {}
 
   @OutboxHandler(ORDER_CREATED)
   async deliver(job: Job<OrderCreated>): Promise<void> {
     const { orderId } = job.payload;
-    const delivered = await this.transactions.run(async (tx, em) => {
+    const delivered = await this.store.joinTransaction(openTypeOrm(this.dataSource), async (tx, em) => {
       if (await em.findOneBy(Delivery, { orderId })) return false;
       const order = await em.findOneByOrFail(Order, { id: orderId });
       await em.insert(Delivery, { orderId, jobId: job.id });

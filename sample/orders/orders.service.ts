@@ -1,7 +1,8 @@
 import { Injectable, NotFoundException } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
-import type { Repository } from 'typeorm';
-import { AlkstoreTransactions, InjectQueue, type QueueOf } from '../../lib/nest/index.js';
+import { DataSource, type Repository } from 'typeorm';
+import { openTypeOrm } from '../../lib/adapters/index.js';
+import { InjectQueue, Store, type QueueOf } from '../../lib/nest/index.js';
 import type { CreateOrderDto } from './create-order.dto.js';
 import { Delivery } from './delivery.entity.js';
 import { CONFIRMATION_EMAILS, ORDER_CREATED, type OrderCreated } from './handles.js';
@@ -12,7 +13,8 @@ import { SentEmail } from './sent-email.entity.js';
 @Injectable()
 export class OrdersService {
   constructor(
-    private readonly transactions: AlkstoreTransactions,
+    private readonly store: Store,
+    private readonly dataSource: DataSource,
     @InjectRepository(Order) private readonly orders: Repository<Order>,
     @InjectRepository(Delivery) private readonly deliveryRows: Repository<Delivery>,
     @InjectRepository(SentEmail) private readonly emailRows: Repository<SentEmail>,
@@ -23,7 +25,7 @@ export class OrdersService {
 
   /** Saves the order and its outbox message in one TypeORM transaction: both commit, or neither. */
   create(input: CreateOrderDto): Promise<Order> {
-    return this.transactions.run(async (tx, em) => {
+    return this.store.joinTransaction(openTypeOrm(this.dataSource), async (tx, em) => {
       const order = await em.save(
         em.create(Order, { customer: input.customer, item: input.item, quantity: input.quantity ?? 1 }),
       );

@@ -1,12 +1,16 @@
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { AlkstoreError } from '../../lib/contract/errors.js';
-import type { Store, TxOps } from '../../lib/contract/types.js';
+import { AlkstoreError, InvalidOption } from '../../lib/contract/errors.js';
+import type { Store, TxOpen, TxOps } from '../../lib/contract/types.js';
+import { openSqliteStore } from '../../lib/engines/sqlite/index.js';
 import { contractEngines, type EngineDb, type EngineFixture } from '../helpers/engines.js';
 import { drainIdsConcurrently } from '../helpers/outbox-consumer.js';
 
-/** One ORM over one test database: a table `orders (id, caller)` and the adapter's helper. */
+/** One ORM over one test database: a table `orders (id, caller)` and the adapter's `open`. */
 export interface AdapterFixture {
-  /** The adapter's helper: `fn` gets alkstore's tx and `insert`, a business write through the ORM's own transaction handle. */
+  /** `store.joinTransaction` with the adapter's `open`: `fn` gets alkstore's tx and `insert`, a business write through the ORM's own transaction handle. */
   transaction<T>(
     store: Store,
     fn: (tx: TxOps, insert: (id: number, caller: number) => Promise<void>) => Promise<T>,
@@ -21,6 +25,8 @@ export interface AdapterCase {
   readonly engines: readonly ('sqlite' | 'postgres')[];
   /** `table` is the qualified name of the business table to create (and use) on `db`. */
   open(engine: EngineFixture, db: EngineDb, table: string, callers: number): Promise<AdapterFixture>;
+  /** SQLite: the adapter's `open` over a connection on the file at `path`, and how to close that connection. */
+  sqliteOpenOn?(path: string): { open: TxOpen<unknown>; close(): Promise<void> };
   /** Extra engine-specific tests, in the same describe block. */
   extra?(
     ctx: () => { store: Store; fixture: AdapterFixture; db: EngineDb; table: string },
@@ -131,6 +137,41 @@ export function describeAdapter(c: AdapterCase): void {
       expect([...delivered].sort((a, b) => a - b)).toEqual(even);
       expect(await outbox.stats()).toMatchObject({ pending: 0, processing: 0, dead: 0 });
     }, 120_000);
+
+    if (engine.kind === 'sqlite' && c.sqliteOpenOn) {
+      const openOn = c.sqliteOpenOn.bind(c);
+      it("SQLite: a connection on another file than the store (one with an alkstore schema of its own) is refused naming both files, nothing is written on either, and it still joins its own file's store (engine-only)", async () => {
+        const dir = mkdtempSync(join(tmpdir(), 'alkstore-other-file-'));
+        const otherPath = join(dir, 'other.db');
+        // Another store's file: alkstore's statements would succeed there, in the wrong database.
+        const otherStore = await openSqliteStore({ path: otherPath });
+        const handle = openOn(otherPath);
+        try {
+          let ran = false;
+          const err = await store
+            .joinTransaction(handle.open, async (tx) => {
+              ran = true;
+              await tx.outboxEnqueue('o-out', { id: 4 });
+            })
+            .catch((e: unknown) => e);
+          expect(err).toBeInstanceOf(InvalidOption);
+          expect((err as Error).message).toContain(realpathSync(otherPath));
+          expect((err as Error).message).toContain(realpathSync(db.location));
+          expect(ran).toBe(false);
+          expect(await drain(store, 'o-out')).toEqual([]);
+          expect(await drain(otherStore, 'o-out')).toEqual([]);
+          // The same connection joins the store of its own file, and this store still refuses it afterwards.
+          await otherStore.joinTransaction(handle.open, (tx) => tx.outboxEnqueue('o-own', { id: 5 }));
+          expect(await drain(otherStore, 'o-own')).toEqual([5]);
+          const again = await store.joinTransaction(handle.open, async () => undefined).catch((e: unknown) => e);
+          expect(again).toBeInstanceOf(InvalidOption);
+        } finally {
+          await handle.close();
+          await otherStore.close();
+          rmSync(dir, { recursive: true, force: true });
+        }
+      });
+    }
 
     c.extra?.(() => ({ store, fixture, db, table }), engine);
   });

@@ -5,7 +5,7 @@ import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { drizzle as drizzleSqlite } from 'drizzle-orm/better-sqlite3';
 import pg from 'pg';
 import { InvalidOption } from '../../lib/contract/errors.js';
-import { drizzleTransaction } from '../../lib/adapters/drizzle.js';
+import { openDrizzle } from '../../lib/adapters/drizzle.js';
 import { PG_URL } from '../helpers/engines.js';
 import { describeAdapter } from './adapter-cases.js';
 
@@ -19,7 +19,7 @@ describeAdapter({
       d.run(sql.raw(`CREATE TABLE ${table} (id INTEGER PRIMARY KEY, caller INTEGER NOT NULL)`));
       return {
         transaction: (store, fn) =>
-          drizzleTransaction(d, store, (tx, h) =>
+          store.joinTransaction(openDrizzle(d), (tx, h) =>
             fn(tx, async (id, caller) => void h.run(sql`INSERT INTO orders (id, caller) VALUES (${id}, ${caller})`)),
           ),
         ids: async () => d.all<{ id: number }>(sql.raw(`SELECT id FROM ${table} ORDER BY id`)).map((r) => r.id),
@@ -31,7 +31,7 @@ describeAdapter({
     await d.execute(sql.raw(`CREATE TABLE ${table} (id INTEGER PRIMARY KEY, caller INTEGER NOT NULL)`));
     return {
       transaction: (store, fn) =>
-        drizzleTransaction(d, store, (tx, h) =>
+        store.joinTransaction(openDrizzle(d), (tx, h) =>
           fn(
             tx,
             async (id, caller) =>
@@ -43,25 +43,25 @@ describeAdapter({
       close: () => pool.end(),
     };
   },
+  sqliteOpenOn(path) {
+    const conn = new Database(path);
+    return { open: openDrizzle(drizzleSqlite(conn)), close: async () => void conn.close() };
+  },
   extra(ctx, engine) {
     it('bad input: not a Drizzle database, a Drizzle transaction, a database of the other engine: typed errors naming the input, before any write', async () => {
       const { store } = ctx();
       const fn = async (): Promise<void> => undefined;
-      await expect(drizzleTransaction({} as never, store, fn)).rejects.toThrow(
-        /drizzleTransaction\(db\) must be a Drizzle database/,
-      );
+      expect(() => openDrizzle({} as never)).toThrow(/openDrizzle\(db\) must be a Drizzle database/);
       if (engine.kind === 'postgres') {
         const pool = new pg.Pool({ connectionString: PG_URL, max: 1 });
         const d = drizzlePg(pool);
         try {
           await d.transaction(async (dtx) => {
-            await expect(drizzleTransaction(dtx as never, store, fn)).rejects.toThrow(
-              /is a Drizzle transaction.*pass the database/,
-            );
+            expect(() => openDrizzle(dtx as never)).toThrow(/is a Drizzle transaction.*pass the database/);
           });
           const conn = new Database(':memory:');
-          await expect(drizzleTransaction(drizzleSqlite(conn), store, fn)).rejects.toThrow(InvalidOption);
-          await expect(drizzleTransaction(drizzleSqlite(conn), store, fn)).rejects.toThrow(
+          await expect(store.joinTransaction(openDrizzle(drizzleSqlite(conn)), fn)).rejects.toThrow(InvalidOption);
+          await expect(store.joinTransaction(openDrizzle(drizzleSqlite(conn)), fn)).rejects.toThrow(
             /SQLite handle but the store is on PostgreSQL/,
           );
           conn.close();
@@ -70,7 +70,7 @@ describeAdapter({
         }
       } else {
         const pool = new pg.Pool({ connectionString: PG_URL, max: 1 });
-        await expect(drizzleTransaction(drizzlePg(pool), store, fn)).rejects.toThrow(
+        await expect(store.joinTransaction(openDrizzle(drizzlePg(pool)), fn)).rejects.toThrow(
           /PostgreSQL handle but the store is on SQLite/,
         );
         await pool.end();

@@ -1,6 +1,6 @@
 import { expect, it } from '@jest/globals';
 import knexFactory, { type Knex } from 'knex';
-import { knexTransaction } from '../../lib/adapters/knex.js';
+import { openKnex } from '../../lib/adapters/knex.js';
 import { PG_URL } from '../helpers/engines.js';
 import { describeAdapter } from './adapter-cases.js';
 
@@ -19,12 +19,16 @@ describeAdapter({
     await k.raw(`CREATE TABLE ${table} (id INTEGER PRIMARY KEY, caller INTEGER NOT NULL)`);
     return {
       transaction: (store, fn) =>
-        knexTransaction(k, store, (tx, trx) =>
+        store.joinTransaction(openKnex(k), (tx, trx) =>
           fn(tx, async (id, caller) => void (await trx(t).insert({ id, caller }))),
         ),
       ids: async () => ((await k(t).select('id').orderBy('id')) as { id: number }[]).map((r) => r.id),
       close: () => k.destroy(),
     };
+  },
+  sqliteOpenOn(path) {
+    const k = open('sqlite', path, 1);
+    return { open: openKnex(k), close: () => k.destroy() };
   },
   extra(ctx, engine) {
     it('an open trx is joined and its owner commits or rolls back; a finished trx is refused before any write', async () => {
@@ -33,7 +37,7 @@ describeAdapter({
       const t = engine.kind === 'sqlite' ? 'orders' : `${db.location}.orders`;
       try {
         const trx = await k.transaction();
-        await knexTransaction(trx, store, async (tx, same) => {
+        await store.joinTransaction(openKnex(trx), async (tx, same) => {
           expect(same).toBe(trx);
           await same(t).insert({ id: 61, caller: 0 });
           await tx.outboxEnqueue('t-out', { id: 61 });
@@ -41,11 +45,11 @@ describeAdapter({
         await trx.rollback();
         expect(await fixture.ids()).not.toContain(61);
         expect((await store.outbox('t-out').queue.stats()).pending).toBe(0);
-        await expect(knexTransaction(trx, store, async (tx) => tx.outboxEnqueue('t-out', { id: 61 }))).rejects.toThrow(
-          /knexTransaction\(trx\) is a transaction that already committed or rolled back/,
-        );
+        await expect(
+          store.joinTransaction(openKnex(trx), async (tx) => tx.outboxEnqueue('t-out', { id: 61 })),
+        ).rejects.toThrow(/openKnex\(trx\) is a transaction that already committed or rolled back/);
         const trx2 = await k.transaction();
-        await knexTransaction(trx2, store, async (tx, same) => {
+        await store.joinTransaction(openKnex(trx2), async (tx, same) => {
           await same(t).insert({ id: 62, caller: 0 });
           await tx.outboxEnqueue('t-out', { id: 62 });
         });
@@ -54,11 +58,9 @@ describeAdapter({
         const jobs = await store.outbox('t-out').queue.claimBatch(10, 'w');
         expect(jobs.map((j) => j.payload)).toEqual([{ id: 62 }]);
         await store.outbox('t-out').queue.ackBatch(jobs);
-        await expect(knexTransaction({} as Knex, store, async () => undefined)).rejects.toThrow(
-          /knexTransaction\(knex\) must be a knex instance/,
-        );
+        expect(() => openKnex({} as Knex)).toThrow(/openKnex\(knex\) must be a knex instance/);
         const other = open(engine.kind === 'sqlite' ? 'postgres' : 'sqlite', ':memory:', 1);
-        await expect(knexTransaction(other, store, async () => undefined)).rejects.toThrow(
+        await expect(store.joinTransaction(openKnex(other), async () => undefined)).rejects.toThrow(
           /handle but the store is on/,
         );
         await other.destroy();

@@ -2,7 +2,7 @@ import { expect, it } from '@jest/globals';
 import Database from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
-import { kyselyTransaction } from '../../lib/adapters/kysely.js';
+import { openKysely } from '../../lib/adapters/kysely.js';
 import { PG_URL } from '../helpers/engines.js';
 import { describeAdapter } from './adapter-cases.js';
 
@@ -23,27 +23,29 @@ describeAdapter({
     await sql.raw(`CREATE TABLE ${table} (id INTEGER PRIMARY KEY, caller INTEGER NOT NULL)`).execute(k);
     return {
       transaction: (store, fn) =>
-        kyselyTransaction(k, store, (tx, trx) =>
+        store.joinTransaction(openKysely(k), (tx, trx) =>
           fn(tx, async (id, caller) => void (await trx.insertInto('orders').values({ id, caller }).execute())),
         ),
       ids: async () => (await k.selectFrom('orders').select('id').orderBy('id').execute()).map((r) => r.id),
       close: () => k.destroy(),
     };
   },
+  sqliteOpenOn(path) {
+    const k = new Kysely<Orders>({ dialect: new SqliteDialect({ database: new Database(path) }) });
+    return { open: openKysely(k), close: () => k.destroy() };
+  },
   extra(ctx, engine) {
     it('bad input: not a Kysely instance, a Kysely transaction, a dialect of the other engine: typed errors naming the input, before any write', async () => {
       const { store } = ctx();
       const fn = async (): Promise<void> => undefined;
-      await expect(kyselyTransaction({} as never, store, fn)).rejects.toThrow(
-        /kyselyTransaction\(db\) must be a Kysely instance/,
-      );
+      expect(() => openKysely({} as never)).toThrow(/openKysely\(db\) must be a Kysely instance/);
       const other =
         engine.kind === 'sqlite'
           ? new Kysely<Orders>({
               dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: PG_URL, max: 1 }) }),
             })
           : new Kysely<Orders>({ dialect: new SqliteDialect({ database: new Database(':memory:') }) });
-      await expect(kyselyTransaction(other, store, fn)).rejects.toThrow(
+      await expect(store.joinTransaction(openKysely(other), fn)).rejects.toThrow(
         engine.kind === 'sqlite'
           ? /PostgreSQL handle but the store is on SQLite/
           : /SQLite handle but the store is on PostgreSQL/,
@@ -56,9 +58,7 @@ describeAdapter({
               dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: PG_URL, max: 1 }) }),
             });
       await same.transaction().execute(async (trx) => {
-        await expect(kyselyTransaction(trx as never, store, fn)).rejects.toThrow(
-          /is a Kysely transaction.*pass the Kysely instance/,
-        );
+        expect(() => openKysely(trx as never)).toThrow(/is a Kysely transaction.*pass the Kysely instance/);
       });
       await same.destroy();
     });

@@ -1,7 +1,7 @@
 import { expect, it } from '@jest/globals';
 import pg from 'pg';
 import { InvalidOption } from '../../lib/contract/errors.js';
-import { pgTransaction } from '../../lib/adapters/pg.js';
+import { openPg } from '../../lib/adapters/pg.js';
 import { PG_URL } from '../helpers/engines.js';
 import { describeAdapter } from './adapter-cases.js';
 
@@ -13,7 +13,7 @@ describeAdapter({
     await pool.query(`CREATE TABLE ${table} (id INTEGER PRIMARY KEY, caller INTEGER NOT NULL)`);
     return {
       transaction: (store, fn) =>
-        pgTransaction(pool, store, (tx, client) =>
+        store.joinTransaction(openPg(pool), (tx, client) =>
           fn(
             tx,
             async (id, caller) =>
@@ -30,14 +30,12 @@ describeAdapter({
       const pool = new pg.Pool({ connectionString: PG_URL, max: 2 });
       const client = await pool.connect();
       try {
-        await expect(pgTransaction(client, store, async (tx) => tx.outboxEnqueue('p-out', { id: 50 }))).rejects.toThrow(
-          InvalidOption,
-        );
-        await expect(pgTransaction(client, store, async (tx) => tx.outboxEnqueue('p-out', { id: 50 }))).rejects.toThrow(
-          /not inside a transaction.*BEGIN/,
-        );
+        const outside = (): Promise<number> =>
+          store.joinTransaction(openPg(client), async (tx) => tx.outboxEnqueue('p-out', { id: 50 }));
+        await expect(outside()).rejects.toThrow(InvalidOption);
+        await expect(outside()).rejects.toThrow(/not inside a transaction.*BEGIN/);
         await client.query('BEGIN');
-        await pgTransaction(client, store, async (tx, c) => {
+        await store.joinTransaction(openPg(client), async (tx, c) => {
           await c.query(`INSERT INTO ${table} (id, caller) VALUES (51, 0)`);
           await tx.outboxEnqueue('p-out', { id: 51 });
         });
@@ -47,7 +45,7 @@ describeAdapter({
         await client.query('ROLLBACK');
         expect((await store.outbox('p-out').queue.stats()).pending).toBe(0);
         await client.query('BEGIN');
-        await pgTransaction(client, store, async (tx, c) => {
+        await store.joinTransaction(openPg(client), async (tx, c) => {
           await c.query(`INSERT INTO ${table} (id, caller) VALUES (52, 0)`);
           await tx.outboxEnqueue('p-out', { id: 52 });
         });
@@ -62,17 +60,12 @@ describeAdapter({
       }
     });
 
-    it('bad input: not a pg handle, a non-store, a failed transaction: typed errors naming the input, before any write', async () => {
+    it('bad input: not a pg handle, a failed transaction: typed errors naming the input, before any write', async () => {
       const { store } = ctx();
       const fn = async (): Promise<void> => undefined;
-      await expect(pgTransaction({} as pg.Pool, store, fn)).rejects.toThrow(
-        /pgTransaction\(poolOrClient\) must be a pg Pool/,
-      );
+      expect(() => openPg({} as pg.Pool)).toThrow(/openPg\(poolOrClient\) must be a pg Pool/);
       const pool = new pg.Pool({ connectionString: PG_URL, max: 1 });
       try {
-        await expect(pgTransaction(pool, {} as never, fn)).rejects.toThrow(
-          /pgTransaction\(store\) must be an alkstore Store/,
-        );
         const client = await pool.connect();
         try {
           await client.query('BEGIN');
@@ -81,7 +74,7 @@ describeAdapter({
           // failure must still be the typed refusal, every time.
           for (let i = 0; i < 200; i++) {
             await client.query('SELECT 1/0').catch(() => undefined);
-            await expect(pgTransaction(client, store, fn)).rejects.toThrow(/failed transaction/);
+            await expect(store.joinTransaction(openPg(client), fn)).rejects.toThrow(/failed transaction/);
             await client.query('ROLLBACK');
             await client.query('BEGIN');
           }

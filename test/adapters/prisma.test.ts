@@ -5,7 +5,7 @@ import { PrismaBetterSqlite3 } from '@prisma/adapter-better-sqlite3';
 import { PrismaPg } from '@prisma/adapter-pg';
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { prismaTransaction } from '../../lib/adapters/prisma.js';
+import { openPrisma } from '../../lib/adapters/prisma.js';
 import { PG_URL } from '../helpers/engines.js';
 import { describeAdapter } from './adapter-cases.js';
 import { generatePrismaClient } from './prisma-client.js';
@@ -64,28 +64,27 @@ describeAdapter({
     }
     return {
       transaction: (store, fn) =>
-        prismaTransaction(
-          prisma,
-          store,
-          (tx, prismaTx) => fn(tx, async (id, caller) => void (await prismaTx.order.create({ data: { id, caller } }))),
-          { timeout: 30_000, maxWait: 30_000 },
+        store.joinTransaction(openPrisma(prisma, { timeout: 30_000, maxWait: 30_000 }), (tx, prismaTx) =>
+          fn(tx, async (id, caller) => void (await prismaTx.order.create({ data: { id, caller } }))),
         ),
       ids: async () => (await prisma.order.findMany({ select: { id: true }, orderBy: { id: 'asc' } })).map((r) => r.id),
       close: () => prisma.$disconnect(),
     };
   },
+  sqliteOpenOn(path) {
+    const prisma = new clients.sqlite!({ adapter: new PrismaBetterSqlite3({ url: `file:${path}` }) });
+    return { open: openPrisma(prisma), close: () => prisma.$disconnect() };
+  },
   extra(ctx, engine) {
     it('bad input: not a Prisma client, a client of the other provider: typed errors naming the input, before any write', async () => {
       const { store } = ctx();
       const fn = async (): Promise<void> => undefined;
-      await expect(prismaTransaction({} as never, store, fn)).rejects.toThrow(
-        /prismaTransaction\(prisma\) must be a Prisma client/,
-      );
+      expect(() => openPrisma({} as never)).toThrow(/openPrisma\(prisma\) must be a Prisma client/);
       const other =
         engine.kind === 'sqlite'
           ? new clients.postgresql!({ adapter: new PrismaPg({ connectionString: PG_URL, max: 1 }) })
           : new clients.sqlite!({ adapter: new PrismaBetterSqlite3({ url: ':memory:' }) });
-      await expect(prismaTransaction(other, store, fn)).rejects.toThrow(
+      await expect(store.joinTransaction(openPrisma(other), fn)).rejects.toThrow(
         engine.kind === 'sqlite'
           ? /PostgreSQL handle but the store is on SQLite/
           : /SQLite handle but the store is on PostgreSQL/,

@@ -29,6 +29,7 @@ import { openStoreFromOptions } from '../../lib/nest/alkstore.store-factory.js';
 import { PG_URL, sqliteDriverFromEnv, type EngineFixture } from '../helpers/engines.js';
 import { loadVectors } from '../unit/vectors.js';
 import { uid, useEnv, within } from './harness.js';
+import { openTx } from '../helpers/open-tx.js';
 
 /** conformance/contract/bad-input.json */
 interface Vector {
@@ -74,8 +75,6 @@ const SYNC_ENTRIES = new Set([
   'store.queue',
   'store.outbox',
   'store.inbox',
-  'store.withTx',
-  'store.joinManager',
   'stream.subscribe',
   'admin.auditLog',
   'queue.listen',
@@ -171,7 +170,7 @@ async function joinedOps(
   let ready!: (ops: TxOps) => void;
   const joined = new Promise<TxOps>((r) => (ready = r));
   const finished = s.joinTransaction<QueryRunnerLike, void>(
-    (body) => body(sentinel.runner),
+    (body) => body({ queryRunner: sentinel.runner, handle: sentinel.runner }),
     async (tx) => {
       sentinel.arm();
       ready(tx);
@@ -255,7 +254,7 @@ export function badInputContract(engine: EngineFixture): void {
       case 'outbox':
         return onObject(s.outbox(uid('bad-ob')));
       case 'tx': {
-        const tx = await s.beginTx();
+        const tx = await openTx(s);
         // Commit before the snapshot: anything a refused call wrote would then be visible.
         const end = async (): Promise<void> => {
           if (!tx.finished) await tx.commit();
@@ -506,7 +505,7 @@ export function badInputContract(engine: EngineFixture): void {
         lock: (await s.tryLock(uid('closed-lock'), 'o', 60_000))!,
         subscription: s.stream(uid('closed-sub')).subscribe('c'),
         admin: s.admin(),
-        tx: await s.beginTx(),
+        tx: await openTx(s),
       };
       await s.close();
       const failures: string[] = [];
@@ -532,28 +531,25 @@ export function badInputContract(engine: EngineFixture): void {
       expectNone(failures);
     });
 
-    it.each(['commit', 'rollback'] as const)(
-      'after %s, every transaction op, commit and rollback refuse with Closed',
-      async (end) => {
-        const failures: string[] = [];
-        for (const c of file.closed.afterTxEnd) {
-          const tx = await store().beginTx();
-          await tx[end]();
-          const method = c.entry.split('.')[1]!;
-          let error: unknown;
-          try {
-            await onObject(tx).call(method, decode(c.args) as unknown[]);
-          } catch (err) {
-            error = err;
-          }
-          if (!(error instanceof Closed))
-            failures.push(
-              `${label(c)} after ${end}: expected Closed, got ${error === undefined ? 'success' : String(error)}`,
-            );
+    it.each(['commit', 'rollback'] as const)('after %s, every transaction op refuses with Closed', async (end) => {
+      const failures: string[] = [];
+      for (const c of file.closed.afterTxEnd) {
+        const tx = await openTx(store());
+        await tx[end]();
+        const method = c.entry.split('.')[1]!;
+        let error: unknown;
+        try {
+          await onObject(tx).call(method, decode(c.args) as unknown[]);
+        } catch (err) {
+          error = err;
         }
-        expectNone(failures);
-      },
-    );
+        if (!(error instanceof Closed))
+          failures.push(
+            `${label(c)} after ${end}: expected Closed, got ${error === undefined ? 'success' : String(error)}`,
+          );
+      }
+      expectNone(failures);
+    });
   });
 }
 
@@ -644,11 +640,10 @@ export { decode as decodeSpecial, SYNC_ENTRIES };
  * {@link NEVER_CLOSED}.
  */
 const NO_INPUT: Record<string, string[]> = {
-  store: ['beginTx', 'now', 'close', 'listSchedules', 'admin'],
+  store: ['now', 'close', 'listSchedules', 'admin'],
   queue: ['sweepExpired', 'stats', 'listen', 'listenCancels', 'listenProgress', 'pause', 'resume', 'settings'],
   job: ['ack', 'fail', 'release', 'payloadAs', 'childResults'],
   lock: ['release'],
-  tx: ['commit', 'rollback'],
   subscription: ['close'],
   receiver: ['close'],
   admin: ['queueNames', 'listener', 'auditLog', 'workers'],
@@ -666,7 +661,7 @@ const NEVER_CLOSED = new Set([
 /**
  * Engine internals: present on the runtime objects (TypeScript `private`, or
  * the seam between an engine's store and its handles) but not part of the
- * `Store`/`Queue`/`Stream`/`TxHandle`/`Job`/`Lock` contract types, so a
+ * `Store`/`Queue`/`Stream`/`TxOps`/`Job`/`Lock` contract types, so a
  * caller of the public API cannot reach them.
  */
 const INTERNAL: Record<string, string[]> = {
@@ -708,11 +703,12 @@ const INTERNAL: Record<string, string[]> = {
   queue: ['claim', 'ackDelivered', 'acked', 'stampOf'],
   // PostgreSQL: the SubscriptionSource seam of a stream handle
   stream: ['listen'],
-  // the store's end-of-transaction callback is an instance field
+  // the store's end-of-transaction callback is an instance field; withTx(fn) commits or rolls back
   // SQLite: the store opens the handle, and a lease renewal may revoke it
-  tx: ['assertActive', 'run', 'abandon', 'check', 'end', 'onFinish', 'onEnd', 'open', 'revoke'],
-  // SQLite: the join takes the write lock; multi-statement ops run in a savepoint
+  tx: ['assertActive', 'run', 'abandon', 'check', 'end', 'onFinish', 'onEnd', 'open', 'revoke', 'commit', 'rollback'],
+  // SQLite: the join checks the file and takes the write lock; multi-statement ops run in a savepoint
   ext: [
+    'assertSameFile',
     'insertJob',
     'insertEvent',
     'answer',
@@ -762,10 +758,10 @@ export function entryPointCoverageContract(engine: EngineFixture): void {
     const lock = (await s.tryLock(uid('cov-lock'), 'o', 60_000))!;
     const sub = s.stream(uid('cov-sub')).subscribe('c');
     const receiver = s.listen(uid('cov-ch'));
-    // Joined and ended before beginTx: on SQLite both hold the write path. Only its methods are listed.
+    // Joined and ended before the held withTx: on SQLite both hold the write path. Only its methods are listed.
     const joined = await joinedOps(s, sentinelRunner());
     await joined.end();
-    const tx = await s.beginTx();
+    const tx = await openTx(s);
     const objects: Record<string, object> = {
       store: s,
       queue: q,

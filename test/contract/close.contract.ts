@@ -3,6 +3,7 @@ import { Closed } from '../../lib/contract/errors.js';
 import type { Store } from '../../lib/contract/types.js';
 import type { EngineDb, EngineFixture } from '../helpers/engines.js';
 import { expectError, pause, uid, within } from './harness.js';
+import { openTx } from '../helpers/open-tx.js';
 
 /** Close (seed 002 failure surfaces, SPEC §3 `Closed`). Every test closes a store of its own. */
 export function closeContract(engine: EngineFixture): void {
@@ -40,7 +41,6 @@ export function closeContract(engine: EngineFixture): void {
         ['unschedule', () => store.unschedule('sc')],
         ['getSchedule', () => store.getSchedule('sc')],
         ['runSchedules', () => store.runSchedules(new AbortController().signal)],
-        ['beginTx', () => store.beginTx()],
         ['withTx', () => store.withTx(async () => 1)],
         ['now', () => store.now()],
       ];
@@ -72,7 +72,7 @@ export function closeContract(engine: EngineFixture): void {
     it('close with an open transaction rolls it back and resolves; the transaction then refuses with Closed', async () => {
       const store = await open();
       const q = uid('close-tx');
-      const tx = await store.beginTx();
+      const tx = await openTx(store);
       await tx.enqueue(q, 'never committed');
       await within('close with an open transaction', 10_000, store.close());
       await expectError(() => tx.enqueue(q, 1), Closed);

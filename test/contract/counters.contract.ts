@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import type { Job, Queue, Store } from '../../lib/contract/types.js';
 import type { EngineFixture } from '../helpers/engines.js';
 import { uid, untilDbPasses, useEnv, waitFor } from './harness.js';
+import { openTx } from '../helpers/open-tx.js';
 
 interface Counts {
   pending: number;
@@ -228,7 +229,7 @@ export function countersContract(engine: EngineFixture): void {
       await check('expire and purge');
 
       // Transactions: rolled back and committed, plain, delayed and keyed.
-      const tx = await store().beginTx();
+      const tx = await openTx(store());
       await tx.enqueue(q.name, 'rolled back');
       await tx.enqueue(q.name, 'rolled back later', { delayMs: LATER });
       await tx.enqueue(q.name, 'rolled back keyed', { uniqueKey: 'tx' });

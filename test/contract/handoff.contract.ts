@@ -4,6 +4,7 @@ import type { ClaimOpts, Job, Queue, Store } from '../../lib/contract/types.js';
 import { QueueWorker } from '../../lib/worker/queue-worker.js';
 import type { EngineFixture } from '../helpers/engines.js';
 import { uid, useEnv, waitFor, within } from './harness.js';
+import { openTx } from '../helpers/open-tx.js';
 
 const LONG = 600_000;
 const silent = { log: () => undefined, warn: () => undefined, error: () => undefined };
@@ -153,7 +154,7 @@ export function handoffContract(engine: EngineFixture): void {
       [
         'a caller transaction',
         async (q) => {
-          const tx = await env.store.beginTx();
+          const tx = await openTx(env.store);
           const id = await tx.enqueue(q.name, 'x');
           await tx.commit();
           return id;

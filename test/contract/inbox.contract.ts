@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { InvalidArgument, InvalidName, InvalidOption, ReservedName } from '../../lib/contract/errors.js';
 import { readEnvelope } from '../../lib/contract/envelope.js';
-import type { EntityManager } from 'typeorm';
+import { openTypeOrm } from '../../lib/adapters/typeorm.js';
 import type { Store, TxOps } from '../../lib/contract/types.js';
 import type { EngineFixture } from '../helpers/engines.js';
 import { openDataSource } from '../helpers/data-source.js';
@@ -145,15 +145,12 @@ export function inboxContract(engine: EngineFixture): void {
       const ds = await openDataSource(engine, env.db);
       try {
         const run = (fail: boolean) =>
-          store().joinTransaction<EntityManager, string>(
-            (body) => ds.transaction(body),
-            async (ops: TxOps) => {
-              const r = await store().inbox(inbox).claim(ops, 'm');
-              if (r === 'claimed') await ops.enqueue(effects, 'effect');
-              if (fail) throw new Error('rolled back');
-              return r;
-            },
-          );
+          store().joinTransaction(openTypeOrm(ds), async (ops: TxOps) => {
+            const r = await store().inbox(inbox).claim(ops, 'm');
+            if (r === 'claimed') await ops.enqueue(effects, 'effect');
+            if (fail) throw new Error('rolled back');
+            return r;
+          });
         await expect(run(true)).rejects.toThrow('rolled back');
         expect(await store().inbox(inbox).get('m')).toBeNull();
         expect(await run(false)).toBe('claimed');

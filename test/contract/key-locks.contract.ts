@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import type { Job, Queue, Store } from '../../lib/contract/types.js';
 import type { EngineFixture } from '../helpers/engines.js';
 import { uid, useEnv } from './harness.js';
+import { openTx } from '../helpers/open-tx.js';
 
 /** A deterministic shuffle (mulberry32), so a failing order can be replayed. */
 function shuffled<T>(items: readonly T[], seed: number): T[] {
@@ -178,7 +179,7 @@ export function keyLocksContract(engine: EngineFixture): void {
           for (let round = 0; round < 15; round++) {
             const [from, to] = shuffled(accounts, si * 1000 + pi * 100 + round + 13);
             try {
-              const tx = await s.beginTx();
+              const tx = await openTx(s);
               try {
                 // The documented rule for a caller's own transaction: keyed enqueues in ascending (queue, key) order.
                 for (const key of [from!, to!].sort())

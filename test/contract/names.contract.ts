@@ -1,14 +1,15 @@
 import { describe, expect, it } from '@jest/globals';
 import { InvalidName, ReservedName } from '../../lib/contract/errors.js';
-import type { Store, TxHandle } from '../../lib/contract/types.js';
+import type { Store, TxOps } from '../../lib/contract/types.js';
 import type { EngineFixture } from '../helpers/engines.js';
 import { type NameVectors, loadVectors } from '../unit/vectors.js';
 import { expectError, uid, useEnv, waitFor } from './harness.js';
+import { openTx } from '../helpers/open-tx.js';
 
 const vectors = loadVectors<NameVectors>('names.json');
 
 type EntryPoint = (store: Store, name: string) => unknown;
-type TxEntryPoint = (tx: TxHandle, name: string) => unknown;
+type TxEntryPoint = (tx: TxOps, name: string) => unknown;
 
 /** Every name-bearing entry point of the store (SPEC §4: "every entry point"). */
 const storeEntryPoints: [string, EntryPoint][] = [
@@ -60,7 +61,7 @@ export function nameContract(engine: EngineFixture): void {
     it.each(txEntryPoints)(
       '%s rejects reserved names with ReservedName and blank names with InvalidName',
       async (_label, call) => {
-        const tx = await store().beginTx();
+        const tx = await openTx(store());
         try {
           for (const name of vectors.reserved) await expectError(() => call(tx, name), ReservedName);
           for (const name of vectors.invalid) await expectError(() => call(tx, name), InvalidName);
@@ -74,7 +75,7 @@ export function nameContract(engine: EngineFixture): void {
       await expectError(() => store().schedule('__alkstore_x', '@every 1s', 'q', 1), ReservedName);
       await expectError(() => store().schedule(uid('names-none'), '@every 1s', '', 1), InvalidName);
       expect(await store().getSchedule('names-schedule')).toBeNull();
-      const tx = await store().beginTx();
+      const tx = await openTx(store());
       await expectError(() => tx.publishWithKey('names-stream', '', 1), InvalidName);
       await tx.commit();
       expect(await store().stream('names-stream').readSince(0)).toEqual([]);

@@ -2,6 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import type { Store, Wake, WakeReceiver } from '../../lib/contract/types.js';
 import type { EngineFixture } from '../helpers/engines.js';
 import { uid, useEnv } from './harness.js';
+import { openTx } from '../helpers/open-tx.js';
 
 /** A wake within a generous deadline, or a failure naming the channel. */
 async function wakeSoon(r: WakeReceiver, timeoutMs = 10_000): Promise<Wake> {
@@ -114,7 +115,7 @@ export function notifyCommitContract(engine: EngineFixture): void {
       const mine = store().queue(q).listen();
       const theirs = env.other.queue(q).listen();
       try {
-        const tx = await store().beginTx();
+        const tx = await openTx(store());
         const id = await tx.enqueue(q, { in: 'tx' });
         // (No barrier here: on SQLite the open transaction holds the write lock another store's notify needs.)
         expect(await waitingWake(mine)).toBeNull();
@@ -135,7 +136,7 @@ export function notifyCommitContract(engine: EngineFixture): void {
       const mine = store().queue(q).listen();
       const theirs = env.other.queue(q).listen();
       try {
-        const tx = await store().beginTx();
+        const tx = await openTx(store());
         await tx.enqueue(q, { in: 'tx' });
         await tx.rollback();
         await expect(

@@ -3,6 +3,7 @@ import { PayloadTooLarge } from '../../lib/contract/errors.js';
 import type { Store, Wake, WakeReceiver } from '../../lib/contract/types.js';
 import type { EngineFixture } from '../helpers/engines.js';
 import { expectError, pause, uid, useEnv, waitFor, within } from './harness.js';
+import { openTx } from '../helpers/open-tx.js';
 
 /** A wake within a generous deadline, or a failure naming the channel. */
 async function wakeSoon(r: WakeReceiver, timeoutMs = 10_000): Promise<Wake> {
@@ -103,13 +104,13 @@ export function notifyContract(engine: EngineFixture): void {
       const ch = uid('ch-tx');
       const r = env.other.listen(ch);
       try {
-        const rolled = await store().beginTx();
+        const rolled = await openTx(store());
         await rolled.notify(ch, 'dropped');
         expect(await quietFor(r, 300)).toBeNull();
         await rolled.rollback();
         expect(await quietFor(r, 400)).toBeNull();
 
-        const committed = await store().beginTx();
+        const committed = await openTx(store());
         await committed.notify(ch, 'kept');
         expect(await quietFor(r, 300)).toBeNull();
         await committed.commit();

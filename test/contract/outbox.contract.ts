@@ -4,6 +4,7 @@ import { Codec, InvalidName, PermanentError, ReservedName } from '../../lib/cont
 import type { Job, Store } from '../../lib/contract/types.js';
 import type { EngineFixture } from '../helpers/engines.js';
 import { expectError, uid, useEnv } from './harness.js';
+import { openTx } from '../helpers/open-tx.js';
 
 /** Outbox (SPEC §8 first bullet, seed 002 outbox + verification backlog "outbox_enqueue_tx"). */
 export function outboxContract(engine: EngineFixture): void {
@@ -128,13 +129,13 @@ export function outboxContract(engine: EngineFixture): void {
     it('a transactional outboxEnqueue is dropped on rollback and claimable after commit', async () => {
       const name = uid('ob-tx');
       const ob = store().outbox(name);
-      const rolled = await store().beginTx();
+      const rolled = await openTx(store());
       const ghost = await rolled.outboxEnqueue(name, 'ghost');
       await rolled.rollback();
       expect(await ob.queue.getJob(ghost)).toBeNull();
       expect(await ob.runOnce('w', async () => undefined)).toBe(false);
 
-      const tx = await store().beginTx();
+      const tx = await openTx(store());
       const id = await tx.outboxEnqueue(name, 'real', { priority: 1 });
       // Not visible to another store before commit.
       expect(await env.other.outbox(name).queue.getJob(id)).toBeNull();
@@ -163,7 +164,7 @@ export function outboxContract(engine: EngineFixture): void {
     it('the backing queue is unreachable through plain queue names', async () => {
       const name = uid('ob-reserved');
       await expectError(() => store().queue(`__alkstore_outbox:${name}`), ReservedName);
-      const tx = await store().beginTx();
+      const tx = await openTx(store());
       try {
         await expectError(() => tx.enqueue(`__alkstore_outbox:${name}`, 1), ReservedName);
       } finally {
@@ -178,7 +179,7 @@ export function outboxContract(engine: EngineFixture): void {
       await expectError(() => store().outboxEnqueue(' ', 1), InvalidName);
       const name = uid('ob-codec');
       await expectError(() => store().outboxEnqueue(name, 1n), Codec);
-      const tx = await store().beginTx();
+      const tx = await openTx(store());
       await expectError(() => tx.outboxEnqueue('__alkstore_x', 1), ReservedName);
       await expectError(() => tx.outboxEnqueue('', 1), InvalidName);
       await expectError(() => tx.outboxEnqueue(name, 1n), Codec);

@@ -5,6 +5,7 @@ import type { Job, Queue, Store } from '../../lib/contract/types.js';
 import type { EngineFixture } from '../helpers/engines.js';
 import { type CodecVectors, loadVectors } from '../unit/vectors.js';
 import { expectError, pause, uid, untilDbPasses, useEnv, waitFor } from './harness.js';
+import { openTx } from '../helpers/open-tx.js';
 
 /** Claims until a job appears (a ready job may need a moment on a busy machine). */
 async function claimSoon(q: Queue, workerId = 'w', timeoutMs = 10_000): Promise<Job> {
@@ -723,12 +724,12 @@ export function queueContract(engine: EngineFixture): void {
       expect(await last.retry('attempts exhausted')).toBe(true);
       await expectStats({ pending: 3, processing: 1, dead: 1, scheduled: 3 });
       expect(await q.purgeDead([c!.id])).toBe(1);
-      const tx = await store().beginTx();
+      const tx = await openTx(store());
       await tx.enqueue(q.name, 'rolled back');
       await tx.enqueue(q.name, 'rolled back', { delayMs: 600_000 });
       await tx.rollback();
       await expectStats({ pending: 3, processing: 1, dead: 0, scheduled: 3 });
-      const tx2 = await store().beginTx();
+      const tx2 = await openTx(store());
       await tx2.enqueue(q.name, 'committed', { delayMs: 600_000 });
       await tx2.commit();
       await expectStats({ pending: 4, processing: 1, dead: 0, scheduled: 4 });

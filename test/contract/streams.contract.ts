@@ -4,6 +4,7 @@ import type { EventReceiver, StreamEvent, Store } from '../../lib/contract/types
 import type { EngineFixture } from '../helpers/engines.js';
 import { type CodecVectors, loadVectors } from '../unit/vectors.js';
 import { expectError, pause, uid, useEnv, waitFor, within } from './harness.js';
+import { openTx } from '../helpers/open-tx.js';
 
 /** The next event within a generous deadline; fails (instead of hanging) when none comes. */
 async function nextSoon(sub: EventReceiver, timeoutMs = 10_000): Promise<StreamEvent> {
@@ -226,11 +227,11 @@ export function streamContract(engine: EngineFixture): void {
       const sub = env.other.stream(name).subscribe('c');
       const { events, done } = collect(sub);
       try {
-        const txA = await store().beginTx();
+        const txA = await openTx(store());
         const nA = await txA.publish(name, 'A');
         // B publishes after A took its offset; whatever the engine does, B must not become visible ahead of A.
         const b = (async () => {
-          const txB = await env.other.beginTx();
+          const txB = await openTx(env.other);
           const nB = await txB.publish(name, 'B');
           await txB.commit();
           return nB;

@@ -1,7 +1,8 @@
 import { describe, expect, it } from '@jest/globals';
 import { Codec, InvalidName, ReservedName } from '../../lib/contract/errors.js';
-import type { Store, TxHandle, WakeReceiver } from '../../lib/contract/types.js';
+import type { Store, TxOps, WakeReceiver } from '../../lib/contract/types.js';
 import type { EngineFixture } from '../helpers/engines.js';
+import { openTx } from '../helpers/open-tx.js';
 import { expectError, uid, useEnv } from './harness.js';
 
 interface Names {
@@ -16,7 +17,7 @@ function names(): Names {
 }
 
 /** Does one of every transactional op; resolves to the job ids. */
-async function everyOp(tx: TxHandle, n: Names): Promise<{ jobId: number; outboxId: number; offsets: number[] }> {
+async function everyOp(tx: TxOps, n: Names): Promise<{ jobId: number; outboxId: number; offsets: number[] }> {
   const jobId = await tx.enqueue(n.queue, { job: 1 }, { priority: 2 });
   const offsets = [await tx.publish(n.stream, 'unkeyed'), await tx.publishWithKey(n.stream, 'k', 'keyed')];
   await tx.notify(n.channel, 'hello');
@@ -39,22 +40,29 @@ export function transactionContract(engine: EngineFixture): void {
   const store = (): Store => env.store;
 
   describe('transactions', () => {
-    it('joinManager and the deprecated withTx(external) refuse a manager with no active transaction with one message on both engines', () => {
+    it('joinTransaction refuses what its open hands the body when it is no joinable transaction, with one message on both engines, before running fn', async () => {
       const idle = { isTransactionActive: false, query: async (): Promise<unknown> => [] };
-      const reason =
-        'was given an EntityManager or QueryRunner with no active transaction (or a released QueryRunner); pass the manager given by dataSource.transaction(...) or a QueryRunner after startTransaction()';
-      expect(() => store().joinManager(idle)).toThrow(`option joinManager ${reason}`);
-      expect(() =>
-        store().joinManager({ queryRunner: { ...idle, isTransactionActive: true, isReleased: true } }),
-      ).toThrow(`option joinManager ${reason}`);
-      expect(() => store().withTx(idle)).toThrow(`option withTx(external) ${reason}`);
+      let ran = 0;
+      const fn = async (): Promise<void> => void (ran += 1);
+      const join = (joined: unknown): Promise<void> => store().joinTransaction((body) => body(joined as never), fn);
+      const notJoined = `option joinTransaction(open) called its body with something else than { queryRunner, handle }`;
+      // An EntityManager, a bare QueryRunner, nothing: not a { queryRunner, handle } pair.
+      await expect(join({ queryRunner: { ...idle, isTransactionActive: true } })).rejects.toThrow(notJoined);
+      await expect(join(idle)).rejects.toThrow(notJoined);
+      await expect(join(null)).rejects.toThrow(notJoined);
+      const inactive = 'option joinTransaction(open) called its body with a queryRunner that has no active transaction';
+      await expect(join({ queryRunner: idle, handle: null })).rejects.toThrow(inactive);
+      await expect(
+        join({ queryRunner: { ...idle, isTransactionActive: true, isReleased: true }, handle: null }),
+      ).rejects.toThrow(inactive);
+      expect(ran).toBe(0);
     });
 
     it('rollback drops jobs, events (keyed and unkeyed), notifies and offset saves together', async () => {
       const n = names();
       const wakes = env.other.listen(n.channel);
       try {
-        const tx = await store().beginTx();
+        const tx = await openTx(store());
         expect(tx.finished).toBe(false);
         const { jobId, outboxId } = await everyOp(tx, n);
         await tx.rollback();
@@ -72,7 +80,7 @@ export function transactionContract(engine: EngineFixture): void {
       const n = names();
       const wakes = env.other.listen(n.channel);
       try {
-        const tx = await store().beginTx();
+        const tx = await openTx(store());
         const { jobId, outboxId, offsets } = await everyOp(tx, n);
         expect(offsets).toEqual([1, 2]);
         await nothingVisible(env.other, n, wakes);
@@ -101,7 +109,7 @@ export function transactionContract(engine: EngineFixture): void {
 
     it('a rolled-back publish leaves no gap: the next committed publish takes its offset', async () => {
       const s = uid('tx-gap');
-      const tx = await store().beginTx();
+      const tx = await openTx(store());
       expect(await tx.publish(s, 'ghost')).toBe(1);
       await tx.rollback();
       expect(await store().stream(s).publish('real')).toBe(1);
@@ -168,7 +176,7 @@ export function transactionContract(engine: EngineFixture): void {
 
     it('every transactional op rejects reserved and empty names before writing, and the transaction stays usable', async () => {
       const n = names();
-      const tx = await store().beginTx();
+      const tx = await openTx(store());
       const calls: [string, (name: string) => Promise<unknown>][] = [
         ['enqueue', (name) => tx.enqueue(name, 1)],
         ['publish', (name) => tx.publish(name, 1)],
@@ -202,7 +210,7 @@ export function transactionContract(engine: EngineFixture): void {
 
     it('an operation on a finished transaction is refused', async () => {
       const n = names();
-      const tx = await store().beginTx();
+      const tx = await openTx(store());
       await tx.commit();
       await expectError(() => tx.enqueue(n.queue, 1), Error);
       await expectError(() => tx.publish(n.stream, 1), Error);
@@ -212,10 +220,10 @@ export function transactionContract(engine: EngineFixture): void {
 
     it('transactions on two stores commit independently', async () => {
       const n = names();
-      const a = await store().beginTx();
+      const a = await openTx(store());
       await a.enqueue(n.queue, 'a');
       await a.commit();
-      const b = await env.other.beginTx();
+      const b = await openTx(env.other);
       await b.enqueue(n.queue, 'b');
       await b.rollback();
       const jobs = await store().queue(n.queue).claimBatch(10, 'w');

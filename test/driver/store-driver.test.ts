@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { InvalidOption } from '../../lib/contract/errors.js';
-import type { Store, StoreLogger, TxHandle } from '../../lib/contract/types.js';
+import type { Store, StoreLogger } from '../../lib/contract/types.js';
 import type { LockDriver } from '../../lib/engines/shared/lock.js';
 import type { ScheduleDriver } from '../../lib/engines/shared/scheduler.js';
 import type { StreamDriver } from '../../lib/engines/shared/stream.js';
-import { runTx, type TxDriver } from '../../lib/engines/shared/tx.js';
+import { runTx, type TxDriver, type TxHandle } from '../../lib/engines/shared/tx.js';
 import { scheduleInput } from '../../lib/internal/schedule-input.js';
 import { contractEngines, describePg, PG_URL, postgres, waitFor, type EngineDb } from '../helpers/engines.js';
 
@@ -189,15 +188,6 @@ for (const engine of contractEngines()) {
         expect(log.warnings).toHaveLength(1);
         expect(log.warnings[0]).toContain('connection lost during ROLLBACK');
         expect((await store.queue(queue).stats()).pending).toBe(0);
-      });
-
-      it('join refuses a manager with no active transaction with the same message on both engines', () => {
-        const attempt = (): unknown =>
-          d.txDriver.join({ isTransactionActive: false, query: async () => [] }, 'joinManager');
-        expect(attempt).toThrow(InvalidOption);
-        expect(attempt).toThrow(
-          'joinManager was given an EntityManager or QueryRunner with no active transaction (or a released QueryRunner); pass the manager given by dataSource.transaction(...) or a QueryRunner after startTransaction()',
-        );
       });
     });
   });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { backoffRangeMs } from '../../lib/contract/backoff.js';
 import type { JobInfo, Store, StreamEvent } from '../../lib/contract/types.js';
 import { type EngineDb, type EngineFixture, PG_AVAILABLE, postgres, sqliteFile, waitFor } from '../helpers/engines.js';
+import { openTx } from '../helpers/open-tx.js';
 
 /**
  * Cross-engine equivalence (SPEC §5, §6): the same calls on SQLite and
@@ -52,7 +53,7 @@ describeBoth('cross-engine equivalence (sqlite and postgres)', () => {
       const offsets: number[] = [];
       for (const step of sequence) {
         if (step.tx) {
-          const tx = await store.beginTx();
+          const tx = await openTx(store);
           const o =
             step.key === null
               ? await tx.publish(stream, step.payload)

@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource, type EntityManager } from 'typeorm';
 import { InvalidOption } from '../../lib/contract/errors.js';
 import type { Store, TxOps } from '../../lib/contract/types.js';
-import { runTransaction } from '../../lib/nest/typeorm/run-transaction.js';
 import { contractEngines, PG_URL, type EngineDb } from '../helpers/engines.js';
 import { drainIdsConcurrently } from '../helpers/outbox-consumer.js';
+import { openTypeOrm } from '../../lib/adapters/typeorm.js';
 
 /**
  * Fault suite: commit-atomic under load. Concurrent callers open TypeORM
@@ -52,7 +52,7 @@ describe.each(contractEngines().map((e) => [e.name, e] as const))(
       if (id % 2 === 1) throw new Error(`rollback ${id}`);
     }
 
-    it(`${CALLERS} callers × ${PER_CALLER} transactions, half rolled back, through runTransaction and joinTransaction: every committed row has its one message, no rolled-back row has one`, async () => {
+    it(`${CALLERS} callers × ${PER_CALLER} transactions, half rolled back, through joinTransaction(openTypeOrm(dataSource)): every committed row has its one message, no rolled-back row has one`, async () => {
       const outbox = store.outbox('orders-out').queue;
       const consumer = drainIdsConcurrently(outbox);
       const rejected: unknown[] = [];
@@ -60,13 +60,7 @@ describe.each(contractEngines().map((e) => [e.name, e] as const))(
         Array.from({ length: CALLERS }, async (_, caller) => {
           for (let k = 0; k < PER_CALLER; k++) {
             const id = caller * PER_CALLER + k;
-            const run =
-              caller % 2 === 0
-                ? runTransaction(ds, store, (tx, em) => business(tx, em, id, caller))
-                : store.joinTransaction<EntityManager, void>(
-                    (body) => ds.transaction(body),
-                    (tx, em) => business(tx, em, id, caller),
-                  );
+            const run = store.joinTransaction(openTypeOrm(ds), (tx, em) => business(tx, em, id, caller));
             await run.catch((err: unknown) => {
               if (!(err instanceof Error) || err.message !== `rollback ${id}`) rejected.push(err);
             });
@@ -84,13 +78,13 @@ describe.each(contractEngines().map((e) => [e.name, e] as const))(
       expect(await outbox.stats()).toMatchObject({ pending: 0, processing: 0, dead: 0 });
     }, 120_000);
 
-    it('a withTx(em) inside a transaction TypeORM opened itself is refused on SQLite (naming joinTransaction) and joins on PostgreSQL; nothing is half-written', async () => {
+    it('openTypeOrm(em) inside a transaction TypeORM opened itself is refused on SQLite (naming the DataSource form) and joins on PostgreSQL; nothing is half-written', async () => {
       const base = CALLERS * PER_CALLER;
       const results = await Promise.allSettled(
         Array.from({ length: 20 }, (_, i) =>
           ds.transaction(async (em) => {
             await em.query(`INSERT INTO ${table} (id, caller) VALUES (${ph(1)}, ${ph(2)})`, [base + i, -1]);
-            await store.withTx(em).outboxEnqueue('raw-out', { id: base + i });
+            await store.joinTransaction(openTypeOrm(em), (tx) => tx.outboxEnqueue('raw-out', { id: base + i }));
           }),
         ),
       );

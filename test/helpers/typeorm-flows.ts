@@ -2,6 +2,7 @@ import { expect } from '@jest/globals';
 import type { DataSource, EntityManager } from 'typeorm';
 import { AlkstoreError } from '../../lib/contract/errors.js';
 import type { Store, TxOps } from '../../lib/contract/types.js';
+import { openTypeOrm } from '../../lib/adapters/typeorm.js';
 
 /** How a seam test writes and counts its business rows (each engine's placeholders and schema). */
 export interface Orders {
@@ -10,7 +11,7 @@ export interface Orders {
 }
 
 const join = <T>(ds: DataSource, store: Store, fn: (tx: TxOps, em: EntityManager) => Promise<T>): Promise<T> =>
-  store.joinTransaction<EntityManager, T>((body) => ds.transaction(body), fn);
+  store.joinTransaction(openTypeOrm(ds), fn);
 
 /**
  * Shared by both engines' TypeORM seam tests: `tx.enqueueFlow` and `tx.enqueue(…, { dependsOn })`

@@ -3,8 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Channel, ChannelModel } from 'amqplib';
-import type { Store } from '../../lib/contract/types.js';
-import { JetStreamInboxConsumer, RabbitMqInboxConsumer, type InboxTransaction } from '../../lib/inbox/index.js';
+import type { Store, TxOps } from '../../lib/contract/types.js';
+import { JetStreamInboxConsumer, RabbitMqInboxConsumer } from '../../lib/inbox/index.js';
 import { contractEngines, PG_URL, waitFor, type EngineDb, type EngineFixture } from '../helpers/engines.js';
 import {
   AMQP_URL,
@@ -178,11 +178,19 @@ for (const engine of contractEngines()) {
       return { kills, cuts, produced };
     }
 
-    function countingTx(store: Store, counter: { deliveries: number }): InboxTransaction {
-      return (fn) => {
-        counter.deliveries += 1;
-        return store.withTx(fn);
-      };
+    /** The consumer's store, counting the inbox transactions it opens (one per delivery). */
+    function counting(store: Store, counter: { deliveries: number }): Store {
+      return new Proxy(store, {
+        get(target, prop) {
+          if (prop === 'withTx')
+            return <T>(fn: (tx: TxOps) => Promise<T>): Promise<T> => {
+              counter.deliveries += 1;
+              return target.withTx(fn);
+            };
+          const value = Reflect.get(target, prop, target) as unknown;
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        },
+      });
     }
 
     describe('NATS JetStream', () => {
@@ -217,12 +225,11 @@ for (const engine of contractEngines()) {
         const counter = { deliveries: 0 };
         const ac = new AbortController();
         const consumerRun = new JetStreamInboxConsumer<{ n: number }>({
-          store: consumer,
+          store: counting(consumer, counter),
           inbox: 'billing-js',
           connection: nc,
           stream,
           consumer: 'billing',
-          transaction: countingTx(consumer, counter),
           logger: quiet,
           handler: async (tx, m) => void (await tx.enqueue(business, { messageId: m.messageId, n: m.payload.n })),
         }).run(ac.signal);
@@ -283,11 +290,10 @@ for (const engine of contractEngines()) {
         const counter = { deliveries: 0 };
         const ac = new AbortController();
         const consumerRun = new RabbitMqInboxConsumer<{ n: number }>({
-          store: consumer,
+          store: counting(consumer, counter),
           inbox: 'billing-rmq',
           url: AMQP_URL,
           queue,
-          transaction: countingTx(consumer, counter),
           logger: quiet,
           handler: async (tx, m) => void (await tx.enqueue(business, { messageId: m.messageId, n: m.payload.n })),
         }).run(ac.signal);

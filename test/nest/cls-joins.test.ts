@@ -5,13 +5,30 @@ import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import { InvalidOption } from '../../lib/contract/errors.js';
 import type { Store } from '../../lib/contract/types.js';
+import { AlkstoreTransactionalAdapter } from '../../lib/nest/cls/alkstore-cls-adapter.js';
 import { DrizzleSqliteTransactionalAdapter } from '../../lib/nest/cls/drizzle-sqlite-adapter.js';
-import { drizzleClsJoin, prismaClsJoin } from '../../lib/nest/cls/orm-joins.js';
 import { contractEngines, PG_URL, withEngineDb } from '../helpers/engines.js';
 
-const active = (): boolean => true;
+/**
+ * The wrapper's transaction options over an ORM adapter whose transactions hand `client` to the
+ * method (a stand-in for the ORM's own cls adapter: it opens nothing, and the store refuses the
+ * client before any statement).
+ */
+function wrapped(client: unknown, store: Store) {
+  const inner = {
+    connectionToken: 'ORM',
+    optionsFactory: () => ({
+      wrapWithTransaction: async (_options: unknown, fn: () => Promise<unknown>, setTx: (c: unknown) => void) => {
+        setTx(client);
+        return fn();
+      },
+      getFallbackInstance: () => client,
+    }),
+  };
+  return new AlkstoreTransactionalAdapter({ adapter: inner as never }).optionsFactory('connection' as never, [store]);
+}
 
-/** Bad input to alkstore/cls's Prisma and Drizzle pieces: typed errors naming the input and the fix, before any write, the same on both engines. */
+/** Bad input to alkstore/cls: typed errors naming the input and the fix, before any write, the same on both engines. */
 describe.each(contractEngines().map((e) => [e.name, e] as const))(
   'alkstore/cls joins, bad input [%s]',
   (_n, engine) => {
@@ -20,26 +37,40 @@ describe.each(contractEngines().map((e) => [e.name, e] as const))(
       store = s;
     });
 
-    it('prismaClsJoin refuses a client that is not a Prisma transaction client, naming it and the Drizzle alternative', () => {
-      expect(() => prismaClsJoin({}, active)).toThrow(InvalidOption);
-      expect(() => prismaClsJoin(null, active)).toThrow(
-        /prismaClsJoin\(client\) must be a Prisma transaction client.*drizzleClsJoin with Drizzle/,
-      );
+    it('AlkstoreTransactionalAdapter refuses a transaction client of no ORM it joins, naming the adapters it wraps, before the method runs', async () => {
+      for (const client of [{}, null]) {
+        let ran = false;
+        const attempt = wrapped(client, store).wrapWithTransaction(
+          {} as never,
+          async () => void (ran = true),
+          () => undefined,
+        );
+        await expect(attempt).rejects.toThrow(InvalidOption);
+        await expect(attempt).rejects.toThrow(
+          /AlkstoreTransactionalAdapter\(adapter\) opened a transaction whose client alkstore cannot join.*TransactionalAdapterPrisma/,
+        );
+        expect(ran).toBe(false);
+      }
     });
 
-    it('drizzleClsJoin refuses a client that is not Drizzle, and a Drizzle handle of the other engine than the store', async () => {
-      await expect(drizzleClsJoin({}, active, store)).rejects.toThrow(
-        /drizzleClsJoin\(client\) must be a Drizzle transaction.*prismaClsJoin with Prisma/,
-      );
+    it('AlkstoreTransactionalAdapter refuses a Drizzle client of the other engine than the store, before the method runs', async () => {
       const conn = new Database(':memory:');
       const pool = new pg.Pool({ connectionString: PG_URL, max: 1 });
       try {
         const other = engine.kind === 'sqlite' ? drizzlePg(pool) : drizzleSqlite(conn);
-        await expect(drizzleClsJoin(other, active, store)).rejects.toThrow(
+        let ran = false;
+        await expect(
+          wrapped(other, store).wrapWithTransaction(
+            {} as never,
+            async () => void (ran = true),
+            () => undefined,
+          ),
+        ).rejects.toThrow(
           engine.kind === 'sqlite'
             ? /PostgreSQL handle but the store is on SQLite/
             : /SQLite handle but the store is on PostgreSQL/,
         );
+        expect(ran).toBe(false);
       } finally {
         conn.close();
         await pool.end();

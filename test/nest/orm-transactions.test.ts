@@ -1,24 +1,56 @@
 import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Injectable, Module, type DynamicModule } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import knexFactory, { type Knex } from 'knex';
+import { openKnex } from '../../lib/adapters/knex.js';
 import { InvalidOption } from '../../lib/contract/errors.js';
-import { AlkstoreModule, knexAdapter, OrmTransactions, Store } from '../../lib/nest/index.js';
+import {
+  AlkstoreModule,
+  AlkstoreWorkflowsModule,
+  PermanentError,
+  Store,
+  Workflow,
+  Workflows,
+  type WorkflowContext,
+} from '../../lib/nest/index.js';
 import { PG_URL } from '../helpers/engines.js';
 import { nestEngines, type NestDb } from './nest-fixtures.js';
 
 const KNEX = Symbol('KNEX');
+let table = '';
+
+/** The application's module that provides its knex client (as a PrismaModule provides PrismaService). */
+@Module({})
+class KnexModule {
+  static of(client: Knex): DynamicModule {
+    return { module: KnexModule, providers: [{ provide: KNEX, useValue: client }], exports: [KNEX] };
+  }
+}
+
+/** A transactional step on the module's `orm`: a row through knex's trx and an outbox message, rolled back when `fail`. */
+@Workflow('knex-order')
+@Injectable()
+class KnexOrderWorkflow {
+  async run(input: { id: number; fail?: boolean }, ctx: WorkflowContext<Knex.Transaction>): Promise<number> {
+    return ctx.transaction('insert', async (tx, trx) => {
+      await trx(table).insert({ id: input.id });
+      await tx.outboxEnqueue('orm-out', { id: input.id });
+      if (input.fail) throw new PermanentError('no');
+      return input.id;
+    });
+  }
+}
 
 for (const engine of nestEngines()) {
-  describe(`OrmTransactions with forRoot({ orm: knexAdapter(KNEX) }) (${engine.name})`, () => {
+  describe(`AlkstoreModule's orm option (openKnex) as the transaction of transaction: 'orm' (${engine.name})`, () => {
     let db: NestDb;
     let app: TestingModule;
     let k: Knex;
-    let table: string;
 
     beforeAll(async () => {
       db = await engine.create();
-      const options = db.moduleOptions({ workers: false, orm: knexAdapter(KNEX) });
+      const options = db.moduleOptions();
       if (options.url!.startsWith('sqlite:')) {
         k = knexFactory({
           client: 'better-sqlite3',
@@ -32,8 +64,20 @@ for (const engine of nestEngines()) {
       }
       await k.raw(`CREATE TABLE ${table} (id INTEGER PRIMARY KEY)`);
       app = await Test.createTestingModule({
-        imports: [AlkstoreModule.forRoot(options)],
-        providers: [{ provide: KNEX, useValue: k }],
+        imports: [
+          AlkstoreModule.forRootAsync({
+            imports: [KnexModule.of(k)],
+            inject: [KNEX],
+            useFactory: (client: Knex) => ({ ...options, orm: openKnex(client) }),
+          }),
+          AlkstoreWorkflowsModule.forRoot({
+            namespace: 'orm-knex',
+            idlePollIntervalMs: 50,
+            maxAttempts: 1,
+            transaction: 'orm',
+          }),
+        ],
+        providers: [KnexOrderWorkflow],
       }).compile();
       await app.init();
     }, 60_000);
@@ -44,40 +88,32 @@ for (const engine of nestEngines()) {
       await db.destroy();
     });
 
-    it('run(fn) opens a knex transaction of the provided client: the row and the outbox message commit together, or neither on a throw', async () => {
-      const orm = app.get<OrmTransactions<ReturnType<typeof knexAdapter>>>(OrmTransactions);
-      await orm.run(async (tx, trx) => {
-        await trx(table).insert({ id: 1 });
-        await tx.outboxEnqueue('orm-out', { id: 1 });
-      });
-      await expect(
-        orm.run(async (tx, trx) => {
-          await trx(table).insert({ id: 2 });
-          await tx.outboxEnqueue('orm-out', { id: 2 });
-          throw new Error('no');
-        }),
-      ).rejects.toThrow('no');
+    it('a step opens a knex transaction of the provided client: the row and the outbox message commit together, or neither on a throw', async () => {
+      const workflows = app.get(Workflows);
+      const ok = await workflows.start('knex-order', { id: 1 });
+      await expect(workflows.waitForResult(ok.id, { timeoutMs: 20_000 })).resolves.toBe(1);
+      const failed = await workflows.start('knex-order', { id: 2, fail: true });
+      await expect(workflows.waitForResult(failed.id, { timeoutMs: 20_000 })).rejects.toThrow('no');
       expect(((await k(table).select('id')) as { id: number }[]).map((r) => r.id)).toEqual([1]);
       const jobs = await app.get(Store).outbox('orm-out').queue.claimBatch(10, 'w');
       expect(jobs.map((j) => j.payload)).toEqual([{ id: 1 }]);
     });
 
-    it('without an orm option, or with one that is not an adapter, it is refused naming the option and the fix', async () => {
-      const bare = await Test.createTestingModule({
-        imports: [AlkstoreModule.forRoot(db.moduleOptions({ workers: false }))],
-      }).compile();
-      await bare.init();
-      await expect(bare.get(OrmTransactions).run(async () => undefined)).rejects.toThrow(
-        /option orm is not set.*prismaAdapter\(PrismaService\)/,
-      );
-      await bare.close();
+    it('an orm option that is not an open function is refused at startup, naming the option and the fix', async () => {
       await expect(
         Test.createTestingModule({
-          imports: [AlkstoreModule.forRoot(db.moduleOptions({ workers: false, orm: {} as never }))],
+          imports: [AlkstoreModule.forRoot(db.moduleOptions({ workers: 'off', orm: {} as never }))],
         })
           .compile()
           .then((m) => m.init()),
       ).rejects.toThrow(InvalidOption);
+      await expect(
+        Test.createTestingModule({
+          imports: [AlkstoreModule.forRoot(db.moduleOptions({ workers: 'off', orm: {} as never }))],
+        })
+          .compile()
+          .then((m) => m.init()),
+      ).rejects.toThrow(/option orm must be the open of your ORM.*openPrisma\(prisma\)/);
     });
   });
 }

@@ -3,13 +3,23 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Injectable } from '@nestjs/common';
+import { Injectable, type DynamicModule } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
-import { InvalidOption } from '../../lib/contract/errors.js';
+import { DataSource, type EntityManager } from 'typeorm';
 import type { Job } from '../../lib/contract/types.js';
-import { AlkstoreModule, AlkstoreTransactions, OutboxHandler, Store } from '../../lib/nest/index.js';
+import {
+  AlkstoreModule,
+  AlkstoreWorkflowsModule,
+  OutboxHandler,
+  PermanentError,
+  Store,
+  Workflow,
+  Workflows,
+  type WorkflowContext,
+} from '../../lib/nest/index.js';
+import { InvalidOption } from '../../lib/contract/errors.js';
+import { ModuleOrm } from '../../lib/nest/orm/module-orm.js';
 import { PG_AVAILABLE, PG_URL, waitFor } from '../helpers/engines.js';
 import { nestEngines, Widget, type NestDb } from './nest-fixtures.js';
 
@@ -23,6 +33,30 @@ class WidgetEvents {
   }
 }
 
+/** A transactional step on the module's ORM: the widget row and its outbox message, rolled back when `fail`. */
+@Workflow('widget-pickup')
+@Injectable()
+class WidgetWorkflow {
+  async run(input: { name: string; fail?: boolean }, ctx: WorkflowContext<EntityManager>): Promise<number> {
+    return ctx.transaction('save', async (tx, em) => {
+      const w = await em.save(em.create(Widget, { name: input.name }));
+      await tx.outboxEnqueue(input.fail ? 'widget-ghosts' : 'widget-created', { id: w.id });
+      if (input.fail) throw new PermanentError('rolled back');
+      return w.id;
+    });
+  }
+}
+
+/** The workflows module with the module's ORM as the transaction of transactional steps, one attempt each. */
+const workflowsOnOrm = (namespace: string): DynamicModule =>
+  AlkstoreWorkflowsModule.forRoot({
+    namespace,
+    idlePollIntervalMs: 50,
+    backoffBaseMs: 10,
+    maxAttempts: 1,
+    transaction: 'orm',
+  });
+
 /** TypeOrmModule options on the same database as the fixture's store (its own schema on PostgreSQL). */
 async function typeOrmOptionsFor(db: NestDb): Promise<Parameters<typeof TypeOrmModule.forRoot>[0]> {
   const ds = await db.dataSource(); // creates the app schema / table
@@ -33,16 +67,27 @@ async function typeOrmOptionsFor(db: NestDb): Promise<Parameters<typeof TypeOrmM
   return options;
 }
 
+/** Runs one `widget-pickup` and resolves to its result, or rejects with why the run failed. */
+async function pickUp(app: TestingModule, name: string, fail = false): Promise<number> {
+  const workflows = app.get(Workflows);
+  const { id } = await workflows.start('widget-pickup', { name, fail });
+  return workflows.waitForResult<number>(id, { timeoutMs: 20_000 });
+}
+
 for (const engine of nestEngines()) {
-  describe(`AlkstoreTransactions with forRoot({ url }) and TypeOrmModule (${engine.name})`, () => {
+  describe(`transaction: 'orm' with forRoot({ url }) and TypeOrmModule: the application's DataSource (${engine.name})`, () => {
     let db: NestDb;
     let app: TestingModule;
 
     beforeAll(async () => {
       db = await engine.create();
       app = await Test.createTestingModule({
-        imports: [TypeOrmModule.forRoot(await typeOrmOptionsFor(db)), AlkstoreModule.forRoot(db.moduleOptions())],
-        providers: [WidgetEvents],
+        imports: [
+          TypeOrmModule.forRoot(await typeOrmOptionsFor(db)),
+          AlkstoreModule.forRoot(db.moduleOptions()),
+          workflowsOnOrm('pickup'),
+        ],
+        providers: [WidgetEvents, WidgetWorkflow],
       }).compile();
       await app.init();
     }, 60_000);
@@ -51,46 +96,45 @@ for (const engine of nestEngines()) {
       await db.destroy();
     });
 
-    it("runs on the application's DataSource: the row and the outbox message commit together and the message is delivered", async () => {
-      const widget = await app.get(AlkstoreTransactions).run(async (tx, em) => {
-        const w = await em.save(em.create(Widget, { name: 'picked-up' }));
-        await tx.outboxEnqueue('widget-created', { id: w.id });
-        return w;
-      });
+    it("a step runs on the application's DataSource: the row and the outbox message commit together and the message is delivered", async () => {
+      const widget = await pickUp(app, 'picked-up');
       expect(await app.get(DataSource).getRepository(Widget).countBy({ name: 'picked-up' })).toBe(1);
-      await waitFor('the delivery', () => delivered.some((p) => (p as { id: number }).id === widget.id));
+      await waitFor('the delivery', () => delivered.some((p) => (p as { id: number }).id === widget));
     });
 
     it('a rollback drops both', async () => {
-      const attempt = app.get(AlkstoreTransactions).run(async (tx, em) => {
-        await em.save(em.create(Widget, { name: 'ghost' }));
-        await tx.outboxEnqueue('widget-ghosts', { name: 'ghost' });
-        throw new Error('rolled back');
-      });
-      await expect(attempt).rejects.toThrow('rolled back');
+      await expect(pickUp(app, 'ghost', true)).rejects.toThrow('rolled back');
       expect(await app.get(DataSource).getRepository(Widget).countBy({ name: 'ghost' })).toBe(0);
-      expect(await app.get(Store).outbox('widget-ghosts').queue.stats()).toMatchObject({ pending: 0 });
+      expect(await app.get(Store).outbox('widget-ghosts').queue.stats()).toMatchObject({ pending: 0, processing: 0 });
     });
   });
 }
 
-describe('AlkstoreTransactions refuses what cannot be one transaction', () => {
+/** What the module's ORM does when a transaction joins it (the `'orm'` of the decorators and the workflows module). */
+async function joinModuleOrm(app: TestingModule): Promise<unknown> {
+  return app
+    .get(Store)
+    .joinTransaction(app.get(ModuleOrm).open, async (_tx, em) => {
+      await (em as EntityManager).save((em as EntityManager).create(Widget, { name: 'elsewhere' }));
+      return 'joined';
+    })
+    .catch((e: unknown) => e);
+}
+
+describe("the module's ORM refuses what cannot be one transaction, and writes nothing", () => {
   const dir = mkdtempSync(join(tmpdir(), 'alkstore-pickup-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('without any TypeORM DataSource: InvalidOption naming dataSource and the store-only alternative', async () => {
+  it('without an orm option or any TypeORM DataSource: InvalidOption naming orm and the ways to set it', async () => {
     const app = await Test.createTestingModule({
       imports: [AlkstoreModule.forRoot({ url: `sqlite:${join(dir, 'a.db')}` })],
     }).compile();
     await app.init();
     try {
-      const err = await app
-        .get(AlkstoreTransactions)
-        .run(async () => 1)
-        .catch((e: unknown) => e);
+      const err = await joinModuleOrm(app);
       expect(err).toBeInstanceOf(InvalidOption);
-      expect((err as InvalidOption).field).toBe('dataSource');
-      expect((err as Error).message).toContain('store.withTx');
+      expect((err as InvalidOption).field).toBe('orm');
+      expect((err as Error).message).toMatch(/openPrisma\(prisma\).*TypeOrmModule.*transaction: 'store'/);
     } finally {
       await app.close();
     }
@@ -110,10 +154,7 @@ describe('AlkstoreTransactions refuses what cannot be one transaction', () => {
     }).compile();
     await app.init();
     try {
-      const err = await app
-        .get(AlkstoreTransactions)
-        .run(async (_tx, em) => em.save(em.create(Widget, { name: 'elsewhere' })))
-        .catch((e: unknown) => e);
+      const err = await joinModuleOrm(app);
       expect(err).toBeInstanceOf(InvalidOption);
       expect((err as Error).message).toContain('not on the database');
       expect(await app.get(DataSource).getRepository(Widget).count()).toBe(0);
@@ -127,25 +168,22 @@ describe('AlkstoreTransactions refuses what cannot be one transaction', () => {
     async () => {
       const other = new URL(PG_URL);
       other.pathname = '/postgres';
+      const schema = `pickup_${process.pid}`;
       const app = await Test.createTestingModule({
         imports: [
           TypeOrmModule.forRoot({ type: 'postgres', url: other.toString(), entities: [], poolSize: 2 }),
-          AlkstoreModule.forRoot({ url: PG_URL, schema: `pickup_${process.pid}`, poolSize: 2, workers: false }),
+          AlkstoreModule.forRoot({ url: PG_URL, schema, poolSize: 2, workers: 'off' }),
         ],
       }).compile();
       await app.init();
       try {
-        const err = await app
-          .get(AlkstoreTransactions)
-          .run(async () => 1)
-          .catch((e: unknown) => e);
-        expect(err).toBeInstanceOf(InvalidOption);
+        expect(await joinModuleOrm(app)).toBeInstanceOf(InvalidOption);
       } finally {
         await app.close();
         const pg = (await import('pg')).default;
         const c = new pg.Client({ connectionString: PG_URL });
         await c.connect();
-        await c.query(`DROP SCHEMA IF EXISTS "pickup_${process.pid}" CASCADE`);
+        await c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
         await c.end();
       }
     },

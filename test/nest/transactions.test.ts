@@ -3,8 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Injectable } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import type { DataSource } from 'typeorm';
+import { openTypeOrm } from '../../lib/adapters/typeorm.js';
+import { InvalidOption } from '../../lib/contract/errors.js';
 import type { Job } from '../../lib/contract/types.js';
-import { AlkstoreModule, AlkstoreTransactions, OutboxHandler, runTransaction, Store } from '../../lib/nest/index.js';
+import { AlkstoreModule, OutboxHandler, Store } from '../../lib/nest/index.js';
 import { waitFor } from '../helpers/engines.js';
 import { nestEngines, Widget, type NestDb } from './nest-fixtures.js';
 
@@ -46,7 +48,7 @@ for (const engine of nestEngines()) {
       const wakes = store.listen('widget-changed');
       const marker = store.listen('marker');
       try {
-        const attempt = runTransaction(dataSource, store, async (tx, em) => {
+        const attempt = store.joinTransaction(openTypeOrm(dataSource), async (tx, em) => {
           await em.save(em.create(Widget, { name: 'ghost' }));
           await tx.outboxEnqueue('ghost-outbox', { name: 'ghost' });
           await tx.enqueue('ghost-queue', { name: 'ghost' });
@@ -73,9 +75,9 @@ for (const engine of nestEngines()) {
     });
 
     it('a committed outbox message is delivered by its wake, without waiting for the idle poll', async () => {
-      const transactions = app.get(AlkstoreTransactions);
+      const store = app.get(Store);
       // First message: lets the dispatcher finish its start-up claim and go idle.
-      await transactions.run(async (tx, em) => {
+      await store.joinTransaction(openTypeOrm(dataSource), async (tx, em) => {
         const w = await em.save(em.create(Widget, { name: 'first' }));
         await tx.outboxEnqueue('widget-events', { widget: w.id, name: 'first' });
       });
@@ -87,7 +89,7 @@ for (const engine of nestEngines()) {
       // Setup, not proof: give the loop time to fall back to its (30 s) idle wait.
       await new Promise((r) => setTimeout(r, 500));
 
-      const id = await transactions.run(async (tx, em) => {
+      const id = await store.joinTransaction(openTypeOrm(dataSource), async (tx, em) => {
         const w = await em.save(em.create(Widget, { name: 'second' }));
         await tx.outboxEnqueue('widget-events', { widget: w.id, name: 'second' });
         return w.id;
@@ -97,9 +99,13 @@ for (const engine of nestEngines()) {
       expect(await dataSource.getRepository(Widget).countBy({ name: 'second' })).toBe(1);
     });
 
-    it('refuses to join an EntityManager that has no transaction', async () => {
+    it('refuses to join an EntityManager outside a transaction (on SQLite, any manager: the DataSource opens it)', async () => {
       const store = app.get(Store);
-      expect(() => store.withTx(dataSource.manager)).toThrow(/transaction/);
+      const attempt = (async () => store.joinTransaction(openTypeOrm(dataSource.manager), async () => 1))();
+      await expect(attempt).rejects.toThrow(InvalidOption);
+      await expect(
+        (async () => store.joinTransaction(openTypeOrm(dataSource.manager), async () => 1))(),
+      ).rejects.toThrow(engine.kind === 'sqlite' ? /pass the DataSource itself/ : /has no active transaction/);
     });
   });
 }

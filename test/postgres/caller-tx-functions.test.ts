@@ -1,15 +1,15 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import pg from 'pg';
-import type { QueryRunnerLike, Store } from '../../lib/contract/types.js';
+import type { QueryRunnerLike, Store, TxOps } from '../../lib/contract/types.js';
 import { type EngineDb, PG_URL, describePg, postgres, waitFor } from '../helpers/engines.js';
 
 /**
- * withTx over a caller's raw `pg` client transaction: enqueue/outboxEnqueue and
+ * joinTransaction over a caller's raw `pg` client transaction: enqueue/outboxEnqueue and
  * publish go through the engine's plpgsql functions (migration 2) instead of
  * the prepared statements the store uses on its own pool. Both paths must give
  * the same rows, instants, offsets and commit-only wakes.
  */
-describePg('postgres withTx(caller pg client): enqueue and publish functions', () => {
+describePg('postgres joinTransaction(caller pg client): enqueue and publish functions', () => {
   let db: EngineDb;
   let store: Store;
   const clients: pg.Client[] = [];
@@ -27,6 +27,10 @@ describePg('postgres withTx(caller pg client): enqueue and publish functions', (
     };
     return { client, runner };
   }
+
+  /** The caller's transaction on `runner`, joined through an open that hands it over as it is (any ORM can). */
+  const joined = <T>(runner: QueryRunnerLike, fn: (ops: TxOps) => Promise<T>): Promise<T> =>
+    store.joinTransaction((body) => body({ queryRunner: runner, handle: runner }), fn);
 
   beforeAll(async () => {
     db = await postgres.create();
@@ -48,11 +52,12 @@ describePg('postgres withTx(caller pg client): enqueue and publish functions', (
     const before = await store.now();
     await client.query('BEGIN');
     runner.active = true;
-    const ops = store.withTx(runner);
-    const plain = await ops.enqueue('fn-q', { a: 1 });
-    const delayed = await ops.enqueue('fn-q', { a: 2 }, { delayMs: 60_000, priority: 4, expiresInMs: 120_000 });
-    const at = await ops.enqueue('fn-q', { a: 3 }, { runAt: before + 30_000, maxAttempts: 2 });
-    const mail = await ops.outboxEnqueue('fn-mail', 'hello');
+    const { plain, delayed, at, mail } = await joined(runner, async (ops) => ({
+      plain: await ops.enqueue('fn-q', { a: 1 }),
+      delayed: await ops.enqueue('fn-q', { a: 2 }, { delayMs: 60_000, priority: 4, expiresInMs: 120_000 }),
+      at: await ops.enqueue('fn-q', { a: 3 }, { runAt: before + 30_000, maxAttempts: 2 }),
+      mail: await ops.outboxEnqueue('fn-mail', 'hello'),
+    }));
     await client.query('COMMIT');
     runner.active = false;
     const after = await store.now();
@@ -96,8 +101,10 @@ describePg('postgres withTx(caller pg client): enqueue and publish functions', (
     try {
       await client.query('BEGIN');
       runner.active = true;
-      await store.withTx(runner).enqueue('fn-wake', 1);
-      await store.withTx(runner).publish('fn-wake-s', 1);
+      await joined(runner, async (ops) => {
+        await ops.enqueue('fn-wake', 1);
+        await ops.publish('fn-wake-s', 1);
+      });
       await client.query('ROLLBACK');
       runner.active = false;
       expect(await store.queue('fn-wake').stats()).toMatchObject({ pending: 0 });
@@ -106,8 +113,10 @@ describePg('postgres withTx(caller pg client): enqueue and publish functions', (
       const delivered = rx.next(AbortSignal.timeout(15_000));
       await client.query('BEGIN');
       runner.active = true;
-      const id = await store.withTx(runner).enqueue('fn-wake', 2);
-      const offset = await store.withTx(runner).publish('fn-wake-s', { n: 2 });
+      const { id, offset } = await joined(runner, async (ops) => ({
+        id: await ops.enqueue('fn-wake', 2),
+        offset: await ops.publish('fn-wake-s', { n: 2 }),
+      }));
       // Not committed: a wake now would be a lie.
       const early = await qWake.recv(AbortSignal.timeout(200));
       expect(early).toBeNull();
@@ -134,7 +143,7 @@ describePg('postgres withTx(caller pg client): enqueue and publish functions', (
         for (let i = 0; i < perWriter; i++) {
           await client.query('BEGIN');
           runner.active = true;
-          await store.withTx(runner).publishWithKey(stream, `w${w}`, { w, i });
+          await joined(runner, (ops) => ops.publishWithKey(stream, `w${w}`, { w, i }));
           await client.query('COMMIT');
           runner.active = false;
         }

@@ -4,6 +4,7 @@ import type { Store } from '../../lib/contract/types.js';
 import { openPostgresStore } from '../../lib/engines/postgres/index.js';
 import { type EngineDb, PG_URL, describePg, postgres, waitFor } from '../helpers/engines.js';
 import { recordingLogger, withClient } from './pg-helpers.js';
+import { openTx } from '../helpers/open-tx.js';
 
 describePg('postgres connection loss inside a transaction', () => {
   let db: EngineDb;
@@ -19,7 +20,7 @@ describePg('postgres connection loss inside a transaction', () => {
   });
 
   it('a backend killed while idle in transaction fails the transaction with Database, and the store keeps working', async () => {
-    const tx = await store.beginTx();
+    const tx = await openTx(store);
     await tx.enqueue('lost', { n: 1 });
     const killed = await withClient((c) =>
       c.query(

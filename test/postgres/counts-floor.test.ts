@@ -4,6 +4,7 @@ import type { Store } from '../../lib/contract/types.js';
 import { engineSql } from '../../lib/engines/postgres/context.js';
 import { type EngineDb, describePg, postgres } from '../helpers/engines.js';
 import { explainAnalyzed, pagesOf, withClient } from './pg-helpers.js';
+import { openTx } from '../helpers/open-tx.js';
 
 /**
  * PostgreSQL only (migrations 15 and 16): `stats()` and the fold read only the counter rows the newest
@@ -86,7 +87,7 @@ describePg('postgres counters read from the last fold', () => {
   it('a transaction whose id is older than several folds, and that enqueues only then, is counted', async () => {
     const q = store.queue('late');
     await q.enqueue('first');
-    const tx = await store.beginTx();
+    const tx = await openTx(store);
     // Its transaction id is taken now (a write of another queue), its delta of this queue comes later.
     await tx.enqueue('late-other', 'x');
     await withClient(async (c) => {
@@ -157,7 +158,7 @@ describePg('postgres counters read from the last fold', () => {
   it('an enqueue whose transaction spans a fold is counted, before and after the next fold', async () => {
     const q = store.queue('span');
     await q.enqueue('before');
-    const tx = await store.beginTx();
+    const tx = await openTx(store);
     await tx.enqueue('span', 'inside');
     await withClient((c) => fold(c, 'span'));
     expect((await q.stats()).pending).toBe(1);

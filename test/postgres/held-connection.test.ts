@@ -4,6 +4,7 @@ import type { Store } from '../../lib/contract/types.js';
 import { openPostgresStore } from '../../lib/engines/postgres/index.js';
 import { type EngineDb, PG_URL, describePg, postgres, waitFor } from '../helpers/engines.js';
 import { withClient } from './pg-helpers.js';
+import { openTx } from '../helpers/open-tx.js';
 
 // PostgreSQL-only: a store that owns its pool keeps one connection checked out for statements
 // that arrive one at a time (PoolExecutor). These tests pin what that must never change: a
@@ -35,7 +36,7 @@ describePg('postgres held connection', () => {
     try {
       const q = store.queue('held-tx');
       // One transaction stays open on one connection of the pool.
-      const a = await store.beginTx();
+      const a = await openTx(store);
       await a.enqueue('held-tx', { tx: 'a' });
       let streaming = true;
       // Autocommit statements back to back: the held connection is never idle long enough to be swept.
@@ -46,7 +47,7 @@ describePg('postgres held connection', () => {
       })();
       await waitFor('the stream to run', async () => (await q.stats()).pending > 3);
       // The pool's other connection is the held one, busy with the stream: it must be handed over.
-      const b = await store.beginTx();
+      const b = await openTx(store);
       await b.enqueue('held-tx', { tx: 'b' });
       await b.commit();
       await a.commit();

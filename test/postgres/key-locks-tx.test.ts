@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { Database } from '../../lib/contract/errors.js';
-import type { Store, TxHandle } from '../../lib/contract/types.js';
+import type { Store } from '../../lib/contract/types.js';
+import type { HeldTx } from '../helpers/open-tx.js';
 import { type EngineDb, describePg, postgres } from '../helpers/engines.js';
+import { openTx } from '../helpers/open-tx.js';
 
 // PostgreSQL-only (docs/postgres.md, "Several keyed enqueues in your own transaction"): a caller's
 // transactions that enqueue the same ordering keys in opposite orders hold each key's lock from
@@ -19,7 +21,7 @@ describePg("postgres key locks in a caller's transactions", () => {
     await db.destroy();
   });
 
-  async function settle(tx: TxHandle, work: Promise<unknown>): Promise<unknown> {
+  async function settle(tx: HeldTx, work: Promise<unknown>): Promise<unknown> {
     try {
       await work;
       await tx.commit();
@@ -32,8 +34,8 @@ describePg("postgres key locks in a caller's transactions", () => {
 
   it('opposite key orders: one transaction is rejected with Database (cause 40P01) and leaves nothing; the other commits', async () => {
     const box = 'opposite';
-    const a = await store.beginTx();
-    const b = await store.beginTx();
+    const a = await openTx(store);
+    const b = await openTx(store);
     await a.outboxEnqueue(box, { tx: 'a', key: 'A' }, { orderingKey: 'A' });
     await b.outboxEnqueue(box, { tx: 'b', key: 'B' }, { orderingKey: 'B' });
     // Each now waits for the key the other holds.
@@ -52,8 +54,8 @@ describePg("postgres key locks in a caller's transactions", () => {
 
   it('the documented order (ascending keys in every transaction): the same two transfers both commit', async () => {
     const box = 'ascending';
-    const a = await store.beginTx();
-    const b = await store.beginTx();
+    const a = await openTx(store);
+    const b = await openTx(store);
     await a.outboxEnqueue(box, { tx: 'a', key: 'A' }, { orderingKey: 'A' });
     // b waits for A behind a (it would otherwise have taken B first); a then takes B freely.
     const bWork = settle(

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import type { Job, Queue, Store, TxHandle } from '../../lib/contract/types.js';
+import type { Job, Queue, Store, TxOps } from '../../lib/contract/types.js';
+import { openTx } from '../helpers/open-tx.js';
 import { QueueWorker } from '../../lib/worker/queue-worker.js';
 import { openPostgresStore } from '../../lib/engines/postgres/index.js';
 import { type EngineDb, PG_URL, describePg, postgres, waitFor } from '../helpers/engines.js';
@@ -49,7 +50,7 @@ interface Produced {
  */
 async function produce(
   store: Store,
-  enqueue: (tx: TxHandle, key: string, payload: object) => Promise<unknown>,
+  enqueue: (tx: TxOps, key: string, payload: object) => Promise<unknown>,
 ): Promise<Produced> {
   const perKey = new Map<string, number>();
   const failures: unknown[] = [];
@@ -191,7 +192,7 @@ describePg('postgres keyed producers beside alkstore workers', () => {
     queue: string,
     op: () => Promise<T>,
   ): Promise<{ result: T; producerJobs: number[] }> {
-    const tx = await producers.beginTx();
+    const tx = await openTx(producers);
     try {
       const producerJobs = [await tx.enqueue(queue, { by: 'producer', key: 'B' }, { orderingKey: 'B' })];
       let settled = false;
@@ -236,7 +237,7 @@ describePg('postgres keyed producers beside alkstore workers', () => {
       const q = store.queue(`beside-unique-${endings.findIndex(([w]) => w === what)}`, { maxAttempts: 1 });
       const id = await q.enqueue({ n: 1 }, { orderingKey: 'A', uniqueKey: 'u' });
       const [job] = await q.claimBatch(1, 'w');
-      const tx = await producers.beginTx();
+      const tx = await openTx(producers);
       try {
         const behind = await tx.enqueue(q.name, { n: 2 }, { orderingKey: 'A' });
         const ended = end(q, job!);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import type { StreamEvent, Store } from '../../lib/contract/types.js';
 import { type EngineDb, describePg, postgres, waitFor } from '../helpers/engines.js';
 import { withClient } from './pg-helpers.js';
+import { openTx } from '../helpers/open-tx.js';
 
 /** True once some backend of this schema waits on a row lock of the stream counter table. */
 async function aPublisherIsBlocked(schema: string): Promise<boolean> {
@@ -39,9 +40,9 @@ describePg('postgres stream offsets follow commit order', () => {
       }
     })();
 
-    const first = await store.beginTx();
+    const first = await openTx(store);
     expect(await first.publish('late', { from: 'first' })).toBe(1);
-    const second = await store.beginTx();
+    const second = await openTx(store);
     let secondOffset: number | null = null;
     const secondPublish = second.publish('late', { from: 'second' }).then((o) => (secondOffset = o));
     // The second transaction is blocked on the stream's counter row, not handed offset 2 ahead of the first's commit.
@@ -66,9 +67,9 @@ describePg('postgres stream offsets follow commit order', () => {
   });
 
   it('when the first publisher rolls back, the waiting one takes its offset: no gap', async () => {
-    const first = await store.beginTx();
+    const first = await openTx(store);
     expect(await first.publishWithKey('rb', 'k', 'dropped')).toBe(1);
-    const second = await store.beginTx();
+    const second = await openTx(store);
     const secondPublish = second.publish('rb', 'kept');
     await waitFor('the second publisher to block on the counter row', () => aPublisherIsBlocked(db.location));
     await first.rollback();
@@ -79,9 +80,9 @@ describePg('postgres stream offsets follow commit order', () => {
   });
 
   it('publishers of different streams do not wait for each other', async () => {
-    const a = await store.beginTx();
+    const a = await openTx(store);
     await a.publish('independent-a', 1);
-    const b = await store.beginTx();
+    const b = await openTx(store);
     // Resolves while `a` is still open: the counter rows are per stream.
     expect(await b.publish('independent-b', 1)).toBe(1);
     await b.commit();

@@ -158,10 +158,11 @@ for (const engine of engines) {
     });
 
     it('the order row and its outbox message commit together, or neither does', async () => {
-      const { AlkstoreTransactions } = await import('../../lib/nest/index.js');
-      const orders = app.get<DataSource>((await import('typeorm')).DataSource).getRepository<OrderRow>(example.Order);
+      const { openTypeOrm } = await import('../../lib/adapters/index.js');
+      const dataSource = app.get<DataSource>((await import('typeorm')).DataSource);
+      const orders = dataSource.getRepository<OrderRow>(example.Order);
       const before = await orders.count();
-      const attempt = app.get(AlkstoreTransactions).run(async (tx, em) => {
+      const attempt = app.get(Store).joinTransaction(openTypeOrm(dataSource), async (tx, em) => {
         await em.save(em.create(example.Order, { customer: 'Ghost' }));
         await tx.outboxEnqueue('order-created', { orderId: -1 });
         throw new Error('payment declined');

@@ -5,7 +5,7 @@ import { describe, expect, it } from '@jest/globals';
 import { runKnexSample } from '../../sample/knex-orders.js';
 import { dropPgSchemas, PG_AVAILABLE, PG_URL } from '../helpers/engines.js';
 
-/** The knex sample (no Nest, no TypeORM): orders and their outbox messages commit together through knexTransaction. */
+/** The knex sample (no Nest, no TypeORM): orders and their outbox messages commit together through openKnex. */
 describe('knex sample', () => {
   it('on a SQLite file: every placed order is delivered once, the rolled-back one never', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'alkstore-knex-sample-'));

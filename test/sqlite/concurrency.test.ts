@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Store } from '../../lib/contract/types.js';
 import { openSqliteStore } from '../../lib/engines/sqlite/index.js';
 import { sqliteFile, type EngineDb } from '../helpers/engines.js';
+import { openTx } from '../helpers/open-tx.js';
 
 describe('sqlite engine under in-process concurrency', () => {
   let db: EngineDb;
@@ -17,7 +18,7 @@ describe('sqlite engine under in-process concurrency', () => {
     await db.destroy();
   });
 
-  it('serializes concurrent beginTx handles without errors, each commit intact', async () => {
+  it('serializes concurrent withTx transactions without errors, each commit intact', async () => {
     const results = await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
         store.withTx(async (tx) => {
@@ -36,9 +37,9 @@ describe('sqlite engine under in-process concurrency', () => {
     expect((await store.queue('tx-queue').stats()).pending).toBe(20);
   });
 
-  it('lets beginTx handles on two stores of one file take turns (cross-connection lock waits are async)', async () => {
-    const a = await store.beginTx();
-    const bPromise = other.beginTx();
+  it('lets transactions on two stores of one file take turns (cross-connection lock waits are async)', async () => {
+    const a = await openTx(store);
+    const bPromise = openTx(other);
     await a.enqueue('two-stores', 'a');
     await a.commit();
     const b = await bPromise;

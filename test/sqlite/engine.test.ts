@@ -10,6 +10,7 @@ import { NotifyPruner } from '../../lib/engines/sqlite/notify/notify-log.js';
 import { SCHEMA_VERSION } from '../../lib/engines/sqlite/migrations.js';
 import { sqliteFile, waitFor, type EngineDb } from '../helpers/engines.js';
 import { refusal } from '../helpers/typed-errors.js';
+import { openTx } from '../helpers/open-tx.js';
 
 describe('sqlite engine: file, options and lifecycle', () => {
   let db: EngineDb;
@@ -197,7 +198,7 @@ describe('sqlite engine: file, options and lifecycle', () => {
     const s = await openSqliteStore({ path: db.location });
     const r = s.listen('closing');
     const pending = r.recv();
-    const tx = await s.beginTx();
+    const tx = await openTx(s);
     await tx.enqueue('closing-queue', 'never committed');
     const queue = s.queue('closing-queue');
     const waiting = queue.enqueue('queued behind the transaction');
@@ -234,7 +235,7 @@ describe('sqlite engine on :memory:', () => {
     expect(await job!.ack()).toBe(true);
 
     const sub = store.stream('mem-stream').subscribe('c');
-    const tx = await store.beginTx();
+    const tx = await openTx(store);
     await tx.publish('mem-stream', 'in tx');
     // A read while the handle is open waits for it and never sees uncommitted rows.
     const read = store.stream('mem-stream').readSince(0);

@@ -4,6 +4,7 @@ import { InvalidOption } from '../../lib/contract/errors.js';
 import type { Store } from '../../lib/contract/types.js';
 import { openSqliteStore } from '../../lib/engines/sqlite/index.js';
 import { sqliteFile, type EngineDb } from '../helpers/engines.js';
+import { openTx } from '../helpers/open-tx.js';
 
 /** The wake and claim fast paths: in-process wakes at commit, deferred claim fsync. */
 describe('sqlite engine: wake and claim fast paths', () => {
@@ -52,7 +53,7 @@ describe('sqlite engine: wake and claim fast paths', () => {
   it('never wakes for a rolled-back transaction', async () => {
     const r = store.listen('rolled-back');
     try {
-      const tx = await store.beginTx();
+      const tx = await openTx(store);
       await tx.notify('rolled-back');
       await tx.rollback();
       await store.notify('rolled-back-marker');

@@ -2,10 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { DataSource, type EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { Database, InvalidOption, TransactionInProgress, TransactionTimeout } from '../../lib/contract/errors.js';
 import type { Store } from '../../lib/contract/types.js';
 import { openSqliteStore } from '../../lib/engines/sqlite/index.js';
+import { openTx } from '../helpers/open-tx.js';
+import { openTypeOrm } from '../../lib/adapters/typeorm.js';
 
 /**
  * SQLite only: one write connection per store, so an application transaction
@@ -37,28 +39,26 @@ describe('sqlite write path beside application transactions (engine-only)', () =
   const orders = async (note: string): Promise<number> =>
     ((await ds.query('SELECT count(*) AS n FROM orders WHERE note = ?', [note])) as { n: number }[])[0].n;
 
-  it('refuses withTx(em) on a transaction TypeORM opened by itself, naming joinTransaction, and the business row rolls back with it', async () => {
+  it('refuses to join a transaction TypeORM opened by itself (openTypeOrm(em)), naming the DataSource form, and the business row rolls back with it', async () => {
     const err = await ds
       .transaction(async (em) => {
         await em.query('INSERT INTO orders (note) VALUES (?)', ['raw']);
-        store.withTx(em);
+        await store.joinTransaction(openTypeOrm(em), (tx) => tx.enqueue('raw', 1));
       })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(InvalidOption);
-    expect((err as Error).message).toMatch(/store\.joinTransaction\(\(body\) => dataSource\.transaction\(body\)/);
+    expect((err as Error).message).toMatch(/openTypeOrm\(dataSource\)/);
+    expect(await store.queue('raw').stats()).toMatchObject({ pending: 0 });
     expect(await orders('raw')).toBe(0);
   });
 
   it('refuses a plain write of the same store inside joinTransaction at once, naming tx.enqueue', async () => {
     const q = store.queue('inside');
     const err = await store
-      .joinTransaction<EntityManager, unknown>(
-        (body) => ds.transaction(body),
-        async (tx, em) => {
-          await em.query('INSERT INTO orders (note) VALUES (?)', ['inside-join']);
-          await q.enqueue({ plain: true });
-        },
-      )
+      .joinTransaction(openTypeOrm(ds), async (tx, em) => {
+        await em.query('INSERT INTO orders (note) VALUES (?)', ['inside-join']);
+        await q.enqueue({ plain: true });
+      })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(TransactionInProgress);
     expect((err as Error).message).toMatch(/tx\.enqueue/);
@@ -86,33 +86,32 @@ describe('sqlite write path beside application transactions (engine-only)', () =
     expect((await q.claimBatch(10, 'w')).map((j) => j.payload)).toEqual(['after']);
   });
 
-  it('a write waiting for an open beginTx() fails after lockWaitTimeoutMs, naming that transaction; the handle still commits', async () => {
-    const tx = await store.beginTx();
+  it('a write waiting for an open withTx(fn) fails after lockWaitTimeoutMs, naming that transaction; the transaction still commits', async () => {
+    const tx = await openTx(store);
     await tx.enqueue('waits', 1);
     const err = await store
       .queue('waits')
       .enqueue(2)
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Database);
-    expect((err as Error).message).toMatch(/held by the beginTx\(\) transaction opened \d+ ms ago and still open/);
+    expect((err as Error).message).toMatch(/held by the withTx\(fn\) transaction opened \d+ ms ago and still open/);
     await tx.commit();
     expect(await store.queue('waits').stats()).toMatchObject({ pending: 1 });
   });
 
-  it('a lease renewal waiting for a beginTx() rolls it back after a quarter of the lease, and lands', async () => {
-    const q = store.queue('renew-beginTx');
+  it('a lease renewal waiting for a withTx(fn) rolls it back after a quarter of the lease, and lands', async () => {
+    const q = store.queue('renew-withTx');
     await q.enqueue('job');
     const job = (await q.claimOne('w', { visibilityTimeoutMs: 2_000 }))!;
-    const tx = await store.beginTx();
-    await tx.enqueue('renew-beginTx', 'rolled back');
+    const tx = await openTx(store);
+    await tx.enqueue('renew-withTx', 'rolled back');
     const asked = performance.now();
     expect(await job.heartbeat(800)).toBe(true);
     const waited = performance.now() - asked;
     // It waited its quarter of 800 ms first (without the roll back it would fail after the 300 ms lock wait).
     expect(waited).toBeGreaterThanOrEqual(150);
-    await expect(tx.enqueue('renew-beginTx', 'after')).rejects.toBeInstanceOf(TransactionTimeout);
+    await expect(tx.enqueue('renew-withTx', 'after')).rejects.toBeInstanceOf(TransactionTimeout);
     await expect(tx.commit()).rejects.toBeInstanceOf(TransactionTimeout);
-    await tx.rollback(); // already rolled back: resolves
     expect(await q.stats()).toMatchObject({ pending: 0, processing: 1 });
     expect(await job.ack()).toBe(true);
   });
@@ -125,18 +124,15 @@ describe('sqlite write path beside application transactions (engine-only)', () =
     const entered = new Promise<void>((r) => (inside = r));
     let afterRevoke: unknown = null;
     const business = store
-      .joinTransaction<EntityManager, unknown>(
-        (body) => ds.transaction(body),
-        async (tx, em) => {
-          await em.query('INSERT INTO orders (note) VALUES (?)', ['revoked-before']);
-          await tx.outboxEnqueue('renew-join-out', { n: 1 });
-          inside();
-          await new Promise((r) => setTimeout(r, 400));
-          // Rolled back meanwhile: the ORM's later writes land in a fresh transaction that rolls back too.
-          await em.query('INSERT INTO orders (note) VALUES (?)', ['revoked-after']);
-          afterRevoke = await tx.outboxEnqueue('renew-join-out', { n: 2 }).catch((e: unknown) => e);
-        },
-      )
+      .joinTransaction(openTypeOrm(ds), async (tx, em) => {
+        await em.query('INSERT INTO orders (note) VALUES (?)', ['revoked-before']);
+        await tx.outboxEnqueue('renew-join-out', { n: 1 });
+        inside();
+        await new Promise((r) => setTimeout(r, 400));
+        // Rolled back meanwhile: the ORM's later writes land in a fresh transaction that rolls back too.
+        await em.query('INSERT INTO orders (note) VALUES (?)', ['revoked-after']);
+        afterRevoke = await tx.outboxEnqueue('renew-join-out', { n: 2 }).catch((e: unknown) => e);
+      })
       .catch((e: unknown) => e);
     await entered;
     // The transaction sleeps past the 300 ms lock wait: the renewal lands only because it was rolled back.
@@ -160,14 +156,11 @@ describe('sqlite write path beside application transactions (engine-only)', () =
         await expect(tx.publish('half', 'boom')).rejects.toThrow(/refused by the test/);
         expect(await tx.publish('half', 'ok')).toBe(1);
       });
-      await store.joinTransaction<EntityManager, unknown>(
-        (body) => ds.transaction(body),
-        async (tx, em) => {
-          await em.query('INSERT INTO orders (note) VALUES (?)', ['joined-half']);
-          await expect(tx.publish('half', 'boom')).rejects.toThrow(/refused by the test/);
-          expect(await tx.publish('half', 'ok too')).toBe(2);
-        },
-      );
+      await store.joinTransaction(openTypeOrm(ds), async (tx, em) => {
+        await em.query('INSERT INTO orders (note) VALUES (?)', ['joined-half']);
+        await expect(tx.publish('half', 'boom')).rejects.toThrow(/refused by the test/);
+        expect(await tx.publish('half', 'ok too')).toBe(2);
+      });
     } finally {
       await ds.query('DROP TRIGGER refuse_event');
     }

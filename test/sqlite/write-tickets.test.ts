@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { openSqliteStore } from '../../lib/engines/sqlite/index.js';
 import { WriteTickets } from '../../lib/engines/sqlite/write-tickets.js';
 import { waitFor } from '../helpers/engines.js';
+import { openTx } from '../helpers/open-tx.js';
 
 const root = mkdtempSync(join(tmpdir(), 'alk-tickets-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -72,7 +73,7 @@ describe('sqlite engine: write tickets (cross-process turn-taking on the write l
     const a = await openSqliteStore({ path });
     const b = await openSqliteStore({ path });
     try {
-      const tx = await a.beginTx();
+      const tx = await openTx(a);
       await tx.enqueue('q', 1);
       const pending = b.queue('q').enqueue(2);
       await waitFor('b to queue a ticket', () => readdirSync(`${path}-alkwait`).length === 1, 5_000, 1);

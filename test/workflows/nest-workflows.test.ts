@@ -98,7 +98,7 @@ function bootApp(
 }
 
 for (const engine of nestEngines()) {
-  describe(`AlkstoreWorkflowsModule with transaction: 'typeorm' (${engine.name})`, () => {
+  describe(`AlkstoreWorkflowsModule with transaction: 'orm' (${engine.name})`, () => {
     let dataSource!: DataSource;
     const booted = bootApp(engine, async (db) => {
       dataSource = await db.dataSource();
@@ -109,7 +109,7 @@ for (const engine of nestEngines()) {
             namespace: 'nest-wf-orm',
             idlePollIntervalMs: 50,
             backoffBaseMs: 10,
-            transaction: 'typeorm',
+            transaction: 'orm',
           }),
         ],
         providers: [WidgetWorkflow],

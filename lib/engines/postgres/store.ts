@@ -11,7 +11,7 @@ import {
   type QueueOpts,
 } from '../../contract/options.js';
 import { joinTransactionInput } from '../../contract/validate.js';
-import type { ExternalTx, QueryRunnerLike, StoreLogger, TxHandle, TxOps, WakeReceiver } from '../../contract/types.js';
+import type { QueryRunnerLike, StoreLogger, TxOpen, TxOps, WakeReceiver } from '../../contract/types.js';
 import type { EnqueueHeadersHook } from '../../contract/job-extras.js';
 import type { InboxDriver } from '../../internal/inbox-handle.js';
 import type { ReceiptDriver } from '../../internal/outbox-handle.js';
@@ -20,7 +20,7 @@ import type { LockDriver } from '../shared/lock.js';
 import type { ScheduleDriver } from '../shared/scheduler.js';
 import { StoreBase } from '../shared/store.js';
 import type { StreamDriver } from '../shared/stream.js';
-import { activeQueryRunner, assertActiveRunner, type JoinEntry, type TxDriver } from '../shared/tx.js';
+import { assertActiveRunner, joinedRunner, type TxDriver } from '../shared/tx.js';
 import { PostgresAdmin } from './admin.js';
 import { ClaimGate } from './claim-gate.js';
 import { engineSql, enqueueJob, notifyChannel, type EngineSql, type PgContext } from './context.js';
@@ -106,11 +106,7 @@ export class PostgresStore extends StoreBase {
   private readonly ctx: PgContext;
   private readonly wakeFallbackMs: number;
   readonly logger: StoreLogger;
-  protected readonly txDriver: TxDriver = {
-    open: () => this.beginTx(),
-    // Each caller's transaction has a pooled connection of its own: any active one is joined.
-    join: (external, entry) => new ExternalTxOps(this.ctx, activeQueryRunner(external, entry), entry),
-  };
+  protected readonly txDriver: TxDriver = { open: () => this.openTxHandle() };
   readonly maxPayloadBytes: number;
   protected readonly lockDriver: LockDriver;
   protected readonly streamDriver: StreamDriver;
@@ -316,7 +312,7 @@ export class PostgresStore extends StoreBase {
 
   // ── transactions ────────────────────────────────────────────────────
 
-  async beginTx(): Promise<TxHandle> {
+  private async openTxHandle(): Promise<PostgresTxHandle> {
     this.guard();
     const client = await this.connect();
     try {
@@ -334,14 +330,13 @@ export class PostgresStore extends StoreBase {
     return tx;
   }
 
-  async joinTransaction<X extends ExternalTx, T>(
-    open: (body: (external: X) => Promise<T>) => Promise<T>,
-    fn: (tx: TxOps, external: X) => Promise<T>,
-  ): Promise<T> {
+  async joinTransaction<H, T>(open: TxOpen<H>, fn: (tx: TxOps, handle: H) => Promise<T>): Promise<T> {
     this.guard();
     joinTransactionInput(open, fn);
     // Each caller's transaction has a pooled connection of its own: nothing to serialize.
-    return open((external) => fn(this.txDriver.join(external, 'joinManager'), external));
+    return open(async (joined) => fn(new ExternalTxOps(this.ctx, joinedRunner(joined)), joined.handle), {
+      engine: this.engine,
+    });
   }
 
   private async connect(): Promise<PoolClient> {
@@ -418,18 +413,17 @@ export class PostgresStore extends StoreBase {
   }
 }
 
-/** `joinManager(external)`: every op first checks the caller's transaction is still active. */
+/** `joinTransaction`'s operations: every op first checks the caller's transaction is still active. */
 class ExternalTxOps extends PostgresTxOps {
   constructor(
     ctx: PgContext,
     private readonly runner: QueryRunnerLike,
-    private readonly entry: JoinEntry,
   ) {
     super(ctx, new QueryRunnerExecutor(runner));
   }
 
   protected override check(): void {
     super.check();
-    assertActiveRunner(this.runner, this.entry);
+    assertActiveRunner(this.runner);
   }
 }

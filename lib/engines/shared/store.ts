@@ -4,7 +4,6 @@ import type { InboxOpts } from '../../contract/inbox.js';
 import { DEFAULT_QUEUE_OPTS, OUTBOX_QUEUE_OPTS, type JobOpts, type QueueOpts } from '../../contract/options.js';
 import type {
   EngineKind,
-  ExternalTx,
   Inbox,
   Lock,
   Outbox,
@@ -17,11 +16,11 @@ import type {
   Store,
   StoreLogger,
   Stream,
-  TxHandle,
+  TxOpen,
   TxOps,
   WakeReceiver,
 } from '../../contract/types.js';
-import { validateName } from '../../contract/validate.js';
+import { requireFunction, validateName } from '../../contract/validate.js';
 import { InboxHandle, type InboxDriver } from '../../internal/inbox-handle.js';
 import { loadCronIfInstalled } from '../../internal/load-cron.js';
 import { formatMessageId, type StoreIdentity } from '../../internal/message-id.js';
@@ -51,18 +50,13 @@ export abstract class StoreBase implements Store {
   protected abstract readonly scheduleDriver: ScheduleDriver;
   /** The largest payload a schedule may carry (`maxPayloadBytes`). */
   abstract readonly maxPayloadBytes: number;
-  private warnedWithTxExternal = false;
   private identity: StoreIdentity | null = null;
   /** The `messageIdPrefix` option, or null. */
   protected abstract readonly messageIdPrefix: string | null;
 
   abstract notify(channel: string, payload?: string): Promise<void>;
   abstract outboxEnqueue(outbox: string, payload: unknown, opts?: JobOpts): Promise<number>;
-  abstract beginTx(): Promise<TxHandle>;
-  abstract joinTransaction<X extends ExternalTx, T>(
-    open: (body: (external: X) => Promise<T>) => Promise<T>,
-    fn: (tx: TxOps, external: X) => Promise<T>,
-  ): Promise<T>;
+  abstract joinTransaction<H, T>(open: TxOpen<H>, fn: (tx: TxOps, handle: H) => Promise<T>): Promise<T>;
   abstract now(): Promise<number>;
   abstract close(): Promise<void>;
   /** A receiver on any channel, reserved engine channels included (no name validation). */
@@ -243,30 +237,13 @@ export abstract class StoreBase implements Store {
 
   // ── transactions ────────────────────────────────────────────────────
 
-  withTx<T>(fn: (tx: TxHandle) => Promise<T>): Promise<T>;
-  /** @deprecated Use {@link StoreBase.joinManager}; `withTx(external)` goes in the next minor version. */
-  withTx(external: ExternalTx): TxOps;
-  withTx<T>(arg: ((tx: TxHandle) => Promise<T>) | ExternalTx): Promise<T> | TxOps {
-    if (typeof arg === 'function') {
-      try {
-        this.guard();
-      } catch (err) {
-        return Promise.reject(err);
-      }
-      return runTx(this.txDriver, this, arg);
+  withTx<T>(fn: (tx: TxOps) => Promise<T>): Promise<T> {
+    try {
+      this.guard();
+      requireFunction('fn', fn);
+    } catch (err) {
+      return Promise.reject(err);
     }
-    if (!this.warnedWithTxExternal) {
-      this.warnedWithTxExternal = true;
-      this.logger.warn(
-        `alkstore ${this.engine}: store.withTx(entityManager | queryRunner) is deprecated and goes in the next minor version; call store.joinManager(entityManager | queryRunner)`,
-      );
-    }
-    this.guard();
-    return this.txDriver.join(arg, 'withTx');
-  }
-
-  joinManager(external: ExternalTx): TxOps {
-    this.guard();
-    return this.txDriver.join(external, 'joinManager');
+    return runTx(this.txDriver, this, fn);
   }
 }

@@ -1,20 +1,24 @@
 import { InvalidOption } from '../../contract/errors.js';
-import type { ExternalTx, QueryRunnerLike, StoreLogger, TxHandle, TxOps } from '../../contract/types.js';
+import type { QueryRunnerLike, StoreLogger, TxOps } from '../../contract/types.js';
 
-/** How one engine opens, runs and ends its transactions, and joins a caller's. */
+/** An engine-owned transaction: what `store.withTx(fn)` runs `fn` on, and commits or rolls back after it. */
+export interface TxHandle extends TxOps {
+  commit(): Promise<void>;
+  rollback(): Promise<void>;
+  readonly finished: boolean;
+}
+
+/** How one engine opens, runs and ends its own transactions. */
 export interface TxDriver<H extends TxHandle = TxHandle> {
   /** Opens a `withTx(fn)` handle (BEGIN); the store's guard has run. */
   open(): Promise<H>;
   /** Wraps the callback (SQLite marks the body so plain writes inside it are refused at once). Default: runs it. */
   body?<T>(tx: H, run: () => Promise<T>): Promise<T>;
-  /** Whether the handle still needs its COMMIT after the callback returned (SQLite: a revoked handle commits to reject). Default `!tx.finished`. */
-  needsCommit?(tx: H): boolean;
-  /** `joinManager` after the store's guard, with the engine's own refusal rules (SQLite joins only its own open transaction). */
-  join(external: ExternalTx, entry: JoinEntry): TxOps;
 }
 
 /**
  * `store.withTx(fn)` on either engine: commit when `fn` resolves, roll back when it rejects.
+ * A transaction the store ended while `fn` ran (closed, or revoked) rejects with that reason.
  * The caller's error always wins: a rollback that fails after it (a dropped connection) is
  * logged as a warning and the caller's error is rethrown unchanged, the same object; the
  * rollback's error never replaces it. (The engine has already discarded the connection; a
@@ -39,19 +43,10 @@ export async function runTx<H extends TxHandle, T>(
     }
     throw err;
   }
-  if (parts.needsCommit ? parts.needsCommit(tx) : !tx.finished) await tx.commit();
+  // The callback cannot end the transaction itself: one that ended meanwhile was rolled back by the
+  // store's close (or, on SQLite, revoked for a lease renewal), and its COMMIT rejects with why.
+  await tx.commit();
   return result;
-}
-
-/** Which entry point joined the caller's transaction, in error messages. */
-export type JoinEntry = 'joinManager' | 'withTx';
-
-/** The one refusal of a caller's transaction handle that cannot be joined, on both engines. */
-function noActiveTx(entry: JoinEntry): InvalidOption {
-  return new InvalidOption(
-    entry === 'withTx' ? 'withTx(external)' : 'joinManager',
-    'was given an EntityManager or QueryRunner with no active transaction (or a released QueryRunner); pass the manager given by dataSource.transaction(...) or a QueryRunner after startTransaction()',
-  );
 }
 
 function isQueryRunner(x: unknown): x is QueryRunnerLike {
@@ -64,17 +59,36 @@ function isQueryRunner(x: unknown): x is QueryRunnerLike {
 }
 
 /**
- * The QueryRunner behind an EntityManager or QueryRunner, asserted to be inside an active
- * transaction; otherwise `InvalidOption` with the same message on both engines, before any I/O.
+ * The QueryRunner of what an `open` function handed `joinTransaction`'s body (`{ queryRunner, handle }`),
+ * asserted to be inside an active transaction; otherwise `InvalidOption` with the same message on both
+ * engines, before any alkstore statement.
  */
-export function activeQueryRunner(external: ExternalTx, entry: JoinEntry = 'joinManager'): QueryRunnerLike {
-  const runner = isQueryRunner(external) ? external : (external as { queryRunner?: unknown } | null)?.queryRunner;
-  if (!isQueryRunner(runner)) throw noActiveTx(entry);
-  assertActiveRunner(runner, entry);
+export function joinedRunner(joined: unknown): QueryRunnerLike {
+  const runner = (joined as { queryRunner?: unknown } | null)?.queryRunner;
+  if (!isQueryRunner(runner) || !('handle' in (joined as object))) {
+    throw new InvalidOption(
+      'joinTransaction(open)',
+      'called its body with something else than { queryRunner, handle }: use an open function of alkstore/adapters ' +
+        "(openTypeOrm, openPrisma, openDrizzle, openKysely, openKnex, openPg), or hand the body your ORM's transaction " +
+        'as { queryRunner: { isTransactionActive, query }, handle }',
+    );
+  }
+  if (runner.isTransactionActive !== true || runner.isReleased === true) {
+    throw new InvalidOption(
+      'joinTransaction(open)',
+      "called its body with a queryRunner that has no active transaction (or is released): call the body inside your ORM's transaction, after it began",
+    );
+  }
   return runner;
 }
 
-/** Each operation on a joined transaction re-checks it: the caller may have committed or released it since. */
-export function assertActiveRunner(runner: QueryRunnerLike, entry: JoinEntry = 'joinManager'): void {
-  if (runner.isTransactionActive !== true || runner.isReleased === true) throw noActiveTx(entry);
+/** Each operation on a joined transaction re-checks it: the ORM may have committed or released it since. */
+export function assertActiveRunner(runner: QueryRunnerLike): void {
+  if (runner.isTransactionActive !== true || runner.isReleased === true) {
+    throw new InvalidOption(
+      'tx',
+      'belongs to a joined transaction that has ended (committed, rolled back, or its QueryRunner released), ' +
+        'so nothing was written: use tx only inside the function store.joinTransaction runs',
+    );
+  }
 }

@@ -1,8 +1,12 @@
-// SQLite only: joining a TypeORM transaction on the same file runs our SQL through its QueryRunner with SQLite's placeholders; PostgreSQL joins through its executor (QueryRunnerExecutor).
+// SQLite only: joining an ORM's transaction on the same file runs our SQL through its QueryRunner with SQLite's
+// placeholders; PostgreSQL joins through its executor (QueryRunnerExecutor).
+import { realpathSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { queueWakeChannel, streamWakeChannel } from '../../contract/names.js';
 import { dependsOnFlow, hasDependencies, type FlowJob, type FlowNode } from '../../contract/flows.js';
 import type { InboxClaim } from '../../contract/inbox.js';
 import type { JobOpts } from '../../contract/options.js';
+import { InvalidOption } from '../../contract/errors.js';
 import type { QueryRunnerLike, TxOps } from '../../contract/types.js';
 import { assertActiveRunner } from '../shared/tx.js';
 import { NOW_SQL } from './connection.js';
@@ -29,6 +33,33 @@ import { asStoreError } from './writer.js';
 
 /** Changes nothing, and so takes the write lock without a row to clean up. */
 const TAKE_WRITE_LOCK = "UPDATE __alkstore_meta SET value = value WHERE key = '' AND 0";
+
+/** The main database file of the connection a statement runs on ('' for an in-memory or temporary database). */
+const MAIN_FILE = "SELECT file FROM pragma_database_list WHERE name = 'main'";
+
+/** ORM connections whose file was found to be the store's, by that file: the comparison runs once per connection. */
+const sameFile = new WeakMap<object, string>();
+
+/**
+ * What names the ORM connection a runner runs on, to remember its file: the better-sqlite3
+ * connection under it, else the ORM client the `open` of alkstore/adapters names as its `source`.
+ */
+function connectionKeyOf(runner: QueryRunnerLike): object | null {
+  const sync = syncConnectionOf(runner);
+  if (sync !== null) return sync;
+  const source = (runner as { source?: unknown }).source;
+  return (typeof source === 'object' && source !== null) || typeof source === 'function' ? source : null;
+}
+
+/** A path as the file system knows it (symbolic links resolved), for comparing two names of one file. */
+function canonical(path: string): string {
+  const absolute = resolve(path);
+  try {
+    return realpathSync(absolute);
+  } catch {
+    return absolute;
+  }
+}
 
 /**
  * The better-sqlite3 connection under a TypeORM query runner (`driver.databaseConnection`),
@@ -126,6 +157,37 @@ export class ExternalTxOps implements TxOps {
         (await this.query(GET_INBOX, [i.inbox, i.messageId])).records[0]?.state as string | undefined,
       );
     });
+  }
+
+  /**
+   * Refuses an ORM connection on another database than the store's `storePath` (null: the store is
+   * in memory, which no other connection reaches): alkstore's rows would land in that other file, or
+   * its first statement would fail there on a missing table. Compares the connection's main file
+   * (`pragma_database_list`) with the store's, both with symbolic links resolved. A runner that
+   * answers no main file (not a SQLite connection) is left to its first statement.
+   */
+  async assertSameFile(storePath: string | null): Promise<void> {
+    const conn = connectionKeyOf(this.runner);
+    const store = storePath === null ? null : canonical(storePath);
+    if (conn !== null && store !== null && sameFile.get(conn) === store) return;
+    const rows = await this.guard('joinTransaction', async () => (await this.query(MAIN_FILE, [])).records);
+    const file = rows[0]?.file;
+    if (typeof file !== 'string') return;
+    const theirs = file === '' ? null : canonical(file);
+    if (store !== null && theirs === store) {
+      if (conn !== null) sameFile.set(conn, store);
+      return;
+    }
+    const where = theirs === null ? 'an in-memory database' : `the SQLite file ${theirs}`;
+    throw new InvalidOption(
+      'joinTransaction(open)',
+      store === null
+        ? `joined a transaction on ${where}, but the store is in memory (:memory:), which no other connection can ` +
+            `reach, so nothing was written: open the store on a file and your ORM's connection on that same file`
+        : `joined a transaction on ${where}, but the store is on ${store}, so one transaction cannot cover both ` +
+            `and nothing was written: open your ORM's connection on the store's file ${store} (or the store on the ` +
+            `ORM's file)`,
+    );
   }
 
   /**

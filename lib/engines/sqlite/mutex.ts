@@ -1,12 +1,12 @@
 // SQLite only: one write connection per store, so writes and application transactions take turns on an async mutex.
 /**
  * An application transaction holding the write path across awaits
- * (`beginTx()`, `withTx(fn)`, `joinTransaction`): named in the errors of the
+ * (`withTx(fn)`, `joinTransaction`): named in the errors of the
  * writes that wait for it, and revocable when a lease renewal has waited too
  * long for it.
  */
 export interface Holder {
-  /** How errors name it, e.g. `beginTx()`. */
+  /** How errors name it, e.g. `withTx(fn)`. */
   readonly label: string;
   /** `performance.now()` when it took the mutex. */
   readonly since: number;

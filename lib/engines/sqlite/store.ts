@@ -1,8 +1,8 @@
 import { resolve } from 'node:path';
-import { Closed, InvalidOption, TransactionTimeout } from '../../contract/errors.js';
+import { Closed, TransactionTimeout } from '../../contract/errors.js';
 import { resolveQueueOpts, type JobOpts, type QueueOpts } from '../../contract/options.js';
 import { joinTransactionInput } from '../../contract/validate.js';
-import type { ExternalTx, QueryRunnerLike, StoreLogger, TxHandle, TxOps, WakeReceiver } from '../../contract/types.js';
+import type { QueryRunnerLike, StoreLogger, TxOpen, TxOps, WakeReceiver } from '../../contract/types.js';
 import { HandoffRegistry } from '../../internal/handoff.js';
 import type { EnqueueHeadersHook } from '../../contract/job-extras.js';
 import type { InboxDriver } from '../../internal/inbox-handle.js';
@@ -14,7 +14,7 @@ import type { LockDriver } from '../shared/lock.js';
 import type { ScheduleDriver } from '../shared/scheduler.js';
 import { StoreBase } from '../shared/store.js';
 import type { StreamDriver } from '../shared/stream.js';
-import { activeQueryRunner, type TxDriver } from '../shared/tx.js';
+import { joinedRunner, type TxDriver } from '../shared/tx.js';
 import { SqliteAdmin, writeOutcomes } from './admin.js';
 import { isBusy, retryOnBusy, type SqliteConn } from './connection.js';
 import type { SqliteCore } from './context.js';
@@ -23,7 +23,7 @@ import { ExternalTxOps, syncConnectionOf } from './external-tx.js';
 import { sqliteInboxDriver } from './inbox.js';
 import { sqliteRetentionDriver } from './retention.js';
 import type { RetentionDriver } from '../../internal/retention-runner.js';
-import { openTxOf, runInOpenTx, type OpenTx } from './tx-context.js';
+import { runInOpenTx, type OpenTx } from './tx-context.js';
 import { sweepRateWindows } from './limits.js';
 import { sqliteLockDriver } from './lock.js';
 import { Watcher } from './notify/watcher.js';
@@ -40,8 +40,6 @@ import { WriteTickets } from './write-tickets.js';
 import { asStoreError, WriteCtx, Writer } from './writer.js';
 
 const WITH_TX = 'withTx(fn)';
-const JOIN_ONLY_OWN =
-  "on SQLite joins only a transaction the store opened itself: run it as store.joinTransaction((body) => dataSource.transaction(body), async (tx, em) => …) (or runTransaction(dataSource, store, fn), or AlkstoreTransactions.run(fn) in Nest). TypeORM runs every transaction of a SQLite DataSource on one connection without serializing them, so two overlapping dataSource.transaction calls share one transaction and one rollback can undo the other's business rows or outbox messages; joinTransaction runs them one at a time through the store's write path";
 
 /** The SQLite engine's `Store`. */
 export class SqliteStore extends StoreBase implements SqliteCore {
@@ -68,15 +66,6 @@ export class SqliteStore extends StoreBase implements SqliteCore {
     open: () => this.openTxHandle(WITH_TX),
     // Plain writes of this store inside the callback are refused at once (they would wait for this commit).
     body: (_tx, run) => runInOpenTx({ owner: this.writer, label: WITH_TX, active: true }, run),
-    // A revoked handle rejects here with its TransactionTimeout.
-    needsCommit: (tx) => !tx.finished || tx.revokedError !== null,
-    // Joins only the transaction of the `joinTransaction` callback this runs in.
-    join: (external, entry) => {
-      const runner = activeQueryRunner(external, entry);
-      const open = openTxOf(this.writer);
-      if (open?.joined?.runner === runner) return open.joined.ops;
-      throw new InvalidOption(entry === 'withTx' ? 'withTx(external)' : 'joinManager', JOIN_ONLY_OWN);
-    },
   };
   protected readonly lockDriver: LockDriver = sqliteLockDriver(this, () => this.guard());
   protected readonly streamDriver: StreamDriver = sqliteStreamDriver(this, () => this.guard());
@@ -182,14 +171,7 @@ export class SqliteStore extends StoreBase implements SqliteCore {
 
   // ---- transactions ----
 
-  beginTx(): Promise<TxHandle> {
-    return this.openTxHandle('beginTx()');
-  }
-
-  async joinTransaction<X extends ExternalTx, T>(
-    open: (body: (external: X) => Promise<T>) => Promise<T>,
-    fn: (tx: TxOps, external: X) => Promise<T>,
-  ): Promise<T> {
+  async joinTransaction<H, T>(open: TxOpen<H>, fn: (tx: TxOps, handle: H) => Promise<T>): Promise<T> {
     this.assertOpen();
     joinTransactionInput(open, fn);
     const label = 'joinTransaction';
@@ -214,17 +196,21 @@ export class SqliteStore extends StoreBase implements SqliteCore {
       if (revoked) throw revoked;
     };
     try {
-      const committed = await open(async (external) => {
-        check();
-        const runner = activeQueryRunner(external, 'joinManager');
-        const ops = new ExternalTxOps(this, runner, check);
-        current = { runner };
-        await ops.takeWriteLock();
-        const tx: OpenTx = { owner: this.writer, label, active: true, joined: { runner, ops } };
-        const result = await runInOpenTx(tx, () => fn(ops, external));
-        check();
-        return result;
-      });
+      const committed = await open(
+        async (joined) => {
+          check();
+          const runner = joinedRunner(joined);
+          const ops = new ExternalTxOps(this, runner, check);
+          current = { runner };
+          await ops.assertSameFile(this.options.memory ? null : this.options.path);
+          await ops.takeWriteLock();
+          const tx: OpenTx = { owner: this.writer, label, active: true };
+          const result = await runInOpenTx(tx, () => fn(ops, joined.handle));
+          check();
+          return result;
+        },
+        { engine: this.engine },
+      );
       // The caller's ORM committed: other stores' watchers read its wake rows now. This store's
       // receivers learn of it at the next poll, as before the wake file (a store's watcher does
       // not hear its own pokes).

@@ -2,7 +2,6 @@
 // holds the store's whole write path across its awaits, and a plain write made
 // inside it would wait for the commit that waits for it.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { QueryRunnerLike, TxOps } from '../../contract/types.js';
 
 /** The application transaction whose callback is running (`withTx(fn)`, `joinTransaction`). */
 export interface OpenTx {
@@ -12,8 +11,6 @@ export interface OpenTx {
   readonly label: string;
   /** False once the transaction ended: contexts outlive it in timers and promises started inside. */
   active: boolean;
-  /** A joined ORM transaction: the connection and the handle `withTx(external)` returns inside it. */
-  readonly joined?: { readonly runner: QueryRunnerLike; readonly ops: TxOps };
 }
 
 const current = new AsyncLocalStorage<OpenTx>();

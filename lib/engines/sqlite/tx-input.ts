@@ -14,7 +14,7 @@ import {
 import type { SqliteCore } from './context.js';
 
 /**
- * Validation shared by every transactional entry point (beginTx handles and
+ * Validation shared by every transactional entry point (withTx handles and
  * joined TypeORM transactions): names, payload encoding and opts stamping all
  * happen before any SQL.
  */

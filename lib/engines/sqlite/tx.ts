@@ -1,7 +1,7 @@
 import { Closed, TransactionTimeout } from '../../contract/errors.js';
 import type { InboxClaim } from '../../contract/inbox.js';
 import type { JobOpts } from '../../contract/options.js';
-import type { TxHandle } from '../../contract/types.js';
+import type { TxHandle } from '../shared/tx.js';
 import type { SqliteCore } from './context.js';
 import { claimInboxIn, inboxClaimInput } from './inbox.js';
 import { insertJobs } from './queue-ops.js';
@@ -20,7 +20,7 @@ import {
 import { asStoreError, WriteCtx, type AppHold, type Writer } from './writer.js';
 
 /**
- * A `beginTx()` handle: an open BEGIN IMMEDIATE on the store's write
+ * A `withTx(fn)` handle: an open BEGIN IMMEDIATE on the store's write
  * connection, holding the store's write path until commit or rollback. Every
  * other write of this store waits for it (at most `lockWaitTimeoutMs`, then
  * it fails naming this transaction). A lease renewal that waits a quarter of
@@ -48,11 +48,6 @@ export class SqliteTxHandle implements TxHandle {
 
   get finished(): boolean {
     return this.done;
-  }
-
-  /** Set when a lease renewal rolled this transaction back (see `TransactionTimeout`). */
-  get revokedError(): TransactionTimeout | null {
-    return this.revoked;
   }
 
   async enqueue(queue: string, payload: unknown, opts?: JobOpts): Promise<number> {

@@ -13,7 +13,7 @@ export class WriteCtx {
 
   constructor(
     readonly conn: SqliteConn,
-    /** Shared by every op of one `beginTx` handle. */
+    /** Shared by every op of one `withTx(fn)` handle. */
     readonly channels = new Set<string>(),
   ) {}
 
@@ -199,7 +199,7 @@ export class Writer {
   }
 
   /**
-   * For an application transaction (`beginTx()`, `withTx(fn)`, `joinTransaction`):
+   * For an application transaction (`withTx(fn)`, `joinTransaction`):
    * waits for the write path (at most `lockWaitTimeoutMs`) and holds it until
    * `release()`. `revoke` rolls the transaction back when a lease renewal has
    * waited a quarter of its lease; it must end the hold.
@@ -325,7 +325,7 @@ export class Writer {
   }
 
   /**
-   * For `beginTx`: holds the write path (see `holdForApp`) and opens BEGIN
+   * For `withTx(fn)`: holds the write path (see `holdForApp`) and opens BEGIN
    * IMMEDIATE; the caller ends it with `commitOpen`/`rollbackOpen`.
    */
   async beginOpen(label: string, revoke: (leaseMs: number) => void): Promise<AppHold> {
@@ -358,7 +358,7 @@ export class Writer {
     hold.release();
   }
 
-  /** True while a transaction is open on the write connection (a `beginTx` handle). */
+  /** True while a transaction is open on the write connection (a `withTx(fn)` handle). */
   get inTransaction(): boolean {
     return this.conn.db.open && this.conn.db.inTransaction;
   }

@@ -330,7 +330,7 @@ export class AlkstoreBrokersHost implements OnModuleInit, OnApplicationBootstrap
       store: this.store,
       inbox: this.store.inbox(h.meta.inbox, inboxOptsOf(this.options.inboxes?.[h.meta.inbox], o.maxAttempts)),
       handler: h.call,
-      transaction: inboxTransaction(o.transaction ?? 'store', this.store, this.moduleRef),
+      transaction: inboxTransaction(o.transaction ?? 'store', this.moduleRef),
       logger: this.logger,
     };
     const name = `@InboxHandler ${h.label}`;

@@ -70,11 +70,11 @@ export type InboxSource =
     };
 
 /**
- * The transaction the claim and the effect share: `'store'` (default, `store.withTx`), `'typeorm'`
- * (`AlkstoreTransactions`: the method's third argument is the `EntityManager`) or `'orm'`
- * (`OrmTransactions`, the module's `orm` adapter: the third argument is the ORM's transaction).
+ * The transaction the claim and the effect share: `'store'` (default, `store.withTx`) or `'orm'`
+ * (`store.joinTransaction` with the module's `orm` option, TypeORM's DataSource by default: the
+ * method's third argument is the ORM's transaction handle, e.g. the `EntityManager`).
  */
-export type InboxTransactionKind = 'store' | 'typeorm' | 'orm';
+export type InboxTransactionKind = 'store' | 'orm';
 
 /**
  * Options of `@InboxHandler(inbox, options)`: the source, the transaction, and of the shared handler

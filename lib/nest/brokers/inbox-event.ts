@@ -70,7 +70,7 @@ export const InboxTx = createParamDecorator(
   (_data: unknown, _ctx: ExecutionContext): TxOps => current('@InboxTx()').tx,
 );
 
-/** The ORM's transaction of an `@InboxEvent({ transaction: 'typeorm' | 'orm' })` method: the `EntityManager`, Prisma's `tx`, … */
+/** The ORM's transaction of an `@InboxEvent({ transaction: 'orm' })` method: the `EntityManager`, Prisma's `tx`, … */
 export const InboxTxHandle = createParamDecorator(
   (_data: unknown, _ctx: ExecutionContext): unknown => current('@InboxTxHandle()').handle,
 );
@@ -179,7 +179,7 @@ export class InboxEventInterceptor implements NestInterceptor {
     const key = `${meta.options.transaction ?? 'store'}:${meta.inbox}`;
     let r = this.runners.get(key);
     if (!r) {
-      const tx = inboxTransaction(meta.options.transaction ?? 'store', this.store, this.moduleRef);
+      const tx = inboxTransaction(meta.options.transaction ?? 'store', this.moduleRef);
       r = new InboxRunner({
         store: this.store,
         inbox: this.store.inbox(meta.inbox, this.brokers?.inboxes?.[meta.inbox]),

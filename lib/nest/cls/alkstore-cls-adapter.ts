@@ -1,30 +1,24 @@
 import type { TransactionalAdapter, TransactionalAdapterOptions } from '@nestjs-cls/transactional';
-import type { ExternalTx, Store, TxOps } from '../../contract/types.js';
+import type { Store, TxOpen, TxOps } from '../../contract/types.js';
 import { whileActive } from '../../adapters/runner.js';
 import { Store as StoreToken } from '../store.token.js';
+import { clsJoined } from './cls-join.js';
 
 /** alkstore's operations of each CLS transaction client the adapter opened (and of its nested ones). */
 export const clsTxOps = new WeakMap<object, TxOps>();
-
-/**
- * Turns the inner adapter's transaction client into what `store.joinTransaction` joins, with
- * `isActive()` true until the `@Transactional()` body settles (then its commit or rollback runs, and
- * alkstore refuses any later write through it). TypeORM's `EntityManager` is one already; for
- * Prisma and Drizzle pass {@link prismaClsJoin} or {@link drizzleClsJoin}.
- */
-export type ClsJoin<TTx> = (client: TTx, isActive: () => boolean, store: Store) => ExternalTx | Promise<ExternalTx>;
 
 /** Options of {@link AlkstoreTransactionalAdapter}. */
 export interface AlkstoreTransactionalAdapterOptions<TConnection, TTx, TOptions> {
   /** The ORM's own `@nestjs-cls/transactional` adapter (e.g. `new TransactionalAdapterTypeOrm({ dataSourceToken: DataSource })`). */
   readonly adapter: TransactionalAdapter<TConnection, TTx, TOptions>;
-  /** How alkstore runs its SQL on that adapter's transaction client: `prismaClsJoin`, `drizzleClsJoin`; default: the client is a TypeORM `EntityManager`. */
-  readonly join?: ClsJoin<TTx>;
 }
 
 /**
  * A `@nestjs-cls/transactional` adapter that wraps your ORM's adapter and joins the store to every
- * transaction it opens (`store.joinTransaction`): inside a `@Transactional()` method,
+ * transaction it opens: each one is `store.joinTransaction(open, …)` with the wrapped adapter's
+ * transaction as `open`, and alkstore runs its SQL on the transaction client the way the ORM's
+ * `open` of `alkstore/adapters` does (TypeORM, Prisma, Drizzle: told apart by the client itself).
+ * Inside a `@Transactional()` method,
  * `AlkstoreClsTx.enqueue` / `outboxEnqueue` / `notify` / `publish` write in that transaction; outside
  * one they write as the store does. On SQLite the CLS transactions then go one at a time through the
  * store's write path, like every joined transaction.
@@ -49,7 +43,6 @@ export class AlkstoreTransactionalAdapter<TConnection, TTx, TOptions> implements
 
   constructor(options: AlkstoreTransactionalAdapterOptions<TConnection, TTx, TOptions>) {
     const inner = options.adapter;
-    const join: ClsJoin<TTx> = options.join ?? ((client) => client as ExternalTx);
     this.connectionToken = inner.connectionToken;
     this.connection = inner.connection;
     this.defaultTxOptions = inner.defaultTxOptions;
@@ -63,21 +56,20 @@ export class AlkstoreTransactionalAdapter<TConnection, TTx, TOptions> implements
         getFallbackInstance: () => base.getFallbackInstance(),
         wrapWithTransaction: (txOptions, fn, setTx) => {
           let client: TTx | undefined;
-          return store.joinTransaction<ExternalTx, unknown>(
-            (body) =>
-              base.wrapWithTransaction(
-                txOptions,
-                () => whileActive(async (isActive) => body(await join(client as TTx, isActive, store))),
-                (c?: TTx) => {
-                  client = c;
-                  setTx(c);
-                },
-              ) as Promise<unknown>,
-            (tx) => {
-              if (client !== undefined && client !== null) clsTxOps.set(client as object, tx);
-              return fn() as Promise<unknown>;
-            },
-          );
+          // The wrapped adapter's transaction, as the open the store joins.
+          const open: TxOpen<unknown> = (body, ctx) =>
+            base.wrapWithTransaction(
+              txOptions,
+              () => whileActive(async (isActive) => body(await clsJoined(client, isActive, ctx.engine))),
+              (c?: TTx) => {
+                client = c;
+                setTx(c);
+              },
+            );
+          return store.joinTransaction(open, (tx) => {
+            if (client !== undefined && client !== null) clsTxOps.set(client as object, tx);
+            return fn() as Promise<unknown>;
+          });
         },
       };
       if (base.wrapWithNestedTransaction) {

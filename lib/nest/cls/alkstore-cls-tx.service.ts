@@ -26,7 +26,9 @@ export class AlkstoreClsTx {
     if (!ops) {
       throw new InvalidOption(
         'ClsPluginTransactional adapter',
-        'opened the active transaction without alkstore: wrap your ORM adapter as new AlkstoreTransactionalAdapter({ adapter: new TransactionalAdapterTypeOrm(…) }) (Prisma, Drizzle: add join: prismaClsJoin / drizzleClsJoin) so AlkstoreClsTx can join it',
+        'opened the active transaction without alkstore: wrap your ORM adapter as new AlkstoreTransactionalAdapter({ ' +
+          'adapter: new TransactionalAdapterTypeOrm(…) }) (or the Prisma or Drizzle adapter) so AlkstoreClsTx can ' +
+          'join it',
       );
     }
     return ops;

@@ -30,7 +30,7 @@ function beginStatement(options: DrizzleSqliteTransactionOptions | undefined): s
 
 /**
  * A `@nestjs-cls/transactional` adapter for Drizzle on better-sqlite3, to wrap in
- * `AlkstoreTransactionalAdapter` with `join: drizzleClsJoin`. Drizzle's better-sqlite3
+ * `AlkstoreTransactionalAdapter`. Drizzle's better-sqlite3
  * transactions are synchronous (an `async` callback is refused by better-sqlite3), so this adapter
  * opens the transaction itself on the database's connection: `BEGIN` … `COMMIT`, `ROLLBACK` when
  * the method throws, a savepoint for `Propagation.Nested`. The transaction client is the database
@@ -39,7 +39,7 @@ function beginStatement(options: DrizzleSqliteTransactionOptions | undefined): s
  * database outside a `@Transactional()` method while one is open.
  *
  * ```ts
- * new AlkstoreTransactionalAdapter({ adapter: new DrizzleSqliteTransactionalAdapter({ drizzleInstanceToken: DRIZZLE }), join: drizzleClsJoin });
+ * new AlkstoreTransactionalAdapter({ adapter: new DrizzleSqliteTransactionalAdapter({ drizzleInstanceToken: DRIZZLE }) });
  * ```
  */
 export class DrizzleSqliteTransactionalAdapter<

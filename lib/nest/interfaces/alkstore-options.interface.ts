@@ -1,10 +1,9 @@
 import type { FactoryProvider, ModuleMetadata, Type } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import type { QueueOpts } from '../../contract/options.js';
-import type { StoreLogger } from '../../contract/types.js';
+import type { StoreLogger, TxOpen } from '../../contract/types.js';
 import type { PoolerMode } from '../../engines/postgres/pooler.js';
 import type { JobMetrics } from '../../metrics/job-metrics.js';
-import type { AlkstoreOrmAdapter } from '../orm/orm-adapter.js';
 
 /** Whether this process runs handlers (the `workers` option): see docs/vocabulary.md. */
 export type WorkersMode = 'auto' | 'manual' | 'off';
@@ -55,11 +54,14 @@ export interface AlkstoreModuleOptions {
    */
   dataSource?: DataSource;
   /**
-   * The ORM whose transactions `OrmTransactions.run(fn)` opens with the store joined (Prisma,
-   * Drizzle, Kysely, knex, `pg`): `prismaAdapter(PrismaService)`, `drizzleAdapter(DRIZZLE)`, … from
-   * `alkstore/nest`. TypeORM needs none (`AlkstoreTransactions`).
+   * The `open` of your ORM (from `alkstore/adapters`: `openPrisma(prisma)`, `openDrizzle(db)`,
+   * `openKysely(db)`, `openKnex(knex)`, `openPg(pool)`, `openTypeOrm(dataSource)`), whose
+   * transactions the `transaction: 'orm'` of `@InboxHandler`, `@InboxEvent` and
+   * `AlkstoreWorkflowsModule` join. Set it in `forRootAsync`, which can inject your client. Default:
+   * TypeORM, on the module's `dataSource` or the application's DataSource (`TypeOrmModule`) on the
+   * same database.
    */
-  orm?: AlkstoreOrmAdapter<unknown>;
+  orm?: TxOpen<unknown>;
   /** PostgreSQL with a DataSource: reuse the DataSource's `pg.Pool` instead of opening one. Default false. */
   reusePool?: boolean;
   /** PostgreSQL: the engine-owned schema (default `alkstore`). */

@@ -55,20 +55,13 @@ export function validateModuleOptions(options: AlkstoreModuleOptions): AlkstoreM
     throw new InvalidOption('nestSchedule', "must be 'cluster' or left out");
   if (options.scheduleOwner !== undefined) validateKey('owner', options.scheduleOwner);
   validateObservabilityOptions(options);
-  if (options.orm !== undefined) {
-    const orm = options.orm as { run?: unknown; clientToken?: unknown } | null;
-    if (
-      orm === null ||
-      typeof orm !== 'object' ||
-      typeof orm.run !== 'function' ||
-      orm.clientToken === undefined ||
-      orm.clientToken === null
-    ) {
-      throw new InvalidOption(
-        'orm',
-        'must be made by prismaAdapter, drizzleAdapter, kyselyAdapter, knexAdapter or pgAdapter (from alkstore/nest) with the injection token of your client, e.g. orm: prismaAdapter(PrismaService)',
-      );
-    }
+  if (options.orm !== undefined && typeof options.orm !== 'function') {
+    throw new InvalidOption(
+      'orm',
+      'must be the open of your ORM from alkstore/adapters (openPrisma(prisma), openDrizzle(db), openKysely(db), ' +
+        'openKnex(knex), openPg(pool), openTypeOrm(dataSource)), set in AlkstoreModule.forRootAsync({ inject: ' +
+        '[your client], useFactory: (client) => ({ url, orm: openPrisma(client) }) })',
+    );
   }
   return options;
 }

@@ -9,7 +9,8 @@ import { NestFactory } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { Job, Queue } from 'alkstore';
-import { AlkstoreModule, AlkstoreTransactions, InjectQueue, OutboxHandler, QueueHandler, Store } from 'alkstore/nest';
+import { openTypeOrm } from 'alkstore/adapters';
+import { AlkstoreModule, InjectQueue, OutboxHandler, QueueHandler, Store } from 'alkstore/nest';
 import { Column, DataSource, Entity, PrimaryGeneratedColumn } from 'typeorm';
 
 const database = process.env.APP_DB ?? './app.db';
@@ -30,10 +31,13 @@ const finished = new Promise<string>((resolve) => {
 
 @Injectable()
 class OrdersService {
-  constructor(private readonly transactions: AlkstoreTransactions) {}
+  constructor(
+    private readonly store: Store,
+    private readonly dataSource: DataSource,
+  ) {}
 
   create(customer: string): Promise<Order> {
-    return this.transactions.run(async (tx, em) => {
+    return this.store.joinTransaction(openTypeOrm(this.dataSource), async (tx, em) => {
       const order = await em.save(em.create(Order, { customer }));
       await tx.outboxEnqueue('order-created', { orderId: order.id, customer });
       return order;

@@ -1,2 +1,0 @@
-export * from './orm-adapter.js';
-export * from './orm-transactions.service.js';

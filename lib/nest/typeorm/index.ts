@@ -1,2 +1,0 @@
-export * from './run-transaction.js';
-export * from './alkstore-transactions.service.js';
