@@ -393,7 +393,10 @@ export interface StoreAdmin {
   throughput(queue: string | null, sinceMs: number): Promise<ThroughputPoint[]>;
   /** Streams with head offset and consumers, name ascending. */
   streams(opts?: NamePageOpts): Promise<StreamInfo[]>;
-  /** The row of a lock (reserved names allowed: `__alkstore_scheduler` is the scheduler's leadership), or null. */
+  /**
+   * The row of a lock (reserved names allowed: `__alkstore_scheduler` is the scheduler's leadership), or null.
+   * An expired lock's row stays until it is taken again or the retention runner deletes it.
+   */
   lock(name: string): Promise<LockInfo | null>;
   /** State of this store's LISTEN connection. */
   listener(): ListenerState;
