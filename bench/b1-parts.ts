@@ -31,7 +31,7 @@ import pg from 'pg';
 import { openStore } from '../lib/index.js';
 import { openSqliteStore } from '../lib/engines/sqlite/index.js';
 import { INSERT_JOB } from '../lib/engines/sqlite/queue.sql.js';
-import { INSERT_NOTIFY_SQL } from '../lib/engines/sqlite/notify/notify-log.js';
+import { INSERT_NOTIFY_SQL } from '../lib/engines/sqlite/notify/notify.sql.js';
 import { NOW_SQL } from '../lib/engines/sqlite/connection.js';
 import { queueSql } from '../lib/engines/postgres/queue.sql.js';
 import { SchemaSql } from '../lib/engines/postgres/schema-sql.js';

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Store } from '../lib/contract/types.js';
 import { openSqliteStore } from '../lib/engines/sqlite/index.js';
-import type { SqliteDriverName } from '../lib/engines/sqlite/sqlite-driver.js';
+import type { SqliteDriverName } from '../lib/engines/sqlite/binding.js';
 import { QueueWorker } from '../lib/worker/queue-worker.js';
 
 const [chunksArg, sizeArg, wakeArg] = process.argv.slice(2);

@@ -7,7 +7,7 @@ import {
   type SqliteDatabase,
   type SqliteDriverName,
   type SqliteStatement,
-} from '../engines/sqlite/sqlite-driver.js';
+} from '../engines/sqlite/binding.js';
 import { assertEpoch, assertFrame, type OutboxRecord } from './epoch.js';
 import type { OutboxStore } from './outbox-store.js';
 import { checkIdentifier, checkKey } from './store-options.js';

@@ -1,4 +1,4 @@
-import { loadNodeSqlite } from '../../lib/engines/sqlite/sqlite-driver.js';
+import { loadNodeSqlite } from '../../lib/engines/sqlite/binding.js';
 
 /** This Node has `node:sqlite` (22.13+ / 24 without a flag). */
 export const hasNodeSqlite = (await loadNodeSqlite()) !== null;

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import pg from 'pg';
 import { Database } from '../../lib/contract/errors.js';
-import { PoolExecutor } from '../../lib/engines/postgres/executor.js';
-import { NOTIFY_ONLY } from '../../lib/engines/postgres/own-wakes.js';
+import { PoolExecutor } from '../../lib/engines/postgres/connection.js';
+import { NOTIFY_ONLY } from '../../lib/engines/postgres/notify/own-wakes.js';
 import { PG_URL, describePg, waitFor } from '../helpers/engines.js';
 
 // PostgreSQL-only: a statement that found someone waiting for a connection runs on a one-off

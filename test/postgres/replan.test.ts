@@ -2,8 +2,8 @@ import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import pg from 'pg';
 import type { Store } from '../../lib/contract/types.js';
 import { engineSql } from '../../lib/engines/postgres/context.js';
-import { PoolExecutor } from '../../lib/engines/postgres/executor.js';
-import { NOTIFY_ONLY } from '../../lib/engines/postgres/own-wakes.js';
+import { PoolExecutor } from '../../lib/engines/postgres/connection.js';
+import { NOTIFY_ONLY } from '../../lib/engines/postgres/notify/own-wakes.js';
 import { type EngineDb, PG_URL, describePg, postgres } from '../helpers/engines.js';
 
 /**

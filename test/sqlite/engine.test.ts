@@ -6,7 +6,7 @@ import { AlkstoreError, Closed, Database as DatabaseError, InvalidOption } from 
 import type { Store } from '../../lib/contract/types.js';
 import { openConnection } from '../../lib/engines/sqlite/connection.js';
 import { openSqliteStore } from '../../lib/engines/sqlite/index.js';
-import { NotifyPruner } from '../../lib/engines/sqlite/notify/notify-log.js';
+import { NotifyPruner } from '../../lib/engines/sqlite/notify/notify.sql.js';
 import { SCHEMA_VERSION } from '../../lib/engines/sqlite/migrations.js';
 import { sqliteFile, waitFor, type EngineDb } from '../helpers/engines.js';
 import { refusal } from '../helpers/typed-errors.js';

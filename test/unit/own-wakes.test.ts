@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { OwnWakes } from '../../lib/engines/postgres/own-wakes.js';
+import { OwnWakes } from '../../lib/engines/postgres/notify/own-wakes.js';
 
 /**
  * PostgreSQL engine: the bookkeeping that delivers a store's own wakes

@@ -39,8 +39,8 @@ import {
 } from '../../internal/admin-paging.js';
 import type { OutcomeRow } from '../../internal/outcome-counter.js';
 import { moved as movedAny, redriveResult, runWaking, type PgContext, type RedriveRow } from './context.js';
-import { num } from './executor.js';
-import { toJobInfo } from './queue.js';
+import { num } from './connection.js';
+import { toJobInfo } from './postgres-driver.js';
 import { PostgresStream } from './stream.js';
 import type { JobRow } from './queue.sql.js';
 import { wakePayload } from './schema-sql.js';

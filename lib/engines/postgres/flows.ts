@@ -4,7 +4,7 @@ import { queueWakeChannel } from '../../contract/names.js';
 import { resultWakeChannel } from '../../contract/results.js';
 import { childResults, edgeOutcome, type ChildRow, type EdgeRow } from '../shared/flows.js';
 import { always, enqueueResolved, rewinding, woke, type PgContext } from './context.js';
-import { num, type Executor } from './executor.js';
+import { num, type Executor } from './connection.js';
 import { wakePayload } from './schema-sql.js';
 
 // Job flows on PostgreSQL (SPEC §11, docs/flows.md): the statements are flows.sql.ts. Every function

@@ -4,7 +4,7 @@ import { validateKey, validateName } from '../../contract/validate.js';
 import type { InboxDriver } from '../../internal/inbox-handle.js';
 import type { ReceiptDriver } from '../../internal/outbox-handle.js';
 import type { PgContext } from './context.js';
-import { num, numOrNull, type Executor } from './executor.js';
+import { num, numOrNull, type Executor } from './connection.js';
 
 interface EntryRow {
   inbox: string;

@@ -12,7 +12,7 @@ import { loadPeer } from '../../internal/load-peer.js';
 import { scrubbingLogger, scrubSecrets, secretForms, urlSecrets } from '../../internal/secrets.js';
 import { applyMigrations, readStoreIdentity, verifySchema } from './migrations.js';
 import { firstConnection } from './first-connection.js';
-import { PostgresListener } from './listener.js';
+import { PostgresListener } from './notify/listener.js';
 import { PostgresStore } from './store.js';
 import { describeUrl, listenUrlOption, poolerOption, verifyListenConnection } from './pooler.js';
 import { engineChannel, validateSchemaName } from './schema-sql.js';

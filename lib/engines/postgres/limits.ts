@@ -3,7 +3,7 @@ import { DEFAULT_CONCURRENCY_LIMIT, type ResolvedLimits } from '../../contract/l
 import type { RateLimit } from '../../contract/types.js';
 import type { JobWrite } from '../../contract/options.js';
 import type { PgContext } from './context.js';
-import type { Executor } from './executor.js';
+import type { Executor } from './connection.js';
 
 /** Per store: queues whose last claim read limits (their next claim is the limited one). */
 const LIMITED = new WeakMap<object, Set<string>>();

@@ -1,6 +1,6 @@
 import type { LockDriver } from '../shared/lock.js';
 import type { PgContext } from './context.js';
-import { num } from './executor.js';
+import { num } from './connection.js';
 
 /** Named locks on PostgreSQL: one statement each (lock.sql.ts), on the store's pool. */
 export function postgresLockDriver(ctx: PgContext): LockDriver {

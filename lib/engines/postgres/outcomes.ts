@@ -8,7 +8,7 @@ import {
 } from '../../contract/results.js';
 import type { JobInfo } from '../../contract/types.js';
 import { always, promoted, rewinding, runWaking, type PgContext } from './context.js';
-import { num, numOrNull } from './executor.js';
+import { num, numOrNull } from './connection.js';
 import type { JobRow } from './queue.sql.js';
 import { wakePayload } from './schema-sql.js';
 import { settle } from './flows.js';

@@ -1,7 +1,7 @@
 import { THROUGHPUT_RETENTION_MS } from '../../internal/admin-paging.js';
 import type { RetentionDriver } from '../../internal/retention-runner.js';
 import type { PgContext } from './context.js';
-import { num } from './executor.js';
+import { num } from './connection.js';
 import { RETENTION_BATCH } from './retention.sql.js';
 
 /** The retention runner's store-wide deletes on PostgreSQL: autocommit statements, each at most a batch, repeated while full. */

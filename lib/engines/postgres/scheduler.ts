@@ -12,7 +12,7 @@ import {
   type StoredSchedule,
 } from '../shared/scheduler.js';
 import { always, runWaking, stampParams, woke, type PgContext } from './context.js';
-import { num, numOrNull, type Executor } from './executor.js';
+import { num, numOrNull, type Executor } from './connection.js';
 import type { ScheduleRow } from './schedule.sql.js';
 import { wakePayload } from './schema-sql.js';
 

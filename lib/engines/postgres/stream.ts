@@ -2,7 +2,7 @@ import { decodePayload } from '../../contract/codec.js';
 import type { StreamEvent } from '../../contract/types.js';
 import { StoreStream, type StreamDriver } from '../shared/stream.js';
 import { publishEventText, saveConsumerOffset, type PgContext } from './context.js';
-import { num } from './executor.js';
+import { num } from './connection.js';
 import type { EventRow } from './stream.sql.js';
 
 /** Streams on PostgreSQL: the statements of stream.sql.ts on the store's pool. */

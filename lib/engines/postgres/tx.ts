@@ -8,9 +8,9 @@ import type { TxHandle } from '../shared/tx.js';
 import { dependsOnFlow, hasDependencies, planFlow, type FlowJob, type FlowNode } from '../../contract/flows.js';
 import { insertFlow } from './flows.js';
 import { enqueueJob, notifyChannel, publishEvent, saveConsumerOffset, type PgContext } from './context.js';
-import type { ClientExecutor, Executor } from './executor.js';
+import type { ClientExecutor, Executor } from './connection.js';
 import { claimInbox } from './inbox.js';
-import { TxWakes } from './own-wakes.js';
+import { TxWakes } from './notify/own-wakes.js';
 
 /**
  * The commit-atomic operations over one transaction's executor. Wakes are

@@ -1,4 +1,5 @@
-// SQLite only: a synchronous connection to the file with busy retries and the database clock; PostgreSQL uses pooled clients (executor.ts).
+// Connections on SQLite: a synchronous connection to the file with busy retries and the database clock;
+// PostgreSQL's connection.ts runs statements on pooled clients.
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
@@ -11,7 +12,7 @@ import {
   type SqliteDriverName,
   type SqliteOpener,
   type SqliteStatement,
-} from './sqlite-driver.js';
+} from './binding.js';
 
 /** The database clock in epoch milliseconds (docs/semantics.md, Time). */
 export const NOW_SQL = "SELECT CAST(unixepoch('subsec') * 1000 AS INTEGER)";

@@ -14,7 +14,7 @@ import type { SqliteCore } from './context.js';
 import { insertFlowPlan, type FlowAnswer, type FlowStep } from './flows.js';
 import { claimAnswer, inboxClaimInput } from './inbox.js';
 import { CLAIM_INBOX, GET_INBOX } from './inbox.sql.js';
-import { INSERT_NOTIFY_SQL } from './notify/notify-log.js';
+import { INSERT_NOTIFY_SQL } from './notify/notify.sql.js';
 import { insertPlan, type StepAnswer } from './queue-ops.js';
 import { INSERT_JOB } from './queue.sql.js';
 import { INSERT_EVENT, NEXT_SEQ, SAVE_OFFSET } from './stream.sql.js';

@@ -2,7 +2,7 @@ import { InvalidOption } from '../../contract/errors.js';
 import type { StoreLogger } from '../../contract/types.js';
 import { asOption, requireBoolean, requireTimerMs } from '../../contract/validate.js';
 import { resolveCommonOptions, type CommonStoreOptions, type ResolvedCommonOptions } from '../shared/options.js';
-import { validateDriverOption, type SqliteDriverName } from './sqlite-driver.js';
+import { validateDriverOption, type SqliteDriverName } from './binding.js';
 
 /** Options of `openSqliteStore`: the {@link CommonStoreOptions} of every engine, and SQLite's own. */
 export interface SqliteStoreOptions extends CommonStoreOptions {

@@ -2,7 +2,7 @@ import { THROUGHPUT_RETENTION_MS } from '../../internal/admin-paging.js';
 import type { RetentionDriver } from '../../internal/retention-runner.js';
 import { PRUNE_LATENCY, PRUNE_MINUTES } from './admin.sql.js';
 import type { SqliteCore } from './context.js';
-import { NOTIFY_RETENTION_MS } from './notify/notify-log.js';
+import { NOTIFY_RETENTION_MS } from './notify/notify.sql.js';
 
 /**
  * Rows one retention write deletes at most: the store has one writer, so a first prune of a long

@@ -1,259 +1,278 @@
-// SQLite only: the engine speaks to SQLite through one of two synchronous
-// drivers, better-sqlite3 (a native addon) or Node's own `node:sqlite` (no
-// addon, Node 22.13+). Everything above this file sees the subset below.
-import { InvalidOption } from '../../contract/errors.js';
-import { MissingPeer } from '../../internal/load-peer.js';
+import type { EnqueueHeadersHook } from '../../contract/job-extras.js';
+import { randomUUID } from 'node:crypto';
+import { Closed } from '../../contract/errors.js';
+import { queueWakeChannel } from '../../contract/names.js';
+import { DEFAULT_QUEUE_OPTS, type JobWrite, type QueueOpts } from '../../contract/options.js';
+import type { JobInfo, QueueSettings, QueueStats, RedriveResult, WakeReceiver } from '../../contract/types.js';
+import type { HandoffRegistry } from '../../internal/handoff.js';
+import type { OutcomeCounter } from '../../internal/outcome-counter.js';
+import type { ClaimedRow, ClaimRef, ClaimResult, QueueDriver, ReceiptWrite } from '../shared/queue-driver.js';
+import { putReceiptRows } from './inbox.js';
+import type { SqliteCore } from './context.js';
+import { COUNTS, PRIORITY_HEADS } from './counts.sql.js';
+import * as ops from './queue-ops.js';
+import * as Q from './queue.sql.js';
+import { toJobInfo, type JobRow } from './rows.js';
+import type { CancelTarget, ProgressWrites } from '../../contract/results.js';
+import * as outcomes from './outcomes.js';
+import * as flows from './flows.js';
+import type { ChildResult, FlowNode, FlowPlan } from '../../contract/flows.js';
+import { limitSettings, setLimits, sweepRateWindows, type LimitSettings } from './limits.js';
+import type { ResolvedLimits } from '../../contract/limits.js';
 
-/** A prepared statement: the part of better-sqlite3's `Statement` the engine uses. */
-export interface SqliteStatement {
-  run(...params: unknown[]): { changes: number; lastInsertRowid: number | bigint };
-  get(...params: unknown[]): unknown;
-  all(...params: unknown[]): unknown[];
-  /** A statement returning the first column of each row instead of the row. */
-  pluck(): SqliteStatement;
-}
-
-/** A connection: the part of better-sqlite3's `Database` the engine uses. */
-export interface SqliteDatabase {
-  prepare(sql: string): SqliteStatement;
-  exec(sql: string): unknown;
-  /** `PRAGMA <source>`; with `simple`, the first column of the first row. */
-  pragma(source: string, options?: { simple?: boolean }): unknown;
-  /** Wraps `fn` in BEGIN … COMMIT (a savepoint when already in a transaction); ROLLBACK on throw. */
-  transaction<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) => R;
-  readonly open: boolean;
-  readonly inTransaction: boolean;
-  close(): unknown;
-}
-
-/** Which driver opens the store's connections. */
-export type SqliteDriverName = 'better-sqlite3' | 'node:sqlite';
-
-/** Opens one connection: no busy wait (busy_timeout 0), so a locked file never blocks the event loop. */
-export type SqliteOpener = (path: string, options: { readonly: boolean }) => SqliteDatabase;
-
-const DRIVERS: readonly string[] = ['auto', 'better-sqlite3', 'node:sqlite'];
-
-/** `driver` option: `'auto'` (default), `'better-sqlite3'` or `'node:sqlite'`. */
-export function validateDriverOption(v: unknown): 'auto' | SqliteDriverName {
-  if (v === undefined) return 'auto';
-  if (typeof v !== 'string' || !DRIVERS.includes(v)) {
-    throw new InvalidOption(
-      'driver',
-      `must be one of ${DRIVERS.map((d) => JSON.stringify(d)).join(', ')} (got ${typeof v === 'string' ? JSON.stringify(v.slice(0, 40)) : typeof v})`,
-    );
-  }
-  return v as 'auto' | SqliteDriverName;
-}
-
-interface NodeSqliteModule {
-  DatabaseSync: new (path: string, options?: { readOnly?: boolean; timeout?: number }) => NodeDatabaseSync;
-}
-
-interface NodeStatementSync {
-  run(...params: unknown[]): { changes: number | bigint; lastInsertRowid: number | bigint };
-  get(...params: unknown[]): unknown;
-  all(...params: unknown[]): unknown[];
-  setReturnArrays?(enabled: boolean): void;
-}
-
-interface NodeDatabaseSync {
-  prepare(sql: string): NodeStatementSync;
-  exec(sql: string): void;
-  close(): void;
-  readonly isOpen?: boolean;
-  readonly isTransaction?: boolean;
-}
-
-/** `node:sqlite` when this Node has it (22.13+ without a flag), else null. */
-export async function loadNodeSqlite(): Promise<NodeSqliteModule | null> {
-  try {
-    // A variable specifier: Node 20's types (and Node 20 itself) know no node:sqlite.
-    const specifier = 'node:sqlite';
-    const mod = (await import(specifier)) as NodeSqliteModule;
-    return typeof mod.DatabaseSync === 'function' ? mod : null;
-  } catch {
-    return null;
-  }
-}
-
-/** The opener for `driver`; `'auto'` takes better-sqlite3 when it loads and `node:sqlite` otherwise. */
-export async function resolveOpener(
-  driver: 'auto' | SqliteDriverName,
-  loadBetterSqlite3: () => Promise<SqliteOpener>,
-): Promise<{ name: SqliteDriverName; open: SqliteOpener; fellBack?: MissingPeer }> {
-  if (driver === 'better-sqlite3') return { name: driver, open: await loadBetterSqlite3() };
-  if (driver === 'node:sqlite') {
-    const mod = await loadNodeSqlite();
-    if (mod === null) throw noNodeSqlite(null);
-    return { name: driver, open: nodeSqliteOpener(mod) };
-  }
-  let betterError: unknown;
-  try {
-    return { name: 'better-sqlite3', open: await loadBetterSqlite3() };
-  } catch (err) {
-    if (!(err instanceof MissingPeer)) throw err;
-    betterError = err;
-  }
-  const mod = await loadNodeSqlite();
-  if (mod === null) throw noNodeSqlite(betterError);
-  return { name: 'node:sqlite', open: nodeSqliteOpener(mod), fellBack: betterError as MissingPeer };
-}
-
-function noNodeSqlite(betterError: unknown): MissingPeer {
-  return new MissingPeer(
-    'better-sqlite3',
-    betterError ?? null,
-    `for the SQLite engine: install better-sqlite3 (npm install better-sqlite3), or run on Node 22.13+ / 24, whose built-in node:sqlite this Node ${process.version} does not have (the engine then needs no native addon; driver: 'node:sqlite')`,
-  );
-}
-
-/** Opens `node:sqlite` connections shaped like better-sqlite3's. */
-export function nodeSqliteOpener(mod: NodeSqliteModule): SqliteOpener {
-  return (path, { readonly }) => new NodeSqliteDatabase(new mod.DatabaseSync(path, { readOnly: readonly, timeout: 0 }));
-}
+/** The store under a queue driver: its write and read paths, and whether it is closed. */
+export type SqliteQueueCore = SqliteCore & { readonly closed: boolean };
 
 /**
- * node:sqlite binds every JS number as a REAL; an integral one is bound as an
- * INTEGER here (as better-sqlite3 does), so `LIMIT ?`, `json_array(?)` and
- * typeless columns see the same values on both drivers.
+ * The SQLite queue driver: every write one synchronous function of queue-ops.ts run in a write
+ * transaction of the store's group-commit writer (which also hands out the file's write tickets),
+ * every read on the read connection (docs/semantics.md, Engine drivers).
  */
-function bindable(v: unknown): unknown {
-  if (typeof v === 'number' && Number.isSafeInteger(v)) return BigInt(v);
-  if (typeof v === 'boolean') return v ? 1n : 0n;
-  if (v !== null && typeof v === 'object' && !ArrayBuffer.isView(v)) {
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) out[k] = bindable(x);
-    return out;
-  }
-  return v;
-}
+export class SqliteQueueDriver implements QueueDriver {
+  readonly random: () => number;
+  readonly maxPayloadBytes: number;
+  readonly outcomes: OutcomeCounter;
+  readonly progressWrites: ProgressWrites;
+  readonly handoff: HandoffRegistry | null;
+  readonly enqueueHeaders: EnqueueHeadersHook | null;
 
-function bindAll(params: unknown[]): unknown[] {
-  return params.map(bindable);
-}
-
-/** SQLITE_BUSY and friends carry better-sqlite3's string codes, which the engine's busy retry reads. */
-const PRIMARY_CODES: Record<number, string> = {
-  5: 'SQLITE_BUSY',
-  6: 'SQLITE_LOCKED',
-  19: 'SQLITE_CONSTRAINT',
-  8: 'SQLITE_READONLY',
-};
-
-function translated<T>(fn: () => T): T {
-  try {
-    return fn();
-  } catch (err) {
-    const e = err as { errcode?: unknown; code?: unknown };
-    if (typeof e?.errcode === 'number') {
-      const primary = PRIMARY_CODES[e.errcode & 0xff];
-      if (primary !== undefined) {
-        try {
-          Object.defineProperty(err, 'code', {
-            value: e.errcode === 5 ? primary : `${primary}${e.errcode > 0xff ? `_${e.errcode >> 8}` : ''}`,
-            configurable: true,
-          });
-        } catch {
-          // A frozen error keeps its own code.
-        }
-      }
-    }
-    throw err;
-  }
-}
-
-function firstColumn(row: unknown): unknown {
-  return Array.isArray(row) ? row[0] : Object.values(row as object)[0];
-}
-
-class NodeSqliteStatement implements SqliteStatement {
   constructor(
-    private readonly stmt: NodeStatementSync,
-    private readonly plucked: boolean,
-    private readonly source: () => NodeStatementSync,
-  ) {}
-
-  run(...params: unknown[]): { changes: number; lastInsertRowid: number | bigint } {
-    const r = translated(() => this.stmt.run(...bindAll(params)));
-    return { changes: Number(r.changes), lastInsertRowid: r.lastInsertRowid };
+    private readonly core: SqliteQueueCore,
+    readonly queue: string,
+  ) {
+    this.random = core.random;
+    this.maxPayloadBytes = core.maxPayloadBytes;
+    this.outcomes = core.outcomes;
+    this.progressWrites = core.progressWrites;
+    this.handoff = core.handoff;
+    this.enqueueHeaders = core.enqueueHeaders;
   }
 
-  get(...params: unknown[]): unknown {
-    const row = translated(() => this.stmt.get(...bindAll(params)));
-    if (!this.plucked || row === undefined || row === null) return row;
-    return firstColumn(row);
+  guard(): void {
+    if (this.core.closed) throw new Closed();
   }
 
-  all(...params: unknown[]): unknown[] {
-    const rows = translated(() => this.stmt.all(...bindAll(params)));
-    return this.plucked ? rows.map(firstColumn) : rows;
+  insert(texts: readonly string[], stamp: JobWrite): Promise<number[]> {
+    return this.core.write('enqueueMany', (ctx) => ops.insertJobs(ctx, this.queue, texts, stamp));
   }
 
-  pluck(): SqliteStatement {
-    // A statement of its own: return-arrays mode is per statement.
-    const s = this.source();
-    // Rows as arrays where this Node has it (24, 22.16+); else the first value of each row object.
-    s.setReturnArrays?.(true);
-    return new NodeSqliteStatement(s, true, this.source);
-  }
-}
-
-class NodeSqliteDatabase implements SqliteDatabase {
-  private depth = 0;
-
-  constructor(private readonly db: NodeDatabaseSync) {}
-
-  get open(): boolean {
-    return this.db.isOpen !== false;
+  insertOne(text: string, stamp: JobWrite): Promise<number> {
+    return this.core.write('enqueue', (ctx) => ops.insertJobs(ctx, this.queue, [text], stamp)[0]!);
   }
 
-  get inTransaction(): boolean {
-    return this.db.isTransaction === true;
+  insertBulk(items: readonly { text: string; stamp: JobWrite }[]): Promise<number[]> {
+    return this.core.write('enqueueBulk', (ctx) =>
+      items.map((it) => ops.insertJobs(ctx, this.queue, [it.text], it.stamp)[0]!),
+    );
   }
 
-  prepare(sql: string): SqliteStatement {
-    const make = (): NodeStatementSync => translated(() => this.db.prepare(sql));
-    return new NodeSqliteStatement(make(), false, make);
+  insertHandingOff(
+    text: string,
+    stamp: JobWrite,
+    workerId: string,
+    leaseMs: number | null,
+  ): Promise<{ id: number; claimed: ClaimedRow | null }> {
+    return this.core.write('enqueue', (ctx) =>
+      ops.insertJobHandingOff(ctx, this.queue, text, stamp, workerId, leaseMs, randomUUID),
+    );
   }
 
-  exec(sql: string): unknown {
-    translated(() => this.db.exec(sql));
-    return this;
+  claim(max: number, leaseMs: number | null, workerId: string | null): Promise<ClaimResult> {
+    return this.core.write('claim', (ctx) => ops.claimJobs(ctx, this.queue, max, leaseMs, workerId, randomUUID), true);
   }
 
-  pragma(source: string, options?: { simple?: boolean }): unknown {
-    const stmt = this.prepare(`PRAGMA ${source}`);
-    if (options?.simple) return stmt.pluck().get();
-    return stmt.all();
+  ack(job: ClaimRef): Promise<boolean> {
+    return this.core.write('ack', (ctx) => ops.ackJob(ctx, this.queue, job.id, job.claimToken, job.plain));
   }
 
-  transaction<A extends unknown[], R>(fn: (...args: A) => R): (...args: A) => R {
-    return (...args: A): R => {
-      const nested = this.inTransaction;
-      const name = `alkstore_nested_${this.depth}`;
-      this.exec(nested ? `SAVEPOINT ${name}` : 'BEGIN');
-      this.depth++;
-      try {
-        const r = fn(...args);
-        this.exec(nested ? `RELEASE ${name}` : 'COMMIT');
-        return r;
-      } catch (err) {
-        if (nested) {
-          this.exec(`ROLLBACK TO ${name}`);
-          this.exec(`RELEASE ${name}`);
-        } else if (this.inTransaction) {
-          this.exec('ROLLBACK');
-        }
-        throw err;
-      } finally {
-        this.depth--;
-      }
+  ackBatch(jobs: readonly ClaimRef[], receipts?: ReceiptWrite | null): Promise<number> {
+    if (!receipts) return this.core.write('ackBatch', (ctx) => ops.ackJobs(ctx, this.queue, jobs));
+    // The receipts and the acks in one write transaction.
+    return this.core.write('ackBatch', (ctx) => {
+      putReceiptRows(ctx, receipts.outbox, receipts.rows);
+      return ops.ackJobs(ctx, this.queue, jobs);
+    });
+  }
+
+  putReceipts(receipts: ReceiptWrite): Promise<void> {
+    return this.core.write('outbox.recordReceipts', (ctx) => putReceiptRows(ctx, receipts.outbox, receipts.rows));
+  }
+
+  retry(job: ClaimRef, delayMs: number, errorText: string, detail?: string): Promise<'retried' | 'dead' | null> {
+    return this.core.write('retry', (ctx) =>
+      ops.retryJob(ctx, this.queue, job.id, job.claimToken, errorText, delayMs, detail ?? errorText),
+    );
+  }
+
+  fail(job: ClaimRef, errorText: string, detail?: string): Promise<boolean> {
+    return this.core.write('fail', (ctx) =>
+      ops.failJob(ctx, this.queue, job.id, job.claimToken, errorText, detail ?? errorText),
+    );
+  }
+
+  /** An urgent write: a lease renewal goes ahead of queued group commits (Writer.writeUrgent). */
+  heartbeat(job: ClaimRef, extendMs: number): Promise<number | null> {
+    return this.core.write(
+      'heartbeat',
+      (ctx) => ops.heartbeatJob(ctx, job.id, job.claimToken, extendMs),
+      false,
+      extendMs,
+    );
+  }
+
+  release(job: ClaimRef): Promise<boolean> {
+    return this.core.write('release', (ctx) => ops.releaseJob(ctx, this.queue, job.id, job.claimToken));
+  }
+
+  getJob(id: number): Promise<JobInfo | null> {
+    return outcomes.getJobWithOutcome(this.core, this.queue, id);
+  }
+
+  ackOutcome(job: ClaimRef, resultText: string | null, progressText: string | null, settles = false): Promise<boolean> {
+    return outcomes.ackWithOutcome(this.core, this.queue, job, resultText, progressText, settles);
+  }
+
+  queueOptsOf(queue: string): Required<QueueOpts> {
+    return this.core.registeredQueueOpts(queue, DEFAULT_QUEUE_OPTS);
+  }
+
+  insertFlow(plan: FlowPlan): Promise<FlowNode> {
+    return this.core.write('enqueueFlow', (ctx) => flows.insertFlow(ctx, plan));
+  }
+
+  settleFlows(ids: readonly number[]): Promise<void> {
+    return this.core.write('settleFlows', (ctx) => flows.settle(ctx, ids));
+  }
+
+  pendingDependencies(id: number): Promise<number> {
+    return this.core.read('pendingDependencies', (conn) => flows.pendingDependencies(conn, id));
+  }
+
+  childResults(id: number): Promise<ChildResult[]> {
+    return this.core.read('childResults', (conn) => flows.readChildResults(conn, id));
+  }
+
+  liveDescendants(id: number): Promise<{ id: number; queue: string }[]> {
+    return this.core.read('liveDescendants', (conn) => flows.liveDescendants(conn, id));
+  }
+
+  cancelIn(queue: string, id: number): Promise<number> {
+    return outcomes.cancelJobs(this.core, queue, { id });
+  }
+
+  progress(job: ClaimRef, text: string): Promise<boolean> {
+    return outcomes.writeProgress(this.core, this.queue, job, text);
+  }
+
+  wakeWaiters(): Promise<void> {
+    return outcomes.wakeWaiters(this.core, this.queue);
+  }
+
+  cancelJobs(target: CancelTarget): Promise<number> {
+    return outcomes.cancelJobs(this.core, this.queue, target);
+  }
+
+  cancelledAmong(ids: readonly number[]): Promise<number[]> {
+    return outcomes.cancelledAmong(this.core, this.queue, ids);
+  }
+
+  listenOn(channel: string): WakeReceiver {
+    return this.core.wakes(channel);
+  }
+
+  async getJobByKey(uniqueKey: string): Promise<JobInfo | null> {
+    const row = await this.core.read(
+      'getJobByKey',
+      (conn) => conn.stmt(Q.GET_JOB_BY_KEY).get(this.queue, uniqueKey) as JobRow | undefined,
+    );
+    return row ? toJobInfo(row) : null;
+  }
+
+  setPaused(paused: boolean): Promise<void> {
+    return this.core.write(paused ? 'pause' : 'resume', (ctx) => ops.setPaused(ctx, this.queue, paused));
+  }
+
+  setRateLimit(limit: { max: number; perMs: number } | null): Promise<void> {
+    return this.core.write('setRateLimit', (ctx) =>
+      ops.setRateLimit(ctx, this.queue, limit?.max ?? null, limit?.perMs ?? null),
+    );
+  }
+
+  setLimits(limits: ResolvedLimits): Promise<void> {
+    return this.core.write('setLimits', (ctx) => setLimits(ctx, this.queue, limits));
+  }
+
+  async settings(): Promise<QueueSettings> {
+    const row = await this.core.read(
+      'settings',
+      (conn) =>
+        conn.stmt(Q.GET_SETTINGS).get(this.queue) as
+          ({ paused: number; rate_max: number | null; rate_per_ms: number | null } & LimitSettings) | undefined,
+    );
+    if (!row) return { paused: false, rateLimit: null, ...limitSettings(undefined) };
+    return {
+      paused: row.paused !== 0,
+      rateLimit:
+        row.rate_max === null || row.rate_per_ms === null ? null : { max: row.rate_max, perMs: row.rate_per_ms },
+      ...limitSettings(row),
     };
   }
 
-  close(): unknown {
-    if (this.open) this.db.close();
-    return this;
+  sweepExpired(): Promise<{ expired: number; purged: number }> {
+    return this.core.write('sweepExpired', (ctx) => {
+      const r = ops.sweepQueue(ctx, this.queue);
+      flows.sweepFlows(ctx, this.queue);
+      sweepRateWindows(ctx, this.queue);
+      return { expired: r.expired, purged: r.purged + outcomes.purgeOutcomes(ctx, this.queue) };
+    });
+  }
+
+  async listDead(before: number | null, after: number | null, limit: number): Promise<JobInfo[]> {
+    const rows = await this.core.read(
+      'listDead',
+      (conn) => conn.stmt(Q.LIST_DEAD).all({ queue: this.queue, before, after: after ?? 0, limit }) as JobRow[],
+    );
+    return rows.map(toJobInfo);
+  }
+
+  retryDead(ids: readonly number[]): Promise<RedriveResult> {
+    return this.core.write('retryDead', (ctx) => ops.retryDeadJobs(ctx, this.queue, ids));
+  }
+
+  purgeDead(ids: readonly number[]): Promise<number> {
+    return this.core.write('purgeDead', (ctx) => ops.purgeDeadJobs(ctx, this.queue, ids));
+  }
+
+  stats(): Promise<QueueStats> {
+    return this.core.read('stats', (conn) => {
+      // One read transaction, so the counters and the index probes see the same snapshot.
+      return conn.db.transaction(() => {
+        const now = conn.now();
+        const c = conn.stmt(COUNTS).get({ queue: this.queue, now }) as {
+          pending: number;
+          processing: number;
+          dead: number;
+          later: number;
+        };
+        const heads = conn.stmt(PRIORITY_HEADS).all({ queue: this.queue, now }) as { first_at: number; soon: number }[];
+        let oldest: number | null = null;
+        let soon = 0;
+        for (const h of heads) {
+          if (h.first_at <= now && (oldest === null || h.first_at < oldest)) oldest = h.first_at;
+          soon += h.soon;
+        }
+        return {
+          pending: c.pending,
+          processing: c.processing,
+          dead: c.dead,
+          scheduled: c.later + soon,
+          oldestPendingAgeMs: oldest === null ? 0 : Math.max(0, now - oldest),
+        };
+      })();
+    });
+  }
+
+  listen(): WakeReceiver {
+    return this.core.wakes(queueWakeChannel(this.queue));
   }
 }

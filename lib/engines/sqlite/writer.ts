@@ -4,7 +4,7 @@ import { busyDelayMs, isBusy, retryOnBusy, type SqliteConn } from './connection.
 import type { DeferredSync } from './deferred-sync.js';
 import { Mutex, type Holder } from './mutex.js';
 import { openTxOf } from './tx-context.js';
-import { INSERT_NOTIFY_SQL, NotifyPruner } from './notify/notify-log.js';
+import { INSERT_NOTIFY_SQL, NotifyPruner } from './notify/notify.sql.js';
 import { WriteTickets } from './write-tickets.js';
 
 /** What one write transaction sees: its connection, one database-clock reading, the channels to wake on commit. */

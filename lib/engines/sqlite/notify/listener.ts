@@ -1,8 +1,9 @@
-// SQLite only: other connections' commits are seen by polling PRAGMA data_version every wakeFallbackMs while something listens; PostgreSQL has LISTEN (listener.ts).
+// Wakes from other connections on SQLite: polling PRAGMA data_version every wakeFallbackMs while something
+// listens; PostgreSQL's notify/listener.ts has LISTEN.
 import type { StoreLogger } from '../../../contract/types.js';
 import type { WakeHub } from '../../../internal/wake-hub.js';
 import { isBusy, type SqliteConn } from '../connection.js';
-import { MAX_NOTIFY_ID_SQL, NOTIFY_AFTER_SQL } from './notify-log.js';
+import { MAX_NOTIFY_ID_SQL, NOTIFY_AFTER_SQL } from './notify.sql.js';
 import type { WakeFile } from './poke.js';
 
 /**

@@ -23,7 +23,7 @@ import {
   type RedriveRow,
 } from './context.js';
 import type { ClaimWatermark } from './claim-gate.js';
-import { num, numOrNull, type Rows } from './executor.js';
+import { num, numOrNull, type Rows } from './connection.js';
 import type { JobRow } from './queue.sql.js';
 import { wakePayload } from './schema-sql.js';
 import type { CancelTarget, ProgressWrites } from '../../contract/results.js';

@@ -1,5 +1,5 @@
-// PostgreSQL only: wakes are pg_notify on the engine channel; SQLite writes wake rows into a log table (notify/notify-log.ts).
-import { NOW_MS, type SchemaSql, type Sql } from './schema-sql.js';
+// Sending wakes on PostgreSQL: pg_notify on the engine channel; SQLite's notify/notify.sql.ts writes wake rows into a log table.
+import { NOW_MS, type SchemaSql, type Sql } from '../schema-sql.js';
 
 /** Notify statements for one schema: every wake is one `pg_notify` on the schema's engine channel. */
 export function notifySql(s: SchemaSql) {

@@ -1,4 +1,4 @@
-// SQLite only: wakes are rows of a log table read by other connections' watchers; PostgreSQL uses NOTIFY (notify.sql.ts).
+// Sending wakes on SQLite: rows of a log table read by other connections' listeners; PostgreSQL's notify/notify.sql.ts uses NOTIFY.
 import type { SqliteConn } from '../connection.js';
 
 /** A wake row, written inside the writing transaction so it exists exactly when the write commits. */

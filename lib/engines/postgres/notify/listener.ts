@@ -1,8 +1,9 @@
-// PostgreSQL only: the one LISTEN connection of a store (reconnects, health); SQLite learns of other connections' commits by watching PRAGMA data_version (notify/watcher.ts).
+// Wakes from other connections on PostgreSQL: the one LISTEN connection of a store (reconnects, health);
+// SQLite's notify/listener.ts watches PRAGMA data_version.
 import type { Client, Notification } from 'pg';
-import type { StoreLogger } from '../../contract/types.js';
-import { sleep } from '../../internal/sleep.js';
-import { quoteIdent } from './schema-sql.js';
+import type { StoreLogger } from '../../../contract/types.js';
+import { sleep } from '../../../internal/sleep.js';
+import { quoteIdent } from '../schema-sql.js';
 
 /** What the listener reports to its store. */
 export interface ListenerEvents {

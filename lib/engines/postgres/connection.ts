@@ -1,8 +1,9 @@
-// PostgreSQL only: statements run on a pool, a held connection or a caller's QueryRunner, named-prepared or not; SQLite runs synchronous statements on its own connections (connection.ts).
+// Connections on PostgreSQL: statements run on a pool, a held connection or a caller's QueryRunner,
+// named-prepared or not; SQLite's connection.ts runs synchronous statements on its own connections.
 import type { Pool, PoolClient } from 'pg';
 import { AlkstoreError, Database } from '../../contract/errors.js';
 import type { QueryRunnerLike } from '../../contract/types.js';
-import { NOTIFY_ONLY, type Wakes } from './own-wakes.js';
+import { NOTIFY_ONLY, type Wakes } from './notify/own-wakes.js';
 import type { Sql } from './schema-sql.js';
 
 /** Rows of a statement. int8 columns arrive as strings: callers convert with `Number`. */
