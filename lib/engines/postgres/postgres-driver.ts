@@ -29,7 +29,7 @@ import * as flows from './flows.js';
 import type { ChildResult, FlowNode, FlowPlan } from '../../contract/flows.js';
 import { hasLimitKey, type ResolvedLimits } from '../../contract/limits.js';
 import { limitedQueues, limitKeyParams, readLimits, setLimitsParams, sweepRateWindows } from './limits.js';
-import { scanBound } from './limits.sql.js';
+import { scanBound } from '../shared/limits.js';
 import { EnqueueGroup } from './enqueue-group.js';
 
 /**
