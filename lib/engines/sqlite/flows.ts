@@ -1,14 +1,7 @@
-import {
-  badDependency,
-  dependencyDiedError,
-  flowTree,
-  type ChildResult,
-  type FlowNode,
-  type FlowPlan,
-} from '../../contract/flows.js';
+import { badDependency, flowTree, type ChildResult, type FlowNode, type FlowPlan } from '../../contract/flows.js';
 import { queueWakeChannel } from '../../contract/names.js';
 import { resultWakeChannel } from '../../contract/results.js';
-import { childResults, edgeOutcome, type ChildRow, type EdgeRow } from '../shared/flows.js';
+import { childResults, edgeDiedError, edgeOutcome, type ChildRow, type EdgeRow } from '../shared/flows.js';
 import type { SqliteConn } from './connection.js';
 import { insertPlan, type Inserted, type InsertStep, type StepAnswer } from './queue-ops.js';
 import { INSERT_JOB } from './queue.sql.js';
@@ -153,12 +146,7 @@ function settleEdges(ctx: WriteCtx, rows: readonly EdgeRow[]): number[] {
         ctx.wake(queueWakeChannel(row.queue));
       continue;
     }
-    const error = dependencyDiedError(
-      Number(e.dep_id),
-      e.dep_queue,
-      out === 'cancelled' ? 'cancelled' : 'dead',
-      e.last_error,
-    );
+    const error = edgeDiedError(e, out);
     const d = ctx.conn.stmt(FAIL_WAITING).get({ job: e.job_id, now: ctx.now, error }) as { queue: string } | undefined;
     if (d === undefined) continue;
     died.push(Number(e.job_id));
