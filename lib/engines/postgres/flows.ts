@@ -1,8 +1,8 @@
-import { badDependency, dependencyDiedError, flowTree, type FlowNode, type FlowPlan } from '../../contract/flows.js';
+import { badDependency, flowTree, type FlowNode, type FlowPlan } from '../../contract/flows.js';
 import type { ChildResult } from '../../contract/flows.js';
 import { queueWakeChannel } from '../../contract/names.js';
 import { resultWakeChannel } from '../../contract/results.js';
-import { childResults, edgeOutcome, type ChildRow, type EdgeRow } from '../shared/flows.js';
+import { childResults, edgeDiedError, edgeOutcome, type ChildRow, type EdgeRow } from '../shared/flows.js';
 import { always, enqueueResolved, rewinding, woke, type PgContext } from './context.js';
 import { num, type Executor } from './connection.js';
 import { wakePayload } from './schema-sql.js';
@@ -104,12 +104,7 @@ async function settleEdges(ctx: PgContext, exec: Executor, rows: readonly EdgeRo
         );
       continue;
     }
-    const error = dependencyDiedError(
-      num(e.dep_id),
-      e.dep_queue,
-      out === 'cancelled' ? 'cancelled' : 'dead',
-      e.last_error,
-    );
+    const error = edgeDiedError(e, out);
     const d = await exec.run<{ queue: string }>(f.failWaiting, [e.job_id, error]);
     const q = d.rows[0]?.queue;
     if (q === undefined) continue;

@@ -11,11 +11,6 @@ import {
 } from './queue.sql.js';
 import { NOW_MS, type SchemaSql } from './schema-sql.js';
 
-/** Candidates one limited claim reads at most per branch: past them, jobs of free keys wait for the next claim. */
-export function scanBound(room: number): number {
-  return Math.min(10_000, Math.max(256, room * 16));
-}
-
 /**
  * Deletes the per-key rate windows (of the queues `where` selects, on alias `w`) that no claim can
  * read again: their period ended, or their queue has no key rate limit any more. A deleted window

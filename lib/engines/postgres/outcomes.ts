@@ -12,15 +12,13 @@ import { num, numOrNull } from './connection.js';
 import type { JobRow } from './queue.sql.js';
 import { wakePayload } from './schema-sql.js';
 import { settle } from './flows.js';
+import type { ClaimRef } from '../shared/queue-driver.js';
 
 // Results, progress and cancellation on PostgreSQL (SPEC §11): the statements of queue.sql.ts
 // (`outcomeSql`) behind the queue driver. Arguments are checked by the shared handles.
 
 /** A claim as the fenced statements take it. */
-interface Claim {
-  readonly id: number;
-  readonly claimToken: string;
-}
+type Claim = Pick<ClaimRef, 'id' | 'claimToken'>;
 
 /** The retention of outcome records written for `queue` (its registered options). */
 function retentionOf(ctx: PgContext, queue: string): number | null {

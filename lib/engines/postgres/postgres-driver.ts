@@ -1,12 +1,10 @@
-import type { EnqueueHeadersHook } from '../../contract/job-extras.js';
 import { decodePayload } from '../../contract/codec.js';
 import { decodeHeaders } from '../../contract/job-extras.js';
 import { queueWakeChannel } from '../../contract/names.js';
 import type { JobWrite, QueueOpts } from '../../contract/options.js';
 import type { JobInfo, QueueSettings, QueueStats, RedriveResult, WakeReceiver } from '../../contract/types.js';
-import type { HandoffRegistry } from '../../internal/handoff.js';
-import type { OutcomeCounter } from '../../internal/outcome-counter.js';
 import type { ClaimedRow, ClaimRef, ClaimResult, QueueDriver, ReceiptWrite } from '../shared/queue-driver.js';
+import { QueueDriverBase } from '../shared/queue-driver.js';
 import {
   always,
   enqueueResolved,
@@ -26,13 +24,12 @@ import type { ClaimWatermark } from './claim-gate.js';
 import { num, numOrNull, type Rows } from './connection.js';
 import type { JobRow } from './queue.sql.js';
 import { wakePayload } from './schema-sql.js';
-import type { CancelTarget, ProgressWrites } from '../../contract/results.js';
 import * as outcomes from './outcomes.js';
 import * as flows from './flows.js';
 import type { ChildResult, FlowNode, FlowPlan } from '../../contract/flows.js';
 import { hasLimitKey, type ResolvedLimits } from '../../contract/limits.js';
 import { limitedQueues, limitKeyParams, readLimits, setLimitsParams, sweepRateWindows } from './limits.js';
-import { scanBound } from './limits.sql.js';
+import { scanBound } from '../shared/limits.js';
 import { EnqueueGroup } from './enqueue-group.js';
 
 /**
@@ -40,29 +37,18 @@ import { EnqueueGroup } from './enqueue-group.js';
  * claim gate's plain claim while a queue has no settings, key rules in the engine's functions),
  * sent on the store's pool, its wake sent on commit with NOTIFY (docs/semantics.md, Engine drivers).
  */
-export class PostgresQueueDriver implements QueueDriver {
-  readonly random: () => number;
-  readonly maxPayloadBytes: number;
-  readonly outcomes: OutcomeCounter;
-  readonly progressWrites: ProgressWrites;
-  readonly handoff: HandoffRegistry | null;
-  readonly enqueueHeaders: EnqueueHeadersHook | null;
+export class PostgresQueueDriver extends QueueDriverBase<PgContext> implements QueueDriver {
   private readonly wake: string;
   /** `notified` of the statements that can promote an ordering key's next job: rewinds the claim watermarks when they did. */
   private readonly promotes: (r: Rows<object>) => boolean;
 
   constructor(
     private readonly ctx: PgContext,
-    readonly queue: string,
+    queue: string,
   ) {
+    super(ctx, queue, outcomes);
     this.wake = wakePayload(queueWakeChannel(queue));
     this.promotes = rewinding(ctx, promoted);
-    this.random = ctx.random;
-    this.maxPayloadBytes = ctx.maxPayloadBytes;
-    this.outcomes = ctx.outcomes;
-    this.progressWrites = ctx.progressWrites;
-    this.handoff = ctx.handoff;
-    this.enqueueHeaders = ctx.enqueueHeaders;
   }
 
   guard(): void {
@@ -457,26 +443,6 @@ export class PostgresQueueDriver implements QueueDriver {
 
   liveDescendants(id: number): Promise<{ id: number; queue: string }[]> {
     return flows.liveDescendants(this.ctx, id);
-  }
-
-  cancelIn(queue: string, id: number): Promise<number> {
-    return outcomes.cancelJobs(this.ctx, queue, { id });
-  }
-
-  progress(job: ClaimRef, text: string): Promise<boolean> {
-    return outcomes.writeProgress(this.ctx, this.queue, job, text);
-  }
-
-  wakeWaiters(): Promise<void> {
-    return outcomes.wakeWaiters(this.ctx, this.queue);
-  }
-
-  cancelJobs(target: CancelTarget): Promise<number> {
-    return outcomes.cancelJobs(this.ctx, this.queue, target);
-  }
-
-  cancelledAmong(ids: readonly number[]): Promise<number[]> {
-    return outcomes.cancelledAmong(this.ctx, this.queue, ids);
   }
 
   listenOn(channel: string): WakeReceiver {

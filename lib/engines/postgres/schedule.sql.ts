@@ -1,21 +1,8 @@
+import type { ScheduleColumns } from '../shared/scheduler.js';
 import { NOW_MS, type SchemaSql, type Sql } from './schema-sql.js';
 
 /** A schedule row; int8 columns are strings. */
-export interface ScheduleRow {
-  name: string;
-  spec: string;
-  interval_ms: string;
-  queue: string;
-  payload: string;
-  priority: number;
-  max_attempts: number | null;
-  expires_in_ms: string | null;
-  next_fire_at: string;
-  time_zone: string;
-  catch_up: 'all' | 'latest' | 'none';
-  owner: string | null;
-  paused: boolean;
-}
+export type ScheduleRow = ScheduleColumns<string, boolean>;
 
 const COLS =
   's.name, s.spec, s.interval_ms, s.queue, s.payload::text AS payload, s.priority, s.max_attempts, s.expires_in_ms, s.next_fire_at, s.time_zone, s.catch_up, s.owner, s.paused';

@@ -7,7 +7,9 @@ import {
   fireJobOpts,
   planFires,
   resumedNextFire,
+  storedSchedule,
   toSchedule,
+  upsertParams,
   type ScheduleDriver,
   type StoredSchedule,
 } from '../shared/scheduler.js';
@@ -19,21 +21,7 @@ import { wakePayload } from './schema-sql.js';
 /** Schedules on PostgreSQL (docs/semantics.md, Scheduler): the statements of schedule.sql.ts; the decisions are shared/scheduler.ts. */
 
 function stored(row: ScheduleRow): StoredSchedule {
-  return {
-    name: row.name,
-    spec: row.spec,
-    intervalMs: num(row.interval_ms),
-    timeZone: row.time_zone,
-    catchUp: row.catch_up,
-    queue: row.queue,
-    payloadText: row.payload,
-    priority: row.priority,
-    maxAttempts: row.max_attempts,
-    expiresInMs: numOrNull(row.expires_in_ms),
-    nextFireAt: num(row.next_fire_at),
-    paused: row.paused,
-    owner: row.owner,
-  };
+  return storedSchedule(row, num, Boolean);
 }
 
 async function dbNow(ctx: PgContext, exec: Executor): Promise<number> {
@@ -73,20 +61,7 @@ export function postgresScheduleDriver(ctx: PgContext): ScheduleDriver {
       const r = await runWaking<ScheduleRow>(
         ctx,
         ctx.sql.schedule.upsert,
-        [
-          s.name,
-          s.parsed.spec,
-          s.parsed.intervalMs ?? 0,
-          s.queue,
-          s.payloadText,
-          s.priority,
-          s.maxAttempts,
-          s.expiresInMs,
-          firstFireAt(s.parsed, now, s.startAt),
-          s.parsed.timeZone,
-          s.catchUp,
-          s.owner,
-        ],
+        upsertParams(s, firstFireAt(s.parsed, now, s.startAt)),
         schedulesWake,
         woke,
       );

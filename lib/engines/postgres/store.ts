@@ -3,13 +3,7 @@ import type { Client, Pool, PoolClient } from 'pg';
 import { DEFAULT_MAX_PAYLOAD_BYTES, utf8Length } from '../../contract/codec.js';
 import { AlkstoreError, Database } from '../../contract/errors.js';
 import { LISTENER_RECONNECTED_CHANNEL, outboxQueueName } from '../../contract/names.js';
-import {
-  DEFAULT_QUEUE_OPTS,
-  OUTBOX_QUEUE_OPTS,
-  resolveQueueOpts,
-  type JobOpts,
-  type QueueOpts,
-} from '../../contract/options.js';
+import { DEFAULT_QUEUE_OPTS, OUTBOX_QUEUE_OPTS, type JobOpts } from '../../contract/options.js';
 import { joinTransactionInput } from '../../contract/validate.js';
 import type { QueryRunnerLike, StoreLogger, TxOpen, TxOps, WakeReceiver } from '../../contract/types.js';
 import type { EnqueueHeadersHook } from '../../contract/job-extras.js';
@@ -35,7 +29,7 @@ import { OutcomeCounter } from '../../internal/outcome-counter.js';
 import type { PostgresListener } from './notify/listener.js';
 import { HandoffRegistry } from '../../internal/handoff.js';
 import { postgresLockDriver } from './lock.js';
-import { QueueHandle } from '../shared/queue.js';
+import type { QueueDriver } from '../shared/queue-driver.js';
 import { PostgresQueueDriver } from './postgres-driver.js';
 import { postgresScheduleDriver } from './scheduler.js';
 import { postgresStreamDriver } from './stream.js';
@@ -102,7 +96,6 @@ export class PostgresStore extends StoreBase {
   private readonly exec: PoolExecutor;
   private readonly hub: WakeHub;
   private readonly longChannels = new Map<string, string>();
-  private readonly registry = new Map<string, Required<QueueOpts>>();
   private readonly ctx: PgContext;
   private readonly wakeFallbackMs: number;
   readonly logger: StoreLogger;
@@ -164,7 +157,7 @@ export class PostgresStore extends StoreBase {
       outcomes: this.outcomes,
       progressWrites: new ProgressWrites(),
       guard: () => this.guard(),
-      queueOpts: (queue, defaults = DEFAULT_QUEUE_OPTS) => this.registry.get(queue) ?? { ...defaults },
+      queueOpts: (queue, defaults = DEFAULT_QUEUE_OPTS) => this.registeredQueueOpts(queue, defaults),
       random: parts.random,
       claims: this.claims,
       claimDeferred: parts.claimDeferred ?? false,
@@ -289,19 +282,8 @@ export class PostgresStore extends StoreBase {
     return sweepRateWindows(this.ctx, this.exec, null);
   }
 
-  protected queueHandle(
-    name: string,
-    opts: QueueOpts | undefined,
-    defaults: Readonly<Required<QueueOpts>>,
-  ): QueueHandle {
-    let resolved: Required<QueueOpts>;
-    if (opts !== undefined) {
-      resolved = resolveQueueOpts(opts, defaults);
-      this.registry.set(name, resolved);
-    } else {
-      resolved = this.registry.get(name) ?? { ...defaults };
-    }
-    return new QueueHandle(new PostgresQueueDriver(this.ctx, name), resolved);
+  protected queueDriver(name: string): QueueDriver {
+    return new PostgresQueueDriver(this.ctx, name);
   }
 
   async outboxEnqueue(outbox: string, payload: unknown, opts?: JobOpts): Promise<number> {

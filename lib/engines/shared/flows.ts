@@ -1,4 +1,4 @@
-import type { ChildResult, ChildPolicy } from '../../contract/flows.js';
+import { dependencyDiedError, type ChildResult, type ChildPolicy } from '../../contract/flows.js';
 import { decodePayload } from '../../contract/codec.js';
 
 // Job flows, the part both engines share (docs/flows.md): how an edge's dependency ended, and what a
@@ -21,6 +21,11 @@ export function edgeOutcome(e: Pick<EdgeRow, 'jstate' | 'ostate'>): 'live' | 'co
   if (e.jstate === 'pending' || e.jstate === 'processing') return 'live';
   if (e.jstate === 'dead') return 'dead';
   return e.ostate === 'cancelled' ? 'cancelled' : 'completed';
+}
+
+/** The error a waiting job dies with when the dependency of edge `e` ended `out` (dead or cancelled). */
+export function edgeDiedError(e: EdgeRow, out: 'dead' | 'cancelled' | 'completed' | 'live'): string {
+  return dependencyDiedError(Number(e.dep_id), e.dep_queue, out === 'cancelled' ? 'cancelled' : 'dead', e.last_error);
 }
 
 /** A row of the child-results read. */

@@ -176,3 +176,67 @@ export interface QueueDriver {
   /** Cancels job `id` of `queue` (any queue of the store), as {@link cancelJobs} does; resolves how many ended. */
   cancelIn(queue: string, id: number): Promise<number>;
 }
+
+/** What a store gives each of its queue drivers, on both engines. */
+export interface DriverSettings {
+  readonly random: () => number;
+  readonly maxPayloadBytes: number;
+  readonly outcomes: OutcomeCounter;
+  readonly progressWrites: ProgressWrites;
+  readonly handoff: HandoffRegistry | null;
+  readonly enqueueHeaders: EnqueueHeadersHook | null;
+}
+
+/** The progress, result-wake and cancel operations of one engine on its store context `C` (the engines' outcomes.ts). */
+export interface OutcomeOps<C> {
+  writeProgress(c: C, queue: string, job: ClaimRef, text: string): Promise<boolean>;
+  wakeWaiters(c: C, queue: string): Promise<void>;
+  cancelJobs(c: C, queue: string, target: CancelTarget): Promise<number>;
+  cancelledAmong(c: C, queue: string, ids: readonly number[]): Promise<number[]>;
+}
+
+/**
+ * The part of a {@link QueueDriver} both engines share: the store's settings, read once, and the
+ * progress and cancel operations, which each engine's outcomes.ts runs on its store context.
+ */
+export abstract class QueueDriverBase<C extends DriverSettings> {
+  readonly random: () => number;
+  readonly maxPayloadBytes: number;
+  readonly outcomes: OutcomeCounter;
+  readonly progressWrites: ProgressWrites;
+  readonly handoff: HandoffRegistry | null;
+  readonly enqueueHeaders: EnqueueHeadersHook | null;
+
+  constructor(
+    private readonly store: C,
+    readonly queue: string,
+    private readonly outcomeOps: OutcomeOps<C>,
+  ) {
+    this.random = store.random;
+    this.maxPayloadBytes = store.maxPayloadBytes;
+    this.outcomes = store.outcomes;
+    this.progressWrites = store.progressWrites;
+    this.handoff = store.handoff;
+    this.enqueueHeaders = store.enqueueHeaders;
+  }
+
+  progress(job: ClaimRef, text: string): Promise<boolean> {
+    return this.outcomeOps.writeProgress(this.store, this.queue, job, text);
+  }
+
+  wakeWaiters(): Promise<void> {
+    return this.outcomeOps.wakeWaiters(this.store, this.queue);
+  }
+
+  cancelJobs(target: CancelTarget): Promise<number> {
+    return this.outcomeOps.cancelJobs(this.store, this.queue, target);
+  }
+
+  cancelledAmong(ids: readonly number[]): Promise<number[]> {
+    return this.outcomeOps.cancelledAmong(this.store, this.queue, ids);
+  }
+
+  cancelIn(queue: string, id: number): Promise<number> {
+    return this.outcomeOps.cancelJobs(this.store, queue, { id });
+  }
+}

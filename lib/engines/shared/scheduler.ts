@@ -24,6 +24,53 @@ export interface StoredSchedule {
   owner: string | null;
 }
 
+/** A schedule row's columns, with the engine's own types of its int8 (`I`) and boolean (`B`) columns. */
+export interface ScheduleColumns<I, B> {
+  name: string;
+  spec: string;
+  interval_ms: I;
+  queue: string;
+  payload: string;
+  priority: number;
+  max_attempts: number | null;
+  expires_in_ms: I | null;
+  next_fire_at: I;
+  time_zone: string;
+  catch_up: CatchUpPolicy;
+  owner: string | null;
+  paused: B;
+}
+
+/** A row read by either engine, its int8 and boolean columns converted by `int` and `flag`. */
+export function storedSchedule<I, B>(
+  r: ScheduleColumns<I, B>,
+  int: (v: I) => number,
+  flag: (v: B) => boolean,
+): StoredSchedule {
+  return {
+    name: r.name,
+    spec: r.spec,
+    intervalMs: int(r.interval_ms),
+    timeZone: r.time_zone,
+    catchUp: r.catch_up,
+    queue: r.queue,
+    payloadText: r.payload,
+    priority: r.priority,
+    maxAttempts: r.max_attempts,
+    expiresInMs: r.expires_in_ms === null ? null : int(r.expires_in_ms),
+    nextFireAt: int(r.next_fire_at),
+    paused: flag(r.paused),
+    owner: r.owner,
+  };
+}
+
+/** The parameters of both engines' schedule upsert, in column order, with the first fire at `nextFireAt`. */
+export function upsertParams(s: ScheduleInput, nextFireAt: number): unknown[] {
+  const { parsed } = s;
+  const head = [s.name, parsed.spec, parsed.intervalMs ?? 0, s.queue, s.payloadText, s.priority, s.maxAttempts];
+  return [...head, s.expiresInMs, nextFireAt, parsed.timeZone, s.catchUp, s.owner];
+}
+
 /** The public view of a stored schedule. */
 export function toSchedule(s: StoredSchedule): Schedule {
   return {

@@ -1,7 +1,13 @@
 import type { StoreAdmin } from '../../contract/admin.js';
 import { AlkstoreError, Closed } from '../../contract/errors.js';
 import type { InboxOpts } from '../../contract/inbox.js';
-import { DEFAULT_QUEUE_OPTS, OUTBOX_QUEUE_OPTS, type JobOpts, type QueueOpts } from '../../contract/options.js';
+import {
+  DEFAULT_QUEUE_OPTS,
+  OUTBOX_QUEUE_OPTS,
+  resolveQueueOpts,
+  type JobOpts,
+  type QueueOpts,
+} from '../../contract/options.js';
 import type {
   EngineKind,
   Inbox,
@@ -31,7 +37,8 @@ import { runSchedules } from '../../internal/scheduler-runner.js';
 import { takeLock, type LockDriver } from './lock.js';
 import type { ScheduleDriver } from './scheduler.js';
 import { StoreStream, type StreamDriver } from './stream.js';
-import type { QueueHandle } from './queue.js';
+import { QueueHandle } from './queue.js';
+import type { QueueDriver } from './queue-driver.js';
 import { runTx, type TxDriver } from './tx.js';
 
 /**
@@ -69,12 +76,31 @@ export abstract class StoreBase implements Store {
   protected abstract readonly retentionDriver: RetentionDriver;
   /** Inboxes opened through this store, with the longest retention floor their options gave (one entry per inbox name). */
   private readonly inboxFloors = new Map<string, number>();
+  /** The options each queue was opened with, by name (the latest `queue(name, opts)` wins). */
+  private readonly queueOptsByName = new Map<string, Required<QueueOpts>>();
+  /** The engine's driver of queue `name`. */
+  protected abstract queueDriver(name: string): QueueDriver;
+
+  /** The options registered for `queue`, else a copy of `defaults`. */
+  registeredQueueOpts(queue: string, defaults: Readonly<Required<QueueOpts>>): Required<QueueOpts> {
+    return this.queueOptsByName.get(queue) ?? { ...defaults };
+  }
+
   /** A queue handle with `opts` registered for `name` (or the registered ones, else `defaults`); the name is validated. */
-  protected abstract queueHandle(
+  protected queueHandle(
     name: string,
     opts: QueueOpts | undefined,
     defaults: Readonly<Required<QueueOpts>>,
-  ): QueueHandle;
+  ): QueueHandle {
+    let resolved: Required<QueueOpts>;
+    if (opts !== undefined) {
+      resolved = resolveQueueOpts(opts, defaults);
+      this.queueOptsByName.set(name, resolved);
+    } else {
+      resolved = this.registeredQueueOpts(name, defaults);
+    }
+    return new QueueHandle(this.queueDriver(name), resolved);
+  }
   /** Deletes the ended per-key rate windows of every queue (the retention runner's round); resolves to the rows deleted. */
   protected abstract sweepRateWindows(): Promise<number>;
 

@@ -1,48 +1,33 @@
-import {
-  badDependency,
-  dependencyDiedError,
-  flowTree,
-  type ChildResult,
-  type FlowNode,
-  type FlowPlan,
-} from '../../contract/flows.js';
+import { badDependency, flowTree, type ChildResult, type FlowNode, type FlowPlan } from '../../contract/flows.js';
 import { queueWakeChannel } from '../../contract/names.js';
 import { resultWakeChannel } from '../../contract/results.js';
-import { childResults, edgeOutcome, type ChildRow, type EdgeRow } from '../shared/flows.js';
+import { childResults, edgeDiedError, edgeOutcome, type ChildRow, type EdgeRow } from '../shared/flows.js';
 import type { SqliteConn } from './connection.js';
 import { insertPlan, type Inserted, type InsertStep, type StepAnswer } from './queue-ops.js';
 import { INSERT_JOB } from './queue.sql.js';
 import type { WriteCtx } from './writer.js';
+import {
+  BLOCK,
+  CHILD_RESULTS,
+  COUNT_DOWN,
+  EDGES_OF,
+  FAIL_WAITING,
+  FINISHED_EDGES,
+  INSERT_EDGE,
+  INSERT_WAIT,
+  LIVE_DESCENDANTS,
+  MARK_DONE,
+  MARK_LIVE,
+  PENDING_OF,
+  PURGE_EDGES,
+  PURGE_WAITS,
+  UNBLOCK,
+  WHERE_ARE,
+} from './flows.sql.js';
 
 // Job flows on SQLite (SPEC §11, docs/flows.md): each function runs inside one write transaction,
 // so a dependency's end and its dependents' unblock commit together. The same rules and statements
-// as PostgreSQL's flows.sql.ts / flows.ts.
-
-// The insert's statements take positional parameters: a TypeORM query runner binds no names.
-const WHERE_ARE = `SELECT j.id, j.queue, j.state FROM json_each(?) x JOIN __alkstore_jobs j ON j.id = x.value
-  UNION ALL SELECT o.id, o.queue, o.state FROM json_each(?) x JOIN __alkstore_job_outcomes o ON o.id = x.value`;
-const MARK_LIVE = `UPDATE __alkstore_jobs SET headers = json_set(coalesce(headers, '{}'), '$."alkstore-flow"', '1')
-  WHERE id IN (SELECT value FROM json_each(?)) AND state IN ('pending', 'processing') RETURNING id`;
-const INSERT_EDGE = `INSERT INTO __alkstore_job_deps (job_id, dep_id, dep_queue, done, outcome) VALUES (?, ?, ?, ?, ?)`;
-const INSERT_WAIT = `INSERT INTO __alkstore_job_waits (job_id, queue, pending, policy) VALUES (?, ?, ?, ?)`;
-const BLOCK = `UPDATE __alkstore_jobs SET blocked = 1 WHERE id = ? AND state = 'pending'`;
-const EDGE_COLS = `e.job_id, e.dep_id, e.dep_queue, j.state AS jstate, j.last_error, o.state AS ostate`;
-const EDGES_OF = `SELECT ${EDGE_COLS} FROM __alkstore_job_deps e LEFT JOIN __alkstore_jobs j ON j.id = e.dep_id LEFT JOIN __alkstore_job_outcomes o ON o.id = e.dep_id
-  WHERE e.dep_id IN (SELECT value FROM json_each(@ids)) AND e.done = 0 ORDER BY e.job_id, e.dep_id`;
-const FINISHED_EDGES = `SELECT ${EDGE_COLS} FROM __alkstore_job_deps e LEFT JOIN __alkstore_jobs j ON j.id = e.dep_id LEFT JOIN __alkstore_job_outcomes o ON o.id = e.dep_id
-  WHERE e.dep_queue = @queue AND e.done = 0 AND (j.id IS NULL OR j.state = 'dead') ORDER BY e.job_id, e.dep_id LIMIT @limit`;
-const MARK_DONE = `UPDATE __alkstore_job_deps SET done = 1, outcome = @outcome WHERE job_id = @job AND dep_id = @dep AND done = 0`;
-const COUNT_DOWN = `UPDATE __alkstore_job_waits SET pending = pending - 1 WHERE job_id = @job AND (@outcome = 'completed' OR policy <> 'fail') RETURNING pending, queue`;
-const UNBLOCK = `UPDATE __alkstore_jobs SET blocked = 0 WHERE id = @job AND state = 'pending' AND blocked = 1`;
-const FAIL_WAITING = `UPDATE __alkstore_jobs SET state = 'dead', died_at = @now, last_error = @error, blocked = 0 WHERE id = @job AND state = 'pending' RETURNING queue`;
-const PENDING_OF = `SELECT w.pending FROM __alkstore_job_waits w JOIN __alkstore_jobs j ON j.id = w.job_id WHERE w.job_id = ? AND j.state = 'pending' AND j.blocked = 1 AND w.pending > 0`;
-const CHILD_RESULTS = `SELECT e.dep_id, e.dep_queue, e.outcome, o.state AS ostate, o.result, j.state AS jstate, j.last_error, w.policy
-  FROM __alkstore_job_deps e LEFT JOIN __alkstore_job_outcomes o ON o.id = e.dep_id LEFT JOIN __alkstore_jobs j ON j.id = e.dep_id LEFT JOIN __alkstore_job_waits w ON w.job_id = e.job_id
-  WHERE e.job_id = ? ORDER BY e.dep_id`;
-const LIVE_DESCENDANTS = `WITH RECURSIVE d(id) AS (SELECT dep_id FROM __alkstore_job_deps WHERE job_id = ? UNION SELECT e.dep_id FROM __alkstore_job_deps e JOIN d ON e.job_id = d.id)
-  SELECT j.id, j.queue FROM d JOIN __alkstore_jobs j ON j.id = d.id WHERE j.state IN ('pending', 'processing') ORDER BY j.id`;
-const PURGE_WAITS = `DELETE FROM __alkstore_job_waits WHERE queue = @queue AND NOT EXISTS (SELECT 1 FROM __alkstore_jobs j WHERE j.id = job_id AND j.state IN ('pending', 'processing')) RETURNING job_id`;
-const PURGE_EDGES = `DELETE FROM __alkstore_job_deps WHERE job_id = ?`;
+// as PostgreSQL's flows.sql.ts / flows.ts; the statements are flows.sql.ts.
 
 /** One statement of an {@link insertFlowPlan}: an {@link InsertStep}, or `all` (every row back). */
 export type FlowStep = InsertStep | { kind: 'all'; sql: string; params: unknown[] };
@@ -161,12 +146,7 @@ function settleEdges(ctx: WriteCtx, rows: readonly EdgeRow[]): number[] {
         ctx.wake(queueWakeChannel(row.queue));
       continue;
     }
-    const error = dependencyDiedError(
-      Number(e.dep_id),
-      e.dep_queue,
-      out === 'cancelled' ? 'cancelled' : 'dead',
-      e.last_error,
-    );
+    const error = edgeDiedError(e, out);
     const d = ctx.conn.stmt(FAIL_WAITING).get({ job: e.job_id, now: ctx.now, error }) as { queue: string } | undefined;
     if (d === undefined) continue;
     died.push(Number(e.job_id));

@@ -2,7 +2,7 @@ import { AlkstoreError } from '../../contract/errors.js';
 import { LEGACY_IDS_KEY, STORE_ID_KEY, type StoreIdentity } from '../../internal/message-id.js';
 import type { SqliteConn } from './connection.js';
 import { INSERT_TRIGGER, QUEUE_COUNTS_STEP } from './counts.sql.js';
-import { LIMITS_COLUMNS, LIMITS_DDL, LIMITS_INDEX_DDL, RATE_WINDOWS_INDEX_DDL } from './limits.js';
+import { LIMITS_COLUMNS, LIMITS_DDL, LIMITS_INDEX_DDL, RATE_WINDOWS_INDEX_DDL } from './limits.sql.js';
 
 /** Version of the `__alkstore_*` tables this build reads and writes: the newest numbered step (SQLITE_MIGRATIONS). */
 export const SCHEMA_VERSION = 23;

@@ -14,16 +14,14 @@ import * as Q from './queue.sql.js';
 import { toJobInfo, type JobRow } from './rows.js';
 import type { WriteCtx } from './writer.js';
 import { settle } from './flows.js';
+import type { ClaimRef } from '../shared/queue-driver.js';
 
 // Results, progress and cancellation on SQLite (SPEC §11): each outcome is one write transaction
 // that inserts the record from the job row and then ends the row the way queue-ops.ts does.
 // Arguments are checked by the shared handles.
 
 /** A claim as the fenced statements take it. */
-interface Claim {
-  readonly id: number;
-  readonly claimToken: string;
-}
+type Claim = Pick<ClaimRef, 'id' | 'claimToken'>;
 
 /** When an outcome record written now for `queue` may be pruned (its registered options), null for never. */
 function keepUntil(core: SqliteCore, queue: string, now: number): number | null {

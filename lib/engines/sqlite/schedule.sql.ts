@@ -1,4 +1,4 @@
-import type { CatchUpPolicy } from '../../contract/types.js';
+import type { ScheduleColumns } from '../shared/scheduler.js';
 
 /** SQL of schedules (docs/semantics.md, Scheduler). Times are the writer's database clock reading (`ctx.now`). */
 const COLUMNS =
@@ -19,18 +19,4 @@ export const SET_PAUSED = 'UPDATE __alkstore_schedules SET paused = ? WHERE name
 export const EARLIEST_FIRE = 'SELECT min(next_fire_at) FROM __alkstore_schedules';
 
 /** A schedule row. */
-export interface ScheduleRow {
-  name: string;
-  spec: string;
-  interval_ms: number;
-  queue: string;
-  payload: string;
-  priority: number;
-  max_attempts: number | null;
-  expires_in_ms: number | null;
-  next_fire_at: number;
-  time_zone: string;
-  catch_up: CatchUpPolicy;
-  owner: string | null;
-  paused: number;
-}
+export type ScheduleRow = ScheduleColumns<number, number>;

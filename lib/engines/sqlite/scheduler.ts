@@ -5,7 +5,9 @@ import {
   fireStamp,
   planFires,
   resumedNextFire,
+  storedSchedule,
   toSchedule,
+  upsertParams,
   type ScheduleDriver,
   type StoredSchedule,
 } from '../shared/scheduler.js';
@@ -28,21 +30,7 @@ import type { WriteCtx } from './writer.js';
 /** Schedules on SQLite (docs/semantics.md, Scheduler): the statements of schedule.sql.ts; the decisions are shared/scheduler.ts. */
 
 function stored(r: ScheduleRow): StoredSchedule {
-  return {
-    name: r.name,
-    spec: r.spec,
-    intervalMs: r.interval_ms,
-    timeZone: r.time_zone,
-    catchUp: r.catch_up,
-    queue: r.queue,
-    payloadText: r.payload,
-    priority: r.priority,
-    maxAttempts: r.max_attempts,
-    expiresInMs: r.expires_in_ms,
-    nextFireAt: r.next_fire_at,
-    paused: r.paused !== 0,
-    owner: r.owner,
-  };
+  return storedSchedule(r, Number, (paused) => paused !== 0);
 }
 
 function row(ctx: WriteCtx, name: string): StoredSchedule | null {
@@ -64,22 +52,7 @@ export function sqliteScheduleDriver(core: SqliteCore): ScheduleDriver {
         const existing = row(ctx, s.name);
         const same = existing && existing.spec === s.parsed.spec && existing.timeZone === s.parsed.timeZone;
         const next = same ? existing.nextFireAt : firstFireAt(s.parsed, ctx.now, s.startAt);
-        ctx.conn
-          .stmt(UPSERT_SCHEDULE)
-          .run(
-            s.name,
-            s.parsed.spec,
-            s.parsed.intervalMs ?? 0,
-            s.queue,
-            s.payloadText,
-            s.priority,
-            s.maxAttempts,
-            s.expiresInMs,
-            next,
-            s.parsed.timeZone,
-            s.catchUp,
-            s.owner,
-          );
+        ctx.conn.stmt(UPSERT_SCHEDULE).run(...upsertParams(s, next));
         ctx.wake(SCHEDULES_WAKE_CHANNEL);
         return toSchedule(row(ctx, s.name)!);
       }),

@@ -1,19 +1,16 @@
-import type { EnqueueHeadersHook } from '../../contract/job-extras.js';
 import { randomUUID } from 'node:crypto';
 import { Closed } from '../../contract/errors.js';
 import { queueWakeChannel } from '../../contract/names.js';
 import { DEFAULT_QUEUE_OPTS, type JobWrite, type QueueOpts } from '../../contract/options.js';
 import type { JobInfo, QueueSettings, QueueStats, RedriveResult, WakeReceiver } from '../../contract/types.js';
-import type { HandoffRegistry } from '../../internal/handoff.js';
-import type { OutcomeCounter } from '../../internal/outcome-counter.js';
 import type { ClaimedRow, ClaimRef, ClaimResult, QueueDriver, ReceiptWrite } from '../shared/queue-driver.js';
+import { QueueDriverBase } from '../shared/queue-driver.js';
 import { putReceiptRows } from './inbox.js';
 import type { SqliteCore } from './context.js';
 import { COUNTS, PRIORITY_HEADS } from './counts.sql.js';
 import * as ops from './queue-ops.js';
 import * as Q from './queue.sql.js';
 import { toJobInfo, type JobRow } from './rows.js';
-import type { CancelTarget, ProgressWrites } from '../../contract/results.js';
 import * as outcomes from './outcomes.js';
 import * as flows from './flows.js';
 import type { ChildResult, FlowNode, FlowPlan } from '../../contract/flows.js';
@@ -28,24 +25,12 @@ export type SqliteQueueCore = SqliteCore & { readonly closed: boolean };
  * transaction of the store's group-commit writer (which also hands out the file's write tickets),
  * every read on the read connection (docs/semantics.md, Engine drivers).
  */
-export class SqliteQueueDriver implements QueueDriver {
-  readonly random: () => number;
-  readonly maxPayloadBytes: number;
-  readonly outcomes: OutcomeCounter;
-  readonly progressWrites: ProgressWrites;
-  readonly handoff: HandoffRegistry | null;
-  readonly enqueueHeaders: EnqueueHeadersHook | null;
-
+export class SqliteQueueDriver extends QueueDriverBase<SqliteQueueCore> implements QueueDriver {
   constructor(
     private readonly core: SqliteQueueCore,
-    readonly queue: string,
+    queue: string,
   ) {
-    this.random = core.random;
-    this.maxPayloadBytes = core.maxPayloadBytes;
-    this.outcomes = core.outcomes;
-    this.progressWrites = core.progressWrites;
-    this.handoff = core.handoff;
-    this.enqueueHeaders = core.enqueueHeaders;
+    super(core, queue, outcomes);
   }
 
   guard(): void {
@@ -154,26 +139,6 @@ export class SqliteQueueDriver implements QueueDriver {
 
   liveDescendants(id: number): Promise<{ id: number; queue: string }[]> {
     return this.core.read('liveDescendants', (conn) => flows.liveDescendants(conn, id));
-  }
-
-  cancelIn(queue: string, id: number): Promise<number> {
-    return outcomes.cancelJobs(this.core, queue, { id });
-  }
-
-  progress(job: ClaimRef, text: string): Promise<boolean> {
-    return outcomes.writeProgress(this.core, this.queue, job, text);
-  }
-
-  wakeWaiters(): Promise<void> {
-    return outcomes.wakeWaiters(this.core, this.queue);
-  }
-
-  cancelJobs(target: CancelTarget): Promise<number> {
-    return outcomes.cancelJobs(this.core, this.queue, target);
-  }
-
-  cancelledAmong(ids: readonly number[]): Promise<number[]> {
-    return outcomes.cancelledAmong(this.core, this.queue, ids);
   }
 
   listenOn(channel: string): WakeReceiver {

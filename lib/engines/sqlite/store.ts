@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { Closed, TransactionTimeout } from '../../contract/errors.js';
-import { resolveQueueOpts, type JobOpts, type QueueOpts } from '../../contract/options.js';
+import type { JobOpts } from '../../contract/options.js';
 import { joinTransactionInput } from '../../contract/validate.js';
 import type { QueryRunnerLike, StoreLogger, TxOpen, TxOps, WakeReceiver } from '../../contract/types.js';
 import { HandoffRegistry } from '../../internal/handoff.js';
@@ -30,7 +30,7 @@ import { Watcher } from './notify/listener.js';
 import { WakeFile } from './notify/poke.js';
 import type { ResolvedSqliteOptions } from './options.js';
 import { insertJobs } from './queue-ops.js';
-import { QueueHandle } from '../shared/queue.js';
+import type { QueueDriver } from '../shared/queue-driver.js';
 import { SqliteQueueDriver } from './sqlite-driver.js';
 import { sqliteScheduleDriver } from './scheduler.js';
 import { sqliteStreamDriver } from './stream.js';
@@ -52,7 +52,6 @@ export class SqliteStore extends StoreBase implements SqliteCore {
   private readonly wakeFile: WakeFile | null;
   private readonly writer: Writer;
   private readonly deferredSync: DeferredSync | null;
-  private readonly queueOptsByName = new Map<string, Required<QueueOpts>>();
   private openTx: SqliteTxHandle | null = null;
   readonly outcomes: OutcomeCounter;
   readonly progressWrites = new ProgressWrites();
@@ -149,10 +148,6 @@ export class SqliteStore extends StoreBase implements SqliteCore {
       () => fn(conn),
       asStoreError,
     );
-  }
-
-  registeredQueueOpts(queue: string, defaults: Readonly<Required<QueueOpts>>): Required<QueueOpts> {
-    return this.queueOptsByName.get(queue) ?? { ...defaults };
   }
 
   // ---- notify ----
@@ -281,19 +276,8 @@ export class SqliteStore extends StoreBase implements SqliteCore {
     return this.write('sweepRateWindows', (ctx) => sweepRateWindows(ctx, null));
   }
 
-  protected queueHandle(
-    name: string,
-    opts: QueueOpts | undefined,
-    defaults: Readonly<Required<QueueOpts>>,
-  ): QueueHandle {
-    let resolved: Required<QueueOpts>;
-    if (opts !== undefined) {
-      resolved = resolveQueueOpts(opts, defaults);
-      this.queueOptsByName.set(name, resolved);
-    } else {
-      resolved = this.registeredQueueOpts(name, defaults);
-    }
-    return new QueueHandle(new SqliteQueueDriver(this, name), resolved);
+  protected queueDriver(name: string): QueueDriver {
+    return new SqliteQueueDriver(this, name);
   }
 
   private async openTxHandle(label: string): Promise<SqliteTxHandle> {
