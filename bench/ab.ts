@@ -5,7 +5,10 @@
  *   npx tsx bench/ab.ts --a <dir> --b <dir> [--rounds R] -- <bench/run.ts args>
  *
  * Each side runs its own `bench/run.ts` with the given args plus `--runs 1`;
- * the medians over rounds of every alkstore metric are printed with B/A.
+ * the medians over rounds of every alkstore metric are printed with B/A,
+ * the scale workloads' metrics (B8, B3x, …: `--workloads B8 --engines postgres`)
+ * among them as `scale <metric>`. B8 runs every relay variant unless
+ * `B8_VARIANTS` names some (e.g. `B8_VARIANTS=1` for one relay at default settings).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
@@ -14,6 +17,7 @@ import { join, resolve } from 'node:path';
 
 interface Report {
   systems: Record<string, { summary: Record<string, { median: number }> }>;
+  scale?: { metrics: Record<string, unknown> } | null;
 }
 
 function arg(name: string, dflt?: string): string {
@@ -58,6 +62,8 @@ function runSide(side: 'A' | 'B', round: number): void {
     if (enq !== undefined && raw !== undefined && raw > 0)
       add(`${sys} B1.enqueue_per_s / REF.insert_1client_per_s`, enq / raw);
   }
+  for (const [metric, v] of Object.entries(rep.scale?.metrics ?? {}))
+    if (typeof v === 'number' && Number.isFinite(v)) add(`scale ${metric}`, v);
   process.stderr.write(`ab: round ${round} ${side} done\n`);
 }
 

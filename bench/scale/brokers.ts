@@ -28,6 +28,8 @@ const NATS = '127.0.0.1:4222';
 const AMQP = 'amqp://guest:guest@127.0.0.1:5672';
 const IN_FLIGHT = 64;
 const RELAYS = [1, 2, 4] as const;
+/** `B8_VARIANTS=1,no-receipts`: only these of 1, 2, 4, c256, no-receipts, latency (default every one). */
+const variants = process.env.B8_VARIANTS ? process.env.B8_VARIANTS.split(',') : null;
 const quiet = { log: () => undefined, warn: () => undefined, error: (m: string) => process.stderr.write(`${m}\n`) };
 
 interface Broker {
@@ -218,6 +220,7 @@ export async function brokerWorkload(
       out[`B8_${broker.name}_${engine}_bare_cpu_us_per_msg`] = bareCpu;
       log(`B8 ${broker.name} ${engine}: bare ${Math.round(bare)} msgs/s, ${bareCpu} µs CPU per message`);
       for (const r of [...RELAYS, 'c256', 'no-receipts'] as const) {
+        if (variants !== null && !variants.includes(String(r))) continue;
         const dest = await broker.fresh();
         const outbox = uniqueId(`b8-${r}`);
         await fill(store, outbox, n);
@@ -242,6 +245,7 @@ export async function brokerWorkload(
           `B8 ${broker.name} ${engine}: outbox ${label} ${Math.round(rate)} msgs/s (${(rate / bare).toFixed(2)}× bare), ${cpuUs} µs CPU per message`,
         );
       }
+      if (variants !== null && !variants.includes('latency')) continue;
       const dest = await broker.fresh();
       const committed = new Map<string, number>();
       const received = new Map<string, number>();

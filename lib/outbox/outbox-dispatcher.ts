@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { AlreadyRunning, InvalidOption, PublishFailed } from '../contract/errors.js';
 import { asOption, requireFunction, validateKey, validateName } from '../contract/validate.js';
@@ -72,12 +71,6 @@ export const FAILING_PUBLISHES_DEGRADED = 3;
 /** Cap of the store-error backoff (also bounded by a quarter of the lease, so outcome writes get several tries). */
 const STORE_BACKOFF_CAP_MS = 10_000;
 
-/** Every publish in flight listens to the pause signal: no listener-count warning for `maxInFlight` of them. */
-function unlimited(ac: AbortController): AbortController {
-  setMaxListeners(0, ac.signal);
-  return ac;
-}
-
 const defaultLogger: StoreLogger = {
   log: () => undefined,
   warn: (m) => console.warn(`[alkstore outbox] ${m}`),
@@ -119,8 +112,8 @@ export class OutboxDispatcher {
   private readonly logger: StoreLogger;
   private publisherCtx: ReturnType<typeof publisherContext> | null = null;
   private active = false;
-  /** Aborted when a broker outage begins (the publishes in flight give up); a fresh one once it is over. */
-  private pause = unlimited(new AbortController());
+  /** While a broker outage lasts: the reason a publish starting meanwhile fails with (those in flight were aborted with it). */
+  private pausedBy: unknown = null;
   /** Deliveries pause for a broker outage: the round stops, the next starts once the publisher is connected. */
   private outage = false;
   private round: AbortController | null = null;
@@ -166,7 +159,16 @@ export class OutboxDispatcher {
       throw new InvalidOption('receipts', 'must be a boolean');
     const storeReceipts = options.receipts ?? true;
     const handler = options.publisher
-      ? this.counted(publisherDelivery(options.publisher, outboxHandle, storeReceipts, () => this.pause.signal))
+      ? publisherDelivery(options.publisher, outboxHandle, storeReceipts, {
+          paused: () => this.pausedBy,
+          delivered: () => {
+            this.failuresInRow = 0;
+          },
+          failed: (err) => {
+            this.failuresInRow += 1;
+            this.lastFailure = errorText(err);
+          },
+        })
       : options.handler!;
     const s = this.settings;
     const name = `outbox ${JSON.stringify(this.outbox)}`;
@@ -183,6 +185,8 @@ export class OutboxDispatcher {
       concurrency: s.concurrency,
       prefetch: 0,
       maxClaim: s.claimSize,
+      // Two ack writes in flight: publishes that land during one ack round trip are written without waiting for it.
+      ackWrites: 2,
       leaseMs: s.leaseMs,
       renewLeases: true,
       handlerTimeoutMs: s.publishTimeoutMs,
@@ -233,12 +237,13 @@ export class OutboxDispatcher {
         // The round ended by itself (the store closed), not for an outage: so does the dispatcher.
         if (signal.aborted || !this.outage) break;
         await this.untilReachable(publisher, signal);
-        this.pause = unlimited(new AbortController());
+        this.pausedBy = null;
         this.outage = false;
       }
     } finally {
       this.active = false;
       this.outage = false;
+      this.pausedBy = null;
       await publisher
         .close()
         .catch((err: unknown) =>
@@ -311,26 +316,10 @@ export class OutboxDispatcher {
     this.logger.log(
       `outbox ${JSON.stringify(this.outbox)}: the broker is unreachable (${h.detail ?? errorText(error)}); deliveries pause until it is back, and the messages keep their attempts`,
     );
-    this.pause.abort(new PublishFailed('the broker is unreachable: publish abandoned, the message is released'));
+    this.pausedBy = new PublishFailed('the broker is unreachable: publish abandoned, the message is released');
+    this.core.abortRunning(this.pausedBy);
     this.round?.abort();
     return true;
-  }
-
-  /** Counts publishes that failed in a row, for {@link health}. */
-  private counted<R>(
-    deliver: (job: Job, signal: AbortSignal) => Promise<R>,
-  ): (job: Job, signal: AbortSignal) => Promise<R> {
-    return async (job, signal) => {
-      try {
-        const r = await deliver(job, signal);
-        this.failuresInRow = 0;
-        return r;
-      } catch (err) {
-        this.failuresInRow += 1;
-        this.lastFailure = errorText(err);
-        throw err;
-      }
-    };
   }
 
   private outcomeOf(job: Job, failure: FailureKind, error: unknown): FailureOutcome {

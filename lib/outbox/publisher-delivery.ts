@@ -22,39 +22,45 @@ export function retryHorizon(settings: OutboxSettings, restartAllowanceMs: numbe
   };
 }
 
+/** What a publisher-backed delivery reports to its dispatcher. */
+export interface DeliveryHost {
+  /** Why deliveries are paused (a broker outage began), or null: a delivery that starts meanwhile fails at once. */
+  paused(): unknown;
+  /** A publish succeeded (its receipt accepted). */
+  delivered(): void;
+  /** A publish (or its receipt) failed. */
+  failed(err: unknown): void;
+}
+
 /**
- * The delivery of a publisher-backed dispatcher: publish, and resolve to the
- * broker's receipt (checked as `Outbox.ackDelivered` will store it), which the
- * dispatcher writes with the ack in one statement; or, without `storeReceipts`,
- * to nothing (a plain ack). A receipt write that fails fails the ack, so the
- * message runs again (and the broker's dedup id absorbs the republish): an
- * acked message always has its receipt. `pause()` is the dispatcher's outage
- * signal of the moment: its abort (a broker outage began) aborts the publish too.
+ * The delivery of a publisher-backed dispatcher: publish with the job's own
+ * signal, and resolve to the broker's receipt (checked as `Outbox.ackDelivered`
+ * will store it), which the dispatcher writes with the ack in one statement;
+ * or, without `storeReceipts`, to nothing (a plain ack). A receipt write that
+ * fails fails the ack, so the message runs again (and the broker's dedup id
+ * absorbs the republish): an acked message always has its receipt. The job's
+ * signal aborts on the publish timeout, a lost lease, shutdown, and a broker
+ * outage (the dispatcher aborts every publish in flight when one begins).
  */
 export function publisherDelivery(
   publisher: Publisher,
   outbox: Outbox,
   storeReceipts: boolean,
-  pause: () => AbortSignal,
+  host: DeliveryHost,
 ): (job: Job, signal: AbortSignal) => Promise<DeliveryReceipt | undefined> {
   return async (job, signal) => {
-    const paused = pause();
-    const either = new AbortController();
-    const onAbort = (): void => either.abort(signal.aborted ? signal.reason : paused.reason);
-    if (signal.aborted || paused.aborted) onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
-    paused.addEventListener('abort', onAbort, { once: true });
-    let receipt: DeliveryReceipt;
     try {
-      receipt = await publisher.publish(outboxMessage(outbox, job), either.signal);
-    } finally {
-      signal.removeEventListener('abort', onAbort);
-      paused.removeEventListener('abort', onAbort);
+      const paused = host.paused();
+      if (paused !== null) throw paused;
+      const receipt = await publisher.publish(outboxMessage(outbox, job), signal);
+      // A receipt the store would refuse fails this delivery (retried, then dead), not the ack write.
+      if (storeReceipts) checkReceipt(receipt);
+      host.delivered();
+      return storeReceipts ? receipt : undefined;
+    } catch (err) {
+      host.failed(err);
+      throw err;
     }
-    if (!storeReceipts) return undefined;
-    // A receipt the store would refuse fails this delivery (retried, then dead), not the ack write.
-    checkReceipt(receipt);
-    return receipt;
   };
 }
 

@@ -78,7 +78,7 @@ export async function callHandler(
 }
 
 /**
- * The plain single-job call (no `wrap`, no timeout), the common case, without an async frame: the
+ * The plain single-job call (no `wrap`; with or without `handlerTimeoutMs`), the common case, without an async frame: the
  * handler's promise is watched by two functions bound to the job's record, so a call in flight holds one
  * reaction, one derived promise and two 48-byte bound functions (an async frame with its await closures,
  * context and registers is about three times that; two closures and their context, 152 bytes). Same
@@ -90,6 +90,10 @@ export function singleCaller(
   sink: HandlerCallSink,
 ): (t: Tracked, signal: AbortSignal, timed: boolean) => void {
   const handler = o.handler!;
+  const ms = o.handlerTimeoutMs;
+  // The timer of each call in flight when a timeout is set: a call that settles clears it, one that outruns it
+  // is reported as `timeout` (its job's controller aborted first) and its late result is dropped.
+  const timers = ms === undefined ? null : new Map<Tracked, ReturnType<typeof setTimeout>>();
   const report = (t: Tracked, result: HandlerResult, value: unknown): void => {
     try {
       const durationMs = t.startedAt < 0 ? 0 : performance.now() - t.startedAt;
@@ -105,12 +109,27 @@ export function singleCaller(
   };
   // Methods of an object literal: a function that tsx/esbuild renames with `__name` (a declaration) has
   // its own `name` property, and binding it then costs 336 bytes instead of 48.
+  /** False when the call of `t` timed out already (its result was reported as `timeout`). */
+  const current = (t: Tracked): boolean => {
+    if (timers === null) return true;
+    const timer = timers.get(t);
+    if (timer === undefined) return false;
+    clearTimeout(timer);
+    timers.delete(t);
+    return true;
+  };
+  const timedOut = (t: Tracked): void => {
+    if (!timers!.delete(t)) return;
+    const error = o.timeoutError ? o.timeoutError(ms!) : new Error(`handler timed out after ${ms!} ms`);
+    abortJob(t, error);
+    report(t, 'timeout', error);
+  };
   const on = {
     fulfilled(this: Tracked, value: unknown): void {
-      report(this, 'ok', value);
+      if (current(this)) report(this, 'ok', value);
     },
     rejected(this: Tracked, err: unknown): void {
-      report(this, isPermanent(err) ? 'permanent' : 'error', err);
+      if (current(this)) report(this, isPermanent(err) ? 'permanent' : 'error', err);
     },
   };
   return (t, signal, timed) => {
@@ -119,9 +138,10 @@ export function singleCaller(
     try {
       pending = handler(t.job, signal);
     } catch (err) {
-      on.rejected.call(t, err);
+      report(t, isPermanent(err) ? 'permanent' : 'error', err);
       return;
     }
+    if (timers !== null) timers.set(t, setTimeout(timedOut, ms, t));
     void Promise.resolve(pending).then(on.fulfilled.bind(t), on.rejected.bind(t));
   };
 }

@@ -57,6 +57,7 @@ export class OutcomeWriter {
     const o = host.o;
     this.acks = new AckBatcher<Tracked>({
       maxBatch: host.maxAckBatch,
+      maxWrites: o.ackWrites ?? 1,
       write: (items) =>
         host.stopped() ? Promise.resolve(0) : withTimeout(this.writeAcks(items), o.storeTimeoutMs, 'ackBatch'),
       landed: (items, count) => this.acksLanded(items, count),

@@ -106,7 +106,7 @@ export class WorkerCore {
   /**
    * Checks every option before anything else (no claim, no listen):
    * @throws InvalidArgument (a `RangeError`, code `INVALID_ARGUMENT`) naming the option for a number out of
-   *   range: `batchSize` (1..10 000), `concurrency` (>= 1), `prefetch` / `autoPrefetchMax` (>= 0), `maxClaim`
+   *   range: `batchSize` (1..10 000), `concurrency` (>= 1), `ackWrites` (1..16), `prefetch` / `autoPrefetchMax` (>= 0), `maxClaim`
    *   (1..10 000), `leaseMs`, `handlerTimeoutMs`, `storeTimeoutMs`, `pollIntervalMs`, `idlePollIntervalMs`,
    *   `firstBackoffMs`, `maxBackoffMs` (>= `firstBackoffMs`), `statsIntervalMs` (integers in 1..2^31-1),
    *   `drainTimeoutMs`, `minOutcomeDrainMs` (integers in 0..2^31-1).
@@ -127,8 +127,7 @@ export class WorkerCore {
       o.leaseMs === undefined ? { [FOLLOWING_CLAIM]: true } : { leaseMs: o.leaseMs, [FOLLOWING_CLAIM]: true };
     this.claimOpts = following;
     this.callSignals = o.jobSignals && mayReadSignal(this.batchMode ? o.batchHandler : o.handler);
-    this.callSingle =
-      this.batchMode || o.wrap || o.handlerTimeoutMs !== undefined ? null : singleCaller(o, this.callSink);
+    this.callSingle = this.batchMode || o.wrap ? null : singleCaller(o, this.callSink);
     const autoMax = o.autoPrefetchMax ?? 0;
     this.auto =
       autoMax > 0 && !this.batchMode && o.prefetch === 0
@@ -203,6 +202,21 @@ export class WorkerCore {
     let n = this.buffer.length;
     for (const t of this.tracked) if (t.state === 'running') n += 1;
     return n;
+  }
+
+  /**
+   * Aborts the signal of every handler call running now with `reason` (each job's own signal with
+   * `jobSignals`, else the shared one, which is renewed for later calls). Their outcomes are written as
+   * usual when the handlers settle.
+   */
+  abortRunning(reason: unknown): void {
+    if (!this.callSignals) {
+      const shared = this.sharedAbort;
+      this.sharedAbort = new AbortController();
+      shared.abort(reason);
+      return;
+    }
+    for (const t of this.tracked) if (t.state === 'running') abortJob(t, reason);
   }
 
   /** The prefetch in use: as configured, or the adaptive choice of the moment. */

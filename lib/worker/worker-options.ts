@@ -58,6 +58,11 @@ export interface WorkerCoreOptions {
    * (the outbox dispatcher stores the brokers' receipts in the same write); resolves to how many landed.
    */
   readonly ackBatch?: (jobs: readonly Job[], results: readonly unknown[]) => Promise<number>;
+  /**
+   * Coalesced ack writes in flight at once (default 1: what completes during a write forms the next batch).
+   * Two let a store whose round trip, not its work, bounds the acks overlap them (the outbox dispatcher).
+   */
+  readonly ackWrites?: number;
   /** Handler calls running at once. */
   readonly concurrency: number;
   /** Claimed jobs held on top of `concurrency` in a local buffer (single-job mode only). */
@@ -184,6 +189,7 @@ export function validateWorkerCoreOptions(o: WorkerCoreOptions): void {
     requireBatchSize('batchSize', o.batchSize);
   }
   requireCount('concurrency', o.concurrency);
+  if (o.ackWrites !== undefined) requireInt('ackWrites', o.ackWrites, 1, 16);
   requireInt('prefetch', o.prefetch, 0, Number.MAX_SAFE_INTEGER);
   if (batch && o.prefetch > 0)
     throw new InvalidOption('prefetch', 'must be 0 with batchHandler (a batch is claimed per free call slot)');

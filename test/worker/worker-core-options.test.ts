@@ -75,6 +75,8 @@ describe('WorkerCore options (checked in the constructor, before any I/O)', () =
     ['prefetch', Number.NaN, ['NaN']],
     ['autoPrefetchMax', -1, ['[0, ']],
     ['autoPrefetchMax', Infinity, ['Infinity']],
+    ['ackWrites', 0, ['[1, 16]']],
+    ['ackWrites', 17, ['[1, 16]']],
     ['maxClaim', 0, ['[1, 10000]']],
     ['maxClaim', 10_001, ['[1, 10000]']],
     ['leaseMs', 0, ['[1, ']],
