@@ -34,6 +34,8 @@ export function retentionSql(s: SchemaSql) {
        d AS (DELETE FROM ${q}.outbox_receipts WHERE ctid IN (SELECT ctid FROM old) RETURNING 1)
        SELECT count(*) AS n FROM d`,
     ),
+    /** $1 age ms → n: receipts of the id ranges retired by dropping their partitions (an estimate from their statistics). */
+    retireReceiptPartitions: s.def('r_retire_receipt_parts', `SELECT ${q}.retire_receipt_partitions($1::bigint) AS n`),
     /** $1 inbox, $2 age ms → n: done entries done before now - $2, failed and dead ones received before it, at most a batch. */
     pruneInbox: s.def(
       'r_prune_inbox',
