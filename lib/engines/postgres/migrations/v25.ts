@@ -14,7 +14,8 @@ export const RECEIPT_PARTITION_IDS = 1_000_000;
  * `retire_receipt_partitions(age)` is retention's step: it creates the ranges for the next two
  * widths of ids above the ids already issued, then drops, oldest first, each range whose ids were
  * all issued before `now - age` and whose newest receipt is older than that (one index seek per
- * outbox in the range, not a read of its rows), under a short lock of the table. It returns the rows it retired,
+ * outbox in the range, not a read of its rows), under a short lock of the table (taken only when
+ * there is a range to make or to drop, and given up after 200 ms: the next round tries again). It returns the rows it retired,
  * from the statistics of each dropped partition (an estimate).
  */
 export const MIGRATION_25: PostgresMigration = {
@@ -61,7 +62,17 @@ DECLARE
   n bigint := 0;
 BEGIN
   SELECT width INTO w FROM ${s}.partition_widths WHERE parent = 'outbox_receipts';
-  PERFORM set_config('lock_timeout', '2000', true);
+  EXECUTE format('SELECT last_value FROM %s', pg_get_serial_sequence('${s.replace(/'/g, "''")}.jobs', 'id')) INTO issued;
+  UPDATE ${s}.range_partitions SET full_at = cut + p_age_ms
+  WHERE parent = 'outbox_receipts' AND full_at IS NULL AND hi <= issued + 1;
+  SELECT max(hi) INTO top FROM ${s}.range_partitions WHERE parent = 'outbox_receipts';
+  -- Nothing to make and nothing to drop: no lock at all.
+  IF top IS NOT NULL AND top >= issued + 2 * w AND NOT EXISTS (
+    SELECT 1 FROM ${s}.range_partitions WHERE parent = 'outbox_receipts' AND full_at < cut) THEN
+    RETURN 0;
+  END IF;
+  -- A short wait at most: inserts of receipts queue behind a waiting lock.
+  PERFORM set_config('lock_timeout', '200', true);
   BEGIN
     -- Parent first, as every insert locks it before its partition: no cycle with them.
     LOCK TABLE ${s}.outbox_receipts IN ACCESS EXCLUSIVE MODE;
@@ -69,7 +80,6 @@ BEGIN
     RETURN 0;
   END;
   EXECUTE format('SELECT last_value FROM %s', pg_get_serial_sequence('${s.replace(/'/g, "''")}.jobs', 'id')) INTO issued;
-  SELECT max(hi) INTO top FROM ${s}.range_partitions WHERE parent = 'outbox_receipts';
   IF top IS NULL OR top <= issued THEN
     -- Ids up to the last issued may already sit in the default partition: start above them.
     top := (issued / w + 1) * w;
@@ -80,8 +90,6 @@ BEGIN
     INSERT INTO ${s}.range_partitions (parent, lo, hi) VALUES ('outbox_receipts', top, top + w);
     top := top + w;
   END LOOP;
-  UPDATE ${s}.range_partitions SET full_at = cut + p_age_ms
-  WHERE parent = 'outbox_receipts' AND full_at IS NULL AND hi <= issued + 1;
   -- A range stays for the retention period after its last id was issued, so receipts of its
   -- messages delivered in that time land in it (a later one lands in the default partition).
   FOR p IN SELECT lo, hi FROM ${s}.range_partitions WHERE parent = 'outbox_receipts' AND full_at < cut ORDER BY lo LOOP
