@@ -101,7 +101,7 @@ BEGIN
         SELECT (SELECT t.outbox FROM ${s}.%1$I t WHERE t.outbox > r.v ORDER BY t.outbox LIMIT 1) FROM r WHERE r.v IS NOT NULL)
       SELECT max((SELECT t.delivered_at FROM ${s}.%1$I t WHERE t.outbox = r.v ORDER BY t.delivered_at DESC LIMIT 1))
       FROM r WHERE r.v IS NOT NULL', part) INTO newest;
-    EXIT WHEN newest IS NOT NULL AND newest >= cut;
+    CONTINUE WHEN newest IS NOT NULL AND newest >= cut;
     SELECT c.reltuples INTO est FROM pg_class c WHERE c.oid = format('${s}.%I', part)::regclass;
     n := n + greatest(coalesce(est, 0), 0)::bigint;
     EXECUTE format('DROP TABLE ${s}.%I', part);
