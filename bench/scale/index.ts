@@ -10,8 +10,10 @@ import { concurrentEnqueueWorkload } from './enqueue.js';
 import { fairWorkload } from './fair.js';
 import { chartsOf, writeChart, type Chart } from './charts.js';
 import { fleetWorkload } from './fleet.js';
+import { flowCostWorkload } from './flow-cost.js';
 import { memWorkload } from './mem.js';
 import { rateKeysWorkload } from './rate-keys.js';
+import { retainWorkload } from './retain.js';
 import { soakWorkload, type SoakSample } from './soak.js';
 import type { ScaleEngine } from './env.js';
 import { statsWorkload } from './stats.js';
@@ -29,6 +31,8 @@ export const SCALE_WORKLOADS = [
   'MEM',
   'B8',
   'RATEKEYS',
+  'FLOWCOST',
+  'RETAIN',
 ] as const;
 export type ScaleWorkloadId = (typeof SCALE_WORKLOADS)[number];
 
@@ -84,6 +88,10 @@ const RUNNERS: Record<ScaleWorkloadId, Runner> = {
   B8: (e, o, log) => brokerWorkload(e, o.jobs, 200, log),
   // A limited claim with 100 keys ever used beside the same claim with 100 000 (bench/scale/rate-keys.ts).
   RATEKEYS: (e, o, log) => rateKeysWorkload(e, o.scale, log),
+  // B2's drain with each kind of flow control beside the unlimited drain of the same run (bench/scale/flow-cost.ts).
+  FLOWCOST: (e, o, log) => flowCostWorkload(e, o.scale, o.rounds, log),
+  // B2's drain while retention retires 10M × scale finished rows, by DROP beside DELETE (bench/scale/retain.ts).
+  RETAIN: (e, o, log) => retainWorkload(e, o.scale, log),
 };
 
 /** Per-second drain of the last B12 run (for its chart and the JSON). */

@@ -24,16 +24,21 @@ export function retentionSql(s: SchemaSql) {
        UNION SELECT DISTINCT queue FROM ${q}.job_waits
        UNION SELECT DISTINCT dep_queue FROM ${q}.job_deps WHERE NOT done`,
     ),
-    /** $1 age ms → n: receipts of every outbox delivered before now - $1, at most a batch. */
+    /**
+     * $1 age ms → n: receipts of every outbox delivered before now - $1, at most a batch. By key, not
+     * by ctid: the table is partitioned, and a ctid names a row only within one partition.
+     */
     pruneReceipts: s.def(
       'r_prune_all_receipts',
       `WITH o AS (SELECT v FROM ${loose(`${q}.outbox_receipts`, 'outbox')} x),
-       old AS (SELECT r.ctid FROM o, LATERAL (
-         SELECT ctid FROM ${q}.outbox_receipts WHERE outbox = o.v AND delivered_at < ${NOW_MS} - $1::bigint LIMIT ${RETENTION_BATCH}) r
+       old AS (SELECT o.v AS outbox, r.message_id FROM o, LATERAL (
+         SELECT message_id FROM ${q}.outbox_receipts WHERE outbox = o.v AND delivered_at < ${NOW_MS} - $1::bigint LIMIT ${RETENTION_BATCH}) r
          LIMIT ${RETENTION_BATCH}),
-       d AS (DELETE FROM ${q}.outbox_receipts WHERE ctid IN (SELECT ctid FROM old) RETURNING 1)
+       d AS (DELETE FROM ${q}.outbox_receipts x USING old WHERE x.outbox = old.outbox AND x.message_id = old.message_id RETURNING 1)
        SELECT count(*) AS n FROM d`,
     ),
+    /** $1 age ms → n: receipts of the id ranges retired by dropping their partitions (an estimate from their statistics). */
+    retireReceiptPartitions: s.def('r_retire_receipt_parts', `SELECT ${q}.retire_receipt_partitions($1::bigint) AS n`),
     /** $1 inbox, $2 age ms → n: done entries done before now - $2, failed and dead ones received before it, at most a batch. */
     pruneInbox: s.def(
       'r_prune_inbox',

@@ -25,7 +25,9 @@ export function postgresRetentionDriver(ctx: PgContext): RetentionDriver {
       ctx.guard();
       return (await ctx.exec.run<{ v: string }>(r.sweepQueueNames, [])).rows.map((x) => x.v);
     },
-    pruneReceipts: (olderThanMs) => batched(r.pruneReceipts, [olderThanMs]),
+    // Whole id ranges leave by dropping their partition; what is left (the default partition, the ranges still in use) by DELETE.
+    pruneReceipts: async (olderThanMs) =>
+      (await counted(r.retireReceiptPartitions, [olderThanMs])) + (await batched(r.pruneReceipts, [olderThanMs])),
     pruneInbox: (inbox, olderThanMs) => batched(r.pruneInbox, [inbox, olderThanMs]),
     async pruneLocks() {
       ctx.guard();
