@@ -24,7 +24,7 @@
  * N is 10,000 × `--scale` (at least 2,000); the rounds are `--runs` (at least 2).
  */
 import type { Queue, Store } from '../../lib/contract/types.js';
-import { QueueWorker } from '../../lib/nest/workers/queue-worker.js';
+import { QueueWorker } from '../../lib/worker/queue-worker.js';
 import { median, now, sleep, withTimeout } from '../lib/util.js';
 import type { Metrics } from '../workloads.js';
 import { scaleTarget, type ScaleEngine } from './env.js';
