@@ -1,4 +1,4 @@
-// Per-key concurrency, per-key rate limits and global concurrency (issue #27 item 5, SPEC §11; docs/limits.md).
+// Per-key concurrency, per-key rate limits and global concurrency (SPEC §11; docs/limits.md).
 import { InvalidArgument, InvalidOption } from './errors.js';
 import { resolveRateLimit } from './queue-settings.js';
 import type { RateLimit } from './types.js';

@@ -135,7 +135,7 @@ export class PostgresAdmin implements StoreAdmin {
       [name, jobId],
     );
     const row = r.rows[0];
-    // Progress, and the outcome record of a completed or cancelled job (issue #27).
+    // Progress, and the outcome record of a completed or cancelled job.
     const full = await getJobWithOutcome(this.ctx, name, jobId, toJobInfo);
     if (!row && !full) return null;
     const a = await this.ctx.exec.run<AttemptRow>(this.ctx.sql.admin.attempts, [name, jobId]);

@@ -1,4 +1,4 @@
-// Per-key concurrency, per-key rate limits and global concurrency on PostgreSQL (issue #27 item 5; docs/limits.md).
+// Per-key concurrency, per-key rate limits and global concurrency on PostgreSQL (docs/limits.md).
 import { foldSometimes } from './counts.sql.js';
 import {
   DEFERRED_COMMIT,

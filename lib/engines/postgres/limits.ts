@@ -1,4 +1,4 @@
-// PostgreSQL: which queues take the limited claim, the keyed enqueue, and the limits' settings (issue #27 item 5; docs/limits.md).
+// PostgreSQL: which queues take the limited claim, the keyed enqueue, and the limits' settings (docs/limits.md).
 import { DEFAULT_CONCURRENCY_LIMIT, type ResolvedLimits } from '../../contract/limits.js';
 import type { RateLimit } from '../../contract/types.js';
 import type { JobWrite } from '../../contract/options.js';

@@ -167,7 +167,7 @@ export class SqliteAdmin implements StoreAdmin {
         conn.stmt(JOB_DETAIL).get({ queue: name, id: jobId }) as
           (JobRow & { worker_id: string | null; blocked: number }) | undefined,
     );
-    // Progress, and the outcome record of a completed or cancelled job (issue #27).
+    // Progress, and the outcome record of a completed or cancelled job.
     const full = await getJobWithOutcome(this.core, name, jobId);
     if (!row && !full) return null;
     const failedAttempts = await this.core.read(

@@ -1,4 +1,4 @@
-// Per-key concurrency, per-key rate limits and global concurrency on SQLite (issue #27 item 5; docs/limits.md).
+// Per-key concurrency, per-key rate limits and global concurrency on SQLite (docs/limits.md).
 // Every claim runs in the file's single write transaction, so the counts a claim reads are the
 // counts every process sees: the limits hold across processes without further locking.
 import { DEFAULT_CONCURRENCY_LIMIT, type ResolvedLimits } from '../../contract/limits.js';
