@@ -170,14 +170,33 @@ export interface RunSummary {
   readonly state: RunState;
   readonly startedAt: number;
   readonly finishedAt: number | null;
+  /** The run that started this one with `ctx.startChild`, else null. */
+  readonly parentId: string | null;
+  /** What a running run waits for: `signal:<name>`, `sleep`, `retry` or `children` (else null). */
+  readonly waiting: string | null;
+  /** When a sleeping run, or a step's next attempt, is due (epoch ms, database clock), else null. */
+  readonly wakeAt: number | null;
+  /** What ended a failed run, else null. */
+  readonly error: JournaledError | null;
 }
 
-/** Filter of `workflows.list()`. */
+/** Filter and page of `workflows.list()` and `workflows.listPage()`. */
 export interface ListRunsOptions {
   readonly state?: RunState;
   readonly workflow?: string;
-  /** At most this many, oldest start first (default 1000). */
+  /** At most this many (default 1000, at most 10 000). */
   readonly limit?: number;
+  /** `asc` (default): oldest start first; `desc`: newest first. */
+  readonly order?: 'asc' | 'desc';
+  /** The `next` cursor of the page before (same filter and order). */
+  readonly after?: string;
+}
+
+/** A page of runs (`workflows.listPage()`). */
+export interface RunPageResult {
+  readonly runs: readonly RunSummary[];
+  /** The cursor of the next page (pass it as `after`), or null on the last page. */
+  readonly next: string | null;
 }
 
 /** Options of `workflows.start`. */
