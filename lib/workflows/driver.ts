@@ -250,6 +250,10 @@ export class RunDriver {
         }
         return this.shield(() => this.waitAll(handles.map((h) => h.id)));
       }) as WorkflowContext<unknown>['waitAll'],
+      patched: (changeId: string) => {
+        validateKey('patch id', changeId);
+        return this.shield(() => this.patched(changeId));
+      },
       now: () => this.shield(() => this.recorded('now', () => this.deps.store.now())) as Promise<number>,
       random: () => this.shield(() => this.recorded('random', () => Promise.resolve(Math.random()))) as Promise<number>,
     };
@@ -503,6 +507,27 @@ export class RunDriver {
       ),
     );
     return this.stop({ kind: 'suspended' });
+  }
+
+  /** `ctx.patched`: the journal's answer at this position, or (nothing journaled here) true, journaled. */
+  private async patched(changeId: string): Promise<boolean> {
+    const p = this.pos;
+    if (this.halted) return never();
+    const d = this.journal.done.get(p);
+    if (d?.kind === 'patch' && d.name === changeId) {
+      this.pos += 1;
+      return true;
+    }
+    // Another call (or another patch) is journaled here: the run predates this change.
+    if (this.journaledAt(p) !== null) return false;
+    if (!(await this.fresh())) return never();
+    if (this.journaledAt(p) !== null) return this.stop({ kind: 'superseded' });
+    this.pos += 1;
+    await this.guarded(() =>
+      this.append(String(p), { type: 'done', position: p, kind: 'patch', name: changeId, result: true }),
+    );
+    if (this.halted) return never();
+    return true;
   }
 
   private async recorded(k: 'now' | 'random', read: () => Promise<number>): Promise<unknown> {

@@ -13,7 +13,7 @@ import type { RunState, RunStep, WorkflowRun } from './types.js';
 // carry on unchanged.
 
 /** What a positioned call was. */
-export type CallKind = 'step' | 'transaction' | 'sleep' | 'signal' | 'now' | 'random' | 'child' | 'children';
+export type CallKind = 'step' | 'transaction' | 'sleep' | 'signal' | 'now' | 'random' | 'child' | 'children' | 'patch';
 
 /** The run began. */
 export interface StartEntry {

@@ -98,6 +98,14 @@ export interface WorkflowContext<X = TxOps> {
    * failed or was cancelled, the same way on every replay.
    */
   waitAll<CO>(handles: readonly ChildHandle<CO>[]): Promise<Jsonified<CO>[]>;
+  /**
+   * Whether this run takes the code of change `changeId` (`if (await ctx.patched('x')) new() else old()`):
+   * true for a run that reaches this call on code that has it (the answer is journaled at this
+   * position), false for a run whose journal already holds another call here (it started before the
+   * change and replays through the old branch; nothing is journaled and no position is taken). Keep
+   * the call once deployed; remove the old branch once no run started before the change is running.
+   */
+  patched(changeId: string): Promise<boolean>;
   /** The database clock (epoch ms), journaled: a replay sees the same instant. */
   now(): Promise<number>;
   /** `Math.random()`, journaled: a replay sees the same number. */
