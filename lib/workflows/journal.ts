@@ -485,7 +485,16 @@ export class Journal {
     const at = this.lastAt.get(p) ?? 0;
     const failures = retries.length + (d?.error ? 1 : 0);
     if (d)
-      return { position: p, kind: d.kind, name: d.name, state: d.error ? 'failed' : 'done', failures, until: null, at };
+      return {
+        position: p,
+        kind: d.kind,
+        name: d.name,
+        state: d.error ? 'failed' : 'done',
+        failures,
+        until: null,
+        at,
+        ...(d.error ? { error: d.error } : {}),
+      };
     if (sleep) return { position: p, kind: 'sleep', name: '', state: 'sleeping', failures: 0, until: sleep.until, at };
     if (wait)
       return { position: p, kind: 'signal', name: wait.signal, state: 'waiting', failures: 0, until: wait.until, at };
@@ -500,7 +509,16 @@ export class Journal {
         at,
       };
     const last = retries[retries.length - 1]!;
-    return { position: p, kind: last.kind, name: last.name, state: 'retrying', failures, until: last.retryAt, at };
+    return {
+      position: p,
+      kind: last.kind,
+      name: last.name,
+      state: 'retrying',
+      failures,
+      until: last.retryAt,
+      at,
+      error: last.error,
+    };
   }
 }
 

@@ -146,6 +146,8 @@ export interface RunStep {
   readonly until: number | null;
   /** When the position's last entry committed (epoch ms, database clock). */
   readonly at: number;
+  /** The last failed attempt's error (a failed or retrying step), else absent. */
+  readonly error?: JournaledError;
 }
 
 /** A run as its journal tells it (`workflows.getStatus`). */
