@@ -25,17 +25,7 @@ import { resolveLimits, type QueueLimits } from '../contract/limits.js';
 import { RunDriver, type DriverDeps, type TransactionRunner } from './driver.js';
 import { adoptLegacyIndex, pruneRuns } from './prune.js';
 import { workflowSqlOf, type WorkflowSql } from './sql-seam.js';
-import {
-  countRuns,
-  getRun,
-  insertRun,
-  listRuns,
-  moveRun,
-  parseCursor,
-  runningVersions,
-  sqlOfTx,
-  type RunRow,
-} from './runs.js';
+import { countRuns, insertRun, listRuns, moveRun, parseCursor, runningVersions, sqlOfTx, type RunRow } from './runs.js';
 import {
   UnknownWorkflow,
   journalError,
