@@ -4,7 +4,7 @@ import type { SqliteConn } from './connection.js';
 /** Runs a statement (`?` placeholders) on a connection: its rows, or none for a statement that returns nothing. */
 export function runOn(conn: SqliteConn, sql: string, params: readonly unknown[]): Record<string, unknown>[] {
   const st = conn.stmt(sql);
-  if (/^\s*(SELECT|WITH)\b/i.test(sql) || /\bRETURNING\b/i.test(sql))
+  if (/^\s*(SELECT|WITH|EXPLAIN)\b/i.test(sql) || /\bRETURNING\b/i.test(sql))
     return st.all(...params) as Record<string, unknown>[];
   st.run(...params);
   return [];
