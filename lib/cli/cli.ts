@@ -46,6 +46,7 @@ Commands:
   dashboard --token-env VAR [--port N] [--host H] serve the operator dashboard (see alkstore dashboard --help)
   workflows list [--status S] [--name W] [--namespace NS] [--limit N]
                                                   workflow runs (oldest start first); S: running, completed, failed, cancelled
+  workflows show ID [--namespace NS]             a run: input, steps with timings and attempts, error with stack
   workflows cancel ID | workflows retry ID [--namespace NS]
                                                   cancel a running run (and its children) / re-drive a failed one
 
@@ -111,7 +112,7 @@ export const COMMANDS: Readonly<Record<string, { subs: readonly string[] | null;
   dead: { subs: ['list', 'redrive', 'purge'] },
   schedules: { subs: ['list', 'trigger', 'pause', 'resume'], takesName: ['trigger', 'pause', 'resume'] },
   queue: { subs: ['pause', 'resume'], takesName: ['pause', 'resume'] },
-  workflows: { subs: ['list', 'cancel', 'retry'], takesName: ['cancel', 'retry'] },
+  workflows: { subs: ['list', 'show', 'cancel', 'retry'], takesName: ['show', 'cancel', 'retry'] },
 };
 
 function parse(argv: readonly string[], env: CliIo['env']): Parsed {
@@ -412,7 +413,7 @@ async function runCommand(
       return (await import('./workflows-command.js')).workflowsCommand(
         store,
         p,
-        sub as 'list' | 'cancel' | 'retry',
+        sub as 'list' | 'show' | 'cancel' | 'retry',
         arg,
         { iso, emit, exit: EXIT },
       );

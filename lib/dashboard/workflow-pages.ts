@@ -85,17 +85,30 @@ export async function workflowPages(kit: WorkflowPagesKit): Promise<DashboardRep
       if (stateText !== undefined && !STATES.includes(stateText as RunState))
         return kit.reply(400, messagePage(ctx, 'Bad request', `state must be one of ${STATES.join(', ')}`));
       const name = str(req.query, 'name');
-      const [all, runs] = await Promise.all([
+      const after = str(req.query, 'after');
+      const [all, [page, counts]] = await Promise.all([
         namespaces(store),
         withWorkflows(store, ns, (w) =>
-          w.list({
-            limit: 10_000,
-            ...(stateText ? { state: stateText as RunState } : {}),
-            ...(name ? { workflow: name } : {}),
-          }),
+          Promise.all([
+            w.listPage({
+              limit: LIST_LIMIT,
+              order: 'desc',
+              ...(after ? { after } : {}),
+              ...(stateText ? { state: stateText as RunState } : {}),
+              ...(name ? { workflow: name } : {}),
+            }),
+            w.counts(),
+          ]),
         ),
       ]);
-      return kit.reply(200, runsPage(ctx, ns, all, stateText as RunState | undefined, name, runs));
+      return kit.reply(
+        200,
+        runsPage(ctx, ns, all, stateText as RunState | undefined, name, page.runs, {
+          counts,
+          next: page.next,
+          paged: after !== undefined,
+        }),
+      );
     }
     const id = str(req.query, 'id');
     if (!id) return kit.reply(400, messagePage(ctx, 'Bad request', 'id (the run) is required'));
@@ -113,7 +126,10 @@ export async function workflowPages(kit: WorkflowPagesKit): Promise<DashboardRep
         ),
       );
     const wf = str(req.query, 'wf');
-    const done = wf === 'cancel' || wf === 'retry' ? { action: wf, ok: str(req.query, 'ok') === '1' } : undefined;
+    const done =
+      wf === 'cancel' || wf === 'retry' || wf === 'signal'
+        ? { action: wf, ok: str(req.query, 'ok') === '1' }
+        : undefined;
     return kit.reply(
       200,
       runPage(
@@ -164,14 +180,42 @@ async function workflowAction(kit: WorkflowPagesKit): Promise<DashboardReply> {
   const action = str(body, 'action');
   const ns = str(body, 'ns') ?? DEFAULT_NAMESPACE;
   const id = str(body, 'id');
-  if ((action !== 'cancel' && action !== 'retry') || !id)
-    return kit.reply(400, messagePage(ctx, 'Bad request', 'action must be cancel or retry, with the run id'));
+  if ((action !== 'cancel' && action !== 'retry' && action !== 'signal') || !id)
+    return kit.reply(400, messagePage(ctx, 'Bad request', 'action must be cancel, retry or signal, with the run id'));
   const back = link(ctx, 'workflow', { ns, id });
+  const signalName = str(body, 'signal');
+  const dataText = str(body, 'data') ?? 'null';
+  let data: unknown = null;
+  if (action === 'signal') {
+    if (!signalName) return kit.reply(400, messagePage(ctx, 'Bad request', 'signal (the signal name) is required'));
+    try {
+      data = JSON.parse(dataText) as unknown;
+    } catch (err) {
+      return kit.reply(
+        400,
+        messagePage(
+          ctx,
+          'Bad request',
+          `data must be JSON (${err instanceof Error ? err.message : String(err)}): write "text" with quotes for a string`,
+        ),
+      );
+    }
+  }
   if (str(body, 'confirm') !== 'yes') {
     const question =
       action === 'cancel'
         ? `Cancel workflow run ${id} (and its child runs)? Its running step is aborted and no further step starts.`
-        : `Retry failed workflow run ${id} from its first failed step?`;
+        : action === 'retry'
+          ? `Retry failed workflow run ${id} from its first failed step?`
+          : `Send signal ${JSON.stringify(signalName)} with data ${dataText} to workflow run ${id}?`;
+    const signalFields =
+      action === 'signal'
+        ? html`<input type="hidden" name="signal" value="${signalName ?? ''}" /><input
+              type="hidden"
+              name="data"
+              value="${dataText}"
+            />`
+        : '';
     const form = html`<div class="confirm">
       <p>${question}</p>
       <form method="post" action="${ctx.base}/workflow-action">
@@ -183,13 +227,20 @@ async function workflowAction(kit: WorkflowPagesKit): Promise<DashboardReply> {
           type="hidden"
           name="confirm"
           value="yes"
-        />
-        <button type="submit" class="danger" id="confirm">Yes, do it</button> <a href="${back}">Cancel</a>
+        />${signalFields} <button type="submit" class="danger" id="confirm">Yes, do it</button>
+        <a href="${back}">Cancel</a>
       </form>
     </div>`;
     return kit.reply(200, layout(ctx, 'Confirm', '', form));
   }
-  const done = await withWorkflows(store, ns, (w) => (action === 'cancel' ? w.cancel(id) : w.retry(id)));
+  const done = await withWorkflows(store, ns, async (w) => {
+    if (action === 'cancel') return w.cancel(id);
+    if (action === 'retry') return w.retry(id);
+    const run = await w.getStatus(id);
+    if (!run || run.state !== 'running') return false;
+    await w.signal(id, signalName!, data);
+    return true;
+  });
   const at = await store.now();
   await writeAudit(
     store,
@@ -202,7 +253,7 @@ async function workflowAction(kit: WorkflowPagesKit): Promise<DashboardReply> {
       schedule: null,
       jobs: [],
       count: done ? 1 : 0,
-      filter: `run ${id}`,
+      filter: action === 'signal' ? `run ${id} signal ${signalName!}` : `run ${id}`,
       op: null,
     },
     kit.onAudit,
@@ -210,7 +261,14 @@ async function workflowAction(kit: WorkflowPagesKit): Promise<DashboardReply> {
   return kit.redirect(`${back}&wf=${action}&ok=${done ? 1 : 0}`);
 }
 
-function tabs(ctx: PageCtx, ns: string, all: readonly string[], state: RunState | undefined, name: string | undefined) {
+function tabs(
+  ctx: PageCtx,
+  ns: string,
+  all: readonly string[],
+  state: RunState | undefined,
+  name: string | undefined,
+  counts: Record<RunState, number> | null,
+) {
   const nsLinks = all.map(
     (n) => html`<a href="${link(ctx, 'workflows', { ns: n })}" class="${n === ns ? 'on' : ''}">${n}</a>`,
   );
@@ -220,14 +278,27 @@ function tabs(ctx: PageCtx, ns: string, all: readonly string[], state: RunState 
         href="${link(ctx, 'workflows', { ns, state: s, name })}"
         class="${s === state ? 'on' : ''}"
         data-state="${s ?? 'all'}"
-        >${s ?? 'all'}</a
+        >${s ?? 'all'}${counts && s ? html` <span class="count" data-count="${s}">${counts[s]}</span>` : ''}</a
       >`,
   );
   return html`<nav class="states" id="namespaces">Namespace: ${nsLinks}</nav>
     <nav class="states" id="states">Status: ${stateLinks}</nav>`;
 }
 
-/** The runs of one namespace, newest start first, with status and name filters. */
+/** What a running run waits for, in words ("" for none). */
+function waitingText(r: RunSummary, now: number): string {
+  if (r.state !== 'running' || r.waiting === null) return '';
+  if (r.waiting.startsWith('signal:')) return `waiting for signal ${r.waiting.slice('signal:'.length)}`;
+  if (r.waiting === 'children') return 'waiting for child runs';
+  if (r.wakeAt !== null && r.wakeAt > now)
+    return r.waiting === 'retry' ? 'retrying a step' : r.waiting === 'sleep' ? 'sleeping' : '';
+  return '';
+}
+
+/**
+ * A page of the runs of one namespace, newest start first, with status and name filters, the counts
+ * per state, and a link to the next page (keyset: `after` is the page's `next` cursor).
+ */
 export function runsPage(
   ctx: PageCtx,
   ns: string,
@@ -235,8 +306,13 @@ export function runsPage(
   state: RunState | undefined,
   name: string | undefined,
   runs: readonly RunSummary[],
+  page: { counts: Record<RunState, number> | null; next: string | null; paged: boolean } = {
+    counts: null,
+    next: null,
+    paged: false,
+  },
 ): string {
-  const shown = [...runs].reverse().slice(0, LIST_LIMIT);
+  const shown = runs.slice(0, LIST_LIMIT);
   const rows = shown.map(
     (r) =>
       html`<tr data-run="${r.id}" data-state="${r.state}">
@@ -244,8 +320,10 @@ export function runsPage(
         <td>${r.workflow}</td>
         <td class="n">${r.version}</td>
         <td class="${r.state === 'failed' ? 'dead' : ''}">${r.state}</td>
+        <td data-waiting="${r.waiting ?? ''}">${waitingText(r, ctx.now)}</td>
         <td>${when(r.startedAt, ctx.now)}</td>
         <td>${when(r.finishedAt, ctx.now)}</td>
+        <td class="dead">${r.error ? `${r.error.name}: ${r.error.message}`.slice(0, 160) : ''}</td>
       </tr>`,
   );
   const filter = html`<form class="search" method="get" action="${link(ctx, 'workflows')}">
@@ -257,7 +335,14 @@ export function runsPage(
     <label>Workflow<input type="text" name="name" value="${name ?? ''}" placeholder="order" /></label
     ><button type="submit">Filter</button>
   </form>`;
-  const body = html`${tabs(ctx, ns, all, state, name)}${filter}${live(
+  const pager = html`<p class="pager">
+    ${page.paged ? html`<a href="${link(ctx, 'workflows', { ns, state, name })}" id="newest">Newest runs</a> ` : ''}${
+      page.next
+        ? html`<a href="${link(ctx, 'workflows', { ns, state, name, after: page.next })}" id="older">Older runs</a>`
+        : ''
+    }
+  </p>`;
+  const body = html`${tabs(ctx, ns, all, state, name, page.counts)}${filter}${live(
     'live-runs',
     html`<table id="runs">
         <thead>
@@ -266,21 +351,23 @@ export function runsPage(
             <th>Workflow</th>
             <th>Version</th>
             <th>State</th>
+            <th>Waiting</th>
             <th>Started</th>
             <th>Finished</th>
+            <th>Error</th>
           </tr>
         </thead>
         <tbody>
           ${rows}${
             shown.length === 0
               ? html`<tr>
-                  <td colspan="6">No runs${state ? ` ${state}` : ''} in this namespace.</td>
+                  <td colspan="8">No runs${state ? ` ${state}` : ''} in this namespace.</td>
                 </tr>`
               : ''
           }
         </tbody>
       </table>
-      ${runs.length > LIST_LIMIT ? html`<p class="note">The newest ${LIST_LIMIT} of ${runs.length} runs.</p>` : ''}`,
+      ${pager}`,
   )}`;
   return layout(ctx, `Workflow runs of ${ns}`, 'workflows', body);
 }
@@ -331,19 +418,25 @@ export function runPage(
         <span class="${s.state === 'failed' ? 'dead' : s.state === 'retrying' ? 'warn' : ''}">${s.state}</span>
         ${s.failures > 0 ? html` (${s.failures} failed attempt${s.failures === 1 ? '' : 's'})` : ''}${s.until !== null ? html`, until ${when(s.until, ctx.now)}` : ''}
         · ${when(s.at, ctx.now)}
+        ${s.error ? html`<pre class="stack">${s.error.name}: ${s.error.message}${s.error.stack ? `\n${s.error.stack}` : ''}</pre>` : ''}
       </li>`,
   );
   const actions = ctx.readOnly
     ? html``
     : html`<p>
-        ${run.state === 'running' ? form(ctx, ns, run.id, 'cancel', 'Cancel run') : ''}${run.state === 'failed' ? form(ctx, ns, run.id, 'retry', 'Retry from the failed step') : ''}
-      </p>`;
+          ${run.state === 'running' ? form(ctx, ns, run.id, 'cancel', 'Cancel run') : ''}${run.state === 'failed' ? form(ctx, ns, run.id, 'retry', 'Retry from the failed step') : ''}
+        </p>
+        ${run.state === 'running' ? signalForm(ctx, ns, run) : ''}`;
   const flash = done
     ? done.ok
       ? done.action === 'cancel'
         ? 'Cancelled the run (and its children).'
-        : 'Retrying the run from its first failed step.'
-      : `Nothing to ${done.action}: the run is no longer ${done.action === 'cancel' ? 'running' : 'failed'}.`
+        : done.action === 'signal'
+          ? 'Sent the signal.'
+          : 'Retrying the run from its first failed step.'
+      : done.action === 'signal'
+        ? 'No signal sent: the run is no longer running.'
+        : `Nothing to ${done.action}: the run is no longer ${done.action === 'cancel' ? 'running' : 'failed'}.`
     : null;
   const body = html`${flash ? html`<p class="flash" role="status" id="workflow-flash">${flash}</p>` : ''}
     <dl class="kv" id="run">
@@ -380,6 +473,7 @@ export function runPage(
           ? html`<dt>Error</dt>
               <dd class="dead">
                 ${run.error.name}${run.error.code ? ` (${run.error.code})` : ''}: ${run.error.message}
+                ${run.error.stack ? html`<pre class="stack" id="run-stack">${run.error.stack}</pre>` : ''}
               </dd>`
           : ''
       }
@@ -429,5 +523,20 @@ function form(ctx: PageCtx, ns: string, id: string, action: 'cancel' | 'retry', 
     >
       ${label}
     </button>
+  </form>`;
+}
+
+/** The send-signal form of a running run (the signal it waits for, if any, filled in). */
+function signalForm(ctx: PageCtx, ns: string, run: WorkflowRun) {
+  const waiting = [...run.steps].reverse().find((s) => s.state === 'waiting' && s.kind === 'signal');
+  return html`<form class="inline" method="post" action="${ctx.base}/workflow-action" id="signal-form">
+    <input type="hidden" name="csrf" value="${ctx.csrf}" /><input type="hidden" name="action" value="signal" /><input
+      type="hidden"
+      name="ns"
+      value="${ns}"
+    /><input type="hidden" name="id" value="${run.id}" />
+    <label>Signal<input type="text" name="signal" value="${waiting?.name ?? ''}" required /></label>
+    <label>Data (JSON)<input type="text" name="data" value="null" /></label>
+    <button type="submit" data-action="workflow-signal">Send signal</button>
   </form>`;
 }

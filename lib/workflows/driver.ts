@@ -32,6 +32,7 @@ import type {
   WorkflowDefinition,
 } from './types.js';
 import type { Instrument } from './instrument.js';
+import { setWaiting, sqlOfTx } from './runs.js';
 
 // One pass of a run on one worker: replays `run(input, ctx)` against the journal (journaled calls return
 // their outcome, nothing runs), then does new work at the first unjournaled position until the run ends
@@ -249,6 +250,10 @@ export class RunDriver {
         }
         return this.shield(() => this.waitAll(handles.map((h) => h.id)));
       }) as WorkflowContext<unknown>['waitAll'],
+      patched: (changeId: string) => {
+        validateKey('patch id', changeId);
+        return this.shield(() => this.patched(changeId));
+      },
       now: () => this.shield(() => this.recorded('now', () => this.deps.store.now())) as Promise<number>,
       random: () => this.shield(() => this.recorded('random', () => Promise.resolve(Math.random()))) as Promise<number>,
     };
@@ -323,6 +328,14 @@ export class RunDriver {
       tx.enqueue(this.deps.names.queue, { k: 'timer', id: this.id }, { ...this.deps.jobOpts, runAt: at, ...stamp });
   }
 
+  /** Notes on the run's row what it waits for (null: nothing), with `also` in the same transaction. */
+  private waiting(what: string | null, until: number | null, also?: (tx: TxOps) => Promise<unknown>) {
+    return async (tx: TxOps): Promise<void> => {
+      await setWaiting(sqlOfTx(tx), this.deps.names.ns, this.id, what, until);
+      if (also) await also(tx);
+    };
+  }
+
   private replay(name: string, d: DoneEntry): unknown {
     if (d.error) throw new StepFailed(name, d.attempts ?? 1, d.error);
     return d.result;
@@ -371,7 +384,7 @@ export class RunDriver {
         (await this.deps.store.now()) +
         backoffDelayMs(n, opts?.backoffBaseMs ?? this.def.backoffBaseMs ?? this.deps.backoffBaseMs);
       const retry: Entry = { type: 'retry', position: p, kind: k, name, attempt: n, error, retryAt };
-      await this.guarded(() => this.append(`${p}/r${n}`, retry, this.timer(retryAt)));
+      await this.guarded(() => this.append(`${p}/r${n}`, retry, this.waiting('retry', retryAt, this.timer(retryAt))));
       if (!this.halted)
         this.logFailure(k, name, n, maxAttempts, error, `retrying at ${new Date(retryAt).toISOString()}`);
       return this.stop({ kind: 'suspended' });
@@ -449,7 +462,9 @@ export class RunDriver {
     }
     if (!(await this.fresh())) return never();
     const until = (await this.deps.store.now()) + ms;
-    await this.guarded(() => this.append(`${p}/s`, { type: 'sleep', position: p, until }, this.timer(until)));
+    await this.guarded(() =>
+      this.append(`${p}/s`, { type: 'sleep', position: p, until }, this.waiting('sleep', until, this.timer(until))),
+    );
     return this.stop({ kind: 'suspended' });
   }
 
@@ -463,7 +478,10 @@ export class RunDriver {
     const sig = this.journal.firstUnconsumed(name);
     if (sig) {
       const result: ConsumedSignal = { offset: sig.offset, data: sig.data };
-      await this.guarded(() => this.append(String(p), { type: 'done', position: p, kind: 'signal', name, result }));
+      const entry: Entry = { type: 'done', position: p, kind: 'signal', name, result };
+      await this.guarded(() =>
+        this.append(String(p), entry, this.journal.waits.has(p) ? this.waiting(null, null) : undefined),
+      );
       if (this.halted) return never();
       this.journal.consumed.add(sig.offset);
       return sig.data;
@@ -471,7 +489,9 @@ export class RunDriver {
     const w = this.journal.waits.get(p);
     if (w) {
       if (w.until !== null && (await this.reached(w.until))) {
-        await this.guarded(() => this.append(String(p), { type: 'done', position: p, kind: 'signal', name }));
+        await this.guarded(() =>
+          this.append(String(p), { type: 'done', position: p, kind: 'signal', name }, this.waiting(null, null)),
+        );
         if (this.halted) return never();
         return undefined;
       }
@@ -479,8 +499,35 @@ export class RunDriver {
     }
     const until = timeoutMs === null ? null : (await this.deps.store.now()) + timeoutMs;
     const wait: Entry = { type: 'wait', position: p, signal: name, until };
-    await this.guarded(() => this.append(`${p}/w`, wait, until === null ? undefined : this.timer(until)));
+    await this.guarded(() =>
+      this.append(
+        `${p}/w`,
+        wait,
+        this.waiting(`signal:${name}`, until, until === null ? undefined : this.timer(until)),
+      ),
+    );
     return this.stop({ kind: 'suspended' });
+  }
+
+  /** `ctx.patched`: the journal's answer at this position, or (nothing journaled here) true, journaled. */
+  private async patched(changeId: string): Promise<boolean> {
+    const p = this.pos;
+    if (this.halted) return never();
+    const d = this.journal.done.get(p);
+    if (d?.kind === 'patch' && d.name === changeId) {
+      this.pos += 1;
+      return true;
+    }
+    // Another call (or another patch) is journaled here: the run predates this change.
+    if (this.journaledAt(p) !== null) return false;
+    if (!(await this.fresh())) return never();
+    if (this.journaledAt(p) !== null) return this.stop({ kind: 'superseded' });
+    this.pos += 1;
+    await this.guarded(() =>
+      this.append(String(p), { type: 'done', position: p, kind: 'patch', name: changeId, result: true }),
+    );
+    if (this.halted) return never();
+    return true;
   }
 
   private async recorded(k: 'now' | 'random', read: () => Promise<number>): Promise<unknown> {
@@ -572,7 +619,9 @@ export class RunDriver {
       return results;
     }
     if (!this.journal.joins.has(p))
-      await this.guarded(() => this.append(`${p}/j`, { type: 'join', position: p, runIds: ids }));
+      await this.guarded(() =>
+        this.append(`${p}/j`, { type: 'join', position: p, runIds: ids }, this.waiting('children', null)),
+      );
     return this.stop({ kind: 'suspended' });
   }
 

@@ -6,6 +6,8 @@ export interface JournaledError {
   readonly message: string;
   /** The `code` of an error that had one (an `AlkstoreError`, a Node system error), else null. */
   readonly code: string | null;
+  /** The error's stack where it was thrown (at most 4 000 characters), when it had one. */
+  readonly stack?: string;
 }
 
 /**
@@ -129,10 +131,18 @@ export class WorkflowInterrupted extends AlkstoreError {
 }
 
 /** The journal form of a thrown value. */
+/** Longest stack a journaled error keeps. */
+const MAX_STACK_CHARS = 4_000;
+
 export function journalError(err: unknown): JournaledError {
   if (err instanceof Error) {
     const code = (err as { code?: unknown }).code;
-    return { name: err.name || 'Error', message: err.message, code: typeof code === 'string' ? code : null };
+    return {
+      name: err.name || 'Error',
+      message: err.message,
+      code: typeof code === 'string' ? code : null,
+      ...(typeof err.stack === 'string' ? { stack: err.stack.slice(0, MAX_STACK_CHARS) } : {}),
+    };
   }
   let message: string;
   try {

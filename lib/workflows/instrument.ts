@@ -3,6 +3,7 @@ import type * as OtelApi from '@opentelemetry/api';
 import {
   promMetricGetter,
   type CounterLike,
+  type GaugeLike,
   type HistogramLike,
   type PromRegistryLike,
 } from '../internal/prom-client.js';
@@ -25,6 +26,11 @@ export interface WorkflowMetrics {
   cancelled(workflow: string): void;
   /** One attempt of a step (`ctx.step` / `ctx.transaction`) took `durationMs`; `outcome` is `ok` or `error`. */
   stepDuration(workflow: string, step: string, outcome: 'ok' | 'error', durationMs: number): void;
+  /**
+   * At `createWorkflows` (with a worker): `runs` running runs of `workflow` are pinned to `version`, which
+   * no definition given to it serves (0 once one does). Optional.
+   */
+  unservedRuns?(workflow: string, version: number, runs: number): void;
 }
 
 /** Options of {@link createPrometheusWorkflowMetrics}. */
@@ -41,7 +47,8 @@ export interface PrometheusWorkflowMetricsOptions {
  * A {@link WorkflowMetrics} backed by prom-client (an optional peer): counters
  * `alkstore_workflow_runs_started_total`, `alkstore_workflow_runs_completed_total`,
  * `alkstore_workflow_runs_failed_total`, `alkstore_workflow_runs_cancelled_total` (label `workflow`)
- * and the histogram `alkstore_workflow_step_duration_seconds` (labels `workflow`, `step`, `outcome`).
+ * and the histogram `alkstore_workflow_step_duration_seconds` (labels `workflow`, `step`, `outcome`), and the
+ * gauge `alkstore_workflow_unserved_runs` (labels `workflow`, `version`): running runs no definition serves.
  * Calling it twice on one registry reuses the registered metrics.
  */
 export async function createPrometheusWorkflowMetrics(
@@ -67,7 +74,14 @@ export async function createPrometheusWorkflowMetrics(
       buckets: [...(options.buckets ?? DEFAULT_DURATION_BUCKETS)],
     },
   );
+  const unserved = get<GaugeLike>(
+    'Gauge',
+    'alkstore_workflow_unserved_runs',
+    'Running workflow runs pinned to a version no definition serves',
+    ['workflow', 'version'],
+  );
   return {
+    unservedRuns: (workflow, version, runs) => unserved.set({ workflow, version: String(version) }, runs),
     started: (workflow) => started.inc({ workflow }),
     completed: (workflow) => completed.inc({ workflow }),
     failed: (workflow) => failed.inc({ workflow }),
@@ -95,6 +109,14 @@ export class Instrument {
   }
 
   /** Reports to the metrics sink, ignoring its throws. */
+  unserved(workflow: string, version: number, runs: number): void {
+    try {
+      this.metrics?.unservedRuns?.(workflow, version, runs);
+    } catch {
+      // A metrics sink never fails a run.
+    }
+  }
+
   count(what: 'started' | 'completed' | 'failed' | 'cancelled', workflow: string): void {
     try {
       this.metrics?.[what](workflow);

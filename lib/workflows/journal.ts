@@ -1,7 +1,7 @@
 import { workflowsQueueName } from '../contract/names.js';
 import type { Store, StreamEvent } from '../contract/types.js';
 import type { JournaledError } from './errors.js';
-import type { RunState, RunStep, RunSummary, WorkflowRun } from './types.js';
+import type { RunState, RunStep, WorkflowRun } from './types.js';
 
 // The journal of a run is the stream `<ns>:run:<id>`: one event per entry, in commit order. Entries with a
 // position are written by the run's driver, each under a once-only inbox guard in the same transaction, so
@@ -13,7 +13,7 @@ import type { RunState, RunStep, RunSummary, WorkflowRun } from './types.js';
 // carry on unchanged.
 
 /** What a positioned call was. */
-export type CallKind = 'step' | 'transaction' | 'sleep' | 'signal' | 'now' | 'random' | 'child' | 'children';
+export type CallKind = 'step' | 'transaction' | 'sleep' | 'signal' | 'now' | 'random' | 'child' | 'children' | 'patch';
 
 /** The run began. */
 export interface StartEntry {
@@ -485,7 +485,16 @@ export class Journal {
     const at = this.lastAt.get(p) ?? 0;
     const failures = retries.length + (d?.error ? 1 : 0);
     if (d)
-      return { position: p, kind: d.kind, name: d.name, state: d.error ? 'failed' : 'done', failures, until: null, at };
+      return {
+        position: p,
+        kind: d.kind,
+        name: d.name,
+        state: d.error ? 'failed' : 'done',
+        failures,
+        until: null,
+        at,
+        ...(d.error ? { error: d.error } : {}),
+      };
     if (sleep) return { position: p, kind: 'sleep', name: '', state: 'sleeping', failures: 0, until: sleep.until, at };
     if (wait)
       return { position: p, kind: 'signal', name: wait.signal, state: 'waiting', failures: 0, until: wait.until, at };
@@ -500,7 +509,16 @@ export class Journal {
         at,
       };
     const last = retries[retries.length - 1]!;
-    return { position: p, kind: last.kind, name: last.name, state: 'retrying', failures, until: last.retryAt, at };
+    return {
+      position: p,
+      kind: last.kind,
+      name: last.name,
+      state: 'retrying',
+      failures,
+      until: last.retryAt,
+      at,
+      error: last.error,
+    };
   }
 }
 
@@ -533,19 +551,24 @@ export function decodeIndexEntry(payload: unknown): IndexEntry | null {
   return typeof s.s === 'string' ? { state: s.s } : null;
 }
 
-/** Folds the runs index into summaries, oldest start first. */
-export async function foldIndex(store: Store, names: Names): Promise<RunSummary[]> {
-  return (await readIndex(store, names)).runs.map(({ firstOffset: _, ...summary }) => summary);
+/** A run as the 0.2 runs index tells it. */
+export interface LegacyRun {
+  readonly id: string;
+  readonly workflow: string;
+  readonly version: number;
+  readonly state: RunState;
+  readonly startedAt: number;
+  readonly finishedAt: number | null;
 }
 
 /**
- * The runs index folded, and how far it can be trimmed: `firstOffset` of each run is the offset of
+ * The runs index of 0.2 (`<ns>:runs`, superseded by the runs table: prune.ts adopts it) folded, and how far it can be trimmed: `firstOffset` of each run is the offset of
  * its first entry still needed (its latest start), and `last` the offset of the last entry read.
  */
 export async function readIndex(
   store: Store,
   names: Names,
-): Promise<{ runs: (RunSummary & { readonly firstOffset: number })[]; last: number }> {
+): Promise<{ runs: (LegacyRun & { readonly firstOffset: number })[]; last: number }> {
   const runs = new Map<
     string,
     {

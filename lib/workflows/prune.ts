@@ -1,6 +1,15 @@
 import type { Store } from '../contract/types.js';
 import { retentionDriverOf } from '../internal/retention-runner.js';
-import { encodeIndexEntry, readIndex, type Names } from './journal.js';
+import { loadJournal, readIndex, type Names } from './journal.js';
+import { deleteRun, finishedBefore, foldCounts, insertRun } from './runs.js';
+import { workflowSqlOf, type WorkflowSql } from './sql-seam.js';
+
+/** Runs pruned per batch (each batch: one read of the finished-runs index, then a few deletes per run). */
+const PRUNE_BATCH = 500;
+
+function sqlOf(store: Store): WorkflowSql {
+  return workflowSqlOf(store as object)!;
+}
 
 /**
  * Removes what the runs of namespace `names` that finished before `horizon` (epoch ms, database
@@ -9,46 +18,66 @@ import { encodeIndexEntry, readIndex, type Names } from './journal.js';
  * - each run's once-only guards (inbox `<ns>:journal`, ids `<id>#…`) and its id guard (inbox
  *   `<ns>:runs`), so the id is free again;
  * - its journal, the stream `<ns>:run:<id>`, with its head row;
- * - its entries in the runs index `<ns>:runs`: a `pruned` entry is added, and the index is trimmed
- *   up to the first entry of the oldest run it still lists (a run that stays running holds back the
- *   trim of the entries after it).
+ * - its row in the runs table (found through the index of finished runs by end time), and its count.
  *
- * Guards go first: a crash between the steps leaves a run that is pruned again on the next call.
- * On a `Store` that is not one of this package's, only the journal's events are trimmed, as before.
+ * Guards and journal go first, the row last: a crash between the steps leaves a row that is pruned
+ * again on the next call. Then the counts' delta rows are folded.
  */
 export async function pruneRuns(store: Store, names: Names, horizon: number): Promise<number> {
   const driver = retentionDriverOf(store);
-  const index = await readIndex(store, names);
-  const gone = index.runs.filter((r) => r.state !== 'running' && r.finishedAt !== null && r.finishedAt <= horizon);
-  if (gone.length > 0 && driver) {
-    await driver.forgetGuards(
-      names.journalInbox,
-      [],
-      gone.map((r) => r.id),
-    );
-    await driver.forgetGuards(
-      names.runsInbox,
-      gone.map((r) => r.id),
-      [],
-    );
+  const sql = sqlOf(store);
+  let total = 0;
+  for (;;) {
+    const gone = await finishedBefore(sql, names.ns, horizon, PRUNE_BATCH);
+    if (gone.length === 0) break;
+    const ids = gone.map((r) => r.id);
+    if (driver) {
+      await driver.forgetGuards(names.journalInbox, [], ids);
+      await driver.forgetGuards(names.runsInbox, ids, []);
+    }
+    for (const id of ids) {
+      if (driver) await driver.dropStream(names.runStream(id));
+      await store.withTx((tx) => deleteRun(workflowSqlOf(tx as object)!, names.ns, id));
+    }
+    total += gone.length;
+    if (gone.length < PRUNE_BATCH) break;
   }
-  for (const r of gone) {
-    if (driver) await driver.dropStream(names.runStream(r.id));
-    else await trimAll(store, names.runStream(r.id));
-    await store.stream(names.runsStream).publishWithKey(r.id, encodeIndexEntry({ state: 'pruned' }));
-  }
-  const kept = new Set(gone.map((r) => r.id));
-  let cut = index.last;
-  for (const r of index.runs) if (!kept.has(r.id)) cut = Math.min(cut, r.firstOffset - 1);
-  if (cut > 0) await store.stream(names.runsStream).trimTo(cut);
-  return gone.length;
+  await store.withTx((tx) => foldCounts(workflowSqlOf(tx as object)!, names.ns));
+  return total;
 }
 
-/** Trims every event of a stream (its head row stays). */
-async function trimAll(store: Store, name: string): Promise<void> {
-  const stream = store.stream(name);
-  let last = 0;
-  for (let batch = await stream.readSince(0, 1000); batch.length > 0; batch = await stream.readSince(last, 1000))
-    last = batch[batch.length - 1]!.offset;
-  if (last > 0) await stream.trimTo(last);
+/**
+ * Moves the runs index of 0.2 (the stream `<ns>:runs`) into the runs table, then trims it: each run
+ * it lists gets its row (its input and parent from its journal), unless it has one. Runs started on
+ * 0.2 then list, count, prune and continue like the others. Resolves to how many rows it added; once
+ * the stream is empty it costs one read.
+ */
+export async function adoptLegacyIndex(store: Store, names: Names): Promise<number> {
+  const index = await readIndex(store, names);
+  if (index.last === 0) return 0;
+  let added = 0;
+  for (const r of index.runs) {
+    const j = await loadJournal(store, names, r.id);
+    if (!j.start) continue;
+    const start = j.start;
+    const end = j.end;
+    const ok = await store.withTx(async (tx) => {
+      const sql = workflowSqlOf(tx as object)!;
+      return insertRun(sql, names.ns, {
+        id: r.id,
+        workflow: r.workflow,
+        version: r.version,
+        input: start.input,
+        parentId: start.parentId ?? null,
+        state: j.state,
+        createdAt: r.startedAt,
+        finishedAt: j.finishedAt,
+        ...(end?.state === 'failed' ? { error: end.error } : {}),
+        ...(end?.state === 'completed' ? { result: end.result } : {}),
+      });
+    });
+    if (ok) added += 1;
+  }
+  await store.stream(names.runsStream).trimTo(index.last);
+  return added;
 }

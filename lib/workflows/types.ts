@@ -98,6 +98,14 @@ export interface WorkflowContext<X = TxOps> {
    * failed or was cancelled, the same way on every replay.
    */
   waitAll<CO>(handles: readonly ChildHandle<CO>[]): Promise<Jsonified<CO>[]>;
+  /**
+   * Whether this run takes the code of change `changeId` (`if (await ctx.patched('x')) new() else old()`):
+   * true for a run that reaches this call on code that has it (the answer is journaled at this
+   * position), false for a run whose journal already holds another call here (it started before the
+   * change and replays through the old branch; nothing is journaled and no position is taken). Keep
+   * the call once deployed; remove the old branch once no run started before the change is running.
+   */
+  patched(changeId: string): Promise<boolean>;
   /** The database clock (epoch ms), journaled: a replay sees the same instant. */
   now(): Promise<number>;
   /** `Math.random()`, journaled: a replay sees the same number. */
@@ -138,6 +146,8 @@ export interface RunStep {
   readonly until: number | null;
   /** When the position's last entry committed (epoch ms, database clock). */
   readonly at: number;
+  /** The last failed attempt's error (a failed or retrying step), else absent. */
+  readonly error?: JournaledError;
 }
 
 /** A run as its journal tells it (`workflows.getStatus`). */
@@ -170,14 +180,33 @@ export interface RunSummary {
   readonly state: RunState;
   readonly startedAt: number;
   readonly finishedAt: number | null;
+  /** The run that started this one with `ctx.startChild`, else null. */
+  readonly parentId: string | null;
+  /** What a running run waits for: `signal:<name>`, `sleep`, `retry` or `children` (else null). */
+  readonly waiting: string | null;
+  /** When a sleeping run, or a step's next attempt, is due (epoch ms, database clock), else null. */
+  readonly wakeAt: number | null;
+  /** What ended a failed run, else null. */
+  readonly error: JournaledError | null;
 }
 
-/** Filter of `workflows.list()`. */
+/** Filter and page of `workflows.list()` and `workflows.listPage()`. */
 export interface ListRunsOptions {
   readonly state?: RunState;
   readonly workflow?: string;
-  /** At most this many, oldest start first (default 1000). */
+  /** At most this many (default 1000, at most 10 000). */
   readonly limit?: number;
+  /** `asc` (default): oldest start first; `desc`: newest first. */
+  readonly order?: 'asc' | 'desc';
+  /** The `next` cursor of the page before (same filter and order). */
+  readonly after?: string;
+}
+
+/** A page of runs (`workflows.listPage()`). */
+export interface RunPageResult {
+  readonly runs: readonly RunSummary[];
+  /** The cursor of the next page (pass it as `after`), or null on the last page. */
+  readonly next: string | null;
 }
 
 /** Options of `workflows.start`. */

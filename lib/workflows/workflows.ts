@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { scheduleBoundaryOf } from '../contract/schedule-headers.js';
 import { encodePayload } from '../contract/codec.js';
-import { InvalidName, InvalidOption, PermanentError } from '../contract/errors.js';
+import { InvalidArgument, InvalidName, InvalidOption, PermanentError } from '../contract/errors.js';
 import type { JobOpts } from '../contract/options.js';
 import type { Job, Queue, Store, StoreLogger, TxOpen, TxOps, WakeReceiver } from '../contract/types.js';
 import {
@@ -23,10 +23,13 @@ import { QueueWorker } from '../worker/queue-worker.js';
 import { runLimitKeys, validateWorkflowName } from './define.js';
 import { resolveLimits, type QueueLimits } from '../contract/limits.js';
 import { RunDriver, type DriverDeps, type TransactionRunner } from './driver.js';
-import { pruneRuns } from './prune.js';
+import { adoptLegacyIndex, pruneRuns } from './prune.js';
+import { workflowSqlOf, type WorkflowSql } from './sql-seam.js';
+import { countRuns, insertRun, listRuns, moveRun, parseCursor, runningVersions, sqlOfTx, type RunRow } from './runs.js';
 import {
   UnknownWorkflow,
   journalError,
+  type JournaledError,
   WorkflowCancelled,
   WorkflowInterrupted,
   WorkflowFailed,
@@ -35,8 +38,6 @@ import {
 import {
   decodeEntry,
   encodeEntry,
-  encodeIndexEntry,
-  foldIndex,
   loadJournal,
   namesOf,
   stampOpts,
@@ -48,6 +49,8 @@ import {
 } from './journal.js';
 import type {
   ListRunsOptions,
+  RunPageResult,
+  RunState,
   RunSummary,
   SignalOptions,
   StartedRun,
@@ -136,6 +139,8 @@ export class Workflows<X = TxOps> {
   private cancelWakes: WakeReceiver | null = null;
   private closed = false;
   private readonly logger: StoreLogger;
+  private readonly sql: WorkflowSql;
+  private startup: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly store: Store,
@@ -149,6 +154,13 @@ export class Workflows<X = TxOps> {
     if (Buffer.byteLength(ns, 'utf8') > MAX_NAMESPACE_BYTES)
       throw new InvalidOption('namespace', `must be at most ${MAX_NAMESPACE_BYTES} UTF-8 bytes`);
     this.names = namesOf(ns);
+    const sql = workflowSqlOf(store as object);
+    if (sql === null)
+      throw new InvalidArgument(
+        'createWorkflows(store)',
+        'needs a store of this package (openPostgresStore, openSqliteStore): the runs live in its tables',
+      );
+    this.sql = sql;
     if (!Array.isArray(o.workflows))
       throw new InvalidOption('workflows', 'must be an array of workflow definitions (defineWorkflow)');
     for (const [i, d] of (o.workflows as readonly AnyDefinition[]).entries()) {
@@ -256,6 +268,13 @@ export class Workflows<X = TxOps> {
       logger.error(`workflows ${JSON.stringify(ns)}: upserting the workflows' schedules failed`, err),
     );
     if (this.worker) {
+      this.startup = this.adoptUnderLock()
+        .then(() => this.checkVersions())
+        .catch((err: unknown) =>
+          logger.warn(
+            `workflows ${JSON.stringify(ns)}: reading the runs at start failed: ${err instanceof Error ? err.message : String(err)}`,
+          ),
+        );
       this.watchCancellations();
       this.worker.start();
       if (this.retentionMs !== null) {
@@ -354,11 +373,13 @@ export class Workflows<X = TxOps> {
       ...stamp,
     };
     await tx.publish(this.names.runStream(id), encodeEntry(start));
-    await tx.publishWithKey(
-      this.names.runsStream,
+    await insertRun(sqlOfTx(tx), this.names.ns, {
       id,
-      encodeIndexEntry({ state: 'running', workflow: def.name, version: def.version }),
-    );
+      workflow: def.name,
+      version: def.version,
+      input,
+      parentId: parent,
+    });
     await this.driveJob(tx, id, start);
     return true;
   }
@@ -425,7 +446,8 @@ export class Workflows<X = TxOps> {
       if ((await tx.inboxClaim(this.names.journalInbox, this.names.guard(runId, j.epoch('end')))) !== 'claimed')
         return false;
       await tx.publish(this.names.runStream(runId), encodeEntry({ type: 'cancel' }));
-      await tx.publishWithKey(this.names.runsStream, runId, encodeIndexEntry({ state: 'cancelled' }));
+      if (!(await moveRun(sqlOfTx(tx), this.names.ns, runId, 'running', 'cancelled')))
+        await this.adoptRow(tx, j, runId, 'cancelled', {});
       await tx.notify(this.names.cancelChannel);
       await tx.notify(this.names.runChannel(runId));
       // A parent waiting for this run learns of its end.
@@ -464,11 +486,8 @@ export class Workflows<X = TxOps> {
       )
         return false;
       await tx.publish(this.names.runStream(runId), encodeEntry({ type: 'retried', fromPosition: from }));
-      await tx.publishWithKey(
-        this.names.runsStream,
-        runId,
-        encodeIndexEntry({ state: 'running', workflow: start.workflow, version: start.version }),
-      );
+      if (!(await moveRun(sqlOfTx(tx), this.names.ns, runId, 'failed', 'running')))
+        await this.adoptRow(tx, j, runId, 'running', {});
       await this.driveJob(tx, runId, start);
       return true;
     });
@@ -485,10 +504,45 @@ export class Workflows<X = TxOps> {
     return pruneRuns(this.store, this.names, (await this.store.now()) - this.retentionMs);
   }
 
+  /** Moves what is left of a 0.2 runs index into the runs table (one worker of the fleet at a time). */
+  private async adoptUnderLock(): Promise<void> {
+    const lock = await this.store.tryLock(`${this.names.ns}:prune`, `adopt-${randomUUID()}`, 5 * PRUNE_INTERVAL_MS);
+    if (!lock) return;
+    try {
+      await adoptLegacyIndex(this.store, this.names);
+    } finally {
+      await lock.release().catch(() => undefined);
+    }
+  }
+
+  /**
+   * The running runs pinned to a version no definition given to this instance serves: they stay
+   * parked until a process that has that version's code runs. Logged as a warning and reported to
+   * the metrics' `unservedRuns` at start (with a worker); resolves to them.
+   */
+  async unservedRuns(): Promise<{ workflow: string; version: number; runs: number }[]> {
+    const running = await runningVersions(this.sql, this.names.ns);
+    return running.filter((r) => !this.byName.get(r.workflow)?.some((d) => d.version === r.version));
+  }
+
+  private async checkVersions(): Promise<void> {
+    const unserved = await this.unservedRuns();
+    for (const u of unserved) {
+      this.instrument.unserved(u.workflow, u.version, u.runs);
+      const known = this.byName.get(u.workflow)?.map((d) => d.version) ?? [];
+      this.logger.warn(
+        `workflows ${JSON.stringify(this.names.ns)}: ${u.runs} running run(s) of workflow ${JSON.stringify(u.workflow)} ` +
+          `are on version ${u.version}, which no definition given to createWorkflows serves ` +
+          `(${known.length > 0 ? `it has ${known.join(', ')}` : 'none of that workflow'}); they wait for a worker with that version's code`,
+      );
+    }
+  }
+
   private async pruneUnderLock(): Promise<void> {
     const lock = await this.store.tryLock(`${this.names.ns}:prune`, `prune-${randomUUID()}`, 5 * PRUNE_INTERVAL_MS);
     if (!lock) return;
     try {
+      await adoptLegacyIndex(this.store, this.names);
       await this.prune();
     } finally {
       await lock.release().catch(() => undefined);
@@ -530,19 +584,42 @@ export class Workflows<X = TxOps> {
   }
 
   /**
-   * Runs by state and workflow, oldest start first. Reads the whole runs index (`<ns>:runs`): its cost
-   * grows with the number of runs ever started.
+   * Runs by state and workflow, oldest start first (`order: 'desc'`: newest first), at most `limit`.
+   * One index range of the runs table: its cost is the page's, whatever the number of runs. For the
+   * pages after it, see {@link Workflows.listPage}.
    */
   async list(opts?: ListRunsOptions): Promise<RunSummary[]> {
+    return [...(await this.listPage(opts)).runs];
+  }
+
+  /**
+   * A page of {@link Workflows.list} and the cursor of the next one (`next`, null on the last page):
+   * pass it back as `after` (keyset paging through the runs table's indexes).
+   * @throws InvalidArgument for a malformed `after`, an unknown `state` or `order`.
+   */
+  async listPage(opts?: ListRunsOptions): Promise<RunPageResult> {
     const o = asOption(() => optionalObject<ListRunsOptions>('list options', opts)) ?? {};
     const limit = o.limit === undefined ? 1000 : requireCount('limit', o.limit, 10_000);
-    const all = await foldIndex(this.store, this.names);
-    return all
-      .filter(
-        (r) =>
-          (o.state === undefined || r.state === o.state) && (o.workflow === undefined || r.workflow === o.workflow),
-      )
-      .slice(0, limit);
+    if (o.state !== undefined && !RUN_STATES.includes(o.state))
+      throw new InvalidArgument('list state', `must be one of ${RUN_STATES.join(', ')}`);
+    if (o.order !== undefined && o.order !== 'asc' && o.order !== 'desc')
+      throw new InvalidArgument('list order', "must be 'asc' (oldest start first) or 'desc'");
+    const after = o.after === undefined ? null : parseCursor(String(o.after));
+    if (o.after !== undefined && after === null)
+      throw new InvalidArgument('list after', 'must be the `next` cursor of a page listPage returned');
+    const page = await listRuns(this.sql, this.names.ns, {
+      ...(o.state === undefined ? {} : { state: o.state }),
+      ...(o.workflow === undefined ? {} : { workflow: o.workflow }),
+      limit,
+      after,
+      order: o.order ?? 'asc',
+    });
+    return { runs: page.runs.map(summaryOf), next: page.next };
+  }
+
+  /** How many runs are in each state (kept counts: constant time, whatever the number of runs). */
+  counts(): Promise<Record<RunState, number>> {
+    return countRuns(this.sql, this.names.ns);
   }
 
   /** Stops the worker: no new pass starts, running steps get `drainTimeoutMs` to finish. Idempotent. */
@@ -552,6 +629,7 @@ export class Workflows<X = TxOps> {
     if (this.pruneTimer) clearInterval(this.pruneTimer);
     this.cancelWakes?.close();
     await this.worker?.stop();
+    await this.startup;
     await this.pruning;
     await this.scheduled.catch(() => undefined);
   }
@@ -622,6 +700,27 @@ export class Workflows<X = TxOps> {
     throw new WorkflowInterrupted(id, `another writer journaled first ${MAX_SUPERSEDED_PASSES} times`);
   }
 
+  /** The row of a run the runs table lacks (one started on 0.2's index, not adopted yet), in `state`. */
+  private async adoptRow(
+    tx: TxOps,
+    j: Journal,
+    id: string,
+    state: RunState,
+    outcome: { result?: unknown; error?: JournaledError },
+  ): Promise<void> {
+    if (!j.start) return;
+    await insertRun(sqlOfTx(tx), this.names.ns, {
+      id,
+      workflow: j.start.workflow,
+      version: j.start.version,
+      input: j.start.input,
+      parentId: j.start.parentId ?? null,
+      state,
+      createdAt: j.startedAt,
+      ...outcome,
+    });
+  }
+
   /** Journals the run's end (once: a lost guard means another writer ended it); a failure is logged as an error. */
   private async finish(j: Journal, id: string, end: EndEntry, cause?: unknown): Promise<void> {
     const parent = j.start?.parentId;
@@ -630,7 +729,9 @@ export class Workflows<X = TxOps> {
       if ((await tx.inboxClaim(this.names.journalInbox, this.names.guard(id, j.epoch('end')))) !== 'claimed')
         return false;
       await tx.publish(this.names.runStream(id), encodeEntry(end));
-      await tx.publishWithKey(this.names.runsStream, id, encodeIndexEntry({ state: end.state }));
+      const outcome = end.state === 'completed' ? { result: end.result } : { error: end.error };
+      if (!(await moveRun(sqlOfTx(tx), this.names.ns, id, 'running', end.state, outcome)))
+        await this.adoptRow(tx, j, id, end.state, outcome);
       await tx.notify(this.names.runChannel(id));
       // A parent waiting in ctx.waitAll is driven again by its child's end, in the same transaction.
       if (parent !== undefined) await this.driveJob(tx, parent, parentStamp);
@@ -644,6 +745,24 @@ export class Workflows<X = TxOps> {
         cause ?? end.error,
       );
   }
+}
+
+const RUN_STATES: readonly RunState[] = ['running', 'completed', 'failed', 'cancelled'];
+
+/** The summary of a run's row. */
+function summaryOf(r: RunRow): RunSummary {
+  return {
+    id: r.id,
+    workflow: r.workflow,
+    version: r.version,
+    state: r.state,
+    startedAt: r.createdAt,
+    finishedAt: r.finishedAt,
+    parentId: r.parentId,
+    waiting: r.state === 'running' ? r.waiting : null,
+    wakeAt: r.state === 'running' ? r.wakeAt : null,
+    error: r.error,
+  };
 }
 
 /** The end entry of a run that returned `value`: its JSON form, or a failure when it has none. */

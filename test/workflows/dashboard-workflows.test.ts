@@ -81,6 +81,31 @@ for (const engine of nestEngines())
           expect(failed.text).not.toContain('data-run="run-a"');
           expect(failed.text).toContain('data-run="run-b"');
           await get(`${BASE}/workflows?ns=${ns}&state=bogus`).expect(400);
+          // Counts per state, what a running run waits for, a failed run's error, keyset pages.
+          expect(list.text).toContain('data-count="running">1<');
+          expect(list.text).toContain('data-count="failed">1<');
+          expect(list.text).toContain('waiting for signal go');
+          expect(list.text).toContain('Error: broken &lt;script&gt;');
+          expect(list.text).not.toContain('id="older"');
+          await w.start(parked, { note: 'c' }, { id: 'run-c' });
+          await waitFor('run-c waiting', async () =>
+            (await w.getStatus('run-c'))?.steps.some((s) => s.state === 'waiting'),
+          );
+          // Send signal: confirmed, CSRF-checked, audited; bad JSON refused before anything is sent.
+          await post({ action: 'signal', ns, id: 'run-c', signal: 'go', data: '{bad', confirm: 'yes' }, 400);
+          await post({ action: 'signal', ns, id: 'run-c', signal: 'go', data: '"ok"', confirm: 'yes' }, 403, {}, false);
+          const ask = await post({ action: 'signal', ns, id: 'run-c', signal: 'go', data: '"ok"' }, 200);
+          expect(ask.text).toContain('Send signal &quot;go&quot;');
+          expect((await w.getStatus('run-c'))!.state).toBe('running');
+          const sent = await post(
+            { action: 'signal', ns, id: 'run-c', signal: 'go', data: '"ok"', confirm: 'yes' },
+            303,
+          );
+          expect(sent.headers.location).toBe(`${BASE}/workflow?ns=${ns}&id=run-c&wf=signal&ok=1`);
+          await expect(w.waitForResult('run-c', { timeoutMs: 20_000 })).resolves.toBe('ok');
+          expect(audited.at(-1)).toMatchObject({ action: 'workflow-signal', count: 1, filter: 'run run-c signal go' });
+          const failedRun = await get(`${BASE}/workflow?ns=${ns}&id=run-b`).expect(200);
+          expect(failedRun.text).toContain('id="run-stack"');
 
           const page = await get(`${BASE}/workflow?ns=${ns}&id=run-a`).expect(200);
           expect(page.text).toContain('data-position="0" data-state="done"');

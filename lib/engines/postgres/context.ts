@@ -41,6 +41,8 @@ export function engineSql(schema: string) {
     flows: flowsSql(s),
     limits: limitsSql(s),
     retention: retentionSql(s),
+    /** The schema's naming (workflow-sql.ts builds the workflows' statements with it). */
+    schema: s,
   };
 }
 

@@ -15,6 +15,7 @@ import { MIGRATION_19 } from './migrations/v19.js';
 import { LEGACY_IDS_KEY, STORE_ID_KEY, type StoreIdentity } from '../../internal/message-id.js';
 import { MIGRATION_20 } from './migrations/v20.js';
 import { MIGRATION_21 } from './migrations/v21.js';
+import { MIGRATION_22 } from './migrations/v22.js';
 import { MIGRATION_25 } from './migrations/v25.js';
 import { migrationLockKey, quoteIdent, validateSchemaName } from './schema-sql.js';
 
@@ -44,6 +45,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
   MIGRATION_19,
   MIGRATION_20,
   MIGRATION_21,
+  MIGRATION_22,
   MIGRATION_25,
 ]);
 

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import type { WorkflowSql } from '../../workflows/sql-seam.js';
+import { postgresWorkflowSql } from './workflow-sql.js';
 import type { Client, Pool, PoolClient } from 'pg';
 import { DEFAULT_MAX_PAYLOAD_BYTES, utf8Length } from '../../contract/codec.js';
 import { AlkstoreError, Database } from '../../contract/errors.js';
@@ -118,6 +120,7 @@ export class PostgresStore extends StoreBase {
   protected readonly inboxDriver: InboxDriver & ReceiptDriver;
   protected readonly messageIdPrefix: string | null;
   protected readonly retentionDriver: RetentionDriver;
+  protected readonly workflowSql: WorkflowSql;
 
   constructor(parts: PostgresStoreParts) {
     super();
@@ -175,6 +178,7 @@ export class PostgresStore extends StoreBase {
     this.scheduleDriver = postgresScheduleDriver(this.ctx);
     this.inboxDriver = postgresInboxDriver(this.ctx);
     this.retentionDriver = postgresRetentionDriver(this.ctx);
+    this.workflowSql = postgresWorkflowSql(this.ctx, this.ctx.exec, () => this.ctx.guard());
     this.adminApi = new PostgresAdmin(this.ctx, () =>
       this.listener === null ? 'none' : this.listenerHealthy ? 'connected' : 'down',
     );

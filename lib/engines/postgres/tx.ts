@@ -11,6 +11,8 @@ import { enqueueJob, notifyChannel, publishEvent, saveConsumerOffset, type PgCon
 import type { ClientExecutor, Executor } from './connection.js';
 import { claimInbox } from './inbox.js';
 import { TxWakes } from './notify/own-wakes.js';
+import { WORKFLOW_SQL, type WorkflowSql } from '../../workflows/sql-seam.js';
+import { postgresWorkflowSql } from './workflow-sql.js';
 
 /**
  * The commit-atomic operations over one transaction's executor. Wakes are
@@ -26,6 +28,11 @@ export class PostgresTxOps implements TxOps {
 
   protected check(): void {
     this.ctx.guard();
+  }
+
+  /** Internal to the package: the workflows' tables in this transaction. */
+  get [WORKFLOW_SQL](): WorkflowSql {
+    return postgresWorkflowSql(this.ctx, this.exec, () => this.check());
   }
 
   async enqueue(queue: string, payload: unknown, opts?: JobOpts): Promise<number> {

@@ -1,4 +1,5 @@
 import type { StoreAdmin } from '../../contract/admin.js';
+import { WORKFLOW_SQL, type WorkflowSql } from '../../workflows/sql-seam.js';
 import { AlkstoreError, Closed } from '../../contract/errors.js';
 import type { InboxOpts } from '../../contract/inbox.js';
 import {
@@ -162,6 +163,13 @@ export abstract class StoreBase implements Store {
     const floor = inbox.settings.retentionFloorMs;
     if ((this.inboxFloors.get(inbox.name) ?? -1) < floor) this.inboxFloors.set(inbox.name, floor);
     return inbox;
+  }
+
+  /** Internal to the package: the workflows' tables, each statement in its own transaction. */
+  protected abstract readonly workflowSql: WorkflowSql;
+
+  get [WORKFLOW_SQL](): WorkflowSql {
+    return this.workflowSql;
   }
 
   /** Internal to the package (workflows' prune): the store-wide deletes. */

@@ -1,4 +1,6 @@
 // SQLite only: joining an ORM's transaction on the same file runs our SQL through its QueryRunner with SQLite's
+import { WORKFLOW_SQL, type WorkflowSql } from '../../workflows/sql-seam.js';
+import { sqliteWorkflowSql } from './workflow-sql.js';
 // placeholders; PostgreSQL joins through its executor (QueryRunnerExecutor).
 import { realpathSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -120,6 +122,13 @@ export class ExternalTxOps implements TxOps {
 
   async outboxEnqueue(outbox: string, payload: unknown, opts?: JobOpts): Promise<number> {
     return this.insertJob('tx.outboxEnqueue', outboxEnqueueInput(this.core, outbox, payload, opts));
+  }
+
+  /** Internal to the package: the workflows' tables in the caller's transaction. */
+  get [WORKFLOW_SQL](): WorkflowSql {
+    return sqliteWorkflowSql((sql, params) =>
+      this.guard('tx.workflows', async () => (await this.query(sql, params)).records),
+    );
   }
 
   async publish(stream: string, payload: unknown): Promise<number> {

@@ -18,6 +18,8 @@ import {
   saveOffsetInput,
 } from './tx-input.js';
 import { asStoreError, WriteCtx, type AppHold, type Writer } from './writer.js';
+import { WORKFLOW_SQL, type WorkflowSql } from '../../workflows/sql-seam.js';
+import { runOn, sqliteWorkflowSql } from './workflow-sql.js';
 
 /**
  * A `withTx(fn)` handle: an open BEGIN IMMEDIATE on the store's write
@@ -89,6 +91,11 @@ export class SqliteTxHandle implements TxHandle {
   async inboxClaim(inbox: string, messageId: string): Promise<InboxClaim> {
     const i = inboxClaimInput(inbox, messageId);
     return this.run('tx.inboxClaim', (ctx) => claimInboxIn(ctx, i.inbox, i.messageId));
+  }
+
+  /** Internal to the package: the workflows' tables in this transaction. */
+  get [WORKFLOW_SQL](): WorkflowSql {
+    return sqliteWorkflowSql(async (sql, params) => this.run('tx.workflows', (ctx) => runOn(ctx.conn, sql, params)));
   }
 
   async commit(): Promise<void> {

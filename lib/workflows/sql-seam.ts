@@ -1,0 +1,35 @@
+// Internal to the package: how the workflows reach their own tables (tables-ddl.ts) on a store of this
+// package, inside one of its transactions or on its own. The engines implement it; nothing else does.
+
+/** Statements on the workflows' tables, in one transaction (a `TxOps`) or each in its own (a store). */
+export interface WorkflowSql {
+  readonly dialect: 'postgres' | 'sqlite';
+  /** What table names start with: `"schema".` (PostgreSQL) or `__alkstore_` (SQLite). */
+  readonly prefix: string;
+  /**
+   * Runs one statement (placeholders `$1`, `$2`, … on both engines) and resolves to its rows (int8
+   * columns may arrive as strings: convert with `Number`). `write`: on SQLite, through the write path.
+   */
+  query(sql: string, params: readonly unknown[], write: boolean): Promise<Record<string, unknown>[]>;
+}
+
+/** Under this symbol, a store or a transaction of this package carries its {@link WorkflowSql}. */
+export const WORKFLOW_SQL: unique symbol = Symbol('alkstore.workflowSql');
+
+/** The {@link WorkflowSql} of a store or transaction of this package, or null for anything else. */
+export function workflowSqlOf(x: object): WorkflowSql | null {
+  return (x as { [WORKFLOW_SQL]?: WorkflowSql })[WORKFLOW_SQL] ?? null;
+}
+
+/**
+ * SQLite's form of a statement written with `$n` placeholders: `?` in order of appearance, with the
+ * parameters in that order (a `$n` used twice passes its value twice).
+ */
+export function positional(sql: string, params: readonly unknown[]): { sql: string; params: unknown[] } {
+  const out: unknown[] = [];
+  const text = sql.replace(/\$(\d+)/g, (_, n: string) => {
+    out.push(params[Number(n) - 1]);
+    return '?';
+  });
+  return { sql: text, params: out };
+}
