@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { WorkflowSql } from '../../workflows/sql-seam.js';
 import type { PgContext } from './context.js';
-import type { Executor } from './executor.js';
+import type { Executor } from './connection.js';
 
 /** The workflows' statements on `exec` (the pool, a transaction's client or a caller's query runner). */
 export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () => void): WorkflowSql {
