@@ -21,7 +21,7 @@ step "npm pack"
 tarball="$(cd "$root" && npm pack --pack-destination "$work" --silent | tail -1)"
 mkdir "$work/extracted"
 tar -xzf "$work/$tarball" -C "$work/extracted"
-node "$here/check-tarball.mjs" "$work/extracted/package"
+node "$here/check-tarball.mjs" "$work/extracted/package" "$work/$tarball"
 
 # better-sqlite3's install script (prebuild-install) looks for a local
 # prebuild before downloading one; offer the binary this checkout already
