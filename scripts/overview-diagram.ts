@@ -79,7 +79,15 @@ export function overviewSvg(): string {
     { x: 660, y: 130, w: 200, h: 44, label: 'workflow runner', sub: 'steps replayed from journal', fill: run },
     { x: 660, y: 190, w: 200, h: 44, label: 'outbox dispatcher', sub: 'handler or publisher', fill: run },
     { x: 660, y: 290, w: 200, h: 44, label: 'broker', sub: 'JetStream, RabbitMQ, MQTT, Redis', fill: ext },
-    { x: 340, y: 350, w: 230, h: 44, label: 'inbox consumer (another service)', sub: 'claim + effect in one tx', fill: run },
+    {
+      x: 340,
+      y: 350,
+      w: 230,
+      h: 44,
+      label: 'inbox consumer (another service)',
+      sub: 'claim + effect in one tx',
+      fill: run,
+    },
   ];
   const parts = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${HEIGHT}" viewBox="0 0 ${WIDTH} ${HEIGHT}" font-family="Helvetica, Arial, sans-serif">`,

@@ -13,9 +13,13 @@ export class MissingPeer extends AlkstoreError {
     purpose = 'for this engine',
     fix?: string,
   ) {
-    super('MISSING_PEER', `alkstore needs the package "${pkg}" ${purpose}; ${fix ?? `install it with: npm install ${pkg}`}`, {
-      cause,
-    });
+    super(
+      'MISSING_PEER',
+      `alkstore needs the package "${pkg}" ${purpose}; ${fix ?? `install it with: npm install ${pkg}`}`,
+      {
+        cause,
+      },
+    );
   }
 }
 

@@ -322,9 +322,13 @@ describe('alkstore CLI on an empty database', () => {
       expect(first.stdout).toMatch(/^applied 1 step; schema version (\d+) \(sqlite\)$/m);
       const version = /schema version (\d+) \(sqlite\)/.exec(first.stdout)![1];
       expect(first.stdout).toContain(`created the alkstore tables (schema version ${version})`);
-      expect(first.stdout).toMatch(/number their schemas separately: this build has PostgreSQL version \d+, SQLite version \d+/);
+      expect(first.stdout).toMatch(
+        /number their schemas separately: this build has PostgreSQL version \d+, SQLite version \d+/,
+      );
       const again = await cli(['migrate', '--url', u]);
-      expect(again.stdout).toContain(`applied 0 steps; schema version ${version} (sqlite): up to date, nothing applied`);
+      expect(again.stdout).toContain(
+        `applied 0 steps; schema version ${version} (sqlite): up to date, nothing applied`,
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -343,7 +347,9 @@ describe('alkstore CLI on an empty database', () => {
         const version = (JSON.parse(first.stdout) as { schemaVersion: number }).schemaVersion;
         expect(version).toBe(Number(/applied migration (\d+)/.exec(applied.at(-1)!)![1]));
         const again = await cli(['migrate', '--url', PG_URL, '--schema', schema]);
-        expect(again.stdout).toContain(`applied 0 steps; schema version ${version} (postgres, schema ${schema}): up to date`);
+        expect(again.stdout).toContain(
+          `applied 0 steps; schema version ${version} (postgres, schema ${schema}): up to date`,
+        );
       } finally {
         await dropPgSchemas(schema);
       }

@@ -70,9 +70,9 @@ describe('documentation snippets', () => {
         });
     }
     expect(all.map((s) => `${s.file}:${s.line}`).sort()).toEqual(fences.sort());
-    expect(all.some((s) => s.file === 'README.md' && s.code.startsWith("import type { Queue } from 'alkstore';"))).toBe(
-      true,
-    );
+    expect(
+      all.some((s) => s.file === 'docs/README.md' && s.code.startsWith("import type { Queue } from 'alkstore';")),
+    ).toBe(true);
   });
 
   it('every ts block in README.md and docs/*.md type-checks', () => {

@@ -74,7 +74,9 @@ describe('package.json', () => {
   it('ships LICENSE and the docs, no source maps or sources (the tarball stays under 1 MB), and builds before packing', () => {
     expect(pkg.files).toEqual(expect.arrayContaining(['dist/lib', 'docs/*.md', 'README.md', 'LICENSE']));
     expect(pkg.files).not.toContain('lib');
-    const build = JSON.parse(readFileSync('tsconfig.build.json', 'utf8')) as { compilerOptions: Record<string, unknown> };
+    const build = JSON.parse(readFileSync('tsconfig.build.json', 'utf8')) as {
+      compilerOptions: Record<string, unknown>;
+    };
     expect(build.compilerOptions).toMatchObject({ sourceMap: false, declarationMap: false });
     expect(readFileSync('LICENSE', 'utf8')).toContain('MIT License');
     expect(pkg.scripts.prepack).toContain('tsc -p tsconfig.build.json');
