@@ -318,7 +318,9 @@ function migrated(store: Store, p: Parsed, io: CliIo, logLines: readonly string[
   const version = store.engine === 'postgres' ? POSTGRES_SCHEMA_VERSION : SQLITE_SCHEMA_VERSION;
   const where = `${store.engine}${store.engine === 'postgres' ? `, schema ${p.schema ?? 'alkstore'}` : ''}`;
   const summary = `applied ${steps.length} step${steps.length === 1 ? '' : 's'}; schema version ${version} (${where})`;
-  const numbering = `(PostgreSQL and SQLite number their schemas separately: this build has PostgreSQL version ${POSTGRES_SCHEMA_VERSION}, SQLite version ${SQLITE_SCHEMA_VERSION})`;
+  const numbering =
+    '(PostgreSQL and SQLite number their schemas separately: this build has ' +
+    `PostgreSQL version ${POSTGRES_SCHEMA_VERSION}, SQLite version ${SQLITE_SCHEMA_VERSION})`;
   const human =
     steps.length === 0
       ? `${summary}: up to date, nothing applied\n${numbering}`

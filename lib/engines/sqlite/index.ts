@@ -27,7 +27,8 @@ export async function openSqliteStore(options: SqliteStoreOptions): Promise<Stor
     // Installed but not loadable is worth a warning; not installed is the node:sqlite setup working as meant.
     if (fellBack.message.includes('native addon'))
       o.logger.warn(
-        `SQLite driver: node:sqlite, because better-sqlite3's native addon does not load on Node ${process.version}; to use better-sqlite3, run npm rebuild better-sqlite3 (driver: 'node:sqlite' says node:sqlite is meant and drops this warning)`,
+        `SQLite driver: node:sqlite, because better-sqlite3's native addon does not load on Node ${process.version}; ` +
+          "to use better-sqlite3, run npm rebuild better-sqlite3 (driver: 'node:sqlite' says node:sqlite is meant and drops this warning)",
       );
     else o.logger.log('SQLite driver: node:sqlite (better-sqlite3 is not installed)');
   }
