@@ -84,8 +84,10 @@ export function firstBlockProblems(): string[] {
   return problems;
 }
 
-/** Whether `output` shows every `prints` line in order; `…` in a line matches any text (line breaks included). */
-export function printed(output: string, prints: readonly string[]): { ok: boolean; missing?: string } {
+/** Whether `raw` (colours removed) shows every `prints` line in order; `…` in a line matches any text (line breaks included). */
+export function printed(raw: string, prints: readonly string[]): { ok: boolean; missing?: string } {
+  // eslint-disable-next-line no-control-regex -- colours of Nest's logger
+  const output = raw.replace(/\x1b\[[0-9;]*m/g, '');
   let from = 0;
   for (const line of prints) {
     const source = line
