@@ -9,16 +9,29 @@
 // Brokers: NATS :4222, RabbitMQ :5672, Mosquitto :1883, Redis :6379 (CI starts them);
 // PostgreSQL at 127.0.0.1:5432/test for the blocks that use it.
 import { execFile, spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { firstBlockProblems, printed, runnableBlocks, type RunnableBlock } from './blocks.js';
 
 const root = process.cwd();
-const work = mkdtempSync(join(tmpdir(), 'alkstore-docs-run-'));
+// ALKSTORE_DOCS_RUN_KEEP=1 keeps the scratch directory; ALKSTORE_DOCS_RUN_WORK=<that directory> reuses
+// its tarball and installed app (no pack, no install: for editing the docs), writing the blocks anew.
+const REUSE = process.env.ALKSTORE_DOCS_RUN_WORK;
+const work = REUSE ?? mkdtempSync(join(tmpdir(), 'alkstore-docs-run-'));
 const app = join(work, 'app');
-const KEEP = process.env.ALKSTORE_DOCS_RUN_KEEP === '1';
+const KEEP = process.env.ALKSTORE_DOCS_RUN_KEEP === '1' || REUSE !== undefined;
 const BLOCK_TIMEOUT_MS = 60_000;
 
 /** What the blocks import, at the versions this checkout tested (so the install hits npm's cache). */
@@ -69,6 +82,18 @@ const line = (b: RunnableBlock): string => b.at.slice(b.at.lastIndexOf(':') + 1)
 let packed: { filename: string; size: number } | undefined;
 
 beforeAll(async () => {
+  if (REUSE !== undefined) {
+    const filename = readdirSync(work).find((f) => f.endsWith('.tgz'))!;
+    packed = { filename, size: statSync(join(work, filename)).size };
+    rmSync(join(app, 'blocks'), { recursive: true, force: true });
+    rmSync(join(app, 'dist'), { recursive: true, force: true });
+  } else await packAndInstall();
+  writeBlocks();
+  if (blocks.some((b) => b.module !== undefined))
+    await sh(join(app, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.nest.json'], app);
+}, 900_000);
+
+async function packAndInstall(): Promise<void> {
   const out = await sh('npm', ['pack', '--json', '--pack-destination', work], root);
   packed = (JSON.parse(out.slice(out.indexOf('['))) as { filename: string; size: number }[])[0]!;
   mkdirSync(app, { recursive: true });
@@ -127,8 +152,10 @@ beforeAll(async () => {
     app,
     env,
   );
-  // Write every block; compile the Nest ones (a module block and its main.ts) in one tsc run.
-  let nest = false;
+}
+
+/** Writes every block; a Nest module block and its main.ts go to a nest-<line> directory for tsc. */
+function writeBlocks(): void {
   for (const b of blocks) {
     const dir = pageDir(b);
     mkdirSync(dir, { recursive: true });
@@ -137,11 +164,9 @@ beforeAll(async () => {
       mkdirSync(nestDir, { recursive: true });
       writeFileSync(join(nestDir, 'app.module.ts'), b.module);
       writeFileSync(join(nestDir, 'main.ts'), b.code);
-      nest = true;
     } else writeFileSync(join(dir, `block-${line(b)}.mts`), b.code);
   }
-  if (nest) await sh(join(app, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.nest.json'], app);
-}, 480_000);
+}
 
 afterAll(() => {
   if (KEEP) console.log(`docs-run: keeping ${work}`);
