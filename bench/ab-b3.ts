@@ -48,7 +48,7 @@ interface Checkout {
 
 async function loadCheckout(dir: string): Promise<Checkout> {
   const open = await loadOpen(dir);
-  const mod = (await import(pathToFileURL(join(resolve(dir), 'lib/nest/workers/queue-worker.js')).href)) as {
+  const mod = (await import(pathToFileURL(join(resolve(dir), 'lib/worker/queue-worker.js')).href)) as {
     QueueWorker: WorkerCtor;
   };
   return { open, Worker: mod.QueueWorker };

@@ -23,8 +23,9 @@ import { parseArgs } from 'node:util';
 import { Injectable, Module, type CanActivate } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { AlkstoreDashboardModule } from '../lib/dashboard/index.js';
-import { AlkstoreModule, Store } from '../lib/nest/index.js';
+import { AlkstoreModule } from '../lib/nest/index.js';
 import { openStore } from '../lib/open-store.js';
+import { Store } from '../lib/index.js';
 
 const { values } = parseArgs({
   options: {

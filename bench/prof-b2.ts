@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { openStore } from '../lib/index.js';
 import type { Job, Queue } from '../lib/contract/types.js';
-import { QueueWorker } from '../lib/nest/workers/queue-worker.js';
+import { QueueWorker } from '../lib/worker/queue-worker.js';
 import { dropSchema } from './lib/pg.js';
 import { PG_URL, uniqueId } from './lib/util.js';
 

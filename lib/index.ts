@@ -1,15 +1,18 @@
 /**
- * alkstore: one `Store` over PostgreSQL or embedded SQLite.
+ * `nestjs-alkstore`: one `Store` over PostgreSQL or embedded SQLite.
  *
  * `openStore({ url })` picks the engine from the URL and loads only that
  * engine's driver, so a PostgreSQL-only application never loads better-sqlite3.
  *
- * The root exports what an application calls: `openStore`, the error classes,
- * the limits and header names it may read, and every public type. Engine
- * authors and tools find the validation helpers in `alkstore/contract`.
+ * The root exports what an application calls: `openStore`, the `Store` (type and
+ * Nest injection token), the error classes, the limits and header names it may
+ * read, every public type, the outbox dispatcher, the queue worker, reliable sync
+ * and the `open` function of each ORM for `store.joinTransaction`. Nest wiring is
+ * in `nestjs-alkstore/nest`, engine and extension authors' helpers in
+ * `nestjs-alkstore/extend`.
  */
 export type * from './contract/types.js';
-export type * from './contract/admin.js';
+export * from './contract/admin.js';
 export type { JsonValue, Jsonified, JsonPayload } from './contract/codec.js';
 export type { EnvelopeInit, MessageEnvelope } from './contract/envelope.js';
 export type { AlkstoreErrorCode } from './contract/errors.js';
@@ -62,4 +65,78 @@ export {
   readEnvelope,
 } from './contract/envelope.js';
 export { SCHEDULE_BOUNDARY_HEADER, SCHEDULE_NAME_HEADER, scheduleBoundaryOf } from './contract/schedule-headers.js';
-export * from './root-deprecated.js';
+export { ResultTimeout, JobDead, JobCancelled } from './contract/errors.js';
+export type { WaitOpts, CancelTarget } from './contract/results.js';
+// The contract's `Store` interface merged with the class Nest injects it by: one name for both.
+export { Store } from './nest/store.token.js';
+
+// The outbox dispatcher.
+export {
+  OutboxDispatcher,
+  FAILING_PUBLISHES_DEGRADED,
+  type OutboxDispatcherOptions,
+  type OutboxDeliveryHandler,
+} from './outbox/outbox-dispatcher.js';
+export {
+  OutboxSettings,
+  DEFAULT_OUTBOX_SETTINGS,
+  type OutboxSettingsInit,
+  type OutboxSettingsInput,
+  type OutboxOrdering,
+} from './outbox/outbox-settings.js';
+export {
+  RetryPolicy,
+  DEFAULT_RETRY_SETTINGS,
+  validateRetrySettings,
+  type RetrySettings,
+  type RetryDecision,
+  type DeadReason,
+} from './outbox/retry-policy.js';
+export { listDead, retryDead, purgeDead, purgeDeadOlderThan, type ListDeadLettersOpts } from './outbox/dead-letters.js';
+export { PublishTimeout, StoreCallTimeout } from './worker/timers.js';
+
+// The queue worker (no Nest needed) and its lifecycle events.
+export { QueueWorker, AUTO_PREFETCH_MAX, type QueueWorkerOptions } from './worker/queue-worker.js';
+export {
+  isPermanent,
+  type FailureKind,
+  type FailureOutcome,
+  type BatchOutcomes,
+  type HandlerWrapper,
+} from './worker/worker-options.js';
+export {
+  WorkerEvents,
+  WORKER_EVENT_NAMES,
+  type WorkerEventMap,
+  type WorkerEventName,
+  type WorkerEventListener,
+} from './worker/worker-events.js';
+
+// Reliable sync: epoch frames kept until a peer acknowledges them.
+export type { OutboxRecord } from './reliable-sync/epoch.js';
+export type { OutboxStore } from './reliable-sync/outbox-store.js';
+export { ReliableOutbox } from './reliable-sync/reliable-outbox.js';
+export { SyncDriver, type SyncDriverOptions, type SyncTransport } from './reliable-sync/sync-driver.js';
+export { DEFAULT_OUTBOX_KEY } from './reliable-sync/store-options.js';
+export { InMemoryOutboxStore } from './reliable-sync/in-memory-outbox-store.js';
+export { SqliteOutboxStore, type SqliteOutboxStoreOptions } from './reliable-sync/sqlite-outbox-store.js';
+export { PostgresOutboxStore, type PostgresOutboxStoreOptions } from './reliable-sync/postgres-outbox-store.js';
+export {
+  FileJournalOutboxStore,
+  journalFileName,
+  type FileJournalOutboxStoreOptions,
+  type JournalFsyncPolicy,
+} from './reliable-sync/file-journal-outbox-store.js';
+export {
+  JournalCorrupt,
+  JOURNAL_OPCODES,
+  applyJournal,
+  decodeJournal,
+  encodeJournalRecord,
+  type DecodedJournal,
+  type JournalRecord,
+  type JournalState,
+} from './reliable-sync/journal-codec.js';
+
+// Join an ORM's transaction: `store.joinTransaction(open, fn)` with the `open` of your ORM.
+export * from './adapters/index.js';

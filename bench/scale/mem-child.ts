@@ -8,7 +8,7 @@
  */
 import { openStore } from '../../lib/index.js';
 import type { WakeReceiver } from '../../lib/contract/types.js';
-import { QueueWorker } from '../../lib/nest/workers/queue-worker.js';
+import { QueueWorker } from '../../lib/worker/queue-worker.js';
 import { PG_URL, sleep } from '../lib/util.js';
 
 const [engine, where] = process.argv.slice(2);

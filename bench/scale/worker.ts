@@ -1,6 +1,6 @@
 /** The library's queue worker (what a `@QueueHandler` runs) for the scale workloads, counting handled jobs. */
 import type { Queue } from '../../lib/contract/types.js';
-import { QueueWorker } from '../../lib/nest/workers/queue-worker.js';
+import { QueueWorker } from '../../lib/worker/queue-worker.js';
 import { withTimeout } from '../lib/util.js';
 
 export interface CountingWorker {

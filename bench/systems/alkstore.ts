@@ -9,7 +9,7 @@ import { alkstoreSqliteSynchronous } from '../lib/sqlite-settings.js';
 import { Counter, PG_URL, uniqueId, withTimeout } from '../lib/util.js';
 import * as promClient from 'prom-client';
 import { createPrometheusMetrics, jobMetricsObserver } from '../../lib/metrics/index.js';
-import { QueueWorker } from '../../lib/nest/workers/queue-worker.js';
+import { QueueWorker } from '../../lib/worker/queue-worker.js';
 import { startDispatcher, DISPATCHER_SETTINGS } from './alkstore-dispatcher.js';
 import {
   CONCURRENCY,
@@ -363,7 +363,7 @@ function makeFactory(engine: 'sqlite' | 'postgres', variant: 'plain' | 'metrics'
           batchEnqueue: 'queue.enqueueMany (one transaction)',
           metrics:
             variant === 'metrics'
-              ? 'prom-client JobMetrics on the QueueWorker (alkstore/metrics), depth sampled every 10 s'
+              ? 'prom-client JobMetrics on the QueueWorker (nestjs-alkstore/observability), depth sampled every 10 s'
               : 'none',
           dispatcher: DISPATCHER_SETTINGS,
         },

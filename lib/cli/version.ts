@@ -8,7 +8,7 @@ export function packageVersion(): string {
   for (let i = 0; i < 5; i++) {
     try {
       const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: unknown; version?: unknown };
-      if (pkg.name === 'alkstore' && typeof pkg.version === 'string') return pkg.version;
+      if (pkg.name === 'nestjs-alkstore' && typeof pkg.version === 'string') return pkg.version;
     } catch {
       // not here: look one level up
     }

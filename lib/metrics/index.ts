@@ -11,10 +11,4 @@ export {
   type PrometheusRegistryLike,
 } from './prometheus.js';
 export { createOpenTelemetryMetrics, type OpenTelemetryMetricsOptions, type MeterLike } from './opentelemetry.js';
-export type {
-  WorkerObserver,
-  DeadReason,
-  RetryReason,
-  HandlerResult,
-  AbandonReason,
-} from '../worker/worker-observer.js';
+export type { WorkerObserver, RetryReason, HandlerResult, AbandonReason } from '../worker/worker-observer.js';

@@ -1,8 +1,9 @@
 /**
- * alkstore for NestJS: `AlkstoreModule`, the `Store` injection token, the
- * `@OutboxHandler` / `@QueueHandler` / `@Scheduled` decorators, named queue
- * and outbox handles. The only part of
- * alkstore that imports `@nestjs/*`.
+ * `nestjs-alkstore/nest`: `AlkstoreModule`, the `@OutboxHandler` / `@QueueHandler` /
+ * `@Scheduled` / `@InboxHandler` / `@Workflow` decorators, named queue and outbox handles,
+ * the brokers, workflows, reliable-sync and health modules, and the `@nestjs-cls/transactional`
+ * adapter. The `Store` token, the contract types and the errors come from the root,
+ * `nestjs-alkstore`. The only entry that imports `@nestjs/*`.
  */
 export * from './alkstore.constants.js';
 export * from './alkstore.module.js';
@@ -13,12 +14,7 @@ export * from './decorators/index.js';
 export * from './errors/index.js';
 export * from './interfaces/index.js';
 export * from './queue-ref.js';
-export { Store, Store as AlkstoreStore } from './store.token.js';
-// The contract types a Nest application uses next to the module, so one import path serves both.
-export type { Job, JobInfo, Outbox, Queue, StreamEvent, TxOps } from '../contract/types.js';
-export type { Jsonified } from '../contract/codec.js';
-export { PermanentError } from '../contract/errors.js';
-export { QueueWorker, type QueueWorkerOptions } from '../worker/queue-worker.js';
+export { Store as AlkstoreStore } from './store.token.js';
 export * from './brokers/index.js';
 export {
   Workflow,
@@ -28,4 +24,8 @@ export {
   type WorkflowOptions,
 } from './workflows.decorator.js';
 export { AlkstoreWorkflowsModule, AlkstoreWorkflowsHost, type AlkstoreWorkflowsOptions } from './workflows.module.js';
-export { Workflows, type WorkflowContext } from '../workflows/index.js';
+export { ReliableSyncModule, type ReliableOutboxRegistration } from '../reliable-sync/nest/reliable-sync.module.js';
+export { InjectReliableOutbox } from '../reliable-sync/nest/inject-reliable-outbox.decorator.js';
+export { getReliableOutboxToken } from '../reliable-sync/nest/reliable-sync.constants.js';
+export * from './cls/index.js';
+export * from '../health/index.js';

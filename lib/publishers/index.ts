@@ -22,5 +22,3 @@ export {
   type ClientProxyLike,
   type OutboxEvent,
 } from './client-proxy.js';
-export { readEnvelope, type MessageEnvelope, type EnvelopeInit } from '../contract/envelope.js';
-export type { DeliveryReceipt, StoredReceipt } from '../contract/types.js';

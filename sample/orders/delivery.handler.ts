@@ -2,10 +2,11 @@ import { Injectable, Logger } from '@nestjs/common';
 import type { Job } from '../../lib/index.js';
 import { DataSource } from 'typeorm';
 import { openTypeOrm } from '../../lib/adapters/index.js';
-import { OutboxHandler, Store } from '../../lib/nest/index.js';
+import { OutboxHandler } from '../../lib/nest/index.js';
 import { Delivery } from './delivery.entity.js';
 import { CONFIRMATION_EMAILS, ORDER_CREATED, type ConfirmationEmail, type OrderCreated } from './handles.js';
 import { Order } from './order.entity.js';
+import { Store } from '../../lib/index.js';
 
 /**
  * Delivers `order-created` messages: records a `Delivery` row and, in the same

@@ -1,6 +1,5 @@
 import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
 import type { QueueStats } from '../../lib/index.js';
-import { Store } from '../../lib/nest/index.js';
 import { CreateOrderDto } from './create-order.dto.js';
 import type { Delivery } from './delivery.entity.js';
 import { CONFIRMATION_EMAILS, ORDER_CREATED, REPORT_SCHEDULE } from './handles.js';
@@ -9,6 +8,7 @@ import { OrderIdPipe } from './order-id.pipe.js';
 import { OrdersService } from './orders.service.js';
 import type { Report } from './report.entity.js';
 import type { SentEmail } from './sent-email.entity.js';
+import { Store } from '../../lib/index.js';
 
 /** Backlog counts of the sample's queues, read from the store. */
 export interface SampleStats {

@@ -2,13 +2,14 @@ import { Injectable, NotFoundException } from '@nestjs/common';
 import { InjectRepository } from '@nestjs/typeorm';
 import { DataSource, type Repository } from 'typeorm';
 import { openTypeOrm } from '../../lib/adapters/index.js';
-import { InjectQueue, Store, type QueueOf } from '../../lib/nest/index.js';
+import { InjectQueue, type QueueOf } from '../../lib/nest/index.js';
 import type { CreateOrderDto } from './create-order.dto.js';
 import { Delivery } from './delivery.entity.js';
 import { CONFIRMATION_EMAILS, ORDER_CREATED, type OrderCreated } from './handles.js';
 import { Order } from './order.entity.js';
 import { Report } from './report.entity.js';
 import { SentEmail } from './sent-email.entity.js';
+import { Store } from '../../lib/index.js';
 
 @Injectable()
 export class OrdersService {

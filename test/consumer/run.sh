@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Consumer test: pack alkstore as npm would publish it, install the tarball
+# Consumer test: pack nestjs-alkstore as npm would publish it, install the tarball
 # into a fresh Nest 12 application in a temp dir (its own package.json),
 # compile it with tsc, boot it on SQLite and see an outbox message and a queue
 # job handled. Also checks the tarball's contents and that the types resolve
@@ -43,7 +43,7 @@ step "install the tarball into a scratch Nest 12 app"
 cp -R "$here/app" "$work/app"
 cd "$work/app"
 npm_config_better_sqlite3_local_prebuilds="$work/prebuilds" npm install --prefer-offline --no-audit --no-fund --loglevel=error "$work/$tarball" >"$work/install.log" 2>&1 || { cat "$work/install.log"; exit 1; }
-grep -q '"alkstore": "file:' package.json || { echo "the tarball was not recorded as a dependency"; exit 1; }
+grep -q '"nestjs-alkstore": "file:' package.json || { echo "the tarball was not recorded as a dependency"; exit 1; }
 
 step "tsc"
 npx --no-install tsc -p tsconfig.json

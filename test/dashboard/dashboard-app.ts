@@ -11,9 +11,10 @@ import {
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { AlkstoreDashboardModule, type AlkstoreDashboardOptions } from '../../lib/dashboard/index.js';
-import { AlkstoreModule, Store } from '../../lib/nest/index.js';
+import { AlkstoreModule } from '../../lib/nest/index.js';
 import { httpApp, type HttpAdapterKind } from '../helpers/http-adapters.js';
 import type { NestDb, NestEngine } from '../nest/nest-fixtures.js';
+import { Store } from '../../lib/index.js';
 
 /** The header a test client sends to pass {@link TokenGuard}. */
 export const TEST_TOKEN = 'let-me-in-0123456789';

@@ -4,9 +4,9 @@ import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import { BULK_BATCH } from '../../lib/dashboard/bulk.js';
 import { DashboardService } from '../../lib/dashboard/dashboard.service.js';
-import type { Store } from '../../lib/nest/index.js';
 import { nestEngines } from '../nest/nest-fixtures.js';
 import { TEST_TOKEN, TokenGuard, withDashboardApp } from './dashboard-app.js';
+import { type Store } from '../../lib/index.js';
 
 const BASE = '/ops/alkstore';
 

@@ -4,11 +4,11 @@ import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import type { AuditEntry } from '../../lib/dashboard/index.js';
 import { DashboardService } from '../../lib/dashboard/dashboard.service.js';
-import type { Store } from '../../lib/nest/index.js';
 import { waitFor } from '../helpers/engines.js';
 import { HTTP_ADAPTERS } from '../helpers/http-adapters.js';
 import { nestEngines } from '../nest/nest-fixtures.js';
 import { actorOf, BASE, dashboardClient, jobIdsOf, roleOf, TokenGuard, withDashboardApp } from './dashboard-app.js';
+import { type Store } from '../../lib/index.js';
 
 const XSS = '<script>window.__owned = 1</script>';
 

@@ -2,11 +2,11 @@ import 'reflect-metadata';
 import { describe, expect, it } from '@jest/globals';
 import type { INestApplication } from '@nestjs/common';
 import type { AuditEntry } from '../../lib/dashboard/index.js';
-import type { Store } from '../../lib/nest/index.js';
 import { waitFor } from '../helpers/engines.js';
 import { HTTP_ADAPTERS } from '../helpers/http-adapters.js';
 import { nestEngines } from '../nest/nest-fixtures.js';
 import { actorOf, BASE, dashboardClient, jobIdsOf, roleOf, TokenGuard, withDashboardApp } from './dashboard-app.js';
+import { type Store } from '../../lib/index.js';
 
 const XSS = '<script>window.__owned = 1</script>';
 

@@ -6,10 +6,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { INestApplication } from '@nestjs/common';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import type { Store } from '../../lib/nest/index.js';
 import { waitFor } from '../helpers/engines.js';
 import { nestEngines, type NestDb } from '../nest/nest-fixtures.js';
 import { dashboardApp, TEST_TOKEN, TokenGuard } from './dashboard-app.js';
+import { type Store } from '../../lib/index.js';
 
 // Dashboard v3 in a real Chromium (fresh profile) at an operator's 1400×1000 screen, on both engines.
 

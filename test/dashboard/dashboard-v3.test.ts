@@ -2,10 +2,10 @@ import 'reflect-metadata';
 import { describe, expect, it } from '@jest/globals';
 import type { INestApplication } from '@nestjs/common';
 import type { AuditEntry } from '../../lib/dashboard/index.js';
-import type { Store } from '../../lib/nest/index.js';
 import { waitFor } from '../helpers/engines.js';
 import { nestEngines } from '../nest/nest-fixtures.js';
 import { actorOf, BASE, dashboardClient, jobIdsOf, roleOf, TokenGuard, withDashboardApp } from './dashboard-app.js';
+import { type Store } from '../../lib/index.js';
 
 // Dashboard v3 over HTTP on both engines (Express; the adapters share every page's code): flows, search
 // that keeps scanning, the compact queue page, row selection, dead letters by error, the fleet view.

@@ -6,12 +6,12 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { INestApplication } from '@nestjs/common';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import type { Store } from '../../lib/nest/index.js';
 import { createWorkflows, defineWorkflow } from '../../lib/workflows/index.js';
 import { waitFor } from '../helpers/engines.js';
 import { HTTP_ADAPTERS } from '../helpers/http-adapters.js';
 import { nestEngines, type NestDb } from '../nest/nest-fixtures.js';
 import { dashboardApp, TEST_TOKEN, TokenGuard } from './dashboard-app.js';
+import { type Store } from '../../lib/index.js';
 
 /** Debian's Chromium (.ci/run installs it). */
 const CHROMIUM = process.env.ALKSTORE_CHROMIUM ?? '/usr/bin/chromium';

@@ -6,10 +6,10 @@ import { InvalidOption } from '../../lib/contract/errors.js';
 import { AlkstoreDashboardModule } from '../../lib/dashboard/index.js';
 import { DashboardService, type DashboardRequest } from '../../lib/dashboard/dashboard.service.js';
 import { parseForm } from '../../lib/dashboard/form-body.js';
-import type { Store } from '../../lib/nest/index.js';
 import { HTTP_ADAPTERS } from '../helpers/http-adapters.js';
 import { nestEngines } from '../nest/nest-fixtures.js';
 import { TEST_TOKEN, TokenGuard, withDashboardApp } from './dashboard-app.js';
+import { type Store } from '../../lib/index.js';
 
 const BASE = '/ops/alkstore';
 

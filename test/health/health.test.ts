@@ -5,12 +5,13 @@ import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminu
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { AlkstoreHealthIndicator, AlkstoreHealthModule } from '../../lib/health/index.js';
-import { AlkstoreModule, Store, type AlkstoreModuleOptions } from '../../lib/nest/index.js';
+import { AlkstoreModule, type AlkstoreModuleOptions } from '../../lib/nest/index.js';
 import { describePg, PG_URL, waitFor } from '../helpers/engines.js';
 import { HTTP_ADAPTERS, httpApp, type HttpAdapterKind } from '../helpers/http-adapters.js';
 import { nestEngines, type NestDb } from '../nest/nest-fixtures.js';
 import { InvalidName } from '../../lib/contract/errors.js';
 import { expectInvalidArgument, refusal } from '../helpers/typed-errors.js';
+import { Store } from '../../lib/index.js';
 
 @Controller('health')
 class HealthController {

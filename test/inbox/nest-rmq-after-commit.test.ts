@@ -5,11 +5,12 @@ import { NestFactory } from '@nestjs/core';
 import { Ctx, EventPattern, Payload, Transport, type RmqContext } from '@nestjs/microservices';
 import type { Channel, ChannelModel } from 'amqplib';
 import type { TxOps } from '../../lib/contract/types.js';
-import { AlkstoreModule, InboxEvent, InboxTx, Store } from '../../lib/nest/index.js';
+import { AlkstoreModule, InboxEvent, InboxTx } from '../../lib/nest/index.js';
 import { waitFor } from '../helpers/engines.js';
 import { AMQP_URL, brokerName, requireBroker } from '../helpers/brokers.js';
 import { uid } from '../contract/harness.js';
 import { MemoryLogger, nestEngines, type NestDb } from '../nest/nest-fixtures.js';
+import { Store } from '../../lib/index.js';
 
 interface OrderEvent {
   readonly n: number;

@@ -6,17 +6,9 @@ import { afterAll, describe, expect, it } from '@jest/globals';
 import { Injectable, Module, type INestApplicationContext } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import type { Store as ContractStore } from '../../lib/contract/types.js';
-import {
-  AlkstoreModule,
-  InjectOutbox,
-  InjectQueue,
-  QueueHandler,
-  Store,
-  type Job,
-  type Outbox,
-  type Queue,
-} from '../../lib/nest/index.js';
+import { AlkstoreModule, InjectOutbox, InjectQueue, QueueHandler } from '../../lib/nest/index.js';
 import { MemoryLogger } from './nest-fixtures.js';
+import { Store, type Job, type Outbox, type Queue } from '../../lib/index.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'alkstore-boot-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -66,7 +58,7 @@ class InjectsUndeclaredOutbox {
 
 @Injectable()
 class TypeOnlyStore {
-  // What `import type { Store } from 'alkstore'` compiles to: the parameter's design type is Object.
+  // What `import type { Store } from 'nestjs-alkstore'` compiles to: the parameter's design type is Object.
   constructor(readonly store: ContractStore) {}
 }
 
@@ -147,6 +139,6 @@ describe('Nest bootstrap mistakes are named at startup', () => {
     const err = await boot(App);
     expect(err).toMatchObject({ code: 'INVALID_OPTION' });
     expect((err as Error).message).toContain('TypeOnlyStore constructor parameter 0 has no runtime type');
-    expect((err as Error).message).toContain("import { Store } from 'alkstore/nest'");
+    expect((err as Error).message).toContain("import { Store } from 'nestjs-alkstore'");
   });
 });

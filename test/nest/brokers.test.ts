@@ -16,8 +16,6 @@ import {
   InboxHandler,
   InboxTx,
   OutboxHandler,
-  Store,
-  type InboxMessage,
 } from '../../lib/nest/index.js';
 import {
   ClientProxyPublisher,
@@ -39,6 +37,8 @@ import {
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { expectError, uid } from '../contract/harness.js';
 import { MemoryLogger, nestEngines, type NestDb } from './nest-fixtures.js';
+import { Store } from '../../lib/index.js';
+import { type InboxMessage } from '../../lib/entry/brokers.js';
 
 /**
  * The effects of the inbox handlers (a queue row per handled message, written in the inbox transaction),

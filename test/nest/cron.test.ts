@@ -10,11 +10,11 @@ import {
   InvalidHandler,
   Scheduled,
   SchedulerConflict,
-  Store,
   type AlkstoreModuleOptions,
 } from '../../lib/nest/index.js';
 import { waitFor } from '../helpers/engines.js';
 import { MemoryLogger, nestEngines, type NestDb } from './nest-fixtures.js';
+import { Store } from '../../lib/index.js';
 
 /** Runs of decorated methods, by application. */
 const runs: { app: string; what: string; job?: number }[] = [];

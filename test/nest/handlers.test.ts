@@ -4,9 +4,10 @@ import { Injectable, Scope, type Type } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { JobCancelled, PermanentError } from '../../lib/contract/errors.js';
 import type { Job } from '../../lib/contract/types.js';
-import { AlkstoreModule, OutboxHandler, QueueHandler, Scheduled, Store } from '../../lib/nest/index.js';
+import { AlkstoreModule, OutboxHandler, QueueHandler, Scheduled } from '../../lib/nest/index.js';
 import { waitFor } from '../helpers/engines.js';
 import { MemoryLogger, nestEngines, type NestDb } from './nest-fixtures.js';
+import { Store } from '../../lib/index.js';
 
 function fresh() {
   return {

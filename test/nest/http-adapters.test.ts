@@ -6,10 +6,11 @@ import request from 'supertest';
 import { Closed } from '../../lib/contract/errors.js';
 import type { Job } from '../../lib/contract/types.js';
 import { AlkstoreDashboardModule } from '../../lib/dashboard/index.js';
-import { AlkstoreModule, QueueHandler, Store } from '../../lib/nest/index.js';
+import { AlkstoreModule, QueueHandler } from '../../lib/nest/index.js';
 import { waitFor } from '../helpers/engines.js';
 import { HTTP_ADAPTERS, httpApp } from '../helpers/http-adapters.js';
 import { nestEngines } from './nest-fixtures.js';
+import { Store } from '../../lib/index.js';
 
 const handled: unknown[] = [];
 

@@ -4,9 +4,10 @@ import { Injectable, Module, type LoggerService } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { PermanentError } from '../../lib/contract/errors.js';
 import type { Job } from '../../lib/contract/types.js';
-import { AlkstoreModule, OutboxHandler, QueueHandler, Store } from '../../lib/nest/index.js';
+import { AlkstoreModule, OutboxHandler, QueueHandler } from '../../lib/nest/index.js';
 import { waitFor } from '../helpers/engines.js';
 import { nestEngines, type NestDb } from './nest-fixtures.js';
+import { Store } from '../../lib/index.js';
 
 /** Nest's logger, kept: level, message, and whatever came with it (a stack, the context). */
 class CapturingLogger implements LoggerService {

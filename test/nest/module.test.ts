@@ -12,10 +12,10 @@ import {
   InjectOutbox,
   InjectQueue,
   postgresUrlOf,
-  Store,
 } from '../../lib/nest/index.js';
 import { describePg } from '../helpers/engines.js';
 import { nestEngines, nestPostgres, nestSqlite, type NestDb } from './nest-fixtures.js';
+import { Store } from '../../lib/index.js';
 
 @Injectable()
 class UsesStore {

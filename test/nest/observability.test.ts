@@ -6,17 +6,11 @@ import * as promClient from 'prom-client';
 import { PermanentError } from '../../lib/contract/errors.js';
 import type { Job } from '../../lib/contract/types.js';
 import { createPrometheusMetrics, type JobMetrics, type QueueDepth } from '../../lib/metrics/index.js';
-import {
-  AlkstoreModule,
-  OnOutboxEvent,
-  OnQueueEvent,
-  OutboxHandler,
-  QueueHandler,
-  Store,
-} from '../../lib/nest/index.js';
+import { AlkstoreModule, OnOutboxEvent, OnQueueEvent, OutboxHandler, QueueHandler } from '../../lib/nest/index.js';
 import type { DeadReason } from '../../lib/worker/index.js';
 import { waitFor } from '../helpers/engines.js';
 import { MemoryLogger, nestEngines, type NestDb } from './nest-fixtures.js';
+import { Store } from '../../lib/index.js';
 
 /** A JobMetrics that counts per queue. */
 class RecordingJobMetrics implements JobMetrics {

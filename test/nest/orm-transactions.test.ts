@@ -5,17 +5,11 @@ import { Test, type TestingModule } from '@nestjs/testing';
 import knexFactory, { type Knex } from 'knex';
 import { openKnex } from '../../lib/adapters/knex.js';
 import { InvalidOption } from '../../lib/contract/errors.js';
-import {
-  AlkstoreModule,
-  AlkstoreWorkflowsModule,
-  PermanentError,
-  Store,
-  Workflow,
-  Workflows,
-  type WorkflowContext,
-} from '../../lib/nest/index.js';
+import { AlkstoreModule, AlkstoreWorkflowsModule, Workflow } from '../../lib/nest/index.js';
 import { PG_URL } from '../helpers/engines.js';
 import { nestEngines, type NestDb } from './nest-fixtures.js';
+import { PermanentError, Store } from '../../lib/index.js';
+import { Workflows, type WorkflowContext } from '../../lib/workflows/index.js';
 
 const KNEX = Symbol('KNEX');
 let table = '';

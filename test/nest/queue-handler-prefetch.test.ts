@@ -3,9 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Injectable } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import type { Job } from '../../lib/contract/types.js';
-import { AlkstoreModule, QueueHandler, Store } from '../../lib/nest/index.js';
+import { AlkstoreModule, QueueHandler } from '../../lib/nest/index.js';
 import { waitFor } from '../helpers/engines.js';
 import { gate, nestEngines, type NestDb } from './nest-fixtures.js';
+import { Store } from '../../lib/index.js';
 
 const state = { gate: gate(), started: [] as number[] };
 

@@ -2,9 +2,10 @@ import 'reflect-metadata';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Injectable } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
-import { AlkstoreModule, QueueHandler, Store } from '../../lib/nest/index.js';
+import { AlkstoreModule, QueueHandler } from '../../lib/nest/index.js';
 import { waitFor } from '../helpers/engines.js';
 import { MemoryLogger, nestEngines, type NestDb } from './nest-fixtures.js';
+import { Store } from '../../lib/index.js';
 
 @Injectable()
 class Mailer {

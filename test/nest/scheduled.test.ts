@@ -3,9 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Injectable } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import type { Job } from '../../lib/contract/types.js';
-import { AlkstoreModule, Scheduled, Store } from '../../lib/nest/index.js';
+import { AlkstoreModule, Scheduled } from '../../lib/nest/index.js';
 import { describePg, waitFor } from '../helpers/engines.js';
 import { nestPostgres, nestSqlite, type NestDb } from './nest-fixtures.js';
+import { Store } from '../../lib/index.js';
 
 /** Every run, by application and job id. */
 const runs: { app: string; job: number }[] = [];

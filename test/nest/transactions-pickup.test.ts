@@ -8,20 +8,13 @@ import { Test, type TestingModule } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { Job } from '../../lib/contract/types.js';
-import {
-  AlkstoreModule,
-  AlkstoreWorkflowsModule,
-  OutboxHandler,
-  PermanentError,
-  Store,
-  Workflow,
-  Workflows,
-  type WorkflowContext,
-} from '../../lib/nest/index.js';
+import { AlkstoreModule, AlkstoreWorkflowsModule, OutboxHandler, Workflow } from '../../lib/nest/index.js';
 import { InvalidOption } from '../../lib/contract/errors.js';
 import { ModuleOrm } from '../../lib/nest/orm/module-orm.js';
 import { PG_AVAILABLE, PG_URL, waitFor } from '../helpers/engines.js';
 import { nestEngines, Widget, type NestDb } from './nest-fixtures.js';
+import { PermanentError, Store } from '../../lib/index.js';
+import { Workflows, type WorkflowContext } from '../../lib/workflows/index.js';
 
 const delivered: unknown[] = [];
 

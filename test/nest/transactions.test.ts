@@ -6,9 +6,10 @@ import type { DataSource } from 'typeorm';
 import { openTypeOrm } from '../../lib/adapters/typeorm.js';
 import { InvalidOption } from '../../lib/contract/errors.js';
 import type { Job } from '../../lib/contract/types.js';
-import { AlkstoreModule, OutboxHandler, Store } from '../../lib/nest/index.js';
+import { AlkstoreModule, OutboxHandler } from '../../lib/nest/index.js';
 import { waitFor } from '../helpers/engines.js';
 import { nestEngines, Widget, type NestDb } from './nest-fixtures.js';
+import { Store } from '../../lib/index.js';
 
 const delivered: unknown[] = [];
 

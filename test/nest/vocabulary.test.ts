@@ -3,9 +3,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jes
 import { Injectable } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import type { Job } from '../../lib/contract/types.js';
-import { AlkstoreModule, getQueueToken, QueueHandler, Store, type Queue } from '../../lib/nest/index.js';
+import { AlkstoreModule, getQueueToken, QueueHandler } from '../../lib/nest/index.js';
 import { waitFor } from '../helpers/engines.js';
 import { MemoryLogger, nestEngines, type NestDb } from './nest-fixtures.js';
+import { Store, type Queue } from '../../lib/index.js';
 
 // docs/vocabulary.md in Nest: leaseMs (was visibilityTimeoutMs), workers as a mode, handles from the application's own discovery.
 

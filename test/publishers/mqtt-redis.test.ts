@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import { InvalidOption } from '../../lib/contract/errors.js';
 import type { Store } from '../../lib/contract/types.js';
 import { OutboxDispatcher } from '../../lib/outbox/index.js';
-import { MqttPublisher, readEnvelope, RedisStreamsPublisher } from '../../lib/publishers/index.js';
+import { MqttPublisher, RedisStreamsPublisher } from '../../lib/publishers/index.js';
 import { checkIdmpWindow, probeRedisIdmp, REDIS_NO_DEDUP } from '../../lib/publishers/redis-streams.js';
 import { publisherContext } from '../../lib/outbox/publisher-delivery.js';
 import { OutboxSettings } from '../../lib/outbox/outbox-settings.js';
@@ -12,6 +12,7 @@ import { contractEngines, waitFor, withEngineDb } from '../helpers/engines.js';
 import { MQTT_URL, REDIS_URL, brokerName, requireBroker } from '../helpers/brokers.js';
 import { expectError, pause, uid } from '../contract/harness.js';
 import { RecordingMetrics, recordingLogger } from './recording-metrics.js';
+import { readEnvelope } from '../../lib/index.js';
 
 function start(d: OutboxDispatcher): { stop: () => Promise<void> } {
   const ac = new AbortController();

@@ -51,7 +51,7 @@ export function entryPointSources(): Map<string, string> {
   const map = new Map<string, string>();
   for (const [key, target] of Object.entries(pkg.exports)) {
     if (typeof target === 'string') continue;
-    const specifier = key === '.' ? 'alkstore' : `alkstore/${key.slice(2)}`;
+    const specifier = key === '.' ? 'nestjs-alkstore' : `nestjs-alkstore/${key.slice(2)}`;
     map.set(specifier, target.default.replace(/^\.\/dist\//, '').replace(/\.js$/, '.ts'));
   }
   return map;

@@ -19,7 +19,7 @@ function quickStart(): string {
     (s) => s.file === 'README.md' && s.code.includes("store.queue('emails'") && s.code.includes('openStore('),
   );
   if (!block) throw new Error('README.md has no "Without Nest" quick start');
-  return block.code.replace("from 'alkstore'", `from ${JSON.stringify(join(process.cwd(), 'lib/index.ts'))}`);
+  return block.code.replace("from 'nestjs-alkstore'", `from ${JSON.stringify(join(process.cwd(), 'lib/index.ts'))}`);
 }
 
 function run(file: string, env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {

@@ -8,9 +8,9 @@ import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { INestApplicationContext, Type } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { Store } from '../../lib/nest/index.js';
 import { PG_AVAILABLE, PG_URL, waitFor } from '../helpers/engines.js';
 import { entryPointSources, snippets } from './extract.js';
+import { Store } from '../../lib/index.js';
 
 interface OrderRow {
   id: number;

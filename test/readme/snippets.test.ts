@@ -21,11 +21,8 @@ import { entryPointSources, snippets, type Snippet } from './extract.js';
 
 const PRELUDE = `import { Injectable, Module, type BeforeApplicationShutdown, type OnApplicationBootstrap } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
-import { openStore, type Job, type Outbox, type Queue } from 'alkstore';
-import { AlkstoreModule, InjectOutbox, InjectQueue, OutboxHandler, QueueHandler, Scheduled, Store } from 'alkstore/nest';
-import { openTypeOrm } from 'alkstore/adapters';
-import { FileJournalOutboxStore, ReliableOutbox, SyncDriver } from 'alkstore/reliable-sync';
-import { InjectReliableOutbox, ReliableSyncModule } from 'alkstore/reliable-sync/nest';
+import { FileJournalOutboxStore, openStore, openTypeOrm, ReliableOutbox, Store, SyncDriver, type Job, type Outbox, type Queue } from 'nestjs-alkstore';
+import { AlkstoreModule, InjectOutbox, InjectQueue, InjectReliableOutbox, OutboxHandler, QueueHandler, ReliableSyncModule, Scheduled } from 'nestjs-alkstore/nest';
 `;
 
 const outDir = join(process.cwd(), '.tmp', `snippets-${process.pid}`);
@@ -71,7 +68,7 @@ describe('documentation snippets', () => {
     }
     expect(all.map((s) => `${s.file}:${s.line}`).sort()).toEqual(fences.sort());
     expect(
-      all.some((s) => s.file === 'docs/README.md' && s.code.startsWith("import type { Queue } from 'alkstore';")),
+      all.some((s) => s.file === 'docs/README.md' && s.code.startsWith("import type { Queue } from 'nestjs-alkstore';")),
     ).toBe(true);
   });
 

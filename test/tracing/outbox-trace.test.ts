@@ -17,10 +17,11 @@ import {
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import type { Job } from '../../lib/contract/types.js';
-import { AlkstoreModule, OutboxHandler, Store } from '../../lib/nest/index.js';
+import { AlkstoreModule, OutboxHandler } from '../../lib/nest/index.js';
 import { correlationHeaders, correlationIdOf, currentCorrelationId } from '../../lib/tracing/index.js';
 import { waitFor } from '../helpers/engines.js';
 import { MemoryLogger, nestEngines, type NestDb } from '../nest/nest-fixtures.js';
+import { Store } from '../../lib/index.js';
 
 const exporter = new InMemorySpanExporter();
 const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });

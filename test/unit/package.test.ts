@@ -124,7 +124,7 @@ describe('package.json', () => {
     const list = readme.slice(readme.indexOf('Entry points:'), readme.indexOf('\n\n', readme.indexOf('Entry points:')));
     const missing = Object.keys(pkg.exports)
       .filter((k) => k !== './package.json')
-      .map((k) => (k === '.' ? 'alkstore' : `alkstore/${k.slice(2)}`))
+      .map((k) => (k === '.' ? 'nestjs-alkstore' : `nestjs-alkstore/${k.slice(2)}`))
       .filter((specifier) => !list.includes(`\`${specifier}\``));
     expect(missing).toEqual([]);
   });

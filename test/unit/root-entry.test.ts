@@ -1,32 +1,43 @@
 import { describe, expect, it } from '@jest/globals';
-import { readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import * as root from '../../lib/index.js';
 import * as contract from '../../lib/contract/index.js';
+import * as extend from '../../lib/entry/extend.js';
 
-/** What the root entry offers an application, deprecated re-exports aside. */
-const PUBLIC = [
+/** The root's errors, limits and header names an application reads (the rest is the dispatcher, worker, sync, adapters). */
+const CONTRACT_PUBLIC = [
   'AlkstoreError',
   'AlreadyRunning',
   'Closed',
   'Codec',
   'Database',
-  'IncompatiblePeer',
   'InvalidArgument',
+  'InvalidFlow',
   'InvalidName',
   'InvalidOption',
   'InvalidSpec',
+  'LATENCY_BOUNDS_MS',
+  'LATENCY_BUCKETS',
+  'SEARCH_SCAN_ROWS',
+  'WORKER_SCAN_ROWS',
+  'latencyBucket',
+  'latencyQuantile',
+  'sumLatency',
+  'JobCancelled',
+  'JobDead',
   'LeadershipLost',
-  'MissingPeer',
   'PayloadTooLarge',
   'PermanentError',
   'PublishFailed',
   'ReservedName',
+  'ResultTimeout',
   'TransactionInProgress',
   'TransactionTimeout',
   'CONTENT_TYPE_HEADER',
   'DEFAULT_MAX_PAYLOAD_BYTES',
   'ENVELOPE_CAUSATION_HEADER',
   'ENVELOPE_CORRELATION_HEADER',
+  'FLOW_HEADER',
   'MAX_ATTEMPTS',
   'MAX_BATCH',
   'MAX_HEADERS_BYTES',
@@ -41,43 +52,31 @@ const PUBLIC = [
   'RESERVED_PREFIX',
   'SCHEDULE_BOUNDARY_HEADER',
   'SCHEDULE_NAME_HEADER',
-  'openStore',
   'outboxQueueName',
   'readEnvelope',
   'scheduleBoundaryOf',
-  'FLOW_HEADER',
-  'InvalidFlow',
 ].sort();
 
-const deprecatedSource = readFileSync(new URL('../../lib/root-deprecated.ts', import.meta.url), 'utf8');
-const deprecated = [...deprecatedSource.matchAll(/^export const (\w+)/gm)].map((m) => m[1]!);
-
-describe('the root entry (alkstore)', () => {
-  it('exports what an application calls; the validation helpers only as deprecated re-exports', () => {
-    expect(
-      Object.keys(root)
-        .filter((k) => !deprecated.includes(k))
-        .sort(),
-    ).toEqual(PUBLIC);
+describe('the root entry (nestjs-alkstore)', () => {
+  it('exports the contract values an application reads; the validation helpers are in /extend only', () => {
+    const rootContract = Object.keys(contract)
+      .filter((k) => k in root)
+      .sort();
+    expect(rootContract).toEqual(CONTRACT_PUBLIC);
+    for (const k of Object.keys(contract).filter((k) => !CONTRACT_PUBLIC.includes(k)))
+      expect({ k, inExtend: k in extend }).toEqual({ k, inExtend: true });
   });
 
-  it('marks every re-exported internal @deprecated, naming alkstore/contract or its removal', () => {
-    const blocks = deprecatedSource.split(/\n(?=\/\*\*)/).filter((b) => /^export /m.test(b));
-    expect(blocks.length).toBeGreaterThan(50);
-    for (const b of blocks) expect(b).toMatch(/@deprecated[^\n]*0\.4/);
+  it('exports openStore and the Store token; the 0.2 deprecated re-exports are gone', () => {
+    expect(typeof root.openStore).toBe('function');
+    expect(typeof root.Store).toBe('function');
+    expect(existsSync('lib/root-deprecated.ts')).toBe(false);
+    for (const k of ['validateName', 'requireInt', 'parseScheduleSpec', 'encodePayload', 'SCHEDULER_LOCK'])
+      expect({ k, inRoot: k in root }).toEqual({ k, inRoot: false });
   });
 
   it('no longer installs anything process-wide: setEnqueueHeadersHook is gone (a store takes enqueueHeaders)', () => {
     expect('setEnqueueHeadersHook' in root).toBe(false);
     expect('setEnqueueHeadersHook' in contract).toBe(false);
-  });
-
-  it('alkstore/contract still exports every helper the root re-exports', () => {
-    const fromContract = deprecated.filter((k) => !['parseScheduleSpec', 'parseScheduleSpecSync'].includes(k));
-    for (const k of fromContract)
-      expect({ k, same: (root as Record<string, unknown>)[k] === (contract as Record<string, unknown>)[k] }).toEqual({
-        k,
-        same: true,
-      });
   });
 });

@@ -1,24 +1,23 @@
-// QueueWorker from the `alkstore/worker` entry point, run without Nest on both engines, and the same class
-// from `alkstore/nest` and the deprecated lib/nest/workers path.
+// QueueWorker from the root entry point (`nestjs-alkstore`), run without Nest on both engines.
 import { describe, expect, it } from '@jest/globals';
 import { PermanentError } from '../../lib/contract/errors.js';
 import type { Job, Store, StoreLogger } from '../../lib/contract/types.js';
-import { QueueWorker } from '../../lib/worker/index.js';
+import { QueueWorker } from '../../lib/index.js';
 import { contractEngines, waitFor, withEngineDb } from '../helpers/engines.js';
 
 const quiet: StoreLogger = { log: () => undefined, warn: () => undefined, error: () => undefined };
 
 describe('QueueWorker entry points', () => {
-  it('alkstore/nest re-exports the alkstore/worker class, and the old lib/nest/workers path still resolves to it', async () => {
-    const nest = await import('../../lib/nest/index.js');
-    const old = await import('../../lib/nest/workers/queue-worker.js');
-    expect(nest.QueueWorker).toBe(QueueWorker);
-    expect(old.QueueWorker).toBe(QueueWorker);
+  it('the root exports the worker class; nestjs-alkstore/nest does not export it again', async () => {
+    const nest: Record<string, unknown> = await import('../../lib/nest/index.js');
+    const worker = await import('../../lib/worker/queue-worker.js');
+    expect(worker.QueueWorker).toBe(QueueWorker);
+    expect('QueueWorker' in nest).toBe(false);
   });
 });
 
 for (const engine of contractEngines()) {
-  describe(`QueueWorker from alkstore/worker, without Nest (${engine.name})`, () => {
+  describe(`QueueWorker from nestjs-alkstore, without Nest (${engine.name})`, () => {
     let store!: Store;
     withEngineDb(engine, (_db, s) => {
       store = s;

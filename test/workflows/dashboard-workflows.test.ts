@@ -3,7 +3,6 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import type { AuditEntry } from '../../lib/dashboard/index.js';
-import type { Store } from '../../lib/nest/index.js';
 import { createWorkflows, defineWorkflow } from '../../lib/workflows/index.js';
 import type { Store as PlainStore } from '../../lib/contract/types.js';
 import { serveDashboard, type StandaloneDashboard } from '../../lib/dashboard/standalone.js';
@@ -11,6 +10,7 @@ import { contractEngines, waitFor, type EngineDb } from '../helpers/engines.js';
 import { HTTP_ADAPTERS } from '../helpers/http-adapters.js';
 import { nestEngines } from '../nest/nest-fixtures.js';
 import { actorOf, BASE, csrfOf, roleOf, TEST_TOKEN, TokenGuard, withDashboardApp } from '../dashboard/dashboard-app.js';
+import { type Store } from '../../lib/index.js';
 
 const XSS = '<script>window.__owned = 1</script>';
 const STANDALONE_TOKEN = 'standalone-workflows-0123456789';

@@ -3,17 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Injectable, type LoggerService, type ModuleMetadata, type Provider } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import type { TxOps } from '../../lib/contract/types.js';
-import {
-  AlkstoreModule,
-  AlkstoreWorkflowsModule,
-  Store,
-  Workflow,
-  Workflows,
-  type WorkflowContext,
-} from '../../lib/nest/index.js';
+import { AlkstoreModule, AlkstoreWorkflowsModule, Workflow } from '../../lib/nest/index.js';
 import type { DataSource, EntityManager } from 'typeorm';
 import { nestEngines, Widget, type NestDb, type NestEngine } from '../nest/nest-fixtures.js';
 import { waitFor } from '../helpers/engines.js';
+import { Store } from '../../lib/index.js';
+import { Workflows, type WorkflowContext } from '../../lib/workflows/index.js';
 
 @Injectable()
 class Greeter {

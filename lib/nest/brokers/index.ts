@@ -12,4 +12,3 @@ export type {
   InboxHandlerMetadata,
   InboxTransactionKind,
 } from './brokers-options.interface.js';
-export type { InboxMessage } from '../../inbox/inbox-message.js';

@@ -1,6 +1,8 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { TransactionHost } from '@nestjs-cls/transactional';
+import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import type { TransactionHost } from '@nestjs-cls/transactional';
 import { InvalidOption } from '../../contract/errors.js';
+import { loadPeer } from '../../internal/load-peer.js';
 import type { JobOpts } from '../../contract/options.js';
 import type { TxOps } from '../../contract/types.js';
 import { Store } from '../store.token.js';
@@ -11,18 +13,34 @@ import { clsTxOps } from './alkstore-cls-adapter.js';
  * join the active CLS transaction (opened through {@link AlkstoreTransactionalAdapter}) and commit or
  * roll back with it; outside one they are the store's own writes (`store.queue(name).enqueue`,
  * `store.outboxEnqueue`, `store.notify`, `stream.publish`).
+ *
+ * `@nestjs-cls/transactional` is loaded when the module initialises, so importing
+ * `nestjs-alkstore/nest` never needs it.
  */
 @Injectable()
-export class AlkstoreClsTx {
+export class AlkstoreClsTx implements OnModuleInit {
+  private txHost: TransactionHost | null = null;
+
   constructor(
-    @Inject(TransactionHost) private readonly txHost: TransactionHost,
+    @Inject(ModuleRef) private readonly moduleRef: ModuleRef,
     @Inject(Store) private readonly store: Store,
   ) {}
 
+  async onModuleInit(): Promise<void> {
+    const cls = await loadPeer('@nestjs-cls/transactional', () => import('@nestjs-cls/transactional'), 'AlkstoreClsTx');
+    this.txHost = this.moduleRef.get(cls.TransactionHost, { strict: false });
+  }
+
   /** The joined operations of the active CLS transaction, or null outside one. */
   get tx(): TxOps | null {
-    if (!this.txHost.isTransactionActive()) return null;
-    const ops = clsTxOps.get(this.txHost.tx as object);
+    const host = this.txHost;
+    if (host === null)
+      throw new InvalidOption(
+        'AlkstoreClsTx',
+        'is used before its module initialised: call it once the app has started',
+      );
+    if (!host.isTransactionActive()) return null;
+    const ops = clsTxOps.get(host.tx as object);
     if (!ops) {
       throw new InvalidOption(
         'ClsPluginTransactional adapter',

@@ -17,7 +17,7 @@ export interface Found {
 /**
  * What the root module provides for the token `Object`: the design type
  * TypeScript emits for a constructor parameter typed with an interface or an
- * `import type` (`import type { Store } from 'alkstore'`). Nest would fail on
+ * `import type` (`import type { Store } from 'nestjs-alkstore'`). Nest would fail on
  * it with a generic "can't resolve dependencies"; with this placeholder the
  * application gets as far as {@link refuseUntypedParameters}, which says what
  * to import instead.
@@ -42,7 +42,7 @@ export function refuseUntypedParameters(discovery: DiscoveryService): void {
     if (at === -1) continue;
     throw new InvalidOption(
       `${cls.name} constructor parameter ${at}`,
-      "has no runtime type Nest could inject: it is typed with an interface or with `import type`. For the store, write `import { Store } from 'alkstore/nest'` (a class Nest injects; `import type { Store } from 'alkstore'` erases it); for a queue or outbox, @InjectQueue(name) / @InjectOutbox(name); for anything else, @Inject(token)",
+      "has no runtime type Nest could inject: it is typed with an interface or with `import type`. For the store, write `import { Store } from 'nestjs-alkstore'` (a class Nest injects; `import type { Store }` erases it); for a queue or outbox, @InjectQueue(name) / @InjectOutbox(name); for anything else, @Inject(token)",
     );
   }
 }

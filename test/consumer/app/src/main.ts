@@ -8,9 +8,8 @@ import { Controller, Injectable, Module, Post } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import type { Job, Queue } from 'alkstore';
-import { openTypeOrm } from 'alkstore/adapters';
-import { AlkstoreModule, InjectQueue, OutboxHandler, QueueHandler, Store } from 'alkstore/nest';
+import { type Job, type Queue, openTypeOrm, Store } from 'nestjs-alkstore';
+import { AlkstoreModule, InjectQueue, OutboxHandler, QueueHandler } from 'nestjs-alkstore/nest';
 import { Column, DataSource, Entity, PrimaryGeneratedColumn } from 'typeorm';
 
 const database = process.env.APP_DB ?? './app.db';
