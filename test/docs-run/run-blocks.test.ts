@@ -80,6 +80,7 @@ const slug = (file: string): string => file.replace(/[/.]/g, '_');
 const pageDir = (b: RunnableBlock): string => join(app, 'blocks', slug(b.file));
 const line = (b: RunnableBlock): string => b.at.slice(b.at.lastIndexOf(':') + 1);
 let packed: { filename: string; size: number } | undefined;
+let tscErrors = '';
 
 beforeAll(async () => {
   if (REUSE !== undefined) {
@@ -89,8 +90,12 @@ beforeAll(async () => {
     rmSync(join(app, 'dist'), { recursive: true, force: true });
   } else await packAndInstall();
   writeBlocks();
+  // tsc emits even when it reports errors (test/readme/snippets.test.ts is where they fail): a block
+  // that does not compile fails when it runs, with these errors shown.
   if (blocks.some((b) => b.module !== undefined))
-    await sh(join(app, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.nest.json'], app);
+    await sh(join(app, 'node_modules/.bin/tsc'), ['-p', 'tsconfig.nest.json'], app).catch((err: Error) => {
+      tscErrors = err.message;
+    });
 }, 900_000);
 
 async function packAndInstall(): Promise<void> {
@@ -230,7 +235,8 @@ describe('the docs run as printed, from the packed tarball', () => {
     '%s',
     async (_at, b) => {
       const run = await runBlock(b);
-      const shown = `exit ${run.code ?? run.signal}${run.timedOut ? ` (killed after ${BLOCK_TIMEOUT_MS} ms)` : ''}\n--- stdout\n${run.stdout}\n--- stderr\n${run.stderr}`;
+      const compiled = b.module !== undefined && tscErrors ? `\n--- tsc\n${tscErrors}` : '';
+      const shown = `exit ${run.code ?? run.signal}${run.timedOut ? ` (killed after ${BLOCK_TIMEOUT_MS} ms)` : ''}\n--- stdout\n${run.stdout}\n--- stderr\n${run.stderr}${compiled}`;
       const ok = b.prints
         ? printed(run.stdout, b.prints).ok && (run.stoppedAfterPrints || run.code === 0)
         : run.code === 0 && !run.timedOut;
