@@ -8,7 +8,7 @@
  * lands on both sides; the bare NOTIFY → LISTEN round trip between two plain
  * connections is sampled in the same rotation (PostgreSQL).
  *
- *   npx tsx bench/ab-b3.ts <dirA> <dirB> [samples=300] [--engines postgres,sqlite]
+ *   npx -y tsx bench/ab-b3.ts <dirA> <dirB> [samples=300] [--engines postgres,sqlite]
  *
  * SQLite runs on a temporary file with the store's defaults (synchronous FULL).
  */

@@ -5,7 +5,7 @@
  * machine lands on both. Measures the plain path of B1 (single enqueues) and
  * B2 (claimBatch(10) + ackBatch drain of pre-enqueued jobs).
  *
- *   npx tsx bench/ab-ops.ts <dirA> <dirB> [chunks=40] [chunkSize=50]
+ *   npx -y tsx bench/ab-ops.ts <dirA> <dirB> [chunks=40] [chunkSize=50]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

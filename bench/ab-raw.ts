@@ -10,7 +10,7 @@
  * statement (what the commit of a waking enqueue carries), to show how much
  * of the gap is the notification.
  *
- *   npx tsx bench/ab-raw.ts <dir> [chunks=40] [chunkSize=50]
+ *   npx -y tsx bench/ab-raw.ts <dir> [chunks=40] [chunkSize=50]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -11,7 +11,7 @@
  * one process); `--cross` puts the receiver and the claim on a second store
  * of the same schema (another process's view).
  *
- *   npx tsx bench/ab-wake.ts <dirA> <dirB> [samples=300] [--cross]
+ *   npx -y tsx bench/ab-wake.ts <dirA> <dirB> [samples=300] [--cross]
  */
 import { resolve } from 'node:path';
 import pg from 'pg';

@@ -2,7 +2,7 @@
  * A/B comparison of two checkouts of alkstore on the same workloads, interleaved
  * in one run (A B B A A B B A …) so the machine's drift hits both sides alike.
  *
- *   npx tsx bench/ab.ts --a <dir> --b <dir> [--rounds R] -- <bench/run.ts args>
+ *   npx -y tsx bench/ab.ts --a <dir> --b <dir> [--rounds R] -- <bench/run.ts args>
  *
  * Each side runs its own `bench/run.ts` with the given args plus `--runs 1`;
  * the medians over rounds of every alkstore metric are printed with B/A,

@@ -12,7 +12,7 @@
  * hand (BEGIN IMMEDIATE, clock read, job INSERT, wake row, COMMIT), then
  * without the counter trigger, without the wake row, then the library call.
  *
- *   npx tsx bench/b1-parts.ts [chunks=6] [chunkSize=1500] [--sqlite-normal]
+ *   npx -y tsx bench/b1-parts.ts [chunks=6] [chunkSize=1500] [--sqlite-normal]
  *
  * Chunks are long on purpose: with 50-op chunks, the first enqueues after a
  * burst of synchronous by-hand transactions on another connection run 3x

@@ -7,7 +7,7 @@
  * - latency: S sequential samples of start (one transaction) to the first step's function starting,
  *   beside enqueue to handler start of a plain job, p50 and p95.
  *
- *   npx tsx bench/b11-workflows.ts [runs=200] [samples=100]
+ *   npx -y tsx bench/b11-workflows.ts [runs=200] [samples=100]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,6 +1,6 @@
 /**
  * Profiles B2 on the QueueWorker: claims, jobs per claim, ack batch sizes and wall time per engine.
- *   npx tsx bench/prof-b2.ts [postgres|sqlite] [jobs] [prefetch|default]
+ *   npx -y tsx bench/prof-b2.ts [postgres|sqlite] [jobs] [prefetch|default]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -2,7 +2,7 @@
  * Profiles B8's outbox → broker path with one or more relays: claims (count, rows per claim, time),
  * receipt and ack writes (count, rows per write, time), publish time and publishes in flight, this
  * process's and the whole machine's CPU per message, and the rate beside a bare loop.
- *   npx tsx bench/prof-b8.ts [sqlite|postgres] [js|rmq] [messages] [relays] [concurrency] [claimSize] [receipts|no-receipts]
+ *   npx -y tsx bench/prof-b8.ts [sqlite|postgres] [js|rmq] [messages] [relays] [concurrency] [claimSize] [receipts|no-receipts]
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';

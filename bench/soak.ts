@@ -1,5 +1,5 @@
 // Soak: does anything grow without bound? (docs/operations.md, "What each table holds"; docs/bench.md, "Soak")
-//   npx tsx bench/soak.ts --minutes 30 --engine postgres|sqlite [--broker nats|rabbitmq] [--sample-ms 60000]
+//   npx -y tsx bench/soak.ts --minutes 30 --engine postgres|sqlite [--broker nats|rabbitmq] [--sample-ms 60000]
 //     [--cut-every-ms 60000] [--keys 10000] [--rate 20] [--out bench/results]
 // Runs, for `minutes`, 10 000 distinct keys churning through one store (per-key concurrency and rate
 // limits, ordering keys, unique keys), cancels of waiting and running jobs, job flows, workflow runs,

@@ -7,7 +7,7 @@
  * commit, a wake and a claim). Needs a Node with node:sqlite (22.13+, 24) and a
  * better-sqlite3 built for it (.ci/run keeps one per Node in its cache).
  *
- *   npx tsx bench/sqlite-drivers.ts [chunks=20] [chunkSize=50] [wakeSamples=200]
+ *   npx -y tsx bench/sqlite-drivers.ts [chunks=20] [chunkSize=50] [wakeSamples=200]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

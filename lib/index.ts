@@ -13,7 +13,7 @@
  */
 export type * from './contract/types.js';
 export * from './contract/admin.js';
-export type { JsonValue, Jsonified } from './contract/codec.js';
+export type { JsonValue, Jsonified, JsonPayload } from './contract/codec.js';
 export type { EnvelopeInit, MessageEnvelope } from './contract/envelope.js';
 export type { AlkstoreErrorCode } from './contract/errors.js';
 export type { InboxClaim, InboxFailure, InboxEntry, InboxOpts, InboxSettings } from './contract/inbox.js';

@@ -4,7 +4,7 @@
  * order row and its outbox message commit together, and a `QueueWorker` on
  * the outbox delivers each message once its order committed.
  *
- *   npx tsx sample/knex-orders.ts [sqlite:./data/knex-orders.db | postgres://…] [orders=5]
+ *   npx -y tsx sample/knex-orders.ts [sqlite:./data/knex-orders.db | postgres://…] [orders=5]
  */
 import knex, { type Knex } from 'knex';
 import { openStore } from '../lib/open-store.js';

@@ -4,7 +4,7 @@
  * throughput and latency charts have real minutes, the standalone dashboard server, and real
  * Chromium (playwright-core, /usr/bin/chromium, a fresh profile directory).
  *
- *   npx tsx scripts/dashboard-screenshots.ts [--minutes 3] [--out docs/img]
+ *   npx -y tsx scripts/dashboard-screenshots.ts [--minutes 3] [--out docs/img]
  *
  * A documentation tool, not a test: it asserts only that every page answers 200.
  */

@@ -5,6 +5,8 @@ import { outboxQueueName } from '../contract/names.js';
 import type { Store, StoreLogger } from '../contract/types.js';
 import { validatePgSchema } from '../contract/validate.js';
 import { queueRows, setPaused, type QueueRow } from '../dashboard/data.js';
+import { POSTGRES_SCHEMA_VERSION } from '../engines/postgres/migrations.js';
+import { SCHEMA_VERSION as SQLITE_SCHEMA_VERSION } from '../engines/sqlite/migrations.js';
 import { engineOfUrl, sqlitePathOfUrl } from '../open-store.js';
 import { deadCommand } from './dead.js';
 import { openForCli, Outcome, UsageError } from './open-db.js';
@@ -305,17 +307,30 @@ async function printSchema(p: Parsed, io: CliIo): Promise<number> {
   return EXIT.ok;
 }
 
-/** `migrate`: what the open applied (the engines log each step), or that nothing was needed. */
+/**
+ * `migrate`: what the open applied (the engines log each step), then "applied N steps; schema version V".
+ * The engines number their schemas separately: PostgreSQL counts its numbered migrations, SQLite the
+ * steps of its `__alkstore_*` tables (a new file gets every step at once, one "created the tables").
+ */
 function migrated(store: Store, p: Parsed, io: CliIo, logLines: readonly string[]): number {
   const steps = logLines
     .filter((m) => /\b(applied migration|created the alkstore tables)\b/.test(m))
     .map((m) => m.replace(/^alkstore (postgres|sqlite): /, ''));
+  const version = store.engine === 'postgres' ? POSTGRES_SCHEMA_VERSION : SQLITE_SCHEMA_VERSION;
   const where = `${store.engine}${store.engine === 'postgres' ? `, schema ${p.schema ?? 'alkstore'}` : ''}`;
+  const summary = `applied ${steps.length} step${steps.length === 1 ? '' : 's'}; schema version ${version} (${where})`;
+  const numbering =
+    '(PostgreSQL and SQLite number their schemas separately: this build has ' +
+    `PostgreSQL version ${POSTGRES_SCHEMA_VERSION}, SQLite version ${SQLITE_SCHEMA_VERSION})`;
   const human =
     steps.length === 0
-      ? `alkstore schema is up to date (${where}); nothing applied`
-      : `${steps.join('\n')}\nalkstore schema is up to date (${where}); applied ${steps.length} step${steps.length === 1 ? '' : 's'}`;
-  io.out(p.json ? JSON.stringify({ engine: store.engine, migrated: true, applied: steps }, null, 2) : human);
+      ? `${summary}: up to date, nothing applied\n${numbering}`
+      : `${steps.join('\n')}\n${summary}\n${numbering}`;
+  io.out(
+    p.json
+      ? JSON.stringify({ engine: store.engine, migrated: true, applied: steps, schemaVersion: version }, null, 2)
+      : human,
+  );
   return EXIT.ok;
 }
 

@@ -25,6 +25,32 @@ export type Jsonified<T> = T extends string | number | boolean | null
             : T; // only `unknown` gets here: it stays `unknown`
 
 /**
+ * `T` itself when every value in it survives JSON as sent, else `T` with the offending fields as
+ * `never`, so `defineQueue<T>()` and `defineOutbox<T>()` refuse at compile time what the store refuses
+ * at run time (a `Codec` error): a `Date`, `Map`, `Set`, `BigInt`, function or symbol anywhere in `T`.
+ * An optional field (`a?: string`) is fine: `{ a: undefined }` is sent as `{}`, JSON's own rule.
+ * `-0` is a number and is accepted; it comes back as `0`. `unknown` stays `unknown` (checked at run
+ * time only). Class instances with only plain fields cannot be told from plain objects by their type:
+ * the run-time check refuses them.
+ */
+export type JsonPayload<T> = unknown extends T ? T : JsonPayloadOf<T>;
+
+type JsonPayloadOf<T> = T extends string | number | boolean | null
+  ? T
+  : T extends
+        Date | ReadonlyMap<unknown, unknown> | ReadonlySet<unknown> | bigint | symbol | ((...args: never[]) => unknown)
+    ? never
+    : T extends readonly unknown[]
+      ? { [K in keyof T]: JsonPayloadOf<T[K]> }
+      : T extends object
+        ? {
+            [K in keyof T]: undefined extends T[K]
+              ? JsonPayloadOf<Exclude<T[K], undefined>> | undefined
+              : JsonPayloadOf<T[K]>;
+          }
+        : never;
+
+/**
  * The default largest encoded payload, in UTF-8 bytes of its JSON text: 1 MiB
  * (the `maxPayloadBytes` store option). It matches the default message limit
  * of NATS (`max_payload`) and sits well above what a job needs, so an outbox

@@ -2,14 +2,24 @@ import { AlkstoreError } from '../contract/errors.js';
 
 /** An optional peer dependency is not installed (code `MISSING_PEER`); the message names the package to install. */
 export class MissingPeer extends AlkstoreError {
+  /**
+   * @param purpose what the package is for, e.g. `for the SQLite engine`.
+   * @param fix what to do instead of the default `install it with: npm install <pkg>` (for a package that is
+   *   installed but cannot be loaded, where installing it again would not help).
+   */
   constructor(
     readonly pkg: string,
     cause: unknown,
     purpose = 'for this engine',
+    fix?: string,
   ) {
-    super('MISSING_PEER', `alkstore needs the package "${pkg}" ${purpose}; install it with: npm install ${pkg}`, {
-      cause,
-    });
+    super(
+      'MISSING_PEER',
+      `alkstore needs the package "${pkg}" ${purpose}; ${fix ?? `install it with: npm install ${pkg}`}`,
+      {
+        cause,
+      },
+    );
   }
 }
 

@@ -1,3 +1,4 @@
+import type { JsonPayload } from '../contract/codec.js';
 import type { QueueOpts } from '../contract/options.js';
 import type { Job, Outbox, Queue } from '../contract/types.js';
 
@@ -25,13 +26,31 @@ export interface OutboxRef<T = unknown> {
   readonly __payload?: T;
 }
 
-/** Names a queue whose jobs carry `T` payloads: `const EMAILS = defineQueue<Email>('emails')`. */
-export function defineQueue<T>(name: string, opts?: QueueOpts): QueueRef<T> {
+/**
+ * Empty when `T` is JSON-compatible; otherwise one required argument no caller can give, so the call
+ * fails to compile ("Expected 1-2 arguments" names this parameter) where the type argument is written.
+ */
+type NotJson<T> = [T] extends [JsonPayload<T>]
+  ? []
+  : [
+      payloadTypeIsNotJson: 'a Date, Map, Set, BigInt or function in T would be refused at run time (Codec): use plain JSON values',
+    ];
+
+/**
+ * Names a queue whose jobs carry `T` payloads: `const EMAILS = defineQueue<Email>('emails')`. `T` must be
+ * JSON-compatible ({@link JsonPayload}): a `Date`, `Map` or `Set` field is a compile error.
+ */
+export function defineQueue<T>(name: string, opts?: QueueOpts, ...notJson: NotJson<T>): QueueRef<T> {
+  void notJson;
   return Object.freeze(opts === undefined ? { kind: 'queue', name } : { kind: 'queue', name, opts });
 }
 
-/** Names an outbox whose messages carry `T` payloads: `const ORDER_CREATED = defineOutbox<OrderCreated>('order-created')`. */
-export function defineOutbox<T>(name: string, opts?: QueueOpts): OutboxRef<T> {
+/**
+ * Names an outbox whose messages carry `T` payloads: `const ORDER_CREATED = defineOutbox<OrderCreated>('order-created')`.
+ * `T` must be JSON-compatible, as for {@link defineQueue}.
+ */
+export function defineOutbox<T>(name: string, opts?: QueueOpts, ...notJson: NotJson<T>): OutboxRef<T> {
+  void notJson;
   return Object.freeze(opts === undefined ? { kind: 'outbox', name } : { kind: 'outbox', name, opts });
 }
 

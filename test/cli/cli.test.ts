@@ -319,9 +319,16 @@ describe('alkstore CLI on an empty database', () => {
       const first = await cli(['migrate', '--url', u]);
       expect(first.code).toBe(0);
       expect(first.stdout).toMatch(/created the alkstore tables \(schema version \d+\)/);
-      expect(first.stdout).toContain('applied 1 step');
+      expect(first.stdout).toMatch(/^applied 1 step; schema version (\d+) \(sqlite\)$/m);
+      const version = /schema version (\d+) \(sqlite\)/.exec(first.stdout)![1];
+      expect(first.stdout).toContain(`created the alkstore tables (schema version ${version})`);
+      expect(first.stdout).toMatch(
+        /number their schemas separately: this build has PostgreSQL version \d+, SQLite version \d+/,
+      );
       const again = await cli(['migrate', '--url', u]);
-      expect(again.stdout).toContain('nothing applied');
+      expect(again.stdout).toContain(
+        `applied 0 steps; schema version ${version} (sqlite): up to date, nothing applied`,
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -337,8 +344,12 @@ describe('alkstore CLI on an empty database', () => {
         const applied = (JSON.parse(first.stdout) as { applied: string[] }).applied;
         expect(applied.length).toBeGreaterThan(1);
         expect(applied[0]).toMatch(/^applied migration 1 \(.+\) to schema/);
+        const version = (JSON.parse(first.stdout) as { schemaVersion: number }).schemaVersion;
+        expect(version).toBe(Number(/applied migration (\d+)/.exec(applied.at(-1)!)![1]));
         const again = await cli(['migrate', '--url', PG_URL, '--schema', schema]);
-        expect(again.stdout).toContain('nothing applied');
+        expect(again.stdout).toContain(
+          `applied 0 steps; schema version ${version} (postgres, schema ${schema}): up to date`,
+        );
       } finally {
         await dropPgSchemas(schema);
       }

@@ -1,7 +1,8 @@
-// Checks an extracted alkstore tarball (the `package/` directory): the built
+// Checks an extracted alkstore tarball (the `package/` directory; the .tgz itself as a second
+// argument for its size, at most 1 MB): the built
 // entry points exist, LICENSE ships, every relative link in the shipped
-// Markdown resolves to a shipped file, and every source map points only at
-// shipped files. Prints what it checked; exits 1 listing every problem.
+// Markdown resolves to a shipped file (images under docs/img excepted: they stay in the repository), and every source map points only at
+// shipped files; no source maps or TypeScript sources ship. Prints what it checked; exits 1 listing every problem.
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 
@@ -43,6 +44,8 @@ for (const md of files.filter((f) => f.endsWith('.md'))) {
     if (/^[a-z]+:/i.test(href) || href.startsWith('#')) continue;
     links += 1;
     const target = resolve(dirname(md), href.split('#')[0]);
+    // Images stay in the repository (docs/img is left out of `files` to keep the tarball small).
+    if (rel(target).startsWith('docs/img/')) continue;
     if (!existsSync(target)) problems.push(`${rel(md)} links to ${href}, which is not in the tarball`);
   }
 }
@@ -60,7 +63,12 @@ const stray = files
   .map(rel)
   .filter((f) => /(^|\/)(test|sample|bench)\//.test(f) || f.endsWith('.test.ts') || f.endsWith('.test.js'));
 for (const f of stray) problems.push(`ships a test/sample/bench file: ${f}`);
-if (maps === 0) problems.push('no source maps found (expected dist/lib/**/*.js.map)');
+// No source maps and no TypeScript sources: they were two thirds of the tarball.
+if (maps > 0) problems.push(`ships ${maps} source maps (tsconfig.build.json turns them off)`);
+for (const f of files.map(rel).filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts')))
+  problems.push(`ships a TypeScript source: ${f}`);
+const size = statSync(process.argv[3] ?? join(pkgDir, 'package.json')).size;
+if (process.argv[3] && size > 1_000_000) problems.push(`the tarball is ${size} bytes, above 1 MB`);
 
 console.log(
   `tarball: ${files.length} files, ${targets} export targets, ${links} relative Markdown links, ${maps} source maps checked`,

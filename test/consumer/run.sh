@@ -21,7 +21,7 @@ step "npm pack"
 tarball="$(cd "$root" && npm pack --pack-destination "$work" --silent | tail -1)"
 mkdir "$work/extracted"
 tar -xzf "$work/$tarball" -C "$work/extracted"
-node "$here/check-tarball.mjs" "$work/extracted/package"
+node "$here/check-tarball.mjs" "$work/extracted/package" "$work/$tarball"
 
 # better-sqlite3's install script (prebuild-install) looks for a local
 # prebuild before downloading one; offer the binary this checkout already
@@ -66,10 +66,20 @@ fi
 step "nest new app ($(node -v)): install the tarball and the README's peers"
 cp -R "$here/nest-app" "$work/nest-app"
 cd "$work/nest-app"
-# The README's install lines for what the Nest block uses: the SQLite engine, the TypeORM seam, and
-# croner (its @Scheduled takes a cron expression).
+# Exactly the install line the README prints above its Nest block, the package's own name
+# replaced by the tarball.
+pkgname="$(node -p "require('$root/package.json').name")"
+readme_install="$(awk '/^## With NestJS/{s=1} s && /^npm install /{print; exit}' "$root/README.md")"
+[ -n "$readme_install" ] || { echo "README.md has no npm install line under \"## With NestJS\""; exit 1; }
+echo "   README: $readme_install"
+read -r -a readme_pkgs <<<"${readme_install#npm install }"
+install_args=()
+for p in "${readme_pkgs[@]}"; do
+  if [ "$p" = "$pkgname" ]; then install_args+=("$work/$tarball"); else install_args+=("$p"); fi
+done
+[[ " ${install_args[*]} " == *" $work/$tarball "* ]] || { echo "the README's install line does not install $pkgname"; exit 1; }
 npm_config_better_sqlite3_local_prebuilds="$work/prebuilds" npm install --prefer-offline --no-audit --no-fund --loglevel=error \
-  "$work/$tarball" better-sqlite3@12 typeorm @nestjs/typeorm@12 croner >"$work/nest-install.log" 2>&1 || { cat "$work/nest-install.log"; exit 1; }
+  "${install_args[@]}" >"$work/nest-install.log" 2>&1 || { cat "$work/nest-install.log"; exit 1; }
 
 step "paste the README's Nest block as src/app.module.ts; nest build"
 node "$here/readme-nest-block.mjs" "$root/README.md" >src/app.module.ts

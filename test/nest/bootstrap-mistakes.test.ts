@@ -90,7 +90,7 @@ describe('Nest bootstrap mistakes are named at startup', () => {
     expect(await boot(App)).toBeNull();
     const warnings = logger.lines.filter((l) => l.includes('Orphan.work'));
     expect(warnings).toEqual([
-      'warn Orphan.work is the @QueueHandler of queue "orphan-jobs", but Orphan is not a provider of this application, so nothing works queue "orphan-jobs": add Orphan to a module\'s providers',
+      'warn Orphan.work is the @QueueHandler of queue "orphan-jobs", but Orphan is not a provider of this application, so nothing handles queue "orphan-jobs": add Orphan to a module\'s providers',
     ]);
   });
 

@@ -68,7 +68,9 @@ describe('documentation snippets', () => {
     }
     expect(all.map((s) => `${s.file}:${s.line}`).sort()).toEqual(fences.sort());
     expect(
-      all.some((s) => s.file === 'README.md' && s.code.startsWith("import type { Queue } from 'nestjs-alkstore';")),
+      all.some(
+        (s) => s.file === 'docs/README.md' && s.code.startsWith("import type { Queue } from 'nestjs-alkstore';"),
+      ),
     ).toBe(true);
   });
 

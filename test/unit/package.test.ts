@@ -71,13 +71,18 @@ describe('package.json', () => {
     }
   });
 
-  it('ships LICENSE, the docs and the sources the source maps point at, and builds before packing', () => {
-    expect(pkg.files).toEqual(expect.arrayContaining(['dist/lib', 'lib', 'docs', 'README.md', 'LICENSE']));
+  it('ships LICENSE and the docs, no source maps or sources (the tarball stays under 1 MB), and builds before packing', () => {
+    expect(pkg.files).toEqual(expect.arrayContaining(['dist/lib', 'docs/*.md', 'README.md', 'LICENSE']));
+    expect(pkg.files).not.toContain('lib');
+    const build = JSON.parse(readFileSync('tsconfig.build.json', 'utf8')) as {
+      compilerOptions: Record<string, unknown>;
+    };
+    expect(build.compilerOptions).toMatchObject({ sourceMap: false, declarationMap: false });
     expect(readFileSync('LICENSE', 'utf8')).toContain('MIT License');
     expect(pkg.scripts.prepack).toContain('tsc -p tsconfig.build.json');
   });
 
-  it('every relative link in README.md and docs/*.md names a shipped file', () => {
+  it('every relative link in README.md and docs/*.md names a shipped file, or an image kept in the repository', () => {
     const docs = [
       'README.md',
       ...readdirSync('docs')
@@ -90,7 +95,14 @@ describe('package.json', () => {
         const href = m[1]!;
         if (/^[a-z]+:/i.test(href) || href.startsWith('#')) continue;
         const target = join(dirname(md), href.split('#')[0]!);
-        const shipped = pkg.files.some((f) => target === f || target.startsWith(`${f}/`));
+        // docs/*.md ships the docs' Markdown; docs/img stays in the repository (linked, not shipped).
+        const shipped =
+          target.startsWith('docs/img/') ||
+          pkg.files.some((f) =>
+            f.endsWith('/*.md')
+              ? dirname(target) === f.slice(0, -'/*.md'.length) && target.endsWith('.md')
+              : target === f || target.startsWith(`${f}/`),
+          );
         if (!existsSync(target) || !shipped) broken.push(`${md}: ${href}`);
       }
     }

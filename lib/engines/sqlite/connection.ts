@@ -47,7 +47,8 @@ function betterSqlite3Opener(): Promise<SqliteOpener> {
       throw new MissingPeer(
         'better-sqlite3',
         err,
-        `for the SQLite engine: it is installed but its native addon does not load on Node ${process.version} (built for another Node?); run npm rebuild better-sqlite3, or use driver: 'node:sqlite' on Node 22.13+`,
+        `for the SQLite engine, and its native addon does not load on Node ${process.version} (built for another Node?)`,
+        `rebuild it with: npm rebuild better-sqlite3, or use driver: 'node:sqlite' on Node 22.13+`,
       );
     }
     return (path: string, { readonly }: { readonly: boolean }) =>

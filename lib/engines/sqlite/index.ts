@@ -11,6 +11,8 @@ export type { SqliteStoreOptions } from './options.js';
 export { SqliteStore } from './store.js';
 export { sqliteSchemaSql, SCHEMA_VERSION as SQLITE_SCHEMA_VERSION } from './migrations.js';
 
+let fallbackSaid = false;
+
 /**
  * Opens a store on an embedded SQLite file (WAL mode) or `:memory:`.
  * Creates the `__alkstore_*` tables if missing; safe to call from several
@@ -19,10 +21,15 @@ export { sqliteSchemaSql, SCHEMA_VERSION as SQLITE_SCHEMA_VERSION } from './migr
 export async function openSqliteStore(options: SqliteStoreOptions): Promise<Store> {
   const o = resolveSqliteOptions(options);
   const { open, fellBack } = await sqliteOpener(o.driver);
-  if (fellBack) {
+  if (fellBack && !fallbackSaid) {
+    // Said once per process (a CLI command or an app may open several stores).
+    fallbackSaid = true;
     // Installed but not loadable is worth a warning; not installed is the node:sqlite setup working as meant.
     if (fellBack.message.includes('native addon'))
-      o.logger.warn(`SQLite driver: node:sqlite (better-sqlite3 is installed but did not load: ${fellBack.message})`);
+      o.logger.warn(
+        `SQLite driver: node:sqlite, because better-sqlite3's native addon does not load on Node ${process.version}; ` +
+          "to use better-sqlite3, run npm rebuild better-sqlite3 (driver: 'node:sqlite' says node:sqlite is meant and drops this warning)",
+      );
     else o.logger.log('SQLite driver: node:sqlite (better-sqlite3 is not installed)');
   }
   const writeConn = await openConnection(o.path, o.synchronous, {

@@ -102,7 +102,7 @@ export function checkWiring(
     warned.add(site.label);
     const cls = site.label.slice(0, site.label.lastIndexOf('.'));
     logger.warn(
-      `${site.label} is the ${site.decorator} of ${label(site.kind, site.name)}, but ${cls} is not a provider of this application, so nothing works ${label(site.kind, site.name)}: add ${cls} to a module's providers`,
+      `${site.label} is the ${site.decorator} of ${label(site.kind, site.name)}, but ${cls} is not a provider of this application, so nothing handles ${label(site.kind, site.name)}: add ${cls} to a module's providers`,
     );
   }
 }
