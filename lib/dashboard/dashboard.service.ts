@@ -338,8 +338,15 @@ export class DashboardService {
       }
       case 'new':
         return newJobPage(ctx, field(query, 'queue'));
-      case 'workers':
-        return workersPage(ctx, await admin.workers());
+      case 'workers': {
+        const node = field(query, 'node');
+        const [nodes, workers, held] = await Promise.all([
+          admin.nodes(),
+          admin.workers(),
+          node === undefined ? Promise.resolve(null) : admin.heldBy(node),
+        ]);
+        return workersPage(ctx, nodes, workers, node === undefined || held === null ? null : { id: node, jobs: held });
+      }
       case 'receipts': {
         const outbox = field(query, 'outbox');
         if (!outbox) throw new BadRequest('outbox is required');

@@ -280,13 +280,41 @@ for (const engine of nestEngines())
         await page.screenshot({ path: join(SHOTS, `history-${engine.kind}-${adapter}.png`), fullPage: true });
         const held = await store.queue('thumbnails').claimBatch(2, 'web-7:7777:beef01');
         expect(held).toHaveLength(2);
+        // The node's heartbeat: its queues, the idle one too, in the fleet table.
+        await store.admin().heartbeat({
+          nodeId: 'web-7:7777:beef01',
+          host: 'web-7',
+          pid: 7777,
+          version: '0.3.0',
+          startedAt: Date.now() - 3_600_000,
+          intervalMs: 600_000,
+          queues: [
+            { queue: 'thumbnails', concurrency: 4, running: 2 },
+            { queue: 'emails', concurrency: 2, running: 0 },
+          ],
+        });
         await Promise.all([page.waitForURL(/\/workers$/), page.click('header a:text-is("Workers")')]);
+        const fleet = await page.locator('#fleet tr[data-node="web-7:7777:beef01"]').count();
+        expect(fleet).toBe(2);
+        const busy = await page
+          .locator('#fleet tr[data-node="web-7:7777:beef01"][data-queue="thumbnails"] td')
+          .allTextContents();
+        expect(busy.map((t) => t.trim())).toEqual(
+          expect.arrayContaining(['web-7:7777:beef01', 'web-7', '7777', '0.3.0', 'thumbnails', '4', '2', 'alive']),
+        );
         const cells = await page.locator('tr[data-worker="web-7:7777:beef01"] td').allTextContents();
         expect(cells.map((t) => t.trim())).toEqual(
           expect.arrayContaining(['web-7', '7777', 'thumbnails', '2', 'running']),
         );
         await page.screenshot({ path: join(SHOTS, `workers-${engine.kind}-${adapter}.png`), fullPage: true });
+        // The node links the jobs it holds now.
+        await Promise.all([
+          page.waitForURL(/\/workers\?node=/),
+          page.click('#fleet tr[data-queue="thumbnails"] td.running a'),
+        ]);
+        expect(await page.locator('#held tr[data-job]').count()).toBe(2);
         for (const j of held) await j.release();
+        await store.admin().forgetNode('web-7:7777:beef01');
         await store.outbox('webhooks').recordReceipts([
           { messageId: 1, receipt: { broker: 'nats-jetstream', stream: 'WEBHOOKS', seq: 12, duplicate: false } },
           {

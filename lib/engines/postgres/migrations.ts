@@ -15,6 +15,7 @@ import { MIGRATION_19 } from './migrations/v19.js';
 import { LEGACY_IDS_KEY, STORE_ID_KEY, type StoreIdentity } from '../../internal/message-id.js';
 import { MIGRATION_20 } from './migrations/v20.js';
 import { MIGRATION_21 } from './migrations/v21.js';
+import { MIGRATION_24 } from './migrations/v24.js';
 import { migrationLockKey, quoteIdent, validateSchemaName } from './schema-sql.js';
 
 /** One numbered, immutable migration of the engine schema. Never edit a released one: add the next. */
@@ -43,6 +44,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
   MIGRATION_19,
   MIGRATION_20,
   MIGRATION_21,
+  MIGRATION_24,
 ]);
 
 export const POSTGRES_SCHEMA_VERSION = POSTGRES_MIGRATIONS[POSTGRES_MIGRATIONS.length - 1]!.version;

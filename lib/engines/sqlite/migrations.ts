@@ -5,7 +5,7 @@ import { INSERT_TRIGGER, QUEUE_COUNTS_STEP } from './counts.sql.js';
 import { LIMITS_COLUMNS, LIMITS_DDL, LIMITS_INDEX_DDL, RATE_WINDOWS_INDEX_DDL } from './limits.js';
 
 /** Version of the `__alkstore_*` tables this build reads and writes: the newest numbered step (SQLITE_MIGRATIONS). */
-export const SCHEMA_VERSION = 23;
+export const SCHEMA_VERSION = 26;
 
 // Throughput minutes for the dashboard (step 6), written by the store's outcome counter every few seconds.
 const THROUGHPUT_DDL = `
@@ -82,6 +82,17 @@ CREATE INDEX IF NOT EXISTS __alkstore_outbox_receipts_delivered ON __alkstore_ou
 // this partial index leaves out.
 const INBOX_OPEN_DDL = `
 CREATE INDEX IF NOT EXISTS __alkstore_inbox_open ON __alkstore_inbox (inbox, received_at) WHERE state <> 'done';
+`;
+
+// Worker node heartbeats (step 26; PostgreSQL migration 24): one row per node for the dashboard's fleet view,
+// refreshed by the node and deleted by the retention runner an hour after its last heartbeat.
+const NODES_DDL = `
+CREATE TABLE IF NOT EXISTS __alkstore_nodes (
+  node_id TEXT PRIMARY KEY,
+  info TEXT NOT NULL,
+  heartbeat_at INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS __alkstore_nodes_heartbeat ON __alkstore_nodes (heartbeat_at);
 `;
 
 // Job flows (step 11, docs/flows.md): one edge per (dependent, dependency), one wait row per job
@@ -252,7 +263,7 @@ CREATE TABLE IF NOT EXISTS __alkstore_schedules (
   owner TEXT,
   paused INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
-${THROUGHPUT_DDL}${INBOX_DDL}${OUTCOMES_DDL}${FLOWS_DDL}${LIMITS_DDL}${LATENCY_DDL}${ATTEMPTS_DDL}${RATE_WINDOWS_INDEX_DDL}${INBOX_OPEN_DDL}`;
+${THROUGHPUT_DDL}${INBOX_DDL}${OUTCOMES_DDL}${FLOWS_DDL}${LIMITS_DDL}${LATENCY_DDL}${ATTEMPTS_DDL}${RATE_WINDOWS_INDEX_DDL}${INBOX_OPEN_DDL}${NODES_DDL}`;
 
 /** The engine tables' DDL (idempotent: `CREATE … IF NOT EXISTS`), for `alkstore migrate --print`. The store applies it itself at open. */
 export function sqliteSchemaSql(): string {
@@ -338,6 +349,7 @@ ALTER TABLE __alkstore_schedules ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;
   { version: 20, name: 'bounded growth', sql: INBOX_OPEN_DDL },
   // The limited claim's scan leaves out the keys whose rate window of the running period is full (limits.ts).
   { version: 23, name: 'full rate windows by period', sql: RATE_WINDOWS_INDEX_DDL },
+  { version: 26, name: 'worker node heartbeats', sql: NODES_DDL },
 ]);
 
 /**
