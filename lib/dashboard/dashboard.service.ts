@@ -9,6 +9,7 @@ import {
   DONE_TEXT,
   field,
   FLASH_IDS,
+  isBulk,
   limitsText,
   question,
   readAction,
@@ -17,7 +18,7 @@ import {
   type ActionRequest,
 } from './actions.js';
 import { AUDIT_IDS, auditOfJob, readAudit, writeAudit, type AuditEntry } from './audit.js';
-import { BulkRunner, countMatching, newOpId, type BulkOp } from './bulk.js';
+import { BulkRunner, countMatching, newOpId, type BulkKind, type BulkOp } from './bulk.js';
 import { CSRF_COOKIE, CsrfTokens, readCookie, sameOriginRequest } from './csrf.js';
 import { outboxOf, queueRows } from './data.js';
 import type { DashboardRole, ResolvedDashboardOptions } from './dashboard.options.js';
@@ -188,9 +189,9 @@ export class DashboardService {
     }
     try {
       const a = readAction(body);
-      const bulk = a.action === 'bulk-retry' || a.action === 'bulk-delete';
+      const bulk = isBulk(a.action);
       if (field(body, 'confirm') !== 'yes') {
-        const matched = bulk ? await countMatching(this.store, a.filter!) : 0;
+        const matched = bulk ? await countMatching(this.store, a.filter!, bulkKind(a.action)) : 0;
         const fields = bulk ? { ...a.fields, op: newOpId(), matched: String(matched) } : a.fields;
         const back = bulk
           ? `${ctx.base}/queue?${new URLSearchParams(a.filter!.params).toString()}`
@@ -225,7 +226,7 @@ export class DashboardService {
     const op = field(body, 'op');
     if (!op || !/^[A-Za-z0-9_-]{8,32}$/.test(op)) throw new BadRequest('op must be the id from the confirmation form');
     const matched = Number(field(body, 'matched') ?? '0');
-    const kind = a.action === 'bulk-retry' ? 'retry' : 'delete';
+    const kind = bulkKind(a.action);
     const filter = a.filter!;
     const entry = (action: string, count: number, ids: readonly number[] = []): Omit<AuditEntry, 'at'> => ({
       actor: c.actor,
@@ -531,3 +532,7 @@ export class DashboardService {
 }
 
 class NotFound extends Error {}
+
+function bulkKind(action: Action): BulkKind {
+  return action === 'bulk-retry' ? 'retry' : action === 'bulk-cancel' ? 'cancel' : 'delete';
+}

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { describe, expect, it } from '@jest/globals';
 import type { INestApplication } from '@nestjs/common';
 import type { AuditEntry } from '../../lib/dashboard/index.js';
+import { DashboardService } from '../../lib/dashboard/dashboard.service.js';
 import type { Store } from '../../lib/nest/index.js';
 import { waitFor } from '../helpers/engines.js';
 import { nestEngines } from '../nest/nest-fixtures.js';
@@ -151,6 +152,38 @@ for (const engine of nestEngines())
       const deleted = await post({ action: 'selected-delete', queue, ids: `${a},${d}`, confirm: 'yes' }, 303);
       expect(deleted.headers.location).toContain('done=selected-delete&n=');
       await post({ action: 'selected-delete', queue, ids: 'x', confirm: 'yes' }, 400);
+    });
+
+    it('cancels every live job a filter matches: counted, confirmed, audited; dead ones and other jobs stay', async () => {
+      const queue = `bulk-cancel-${engine.kind}`;
+      const q = store.queue(queue, { maxAttempts: 1 });
+      const acme = await q.enqueueMany(Array.from({ length: 6 }, (_, i) => ({ tenant: 'acme', i })));
+      const other = await q.enqueueMany([{ tenant: 'globex' }, { tenant: 'globex' }]);
+      const [dead, held] = await q.claimBatch(2, 'w');
+      expect([dead!.id, held!.id]).toEqual(acme.slice(0, 2));
+      await dead!.fail(new Error('gone'));
+      const filter = { action: 'bulk-cancel', name: queue, state: 'all', payload: 'tenant = "acme"' };
+      const strip = await get(`${BASE}/queue?name=${queue}&state=all&payload=${encodeURIComponent('tenant = "acme"')}`);
+      expect(strip.text).toMatch(/data-action="bulk-cancel"\s*>Cancel all matching live jobs</);
+      const ask = await post(filter, 200);
+      expect(ask.text).toContain(`Cancel 5 jobs of queue &quot;${queue}&quot;`);
+      const op = /name="op" value="([^"]+)"/.exec(ask.text)![1]!;
+      await post({ ...filter, op, matched: '5', confirm: 'yes' }, 403, { 'x-role': 'viewer' });
+      await post({ ...filter, op, matched: '5', confirm: 'yes', csrf: 'forged' }, 403);
+      expect(await q.getJob(acme[2]!)).toMatchObject({ state: 'pending' });
+      const done = await post({ ...filter, op, matched: '5', confirm: 'yes' }, 303, { 'x-user': 'ops-bulk' });
+      expect(done.headers.location).toBe(`${BASE}/bulk?op=${op}`);
+      await app.get(DashboardService, { strict: false }).idle();
+      const progress = await get(done.headers.location as string).expect(200);
+      expect(progress.text).toContain('data-state="done"');
+      expect(progress.text.replace(/\s+/g, ' ')).toContain('<b id="bulk-changed">5</b> cancelled');
+      for (const id of acme.slice(1)) expect(await q.getJob(id)).toMatchObject({ state: 'cancelled' });
+      expect(await q.getJob(dead!.id)).toMatchObject({ state: 'dead' });
+      for (const id of other) expect(await q.getJob(id)).toMatchObject({ state: 'pending' });
+      expect(audited.filter((e) => e.op === op).map((e) => [e.action, e.count, e.actor])).toEqual([
+        ['bulk-cancel', 5, 'ops-bulk'],
+        ['bulk-cancel-done', 5, 'ops-bulk'],
+      ]);
     });
 
     it('names each action the same on every page, and keeps a large payload out of the edit box', async () => {
