@@ -140,6 +140,34 @@ export class DashboardService {
     }
   }
 
+  /**
+   * GET /payload?queue=&id=: a job's whole payload as a JSON download (`Content-Disposition: attachment`),
+   * for payloads too large for the page; behind the same guard and roles as every page.
+   */
+  async payload(req: DashboardRequest): Promise<DashboardReply> {
+    const c = await this.context(req, '/payload');
+    if (c.role === null) return this.refused(c);
+    try {
+      const queue = field(req.query, 'queue');
+      const idText = field(req.query, 'id');
+      if (!queue) throw new BadRequest('queue is required');
+      if (!idText || !/^\d{1,16}$/.test(idText)) throw new BadRequest('id must be a job id');
+      const job = await this.store.admin().jobDetail(queue, Number(idText));
+      if (!job) throw new NotFound(`Queue ${JSON.stringify(queue)} has no job ${idText}.`);
+      return {
+        status: 200,
+        headers: {
+          ...this.securityHeaders(c.ctx.nonce),
+          'content-type': 'application/json; charset=utf-8',
+          'content-disposition': `attachment; filename="job-${job.id}-payload.json"`,
+        },
+        body: JSON.stringify(job.payload, null, 2) ?? 'null',
+      };
+    } catch (err) {
+      return this.failure(c, err);
+    }
+  }
+
   /** 404 for anything else under the mount path (reached only through the guard). */
   async notFound(req: DashboardRequest): Promise<DashboardReply> {
     const c = await this.context(req, '*');

@@ -410,6 +410,11 @@ export function jobPage(
     <h2>Payload</h2>
     <pre class="payload full" id="payload">${payload}</pre>
     ${cut ? html`<p><a id="payload-all" href="${link(ctx, 'job', { queue: job.queue, id: String(job.id), full: '1' })}">Show all of the payload</a></p>` : ''}
+    <p>
+      <a id="payload-download" href="${link(ctx, 'payload', { queue: job.queue, id: String(job.id) })}" download
+        >Download the payload (JSON)</a
+      >
+    </p>
     <h2>Headers</h2>
     ${
       headers

@@ -115,6 +115,7 @@ export async function serveDashboard(store: Store, options: StandaloneDashboardO
         res.writeHead(405, { allow: 'GET, POST', 'content-type': 'text/plain; charset=utf-8' });
         res.end('Method not allowed');
       } else if (rest === '') send(res, await dashboard.page(request, ''));
+      else if (rest === 'payload') send(res, await dashboard.payload(request));
       else if ((DASHBOARD_PAGES as readonly string[]).includes(rest))
         send(res, await dashboard.page(request, rest as DashboardPage));
       else send(res, await dashboard.notFound(request));

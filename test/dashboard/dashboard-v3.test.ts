@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { describe, expect, it } from '@jest/globals';
 import type { INestApplication } from '@nestjs/common';
+import request from 'supertest';
 import type { AuditEntry } from '../../lib/dashboard/index.js';
 import { DashboardService } from '../../lib/dashboard/dashboard.service.js';
 import type { Store } from '../../lib/nest/index.js';
@@ -209,6 +210,18 @@ for (const engine of nestEngines())
         expect(page.text).not.toContain('id="payload-input"');
         expect(page.text.length).toBeLessThan(60_000);
         expect(page.text).toContain('id="payload-all"');
+        expect(page.text).toContain(`id="payload-download" href="${BASE}/payload?queue=${queue}&amp;id=${big}"`);
+        // The whole payload as a JSON download, behind the same guard.
+        const file = await get(`${BASE}/payload?queue=${queue}&id=${big}`).expect(200);
+        expect(file.headers['content-type']).toBe('application/json; charset=utf-8');
+        expect(file.headers['content-disposition']).toBe(`attachment; filename="job-${big}-payload.json"`);
+        expect(file.headers['x-content-type-options']).toBe('nosniff');
+        expect(JSON.parse(file.text)).toEqual({ blob: 'y'.repeat(200_000) });
+        await request(app.getHttpServer()).get(`${BASE}/payload?queue=${queue}&id=${big}`).expect(403);
+        await get(`${BASE}/payload?queue=${queue}&id=${big}`, { 'x-role': 'nobody' }).expect(403);
+        await get(`${BASE}/payload?queue=${queue}&id=${big}`, { 'x-role': 'viewer' }).expect(200);
+        await get(`${BASE}/payload?queue=${queue}&id=x`).expect(400);
+        await get(`${BASE}/payload?queue=${queue}&id=999999999`).expect(404);
       }
     });
 
@@ -229,6 +242,22 @@ for (const engine of nestEngines())
       const done = await post({ action: 'selected-retry', queue, ids: timeouts.join(','), confirm: 'yes' }, 303);
       expect(done.headers.location).toContain('done=selected-retry&n=3');
       for (const id of timeouts) expect(await q.getJob(id)).toMatchObject({ state: 'pending' });
+    });
+
+    it('labels the time axis of every chart, the zone named', async () => {
+      const queue = `axis-${engine.kind}`;
+      await store.queue(queue).enqueue({ a: 1 });
+      for (const path of [BASE, `${BASE}/queue?name=${queue}`, `${BASE}/outboxes`]) {
+        const page = await get(path).expect(200);
+        const charts = [...page.text.matchAll(/<figure class="chart[^"]*"[^>]*>(.*?)<\/figure>/gs)].map((m) => m[1]!);
+        for (const c of charts) {
+          const labels = [...c.matchAll(/class="axis time"[^>]*>(.*?)<\/text/gs)].map((m) => m[1]!.trim());
+          expect(labels.length).toBeGreaterThanOrEqual(4);
+          expect(labels.every((l) => /^\d\d:\d\d( UTC)?$/.test(l))).toBe(true);
+          expect(labels[labels.length - 1]).toMatch(/ UTC$/);
+        }
+        if (path !== `${BASE}/outboxes`) expect(charts.length).toBeGreaterThan(0);
+      }
     });
 
     it('writes absolute times with their zone on job pages and on hover', async () => {
