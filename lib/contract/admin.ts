@@ -279,6 +279,49 @@ export interface WorkerInfo {
   readonly lapsed: boolean;
 }
 
+/** How often a worker node writes its heartbeat row by default (`StoreAdmin.heartbeat`; the Nest worker host does). */
+export const NODE_HEARTBEAT_MS = 10_000;
+/** A node whose last heartbeat is older than this many of its intervals is shown as gone (30 s at the default). */
+export const NODE_GONE_INTERVALS = 3;
+/** The retention runner deletes a node's row this long after its last heartbeat (one hour). */
+export const NODE_REMOVED_AFTER_MS = 3_600_000;
+/** Most nodes {@link StoreAdmin.nodes} reads. */
+export const NODE_SCAN_ROWS = 1000;
+
+/** One queue (or outbox) a worker node runs, as its heartbeat says. */
+export interface NodeQueue {
+  /** The stored queue name (an outbox's is `__alkstore_outbox:<name>`). */
+  readonly queue: string;
+  /** Handlers the node runs at once on it (its concurrency limit). */
+  readonly concurrency: number;
+  /** Jobs it holds on it at the heartbeat: claimed, running or buffered. */
+  readonly running: number;
+}
+
+/** What a worker node writes on each heartbeat. */
+export interface NodeHeartbeat {
+  /** The node's worker id (the id it claims with), 1..200 characters. */
+  readonly nodeId: string;
+  readonly host: string;
+  readonly pid: number;
+  /** The alkstore package version the node runs. */
+  readonly version: string;
+  /** When the node started (epoch ms). */
+  readonly startedAt: number;
+  /** How often it heartbeats (ms, 100..600000): it is gone after {@link NODE_GONE_INTERVALS} of them. */
+  readonly intervalMs: number;
+  /** Every queue and outbox it runs, idle ones too (at most 500). */
+  readonly queues: readonly NodeQueue[];
+}
+
+/** A worker node as the fleet view shows it: its last heartbeat, and whether it stopped heartbeating. */
+export interface NodeInfo extends NodeHeartbeat {
+  /** The last heartbeat (epoch ms, database clock). */
+  readonly heartbeatAt: number;
+  /** No heartbeat for {@link NODE_GONE_INTERVALS} of its intervals: the node stopped or stalls. */
+  readonly gone: boolean;
+}
+
 /** Most processing jobs {@link StoreAdmin.workers} reads. */
 export const WORKER_SCAN_ROWS = 10_000;
 
@@ -371,6 +414,24 @@ export interface StoreAdmin {
    * processing jobs (the processing index). There is no registry: an idle worker is not listed.
    */
   workers(): Promise<WorkerInfo[]>;
+  /**
+   * Writes (or refreshes) a worker node's heartbeat row, stamped with the database clock. Bad input is
+   * an `InvalidArgument` naming the field, before any I/O.
+   */
+  heartbeat(node: NodeHeartbeat): Promise<void>;
+  /**
+   * Every worker node with a heartbeat row, idle ones too, by node id (at most {@link NODE_SCAN_ROWS}).
+   * A node silent for {@link NODE_GONE_INTERVALS} of its intervals is `gone`; the retention runner deletes its row after
+   * {@link NODE_REMOVED_AFTER_MS}.
+   */
+  nodes(): Promise<NodeInfo[]>;
+  /**
+   * The jobs a worker id holds now (processing, claimed with that id), by queue then id, from at most
+   * {@link WORKER_SCAN_ROWS} processing jobs; at most `limit` (1..1000, default 200).
+   */
+  heldBy(workerId: string, limit?: number): Promise<JobInfo[]>;
+  /** Deletes a node's heartbeat row (a graceful stop); resolves whether there was one. */
+  forgetNode(nodeId: string): Promise<boolean>;
   /** An outbox's stored delivery receipts (`__alkstore_outbox_receipts`), latest delivery first, keyset-paged. */
   receipts(outbox: string, opts?: ReceiptPageOpts): Promise<ReceiptPage>;
   /**

@@ -22,6 +22,7 @@ export const ACTIONS = [
   'resume-schedule',
   'bulk-retry',
   'bulk-delete',
+  'bulk-cancel',
   'selected-retry',
   'selected-cancel',
   'selected-delete',
@@ -29,6 +30,12 @@ export const ACTIONS = [
   'edit',
 ] as const;
 export type Action = (typeof ACTIONS)[number];
+
+/** The actions on every job a filter matches: counted, confirmed, run in the background, audited. */
+export type BulkAction = 'bulk-retry' | 'bulk-delete' | 'bulk-cancel';
+export function isBulk(action: Action): action is BulkAction {
+  return action === 'bulk-retry' || action === 'bulk-delete' || action === 'bulk-cancel';
+}
 
 /** A form field the operator (or a forged request) got wrong. */
 export class BadRequest extends Error {}
@@ -68,6 +75,7 @@ export const DONE_TEXT: Record<Action, (n: number) => string> = {
   'resume-schedule': () => 'Resumed the schedule.',
   'bulk-retry': (n) => `Started: retrying ${n} matching job${n === 1 ? '' : 's'}.`,
   'bulk-delete': (n) => `Started: deleting ${n} matching job${n === 1 ? '' : 's'}.`,
+  'bulk-cancel': (n) => `Started: cancelling ${n} matching job${n === 1 ? '' : 's'}.`,
   'selected-retry': (n) => `Retried ${n} selected dead job${n === 1 ? '' : 's'}.`,
   'selected-cancel': (n) => `Cancelled ${n} selected job${n === 1 ? '' : 's'}.`,
   'selected-delete': (n) => `Deleted ${n} selected job${n === 1 ? '' : 's'}.`,
@@ -180,7 +188,7 @@ export function readAction(body: unknown): ActionRequest {
   const action = field(body, 'action') as Action | undefined;
   if (!action || !ACTIONS.includes(action)) throw new BadRequest('unknown action');
   const fields: Record<string, string> = { action };
-  if (action === 'bulk-retry' || action === 'bulk-delete') {
+  if (isBulk(action)) {
     let filter: JobFilter;
     try {
       filter = readFilter(body, 'all');
@@ -293,6 +301,8 @@ export function question(a: ActionRequest, matched: number): string {
       return `Enqueue a job on queue ${q} with priority ${a.job!.priority ?? 0}, to run ${runAtText(a.job!, 'now')}? Payload: ${a.job!.payloadText!.slice(0, 500)}${a.job!.payloadText!.length > 500 ? '…' : ''}`;
     case 'edit':
       return `Save job ${a.id} of queue ${q}${a.job!.priority !== undefined ? ` with priority ${a.job!.priority}` : ''}, to run ${runAtText(a.job!, 'when it was due')}${a.job!.payloadText !== undefined ? `, payload ${a.job!.payloadText.slice(0, 500)}${a.job!.payloadText.length > 500 ? '…' : ''}` : ''}? Only while it is still pending.`;
+    case 'bulk-cancel':
+      return `Cancel ${matched} job${matched === 1 ? '' : 's'} of queue ${q} matching ${describeFilter(a.filter!)}? Pending and running ones end as cancelled (running handlers are signalled to stop, never retried); dead ones and finished history are left as they are.`;
     case 'bulk-delete':
       return `Delete ${matched} job${matched === 1 ? '' : 's'} of queue ${q} matching ${describeFilter(a.filter!)}? Dead ones are deleted for good, live ones cancelled (running handlers are signalled to stop); finished history is left as it is.`;
   }
@@ -369,6 +379,7 @@ export async function runAction(store: Store, a: ActionRequest): Promise<ActionR
     }
     case 'bulk-retry':
     case 'bulk-delete':
+    case 'bulk-cancel':
       throw new BadRequest('a bulk action runs in the background');
   }
 }

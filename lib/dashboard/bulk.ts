@@ -3,8 +3,11 @@ import type { Store } from '../contract/types.js';
 import { queueHandle } from './data.js';
 import type { JobFilter } from './search-query.js';
 
-/** What a bulk action does to every job matching a filter: `retry` redrives the dead ones, `delete` deletes them all. */
-export type BulkKind = 'retry' | 'delete';
+/**
+ * What a bulk action does to every job matching a filter: `retry` redrives the dead ones, `delete` deletes
+ * them all (dead ones deleted, live ones cancelled), `cancel` cancels the pending and running ones.
+ */
+export type BulkKind = 'retry' | 'delete' | 'cancel';
 
 /** One bulk action running (or run) in this process, with its progress. */
 export interface BulkOp {
@@ -42,14 +45,15 @@ function actionable<J extends { state: string }>(jobs: readonly J[]): J[] {
   return jobs.filter((j) => j.state !== 'completed' && j.state !== 'cancelled');
 }
 
-/** Counts the jobs matching `filter` that a bulk action acts on, page by bounded page (the count the confirmation shows). */
-export async function countMatching(store: Store, filter: JobFilter): Promise<number> {
+/** Counts the jobs matching `filter` that a bulk action of `kind` acts on, page by bounded page (the count the confirmation shows). */
+export async function countMatching(store: Store, filter: JobFilter, kind: BulkKind = 'delete'): Promise<number> {
   const admin = store.admin();
   let n = 0;
   let cursor: string | undefined;
   for (;;) {
     const page = await admin.searchJobs(filter.queue, { ...filter.search, limit: 1000, cursor });
-    n += actionable(page.jobs).length;
+    const jobs = actionable(page.jobs);
+    n += kind === 'cancel' ? jobs.filter((j) => j.state !== 'dead').length : jobs.length;
     if (page.next === null) return n;
     cursor = page.next;
   }
@@ -148,7 +152,7 @@ export class BulkRunner {
           op.conflicts += r.conflicts;
         }
       } else {
-        if (dead.length > 0) op.changed += await queue.purgeDead(dead);
+        if (dead.length > 0 && op.kind === 'delete') op.changed += await queue.purgeDead(dead);
         const live = jobs.filter((j) => j.state !== 'dead').map((j) => j.id);
         for (let i = 0; i < live.length; i += CANCEL_CONCURRENCY) {
           const done = await Promise.all(live.slice(i, i + CANCEL_CONCURRENCY).map((id) => queue.cancel(id)));

@@ -38,6 +38,34 @@ export function bucketSeries(
   return series;
 }
 
+/** Height of the time axis under a chart's plot. */
+const AXIS_H = 14;
+
+/**
+ * The time axis under a chart: the start of the first, every quarter's and the last bucket, as
+ * `HH:MM` (the zone named on the last label, and in every bar's title).
+ */
+export function timeAxis(starts: readonly number[], w: number, top: number): SafeHtml {
+  const n = starts.length;
+  if (n === 0) return html``;
+  const bw = w / n;
+  const picks = [...new Set([0, Math.round(n / 4), Math.round(n / 2), Math.round((3 * n) / 4), n - 1])];
+  return html`<g class="time-axis"
+    >${picks.map((i) => {
+      const last = i === n - 1;
+      const x = last ? w - 2 : i === 0 ? 2 : i * bw + bw / 2;
+      const label = `${new Date(starts[i]!).toISOString().slice(11, 16)}${last ? ' UTC' : ''}`;
+      return html`<line x1="${x.toFixed(1)}" x2="${x.toFixed(1)}" y1="${top}" y2="${top + 3}" class="tick" /><text
+          x="${x.toFixed(1)}"
+          y="${top + AXIS_H - 2}"
+          class="axis time"
+          text-anchor="${last ? 'end' : i === 0 ? 'start' : 'middle'}"
+          >${label}</text
+        >`;
+    })}</g
+  >`;
+}
+
 /**
  * A bar chart drawn as inline SVG (no script, no external asset): completed
  * jobs per minute in green, retried and dead stacked in red.
@@ -77,9 +105,13 @@ export function throughputChart(
     /></g>`;
   });
   return html`<figure class="chart">
-    <svg viewBox="0 0 ${w} ${h}" width="${w}" height="${h}" role="img" aria-label="${label}">
+    <svg viewBox="0 0 ${w} ${h + AXIS_H}" width="${w}" height="${h + AXIS_H}" role="img" aria-label="${label}">
       <text x="4" y="11" class="axis">max ${top}/${unit}</text>
-      ${bars}
+      ${bars}${timeAxis(
+        series.map((x) => x.minute),
+        w,
+        h,
+      )}
     </svg>
     <figcaption>
       ${label}: ${total} completed, ${failed} retried or dead in the last ${window === 'hour' ? 'hour' : '24 hours'}
@@ -175,12 +207,16 @@ export function latencyChart(
       ? `no job finished in the last ${window === 'hour' ? 'hour' : '24 hours'}`
       : `${all.count} jobs ${what}, p50 ${msText(p50!)}, p95 ${msText(p95!)} in the last ${window === 'hour' ? 'hour' : '24 hours'}`;
   return html`<figure class="chart latency" data-kind="${kind}">
-    <svg viewBox="0 0 ${w} ${h}" width="${w}" height="${h}" role="img" aria-label="${label}">
+    <svg viewBox="0 0 ${w} ${h + AXIS_H}" width="${w}" height="${h + AXIS_H}" role="img" aria-label="${label}">
       <text x="4" y="11" class="axis">p50 — p95 - - (log scale)</text>
       ${grid}
       <polyline points="${line(0.5)}" class="p50" />
       <polyline points="${line(0.95)}" class="p95" />
-      ${dots}
+      ${dots}${timeAxis(
+        series.map((x) => x.start),
+        w,
+        h,
+      )}
     </svg>
     <figcaption>${label}: ${summary}</figcaption>
   </figure>`;

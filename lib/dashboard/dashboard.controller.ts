@@ -54,6 +54,11 @@ export function createDashboardController(path: string, guard: Type<CanActivate>
       send(res, await this.dashboard.page(req, 'job'));
     }
 
+    @Get('payload')
+    async payload(@Req() req: DashboardRequest, @Res() res: ReplyTarget): Promise<void> {
+      send(res, await this.dashboard.payload(req));
+    }
+
     @Get('new')
     async newJob(@Req() req: DashboardRequest, @Res() res: ReplyTarget): Promise<void> {
       send(res, await this.dashboard.page(req, 'new'));

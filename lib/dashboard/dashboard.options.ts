@@ -1,3 +1,4 @@
+import { DashboardTokenGuard, tokenUser } from './token-auth.js';
 import type { CanActivate, Type } from '@nestjs/common';
 import { InvalidOption } from '../contract/errors.js';
 import type { AuditEntry } from './audit.js';
@@ -22,6 +23,13 @@ export interface AlkstoreDashboardOptions {
    * `readOnly: true`.
    */
   guard?: Type<CanActivate> | CanActivate;
+  /**
+   * The name of an environment variable holding an access token (at least 16 characters), read at
+   * `forRoot`: the dashboard then checks every request itself, as the CLI's dashboard does (HTTP Basic
+   * with any user name and the token as password, or `Authorization: Bearer <token>`), answering 401
+   * otherwise. The Basic user name is the audit log's actor unless `actor` says otherwise. Not with `guard`.
+   */
+  tokenEnv?: string;
   /**
    * No actions (no redrive, purge, cancel, pause, trigger). Without a guard,
    * the pages (GET) are open to anyone who can reach the app and every other
@@ -105,10 +113,28 @@ export function resolveDashboardOptions(options: AlkstoreDashboardOptions | unde
     if (options[fn] !== undefined && typeof options[fn] !== 'function')
       throw new InvalidOption(fn, 'must be a function');
   }
-  if (options.guard === undefined && options.readOnly !== true && options.roles === undefined) {
+  let guard = options.guard ?? null;
+  let actor = options.actor ?? null;
+  if (options.tokenEnv !== undefined) {
+    if (typeof options.tokenEnv !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(options.tokenEnv))
+      throw new InvalidOption('tokenEnv', 'must name an environment variable, such as "ALKSTORE_DASHBOARD_TOKEN"');
+    if (options.guard !== undefined)
+      throw new InvalidOption('tokenEnv', 'cannot be combined with guard: the token check is the guard');
+    const token = process.env[options.tokenEnv];
+    if (token === undefined || token.length < 16)
+      throw new InvalidOption(
+        'tokenEnv',
+        `names ${options.tokenEnv}, which must hold a token of at least 16 characters (it is ${token === undefined ? 'unset' : `${token.length} characters`})`,
+      );
+    guard = new DashboardTokenGuard(token);
+    actor ??= (req: unknown) =>
+      tokenUser((req as { headers?: Record<string, string | string[] | undefined> }).headers?.authorization, token) ??
+      undefined;
+  }
+  if (guard === null && options.readOnly !== true && options.roles === undefined) {
     throw new InvalidOption(
       'guard',
-      'is required: the dashboard can redrive, purge and cancel jobs, so it refuses to start without an access rule. Pass { guard: YourAuthGuard }, { roles: (req) => "admin" | "viewer" | null } or { readOnly: true }',
+      'is required: the dashboard can redrive, purge and cancel jobs, so it refuses to start without an access rule. Pass { tokenEnv: "ALKSTORE_DASHBOARD_TOKEN" }, { guard: YourAuthGuard }, { roles: (req) => "admin" | "viewer" | null } or { readOnly: true }',
     );
   }
   if (options.csrfSecret !== undefined && (typeof options.csrfSecret !== 'string' || options.csrfSecret.length < 16)) {
@@ -124,11 +150,11 @@ export function resolveDashboardOptions(options: AlkstoreDashboardOptions | unde
     liveIntervalMs: live,
     searchBudgetMs: budget,
     path: `/${path.replace(/^\/+|\/+$/g, '')}`,
-    guard: options.guard ?? null,
+    guard,
     readOnly: options.readOnly === true,
     csrfSecret: options.csrfSecret,
     roles: options.roles ?? null,
-    actor: options.actor ?? null,
+    actor,
     onAudit: options.onAudit ?? null,
   };
 }

@@ -9,6 +9,7 @@ import {
   DONE_TEXT,
   field,
   FLASH_IDS,
+  isBulk,
   limitsText,
   question,
   readAction,
@@ -17,7 +18,7 @@ import {
   type ActionRequest,
 } from './actions.js';
 import { AUDIT_IDS, auditOfJob, readAudit, writeAudit, type AuditEntry } from './audit.js';
-import { BulkRunner, countMatching, newOpId, type BulkOp } from './bulk.js';
+import { BulkRunner, countMatching, newOpId, type BulkKind, type BulkOp } from './bulk.js';
 import { CSRF_COOKIE, CsrfTokens, readCookie, sameOriginRequest } from './csrf.js';
 import { outboxOf, queueRows } from './data.js';
 import type { DashboardRole, ResolvedDashboardOptions } from './dashboard.options.js';
@@ -139,6 +140,34 @@ export class DashboardService {
     }
   }
 
+  /**
+   * GET /payload?queue=&id=: a job's whole payload as a JSON download (`Content-Disposition: attachment`),
+   * for payloads too large for the page; behind the same guard and roles as every page.
+   */
+  async payload(req: DashboardRequest): Promise<DashboardReply> {
+    const c = await this.context(req, '/payload');
+    if (c.role === null) return this.refused(c);
+    try {
+      const queue = field(req.query, 'queue');
+      const idText = field(req.query, 'id');
+      if (!queue) throw new BadRequest('queue is required');
+      if (!idText || !/^\d{1,16}$/.test(idText)) throw new BadRequest('id must be a job id');
+      const job = await this.store.admin().jobDetail(queue, Number(idText));
+      if (!job) throw new NotFound(`Queue ${JSON.stringify(queue)} has no job ${idText}.`);
+      return {
+        status: 200,
+        headers: {
+          ...this.securityHeaders(c.ctx.nonce),
+          'content-type': 'application/json; charset=utf-8',
+          'content-disposition': `attachment; filename="job-${job.id}-payload.json"`,
+        },
+        body: JSON.stringify(job.payload, null, 2) ?? 'null',
+      };
+    } catch (err) {
+      return this.failure(c, err);
+    }
+  }
+
   /** 404 for anything else under the mount path (reached only through the guard). */
   async notFound(req: DashboardRequest): Promise<DashboardReply> {
     const c = await this.context(req, '*');
@@ -188,9 +217,9 @@ export class DashboardService {
     }
     try {
       const a = readAction(body);
-      const bulk = a.action === 'bulk-retry' || a.action === 'bulk-delete';
+      const bulk = isBulk(a.action);
       if (field(body, 'confirm') !== 'yes') {
-        const matched = bulk ? await countMatching(this.store, a.filter!) : 0;
+        const matched = bulk ? await countMatching(this.store, a.filter!, bulkKind(a.action)) : 0;
         const fields = bulk ? { ...a.fields, op: newOpId(), matched: String(matched) } : a.fields;
         const back = bulk
           ? `${ctx.base}/queue?${new URLSearchParams(a.filter!.params).toString()}`
@@ -225,7 +254,7 @@ export class DashboardService {
     const op = field(body, 'op');
     if (!op || !/^[A-Za-z0-9_-]{8,32}$/.test(op)) throw new BadRequest('op must be the id from the confirmation form');
     const matched = Number(field(body, 'matched') ?? '0');
-    const kind = a.action === 'bulk-retry' ? 'retry' : 'delete';
+    const kind = bulkKind(a.action);
     const filter = a.filter!;
     const entry = (action: string, count: number, ids: readonly number[] = []): Omit<AuditEntry, 'at'> => ({
       actor: c.actor,
@@ -338,8 +367,15 @@ export class DashboardService {
       }
       case 'new':
         return newJobPage(ctx, field(query, 'queue'));
-      case 'workers':
-        return workersPage(ctx, await admin.workers());
+      case 'workers': {
+        const node = field(query, 'node');
+        const [nodes, workers, held] = await Promise.all([
+          admin.nodes(),
+          admin.workers(),
+          node === undefined ? Promise.resolve(null) : admin.heldBy(node),
+        ]);
+        return workersPage(ctx, nodes, workers, node === undefined || held === null ? null : { id: node, jobs: held });
+      }
       case 'receipts': {
         const outbox = field(query, 'outbox');
         if (!outbox) throw new BadRequest('outbox is required');
@@ -524,3 +560,7 @@ export class DashboardService {
 }
 
 class NotFound extends Error {}
+
+function bulkKind(action: Action): BulkKind {
+  return action === 'bulk-retry' ? 'retry' : action === 'bulk-cancel' ? 'cancel' : 'delete';
+}

@@ -1,9 +1,18 @@
-import type { ReceiptPage, WorkerInfo } from '../contract/admin.js';
+import {
+  NODE_GONE_INTERVALS,
+  NODE_HEARTBEAT_MS,
+  NODE_REMOVED_AFTER_MS,
+  type NodeInfo,
+  type NodeQueue,
+  type ReceiptPage,
+  type WorkerInfo,
+} from '../contract/admin.js';
 import { SCHEDULE_BOUNDARY_HEADER, SCHEDULE_NAME_HEADER } from '../contract/schedule-headers.js';
 import type { JobInfo, Schedule, StoredReceipt } from '../contract/types.js';
 import { html, type SafeHtml } from './html.js';
 import { lookedAt, type SearchResult } from './search-more.js';
 import { action, ago, layout, link, live, payloadText, when, type PageCtx } from './layout.js';
+import { jobTable } from './pages.js';
 
 /** `host:pid:tag` (the Nest worker hosts) or `host-pid-tag` (the outbox dispatcher): host and pid when the id has them. */
 export function hostPidOf(workerId: string): { host: string; pid: string } | null {
@@ -11,12 +20,70 @@ export function hostPidOf(workerId: string): { host: string; pid: string } | nul
   return m ? { host: m[1]!, pid: m[2]! } : null;
 }
 
-/** Live workers: who holds jobs now, per queue, from the claims (no registry: an idle worker is not listed). */
-export function workersPage(ctx: PageCtx, workers: readonly WorkerInfo[]): string {
+function nodeState(n: NodeInfo, now: number): SafeHtml {
+  return n.gone
+    ? html`<span class="dead">gone: no heartbeat for ${ago(now - n.heartbeatAt)}</span>`
+    : html`<span class="ok">alive</span>`;
+}
+
+/** The fleet: every node with a heartbeat row (one table row per node and queue), idle nodes and queues too. */
+function fleetTable(ctx: PageCtx, nodes: readonly NodeInfo[]): SafeHtml {
+  const rows = nodes.flatMap((n) => {
+    const held = link(ctx, 'workers', { node: n.nodeId });
+    const cells = (q: NodeQueue | null) =>
+      html`<tr data-node="${n.nodeId}" data-queue="${q?.queue ?? ''}" data-state="${n.gone ? 'gone' : 'alive'}">
+        <td>
+          <a class="node" href="${held}"><code>${n.nodeId}</code></a>
+        </td>
+        <td>${n.host}</td>
+        <td class="n">${n.pid}</td>
+        <td>${n.version}</td>
+        <td>
+          ${q ? html`<a href="${link(ctx, 'queue', { name: q.queue, state: 'processing' })}">${q.queue}</a>` : '–'}
+        </td>
+        <td class="n">${q ? q.concurrency : '–'}</td>
+        <td class="n running">${q ? (q.running > 0 ? html`<a href="${held}">${q.running}</a>` : '0') : '–'}</td>
+        <td>${when(n.heartbeatAt, ctx.now)}</td>
+        <td>${when(n.startedAt, ctx.now)}</td>
+        <td class="node-state">${nodeState(n, ctx.now)}</td>
+      </tr>`;
+    return n.queues.length === 0 ? [cells(null)] : n.queues.map((q) => cells(q));
+  });
+  return html`<table id="fleet">
+    <thead>
+      <tr>
+        <th>Node</th>
+        <th>Host</th>
+        <th>Pid</th>
+        <th>Version</th>
+        <th>Queue</th>
+        <th>Concurrency</th>
+        <th>Running</th>
+        <th>Last heartbeat</th>
+        <th>Started</th>
+        <th>State</th>
+      </tr>
+    </thead>
+    <tbody>
+      ${rows}${
+        nodes.length === 0
+          ? html`<tr>
+              <td colspan="10">No node has written a heartbeat (workers started by AlkstoreModule do, every 10 s).</td>
+            </tr>`
+          : ''
+      }
+    </tbody>
+  </table>`;
+}
+
+/** Claims: who holds jobs now, per queue (a worker without a heartbeat row shows here only). */
+function claimsTable(ctx: PageCtx, workers: readonly WorkerInfo[]): SafeHtml {
   const rows = workers.map((w) => {
     const hp = hostPidOf(w.workerId);
     return html`<tr data-worker="${w.workerId}" data-queue="${w.queue}">
-      <td><code>${w.workerId || '(no id)'}</code></td>
+      <td>
+        ${w.workerId ? html`<a href="${link(ctx, 'workers', { node: w.workerId })}"><code>${w.workerId}</code></a>` : html`<code>(no id)</code>`}
+      </td>
       <td>${hp?.host ?? '–'}</td>
       <td class="n">${hp?.pid ?? '–'}</td>
       <td><a href="${link(ctx, 'queue', { name: w.queue, state: 'processing' })}">${w.queue}</a></td>
@@ -27,33 +94,63 @@ export function workersPage(ctx: PageCtx, workers: readonly WorkerInfo[]): strin
       </td>
     </tr>`;
   });
+  return html`<table id="workers">
+    <thead>
+      <tr>
+        <th>Worker id</th>
+        <th>Host</th>
+        <th>Pid</th>
+        <th>Queue</th>
+        <th>Jobs held</th>
+        <th>Lease deadlines</th>
+        <th>State</th>
+      </tr>
+    </thead>
+    <tbody>
+      ${rows}${
+        workers.length === 0
+          ? html`<tr>
+              <td colspan="7">No worker holds a job right now.</td>
+            </tr>`
+          : ''
+      }
+    </tbody>
+  </table>`;
+}
+
+/**
+ * Workers: the fleet from the nodes' heartbeats (idle nodes too), the claims of the moment, and, with
+ * `node`, the jobs that node holds now.
+ */
+export function workersPage(
+  ctx: PageCtx,
+  nodes: readonly NodeInfo[],
+  workers: readonly WorkerInfo[],
+  node: { readonly id: string; readonly jobs: readonly JobInfo[] } | null,
+): string {
+  const heldBy = node
+    ? html`<section id="held">
+        <h2>Jobs held by <code>${node.id}</code> now</h2>
+        ${jobTable(ctx, node.jobs)}
+        <p><a href="${link(ctx, 'workers')}">All workers</a></p>
+      </section>`
+    : html``;
   const body = live(
     'live-workers',
-    html`<table id="workers">
-        <thead>
-          <tr>
-            <th>Worker id</th>
-            <th>Host</th>
-            <th>Pid</th>
-            <th>Queue</th>
-            <th>Jobs held</th>
-            <th>Lease deadlines</th>
-            <th>State</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${rows}${
-            workers.length === 0
-              ? html`<tr>
-                  <td colspan="7">No worker holds a job right now.</td>
-                </tr>`
-              : ''
-          }
-        </tbody>
-      </table>
+    html`${heldBy}
+      <h2>Fleet</h2>
+      ${fleetTable(ctx, nodes)}
+      <p class="note">
+        Each node writes a heartbeat every ${ago(NODE_HEARTBEAT_MS)} (the module's <code>heartbeatIntervalMs</code>)
+        with its queues, their concurrency and the jobs it holds. A node silent for ${NODE_GONE_INTERVALS} of its
+        intervals shows as gone; the retention runner deletes its row ${ago(NODE_REMOVED_AFTER_MS)} after its last
+        heartbeat, and a graceful stop deletes it at once.
+      </p>
+      <h2>Claims</h2>
+      ${claimsTable(ctx, workers)}
       <p class="note">
         From the jobs being processed: each row is a worker id holding jobs of a queue, with the deadlines of its leases
-        (they move forward while it heartbeats). A worker that holds nothing is not listed.
+        (they move forward while it heartbeats).
       </p>`,
   );
   return layout(ctx, 'Workers', 'workers', body);

@@ -92,6 +92,7 @@ function bulkForms(ctx: PageCtx, f: JobFilter): SafeHtml {
   const fields = { ...f.params, queue: f.queue };
   return html`<p class="bulk">
     All jobs matching this filter: ${action(ctx, 'bulk-retry', 'Retry all matching dead jobs', fields)}
+    ${action(ctx, 'bulk-cancel', 'Cancel all matching live jobs', fields, true)}
     ${action(ctx, 'bulk-delete', 'Delete all matching jobs', fields, true)}
   </p>`;
 }
@@ -409,6 +410,11 @@ export function jobPage(
     <h2>Payload</h2>
     <pre class="payload full" id="payload">${payload}</pre>
     ${cut ? html`<p><a id="payload-all" href="${link(ctx, 'job', { queue: job.queue, id: String(job.id), full: '1' })}">Show all of the payload</a></p>` : ''}
+    <p>
+      <a id="payload-download" href="${link(ctx, 'payload', { queue: job.queue, id: String(job.id) })}" download
+        >Download the payload (JSON)</a
+      >
+    </p>
     <h2>Headers</h2>
     ${
       headers
@@ -430,7 +436,12 @@ export function jobPage(
 
 /** A bulk action's progress; the live region refreshes it until it ends. */
 export function bulkPage(ctx: PageCtx, op: BulkOp): string {
-  const verb = op.kind === 'retry' ? 'Retry matching dead jobs' : 'Delete matching jobs';
+  const verb =
+    op.kind === 'retry'
+      ? 'Retry matching dead jobs'
+      : op.kind === 'cancel'
+        ? 'Cancel matching live jobs'
+        : 'Delete matching jobs';
   const body = live(
     'live-bulk',
     html`<div id="bulk" data-state="${op.state}">
@@ -440,8 +451,9 @@ export function bulkPage(ctx: PageCtx, op: BulkOp): string {
       </p>
       <p>
         <progress max="${Math.max(op.matched, op.seen, 1)}" value="${op.seen}"></progress> ${op.seen} of ${op.matched}
-        matched jobs looked at, <b id="bulk-changed">${op.changed}</b> ${op.kind === 'retry' ? 'retried' : 'deleted'} in
-        ${op.batches}
+        matched jobs looked at,
+        <b id="bulk-changed">${op.changed}</b>
+        ${op.kind === 'retry' ? 'retried' : op.kind === 'cancel' ? 'cancelled' : 'deleted'} in ${op.batches}
         batch${op.batches === 1 ? '' : 'es'}.${op.conflicts > 0 ? html` <span class="warn" id="bulk-conflicts">${op.conflicts} stayed dead: a live job holds their unique key.</span>` : ''}
       </p>
       <p id="bulk-state">

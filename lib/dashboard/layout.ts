@@ -34,7 +34,7 @@ button.danger{color:#fff;background:#cf222e;border:1px solid #a40e26}
 nav.states a{margin-right:8px}nav.states a.on{font-weight:700}
 .chart svg{background:#fff;border:1px solid #d0d7de}.chart rect.ok{fill:#2da44e}.chart rect.bad{fill:#cf222e}
 .chart text.axis{font-size:10px;fill:#57606a}.chart polyline{fill:none;stroke-width:1.5}.chart .p50{stroke:#0969da;fill:none}.chart circle.p50{fill:#0969da}
-.chart polyline.p95{stroke:#8250df;stroke-dasharray:4 3}.chart circle.p95{fill:#8250df}.chart line.grid{stroke:#eaeef2}figcaption{color:#57606a;font-size:12px}
+.chart polyline.p95{stroke:#8250df;stroke-dasharray:4 3}.chart circle.p95{fill:#8250df}.chart line.grid{stroke:#eaeef2}.chart line.tick{stroke:#8c959f}figcaption{color:#57606a;font-size:12px}
 .confirm{background:#fff;border:2px solid #cf222e;padding:16px;max-width:640px}
 form.search{background:#fff;border:1px solid #d0d7de;padding:8px;display:flex;flex-wrap:wrap;gap:8px;align-items:end;margin:8px 0}
 form.search label{display:flex;flex-direction:column;font-size:12px;color:#57606a}

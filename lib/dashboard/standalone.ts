@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { timingSafeEqual } from 'node:crypto';
+import { TOKEN_CHALLENGE, tokenUser } from './token-auth.js';
 import type { Store } from '../contract/types.js';
 import { resolveDashboardOptions } from './dashboard.options.js';
 import {
@@ -37,23 +37,6 @@ export interface StandaloneDashboard {
   close(): Promise<void>;
 }
 
-function same(a: string, b: string): boolean {
-  const x = Buffer.from(a, 'utf8');
-  const y = Buffer.from(b, 'utf8');
-  return x.length === y.length && timingSafeEqual(x, y);
-}
-
-/** The user of a request carrying the token, or null. */
-function signedIn(req: IncomingMessage, token: string): string | null {
-  const header = req.headers.authorization ?? '';
-  if (header.startsWith('Bearer ')) return same(header.slice(7).trim(), token) ? 'token' : null;
-  if (!header.startsWith('Basic ')) return null;
-  const decoded = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
-  const i = decoded.indexOf(':');
-  if (i < 0 || !same(decoded.slice(i + 1), token)) return null;
-  return decoded.slice(0, i) || 'token';
-}
-
 function send(res: ServerResponse, reply: DashboardReply): void {
   res.writeHead(reply.status, reply.headers);
   res.end(reply.body);
@@ -80,10 +63,10 @@ export async function serveDashboard(store: Store, options: StandaloneDashboardO
   const server = createServer((req, res) => {
     void (async () => {
       const url = new URL(req.url ?? '/', 'http://localhost');
-      const user = signedIn(req, token);
+      const user = tokenUser(req.headers.authorization, token);
       if (user === null) {
         res.writeHead(401, {
-          'www-authenticate': 'Basic realm="alkstore", charset="UTF-8"',
+          'www-authenticate': TOKEN_CHALLENGE,
           'content-type': 'text/plain; charset=utf-8',
           'cache-control': 'no-store',
         });
@@ -115,6 +98,7 @@ export async function serveDashboard(store: Store, options: StandaloneDashboardO
         res.writeHead(405, { allow: 'GET, POST', 'content-type': 'text/plain; charset=utf-8' });
         res.end('Method not allowed');
       } else if (rest === '') send(res, await dashboard.page(request, ''));
+      else if (rest === 'payload') send(res, await dashboard.payload(request));
       else if ((DASHBOARD_PAGES as readonly string[]).includes(rest))
         send(res, await dashboard.page(request, rest as DashboardPage));
       else send(res, await dashboard.notFound(request));

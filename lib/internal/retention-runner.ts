@@ -5,6 +5,7 @@ import {
   RETENTION_LOCK,
   WORKFLOWS_QUEUE_PREFIX,
 } from '../contract/names.js';
+import { NODE_REMOVED_AFTER_MS } from '../contract/admin.js';
 import type { Lock, Queue, RunRetentionOpts } from '../contract/types.js';
 import {
   optionalKey,
@@ -46,6 +47,8 @@ export interface RetentionDriver {
   pruneInbox(inbox: string, olderThanMs: number): Promise<number>;
   /** Deletes locks past their expiry (nobody holds them: renew and release already refuse). */
   pruneLocks(): Promise<number>;
+  /** Deletes the heartbeat rows of worker nodes silent for more than `olderThanMs`. */
+  pruneNodes(olderThanMs: number): Promise<number>;
   /** Deletes the events of `stream` published more than `olderThanMs` ago, oldest first. */
   trimStreamByAge(stream: string, olderThanMs: number): Promise<number>;
   /** Deletes throughput and latency minutes past the charts' day (the flush of a busy store does it too). */
@@ -247,6 +250,7 @@ export async function runRetention(
       }
     }
     await prune('locks', () => d.pruneLocks());
+    await prune('worker nodes', () => d.pruneNodes(NODE_REMOVED_AFTER_MS));
     for (const [name, ms] of streams) await prune(`stream ${JSON.stringify(name)}`, () => d.trimStreamByAge(name, ms));
     await prune('throughput minutes', () => d.pruneMinutes());
     await prune('wake rows', () => d.pruneWakes());

@@ -5,7 +5,11 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
+import { hostname } from 'node:os';
+import { NODE_HEARTBEAT_MS, type NodeQueue } from '../contract/admin.js';
 import { outboxQueueName } from '../contract/names.js';
+import { packageVersion } from '../cli/version.js';
+import { sleep } from '../internal/sleep.js';
 import type { Job, StoreLogger } from '../contract/types.js';
 import { jobMetricsObserver, validateJobMetrics, type JobMetrics } from '../metrics/job-metrics.js';
 import { runnerTimings } from '../internal/scheduler-runner.js';
@@ -50,6 +54,7 @@ export class AlkstoreWorkerHost implements OnApplicationBootstrap, BeforeApplica
   private readonly workers: QueueWorker[] = [];
   private readonly loops: Promise<void>[] = [];
   private stopped: Promise<void> | null = null;
+  private heartbeatLoop: Promise<void> | null = null;
   private readonly scheduleOwner: string;
   private readonly runnerTimings: { lockTtlMs: number; renewIntervalMs: number };
   private readonly timeouts: NestTimeouts;
@@ -114,12 +119,18 @@ export class AlkstoreWorkerHost implements OnApplicationBootstrap, BeforeApplica
           wrap,
         });
       let next: OutboxDispatcher | null = create();
+      let current: OutboxDispatcher = next;
       const run = (signal: AbortSignal): Promise<void> => {
-        const dispatcher = next ?? create();
+        current = next ?? create();
         next = null;
-        return dispatcher.run(signal);
+        return current.run(signal);
       };
-      dispatchers.push({ label: h.label, run });
+      const probe = (): NodeQueue => ({
+        queue: queueLabel,
+        concurrency: current.settings.concurrency,
+        running: current.inFlight,
+      });
+      dispatchers.push({ label: h.label, run, probe });
     }
     await syncSchedules(this.store, scheduled, this.scheduleOwner, this.logger);
     // 'manual' (the testing kit): handlers run only when a test drains the queues.
@@ -145,6 +156,42 @@ export class AlkstoreWorkerHost implements OnApplicationBootstrap, BeforeApplica
       );
     }
     if (runHandlers) this.startRetention();
+    if (runHandlers) this.startHeartbeat(dispatchers.map((d) => d.probe));
+  }
+
+  /**
+   * The node heartbeat (the dashboard's fleet view): every interval, this process's queues and outboxes with
+   * their concurrency and jobs in flight; the row is deleted on a graceful stop.
+   */
+  private startHeartbeat(outboxes: readonly (() => NodeQueue)[]): void {
+    const every = this.options.heartbeatIntervalMs ?? NODE_HEARTBEAT_MS;
+    if (every === false) return;
+    const admin = this.store.admin();
+    const hp = /^(.+?):(\d{1,10}):[0-9a-f]+$/.exec(this.workerId);
+    const base = {
+      nodeId: this.workerId,
+      host: hp ? hp[1]! : hostname(),
+      pid: process.pid,
+      version: packageVersion(),
+      startedAt: Date.now(),
+      intervalMs: every,
+    };
+    const beat = async (): Promise<void> => {
+      const queues = [
+        ...this.workers.map((w) => ({ queue: w.queueName, concurrency: w.concurrency, running: w.inFlight })),
+        ...outboxes.map((p) => p()),
+      ];
+      await admin.heartbeat({ ...base, queues });
+    };
+    this.heartbeatLoop = (async () => {
+      const signal = this.abort.signal;
+      while (!signal.aborted) {
+        await beat().catch((err: unknown) =>
+          this.logger.warn(`node heartbeat failed (${err instanceof Error ? err.message : String(err)}); retrying`),
+        );
+        await sleep(every, signal);
+      }
+    })();
   }
 
   /** SPEC §10 retention: one replica at a time sweeps every known queue and outbox on an interval. */
@@ -235,6 +282,13 @@ export class AlkstoreWorkerHost implements OnApplicationBootstrap, BeforeApplica
       this.abort.abort();
       this.timeouts.stop();
       await Promise.allSettled([...this.workers.map((w) => w.stop()), ...this.loops]);
+      if (this.heartbeatLoop) {
+        await this.heartbeatLoop;
+        await this.store
+          .admin()
+          .forgetNode(this.workerId)
+          .catch(() => undefined);
+      }
     })();
     return this.stopped;
   }

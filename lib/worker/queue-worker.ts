@@ -167,6 +167,21 @@ export class QueueWorker {
    * Stops claiming, releases the buffered jobs, drains in-flight jobs up to the drain timeout, releases the
    * rest, then writes the pending acks.
    */
+  /** Jobs claimed and not yet finished: running, or buffered for a free slot. */
+  get inFlight(): number {
+    return this.core.inFlight;
+  }
+
+  /** The queue it works. */
+  get queueName(): string {
+    return this.opts.queue.name;
+  }
+
+  /** Handlers it runs at once. */
+  get concurrency(): number {
+    return this.opts.concurrency;
+  }
+
   async stop(): Promise<void> {
     this.stopping.abort();
     await this.loop;

@@ -69,6 +69,7 @@ export function retentionContract(engine: EngineFixture): void {
         'stream_events',
         'stream_offsets',
         'locks',
+        'nodes',
         'schedules',
         'inbox',
         'outbox_receipts',
@@ -83,6 +84,27 @@ export function retentionContract(engine: EngineFixture): void {
       const names = await tableNames(engine.kind, env.db.location);
       expect(names.length).toBeGreaterThan(10);
       expect(names.filter((n) => !known.has(n) && !/^outbox_receipts_p\d+$/.test(n))).toEqual([]);
+    });
+
+    it('a worker node’s heartbeat row is deleted an hour after its last heartbeat, a live one kept', async () => {
+      const admin = store().admin();
+      const beat = (nodeId: string) =>
+        admin.heartbeat({ nodeId, host: 'h', pid: 1, version: 'v', startedAt: 0, intervalMs: 10_000, queues: [] });
+      const silent = uid('node-silent');
+      const live = uid('node-live');
+      await beat(silent);
+      await beat(live);
+      // Back-dated past NODE_REMOVED_AFTER_MS (one hour): the node stopped heartbeating long ago.
+      await execRows(
+        engine.kind,
+        env.db.location,
+        'UPDATE {nodes} SET heartbeat_at = heartbeat_at - 3700000 WHERE node_id = ?',
+        [silent],
+      );
+      expect((await admin.nodes()).find((n) => n.nodeId === silent)?.gone).toBe(true);
+      await retainUntil('the silent node removed', async () => (await rows('nodes', 'node_id = ?', [silent])) === 0);
+      expect(await rows('nodes', 'node_id = ?', [live])).toBe(1);
+      expect(await admin.forgetNode(live)).toBe(true);
     });
 
     it('delivery receipts older than receiptRetentionMs are deleted for every outbox', async () => {

@@ -1,7 +1,9 @@
 import 'reflect-metadata';
 import { describe, expect, it } from '@jest/globals';
 import type { INestApplication } from '@nestjs/common';
+import request from 'supertest';
 import type { AuditEntry } from '../../lib/dashboard/index.js';
+import { DashboardService } from '../../lib/dashboard/dashboard.service.js';
 import { waitFor } from '../helpers/engines.js';
 import { nestEngines } from '../nest/nest-fixtures.js';
 import { actorOf, BASE, dashboardClient, jobIdsOf, roleOf, TokenGuard, withDashboardApp } from './dashboard-app.js';
@@ -153,6 +155,38 @@ for (const engine of nestEngines())
       await post({ action: 'selected-delete', queue, ids: 'x', confirm: 'yes' }, 400);
     });
 
+    it('cancels every live job a filter matches: counted, confirmed, audited; dead ones and other jobs stay', async () => {
+      const queue = `bulk-cancel-${engine.kind}`;
+      const q = store.queue(queue, { maxAttempts: 1 });
+      const acme = await q.enqueueMany(Array.from({ length: 6 }, (_, i) => ({ tenant: 'acme', i })));
+      const other = await q.enqueueMany([{ tenant: 'globex' }, { tenant: 'globex' }]);
+      const [dead, held] = await q.claimBatch(2, 'w');
+      expect([dead!.id, held!.id]).toEqual(acme.slice(0, 2));
+      await dead!.fail(new Error('gone'));
+      const filter = { action: 'bulk-cancel', name: queue, state: 'all', payload: 'tenant = "acme"' };
+      const strip = await get(`${BASE}/queue?name=${queue}&state=all&payload=${encodeURIComponent('tenant = "acme"')}`);
+      expect(strip.text).toMatch(/data-action="bulk-cancel"\s*>Cancel all matching live jobs</);
+      const ask = await post(filter, 200);
+      expect(ask.text).toContain(`Cancel 5 jobs of queue &quot;${queue}&quot;`);
+      const op = /name="op" value="([^"]+)"/.exec(ask.text)![1]!;
+      await post({ ...filter, op, matched: '5', confirm: 'yes' }, 403, { 'x-role': 'viewer' });
+      await post({ ...filter, op, matched: '5', confirm: 'yes', csrf: 'forged' }, 403);
+      expect(await q.getJob(acme[2]!)).toMatchObject({ state: 'pending' });
+      const done = await post({ ...filter, op, matched: '5', confirm: 'yes' }, 303, { 'x-user': 'ops-bulk' });
+      expect(done.headers.location).toBe(`${BASE}/bulk?op=${op}`);
+      await app.get(DashboardService, { strict: false }).idle();
+      const progress = await get(done.headers.location as string).expect(200);
+      expect(progress.text).toContain('data-state="done"');
+      expect(progress.text.replace(/\s+/g, ' ')).toContain('<b id="bulk-changed">5</b> cancelled');
+      for (const id of acme.slice(1)) expect(await q.getJob(id)).toMatchObject({ state: 'cancelled' });
+      expect(await q.getJob(dead!.id)).toMatchObject({ state: 'dead' });
+      for (const id of other) expect(await q.getJob(id)).toMatchObject({ state: 'pending' });
+      expect(audited.filter((e) => e.op === op).map((e) => [e.action, e.count, e.actor])).toEqual([
+        ['bulk-cancel', 5, 'ops-bulk'],
+        ['bulk-cancel-done', 5, 'ops-bulk'],
+      ]);
+    });
+
     it('names each action the same on every page, and keeps a large payload out of the edit box', async () => {
       const queue = `names-${engine.kind}`;
       const q = store.queue(queue, { maxAttempts: 1 });
@@ -176,6 +210,18 @@ for (const engine of nestEngines())
         expect(page.text).not.toContain('id="payload-input"');
         expect(page.text.length).toBeLessThan(60_000);
         expect(page.text).toContain('id="payload-all"');
+        expect(page.text).toContain(`id="payload-download" href="${BASE}/payload?queue=${queue}&amp;id=${big}"`);
+        // The whole payload as a JSON download, behind the same guard.
+        const file = await get(`${BASE}/payload?queue=${queue}&id=${big}`).expect(200);
+        expect(file.headers['content-type']).toBe('application/json; charset=utf-8');
+        expect(file.headers['content-disposition']).toBe(`attachment; filename="job-${big}-payload.json"`);
+        expect(file.headers['x-content-type-options']).toBe('nosniff');
+        expect(JSON.parse(file.text)).toEqual({ blob: 'y'.repeat(200_000) });
+        await request(app.getHttpServer()).get(`${BASE}/payload?queue=${queue}&id=${big}`).expect(403);
+        await get(`${BASE}/payload?queue=${queue}&id=${big}`, { 'x-role': 'nobody' }).expect(403);
+        await get(`${BASE}/payload?queue=${queue}&id=${big}`, { 'x-role': 'viewer' }).expect(200);
+        await get(`${BASE}/payload?queue=${queue}&id=x`).expect(400);
+        await get(`${BASE}/payload?queue=${queue}&id=999999999`).expect(404);
       }
     });
 
@@ -196,6 +242,22 @@ for (const engine of nestEngines())
       const done = await post({ action: 'selected-retry', queue, ids: timeouts.join(','), confirm: 'yes' }, 303);
       expect(done.headers.location).toContain('done=selected-retry&n=3');
       for (const id of timeouts) expect(await q.getJob(id)).toMatchObject({ state: 'pending' });
+    });
+
+    it('labels the time axis of every chart, the zone named', async () => {
+      const queue = `axis-${engine.kind}`;
+      await store.queue(queue).enqueue({ a: 1 });
+      for (const path of [BASE, `${BASE}/queue?name=${queue}`, `${BASE}/outboxes`]) {
+        const page = await get(path).expect(200);
+        const charts = [...page.text.matchAll(/<figure class="chart[^"]*"[^>]*>(.*?)<\/figure>/gs)].map((m) => m[1]!);
+        for (const c of charts) {
+          const labels = [...c.matchAll(/class="axis time"[^>]*>(.*?)<\/text/gs)].map((m) => m[1]!.trim());
+          expect(labels.length).toBeGreaterThanOrEqual(4);
+          expect(labels.every((l) => /^\d\d:\d\d( UTC)?$/.test(l))).toBe(true);
+          expect(labels[labels.length - 1]).toMatch(/ UTC$/);
+        }
+        if (path !== `${BASE}/outboxes`) expect(charts.length).toBeGreaterThan(0);
+      }
     });
 
     it('writes absolute times with their zone on job pages and on hover', async () => {

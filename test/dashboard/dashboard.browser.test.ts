@@ -122,16 +122,15 @@ for (const engine of nestEngines())
         await db?.destroy();
       }, 60_000);
 
-      // Skipped until they follow the v3 queue page (compact rows without the payload column, search,
-      // charts and limits in collapsed strips): dashboard-v3.browser.test.ts covers that page meanwhile.
-      it.skip('shows the queues with counts and a throughput chart, and runs no injected script', async () => {
+      it('shows the queues with counts and a throughput chart, and runs no injected script', async () => {
         await page.goto(base);
         const row = page.locator('tr[data-queue="emails"] td');
         expect(await row.allTextContents()).toEqual(expect.arrayContaining(['emails', '1', '0', '3']));
         expect(await page.locator('.chart svg rect.ok').count()).toBe(60);
         await page.screenshot({ path: join(SHOTS, `queues-${engine.kind}-${adapter}.png`), fullPage: true });
         await page.goto(`${base}/queue?name=emails&state=dead`);
-        expect(await page.locator('pre.payload').first().textContent()).toContain(
+        // A compact row shows the payload on one line, as text.
+        expect(await page.textContent(`tr[data-job="${seeded.xss}"] td.line code`)).toContain(
           '<script>window.__owned = 1</script>',
         );
         expect(await page.evaluate(() => (globalThis as { __owned?: number }).__owned)).toBeUndefined();
@@ -207,16 +206,21 @@ for (const engine of nestEngines())
         expect(await page.textContent('#timeline')).toContain('browser-admin');
       });
 
-      it.skip('searches with the form, keeps the query in the URL, and deletes every match after confirming the count', async () => {
+      it('searches with the form, keeps the query in the URL, and deletes every match after confirming the count', async () => {
         const q = store.queue('invoices');
         await q.enqueueMany(
           Array.from({ length: 120 }, (_, i) => ({ customer: i % 3 === 0 ? 'acme' : 'globex', n: i })),
         );
         await page.goto(`${base}/queue?name=invoices&state=all`);
+        // The search sits in a strip, collapsed until a filter is set.
+        expect(await page.isVisible('#search')).toBe(false);
+        await page.click('#search-strip summary');
         await page.fill('input[name="payload"]', 'customer = "acme"');
         await Promise.all([page.waitForURL(/payload=/), page.click('#search button[type="submit"]')]);
         expect(new URL(page.url()).searchParams.get('payload')).toBe('customer = "acme"');
         expect(await page.locator('tr[data-job]').count()).toBe(40);
+        // A filtered page keeps the strip open, with the bulk actions on every match.
+        expect(await page.isVisible('button[data-action="bulk-delete"]')).toBe(true);
         await page.screenshot({ path: join(SHOTS, `search-${engine.kind}-${adapter}.png`) });
         await Promise.all([page.waitForURL(/\/action$/), page.click('button[data-action="bulk-delete"]')]);
         expect(await page.textContent('.confirm')).toContain('Delete 40 jobs');
@@ -266,7 +270,7 @@ for (const engine of nestEngines())
         expect(await page.evaluate(() => (globalThis as { __owned?: number }).__owned)).toBeUndefined();
       });
 
-      it.skip('shows the job history, the live workers, an outbox’s broker receipts and a schedule’s recent fires', async () => {
+      it('shows the job history, the live workers, an outbox’s broker receipts and a schedule’s recent fires', async () => {
         const history = store.queue('history', { maxAttempts: 1 });
         await history.enqueueMany([{ n: 1 }, { n: 2 }, { n: 3 }]);
         for (const j of await history.claimBatch(2, 'w')) await j.fail(new Error(`boom ${j.id}`));
@@ -276,12 +280,41 @@ for (const engine of nestEngines())
         await page.screenshot({ path: join(SHOTS, `history-${engine.kind}-${adapter}.png`), fullPage: true });
         const held = await store.queue('thumbnails').claimBatch(2, 'web-7:7777:beef01');
         expect(held).toHaveLength(2);
+        // The node's heartbeat: its queues, the idle one too, in the fleet table.
+        await store.admin().heartbeat({
+          nodeId: 'web-7:7777:beef01',
+          host: 'web-7',
+          pid: 7777,
+          version: '0.3.0',
+          startedAt: Date.now() - 3_600_000,
+          intervalMs: 600_000,
+          queues: [
+            { queue: 'thumbnails', concurrency: 4, running: 2 },
+            { queue: 'emails', concurrency: 2, running: 0 },
+          ],
+        });
         await Promise.all([page.waitForURL(/\/workers$/), page.click('header a:text-is("Workers")')]);
-        expect(await page.locator('tr[data-worker="web-7:7777:beef01"] td').allTextContents()).toEqual(
+        const fleet = await page.locator('#fleet tr[data-node="web-7:7777:beef01"]').count();
+        expect(fleet).toBe(2);
+        const busy = await page
+          .locator('#fleet tr[data-node="web-7:7777:beef01"][data-queue="thumbnails"] td')
+          .allTextContents();
+        expect(busy.map((t) => t.trim())).toEqual(
+          expect.arrayContaining(['web-7:7777:beef01', 'web-7', '7777', '0.3.0', 'thumbnails', '4', '2', 'alive']),
+        );
+        const cells = await page.locator('tr[data-worker="web-7:7777:beef01"] td').allTextContents();
+        expect(cells.map((t) => t.trim())).toEqual(
           expect.arrayContaining(['web-7', '7777', 'thumbnails', '2', 'running']),
         );
         await page.screenshot({ path: join(SHOTS, `workers-${engine.kind}-${adapter}.png`), fullPage: true });
+        // The node links the jobs it holds now.
+        await Promise.all([
+          page.waitForURL(/\/workers\?node=/),
+          page.click('#fleet tr[data-queue="thumbnails"] td.running a'),
+        ]);
+        expect(await page.locator('#held tr[data-job]').count()).toBe(2);
         for (const j of held) await j.release();
+        await store.admin().forgetNode('web-7:7777:beef01');
         await store.outbox('webhooks').recordReceipts([
           { messageId: 1, receipt: { broker: 'nats-jetstream', stream: 'WEBHOOKS', seq: 12, duplicate: false } },
           {
@@ -326,15 +359,18 @@ for (const engine of nestEngines())
         expect(await page.getAttribute('#live-status', 'data-state')).toBe('on');
       });
 
-      it.skip('pauses and resumes a queue from its controls, and cancels a pending job into the history', async () => {
+      it('pauses and resumes a queue from its controls, and cancels a pending job into the history', async () => {
         const q = store.queue('controls');
         const id = await q.enqueue({ report: 'weekly' });
         await page.goto(`${base}/queue?name=controls`);
+        // The controls sit in the collapsed "Charts and limits" strip.
+        await page.click('#queue-insights summary');
         await actAndConfirm(page, '#queue-controls button[data-action="pause"]');
         expect(await page.textContent('.flash')).toContain('Paused the queue');
         expect((await q.settings()).paused).toBe(true);
         await page.goto(`${base}/queue?name=controls`);
         expect(await page.textContent('#summary')).toContain('Paused.');
+        await page.click('#queue-insights summary');
         await actAndConfirm(page, '#queue-controls button[data-action="resume"]');
         expect((await q.settings()).paused).toBe(false);
         await page.goto(`${base}/job?queue=controls&id=${id}`);
@@ -347,10 +383,11 @@ for (const engine of nestEngines())
         expect(await page.locator('button[data-action="cancel"]').count()).toBe(0);
       });
 
-      it.skip("sets and clears a queue's limits from its controls, confirmed", async () => {
+      it("sets and clears a queue's limits from its controls, confirmed", async () => {
         const q = store.queue('limited');
         await q.enqueue({ report: 'daily' });
         await page.goto(`${base}/queue?name=limited`);
+        await page.click('#queue-insights summary');
         expect(await page.textContent('#limit-global')).toBe('none');
         await page.fill('#limits-form input[name="concurrencyLimit"]', '2');
         await page.fill('#limits-form input[name="globalConcurrency"]', '8');
@@ -365,6 +402,7 @@ for (const engine of nestEngines())
           rateLimit: null,
         });
         expect(await page.textContent('#limit-key-rate')).toBe('5 per 1000 ms');
+        await page.click('#queue-insights summary');
         await page.screenshot({ path: join(SHOTS, `queue-limits-${engine.kind}-${adapter}.png`), fullPage: true });
         // The form comes back filled with the stored values: emptying one field clears that limit only.
         expect(await page.inputValue('#limits-form input[name="globalConcurrency"]')).toBe('8');
@@ -446,11 +484,12 @@ for (const engine of nestEngines())
         }
       });
 
-      it.skip('draws a queue’s wait and run time charts and updates them live as jobs finish', async () => {
+      it('draws a queue’s wait and run time charts and updates them live as jobs finish', async () => {
         const queue = store.queue('latency-live');
         await queue.enqueue({ n: 0 });
         await page.goto(`${base}/queue?name=latency-live`);
         await page.waitForSelector('#live-status[data-state="on"]');
+        await page.click('#queue-insights summary');
         expect(await page.locator('figure.latency').count()).toBe(4);
         const caption = page.locator('figure.latency[data-kind="run"] figcaption').first();
         expect(await caption.textContent()).toContain('no job finished in the last hour');

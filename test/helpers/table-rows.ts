@@ -28,6 +28,7 @@ export type Table =
   | 'stream_events'
   | 'stream_offsets'
   | 'locks'
+  | 'nodes'
   | 'schedules'
   | 'inbox'
   | 'outbox_receipts'

@@ -152,6 +152,25 @@ export function adminSql(s: SchemaSql) {
        FROM (SELECT j.worker_id, j.queue, j.claimed_until FROM ${jobs} j WHERE j.state = 'processing' LIMIT $1::int) p
        GROUP BY 1, 2 ORDER BY 1, 2`,
     ),
+    /** $1 node id, $2 info JSON: the node's heartbeat row, stamped with the database clock. */
+    nodeHeartbeat: s.def(
+      'a_node_heartbeat',
+      `INSERT INTO ${s.q}.nodes (node_id, info, heartbeat_at) VALUES ($1::text, $2::text, ${NOW_MS})
+       ON CONFLICT (node_id) DO UPDATE SET info = EXCLUDED.info, heartbeat_at = EXCLUDED.heartbeat_at`,
+    ),
+    /** $1 rows at most: the nodes' heartbeat rows by id, with the database clock. */
+    nodes: s.def(
+      'a_nodes',
+      `SELECT n.node_id, n.info, n.heartbeat_at, ${NOW_MS} AS now FROM ${s.q}.nodes n ORDER BY n.node_id LIMIT $1::int`,
+    ),
+    /** $1 worker id, $2 processing rows scanned at most, $3 limit: the jobs it holds, by queue then id. */
+    heldBy: s.def(
+      'a_held_by',
+      `SELECT p.* FROM (SELECT ${jobColumns('j')}, j.worker_id AS held_by FROM ${jobs} j WHERE j.state = 'processing' LIMIT $2::int) p
+       WHERE p.held_by = $1::text ORDER BY p.queue, p.id LIMIT $3::int`,
+    ),
+    /** $1 node id: deletes its heartbeat row. */
+    forgetNode: s.def('a_forget_node', `DELETE FROM ${s.q}.nodes WHERE node_id = $1::text`),
     /** $1 outbox, $2 before delivered_at (null: first page), $3 before message id, $4 limit: latest delivery first. */
     receipts: s.def(
       'a_receipts',

@@ -20,12 +20,16 @@ import {
   type StreamInfo,
   type ThroughputPoint,
   type WorkerInfo,
+  NODE_SCAN_ROWS,
+  type NodeHeartbeat,
+  type NodeInfo,
 } from '../../contract/admin.js';
 import { requireWaitingIds, toFlowView, type FlowEdgeRow } from '../../internal/admin-flows.js';
 import { receiptPage, resolveJobEdit, resolveReceiptPage, toWorkers } from '../../internal/admin-extras.js';
 import { AUDIT_STREAM, queueWakeChannel } from '../../contract/names.js';
-import type { RedriveResult, Stream } from '../../contract/types.js';
-import { requireJobId, validateStoredName } from '../../contract/validate.js';
+import type { JobInfo, RedriveResult, Stream } from '../../contract/types.js';
+import { requireInt, requireJobId, requireNonBlankString, validateStoredName } from '../../contract/validate.js';
+import { resolveHeartbeat, toNode } from '../../internal/fleet.js';
 import { resolveSearch, searchPage } from '../../internal/job-search.js';
 import {
   encodeCursor,
@@ -213,6 +217,35 @@ export class PostgresAdmin implements StoreAdmin {
       })),
       now,
     );
+  }
+
+  async heartbeat(node: NodeHeartbeat): Promise<void> {
+    const { nodeId, infoText } = resolveHeartbeat(node);
+    this.ctx.guard();
+    await this.ctx.exec.run(this.ctx.sql.admin.nodeHeartbeat, [nodeId, infoText]);
+  }
+
+  async nodes(): Promise<NodeInfo[]> {
+    this.ctx.guard();
+    const r = await this.ctx.exec.run<{ node_id: string; info: string; heartbeat_at: string; now: string }>(
+      this.ctx.sql.admin.nodes,
+      [NODE_SCAN_ROWS],
+    );
+    return r.rows.map((n) => toNode(n.node_id, n.info, num(n.heartbeat_at), num(n.now)));
+  }
+
+  async heldBy(workerId: string, limit = 200): Promise<JobInfo[]> {
+    const worker = requireNonBlankString('workerId', workerId);
+    const n = requireInt('limit', limit, 1, 1000);
+    this.ctx.guard();
+    const r = await this.ctx.exec.run<JobRow>(this.ctx.sql.admin.heldBy, [worker, WORKER_SCAN_ROWS, n]);
+    return r.rows.map(toJobInfo);
+  }
+
+  async forgetNode(nodeId: string): Promise<boolean> {
+    const id = requireNonBlankString('nodeId', nodeId);
+    this.ctx.guard();
+    return (await this.ctx.exec.run(this.ctx.sql.admin.forgetNode, [id])).rowCount > 0;
   }
 
   async receipts(outbox: string, opts?: ReceiptPageOpts): Promise<ReceiptPage> {

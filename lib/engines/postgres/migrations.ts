@@ -16,6 +16,7 @@ import { LEGACY_IDS_KEY, STORE_ID_KEY, type StoreIdentity } from '../../internal
 import { MIGRATION_20 } from './migrations/v20.js';
 import { MIGRATION_21 } from './migrations/v21.js';
 import { MIGRATION_22 } from './migrations/v22.js';
+import { MIGRATION_24 } from './migrations/v24.js';
 import { MIGRATION_25 } from './migrations/v25.js';
 import { migrationLockKey, quoteIdent, validateSchemaName } from './schema-sql.js';
 
@@ -46,6 +47,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
   MIGRATION_20,
   MIGRATION_21,
   MIGRATION_22,
+  MIGRATION_24,
   MIGRATION_25,
 ]);
 

@@ -49,6 +49,8 @@ export function retentionSql(s: SchemaSql) {
        d AS (DELETE FROM ${q}.inbox WHERE ctid IN (SELECT ctid FROM old) RETURNING 1)
        SELECT count(*) AS n FROM d`,
     ),
+    /** $1 age ms → the heartbeat rows of nodes silent for longer. */
+    pruneNodes: s.def('r_prune_nodes', `DELETE FROM ${q}.nodes WHERE heartbeat_at < ${NOW_MS} - $1::bigint`),
     /** → n: locks past their expiry. */
     pruneLocks: s.def('r_prune_locks', `DELETE FROM ${q}.locks WHERE expires_at <= ${NOW_MS}`),
     /** $1 stream, $2 age ms → n: among the stream's oldest batch of events, those up to the last one published before now - $2. */

@@ -33,6 +33,10 @@ export function postgresRetentionDriver(ctx: PgContext): RetentionDriver {
       ctx.guard();
       return (await ctx.exec.run(r.pruneLocks, [])).rowCount;
     },
+    async pruneNodes(olderThanMs) {
+      ctx.guard();
+      return (await ctx.exec.run(r.pruneNodes, [olderThanMs])).rowCount;
+    },
     trimStreamByAge: (stream, olderThanMs) => batched(r.trimByAge, [stream, olderThanMs]),
     async pruneMinutes() {
       ctx.guard();

@@ -86,3 +86,13 @@ export const FLOW_WAIT = `SELECT pending, policy FROM __alkstore_job_waits WHERE
 /** Of the ids in the JSON array @ids, those waiting for dependencies, with the count not ended. */
 export const WAITING_ON = `SELECT w.job_id, w.pending FROM __alkstore_job_waits w JOIN __alkstore_jobs j ON j.id = w.job_id
   WHERE w.job_id IN (SELECT value FROM json_each(@ids)) AND j.state = 'pending' AND j.blocked = 1 AND w.pending > 0`;
+
+/** @nodeId, @info, @now: a node's heartbeat row. */
+export const NODE_HEARTBEAT = `INSERT INTO __alkstore_nodes (node_id, info, heartbeat_at) VALUES (@nodeId, @info, @now)
+  ON CONFLICT (node_id) DO UPDATE SET info = excluded.info, heartbeat_at = excluded.heartbeat_at`;
+/** @limit: the nodes' heartbeat rows by id. */
+export const NODES = `SELECT node_id AS nodeId, info, heartbeat_at AS heartbeatAt FROM __alkstore_nodes ORDER BY node_id LIMIT @limit`;
+export const FORGET_NODE = `DELETE FROM __alkstore_nodes WHERE node_id = ?`;
+/** The jobs @worker holds, from at most @scan processing jobs (the processing index), by queue then id. */
+export const HELD_BY = `SELECT * FROM (SELECT ${JOB_COLUMNS}, worker_id AS heldBy FROM __alkstore_jobs INDEXED BY __alkstore_jobs_processing
+  WHERE state = 'processing' LIMIT @scan) WHERE heldBy = @worker ORDER BY queue, id LIMIT @limit`;

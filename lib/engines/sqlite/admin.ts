@@ -20,6 +20,9 @@ import {
   type StreamInfo,
   type ThroughputPoint,
   type WorkerInfo,
+  NODE_SCAN_ROWS,
+  type NodeHeartbeat,
+  type NodeInfo,
 } from '../../contract/admin.js';
 import { queueWakeChannel } from '../../contract/names.js';
 import {
@@ -31,8 +34,9 @@ import {
   type WorkerRow,
 } from '../../internal/admin-extras.js';
 import { AUDIT_STREAM } from '../../contract/names.js';
-import type { RedriveResult, Stream } from '../../contract/types.js';
-import { requireJobId, validateStoredName } from '../../contract/validate.js';
+import type { JobInfo, RedriveResult, Stream } from '../../contract/types.js';
+import { requireInt, requireJobId, requireNonBlankString, validateStoredName } from '../../contract/validate.js';
+import { resolveHeartbeat, toNode } from '../../internal/fleet.js';
 import { resolveSearch, searchPage } from '../../internal/job-search.js';
 import {
   encodeCursor,
@@ -223,6 +227,38 @@ export class SqliteAdmin implements StoreAdmin {
     return this.core.read('admin.workers', (conn) =>
       toWorkers(conn.stmt(A.WORKERS).all({ limit: WORKER_SCAN_ROWS }) as WorkerRow[], conn.now()),
     );
+  }
+
+  async heartbeat(node: NodeHeartbeat): Promise<void> {
+    const { nodeId, infoText } = resolveHeartbeat(node);
+    await this.core.write('admin.heartbeat', (ctx) => {
+      ctx.conn.stmt(A.NODE_HEARTBEAT).run({ nodeId, info: infoText, now: ctx.now });
+    });
+  }
+
+  async nodes(): Promise<NodeInfo[]> {
+    return this.core.read('admin.nodes', (conn) => {
+      const now = conn.now();
+      const rows = conn.stmt(A.NODES).all({ limit: NODE_SCAN_ROWS }) as {
+        nodeId: string;
+        info: string;
+        heartbeatAt: number;
+      }[];
+      return rows.map((r) => toNode(r.nodeId, r.info, Number(r.heartbeatAt), now));
+    });
+  }
+
+  async heldBy(workerId: string, limit = 200): Promise<JobInfo[]> {
+    const worker = requireNonBlankString('workerId', workerId);
+    const n = requireInt('limit', limit, 1, 1000);
+    return this.core.read('admin.heldBy', (conn) =>
+      (conn.stmt(A.HELD_BY).all({ worker, scan: WORKER_SCAN_ROWS, limit: n }) as JobRow[]).map(toJobInfo),
+    );
+  }
+
+  async forgetNode(nodeId: string): Promise<boolean> {
+    const id = requireNonBlankString('nodeId', nodeId);
+    return this.core.write('admin.forgetNode', (ctx) => ctx.conn.stmt(A.FORGET_NODE).run(id).changes > 0);
   }
 
   async receipts(outbox: string, opts?: ReceiptPageOpts): Promise<ReceiptPage> {

@@ -6,7 +6,7 @@ import { workflowTablesDdl } from '../../workflows/tables-ddl.js';
 import { LIMITS_COLUMNS, LIMITS_DDL, LIMITS_INDEX_DDL, RATE_WINDOWS_INDEX_DDL } from './limits.sql.js';
 
 /** Version of the `__alkstore_*` tables this build reads and writes: the newest numbered step (SQLITE_MIGRATIONS). */
-export const SCHEMA_VERSION = 24;
+export const SCHEMA_VERSION = 26;
 
 // The workflows' runs table and counts (step 24, number of its own; PostgreSQL migration 22).
 const WORKFLOW_DDL = workflowTablesDdl('__alkstore_', 'INTEGER');
@@ -86,6 +86,17 @@ CREATE INDEX IF NOT EXISTS __alkstore_outbox_receipts_delivered ON __alkstore_ou
 // this partial index leaves out.
 const INBOX_OPEN_DDL = `
 CREATE INDEX IF NOT EXISTS __alkstore_inbox_open ON __alkstore_inbox (inbox, received_at) WHERE state <> 'done';
+`;
+
+// Worker node heartbeats (step 26; PostgreSQL migration 24): one row per node for the dashboard's fleet view,
+// refreshed by the node and deleted by the retention runner an hour after its last heartbeat.
+const NODES_DDL = `
+CREATE TABLE IF NOT EXISTS __alkstore_nodes (
+  node_id TEXT PRIMARY KEY,
+  info TEXT NOT NULL,
+  heartbeat_at INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS __alkstore_nodes_heartbeat ON __alkstore_nodes (heartbeat_at);
 `;
 
 // Job flows (step 11, docs/flows.md): one edge per (dependent, dependency), one wait row per job
@@ -256,7 +267,7 @@ CREATE TABLE IF NOT EXISTS __alkstore_schedules (
   owner TEXT,
   paused INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
-${THROUGHPUT_DDL}${INBOX_DDL}${OUTCOMES_DDL}${FLOWS_DDL}${LIMITS_DDL}${LATENCY_DDL}${ATTEMPTS_DDL}${RATE_WINDOWS_INDEX_DDL}${INBOX_OPEN_DDL}${WORKFLOW_DDL}`;
+${THROUGHPUT_DDL}${INBOX_DDL}${OUTCOMES_DDL}${FLOWS_DDL}${LIMITS_DDL}${LATENCY_DDL}${ATTEMPTS_DDL}${RATE_WINDOWS_INDEX_DDL}${INBOX_OPEN_DDL}${WORKFLOW_DDL}${NODES_DDL}`;
 
 /** The engine tables' DDL (idempotent: `CREATE … IF NOT EXISTS`), for `alkstore migrate --print`. The store applies it itself at open. */
 export function sqliteSchemaSql(): string {
@@ -344,6 +355,7 @@ ALTER TABLE __alkstore_schedules ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;
   { version: 23, name: 'full rate windows by period', sql: RATE_WINDOWS_INDEX_DDL },
   // The durable workflows' runs and their counts per state (lib/workflows/runs.ts).
   { version: 24, name: 'workflow runs', sql: WORKFLOW_DDL },
+  { version: 26, name: 'worker node heartbeats', sql: NODES_DDL },
 ]);
 
 /**

@@ -33,6 +33,7 @@ const PRUNE_INBOX_DONE = `DELETE FROM __alkstore_inbox WHERE inbox = @inbox AND 
 const PRUNE_INBOX_OPEN = `DELETE FROM __alkstore_inbox WHERE inbox = @inbox AND message_id IN (
   SELECT message_id FROM __alkstore_inbox WHERE inbox = @inbox AND state <> 'done' AND received_at < @cut LIMIT ${B})`;
 const PRUNE_LOCKS = 'DELETE FROM __alkstore_locks WHERE expires_at <= @now';
+const PRUNE_NODES = 'DELETE FROM __alkstore_nodes WHERE heartbeat_at < @cut';
 const TRIM_BY_AGE = `DELETE FROM __alkstore_events WHERE stream = @stream AND seq <= (
   SELECT max(seq) FROM (SELECT seq, created_at FROM __alkstore_events WHERE stream = @stream ORDER BY seq LIMIT ${B})
   WHERE created_at < @cut)`;
@@ -110,6 +111,8 @@ export function sqliteRetentionDriver(core: SqliteCore): RetentionDriver {
       );
     },
     pruneLocks: () => core.write('retention.locks', (ctx) => ctx.conn.stmt(PRUNE_LOCKS).run({ now: ctx.now }).changes),
+    pruneNodes: (olderThanMs) =>
+      core.write('retention.nodes', (ctx) => ctx.conn.stmt(PRUNE_NODES).run({ cut: ctx.now - olderThanMs }).changes),
     trimStreamByAge: (stream, olderThanMs) =>
       batched('retention.stream', TRIM_BY_AGE, (now) => ({ stream, cut: now - olderThanMs })),
     pruneMinutes: () =>

@@ -134,6 +134,12 @@ export interface AlkstoreModuleOptions {
   drainTimeoutMs?: number;
   /** Identity of this process's workers in claims (default `<host>:<pid>:<random>`). */
   workerId?: string;
+  /**
+   * How often this process writes its node heartbeat (ms, 100..600000, default 10 000): its queues
+   * with their concurrency and running jobs, for the dashboard's fleet view. A node silent for three
+   * intervals shows as gone; the retention runner deletes its row an hour later. `false`: no heartbeat.
+   */
+  heartbeatIntervalMs?: number | false;
   /** Where the store and the workers log. Default: Nest's `Logger` with context `Alkstore`. */
   logger?: StoreLogger;
   /**

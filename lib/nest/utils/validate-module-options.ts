@@ -5,6 +5,7 @@ import {
   requireArray,
   requireBoolean,
   requireCount,
+  requireInt,
   requireTimerMs,
   validateKey,
   validateName,
@@ -40,6 +41,8 @@ export function validateModuleOptions(options: AlkstoreModuleOptions): AlkstoreM
   messageIdPrefixOption(options.messageIdPrefix);
   workersMode(options.workers);
   if (options.workerId !== undefined) validateKey('worker', options.workerId);
+  if (options.heartbeatIntervalMs !== undefined && options.heartbeatIntervalMs !== false)
+    asOption(() => requireInt('heartbeatIntervalMs', options.heartbeatIntervalMs, 100, 600_000));
   try {
     runnerTimings({ lockTtlMs: options.schedulerLockTtlMs, renewIntervalMs: options.schedulerRenewIntervalMs });
   } catch (err) {
