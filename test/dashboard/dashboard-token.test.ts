@@ -4,7 +4,7 @@ import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import { InvalidOption } from '../../lib/contract/errors.js';
 import { AlkstoreDashboardModule, type AuditEntry } from '../../lib/dashboard/index.js';
-import type { Store } from '../../lib/nest/index.js';
+import type { Store } from '../../lib/index.js';
 import { HTTP_ADAPTERS } from '../helpers/http-adapters.js';
 import { nestEngines } from '../nest/nest-fixtures.js';
 import { BASE, withDashboardApp } from './dashboard-app.js';
