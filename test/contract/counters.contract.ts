@@ -261,7 +261,7 @@ export function countersContract(engine: EngineFixture): void {
 
     it('match the rows after concurrent producers and workers on two stores', async () => {
       const name = uid('cnt-conc');
-      const opts = { maxAttempts: 2, visibilityTimeoutMs: LATER };
+      const opts = { maxAttempts: 2, leaseMs: LATER };
       const sides = [store().queue(name, opts), env.other.queue(name, opts)];
       const producers = sides.flatMap((q, s) =>
         [0, 1].map(async (p) => {

@@ -561,10 +561,8 @@ export function queueContract(engine: EngineFixture): void {
         deadLetterRetentionMs: 99_999,
         resultRetentionMs: 604_800_000,
       });
-      // The lease under both names until 0.4 (visibilityTimeoutMs is deprecated, docs/vocabulary.md).
       expect(q.opts).toEqual({
         leaseMs: 12_345,
-        visibilityTimeoutMs: 12_345,
         maxAttempts: 7,
         backoffBaseMs: 777,
         deadLetterRetentionMs: 99_999,
