@@ -8,9 +8,9 @@ export const MESSAGE_TYPE_HEADER = 'message-type';
 export const MESSAGE_VERSION_HEADER = 'message-version';
 /** Header of the payload's content type (default `application/json`: alkstore payloads are JSON values). */
 export const CONTENT_TYPE_HEADER = 'content-type';
-/** Same name as `alkstore/tracing`'s `CORRELATION_ID_HEADER`. */
+/** Same name as `nestjs-alkstore/observability`'s `CORRELATION_ID_HEADER`. */
 export const ENVELOPE_CORRELATION_HEADER = 'correlation-id';
-/** Same name as `alkstore/tracing`'s `CAUSATION_ID_HEADER`. */
+/** Same name as `nestjs-alkstore/observability`'s `CAUSATION_ID_HEADER`. */
 export const ENVELOPE_CAUSATION_HEADER = 'causation-id';
 
 /** What `outboxEnqueue(…, { envelope })` takes (seed 004 `enqueue_envelope`). */

@@ -87,7 +87,7 @@ export function decodeHeaders(text: string | null | undefined): JobHeaders {
 
 /**
  * Adds context headers to every enqueue of one store (its `enqueueHeaders`
- * option; `openStore` sets `withTraceContext` of `alkstore/tracing` when
+ * option; `openStore` sets `withTraceContext` of `nestjs-alkstore/observability` when
  * `@opentelemetry/api` is installed). Called synchronously on the enqueue
  * path with the caller's headers; returns them, or a copy with more. Headers
  * the caller set should win. A result that is not valid headers is ignored.

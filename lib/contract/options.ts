@@ -26,8 +26,6 @@ import {
 export interface QueueOpts {
   /** Lease: how long a claim holds a job before it may be reclaimed. Default 300 000 (outbox-backed: 60 000). */
   leaseMs?: number;
-  /** @deprecated Renamed `leaseMs` (docs/vocabulary.md); accepted, with one warning, until 0.4. */
-  visibilityTimeoutMs?: number;
   /** Claims allowed before a job goes dead. Default 3 (outbox-backed: 5). */
   maxAttempts?: number;
   /** Base of the equal-jitter exponential retry delay. Default 5 000. */
@@ -117,7 +115,6 @@ export type JobOpts = EnqueueOpts & Omit<QueueOpts, 'resultRetentionMs' | 'limit
 /** Defaults for plain queues. */
 export const DEFAULT_QUEUE_OPTS: Readonly<Required<QueueOpts>> = Object.freeze({
   leaseMs: 300_000,
-  visibilityTimeoutMs: 300_000,
   maxAttempts: 3,
   backoffBaseMs: 5_000,
   deadLetterRetentionMs: null,
@@ -128,7 +125,6 @@ export const DEFAULT_QUEUE_OPTS: Readonly<Required<QueueOpts>> = Object.freeze({
 /** Defaults for outbox-backed queues. */
 export const OUTBOX_QUEUE_OPTS: Readonly<Required<QueueOpts>> = Object.freeze({
   leaseMs: 60_000,
-  visibilityTimeoutMs: 60_000,
   maxAttempts: 5,
   backoffBaseMs: 5_000,
   deadLetterRetentionMs: null,
@@ -156,7 +152,6 @@ export type JobWrite = JobStamp & JobExtras & LimitKeys;
 
 /**
  * Validates queue options ({@link InvalidArgument} naming the field and its bound) and fills defaults.
- * The resolved form carries the lease under both names while `visibilityTimeoutMs` is deprecated.
  */
 export function resolveQueueOpts(
   opts: QueueOpts | undefined,
@@ -164,13 +159,9 @@ export function resolveQueueOpts(
 ): Required<QueueOpts> {
   const o = optionalObject<QueueOpts>('queue opts', opts) ?? {};
   const lease = renamedOption('queue', o, 'visibilityTimeoutMs', 'leaseMs');
-  const leaseMs =
-    lease === undefined
-      ? defaults.leaseMs
-      : requireDurationMs(o.leaseMs === undefined ? 'visibilityTimeoutMs' : 'leaseMs', lease);
+  const leaseMs = lease === undefined ? defaults.leaseMs : requireDurationMs('leaseMs', lease);
   return {
     leaseMs,
-    visibilityTimeoutMs: leaseMs,
     maxAttempts: o.maxAttempts === undefined ? defaults.maxAttempts : requireMaxAttempts('maxAttempts', o.maxAttempts),
     backoffBaseMs:
       o.backoffBaseMs === undefined
@@ -213,10 +204,10 @@ export function resolveJobStamp(
     ...q
   } = resolveQueueOpts(
     {
-      // A job's own lease (either name) wins over the queue's.
-      ...(o.leaseMs === undefined && o.visibilityTimeoutMs === undefined
+      // A job's own lease wins over the queue's; the 0.2 name is refused, naming leaseMs.
+      ...(renamedOption('job', o, 'visibilityTimeoutMs', 'leaseMs') === undefined
         ? { leaseMs: queueOpts.leaseMs }
-        : { leaseMs: o.leaseMs, visibilityTimeoutMs: o.visibilityTimeoutMs }),
+        : { leaseMs: o.leaseMs }),
       maxAttempts: o.maxAttempts === undefined ? queueOpts.maxAttempts : o.maxAttempts,
       backoffBaseMs: o.backoffBaseMs === undefined ? queueOpts.backoffBaseMs : o.backoffBaseMs,
       deadLetterRetentionMs:
@@ -231,10 +222,11 @@ export function resolveJobStamp(
   const runAtMs = delayMs === null ? runAt : null;
   const expiresInMs = o.expiresInMs === undefined ? null : requireDurationMs('expiresInMs', o.expiresInMs);
   // The stamp keeps the storage form: the lease as `visibilityTimeoutMs` (the row's column), once.
-  const { leaseMs: _lease, ...stamped } = q;
+  const { leaseMs, ...stamped } = q;
   return {
     priority,
     ...stamped,
+    visibilityTimeoutMs: leaseMs,
     delayMs,
     runAtMs,
     expiresInMs,

@@ -303,14 +303,11 @@ export interface ClaimInput {
 
 /** Validates the worker id and claim options of a claim. */
 export function claimInput(workerId: unknown, opts: unknown): ClaimInput {
-  const o = optionalObject<{ leaseMs?: number; visibilityTimeoutMs?: number }>('claim opts', opts);
+  const o = optionalObject<{ leaseMs?: number }>('claim opts', opts);
   const lease = o === undefined ? undefined : renamedOption('claim', o, 'visibilityTimeoutMs', 'leaseMs');
   return {
     workerId: workerId === undefined ? null : validateKey('worker', workerId),
-    leaseMs:
-      lease === undefined
-        ? null
-        : requireDurationMs(o?.leaseMs === undefined ? 'visibilityTimeoutMs' : 'leaseMs', lease),
+    leaseMs: lease === undefined ? null : requireDurationMs('leaseMs', lease),
   };
 }
 

@@ -1,5 +1,5 @@
 /**
- * The alkstore operator dashboard for NestJS (`alkstore/dashboard`): mount
+ * The alkstore operator dashboard for NestJS (`nestjs-alkstore/dashboard`): mount
  * `AlkstoreDashboardModule.forRoot({ path, guard })` next to `AlkstoreModule`.
  */
 export { AlkstoreDashboardModule } from './dashboard.module.js';

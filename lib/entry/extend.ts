@@ -127,7 +127,7 @@ export {
   MAX_INSTANT_MS,
   MAX_TIMER_MS,
   renamedOption,
-  warnRenamed,
+  refuseRenamed,
   type NameKind,
   type EverySpec,
   type ScheduleSpec,

@@ -1,5 +1,5 @@
 /**
- * Health checks for `@nestjs/terminus` (`alkstore/health`): database
+ * Health checks for `@nestjs/terminus` (`nestjs-alkstore/nest`): database
  * reachable, LISTEN connected, scheduler leadership, queue thresholds.
  */
 export {

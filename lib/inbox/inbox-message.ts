@@ -43,7 +43,7 @@ export interface InboxConsumerBase<T> {
   readonly handler: InboxHandlerFn<T>;
   /**
    * The `open` of the ORM whose transaction the claim and the effect share (`openTypeOrm(dataSource)`,
-   * `openPrisma(prisma)`, … from `alkstore/adapters`): `store.joinTransaction(open, …)`, and the ORM's
+   * `openPrisma(prisma)`, … from `nestjs-alkstore`): `store.joinTransaction(open, …)`, and the ORM's
    * handle reaches the handler as its third argument. Default: the store's own, `store.withTx`.
    */
   readonly transaction?: TxOpen<unknown>;
@@ -71,7 +71,7 @@ export class InboxRunner<T> {
     if (o.transaction !== undefined && typeof o.transaction !== 'function')
       throw new InvalidOption(
         'transaction',
-        'must be the open of your ORM from alkstore/adapters, e.g. openTypeOrm(dataSource)',
+        'must be the open of your ORM from nestjs-alkstore, e.g. openTypeOrm(dataSource)',
       );
     this.inbox = typeof o.inbox === 'string' ? o.store.inbox(o.inbox) : o.inbox;
     this.handler = o.handler;

@@ -17,7 +17,7 @@ export interface QueueDepth {
  * worker's path: keep them cheap; a throw is caught and logged.
  *
  * Adapters: `createPrometheusMetrics` and `createOpenTelemetryMetrics`
- * (`alkstore/metrics`), or implement it for another backend.
+ * (`nestjs-alkstore/observability`), or implement it for another backend.
  */
 export interface JobMetrics {
   /** Jobs taken by one claim statement. */
@@ -77,7 +77,7 @@ const METHODS: readonly (keyof JobMetrics)[] = [
 /** Checks that `m` implements {@link JobMetrics}: {@link InvalidOption} naming `field` and the missing method. */
 export function validateJobMetrics(field: string, m: unknown): JobMetrics {
   if (m === null || typeof m !== 'object')
-    throw new InvalidOption(field, 'must be a JobMetrics object (see alkstore/metrics)');
+    throw new InvalidOption(field, 'must be a JobMetrics object (see nestjs-alkstore/observability)');
   for (const method of METHODS) {
     if (typeof (m as Record<string, unknown>)[method] !== 'function')
       throw new InvalidOption(field, `must implement JobMetrics: ${method} is not a function`);

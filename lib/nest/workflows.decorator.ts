@@ -27,7 +27,7 @@ export interface WorkflowMetadata {
   readonly options: WorkflowOptions;
 }
 
-/** The shape of a `@Workflow` class: a provider with `run(input, ctx)` (see `alkstore/workflows`). */
+/** The shape of a `@Workflow` class: a provider with `run(input, ctx)` (see `nestjs-alkstore/workflows`). */
 export interface WorkflowClass<I = unknown, O = unknown, X = unknown> {
   run(input: I, ctx: WorkflowContext<X>): Promise<O>;
 }

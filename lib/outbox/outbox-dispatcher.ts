@@ -37,7 +37,7 @@ export interface OutboxDispatcherOptions {
   /** Custom delivery; give either this or `publisher`. */
   readonly handler?: OutboxDeliveryHandler;
   /**
-   * A broker publisher (`alkstore/publishers`) instead of a handler: the
+   * A broker publisher (`nestjs-alkstore/brokers`) instead of a handler: the
    * dispatcher connects it before claiming (a server that is down keeps the
    * messages pending), publishes each message with its id as the broker's
    * dedup id, and stores the broker's receipt with the ack, in one write.
@@ -57,7 +57,7 @@ export interface OutboxDispatcherOptions {
   readonly workerId?: string;
   /** Uniform [0, 1) source of the retry jitter; inject for deterministic tests. */
   readonly random?: () => number;
-  /** More observers of the worker seam (metrics adapters, lifecycle events); see `alkstore/worker`. */
+  /** More observers of the worker seam (metrics adapters, lifecycle events); see `nestjs-alkstore`. */
   readonly observers?: readonly WorkerObserver[];
   /** Runs each delivery inside a context (tracing span, correlation id). */
   readonly wrap?: HandlerWrapper;
@@ -136,7 +136,7 @@ export class OutboxDispatcher {
     ) {
       throw new InvalidOption(
         'publisher',
-        'must be a Publisher (connect, publish, health, close), e.g. new NatsJetStreamPublisher(...) from alkstore/publishers',
+        'must be a Publisher (connect, publish, health, close), e.g. new NatsJetStreamPublisher(...) from nestjs-alkstore/brokers',
       );
     }
     const restartAllowanceMs = options.restartAllowanceMs ?? DEFAULT_RESTART_ALLOWANCE_MS;
@@ -292,7 +292,7 @@ export class OutboxDispatcher {
    */
   private async untilReachable(publisher: Publisher, signal: AbortSignal): Promise<void> {
     while (!signal.aborted && publisher.health().status === 'degraded')
-      await pauseUnlessAborted(this.settings.pollIntervalMs, signal);
+      await pauseUnlessAborted(this.settings.busyPollIntervalMs, signal);
     if (signal.aborted) return;
     if (publisher.health().status === 'down')
       throw new PublishFailed(`the publisher of outbox ${JSON.stringify(this.outbox)} closed during a broker outage`);

@@ -1,5 +1,5 @@
 import { InvalidOption } from '../contract/errors.js';
-import { renamedOption, warnRenamed } from '../contract/renamed-option.js';
+import { refuseRenamed, renamedOption } from '../contract/renamed-option.js';
 import { asOption, MAX_BATCH, requireCount, requireTimerMs } from '../contract/validate.js';
 import { DEFAULT_RETRY_SETTINGS, type RetrySettings, validateRetrySettings } from './retry-policy.js';
 
@@ -37,21 +37,12 @@ export interface OutboxSettingsInit {
   readonly retry: RetrySettings;
 }
 
-/** The names of 0.2, accepted (one warning per process) until 0.4; docs/vocabulary.md. */
-export interface DeprecatedOutboxSettings {
-  /** @deprecated Renamed `claimSize`. */
-  readonly batchSize?: number;
-  /** @deprecated Renamed `concurrency`. */
-  readonly maxInFlight?: number;
-  /** @deprecated Renamed `busyPollIntervalMs`. */
-  readonly pollIntervalMs?: number;
-}
-
 /** What {@link OutboxSettings.create} accepts: any subset; missing fields take the defaults. */
-export type OutboxSettingsInput = Partial<Omit<OutboxSettingsInit, 'retry'>> &
-  DeprecatedOutboxSettings & { readonly retry?: Partial<RetrySettings> };
+export type OutboxSettingsInput = Partial<Omit<OutboxSettingsInit, 'retry'>> & {
+  readonly retry?: Partial<RetrySettings>;
+};
 
-/** Old name → new name of every renamed setting. */
+/** Old name (0.2, refused) → new name of every renamed setting. */
 const RENAMED = { batchSize: 'claimSize', maxInFlight: 'concurrency', pollIntervalMs: 'busyPollIntervalMs' } as const;
 
 /** Defaults of {@link OutboxSettings}; docs/outbox.md explains each choice. */
@@ -90,7 +81,7 @@ const ENV_NAMES: Record<string, string> = {
   'retry.jitter': 'RETRY_JITTER',
 };
 
-/** The variables of 0.2 (deprecated until 0.4) and the field each sets. */
+/** The variables of 0.2 (refused, naming the new variable) and the field each set. */
 const OLD_ENV_NAMES: Record<string, keyof typeof RENAMED> = {
   BATCH_SIZE: 'batchSize',
   MAX_IN_FLIGHT: 'maxInFlight',
@@ -127,21 +118,6 @@ export class OutboxSettings implements OutboxSettingsInit {
     Object.freeze(this);
   }
 
-  /** @deprecated Renamed `claimSize` (docs/vocabulary.md); until 0.4. */
-  get batchSize(): number {
-    return this.claimSize;
-  }
-
-  /** @deprecated Renamed `concurrency` (docs/vocabulary.md); until 0.4. */
-  get maxInFlight(): number {
-    return this.concurrency;
-  }
-
-  /** @deprecated Renamed `busyPollIntervalMs` (docs/vocabulary.md); until 0.4. */
-  get pollIntervalMs(): number {
-    return this.busyPollIntervalMs;
-  }
-
   /** Same as the constructor; an {@link OutboxSettings} passes through unchanged. */
   static create(input: OutboxSettings | OutboxSettingsInput = {}): OutboxSettings {
     return input instanceof OutboxSettings ? input : new OutboxSettings(input);
@@ -155,8 +131,7 @@ export class OutboxSettings implements OutboxSettingsInit {
    * `${prefix}RETRY_BASE_MS`, `${prefix}RETRY_MAX_DELAY_MS`,
    * `${prefix}RETRY_MAX_ATTEMPTS`, `${prefix}RETRY_JITTER` from `env`; unset or
    * empty variables fall back to `base`, then to the defaults. The names of 0.2
-   * (`BATCH_SIZE`, `MAX_IN_FLIGHT`, `POLL_INTERVAL_MS`) are still read, with one
-   * deprecation warning; one set beside its new name is an error naming both.
+   * (`BATCH_SIZE`, `MAX_IN_FLIGHT`, `POLL_INTERVAL_MS`) are refused, naming the new variable.
    * This is the only code in alkstore that reads the environment, and only when called.
    *
    * @throws InvalidOption naming the variable (never its value) when a value is malformed or out of range
@@ -179,33 +154,16 @@ export class OutboxSettings implements OutboxSettingsInit {
     }
     for (const [suffix, old] of Object.entries(OLD_ENV_NAMES)) {
       const variable = `${prefix}${suffix}`;
-      const raw = env[variable];
-      if (raw === undefined || raw.trim() === '') continue;
-      const field = RENAMED[old];
-      const current = `${prefix}${ENV_NAMES[field]!}`;
-      if (env[current] !== undefined && env[current]?.trim() !== '')
-        throw new InvalidOption(
-          current,
-          `and ${variable} are both set; ${variable} is the deprecated name of ${current}: set only ${current}`,
-        );
-      warnRenamed('OutboxSettings.fromEnv', variable, current);
-      delete top[old];
-      top[field] = parseEnvValue(field, variable, raw.trim());
+      if ((env[variable]?.trim() ?? '') !== '')
+        refuseRenamed('OutboxSettings.fromEnv', variable, `${prefix}${ENV_NAMES[RENAMED[old]]!}`);
     }
     try {
       return new OutboxSettings({ ...top, retry } as OutboxSettingsInput);
     } catch (err) {
       // Rename the field to the variable that set it; a field from `base` keeps its own name.
       if (err instanceof InvalidOption) {
-        const oldSuffix = Object.keys(OLD_ENV_NAMES).find(
-          (k) => RENAMED[OLD_ENV_NAMES[k]!] === err.field && (env[`${prefix}${k}`]?.trim() ?? '') !== '',
-        );
-        const variable = `${prefix}${oldSuffix ?? ENV_NAMES[err.field] ?? ''}`;
-        if (
-          (oldSuffix !== undefined || ENV_NAMES[err.field] !== undefined) &&
-          env[variable] !== undefined &&
-          env[variable]?.trim() !== ''
-        ) {
+        const variable = `${prefix}${ENV_NAMES[err.field] ?? ''}`;
+        if (ENV_NAMES[err.field] !== undefined && env[variable] !== undefined && env[variable]?.trim() !== '') {
           throw new InvalidOption(variable, err.message.slice(`option ${err.field} `.length));
         }
       }
@@ -237,19 +195,9 @@ function resolve(given: OutboxSettingsInput): OutboxSettingsInit {
     if (!(TOP_FIELDS as string[]).includes(key) && !(key in RENAMED))
       throw new InvalidOption(key, 'is not an outbox setting');
   }
-  // The renamed settings in today's words; a check names the word the caller used.
+  // A setting of 0.2 is refused, naming today's word.
+  for (const [old, next] of Object.entries(RENAMED)) renamedOption('OutboxSettings', given, old, next);
   const input: Record<string, unknown> = { ...given };
-  const used: Record<string, string> = {};
-  for (const [old, next] of Object.entries(RENAMED)) {
-    const value = renamedOption('OutboxSettings', given, old, next);
-    delete input[old];
-    if (value !== undefined) input[next] = value;
-    used[next] =
-      (given as Record<string, unknown>)[next] === undefined && (given as Record<string, unknown>)[old] !== undefined
-        ? old
-        : next;
-  }
-  const named = (field: string): string => used[field] ?? field;
   const retryIn = (given.retry ?? {}) as Partial<RetrySettings>;
   if (retryIn === null || typeof retryIn !== 'object') throw new InvalidOption('retry', 'must be an object');
   for (const key of Object.keys(retryIn)) {
@@ -280,8 +228,8 @@ function resolve(given: OutboxSettingsInput): OutboxSettingsInit {
   if (s.ordering !== 'unordered' && s.ordering !== 'per-key')
     throw new InvalidOption('ordering', 'must be "unordered" or "per-key"');
   asOption(() => {
-    requireCount(named('claimSize'), s.claimSize, MAX_BATCH);
-    requireCount(named('concurrency'), s.concurrency);
+    requireCount('claimSize', s.claimSize, MAX_BATCH);
+    requireCount('concurrency', s.concurrency);
     for (const f of [
       'leaseMs',
       'publishTimeoutMs',
@@ -290,7 +238,7 @@ function resolve(given: OutboxSettingsInput): OutboxSettingsInit {
       'storeTimeoutMs',
       'statsIntervalMs',
     ] as const)
-      requireTimerMs(named(f), s[f]);
+      requireTimerMs(f, s[f]);
     requireTimerMs('drainTimeoutMs', s.drainTimeoutMs, 0);
   });
   // A delivery must be able to finish inside its lease, or every slow publish is a duplicate.
@@ -298,7 +246,7 @@ function resolve(given: OutboxSettingsInput): OutboxSettingsInit {
   // Renewals run every leaseMs/2; one that takes up to storeTimeoutMs must still land before the deadline.
   if (s.storeTimeoutMs * 2 > s.leaseMs) throw new InvalidOption('storeTimeoutMs', 'must be at most half of leaseMs');
   if (s.idlePollIntervalMs < s.busyPollIntervalMs)
-    throw new InvalidOption('idlePollIntervalMs', `must be at least ${named('busyPollIntervalMs')}`);
+    throw new InvalidOption('idlePollIntervalMs', `must be at least ${'busyPollIntervalMs'}`);
   validateRetrySettings(s.retry);
   return s;
 }

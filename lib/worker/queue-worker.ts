@@ -35,8 +35,6 @@ export interface QueueWorkerOptions {
   readonly prefetch?: number;
   /** Lease of each claim (ms); default the job's stamped lease (its queue's `leaseMs`). Renewed every half lease. */
   readonly leaseMs?: number;
-  /** @deprecated Renamed `leaseMs` (docs/vocabulary.md); accepted, with one warning, until 0.4. */
-  readonly visibilityTimeoutMs?: number;
   readonly idlePollIntervalMs: number;
   readonly drainTimeoutMs: number;
   readonly workerId: string;
@@ -53,7 +51,7 @@ export interface QueueWorkerOptions {
 
 /**
  * Largest adaptive prefetch, used when `prefetch` is unset: the worker sizes its buffer itself (see
- * `AdaptivePrefetch` in alkstore/worker). It grows (doubling) while claims come back full and the slots sat
+ * `AdaptivePrefetch` in nestjs-alkstore/extend). It grows (doubling) while claims come back full and the slots sat
  * idle waiting for them, halves when a claim comes back short, and never exceeds what the handlers, at their
  * measured speed, get through in two claim round trips, nor in a quarter of the claim's lease, nor this.
  * So short handlers on a backlog get large claims (few claim and ack statements per job), while long
@@ -71,7 +69,7 @@ const STORE_CALL_TIMEOUT_MS = 10_000;
 const MIN_ACK_DRAIN_MS = 1_000;
 
 /**
- * A queue worker (what `@QueueHandler` runs, usable without Nest from `alkstore/worker`): a configuration
+ * A queue worker (what `@QueueHandler` runs, usable without Nest from `nestjs-alkstore`): a configuration
  * of the shared {@link WorkerCore}.
  * One loop claims up to its free capacity (`concurrency + prefetch` minus the
  * jobs it holds) in one `claimBatch`, runs at most `concurrency` handlers, and
@@ -109,10 +107,7 @@ export class QueueWorker {
     if (opts.cancelPollMs !== undefined)
       asOption(() => requireTimerMs(`cancelPollMs of ${opts.name}`, opts.cancelPollMs));
     const leaseMs = renamedOption('QueueWorker', opts, 'visibilityTimeoutMs', 'leaseMs') as number | undefined;
-    if (leaseMs !== undefined)
-      asOption(() =>
-        requireTimerMs(`${opts.leaseMs === undefined ? 'visibilityTimeoutMs' : 'leaseMs'} of ${opts.name}`, leaseMs),
-      );
+    if (leaseMs !== undefined) asOption(() => requireTimerMs(`leaseMs of ${opts.name}`, leaseMs));
     asOption(() => requireTimerMs(`idlePollIntervalMs of ${opts.name}`, opts.idlePollIntervalMs));
     const batch = batchSize !== undefined;
     const autoPrefetchMax = batch || opts.prefetch !== undefined ? 0 : AUTO_PREFETCH_MAX;

@@ -1,5 +1,5 @@
 /**
- * Durable workflows over one `Store` (`alkstore/workflows`, no Nest needed): `defineWorkflow` and
+ * Durable workflows over one `Store` (`nestjs-alkstore/workflows`, no Nest needed): `defineWorkflow` and
  * `createWorkflows`. A run's steps are journaled in the store itself (a stream per run, each entry under
  * a once-only inbox guard in the transaction that completes the step) and advanced by jobs of an
  * engine-derived queue (`__alkstore_workflows:<namespace>`), so a run survives any crash and resumes on any worker (docs/workflows.md).

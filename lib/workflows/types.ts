@@ -285,7 +285,7 @@ export interface WorkflowsOptions<X = TxOps> {
   readonly backoffBaseMs?: number;
   /**
    * The `open` of the ORM whose transaction a transactional step joins (`openTypeOrm(dataSource)`,
-   * `openPrisma(prisma)`, … from `alkstore/adapters`): the step's writes, its ORM rows and its journal
+   * `openPrisma(prisma)`, … from `nestjs-alkstore`): the step's writes, its ORM rows and its journal
    * entry commit together, and `external` is the ORM's handle. Default: the store's own transaction
    * (`store.withTx`), with its `tx` as `external`.
    */

@@ -94,7 +94,7 @@ export function adminOpsContract(engine: EngineFixture): void {
       const q = store().queue(uid('workers'));
       await q.enqueueMany([{ i: 1 }, { i: 2 }, { i: 3 }]);
       const a = await q.claimBatch(2, `host-a:101:${q.name}`);
-      const b = await q.claimBatch(1, `host-b:202:${q.name}`, { visibilityTimeoutMs: 1 });
+      const b = await q.claimBatch(1, `host-b:202:${q.name}`, { leaseMs: 1 });
       expect(a.length + b.length).toBe(3);
       const mine = await waitFor('b’s lease to lapse', async () => {
         const w = (await store().admin().workers()).filter((x) => x.queue === q.name);

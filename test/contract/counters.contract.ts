@@ -38,7 +38,7 @@ async function countRows(store: Store, queue: string): Promise<Counts> {
 async function claimId(q: Queue, id: number, visibilityTimeoutMs?: number): Promise<Job> {
   const job = await waitFor(
     `job ${id} of ${q.name} claimable`,
-    () => q.claimOne('w', visibilityTimeoutMs === undefined ? undefined : { visibilityTimeoutMs }),
+    () => q.claimOne('w', visibilityTimeoutMs === undefined ? undefined : { leaseMs: visibilityTimeoutMs }),
     10_000,
     10,
   );
@@ -73,12 +73,12 @@ export function countersContract(engine: EngineFixture): void {
           expect(got).toEqual({ step, queue: q.name, ...(await countRows(store(), q.name)) });
         }
       };
-      const q = store().queue(uid('cnt'), { maxAttempts: 2, visibilityTimeoutMs: LATER });
-      const lq = store().queue(uid('cnt-lapse'), { maxAttempts: 2, visibilityTimeoutMs: LATER });
-      const eq = store().queue(uid('cnt-expire'), { visibilityTimeoutMs: LATER });
-      const rq = store().queue(uid('cnt-retry'), { maxAttempts: 1, visibilityTimeoutMs: LATER });
-      const bq = store().queue(uid('cnt-batch'), { visibilityTimeoutMs: LATER });
-      const pq = store().queue(uid('cnt-purge'), { visibilityTimeoutMs: LATER, deadLetterRetentionMs: 0 });
+      const q = store().queue(uid('cnt'), { maxAttempts: 2, leaseMs: LATER });
+      const lq = store().queue(uid('cnt-lapse'), { maxAttempts: 2, leaseMs: LATER });
+      const eq = store().queue(uid('cnt-expire'), { leaseMs: LATER });
+      const rq = store().queue(uid('cnt-retry'), { maxAttempts: 1, leaseMs: LATER });
+      const bq = store().queue(uid('cnt-batch'), { leaseMs: LATER });
+      const pq = store().queue(uid('cnt-purge'), { leaseMs: LATER, deadLetterRetentionMs: 0 });
       const box = uid('cnt-box');
       const oq = store().outbox(box).queue;
       queues.push(q, rq, bq, lq, eq, pq, oq);
@@ -261,7 +261,7 @@ export function countersContract(engine: EngineFixture): void {
 
     it('match the rows after concurrent producers and workers on two stores', async () => {
       const name = uid('cnt-conc');
-      const opts = { maxAttempts: 2, visibilityTimeoutMs: LATER };
+      const opts = { maxAttempts: 2, leaseMs: LATER };
       const sides = [store().queue(name, opts), env.other.queue(name, opts)];
       const producers = sides.flatMap((q, s) =>
         [0, 1].map(async (p) => {

@@ -93,7 +93,7 @@ export function handoffContract(engine: EngineFixture): void {
       name: 'handoff test',
       concurrency,
       prefetch: 0,
-      visibilityTimeoutMs: LONG,
+      leaseMs: LONG,
       idlePollIntervalMs: 60_000,
       drainTimeoutMs: 5_000,
       workerId: 'handoff-worker',
@@ -109,7 +109,7 @@ export function handoffContract(engine: EngineFixture): void {
 
   describe('local hand-off', () => {
     it('gives a plain enqueue to the idle worker of the same store without a claim statement; counts stay exact', async () => {
-      const o = observed(env.store.queue(uid('ho'), { visibilityTimeoutMs: LONG }));
+      const o = observed(env.store.queue(uid('ho'), { leaseMs: LONG }));
       const hold = gate();
       const r = await idleWorker(o, () => hold.wait);
       const claimsBefore = o.claims;
@@ -139,9 +139,9 @@ export function handoffContract(engine: EngineFixture): void {
 
     it('an enqueue of another store is not handed off (claimed after its wake)', async () => {
       const name = uid('ho-other');
-      const o = observed(env.store.queue(name, { visibilityTimeoutMs: LONG }));
+      const o = observed(env.store.queue(name, { leaseMs: LONG }));
       const r = await idleWorker(o, async () => undefined);
-      const id = await env.other.queue(name, { visibilityTimeoutMs: LONG }).enqueue('x');
+      const id = await env.other.queue(name, { leaseMs: LONG }).enqueue('x');
       await waitFor('the handler ran', () => r.seen.some((j) => j.id === id), 10_000, 5);
       expect(o.claimedIds.has(id)).toBe(true);
     });
@@ -164,7 +164,7 @@ export function handoffContract(engine: EngineFixture): void {
     ];
     for (const [what, enqueue, prepare] of fallbacks) {
       it(`${what}: no hand-off, the job is pending and claimed as before`, async () => {
-        const o = observed(env.store.queue(uid('ho-fb'), { visibilityTimeoutMs: LONG }));
+        const o = observed(env.store.queue(uid('ho-fb'), { leaseMs: LONG }));
         const r = await idleWorker(o, async () => undefined);
         if (prepare) {
           const before = o.claims;
@@ -179,7 +179,7 @@ export function handoffContract(engine: EngineFixture): void {
     }
 
     it('a delay: no hand-off, the job is pending until due', async () => {
-      const o = observed(env.store.queue(uid('ho-delay'), { visibilityTimeoutMs: LONG }));
+      const o = observed(env.store.queue(uid('ho-delay'), { leaseMs: LONG }));
       const r = await idleWorker(o, async () => undefined);
       const id = await o.queue.enqueue('x', { delayMs: LONG } satisfies JobOpts);
       const info = await o.queue.getJob(id);
@@ -190,7 +190,7 @@ export function handoffContract(engine: EngineFixture): void {
     });
 
     it('a paused queue: no hand-off, the job stays pending until resumed, then is claimed', async () => {
-      const o = observed(env.store.queue(uid('ho-paused'), { visibilityTimeoutMs: LONG }));
+      const o = observed(env.store.queue(uid('ho-paused'), { leaseMs: LONG }));
       const r = await idleWorker(o, async () => undefined);
       await o.queue.pause();
       const id = await o.queue.enqueue('x');
@@ -205,7 +205,7 @@ export function handoffContract(engine: EngineFixture): void {
     });
 
     it('a busy worker takes nothing; of two quick enqueues to one free slot, at most one is handed off and the other claimed', async () => {
-      const o = observed(env.store.queue(uid('ho-busy'), { visibilityTimeoutMs: LONG }));
+      const o = observed(env.store.queue(uid('ho-busy'), { leaseMs: LONG }));
       const holds = new Map<number, { wait: Promise<void>; open: () => void }>();
       const holdOf = (id: number) => {
         let h = holds.get(id);
@@ -239,7 +239,7 @@ export function handoffContract(engine: EngineFixture): void {
     });
 
     it('stop while a hand-off is in flight: the job is released (pending, attempts 0) and nothing is lost', async () => {
-      const o = observed(env.store.queue(uid('ho-stop'), { visibilityTimeoutMs: LONG }));
+      const o = observed(env.store.queue(uid('ho-stop'), { leaseMs: LONG }));
       const r = await idleWorker(o, async () => undefined);
       const enqueued = o.queue.enqueue('x');
       const stopped = r.worker.stop();
@@ -259,7 +259,7 @@ export function handoffContract(engine: EngineFixture): void {
     });
 
     it('a job that fell due by time runs before a later enqueue: high-priority A (delayed) before low-priority B', async () => {
-      const o = observed(env.store.queue(uid('ho-due'), { visibilityTimeoutMs: LONG }));
+      const o = observed(env.store.queue(uid('ho-due'), { leaseMs: LONG }));
       const order: string[] = [];
       // Idle poll 60 s: only a wake, the worker's due timer or a claim can start A.
       const r = await idleWorker(o, async (job) => void order.push(job.payload as string));
@@ -275,11 +275,11 @@ export function handoffContract(engine: EngineFixture): void {
     it('a lapsed claim is not overtaken: an enqueue while it waits goes pending and runs after it', async () => {
       const name = uid('ho-lapsed');
       // A crashed worker of another process held A with a short lease; it lapses with no wake.
-      const other = env.other.queue(name, { visibilityTimeoutMs: LONG });
+      const other = env.other.queue(name, { leaseMs: LONG });
       const a = await other.enqueue('A');
-      const crashed = await other.claimOne('crashed-worker', { visibilityTimeoutMs: 1_500 });
+      const crashed = await other.claimOne('crashed-worker', { leaseMs: 1_500 });
       expect(crashed?.id).toBe(a);
-      const o = observed(env.store.queue(name, { visibilityTimeoutMs: LONG }));
+      const o = observed(env.store.queue(name, { leaseMs: LONG }));
       const order: string[] = [];
       const r = await idleWorker(o, async (job) => void order.push(job.payload as string));
       // Lapsed: the store refuses the crashed worker's heartbeat (each accepted one only extends it by 1 ms).
@@ -294,7 +294,7 @@ export function handoffContract(engine: EngineFixture): void {
 
     it('localHandoff: false turns it off (every enqueue is pending and claimed)', async () => {
       const off = await env.db.open({ localHandoff: false });
-      const o = observed(off.queue(uid('ho-off'), { visibilityTimeoutMs: LONG }));
+      const o = observed(off.queue(uid('ho-off'), { leaseMs: LONG }));
       const r = await idleWorker(o, async () => undefined);
       const id = await o.queue.enqueue('x');
       await waitFor('the handler ran', () => r.seen.some((j) => j.id === id), 10_000, 5);

@@ -37,7 +37,7 @@ async function drain(
   for (;;) {
     let jobs: Job[] = [];
     try {
-      jobs = await queue.claimBatch(16, 'drainer', { visibilityTimeoutMs: 2_000 });
+      jobs = await queue.claimBatch(16, 'drainer', { leaseMs: 2_000 });
       if (jobs.length > 0) {
         seen(jobs);
         await queue.ackBatch(jobs);

@@ -8,12 +8,12 @@ export function leaseContract(engine: EngineFixture): void {
 
   describe('the lease a claim grants', () => {
     it("claimBatch without an override grants the job's stamped visibility timeout; with one, the override", async () => {
-      const q = env.store.queue(uid('lease'), { visibilityTimeoutMs: 45_000 });
+      const q = env.store.queue(uid('lease'), { leaseMs: 45_000 });
       await q.enqueueMany([1, 2]);
       await q.enqueue(3, { priority: -1 });
       const [stamped] = await q.claimBatch(1, 'w');
-      const [overridden] = await q.claimBatch(1, 'w', { visibilityTimeoutMs: 7_000 });
-      const one = await q.claimOne('w', { visibilityTimeoutMs: 9_000 });
+      const [overridden] = await q.claimBatch(1, 'w', { leaseMs: 7_000 });
+      const one = await q.claimOne('w', { leaseMs: 9_000 });
       expect(stamped!.leaseMs).toBe(45_000);
       expect(overridden!.leaseMs).toBe(7_000);
       expect(one!.leaseMs).toBe(9_000);
@@ -25,15 +25,15 @@ export function leaseContract(engine: EngineFixture): void {
 
     it('a per-job visibility timeout is the lease its claim grants', async () => {
       const q = env.store.queue(uid('lease-job'));
-      await q.enqueue('x', { visibilityTimeoutMs: 12_345 });
+      await q.enqueue('x', { leaseMs: 12_345 });
       const job = await q.claimOne('w');
       expect(job!.leaseMs).toBe(12_345);
     });
 
     it('a reclaim after a lapsed lease grants a fresh lease', async () => {
-      const q = env.store.queue(uid('lease-lapsed'), { visibilityTimeoutMs: 30_000 });
+      const q = env.store.queue(uid('lease-lapsed'), { leaseMs: 30_000 });
       await q.enqueue('x');
-      const first = await q.claimOne('w', { visibilityTimeoutMs: 1 });
+      const first = await q.claimOne('w', { leaseMs: 1 });
       expect(first!.leaseMs).toBe(1);
       let again = null;
       for (let i = 0; i < 1000 && again === null; i++) again = await q.claimOne('w2');

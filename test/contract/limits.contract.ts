@@ -87,7 +87,7 @@ export function limitsContract(engine: EngineFixture): void {
         name: 'limits wake test',
         concurrency: 1,
         prefetch: 0,
-        visibilityTimeoutMs: HOUR,
+        leaseMs: HOUR,
         idlePollIntervalMs: 60_000,
         drainTimeoutMs: 5_000,
         workerId: 'idle',

@@ -17,10 +17,8 @@ export function outboxContract(engine: EngineFixture): void {
       const ob = store().outbox(name);
       expect(ob.name).toBe(name);
       expect(ob.queue.name).toBe(`__alkstore_outbox:${name}`);
-      // The lease under both names until 0.4 (visibilityTimeoutMs is deprecated, docs/vocabulary.md).
       expect(ob.queue.opts).toEqual({
         leaseMs: 60_000,
-        visibilityTimeoutMs: 60_000,
         maxAttempts: 5,
         backoffBaseMs: 5_000,
         deadLetterRetentionMs: null,

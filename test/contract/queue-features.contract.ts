@@ -599,7 +599,7 @@ export function queueFeaturesContract(engine: EngineFixture): void {
       const name = uid('bury');
       const q = store().queue(name);
       const doomed = await q.enqueue('doomed', { maxAttempts: 1 });
-      const [held] = await q.claimBatch(1, 'w', { visibilityTimeoutMs: 300 });
+      const [held] = await q.claimBatch(1, 'w', { leaseMs: 300 });
       expect(held?.id).toBe(doomed);
       await q.enqueueMany(Array.from({ length: 400 }, (_, i) => i));
       for (let i = 0; i < 3; i++) expect(await q.claimBatch(10, 'w')).toHaveLength(10);

@@ -186,7 +186,7 @@ export function queueContract(engine: EngineFixture): void {
 
   describe('claims and handle fencing', () => {
     it('a claim increments attempts, issues a token and a deadline of now + visibility', async () => {
-      const q = store().queue(uid('q-claim'), { visibilityTimeoutMs: 30_000 });
+      const q = store().queue(uid('q-claim'), { leaseMs: 30_000 });
       const id = await q.enqueue({ hello: 'world' }, { priority: 2 });
       const t0 = await store().now();
       const j = (await q.claimOne('worker-1'))!;
@@ -208,17 +208,17 @@ export function queueContract(engine: EngineFixture): void {
     });
 
     it('a per-claim visibilityTimeoutMs overrides the stamped one for that claim', async () => {
-      const q = store().queue(uid('q-claim-vis'), { visibilityTimeoutMs: 300_000 });
+      const q = store().queue(uid('q-claim-vis'), { leaseMs: 300_000 });
       await q.enqueue(1);
       const t0 = await store().now();
-      const j = (await q.claimOne('w', { visibilityTimeoutMs: 1_000 }))!;
+      const j = (await q.claimOne('w', { leaseMs: 1_000 }))!;
       const t1 = await store().now();
       expect(j.deadline).toBeGreaterThanOrEqual(t0 + 1_000);
       expect(j.deadline).toBeLessThanOrEqual(t1 + 1_000);
     });
 
     it('a reclaim after the deadline consumes an attempt', async () => {
-      const q = store().queue(uid('q-reclaim'), { visibilityTimeoutMs: 200 });
+      const q = store().queue(uid('q-reclaim'), { leaseMs: 200 });
       const id = await q.enqueue('r');
       const first = (await q.claimOne('w1'))!;
       expect(first.attempts).toBe(1);
@@ -231,7 +231,7 @@ export function queueContract(engine: EngineFixture): void {
     });
 
     it('does not hand out a processing job before its deadline', async () => {
-      const q = store().queue(uid('q-no-steal'), { visibilityTimeoutMs: 60_000 });
+      const q = store().queue(uid('q-no-steal'), { leaseMs: 60_000 });
       await q.enqueue('mine');
       expect(await q.claimOne('w1')).not.toBeNull();
       expect(await q.claimOne('w2')).toBeNull();
@@ -239,7 +239,7 @@ export function queueContract(engine: EngineFixture): void {
     });
 
     it("refuses the earlier claimant's ack after a reclaim while the new claimant's ack lands", async () => {
-      const q = store().queue(uid('q-fence'), { visibilityTimeoutMs: 200 });
+      const q = store().queue(uid('q-fence'), { leaseMs: 200 });
       const id = await q.enqueue('f');
       const old = (await q.claimOne('w1'))!;
       await untilDbPasses(store(), old.deadline);
@@ -256,7 +256,7 @@ export function queueContract(engine: EngineFixture): void {
     });
 
     it('refuses every handle op after the deadline lapsed, even without a reclaim', async () => {
-      const q = store().queue(uid('q-lapsed'), { visibilityTimeoutMs: 200 });
+      const q = store().queue(uid('q-lapsed'), { leaseMs: 200 });
       const id = await q.enqueue('l');
       const j = (await q.claimOne('w'))!;
       await untilDbPasses(store(), j.deadline);
@@ -281,13 +281,13 @@ export function queueContract(engine: EngineFixture): void {
       const rivalDelays = [0, 20, 45, 80];
       for (let round = 0; round < ackDelays.length * rivalDelays.length; round++) {
         const id = await q.enqueue(round);
-        const j = (await q.claimOne('w1', { visibilityTimeoutMs: 40 }))!;
+        const j = (await q.claimOne('w1', { leaseMs: 40 }))!;
         const claimedAt = Date.now();
         const stopAt = claimedAt + 250;
         const reclaim = (async () => {
           await pause(rivalDelays[Math.floor(round / ackDelays.length)]!);
           while (Date.now() < stopAt) {
-            const got = await rival.claimOne('w2', { visibilityTimeoutMs: 60_000 });
+            const got = await rival.claimOne('w2', { leaseMs: 60_000 });
             if (got) return got;
           }
           return null;
@@ -315,7 +315,7 @@ export function queueContract(engine: EngineFixture): void {
     });
 
     it('heartbeat sets the deadline to now + extend (absolute, not additive)', async () => {
-      const q = store().queue(uid('q-hb'), { visibilityTimeoutMs: 60_000 });
+      const q = store().queue(uid('q-hb'), { leaseMs: 60_000 });
       const id = await q.enqueue('h');
       const j = (await q.claimOne('w'))!;
       const original = j.deadline;
@@ -335,7 +335,7 @@ export function queueContract(engine: EngineFixture): void {
     });
 
     it('a heartbeat can shorten a deadline (it replaces, never adds)', async () => {
-      const q = store().queue(uid('q-hb-short'), { visibilityTimeoutMs: 60_000 });
+      const q = store().queue(uid('q-hb-short'), { leaseMs: 60_000 });
       const id = await q.enqueue('h');
       const j = (await q.claimOne('w'))!;
       const original = j.deadline;
@@ -349,7 +349,7 @@ export function queueContract(engine: EngineFixture): void {
     });
 
     it('a late heartbeat is refused and leaves the row as it was', async () => {
-      const q = store().queue(uid('q-hb-late'), { visibilityTimeoutMs: 200 });
+      const q = store().queue(uid('q-hb-late'), { leaseMs: 200 });
       const id = await q.enqueue('h');
       const j = (await q.claimOne('w'))!;
       await untilDbPasses(store(), j.deadline);
@@ -462,7 +462,7 @@ export function queueContract(engine: EngineFixture): void {
     });
 
     it("a claimable row whose attempts are exhausted goes dead with 'max attempts exceeded'", async () => {
-      const q = store().queue(uid('q-maxed'), { maxAttempts: 1, visibilityTimeoutMs: 200 });
+      const q = store().queue(uid('q-maxed'), { maxAttempts: 1, leaseMs: 200 });
       const id = await q.enqueue('m');
       const j = (await q.claimOne('w'))!;
       await untilDbPasses(store(), j.deadline);
@@ -474,7 +474,7 @@ export function queueContract(engine: EngineFixture): void {
     });
 
     it('an exhausted row does not take the place of a claimable one in a batch', async () => {
-      const q = store().queue(uid('q-maxed-batch'), { maxAttempts: 1, visibilityTimeoutMs: 200 });
+      const q = store().queue(uid('q-maxed-batch'), { maxAttempts: 1, leaseMs: 200 });
       await q.enqueue('first', { priority: 9 });
       const j = (await q.claimOne('w'))!;
       await untilDbPasses(store(), j.deadline);
@@ -561,10 +561,8 @@ export function queueContract(engine: EngineFixture): void {
         deadLetterRetentionMs: 99_999,
         resultRetentionMs: 604_800_000,
       });
-      // The lease under both names until 0.4 (visibilityTimeoutMs is deprecated, docs/vocabulary.md).
       expect(q.opts).toEqual({
         leaseMs: 12_345,
-        visibilityTimeoutMs: 12_345,
         maxAttempts: 7,
         backoffBaseMs: 777,
         deadLetterRetentionMs: 99_999,
@@ -616,10 +614,10 @@ export function queueContract(engine: EngineFixture): void {
     });
 
     it('per-job options override the queue options for that job only', async () => {
-      const q = store().queue(uid('q-override'), { visibilityTimeoutMs: 10_000, maxAttempts: 2 });
+      const q = store().queue(uid('q-override'), { leaseMs: 10_000, maxAttempts: 2 });
       const id = await q.enqueue('o', {
         maxAttempts: 9,
-        visibilityTimeoutMs: 4_000,
+        leaseMs: 4_000,
         backoffBaseMs: 10,
         expiresInMs: 600_000,
       });
@@ -633,9 +631,9 @@ export function queueContract(engine: EngineFixture): void {
 
     it('stamps at enqueue: a later handle with other options does not change existing jobs', async () => {
       const name = uid('q-stamp-fixed');
-      const q1 = store().queue(name, { maxAttempts: 4, visibilityTimeoutMs: 200 });
+      const q1 = store().queue(name, { maxAttempts: 4, leaseMs: 200 });
       const id = await q1.enqueue('s');
-      const q2 = env.other.queue(name, { maxAttempts: 8, visibilityTimeoutMs: 60_000 });
+      const q2 = env.other.queue(name, { maxAttempts: 8, leaseMs: 60_000 });
       const j = (await q2.claimOne('w'))!;
       expect(j.maxAttempts).toBe(4);
       const t1 = await store().now();
@@ -681,7 +679,7 @@ export function queueContract(engine: EngineFixture): void {
     });
 
     it('stats stay exact through every state change, rollbacks and many small transactions', async () => {
-      const q = store().queue(uid('q-stats-all'), { maxAttempts: 2, visibilityTimeoutMs: 600_000 });
+      const q = store().queue(uid('q-stats-all'), { maxAttempts: 2, leaseMs: 600_000 });
       const expectStats = async (want: {
         pending: number;
         processing: number;
@@ -771,7 +769,7 @@ export function queueContract(engine: EngineFixture): void {
 
   describe('expiry and retention sweep', () => {
     it('sweepExpired moves expired pending and processing rows to dead, and leaves others', async () => {
-      const q = store().queue(uid('q-sweep'), { visibilityTimeoutMs: 600_000 });
+      const q = store().queue(uid('q-sweep'), { leaseMs: 600_000 });
       const processingId = await q.enqueue('processing', { expiresInMs: 300, priority: 1 });
       expect((await q.claimOne('w'))!.id).toBe(processingId);
       const pendingId = await q.enqueue('pending', { expiresInMs: 300, delayMs: 600_000 });
@@ -857,7 +855,7 @@ export function queueContract(engine: EngineFixture): void {
     it('refuses bad numbers with RangeError', async () => {
       const name = uid('q-range');
       const q = store().queue(name);
-      await expectError(() => store().queue(uid('q-bad'), { visibilityTimeoutMs: 0 }), RangeError);
+      await expectError(() => store().queue(uid('q-bad'), { leaseMs: 0 }), RangeError);
       await expectError(() => store().queue(uid('q-bad'), { maxAttempts: 0 }), RangeError);
       await expectError(() => store().queue(uid('q-bad'), { backoffBaseMs: -1 }), RangeError);
       await expectError(() => q.enqueue(1, { delayMs: -1 }), RangeError);
@@ -867,7 +865,7 @@ export function queueContract(engine: EngineFixture): void {
       await expectError(() => q.enqueue(1, { expiresInMs: 0 }), RangeError);
       await expectError(() => q.claimBatch(0, 'w'), RangeError);
       await expectError(() => q.claimBatch(1.5, 'w'), RangeError);
-      await expectError(() => q.claimOne('w', { visibilityTimeoutMs: -5 }), RangeError);
+      await expectError(() => q.claimOne('w', { leaseMs: -5 }), RangeError);
       expect(await q.stats()).toMatchObject({ pending: 0 });
       await q.enqueue('ok');
       const j = (await q.claimOne('w'))!;

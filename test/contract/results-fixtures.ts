@@ -28,7 +28,7 @@ export const quiet: StoreLogger = { log: () => undefined, warn: () => undefined,
 export function claimSoon(q: Queue, workerId = 'w', visibilityTimeoutMs?: number): Promise<Job> {
   return waitFor(
     `a claimable job on ${q.name}`,
-    () => q.claimOne(workerId, visibilityTimeoutMs === undefined ? undefined : { visibilityTimeoutMs }),
+    () => q.claimOne(workerId, visibilityTimeoutMs === undefined ? undefined : { leaseMs: visibilityTimeoutMs }),
     10_000,
     10,
   );

@@ -75,7 +75,7 @@ for (const engine of contractEngines()) {
 
     it('4 worker processes, one SIGKILLed mid-run: cancelled handlers abort and never run again, no committed result is lost', async () => {
       const name = 'probe';
-      const q = store.queue(name, { visibilityTimeoutMs: 4000 });
+      const q = store.queue(name, { leaseMs: 4000 });
       const slow = await q.enqueueMany(
         Array.from({ length: 8 }, (_, i) => ({ n: i, slow: true })),
         { priority: 10 },

@@ -130,7 +130,7 @@ export function schedulerContract(engine: EngineFixture): void {
     it('fires every boundary into the named queue with the schedule options stamped', async () => {
       const name = uid('sched-fire');
       const queue = uid('q-fire');
-      store().queue(queue, { visibilityTimeoutMs: 4_321 });
+      store().queue(queue, { leaseMs: 4_321 });
       const startAt = await store().now();
       await store().schedule(
         name,

@@ -40,7 +40,7 @@ export async function dashboardApp(
   controllers: Type[] = [],
 ): Promise<{ app: INestApplication; store: Store }> {
   const moduleRef = await Test.createTestingModule({
-    imports: [AlkstoreModule.forRoot(db.moduleOptions({ workers: false })), AlkstoreDashboardModule.forRoot(options)],
+    imports: [AlkstoreModule.forRoot(db.moduleOptions({ workers: 'off' })), AlkstoreDashboardModule.forRoot(options)],
     controllers,
   }).compile();
   const app = await httpApp(moduleRef, adapter, { logger: ['error', 'warn'], ...appOptions }, (a) => {

@@ -152,7 +152,7 @@ for (const engine of nestEngines())
         const q = store.queue(queue);
         await q.enqueueMany([1, 2, 3]);
         const live = await q.claimBatch(2, 'web-1:4242:abcdef');
-        const stalled = await q.claimBatch(1, `bad-${XSS}`, { visibilityTimeoutMs: 1 });
+        const stalled = await q.claimBatch(1, `bad-${XSS}`, { leaseMs: 1 });
         expect(live.length + stalled.length).toBe(3);
         const page = await waitFor('the stalled lease to lapse', async () => {
           const res = await get(`${BASE}/workers`).expect(200);

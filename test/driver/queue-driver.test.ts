@@ -21,7 +21,7 @@ function queueDriverSuite(engine: EngineFixture): void {
   /** A fresh queue of the store and its driver. */
   const fresh = (prefix: string): { q: Queue; d: QueueDriver } => {
     n += 1;
-    const q = store.queue(`drv-${prefix}-${n}`, { visibilityTimeoutMs: 30_000, backoffBaseMs: 250 });
+    const q = store.queue(`drv-${prefix}-${n}`, { leaseMs: 30_000, backoffBaseMs: 250 });
     const d = queueDriverOf(q);
     if (d === null) throw new Error('the store handed out a queue handle without a driver');
     return { q, d };

@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { InvalidOption } from '../../lib/contract/errors.js';
 import type { StoreLogger } from '../../lib/contract/types.js';
 import { openStore } from '../../lib/open-store.js';
-import { contractEngines, waitFor, type EngineFixture } from '../helpers/engines.js';
+import { contractEngines, type EngineFixture } from '../helpers/engines.js';
 
 /** The store options declared once (lib/engines/shared/options.ts), on both engines. */
 function keepingLogger(): StoreLogger & { warnings: string[] } {
@@ -21,44 +21,18 @@ async function urlOf(engine: EngineFixture): Promise<{ url: string; schema?: str
 
 for (const engine of contractEngines()) {
   describe(`store options [${engine.name}]`, () => {
-    it('wakeFallbackMs is taken without a warning; the deprecated pollIntervalMs still works and warns once, naming the new name', async () => {
+    it('wakeFallbackMs is taken without a warning; the 0.2 name pollIntervalMs is InvalidOption naming it, before any I/O', async () => {
       const db = await urlOf(engine);
       const fresh = keepingLogger();
-      const old = keepingLogger();
-      const a = await openStore({ url: db.url, schema: db.schema, wakeFallbackMs: 20, logger: fresh });
-      const b = await openStore({ url: db.url, schema: db.schema, pollIntervalMs: 20, logger: old });
       try {
-        expect(fresh.warnings.filter((w) => w.includes('pollIntervalMs'))).toEqual([]);
-        expect(old.warnings.filter((w) => w.includes('pollIntervalMs'))).toHaveLength(1);
-        expect(old.warnings.find((w) => w.includes('pollIntervalMs'))).toContain('wakeFallbackMs');
-        // The store opened with the old name still receives another store's commits.
-        const wakes = b.listen('opt-ch');
-        await a.notify('opt-ch');
-        expect(await waitFor('the wake', () => wakes.recv(AbortSignal.timeout(10_000)))).toEqual({ channel: 'opt-ch' });
-        wakes.close();
-      } finally {
+        const a = await openStore({ url: db.url, schema: db.schema, wakeFallbackMs: 20, logger: fresh });
         await a.close();
-        await b.close();
-        await db.destroy();
-      }
-    });
-
-    it('the old and the new name together must agree: otherwise InvalidOption naming both, before any I/O', async () => {
-      const db = await urlOf(engine);
-      try {
-        const err = await openStore({ url: db.url, schema: db.schema, wakeFallbackMs: 20, pollIntervalMs: 30 }).catch(
-          (e: unknown) => e,
-        );
+        expect(fresh.warnings.filter((w) => w.includes('wakeFallbackMs'))).toEqual([]);
+        const old = { url: db.url, schema: db.schema, pollIntervalMs: 20 } as Parameters<typeof openStore>[0];
+        const err = await openStore(old).catch((e: unknown) => e);
         expect(err).toBeInstanceOf(InvalidOption);
-        expect((err as Error).message).toMatch(/pollIntervalMs.*wakeFallbackMs/);
-        const same = await openStore({
-          url: db.url,
-          schema: db.schema,
-          wakeFallbackMs: 20,
-          pollIntervalMs: 20,
-          logger: keepingLogger(),
-        });
-        await same.close();
+        expect((err as InvalidOption).field).toBe('pollIntervalMs');
+        expect((err as Error).message).toMatch(/renamed.*wakeFallbackMs/);
       } finally {
         await db.destroy();
       }

@@ -150,8 +150,8 @@ describeBoth('cross-engine equivalence (sqlite and postgres)', () => {
           const id = await q.enqueue({ attempts });
           // Earlier attempts are consumed by claims whose short lease lapses (a reclaim consumes an attempt).
           for (let i = 1; i < attempts; i++) {
-            if (i === 1) expect(await q.claimOne('w', { visibilityTimeoutMs: 30 })).not.toBeNull();
-            else await waitFor('the short lease to lapse', () => q.claimOne('w', { visibilityTimeoutMs: 30 }));
+            if (i === 1) expect(await q.claimOne('w', { leaseMs: 30 })).not.toBeNull();
+            else await waitFor('the short lease to lapse', () => q.claimOne('w', { leaseMs: 30 }));
           }
           const job =
             attempts === 1 ? (await q.claimOne('w'))! : await waitFor('the last lease to lapse', () => q.claimOne('w'));
@@ -198,7 +198,7 @@ describeBoth('cross-engine equivalence (sqlite and postgres)', () => {
       const r = await onBoth(async (store) => {
         const now = await store.now();
         const q = store.queue('equiv-stamp', {
-          visibilityTimeoutMs: 12_345,
+          leaseMs: 12_345,
           maxAttempts: 7,
           backoffBaseMs: 250,
           deadLetterRetentionMs: 86_400_000,
@@ -206,7 +206,7 @@ describeBoth('cross-engine equivalence (sqlite and postgres)', () => {
         const plain = await q.enqueue({ a: 1 });
         const tuned = await q.enqueue(
           { b: [1, 'two'] },
-          { priority: 9, maxAttempts: 2, delayMs: 60_000, expiresInMs: 120_000, visibilityTimeoutMs: 999 },
+          { priority: 9, maxAttempts: 2, delayMs: 60_000, expiresInMs: 120_000, leaseMs: 999 },
         );
         const defaults = await store.queue('equiv-stamp-defaults').enqueue('d');
         const viaTx = await store.withTx((tx) => tx.enqueue('equiv-stamp', { tx: true }, { priority: -1 }));
@@ -243,7 +243,7 @@ describeBoth('cross-engine equivalence (sqlite and postgres)', () => {
         await q.enqueueMany(['p0-a', 'p0-b']);
         await q.enqueue('p5', { priority: 5 });
         await q.enqueue('p-1', { priority: -1 });
-        const order = (await q.claimBatch(10, 'w', { visibilityTimeoutMs: 30 })).map((j) => j.payload);
+        const order = (await q.claimBatch(10, 'w', { leaseMs: 30 })).map((j) => j.payload);
         // The leases lapse; the next claim finds every row exhausted and buries it instead of handing it out.
         const dead = await waitFor('the exhausted rows to go dead', async () => {
           expect(await q.claimOne('w')).toBeNull();

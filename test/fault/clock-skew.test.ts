@@ -94,7 +94,7 @@ for (const engine of contractEngines()) {
 
     it('workers whose clocks are 10 minutes ahead and 10 minutes behind drain a queue with leases shorter than their handlers; no job runs twice', async () => {
       const queue = 'skewed';
-      const q = store.queue(queue, { visibilityTimeoutMs: LEASE_MS, maxAttempts: 10 });
+      const q = store.queue(queue, { leaseMs: LEASE_MS, maxAttempts: 10 });
       const workers = [
         spawnWorker(engine, db, queue, TEN_MINUTES, 'ahead'),
         spawnWorker(engine, db, queue, -TEN_MINUTES, 'behind'),

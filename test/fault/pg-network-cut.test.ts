@@ -39,7 +39,7 @@ describeCluster(clusterUnavailable(), 'fault: a network cut between the store an
     killer = new pg.Client({ connectionString: c.url });
     killer.on('error', () => undefined);
     await killer.connect();
-    const q = store.queue('cut', { visibilityTimeoutMs: 3_000 });
+    const q = store.queue('cut', { leaseMs: 3_000 });
 
     const cuts: number[] = [];
     // seq → ids its enqueue returned (a retried enqueue whose first try committed unseen adds one).

@@ -33,7 +33,7 @@ describeCluster(clusterUnavailable(), 'fault: a PostgreSQL server restart mid-dr
     const other = await openPostgresStore({ connectionString: c.url, schema, logger: new MemoryLogger() });
     stores.push(other);
     // A short lease, so a job whose ack was lost in the crash comes back within the test.
-    const q = store.queue('drain', { visibilityTimeoutMs: 3_000 });
+    const q = store.queue('drain', { leaseMs: 3_000 });
     const ids: number[] = [];
     for (let i = 0; i < JOBS; i += 500)
       ids.push(...(await q.enqueueMany(Array.from({ length: 500 }, (_, j) => ({ n: i + j })))));

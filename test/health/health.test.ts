@@ -39,7 +39,7 @@ async function healthApp(
 ): Promise<INestApplication> {
   @Module({
     imports: [
-      AlkstoreModule.forRoot({ workers: false, ...options }),
+      AlkstoreModule.forRoot({ workers: 'off', ...options }),
       TerminusModule.forRoot({ logger: false }),
       AlkstoreHealthModule,
     ],

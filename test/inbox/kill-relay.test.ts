@@ -97,7 +97,7 @@ async function kill(relay: Relay): Promise<void> {
 }
 
 async function businessRows(store: Store, queue: string): Promise<string[]> {
-  const jobs = await store.queue(queue).claimBatch(10_000, 'check', { visibilityTimeoutMs: 600_000 });
+  const jobs = await store.queue(queue).claimBatch(10_000, 'check', { leaseMs: 600_000 });
   return jobs.map((j) => (j.payload as { messageId: string }).messageId);
 }
 

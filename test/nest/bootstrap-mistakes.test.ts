@@ -64,9 +64,9 @@ class TypeOnlyStore {
 
 describe('Nest bootstrap mistakes are named at startup', () => {
   it('a second forRoot in one application is refused, naming forRoot and forFeature', async () => {
-    @Module({ imports: [AlkstoreModule.forRoot({ url: url(), workers: false })] })
+    @Module({ imports: [AlkstoreModule.forRoot({ url: url(), workers: 'off' })] })
     class FeatureWithItsOwnRoot {}
-    @Module({ imports: [AlkstoreModule.forRoot({ url: url(), workers: false }), FeatureWithItsOwnRoot] })
+    @Module({ imports: [AlkstoreModule.forRoot({ url: url(), workers: 'off' }), FeatureWithItsOwnRoot] })
     class App {}
     const err = await boot(App);
     expect(err).toMatchObject({ code: 'INVALID_OPTION' });
@@ -75,7 +75,7 @@ describe('Nest bootstrap mistakes are named at startup', () => {
   });
 
   it('one forRoot, imported by several modules, boots', async () => {
-    const root = AlkstoreModule.forRoot({ url: url(), workers: false });
+    const root = AlkstoreModule.forRoot({ url: url(), workers: 'off' });
     @Module({ imports: [root] })
     class Feature {}
     @Module({ imports: [root, Feature] })
@@ -103,7 +103,7 @@ describe('Nest bootstrap mistakes are named at startup', () => {
   });
 
   it('@InjectQueue of a queue nothing declares is an error naming class, parameter and `queues: [...]`', async () => {
-    @Module({ imports: [AlkstoreModule.forRoot({ url: url(), workers: false })], providers: [InjectsAudit] })
+    @Module({ imports: [AlkstoreModule.forRoot({ url: url(), workers: 'off' })], providers: [InjectsAudit] })
     class App {}
     const err = await boot(App);
     expect(err).toMatchObject({ code: 'INVALID_OPTION' });
@@ -112,7 +112,7 @@ describe('Nest bootstrap mistakes are named at startup', () => {
   });
 
   it('@InjectOutbox of an outbox nothing declares names `outboxes: [...]`', async () => {
-    @Module({ imports: [AlkstoreModule.forRoot({ url: url(), workers: false })], providers: [InjectsUndeclaredOutbox] })
+    @Module({ imports: [AlkstoreModule.forRoot({ url: url(), workers: 'off' })], providers: [InjectsUndeclaredOutbox] })
     class App {}
     expect((await boot(App)) as Error).toMatchObject({
       message: expect.stringContaining('add `outboxes: ["ledger"]`'),
@@ -121,20 +121,20 @@ describe('Nest bootstrap mistakes are named at startup', () => {
 
   it('listing the queue in forRoot (or forFeature) makes the same injection boot', async () => {
     @Module({
-      imports: [AlkstoreModule.forRoot({ url: url(), workers: false, queues: ['audit'] })],
+      imports: [AlkstoreModule.forRoot({ url: url(), workers: 'off', queues: ['audit'] })],
       providers: [InjectsAudit],
     })
     class Listed {}
     expect(await boot(Listed)).toBeNull();
     @Module({ imports: [AlkstoreModule.forFeature({ queues: ['audit'] })], providers: [InjectsAudit] })
     class Feature {}
-    @Module({ imports: [AlkstoreModule.forRoot({ url: url(), workers: false }), Feature] })
+    @Module({ imports: [AlkstoreModule.forRoot({ url: url(), workers: 'off' }), Feature] })
     class WithFeature {}
     expect(await boot(WithFeature)).toBeNull();
   });
 
   it('a Store parameter typed by `import type` is an error that says to import Store from alkstore/nest', async () => {
-    @Module({ imports: [AlkstoreModule.forRoot({ url: url(), workers: false })], providers: [TypeOnlyStore] })
+    @Module({ imports: [AlkstoreModule.forRoot({ url: url(), workers: 'off' })], providers: [TypeOnlyStore] })
     class App {}
     const err = await boot(App);
     expect(err).toMatchObject({ code: 'INVALID_OPTION' });

@@ -146,7 +146,7 @@ for (const engine of nestEngines()) {
     beforeAll(async () => {
       db = await engine.create();
       admin = await Test.createTestingModule({
-        imports: [AlkstoreModule.forRoot(db.moduleOptions({ workers: false }))],
+        imports: [AlkstoreModule.forRoot(db.moduleOptions({ workers: 'off' }))],
       }).compile();
       await admin.init();
       store = admin.get(Store);

@@ -187,11 +187,11 @@ describe('AlkstoreModule options', () => {
     await expect(Test.createTestingModule({ imports: [AlkstoreModule.forRoot({})] }).compile()).rejects.toThrow(/url/);
   });
 
-  it('with workers: false, starts no handler and still provides the store', async () => {
+  it("with workers: 'off', starts no handler and still provides the store", async () => {
     const db = await nestSqlite.create();
     try {
       const moduleRef = await Test.createTestingModule({
-        imports: [AlkstoreModule.forRoot(db.moduleOptions({ workers: false }))],
+        imports: [AlkstoreModule.forRoot(db.moduleOptions({ workers: 'off' }))],
       }).compile();
       await moduleRef.init();
       expect(moduleRef.get(Store).engine).toBe('sqlite');

@@ -35,7 +35,7 @@ function worker(queue: Queue, handler: (job: Job) => Promise<void>, logger: Memo
     name: 'prefetch worker',
     concurrency: extra.concurrency,
     prefetch: extra.prefetch,
-    visibilityTimeoutMs: extra.visibilityTimeoutMs,
+    leaseMs: extra.visibilityTimeoutMs,
     idlePollIntervalMs: 200,
     drainTimeoutMs: extra.drainTimeoutMs ?? 10_000,
     workerId: 'prefetch-worker',

@@ -32,7 +32,7 @@ for (const engine of nestEngines()) {
       // Written before the application starts, by another process say: a job that expires before it is
       // ever due, and a dead letter kept for 1 ms.
       const seed = await Test.createTestingModule({
-        imports: [AlkstoreModule.forRoot(db.moduleOptions({ workers: false, logger }))],
+        imports: [AlkstoreModule.forRoot(db.moduleOptions({ workers: 'off', logger }))],
       }).compile();
       await seed.init();
       const seedStore = seed.get(Store);
@@ -81,7 +81,7 @@ for (const engine of nestEngines()) {
     it('refuses a bad retention period at boot, naming the field', async () => {
       await expect(
         Test.createTestingModule({
-          imports: [AlkstoreModule.forRoot(db.moduleOptions({ workers: false, retention: { inboxRetentionMs: -1 } }))],
+          imports: [AlkstoreModule.forRoot(db.moduleOptions({ workers: 'off', retention: { inboxRetentionMs: -1 } }))],
         }).compile(),
       ).rejects.toThrow(/retention\.inboxRetentionMs/);
     });

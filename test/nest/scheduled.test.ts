@@ -43,9 +43,9 @@ describePg('@Scheduled across two application instances on one PostgreSQL databa
 
   it('runs the method once per boundary, never twice', async () => {
     runs.length = 0;
-    // An API-only instance (workers: false) registers the schedule first and checks the outcome last.
+    // An API-only instance (workers: 'off') registers the schedule first and checks the outcome last.
     const admin = await Test.createTestingModule({
-      imports: [AlkstoreModule.forRoot(db.moduleOptions({ workers: false }))],
+      imports: [AlkstoreModule.forRoot(db.moduleOptions({ workers: 'off' }))],
     }).compile();
     await admin.init();
     try {

@@ -16,7 +16,7 @@ for (const engine of contractEngines()) {
       const outbox = 'lapsed';
       const q = store.outbox(outbox).queue;
       const id = await store.outboxEnqueue(outbox, { n: 1 });
-      const [stale] = await q.claimBatch(1, 'stale-worker', { visibilityTimeoutMs: 300 });
+      const [stale] = await q.claimBatch(1, 'stale-worker', { leaseMs: 300 });
       expect(stale!.id).toBe(id);
       // Lapsed, not yet reclaimed: only the deadline in the fence refuses these.
       await waitFor('the database clock to pass the stale deadline', async () => (await store.now()) > stale!.deadline);

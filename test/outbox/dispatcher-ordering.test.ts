@@ -60,7 +60,7 @@ for (const engine of contractEngines()) {
         await store.outboxEnqueue(outbox, { key: 'free', n }, { orderingKey: 'free' });
       }
       // The "crashed" worker claims one head of each key with a short lease and never finishes.
-      const crashed = await q.claimBatch(10, 'crashed', { visibilityTimeoutMs: 1_500 });
+      const crashed = await q.claimBatch(10, 'crashed', { leaseMs: 1_500 });
       expect(crashed.map((j) => j.payload)).toEqual([
         { key: 'stuck', n: 0 },
         { key: 'free', n: 0 },

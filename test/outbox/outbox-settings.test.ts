@@ -1,6 +1,6 @@
-import { afterAll, describe, expect, it, jest } from '@jest/globals';
+import { describe, expect, it } from '@jest/globals';
 import { AlkstoreError, InvalidOption } from '../../lib/contract/errors.js';
-import { DEFAULT_OUTBOX_SETTINGS, OutboxSettings } from '../../lib/outbox/index.js';
+import { DEFAULT_OUTBOX_SETTINGS, OutboxSettings, type OutboxSettingsInput } from '../../lib/outbox/index.js';
 
 function invalid(fn: () => unknown): InvalidOption {
   try {
@@ -193,54 +193,26 @@ describe('OutboxSettings.fromEnv', () => {
   });
 });
 
-describe('OutboxSettings: the names of 0.2 (deprecated until 0.4)', () => {
-  const warnings: string[] = [];
-  const spy = jest.spyOn(process, 'emitWarning').mockImplementation((w: string | Error) => {
-    warnings.push(String(w));
-  });
-  afterAll(() => spy.mockRestore());
-
-  it('batchSize, maxInFlight and pollIntervalMs still set claimSize, concurrency and busyPollIntervalMs, and are read back', () => {
-    const s = OutboxSettings.create({ batchSize: 5, maxInFlight: 7, pollIntervalMs: 30 });
-    expect([s.claimSize, s.concurrency, s.busyPollIntervalMs]).toEqual([5, 7, 30]);
-    expect([s.batchSize, s.maxInFlight, s.pollIntervalMs]).toEqual([5, 7, 30]);
-    expect(s.toJSON()).not.toHaveProperty('batchSize');
-  });
-
-  it('warns once per old name and process, naming the new one', () => {
-    OutboxSettings.create({ batchSize: 5 });
-    OutboxSettings.create({ batchSize: 6 });
-    const about = warnings.filter((w) => w.includes('option batchSize'));
-    expect(about).toHaveLength(1);
-    expect(about[0]).toContain('use claimSize');
-    expect(warnings.some((w) => w.includes('maxInFlight') && w.includes('concurrency'))).toBe(true);
+describe('OutboxSettings: the names of 0.2 are refused, naming the new ones', () => {
+  it('batchSize, maxInFlight and pollIntervalMs are InvalidOption naming claimSize, concurrency and busyPollIntervalMs', () => {
+    const cases: [string, string][] = [
+      ['batchSize', 'claimSize'],
+      ['maxInFlight', 'concurrency'],
+      ['pollIntervalMs', 'busyPollIntervalMs'],
+    ];
+    for (const [old, next] of cases) {
+      const err = invalid(() => OutboxSettings.create({ [old]: 5 } as OutboxSettingsInput));
+      expect({ field: err.field, names: err.message.includes(next) }).toEqual({ field: old, names: true });
+    }
+    expect(OutboxSettings.create({ claimSize: 5 })).not.toHaveProperty('batchSize');
   });
 
-  it('both names with different values is an InvalidOption naming both; the same value is accepted', () => {
-    const err = invalid(() => OutboxSettings.create({ batchSize: 5, claimSize: 6 }));
-    expect(err.field).toBe('claimSize');
-    expect(err.message).toContain('batchSize');
-    expect(OutboxSettings.create({ maxInFlight: 9, concurrency: 9 }).concurrency).toBe(9);
-  });
-
-  it('a bad value under the old name is named by the old name', () => {
-    expect(invalid(() => OutboxSettings.create({ batchSize: 0 })).field).toBe('batchSize');
-    expect(
-      invalid(() => OutboxSettings.create({ pollIntervalMs: 2_000, idlePollIntervalMs: 1_000 })).message,
-    ).toContain('pollIntervalMs');
-  });
-
-  it('fromEnv reads the old variables with one warning, and refuses an old and a new one together, naming both', () => {
-    const s = OutboxSettings.fromEnv('OLD_', {
-      OLD_BATCH_SIZE: '4',
-      OLD_MAX_IN_FLIGHT: '8',
-      OLD_POLL_INTERVAL_MS: '40',
-    });
-    expect([s.claimSize, s.concurrency, s.busyPollIntervalMs]).toEqual([4, 8, 40]);
-    expect(warnings.some((w) => w.includes('OLD_BATCH_SIZE') && w.includes('OLD_CLAIM_SIZE'))).toBe(true);
-    const both = invalid(() => OutboxSettings.fromEnv('OLD_', { OLD_BATCH_SIZE: '4', OLD_CLAIM_SIZE: '5' }));
-    expect(both.field).toBe('OLD_CLAIM_SIZE');
-    expect(both.message).toContain('OLD_BATCH_SIZE');
-    expect(invalid(() => OutboxSettings.fromEnv('OLD_', { OLD_BATCH_SIZE: '0' })).field).toBe('OLD_BATCH_SIZE');
+  it('fromEnv refuses the old variables, naming the new one', () => {
+    const err = invalid(() => OutboxSettings.fromEnv('OLD_', { OLD_BATCH_SIZE: '4' }));
+    expect(err.field).toBe('OLD_BATCH_SIZE');
+    expect(err.message).toContain('OLD_CLAIM_SIZE');
+    expect(invalid(() => OutboxSettings.fromEnv('OLD_', { OLD_MAX_IN_FLIGHT: '8' })).message).toContain(
+      'OLD_CONCURRENCY',
+    );
   });
 });

@@ -44,7 +44,7 @@ describePg('postgres joinTransaction(caller pg client): enqueue and publish func
   it('stamps a job exactly like queue.enqueue does (options, clock, defaults of the registered queue)', async () => {
     store.queue('fn-q', {
       maxAttempts: 7,
-      visibilityTimeoutMs: 4_000,
+      leaseMs: 4_000,
       backoffBaseMs: 50,
       deadLetterRetentionMs: 9_000,
     });

@@ -89,7 +89,7 @@ describePg('postgres migration 7 (inline counter deltas)', () => {
         c.query(`SELECT tgname FROM pg_trigger WHERE tgrelid = '${s}.jobs'::regclass AND NOT tgisinternal`),
       );
       expect(triggers.rows).toEqual([]);
-      const q: Queue = store.queue('up', { maxAttempts: 2, visibilityTimeoutMs: 600_000 });
+      const q: Queue = store.queue('up', { maxAttempts: 2, leaseMs: 600_000 });
       const check = async (step: string): Promise<void> => {
         const st = await q.stats();
         expect({

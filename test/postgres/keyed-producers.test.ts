@@ -256,7 +256,7 @@ describePg('postgres keyed producers beside alkstore workers', () => {
     const q = store.queue('beside-claim', { maxAttempts: 1 });
     await q.enqueue({ key: 'A' }, { orderingKey: 'A' });
     await q.enqueue({ key: 'B' }, { orderingKey: 'B' });
-    const [a, b] = await q.claimBatch(10, 'crashed', { visibilityTimeoutMs: 200 });
+    const [a, b] = await q.claimBatch(10, 'crashed', { leaseMs: 200 });
     await waitFor(
       'both leases lapsed',
       async () => (await store.now()) > Math.max(a!.deadline, b!.deadline),

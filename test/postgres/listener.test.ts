@@ -218,7 +218,7 @@ describe('postgres store options', () => {
   it('needs exactly one of connectionString and pool', async () => {
     await expect(openPostgresStore({})).rejects.toMatchObject({ code: 'INVALID_OPTION' });
     await expect(openPostgresStore({ connectionString: PG_URL, poolSize: 0 })).rejects.toBeInstanceOf(RangeError);
-    await expect(openPostgresStore({ connectionString: PG_URL, pollIntervalMs: -1 })).rejects.toBeInstanceOf(
+    await expect(openPostgresStore({ connectionString: PG_URL, wakeFallbackMs: -1 })).rejects.toBeInstanceOf(
       RangeError,
     );
   });

@@ -1,5 +1,5 @@
 // docs/transactions.md's table of `open` functions is the adapters entry point: every `open…` that
-// alkstore/adapters exports has a row and every row names one, each is a real function refusing what is
+// nestjs-alkstore exports has a row and every row names one, each is a real function refusing what is
 // not its ORM's, and each is used in a ts block of the page, which the snippets test compiles.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from '@jest/globals';
@@ -21,7 +21,7 @@ function opensInTable(): string[] {
 describe(PAGE, () => {
   const opens = opensInTable();
 
-  it('has one row per open of alkstore/adapters, and no other', () => {
+  it('has one row per open of nestjs-alkstore, and no other', () => {
     const exported = Object.keys(adapters).filter((name) => /^open[A-Z]/.test(name));
     expect([...opens].sort()).toEqual(exported.sort());
     expect(opens.length).toBeGreaterThanOrEqual(6);

@@ -153,7 +153,7 @@ describe('sqlite engine: file, options and lifecycle', () => {
     full.close();
     await expect(openSqliteStore({ path: db.location, synchronous: 'off' as 'full' })).rejects.toThrow(InvalidOption);
     await expect(openSqliteStore({ path: '' })).rejects.toThrow(InvalidOption);
-    await expect(openSqliteStore({ path: db.location, pollIntervalMs: 0 })).rejects.toThrow(RangeError);
+    await expect(openSqliteStore({ path: db.location, wakeFallbackMs: 0 })).rejects.toThrow(RangeError);
   });
 
   it('creates the missing parent directories of a file path, and names the directory when it cannot', async () => {

@@ -102,7 +102,7 @@ describe('sqlite write path beside application transactions (engine-only)', () =
   it('a lease renewal waiting for a withTx(fn) rolls it back after a quarter of the lease, and lands', async () => {
     const q = store.queue('renew-withTx');
     await q.enqueue('job');
-    const job = (await q.claimOne('w', { visibilityTimeoutMs: 2_000 }))!;
+    const job = (await q.claimOne('w', { leaseMs: 2_000 }))!;
     const tx = await openTx(store);
     await tx.enqueue('renew-withTx', 'rolled back');
     const asked = performance.now();
@@ -119,7 +119,7 @@ describe('sqlite write path beside application transactions (engine-only)', () =
   it('a lease renewal waiting for a joined TypeORM transaction rolls it back whole: no business row, no message, and the renewal lands', async () => {
     const q = store.queue('renew-join');
     await q.enqueue('job');
-    const job = (await q.claimOne('w', { visibilityTimeoutMs: 2_000 }))!;
+    const job = (await q.claimOne('w', { leaseMs: 2_000 }))!;
     let inside!: () => void;
     const entered = new Promise<void>((r) => (inside = r));
     let afterRevoke: unknown = null;

@@ -8,7 +8,7 @@ import {
 } from '../../lib/contract/options.js';
 
 const queueOpts = resolveQueueOpts({
-  visibilityTimeoutMs: 1_000,
+  leaseMs: 1_000,
   maxAttempts: 4,
   backoffBaseMs: 200,
   deadLetterRetentionMs: 5_000,
@@ -79,7 +79,7 @@ describe('queue options and job stamps', () => {
     const opts: JobOpts = {
       priority: -5,
       maxAttempts: 9,
-      visibilityTimeoutMs: 50,
+      leaseMs: 50,
       backoffBaseMs: 0,
       deadLetterRetentionMs: 7,
       expiresInMs: 100,
@@ -115,8 +115,8 @@ describe('queue options and job stamps', () => {
     ['priority NaN', { priority: Number.NaN }],
     ['maxAttempts 0', { maxAttempts: 0 }],
     ['maxAttempts 2.5', { maxAttempts: 2.5 }],
-    ['visibilityTimeoutMs 0', { visibilityTimeoutMs: 0 }],
-    ['visibilityTimeoutMs -1', { visibilityTimeoutMs: -1 }],
+    ['leaseMs 0', { leaseMs: 0 }],
+    ['leaseMs -1', { leaseMs: -1 }],
     ['backoffBaseMs -1', { backoffBaseMs: -1 }],
     ['delayMs -1', { delayMs: -1 }],
     ['delayMs NaN', { delayMs: Number.NaN }],
@@ -137,7 +137,7 @@ describe('queue options and job stamps', () => {
   });
 
   it('refuses bad queue options with a RangeError', () => {
-    expect(() => resolveQueueOpts({ visibilityTimeoutMs: 0 })).toThrow(RangeError);
+    expect(() => resolveQueueOpts({ leaseMs: 0 })).toThrow(RangeError);
     expect(() => resolveQueueOpts({ maxAttempts: 0 })).toThrow(RangeError);
     expect(() => resolveQueueOpts({ backoffBaseMs: Number.NaN })).toThrow(RangeError);
   });

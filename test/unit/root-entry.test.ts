@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import * as root from '../../lib/index.js';
 import * as contract from '../../lib/contract/index.js';
 import * as extend from '../../lib/entry/extend.js';
@@ -57,6 +58,12 @@ const CONTRACT_PUBLIC = [
   'scheduleBoundaryOf',
 ].sort();
 
+function libFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? libFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
+}
+
 describe('the root entry (nestjs-alkstore)', () => {
   it('exports the contract values an application reads; the validation helpers are in /extend only', () => {
     const rootContract = Object.keys(contract)
@@ -73,6 +80,11 @@ describe('the root entry (nestjs-alkstore)', () => {
     expect(existsSync('lib/root-deprecated.ts')).toBe(false);
     for (const k of ['validateName', 'requireInt', 'parseScheduleSpec', 'encodePayload', 'SCHEDULER_LOCK'])
       expect({ k, inRoot: k in root }).toEqual({ k, inRoot: false });
+  });
+
+  it('no 0.2 @deprecated alias is left in lib', () => {
+    const marked = libFiles('lib').filter((f) => readFileSync(f, 'utf8').includes('@deprecated'));
+    expect(marked).toEqual([]);
   });
 
   it('no longer installs anything process-wide: setEnqueueHeadersHook is gone (a store takes enqueueHeaders)', () => {

@@ -149,7 +149,7 @@ for (const engine of contractEngines()) {
           await new Promise((resolve) => setTimeout(resolve, 20));
         },
         new MemoryLogger(),
-        { concurrency: 2, visibilityTimeoutMs: 1_600 },
+        { concurrency: 2, leaseMs: 1_600 },
       );
       w.start();
       try {

@@ -38,7 +38,7 @@ for (const engine of contractEngines()) {
 
     it('a batch worker takes a hand-off as a batch of one, without a claim', async () => {
       const counts = { claims: 0 };
-      const q = store.queue('ho-batch', { visibilityTimeoutMs: 600_000 });
+      const q = store.queue('ho-batch', { leaseMs: 600_000 });
       const calls: number[][] = [];
       const w = new QueueWorker({
         queue: wrapped(q, counts),
@@ -67,7 +67,7 @@ for (const engine of contractEngines()) {
 
     it('a slot cancelled after its job fell back to pending lets the worker claim it at once (the wake came while the slot was held)', async () => {
       const counts = { claims: 0 };
-      const q = store.queue('ho-cancel', { visibilityTimeoutMs: 600_000 });
+      const q = store.queue('ho-cancel', { leaseMs: 600_000 });
       let taker: HandoffTaker | null = null;
       const seen: number[] = [];
       const w = new QueueWorker({

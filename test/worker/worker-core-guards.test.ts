@@ -120,7 +120,7 @@ for (const engine of contractEngines()) {
 
     for (const bad of [Number.NaN, -5, Number.POSITIVE_INFINITY]) {
       it(`decide returning delayMs ${bad} is refused before the write: the job is retried at once with the queue's backoff and its error recorded`, async () => {
-        const q = store.queue(`guard-decide-${String(bad)}`, { backoffBaseMs: 60_000, visibilityTimeoutMs: 600_000 });
+        const q = store.queue(`guard-decide-${String(bad)}`, { backoffBaseMs: 60_000, leaseMs: 600_000 });
         const logger = new MemoryLogger();
         const core = new WorkerCore(
           coreOptions(q, logger, {

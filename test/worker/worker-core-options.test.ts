@@ -223,7 +223,7 @@ describe('the hosts always pass the core checks', () => {
       logger: new MemoryLogger(),
     };
     expectInvalidOption(
-      thrown(() => new QueueWorker({ ...opts, visibilityTimeoutMs: 0 })),
+      thrown(() => new QueueWorker({ ...opts, leaseMs: 0 })),
       'visibilityTimeoutMs of Mailer.send',
       ['[1, '],
     );
@@ -304,7 +304,7 @@ describe('a throwing decide (sqlite file)', () => {
       outbox: 'bad-random',
       logger,
       random: () => 2,
-      settings: { pollIntervalMs: 20, idlePollIntervalMs: 50 },
+      settings: { busyPollIntervalMs: 20, idlePollIntervalMs: 50 },
       handler: async (job) => {
         if (job.payload === 'fails') throw new Error('broker down');
         delivered.push(job.payload as string);

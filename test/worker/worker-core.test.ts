@@ -126,7 +126,7 @@ for (const engine of contractEngines()) {
           get: (t, p, r) => (p === 'heartbeat' ? async () => false : (Reflect.get(t, p, r) as unknown)),
         });
       const w = worker(instrumented(q, acks, refuseRenewals), async () => hold.promise, new MemoryLogger(), {
-        visibilityTimeoutMs: 300,
+        leaseMs: 300,
         observers: [events],
       });
       w.start();
@@ -193,7 +193,7 @@ for (const engine of contractEngines()) {
             }),
           ),
         new MemoryLogger(),
-        { visibilityTimeoutMs: 300 },
+        { leaseMs: 300 },
       );
       w.start();
       try {

@@ -132,8 +132,6 @@ export interface Job<T = unknown> extends JobFields<T> {
 export interface ClaimOpts {
   /** Lease of this claim (ms); default the job's stamped lease (its queue's `leaseMs`). */
   leaseMs?: number;
-  /** @deprecated Renamed `leaseMs` (docs/vocabulary.md); accepted, with one warning, until 0.4. */
-  visibilityTimeoutMs?: number;
 }
 
 /**

@@ -25,12 +25,6 @@ export interface CommonStoreOptions {
    */
   wakeFallbackMs?: number;
   /**
-   * @deprecated Since this minor version; removed in the next one. The old name of
-   * {@link CommonStoreOptions.wakeFallbackMs} (same meaning). Given with a different
-   * `wakeFallbackMs`, opening fails with `InvalidOption` naming both.
-   */
-  pollIntervalMs?: number;
-  /**
    * How claims commit (default `'deferred'`). `'deferred'`: a claim's commit does not wait for
    * its own flush to disk (PostgreSQL: `synchronous_commit = off` for that transaction; SQLite
    * with `synchronous: 'full'`: a `NORMAL` connection, fsynced right after on a background
@@ -59,7 +53,7 @@ export interface CommonStoreOptions {
   maxPayloadBytes?: number;
   /**
    * Adds context headers to every enqueue of this store, e.g. `withTraceContext` from
-   * `alkstore/tracing` (after `loadOpenTelemetry()`). `openStore` sets it for you when
+   * `nestjs-alkstore/observability` (after `loadOpenTelemetry()`). `openStore` sets it for you when
    * `@opentelemetry/api` is installed and `tracing` is not false. Default none.
    */
   enqueueHeaders?: EnqueueHeadersHook;
@@ -96,10 +90,8 @@ export function resolveCommonOptions(
   defaults: { wakeFallbackMs: number; logger: StoreLogger },
 ): ResolvedCommonOptions {
   if (o.wakeFallbackMs !== undefined) requireTimerMs('wakeFallbackMs', o.wakeFallbackMs);
-  if (o.pollIntervalMs !== undefined) requireTimerMs('pollIntervalMs', o.pollIntervalMs);
   const logger = o.logger ?? defaults.logger;
-  const wake = renamedOption('store', o, 'pollIntervalMs', 'wakeFallbackMs', (m) => logger.warn(m)) as
-    number | undefined;
+  const wake = renamedOption('store', o, 'pollIntervalMs', 'wakeFallbackMs') as number | undefined;
   const claimDurability = o.claimDurability ?? 'deferred';
   if (claimDurability !== 'deferred' && claimDurability !== 'immediate') {
     throw new InvalidOption(

@@ -68,7 +68,7 @@ export function joinedRunner(joined: unknown): QueryRunnerLike {
   if (!isQueryRunner(runner) || !('handle' in (joined as object))) {
     throw new InvalidOption(
       'joinTransaction(open)',
-      'called its body with something else than { queryRunner, handle }: use an open function of alkstore/adapters ' +
+      'called its body with something else than { queryRunner, handle }: use an open function of nestjs-alkstore ' +
         "(openTypeOrm, openPrisma, openDrizzle, openKysely, openKnex, openPg), or hand the body your ORM's transaction " +
         'as { queryRunner: { isTransactionActive, query }, handle }',
     );

@@ -127,7 +127,7 @@ export function validateBrokersOptions(o: unknown): AlkstoreBrokersOptions {
  * registered publisher and one inbox consumer per `@InboxHandler` method.
  * Discovers and validates in `onModuleInit`, starts at bootstrap (not with
  * `workers: false` or `'manual'`), drains in `beforeApplicationShutdown`
- * (before the store closes). `publisherHealth()` is what `alkstore/health`
+ * (before the store closes). `publisherHealth()` is what `nestjs-alkstore/nest`
  * reports.
  */
 @Injectable()
@@ -199,7 +199,7 @@ export class AlkstoreBrokersHost implements OnModuleInit, OnApplicationBootstrap
 
   async onApplicationBootstrap(): Promise<void> {
     const workers = this.moduleOptions.workers;
-    if (workers === false || workers === 'manual') return;
+    if (workers === 'off' || workers === 'manual') return;
     for (const p of this.options.publishers ?? []) this.startDispatcher(p);
     for (const h of this.handlers) this.startConsumer(h);
   }

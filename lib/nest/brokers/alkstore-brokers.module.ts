@@ -10,7 +10,7 @@ import { InboxEventInterceptor } from './inbox-event.js';
  * Brokers for a Nest application, next to `AlkstoreModule.forRoot` (whose
  * store it uses): outboxes delivered by publishers (`publishers`), and the
  * connections of the `@InboxHandler` consumers (`nats`, `rabbitmq`). Global,
- * so `alkstore/health` and `@InboxEvent` find it from any module.
+ * so `nestjs-alkstore/nest` and `@InboxEvent` find it from any module.
  *
  * ```ts
  * AlkstoreBrokersModule.forRoot({

@@ -17,7 +17,7 @@ export interface AlkstoreTransactionalAdapterOptions<TConnection, TTx, TOptions>
  * A `@nestjs-cls/transactional` adapter that wraps your ORM's adapter and joins the store to every
  * transaction it opens: each one is `store.joinTransaction(open, …)` with the wrapped adapter's
  * transaction as `open`, and alkstore runs its SQL on the transaction client the way the ORM's
- * `open` of `alkstore/adapters` does (TypeORM, Prisma, Drizzle: told apart by the client itself).
+ * `open` of `nestjs-alkstore` does (TypeORM, Prisma, Drizzle: told apart by the client itself).
  * Inside a `@Transactional()` method,
  * `AlkstoreClsTx.enqueue` / `outboxEnqueue` / `notify` / `publish` write in that transaction; outside
  * one they write as the store does. On SQLite the CLS transactions then go one at a time through the

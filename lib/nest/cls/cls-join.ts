@@ -11,7 +11,7 @@ const AT = 'AlkstoreTransactionalAdapter';
 /**
  * The transaction client a `@nestjs-cls/transactional` adapter opened, as the store joins it: a
  * Prisma transaction client, a Drizzle transaction (PostgreSQL) or better-sqlite3 database (SQLite),
- * or a TypeORM `EntityManager`, each the way its `open` of `alkstore/adapters` joins it; active while
+ * or a TypeORM `EntityManager`, each the way its `open` of `nestjs-alkstore` joins it; active while
  * `isActive()`. A client of the other engine than the store, or of another ORM, is refused
  * (`InvalidOption`) before any alkstore statement.
  */
@@ -39,6 +39,6 @@ export async function clsJoined(
     'opened a transaction whose client alkstore cannot join: wrap the adapter of TypeORM (TransactionalAdapterTypeOrm), ' +
       'Prisma (TransactionalAdapterPrisma), Drizzle on PostgreSQL (TransactionalAdapterDrizzleOrm) or Drizzle ' +
       'on SQLite (DrizzleSqliteTransactionalAdapter); with any other ORM use store.joinTransaction with that ' +
-      "ORM's open from alkstore/adapters",
+      "ORM's open from nestjs-alkstore",
   );
 }

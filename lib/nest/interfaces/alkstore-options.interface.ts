@@ -54,7 +54,7 @@ export interface AlkstoreModuleOptions {
    */
   dataSource?: DataSource;
   /**
-   * The `open` of your ORM (from `alkstore/adapters`: `openPrisma(prisma)`, `openDrizzle(db)`,
+   * The `open` of your ORM (from `nestjs-alkstore`: `openPrisma(prisma)`, `openDrizzle(db)`,
    * `openKysely(db)`, `openKnex(knex)`, `openPg(pool)`, `openTypeOrm(dataSource)`), whose
    * transactions the `transaction: 'orm'` of `@InboxHandler`, `@InboxEvent` and
    * `AlkstoreWorkflowsModule` join. Set it in `forRootAsync`, which can inject your client. Default:
@@ -77,11 +77,10 @@ export interface AlkstoreModuleOptions {
   /**
    * Whether handlers run in this process. `'auto'` (default): handlers, dispatchers and the scheduler
    * runner start at bootstrap. `'off'` for API-only replicas: the store is injectable, nothing is
-   * claimed. `'manual'` (what `alkstore/testing` uses): schedules are stored and the scheduler runner
-   * fires them, but no handler runs until a test calls `drain()`.
-   * `true` / `false` are the deprecated spellings of `'auto'` / `'off'` (one warning; removed in 0.4).
+   * claimed. `'manual'` (what `nestjs-alkstore/testing` uses): schedules are stored and the scheduler runner
+   * fires them, but no handler runs until a test calls `drain()`. The booleans of 0.2 are refused.
    */
-  workers?: WorkersMode | boolean;
+  workers?: WorkersMode;
   /**
    * Run the leader-elected scheduler runner. Default: when `@Scheduled`
    * methods exist. `true` also fires schedules created with `store.schedule()`.
@@ -143,7 +142,7 @@ export interface AlkstoreModuleOptions {
   /** Where the store and the workers log. Default: Nest's `Logger` with context `Alkstore`. */
   logger?: StoreLogger;
   /**
-   * Where every worker reports its metrics (see `alkstore/metrics`: `createPrometheusMetrics`,
+   * Where every worker reports its metrics (see `nestjs-alkstore/observability`: `createPrometheusMetrics`,
    * `createOpenTelemetryMetrics`). Default none: nothing is measured. A handler's own `metrics`
    * option overrides it (`false` turns it off for that handler).
    */

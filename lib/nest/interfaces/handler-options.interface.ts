@@ -83,7 +83,7 @@ export interface ScheduledOptions extends Omit<HandlerOptions, 'backoffBaseMs'> 
 
 /**
  * Options of `@OutboxHandler(outbox, options)`: the dispatcher's settings (`OutboxSettings` in
- * `alkstore/outbox`) in the handlers' words. The shared ones: `concurrency` (messages in flight, default
+ * `nestjs-alkstore`) in the handlers' words. The shared ones: `concurrency` (messages in flight, default
  * 64), `leaseMs` (default 30 000), `maxAttempts` (default 5) and `backoffBaseMs` (default 1 000) of a
  * failed delivery (its `retry.maxAttempts` and `retry.baseMs`), `idlePollIntervalMs` (default the
  * module's) and `metrics`.

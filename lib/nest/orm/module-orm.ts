@@ -60,7 +60,7 @@ export class ModuleOrm {
         'orm',
         'is not set and the application registers no TypeORM DataSource, so there is no ORM transaction to join: ' +
           'set AlkstoreModule.forRootAsync({ inject: [PrismaService], useFactory: (prisma) => ({ url, orm: openPrisma(prisma) ' +
-          "}) }) with your ORM's open from alkstore/adapters, import TypeOrmModule.forRoot(…) on the same database, " +
+          "}) }) with your ORM's open from nestjs-alkstore, import TypeOrmModule.forRoot(…) on the same database, " +
           "or use the store's own transaction (transaction: 'store')",
       );
     }

@@ -28,7 +28,7 @@ export interface AlkstoreTestingModule {
 }
 
 /**
- * Entry points of `alkstore/testing`.
+ * Entry points of `nestjs-alkstore/testing`.
  *
  * - `manual(builder)`: an application's own module setup (`AlkstoreModule`
  *   registered however it likes), with handlers that never run on their

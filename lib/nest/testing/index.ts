@@ -1,5 +1,5 @@
 /**
- * `alkstore/testing`: run an application's alkstore handlers in tests on an
+ * `nestjs-alkstore/testing`: run an application's alkstore handlers in tests on an
  * isolated database, on demand. `createTestDatabase()` makes a SQLite file
  * or PostgreSQL schemas nobody else uses; `AlkstoreTesting.manual(builder)`
  * keeps handlers from running on their own; `AlkstoreTestKit` drains the

@@ -16,7 +16,7 @@ import { retentionPeriods } from '../../internal/retention-runner.js';
 import { runnerTimings } from '../../internal/scheduler-runner.js';
 import { validateJobMetrics } from '../../metrics/job-metrics.js';
 import type { AlkstoreModuleOptions, WorkersMode } from '../interfaces/alkstore-options.interface.js';
-import { warnRenamed } from '../../contract/renamed-option.js';
+import { refuseRenamed } from '../../contract/renamed-option.js';
 
 /**
  * Checks `AlkstoreModule` options with the shared validation module before the
@@ -61,7 +61,7 @@ export function validateModuleOptions(options: AlkstoreModuleOptions): AlkstoreM
   if (options.orm !== undefined && typeof options.orm !== 'function') {
     throw new InvalidOption(
       'orm',
-      'must be the open of your ORM from alkstore/adapters (openPrisma(prisma), openDrizzle(db), openKysely(db), ' +
+      'must be the open of your ORM from nestjs-alkstore (openPrisma(prisma), openDrizzle(db), openKysely(db), ' +
         'openKnex(knex), openPg(pool), openTypeOrm(dataSource)), set in AlkstoreModule.forRootAsync({ inject: ' +
         '[your client], useFactory: (client) => ({ url, orm: openPrisma(client) }) })',
     );
@@ -89,13 +89,12 @@ function validateObservabilityOptions(options: AlkstoreModuleOptions): void {
 
 /**
  * The `workers` option as a mode: `'auto'` (default), `'manual'` or `'off'`. The booleans of 0.2 are
- * accepted, deprecated (one warning per process): `true` is `'auto'`, `false` is `'off'`.
+ * refused, naming the mode that replaces each (`true`: `'auto'`, `false`: `'off'`).
  */
 export function workersMode(v: unknown): WorkersMode {
   if (v === undefined || v === 'auto' || v === 'manual' || v === 'off') return v ?? 'auto';
   if (v === true || v === false) {
-    warnRenamed('AlkstoreModule', `workers: ${String(v)}`, `workers: '${v ? 'auto' : 'off'}'`);
-    return v ? 'auto' : 'off';
+    refuseRenamed('AlkstoreModule', `workers: ${String(v)}`, `workers: '${v ? 'auto' : 'off'}'`);
   }
   throw new InvalidOption(
     'workers',

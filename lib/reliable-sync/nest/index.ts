@@ -1,7 +1,7 @@
 /**
  * NestJS wiring for reliable sync: `ReliableSyncModule.forFeature` provides
  * `ReliableOutbox` instances, `@InjectReliableOutbox(name)` injects them.
- * Import it from `alkstore/reliable-sync/nest` only in Nest applications.
+ * Exported from `nestjs-alkstore/nest`.
  */
 export { ReliableSyncModule, type ReliableOutboxRegistration } from './reliable-sync.module.js';
 export { InjectReliableOutbox } from './inject-reliable-outbox.decorator.js';
