@@ -153,6 +153,7 @@ export function openDrizzle(db: DrizzlePgDatabaseLike | DrizzleSqliteDatabaseLik
   }
   throw new InvalidOption(
     `${OPEN}(db)`,
-    'must be a Drizzle database: drizzle(pool) of drizzle-orm/node-postgres (or postgres-js) on PostgreSQL, drizzle(database) of drizzle-orm/better-sqlite3 on SQLite',
+    'must be a Drizzle database: drizzle(pool) of drizzle-orm/node-postgres (or postgres-js) on PostgreSQL, ' +
+      'drizzle(database) of drizzle-orm/better-sqlite3 on SQLite',
   );
 }

@@ -18,7 +18,10 @@ function isKysely(db: unknown): db is Kysely<unknown> {
   );
 }
 
-/** The engine a Kysely instance's dialect speaks, from its adapter (`supportsReturning`, `supportsTransactionalDdl` tell SQLite and PostgreSQL apart from MySQL). */
+/**
+ * The engine a Kysely instance's dialect speaks, from its adapter (`supportsReturning`,
+ * `supportsTransactionalDdl` tell SQLite and PostgreSQL apart from MySQL).
+ */
 function engineOf(db: Kysely<unknown>): EngineKind | null {
   const adapter = db.getExecutor().adapter as { constructor: { name: string } };
   const name = adapter.constructor.name;

@@ -110,6 +110,7 @@ export function openPg(poolOrClient: Pool | ClientBase): TxOpen<ClientBase> {
   }
   throw new InvalidOption(
     `${OPEN}(poolOrClient)`,
-    "must be a pg Pool or a pg client (PoolClient/Client with getTransactionStatus(), a recent pg 8) inside BEGIN; got something else: pass new Pool(...) or await pool.connect() after client.query('BEGIN')",
+    'must be a pg Pool or a pg client (PoolClient/Client with getTransactionStatus(), a recent pg 8) inside ' +
+      "BEGIN; got something else: pass new Pool(...) or await pool.connect() after client.query('BEGIN')",
   );
 }

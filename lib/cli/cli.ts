@@ -399,7 +399,11 @@ async function runCommand(
         const listing = await store.listSchedules();
         emit(
           listing,
-          `leader: ${listing.leader ? `${listing.leader.owner} (lock until ${iso(listing.leader.expiresAt)})` : 'none (no runner holds the scheduler lock)'}\n${table(
+          `leader: ${
+            listing.leader
+              ? `${listing.leader.owner} (lock until ${iso(listing.leader.expiresAt)})`
+              : 'none (no runner holds the scheduler lock)'
+          }\n${table(
             ['name', 'spec', 'zone', 'queue', 'next fire', 'state'],
             listing.schedules.map((s) => [
               s.name,

@@ -43,7 +43,8 @@ export async function openForCli(
       const where = `schema ${JSON.stringify(schema ?? 'alkstore')}`;
       throw new Outcome(
         1,
-        `${where} has no alkstore tables, or older ones: run \`alkstore migrate\` with the same --url${schema ? ' and --schema' : ''} first (or \`alkstore migrate --print\` for the SQL to give your migration tool)`,
+        `${where} has no alkstore tables, or older ones: run \`alkstore migrate\` with the same ` +
+          `--url${schema ? ' and --schema' : ''} first (or \`alkstore migrate --print\` for the SQL to give your migration tool)`,
       );
     }
     if (hasSqlState(err, '3D000')) {

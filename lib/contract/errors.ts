@@ -226,7 +226,9 @@ export class TransactionInProgress extends AlkstoreError {
   ) {
     super(
       'TRANSACTION_IN_PROGRESS',
-      `${operation} was called inside the open ${holder} transaction of the same SQLite store, where it would wait for that transaction to commit: use the transaction's own method (tx.${txMethodOf(operation)}) so the write commits with it, or call it after the transaction ends`,
+      `${operation} was called inside the open ${holder} transaction of the same SQLite store, where it ` +
+        `would wait for that transaction to commit: use the transaction's own method (tx.${txMethodOf(operation)}) ` +
+        `so the write commits with it, or call it after the transaction ends`,
     );
   }
 }
@@ -255,7 +257,10 @@ export class TransactionTimeout extends AlkstoreError {
   ) {
     super(
       'TRANSACTION_TIMEOUT',
-      `the ${holder} transaction held the SQLite store's write path for ${Math.round(heldMs)} ms while a worker's lease renewal waited (a renewal waits at most a quarter of its ${leaseMs} ms lease), so it was rolled back and none of its writes commit: keep transactions beside workers shorter than a quarter of the shortest lease, or give the queue a longer lease`,
+      `the ${holder} transaction held the SQLite store's write path for ${Math.round(heldMs)} ms while a ` +
+        `worker's lease renewal waited (a renewal waits at most a quarter of its ${leaseMs} ms lease), so it ` +
+        `was rolled back and none of its writes commit: keep transactions beside workers shorter than a quarter ` +
+        `of the shortest lease, or give the queue a longer lease`,
     );
   }
 }

@@ -56,7 +56,8 @@ export function resolveLimits(limits: unknown): ResolvedLimits {
   if (typeof limits !== 'object' || limits === null || Array.isArray(limits)) {
     throw new InvalidArgument(
       'limits',
-      `must be an object { concurrencyLimit?, globalConcurrency?, keyRateLimit? }, got ${limits === null ? 'null' : Array.isArray(limits) ? 'an array' : typeof limits}`,
+      `must be an object { concurrencyLimit?, globalConcurrency?, keyRateLimit? }, got ` +
+        `${limits === null ? 'null' : Array.isArray(limits) ? 'an array' : typeof limits}`,
     );
   }
   const l = limits as Record<string, unknown>;
@@ -90,7 +91,8 @@ function resolveKeySource(field: string, v: unknown): KeySource | null {
   if (typeof v === 'string' && PATH.test(v) && v.split('.').length - 1 <= MAX_PATH_SEGMENTS) return v as KeySource;
   throw new InvalidOption(
     field,
-    `must be a path 'payload.<field>[.<field>…]' (at most ${MAX_PATH_SEGMENTS} fields) or a function (payload) => string, got ${typeof v === 'string' ? JSON.stringify(v) : typeof v}`,
+    `must be a path 'payload.<field>[.<field>…]' (at most ${MAX_PATH_SEGMENTS} fields) or a function ` +
+      `(payload) => string, got ${typeof v === 'string' ? JSON.stringify(v) : typeof v}`,
   );
 }
 

@@ -105,7 +105,10 @@ export interface EnqueueOpts {
    * queue's `concurrencyKey` source. At most 1024 UTF-8 bytes.
    */
   concurrencyKey?: string;
-  /** Per-key rate limit (docs/limits.md): claims of jobs with this key count against the queue's `keyRateLimit`. Wins over the queue's `rateLimitKey` source. */
+  /**
+   * Per-key rate limit (docs/limits.md): claims of jobs with this key count against the queue's
+   * `keyRateLimit`. Wins over the queue's `rateLimitKey` source.
+   */
   rateLimitKey?: string;
 }
 

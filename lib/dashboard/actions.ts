@@ -166,7 +166,10 @@ function rateText(r: RateLimit | null): string {
 
 /** The limits in words, for the confirmation and the audit log. */
 export function limitsText(l: QueueFormLimits): string {
-  return `concurrency per key ${l.concurrencyLimit ?? '1 (default)'}, global concurrency ${l.globalConcurrency ?? 'none'}, rate limit per key ${rateText(l.keyRateLimit)}, queue rate limit ${rateText(l.rateLimit)}`;
+  return (
+    `concurrency per key ${l.concurrencyLimit ?? '1 (default)'}, global concurrency ${l.globalConcurrency ?? 'none'}, ` +
+    `rate limit per key ${rateText(l.keyRateLimit)}, queue rate limit ${rateText(l.rateLimit)}`
+  );
 }
 
 /** Most jobs one selection acts on (two pages of the largest page size). */
@@ -276,7 +279,10 @@ export function question(a: ActionRequest, matched: number): string {
     case 'cancel':
       return `Cancel job ${a.id} of queue ${q}? It ends as cancelled whatever its state (never retried); a running handler's abort signal fires.`;
     case 'cancel-flow':
-      return `Cancel the flow of job ${a.id} of queue ${q}? The job and every dependency below it still pending or running (any queue) end as cancelled; running handlers' abort signals fire.`;
+      return (
+        `Cancel the flow of job ${a.id} of queue ${q}? The job and every dependency below it still pending or ` +
+        `running (any queue) end as cancelled; running handlers' abort signals fire.`
+      );
     case 'pause':
       return `Pause queue ${q} on every replica? Jobs already running finish; nothing new is handed out until resumed.`;
     case 'resume':
@@ -290,21 +296,51 @@ export function question(a: ActionRequest, matched: number): string {
     case 'resume-schedule':
       return `Resume schedule ${JSON.stringify(a.schedule)}?`;
     case 'bulk-retry':
-      return `Retry ${matched} job${matched === 1 ? '' : 's'} of queue ${q} matching ${describeFilter(a.filter!)}? Dead ones go back to pending with their attempts reset; others are left as they are.`;
+      return (
+        `Retry ${matched} job${matched === 1 ? '' : 's'} of queue ${q} matching ${describeFilter(a.filter!)}? ` +
+        `Dead ones go back to pending with their attempts reset; others are left as they are.`
+      );
     case 'selected-retry':
-      return `Retry the ${a.ids!.length} selected job${a.ids!.length === 1 ? '' : 's'} of queue ${q} (${idList(a.ids!)})? Dead ones go back to pending with their attempts reset; others are left as they are.`;
+      return (
+        `Retry the ${a.ids!.length} selected job${a.ids!.length === 1 ? '' : 's'} of queue ${q} ` +
+        `(${idList(a.ids!)})? Dead ones go back to pending with their attempts reset; others are left as they are.`
+      );
     case 'selected-cancel':
-      return `Cancel the ${a.ids!.length} selected job${a.ids!.length === 1 ? '' : 's'} of queue ${q} (${idList(a.ids!)})? Pending and running ones end as cancelled (running handlers are signalled to stop); others are left as they are.`;
+      return (
+        `Cancel the ${a.ids!.length} selected job${a.ids!.length === 1 ? '' : 's'} of queue ${q} (${idList(a.ids!)})? ` +
+        `Pending and running ones end as cancelled (running handlers are signalled to stop); others are left as they are.`
+      );
     case 'selected-delete':
-      return `Delete the ${a.ids!.length} selected job${a.ids!.length === 1 ? '' : 's'} of queue ${q} (${idList(a.ids!)})? Dead ones are deleted for good, live ones cancelled; finished history is left as it is.`;
+      return (
+        `Delete the ${a.ids!.length} selected job${a.ids!.length === 1 ? '' : 's'} of queue ${q} ` +
+        `(${idList(a.ids!)})? Dead ones are deleted for good, live ones cancelled; finished history is left as it is.`
+      );
     case 'enqueue':
-      return `Enqueue a job on queue ${q} with priority ${a.job!.priority ?? 0}, to run ${runAtText(a.job!, 'now')}? Payload: ${a.job!.payloadText!.slice(0, 500)}${a.job!.payloadText!.length > 500 ? '…' : ''}`;
+      return (
+        `Enqueue a job on queue ${q} with priority ${a.job!.priority ?? 0}, to run ${runAtText(a.job!, 'now')}? ` +
+        `Payload: ${a.job!.payloadText!.slice(0, 500)}${a.job!.payloadText!.length > 500 ? '…' : ''}`
+      );
     case 'edit':
-      return `Save job ${a.id} of queue ${q}${a.job!.priority !== undefined ? ` with priority ${a.job!.priority}` : ''}, to run ${runAtText(a.job!, 'when it was due')}${a.job!.payloadText !== undefined ? `, payload ${a.job!.payloadText.slice(0, 500)}${a.job!.payloadText.length > 500 ? '…' : ''}` : ''}? Only while it is still pending.`;
+      return (
+        `Save job ${a.id} of queue ${q}${a.job!.priority !== undefined ? ` with priority ${a.job!.priority}` : ''}, ` +
+        `to run ${runAtText(a.job!, 'when it was due')}${
+          a.job!.payloadText !== undefined
+            ? `, payload ${a.job!.payloadText.slice(0, 500)}${a.job!.payloadText.length > 500 ? '…' : ''}`
+            : ''
+        }? ` +
+        `Only while it is still pending.`
+      );
     case 'bulk-cancel':
-      return `Cancel ${matched} job${matched === 1 ? '' : 's'} of queue ${q} matching ${describeFilter(a.filter!)}? Pending and running ones end as cancelled (running handlers are signalled to stop, never retried); dead ones and finished history are left as they are.`;
+      return (
+        `Cancel ${matched} job${matched === 1 ? '' : 's'} of queue ${q} matching ${describeFilter(a.filter!)}? ` +
+        `Pending and running ones end as cancelled (running handlers are signalled to stop, never retried); ` +
+        `dead ones and finished history are left as they are.`
+      );
     case 'bulk-delete':
-      return `Delete ${matched} job${matched === 1 ? '' : 's'} of queue ${q} matching ${describeFilter(a.filter!)}? Dead ones are deleted for good, live ones cancelled (running handlers are signalled to stop); finished history is left as it is.`;
+      return (
+        `Delete ${matched} job${matched === 1 ? '' : 's'} of queue ${q} matching ${describeFilter(a.filter!)}? ` +
+        `Dead ones are deleted for good, live ones cancelled (running handlers are signalled to stop); finished history is left as it is.`
+      );
   }
 }
 

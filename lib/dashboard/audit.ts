@@ -11,7 +11,11 @@ export interface AuditEntry {
   /** Who (the `actor` option), `anonymous` when unknown. */
   readonly actor: string;
   readonly role: 'admin' | 'viewer';
-  /** `redrive`, `purge`, `cancel`, `pause`, `resume`, `trigger`, `pause-schedule`, `resume-schedule`, `redrive-all`, `purge-all`, `enqueue`, `edit`, `bulk-retry`, `bulk-delete` (started) and `bulk-retry-done`, `bulk-delete-done`. */
+  /**
+   * `redrive`, `purge`, `cancel`, `pause`, `resume`, `trigger`, `pause-schedule`, `resume-schedule`,
+   * `redrive-all`, `purge-all`, `enqueue`, `edit`, `bulk-retry`, `bulk-delete` (started) and
+   * `bulk-retry-done`, `bulk-delete-done`.
+   */
   readonly action: string;
   readonly queue: string | null;
   readonly schedule: string | null;

@@ -179,7 +179,9 @@ export function latencyChart(
     const p50 = latencyQuantile(s.stats, 0.5);
     if (p50 === null) return html``;
     const p95 = latencyQuantile(s.stats, 0.95)!;
-    const t = `${new Date(s.start).toISOString().slice(11, 16)} UTC${window === 'day' ? ' (1 h)' : ''}: ${s.stats.count} jobs, p50 ${msText(p50)}, p95 ${msText(p95)}, mean ${msText(s.stats.sumMs / s.stats.count)}`;
+    const t =
+      `${new Date(s.start).toISOString().slice(11, 16)} UTC${window === 'day' ? ' (1 h)' : ''}: ${s.stats.count} ` +
+      `jobs, p50 ${msText(p50)}, p95 ${msText(p95)}, mean ${msText(s.stats.sumMs / s.stats.count)}`;
     return html`<g
       ><title>${t}</title
       ><circle cx="${(i * bw + bw / 2).toFixed(1)}" cy="${y(p50).toFixed(1)}" r="2" class="p50" /><circle

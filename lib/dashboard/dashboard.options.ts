@@ -134,7 +134,9 @@ export function resolveDashboardOptions(options: AlkstoreDashboardOptions | unde
   if (guard === null && options.readOnly !== true && options.roles === undefined) {
     throw new InvalidOption(
       'guard',
-      'is required: the dashboard can redrive, purge and cancel jobs, so it refuses to start without an access rule. Pass { tokenEnv: "ALKSTORE_DASHBOARD_TOKEN" }, { guard: YourAuthGuard }, { roles: (req) => "admin" | "viewer" | null } or { readOnly: true }',
+      'is required: the dashboard can redrive, purge and cancel jobs, so it refuses to start without an ' +
+        'access rule. Pass { tokenEnv: "ALKSTORE_DASHBOARD_TOKEN" }, { guard: YourAuthGuard }, ' +
+        '{ roles: (req) => "admin" | "viewer" | null } or { readOnly: true }',
     );
   }
   if (options.csrfSecret !== undefined && (typeof options.csrfSecret !== 'string' || options.csrfSecret.length < 16)) {

@@ -534,7 +534,9 @@ export class DashboardService {
   private securityHeaders(nonce: string): Record<string, string> {
     return {
       'cache-control': 'no-store',
-      'content-security-policy': `default-src 'none'; script-src 'nonce-${nonce}'; connect-src 'self'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
+      'content-security-policy':
+        `default-src 'none'; script-src 'nonce-${nonce}'; connect-src 'self'; style-src 'unsafe-inline'; ` +
+        `img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
       'x-content-type-options': 'nosniff',
       'x-frame-options': 'DENY',
       'referrer-policy': 'same-origin',

@@ -287,7 +287,21 @@ export function schedulePage(
       The jobs this schedule enqueued that are still in the jobs table (pending, running or dead), newest first, found
       by their <code>${SCHEDULE_NAME_HEADER}</code> header. An acked job is gone, and so is its fire; boundaries a
       catch-up policy skipped were never enqueued. ${lookedAt(looked)}
-      ${next ? html`<a rel="next" id="older-fires" href="${link(ctx, 'queue', { name: s.queue, state: 'all', header: `${SCHEDULE_NAME_HEADER} = ${s.name}`, cursor: next })}">Older fires: search further →</a>` : ''}
+      ${
+        next
+          ? html`<a
+              rel="next"
+              id="older-fires"
+              href="${link(ctx, 'queue', {
+                name: s.queue,
+                state: 'all',
+                header: `${SCHEDULE_NAME_HEADER} = ${s.name}`,
+                cursor: next,
+              })}"
+              >Older fires: search further →</a
+            >`
+          : ''
+      }
     </p>`;
   return layout(ctx, `Schedule ${s.name}`, 'schedules', body);
 }

@@ -80,7 +80,8 @@ function searchForm(ctx: PageCtx, f: JobFilter): SafeHtml {
       </select></label
     >
     ${field('id', 'Job id', p.id, '42')}${field('unique', 'Unique key', p.unique, 'order-42')}${field('ordering', 'Ordering key', p.ordering, 'customer-7')}
-    ${field('error', 'Error contains', p.error, 'timeout')}${field('payload', 'Payload field', p.payload, 'orderId = 42')}${field('header', 'Header', p.header, 'alkstore-schedule = nightly')}
+    ${field('error', 'Error contains', p.error, 'timeout')}${field('payload', 'Payload field', p.payload, 'orderId = 42')}
+    ${field('header', 'Header', p.header, 'alkstore-schedule = nightly')}
     ${field('from', 'Enqueued from (UTC)', p.from, '', 'datetime-local')}${field('to', 'Enqueued before (UTC)', p.to, '', 'datetime-local')}
     <button type="submit">Search</button> <a href="${link(ctx, 'queue', { name: f.queue, state: f.state })}">Clear</a>
   </form>`;
@@ -142,7 +143,8 @@ function queueControls(ctx: PageCtx, queue: QueueRow | null, name: string): Safe
       name="queue"
       value="${name}"
     />
-    ${limitInput('concurrencyLimit', 'Concurrency per key', l.concurrencyLimit === 1 ? null : l.concurrencyLimit, '1')}${limitInput('globalConcurrency', 'Global concurrency', l.globalConcurrency, 'none')}
+    ${limitInput('concurrencyLimit', 'Concurrency per key', l.concurrencyLimit === 1 ? null : l.concurrencyLimit, '1')}
+    ${limitInput('globalConcurrency', 'Global concurrency', l.globalConcurrency, 'none')}
     ${limitInput('keyRateMax', 'Per-key rate: max', l.keyRateLimit?.max, 'none')}${limitInput('keyRatePerMs', 'per ms', l.keyRateLimit?.perMs, 'none')}
     ${limitInput('rateMax', 'Queue rate: max', l.rateLimit?.max, 'none')}${limitInput('ratePerMs', 'per ms', l.rateLimit?.perMs, 'none')}
     <button type="submit" data-action="limits">Save limits</button> <small>An empty field clears its limit.</small>
@@ -181,13 +183,14 @@ export function queuePage(
     : html`<p id="summary">No jobs on this queue.</p>`;
   const searched = f.filtered
     ? html`<p class="note" id="search-note">
-        Matching ${describeFilter(f)}, newest first.
-        ${scanned !== null ? lookedAt(scanned) : ''}${next ? html` <a rel="next" href="${link(ctx, 'queue', { ...f.params, cursor: next })}">Search further →</a>` : ''}
+        Matching ${describeFilter(f)}, newest first. ${scanned !== null ? lookedAt(scanned) : ''}
+        ${next ? html` <a rel="next" href="${link(ctx, 'queue', { ...f.params, cursor: next })}">Search further →</a>` : ''}
       </p>`
     : html``;
   const charts = html`<div class="charts">
     ${throughputChart(throughput, ctx.now, `Jobs per minute, ${name}`)}${throughputChart(throughput, ctx.now, `Jobs per hour, ${name}`, 'day')}
-    ${latencyChart(throughput, 'wait', ctx.now, `Wait time per minute, ${name}`)}${latencyChart(throughput, 'wait', ctx.now, `Wait time per hour, ${name}`, 'day')}
+    ${latencyChart(throughput, 'wait', ctx.now, `Wait time per minute, ${name}`)}
+    ${latencyChart(throughput, 'wait', ctx.now, `Wait time per hour, ${name}`, 'day')}
     ${latencyChart(throughput, 'run', ctx.now, `Run time per minute, ${name}`)}${latencyChart(throughput, 'run', ctx.now, `Run time per hour, ${name}`, 'day')}
   </div>`;
   const here = { ...f.params, ...(view.size !== DEFAULT_PAGE_SIZE ? { size: String(view.size) } : {}) };
@@ -363,7 +366,13 @@ export function jobPage(
           <dd>${job.uniqueKey ?? '–'}</dd>
           <dt>Ordering key</dt>
           <dd>
-            ${job.orderingKey ? html`<a href="${link(ctx, 'queue', { name: job.queue, state: 'all', ordering: job.orderingKey })}">${job.orderingKey}</a>` : '–'}
+            ${
+              job.orderingKey
+                ? html`<a href="${link(ctx, 'queue', { name: job.queue, state: 'all', ordering: job.orderingKey })}"
+                    >${job.orderingKey}</a
+                  >`
+                : '–'
+            }
           </dd>
           <dt>Concurrency key</dt>
           <dd id="job-concurrency-key">${job.concurrencyKey ?? '–'}</dd>
@@ -396,7 +405,11 @@ export function jobPage(
             job.state === 'completed'
               ? html`<dt>Result</dt>
                   <dd>
-                    ${job.result === undefined ? html`<span id="job-result">none (the handler returned nothing)</span>` : html`<pre class="full" id="job-result">${payloadText(job.result)}</pre>`}
+                    ${
+                      job.result === undefined
+                        ? html`<span id="job-result">none (the handler returned nothing)</span>`
+                        : html`<pre class="full" id="job-result">${payloadText(job.result)}</pre>`
+                    }
                   </dd>`
               : ''
           }
@@ -454,10 +467,22 @@ export function bulkPage(ctx: PageCtx, op: BulkOp): string {
         matched jobs looked at,
         <b id="bulk-changed">${op.changed}</b>
         ${op.kind === 'retry' ? 'retried' : op.kind === 'cancel' ? 'cancelled' : 'deleted'} in ${op.batches}
-        batch${op.batches === 1 ? '' : 'es'}.${op.conflicts > 0 ? html` <span class="warn" id="bulk-conflicts">${op.conflicts} stayed dead: a live job holds their unique key.</span>` : ''}
+        batch${op.batches === 1 ? '' : 'es'}.${
+          op.conflicts > 0
+            ? html` <span class="warn" id="bulk-conflicts"
+                >${op.conflicts} stayed dead: a live job holds their unique key.</span
+              >`
+            : ''
+        }
       </p>
       <p id="bulk-state">
-        ${op.state === 'running' ? 'Running…' : op.state === 'done' ? html`Done ${when(op.finishedAt, Date.now())}.` : html`<span class="dead">Failed: ${op.error}</span>`}
+        ${
+          op.state === 'running'
+            ? 'Running…'
+            : op.state === 'done'
+              ? html`Done ${when(op.finishedAt, Date.now())}.`
+              : html`<span class="dead">Failed: ${op.error}</span>`
+        }
       </p>
     </div>`,
   );
@@ -490,7 +515,18 @@ export function auditPage(ctx: PageCtx, rows: readonly AuditRow[], next: number 
                 ${r.entry.queue ? html`<a href="${link(ctx, 'queue', { name: r.entry.queue, state: 'all' })}">${r.entry.queue}</a>` : (r.entry.schedule ?? '–')}
               </td>
               <td class="n">
-                ${r.entry.count}${r.entry.jobs.length > 0 && r.entry.queue ? html`: ${r.entry.jobs.slice(0, 10).map((id) => html`<a href="${link(ctx, 'job', { queue: r.entry.queue!, id: String(id) })}">${id}</a> `)}${r.entry.jobs.length > 10 ? '…' : ''}` : ''}
+                ${r.entry.count}
+                ${
+                  r.entry.jobs.length > 0 && r.entry.queue
+                    ? html`:
+                      ${r.entry.jobs
+                        .slice(0, 10)
+                        .map(
+                          (id) =>
+                            html`<a href="${link(ctx, 'job', { queue: r.entry.queue!, id: String(id) })}">${id}</a> `,
+                        )}${r.entry.jobs.length > 10 ? '…' : ''}`
+                    : ''
+                }
               </td>
               <td>${r.entry.filter ?? '–'}</td>
             </tr>`,

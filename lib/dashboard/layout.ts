@@ -34,7 +34,8 @@ button.danger{color:#fff;background:#cf222e;border:1px solid #a40e26}
 nav.states a{margin-right:8px}nav.states a.on{font-weight:700}
 .chart svg{background:#fff;border:1px solid #d0d7de}.chart rect.ok{fill:#2da44e}.chart rect.bad{fill:#cf222e}
 .chart text.axis{font-size:10px;fill:#57606a}.chart polyline{fill:none;stroke-width:1.5}.chart .p50{stroke:#0969da;fill:none}.chart circle.p50{fill:#0969da}
-.chart polyline.p95{stroke:#8250df;stroke-dasharray:4 3}.chart circle.p95{fill:#8250df}.chart line.grid{stroke:#eaeef2}.chart line.tick{stroke:#8c959f}figcaption{color:#57606a;font-size:12px}
+.chart polyline.p95{stroke:#8250df;stroke-dasharray:4 3}.chart circle.p95{fill:#8250df}
+.chart line.grid{stroke:#eaeef2}.chart line.tick{stroke:#8c959f}figcaption{color:#57606a;font-size:12px}
 .confirm{background:#fff;border:2px solid #cf222e;padding:16px;max-width:640px}
 form.search{background:#fff;border:1px solid #d0d7de;padding:8px;display:flex;flex-wrap:wrap;gap:8px;align-items:end;margin:8px 0}
 form.search label{display:flex;flex-direction:column;font-size:12px;color:#57606a}
@@ -45,9 +46,11 @@ ol.timeline{background:#fff;border:1px solid #d0d7de;padding:8px 8px 8px 32px;ma
 pre.full{max-width:none;max-height:none}#live-status{color:#8c959f;font-size:12px;margin-left:auto}
 form.job-form{background:#fff;border:1px solid #d0d7de;padding:8px;display:flex;flex-direction:column;gap:8px;max-width:760px}
 form.job-form label{display:flex;flex-direction:column;font-size:12px;color:#57606a}form.job-form textarea{font:12px monospace}
-table.compact td{padding:1px 6px;white-space:nowrap}h1{font-size:22px;margin:4px 0 8px}table.compact td.line{max-width:360px;overflow:hidden;text-overflow:ellipsis}
+table.compact td{padding:1px 6px;white-space:nowrap}h1{font-size:22px;margin:4px 0 8px}
+table.compact td.line{max-width:360px;overflow:hidden;text-overflow:ellipsis}
 table.compact code{font-size:12px}table.compact form.inline button{font-size:12px;padding:0 4px}td.error{color:#cf222e}
-details.strip{background:#fff;border:1px solid #d0d7de;padding:2px 8px;margin:4px 0}form#selected{padding:2px 8px;margin:4px 0}details.strip summary{cursor:pointer;color:#57606a}
+details.strip{background:#fff;border:1px solid #d0d7de;padding:2px 8px;margin:4px 0}form#selected{padding:2px 8px;margin:4px 0}
+details.strip summary{cursor:pointer;color:#57606a}
 progress{width:320px}.charts{display:flex;gap:16px;flex-wrap:wrap}.charts figure{margin:0;max-width:602px}
 `;
 
@@ -66,7 +69,8 @@ const text=await res.text();if(!shown())return;const doc=new DOMParser().parseFr
 for(const r of regions()){const n=doc.getElementById(r.id);if(n)r.replaceChildren(...Array.from(n.childNodes).map((c)=>document.importNode(c,true)));}
 s.textContent='live, updated '+new Date().toLocaleTimeString();s.dataset.state='on';}
 catch(e){if(shown()){s.textContent='live updates failed: '+String(e);s.dataset.state='error';}}}
-function plan(){clearInterval(t);t=null;if(shown()){t=setInterval(tick,every);s.textContent='live';s.dataset.state='on';}else{s.textContent='live updates paused (tab hidden)';s.dataset.state='paused';}}
+function plan(){clearInterval(t);t=null;if(shown()){t=setInterval(tick,every);s.textContent='live';s.dataset.state='on';}
+else{s.textContent='live updates paused (tab hidden)';s.dataset.state='paused';}}
 document.addEventListener('visibilitychange',()=>{plan();if(shown())void tick();});plan();})();`;
 
 /** A region the page refreshes in place (counts, charts, job lists): the live script swaps in the same id's content. */

@@ -52,7 +52,11 @@ export function queuesPage(ctx: PageCtx, rows: readonly QueueRow[], throughput: 
                 <td class="n wait-p95">${r.waitP95Ms === null ? '–' : msText(r.waitP95Ms)}</td>
                 <td class="n run-p95">${r.runP95Ms === null ? '–' : msText(r.runP95Ms)}</td>
                 <td>
-                  ${r.paused ? html`<span class="warn">paused</span> ${action(ctx, 'resume', 'Resume', { queue: r.name })}` : html`active ${action(ctx, 'pause', 'Pause', { queue: r.name })}`}
+                  ${
+                    r.paused
+                      ? html`<span class="warn">paused</span> ${action(ctx, 'resume', 'Resume', { queue: r.name })}`
+                      : html`active ${action(ctx, 'pause', 'Pause', { queue: r.name })}`
+                  }
                 </td>
               </tr>`,
           )}
@@ -105,7 +109,15 @@ function jobRow(ctx: PageCtx, job: JobInfo, withActions: boolean, waiting: numbe
     <td class="line error" title="${error}">${error || '–'}</td>
     <td class="line">${when(job.enqueuedAt, ctx.now)}</td>
     <td class="line">
-      ${job.diedAt !== null ? html`died ${when(job.diedAt, ctx.now)}` : job.finishedAt !== undefined ? html`${job.state} ${when(job.finishedAt, ctx.now)}` : job.claimedUntil !== null ? html`lease ${when(job.claimedUntil, ctx.now)}` : when(job.runAt, ctx.now)}
+      ${
+        job.diedAt !== null
+          ? html`died ${when(job.diedAt, ctx.now)}`
+          : job.finishedAt !== undefined
+            ? html`${job.state} ${when(job.finishedAt, ctx.now)}`
+            : job.claimedUntil !== null
+              ? html`lease ${when(job.claimedUntil, ctx.now)}`
+              : when(job.runAt, ctx.now)
+      }
     </td>
     <td class="line">${withActions ? jobActions(ctx, job) : ''}</td>
   </tr>`;
@@ -299,7 +311,11 @@ export function schedulesPage(
 ): string {
   const body = html`<p id="leader">
       Leader:
-      ${leader ? html`<code>${leader.owner}</code> (lock until ${when(leader.expiresAt, ctx.now)})` : html`<span class="warn">none: no runner holds the scheduler lock, nothing fires</span>`}
+      ${
+        leader
+          ? html`<code>${leader.owner}</code> (lock until ${when(leader.expiresAt, ctx.now)})`
+          : html`<span class="warn">none: no runner holds the scheduler lock, nothing fires</span>`
+      }
     </p>
     <table id="schedules">
       <thead>

@@ -416,15 +416,16 @@ export function runPage(
       html`<li data-position="${s.position}" data-state="${s.state}">
         <b>#${s.position}</b> ${s.kind} <code>${s.name}</code>:
         <span class="${s.state === 'failed' ? 'dead' : s.state === 'retrying' ? 'warn' : ''}">${s.state}</span>
-        ${s.failures > 0 ? html` (${s.failures} failed attempt${s.failures === 1 ? '' : 's'})` : ''}${s.until !== null ? html`, until ${when(s.until, ctx.now)}` : ''}
-        · ${when(s.at, ctx.now)}
+        ${s.failures > 0 ? html` (${s.failures} failed attempt${s.failures === 1 ? '' : 's'})` : ''}
+        ${s.until !== null ? html`, until ${when(s.until, ctx.now)}` : ''} · ${when(s.at, ctx.now)}
         ${s.error ? html`<pre class="stack">${s.error.name}: ${s.error.message}${s.error.stack ? `\n${s.error.stack}` : ''}</pre>` : ''}
       </li>`,
   );
   const actions = ctx.readOnly
     ? html``
     : html`<p>
-          ${run.state === 'running' ? form(ctx, ns, run.id, 'cancel', 'Cancel run') : ''}${run.state === 'failed' ? form(ctx, ns, run.id, 'retry', 'Retry from the failed step') : ''}
+          ${run.state === 'running' ? form(ctx, ns, run.id, 'cancel', 'Cancel run') : ''}
+          ${run.state === 'failed' ? form(ctx, ns, run.id, 'retry', 'Retry from the failed step') : ''}
         </p>
         ${run.state === 'running' ? signalForm(ctx, ns, run) : ''}`;
   const flash = done

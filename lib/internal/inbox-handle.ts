@@ -63,7 +63,8 @@ export class InboxHandle implements Inbox {
     if (ms < floor) {
       throw new InvalidOption(
         'olderThanMs',
-        `is ${ms} ms, below the retention floor of inbox ${JSON.stringify(this.name)}: ${floor} ms (${describeFloor(this.settings)}); prune with at least ${floor}, or lower those options`,
+        `is ${ms} ms, below the retention floor of inbox ${JSON.stringify(this.name)}: ${floor} ms ` +
+          `(${describeFloor(this.settings)}); prune with at least ${floor}, or lower those options`,
       );
     }
     return this.driver.inboxPrune(this.name, ms);

@@ -36,7 +36,8 @@ export function messageIdPrefixOption(v: unknown): string | null {
   if (v.length === 0 || v.length > MAX_MESSAGE_ID_PREFIX || !PREFIX.test(v))
     throw new InvalidOption(
       'messageIdPrefix',
-      `must be 1 to ${MAX_MESSAGE_ID_PREFIX} characters of A-Z a-z 0-9 . _ - (a service name such as "orders"), got ${v.length > MAX_MESSAGE_ID_PREFIX ? `${v.length} characters` : JSON.stringify(v)}`,
+      `must be 1 to ${MAX_MESSAGE_ID_PREFIX} characters of A-Z a-z 0-9 . _ - (a service name such as ` +
+        `"orders"), got ${v.length > MAX_MESSAGE_ID_PREFIX ? `${v.length} characters` : JSON.stringify(v)}`,
     );
   return v;
 }

@@ -136,7 +136,9 @@ export class AlkstoreExplorer implements OnModuleInit {
     for (const w of roots) if (w.instance !== this) void (w.instance as AlkstoreExplorer).closeAfterFailedStart();
     throw new InvalidOption(
       'AlkstoreModule.forRoot',
-      `is registered ${roots.length} times in this application: each opens its own store, and every module would get the last one. Register forRoot or forRootAsync once, in the root module; feature modules use AlkstoreModule.forFeature({ queues, outboxes })`,
+      `is registered ${roots.length} times in this application: each opens its own store, and every module ` +
+        `would get the last one. Register forRoot or forRootAsync once, in the root module; ` +
+        `feature modules use AlkstoreModule.forFeature({ queues, outboxes })`,
     );
   }
 

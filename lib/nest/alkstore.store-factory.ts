@@ -54,7 +54,8 @@ async function openNextToDataSource(
     if (database === ':memory:' || database.startsWith('file::memory:')) {
       throw new InvalidOption(
         'dataSource',
-        `of type ${type} uses an in-memory database (":memory:"); alkstore opens its own connection, which would see a different, empty database. Use a file path`,
+        `of type ${type} uses an in-memory database (":memory:"); alkstore opens its own connection, which ` +
+          `would see a different, empty database. Use a file path`,
       );
     }
     refusePostgresOnly(common, 'dataSource');

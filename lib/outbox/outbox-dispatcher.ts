@@ -314,7 +314,8 @@ export class OutboxDispatcher {
     if (!h || h.status === 'up') return false;
     this.outage = true;
     this.logger.log(
-      `outbox ${JSON.stringify(this.outbox)}: the broker is unreachable (${h.detail ?? errorText(error)}); deliveries pause until it is back, and the messages keep their attempts`,
+      `outbox ${JSON.stringify(this.outbox)}: the broker is unreachable (${h.detail ?? errorText(error)}); ` +
+        `deliveries pause until it is back, and the messages keep their attempts`,
     );
     this.pausedBy = new PublishFailed('the broker is unreachable: publish abandoned, the message is released');
     this.core.abortRunning(this.pausedBy);

@@ -18,7 +18,9 @@ export function retryHorizon(settings: OutboxSettings, restartAllowanceMs: numbe
   const ms = settings.leaseMs + settings.publishTimeoutMs + longestBackoff + restartAllowanceMs;
   return {
     ms,
-    terms: `leaseMs ${settings.leaseMs} + publishTimeoutMs ${settings.publishTimeoutMs} + longest retry backoff ${longestBackoff} + restartAllowanceMs ${restartAllowanceMs}`,
+    terms:
+      `leaseMs ${settings.leaseMs} + publishTimeoutMs ${settings.publishTimeoutMs} + longest retry backoff ` +
+      `${longestBackoff} + restartAllowanceMs ${restartAllowanceMs}`,
   };
 }
 

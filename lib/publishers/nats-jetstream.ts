@@ -144,7 +144,11 @@ export class NatsJetStreamPublisher implements Publisher {
       if (message.attempts === 1 && !this.warnedForeignDuplicate) {
         this.warnedForeignDuplicate = true;
         ctx.logger.warn(
-          `outbox ${JSON.stringify(ctx.outbox)}: stream ${JSON.stringify(pa.stream)} already held message id ${JSON.stringify(message.id)} on its first publish (PubAck duplicate: true, seq ${pa.seq}), so it kept that message and not this one: another producer used the same id (a copy of this database with the same store id, a publisher of your own), unless this message's own earlier publish landed while its confirm was lost in a broker outage. See docs/brokers.md, Message ids. Logged once per outbox; the broker duplicates metric counts every one`,
+          `outbox ${JSON.stringify(ctx.outbox)}: stream ${JSON.stringify(pa.stream)} already held message id ` +
+            `${JSON.stringify(message.id)} on its first publish (PubAck duplicate: true, seq ${pa.seq}), so it ` +
+            `kept that message and not this one: another producer used the same id (a copy of this database with ` +
+            `the same store id, a publisher of your own), unless this message's own earlier publish landed while ` +
+            `its confirm was lost in a broker outage. See docs/brokers.md, Message ids. Logged once per outbox; the broker duplicates metric counts every one`,
         );
       }
     }
@@ -178,7 +182,8 @@ export class NatsJetStreamPublisher implements Publisher {
       ) {
         throw new InvalidOption(
           'stream',
-          `names ${JSON.stringify(this.options.stream)}, which does not exist on the server; create it (with a duplicate_window of at least ${ctx.retryHorizonMs} ms) first`,
+          `names ${JSON.stringify(this.options.stream)}, which does not exist on the server; create it (with a ` +
+            `duplicate_window of at least ${ctx.retryHorizonMs} ms) first`,
         );
       }
       throw err;
@@ -187,7 +192,9 @@ export class NatsJetStreamPublisher implements Publisher {
     if (windowMs < ctx.retryHorizonMs) {
       throw new InvalidOption(
         'duplicate_window',
-        `of stream ${JSON.stringify(this.options.stream)} is ${windowMs} ms, shorter than the retry horizon of outbox ${JSON.stringify(ctx.outbox)}: ${ctx.retryHorizonMs} ms (${ctx.horizonTerms}); raise the stream's duplicate_window to at least ${ctx.retryHorizonMs} ms or shorten those settings`,
+        `of stream ${JSON.stringify(this.options.stream)} is ${windowMs} ms, shorter than the retry horizon ` +
+          `of outbox ${JSON.stringify(ctx.outbox)}: ${ctx.retryHorizonMs} ms (${ctx.horizonTerms}); raise ` +
+          `the stream's duplicate_window to at least ${ctx.retryHorizonMs} ms or shorten those settings`,
       );
     }
   }

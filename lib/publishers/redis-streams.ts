@@ -81,7 +81,9 @@ export function checkIdmpWindow(
   const needS = Math.ceil(ctx.retryHorizonMs / 1000);
   throw new InvalidOption(
     'IDMP-DURATION',
-    `of Redis stream ${JSON.stringify(stream)} is ${windowMs} ms, shorter than the retry horizon of outbox ${JSON.stringify(ctx.outbox)}: ${ctx.retryHorizonMs} ms (${ctx.horizonTerms}); run XCFGSET ${stream} IDMP-DURATION ${needS} (at most 86400), shorten those settings, or set idmp: 'off'`,
+    `of Redis stream ${JSON.stringify(stream)} is ${windowMs} ms, shorter than the retry horizon of outbox ` +
+      `${JSON.stringify(ctx.outbox)}: ${ctx.retryHorizonMs} ms (${ctx.horizonTerms}); run XCFGSET ` +
+      `${stream} IDMP-DURATION ${needS} (at most 86400), shorten those settings, or set idmp: 'off'`,
   );
 }
 
@@ -263,7 +265,9 @@ export class RedisStreamsPublisher implements Publisher {
       );
     } else {
       ctx.logger.warn(
-        `Redis Streams publisher of outbox ${JSON.stringify(ctx.outbox)}: XADD IDMP with producer id ${JSON.stringify(this.producerId)}; the stream key is a template, so each stream's IDMP-DURATION (default ${REDIS_IDMP_DEFAULT_DURATION_S} s) is not checked against the retry horizon of ${ctx.retryHorizonMs} ms: set it with XCFGSET`,
+        `Redis Streams publisher of outbox ${JSON.stringify(ctx.outbox)}: XADD IDMP with producer id ` +
+          `${JSON.stringify(this.producerId)}; the stream key is a template, so each stream's IDMP-DURATION ` +
+          `(default ${REDIS_IDMP_DEFAULT_DURATION_S} s) is not checked against the retry horizon of ${ctx.retryHorizonMs} ms: set it with XCFGSET`,
       );
     }
   }

@@ -49,7 +49,8 @@ export class WorkWait {
       }
     } catch (err) {
       this.logger.warn(
-        `${this.name}: stopped listening for wakes of queue ${JSON.stringify(this.queue.name)} (${errorText(err)}); polling every ${this.idlePollIntervalMs} ms`,
+        `${this.name}: stopped listening for wakes of queue ${JSON.stringify(this.queue.name)} (${errorText(err)}); ` +
+          `polling every ${this.idlePollIntervalMs} ms`,
       );
     }
   }

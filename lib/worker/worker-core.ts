@@ -489,7 +489,8 @@ export class WorkerCore {
     const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failed.length > 0) {
       this.o.logger.warn(
-        `${this.o.name}: could not release ${failed.length} job(s)${why ? ` (${why})` : ''}: ${errorText(failed[0]!.reason)}; they return after their claims lapse`,
+        `${this.o.name}: could not release ${failed.length} job(s)${why ? ` (${why})` : ''}: ` +
+          `${errorText(failed[0]!.reason)}; they return after their claims lapse`,
       );
     }
   }

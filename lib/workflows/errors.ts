@@ -27,7 +27,8 @@ export class NonDeterministicWorkflow extends AlkstoreError {
   ) {
     super(
       'NON_DETERMINISTIC_WORKFLOW',
-      `workflow run ${JSON.stringify(runId)} asked for ${requested} at position ${position}, but its journal holds ${journaled} there: the code changed under a running run (give the new code a new version)`,
+      `workflow run ${JSON.stringify(runId)} asked for ${requested} at position ${position}, but its journal ` +
+        `holds ${journaled} there: the code changed under a running run (give the new code a new version)`,
     );
   }
 }
@@ -65,7 +66,8 @@ export class ChildWorkflowFailed extends AlkstoreError {
   ) {
     super(
       'CHILD_WORKFLOW_FAILED',
-      `child workflow run ${JSON.stringify(childId)}${workflow ? ` (${workflow})` : ''} ${state === 'failed' ? 'failed' : 'was cancelled'}: ${error.name}: ${error.message}`,
+      `child workflow run ${JSON.stringify(childId)}${workflow ? ` (${workflow})` : ''} ` +
+        `${state === 'failed' ? 'failed' : 'was cancelled'}: ${error.name}: ${error.message}`,
     );
   }
 }
@@ -111,7 +113,8 @@ export class UnknownWorkflow extends AlkstoreError {
   ) {
     super(
       'UNKNOWN_WORKFLOW',
-      `workflow ${JSON.stringify(workflow)}${version === null ? '' : ` version ${version}`} is not defined here (known: ${known.length === 0 ? 'none' : known.join(', ')}); pass its definition to createWorkflows`,
+      `workflow ${JSON.stringify(workflow)}${version === null ? '' : ` version ${version}`} is not defined ` +
+        `here (known: ${known.length === 0 ? 'none' : known.join(', ')}); pass its definition to createWorkflows`,
     );
   }
 }

@@ -562,7 +562,8 @@ export interface LegacyRun {
 }
 
 /**
- * The runs index of 0.2 (`<ns>:runs`, superseded by the runs table: prune.ts adopts it) folded, and how far it can be trimmed: `firstOffset` of each run is the offset of
+ * The runs index of 0.2 (`<ns>:runs`, superseded by the runs table: prune.ts adopts it) folded, and how far
+ * it can be trimmed: `firstOffset` of each run is the offset of
  * its first entry still needed (its latest start), and `last` the offset of the last entry read.
  */
 export async function readIndex(

@@ -1,4 +1,5 @@
-// PostgreSQL only: whether a queue's next claim may skip reading its settings (pause, rate limit), trusted only while LISTEN carries every settings change; SQLite's single writer reads them in the claim itself.
+// PostgreSQL only: whether a queue's next claim may skip reading its settings (pause, rate limit), trusted
+// only while LISTEN carries every settings change; SQLite's single writer reads them in the claim itself.
 /** Longest a "this queue has no settings" reading is trusted, whatever the listener says. */
 export const SETTINGS_TRUST_MS = 2_000;
 /** Queues remembered per store; past this the memory starts over (every queue's next claim is full). */

@@ -72,7 +72,10 @@ export async function settle(ctx: PgContext, exec: Executor, depIds: readonly nu
   }
 }
 
-/** The sweep's repair: settles up to `limit` edges of queue dependencies that ended without settling (a plain ack, a death in a claim or by expiry, a crash between). */
+/**
+ * The sweep's repair: settles up to `limit` edges of queue dependencies that ended without settling (a plain
+ * ack, a death in a claim or by expiry, a crash between).
+ */
 export async function settleFinished(ctx: PgContext, exec: Executor, queue: string, limit = 1000): Promise<number> {
   const r = await exec.run<EdgeRow>(ctx.sql.flows.finishedEdges, [queue, limit]);
   const died = await settleEdges(ctx, exec, r.rows);

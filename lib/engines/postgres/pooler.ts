@@ -89,7 +89,10 @@ export async function verifyListenConnection(
   throw new InvalidOption(
     input,
     input === 'listenUrl'
-      ? 'goes through a transaction-mode connection pooler: LISTEN notifications never arrive through it. Point listenUrl at PostgreSQL itself (or a session-mode pooler), or drop it to poll'
-      : 'goes through a transaction-mode connection pooler: LISTEN notifications never arrive through it (and named prepared statements break). Set pooler: "transaction", plus listenUrl pointing at PostgreSQL itself to keep wakes on commit, or nothing more to poll every wakeFallbackMs',
+      ? 'goes through a transaction-mode connection pooler: LISTEN notifications never arrive through ' +
+          'it. Point listenUrl at PostgreSQL itself (or a session-mode pooler), or drop it to poll'
+      : 'goes through a transaction-mode connection pooler: LISTEN notifications never arrive through it (and ' +
+          'named prepared statements break). Set pooler: "transaction", plus listenUrl pointing at PostgreSQL ' +
+          'itself to keep wakes on commit, or nothing more to poll every wakeFallbackMs',
   );
 }

@@ -37,7 +37,8 @@ export async function runTx<H extends TxHandle, T>(
     if (!tx.finished) {
       await tx.rollback().catch((rollbackErr: unknown) => {
         log.logger.warn(
-          `alkstore ${log.engine}: rolling back withTx(fn) after its callback failed also failed (${String(rollbackErr)}); the callback's error is the one thrown`,
+          `alkstore ${log.engine}: rolling back withTx(fn) after its callback failed also failed (${String(rollbackErr)}); ` +
+            `the callback's error is the one thrown`,
         );
       });
     }

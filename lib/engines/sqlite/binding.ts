@@ -104,7 +104,8 @@ function noNodeSqlite(betterError: unknown): MissingPeer {
   return new MissingPeer(
     'better-sqlite3',
     betterError ?? null,
-    `for the SQLite engine: install better-sqlite3 (npm install better-sqlite3), or run on Node 22.13+ / 24, whose built-in node:sqlite this Node ${process.version} does not have (the engine then needs no native addon; driver: 'node:sqlite')`,
+    `for the SQLite engine: install better-sqlite3 (npm install better-sqlite3), or run on Node 22.13+ / ` +
+      `24, whose built-in node:sqlite this Node ${process.version} does not have (the engine then needs no native addon; driver: 'node:sqlite')`,
   );
 }
 

@@ -29,7 +29,10 @@ function keepUntil(core: SqliteCore, queue: string, now: number): number | null 
   return ms === null ? null : now + ms;
 }
 
-/** Deletes the claimed job and writes its `completed` record in one write transaction; with `settles` (a job of a flow) its dependents are settled in it too (flows.ts). */
+/**
+ * Deletes the claimed job and writes its `completed` record in one write transaction; with `settles` (a job
+ * of a flow) its dependents are settled in it too (flows.ts).
+ */
 export function ackWithOutcome(
   core: SqliteCore,
   queue: string,

@@ -1,4 +1,5 @@
-// SQLite only: one write connection per store, so writes are queued and group-committed in one BEGIN IMMEDIATE each; PostgreSQL runs them concurrently on its pool.
+// SQLite only: one write connection per store, so writes are queued and group-committed in one BEGIN
+// IMMEDIATE each; PostgreSQL runs them concurrently on its pool.
 import { AlkstoreError, Closed, Database, TransactionInProgress } from '../../contract/errors.js';
 import { busyDelayMs, isBusy, retryOnBusy, type SqliteConn } from './connection.js';
 import type { DeferredSync } from './deferred-sync.js';
@@ -192,7 +193,9 @@ export class Writer {
           new Error(
             holder === null
               ? `the store's write path stayed busy for ${this.lockWaitTimeoutMs} ms (lockWaitTimeoutMs)`
-              : `waited ${this.lockWaitTimeoutMs} ms (lockWaitTimeoutMs) for the store's write path, held by the ${holder.label} transaction opened ${Math.round(performance.now() - holder.since)} ms ago and still open: end it (commit or rollback), and inside it write through the transaction's own methods (tx.enqueue, …)`,
+              : `waited ${this.lockWaitTimeoutMs} ms (lockWaitTimeoutMs) for the store's write path, held by the ` +
+                  `${holder.label} transaction opened ${Math.round(performance.now() - holder.since)} ms ago and still ` +
+                  `open: end it (commit or rollback), and inside it write through the transaction's own methods (tx.enqueue, …)`,
           ),
         ),
     };

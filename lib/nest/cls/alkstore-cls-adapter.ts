@@ -25,7 +25,9 @@ export interface AlkstoreTransactionalAdapterOptions<TConnection, TTx, TOptions>
  *
  * ```ts
  * ClsModule.forRoot({
- *   plugins: [new ClsPluginTransactional({ imports: [TypeOrmModule], adapter: new AlkstoreTransactionalAdapter({ adapter: new TransactionalAdapterTypeOrm({ dataSourceToken: DataSource }) }) })],
+ * plugins: [new ClsPluginTransactional({ imports: [TypeOrmModule], adapter: new
+ * AlkstoreTransactionalAdapter({ adapter: new TransactionalAdapterTypeOrm({ dataSourceToken: DataSource }) })
+ * })],
  * });
  * ```
  */

@@ -2,7 +2,10 @@ import type { TransactionalAdapter, TransactionalAdapterOptions } from '@nestjs-
 import { isDrizzleSqlite, type DrizzleSqliteDatabaseLike } from '../../adapters/drizzle.js';
 import { InvalidOption } from '../../contract/errors.js';
 
-/** Options of one transaction of {@link DrizzleSqliteTransactionalAdapter} (`@Transactional({ behavior })`): SQLite's `BEGIN DEFERRED | IMMEDIATE | EXCLUSIVE`. */
+/**
+ * Options of one transaction of {@link DrizzleSqliteTransactionalAdapter} (`@Transactional({ behavior })`):
+ * SQLite's `BEGIN DEFERRED | IMMEDIATE | EXCLUSIVE`.
+ */
 export interface DrizzleSqliteTransactionOptions {
   behavior?: 'deferred' | 'immediate' | 'exclusive';
 }
@@ -67,7 +70,8 @@ export class DrizzleSqliteTransactionalAdapter<
       if (!isDrizzleSqlite(db)) {
         throw new InvalidOption(
           'DrizzleSqliteTransactionalAdapter(drizzleInstanceToken)',
-          'must resolve to a Drizzle better-sqlite3 database (drizzle(new Database(path)) of drizzle-orm/better-sqlite3); on PostgreSQL use TransactionalAdapterDrizzleOrm',
+          'must resolve to a Drizzle better-sqlite3 database (drizzle(new Database(path)) of drizzle-orm/better-sqlite3); ' +
+            'on PostgreSQL use TransactionalAdapterDrizzleOrm',
         );
       }
       let depth = 0;

@@ -67,7 +67,8 @@ export class ModuleOrm {
     if (this.options.url !== undefined && !sameDatabase(this.options.url, found)) {
       throw new InvalidOption(
         'dataSource',
-        "of the application (TypeOrmModule) is not on the database named by AlkstoreModule's url, so a transaction could not cover both; point both at one database, or pass the DataSource to AlkstoreModule.forRootAsync instead of a url",
+        "of the application (TypeOrmModule) is not on the database named by AlkstoreModule's url, so a " +
+          'transaction could not cover both; point both at one database, or pass the DataSource to AlkstoreModule.forRootAsync instead of a url',
       );
     }
     return found;

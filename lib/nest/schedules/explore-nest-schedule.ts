@@ -43,7 +43,9 @@ export function exploreNestSchedule(discovery: DiscoveryService, scanner: Metada
   const providers = discovery.getProviders();
   if (providers.some((w) => w.token === NEST_SCHEDULE_MODULE_OPTIONS)) {
     throw new SchedulerConflict(
-      "AlkstoreModule has nestSchedule: 'cluster' and ScheduleModule.forRoot() is imported too: @Cron and @Interval methods would run on every replica as well. Remove ScheduleModule.forRoot() (alkstore runs @Timeout methods per process in its place), or drop nestSchedule.",
+      "AlkstoreModule has nestSchedule: 'cluster' and ScheduleModule.forRoot() is imported too: @Cron and " +
+        '@Interval methods would run on every replica as well. Remove ScheduleModule.forRoot() (alkstore runs ' +
+        '@Timeout methods per process in its place), or drop nestSchedule.',
     );
   }
   const scheduled: DiscoveredScheduled[] = [];

@@ -42,7 +42,9 @@ export function refuseUntypedParameters(discovery: DiscoveryService): void {
     if (at === -1) continue;
     throw new InvalidOption(
       `${cls.name} constructor parameter ${at}`,
-      "has no runtime type Nest could inject: it is typed with an interface or with `import type`. For the store, write `import { Store } from 'nestjs-alkstore'` (a class Nest injects; `import type { Store }` erases it); for a queue or outbox, @InjectQueue(name) / @InjectOutbox(name); for anything else, @Inject(token)",
+      'has no runtime type Nest could inject: it is typed with an interface or with `import type`. For the ' +
+        "store, write `import { Store } from 'nestjs-alkstore'` (a class Nest injects; `import type { Store " +
+        '}` erases it); for a queue or outbox, @InjectQueue(name) / @InjectOutbox(name); for anything else, @Inject(token)',
     );
   }
 }
@@ -92,7 +94,10 @@ export function checkWiring(
     const list = inj.kind === 'queue' ? 'queues' : 'outboxes';
     throw new InvalidOption(
       list,
-      `does not name ${label(inj.kind, inj.name)}, which ${cls} injects (${inj.where}, @Inject${inj.kind === 'queue' ? 'Queue' : 'Outbox'}(${JSON.stringify(inj.name)})) and no @${inj.kind === 'queue' ? 'QueueHandler' : 'OutboxHandler'} handles: add \`${list}: [${JSON.stringify(inj.name)}]\` to AlkstoreModule.forRoot (or AlkstoreModule.forFeature in ${cls}'s module), or check the name`,
+      `does not name ${label(inj.kind, inj.name)}, which ${cls} injects (${inj.where}, ` +
+        `@Inject${inj.kind === 'queue' ? 'Queue' : 'Outbox'}(${JSON.stringify(inj.name)})) and no ` +
+        `@${inj.kind === 'queue' ? 'QueueHandler' : 'OutboxHandler'} handles: add \`${list}: ` +
+        `[${JSON.stringify(inj.name)}]\` to AlkstoreModule.forRoot (or AlkstoreModule.forFeature in ${cls}'s module), or check the name`,
     );
   }
   if (!found.workers) return;
@@ -102,7 +107,8 @@ export function checkWiring(
     warned.add(site.label);
     const cls = site.label.slice(0, site.label.lastIndexOf('.'));
     logger.warn(
-      `${site.label} is the ${site.decorator} of ${label(site.kind, site.name)}, but ${cls} is not a provider of this application, so nothing handles ${label(site.kind, site.name)}: add ${cls} to a module's providers`,
+      `${site.label} is the ${site.decorator} of ${label(site.kind, site.name)}, but ${cls} is not a provider ` +
+        `of this application, so nothing handles ${label(site.kind, site.name)}: add ${cls} to a module's providers`,
     );
   }
 }

@@ -1,4 +1,5 @@
-// PostgreSQL only: a store's own commits wake its receivers in-process and their NOTIFY echo is dropped; SQLite's writer wakes them after COMMIT itself (writer.ts).
+// PostgreSQL only: a store's own commits wake its receivers in-process and their NOTIFY echo is dropped;
+// SQLite's writer wakes them after COMMIT itself (writer.ts).
 import { performance } from 'node:perf_hooks';
 
 /**

@@ -1,4 +1,5 @@
-// SQLite only: a file-change nudge after commits that wrote wake rows, so watchers in other processes read them at once instead of at their next data_version poll; PostgreSQL's NOTIFY already pushes.
+// SQLite only: a file-change nudge after commits that wrote wake rows, so watchers in other processes read
+// them at once instead of at their next data_version poll; PostgreSQL's NOTIFY already pushes.
 import { createHash, randomBytes } from 'node:crypto';
 import {
   closeSync,
