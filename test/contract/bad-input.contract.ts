@@ -680,6 +680,8 @@ const INTERNAL: Record<string, string[]> = {
     'writeLastOutcomes',
     // both: one scheduler tick, driven by runSchedules
     'fireDue',
+    // both: the engine's driver of one queue, wrapped by queueHandle
+    'queueDriver',
     // both: the retention runner's store-wide window sweep
     'sweepRateWindows',
     // both: the open hands the store its id from the meta table
