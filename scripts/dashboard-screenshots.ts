@@ -167,14 +167,21 @@ async function main(): Promise<void> {
       httpCredentials: { username: 'ops-ana', password: TOKEN },
     });
     const page: Page = browser.pages()[0] ?? (await browser.newPage());
-    const shot = async (name: string, path: string, full = true): Promise<void> => {
+    // The queue page folds its search, bulk actions, charts and limits into collapsed strips.
+    const openStrip = async (id: 'search-strip' | 'queue-insights'): Promise<void> => {
+      const summary = page.locator(`details#${id}:not([open]) > summary`);
+      if ((await summary.count()) > 0) await summary.click();
+    };
+    const shot = async (name: string, path: string, full = true, strip?: 'queue-insights'): Promise<void> => {
       const res = await page.goto(`${dash.url}${path}`);
       if (res?.status() !== 200) throw new Error(`${path}: HTTP ${res?.status()}`);
+      if (strip) await openStrip(strip);
       await page.screenshot({ path: join(OUT, `${name}.png`), fullPage: full });
       console.log(`  ${name}.png  ${path}`);
     };
     // Actions first, so the audit log and the bulk page have something to show.
     await page.goto(`${dash.url}/queue?name=emails&state=dead`);
+    await openStrip('search-strip');
     await page.click('button[data-action="bulk-retry"]');
     await page.click('#confirm');
     await page.waitForSelector('[data-state="done"]', { timeout: 30_000 });
@@ -193,7 +200,7 @@ async function main(): Promise<void> {
 
     await shot('dashboard', '/');
     await shot('dashboard-queue', '/queue?name=emails&state=dead');
-    await shot('dashboard-charts', '/queue?name=thumbnails');
+    await shot('dashboard-charts', '/queue?name=thumbnails', true, 'queue-insights');
     await shot('dashboard-job', `/job?queue=emails&id=${ids.dead}`);
     await shot('dashboard-completed-job', `/job?queue=reports&id=${ids.done}`);
     await shot('dashboard-history', '/queue?name=reports&state=finished');
@@ -216,6 +223,7 @@ async function main(): Promise<void> {
     await shot('dashboard-workflow-run', `/workflow?ns=alkstore.workflows&id=${parkedRun}`);
     const res = await page.goto(`${dash.url}/queue?name=thumbnails`);
     if (res?.status() !== 200) throw new Error(`/queue?name=thumbnails: HTTP ${res?.status()}`);
+    await openStrip('queue-insights');
     await page.locator('#queue-controls').scrollIntoViewIfNeeded();
     await page.screenshot({ path: join(OUT, 'dashboard-queue-limits.png') });
     console.log('  dashboard-queue-limits.png  /queue?name=thumbnails (limits set)');

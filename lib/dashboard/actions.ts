@@ -2,7 +2,7 @@ import { resolveLimits, type QueueLimits } from '../contract/limits.js';
 import { resolveRateLimit } from '../contract/queue-settings.js';
 import { AlkstoreError } from '../contract/errors.js';
 import type { RateLimit, Store } from '../contract/types.js';
-import { queueHandle, setPaused } from './data.js';
+import { isWorkflowsQueue, queueHandle, setPaused } from './data.js';
 import { BadJobForm, enqueueOpts, readJobForm, runAtText, type JobFormInput } from './job-forms.js';
 import { describeFilter, readFilter, type JobFilter } from './search-query.js';
 
@@ -218,6 +218,11 @@ export function readAction(body: unknown): ActionRequest {
   const id = idText !== undefined && /^\d{1,16}$/.test(idText) ? Number(idText) : undefined;
   const onSchedule = action === 'trigger' || action === 'pause-schedule' || action === 'resume-schedule';
   if (onSchedule ? !schedule : !queue) throw new BadRequest(onSchedule ? 'schedule is required' : 'queue is required');
+  if ((action === 'pause' || action === 'purge' || action === 'purge-all') && queue && isWorkflowsQueue(queue))
+    throw new BadRequest(
+      `queue ${JSON.stringify(queue)} carries workflow runs: the dashboard does not ${action === 'pause' ? 'pause it' : 'delete its jobs'}, ` +
+        'as that would stall or lose runs; to stop one run, cancel it from its page under Workflows',
+    );
   if (
     (action === 'redrive' ||
       action === 'purge' ||

@@ -38,6 +38,11 @@ export function outboxOf(queue: string): string | null {
   return queue.startsWith(OUTBOX_PREFIX) ? queue.slice(OUTBOX_PREFIX.length) : null;
 }
 
+/** Whether a stored queue name carries workflow runs (`__alkstore_workflows:<namespace>`): the dashboard neither pauses nor purges it. */
+export function isWorkflowsQueue(name: string): boolean {
+  return name.startsWith(WORKFLOWS_QUEUE_PREFIX);
+}
+
 /** A handle on a stored queue name (outbox-backed names through their outbox, workflow queues by their namespace). */
 export function queueHandle(store: Store, name: string): Queue {
   const box = outboxOf(name);

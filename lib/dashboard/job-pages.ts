@@ -4,7 +4,7 @@ import type { JobInfo, RateLimit } from '../contract/types.js';
 import type { AuditRow } from './audit.js';
 import type { BulkOp } from './bulk.js';
 import { latencyChart, throughputChart } from './chart.js';
-import { headersOf, type QueueRow } from './data.js';
+import { headersOf, isWorkflowsQueue, type QueueRow } from './data.js';
 import { html, type SafeHtml } from './html.js';
 import { action, ago, layout, link, live, payloadText, when, whenFull, type PageCtx } from './layout.js';
 import { jobTable, SORTS, sortJobs, type JobSort, type SortView } from './pages.js';
@@ -136,7 +136,9 @@ function queueControls(ctx: PageCtx, queue: QueueRow | null, name: string): Safe
   if (ctx.readOnly) return html`<section id="queue-controls" class="controls">Limits: ${values}</section>`;
   const pause = queue.paused
     ? action(ctx, 'resume', 'Resume the queue', { queue: name })
-    : action(ctx, 'pause', 'Pause the queue', { queue: name });
+    : isWorkflowsQueue(name)
+      ? html`(carries workflow runs: not paused from here)`
+      : action(ctx, 'pause', 'Pause the queue', { queue: name });
   const form = html`<form class="inline" id="limits-form" method="post" action="${ctx.base}/action">
     <input type="hidden" name="csrf" value="${ctx.csrf}" /><input type="hidden" name="action" value="limits" /><input
       type="hidden"

@@ -1,13 +1,19 @@
 import type { StreamInfo, ThroughputPoint } from '../contract/admin.js';
 import type { JobInfo, Schedule } from '../contract/types.js';
 import { msText, throughputChart } from './chart.js';
-import { headersOf, type QueueRow } from './data.js';
+import { headersOf, isWorkflowsQueue, type QueueRow } from './data.js';
 import { listState } from './flow-view.js';
 import { MAX_SELECTED } from './actions.js';
 import { html, type SafeHtml } from './html.js';
 import { action, ago, layout, link, live, payloadText, when, type PageCtx } from './layout.js';
 
 export { layout, type PageCtx } from './layout.js';
+
+/** A queue row's state with its Pause or Resume (a workflows queue is never paused from here). */
+function stateCell(ctx: PageCtx, r: QueueRow): SafeHtml {
+  if (r.paused) return html`<span class="warn">paused</span> ${action(ctx, 'resume', 'Resume', { queue: r.name })}`;
+  return isWorkflowsQueue(r.name) ? html`active` : html`active ${action(ctx, 'pause', 'Pause', { queue: r.name })}`;
+}
 
 /** Queues: counts, oldest ready age, last-hour outcomes, pause controls. */
 export function queuesPage(ctx: PageCtx, rows: readonly QueueRow[], throughput: readonly ThroughputPoint[]): string {
@@ -51,13 +57,7 @@ export function queuesPage(ctx: PageCtx, rows: readonly QueueRow[], throughput: 
                 <td class="n">${r.failedLastHour}</td>
                 <td class="n wait-p95">${r.waitP95Ms === null ? '–' : msText(r.waitP95Ms)}</td>
                 <td class="n run-p95">${r.runP95Ms === null ? '–' : msText(r.runP95Ms)}</td>
-                <td>
-                  ${
-                    r.paused
-                      ? html`<span class="warn">paused</span> ${action(ctx, 'resume', 'Resume', { queue: r.name })}`
-                      : html`active ${action(ctx, 'pause', 'Pause', { queue: r.name })}`
-                  }
-                </td>
+                <td>${stateCell(ctx, r)}</td>
               </tr>`,
           )}
           ${
