@@ -646,7 +646,7 @@ const NO_INPUT: Record<string, string[]> = {
   lock: ['release'],
   subscription: ['close'],
   receiver: ['close'],
-  admin: ['queueNames', 'listener', 'auditLog', 'workers'],
+  admin: ['queueNames', 'listener', 'auditLog', 'workers', 'nodes'],
 };
 
 /** Pure accessors and idempotent closes: they never refuse, not even after close. */
