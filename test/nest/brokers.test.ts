@@ -323,7 +323,7 @@ for (const engine of nestEngines()) {
       const failing = uid('nest-h-fail');
       const fast = {
         publishTimeoutMs: 300,
-        pollIntervalMs: 20,
+        busyPollIntervalMs: 20,
         idlePollIntervalMs: 100,
         retry: { baseMs: 20, maxDelayMs: 40, maxAttempts: 50 },
       };

@@ -188,7 +188,7 @@ describe('the hosts always pass the core checks', () => {
       leaseMs: 2_000,
       publishTimeoutMs: 1_000,
       storeTimeoutMs: 500,
-      pollIntervalMs: 1_000,
+      busyPollIntervalMs: 1_000,
       idlePollIntervalMs: 1_000,
     };
     expect(
@@ -211,7 +211,7 @@ describe('the hosts always pass the core checks', () => {
     expect(w).toBeInstanceOf(QueueWorker);
   });
 
-  it('the queue worker names the handler for a bad visibilityTimeoutMs or idlePollIntervalMs', () => {
+  it('the queue worker names the handler for a bad leaseMs or idlePollIntervalMs', () => {
     const opts = {
       queue: recordingQueue([]),
       handler: async () => undefined,
@@ -224,7 +224,7 @@ describe('the hosts always pass the core checks', () => {
     };
     expectInvalidOption(
       thrown(() => new QueueWorker({ ...opts, leaseMs: 0 })),
-      'visibilityTimeoutMs of Mailer.send',
+      'leaseMs of Mailer.send',
       ['[1, '],
     );
     expectInvalidOption(
