@@ -9,9 +9,9 @@ import { CONCURRENCY, type Handler, type RunningWorker } from './types.js';
  * idle waits end on the store's commit wake.
  */
 export const DISPATCHER_SETTINGS = {
-  batchSize: CONCURRENCY,
-  maxInFlight: CONCURRENCY,
-  pollIntervalMs: 1,
+  claimSize: CONCURRENCY,
+  concurrency: CONCURRENCY,
+  busyPollIntervalMs: 1,
   idlePollIntervalMs: 1000,
   drainTimeoutMs: 2000,
 };

@@ -22,7 +22,7 @@ import { RecordingMetrics, recordingLogger } from './recording-metrics.js';
 const FAST_FAILURES = {
   publishTimeoutMs: 300,
   leaseMs: 10_000,
-  pollIntervalMs: 20,
+  busyPollIntervalMs: 20,
   idlePollIntervalMs: 100,
   retry: { baseMs: 20, maxDelayMs: 50, maxAttempts: 3 },
 };

@@ -18,7 +18,6 @@ describe('queue options and job stamps', () => {
   it('defaults plain queues to 300 s visibility, 3 attempts, 5 s backoff base, keep dead forever', () => {
     expect(DEFAULT_QUEUE_OPTS).toEqual({
       leaseMs: 300_000,
-      visibilityTimeoutMs: 300_000,
       maxAttempts: 3,
       backoffBaseMs: 5_000,
       deadLetterRetentionMs: null,
@@ -31,7 +30,6 @@ describe('queue options and job stamps', () => {
   it('defaults outbox-backed queues to 60 s visibility and 5 attempts', () => {
     expect(OUTBOX_QUEUE_OPTS).toEqual({
       leaseMs: 60_000,
-      visibilityTimeoutMs: 60_000,
       maxAttempts: 5,
       backoffBaseMs: 5_000,
       deadLetterRetentionMs: null,
