@@ -70,6 +70,8 @@ export function retentionContract(engine: EngineFixture): void {
         'stream_offsets',
         'locks',
         'nodes',
+        'workflow_runs',
+        'workflow_counts',
         'schedules',
         'inbox',
         'outbox_receipts',
@@ -273,7 +275,7 @@ export function retentionContract(engine: EngineFixture): void {
       });
     }
 
-    it('a pruned workflow run leaves nothing: journal, head, once-only guards, id guard and index entries', async () => {
+    it('a pruned workflow run leaves nothing: journal, head, once-only guards, id guard and runs row', async () => {
       const namespace = uid('wfns').replace(/-/g, '_');
       const wf = defineWorkflow('ret-short', {
         async run(input: { n: number }, ctx) {
@@ -303,7 +305,7 @@ export function retentionContract(engine: EngineFixture): void {
       const runPrefix = `${namespace}:run:`;
       const heads = (): Promise<number> =>
         rows('stream_heads', 'substr(stream, 1, ?) = ?', [runPrefix.length, runPrefix]);
-      const index = (): Promise<number> => rows('stream_events', 'stream = ?', [`${namespace}:runs`]);
+      const index = (): Promise<number> => rows('workflow_runs', 'ns = ?', [namespace]);
       try {
         const ids: string[] = [];
         for (let i = 0; i < 3; i++) ids.push((await w.start(wf, { n: i })).id);
@@ -322,8 +324,8 @@ export function retentionContract(engine: EngineFixture): void {
         for (const id of ids.slice(1)) expect(await guardsOf(id)).toBe(0);
         expect(await allGuards()).toBe(liveGuards);
         expect(await heads()).toBe(1);
-        // The index keeps the live run's entry and the `pruned` marks after it: a running run holds back the trim.
-        expect(await index()).toBe(1 + ids.length);
+        // The runs table keeps only the live run's row.
+        expect(await index()).toBe(1);
         expect((await w.getStatus(live))!.state).toBe('running');
 
         expect(await w.cancel(live)).toBe(true);
