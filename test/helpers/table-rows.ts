@@ -29,6 +29,8 @@ export type Table =
   | 'stream_offsets'
   | 'locks'
   | 'nodes'
+  | 'workflow_runs'
+  | 'workflow_counts'
   | 'schedules'
   | 'inbox'
   | 'outbox_receipts'
