@@ -5,6 +5,9 @@ import { loadPeer } from '../internal/load-peer.js';
 import { pauseUnlessAborted } from '../publishers/reconnect.js';
 import { decodeBody, InboxRunner, type InboxConsumerBase } from './inbox-message.js';
 
+/** Longest a stop waits for the messages being handled to finish and ack (ms). */
+const STOP_DRAIN_MS = 10_000;
+
 /** Options of {@link RabbitMqInboxConsumer}. */
 export interface RabbitMqInboxConsumerOptions<T = unknown> extends InboxConsumerBase<T> {
   /** AMQP URL (default `amqp://guest:guest@127.0.0.1:5672`). */
@@ -61,8 +64,25 @@ export class RabbitMqInboxConsumer<T = unknown> {
           onAbort = () => resolve();
           signal.addEventListener('abort', onAbort, { once: true });
         });
-        await ch.consume(this.options.queue, (m) => void (m ? this.handle(ch, m) : undefined), { noAck: false });
+        // Messages being handled: a stop lets them finish and ack before the connection closes.
+        const handling = new Set<Promise<void>>();
+        const { consumerTag } = await ch.consume(
+          this.options.queue,
+          (m) => {
+            if (!m) return;
+            const p: Promise<void> = this.handle(ch, m).finally(() => handling.delete(p));
+            handling.add(p);
+          },
+          { noAck: false },
+        );
         await lost;
+        if (signal.aborted && handling.size > 0) {
+          await ch.cancel(consumerTag).catch(() => undefined);
+          let timer: NodeJS.Timeout | undefined;
+          const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_DRAIN_MS)));
+          await Promise.race([Promise.allSettled([...handling]), bound]);
+          clearTimeout(timer);
+        }
       } catch (err) {
         if (signal.aborted) break;
         this.runner.logger.warn(
