@@ -113,30 +113,7 @@ export {
 } from './worker/worker-events.js';
 
 // Reliable sync: epoch frames kept until a peer acknowledges them.
-export type { OutboxRecord } from './reliable-sync/epoch.js';
-export type { OutboxStore } from './reliable-sync/outbox-store.js';
-export { ReliableOutbox } from './reliable-sync/reliable-outbox.js';
-export { SyncDriver, type SyncDriverOptions, type SyncTransport } from './reliable-sync/sync-driver.js';
-export { DEFAULT_OUTBOX_KEY } from './reliable-sync/store-options.js';
-export { InMemoryOutboxStore } from './reliable-sync/in-memory-outbox-store.js';
-export { SqliteOutboxStore, type SqliteOutboxStoreOptions } from './reliable-sync/sqlite-outbox-store.js';
-export { PostgresOutboxStore, type PostgresOutboxStoreOptions } from './reliable-sync/postgres-outbox-store.js';
-export {
-  FileJournalOutboxStore,
-  journalFileName,
-  type FileJournalOutboxStoreOptions,
-  type JournalFsyncPolicy,
-} from './reliable-sync/file-journal-outbox-store.js';
-export {
-  JournalCorrupt,
-  JOURNAL_OPCODES,
-  applyJournal,
-  decodeJournal,
-  encodeJournalRecord,
-  type DecodedJournal,
-  type JournalRecord,
-  type JournalState,
-} from './reliable-sync/journal-codec.js';
+export * from './reliable-sync/index.js';
 
 // Join an ORM's transaction: `store.joinTransaction(open, fn)` with the `open` of your ORM.
 export * from './adapters/index.js';
