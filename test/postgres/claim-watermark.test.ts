@@ -4,7 +4,7 @@ import { engineSql } from '../../lib/engines/postgres/context.js';
 import { FOLLOWING_CLAIM, nextDueOf } from '../../lib/internal/next-due.js';
 import { QueueWorker } from '../../lib/worker/queue-worker.js';
 import { type EngineDb, describePg, postgres, waitFor } from '../helpers/engines.js';
-import { explainAnalyzed, pagesOf, withClient } from './pg-helpers.js';
+import { explainAnalyzed, scanPagesOn, withClient } from './pg-helpers.js';
 
 /** The claim options a worker core sends (`FOLLOWING_CLAIM`): such a claim may start after the watermark. */
 const following: ClaimOpts & { [FOLLOWING_CLAIM]: true } = { [FOLLOWING_CLAIM]: true };
@@ -138,10 +138,12 @@ describePg('postgres claim watermark', () => {
         );
         expect(claimed.rows[0].n).toBe(3);
         await holder.query('COMMIT');
-        return pagesOf(plan);
+        return scanPagesOn(plan, 'jobs');
       });
     });
-    // Walking the dead entries (the head, or the due-time probe from the start of the priority) is over a thousand pages.
-    expect(buffers).toBeLessThan(150);
+    // The scans of the jobs table read a handful of pages (18 when measured); the same statement from a watermark
+    // before the claimed jobs walks their dead entries (444 when measured). The statement's writes and a fresh
+    // connection's catalog reads are left out: they vary with the server's load, not with the dead entries.
+    expect(buffers).toBeLessThan(100);
   });
 });

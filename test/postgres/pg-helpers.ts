@@ -41,6 +41,7 @@ export function recordingLogger(): {
 export interface PlanNode {
   'Node Type'?: string;
   'Index Name'?: string;
+  'Relation Name'?: string;
   'Shared Hit Blocks'?: number;
   'Shared Read Blocks'?: number;
   Plans?: PlanNode[];
@@ -62,4 +63,17 @@ export function indexesUsed(node: PlanNode, out = new Set<string>()): Set<string
 /** Shared-buffer pages a plan touched (hit or read), from its top node. */
 export function pagesOf(plan: PlanNode): number {
   return (plan['Shared Hit Blocks'] ?? 0) + (plan['Shared Read Blocks'] ?? 0);
+}
+
+/**
+ * Shared-buffer pages the plan's scans of `relation` touched (its heap and index scans), summed over
+ * the tree. Unlike {@link pagesOf} it leaves out what the statement writes and the catalog pages a
+ * fresh connection reads, which vary with what else the server is doing.
+ */
+export function scanPagesOn(node: PlanNode, relation: string): number {
+  const own =
+    node['Relation Name'] === relation && /Scan$/.test(node['Node Type'] ?? '')
+      ? (node['Shared Hit Blocks'] ?? 0) + (node['Shared Read Blocks'] ?? 0)
+      : 0;
+  return own + (node.Plans ?? []).reduce((n, child) => n + scanPagesOn(child, relation), 0);
 }
