@@ -1,48 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
 import type { FlowNode } from '../../lib/contract/flows.js';
 import type { Store } from '../../lib/contract/types.js';
-import {
-  contractEngines,
-  PG_URL,
-  waitFor,
-  withEngineDb,
-  type EngineDb,
-  type EngineFixture,
-} from '../helpers/engines.js';
+import { contractEngines, waitFor, withEngineDb, type EngineDb } from '../helpers/engines.js';
+import { spawnStoreChild } from '../helpers/store-child.js';
 
 const CHILD = fileURLToPath(new URL('./fixtures/flows-child.ts', import.meta.url));
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-interface Child {
-  readonly proc: ChildProcess;
-  readonly ready: Promise<void>;
-  readonly exited: Promise<number | null>;
-}
-
-function child(engine: EngineFixture, db: EngineDb, queue: string): Child {
-  const env = { ...process.env };
-  delete env.NODE_OPTIONS;
-  const proc = spawn(
-    process.execPath,
-    ['--import', 'tsx', CHILD, engine.kind, db.location, engine.kind === 'postgres' ? PG_URL : '-', queue],
-    { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] },
-  );
-  let markReady: () => void = () => undefined;
-  const ready = new Promise<void>((resolve) => (markReady = resolve));
-  proc.stdout!.on('data', (d: Buffer) => {
-    if (d.toString().includes('"ready":true')) markReady();
-  });
-  let err = '';
-  proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
-  void exited.then((code) => {
-    markReady();
-    if (code !== 0 && code !== null) process.stderr.write(`flows child exited with ${code}: ${err}\n`);
-  });
-  return { proc, ready, exited };
-}
 
 /** Every node of a flow tree with its number of direct children. */
 function nodes(n: FlowNode): FlowNode[] {
@@ -80,10 +43,10 @@ for (const engine of contractEngines()) {
       }
       const all = flows.flatMap(nodes);
       const parents = all.filter((n) => n.children.length > 0);
-      const children = Array.from({ length: 4 }, () => child(engine, db, name));
+      const children = Array.from({ length: 4 }, () => spawnStoreChild(CHILD, engine, db, [name], 'flows'));
       try {
         await Promise.all(children.map((c) => c.ready));
-        for (const c of children) c.proc.stdin!.write('go\n');
+        for (const c of children) c.send();
         const starts = store.stream(`${name}-starts`);
         await waitFor(
           'a third of the jobs started',
@@ -104,7 +67,7 @@ for (const engine of contractEngines()) {
           100,
         );
         const survivors = children.slice(1);
-        for (const c of survivors) c.proc.stdin!.write('stop\n');
+        for (const c of survivors) c.send('stop');
         await Promise.all(survivors.map((c) => c.exited));
         // From the database: every start of a parent (reruns after the kill included) saw all its children completed.
         const events = (await starts.readSince(0, 10_000)).map(

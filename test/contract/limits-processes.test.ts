@@ -1,7 +1,6 @@
 // Probe (issue #27 item 6, limits): 4 worker processes, one SIGKILLed mid-run; sampled from the
 // database, no concurrency key is ever over its limit and the queue never over its global limit;
 // every job completes.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
 import type { Store } from '../../lib/contract/types.js';
@@ -13,50 +12,9 @@ import {
   type EngineDb,
   type EngineFixture,
 } from '../helpers/engines.js';
+import { numbersOf, spawnStoreChild } from '../helpers/store-child.js';
 
 const CHILD = fileURLToPath(new URL('./fixtures/limits-child.ts', import.meta.url));
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-interface Child {
-  readonly proc: ChildProcess;
-  readonly ready: Promise<void>;
-  readonly done: number[];
-  readonly exited: Promise<number | null>;
-}
-
-function child(engine: EngineFixture, db: EngineDb, queue: string): Child {
-  const env = { ...process.env };
-  delete env.NODE_OPTIONS;
-  const proc = spawn(
-    process.execPath,
-    ['--import', 'tsx', CHILD, engine.kind, db.location, engine.kind === 'postgres' ? PG_URL : '-', queue],
-    { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] },
-  );
-  const done: number[] = [];
-  let buf = '';
-  let markReady: () => void = () => undefined;
-  const ready = new Promise<void>((resolve) => (markReady = resolve));
-  proc.stdout!.on('data', (d: Buffer) => {
-    buf += d.toString();
-    let nl: number;
-    while ((nl = buf.indexOf('\n')) >= 0) {
-      const line = buf.slice(0, nl).trim();
-      buf = buf.slice(nl + 1);
-      if (!line.startsWith('{')) continue;
-      const e = JSON.parse(line) as { ready?: boolean; done?: number };
-      if (e.ready === true) markReady();
-      if (typeof e.done === 'number') done.push(e.done);
-    }
-  });
-  let err = '';
-  proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
-  void exited.then((code) => {
-    markReady();
-    if (code !== 0 && code !== null) process.stderr.write(`limits child exited with ${code}: ${err}\n`);
-  });
-  return { proc, ready, done, exited };
-}
 
 /** One sample of what is processing under a live lease: per concurrency key, and in all. */
 interface Sample {
@@ -132,7 +90,7 @@ for (const engine of contractEngines()) {
         )),
       );
       const s = await sampler(engine, db, name);
-      const children = Array.from({ length: 4 }, () => child(engine, db, name));
+      const children = Array.from({ length: 4 }, () => spawnStoreChild(CHILD, engine, db, [name], 'limits'));
       let maxKey = 0;
       let maxTotal = 0;
       let samples = 0;
@@ -150,10 +108,10 @@ for (const engine of contractEngines()) {
       })();
       try {
         await Promise.all(children.map((c) => c.ready));
-        for (const c of children) c.proc.stdin!.write('go\n');
+        for (const c of children) c.send();
         await waitFor(
           'a quarter of the jobs done',
-          () => children.reduce((n, c) => n + c.done.length, 0) >= ids.length / 4,
+          () => children.reduce((n, c) => n + numbersOf(c.events, 'done').length, 0) >= ids.length / 4,
           60_000,
           20,
         );
@@ -172,7 +130,7 @@ for (const engine of contractEngines()) {
         sampling = false;
         await loop;
         const survivors = children.slice(1);
-        for (const c of survivors) c.proc.stdin!.write('stop\n');
+        for (const c of survivors) c.send('stop');
         await Promise.all(survivors.map((c) => c.exited));
         expect(samples).toBeGreaterThan(20);
         expect(maxKey).toBeLessThanOrEqual(KEY_LIMIT);

@@ -1,68 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
 import type { Store } from '../../lib/contract/types.js';
-import {
-  contractEngines,
-  PG_URL,
-  waitFor,
-  withEngineDb,
-  type EngineDb,
-  type EngineFixture,
-} from '../helpers/engines.js';
+import { contractEngines, waitFor, withEngineDb, type EngineDb } from '../helpers/engines.js';
+import { numbersOf, spawnStoreChild } from '../helpers/store-child.js';
 
 const CHILD = fileURLToPath(new URL('./fixtures/results-child.ts', import.meta.url));
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-interface Child {
-  readonly proc: ChildProcess;
-  readonly ready: Promise<void>;
-  /** Every JSON line it printed so far. */
-  readonly events: Record<string, unknown>[];
-  readonly exited: Promise<number | null>;
-  send(): void;
-}
-
-function child(engine: EngineFixture, db: EngineDb, queue: string): Child {
-  const env = { ...process.env };
-  delete env.NODE_OPTIONS;
-  const proc = spawn(
-    process.execPath,
-    ['--import', 'tsx', CHILD, engine.kind, db.location, engine.kind === 'postgres' ? PG_URL : '-', queue],
-    {
-      cwd: ROOT,
-      env,
-      stdio: ['pipe', 'pipe', 'pipe'],
-    },
-  );
-  const events: Record<string, unknown>[] = [];
-  let buf = '';
-  let markReady: () => void = () => undefined;
-  const ready = new Promise<void>((resolve) => (markReady = resolve));
-  proc.stdout!.on('data', (d: Buffer) => {
-    buf += d.toString();
-    let nl: number;
-    while ((nl = buf.indexOf('\n')) >= 0) {
-      const line = buf.slice(0, nl).trim();
-      buf = buf.slice(nl + 1);
-      if (!line.startsWith('{')) continue;
-      const e = JSON.parse(line) as Record<string, unknown>;
-      events.push(e);
-      if (e.ready === true) markReady();
-    }
-  });
-  let err = '';
-  proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
-  void exited.then((code) => {
-    markReady();
-    if (code !== 0 && code !== null) process.stderr.write(`results child exited with ${code}: ${err}\n`);
-  });
-  return { proc, ready, events, exited, send: () => proc.stdin!.write('go\n') };
-}
-
-const ids = (events: readonly Record<string, unknown>[], key: string): number[] =>
-  events.filter((e) => typeof e[key] === 'number').map((e) => e[key] as number);
 
 for (const engine of contractEngines()) {
   describe(`results and cancel across processes [${engine.name}]`, () => {
@@ -81,26 +23,26 @@ for (const engine of contractEngines()) {
         { priority: 10 },
       );
       const fast = await q.enqueueMany(Array.from({ length: 400 }, (_, i) => ({ n: i })));
-      const children = Array.from({ length: 4 }, () => child(engine, db, name));
+      const children = Array.from({ length: 4 }, () => spawnStoreChild(CHILD, engine, db, [name], 'results'));
       try {
         await Promise.all(children.map((c) => c.ready));
         for (const c of children) c.send();
         // Every slow job runs somewhere (8 of the 12 slots), while fast jobs flow through the rest.
         await waitFor(
           'every slow job started',
-          () => children.flatMap((c) => ids(c.events, 'start')).length >= slow.length,
+          () => children.flatMap((c) => numbersOf(c.events, 'start')).length >= slow.length,
           60_000,
           20,
         );
         const victim = children.reduce((a, b) =>
-          ids(b.events, 'start').length > ids(a.events, 'start').length ? b : a,
+          numbersOf(b.events, 'start').length > numbersOf(a.events, 'start').length ? b : a,
         );
-        const victimStarts = ids(victim.events, 'start');
+        const victimStarts = numbersOf(victim.events, 'start');
         victim.proc.kill('SIGKILL');
         await victim.exited;
         for (const id of slow) expect(await q.cancel(id)).toBe(true);
         const survivors = children.filter((c) => c !== victim);
-        const survivorStarts = survivors.flatMap((c) => ids(c.events, 'start'));
+        const survivorStarts = survivors.flatMap((c) => numbersOf(c.events, 'start'));
         // Each surviving worker's cancelled handler sees its signal abort with JobCancelled.
         await waitFor(
           "the survivors' cancelled handlers aborted",
@@ -121,9 +63,9 @@ for (const engine of contractEngines()) {
           90_000,
           100,
         );
-        for (const c of survivors) c.proc.stdin!.write('stop\n');
+        for (const c of survivors) c.send('stop');
         await Promise.all(survivors.map((c) => c.exited));
-        const allStarts = children.flatMap((c) => ids(c.events, 'start'));
+        const allStarts = children.flatMap((c) => numbersOf(c.events, 'start'));
         expect(victimStarts.length).toBeGreaterThan(0);
         // Never re-run: the victim's slow jobs were cancelled before its lease lapsed, so none started twice.
         expect([...allStarts].sort((a, b) => a - b)).toEqual([...slow].sort((a, b) => a - b));
