@@ -4,26 +4,28 @@
  * throughput and latency charts have real minutes, the standalone dashboard server, and real
  * Chromium (playwright-core, /usr/bin/chromium, a fresh profile directory).
  *
- *   npx -y tsx scripts/dashboard-screenshots.ts [--minutes 3] [--out docs/img]
+ *   npm run screenshots            (= npx tsx scripts/dashboard-screenshots.ts --minutes 3 --out docs/img)
  *
- * A documentation tool, not a test: it asserts only that every page answers 200.
+ * test/dashboard/screenshots.browser.test.ts runs it with `--minutes 0` into a scratch folder on every
+ * test run: every page answers 200, and the test checks that it makes exactly the dashboard images
+ * docs/img holds and the docs show, each a 1280-pixel-wide PNG of at most 128 kB.
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { serveDashboard } from '../lib/dashboard/standalone.js';
 import { openStore } from '../lib/open-store.js';
 import type { Store } from '../lib/contract/types.js';
 import { createWorkflows, defineWorkflow } from '../lib/workflows/index.js';
+import { launchChromium } from '../test/helpers/chromium.js';
 
 const { values } = parseArgs({
   options: { minutes: { type: 'string', default: '3' }, out: { type: 'string', default: 'docs/img' } },
 });
 const OUT = resolve(values.out!);
 const MINUTES = Number(values.minutes);
-const CHROMIUM = process.env.ALKSTORE_CHROMIUM ?? '/usr/bin/chromium';
 const TOKEN = 'screenshots-token-0123456789';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -54,7 +56,7 @@ async function work(store: Store, until: number): Promise<void> {
   }
 }
 
-async function seed(store: Store): Promise<{ dead: number; pending: number; done: number }> {
+async function seed(store: Store): Promise<{ dead: number; pending: number; done: number; flow: number }> {
   const emails = store.queue('emails', { maxAttempts: 1 });
   const doomed = await emails.enqueueMany([
     { to: 'bounce-1@example.com' },
@@ -93,7 +95,28 @@ async function seed(store: Store): Promise<{ dead: number; pending: number; done
       receipt: { broker: 'nats-jetstream', stream: 'WEBHOOKS', seq: 900 + i },
     })),
   );
-  return { dead: doomed[1]!, pending, done };
+  // A flow: a report waiting on three rendered pages, one of them dead (the flow's page screenshot).
+  const flow = await store.queue('monthly-report').enqueueFlow({
+    payload: { report: 'monthly', month: '2026-11' },
+    children: [1, 2, 3].map((page) => ({ queue: 'render', payload: { page } })),
+    onChildDead: 'continue',
+  });
+  const render = store.queue('render', { maxAttempts: 1 });
+  const pages = await render.claimBatch(2, 'render-1:6060:f1f2f3');
+  await pages[0]!.ack({ url: 'https://cdn.example/page-1.png' });
+  await pages[1]!.fail(new Error('page 2: font "Inter" not found'));
+  // A node of the fleet view that stopped heartbeating (another heartbeats just before the screenshots).
+  const admin = store.admin();
+  await admin.heartbeat({
+    nodeId: 'encoder-1:5150:a1b2c3',
+    host: 'encoder-1',
+    pid: 5150,
+    version: '0.3.0',
+    startedAt: Date.now() - 7_200_000,
+    intervalMs: 100,
+    queues: [{ queue: 'video', concurrency: 3, running: 3 }],
+  });
+  return { dead: doomed[1]!, pending, done, flow: flow.id };
 }
 
 /**
@@ -139,7 +162,6 @@ async function workflows(store: Store): Promise<string> {
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'alkstore-screens-'));
-  const profile = mkdtempSync(join(tmpdir(), 'alkstore-chromium-'));
   const store = await openStore({ url: `sqlite:${join(dir, 'screens.db')}` });
   try {
     const ids = await seed(store);
@@ -150,22 +172,22 @@ async function main(): Promise<void> {
     await store
       .queue('thumbnails')
       .setLimits({ concurrencyLimit: 2, globalConcurrency: 8, keyRateLimit: { max: 30, perMs: 60_000 } });
+    await store.admin().heartbeat({
+      nodeId: 'web-1:4242:a1b2c3',
+      host: 'web-1',
+      pid: 4242,
+      version: '0.3.0',
+      startedAt: Date.now() - 3_600_000,
+      intervalMs: 10_000,
+      queues: [
+        { queue: 'emails', concurrency: 16, running: 0 },
+        { queue: 'thumbnails', concurrency: 4, running: 0 },
+      ],
+    });
     const dash = await serveDashboard(store, { token: TOKEN, port: 0, liveIntervalMs: 60_000 });
     mkdirSync(OUT, { recursive: true });
-    const browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--no-first-run',
-      ],
-      viewport: { width: 1280, height: 900 },
-      httpCredentials: { username: 'ops-ana', password: TOKEN },
-    });
+    const chromium = await launchChromium({ width: 1280, height: 900 }, { username: 'ops-ana', password: TOKEN });
+    const browser = chromium.browser;
     const page: Page = browser.pages()[0] ?? (await browser.newPage());
     // The queue page folds its search, bulk actions, charts and limits into collapsed strips.
     const openStrip = async (id: 'search-strip' | 'queue-insights'): Promise<void> => {
@@ -216,6 +238,7 @@ async function main(): Promise<void> {
     await shot('dashboard-outboxes', '/outboxes');
     await shot('dashboard-receipts', '/receipts?outbox=webhooks');
     await shot('dashboard-workers', '/workers');
+    await shot('dashboard-flow', `/job?queue=monthly-report&id=${ids.flow}`);
     await shot('dashboard-new-job', '/new?queue=emails');
     await shot('dashboard-edit-job', `/job?queue=thumbnails&id=${ids.pending}`);
     await shot('dashboard-audit', '/audit');
@@ -227,12 +250,11 @@ async function main(): Promise<void> {
     await page.locator('#queue-controls').scrollIntoViewIfNeeded();
     await page.screenshot({ path: join(OUT, 'dashboard-queue-limits.png') });
     console.log('  dashboard-queue-limits.png  /queue?name=thumbnails (limits set)');
-    await browser.close();
+    await chromium.close();
     await dash.close();
   } finally {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
-    rmSync(profile, { recursive: true, force: true });
   }
 }
 

@@ -47,7 +47,7 @@ pre.full{max-width:none;max-height:none}#live-status{color:#8c959f;font-size:12p
 form.job-form{background:#fff;border:1px solid #d0d7de;padding:8px;display:flex;flex-direction:column;gap:8px;max-width:760px}
 form.job-form label{display:flex;flex-direction:column;font-size:12px;color:#57606a}form.job-form textarea{font:12px monospace}
 table.compact td{padding:1px 6px;white-space:nowrap}h1{font-size:22px;margin:4px 0 8px}
-table.compact td.line{max-width:360px;overflow:hidden;text-overflow:ellipsis}
+table.compact td.line{max-width:min(360px,20vw);overflow:hidden;text-overflow:ellipsis}
 table.compact code{font-size:12px}table.compact form.inline button{font-size:12px;padding:0 4px}td.error{color:#cf222e}
 details.strip{background:#fff;border:1px solid #d0d7de;padding:2px 8px;margin:4px 0}form#selected{padding:2px 8px;margin:4px 0}
 details.strip summary{cursor:pointer;color:#57606a}

@@ -1,11 +1,9 @@
 import 'reflect-metadata';
-import { mkdtempSync, rmSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { INestApplication } from '@nestjs/common';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
+import { type FreshChromium, launchChromium } from '../helpers/chromium.js';
 import { waitFor } from '../helpers/engines.js';
 import { nestEngines, type NestDb } from '../nest/nest-fixtures.js';
 import { dashboardApp, TEST_TOKEN, TokenGuard } from './dashboard-app.js';
@@ -13,30 +11,16 @@ import { type Store } from '../../lib/index.js';
 
 // Dashboard v3 in a real Chromium (fresh profile) at an operator's 1400×1000 screen, on both engines.
 
-const CHROMIUM = process.env.ALKSTORE_CHROMIUM ?? '/usr/bin/chromium';
+let chromium: FreshChromium;
 let browser: BrowserContext;
-let profile = '';
 
 beforeAll(async () => {
-  profile = mkdtempSync(join(tmpdir(), 'alkstore-chromium-'));
-  browser = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--no-first-run',
-    ],
-    viewport: { width: 1400, height: 1000 },
-  });
+  chromium = await launchChromium({ width: 1400, height: 1000 });
+  browser = chromium.browser;
 }, 60_000);
 
 afterAll(async () => {
-  await browser?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
+  await chromium?.close();
 });
 
 /** The page's elements as far as the tests read them (the test's TypeScript has no DOM types). */

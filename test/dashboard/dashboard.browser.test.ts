@@ -1,46 +1,31 @@
 import 'reflect-metadata';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { INestApplication } from '@nestjs/common';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { createWorkflows, defineWorkflow } from '../../lib/workflows/index.js';
+import { type FreshChromium, launchChromium } from '../helpers/chromium.js';
 import { waitFor } from '../helpers/engines.js';
 import { HTTP_ADAPTERS } from '../helpers/http-adapters.js';
 import { nestEngines, type NestDb } from '../nest/nest-fixtures.js';
 import { dashboardApp, TEST_TOKEN, TokenGuard } from './dashboard-app.js';
 import { type Store } from '../../lib/index.js';
 
-/** Debian's Chromium (.ci/run installs it). */
-const CHROMIUM = process.env.ALKSTORE_CHROMIUM ?? '/usr/bin/chromium';
 const SHOTS = resolve(import.meta.dirname, '../../.tmp/screenshots');
 
+let chromium: FreshChromium;
 let browser: BrowserContext;
-let profile = '';
 
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
-  profile = mkdtempSync(join(tmpdir(), 'alkstore-chromium-'));
-  browser = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--no-first-run',
-    ],
-    viewport: { width: 1280, height: 900 },
-  });
+  chromium = await launchChromium({ width: 1280, height: 900 });
+  browser = chromium.browser;
 }, 60_000);
 
 afterAll(async () => {
-  await browser?.close();
-  if (profile) rmSync(profile, { recursive: true, force: true });
+  await chromium?.close();
 });
 
 /** Jobs, dead letters, throughput, a schedule, a stream and an outbox, so every page has something to show. */
