@@ -58,6 +58,20 @@ function instrument(store: Store, name: string): Pick<Store, 'outbox'> {
     s.ack.rows += jobs.length;
     return r;
   };
+  // The relay's own ack with receipts goes straight to the backing queue (an older checkout's goes through the outbox).
+  const qd = q0 as Queue & {
+    ackDelivered?: (jobs: readonly Job[], outbox: string, rows: readonly unknown[]) => Promise<number>;
+  };
+  if (typeof qd.ackDelivered === 'function') {
+    (q as typeof qd).ackDelivered = async (jobs, outbox, rows) => {
+      const t = performance.now();
+      const r = await qd.ackDelivered!(jobs, outbox, rows);
+      s.ack.ms += performance.now() - t;
+      s.ack.calls += 1;
+      s.ack.rows += jobs.length;
+      return r;
+    };
+  }
   const wrapped = Object.create(ob) as Outbox & { queue: Queue };
   Object.defineProperty(wrapped, 'queue', { value: q });
   wrapped.recordReceipts = async (rs) => {

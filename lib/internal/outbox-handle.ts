@@ -44,9 +44,9 @@ function receiptText(i: number, r: unknown, at = 'receipts'): string {
   return text;
 }
 
-/** Throws the InvalidArgument `Outbox.ackDelivered` would for `receipt`. */
-export function checkReceipt(receipt: unknown): void {
-  receiptText(0, receipt, 'deliveries');
+/** Throws the InvalidArgument `Outbox.ackDelivered` would for `receipt`; returns its stored text. */
+export function checkReceipt(receipt: unknown): string {
+  return receiptText(0, receipt, 'deliveries');
 }
 
 /** Engine-agnostic outbox over its backing queue (`__alkstore_outbox:<name>`). */

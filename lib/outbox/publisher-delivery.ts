@@ -1,6 +1,6 @@
-import type { DeliveryReceipt, Job, Outbox, StoreLogger } from '../contract/types.js';
+import type { DeliveryReceipt, Job, Outbox, Queue, StoreLogger } from '../contract/types.js';
 import { outboxMessage, type Publisher, type PublisherContext } from '../publishers/publisher.js';
-import { checkReceipt } from '../internal/outbox-handle.js';
+import { checkReceipt, OutboxHandle, type DeliveredAcker } from '../internal/outbox-handle.js';
 import type { OutboxMetrics } from './outbox-metrics.js';
 import type { OutboxSettings } from './outbox-settings.js';
 
@@ -34,10 +34,18 @@ export interface DeliveryHost {
   failed(err: unknown): void;
 }
 
+/** A broker receipt checked as `Outbox.ackDelivered` checks it, with the text it is stored as (encoded once). */
+export class CheckedReceipt {
+  constructor(
+    readonly receipt: DeliveryReceipt,
+    readonly text: string,
+  ) {}
+}
+
 /**
  * The delivery of a publisher-backed dispatcher: publish with the job's own
- * signal, and resolve to the broker's receipt (checked as `Outbox.ackDelivered`
- * will store it), which the dispatcher writes with the ack in one statement;
+ * signal, and resolve to the broker's receipt (a {@link CheckedReceipt}, checked
+ * as `Outbox.ackDelivered` will store it), which the dispatcher writes with the ack in one statement;
  * or, without `storeReceipts`, to nothing (a plain ack). A receipt write that
  * fails fails the ack, so the message runs again (and the broker's dedup id
  * absorbs the republish): an acked message always has its receipt. The job's
@@ -49,16 +57,16 @@ export function publisherDelivery(
   outbox: Outbox,
   storeReceipts: boolean,
   host: DeliveryHost,
-): (job: Job, signal: AbortSignal) => Promise<DeliveryReceipt | undefined> {
+): (job: Job, signal: AbortSignal) => Promise<CheckedReceipt | undefined> {
   return async (job, signal) => {
     try {
       const paused = host.paused();
       if (paused !== null) throw paused;
       const receipt = await publisher.publish(outboxMessage(outbox, job), signal);
       // A receipt the store would refuse fails this delivery (retried, then dead), not the ack write.
-      if (storeReceipts) checkReceipt(receipt);
+      const checked = storeReceipts ? new CheckedReceipt(receipt, checkReceipt(receipt)) : undefined;
       host.delivered();
-      return storeReceipts ? receipt : undefined;
+      return checked;
     } catch (err) {
       host.failed(err);
       throw err;
@@ -66,10 +74,24 @@ export function publisherDelivery(
   };
 }
 
-/** Acks with receipts: each job beside the receipt its delivery resolved to. */
+/**
+ * Acks with receipts: each job beside the receipt its delivery resolved to. On this package's own outbox
+ * handle, straight to its backing queue's one-write ack with the receipt texts the deliveries encoded
+ * (`Outbox.ackDelivered` would check and encode each receipt again); on any other, `ackDelivered`.
+ */
 export function receiptAcks(outbox: Outbox): (jobs: readonly Job[], results: readonly unknown[]) => Promise<number> {
+  const queue = outbox.queue as Queue & Partial<DeliveredAcker>;
+  if (outbox instanceof OutboxHandle && typeof queue.ackDelivered === 'function') {
+    const name = outbox.name;
+    return (jobs, results) =>
+      queue.ackDelivered!(
+        jobs,
+        name,
+        jobs.map((job, i) => ({ messageId: job.id, receiptText: (results[i] as CheckedReceipt).text })),
+      );
+  }
   return (jobs, results) =>
-    outbox.ackDelivered(jobs.map((job, i) => ({ job, receipt: results[i] as DeliveryReceipt })));
+    outbox.ackDelivered(jobs.map((job, i) => ({ job, receipt: (results[i] as CheckedReceipt).receipt })));
 }
 
 /** The context a dispatcher hands its publisher. */

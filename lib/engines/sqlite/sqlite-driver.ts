@@ -6,6 +6,7 @@ import type { JobInfo, QueueSettings, QueueStats, RedriveResult, WakeReceiver } 
 import type { ClaimedRow, ClaimRef, ClaimResult, QueueDriver, ReceiptWrite } from '../shared/queue-driver.js';
 import { QueueDriverBase } from '../shared/queue-driver.js';
 import { putReceiptRows } from './inbox.js';
+import { ackDeliveredPlain } from './outbox-ack.js';
 import type { SqliteCore } from './context.js';
 import { COUNTS, PRIORITY_HEADS } from './counts.sql.js';
 import * as ops from './queue-ops.js';
@@ -72,7 +73,9 @@ export class SqliteQueueDriver extends QueueDriverBase<SqliteQueueCore> implemen
 
   ackBatch(jobs: readonly ClaimRef[], receipts?: ReceiptWrite | null): Promise<number> {
     if (!receipts) return this.core.write('ackBatch', (ctx) => ops.ackJobs(ctx, this.queue, jobs));
-    // The receipts and the acks in one write transaction.
+    // The receipts and the acks in one write transaction (two statements for the batch when no job has a key).
+    if (jobs.every((j) => j.plain))
+      return this.core.write('ackBatch', (ctx) => ackDeliveredPlain(ctx, this.queue, jobs, receipts));
     return this.core.write('ackBatch', (ctx) => {
       putReceiptRows(ctx, receipts.outbox, receipts.rows);
       return ops.ackJobs(ctx, this.queue, jobs);
