@@ -340,6 +340,8 @@ export class Journal {
   offset = 0;
 
   add(ev: StreamEvent): void {
+    // Already folded (a read that raced this journal's own write, see follows()).
+    if (ev.offset <= this.offset) return;
     this.offset = ev.offset;
     const e = decodeEntry(ev.payload);
     if (e === null) return;
@@ -408,10 +410,24 @@ export class Journal {
   }
 
   private reading: Promise<unknown> = Promise.resolve();
+  /** Reads in flight: while one is, an entry of our own is not folded (the read brings it). */
+  private reads = 0;
+
+  /**
+   * Folds `stored`, an entry this process just committed at `offset`, when it directly follows what
+   * was folded (nothing else was journaled in between): true. False when the journal must be read.
+   * Its time is this process's clock (only readers' views show entry times, and they read).
+   */
+  follows(offset: number, stored: unknown): boolean {
+    if (this.reads > 0 || offset !== this.offset + 1) return false;
+    this.add({ offset, stream: '', key: null, payload: stored as never, createdAt: Date.now() });
+    return true;
+  }
 
   /** Reads the events after the ones folded so far (one read at a time); true when there were any. */
   refresh(store: Store, stream: string): Promise<boolean> {
-    const next = this.reading.then(() => this.readMore(store, stream));
+    this.reads += 1;
+    const next = this.reading.then(() => this.readMore(store, stream)).finally(() => (this.reads -= 1));
     this.reading = next.catch(() => undefined);
     return next;
   }

@@ -23,6 +23,7 @@ import { QueueWorker } from '../worker/queue-worker.js';
 import { runLimitKeys, validateWorkflowName } from './define.js';
 import { resolveLimits, type QueueLimits } from '../contract/limits.js';
 import { RunDriver, type DriverDeps, type TransactionRunner } from './driver.js';
+import { TxBatcher } from './batch.js';
 import { adoptLegacyIndex, pruneRuns } from './prune.js';
 import { workflowSqlOf, type WorkflowSql } from './sql-seam.js';
 import { countRuns, insertRun, listRuns, moveRun, parseCursor, runningVersions, sqlOfTx, type RunRow } from './runs.js';
@@ -140,6 +141,8 @@ export class Workflows<X = TxOps> {
   private closed = false;
   private readonly logger: StoreLogger;
   private readonly sql: WorkflowSql;
+  /** Transactions shared by the journal writes of many runs (steps, ends, starts): one commit for many. */
+  private readonly batch: TxBatcher;
   private startup: Promise<unknown> = Promise.resolve();
 
   constructor(
@@ -161,6 +164,9 @@ export class Workflows<X = TxOps> {
         'needs a store of this package (openPostgresStore, openSqliteStore): the runs live in its tables',
       );
     this.sql = sql;
+    // SQLite has one write path: one shared transaction at a time takes every write waiting. PostgreSQL
+    // commits concurrently: a few at once keep its round trips overlapping.
+    this.batch = new TxBatcher(store, sql.dialect === 'sqlite' ? 1 : 4);
     if (!Array.isArray(o.workflows))
       throw new InvalidOption('workflows', 'must be an array of workflow definitions (defineWorkflow)');
     for (const [i, d] of (o.workflows as readonly AnyDefinition[]).entries()) {
@@ -223,6 +229,7 @@ export class Workflows<X = TxOps> {
     this.deps = {
       store,
       names: this.names,
+      batch: this.batch,
       transaction,
       jobOpts,
       maxAttempts,
@@ -408,7 +415,7 @@ export class Workflows<X = TxOps> {
       created: await this.startIn(tx, def, input, id, null, stamp),
     });
     // Counted once committed (inside a caller's transaction: once start returns, as the caller commits it).
-    const started = await (o.tx ? body(o.tx) : this.store.withTx(body));
+    const started = await (o.tx ? body(o.tx) : this.batch.run(body));
     if (started.created) this.instrument.count('started', def.name);
     return started;
   }
@@ -725,7 +732,7 @@ export class Workflows<X = TxOps> {
   private async finish(j: Journal, id: string, end: EndEntry, cause?: unknown): Promise<void> {
     const parent = j.start?.parentId;
     const parentStamp = parent === undefined ? null : await this.stampOf(parent);
-    const ended = await this.store.withTx(async (tx) => {
+    const ended = await this.batch.run(async (tx) => {
       if ((await tx.inboxClaim(this.names.journalInbox, this.names.guard(id, j.epoch('end')))) !== 'claimed')
         return false;
       await tx.publish(this.names.runStream(id), encodeEntry(end));
