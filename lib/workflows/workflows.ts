@@ -624,6 +624,17 @@ export class Workflows<X = TxOps> {
     return { runs: page.runs.map(summaryOf), next: page.next };
   }
 
+  /**
+   * What this instance holds in memory for runs now: `passes`, the passes its worker runs; `jobs`, the
+   * run jobs its worker has claimed (running or about to); `writes`, journal writes waiting for their
+   * shared transaction. A parked run (sleeping, waiting for a signal or for its children) is in none of
+   * them: only its journal and its row in the database hold it, so a million parked runs cost a worker
+   * nothing. Each count is bounded by `concurrency` (the writes by the passes and starts in flight).
+   */
+  get held(): { passes: number; jobs: number; writes: number } {
+    return { passes: this.active.size, jobs: this.worker?.inFlight ?? 0, writes: this.batch.waiting };
+  }
+
   /** How many runs are in each state (kept counts: constant time, whatever the number of runs). */
   counts(): Promise<Record<RunState, number>> {
     return countRuns(this.sql, this.names.ns);
