@@ -345,7 +345,7 @@ export class RunDriver {
   }
 
   private timer(at: number): (tx: TxOps) => Promise<number> {
-    const stamp = stampOpts(this.journal.start);
+    const stamp = stampOpts(this.journal.start, true);
     return (tx) =>
       tx.enqueue(this.deps.names.queue, { k: 'timer', id: this.id }, { ...this.deps.jobOpts, runAt: at, ...stamp });
   }

@@ -274,15 +274,26 @@ function resultOf(result: unknown): { result?: unknown } {
 /** What every job advancing a run carries: its priority and limit keys, from its start entry. */
 export type RunStamp = Pick<StartEntry, 'priority' | 'concurrencyKey' | 'rateLimitKey'>;
 
-/** The job options of a run's stamp (none for a run started without them). */
-export function stampOpts(s: RunStamp | null | undefined): {
+/** Largest job priority (the queue's bound). */
+const MAX_JOB_PRIORITY = 2 ** 31 - 1;
+
+/**
+ * The job options of a run's stamp (none for a run started without them). `resumed`: a job that
+ * brings a parked run back (a signal, a due sleep or retry, a child's end, a retry), one priority
+ * above the run's own, so it goes ahead of the runs of that priority waiting for their first pass.
+ */
+export function stampOpts(
+  s: RunStamp | null | undefined,
+  resumed = false,
+): {
   priority?: number;
   concurrencyKey?: string;
   rateLimitKey?: string;
 } {
-  if (!s) return {};
+  const priority = Math.min(MAX_JOB_PRIORITY, (s?.priority ?? 0) + (resumed ? 1 : 0));
+  if (!s) return priority === 0 ? {} : { priority };
   return {
-    ...(s.priority ? { priority: s.priority } : {}),
+    ...(priority === 0 ? {} : { priority }),
     ...(s.concurrencyKey === undefined ? {} : { concurrencyKey: s.concurrencyKey }),
     ...(s.rateLimitKey === undefined ? {} : { rateLimitKey: s.rateLimitKey }),
   };

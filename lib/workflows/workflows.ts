@@ -343,9 +343,12 @@ export class Workflows<X = TxOps> {
     return d;
   }
 
-  /** Enqueues a pass of run `id`, stamped with its priority and limit keys (`stamp`: its start entry). */
-  private driveJob(tx: TxOps | null, id: string, stamp: RunStamp | null): Promise<number> {
-    const opts: JobOpts = { ...this.deps.jobOpts, orderingKey: id, ...stampOpts(stamp) };
+  /**
+   * Enqueues a pass of run `id`, stamped with its priority and limit keys (`stamp`: its start entry); one
+   * that resumes a run (every one but the first) a priority above it (see stampOpts).
+   */
+  private driveJob(tx: TxOps | null, id: string, stamp: RunStamp | null, resumed = true): Promise<number> {
+    const opts: JobOpts = { ...this.deps.jobOpts, orderingKey: id, ...stampOpts(stamp, resumed) };
     const payload = { k: 'drive', id };
     return tx ? tx.enqueue(this.names.queue, payload, opts) : this.queue.enqueue(payload, opts);
   }
@@ -387,7 +390,7 @@ export class Workflows<X = TxOps> {
       input,
       parentId: parent,
     });
-    await this.driveJob(tx, id, start);
+    await this.driveJob(tx, id, start, false);
     return true;
   }
 

@@ -857,6 +857,27 @@ export function workflowsContract(engine: EngineFixture): void {
     await waitFor('the worker lets go again', () => w.held.passes === 0 && w.held.jobs === 0);
   });
 
+  it('a signalled run resumes ahead of runs of its priority waiting for their first pass', async () => {
+    const namespace = ns();
+    const order: string[] = [];
+    const wf = defineWorkflow('resume-first', {
+      async run(input: { tag: string }, ctx) {
+        if (input.tag === 'parked') await ctx.waitForSignal('go');
+        await ctx.step('mark', () => void order.push(input.tag));
+      },
+    });
+    const first = make({ workflows: [wf], namespace });
+    const parked = await first.start(wf, { tag: 'parked' });
+    await untilParked(first, parked.id, 'waiting');
+    await first.close();
+    const starter = make({ workflows: [wf], namespace, worker: false });
+    for (const tag of ['new-1', 'new-2', 'new-3']) await starter.start(wf, { tag });
+    await starter.signal(parked.id, 'go');
+    make({ workflows: [wf], namespace, concurrency: 1 });
+    await waitFor('every run marked', async () => order.length === 4);
+    expect(order[0]).toBe('parked');
+  });
+
   it('metrics count started, completed and failed runs per workflow and time each step', async () => {
     const registry = new Registry();
     const metrics = await createPrometheusWorkflowMetrics({ registry });
