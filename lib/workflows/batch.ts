@@ -7,6 +7,10 @@ import type { Store, TxOps } from '../contract/types.js';
 // not throw for an expected outcome (a lost once-only guard returns a value saying so, having
 // written nothing): a throw rolls the shared transaction back, and then every write of it goes
 // again in a transaction of its own, so one write's failure is its own.
+//
+// PostgreSQL runs several shared transactions at once: a write given here must lock only rows of its
+// own run (or of a run it creates), so two shared transactions, holding disjoint runs, never wait for
+// each other. A write that locks another run's rows (an end that enqueues its parent's pass) goes alone.
 
 interface Queued {
   readonly fn: (tx: TxOps) => Promise<unknown>;

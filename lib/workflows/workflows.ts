@@ -746,7 +746,11 @@ export class Workflows<X = TxOps> {
   private async finish(j: Journal, id: string, end: EndEntry, cause?: unknown): Promise<void> {
     const parent = j.start?.parentId;
     const parentStamp = parent === undefined ? null : await this.stampOf(parent);
-    const ended = await this.batch.run(async (tx) => {
+    // A shared transaction holds only the resources of its own runs, so two of them never wait for each
+    // other; an end that wakes its parent takes the parent's job lock too, so it commits on its own.
+    const write = <T>(fn: (tx: TxOps) => Promise<T>): Promise<T> =>
+      parent === undefined ? this.batch.run(fn) : this.store.withTx(fn);
+    const ended = await write(async (tx) => {
       if ((await tx.inboxClaim(this.names.journalInbox, this.names.guard(id, j.epoch('end')))) !== 'claimed')
         return false;
       await tx.publish(this.names.runStream(id), encodeEntry(end));
