@@ -32,12 +32,17 @@ import type {
   WorkflowDefinition,
 } from './types.js';
 import type { Instrument } from './instrument.js';
+import type { TxBatcher } from './batch.js';
 import { setWaiting, sqlOfTx } from './runs.js';
 
 // One pass of a run on one worker: replays `run(input, ctx)` against the journal (journaled calls return
 // their outcome, nothing runs), then does new work at the first unjournaled position until the run ends
 // or must wait (a sleep, a signal, a retry's backoff). Waiting ends the pass: the run's job is acked and
 // a timer job (or a signal's job) starts the next pass.
+//
+// A step costs one journal write, in a transaction shared with the writes of other passes (batch.ts), and
+// no read: the pass knows its journal, and the offset its write got tells whether anything else was
+// journaled since (a signal, a cancellation, another writer), which is then read before going on.
 
 /** Opens the transaction of a transactional step and calls `fn` with alkstore's operations and the ORM's handle. */
 export type TransactionRunner<X> = <T>(fn: (tx: TxOps, external: X) => Promise<T>) => Promise<T>;
@@ -46,6 +51,8 @@ export type TransactionRunner<X> = <T>(fn: (tx: TxOps, external: X) => Promise<T
 export interface DriverDeps {
   readonly store: Store;
   readonly names: Names;
+  /** Where the journal writes of steps go: transactions shared by the runs' passes (one commit for many). */
+  readonly batch: TxBatcher;
   readonly transaction: TransactionRunner<unknown>;
   /** Options of every job of a run (lease, attempts). */
   readonly jobOpts: JobOpts;
@@ -126,7 +133,6 @@ export class RunDriver {
   private readonly halt = new Promise<Halt>((resolve) => (this.onHalt = resolve));
   private readonly abort = new AbortController();
   private knownNow = -Infinity;
-  private readFirst = true;
   private readonly stream: string;
 
   constructor(
@@ -288,11 +294,13 @@ export class RunDriver {
     return done ?? null;
   }
 
-  /** Before new work: reads what was committed since (signals, a cancellation); false when the pass must stop. */
-  private async fresh(): Promise<boolean> {
-    // The first new call of a pass follows the journal's full read at once: no second read for it.
-    if (this.readFirst) this.readFirst = false;
-    else await this.journal.refresh(this.deps.store, this.stream);
+  /**
+   * Before new work: false when the pass must stop (cancelled, ended by another writer). The journal is
+   * current as of this pass's last write (a write that found entries it had not read reads them at
+   * once, see {@link wrote}); `read`: read what was committed since anyway (a wait for a signal).
+   */
+  private async fresh(read = false): Promise<boolean> {
+    if (read) await this.journal.refresh(this.deps.store, this.stream);
     if (this.halted) return false;
     if (this.journal.cancelled) {
       void this.stop({ kind: 'cancelled' });
@@ -311,19 +319,33 @@ export class RunDriver {
     return this.knownNow >= instant;
   }
 
-  /** Journals `entry` under its once-only guard, with `more` in the same transaction. */
+  /** Journals `entry` under its once-only guard, with `more` in the same (shared) transaction. */
   private async append(what: string, entry: Entry, more?: (tx: TxOps) => Promise<unknown>): Promise<void> {
-    const { store, names } = this.deps;
-    await store.withTx(async (tx) => {
-      if ((await tx.inboxClaim(names.journalInbox, names.guard(this.id, this.journal.epoch(what)))) !== 'claimed')
-        throw new Superseded();
-      await tx.publish(this.stream, encodeEntry(entry));
+    const { batch, names } = this.deps;
+    const guard = names.guard(this.id, this.journal.epoch(what));
+    const stored = encodeEntry(entry);
+    // A lost guard writes nothing and throws nothing: the transaction is shared with other passes' writes.
+    const offset = await batch.run(async (tx) => {
+      if ((await tx.inboxClaim(names.journalInbox, guard)) !== 'claimed') return null;
+      const at = await tx.publish(this.stream, stored);
       if (more) await more(tx);
+      return at;
     });
+    if (offset === null) throw new Superseded();
+    await this.wrote(offset, stored);
+  }
+
+  /**
+   * This pass's entry `stored` committed at `offset`: folded into the journal when it follows what the
+   * journal holds; otherwise something else was journaled in between (a signal, a cancellation, another
+   * writer's entry), read now so the next call sees it.
+   */
+  private async wrote(offset: number, stored: unknown): Promise<void> {
+    if (!this.journal.follows(offset, stored)) await this.journal.refresh(this.deps.store, this.stream);
   }
 
   private timer(at: number): (tx: TxOps) => Promise<number> {
-    const stamp = stampOpts(this.journal.start);
+    const stamp = stampOpts(this.journal.start, true);
     return (tx) =>
       tx.enqueue(this.deps.names.queue, { k: 'timer', id: this.id }, { ...this.deps.jobOpts, runAt: at, ...stamp });
   }
@@ -435,9 +457,14 @@ export class RunDriver {
     return result;
   }
 
-  private txAttempt<T>(p: number, name: string, fn: (tx: TxOps, external: unknown) => Promise<T>): Promise<unknown> {
+  /** The step's own transaction carries its journal entry: one commit for both. */
+  private async txAttempt<T>(
+    p: number,
+    name: string,
+    fn: (tx: TxOps, external: unknown) => Promise<T>,
+  ): Promise<unknown> {
     const { names } = this.deps;
-    return this.deps.transaction(async (tx, external) => {
+    const { result, offset, stored } = await this.deps.transaction(async (tx, external) => {
       if ((await tx.inboxClaim(names.journalInbox, names.guard(this.id, this.journal.epoch(String(p))))) !== 'claimed')
         throw new Superseded();
       let value: T;
@@ -447,9 +474,11 @@ export class RunDriver {
         throw new StepThrew(err);
       }
       const result = jsonForm(name, value);
-      await tx.publish(this.stream, encodeEntry({ type: 'done', position: p, kind: 'transaction', name, result }));
-      return result;
+      const stored = encodeEntry({ type: 'done', position: p, kind: 'transaction', name, result });
+      return { result, offset: await tx.publish(this.stream, stored), stored };
     });
+    await this.wrote(offset, stored);
+    return result;
   }
 
   private async sleep(ms: number): Promise<void> {
@@ -474,7 +503,8 @@ export class RunDriver {
     const d = this.at(p, 'signal', name);
     if (d === undefined) return never();
     if (d) return (d.result as ConsumedSignal | undefined)?.data;
-    if (!(await this.fresh())) return never();
+    // Signals are written by anyone: read what came since.
+    if (!(await this.fresh(true))) return never();
     const sig = this.journal.firstUnconsumed(name);
     if (sig) {
       const result: ConsumedSignal = { offset: sig.offset, data: sig.data };

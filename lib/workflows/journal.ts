@@ -274,15 +274,26 @@ function resultOf(result: unknown): { result?: unknown } {
 /** What every job advancing a run carries: its priority and limit keys, from its start entry. */
 export type RunStamp = Pick<StartEntry, 'priority' | 'concurrencyKey' | 'rateLimitKey'>;
 
-/** The job options of a run's stamp (none for a run started without them). */
-export function stampOpts(s: RunStamp | null | undefined): {
+/** Largest job priority (the queue's bound). */
+const MAX_JOB_PRIORITY = 2 ** 31 - 1;
+
+/**
+ * The job options of a run's stamp (none for a run started without them). `resumed`: a job that
+ * brings a parked run back (a signal, a due sleep or retry, a child's end, a retry), one priority
+ * above the run's own, so it goes ahead of the runs of that priority waiting for their first pass.
+ */
+export function stampOpts(
+  s: RunStamp | null | undefined,
+  resumed = false,
+): {
   priority?: number;
   concurrencyKey?: string;
   rateLimitKey?: string;
 } {
-  if (!s) return {};
+  const priority = Math.min(MAX_JOB_PRIORITY, (s?.priority ?? 0) + (resumed ? 1 : 0));
+  if (!s) return priority === 0 ? {} : { priority };
   return {
-    ...(s.priority ? { priority: s.priority } : {}),
+    ...(priority === 0 ? {} : { priority }),
     ...(s.concurrencyKey === undefined ? {} : { concurrencyKey: s.concurrencyKey }),
     ...(s.rateLimitKey === undefined ? {} : { rateLimitKey: s.rateLimitKey }),
   };
@@ -340,6 +351,8 @@ export class Journal {
   offset = 0;
 
   add(ev: StreamEvent): void {
+    // Already folded (a read that raced this journal's own write, see follows()).
+    if (ev.offset <= this.offset) return;
     this.offset = ev.offset;
     const e = decodeEntry(ev.payload);
     if (e === null) return;
@@ -408,10 +421,24 @@ export class Journal {
   }
 
   private reading: Promise<unknown> = Promise.resolve();
+  /** Reads in flight: while one is, an entry of our own is not folded (the read brings it). */
+  private reads = 0;
+
+  /**
+   * Folds `stored`, an entry this process just committed at `offset`, when it directly follows what
+   * was folded (nothing else was journaled in between): true. False when the journal must be read.
+   * Its time is this process's clock (only readers' views show entry times, and they read).
+   */
+  follows(offset: number, stored: unknown): boolean {
+    if (this.reads > 0 || offset !== this.offset + 1) return false;
+    this.add({ offset, stream: '', key: null, payload: stored as never, createdAt: Date.now() });
+    return true;
+  }
 
   /** Reads the events after the ones folded so far (one read at a time); true when there were any. */
   refresh(store: Store, stream: string): Promise<boolean> {
-    const next = this.reading.then(() => this.readMore(store, stream));
+    this.reads += 1;
+    const next = this.reading.then(() => this.readMore(store, stream)).finally(() => (this.reads -= 1));
     this.reading = next.catch(() => undefined);
     return next;
   }

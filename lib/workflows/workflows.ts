@@ -23,6 +23,7 @@ import { QueueWorker } from '../worker/queue-worker.js';
 import { runLimitKeys, validateWorkflowName } from './define.js';
 import { resolveLimits, type QueueLimits } from '../contract/limits.js';
 import { RunDriver, type DriverDeps, type TransactionRunner } from './driver.js';
+import { TxBatcher } from './batch.js';
 import { adoptLegacyIndex, pruneRuns } from './prune.js';
 import { workflowSqlOf, type WorkflowSql } from './sql-seam.js';
 import { countRuns, insertRun, listRuns, moveRun, parseCursor, runningVersions, sqlOfTx, type RunRow } from './runs.js';
@@ -140,6 +141,8 @@ export class Workflows<X = TxOps> {
   private closed = false;
   private readonly logger: StoreLogger;
   private readonly sql: WorkflowSql;
+  /** Transactions shared by the journal writes of many runs (steps, ends, starts): one commit for many. */
+  private readonly batch: TxBatcher;
   private startup: Promise<unknown> = Promise.resolve();
 
   constructor(
@@ -161,6 +164,9 @@ export class Workflows<X = TxOps> {
         'needs a store of this package (openPostgresStore, openSqliteStore): the runs live in its tables',
       );
     this.sql = sql;
+    // SQLite has one write path: one shared transaction at a time takes every write waiting. PostgreSQL
+    // commits concurrently: a few at once keep its round trips overlapping.
+    this.batch = new TxBatcher(store, sql.dialect === 'sqlite' ? 1 : 4);
     if (!Array.isArray(o.workflows))
       throw new InvalidOption('workflows', 'must be an array of workflow definitions (defineWorkflow)');
     for (const [i, d] of (o.workflows as readonly AnyDefinition[]).entries()) {
@@ -223,6 +229,7 @@ export class Workflows<X = TxOps> {
     this.deps = {
       store,
       names: this.names,
+      batch: this.batch,
       transaction,
       jobOpts,
       maxAttempts,
@@ -336,9 +343,12 @@ export class Workflows<X = TxOps> {
     return d;
   }
 
-  /** Enqueues a pass of run `id`, stamped with its priority and limit keys (`stamp`: its start entry). */
-  private driveJob(tx: TxOps | null, id: string, stamp: RunStamp | null): Promise<number> {
-    const opts: JobOpts = { ...this.deps.jobOpts, orderingKey: id, ...stampOpts(stamp) };
+  /**
+   * Enqueues a pass of run `id`, stamped with its priority and limit keys (`stamp`: its start entry); one
+   * that resumes a run (every one but the first) a priority above it (see stampOpts).
+   */
+  private driveJob(tx: TxOps | null, id: string, stamp: RunStamp | null, resumed = true): Promise<number> {
+    const opts: JobOpts = { ...this.deps.jobOpts, orderingKey: id, ...stampOpts(stamp, resumed) };
     const payload = { k: 'drive', id };
     return tx ? tx.enqueue(this.names.queue, payload, opts) : this.queue.enqueue(payload, opts);
   }
@@ -380,7 +390,7 @@ export class Workflows<X = TxOps> {
       input,
       parentId: parent,
     });
-    await this.driveJob(tx, id, start);
+    await this.driveJob(tx, id, start, false);
     return true;
   }
 
@@ -408,7 +418,7 @@ export class Workflows<X = TxOps> {
       created: await this.startIn(tx, def, input, id, null, stamp),
     });
     // Counted once committed (inside a caller's transaction: once start returns, as the caller commits it).
-    const started = await (o.tx ? body(o.tx) : this.store.withTx(body));
+    const started = await (o.tx ? body(o.tx) : this.batch.run(body));
     if (started.created) this.instrument.count('started', def.name);
     return started;
   }
@@ -617,6 +627,17 @@ export class Workflows<X = TxOps> {
     return { runs: page.runs.map(summaryOf), next: page.next };
   }
 
+  /**
+   * What this instance holds in memory for runs now: `passes`, the passes its worker runs; `jobs`, the
+   * run jobs its worker has claimed (running or about to); `writes`, journal writes waiting for their
+   * shared transaction. A parked run (sleeping, waiting for a signal or for its children) is in none of
+   * them: only its journal and its row in the database hold it, so a million parked runs cost a worker
+   * nothing. Each count is bounded by `concurrency` (the writes by the passes and starts in flight).
+   */
+  get held(): { passes: number; jobs: number; writes: number } {
+    return { passes: this.active.size, jobs: this.worker?.inFlight ?? 0, writes: this.batch.waiting };
+  }
+
   /** How many runs are in each state (kept counts: constant time, whatever the number of runs). */
   counts(): Promise<Record<RunState, number>> {
     return countRuns(this.sql, this.names.ns);
@@ -725,7 +746,11 @@ export class Workflows<X = TxOps> {
   private async finish(j: Journal, id: string, end: EndEntry, cause?: unknown): Promise<void> {
     const parent = j.start?.parentId;
     const parentStamp = parent === undefined ? null : await this.stampOf(parent);
-    const ended = await this.store.withTx(async (tx) => {
+    // A shared transaction holds only the resources of its own runs, so two of them never wait for each
+    // other; an end that wakes its parent takes the parent's job lock too, so it commits on its own.
+    const write = <T>(fn: (tx: TxOps) => Promise<T>): Promise<T> =>
+      parent === undefined ? this.batch.run(fn) : this.store.withTx(fn);
+    const ended = await write(async (tx) => {
       if ((await tx.inboxClaim(this.names.journalInbox, this.names.guard(id, j.epoch('end')))) !== 'claimed')
         return false;
       await tx.publish(this.names.runStream(id), encodeEntry(end));

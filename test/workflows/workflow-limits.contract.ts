@@ -148,7 +148,7 @@ export function workflowLimitsContract(engine: EngineFixture): void {
     expect(first!.payload).toMatchObject({ t: 'start', ck: 'tenant:b' });
   });
 
-  it('every job that advances a run carries its priority and keys: the start, a signal, a timer; a child run journals its own', async () => {
+  it('every job that advances a run carries its priority and keys: the start, a signal, a timer (resumed: one above); a child run journals its own', async () => {
     const namespace = ns();
     const child = defineWorkflow('kid', { limitKeys: { concurrencyKey: 'workflow' }, run: async () => 1 });
     const wf = defineWorkflow('stamped', {
@@ -181,12 +181,13 @@ export function workflowLimitsContract(engine: EngineFixture): void {
     await worker.close();
     await starter.signal(id, 'go');
     const pending = (await jobRows(engine, db, q)).filter((r) => r.payload.id === id && r.state === 'pending');
-    expect(pending).toEqual([{ payload: { k: 'drive', id }, state: 'pending', ...want }]);
+    // A pass that resumes a parked run goes one priority above the run's own.
+    expect(pending).toEqual([{ payload: { k: 'drive', id }, state: 'pending', ...want, priority: 8 }]);
     // The pass it drives journals the sleep; the timer job is stamped too.
     make({ workflows: [wf, child, parent], namespace });
     await waitFor('sleeping', async () => (await starter.getStatus(id))?.steps.some((s) => s.state === 'sleeping'));
     const timers = (await jobRows(engine, db, q)).filter((r) => r.payload.id === id && r.payload.k === 'timer');
-    expect(timers).toEqual([{ payload: { k: 'timer', id }, state: 'pending', ...want }]);
+    expect(timers).toEqual([{ payload: { k: 'timer', id }, state: 'pending', ...want, priority: 8 }]);
     // A child run gets its own keys, and runs to its parent's end.
     const p = await starter.start(parent, null);
     await expect(starter.waitForResult(p.id, { timeoutMs: 30_000 })).resolves.toEqual([1]);

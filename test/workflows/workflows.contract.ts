@@ -829,6 +829,55 @@ export function workflowsContract(engine: EngineFixture): void {
     expect(order[0]).toBe('high');
   });
 
+  it('parked runs hold nothing in the worker: only their journals and rows keep them', async () => {
+    const wf = defineWorkflow('parked', {
+      async run(input: { i: number }, ctx) {
+        await ctx.step('before', () => input.i);
+        if (input.i % 2 === 0) await ctx.sleep('1 h');
+        else await ctx.waitForSignal('go');
+        return input.i;
+      },
+    });
+    const w = make({ workflows: [wf], concurrency: 4 });
+    const ids: string[] = [];
+    for (let i = 0; i < 40; i++) ids.push((await w.start(wf, { i })).id);
+    await waitFor('every run parked', async () => {
+      const runs = await w.list({ state: 'running' });
+      return runs.length === 40 && runs.every((r) => r.waiting === 'sleep' || r.waiting === 'signal:go');
+    });
+    // Their passes ended and their jobs were acked: the worker lets go of them.
+    await waitFor('the worker holds no run', () => {
+      const h = w.held;
+      return h.passes === 0 && h.jobs === 0 && h.writes === 0;
+    });
+    expect(w.held).toEqual({ passes: 0, jobs: 0, writes: 0 });
+    // A signalled run comes back from the database alone.
+    await w.signal(ids[1]!, 'go');
+    await expect(w.waitForResult(ids[1]!, { timeoutMs: 20_000 })).resolves.toBe(1);
+    await waitFor('the worker lets go again', () => w.held.passes === 0 && w.held.jobs === 0);
+  });
+
+  it('a signalled run resumes ahead of runs of its priority waiting for their first pass', async () => {
+    const namespace = ns();
+    const order: string[] = [];
+    const wf = defineWorkflow('resume-first', {
+      async run(input: { tag: string }, ctx) {
+        if (input.tag === 'parked') await ctx.waitForSignal('go');
+        await ctx.step('mark', () => void order.push(input.tag));
+      },
+    });
+    const first = make({ workflows: [wf], namespace });
+    const parked = await first.start(wf, { tag: 'parked' });
+    await untilParked(first, parked.id, 'waiting');
+    await first.close();
+    const starter = make({ workflows: [wf], namespace, worker: false });
+    for (const tag of ['new-1', 'new-2', 'new-3']) await starter.start(wf, { tag });
+    await starter.signal(parked.id, 'go');
+    make({ workflows: [wf], namespace, concurrency: 1 });
+    await waitFor('every run marked', async () => order.length === 4);
+    expect(order[0]).toBe('parked');
+  });
+
   it('metrics count started, completed and failed runs per workflow and time each step', async () => {
     const registry = new Registry();
     const metrics = await createPrometheusWorkflowMetrics({ registry });
