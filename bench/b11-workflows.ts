@@ -14,14 +14,14 @@
  * - run list at scale: p50 / p99 of L listings of the first page (20 runs) by state through `listPage`
  *   on two stores of each engine, one holding 1,000 runs and one M runs (bulk-inserted with SQL in the
  *   shape `insertRun` writes, then ANALYZE on PostgreSQL), timed alternately so noise falls on both;
- * - `--rounds=N` repeats the first three N times, interleaved, and prints the medians.
+ * - `--rounds=N` repeats the first three N times, interleaved, and prints the medians [min–max].
  *
  *   npx -y tsx bench/b11-workflows.ts [runs=200] [samples=100] [--list-rows=1000000] [--list-samples=1000]
  *     [--rounds=1] [--no-list] [--no-dbos]
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Store } from '../lib/contract/types.js';
 import { openPostgresStore } from '../lib/engines/postgres/index.js';
@@ -350,7 +350,14 @@ function report(): void {
   );
   console.log('| system | rate | start -> first step p50 (ms) | p95 (ms) |');
   console.log('|---|--:|--:|--:|');
-  for (const r of table) console.log(`| ${r.system} | ${f(r.rate, 0)} ${r.unit} | ${f(r.p50)} | ${f(r.p95)} |`);
+  const span = (system: string, k: 'rate' | 'p50', d: number): string => {
+    const xs = rows.filter((r) => r.system === system).map((r) => r[k]);
+    return xs.length < 2 ? '' : ` [${f(Math.min(...xs), d)}–${f(Math.max(...xs), d)}]`;
+  };
+  for (const r of table)
+    console.log(
+      `| ${r.system} | ${f(r.rate, 0)}${span(r.system, 'rate', 0)} ${r.unit} | ${f(r.p50)}${span(r.system, 'p50', 1)} | ${f(r.p95)} |`,
+    );
   const get = (s: string): Row | undefined => table.find((r) => r.system.startsWith(s));
   const ratios: string[] = [];
   for (const eng of ['PostgreSQL', 'SQLite']) {
@@ -384,6 +391,7 @@ function report(): void {
   for (const n of notes) console.log(`note: ${n}`);
 }
 
+const loadAtStart = loadavg()[0]!;
 const dir = mkdtempSync(join(tmpdir(), 'alk-b11-'));
 const pg = (await import('pg')).default;
 const admin = new pg.Client({ connectionString: PG_URL });
@@ -446,4 +454,5 @@ try {
 if (dbosSkipped) notes.push(`DBOS skipped: ${dbosSkipped}`);
 else if (dbosVersion)
   notes.push(`DBOS Transact ${dbosVersion} on Node 24 (bench/peers), its schema dropped afterwards`);
+notes.push(`load average ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end`);
 report();
