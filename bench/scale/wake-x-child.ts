@@ -5,6 +5,10 @@
  * PostgreSQL, a bare LISTEN on channel bench_b3x on its own connection. Prints
  * `ready`, then `job <i> <epochMs>` at each handler start and `notify <i>
  * <epochMs>` at each bare notification. Exits when stdin closes.
+ * `B3X_CLAIM_DURABILITY=deferred` opens the worker's store with claims that do not wait for their
+ * WAL flush (PostgreSQL), to see what the claim's flush adds to the wake. `B3X_TRACE=1` also prints
+ * `wake <epochMs>` when the queue's wake arrives here and `claim <startEpochMs> <endEpochMs> <n>`
+ * around each claim of the worker (bench/scale/wake-x-trace.ts reads them).
  */
 import { createInterface } from 'node:readline';
 import pg from 'pg';
@@ -13,8 +17,27 @@ import { epochNow, indexOf } from '../lib/util.js';
 import { startWorker } from './worker.js';
 
 const [url, schema] = process.argv.slice(2);
-const store = await openStore(schema && schema !== '-' ? { url: url!, schema } : { url: url! });
-const w = startWorker(store.queue('b3x'), 'b3x', (p) => process.stdout.write(`job ${indexOf(p)} ${epochNow()}\n`));
+const claimDurability = process.env.B3X_CLAIM_DURABILITY === 'deferred' ? ('deferred' as const) : undefined;
+const store = await openStore({
+  url: url!,
+  ...(schema && schema !== '-' ? { schema } : {}),
+  ...(claimDurability ? { claimDurability } : {}),
+});
+const queue = store.queue('b3x');
+if (process.env.B3X_TRACE === '1') {
+  const claim = queue.claimBatch.bind(queue);
+  queue.claimBatch = async (...args: Parameters<typeof claim>) => {
+    const t0 = epochNow();
+    const jobs = await claim(...args);
+    process.stdout.write(`claim ${t0} ${epochNow()} ${jobs.length}\n`);
+    return jobs;
+  };
+  const wakes = queue.listen();
+  void (async () => {
+    while ((await wakes.recv()) !== null) process.stdout.write(`wake ${epochNow()}\n`);
+  })();
+}
+const w = startWorker(queue, 'b3x', (p) => process.stdout.write(`job ${indexOf(p)} ${epochNow()}\n`));
 let listener: pg.Client | null = null;
 if (!url!.startsWith('sqlite:')) {
   listener = new pg.Client({ connectionString: url });

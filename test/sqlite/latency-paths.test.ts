@@ -50,6 +50,39 @@ describe('sqlite engine: wake and claim fast paths', () => {
     }
   });
 
+  it("wakes a queue's listener for another store's committed enqueue, never for a rolled-back one, once for its own", async () => {
+    const other = await openSqliteStore({ path: db.location });
+    const q = store.queue('seq-wake');
+    const r = q.listen();
+    const marker = store.listen('seq-wake-marker');
+    try {
+      // Rolled back on the other connection: once the marker committed after it is dispatched, nothing is pending.
+      await other
+        .withTx(async (tx) => {
+          await tx.enqueue('seq-wake', { n: 0 });
+          throw new Error('roll back');
+        })
+        .catch(() => undefined);
+      await other.notify('seq-wake-marker');
+      expect(await marker.recv(AbortSignal.timeout(10_000))).toEqual({ channel: 'seq-wake-marker' });
+      expect(await r.recv(AbortSignal.abort())).toBeNull();
+      // Committed on the other connection: the listener here wakes.
+      await other.queue('seq-wake').enqueue({ n: 1 });
+      expect(await r.recv(AbortSignal.timeout(10_000))).toEqual({ channel: r.channel });
+      // Its own enqueue wakes it at commit, and the watcher reading that step later does not wake it again.
+      await q.enqueue({ n: 2 });
+      expect(await r.recv(AbortSignal.abort())).not.toBeNull();
+      await other.notify('seq-wake-marker');
+      expect(await marker.recv(AbortSignal.timeout(10_000))).toEqual({ channel: 'seq-wake-marker' });
+      expect(await r.recv(AbortSignal.abort())).toBeNull();
+      expect(await q.stats()).toMatchObject({ pending: 2, processing: 0, dead: 0 });
+    } finally {
+      marker.close();
+      r.close();
+      await other.close();
+    }
+  });
+
   it('never wakes for a rolled-back transaction', async () => {
     const r = store.listen('rolled-back');
     try {

@@ -118,3 +118,18 @@ SELECT
    WHERE j.queue = @queue AND j.state = 'pending' AND j.blocked = 0 AND j.priority = pr.p
      AND j.run_at > @now AND j.run_at < (@now / ${COUNT_BUCKET_MS} + 1) * ${COUNT_BUCKET_MS}) AS soon
 FROM pr WHERE pr.p IS NOT NULL`;
+
+/**
+ * A queue's wake sequence: one row per queue in the counters table, state `wake`, due bucket 0, `n`
+ * counting the commits that woke the queue's workers (the sums above read only the three job
+ * states). A commit that wakes @queue bumps it instead of writing a wake row to `__alkstore_notify`:
+ * the row sits next to the queue's `pending` counter, which the same commit's insert changed, so
+ * the wake costs no page of its own. Watchers in other processes compare it with the last value
+ * they read (notify/listener.ts). The first bump creates the row at 1; it only goes when the
+ * counters are rebuilt (a watcher then sees it go back and wakes).
+ */
+export const BUMP_WAKE_SEQ = `INSERT INTO __alkstore_queue_counts (queue, state, due_bucket, n) VALUES (?, 'wake', 0, 1)
+  ON CONFLICT (queue, state, due_bucket) DO UPDATE SET n = n + 1 RETURNING n`;
+
+/** @queue's wake sequence (no row: not yet woken). */
+export const WAKE_SEQ = `SELECT n FROM __alkstore_queue_counts WHERE queue = ? AND state = 'wake' AND due_bucket = 0`;

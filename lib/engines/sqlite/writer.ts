@@ -5,7 +5,7 @@ import { busyDelayMs, isBusy, retryOnBusy, type SqliteConn } from './connection.
 import type { DeferredSync } from './deferred-sync.js';
 import { Mutex, type Holder } from './mutex.js';
 import { openTxOf } from './tx-context.js';
-import { INSERT_NOTIFY_SQL, NotifyPruner } from './notify/notify.sql.js';
+import { NO_WAKES, NotifyPruner, writeWakes, type OwnWakes } from './notify/notify.sql.js';
 import { WriteTickets } from './write-tickets.js';
 
 /** What one write transaction sees: its connection, one database-clock reading, the channels to wake on commit. */
@@ -34,14 +34,13 @@ export interface WriterHooks {
   isClosed(): boolean;
   /**
    * Runs synchronously right after a commit, before the caller's promise
-   * settles: `channels` were woken by it, `notifyIds` are the wake rows it
-   * wrote (file mode; empty for `:memory:`).
+   * settles: `channels` were woken by it, `own` is what it wrote for them
+   * (file mode; nothing for `:memory:`).
    */
-  afterCommit(channels: ReadonlySet<string>, notifyIds: readonly number[]): void;
+  afterCommit(channels: ReadonlySet<string>, own: OwnWakes): void;
 }
 
 const BUSY = Symbol('busy');
-const NO_IDS: readonly number[] = Object.freeze([]);
 /** Most queued writes committed in one group transaction. */
 const MAX_GROUP = 256;
 
@@ -283,7 +282,7 @@ export class Writer {
     if (!this.begin(conn)) return BUSY;
     const channels = new Set<string>();
     const outcomes: Outcome[] = [];
-    let ids: readonly number[];
+    let ids: OwnWakes;
     try {
       for (const w of group) {
         const mine = new Set<string>();
@@ -343,7 +342,7 @@ export class Writer {
   }
 
   commitOpen(ctx: WriteCtx, hold: AppHold): void {
-    let ids: readonly number[];
+    let ids: OwnWakes;
     try {
       ids = this.flushWakes(ctx);
       this.conn.stmt('COMMIT').run();
@@ -415,7 +414,7 @@ export class Writer {
     const ctx = new WriteCtx(conn);
     if (!this.begin(conn)) return BUSY;
     let value: T;
-    let ids: readonly number[];
+    let ids: OwnWakes;
     try {
       value = fn(ctx);
       ids = this.flushWakes(ctx);
@@ -429,14 +428,9 @@ export class Writer {
     return { value };
   }
 
-  /** File mode: wake rows go into the transaction, and old ones are pruned now and then. `:memory:` wakes in-process after commit. */
-  private flushWakes(ctx: WriteCtx): readonly number[] {
-    if (this.memory || ctx.channels.size === 0) return NO_IDS;
-    const insert = ctx.conn.stmt(INSERT_NOTIFY_SQL);
-    const now = ctx.now;
-    const ids: number[] = [];
-    for (const channel of ctx.channels) ids.push(Number(insert.run(channel, now).lastInsertRowid));
-    this.pruner.maybePrune(ctx.conn, now);
-    return ids;
+  /** File mode: the wakes go into the transaction (see `writeWakes`). `:memory:` wakes in-process after commit. */
+  private flushWakes(ctx: WriteCtx): OwnWakes {
+    if (this.memory || ctx.channels.size === 0) return NO_WAKES;
+    return writeWakes(ctx.conn, ctx.channels, ctx.now, this.pruner);
   }
 }

@@ -1,5 +1,8 @@
-// Sending wakes on SQLite: rows of a log table read by other connections' listeners; PostgreSQL's notify/notify.sql.ts uses NOTIFY.
+// Sending wakes on SQLite: rows of a log table (and a sequence per queue) read by other connections' listeners;
+// PostgreSQL's notify/notify.sql.ts uses NOTIFY.
+import { queueWakeChannel } from '../../../contract/names.js';
 import type { SqliteConn } from '../connection.js';
+import { BUMP_WAKE_SEQ } from '../counts.sql.js';
 
 /** A wake row, written inside the writing transaction so it exists exactly when the write commits. */
 export const INSERT_NOTIFY_SQL = 'INSERT INTO __alkstore_notify (channel, created_at) VALUES (?, ?)';
@@ -30,4 +33,42 @@ export class NotifyPruner {
         .stmt('DELETE FROM __alkstore_notify WHERE id <= ? AND id < (SELECT max(id) FROM __alkstore_notify)')
         .run(upTo);
   }
+}
+
+const QUEUE_CHANNEL_PREFIX = queueWakeChannel('');
+
+/** The queue whose wake channel `channel` is, or null for any other channel. */
+export function queueOfWakeChannel(channel: string): string | null {
+  return channel.startsWith(QUEUE_CHANNEL_PREFIX) ? channel.slice(QUEUE_CHANNEL_PREFIX.length) : null;
+}
+
+/** What one commit wrote for its wakes: wake rows (other channels) and queue wake sequences. */
+export interface OwnWakes {
+  readonly ids: readonly number[];
+  /** Per queue, the value its wake sequence took in this commit. */
+  readonly seqs: ReadonlyMap<string, number>;
+}
+
+export const NO_WAKES: OwnWakes = Object.freeze({ ids: Object.freeze([]), seqs: new Map<string, number>() });
+
+/**
+ * Writes the wakes of `channels` inside the open write transaction, so they exist exactly when it
+ * commits: a queue's channel bumps the queue's wake sequence (counts.sql.ts, `BUMP_WAKE_SEQ`), any
+ * other channel inserts a wake row. Old wake rows are pruned now and then.
+ */
+export function writeWakes(
+  conn: SqliteConn,
+  channels: ReadonlySet<string>,
+  now: number,
+  pruner: NotifyPruner,
+): OwnWakes {
+  const ids: number[] = [];
+  const seqs = new Map<string, number>();
+  for (const channel of channels) {
+    const queue = queueOfWakeChannel(channel);
+    if (queue !== null) seqs.set(queue, conn.pluck(BUMP_WAKE_SEQ).get(queue) as number);
+    else ids.push(Number(conn.stmt(INSERT_NOTIFY_SQL).run(channel, now).lastInsertRowid));
+  }
+  pruner.maybePrune(conn, now);
+  return { ids, seqs };
 }
