@@ -9,6 +9,7 @@ import {
   promoteFrom,
   recordLapsed,
 } from './queue.sql.js';
+import { FIRST_SCAN_MIN, FIRST_SCAN_PER_ROOM } from '../shared/limits.js';
 import { NOW_MS, type SchemaSql } from './schema-sql.js';
 
 /**
@@ -38,6 +39,17 @@ export function limitsSql(s: SchemaSql) {
   const now = '(SELECT ms FROM t)';
   const notFull = `(j.concurrency_key IS NULL OR j.concurrency_key NOT IN (SELECT key FROM cfull))
            AND (j.rate_key IS NULL OR j.rate_key NOT IN (SELECT key FROM rfull))`;
+  /** The candidates of keys not at their limit in claim order, pending and lapsed, up to `limit`; `when` gates the scan. */
+  const pendingScan = (limit: string, when = 'true'): string =>
+    `SELECT j.id, j.priority, j.run_at, j.concurrency_key AS ck, j.rate_key AS rk, true AS fresh FROM ${jobs} j
+          WHERE ${when} AND j.queue = $1::text AND j.state = 'pending' AND NOT j.blocked AND j.run_at <= ${now}
+            AND (j.expires_at IS NULL OR j.expires_at > ${now}) AND ${notFull}
+          ORDER BY j.priority DESC, j.run_at, j.id LIMIT ${limit}`;
+  const lapsedScan = (limit: string, when = 'true'): string =>
+    `SELECT j.id, j.priority, j.run_at, j.concurrency_key AS ck, j.rate_key AS rk, false AS fresh FROM ${jobs} j
+          WHERE ${when} AND j.queue = $1::text AND j.state = 'processing' AND j.claimed_until <= ${now}
+            AND j.attempts < j.max_attempts AND (j.expires_at IS NULL OR j.expires_at > ${now}) AND ${notFull}
+          ORDER BY j.priority DESC, j.run_at, j.id LIMIT ${limit}`;
   return {
     /** The enqueue function with the job's keys: parameters of `enqueueCall`, then $16 concurrency key, $17 rate key → id. */
     enqueueCall: s.def(
@@ -86,16 +98,36 @@ export function limitsSql(s: SchemaSql) {
        cl AS MATERIALIZED (SELECT coalesce((SELECT concurrency_limit FROM qs), 1) AS n, (SELECT key_rate_max FROM qs) AS rmax),
        cfull AS (SELECT lc.key FROM lc, cl WHERE lc.kind = 'c' AND lc.n >= cl.n),
        rfull AS MATERIALIZED (SELECT f.key FROM kr, ${s.q}.key_rate_full($1::text, kr.win, kr.rmax) f),
+       fs AS MATERIALIZED (SELECT least($7::int, greatest(${FIRST_SCAN_MIN}, ${FIRST_SCAN_PER_ROOM} * $2::int)) AS n),
+       candp AS MATERIALIZED (${pendingScan('(SELECT n FROM fs)')}),
+       candl AS MATERIALIZED (${lapsedScan('(SELECT n FROM fs)')}),
+       hz AS MATERIALIZED (
+         SELECT h.priority, h.run_at, h.id FROM (
+           (SELECT c.priority, c.run_at, c.id FROM candp c WHERE (SELECT count(*) FROM candp) >= (SELECT n FROM fs)
+            ORDER BY c.priority, c.run_at DESC, c.id DESC LIMIT 1)
+           UNION ALL
+           (SELECT c.priority, c.run_at, c.id FROM candl c WHERE (SELECT count(*) FROM candl) >= (SELECT n FROM fs)
+            ORDER BY c.priority, c.run_at DESC, c.id DESC LIMIT 1)) h
+         ORDER BY h.priority DESC, h.run_at, h.id LIMIT 1
+       ),
+       head AS (
+         SELECT c.ck, c.rk,
+           row_number() OVER (PARTITION BY c.ck ORDER BY c.priority DESC, c.run_at, c.id) AS ckn,
+           row_number() OVER (PARTITION BY c.rk ORDER BY c.priority DESC, c.run_at, c.id) AS rkn
+         FROM (SELECT * FROM candp UNION ALL SELECT * FROM candl) c
+         WHERE NOT EXISTS (SELECT 1 FROM hz WHERE (-c.priority, c.run_at, c.id) > (-hz.priority, hz.run_at, hz.id))
+       ),
+       more AS MATERIALIZED (
+         SELECT coalesce(EXISTS (SELECT 1 FROM hz) AND (
+           SELECT count(*) FROM head h, cl
+           WHERE (h.ck IS NULL OR (h.ckn = 1 AND cl.n >= 1)) AND (h.rk IS NULL OR cl.rmax IS NULL OR (h.rkn = 1 AND cl.rmax >= 1))
+         ) < (SELECT n FROM allow), true) AS v
+       ),
        cand AS (
-         (SELECT j.id, j.priority, j.run_at, j.concurrency_key AS ck, j.rate_key AS rk, true AS fresh FROM ${jobs} j
-          WHERE j.queue = $1::text AND j.state = 'pending' AND NOT j.blocked AND j.run_at <= ${now}
-            AND (j.expires_at IS NULL OR j.expires_at > ${now}) AND ${notFull}
-          ORDER BY j.priority DESC, j.run_at, j.id LIMIT $7::int)
-         UNION ALL
-         (SELECT j.id, j.priority, j.run_at, j.concurrency_key, j.rate_key, false FROM ${jobs} j
-          WHERE j.queue = $1::text AND j.state = 'processing' AND j.claimed_until <= ${now}
-            AND j.attempts < j.max_attempts AND (j.expires_at IS NULL OR j.expires_at > ${now}) AND ${notFull}
-          ORDER BY j.priority DESC, j.run_at, j.id LIMIT $7::int)
+         SELECT * FROM candp WHERE NOT (SELECT v FROM more)
+         UNION ALL SELECT * FROM candl WHERE NOT (SELECT v FROM more)
+         UNION ALL (${pendingScan('$7::int', '(SELECT v FROM more)')})
+         UNION ALL (${lapsedScan('$7::int', '(SELECT v FROM more)')})
        ),
        ru AS MATERIALIZED (
          SELECT u.key, u.n FROM kr,

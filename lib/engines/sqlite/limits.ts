@@ -6,7 +6,7 @@ import { queueWakeChannel } from '../../contract/names.js';
 import { rateAllowance } from '../../contract/queue-settings.js';
 import type { ClaimedRow } from '../shared/queue-driver.js';
 import type { WriteCtx } from './writer.js';
-import { scanBound } from '../shared/limits.js';
+import { firstScan, scanBound } from '../shared/limits.js';
 import {
   BUSY_KEYS,
   BUSY_TOTAL,
@@ -111,33 +111,55 @@ export function claimLimited(
     }
     return w;
   };
-  const claimed: ClaimedRow[] = [];
   const used = new Set<string>();
   const rateFull =
     rate === null
       ? []
       : (conn.pluck(RATE_FULL_KEYS).all(queue, Math.floor(now / rate.perMs) * rate.perMs, rate.max) as string[]);
-  const scan = { queue, now, limit: scanBound(room), full: JSON.stringify(full) };
-  const candidates = (
-    rateFull.length === 0
-      ? conn.stmt(LIMITED_CANDIDATES).all(scan)
-      : conn.stmt(LIMITED_CANDIDATES_RATE).all({ ...scan, rfull: JSON.stringify(rateFull) })
-  ) as LimitedCandidate[];
-  for (const c of candidates) {
-    if (claimed.length >= room) break;
+  const read = (limit: number): LimitedCandidate[] => {
+    const scan = { queue, now, limit, full: JSON.stringify(full) };
+    return (
+      rateFull.length === 0
+        ? conn.stmt(LIMITED_CANDIDATES).all(scan)
+        : conn.stmt(LIMITED_CANDIDATES_RATE).all({ ...scan, rfull: JSON.stringify(rateFull) })
+    ) as LimitedCandidate[];
+  };
+  // The candidates in claim order: a first read of `firstScan` rows, which is the head of what a read
+  // of the full bound returns (the same order, nothing written in between: the picks are applied after
+  // the walk), so when the walk runs out of it short of the batch, a read of the full bound goes on
+  // from where it stopped and the claim takes exactly what one read of the full bound would have.
+  const first = firstScan(room);
+  const bound = scanBound(room);
+  let candidates = read(first);
+  let whole = first >= bound || candidates.length < first;
+  const picks: { c: LimitedCandidate; claim: boolean }[] = [];
+  let taken = 0;
+  for (let i = 0; taken < room; i++) {
+    if (i === candidates.length) {
+      if (whole) break;
+      candidates = read(bound);
+      whole = true;
+      if (i >= candidates.length) break;
+    }
+    const c = candidates[i]!;
     if (c.attempts >= c.max_attempts) {
-      bury(c);
+      picks.push({ c, claim: false });
       continue;
     }
     if (c.concurrency_key !== null && (busy.get(c.concurrency_key) ?? 0) >= limit) continue;
     if (rate !== null && c.rate_key !== null && windowOf(c.rate_key).used >= rate.max) continue;
-    claimed.push(claimRow(c));
+    picks.push({ c, claim: true });
+    taken++;
     if (c.concurrency_key !== null) busy.set(c.concurrency_key, (busy.get(c.concurrency_key) ?? 0) + 1);
     if (rate !== null && c.rate_key !== null) {
       windowOf(c.rate_key).used++;
       used.add(c.rate_key);
     }
   }
+  const claimed: ClaimedRow[] = [];
+  for (const p of picks)
+    if (p.claim) claimed.push(claimRow(p.c));
+    else bury(p.c);
   for (const k of used) {
     const w = windows.get(k)!;
     conn.stmt(SET_KEY_WINDOW).run(queue, k, w.window, w.used);
