@@ -87,6 +87,8 @@ export function sqliteRetentionDriver(core: SqliteCore): RetentionDriver {
         for (const q of conn.pluck(FLOW_QUEUES).all() as string[]) names.add(q);
         return [...names];
       }),
+    // No partitions on SQLite: outcome records leave by the queue sweep's DELETE.
+    retireOutcomes: () => Promise.resolve(0),
     async pruneReceipts(olderThanMs) {
       const outboxes = await core.read('retention.outboxes', (conn) => {
         const out: string[] = [];
