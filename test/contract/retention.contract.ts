@@ -77,6 +77,7 @@ export function retentionContract(engine: EngineFixture): void {
         'outbox_receipts',
         // PostgreSQL: the partitions of outbox_receipts (retention drops them) and their bookkeeping
         'outbox_receipts_default',
+        'outbox_receipts_legacy',
         // PostgreSQL: the partitions of job_outcomes (retention drops the ranges; the table from before
         // the partitioning is the range below them, its rows swept by DELETE)
         'job_outcomes_default',

@@ -39,6 +39,8 @@ export const MIGRATION_26: PostgresMigration = {
   sql: (s: string) => {
     const seq = `pg_get_serial_sequence('${s.replace(/'/g, "''")}.jobs', 'id')`;
     return `
+-- first_id: where ranges may start (the table kept from before its partitioning holds the ids below).
+ALTER TABLE ${s}.partition_widths ADD COLUMN first_id bigint NOT NULL DEFAULT 0;
 INSERT INTO ${s}.partition_widths (parent, width) VALUES ('job_outcomes', ${OUTCOME_PARTITION_IDS});
 ALTER TABLE ${s}.job_outcomes RENAME TO job_outcomes_legacy;
 ALTER INDEX ${s}.job_outcomes_pkey RENAME TO job_outcomes_legacy_pkey;
@@ -74,6 +76,7 @@ DECLARE
   issued bigint;
 BEGIN
   EXECUTE format('SELECT last_value FROM %s', ${seq}) INTO issued;
+  UPDATE ${s}.partition_widths SET first_id = (issued / w + 1) * w WHERE parent = 'job_outcomes';
   EXECUTE format('ALTER TABLE ${s}.job_outcomes ATTACH PARTITION ${s}.job_outcomes_legacy FOR VALUES FROM (MINVALUE) TO (%s)',
     (issued / w + 1) * w);
 END
@@ -90,10 +93,11 @@ DECLARE
   due bigint[] := '{}';
   left_n bigint;
   hi_ bigint;
+  floor_id bigint;
   est real;
   n bigint := 0;
 BEGIN
-  SELECT width INTO w FROM ${s}.partition_widths WHERE parent = 'job_outcomes';
+  SELECT width, first_id INTO w, floor_id FROM ${s}.partition_widths WHERE parent = 'job_outcomes';
   EXECUTE format('SELECT last_value FROM %s', ${seq}) INTO issued;
   UPDATE ${s}.range_partitions SET full_at = now_ms
   WHERE parent = 'job_outcomes' AND full_at IS NULL AND hi <= issued + 1;
@@ -124,7 +128,7 @@ BEGIN
   EXECUTE format('SELECT last_value FROM %s', ${seq}) INTO issued;
   IF top IS NULL OR top <= issued THEN
     -- Ids up to the last issued may already sit in the default partition: start above them.
-    top := (issued / w + 1) * w;
+    top := greatest((issued / w + 1) * w, floor_id);
   END IF;
   WHILE top < issued + 2 * w LOOP
     part := 'job_outcomes_p' || top;
