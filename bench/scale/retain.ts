@@ -12,9 +12,12 @@
  *
  * - `postgres.drop`: the receipts sit in ranges of message ids (10 partitions), so retention
  *   drops them;
- * - `postgres.delete`: the receipts sit in the default partition (where rows from before the
- *   partitioning migration, and rows of ranges retention did not make in time, live), so retention
- *   deletes them 10,000 at a time, as every table without partitions does;
+ * - `postgres.delete`: the receipts sit outside the ranges retention makes (in the table kept from
+ *   before the partitioning, and the default partition), so retention deletes them 10,000 at a time,
+ *   as every table without partitions does;
+ * - `postgres.outcomes.drop` and `postgres.outcomes.delete`: the same with up to 990,000 completed
+ *   job outcome records past their retention, in ten id ranges or in the table kept from before the
+ *   partitioning (the queue sweep's DELETE, one statement);
  * - `sqlite.delete`: SQLite's retention, DELETE in batches (no auto-vacuum: freed pages go to the
  *   file's free list and are reused, the file does not shrink).
  *
