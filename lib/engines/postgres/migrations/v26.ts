@@ -5,10 +5,11 @@ import type { PostgresMigration } from '../migrations.js';
 export const OUTCOME_PARTITION_IDS = 1_000_000;
 
 /**
- * Outcome records past their retention a range may still hold when it is dropped: they are moved to
- * the default partition first (one statement), more of them and the range waits for the DELETE.
+ * Outcome records not yet past their retention (or kept forever) a range may still hold when it is
+ * dropped: they are moved to the default partition first (one statement); with more, the range waits.
+ * It also bounds what a round reads to learn it: at most this many index entries per queue and range.
  */
-export const OUTCOME_SURVIVORS_MOVED = 10_000;
+export const OUTCOME_SURVIVORS_MOVED = 1_000;
 
 /**
  * 26 `job_outcomes` partitioned: the table becomes a declaratively partitioned one, by ranges of job
@@ -92,6 +93,7 @@ DECLARE
   part text;
   due bigint[] := '{}';
   left_n bigint;
+  movable bigint;
   hi_ bigint;
   floor_id bigint;
   est real;
@@ -103,15 +105,14 @@ BEGIN
   WHERE parent = 'job_outcomes' AND full_at IS NULL AND hi <= issued + 1;
   SELECT max(hi) INTO top FROM ${s}.range_partitions WHERE parent = 'job_outcomes';
   FOR p IN SELECT lo, hi FROM ${s}.range_partitions WHERE parent = 'job_outcomes' AND full_at IS NOT NULL ORDER BY lo LOOP
+    part := 'job_outcomes_p' || p.lo;
+    -- Survivors are moved only when they are few, and a tenth of the range at most (else it waits for them).
+    SELECT c.reltuples INTO est FROM pg_class c WHERE c.oid = format('${s}.%I', part)::regclass;
+    movable := least(${OUTCOME_SURVIVORS_MOVED}, floor(greatest(coalesce(est, 0), 0) / 10)::bigint);
+    CONTINUE WHEN ${s}.outcome_survivors(part, now_ms, movable) > movable;
     -- A job of the range still to end would write its outcome in the default partition: the range waits for it.
     CONTINUE WHEN EXISTS (SELECT 1 FROM ${s}.jobs j WHERE j.id >= p.lo AND j.id < p.hi AND j.state <> 'dead');
-    part := 'job_outcomes_p' || p.lo;
-    left_n := ${s}.outcome_survivors(part, now_ms);
-    SELECT c.reltuples INTO est FROM pg_class c WHERE c.oid = format('${s}.%I', part)::regclass;
-    -- Survivors are moved only when they are few, and a tenth of the range at most (else it waits for them).
-    IF left_n = 0 OR (left_n <= ${OUTCOME_SURVIVORS_MOVED} AND left_n * 10 <= est) THEN
-      due := due || p.lo;
-    END IF;
+    due := due || p.lo;
   END LOOP;
   -- Nothing to make and nothing to drop: no lock at all.
   IF top IS NOT NULL AND top >= issued + 2 * w AND cardinality(due) = 0 THEN
@@ -143,9 +144,10 @@ BEGIN
     -- Counted again under the lock: a record written since then may have joined them.
     SELECT r.hi INTO hi_ FROM ${s}.range_partitions r WHERE r.parent = 'job_outcomes' AND r.lo = top;
     CONTINUE WHEN EXISTS (SELECT 1 FROM ${s}.jobs j WHERE j.id >= top AND j.id < hi_ AND j.state <> 'dead');
-    left_n := ${s}.outcome_survivors(part, now_ms);
     SELECT c.reltuples INTO est FROM pg_class c WHERE c.oid = format('${s}.%I', part)::regclass;
-    CONTINUE WHEN left_n > 0 AND (left_n > ${OUTCOME_SURVIVORS_MOVED} OR left_n * 10 > est);
+    movable := least(${OUTCOME_SURVIVORS_MOVED}, floor(greatest(coalesce(est, 0), 0) / 10)::bigint);
+    left_n := ${s}.outcome_survivors(part, now_ms, movable);
+    CONTINUE WHEN left_n > movable;
     IF left_n > 0 THEN
       EXECUTE format('ALTER TABLE ${s}.job_outcomes DETACH PARTITION ${s}.%I', part);
       EXECUTE format('INSERT INTO ${s}.job_outcomes SELECT * FROM ${s}.%I WHERE keep_until IS NULL OR keep_until > %s', part, now_ms);
@@ -159,8 +161,9 @@ END
 $fn$;
 
 -- Records of range partition $1 not yet past their keep_until at $2 (kept forever included), counted up
--- to one more than retention moves: one seek per queue in the keep index, one range of the forever index.
-CREATE FUNCTION ${s}.outcome_survivors(p_part text, p_now bigint) RETURNS bigint LANGUAGE plpgsql AS $fn$
+-- to $3 + 1 (per queue, then summed): one seek per queue in the keep index and at most that many entries
+-- after it, one range of the forever index.
+CREATE FUNCTION ${s}.outcome_survivors(p_part text, p_now bigint, p_limit bigint) RETURNS bigint LANGUAGE plpgsql AS $fn$
 DECLARE
   k bigint;
 BEGIN
@@ -171,7 +174,7 @@ BEGIN
     SELECT (SELECT count(*) FROM (SELECT 1 FROM ${s}.%1$I t WHERE t.keep_until IS NULL LIMIT %2$s) f)
       + coalesce((SELECT sum((SELECT count(*) FROM (SELECT 1 FROM ${s}.%1$I t
           WHERE t.queue = r.v AND t.keep_until IS NOT NULL AND t.keep_until > %3$s LIMIT %2$s) x)) FROM r WHERE r.v IS NOT NULL), 0)',
-    p_part, ${OUTCOME_SURVIVORS_MOVED} + 1, p_now) INTO k;
+    p_part, p_limit + 1, p_now) INTO k;
   RETURN k;
 END
 $fn$;
