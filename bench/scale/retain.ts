@@ -148,12 +148,20 @@ async function fill(t: ScaleTarget, side: 'drop' | 'delete', rows: number, log: 
     if (side === 'drop') {
       const width = Math.ceil(rows / PARTITIONS);
       await t.sql(`UPDATE ${s}.partition_widths SET width = $1 WHERE parent = 'outbox_receipts'`, [width]);
-      // Ranges are made ahead of the ids issued: walk the sequence up so they cover the history.
+      // Ranges start above the table kept from before the partitioning (`first_id`) and are made ahead
+      // of the ids issued: walk the sequence up from there so they cover the history.
+      const [f] = await t.sql<{ id: string }>(
+        `SELECT first_id AS id FROM ${s}.partition_widths WHERE parent = 'outbox_receipts'`,
+      );
+      const base = Math.max(Number(f!.id), width);
       for (let k = 0; k <= PARTITIONS; k++) {
-        await t.sql(`SELECT setval($1::regclass, $2::bigint)`, [seq, Math.max(1, k * width)]);
+        await t.sql(`SELECT setval($1::regclass, $2::bigint)`, [seq, base - 1 + k * width]);
         await t.sql(`SELECT ${s}.retire_receipt_partitions(${100 * 365 * 24 * HOUR})`);
       }
-      first = width;
+      const [m] = await t.sql<{ lo: string }>(
+        `SELECT min(lo) AS lo FROM ${s}.range_partitions WHERE parent = 'outbox_receipts'`,
+      );
+      first = Number(m!.lo);
     }
     for (let lo = first; lo < first + rows; lo += CHUNK) {
       const hi = Math.min(first + rows - 1, lo + CHUNK - 1);
