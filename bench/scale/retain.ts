@@ -253,6 +253,8 @@ async function side(
     store = await t.open();
     if (table === 'outcomes') await fillOutcomes(t, kind, rows, log);
     else await fill(t, kind, rows, log);
+    // The fill's dirty pages and WAL are written out now, not during whichever phase a checkpoint falls in.
+    if (t.engine === 'postgres') await t.exec('CHECKPOINT');
     const q = store.queue('retain-drain');
     const p = `RETAIN.${engine}.${table === 'outcomes' ? 'outcomes.' : ''}${kind}.`;
     const bytesBefore = await receiptBytes(t, table);
