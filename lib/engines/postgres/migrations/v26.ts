@@ -77,6 +77,8 @@ DECLARE
   issued bigint;
 BEGIN
   EXECUTE format('SELECT last_value FROM %s', ${seq}) INTO issued;
+  -- Every id the table holds, even past the sequence (a database restored without it): one seek.
+  issued := greatest(issued, coalesce((SELECT max(id) FROM ${s}.job_outcomes_legacy), 0));
   UPDATE ${s}.partition_widths SET first_id = (issued / w + 1) * w WHERE parent = 'job_outcomes';
   EXECUTE format('ALTER TABLE ${s}.job_outcomes ATTACH PARTITION ${s}.job_outcomes_legacy FOR VALUES FROM (MINVALUE) TO (%s)',
     (issued / w + 1) * w);
