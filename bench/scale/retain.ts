@@ -12,9 +12,12 @@
  *
  * - `postgres.drop`: the receipts sit in ranges of message ids (10 partitions), so retention
  *   drops them;
- * - `postgres.delete`: the receipts sit in the default partition (where rows from before the
- *   partitioning migration, and rows of ranges retention did not make in time, live), so retention
- *   deletes them 10,000 at a time, as every table without partitions does;
+ * - `postgres.delete`: the receipts sit outside the ranges retention makes (in the table kept from
+ *   before the partitioning, and the default partition), so retention deletes them 10,000 at a time,
+ *   as every table without partitions does;
+ * - `postgres.outcomes.drop` and `postgres.outcomes.delete`: the same with up to 990,000 completed
+ *   job outcome records past their retention, in ten id ranges or in the table kept from before the
+ *   partitioning (the queue sweep's DELETE, one statement);
  * - `sqlite.delete`: SQLite's retention, DELETE in batches (no auto-vacuum: freed pages go to the
  *   file's free list and are reused, the file does not shrink).
  *
@@ -32,6 +35,13 @@ const BASELINE_MS = 15_000;
 const RETENTION_LIMIT_MS = 900_000;
 const PARTITIONS = 10;
 const OUTBOX = 'retained';
+/** The queue whose outcome records (completed jobs with a result) the `outcomes` sides retire. */
+const RESULTS = 'retained-results';
+/** Outcome records the `outcomes` sides write at most: the ids below the migration's first range (one million). */
+const OUTCOME_ROWS_MAX = 990_000;
+
+/** What a side retires: outbox receipts, or job outcome records. */
+type Table = 'receipts' | 'outcomes';
 
 interface Phase {
   drained: number;
@@ -80,7 +90,11 @@ async function drainWhile(q: Queue, until: () => Promise<boolean> | boolean): Pr
   }
 }
 
-async function receiptsLeft(t: ScaleTarget): Promise<boolean> {
+async function receiptsLeft(t: ScaleTarget, table: Table): Promise<boolean> {
+  if (table === 'outcomes') {
+    const left = await t.sql(`SELECT 1 FROM ${t.schema}.job_outcomes WHERE queue = $1 LIMIT 1`, [RESULTS]);
+    return left.length > 0;
+  }
   const rows =
     t.engine === 'postgres'
       ? await t.sql(`SELECT 1 FROM ${t.schema}.outbox_receipts WHERE outbox = $1 LIMIT 1`, [OUTBOX])
@@ -89,11 +103,11 @@ async function receiptsLeft(t: ScaleTarget): Promise<boolean> {
 }
 
 /** Bytes of the receipts table with its indexes (PostgreSQL: every partition; SQLite: the whole file's used pages). */
-async function receiptBytes(t: ScaleTarget): Promise<number> {
+async function receiptBytes(t: ScaleTarget, table: Table = 'receipts'): Promise<number> {
   if (t.engine === 'postgres') {
     const [r] = await t.sql<{ b: string }>(
       `SELECT coalesce(sum(pg_total_relation_size(relid)), 0) AS b FROM pg_partition_tree($1::regclass)`,
-      [`${t.schema}.outbox_receipts`],
+      [`${t.schema}.${table === 'outcomes' ? 'job_outcomes' : 'outbox_receipts'}`],
     );
     return Number(r!.b);
   }
@@ -103,8 +117,8 @@ async function receiptBytes(t: ScaleTarget): Promise<number> {
   return (p!.n - f!.n) * s!.n;
 }
 
-async function fileBytes(t: ScaleTarget): Promise<number> {
-  if (t.engine === 'postgres') return receiptBytes(t);
+async function fileBytes(t: ScaleTarget, table: Table): Promise<number> {
+  if (t.engine === 'postgres') return receiptBytes(t, table);
   const [p] = await t.sql<{ n: number }>('SELECT page_count AS n FROM pragma_page_count');
   const [s] = await t.sql<{ n: number }>('SELECT page_size AS n FROM pragma_page_size');
   return p!.n * s!.n;
@@ -134,12 +148,20 @@ async function fill(t: ScaleTarget, side: 'drop' | 'delete', rows: number, log: 
     if (side === 'drop') {
       const width = Math.ceil(rows / PARTITIONS);
       await t.sql(`UPDATE ${s}.partition_widths SET width = $1 WHERE parent = 'outbox_receipts'`, [width]);
-      // Ranges are made ahead of the ids issued: walk the sequence up so they cover the history.
+      // Ranges start above the table kept from before the partitioning (`first_id`) and are made ahead
+      // of the ids issued: walk the sequence up from there so they cover the history.
+      const [f] = await t.sql<{ id: string }>(
+        `SELECT first_id AS id FROM ${s}.partition_widths WHERE parent = 'outbox_receipts'`,
+      );
+      const base = Math.max(Number(f!.id), width);
       for (let k = 0; k <= PARTITIONS; k++) {
-        await t.sql(`SELECT setval($1::regclass, $2::bigint)`, [seq, Math.max(1, k * width)]);
+        await t.sql(`SELECT setval($1::regclass, $2::bigint)`, [seq, base - 1 + k * width]);
         await t.sql(`SELECT ${s}.retire_receipt_partitions(${100 * 365 * 24 * HOUR})`);
       }
-      first = width;
+      const [m] = await t.sql<{ lo: string }>(
+        `SELECT min(lo) AS lo FROM ${s}.range_partitions WHERE parent = 'outbox_receipts'`,
+      );
+      first = Number(m!.lo);
     }
     for (let lo = first; lo < first + rows; lo += CHUNK) {
       const hi = Math.min(first + rows - 1, lo + CHUNK - 1);
@@ -161,21 +183,82 @@ async function fill(t: ScaleTarget, side: 'drop' | 'delete', rows: number, log: 
   log(`RETAIN ${t.engine}.${side}: ${label(rows)} receipts written in ${((now() - t0) / 1000).toFixed(0)} s`);
 }
 
+/**
+ * PostgreSQL: writes `rows` completed outcome records of RESULTS finished two hours ago and past their
+ * retention for an hour, in id ranges of the job ids (`drop`: 10 partitions, made as the retention
+ * step makes them, full for that long) or in the existing table the migration kept (`delete`).
+ */
+async function fillOutcomes(
+  t: ScaleTarget,
+  kind: 'drop' | 'delete',
+  rows: number,
+  log: (m: string) => void,
+): Promise<void> {
+  const t0 = now();
+  const s = t.schema;
+  const finished = Date.now() - 2 * HOUR;
+  const [q] = await t.sql<{ seq: string }>(`SELECT pg_get_serial_sequence($1, 'id') AS seq`, [`${s}.jobs`]);
+  const width = Math.ceil(rows / PARTITIONS);
+  // drop: ids from 10M up, in ranges of `width`; delete: ids from 1 up, below the migration's first range.
+  const first = kind === 'drop' ? 10_000_000 : 1;
+  if (kind === 'drop') {
+    for (let k = 0; k < PARTITIONS; k++) {
+      const lo = first + k * width;
+      await t.exec(
+        `CREATE TABLE ${s}.job_outcomes_p${lo} PARTITION OF ${s}.job_outcomes FOR VALUES FROM (${lo}) TO (${lo + width})`,
+      );
+      await t.exec(
+        `CREATE INDEX job_outcomes_p${lo}_forever_idx ON ${s}.job_outcomes_p${lo} (id) WHERE keep_until IS NULL`,
+      );
+      await t.sql(`INSERT INTO ${s}.range_partitions (parent, lo, hi, full_at) VALUES ('job_outcomes', $1, $2, $3)`, [
+        lo,
+        lo + width,
+        finished,
+      ]);
+    }
+  }
+  const CHUNK = 200_000;
+  for (let lo = first; lo < first + rows; lo += CHUNK) {
+    const hi = Math.min(first + rows - 1, lo + CHUNK - 1);
+    await t.sql(
+      `INSERT INTO ${s}.job_outcomes (id, queue, state, payload, priority, attempts, max_attempts, visibility_timeout_ms,
+         backoff_base_ms, run_at, enqueued_at, headers, result, finished_at, keep_until)
+       SELECT i, $1, 'completed', json_build_object('i', i), 0, 1, 3, 30000, 1000, $2::bigint, $2::bigint, '{}'::json,
+         json_build_object('ok', i), $2::bigint, $2::bigint + ${HOUR}
+       FROM generate_series($3::bigint, $4::bigint) AS g(i)`,
+      [RESULTS, finished, lo, hi],
+    );
+  }
+  // Every id of the history issued; the drain's jobs come after them.
+  await t.sql(`SELECT setval($1::regclass, $2::bigint)`, [
+    q!.seq,
+    first + (kind === 'drop' ? PARTITIONS * width : rows) + 1,
+  ]);
+  await t.exec(`VACUUM ANALYZE ${s}.job_outcomes`);
+  log(
+    `RETAIN ${t.engine}.outcomes.${kind}: ${label(rows)} outcome records written in ${((now() - t0) / 1000).toFixed(0)} s`,
+  );
+}
+
 async function side(
   engine: ScaleEngine,
   kind: 'drop' | 'delete',
   rows: number,
   log: (m: string) => void,
+  table: Table = 'receipts',
 ): Promise<Metrics> {
   const t = await scaleTarget(engine);
   let store: Store | null = null;
   try {
     store = await t.open();
-    await fill(t, kind, rows, log);
+    if (table === 'outcomes') await fillOutcomes(t, kind, rows, log);
+    else await fill(t, kind, rows, log);
+    // The fill's dirty pages and WAL are written out now, not during whichever phase a checkpoint falls in.
+    if (t.engine === 'postgres') await t.exec('CHECKPOINT');
     const q = store.queue('retain-drain');
-    const p = `RETAIN.${engine}.${kind}.`;
-    const bytesBefore = await receiptBytes(t);
-    const fileBefore = await fileBytes(t);
+    const p = `RETAIN.${engine}.${table === 'outcomes' ? 'outcomes.' : ''}${kind}.`;
+    const bytesBefore = await receiptBytes(t, table);
+    const fileBefore = await fileBytes(t, table);
     const warm = now();
     await drainWhile(q, () => now() - warm > 2_000);
     const base0 = now();
@@ -188,23 +271,28 @@ async function side(
       intervalMs: 500,
       receiptRetentionMs: HOUR,
       onPrune: (target, n) => {
-        if (target === 'outbox receipts') pruned += n;
+        if (target === (table === 'outcomes' ? 'job outcomes' : 'outbox receipts')) pruned += n;
       },
+      onSweep: (target, r) => {
+        if (table === 'outcomes' && target === `queue ${JSON.stringify(RESULTS)}`) pruned += r.purged;
+      },
+      ...(table === 'outcomes' ? { queues: () => [RESULTS] } : {}),
       onError: (err) => errors.push(err),
     });
     let retainedMs = Number.NaN;
     const during = await drainWhile(q, async () => {
       if (errors.length > 0) throw errors[0] as Error;
-      if (Number.isNaN(retainedMs) && !(await receiptsLeft(t))) retainedMs = now() - r0;
+      if (Number.isNaN(retainedMs) && !(await receiptsLeft(t, table))) retainedMs = now() - r0;
       // At least as long as the baseline, so both phases see the same number of retention rounds' edges.
       if (!Number.isNaN(retainedMs) && now() - r0 >= BASELINE_MS) return true;
       return now() - r0 > RETENTION_LIMIT_MS;
     });
     ac.abort();
     await running;
-    if (t.engine === 'postgres') await t.exec(`VACUUM ${t.schema}.outbox_receipts`);
-    const bytesAfter = await receiptBytes(t);
-    const fileAfter = await fileBytes(t);
+    if (t.engine === 'postgres')
+      await t.exec(`VACUUM ${t.schema}.${table === 'outcomes' ? 'job_outcomes' : 'outbox_receipts'}`);
+    const bytesAfter = await receiptBytes(t, table);
+    const fileAfter = await fileBytes(t, table);
     const rate = (ph: Phase): number => (ph.drained * 1000) / ph.ms;
     const out: Metrics = {
       [`${p}drain_per_s@baseline`]: rate(base),
@@ -225,7 +313,7 @@ async function side(
         : {}),
     };
     log(
-      `RETAIN ${engine}.${kind}: ${label(rows)} receipts retired in ${(retainedMs / 1000).toFixed(1)} s; drain ${rate(base).toFixed(0)}/s -> ${rate(during).toFixed(0)}/s (loss ${(100 * out[`${p}drain_loss`]!).toFixed(1)} %), claim p99 ${percentile(base.claims, 99).toFixed(2)} -> ${percentile(during.claims, 99).toFixed(2)} ms (${out[`${p}claim_p99_ratio`]!.toFixed(2)}x); table ${(bytesBefore / 1e6).toFixed(0)} MB -> ${(bytesAfter / 1e6).toFixed(1)} MB`,
+      `RETAIN ${engine}.${table === 'outcomes' ? 'outcomes.' : ''}${kind}: ${label(rows)} ${table} retired in ${(retainedMs / 1000).toFixed(1)} s; drain ${rate(base).toFixed(0)}/s -> ${rate(during).toFixed(0)}/s (loss ${(100 * out[`${p}drain_loss`]!).toFixed(1)} %), claim p99 ${percentile(base.claims, 99).toFixed(2)} -> ${percentile(during.claims, 99).toFixed(2)} ms (${out[`${p}claim_p99_ratio`]!.toFixed(2)}x); table ${(bytesBefore / 1e6).toFixed(0)} MB -> ${(bytesAfter / 1e6).toFixed(1)} MB`,
     );
     return out;
   } finally {
@@ -239,5 +327,8 @@ export async function retainWorkload(engine: ScaleEngine, scale: number, log: (m
   const out: Metrics = {};
   const kinds: ('drop' | 'delete')[] = engine === 'postgres' ? ['drop', 'delete'] : ['delete'];
   for (const k of kinds) Object.assign(out, await side(engine, k, rows, log));
+  // Job outcome records (PostgreSQL): by DROP beside the queue sweep's DELETE.
+  if (engine === 'postgres')
+    for (const k of kinds) Object.assign(out, await side(engine, k, Math.min(rows, OUTCOME_ROWS_MAX), log, 'outcomes'));
   return out;
 }

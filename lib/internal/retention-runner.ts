@@ -38,6 +38,11 @@ export interface RetentionDriver {
    * flow waits and unsettled edges.
    */
   sweepQueueNames(): Promise<string[]>;
+  /**
+   * PostgreSQL: drops the ranges of job outcome records past their retention (a partition each), before
+   * the queue sweeps delete what is left row by row; resolves to how many (an estimate). SQLite: 0.
+   */
+  retireOutcomes(): Promise<number>;
   /** Deletes the delivery receipts of every outbox delivered more than `olderThanMs` ago; resolves to how many. */
   pruneReceipts(olderThanMs: number): Promise<number>;
   /**
@@ -203,6 +208,8 @@ export async function runRetention(
             report(err);
           }
         }
+        // Whole ranges of expired outcome records first, so the sweeps' DELETE finds only what is left.
+        await prune('job outcomes', () => engine.driver.retireOutcomes());
         const targets: [string, () => Queue][] = [
           ...[...queues].map((n): [string, () => Queue] => [`queue ${JSON.stringify(n)}`, () => engine.queue(n)]),
           ...[...outboxes].map((n): [string, () => Queue] => [

@@ -72,6 +72,49 @@ describePg('postgres migrations', () => {
     }
   });
 
+  it('migrations 26 and 27 keep the outcome records and receipts a schema at version 25 holds, in place', async () => {
+    const schema = schemaFor('parts');
+    const s = `"${schema}"`;
+    await withClient(async (c) => {
+      await c.query(`CREATE SCHEMA ${s}`);
+      await c.query(
+        `CREATE TABLE ${s}.migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+      );
+      for (const m of POSTGRES_MIGRATIONS.filter((x) => x.version <= 25)) {
+        await c.query(m.sql(s));
+        await c.query(`INSERT INTO ${s}.migrations (version, name) VALUES ($1, $2)`, [m.version, m.name]);
+      }
+      await c.query(`SELECT setval(pg_get_serial_sequence('${s}.jobs', 'id'), 6500000)`);
+      // Ranges retention made at 4M and 5M, the second dropped since: a receipt of it delivered late sits in the default partition.
+      await c.query(`INSERT INTO ${s}.range_partitions (parent, lo, hi) VALUES ('outbox_receipts', 4000000, 5000000)`);
+      await c.query(
+        `INSERT INTO ${s}.outbox_receipts (outbox, message_id, receipt, delivered_at) VALUES ('o', 7, '{"n":7}', 1), ('o', 5000001, '{"late":true}', 1)`,
+      );
+      await c.query(
+        `INSERT INTO ${s}.job_outcomes (id, queue, state, payload, priority, attempts, max_attempts, visibility_timeout_ms,
+           backoff_base_ms, run_at, enqueued_at, result, finished_at, keep_until)
+         VALUES (11, 'old', 'completed', '1', 0, 1, 3, 1000, 1000, 0, 0, '"kept"', 0, NULL)`,
+      );
+    });
+    const store = await openPostgresStore({ connectionString: PG_URL, schema });
+    try {
+      expect((await store.queue('old').getJob(11))?.result).toBe('kept');
+      expect((await store.outbox('o').receipt(7))?.receipt).toEqual({ n: 7 });
+      expect((await store.outbox('o').receipt(5000001))?.receipt).toEqual({ late: true });
+      const where = await withClient(async (c) =>
+        (
+          await c.query<{ t: string; id: string }>(
+            `SELECT tableoid::regclass::text AS t, message_id AS id FROM ${s}.outbox_receipts UNION ALL
+               SELECT tableoid::regclass::text, id FROM ${s}.job_outcomes ORDER BY 2`,
+          )
+        ).rows.map((r) => r.t.replace(/^.*\./, '')),
+      );
+      expect(where).toEqual(['outbox_receipts_legacy', 'job_outcomes_legacy', 'outbox_receipts_default']);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('reopening a migrated schema applies nothing', async () => {
     const schema = schemaFor('reopen');
     await (await openPostgresStore({ connectionString: PG_URL, schema })).close();

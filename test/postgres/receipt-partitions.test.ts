@@ -58,7 +58,11 @@ describePg('postgres outbox receipts: retention drops partitions', () => {
   beforeAll(async () => {
     db = await postgres.create();
     store = await db.open();
-    await withClient((c) => c.query(`UPDATE ${s()}.partition_widths SET width = 10 WHERE parent = 'outbox_receipts'`));
+    // Ranges of 10 ids, from ids above the range of the table kept from before the partitioning.
+    await withClient(async (c) => {
+      await c.query(`UPDATE ${s()}.partition_widths SET width = 10 WHERE parent = 'outbox_receipts'`);
+      await c.query(`SELECT setval(pg_get_serial_sequence('${s()}.jobs', 'id'), 4999999)`);
+    });
   });
   afterAll(async () => {
     await db.destroy();
@@ -66,7 +70,8 @@ describePg('postgres outbox receipts: retention drops partitions', () => {
 
   describe('ranges of message ids', () => {
     it('retention makes the next ranges ahead of the ids issued; old receipts leave by DROP, recent ones stay', async () => {
-      expect(await partitions()).toEqual(['outbox_receipts_default']);
+      // The table from before the partitioning is the range below the first one retention makes.
+      expect(await partitions()).toEqual(['outbox_receipts_default', 'outbox_receipts_legacy']);
       await retainOnce(3_600_000);
       const ahead = await partitions();
       expect(ahead.length).toBeGreaterThan(1);
@@ -114,7 +119,15 @@ describePg('postgres outbox receipts: retention drops partitions', () => {
 
     it('a full range stays for the retention period, so a late delivery of one of its messages lands in it', async () => {
       const outbox = store.outbox('late');
-      const ids = await outbox.queue.enqueueMany(Array.from({ length: 25 }, (_, n) => ({ n })));
+      // Ids from the next range up (the earlier tests dropped ranges below it), made ahead of them by a
+      // round: two widths, so fewer ids than that.
+      await withClient((c) =>
+        c.query(
+          `SELECT setval(pg_get_serial_sequence('${s()}.jobs', 'id'), (SELECT max(hi) - 1 FROM ${s()}.range_partitions WHERE parent = 'outbox_receipts'))`,
+        ),
+      );
+      await retainOnce(3_600_000);
+      const ids = await outbox.queue.enqueueMany(Array.from({ length: 15 }, (_, n) => ({ n })));
       // Two rounds: the ranges of those ids are full, none of their messages delivered yet.
       await retainOnce(3_600_000);
       await retainOnce(3_600_000);

@@ -18,6 +18,8 @@ import { MIGRATION_21 } from './migrations/v21.js';
 import { MIGRATION_22 } from './migrations/v22.js';
 import { MIGRATION_24 } from './migrations/v24.js';
 import { MIGRATION_25 } from './migrations/v25.js';
+import { MIGRATION_26 } from './migrations/v26.js';
+import { MIGRATION_27 } from './migrations/v27.js';
 import { migrationLockKey, quoteIdent, validateSchemaName } from './schema-sql.js';
 
 /** One numbered, immutable migration of the engine schema. Never edit a released one: add the next. */
@@ -49,6 +51,8 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
   MIGRATION_22,
   MIGRATION_24,
   MIGRATION_25,
+  MIGRATION_26,
+  MIGRATION_27,
 ]);
 
 export const POSTGRES_SCHEMA_VERSION = POSTGRES_MIGRATIONS[POSTGRES_MIGRATIONS.length - 1]!.version;

@@ -39,6 +39,8 @@ export function retentionSql(s: SchemaSql) {
     ),
     /** $1 age ms → n: receipts of the id ranges retired by dropping their partitions (an estimate from their statistics). */
     retireReceiptPartitions: s.def('r_retire_receipt_parts', `SELECT ${q}.retire_receipt_partitions($1::bigint) AS n`),
+    /** → n: outcome records of the job id ranges retired by dropping their partitions (an estimate from their statistics). */
+    retireOutcomePartitions: s.def('r_retire_outcome_parts', `SELECT ${q}.retire_outcome_partitions() AS n`),
     /** $1 inbox, $2 age ms → n: done entries done before now - $2, failed and dead ones received before it, at most a batch. */
     pruneInbox: s.def(
       'r_prune_inbox',

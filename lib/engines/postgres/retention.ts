@@ -25,6 +25,7 @@ export function postgresRetentionDriver(ctx: PgContext): RetentionDriver {
       ctx.guard();
       return (await ctx.exec.run<{ v: string }>(r.sweepQueueNames, [])).rows.map((x) => x.v);
     },
+    retireOutcomes: () => counted(r.retireOutcomePartitions, []),
     // Whole id ranges leave by dropping their partition; what is left (the default partition, the ranges still in use) by DELETE.
     pruneReceipts: async (olderThanMs) =>
       (await counted(r.retireReceiptPartitions, [olderThanMs])) + (await batched(r.pruneReceipts, [olderThanMs])),

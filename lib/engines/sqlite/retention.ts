@@ -3,6 +3,7 @@ import type { RetentionDriver } from '../../internal/retention-runner.js';
 import { PRUNE_LATENCY, PRUNE_MINUTES } from './admin.sql.js';
 import type { SqliteCore } from './context.js';
 import { NOTIFY_RETENTION_MS } from './notify/notify.sql.js';
+import { sleep } from '../../internal/sleep.js';
 
 /**
  * Rows one retention write deletes at most: the store has one writer, so a first prune of a long
@@ -10,6 +11,8 @@ import { NOTIFY_RETENTION_MS } from './notify/notify.sql.js';
  */
 export const SQLITE_RETENTION_BATCH = 2_000;
 const B = SQLITE_RETENTION_BATCH;
+/** The pause after a full retention batch, as a multiple of the time the batch took. */
+export const SQLITE_RETENTION_PAUSE = 4;
 
 /** The next value of `col` after @after in `table` under `cond` (one index seek; loop it for the distinct values). */
 const next = (table: string, col: string, cond = '1') =>
@@ -58,7 +61,12 @@ function prefixUpper(prefix: string): string {
 
 /** The retention runner's store-wide deletes on SQLite: bounded write transactions, repeated while full. */
 export function sqliteRetentionDriver(core: SqliteCore): RetentionDriver {
-  /** Repeats one bounded delete, each its own write, while it removes a full batch. */
+  /**
+   * Repeats one bounded delete, each its own write, while it removes a full batch, pausing after each
+   * full one for {@link SQLITE_RETENTION_PAUSE} times as long as it took: the file has one writer, so
+   * a first prune of a long history takes at most a fifth of it and the claims and acks of a drain
+   * keep the rest.
+   */
   const batched = async (
     op: string,
     sql: string,
@@ -66,9 +74,11 @@ export function sqliteRetentionDriver(core: SqliteCore): RetentionDriver {
   ): Promise<number> => {
     let total = 0;
     for (;;) {
+      const t0 = performance.now();
       const n = await core.write(op, (ctx) => ctx.conn.stmt(sql).run(params(ctx.now)).changes);
       total += n;
       if (n < B) return total;
+      await sleep(SQLITE_RETENTION_PAUSE * (performance.now() - t0));
     }
   };
   return {
@@ -87,6 +97,8 @@ export function sqliteRetentionDriver(core: SqliteCore): RetentionDriver {
         for (const q of conn.pluck(FLOW_QUEUES).all() as string[]) names.add(q);
         return [...names];
       }),
+    // No partitions on SQLite: outcome records leave by the queue sweep's DELETE.
+    retireOutcomes: () => Promise.resolve(0),
     async pruneReceipts(olderThanMs) {
       const outboxes = await core.read('retention.outboxes', (conn) => {
         const out: string[] = [];
