@@ -892,10 +892,14 @@ export function workflowsContract(engine: EngineFixture): void {
     const b = await w.start(bad, null);
     await w.waitForResult(a.id, { timeoutMs: 20_000 });
     await expect(w.waitForResult(b.id, { timeoutMs: 20_000 })).rejects.toBeInstanceOf(WorkflowFailed);
-    // A run's end is counted after its commit, which is what wakes waitForResult.
-    await waitFor('the failed run counted', async () =>
-      (await registry.metrics()).includes('alkstore_workflow_runs_failed_total{workflow="m-bad"} 1'),
-    );
+    // A run's end is counted after its commit, which is what wakes waitForResult: both ends are counted soon after.
+    await waitFor('both ends counted', async () => {
+      const now = await registry.metrics();
+      return (
+        now.includes('alkstore_workflow_runs_failed_total{workflow="m-bad"} 1') &&
+        now.includes('alkstore_workflow_runs_completed_total{workflow="m-ok"} 1')
+      );
+    });
     const text = await registry.metrics();
     expect(text).toContain('alkstore_workflow_runs_started_total{workflow="m-ok"} 1');
     expect(text).toContain('alkstore_workflow_runs_started_total{workflow="m-bad"} 1');
