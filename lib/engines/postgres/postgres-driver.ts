@@ -1,5 +1,3 @@
-import { decodePayload } from '../../contract/codec.js';
-import { decodeHeaders } from '../../contract/job-extras.js';
 import { queueWakeChannel } from '../../contract/names.js';
 import type { JobWrite, QueueOpts } from '../../contract/options.js';
 import type { JobInfo, QueueSettings, QueueStats, RedriveResult, WakeReceiver } from '../../contract/types.js';
@@ -23,6 +21,7 @@ import {
 import type { ClaimWatermark } from './claim-gate.js';
 import { num, numOrNull, type Rows } from './connection.js';
 import type { JobRow } from './queue.sql.js';
+import { toJobInfo } from '../shared/rows.js';
 import { wakePayload } from './schema-sql.js';
 import * as outcomes from './outcomes.js';
 import * as flows from './flows.js';
@@ -590,32 +589,7 @@ function claimedRow(row: JobRow, leaseOverrideMs: number | null): ClaimedRow {
   };
 }
 
-/** A job row as `JobInfo`. */
-export function toJobInfo(row: JobRow): JobInfo {
-  return {
-    id: num(row.id),
-    queue: row.queue,
-    state: row.state,
-    payload: decodePayload(row.payload, `payload of job ${row.id}`),
-    priority: row.priority,
-    attempts: row.attempts,
-    maxAttempts: row.max_attempts,
-    visibilityTimeoutMs: num(row.visibility_timeout_ms),
-    backoffBaseMs: num(row.backoff_base_ms),
-    deadLetterRetentionMs: numOrNull(row.dead_letter_retention_ms),
-    runAt: num(row.run_at),
-    enqueuedAt: num(row.enqueued_at),
-    expiresAt: numOrNull(row.expires_at),
-    claimedUntil: numOrNull(row.claimed_until),
-    lastError: row.last_error,
-    diedAt: numOrNull(row.died_at),
-    headers: decodeHeaders(row.headers),
-    uniqueKey: row.unique_key,
-    orderingKey: row.ordering_key,
-    concurrencyKey: row.concurrency_key,
-    rateLimitKey: row.rate_key,
-  };
-}
+export { toJobInfo };
 
 /** Statements that end jobs return one row `{ n }`. */
 interface Counted {
