@@ -1,4 +1,5 @@
-import { getJobWithOutcome, outcomeExtras, type FullRow } from './outcomes.js';
+import { getJobWithOutcome, type FullRow } from './outcomes.js';
+import { fullJobInfo } from '../shared/outcomes.js';
 import { LATENCY_BUCKETS, WORKER_SCAN_ROWS, FLOW_VIEW_EDGES, NODE_SCAN_ROWS } from '../../contract/admin.js';
 import type { ListenerState } from '../../contract/admin.js';
 import type { FlowEdgeRow } from '../../internal/admin-flows.js';
@@ -96,7 +97,7 @@ export class PostgresAdmin extends EngineAdmin {
     ]);
     const first = r.rows[0];
     return {
-      hits: r.rows.filter((row) => row.id !== null).map((row) => ({ ...toJobInfo(row), ...outcomeExtras(row) })),
+      hits: r.rows.filter((row) => row.id !== null).map(fullJobInfo),
       scanned: first?.scanned ?? 0,
       low: first?.low ?? null,
     };
@@ -112,7 +113,7 @@ export class PostgresAdmin extends EngineAdmin {
   }
 
   protected jobWithOutcome(name: string, jobId: number): Promise<JobInfo | null> {
-    return getJobWithOutcome(this.ctx, name, jobId, toJobInfo);
+    return getJobWithOutcome(this.ctx, name, jobId);
   }
 
   protected async attemptRows(name: string, jobId: number): Promise<AttemptRow[]> {

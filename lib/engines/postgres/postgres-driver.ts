@@ -404,7 +404,7 @@ export class PostgresQueueDriver extends QueueDriverBase<PgContext> implements Q
   }
 
   getJob(id: number): Promise<JobInfo | null> {
-    return outcomes.getJobWithOutcome(this.ctx, this.queue, id, toJobInfo);
+    return outcomes.getJobWithOutcome(this.ctx, this.queue, id);
   }
 
   async ackOutcome(
@@ -415,7 +415,7 @@ export class PostgresQueueDriver extends QueueDriverBase<PgContext> implements Q
   ): Promise<boolean> {
     return (
       (await this.ended(
-        (await outcomes.ackWithOutcome(this.ctx, this.queue, job, resultText, progressText, settles)) ? 1 : 0,
+        (await outcomes.ackWithOutcome(this.ctx, this.queue, { job, resultText, progressText, settles })) ? 1 : 0,
       )) > 0
     );
   }

@@ -2,6 +2,7 @@ import type { EnqueueHeadersHook } from '../../contract/job-extras.js';
 import type { ResolvedLimits } from '../../contract/limits.js';
 import type { JobWrite, QueueOpts } from '../../contract/options.js';
 import type { CancelTarget, ProgressWrites } from '../../contract/results.js';
+import { cancelBy, type CancelBy } from './outcomes.js';
 import type { ChildResult, FlowNode, FlowPlan } from '../../contract/flows.js';
 import type {
   JobFields,
@@ -191,7 +192,7 @@ export interface DriverSettings {
 export interface OutcomeOps<C> {
   writeProgress(c: C, queue: string, job: ClaimRef, text: string): Promise<boolean>;
   wakeWaiters(c: C, queue: string): Promise<void>;
-  cancelJobs(c: C, queue: string, target: CancelTarget): Promise<number>;
+  cancelJobs(c: C, queue: string, target: CancelBy): Promise<number>;
   cancelledAmong(c: C, queue: string, ids: readonly number[]): Promise<number[]>;
 }
 
@@ -229,7 +230,7 @@ export abstract class QueueDriverBase<C extends DriverSettings> {
   }
 
   cancelJobs(target: CancelTarget): Promise<number> {
-    return this.outcomeOps.cancelJobs(this.store, this.queue, target);
+    return this.outcomeOps.cancelJobs(this.store, this.queue, cancelBy(target));
   }
 
   cancelledAmong(ids: readonly number[]): Promise<number[]> {
@@ -237,6 +238,6 @@ export abstract class QueueDriverBase<C extends DriverSettings> {
   }
 
   cancelIn(queue: string, id: number): Promise<number> {
-    return this.outcomeOps.cancelJobs(this.store, queue, { id });
+    return this.outcomeOps.cancelJobs(this.store, queue, { by: 'id', id });
   }
 }

@@ -1,4 +1,5 @@
-import { getJobWithOutcome, outcomeExtras, type FullRow } from './outcomes.js';
+import { getJobWithOutcome, type FullRow } from './outcomes.js';
+import { fullJobInfo } from '../shared/outcomes.js';
 import { LATENCY_BUCKETS, WORKER_SCAN_ROWS, FLOW_VIEW_EDGES, NODE_SCAN_ROWS } from '../../contract/admin.js';
 import type { ListenerState } from '../../contract/admin.js';
 import { AUDIT_STREAM, queueWakeChannel } from '../../contract/names.js';
@@ -120,7 +121,7 @@ export class SqliteAdmin extends EngineAdmin {
     );
     const first = rows[0];
     return {
-      hits: rows.filter((row) => row.id !== null).map((row) => ({ ...toJobInfo(row), ...outcomeExtras(row) })),
+      hits: rows.filter((row) => row.id !== null).map(fullJobInfo),
       scanned: first?.scanned ?? 0,
       low: first?.low ?? null,
     };

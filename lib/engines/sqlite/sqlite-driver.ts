@@ -114,7 +114,7 @@ export class SqliteQueueDriver extends QueueDriverBase<SqliteQueueCore> implemen
   }
 
   ackOutcome(job: ClaimRef, resultText: string | null, progressText: string | null, settles = false): Promise<boolean> {
-    return outcomes.ackWithOutcome(this.core, this.queue, job, resultText, progressText, settles);
+    return outcomes.ackWithOutcome(this.core, this.queue, { job, resultText, progressText, settles });
   }
 
   queueOptsOf(queue: string): Required<QueueOpts> {
