@@ -1,7 +1,14 @@
 import { queueWakeChannel } from '../../contract/names.js';
 import type { JobWrite, QueueOpts } from '../../contract/options.js';
 import type { JobInfo, QueueSettings, QueueStats, RedriveResult, WakeReceiver } from '../../contract/types.js';
-import type { ClaimedRow, ClaimRef, ClaimResult, QueueDriver, ReceiptWrite } from '../shared/queue-driver.js';
+import type {
+  ClaimedRow,
+  ClaimRef,
+  ClaimResult,
+  HandedOff,
+  QueueDriver,
+  ReceiptWrite,
+} from '../shared/queue-driver.js';
 import { QueueDriverBase } from '../shared/queue-driver.js';
 import {
   always,
@@ -141,12 +148,7 @@ export class PostgresQueueDriver extends QueueDriverBase<PgContext> implements Q
   }
 
   /** One statement inserts the job claimed by `workerId`, or pending (and waking) when the queue's settings or the clock say no. */
-  async insertHandingOff(
-    text: string,
-    stamp: JobWrite,
-    workerId: string,
-    leaseMs: number | null,
-  ): Promise<{ id: number; claimed: ClaimedRow | null }> {
+  async insertHandingOff(text: string, stamp: JobWrite, workerId: string, leaseMs: number | null): Promise<HandedOff> {
     const { exec, sql } = this.ctx;
     // The idle worker's next claim would follow its watermark: look for a waiting job where that claim would.
     const mark = this.ctx.claims.watermark(this.queue);

@@ -28,6 +28,12 @@ export interface ClaimedRow extends Omit<JobFields, 'payload' | 'headers'> {
   readonly runAt: number;
 }
 
+/** What a hand-off insert did: the job's id, and its claim (null when it went pending). */
+export interface HandedOff {
+  id: number;
+  claimed: ClaimedRow | null;
+}
+
 /** What a claim returns: the rows it claimed and, when fewer than asked, ms to the queue's next future run_at (null: none or not known). */
 export interface ClaimResult {
   readonly rows: readonly ClaimedRow[];
@@ -86,12 +92,7 @@ export interface QueueDriver {
    * transaction, the queue is neither paused nor rate-limited, the job is due now and no job a claim
    * would take first is waiting; otherwise inserted pending (waking) as {@link insert} does.
    */
-  insertHandingOff(
-    payloadText: string,
-    stamp: JobWrite,
-    workerId: string,
-    leaseMs: number | null,
-  ): Promise<{ id: number; claimed: ClaimedRow | null }>;
+  insertHandingOff(payloadText: string, stamp: JobWrite, workerId: string, leaseMs: number | null): Promise<HandedOff>;
 
   /** Claims up to `max` ready jobs in claim order; a candidate with exhausted attempts goes dead instead. */
   /** `follows`: a worker's claim (`FOLLOWING_CLAIM`), which may leave what only a claim from the head finds to the next full claim. */
