@@ -9,7 +9,7 @@ import type { JobInfo, RedriveResult, Stream } from '../../contract/types.js';
 import type { ResolvedSearch } from '../../internal/job-search.js';
 import { THROUGHPUT_RETENTION_MS, walkClaimOrder, type JobListQuery } from '../../internal/admin-paging.js';
 import type { OutcomeRow } from '../../internal/outcome-counter.js';
-import { EngineAdmin, type AttemptRow } from '../shared/admin.js';
+import { EngineAdmin, type AdminStatements, type AttemptRow } from '../shared/admin.js';
 import { moved as movedAny, redriveResult, runWaking, type PgContext, type RedriveRow } from './context.js';
 import { num } from './connection.js';
 import { toJobInfo } from './postgres-driver.js';
@@ -25,15 +25,7 @@ export class PostgresAdmin extends EngineAdmin {
     private readonly ctx: PgContext,
     private readonly listenerState: () => ListenerState,
   ) {
-    super();
-  }
-
-  protected guard(): void {
-    this.ctx.guard();
-  }
-
-  protected get maxPayloadBytes(): number {
-    return this.ctx.maxPayloadBytes;
+    super(new PgAdminStatements(ctx));
   }
 
   async queueNames(): Promise<string[]> {
@@ -42,7 +34,49 @@ export class PostgresAdmin extends EngineAdmin {
     return r.rows.map((row) => row.q);
   }
 
-  protected async jobRows(name: string, q: JobListQuery): Promise<JobInfo[]> {
+  auditLog(): Stream {
+    this.ctx.guard();
+    return new PostgresStream(this.ctx, AUDIT_STREAM);
+  }
+
+  listener(): ListenerState {
+    return this.listenerState();
+  }
+
+  /** Adds buffered outcome counts to the current minute and prunes minutes past a day. */
+  async writeOutcomes(rows: OutcomeRow[]): Promise<void> {
+    const a = this.ctx.sql.admin;
+    const hist = (pick: (r: OutcomeRow) => readonly number[]) =>
+      Array.from({ length: LATENCY_BUCKETS }, (_, i) => rows.map((r) => pick(r)[i] ?? 0));
+    await this.ctx.exec.run(a.addMinutes, [
+      rows.map((r) => r.queue),
+      rows.map((r) => r.completed),
+      rows.map((r) => r.retried),
+      rows.map((r) => r.dead),
+      rows.map((r) => r.wait.count),
+      rows.map((r) => r.wait.sumMs),
+      rows.map((r) => r.run.count),
+      rows.map((r) => r.run.sumMs),
+      ...hist((r) => r.wait.buckets),
+      ...hist((r) => r.run.buckets),
+    ]);
+    await this.ctx.exec.run(a.pruneMinutes, [THROUGHPUT_RETENTION_MS]);
+  }
+}
+
+/** The statements behind {@link PostgresAdmin}. */
+class PgAdminStatements implements AdminStatements {
+  constructor(private readonly ctx: PgContext) {}
+
+  guard(): void {
+    this.ctx.guard();
+  }
+
+  get maxPayloadBytes(): number {
+    return this.ctx.maxPayloadBytes;
+  }
+
+  async jobRows(name: string, q: JobListQuery): Promise<JobInfo[]> {
     const a = this.ctx.sql.admin;
     let rows: JobRow[];
     if (q.state === 'pending' || q.state === 'scheduled') {
@@ -67,7 +101,7 @@ export class PostgresAdmin extends EngineAdmin {
     return rows.map(toJobInfo);
   }
 
-  protected async searchRows(name: string, q: ResolvedSearch) {
+  async searchRows(name: string, q: ResolvedSearch) {
     // Dead jobs through the dead index; the history and `all` read the outcome records too; the live states only the jobs table.
     const sql =
       q.rowState === 'dead'
@@ -103,7 +137,7 @@ export class PostgresAdmin extends EngineAdmin {
     };
   }
 
-  protected async detailRow(name: string, jobId: number) {
+  async detailRow(name: string, jobId: number) {
     const r = await this.ctx.exec.run<JobRow & { worker_id: string | null; blocked: boolean }>(
       this.ctx.sql.search.detail,
       [name, jobId],
@@ -112,15 +146,15 @@ export class PostgresAdmin extends EngineAdmin {
     return row && { job: toJobInfo(row), workerId: row.worker_id, blocked: row.blocked };
   }
 
-  protected jobWithOutcome(name: string, jobId: number): Promise<JobInfo | null> {
+  jobWithOutcome(name: string, jobId: number): Promise<JobInfo | null> {
     return getJobWithOutcome(this.ctx, name, jobId);
   }
 
-  protected async attemptRows(name: string, jobId: number): Promise<AttemptRow[]> {
+  async attemptRows(name: string, jobId: number): Promise<AttemptRow[]> {
     return (await this.ctx.exec.run<AttemptRow>(this.ctx.sql.admin.attempts, [name, jobId])).rows;
   }
 
-  protected async flowParts(job: number) {
+  async flowParts(job: number) {
     const a = this.ctx.sql.admin;
     const [edges, parents, wait] = await Promise.all([
       this.ctx.exec.run<FlowEdgeRow>(a.flowEdges, [job, FLOW_VIEW_EDGES + 1]),
@@ -130,11 +164,11 @@ export class PostgresAdmin extends EngineAdmin {
     return { edges: edges.rows, parents: parents.rows, wait: wait.rows[0] };
   }
 
-  protected async waitingRows(list: number[]): Promise<{ job_id: string; pending: number }[]> {
+  async waitingRows(list: number[]): Promise<{ job_id: string; pending: number }[]> {
     return (await this.ctx.exec.run<{ job_id: string; pending: number }>(this.ctx.sql.admin.waitingOn, [list])).rows;
   }
 
-  protected async editPending(name: string, jobId: number, e: ResolvedEdit): Promise<boolean> {
+  async editPending(name: string, jobId: number, e: ResolvedEdit): Promise<boolean> {
     const r = await runWaking<{ n: string; woke: string | null }>(
       this.ctx,
       this.ctx.sql.admin.editPending,
@@ -145,7 +179,7 @@ export class PostgresAdmin extends EngineAdmin {
     return num(r.rows[0]?.n ?? 0) > 0;
   }
 
-  protected async workerRows(): Promise<{ rows: WorkerRow[]; now: number }> {
+  async workerRows(): Promise<{ rows: WorkerRow[]; now: number }> {
     const r = await this.ctx.exec.run<{
       worker_id: string;
       queue: string;
@@ -166,11 +200,11 @@ export class PostgresAdmin extends EngineAdmin {
     };
   }
 
-  protected async writeHeartbeat(nodeId: string, infoText: string): Promise<void> {
+  async writeHeartbeat(nodeId: string, infoText: string): Promise<void> {
     await this.ctx.exec.run(this.ctx.sql.admin.nodeHeartbeat, [nodeId, infoText]);
   }
 
-  protected async nodeRows() {
+  async nodeRows() {
     const r = await this.ctx.exec.run<{ node_id: string; info: string; heartbeat_at: string; now: string }>(
       this.ctx.sql.admin.nodes,
       [NODE_SCAN_ROWS],
@@ -178,16 +212,16 @@ export class PostgresAdmin extends EngineAdmin {
     return r.rows.map((n) => ({ nodeId: n.node_id, info: n.info, heartbeatAt: n.heartbeat_at, now: n.now }));
   }
 
-  protected async heldRows(worker: string, n: number): Promise<JobInfo[]> {
+  async heldRows(worker: string, n: number): Promise<JobInfo[]> {
     const r = await this.ctx.exec.run<JobRow>(this.ctx.sql.admin.heldBy, [worker, WORKER_SCAN_ROWS, n]);
     return r.rows.map(toJobInfo);
   }
 
-  protected async deleteNode(id: string): Promise<boolean> {
+  async deleteNode(id: string): Promise<boolean> {
     return (await this.ctx.exec.run(this.ctx.sql.admin.forgetNode, [id])).rowCount > 0;
   }
 
-  protected async receiptRows(q: ResolvedReceiptPage): Promise<ReceiptRow[]> {
+  async receiptRows(q: ResolvedReceiptPage): Promise<ReceiptRow[]> {
     const r = await this.ctx.exec.run<{ message_id: string; receipt: string; delivered_at: string }>(
       this.ctx.sql.admin.receipts,
       [q.outbox, q.before?.[0] ?? null, q.before?.[1] ?? 0, q.limit + 1],
@@ -199,12 +233,7 @@ export class PostgresAdmin extends EngineAdmin {
     }));
   }
 
-  auditLog(): Stream {
-    this.ctx.guard();
-    return new PostgresStream(this.ctx, AUDIT_STREAM);
-  }
-
-  protected async redriveDead(name: string): Promise<RedriveResult> {
+  async redriveDead(name: string): Promise<RedriveResult> {
     // In batches through the queue's own redrive, which puts ordered jobs back behind their key's
     // head; paged by id, so jobs left dead by a conflict are not read again.
     let moved = 0;
@@ -230,17 +259,17 @@ export class PostgresAdmin extends EngineAdmin {
     }
   }
 
-  protected async deleteDead(name: string): Promise<number> {
+  async deleteDead(name: string): Promise<number> {
     const r = await this.ctx.exec.run<{ n: string }>(this.ctx.sql.admin.purgeAllDead, [name]);
     return num(r.rows[0]?.n ?? 0);
   }
 
-  protected async minuteRows(since: number, name: string | null): Promise<Record<string, string>[]> {
+  async minuteRows(since: number, name: string | null): Promise<Record<string, string>[]> {
     await this.ctx.outcomes.flush();
     return (await this.ctx.exec.run<Record<string, string>>(this.ctx.sql.admin.minutes, [since, name])).rows;
   }
 
-  protected async streamHeads(page: { after: string | null; limit: number }) {
+  async streamHeads(page: { after: string | null; limit: number }) {
     const heads = await this.ctx.exec.run<{ stream: string; last_offset: string }>(this.ctx.sql.admin.streamHeads, [
       page.after,
       page.limit,
@@ -262,36 +291,12 @@ export class PostgresAdmin extends EngineAdmin {
     }));
   }
 
-  protected async lockRow(name: string): Promise<{ owner: string; expiresAt: string; now: string } | undefined> {
+  async lockRow(name: string): Promise<{ owner: string; expiresAt: string; now: string } | undefined> {
     const r = await this.ctx.exec.run<{ owner: string; expires_at: string; now: string }>(this.ctx.sql.admin.lock, [
       name,
     ]);
     const row = r.rows[0];
     return row && { owner: row.owner, expiresAt: row.expires_at, now: row.now };
-  }
-
-  listener(): ListenerState {
-    return this.listenerState();
-  }
-
-  /** Adds buffered outcome counts to the current minute and prunes minutes past a day. */
-  async writeOutcomes(rows: OutcomeRow[]): Promise<void> {
-    const a = this.ctx.sql.admin;
-    const hist = (pick: (r: OutcomeRow) => readonly number[]) =>
-      Array.from({ length: LATENCY_BUCKETS }, (_, i) => rows.map((r) => pick(r)[i] ?? 0));
-    await this.ctx.exec.run(a.addMinutes, [
-      rows.map((r) => r.queue),
-      rows.map((r) => r.completed),
-      rows.map((r) => r.retried),
-      rows.map((r) => r.dead),
-      rows.map((r) => r.wait.count),
-      rows.map((r) => r.wait.sumMs),
-      rows.map((r) => r.run.count),
-      rows.map((r) => r.run.sumMs),
-      ...hist((r) => r.wait.buckets),
-      ...hist((r) => r.run.buckets),
-    ]);
-    await this.ctx.exec.run(a.pruneMinutes, [THROUGHPUT_RETENTION_MS]);
   }
 
   private async now(): Promise<number> {

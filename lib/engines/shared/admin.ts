@@ -47,7 +47,7 @@ import {
 import { num } from './rows.js';
 
 // `StoreAdmin` for both engines: the arguments are checked, the pages cut and the rows mapped here;
-// each engine reads and writes its rows through the hooks below (admin.ts of its folder).
+// each engine reads and writes its rows through its `AdminStatements` (admin.ts of its folder).
 
 /** What `toFlowView` takes: the edges below one flow job, its parents and its own wait. */
 export interface FlowParts {
@@ -95,68 +95,71 @@ export interface SearchRows {
   low: number | string | null;
 }
 
-export abstract class EngineAdmin implements StoreAdmin {
+/** What each engine gives {@link EngineAdmin}: its statements behind the admin API (admin.ts of its folder). */
+export interface AdminStatements {
   /** Throws when the store is closed; called where each operation first checks. */
-  protected abstract guard(): void;
-  protected abstract readonly maxPayloadBytes: number;
+  guard(): void;
+  readonly maxPayloadBytes: number;
+  /** Up to `q.limit + 1` jobs of `queue` in the order of `q.state`, after its cursor. */
+  jobRows(queue: string, q: JobListQuery): Promise<JobInfo[]>;
+  searchRows(queue: string, q: ResolvedSearch): Promise<SearchRows>;
+  detailRow(queue: string, id: number): Promise<DetailRow | undefined>;
+  /** `queue.getJob(id)`: live, dead, or an outcome record. */
+  jobWithOutcome(queue: string, id: number): Promise<JobInfo | null>;
+  attemptRows(queue: string, id: number): Promise<readonly AttemptRow[]>;
+  flowParts(job: number): Promise<FlowParts>;
+  waitingRows(ids: number[]): Promise<readonly { job_id: number | string; pending: number }[]>;
+  /** Edits a pending job (waking its queue when it is ready); false when it is not pending. */
+  editPending(queue: string, id: number, e: ResolvedEdit): Promise<boolean>;
+  workerRows(): Promise<{ rows: WorkerRow[]; now: number }>;
+  writeHeartbeat(nodeId: string, infoText: string): Promise<void>;
+  nodeRows(): Promise<NodeRow[]>;
+  heldRows(worker: string, limit: number): Promise<JobInfo[]>;
+  deleteNode(nodeId: string): Promise<boolean>;
+  receiptRows(q: ResolvedReceiptPage): Promise<ReceiptRow[]>;
+  redriveDead(queue: string): Promise<RedriveResult>;
+  deleteDead(queue: string): Promise<number>;
+  /** The per-minute rows since `since` (of `queue`, or of all with null), buffered counts flushed first. */
+  minuteRows(since: number, queue: string | null): Promise<Record<string, unknown>[]>;
+  streamHeads(page: { after: string | null; limit: number }): Promise<StreamHead[]>;
+  lockRow(name: string): Promise<{ owner: string; expiresAt: number | string; now: number | string } | undefined>;
+}
+
+/** `StoreAdmin` on either engine: the checks, pages and mapping here, the statements the engine's {@link AdminStatements}. */
+export abstract class EngineAdmin implements StoreAdmin {
+  constructor(private readonly db: AdminStatements) {}
 
   abstract queueNames(): Promise<string[]>;
   abstract auditLog(): Stream;
   abstract listener(): ListenerState;
 
-  /** Up to `q.limit + 1` jobs of `queue` in the order of `q.state`, after its cursor. */
-  protected abstract jobRows(queue: string, q: JobListQuery): Promise<JobInfo[]>;
-  protected abstract searchRows(queue: string, q: ResolvedSearch): Promise<SearchRows>;
-  protected abstract detailRow(queue: string, id: number): Promise<DetailRow | undefined>;
-  /** `queue.getJob(id)`: live, dead, or an outcome record. */
-  protected abstract jobWithOutcome(queue: string, id: number): Promise<JobInfo | null>;
-  protected abstract attemptRows(queue: string, id: number): Promise<readonly AttemptRow[]>;
-  protected abstract flowParts(job: number): Promise<FlowParts>;
-  protected abstract waitingRows(ids: number[]): Promise<readonly { job_id: number | string; pending: number }[]>;
-  /** Edits a pending job (waking its queue when it is ready); false when it is not pending. */
-  protected abstract editPending(queue: string, id: number, e: ResolvedEdit): Promise<boolean>;
-  protected abstract workerRows(): Promise<{ rows: WorkerRow[]; now: number }>;
-  protected abstract writeHeartbeat(nodeId: string, infoText: string): Promise<void>;
-  protected abstract nodeRows(): Promise<NodeRow[]>;
-  protected abstract heldRows(worker: string, limit: number): Promise<JobInfo[]>;
-  protected abstract deleteNode(nodeId: string): Promise<boolean>;
-  protected abstract receiptRows(q: ResolvedReceiptPage): Promise<ReceiptRow[]>;
-  protected abstract redriveDead(queue: string): Promise<RedriveResult>;
-  protected abstract deleteDead(queue: string): Promise<number>;
-  /** The per-minute rows since `since` (of `queue`, or of all with null), buffered counts flushed first. */
-  protected abstract minuteRows(since: number, queue: string | null): Promise<Record<string, unknown>[]>;
-  protected abstract streamHeads(page: { after: string | null; limit: number }): Promise<StreamHead[]>;
-  protected abstract lockRow(
-    name: string,
-  ): Promise<{ owner: string; expiresAt: number | string; now: number | string } | undefined>;
-
   async listJobs(queue: string, opts?: ListJobsOpts): Promise<JobPage> {
-    this.guard();
+    this.db.guard();
     const name = validateQueue(queue);
     const q = resolveJobListQuery(opts);
-    const rows = await this.jobRows(name, q);
+    const rows = await this.db.jobRows(name, q);
     const jobs = rows.slice(0, q.limit);
     const last = jobs[jobs.length - 1];
     return { jobs, next: rows.length > q.limit && last ? encodeCursor(q.state, keyOf(q.state, last)) : null };
   }
 
   async searchJobs(queue: string, query?: JobSearch): Promise<JobSearchPage> {
-    this.guard();
+    this.db.guard();
     const name = validateQueue(queue);
     const q = resolveSearch(query);
-    const r = await this.searchRows(name, q);
+    const r = await this.db.searchRows(name, q);
     return searchPage(q, r.hits, num(r.scanned), r.low === null ? null : num(r.low));
   }
 
   async jobDetail(queue: string, id: number): Promise<JobDetail | null> {
-    this.guard();
+    this.db.guard();
     const name = validateQueue(queue);
     const jobId = requireJobId('id', id);
-    const row = await this.detailRow(name, jobId);
+    const row = await this.db.detailRow(name, jobId);
     // Progress, and the outcome record of a completed or cancelled job.
-    const full = await this.jobWithOutcome(name, jobId);
+    const full = await this.db.jobWithOutcome(name, jobId);
     if (!row && !full) return null;
-    const failedAttempts = (await this.attemptRows(name, jobId)).map((x) => ({
+    const failedAttempts = (await this.db.attemptRows(name, jobId)).map((x) => ({
       attempt: x.attempt,
       workerId: x.worker_id,
       claimedAt: x.claimed_at === null ? null : num(x.claimed_at),
@@ -175,78 +178,78 @@ export abstract class EngineAdmin implements StoreAdmin {
   }
 
   async flowOf(id: number): Promise<FlowView> {
-    this.guard();
-    const { edges, parents, wait } = await this.flowParts(requireJobId('id', id));
+    this.db.guard();
+    const { edges, parents, wait } = await this.db.flowParts(requireJobId('id', id));
     return toFlowView(edges, parents, wait);
   }
 
   async waitingOn(ids: readonly number[]): Promise<Map<number, number>> {
-    this.guard();
+    this.db.guard();
     const list = requireWaitingIds(ids);
     if (list.length === 0) return new Map();
-    const rows = await this.waitingRows(list);
+    const rows = await this.db.waitingRows(list);
     return new Map(rows.map((x) => [num(x.job_id), num(x.pending)]));
   }
 
   async editJob(queue: string, id: number, edit: JobEdit): Promise<boolean> {
-    this.guard();
+    this.db.guard();
     const name = validateQueue(queue);
     const jobId = requireJobId('id', id);
-    return this.editPending(name, jobId, resolveJobEdit(edit, this.maxPayloadBytes));
+    return this.db.editPending(name, jobId, resolveJobEdit(edit, this.db.maxPayloadBytes));
   }
 
   async workers(): Promise<WorkerInfo[]> {
-    this.guard();
-    const { rows, now } = await this.workerRows();
+    this.db.guard();
+    const { rows, now } = await this.db.workerRows();
     return toWorkers(rows, now);
   }
 
   async heartbeat(node: NodeHeartbeat): Promise<void> {
     const { nodeId, infoText } = resolveHeartbeat(node);
-    this.guard();
-    await this.writeHeartbeat(nodeId, infoText);
+    this.db.guard();
+    await this.db.writeHeartbeat(nodeId, infoText);
   }
 
   async nodes(): Promise<NodeInfo[]> {
-    this.guard();
-    const rows = await this.nodeRows();
+    this.db.guard();
+    const rows = await this.db.nodeRows();
     return rows.map((n) => toNode(n.nodeId, n.info, num(n.heartbeatAt), num(n.now)));
   }
 
   async heldBy(workerId: string, limit = 200): Promise<JobInfo[]> {
     const worker = requireNonBlankString('workerId', workerId);
     const n = requireInt('limit', limit, 1, 1000);
-    this.guard();
-    return this.heldRows(worker, n);
+    this.db.guard();
+    return this.db.heldRows(worker, n);
   }
 
   async forgetNode(nodeId: string): Promise<boolean> {
     const id = requireNonBlankString('nodeId', nodeId);
-    this.guard();
-    return this.deleteNode(id);
+    this.db.guard();
+    return this.db.deleteNode(id);
   }
 
   async receipts(outbox: string, opts?: ReceiptPageOpts): Promise<ReceiptPage> {
-    this.guard();
+    this.db.guard();
     const q = resolveReceiptPage(outbox, opts);
-    return receiptPage(q, await this.receiptRows(q));
+    return receiptPage(q, await this.db.receiptRows(q));
   }
 
   async retryAllDead(queue: string): Promise<RedriveResult> {
-    this.guard();
-    return this.redriveDead(validateQueue(queue));
+    this.db.guard();
+    return this.db.redriveDead(validateQueue(queue));
   }
 
   async purgeAllDead(queue: string): Promise<number> {
-    this.guard();
-    return this.deleteDead(validateQueue(queue));
+    this.db.guard();
+    return this.db.deleteDead(validateQueue(queue));
   }
 
   async throughput(queue: string | null, sinceMs: number): Promise<ThroughputPoint[]> {
-    this.guard();
+    this.db.guard();
     const name = queue === null ? null : validateQueue(queue);
     const since = resolveSince(sinceMs);
-    const rows = await this.minuteRows(since, name);
+    const rows = await this.db.minuteRows(since, name);
     return rows.map((row) => ({
       queue: String(row.queue),
       minute: num(row.minute),
@@ -267,8 +270,8 @@ export abstract class EngineAdmin implements StoreAdmin {
   }
 
   async streams(opts?: NamePageOpts): Promise<StreamInfo[]> {
-    this.guard();
-    const heads = await this.streamHeads(resolveNamePage(opts));
+    this.db.guard();
+    const heads = await this.db.streamHeads(resolveNamePage(opts));
     return heads.map((h) => {
       const head = num(h.head);
       return {
@@ -284,9 +287,9 @@ export abstract class EngineAdmin implements StoreAdmin {
   }
 
   async lock(name: string): Promise<LockInfo | null> {
-    this.guard();
+    this.db.guard();
     validateStoredName('lock', name);
-    const row = await this.lockRow(name);
+    const row = await this.db.lockRow(name);
     if (!row) return null;
     const expiresAt = num(row.expiresAt);
     return { name, owner: row.owner, expiresAt, expired: expiresAt <= num(row.now) };

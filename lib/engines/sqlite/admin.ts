@@ -9,7 +9,7 @@ import type { ResolvedSearch } from '../../internal/job-search.js';
 import { THROUGHPUT_RETENTION_MS, walkClaimOrderSync, type JobListQuery } from '../../internal/admin-paging.js';
 import type { OutcomeRow } from '../../internal/outcome-counter.js';
 import type { FlowEdgeRow } from '../../internal/admin-flows.js';
-import { EngineAdmin, type AttemptRow } from '../shared/admin.js';
+import { EngineAdmin, type AdminStatements, type AttemptRow } from '../shared/admin.js';
 import * as A from './admin.sql.js';
 import { JOB_DETAIL, SEARCH, SEARCH_DEAD, SEARCH_WITH_OUTCOMES } from './search.sql.js';
 import { SqliteStream } from './stream.js';
@@ -29,15 +29,8 @@ export class SqliteAdmin extends EngineAdmin {
     private readonly core: SqliteCore,
     assertOpen: () => void,
   ) {
-    super();
+    super(new SqliteAdminStatements(core));
     this.#assertOpen = assertOpen;
-  }
-
-  /** Each read and write checks that the store is open. */
-  protected guard(): void {}
-
-  protected get maxPayloadBytes(): number {
-    return this.core.maxPayloadBytes;
   }
 
   queueNames(): Promise<string[]> {
@@ -58,7 +51,28 @@ export class SqliteAdmin extends EngineAdmin {
     });
   }
 
-  protected async jobRows(name: string, q: JobListQuery): Promise<JobInfo[]> {
+  auditLog(): Stream {
+    this.#assertOpen();
+    return new SqliteStream(this.core, AUDIT_STREAM);
+  }
+
+  listener(): ListenerState {
+    return 'none';
+  }
+}
+
+/** The statements behind {@link SqliteAdmin}. */
+class SqliteAdminStatements implements AdminStatements {
+  constructor(private readonly core: SqliteCore) {}
+
+  /** Each read and write checks that the store is open. */
+  guard(): void {}
+
+  get maxPayloadBytes(): number {
+    return this.core.maxPayloadBytes;
+  }
+
+  async jobRows(name: string, q: JobListQuery): Promise<JobInfo[]> {
     const rows = await this.core.read('admin.listJobs', (conn) => {
       if (q.state === 'pending' || q.state === 'scheduled') {
         const floor = q.state === 'scheduled' ? conn.now() : MIN_RUN_AT;
@@ -83,7 +97,7 @@ export class SqliteAdmin extends EngineAdmin {
     return rows.map(toJobInfo);
   }
 
-  protected async searchRows(name: string, q: ResolvedSearch) {
+  async searchRows(name: string, q: ResolvedSearch) {
     const rows = await this.core.read(
       'admin.searchJobs',
       (conn) =>
@@ -127,7 +141,7 @@ export class SqliteAdmin extends EngineAdmin {
     };
   }
 
-  protected async detailRow(name: string, jobId: number) {
+  async detailRow(name: string, jobId: number) {
     const row = await this.core.read(
       'admin.jobDetail',
       (conn) =>
@@ -137,18 +151,18 @@ export class SqliteAdmin extends EngineAdmin {
     return row && { job: toJobInfo(row), workerId: row.worker_id, blocked: row.blocked === 1 };
   }
 
-  protected jobWithOutcome(name: string, jobId: number): Promise<JobInfo | null> {
+  jobWithOutcome(name: string, jobId: number): Promise<JobInfo | null> {
     return getJobWithOutcome(this.core, name, jobId);
   }
 
-  protected attemptRows(name: string, jobId: number) {
+  attemptRows(name: string, jobId: number) {
     return this.core.read(
       'admin.jobAttempts',
       (conn) => conn.stmt(A.ATTEMPTS).all({ queue: name, id: jobId }) as AttemptRow[],
     );
   }
 
-  protected flowParts(job: number) {
+  flowParts(job: number) {
     return this.core.read('admin.flowOf', (conn) => ({
       edges: conn.stmt(A.FLOW_EDGES).all({ job, limit: FLOW_VIEW_EDGES + 1 }) as FlowEdgeRow[],
       parents: conn.stmt(A.FLOW_PARENTS).all({ job }) as { id: number; queue: string }[],
@@ -156,14 +170,14 @@ export class SqliteAdmin extends EngineAdmin {
     }));
   }
 
-  protected waitingRows(list: number[]): Promise<{ job_id: number; pending: number }[]> {
+  waitingRows(list: number[]): Promise<{ job_id: number; pending: number }[]> {
     return this.core.read(
       'admin.waitingOn',
       (conn) => conn.stmt(A.WAITING_ON).all({ ids: JSON.stringify(list) }) as { job_id: number; pending: number }[],
     );
   }
 
-  protected editPending(name: string, jobId: number, e: ResolvedEdit): Promise<boolean> {
+  editPending(name: string, jobId: number, e: ResolvedEdit): Promise<boolean> {
     return this.core.write('admin.editJob', (ctx) => {
       const row = ctx.conn
         .stmt(A.EDIT_PENDING)
@@ -174,20 +188,20 @@ export class SqliteAdmin extends EngineAdmin {
     });
   }
 
-  protected workerRows(): Promise<{ rows: WorkerRow[]; now: number }> {
+  workerRows(): Promise<{ rows: WorkerRow[]; now: number }> {
     return this.core.read('admin.workers', (conn) => ({
       rows: conn.stmt(A.WORKERS).all({ limit: WORKER_SCAN_ROWS }) as WorkerRow[],
       now: conn.now(),
     }));
   }
 
-  protected async writeHeartbeat(nodeId: string, infoText: string): Promise<void> {
+  async writeHeartbeat(nodeId: string, infoText: string): Promise<void> {
     await this.core.write('admin.heartbeat', (ctx) => {
       ctx.conn.stmt(A.NODE_HEARTBEAT).run({ nodeId, info: infoText, now: ctx.now });
     });
   }
 
-  protected nodeRows() {
+  nodeRows() {
     return this.core.read('admin.nodes', (conn) => {
       const now = conn.now();
       const rows = conn.stmt(A.NODES).all({ limit: NODE_SCAN_ROWS }) as {
@@ -199,17 +213,17 @@ export class SqliteAdmin extends EngineAdmin {
     });
   }
 
-  protected heldRows(worker: string, n: number): Promise<JobInfo[]> {
+  heldRows(worker: string, n: number): Promise<JobInfo[]> {
     return this.core.read('admin.heldBy', (conn) =>
       (conn.stmt(A.HELD_BY).all({ worker, scan: WORKER_SCAN_ROWS, limit: n }) as JobRow[]).map(toJobInfo),
     );
   }
 
-  protected deleteNode(id: string): Promise<boolean> {
+  deleteNode(id: string): Promise<boolean> {
     return this.core.write('admin.forgetNode', (ctx) => ctx.conn.stmt(A.FORGET_NODE).run(id).changes > 0);
   }
 
-  protected receiptRows(q: ResolvedReceiptPage): Promise<ReceiptRow[]> {
+  receiptRows(q: ResolvedReceiptPage): Promise<ReceiptRow[]> {
     return this.core.read(
       'admin.receipts',
       (conn) =>
@@ -222,23 +236,18 @@ export class SqliteAdmin extends EngineAdmin {
     );
   }
 
-  auditLog(): Stream {
-    this.#assertOpen();
-    return new SqliteStream(this.core, AUDIT_STREAM);
-  }
-
-  protected redriveDead(name: string): Promise<RedriveResult> {
+  redriveDead(name: string): Promise<RedriveResult> {
     // Through the queue's own redrive, which puts ordered jobs back behind their key's head.
     return this.core.write('admin.retryAllDead', (ctx) =>
       retryDeadJobs(ctx, name, ctx.conn.pluck(A.DEAD_IDS).all({ queue: name }) as number[]),
     );
   }
 
-  protected deleteDead(name: string): Promise<number> {
+  deleteDead(name: string): Promise<number> {
     return this.core.write('admin.purgeAllDead', (ctx) => ctx.conn.stmt(A.PURGE_ALL_DEAD).run({ queue: name }).changes);
   }
 
-  protected async minuteRows(since: number, name: string | null): Promise<Record<string, unknown>[]> {
+  async minuteRows(since: number, name: string | null): Promise<Record<string, unknown>[]> {
     await this.core.outcomes.flush();
     return this.core.read(
       'admin.throughput',
@@ -246,7 +255,7 @@ export class SqliteAdmin extends EngineAdmin {
     );
   }
 
-  protected streamHeads(page: { after: string | null; limit: number }) {
+  streamHeads(page: { after: string | null; limit: number }) {
     return this.core.read('admin.streams', (conn) =>
       (
         conn.stmt(A.STREAM_HEADS).all({ after: page.after, limit: page.limit }) as {
@@ -264,15 +273,11 @@ export class SqliteAdmin extends EngineAdmin {
     );
   }
 
-  protected lockRow(name: string): Promise<{ owner: string; expiresAt: number; now: number } | undefined> {
+  lockRow(name: string): Promise<{ owner: string; expiresAt: number; now: number } | undefined> {
     return this.core.read('admin.lock', (conn) => {
       const row = conn.stmt(A.LOCK).get(name) as { owner: string; expires_at: number } | undefined;
       return row && { owner: row.owner, expiresAt: row.expires_at, now: conn.now() };
     });
-  }
-
-  listener(): ListenerState {
-    return 'none';
   }
 }
 
