@@ -318,10 +318,4 @@ function normalize<R>(raw: unknown): Rows<R> {
 }
 
 /** int8 / numeric text → number; null stays null. */
-export function num(v: unknown): number {
-  return typeof v === 'number' ? v : Number(v);
-}
-
-export function numOrNull(v: unknown): number | null {
-  return v === null || v === undefined ? null : num(v);
-}
+export { num, numOrNull } from '../shared/rows.js';

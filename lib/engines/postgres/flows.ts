@@ -1,8 +1,8 @@
-import { badDependency, flowTree, type FlowNode, type FlowPlan } from '../../contract/flows.js';
+import { badDependency, type FlowNode, type FlowPlan } from '../../contract/flows.js';
 import type { ChildResult } from '../../contract/flows.js';
 import { queueWakeChannel } from '../../contract/names.js';
 import { resultWakeChannel } from '../../contract/results.js';
-import { childResults, edgeDiedError, edgeOutcome, type ChildRow, type EdgeRow } from '../shared/flows.js';
+import { childResults, edgeDiedError, endedEdges, FlowWiring, type ChildRow, type EdgeRow } from '../shared/flows.js';
 import { always, enqueueResolved, rewinding, woke, type PgContext } from './context.js';
 import { num, type Executor } from './connection.js';
 import { wakePayload } from './schema-sql.js';
@@ -14,22 +14,15 @@ import { wakePayload } from './schema-sql.js';
 /** Inserts a checked flow: refuses a missing, dead or cancelled dependency id before any write. */
 export async function insertFlow(ctx: PgContext, exec: Executor, plan: FlowPlan): Promise<FlowNode> {
   const f = ctx.sql.flows;
-  const queueOf = new Map<number, string>();
-  if (plan.existing.length > 0) {
-    const r = await exec.run<{ id: string; queue: string; state: string }>(f.whereAre, [plan.existing]);
-    const state = new Map(r.rows.map((x) => [num(x.id), x.state]));
-    for (const x of r.rows) queueOf.set(num(x.id), x.queue);
-    for (const id of plan.existing) {
-      const s = state.get(id);
-      if (s === undefined) throw badDependency(id, 'missing');
-      if (s === 'dead' || s === 'cancelled') throw badDependency(id, s);
-    }
-  }
+  const flow = new FlowWiring(plan);
+  if (plan.existing.length > 0)
+    flow.checkExisting(
+      (await exec.run<{ id: string; queue: string; state: string }>(f.whereAre, [plan.existing])).rows,
+    );
   const ids: number[] = [];
   for (const j of plan.jobs) ids.push(await enqueueResolved(ctx, exec, j.queue, j.text, j.stamp));
-  plan.jobs.forEach((j, k) => queueOf.set(ids[k]!, j.queue));
-  const depIds = [...new Set(plan.jobs.flatMap((j) => j.deps.map((d) => ('node' in d ? ids[d.node]! : d.id))))];
-  if (depIds.length === 0) return flowTree(plan, ids);
+  const depIds = flow.inserted(ids);
+  if (depIds.length === 0) return flow.tree();
   // Live dependencies are locked until commit: an ack of one waits for us, then sees our edges.
   const live = new Set((await exec.run<{ id: string }>(f.markLive, [depIds])).rows.map((x) => num(x.id)));
   const done = new Map<number, string>();
@@ -43,20 +36,17 @@ export async function insertFlow(ctx: PgContext, exec: Executor, plan: FlowPlan)
       done.set(id, 'completed');
     }
   }
-  for (let k = 0; k < plan.jobs.length; k++) {
-    const j = plan.jobs[k]!;
-    if (j.deps.length === 0) continue;
-    const ds = [...new Set(j.deps.map((d) => ('node' in d ? ids[d.node]! : d.id)))];
+  for (const { id, job, deps } of flow.dependents()) {
     await exec.run(f.insertEdges, [
-      ids[k],
-      ds,
-      ds.map((d) => queueOf.get(d) ?? j.queue),
-      ds.map((d) => done.has(d)),
-      ds.map((d) => done.get(d) ?? null),
+      id,
+      deps.map((d) => d.id),
+      deps.map((d) => d.queue),
+      deps.map((d) => done.has(d.id)),
+      deps.map((d) => done.get(d.id) ?? null),
     ]);
-    await exec.run(f.insertWait, [ids[k], j.queue, ds.filter((d) => !done.has(d)).length, j.policy]);
+    await exec.run(f.insertWait, [id, job.queue, deps.filter((d) => !done.has(d.id)).length, job.policy]);
   }
-  return flowTree(plan, ids);
+  return flow.tree();
 }
 
 /**
@@ -87,9 +77,7 @@ export async function settleFinished(ctx: PgContext, exec: Executor, queue: stri
 async function settleEdges(ctx: PgContext, exec: Executor, rows: readonly EdgeRow[]): Promise<number[]> {
   const f = ctx.sql.flows;
   const died: number[] = [];
-  for (const e of rows) {
-    const out = edgeOutcome(e);
-    if (out === 'live') continue;
+  for (const { e, out } of endedEdges(rows)) {
     const row = (
       await exec.run<{ marked: string; pending: number | null; queue: string | null }>(f.settleEdge, [
         e.job_id,

@@ -1,20 +1,12 @@
 import type { InboxClaim, InboxEntry, InboxFailure } from '../../contract/inbox.js';
-import type { DeliveryReceipt, StoredReceipt } from '../../contract/types.js';
-import { validateKey, validateName } from '../../contract/validate.js';
+import type { StoredReceipt } from '../../contract/types.js';
+import { inboxClaimInput, inboxEntry, storedReceipt, type InboxRow } from '../shared/inbox.js';
 import type { InboxDriver } from '../../internal/inbox-handle.js';
 import type { ReceiptDriver } from '../../internal/outbox-handle.js';
 import type { PgContext } from './context.js';
-import { num, numOrNull, type Executor } from './connection.js';
+import type { Executor } from './connection.js';
 
-interface EntryRow {
-  inbox: string;
-  message_id: string;
-  state: InboxEntry['state'];
-  attempts: number;
-  received_at: string;
-  done_at: string | null;
-  last_error: string | null;
-}
+type EntryRow = InboxRow<string>;
 
 /** `tx.inboxClaim` through a transaction's executor. */
 export async function claimInbox(
@@ -23,9 +15,8 @@ export async function claimInbox(
   inbox: string,
   messageId: string,
 ): Promise<InboxClaim> {
-  validateName('inbox', inbox);
-  validateKey('messageId', messageId);
-  const r = await exec.run<{ r: InboxClaim }>(ctx.sql.inbox.claim, [inbox, messageId]);
+  const i = inboxClaimInput(inbox, messageId);
+  const r = await exec.run<{ r: InboxClaim }>(ctx.sql.inbox.claim, [i.inbox, i.messageId]);
   return r.rows[0]?.r ?? 'duplicate';
 }
 
@@ -43,17 +34,7 @@ export function postgresInboxDriver(ctx: PgContext): InboxDriver & ReceiptDriver
       return state === 'dead' ? 'dead' : 'retry';
     },
     async inboxGet(inbox, messageId): Promise<InboxEntry | null> {
-      const row = (await run<EntryRow>(q.get, [inbox, messageId])).rows[0];
-      if (!row) return null;
-      return Object.freeze({
-        inbox: row.inbox,
-        messageId: row.message_id,
-        state: row.state,
-        attempts: num(row.attempts),
-        receivedAt: num(row.received_at),
-        doneAt: numOrNull(row.done_at),
-        lastError: row.last_error,
-      });
+      return inboxEntry((await run<EntryRow>(q.get, [inbox, messageId])).rows[0]);
     },
     async inboxPrune(inbox, olderThanMs): Promise<number> {
       return (await run(q.prune, [inbox, olderThanMs])).rowCount;
@@ -62,14 +43,8 @@ export function postgresInboxDriver(ctx: PgContext): InboxDriver & ReceiptDriver
       await run(q.putReceipts, [outbox, rows.map((r) => r.messageId), rows.map((r) => r.receiptText)]);
     },
     async getReceipt(outbox, messageId): Promise<StoredReceipt | null> {
-      const row = (await run<{ receipt: string; delivered_at: string }>(q.getReceipt, [outbox, messageId])).rows[0];
-      if (!row) return null;
-      return Object.freeze({
-        outbox,
-        messageId,
-        receipt: JSON.parse(row.receipt) as DeliveryReceipt,
-        deliveredAt: num(row.delivered_at),
-      });
+      const r = await run<{ receipt: string; delivered_at: string }>(q.getReceipt, [outbox, messageId]);
+      return storedReceipt(outbox, messageId, r.rows[0]);
     },
     async pruneReceipts(outbox, olderThanMs): Promise<number> {
       return (await run(q.pruneReceipts, [outbox, olderThanMs])).rowCount;

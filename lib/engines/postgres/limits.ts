@@ -1,9 +1,9 @@
 // PostgreSQL: which queues take the limited claim, the keyed enqueue, and the limits' settings (docs/limits.md).
-import { DEFAULT_CONCURRENCY_LIMIT, type ResolvedLimits } from '../../contract/limits.js';
-import type { RateLimit } from '../../contract/types.js';
+import type { ResolvedLimits } from '../../contract/limits.js';
 import type { JobWrite } from '../../contract/options.js';
 import type { PgContext } from './context.js';
 import type { Executor } from './connection.js';
+import { limitSettings, type LimitColumns } from '../shared/limits.js';
 
 /** Per store: queues whose last claim read limits (their next claim is the limited one). */
 const LIMITED = new WeakMap<object, Set<string>>();
@@ -54,20 +54,7 @@ export async function readLimits(
   ctx: PgContext,
   exec: Executor,
   queue: string,
-): Promise<{ concurrencyLimit: number; globalConcurrency: number | null; keyRateLimit: RateLimit | null }> {
-  const r = await exec.run<{
-    concurrency_limit: number | null;
-    global_concurrency: number | null;
-    key_rate_max: number | null;
-    key_rate_per_ms: string | null;
-  }>(ctx.sql.limits.getLimits, [queue]);
-  const row = r.rows[0];
-  return {
-    concurrencyLimit: row?.concurrency_limit ?? DEFAULT_CONCURRENCY_LIMIT,
-    globalConcurrency: row?.global_concurrency ?? null,
-    keyRateLimit:
-      row && row.key_rate_max !== null && row.key_rate_per_ms !== null
-        ? { max: row.key_rate_max, perMs: Number(row.key_rate_per_ms) }
-        : null,
-  };
+): Promise<ReturnType<typeof limitSettings>> {
+  const r = await exec.run<LimitColumns & { key_rate_per_ms: string | null }>(ctx.sql.limits.getLimits, [queue]);
+  return limitSettings(r.rows[0]);
 }

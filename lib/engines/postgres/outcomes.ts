@@ -1,24 +1,14 @@
-import { decodePayload } from '../../contract/codec.js';
 import { queueWakeChannel } from '../../contract/names.js';
-import {
-  cancelWakeChannel,
-  progressWakeChannel,
-  resultWakeChannel,
-  type CancelTarget,
-} from '../../contract/results.js';
+import { cancelWakeChannel, progressWakeChannel, resultWakeChannel } from '../../contract/results.js';
 import type { JobInfo } from '../../contract/types.js';
 import { always, promoted, rewinding, runWaking, type PgContext } from './context.js';
-import { num, numOrNull } from './connection.js';
-import type { JobRow } from './queue.sql.js';
+import { num } from './connection.js';
 import { wakePayload } from './schema-sql.js';
 import { settle } from './flows.js';
-import type { ClaimRef } from '../shared/queue-driver.js';
+import { jobWithOutcome, type CancelBy, type Claim, type FullColumns, type OutcomeAck } from '../shared/outcomes.js';
 
 // Results, progress and cancellation on PostgreSQL (SPEC §11): the statements of queue.sql.ts
 // (`outcomeSql`) behind the queue driver. Arguments are checked by the shared handles.
-
-/** A claim as the fenced statements take it. */
-type Claim = Pick<ClaimRef, 'id' | 'claimToken'>;
 
 /** The retention of outcome records written for `queue` (its registered options). */
 function retentionOf(ctx: PgContext, queue: string): number | null {
@@ -29,14 +19,8 @@ function retentionOf(ctx: PgContext, queue: string): number | null {
  * Deletes the claimed job and writes its `completed` record in one statement; with `settles` (a
  * job of a flow) its dependents are settled in the same transaction (flows.ts).
  */
-export async function ackWithOutcome(
-  ctx: PgContext,
-  queue: string,
-  job: Claim,
-  resultText: string | null,
-  progressText: string | null,
-  settles = false,
-): Promise<boolean> {
+export async function ackWithOutcome(ctx: PgContext, queue: string, ack: OutcomeAck): Promise<boolean> {
+  const { job, resultText, progressText, settles } = ack;
   const values = [
     job.id,
     job.claimToken,
@@ -82,14 +66,10 @@ export async function wakeWaiters(ctx: PgContext, queue: string): Promise<void> 
 }
 
 /** Cancels (see `Queue.cancel`): resolves how many jobs it ended. */
-export async function cancelJobs(ctx: PgContext, queue: string, t: CancelTarget): Promise<number> {
-  const sql =
-    'id' in t
-      ? ctx.sql.queue.cancelOutcome
-      : 'uniqueKey' in t
-        ? ctx.sql.queue.cancelByKeyOutcome
-        : ctx.sql.queue.cancelByOrderingKey;
-  const value = 'id' in t ? t.id : 'uniqueKey' in t ? t.uniqueKey : t.orderingKey;
+export async function cancelJobs(ctx: PgContext, queue: string, t: CancelBy): Promise<number> {
+  const q = ctx.sql.queue;
+  const sql = t.by === 'id' ? q.cancelOutcome : t.by === 'uniqueKey' ? q.cancelByKeyOutcome : q.cancelByOrderingKey;
+  const value = t.by === 'id' ? t.id : t.key;
   const r = await runWaking<{ n: string }>(
     ctx,
     sql,
@@ -112,37 +92,11 @@ export async function cancelJobs(ctx: PgContext, queue: string, t: CancelTarget)
 }
 
 /** A row of `getJobFull` (and of the admin search). */
-export interface FullRow extends JobRow {
-  progress: string | null;
-  result: string | null;
-  finished_at: string | null;
-}
+export type FullRow = FullColumns<string>;
 
 /** `queue.getJob(id)`: live, dead, or an outcome record. */
-export async function getJobWithOutcome(
-  ctx: PgContext,
-  queue: string,
-  id: number,
-  toJobInfo: (row: JobRow) => JobInfo,
-): Promise<JobInfo | null> {
-  const r = await ctx.exec.run<FullRow>(ctx.sql.queue.getJobFull, [queue, id]);
-  const row = r.rows[0];
-  if (!row) return null;
-  return { ...toJobInfo(row), ...outcomeExtras(row) };
-}
-
-/** The outcome fields of a full row: result, progress, finishedAt (each absent when null). */
-export function outcomeExtras(row: Pick<FullRow, 'id' | 'result' | 'progress' | 'finished_at'>): {
-  result?: unknown;
-  progress?: unknown;
-  finishedAt?: number;
-} {
-  const extra: { result?: unknown; progress?: unknown; finishedAt?: number } = {};
-  if (row.result !== null) extra.result = decodePayload(row.result, `result of job ${row.id}`);
-  if (row.progress !== null) extra.progress = decodePayload(row.progress, `progress of job ${row.id}`);
-  const finished = numOrNull(row.finished_at);
-  if (finished !== null) extra.finishedAt = finished;
-  return extra;
+export async function getJobWithOutcome(ctx: PgContext, queue: string, id: number): Promise<JobInfo | null> {
+  return jobWithOutcome((await ctx.exec.run<FullRow>(ctx.sql.queue.getJobFull, [queue, id])).rows[0]);
 }
 
 /** `queue.cancelledAmong(ids)` (`ids` non-empty). */

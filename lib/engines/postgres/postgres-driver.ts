@@ -1,9 +1,14 @@
-import { decodePayload } from '../../contract/codec.js';
-import { decodeHeaders } from '../../contract/job-extras.js';
 import { queueWakeChannel } from '../../contract/names.js';
 import type { JobWrite, QueueOpts } from '../../contract/options.js';
 import type { JobInfo, QueueSettings, QueueStats, RedriveResult, WakeReceiver } from '../../contract/types.js';
-import type { ClaimedRow, ClaimRef, ClaimResult, QueueDriver, ReceiptWrite } from '../shared/queue-driver.js';
+import type {
+  ClaimedRow,
+  ClaimRef,
+  ClaimResult,
+  HandedOff,
+  QueueDriver,
+  ReceiptWrite,
+} from '../shared/queue-driver.js';
 import { QueueDriverBase } from '../shared/queue-driver.js';
 import {
   always,
@@ -23,6 +28,7 @@ import {
 import type { ClaimWatermark } from './claim-gate.js';
 import { num, numOrNull, type Rows } from './connection.js';
 import type { JobRow } from './queue.sql.js';
+import { toJobInfo } from '../shared/rows.js';
 import { wakePayload } from './schema-sql.js';
 import * as outcomes from './outcomes.js';
 import * as flows from './flows.js';
@@ -142,12 +148,7 @@ export class PostgresQueueDriver extends QueueDriverBase<PgContext> implements Q
   }
 
   /** One statement inserts the job claimed by `workerId`, or pending (and waking) when the queue's settings or the clock say no. */
-  async insertHandingOff(
-    text: string,
-    stamp: JobWrite,
-    workerId: string,
-    leaseMs: number | null,
-  ): Promise<{ id: number; claimed: ClaimedRow | null }> {
+  async insertHandingOff(text: string, stamp: JobWrite, workerId: string, leaseMs: number | null): Promise<HandedOff> {
     const { exec, sql } = this.ctx;
     // The idle worker's next claim would follow its watermark: look for a waiting job where that claim would.
     const mark = this.ctx.claims.watermark(this.queue);
@@ -405,7 +406,7 @@ export class PostgresQueueDriver extends QueueDriverBase<PgContext> implements Q
   }
 
   getJob(id: number): Promise<JobInfo | null> {
-    return outcomes.getJobWithOutcome(this.ctx, this.queue, id, toJobInfo);
+    return outcomes.getJobWithOutcome(this.ctx, this.queue, id);
   }
 
   async ackOutcome(
@@ -416,7 +417,7 @@ export class PostgresQueueDriver extends QueueDriverBase<PgContext> implements Q
   ): Promise<boolean> {
     return (
       (await this.ended(
-        (await outcomes.ackWithOutcome(this.ctx, this.queue, job, resultText, progressText, settles)) ? 1 : 0,
+        (await outcomes.ackWithOutcome(this.ctx, this.queue, { job, resultText, progressText, settles })) ? 1 : 0,
       )) > 0
     );
   }
@@ -590,32 +591,7 @@ function claimedRow(row: JobRow, leaseOverrideMs: number | null): ClaimedRow {
   };
 }
 
-/** A job row as `JobInfo`. */
-export function toJobInfo(row: JobRow): JobInfo {
-  return {
-    id: num(row.id),
-    queue: row.queue,
-    state: row.state,
-    payload: decodePayload(row.payload, `payload of job ${row.id}`),
-    priority: row.priority,
-    attempts: row.attempts,
-    maxAttempts: row.max_attempts,
-    visibilityTimeoutMs: num(row.visibility_timeout_ms),
-    backoffBaseMs: num(row.backoff_base_ms),
-    deadLetterRetentionMs: numOrNull(row.dead_letter_retention_ms),
-    runAt: num(row.run_at),
-    enqueuedAt: num(row.enqueued_at),
-    expiresAt: numOrNull(row.expires_at),
-    claimedUntil: numOrNull(row.claimed_until),
-    lastError: row.last_error,
-    diedAt: numOrNull(row.died_at),
-    headers: decodeHeaders(row.headers),
-    uniqueKey: row.unique_key,
-    orderingKey: row.ordering_key,
-    concurrencyKey: row.concurrency_key,
-    rateLimitKey: row.rate_key,
-  };
-}
+export { toJobInfo };
 
 /** Statements that end jobs return one row `{ n }`. */
 interface Counted {

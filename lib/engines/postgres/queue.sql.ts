@@ -1,5 +1,6 @@
 import { countDeltas, dueBucket, foldSometimes, queueStatsSql } from './counts.sql.js';
 import { NOW_MS, type SchemaSql, type Sql } from './schema-sql.js';
+import type { JobColumns } from '../shared/rows.js';
 
 /** Columns of a job as `JobRow` (payload as raw JSON text, token as text). */
 export function jobColumns(alias: string): string {
@@ -31,29 +32,9 @@ export function jobColumns(alias: string): string {
 }
 
 /** A job row as selected by {@link jobColumns}; int8 columns are strings. */
-export interface JobRow {
-  id: string;
-  queue: string;
+export interface JobRow extends JobColumns<string> {
   state: 'pending' | 'processing' | 'dead';
-  payload: string;
-  priority: number;
-  attempts: number;
-  max_attempts: number;
-  visibility_timeout_ms: string;
-  backoff_base_ms: string;
-  dead_letter_retention_ms: string | null;
-  run_at: string;
-  enqueued_at: string;
-  expires_at: string | null;
-  claimed_until: string | null;
   claim_token: string | null;
-  last_error: string | null;
-  died_at: string | null;
-  headers: string | null;
-  unique_key: string | null;
-  ordering_key: string | null;
-  concurrency_key: string | null;
-  rate_key: string | null;
 }
 
 // Handle ops are fenced by token and deadline: state='processing' AND token AND claimed_until > now.

@@ -4,11 +4,11 @@ import { resolveJobStamp } from '../../contract/options.js';
 import { scheduleHeaders } from '../../contract/schedule-headers.js';
 import { firstFireAt } from '../../contract/schedule-spec.js';
 import {
+  duePlans,
   fireJobOpts,
-  planFires,
   resumedNextFire,
+  scheduleOf,
   storedSchedule,
-  toSchedule,
   upsertParams,
   type ScheduleDriver,
   type StoredSchedule,
@@ -19,10 +19,6 @@ import type { ScheduleRow } from './schedule.sql.js';
 import { wakePayload } from './schema-sql.js';
 
 /** Schedules on PostgreSQL (docs/semantics.md, Scheduler): the statements of schedule.sql.ts; the decisions are shared/scheduler.ts. */
-
-function stored(row: ScheduleRow): StoredSchedule {
-  return storedSchedule(row, num, Boolean);
-}
 
 async function dbNow(ctx: PgContext, exec: Executor): Promise<number> {
   return num((await exec.run<{ ms: string }>(ctx.sql.schedule.now, [])).rows[0]!.ms);
@@ -65,14 +61,14 @@ export function postgresScheduleDriver(ctx: PgContext): ScheduleDriver {
         schedulesWake,
         woke,
       );
-      return toSchedule(stored(r.rows[0]!));
+      return scheduleOf(r.rows[0]!);
     },
     async remove(name) {
       return (await ctx.exec.run(ctx.sql.schedule.remove, [name])).rowCount > 0;
     },
     async get(name) {
       const row = (await ctx.exec.run<ScheduleRow>(ctx.sql.schedule.get, [name])).rows[0];
-      return row ? toSchedule(stored(row)) : null;
+      return row ? scheduleOf(row) : null;
     },
     async list() {
       const lead = (
@@ -84,7 +80,7 @@ export function postgresScheduleDriver(ctx: PgContext): ScheduleDriver {
       return {
         now: num(lead.now),
         leader: lead.owner === null ? null : { owner: lead.owner, expiresAt: num(lead.expires_at!) },
-        schedules: rows.rows.map((row) => toSchedule(stored(row))),
+        schedules: rows.rows.map(scheduleOf),
       };
     },
     async setPaused(name, paused) {
@@ -94,7 +90,7 @@ export function postgresScheduleDriver(ctx: PgContext): ScheduleDriver {
       return ctx.inTransaction(async (exec) => {
         const row = (await exec.run<ScheduleRow>(ctx.sql.schedule.getForUpdate, [name])).rows[0];
         if (!row) return false;
-        const next = resumedNextFire(stored(row), await dbNow(ctx, exec));
+        const next = resumedNextFire(storedSchedule(row), await dbNow(ctx, exec));
         if (next !== null) await exec.run(ctx.sql.schedule.advance, [name, next]);
         await exec.wakes.run(schedulesWake, (w) => exec.run(ctx.sql.schedule.setPaused, [name, false, w]), woke);
         return true;
@@ -103,18 +99,16 @@ export function postgresScheduleDriver(ctx: PgContext): ScheduleDriver {
     async trigger(name) {
       const row = (await ctx.exec.run<ScheduleRow>(ctx.sql.schedule.get, [name])).rows[0];
       if (!row) return null;
-      return (await enqueueFires(ctx, ctx.exec, stored(row), [await dbNow(ctx, ctx.exec)]))[0]!;
+      return (await enqueueFires(ctx, ctx.exec, storedSchedule(row), [await dbNow(ctx, ctx.exec)]))[0]!;
     },
     /** Due schedules are locked with SKIP LOCKED, so two runners never fire one boundary twice. */
     fireDue() {
       return ctx.inTransaction(async (exec) => {
         const now = await dbNow(ctx, exec);
-        for (const row of (await exec.run<ScheduleRow>(ctx.sql.schedule.lockDue, [now])).rows) {
-          const s = stored(row);
-          const plan = planFires(s, now);
-          if (plan === null) continue;
-          if (plan.boundaries.length > 0) await enqueueFires(ctx, exec, s, plan.boundaries);
-          await exec.run(ctx.sql.schedule.advance, [s.name, plan.nextFireAt]);
+        const due = (await exec.run<ScheduleRow>(ctx.sql.schedule.lockDue, [now])).rows;
+        for (const { s, boundaries, nextFireAt } of duePlans(due, now)) {
+          if (boundaries.length > 0) await enqueueFires(ctx, exec, s, boundaries);
+          await exec.run(ctx.sql.schedule.advance, [s.name, nextFireAt]);
         }
         const next = (await exec.run<{ next: string | null }>(ctx.sql.schedule.nextFire, [])).rows[0]?.next ?? null;
         return { now, nextFireAt: numOrNull(next) };

@@ -2,6 +2,7 @@ import type { EnqueueHeadersHook } from '../../contract/job-extras.js';
 import type { ResolvedLimits } from '../../contract/limits.js';
 import type { JobWrite, QueueOpts } from '../../contract/options.js';
 import type { CancelTarget, ProgressWrites } from '../../contract/results.js';
+import { cancelBy, type CancelBy } from './outcomes.js';
 import type { ChildResult, FlowNode, FlowPlan } from '../../contract/flows.js';
 import type {
   JobFields,
@@ -25,6 +26,12 @@ export interface ClaimedRow extends Omit<JobFields, 'payload' | 'headers'> {
   readonly backoffBaseMs: number;
   /** When the job was due (epoch ms, database clock): the wait it ends is timed from here, or from its enqueue when later. */
   readonly runAt: number;
+}
+
+/** What a hand-off insert did: the job's id, and its claim (null when it went pending). */
+export interface HandedOff {
+  id: number;
+  claimed: ClaimedRow | null;
 }
 
 /** What a claim returns: the rows it claimed and, when fewer than asked, ms to the queue's next future run_at (null: none or not known). */
@@ -85,12 +92,7 @@ export interface QueueDriver {
    * transaction, the queue is neither paused nor rate-limited, the job is due now and no job a claim
    * would take first is waiting; otherwise inserted pending (waking) as {@link insert} does.
    */
-  insertHandingOff(
-    payloadText: string,
-    stamp: JobWrite,
-    workerId: string,
-    leaseMs: number | null,
-  ): Promise<{ id: number; claimed: ClaimedRow | null }>;
+  insertHandingOff(payloadText: string, stamp: JobWrite, workerId: string, leaseMs: number | null): Promise<HandedOff>;
 
   /** Claims up to `max` ready jobs in claim order; a candidate with exhausted attempts goes dead instead. */
   /** `follows`: a worker's claim (`FOLLOWING_CLAIM`), which may leave what only a claim from the head finds to the next full claim. */
@@ -191,7 +193,7 @@ export interface DriverSettings {
 export interface OutcomeOps<C> {
   writeProgress(c: C, queue: string, job: ClaimRef, text: string): Promise<boolean>;
   wakeWaiters(c: C, queue: string): Promise<void>;
-  cancelJobs(c: C, queue: string, target: CancelTarget): Promise<number>;
+  cancelJobs(c: C, queue: string, target: CancelBy): Promise<number>;
   cancelledAmong(c: C, queue: string, ids: readonly number[]): Promise<number[]>;
 }
 
@@ -229,7 +231,7 @@ export abstract class QueueDriverBase<C extends DriverSettings> {
   }
 
   cancelJobs(target: CancelTarget): Promise<number> {
-    return this.outcomeOps.cancelJobs(this.store, this.queue, target);
+    return this.outcomeOps.cancelJobs(this.store, this.queue, cancelBy(target));
   }
 
   cancelledAmong(ids: readonly number[]): Promise<number[]> {
@@ -237,6 +239,6 @@ export abstract class QueueDriverBase<C extends DriverSettings> {
   }
 
   cancelIn(queue: string, id: number): Promise<number> {
-    return this.outcomeOps.cancelJobs(this.store, queue, { id });
+    return this.outcomeOps.cancelJobs(this.store, queue, { by: 'id', id });
   }
 }

@@ -5,6 +5,7 @@ import { dueFireBoundaries, dueFires, NEVER_MS } from '../../contract/schedule-s
 import { parseScheduleSpecSync } from '../../internal/load-cron.js';
 import type { CatchUpPolicy, Schedule, ScheduleListing } from '../../contract/types.js';
 import type { ScheduleInput } from '../../internal/schedule-input.js';
+import { num, numOrNull } from './rows.js';
 
 /** A schedule row as both engines read it (int8 columns as numbers, flags as booleans, the payload as JSON text). */
 export interface StoredSchedule {
@@ -41,27 +42,31 @@ export interface ScheduleColumns<I, B> {
   paused: B;
 }
 
-/** A row read by either engine, its int8 and boolean columns converted by `int` and `flag`. */
-export function storedSchedule<I, B>(
-  r: ScheduleColumns<I, B>,
-  int: (v: I) => number,
-  flag: (v: B) => boolean,
-): StoredSchedule {
+/** A schedule row as either engine reads it: int8 as text or a number, the paused flag a boolean or 0/1. */
+export type AnyScheduleRow = ScheduleColumns<string | number, boolean | number>;
+
+/** A row read by either engine, its int8 and boolean columns converted. */
+export function storedSchedule(r: AnyScheduleRow): StoredSchedule {
   return {
     name: r.name,
     spec: r.spec,
-    intervalMs: int(r.interval_ms),
+    intervalMs: num(r.interval_ms),
     timeZone: r.time_zone,
     catchUp: r.catch_up,
     queue: r.queue,
     payloadText: r.payload,
     priority: r.priority,
     maxAttempts: r.max_attempts,
-    expiresInMs: r.expires_in_ms === null ? null : int(r.expires_in_ms),
-    nextFireAt: int(r.next_fire_at),
-    paused: flag(r.paused),
+    expiresInMs: numOrNull(r.expires_in_ms),
+    nextFireAt: num(r.next_fire_at),
+    paused: Boolean(r.paused),
     owner: r.owner,
   };
+}
+
+/** The public view of a row read by either engine. */
+export function scheduleOf(r: AnyScheduleRow): Schedule {
+  return toSchedule(storedSchedule(r));
 }
 
 /** The parameters of both engines' schedule upsert, in column order, with the first fire at `nextFireAt`. */
@@ -105,6 +110,18 @@ export function planFires(
 ): { boundaries: readonly number[]; nextFireAt: number } | null {
   if (s.nextFireAt >= NEVER_MS) return null;
   return dueFireBoundaries(specOf(s), s.nextFireAt, now, s.catchUp, s.paused);
+}
+
+/** The due rows of one tick, stored, each with its {@link planFires} (the rows it leaves untouched passed over). */
+export function* duePlans(
+  rows: readonly AnyScheduleRow[],
+  now: number,
+): Generator<{ s: StoredSchedule; boundaries: readonly number[]; nextFireAt: number }> {
+  for (const row of rows) {
+    const s = storedSchedule(row);
+    const plan = planFires(s, now);
+    if (plan !== null) yield { s, ...plan };
+  }
 }
 
 /** Resume never fires what elapsed while paused: the next fire after now, or null when the stored one is still ahead. */

@@ -67,8 +67,7 @@ export const RECEIPTS = `SELECT message_id AS messageId, receipt AS receiptText,
   ORDER BY delivered_at DESC, message_id DESC LIMIT @limit`;
 
 /** A job's failed attempts (step 14) by number. */
-export const ATTEMPTS = `SELECT attempt, worker_id AS workerId, claimed_at AS claimedAt, ended_at AS endedAt,
-  outcome, error
+export const ATTEMPTS = `SELECT attempt, worker_id, claimed_at, ended_at, outcome, error
   FROM __alkstore_job_attempts WHERE job_id = @id AND queue = @queue ORDER BY attempt`;
 
 /** The dependency edges below @job, breadth first, at most @limit, with each dependency's state (live row, else outcome record). */

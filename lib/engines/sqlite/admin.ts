@@ -1,56 +1,16 @@
-import { getJobWithOutcome, outcomeExtras, type FullRow } from './outcomes.js';
-import {
-  LATENCY_BUCKETS,
-  WORKER_SCAN_ROWS,
-  FLOW_VIEW_EDGES,
-  type FlowView,
-  type JobAttempt,
-  type JobDetail,
-  type JobEdit,
-  type JobPage,
-  type JobSearch,
-  type JobSearchPage,
-  type ListenerState,
-  type ListJobsOpts,
-  type LockInfo,
-  type NamePageOpts,
-  type ReceiptPage,
-  type ReceiptPageOpts,
-  type StoreAdmin,
-  type StreamInfo,
-  type ThroughputPoint,
-  type WorkerInfo,
-  NODE_SCAN_ROWS,
-  type NodeHeartbeat,
-  type NodeInfo,
-} from '../../contract/admin.js';
-import { queueWakeChannel } from '../../contract/names.js';
-import {
-  receiptPage,
-  resolveJobEdit,
-  resolveReceiptPage,
-  toWorkers,
-  type ReceiptRow,
-  type WorkerRow,
-} from '../../internal/admin-extras.js';
-import { AUDIT_STREAM } from '../../contract/names.js';
+import { getJobWithOutcome, type FullRow } from './outcomes.js';
+import { fullJobInfo } from '../shared/outcomes.js';
+import { LATENCY_BUCKETS, WORKER_SCAN_ROWS, FLOW_VIEW_EDGES, NODE_SCAN_ROWS } from '../../contract/admin.js';
+import type { ListenerState } from '../../contract/admin.js';
+import { AUDIT_STREAM, queueWakeChannel } from '../../contract/names.js';
+import type { ReceiptRow, ResolvedEdit, ResolvedReceiptPage, WorkerRow } from '../../internal/admin-extras.js';
 import type { JobInfo, RedriveResult, Stream } from '../../contract/types.js';
-import { requireInt, requireJobId, requireNonBlankString, validateStoredName } from '../../contract/validate.js';
-import { resolveHeartbeat, toNode } from '../../internal/fleet.js';
-import { resolveSearch, searchPage } from '../../internal/job-search.js';
-import {
-  encodeCursor,
-  keyOf,
-  resolveJobListQuery,
-  resolveNamePage,
-  resolveSince,
-  THROUGHPUT_RETENTION_MS,
-  validateQueue,
-  walkClaimOrderSync,
-} from '../../internal/admin-paging.js';
+import type { ResolvedSearch } from '../../internal/job-search.js';
+import { THROUGHPUT_RETENTION_MS, walkClaimOrderSync, type JobListQuery } from '../../internal/admin-paging.js';
 import type { OutcomeRow } from '../../internal/outcome-counter.js';
+import type { FlowEdgeRow } from '../../internal/admin-flows.js';
+import { EngineAdmin, type AdminStatements, type AttemptRow } from '../shared/admin.js';
 import * as A from './admin.sql.js';
-import { requireWaitingIds, toFlowView, type FlowEdgeRow } from '../../internal/admin-flows.js';
 import { JOB_DETAIL, SEARCH, SEARCH_DEAD, SEARCH_WITH_OUTCOMES } from './search.sql.js';
 import { SqliteStream } from './stream.js';
 import { retryDeadJobs } from './queue-ops.js';
@@ -62,13 +22,14 @@ import type { WriteCtx } from './writer.js';
 const MIN_RUN_AT = -Number.MAX_SAFE_INTEGER;
 
 /** `StoreAdmin` on SQLite: every list walks an index by keyset, every count is capped. */
-export class SqliteAdmin implements StoreAdmin {
+export class SqliteAdmin extends EngineAdmin {
   readonly #assertOpen: () => void;
 
   constructor(
     private readonly core: SqliteCore,
     assertOpen: () => void,
   ) {
+    super(new SqliteAdminStatements(core));
     this.#assertOpen = assertOpen;
   }
 
@@ -90,9 +51,28 @@ export class SqliteAdmin implements StoreAdmin {
     });
   }
 
-  async listJobs(queue: string, opts?: ListJobsOpts): Promise<JobPage> {
-    const name = validateQueue(queue);
-    const q = resolveJobListQuery(opts);
+  auditLog(): Stream {
+    this.#assertOpen();
+    return new SqliteStream(this.core, AUDIT_STREAM);
+  }
+
+  listener(): ListenerState {
+    return 'none';
+  }
+}
+
+/** The statements behind {@link SqliteAdmin}. */
+class SqliteAdminStatements implements AdminStatements {
+  constructor(private readonly core: SqliteCore) {}
+
+  /** Each read and write checks that the store is open. */
+  guard(): void {}
+
+  get maxPayloadBytes(): number {
+    return this.core.maxPayloadBytes;
+  }
+
+  async jobRows(name: string, q: JobListQuery): Promise<JobInfo[]> {
     const rows = await this.core.read('admin.listJobs', (conn) => {
       if (q.state === 'pending' || q.state === 'scheduled') {
         const floor = q.state === 'scheduled' ? conn.now() : MIN_RUN_AT;
@@ -114,14 +94,10 @@ export class SqliteAdmin implements StoreAdmin {
         .stmt(q.state === 'dead' ? A.DEAD : A.ALL)
         .all({ queue: name, after: q.after?.[0] ?? 0, limit: q.limit + 1 }) as JobRow[];
     });
-    const jobs = rows.slice(0, q.limit).map(toJobInfo);
-    const last = jobs[jobs.length - 1];
-    return { jobs, next: rows.length > q.limit && last ? encodeCursor(q.state, keyOf(q.state, last)) : null };
+    return rows.map(toJobInfo);
   }
 
-  async searchJobs(queue: string, query?: JobSearch): Promise<JobSearchPage> {
-    const name = validateQueue(queue);
-    const q = resolveSearch(query);
+  async searchRows(name: string, q: ResolvedSearch) {
     const rows = await this.core.read(
       'admin.searchJobs',
       (conn) =>
@@ -158,61 +134,50 @@ export class SqliteAdmin implements StoreAdmin {
           }) as (FullRow & { scanned: number; low: number | null })[],
     );
     const first = rows[0];
-    const hits = rows.filter((row) => row.id !== null).map((row) => ({ ...toJobInfo(row), ...outcomeExtras(row) }));
-    return searchPage(q, hits, first?.scanned ?? 0, first?.low ?? null);
+    return {
+      hits: rows.filter((row) => row.id !== null).map(fullJobInfo),
+      scanned: first?.scanned ?? 0,
+      low: first?.low ?? null,
+    };
   }
 
-  async jobDetail(queue: string, id: number): Promise<JobDetail | null> {
-    const name = validateQueue(queue);
-    const jobId = requireJobId('id', id);
+  async detailRow(name: string, jobId: number) {
     const row = await this.core.read(
       'admin.jobDetail',
       (conn) =>
         conn.stmt(JOB_DETAIL).get({ queue: name, id: jobId }) as
           (JobRow & { worker_id: string | null; blocked: number }) | undefined,
     );
-    // Progress, and the outcome record of a completed or cancelled job.
-    const full = await getJobWithOutcome(this.core, name, jobId);
-    if (!row && !full) return null;
-    const failedAttempts = await this.core.read(
+    return row && { job: toJobInfo(row), workerId: row.worker_id, blocked: row.blocked === 1 };
+  }
+
+  jobWithOutcome(name: string, jobId: number): Promise<JobInfo | null> {
+    return getJobWithOutcome(this.core, name, jobId);
+  }
+
+  attemptRows(name: string, jobId: number) {
+    return this.core.read(
       'admin.jobAttempts',
-      (conn) => conn.stmt(A.ATTEMPTS).all({ queue: name, id: jobId }) as JobAttempt[],
-    );
-    if (!row) return { ...full!, workerId: null, blocked: false, failedAttempts };
-    return {
-      ...toJobInfo(row),
-      ...(full?.progress === undefined ? {} : { progress: full.progress }),
-      workerId: row.worker_id,
-      blocked: row.blocked === 1,
-      failedAttempts,
-    };
-  }
-
-  async flowOf(id: number): Promise<FlowView> {
-    const job = requireJobId('id', id);
-    return this.core.read('admin.flowOf', (conn) =>
-      toFlowView(
-        conn.stmt(A.FLOW_EDGES).all({ job, limit: FLOW_VIEW_EDGES + 1 }) as FlowEdgeRow[],
-        conn.stmt(A.FLOW_PARENTS).all({ job }) as { id: number; queue: string }[],
-        conn.stmt(A.FLOW_WAIT).get({ job }) as { pending: number; policy: string } | undefined,
-      ),
+      (conn) => conn.stmt(A.ATTEMPTS).all({ queue: name, id: jobId }) as AttemptRow[],
     );
   }
 
-  async waitingOn(ids: readonly number[]): Promise<Map<number, number>> {
-    const list = requireWaitingIds(ids);
-    if (list.length === 0) return new Map();
-    const rows = await this.core.read(
+  flowParts(job: number) {
+    return this.core.read('admin.flowOf', (conn) => ({
+      edges: conn.stmt(A.FLOW_EDGES).all({ job, limit: FLOW_VIEW_EDGES + 1 }) as FlowEdgeRow[],
+      parents: conn.stmt(A.FLOW_PARENTS).all({ job }) as { id: number; queue: string }[],
+      wait: conn.stmt(A.FLOW_WAIT).get({ job }) as { pending: number; policy: string } | undefined,
+    }));
+  }
+
+  waitingRows(list: number[]): Promise<{ job_id: number; pending: number }[]> {
+    return this.core.read(
       'admin.waitingOn',
       (conn) => conn.stmt(A.WAITING_ON).all({ ids: JSON.stringify(list) }) as { job_id: number; pending: number }[],
     );
-    return new Map(rows.map((r) => [Number(r.job_id), Number(r.pending)]));
   }
 
-  async editJob(queue: string, id: number, edit: JobEdit): Promise<boolean> {
-    const name = validateQueue(queue);
-    const jobId = requireJobId('id', id);
-    const e = resolveJobEdit(edit, this.core.maxPayloadBytes);
+  editPending(name: string, jobId: number, e: ResolvedEdit): Promise<boolean> {
     return this.core.write('admin.editJob', (ctx) => {
       const row = ctx.conn
         .stmt(A.EDIT_PENDING)
@@ -223,20 +188,20 @@ export class SqliteAdmin implements StoreAdmin {
     });
   }
 
-  async workers(): Promise<WorkerInfo[]> {
-    return this.core.read('admin.workers', (conn) =>
-      toWorkers(conn.stmt(A.WORKERS).all({ limit: WORKER_SCAN_ROWS }) as WorkerRow[], conn.now()),
-    );
+  workerRows(): Promise<{ rows: WorkerRow[]; now: number }> {
+    return this.core.read('admin.workers', (conn) => ({
+      rows: conn.stmt(A.WORKERS).all({ limit: WORKER_SCAN_ROWS }) as WorkerRow[],
+      now: conn.now(),
+    }));
   }
 
-  async heartbeat(node: NodeHeartbeat): Promise<void> {
-    const { nodeId, infoText } = resolveHeartbeat(node);
+  async writeHeartbeat(nodeId: string, infoText: string): Promise<void> {
     await this.core.write('admin.heartbeat', (ctx) => {
       ctx.conn.stmt(A.NODE_HEARTBEAT).run({ nodeId, info: infoText, now: ctx.now });
     });
   }
 
-  async nodes(): Promise<NodeInfo[]> {
+  nodeRows() {
     return this.core.read('admin.nodes', (conn) => {
       const now = conn.now();
       const rows = conn.stmt(A.NODES).all({ limit: NODE_SCAN_ROWS }) as {
@@ -244,26 +209,22 @@ export class SqliteAdmin implements StoreAdmin {
         info: string;
         heartbeatAt: number;
       }[];
-      return rows.map((r) => toNode(r.nodeId, r.info, Number(r.heartbeatAt), now));
+      return rows.map((r) => ({ ...r, now }));
     });
   }
 
-  async heldBy(workerId: string, limit = 200): Promise<JobInfo[]> {
-    const worker = requireNonBlankString('workerId', workerId);
-    const n = requireInt('limit', limit, 1, 1000);
+  heldRows(worker: string, n: number): Promise<JobInfo[]> {
     return this.core.read('admin.heldBy', (conn) =>
       (conn.stmt(A.HELD_BY).all({ worker, scan: WORKER_SCAN_ROWS, limit: n }) as JobRow[]).map(toJobInfo),
     );
   }
 
-  async forgetNode(nodeId: string): Promise<boolean> {
-    const id = requireNonBlankString('nodeId', nodeId);
+  deleteNode(id: string): Promise<boolean> {
     return this.core.write('admin.forgetNode', (ctx) => ctx.conn.stmt(A.FORGET_NODE).run(id).changes > 0);
   }
 
-  async receipts(outbox: string, opts?: ReceiptPageOpts): Promise<ReceiptPage> {
-    const q = resolveReceiptPage(outbox, opts);
-    const rows = await this.core.read(
+  receiptRows(q: ResolvedReceiptPage): Promise<ReceiptRow[]> {
+    return this.core.read(
       'admin.receipts',
       (conn) =>
         conn.stmt(A.RECEIPTS).all({
@@ -273,81 +234,50 @@ export class SqliteAdmin implements StoreAdmin {
           limit: q.limit + 1,
         }) as ReceiptRow[],
     );
-    return receiptPage(q, rows);
   }
 
-  auditLog(): Stream {
-    this.#assertOpen();
-    return new SqliteStream(this.core, AUDIT_STREAM);
-  }
-
-  async retryAllDead(queue: string): Promise<RedriveResult> {
-    const name = validateQueue(queue);
+  redriveDead(name: string): Promise<RedriveResult> {
     // Through the queue's own redrive, which puts ordered jobs back behind their key's head.
     return this.core.write('admin.retryAllDead', (ctx) =>
       retryDeadJobs(ctx, name, ctx.conn.pluck(A.DEAD_IDS).all({ queue: name }) as number[]),
     );
   }
 
-  async purgeAllDead(queue: string): Promise<number> {
-    const name = validateQueue(queue);
+  deleteDead(name: string): Promise<number> {
     return this.core.write('admin.purgeAllDead', (ctx) => ctx.conn.stmt(A.PURGE_ALL_DEAD).run({ queue: name }).changes);
   }
 
-  async throughput(queue: string | null, sinceMs: number): Promise<ThroughputPoint[]> {
-    const name = queue === null ? null : validateQueue(queue);
-    const since = resolveSince(sinceMs);
+  async minuteRows(since: number, name: string | null): Promise<Record<string, unknown>[]> {
     await this.core.outcomes.flush();
-    return this.core.read('admin.throughput', (conn) =>
-      (conn.stmt(A.MINUTES).all({ since, queue: name }) as Record<string, number | string>[]).map((row) => ({
-        queue: String(row.queue),
-        minute: Number(row.minute),
-        completed: Number(row.completed),
-        retried: Number(row.retried),
-        dead: Number(row.dead),
-        wait: {
-          count: Number(row.wait_n),
-          sumMs: Number(row.wait_ms),
-          buckets: Array.from({ length: LATENCY_BUCKETS }, (_, i) => Number(row[`w${i}`])),
-        },
-        run: {
-          count: Number(row.run_n),
-          sumMs: Number(row.run_ms),
-          buckets: Array.from({ length: LATENCY_BUCKETS }, (_, i) => Number(row[`r${i}`])),
-        },
+    return this.core.read(
+      'admin.throughput',
+      (conn) => conn.stmt(A.MINUTES).all({ since, queue: name }) as Record<string, unknown>[],
+    );
+  }
+
+  streamHeads(page: { after: string | null; limit: number }) {
+    return this.core.read('admin.streams', (conn) =>
+      (
+        conn.stmt(A.STREAM_HEADS).all({ after: page.after, limit: page.limit }) as {
+          stream: string;
+          last_seq: number;
+        }[]
+      ).map((h) => ({
+        name: h.stream,
+        head: h.last_seq,
+        consumers: (conn.stmt(A.STREAM_OFFSETS).all(h.stream) as { consumer: string; seq: number }[]).map((o) => ({
+          consumer: o.consumer,
+          offset: o.seq,
+        })),
       })),
     );
   }
 
-  async streams(opts?: NamePageOpts): Promise<StreamInfo[]> {
-    const page = resolveNamePage(opts);
-    return this.core.read('admin.streams', (conn) => {
-      const heads = conn.stmt(A.STREAM_HEADS).all({ after: page.after, limit: page.limit }) as {
-        stream: string;
-        last_seq: number;
-      }[];
-      return heads.map((h) => ({
-        name: h.stream,
-        headOffset: h.last_seq,
-        consumers: (conn.stmt(A.STREAM_OFFSETS).all(h.stream) as { consumer: string; seq: number }[]).map((o) => ({
-          consumer: o.consumer,
-          offset: o.seq,
-          lag: Math.max(0, h.last_seq - o.seq),
-        })),
-      }));
-    });
-  }
-
-  async lock(name: string): Promise<LockInfo | null> {
-    validateStoredName('lock', name);
+  lockRow(name: string): Promise<{ owner: string; expiresAt: number; now: number } | undefined> {
     return this.core.read('admin.lock', (conn) => {
       const row = conn.stmt(A.LOCK).get(name) as { owner: string; expires_at: number } | undefined;
-      return row ? { name, owner: row.owner, expiresAt: row.expires_at, expired: row.expires_at <= conn.now() } : null;
+      return row && { owner: row.owner, expiresAt: row.expires_at, now: conn.now() };
     });
-  }
-
-  listener(): ListenerState {
-    return 'none';
   }
 }
 

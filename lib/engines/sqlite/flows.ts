@@ -1,7 +1,7 @@
-import { badDependency, flowTree, type ChildResult, type FlowNode, type FlowPlan } from '../../contract/flows.js';
+import type { ChildResult, FlowNode, FlowPlan } from '../../contract/flows.js';
 import { queueWakeChannel } from '../../contract/names.js';
 import { resultWakeChannel } from '../../contract/results.js';
-import { childResults, edgeDiedError, edgeOutcome, type ChildRow, type EdgeRow } from '../shared/flows.js';
+import { childResults, edgeDiedError, endedEdges, FlowWiring, type ChildRow, type EdgeRow } from '../shared/flows.js';
 import type { SqliteConn } from './connection.js';
 import { insertPlan, type Inserted, type InsertStep, type StepAnswer } from './queue-ops.js';
 import { INSERT_JOB } from './queue.sql.js';
@@ -46,21 +46,12 @@ export interface FlowInserted {
  * `insertPlan`. Refuses a missing, dead or cancelled dependency id before any write.
  */
 export function* insertFlowPlan(plan: FlowPlan, now: number): Generator<FlowStep, FlowInserted, FlowAnswer> {
-  const queueOf = new Map<number, string>();
+  const flow = new FlowWiring(plan);
   if (plan.existing.length > 0) {
     const json = JSON.stringify(plan.existing);
-    const rows = (yield { kind: 'all', sql: WHERE_ARE, params: [json, json] }) as {
-      id: number;
-      queue: string;
-      state: string;
-    }[];
-    const state = new Map(rows.map((x) => [Number(x.id), x.state]));
-    for (const x of rows) queueOf.set(Number(x.id), x.queue);
-    for (const id of plan.existing) {
-      const s = state.get(id);
-      if (s === undefined) throw badDependency(id, 'missing');
-      if (s === 'dead' || s === 'cancelled') throw badDependency(id, s);
-    }
+    flow.checkExisting(
+      (yield { kind: 'all', sql: WHERE_ARE, params: [json, json] }) as { id: number; queue: string; state: string }[],
+    );
   }
   const wakes = new Set<string>();
   const ids: number[] = [];
@@ -69,27 +60,23 @@ export function* insertFlowPlan(plan: FlowPlan, now: number): Generator<FlowStep
     ids.push(r.ids[0]!);
     if (r.wake) wakes.add(j.queue);
   }
-  plan.jobs.forEach((j, k) => queueOf.set(ids[k]!, j.queue));
-  const depIds = [...new Set(plan.jobs.flatMap((j) => j.deps.map((d) => ('node' in d ? ids[d.node]! : d.id))))];
-  if (depIds.length === 0) return { node: flowTree(plan, ids), wakes: [...wakes] };
+  const depIds = flow.inserted(ids);
+  if (depIds.length === 0) return { node: flow.tree(), wakes: [...wakes] };
   const marked = (yield { kind: 'all', sql: MARK_LIVE, params: [JSON.stringify(depIds)] }) as { id: number }[];
   const live = new Set(marked.map((x) => Number(x.id)));
   const done = new Set(depIds.filter((id) => !live.has(id)));
-  for (let k = 0; k < plan.jobs.length; k++) {
-    const j = plan.jobs[k]!;
-    if (j.deps.length === 0) continue;
-    const ds = [...new Set(j.deps.map((d) => ('node' in d ? ids[d.node]! : d.id)))];
-    for (const d of ds)
+  for (const { id, job, deps } of flow.dependents()) {
+    for (const d of deps)
       yield {
         kind: 'run',
         sql: INSERT_EDGE,
-        params: [ids[k], d, queueOf.get(d) ?? j.queue, done.has(d) ? 1 : 0, done.has(d) ? 'completed' : null],
+        params: [id, d.id, d.queue, done.has(d.id) ? 1 : 0, done.has(d.id) ? 'completed' : null],
       };
-    const pending = ds.filter((d) => !done.has(d)).length;
-    yield { kind: 'run', sql: INSERT_WAIT, params: [ids[k], j.queue, pending, j.policy] };
-    if (pending > 0) yield { kind: 'run', sql: BLOCK, params: [ids[k]] };
+    const pending = deps.filter((d) => !done.has(d.id)).length;
+    yield { kind: 'run', sql: INSERT_WAIT, params: [id, job.queue, pending, job.policy] };
+    if (pending > 0) yield { kind: 'run', sql: BLOCK, params: [id] };
   }
-  return { node: flowTree(plan, ids), wakes: [...wakes] };
+  return { node: flow.tree(), wakes: [...wakes] };
 }
 
 /** A job's `insertPlan` as flow steps: an insert step is never answered with rows. */
@@ -135,9 +122,7 @@ export function settleFinished(ctx: WriteCtx, queue: string, limit = 1000): numb
 
 function settleEdges(ctx: WriteCtx, rows: readonly EdgeRow[]): number[] {
   const died: number[] = [];
-  for (const e of rows) {
-    const out = edgeOutcome(e);
-    if (out === 'live') continue;
+  for (const { e, out } of endedEdges(rows)) {
     if (ctx.conn.stmt(MARK_DONE).run({ job: e.job_id, dep: e.dep_id, outcome: out }).changes === 0) continue;
     const row = ctx.conn.stmt(COUNT_DOWN).get({ job: e.job_id, outcome: out }) as
       { pending: number; queue: string } | undefined;

@@ -1,6 +1,6 @@
-import type { InboxClaim, InboxEntry } from '../../contract/inbox.js';
-import type { DeliveryReceipt, StoredReceipt } from '../../contract/types.js';
-import { validateKey, validateName } from '../../contract/validate.js';
+import type { InboxClaim } from '../../contract/inbox.js';
+import type { StoredReceipt } from '../../contract/types.js';
+import { inboxClaimInput, inboxEntry, storedReceipt, type InboxRow } from '../shared/inbox.js';
 import type { InboxDriver } from '../../internal/inbox-handle.js';
 import type { ReceiptDriver, ReceiptRows } from '../../internal/outbox-handle.js';
 import type { SqliteConn } from './connection.js';
@@ -15,20 +15,9 @@ import {
 } from './inbox.sql.js';
 import type { WriteCtx } from './writer.js';
 
-interface EntryRow {
-  inbox: string;
-  message_id: string;
-  state: InboxEntry['state'];
-  attempts: number;
-  received_at: number;
-  done_at: number | null;
-  last_error: string | null;
-}
+type EntryRow = InboxRow<number>;
 
-/** Validates the arguments of `tx.inboxClaim` (before any I/O). */
-export function inboxClaimInput(inbox: unknown, messageId: unknown): { inbox: string; messageId: string } {
-  return { inbox: validateName('inbox', inbox), messageId: validateKey('messageId', messageId) };
-}
+export { inboxClaimInput };
 
 /** Maps the claim statement's result (and, with none, the row's state) to the answer. */
 export function claimAnswer(claimed: boolean, state: string | undefined): InboxClaim {
@@ -41,19 +30,6 @@ export function claimInboxIn(ctx: WriteCtx, inbox: string, messageId: string): I
   const claimed = ctx.conn.stmt(CLAIM_INBOX).get(inbox, messageId, ctx.now, ctx.now) !== undefined;
   if (claimed) return 'claimed';
   return claimAnswer(false, (ctx.conn.stmt(GET_INBOX).get(inbox, messageId) as EntryRow | undefined)?.state);
-}
-
-function entry(row: EntryRow | undefined): InboxEntry | null {
-  if (!row) return null;
-  return Object.freeze({
-    inbox: row.inbox,
-    messageId: row.message_id,
-    state: row.state,
-    attempts: row.attempts,
-    receivedAt: row.received_at,
-    doneAt: row.done_at,
-    lastError: row.last_error,
-  });
 }
 
 /** Upserts an outbox's receipts inside a write (on its own, or with their acks: `ackBatch` with receipts). */
@@ -76,7 +52,7 @@ export function sqliteInboxDriver(
         return state === 'dead' ? 'dead' : 'retry';
       }),
     inboxGet: (inbox, messageId) =>
-      read('inbox.get', (conn) => entry(conn.stmt(GET_INBOX).get(inbox, messageId) as EntryRow | undefined)),
+      read('inbox.get', (conn) => inboxEntry(conn.stmt(GET_INBOX).get(inbox, messageId) as EntryRow | undefined)),
     inboxPrune: (inbox, olderThanMs) =>
       write('inbox.prune', (ctx) => ctx.conn.stmt(PRUNE_INBOX).run(inbox, ctx.now - olderThanMs).changes),
     putReceipts: (outbox, rows) => write('outbox.recordReceipts', (ctx) => putReceiptRows(ctx, outbox, rows)),
@@ -84,13 +60,7 @@ export function sqliteInboxDriver(
       read('outbox.receipt', (conn): StoredReceipt | null => {
         const row = conn.stmt(GET_RECEIPT).get(outbox, messageId) as
           { receipt: string; delivered_at: number } | undefined;
-        if (!row) return null;
-        return Object.freeze({
-          outbox,
-          messageId,
-          receipt: JSON.parse(row.receipt) as DeliveryReceipt,
-          deliveredAt: row.delivered_at,
-        });
+        return storedReceipt(outbox, messageId, row);
       }),
     pruneReceipts: (outbox, olderThanMs) =>
       write('outbox.pruneReceipts', (ctx) => ctx.conn.stmt(PRUNE_RECEIPTS).run(outbox, ctx.now - olderThanMs).changes),

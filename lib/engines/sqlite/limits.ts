@@ -6,7 +6,7 @@ import { queueWakeChannel } from '../../contract/names.js';
 import { rateAllowance } from '../../contract/queue-settings.js';
 import type { ClaimedRow } from '../shared/queue-driver.js';
 import type { WriteCtx } from './writer.js';
-import { firstScan, scanBound } from '../shared/limits.js';
+import { firstScan, limitSettings, scanBound } from '../shared/limits.js';
 import {
   BUSY_KEYS,
   BUSY_TOTAL,
@@ -196,18 +196,4 @@ export function setLimits(ctx: WriteCtx, queue: string, l: ResolvedLimits): void
   ctx.wake(queueWakeChannel(queue));
 }
 
-/** The limit fields of `QueueSettings` from a settings row (or none). */
-export function limitSettings(s: LimitSettings | undefined): {
-  concurrencyLimit: number;
-  globalConcurrency: number | null;
-  keyRateLimit: { max: number; perMs: number } | null;
-} {
-  return {
-    concurrencyLimit: s?.concurrency_limit ?? DEFAULT_CONCURRENCY_LIMIT,
-    globalConcurrency: s?.global_concurrency ?? null,
-    keyRateLimit:
-      s && s.key_rate_max !== null && s.key_rate_per_ms !== null
-        ? { max: s.key_rate_max, perMs: s.key_rate_per_ms }
-        : null,
-  };
-}
+export { limitSettings };

@@ -1,27 +1,17 @@
-import { decodePayload } from '../../contract/codec.js';
 import { queueWakeChannel } from '../../contract/names.js';
 import { DEFAULT_QUEUE_OPTS } from '../../contract/options.js';
-import {
-  cancelWakeChannel,
-  progressWakeChannel,
-  resultWakeChannel,
-  type CancelTarget,
-} from '../../contract/results.js';
+import { cancelWakeChannel, progressWakeChannel, resultWakeChannel } from '../../contract/results.js';
 import type { JobInfo } from '../../contract/types.js';
 import type { SqliteCore } from './context.js';
 import * as ops from './queue-ops.js';
 import * as Q from './queue.sql.js';
-import { toJobInfo, type JobRow } from './rows.js';
 import type { WriteCtx } from './writer.js';
 import { settle } from './flows.js';
-import type { ClaimRef } from '../shared/queue-driver.js';
+import { jobWithOutcome, type CancelBy, type Claim, type FullColumns, type OutcomeAck } from '../shared/outcomes.js';
 
 // Results, progress and cancellation on SQLite (SPEC §11): each outcome is one write transaction
 // that inserts the record from the job row and then ends the row the way queue-ops.ts does.
 // Arguments are checked by the shared handles.
-
-/** A claim as the fenced statements take it. */
-type Claim = Pick<ClaimRef, 'id' | 'claimToken'>;
 
 /** When an outcome record written now for `queue` may be pruned (its registered options), null for never. */
 function keepUntil(core: SqliteCore, queue: string, now: number): number | null {
@@ -33,14 +23,8 @@ function keepUntil(core: SqliteCore, queue: string, now: number): number | null 
  * Deletes the claimed job and writes its `completed` record in one write transaction; with `settles` (a job
  * of a flow) its dependents are settled in it too (flows.ts).
  */
-export function ackWithOutcome(
-  core: SqliteCore,
-  queue: string,
-  job: Claim,
-  resultText: string | null,
-  progressText: string | null,
-  settles = false,
-): Promise<boolean> {
+export function ackWithOutcome(core: SqliteCore, queue: string, ack: OutcomeAck): Promise<boolean> {
+  const { job, resultText, progressText, settles } = ack;
   return core.write('ack', (ctx) => {
     const now = ctx.now;
     const params = {
@@ -79,16 +63,17 @@ export async function wakeWaiters(core: SqliteCore, queue: string): Promise<void
 }
 
 /** Cancels (see `Queue.cancel`): resolves how many jobs it ended. */
-export function cancelJobs(core: SqliteCore, queue: string, t: CancelTarget): Promise<number> {
+export function cancelJobs(core: SqliteCore, queue: string, t: CancelBy): Promise<number> {
   return core.write('cancel', (ctx) => {
     const rows: { id: number; state: string }[] =
-      'id' in t
+      t.by === 'id'
         ? ((r) => (r ? [{ id: t.id, state: r.state }] : []))(
             ctx.conn.stmt(Q.JOB_STATE).get(t.id, queue) as { state: string } | undefined,
           )
-        : 'uniqueKey' in t
-          ? (ctx.conn.stmt(Q.LIVE_OF_UNIQUE_KEY).all(queue, t.uniqueKey) as { id: number; state: string }[])
-          : (ctx.conn.stmt(Q.LIVE_OF_ORDERING_KEY).all(queue, t.orderingKey) as { id: number; state: string }[]);
+        : (ctx.conn.stmt(t.by === 'uniqueKey' ? Q.LIVE_OF_UNIQUE_KEY : Q.LIVE_OF_ORDERING_KEY).all(queue, t.key) as {
+            id: number;
+            state: string;
+          }[]);
     return cancelRows(ctx, core, queue, rows);
   });
 }
@@ -120,30 +105,13 @@ function cancelRows(
 }
 
 /** A row of `GET_JOB_FULL` (and of the admin search). */
-export interface FullRow extends JobRow {
-  progress: string | null;
-  result: string | null;
-  finished_at: number | null;
-}
+export type FullRow = FullColumns<number>;
 
 /** `queue.getJob(id)`: live, dead, or an outcome record. */
 export async function getJobWithOutcome(core: SqliteCore, queue: string, id: number): Promise<JobInfo | null> {
-  const row = await core.read('getJob', (conn) => conn.stmt(Q.GET_JOB_FULL).get({ id, queue }) as FullRow | undefined);
-  if (!row) return null;
-  return { ...toJobInfo(row), ...outcomeExtras(row) };
-}
-
-/** The outcome fields of a full row: result, progress, finishedAt (each absent when null). */
-export function outcomeExtras(row: Pick<FullRow, 'id' | 'result' | 'progress' | 'finished_at'>): {
-  result?: unknown;
-  progress?: unknown;
-  finishedAt?: number;
-} {
-  const extra: { result?: unknown; progress?: unknown; finishedAt?: number } = {};
-  if (row.result !== null) extra.result = decodePayload(row.result, `result of job ${row.id}`);
-  if (row.progress !== null) extra.progress = decodePayload(row.progress, `progress of job ${row.id}`);
-  if (row.finished_at !== null) extra.finishedAt = row.finished_at;
-  return extra;
+  return jobWithOutcome(
+    await core.read('getJob', (conn) => conn.stmt(Q.GET_JOB_FULL).get({ id, queue }) as FullRow | undefined),
+  );
 }
 
 /** `queue.cancelledAmong(ids)` (`ids` non-empty). */

@@ -8,7 +8,7 @@ import { MARK_KEYED } from './limits.sql.js';
 import { COUNT_PLAIN_BATCH } from './counts.sql.js';
 import * as Q from './queue.sql.js';
 import { jobInsertParams, stampRunAt } from './rows.js';
-import type { ClaimedRow, ClaimResult } from '../shared/queue-driver.js';
+import type { ClaimedRow, ClaimResult, HandedOff } from '../shared/queue-driver.js';
 import type { WriteCtx } from './writer.js';
 
 /** Synchronous queue writes, each run inside one write transaction (docs/semantics.md, Queues). */
@@ -142,7 +142,7 @@ export function insertJobHandingOff(
   workerId: string,
   leaseMs: number | null,
   newToken: () => string,
-): { id: number; claimed: ClaimedRow | null } {
+): HandedOff {
   const now = ctx.now;
   const settings = ctx.conn.stmt(Q.GET_SETTINGS).get(queue) as SettingsRow | undefined;
   const limited =

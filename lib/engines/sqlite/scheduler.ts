@@ -2,9 +2,10 @@ import { SCHEDULER_LOCK, SCHEDULES_WAKE_CHANNEL } from '../../contract/names.js'
 import { DEFAULT_QUEUE_OPTS } from '../../contract/options.js';
 import { firstFireAt } from '../../contract/schedule-spec.js';
 import {
+  duePlans,
   fireStamp,
-  planFires,
   resumedNextFire,
+  scheduleOf,
   storedSchedule,
   toSchedule,
   upsertParams,
@@ -29,13 +30,9 @@ import type { WriteCtx } from './writer.js';
 
 /** Schedules on SQLite (docs/semantics.md, Scheduler): the statements of schedule.sql.ts; the decisions are shared/scheduler.ts. */
 
-function stored(r: ScheduleRow): StoredSchedule {
-  return storedSchedule(r, Number, (paused) => paused !== 0);
-}
-
 function row(ctx: WriteCtx, name: string): StoredSchedule | null {
   const r = ctx.conn.stmt(GET_SCHEDULE).get(name) as ScheduleRow | undefined;
-  return r ? stored(r) : null;
+  return r ? storedSchedule(r) : null;
 }
 
 /** The schedule driver of a SQLite store: each operation one write (or read) of the store. */
@@ -65,7 +62,7 @@ export function sqliteScheduleDriver(core: SqliteCore): ScheduleDriver {
     get: (name) =>
       core.read('getSchedule', (conn) => {
         const r = conn.stmt(GET_SCHEDULE).get(name) as ScheduleRow | undefined;
-        return r ? toSchedule(stored(r)) : null;
+        return r ? scheduleOf(r) : null;
       }),
     list: () =>
       core.read('listSchedules', (conn) => {
@@ -75,7 +72,7 @@ export function sqliteScheduleDriver(core: SqliteCore): ScheduleDriver {
         return {
           now,
           leader: leader ? { owner: leader.owner, expiresAt: leader.expires_at } : null,
-          schedules: (conn.stmt(ALL_SCHEDULES).all() as ScheduleRow[]).map((r) => toSchedule(stored(r))),
+          schedules: (conn.stmt(ALL_SCHEDULES).all() as ScheduleRow[]).map(scheduleOf),
         };
       }),
     setPaused: (name, paused) =>
@@ -96,12 +93,12 @@ export function sqliteScheduleDriver(core: SqliteCore): ScheduleDriver {
     fireDue: () =>
       core.write('fireDue', (ctx) => {
         const now = ctx.now;
-        for (const r of ctx.conn.stmt(DUE_SCHEDULES).all(now) as ScheduleRow[]) {
-          const s = stored(r);
-          const plan = planFires(s, now);
-          if (plan === null) continue;
-          if (plan.boundaries.length > 0) enqueueFires(ctx, s, plan.boundaries);
-          ctx.conn.stmt(SET_NEXT_FIRE).run(plan.nextFireAt, s.name);
+        for (const { s, boundaries, nextFireAt } of duePlans(
+          ctx.conn.stmt(DUE_SCHEDULES).all(now) as ScheduleRow[],
+          now,
+        )) {
+          if (boundaries.length > 0) enqueueFires(ctx, s, boundaries);
+          ctx.conn.stmt(SET_NEXT_FIRE).run(nextFireAt, s.name);
         }
         return { now, nextFireAt: ctx.conn.pluck(EARLIEST_FIRE).get() as number | null };
       }),

@@ -3,7 +3,7 @@ import { Closed } from '../../contract/errors.js';
 import { queueWakeChannel } from '../../contract/names.js';
 import { DEFAULT_QUEUE_OPTS, type JobWrite, type QueueOpts } from '../../contract/options.js';
 import type { JobInfo, QueueSettings, QueueStats, RedriveResult, WakeReceiver } from '../../contract/types.js';
-import type { ClaimedRow, ClaimRef, ClaimResult, QueueDriver, ReceiptWrite } from '../shared/queue-driver.js';
+import type { ClaimRef, ClaimResult, HandedOff, QueueDriver, ReceiptWrite } from '../shared/queue-driver.js';
 import { QueueDriverBase } from '../shared/queue-driver.js';
 import { putReceiptRows } from './inbox.js';
 import { ackDeliveredPlain } from './outbox-ack.js';
@@ -52,12 +52,7 @@ export class SqliteQueueDriver extends QueueDriverBase<SqliteQueueCore> implemen
     );
   }
 
-  insertHandingOff(
-    text: string,
-    stamp: JobWrite,
-    workerId: string,
-    leaseMs: number | null,
-  ): Promise<{ id: number; claimed: ClaimedRow | null }> {
+  insertHandingOff(text: string, stamp: JobWrite, workerId: string, leaseMs: number | null): Promise<HandedOff> {
     return this.core.write('enqueue', (ctx) =>
       ops.insertJobHandingOff(ctx, this.queue, text, stamp, workerId, leaseMs, randomUUID),
     );
@@ -117,7 +112,7 @@ export class SqliteQueueDriver extends QueueDriverBase<SqliteQueueCore> implemen
   }
 
   ackOutcome(job: ClaimRef, resultText: string | null, progressText: string | null, settles = false): Promise<boolean> {
-    return outcomes.ackWithOutcome(this.core, this.queue, job, resultText, progressText, settles);
+    return outcomes.ackWithOutcome(this.core, this.queue, { job, resultText, progressText, settles });
   }
 
   queueOptsOf(queue: string): Required<QueueOpts> {
