@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import type { Queue, Store } from '../../lib/contract/types.js';
 import { type EngineDb, describePg, postgres, waitFor } from '../helpers/engines.js';
-import { withClient } from './pg-helpers.js';
+import { partitionsOf, withClient } from './pg-helpers.js';
 
 /**
  * PostgreSQL only: job outcome records are partitioned by ranges of job id, and the retention runner
@@ -11,16 +11,7 @@ describePg('postgres job outcomes: retention drops partitions', () => {
   let db: EngineDb;
   let store: Store;
   const s = (): string => `"${db.location}"`;
-  const partitions = (): Promise<string[]> =>
-    withClient(async (c) =>
-      (
-        await c.query<{ name: string }>(
-          `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-           WHERE i.inhparent = $1::regclass ORDER BY c.relname`,
-          [`${s()}.job_outcomes`],
-        )
-      ).rows.map((r) => r.name),
-    );
+  const partitions = (): Promise<string[]> => partitionsOf(db.location, 'job_outcomes');
   const partitionOf = (id: number): Promise<string> =>
     withClient(
       async (c) =>

@@ -17,6 +17,19 @@ export async function withClient<T>(fn: (c: pg.Client) => Promise<T>): Promise<T
   }
 }
 
+/** The partitions of `schema`.`table`, by name. */
+export function partitionsOf(schema: string, table: string): Promise<string[]> {
+  return withClient(async (c) =>
+    (
+      await c.query<{ name: string }>(
+        `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+         WHERE i.inhparent = $1::regclass ORDER BY c.relname`,
+        [`"${schema}".${table}`],
+      )
+    ).rows.map((r) => r.name),
+  );
+}
+
 export async function dropSchema(schema: string): Promise<void> {
   await withClient((c) => c.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`));
 }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Store } from '../../lib/contract/types.js';
 import { type EngineDb, describePg, postgres, waitFor } from '../helpers/engines.js';
-import { withClient } from './pg-helpers.js';
+import { partitionsOf, withClient } from './pg-helpers.js';
 
 /**
  * PostgreSQL only: outbox receipts are partitioned by ranges of message ids, and retention retires
@@ -11,16 +11,7 @@ describePg('postgres outbox receipts: retention drops partitions', () => {
   let db: EngineDb;
   let store: Store;
   const s = (): string => `"${db.location}"`;
-  const partitions = (): Promise<string[]> =>
-    withClient(async (c) =>
-      (
-        await c.query<{ name: string }>(
-          `SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-           WHERE i.inhparent = $1::regclass ORDER BY c.relname`,
-          [`${s()}.outbox_receipts`],
-        )
-      ).rows.map((r) => r.name),
-    );
+  const partitions = (): Promise<string[]> => partitionsOf(db.location, 'outbox_receipts');
   const receiptsOf = (outbox: string): Promise<number> =>
     withClient(async (c) =>
       Number((await c.query(`SELECT count(*) AS n FROM ${s()}.outbox_receipts WHERE outbox = $1`, [outbox])).rows[0].n),
