@@ -3,9 +3,9 @@
  * time between each run's milestones (start commit, first step, each step, result seen), and the store
  * calls per run with their mean duration (withTx, readSince, claimBatch, ackBatch). `seq` waits for
  * each run before starting the next; `conc` starts them all (one after another, as B11 does) and then
- * waits. PLAIN=n first drains n plain jobs through a QueueWorker on the same store, as B11 does.
+ * waits; `burst` starts them all at once and counts completions. PLAIN=n first drains n plain jobs through a QueueWorker on the same store, as B11 does.
  *
- *   npx tsx bench/wf-prof.ts [engine=sqlite|postgres] [runs=20] [mode=seq|conc]
+ *   npx tsx bench/wf-prof.ts [engine=sqlite|postgres] [runs=20] [mode=seq|conc|burst]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,6 +23,7 @@ const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/t
 const silent = { log: () => undefined, warn: () => undefined, error: (m: string, e?: unknown) => console.error(m, e) };
 
 const marks = new Map<string, number[]>();
+let finished = 0;
 function mark(id: string): void {
   const l = marks.get(id) ?? [];
   l.push(performance.now());
@@ -71,6 +72,7 @@ async function main(): Promise<void> {
   const wf = defineWorkflow('prof', {
     async run(_input: null, ctx) {
       for (let i = 0; i < 5; i++) await ctx.step(`s${i}`, () => mark(ctx.runId));
+      finished += 1;
       return null;
     },
   });
@@ -98,8 +100,20 @@ async function main(): Promise<void> {
   await new Promise((r) => setTimeout(r, 300));
   calls.clear();
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   const ends: Promise<unknown>[] = [];
-  for (let i = 0; i < RUNS; i++) {
+  if (MODE === 'burst') {
+    // All runs started at once (as B11 does), completion seen by a counter, not by waitForResult.
+    await Promise.all(
+      Array.from({ length: RUNS }, (_, i) => {
+        mark(`r${i}`);
+        return w.start(wf, null, { id: `r${i}` }).then(() => mark(`r${i}`));
+      }),
+    );
+    while (finished < RUNS) await new Promise((r) => setTimeout(r, 2));
+    for (let i = 0; i < RUNS; i++) mark(`r${i}`);
+  }
+  for (let i = 0; i < (MODE === 'burst' ? 0 : RUNS); i++) {
     const id = `r${i}`;
     mark(id);
     await w.start(wf, null, { id });
@@ -111,6 +125,10 @@ async function main(): Promise<void> {
   }
   await Promise.all(ends);
   const elapsed = performance.now() - t0;
+  const cpu = process.cpuUsage(cpu0);
+  console.log(
+    `process CPU ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms over ${elapsed.toFixed(0)} ms wall, ${((cpu.user + cpu.system) / (RUNS * 5)).toFixed(0)} µs per step`,
+  );
   const gaps: number[][] = [];
   for (const l of marks.values()) gaps.push(l.slice(1).map((t, i) => t - l[i]!));
   const avg = gaps[0]!.map((_, i) => gaps.reduce((a, g) => a + (g[i] ?? 0), 0) / gaps.length);

@@ -325,12 +325,14 @@ export class RunDriver {
     const guard = names.guard(this.id, this.journal.epoch(what));
     const stored = encodeEntry(entry);
     // A lost guard writes nothing and throws nothing: the transaction is shared with other passes' writes.
-    const offset = await batch.run(async (tx) => {
-      if ((await tx.inboxClaim(names.journalInbox, guard)) !== 'claimed') return null;
-      const at = await tx.publish(this.stream, stored);
-      if (more) await more(tx);
-      return at;
-    });
+    const offset = more
+      ? await batch.run(async (tx) => {
+          if ((await tx.inboxClaim(names.journalInbox, guard)) !== 'claimed') return null;
+          const at = await tx.publish(this.stream, stored);
+          await more(tx);
+          return at;
+        })
+      : await batch.append({ guard, stream: this.stream, payload: stored });
     if (offset === null) throw new Superseded();
     await this.wrote(offset, stored);
   }

@@ -11,6 +11,37 @@ export interface WorkflowSql {
    * columns may arrive as strings: convert with `Number`). `write`: on SQLite, through the write path.
    */
   query(sql: string, params: readonly unknown[], write: boolean): Promise<Record<string, unknown>[]>;
+  /**
+   * Where the engine has it: journal entries of many runs in one statement (one round trip), each under
+   * its once-only guard in `inbox`; per write, the offset its entry got, or null when another writer held
+   * the guard (nothing written). At most one write per stream. Without it, each entry is an `inboxClaim`
+   * and a `publish`.
+   */
+  appendJournal?(inbox: string, writes: readonly JournalAppend[]): Promise<(number | null)[]>;
+  /**
+   * Where the engine has it: a run's start in one statement (its once-only guard in `inbox`, its start
+   * entry first on `stream`, its row in the runs table and the count's delta); false when the guard was
+   * taken (nothing written). Without it, each is a statement of its own.
+   */
+  startRun?(inbox: string, stream: string, start: unknown, run: StartedRunRow): Promise<boolean>;
+}
+
+/** The row a start writes (state running, times from the database clock). */
+export interface StartedRunRow {
+  readonly ns: string;
+  readonly id: string;
+  readonly workflow: string;
+  readonly version: number;
+  /** The input's JSON text (null: undefined). */
+  readonly input: string | null;
+  readonly parentId: string | null;
+}
+
+/** One journal entry to append: `payload` on `stream` under the once-only `guard`. */
+export interface JournalAppend {
+  readonly guard: string;
+  readonly stream: string;
+  readonly payload: unknown;
 }
 
 /** Under this symbol, a store or a transaction of this package carries its {@link WorkflowSql}. */

@@ -166,7 +166,7 @@ export class Workflows<X = TxOps> {
     this.sql = sql;
     // SQLite has one write path: one shared transaction at a time takes every write waiting. PostgreSQL
     // commits concurrently: a few at once keep its round trips overlapping.
-    this.batch = new TxBatcher(store, sql.dialect === 'sqlite' ? 1 : 4);
+    this.batch = new TxBatcher(store, sql.dialect === 'sqlite' ? 1 : 4, sql, this.names.journalInbox);
     if (!Array.isArray(o.workflows))
       throw new InvalidOption('workflows', 'must be an array of workflow definitions (defineWorkflow)');
     for (const [i, d] of (o.workflows as readonly AnyDefinition[]).entries()) {
@@ -373,7 +373,6 @@ export class Workflows<X = TxOps> {
     parent: string | null,
     stamp: RunStamp,
   ): Promise<boolean> {
-    if ((await tx.inboxClaim(this.names.runsInbox, id)) !== 'claimed') return false;
     const start: StartEntry = {
       type: 'start',
       workflow: def.name,
@@ -382,14 +381,23 @@ export class Workflows<X = TxOps> {
       ...(parent === null ? {} : { parentId: parent }),
       ...stamp,
     };
-    await tx.publish(this.names.runStream(id), encodeEntry(start));
-    await insertRun(sqlOfTx(tx), this.names.ns, {
-      id,
-      workflow: def.name,
-      version: def.version,
-      input,
-      parentId: parent,
-    });
+    const sql = sqlOfTx(tx);
+    if (sql.startRun) {
+      // The engine writes the guard, the start entry and the run's row in one statement.
+      const row = { ns: this.names.ns, id, workflow: def.name, version: def.version, parentId: parent };
+      const text = input === undefined ? null : JSON.stringify(input);
+      if (
+        !(await sql.startRun(this.names.runsInbox, this.names.runStream(id), encodeEntry(start), {
+          ...row,
+          input: text,
+        }))
+      )
+        return false;
+    } else {
+      if ((await tx.inboxClaim(this.names.runsInbox, id)) !== 'claimed') return false;
+      await tx.publish(this.names.runStream(id), encodeEntry(start));
+      await insertRun(sql, this.names.ns, { id, workflow: def.name, version: def.version, input, parentId: parent });
+    }
     await this.driveJob(tx, id, start, false);
     return true;
   }

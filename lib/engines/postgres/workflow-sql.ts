@@ -1,18 +1,122 @@
 import { createHash } from 'node:crypto';
-import type { WorkflowSql } from '../../workflows/sql-seam.js';
+import { encodePayload } from '../../contract/codec.js';
+import { inboxClaimInput } from '../shared/inbox.js';
+import type { JournalAppend, StartedRunRow, WorkflowSql } from '../../workflows/sql-seam.js';
+import { NOW_MS } from './schema-sql.js';
 import type { PgContext } from './context.js';
 import type { Executor } from './connection.js';
 
 /** The workflows' statements on `exec` (the pool, a transaction's client or a caller's query runner). */
 export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () => void): WorkflowSql {
   const s = ctx.sql.schema;
+  const names = new Map<string, string>();
+  // Journal entries of many runs in one statement, each under its once-only guard: an entry whose guard
+  // another writer holds is not written (no offset back). A guard's insert waits for a concurrent writer
+  // of the same guard to end, as `inboxClaim` does. Each stream's head row stays locked to the commit, so
+  // offsets follow commit order as `publish` keeps them. No stream wake: nothing subscribes to a journal.
+  // One stream at most once per statement (a head row cannot be updated twice in one statement).
+  const append = s.def(
+    'wf_journal_append',
+    `WITH t AS MATERIALIZED (SELECT ${NOW_MS} AS ms),
+     u AS MATERIALIZED (
+       SELECT * FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS u(guard, stream, payload, i)
+     ),
+     g AS (
+       INSERT INTO ${s.q}.inbox (inbox, message_id, state, attempts, received_at, done_at)
+       SELECT $1::text, u.guard, 'done', 1, t.ms, t.ms FROM u, t ORDER BY u.guard
+       ON CONFLICT (inbox, message_id) DO NOTHING
+       RETURNING message_id
+     ),
+     h AS (
+       INSERT INTO ${s.q}.stream_heads AS h (stream, last_offset)
+       SELECT u.stream, 1 FROM u JOIN g ON g.message_id = u.guard ORDER BY u.stream
+       ON CONFLICT (stream) DO UPDATE SET last_offset = h.last_offset + 1
+       RETURNING h.stream, h.last_offset
+     ),
+     e AS (
+       INSERT INTO ${s.q}.stream_events (stream, seq, key, payload, created_at)
+       SELECT h.stream, h.last_offset, NULL, u.payload::json, t.ms FROM h JOIN u ON u.stream = h.stream, t
+       RETURNING stream, seq
+     )
+     SELECT u.i::int AS i, e.seq FROM u LEFT JOIN e ON e.stream = u.stream`,
+  );
+  // A run's start: the guard, the start entry (offset 1 of its journal), the run's row and its count's
+  // delta, in one statement. Nothing is written when the guard is taken.
+  const start = s.def(
+    'wf_start_run',
+    `WITH t AS MATERIALIZED (SELECT ${NOW_MS} AS ms),
+     g AS (
+       INSERT INTO ${s.q}.inbox (inbox, message_id, state, attempts, received_at, done_at)
+       SELECT $1::text, $2::text, 'done', 1, t.ms, t.ms FROM t
+       ON CONFLICT (inbox, message_id) DO NOTHING
+       RETURNING message_id
+     ),
+     h AS (
+       INSERT INTO ${s.q}.stream_heads AS h (stream, last_offset)
+       SELECT $3::text, 1 FROM g
+       ON CONFLICT (stream) DO UPDATE SET last_offset = h.last_offset + 1
+       RETURNING h.stream, h.last_offset
+     ),
+     e AS (
+       INSERT INTO ${s.q}.stream_events (stream, seq, key, payload, created_at)
+       SELECT h.stream, h.last_offset, NULL, $4::text::json, t.ms FROM h, t
+       RETURNING seq
+     ),
+     r AS (
+       INSERT INTO ${s.q}.workflow_runs AS r (ns, id, workflow, version, state, input, parent_id, created_at, updated_at)
+       SELECT $5::text, $2::text, $6::text, $7::bigint, 'running', $8::text, $9::text, t.ms, t.ms FROM g, t
+       ON CONFLICT (ns, id) DO NOTHING
+       RETURNING r.id
+     ),
+     c AS (INSERT INTO ${s.q}.workflow_counts (ns, state, n) SELECT $5::text, 'running', 1 FROM r)
+     SELECT (SELECT count(*) FROM e)::int AS n`,
+  );
   return {
     dialect: 'postgres',
     prefix: `${s.q}.`,
     async query(text, params) {
       check();
-      const name = `wf_${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
+      let name = names.get(text);
+      if (name === undefined) {
+        name = `wf_${createHash('sha256').update(text).digest('hex').slice(0, 16)}`;
+        names.set(text, name);
+      }
       return (await exec.run<Record<string, unknown>>(s.def(name, text), params)).rows;
+    },
+    async startRun(inbox: string, stream: string, entry: unknown, run: StartedRunRow): Promise<boolean> {
+      const guard = inboxClaimInput(inbox, run.id).messageId;
+      const text = encodePayload(entry, 'payload', ctx.maxPayloadBytes);
+      check();
+      const r = await exec.run<{ n: number }>(start, [
+        inbox,
+        guard,
+        stream,
+        text,
+        run.ns,
+        run.workflow,
+        run.version,
+        run.input,
+        run.parentId,
+      ]);
+      return (r.rows[0]?.n ?? 0) > 0;
+    },
+    async appendJournal(inbox: string, writes: readonly JournalAppend[]): Promise<(number | null)[]> {
+      const guards: string[] = [];
+      const streams: string[] = [];
+      const payloads: string[] = [];
+      const seen = new Set<string>();
+      for (const w of writes) {
+        guards.push(inboxClaimInput(inbox, w.guard).messageId);
+        if (seen.has(w.stream)) throw new Error(`stream ${w.stream} twice in one journal append`);
+        seen.add(w.stream);
+        streams.push(w.stream);
+        payloads.push(encodePayload(w.payload, 'payload', ctx.maxPayloadBytes));
+      }
+      check();
+      const r = await exec.run<{ i: number; seq: string | null }>(append, [inbox, guards, streams, payloads]);
+      const out: (number | null)[] = writes.map(() => null);
+      for (const row of r.rows) out[row.i - 1] = row.seq === null ? null : Number(row.seq);
+      return out;
     },
   };
 }
