@@ -19,6 +19,8 @@ import type { JournalAppend, WorkflowSql } from './sql-seam.js';
 
 interface Queued {
   readonly fn: (tx: TxOps) => Promise<unknown>;
+  /** The same write without a transaction of its own (one statement, its own commit), used when it goes alone. */
+  readonly solo: (() => Promise<unknown>) | undefined;
   readonly resolve: (value: unknown) => void;
   readonly reject: (err: unknown) => void;
 }
@@ -69,10 +71,13 @@ export class TxBatcher {
     });
   }
 
-  /** Runs `fn` in a transaction shared with other writes; resolves once that transaction committed. */
-  run<T>(fn: (tx: TxOps) => Promise<T>): Promise<T> {
+  /**
+   * Runs `fn` in a transaction shared with other writes; resolves once that transaction committed.
+   * `solo`: the same write as one autocommit statement, taken instead when it goes alone.
+   */
+  run<T>(fn: (tx: TxOps) => Promise<T>, solo?: () => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queued.push({ fn, resolve: resolve as (v: unknown) => void, reject });
+      this.queued.push({ fn, solo, resolve: resolve as (v: unknown) => void, reject });
       this.pump();
     });
   }
@@ -145,7 +150,7 @@ export class TxBatcher {
 
   private async alone(w: Queued): Promise<void> {
     try {
-      w.resolve(await this.store.withTx(w.fn));
+      w.resolve(await (w.solo ? w.solo() : this.store.withTx(w.fn)));
     } catch (err) {
       w.reject(err);
     }

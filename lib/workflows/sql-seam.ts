@@ -1,3 +1,5 @@
+import type { JobOpts } from '../contract/options.js';
+
 // Internal to the package: how the workflows reach their own tables (tables-ddl.ts) on a store of this
 // package, inside one of its transactions or on its own. The engines implement it; nothing else does.
 
@@ -20,10 +22,17 @@ export interface WorkflowSql {
   appendJournal?(inbox: string, writes: readonly JournalAppend[]): Promise<(number | null)[]>;
   /**
    * Where the engine has it: a run's start in one statement (its once-only guard in `inbox`, its start
-   * entry first on `stream`, its row in the runs table and the count's delta); false when the guard was
-   * taken (nothing written). Without it, each is a statement of its own.
+   * entry first on `stream`, its row in the runs table, the count's delta and `job`); false when the
+   * guard was taken (nothing written). Without it, each is a statement of its own.
    */
-  startRun?(inbox: string, stream: string, start: unknown, run: StartedRunRow): Promise<boolean>;
+  startRun?(inbox: string, stream: string, start: unknown, run: StartedRunRow, job: StartJob): Promise<boolean>;
+}
+
+/** The job that drives a started run, enqueued by the start's statement where the engine can. */
+export interface StartJob {
+  readonly queue: string;
+  readonly payload: unknown;
+  readonly opts: JobOpts;
 }
 
 /** The row a start writes (state running, times from the database clock). */

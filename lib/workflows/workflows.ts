@@ -364,6 +364,46 @@ export class Workflows<X = TxOps> {
     return e?.type === 'start' ? e : null;
   }
 
+  /** The start entry of run `id` of `def` (a child of `parent` when given). */
+  private startEntry(def: AnyDefinition, input: unknown, parent: string | null, stamp: RunStamp): StartEntry {
+    return {
+      type: 'start',
+      workflow: def.name,
+      version: def.version,
+      input,
+      ...(parent === null ? {} : { parentId: parent }),
+      ...stamp,
+    };
+  }
+
+  /**
+   * Starts run `id` through `sql` (a transaction's, or the store's own: one commit) where the engine
+   * writes a start in one statement: the guard, the start entry, the run's row and the job that drives
+   * it. False when the id was taken.
+   */
+  private startOn(
+    sql: WorkflowSql,
+    def: AnyDefinition,
+    input: unknown,
+    id: string,
+    start: StartEntry,
+  ): Promise<boolean> {
+    const row = {
+      ns: this.names.ns,
+      id,
+      workflow: def.name,
+      version: def.version,
+      parentId: start.parentId ?? null,
+      input: input === undefined ? null : JSON.stringify(input),
+    };
+    const job = {
+      queue: this.names.queue,
+      payload: { k: 'drive', id },
+      opts: { ...this.deps.jobOpts, orderingKey: id, ...stampOpts(start, false) },
+    };
+    return sql.startRun!(this.names.runsInbox, this.names.runStream(id), encodeEntry(start), row, job);
+  }
+
   /** Starts run `id` of `def` in `tx` (a child of `parent` when given); false when the id was taken. */
   private async startIn(
     tx: TxOps,
@@ -373,31 +413,12 @@ export class Workflows<X = TxOps> {
     parent: string | null,
     stamp: RunStamp,
   ): Promise<boolean> {
-    const start: StartEntry = {
-      type: 'start',
-      workflow: def.name,
-      version: def.version,
-      input,
-      ...(parent === null ? {} : { parentId: parent }),
-      ...stamp,
-    };
+    const start = this.startEntry(def, input, parent, stamp);
     const sql = sqlOfTx(tx);
-    if (sql.startRun) {
-      // The engine writes the guard, the start entry and the run's row in one statement.
-      const row = { ns: this.names.ns, id, workflow: def.name, version: def.version, parentId: parent };
-      const text = input === undefined ? null : JSON.stringify(input);
-      if (
-        !(await sql.startRun(this.names.runsInbox, this.names.runStream(id), encodeEntry(start), {
-          ...row,
-          input: text,
-        }))
-      )
-        return false;
-    } else {
-      if ((await tx.inboxClaim(this.names.runsInbox, id)) !== 'claimed') return false;
-      await tx.publish(this.names.runStream(id), encodeEntry(start));
-      await insertRun(sql, this.names.ns, { id, workflow: def.name, version: def.version, input, parentId: parent });
-    }
+    if (sql.startRun) return this.startOn(sql, def, input, id, start);
+    if ((await tx.inboxClaim(this.names.runsInbox, id)) !== 'claimed') return false;
+    await tx.publish(this.names.runStream(id), encodeEntry(start));
+    await insertRun(sql, this.names.ns, { id, workflow: def.name, version: def.version, input, parentId: parent });
     await this.driveJob(tx, id, start, false);
     return true;
   }
@@ -426,7 +447,14 @@ export class Workflows<X = TxOps> {
       created: await this.startIn(tx, def, input, id, null, stamp),
     });
     // Counted once committed (inside a caller's transaction: once start returns, as the caller commits it).
-    const started = await (o.tx ? body(o.tx) : this.batch.run(body));
+    // Alone, a start is one autocommit statement where the engine has it.
+    const solo = this.sql.startRun
+      ? async (): Promise<StartedRun> => ({
+          id,
+          created: await this.startOn(this.sql, def, input, id, this.startEntry(def, input, null, stamp)),
+        })
+      : undefined;
+    const started = await (o.tx ? body(o.tx) : this.batch.run(body, solo));
     if (started.created) this.instrument.count('started', def.name);
     return started;
   }

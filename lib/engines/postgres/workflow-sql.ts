@@ -1,9 +1,12 @@
 import { createHash } from 'node:crypto';
 import { encodePayload } from '../../contract/codec.js';
 import { inboxClaimInput } from '../shared/inbox.js';
-import type { JournalAppend, StartedRunRow, WorkflowSql } from '../../workflows/sql-seam.js';
-import { NOW_MS } from './schema-sql.js';
-import type { PgContext } from './context.js';
+import { hasLimitKey } from '../../contract/limits.js';
+import { queueWakeChannel } from '../../contract/names.js';
+import { resolveJobStamp } from '../../contract/options.js';
+import type { JournalAppend, StartJob, StartedRunRow, WorkflowSql } from '../../workflows/sql-seam.js';
+import { NOW_MS, wakePayload } from './schema-sql.js';
+import { enqueueResolved, extraParams, stampParams, type PgContext } from './context.js';
 import type { Executor } from './connection.js';
 
 /** The workflows' statements on `exec` (the pool, a transaction's client or a caller's query runner). */
@@ -40,11 +43,10 @@ export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () =>
      )
      SELECT u.i::int AS i, e.seq FROM u LEFT JOIN e ON e.stream = u.stream`,
   );
-  // A run's start: the guard, the start entry (offset 1 of its journal), the run's row and its count's
-  // delta, in one statement. Nothing is written when the guard is taken.
-  const start = s.def(
-    'wf_start_run',
-    `WITH t AS MATERIALIZED (SELECT ${NOW_MS} AS ms),
+  // A run's start: the guard, the start entry (offset 1 of its journal), the run's row, its count's delta
+  // and the job that drives it (through the engine's enqueue function, as a keyed `tx.enqueue`), in one
+  // statement. Nothing is written when the guard is taken.
+  const startCtes = `WITH t AS MATERIALIZED (SELECT ${NOW_MS} AS ms),
      g AS (
        INSERT INTO ${s.q}.inbox (inbox, message_id, state, attempts, received_at, done_at)
        SELECT $1::text, $2::text, 'done', 1, t.ms, t.ms FROM t
@@ -68,8 +70,17 @@ export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () =>
        ON CONFLICT (ns, id) DO NOTHING
        RETURNING r.id
      ),
-     c AS (INSERT INTO ${s.q}.workflow_counts (ns, state, n) SELECT $5::text, 'running', 1 FROM r)
-     SELECT (SELECT count(*) FROM e)::int AS n`,
+     c AS (INSERT INTO ${s.q}.workflow_counts (ns, state, n) SELECT $5::text, 'running', 1 FROM r)`;
+  const start = s.def('wf_start_run', `${startCtes} SELECT (SELECT count(*) FROM e)::int AS n`);
+  const startWithJob = s.def(
+    'wf_start_run_job',
+    `${startCtes},
+     j AS (
+       SELECT ${s.q}.enqueue_job($10::text, $11::text, $12::int, $13::int, $14::bigint, $15::bigint, $16::bigint,
+         $17::bigint, $18::bigint, $19::bigint, ${s.channel}, $20::text, $21::text, $22::text, $23::boolean, $24::text) AS id
+       FROM r
+     )
+     SELECT (SELECT count(*) FROM e)::int AS n, (SELECT id FROM j) AS job`,
   );
   return {
     dialect: 'postgres',
@@ -83,21 +94,33 @@ export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () =>
       }
       return (await exec.run<Record<string, unknown>>(s.def(name, text), params)).rows;
     },
-    async startRun(inbox: string, stream: string, entry: unknown, run: StartedRunRow): Promise<boolean> {
+    async startRun(inbox: string, stream: string, entry: unknown, run: StartedRunRow, job: StartJob): Promise<boolean> {
       const guard = inboxClaimInput(inbox, run.id).messageId;
       const text = encodePayload(entry, 'payload', ctx.maxPayloadBytes);
+      const params = [inbox, guard, stream, text, run.ns, run.workflow, run.version, run.input, run.parentId];
+      const stamp = resolveJobStamp(ctx.queueOpts(job.queue), job.opts, ctx.enqueueHeaders);
+      const jobText = encodePayload(job.payload, 'payload', ctx.maxPayloadBytes);
       check();
-      const r = await exec.run<{ n: number }>(start, [
-        inbox,
-        guard,
-        stream,
-        text,
-        run.ns,
-        run.workflow,
-        run.version,
-        run.input,
-        run.parentId,
-      ]);
+      if (hasLimitKey(stamp)) {
+        // A limited job takes the engine's limited enqueue: a second statement on the same executor.
+        const r = await exec.run<{ n: number }>(start, params);
+        if ((r.rows[0]?.n ?? 0) === 0) return false;
+        await enqueueResolved(ctx, exec, job.queue, jobText, stamp);
+        return true;
+      }
+      const r = await exec.wakes.run(
+        wakePayload(queueWakeChannel(job.queue)),
+        (w) =>
+          exec.run<{ n: number }>(startWithJob, [
+            ...params,
+            job.queue,
+            jobText,
+            ...stampParams(stamp),
+            w,
+            ...extraParams(stamp),
+          ]),
+        (res) => (res.rows[0]?.n ?? 0) > 0,
+      );
       return (r.rows[0]?.n ?? 0) > 0;
     },
     async appendJournal(inbox: string, writes: readonly JournalAppend[]): Promise<(number | null)[]> {

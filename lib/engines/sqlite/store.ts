@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import type { WorkflowSql } from '../../workflows/sql-seam.js';
-import { runOn, sqliteWorkflowSql } from './workflow-sql.js';
+import { runOn, sqliteWorkflowSql, sqliteWorkflowWrites } from './workflow-sql.js';
 import { Closed, TransactionTimeout } from '../../contract/errors.js';
 import type { JobOpts } from '../../contract/options.js';
 import { joinTransactionInput } from '../../contract/validate.js';
@@ -76,11 +76,14 @@ export class SqliteStore extends StoreBase implements SqliteCore {
     (op, fn) => this.read(op, fn),
   );
   protected readonly retentionDriver: RetentionDriver = sqliteRetentionDriver(this);
-  protected readonly workflowSql: WorkflowSql = sqliteWorkflowSql((sql, params, write) =>
-    write
-      ? this.write('workflows', (ctx) => runOn(ctx.conn, sql, params))
-      : this.read('workflows', (conn) => runOn(conn, sql, params)),
-  );
+  protected readonly workflowSql: WorkflowSql = {
+    ...sqliteWorkflowSql((sql, params, write) =>
+      write
+        ? this.write('workflows', (ctx) => runOn(ctx.conn, sql, params))
+        : this.read('workflows', (conn) => runOn(conn, sql, params)),
+    ),
+    ...sqliteWorkflowWrites(this, (op, fn) => this.write(op, fn)),
+  };
 
   constructor(
     private readonly options: ResolvedSqliteOptions,

@@ -19,7 +19,7 @@ import {
 } from './tx-input.js';
 import { asStoreError, WriteCtx, type AppHold, type Writer } from './writer.js';
 import { WORKFLOW_SQL, type WorkflowSql } from '../../workflows/sql-seam.js';
-import { runOn, sqliteWorkflowSql } from './workflow-sql.js';
+import { runOn, sqliteWorkflowSql, sqliteWorkflowWrites } from './workflow-sql.js';
 
 /**
  * A `withTx(fn)` handle: an open BEGIN IMMEDIATE on the store's write
@@ -95,7 +95,10 @@ export class SqliteTxHandle implements TxHandle {
 
   /** Internal to the package: the workflows' tables in this transaction. */
   get [WORKFLOW_SQL](): WorkflowSql {
-    return sqliteWorkflowSql(async (sql, params) => this.run('tx.workflows', (ctx) => runOn(ctx.conn, sql, params)));
+    return {
+      ...sqliteWorkflowSql(async (sql, params) => this.run('tx.workflows', (ctx) => runOn(ctx.conn, sql, params))),
+      ...sqliteWorkflowWrites(this.core, async (op, fn) => this.run(op, fn)),
+    };
   }
 
   async commit(): Promise<void> {
