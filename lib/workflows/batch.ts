@@ -82,7 +82,22 @@ export class TxBatcher {
     });
   }
 
+  private scheduled = false;
+
+  /**
+   * Flushes once the current turn of the event loop is over: passes whose steps finished in the same turn
+   * share the commit instead of the first going alone.
+   */
   private pump(): void {
+    if (this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.pumpNow();
+    });
+  }
+
+  private pumpNow(): void {
     while (this.inFlight < this.maxInFlight && (this.queued.length > 0 || this.appends.length > 0)) {
       this.inFlight += 1;
       const done = (): void => {
