@@ -23,7 +23,12 @@
  * seen). docs/bench.md, "B3x on PostgreSQL: where the time goes, and a hand-off design".
  *
  *   npx tsx bench/scale/wake-x-proto.ts [samples=200]
+ *
+ * `--enqueue-cost` instead times what design (2) adds to every plain enqueue while no worker is
+ * registered: a pending insert + NOTIFY with and without the probe of the (empty) idle table,
+ * alternating one by one, each also with `synchronous_commit = off` (the statement without its flush).
  */
+import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { PG_URL, percentile, randomGap, sleep, epochNow } from '../lib/util.js';
 
@@ -148,6 +153,43 @@ async function byId(deferred: boolean) {
     ),
   );
   if (r.rowCount !== 1) throw new Error('byid');
+}
+
+if (process.argv.includes('--enqueue-cost')) {
+  await prod.query(`DELETE FROM ${S}.idle`);
+  const plain = `WITH i AS (INSERT INTO ${S}.jobs (queue, state, payload, run_at) VALUES ('q', 'pending', '{"a":1}', ${NOW}) RETURNING id) SELECT pg_notify($1, 'q') FROM i`;
+  const probed = `WITH w AS (UPDATE ${S}.idle i SET slots = i.slots - 1 FROM (SELECT queue, worker_id FROM ${S}.idle
+       WHERE queue = 'q' AND slots > 0 AND NOT pg_try_advisory_xact_lock_shared(hashtext(worker_id)) LIMIT 1 FOR UPDATE SKIP LOCKED) s
+       WHERE i.queue = s.queue AND i.worker_id = s.worker_id RETURNING i.worker_id),
+     ins AS (INSERT INTO ${S}.jobs (queue, state, payload, run_at, attempts, claim_token, claimed_until, worker_id)
+       SELECT 'q', CASE WHEN w.worker_id IS NULL THEN 'pending' ELSE 'processing' END, '{"a":1}', ${NOW},
+         CASE WHEN w.worker_id IS NULL THEN 0 ELSE 1 END, CASE WHEN w.worker_id IS NOT NULL THEN gen_random_uuid() END,
+         CASE WHEN w.worker_id IS NOT NULL THEN ${NOW} + 30000 END, w.worker_id
+       FROM (SELECT 1) one LEFT JOIN w ON true RETURNING id)
+     SELECT pg_notify($1, 'q') FROM ins`;
+  const t: Record<string, number[]> = { plain: [], probed: [], plain_async: [], probed_async: [] };
+  try {
+    for (let i = 0; i < N * 5; i++) {
+      for (const async of [false, true]) {
+        await prod.query(`SET synchronous_commit = ${async ? 'off' : 'on'}`);
+        for (const k of i % 2 === 0 ? ['plain', 'probed'] : ['probed', 'plain']) {
+          const t0 = performance.now();
+          await prod.query(q(k === 'plain' ? plain : probed, [S]));
+          t[async ? `${k}_async` : k]!.push(performance.now() - t0);
+        }
+      }
+      if (i % 200 === 0) await prod.query(`DELETE FROM ${S}.jobs`);
+    }
+    console.log(`enqueue cost, ${N * 5} each, alternating; p50 ms`);
+    for (const [k, xs] of Object.entries(t)) console.log(`  ${k.padEnd(13)} p50 ${percentile(xs, 50).toFixed(3)}`);
+    console.log(
+      `  probed/plain ${(percentile(t.probed!, 50) / percentile(t.plain!, 50)).toFixed(3)}, without the flush ${(percentile(t.probed_async!, 50) / percentile(t.plain_async!, 50)).toFixed(3)}`,
+    );
+  } finally {
+    await prod.query(`DROP SCHEMA ${S} CASCADE`);
+    await Promise.all([prod.end(), lis.end(), wq.end()]);
+  }
+  process.exit(0);
 }
 
 const times: Record<string, number[]> = Object.fromEntries(Object.keys(kinds).map((k) => [k, []]));
