@@ -26,6 +26,28 @@ export interface WorkflowSql {
    * guard was taken (nothing written). Without it, each is a statement of its own.
    */
   startRun?(inbox: string, stream: string, start: unknown, run: StartedRunRow, job: StartJob): Promise<boolean>;
+  /**
+   * Where the engine has it: a run's end in one statement (its guard, its end entry, the run row moved
+   * from running with the counts, the notification): `ended`, `taken` when the guard was taken (nothing
+   * written), or `no-row` when the entry was written but the run has no running row (adopt it).
+   */
+  endRun?(inbox: string, end: EndedRun): Promise<'ended' | 'taken' | 'no-row'>;
+}
+
+/** A run's end, written by {@link WorkflowSql.endRun}. */
+export interface EndedRun {
+  readonly ns: string;
+  readonly id: string;
+  /** The once-only guard of the end entry (in the journal's inbox). */
+  readonly guard: string;
+  readonly stream: string;
+  readonly entry: unknown;
+  readonly state: 'completed' | 'failed';
+  /** JSON text of the result or the error (null: none). */
+  readonly result: string | null;
+  readonly error: string | null;
+  /** Notified once the end commits (`waitForResult`). */
+  readonly channel: string;
 }
 
 /** The job that drives a started run, enqueued by the start's statement where the engine can. */

@@ -787,10 +787,29 @@ export class Workflows<X = TxOps> {
     const write = <T>(fn: (tx: TxOps) => Promise<T>): Promise<T> =>
       parent === undefined ? this.batch.run(fn) : this.store.withTx(fn);
     const ended = await write(async (tx) => {
+      const sql = sqlOfTx(tx);
+      const outcome = end.state === 'completed' ? { result: end.result } : { error: end.error };
+      if (sql.endRun) {
+        // The engine writes the guard, the entry, the row's move and the wake in one statement.
+        const r = await sql.endRun(this.names.journalInbox, {
+          ns: this.names.ns,
+          id,
+          guard: this.names.guard(id, j.epoch('end')),
+          stream: this.names.runStream(id),
+          entry: encodeEntry(end),
+          state: end.state,
+          result: end.state === 'completed' ? (end.result === undefined ? null : JSON.stringify(end.result)) : null,
+          error: end.state === 'failed' ? JSON.stringify(end.error) : null,
+          channel: this.names.runChannel(id),
+        });
+        if (r === 'taken') return false;
+        if (r === 'no-row') await this.adoptRow(tx, j, id, end.state, outcome);
+        if (parent !== undefined) await this.driveJob(tx, parent, parentStamp);
+        return true;
+      }
       if ((await tx.inboxClaim(this.names.journalInbox, this.names.guard(id, j.epoch('end')))) !== 'claimed')
         return false;
       await tx.publish(this.names.runStream(id), encodeEntry(end));
-      const outcome = end.state === 'completed' ? { result: end.result } : { error: end.error };
       if (!(await moveRun(sqlOfTx(tx), this.names.ns, id, 'running', end.state, outcome)))
         await this.adoptRow(tx, j, id, end.state, outcome);
       await tx.notify(this.names.runChannel(id));

@@ -2,9 +2,10 @@ import { createHash } from 'node:crypto';
 import { encodePayload } from '../../contract/codec.js';
 import { inboxClaimInput } from '../shared/inbox.js';
 import { hasLimitKey } from '../../contract/limits.js';
+import { validateName } from '../../contract/validate.js';
 import { queueWakeChannel } from '../../contract/names.js';
 import { resolveJobStamp } from '../../contract/options.js';
-import type { JournalAppend, StartJob, StartedRunRow, WorkflowSql } from '../../workflows/sql-seam.js';
+import type { EndedRun, JournalAppend, StartJob, StartedRunRow, WorkflowSql } from '../../workflows/sql-seam.js';
 import { NOW_MS, wakePayload } from './schema-sql.js';
 import { enqueueResolved, extraParams, stampParams, type PgContext } from './context.js';
 import type { Executor } from './connection.js';
@@ -82,6 +83,42 @@ export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () =>
      )
      SELECT (SELECT count(*) FROM e)::int AS n, (SELECT id FROM j) AS job`,
   );
+  // A run's end: the guard, the end entry, the run's row moved from running with the counts' deltas, and
+  // the wake of its channel, in one statement. Nothing is written when the guard is taken.
+  const end = s.def(
+    'wf_end_run',
+    `WITH t AS MATERIALIZED (SELECT ${NOW_MS} AS ms),
+     g AS (
+       INSERT INTO ${s.q}.inbox (inbox, message_id, state, attempts, received_at, done_at)
+       SELECT $1::text, $2::text, 'done', 1, t.ms, t.ms FROM t
+       ON CONFLICT (inbox, message_id) DO NOTHING
+       RETURNING message_id
+     ),
+     h AS (
+       INSERT INTO ${s.q}.stream_heads AS h (stream, last_offset)
+       SELECT $3::text, 1 FROM g
+       ON CONFLICT (stream) DO UPDATE SET last_offset = h.last_offset + 1
+       RETURNING h.stream, h.last_offset
+     ),
+     e AS (
+       INSERT INTO ${s.q}.stream_events (stream, seq, key, payload, created_at)
+       SELECT h.stream, h.last_offset, NULL, $4::text::json, t.ms FROM h, t
+       RETURNING seq
+     ),
+     up AS (
+       UPDATE ${s.q}.workflow_runs AS r SET state = $7::text, result = $8::text, error = $9::text, waiting = NULL,
+         wake_at = NULL, updated_at = t.ms, finished_at = t.ms
+       FROM g, t WHERE r.ns = $5::text AND r.id = $6::text AND r.state = 'running'
+       RETURNING r.id
+     ),
+     c AS (
+       INSERT INTO ${s.q}.workflow_counts (ns, state, n)
+       SELECT $5::text, v.s, v.d FROM up, (VALUES ('running', -1), ($7::text, 1)) AS v(s, d)
+     ),
+     n AS (SELECT ${s.notify('$10')} AS x FROM g)
+     SELECT (SELECT count(*) FROM e)::int AS wrote, (SELECT count(*) FROM up)::int AS moved,
+       (SELECT count(*) FROM n)::int AS notified`,
+  );
   return {
     dialect: 'postgres',
     prefix: `${s.q}.`,
@@ -122,6 +159,32 @@ export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () =>
         (res) => (res.rows[0]?.n ?? 0) > 0,
       );
       return (r.rows[0]?.n ?? 0) > 0;
+    },
+    async endRun(inbox: string, run: EndedRun): Promise<'ended' | 'taken' | 'no-row'> {
+      const guard = inboxClaimInput(inbox, run.guard).messageId;
+      validateName('channel', run.channel);
+      const text = encodePayload(run.entry, 'payload', ctx.maxPayloadBytes);
+      check();
+      const r = await exec.wakes.run(
+        wakePayload(run.channel),
+        (w) =>
+          exec.run<{ wrote: number; moved: number }>(end, [
+            inbox,
+            guard,
+            run.stream,
+            text,
+            run.ns,
+            run.id,
+            run.state,
+            run.result,
+            run.error,
+            w,
+          ]),
+        (res) => (res.rows[0]?.wrote ?? 0) > 0,
+      );
+      const row = r.rows[0];
+      if (!row || row.wrote === 0) return 'taken';
+      return row.moved > 0 ? 'ended' : 'no-row';
     },
     async appendJournal(inbox: string, writes: readonly JournalAppend[]): Promise<(number | null)[]> {
       const guards: string[] = [];
