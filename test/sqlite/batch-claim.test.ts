@@ -36,7 +36,7 @@ describe('sqlite batch claim and plain batch ack (engine-only)', () => {
   });
 
   it('returns the batch in claim order, each row with a token of its own, a lapsed row with its attempt recorded', async () => {
-    const q = store.queue<{ n: number }>('batch-order');
+    const q = store.queue('batch-order');
     for (const [n, priority] of [
       [1, 0],
       [2, 5],
@@ -52,7 +52,7 @@ describe('sqlite batch claim and plain batch ack (engine-only)', () => {
 
     const jobs = await q.claimBatch(10, 'w1');
     // Claim order: priority descending, then run_at, then id; the lapsed job keeps its place.
-    expect(jobs.map((j) => j.payload.n)).toEqual([4, 2, 5, 1, 3]);
+    expect(jobs.map((j) => (j.payload as { n: number }).n)).toEqual([4, 2, 5, 1, 3]);
     expect(new Set(jobs.map((j) => j.claimToken)).size).toBe(5);
     expect(jobs.map((j) => j.attempts)).toEqual([2, 1, 1, 1, 1]);
     expect(jobs[0]!.claimToken).not.toBe(first!.claimToken);
