@@ -252,9 +252,11 @@ export async function brokerWorkload(
       await dest.onReceive((id) => received.set(id, performance.now()));
       const outbox = uniqueId('b8-lat');
       const run = relays(store, outbox, 1, dest.publisher);
+      // The consumer sees the message id (`<storeId>:<rowId>`, the broker's dedup id), not the row id.
+      const messageIdOf = store.outbox(outbox);
       for (let i = 0; i < samples; i++) {
         const id = await store.withTx((tx) => tx.outboxEnqueue(outbox, { i }));
-        committed.set(String(id), performance.now());
+        committed.set(messageIdOf.messageId(id), performance.now());
         await new Promise((res) => setTimeout(res, 5));
       }
       await waitUntil(

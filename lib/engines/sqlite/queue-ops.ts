@@ -305,11 +305,11 @@ function claimUpTo(
 ): ClaimedRow[] {
   const now = ctx.now;
   const select = ctx.conn.stmt(Q.CLAIM_CANDIDATES);
-  const claim = ctx.conn.stmt(Q.CLAIM_ROW);
   const claimed: ClaimedRow[] = [];
   for (;;) {
     const need = max - claimed.length;
     const candidates = select.all({ queue, now, limit: need }) as Candidate[];
+    const taken: Candidate[] = [];
     let exhausted = 0;
     for (const c of candidates) {
       if (c.attempts >= c.max_attempts) {
@@ -319,12 +319,46 @@ function claimUpTo(
         exhausted++;
         continue;
       }
+      // Read from the row before the claim below writes it.
       recordLapsed(ctx, c, 'lapsed');
-      claimed.push(claim.get({ token: newToken(), now, lease: leaseMs, worker: workerId, id: c.id }) as ClaimedRow);
+      taken.push(c);
     }
+    claimTaken(ctx, taken, leaseMs, workerId, newToken, claimed);
     // Only dead-lettered candidates can leave room for more; otherwise we are done.
     if (exhausted === 0 || candidates.length < need || claimed.length >= max) return claimed;
   }
+}
+
+/**
+ * Claims the candidates `taken` (in claim order), each with a token of its own, and appends their
+ * claimed rows to `out` in that order: one statement for all of them (CLAIM_ROWS), or CLAIM_ROW for one.
+ */
+function claimTaken(
+  ctx: WriteCtx,
+  taken: readonly Candidate[],
+  leaseMs: number | null,
+  workerId: string | null,
+  newToken: () => string,
+  out: ClaimedRow[],
+): void {
+  const now = ctx.now;
+  if (taken.length === 0) return;
+  if (taken.length === 1) {
+    out.push(
+      ctx.conn
+        .stmt(Q.CLAIM_ROW)
+        .get({ token: newToken(), now, lease: leaseMs, worker: workerId, id: taken[0]!.id }) as ClaimedRow,
+    );
+    return;
+  }
+  const items = taken.map((c) => [c.id, newToken()]);
+  const rows = ctx.conn
+    .stmt(Q.CLAIM_ROWS)
+    .all({ items: JSON.stringify(items), now, lease: leaseMs, worker: workerId }) as ClaimedRow[];
+  // RETURNING's order is the update's, not the candidates': put them back in claim order.
+  const byId = new Map<number, ClaimedRow>();
+  for (const r of rows) byId.set(r.id, r);
+  for (const c of taken) out.push(byId.get(c.id)!);
 }
 
 /** `plain`: the caller's own claimed handle says the job has no ordering key, so nothing can need promoting. */
@@ -347,8 +381,25 @@ export function ackJobs(
   queue: string,
   jobs: readonly { id: number; claimToken: string; plain?: boolean }[],
 ): number {
+  if (jobs.length > 1 && jobs.every((j) => j.plain)) return ackPlainJobs(ctx, queue, jobs);
   let n = 0;
   for (const j of jobs) if (ackJob(ctx, queue, j.id, j.claimToken, j.plain)) n++;
+  return n;
+}
+
+/**
+ * Acks jobs none of which has an ordering key (their claimed handles say so: nothing to promote) in
+ * one statement, each fenced as {@link ackJob} fences it. Returns how many it acked.
+ */
+export function ackPlainJobs(
+  ctx: WriteCtx,
+  queue: string,
+  jobs: readonly { id: number; claimToken: string }[],
+): number {
+  const n = ctx.conn
+    .stmt(Q.ACK_PLAIN_ROWS)
+    .run({ items: JSON.stringify(jobs.map((j) => [j.id, j.claimToken])), now: ctx.now }).changes;
+  if (n > 0) endedInLimited(ctx, queue);
   return n;
 }
 

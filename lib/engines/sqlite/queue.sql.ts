@@ -126,24 +126,47 @@ const CLAIMED_ROW = `id, queue, payload AS payloadText, priority, attempts, max_
   coalesce(@lease, visibility_timeout_ms) AS leaseMs, enqueued_at AS enqueuedAt, headers AS headersText, unique_key AS uniqueKey, ordering_key AS orderingKey,
   backoff_base_ms AS backoffBaseMs, run_at AS runAt`;
 
-/** @lease null = the stamped visibility timeout. The attempt starts with no progress (an earlier attempt's is not its own). */
+/** What a claim sets on a row it takes, `token` its own claim token; @lease null = the stamped visibility timeout. */
+const claimSet = (token: string): string =>
+  `state = 'processing', attempts = attempts + 1, claim_token = ${token}, claimed_until = @now + coalesce(@lease, visibility_timeout_ms), worker_id = @worker,
+    progress = NULL`;
+
+/** The attempt starts with no progress (an earlier attempt's is not its own). */
 export const CLAIM_ROW = `UPDATE __alkstore_jobs
-  SET state = 'processing', attempts = attempts + 1, claim_token = @token, claimed_until = @now + coalesce(@lease, visibility_timeout_ms), worker_id = @worker,
-    progress = NULL
+  SET ${claimSet('@token')}
   WHERE id = @id
+  RETURNING ${CLAIMED_ROW}`;
+
+/**
+ * CLAIM_ROW for every row of @items (JSON `[[id, token], …]`, each with its own token) in one
+ * statement: one lookup by id per item. RETURNING's order is not the items' order.
+ */
+export const CLAIM_ROWS = `UPDATE __alkstore_jobs
+  SET ${claimSet('c.tok')}
+  FROM (SELECT json_extract(value, '$[0]') AS cid, json_extract(value, '$[1]') AS tok FROM json_each(@items)) AS c
+  WHERE __alkstore_jobs.id = c.cid
   RETURNING ${CLAIMED_ROW}`;
 
 export const TO_DEAD = `UPDATE __alkstore_jobs
   SET state = 'dead', last_error = @error, died_at = @now, claim_token = NULL, claimed_until = NULL
   WHERE id = @id`;
 
-/** The handle-op validity predicate (docs/semantics.md): processing, our token, deadline not passed. */
-const VALID = `id = @id AND claim_token = @token AND state = 'processing' AND claimed_until > @now`;
+/** The fence of a handle op beyond the row and its token (docs/semantics.md): still processing, deadline not passed. */
+const CLAIM_LIVE = `state = 'processing' AND claimed_until > @now`;
+/** The handle-op validity predicate: processing, our token, deadline not passed. */
+const VALID = `id = @id AND claim_token = @token AND ${CLAIM_LIVE}`;
 
 /** Rows that leave the live states report their ordering key and whether they were blocked (a head's end promotes the next). */
 export const ACK = `DELETE FROM __alkstore_jobs WHERE ${VALID} RETURNING ordering_key, blocked`;
 /** ACK for a job known to have no ordering key (a claimed handle says so): no RETURNING to read. */
 export const ACK_PLAIN = `DELETE FROM __alkstore_jobs WHERE ${VALID}`;
+/**
+ * ACK_PLAIN for every claim of @items (JSON `[[id, token], …]`) in one statement, each fenced as a
+ * single ack is: its own token, still processing, lease not passed.
+ */
+export const ACK_PLAIN_ROWS = `DELETE FROM __alkstore_jobs
+  WHERE (id, claim_token) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(@items))
+    AND ${CLAIM_LIVE}`;
 export const VALID_FOR_RETRY = `SELECT attempts, max_attempts, ordering_key, worker_id, claimed_until - visibility_timeout_ms AS claimed_at FROM __alkstore_jobs WHERE ${VALID}`;
 /** The attempt a retry / fail ends (step 14), in the same write; a redriven job's numbers start over, so a repeat number overwrites. */
 export const RECORD_ATTEMPT = `INSERT INTO __alkstore_job_attempts (job_id, queue, attempt, worker_id, claimed_at, ended_at, outcome, error)
