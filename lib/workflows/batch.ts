@@ -14,8 +14,9 @@ import type { JournalAppend, WorkflowSql } from './sql-seam.js';
 // each other. A write that locks another run's rows (an end that enqueues its parent's pass) goes alone.
 //
 // A journal entry with nothing else to write (a step's outcome, the common case) takes `append`: where
-// the engine writes many such entries in one statement (PostgreSQL), the entries waiting go together in
-// one round trip and one commit; elsewhere it is a shared write like any other.
+// the engine writes many such entries at once (PostgreSQL: one statement; SQLite: one write of its
+// writer), the entries waiting go together in one round trip and one commit; elsewhere (a store
+// without that form) it is a shared write like any other.
 
 interface Queued {
   readonly fn: (tx: TxOps) => Promise<unknown>;

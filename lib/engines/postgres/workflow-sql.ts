@@ -46,7 +46,8 @@ export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () =>
   );
   // A run's start: the guard, the start entry (offset 1 of its journal), the run's row, its count's delta
   // and the job that drives it (through the engine's enqueue function, as a keyed `tx.enqueue`), in one
-  // statement. Nothing is written when the guard is taken.
+  // statement. Nothing is written when the guard is taken; a row that exists already (adopted from 0.2's
+  // index) is kept, and the job is enqueued all the same.
   const startCtes = `WITH t AS MATERIALIZED (SELECT ${NOW_MS} AS ms),
      g AS (
        INSERT INTO ${s.q}.inbox (inbox, message_id, state, attempts, received_at, done_at)
@@ -79,7 +80,7 @@ export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () =>
      j AS (
        SELECT ${s.q}.enqueue_job($10::text, $11::text, $12::int, $13::int, $14::bigint, $15::bigint, $16::bigint,
          $17::bigint, $18::bigint, $19::bigint, ${s.channel}, $20::text, $21::text, $22::text, $23::boolean, $24::text) AS id
-       FROM r
+       FROM g
      )
      SELECT (SELECT count(*) FROM e)::int AS n, (SELECT id FROM j) AS job`,
   );
