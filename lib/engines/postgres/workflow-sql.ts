@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { encodePayload } from '../../contract/codec.js';
 import { inboxClaimInput } from '../shared/inbox.js';
+import { InvalidArgument } from '../../contract/errors.js';
 import { hasLimitKey } from '../../contract/limits.js';
 import { validateName } from '../../contract/validate.js';
 import { queueWakeChannel } from '../../contract/names.js';
@@ -194,7 +195,11 @@ export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () =>
       const seen = new Set<string>();
       for (const w of writes) {
         guards.push(inboxClaimInput(inbox, w.guard).messageId);
-        if (seen.has(w.stream)) throw new Error(`stream ${w.stream} twice in one journal append`);
+        if (seen.has(w.stream))
+          throw new InvalidArgument(
+            'journal append',
+            `names stream ${JSON.stringify(w.stream)} twice (at most once each)`,
+          );
         seen.add(w.stream);
         streams.push(w.stream);
         payloads.push(encodePayload(w.payload, 'payload', ctx.maxPayloadBytes));
