@@ -6,7 +6,9 @@
  * sequential enqueues, in alternating order, each on its own fresh file; the figures are the
  * medians over rounds of the per-round ratios, so the disk's drift falls on every variant alike.
  *
- *   npx tsx bench/ab-enq.ts --a <checkout> [--chunk 100] [--rounds 20]
+ *   npx tsx bench/ab-enq.ts --a <checkout> [--chunk 100] [--rounds 20] [--warmup 1]
+ *
+ * It also prints each variant's user CPU per enqueue (`process.cpuUsage`, the whole process).
  *
  * The synchronous setting is the bench's (bench/lib/sqlite-settings.ts), FULL by default.
  */
@@ -30,6 +32,7 @@ function arg(name: string, dflt?: string): string {
 const base = (await import(join(resolve(arg('--a')), 'lib/index.ts'))) as typeof mine;
 const CHUNK = Number(arg('--chunk', '100'));
 const ROUNDS = Number(arg('--rounds', '20'));
+const WARMUP = Number(arg('--warmup', '1'));
 const sync = alkstoreSqliteSynchronous().value;
 const dir = mkdtempSync(join(tmpdir(), 'alkstore-ab-enq-'));
 
@@ -105,11 +108,16 @@ const variants: Record<string, () => Promise<void>> = {
 };
 const names = Object.keys(variants);
 const rates = new Map<string, number[]>(names.map((k) => [k, []]));
-for (const k of names) await variants[k]!(); // warm-up
+// Warm-up: `--warmup` chunks of every variant before the rounds (the library's code is still being
+// optimized by V8 during its first thousands of calls).
+for (let w = 0; w < WARMUP; w++) for (const k of names) await variants[k]!();
+const cpu = new Map<string, number>();
 for (let r = 0; r < ROUNDS; r++) {
   for (const k of r % 2 ? names : [...names].reverse()) {
     const t0 = performance.now();
+    const c0 = process.cpuUsage();
     await variants[k]!();
+    cpu.set(k, (cpu.get(k) ?? 0) + process.cpuUsage(c0).user);
     rates.get(k)!.push((CHUNK * 1000) / (performance.now() - t0));
   }
 }
@@ -123,6 +131,9 @@ console.log(
 );
 console.log(
   `B/A ${ratio('B', 'A')}  A/P ${ratio('A', 'P')}  B/P ${ratio('B', 'P')}  H4/P ${ratio('H4', 'P')}  H3/P ${ratio('H3', 'P')}  B/H4 ${ratio('B', 'H4')}`,
+);
+console.log(
+  `user CPU µs per enqueue: ${names.map((k) => `${k} ${((cpu.get(k) ?? 0) / ROUNDS / CHUNK).toFixed(1)}`).join(', ')}`,
 );
 await sA.close();
 await sB.close();
