@@ -61,6 +61,13 @@ function runSide(side: 'A' | 'B', round: number): void {
     const raw = rep.systems[`ref-${sys.split('-').pop()}`]?.summary['REF.insert_1client_per_s']?.median;
     if (enq !== undefined && raw !== undefined && raw > 0)
       add(`${sys} B1.enqueue_per_s / REF.insert_1client_per_s`, enq / raw);
+    // The SQLite peer of the same round, when it ran (`--systems alkstore-sqlite,plainjob`).
+    for (const m of ['B1.enqueue_per_s', 'B1b.enqueue_per_s']) {
+      const mine = res.summary[m]?.median;
+      const peer = rep.systems.plainjob?.summary[m]?.median;
+      if (sys.endsWith('sqlite') && mine !== undefined && peer !== undefined && peer > 0)
+        add(`${sys} ${m} / plainjob`, mine / peer);
+    }
   }
   for (const [metric, v] of Object.entries(rep.scale?.metrics ?? {}))
     if (typeof v === 'number' && Number.isFinite(v)) add(`scale ${metric}`, v);

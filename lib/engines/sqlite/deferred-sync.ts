@@ -72,7 +72,9 @@ export class DeferredSync {
 
   private done(err: NodeJS.ErrnoException | null): void {
     this.running = false;
-    if (err && !this.warned) {
+    // After close the store's connections are gone: the last one checkpointed the WAL and removed
+    // it (the usual ENOENT of a sync that was still opening it), or another process's commits sync it.
+    if (err && !this.warned && !this.closed) {
       // Not fatal: the next FULL commit fsyncs the WAL anyway.
       this.warned = true;
       this.logger.warn(

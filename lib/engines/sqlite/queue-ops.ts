@@ -4,7 +4,7 @@ import type { RedriveResult } from '../../contract/types.js';
 import { hasLimitKey } from '../../contract/limits.js';
 import { rateAllowance } from '../../contract/queue-settings.js';
 import { claimLimited, endedInLimited, hasLimits, noteLimited, type LimitSettings } from './limits.js';
-import { MARK_KEYED } from './limits.sql.js';
+import { BUSY_TOTAL, MARK_KEYED } from './limits.sql.js';
 import { COUNT_PLAIN_BATCH } from './counts.sql.js';
 import * as Q from './queue.sql.js';
 import { jobInsertParams, stampRunAt } from './rows.js';
@@ -270,8 +270,20 @@ function claimRows(
       rate = a;
     }
   }
+  let claimed: ClaimedRow[];
+  if (settings && settings.keyed === 0 && settings.global_concurrency !== null) {
+    // Only a global limit: with no key to rank by, the limited claim is the plain one of at most
+    // what the limit leaves. Ends wake the workers (a slot is free again) only while the limit
+    // bound the last claim: below it, a worker short of jobs waits for enqueues, not for slots.
+    const busy = (ctx.conn.stmt(BUSY_TOTAL).get({ queue, now }) as { n: number }).n;
+    const room = Math.min(max, settings.global_concurrency - busy);
+    noteLimited(queue, room < max);
+    claimed = room > 0 ? claimUpTo(ctx, queue, room, leaseMs, workerId, newToken) : [];
+    if (rate) ctx.conn.stmt(Q.SET_WINDOW).run(rate.window, rate.used + claimed.length, queue);
+    return claimed;
+  }
   noteLimited(queue, settings !== undefined && hasLimits(settings));
-  const claimed =
+  claimed =
     settings && hasLimits(settings)
       ? claimLimited(
           ctx,

@@ -43,6 +43,11 @@ export interface WriterHooks {
 const BUSY = Symbol('busy');
 /** Most queued writes committed in one group transaction. */
 const MAX_GROUP = 256;
+/**
+ * Most writes a lone writer (see `Writer.lone`) runs at once in one event-loop turn; the next one
+ * waits for the end of the turn, so a sequential producer still lets timers and I/O run.
+ */
+const LONE_PER_TURN = 16;
 
 interface QueuedWrite {
   op: string;
@@ -81,8 +86,15 @@ export class Writer {
   private readonly pruner = new NotifyPruner();
   private readonly queued: QueuedWrite[] = [];
   private flushScheduled = false;
-  /** A write already ran synchronously in this event-loop turn. */
-  private turnUsed = false;
+  /** Writes that ran synchronously in this event-loop turn (0: none yet). */
+  private turnUsed = 0;
+  /**
+   * The last group commit held a single write: nothing else wrote in its turn, so the writes come
+   * one after another (a sequential producer) and waiting for the end of the turn to share a
+   * commit only delays them. While set, a write that finds the connection free runs at once even
+   * after another in the same turn (at most {@link LONE_PER_TURN}); a group of two or more clears it.
+   */
+  private lone = false;
 
   constructor(
     readonly conn: SqliteConn,
@@ -136,7 +148,11 @@ export class Writer {
     // A lazy write (a claim: no fsync in its COMMIT) gains nothing from waiting for the end of the
     // turn to share a commit, so it runs at once whenever the connection is free: a worker woken
     // by a commit claims in the same turn, with no setImmediate hop.
-    if ((lazy || !this.turnUsed) && this.queued.length === 0 && this.mutex.tryAcquire()) {
+    if (
+      (lazy || this.turnUsed === 0 || (this.lone && this.turnUsed < LONE_PER_TURN)) &&
+      this.queued.length === 0 &&
+      this.mutex.tryAcquire()
+    ) {
       if (!lazy) this.markTurn();
       let r: { value: T } | typeof BUSY;
       try {
@@ -162,8 +178,7 @@ export class Writer {
   }
 
   private markTurn(): void {
-    this.turnUsed = true;
-    setImmediate(() => (this.turnUsed = false));
+    if (this.turnUsed++ === 0) setImmediate(() => (this.turnUsed = 0));
   }
 
   /**
@@ -241,6 +256,7 @@ export class Writer {
     }
     try {
       if (group.length === 0) return;
+      this.lone = group.length === 1;
       if (group.length === 1) {
         // Alone in its turn (a sequential caller): its own transaction, no savepoint.
         const w = group[0]!;
