@@ -45,11 +45,9 @@ export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () =>
      )
      SELECT u.i::int AS i, e.seq FROM u LEFT JOIN e ON e.stream = u.stream`,
   );
-  // A run's start: the guard, the start entry (offset 1 of its journal), the run's row, its count's delta
-  // and the job that drives it (through the engine's enqueue function, as a keyed `tx.enqueue`), in one
-  // statement. Nothing is written when the guard is taken; a row that exists already (adopted from 0.2's
-  // index) is kept, and the job is enqueued all the same.
-  const startCtes = `WITH t AS MATERIALIZED (SELECT ${NOW_MS} AS ms),
+  // One journal entry under its guard, as the head of a statement: $1 inbox, $2 guard, $3 stream,
+  // $4 entry; `g` holds the guard when it was won, `e` the entry's offset when written.
+  const oneEntry = `WITH t AS MATERIALIZED (SELECT ${NOW_MS} AS ms),
      g AS (
        INSERT INTO ${s.q}.inbox (inbox, message_id, state, attempts, received_at, done_at)
        SELECT $1::text, $2::text, 'done', 1, t.ms, t.ms FROM t
@@ -66,7 +64,12 @@ export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () =>
        INSERT INTO ${s.q}.stream_events (stream, seq, key, payload, created_at)
        SELECT h.stream, h.last_offset, NULL, $4::text::json, t.ms FROM h, t
        RETURNING seq
-     ),
+     ),`;
+  // A run's start: the guard, the start entry (offset 1 of its journal), the run's row, its count's delta
+  // and the job that drives it (through the engine's enqueue function, as a keyed `tx.enqueue`), in one
+  // statement. Nothing is written when the guard is taken; a row that exists already (adopted from 0.2's
+  // index) is kept, and the job is enqueued all the same.
+  const startCtes = `${oneEntry}
      r AS (
        INSERT INTO ${s.q}.workflow_runs AS r (ns, id, workflow, version, state, input, parent_id, created_at, updated_at)
        SELECT $5::text, $2::text, $6::text, $7::bigint, 'running', $8::text, $9::text, t.ms, t.ms FROM g, t
@@ -89,24 +92,7 @@ export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () =>
   // the wake of its channel, in one statement. Nothing is written when the guard is taken.
   const end = s.def(
     'wf_end_run',
-    `WITH t AS MATERIALIZED (SELECT ${NOW_MS} AS ms),
-     g AS (
-       INSERT INTO ${s.q}.inbox (inbox, message_id, state, attempts, received_at, done_at)
-       SELECT $1::text, $2::text, 'done', 1, t.ms, t.ms FROM t
-       ON CONFLICT (inbox, message_id) DO NOTHING
-       RETURNING message_id
-     ),
-     h AS (
-       INSERT INTO ${s.q}.stream_heads AS h (stream, last_offset)
-       SELECT $3::text, 1 FROM g
-       ON CONFLICT (stream) DO UPDATE SET last_offset = h.last_offset + 1
-       RETURNING h.stream, h.last_offset
-     ),
-     e AS (
-       INSERT INTO ${s.q}.stream_events (stream, seq, key, payload, created_at)
-       SELECT h.stream, h.last_offset, NULL, $4::text::json, t.ms FROM h, t
-       RETURNING seq
-     ),
+    `${oneEntry}
      up AS (
        UPDATE ${s.q}.workflow_runs AS r SET state = $7::text, result = $8::text, error = $9::text, waiting = NULL,
          wake_at = NULL, updated_at = t.ms, finished_at = t.ms
