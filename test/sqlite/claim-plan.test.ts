@@ -1,27 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { Store } from '../../lib/contract/types.js';
-import { openConnection, type SqliteConn } from '../../lib/engines/sqlite/connection.js';
-import { openSqliteStore } from '../../lib/engines/sqlite/index.js';
+import { describe, expect, it } from '@jest/globals';
+import { planStore } from './plan-store.js';
 import { CLAIM_CANDIDATES } from '../../lib/engines/sqlite/queue.sql.js';
 
 describe('sqlite claim plan after ANALYZE (engine-only)', () => {
-  let dir: string;
-  let store: Store;
-  let conn: SqliteConn;
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'alkstore-claim-plan-'));
-    const path = join(dir, 'store.db');
-    store = await openSqliteStore({ path });
-    conn = await openConnection(path, 'normal');
-  });
-  afterAll(async () => {
-    conn.close();
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const db = planStore('alkstore-claim-plan-');
 
   it('walks the ready index in claim order instead of skip-scanning and sorting every ready job', async () => {
     // One queue, one priority, ready jobs sharing one run_at and many delayed ones each due at its
@@ -29,24 +11,24 @@ describe('sqlite claim plan after ANALYZE (engine-only)', () => {
     // range on run_at look cheap, followed by a sort of every ready job (what the DEPTH bench hit:
     // claim latency growing with the number of ready jobs).
     const now = Date.now();
-    conn.db.exec('BEGIN');
-    const insert = conn.db.prepare(`INSERT INTO __alkstore_jobs
+    db.conn.db.exec('BEGIN');
+    const insert = db.conn.db.prepare(`INSERT INTO __alkstore_jobs
       (queue, state, payload, priority, attempts, max_attempts, visibility_timeout_ms, backoff_base_ms, run_at, enqueued_at)
       VALUES ('deep', 'pending', ?, 0, 0, 3, 60000, 1000, ?, ?)`);
     for (let i = 0; i < 2_000; i++) insert.run(JSON.stringify({ i }), now - 1_000, now - 1_000);
     for (let i = 0; i < 20_000; i++) insert.run(JSON.stringify({ later: i }), now + 3_600_000 + i, now - 1_000);
-    conn.db.exec('COMMIT');
-    conn.db.exec('ANALYZE');
+    db.conn.db.exec('COMMIT');
+    db.conn.db.exec('ANALYZE');
 
     const plan = (
-      conn.db.prepare(`EXPLAIN QUERY PLAN ${CLAIM_CANDIDATES}`).all({ queue: 'deep', now, limit: 10 }) as {
+      db.conn.db.prepare(`EXPLAIN QUERY PLAN ${CLAIM_CANDIDATES}`).all({ queue: 'deep', now, limit: 10 }) as {
         detail: string;
       }[]
     ).map((r) => r.detail);
     expect(plan).toContain('SEARCH __alkstore_jobs USING INDEX __alkstore_jobs_pending (queue=?)');
     expect(plan.join('\n')).not.toContain('ANY(');
 
-    const [job] = await store.queue('deep').claimBatch(1, 'w');
+    const [job] = await db.store.queue('deep').claimBatch(1, 'w');
     expect(job!.payload).toEqual({ i: 0 });
   }, 60_000);
 });
