@@ -45,9 +45,9 @@ export class TxBatcher {
     /** Shared transactions open at once (SQLite has one write path: 1). */
     private readonly maxInFlight: number,
     /** The store's own statements, for the one-statement journal append where the engine has it. */
-    private readonly sql: WorkflowSql | null = null,
+    private readonly sql: WorkflowSql,
     /** The inbox that holds the journal's once-only guards. */
-    private readonly guardInbox = '',
+    private readonly guardInbox: string,
   ) {}
 
   /** Writes waiting for a transaction (bounded by the passes running: each waits for its own). */
@@ -60,7 +60,7 @@ export class TxBatcher {
    * offset once committed, or null when another writer held the guard (nothing written).
    */
   append(write: JournalAppend): Promise<number | null> {
-    if (!this.sql?.appendJournal) {
+    if (!this.sql.appendJournal) {
       return this.run(async (tx) => {
         if ((await tx.inboxClaim(this.guardInbox, write.guard)) !== 'claimed') return null;
         return tx.publish(write.stream, write.payload);
@@ -127,7 +127,7 @@ export class TxBatcher {
   private async flushAppends(batch: QueuedAppend[]): Promise<void> {
     let offsets: (number | null)[];
     try {
-      offsets = await this.sql!.appendJournal!(
+      offsets = await this.sql.appendJournal!(
         this.guardInbox,
         batch.map((a) => a.write),
       );
@@ -136,7 +136,7 @@ export class TxBatcher {
       // Nothing of the statement committed: each write goes again on its own.
       await Promise.all(
         batch.map((a) =>
-          this.sql!.appendJournal!(this.guardInbox, [a.write]).then(
+          this.sql.appendJournal!(this.guardInbox, [a.write]).then(
             (o) => a.resolve(o[0] ?? null),
             (e: unknown) => a.reject(e),
           ),

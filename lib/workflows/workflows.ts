@@ -343,12 +343,17 @@ export class Workflows<X = TxOps> {
     return d;
   }
 
+  /** The options of a job that drives run `id`: its ordering key, priority and limit keys (see stampOpts). */
+  private driveOpts(id: string, stamp: RunStamp | null, resumed: boolean): JobOpts {
+    return { ...this.deps.jobOpts, orderingKey: id, ...stampOpts(stamp, resumed) };
+  }
+
   /**
    * Enqueues a pass of run `id`, stamped with its priority and limit keys (`stamp`: its start entry); one
    * that resumes a run (every one but the first) a priority above it (see stampOpts).
    */
   private driveJob(tx: TxOps | null, id: string, stamp: RunStamp | null, resumed = true): Promise<number> {
-    const opts: JobOpts = { ...this.deps.jobOpts, orderingKey: id, ...stampOpts(stamp, resumed) };
+    const opts = this.driveOpts(id, stamp, resumed);
     const payload = { k: 'drive', id };
     return tx ? tx.enqueue(this.names.queue, payload, opts) : this.queue.enqueue(payload, opts);
   }
@@ -399,7 +404,7 @@ export class Workflows<X = TxOps> {
     const job = {
       queue: this.names.queue,
       payload: { k: 'drive', id },
-      opts: { ...this.deps.jobOpts, orderingKey: id, ...stampOpts(start, false) },
+      opts: this.driveOpts(id, start, false),
     };
     return sql.startRun!(this.names.runsInbox, this.names.runStream(id), encodeEntry(start), row, job);
   }
