@@ -1,5 +1,5 @@
 import type { Store, TxOps } from '../contract/types.js';
-import type { JournalAppend, WorkflowSql } from './sql-seam.js';
+import type { EndedRun, EndOutcome, JournalAppend, RunStart, StartOutcome, WorkflowSql } from './sql-seam.js';
 
 // Group commit of the workflows' own writes: the journal entries of steps, the ends and the starts of
 // many runs share one transaction (one commit, one fsync) instead of one each. A write that arrives
@@ -16,7 +16,8 @@ import type { JournalAppend, WorkflowSql } from './sql-seam.js';
 // A journal entry with nothing else to write (a step's outcome, the common case) takes `append`: where
 // the engine writes many such entries at once (PostgreSQL: one statement; SQLite: one write of its
 // writer), the entries waiting go together in one round trip and one commit; elsewhere (a store
-// without that form) it is a shared write like any other.
+// without that form) it is a shared write like any other. Starts and ends take `start` and `end` the
+// same way where the engine writes many of them in one statement (PostgreSQL).
 
 interface Queued {
   readonly fn: (tx: TxOps) => Promise<unknown>;
@@ -26,18 +27,79 @@ interface Queued {
   readonly reject: (err: unknown) => void;
 }
 
-/** Most writes in one shared transaction. */
+/** Most writes in one shared transaction or statement. */
 const MAX_BATCH = 128;
 
-interface QueuedAppend {
-  readonly write: JournalAppend;
-  readonly resolve: (offset: number | null) => void;
+interface LaneItem<I, R> {
+  readonly item: I;
+  readonly resolve: (r: R) => void;
   readonly reject: (err: unknown) => void;
+}
+
+/**
+ * Writes of one kind that the engine takes many at a time in one statement (`many`), each at most once
+ * per statement by its `key` (a second write of a key waits for the next statement).
+ */
+class Lane<I, R> {
+  readonly items: LaneItem<I, R>[] = [];
+
+  constructor(
+    private readonly key: (item: I) => string,
+    private readonly many: (items: readonly I[]) => Promise<R[]>,
+  ) {}
+
+  push(item: I, pump: () => void): Promise<R> {
+    return new Promise<R>((resolve, reject) => {
+      this.items.push({ item, resolve, reject });
+      pump();
+    });
+  }
+
+  /** The next statement's writes: the first of each key, up to {@link MAX_BATCH}. */
+  private take(): LaneItem<I, R>[] {
+    const batch: LaneItem<I, R>[] = [];
+    const keys = new Set<string>();
+    for (let i = 0; i < this.items.length && batch.length < MAX_BATCH;) {
+      const k = this.key(this.items[i]!.item);
+      if (keys.has(k)) {
+        i += 1;
+        continue;
+      }
+      keys.add(k);
+      batch.push(this.items[i]!);
+      this.items.splice(i, 1);
+    }
+    return batch;
+  }
+
+  /** Writes the next statement's writes. */
+  async flushNext(): Promise<void> {
+    const batch = this.take();
+    let out: R[];
+    try {
+      out = await this.many(batch.map((b) => b.item));
+    } catch (err) {
+      if (batch.length === 1) return batch[0]!.reject(err);
+      // Nothing of the statement committed: each write goes again on its own.
+      await Promise.all(
+        batch.map((b) =>
+          this.many([b.item]).then(
+            (r) => b.resolve(r[0]!),
+            (e: unknown) => b.reject(e),
+          ),
+        ),
+      );
+      return;
+    }
+    for (const [i, b] of batch.entries()) b.resolve(out[i]!);
+  }
 }
 
 export class TxBatcher {
   private readonly queued: Queued[] = [];
-  private readonly appends: QueuedAppend[] = [];
+  private readonly appends: Lane<JournalAppend, number | null> | null;
+  private readonly ends: Lane<EndedRun, EndOutcome> | null;
+  private readonly starts: Lane<RunStart, StartOutcome> | null;
   private inFlight = 0;
 
   constructor(
@@ -48,11 +110,34 @@ export class TxBatcher {
     private readonly sql: WorkflowSql,
     /** The inbox that holds the journal's once-only guards. */
     private readonly guardInbox: string,
-  ) {}
+    /** The inbox that holds the starts' once-only guards. */
+    private readonly startInbox: string,
+  ) {
+    const { appendJournal, startRuns, endRuns } = sql;
+    this.appends = appendJournal
+      ? new Lane(
+          (w) => w.stream,
+          (ws) => appendJournal.call(sql, guardInbox, ws),
+        )
+      : null;
+    this.ends = endRuns
+      ? new Lane(
+          (e) => e.stream,
+          (es) => endRuns.call(sql, guardInbox, es),
+        )
+      : null;
+    this.starts = startRuns
+      ? new Lane(
+          (s) => s.stream,
+          (ss) => startRuns.call(sql, startInbox, ss),
+        )
+      : null;
+  }
 
   /** Writes waiting for a transaction (bounded by the passes running: each waits for its own). */
   get waiting(): number {
-    return this.queued.length + this.appends.length;
+    const lanes = [this.appends, this.ends, this.starts];
+    return lanes.reduce((n, l) => n + (l?.items.length ?? 0), this.queued.length);
   }
 
   /**
@@ -60,16 +145,30 @@ export class TxBatcher {
    * offset once committed, or null when another writer held the guard (nothing written).
    */
   append(write: JournalAppend): Promise<number | null> {
-    if (!this.sql.appendJournal) {
-      return this.run(async (tx) => {
-        if ((await tx.inboxClaim(this.guardInbox, write.guard)) !== 'claimed') return null;
-        return tx.publish(write.stream, write.payload);
-      });
-    }
-    return new Promise<number | null>((resolve, reject) => {
-      this.appends.push({ write, resolve, reject });
-      this.pump();
+    if (this.appends) return this.appends.push(write, () => this.pump());
+    return this.run(async (tx) => {
+      if ((await tx.inboxClaim(this.guardInbox, write.guard)) !== 'claimed') return null;
+      return tx.publish(write.stream, write.payload);
     });
+  }
+
+  /** Whether the engine writes many starts (`start`) and ends (`end`) in one statement. */
+  get manyStarts(): boolean {
+    return this.starts !== null;
+  }
+
+  get manyEnds(): boolean {
+    return this.ends !== null;
+  }
+
+  /** A run's start in a statement shared with the other starts waiting (see `WorkflowSql.startRuns`). */
+  start(start: RunStart): Promise<StartOutcome> {
+    return this.starts!.push(start, () => this.pump());
+  }
+
+  /** A run's end in a statement shared with the other ends waiting (see `WorkflowSql.endRuns`). */
+  end(end: EndedRun): Promise<EndOutcome> {
+    return this.ends!.push(end, () => this.pump());
   }
 
   /**
@@ -99,52 +198,19 @@ export class TxBatcher {
   }
 
   private pumpNow(): void {
-    while (this.inFlight < this.maxInFlight && (this.queued.length > 0 || this.appends.length > 0)) {
+    // Ends first (they free what their runs hold), then steps' entries, then starts (new work).
+    const lanes = [this.ends, this.appends, this.starts];
+    while (this.inFlight < this.maxInFlight) {
+      const lane = lanes.find((l) => l !== null && l.items.length > 0);
+      if (!lane && this.queued.length === 0) return;
       this.inFlight += 1;
       const done = (): void => {
         this.inFlight -= 1;
         this.pump();
       };
-      if (this.appends.length > 0) {
-        // One statement takes each stream at most once: a second write to a stream waits for the next.
-        const batch: QueuedAppend[] = [];
-        const streams = new Set<string>();
-        for (let i = 0; i < this.appends.length && batch.length < MAX_BATCH;) {
-          const a = this.appends[i]!;
-          if (streams.has(a.write.stream)) {
-            i += 1;
-            continue;
-          }
-          streams.add(a.write.stream);
-          batch.push(a);
-          this.appends.splice(i, 1);
-        }
-        void this.flushAppends(batch).finally(done);
-      } else void this.flush(this.queued.splice(0, MAX_BATCH)).finally(done);
+      if (lane) void lane.flushNext().finally(done);
+      else void this.flush(this.queued.splice(0, MAX_BATCH)).finally(done);
     }
-  }
-
-  private async flushAppends(batch: QueuedAppend[]): Promise<void> {
-    let offsets: (number | null)[];
-    try {
-      offsets = await this.sql.appendJournal!(
-        this.guardInbox,
-        batch.map((a) => a.write),
-      );
-    } catch (err) {
-      if (batch.length === 1) return batch[0]!.reject(err);
-      // Nothing of the statement committed: each write goes again on its own.
-      await Promise.all(
-        batch.map((a) =>
-          this.sql.appendJournal!(this.guardInbox, [a.write]).then(
-            (o) => a.resolve(o[0] ?? null),
-            (e: unknown) => a.reject(e),
-          ),
-        ),
-      );
-      return;
-    }
-    for (const [i, a] of batch.entries()) a.resolve(offsets[i] ?? null);
   }
 
   private async flush(batch: Queued[]): Promise<void> {

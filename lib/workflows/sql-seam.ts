@@ -22,16 +22,44 @@ export interface WorkflowSql {
   appendJournal?(inbox: string, writes: readonly JournalAppend[]): Promise<(number | null)[]>;
   /**
    * Where the engine has it: a run's start in one statement (its once-only guard in `inbox`, its start
-   * entry first on `stream`, its row in the runs table, the count's delta and `job`); false when the
-   * guard was taken (nothing written). Without it, each is a statement of its own.
+   * entry first on `stream`, its row in the runs table, the count's delta and `job`); not created when
+   * the guard was taken (nothing written). Without it, each is a statement of its own.
    */
-  startRun?(inbox: string, stream: string, start: unknown, run: StartedRunRow, job: StartJob): Promise<boolean>;
+  startRun?(inbox: string, stream: string, start: unknown, run: StartedRunRow, job: StartJob): Promise<StartOutcome>;
   /**
    * Where the engine has it: a run's end in one statement (its guard, its end entry, the run row moved
    * from running with the counts, the notification): `ended`, `taken` when the guard was taken (nothing
    * written), or `no-row` when the entry was written but the run has no running row (adopt it).
    */
   endRun?(inbox: string, end: EndedRun): Promise<'ended' | 'taken' | 'no-row'>;
+  /**
+   * Where the engine has it: the starts of many runs (each what {@link startRun} writes) in one statement
+   * where it can; per start, not created when its guard was taken. At most one start per run.
+   */
+  startRuns?(inbox: string, starts: readonly RunStart[]): Promise<StartOutcome[]>;
+  /**
+   * Where the engine has it: the ends of many runs (each what {@link endRun} writes) in one statement; a
+   * run whose row is not running when it starts is `skipped` (nothing written: end it with `endRun` in a
+   * transaction that can adopt the row). At most one end per run.
+   */
+  endRuns?(inbox: string, ends: readonly EndedRun[]): Promise<EndOutcome[]>;
+}
+
+/** What a start wrote: `created` false when the run's guard was taken; `job`, the id of the job that drives it. */
+export interface StartOutcome {
+  readonly created: boolean;
+  readonly job: number | null;
+}
+
+/** What {@link WorkflowSql.endRuns} did with one end. */
+export type EndOutcome = 'ended' | 'taken' | 'no-row' | 'skipped';
+
+/** One run's start for {@link WorkflowSql.startRuns}: its start entry on `stream`, its row and its job. */
+export interface RunStart {
+  readonly stream: string;
+  readonly entry: unknown;
+  readonly run: StartedRunRow;
+  readonly job: StartJob;
 }
 
 /** A run's end, written by {@link WorkflowSql.endRun}. */

@@ -25,7 +25,7 @@ import { resolveLimits, type QueueLimits } from '../contract/limits.js';
 import { RunDriver, type DriverDeps, type TransactionRunner } from './driver.js';
 import { TxBatcher } from './batch.js';
 import { adoptLegacyIndex, pruneRuns } from './prune.js';
-import { workflowSqlOf, type WorkflowSql } from './sql-seam.js';
+import { workflowSqlOf, type EndedRun, type RunStart, type StartOutcome, type WorkflowSql } from './sql-seam.js';
 import { countRuns, insertRun, listRuns, moveRun, parseCursor, runningVersions, sqlOfTx, type RunRow } from './runs.js';
 import {
   UnknownWorkflow,
@@ -42,8 +42,8 @@ import {
   loadJournal,
   namesOf,
   stampOpts,
+  Journal,
   type EndEntry,
-  type Journal,
   type Names,
   type RunStamp,
   type StartEntry,
@@ -68,6 +68,8 @@ export const MAX_RUN_ID_BYTES = 200;
 const MAX_NAMESPACE_BYTES = 40;
 /** Passes of one job that found their position taken by another writer, before the job is retried later. */
 const MAX_SUPERSEDED_PASSES = 5;
+/** Most runs remembered between their start and their first pass (see `Workflows.fresh`). */
+const FRESH_STARTS = 10_000;
 
 const OPTION_KEYS = [
   'workflows',
@@ -166,7 +168,13 @@ export class Workflows<X = TxOps> {
     this.sql = sql;
     // SQLite has one write path: one shared transaction at a time takes every write waiting. PostgreSQL
     // commits concurrently: a few at once keep its round trips overlapping.
-    this.batch = new TxBatcher(store, sql.dialect === 'sqlite' ? 1 : 4, sql, this.names.journalInbox);
+    this.batch = new TxBatcher(
+      store,
+      sql.dialect === 'sqlite' ? 1 : 4,
+      sql,
+      this.names.journalInbox,
+      this.names.runsInbox,
+    );
     if (!Array.isArray(o.workflows))
       throw new InvalidOption('workflows', 'must be an array of workflow definitions (defineWorkflow)');
     for (const [i, d] of (o.workflows as readonly AnyDefinition[]).entries()) {
@@ -392,21 +400,26 @@ export class Workflows<X = TxOps> {
     input: unknown,
     id: string,
     start: StartEntry,
-  ): Promise<boolean> {
-    const row = {
-      ns: this.names.ns,
-      id,
-      workflow: def.name,
-      version: def.version,
-      parentId: start.parentId ?? null,
-      input: input === undefined ? null : JSON.stringify(input),
+  ): Promise<StartOutcome> {
+    const r = this.runStart(def, input, id, start);
+    return sql.startRun!(this.names.runsInbox, r.stream, r.entry, r.run, r.job);
+  }
+
+  /** What a start of run `id` of `def` writes where the engine writes it in one statement. */
+  private runStart(def: AnyDefinition, input: unknown, id: string, start: StartEntry): RunStart {
+    return {
+      stream: this.names.runStream(id),
+      entry: encodeEntry(start),
+      run: {
+        ns: this.names.ns,
+        id,
+        workflow: def.name,
+        version: def.version,
+        parentId: start.parentId ?? null,
+        input: input === undefined ? null : JSON.stringify(input),
+      },
+      job: { queue: this.names.queue, payload: { k: 'drive', id }, opts: this.driveOpts(id, start, false) },
     };
-    const job = {
-      queue: this.names.queue,
-      payload: { k: 'drive', id },
-      opts: this.driveOpts(id, start, false),
-    };
-    return sql.startRun!(this.names.runsInbox, this.names.runStream(id), encodeEntry(start), row, job);
   }
 
   /** Starts run `id` of `def` in `tx` (a child of `parent` when given); false when the id was taken. */
@@ -420,7 +433,7 @@ export class Workflows<X = TxOps> {
   ): Promise<boolean> {
     const start = this.startEntry(def, input, parent, stamp);
     const sql = sqlOfTx(tx);
-    if (sql.startRun) return this.startOn(sql, def, input, id, start);
+    if (sql.startRun) return (await this.startOn(sql, def, input, id, start)).created;
     if ((await tx.inboxClaim(this.names.runsInbox, id)) !== 'claimed') return false;
     await tx.publish(this.names.runStream(id), encodeEntry(start));
     await insertRun(sql, this.names.ns, { id, workflow: def.name, version: def.version, input, parentId: parent });
@@ -447,21 +460,55 @@ export class Workflows<X = TxOps> {
     const priority = o.priority === undefined ? 0 : requireInt('priority', o.priority, MIN_PRIORITY, MAX_PRIORITY);
     encodePayload({ input }, 'input');
     const stamp: RunStamp = { ...(priority === 0 ? {} : { priority }), ...runLimitKeys(def, input) };
-    const body = async (tx: TxOps): Promise<StartedRun> => ({
-      id,
-      created: await this.startIn(tx, def, input, id, null, stamp),
-    });
-    // Counted once committed (inside a caller's transaction: once start returns, as the caller commits it).
-    // Alone, a start is one autocommit statement where the engine has it.
-    const solo = this.sql.startRun
-      ? async (): Promise<StartedRun> => ({
-          id,
-          created: await this.startOn(this.sql, def, input, id, this.startEntry(def, input, null, stamp)),
-        })
-      : undefined;
-    const started = await (o.tx ? body(o.tx) : this.batch.run(body, solo));
+    if (o.tx) {
+      const created = await this.startIn(o.tx, def, input, id, null, stamp);
+      if (created) this.instrument.count('started', def.name);
+      return { id, created };
+    }
+    // Without a caller's transaction: one statement where the engine has it, shared with the other
+    // starts of the moment where it writes many at once (PostgreSQL).
+    const entry = this.startEntry(def, input, null, stamp);
+    const started = this.batch.manyStarts
+      ? await this.batch.start(this.runStart(def, input, id, entry))
+      : await this.batch.run(
+          async (tx): Promise<StartOutcome> => ({
+            created: await this.startIn(tx, def, input, id, null, stamp),
+            job: null,
+          }),
+          this.sql.startRun ? () => this.startOn(this.sql, def, input, id, entry) : undefined,
+        );
+    if (started.created && started.job !== null) this.rememberStart(id, started.job, entry);
     if (started.created) this.instrument.count('started', def.name);
-    return started;
+    return { id, created: started.created };
+  }
+
+  /**
+   * Runs this instance started, committed, whose first pass has not begun here: the start entry and the
+   * job that drives it. That job's first attempt is the run's first pass (passes of a run take turns by
+   * its ordering key), so no step can be journaled yet and the pass need not read the journal to begin.
+   * Bounded: the oldest are forgotten (their first pass reads the journal, as a pass always did).
+   */
+  private readonly fresh = new Map<string, { job: number; entry: unknown }>();
+
+  private rememberStart(id: string, job: number, entry: StartEntry): void {
+    if (!this.worker) return;
+    this.fresh.delete(id);
+    this.fresh.set(id, { job, entry: encodeEntry(entry) });
+    if (this.fresh.size > FRESH_STARTS) this.fresh.delete(this.fresh.keys().next().value!);
+  }
+
+  /**
+   * The journal of a run's first pass from its remembered start entry, when `job` is the job its start
+   * enqueued, on its first attempt; else null (read it). Anything journaled since (a signal, a
+   * cancellation) is read when the pass's first write finds the journal moved, or when it waits.
+   */
+  private freshJournal(id: string, job: Job): Journal | null {
+    const f = this.fresh.get(id);
+    if (f === undefined) return null;
+    this.fresh.delete(id);
+    if (f.job !== job.id || job.attempts !== 1) return null;
+    const j = new Journal();
+    return j.follows(1, f.entry) && j.start ? j : null;
   }
 
   /**
@@ -488,6 +535,7 @@ export class Workflows<X = TxOps> {
    */
   async cancel(id: string): Promise<boolean> {
     const runId = validateRunId(id);
+    this.fresh.delete(runId);
     const j = await loadJournal(this.store, this.names, runId);
     if (!j.start || j.state !== 'running') return false;
     const wf = j.start.workflow;
@@ -701,6 +749,8 @@ export class Workflows<X = TxOps> {
     this.cancelWakes = wakes;
     void (async () => {
       while ((await wakes.recv()) !== null) {
+        // A run cancelled before its first pass: that pass reads the journal (which run it was is unknown).
+        this.fresh.clear();
         for (const d of this.active) void d.checkCancelled().catch(() => undefined);
       }
     })();
@@ -721,7 +771,7 @@ export class Workflows<X = TxOps> {
       return;
     }
     for (let pass = 0; pass < MAX_SUPERSEDED_PASSES; pass++) {
-      const j = await loadJournal(this.store, this.names, id);
+      const j = (pass === 0 ? this.freshJournal(id, job) : null) ?? (await loadJournal(this.store, this.names, id));
       if (!j.start || j.state !== 'running') return;
       if (pass === 0 && j.start.parentId !== undefined) {
         // A child started while its parent's cancel committed: it goes with its parent.
@@ -791,22 +841,30 @@ export class Workflows<X = TxOps> {
     // other; an end that wakes its parent takes the parent's job lock too, so it commits on its own.
     const write = <T>(fn: (tx: TxOps) => Promise<T>): Promise<T> =>
       parent === undefined ? this.batch.run(fn) : this.store.withTx(fn);
-    const ended = await write(async (tx) => {
+    const outcome = end.state === 'completed' ? { result: end.result } : { error: end.error };
+    const endedRun = (): EndedRun => ({
+      ns: this.names.ns,
+      id,
+      guard: this.names.guard(id, j.epoch('end')),
+      stream: this.names.runStream(id),
+      entry: encodeEntry(end),
+      state: end.state,
+      result: end.state === 'completed' ? (end.result === undefined ? null : JSON.stringify(end.result)) : null,
+      error: end.state === 'failed' ? JSON.stringify(end.error) : null,
+      channel: this.names.runChannel(id),
+    });
+    let ended: boolean | null = null;
+    if (parent === undefined && this.batch.manyEnds) {
+      // One statement shared with the other runs ending now; a run without a running row goes below.
+      const r = await this.batch.end(endedRun());
+      if (r === 'no-row') await this.batch.run((tx) => this.adoptRow(tx, j, id, end.state, outcome));
+      if (r !== 'skipped') ended = r !== 'taken';
+    }
+    ended ??= await write(async (tx) => {
       const sql = sqlOfTx(tx);
-      const outcome = end.state === 'completed' ? { result: end.result } : { error: end.error };
       if (sql.endRun) {
         // The engine writes the guard, the entry, the row's move and the wake in one statement.
-        const r = await sql.endRun(this.names.journalInbox, {
-          ns: this.names.ns,
-          id,
-          guard: this.names.guard(id, j.epoch('end')),
-          stream: this.names.runStream(id),
-          entry: encodeEntry(end),
-          state: end.state,
-          result: end.state === 'completed' ? (end.result === undefined ? null : JSON.stringify(end.result)) : null,
-          error: end.state === 'failed' ? JSON.stringify(end.error) : null,
-          channel: this.names.runChannel(id),
-        });
+        const r = await sql.endRun(this.names.journalInbox, endedRun());
         if (r === 'taken') return false;
         if (r === 'no-row') await this.adoptRow(tx, j, id, end.state, outcome);
         if (parent !== undefined) await this.driveJob(tx, parent, parentStamp);

@@ -237,6 +237,44 @@ export function workflowsContract(engine: EngineFixture): void {
     expect(runs).toBe(1);
   });
 
+  it('a burst of concurrent starts, with one id given twice and one failing run, starts each id once and ends every run with exact counts', async () => {
+    let steps = 0;
+    const wf = defineWorkflow('burst', {
+      async run(input: { n: number }, ctx) {
+        const a = await ctx.step('a', () => ((steps += 1), input.n));
+        if (input.n === 7) throw new PermanentError('seven');
+        return a * 2;
+      },
+    });
+    const w = make({ workflows: [wf], concurrency: 8 });
+    const ids = Array.from({ length: 40 }, (_, n) => `burst-${n}`);
+    const started = await Promise.all([
+      ...ids.map((id, n) => w.start(wf, { n }, { id })),
+      w.start(wf, { n: 99 }, { id: 'burst-3' }),
+    ]);
+    expect(
+      started
+        .filter((s) => s.id === 'burst-3')
+        .map((s) => s.created)
+        .sort(),
+    ).toEqual([false, true]);
+    expect(started.filter((s) => s.created)).toHaveLength(40);
+    const outcomes = await Promise.all(
+      ids.map((id) =>
+        w.waitForResult<number>(id, { timeoutMs: 30_000 }).then(
+          (r) => r,
+          (e: Error) => e.name,
+        ),
+      ),
+    );
+    expect(outcomes[7]).toBe('WorkflowFailed');
+    // burst-3 ran with the input of whichever of its two starts won.
+    expect(outcomes.filter((o, n) => n !== 7 && (n === 3 ? o !== 6 && o !== 198 : o !== 2 * n))).toEqual([]);
+    expect(steps).toBe(40);
+    expect(await w.counts()).toMatchObject({ running: 0, completed: 39, failed: 1 });
+    expect((await w.list({ state: 'completed', limit: 100 })).length).toBe(39);
+  });
+
   it('start inside a transaction commits with it, and a rollback leaves no run', async () => {
     const wf = defineWorkflow('in-tx', {
       async run(input: { n: number }, ctx) {
@@ -474,6 +512,35 @@ export function workflowsContract(engine: EngineFixture): void {
     expect((await w.getStatus(id))!.state).toBe('cancelled');
     expect(await w.cancel(id)).toBe(false);
     expect(await w.cancel('no-such-run')).toBe(false);
+  });
+
+  it('a run cancelled from another instance before its first pass runs no step', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const ran: string[] = [];
+    const wf = defineWorkflow('queued', {
+      async run(input: { block: boolean }, ctx) {
+        await ctx.step('first', async () => {
+          ran.push(ctx.runId);
+          if (input.block) await gate;
+        });
+      },
+    });
+    const namespace = ns();
+    const w = make({ workflows: [wf], namespace, concurrency: 1 });
+    const other = make({ workflows: [wf], namespace, worker: false });
+    const blocker = await w.start(wf, { block: true });
+    await waitFor('the blocker running', async () => ran.length === 1);
+    const { id } = await w.start(wf, { block: false });
+    expect(await other.cancel(id)).toBe(true);
+    release();
+    await expect(w.waitForResult(blocker.id, { timeoutMs: 20_000 })).resolves.toBeUndefined();
+    await expect(w.waitForResult(id, { timeoutMs: 20_000 })).rejects.toBeInstanceOf(WorkflowCancelled);
+    await waitFor(
+      'the queue idle',
+      async () => (await w.queue.stats()).pending + (await w.queue.stats()).processing === 0,
+    );
+    expect(ran).toEqual([blocker.id]);
   });
 
   it('list filters runs by state and workflow', async () => {

@@ -6,44 +6,59 @@ import { hasLimitKey } from '../../contract/limits.js';
 import { validateName } from '../../contract/validate.js';
 import { queueWakeChannel } from '../../contract/names.js';
 import { resolveJobStamp } from '../../contract/options.js';
-import type { EndedRun, JournalAppend, StartJob, StartedRunRow, WorkflowSql } from '../../workflows/sql-seam.js';
-import { NOW_MS, wakePayload } from './schema-sql.js';
+import type {
+  EndedRun,
+  EndOutcome,
+  JournalAppend,
+  RunStart,
+  StartJob,
+  StartOutcome,
+  StartedRunRow,
+  WorkflowSql,
+} from '../../workflows/sql-seam.js';
+import type { JobWrite } from '../../contract/options.js';
+import { NOW_MS, wakePayload, type SchemaSql } from './schema-sql.js';
 import { enqueueResolved, extraParams, stampParams, type PgContext } from './context.js';
 import type { Executor } from './connection.js';
 
-/** The workflows' statements on `exec` (the pool, a transaction's client or a caller's query runner). */
-export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () => void): WorkflowSql {
-  const s = ctx.sql.schema;
-  const names = new Map<string, string>();
+/** The workflows' statements of one schema, built once (a transaction's seam is made per transaction). */
+const statementsOf = new WeakMap<SchemaSql, ReturnType<typeof buildStatements>>();
+
+function buildStatements(s: SchemaSql) {
   // Journal entries of many runs in one statement, each under its once-only guard: an entry whose guard
   // another writer holds is not written (no offset back). A guard's insert waits for a concurrent writer
   // of the same guard to end, as `inboxClaim` does. Each stream's head row stays locked to the commit, so
   // offsets follow commit order as `publish` keeps them. No stream wake: nothing subscribes to a journal.
   // One stream at most once per statement (a head row cannot be updated twice in one statement).
-  const append = s.def(
-    'wf_journal_append',
-    `WITH t AS MATERIALIZED (SELECT ${NOW_MS} AS ms),
-     u AS MATERIALIZED (
-       SELECT * FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS u(guard, stream, payload, i)
-     ),
+  // `w` holds the rows of `u` whose guard was won; `rest` follows the entry's CTEs.
+  const entries = (u: string, rest: string): string => `WITH t AS MATERIALIZED (SELECT ${NOW_MS} AS ms),
+     ${u},
      g AS (
        INSERT INTO ${s.q}.inbox (inbox, message_id, state, attempts, received_at, done_at)
        SELECT $1::text, u.guard, 'done', 1, t.ms, t.ms FROM u, t ORDER BY u.guard
        ON CONFLICT (inbox, message_id) DO NOTHING
        RETURNING message_id
      ),
+     w AS MATERIALIZED (SELECT u.* FROM u JOIN g ON g.message_id = u.guard),
      h AS (
        INSERT INTO ${s.q}.stream_heads AS h (stream, last_offset)
-       SELECT u.stream, 1 FROM u JOIN g ON g.message_id = u.guard ORDER BY u.stream
+       SELECT w.stream, 1 FROM w ORDER BY w.stream
        ON CONFLICT (stream) DO UPDATE SET last_offset = h.last_offset + 1
        RETURNING h.stream, h.last_offset
      ),
      e AS (
        INSERT INTO ${s.q}.stream_events (stream, seq, key, payload, created_at)
-       SELECT h.stream, h.last_offset, NULL, u.payload::json, t.ms FROM h JOIN u ON u.stream = h.stream, t
+       SELECT h.stream, h.last_offset, NULL, w.entry::json, t.ms FROM h JOIN w ON w.stream = h.stream, t
        RETURNING stream, seq
-     )
-     SELECT u.i::int AS i, e.seq FROM u LEFT JOIN e ON e.stream = u.stream`,
+     )${rest}`;
+  const append = s.def(
+    'wf_journal_append',
+    entries(
+      `u AS MATERIALIZED (
+       SELECT * FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS u(guard, stream, entry, i)
+     )`,
+      ` SELECT u.i::int AS i, e.seq FROM u LEFT JOIN e ON e.stream = u.stream`,
+    ),
   );
   // One journal entry under its guard, as the head of a statement: $1 inbox, $2 guard, $3 stream,
   // $4 entry; `g` holds the guard when it was won, `e` the entry's offset when written.
@@ -78,6 +93,10 @@ export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () =>
      ),
      c AS (INSERT INTO ${s.q}.workflow_counts (ns, state, n) SELECT $5::text, 'running', 1 FROM r)`;
   const start = s.def('wf_start_run', `${startCtes} SELECT (SELECT count(*) FROM e)::int AS n`);
+  const enqueue = (row: string, queue: string, wake: string): string =>
+    `${s.q}.enqueue_job(${queue}, ${row}.job, ${row}.priority, ${row}.attempts, ${row}.vis, ${row}.backoff, ${row}.dlr,
+       ${row}.delay, ${row}.run_at, ${row}.expires, ${s.channel}, ${wake}, ${row}.headers, ${row}.unique_key,
+       ${row}.replace, ${row}.ordering_key)`;
   const startWithJob = s.def(
     'wf_start_run_job',
     `${startCtes},
@@ -87,6 +106,30 @@ export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () =>
        FROM g
      )
      SELECT (SELECT count(*) FROM e)::int AS n, (SELECT id FROM j) AS job`,
+  );
+  // The starts of many runs of one queue (no limit keys) in one statement: per run what `startWithJob`
+  // writes. $2 is the queue, $3 the wake; one row per run in the arrays after.
+  const startMany = s.def(
+    'wf_start_runs',
+    entries(
+      `u AS MATERIALIZED (
+       SELECT * FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bigint[],
+         $11::text[], $12::text[], $13::text[], $14::int[], $15::int[], $16::bigint[], $17::bigint[], $18::bigint[],
+         $19::bigint[], $20::bigint[], $21::bigint[], $22::text[], $23::text[], $24::boolean[], $25::text[])
+       WITH ORDINALITY AS u(guard, stream, entry, ns, id, workflow, version, input, parent, job, priority, attempts,
+         vis, backoff, dlr, delay, run_at, expires, headers, unique_key, replace, ordering_key, i)
+     )`,
+      `,
+     r AS (
+       INSERT INTO ${s.q}.workflow_runs AS r (ns, id, workflow, version, state, input, parent_id, created_at, updated_at)
+       SELECT w.ns, w.id, w.workflow, w.version, 'running', w.input, w.parent, t.ms, t.ms FROM w, t ORDER BY w.ns, w.id
+       ON CONFLICT (ns, id) DO NOTHING
+       RETURNING r.ns
+     ),
+     c AS (INSERT INTO ${s.q}.workflow_counts (ns, state, n) SELECT r.ns, 'running', count(*) FROM r GROUP BY r.ns),
+     j AS (SELECT w.i, ${enqueue('w', '$2::text', '$3::text')} AS id FROM w)
+     SELECT u.i::int AS i, j.i IS NOT NULL AS created, j.id AS job FROM u LEFT JOIN j ON j.i = u.i`,
+    ),
   );
   // A run's end: the guard, the end entry, the run's row moved from running with the counts' deltas, and
   // the wake of its channel, in one statement. Nothing is written when the guard is taken.
@@ -107,7 +150,49 @@ export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () =>
      SELECT (SELECT count(*) FROM e)::int AS wrote, (SELECT count(*) FROM up)::int AS moved,
        (SELECT count(*) FROM n)::int AS notified`,
   );
-  return {
+  // The ends of many runs in one statement: per run what `end` writes, for the runs whose row is running
+  // when the statement starts (`k`); the others are left untouched, for the end in a transaction that
+  // adopts a missing row.
+  const endMany = s.def(
+    'wf_end_runs',
+    entries(
+      `a AS MATERIALIZED (
+       SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+         $9::text[], $10::text[])
+       WITH ORDINALITY AS a(guard, stream, entry, ns, id, state, result, error, wake, i)
+     ),
+     u AS MATERIALIZED (
+       SELECT a.* FROM a WHERE EXISTS (
+         SELECT 1 FROM ${s.q}.workflow_runs r WHERE r.ns = a.ns AND r.id = a.id AND r.state = 'running')
+     )`,
+      `,
+     up AS (
+       UPDATE ${s.q}.workflow_runs AS r SET state = w.state, result = w.result, error = w.error, waiting = NULL,
+         wake_at = NULL, updated_at = t.ms, finished_at = t.ms
+       FROM w, t WHERE r.ns = w.ns AND r.id = w.id AND r.state = 'running'
+       RETURNING r.ns, r.id, r.state
+     ),
+     c AS (
+       INSERT INTO ${s.q}.workflow_counts (ns, state, n)
+       SELECT v.ns, v.s, sum(v.d) FROM (
+         SELECT up.ns, 'running' AS s, -1 AS d FROM up UNION ALL SELECT up.ns, up.state, 1 FROM up
+       ) AS v GROUP BY v.ns, v.s
+     ),
+     n AS (SELECT w.i, ${s.notify('w.wake')} AS x FROM w)
+     SELECT a.i::int AS i, u.i IS NOT NULL AS live, n.i IS NOT NULL AS wrote, up.id IS NOT NULL AS moved
+     FROM a LEFT JOIN u ON u.i = a.i LEFT JOIN n ON n.i = a.i LEFT JOIN up ON up.ns = a.ns AND up.id = a.id`,
+    ),
+  );
+  return { append, start, startWithJob, startMany, end, endMany, names: new Map<string, string>() };
+}
+
+/** The workflows' statements on `exec` (the pool, a transaction's client or a caller's query runner). */
+export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () => void): WorkflowSql {
+  const s = ctx.sql.schema;
+  let st = statementsOf.get(s);
+  if (st === undefined) statementsOf.set(s, (st = buildStatements(s)));
+  const { append, start, startWithJob, startMany, end, endMany, names } = st;
+  const seam: WorkflowSql = {
     dialect: 'postgres',
     prefix: `${s.q}.`,
     async query(text, params) {
@@ -119,7 +204,13 @@ export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () =>
       }
       return (await exec.run<Record<string, unknown>>(s.def(name, text), params)).rows;
     },
-    async startRun(inbox: string, stream: string, entry: unknown, run: StartedRunRow, job: StartJob): Promise<boolean> {
+    async startRun(
+      inbox: string,
+      stream: string,
+      entry: unknown,
+      run: StartedRunRow,
+      job: StartJob,
+    ): Promise<StartOutcome> {
       const guard = inboxClaimInput(inbox, run.id).messageId;
       const text = encodePayload(entry, 'payload', ctx.maxPayloadBytes);
       const params = [inbox, guard, stream, text, run.ns, run.workflow, run.version, run.input, run.parentId];
@@ -129,14 +220,13 @@ export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () =>
       if (hasLimitKey(stamp)) {
         // A limited job takes the engine's limited enqueue: a second statement on the same executor.
         const r = await exec.run<{ n: number }>(start, params);
-        if ((r.rows[0]?.n ?? 0) === 0) return false;
-        await enqueueResolved(ctx, exec, job.queue, jobText, stamp);
-        return true;
+        if ((r.rows[0]?.n ?? 0) === 0) return { created: false, job: null };
+        return { created: true, job: await enqueueResolved(ctx, exec, job.queue, jobText, stamp) };
       }
       const r = await exec.wakes.run(
         wakePayload(queueWakeChannel(job.queue)),
         (w) =>
-          exec.run<{ n: number }>(startWithJob, [
+          exec.run<{ n: number; job: string | null }>(startWithJob, [
             ...params,
             job.queue,
             jobText,
@@ -146,7 +236,8 @@ export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () =>
           ]),
         (res) => (res.rows[0]?.n ?? 0) > 0,
       );
-      return (r.rows[0]?.n ?? 0) > 0;
+      const row = r.rows[0];
+      return { created: (row?.n ?? 0) > 0, job: row?.job == null ? null : Number(row.job) };
     },
     async endRun(inbox: string, run: EndedRun): Promise<'ended' | 'taken' | 'no-row'> {
       const guard = inboxClaimInput(inbox, run.guard).messageId;
@@ -174,6 +265,92 @@ export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () =>
       if (!row || row.wrote === 0) return 'taken';
       return row.moved > 0 ? 'ended' : 'no-row';
     },
+    async startRuns(inbox: string, starts: readonly RunStart[]): Promise<StartOutcome[]> {
+      const out: StartOutcome[] = starts.map(() => ({ created: false, job: null }));
+      const byQueue = new Map<string, { i: number; stamp: JobWrite; job: string }[]>();
+      const limited: Promise<void>[] = [];
+      const seen = new Set<string>();
+      for (const [i, st] of starts.entries()) {
+        const key = `${st.run.ns}\u0000${st.run.id}`;
+        if (seen.has(key))
+          throw new InvalidArgument(
+            'workflow starts',
+            `name run ${JSON.stringify(st.run.id)} twice (at most once each)`,
+          );
+        seen.add(key);
+        const stamp = resolveJobStamp(ctx.queueOpts(st.job.queue), st.job.opts, ctx.enqueueHeaders);
+        const job = encodePayload(st.job.payload, 'payload', ctx.maxPayloadBytes);
+        if (hasLimitKey(stamp)) {
+          // A limited job takes the engine's limited enqueue: the one-run start, a statement of its own.
+          limited.push(seam.startRun!(inbox, st.stream, st.entry, st.run, st.job).then((o) => void (out[i] = o)));
+          continue;
+        }
+        const group = byQueue.get(st.job.queue) ?? [];
+        group.push({ i, stamp, job });
+        byQueue.set(st.job.queue, group);
+      }
+      for (const [queue, group] of byQueue) {
+        const cols: unknown[][] = Array.from({ length: 22 }, () => []);
+        for (const { i, stamp, job } of group) {
+          const st = starts[i]!;
+          const row = [
+            inboxClaimInput(inbox, st.run.id).messageId,
+            st.stream,
+            encodePayload(st.entry, 'payload', ctx.maxPayloadBytes),
+            st.run.ns,
+            st.run.id,
+            st.run.workflow,
+            st.run.version,
+            st.run.input,
+            st.run.parentId,
+            job,
+            ...stampParams(stamp),
+            ...extraParams(stamp),
+          ];
+          for (const [c, v] of row.entries()) cols[c]!.push(v);
+        }
+        check();
+        const r = await exec.wakes.run(
+          wakePayload(queueWakeChannel(queue)),
+          (w) => exec.run<{ i: number; created: boolean; job: string | null }>(startMany, [inbox, queue, w, ...cols]),
+          (res) => res.rows.some((row) => row.created),
+        );
+        for (const row of r.rows)
+          out[group[row.i - 1]!.i] = { created: row.created, job: row.job === null ? null : Number(row.job) };
+      }
+      await Promise.all(limited);
+      return out;
+    },
+    async endRuns(inbox: string, ends: readonly EndedRun[]): Promise<EndOutcome[]> {
+      const cols: unknown[][] = Array.from({ length: 9 }, () => []);
+      const seen = new Set<string>();
+      for (const e of ends) {
+        const key = `${e.ns}\u0000${e.id}`;
+        if (seen.has(key))
+          throw new InvalidArgument('workflow ends', `name run ${JSON.stringify(e.id)} twice (at most once each)`);
+        seen.add(key);
+        validateName('channel', e.channel);
+        const row = [
+          inboxClaimInput(inbox, e.guard).messageId,
+          e.stream,
+          encodePayload(e.entry, 'payload', ctx.maxPayloadBytes),
+          e.ns,
+          e.id,
+          e.state,
+          e.result,
+          e.error,
+          // Untagged: this store's own receivers (a `waitForResult` here) wake on the NOTIFY's echo.
+          wakePayload(e.channel),
+        ];
+        for (const [c, v] of row.entries()) cols[c]!.push(v);
+      }
+      check();
+      const r = await exec.run<{ i: number; live: boolean; wrote: boolean; moved: boolean }>(endMany, [inbox, ...cols]);
+      const out: EndOutcome[] = ends.map(() => 'skipped');
+      for (const row of r.rows)
+        out[row.i - 1] = !row.live ? 'skipped' : !row.wrote ? 'taken' : row.moved ? 'ended' : 'no-row';
+      return out;
+    },
     async appendJournal(inbox: string, writes: readonly JournalAppend[]): Promise<(number | null)[]> {
       const guards: string[] = [];
       const streams: string[] = [];
@@ -197,4 +374,5 @@ export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () =>
       return out;
     },
   };
+  return seam;
 }

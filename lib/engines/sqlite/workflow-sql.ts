@@ -4,6 +4,7 @@ import {
   type JournalAppend,
   type StartJob,
   type StartedRunRow,
+  type StartOutcome,
   type WorkflowSql,
 } from '../../workflows/sql-seam.js';
 import { inboxClaimInput } from '../shared/inbox.js';
@@ -65,19 +66,18 @@ export function sqliteWorkflowWrites(
         input.map((w) => (claimInboxIn(ctx, inbox, w.guard) === 'claimed' ? append(ctx, w.stream, w.text) : null)),
       );
     },
-    startRun(inbox: string, stream: string, entry: unknown, run: StartedRunRow, job: StartJob): Promise<boolean> {
+    startRun(inbox: string, stream: string, entry: unknown, run: StartedRunRow, job: StartJob): Promise<StartOutcome> {
       const guard = inboxClaimInput(inbox, run.id).messageId;
       const text = encodePayload(entry, 'payload', core.maxPayloadBytes);
       const j = enqueueInput(core, job.queue, job.payload, job.opts);
       return write('workflows.start', (ctx) => {
-        if (claimInboxIn(ctx, inbox, guard) !== 'claimed') return false;
+        if (claimInboxIn(ctx, inbox, guard) !== 'claimed') return { created: false, job: null };
         append(ctx, stream, text);
         const ins = ctx.conn
           .stmt(INSERT_RUN)
           .get(run.ns, run.id, run.workflow, run.version, run.input, run.parentId, ctx.now, ctx.now);
         if (ins !== undefined) ctx.conn.stmt(INSERT_RUN_COUNT).run(run.ns);
-        insertJobs(ctx, j.queue, [j.text], j.stamp);
-        return true;
+        return { created: true, job: insertJobs(ctx, j.queue, [j.text], j.stamp)[0] ?? null };
       });
     },
   };
