@@ -46,6 +46,8 @@ class Lane<I, R> {
   constructor(
     private readonly key: (item: I) => string,
     private readonly many: (items: readonly I[]) => Promise<R[]>,
+    /** The write alone, where the engine has a lighter statement for one. */
+    private readonly one?: (item: I) => Promise<R>,
   ) {}
 
   push(item: I, pump: () => void): Promise<R> {
@@ -75,6 +77,10 @@ class Lane<I, R> {
   /** Writes the next statement's writes. */
   async flushNext(): Promise<void> {
     const batch = this.take();
+    if (batch.length === 1 && this.one) {
+      const b = batch[0]!;
+      return this.one(b.item).then(b.resolve, b.reject);
+    }
     let out: R[];
     try {
       out = await this.many(batch.map((b) => b.item));
@@ -126,10 +132,12 @@ export class TxBatcher {
           (es) => endRuns.call(sql, guardInbox, es),
         )
       : null;
+    const { startRun } = sql;
     this.starts = startRuns
       ? new Lane(
           (s) => s.stream,
           (ss) => startRuns.call(sql, startInbox, ss),
+          startRun && ((s) => startRun.call(sql, startInbox, s.stream, s.entry, s.run, s.job)),
         )
       : null;
   }

@@ -1,7 +1,10 @@
 import { encodePayload } from '../../contract/codec.js';
 import {
   positional,
+  type EndedRun,
+  type EndOutcome,
   type JournalAppend,
+  type RunStart,
   type StartJob,
   type StartedRunRow,
   type StartOutcome,
@@ -13,7 +16,7 @@ import type { SqliteCore } from './context.js';
 import { claimInboxIn } from './inbox.js';
 import { insertJobs } from './queue-ops.js';
 import { INSERT_EVENT, NEXT_SEQ } from './stream.sql.js';
-import { enqueueInput } from './tx-input.js';
+import { enqueueInput, notifyInput } from './tx-input.js';
 import type { WriteCtx } from './writer.js';
 
 /** Runs a statement (`?` placeholders) on a connection: its rows, or none for a statement that returns nothing. */
@@ -49,11 +52,31 @@ export function sqliteWorkflowSql(
 export function sqliteWorkflowWrites(
   core: Pick<SqliteCore, 'registeredQueueOpts' | 'maxPayloadBytes' | 'enqueueHeaders'>,
   write: <T>(op: string, fn: (ctx: WriteCtx) => T) => Promise<T>,
-): Pick<WorkflowSql, 'appendJournal' | 'startRun'> {
+): Pick<WorkflowSql, 'appendJournal' | 'startRun' | 'startRuns' | 'endRuns'> {
   const append = (ctx: WriteCtx, stream: string, text: string): number => {
     const seq = ctx.conn.pluck(NEXT_SEQ).get(stream) as number;
     ctx.conn.stmt(INSERT_EVENT).run(stream, seq, null, text, ctx.now);
     return seq;
+  };
+  const startRuns = (inbox: string, starts: readonly RunStart[]): Promise<StartOutcome[]> => {
+    const input = starts.map((st) => ({
+      st,
+      guard: inboxClaimInput(inbox, st.run.id).messageId,
+      text: encodePayload(st.entry, 'payload', core.maxPayloadBytes),
+      job: enqueueInput(core, st.job.queue, st.job.payload, st.job.opts),
+    }));
+    return write('workflows.start', (ctx) =>
+      input.map(({ st, guard, text, job }): StartOutcome => {
+        if (claimInboxIn(ctx, inbox, guard) !== 'claimed') return { created: false, job: null };
+        append(ctx, st.stream, text);
+        const r = st.run;
+        const ins = ctx.conn
+          .stmt(INSERT_RUN)
+          .get(r.ns, r.id, r.workflow, r.version, r.input, r.parentId, ctx.now, ctx.now);
+        if (ins !== undefined) ctx.conn.stmt(INSERT_RUN_COUNT).run(r.ns, 'running', 1);
+        return { created: true, job: insertJobs(ctx, job.queue, [job.text], job.stamp)[0] ?? null };
+      }),
+    );
   };
   return {
     appendJournal(inbox: string, writes: readonly JournalAppend[]): Promise<(number | null)[]> {
@@ -67,18 +90,31 @@ export function sqliteWorkflowWrites(
       );
     },
     startRun(inbox: string, stream: string, entry: unknown, run: StartedRunRow, job: StartJob): Promise<StartOutcome> {
-      const guard = inboxClaimInput(inbox, run.id).messageId;
-      const text = encodePayload(entry, 'payload', core.maxPayloadBytes);
-      const j = enqueueInput(core, job.queue, job.payload, job.opts);
-      return write('workflows.start', (ctx) => {
-        if (claimInboxIn(ctx, inbox, guard) !== 'claimed') return { created: false, job: null };
-        append(ctx, stream, text);
-        const ins = ctx.conn
-          .stmt(INSERT_RUN)
-          .get(run.ns, run.id, run.workflow, run.version, run.input, run.parentId, ctx.now, ctx.now);
-        if (ins !== undefined) ctx.conn.stmt(INSERT_RUN_COUNT).run(run.ns);
-        return { created: true, job: insertJobs(ctx, j.queue, [j.text], j.stamp)[0] ?? null };
-      });
+      return startRuns(inbox, [{ stream, entry, run, job }]).then((o) => o[0]!);
+    },
+    startRuns,
+    endRuns(inbox: string, ends: readonly EndedRun[]): Promise<EndOutcome[]> {
+      const input = ends.map((e) => ({
+        e,
+        guard: inboxClaimInput(inbox, e.guard).messageId,
+        text: encodePayload(e.entry, 'payload', core.maxPayloadBytes),
+        channel: notifyInput(e.channel, undefined),
+      }));
+      return write('workflows.end', (ctx) =>
+        input.map(({ e, guard, text, channel }): EndOutcome => {
+          // A run without a running row is left to the end in a transaction, which adopts the row.
+          if (ctx.conn.stmt(RUN_RUNNING).get(e.ns, e.id) === undefined) return 'skipped';
+          if (claimInboxIn(ctx, inbox, guard) !== 'claimed') return 'taken';
+          append(ctx, e.stream, text);
+          const moved = ctx.conn.stmt(END_RUN).get(e.state, e.result, e.error, ctx.now, ctx.now, e.ns, e.id);
+          if (moved !== undefined) {
+            ctx.conn.stmt(INSERT_RUN_COUNT).run(e.ns, 'running', -1);
+            ctx.conn.stmt(INSERT_RUN_COUNT).run(e.ns, e.state, 1);
+          }
+          ctx.wake(channel);
+          return moved === undefined ? 'no-row' : 'ended';
+        }),
+      );
     },
   };
 }
@@ -86,4 +122,7 @@ export function sqliteWorkflowWrites(
 const INSERT_RUN = `INSERT INTO __alkstore_workflow_runs
   (ns, id, workflow, version, state, input, parent_id, created_at, updated_at)
   VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?) ON CONFLICT (ns, id) DO NOTHING RETURNING id`;
-const INSERT_RUN_COUNT = `INSERT INTO __alkstore_workflow_counts (ns, state, n) VALUES (?, 'running', 1)`;
+const INSERT_RUN_COUNT = `INSERT INTO __alkstore_workflow_counts (ns, state, n) VALUES (?, ?, ?)`;
+const RUN_RUNNING = `SELECT 1 FROM __alkstore_workflow_runs WHERE ns = ? AND id = ? AND state = 'running'`;
+const END_RUN = `UPDATE __alkstore_workflow_runs SET state = ?, result = ?, error = ?, waiting = NULL, wake_at = NULL,
+  updated_at = ?, finished_at = ? WHERE ns = ? AND id = ? AND state = 'running' RETURNING id`;
