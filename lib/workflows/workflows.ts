@@ -68,6 +68,8 @@ export const MAX_RUN_ID_BYTES = 200;
 const MAX_NAMESPACE_BYTES = 40;
 /** Passes of one job that found their position taken by another writer, before the job is retried later. */
 const MAX_SUPERSEDED_PASSES = 5;
+/** Most run jobs the worker holds claimed beyond those running (at most `concurrency`). */
+const MAX_PREFETCH = 16;
 /** Most runs remembered between their start and their first pass (see `Workflows.fresh`). */
 const FRESH_STARTS = 10_000;
 
@@ -270,7 +272,9 @@ export class Workflows<X = TxOps> {
           name: `workflows ${JSON.stringify(ns)}`,
           handler: (job, signal) => this.handle(job, signal),
           concurrency,
-          prefetch: 0,
+          // The next runs' jobs are claimed while the current passes run, so a pass starts as soon as a
+          // slot frees instead of after a claim's round trip.
+          prefetch: Math.min(concurrency, MAX_PREFETCH),
           leaseMs,
           idlePollIntervalMs,
           drainTimeoutMs,
@@ -721,7 +725,8 @@ export class Workflows<X = TxOps> {
    * run jobs its worker has claimed (running or about to); `writes`, journal writes waiting for their
    * shared transaction. A parked run (sleeping, waiting for a signal or for its children) is in none of
    * them: only its journal and its row in the database hold it, so a million parked runs cost a worker
-   * nothing. Each count is bounded by `concurrency` (the writes by the passes and starts in flight).
+   * nothing. `passes` is bounded by `concurrency`, `jobs` by `concurrency` plus the jobs claimed ahead
+   * (as many again, at most 16), the writes by the passes and starts in flight.
    */
   get held(): { passes: number; jobs: number; writes: number } {
     return { passes: this.active.size, jobs: this.worker?.inFlight ?? 0, writes: this.batch.waiting };
