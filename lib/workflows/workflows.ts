@@ -70,8 +70,11 @@ const MAX_NAMESPACE_BYTES = 40;
 const MAX_SUPERSEDED_PASSES = 5;
 /** Most run jobs the worker holds claimed beyond those running (at most `concurrency`). */
 const MAX_PREFETCH = 16;
-/** Most runs remembered between their start and their first pass (see `Workflows.fresh`). */
+/** Most runs remembered between their start and their first pass (see `Workflows.fresh`), and their inputs' JSON length. */
 const FRESH_STARTS = 10_000;
+const FRESH_STARTS_BYTES = 16 * 1024 * 1024;
+/** A start whose input's JSON is longer is not remembered: its first pass reads the journal. */
+const FRESH_START_MAX_BYTES = 64 * 1024;
 
 const OPTION_KEYS = [
   'workflows',
@@ -462,7 +465,7 @@ export class Workflows<X = TxOps> {
     const o = asOption(() => optionalObject<StartOptions>('start options', opts)) ?? {};
     const id = o.id === undefined ? randomUUID() : validateRunId(o.id);
     const priority = o.priority === undefined ? 0 : requireInt('priority', o.priority, MIN_PRIORITY, MAX_PRIORITY);
-    encodePayload({ input }, 'input');
+    const inputBytes = encodePayload({ input }, 'input').length;
     const stamp: RunStamp = { ...(priority === 0 ? {} : { priority }), ...runLimitKeys(def, input) };
     if (o.tx) {
       const created = await this.startIn(o.tx, def, input, id, null, stamp);
@@ -481,7 +484,7 @@ export class Workflows<X = TxOps> {
           }),
           this.sql.startRun ? () => this.startOn(this.sql, def, input, id, entry) : undefined,
         );
-    if (started.created && started.job !== null) this.rememberStart(id, started.job, entry);
+    if (started.created && started.job !== null) this.rememberStart(id, started.job, entry, inputBytes);
     if (started.created) this.instrument.count('started', def.name);
     return { id, created: started.created };
   }
@@ -492,13 +495,25 @@ export class Workflows<X = TxOps> {
    * its ordering key), so no step can be journaled yet and the pass need not read the journal to begin.
    * Bounded: the oldest are forgotten (their first pass reads the journal, as a pass always did).
    */
-  private readonly fresh = new Map<string, { job: number; entry: unknown }>();
+  private readonly fresh = new Map<string, { job: number; entry: unknown; bytes: number }>();
+  /** The JSON length of the inputs of the starts in {@link fresh}. */
+  private freshBytes = 0;
 
-  private rememberStart(id: string, job: number, entry: StartEntry): void {
-    if (!this.worker) return;
+  private rememberStart(id: string, job: number, entry: StartEntry, bytes: number): void {
+    if (!this.worker || bytes > FRESH_START_MAX_BYTES) return;
+    this.forget(id);
+    this.fresh.set(id, { job, entry: encodeEntry(entry), bytes });
+    this.freshBytes += bytes;
+    while (this.fresh.size > FRESH_STARTS || this.freshBytes > FRESH_STARTS_BYTES)
+      this.forget(this.fresh.keys().next().value!);
+  }
+
+  private forget(id: string): { job: number; entry: unknown } | undefined {
+    const f = this.fresh.get(id);
+    if (f === undefined) return undefined;
     this.fresh.delete(id);
-    this.fresh.set(id, { job, entry: encodeEntry(entry) });
-    if (this.fresh.size > FRESH_STARTS) this.fresh.delete(this.fresh.keys().next().value!);
+    this.freshBytes -= f.bytes;
+    return f;
   }
 
   /**
@@ -507,9 +522,8 @@ export class Workflows<X = TxOps> {
    * cancellation) is read when the pass's first write finds the journal moved, or when it waits.
    */
   private freshJournal(id: string, job: Job): Journal | null {
-    const f = this.fresh.get(id);
+    const f = this.forget(id);
     if (f === undefined) return null;
-    this.fresh.delete(id);
     if (f.job !== job.id || job.attempts !== 1) return null;
     const j = new Journal();
     return j.follows(1, f.entry) && j.start ? j : null;
@@ -539,7 +553,7 @@ export class Workflows<X = TxOps> {
    */
   async cancel(id: string): Promise<boolean> {
     const runId = validateRunId(id);
-    this.fresh.delete(runId);
+    this.forget(runId);
     const j = await loadJournal(this.store, this.names, runId);
     if (!j.start || j.state !== 'running') return false;
     const wf = j.start.workflow;
@@ -742,6 +756,8 @@ export class Workflows<X = TxOps> {
     if (this.closed) return;
     this.closed = true;
     if (this.pruneTimer) clearInterval(this.pruneTimer);
+    this.fresh.clear();
+    this.freshBytes = 0;
     this.cancelWakes?.close();
     await this.worker?.stop();
     await this.startup;
@@ -756,6 +772,7 @@ export class Workflows<X = TxOps> {
       while ((await wakes.recv()) !== null) {
         // A run cancelled before its first pass: that pass reads the journal (which run it was is unknown).
         this.fresh.clear();
+        this.freshBytes = 0;
         for (const d of this.active) void d.checkCancelled().catch(() => undefined);
       }
     })();
