@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { AlreadyRunning } from '../contract/errors.js';
 import type { ClaimOpts, Job } from '../contract/types.js';
@@ -16,7 +17,7 @@ import { mayReadSignal } from './signal-use.js';
 import { sampleStats } from './stats-sampler.js';
 import { StoreHealth } from './store-health.js';
 import { ChangeLatch, withTimeout } from './timers.js';
-import { abortJob, giveController, grantedLease, Tracked, TrackedSet } from './tracked.js';
+import { abortJob, giveController, grantedLease, signalOf, Tracked, TrackedSet } from './tracked.js';
 import { validateWorkerCoreOptions, type WorkerCoreOptions } from './worker-options.js';
 import { guardObserver, type WorkerObserver } from './worker-observer.js';
 import { WorkWait } from './work-wait.js';
@@ -30,6 +31,13 @@ export {
   type HandlerWrapper,
   type WorkerCoreOptions,
 } from './worker-options.js';
+
+/** One controller shared by the jobs of a claim (`claimSignals`): a listener per job in flight is expected, not a leak. */
+function claimController(): AbortController {
+  const ac = new AbortController();
+  setMaxListeners(0, ac.signal);
+  return ac;
+}
 
 /** What {@link WorkerCore.claimRound} returns to end the claim loop, and to claim again without waiting. */
 const STOP = -1;
@@ -92,6 +100,8 @@ export class WorkerCore {
    * signal, see {@link mayReadSignal}); otherwise every call gets the shared one.
    */
   private readonly callSignals: boolean;
+  /** `claimSignals` in use: the jobs of one claim share the controller {@link take} gives them. */
+  private readonly perClaim: boolean;
   private backlog = false;
   /** The claim loop is waiting because it has no capacity (slots taken or too many outcomes unsettled). */
   private heldBack = false;
@@ -127,6 +137,7 @@ export class WorkerCore {
       o.leaseMs === undefined ? { [FOLLOWING_CLAIM]: true } : { leaseMs: o.leaseMs, [FOLLOWING_CLAIM]: true };
     this.claimOpts = following;
     this.callSignals = o.jobSignals && mayReadSignal(this.batchMode ? o.batchHandler : o.handler);
+    this.perClaim = this.callSignals && !this.batchMode && o.claimSignals === true;
     this.callSingle = this.batchMode || o.wrap ? null : singleCaller(o, this.callSink);
     const autoMax = o.autoPrefetchMax ?? 0;
     this.auto =
@@ -411,10 +422,14 @@ export class WorkerCore {
       this.execute(jobs.map((job) => this.track(job, claimStarted)));
       return;
     }
+    const shared = this.perClaim ? claimController() : null;
     for (const job of jobs) {
       const t = this.track(job, claimStarted);
-      if (this.runningCalls < this.o.concurrency && this.buffer.length === 0) this.execute([t]);
-      else this.buffer.push(t);
+      if (this.runningCalls < this.o.concurrency && this.buffer.length === 0) {
+        // Only the jobs that start together share their claim's signal; a buffered one starts later, with its own.
+        if (shared !== null) giveController([t], shared);
+        this.execute([t]);
+      } else this.buffer.push(t);
     }
     this.buffer.startReady();
   }
@@ -460,6 +475,10 @@ export class WorkerCore {
 
   private signalFor(items: Tracked[]): AbortSignal {
     if (!this.callSignals) return this.sharedAbort.signal;
+    if (this.perClaim) {
+      const claimed = signalOf(items[0]!);
+      if (claimed !== undefined) return claimed;
+    }
     const ac = new AbortController();
     giveController(items, ac);
     return ac.signal;

@@ -87,6 +87,15 @@ export interface WorkerCoreOptions {
    * parameter, no `arguments`) shares one all the same: which signal it is given cannot be observed.
    */
   readonly jobSignals: boolean;
+  /**
+   * With `jobSignals`: the jobs of one claim share one AbortController instead of one each, so aborting
+   * one job's signal (its timeout, its lost lease) aborts every job of its claim still running. For a
+   * worker whose jobs of one claim start together and time out together (a publisher-backed outbox
+   * dispatcher): one controller per claim instead of per job. A job aborted by a sibling's timeout is
+   * reported as timed out itself; one aborted by a sibling's lost lease fails with a `LeaseLostAbort`.
+   * Default false.
+   */
+  readonly claimSignals?: boolean;
   /** Bound of every store call (a hung call counts as failed). */
   readonly storeTimeoutMs: number;
   /** Wait after a claim that returned some jobs but fewer than asked. */
@@ -217,6 +226,7 @@ export function validateWorkerCoreOptions(o: WorkerCoreOptions): void {
     if (o.localHandoff !== undefined) requireBoolean('localHandoff', o.localHandoff);
     if (o.keepResults !== undefined) requireBoolean('keepResults', o.keepResults);
     if (o.watchCancels !== undefined) requireBoolean('watchCancels', o.watchCancels);
+    if (o.claimSignals !== undefined) requireBoolean('claimSignals', o.claimSignals);
   });
   optionalFunction('timeoutError', o.timeoutError);
   if (typeof o.stopMessage !== 'string') throw new InvalidOption('stopMessage', 'must be a string');
