@@ -40,7 +40,7 @@ const SETTINGS = {
 };
 
 for (const engine of contractEngines()) {
-  describe(`a lease lost mid-claim in a publisher-backed relay [${engine.name}]`, () => {
+  describe(`one abort signal per claim in a publisher-backed relay [${engine.name}]`, () => {
     let store: Store;
     let nc: NatsConnection;
     let conn: ChannelModel;
@@ -124,6 +124,53 @@ for (const engine of contractEngines()) {
       for (const id of ids.slice(1)) expect((await store.outbox(outbox).receipt(id))?.receipt).toBeDefined();
       expect(metrics.deadReasons).toEqual([]);
     }
+
+    it('JetStream: a publish timeout ends the claim publishes, each retried as timed out', async () => {
+      const stream = brokerName('ALKTO');
+      const prefix = stream.toLowerCase();
+      await createStream(nc, stream, prefix);
+      cleanups.push(() => deleteStream(nc, stream));
+      const proxy = new TcpProxy('127.0.0.1', 4222);
+      const port = await proxy.start();
+      const outbox = uid('timeout');
+      const q = store.outbox(outbox).queue;
+      const reasons: string[] = [];
+      const metrics = Object.assign(new RecordingMetrics(), {
+        retried: (reason: string): void => void reasons.push(reason),
+      });
+      const d = new OutboxDispatcher({
+        store,
+        outbox,
+        metrics,
+        logger: recordingLogger(),
+        settings: { ...SETTINGS, publishTimeoutMs: 300, retry: { baseMs: 30_000, maxDelayMs: 30_000, maxAttempts: 3 } },
+        publisher: new NatsJetStreamPublisher({ stream, subject: `${prefix}.x`, servers: `127.0.0.1:${port}` }),
+      });
+      const ac = new AbortController();
+      const done = d.run(ac.signal);
+      try {
+        await waitFor('the publisher connected', () => d.health().status === 'up');
+        proxy.hold();
+        const ids = await store.withTx(async (tx) => {
+          const out: number[] = [];
+          for (let i = 0; i < 4; i++) out.push(await tx.outboxEnqueue(outbox, { i }));
+          return out;
+        });
+        await waitFor('all four retried', () => reasons.length === 4, 15_000);
+        expect(reasons).toEqual(['timeout', 'timeout', 'timeout', 'timeout']);
+        for (const id of ids) {
+          const info = await q.getJob(id);
+          expect(info?.state).toBe('pending');
+          expect(info?.attempts).toBe(1);
+          expect(info?.lastError).toMatch(/timed out after 300 ms/);
+        }
+      } finally {
+        proxy.release();
+        ac.abort();
+        await done;
+        await proxy.stop();
+      }
+    });
 
     it('JetStream: the claim publishes are abandoned, none acked, the others released with their attempt', async () => {
       const stream = brokerName('ALKLL');
