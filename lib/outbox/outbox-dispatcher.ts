@@ -196,8 +196,8 @@ export class OutboxDispatcher {
       handlerTimeoutMs: s.publishTimeoutMs,
       timeoutError: (ms) => new PublishTimeout(ms),
       jobSignals: true,
-      // A broker publisher's jobs of one claim start together and time out together: one signal per claim.
-      claimSignals: options.publisher !== undefined,
+      // A broker publisher's publishes that start in one turn time out together: one signal for them, not one each.
+      turnSignals: options.publisher !== undefined,
       storeTimeoutMs: s.storeTimeoutMs,
       pollIntervalMs: s.busyPollIntervalMs,
       idlePollIntervalMs: s.idlePollIntervalMs,
@@ -330,7 +330,7 @@ export class OutboxDispatcher {
   }
 
   private outcomeOf(job: Job, failure: FailureKind, error: unknown): FailureOutcome {
-    // Aborted because another message of its claim lost its lease: not its failure, so its attempt is given back.
+    // Aborted because a message started with it lost its lease: not its failure, so its attempt is given back.
     if (error instanceof LeaseLostAbort) return { kind: 'release', error };
     if (failure !== 'permanent' && this.publisher && this.brokerOutage(error)) return { kind: 'release', error };
     const decision = this.retryPolicy.decide(job.attempts, failure, job.maxAttempts);

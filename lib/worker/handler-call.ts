@@ -118,9 +118,9 @@ export function singleCaller(
     timers.delete(t);
     return true;
   };
-  // The errors this caller's timeouts aborted with: with `claimSignals` a job of the same claim fails with one
-  // (its claim's signal aborted), and it timed out as much as the job whose timer fired first.
-  const timeoutErrors = o.claimSignals ? new WeakSet<object>() : null;
+  // The errors this caller's timeouts aborted with: with `turnSignals` a job started in the same turn fails with
+  // one (their shared signal aborted), and it timed out as much as the job whose timer fired first.
+  const timeoutErrors = o.turnSignals ? new WeakSet<object>() : null;
   const timedOut = (t: Tracked): void => {
     if (!timers!.delete(t)) return;
     const error = o.timeoutError ? o.timeoutError(ms!) : new Error(`handler timed out after ${ms!} ms`);

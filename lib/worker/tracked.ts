@@ -128,19 +128,14 @@ export function giveController(items: readonly Tracked[], ac: AbortController): 
   for (const t of items) controllers.set(t, ac);
 }
 
-/** Aborts the signal of `t`'s handler call with `reason`, if it has one of its own (with `claimSignals`: its claim's). */
+/** Aborts the signal of `t`'s handler call with `reason`, if it has one of its own (with `turnSignals`: its turn's). */
 export function abortJob(t: Tracked, reason: unknown): void {
   controllers.get(t)?.abort(reason);
 }
 
-/** The signal given to `t` (with `claimSignals`: the one its whole claim shares), or undefined. */
-export function signalOf(t: Tracked): AbortSignal | undefined {
-  return controllers.get(t)?.signal;
-}
-
 /**
  * The abort reason of a job whose claim lapsed (a heartbeat or fenced write changed nothing). With
- * `claimSignals` the jobs of the same claim see it too: their leases are not known to be lost, so a
+ * `turnSignals` the jobs started in the same turn see it too: their leases are not known to be lost, so a
  * dispatcher gives them back (released, attempt returned) rather than counting it as a failure.
  */
 export class LeaseLostAbort extends Error {

@@ -17,7 +17,7 @@ import { mayReadSignal } from './signal-use.js';
 import { sampleStats } from './stats-sampler.js';
 import { StoreHealth } from './store-health.js';
 import { ChangeLatch, withTimeout } from './timers.js';
-import { abortJob, giveController, grantedLease, signalOf, Tracked, TrackedSet } from './tracked.js';
+import { abortJob, giveController, grantedLease, Tracked, TrackedSet } from './tracked.js';
 import { validateWorkerCoreOptions, type WorkerCoreOptions } from './worker-options.js';
 import { guardObserver, type WorkerObserver } from './worker-observer.js';
 import { WorkWait } from './work-wait.js';
@@ -32,8 +32,8 @@ export {
   type WorkerCoreOptions,
 } from './worker-options.js';
 
-/** One controller shared by the jobs of a claim (`claimSignals`): a listener per job in flight is expected, not a leak. */
-function claimController(): AbortController {
+/** One controller shared by the jobs that start in one turn (`turnSignals`): a listener per job in flight is expected, not a leak. */
+function turnController(): AbortController {
   const ac = new AbortController();
   setMaxListeners(0, ac.signal);
   return ac;
@@ -100,8 +100,15 @@ export class WorkerCore {
    * signal, see {@link mayReadSignal}); otherwise every call gets the shared one.
    */
   private readonly callSignals: boolean;
-  /** `claimSignals` in use: the jobs of one claim share the controller {@link take} gives them. */
-  private readonly perClaim: boolean;
+  /** `turnSignals` in use: the jobs that start in one event-loop turn share {@link turnAbort}. */
+  private readonly perTurn: boolean;
+  /** With `turnSignals`: the controller of the jobs started in this event-loop turn so far, or null. */
+  private turnAbort: AbortController | null = null;
+  /** When {@link turnAbort} was made (performance.now()). */
+  private turnAt = 0;
+  private readonly endTurn = (): void => {
+    this.turnAbort = null;
+  };
   private backlog = false;
   /** The claim loop is waiting because it has no capacity (slots taken or too many outcomes unsettled). */
   private heldBack = false;
@@ -137,7 +144,7 @@ export class WorkerCore {
       o.leaseMs === undefined ? { [FOLLOWING_CLAIM]: true } : { leaseMs: o.leaseMs, [FOLLOWING_CLAIM]: true };
     this.claimOpts = following;
     this.callSignals = o.jobSignals && mayReadSignal(this.batchMode ? o.batchHandler : o.handler);
-    this.perClaim = this.callSignals && !this.batchMode && o.claimSignals === true;
+    this.perTurn = this.callSignals && !this.batchMode && o.turnSignals === true;
     this.callSingle = this.batchMode || o.wrap ? null : singleCaller(o, this.callSink);
     const autoMax = o.autoPrefetchMax ?? 0;
     this.auto =
@@ -422,14 +429,10 @@ export class WorkerCore {
       this.execute(jobs.map((job) => this.track(job, claimStarted)));
       return;
     }
-    const shared = this.perClaim ? claimController() : null;
     for (const job of jobs) {
       const t = this.track(job, claimStarted);
-      if (this.runningCalls < this.o.concurrency && this.buffer.length === 0) {
-        // Only the jobs that start together share their claim's signal; a buffered one starts later, with its own.
-        if (shared !== null) giveController([t], shared);
-        this.execute([t]);
-      } else this.buffer.push(t);
+      if (this.runningCalls < this.o.concurrency && this.buffer.length === 0) this.execute([t]);
+      else this.buffer.push(t);
     }
     this.buffer.startReady();
   }
@@ -475,9 +478,18 @@ export class WorkerCore {
 
   private signalFor(items: Tracked[]): AbortSignal {
     if (!this.callSignals) return this.sharedAbort.signal;
-    if (this.perClaim) {
-      const claimed = signalOf(items[0]!);
-      if (claimed !== undefined) return claimed;
+    if (this.perTurn) {
+      let ac = this.turnAbort;
+      const now = performance.now();
+      // At most a millisecond apart, so their timeouts fall due together.
+      if (ac === null || ac.signal.aborted || now - this.turnAt > 1) {
+        ac = this.turnAbort = turnController();
+        this.turnAt = now;
+        // The turn ends after this phase of the event loop: later starts get a controller of their own.
+        setImmediate(this.endTurn);
+      }
+      giveController(items, ac);
+      return ac.signal;
     }
     const ac = new AbortController();
     giveController(items, ac);

@@ -88,14 +88,14 @@ export interface WorkerCoreOptions {
    */
   readonly jobSignals: boolean;
   /**
-   * With `jobSignals`: the jobs of one claim share one AbortController instead of one each, so aborting
-   * one job's signal (its timeout, its lost lease) aborts every job of its claim still running. For a
-   * worker whose jobs of one claim start together and time out together (a publisher-backed outbox
-   * dispatcher): one controller per claim instead of per job. A job aborted by a sibling's timeout is
-   * reported as timed out itself; one aborted by a sibling's lost lease fails with a `LeaseLostAbort`.
-   * Default false.
+   * With `jobSignals`: the jobs whose handlers start in the same event-loop turn, at most 1 ms apart, share one AbortController
+   * instead of one each, so aborting one job's signal (its timeout, its lost lease) aborts every job of its
+   * turn still running. Their timeout timers start in the same turn, so they fall due together: a job
+   * aborted by another's timeout is reported as timed out itself; one aborted by another's lost lease
+   * fails with a `LeaseLostAbort`. For a publisher-backed outbox dispatcher (one controller per burst of
+   * publishes, not per message). Default false.
    */
-  readonly claimSignals?: boolean;
+  readonly turnSignals?: boolean;
   /** Bound of every store call (a hung call counts as failed). */
   readonly storeTimeoutMs: number;
   /** Wait after a claim that returned some jobs but fewer than asked. */
@@ -226,7 +226,7 @@ export function validateWorkerCoreOptions(o: WorkerCoreOptions): void {
     if (o.localHandoff !== undefined) requireBoolean('localHandoff', o.localHandoff);
     if (o.keepResults !== undefined) requireBoolean('keepResults', o.keepResults);
     if (o.watchCancels !== undefined) requireBoolean('watchCancels', o.watchCancels);
-    if (o.claimSignals !== undefined) requireBoolean('claimSignals', o.claimSignals);
+    if (o.turnSignals !== undefined) requireBoolean('turnSignals', o.turnSignals);
   });
   optionalFunction('timeoutError', o.timeoutError);
   if (typeof o.stopMessage !== 'string') throw new InvalidOption('stopMessage', 'must be a string');
