@@ -106,6 +106,8 @@ export class WorkerCore {
   private turnAbort: AbortController | null = null;
   /** When {@link turnAbort} was made (performance.now()). */
   private turnAt = 0;
+  /** How far apart (ms) the starts sharing {@link turnAbort} may be: 1 % of `handlerTimeoutMs`, at least 1. */
+  private readonly turnWindowMs: number;
   private readonly endTurn = (): void => {
     this.turnAbort = null;
   };
@@ -145,6 +147,7 @@ export class WorkerCore {
     this.claimOpts = following;
     this.callSignals = o.jobSignals && mayReadSignal(this.batchMode ? o.batchHandler : o.handler);
     this.perTurn = this.callSignals && !this.batchMode && o.turnSignals === true;
+    this.turnWindowMs = Math.max(1, Math.floor((o.handlerTimeoutMs ?? 0) / 100));
     this.callSingle = this.batchMode || o.wrap ? null : singleCaller(o, this.callSink);
     const autoMax = o.autoPrefetchMax ?? 0;
     this.auto =
@@ -481,8 +484,8 @@ export class WorkerCore {
     if (this.perTurn) {
       let ac = this.turnAbort;
       const now = performance.now();
-      // At most a millisecond apart, so their timeouts fall due together.
-      if (ac === null || ac.signal.aborted || now - this.turnAt > 1) {
+      // At most 1 % of the timeout apart: a job aborted by another's timeout ran at least 99 % of its own.
+      if (ac === null || ac.signal.aborted || now - this.turnAt > this.turnWindowMs) {
         ac = this.turnAbort = turnController();
         this.turnAt = now;
         // The turn ends after this phase of the event loop: later starts get a controller of their own.

@@ -88,10 +88,10 @@ export interface WorkerCoreOptions {
    */
   readonly jobSignals: boolean;
   /**
-   * With `jobSignals`: the jobs whose handlers start in the same event-loop turn, at most 1 ms apart, share one AbortController
+   * With `jobSignals`: the jobs whose handlers start in the same event-loop turn, at most 1 % of `handlerTimeoutMs` apart, share one AbortController
    * instead of one each, so aborting one job's signal (its timeout, its lost lease) aborts every job of its
-   * turn still running. Their timeout timers start in the same turn, so they fall due together: a job
-   * aborted by another's timeout is reported as timed out itself; one aborted by another's lost lease
+   * turn still running. Their timeout timers start within that window, so they fall due together: a job
+   * aborted by another's timeout (having run at least 99 % of its own) is reported as timed out itself; one aborted by another's lost lease
    * fails with a `LeaseLostAbort`. For a publisher-backed outbox dispatcher (one controller per burst of
    * publishes, not per message). Default false.
    */
