@@ -5,6 +5,7 @@ import { asOption, requireFunction, validateKey, validateName } from '../contrac
 import type { Job, Queue, Store, StoreLogger } from '../contract/types.js';
 import { errorText } from '../internal/outbox-handle.js';
 import { PublishTimeout } from '../worker/timers.js';
+import { LeaseLostAbort } from '../worker/tracked.js';
 import { WorkerCore, type FailureKind, type FailureOutcome, type HandlerWrapper } from '../worker/worker-core.js';
 import { combineObservers, type WorkerObserver } from '../worker/worker-observer.js';
 import { NoopOutboxMetrics, outboxMetricsObserver, type OutboxMetrics } from './outbox-metrics.js';
@@ -183,7 +184,10 @@ export class OutboxDispatcher {
       // A broker receipt is written by the ack's own statement.
       ackBatch: options.publisher && storeReceipts ? receiptAcks(outboxHandle) : undefined,
       concurrency: s.concurrency,
-      prefetch: 0,
+      // A broker publisher claims its next batch while the last one publishes (one claim ahead, at most claimSize
+      // rows waiting for a slot), so the broker is not left idle during each claim's round trip. A handler keeps
+      // concurrency as the most rows held.
+      prefetch: options.publisher ? s.claimSize : 0,
       maxClaim: s.claimSize,
       // Two ack writes in flight: publishes that land during one ack round trip are written without waiting for it.
       ackWrites: 2,
@@ -192,6 +196,8 @@ export class OutboxDispatcher {
       handlerTimeoutMs: s.publishTimeoutMs,
       timeoutError: (ms) => new PublishTimeout(ms),
       jobSignals: true,
+      // A broker publisher's publishes that start in one turn time out together: one signal for them, not one each.
+      turnSignals: options.publisher !== undefined,
       storeTimeoutMs: s.storeTimeoutMs,
       pollIntervalMs: s.busyPollIntervalMs,
       idlePollIntervalMs: s.idlePollIntervalMs,
@@ -324,6 +330,8 @@ export class OutboxDispatcher {
   }
 
   private outcomeOf(job: Job, failure: FailureKind, error: unknown): FailureOutcome {
+    // Aborted because a message started with it lost its lease: not its failure, so its attempt is given back.
+    if (error instanceof LeaseLostAbort) return { kind: 'release', error };
     if (failure !== 'permanent' && this.publisher && this.brokerOutage(error)) return { kind: 'release', error };
     const decision = this.retryPolicy.decide(job.attempts, failure, job.maxAttempts);
     if (decision.kind === 'retry')

@@ -118,9 +118,13 @@ export function singleCaller(
     timers.delete(t);
     return true;
   };
+  // The errors this caller's timeouts aborted with: with `turnSignals` a job started in the same turn fails with
+  // one (their shared signal aborted), and it timed out as much as the job whose timer fired first.
+  const timeoutErrors = o.turnSignals ? new WeakSet<object>() : null;
   const timedOut = (t: Tracked): void => {
     if (!timers!.delete(t)) return;
     const error = o.timeoutError ? o.timeoutError(ms!) : new Error(`handler timed out after ${ms!} ms`);
+    timeoutErrors?.add(error);
     abortJob(t, error);
     report(t, 'timeout', error);
   };
@@ -129,7 +133,10 @@ export function singleCaller(
       if (current(this)) report(this, 'ok', value);
     },
     rejected(this: Tracked, err: unknown): void {
-      if (current(this)) report(this, isPermanent(err) ? 'permanent' : 'error', err);
+      if (!current(this)) return;
+      if (timeoutErrors !== null && typeof err === 'object' && err !== null && timeoutErrors.has(err))
+        report(this, 'timeout', err);
+      else report(this, isPermanent(err) ? 'permanent' : 'error', err);
     },
   };
   return (t, signal, timed) => {

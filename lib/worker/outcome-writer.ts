@@ -8,7 +8,7 @@ import { FLOW_HEADER } from '../contract/flows.js';
 import { AckBatcher } from './ack-batcher.js';
 import type { StoreHealth } from './store-health.js';
 import { withTimeout } from './timers.js';
-import { abortJob, type Tracked, type TrackedState } from './tracked.js';
+import { abortJob, LeaseLostAbort, type Tracked, type TrackedState } from './tracked.js';
 import type { AbandonReason, HandlerResult, WorkerObserver } from './worker-observer.js';
 
 // The outcome writer: acks coalesced into ackBatch, fenced retry and dead-letter writes, rewrites within the
@@ -122,7 +122,7 @@ export class OutcomeWriter {
     this.host.obs?.leaseLost?.(t.job);
     if (t.state === 'running') {
       // The slot stays taken until the handler settles (settle() untracks it).
-      abortJob(t, new Error('lease lost'));
+      abortJob(t, new LeaseLostAbort());
     } else {
       this.settled(t);
     }

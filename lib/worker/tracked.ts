@@ -128,9 +128,21 @@ export function giveController(items: readonly Tracked[], ac: AbortController): 
   for (const t of items) controllers.set(t, ac);
 }
 
-/** Aborts the signal of `t`'s handler call with `reason`, if it has one of its own. */
+/** Aborts the signal of `t`'s handler call with `reason`, if it has one of its own (with `turnSignals`: its turn's). */
 export function abortJob(t: Tracked, reason: unknown): void {
   controllers.get(t)?.abort(reason);
+}
+
+/**
+ * The abort reason of a job whose claim lapsed (a heartbeat or fenced write changed nothing). With
+ * `turnSignals` the jobs started in the same turn see it too: their leases are not known to be lost, so a
+ * dispatcher gives them back (released, attempt returned) rather than counting it as a failure.
+ */
+export class LeaseLostAbort extends Error {
+  constructor() {
+    super('lease lost');
+    this.name = 'LeaseLostAbort';
+  }
 }
 
 /**

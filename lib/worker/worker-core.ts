@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { AlreadyRunning } from '../contract/errors.js';
 import type { ClaimOpts, Job } from '../contract/types.js';
@@ -30,6 +31,13 @@ export {
   type HandlerWrapper,
   type WorkerCoreOptions,
 } from './worker-options.js';
+
+/** One controller shared by the jobs that start in one turn (`turnSignals`): a listener per job in flight is expected, not a leak. */
+function turnController(): AbortController {
+  const ac = new AbortController();
+  setMaxListeners(0, ac.signal);
+  return ac;
+}
 
 /** What {@link WorkerCore.claimRound} returns to end the claim loop, and to claim again without waiting. */
 const STOP = -1;
@@ -92,6 +100,17 @@ export class WorkerCore {
    * signal, see {@link mayReadSignal}); otherwise every call gets the shared one.
    */
   private readonly callSignals: boolean;
+  /** `turnSignals` in use: the jobs that start in one event-loop turn share {@link turnAbort}. */
+  private readonly perTurn: boolean;
+  /** With `turnSignals`: the controller of the jobs started in this event-loop turn so far, or null. */
+  private turnAbort: AbortController | null = null;
+  /** When {@link turnAbort} was made (performance.now()). */
+  private turnAt = 0;
+  /** How far apart (ms) the starts sharing {@link turnAbort} may be: 1 % of `handlerTimeoutMs`, at least 1. */
+  private readonly turnWindowMs: number;
+  private readonly endTurn = (): void => {
+    this.turnAbort = null;
+  };
   private backlog = false;
   /** The claim loop is waiting because it has no capacity (slots taken or too many outcomes unsettled). */
   private heldBack = false;
@@ -127,6 +146,8 @@ export class WorkerCore {
       o.leaseMs === undefined ? { [FOLLOWING_CLAIM]: true } : { leaseMs: o.leaseMs, [FOLLOWING_CLAIM]: true };
     this.claimOpts = following;
     this.callSignals = o.jobSignals && mayReadSignal(this.batchMode ? o.batchHandler : o.handler);
+    this.perTurn = this.callSignals && !this.batchMode && o.turnSignals === true;
+    this.turnWindowMs = Math.max(1, Math.floor((o.handlerTimeoutMs ?? 0) / 100));
     this.callSingle = this.batchMode || o.wrap ? null : singleCaller(o, this.callSink);
     const autoMax = o.autoPrefetchMax ?? 0;
     this.auto =
@@ -460,6 +481,19 @@ export class WorkerCore {
 
   private signalFor(items: Tracked[]): AbortSignal {
     if (!this.callSignals) return this.sharedAbort.signal;
+    if (this.perTurn) {
+      let ac = this.turnAbort;
+      const now = performance.now();
+      // At most 1 % of the timeout apart: a job aborted by another's timeout ran at least 99 % of its own.
+      if (ac === null || ac.signal.aborted || now - this.turnAt > this.turnWindowMs) {
+        ac = this.turnAbort = turnController();
+        this.turnAt = now;
+        // The turn ends after this phase of the event loop: later starts get a controller of their own.
+        setImmediate(this.endTurn);
+      }
+      giveController(items, ac);
+      return ac.signal;
+    }
     const ac = new AbortController();
     giveController(items, ac);
     return ac.signal;

@@ -87,6 +87,15 @@ export interface WorkerCoreOptions {
    * parameter, no `arguments`) shares one all the same: which signal it is given cannot be observed.
    */
   readonly jobSignals: boolean;
+  /**
+   * With `jobSignals`: the jobs whose handlers start in the same event-loop turn, at most 1 % of `handlerTimeoutMs` apart, share one AbortController
+   * instead of one each, so aborting one job's signal (its timeout, its lost lease) aborts every job of its
+   * turn still running. Their timeout timers start within that window, so they fall due together: a job
+   * aborted by another's timeout (having run at least 99 % of its own) is reported as timed out itself; one aborted by another's lost lease
+   * fails with a `LeaseLostAbort`. For a publisher-backed outbox dispatcher (one controller per burst of
+   * publishes, not per message). Default false.
+   */
+  readonly turnSignals?: boolean;
   /** Bound of every store call (a hung call counts as failed). */
   readonly storeTimeoutMs: number;
   /** Wait after a claim that returned some jobs but fewer than asked. */
@@ -217,6 +226,7 @@ export function validateWorkerCoreOptions(o: WorkerCoreOptions): void {
     if (o.localHandoff !== undefined) requireBoolean('localHandoff', o.localHandoff);
     if (o.keepResults !== undefined) requireBoolean('keepResults', o.keepResults);
     if (o.watchCancels !== undefined) requireBoolean('watchCancels', o.watchCancels);
+    if (o.turnSignals !== undefined) requireBoolean('turnSignals', o.turnSignals);
   });
   optionalFunction('timeoutError', o.timeoutError);
   if (typeof o.stopMessage !== 'string') throw new InvalidOption('stopMessage', 'must be a string');

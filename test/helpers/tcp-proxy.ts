@@ -5,6 +5,9 @@ export class TcpProxy {
   private readonly sockets = new Set<Socket>();
   private server: Server | null = null;
   private blocked = false;
+  /** Server → client streams, so {@link hold} can stop forwarding the broker's answers. */
+  private readonly answers = new Map<Socket, Socket>();
+  private holding = false;
   port = 0;
 
   constructor(
@@ -30,7 +33,10 @@ export class TcpProxy {
       client.on('error', drop).on('close', drop);
       upstream.on('error', drop).on('close', drop);
       client.pipe(upstream);
-      upstream.pipe(client);
+      this.answers.set(upstream, client);
+      upstream.once('close', () => this.answers.delete(upstream));
+      if (!this.holding) upstream.pipe(client);
+      else upstream.pause();
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     this.port = (this.server.address() as { port: number }).port;
@@ -53,6 +59,24 @@ export class TcpProxy {
 
   unblock(): void {
     this.blocked = false;
+  }
+
+  /**
+   * Keeps the connections open but stops passing the broker's answers on (its acks and confirms wait in
+   * the proxy) until {@link release}: what the client sent still reaches the broker.
+   */
+  hold(): void {
+    this.holding = true;
+    for (const upstream of this.answers.keys()) {
+      upstream.unpipe();
+      upstream.pause();
+    }
+  }
+
+  /** Passes on the answers {@link hold} kept back, and every later one. */
+  release(): void {
+    this.holding = false;
+    for (const [upstream, client] of this.answers) upstream.pipe(client);
   }
 
   get connections(): number {
