@@ -1,7 +1,10 @@
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from '@jest/globals';
 import type { Store } from '../../lib/contract/types.js';
-import { contractEngines, waitFor, withEngineDb, type EngineDb } from '../helpers/engines.js';
+import { InvalidOption } from '../../lib/contract/errors.js';
+import { openPostgresStore } from '../../lib/engines/postgres/index.js';
+import { openSqliteStore } from '../../lib/engines/sqlite/index.js';
+import { contractEngines, PG_URL, waitFor, withEngineDb, type EngineDb } from '../helpers/engines.js';
 import { spawnStoreChild } from '../helpers/store-child.js';
 
 // Dead worker detection (docs/semantics.md, Leases, "Dead workers"): the worker process of
@@ -81,3 +84,19 @@ for (const engine of contractEngines()) {
     }, 120_000);
   });
 }
+
+describe('the workerLiveness option', () => {
+  it('is refused before any I/O when it is not a boolean, naming it', async () => {
+    for (const open of [
+      () => openSqliteStore({ path: '/nonexistent-dir/x.db', workerLiveness: 'yes' as unknown as boolean }),
+      () => openPostgresStore({ connectionString: PG_URL, workerLiveness: 1 as unknown as boolean }),
+    ]) {
+      const err = await open().then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(InvalidOption);
+      expect(String(err)).toContain('workerLiveness');
+    }
+  });
+});

@@ -113,6 +113,7 @@ export class PostgresLiveness {
   private readonly cls: number;
   private readonly sql: ReturnType<typeof livenessSql>;
   private warned = false;
+  private queued: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly host: LivenessHost,
@@ -146,7 +147,10 @@ export class PostgresLiveness {
 
   private async take(client: Client, workerId: string): Promise<void> {
     try {
-      await client.query(this.sql.watch, [this.cls, workerId]);
+      // One statement at a time on the LISTEN connection (pg queues them, but warns when asked to).
+      const turn = this.queued.then(() => client.query(this.sql.watch, [this.cls, workerId]));
+      this.queued = turn.catch(() => undefined);
+      await turn;
       if (client !== this.on || this.closed) return;
       this.held.add(workerId);
       this.ids.add(workerId);

@@ -13,6 +13,8 @@ export const LIVENESS_SWEEP_MS = 400;
 const SWEEP_JITTER_MS = 100;
 
 const TABLE = '__alkstore_worker_liveness';
+/** Rows of other places (host, pid namespace) older than this are deleted unjudged (ms). */
+const FOREIGN_ROW_MS = 24 * 3_600_000;
 
 /**
  * Where a pid means this process: the host name and the pid namespace (a container sharing the
@@ -128,14 +130,25 @@ export class SqliteLiveness {
     if (this.sweeping || this.closed) return [];
     this.sweeping = true;
     try {
-      const rows = await this.read('liveness', (conn) =>
-        conn
+      const { rows, foreign } = await this.read('liveness', (conn) => ({
+        rows: conn
           .stmt(`SELECT DISTINCT pid, started FROM ${TABLE} WHERE host = ? AND pid <> ? LIMIT 1000`)
-          .all(PLACE, process.pid),
-      );
-      const gone = (rows as { pid: number; started: string }[]).filter((r) => processGone(r.pid, r.started));
-      if (gone.length === 0) return [];
-      return await this.write('liveness', (ctx) => reap(ctx, gone));
+          .all(PLACE, process.pid) as { pid: number; started: string }[],
+        foreign: conn
+          .stmt(`SELECT 1 FROM ${TABLE} WHERE host <> ? AND registered_at < ? LIMIT 1`)
+          .get(PLACE, conn.now() - FOREIGN_ROW_MS) as unknown,
+      }));
+      const gone = rows.filter((r) => processGone(r.pid, r.started));
+      if (gone.length === 0 && foreign === undefined) return [];
+      return await this.write('liveness', (ctx) => {
+        // Rows of another host or pid namespace are never judged; after a day they go (bounded growth:
+        // a container's new name would otherwise leave rows forever). Their ids then wait for their lease.
+        if (foreign !== undefined)
+          ctx.conn
+            .stmt(`DELETE FROM ${TABLE} WHERE host <> ? AND registered_at < ?`)
+            .run(PLACE, ctx.now - FOREIGN_ROW_MS);
+        return reap(ctx, gone);
+      });
     } catch (err) {
       if (!this.closed) this.logger.warn(`alkstore sqlite: the dead worker sweep failed: ${String(err)}`);
       return [];
