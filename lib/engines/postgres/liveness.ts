@@ -114,6 +114,7 @@ export class PostgresLiveness {
   private readonly sql: ReturnType<typeof livenessSql>;
   private warned = false;
   private queued: Promise<unknown> = Promise.resolve();
+  private failing = false;
 
   constructor(
     private readonly host: LivenessHost,
@@ -194,6 +195,7 @@ export class PostgresLiveness {
       const { exec } = this.host;
       const own = [...this.ids];
       const dead = await exec.run<{ worker_id: string }>(this.sql.probe, [this.cls, own]);
+      this.failing = false;
       if (dead.rows.length === 0) return [];
       const r = await exec.run<{ queue: string }>(this.sql.reap, [this.cls, dead.rows.map((x) => x.worker_id)]);
       const queues = r.rows.map((x) => x.queue);
@@ -205,8 +207,12 @@ export class PostgresLiveness {
         await exec.run(this.host.sql.notify.notify, [wakePayload(queueWakeChannel(q))]);
       }
       return queues;
-    } catch {
-      // The next round tries again (a closing pool, a lost connection): nothing was half done.
+    } catch (err) {
+      // The next round tries again (a closing pool, a lost connection): nothing was half done. Logged
+      // once per run of failures.
+      if (!this.failing && !this.closed)
+        this.host.logger.warn(`alkstore postgres: the dead worker sweep failed: ${String(err)}`);
+      this.failing = true;
       return [];
     } finally {
       this.sweeping = false;

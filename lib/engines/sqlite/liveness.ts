@@ -81,6 +81,7 @@ export class SqliteLiveness {
   private timer: NodeJS.Timeout | null = null;
   private sweeping = false;
   private closed = false;
+  private failing = false;
 
   constructor(
     private readonly write: <T>(op: string, fn: (ctx: WriteCtx) => T) => Promise<T>,
@@ -138,6 +139,7 @@ export class SqliteLiveness {
           .stmt(`SELECT 1 FROM ${TABLE} WHERE host <> ? AND registered_at < ? LIMIT 1`)
           .get(PLACE, conn.now() - FOREIGN_ROW_MS) as unknown,
       }));
+      this.failing = false;
       const gone = rows.filter((r) => processGone(r.pid, r.started));
       if (gone.length === 0 && foreign === undefined) return [];
       return await this.write('liveness', (ctx) => {
@@ -150,7 +152,10 @@ export class SqliteLiveness {
         return reap(ctx, gone);
       });
     } catch (err) {
-      if (!this.closed) this.logger.warn(`alkstore sqlite: the dead worker sweep failed: ${String(err)}`);
+      // The next round tries again; logged once per run of failures.
+      if (!this.failing && !this.closed)
+        this.logger.warn(`alkstore sqlite: the dead worker sweep failed: ${String(err)}`);
+      this.failing = true;
       return [];
     } finally {
       this.sweeping = false;
