@@ -70,6 +70,8 @@ export function retentionContract(engine: EngineFixture): void {
         'stream_offsets',
         'locks',
         'nodes',
+        // Dead worker detection: the sweep of every claiming store deletes a dead worker's row
+        'worker_liveness',
         'workflow_runs',
         'workflow_counts',
         'schedules',

@@ -10,6 +10,7 @@ import type { RedriveResult } from '../../contract/types.js';
 import type { HandoffRegistry } from '../../internal/handoff.js';
 import type { OutcomeCounter } from '../../internal/outcome-counter.js';
 import type { WakeHub } from '../../internal/wake-hub.js';
+import type { PostgresLiveness } from './liveness.js';
 import { num, type Executor, type Rows } from './connection.js';
 import { adminSql } from './admin.sql.js';
 import { searchSql } from './search.sql.js';
@@ -78,6 +79,8 @@ export interface PgContext {
   readonly maxPayloadBytes: number;
   /** Context headers added to every enqueue (the `enqueueHeaders` store option); null: none. */
   readonly enqueueHeaders: EnqueueHeadersHook | null;
+  /** Dead worker detection (the `workerLiveness` store option); null when off. */
+  readonly liveness: PostgresLiveness | null;
 }
 
 /** Enqueues one job through `exec` (pool or transaction). The name is validated by the caller. */

@@ -85,6 +85,7 @@ async function open(options: PostgresStoreOptions, secrets: readonly string[]): 
     random,
     logger,
     messageIdPrefix,
+    workerLiveness,
   } = resolveCommonOptions(
     { ...options, logger: scrubbingLogger(options.logger ?? defaultLogger, secrets) },
     { wakeFallbackMs: 1_000, logger: defaultLogger },
@@ -114,6 +115,7 @@ async function open(options: PostgresStoreOptions, secrets: readonly string[]): 
     holdConnection: ownsPool && poolSize >= 2,
     prepared: pooler !== 'transaction',
     messageIdPrefix,
+    workerLiveness,
   });
   // LISTEN goes past a transaction-mode pooler (listenUrl) or nowhere: through it, notifications never arrive.
   const listenTarget =

@@ -150,6 +150,8 @@ export class PostgresQueueDriver extends QueueDriverBase<PgContext> implements Q
   /** One statement inserts the job claimed by `workerId`, or pending (and waking) when the queue's settings or the clock say no. */
   async insertHandingOff(text: string, stamp: JobWrite, workerId: string, leaseMs: number | null): Promise<HandedOff> {
     const { exec, sql } = this.ctx;
+    const watching = this.ctx.liveness?.watch(workerId);
+    if (watching) await watching;
     // The idle worker's next claim would follow its watermark: look for a waiting job where that claim would.
     const mark = this.ctx.claims.watermark(this.queue);
     const r = await exec.wakes.run(
@@ -184,6 +186,9 @@ export class PostgresQueueDriver extends QueueDriverBase<PgContext> implements Q
 
   async claim(max: number, leaseMs: number | null, workerId: string | null, follows = false): Promise<ClaimResult> {
     const { ctx, queue } = this;
+    // Dead worker detection: the id's lock is held before any job is claimed with it (liveness.ts).
+    const watching = workerId === null ? undefined : ctx.liveness?.watch(workerId);
+    if (watching) await watching;
     const gate = ctx.claims;
     const exec = ctx.exec;
     const rows: ClaimedRow[] = [];

@@ -144,6 +144,15 @@ export function claimPicked(s: SchemaSql, jobs: string, settings: string): strin
 }
 
 /**
+ * Whether the attempt row in the way of a lapsed attempt's insert is that very lapse, recorded when
+ * the dead worker sweep ended the lease (liveness.ts `reap`): then its claim time, read before the
+ * sweep moved the deadline, is kept (the deadline minus the lease would now say the lease ended at
+ * the sweep, and put the claim a whole lease earlier).
+ */
+export const SAME_LAPSE = `(job_attempts.outcome = 'lapsed' AND job_attempts.ended_at = excluded.ended_at
+             AND job_attempts.worker_id IS NOT DISTINCT FROM excluded.worker_id)`;
+
+/**
  * INSERT of the attempts a claim statement ends without a retry or fail (queue $1): `from` is a
  * query returning `id` and {@link LAPSED_ATTEMPT}'s columns plus `outcome` and `error`. It reads only
  * lapsed picks and buried rows, so a claim of pending jobs inserts nothing. A lapsed attempt is stored
@@ -152,7 +161,8 @@ export function claimPicked(s: SchemaSql, jobs: string, settings: string): strin
 export function recordLapsed(q: string, from: string): string {
   return `INSERT INTO ${q}.job_attempts (job_id, queue, attempt, worker_id, claimed_at, ended_at, outcome, error)
          SELECT x.id, $1::text, x.a_attempt, x.a_worker, x.a_claimed_at, x.a_ended_at, x.outcome, x.error FROM (${from}) x
-         ON CONFLICT (job_id, attempt) DO UPDATE SET worker_id = excluded.worker_id, claimed_at = excluded.claimed_at,
+         ON CONFLICT (job_id, attempt) DO UPDATE SET worker_id = excluded.worker_id,
+           claimed_at = CASE WHEN ${SAME_LAPSE} THEN job_attempts.claimed_at ELSE excluded.claimed_at END,
            ended_at = excluded.ended_at, outcome = excluded.outcome, error = excluded.error`;
 }
 

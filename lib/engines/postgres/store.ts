@@ -37,6 +37,7 @@ import { postgresScheduleDriver } from './scheduler.js';
 import { postgresStreamDriver } from './stream.js';
 import { PostgresTxHandle, PostgresTxOps } from './tx.js';
 import { channelHash } from './schema-sql.js';
+import { PostgresLiveness } from './liveness.js';
 
 const LONG_CHANNEL_BYTES = 7_000;
 
@@ -64,6 +65,8 @@ export interface PostgresStoreParts {
   prepared?: boolean;
   /** The `messageIdPrefix` option. Default none. */
   messageIdPrefix?: string | null;
+  /** Dead worker detection (the `workerLiveness` option; needs the LISTEN connection). Default true. */
+  workerLiveness?: boolean;
 }
 
 /**
@@ -121,6 +124,7 @@ export class PostgresStore extends StoreBase {
   protected readonly messageIdPrefix: string | null;
   protected readonly retentionDriver: RetentionDriver;
   protected readonly workflowSql: WorkflowSql;
+  private readonly liveness: PostgresLiveness | null;
 
   constructor(parts: PostgresStoreParts) {
     super();
@@ -151,6 +155,20 @@ export class PostgresStore extends StoreBase {
       (rows) => this.adminApi.writeOutcomes(rows),
       (err) => this.logger.warn(`alkstore postgres: writing throughput counts failed: ${String(err)}`),
     );
+    this.liveness =
+      parts.workerLiveness === false
+        ? null
+        : new PostgresLiveness(
+            {
+              exec: this.exec,
+              sql: this.sql,
+              claims: this.claims,
+              hub: this.hub,
+              logger: this.logger,
+              session: () => this.listener?.session() ?? null,
+            },
+            this.sql.schema,
+          );
     // eslint-disable-next-line @typescript-eslint/no-this-alias
     const store = this;
     this.ctx = {
@@ -168,6 +186,7 @@ export class PostgresStore extends StoreBase {
       handoff: parts.localHandoff === false ? null : new HandoffRegistry(),
       maxPayloadBytes: parts.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES,
       enqueueHeaders: parts.enqueueHeaders ?? null,
+      liveness: this.liveness,
       get pollFallbackMs() {
         return store.listenerHealthy ? undefined : store.wakeFallbackMs;
       },
@@ -237,6 +256,7 @@ export class PostgresStore extends StoreBase {
 
   /** Listener callback: LISTEN is back after a gap. Own channel first, then the reserved one, so neither overwrites the other's meaning. */
   reconnected(): void {
+    this.liveness?.sessionRenewed();
     this.own.reset();
     this.hub.wakeAll();
     this.hub.wakeAll(LISTENER_RECONNECTED_CHANNEL);
@@ -384,6 +404,7 @@ export class PostgresStore extends StoreBase {
   }
 
   private async shutdown(): Promise<void> {
+    this.liveness?.close();
     this.outcomes.stop();
     this.setPolling(false);
     this.hub.closeAll();

@@ -46,6 +46,17 @@ export interface CommonStoreOptions {
    */
   localHandoff?: boolean;
   /**
+   * Reclaim the jobs of a worker whose process died well before their lease runs out (default
+   * true; docs/semantics.md, Leases, "Dead workers"). A claim made with a worker id registers that
+   * id as held by this process: on PostgreSQL a shared advisory lock on the store's LISTEN
+   * connection (none without one: `listen: false`, or a transaction-mode pooler with no
+   * `listenUrl`), on SQLite the process id and start time. Every few hundred milliseconds a store
+   * that claims looks for registered ids no live process holds and ends their jobs' leases now; the
+   * next claim takes them as it takes a lapsed lease. `false`: a dead worker's jobs wait for their
+   * lease, as before.
+   */
+  workerLiveness?: boolean;
+  /**
    * Largest queue, outbox, stream or schedule payload, in UTF-8 bytes of its JSON text
    * (default 1 048 576, 1 MiB; at most 2^30). A larger payload is `PayloadTooLarge` at the
    * call, before any write.
@@ -77,6 +88,7 @@ export interface ResolvedCommonOptions {
   wakeFallbackMs: number;
   claimDurability: 'deferred' | 'immediate';
   localHandoff: boolean;
+  workerLiveness: boolean;
   maxPayloadBytes: number;
   enqueueHeaders: EnqueueHeadersHook | null;
   random: () => number;
@@ -103,6 +115,8 @@ export function resolveCommonOptions(
     wakeFallbackMs: wake ?? defaults.wakeFallbackMs,
     claimDurability,
     localHandoff: o.localHandoff === undefined ? true : asOption(() => requireBoolean('localHandoff', o.localHandoff)),
+    workerLiveness:
+      o.workerLiveness === undefined ? true : asOption(() => requireBoolean('workerLiveness', o.workerLiveness)),
     maxPayloadBytes: maxPayloadBytesOption(o.maxPayloadBytes),
     enqueueHeaders:
       o.enqueueHeaders === undefined

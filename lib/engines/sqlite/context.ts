@@ -1,3 +1,4 @@
+import type { SqliteLiveness } from './liveness.js';
 import type { EnqueueHeadersHook } from '../../contract/job-extras.js';
 import type { QueueOpts } from '../../contract/options.js';
 import type { ProgressWrites } from '../../contract/results.js';
@@ -9,6 +10,8 @@ import type { WriteCtx } from './writer.js';
 
 /** What the mechanism modules need from the store: its write and read paths, wakes, and the queue-opts registry. */
 export interface SqliteCore {
+  /** Dead worker detection (the `workerLiveness` store option; file stores only); null when off. */
+  readonly liveness: SqliteLiveness | null;
   /**
    * One write transaction on the store's write connection (async mutex, busy retried).
    * `lazySync`: claims only, the commit need not wait for its fsync (claimDurability).

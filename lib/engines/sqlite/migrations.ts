@@ -6,7 +6,7 @@ import { workflowTablesDdl } from '../../workflows/tables-ddl.js';
 import { LIMITS_COLUMNS, LIMITS_DDL, LIMITS_INDEX_DDL, RATE_WINDOWS_INDEX_DDL } from './limits.sql.js';
 
 /** Version of the `__alkstore_*` tables this build reads and writes: the newest numbered step (SQLITE_MIGRATIONS). */
-export const SCHEMA_VERSION = 26;
+export const SCHEMA_VERSION = 28;
 
 // The workflows' runs table and counts (step 24, number of its own; PostgreSQL migration 22).
 const WORKFLOW_DDL = workflowTablesDdl('__alkstore_', 'INTEGER');
@@ -97,6 +97,19 @@ CREATE TABLE IF NOT EXISTS __alkstore_nodes (
   heartbeat_at INTEGER NOT NULL
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS __alkstore_nodes_heartbeat ON __alkstore_nodes (heartbeat_at);
+`;
+
+// Dead worker detection (step 28, liveness.ts): the worker ids claims record, each with the process
+// that vouches for it (pid, start time, and a tag of the host and pid namespace its pid means something in).
+const LIVENESS_DDL = `
+CREATE TABLE IF NOT EXISTS __alkstore_worker_liveness (
+  worker_id TEXT NOT NULL,
+  host TEXT NOT NULL,
+  pid INTEGER NOT NULL,
+  started TEXT NOT NULL,
+  registered_at INTEGER NOT NULL,
+  PRIMARY KEY (worker_id, host, pid)
+) WITHOUT ROWID;
 `;
 
 // Job flows (step 11, docs/flows.md): one edge per (dependent, dependency), one wait row per job
@@ -267,7 +280,7 @@ CREATE TABLE IF NOT EXISTS __alkstore_schedules (
   owner TEXT,
   paused INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
-${THROUGHPUT_DDL}${INBOX_DDL}${OUTCOMES_DDL}${FLOWS_DDL}${LIMITS_DDL}${LATENCY_DDL}${ATTEMPTS_DDL}${RATE_WINDOWS_INDEX_DDL}${INBOX_OPEN_DDL}${WORKFLOW_DDL}${NODES_DDL}`;
+${THROUGHPUT_DDL}${INBOX_DDL}${OUTCOMES_DDL}${FLOWS_DDL}${LIMITS_DDL}${LATENCY_DDL}${ATTEMPTS_DDL}${RATE_WINDOWS_INDEX_DDL}${INBOX_OPEN_DDL}${WORKFLOW_DDL}${NODES_DDL}${LIVENESS_DDL}`;
 
 /** The engine tables' DDL (idempotent: `CREATE … IF NOT EXISTS`), for `alkstore migrate --print`. The store applies it itself at open. */
 export function sqliteSchemaSql(): string {
@@ -356,6 +369,7 @@ ALTER TABLE __alkstore_schedules ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;
   // The durable workflows' runs and their counts per state (lib/workflows/runs.ts).
   { version: 24, name: 'workflow runs', sql: WORKFLOW_DDL },
   { version: 26, name: 'worker node heartbeats', sql: NODES_DDL },
+  { version: 28, name: 'worker liveness', sql: LIVENESS_DDL },
 ]);
 
 /**

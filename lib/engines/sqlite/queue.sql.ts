@@ -177,10 +177,14 @@ export const RECORD_ATTEMPT = `INSERT INTO __alkstore_job_attempts (job_id, queu
  * The attempt a claim ends when it takes over (@outcome 'lapsed') or dead-letters ('dead') a job whose
  * lease lapsed, read from the row before the claim writes it: its number, worker, claim time and its
  * lease deadline as the end. Only lapsed candidates run it, so a claim of pending jobs costs nothing.
+ * A row of that very lapse written by the dead worker sweep (liveness.ts) keeps its claim time, read
+ * before the sweep moved the deadline.
  */
 export const RECORD_LAPSED = `INSERT INTO __alkstore_job_attempts (job_id, queue, attempt, worker_id, claimed_at, ended_at, outcome, error)
   SELECT id, queue, attempts, worker_id, claimed_until - visibility_timeout_ms, claimed_until, @outcome, @error FROM __alkstore_jobs WHERE id = @id
-  ON CONFLICT (job_id, attempt) DO UPDATE SET worker_id = excluded.worker_id, claimed_at = excluded.claimed_at,
+  ON CONFLICT (job_id, attempt) DO UPDATE SET worker_id = excluded.worker_id,
+    claimed_at = CASE WHEN __alkstore_job_attempts.outcome = 'lapsed' AND __alkstore_job_attempts.ended_at = excluded.ended_at
+      AND __alkstore_job_attempts.worker_id IS excluded.worker_id THEN __alkstore_job_attempts.claimed_at ELSE excluded.claimed_at END,
     ended_at = excluded.ended_at, outcome = excluded.outcome, error = excluded.error`;
 /** Attempt rows of up to 1000 jobs of @queue gone from both jobs and outcomes (the sweep). */
 export const PRUNE_ATTEMPTS = `DELETE FROM __alkstore_job_attempts WHERE queue = @queue AND job_id IN (

@@ -53,12 +53,33 @@ export class SqliteQueueDriver extends QueueDriverBase<SqliteQueueCore> implemen
   }
 
   insertHandingOff(text: string, stamp: JobWrite, workerId: string, leaseMs: number | null): Promise<HandedOff> {
+    const lv = this.core.liveness;
+    if (lv?.needs(workerId))
+      return this.core
+        .write('enqueue', (ctx) => {
+          lv.record(ctx, workerId);
+          return ops.insertJobHandingOff(ctx, this.queue, text, stamp, workerId, leaseMs, randomUUID);
+        })
+        .then((r) => (lv.recorded(workerId), r));
     return this.core.write('enqueue', (ctx) =>
       ops.insertJobHandingOff(ctx, this.queue, text, stamp, workerId, leaseMs, randomUUID),
     );
   }
 
   claim(max: number, leaseMs: number | null, workerId: string | null): Promise<ClaimResult> {
+    // Dead worker detection: the id is recorded as this process's in the transaction of its first claim (liveness.ts).
+    const lv = this.core.liveness;
+    if (lv?.needs(workerId))
+      return this.core
+        .write(
+          'claim',
+          (ctx) => {
+            lv.record(ctx, workerId);
+            return ops.claimJobs(ctx, this.queue, max, leaseMs, workerId, randomUUID);
+          },
+          true,
+        )
+        .then((r) => (lv.recorded(workerId), r));
     return this.core.write('claim', (ctx) => ops.claimJobs(ctx, this.queue, max, leaseMs, workerId, randomUUID), true);
   }
 

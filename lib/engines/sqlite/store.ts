@@ -39,6 +39,7 @@ import { sqliteStreamDriver } from './stream.js';
 import { SqliteTxHandle } from './tx.js';
 import { notifyInput, outboxEnqueueInput } from './tx-input.js';
 import { WriteTickets } from './write-tickets.js';
+import { SqliteLiveness } from './liveness.js';
 import { asStoreError, WriteCtx, Writer } from './writer.js';
 
 const WITH_TX = 'withTx(fn)';
@@ -62,6 +63,7 @@ export class SqliteStore extends StoreBase implements SqliteCore {
   protected readonly adminApi: SqliteAdmin;
   readonly logger: StoreLogger;
   readonly enqueueHeaders: EnqueueHeadersHook | null;
+  readonly liveness: SqliteLiveness | null;
   protected readonly messageIdPrefix: string | null;
   protected readonly txDriver: TxDriver<SqliteTxHandle> = {
     open: () => this.openTxHandle(WITH_TX),
@@ -130,6 +132,15 @@ export class SqliteStore extends StoreBase implements SqliteCore {
       (err) => options.logger.warn(`alkstore sqlite: writing throughput counts failed: ${String(err)}`),
     );
     this.adminApi = new SqliteAdmin(this, () => this.assertOpen());
+    // One process holds a :memory: database: nobody else could hold its jobs.
+    this.liveness =
+      options.workerLiveness && !options.memory
+        ? new SqliteLiveness(
+            (op, fn) => this.write(op, fn),
+            (op, fn) => this.read(op, fn),
+            options.logger,
+          )
+        : null;
   }
 
   get closed(): boolean {
@@ -241,6 +252,7 @@ export class SqliteStore extends StoreBase implements SqliteCore {
       if (this.isClosed) return;
     }
     this.isClosed = true;
+    this.liveness?.close();
     this.hub.closeAll();
     this.watcher?.stop();
     this.openTx?.abandon();

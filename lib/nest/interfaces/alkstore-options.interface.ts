@@ -116,6 +116,12 @@ export interface AlkstoreModuleOptions {
    */
   localHandoff?: boolean;
   /**
+   * Dead worker detection (default true): a job held by a worker whose process died is claimable again
+   * within about half a second instead of when its lease runs out; never for a live process. `false`
+   * turns it off. The store option of the same name (docs/semantics.md, Queues, Dead workers).
+   */
+  workerLiveness?: boolean;
+  /**
    * Largest queue, outbox, stream or schedule payload in UTF-8 bytes of its JSON (default
    * 1 MiB): a larger one is `PayloadTooLarge` before any write. The store option of the same name.
    */

@@ -56,6 +56,11 @@ export class PostgresListener {
     this.down('could not LISTEN at open');
   }
 
+  /** The LISTEN connection while it is up (the dead worker detection's session, liveness.ts), else null. */
+  session(): Client | null {
+    return this.closed ? null : this.client;
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
