@@ -65,18 +65,21 @@ export function sqliteWorkflowWrites(
       text: encodePayload(st.entry, 'payload', core.maxPayloadBytes),
       job: enqueueInput(core, st.job.queue, st.job.payload, st.job.opts),
     }));
-    return write('workflows.start', (ctx) =>
-      input.map(({ st, guard, text, job }): StartOutcome => {
+    return write('workflows.start', (ctx) => {
+      const counts = new Counts();
+      const out = input.map(({ st, guard, text, job }): StartOutcome => {
         if (claimInboxIn(ctx, inbox, guard) !== 'claimed') return { created: false, job: null };
         append(ctx, st.stream, text);
         const r = st.run;
         const ins = ctx.conn
           .stmt(INSERT_RUN)
           .get(r.ns, r.id, r.workflow, r.version, r.input, r.parentId, ctx.now, ctx.now);
-        if (ins !== undefined) ctx.conn.stmt(INSERT_RUN_COUNT).run(r.ns, 'running', 1);
+        if (ins !== undefined) counts.add(r.ns, 'running', 1);
         return { created: true, job: insertJobs(ctx, job.queue, [job.text], job.stamp)[0] ?? null };
-      }),
-    );
+      });
+      counts.write(ctx);
+      return out;
+    });
   };
   return {
     appendJournal(inbox: string, writes: readonly JournalAppend[]): Promise<(number | null)[]> {
@@ -100,21 +103,24 @@ export function sqliteWorkflowWrites(
         text: encodePayload(e.entry, 'payload', core.maxPayloadBytes),
         channel: notifyInput(e.channel, undefined),
       }));
-      return write('workflows.end', (ctx) =>
-        input.map(({ e, guard, text, channel }): EndOutcome => {
+      return write('workflows.end', (ctx) => {
+        const counts = new Counts();
+        const out = input.map(({ e, guard, text, channel }): EndOutcome => {
           // A run without a running row is left to the end in a transaction, which adopts the row.
           if (ctx.conn.stmt(RUN_RUNNING).get(e.ns, e.id) === undefined) return 'skipped';
           if (claimInboxIn(ctx, inbox, guard) !== 'claimed') return 'taken';
           append(ctx, e.stream, text);
           const moved = ctx.conn.stmt(END_RUN).get(e.state, e.result, e.error, ctx.now, ctx.now, e.ns, e.id);
           if (moved !== undefined) {
-            ctx.conn.stmt(INSERT_RUN_COUNT).run(e.ns, 'running', -1);
-            ctx.conn.stmt(INSERT_RUN_COUNT).run(e.ns, e.state, 1);
+            counts.add(e.ns, 'running', -1);
+            counts.add(e.ns, e.state, 1);
           }
           ctx.wake(channel);
           return moved === undefined ? 'no-row' : 'ended';
-        }),
-      );
+        });
+        counts.write(ctx);
+        return out;
+      });
     },
   };
 }
@@ -123,6 +129,22 @@ const INSERT_RUN = `INSERT INTO __alkstore_workflow_runs
   (ns, id, workflow, version, state, input, parent_id, created_at, updated_at)
   VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?) ON CONFLICT (ns, id) DO NOTHING RETURNING id`;
 const INSERT_RUN_COUNT = `INSERT INTO __alkstore_workflow_counts (ns, state, n) VALUES (?, ?, ?)`;
+
+/** The count deltas of one write, summed per namespace and state: one row each instead of one per run. */
+class Counts {
+  private readonly deltas = new Map<string, { ns: string; state: string; n: number }>();
+
+  add(ns: string, state: string, n: number): void {
+    const key = `${ns}\u0000${state}`;
+    const d = this.deltas.get(key);
+    if (d) d.n += n;
+    else this.deltas.set(key, { ns, state, n });
+  }
+
+  write(ctx: WriteCtx): void {
+    for (const d of this.deltas.values()) if (d.n !== 0) ctx.conn.stmt(INSERT_RUN_COUNT).run(d.ns, d.state, d.n);
+  }
+}
 const RUN_RUNNING = `SELECT 1 FROM __alkstore_workflow_runs WHERE ns = ? AND id = ? AND state = 'running'`;
 const END_RUN = `UPDATE __alkstore_workflow_runs SET state = ?, result = ?, error = ?, waiting = NULL, wake_at = NULL,
   updated_at = ?, finished_at = ? WHERE ns = ? AND id = ? AND state = 'running' RETURNING id`;
