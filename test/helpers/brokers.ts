@@ -1,5 +1,7 @@
 import { connect as tcpConnect } from 'node:net';
+import { afterAll, beforeAll } from '@jest/globals';
 import type { NatsConnection } from '@nats-io/transport-node';
+import type { Channel, ChannelModel } from 'amqplib';
 
 /** Broker addresses of the test machine (and CI): `.ci/run` checks each is up. */
 export const NATS_URL = process.env.ALKSTORE_NATS_URL ?? '127.0.0.1:4222';
@@ -72,4 +74,44 @@ export async function topicQueue(
     () => ch.deleteExchange(exchange),
   );
   return { exchange, queue };
+}
+
+/** Admin connections to JetStream and RabbitMQ for one describe block, see {@link withBrokerAdmins}. */
+export interface BrokerAdmins {
+  readonly nc: NatsConnection;
+  readonly ch: Channel;
+  /** Run after the block (streams and queues it made), failures ignored. */
+  readonly cleanups: (() => Promise<unknown>)[];
+}
+
+/**
+ * Opens a NATS admin connection and a RabbitMQ channel before the enclosing block's tests (failing
+ * with the broker's name when RabbitMQ is down) and closes them after the block's cleanups ran.
+ */
+export function withBrokerAdmins(): BrokerAdmins {
+  let nc: NatsConnection | undefined;
+  let conn: ChannelModel | undefined;
+  let ch: Channel | undefined;
+  const cleanups: (() => Promise<unknown>)[] = [];
+  beforeAll(async () => {
+    nc = await natsAdmin();
+    await requireBroker('RabbitMQ', AMQP_URL.replace(/^amqp:\/\/[^@]*@/, ''));
+    const amqp = await import('amqplib');
+    conn = await amqp.connect(AMQP_URL);
+    ch = await conn.createChannel();
+  });
+  afterAll(async () => {
+    for (const c of cleanups) await c().catch(() => undefined);
+    await nc?.close();
+    await conn?.close();
+  });
+  return {
+    get nc() {
+      return nc!;
+    },
+    get ch() {
+      return ch!;
+    },
+    cleanups,
+  };
 }

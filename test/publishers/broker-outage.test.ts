@@ -1,19 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { NatsConnection } from '@nats-io/transport-node';
-import type { Channel, ChannelModel } from 'amqplib';
+import { describe, expect, it } from '@jest/globals';
 import type { Store } from '../../lib/contract/types.js';
 import { OutboxDispatcher } from '../../lib/outbox/index.js';
 import { NatsJetStreamPublisher, RabbitMqPublisher, type Publisher } from '../../lib/publishers/index.js';
 import { contractEngines, waitFor, withEngineDb } from '../helpers/engines.js';
-import {
-  AMQP_URL,
-  brokerName,
-  createStream,
-  deleteStream,
-  natsAdmin,
-  requireBroker,
-  topicQueue,
-} from '../helpers/brokers.js';
+import { withBrokerAdmins, brokerName, createStream, deleteStream, topicQueue } from '../helpers/brokers.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { pause, uid } from '../contract/harness.js';
 import { RecordingMetrics, recordingLogger } from './recording-metrics.js';
@@ -37,23 +27,8 @@ const OUTAGE_MS = 3_000;
 for (const engine of contractEngines()) {
   describe(`broker outage mid-run [${engine.name}]`, () => {
     let store: Store;
-    let nc: NatsConnection;
-    let conn: ChannelModel;
-    let ch: Channel;
-    const cleanups: (() => Promise<unknown>)[] = [];
     withEngineDb(engine, (_db, s) => (store = s));
-    beforeAll(async () => {
-      nc = await natsAdmin();
-      await requireBroker('RabbitMQ', AMQP_URL.replace(/^amqp:\/\/[^@]*@/, ''));
-      const amqp = await import('amqplib');
-      conn = await amqp.connect(AMQP_URL);
-      ch = await conn.createChannel();
-    });
-    afterAll(async () => {
-      for (const c of cleanups) await c().catch(() => undefined);
-      await nc.close();
-      await conn.close();
-    });
+    const brokers = withBrokerAdmins();
 
     /** Runs the scenario and returns the delivered message ids as the broker saw them. */
     async function outage(
@@ -115,8 +90,8 @@ for (const engine of contractEngines()) {
     it('JetStream: an outage longer than three retries dead-letters nothing and every message is delivered after it', async () => {
       const stream = brokerName('ALKOUT');
       const prefix = stream.toLowerCase();
-      await createStream(nc, stream, prefix);
-      cleanups.push(() => deleteStream(nc, stream));
+      await createStream(brokers.nc, stream, prefix);
+      brokers.cleanups.push(() => deleteStream(brokers.nc, stream));
       await outage(
         (port) =>
           new NatsJetStreamPublisher({
@@ -129,7 +104,7 @@ for (const engine of contractEngines()) {
         4222,
         async () => {
           const { jetstreamManager } = await import('@nats-io/jetstream');
-          const jsm = await jetstreamManager(nc);
+          const jsm = await jetstreamManager(brokers.nc);
           const info = await jsm.streams.info(stream);
           const out: string[] = [];
           for (let seq = info.state.first_seq; seq <= info.state.last_seq; seq++) {
@@ -143,7 +118,7 @@ for (const engine of contractEngines()) {
     });
 
     it('RabbitMQ: an outage longer than three retries dead-letters nothing and every message is delivered after it', async () => {
-      const { exchange, queue } = await topicQueue(ch, 'alk.out', '#', cleanups);
+      const { exchange, queue } = await topicQueue(brokers.ch, 'alk.out', '#', brokers.cleanups);
       await outage(
         (port) =>
           new RabbitMqPublisher({
@@ -156,7 +131,7 @@ for (const engine of contractEngines()) {
         async () => {
           const out: string[] = [];
           for (;;) {
-            const m = await ch.get(queue, { noAck: true });
+            const m = await brokers.ch.get(queue, { noAck: true });
             if (m === false) return out;
             out.push(String(m.properties.messageId));
           }

@@ -1,19 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import type { NatsConnection } from '@nats-io/transport-node';
-import type { Channel, ChannelModel } from 'amqplib';
+import { describe, expect, it } from '@jest/globals';
 import type { Store } from '../../lib/contract/types.js';
 import { OutboxDispatcher } from '../../lib/outbox/index.js';
 import { NatsJetStreamPublisher, RabbitMqPublisher, type Publisher } from '../../lib/publishers/index.js';
 import { contractEngines, waitFor, withEngineDb } from '../helpers/engines.js';
-import {
-  AMQP_URL,
-  brokerName,
-  createStream,
-  deleteStream,
-  natsAdmin,
-  requireBroker,
-  topicQueue,
-} from '../helpers/brokers.js';
+import { withBrokerAdmins, brokerName, createStream, deleteStream, topicQueue } from '../helpers/brokers.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { uid } from '../contract/harness.js';
 import { RecordingMetrics, recordingLogger } from './recording-metrics.js';
@@ -42,23 +32,8 @@ const SETTINGS = {
 for (const engine of contractEngines()) {
   describe(`one abort signal per claim in a publisher-backed relay [${engine.name}]`, () => {
     let store: Store;
-    let nc: NatsConnection;
-    let conn: ChannelModel;
-    let ch: Channel;
-    const cleanups: (() => Promise<unknown>)[] = [];
     withEngineDb(engine, (_db, s) => (store = s));
-    beforeAll(async () => {
-      nc = await natsAdmin();
-      await requireBroker('RabbitMQ', AMQP_URL.replace(/^amqp:\/\/[^@]*@/, ''));
-      const amqp = await import('amqplib');
-      conn = await amqp.connect(AMQP_URL);
-      ch = await conn.createChannel();
-    });
-    afterAll(async () => {
-      for (const c of cleanups) await c().catch(() => undefined);
-      await nc.close();
-      await conn.close();
-    });
+    const brokers = withBrokerAdmins();
 
     async function leaseLostMidClaim(publisherFor: (port: number) => Publisher, targetPort: number): Promise<void> {
       const proxy = new TcpProxy('127.0.0.1', targetPort);
@@ -128,8 +103,8 @@ for (const engine of contractEngines()) {
     it('JetStream: a publish timeout ends the claim publishes, each retried as timed out', async () => {
       const stream = brokerName('ALKTO');
       const prefix = stream.toLowerCase();
-      await createStream(nc, stream, prefix);
-      cleanups.push(() => deleteStream(nc, stream));
+      await createStream(brokers.nc, stream, prefix);
+      brokers.cleanups.push(() => deleteStream(brokers.nc, stream));
       const proxy = new TcpProxy('127.0.0.1', 4222);
       const port = await proxy.start();
       const outbox = uid('timeout');
@@ -175,8 +150,8 @@ for (const engine of contractEngines()) {
     it('JetStream: the claim publishes are abandoned, none acked, the others released with their attempt', async () => {
       const stream = brokerName('ALKLL');
       const prefix = stream.toLowerCase();
-      await createStream(nc, stream, prefix);
-      cleanups.push(() => deleteStream(nc, stream));
+      await createStream(brokers.nc, stream, prefix);
+      brokers.cleanups.push(() => deleteStream(brokers.nc, stream));
       await leaseLostMidClaim(
         (port) =>
           new NatsJetStreamPublisher({
@@ -190,7 +165,7 @@ for (const engine of contractEngines()) {
     });
 
     it('RabbitMQ: the claim publishes are abandoned, none acked, the others released with their attempt', async () => {
-      const { exchange } = await topicQueue(ch, 'alk.ll', '#', cleanups);
+      const { exchange } = await topicQueue(brokers.ch, 'alk.ll', '#', brokers.cleanups);
       await leaseLostMidClaim(
         (port) =>
           new RabbitMqPublisher({

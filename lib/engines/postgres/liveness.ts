@@ -1,5 +1,6 @@
 // PostgreSQL only: dead worker detection by session advisory locks (docs/semantics.md, Leases, "Dead
 // workers"); SQLite's liveness.ts checks process ids instead.
+import { LivenessSweeper } from '../shared/liveness.js';
 import type { Client } from 'pg';
 import type { StoreLogger } from '../../contract/types.js';
 import { queueWakeChannel } from '../../contract/names.js';
@@ -8,10 +9,6 @@ import type { Executor } from './connection.js';
 import type { ClaimGate } from './claim-gate.js';
 import type { WakeHub } from '../../internal/wake-hub.js';
 import { NOW_MS, wakePayload, type SchemaSql, type Sql } from './schema-sql.js';
-
-/** How often a store that claims looks for dead workers (ms), give or take {@link SWEEP_JITTER_MS}. */
-export const LIVENESS_SWEEP_MS = 400;
-const SWEEP_JITTER_MS = 100;
 
 /**
  * The first key of every liveness lock of `schema` (the two-key advisory lock form; the second key
@@ -87,39 +84,35 @@ export interface LivenessHost {
 }
 
 /**
- * A store's side of dead worker detection on PostgreSQL. Before the store's first claim with a
- * worker id, {@link watch} takes a shared advisory lock keyed by the id on the LISTEN connection (a
- * direct session, never a pooled one: a transaction-mode pooler has no LISTEN connection, and then
- * nothing is watched) and records the id in `worker_liveness`. When the process dies, the kernel
- * closes the connection and PostgreSQL drops its locks at once. Every {@link LIVENESS_SWEEP_MS} a
- * store that watches ids probes the others' ids ({@link livenessSql} `probe`, one statement) and,
- * when one's lock is free, ends the leases of its jobs (`reap`) and wakes their queues.
- *
- * A live process holds the lock for as long as its LISTEN session lives, whatever its handlers do:
- * a blocked event loop does not close a socket. Losing the session itself (a network cut, a server
+ * A store's side of dead worker detection on PostgreSQL. Before the store's first claim with a worker
+ * id, {@link watch} takes a shared advisory lock keyed by the id on the LISTEN connection (a direct
+ * session, never a pooled one: a transaction-mode pooler has no LISTEN connection, and then nothing is
+ * watched) and records the id in `worker_liveness`. When the process dies, the kernel closes the
+ * connection and PostgreSQL drops its locks at once. Every sweep interval (`LIVENESS_SWEEP_MS`,
+ * shared/liveness.ts) a store that watches ids probes the others' ids ({@link livenessSql} `probe`,
+ * one statement) and, when one's lock is free, ends the leases of its jobs (`reap`) and wakes their
+ * queues. A live process holds the lock for as long as its LISTEN session lives, whatever its handlers
+ * do: a blocked event loop does not close a socket. Losing the session itself (a network cut, a server
  * restart, a terminated backend) does count as death: the jobs are reclaimed and this process's acks
  * are refused as for a lapsed lease. The store watches its ids again on the new session.
  */
-export class PostgresLiveness {
+export class PostgresLiveness extends LivenessSweeper {
   /** Every id this store has watched (re-watched on a new session, left out of its own probes). */
   private readonly ids = new Set<string>();
   /** The ids whose lock `on` holds. */
   private readonly held = new Set<string>();
   private readonly pending = new Map<string, Promise<void>>();
   private on: Client | null = null;
-  private timer: NodeJS.Timeout | null = null;
-  private sweeping = false;
-  private closed = false;
   private readonly cls: number;
   private readonly sql: ReturnType<typeof livenessSql>;
   private warned = false;
   private queued: Promise<unknown> = Promise.resolve();
-  private failing = false;
 
   constructor(
     private readonly host: LivenessHost,
     schema: SchemaSql,
   ) {
+    super('postgres', host.logger);
     this.cls = livenessLockClass(schema.schema);
     this.sql = livenessSql(schema);
   }
@@ -155,7 +148,7 @@ export class PostgresLiveness {
       if (client !== this.on || this.closed) return;
       this.held.add(workerId);
       this.ids.add(workerId);
-      this.start();
+      this.startSweeps();
     } catch (err) {
       if (!this.warned) {
         this.warned = true;
@@ -171,57 +164,21 @@ export class PostgresLiveness {
     for (const id of this.ids) void this.watch(id);
   }
 
-  private start(): void {
-    if (this.timer !== null || this.closed) return;
-    const next = (): void => {
-      this.timer = setTimeout(
-        () => {
-          void this.sweep().finally(() => {
-            if (!this.closed) next();
-          });
-        },
-        LIVENESS_SWEEP_MS - SWEEP_JITTER_MS + Math.floor(Math.random() * 2 * SWEEP_JITTER_MS),
-      );
-      this.timer.unref();
-    };
-    next();
-  }
-
   /** One probe; when it finds dead ids, one reap and a wake per queue whose jobs it freed. Returns the queues. */
-  async sweep(): Promise<string[]> {
-    if (this.sweeping || this.closed) return [];
-    this.sweeping = true;
-    try {
-      const { exec } = this.host;
-      const own = [...this.ids];
-      const dead = await exec.run<{ worker_id: string }>(this.sql.probe, [this.cls, own]);
-      this.failing = false;
-      if (dead.rows.length === 0) return [];
-      const r = await exec.run<{ queue: string }>(this.sql.reap, [this.cls, dead.rows.map((x) => x.worker_id)]);
-      const queues = r.rows.map((x) => x.queue);
-      for (const q of queues) {
-        // Every store of the schema: the queue's next claim is a full one (it takes lapsed leases), now.
-        this.host.claims.invalidate(q);
-        this.host.hub.wake(queueWakeChannel(q));
-        await exec.run(this.host.sql.notify.notify, [`s:${q}`]);
-        await exec.run(this.host.sql.notify.notify, [wakePayload(queueWakeChannel(q))]);
-      }
-      return queues;
-    } catch (err) {
-      // The next round tries again (a closing pool, a lost connection): nothing was half done. Logged
-      // once per run of failures.
-      if (!this.failing && !this.closed)
-        this.host.logger.warn(`alkstore postgres: the dead worker sweep failed: ${String(err)}`);
-      this.failing = true;
-      return [];
-    } finally {
-      this.sweeping = false;
+  protected async round(): Promise<string[]> {
+    const { exec } = this.host;
+    const own = [...this.ids];
+    const dead = await exec.run<{ worker_id: string }>(this.sql.probe, [this.cls, own]);
+    if (dead.rows.length === 0) return [];
+    const r = await exec.run<{ queue: string }>(this.sql.reap, [this.cls, dead.rows.map((x) => x.worker_id)]);
+    const queues = r.rows.map((x) => x.queue);
+    for (const q of queues) {
+      // Every store of the schema: the queue's next claim is a full one (it takes lapsed leases), now.
+      this.host.claims.invalidate(q);
+      this.host.hub.wake(queueWakeChannel(q));
+      await exec.run(this.host.sql.notify.notify, [`s:${q}`]);
+      await exec.run(this.host.sql.notify.notify, [wakePayload(queueWakeChannel(q))]);
     }
-  }
-
-  close(): void {
-    this.closed = true;
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.timer = null;
+    return queues;
   }
 }

@@ -1,5 +1,6 @@
 // SQLite only: dead worker detection by process ids (docs/semantics.md, Leases, "Dead workers");
 // PostgreSQL's liveness.ts uses session advisory locks instead.
+import { LivenessSweeper } from '../shared/liveness.js';
 import { createHash } from 'node:crypto';
 import { readFileSync, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -7,10 +8,6 @@ import { queueWakeChannel } from '../../contract/names.js';
 import type { StoreLogger } from '../../contract/types.js';
 import type { SqliteConn } from './connection.js';
 import type { WriteCtx } from './writer.js';
-
-/** How often a store that claims looks for dead workers (ms), give or take {@link SWEEP_JITTER_MS}. */
-export const LIVENESS_SWEEP_MS = 400;
-const SWEEP_JITTER_MS = 100;
 
 const TABLE = '__alkstore_worker_liveness';
 /** Rows of other places (host, pid namespace) older than this are deleted unjudged (ms). */
@@ -67,27 +64,25 @@ export function processGone(pid: number, started: string): boolean {
 }
 
 /**
- * A store's side of dead worker detection on SQLite (one machine by construction). The store's
- * first claim with a worker id records the id with this process (pid, start time, place tag) in the
- * claim's own write transaction. Every {@link LIVENESS_SWEEP_MS} a store that records ids reads the
- * rows of other processes of its place and checks each process; for one that is gone it deletes its
- * rows and, for each of its ids no other row vouches for, ends the leases of the id's jobs
- * (`claimed_until = now`, a lapsed lease fenced and reclaimed like any other) and wakes their queues,
- * in one write transaction. A live process is never judged gone, whatever its handlers do: the check
- * asks the kernel, not the process.
+ * A store's side of dead worker detection on SQLite (one machine by construction). The store's first
+ * claim with a worker id records the id with this process (pid, start time, place tag) in the claim's
+ * own write transaction. Every sweep interval (`LIVENESS_SWEEP_MS`, shared/liveness.ts) a store that
+ * records ids reads the rows of other processes of its place and checks each process; for one that is
+ * gone it deletes its rows and, for each of its ids no other row vouches for, ends the leases of the
+ * id's jobs (`claimed_until = now`, a lapsed lease fenced and reclaimed like any other) and wakes
+ * their queues, in one write transaction. A live process is never judged gone, whatever its handlers
+ * do: the check asks the kernel, not the process.
  */
-export class SqliteLiveness {
+export class SqliteLiveness extends LivenessSweeper {
   private readonly held = new Set<string>();
-  private timer: NodeJS.Timeout | null = null;
-  private sweeping = false;
-  private closed = false;
-  private failing = false;
 
   constructor(
     private readonly write: <T>(op: string, fn: (ctx: WriteCtx) => T) => Promise<T>,
     private readonly read: <T>(op: string, fn: (conn: SqliteConn) => T) => Promise<T>,
-    private readonly logger: StoreLogger,
-  ) {}
+    logger: StoreLogger,
+  ) {
+    super('sqlite', logger);
+  }
 
   /** Whether `workerId` still needs {@link record} in the claim's transaction. */
   needs(workerId: string | null): workerId is string {
@@ -107,65 +102,30 @@ export class SqliteLiveness {
   recorded(workerId: string): void {
     if (this.closed) return;
     this.held.add(workerId);
-    this.start();
-  }
-
-  private start(): void {
-    if (this.timer !== null || this.closed) return;
-    const next = (): void => {
-      this.timer = setTimeout(
-        () => {
-          void this.sweep().finally(() => {
-            if (!this.closed) next();
-          });
-        },
-        LIVENESS_SWEEP_MS - SWEEP_JITTER_MS + Math.floor(Math.random() * 2 * SWEEP_JITTER_MS),
-      );
-      this.timer.unref();
-    };
-    next();
+    this.startSweeps();
   }
 
   /** One read of the other processes' rows; when one's process is gone, one write. Returns the queues it woke. */
-  async sweep(): Promise<string[]> {
-    if (this.sweeping || this.closed) return [];
-    this.sweeping = true;
-    try {
-      const { rows, foreign } = await this.read('liveness', (conn) => ({
-        rows: conn
-          .stmt(`SELECT DISTINCT pid, started FROM ${TABLE} WHERE host = ? AND pid <> ? LIMIT 1000`)
-          .all(PLACE, process.pid) as { pid: number; started: string }[],
-        foreign: conn
-          .stmt(`SELECT 1 FROM ${TABLE} WHERE host <> ? AND registered_at < ? LIMIT 1`)
-          .get(PLACE, conn.now() - FOREIGN_ROW_MS) as unknown,
-      }));
-      this.failing = false;
-      const gone = rows.filter((r) => processGone(r.pid, r.started));
-      if (gone.length === 0 && foreign === undefined) return [];
-      return await this.write('liveness', (ctx) => {
-        // Rows of another host or pid namespace are never judged; after a day they go (bounded growth:
-        // a container's new name would otherwise leave rows forever). Their ids then wait for their lease.
-        if (foreign !== undefined)
-          ctx.conn
-            .stmt(`DELETE FROM ${TABLE} WHERE host <> ? AND registered_at < ?`)
-            .run(PLACE, ctx.now - FOREIGN_ROW_MS);
-        return reap(ctx, gone);
-      });
-    } catch (err) {
-      // The next round tries again; logged once per run of failures.
-      if (!this.failing && !this.closed)
-        this.logger.warn(`alkstore sqlite: the dead worker sweep failed: ${String(err)}`);
-      this.failing = true;
-      return [];
-    } finally {
-      this.sweeping = false;
-    }
-  }
-
-  close(): void {
-    this.closed = true;
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.timer = null;
+  protected async round(): Promise<string[]> {
+    const { rows, foreign } = await this.read('liveness', (conn) => ({
+      rows: conn
+        .stmt(`SELECT DISTINCT pid, started FROM ${TABLE} WHERE host = ? AND pid <> ? LIMIT 1000`)
+        .all(PLACE, process.pid) as { pid: number; started: string }[],
+      foreign: conn
+        .stmt(`SELECT 1 FROM ${TABLE} WHERE host <> ? AND registered_at < ? LIMIT 1`)
+        .get(PLACE, conn.now() - FOREIGN_ROW_MS) as unknown,
+    }));
+    const gone = rows.filter((r) => processGone(r.pid, r.started));
+    if (gone.length === 0 && foreign === undefined) return [];
+    return await this.write('liveness', (ctx) => {
+      // Rows of another host or pid namespace are never judged; after a day they go (bounded growth:
+      // a container's new name would otherwise leave rows forever). Their ids then wait for their lease.
+      if (foreign !== undefined)
+        ctx.conn
+          .stmt(`DELETE FROM ${TABLE} WHERE host <> ? AND registered_at < ?`)
+          .run(PLACE, ctx.now - FOREIGN_ROW_MS);
+      return reap(ctx, gone);
+    });
   }
 }
 
