@@ -3,6 +3,8 @@ import type { Store } from '../contract/types.js';
 import type { RunState, RunSummary, WorkflowRun } from '../workflows/types.js';
 import { createWorkflows, type Workflows } from '../workflows/workflows.js';
 import { decodeEntry, type Entry } from '../workflows/journal.js';
+import { runNamespaces } from '../workflows/runs.js';
+import { workflowSqlOf } from '../workflows/sql-seam.js';
 import { writeAudit, type AuditEntry } from './audit.js';
 import { formBody, FormTooLarge } from './form-body.js';
 import { html } from './html.js';
@@ -46,12 +48,18 @@ function routeOf(req: DashboardRequest, base: string): string | null {
   return rest === 'workflows' || rest === 'workflow' || rest === 'workflow-action' ? rest : null;
 }
 
+/**
+ * The namespaces to offer: those with runs (their counts), and those whose queue the store knows
+ * (live jobs, recent throughput, settings). A namespace whose runs are all parked has no job, and its
+ * throughput minutes may not be written yet or may be past their day: its counts still name it.
+ */
 async function namespaces(store: Store): Promise<string[]> {
-  const names = await store.admin().queueNames();
+  const sql = workflowSqlOf(store);
+  const [names, withRuns] = await Promise.all([store.admin().queueNames(), sql ? runNamespaces(sql) : []]);
   const found = names
     .filter((n) => n.startsWith(WORKFLOWS_QUEUE_PREFIX))
     .map((n) => n.slice(WORKFLOWS_QUEUE_PREFIX.length));
-  return [...new Set([DEFAULT_NAMESPACE, ...found])].sort();
+  return [...new Set([DEFAULT_NAMESPACE, ...found, ...withRuns])].sort();
 }
 
 async function withWorkflows<T>(store: Store, ns: string, fn: (w: Workflows) => Promise<T>): Promise<T> {

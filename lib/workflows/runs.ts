@@ -250,6 +250,12 @@ export async function listRuns(sql: WorkflowSql, ns: string, o: Parameters<typeo
   return { runs, next: more ? cursorOf(runs[runs.length - 1]!) : null };
 }
 
+/** The namespaces that have runs (their count rows: a small table, one row per state once folded). */
+export async function runNamespaces(sql: WorkflowSql): Promise<string[]> {
+  const rows = await sql.query(`SELECT DISTINCT ns FROM ${sql.prefix}workflow_counts`, [], false);
+  return rows.map((r) => String(r.ns));
+}
+
 /** How many runs are in each state. */
 export async function countRuns(sql: WorkflowSql, ns: string): Promise<Record<RunState, number>> {
   const rows = await sql.query(

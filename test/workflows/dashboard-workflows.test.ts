@@ -4,6 +4,7 @@ import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import type { AuditEntry } from '../../lib/dashboard/index.js';
 import { createWorkflows, defineWorkflow } from '../../lib/workflows/index.js';
+import { workflowSqlOf } from '../../lib/workflows/sql-seam.js';
 import type { Store as PlainStore } from '../../lib/contract/types.js';
 import { serveDashboard, type StandaloneDashboard } from '../../lib/dashboard/standalone.js';
 import { contractEngines, waitFor, type EngineDb } from '../helpers/engines.js';
@@ -49,6 +50,35 @@ for (const engine of nestEngines())
           .send({ ...(csrf ? { csrf: token } : {}), ...fields })
           .expect(status);
       };
+
+      it('offers the namespace of runs that are all parked, with no job and no throughput minute of its queue', async () => {
+        const ns = `dash-parked-${adapter}`;
+        const parked = defineWorkflow('dash-only-parked', {
+          async run(_input: null, ctx) {
+            return ctx.waitForSignal('never');
+          },
+        });
+        const w = createWorkflows(store, { workflows: [parked], namespace: ns, idlePollIntervalMs: 50 });
+        try {
+          await w.start(parked, null, { id: 'only-parked' });
+          await waitFor('only-parked waiting', async () =>
+            (await w.getStatus('only-parked'))?.steps.some((s) => s.state === 'waiting'),
+          );
+        } finally {
+          await w.close();
+        }
+        await waitFor('no job of the namespace left', async () => {
+          const st = await w.queue.stats();
+          return st.pending + st.processing === 0;
+        });
+        // Its throughput minutes gone, as a day after the last pass (retention of the minutes).
+        const sql = workflowSqlOf(store)!;
+        const minutes = sql.dialect === 'postgres' ? `${sql.prefix}queue_minutes` : '__alkstore_queue_minutes';
+        await sql.query(`DELETE FROM ${minutes} WHERE queue = $1`, [w.queue.name], true);
+        expect(await store.admin().queueNames()).not.toContain(w.queue.name);
+        const page = await get(`${BASE}/workflows`).expect(200);
+        expect(page.text).toMatch(new RegExp(`<nav class="states" id="namespaces">[^]*>${ns}</a>`));
+      });
 
       it('lists runs with a status filter, shows a run with its step timeline and journal, and cancels (confirmed, CSRF-checked, audited)', async () => {
         const ns = `dash-wf-${adapter}`;
