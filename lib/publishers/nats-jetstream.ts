@@ -148,7 +148,8 @@ export class NatsJetStreamPublisher implements Publisher {
             `${JSON.stringify(message.id)} on its first publish (PubAck duplicate: true, seq ${pa.seq}), so it ` +
             `kept that message and not this one: another producer used the same id (a copy of this database with ` +
             `the same store id, a publisher of your own), unless this message's own earlier publish landed while ` +
-            `its confirm was lost in a broker outage or to a lost lease in its claim. See docs/brokers.md, Message ids. Logged once per outbox; the broker duplicates metric counts every one`,
+            `its confirm was lost in a broker outage or to a lost lease in its claim. See docs/brokers.md, ` +
+            `Message ids. Logged once per outbox; the broker duplicates metric counts every one`,
         );
       }
     }
