@@ -171,11 +171,12 @@ export class Workflows<X = TxOps> {
         'needs a store of this package (openPostgresStore, openSqliteStore): the runs live in its tables',
       );
     this.sql = sql;
-    // SQLite has one write path: one shared transaction at a time takes every write waiting. PostgreSQL
-    // commits concurrently: a few at once keep its round trips overlapping.
+    // SQLite has one write path: one shared transaction at a time takes every write waiting, and each
+    // lane's statement of the moment goes to the writer beside the others'. PostgreSQL commits
+    // concurrently: a few at once keep its round trips overlapping.
     this.batch = new TxBatcher(
       store,
-      sql.dialect === 'sqlite' ? 1 : 4,
+      sql.dialect === 'sqlite' ? { all: 4, tx: 1, lane: 1 } : { all: 4, tx: 4, lane: 4 },
       sql,
       this.names.journalInbox,
       this.names.runsInbox,
