@@ -20,6 +20,9 @@ import {
 } from '../contract/validate.js';
 import { Instrument } from './instrument.js';
 import { QueueWorker } from '../worker/queue-worker.js';
+import { handoffPoint, type HandoffSlot } from '../internal/handoff.js';
+import { ClaimedJob } from '../engines/shared/job.js';
+import { queueDriverOf } from '../engines/shared/queue.js';
 import { runLimitKeys, validateWorkflowName } from './define.js';
 import { resolveLimits, type QueueLimits } from '../contract/limits.js';
 import { RunDriver, type DriverDeps, type TransactionRunner } from './driver.js';
@@ -414,7 +417,13 @@ export class Workflows<X = TxOps> {
   }
 
   /** What a start of run `id` of `def` writes where the engine writes it in one statement. */
-  private runStart(def: AnyDefinition, input: unknown, id: string, start: StartEntry): RunStart {
+  private runStart(
+    def: AnyDefinition,
+    input: unknown,
+    id: string,
+    start: StartEntry,
+    slot: HandoffSlot | null = null,
+  ): RunStart {
     return {
       stream: this.names.runStream(id),
       entry: encodeEntry(start),
@@ -426,8 +435,31 @@ export class Workflows<X = TxOps> {
         parentId: start.parentId ?? null,
         input: input === undefined ? null : JSON.stringify(input),
       },
-      job: { queue: this.names.queue, payload: { k: 'drive', id }, opts: this.driveOpts(id, start, false) },
+      job: {
+        queue: this.names.queue,
+        payload: { k: 'drive', id },
+        opts: this.driveOpts(id, start, false),
+        handoff: slot && { workerId: slot.workerId, leaseMs: slot.leaseMs },
+      },
     };
+  }
+
+  /**
+   * A slot of this instance's worker, when idle, for the first pass of a run started now without a
+   * caller's transaction: the start then inserts the pass's job claimed by it (a local hand-off, as a
+   * plain enqueue's), so the pass begins once the start commits, with no claim. Not for runs with limit
+   * keys, which a claim must count.
+   */
+  private firstPassSlot(stamp: RunStamp): HandoffSlot | null {
+    if (!this.worker || stamp.concurrencyKey !== undefined || stamp.rateLimitKey !== undefined) return null;
+    return handoffPoint(this.queue)?.reserve() ?? null;
+  }
+
+  /** Gives `slot` the first pass's job the start handed off to it, or frees it. */
+  private settleSlot(slot: HandoffSlot, started: StartOutcome): void {
+    const driver = started.claimed ? queueDriverOf(this.queue) : null;
+    if (driver && started.claimed) slot.deliver(new ClaimedJob(driver, started.claimed));
+    else slot.cancel();
   }
 
   /** Starts run `id` of `def` in `tx` (a child of `parent` when given); false when the id was taken. */
@@ -476,15 +508,28 @@ export class Workflows<X = TxOps> {
     // Without a caller's transaction: one statement where the engine has it, shared with the other
     // starts of the moment where it writes many at once (PostgreSQL).
     const entry = this.startEntry(def, input, null, stamp);
-    const started = this.batch.manyStarts
-      ? await this.batch.start(this.runStart(def, input, id, entry))
-      : await this.batch.run(
-          async (tx): Promise<StartOutcome> => ({
-            created: await this.startIn(tx, def, input, id, null, stamp),
-            job: null,
-          }),
-          this.sql.startRun ? () => this.startOn(this.sql, def, input, id, entry) : undefined,
-        );
+    if (this.batch.manyStarts) {
+      const slot = this.firstPassSlot(stamp);
+      let started: StartOutcome;
+      try {
+        started = await this.batch.start(this.runStart(def, input, id, entry, slot));
+      } catch (err) {
+        slot?.cancel();
+        throw err;
+      }
+      // Remembered before the pass can begin: a handed-off job is given to the worker after this.
+      if (started.created && started.job !== null) this.rememberStart(id, started.job, entry, inputBytes);
+      if (slot) this.settleSlot(slot, started);
+      if (started.created) this.instrument.count('started', def.name);
+      return { id, created: started.created };
+    }
+    const started = await this.batch.run(
+      async (tx): Promise<StartOutcome> => ({
+        created: await this.startIn(tx, def, input, id, null, stamp),
+        job: null,
+      }),
+      this.sql.startRun ? () => this.startOn(this.sql, def, input, id, entry) : undefined,
+    );
     if (started.created && started.job !== null) this.rememberStart(id, started.job, entry, inputBytes);
     if (started.created) this.instrument.count('started', def.name);
     return { id, created: started.created };

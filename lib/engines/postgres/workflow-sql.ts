@@ -17,7 +17,9 @@ import type {
   WorkflowSql,
 } from '../../workflows/sql-seam.js';
 import type { JobWrite } from '../../contract/options.js';
+import type { ClaimedRow } from '../shared/queue-driver.js';
 import { NOW_MS, wakePayload, type SchemaSql } from './schema-sql.js';
+import { claimableWaiting } from './queue.sql.js';
 import { enqueueResolved, extraParams, stampParams, type PgContext } from './context.js';
 import type { Executor } from './connection.js';
 
@@ -93,10 +95,6 @@ function buildStatements(s: SchemaSql) {
      ),
      c AS (INSERT INTO ${s.q}.workflow_counts (ns, state, n) SELECT $5::text, 'running', 1 FROM r)`;
   const start = s.def('wf_start_run', `${startCtes} SELECT (SELECT count(*) FROM e)::int AS n`);
-  const enqueue = (row: string, queue: string, wake: string): string =>
-    `${s.q}.enqueue_job(${queue}, ${row}.job, ${row}.priority, ${row}.attempts, ${row}.vis, ${row}.backoff, ${row}.dlr,
-       ${row}.delay, ${row}.run_at, ${row}.expires, ${s.channel}, ${wake}, ${row}.headers, ${row}.unique_key,
-       ${row}.replace, ${row}.ordering_key)`;
   const startWithJob = s.def(
     'wf_start_run_job',
     `${startCtes},
@@ -108,16 +106,23 @@ function buildStatements(s: SchemaSql) {
      SELECT (SELECT count(*) FROM e)::int AS n, (SELECT id FROM j) AS job`,
   );
   // The starts of many runs of one queue (no limit keys) in one statement: per run what `startWithJob`
-  // writes. $2 is the queue, $3 the wake; one row per run in the arrays after.
+  // writes. $2 is the queue, $3 the wake; one row per run in the arrays after. A run whose `worker` is
+  // given (a local hand-off, see `StartJob.handoff`) has its job inserted claimed by that worker when the
+  // queue is not paused or limited, no job a claim would take first waits, and (in the function, after
+  // the key's lock) no job of its key is live; the claim's token, deadline and times come back.
+  const settings = `${s.q}.queue_settings`;
+  const mayTake = `NOT coalesce((SELECT qs.paused OR qs.rate_max IS NOT NULL OR qs.global_concurrency IS NOT NULL
+         FROM ${settings} qs WHERE qs.queue = $2::text), false) AND NOT ${claimableWaiting(s, 't.ms', '$2::text', 'w.priority')}`;
   const startMany = s.def(
     'wf_start_runs',
     entries(
       `u AS MATERIALIZED (
        SELECT * FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bigint[],
          $11::text[], $12::text[], $13::text[], $14::int[], $15::int[], $16::bigint[], $17::bigint[], $18::bigint[],
-         $19::bigint[], $20::bigint[], $21::bigint[], $22::text[], $23::text[], $24::boolean[], $25::text[])
+         $19::bigint[], $20::bigint[], $21::bigint[], $22::text[], $23::text[], $24::boolean[], $25::text[],
+         $26::text[], $27::bigint[])
        WITH ORDINALITY AS u(guard, stream, entry, ns, id, workflow, version, input, parent, job, priority, attempts,
-         vis, backoff, dlr, delay, run_at, expires, headers, unique_key, replace, ordering_key, i)
+         vis, backoff, dlr, delay, run_at, expires, headers, unique_key, replace, ordering_key, worker, lease, i)
      )`,
       `,
      r AS (
@@ -127,8 +132,14 @@ function buildStatements(s: SchemaSql) {
        RETURNING r.ns
      ),
      c AS (INSERT INTO ${s.q}.workflow_counts (ns, state, n) SELECT r.ns, 'running', count(*) FROM r GROUP BY r.ns),
-     j AS (SELECT w.i, ${enqueue('w', '$2::text', '$3::text')} AS id FROM w)
-     SELECT u.i::int AS i, j.i IS NOT NULL AS created, j.id AS job FROM u LEFT JOIN j ON j.i = u.i`,
+     j AS (
+       SELECT w.i, h.id, h.claim_token, h.claimed_until, h.enqueued_at, h.run_at FROM w, t,
+         LATERAL ${s.q}.enqueue_job_handoff($2::text, w.job, w.priority, w.attempts, w.vis, w.backoff, w.dlr, w.delay,
+           w.run_at, w.expires, ${s.channel}, $3::text, w.headers, w.unique_key, w.replace, w.ordering_key,
+           CASE WHEN w.worker IS NULL THEN false ELSE ${mayTake} END, w.worker, w.lease) AS h
+     )
+     SELECT u.i::int AS i, j.i IS NOT NULL AS created, j.id AS job, j.claim_token, j.claimed_until, j.enqueued_at,
+       j.run_at FROM u LEFT JOIN j ON j.i = u.i`,
     ),
   );
   // A run's end: the guard, the end entry, the run's row moved from running with the counts' deltas, and
@@ -186,6 +197,38 @@ function buildStatements(s: SchemaSql) {
   return { append, start, startWithJob, startMany, end, endMany, names: new Map<string, string>() };
 }
 
+/** A row of the statement of many starts: `claim_token` and the times when its job went in claimed. */
+interface StartManyRow {
+  i: number;
+  created: boolean;
+  job: string | null;
+  claim_token: string | null;
+  claimed_until: string | null;
+  enqueued_at: string | null;
+  run_at: string | null;
+}
+
+/** The claim of a start's job that went in claimed by its hand-off worker, as a claim reports it. */
+function handedOff(row: StartManyRow, queue: string, payloadText: string, stamp: JobWrite, job: StartJob): ClaimedRow {
+  return {
+    id: Number(row.job),
+    queue,
+    payloadText,
+    priority: stamp.priority,
+    attempts: 1,
+    maxAttempts: stamp.maxAttempts,
+    claimToken: row.claim_token!,
+    deadline: Number(row.claimed_until),
+    leaseMs: job.handoff?.leaseMs ?? stamp.visibilityTimeoutMs,
+    enqueuedAt: Number(row.enqueued_at),
+    headersText: stamp.headersText,
+    uniqueKey: null,
+    orderingKey: stamp.orderingKey,
+    backoffBaseMs: stamp.backoffBaseMs,
+    runAt: Number(row.run_at),
+  };
+}
+
 /** The workflows' statements on `exec` (the pool, a transaction's client or a caller's query runner). */
 export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () => void): WorkflowSql {
   const s = ctx.sql.schema;
@@ -211,6 +254,8 @@ export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () =>
       run: StartedRunRow,
       job: StartJob,
     ): Promise<StartOutcome> {
+      // A hand-off takes the statement of many starts (the one-run statement has no claimed insert).
+      if (job.handoff) return (await seam.startRuns!(inbox, [{ stream, entry, run, job }]))[0]!;
       const guard = inboxClaimInput(inbox, run.id).messageId;
       const text = encodePayload(entry, 'payload', ctx.maxPayloadBytes);
       const params = [inbox, guard, stream, text, run.ns, run.workflow, run.version, run.input, run.parentId];
@@ -289,8 +334,13 @@ export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () =>
         group.push({ i, stamp, job });
         byQueue.set(st.job.queue, group);
       }
+      // Dead worker detection: a worker's id is watched before any job is claimed with it (liveness.ts).
+      for (const st of starts) {
+        const watching = st.job.handoff ? ctx.liveness?.watch(st.job.handoff.workerId) : undefined;
+        if (watching) await watching;
+      }
       for (const [queue, group] of byQueue) {
-        const cols: unknown[][] = Array.from({ length: 22 }, () => []);
+        const cols: unknown[][] = Array.from({ length: 24 }, () => []);
         for (const { i, stamp, job } of group) {
           const st = starts[i]!;
           const row = [
@@ -306,17 +356,22 @@ export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () =>
             job,
             ...stampParams(stamp),
             ...extraParams(stamp),
+            st.job.handoff?.workerId ?? null,
+            st.job.handoff?.leaseMs ?? null,
           ];
           for (const [c, v] of row.entries()) cols[c]!.push(v);
         }
         check();
         const r = await exec.wakes.run(
           wakePayload(queueWakeChannel(queue)),
-          (w) => exec.run<{ i: number; created: boolean; job: string | null }>(startMany, [inbox, queue, w, ...cols]),
-          (res) => res.rows.some((row) => row.created),
+          (w) => exec.run<StartManyRow>(startMany, [inbox, queue, w, ...cols]),
+          (res) => res.rows.some((row) => row.created && row.claim_token === null),
         );
-        for (const row of r.rows)
-          out[group[row.i - 1]!.i] = { created: row.created, job: row.job === null ? null : Number(row.job) };
+        for (const row of r.rows) {
+          const { i, stamp, job } = group[row.i - 1]!;
+          const claimed = row.claim_token === null ? null : handedOff(row, queue, job, stamp, starts[i]!.job);
+          out[i] = { created: row.created, job: row.job === null ? null : Number(row.job), claimed };
+        }
       }
       await Promise.all(limited);
       return out;
