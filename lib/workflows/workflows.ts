@@ -29,6 +29,7 @@ import { RunDriver, type DriverDeps, type TransactionRunner } from './driver.js'
 import { TxBatcher } from './batch.js';
 import { adoptLegacyIndex, pruneRuns } from './prune.js';
 import { workflowSqlOf, type EndedRun, type RunStart, type StartOutcome, type WorkflowSql } from './sql-seam.js';
+import { newRunId } from './run-id.js';
 import { countRuns, insertRun, listRuns, moveRun, parseCursor, runningVersions, sqlOfTx, type RunRow } from './runs.js';
 import {
   UnknownWorkflow,
@@ -496,7 +497,7 @@ export class Workflows<X = TxOps> {
     const name = typeof workflow === 'string' ? workflow : (workflow as { name?: unknown } | null)?.name;
     const def = this.latest(validateWorkflowName(name));
     const o = asOption(() => optionalObject<StartOptions>('start options', opts)) ?? {};
-    const id = o.id === undefined ? randomUUID() : validateRunId(o.id);
+    const id = o.id === undefined ? newRunId() : validateRunId(o.id);
     const priority = o.priority === undefined ? 0 : requireInt('priority', o.priority, MIN_PRIORITY, MAX_PRIORITY);
     const inputBytes = encodePayload({ input }, 'input').length;
     const stamp: RunStamp = { ...(priority === 0 ? {} : { priority }), ...runLimitKeys(def, input) };
