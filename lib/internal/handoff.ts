@@ -37,6 +37,11 @@ export interface HandoffTaker {
 export interface HandoffPoint {
   /** Registers `taker` for this queue of this store until the returned function is called. */
   register(taker: HandoffTaker): () => void;
+  /**
+   * A slot of one idle worker of this queue of this store, or null: for a write of this package that
+   * inserts a job claimed by that worker itself (a workflow run's first pass, see lib/workflows).
+   */
+  reserve(): HandoffSlot | null;
 }
 
 /** The hand-off point of a queue handle, or null (another implementation, a wrapper hiding it, or `localHandoff: false`). */
@@ -53,7 +58,7 @@ export class HandoffRegistry {
 
   /** The point a handle of `queue` exposes. */
   point(queue: string): HandoffPoint {
-    return { register: (taker) => this.register(queue, taker) };
+    return { register: (taker) => this.register(queue, taker), reserve: () => this.reserve(queue) };
   }
 
   register(queue: string, taker: HandoffTaker): () => void {

@@ -42,6 +42,8 @@ interface LaneItem<I, R> {
  */
 class Lane<I, R> {
   readonly items: LaneItem<I, R>[] = [];
+  /** Statements of this lane in flight. */
+  flushing = 0;
 
   constructor(
     private readonly key: (item: I) => string,
@@ -107,11 +109,17 @@ export class TxBatcher {
   private readonly ends: Lane<EndedRun, EndOutcome> | null;
   private readonly starts: Lane<RunStart, StartOutcome> | null;
   private inFlight = 0;
+  /** Shared transactions open (of {@link inFlight}). */
+  private txInFlight = 0;
 
   constructor(
     private readonly store: Store,
-    /** Shared transactions open at once (SQLite has one write path: 1). */
-    private readonly maxInFlight: number,
+    /**
+     * Writes in flight at once: `tx` shared transactions, `lane` statements of each lane, `all` in all.
+     * SQLite has one write path, which an open transaction holds: one shared transaction, and one
+     * statement per lane (its writer commits the lanes' statements of a moment together).
+     */
+    private readonly limits: { readonly all: number; readonly tx: number; readonly lane: number },
     /** The store's own statements, for the one-statement journal append where the engine has it. */
     private readonly sql: WorkflowSql,
     /** The inbox that holds the journal's once-only guards. */
@@ -206,18 +214,31 @@ export class TxBatcher {
   }
 
   private pumpNow(): void {
-    // Ends first (they free what their runs hold), then steps' entries, then starts (new work).
-    const lanes = [this.ends, this.appends, this.starts];
-    while (this.inFlight < this.maxInFlight) {
-      const lane = lanes.find((l) => l !== null && l.items.length > 0);
-      if (!lane && this.queued.length === 0) return;
+    // Ends first (they free what their runs hold), then starts (new work, waited for by their callers),
+    // then steps' entries. A lane at its limit lets the next one go: a start never waits behind the
+    // entries of runs that keep stepping.
+    const lanes = [this.ends, this.starts, this.appends];
+    const { all, tx, lane: perLane } = this.limits;
+    while (this.inFlight < all) {
+      const lane = lanes.find((l) => l !== null && l.items.length > 0 && l.flushing < perLane);
+      const shared = !lane && this.queued.length > 0 && this.txInFlight < tx;
+      if (!lane && !shared) return;
       this.inFlight += 1;
-      const done = (): void => {
-        this.inFlight -= 1;
-        this.pump();
-      };
-      if (lane) void lane.flushNext().finally(done);
-      else void this.flush(this.queued.splice(0, MAX_BATCH)).finally(done);
+      if (lane) {
+        lane.flushing += 1;
+        void lane.flushNext().finally(() => {
+          lane.flushing -= 1;
+          this.inFlight -= 1;
+          this.pump();
+        });
+      } else {
+        this.txInFlight += 1;
+        void this.flush(this.queued.splice(0, MAX_BATCH)).finally(() => {
+          this.txInFlight -= 1;
+          this.inFlight -= 1;
+          this.pump();
+        });
+      }
     }
   }
 

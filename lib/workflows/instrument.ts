@@ -96,6 +96,9 @@ export function runTraceIds(ns: string, runId: string): { traceId: string; spanI
   return { traceId: h.slice(0, 32), spanId: h.slice(32, 48) };
 }
 
+/** Most runs whose trace ids {@link Instrument} keeps at once. */
+const TRACE_IDS_KEPT = 1024;
+
 /** Metrics and spans of the workflows' steps. */
 export class Instrument {
   private readonly loading: Promise<typeof OtelApi | null> | null;
@@ -106,6 +109,19 @@ export class Instrument {
     tracing: boolean,
   ) {
     this.loading = tracing ? loadOtelApi() : null;
+  }
+
+  /** The trace ids of the runs whose steps ran lately (a run's steps reuse its hash), bounded. */
+  private readonly traces = new Map<string, { traceId: string; spanId: string }>();
+
+  private traceIds(runId: string): { traceId: string; spanId: string } {
+    let ids = this.traces.get(runId);
+    if (ids === undefined) {
+      if (this.traces.size >= TRACE_IDS_KEPT) this.traces.clear();
+      ids = runTraceIds(this.ns, runId);
+      this.traces.set(runId, ids);
+    }
+    return ids;
   }
 
   /** Reports to the metrics sink, ignoring its throws. */
@@ -143,7 +159,7 @@ export class Instrument {
     let span: OtelApi.Span | null = null;
     let run = fn;
     if (api) {
-      const ids = runTraceIds(this.ns, runId);
+      const ids = this.traceIds(runId);
       const parent = api.trace.setSpanContext(api.context.active(), {
         traceId: ids.traceId,
         spanId: ids.spanId,

@@ -1,4 +1,5 @@
 import type { JobOpts } from '../contract/options.js';
+import type { ClaimedRow } from '../engines/shared/queue-driver.js';
 
 // Internal to the package: how the workflows reach their own tables (tables-ddl.ts) on a store of this
 // package, inside one of its transactions or on its own. The engines implement it; nothing else does.
@@ -45,10 +46,15 @@ export interface WorkflowSql {
   endRuns?(inbox: string, ends: readonly EndedRun[]): Promise<EndOutcome[]>;
 }
 
-/** What a start wrote: `created` false when the run's guard was taken; `job`, the id of the job that drives it. */
+/**
+ * What a start wrote: `created` false when the run's guard was taken; `job`, the id of the job that drives
+ * it; `claimed`, that job's row when it went in claimed by the start's `handoff` worker (null or absent:
+ * pending, or not created).
+ */
 export interface StartOutcome {
   readonly created: boolean;
   readonly job: number | null;
+  readonly claimed?: ClaimedRow | null;
 }
 
 /** What {@link WorkflowSql.endRuns} did with one end. */
@@ -83,6 +89,12 @@ export interface StartJob {
   readonly queue: string;
   readonly payload: unknown;
   readonly opts: JobOpts;
+  /**
+   * A worker of this process that reserved a slot for the job (a local hand-off): where the engine can,
+   * and the queue's settings, the clock, the jobs waiting and the job's key allow, the job goes in already
+   * claimed by it (see `insertJobHandingOff`); else pending, as without.
+   */
+  readonly handoff?: { readonly workerId: string; readonly leaseMs: number | null } | null;
 }
 
 /** The row a start writes (state running, times from the database clock). */

@@ -48,7 +48,7 @@ export interface WaitForSignalOptions {
  * `transaction` option of `createWorkflows` (by default the store's own transaction, and `X` is its `tx`).
  */
 export interface WorkflowContext<X = TxOps> {
-  /** The run's id (the `id` given to `start`, or a generated UUID). */
+  /** The run's id (the `id` given to `start`, or a generated UUID v7, ascending in start order within a process). */
   readonly runId: string;
   readonly workflow: string;
   /** The version this run started on; it replays on that version's code. */
@@ -211,7 +211,7 @@ export interface RunPageResult {
 
 /** Options of `workflows.start`. */
 export interface StartOptions {
-  /** The run's id (idempotency key): a second start with it starts nothing. Default: a random UUID. */
+  /** The run's id (idempotency key): a second start with it starts nothing. Default: a new UUID v7 (time-ordered). */
   readonly id?: string;
   /**
    * Start inside this transaction (the `tx` of `store.withTx(fn)` or of `store.joinTransaction`): the

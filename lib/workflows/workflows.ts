@@ -20,12 +20,16 @@ import {
 } from '../contract/validate.js';
 import { Instrument } from './instrument.js';
 import { QueueWorker } from '../worker/queue-worker.js';
+import { handoffPoint, type HandoffSlot } from '../internal/handoff.js';
+import { ClaimedJob } from '../engines/shared/job.js';
+import { queueDriverOf } from '../engines/shared/queue.js';
 import { runLimitKeys, validateWorkflowName } from './define.js';
 import { resolveLimits, type QueueLimits } from '../contract/limits.js';
 import { RunDriver, type DriverDeps, type TransactionRunner } from './driver.js';
 import { TxBatcher } from './batch.js';
 import { adoptLegacyIndex, pruneRuns } from './prune.js';
 import { workflowSqlOf, type EndedRun, type RunStart, type StartOutcome, type WorkflowSql } from './sql-seam.js';
+import { newRunId } from './run-id.js';
 import { countRuns, insertRun, listRuns, moveRun, parseCursor, runningVersions, sqlOfTx, type RunRow } from './runs.js';
 import {
   UnknownWorkflow,
@@ -171,11 +175,12 @@ export class Workflows<X = TxOps> {
         'needs a store of this package (openPostgresStore, openSqliteStore): the runs live in its tables',
       );
     this.sql = sql;
-    // SQLite has one write path: one shared transaction at a time takes every write waiting. PostgreSQL
-    // commits concurrently: a few at once keep its round trips overlapping.
+    // SQLite has one write path: one shared transaction at a time takes every write waiting, and each
+    // lane's statement of the moment goes to the writer beside the others'. PostgreSQL commits
+    // concurrently: a few at once keep its round trips overlapping.
     this.batch = new TxBatcher(
       store,
-      sql.dialect === 'sqlite' ? 1 : 4,
+      sql.dialect === 'sqlite' ? { all: 4, tx: 1, lane: 1 } : { all: 4, tx: 4, lane: 4 },
       sql,
       this.names.journalInbox,
       this.names.runsInbox,
@@ -413,7 +418,13 @@ export class Workflows<X = TxOps> {
   }
 
   /** What a start of run `id` of `def` writes where the engine writes it in one statement. */
-  private runStart(def: AnyDefinition, input: unknown, id: string, start: StartEntry): RunStart {
+  private runStart(
+    def: AnyDefinition,
+    input: unknown,
+    id: string,
+    start: StartEntry,
+    slot: HandoffSlot | null = null,
+  ): RunStart {
     return {
       stream: this.names.runStream(id),
       entry: encodeEntry(start),
@@ -425,8 +436,31 @@ export class Workflows<X = TxOps> {
         parentId: start.parentId ?? null,
         input: input === undefined ? null : JSON.stringify(input),
       },
-      job: { queue: this.names.queue, payload: { k: 'drive', id }, opts: this.driveOpts(id, start, false) },
+      job: {
+        queue: this.names.queue,
+        payload: { k: 'drive', id },
+        opts: this.driveOpts(id, start, false),
+        handoff: slot && { workerId: slot.workerId, leaseMs: slot.leaseMs },
+      },
     };
+  }
+
+  /**
+   * A slot of this instance's worker, when idle, for the first pass of a run started now without a
+   * caller's transaction: the start then inserts the pass's job claimed by it (a local hand-off, as a
+   * plain enqueue's), so the pass begins once the start commits, with no claim. Not for runs with limit
+   * keys, which a claim must count.
+   */
+  private firstPassSlot(stamp: RunStamp): HandoffSlot | null {
+    if (!this.worker || stamp.concurrencyKey !== undefined || stamp.rateLimitKey !== undefined) return null;
+    return handoffPoint(this.queue)?.reserve() ?? null;
+  }
+
+  /** Gives `slot` the first pass's job the start handed off to it, or frees it. */
+  private settleSlot(slot: HandoffSlot, started: StartOutcome): void {
+    const driver = started.claimed ? queueDriverOf(this.queue) : null;
+    if (driver && started.claimed) slot.deliver(new ClaimedJob(driver, started.claimed));
+    else slot.cancel();
   }
 
   /** Starts run `id` of `def` in `tx` (a child of `parent` when given); false when the id was taken. */
@@ -463,7 +497,7 @@ export class Workflows<X = TxOps> {
     const name = typeof workflow === 'string' ? workflow : (workflow as { name?: unknown } | null)?.name;
     const def = this.latest(validateWorkflowName(name));
     const o = asOption(() => optionalObject<StartOptions>('start options', opts)) ?? {};
-    const id = o.id === undefined ? randomUUID() : validateRunId(o.id);
+    const id = o.id === undefined ? newRunId() : validateRunId(o.id);
     const priority = o.priority === undefined ? 0 : requireInt('priority', o.priority, MIN_PRIORITY, MAX_PRIORITY);
     const inputBytes = encodePayload({ input }, 'input').length;
     const stamp: RunStamp = { ...(priority === 0 ? {} : { priority }), ...runLimitKeys(def, input) };
@@ -475,15 +509,28 @@ export class Workflows<X = TxOps> {
     // Without a caller's transaction: one statement where the engine has it, shared with the other
     // starts of the moment where it writes many at once (PostgreSQL).
     const entry = this.startEntry(def, input, null, stamp);
-    const started = this.batch.manyStarts
-      ? await this.batch.start(this.runStart(def, input, id, entry))
-      : await this.batch.run(
-          async (tx): Promise<StartOutcome> => ({
-            created: await this.startIn(tx, def, input, id, null, stamp),
-            job: null,
-          }),
-          this.sql.startRun ? () => this.startOn(this.sql, def, input, id, entry) : undefined,
-        );
+    if (this.batch.manyStarts) {
+      const slot = this.firstPassSlot(stamp);
+      let started: StartOutcome;
+      try {
+        started = await this.batch.start(this.runStart(def, input, id, entry, slot));
+      } catch (err) {
+        slot?.cancel();
+        throw err;
+      }
+      // Remembered before the pass can begin: a handed-off job is given to the worker after this.
+      if (started.created && started.job !== null) this.rememberStart(id, started.job, entry, inputBytes);
+      if (slot) this.settleSlot(slot, started);
+      if (started.created) this.instrument.count('started', def.name);
+      return { id, created: started.created };
+    }
+    const started = await this.batch.run(
+      async (tx): Promise<StartOutcome> => ({
+        created: await this.startIn(tx, def, input, id, null, stamp),
+        job: null,
+      }),
+      this.sql.startRun ? () => this.startOn(this.sql, def, input, id, entry) : undefined,
+    );
     if (started.created && started.job !== null) this.rememberStart(id, started.job, entry, inputBytes);
     if (started.created) this.instrument.count('started', def.name);
     return { id, created: started.created };

@@ -12,6 +12,7 @@ function wrapped(queue: Queue, counts: { claims: number }, capture?: (taker: Han
       capture(taker);
       return () => undefined;
     },
+    reserve: () => null,
   };
   return new Proxy(queue, {
     get(target, prop, receiver) {

@@ -1,6 +1,6 @@
 import { afterEach, expect, it } from '@jest/globals';
 import { InvalidName, InvalidOption, PermanentError } from '../../lib/contract/errors.js';
-import type { Store, StoreLogger } from '../../lib/contract/types.js';
+import type { Queue, Store, StoreLogger } from '../../lib/contract/types.js';
 import { Registry } from 'prom-client';
 import {
   ChildWorkflowFailed,
@@ -18,6 +18,23 @@ import {
   type WorkflowsOptions,
 } from '../../lib/workflows/index.js';
 import { waitFor, withEngineDb, type EngineDb, type EngineFixture } from '../helpers/engines.js';
+
+/** `queue` with the calls of `claimBatch` counted in `claims`, and the ids of the jobs they returned. */
+function countClaims(queue: Queue, claims: { calls: number; jobs: number[] }): Queue {
+  return new Proxy(queue, {
+    get(target, prop, receiver) {
+      if (prop === 'claimBatch')
+        return async (...a: Parameters<Queue['claimBatch']>) => {
+          const jobs = await target.claimBatch(...a);
+          claims.calls += 1;
+          claims.jobs.push(...jobs.map((j) => j.id));
+          return jobs;
+        };
+      const v: unknown = Reflect.get(target, prop, receiver);
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+}
 
 let seq = 0;
 /** A namespace of its own per test, so runs of one test never meet another's. */
@@ -512,6 +529,70 @@ export function workflowsContract(engine: EngineFixture): void {
     expect((await w.getStatus(id))!.state).toBe('cancelled');
     expect(await w.cancel(id)).toBe(false);
     expect(await w.cancel('no-such-run')).toBe(false);
+  });
+
+  /** Workflows on `store` whose queue's claims are counted, once its worker is idle (its first claim returned). */
+  async function idleWorkflows(
+    opts: Pick<WorkflowsOptions, 'workflows'> & Partial<WorkflowsOptions>,
+  ): Promise<{ w: Workflows; claims: { calls: number; jobs: number[] } }> {
+    const claims = { calls: 0, jobs: [] as number[] };
+    // The store as the workflows see it, with the workflows queue's claims counted.
+    const counted = new Proxy(store, {
+      get(target, prop) {
+        if (prop === 'queue')
+          return (name: string, o?: Parameters<Store['queue']>[1]) => countClaims(target.queue(name, o), claims);
+        const v: unknown = Reflect.get(target, prop, target);
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    const w = createWorkflows(counted, { namespace: ns(), concurrency: 2, idlePollIntervalMs: 60_000, ...opts });
+    open.push(w as Workflows<unknown>);
+    await waitFor('the worker idle (its first claim returned)', () => claims.calls >= 1, 10_000, 5);
+    return { w, claims };
+  }
+
+  it('a run started by an instance whose worker is idle begins its first pass without a claim (local hand-off)', async () => {
+    let atFirstStep = -1;
+    const seen = { claims: { calls: 0 } };
+    const wf = defineWorkflow('handed', {
+      async run(input: number, ctx) {
+        atFirstStep = seen.claims.calls;
+        return ctx.step('double', () => input * 2);
+      },
+    });
+    const idle = await idleWorkflows({ workflows: [wf] });
+    seen.claims = idle.claims;
+    const before = idle.claims.calls;
+    const { id } = await idle.w.start(wf, 21);
+    await expect(idle.w.waitForResult(id, { timeoutMs: 20_000 })).resolves.toBe(42);
+    // No claim ran between the start and the pass, and none returned the pass's job.
+    expect(atFirstStep).toBe(before);
+    expect(idle.claims.jobs).toEqual([]);
+  });
+
+  it("a start does not hand its first pass off while a job of the run's key is live: the pass waits behind it", async () => {
+    const wf = defineWorkflow('keyed', {
+      async run(input: number, ctx) {
+        return ctx.step('double', () => input * 2);
+      },
+    });
+    const namespace = ns();
+    const id = 'keyed-run';
+    // A pass of the run's key, due in a minute (as a parked run's timer is): live, but not claimable.
+    const producer = make({ workflows: [wf], namespace, worker: false });
+    const early = await producer.queue.enqueue({ k: 'drive', id }, { orderingKey: id, delayMs: 60_000 });
+    const { w } = await idleWorkflows({ workflows: [wf], namespace });
+    await w.start(wf, 21, { id });
+    const page = await store.admin().listJobs(w.queue.name, { state: 'all', limit: 100 });
+    const passes = page.jobs.filter((j) => (j.payload as { id?: string }).id === id);
+    expect(passes.map((j) => [j.id === early, j.state]).sort()).toEqual([
+      [false, 'pending'],
+      [true, 'pending'],
+    ]);
+    expect((await w.getStatus(id))?.state).toBe('running');
+    // A run of another id, started now, is handed off: the worker was idle all along.
+    const other = await w.start(wf, 1);
+    await expect(w.waitForResult(other.id, { timeoutMs: 20_000 })).resolves.toBe(2);
   });
 
   it('a run cancelled from another instance before its first pass runs no step', async () => {

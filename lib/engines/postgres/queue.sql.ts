@@ -245,23 +245,23 @@ export function nextDueIn(s: SchemaSql, nowMs: string): string {
 }
 
 /**
- * Boolean subquery for the hand-off statement: whether queue $1 already has a job a claim would take
- * before (or with) a new job of priority $3 at `nowMs`: a ready pending head of priority >= $3 (a skip
+ * Boolean subquery for the hand-off statement: whether queue $1 (`queue`) already has a job a claim would
+ * take before (or with) a new job of priority $3 (`priority`) at `nowMs`: a ready pending head of priority >= $3 (a skip
  * scan of the pending index, one probe per distinct priority from the top, at most
  * {@link NEXT_DUE_PRIORITIES}; past them it answers yes), or a lapsed claim with attempts left (one probe
  * of the processing index). Then the new job is inserted pending, so it never overtakes a waiting job.
  */
-function claimableWaiting(s: SchemaSql, nowMs: string): string {
+export function claimableWaiting(s: SchemaSql, nowMs: string, queue = '$1::text', priority = '$3::int'): string {
   const jobs = `${s.q}.jobs`;
-  const live = `j.queue = $1::text AND j.state = 'pending' AND NOT j.blocked`;
+  const live = `j.queue = ${queue} AND j.state = 'pending' AND NOT j.blocked`;
   return `(EXISTS (WITH RECURSIVE pr(p, n) AS (
       (SELECT j.priority, 1 FROM ${jobs} j WHERE ${live} ORDER BY j.priority DESC LIMIT 1)
       UNION ALL
       SELECT (SELECT j.priority FROM ${jobs} j WHERE ${live} AND j.priority < pr.p ORDER BY j.priority DESC LIMIT 1), pr.n + 1
-      FROM pr WHERE pr.p IS NOT NULL AND pr.p > $3::int AND pr.n < ${NEXT_DUE_PRIORITIES})
-    SELECT 1 FROM pr WHERE pr.p >= $3::int
+      FROM pr WHERE pr.p IS NOT NULL AND pr.p > ${priority} AND pr.n < ${NEXT_DUE_PRIORITIES})
+    SELECT 1 FROM pr WHERE pr.p >= ${priority}
       AND (pr.n >= ${NEXT_DUE_PRIORITIES} OR (SELECT j.run_at FROM ${jobs} j WHERE ${live} AND j.priority = pr.p ORDER BY j.run_at LIMIT 1) <= ${nowMs}))
-    OR EXISTS (SELECT 1 FROM ${jobs} j WHERE j.queue = $1::text AND j.state = 'processing' AND j.claimed_until <= ${nowMs} AND j.attempts < j.max_attempts))`;
+    OR EXISTS (SELECT 1 FROM ${jobs} j WHERE j.queue = ${queue} AND j.state = 'processing' AND j.claimed_until <= ${nowMs} AND j.attempts < j.max_attempts))`;
 }
 
 /**

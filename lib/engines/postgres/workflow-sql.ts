@@ -17,7 +17,9 @@ import type {
   WorkflowSql,
 } from '../../workflows/sql-seam.js';
 import type { JobWrite } from '../../contract/options.js';
+import type { ClaimedRow } from '../shared/queue-driver.js';
 import { NOW_MS, wakePayload, type SchemaSql } from './schema-sql.js';
+import { claimableWaiting } from './queue.sql.js';
 import { enqueueResolved, extraParams, stampParams, type PgContext } from './context.js';
 import type { Executor } from './connection.js';
 
@@ -93,10 +95,6 @@ function buildStatements(s: SchemaSql) {
      ),
      c AS (INSERT INTO ${s.q}.workflow_counts (ns, state, n) SELECT $5::text, 'running', 1 FROM r)`;
   const start = s.def('wf_start_run', `${startCtes} SELECT (SELECT count(*) FROM e)::int AS n`);
-  const enqueue = (row: string, queue: string, wake: string): string =>
-    `${s.q}.enqueue_job(${queue}, ${row}.job, ${row}.priority, ${row}.attempts, ${row}.vis, ${row}.backoff, ${row}.dlr,
-       ${row}.delay, ${row}.run_at, ${row}.expires, ${s.channel}, ${wake}, ${row}.headers, ${row}.unique_key,
-       ${row}.replace, ${row}.ordering_key)`;
   const startWithJob = s.def(
     'wf_start_run_job',
     `${startCtes},
@@ -107,17 +105,38 @@ function buildStatements(s: SchemaSql) {
      )
      SELECT (SELECT count(*) FROM e)::int AS n, (SELECT id FROM j) AS job`,
   );
+  // Whether a start's job may go in claimed by its hand-off worker (a local hand-off, see
+  // `StartJob.handoff`): the queue `queue` is not paused or limited and no job a claim would take first
+  // waits (at the job's `priority`); the function checks the rest after the key's lock (no job of the
+  // key is live, due now).
+  const mayTake = (queue: string, priority: string): string =>
+    `NOT coalesce((SELECT qs.paused OR qs.rate_max IS NOT NULL OR qs.global_concurrency IS NOT NULL
+         FROM ${s.q}.queue_settings qs WHERE qs.queue = ${queue}), false) AND NOT ${claimableWaiting(s, 't.ms', queue, priority)}`;
+  // `startWithJob` with a hand-off to worker $25 (lease $26): the claim's token, deadline and times come back.
+  const startHandingOff = s.def(
+    'wf_start_run_handoff',
+    `${startCtes},
+     j AS (
+       SELECT h.* FROM g, t, LATERAL ${s.q}.enqueue_job_handoff($10::text, $11::text, $12::int, $13::int, $14::bigint,
+         $15::bigint, $16::bigint, $17::bigint, $18::bigint, $19::bigint, ${s.channel}, $20::text, $21::text, $22::text,
+         $23::boolean, $24::text, ${mayTake('$10::text', '$12::int')}, $25::text, $26::bigint) AS h
+     )
+     SELECT (SELECT count(*) FROM e)::int AS n, j.id AS job, j.claim_token, j.claimed_until, j.enqueued_at, j.run_at
+     FROM (SELECT 1) AS one LEFT JOIN j ON true`,
+  );
   // The starts of many runs of one queue (no limit keys) in one statement: per run what `startWithJob`
-  // writes. $2 is the queue, $3 the wake; one row per run in the arrays after.
+  // (or, for a run whose `worker` is given, `startHandingOff`) writes. $2 is the queue, $3 the wake; one
+  // row per run in the arrays after.
   const startMany = s.def(
     'wf_start_runs',
     entries(
       `u AS MATERIALIZED (
        SELECT * FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bigint[],
          $11::text[], $12::text[], $13::text[], $14::int[], $15::int[], $16::bigint[], $17::bigint[], $18::bigint[],
-         $19::bigint[], $20::bigint[], $21::bigint[], $22::text[], $23::text[], $24::boolean[], $25::text[])
+         $19::bigint[], $20::bigint[], $21::bigint[], $22::text[], $23::text[], $24::boolean[], $25::text[],
+         $26::text[], $27::bigint[])
        WITH ORDINALITY AS u(guard, stream, entry, ns, id, workflow, version, input, parent, job, priority, attempts,
-         vis, backoff, dlr, delay, run_at, expires, headers, unique_key, replace, ordering_key, i)
+         vis, backoff, dlr, delay, run_at, expires, headers, unique_key, replace, ordering_key, worker, lease, i)
      )`,
       `,
      r AS (
@@ -127,8 +146,20 @@ function buildStatements(s: SchemaSql) {
        RETURNING r.ns
      ),
      c AS (INSERT INTO ${s.q}.workflow_counts (ns, state, n) SELECT r.ns, 'running', count(*) FROM r GROUP BY r.ns),
-     j AS (SELECT w.i, ${enqueue('w', '$2::text', '$3::text')} AS id FROM w)
-     SELECT u.i::int AS i, j.i IS NOT NULL AS created, j.id AS job FROM u LEFT JOIN j ON j.i = u.i`,
+     j AS (
+       SELECT w.i, ${s.q}.enqueue_job($2::text, w.job, w.priority, w.attempts, w.vis, w.backoff, w.dlr, w.delay, w.run_at,
+           w.expires, ${s.channel}, $3::text, w.headers, w.unique_key, w.replace, w.ordering_key) AS id,
+         NULL::text AS claim_token, NULL::bigint AS claimed_until, NULL::bigint AS enqueued_at, NULL::bigint AS run_at
+       FROM w WHERE w.worker IS NULL
+       UNION ALL
+       SELECT w.i, h.id, h.claim_token, h.claimed_until, h.enqueued_at, h.run_at FROM w, t,
+         LATERAL ${s.q}.enqueue_job_handoff($2::text, w.job, w.priority, w.attempts, w.vis, w.backoff, w.dlr, w.delay,
+           w.run_at, w.expires, ${s.channel}, $3::text, w.headers, w.unique_key, w.replace, w.ordering_key,
+           ${mayTake('$2::text', 'w.priority')}, w.worker, w.lease) AS h
+       WHERE w.worker IS NOT NULL
+     )
+     SELECT u.i::int AS i, j.i IS NOT NULL AS created, j.id AS job, j.claim_token, j.claimed_until, j.enqueued_at,
+       j.run_at FROM u LEFT JOIN j ON j.i = u.i`,
     ),
   );
   // A run's end: the guard, the end entry, the run's row moved from running with the counts' deltas, and
@@ -183,7 +214,57 @@ function buildStatements(s: SchemaSql) {
      FROM a LEFT JOIN u ON u.i = a.i LEFT JOIN n ON n.i = a.i LEFT JOIN up ON up.ns = a.ns AND up.id = a.id`,
     ),
   );
-  return { append, start, startWithJob, startMany, end, endMany, names: new Map<string, string>() };
+  return {
+    append,
+    start,
+    startWithJob,
+    startHandingOff,
+    startMany,
+    end,
+    endMany,
+    names: new Map<string, string>(),
+  };
+}
+
+/** The job a start statement enqueued: `claim_token` and the times when it went in claimed (else absent or null). */
+interface StartedJob {
+  job: string | null;
+  claim_token?: string | null;
+  claimed_until?: string | null;
+  enqueued_at?: string | null;
+  run_at?: string | null;
+}
+
+/** A row of the one-run start statements: `n` entries written (0: the guard was taken). */
+interface StartRow extends StartedJob {
+  n: number;
+}
+
+/** A row of the statement of many starts. */
+interface StartManyRow extends StartedJob {
+  i: number;
+  created: boolean;
+}
+
+/** The claim of a start's job that went in claimed by its hand-off worker, as a claim reports it. */
+function handedOff(row: StartedJob, queue: string, payloadText: string, stamp: JobWrite, job: StartJob): ClaimedRow {
+  return {
+    id: Number(row.job),
+    queue,
+    payloadText,
+    priority: stamp.priority,
+    attempts: 1,
+    maxAttempts: stamp.maxAttempts,
+    claimToken: row.claim_token!,
+    deadline: Number(row.claimed_until),
+    leaseMs: job.handoff?.leaseMs ?? stamp.visibilityTimeoutMs,
+    enqueuedAt: Number(row.enqueued_at),
+    headersText: stamp.headersText,
+    uniqueKey: null,
+    orderingKey: stamp.orderingKey,
+    backoffBaseMs: stamp.backoffBaseMs,
+    runAt: Number(row.run_at),
+  };
 }
 
 /** The workflows' statements on `exec` (the pool, a transaction's client or a caller's query runner). */
@@ -191,7 +272,7 @@ export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () =>
   const s = ctx.sql.schema;
   let st = statementsOf.get(s);
   if (st === undefined) statementsOf.set(s, (st = buildStatements(s)));
-  const { append, start, startWithJob, startMany, end, endMany, names } = st;
+  const { append, start, startWithJob, startHandingOff, startMany, end, endMany, names } = st;
   const seam: WorkflowSql = {
     dialect: 'postgres',
     prefix: `${s.q}.`,
@@ -223,21 +304,30 @@ export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () =>
         if ((r.rows[0]?.n ?? 0) === 0) return { created: false, job: null };
         return { created: true, job: await enqueueResolved(ctx, exec, job.queue, jobText, stamp) };
       }
+      const h = job.handoff;
+      // Dead worker detection: a worker's id is watched before any job is claimed with it (liveness.ts).
+      const watching = h ? ctx.liveness?.watch(h.workerId) : undefined;
+      if (watching) await watching;
+      const jobParams = [job.queue, jobText, ...stampParams(stamp)];
       const r = await exec.wakes.run(
         wakePayload(queueWakeChannel(job.queue)),
         (w) =>
-          exec.run<{ n: number; job: string | null }>(startWithJob, [
-            ...params,
-            job.queue,
-            jobText,
-            ...stampParams(stamp),
-            w,
-            ...extraParams(stamp),
-          ]),
-        (res) => (res.rows[0]?.n ?? 0) > 0,
+          h
+            ? exec.run<StartRow>(startHandingOff, [
+                ...params,
+                ...jobParams,
+                w,
+                ...extraParams(stamp),
+                h.workerId,
+                h.leaseMs,
+              ])
+            : exec.run<StartRow>(startWithJob, [...params, ...jobParams, w, ...extraParams(stamp)]),
+        (res) => (res.rows[0]?.n ?? 0) > 0 && res.rows[0]?.claim_token == null,
       );
       const row = r.rows[0];
-      return { created: (row?.n ?? 0) > 0, job: row?.job == null ? null : Number(row.job) };
+      if (!row || row.n === 0 || row.job === null) return { created: (row?.n ?? 0) > 0, job: null };
+      const claimed = row.claim_token == null ? null : handedOff(row, job.queue, jobText, stamp, job);
+      return { created: true, job: Number(row.job), claimed };
     },
     async endRun(inbox: string, run: EndedRun): Promise<'ended' | 'taken' | 'no-row'> {
       const guard = inboxClaimInput(inbox, run.guard).messageId;
@@ -289,8 +379,13 @@ export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () =>
         group.push({ i, stamp, job });
         byQueue.set(st.job.queue, group);
       }
+      // Dead worker detection: a worker's id is watched before any job is claimed with it (liveness.ts).
+      for (const st of starts) {
+        const watching = st.job.handoff ? ctx.liveness?.watch(st.job.handoff.workerId) : undefined;
+        if (watching) await watching;
+      }
       for (const [queue, group] of byQueue) {
-        const cols: unknown[][] = Array.from({ length: 22 }, () => []);
+        const cols: unknown[][] = Array.from({ length: 24 }, () => []);
         for (const { i, stamp, job } of group) {
           const st = starts[i]!;
           const row = [
@@ -306,17 +401,22 @@ export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () =>
             job,
             ...stampParams(stamp),
             ...extraParams(stamp),
+            st.job.handoff?.workerId ?? null,
+            st.job.handoff?.leaseMs ?? null,
           ];
           for (const [c, v] of row.entries()) cols[c]!.push(v);
         }
         check();
         const r = await exec.wakes.run(
           wakePayload(queueWakeChannel(queue)),
-          (w) => exec.run<{ i: number; created: boolean; job: string | null }>(startMany, [inbox, queue, w, ...cols]),
-          (res) => res.rows.some((row) => row.created),
+          (w) => exec.run<StartManyRow>(startMany, [inbox, queue, w, ...cols]),
+          (res) => res.rows.some((row) => row.created && row.claim_token === null),
         );
-        for (const row of r.rows)
-          out[group[row.i - 1]!.i] = { created: row.created, job: row.job === null ? null : Number(row.job) };
+        for (const row of r.rows) {
+          const { i, stamp, job } = group[row.i - 1]!;
+          const claimed = row.claim_token === null ? null : handedOff(row, queue, job, stamp, starts[i]!.job);
+          out[i] = { created: row.created, job: row.job === null ? null : Number(row.job), claimed };
+        }
       }
       await Promise.all(limited);
       return out;

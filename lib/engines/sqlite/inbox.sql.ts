@@ -6,6 +6,13 @@
 export const CLAIM_INBOX = `INSERT INTO __alkstore_inbox (inbox, message_id, state, attempts, received_at, done_at) VALUES (?, ?, 'done', 1, ?, ?)
   ON CONFLICT (inbox, message_id) DO UPDATE SET state = 'done', attempts = attempts + 1, done_at = excluded.done_at, last_error = NULL
   WHERE state = 'failed' RETURNING 1 AS claimed`;
+/**
+ * The common case of {@link CLAIM_INBOX}, a message seen for the first time: a plain insert (no RETURNING,
+ * no upsert), 1 change when it claimed. With a row already there it changes nothing, and CLAIM_INBOX decides.
+ * Params: inbox, message id, now, now.
+ */
+export const CLAIM_NEW_INBOX = `INSERT INTO __alkstore_inbox (inbox, message_id, state, attempts, received_at, done_at) VALUES (?, ?, 'done', 1, ?, ?)
+  ON CONFLICT (inbox, message_id) DO NOTHING`;
 /** inbox, message id, max attempts, now, error text, max attempts → the state of a row still failing; none when done or dead. */
 export const FAIL_INBOX = `INSERT INTO __alkstore_inbox (inbox, message_id, state, attempts, received_at, last_error)
   VALUES (?, ?, CASE WHEN 1 >= ? THEN 'dead' ELSE 'failed' END, 1, ?, ?)

@@ -6,6 +6,7 @@ import type { ReceiptDriver, ReceiptRows } from '../../internal/outbox-handle.js
 import type { SqliteConn } from './connection.js';
 import {
   CLAIM_INBOX,
+  CLAIM_NEW_INBOX,
   FAIL_INBOX,
   GET_INBOX,
   GET_RECEIPT,
@@ -27,6 +28,9 @@ export function claimAnswer(claimed: boolean, state: string | undefined): InboxC
 
 /** `tx.inboxClaim` inside the write transaction an engine-owned handle holds. */
 export function claimInboxIn(ctx: WriteCtx, inbox: string, messageId: string): InboxClaim {
+  // A new message (every workflow guard, most messages) is one plain insert; a row already there (done,
+  // dead, or failed and taken over) goes through the upsert. Both run in this write's transaction.
+  if (ctx.conn.stmt(CLAIM_NEW_INBOX).run(inbox, messageId, ctx.now, ctx.now).changes === 1) return 'claimed';
   const claimed = ctx.conn.stmt(CLAIM_INBOX).get(inbox, messageId, ctx.now, ctx.now) !== undefined;
   if (claimed) return 'claimed';
   return claimAnswer(false, (ctx.conn.stmt(GET_INBOX).get(inbox, messageId) as EntryRow | undefined)?.state);

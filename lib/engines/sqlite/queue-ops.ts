@@ -128,10 +128,11 @@ function insertPlainJobs(ctx: WriteCtx, queue: string, payloadTexts: readonly st
 }
 
 /**
- * Local hand-off: one plain job (no unique or ordering key) inserted already claimed by
- * `workerId` when, in this write transaction, the queue is neither paused nor rate-limited, the job
- * is due now and no job a claim would take first is waiting; otherwise inserted pending (waking)
- * exactly as {@link insertJobs}.
+ * Local hand-off: one job without unique or limit keys inserted already claimed by `workerId` when, in
+ * this write transaction, the queue is neither paused nor rate-limited, the job is due now, no job a
+ * claim would take first is waiting and no job of its ordering key (if it has one) is live; otherwise
+ * inserted pending (waking, or blocked behind its key) exactly as {@link insertJobs}. Plain enqueues
+ * bring no ordering key (`handoffCandidate`); a workflow run's first pass does (the run's key).
  * `claimed` is null when it went pending.
  */
 export function insertJobHandingOff(
@@ -153,7 +154,9 @@ export function insertJobHandingOff(
   const waiting = () =>
     (ctx.conn.stmt(Q.CLAIMABLE_WAITING).get({ queue, now, priority: stamp.priority }) as { waiting: number })
       .waiting !== 0;
-  if (limited || stamp.uniqueKey !== null || stamp.orderingKey !== null || runAt > now || waiting()) {
+  const keyLive = () =>
+    stamp.orderingKey !== null && ctx.conn.stmt(Q.KEY_IS_LIVE).get(queue, stamp.orderingKey) !== undefined;
+  if (limited || stamp.uniqueKey !== null || hasLimitKey(stamp) || runAt > now || keyLive() || waiting()) {
     return { id: insertJobs(ctx, queue, [payloadText], stamp)[0]!, claimed: null };
   }
   const row = ctx.conn.stmt(Q.INSERT_CLAIMED_JOB).get({
@@ -171,6 +174,7 @@ export function insertJobHandingOff(
     token: newToken(),
     lease: leaseMs,
     worker: workerId,
+    orderingKey: stamp.orderingKey,
   }) as ClaimedRow;
   return { id: row.id, claimed: row };
 }

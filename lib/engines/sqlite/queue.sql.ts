@@ -238,13 +238,15 @@ export const SET_WINDOW = `UPDATE __alkstore_queue_settings SET window_start = ?
 /**
  * Local hand-off (lib/internal/handoff.ts): a plain job inserted already claimed by @worker,
  * attempts 1, deadline @now + coalesce(@lease, visibility). The counter triggers count it as processing.
- * Named parameters of `INSERT_JOB`'s columns (@runAt at or before @now) plus @token, @worker, @lease.
+ * Named parameters of `INSERT_JOB`'s columns (@runAt at or before @now) plus @token, @worker, @lease, and
+ * @orderingKey (null for a plain job; a keyed job goes in as its key's head: the caller checked no job of
+ * the key is live).
  */
 export const INSERT_CLAIMED_JOB = `INSERT INTO __alkstore_jobs
   (queue, state, payload, priority, attempts, max_attempts, visibility_timeout_ms, backoff_base_ms, dead_letter_retention_ms, run_at, enqueued_at, expires_at, headers,
-   claim_token, claimed_until, worker_id)
+   claim_token, claimed_until, worker_id, ordering_key)
   VALUES (@queue, 'processing', @payload, @priority, 1, @maxAttempts, @visibility, @backoff, @retention, @runAt, @now, @expiresAt, @headers,
-   @token, @now + coalesce(@lease, @visibility), @worker)
+   @token, @now + coalesce(@lease, @visibility), @worker, @orderingKey)
   RETURNING ${CLAIMED_ROW}`;
 
 // Results, progress and cancellation (SPEC §11, step 10): an outcome record is inserted from the job

@@ -14,7 +14,8 @@ import { inboxClaimInput } from '../shared/inbox.js';
 import type { SqliteConn } from './connection.js';
 import type { SqliteCore } from './context.js';
 import { claimInboxIn } from './inbox.js';
-import { insertJobs } from './queue-ops.js';
+import { insertJobHandingOff, insertJobs } from './queue-ops.js';
+import { randomUUID } from 'node:crypto';
 import { INSERT_EVENT, NEXT_SEQ } from './stream.sql.js';
 import { enqueueInput, notifyInput } from './tx-input.js';
 import type { WriteCtx } from './writer.js';
@@ -50,7 +51,7 @@ export function sqliteWorkflowSql(
  * subscribes to a run's journal.
  */
 export function sqliteWorkflowWrites(
-  core: Pick<SqliteCore, 'registeredQueueOpts' | 'maxPayloadBytes' | 'enqueueHeaders'>,
+  core: Pick<SqliteCore, 'registeredQueueOpts' | 'maxPayloadBytes' | 'enqueueHeaders' | 'liveness'>,
   write: <T>(op: string, fn: (ctx: WriteCtx) => T) => Promise<T>,
 ): Pick<WorkflowSql, 'appendJournal' | 'startRun' | 'startRuns' | 'endRuns'> {
   const append = (ctx: WriteCtx, stream: string, text: string): number => {
@@ -65,7 +66,13 @@ export function sqliteWorkflowWrites(
       text: encodePayload(st.entry, 'payload', core.maxPayloadBytes),
       job: enqueueInput(core, st.job.queue, st.job.payload, st.job.opts),
     }));
-    return write('workflows.start', (ctx) => {
+    // Workers the jobs may go to claimed (a local hand-off), whose liveness this write records first.
+    const lv = core.liveness;
+    const takers = new Set<string>();
+    for (const { st } of input)
+      if (st.job.handoff && lv?.needs(st.job.handoff.workerId)) takers.add(st.job.handoff.workerId);
+    const written = write('workflows.start', (ctx) => {
+      for (const w of takers) lv!.record(ctx, w);
       const counts = new Counts();
       const out = input.map(({ st, guard, text, job }): StartOutcome => {
         if (claimInboxIn(ctx, inbox, guard) !== 'claimed') return { created: false, job: null };
@@ -75,9 +82,17 @@ export function sqliteWorkflowWrites(
           .stmt(INSERT_RUN)
           .get(r.ns, r.id, r.workflow, r.version, r.input, r.parentId, ctx.now, ctx.now);
         if (ins !== undefined) counts.add(r.ns, 'running', 1);
-        return { created: true, job: insertJobs(ctx, job.queue, [job.text], job.stamp)[0] ?? null };
+        const h = st.job.handoff;
+        if (!h) return { created: true, job: insertJobs(ctx, job.queue, [job.text], job.stamp)[0] ?? null };
+        const o = insertJobHandingOff(ctx, job.queue, job.text, job.stamp, h.workerId, h.leaseMs, randomUUID);
+        return { created: true, job: o.id, claimed: o.claimed };
       });
       counts.write(ctx);
+      return out;
+    });
+    if (takers.size === 0) return written;
+    return written.then((out) => {
+      for (const w of takers) lv!.recorded(w);
       return out;
     });
   };
