@@ -962,7 +962,7 @@ export class Workflows<X = TxOps> {
 const RUN_STATES: readonly RunState[] = ['running', 'completed', 'failed', 'cancelled'];
 
 /** The summary of a run's row. */
-function summaryOf(r: RunRow): RunSummary {
+function summaryOf(r: Omit<RunRow, 'input' | 'result' | 'updatedAt'>): RunSummary {
   return {
     id: r.id,
     workflow: r.workflow,
