@@ -143,6 +143,9 @@ export function handoffContract(engine: EngineFixture): void {
       const name = uid('ho-other');
       const o = observed(env.store.queue(name, { leaseMs: LONG }));
       const r = await idleWorker(o, async () => undefined);
+      // The other store looks for offers on a queue once it heard one announced (`r:<queue>`).
+      const remote = (env.other as unknown as { remote?: { mayHaveOffers(q: string): boolean } | null }).remote;
+      if (crossProcess) await waitFor('the offer announced', () => remote?.mayHaveOffers(name) === true, 10_000, 5);
       const id = await env.other.queue(name, { leaseMs: LONG }).enqueue('x');
       await waitFor('the handler ran', () => r.seen.some((j) => j.id === id), 10_000, 5);
       expect(o.claimedIds.has(id)).toBe(!crossProcess);

@@ -203,6 +203,11 @@ describePg('postgres cross-process hand-off', () => {
       `INSERT INTO "${schema}".idle_takers (taker, queue, worker_id, lease_ms) VALUES (11, $1, 'ghost', 300)`,
       [name],
     );
+    // Announced as a registration does: the stores' enqueues of the queue look for offers from now on.
+    await ghost.query('SELECT pg_notify($1, $2)', [`alkstore:${schema}`, `r:${name}`]);
+    await waitFor('the announcement heard', () =>
+      (a as unknown as { remote: { mayHaveOffers(q: string): boolean } }).remote.mayHaveOffers(name),
+    );
     const t0 = await a.now();
     const handed = await q.enqueue({ to: 'ghost' });
     const info = await q.getJob(handed);

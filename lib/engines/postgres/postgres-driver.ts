@@ -73,7 +73,7 @@ export class PostgresQueueDriver extends QueueDriverBase<PgContext> implements Q
   /** Concurrent plain enqueues of this queue, one commit per group (see {@link EnqueueGroup}). */
   private readonly group = new EnqueueGroup((texts, stamp) =>
     texts.length === 1
-      ? (this.ctx.remote && handoffCandidate(stamp)
+      ? (this.ctx.remote && handoffCandidate(stamp) && this.ctx.remote.mayHaveOffers(this.queue)
           ? this.insertRemote(this.ctx.remote, texts[0]!, stamp)
           : enqueueResolved(this.ctx, this.ctx.exec, this.queue, texts[0]!, stamp)
         ).then((id) => [id])

@@ -31,16 +31,18 @@ export function takerSql(s: SchemaSql) {
      * On the LISTEN session: $2 taker, $3 queue, $4 worker id, $5 lease override ms, $6 this store's
      * other takers. Takes the taker's session lock, then (async commit: soft state) deletes the rows
      * of `queue` whose lock no session holds (a taken one only once its job is no longer claimed with
-     * its token: a worker whose LISTEN session was replaced still reads it at its withdrawal) and
-     * inserts the free slot. → one row when registered.
+     * its token: a worker whose LISTEN session was replaced still reads it at its withdrawal),
+     * inserts the free slot and announces `r:<queue>` to every store (see `RemoteTakers.mayHaveOffers`).
+     * → one row when registered.
      */
     register: `WITH l AS MATERIALIZED (SELECT pg_advisory_lock($1::int, $2::int)),
        sc AS MATERIALIZED (SELECT set_config('synchronous_commit', 'off', true)),
        gc AS (DELETE FROM ${t} g WHERE g.queue = $3::text AND g.taker <> $2::int AND g.taker <> ALL($6::int[])
               AND pg_try_advisory_xact_lock_shared($1::int, g.taker)
               AND (g.token IS NULL OR NOT EXISTS (SELECT 1 FROM ${s.q}.jobs j
-                   WHERE j.id = g.job_id AND j.claim_token = g.token AND j.state = 'processing')))
-       INSERT INTO ${t} (taker, queue, worker_id, lease_ms) SELECT $2::int, $3::text, $4::text, $5::bigint FROM l, sc
+                   WHERE j.id = g.job_id AND j.claim_token = g.token AND j.state = 'processing'))),
+       ann AS MATERIALIZED (SELECT pg_notify(${s.channel}, 'r:' || $3::text))
+       INSERT INTO ${t} (taker, queue, worker_id, lease_ms) SELECT $2::int, $3::text, $4::text, $5::bigint FROM l, sc, ann
        ON CONFLICT (taker) DO NOTHING RETURNING taker`,
     /** On the LISTEN session: $2 taker. */
     unlock: 'SELECT pg_advisory_unlock($1::int, $2::int)',
@@ -70,6 +72,8 @@ export interface RemoteTakersHost {
   readonly liveness: PostgresLiveness | null;
   /** The LISTEN connection while it is up, else null. */
   session(): Client | null;
+  /** Whether this store's LISTEN connection is up (announcements of offers arrive). */
+  listening(): boolean;
   /** The queue driver jobs of `queue` are delivered with. */
   driver(queue: string): QueueDriver;
 }
@@ -101,6 +105,8 @@ interface Offer {
  */
 export class RemoteTakers {
   private readonly offers = new Map<number, Offer>();
+  /** Queues on which an offer was announced (or made here) since this store opened. */
+  private readonly offered = new Set<string>();
   /** The latest registration in flight per queue (an enqueue of this store waits for it: see {@link registered}). */
   private readonly registering = new Map<string, Promise<void>>();
   private readonly cls: number;
@@ -111,6 +117,21 @@ export class RemoteTakers {
   constructor(private readonly host: RemoteTakersHost) {
     this.cls = takerLockClass(host.schema.schema);
     this.sql = takerSql(host.schema);
+  }
+
+  /**
+   * Whether an enqueue of `queue` should look for an offer: once an offer on the queue was announced
+   * (`r:<queue>`, sent by each registration) or made by this store, and whenever this store cannot hear
+   * the announcements (no LISTEN connection). Otherwise it is the plain insert, which costs no probe; an
+   * offer whose announcement has not arrived yet then gets the job by the wake and its claim, as before.
+   */
+  mayHaveOffers(queue: string): boolean {
+    return this.offered.has(queue) || !this.host.listening();
+  }
+
+  /** A `r:<queue>` notification: an offer was registered on `queue`. */
+  announced(queue: string): void {
+    this.offered.add(queue);
   }
 
   /** The takers' lock class (`enqueueRemote`'s $13). */
@@ -133,6 +154,7 @@ export class RemoteTakers {
       withdrawn: null,
     };
     this.offers.set(taker, o);
+    this.offered.add(queue);
     o.registered = this.register(o);
     const inFlight = o.registered.finally(() => {
       if (this.registering.get(queue) === inFlight) this.registering.delete(queue);

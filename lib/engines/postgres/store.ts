@@ -181,6 +181,7 @@ export class PostgresStore extends StoreBase {
             logger: this.logger,
             liveness: this.liveness,
             session: () => this.listener?.session() ?? null,
+            listening: () => this.listenerHealthy,
             driver: (queue) => this.queueDriver(queue),
           });
     // eslint-disable-next-line @typescript-eslint/no-this-alias
@@ -264,6 +265,7 @@ export class PostgresStore extends StoreBase {
     if (payload.startsWith('c:')) this.hub.wake(payload.slice(2));
     else if (payload.startsWith('s:')) this.claims.invalidate(payload.slice(2));
     else if (payload.startsWith('x:')) this.remote?.notified(payload);
+    else if (payload.startsWith('r:')) this.remote?.announced(payload.slice(2));
     else if (payload.startsWith('h:')) {
       const channel = this.longChannels.get(payload.slice(2));
       if (channel !== undefined) this.hub.wake(channel);
