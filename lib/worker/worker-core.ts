@@ -80,6 +80,7 @@ export class WorkerCore {
       this.changed.fire();
       this.buffer.startReady();
       this.slotFreed();
+      this.handoff.refill();
     },
   };
   /** The call of a single handler without `wrap` or a timeout; null when those do not apply. */
@@ -307,6 +308,10 @@ export class WorkerCore {
 
   private async claimLoop(stop: AbortSignal): Promise<void> {
     while (!stop.aborted && !this.health.closed) {
+      // A slot offered to other processes comes back (or brings its job) before the slots are counted.
+      this.handoff.leave();
+      const withdrawn = this.handoff.withdrawn();
+      if (withdrawn) await withdrawn;
       const free = this.freeSlots();
       if (free <= 0) {
         // Freed slots and settled outcomes (a landed ack, retry or dead-letter write) cut this short.
@@ -532,6 +537,8 @@ export class WorkerCore {
   private untrack(t: Tracked): void {
     t.state = 'finished';
     if (this.tracked.delete(t)) this.changed.fire();
+    // Idle: the freed handler slot is offered to other processes' enqueues again.
+    this.handoff.refill();
   }
 
   /** Wakes the loop to claim for freed slots, once per event-loop turn, when more work is probably ready. */

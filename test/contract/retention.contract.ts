@@ -72,6 +72,8 @@ export function retentionContract(engine: EngineFixture): void {
         'nodes',
         // Dead worker detection: the sweep of every claiming store deletes a dead worker's row
         'worker_liveness',
+        // PostgreSQL: cross-process hand-off offers; each worker deletes its own, and the next offer on the queue deletes dead ones
+        'idle_takers',
         'workflow_runs',
         'workflow_counts',
         'schedules',

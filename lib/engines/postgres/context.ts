@@ -8,6 +8,7 @@ import type { EnqueueHeadersHook } from '../../contract/job-extras.js';
 import type { ProgressWrites } from '../../contract/results.js';
 import type { RedriveResult } from '../../contract/types.js';
 import type { HandoffRegistry } from '../../internal/handoff.js';
+import type { RemoteTakers } from './remote-handoff.js';
 import type { OutcomeCounter } from '../../internal/outcome-counter.js';
 import type { WakeHub } from '../../internal/wake-hub.js';
 import type { PostgresLiveness } from './liveness.js';
@@ -81,6 +82,8 @@ export interface PgContext {
   readonly enqueueHeaders: EnqueueHeadersHook | null;
   /** Dead worker detection (the `workerLiveness` store option); null when off. */
   readonly liveness: PostgresLiveness | null;
+  /** The cross-process hand-off (the `crossProcessHandoff` store option, remote-handoff.ts); null or absent when off. */
+  readonly remote?: RemoteTakers | null;
 }
 
 /** Enqueues one job through `exec` (pool or transaction). The name is validated by the caller. */

@@ -76,6 +76,10 @@ async function open(options: PostgresStoreOptions, secrets: readonly string[]): 
   if (options.listen !== undefined) asOption(() => requireBoolean('listen', options.listen));
   const pooler = poolerOption(options.pooler);
   const listenUrl = listenUrlOption(options.listenUrl, options.listen);
+  const crossProcessHandoff =
+    options.crossProcessHandoff === undefined
+      ? false
+      : asOption(() => requireBoolean('crossProcessHandoff', options.crossProcessHandoff));
   const {
     wakeFallbackMs,
     claimDurability,
@@ -116,6 +120,7 @@ async function open(options: PostgresStoreOptions, secrets: readonly string[]): 
     prepared: pooler !== 'transaction',
     messageIdPrefix,
     workerLiveness,
+    crossProcessHandoff,
   });
   // LISTEN goes past a transaction-mode pooler (listenUrl) or nowhere: through it, notifications never arrive.
   const listenTarget =

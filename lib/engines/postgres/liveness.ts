@@ -2,6 +2,7 @@
 // workers"); SQLite's liveness.ts checks process ids instead.
 import { LivenessSweeper } from '../shared/liveness.js';
 import type { Client } from 'pg';
+import { sessionQuery } from './notify/session-query.js';
 import type { StoreLogger } from '../../contract/types.js';
 import { queueWakeChannel } from '../../contract/names.js';
 import { createHash } from 'node:crypto';
@@ -106,7 +107,6 @@ export class PostgresLiveness extends LivenessSweeper {
   private readonly cls: number;
   private readonly sql: ReturnType<typeof livenessSql>;
   private warned = false;
-  private queued: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly host: LivenessHost,
@@ -142,9 +142,7 @@ export class PostgresLiveness extends LivenessSweeper {
   private async take(client: Client, workerId: string): Promise<void> {
     try {
       // One statement at a time on the LISTEN connection (pg queues them, but warns when asked to).
-      const turn = this.queued.then(() => client.query(this.sql.watch, [this.cls, workerId]));
-      this.queued = turn.catch(() => undefined);
-      await turn;
+      await sessionQuery(client, this.sql.watch, [this.cls, workerId]);
       if (client !== this.on || this.closed) return;
       this.held.add(workerId);
       this.ids.add(workerId);

@@ -44,4 +44,16 @@ export interface PostgresStoreOptions extends CommonStoreOptions {
    * transaction-mode pooler is refused at open (`InvalidOption`).
    */
   listenUrl?: string;
+  /**
+   * Cross-process hand-off (default false: opt in; needs `localHandoff`; docs/semantics.md, Queues,
+   * "Cross-process hand-off"). With `true`, a worker idle on a queue offers one handler slot to the plain
+   * enqueues of every store of the schema, in any process, as a row its LISTEN session vouches for
+   * with an advisory lock; such an enqueue (no ordering, unique or limit key, due now, not in a
+   * transaction, on a queue neither paused nor limited, with no ready job or lapsed claim waiting)
+   * inserts the job already claimed by that worker and notifies it, so no claim statement runs. Every
+   * plain single enqueue on a queue with offers announced looks for one (one index probe). `false`: this
+   * store neither offers its workers nor looks for offers; its enqueues insert pending jobs that workers
+   * claim.
+   */
+  crossProcessHandoff?: boolean;
 }

@@ -37,6 +37,8 @@ import { hasLimitKey, type ResolvedLimits } from '../../contract/limits.js';
 import { limitedQueues, limitKeyParams, readLimits, setLimitsParams, sweepRateWindows } from './limits.js';
 import { scanBound } from '../shared/limits.js';
 import { EnqueueGroup } from './enqueue-group.js';
+import type { RemoteTakers } from './remote-handoff.js';
+import { handoffCandidate } from '../../internal/handoff.js';
 
 /**
  * The PostgreSQL queue driver: each operation one statement (CTE claims with SKIP LOCKED, the
@@ -71,9 +73,39 @@ export class PostgresQueueDriver extends QueueDriverBase<PgContext> implements Q
   /** Concurrent plain enqueues of this queue, one commit per group (see {@link EnqueueGroup}). */
   private readonly group = new EnqueueGroup((texts, stamp) =>
     texts.length === 1
-      ? enqueueResolved(this.ctx, this.ctx.exec, this.queue, texts[0]!, stamp).then((id) => [id])
+      ? (this.ctx.remote && handoffCandidate(stamp) && this.ctx.remote.mayHaveOffers(this.queue)
+          ? this.insertRemote(this.ctx.remote, texts[0]!, stamp)
+          : enqueueResolved(this.ctx, this.ctx.exec, this.queue, texts[0]!, stamp)
+        ).then((id) => [id])
       : this.insert(texts, stamp),
   );
+
+  /**
+   * A plain single enqueue that the local hand-off did not take: one statement hands it to an idle
+   * worker of any store of the schema (`enqueueRemote`, remote-handoff.ts), or inserts it pending and
+   * wakes. A slot of this store's own worker is delivered at once.
+   */
+  private async insertRemote(remote: RemoteTakers, text: string, stamp: JobWrite): Promise<number> {
+    const { exec, sql } = this.ctx;
+    const registering = remote.registered(this.queue);
+    if (registering) await registering;
+    const r = await exec.wakes.run(
+      this.wake,
+      (w) =>
+        exec.run<JobRow & { taker: number | null; woke: string | null }>(sql.queue.enqueueRemote, [
+          this.queue,
+          text,
+          ...stampParams(stamp),
+          w,
+          stamp.headersText,
+          remote.lockClass,
+        ]),
+      woke,
+    );
+    const row = r.rows[0]!;
+    if (row.taker !== null) remote.taken(row.taker, row);
+    return num(row.id);
+  }
 
   async insert(texts: readonly string[], stamp: JobWrite): Promise<number[]> {
     if (hasLimitKey(stamp)) return this.insertBulk(texts.map((text) => ({ text, stamp })));
@@ -597,6 +629,9 @@ function claimedRow(row: JobRow, leaseOverrideMs: number | null): ClaimedRow {
 }
 
 export { toJobInfo };
+
+/** A claimed `JobRow` as the queue handle's row (`leaseOverrideMs` null = the row's stamped visibility timeout). */
+export const claimedRowOf = claimedRow;
 
 /** Statements that end jobs return one row `{ n }`. */
 interface Counted {

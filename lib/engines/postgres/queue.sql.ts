@@ -1,5 +1,5 @@
 import { countDeltas, dueBucket, foldSometimes, queueStatsSql } from './counts.sql.js';
-import { NOW_MS, type SchemaSql, type Sql } from './schema-sql.js';
+import { NOW_MS, quoteLiteral, type SchemaSql, type Sql } from './schema-sql.js';
 import type { JobColumns } from '../shared/rows.js';
 
 /** Columns of a job as `JobRow` (payload as raw JSON text, token as text). */
@@ -280,6 +280,9 @@ function claimableWaitingAfter(s: SchemaSql, nowMs: string): string {
     OR EXISTS (SELECT 1 FROM ${jobs} j WHERE ${ready} AND j.priority < $15::int AND j.priority >= $3::int))`;
 }
 
+/** The largest job JSON a cross-process hand-off's NOTIFY carries (its payload limit is 8,000 bytes); larger ones go as id and token. */
+const REMOTE_NOTIFY_BYTES = 7_800;
+
 /** Queue statements for one schema. Every instant comes from the database clock. */
 /** The lapsed picks and buried rows of `claim` for {@link recordLapsed}. */
 const LAPSED_FROM = `SELECT l.id, l.a_attempt, l.a_worker, l.a_claimed_at, l.a_ended_at, 'lapsed' AS outcome, NULL::text AS error FROM lapsed l JOIN picked p ON p.id = l.id
@@ -340,7 +343,55 @@ export function queueSql(s: SchemaSql) {
        ),
        cnt AS (${countDeltas(s.q, `SELECT $1::text, ins.state, ${dueBucket('ins.state', 'ins.run_at', 't.ms')}, 1 FROM ins, t`)})
        SELECT ins.*, CASE WHEN ins.state = 'pending' THEN ${s.notify('$11')}::text END AS woke, ${foldSometimes(s.q, 'SELECT $1::text')} AS folded FROM ins`;
+  // The cross-process hand-off (remote-handoff.ts): handoffSql's checks, then one free slot of a live idle
+  // taker of another session ($13 its lock class), taken with the job's id and token, or pending as `enqueue`.
+  const takers = `${s.q}.idle_takers`;
+  const remoteHandoffSql = `WITH t AS MATERIALIZED (SELECT ${NOW_MS} AS ms),
+       h AS MATERIALIZED (
+         SELECT CASE WHEN EXISTS (SELECT 1 FROM ${takers} i WHERE i.queue = $1::text AND i.token IS NULL) THEN
+           NOT coalesce((SELECT qs.paused OR qs.rate_max IS NOT NULL OR qs.global_concurrency IS NOT NULL FROM ${settings} qs WHERE qs.queue = $1::text), false)
+           AND CASE WHEN $8::bigint IS NOT NULL THEN t.ms + $8::bigint ELSE coalesce($9::bigint, t.ms) END <= t.ms
+           AND NOT ${claimableWaiting(s, 't.ms')} ELSE false END AS take
+         FROM t
+       ),
+       n AS MATERIALIZED (SELECT nextval(${quoteLiteral(`${s.q}.jobs_id_seq`)}::regclass) AS id),
+       slot AS MATERIALIZED (
+         UPDATE ${takers} it SET token = gen_random_uuid(), job_id = (SELECT n.id FROM n)
+         FROM (SELECT i.taker FROM ${takers} i
+               WHERE (SELECT h.take FROM h) AND i.queue = $1::text AND i.token IS NULL
+                 AND NOT pg_try_advisory_xact_lock_shared($13::int, i.taker)
+               LIMIT 1 FOR UPDATE SKIP LOCKED) f
+         WHERE it.taker = f.taker AND it.token IS NULL
+         RETURNING it.taker, it.worker_id, it.lease_ms, it.token
+       ),
+       ins AS (
+         INSERT INTO ${jobs} AS j (id, ${insertCols}, state, attempts, claim_token, claimed_until, worker_id)
+         OVERRIDING SYSTEM VALUE
+         SELECT n.id, $1::text, $2::text::json, ${stampValues},
+           CASE WHEN sl.taker IS NOT NULL THEN 'processing' ELSE 'pending' END, CASE WHEN sl.taker IS NOT NULL THEN 1 ELSE 0 END,
+           sl.token, CASE WHEN sl.taker IS NOT NULL THEN t.ms + coalesce(sl.lease_ms, $5::bigint) END, sl.worker_id
+         FROM t CROSS JOIN n LEFT JOIN slot sl ON true
+         RETURNING ${jobColumns('j')}
+       ),
+       cnt AS (${countDeltas(s.q, `SELECT $1::text, ins.state, ${dueBucket('ins.state', 'ins.run_at', 't.ms')}, 1 FROM ins, t`)})
+       SELECT ins.*, sl.taker, CASE WHEN ins.state = 'pending' THEN ${s.notify('$11')}::text END AS woke,
+         CASE WHEN sl.taker IS NOT NULL THEN pg_notify(${s.channel}, 'x:' || sl.taker || ':' || (
+           SELECT CASE WHEN octet_length(r.j) <= ${REMOTE_NOTIFY_BYTES} THEN r.j ELSE ins.id || ':' || ins.claim_token END
+           FROM (SELECT row_to_json(ins)::text AS j) r)) END AS sent,
+         ${foldSometimes(s.q, 'SELECT $1::text')} AS folded
+       FROM ins LEFT JOIN slot sl ON true`;
   return {
+    /**
+     * The cross-process hand-off (remote-handoff.ts): the parameters of `enqueue`, then $13 the takers'
+     * lock class. When the queue is neither paused nor limited, the job is due now and nothing a claim
+     * would take first waits (`claimableWaiting`, as `enqueueHandoff`), it takes one free slot of
+     * `idle_takers` whose lock a live session holds (SKIP LOCKED) and inserts the job already claimed
+     * with that slot's worker id and lease (processing, attempts 1, a fresh token, deadline now + lease,
+     * fenced as any claim), and NOTIFYs `x:<taker>:<job as JSON>` (`x:<taker>:<id>:<token>` for a
+     * large job); otherwise the job goes pending and wakes, as `enqueue`. → the job's columns, `taker`
+     * (null when not handed off), `woke`. Durable: it is an enqueue.
+     */
+    enqueueRemote: s.def('q_enqueue_remote', remoteHandoffSql),
     /** $1 queue, $2 payload json text, $3..$10 stamp, $11 wake payload, $12 headers json text → id. Wakes on commit. */
     enqueue: s.def(
       'q_enqueue',

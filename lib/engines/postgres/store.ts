@@ -29,7 +29,7 @@ import { checkout, ClientExecutor, noop, num, PoolExecutor, QueryRunnerExecutor,
 import { ProgressWrites } from '../../contract/results.js';
 import { OutcomeCounter } from '../../internal/outcome-counter.js';
 import type { PostgresListener } from './notify/listener.js';
-import { HandoffRegistry } from '../../internal/handoff.js';
+import { PgHandoffRegistry, RemoteTakers } from './remote-handoff.js';
 import { postgresLockDriver } from './lock.js';
 import type { QueueDriver } from '../shared/queue-driver.js';
 import { PostgresQueueDriver } from './postgres-driver.js';
@@ -67,6 +67,8 @@ export interface PostgresStoreParts {
   messageIdPrefix?: string | null;
   /** Dead worker detection (the `workerLiveness` option; needs the LISTEN connection). Default true. */
   workerLiveness?: boolean;
+  /** Idle workers are offered to other processes' enqueues (the `crossProcessHandoff` option; needs `localHandoff`). Default false. */
+  crossProcessHandoff?: boolean;
 }
 
 /**
@@ -125,6 +127,7 @@ export class PostgresStore extends StoreBase {
   protected readonly retentionDriver: RetentionDriver;
   protected readonly workflowSql: WorkflowSql;
   private readonly liveness: PostgresLiveness | null;
+  private readonly remote: RemoteTakers | null;
 
   constructor(parts: PostgresStoreParts) {
     super();
@@ -169,6 +172,18 @@ export class PostgresStore extends StoreBase {
             },
             this.sql.schema,
           );
+    this.remote =
+      parts.localHandoff === false || parts.crossProcessHandoff === false
+        ? null
+        : new RemoteTakers({
+            exec: this.exec,
+            schema: this.sql.schema,
+            logger: this.logger,
+            liveness: this.liveness,
+            session: () => this.listener?.session() ?? null,
+            listening: () => this.listenerHealthy,
+            driver: (queue) => this.queueDriver(queue),
+          });
     // eslint-disable-next-line @typescript-eslint/no-this-alias
     const store = this;
     this.ctx = {
@@ -183,7 +198,8 @@ export class PostgresStore extends StoreBase {
       claims: this.claims,
       claimDeferred: parts.claimDeferred ?? false,
       inTransaction: (fn) => this.inTransaction(fn),
-      handoff: parts.localHandoff === false ? null : new HandoffRegistry(),
+      handoff: parts.localHandoff === false ? null : new PgHandoffRegistry(this.remote),
+      remote: this.remote,
       maxPayloadBytes: parts.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES,
       enqueueHeaders: parts.enqueueHeaders ?? null,
       liveness: this.liveness,
@@ -248,6 +264,8 @@ export class PostgresStore extends StoreBase {
   private wakeFor(payload: string): void {
     if (payload.startsWith('c:')) this.hub.wake(payload.slice(2));
     else if (payload.startsWith('s:')) this.claims.invalidate(payload.slice(2));
+    else if (payload.startsWith('x:')) this.remote?.notified(payload);
+    else if (payload.startsWith('r:')) this.remote?.announced(payload.slice(2));
     else if (payload.startsWith('h:')) {
       const channel = this.longChannels.get(payload.slice(2));
       if (channel !== undefined) this.hub.wake(channel);
@@ -405,6 +423,7 @@ export class PostgresStore extends StoreBase {
 
   private async shutdown(): Promise<void> {
     this.liveness?.close();
+    this.remote?.close();
     this.outcomes.stop();
     this.setPolling(false);
     this.hub.closeAll();
