@@ -20,7 +20,7 @@ import type { JobWrite } from '../../contract/options.js';
 import type { ClaimedRow } from '../shared/queue-driver.js';
 import { NOW_MS, wakePayload, type SchemaSql } from './schema-sql.js';
 import { claimableWaiting } from './queue.sql.js';
-import { enqueueResolved, extraParams, stampParams, type PgContext } from './context.js';
+import { enqueueResolved, extraParams, rewinding, stampParams, type PgContext } from './context.js';
 import type { Executor } from './connection.js';
 
 /** The workflows' statements of one schema, built once (a transaction's seam is made per transaction). */
@@ -322,7 +322,9 @@ export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () =>
                 h.leaseMs,
               ])
             : exec.run<StartRow>(startWithJob, [...params, ...jobParams, w, ...extraParams(stamp)]),
-        (res) => (res.rows[0]?.n ?? 0) > 0 && res.rows[0]?.claim_token == null,
+        // Its job's run_at was read when the statement began: a claim that ran meanwhile may have left
+        // the store's claim watermark past it, so the claims start again from the head (rewinding).
+        rewinding(ctx, (res) => (res.rows[0]?.n ?? 0) > 0 && res.rows[0]?.claim_token == null),
       );
       const row = r.rows[0];
       if (!row || row.n === 0 || row.job === null) return { created: (row?.n ?? 0) > 0, job: null };
@@ -410,7 +412,8 @@ export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () =>
         const r = await exec.wakes.run(
           wakePayload(queueWakeChannel(queue)),
           (w) => exec.run<StartManyRow>(startMany, [inbox, queue, w, ...cols]),
-          (res) => res.rows.some((row) => row.created && row.claim_token === null),
+          // As for one start: the jobs' run_at may lie behind a watermark a concurrent claim left.
+          rewinding(ctx, (res) => res.rows.some((row) => row.created && row.claim_token === null)),
         );
         for (const row of r.rows) {
           const { i, stamp, job } = group[row.i - 1]!;
