@@ -1,6 +1,6 @@
 /**
  * Single PostgreSQL enqueues, interleaved in one process: another checkout's library (A), this one (B),
- * and this one with `crossProcessHandoff: false` (C, no offer probe). Each variant has its own fresh
+ * with `crossProcessHandoff: true`, and this one with it off (C, the default: no offer probe). Each variant has its own fresh
  * schema, no worker (so no offer exists: the cost measured is the probe of `idle_takers` on the plain
  * path). Each round runs every variant for a chunk of sequential `queue.enqueue` calls, in rotating
  * order; the figures are the medians over rounds of the per-round ratios to A.
@@ -26,12 +26,12 @@ const tag = `abenq_${process.pid}`;
 const schemas = ['a', 'b', 'c'].map((k) => `${tag}_${k}`);
 const stores = [
   await base.openStore({ url, schema: schemas[0]! }),
-  await mine.openStore({ url, schema: schemas[1]! }),
+  await mine.openStore({ url, schema: schemas[1]!, crossProcessHandoff: true } as Parameters<typeof mine.openStore>[0]),
   await mine.openStore({ url, schema: schemas[2]!, crossProcessHandoff: false } as Parameters<
     typeof mine.openStore
   >[0]),
 ];
-const names = ['A (base)', 'B (this)', 'C (this, crossProcessHandoff: false)'];
+const names = ['A (base)', 'B (this, crossProcessHandoff: true)', 'C (this, crossProcessHandoff: false)'];
 const queues = stores.map((s) => s.queue('enq'));
 const ratios: number[][] = [[], [], []];
 const perOp: number[][] = [[], [], []];
