@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, expect, it } from '@jest/globals';
 import pg from 'pg';
 import type { ClaimOpts, Job, Queue, Store } from '../../lib/contract/types.js';
 import { DEFAULT_QUEUE_OPTS, resolveJobStamp } from '../../lib/contract/options.js';
+import { InvalidOption } from '../../lib/contract/errors.js';
 import { openPostgresStore } from '../../lib/engines/postgres/index.js';
 import { engineSql, stampParams } from '../../lib/engines/postgres/context.js';
 import { takerLockClass } from '../../lib/engines/postgres/remote-handoff.js';
@@ -328,4 +329,18 @@ describePg('postgres cross-process hand-off', () => {
     expect(info).toMatchObject({ state: 'pending', attempts: 0 });
     expect(await offers(name)).toEqual([]);
   }, 30_000);
+});
+
+// PostgreSQL only (the option exists on this engine alone).
+it('crossProcessHandoff that is not a boolean is refused before any I/O, naming it', async () => {
+  // Port 1: a store that tried to connect would fail with a connection error instead.
+  const err = await openPostgresStore({
+    connectionString: 'postgres://postgres@127.0.0.1:1/test',
+    crossProcessHandoff: 'yes' as unknown as boolean,
+  }).then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(InvalidOption);
+  expect(String(err)).toContain('crossProcessHandoff');
 });
