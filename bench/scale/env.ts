@@ -24,7 +24,8 @@ export interface ScaleTarget {
   readonly schema: string;
   /** The jobs table, qualified. */
   readonly jobs: string;
-  open(): Promise<Store>;
+  /** Opens a store on the target; PostgreSQL takes `crossProcessHandoff` (B3x's `B3X_HANDOFF=1`). */
+  open(opts?: { crossProcessHandoff?: boolean }): Promise<Store>;
   /** Runs SQL outside the store (bulk fills, sizes). SQLite placeholders are `?`, PostgreSQL `$n`. */
   sql<T = Record<string, unknown>>(text: string, params?: unknown[]): Promise<T[]>;
   /** Runs a script of several statements, no parameters. */
@@ -68,7 +69,7 @@ export async function scaleTarget(engine: ScaleEngine): Promise<ScaleTarget> {
     url: PG_URL,
     schema: `"${name}"`,
     jobs: `"${name}".jobs`,
-    open: () => openStore({ url: PG_URL, schema: name }),
+    open: (opts = {}) => openStore({ url: PG_URL, schema: name, ...opts }),
     async sql<T>(text: string, params: unknown[] = []) {
       return (await client.query(text, params)).rows as T[];
     },

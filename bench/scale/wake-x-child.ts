@@ -8,7 +8,10 @@
  * `B3X_CLAIM_DURABILITY=deferred` opens the worker's store with claims that do not wait for their
  * WAL flush (PostgreSQL), to see what the claim's flush adds to the wake. `B3X_TRACE=1` also prints
  * `wake <epochMs>` when the queue's wake arrives here and `claim <startEpochMs> <endEpochMs> <n>`
- * around each claim of the worker (bench/scale/wake-x-trace.ts reads them).
+ * around each claim of the worker (bench/scale/wake-x-trace.ts reads them), and on PostgreSQL
+ * `handoff <epochMs>` when a cross-process hand-off's notification (`x:`) arrives on a bare LISTEN of
+ * the engine channel. `B3X_HANDOFF=1` opens the store with `crossProcessHandoff: true` (the producer
+ * side does the same), so an idle worker is offered to the producer's enqueues.
  */
 import { createInterface } from 'node:readline';
 import pg from 'pg';
@@ -18,13 +21,16 @@ import { startWorker } from './worker.js';
 
 const [url, schema] = process.argv.slice(2);
 const claimDurability = process.env.B3X_CLAIM_DURABILITY === 'deferred' ? ('deferred' as const) : undefined;
+const handoff = process.env.B3X_HANDOFF === '1' && !url!.startsWith('sqlite:');
+const trace = process.env.B3X_TRACE === '1';
 const store = await openStore({
   url: url!,
   ...(schema && schema !== '-' ? { schema } : {}),
   ...(claimDurability ? { claimDurability } : {}),
+  ...(handoff ? { crossProcessHandoff: true } : {}),
 });
 const queue = store.queue('b3x');
-if (process.env.B3X_TRACE === '1') {
+if (trace) {
   const claim = queue.claimBatch.bind(queue);
   queue.claimBatch = async (...args: Parameters<typeof claim>) => {
     const t0 = epochNow();
@@ -42,8 +48,13 @@ let listener: pg.Client | null = null;
 if (!url!.startsWith('sqlite:')) {
   listener = new pg.Client({ connectionString: url });
   await listener.connect();
-  listener.on('notification', (m) => process.stdout.write(`notify ${m.payload} ${epochNow()}\n`));
+  const channel = `alkstore:${schema && schema !== '-' ? schema : 'alkstore'}`;
+  listener.on('notification', (m) => {
+    if (m.channel === 'bench_b3x') process.stdout.write(`notify ${m.payload} ${epochNow()}\n`);
+    else if (m.payload?.startsWith('x:')) process.stdout.write(`handoff ${epochNow()}\n`);
+  });
   await listener.query('LISTEN bench_b3x');
+  if (trace) await listener.query(`LISTEN "${channel}"`);
 }
 process.stdout.write('ready\n');
 createInterface({ input: process.stdin }).on('close', () => {

@@ -7,6 +7,9 @@
  *   npx tsx bench/scale/wake-x-trace.ts [postgres|sqlite] [samples=150]
  *
  * `B3X_CLAIM_DURABILITY=deferred` runs the worker with claims that do not wait for their WAL flush.
+ * `B3X_HANDOFF=1` opens both stores with `crossProcessHandoff: true`: a sample the worker took by hand-off
+ * (no claim) is split into the enqueue call, t0 to the `x:` notification's arrival (a bare LISTEN in the
+ * child) and that arrival to the handler start; the samples that took the claim path are counted apart.
  */
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
@@ -21,7 +24,7 @@ const SAMPLES = Number(process.argv[3] ?? 150);
 const WARMUP = 5;
 
 const t = await scaleTarget(engine);
-const store = await t.open();
+const store = await t.open(process.env.B3X_HANDOFF === '1' ? { crossProcessHandoff: true } : {});
 const env: NodeJS.ProcessEnv = { ...process.env, B3X_TRACE: '1' };
 delete env.NODE_OPTIONS;
 const schema = t.schema === '' ? '-' : t.schema.replace(/"/g, '');
@@ -30,6 +33,7 @@ const proc = spawn(process.execPath, ['--import', 'tsx', join(here, 'wake-x-chil
   stdio: ['pipe', 'pipe', 'inherit'],
 });
 const wakes: number[] = [];
+const handoffs: number[] = [];
 const claims: { start: number; end: number; n: number }[] = [];
 const jobs = new Map<number, number>();
 let ready!: () => void;
@@ -38,6 +42,7 @@ createInterface({ input: proc.stdout! }).on('line', (line) => {
   const [kind, a, b, c] = line.split(' ');
   if (kind === 'ready') ready();
   else if (kind === 'wake') wakes.push(Number(a));
+  else if (kind === 'handoff') handoffs.push(Number(a));
   else if (kind === 'claim') claims.push({ start: Number(a), end: Number(b), n: Number(c) });
   else if (kind === 'job') jobs.set(Number(a), Number(b));
 });
@@ -49,6 +54,12 @@ const seg: Record<'enqueue' | 'toWake' | 'wakeToClaim' | 'claim' | 'toHandler' |
   toHandler: [],
   total: [],
 };
+const hseg: Record<'enqueue' | 'toNotified' | 'toHandler' | 'total', number[]> = {
+  enqueue: [],
+  toNotified: [],
+  toHandler: [],
+  total: [],
+};
 try {
   await withTimeout('trace child ready', 60_000, isReady);
   await sleep(300);
@@ -56,6 +67,7 @@ try {
   for (let i = 0; i < SAMPLES + WARMUP; i++) {
     await sleep(randomGap());
     const w0 = wakes.length;
+    const h0 = handoffs.length;
     const c0 = claims.length;
     const t0 = epochNow();
     await q.enqueue({ i, kind: 'bench' });
@@ -65,6 +77,14 @@ try {
     const th = jobs.get(i);
     const wake = wakes.slice(w0).find((x) => x >= t0);
     const claim = claims.slice(c0).find((x) => x.n > 0);
+    const handed = handoffs.slice(h0).find((x) => x >= t0);
+    if (i >= WARMUP && th !== undefined && claim === undefined && handed !== undefined) {
+      hseg.enqueue.push(t1 - t0);
+      hseg.toNotified.push(handed - t0);
+      hseg.toHandler.push(th - handed);
+      hseg.total.push(th - t0);
+      continue;
+    }
     if (i < WARMUP || th === undefined || wake === undefined || claim === undefined) continue;
     seg.enqueue.push(t1 - t0);
     seg.toWake.push(wake - t0);
@@ -80,6 +100,13 @@ try {
     process.stdout.write(
       `  ${k.padEnd(12)} p50 ${percentile(xs, 50).toFixed(2).padStart(7)}  p99 ${percentile(xs, 99).toFixed(2).padStart(7)}\n`,
     );
+  if (hseg.total.length > 0) {
+    process.stdout.write(`handed off (no claim): ${hseg.total.length} samples, ms\n`);
+    for (const [k, xs] of Object.entries(hseg))
+      process.stdout.write(
+        `  ${k.padEnd(12)} p50 ${percentile(xs, 50).toFixed(2).padStart(7)}  p99 ${percentile(xs, 99).toFixed(2).padStart(7)}\n`,
+      );
+  }
 } finally {
   proc.stdin!.end();
   await withTimeout('trace child exit', 20_000, new Promise((r) => proc.on('exit', r))).catch(() =>

@@ -32,7 +32,7 @@ export async function crossWakeWorkload(
   log: (m: string) => void,
 ): Promise<Metrics> {
   const t = await scaleTarget(engine);
-  const store = await t.open(); // migrates before the child opens
+  const store = await t.open(process.env.B3X_HANDOFF === '1' ? { crossProcessHandoff: true } : {}); // migrates before the child opens
   const env = { ...process.env };
   delete env.NODE_OPTIONS;
   const schema = t.schema === '' ? '-' : t.schema.replace(/"/g, '');
