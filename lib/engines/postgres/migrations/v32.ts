@@ -22,23 +22,28 @@ DECLARE
   v_found integer;
   v_key record;
 BEGIN
-  WITH k AS (SELECT DISTINCT x.q, x.key FROM unnest(p_queues, p_keys) AS x(q, key) WHERE x.key IS NOT NULL),
-  nxt AS (
-    SELECT (SELECT j.id FROM ${s}.jobs j
-            WHERE j.queue = k.q AND j.ordering_key = k.key AND j.state IN ('pending', 'processing') AND j.id <> ALL (p_done)
-            ORDER BY j.id LIMIT 1) AS id
-    FROM k
-    WHERE NOT EXISTS (
-      SELECT 1 FROM ${s}.jobs j
+  -- Each key is looked up through its own index range (LATERAL ... LIMIT 1 keeps the planner from
+  -- turning the lookups into joins over every live ordered job), and the heads are updated by id.
+  WITH nxt AS (
+    SELECT n.id
+    FROM (SELECT DISTINCT x.q, x.key FROM unnest(p_queues, p_keys) AS x(q, key) WHERE x.key IS NOT NULL) k
+    LEFT JOIN LATERAL (
+      SELECT 1 AS live FROM ${s}.jobs j
       WHERE j.queue = k.q AND j.ordering_key = k.key AND j.state IN ('pending', 'processing') AND NOT j.blocked
-        AND j.id <> ALL (p_done))
+        AND j.id <> ALL (p_done)
+      LIMIT 1) h ON true
+    CROSS JOIN LATERAL (
+      SELECT j.id FROM ${s}.jobs j
+      WHERE j.queue = k.q AND j.ordering_key = k.key AND j.state IN ('pending', 'processing') AND j.id <> ALL (p_done)
+      ORDER BY j.id LIMIT 1) n
+    WHERE h.live IS NULL
   ),
   u AS (
-    UPDATE ${s}.jobs j SET blocked = false FROM nxt
-    WHERE j.id = nxt.id AND j.blocked AND j.state = 'pending'
+    UPDATE ${s}.jobs j SET blocked = false
+    WHERE j.id = ANY (ARRAY(SELECT nxt.id FROM nxt)) AND j.blocked AND j.state = 'pending'
     RETURNING 1
   )
-  SELECT (SELECT count(*) FROM u), (SELECT count(*) FROM nxt WHERE nxt.id IS NOT NULL) INTO v_moved, v_found;
+  SELECT (SELECT count(*) FROM u), (SELECT count(*) FROM nxt) INTO v_moved, v_found;
   IF v_found > v_moved THEN
     FOR v_key IN SELECT DISTINCT x.q, x.key FROM unnest(p_queues, p_keys) AS x(q, key) WHERE x.key IS NOT NULL LOOP
       v_moved := v_moved + ${s}.ordering_next(v_key.q, v_key.key, p_done, p_channel, p_wake);
