@@ -362,6 +362,26 @@ export function queueFeaturesContract(engine: EngineFixture): void {
       expect((await claimSoon(q)).payload).toBe('a2');
     });
 
+    it('one ackBatch of several keys\' heads makes each key\'s next job its head, and only that one', async () => {
+      const q = store().queue(uid('o-batch'));
+      for (const k of ['a', 'b', 'c']) for (const n of [1, 2, 3]) await q.enqueue(`${k}${n}`, { orderingKey: k });
+      await q.enqueue('free');
+      const heads = await claimAll(q);
+      expect(heads.map((j) => j.payload).sort()).toEqual(['a1', 'b1', 'c1', 'free']);
+      expect(await q.ackBatch(heads)).toBe(4);
+      const next = await claimAll(q);
+      expect(next.map((j) => j.payload).sort()).toEqual(['a2', 'b2', 'c2']);
+      // The mixed batch: a head acked beside a job of another key that stays claimed.
+      expect(await q.ackBatch([next[0]!, next[1]!])).toBe(2);
+      const third = await claimAll(q);
+      expect(third.map((j) => j.payload).sort()).toEqual(
+        [next[0]!, next[1]!].map((j) => `${String(j.payload).slice(0, 1)}3`).sort(),
+      );
+      expect(await claimAll(q)).toEqual([]);
+      expect(await next[2]!.ack()).toBe(true);
+      expect((await claimAll(q)).map((j) => j.payload)).toEqual([`${String(next[2]!.payload).slice(0, 1)}3`]);
+    });
+
     it('the next job becomes claimable when the head is cancelled or dead', async () => {
       const q = store().queue(uid('o-end'), { maxAttempts: 1 });
       const a1 = await q.enqueue('a1', { orderingKey: 'a' });

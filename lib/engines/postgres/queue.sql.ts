@@ -169,17 +169,20 @@ export function recordLapsed(q: string, from: string): string {
 /**
  * Selects, from CTE `d` (rows that just left the live states, with queue,
  * ordering_key, blocked), the number of keys whose next job became head. Keys
- * whose finished rows were all blocked need nothing. Grouping reads all of `d`
- * before any `ordering_next` call, which gets every finished id of its key.
- * Every statement that uses it took the keys of `d` before ending their rows
- * ({@link keyFirst}, {@link keyTaken}), so `ordering_next` finds each lock held
- * and never waits.
+ * whose finished rows were all blocked need nothing. All keys go to one
+ * `ordering_next_keys` call (migration 32), with every finished id, after `d`
+ * was read in full; none when no key needs it. Every statement that uses it
+ * took the keys of `d` before ending their rows ({@link keyFirst},
+ * {@link keyTaken}), so the promotion finds each lock held and never waits.
  */
 export function promoteFrom(s: SchemaSql, d: string, wakeParam: string): string {
-  return `(SELECT coalesce(sum(p.n), 0) FROM (
-    SELECT ${s.q}.ordering_next(g.queue, g.ordering_key, g.ids, ${s.channel}, ${wakeParam}::text) AS n FROM (
-      SELECT ${d}.queue, ${d}.ordering_key, array_agg(${d}.id) AS ids
-      FROM ${d} WHERE ${d}.ordering_key IS NOT NULL GROUP BY ${d}.queue, ${d}.ordering_key HAVING bool_or(NOT ${d}.blocked)) g) p)`;
+  return `coalesce((
+    SELECT ${s.q}.ordering_next_keys(array_agg(g.queue), array_agg(g.ordering_key),
+      (SELECT array_agg(${d}.id) FROM ${d} WHERE ${d}.ordering_key IS NOT NULL), ${s.channel}, ${wakeParam}::text)
+    FROM (
+      SELECT ${d}.queue, ${d}.ordering_key FROM ${d} WHERE ${d}.ordering_key IS NOT NULL
+      GROUP BY ${d}.queue, ${d}.ordering_key HAVING bool_or(NOT ${d}.blocked)) g
+    HAVING count(*) > 0), 0)`;
 }
 
 /**
