@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import type { ClaimOpts, Store } from '../../lib/contract/types.js';
+import pg from 'pg';
+import type { ClaimOpts, QueryRunnerLike, Store } from '../../lib/contract/types.js';
 import { engineSql } from '../../lib/engines/postgres/context.js';
 import { FOLLOWING_CLAIM, nextDueOf } from '../../lib/internal/next-due.js';
 import { QueueWorker } from '../../lib/worker/queue-worker.js';
-import { type EngineDb, describePg, postgres, waitFor } from '../helpers/engines.js';
+import { type EngineDb, PG_URL, describePg, postgres, waitFor } from '../helpers/engines.js';
 import { explainAnalyzed, scanPagesOn, withClient } from './pg-helpers.js';
 
 /** The claim options a worker core sends (`FOLLOWING_CLAIM`): such a claim may start after the watermark. */
@@ -53,6 +54,48 @@ describePg('postgres claim watermark', () => {
     expect(next.map((j) => j.id)).toEqual([b]);
     await next[0]!.ack();
     await jl!.ack();
+  });
+
+  it('a job stamped before the watermark whose enqueue committed after the claim that moved it is taken by the next claim, not the sweep', async () => {
+    const name = 'wm-late-commit';
+    const q = store.queue(name);
+    const client = new pg.Client({ connectionString: PG_URL });
+    await client.connect();
+    try {
+      const runner = {
+        active: true as boolean,
+        get isTransactionActive(): boolean {
+          return this.active;
+        },
+        query: (sql: string, params?: unknown[]) => client.query(sql, params),
+      } satisfies QueryRunnerLike & { active: boolean };
+      // A producer whose enqueue is stamped now and commits later (its commit waits for its fsync, or its transaction goes on).
+      await client.query('BEGIN');
+      const late = await store.joinTransaction(
+        (body) => body({ queryRunner: runner, handle: runner }),
+        (ops) => ops.enqueue(name, 'late'),
+      );
+      const stamped = (await client.query(`SELECT run_at::text AS r FROM "${db.location}".jobs WHERE id = $1`, [late]))
+        .rows[0].r as string;
+      await waitFor(
+        "the clock to pass the late job's stamp",
+        async () => (await store.now()) > Number(stamped) + 2,
+        5_000,
+        1,
+      );
+      // Another producer's later-stamped job commits first, and a worker's claim takes it: the watermark moves past `late`.
+      const early = await q.enqueue('committed first');
+      const first = await q.claimBatch(5, 'w', following);
+      expect(first.map((j) => j.id)).toEqual([early]);
+      await client.query('COMMIT');
+      runner.active = false;
+      // The next worker claim (as after the late commit's wake) takes it, well before the sweep is due.
+      const next = await q.claimBatch(5, 'w', following);
+      expect(next.map((j) => j.id)).toEqual([late]);
+      expect(await q.ackBatch([...first, ...next])).toBe(2);
+    } finally {
+      await client.end();
+    }
   });
 
   /** A worker of `name` (concurrency 1, no prefetch, no idle poll) whose claims follow the watermark `claimed` set; resolves once it is idle. */

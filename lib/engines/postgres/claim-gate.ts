@@ -17,6 +17,14 @@ export const CLAIM_SWEEP_MS = 1_000;
 export const SWEEP_LATE_MS = 1_000;
 /** While a sweep runs, a worker claim that came back short is due back after this long (ms). */
 export const SWEEP_POLL_MS = 25;
+/**
+ * How far behind the watermark a worker claim that came back empty looks again (ms of `run_at`), while
+ * the watermark moved less than {@link CLAIM_SWEEP_MS} ago. An enqueue stamps its `run_at` when its
+ * statement starts and becomes visible when it commits, so two producers can commit out of `run_at` order:
+ * a claim between the two commits moves the watermark past the job that commits second. This finds that
+ * job at its wake instead of at the next sweep, for a walk of at most this window's index entries.
+ */
+export const NEAR_WINDOW_MS = 250;
 
 /** Where this store's last claim of a queue stopped: the last fresh row it took, in claim order. */
 export interface ClaimWatermark {
@@ -37,6 +45,8 @@ interface QueueClaims {
   mark: ClaimWatermark | null;
   /** A sweep of the queue is in flight ({@link ClaimGate.sweepBegin}). */
   sweeping: boolean;
+  /** When (`performance.now()`) `mark` last moved forward. */
+  movedAt: number;
 }
 
 /** What {@link ClaimGate.begin} hands to {@link ClaimGate.fullDone}. */
@@ -164,7 +174,21 @@ export class ClaimGate {
   /** A claim of `queue` sent after `rewinds` rewinds took fresh rows, the last of them (claim order) at `mark`. */
   advance(queue: string, mark: ClaimWatermark, rewinds: number): void {
     const q = this.queues.get(queue);
-    if (q) q.mark = rewinds === this.rewound ? mark : null;
+    if (!q) return;
+    q.mark = rewinds === this.rewound ? mark : null;
+    q.movedAt = this.now();
+  }
+
+  /**
+   * Where a worker claim of `queue` that came back empty after the watermark looks again: {@link NEAR_WINDOW_MS}
+   * of `run_at` behind it, while the watermark is offered and moved less than {@link CLAIM_SWEEP_MS} ago (a job
+   * committed after a later-stamped one may sit there; later, the sweep is the one to find it); null otherwise.
+   */
+  nearMark(queue: string): ClaimWatermark | null {
+    const mark = this.watermark(queue);
+    const q = this.queues.get(queue);
+    if (mark === null || q === undefined || this.now() - q.movedAt >= CLAIM_SWEEP_MS) return null;
+    return { priority: mark.priority, runAt: mark.runAt - NEAR_WINDOW_MS };
   }
 
   /**
@@ -204,6 +228,7 @@ export class ClaimGate {
       sweptAt: started.at,
       mark: kept,
       sweeping,
+      movedAt: mark !== null ? this.now() : (this.queues.get(queue)?.movedAt ?? 0),
     });
   }
 

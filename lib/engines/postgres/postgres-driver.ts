@@ -243,6 +243,23 @@ export class PostgresQueueDriver extends QueueDriverBase<PgContext> implements Q
       const last = lastFresh(r.rows);
       if (last !== null) gate.advance(queue, last, rewinds);
       if (rows.length >= max) return { rows, nextDueInMs: null };
+      // Nothing, and the watermark moved less than a sweep interval ago: a job stamped before it whose enqueue committed after
+      // the claim that moved it would wait for the sweep. Look that far behind once more (claimed as any
+      // claim after the watermark; the watermark itself does not move back).
+      const near = rows.length === 0 ? gate.nearMark(queue) : null;
+      if (near !== null) {
+        const back = await exec.run<JobRow | { id: null }>(ctx.sql.queue.claimAfter, [
+          queue,
+          max - rows.length,
+          leaseMs,
+          workerId,
+          ctx.claimDeferred,
+          near.priority,
+          near.runAt,
+        ]);
+        for (const row of back.rows) if (row.id !== null) rows.push(claimedRow(row, leaseMs));
+        if (rows.length >= max) return { rows, nextDueInMs: null };
+      }
       // Short: back no later than the next sweep is due, or soon while one runs (either may call for
       // the full claim, which finds what this one cannot).
       const due = numOrNull(r.rows[0]?.next_due_in ?? null);
