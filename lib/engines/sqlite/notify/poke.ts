@@ -120,11 +120,6 @@ export class WakeFile {
     return this.name;
   }
 
-  /** Whether pokes are skipped now: no other store's file is in the directory (tests, diagnostics). */
-  get skipsPokes(): boolean {
-    return this.alone;
-  }
-
   private create(): void {
     // Twice: a store closing at this moment may remove the directory between the two calls.
     for (let i = 0; i < 2 && this.fd === null; i++) {
@@ -158,9 +153,10 @@ export class WakeFile {
     this.closeFd();
     this.create();
     this.closeWatcher();
-    this.alone = false;
-    if (this.fd === null) return;
-    if (this.onChange !== null) this.openWatcher();
+    if (this.fd === null) {
+      this.alone = false;
+      return;
+    }
     this.checkAlone();
   }
 
