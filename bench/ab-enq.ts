@@ -2,7 +2,8 @@
  * Single SQLite enqueues, interleaved in one process: another checkout's library (A), this one (B),
  * plainjob's `add` (P), and the engine's enqueue transaction by hand on a better-sqlite3 connection,
  * with its counter and wake (H4: 4 WAL pages per commit) and without them (H3: the insert trigger
- * dropped, no wake sequence; 3 pages, as plainjob). Each round runs every variant for a chunk of
+ * dropped, no wake sequence; 3 pages, as plainjob), and H4 without its wake statement (HC: the counter
+ * and the wake share their page, so still 4 pages). Each round runs every variant for a chunk of
  * sequential enqueues, in alternating order, each on its own fresh file; the figures are the
  * medians over rounds of the per-round ratios, so the disk's drift falls on every variant alike.
  *
@@ -45,8 +46,12 @@ const silent = { error() {}, warn() {}, info() {}, debug() {} };
 const pq = defineQueue({ connection: better(pdb), logger: silent, maintenanceInterval: 3_600_000 });
 pdb.pragma(`synchronous = ${sync}`);
 
-/** The engine's enqueue transaction by hand on a file the library made; `counted` false: 3 pages. */
-async function byHand(file: string, counted: boolean): Promise<{ enqueue: (i: number) => void; close: () => void }> {
+/** The engine's enqueue transaction by hand on a file the library made; `counted` false: 3 pages, `woken` false: no wake. */
+async function byHand(
+  file: string,
+  counted: boolean,
+  woken = counted,
+): Promise<{ enqueue: (i: number) => void; close: () => void }> {
   const st = await mine.openStore({ url: `sqlite://${join(dir, file)}` });
   await st.queue('q').enqueue({ warm: 1 });
   await st.close();
@@ -80,7 +85,7 @@ async function byHand(file: string, counted: boolean): Promise<{ enqueue: (i: nu
         null,
         null,
       );
-      if (counted) bump.get('q');
+      if (woken) bump.get('q');
       commit.run();
     },
     close: () => h.close(),
@@ -88,6 +93,7 @@ async function byHand(file: string, counted: boolean): Promise<{ enqueue: (i: nu
 }
 const h4 = await byHand('h4.db', true);
 const h3 = await byHand('h3.db', false);
+const hc = await byHand('hc.db', true, false);
 
 const variants: Record<string, () => Promise<void>> = {
   A: async () => {
@@ -104,6 +110,9 @@ const variants: Record<string, () => Promise<void>> = {
   },
   H3: async () => {
     for (let i = 0; i < CHUNK; i++) h3.enqueue(i);
+  },
+  HC: async () => {
+    for (let i = 0; i < CHUNK; i++) hc.enqueue(i);
   },
 };
 const names = Object.keys(variants);
@@ -130,7 +139,7 @@ console.log(
   `enqueues/s: ${names.map((k) => `${k} ${median(rates.get(k)!).toFixed(0)}`).join(', ')} (synchronous ${sync}, ${ROUNDS} × ${CHUNK})`,
 );
 console.log(
-  `B/A ${ratio('B', 'A')}  A/P ${ratio('A', 'P')}  B/P ${ratio('B', 'P')}  H4/P ${ratio('H4', 'P')}  H3/P ${ratio('H3', 'P')}  B/H4 ${ratio('B', 'H4')}`,
+  `B/A ${ratio('B', 'A')}  A/P ${ratio('A', 'P')}  B/P ${ratio('B', 'P')}  H4/P ${ratio('H4', 'P')}  H3/P ${ratio('H3', 'P')}  B/H4 ${ratio('B', 'H4')}  HC/H4 ${ratio('HC', 'H4')}`,
 );
 console.log(
   `user CPU µs per enqueue: ${names.map((k) => `${k} ${((cpu.get(k) ?? 0) / ROUNDS / CHUNK).toFixed(1)}`).join(', ')}`,
@@ -140,6 +149,7 @@ await sB.close();
 pdb.close();
 h4.close();
 h3.close();
+hc.close();
 rmSync(dir, { recursive: true, force: true });
 // plainjob's queue keeps a timer of its own.
 process.exit(0);

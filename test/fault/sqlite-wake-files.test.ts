@@ -6,6 +6,7 @@ import {
   rmSync,
   unlinkSync,
   utimesSync,
+  watch,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -87,6 +88,41 @@ describe('sqlite wake files left by crashed processes', () => {
       expect(left).not.toContain(names.livePidOld);
     } finally {
       await store.close();
+    }
+  });
+
+  it('skips its pokes again once the other stores have gone (at its next heartbeat)', async () => {
+    const file = new WakeFile(wakeDir, 20);
+    const seen: string[] = [];
+    const w = watch(wakeDir, (_event, name) => seen.push(String(name)));
+    try {
+      writeFileSync(join(wakeDir, 'other-store'), '');
+      await waitFor('pokes while another store is there', () => {
+        file.poke();
+        return seen.includes(file.fileName);
+      });
+      unlinkSync(join(wakeDir, 'other-store'));
+      // A poke, then a marker file: the directory's events come in order, so a poke made is reported
+      // before the marker. The marker ends the skipping again; it is removed before the next try.
+      let k = 0;
+      await waitFor(
+        'a poke skipped',
+        async () => {
+          const marker = `marker-${k++}`;
+          file.poke();
+          const from = seen.length;
+          writeFileSync(join(wakeDir, marker), '');
+          await waitFor('the marker reported', () => seen.slice(from).includes(marker));
+          const poked = seen.slice(from, from + seen.slice(from).indexOf(marker)).includes(file.fileName);
+          unlinkSync(join(wakeDir, marker));
+          return !poked;
+        },
+        10_000,
+        50,
+      );
+    } finally {
+      w.close();
+      file.close();
     }
   });
 

@@ -1,10 +1,11 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, watch, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { sqliteFile, waitFor, type EngineDb } from '../helpers/engines.js';
 import type { Store } from '../../lib/contract/types.js';
 import { openSqliteStore } from '../../lib/engines/sqlite/index.js';
+import { queueWakeChannel } from '../../lib/contract/names.js';
 import { spawnChild } from './helpers.js';
 
 describe('sqlite engine across processes (one file)', () => {
@@ -124,6 +125,59 @@ describe('sqlite engine across processes (one file)', () => {
       r.close();
     } finally {
       await slow.close();
+    }
+  });
+
+  it('skips its pokes while its file is the only one in the wake directory, and pokes once another appears', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'alk-alone-'));
+    const path = join(dir, 'w.db');
+    const alone = await openSqliteStore({ path });
+    const wakeDir = `${path}-alkwake`;
+    try {
+      const [own] = readdirSync(wakeDir);
+      const seen: string[] = [];
+      const w = watch(wakeDir, (_event, file) => seen.push(String(file)));
+      try {
+        for (let i = 0; i < 20; i++) await alone.queue('alone').enqueue({ i });
+        // Another store's file, as far as the store can tell. The directory's events come in order:
+        // any poke of the enqueues above is reported before this file.
+        writeFileSync(join(wakeDir, 'another-store'), '');
+        await waitFor('the new file reported', () => seen.includes('another-store'));
+        const at = seen.indexOf('another-store');
+        expect(seen.slice(0, at).filter((f) => f === own)).toEqual([]);
+        // With no commit of its own since: the poke for commits a store that just appeared may have missed.
+        await waitFor("the store's poke", () => seen.slice(at).includes(own!));
+        const before = seen.length;
+        await alone.queue('alone').enqueue({ after: true });
+        await waitFor('a poke per commit again', () => seen.slice(before).includes(own!));
+      } finally {
+        w.close();
+      }
+    } finally {
+      await alone.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('wakes a listener of a process that opened after it, while it was alone on the file, at once', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'alk-alone-'));
+    const path = join(dir, 'w.db');
+    const producer = await openSqliteStore({ path });
+    try {
+      await producer.queue('late').enqueue({ before: true });
+      // The child polls every 10 minutes: only the producer's poke can wake it within the deadline.
+      const child = spawnChild('queue-listen-slow', path, 'late');
+      try {
+        await child.waitFor('ready');
+        await producer.queue('late').enqueue({ after: true });
+        expect(await child.waitFor('woke', 20_000)).toEqual({ woke: queueWakeChannel('late') });
+      } finally {
+        child.proc.kill('SIGKILL');
+        await child.exited;
+      }
+    } finally {
+      await producer.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

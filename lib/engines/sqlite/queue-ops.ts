@@ -86,8 +86,11 @@ const MULTI_ROW_SQL = new Map(MULTI_ROW_SIZES.map((n) => [n, Q.insertJobsSql(n)]
  * payload) goes in as multi-row statements instead, which insert the same rows in the same order.
  */
 export function insertJobs(ctx: WriteCtx, queue: string, payloadTexts: readonly string[], stamp: JobWrite): number[] {
-  if (payloadTexts.length > 1 && stamp.uniqueKey === null && stamp.orderingKey === null && !hasLimitKey(stamp))
-    return insertPlainJobs(ctx, queue, payloadTexts, stamp);
+  if (isPlainStamp(stamp)) {
+    if (payloadTexts.length > 1) return insertPlainJobs(ctx, queue, payloadTexts, stamp);
+    if (payloadTexts.length === 1)
+      return [insertPlainJob(ctx, queue, queueWakeChannel(queue), payloadTexts[0]!, stamp)];
+  }
   const conn = ctx.conn;
   const plan = insertPlan(queue, payloadTexts, stamp, ctx.now);
   let step = plan.next();
@@ -103,6 +106,24 @@ export function insertJobs(ctx: WriteCtx, queue: string, payloadTexts: readonly 
   }
   if (step.value.wake) ctx.wake(queueWakeChannel(queue));
   return step.value.ids;
+}
+
+/** No unique, ordering or limit key: nothing to look up before the insert, and the job is never blocked. */
+export function isPlainStamp(stamp: JobWrite): boolean {
+  return stamp.uniqueKey === null && stamp.orderingKey === null && !hasLimitKey(stamp);
+}
+
+/**
+ * One job of a plain stamp ({@link isPlainStamp}), as {@link insertPlan} would insert it (its one
+ * step, a pending row that wakes the queue) without the plan's generator: a single enqueue's path.
+ * `channel` is the queue's wake channel (`queueWakeChannel(queue)`), which the caller keeps.
+ */
+export function insertPlainJob(ctx: WriteCtx, queue: string, channel: string, text: string, stamp: JobWrite): number {
+  const id = Number(
+    ctx.conn.stmt(Q.INSERT_JOB).run(...jobInsertParams(queue, text, stamp, ctx.now, false)).lastInsertRowid,
+  );
+  ctx.wake(channel);
+  return id;
 }
 
 function insertPlainJobs(ctx: WriteCtx, queue: string, payloadTexts: readonly string[], stamp: JobWrite): number[] {

@@ -61,6 +61,13 @@ function processRuns(pid: number): boolean {
  * byte is written after COMMIT returned, so a watcher that reads on the
  * event sees the commit.
  *
+ * A store whose file is the only one in the directory (one process, one
+ * store: the usual embedded setup) skips its pokes, which no store could
+ * hear: it watches the directory instead, and the first file of another
+ * store that appears there ends the skipping with one poke at once (for a
+ * commit made between that file's creation and its report); the heartbeat's
+ * listing starts skipping again once the others have gone.
+ *
  * The files carry no data and are never read: a missed or spurious event
  * costs nothing but a `PRAGMA data_version`, and polling every
  * `wakeFallbackMs` still finds commits of writers that do not poke (a
@@ -86,6 +93,14 @@ export class WakeFile {
   private fd: number | null = null;
   private created = false;
   private watcher: FSWatcher | null = null;
+  /** What a change to another store's file calls while this store listens (`watch`); null: nobody listens here. */
+  private onChange: (() => void) | null = null;
+  /**
+   * No other store's file is in the directory, and the directory is watched for one to appear:
+   * pokes are skipped, since no store could hear them. The first change naming another file ends
+   * it with one poke at once, for the commits whose pokes were skipped meanwhile (see `onEvent`).
+   */
+  private alone = false;
   private heartbeat: NodeJS.Timeout | null = null;
 
   constructor(
@@ -95,6 +110,7 @@ export class WakeFile {
     this.create();
     if (this.fd === null) return;
     removeStaleWakeFiles(dir, this.name);
+    this.checkAlone();
     this.heartbeat = setInterval(() => this.refresh(), heartbeatMs);
     this.heartbeat.unref();
   }
@@ -117,13 +133,18 @@ export class WakeFile {
     }
   }
 
-  /** The heartbeat: a fresh mtime, or the file made again when another store took it for a dead one's. */
+  /**
+   * The heartbeat: a fresh mtime, or the file made again when another store took it for a dead
+   * one's (the directory may be a new one then: it is watched anew); then the directory is listed
+   * again, which starts skipping pokes once the other stores have gone.
+   */
   private refresh(): void {
     if (this.fd === null) return;
     try {
       if (fstatSync(this.fd).nlink > 0) {
         const now = new Date();
         futimesSync(this.fd, now, now);
+        this.checkAlone();
         return;
       }
     } catch {
@@ -131,11 +152,38 @@ export class WakeFile {
     }
     this.closeFd();
     this.create();
+    this.closeWatcher();
+    if (this.fd === null) {
+      this.alone = false;
+      return;
+    }
+    this.checkAlone();
+  }
+
+  /**
+   * Lists the directory (watched first, so a file that appears after the listing is reported) and
+   * skips pokes while this store's file is the only one. A listing that finds another store's file
+   * while pokes were skipped pokes at once, as a change event would have.
+   */
+  private checkAlone(): void {
+    const was = this.alone;
+    let names: string[] = [];
+    if (this.openWatcher()) {
+      try {
+        names = readdirSync(this.dir);
+      } catch {
+        names = [];
+      }
+    }
+    this.alone = names.length === 1 && names[0] === this.name;
+    if (this.alone) return;
+    if (this.onChange === null) this.closeWatcher();
+    if (was) this.poke();
   }
 
   /** After a commit that other stores should see now. Never throws. */
   poke(): void {
-    if (this.fd === null) return;
+    if (this.fd === null || this.alone) return;
     try {
       writeSync(this.fd, BYTE, 0, 1, 0);
     } catch {
@@ -145,14 +193,44 @@ export class WakeFile {
 
   /** Calls `onChange` whenever another store pokes (until `unwatch`); false when the directory cannot be watched. */
   watch(onChange: () => void): boolean {
+    if (this.fd === null || !this.openWatcher()) return false;
+    this.onChange = onChange;
+    return true;
+  }
+
+  unwatch(): void {
+    this.onChange = null;
+    if (!this.alone) this.closeWatcher();
+  }
+
+  /**
+   * A change in the directory. Our own file's (our pokes, our heartbeat) is ignored. Any other
+   * (or one the platform does not name) means another store is there: pokes resume, with one now
+   * for the commits made while they were skipped (the kernel reports the new file after its
+   * creation, so one of those commits may have come after it: that store hears it now).
+   */
+  private readonly onEvent = (_event: string, file: string | null): void => {
+    if (file === this.name) return;
+    if (this.alone) {
+      this.alone = false;
+      if (this.onChange === null) this.closeWatcher();
+      this.poke();
+    }
+    this.onChange?.();
+  };
+
+  private openWatcher(): boolean {
     if (this.watcher !== null) return true;
-    if (this.fd === null) return false;
     try {
-      // Not persistent: the watcher's fallback timer is what keeps a listening process alive.
-      const w = watch(this.dir, { persistent: false }, (_event, file) => {
-        if (file !== this.name) onChange();
+      // Not persistent: the store's Watcher's fallback timer is what keeps a listening process alive.
+      const w = watch(this.dir, { persistent: false }, this.onEvent);
+      w.on('error', () => {
+        // Pokes resume (nothing would report another store now); a listening store watches again on its next poll.
+        if (this.watcher !== w) return;
+        this.alone = false;
+        this.onChange = null;
+        this.closeWatcher();
       });
-      w.on('error', () => this.unwatch());
       this.watcher = w;
       return true;
     } catch {
@@ -160,7 +238,7 @@ export class WakeFile {
     }
   }
 
-  unwatch(): void {
+  private closeWatcher(): void {
     const w = this.watcher;
     this.watcher = null;
     try {
@@ -174,7 +252,9 @@ export class WakeFile {
   close(): void {
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.heartbeat = null;
-    this.unwatch();
+    this.onChange = null;
+    this.alone = false;
+    this.closeWatcher();
     this.closeFd();
     if (!this.created) return;
     this.created = false;
