@@ -1,5 +1,5 @@
 import type { Store, TxOps } from '../contract/types.js';
-import type { EndedRun, EndOutcome, JournalAppend, RunStart, StartOutcome, WorkflowSql } from './sql-seam.js';
+import type { EndedRun, EndResult, JournalAppend, RunStart, StartOutcome, WorkflowSql } from './sql-seam.js';
 
 // Group commit of the workflows' own writes: the journal entries of steps, the ends and the starts of
 // many runs share one transaction (one commit, one fsync) instead of one each. A write that arrives
@@ -106,7 +106,7 @@ class Lane<I, R> {
 export class TxBatcher {
   private readonly queued: Queued[] = [];
   private readonly appends: Lane<JournalAppend, number | null> | null;
-  private readonly ends: Lane<EndedRun, EndOutcome> | null;
+  private readonly ends: Lane<EndedRun, EndResult> | null;
   private readonly starts: Lane<RunStart, StartOutcome> | null;
   private inFlight = 0;
   /** Shared transactions open (of {@link inFlight}). */
@@ -183,7 +183,7 @@ export class TxBatcher {
   }
 
   /** A run's end in a statement shared with the other ends waiting (see `WorkflowSql.endRuns`). */
-  end(end: EndedRun): Promise<EndOutcome> {
+  end(end: EndedRun): Promise<EndResult> {
     return this.ends!.push(end, () => this.pump());
   }
 
