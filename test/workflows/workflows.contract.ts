@@ -742,46 +742,51 @@ export function workflowsContract(engine: EngineFixture): void {
     expect(() => store.queue(`__alkstore_workflows:${namespace}-other`)).toThrow(/reserved/i);
   });
 
-  it("a run's end acks its pass's job in the same commit: once the result is seen no job of the run is left, and no ack of its own is written", async () => {
-    const acked: number[] = [];
-    // The store as the workflows see it, with the ids the workflows queue's own acks write kept.
-    const seen = new Proxy(store, {
-      get(target, prop) {
-        if (prop === 'queue')
-          return (name: string, o?: Parameters<Store['queue']>[1]) => {
-            const q = target.queue(name, o);
-            return new Proxy(q, {
-              get(t, k) {
-                if (k === 'ackBatch')
-                  return (jobs: Parameters<Queue['ackBatch']>[0]) => {
-                    acked.push(...jobs.map((j) => j.id));
-                    return t.ackBatch(jobs);
-                  };
-                const v: unknown = Reflect.get(t, k, t);
-                return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(t) : v;
-              },
-            });
-          };
-        const v: unknown = Reflect.get(target, prop, target);
-        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-      },
-    });
-    const wf = defineWorkflow('acked-by-end', {
-      async run(input: number, ctx) {
-        const a = await ctx.step('one', () => input + 1);
-        return ctx.step('two', () => a * 2);
-      },
-    });
-    const w = createWorkflows(seen, { namespace: ns(), workflows: [wf], idlePollIntervalMs: 50 });
-    open.push(w as Workflows<unknown>);
-    const ids = await Promise.all([1, 2, 3].map(async (i) => (await w.start(wf, i)).id));
-    for (const [i, id] of ids.entries())
-      await expect(w.waitForResult(id, { timeoutMs: 20_000 })).resolves.toBe((i + 2) * 2);
-    const page = await store.admin().listJobs(w.queue.name, { state: 'all', limit: 100 });
-    expect(page.jobs.map((j) => [(j.payload as { id?: string }).id, j.state])).toEqual([]);
-    await w.close();
-    expect(acked).toEqual([]);
-  });
+  // SQLite only: on PostgreSQL the pass's job is acked after the end, as before (its ack promotes the next
+  // job of the run's ordering key, which the end's statement does not do).
+  (engine.kind === 'sqlite' ? it : it.skip)(
+    "a run's end acks its pass's job in the same commit: once the result is seen no job of the run is left, and no ack of its own is written",
+    async () => {
+      const acked: number[] = [];
+      // The store as the workflows see it, with the ids the workflows queue's own acks write kept.
+      const seen = new Proxy(store, {
+        get(target, prop) {
+          if (prop === 'queue')
+            return (name: string, o?: Parameters<Store['queue']>[1]) => {
+              const q = target.queue(name, o);
+              return new Proxy(q, {
+                get(t, k) {
+                  if (k === 'ackBatch')
+                    return (jobs: Parameters<Queue['ackBatch']>[0]) => {
+                      acked.push(...jobs.map((j) => j.id));
+                      return t.ackBatch(jobs);
+                    };
+                  const v: unknown = Reflect.get(t, k, t);
+                  return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(t) : v;
+                },
+              });
+            };
+          const v: unknown = Reflect.get(target, prop, target);
+          return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+        },
+      });
+      const wf = defineWorkflow('acked-by-end', {
+        async run(input: number, ctx) {
+          const a = await ctx.step('one', () => input + 1);
+          return ctx.step('two', () => a * 2);
+        },
+      });
+      const w = createWorkflows(seen, { namespace: ns(), workflows: [wf], idlePollIntervalMs: 50 });
+      open.push(w as Workflows<unknown>);
+      const ids = await Promise.all([1, 2, 3].map(async (i) => (await w.start(wf, i)).id));
+      for (const [i, id] of ids.entries())
+        await expect(w.waitForResult(id, { timeoutMs: 20_000 })).resolves.toBe((i + 2) * 2);
+      const page = await store.admin().listJobs(w.queue.name, { state: 'all', limit: 100 });
+      expect(page.jobs.map((j) => [(j.payload as { id?: string }).id, j.state])).toEqual([]);
+      await w.close();
+      expect(acked).toEqual([]);
+    },
+  );
 
   it('startChild fans out and waitAll fans in: the parent parks without a worker and gets the results in order', async () => {
     const namespace = ns();

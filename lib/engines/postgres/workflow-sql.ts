@@ -9,7 +9,6 @@ import { resolveJobStamp } from '../../contract/options.js';
 import type {
   EndedRun,
   EndResult,
-  PassAck,
   JournalAppend,
   RunStart,
   StartJob,
@@ -21,8 +20,6 @@ import type { JobWrite } from '../../contract/options.js';
 import type { ClaimedRow } from '../shared/queue-driver.js';
 import { NOW_MS, wakePayload, type SchemaSql } from './schema-sql.js';
 import { claimableWaiting } from './queue.sql.js';
-import { countDeltas, foldSometimes } from './counts.sql.js';
-import { limitedQueues } from './limits.js';
 import { enqueueResolved, extraParams, rewinding, stampParams, type PgContext } from './context.js';
 import type { Executor } from './connection.js';
 
@@ -186,16 +183,14 @@ function buildStatements(s: SchemaSql) {
   );
   // The ends of many runs in one statement: per run what `end` writes, for the runs whose row is running
   // when the statement starts (`k`); the others are left untouched, for the end in a transaction that
-  // adopts a missing row. A run it ends whose pass's job is given ($11 id, $12 claim token, $13 queue)
-  // has that job acked as the plain batched ack does it (queue.sql.ts, ackBatchPlain): deleted when
-  // still claimed by that token, its counter delta, a fold now and then.
+  // adopts a missing row.
   const endMany = s.def(
     'wf_end_runs',
     entries(
       `a AS MATERIALIZED (
        SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-         $9::text[], $10::text[], $11::bigint[], $12::text[], $13::text[])
-       WITH ORDINALITY AS a(guard, stream, entry, ns, id, state, result, error, wake, job, token, jq, i)
+         $9::text[], $10::text[])
+       WITH ORDINALITY AS a(guard, stream, entry, ns, id, state, result, error, wake, i)
      ),
      u AS MATERIALIZED (
        SELECT a.* FROM a WHERE EXISTS (
@@ -214,18 +209,9 @@ function buildStatements(s: SchemaSql) {
          SELECT up.ns, 'running' AS s, -1 AS d FROM up UNION ALL SELECT up.ns, up.state, 1 FROM up
        ) AS v GROUP BY v.ns, v.s
      ),
-     n AS (SELECT w.i, ${s.notify('w.wake')} AS x FROM w),
-     ak AS (
-       DELETE FROM ${s.q}.jobs j USING up, w, t
-       WHERE w.ns = up.ns AND w.id = up.id AND w.job IS NOT NULL AND j.id = w.job AND j.queue || '' = w.jq
-         AND j.claim_token::text = w.token AND j.state || '' = 'processing' AND j.claimed_until - t.ms > 0
-       RETURNING j.id, j.queue
-     ),
-     akc AS (${countDeltas(s.q, `SELECT ak.queue, 'processing', 0, -count(*) FROM ak GROUP BY ak.queue`)})
-     SELECT a.i::int AS i, u.i IS NOT NULL AS live, n.i IS NOT NULL AS wrote, up.id IS NOT NULL AS moved,
-       ak.id IS NOT NULL AS acked, ${foldSometimes(s.q, 'SELECT DISTINCT ak.queue FROM ak')} AS folded
-     FROM a LEFT JOIN u ON u.i = a.i LEFT JOIN n ON n.i = a.i LEFT JOIN up ON up.ns = a.ns AND up.id = a.id
-       LEFT JOIN ak ON ak.id = a.job`,
+     n AS (SELECT w.i, ${s.notify('w.wake')} AS x FROM w)
+     SELECT a.i::int AS i, u.i IS NOT NULL AS live, n.i IS NOT NULL AS wrote, up.id IS NOT NULL AS moved
+     FROM a LEFT JOIN u ON u.i = a.i LEFT JOIN n ON n.i = a.i LEFT JOIN up ON up.ns = a.ns AND up.id = a.id`,
     ),
   );
   return {
@@ -439,19 +425,14 @@ export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () =>
       return out;
     },
     async endRuns(inbox: string, ends: readonly EndedRun[]): Promise<EndResult[]> {
-      const cols: unknown[][] = Array.from({ length: 12 }, () => []);
+      const cols: unknown[][] = Array.from({ length: 9 }, () => []);
       const seen = new Set<string>();
-      // A limited queue's ack also wakes its claimers (postgres-driver.ts, `ended`): such jobs are acked as usual.
-      const limited = limitedQueues(ctx);
-      const acks: (PassAck | null)[] = [];
       for (const e of ends) {
         const key = `${e.ns}\u0000${e.id}`;
         if (seen.has(key))
           throw new InvalidArgument('workflow ends', `name run ${JSON.stringify(e.id)} twice (at most once each)`);
         seen.add(key);
         validateName('channel', e.channel);
-        const ack = e.ack && !limited.has(e.ack.queue) ? e.ack : null;
-        acks.push(ack);
         const row = [
           inboxClaimInput(inbox, e.guard).messageId,
           e.stream,
@@ -463,26 +444,17 @@ export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () =>
           e.error,
           // Untagged: this store's own receivers (a `waitForResult` here) wake on the NOTIFY's echo.
           wakePayload(e.channel),
-          ack?.id ?? null,
-          ack?.claimToken ?? null,
-          ack?.queue ?? null,
         ];
         for (const [c, v] of row.entries()) cols[c]!.push(v);
       }
       check();
-      const r = await exec.run<{ i: number; live: boolean; wrote: boolean; moved: boolean; acked: boolean }>(endMany, [
-        inbox,
-        ...cols,
-      ]);
+      const r = await exec.run<{ i: number; live: boolean; wrote: boolean; moved: boolean }>(endMany, [inbox, ...cols]);
+      // The pass's job is acked as usual (acked null): a run's jobs share its ordering key, and their ack
+      // promotes the next job of the key (postgres-driver.ts, ackBatch), which this statement does not do.
       const out: EndResult[] = ends.map(() => ({ outcome: 'skipped', acked: null }));
       for (const row of r.rows) {
         const outcome = !row.live ? 'skipped' : !row.wrote ? 'taken' : row.moved ? 'ended' : 'no-row';
-        const a = acks[row.i - 1];
-        // Only a run the statement moved had its job's ack tried (`ak`); the others are acked as usual.
-        const acked = a && outcome === 'ended' ? row.acked : null;
-        // As an ack counts its jobs for the queue's throughput figures.
-        if (acked === true && a) ctx.outcomes.record(a.queue, 'completed', 1, a.times ? [a.times] : []);
-        out[row.i - 1] = { outcome, acked };
+        out[row.i - 1] = { outcome, acked: null };
       }
       return out;
     },
