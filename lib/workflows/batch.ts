@@ -177,6 +177,11 @@ export class TxBatcher {
     return this.ends !== null;
   }
 
+  /** Whether `end` writes an end's `before` entry in the same commit (see `WorkflowSql.endsCarryEntry`). */
+  get endsCarryEntry(): boolean {
+    return this.ends !== null && this.sql.endsCarryEntry === true;
+  }
+
   /** A run's start in a statement shared with the other starts waiting (see `WorkflowSql.startRuns`). */
   start(start: RunStart): Promise<StartOutcome> {
     return this.starts!.push(start, () => this.pump());

@@ -48,6 +48,11 @@ export interface WorkflowSql {
    * acked as usual.
    */
   endRuns?(inbox: string, ends: readonly EndedRun[]): Promise<EndResult[]>;
+  /**
+   * Whether {@link endRuns} writes an end's `before` entry (the run's last step, see `EndedRun.before`)
+   * in the same commit, ahead of the end.
+   */
+  readonly endsCarryEntry?: boolean;
 }
 
 /**
@@ -61,8 +66,11 @@ export interface StartOutcome {
   readonly claimed?: ClaimedRow | null;
 }
 
-/** What {@link WorkflowSql.endRuns} did with one end. */
-export type EndOutcome = 'ended' | 'taken' | 'no-row' | 'skipped';
+/**
+ * What {@link WorkflowSql.endRuns} did with one end; `superseded`: the guard of its `before` entry was
+ * taken (another writer journaled that position), nothing of it written.
+ */
+export type EndOutcome = 'ended' | 'taken' | 'no-row' | 'skipped' | 'superseded';
 
 /** What {@link WorkflowSql.endRuns} did with one end, and with its pass's job (`EndedRun.ack`). */
 export interface EndResult {
@@ -109,6 +117,11 @@ export interface EndedRun {
   readonly channel: string;
   /** The pass's job, acked with the end by {@link WorkflowSql.endRuns} where the engine can (absent: not). */
   readonly ack?: PassAck | null;
+  /**
+   * A journal entry of the run not written yet (its last step's outcome), appended under its own guard
+   * ahead of the end by {@link WorkflowSql.endRuns} where `endsCarryEntry`: one commit for both.
+   */
+  readonly before?: { readonly guard: string; readonly payload: unknown } | null;
 }
 
 /** The job that drives a started run, enqueued by the start's statement where the engine can. */

@@ -266,6 +266,7 @@ export class Workflows<X = TxOps> {
       maxAttempts,
       backoffBaseMs,
       instrument: this.instrument,
+      deferSteps: this.batch.endsCarryEntry,
       logger,
       startRun: (tx, workflow, input, id, parent) => {
         const def = this.latest(workflow as string);
@@ -875,6 +876,13 @@ export class Workflows<X = TxOps> {
         this.active.delete(driver);
         driver.dispose();
       }
+      // The run's last step, when its entry waits for the end's commit (see RunDriver.takeDeferred).
+      let before: { guard: string; payload: unknown } | null = null;
+      if (outcome.kind === 'returned' || outcome.kind === 'threw' || outcome.kind === 'fatal') {
+        const d = await driver.takeDeferred();
+        if (d === 'superseded') continue;
+        before = d;
+      } else await driver.settleDeferred();
       switch (outcome.kind) {
         case 'superseded':
           continue;
@@ -886,18 +894,14 @@ export class Workflows<X = TxOps> {
         case 'cancelled':
           return;
         case 'returned':
-          await this.finish(j, id, completed(outcome.value), job);
+          if (!(await this.finish(j, id, completed(outcome.value), job, before))) continue;
           return;
         case 'threw':
-        case 'fatal':
-          await this.finish(
-            j,
-            id,
-            { type: 'end', state: 'failed', error: journalError(outcome.error) },
-            job,
-            outcome.error,
-          );
+        case 'fatal': {
+          const end: EndEntry = { type: 'end', state: 'failed', error: journalError(outcome.error) };
+          if (!(await this.finish(j, id, end, job, before, outcome.error))) continue;
           return;
+        }
       }
     }
     throw new WorkflowInterrupted(id, `another writer journaled first ${MAX_SUPERSEDED_PASSES} times`);
@@ -955,8 +959,17 @@ export class Workflows<X = TxOps> {
   /**
    * Journals the run's end (once: a lost guard means another writer ended it); a failure is logged as an
    * error. Where the end goes in a statement shared with other ends, `job` (the pass's) is acked by it.
+   * `before`: the run's last step's entry, written first (in the end's commit where the engine can).
+   * False when another writer journaled `before`'s position first (nothing ended: replay).
    */
-  private async finish(j: Journal, id: string, end: EndEntry, job: Job, cause?: unknown): Promise<void> {
+  private async finish(
+    j: Journal,
+    id: string,
+    end: EndEntry,
+    job: Job,
+    before: { guard: string; payload: unknown } | null,
+    cause?: unknown,
+  ): Promise<boolean> {
     const parent = j.start?.parentId;
     const parentStamp = parent === undefined ? null : await this.stampOf(parent);
     // A shared transaction holds only the resources of its own runs, so two of them never wait for each
@@ -979,10 +992,22 @@ export class Workflows<X = TxOps> {
     if (parent === undefined && this.batch.manyEnds) {
       // One statement shared with the other runs ending now, which acks the pass's job too (a pass run
       // again after the end does nothing); a run without a running row goes below.
-      const { outcome: r, acked } = await this.batch.end({ ...endedRun(), ack: this.passAck(job) });
+      const carried = this.batch.endsCarryEntry ? before : null;
+      const { outcome: r, acked } = await this.batch.end({ ...endedRun(), ack: this.passAck(job), before: carried });
+      if (r === 'superseded') return false;
+      if (r !== 'skipped' && carried !== null) before = null;
       if (acked !== null) this.ackedByEnd.set(job, acked);
       if (r === 'no-row') await this.batch.run((tx) => this.adoptRow(tx, j, id, end.state, outcome));
       if (r !== 'skipped') ended = r !== 'taken';
+    }
+    // Not written with the end: an append of its own first, as a step's entry goes.
+    if (before !== null && ended === null) {
+      const at = await this.batch.append({
+        guard: before.guard,
+        stream: this.names.runStream(id),
+        payload: before.payload,
+      });
+      if (at === null) return false;
     }
     ended ??= await write(async (tx) => {
       const sql = sqlOfTx(tx);
@@ -1004,13 +1029,14 @@ export class Workflows<X = TxOps> {
       if (parent !== undefined) await this.driveJob(tx, parent, parentStamp);
       return true;
     });
-    if (!ended || !j.start) return;
+    if (!ended || !j.start) return true;
     this.instrument.count(end.state, j.start.workflow);
     if (end.state === 'failed')
       this.logger.error(
         `workflow ${JSON.stringify(j.start.workflow)} run ${JSON.stringify(id)} failed: ${end.error.name}: ${end.error.message}`,
         cause ?? end.error,
       );
+    return true;
   }
 }
 

@@ -433,6 +433,8 @@ export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () =>
           throw new InvalidArgument('workflow ends', `name run ${JSON.stringify(e.id)} twice (at most once each)`);
         seen.add(key);
         validateName('channel', e.channel);
+        // Not `endsCarryEntry`: the workflows write a step's entry on its own here.
+        if (e.before) throw new InvalidArgument('workflow ends', 'carry no step entry (`before`) on PostgreSQL');
         const row = [
           inboxClaimInput(inbox, e.guard).messageId,
           e.stream,

@@ -53,7 +53,7 @@ export function sqliteWorkflowSql(
 export function sqliteWorkflowWrites(
   core: Pick<SqliteCore, 'registeredQueueOpts' | 'maxPayloadBytes' | 'enqueueHeaders' | 'liveness' | 'outcomes'>,
   write: <T>(op: string, fn: (ctx: WriteCtx) => T) => Promise<T>,
-): Pick<WorkflowSql, 'appendJournal' | 'startRun' | 'startRuns' | 'endRuns'> {
+): Pick<WorkflowSql, 'appendJournal' | 'startRun' | 'startRuns' | 'endRuns' | 'endsCarryEntry'> {
   const append = (ctx: WriteCtx, stream: string, text: string): number => {
     const seq = ctx.conn.pluck(NEXT_SEQ).get(stream) as number;
     ctx.conn.stmt(INSERT_EVENT).run(stream, seq, null, text, ctx.now);
@@ -111,18 +111,30 @@ export function sqliteWorkflowWrites(
       return startRuns(inbox, [{ stream, entry, run, job }]).then((o) => o[0]!);
     },
     startRuns,
+    endsCarryEntry: true,
     endRuns(inbox: string, ends: readonly EndedRun[]): Promise<EndResult[]> {
       const input = ends.map((e) => ({
         e,
         guard: inboxClaimInput(inbox, e.guard).messageId,
         text: encodePayload(e.entry, 'payload', core.maxPayloadBytes),
         channel: notifyInput(e.channel, undefined),
+        before: e.before
+          ? {
+              guard: inboxClaimInput(inbox, e.before.guard).messageId,
+              text: encodePayload(e.before.payload, 'payload', core.maxPayloadBytes),
+            }
+          : null,
       }));
       const written = write('workflows.end', (ctx) => {
         const counts = new Counts();
-        const out = input.map(({ e, guard, text, channel }): EndResult => {
+        const out = input.map(({ e, guard, text, channel, before }): EndResult => {
           // A run without a running row is left to the end in a transaction, which adopts the row.
           if (ctx.conn.stmt(RUN_RUNNING).get(e.ns, e.id) === undefined) return { outcome: 'skipped', acked: null };
+          // The run's last step goes first, under its own guard: taken, nothing of this end is written.
+          if (before) {
+            if (claimInboxIn(ctx, inbox, before.guard) !== 'claimed') return { outcome: 'superseded', acked: null };
+            append(ctx, e.stream, before.text);
+          }
           if (claimInboxIn(ctx, inbox, guard) !== 'claimed') return { outcome: 'taken', acked: null };
           append(ctx, e.stream, text);
           const moved = ctx.conn.stmt(END_RUN).get(e.state, e.result, e.error, ctx.now, ctx.now, e.ns, e.id);
