@@ -93,7 +93,16 @@ export class QueueWorker {
   private readonly stopping = new AbortController();
   private loop: Promise<void> | null = null;
 
-  constructor(private readonly opts: QueueWorkerOptions) {
+  /**
+   * @param internal Not for applications: `ackBatch` writes the coalesced acks instead of
+   *   `queue.ackBatch` (resolving to how many landed); the workflows use it for the jobs whose ack their
+   *   run's end already wrote.
+   * @internal
+   */
+  constructor(
+    private readonly opts: QueueWorkerOptions,
+    internal?: { readonly ackBatch?: (jobs: readonly Job[]) => Promise<number> },
+  ) {
     requireInt(`concurrency of ${opts.name}`, opts.concurrency, 1, MAX_BATCH);
     const prefetch =
       opts.prefetch === undefined ? 0 : requireInt(`prefetch of ${opts.name}`, opts.prefetch, 0, MAX_BATCH);
@@ -147,6 +156,7 @@ export class QueueWorker {
       wrap: opts.wrap ?? null,
       // Idle, it takes this store's fresh plain enqueues straight from the enqueue (the store's `localHandoff`).
       localHandoff: true,
+      ...(internal?.ackBatch ? { ackBatch: internal.ackBatch } : {}),
     });
   }
 

@@ -1,5 +1,5 @@
 import type { Store, TxOps } from '../contract/types.js';
-import type { EndedRun, EndOutcome, JournalAppend, RunStart, StartOutcome, WorkflowSql } from './sql-seam.js';
+import type { EndedRun, EndResult, JournalAppend, RunStart, StartOutcome, WorkflowSql } from './sql-seam.js';
 
 // Group commit of the workflows' own writes: the journal entries of steps, the ends and the starts of
 // many runs share one transaction (one commit, one fsync) instead of one each. A write that arrives
@@ -106,7 +106,7 @@ class Lane<I, R> {
 export class TxBatcher {
   private readonly queued: Queued[] = [];
   private readonly appends: Lane<JournalAppend, number | null> | null;
-  private readonly ends: Lane<EndedRun, EndOutcome> | null;
+  private readonly ends: Lane<EndedRun, EndResult> | null;
   private readonly starts: Lane<RunStart, StartOutcome> | null;
   private inFlight = 0;
   /** Shared transactions open (of {@link inFlight}). */
@@ -177,13 +177,18 @@ export class TxBatcher {
     return this.ends !== null;
   }
 
+  /** Whether `end` writes an end's `before` entry in the same commit (see `WorkflowSql.endsCarryEntry`). */
+  get endsCarryEntry(): boolean {
+    return this.ends !== null && this.sql.endsCarryEntry === true;
+  }
+
   /** A run's start in a statement shared with the other starts waiting (see `WorkflowSql.startRuns`). */
   start(start: RunStart): Promise<StartOutcome> {
     return this.starts!.push(start, () => this.pump());
   }
 
   /** A run's end in a statement shared with the other ends waiting (see `WorkflowSql.endRuns`). */
-  end(end: EndedRun): Promise<EndOutcome> {
+  end(end: EndedRun): Promise<EndResult> {
     return this.ends!.push(end, () => this.pump());
   }
 

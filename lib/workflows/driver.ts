@@ -60,6 +60,11 @@ export interface DriverDeps {
   readonly backoffBaseMs: number;
   /** Metrics and spans of steps. */
   readonly instrument: Instrument;
+  /**
+   * A plain step's entry may wait for the pass's next journal write, or its run's end, to go with it
+   * (where the engine writes an end's `before` entry in the end's commit, see {@link RunDriver.takeDeferred}).
+   */
+  readonly deferSteps: boolean;
   /** Where a step's failed attempts are reported (warn). */
   readonly logger: StoreLogger;
   /**
@@ -128,6 +133,16 @@ function isPermanent(err: unknown): boolean {
 
 export class RunDriver {
   private pos = 0;
+  /**
+   * A plain step's outcome not journaled yet: the pass's next journaled call writes it first (no step,
+   * sleep or other journaled call starts before it commits), or its run's end writes it in the end's
+   * commit; at the latest it is written once this turn of the event loop is over (`defer`).
+   */
+  private deferred: { readonly what: string; readonly entry: DoneEntry } | null = null;
+  /** The write of {@link deferred} under way (kept after a failure, for the next caller to see it). */
+  private flushing: Promise<void> | null = null;
+  /** This pass's journal appends in flight (a step's entry is deferred only when none is). */
+  private appending = 0;
   private halted: Halt | null = null;
   private onHalt!: (h: Halt) => void;
   private readonly halt = new Promise<Halt>((resolve) => (this.onHalt = resolve));
@@ -271,6 +286,7 @@ export class RunDriver {
    */
   private async shield<T>(body: () => Promise<T>): Promise<T> {
     try {
+      if (this.deferred !== null || this.flushing !== null) await this.flushDeferred();
       return await body();
     } catch (err) {
       if (err instanceof StepFailed || err instanceof ChildWorkflowFailed) throw err;
@@ -319,8 +335,70 @@ export class RunDriver {
     return this.knownNow >= instant;
   }
 
+  /** Writes the deferred step entry, if any (or waits for its write under way); rejects as that write did. */
+  private flushDeferred(): Promise<void> {
+    const d = this.deferred;
+    if (d !== null) {
+      this.deferred = null;
+      const f = this.append(d.what, d.entry);
+      this.flushing = f;
+      f.then(
+        () => {
+          if (this.flushing === f) this.flushing = null;
+        },
+        () => undefined,
+      );
+    }
+    return this.flushing ?? Promise.resolve();
+  }
+
+  /**
+   * Leaves `entry` (a plain step's outcome at `what`) to the next journal write or the run's end, or, when
+   * neither came by the end of this turn of the event loop (`run` awaits something else), writes it then.
+   */
+  private defer(what: string, entry: DoneEntry): void {
+    this.deferred = { what, entry };
+    setImmediate(() => {
+      if (this.deferred?.entry === entry) void this.flushDeferred().catch(() => undefined);
+    });
+  }
+
+  /**
+   * For the run's end, once `run` settled: the deferred step entry (its guard and stored form) for the
+   * end's statement to write ahead of the end, or null; first waits for a write of it under way (rejecting
+   * as that write did; `superseded` when it found its guard taken).
+   */
+  async takeDeferred(): Promise<{ guard: string; payload: unknown } | null | 'superseded'> {
+    if (this.flushing !== null) {
+      try {
+        await this.flushing;
+      } catch (err) {
+        if (err instanceof Superseded) return 'superseded';
+        throw err;
+      }
+    }
+    const d = this.deferred;
+    if (d === null) return null;
+    this.deferred = null;
+    return { guard: this.deps.names.guard(this.id, this.journal.epoch(d.what)), payload: encodeEntry(d.entry) };
+  }
+
+  /** A pass that halted: writes its deferred step entry as an awaited write would have; a failure leaves the step to run again. */
+  async settleDeferred(): Promise<void> {
+    await this.flushDeferred().catch(() => undefined);
+  }
+
   /** Journals `entry` under its once-only guard, with `more` in the same (shared) transaction. */
   private async append(what: string, entry: Entry, more?: (tx: TxOps) => Promise<unknown>): Promise<void> {
+    this.appending += 1;
+    try {
+      await this.appendNow(what, entry, more);
+    } finally {
+      this.appending -= 1;
+    }
+  }
+
+  private async appendNow(what: string, entry: Entry, more?: (tx: TxOps) => Promise<unknown>): Promise<void> {
     const { batch, names } = this.deps;
     const guard = names.guard(this.id, this.journal.epoch(what));
     const stored = encodeEntry(entry);
@@ -455,7 +533,11 @@ export class RunDriver {
       throw new StepThrew(err);
     }
     const result = jsonForm(name, value);
-    await this.append(String(p), { type: 'done', position: p, kind: 'step', name, result });
+    const entry: DoneEntry = { type: 'done', position: p, kind: 'step', name, result };
+    // Alone in flight, the entry may go with the next write instead of a commit of its own (see `deferred`).
+    if (this.deps.deferSteps && this.appending === 0 && this.deferred === null && this.flushing === null)
+      this.defer(String(p), entry);
+    else await this.append(String(p), entry);
     return result;
   }
 

@@ -1,5 +1,6 @@
 import type { JobOpts } from '../contract/options.js';
 import type { ClaimedRow } from '../engines/shared/queue-driver.js';
+import type { OutcomeTimes } from '../internal/outcome-counter.js';
 
 // Internal to the package: how the workflows reach their own tables (tables-ddl.ts) on a store of this
 // package, inside one of its transactions or on its own. The engines implement it; nothing else does.
@@ -41,9 +42,17 @@ export interface WorkflowSql {
   /**
    * Where the engine has it: the ends of many runs (each what {@link endRun} writes) in one statement; a
    * run whose row is not running when it starts is `skipped` (nothing written: end it with `endRun` in a
-   * transaction that can adopt the row). At most one end per run.
+   * transaction that can adopt the row). At most one end per run. An end that carries its pass's job
+   * (`EndedRun.ack`) and ends the run also acks that job in the same commit (fenced by its claim, as any
+   * ack; `acked` says whether it landed), where the engine can: otherwise `acked` is null and the job is
+   * acked as usual.
    */
-  endRuns?(inbox: string, ends: readonly EndedRun[]): Promise<EndOutcome[]>;
+  endRuns?(inbox: string, ends: readonly EndedRun[]): Promise<EndResult[]>;
+  /**
+   * Whether {@link endRuns} writes an end's `before` entry (the run's last step, see `EndedRun.before`)
+   * in the same commit, ahead of the end.
+   */
+  readonly endsCarryEntry?: boolean;
 }
 
 /**
@@ -57,8 +66,32 @@ export interface StartOutcome {
   readonly claimed?: ClaimedRow | null;
 }
 
-/** What {@link WorkflowSql.endRuns} did with one end. */
-export type EndOutcome = 'ended' | 'taken' | 'no-row' | 'skipped';
+/**
+ * What {@link WorkflowSql.endRuns} did with one end; `superseded`: the guard of its `before` entry was
+ * taken (another writer journaled that position), nothing of it written.
+ */
+export type EndOutcome = 'ended' | 'taken' | 'no-row' | 'skipped' | 'superseded';
+
+/** What {@link WorkflowSql.endRuns} did with one end, and with its pass's job (`EndedRun.ack`). */
+export interface EndResult {
+  readonly outcome: EndOutcome;
+  /** The job's ack landed (true) or was fenced, its claim lapsed (false); null: not acked here, ack it as usual. */
+  readonly acked: boolean | null;
+}
+
+/**
+ * The claimed job of the pass that ends a run, acked by the end's statement: a pass run again after the
+ * end does nothing, so the job need not outlive the end by a commit of its own.
+ */
+export interface PassAck {
+  readonly queue: string;
+  readonly id: number;
+  readonly claimToken: string;
+  /** The job has no ordering key (from this package's own claimed handle): nothing to promote. */
+  readonly plain: boolean;
+  /** Its wait and run times, for the queue's throughput figures (as an ack records them). */
+  readonly times: OutcomeTimes | null;
+}
 
 /** One run's start for {@link WorkflowSql.startRuns}: its start entry on `stream`, its row and its job. */
 export interface RunStart {
@@ -82,6 +115,13 @@ export interface EndedRun {
   readonly error: string | null;
   /** Notified once the end commits (`waitForResult`). */
   readonly channel: string;
+  /** The pass's job, acked with the end by {@link WorkflowSql.endRuns} where the engine can (absent: not). */
+  readonly ack?: PassAck | null;
+  /**
+   * A journal entry of the run not written yet (its last step's outcome), appended under its own guard
+   * ahead of the end by {@link WorkflowSql.endRuns} where `endsCarryEntry`: one commit for both.
+   */
+  readonly before?: { readonly guard: string; readonly payload: unknown } | null;
 }
 
 /** The job that drives a started run, enqueued by the start's statement where the engine can. */

@@ -28,7 +28,15 @@ import { resolveLimits, type QueueLimits } from '../contract/limits.js';
 import { RunDriver, type DriverDeps, type TransactionRunner } from './driver.js';
 import { TxBatcher } from './batch.js';
 import { adoptLegacyIndex, pruneRuns } from './prune.js';
-import { workflowSqlOf, type EndedRun, type RunStart, type StartOutcome, type WorkflowSql } from './sql-seam.js';
+import {
+  workflowSqlOf,
+  type EndedRun,
+  type PassAck,
+  type RunStart,
+  type StartOutcome,
+  type WorkflowSql,
+} from './sql-seam.js';
+import { needsOutcome } from '../contract/results.js';
 import { newRunId } from './run-id.js';
 import { countRuns, insertRun, listRuns, moveRun, parseCursor, runningVersions, sqlOfTx, type RunRow } from './runs.js';
 import {
@@ -155,6 +163,11 @@ export class Workflows<X = TxOps> {
   /** Transactions shared by the journal writes of many runs (steps, ends, starts): one commit for many. */
   private readonly batch: TxBatcher;
   private startup: Promise<unknown> = Promise.resolve();
+  /**
+   * Pass jobs whose ack their run's end statement wrote (true: it landed; false: fenced, the claim had
+   * lapsed), taken by the worker's ack instead of a write of its own.
+   */
+  private readonly ackedByEnd = new WeakMap<Job, boolean>();
 
   constructor(
     private readonly store: Store,
@@ -253,6 +266,7 @@ export class Workflows<X = TxOps> {
       maxAttempts,
       backoffBaseMs,
       instrument: this.instrument,
+      deferSteps: this.batch.endsCarryEntry,
       logger,
       startRun: (tx, workflow, input, id, parent) => {
         const def = this.latest(workflow as string);
@@ -275,20 +289,23 @@ export class Workflows<X = TxOps> {
     };
     this.queue = store.queue(this.names.queue, jobOpts);
     this.worker = runWorker
-      ? new QueueWorker({
-          queue: this.queue,
-          name: `workflows ${JSON.stringify(ns)}`,
-          handler: (job, signal) => this.handle(job, signal),
-          concurrency,
-          // The next runs' jobs are claimed while the current passes run, so a pass starts as soon as a
-          // slot frees instead of after a claim's round trip.
-          prefetch: Math.min(concurrency, MAX_PREFETCH),
-          leaseMs,
-          idlePollIntervalMs,
-          drainTimeoutMs,
-          workerId: o.workerId === undefined ? `workflows-${randomUUID()}` : validateKey('workerId', o.workerId),
-          logger,
-        })
+      ? new QueueWorker(
+          {
+            queue: this.queue,
+            name: `workflows ${JSON.stringify(ns)}`,
+            handler: (job, signal) => this.handle(job, signal),
+            concurrency,
+            // The next runs' jobs are claimed while the current passes run, so a pass starts as soon as a
+            // slot frees instead of after a claim's round trip.
+            prefetch: Math.min(concurrency, MAX_PREFETCH),
+            leaseMs,
+            idlePollIntervalMs,
+            drainTimeoutMs,
+            workerId: o.workerId === undefined ? `workflows-${randomUUID()}` : validateKey('workerId', o.workerId),
+            logger,
+          },
+          { ackBatch: (jobs) => this.ackPasses(jobs) },
+        )
       : null;
     this.scheduled = (limits ? this.queue.setLimits(limits) : Promise.resolve()).then(() => this.upsertSchedules());
     this.scheduled.catch((err: unknown) =>
@@ -859,6 +876,13 @@ export class Workflows<X = TxOps> {
         this.active.delete(driver);
         driver.dispose();
       }
+      // The run's last step, when its entry waits for the end's commit (see RunDriver.takeDeferred).
+      let before: { guard: string; payload: unknown } | null = null;
+      if (outcome.kind === 'returned' || outcome.kind === 'threw' || outcome.kind === 'fatal') {
+        const d = await driver.takeDeferred();
+        if (d === 'superseded') continue;
+        before = d;
+      } else await driver.settleDeferred();
       switch (outcome.kind) {
         case 'superseded':
           continue;
@@ -870,12 +894,14 @@ export class Workflows<X = TxOps> {
         case 'cancelled':
           return;
         case 'returned':
-          await this.finish(j, id, completed(outcome.value));
+          if (!(await this.finish(j, id, completed(outcome.value), job, before))) continue;
           return;
         case 'threw':
-        case 'fatal':
-          await this.finish(j, id, { type: 'end', state: 'failed', error: journalError(outcome.error) }, outcome.error);
+        case 'fatal': {
+          const end: EndEntry = { type: 'end', state: 'failed', error: journalError(outcome.error) };
+          if (!(await this.finish(j, id, end, job, before, outcome.error))) continue;
           return;
+        }
       }
     }
     throw new WorkflowInterrupted(id, `another writer journaled first ${MAX_SUPERSEDED_PASSES} times`);
@@ -902,8 +928,48 @@ export class Workflows<X = TxOps> {
     });
   }
 
-  /** Journals the run's end (once: a lost guard means another writer ended it); a failure is logged as an error. */
-  private async finish(j: Journal, id: string, end: EndEntry, cause?: unknown): Promise<void> {
+  /**
+   * The worker's coalesced acks: a job whose run's end acked it (see {@link finish}) costs no write; the
+   * others go to the queue's `ackBatch`. Resolves to how many landed.
+   */
+  private ackPasses(jobs: readonly Job[]): Promise<number> {
+    let landed = 0;
+    const rest: Job[] = [];
+    for (const job of jobs) {
+      const acked = this.ackedByEnd.get(job);
+      if (acked === undefined) rest.push(job);
+      else if (acked) landed += 1;
+    }
+    return rest.length === 0 ? Promise.resolve(landed) : this.queue.ackBatch(rest).then((n) => n + landed);
+  }
+
+  /** The ack of `job`'s claim for its run's end statement, or null when it must be acked on its own. */
+  private passAck(job: Job): PassAck | null {
+    // A job that records an outcome (a waiter, a flow) is acked through its outcome path, not in bulk.
+    if (!(job instanceof ClaimedJob) || needsOutcome(job, undefined)) return null;
+    return {
+      queue: job.queue,
+      id: job.id,
+      claimToken: job.claimToken,
+      plain: job.orderingKey === null,
+      times: ClaimedJob.timesOf(job),
+    };
+  }
+
+  /**
+   * Journals the run's end (once: a lost guard means another writer ended it); a failure is logged as an
+   * error. Where the end goes in a statement shared with other ends, `job` (the pass's) is acked by it.
+   * `before`: the run's last step's entry, written first (in the end's commit where the engine can).
+   * False when another writer journaled `before`'s position first (nothing ended: replay).
+   */
+  private async finish(
+    j: Journal,
+    id: string,
+    end: EndEntry,
+    job: Job,
+    before: { guard: string; payload: unknown } | null,
+    cause?: unknown,
+  ): Promise<boolean> {
     const parent = j.start?.parentId;
     const parentStamp = parent === undefined ? null : await this.stampOf(parent);
     // A shared transaction holds only the resources of its own runs, so two of them never wait for each
@@ -924,10 +990,24 @@ export class Workflows<X = TxOps> {
     });
     let ended: boolean | null = null;
     if (parent === undefined && this.batch.manyEnds) {
-      // One statement shared with the other runs ending now; a run without a running row goes below.
-      const r = await this.batch.end(endedRun());
+      // One statement shared with the other runs ending now, which acks the pass's job too (a pass run
+      // again after the end does nothing); a run without a running row goes below.
+      const carried = this.batch.endsCarryEntry ? before : null;
+      const { outcome: r, acked } = await this.batch.end({ ...endedRun(), ack: this.passAck(job), before: carried });
+      if (r === 'superseded') return false;
+      if (r !== 'skipped' && carried !== null) before = null;
+      if (acked !== null) this.ackedByEnd.set(job, acked);
       if (r === 'no-row') await this.batch.run((tx) => this.adoptRow(tx, j, id, end.state, outcome));
       if (r !== 'skipped') ended = r !== 'taken';
+    }
+    // Not written with the end: an append of its own first, as a step's entry goes.
+    if (before !== null && ended === null) {
+      const at = await this.batch.append({
+        guard: before.guard,
+        stream: this.names.runStream(id),
+        payload: before.payload,
+      });
+      if (at === null) return false;
     }
     ended ??= await write(async (tx) => {
       const sql = sqlOfTx(tx);
@@ -949,13 +1029,14 @@ export class Workflows<X = TxOps> {
       if (parent !== undefined) await this.driveJob(tx, parent, parentStamp);
       return true;
     });
-    if (!ended || !j.start) return;
+    if (!ended || !j.start) return true;
     this.instrument.count(end.state, j.start.workflow);
     if (end.state === 'failed')
       this.logger.error(
         `workflow ${JSON.stringify(j.start.workflow)} run ${JSON.stringify(id)} failed: ${end.error.name}: ${end.error.message}`,
         cause ?? end.error,
       );
+    return true;
   }
 }
 

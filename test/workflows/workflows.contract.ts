@@ -18,6 +18,13 @@ import {
   type WorkflowsOptions,
 } from '../../lib/workflows/index.js';
 import { waitFor, withEngineDb, type EngineDb, type EngineFixture } from '../helpers/engines.js';
+import {
+  WORKFLOW_SQL,
+  workflowSqlOf,
+  type EndedRun,
+  type JournalAppend,
+  type WorkflowSql,
+} from '../../lib/workflows/sql-seam.js';
 
 /** `queue` with the calls of `claimBatch` counted in `claims`, and the ids of the jobs they returned. */
 function countClaims(queue: Queue, claims: { calls: number; jobs: number[] }): Queue {
@@ -740,6 +747,117 @@ export function workflowsContract(engine: EngineFixture): void {
     expect(names).not.toContain(`__alkstore_outbox:${namespace}`);
     // A user queue handle may not take the reserved prefix for another name.
     expect(() => store.queue(`__alkstore_workflows:${namespace}-other`)).toThrow(/reserved/i);
+  });
+
+  // SQLite only: on PostgreSQL the pass's job is acked after the end, as before (its ack promotes the next
+  // job of the run's ordering key, which the end's statement does not do).
+  (engine.kind === 'sqlite' ? it : it.skip)(
+    "a run's end acks its pass's job in the same commit: once the result is seen no job of the run is left, and no ack of its own is written",
+    async () => {
+      const acked: number[] = [];
+      // The store as the workflows see it, with the ids the workflows queue's own acks write kept.
+      const seen = new Proxy(store, {
+        get(target, prop) {
+          if (prop === 'queue')
+            return (name: string, o?: Parameters<Store['queue']>[1]) => {
+              const q = target.queue(name, o);
+              return new Proxy(q, {
+                get(t, k) {
+                  if (k === 'ackBatch')
+                    return (jobs: Parameters<Queue['ackBatch']>[0]) => {
+                      acked.push(...jobs.map((j) => j.id));
+                      return t.ackBatch(jobs);
+                    };
+                  const v: unknown = Reflect.get(t, k, t);
+                  return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(t) : v;
+                },
+              });
+            };
+          const v: unknown = Reflect.get(target, prop, target);
+          return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+        },
+      });
+      const wf = defineWorkflow('acked-by-end', {
+        async run(input: number, ctx) {
+          const a = await ctx.step('one', () => input + 1);
+          return ctx.step('two', () => a * 2);
+        },
+      });
+      const w = createWorkflows(seen, { namespace: ns(), workflows: [wf], idlePollIntervalMs: 50 });
+      open.push(w as Workflows<unknown>);
+      const ids = await Promise.all([1, 2, 3].map(async (i) => (await w.start(wf, i)).id));
+      for (const [i, id] of ids.entries())
+        await expect(w.waitForResult(id, { timeoutMs: 20_000 })).resolves.toBe((i + 2) * 2);
+      const page = await store.admin().listJobs(w.queue.name, { state: 'all', limit: 100 });
+      expect(page.jobs.map((j) => [(j.payload as { id?: string }).id, j.state])).toEqual([]);
+      await w.close();
+      expect(acked).toEqual([]);
+    },
+  );
+
+  // SQLite only: its end statement writes the run's last step's entry ahead of the end (`endsCarryEntry`).
+  (engine.kind === 'sqlite' ? it : it.skip)(
+    "a run's last plain step is journaled in its end's commit: a run of three steps appends two entries on their own",
+    async () => {
+      const counted = { appended: 0, carried: 0 };
+      const seam = workflowSqlOf(store as object)!;
+      // The store as the workflows see it, with the journal entries its statements write counted.
+      const wrapped: WorkflowSql = Object.assign(Object.create(seam) as WorkflowSql, {
+        appendJournal: (inbox: string, writes: readonly JournalAppend[]) => {
+          counted.appended += writes.length;
+          return seam.appendJournal!(inbox, writes);
+        },
+        endRuns: (inbox: string, ends: readonly EndedRun[]) => {
+          counted.carried += ends.filter((e) => e.before).length;
+          return seam.endRuns!(inbox, ends);
+        },
+      });
+      const seen = new Proxy(store, {
+        get(target, prop) {
+          if (prop === WORKFLOW_SQL) return wrapped;
+          const v: unknown = Reflect.get(target, prop, target);
+          return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+        },
+      });
+      const wf = defineWorkflow('carried', {
+        async run(input: number, ctx) {
+          const a = await ctx.step('one', () => input + 1);
+          const b = await ctx.step('two', () => a * 2);
+          return ctx.step('three', () => b + 1);
+        },
+      });
+      const w = createWorkflows(seen, { namespace: ns(), workflows: [wf], idlePollIntervalMs: 50 });
+      open.push(w as Workflows<unknown>);
+      const { id } = await w.start(wf, 1);
+      await expect(w.waitForResult(id, { timeoutMs: 20_000 })).resolves.toBe(5);
+      expect(counted).toEqual({ appended: 2, carried: 1 });
+      const status = await w.getStatus(id);
+      expect(status?.steps.map((st) => [st.name, st.state])).toEqual([
+        ['one', 'done'],
+        ['two', 'done'],
+        ['three', 'done'],
+      ]);
+    },
+  );
+
+  it('a step whose run then awaits something other than a journaled call is journaled meanwhile, not at the end', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const wf = defineWorkflow('gated', {
+      async run(_input: null, ctx) {
+        const a = await ctx.step('one', () => 1);
+        await gate;
+        return a + 1;
+      },
+    });
+    const w = make({ workflows: [wf] });
+    const { id } = await w.start(wf, null);
+    await waitFor('step one journaled while the run waits at its gate', async () =>
+      (await w.getStatus(id))?.steps.some((st) => st.name === 'one' && st.state === 'done'),
+    );
+    expect((await w.getStatus(id))?.state).toBe('running');
+    release();
+    await expect(w.waitForResult(id, { timeoutMs: 20_000 })).resolves.toBe(2);
   });
 
   it('startChild fans out and waitAll fans in: the parent parks without a worker and gets the results in order', async () => {

@@ -8,7 +8,7 @@ import { queueWakeChannel } from '../../contract/names.js';
 import { resolveJobStamp } from '../../contract/options.js';
 import type {
   EndedRun,
-  EndOutcome,
+  EndResult,
   JournalAppend,
   RunStart,
   StartJob,
@@ -424,7 +424,7 @@ export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () =>
       await Promise.all(limited);
       return out;
     },
-    async endRuns(inbox: string, ends: readonly EndedRun[]): Promise<EndOutcome[]> {
+    async endRuns(inbox: string, ends: readonly EndedRun[]): Promise<EndResult[]> {
       const cols: unknown[][] = Array.from({ length: 9 }, () => []);
       const seen = new Set<string>();
       for (const e of ends) {
@@ -433,6 +433,8 @@ export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () =>
           throw new InvalidArgument('workflow ends', `name run ${JSON.stringify(e.id)} twice (at most once each)`);
         seen.add(key);
         validateName('channel', e.channel);
+        // Not `endsCarryEntry`: the workflows write a step's entry on its own here.
+        if (e.before) throw new InvalidArgument('workflow ends', 'carry no step entry (`before`) on PostgreSQL');
         const row = [
           inboxClaimInput(inbox, e.guard).messageId,
           e.stream,
@@ -449,9 +451,13 @@ export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () =>
       }
       check();
       const r = await exec.run<{ i: number; live: boolean; wrote: boolean; moved: boolean }>(endMany, [inbox, ...cols]);
-      const out: EndOutcome[] = ends.map(() => 'skipped');
-      for (const row of r.rows)
-        out[row.i - 1] = !row.live ? 'skipped' : !row.wrote ? 'taken' : row.moved ? 'ended' : 'no-row';
+      // The pass's job is acked as usual (acked null): a run's jobs share its ordering key, and their ack
+      // promotes the next job of the key (postgres-driver.ts, ackBatch), which this statement does not do.
+      const out: EndResult[] = ends.map(() => ({ outcome: 'skipped', acked: null }));
+      for (const row of r.rows) {
+        const outcome = !row.live ? 'skipped' : !row.wrote ? 'taken' : row.moved ? 'ended' : 'no-row';
+        out[row.i - 1] = { outcome, acked: null };
+      }
       return out;
     },
     async appendJournal(inbox: string, writes: readonly JournalAppend[]): Promise<(number | null)[]> {

@@ -2,7 +2,7 @@ import { encodePayload } from '../../contract/codec.js';
 import {
   positional,
   type EndedRun,
-  type EndOutcome,
+  type EndResult,
   type JournalAppend,
   type RunStart,
   type StartJob,
@@ -14,7 +14,7 @@ import { inboxClaimInput } from '../shared/inbox.js';
 import type { SqliteConn } from './connection.js';
 import type { SqliteCore } from './context.js';
 import { claimInboxIn } from './inbox.js';
-import { insertJobHandingOff, insertJobs } from './queue-ops.js';
+import { ackJob, insertJobHandingOff, insertJobs } from './queue-ops.js';
 import { randomUUID } from 'node:crypto';
 import { INSERT_EVENT, NEXT_SEQ } from './stream.sql.js';
 import { enqueueInput, notifyInput } from './tx-input.js';
@@ -51,9 +51,9 @@ export function sqliteWorkflowSql(
  * subscribes to a run's journal.
  */
 export function sqliteWorkflowWrites(
-  core: Pick<SqliteCore, 'registeredQueueOpts' | 'maxPayloadBytes' | 'enqueueHeaders' | 'liveness'>,
+  core: Pick<SqliteCore, 'registeredQueueOpts' | 'maxPayloadBytes' | 'enqueueHeaders' | 'liveness' | 'outcomes'>,
   write: <T>(op: string, fn: (ctx: WriteCtx) => T) => Promise<T>,
-): Pick<WorkflowSql, 'appendJournal' | 'startRun' | 'startRuns' | 'endRuns'> {
+): Pick<WorkflowSql, 'appendJournal' | 'startRun' | 'startRuns' | 'endRuns' | 'endsCarryEntry'> {
   const append = (ctx: WriteCtx, stream: string, text: string): number => {
     const seq = ctx.conn.pluck(NEXT_SEQ).get(stream) as number;
     ctx.conn.stmt(INSERT_EVENT).run(stream, seq, null, text, ctx.now);
@@ -111,19 +111,31 @@ export function sqliteWorkflowWrites(
       return startRuns(inbox, [{ stream, entry, run, job }]).then((o) => o[0]!);
     },
     startRuns,
-    endRuns(inbox: string, ends: readonly EndedRun[]): Promise<EndOutcome[]> {
+    endsCarryEntry: true,
+    endRuns(inbox: string, ends: readonly EndedRun[]): Promise<EndResult[]> {
       const input = ends.map((e) => ({
         e,
         guard: inboxClaimInput(inbox, e.guard).messageId,
         text: encodePayload(e.entry, 'payload', core.maxPayloadBytes),
         channel: notifyInput(e.channel, undefined),
+        before: e.before
+          ? {
+              guard: inboxClaimInput(inbox, e.before.guard).messageId,
+              text: encodePayload(e.before.payload, 'payload', core.maxPayloadBytes),
+            }
+          : null,
       }));
-      return write('workflows.end', (ctx) => {
+      const written = write('workflows.end', (ctx) => {
         const counts = new Counts();
-        const out = input.map(({ e, guard, text, channel }): EndOutcome => {
+        const out = input.map(({ e, guard, text, channel, before }): EndResult => {
           // A run without a running row is left to the end in a transaction, which adopts the row.
-          if (ctx.conn.stmt(RUN_RUNNING).get(e.ns, e.id) === undefined) return 'skipped';
-          if (claimInboxIn(ctx, inbox, guard) !== 'claimed') return 'taken';
+          if (ctx.conn.stmt(RUN_RUNNING).get(e.ns, e.id) === undefined) return { outcome: 'skipped', acked: null };
+          // The run's last step goes first, under its own guard: taken, nothing of this end is written.
+          if (before) {
+            if (claimInboxIn(ctx, inbox, before.guard) !== 'claimed') return { outcome: 'superseded', acked: null };
+            append(ctx, e.stream, before.text);
+          }
+          if (claimInboxIn(ctx, inbox, guard) !== 'claimed') return { outcome: 'taken', acked: null };
           append(ctx, e.stream, text);
           const moved = ctx.conn.stmt(END_RUN).get(e.state, e.result, e.error, ctx.now, ctx.now, e.ns, e.id);
           if (moved !== undefined) {
@@ -131,9 +143,20 @@ export function sqliteWorkflowWrites(
             counts.add(e.ns, e.state, 1);
           }
           ctx.wake(channel);
-          return moved === undefined ? 'no-row' : 'ended';
+          if (moved === undefined) return { outcome: 'no-row', acked: null };
+          // The pass's job goes with the end: its ack, fenced by its claim, in the same commit.
+          const a = e.ack;
+          return { outcome: 'ended', acked: a ? ackJob(ctx, a.queue, a.id, a.claimToken, a.plain) : null };
         });
         counts.write(ctx);
+        return out;
+      });
+      return written.then((out) => {
+        // As an ack counts its jobs for the queue's throughput figures.
+        for (const [i, r] of out.entries()) {
+          const a = ends[i]!.ack;
+          if (r.acked === true && a) core.outcomes.record(a.queue, 'completed', 1, a.times ? [a.times] : []);
+        }
         return out;
       });
     },
