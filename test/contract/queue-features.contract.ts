@@ -362,7 +362,7 @@ export function queueFeaturesContract(engine: EngineFixture): void {
       expect((await claimSoon(q)).payload).toBe('a2');
     });
 
-    it('one ackBatch of several keys\' heads makes each key\'s next job its head, and only that one', async () => {
+    it("one ackBatch of several keys' heads makes each key's next job its head, and only that one", async () => {
       const q = store().queue(uid('o-batch'));
       for (const k of ['a', 'b', 'c']) for (const n of [1, 2, 3]) await q.enqueue(`${k}${n}`, { orderingKey: k });
       await q.enqueue('free');
