@@ -905,13 +905,13 @@ export function workflowsContract(engine: EngineFixture): void {
     open.push(w as Workflows<unknown>);
     const { id } = await w.start(wf, 1);
     await expect(w.waitForResult(id, { timeoutMs: 20_000 })).resolves.toBe(4);
-    expect(ended).toEqual([{ outcome: 'ended', acked: false }]);
     // The lapsed job is claimed again; that pass finds the run ended and acks the job, once.
     await waitFor(
       'the lapsed pass claimed again and acked',
       async () => (await store.admin().listJobs(w.queue.name, { state: 'all', limit: 100 })).jobs.length === 0,
       20_000,
     );
+    expect(ended).toEqual([{ outcome: 'ended', acked: false }]);
     expect(acked).toEqual([passJob]);
     const status = await w.getStatus(id);
     expect(status?.state).toBe('completed');
@@ -957,6 +957,8 @@ export function workflowsContract(engine: EngineFixture): void {
     open.push(w as Workflows<unknown>);
     const { id } = await w.start(wf, 1);
     await expect(w.waitForResult(id, { timeoutMs: 20_000 })).resolves.toBe(4);
+    // The result's wake can come before the end statement's reply.
+    await waitFor('the end statement back', () => ended.length === 2);
     // The first end wrote nothing; the replay took step two from the journal and ended the run.
     expect(ended).toEqual([
       { outcome: 'superseded', acked: null },
