@@ -43,6 +43,35 @@ function countClaims(queue: Queue, claims: { calls: number; jobs: number[] }): Q
   });
 }
 
+/**
+ * `store` as the workflows see it: the ids of the jobs the queues' `ackBatch` acks kept in `acked`, and
+ * its workflow statements replaced by `sql` when given.
+ */
+function keepingAcks(store: Store, acked: number[], sql?: WorkflowSql): Store {
+  return new Proxy(store, {
+    get(target, prop) {
+      if (prop === WORKFLOW_SQL && sql) return sql;
+      if (prop === 'queue')
+        return (name: string, o?: Parameters<Store['queue']>[1]) => {
+          const q = target.queue(name, o);
+          return new Proxy(q, {
+            get(t, k) {
+              if (k === 'ackBatch')
+                return (jobs: Parameters<Queue['ackBatch']>[0]) => {
+                  acked.push(...jobs.map((j) => j.id));
+                  return t.ackBatch(jobs);
+                };
+              const v: unknown = Reflect.get(t, k, t);
+              return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(t) : v;
+            },
+          });
+        };
+      const v: unknown = Reflect.get(target, prop, target);
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+}
+
 let seq = 0;
 /** A namespace of its own per test, so runs of one test never meet another's. */
 function ns(): string {
@@ -749,96 +778,203 @@ export function workflowsContract(engine: EngineFixture): void {
     expect(() => store.queue(`__alkstore_workflows:${namespace}-other`)).toThrow(/reserved/i);
   });
 
-  // SQLite only: on PostgreSQL the pass's job is acked after the end, as before (its ack promotes the next
-  // job of the run's ordering key, which the end's statement does not do).
-  (engine.kind === 'sqlite' ? it : it.skip)(
-    "a run's end acks its pass's job in the same commit: once the result is seen no job of the run is left, and no ack of its own is written",
-    async () => {
-      const acked: number[] = [];
-      // The store as the workflows see it, with the ids the workflows queue's own acks write kept.
-      const seen = new Proxy(store, {
-        get(target, prop) {
-          if (prop === 'queue')
-            return (name: string, o?: Parameters<Store['queue']>[1]) => {
-              const q = target.queue(name, o);
-              return new Proxy(q, {
-                get(t, k) {
-                  if (k === 'ackBatch')
-                    return (jobs: Parameters<Queue['ackBatch']>[0]) => {
-                      acked.push(...jobs.map((j) => j.id));
-                      return t.ackBatch(jobs);
-                    };
-                  const v: unknown = Reflect.get(t, k, t);
-                  return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(t) : v;
-                },
-              });
-            };
-          const v: unknown = Reflect.get(target, prop, target);
-          return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-        },
-      });
-      const wf = defineWorkflow('acked-by-end', {
-        async run(input: number, ctx) {
-          const a = await ctx.step('one', () => input + 1);
-          return ctx.step('two', () => a * 2);
-        },
-      });
-      const w = createWorkflows(seen, { namespace: ns(), workflows: [wf], idlePollIntervalMs: 50 });
-      open.push(w as Workflows<unknown>);
-      const ids = await Promise.all([1, 2, 3].map(async (i) => (await w.start(wf, i)).id));
-      for (const [i, id] of ids.entries())
-        await expect(w.waitForResult(id, { timeoutMs: 20_000 })).resolves.toBe((i + 2) * 2);
-      const page = await store.admin().listJobs(w.queue.name, { state: 'all', limit: 100 });
-      expect(page.jobs.map((j) => [(j.payload as { id?: string }).id, j.state])).toEqual([]);
-      await w.close();
-      expect(acked).toEqual([]);
-    },
-  );
+  it("a run's end acks its pass's job in the same commit: once the result is seen no job of the run is left, and no ack of its own is written", async () => {
+    const acked: number[] = [];
+    const seen = keepingAcks(store, acked);
+    const wf = defineWorkflow('acked-by-end', {
+      async run(input: number, ctx) {
+        const a = await ctx.step('one', () => input + 1);
+        return ctx.step('two', () => a * 2);
+      },
+    });
+    const w = createWorkflows(seen, { namespace: ns(), workflows: [wf], idlePollIntervalMs: 50 });
+    open.push(w as Workflows<unknown>);
+    const ids = await Promise.all([1, 2, 3].map(async (i) => (await w.start(wf, i)).id));
+    for (const [i, id] of ids.entries())
+      await expect(w.waitForResult(id, { timeoutMs: 20_000 })).resolves.toBe((i + 2) * 2);
+    const page = await store.admin().listJobs(w.queue.name, { state: 'all', limit: 100 });
+    expect(page.jobs.map((j) => [(j.payload as { id?: string }).id, j.state])).toEqual([]);
+    await w.close();
+    expect(acked).toEqual([]);
+  });
 
-  // SQLite only: its end statement writes the run's last step's entry ahead of the end (`endsCarryEntry`).
-  (engine.kind === 'sqlite' ? it : it.skip)(
-    "a run's last plain step is journaled in its end's commit: a run of three steps appends two entries on their own",
-    async () => {
-      const counted = { appended: 0, carried: 0 };
-      const seam = workflowSqlOf(store as object)!;
-      // The store as the workflows see it, with the journal entries its statements write counted.
-      const wrapped: WorkflowSql = Object.assign(Object.create(seam) as WorkflowSql, {
-        appendJournal: (inbox: string, writes: readonly JournalAppend[]) => {
-          counted.appended += writes.length;
-          return seam.appendJournal!(inbox, writes);
-        },
-        endRuns: (inbox: string, ends: readonly EndedRun[]) => {
-          counted.carried += ends.filter((e) => e.before).length;
-          return seam.endRuns!(inbox, ends);
-        },
-      });
-      const seen = new Proxy(store, {
-        get(target, prop) {
-          if (prop === WORKFLOW_SQL) return wrapped;
-          const v: unknown = Reflect.get(target, prop, target);
-          return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-        },
-      });
-      const wf = defineWorkflow('carried', {
-        async run(input: number, ctx) {
-          const a = await ctx.step('one', () => input + 1);
-          const b = await ctx.step('two', () => a * 2);
-          return ctx.step('three', () => b + 1);
-        },
-      });
-      const w = createWorkflows(seen, { namespace: ns(), workflows: [wf], idlePollIntervalMs: 50 });
-      open.push(w as Workflows<unknown>);
-      const { id } = await w.start(wf, 1);
-      await expect(w.waitForResult(id, { timeoutMs: 20_000 })).resolves.toBe(5);
-      expect(counted).toEqual({ appended: 2, carried: 1 });
-      const status = await w.getStatus(id);
-      expect(status?.steps.map((st) => [st.name, st.state])).toEqual([
-        ['one', 'done'],
-        ['two', 'done'],
-        ['three', 'done'],
-      ]);
-    },
-  );
+  // The end statement writes the run's last step's entry ahead of the end (`endsCarryEntry`).
+  it("a run's last plain step is journaled in its end's commit: a run of three steps appends two entries on their own", async () => {
+    const counted = { appended: 0, carried: 0 };
+    const seam = workflowSqlOf(store as object)!;
+    // The store as the workflows see it, with the journal entries its statements write counted.
+    const wrapped: WorkflowSql = Object.assign(Object.create(seam) as WorkflowSql, {
+      appendJournal: (inbox: string, writes: readonly JournalAppend[]) => {
+        counted.appended += writes.length;
+        return seam.appendJournal!(inbox, writes);
+      },
+      endRuns: (inbox: string, ends: readonly EndedRun[]) => {
+        counted.carried += ends.filter((e) => e.before).length;
+        return seam.endRuns!(inbox, ends);
+      },
+    });
+    const seen = new Proxy(store, {
+      get(target, prop) {
+        if (prop === WORKFLOW_SQL) return wrapped;
+        const v: unknown = Reflect.get(target, prop, target);
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    const wf = defineWorkflow('carried', {
+      async run(input: number, ctx) {
+        const a = await ctx.step('one', () => input + 1);
+        const b = await ctx.step('two', () => a * 2);
+        return ctx.step('three', () => b + 1);
+      },
+    });
+    const w = createWorkflows(seen, { namespace: ns(), workflows: [wf], idlePollIntervalMs: 50 });
+    open.push(w as Workflows<unknown>);
+    const { id } = await w.start(wf, 1);
+    await expect(w.waitForResult(id, { timeoutMs: 20_000 })).resolves.toBe(5);
+    expect(counted).toEqual({ appended: 2, carried: 1 });
+    const status = await w.getStatus(id);
+    expect(status?.steps.map((st) => [st.name, st.state])).toEqual([
+      ['one', 'done'],
+      ['two', 'done'],
+      ['three', 'done'],
+    ]);
+  });
+
+  it("a run's end promotes the next job of the run's key: a signal's pass queued behind the ending pass runs, and no job is left", async () => {
+    const acked: number[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let entered!: () => void;
+    const inStep = new Promise<void>((r) => (entered = r));
+    const wf = defineWorkflow('signalled-at-end', {
+      async run(input: number, ctx) {
+        const a = await ctx.step('one', () => input + 1);
+        return ctx.step('two', async () => {
+          entered();
+          await gate;
+          return a * 2;
+        });
+      },
+    });
+    const w = createWorkflows(keepingAcks(store, acked), { namespace: ns(), workflows: [wf], idlePollIntervalMs: 50 });
+    open.push(w as Workflows<unknown>);
+    const { id } = await w.start(wf, 1);
+    await inStep;
+    // The signal's pass waits behind the running one (the run's ordering key): only the end's ack frees it.
+    await w.signal(id, 'poke');
+    release();
+    await expect(w.waitForResult(id, { timeoutMs: 20_000 })).resolves.toBe(4);
+    await waitFor(
+      "the signal's pass run and acked",
+      async () => (await store.admin().listJobs(w.queue.name, { state: 'all', limit: 100 })).jobs.length === 0,
+      20_000,
+    );
+    // The signal's pass, acked on its own (the run had ended); the pass that ended the run was acked by the end.
+    expect(acked).toHaveLength(1);
+  });
+
+  it("a run's end after its pass's claim lapsed ends the run and leaves the job: the ack is fenced, and the job's next claim acks it once", async () => {
+    const acked: number[] = [];
+    const ended: { outcome: string; acked: boolean | null }[] = [];
+    let passJob: number | null = null;
+    const seam = workflowSqlOf(store as object)!;
+    const wrapped: WorkflowSql = Object.assign(Object.create(seam) as WorkflowSql, {
+      endRuns: async (inbox: string, ends: readonly EndedRun[]) => {
+        for (const e of ends)
+          if (e.ack) {
+            passJob = e.ack.id;
+            // The pass's lease lapses before its end is written (as a stalled worker's would).
+            await seam.query(`UPDATE ${seam.prefix}jobs SET claimed_until = 1 WHERE id = $1`, [e.ack.id], true);
+          }
+        const out = await seam.endRuns!(inbox, ends);
+        ended.push(...out);
+        return out;
+      },
+    });
+    const wf = defineWorkflow('lapsed-at-end', {
+      async run(input: number, ctx) {
+        const a = await ctx.step('one', () => input + 1);
+        return ctx.step('two', () => a * 2);
+      },
+    });
+    const w = createWorkflows(keepingAcks(store, acked, wrapped), {
+      namespace: ns(),
+      workflows: [wf],
+      idlePollIntervalMs: 50,
+    });
+    open.push(w as Workflows<unknown>);
+    const { id } = await w.start(wf, 1);
+    await expect(w.waitForResult(id, { timeoutMs: 20_000 })).resolves.toBe(4);
+    // The lapsed job is claimed again; that pass finds the run ended and acks the job, once.
+    await waitFor(
+      'the lapsed pass claimed again and acked',
+      async () => (await store.admin().listJobs(w.queue.name, { state: 'all', limit: 100 })).jobs.length === 0,
+      20_000,
+    );
+    expect(ended).toEqual([{ outcome: 'ended', acked: false }]);
+    expect(acked).toEqual([passJob]);
+    const status = await w.getStatus(id);
+    expect(status?.state).toBe('completed');
+    expect(status?.steps.map((st) => [st.name, st.state])).toEqual([
+      ['one', 'done'],
+      ['two', 'done'],
+    ]);
+  });
+
+  it("a run's end whose last step's position another writer journaled first writes nothing and the pass replays (superseded)", async () => {
+    const ended: { outcome: string; acked: boolean | null }[] = [];
+    const seam = workflowSqlOf(store as object)!;
+    const wrapped: WorkflowSql = Object.assign(Object.create(seam) as WorkflowSql, {
+      endRuns: async (inbox: string, ends: readonly EndedRun[]) => {
+        // Another writer (a pass of the same run elsewhere) journals the last step first, under its guard.
+        for (const e of ends)
+          if (e.before && ended.length === 0)
+            expect(
+              await seam.appendJournal!(inbox, [
+                { guard: e.before.guard, stream: e.stream, payload: e.before.payload },
+              ]),
+            ).toEqual([expect.any(Number)]);
+        const out = await seam.endRuns!(inbox, ends);
+        ended.push(...out);
+        return out;
+      },
+    });
+    let ran = 0;
+    const wf = defineWorkflow('superseded-at-end', {
+      async run(input: number, ctx) {
+        const a = await ctx.step('one', () => input + 1);
+        return ctx.step('two', () => {
+          ran += 1;
+          return a * 2;
+        });
+      },
+    });
+    const w = createWorkflows(keepingAcks(store, [], wrapped), {
+      namespace: ns(),
+      workflows: [wf],
+      idlePollIntervalMs: 50,
+    });
+    open.push(w as Workflows<unknown>);
+    const { id } = await w.start(wf, 1);
+    await expect(w.waitForResult(id, { timeoutMs: 20_000 })).resolves.toBe(4);
+    // The result's wake can come before the end statement's reply.
+    await waitFor('the end statement back', () => ended.length === 2);
+    // The first end wrote nothing; the replay took step two from the journal and ended the run.
+    expect(ended).toEqual([
+      { outcome: 'superseded', acked: null },
+      { outcome: 'ended', acked: true },
+    ]);
+    expect(ran).toBe(1);
+    const status = await w.getStatus(id);
+    expect(status?.steps.map((st) => [st.name, st.state])).toEqual([
+      ['one', 'done'],
+      ['two', 'done'],
+    ]);
+    await waitFor(
+      'no job of the run left',
+      async () => (await store.admin().listJobs(w.queue.name, { state: 'all', limit: 100 })).jobs.length === 0,
+    );
+  });
 
   it('a step whose run then awaits something other than a journaled call is journaled meanwhile, not at the end', async () => {
     let release!: () => void;

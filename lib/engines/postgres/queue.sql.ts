@@ -41,7 +41,7 @@ export interface JobRow extends JobColumns<string> {
 const FENCE = `j.id = $1::bigint AND j.claim_token::text = $2::text AND j.state = 'processing' AND j.claimed_until > t.ms`;
 const CLEAR_CLAIM = 'claim_token = NULL, claimed_until = NULL, worker_id = NULL';
 /** What a statement that ends jobs' live life returns for {@link promoteFrom}. */
-const FINISHED = 'j.id, j.queue, j.ordering_key, j.blocked';
+export const FINISHED = 'j.id, j.queue, j.ordering_key, j.blocked';
 /**
  * What a retry / fail statement returns about the attempt it ends, read from the pre-update row `o`
  * (the same row joined to itself): its number, worker, claim time (the deadline minus the lease,
@@ -291,22 +291,47 @@ const REMOTE_NOTIFY_BYTES = 7_800;
 const LAPSED_FROM = `SELECT l.id, l.a_attempt, l.a_worker, l.a_claimed_at, l.a_ended_at, 'lapsed' AS outcome, NULL::text AS error FROM lapsed l JOIN picked p ON p.id = l.id
          UNION ALL SELECT e.id, e.a_attempt, e.a_worker, e.a_claimed_at, e.a_ended_at, 'dead', 'max attempts exceeded' FROM exhausted e`;
 
+/**
+ * The fence of a batched ack of the job row `j` of queue `queue` (SQL text) by the pair `x` (id, token):
+ * still claimed by that token, its claim not lapsed. `ids` (an array parameter holding every id the
+ * statement acks): j.id = ANY(ids) lets the primary key find the rows whatever the planner guesses of
+ * `x`, and it is the only condition an index can serve: the rest is written so that no index matches it
+ * (`|| ''`, `- now > 0`). Otherwise the generic plan reads the processing index (queue, claimed_until >
+ * now), whose range holds an entry of every job claimed within a lease, and while an old snapshot holds
+ * the xmin horizon those dead entries all stay (B12).
+ */
+export function ackFence(queue: string, ids: string): string {
+  return `j.id = ANY(${ids}) AND j.id = x.id AND j.queue || '' = ${queue} AND j.claim_token::text = x.token
+           AND j.state || '' = 'processing' AND j.claimed_until - (SELECT ${NOW_MS}) > 0`;
+}
+
+/**
+ * CTEs `d` and `cnt` of a batched ack of queue `queue` (SQL text): `d`, the jobs of `pairs` (a FROM item
+ * `x` of columns id and token) within {@link ackFence}, deleted, RETURNING `returning`; with `keys`, only
+ * those whose ordering key the statement could take ({@link keyTaken}: a key another transaction holds
+ * is not waited for). `cnt`: their counter deltas.
+ */
+export function ackedJobs(
+  s: SchemaSql,
+  queue: string,
+  ids: string,
+  pairs: string,
+  returning: string,
+  keys: boolean,
+): string {
+  return `d AS (
+         DELETE FROM ${s.q}.jobs j USING ${pairs}
+         WHERE ${ackFence(queue, ids)}${keys ? ` AND ${keyTaken(s, 'j')}` : ''}
+         RETURNING ${returning}),
+       cnt AS (${countDeltas(s.q, `SELECT ${queue}, 'processing', 0, -count(*) FROM d HAVING count(*) > 0`)})`;
+}
+
 export function queueSql(s: SchemaSql) {
   const jobs = `${s.q}.jobs`;
-  // CTEs d (the claimed jobs of $1 with ids $2 and tokens $3 still ours, deleted, RETURNING `returning`;
-  // with `keys`, only those whose ordering key this statement could take, see keyTaken) and cnt (their
-  // counter deltas), for every batched ack. j.id = ANY($2) lets the primary key find the rows
-  // whatever the planner guesses of unnest, and it is the only condition an index can serve: the fence
-  // is written so that no index matches it (`|| ''`, `- now > 0`). Otherwise the generic plan reads the
-  // processing index (queue, claimed_until > now), whose range holds an entry of every job claimed within
-  // a lease, and while an old snapshot holds the xmin horizon those dead entries all stay (B12).
-  const batchFence = `j.id = ANY($2::bigint[]) AND j.id = x.id AND j.queue || '' = $1::text AND j.claim_token::text = x.token
-           AND j.state || '' = 'processing' AND j.claimed_until - (SELECT ${NOW_MS}) > 0`;
-  const ackedBatch = (returning: string, keys = false): string => `d AS (
-         DELETE FROM ${jobs} j USING unnest($2::bigint[], $3::text[]) AS x(id, token)
-         WHERE ${batchFence}${keys ? ` AND ${keyTaken(s, 'j')}` : ''}
-         RETURNING ${returning}),
-       cnt AS (${minusAll(s, 'd', 'processing')})`;
+  // The batched acks (ackBatchPlain, ackBatch and the like): see ackFence and ackedJobs.
+  const batchFence = ackFence('$1::text', '$2::bigint[]');
+  const ackedBatch = (returning: string, keys = false): string =>
+    ackedJobs(s, '$1::text', '$2::bigint[]', 'unnest($2::bigint[], $3::text[]) AS x(id, token)', returning, keys);
   const settings = `${s.q}.queue_settings`;
   // A ready pending row of queue $1 without limit keys, at clock t (claimAfter).
   const readyPlain = `j.queue = $1::text AND j.state = 'pending' AND NOT j.blocked AND j.run_at <= (SELECT ms FROM t)

@@ -8,8 +8,10 @@ import { queueWakeChannel } from '../../contract/names.js';
 import { resolveJobStamp } from '../../contract/options.js';
 import type {
   EndedRun,
+  EndOutcome,
   EndResult,
   JournalAppend,
+  PassAck,
   RunStart,
   StartJob,
   StartOutcome,
@@ -19,8 +21,10 @@ import type {
 import type { JobWrite } from '../../contract/options.js';
 import type { ClaimedRow } from '../shared/queue-driver.js';
 import { NOW_MS, wakePayload, type SchemaSql } from './schema-sql.js';
-import { claimableWaiting } from './queue.sql.js';
-import { enqueueResolved, extraParams, rewinding, stampParams, type PgContext } from './context.js';
+import { ackedJobs, ackFence, claimableWaiting, FINISHED, promoteFrom } from './queue.sql.js';
+import { foldSometimes } from './counts.sql.js';
+import { limitedQueues } from './limits.js';
+import { enqueueResolved, extraParams, promoted, rewinding, stampParams, type PgContext } from './context.js';
 import type { Executor } from './connection.js';
 
 /** The workflows' statements of one schema, built once (a transaction's seam is made per transaction). */
@@ -182,21 +186,57 @@ function buildStatements(s: SchemaSql) {
        (SELECT count(*) FROM n)::int AS notified`,
   );
   // The ends of many runs in one statement: per run what `end` writes, for the runs whose row is running
-  // when the statement starts (`k`); the others are left untouched, for the end in a transaction that
-  // adopts a missing row.
+  // when the statement starts (`u`); the others are left untouched, for the end in a transaction that
+  // adopts a missing row. A run's last step's entry (`EndedRun.before`: guard $11, entry $12) goes first
+  // under its own guard (`gb`): when another writer holds it, nothing of that end is written; else it
+  // takes the offset ahead of the end entry's (`x`, `k`: the head moves by both at once). A run it ends
+  // whose pass's job is given ($13 id, $14 claim token; the jobs of queue $15, ids $16) has that job
+  // acked as `ackBatch` acks it (queue.sql.ts, ackedJobs): deleted when still claimed by that token, its
+  // counter delta, a fold now and then, and its ordering key (the run's own) promoted to its next job,
+  // with the queue's wake $17; a job whose key another transaction holds is left (`hd`: ack it as usual).
   const endMany = s.def(
     'wf_end_runs',
-    entries(
-      `a AS MATERIALIZED (
+    `WITH t AS MATERIALIZED (SELECT ${NOW_MS} AS ms),
+     a AS MATERIALIZED (
        SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-         $9::text[], $10::text[])
-       WITH ORDINALITY AS a(guard, stream, entry, ns, id, state, result, error, wake, i)
+         $9::text[], $10::text[], $11::text[], $12::text[], $13::bigint[], $14::text[])
+       WITH ORDINALITY AS a(guard, stream, entry, ns, id, state, result, error, wake, bguard, bentry, job, token, i)
      ),
      u AS MATERIALIZED (
        SELECT a.* FROM a WHERE EXISTS (
          SELECT 1 FROM ${s.q}.workflow_runs r WHERE r.ns = a.ns AND r.id = a.id AND r.state = 'running')
-     )`,
-      `,
+     ),
+     gb AS (
+       INSERT INTO ${s.q}.inbox (inbox, message_id, state, attempts, received_at, done_at)
+       SELECT $1::text, u.bguard, 'done', 1, t.ms, t.ms FROM u, t WHERE u.bguard IS NOT NULL ORDER BY u.bguard
+       ON CONFLICT (inbox, message_id) DO NOTHING
+       RETURNING message_id
+     ),
+     ub AS MATERIALIZED (SELECT u.* FROM u WHERE u.bguard IS NULL OR u.bguard IN (SELECT gb.message_id FROM gb)),
+     g AS (
+       INSERT INTO ${s.q}.inbox (inbox, message_id, state, attempts, received_at, done_at)
+       SELECT $1::text, ub.guard, 'done', 1, t.ms, t.ms FROM ub, t ORDER BY ub.guard
+       ON CONFLICT (inbox, message_id) DO NOTHING
+       RETURNING message_id
+     ),
+     w AS MATERIALIZED (SELECT ub.* FROM ub JOIN g ON g.message_id = ub.guard),
+     x AS MATERIALIZED (
+       SELECT ub.stream, ub.bentry AS entry, 1 AS k FROM ub WHERE ub.bguard IS NOT NULL
+       UNION ALL SELECT w.stream, w.entry, 2 FROM w
+     ),
+     h AS (
+       INSERT INTO ${s.q}.stream_heads AS h (stream, last_offset)
+       SELECT x.stream, count(*) FROM x GROUP BY x.stream ORDER BY x.stream
+       ON CONFLICT (stream) DO UPDATE SET last_offset = h.last_offset + EXCLUDED.last_offset
+       RETURNING h.stream, h.last_offset
+     ),
+     e AS (
+       INSERT INTO ${s.q}.stream_events (stream, seq, key, payload, created_at)
+       SELECT h.stream, h.last_offset - count(*) OVER (PARTITION BY x.stream) + row_number() OVER (PARTITION BY x.stream ORDER BY x.k),
+         NULL, x.entry::json, t.ms
+       FROM h JOIN x ON x.stream = h.stream, t
+       RETURNING stream, seq
+     ),
      up AS (
        UPDATE ${s.q}.workflow_runs AS r SET state = w.state, result = w.result, error = w.error, waiting = NULL,
          wake_at = NULL, updated_at = t.ms, finished_at = t.ms
@@ -209,10 +249,23 @@ function buildStatements(s: SchemaSql) {
          SELECT up.ns, 'running' AS s, -1 AS d FROM up UNION ALL SELECT up.ns, up.state, 1 FROM up
        ) AS v GROUP BY v.ns, v.s
      ),
-     n AS (SELECT w.i, ${s.notify('w.wake')} AS x FROM w)
-     SELECT a.i::int AS i, u.i IS NOT NULL AS live, n.i IS NOT NULL AS wrote, up.id IS NOT NULL AS moved
-     FROM a LEFT JOIN u ON u.i = a.i LEFT JOIN n ON n.i = a.i LEFT JOIN up ON up.ns = a.ns AND up.id = a.id`,
-    ),
+     n AS (SELECT w.i, ${s.notify('w.wake')} AS x FROM w),
+     ax AS MATERIALIZED (SELECT w.i, w.job AS id, w.token FROM w JOIN up ON up.ns = w.ns AND up.id = w.id WHERE w.job IS NOT NULL),
+     ${ackedJobs(s, '$15::text', '$16::bigint[]', '(SELECT ax.id, ax.token FROM ax) AS x(id, token)', FINISHED, true)},
+     hd AS MATERIALIZED (
+       SELECT x.id FROM ${s.q}.jobs j, (SELECT ax.id, ax.token FROM ax) AS x(id, token)
+       WHERE ${ackFence('$15::text', '$16::bigint[]')} AND j.ordering_key IS NOT NULL AND x.id NOT IN (SELECT d.id FROM d)
+     ),
+     pr AS MATERIALIZED (
+       SELECT ${promoteFrom(s, 'd', '$17')} AS promoted, ${foldSometimes(s.q, 'SELECT DISTINCT d.queue FROM d')} AS folded
+     )
+     SELECT a.i::int AS i, u.i IS NOT NULL AS live, ub.i IS NOT NULL AS carried, n.i IS NOT NULL AS wrote,
+       up.id IS NOT NULL AS moved,
+       CASE WHEN d.id IS NOT NULL THEN true WHEN ax.i IS NULL OR hd.id IS NOT NULL THEN NULL ELSE false END AS acked,
+       pr.promoted
+     FROM a LEFT JOIN u ON u.i = a.i LEFT JOIN ub ON ub.i = a.i LEFT JOIN n ON n.i = a.i
+       LEFT JOIN up ON up.ns = a.ns AND up.id = a.id LEFT JOIN ax ON ax.i = a.i LEFT JOIN d ON d.id = ax.id
+       LEFT JOIN hd ON hd.id = ax.id CROSS JOIN pr`,
   );
   return {
     append,
@@ -265,6 +318,30 @@ function handedOff(row: StartedJob, queue: string, payloadText: string, stamp: J
     backoffBaseMs: stamp.backoffBaseMs,
     runAt: Number(row.run_at),
   };
+}
+
+/** A row of the statement of many ends (`endMany`). */
+interface EndRow {
+  i: number;
+  /** The run's row was running. */
+  live: boolean;
+  /** Its `before` entry, if any, was written (its guard won). */
+  carried: boolean;
+  /** Its end entry was written. */
+  wrote: boolean;
+  /** Its row moved from running. */
+  moved: boolean;
+  /** Its pass's job was acked (true), fenced (false), or left to be acked as usual (null). */
+  acked: boolean | null;
+}
+
+/** What the statement of many ends did with `end`, as SQLite's `endRuns` says it. */
+function endOutcome(row: EndRow, end: EndedRun): EndOutcome {
+  if (!row.live) return 'skipped';
+  // The run's last step goes first: its guard taken, nothing of this end is written.
+  if (end.before && !row.carried) return 'superseded';
+  if (!row.wrote) return 'taken';
+  return row.moved ? 'ended' : 'no-row';
 }
 
 /** The workflows' statements on `exec` (the pool, a transaction's client or a caller's query runner). */
@@ -424,17 +501,23 @@ export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () =>
       await Promise.all(limited);
       return out;
     },
+    endsCarryEntry: true,
     async endRuns(inbox: string, ends: readonly EndedRun[]): Promise<EndResult[]> {
-      const cols: unknown[][] = Array.from({ length: 9 }, () => []);
+      const cols: unknown[][] = Array.from({ length: 13 }, () => []);
       const seen = new Set<string>();
+      // A limited queue's ack also wakes its claimers (postgres-driver.ts, `ended`): such jobs are acked as
+      // usual, and so are those of a queue other than the first one's (one queue, one wake per statement).
+      const limited = limitedQueues(ctx);
+      const queue = ends.find((e) => e.ack && !limited.has(e.ack.queue))?.ack?.queue ?? null;
+      const acks: (PassAck | null)[] = [];
       for (const e of ends) {
         const key = `${e.ns}\u0000${e.id}`;
         if (seen.has(key))
           throw new InvalidArgument('workflow ends', `name run ${JSON.stringify(e.id)} twice (at most once each)`);
         seen.add(key);
         validateName('channel', e.channel);
-        // Not `endsCarryEntry`: the workflows write a step's entry on its own here.
-        if (e.before) throw new InvalidArgument('workflow ends', 'carry no step entry (`before`) on PostgreSQL');
+        const ack = e.ack && e.ack.queue === queue ? e.ack : null;
+        acks.push(ack);
         const row = [
           inboxClaimInput(inbox, e.guard).messageId,
           e.stream,
@@ -446,17 +529,34 @@ export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () =>
           e.error,
           // Untagged: this store's own receivers (a `waitForResult` here) wake on the NOTIFY's echo.
           wakePayload(e.channel),
+          e.before ? inboxClaimInput(inbox, e.before.guard).messageId : null,
+          e.before ? encodePayload(e.before.payload, 'payload', ctx.maxPayloadBytes) : null,
+          ack?.id ?? null,
+          ack?.claimToken ?? null,
         ];
         for (const [c, v] of row.entries()) cols[c]!.push(v);
       }
       check();
-      const r = await exec.run<{ i: number; live: boolean; wrote: boolean; moved: boolean }>(endMany, [inbox, ...cols]);
-      // The pass's job is acked as usual (acked null): a run's jobs share its ordering key, and their ack
-      // promotes the next job of the key (postgres-driver.ts, ackBatch), which this statement does not do.
+      const ids = acks.flatMap((a) => (a ? [a.id] : []));
+      const params = (wake: string | null): unknown[] => [inbox, ...cols, queue, ids, wake];
+      // An ack that promotes the key's next job wakes the queue's workers (as `ackBatch` does).
+      const r =
+        queue === null
+          ? await exec.run<EndRow>(endMany, params(null))
+          : await exec.wakes.run(
+              wakePayload(queueWakeChannel(queue)),
+              (w) => exec.run<EndRow & { promoted: string }>(endMany, params(w)),
+              rewinding(ctx, promoted),
+            );
       const out: EndResult[] = ends.map(() => ({ outcome: 'skipped', acked: null }));
       for (const row of r.rows) {
-        const outcome = !row.live ? 'skipped' : !row.wrote ? 'taken' : row.moved ? 'ended' : 'no-row';
-        out[row.i - 1] = { outcome, acked: null };
+        const outcome = endOutcome(row, ends[row.i - 1]!);
+        const a = acks[row.i - 1];
+        // Only a run the statement moved had its job's ack tried; the others (null) are acked as usual.
+        const acked = a && outcome === 'ended' ? row.acked : null;
+        // As an ack counts its jobs for the queue's throughput figures.
+        if (acked === true && a) ctx.outcomes.record(a.queue, 'completed', 1, a.times ? [a.times] : []);
+        out[row.i - 1] = { outcome, acked };
       }
       return out;
     },
