@@ -212,6 +212,17 @@ interface Ended {
   blocked: number;
 }
 
+/** {@link promoteNext} for every key of `keys`, the keys after the first in one statement. */
+export function promoteKeys(ctx: WriteCtx, queue: string, keys: ReadonlySet<string>): void {
+  if (keys.size === 0) return;
+  if (keys.size === 1) {
+    for (const key of keys) promoteNext(ctx, queue, key);
+    return;
+  }
+  const moved = ctx.conn.stmt(Q.PROMOTE_KEYS).run({ queue, keys: JSON.stringify([...keys]) }).changes;
+  if (moved > 0) ctx.wake(queueWakeChannel(queue));
+}
+
 function afterEnded(ctx: WriteCtx, queue: string, row: Ended | undefined): void {
   if (row && row.ordering_key !== null && row.blocked === 0) promoteNext(ctx, queue, row.ordering_key);
 }
@@ -418,10 +429,27 @@ export function ackJobs(
   queue: string,
   jobs: readonly { id: number; claimToken: string; plain?: boolean }[],
 ): number {
-  if (jobs.length > 1 && jobs.every((j) => j.plain)) return ackPlainJobs(ctx, queue, jobs);
+  if (jobs.length > 1)
+    return jobs.every((j) => j.plain) ? ackPlainJobs(ctx, queue, jobs) : ackKeyedJobs(ctx, queue, jobs);
   let n = 0;
   for (const j of jobs) if (ackJob(ctx, queue, j.id, j.claimToken, j.plain)) n++;
   return n;
+}
+
+/**
+ * Acks jobs that may have ordering keys in one statement, each fenced as {@link ackJob} fences it, then
+ * gives each key that lost its head its next job (a key has at most one claimed job, so every job is
+ * gone before any key is looked at, as one ack after another would leave them). Returns how many it acked.
+ */
+function ackKeyedJobs(ctx: WriteCtx, queue: string, jobs: readonly { id: number; claimToken: string }[]): number {
+  const ended = ctx.conn
+    .stmt(Q.ACK_ROWS)
+    .all({ items: JSON.stringify(jobs.map((j) => [j.id, j.claimToken])), now: ctx.now }) as Ended[];
+  const heads = new Set<string>();
+  for (const r of ended) if (r.ordering_key !== null && r.blocked === 0) heads.add(r.ordering_key);
+  promoteKeys(ctx, queue, heads);
+  if (ended.length > 0) endedInLimited(ctx, queue);
+  return ended.length;
 }
 
 /**
@@ -539,7 +567,7 @@ export function sweepQueue(ctx: WriteCtx, queue: string): { expired: number; pur
   // Every expired row is dead before any key's next head is chosen.
   const heads = new Set<string>();
   for (const r of ended) if (r.ordering_key !== null && r.blocked === 0) heads.add(r.ordering_key);
-  for (const key of heads) promoteNext(ctx, queue, key);
+  promoteKeys(ctx, queue, heads);
   const purged = ctx.conn.stmt(Q.PURGE_RETAINED).run({ queue, now }).changes;
   ctx.conn.stmt(Q.PRUNE_ATTEMPTS).run({ queue });
   return { expired: ended.length, purged };
@@ -565,7 +593,7 @@ export function retryDeadJobs(ctx: WriteCtx, queue: string, ids: readonly number
     n++;
     if (row.ordering_key !== null) keys.add(row.ordering_key);
   }
-  for (const key of keys) promoteNext(ctx, queue, key);
+  promoteKeys(ctx, queue, keys);
   if (n > 0) ctx.wake(queueWakeChannel(queue));
   return { moved: n, conflicts: conflictIds.length, conflictIds };
 }

@@ -167,6 +167,18 @@ export const ACK_PLAIN = `DELETE FROM __alkstore_jobs WHERE ${VALID}`;
 export const ACK_PLAIN_ROWS = `DELETE FROM __alkstore_jobs
   WHERE (id, claim_token) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(@items))
     AND ${CLAIM_LIVE}`;
+/** ACK_PLAIN_ROWS for claims that may hold ordering keys: what each deleted row needs to promote its key's next job. */
+export const ACK_ROWS = `${ACK_PLAIN_ROWS} RETURNING ordering_key, blocked`;
+/**
+ * PROMOTE_OLDEST for each key of @keys (JSON array) of @queue that has no head (KEY_HAS_HEAD), in one
+ * statement: the oldest live job of each such key becomes its head.
+ */
+export const PROMOTE_KEYS = `UPDATE __alkstore_jobs SET blocked = 0 WHERE blocked = 1 AND id IN (
+  SELECT (SELECT j.id FROM __alkstore_jobs j
+          WHERE j.queue = @queue AND j.ordering_key = k.value AND j.state IN ('pending', 'processing') ORDER BY j.id LIMIT 1)
+  FROM json_each(@keys) k
+  WHERE NOT EXISTS (SELECT 1 FROM __alkstore_jobs h
+    WHERE h.queue = @queue AND h.ordering_key = k.value AND h.state IN ('pending', 'processing') AND h.blocked = 0))`;
 export const VALID_FOR_RETRY = `SELECT attempts, max_attempts, ordering_key, worker_id, claimed_until - visibility_timeout_ms AS claimed_at FROM __alkstore_jobs WHERE ${VALID}`;
 /** The attempt a retry / fail ends (step 14), in the same write; a redriven job's numbers start over, so a repeat number overwrites. */
 export const RECORD_ATTEMPT = `INSERT INTO __alkstore_job_attempts (job_id, queue, attempt, worker_id, claimed_at, ended_at, outcome, error)
