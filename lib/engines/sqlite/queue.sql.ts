@@ -162,11 +162,14 @@ export const ACK = `DELETE FROM __alkstore_jobs WHERE ${VALID} RETURNING orderin
 export const ACK_PLAIN = `DELETE FROM __alkstore_jobs WHERE ${VALID}`;
 /**
  * ACK_PLAIN for every claim of @items (JSON `[[id, token], …]`) in one statement, each fenced as a
- * single ack is: its own token, still processing, lease not passed.
+ * single ack is: its own token, still processing, lease not passed. The fence's terms carry a unary
+ * `+` so that no index serves them: after an ANALYZE taken while few jobs were processing, the
+ * planner otherwise scans the processing index (every job in flight, for each batch) instead of
+ * looking the items up by id (test/sqlite/ack-plan.test.ts).
  */
 export const ACK_PLAIN_ROWS = `DELETE FROM __alkstore_jobs
   WHERE (id, claim_token) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(@items))
-    AND ${CLAIM_LIVE}`;
+    AND +state = 'processing' AND +claimed_until > @now`;
 /** ACK_PLAIN_ROWS for claims that may hold ordering keys: what each deleted row needs to promote its key's next job. */
 export const ACK_ROWS = `${ACK_PLAIN_ROWS} RETURNING ordering_key, blocked`;
 /**
