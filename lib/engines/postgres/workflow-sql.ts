@@ -37,14 +37,17 @@ function buildStatements(s: SchemaSql) {
   // offsets follow commit order as `publish` keeps them. No stream wake: nothing subscribes to a journal.
   // One stream at most once per statement (a head row cannot be updated twice in one statement).
   // `w` holds the rows of `u` whose guard was won; `rest` follows the entry's CTEs.
-  const entries = (u: string, rest: string): string => `WITH t AS MATERIALIZED (SELECT ${NOW_MS} AS ms),
-     ${u},
-     g AS (
+  // The once-only guards in column `col` of the rows `rows` (those that are not null), claimed done in
+  // inbox $1 in one insert; RETURNING holds the guards won.
+  const guards = (rows: string, col: string): string => `
        INSERT INTO ${s.q}.inbox (inbox, message_id, state, attempts, received_at, done_at)
-       SELECT $1::text, u.guard, 'done', 1, t.ms, t.ms FROM u, t ORDER BY u.guard
+       SELECT $1::text, ${rows}.${col}, 'done', 1, t.ms, t.ms FROM ${rows}, t WHERE ${rows}.${col} IS NOT NULL ORDER BY ${rows}.${col}
        ON CONFLICT (inbox, message_id) DO NOTHING
        RETURNING message_id
-     ),
+     `;
+  const entries = (u: string, rest: string): string => `WITH t AS MATERIALIZED (SELECT ${NOW_MS} AS ms),
+     ${u},
+     g AS (${guards('u', 'guard')}),
      w AS MATERIALIZED (SELECT u.* FROM u JOIN g ON g.message_id = u.guard),
      h AS (
        INSERT INTO ${s.q}.stream_heads AS h (stream, last_offset)
@@ -206,19 +209,9 @@ function buildStatements(s: SchemaSql) {
        SELECT a.* FROM a WHERE EXISTS (
          SELECT 1 FROM ${s.q}.workflow_runs r WHERE r.ns = a.ns AND r.id = a.id AND r.state = 'running')
      ),
-     gb AS (
-       INSERT INTO ${s.q}.inbox (inbox, message_id, state, attempts, received_at, done_at)
-       SELECT $1::text, u.bguard, 'done', 1, t.ms, t.ms FROM u, t WHERE u.bguard IS NOT NULL ORDER BY u.bguard
-       ON CONFLICT (inbox, message_id) DO NOTHING
-       RETURNING message_id
-     ),
+     gb AS (${guards('u', 'bguard')}),
      ub AS MATERIALIZED (SELECT u.* FROM u WHERE u.bguard IS NULL OR u.bguard IN (SELECT gb.message_id FROM gb)),
-     g AS (
-       INSERT INTO ${s.q}.inbox (inbox, message_id, state, attempts, received_at, done_at)
-       SELECT $1::text, ub.guard, 'done', 1, t.ms, t.ms FROM ub, t ORDER BY ub.guard
-       ON CONFLICT (inbox, message_id) DO NOTHING
-       RETURNING message_id
-     ),
+     g AS (${guards('ub', 'guard')}),
      w AS MATERIALIZED (SELECT ub.* FROM ub JOIN g ON g.message_id = ub.guard),
      x AS MATERIALIZED (
        SELECT ub.stream, ub.bentry AS entry, 1 AS k FROM ub WHERE ub.bguard IS NOT NULL

@@ -27,15 +27,11 @@ export type SqliteQueueCore = SqliteCore & { readonly closed: boolean };
  * every read on the read connection (docs/semantics.md, Engine drivers).
  */
 export class SqliteQueueDriver extends QueueDriverBase<SqliteQueueCore> implements QueueDriver {
-  /** The queue's wake channel, which every enqueue's commit wakes. */
-  private readonly channel: string;
-
   constructor(
     private readonly core: SqliteQueueCore,
     queue: string,
   ) {
     super(core, queue, outcomes);
-    this.channel = queueWakeChannel(queue);
   }
 
   guard(): void {
@@ -47,10 +43,6 @@ export class SqliteQueueDriver extends QueueDriverBase<SqliteQueueCore> implemen
   }
 
   insertOne(text: string, stamp: JobWrite): Promise<number> {
-    if (ops.isPlainStamp(stamp)) {
-      const { queue, channel } = this;
-      return this.core.write('enqueue', (ctx) => ops.insertPlainJob(ctx, queue, channel, text, stamp));
-    }
     return this.core.write('enqueue', (ctx) => ops.insertJobs(ctx, this.queue, [text], stamp)[0]!);
   }
 
