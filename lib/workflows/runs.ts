@@ -3,6 +3,7 @@ import { InvalidArgument } from '../contract/errors.js';
 import type { TxOps } from '../contract/types.js';
 import { workflowSqlOf, type WorkflowSql } from './sql-seam.js';
 import type { RunState } from './types.js';
+import { runStateOf } from './tables-ddl.js';
 
 // The runs table (tables-ddl.ts): one row per run, moved by the same transactions that journal the
 // run's start, waits and end. Listing reads it in keyset pages through its indexes; the counts per
@@ -27,7 +28,7 @@ export interface RunRow {
   readonly wakeAt: number | null;
 }
 
-function clock(sql: WorkflowSql): string {
+function clock(sql: Pick<WorkflowSql, 'dialect'>): string {
   return sql.dialect === 'postgres'
     ? 'floor(extract(epoch from clock_timestamp()) * 1000)::bigint'
     : "CAST(unixepoch('subsec') * 1000 AS INTEGER)";
@@ -148,6 +149,23 @@ export async function insertRun(
   return true;
 }
 
+/**
+ * The statement of {@link moveRun}: $1 ns, $2 id, $3 the new state, $4 the state it must be in, $5 result,
+ * $6 error → the run's id when it moved. On PostgreSQL it appends the counts' delta rows too (one round
+ * trip, not three).
+ */
+export function moveRunText(sql: Pick<WorkflowSql, 'dialect' | 'prefix'>, ended: boolean): string {
+  const update = `UPDATE ${sql.prefix}workflow_runs SET state = $3, result = $5, error = $6, waiting = NULL, wake_at = NULL,
+       updated_at = ${clock(sql)}, finished_at = ${ended ? clock(sql) : 'NULL'}
+     WHERE ns = $1 AND id = $2 AND ${runStateOf()} = $4 RETURNING id`;
+  return sql.dialect === 'postgres'
+    ? `WITH up AS (${update}),
+         c AS (INSERT INTO ${sql.prefix}workflow_counts (ns, state, n)
+           SELECT $1, v.s, v.d FROM up, (VALUES ($4, -1), ($3, 1)) AS v(s, d))
+       SELECT id FROM up`
+    : update;
+}
+
 /** Moves run `id` from `from` to `to` (an end, a cancellation, a retry); false when it was not in `from`. */
 export async function moveRun(
   sql: WorkflowSql,
@@ -157,18 +175,8 @@ export async function moveRun(
   to: RunState,
   outcome: { result?: unknown; error?: JournaledError | null } = {},
 ): Promise<boolean> {
-  const ended = to !== 'running';
-  const update = `UPDATE ${sql.prefix}workflow_runs SET state = $3, result = $5, error = $6, waiting = NULL, wake_at = NULL,
-       updated_at = ${clock(sql)}, finished_at = ${ended ? clock(sql) : 'NULL'}
-     WHERE ns = $1 AND id = $2 AND state = $4 RETURNING id`;
   const rows = await sql.query(
-    // PostgreSQL: the counts' delta rows in the same statement (one round trip, not three).
-    sql.dialect === 'postgres'
-      ? `WITH up AS (${update}),
-           c AS (INSERT INTO ${sql.prefix}workflow_counts (ns, state, n)
-             SELECT $1, v.s, v.d FROM up, (VALUES ($4, -1), ($3, 1)) AS v(s, d))
-         SELECT id FROM up`
-      : update,
+    moveRunText(sql, to !== 'running'),
     [ns, id, to, from, json(outcome.result), json(outcome.error ?? undefined)],
     true,
   );
@@ -181,6 +189,12 @@ export async function moveRun(
   return true;
 }
 
+/** The statement of {@link setWaiting}: $1 ns, $2 id, $3 what it waits for, $4 when it is due. */
+export function setWaitingText(sql: Pick<WorkflowSql, 'dialect' | 'prefix'>): string {
+  return `UPDATE ${sql.prefix}workflow_runs SET waiting = $3, wake_at = $4, updated_at = ${clock(sql)}
+     WHERE ns = $1 AND id = $2 AND ${runStateOf()} = 'running'`;
+}
+
 /** Notes what a running run waits for (null: nothing) and when it is due. */
 export async function setWaiting(
   sql: WorkflowSql,
@@ -189,12 +203,7 @@ export async function setWaiting(
   waiting: string | null,
   wakeAt: number | null,
 ): Promise<void> {
-  await sql.query(
-    `UPDATE ${sql.prefix}workflow_runs SET waiting = $3, wake_at = $4, updated_at = ${clock(sql)}
-     WHERE ns = $1 AND id = $2 AND state = 'running'`,
-    [ns, id, waiting, wakeAt],
-    true,
-  );
+  await sql.query(setWaitingText(sql), [ns, id, waiting, wakeAt], true);
 }
 
 export async function getRun(sql: WorkflowSql, ns: string, id: string): Promise<RunRow | null> {

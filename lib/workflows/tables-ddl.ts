@@ -39,3 +39,13 @@ CREATE TABLE IF NOT EXISTS ${prefix}workflow_counts (
 CREATE INDEX IF NOT EXISTS ${prefix.endsWith('.') ? '' : prefix}workflow_counts_ns ON ${prefix}workflow_counts (ns, state);
 `;
 }
+
+/**
+ * The state of the run row `alias` (`r.state`, or `state` without one), in a form no index serves: for a
+ * lookup by id that also checks the state. PostgreSQL otherwise rates `workflow_runs_by_state`
+ * (ns, state, …, id) as cheap as the primary key once its statistics say few runs are running, and then
+ * reads the entry of every running run, parked ones included, for each run it looks up.
+ */
+export function runStateOf(alias?: string): string {
+  return `(${alias === undefined ? '' : `${alias}.`}state || '')`;
+}

@@ -26,6 +26,7 @@ import { foldSometimes } from './counts.sql.js';
 import { limitedQueues } from './limits.js';
 import { enqueueResolved, extraParams, promoted, rewinding, stampParams, type PgContext } from './context.js';
 import type { Executor } from './connection.js';
+import { runStateOf } from '../../workflows/tables-ddl.js';
 
 /** The workflows' statements of one schema, built once (a transaction's seam is made per transaction). */
 const statementsOf = new WeakMap<SchemaSql, ReturnType<typeof buildStatements>>();
@@ -177,7 +178,7 @@ function buildStatements(s: SchemaSql) {
      up AS (
        UPDATE ${s.q}.workflow_runs AS r SET state = $7::text, result = $8::text, error = $9::text, waiting = NULL,
          wake_at = NULL, updated_at = t.ms, finished_at = t.ms
-       FROM g, t WHERE r.ns = $5::text AND r.id = $6::text AND r.state = 'running'
+       FROM g, t WHERE r.ns = $5::text AND r.id = $6::text AND ${runStateOf('r')} = 'running'
        RETURNING r.id
      ),
      c AS (
@@ -207,7 +208,7 @@ function buildStatements(s: SchemaSql) {
      ),
      u AS MATERIALIZED (
        SELECT a.* FROM a WHERE EXISTS (
-         SELECT 1 FROM ${s.q}.workflow_runs r WHERE r.ns = a.ns AND r.id = a.id AND r.state = 'running')
+         SELECT 1 FROM ${s.q}.workflow_runs r WHERE r.ns = a.ns AND r.id = a.id AND ${runStateOf('r')} = 'running')
      ),
      gb AS (${guards('u', 'bguard')}),
      ub AS MATERIALIZED (SELECT u.* FROM u WHERE u.bguard IS NULL OR u.bguard IN (SELECT gb.message_id FROM gb)),
@@ -233,7 +234,7 @@ function buildStatements(s: SchemaSql) {
      up AS (
        UPDATE ${s.q}.workflow_runs AS r SET state = w.state, result = w.result, error = w.error, waiting = NULL,
          wake_at = NULL, updated_at = t.ms, finished_at = t.ms
-       FROM w, t WHERE r.ns = w.ns AND r.id = w.id AND r.state = 'running'
+       FROM w, t WHERE r.ns = w.ns AND r.id = w.id AND ${runStateOf('r')} = 'running'
        RETURNING r.ns, r.id, r.state
      ),
      c AS (
@@ -337,12 +338,17 @@ function endOutcome(row: EndRow, end: EndedRun): EndOutcome {
   return row.moved ? 'ended' : 'no-row';
 }
 
+/** The workflows' statements of schema `s`, built once per schema. */
+export function workflowStatements(s: SchemaSql): ReturnType<typeof buildStatements> {
+  let st = statementsOf.get(s);
+  if (st === undefined) statementsOf.set(s, (st = buildStatements(s)));
+  return st;
+}
+
 /** The workflows' statements on `exec` (the pool, a transaction's client or a caller's query runner). */
 export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () => void): WorkflowSql {
   const s = ctx.sql.schema;
-  let st = statementsOf.get(s);
-  if (st === undefined) statementsOf.set(s, (st = buildStatements(s)));
-  const { append, start, startWithJob, startHandingOff, startMany, end, endMany, names } = st;
+  const { append, start, startWithJob, startHandingOff, startMany, end, endMany, names } = workflowStatements(s);
   const seam: WorkflowSql = {
     dialect: 'postgres',
     prefix: `${s.q}.`,
