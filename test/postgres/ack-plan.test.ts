@@ -56,4 +56,46 @@ describePg('postgres batched ack plan', () => {
     );
     expect(left.rows[0].n).toBe(20_000);
   });
+
+  it("reads one job by primary key for its handle's operations, with statistics of an idle queue", async () => {
+    const s = `"${db.location}"`;
+    const q = store.queue('handled');
+    await q.enqueueMany(Array.from({ length: 5_000 }, (_, i) => i));
+    const sql = engineSql(db.location).queue;
+    const ops = {
+      ackPlain: sql.ackPlain,
+      ack: sql.ack,
+      heartbeat: sql.heartbeat,
+      release: sql.release,
+      progress: sql.progress,
+    };
+    const plans = await withClient(async (c) => {
+      // Statistics taken while no job was processing make the processing index look free to scan.
+      await c.query(`DELETE FROM ${s}.jobs WHERE queue <> 'handled'`);
+      await c.query(`ANALYZE ${s}.jobs`);
+      // Then many are taken.
+      await c.query(
+        `UPDATE ${s}.jobs SET state = 'processing', attempts = 1, claimed_until = 9999999999999, claim_token = gen_random_uuid()
+         WHERE queue = 'handled' AND id % 2 = 0`,
+      );
+      await c.query('SET plan_cache_mode = force_generic_plan');
+      const out: [string, string[]][] = [];
+      for (const [name, st] of Object.entries(ops)) {
+        await c.query(`PREPARE h_${name} AS ${st.text}`);
+        const params = Math.max(...[...st.text.matchAll(/\$(\d+)/g)].map((m) => Number(m[1])));
+        const r = await c.query(`EXPLAIN (FORMAT JSON) EXECUTE h_${name}(${Array(params).fill('NULL').join(', ')})`);
+        out.push([name, jobsIndexes((r.rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan)]);
+      }
+      return out;
+    });
+    expect(plans).toEqual(Object.keys(ops).map((name) => [name, ['jobs_pkey']]));
+
+    // The fence still holds: a handle acts on its own claim only.
+    const [a, b] = await q.claimBatch(2, 'w');
+    expect([a!.id % 2, b!.id % 2]).toEqual([1, 1]);
+    expect(await a!.heartbeat(60_000)).toBe(true);
+    expect(await a!.ack()).toBe(true);
+    expect(await a!.ack()).toBe(false);
+    expect(await store.queue('handled').getJob(b!.id)).toMatchObject({ state: 'processing' });
+  });
 });
