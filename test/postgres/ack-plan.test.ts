@@ -1,20 +1,27 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import type { Store } from '../../lib/contract/types.js';
 import { engineSql } from '../../lib/engines/postgres/context.js';
+import { workflowStatements } from '../../lib/engines/postgres/workflow-sql.js';
+import { moveRunText, setWaitingText } from '../../lib/workflows/runs.js';
 import { type EngineDb, describePg, postgres } from '../helpers/engines.js';
 import { type PlanNode, explainAnalyzed, indexesUsed, withClient } from './pg-helpers.js';
 
-function jobsIndexes(plan: PlanNode): string[] {
-  return [...indexesUsed(plan)].filter((name) => name.startsWith('jobs'));
+/** The indexes of `table` a plan reads. */
+function indexesOn(plan: PlanNode, table: string): string[] {
+  return [...indexesUsed(plan)].filter((name) => name.startsWith(table));
 }
 
 /**
- * PostgreSQL only: a batched ack finds its rows by primary key, in the plan a prepared statement
- * settles on (generic) and on a table never analyzed. The processing index's range of leases ending
- * after now holds an entry of every job claimed within a lease, dead ones included, and an old
- * snapshot keeps those (B12 in docs/bench.md).
+ * PostgreSQL only: statements that act on one job or run find it by primary key, in the plan a prepared
+ * statement settles on (generic), whatever the statistics say. A batched ack on a table never analyzed:
+ * the processing index's range of leases ending after now holds an entry of every job claimed within a
+ * lease, dead ones included, and an old snapshot keeps those (B12 in docs/bench.md). A job's handle
+ * operations and a run's end, move or wait, after statistics taken while nothing was processing or
+ * running: the processing index (queue, claimed_until) and the runs' by-state index (ns, state,
+ * created_at, id) then looked free to scan, and each lookup read every job in flight or every running
+ * run, parked ones included.
  */
-describePg('postgres batched ack plan', () => {
+describePg('postgres lookups by primary key', () => {
   let db: EngineDb;
   let store: Store;
   beforeAll(async () => {
@@ -48,7 +55,7 @@ describePg('postgres batched ack plan', () => {
       const args = `'acked', ARRAY[${rows.map((r) => r.id).join(',')}]::bigint[], ARRAY[${rows.map((r) => `'${r.t}'`).join(',')}]::text[]`;
       return explainAnalyzed(c, `EXECUTE acked(${args})`);
     });
-    expect(jobsIndexes(plan)).toEqual(['jobs_pkey']);
+    expect(indexesOn(plan, 'jobs')).toEqual(['jobs_pkey']);
     // EXPLAIN ANALYZE ran it: the three jobs are acked, the other leases untouched.
     for (const j of jobs) expect(await q.getJob(j.id)).toBeNull();
     const left = await withClient((c) =>
@@ -84,7 +91,7 @@ describePg('postgres batched ack plan', () => {
         await c.query(`PREPARE h_${name} AS ${st.text}`);
         const params = Math.max(...[...st.text.matchAll(/\$(\d+)/g)].map((m) => Number(m[1])));
         const r = await c.query(`EXPLAIN (FORMAT JSON) EXECUTE h_${name}(${Array(params).fill('NULL').join(', ')})`);
-        out.push([name, jobsIndexes((r.rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan)]);
+        out.push([name, indexesOn((r.rows[0]['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan, 'jobs')]);
       }
       return out;
     });
@@ -97,5 +104,57 @@ describePg('postgres batched ack plan', () => {
     expect(await a!.ack()).toBe(true);
     expect(await a!.ack()).toBe(false);
     expect(await store.queue('handled').getJob(b!.id)).toMatchObject({ state: 'processing' });
+  });
+
+  it('reads a run by primary key when it checks its state, however many runs are running', async () => {
+    const s = `"${db.location}"`;
+    const insert = (state: string, from: number, to: number) =>
+      `INSERT INTO ${s}.workflow_runs (ns, id, workflow, version, state, created_at, updated_at, finished_at)
+       SELECT 'rl', 'r' || g, 'w', 1, '${state}', g, g, ${state === 'running' ? 'NULL' : 'g'}
+       FROM generate_series(${from}, ${to}) AS g`;
+    const statements = workflowStatements(engineSql(db.location).schema);
+    const seam = { dialect: 'postgres' as const, prefix: `${s}.` };
+    const states = await withClient(async (c) => {
+      await c.query(insert('completed', 1, 5_000));
+      await c.query(`ANALYZE ${s}.workflow_runs`);
+      // Parked runs, after the statistics were taken.
+      await c.query(insert('running', 5_001, 7_000));
+      await c.query('SET plan_cache_mode = force_generic_plan');
+      const cases: [string, string, string][] = [
+        ['p_waiting', setWaitingText(seam), `'rl', 'r5001', 'signal:go', NULL`],
+        ['p_move', moveRunText(seam, true), `'rl', 'r5002', 'cancelled', 'running', NULL, NULL`],
+        [
+          'p_end',
+          statements.end.text,
+          `'g', 'end:r5003', 'j:r5003', '{"type":"end"}', 'rl', 'r5003', 'completed', 'null', NULL, 'w'`,
+        ],
+        [
+          'p_ends',
+          statements.endMany.text,
+          `'g', ARRAY['end:r5004'], ARRAY['j:r5004'], ARRAY['{"type":"end"}'], ARRAY['rl'], ARRAY['r5004'],
+           ARRAY['failed'], ARRAY[NULL]::text[], ARRAY['{"name":"Error"}'], ARRAY['w'], ARRAY[NULL]::text[],
+           ARRAY[NULL]::text[], ARRAY[NULL]::bigint[], ARRAY[NULL]::text[], 'q', ARRAY[]::bigint[], 'w'`,
+        ],
+      ];
+      for (const [name, text, args] of cases) {
+        await c.query(`PREPARE ${name} AS ${text}`);
+        expect([name, indexesOn(await explainAnalyzed(c, `EXECUTE ${name}(${args})`), 'workflow_runs')]).toEqual([
+          name,
+          ['workflow_runs_pkey'],
+        ]);
+      }
+      const rows = await c.query(
+        `SELECT id, state, waiting FROM ${s}.workflow_runs WHERE ns = 'rl' AND id IN ('r5001', 'r5002', 'r5003', 'r5004', 'r5005') ORDER BY id`,
+      );
+      return rows.rows as { id: string; state: string; waiting: string | null }[];
+    });
+    // EXPLAIN ANALYZE ran each statement: the runs it named moved, the next one did not.
+    expect(states).toEqual([
+      { id: 'r5001', state: 'running', waiting: 'signal:go' },
+      { id: 'r5002', state: 'cancelled', waiting: null },
+      { id: 'r5003', state: 'completed', waiting: null },
+      { id: 'r5004', state: 'failed', waiting: null },
+      { id: 'r5005', state: 'running', waiting: null },
+    ]);
   });
 });
