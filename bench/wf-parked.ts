@@ -14,13 +14,13 @@ import { openPostgresStore } from '../lib/engines/postgres/index.js';
 import { openSqliteStore } from '../lib/engines/sqlite/index.js';
 import { createWorkflows, defineWorkflow } from '../lib/workflows/index.js';
 import { workflowSqlOf } from '../lib/workflows/sql-seam.js';
+import { median, PG_URL } from './lib/util.js';
 
 const [engineArg, parkedArg, runsArg, roundsArg] = process.argv.slice(2);
 const ENGINE = engineArg === 'sqlite' ? 'sqlite' : 'postgres';
 const PARKED = Number(parkedArg ?? 10_000);
 const RUNS = Number(runsArg ?? 1000);
 const ROUNDS = Number(roundsArg ?? 3);
-const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const silent = { log: () => undefined, warn: () => undefined, error: (m: string, e?: unknown) => console.error(m, e) };
 
 const dir = ENGINE === 'sqlite' ? mkdtempSync(join(tmpdir(), 'wf-parked-')) : null;
@@ -65,7 +65,7 @@ async function rate(): Promise<number> {
     await until(() => completed - before >= RUNS, 'the runs');
     out.push((RUNS * 5) / ((performance.now() - t0) / 1000));
   }
-  return out.sort((a, b) => a - b)[Math.floor(out.length / 2)]!;
+  return median(out);
 }
 
 const waiting = async (): Promise<number> =>

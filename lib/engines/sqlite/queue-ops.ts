@@ -109,7 +109,7 @@ export function insertJobs(ctx: WriteCtx, queue: string, payloadTexts: readonly 
 }
 
 /** No unique, ordering or limit key: nothing to look up before the insert, and the job is never blocked. */
-export function isPlainStamp(stamp: JobWrite): boolean {
+function isPlainStamp(stamp: JobWrite): boolean {
   return stamp.uniqueKey === null && stamp.orderingKey === null && !hasLimitKey(stamp);
 }
 
@@ -118,7 +118,7 @@ export function isPlainStamp(stamp: JobWrite): boolean {
  * step, a pending row that wakes the queue) without the plan's generator: a single enqueue's path.
  * `channel` is the queue's wake channel (`queueWakeChannel(queue)`), which the caller keeps.
  */
-export function insertPlainJob(ctx: WriteCtx, queue: string, channel: string, text: string, stamp: JobWrite): number {
+function insertPlainJob(ctx: WriteCtx, queue: string, channel: string, text: string, stamp: JobWrite): number {
   const id = Number(
     ctx.conn.stmt(Q.INSERT_JOB).run(...jobInsertParams(queue, text, stamp, ctx.now, false)).lastInsertRowid,
   );
