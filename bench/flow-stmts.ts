@@ -1,10 +1,12 @@
 /**
  * Where a SQLite drain's time goes in the database, per job: FLOWCOST's drain (the library's queue
  * worker, concurrency 10, default prefetch, a no-op handler) of N pre-enqueued jobs on a queue with
- * no limit, with `globalConcurrency` 100, and with ordering keys over 1,000 keys, counting every
+ * no limit, with a per-key concurrency limit of 1 and a per-key rate limit over 1,000 keys, with
+ * `globalConcurrency` 100, and with ordering keys over 1,000 keys, counting every
  * statement the store's connections run and the time spent in it (better-sqlite3 `run`/`get`/`all`).
  *
- *   npx tsx bench/flow-stmts.ts [N]   (default 5000)
+ *   npx tsx bench/flow-stmts.ts [N] [variants]   (default 5000, every variant: none, key-concurrency,
+ *     key-rate, global-concurrency, ordering-keys; a comma-separated list narrows it)
  *
  * Statements per job and µs per job, largest first. The timing wraps each call, so totals are a
  * little above an unwrapped run; compare variants of one run, not runs.
@@ -57,8 +59,15 @@ const dir = mkdtempSync(join(tmpdir(), 'alkstore-flow-stmts-'));
 const store = await openStore({ url: `sqlite://${join(dir, 's.db')}` });
 
 async function prepare(v: string): Promise<Queue> {
-  const q = store.queue(`fs-${v}`);
+  const q =
+    v === 'key-concurrency'
+      ? store.queue(`fs-${v}`, { limitKeys: { concurrencyKey: 'payload.k' } })
+      : v === 'key-rate'
+        ? store.queue(`fs-${v}`, { limitKeys: { rateLimitKey: 'payload.k' } })
+        : store.queue(`fs-${v}`);
   if (v === 'global-concurrency') await q.setLimits({ globalConcurrency: 100 });
+  if (v === 'key-concurrency') await q.setLimits({ concurrencyLimit: 1 });
+  if (v === 'key-rate') await q.setLimits({ keyRateLimit: { max: 1_000_000, perMs: 3_600_000 } });
   for (let i = 0; i < N; i += 1000) {
     const b = Array.from({ length: Math.min(1000, N - i) }, (_, j) => ({ i: i + j, k: `k-${(i + j) % 1000}` }));
     if (v === 'ordering-keys') await q.enqueueBulk(b.map((p) => ({ payload: p, opts: { orderingKey: p.k } })));
@@ -67,7 +76,14 @@ async function prepare(v: string): Promise<Queue> {
   return q;
 }
 
-for (const v of ['none', 'global-concurrency', 'ordering-keys']) {
+const variants = process.argv[3]?.split(',') ?? [
+  'none',
+  'key-concurrency',
+  'key-rate',
+  'global-concurrency',
+  'ordering-keys',
+];
+for (const v of variants) {
   const q = await prepare(v);
   prof.clear();
   let handled = 0;
@@ -97,7 +113,7 @@ for (const v of ['none', 'global-concurrency', 'ordering-keys']) {
   let total = 0;
   for (const e of prof.values()) total += e.ms;
   console.log(`== ${v}: ${rate.toFixed(0)} jobs/s, ${((total * 1000) / N).toFixed(1)} µs/job in statements`);
-  for (const [sql, e] of [...prof].sort((a, b) => b[1].ms - a[1].ms).slice(0, 8))
+  for (const [sql, e] of [...prof].sort((a, b) => b[1].ms - a[1].ms).slice(0, 10))
     console.log(
       `  ${(e.n / N).toFixed(3)}/job ${((e.ms * 1000) / N).toFixed(1).padStart(5)} µs/job  ${sql.replace(/\s+/g, ' ').trim().slice(0, 110)}`,
     );

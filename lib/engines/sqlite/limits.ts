@@ -68,7 +68,8 @@ export interface LimitedCandidate {
 /**
  * Claims up to `max` candidates in claim order, skipping those whose key is at its concurrency
  * limit or out of its rate window, and stopping at the queue's global limit. Processing jobs count
- * while their lease runs (a lapsed lease frees its slot). Exhausted candidates go dead (`bury`).
+ * while their lease runs (a lapsed lease frees its slot). Exhausted candidates go dead (`bury`); the
+ * picks are claimed together by `claimRows`, which returns their rows in claim order.
  * Keys full when the claim starts are left out of the candidate scan itself, so their jobs do not
  * use up its bound.
  */
@@ -77,7 +78,7 @@ export function claimLimited(
   queue: string,
   max: number,
   s: LimitSettings,
-  claimRow: (c: LimitedCandidate) => ClaimedRow,
+  claimRows: (picked: readonly LimitedCandidate[]) => ClaimedRow[],
   bury: (c: LimitedCandidate) => void,
 ): ClaimedRow[] {
   const now = ctx.now;
@@ -156,10 +157,12 @@ export function claimLimited(
       used.add(c.rate_key);
     }
   }
-  const claimed: ClaimedRow[] = [];
+  const picked: LimitedCandidate[] = [];
   for (const p of picks)
-    if (p.claim) claimed.push(claimRow(p.c));
+    if (p.claim) picked.push(p.c);
     else bury(p.c);
+  // One statement for every pick (the rows of buried candidates are not among them).
+  const claimed = picked.length === 0 ? [] : claimRows(picked);
   for (const k of used) {
     const w = windows.get(k)!;
     conn.stmt(SET_KEY_WINDOW).run(queue, k, w.window, w.used);

@@ -326,11 +326,11 @@ function claimRows(
           queue,
           max,
           settings,
-          (c) => {
-            recordLapsed(ctx, c, 'lapsed');
-            return ctx.conn
-              .stmt(Q.CLAIM_ROW)
-              .get({ token: newToken(), now, lease: leaseMs, worker: workerId, id: c.id }) as ClaimedRow;
+          (picked) => {
+            for (const c of picked) recordLapsed(ctx, c, 'lapsed');
+            const rows: ClaimedRow[] = [];
+            claimTaken(ctx, picked, leaseMs, workerId, newToken, rows);
+            return rows;
           },
           (c) => {
             recordLapsed(ctx, c, 'dead');
