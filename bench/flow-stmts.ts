@@ -100,6 +100,7 @@ for (const v of variants) {
     logger: { log: () => undefined, warn: () => undefined, error: (m) => process.stderr.write(`${m}\n`) },
   });
   const t0 = performance.now();
+  const c0 = process.cpuUsage();
   w.start();
   for (;;) {
     if (handled >= N) {
@@ -109,10 +110,13 @@ for (const v of variants) {
     await new Promise((r) => setTimeout(r, handled >= N ? 2 : 5));
   }
   const rate = (N * 1000) / (performance.now() - t0);
+  const cpu = process.cpuUsage(c0);
   await w.stop();
   let total = 0;
   for (const e of prof.values()) total += e.ms;
-  console.log(`== ${v}: ${rate.toFixed(0)} jobs/s, ${((total * 1000) / N).toFixed(1)} µs/job in statements`);
+  console.log(
+    `== ${v}: ${rate.toFixed(0)} jobs/s, ${((total * 1000) / N).toFixed(1)} µs/job in statements, ${((cpu.user + cpu.system) / N).toFixed(1)} µs/job of CPU`,
+  );
   for (const [sql, e] of [...prof].sort((a, b) => b[1].ms - a[1].ms).slice(0, 10))
     console.log(
       `  ${(e.n / N).toFixed(3)}/job ${((e.ms * 1000) / N).toFixed(1).padStart(5)} µs/job  ${sql.replace(/\s+/g, ' ').trim().slice(0, 110)}`,
