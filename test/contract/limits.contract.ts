@@ -133,6 +133,25 @@ export function limitsContract(engine: EngineFixture): void {
       expect(payloads(await q.claimBatch(10, 'w'))).toEqual(['a2']);
     });
 
+    it('a batch fills past a run of one key after batches of interleaved keys', async () => {
+      const q = store().queue(uid('ck-run'), { limitKeys: { concurrencyKey: 'payload.k' } });
+      // Batches of distinct keys first: each claim fills its batch from the head of its candidates.
+      for (let round = 0; round < 3; round++) {
+        await q.enqueueMany(Array.from({ length: 100 }, (_, n) => ({ k: `r${round}-${n}` })));
+        const jobs = await q.claimBatch(100, 'w');
+        expect([round, jobs.length]).toEqual([round, 100]);
+        await ackAll(jobs);
+      }
+      // Then more jobs of one key than twice the batch, ahead of jobs of other keys.
+      await q.enqueueMany(Array.from({ length: 250 }, (_, n) => ({ k: 'hot', n })));
+      await q.enqueueMany(Array.from({ length: 100 }, (_, n) => ({ k: `cold-${n}`, n })));
+      const jobs = await q.claimBatch(100, 'w');
+      expect(payloads(jobs)).toEqual([
+        { k: 'hot', n: 0 },
+        ...Array.from({ length: 99 }, (_, n) => ({ k: `cold-${n}`, n })),
+      ]);
+    });
+
     it('holds across stores (another process) claiming at once', async () => {
       const name = uid('ck-stores');
       const q = store().queue(name);

@@ -6,7 +6,7 @@ import { queueWakeChannel } from '../../contract/names.js';
 import { rateAllowance } from '../../contract/queue-settings.js';
 import type { ClaimedRow } from '../shared/queue-driver.js';
 import type { WriteCtx } from './writer.js';
-import { firstScan, limitSettings, scanBound } from '../shared/limits.js';
+import { FIRST_SCAN_MIN, firstScan, limitSettings, scanBound } from '../shared/limits.js';
 import {
   BUSY_KEYS,
   BUSY_TOTAL,
@@ -37,6 +37,13 @@ export interface LimitSettings {
  * two stores costs at most a spurious wake (or a missed one, and the idle poll).
  */
 const LIMITED = new Set<string>();
+
+/**
+ * Queue names, and the candidates per claimed job the last limited claim of the queue in this process
+ * walked to fill its batch: the next claim's first read is sized by it (see `claimLimited`). A hint
+ * only, process-wide by name as {@link LIMITED}.
+ */
+const WALKED = new Map<string, number>();
 
 /** Records what a claim read about `queue`'s limits. */
 export function noteLimited(queue: string, limited: boolean): void {
@@ -129,13 +136,20 @@ export function claimLimited(
   // of the full bound returns (the same order, nothing written in between: the picks are applied after
   // the walk), so when the walk runs out of it short of the batch, a read of the full bound goes on
   // from where it stopped and the claim takes exactly what one read of the full bound would have.
-  const first = firstScan(room);
+  // The first read is what the queue's last full batch walked per job, a quarter more, up to
+  // `firstScan`: where keys interleave, about the batch itself instead of twice it.
+  const walked = WALKED.get(queue);
   const bound = scanBound(room);
+  const first =
+    walked === undefined
+      ? firstScan(room)
+      : Math.min(firstScan(room), Math.max(FIRST_SCAN_MIN, Math.ceil(room * walked * 1.25)));
   let candidates = read(first);
   let whole = first >= bound || candidates.length < first;
   const picks: { c: LimitedCandidate; claim: boolean }[] = [];
   let taken = 0;
-  for (let i = 0; taken < room; i++) {
+  let i = 0;
+  for (; taken < room; i++) {
     if (i === candidates.length) {
       if (whole) break;
       candidates = read(bound);
@@ -157,6 +171,7 @@ export function claimLimited(
       used.add(c.rate_key);
     }
   }
+  if (taken === room) WALKED.set(queue, i / taken);
   const picked: LimitedCandidate[] = [];
   for (const p of picks)
     if (p.claim) picked.push(p.c);
