@@ -6,6 +6,24 @@ import { moveRunText, setWaitingText } from '../../lib/workflows/runs.js';
 import { type EngineDb, describePg, postgres } from '../helpers/engines.js';
 import { type PlanNode, explainAnalyzed, indexesUsed, withClient } from './pg-helpers.js';
 
+/** A scan node as auto_explain logs it with `log_analyze`. */
+type ScanNode = PlanNode & { 'Index Cond'?: string; 'Rows Removed by Filter'?: number };
+
+/** Every scan of `table` in a plan: its index, whether its index condition names `column`, the rows its filter dropped. */
+function scansOf(plan: ScanNode, table: string, column: string): [string, boolean, number][] {
+  const own: [string, boolean, number][] =
+    plan['Relation Name'] === table
+      ? [
+          [
+            plan['Index Name'] ?? plan['Node Type'] ?? '',
+            (plan['Index Cond'] ?? '').includes(column),
+            plan['Rows Removed by Filter'] ?? 0,
+          ],
+        ]
+      : [];
+  return [...own, ...(plan.Plans ?? []).flatMap((p) => scansOf(p, table, column))];
+}
+
 /** The indexes of `table` a plan reads. */
 function indexesOn(plan: PlanNode, table: string): string[] {
   return [...indexesUsed(plan)].filter((name) => name.startsWith(table));
@@ -19,7 +37,8 @@ function indexesOn(plan: PlanNode, table: string): string[] {
  * operations and a run's end, move or wait, after statistics taken while nothing was processing or
  * running: the processing index (queue, claimed_until) and the runs' by-state index (ns, state,
  * created_at, id) then looked free to scan, and each lookup read every job in flight or every running
- * run, parked ones included.
+ * run, parked ones included. A limited claim's rate windows, after statistics of a small windows table:
+ * each claim read the window of every key of its queue.
  */
 describePg('postgres lookups by primary key', () => {
   let db: EngineDb;
@@ -104,6 +123,65 @@ describePg('postgres lookups by primary key', () => {
     expect(await a!.ack()).toBe(true);
     expect(await a!.ack()).toBe(false);
     expect(await store.queue('handled').getJob(b!.id)).toMatchObject({ state: 'processing' });
+  });
+
+  it("reads a limited claim's rate windows by primary key, with statistics of a small windows table", async () => {
+    const s = `"${db.location}"`;
+    const now = await store.now();
+    const period = 3_600_000;
+    const win = Math.floor(now / period) * period;
+    const windows = (from: number, to: number) =>
+      `INSERT INTO ${s}.key_rate_windows (queue, key, window_start, window_count)
+       SELECT 'rated', 'k' || g, ${win}, 1 FROM generate_series(${from}, ${to}) AS g`;
+    const seen = await withClient(async (c) => {
+      // Statistics taken while the queue had one window, then a window for each of 2,000 keys, one full.
+      await c.query(windows(1, 1));
+      await c.query(`ANALYZE ${s}.key_rate_windows`);
+      await c.query(windows(2, 2_000));
+      await c.query(`UPDATE ${s}.key_rate_windows SET window_count = 5 WHERE key = 'k42'`);
+      await c.query('SET plan_cache_mode = force_generic_plan');
+      // The plans of the functions' own queries, as PostgreSQL logs them (auto_explain, sent to this session).
+      await c.query(`LOAD 'auto_explain'`);
+      await c.query(
+        `SET auto_explain.log_min_duration = 0; SET auto_explain.log_nested_statements = on;
+         SET auto_explain.log_analyze = on; SET auto_explain.log_format = json; SET client_min_messages = log`,
+      );
+      const logged: string[] = [];
+      c.on('notice', (n) => logged.push(n.message ?? ''));
+      const plan = async (
+        sql: string,
+        column: string,
+      ): Promise<{ rows: unknown[]; scans: [string, boolean, number][] }> => {
+        logged.length = 0;
+        const r = await c.query(sql);
+        const inner = logged.filter((m) => m.includes('"Query Text": "SELECT w.key'));
+        return {
+          rows: r.rows as unknown[],
+          scans: inner.flatMap((m) =>
+            scansOf((JSON.parse(m.slice(m.indexOf('{'))) as { Plan: ScanNode }).Plan, 'key_rate_windows', column),
+          ),
+        };
+      };
+      const used = await plan(
+        `SELECT key, n::int FROM ${s}.key_rate_used('rated', ${win}, ARRAY['k7', 'k1500', 'k9999'])`,
+        'key',
+      );
+      const full = await plan(`SELECT key FROM ${s}.key_rate_full('rated', ${win}, 2)`, 'window_count');
+      await c.query('SET client_min_messages = notice');
+      return { used, full };
+    });
+    // The windows of the keys asked for, each looked up by primary key: no window of another key is read.
+    expect(seen.used.rows).toEqual(
+      expect.arrayContaining([
+        { key: 'k7', n: 1 },
+        { key: 'k1500', n: 1 },
+      ]),
+    );
+    expect(seen.used.rows).toHaveLength(2);
+    expect(seen.used.scans).toEqual([['key_rate_windows_pkey', true, 0]]);
+    // The full windows of the period: a range of the full-windows index by count.
+    expect(seen.full.rows).toEqual([{ key: 'k42' }]);
+    expect(seen.full.scans).toEqual([['key_rate_windows_window_idx', true, 0]]);
   });
 
   it('reads a run by primary key when it checks its state, however many runs are running', async () => {

@@ -24,6 +24,7 @@ import { MIGRATION_28 } from './migrations/v28.js';
 import { MIGRATION_30 } from './migrations/v30.js';
 import { MIGRATION_31 } from './migrations/v31.js';
 import { MIGRATION_32 } from './migrations/v32.js';
+import { MIGRATION_33 } from './migrations/v33.js';
 import { migrationLockKey, quoteIdent, validateSchemaName } from './schema-sql.js';
 
 /** One numbered, immutable migration of the engine schema. Never edit a released one: add the next. */
@@ -61,6 +62,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
   MIGRATION_30,
   MIGRATION_31,
   MIGRATION_32,
+  MIGRATION_33,
 ]);
 
 export const POSTGRES_SCHEMA_VERSION = POSTGRES_MIGRATIONS[POSTGRES_MIGRATIONS.length - 1]!.version;
