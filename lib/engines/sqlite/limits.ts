@@ -45,6 +45,9 @@ const LIMITED = new Set<string>();
  */
 const WALKED = new Map<string, number>();
 
+/** How much more than the last full batch walked per job a first read takes (room for a few more skips). */
+const WALKED_SLACK = 1.25;
+
 /** Records what a claim read about `queue`'s limits. */
 export function noteLimited(queue: string, limited: boolean): void {
   if (limited) LIMITED.add(queue);
@@ -143,7 +146,7 @@ export function claimLimited(
   const first =
     walked === undefined
       ? firstScan(room)
-      : Math.min(firstScan(room), Math.max(FIRST_SCAN_MIN, Math.ceil(room * walked * 1.25)));
+      : Math.min(firstScan(room), Math.max(FIRST_SCAN_MIN, Math.ceil(room * walked * WALKED_SLACK)));
   let candidates = read(first);
   let whole = first >= bound || candidates.length < first;
   const picks: { c: LimitedCandidate; claim: boolean }[] = [];
@@ -177,7 +180,7 @@ export function claimLimited(
     if (p.claim) picked.push(p.c);
     else bury(p.c);
   // One statement for every pick (the rows of buried candidates are not among them).
-  const claimed = picked.length === 0 ? [] : claimRows(picked);
+  const claimed = claimRows(picked);
   for (const k of used) {
     const w = windows.get(k)!;
     conn.stmt(SET_KEY_WINDOW).run(queue, k, w.window, w.used);
