@@ -2,7 +2,7 @@ import { WORKFLOWS_QUEUE_PREFIX } from '../contract/names.js';
 import type { Store } from '../contract/types.js';
 import type { RunState, RunSummary, WorkflowRun } from '../workflows/types.js';
 import { createWorkflows, type Workflows } from '../workflows/workflows.js';
-import { decodeEntry, type Entry } from '../workflows/journal.js';
+import { journalLines, namesOf, type Entry, type JournalLine } from '../workflows/journal.js';
 import { runNamespaces } from '../workflows/runs.js';
 import { workflowSqlOf } from '../workflows/sql-seam.js';
 import { writeAudit, type AuditEntry } from './audit.js';
@@ -122,7 +122,7 @@ export async function workflowPages(kit: WorkflowPagesKit): Promise<DashboardRep
     if (!id) return kit.reply(400, messagePage(ctx, 'Bad request', 'id (the run) is required'));
     const found = await withWorkflows(store, ns, async (w) => {
       const run = await w.getStatus(id);
-      return run ? { run, journal: await store.stream(`${ns}:run:${id}`).readSince(0, JOURNAL_LIMIT) } : null;
+      return run ? { run, journal: await journalLines(store, namesOf(ns), id, JOURNAL_LIMIT) } : null;
     });
     if (!found)
       return kit.reply(
@@ -138,19 +138,7 @@ export async function workflowPages(kit: WorkflowPagesKit): Promise<DashboardRep
       wf === 'cancel' || wf === 'retry' || wf === 'signal'
         ? { action: wf, ok: str(req.query, 'ok') === '1' }
         : undefined;
-    return kit.reply(
-      200,
-      runPage(
-        ctx,
-        ns,
-        found.run,
-        found.journal.flatMap((e) => {
-          const entry = decodeEntry(e.payload);
-          return entry === null ? [] : [{ offset: e.offset, at: e.createdAt, entry }];
-        }),
-        done,
-      ),
-    );
+    return kit.reply(200, runPage(ctx, ns, found.run, found.journal, done));
   } catch (err) {
     if (
       err instanceof Error &&
@@ -416,7 +404,7 @@ export function runPage(
   ctx: PageCtx,
   ns: string,
   run: WorkflowRun,
-  journal: readonly { offset: number; at: number; entry: Entry }[],
+  journal: readonly JournalLine[],
   done?: { action: string; ok: boolean },
 ): string {
   const steps = run.steps.map(
@@ -508,7 +496,7 @@ export function runPage(
         ${journal.map(
           (j) =>
             html`<tr data-entry="${j.entry.type}">
-              <td class="n">${j.offset}</td>
+              <td class="n">${j.offset ?? ''}</td>
               <td>${when(j.at, ctx.now)}</td>
               <td>${describeEntry(j.entry)}</td>
             </tr>`,

@@ -1,5 +1,7 @@
 import type { Store, TxOps } from '../contract/types.js';
-import type { EndedRun, EndResult, JournalAppend, RunStart, StartOutcome, WorkflowSql } from './sql-seam.js';
+import type { EndedRun, EndResult, RunStart, StartOutcome, StepAppend, WorkflowSql } from './sql-seam.js';
+import { sqlOfTx } from './runs.js';
+import { insertStep } from './steps.js';
 
 // Group commit of the workflows' own writes: the journal entries of steps, the ends and the starts of
 // many runs share one transaction (one commit, one fsync) instead of one each. A write that arrives
@@ -105,7 +107,7 @@ class Lane<I, R> {
 
 export class TxBatcher {
   private readonly queued: Queued[] = [];
-  private readonly appends: Lane<JournalAppend, number | null> | null;
+  private readonly appends: Lane<StepAppend, number | null> | null;
   private readonly ends: Lane<EndedRun, EndResult> | null;
   private readonly starts: Lane<RunStart, StartOutcome> | null;
   private inFlight = 0;
@@ -122,16 +124,16 @@ export class TxBatcher {
     private readonly limits: { readonly all: number; readonly tx: number; readonly lane: number },
     /** The store's own statements, for the one-statement journal append where the engine has it. */
     private readonly sql: WorkflowSql,
-    /** The inbox that holds the journal's once-only guards. */
+    /** The inbox that holds the once-only guards of the runs' ends. */
     private readonly guardInbox: string,
     /** The inbox that holds the starts' once-only guards. */
     private readonly startInbox: string,
   ) {
-    const { appendJournal, startRuns, endRuns } = sql;
-    this.appends = appendJournal
+    const { appendSteps, startRuns, endRuns } = sql;
+    this.appends = appendSteps
       ? new Lane(
           (w) => w.stream,
-          (ws) => appendJournal.call(sql, guardInbox, ws),
+          (ws) => appendSteps.call(sql, ws),
         )
       : null;
     this.ends = endRuns
@@ -157,15 +159,12 @@ export class TxBatcher {
   }
 
   /**
-   * Appends `write.payload` to `write.stream` under the once-only guard `write.guard`; resolves to its
-   * offset once committed, or null when another writer held the guard (nothing written).
+   * Writes the step row `write` (its key is its once-only guard); resolves once committed to the head
+   * offset of the run's stream then, or to null when another writer held the key (nothing written).
    */
-  append(write: JournalAppend): Promise<number | null> {
+  append(write: StepAppend): Promise<number | null> {
     if (this.appends) return this.appends.push(write, () => this.pump());
-    return this.run(async (tx) => {
-      if ((await tx.inboxClaim(this.guardInbox, write.guard)) !== 'claimed') return null;
-      return tx.publish(write.stream, write.payload);
-    });
+    return this.run((tx) => insertStep(sqlOfTx(tx), write));
   }
 
   /** Whether the engine writes many starts (`start`) and ends (`end`) in one statement. */

@@ -34,6 +34,14 @@ import type {
 import type { Instrument } from './instrument.js';
 import type { TxBatcher } from './batch.js';
 import { setWaiting, sqlOfTx } from './runs.js';
+import type { EndedRun, StepAppend } from './sql-seam.js';
+import { insertStep, setStep } from './steps.js';
+
+/** A journal entry at a position: a row of the steps table. */
+type PositionedEntry = Extract<Entry, { readonly position: number }>;
+
+/** A pass's last step entry, left for the run's end to write (see `EndedRun.before`). */
+export type DeferredEntry = NonNullable<EndedRun['before']>;
 
 // One pass of a run on one worker: replays `run(input, ctx)` against the journal (journaled calls return
 // their outcome, nothing runs), then does new work at the first unjournaled position until the run ends
@@ -206,7 +214,7 @@ export class RunDriver {
   /** Called when a cancellation may have been committed: aborts the running step and starts nothing new. */
   async checkCancelled(): Promise<void> {
     if (this.halted) return;
-    await this.journal.refresh(this.deps.store, this.stream);
+    await this.journal.refresh(this.deps.store, this.deps.names, this.id);
     if (this.journal.cancelled) this.stop({ kind: 'cancelled' });
   }
 
@@ -316,7 +324,7 @@ export class RunDriver {
    * once, see {@link wrote}); `read`: read what was committed since anyway (a wait for a signal).
    */
   private async fresh(read = false): Promise<boolean> {
-    if (read) await this.journal.refresh(this.deps.store, this.stream);
+    if (read) await this.journal.refresh(this.deps.store, this.deps.names, this.id);
     if (this.halted) return false;
     if (this.journal.cancelled) {
       void this.stop({ kind: 'cancelled' });
@@ -368,7 +376,7 @@ export class RunDriver {
    * end's statement to write ahead of the end, or null; first waits for a write of it under way (rejecting
    * as that write did; `superseded` when it found its guard taken).
    */
-  async takeDeferred(): Promise<{ guard: string; payload: unknown } | null | 'superseded'> {
+  async takeDeferred(): Promise<DeferredEntry | null | 'superseded'> {
     if (this.flushing !== null) {
       try {
         await this.flushing;
@@ -380,7 +388,7 @@ export class RunDriver {
     const d = this.deferred;
     if (d === null) return null;
     this.deferred = null;
-    return { guard: this.deps.names.guard(this.id, this.journal.epoch(d.what)), payload: encodeEntry(d.entry) };
+    return { position: d.entry.position, key: this.journal.epoch(d.what), payload: encodeEntry(d.entry) };
   }
 
   /** A pass that halted: writes its deferred step entry as an awaited write would have; a failure leaves the step to run again. */
@@ -389,7 +397,7 @@ export class RunDriver {
   }
 
   /** Journals `entry` under its once-only guard, with `more` in the same (shared) transaction. */
-  private async append(what: string, entry: Entry, more?: (tx: TxOps) => Promise<unknown>): Promise<void> {
+  private async append(what: string, entry: PositionedEntry, more?: (tx: TxOps) => Promise<unknown>): Promise<void> {
     this.appending += 1;
     try {
       await this.appendNow(what, entry, more);
@@ -398,30 +406,38 @@ export class RunDriver {
     }
   }
 
-  private async appendNow(what: string, entry: Entry, more?: (tx: TxOps) => Promise<unknown>): Promise<void> {
+  private async appendNow(what: string, entry: PositionedEntry, more?: (tx: TxOps) => Promise<unknown>): Promise<void> {
     const { batch, names } = this.deps;
-    const guard = names.guard(this.id, this.journal.epoch(what));
+    const { position } = entry;
     const stored = encodeEntry(entry);
-    // A lost guard writes nothing and throws nothing: the transaction is shared with other passes' writes.
-    const offset = more
+    const write: StepAppend = {
+      ns: names.ns,
+      run: this.id,
+      position,
+      key: this.journal.epoch(what),
+      stream: this.stream,
+      payload: stored,
+    };
+    // A taken key writes nothing and throws nothing: the transaction is shared with other passes' writes.
+    const head = more
       ? await batch.run(async (tx) => {
-          if ((await tx.inboxClaim(names.journalInbox, guard)) !== 'claimed') return null;
-          const at = await tx.publish(this.stream, stored);
-          await more(tx);
+          const at = await insertStep(sqlOfTx(tx), write);
+          if (at !== null) await more(tx);
           return at;
         })
-      : await batch.append({ guard, stream: this.stream, payload: stored });
-    if (offset === null) throw new Superseded();
-    await this.wrote(offset, stored);
+      : await batch.append(write);
+    if (head === null) throw new Superseded();
+    await this.wrote(head, write);
   }
 
   /**
-   * This pass's entry `stored` committed at `offset`: folded into the journal when it follows what the
-   * journal holds; otherwise something else was journaled in between (a signal, a cancellation, another
-   * writer's entry), read now so the next call sees it.
+   * This pass's step entry `w` committed while the run's stream head was at `head`: folded into the
+   * journal when nothing of the stream is unread; otherwise something else was journaled in between (a
+   * signal, a cancellation, an end), read now so the next call sees it.
    */
-  private async wrote(offset: number, stored: unknown): Promise<void> {
-    if (!this.journal.follows(offset, stored)) await this.journal.refresh(this.deps.store, this.stream);
+  private async wrote(head: number, w: StepAppend): Promise<void> {
+    if (!this.journal.own(head, w.position, w.key, w.payload))
+      await this.journal.refresh(this.deps.store, this.deps.names, this.id);
   }
 
   private timer(at: number): (tx: TxOps) => Promise<number> {
@@ -548,9 +564,19 @@ export class RunDriver {
     fn: (tx: TxOps, external: unknown) => Promise<T>,
   ): Promise<unknown> {
     const { names } = this.deps;
-    const { result, offset, stored } = await this.deps.transaction(async (tx, external) => {
-      if ((await tx.inboxClaim(names.journalInbox, names.guard(this.id, this.journal.epoch(String(p))))) !== 'claimed')
-        throw new Superseded();
+    const write: StepAppend = {
+      ns: names.ns,
+      run: this.id,
+      position: p,
+      key: this.journal.epoch(String(p)),
+      stream: this.stream,
+      payload: null,
+    };
+    const { result, head, stored } = await this.deps.transaction(async (tx, external) => {
+      // The entry's key first (a concurrent writer of it waits here, then finds it taken), its outcome last.
+      const sql = sqlOfTx(tx);
+      const head = await insertStep(sql, write);
+      if (head === null) throw new Superseded();
       let value: T;
       try {
         value = await fn(tx, external);
@@ -559,9 +585,10 @@ export class RunDriver {
       }
       const result = jsonForm(name, value);
       const stored = encodeEntry({ type: 'done', position: p, kind: 'transaction', name, result });
-      return { result, offset: await tx.publish(this.stream, stored), stored };
+      await setStep(sql, write, stored);
+      return { result, head, stored };
     });
-    await this.wrote(offset, stored);
+    await this.wrote(head, { ...write, payload: stored });
     return result;
   }
 

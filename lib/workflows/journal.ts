@@ -1,11 +1,16 @@
 import { workflowsQueueName } from '../contract/names.js';
 import type { Store, StreamEvent } from '../contract/types.js';
 import type { JournaledError } from './errors.js';
+import { workflowSqlOf } from './sql-seam.js';
+import { epochOfKey, readSteps, type StepRow } from './steps.js';
 import type { RunState, RunStep, WorkflowRun } from './types.js';
 
-// The journal of a run is the stream `<ns>:run:<id>`: one event per entry, in commit order. Entries with a
-// position are written by the run's driver, each under a once-only inbox guard in the same transaction, so
-// a position holds at most one entry of each kind; signals and cancellation are written by anyone.
+// The journal of a run is two things read together. Its positioned entries (a step's outcome, a retry, a
+// sleep, a wait, a join), written by the run's driver, are rows of the steps table (steps.ts), keyed by
+// position and what the entry is there, so a position holds at most one entry of each kind. Its other
+// entries (the start, signals and cancellation, written by anyone, workflows.retry's re-drive and the end)
+// are events of the stream `<ns>:run:<id>`, in commit order. Runs journaled before the steps table kept
+// their positioned entries in the stream too (each under an inbox guard): those are read as they are.
 //
 // The code works with the readable entries below; `encodeEntry` / `decodeEntry` are the only places that
 // know the stored form, whose keys are single letters (`{ t: 'done', p, k, n, r: { v }, e, a }`) so that a
@@ -350,12 +355,41 @@ export class Journal {
   readonly lastAt = new Map<number, number>();
   offset = 0;
 
+  /** Step rows folded, by position and key (a read from {@link stepFrom} on finds some again). */
+  private readonly stepKeys = new Set<string>();
+  /** Where the next read of the step rows starts (the last position read: a position may get more rows). */
+  private stepFrom = 0;
+  /** The first re-driven position of each `workflows.retry` applied, in order (see {@link addStep}). */
+  private readonly retriedFrom: number[] = [];
+
+  /** Folds an event of the run's stream. */
   add(ev: StreamEvent): void {
-    // Already folded (a read that raced this journal's own write, see follows()).
+    // Already folded (a read that raced this journal's own write).
     if (ev.offset <= this.offset) return;
     this.offset = ev.offset;
     const e = decodeEntry(ev.payload);
     if (e === null) return;
+    this.apply(e, ev.createdAt, ev.offset);
+  }
+
+  /**
+   * Folds a step row; false when it belongs to a retry epoch whose re-drive is not folded yet (the next
+   * read finds it again). A row written before a `workflows.retry` that re-drove its position is skipped.
+   */
+  private addStep(row: StepRow): boolean {
+    const id = `${row.position}\u0000${row.key}`;
+    if (this.stepKeys.has(id)) return true;
+    const epoch = epochOfKey(row.key);
+    if (epoch > this.retried) return false;
+    this.stepKeys.add(id);
+    for (let k = epoch; k < this.retriedFrom.length; k++) if (row.position >= this.retriedFrom[k]!) return true;
+    const e = decodeEntry(row.payload);
+    if (e !== null && 'position' in e) this.apply(e, row.createdAt, 0);
+    return true;
+  }
+
+  private apply(e: Entry, createdAt: number, offset: number): void {
+    const ev = { createdAt, offset };
     switch (e.type) {
       case 'start':
         this.start ??= e;
@@ -368,7 +402,10 @@ export class Journal {
         this.lastAt.set(e.position, ev.createdAt);
         break;
       case 'retry':
-        this.retries.set(e.position, [...(this.retries.get(e.position) ?? []), e]);
+        this.retries.set(
+          e.position,
+          [...(this.retries.get(e.position) ?? []), e].sort((a, b) => a.attempt - b.attempt),
+        );
         this.lastAt.set(e.position, ev.createdAt);
         break;
       case 'sleep':
@@ -400,6 +437,8 @@ export class Journal {
             this.lastAt,
           ] as Map<number, unknown>[])
             for (const k of [...m.keys()]) if (k >= e.fromPosition) m.delete(k);
+          this.retriedFrom.push(e.fromPosition);
+          this.stepFrom = Math.min(this.stepFrom, e.fromPosition);
         }
         break;
       case 'signal':
@@ -425,9 +464,8 @@ export class Journal {
   private reads = 0;
 
   /**
-   * Folds `stored`, an entry this process just committed at `offset`, when it directly follows what
-   * was folded (nothing else was journaled in between): true. False when the journal must be read.
-   * Its time is this process's clock (only readers' views show entry times, and they read).
+   * Folds `stored`, a stream entry this process just committed at `offset` (a run's start), when it
+   * directly follows what was folded: true. False when the journal must be read.
    */
   follows(offset: number, stored: unknown): boolean {
     if (this.reads > 0 || offset !== this.offset + 1) return false;
@@ -435,22 +473,46 @@ export class Journal {
     return true;
   }
 
-  /** Reads the events after the ones folded so far (one read at a time); true when there were any. */
-  refresh(store: Store, stream: string): Promise<boolean> {
+  /**
+   * Folds `stored`, a step entry this process just committed at `position` under `key`, when the run's
+   * stream head was `head` then and nothing of the stream is unread (`head` is what was folded): true.
+   * False when the journal must be read. Its time is this process's clock (only readers' views show
+   * entry times, and they read).
+   */
+  own(head: number, position: number, key: string, stored: unknown): boolean {
+    if (this.reads > 0 || head !== this.offset) return false;
+    return this.addStep({ position, key, payload: stored, createdAt: Date.now() });
+  }
+
+  /** Reads what was journaled since the last read (one read at a time); true when there was anything. */
+  refresh(store: Store, names: Names, id: string): Promise<boolean> {
     this.reads += 1;
-    const next = this.reading.then(() => this.readMore(store, stream)).finally(() => (this.reads -= 1));
+    const next = this.reading.then(() => this.readMore(store, names, id)).finally(() => (this.reads -= 1));
     this.reading = next.catch(() => undefined);
     return next;
   }
 
-  private async readMore(store: Store, stream: string): Promise<boolean> {
+  private async readMore(store: Store, names: Names, id: string): Promise<boolean> {
     let any = false;
+    const stream = names.runStream(id);
     for (;;) {
       const events = await store.stream(stream).readSince(this.offset, 1000);
       for (const ev of events) this.add(ev);
       if (events.length > 0) any = true;
-      if (events.length < 1000) return any;
+      if (events.length < 1000) break;
     }
+    // The stream first: a row of a retry epoch is folded once the stream's re-drive entry is.
+    const sql = workflowSqlOf(store as object);
+    if (sql === null) return any;
+    const rows = await readSteps(sql, names.ns, id, this.stepFrom);
+    let from: number | null = null;
+    for (const row of rows) {
+      const had = this.stepKeys.size;
+      if (!this.addStep(row)) from ??= row.position;
+      else if (this.stepKeys.size > had) any = true;
+    }
+    this.stepFrom = from ?? (rows.length > 0 ? rows[rows.length - 1]!.position : this.stepFrom);
+    return any;
   }
 
   /** A guard's `what` in the run's current retry epoch (positions re-run after `workflows.retry` get fresh guards). */
@@ -552,8 +614,35 @@ export class Journal {
 /** Reads a whole run's journal. */
 export async function loadJournal(store: Store, names: Names, id: string): Promise<Journal> {
   const j = new Journal();
-  await j.refresh(store, names.runStream(id));
+  await j.refresh(store, names, id);
   return j;
+}
+
+/** A journal entry as readers list it: a stream event (`offset`) or a step row (`offset` null), with its time. */
+export interface JournalLine {
+  readonly offset: number | null;
+  readonly at: number;
+  readonly entry: Entry;
+}
+
+/**
+ * The first `limit` stream events of run `id` and its first `limit` step rows, decoded, in time order
+ * (ties: stream events by offset, then step rows by position): the raw journal a reader shows.
+ */
+export async function journalLines(store: Store, names: Names, id: string, limit: number): Promise<JournalLine[]> {
+  const events = await store.stream(names.runStream(id)).readSince(0, limit);
+  const sql = workflowSqlOf(store as object);
+  const rows = sql === null ? [] : await readSteps(sql, names.ns, id, 0, limit);
+  const lines: (JournalLine & { readonly order: number })[] = [];
+  for (const ev of events) {
+    const entry = decodeEntry(ev.payload);
+    if (entry !== null) lines.push({ offset: ev.offset, at: ev.createdAt, entry, order: ev.offset });
+  }
+  for (const row of rows) {
+    const entry = decodeEntry(row.payload);
+    if (entry !== null) lines.push({ offset: null, at: row.createdAt, entry, order: Number.MAX_SAFE_INTEGER });
+  }
+  return lines.sort((a, b) => a.at - b.at || a.order - b.order).map(({ offset, at, entry }) => ({ offset, at, entry }));
 }
 
 /** An entry of the runs index (`<ns>:runs`, keyed by run id): a start, then at most one terminal state. */

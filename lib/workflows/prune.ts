@@ -18,7 +18,8 @@ function sqlOf(store: Store): WorkflowSql {
  * - each run's once-only guards (inbox `<ns>:journal`, ids `<id>#…`) and its id guard (inbox
  *   `<ns>:runs`), so the id is free again;
  * - its journal, the stream `<ns>:run:<id>`, with its head row;
- * - its row in the runs table (found through the index of finished runs by end time), and its count.
+ * - its row in the runs table (found through the index of finished runs by end time), its count and
+ *   its step rows (in one transaction).
  *
  * Guards and journal go first, the row last: a crash between the steps leaves a row that is pruned
  * again on the next call. Then the counts' delta rows are folded.

@@ -4,6 +4,7 @@ import type { TxOps } from '../contract/types.js';
 import { workflowSqlOf, type WorkflowSql } from './sql-seam.js';
 import type { RunState } from './types.js';
 import { runStateOf } from './tables-ddl.js';
+import { deleteSteps } from './steps.js';
 
 // The runs table (tables-ddl.ts): one row per run, moved by the same transactions that journal the
 // run's start, waits and end. Listing reads it in keyset pages through its indexes; the counts per
@@ -353,14 +354,16 @@ export async function finishedBefore(
   return rows.map((r) => ({ id: String(r.id), state: String(r.state) as RunState }));
 }
 
-/** Deletes finished run `id` (its row and its count). */
+/** Deletes finished run `id`: its row, its count and its step rows. */
 export async function deleteRun(sql: WorkflowSql, ns: string, id: string): Promise<void> {
   const rows = await sql.query(
     `DELETE FROM ${sql.prefix}workflow_runs WHERE ns = $1 AND id = $2 AND state <> 'running' RETURNING state`,
     [ns, id],
     true,
   );
-  if (rows[0]) await count(sql, ns, [[String(rows[0].state), -1]]);
+  if (!rows[0]) return;
+  await count(sql, ns, [[String(rows[0].state), -1]]);
+  await deleteSteps(sql, ns, id);
 }
 
 /** The running runs per workflow and version (for the versions no definition serves). */

@@ -16,12 +16,13 @@ export interface WorkflowSql {
    */
   query(sql: string, params: readonly unknown[], write: boolean): Promise<Record<string, unknown>[]>;
   /**
-   * Where the engine has it: journal entries of many runs in one statement (one round trip), each under
-   * its once-only guard in `inbox`; per write, the offset its entry got, or null when another writer held
-   * the guard (nothing written). At most one write per stream. Without it, each entry is an `inboxClaim`
-   * and a `publish`.
+   * Where the engine has it: positioned journal entries of many runs in one statement (one round trip,
+   * one commit), each a row of the steps table whose key is its once-only guard; per write, the head
+   * offset of the run's stream when it was written (0: no stream yet), or null when the key was taken
+   * (another writer journaled it: nothing written). Without it, each is an {@link insertStep} in a
+   * transaction.
    */
-  appendJournal?(inbox: string, writes: readonly JournalAppend[]): Promise<(number | null)[]>;
+  appendSteps?(writes: readonly StepAppend[]): Promise<(number | null)[]>;
   /**
    * Where the engine has it: a run's start in one statement (its once-only guard in `inbox`, its start
    * entry first on `stream`, its row in the runs table, the count's delta and `job`); not created when
@@ -50,7 +51,7 @@ export interface WorkflowSql {
   endRuns?(inbox: string, ends: readonly EndedRun[]): Promise<EndResult[]>;
   /**
    * Whether {@link endRuns} writes an end's `before` entry (the run's last step, see `EndedRun.before`)
-   * in the same commit, ahead of the end.
+   * in the same commit, ahead of the end, as a step row.
    */
   readonly endsCarryEntry?: boolean;
 }
@@ -118,10 +119,11 @@ export interface EndedRun {
   /** The pass's job, acked with the end by {@link WorkflowSql.endRuns} where the engine can (absent: not). */
   readonly ack?: PassAck | null;
   /**
-   * A journal entry of the run not written yet (its last step's outcome), appended under its own guard
-   * ahead of the end by {@link WorkflowSql.endRuns} where `endsCarryEntry`: one commit for both.
+   * A positioned journal entry of the run not written yet (its last step's outcome), written as a step
+   * row under its own key ahead of the end by {@link WorkflowSql.endRuns} where `endsCarryEntry`: one
+   * commit for both.
    */
-  readonly before?: { readonly guard: string; readonly payload: unknown } | null;
+  readonly before?: { readonly position: number; readonly key: string; readonly payload: unknown } | null;
 }
 
 /** The job that drives a started run, enqueued by the start's statement where the engine can. */
@@ -148,9 +150,16 @@ export interface StartedRunRow {
   readonly parentId: string | null;
 }
 
-/** One journal entry to append: `payload` on `stream` under the once-only `guard`. */
-export interface JournalAppend {
-  readonly guard: string;
+/**
+ * One positioned journal entry of run `run` of namespace `ns`: a row of the steps table at `position`,
+ * keyed by `key` (what it is there, in the run's retry epoch: `3`, `3/r1`, `3/s`, `3@1`). `stream` is
+ * the run's journal stream, whose head offset comes back with the write.
+ */
+export interface StepAppend {
+  readonly ns: string;
+  readonly run: string;
+  readonly position: number;
+  readonly key: string;
   readonly stream: string;
   readonly payload: unknown;
 }

@@ -41,6 +41,27 @@ CREATE INDEX IF NOT EXISTS ${prefix.endsWith('.') ? '' : prefix}workflow_counts_
 }
 
 /**
+ * The steps table: a run's positioned journal entries (a step's outcome, a retry, a sleep, a wait, a
+ * join), one row each, keyed by namespace, run, position and `key` (what the entry is at its position in
+ * the run's retry epoch: `3`, `3/r1`, `3/s`, `3@1`). The primary key is the entry's once-only guard: a
+ * second write of a key writes nothing. The run's other entries (its start, signals, cancellation,
+ * retries, its end) stay in its stream. `entry` is the stored form's JSON text.
+ */
+export function workflowStepsDdl(prefix: string, bigint: 'bigint' | 'INTEGER'): string {
+  return `
+CREATE TABLE IF NOT EXISTS ${prefix}workflow_steps (
+  ns text NOT NULL,
+  run_id text NOT NULL,
+  position integer NOT NULL,
+  key text NOT NULL,
+  entry text NOT NULL,
+  created_at ${bigint} NOT NULL,
+  PRIMARY KEY (ns, run_id, position, key)
+)${bigint === 'INTEGER' ? ' WITHOUT ROWID' : ''};
+`;
+}
+
+/**
  * The state of the run row `alias` (`r.state`, or `state` without one), in a form no index serves: for a
  * lookup by id that also checks the state. PostgreSQL otherwise rates `workflow_runs_by_state`
  * (ns, state, …, id) as cheap as the primary key once its statistics say few runs are running, and then

@@ -25,7 +25,7 @@ import { ClaimedJob } from '../engines/shared/job.js';
 import { queueDriverOf } from '../engines/shared/queue.js';
 import { runLimitKeys, validateWorkflowName } from './define.js';
 import { resolveLimits, type QueueLimits } from '../contract/limits.js';
-import { RunDriver, type DriverDeps, type TransactionRunner } from './driver.js';
+import { RunDriver, type DeferredEntry, type DriverDeps, type TransactionRunner } from './driver.js';
 import { TxBatcher } from './batch.js';
 import { adoptLegacyIndex, pruneRuns } from './prune.js';
 import {
@@ -877,7 +877,7 @@ export class Workflows<X = TxOps> {
         driver.dispose();
       }
       // The run's last step, when its entry waits for the end's commit (see RunDriver.takeDeferred).
-      let before: { guard: string; payload: unknown } | null = null;
+      let before: DeferredEntry | null = null;
       if (outcome.kind === 'returned' || outcome.kind === 'threw' || outcome.kind === 'fatal') {
         const d = await driver.takeDeferred();
         if (d === 'superseded') continue;
@@ -967,7 +967,7 @@ export class Workflows<X = TxOps> {
     id: string,
     end: EndEntry,
     job: Job,
-    before: { guard: string; payload: unknown } | null,
+    before: DeferredEntry | null,
     cause?: unknown,
   ): Promise<boolean> {
     const parent = j.start?.parentId;
@@ -1003,7 +1003,10 @@ export class Workflows<X = TxOps> {
     // Not written with the end: an append of its own first, as a step's entry goes.
     if (before !== null && ended === null) {
       const at = await this.batch.append({
-        guard: before.guard,
+        ns: this.names.ns,
+        run: id,
+        position: before.position,
+        key: before.key,
         stream: this.names.runStream(id),
         payload: before.payload,
       });

@@ -76,6 +76,7 @@ export function retentionContract(engine: EngineFixture): void {
         'idle_takers',
         'workflow_runs',
         'workflow_counts',
+        'workflow_steps',
         'schedules',
         'inbox',
         'outbox_receipts',
@@ -284,7 +285,7 @@ export function retentionContract(engine: EngineFixture): void {
       });
     }
 
-    it('a pruned workflow run leaves nothing: journal, head, once-only guards, id guard and runs row', async () => {
+    it('a pruned workflow run leaves nothing: journal, step rows, head, once-only guards, id guard and runs row', async () => {
       const namespace = uid('wfns').replace(/-/g, '_');
       const wf = defineWorkflow('ret-short', {
         async run(input: { n: number }, ctx) {
@@ -315,6 +316,8 @@ export function retentionContract(engine: EngineFixture): void {
       const heads = (): Promise<number> =>
         rows('stream_heads', 'substr(stream, 1, ?) = ?', [runPrefix.length, runPrefix]);
       const index = (): Promise<number> => rows('workflow_runs', 'ns = ?', [namespace]);
+      const stepsOf = (id: string): Promise<number> => rows('workflow_steps', 'ns = ? AND run_id = ?', [namespace, id]);
+      const allSteps = (): Promise<number> => rows('workflow_steps', 'ns = ?', [namespace]);
       try {
         const ids: string[] = [];
         for (let i = 0; i < 3; i++) ids.push((await w.start(wf, { n: i })).id);
@@ -324,14 +327,18 @@ export function retentionContract(engine: EngineFixture): void {
         await w.start(park, null, { id: live });
         await waitFor('the live run parked', async () => (await w.getStatus(live))?.steps.length === 1, 20_000);
         for (const id of ids) expect(await guardsOf(id)).toBeGreaterThan(1);
+        // Each finished run's steps, its sleep and the sleep's end are rows; the live run's wait is one.
+        for (const id of ids) expect(await stepsOf(id)).toBeGreaterThan(1);
+        expect(await stepsOf(live)).toBe(1);
         const liveGuards = await guardsOf(live);
-        expect(liveGuards).toBeGreaterThan(1);
+        expect(liveGuards).toBeGreaterThanOrEqual(1);
         expect(await heads()).toBe(4);
 
         await waitFor('the runs past their retention', async () => (await w.prune()) === ids.length, 10_000, 25);
         // (The guards of ids[0] are counted with the live run's, whose ids start with `${ids[0]}#`.)
         for (const id of ids.slice(1)) expect(await guardsOf(id)).toBe(0);
         expect(await allGuards()).toBe(liveGuards);
+        expect(await allSteps()).toBe(1);
         expect(await heads()).toBe(1);
         // The runs table keeps only the live run's row.
         expect(await index()).toBe(1);
@@ -340,6 +347,7 @@ export function retentionContract(engine: EngineFixture): void {
         expect(await w.cancel(live)).toBe(true);
         await waitFor('the live run pruned', async () => (await w.prune()) === 1, 10_000, 25);
         expect(await allGuards()).toBe(0);
+        expect(await allSteps()).toBe(0);
         expect(await heads()).toBe(0);
         expect(await rows('stream_events', 'substr(stream, 1, ?) = ?', [runPrefix.length, runPrefix])).toBe(0);
         expect(await w.prune()).toBe(0);

@@ -31,6 +31,7 @@ export type Table =
   | 'nodes'
   | 'workflow_runs'
   | 'workflow_counts'
+  | 'workflow_steps'
   | 'schedules'
   | 'inbox'
   | 'outbox_receipts'

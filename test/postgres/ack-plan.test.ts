@@ -210,8 +210,9 @@ describePg('postgres lookups by primary key', () => {
           'p_ends',
           statements.endMany.text,
           `'g', ARRAY['end:r5004'], ARRAY['j:r5004'], ARRAY['{"type":"end"}'], ARRAY['rl'], ARRAY['r5004'],
-           ARRAY['failed'], ARRAY[NULL]::text[], ARRAY['{"name":"Error"}'], ARRAY['w'], ARRAY[NULL]::text[],
-           ARRAY[NULL]::text[], ARRAY[NULL]::bigint[], ARRAY[NULL]::text[], 'q', ARRAY[]::bigint[], 'w'`,
+           ARRAY['failed'], ARRAY[NULL]::text[], ARRAY['{"name":"Error"}'], ARRAY['w'], ARRAY[NULL]::int[],
+           ARRAY[NULL]::text[], ARRAY[NULL]::text[], ARRAY[NULL]::bigint[], ARRAY[NULL]::text[], 'q', ARRAY[]::bigint[],
+           'w'`,
         ],
       ];
       for (const [name, text, args] of cases) {

@@ -22,7 +22,7 @@ import {
   WORKFLOW_SQL,
   workflowSqlOf,
   type EndedRun,
-  type JournalAppend,
+  type StepAppend,
   type WorkflowSql,
 } from '../../lib/workflows/sql-seam.js';
 
@@ -804,9 +804,9 @@ export function workflowsContract(engine: EngineFixture): void {
     const seam = workflowSqlOf(store as object)!;
     // The store as the workflows see it, with the journal entries its statements write counted.
     const wrapped: WorkflowSql = Object.assign(Object.create(seam) as WorkflowSql, {
-      appendJournal: (inbox: string, writes: readonly JournalAppend[]) => {
+      appendSteps: (writes: readonly StepAppend[]) => {
         counted.appended += writes.length;
-        return seam.appendJournal!(inbox, writes);
+        return seam.appendSteps!(writes);
       },
       endRuns: (inbox: string, ends: readonly EndedRun[]) => {
         counted.carried += ends.filter((e) => e.before).length;
@@ -930,8 +930,15 @@ export function workflowsContract(engine: EngineFixture): void {
         for (const e of ends)
           if (e.before && ended.length === 0)
             expect(
-              await seam.appendJournal!(inbox, [
-                { guard: e.before.guard, stream: e.stream, payload: e.before.payload },
+              await seam.appendSteps!([
+                {
+                  ns: e.ns,
+                  run: e.id,
+                  position: e.before.position,
+                  key: e.before.key,
+                  stream: e.stream,
+                  payload: e.before.payload,
+                },
               ]),
             ).toEqual([expect.any(Number)]);
         const out = await seam.endRuns!(inbox, ends);
@@ -1195,11 +1202,18 @@ export function workflowsContract(engine: EngineFixture): void {
     expect((await w.list({ state: 'completed' })).map((r) => r.id)).toEqual([id]);
   });
 
-  it('prune drops the runs finished longer ago than retentionMs; their ids are free again', async () => {
-    const wf = defineWorkflow('short', { run: async () => 'done' });
+  it('prune drops the runs finished longer ago than retentionMs; their ids are free again, their steps forgotten', async () => {
+    let ran = 0;
+    const wf = defineWorkflow('short', {
+      run: async (_i: null, ctx) =>
+        ctx.step('once', () => {
+          ran += 1;
+          return `run ${ran}`;
+        }),
+    });
     const w = make({ workflows: [wf], retentionMs: 1 });
     const { id } = await w.start(wf, null, { id: 'old' });
-    await w.waitForResult(id, { timeoutMs: 20_000 });
+    await expect(w.waitForResult(id, { timeoutMs: 20_000 })).resolves.toBe('run 1');
     const running = defineWorkflow('park', { run: async (_i: null, ctx) => ctx.waitForSignal('go') });
     const w2 = make({ workflows: [running], retentionMs: 1 });
     const parked = await w2.start(running, null);
@@ -1209,7 +1223,10 @@ export function workflowsContract(engine: EngineFixture): void {
     expect(await w.getStatus(id)).toBeNull();
     expect(await w.list()).toEqual([]);
     expect(await w.start(wf, null, { id: 'old' })).toEqual({ id: 'old', created: true });
-    await expect(w.waitForResult('old', { timeoutMs: 20_000 })).resolves.toBe('done');
+    // The new run of the id ran its step and returns its own outcome: nothing of the pruned run's
+    // journal was left to replay.
+    await expect(w.waitForResult('old', { timeoutMs: 20_000 })).resolves.toBe('run 2');
+    expect(ran).toBe(2);
     expect(await w2.prune()).toBe(0);
     expect((await w2.getStatus(parked.id))!.state).toBe('running');
   });

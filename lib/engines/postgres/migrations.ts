@@ -25,6 +25,7 @@ import { MIGRATION_30 } from './migrations/v30.js';
 import { MIGRATION_31 } from './migrations/v31.js';
 import { MIGRATION_32 } from './migrations/v32.js';
 import { MIGRATION_33 } from './migrations/v33.js';
+import { MIGRATION_34 } from './migrations/v34.js';
 import { migrationLockKey, quoteIdent, validateSchemaName } from './schema-sql.js';
 
 /** One numbered, immutable migration of the engine schema. Never edit a released one: add the next. */
@@ -63,6 +64,7 @@ export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([
   MIGRATION_31,
   MIGRATION_32,
   MIGRATION_33,
+  MIGRATION_34,
 ]);
 
 export const POSTGRES_SCHEMA_VERSION = POSTGRES_MIGRATIONS[POSTGRES_MIGRATIONS.length - 1]!.version;

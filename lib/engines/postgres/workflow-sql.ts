@@ -10,7 +10,7 @@ import type {
   EndedRun,
   EndOutcome,
   EndResult,
-  JournalAppend,
+  StepAppend,
   PassAck,
   RunStart,
   StartJob,
@@ -61,14 +61,26 @@ function buildStatements(s: SchemaSql) {
        SELECT h.stream, h.last_offset, NULL, w.entry::json, t.ms FROM h JOIN w ON w.stream = h.stream, t
        RETURNING stream, seq
      )${rest}`;
-  const append = s.def(
-    'wf_journal_append',
-    entries(
-      `u AS MATERIALIZED (
-       SELECT * FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS u(guard, stream, entry, i)
-     )`,
-      ` SELECT u.i::int AS i, e.seq FROM u LEFT JOIN e ON e.stream = u.stream`,
-    ),
+  // Positioned journal entries of many runs in one statement, each a row of the steps table whose key is
+  // its once-only guard: a row whose key another writer holds is not written (an insert of the same key
+  // waits for a concurrent writer to end, as a guard's does). Per row written, its run stream's head
+  // offset then (0: none yet), so the writer knows whether anything of the stream is unread.
+  const appendSteps = s.def(
+    'wf_steps_append',
+    `WITH t AS MATERIALIZED (SELECT ${NOW_MS} AS ms),
+     u AS MATERIALIZED (
+       SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::text[], $6::text[])
+       WITH ORDINALITY AS u(ns, run_id, position, key, stream, entry, i)
+     ),
+     ins AS (
+       INSERT INTO ${s.q}.workflow_steps (ns, run_id, position, key, entry, created_at)
+       SELECT u.ns, u.run_id, u.position, u.key, u.entry, t.ms FROM u, t ORDER BY u.ns, u.run_id, u.position, u.key
+       ON CONFLICT DO NOTHING
+       RETURNING ns, run_id, position, key
+     )
+     SELECT u.i::int AS i, coalesce(h.last_offset, 0) AS head
+     FROM u JOIN ins ON ins.ns = u.ns AND ins.run_id = u.run_id AND ins.position = u.position AND ins.key = u.key
+       LEFT JOIN ${s.q}.stream_heads h ON h.stream = u.stream`,
   );
   // One journal entry under its guard, as the head of a statement: $1 inbox, $2 guard, $3 stream,
   // $4 entry; `g` holds the guard when it was won, `e` the entry's offset when written.
@@ -191,44 +203,46 @@ function buildStatements(s: SchemaSql) {
   );
   // The ends of many runs in one statement: per run what `end` writes, for the runs whose row is running
   // when the statement starts (`u`); the others are left untouched, for the end in a transaction that
-  // adopts a missing row. A run's last step's entry (`EndedRun.before`: guard $11, entry $12) goes first
-  // under its own guard (`gb`): when another writer holds it, nothing of that end is written; else it
-  // takes the offset ahead of the end entry's (`x`, `k`: the head moves by both at once). A run it ends
-  // whose pass's job is given ($13 id, $14 claim token; the jobs of queue $15, ids $16) has that job
-  // acked as `ackBatch` acks it (queue.sql.ts, ackedJobs): deleted when still claimed by that token, its
-  // counter delta, a fold now and then, and its ordering key (the run's own) promoted to its next job,
-  // with the queue's wake $17; a job whose key another transaction holds is left (`hd`: ack it as usual).
+  // adopts a missing row. A run's last step's entry (`EndedRun.before`: position $11, key $12, entry
+  // $13) goes first, as its step row (`sb`): when another writer holds its key, nothing of that end is
+  // written. A run it ends whose pass's job is given ($14 id, $15 claim token; the jobs of queue $16,
+  // ids $17) has that job acked as `ackBatch` acks it (queue.sql.ts, ackedJobs): deleted when still
+  // claimed by that token, its counter delta, a fold now and then, and its ordering key (the run's own)
+  // promoted to its next job, with the queue's wake $18; a job whose key another transaction holds is
+  // left (`hd`: ack it as usual).
   const endMany = s.def(
     'wf_end_runs',
     `WITH t AS MATERIALIZED (SELECT ${NOW_MS} AS ms),
      a AS MATERIALIZED (
        SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
-         $9::text[], $10::text[], $11::text[], $12::text[], $13::bigint[], $14::text[])
-       WITH ORDINALITY AS a(guard, stream, entry, ns, id, state, result, error, wake, bguard, bentry, job, token, i)
+         $9::text[], $10::text[], $11::int[], $12::text[], $13::text[], $14::bigint[], $15::text[])
+       WITH ORDINALITY AS a(guard, stream, entry, ns, id, state, result, error, wake, bpos, bkey, bentry, job, token, i)
      ),
      u AS MATERIALIZED (
        SELECT a.* FROM a WHERE EXISTS (
          SELECT 1 FROM ${s.q}.workflow_runs r WHERE r.ns = a.ns AND r.id = a.id AND ${runStateOf('r')} = 'running')
      ),
-     gb AS (${guards('u', 'bguard')}),
-     ub AS MATERIALIZED (SELECT u.* FROM u WHERE u.bguard IS NULL OR u.bguard IN (SELECT gb.message_id FROM gb)),
+     sb AS (
+       INSERT INTO ${s.q}.workflow_steps (ns, run_id, position, key, entry, created_at)
+       SELECT u.ns, u.id, u.bpos, u.bkey, u.bentry, t.ms FROM u, t WHERE u.bkey IS NOT NULL
+       ORDER BY u.ns, u.id, u.bpos, u.bkey
+       ON CONFLICT DO NOTHING
+       RETURNING ns, run_id
+     ),
+     ub AS MATERIALIZED (
+       SELECT u.* FROM u WHERE u.bkey IS NULL OR EXISTS (SELECT 1 FROM sb WHERE sb.ns = u.ns AND sb.run_id = u.id)
+     ),
      g AS (${guards('ub', 'guard')}),
      w AS MATERIALIZED (SELECT ub.* FROM ub JOIN g ON g.message_id = ub.guard),
-     x AS MATERIALIZED (
-       SELECT ub.stream, ub.bentry AS entry, 1 AS k FROM ub WHERE ub.bguard IS NOT NULL
-       UNION ALL SELECT w.stream, w.entry, 2 FROM w
-     ),
      h AS (
        INSERT INTO ${s.q}.stream_heads AS h (stream, last_offset)
-       SELECT x.stream, count(*) FROM x GROUP BY x.stream ORDER BY x.stream
-       ON CONFLICT (stream) DO UPDATE SET last_offset = h.last_offset + EXCLUDED.last_offset
+       SELECT w.stream, 1 FROM w ORDER BY w.stream
+       ON CONFLICT (stream) DO UPDATE SET last_offset = h.last_offset + 1
        RETURNING h.stream, h.last_offset
      ),
      e AS (
        INSERT INTO ${s.q}.stream_events (stream, seq, key, payload, created_at)
-       SELECT h.stream, h.last_offset - count(*) OVER (PARTITION BY x.stream) + row_number() OVER (PARTITION BY x.stream ORDER BY x.k),
-         NULL, x.entry::json, t.ms
-       FROM h JOIN x ON x.stream = h.stream, t
+       SELECT h.stream, h.last_offset, NULL, w.entry::json, t.ms FROM h JOIN w ON w.stream = h.stream, t
        RETURNING stream, seq
      ),
      up AS (
@@ -245,13 +259,13 @@ function buildStatements(s: SchemaSql) {
      ),
      n AS (SELECT w.i, ${s.notify('w.wake')} AS x FROM w),
      ax AS MATERIALIZED (SELECT w.i, w.job AS id, w.token FROM w JOIN up ON up.ns = w.ns AND up.id = w.id WHERE w.job IS NOT NULL),
-     ${ackedJobs(s, '$15::text', '$16::bigint[]', '(SELECT ax.id, ax.token FROM ax) AS x(id, token)', FINISHED, true)},
+     ${ackedJobs(s, '$16::text', '$17::bigint[]', '(SELECT ax.id, ax.token FROM ax) AS x(id, token)', FINISHED, true)},
      hd AS MATERIALIZED (
        SELECT x.id FROM ${s.q}.jobs j, (SELECT ax.id, ax.token FROM ax) AS x(id, token)
-       WHERE ${ackFence('$15::text', '$16::bigint[]')} AND j.ordering_key IS NOT NULL AND x.id NOT IN (SELECT d.id FROM d)
+       WHERE ${ackFence('$16::text', '$17::bigint[]')} AND j.ordering_key IS NOT NULL AND x.id NOT IN (SELECT d.id FROM d)
      ),
      pr AS MATERIALIZED (
-       SELECT ${promoteFrom(s, 'd', '$17')} AS promoted, ${foldSometimes(s.q, 'SELECT DISTINCT d.queue FROM d')} AS folded
+       SELECT ${promoteFrom(s, 'd', '$18')} AS promoted, ${foldSometimes(s.q, 'SELECT DISTINCT d.queue FROM d')} AS folded
      )
      SELECT a.i::int AS i, u.i IS NOT NULL AS live, ub.i IS NOT NULL AS carried, n.i IS NOT NULL AS wrote,
        up.id IS NOT NULL AS moved,
@@ -262,7 +276,7 @@ function buildStatements(s: SchemaSql) {
        LEFT JOIN hd ON hd.id = ax.id CROSS JOIN pr`,
   );
   return {
-    append,
+    appendSteps,
     start,
     startWithJob,
     startHandingOff,
@@ -348,7 +362,7 @@ export function workflowStatements(s: SchemaSql): ReturnType<typeof buildStateme
 /** The workflows' statements on `exec` (the pool, a transaction's client or a caller's query runner). */
 export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () => void): WorkflowSql {
   const s = ctx.sql.schema;
-  const { append, start, startWithJob, startHandingOff, startMany, end, endMany, names } = workflowStatements(s);
+  const { appendSteps, start, startWithJob, startHandingOff, startMany, end, endMany, names } = workflowStatements(s);
   const seam: WorkflowSql = {
     dialect: 'postgres',
     prefix: `${s.q}.`,
@@ -502,7 +516,7 @@ export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () =>
     },
     endsCarryEntry: true,
     async endRuns(inbox: string, ends: readonly EndedRun[]): Promise<EndResult[]> {
-      const cols: unknown[][] = Array.from({ length: 13 }, () => []);
+      const cols: unknown[][] = Array.from({ length: 14 }, () => []);
       const seen = new Set<string>();
       // A limited queue's ack also wakes its claimers (postgres-driver.ts, `ended`): such jobs are acked as
       // usual, and so are those of a queue other than the first one's (one queue, one wake per statement).
@@ -528,7 +542,8 @@ export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () =>
           e.error,
           // Untagged: this store's own receivers (a `waitForResult` here) wake on the NOTIFY's echo.
           wakePayload(e.channel),
-          e.before ? inboxClaimInput(inbox, e.before.guard).messageId : null,
+          e.before?.position ?? null,
+          e.before?.key ?? null,
           e.before ? encodePayload(e.before.payload, 'payload', ctx.maxPayloadBytes) : null,
           ack?.id ?? null,
           ack?.claimToken ?? null,
@@ -559,26 +574,23 @@ export function postgresWorkflowSql(ctx: PgContext, exec: Executor, check: () =>
       }
       return out;
     },
-    async appendJournal(inbox: string, writes: readonly JournalAppend[]): Promise<(number | null)[]> {
-      const guards: string[] = [];
-      const streams: string[] = [];
-      const payloads: string[] = [];
-      const seen = new Set<string>();
+    async appendSteps(writes: readonly StepAppend[]): Promise<(number | null)[]> {
+      const cols: unknown[][] = Array.from({ length: 6 }, () => []);
       for (const w of writes) {
-        guards.push(inboxClaimInput(inbox, w.guard).messageId);
-        if (seen.has(w.stream))
-          throw new InvalidArgument(
-            'journal append',
-            `names stream ${JSON.stringify(w.stream)} twice (at most once each)`,
-          );
-        seen.add(w.stream);
-        streams.push(w.stream);
-        payloads.push(encodePayload(w.payload, 'payload', ctx.maxPayloadBytes));
+        const row = [
+          w.ns,
+          w.run,
+          w.position,
+          w.key,
+          w.stream,
+          encodePayload(w.payload, 'payload', ctx.maxPayloadBytes),
+        ];
+        for (const [c, v] of row.entries()) cols[c]!.push(v);
       }
       check();
-      const r = await exec.run<{ i: number; seq: string | null }>(append, [inbox, guards, streams, payloads]);
+      const r = await exec.run<{ i: number; head: string }>(appendSteps, cols);
       const out: (number | null)[] = writes.map(() => null);
-      for (const row of r.rows) out[row.i - 1] = row.seq === null ? null : Number(row.seq);
+      for (const row of r.rows) out[row.i - 1] = Number(row.head);
       return out;
     },
   };

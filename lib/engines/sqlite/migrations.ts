@@ -2,14 +2,15 @@ import { AlkstoreError } from '../../contract/errors.js';
 import { LEGACY_IDS_KEY, STORE_ID_KEY, type StoreIdentity } from '../../internal/message-id.js';
 import type { SqliteConn } from './connection.js';
 import { INSERT_TRIGGER, QUEUE_COUNTS_STEP } from './counts.sql.js';
-import { workflowTablesDdl } from '../../workflows/tables-ddl.js';
+import { workflowStepsDdl, workflowTablesDdl } from '../../workflows/tables-ddl.js';
 import { LIMITS_COLUMNS, LIMITS_DDL, LIMITS_INDEX_DDL, RATE_WINDOWS_INDEX_DDL } from './limits.sql.js';
 
 /** Version of the `__alkstore_*` tables this build reads and writes: the newest numbered step (SQLITE_MIGRATIONS). */
-export const SCHEMA_VERSION = 28;
+export const SCHEMA_VERSION = 29;
 
 // The workflows' runs table and counts (step 24, number of its own; PostgreSQL migration 22).
 const WORKFLOW_DDL = workflowTablesDdl('__alkstore_', 'INTEGER');
+const WORKFLOW_STEPS_DDL = workflowStepsDdl('__alkstore_', 'INTEGER');
 
 // Throughput minutes for the dashboard (step 6), written by the store's outcome counter every few seconds.
 const THROUGHPUT_DDL = `
@@ -280,7 +281,7 @@ CREATE TABLE IF NOT EXISTS __alkstore_schedules (
   owner TEXT,
   paused INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
-${THROUGHPUT_DDL}${INBOX_DDL}${OUTCOMES_DDL}${FLOWS_DDL}${LIMITS_DDL}${LATENCY_DDL}${ATTEMPTS_DDL}${RATE_WINDOWS_INDEX_DDL}${INBOX_OPEN_DDL}${WORKFLOW_DDL}${NODES_DDL}${LIVENESS_DDL}`;
+${THROUGHPUT_DDL}${INBOX_DDL}${OUTCOMES_DDL}${FLOWS_DDL}${LIMITS_DDL}${LATENCY_DDL}${ATTEMPTS_DDL}${RATE_WINDOWS_INDEX_DDL}${INBOX_OPEN_DDL}${WORKFLOW_DDL}${NODES_DDL}${LIVENESS_DDL}${WORKFLOW_STEPS_DDL}`;
 
 /** The engine tables' DDL (idempotent: `CREATE … IF NOT EXISTS`), for `alkstore migrate --print`. The store applies it itself at open. */
 export function sqliteSchemaSql(): string {
@@ -370,6 +371,8 @@ ALTER TABLE __alkstore_schedules ADD COLUMN paused INTEGER NOT NULL DEFAULT 0;
   { version: 24, name: 'workflow runs', sql: WORKFLOW_DDL },
   { version: 26, name: 'worker node heartbeats', sql: NODES_DDL },
   { version: 28, name: 'worker liveness', sql: LIVENESS_DDL },
+  // A workflow run's positioned journal entries, one row each (lib/workflows/journal.ts).
+  { version: 29, name: 'workflow steps', sql: WORKFLOW_STEPS_DDL },
 ]);
 
 /**

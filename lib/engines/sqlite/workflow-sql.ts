@@ -3,7 +3,7 @@ import {
   positional,
   type EndedRun,
   type EndResult,
-  type JournalAppend,
+  type StepAppend,
   type RunStart,
   type StartJob,
   type StartedRunRow,
@@ -53,11 +53,24 @@ export function sqliteWorkflowSql(
 export function sqliteWorkflowWrites(
   core: Pick<SqliteCore, 'registeredQueueOpts' | 'maxPayloadBytes' | 'enqueueHeaders' | 'liveness' | 'outcomes'>,
   write: <T>(op: string, fn: (ctx: WriteCtx) => T) => Promise<T>,
-): Pick<WorkflowSql, 'appendJournal' | 'startRun' | 'startRuns' | 'endRuns' | 'endsCarryEntry'> {
+): Pick<WorkflowSql, 'appendSteps' | 'startRun' | 'startRuns' | 'endRuns' | 'endsCarryEntry'> {
   const append = (ctx: WriteCtx, stream: string, text: string): number => {
     const seq = ctx.conn.pluck(NEXT_SEQ).get(stream) as number;
     ctx.conn.stmt(INSERT_EVENT).run(stream, seq, null, text, ctx.now);
     return seq;
+  };
+  // A step row (its key is its once-only guard): the run stream's head offset when written, null when taken.
+  const step = (
+    ctx: WriteCtx,
+    ns: string,
+    run: string,
+    position: number,
+    key: string,
+    stream: string,
+    text: string,
+  ) => {
+    if (ctx.conn.stmt(INSERT_STEP).run(ns, run, position, key, text, ctx.now).changes !== 1) return null;
+    return (ctx.conn.pluck(STREAM_HEAD).get(stream) as number | undefined) ?? 0;
   };
   const startRuns = (inbox: string, starts: readonly RunStart[]): Promise<StartOutcome[]> => {
     const input = starts.map((st) => ({
@@ -97,14 +110,10 @@ export function sqliteWorkflowWrites(
     });
   };
   return {
-    appendJournal(inbox: string, writes: readonly JournalAppend[]): Promise<(number | null)[]> {
-      const input = writes.map((w) => ({
-        guard: inboxClaimInput(inbox, w.guard).messageId,
-        stream: w.stream,
-        text: encodePayload(w.payload, 'payload', core.maxPayloadBytes),
-      }));
+    appendSteps(writes: readonly StepAppend[]): Promise<(number | null)[]> {
+      const input = writes.map((w) => ({ w, text: encodePayload(w.payload, 'payload', core.maxPayloadBytes) }));
       return write('workflows.append', (ctx) =>
-        input.map((w) => (claimInboxIn(ctx, inbox, w.guard) === 'claimed' ? append(ctx, w.stream, w.text) : null)),
+        input.map(({ w, text }) => step(ctx, w.ns, w.run, w.position, w.key, w.stream, text)),
       );
     },
     startRun(inbox: string, stream: string, entry: unknown, run: StartedRunRow, job: StartJob): Promise<StartOutcome> {
@@ -120,7 +129,8 @@ export function sqliteWorkflowWrites(
         channel: notifyInput(e.channel, undefined),
         before: e.before
           ? {
-              guard: inboxClaimInput(inbox, e.before.guard).messageId,
+              position: e.before.position,
+              key: e.before.key,
               text: encodePayload(e.before.payload, 'payload', core.maxPayloadBytes),
             }
           : null,
@@ -132,8 +142,8 @@ export function sqliteWorkflowWrites(
           if (ctx.conn.stmt(RUN_RUNNING).get(e.ns, e.id) === undefined) return { outcome: 'skipped', acked: null };
           // The run's last step goes first, under its own guard: taken, nothing of this end is written.
           if (before) {
-            if (claimInboxIn(ctx, inbox, before.guard) !== 'claimed') return { outcome: 'superseded', acked: null };
-            append(ctx, e.stream, before.text);
+            if (step(ctx, e.ns, e.id, before.position, before.key, e.stream, before.text) === null)
+              return { outcome: 'superseded', acked: null };
           }
           if (claimInboxIn(ctx, inbox, guard) !== 'claimed') return { outcome: 'taken', acked: null };
           append(ctx, e.stream, text);
@@ -163,6 +173,9 @@ export function sqliteWorkflowWrites(
   };
 }
 
+const INSERT_STEP = `INSERT INTO __alkstore_workflow_steps (ns, run_id, position, key, entry, created_at)
+  VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`;
+const STREAM_HEAD = `SELECT last_seq FROM __alkstore_stream_heads WHERE stream = ?`;
 const INSERT_RUN = `INSERT INTO __alkstore_workflow_runs
   (ns, id, workflow, version, state, input, parent_id, created_at, updated_at)
   VALUES (?, ?, ?, ?, 'running', ?, ?, ?, ?) ON CONFLICT (ns, id) DO NOTHING RETURNING id`;
