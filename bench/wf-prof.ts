@@ -3,11 +3,14 @@
  * time between each run's milestones (start commit, first step, each step, result seen), and the store
  * calls per run with their mean duration (withTx, readSince, claimBatch, ackBatch). `seq` waits for
  * each run before starting the next; `conc` starts them all (one after another, as B11 does) and then
- * waits; `burst` starts them all at once and counts completions. PLAIN=n first drains n plain jobs through a QueueWorker on the same store, as B11 does.
+ * waits; `burst` starts them all at once and counts completions. PLAIN=n first drains n plain jobs through a QueueWorker on the same store, as B11 does,
+ * and prints that drain's rate and CPU per job. Beside this process's CPU per step it prints the whole
+ * machine's busy time per step (/proc/stat) and the difference: the database server's share (PostgreSQL), or
+ * anything else running.
  *
  *   npx tsx bench/wf-prof.ts [engine=sqlite|postgres] [runs=20] [mode=seq|conc|burst]
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Store } from '../lib/contract/types.js';
@@ -28,6 +31,13 @@ function mark(id: string): void {
   const l = marks.get(id) ?? [];
   l.push(performance.now());
   marks.set(id, l);
+}
+
+/** The machine's busy CPU time so far (µs): /proc/stat's first line without idle and iowait. */
+function machineBusy(): number {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  // user nice system [idle iowait] irq softirq steal, in clock ticks of 10 ms.
+  return (f[0]! + f[1]! + f[2]! + f[5]! + f[6]! + f[7]!) * 10_000;
 }
 
 async function main(): Promise<void> {
@@ -92,13 +102,20 @@ async function main(): Promise<void> {
     });
     qw.start();
     await q.enqueueMany(Array.from({ length: Number(process.env.PLAIN) }, (_, i) => i));
+    const [pc0, pb0, pt0] = [process.cpuUsage(), machineBusy(), performance.now()];
     while (n < Number(process.env.PLAIN)) await new Promise((r) => setTimeout(r, 5));
+    const [pc, pb, pn] = [process.cpuUsage(pc0), machineBusy() - pb0, Number(process.env.PLAIN)];
+    console.log(
+      `plain: ${(pn / ((performance.now() - pt0) / 1000)).toFixed(0)} jobs/s, machine busy ${(pb / pn).toFixed(0)} µs ` +
+        `per job, this process ${((pc.user + pc.system) / pn).toFixed(0)}`,
+    );
     await qw.stop();
   }
   const w = createWorkflows(store, { workflows: [wf], namespace: 'prof', concurrency: 10, logger: silent });
   await w.ready();
   await new Promise((r) => setTimeout(r, 300));
   calls.clear();
+  const busy0 = machineBusy();
   const t0 = performance.now();
   const cpu0 = process.cpuUsage();
   const ends: Promise<unknown>[] = [];
@@ -126,6 +143,12 @@ async function main(): Promise<void> {
   await Promise.all(ends);
   const elapsed = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
+  const steps = RUNS * 5;
+  const busy = machineBusy() - busy0;
+  console.log(
+    `machine busy ${(busy / steps).toFixed(0)} µs per step: this process ${((cpu.user + cpu.system) / steps).toFixed(0)} ` +
+      `(user ${(cpu.user / steps).toFixed(0)}), the rest ${((busy - cpu.user - cpu.system) / steps).toFixed(0)}`,
+  );
   console.log(
     `process CPU ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms over ${elapsed.toFixed(0)} ms wall, ${((cpu.user + cpu.system) / (RUNS * 5)).toFixed(0)} µs per step`,
   );
