@@ -1,7 +1,7 @@
 import type { JournaledError } from './errors.js';
 import { InvalidArgument } from '../contract/errors.js';
 import type { TxOps } from '../contract/types.js';
-import { workflowSqlOf, type WorkflowSql } from './sql-seam.js';
+import { clockSql, workflowSqlOf, type WorkflowSql } from './sql-seam.js';
 import type { RunState } from './types.js';
 import { runStateOf } from './tables-ddl.js';
 import { deleteSteps } from './steps.js';
@@ -27,12 +27,6 @@ export interface RunRow {
   readonly finishedAt: number | null;
   /** When a sleeping or retrying run is due (epoch ms, database clock). */
   readonly wakeAt: number | null;
-}
-
-function clock(sql: Pick<WorkflowSql, 'dialect'>): string {
-  return sql.dialect === 'postgres'
-    ? 'floor(extract(epoch from clock_timestamp()) * 1000)::bigint'
-    : "CAST(unixepoch('subsec') * 1000 AS INTEGER)";
 }
 
 function json(v: unknown): string | null {
@@ -118,10 +112,10 @@ export async function insertRun(
   },
 ): Promise<boolean> {
   const state = run.state ?? 'running';
-  const t = `COALESCE(CAST($8 AS bigint), ${clock(sql)})`;
+  const t = `COALESCE(CAST($8 AS bigint), ${clockSql(sql)})`;
   const insert = `INSERT INTO ${sql.prefix}workflow_runs
        (ns, id, workflow, version, state, input, parent_id, created_at, updated_at, finished_at, result, error)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, ${t}, ${t}, COALESCE(CAST($9 AS bigint), CASE WHEN $5 <> 'running' THEN ${clock(sql)} END),
+     VALUES ($1, $2, $3, $4, $5, $6, $7, ${t}, ${t}, COALESCE(CAST($9 AS bigint), CASE WHEN $5 <> 'running' THEN ${clockSql(sql)} END),
        $10, $11) ON CONFLICT (ns, id) DO NOTHING RETURNING id`;
   const rows = await sql.query(
     // PostgreSQL: the count's delta row in the same statement (one round trip, not two).
@@ -157,7 +151,7 @@ export async function insertRun(
  */
 export function moveRunText(sql: Pick<WorkflowSql, 'dialect' | 'prefix'>, ended: boolean): string {
   const update = `UPDATE ${sql.prefix}workflow_runs SET state = $3, result = $5, error = $6, waiting = NULL, wake_at = NULL,
-       updated_at = ${clock(sql)}, finished_at = ${ended ? clock(sql) : 'NULL'}
+       updated_at = ${clockSql(sql)}, finished_at = ${ended ? clockSql(sql) : 'NULL'}
      WHERE ns = $1 AND id = $2 AND ${runStateOf()} = $4 RETURNING id`;
   return sql.dialect === 'postgres'
     ? `WITH up AS (${update}),
@@ -192,7 +186,7 @@ export async function moveRun(
 
 /** The statement of {@link setWaiting}: $1 ns, $2 id, $3 what it waits for, $4 when it is due. */
 export function setWaitingText(sql: Pick<WorkflowSql, 'dialect' | 'prefix'>): string {
-  return `UPDATE ${sql.prefix}workflow_runs SET waiting = $3, wake_at = $4, updated_at = ${clock(sql)}
+  return `UPDATE ${sql.prefix}workflow_runs SET waiting = $3, wake_at = $4, updated_at = ${clockSql(sql)}
      WHERE ns = $1 AND id = $2 AND ${runStateOf()} = 'running'`;
 }
 

@@ -164,6 +164,13 @@ export interface StepAppend {
   readonly payload: unknown;
 }
 
+/** The database clock in epoch ms, as an SQL expression of `sql`'s dialect. */
+export function clockSql(sql: Pick<WorkflowSql, 'dialect'>): string {
+  return sql.dialect === 'postgres'
+    ? 'floor(extract(epoch from clock_timestamp()) * 1000)::bigint'
+    : "CAST(unixepoch('subsec') * 1000 AS INTEGER)";
+}
+
 /** Under this symbol, a store or a transaction of this package carries its {@link WorkflowSql}. */
 export const WORKFLOW_SQL: unique symbol = Symbol('alkstore.workflowSql');
 

@@ -1,5 +1,5 @@
 import { encodePayload } from '../contract/codec.js';
-import type { StepAppend, WorkflowSql } from './sql-seam.js';
+import { clockSql, type StepAppend, type WorkflowSql } from './sql-seam.js';
 
 // A run's positioned journal entries are rows of the steps table (tables-ddl.ts), keyed by namespace,
 // run, position and key; the key is the entry's once-only guard. These are the statements on it that
@@ -7,13 +7,6 @@ import type { StepAppend, WorkflowSql } from './sql-seam.js';
 // a transaction that carries more (a step's own transaction, a child's start), the reads, and the
 // deletes of retention. The engines write many entries at once with statements of their own
 // (`appendSteps`, `endRuns`).
-
-/** The database clock in ms, as an SQL expression of the dialect. */
-function nowMs(sql: WorkflowSql): string {
-  return sql.dialect === 'postgres'
-    ? 'floor(extract(epoch from clock_timestamp()) * 1000)::bigint'
-    : "CAST(unixepoch('subsec') * 1000 AS INTEGER)";
-}
 
 /** The head offset of `stream` (0: none yet), as an SQL query of the dialect with `$1` the stream. */
 function headSql(sql: WorkflowSql): string {
@@ -31,7 +24,7 @@ export async function insertStep(sql: WorkflowSql, w: StepAppend): Promise<numbe
   const text = encodePayload(w.payload, 'payload');
   const rows = await sql.query(
     `INSERT INTO ${sql.prefix}workflow_steps (ns, run_id, position, key, entry, created_at)
-     VALUES ($1, $2, $3, $4, $5, ${nowMs(sql)}) ON CONFLICT DO NOTHING RETURNING position`,
+     VALUES ($1, $2, $3, $4, $5, ${clockSql(sql)}) ON CONFLICT DO NOTHING RETURNING position`,
     [w.ns, w.run, w.position, w.key, text],
     true,
   );

@@ -32,8 +32,8 @@ import { runStateOf } from '../../workflows/tables-ddl.js';
 const statementsOf = new WeakMap<SchemaSql, ReturnType<typeof buildStatements>>();
 
 function buildStatements(s: SchemaSql) {
-  // Journal entries of many runs in one statement, each under its once-only guard: an entry whose guard
-  // another writer holds is not written (no offset back). A guard's insert waits for a concurrent writer
+  // Journal entries of many runs in one statement (the runs' starts, their ends), each under its once-only
+  // guard: an entry whose guard another writer holds is not written (no offset back). A guard's insert waits for a concurrent writer
   // of the same guard to end, as `inboxClaim` does. Each stream's head row stays locked to the commit, so
   // offsets follow commit order as `publish` keeps them. No stream wake: nothing subscribes to a journal.
   // One stream at most once per statement (a head row cannot be updated twice in one statement).
@@ -46,10 +46,10 @@ function buildStatements(s: SchemaSql) {
        ON CONFLICT (inbox, message_id) DO NOTHING
        RETURNING message_id
      `;
-  const entries = (u: string, rest: string): string => `WITH t AS MATERIALIZED (SELECT ${NOW_MS} AS ms),
-     ${u},
-     g AS (${guards('u', 'guard')}),
-     w AS MATERIALIZED (SELECT u.* FROM u JOIN g ON g.message_id = u.guard),
+  // The rows of `src` (columns guard, stream, entry) under their guards, each entry written on its
+  // stream: `w` holds the rows whose guard was won, `e` the events written.
+  const guardedEntries = (src: string): string => `g AS (${guards(src, 'guard')}),
+     w AS MATERIALIZED (SELECT ${src}.* FROM ${src} JOIN g ON g.message_id = ${src}.guard),
      h AS (
        INSERT INTO ${s.q}.stream_heads AS h (stream, last_offset)
        SELECT w.stream, 1 FROM w ORDER BY w.stream
@@ -60,7 +60,10 @@ function buildStatements(s: SchemaSql) {
        INSERT INTO ${s.q}.stream_events (stream, seq, key, payload, created_at)
        SELECT h.stream, h.last_offset, NULL, w.entry::json, t.ms FROM h JOIN w ON w.stream = h.stream, t
        RETURNING stream, seq
-     )${rest}`;
+     )`;
+  const entries = (u: string, rest: string): string => `WITH t AS MATERIALIZED (SELECT ${NOW_MS} AS ms),
+     ${u},
+     ${guardedEntries('u')}${rest}`;
   // Positioned journal entries of many runs in one statement, each a row of the steps table whose key is
   // its once-only guard: a row whose key another writer holds is not written (an insert of the same key
   // waits for a concurrent writer to end, as a guard's does). Per row written, its run stream's head
@@ -232,19 +235,7 @@ function buildStatements(s: SchemaSql) {
      ub AS MATERIALIZED (
        SELECT u.* FROM u WHERE u.bkey IS NULL OR EXISTS (SELECT 1 FROM sb WHERE sb.ns = u.ns AND sb.run_id = u.id)
      ),
-     g AS (${guards('ub', 'guard')}),
-     w AS MATERIALIZED (SELECT ub.* FROM ub JOIN g ON g.message_id = ub.guard),
-     h AS (
-       INSERT INTO ${s.q}.stream_heads AS h (stream, last_offset)
-       SELECT w.stream, 1 FROM w ORDER BY w.stream
-       ON CONFLICT (stream) DO UPDATE SET last_offset = h.last_offset + 1
-       RETURNING h.stream, h.last_offset
-     ),
-     e AS (
-       INSERT INTO ${s.q}.stream_events (stream, seq, key, payload, created_at)
-       SELECT h.stream, h.last_offset, NULL, w.entry::json, t.ms FROM h JOIN w ON w.stream = h.stream, t
-       RETURNING stream, seq
-     ),
+     ${guardedEntries('ub')},
      up AS (
        UPDATE ${s.q}.workflow_runs AS r SET state = w.state, result = w.result, error = w.error, waiting = NULL,
          wake_at = NULL, updated_at = t.ms, finished_at = t.ms

@@ -60,17 +60,9 @@ export function sqliteWorkflowWrites(
     return seq;
   };
   // A step row (its key is its once-only guard): the run stream's head offset when written, null when taken.
-  const step = (
-    ctx: WriteCtx,
-    ns: string,
-    run: string,
-    position: number,
-    key: string,
-    stream: string,
-    text: string,
-  ) => {
-    if (ctx.conn.stmt(INSERT_STEP).run(ns, run, position, key, text, ctx.now).changes !== 1) return null;
-    return (ctx.conn.pluck(STREAM_HEAD).get(stream) as number | undefined) ?? 0;
+  const step = (ctx: WriteCtx, w: Omit<StepAppend, 'payload'>, text: string): number | null => {
+    if (ctx.conn.stmt(INSERT_STEP).run(w.ns, w.run, w.position, w.key, text, ctx.now).changes !== 1) return null;
+    return (ctx.conn.pluck(STREAM_HEAD).get(w.stream) as number | undefined) ?? 0;
   };
   const startRuns = (inbox: string, starts: readonly RunStart[]): Promise<StartOutcome[]> => {
     const input = starts.map((st) => ({
@@ -112,9 +104,7 @@ export function sqliteWorkflowWrites(
   return {
     appendSteps(writes: readonly StepAppend[]): Promise<(number | null)[]> {
       const input = writes.map((w) => ({ w, text: encodePayload(w.payload, 'payload', core.maxPayloadBytes) }));
-      return write('workflows.append', (ctx) =>
-        input.map(({ w, text }) => step(ctx, w.ns, w.run, w.position, w.key, w.stream, text)),
-      );
+      return write('workflows.append', (ctx) => input.map(({ w, text }) => step(ctx, w, text)));
     },
     startRun(inbox: string, stream: string, entry: unknown, run: StartedRunRow, job: StartJob): Promise<StartOutcome> {
       return startRuns(inbox, [{ stream, entry, run, job }]).then((o) => o[0]!);
@@ -142,8 +132,8 @@ export function sqliteWorkflowWrites(
           if (ctx.conn.stmt(RUN_RUNNING).get(e.ns, e.id) === undefined) return { outcome: 'skipped', acked: null };
           // The run's last step goes first, under its own guard: taken, nothing of this end is written.
           if (before) {
-            if (step(ctx, e.ns, e.id, before.position, before.key, e.stream, before.text) === null)
-              return { outcome: 'superseded', acked: null };
+            const at = { ns: e.ns, run: e.id, position: before.position, key: before.key, stream: e.stream };
+            if (step(ctx, at, before.text) === null) return { outcome: 'superseded', acked: null };
           }
           if (claimInboxIn(ctx, inbox, guard) !== 'claimed') return { outcome: 'taken', acked: null };
           append(ctx, e.stream, text);
