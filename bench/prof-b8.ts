@@ -4,7 +4,7 @@
  * process's and the whole machine's CPU per message, and the rate beside a bare loop.
  *   npx -y tsx bench/prof-b8.ts [sqlite|postgres] [js|rmq] [messages] [relays] [concurrency] [claimSize] [receipts|no-receipts]
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { Session } from 'node:inspector/promises';
 import { performance } from 'node:perf_hooks';
@@ -13,6 +13,7 @@ import { OutboxDispatcher } from '../lib/outbox/index.js';
 import { NatsJetStreamPublisher, RabbitMqPublisher, type Publisher } from '../lib/publishers/index.js';
 import { scaleTarget } from './scale/env.js';
 import { uniqueId } from './lib/util.js';
+import { BROKER_PROCESSES, machineBusyMs, POSTGRES_PROCESSES, processesMs } from './lib/cpu.js';
 
 const engine = process.argv[2] === 'postgres' ? 'postgres' : 'sqlite';
 const broker = process.argv[3] === 'rmq' ? 'rmq' : 'js';
@@ -28,13 +29,6 @@ const quiet = {
 };
 
 let live = 0;
-/** Busy CPU time of the whole machine so far (ms), from /proc/stat: every state but idle and iowait. */
-function machineBusyMs(): number {
-  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-  const total = f.reduce((a, b) => a + b, 0);
-  return ((total - f[3]! - f[4]!) * 1000) / 100;
-}
-
 const stat = () => ({ calls: 0, rows: 0, ms: 0 });
 const s = { claim: stat(), ack: stat(), receipts: stat(), publish: stat() };
 
@@ -171,6 +165,8 @@ if (broker === 'js') {
 let next = 0;
 const cb = process.cpuUsage();
 const mb = machineBusyMs();
+const db0 = processesMs(POSTGRES_PROCESSES);
+const bk0 = processesMs(BROKER_PROCESSES);
 const tb = performance.now();
 await Promise.all(
   Array.from({ length: 64 }, async () => {
@@ -180,6 +176,8 @@ await Promise.all(
 const bareRate = n / ((performance.now() - tb) / 1000);
 const bareCpu = process.cpuUsage(cb);
 const bareMachine = machineBusyMs() - mb;
+const bareDb = processesMs(POSTGRES_PROCESSES) - db0;
+const bareBroker = processesMs(BROKER_PROCESSES) - bk0;
 
 const name = uniqueId('pb8');
 for (let done = 0; done < n; done += 500) {
@@ -211,6 +209,8 @@ if (session) {
 }
 const c0 = process.cpuUsage();
 const m0 = machineBusyMs();
+const db1 = processesMs(POSTGRES_PROCESSES);
+const bk1 = processesMs(BROKER_PROCESSES);
 const t0 = performance.now();
 const runs = dispatchers.map((d) => d.run(ac.signal));
 let connectedAt = 0;
@@ -229,6 +229,8 @@ const t1 = performance.now();
 clearInterval(sampler);
 const relayCpu = process.cpuUsage(c0);
 const relayMachine = machineBusyMs() - m0;
+const relayDb = processesMs(POSTGRES_PROCESSES) - db1;
+const relayBroker = processesMs(BROKER_PROCESSES) - bk1;
 if (session) writeFileSync(profileTo!, JSON.stringify((await session.post('Profiler.stop')).profile));
 ac.abort();
 await Promise.all(runs);
@@ -248,6 +250,10 @@ console.log(
 );
 console.log(
   `the whole machine's busy CPU per message (/proc/stat: this process, the database, the broker, anything else running): bare ${((bareMachine / n) * 1000).toFixed(0)} µs, outbox ${((relayMachine / n) * 1000).toFixed(0)} µs, of ${cpus().length} cores`,
+);
+const perMsg = (ms: number) => ((ms / n) * 1000).toFixed(0);
+console.log(
+  `of which PostgreSQL's processes: bare ${perMsg(bareDb)} µs, outbox ${perMsg(relayDb)} µs; the broker's: bare ${perMsg(bareBroker)} µs, outbox ${perMsg(relayBroker)} µs`,
 );
 console.log(
   `publishes in flight on average: ${(liveSum / Math.max(1, samples)).toFixed(1)} of concurrency ${concurrency * relayCount}`,

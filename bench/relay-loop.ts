@@ -1,14 +1,19 @@
 /**
  * The relay's claim → ack loop alone, without a broker: one `OutboxDispatcher` (`claimSize` 64,
  * `concurrency` 64, as B8) with a no-op handler drains N committed outbox messages. Prints the rate and
- * this process's CPU per message (on SQLite the store's statements run on this thread).
+ * this process's CPU per message (on SQLite the store's statements run on this thread) and, on PostgreSQL,
+ * the server's processes' CPU per message.
  *   npx -y tsx bench/relay-loop.ts [sqlite|postgres] [messages]
+ * With RELAY_CPU_PROFILE=<file>, a V8 CPU profile of the drain.
  * To compare two checkouts, run it in each, alternating (A B B A …), and compare within the run.
  */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { performance } from 'node:perf_hooks';
 import { OutboxDispatcher } from '../lib/outbox/index.js';
 import { scaleTarget } from './scale/env.js';
 import { uniqueId } from './lib/util.js';
+import { POSTGRES_PROCESSES, processesMs } from './lib/cpu.js';
 
 const engine = process.argv[2] === 'postgres' ? 'postgres' : 'sqlite';
 const n = Number(process.argv[3] ?? 20_000);
@@ -34,7 +39,16 @@ const dispatcher = new OutboxDispatcher({
   settings: { claimSize: 64, concurrency: 64, busyPollIntervalMs: 5 },
 });
 const queue = store.outbox(name).queue;
+// With RELAY_CPU_PROFILE=<file>: a V8 CPU profile of the drain alone (not the enqueues before it).
+const profileTo = process.env.RELAY_CPU_PROFILE;
+const session = profileTo ? new Session() : null;
+if (session) {
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+}
 const c0 = process.cpuUsage();
+const db0 = processesMs(POSTGRES_PROCESSES);
 const t0 = performance.now();
 const run = dispatcher.run(ac.signal);
 // Every message handled and its ack landed: nothing pending or claimed.
@@ -46,12 +60,15 @@ for (;;) {
   await new Promise((r) => setTimeout(r, 2));
 }
 const t1 = performance.now();
+if (session) writeFileSync(profileTo!, JSON.stringify((await session.post('Profiler.stop')).profile));
 const cpu = process.cpuUsage(c0);
+const db = processesMs(POSTGRES_PROCESSES) - db0;
 ac.abort();
 await run;
 console.log(
   `${engine} relay loop, ${n} messages: ${Math.round(n / ((t1 - t0) / 1000))} msgs/s, ` +
-    `${((cpu.user + cpu.system) / n).toFixed(1)} µs CPU per message`,
+    `${((cpu.user + cpu.system) / n).toFixed(1)} µs CPU per message` +
+    (engine === 'postgres' ? `, PostgreSQL's processes ${((db / n) * 1000).toFixed(1)} µs` : ''),
 );
 await store.close();
 await target.cleanup();

@@ -10,13 +10,14 @@
  *
  *   npx tsx bench/wf-prof.ts [engine=sqlite|postgres] [runs=20] [mode=seq|conc|burst]
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Store } from '../lib/contract/types.js';
 import { openPostgresStore } from '../lib/engines/postgres/index.js';
 import { openSqliteStore } from '../lib/engines/sqlite/index.js';
 import { createWorkflows, defineWorkflow } from '../lib/workflows/index.js';
+import { machineBusyMs } from './lib/cpu.js';
 
 const [engineArg, runsArg, modeArg] = process.argv.slice(2);
 const ENGINE = engineArg ?? 'sqlite';
@@ -31,13 +32,6 @@ function mark(id: string): void {
   const l = marks.get(id) ?? [];
   l.push(performance.now());
   marks.set(id, l);
-}
-
-/** The machine's busy CPU time so far (µs): /proc/stat's first line without idle and iowait. */
-function machineBusy(): number {
-  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-  // user nice system [idle iowait] irq softirq steal, in clock ticks of 10 ms.
-  return (f[0]! + f[1]! + f[2]! + f[5]! + f[6]! + f[7]!) * 10_000;
 }
 
 async function main(): Promise<void> {
@@ -102,9 +96,9 @@ async function main(): Promise<void> {
     });
     qw.start();
     await q.enqueueMany(Array.from({ length: Number(process.env.PLAIN) }, (_, i) => i));
-    const [pc0, pb0, pt0] = [process.cpuUsage(), machineBusy(), performance.now()];
+    const [pc0, pb0, pt0] = [process.cpuUsage(), machineBusyMs() * 1000, performance.now()];
     while (n < Number(process.env.PLAIN)) await new Promise((r) => setTimeout(r, 5));
-    const [pc, pb, pn] = [process.cpuUsage(pc0), machineBusy() - pb0, Number(process.env.PLAIN)];
+    const [pc, pb, pn] = [process.cpuUsage(pc0), machineBusyMs() * 1000 - pb0, Number(process.env.PLAIN)];
     console.log(
       `plain: ${(pn / ((performance.now() - pt0) / 1000)).toFixed(0)} jobs/s, machine busy ${(pb / pn).toFixed(0)} µs ` +
         `per job, this process ${((pc.user + pc.system) / pn).toFixed(0)}`,
@@ -115,7 +109,7 @@ async function main(): Promise<void> {
   await w.ready();
   await new Promise((r) => setTimeout(r, 300));
   calls.clear();
-  const busy0 = machineBusy();
+  const busy0 = machineBusyMs() * 1000;
   const t0 = performance.now();
   const cpu0 = process.cpuUsage();
   const ends: Promise<unknown>[] = [];
@@ -144,7 +138,7 @@ async function main(): Promise<void> {
   const elapsed = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
   const steps = RUNS * 5;
-  const busy = machineBusy() - busy0;
+  const busy = machineBusyMs() * 1000 - busy0;
   console.log(
     `machine busy ${(busy / steps).toFixed(0)} µs per step: this process ${((cpu.user + cpu.system) / steps).toFixed(0)} ` +
       `(user ${(cpu.user / steps).toFixed(0)}), the rest ${((busy - cpu.user - cpu.system) / steps).toFixed(0)}`,
