@@ -4,16 +4,14 @@
  * process's and the whole machine's CPU per message, and the rate beside a bare loop.
  *   npx -y tsx bench/prof-b8.ts [sqlite|postgres] [js|rmq] [messages] [relays] [concurrency] [claimSize] [receipts|no-receipts]
  */
-import { writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
-import { Session } from 'node:inspector/promises';
 import { performance } from 'node:perf_hooks';
 import type { Job, Outbox, Queue, Store } from '../lib/contract/types.js';
 import { OutboxDispatcher } from '../lib/outbox/index.js';
 import { NatsJetStreamPublisher, RabbitMqPublisher, type Publisher } from '../lib/publishers/index.js';
 import { scaleTarget } from './scale/env.js';
 import { uniqueId } from './lib/util.js';
-import { BROKER_PROCESSES, machineBusyMs, POSTGRES_PROCESSES, processesMs } from './lib/cpu.js';
+import { BROKER_PROCESSES, cpuProfile, machineBusyMs, POSTGRES_PROCESSES, processesMs } from './lib/cpu.js';
 
 const engine = process.argv[2] === 'postgres' ? 'postgres' : 'sqlite';
 const broker = process.argv[3] === 'rmq' ? 'rmq' : 'js';
@@ -200,13 +198,7 @@ const dispatchers = pubs.map(
     }),
 );
 // Connect outside the timed window: the bare loop's connection is open too.
-const profileTo = process.env.B8_CPU_PROFILE;
-const session = profileTo ? new Session() : null;
-if (session) {
-  session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.start');
-}
+const stopProfile = await cpuProfile(process.env.B8_CPU_PROFILE);
 const c0 = process.cpuUsage();
 const m0 = machineBusyMs();
 const db1 = processesMs(POSTGRES_PROCESSES);
@@ -231,7 +223,7 @@ const relayCpu = process.cpuUsage(c0);
 const relayMachine = machineBusyMs() - m0;
 const relayDb = processesMs(POSTGRES_PROCESSES) - db1;
 const relayBroker = processesMs(BROKER_PROCESSES) - bk1;
-if (session) writeFileSync(profileTo!, JSON.stringify((await session.post('Profiler.stop')).profile));
+await stopProfile();
 ac.abort();
 await Promise.all(runs);
 const rate = n / ((t1 - t0) / 1000);

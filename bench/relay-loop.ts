@@ -7,13 +7,11 @@
  * With RELAY_CPU_PROFILE=<file>, a V8 CPU profile of the drain.
  * To compare two checkouts, run it in each, alternating (A B B A …), and compare within the run.
  */
-import { writeFileSync } from 'node:fs';
-import { Session } from 'node:inspector/promises';
 import { performance } from 'node:perf_hooks';
 import { OutboxDispatcher } from '../lib/outbox/index.js';
 import { scaleTarget } from './scale/env.js';
 import { uniqueId } from './lib/util.js';
-import { POSTGRES_PROCESSES, processesMs } from './lib/cpu.js';
+import { cpuProfile, POSTGRES_PROCESSES, processesMs } from './lib/cpu.js';
 
 const engine = process.argv[2] === 'postgres' ? 'postgres' : 'sqlite';
 const n = Number(process.argv[3] ?? 20_000);
@@ -40,13 +38,7 @@ const dispatcher = new OutboxDispatcher({
 });
 const queue = store.outbox(name).queue;
 // With RELAY_CPU_PROFILE=<file>: a V8 CPU profile of the drain alone (not the enqueues before it).
-const profileTo = process.env.RELAY_CPU_PROFILE;
-const session = profileTo ? new Session() : null;
-if (session) {
-  session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.start');
-}
+const stopProfile = await cpuProfile(process.env.RELAY_CPU_PROFILE);
 const c0 = process.cpuUsage();
 const db0 = processesMs(POSTGRES_PROCESSES);
 const t0 = performance.now();
@@ -60,7 +52,7 @@ for (;;) {
   await new Promise((r) => setTimeout(r, 2));
 }
 const t1 = performance.now();
-if (session) writeFileSync(profileTo!, JSON.stringify((await session.post('Profiler.stop')).profile));
+await stopProfile();
 const cpu = process.cpuUsage(c0);
 const db = processesMs(POSTGRES_PROCESSES) - db0;
 ac.abort();

@@ -2,7 +2,8 @@
  * CPU time read from /proc (Linux): the whole machine's busy time, and the time of the processes of a
  * given name (the database server, the broker), so a bench can say where a message's CPU went.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 
 /** Clock ticks per second of /proc's counters (USER_HZ, 100 on Linux). */
 const HZ = 100;
@@ -41,3 +42,19 @@ export function processesMs(names: readonly string[]): number {
 export const POSTGRES_PROCESSES = ['postgres'] as const;
 /** The brokers' processes: NATS, RabbitMQ's Erlang VM. */
 export const BROKER_PROCESSES = ['nats-server', 'beam.smp'] as const;
+
+/**
+ * Starts a V8 CPU profile of this thread when `file` is set (from an environment variable); the returned
+ * function stops it and writes it there. Without a file both are no-ops.
+ */
+export async function cpuProfile(file: string | undefined): Promise<() => Promise<void>> {
+  if (!file) return async () => undefined;
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  return async () => {
+    writeFileSync(file, JSON.stringify((await session.post('Profiler.stop')).profile));
+    session.disconnect();
+  };
+}
